@@ -1,0 +1,31 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "DevProxy",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "devproxy", targets: ["DevProxyCLI"]),
+        .library(name: "CertAuthority", targets: ["CertAuthority"]),
+        .library(name: "DevProxy", targets: ["DevProxy"]),
+    ],
+    targets: [
+        // OpenSSL 3 headers plus one-line wrappers for what Swift cannot import. No logic.
+        .target(
+            name: "CTLS",
+            linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]
+        ),
+        .target(name: "CertAuthority", dependencies: ["CTLS"]),
+        // Sans-IO HTTP/1.1 codec: bytes in, parts out. Knows nothing of sockets or TLS.
+        .target(name: "HTTP1"),
+        // Pinning policies (TrustKit, Android NSC, OkHttp) and their evaluation.
+        .target(name: "PinningPolicy", dependencies: ["CertAuthority"]),
+        .target(name: "DevProxy", dependencies: ["CertAuthority", "HTTP1", "PinningPolicy", "CTLS"]),
+        .executableTarget(name: "DevProxyCLI", dependencies: ["DevProxy", "CertAuthority", "PinningPolicy"]),
+        .testTarget(name: "CertAuthorityTests", dependencies: ["CertAuthority", "CTLS"]),
+        .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
+        .testTarget(name: "PinningPolicyTests", dependencies: ["PinningPolicy", "CertAuthority"]),
+        .testTarget(name: "DevProxyTests", dependencies: ["DevProxy", "CertAuthority", "HTTP1"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,3 @@
+import CTLS
+/// The team certificate authority.
+public enum CA {}

@@ -1,0 +1,3 @@
+import CertAuthority
+/// The intercepting proxy engine.
+public enum DevProxyEngine {}

@@ -1,0 +1,2 @@
+import DevProxy
+print("devproxy")
