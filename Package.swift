@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "devproxy", targets: ["DevProxyCLI"]),
+        .executable(name: "devproxy-load", targets: ["DevProxyLoad"]),
         .library(name: "CertAuthority", targets: ["CertAuthority"]),
         .library(name: "DevProxy", targets: ["DevProxy"]),
     ],
@@ -22,6 +23,8 @@ let package = Package(
         .target(name: "PinningPolicy", dependencies: ["CertAuthority"]),
         .target(name: "DevProxy", dependencies: ["CertAuthority", "HTTP1", "PinningPolicy", "CTLS"]),
         .executableTarget(name: "DevProxyCLI", dependencies: ["DevProxy", "CertAuthority", "PinningPolicy"]),
+        // Load generator for bench/run: multi-threaded HTTPS client over OpenSSL.
+        .executableTarget(name: "DevProxyLoad", dependencies: ["CTLS"]),
         .testTarget(name: "CertAuthorityTests", dependencies: ["CertAuthority", "CTLS"]),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
         .testTarget(name: "PinningPolicyTests", dependencies: ["PinningPolicy", "CertAuthority"]),
