@@ -23,6 +23,8 @@ uint64_t CTLS_SSL_OP_IGNORE_UNEXPECTED_EOF(void) { return SSL_OP_IGNORE_UNEXPECT
 uint64_t CTLS_SSL_OP_NO_TICKET(void) { return SSL_OP_NO_TICKET; }
 uint64_t CTLS_SSL_OP_CIPHER_SERVER_PREFERENCE(void) { return SSL_OP_CIPHER_SERVER_PREFERENCE; }
 
+unsigned long CTLS_XN_FLAG_ONELINE(void) { return XN_FLAG_ONELINE; }
+
 long CTLS_BIO_get_mem_data(BIO *bio, char **pp) { return BIO_get_mem_data(bio, pp); }
 long CTLS_BIO_set_nbio(BIO *bio, long nonblocking) { return BIO_set_nbio(bio, nonblocking); }
 int CTLS_BIO_reset(BIO *bio) { return (int)BIO_reset(bio); }

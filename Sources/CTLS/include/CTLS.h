@@ -46,6 +46,9 @@ uint64_t CTLS_SSL_OP_IGNORE_UNEXPECTED_EOF(void);
 uint64_t CTLS_SSL_OP_NO_TICKET(void);
 uint64_t CTLS_SSL_OP_CIPHER_SERVER_PREFERENCE(void);
 
+// MARK: name printing flags (composite macros)
+unsigned long CTLS_XN_FLAG_ONELINE(void);
+
 // MARK: BIO macros
 long CTLS_BIO_get_mem_data(BIO *bio, char **pp);
 long CTLS_BIO_set_nbio(BIO *bio, long nonblocking);

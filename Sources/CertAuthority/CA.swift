@@ -1,3 +1,0 @@
-import CTLS
-/// The team certificate authority.
-public enum CA {}
