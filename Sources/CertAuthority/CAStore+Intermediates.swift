@@ -1,0 +1,93 @@
+import Foundation
+
+/// One issued intermediate as the ledger knows it.
+public struct IntermediateEntry: Sendable {
+    public enum Status: String, Sendable { case active, expired, revoked }
+
+    public let record: LedgerRecord
+    public let status: Status
+    public let revocation: LedgerRecord?
+    public var serial: String { record.serial }
+    public var email: String { record.email ?? "" }
+    public var notBefore: Date { record.notBefore.flatMap(ISO8601.date) ?? .distantPast }
+    public var notAfter: Date { record.notAfter.flatMap(ISO8601.date) ?? .distantPast }
+
+    /// The certificate stored in the ledger record.
+    public var certificate: Certificate? {
+        record.certificate.flatMap { try? Certificate.all(from: Array($0.utf8)).first }
+    }
+}
+
+extension CAStore {
+    /// Longest validity an intermediate may have: a leaked one must die soon on its own.
+    public static let maximumIntermediateDays = 90
+
+    /// Issues an intermediate for one engineer and records it in the ledger.
+    ///
+    /// - Parameters:
+    ///   - email: the engineer's address; goes into the subject and the SAN.
+    ///   - days: validity, 1...90.
+    ///   - permittedDNS: permitted DNS subtrees (critical nameConstraints) when non-empty.
+    ///   - output: where to write the bundle (key, intermediate, root; 0600); default
+    ///     `intermediates/<email>-<serial>.pem`.
+    /// - Returns: the certificate and the path of the bundle.
+    public func issueIntermediate(email: String, days: Int, permittedDNS: [String], keyType: KeyType,
+                                  output: String?, passphrase: String?, now: Date = Date()) throws -> (Certificate, String) {
+        try EmailAddress.validate(email)
+        guard days > 0 else { throw CAError(.invalidInput, "--days must be a positive number of days") }
+        guard days <= Self.maximumIntermediateDays else {
+            throw CAError(.invalidInput, "--days \(days) is more than \(Self.maximumIntermediateDays); intermediates are short-lived by design")
+        }
+        for domain in permittedDNS {
+            guard case .dns = try LeafName(domain.hasPrefix(".") ? String(domain.dropFirst()) : domain), !domain.contains("*") else {
+                throw CAError(.invalidInput, "--permit-dns \(domain) is not a DNS domain")
+            }
+        }
+        let root = try rootSigner(passphrase: passphrase)
+        try root.checkValidity(at: now)
+        _ = try ledgerOrFail()
+        let key = try PrivateKey.generate(keyType)
+        let notAfter = min(now.addingTimeInterval(TimeInterval(days) * 86400), root.certificate.notAfter)
+        let notBefore = max(now.addingTimeInterval(-300), root.certificate.notBefore)
+        let certificate = try CertificateProfile.intermediate(email: email, permittedDNS: permittedDNS,
+                                                              notBefore: notBefore, notAfter: notAfter)
+            .sign(publicKey: key, issuer: root.certificate, issuerKey: root.key)
+        let path: String
+        if let output {
+            path = output
+        } else {
+            try SecureFile.makePrivateDirectory(intermediatesDirectory)
+            path = intermediatesDirectory + "/\(email)-\(certificate.serialHex).pem"
+        }
+        let bundle = try key.pem() + Array(certificate.pem.utf8) + Array(root.certificate.pem.utf8)
+        // The ledger first: an intermediate that exists must be traceable, even if writing
+        // the bundle then fails.
+        try ledger.append(LedgerRecord(kind: .intermediate, certificate: certificate, issuer: root.certificate,
+                                       keyType: keyType.rawValue, bundle: path, now: now))
+        try SecureFile.write(bundle, to: path, mode: SecureFile.privateMode)
+        return (certificate, path)
+    }
+
+    /// Every intermediate in the ledger, oldest first, with its status at `now`.
+    public func intermediates(now: Date = Date()) throws -> (entries: [IntermediateEntry], problems: [Ledger.Problem]) {
+        let contents = try ledger.read()
+        var revocations: [String: LedgerRecord] = [:]
+        for record in contents.records where record.type == .revocation { revocations[record.serial] = record }
+        let entries = contents.records.filter { $0.type == .intermediate }.map { record -> IntermediateEntry in
+            let revocation = revocations[record.serial]
+            let notAfter = record.notAfter.flatMap(ISO8601.date) ?? .distantPast
+            let status: IntermediateEntry.Status = revocation != nil ? .revoked : (notAfter < now ? .expired : .active)
+            return IntermediateEntry(record: record, status: status, revocation: revocation)
+        }
+        return (entries, contents.problems)
+    }
+
+    /// Reads the ledger, failing on a bad line (used before writing).
+    func ledgerOrFail() throws -> Ledger.Contents {
+        let contents = try ledger.read()
+        if let problem = contents.problems.first {
+            throw CAError(.ledgerCorrupt, "\(ledgerPath) \(problem); repair or remove that line, then retry")
+        }
+        return contents
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+
+/// A CA directory on disk: the team root, its ledger, issued bundles and the CRL.
+///
+/// Layout: `root.pem` (0644), `root.key` (0600, optionally PKCS#8 AES-256 encrypted),
+/// `ledger.jsonl`, `crl.pem`, `intermediates/<email>-<serial>.pem` (bundles, 0600);
+/// the directory itself is 0700.
+public struct CAStore: Sendable {
+    public let directory: String
+
+    public init(directory: String) {
+        self.directory = directory
+    }
+
+    public var rootCertificatePath: String { directory + "/root.pem" }
+    public var rootKeyPath: String { directory + "/root.key" }
+    public var ledgerPath: String { directory + "/ledger.jsonl" }
+    public var crlPath: String { directory + "/crl.pem" }
+    public var intermediatesDirectory: String { directory + "/intermediates" }
+    public var ledger: Ledger { Ledger(path: ledgerPath) }
+
+    /// Whether a root exists here.
+    public var exists: Bool { FileManager.default.fileExists(atPath: rootCertificatePath) }
+
+    /// The CA directory to use: `--ca-dir`, else `$DEVPROXY_HOME`, else `./ca` when it exists
+    /// in the working directory, else `$XDG_DATA_HOME/devproxy` (`~/.local/share/devproxy`).
+    public static func resolveDirectory(flag: String?, environment: [String: String] = ProcessInfo.processInfo.environment,
+                                        workingDirectory: String = FileManager.default.currentDirectoryPath) -> String {
+        if let flag { return flag }
+        if let home = environment["DEVPROXY_HOME"], !home.isEmpty { return home }
+        var isDirectory: ObjCBool = false
+        let local = workingDirectory + "/ca"
+        if FileManager.default.fileExists(atPath: local, isDirectory: &isDirectory), isDirectory.boolValue { return local }
+        let data = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share"
+        return data + "/devproxy"
+    }
+
+    /// Creates a new root here.
+    ///
+    /// - Parameters:
+    ///   - name: the root's common name.
+    ///   - keyType: the root key's algorithm.
+    ///   - days: validity; 10 years by default in the CLI.
+    ///   - passphrase: when given, `root.key` is PKCS#8 encrypted with AES-256-CBC.
+    /// - Throws: `.caExists` when a root is already here (never overwritten), `.notWritable`.
+    @discardableResult
+    public func initialize(name: String, keyType: KeyType, days: Int, passphrase: String?, now: Date = Date()) throws -> Certificate {
+        guard days > 0 else { throw CAError(.invalidInput, "--days must be a positive number of days") }
+        if exists || FileManager.default.fileExists(atPath: rootKeyPath) {
+            throw CAError(.caExists, "a CA already exists in \(directory); refusing to overwrite it (use another --ca-dir)")
+        }
+        try SecureFile.makePrivateDirectory(directory)
+        guard access(directory, W_OK) == 0 else {
+            throw CAError(.notWritable, "the CA directory \(directory) is not writable")
+        }
+        let key = try PrivateKey.generate(keyType)
+        let root = try CertificateProfile.root(name: name, notBefore: now.addingTimeInterval(-3600),
+                                               notAfter: now.addingTimeInterval(TimeInterval(days) * 86400))
+            .sign(publicKey: key, issuer: nil, issuerKey: key)
+        // Key first: a root certificate without its key would make the directory look usable.
+        try SecureFile.write(try key.pem(passphrase: passphrase), to: rootKeyPath, mode: SecureFile.privateMode, exclusive: true)
+        do {
+            try ledger.create()
+            try ledger.append(LedgerRecord(kind: .root, certificate: root, issuer: nil, keyType: keyType.rawValue, bundle: nil, now: now))
+            try SecureFile.write(Array(root.pem.utf8), to: rootCertificatePath, mode: SecureFile.publicMode, exclusive: true)
+        } catch {
+            unlink(rootKeyPath)
+            unlink(ledgerPath)
+            throw error
+        }
+        return root
+    }
+
+    /// The root certificate.
+    ///
+    /// - Throws: `.caMissing` with the command that creates one.
+    public func rootCertificate() throws -> Certificate {
+        guard exists else {
+            throw CAError(.caMissing, "no CA in \(directory); create one with `devproxy ca init --ca-dir \(directory)`")
+        }
+        let bytes = try SecureFile.read(rootCertificatePath, what: "the root certificate")
+        do {
+            guard let root = try Certificate.all(from: bytes).first else { throw CAError(.corruptCertificate, "empty") }
+            return root
+        } catch let error as CAError {
+            throw CAError(.corruptCertificate, "\(rootCertificatePath) is not a valid certificate (\(error.reason))")
+        }
+    }
+
+    /// The root certificate with its key, checked to belong together.
+    public func rootSigner(passphrase: String?) throws -> Signer {
+        let root = try rootCertificate()
+        let pem = try SecureFile.read(rootKeyPath, what: "the root key")
+        let key: PrivateKey
+        do {
+            key = try PrivateKey(pem: pem, passphrase: passphrase)
+        } catch let error as CAError where error.code == .corruptKey {
+            throw CAError(.corruptKey, "\(rootKeyPath): \(error.reason)")
+        }
+        guard root.matches(key) else {
+            throw CAError(.keyMismatch, "\(rootKeyPath) does not belong to \(rootCertificatePath)")
+        }
+        return try Signer(certificate: root, key: key, root: root)
+    }
+
+    /// The root encoded for devices: PEM, or DER for Android/iOS settings (`.crt` / `.cer`).
+    public func exportRoot(der: Bool) throws -> [UInt8] {
+        let root = try rootCertificate()
+        return der ? root.der : Array(root.pem.utf8)
+    }
+}

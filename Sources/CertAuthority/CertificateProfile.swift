@@ -1,0 +1,60 @@
+import CTLS
+import Foundation
+
+/// What DevProxy puts in each kind of certificate, read as data: one function per role,
+/// extensions in a fixed order with criticality visible.
+enum CertificateProfile {
+    /// The team root: self-signed, `CA:TRUE` without a path length (it signs intermediates,
+    /// and small teams may let it sign leaves directly).
+    static func root(name: String, notBefore: Date, notAfter: Date) -> CertificateBuilder {
+        CertificateBuilder(
+            subject: [("O", "DevProxy"), ("CN", name)],
+            notBefore: notBefore, notAfter: notAfter,
+            extensions: [
+                (NID_basic_constraints, "critical,CA:TRUE"),
+                (NID_key_usage, "critical,keyCertSign,cRLSign"),
+                (NID_subject_key_identifier, "hash"),
+                (NID_authority_key_identifier, "keyid:always"),
+            ])
+    }
+
+    /// An engineer's intermediate: `CA:TRUE, pathlen:0` so it signs leaves only, the email in
+    /// the subject and as SAN rfc822Name (RFC 5280 §4.1.2.6 prefers the SAN; viewers show the
+    /// subject), and optional permitted DNS subtrees so a leaked intermediate cannot
+    /// impersonate hosts outside the team's domains.
+    static func intermediate(email: String, permittedDNS: [String], notBefore: Date, notAfter: Date) -> CertificateBuilder {
+        var extensions: [CertificateBuilder.Extension] = [
+            (NID_basic_constraints, "critical,CA:TRUE,pathlen:0"),
+            (NID_key_usage, "critical,keyCertSign,cRLSign"),
+            (NID_subject_key_identifier, "hash"),
+            (NID_authority_key_identifier, "keyid:always"),
+            (NID_subject_alt_name, "email:" + email),
+        ]
+        if !permittedDNS.isEmpty {
+            let subtrees = permittedDNS.map { "permitted;DNS:" + $0 }.joined(separator: ",")
+            extensions.append((NID_name_constraints, "critical," + subtrees))
+        }
+        return CertificateBuilder(
+            subject: [("O", "DevProxy"), ("CN", "DevProxy Intermediate " + email), ("emailAddress", email)],
+            notBefore: notBefore, notAfter: notAfter,
+            extensions: extensions)
+    }
+
+    /// A per-host leaf: SAN always present, CN = the first name, serverAuth only.
+    static func leaf(names: [LeafName], notBefore: Date, notAfter: Date) -> CertificateBuilder {
+        let san = names.map(\.subjectAltName).joined(separator: ",")
+        // RFC 5280 upper bound for CN is 64 characters; the SAN carries the full name.
+        let commonName = String((names.first?.text ?? "devproxy").prefix(64))
+        return CertificateBuilder(
+            subject: [("O", "DevProxy"), ("CN", commonName)],
+            notBefore: notBefore, notAfter: notAfter,
+            extensions: [
+                (NID_basic_constraints, "critical,CA:FALSE"),
+                (NID_key_usage, "critical,digitalSignature"),
+                (NID_ext_key_usage, "serverAuth"),
+                (NID_subject_key_identifier, "hash"),
+                (NID_authority_key_identifier, "keyid:always"),
+                (NID_subject_alt_name, san),
+            ])
+    }
+}

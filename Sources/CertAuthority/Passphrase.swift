@@ -1,0 +1,36 @@
+import Foundation
+
+/// Where a CA key's passphrase comes from. Never the command line: argv is visible to every
+/// user of the machine through `ps`.
+public enum PassphraseSource: Sendable, Equatable {
+    case none
+    case file(String)
+    case environment(String)
+
+    /// The environment variable consulted when no file is given.
+    public static let environmentVariable = "DEVPROXY_CA_PASSPHRASE"
+
+    /// `--passphrase-file` wins; else `DEVPROXY_CA_PASSPHRASE` when set; else none.
+    public static func resolve(file: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> PassphraseSource {
+        if let file { return .file(file) }
+        if let value = environment[environmentVariable], !value.isEmpty { return .environment(environmentVariable) }
+        return .none
+    }
+
+    /// The passphrase, with one trailing newline removed from a file.
+    ///
+    /// - Throws: `.notFound` when the file cannot be read, `.invalidInput` when it is empty.
+    public func read(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String? {
+        switch self {
+        case .none:
+            return nil
+        case .environment(let name):
+            return environment[name]
+        case .file(let path):
+            var text = String(decoding: try SecureFile.read(path, what: "the passphrase file"), as: UTF8.self)
+            if text.hasSuffix("\r\n") { text.removeLast(2) } else if text.hasSuffix("\n") { text.removeLast() }
+            guard !text.isEmpty else { throw CAError(.invalidInput, "the passphrase file \(path) is empty") }
+            return text
+        }
+    }
+}

@@ -1,0 +1,124 @@
+import CTLS
+import Foundation
+
+/// Builds the root's CRL (RFC 5280 §5) from the ledger's revocations.
+enum RevocationList {
+    /// How long a CRL is valid: relying parties must fetch a fresh one within a week.
+    static let validity: TimeInterval = 7 * 86400
+
+    /// A signed CRL in PEM.
+    ///
+    /// - Parameters:
+    ///   - revoked: (serial hex, revocation date, reason) for each revoked certificate.
+    ///   - number: the cRLNumber, increasing with each CRL.
+    static func pem(signer: Signer, revoked: [(serial: String, date: Date, reason: RevocationReason)],
+                    number: Int, now: Date) throws -> [UInt8] {
+        OpenSSLErrorQueue.clear()
+        guard let crl = X509_CRL_new() else { throw CAError.openSSL("allocating a CRL") }
+        defer { X509_CRL_free(crl) }
+        let lastUpdate = ASN1_TIME_set(nil, time_t(now.timeIntervalSince1970))
+        let nextUpdate = ASN1_TIME_set(nil, time_t(now.addingTimeInterval(validity).timeIntervalSince1970))
+        defer { ASN1_TIME_free(lastUpdate); ASN1_TIME_free(nextUpdate) }
+        guard X509_CRL_set_version(crl, 1) == 1,
+              X509_CRL_set_issuer_name(crl, X509_get_subject_name(signer.certificate.pointer)) == 1,
+              X509_CRL_set1_lastUpdate(crl, lastUpdate) == 1,
+              X509_CRL_set1_nextUpdate(crl, nextUpdate) == 1 else {
+            throw CAError.openSSL("preparing the CRL")
+        }
+        for entry in revoked {
+            try addEntry(crl, entry)
+        }
+        guard X509_CRL_sort(crl) == 1 else { throw CAError.openSSL("sorting the CRL") }
+        try addExtensions(crl, signer: signer, number: number)
+        guard X509_CRL_sign(crl, signer.key.pointer, signer.key.signingDigest) > 0 else {
+            throw CAError.openSSL("signing the CRL")
+        }
+        let bio = try MemoryBIO()
+        guard PEM_write_bio_X509_CRL(bio.pointer, crl) == 1 else { throw CAError.openSSL("encoding the CRL") }
+        return bio.bytes
+    }
+
+    private static func addEntry(_ crl: OpaquePointer, _ entry: (serial: String, date: Date, reason: RevocationReason)) throws {
+        guard let revoked = X509_REVOKED_new() else { throw CAError.openSSL("allocating a CRL entry") }
+        var bn: OpaquePointer?
+        guard BN_hex2bn(&bn, entry.serial) > 0, let bn else {
+            X509_REVOKED_free(revoked)
+            throw CAError(.invalidInput, "serial \(entry.serial) is not hexadecimal")
+        }
+        defer { BN_free(bn) }
+        let serial = BN_to_ASN1_INTEGER(bn, nil)
+        let date = ASN1_TIME_set(nil, time_t(entry.date.timeIntervalSince1970))
+        let reason = ASN1_ENUMERATED_new()
+        defer { ASN1_INTEGER_free(serial); ASN1_TIME_free(date); ASN1_ENUMERATED_free(reason) }
+        guard X509_REVOKED_set_serialNumber(revoked, serial) == 1,
+              X509_REVOKED_set_revocationDate(revoked, date) == 1,
+              ASN1_ENUMERATED_set(reason, entry.reason.code) == 1,
+              X509_REVOKED_add1_ext_i2d(revoked, NID_crl_reason, UnsafeMutableRawPointer(reason), 0, 0) == 1,
+              X509_CRL_add0_revoked(crl, revoked) == 1 else {
+            X509_REVOKED_free(revoked)
+            throw CAError.openSSL("adding serial \(entry.serial) to the CRL")
+        }
+    }
+
+    private static func addExtensions(_ crl: OpaquePointer, signer: Signer, number: Int) throws {
+        var context = X509V3_CTX()
+        CTLS_X509V3_set_ctx_nodb(&context)
+        X509V3_set_ctx(&context, signer.certificate.pointer, nil, nil, crl, 0)
+        guard let aki = X509V3_EXT_conf_nid(nil, &context, NID_authority_key_identifier, "keyid:always") else {
+            throw CAError.openSSL("building the CRL's authorityKeyIdentifier")
+        }
+        defer { X509_EXTENSION_free(aki) }
+        let crlNumber = ASN1_INTEGER_new()
+        defer { ASN1_INTEGER_free(crlNumber) }
+        guard X509_CRL_add_ext(crl, aki, -1) == 1,
+              ASN1_INTEGER_set(crlNumber, number) == 1,
+              X509_CRL_add1_ext_i2d(crl, NID_crl_number, UnsafeMutableRawPointer(crlNumber), 0, 0) == 1 else {
+            throw CAError.openSSL("adding CRL extensions")
+        }
+    }
+}
+
+extension CAStore {
+    /// Revokes intermediates by serial or by email, records it in the ledger, and rewrites
+    /// `crl.pem` with every revocation so far.
+    ///
+    /// - Returns: the entries revoked now.
+    /// - Throws: `.notFound` when nothing matches; entries already revoked are not revoked twice.
+    public func revoke(serial: String?, email: String?, reason: RevocationReason, passphrase: String?,
+                       now: Date = Date()) throws -> [IntermediateEntry] {
+        let signer = try rootSigner(passphrase: passphrase)
+        _ = try ledgerOrFail()
+        let all = try intermediates(now: now).entries
+        let wanted = serial.map { normalizeSerial($0) }
+        let matching = all.filter { entry in
+            (wanted.map { normalizeSerial(entry.serial) == $0 } ?? false) || (email.map { entry.email.lowercased() == $0.lowercased() } ?? false)
+        }
+        guard !matching.isEmpty else {
+            throw CAError(.notFound, "no intermediate with " + (serial.map { "serial \($0)" } ?? "email \(email ?? "")") + " in \(ledgerPath); see `devproxy ca list`")
+        }
+        let fresh = matching.filter { $0.status != .revoked }
+        for entry in fresh {
+            try ledger.append(LedgerRecord(revoking: entry.serial, email: entry.email, reason: reason, now: now))
+        }
+        try writeCRL(signer: signer, now: now)
+        return fresh
+    }
+
+    /// Rewrites `crl.pem` from the ledger.
+    func writeCRL(signer: Signer, now: Date) throws {
+        let contents = try ledgerOrFail()
+        let revocations = contents.records.filter { $0.type == .revocation }
+        let entries = revocations.map { record in
+            (serial: record.serial, date: ISO8601.date(record.issuedAt) ?? now,
+             reason: record.reason.flatMap(RevocationReason.init(argument:)) ?? .unspecified)
+        }
+        let pem = try RevocationList.pem(signer: signer, revoked: entries, number: revocations.count + 1, now: now)
+        try SecureFile.write(pem, to: crlPath, mode: SecureFile.publicMode)
+    }
+
+    private func normalizeSerial(_ serial: String) -> String {
+        let hex = serial.lowercased().filter { $0 != ":" }
+        let trimmed = hex.drop { $0 == "0" }
+        return trimmed.isEmpty ? "0" : String(trimmed)
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+
+/// File writes that never leave half a file behind and set permissions before any byte lands.
+public enum SecureFile {
+    /// Permissions for private keys, bundles and flow logs.
+    public static let privateMode: mode_t = 0o600
+    /// Permissions for certificates and CRLs.
+    public static let publicMode: mode_t = 0o644
+    /// Permissions for the CA directory.
+    public static let directoryMode: mode_t = 0o700
+
+    /// Writes `bytes` to `path` atomically: a temporary file in the same directory, created
+    /// with `mode`, fsynced, then renamed over the target.
+    ///
+    /// - Parameter exclusive: fail with `.caExists` instead of replacing an existing file.
+    public static func write(_ bytes: [UInt8], to path: String, mode: mode_t, exclusive: Bool = false) throws {
+        if exclusive, FileManager.default.fileExists(atPath: path) {
+            throw CAError(.caExists, "\(path) already exists; refusing to overwrite it")
+        }
+        let directory = (path as NSString).deletingLastPathComponent
+        let temporary = (directory.isEmpty ? "." : directory) + "/.\((path as NSString).lastPathComponent).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw writeError(path: path, errno: errno) }
+        var ok = fchmod(fd, mode) == 0
+        ok = ok && bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let written = Foundation.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if written <= 0 { if errno == EINTR { continue }; return false }
+                offset += written
+            }
+            return true
+        }
+        let savedErrno = errno
+        ok = ok && fsync(fd) == 0
+        close(fd)
+        guard ok, rename(temporary, path) == 0 else {
+            let failure = errno == 0 ? savedErrno : errno
+            unlink(temporary)
+            throw writeError(path: path, errno: failure)
+        }
+    }
+
+    /// Creates `path` (and parents) with mode 0700, or tightens an existing directory to it.
+    public static func makePrivateDirectory(_ path: String) throws {
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: Int(directoryMode)])
+        } catch {
+            throw CAError(.notWritable, "cannot create the directory \(path): \(String(cString: strerror(errno)))")
+        }
+        chmod(path, directoryMode)
+    }
+
+    /// Reads a whole file.
+    public static func read(_ path: String, what: String) throws -> [UInt8] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw CAError(.notFound, "cannot read \(what) at \(path): " +
+                          (FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file"))
+        }
+        return [UInt8](data)
+    }
+
+    static func writeError(path: String, errno code: Int32) -> CAError {
+        let reason = String(cString: strerror(code))
+        if code == EACCES || code == EROFS || code == EPERM {
+            return CAError(.notWritable, "cannot write \(path): \(reason); check the directory's permissions or choose another with --ca-dir")
+        }
+        return CAError(.io, "cannot write \(path): \(reason)")
+    }
+}

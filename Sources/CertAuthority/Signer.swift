@@ -1,0 +1,96 @@
+import CTLS
+import Foundation
+
+/// A CA that mints leaves: an engineer's intermediate (or the team root) with its key and the
+/// chain to send after the leaf.
+///
+/// Built once, then shared read-only between connection threads.
+public final class Signer: Sendable {
+    public let certificate: Certificate
+    let key: PrivateKey
+    /// Certificates to send after the leaf, excluding the root (the client's trust anchor):
+    /// `[intermediate]` for an intermediate, `[]` when the root signs.
+    public let chain: [Certificate]
+    /// The root this signer chains to, when known.
+    public let root: Certificate?
+    /// Permitted DNS subtrees from the certificate's nameConstraints; empty means unconstrained.
+    public let permittedDNS: [String]
+
+    /// - Throws: `.keyMismatch` when `key` is not the certificate's key, `.invalidInput` when the
+    ///   certificate is not a CA.
+    public init(certificate: Certificate, key: PrivateKey, root: Certificate?) throws {
+        guard certificate.matches(key) else {
+            throw CAError(.keyMismatch, "the private key does not belong to the certificate \(certificate.subject)")
+        }
+        guard certificate.isCA else {
+            throw CAError(.invalidInput, "\(certificate.subject) is not a CA certificate and cannot sign leaves")
+        }
+        self.certificate = certificate
+        self.key = key
+        self.root = root
+        self.chain = certificate.isSelfSigned ? [] : [certificate]
+        self.permittedDNS = certificate.permittedDNSSubtrees
+    }
+
+    /// Loads an intermediate bundle: the PEM file `ca issue` writes (key, intermediate, root).
+    public convenience init(bundle: [UInt8], passphrase: String? = nil) throws {
+        let key = try PrivateKey(pem: bundle, passphrase: passphrase)
+        let certificates = try Certificate.all(from: bundle)
+        guard let signing = certificates.first(where: { $0.matches(key) }) else {
+            throw CAError(.keyMismatch, "the bundle's key does not match any certificate in it")
+        }
+        let root = certificates.first { $0.isSelfSigned && $0 != signing }
+        try self.init(certificate: signing, key: key, root: root ?? (signing.isSelfSigned ? signing : nil))
+    }
+
+    /// Whether the certificate may sign at `date`.
+    ///
+    /// - Throws: `.signerExpired` or `.signerNotYetValid` with what to do.
+    public func checkValidity(at date: Date = Date()) throws {
+        if date > certificate.notAfter {
+            throw CAError(.signerExpired, "the intermediate \(certificate.serialHex) expired on \(ISO8601.string(certificate.notAfter)); get a new one with `devproxy ca issue --email EMAIL`")
+        }
+        if date < certificate.notBefore {
+            throw CAError(.signerNotYetValid, "the intermediate \(certificate.serialHex) is not valid before \(ISO8601.string(certificate.notBefore))")
+        }
+    }
+
+    /// Whether a leaf for `name` would satisfy the nameConstraints (RFC 5280 §4.2.1.10: a DNS
+    /// name matches a subtree when it equals it or ends with "." + it; IP names are not
+    /// constrained by DNS subtrees).
+    public func permits(_ name: LeafName) -> Bool {
+        guard !permittedDNS.isEmpty, case .dns(let host) = name else { return true }
+        let bare = host.hasPrefix("*.") ? String(host.dropFirst(2)) : host
+        return permittedDNS.contains { subtree in
+            let domain = subtree.lowercased()
+            if domain.hasPrefix(".") { return bare.hasSuffix(domain) }
+            return bare == domain || bare.hasSuffix("." + domain)
+        }
+    }
+}
+
+/// RFC 3339 / ISO 8601 formatting in UTC.
+public enum ISO8601 {
+    /// `2026-11-30T09:03:27Z`.
+    public static func string(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.string(from: date)
+    }
+
+    /// `2026-11-30T09:03:27.123Z`.
+    public static func milliseconds(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
+    }
+
+    /// Parses either form.
+    public static func date(_ text: String) -> Date? {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let date = formatter.date(from: text) { return date }
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.date(from: text)
+    }
+}
