@@ -22,7 +22,7 @@ let package = Package(
         // Pinning policies (TrustKit, Android NSC, OkHttp) and their evaluation.
         .target(name: "PinningPolicy", dependencies: ["CertAuthority"]),
         .target(name: "DevProxy", dependencies: ["CertAuthority", "HTTP1", "PinningPolicy", "CTLS"]),
-        .executableTarget(name: "DevProxyCLI", dependencies: ["DevProxy", "CertAuthority", "PinningPolicy"]),
+        .executableTarget(name: "DevProxyCLI", dependencies: ["DevProxy", "CertAuthority", "PinningPolicy", "CTLS"]),
         // Load generator for bench/run: multi-threaded HTTPS client over OpenSSL.
         .executableTarget(name: "DevProxyLoad", dependencies: ["CTLS"]),
         .testTarget(name: "CertAuthorityTests", dependencies: ["CertAuthority", "CTLS"]),

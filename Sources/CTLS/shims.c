@@ -29,6 +29,9 @@ long CTLS_BIO_get_mem_data(BIO *bio, char **pp) { return BIO_get_mem_data(bio, p
 long CTLS_BIO_set_nbio(BIO *bio, long nonblocking) { return BIO_set_nbio(bio, nonblocking); }
 int CTLS_BIO_reset(BIO *bio) { return (int)BIO_reset(bio); }
 
+FILE *CTLS_stdout(void) { return stdout; }
+FILE *CTLS_stderr(void) { return stderr; }
+
 void CTLS_OPENSSL_free(void *ptr) { OPENSSL_free(ptr); }
 
 STACK_OF(X509) *CTLS_sk_X509_new_null(void) { return sk_X509_new_null(); }

@@ -1,2 +1,56 @@
+import CTLS
+import CertAuthority
 import DevProxy
-print("devproxy")
+import Foundation
+
+// OpenSSL writes to sockets with write(); a peer that has gone must not kill the process.
+signal(SIGPIPE, SIG_IGN)
+setvbuf(CTLS_stdout(), nil, _IOLBF, 0)
+
+/// Exit codes: 0 success; 1 the command failed (`error: …` says why), or `ca trace` found
+/// nothing; 2 the command was called wrongly.
+let usage = """
+DevProxy: an intercepting HTTPS debugging proxy with a team CA.
+
+  devproxy                                    run the proxy on 127.0.0.1:8080 (creates a local CA on first run)
+  devproxy run --listen 127.0.0.1:8080 --log flows.jsonl --har session.har
+  devproxy ca init --name "Acme Dev Root"     security lead: create the team root
+  devproxy ca issue --email ana@acme.dev      security lead: a 7-day intermediate for one engineer
+  devproxy ca list | revoke | trace | export  see `devproxy ca --help`
+  devproxy pins ca/root.pem                   the SPKI pin apps put in TrustKit / Android / OkHttp
+
+Run `devproxy COMMAND --help` for more.
+"""
+
+func main() -> Int32 {
+    let arguments = CommandLine.arguments.dropFirst()
+    do {
+        switch arguments.first {
+        case nil: return try RunCommand.run([])
+        case "run": return try RunCommand.run(arguments.dropFirst())
+        case "ca": return try CACommand.run(arguments.dropFirst())
+        case "pins": return try PinsCommand.run(arguments.dropFirst())
+        case "--help", "-h", "help":
+            Output.line(usage)
+            return 0
+        case let other? where other.hasPrefix("-"):
+            return try RunCommand.run(arguments)
+        case let other?:
+            throw UsageError("unknown command `\(other)`; run `devproxy --help`")
+        }
+    } catch let error as UsageError {
+        Output.error(error.message)
+        return 2
+    } catch let error as CommandFailure {
+        Output.error(error.message)
+        return error.exitCode
+    } catch let error as CAError {
+        Output.error(error.reason)
+        return 1
+    } catch {
+        Output.error("\(error)")
+        return 1
+    }
+}
+
+exit(main())

@@ -54,6 +54,10 @@ long CTLS_BIO_get_mem_data(BIO *bio, char **pp);
 long CTLS_BIO_set_nbio(BIO *bio, long nonblocking);
 int CTLS_BIO_reset(BIO *bio);
 
+// MARK: C standard streams (globals Swift 6 refuses as shared mutable state)
+FILE *CTLS_stdout(void);
+FILE *CTLS_stderr(void);
+
 // MARK: memory
 void CTLS_OPENSSL_free(void *ptr);
 

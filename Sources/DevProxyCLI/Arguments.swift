@@ -1,0 +1,79 @@
+/// Parsed command-line arguments: positionals, `--name VALUE` / `--name=VALUE` options
+/// (repeatable) and boolean `--flag`s. Unknown options are an error, never ignored.
+struct Arguments {
+    private(set) var positionals: [String] = []
+    private var options: [String: [String]] = [:]
+    private var flags: Set<String> = []
+
+    /// - Parameters:
+    ///   - arguments: what follows the command words.
+    ///   - valued: option names (without `--`) that take a value.
+    ///   - booleans: option names that take none.
+    /// - Throws: `UsageError` for an unknown option or a missing value.
+    init(_ arguments: ArraySlice<String>, valued: Set<String>, booleans: Set<String>) throws {
+        var index = arguments.startIndex
+        var onlyPositionals = false
+        while index < arguments.endIndex {
+            let argument = arguments[index]
+            index += 1
+            if onlyPositionals || !argument.hasPrefix("-") || argument == "-" {
+                positionals.append(argument)
+                continue
+            }
+            if argument == "--" { onlyPositionals = true; continue }
+            var name = String(argument.drop { $0 == "-" })
+            var inline: String?
+            if let equals = name.firstIndex(of: "=") {
+                inline = String(name[name.index(after: equals)...])
+                name = String(name[..<equals])
+            }
+            if valued.contains(name) {
+                if let inline {
+                    options[name, default: []].append(inline)
+                } else {
+                    guard index < arguments.endIndex else { throw UsageError("--\(name) needs a value") }
+                    options[name, default: []].append(arguments[index])
+                    index += 1
+                }
+            } else if booleans.contains(name), inline == nil {
+                flags.insert(name)
+            } else if name == "passphrase" || name == "password" || name == "pass" {
+                throw UsageError("passphrases are never taken as arguments (other users can read them in `ps`); use --passphrase-file FILE or DEVPROXY_CA_PASSPHRASE")
+            } else {
+                throw UsageError("unknown option \(argument)")
+            }
+        }
+    }
+
+    /// The last value given for `--name`.
+    func value(_ name: String) -> String? { options[name]?.last }
+
+    /// Every value given for a repeatable `--name`.
+    func values(_ name: String) -> [String] { options[name] ?? [] }
+
+    /// Whether `--name` was given.
+    func flag(_ name: String) -> Bool { flags.contains(name) }
+
+    /// An integer option, validated.
+    func integer(_ name: String) throws -> Int? {
+        guard let text = value(name) else { return nil }
+        guard let number = Int(text) else { throw UsageError("--\(name) must be a whole number, not \"\(text)\"") }
+        return number
+    }
+}
+
+/// A mistake in how the command was called (exit code 2).
+struct UsageError: Error {
+    let message: String
+    init(_ message: String) { self.message = message }
+}
+
+/// A failure the command reports with `error: …` and an exit code.
+struct CommandFailure: Error {
+    let message: String
+    let exitCode: Int32
+    init(_ message: String, exitCode: Int32 = 1) {
+        self.message = message
+        self.exitCode = exitCode
+    }
+}

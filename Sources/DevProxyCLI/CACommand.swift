@@ -1,0 +1,107 @@
+import CertAuthority
+import Foundation
+
+/// `devproxy ca …`: the team CA for security leads.
+enum CACommand {
+    static let usage = """
+    Team CA: a root, short-lived intermediates per engineer, and a ledger of everything issued.
+
+      devproxy ca init --name "Acme Dev Root"             create the root in the CA directory
+      devproxy ca init --passphrase-file root.pass         ... with the key encrypted (AES-256)
+      devproxy ca issue --email ana@acme.dev               a 7-day intermediate for Ana
+      devproxy ca issue --email ana@acme.dev --days 30 --permit-dns acme.dev --out ana.pem
+      devproxy ca list                                     every intermediate and its status
+      devproxy ca revoke --email ana@acme.dev --reason keyCompromise
+      devproxy ca revoke 5f3a…                             by serial; rewrites crl.pem
+      devproxy ca trace leaf.pem                           which engineer's intermediate issued it
+      devproxy ca trace pin-failure-report.json
+      devproxy ca export --format der --out root.crt       the root for phones (Android, iOS)
+
+    Every command takes --ca-dir DIR (default: $DEVPROXY_HOME, else ./ca if present,
+    else ~/.local/share/devproxy). Key types (--key): \(KeyType.choices).
+    The root key's passphrase comes from --passphrase-file FILE or $DEVPROXY_CA_PASSPHRASE,
+    never from an argument.
+    """
+
+    static func run(_ arguments: ArraySlice<String>) throws -> Int32 {
+        guard let sub = arguments.first, sub != "--help", sub != "-h", sub != "help" else {
+            Output.line(usage)
+            return 0
+        }
+        let rest = arguments.dropFirst()
+        switch sub {
+        case "init": return try initialize(rest)
+        case "issue": return try CAIssueCommand.run(rest)
+        case "list": return try CAListCommand.list(rest)
+        case "revoke": return try CAListCommand.revoke(rest)
+        case "trace": return try CATraceCommand.run(rest)
+        case "export": return try export(rest)
+        default: throw UsageError("unknown command `ca \(sub)`; see `devproxy ca --help`")
+        }
+    }
+
+    /// The CA store named by `--ca-dir` or the defaults.
+    static func store(_ arguments: Arguments) -> CAStore {
+        CAStore(directory: CAStore.resolveDirectory(flag: arguments.value("ca-dir")))
+    }
+
+    /// The passphrase from `--passphrase-file` or the environment.
+    static func passphrase(_ arguments: Arguments) throws -> String? {
+        try PassphraseSource.resolve(file: arguments.value("passphrase-file")).read()
+    }
+
+    /// `--key TYPE`, validated.
+    static func keyType(_ arguments: Arguments, default fallback: KeyType = .p256) throws -> KeyType {
+        guard let text = arguments.value("key") else { return fallback }
+        guard let type = KeyType(argument: text) else { throw UsageError("--key \(text) is not one of \(KeyType.choices)") }
+        return type
+    }
+
+    private static func initialize(_ raw: ArraySlice<String>) throws -> Int32 {
+        let arguments = try Arguments(raw, valued: ["ca-dir", "name", "key", "days", "passphrase-file"], booleans: [])
+        let store = store(arguments)
+        let days = try arguments.integer("days") ?? 3650
+        guard days > 0 else { throw UsageError("--days must be a positive number of days") }
+        let secret = try passphrase(arguments)
+        let type = try keyType(arguments)
+        let root = try store.initialize(name: arguments.value("name") ?? "DevProxy Team Root", keyType: type,
+                                        days: days, passphrase: secret)
+        Output.line("Created a team root CA in \(store.directory), valid until \(Output.date(root.notAfter)).")
+        Output.line()
+        Output.line("  subject      \(root.subject)")
+        Output.line("  key          \(root.keyDescription) in \(store.rootKeyPath) (0600\(secret != nil ? ", encrypted with AES-256" : ", NOT encrypted"))")
+        Output.line("  certificate  \(store.rootCertificatePath)")
+        Output.line("  SHA-256      \(root.sha256Fingerprint)")
+        Output.line("  SPKI pin     \(root.pin)")
+        Output.line("  ledger       \(store.ledgerPath)")
+        Output.line()
+        Output.line("Next:")
+        Output.line("  devproxy ca issue --email ENGINEER@EXAMPLE.COM      an intermediate for one engineer (7 days)")
+        Output.line("  devproxy ca export --format der --out root.crt       the root for phones; apps pin \(root.pin)")
+        if secret == nil {
+            Output.line()
+            Output.line("Keep root.key on a guarded machine; consider --passphrase-file to encrypt it.")
+        }
+        return 0
+    }
+
+    private static func export(_ raw: ArraySlice<String>) throws -> Int32 {
+        let arguments = try Arguments(raw, valued: ["ca-dir", "format", "out"], booleans: [])
+        let format = arguments.value("format") ?? "pem"
+        guard format == "pem" || format == "der" else { throw UsageError("--format must be pem or der") }
+        let store = store(arguments)
+        let bytes = try store.exportRoot(der: format == "der")
+        guard let out = arguments.value("out") else {
+            guard format == "pem" else { throw UsageError("DER is binary; give --out FILE (for example root.crt)") }
+            FileHandle.standardOutput.write(Data(bytes))
+            return 0
+        }
+        try SecureFile.write(bytes, to: out, mode: SecureFile.publicMode)
+        let root = try store.rootCertificate()
+        Output.line("Wrote the root certificate (\(format.uppercased())) to \(out).")
+        Output.line("  SPKI pin  \(root.pin)")
+        Output.line("Install it: Android Settings > Security > Encryption & credentials > Install a certificate > CA certificate;")
+        Output.line("iOS: AirDrop or mail the file, install the profile, then enable it in Settings > General > About > Certificate Trust Settings.")
+        return 0
+    }
+}

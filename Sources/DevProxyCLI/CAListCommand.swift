@@ -1,0 +1,99 @@
+import CertAuthority
+import Foundation
+
+/// `devproxy ca list` and `devproxy ca revoke`.
+enum CAListCommand {
+    /// One intermediate as `ca list --json` prints it.
+    struct Row: Encodable {
+        let serial: String
+        let email: String
+        let notBefore: String
+        let notAfter: String
+        let status: String
+        let spkiPin: String
+        let subject: String
+        let permittedDomains: [String]
+        let sha256Fingerprint: String
+        let revocationReason: String?
+
+        enum CodingKeys: String, CodingKey {
+            case serial, email, status, subject
+            case notBefore = "not_before", notAfter = "not_after", spkiPin = "spki_pin"
+            case permittedDomains = "permitted_domains", sha256Fingerprint = "sha256_fingerprint"
+            case revocationReason = "revocation_reason"
+        }
+
+        init(_ entry: IntermediateEntry) {
+            serial = entry.serial
+            email = entry.email
+            notBefore = entry.record.notBefore ?? ""
+            notAfter = entry.record.notAfter ?? ""
+            status = entry.status.rawValue
+            spkiPin = entry.record.spkiPin ?? ""
+            subject = entry.record.subject ?? ""
+            permittedDomains = entry.record.permittedDomains ?? []
+            sha256Fingerprint = entry.record.sha256Fingerprint ?? ""
+            revocationReason = entry.revocation?.reason
+        }
+    }
+
+    static func list(_ raw: ArraySlice<String>) throws -> Int32 {
+        let arguments = try Arguments(raw, valued: ["ca-dir"], booleans: ["json"])
+        let store = CACommand.store(arguments)
+        _ = try store.rootCertificate()
+        let (entries, problems) = try store.intermediates()
+        for problem in problems {
+            Output.warning("\(store.ledgerPath) \(problem)")
+        }
+        if arguments.flag("json") {
+            Output.json(entries.map(Row.init))
+        } else if entries.isEmpty {
+            Output.line("No intermediates issued yet. Issue one with `devproxy ca issue --email ENGINEER@EXAMPLE.COM`.")
+        } else {
+            let header = ["SERIAL", "EMAIL", "NOT BEFORE", "NOT AFTER", "STATUS", "SPKI PIN"]
+            let rows = entries.map { [$0.serial, $0.email, Output.date($0.notBefore), Output.date($0.notAfter),
+                                      $0.status.rawValue, $0.record.spkiPin ?? ""] }
+            Table.print(header: header, rows: rows)
+        }
+        return problems.isEmpty ? 0 : 1
+    }
+
+    static func revoke(_ raw: ArraySlice<String>) throws -> Int32 {
+        let arguments = try Arguments(raw, valued: ["ca-dir", "email", "reason", "passphrase-file"], booleans: [])
+        let serial = arguments.positionals.first
+        let email = arguments.value("email")
+        guard (serial == nil) != (email == nil), arguments.positionals.count <= 1 else {
+            throw UsageError("give either a SERIAL or --email EMAIL (see `devproxy ca list`)")
+        }
+        let reasonText = arguments.value("reason") ?? "unspecified"
+        guard let reason = RevocationReason(argument: reasonText) else {
+            throw UsageError("--reason \(reasonText) is not one of " + RevocationReason.allCases.map(\.rawValue).joined(separator: ", "))
+        }
+        let store = CACommand.store(arguments)
+        let revoked = try store.revoke(serial: serial, email: email, reason: reason,
+                                       passphrase: try CACommand.passphrase(arguments))
+        if revoked.isEmpty {
+            Output.line("Already revoked; nothing to do. \(store.crlPath) is up to date.")
+        }
+        for entry in revoked {
+            Output.line("Revoked intermediate \(entry.serial) of \(entry.email) (\(reason.rawValue)).")
+        }
+        Output.line("Wrote \(store.crlPath); publish it where your devices and tools check revocation:")
+        Output.line("  openssl verify -crl_check -CRLfile \(store.crlPath) -CAfile \(store.rootCertificatePath) CERT.pem")
+        return 0
+    }
+}
+
+/// Aligned plain-text columns.
+enum Table {
+    static func print(header: [String], rows: [[String]]) {
+        let all = [header] + rows
+        let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
+        for row in all {
+            let cells = row.enumerated().map { index, cell in
+                index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+            }
+            Output.line(cells.joined(separator: "  "))
+        }
+    }
+}

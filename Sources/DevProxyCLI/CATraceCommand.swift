@@ -1,0 +1,70 @@
+import CertAuthority
+import Foundation
+
+/// `devproxy ca trace FILE`: which engineer's intermediate a certificate or chain came from.
+enum CATraceCommand {
+    struct Finding: Encodable {
+        let relation: String
+        let subject: String
+        let certificateSerial: String
+        let serial: String?
+        let email: String?
+        let status: String?
+        let notBefore: String?
+        let notAfter: String?
+
+        enum CodingKeys: String, CodingKey {
+            case relation, subject, serial, email, status
+            case certificateSerial = "certificate_serial", notBefore = "not_before", notAfter = "not_after"
+        }
+    }
+
+    struct Report: Encodable {
+        let found: Bool
+        let serial: String?
+        let email: String?
+        let status: String?
+        let findings: [Finding]
+    }
+
+    static func run(_ raw: ArraySlice<String>) throws -> Int32 {
+        let arguments = try Arguments(raw, valued: ["ca-dir"], booleans: ["json"])
+        guard let file = arguments.positionals.first, arguments.positionals.count == 1 else {
+            throw UsageError("give one FILE: a PEM/DER certificate or chain, or a TrustKit pin-failure report")
+        }
+        let store = CACommand.store(arguments)
+        let findings = try store.trace(try SecureFile.read(file, what: "the certificate"))
+        let rows = findings.map { finding in
+            Finding(relation: finding.relation.rawValue, subject: finding.certificate.subject,
+                    certificateSerial: finding.certificate.serialHex, serial: finding.intermediate?.serial,
+                    email: finding.intermediate?.email, status: finding.intermediate?.status.rawValue,
+                    notBefore: finding.intermediate?.record.notBefore, notAfter: finding.intermediate?.record.notAfter)
+        }
+        let primary = findings.first { $0.intermediate != nil }?.intermediate
+        if arguments.flag("json") {
+            Output.json(Report(found: !findings.isEmpty, serial: primary?.serial, email: primary?.email,
+                               status: primary?.status.rawValue, findings: rows))
+            return findings.isEmpty ? 1 : 0
+        }
+        guard !findings.isEmpty else {
+            Output.line("Not issued by this CA (\(store.directory)): no certificate in \(file) is the root, one of its intermediates, or signed by them.")
+            return 1
+        }
+        for finding in findings {
+            let subject = finding.certificate.subject
+            switch finding.relation {
+            case .isRoot: Output.line("\(subject): this CA's root.")
+            case .issuedByRoot: Output.line("\(subject): signed directly by this CA's root (team-shared signing).")
+            case .isIntermediate, .issuedByIntermediate:
+                guard let entry = finding.intermediate else { continue }
+                let what = finding.relation == .isIntermediate ? "is the intermediate of" : "was issued by the intermediate of"
+                Output.line("\(subject): \(what) \(entry.email)")
+                Output.line("  serial \(entry.serial), \(entry.status.rawValue), valid \(Output.date(entry.notBefore)) to \(Output.date(entry.notAfter))")
+            }
+        }
+        if let primary, primary.status == .active {
+            Output.line("To stop it: devproxy ca revoke \(primary.serial) --reason keyCompromise")
+        }
+        return 0
+    }
+}

@@ -1,0 +1,70 @@
+import CertAuthority
+import Foundation
+
+/// `devproxy pins FILE...`: the SPKI pin of every certificate, key or CSR in the files.
+enum PinsCommand {
+    struct Row: Encodable {
+        let file: String
+        let kind: String
+        let subject: String?
+        let issuer: String?
+        let key: String
+        let notAfter: String?
+        let pin: String
+        let spkiSHA256: String
+        let spkiSHA1: String
+
+        enum CodingKeys: String, CodingKey {
+            case file, kind, subject, issuer, key, pin
+            case notAfter = "not_after", spkiSHA256 = "spki_sha256", spkiSHA1 = "spki_sha1"
+        }
+    }
+
+    static let usage = """
+    SPKI pins (sha256/<base64>) for TrustKit, Android Network Security Config and OkHttp.
+
+      devproxy pins ca/root.pem                      the team root's pin
+      devproxy pins chain.pem next-root.csr --json   every certificate, plus a backup pin from a CSR
+      devproxy pins next-root.key                    a key's pin: the backup pin for rotation
+
+    The pin equals: openssl x509 -pubkey -noout -in CERT | openssl pkey -pubin -outform DER |
+                    openssl dgst -sha256 -binary | base64
+    """
+
+    static func run(_ raw: ArraySlice<String>) throws -> Int32 {
+        if raw.first == "--help" || raw.first == "-h" || raw.isEmpty {
+            Output.line(usage)
+            return raw.isEmpty ? 2 : 0
+        }
+        let arguments = try Arguments(raw, valued: [], booleans: ["json"])
+        var rows: [Row] = []
+        for file in arguments.positionals {
+            let sources: [PinSource]
+            do {
+                sources = try PinSource.all(in: try SecureFile.read(file, what: "the file"))
+            } catch let error as CAError {
+                throw CommandFailure("\(file): \(error.reason)")
+            }
+            rows += sources.map { source in
+                Row(file: file, kind: source.kind.rawValue, subject: source.subject, issuer: source.issuer,
+                    key: source.keyDescription, notAfter: source.notAfter.map(ISO8601.string), pin: source.pin,
+                    spkiSHA256: SPKIPin.base64SHA256(source.spkiDER), spkiSHA1: SPKIPin.base64SHA1(source.spkiDER))
+            }
+        }
+        if arguments.flag("json") {
+            Output.json(rows)
+            return 0
+        }
+        for (index, row) in rows.enumerated() {
+            if index > 0 { Output.line() }
+            Output.line("\(row.file) (\(row.kind.replacingOccurrences(of: "_", with: " ")))")
+            if let subject = row.subject { Output.line("  subject    \(subject)") }
+            if let issuer = row.issuer { Output.line("  issuer     \(issuer)") }
+            Output.line("  key        \(row.key)")
+            if let notAfter = row.notAfter { Output.line("  not after  \(notAfter)") }
+            Output.line("  pin        \(row.pin)")
+            if row.kind != "certificate" { Output.line("             (a key or CSR: use it as the backup pin for the next key)") }
+        }
+        return 0
+    }
+}
