@@ -25,10 +25,12 @@ let package = Package(
         .executableTarget(name: "DevProxyCLI", dependencies: ["DevProxy", "CertAuthority", "PinningPolicy", "CTLS"]),
         // Load generator for bench/run: multi-threaded HTTPS client over OpenSSL.
         .executableTarget(name: "DevProxyLoad", dependencies: ["CTLS"]),
-        .testTarget(name: "CertAuthorityTests", dependencies: ["CertAuthority", "CTLS"]),
+        // Shared by the test targets: processes, temporary directories, PKI fixtures, vectors.
+        .target(name: "TestSupport", dependencies: ["CertAuthority"], path: "Tests/TestSupport"),
+        .testTarget(name: "CertAuthorityTests", dependencies: ["CertAuthority", "CTLS", "TestSupport"]),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
-        .testTarget(name: "PinningPolicyTests", dependencies: ["PinningPolicy", "CertAuthority"]),
-        .testTarget(name: "DevProxyTests", dependencies: ["DevProxy", "CertAuthority", "HTTP1"]),
+        .testTarget(name: "PinningPolicyTests", dependencies: ["PinningPolicy", "CertAuthority", "TestSupport"]),
+        .testTarget(name: "DevProxyTests", dependencies: ["DevProxy", "CertAuthority", "HTTP1", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,46 @@
+import CertAuthority
+import Foundation
+import Testing
+import TestSupport
+
+/// Our SPKI pins agree with `openssl … | base64` for every TrustKit fixture, as recorded in
+/// `../shared/vectors/trustkit/expected-pins.json`.
+@Suite struct PinTests {
+    struct Expected: Decodable {
+        let spki_sha256: String
+        let spki_sha1: String
+    }
+
+    @Test func everyTrustKitFixtureMatchesExpectedPins() throws {
+        let data = try Data(contentsOf: URL(fileURLWithPath: Vectors.path("trustkit/expected-pins.json")))
+        let expected = try JSONDecoder().decode([String: Expected].self, from: data)
+        #expect(expected.count >= 10)
+        for (file, pins) in expected {
+            let sources = try PinSource.all(in: try SecureFile.read(Vectors.path("trustkit/" + file), what: file))
+            let first = try #require(sources.first, "\(file)")
+            #expect(first.pin == "sha256/" + pins.spki_sha256, "\(file)")
+            #expect(SPKIPin.base64SHA1(first.spkiDER) == pins.spki_sha1, "\(file)")
+        }
+    }
+
+    @Test func keysAndCSRsGiveTheSamePinAsTheirCertificate() throws {
+        let dir = TemporaryDirectory()
+        let key = try PrivateKey.generate(.p256)
+        let keyPath = dir.write("next.key", bytes: try key.pem())
+        let csr = try Subprocess.run("openssl", ["req", "-new", "-key", keyPath, "-subj", "/CN=next root"])
+        #expect(csr.status == 0)
+        let csrPath = dir.write("next.csr", csr.stdout)
+        let pub = try Subprocess.run("openssl", ["pkey", "-in", keyPath, "-pubout"]).stdout
+        let expected = try key.pin
+        #expect(try PinSource.all(in: Array(pub.utf8)).first?.pin == expected)
+        #expect(try PinSource.all(in: try SecureFile.read(csrPath, what: "csr")).first?.pin == expected)
+        #expect(try PinSource.all(in: try SecureFile.read(keyPath, what: "key")).first?.kind == .privateKey)
+        let der = try Subprocess.run("openssl", ["req", "-in", csrPath, "-outform", "DER"])
+        _ = der
+    }
+
+    @Test func garbageIsACorruptCertificateError() {
+        let error = #expect(throws: CAError.self) { try PinSource.all(in: Array("hello".utf8)) }
+        #expect(error?.code == .corruptCertificate)
+    }
+}
