@@ -1,0 +1,145 @@
+import CertAuthority
+import Foundation
+import Testing
+import TestSupport
+
+/// `devproxy ca …` and `devproxy pins` as a user runs them: output, files, exit codes, and
+/// one `error:` line for every bad input.
+@Suite struct CACommandTests {
+    let dir = TemporaryDirectory()
+    var ca: String { dir.file("ca") }
+
+    func devproxy(_ arguments: [String], environment: [String: String] = [:]) throws -> Subprocess.Result {
+        try Subprocess.run(Subprocess.devproxy, arguments, environment: environment)
+    }
+
+    /// The single `error:` line of a failed command.
+    func errorLine(_ result: Subprocess.Result) -> String {
+        result.stderr.split(separator: "\n").filter { $0.hasPrefix("error: ") }.joined(separator: "\n")
+    }
+
+    @Test func initIssueListRevokeTraceExportRoundTrip() throws {
+        let created = try devproxy(["ca", "init", "--ca-dir", ca, "--name", "Acme Dev Root"])
+        #expect(created.status == 0, "\(created.output)")
+        #expect(created.stdout.contains("SPKI pin     sha256/"))
+        #expect(created.stdout.contains("Next:"))
+        let issued = try devproxy(["ca", "issue", "--ca-dir", ca, "--email", "ana@acme.dev", "--days", "3", "--permit-dns", "acme.dev"])
+        #expect(issued.status == 0, "\(issued.output)")
+        let serial = try #require(issued.stdout.split(separator: "\n").first { $0.contains("serial") }?.split(separator: " ").last)
+        let listed = try devproxy(["ca", "list", "--ca-dir", ca, "--json"])
+        let rows = try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]]
+        #expect(rows?.count == 1)
+        #expect(rows?.first?["email"] as? String == "ana@acme.dev")
+        #expect(rows?.first?["status"] as? String == "active")
+        #expect(rows?.first?["serial"] as? String == String(serial))
+        #expect((rows?.first?["spki_pin"] as? String)?.hasPrefix("sha256/") == true)
+        #expect(rows?.first?["not_before"] != nil && rows?.first?["not_after"] != nil)
+
+        let bundle = try #require(FileManager.default.contentsOfDirectory(atPath: ca + "/intermediates").first)
+        let traced = try devproxy(["ca", "trace", "--ca-dir", ca, ca + "/intermediates/" + bundle, "--json"])
+        #expect(traced.status == 0, "\(traced.output)")
+        #expect(traced.stdout.contains("\"email\" : \"ana@acme.dev\""))
+
+        let revoked = try devproxy(["ca", "revoke", "--ca-dir", ca, String(serial), "--reason", "key-compromise"])
+        #expect(revoked.status == 0, "\(revoked.output)")
+        #expect(FileManager.default.fileExists(atPath: ca + "/crl.pem"))
+        let afterRevoke = try devproxy(["ca", "list", "--ca-dir", ca])
+        #expect(afterRevoke.stdout.contains("revoked"))
+
+        let export = try devproxy(["ca", "export", "--ca-dir", ca, "--format", "der", "--out", dir.file("root.crt")])
+        #expect(export.status == 0)
+        let der = try Subprocess.run("openssl", ["x509", "-inform", "DER", "-in", dir.file("root.crt"), "-noout", "-subject"])
+        #expect(der.stdout.contains("Acme Dev Root"))
+        let pem = try devproxy(["ca", "export", "--ca-dir", ca])
+        #expect(pem.stdout.hasPrefix("-----BEGIN CERTIFICATE-----"))
+    }
+
+    @Test func traceOfAForeignCertificateExitsOne() throws {
+        _ = try devproxy(["ca", "init", "--ca-dir", ca])
+        let other = dir.file("other")
+        _ = try devproxy(["ca", "init", "--ca-dir", other])
+        let result = try devproxy(["ca", "trace", "--ca-dir", ca, other + "/root.pem"])
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("Not issued by this CA"))
+    }
+
+    @Test func passphraseComesFromAFileOrTheEnvironmentNeverArgv() throws {
+        let passFile = dir.write("pass", "s3cret passphrase\n")
+        let created = try devproxy(["ca", "init", "--ca-dir", ca, "--passphrase-file", passFile])
+        #expect(created.status == 0, "\(created.output)")
+        #expect(!created.output.contains("s3cret"))
+        #expect(created.stdout.contains("encrypted with AES-256"))
+        let noPass = try devproxy(["ca", "issue", "--ca-dir", ca, "--email", "a@b.co"])
+        #expect(noPass.status == 1)
+        #expect(errorLine(noPass).contains("passphrase"))
+        let wrong = try devproxy(["ca", "issue", "--ca-dir", ca, "--email", "a@b.co"], environment: ["DEVPROXY_CA_PASSPHRASE": "nope"])
+        #expect(wrong.status == 1)
+        #expect(errorLine(wrong) == "error: wrong passphrase for the encrypted key")
+        let viaEnv = try devproxy(["ca", "issue", "--ca-dir", ca, "--email", "a@b.co"], environment: ["DEVPROXY_CA_PASSPHRASE": "s3cret passphrase"])
+        #expect(viaEnv.status == 0, "\(viaEnv.output)")
+        #expect(!viaEnv.output.contains("s3cret"))
+        let argv = try devproxy(["ca", "issue", "--ca-dir", ca, "--email", "a@b.co", "--passphrase", "s3cret passphrase"])
+        #expect(argv.status == 2)
+        #expect(errorLine(argv).contains("never taken as arguments"))
+        #expect(!argv.output.contains("s3cret"))
+    }
+
+    @Test(arguments: [
+        (["ca", "issue", "--email", "not-an-email"], "is not an email address"),
+        (["ca", "issue", "--email", "a@b.co", "--days", "0"], "positive"),
+        (["ca", "issue", "--email", "a@b.co", "--days", "-3"], "positive"),
+        (["ca", "issue", "--email", "a@b.co", "--days", "120"], "more than 90"),
+        (["ca", "issue", "--email", "a@b.co", "--key", "dsa"], "is not one of"),
+        (["ca", "issue"], "--email is required"),
+        (["ca", "init"], "already exists"),
+        (["ca", "revoke", "ffff"], "no intermediate with serial ffff"),
+        (["ca", "frobnicate"], "unknown command"),
+        (["ca", "list", "--bogus"], "unknown option --bogus"),
+    ])
+    func badInputEndsInOneErrorLine(_ arguments: [String], _ expected: String) throws {
+        _ = try devproxy(["ca", "init", "--ca-dir", ca])
+        let result = try devproxy(arguments + ["--ca-dir", ca])
+        #expect(result.status != 0)
+        let line = errorLine(result)
+        #expect(line.contains(expected), "\(result.output)")
+        #expect(line.split(separator: "\n").count == 1)
+    }
+
+    @Test func missingCADirectoryNamesTheFix() throws {
+        let result = try devproxy(["ca", "list", "--ca-dir", dir.file("nowhere")])
+        #expect(result.status == 1)
+        #expect(errorLine(result).contains("devproxy ca init"))
+    }
+
+    @Test func corruptKeyAndTornLedgerAreReported() throws {
+        _ = try devproxy(["ca", "init", "--ca-dir", ca])
+        let ledger = dir.read("ca/ledger.jsonl")
+        dir.write("ca/ledger.jsonl", ledger + "{\"type\":\"interm")
+        let list = try devproxy(["ca", "list", "--ca-dir", ca])
+        #expect(list.status == 1)
+        #expect(list.stderr.contains("line 2"))
+        let issue = try devproxy(["ca", "issue", "--ca-dir", ca, "--email", "a@b.co"])
+        #expect(errorLine(issue).contains("line 2"))
+        dir.write("ca/ledger.jsonl", ledger)
+        dir.write("ca/root.key", "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n")
+        let corrupt = try devproxy(["ca", "issue", "--ca-dir", ca, "--email", "a@b.co"])
+        #expect(corrupt.status == 1)
+        #expect(errorLine(corrupt).contains("corrupt"))
+        #expect(!FileManager.default.fileExists(atPath: ca + "/intermediates"))
+    }
+
+    @Test func pinsMatchOpenSSLForCertificatesAndBackupKeys() throws {
+        _ = try devproxy(["ca", "init", "--ca-dir", ca])
+        let result = try devproxy(["pins", ca + "/root.pem", "--json"])
+        #expect(result.status == 0)
+        let rows = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]]
+        let expected = try Subprocess.run("sh", ["-c", "openssl x509 -pubkey -noout -in '\(ca)/root.pem' | openssl pkey -pubin -outform DER | openssl dgst -sha256 -binary | base64"]).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(rows?.first?["pin"] as? String == "sha256/" + expected)
+        let human = try devproxy(["pins", ca + "/root.pem"])
+        #expect(human.stdout.contains("pin        sha256/" + expected))
+        let bad = try devproxy(["pins", dir.write("junk.pem", "junk")])
+        #expect(bad.status == 1)
+        #expect(errorLine(bad).contains("junk.pem"))
+    }
+}
