@@ -12,13 +12,20 @@ public final class Certificate: @unchecked Sendable {
         self.pointer = pointer
     }
 
-    /// Copies a certificate owned elsewhere (bumps its reference count).
-    init(copying pointer: OpaquePointer) {
+    /// Shares a certificate owned elsewhere (for example a peer's chain): takes a reference
+    /// of its own, so the caller keeps and frees its pointer as before.
+    public init(copying pointer: OpaquePointer) {
         X509_up_ref(pointer)
         self.pointer = pointer
     }
 
     deinit { X509_free(pointer) }
+
+    /// Lends the X509 to OpenSSL calls in other modules; the pointer must not escape `body`
+    /// (OpenSSL calls that keep it, such as SSL_use_certificate, take their own reference).
+    public func withX509<R>(_ body: (OpaquePointer) throws -> R) rethrows -> R {
+        try body(pointer)
+    }
 
     /// Parses one DER certificate.
     public convenience init(der: [UInt8]) throws {

@@ -26,6 +26,9 @@ public enum LeafName: Hashable, Sendable, CustomStringConvertible {
         self = .dns(lower)
     }
 
+    /// Whether `text` is an IPv4 or IPv6 literal (without brackets).
+    public static func isIPLiteral(_ text: String) -> Bool { IPAddress.isLiteral(text) }
+
     /// The name as typed (lower-cased for DNS).
     public var text: String {
         switch self {

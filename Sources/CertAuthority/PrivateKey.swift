@@ -15,6 +15,11 @@ public final class PrivateKey: @unchecked Sendable {
 
     deinit { EVP_PKEY_free(pointer) }
 
+    /// Lends the EVP_PKEY to OpenSSL calls in other modules; the pointer must not escape `body`.
+    public func withEVPPKey<R>(_ body: (OpaquePointer) throws -> R) rethrows -> R {
+        try body(pointer)
+    }
+
     /// Generates a fresh key of the given type.
     ///
     /// EC keys come from the legacy EC_KEY path: OpenSSL 3's provider keys make

@@ -1,3 +1,0 @@
-import CertAuthority
-/// The intercepting proxy engine.
-public enum DevProxyEngine {}

@@ -1,0 +1,143 @@
+import Foundation
+
+/// A connected TCP socket, owned exclusively: closed when released.
+///
+/// Blocking I/O with per-operation timeouts (SO_RCVTIMEO / SO_SNDTIMEO). Each connection runs on
+/// a thread of its own, so blocking here never stalls the Swift concurrency pool.
+public final class Socket: @unchecked Sendable {
+    // The descriptor is only closed once, guarded by `lock`; reads and writes happen from the
+    // one thread that owns the connection, or from two relay threads, one per direction.
+    public let fd: Int32
+    private let lock = NSLock()
+    private var closed = false
+
+    /// Takes ownership of a connected descriptor.
+    public init(takingOwnership fd: Int32) {
+        self.fd = fd
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    deinit { close() }
+
+    /// Connects to the first address of `host` that answers within `timeout`.
+    ///
+    /// - Throws: `NetworkError` with `.refused`, `.unresolvable`, `.timedOut` or `.failed`.
+    public static func connect(host: String, port: Int, timeout: TimeInterval) throws -> Socket {
+        let addresses = try Resolver.resolve(host: host, port: port)
+        var lastError = NetworkError(.unresolvable, "\(host) has no addresses")
+        for address in addresses {
+            do {
+                return try connect(to: address, timeout: timeout)
+            } catch let error as NetworkError {
+                lastError = error
+            }
+        }
+        throw lastError
+    }
+
+    /// Connects to one resolved address.
+    public static func connect(to address: SocketAddress, timeout: TimeInterval) throws -> Socket {
+        let fd = socket(Int32(address.family), Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw NetworkError(.failed, "socket(): \(String(cString: strerror(errno)))") }
+        let socket = Socket(takingOwnership: fd)
+        let flags = fcntl(fd, F_GETFL)
+        _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
+        let result = address.withSockaddr { Glibc.connect(fd, $0, $1) }
+        if result != 0 && errno != EINPROGRESS {
+            throw NetworkError.from(errno: errno, connectingTo: address.description)
+        }
+        if result != 0 {
+            var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            let ready = poll(&poller, 1, Int32(timeout * 1000))
+            if ready == 0 { throw NetworkError(.timedOut, "connecting to \(address) timed out after \(Int(timeout)) s") }
+            var error: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length)
+            if error != 0 { throw NetworkError.from(errno: error, connectingTo: address.description) }
+        }
+        _ = fcntl(fd, F_SETFL, flags)
+        return socket
+    }
+
+    /// Sets how long a single read (and write) may block before failing with `.timedOut`.
+    public func setTimeout(_ seconds: TimeInterval) {
+        var value = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - Double(Int(seconds))) * 1_000_000))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// Reads up to `buffer.count` bytes; 0 means the peer closed.
+    ///
+    /// - Throws: `.timedOut` when the read timeout passes, `.reset` or `.failed`.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        while true {
+            let count = recv(fd, buffer.baseAddress, buffer.count, 0)
+            if count >= 0 { return count }
+            if errno == EINTR { continue }
+            throw NetworkError.from(errno: errno, connectingTo: nil)
+        }
+    }
+
+    /// Looks at the first bytes without consuming them.
+    public func peek(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        while true {
+            let count = recv(fd, buffer.baseAddress, buffer.count, Int32(MSG_PEEK))
+            if count >= 0 { return count }
+            if errno == EINTR { continue }
+            throw NetworkError.from(errno: errno, connectingTo: nil)
+        }
+    }
+
+    /// Writes all of `bytes`.
+    public func write(_ bytes: UnsafeRawBufferPointer) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let count = send(fd, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw NetworkError.from(errno: errno, connectingTo: nil)
+            }
+            offset += count
+        }
+    }
+
+    /// Half-closes the sending side (the peer reads EOF).
+    public func shutdownWrite() {
+        Glibc.shutdown(fd, Int32(SHUT_WR))
+    }
+
+    /// Closes the descriptor (once).
+    public func close() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !closed else { return }
+        closed = true
+        Glibc.close(fd)
+    }
+
+    /// Unblocks any thread reading or writing (used on shutdown); the owner still closes.
+    public func abort() {
+        Glibc.shutdown(fd, Int32(SHUT_RDWR))
+    }
+
+    /// The remote address.
+    public var peerAddress: SocketAddress? {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let ok = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) }
+        }
+        return ok == 0 ? SocketAddress(storage: storage) : nil
+    }
+
+    /// The local address.
+    public var localAddress: SocketAddress? {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let ok = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return ok == 0 ? SocketAddress(storage: storage) : nil
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+
+/// An IPv4 or IPv6 socket address.
+public struct SocketAddress: CustomStringConvertible, Sendable {
+    let storage: sockaddr_storage
+
+    init(storage: sockaddr_storage) {
+        self.storage = storage
+    }
+
+    public var family: Int32 { Int32(storage.ss_family) }
+
+    /// The numeric host, without brackets.
+    public var host: String {
+        var copy = storage
+        var buffer = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+        let length = socklen_t(family == AF_INET6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafePointer(to: &copy) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                getnameinfo($0, length, &buffer, socklen_t(buffer.count), nil, 0, NI_NUMERICHOST)
+            }
+        }
+        return ok == 0 ? String(cString: buffer) : "?"
+    }
+
+    public var port: Int {
+        var copy = storage
+        return withUnsafePointer(to: &copy) { pointer in
+            if family == AF_INET6 {
+                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin6_port)) }
+            }
+            return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) }
+        }
+    }
+
+    /// `127.0.0.1:8080` or `[::1]:8080`.
+    public var description: String { family == AF_INET6 ? "[\(host)]:\(port)" : "\(host):\(port)" }
+
+    /// Whether this is a loopback address (127.0.0.0/8 or ::1).
+    public var isLoopback: Bool {
+        family == AF_INET6 ? host == "::1" : host.hasPrefix("127.")
+    }
+
+    func withSockaddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
+        var copy = storage
+        let length = socklen_t(family == AF_INET6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
+        return withUnsafePointer(to: &copy) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, length) } }
+    }
+}
+
+/// Name resolution through getaddrinfo.
+public enum Resolver {
+    /// Every address of `host` (a name or a literal, brackets allowed), in the resolver's order.
+    ///
+    /// - Throws: `.unresolvable` when the name does not resolve.
+    public static func resolve(host: String, port: Int, passive: Bool = false) throws -> [SocketAddress] {
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = passive ? AI_PASSIVE : 0
+        var result: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(bare.isEmpty ? nil : bare, String(port), &hints, &result)
+        guard status == 0, let first = result else {
+            throw NetworkError(.unresolvable, "cannot resolve \(bare): \(String(cString: gai_strerror(status)))")
+        }
+        defer { freeaddrinfo(first) }
+        var addresses: [SocketAddress] = []
+        var cursor: UnsafeMutablePointer<addrinfo>? = first
+        while let info = cursor {
+            var storage = sockaddr_storage()
+            withUnsafeMutableBytes(of: &storage) { raw in
+                raw.copyMemory(from: UnsafeRawBufferPointer(start: info.pointee.ai_addr, count: Int(info.pointee.ai_addrlen)))
+            }
+            addresses.append(SocketAddress(storage: storage))
+            cursor = info.pointee.ai_next
+        }
+        return addresses
+    }
+}

@@ -1,0 +1,150 @@
+import CertAuthority
+import CTLS
+import Foundation
+
+/// One TLS session over a connected socket (SSL on the descriptor), owned exclusively.
+///
+/// Belongs to one thread at a time: TLS 1.3's SSL_read may write (key updates, tickets).
+public final class TLSConnection: @unchecked Sendable {
+    private let ssl: OpaquePointer
+    public let socket: Socket
+    private let peerName: String
+
+    private init(ssl: OpaquePointer, socket: Socket, peerName: String) {
+        self.ssl = ssl
+        self.socket = socket
+        self.peerName = peerName
+    }
+
+    deinit { SSL_free(ssl) }
+
+    /// Terminates a client's TLS with `leaf` (plus its chain) and completes the handshake.
+    ///
+    /// - Throws: `TLSError` (`.alertReceived` when the client rejects the certificate).
+    public static func accept(socket: Socket, context: TLSContext, leaf: Leaf, peerName: String) throws -> TLSConnection {
+        OpenSSLErrorQueue.clear()
+        guard let ssl = SSL_new(context.pointer) else { throw TLSError(.failed, "SSL_new failed") }
+        let connection = TLSConnection(ssl: ssl, socket: socket, peerName: peerName)
+        let installed = leaf.certificate.withX509 { SSL_use_certificate(ssl, $0) } == 1
+            && leaf.key.withEVPPKey { SSL_use_PrivateKey(ssl, $0) } == 1
+            && leaf.chain.allSatisfy { certificate in certificate.withX509 { CTLS_SSL_add1_chain_cert(ssl, $0) } == 1 }
+        guard installed, SSL_set_fd(ssl, socket.fd) == 1 else {
+            throw TLSError(.failed, "cannot install the leaf: \(OpenSSLErrorQueue.drain().joined(separator: "; "))")
+        }
+        let result = SSL_accept(ssl)
+        guard result == 1 else { throw TLSError.handshake(ssl: ssl, result: result, savedErrno: errno, peer: peerName) }
+        return connection
+    }
+
+    /// Opens TLS to an upstream server: SNI = `serverName` (unless an IP literal), hostname
+    /// verified when the context verifies.
+    ///
+    /// - Throws: `TLSError` (`.verifyFailed` with OpenSSL's reason).
+    public static func connect(socket: Socket, context: TLSContext, serverName: String,
+                               session: TLSSessionCache? = nil) throws -> TLSConnection {
+        OpenSSLErrorQueue.clear()
+        guard let ssl = SSL_new(context.pointer) else { throw TLSError(.failed, "SSL_new failed") }
+        let connection = TLSConnection(ssl: ssl, socket: socket, peerName: serverName)
+        let isIP = CertAuthority.LeafName.isIPLiteral(serverName)
+        if !isIP { _ = CTLS_SSL_set_tlsext_host_name(ssl, serverName) }
+        // Hostname checks run even when not enforced, so an insecure flow still records
+        // whether the name matched.
+        if isIP {
+            X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), serverName)
+        } else {
+            SSL_set_hostflags(ssl, UInt32(X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS))
+            _ = SSL_set1_host(ssl, serverName)
+        }
+        session?.resume(ssl)
+        guard SSL_set_fd(ssl, socket.fd) == 1 else { throw TLSError(.failed, "SSL_set_fd failed") }
+        let result = SSL_connect(ssl)
+        guard result == 1 else { throw TLSError.handshake(ssl: ssl, result: result, savedErrno: errno, peer: serverName) }
+        session?.store(ssl)
+        return connection
+    }
+
+    /// Reads decrypted bytes; 0 means the peer closed (close_notify or TCP EOF).
+    ///
+    /// - Throws: `NetworkError` (`.timedOut`, `.reset`) or `TLSError`.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        OpenSSLErrorQueue.clear()
+        let count = SSL_read(ssl, buffer.baseAddress, Int32(min(buffer.count, Int(Int32.max))))
+        if count > 0 { return Int(count) }
+        let savedErrno = errno
+        switch SSL_get_error(ssl, count) {
+        case SSL_ERROR_ZERO_RETURN:
+            return 0
+        case SSL_ERROR_SYSCALL where savedErrno == EAGAIN || savedErrno == EWOULDBLOCK:
+            throw NetworkError(.timedOut, "reading from \(peerName) timed out")
+        case SSL_ERROR_SYSCALL where savedErrno == ECONNRESET:
+            throw NetworkError(.reset, "\(peerName) reset the connection")
+        case SSL_ERROR_SYSCALL:
+            // SSL_OP_IGNORE_UNEXPECTED_EOF makes a bare TCP FIN read as a clean end.
+            return 0
+        default:
+            let reasons = OpenSSLErrorQueue.drain()
+            throw TLSError(.failed, "TLS read from \(peerName) failed: \(reasons.joined(separator: "; "))")
+        }
+    }
+
+    /// Writes all of `bytes`.
+    public func write(_ bytes: UnsafeRawBufferPointer) throws {
+        var offset = 0
+        while offset < bytes.count {
+            OpenSSLErrorQueue.clear()
+            let count = SSL_write(ssl, bytes.baseAddress! + offset, Int32(min(bytes.count - offset, Int(Int32.max))))
+            if count > 0 { offset += Int(count); continue }
+            let savedErrno = errno
+            if savedErrno == EAGAIN || savedErrno == EWOULDBLOCK {
+                throw NetworkError(.timedOut, "writing to \(peerName) timed out")
+            }
+            OpenSSLErrorQueue.clear()
+            throw NetworkError(.reset, "\(peerName) closed the connection while we were writing")
+        }
+    }
+
+    /// Bytes already decrypted and waiting: poll() on the socket cannot see them.
+    public var pending: Int { Int(SSL_pending(ssl)) }
+
+    /// Sends close_notify (best effort, never blocks for the peer's reply).
+    public func close() {
+        if SSL_is_init_finished(ssl) == 1 { SSL_shutdown(ssl) }
+        ERR_clear_error()
+        socket.close()
+    }
+
+    /// `TLSv1.3`, `TLSv1.2`.
+    public var version: String { String(cString: SSL_get_version(ssl)) }
+
+    /// The negotiated cipher suite's name.
+    public var cipher: String { SSL_get_current_cipher(ssl).map { String(cString: SSL_CIPHER_get_name($0)) } ?? "" }
+
+    /// The negotiated ALPN protocol, if any.
+    public var alpn: String? {
+        var data: UnsafePointer<UInt8>?
+        var length: UInt32 = 0
+        SSL_get0_alpn_selected(ssl, &data, &length)
+        guard let data, length > 0 else { return nil }
+        return String(decoding: UnsafeBufferPointer(start: data, count: Int(length)), as: UTF8.self)
+    }
+
+    /// The SNI the client sent (server side).
+    public var serverName: String? {
+        SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name).map { String(cString: $0) }
+    }
+
+    /// Whether the peer's chain verified, and OpenSSL's reason when it did not.
+    public var verification: (verified: Bool, reason: String?) {
+        let result = SSL_get_verify_result(ssl)
+        guard result != X509_V_OK else { return (SSL_get0_peer_certificate(ssl) != nil, nil) }
+        return (false, X509_verify_cert_error_string(result).map { String(cString: $0) })
+    }
+
+    /// The certificates the peer sent, leaf first.
+    public var peerChain: [Certificate] {
+        guard let stack = SSL_get_peer_cert_chain(ssl) else { return [] }
+        return (0..<CTLS_sk_X509_num(stack)).compactMap { index in
+            CTLS_sk_X509_value(stack, index).map { Certificate(copying: $0) }
+        }
+    }
+}

@@ -1,0 +1,57 @@
+import CertAuthority
+import CTLS
+
+/// Why a TLS operation failed.
+public struct TLSError: Error, CustomStringConvertible, Sendable {
+    public enum Kind: String, Sendable {
+        /// The peer sent an alert during the handshake (for a client: it rejected our certificate).
+        case alertReceived = "alert_received"
+        /// The upstream's certificate did not verify.
+        case verifyFailed = "verify_failed"
+        /// The peer closed the connection during the handshake.
+        case closedDuringHandshake = "closed_during_handshake"
+        /// The peer did not speak TLS.
+        case notTLS = "not_tls"
+        case timedOut = "timed_out"
+        case failed
+    }
+
+    public let kind: Kind
+    public let message: String
+    /// The alert's name in TLS spelling (`unknown_ca`), for `.alertReceived`.
+    public let alert: String?
+
+    public init(_ kind: Kind, _ message: String, alert: String? = nil) {
+        self.kind = kind
+        self.message = message
+        self.alert = alert
+    }
+
+    public var description: String { message }
+
+    /// Classifies a failed handshake from OpenSSL's error queue (drained) and errno.
+    static func handshake(ssl: OpaquePointer, result: Int32, savedErrno: Int32, peer: String) -> TLSError {
+        let code = SSL_get_error(ssl, result)
+        let reasons = OpenSSLErrorQueue.drain()
+        if let alertReason = reasons.first(where: { $0.contains(" alert ") }) {
+            // OpenSSL names received alerts "tlsv1 alert unknown ca" / "sslv3 alert bad certificate".
+            let name = alertReason.components(separatedBy: " alert ").last ?? alertReason
+            let alert = name.replacingOccurrences(of: " ", with: "_")
+            return TLSError(.alertReceived, "\(peer) sent TLS alert \(alert)", alert: alert)
+        }
+        if reasons.contains(where: { $0.contains("certificate verify failed") }) {
+            let verify = X509_verify_cert_error_string(Int(SSL_get_verify_result(ssl)))
+            return TLSError(.verifyFailed, "certificate verify failed: " + (verify.map { String(cString: $0) } ?? "unknown reason"))
+        }
+        if reasons.contains(where: { $0.contains("wrong version number") || $0.contains("http request") || $0.contains("unknown protocol") || $0.contains("record layer failure") || $0.contains("packet length too long") }) {
+            return TLSError(.notTLS, "\(peer) did not speak TLS (\(reasons.joined(separator: "; ")))")
+        }
+        if code == SSL_ERROR_SYSCALL || code == SSL_ERROR_ZERO_RETURN || reasons.contains(where: { $0.contains("unexpected eof") }) {
+            if savedErrno == EAGAIN || savedErrno == EWOULDBLOCK {
+                return TLSError(.timedOut, "TLS handshake with \(peer) timed out")
+            }
+            return TLSError(.closedDuringHandshake, "\(peer) closed the connection during the TLS handshake")
+        }
+        return TLSError(.failed, "TLS handshake with \(peer) failed: " + (reasons.isEmpty ? "error \(code)" : reasons.joined(separator: "; ")))
+    }
+}
