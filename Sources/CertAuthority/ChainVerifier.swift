@@ -7,7 +7,7 @@ public enum ChainVerification: Sendable {
     /// (which the server need not have sent). Served certificates off the path are not in it.
     case verified(path: [Certificate])
     /// The chain did not verify; `reason` is OpenSSL's `X509_verify_cert_error_string` and
-    /// `code` the `X509_V_ERR_*` value.
+    /// `code` the `X509_V_ERR_*` value. OpenSSL 3 words them in lower case ("hostname mismatch").
     case failed(reason: String, code: Int32)
 
     /// The verified path, or nil when verification failed.
@@ -114,7 +114,8 @@ public struct ChainVerifier: Sendable {
             if X509_VERIFY_PARAM_set1_ip_asc(parameters, bare) != 1 {
                 OpenSSLErrorQueue.clear()
                 guard X509_VERIFY_PARAM_set1_host(parameters, bare, 0) == 1 else {
-                    return .failed(reason: "Hostname mismatch", code: Int32(X509_V_ERR_HOSTNAME_MISMATCH))
+                    let code = Int32(X509_V_ERR_HOSTNAME_MISMATCH)
+                    return .failed(reason: String(cString: X509_verify_cert_error_string(Int(code))), code: code)
                 }
             }
         }
