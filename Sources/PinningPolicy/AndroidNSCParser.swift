@@ -1,0 +1,177 @@
+import Foundation
+
+/// Parses an Android `network_security_config.xml` as `XmlConfigSource` does and flattens it to
+/// one `PinnedDomain` per `<domain>`, each carrying its config's effective (inherited) settings.
+///
+/// Inheritance (`NetworkSecurityConfig.Builder`): nested `domain-config` → enclosing
+/// `domain-config` → `base-config` → platform default. Pin-sets are inherited only by nested
+/// configs, since `base-config` cannot hold one.
+public struct AndroidNSCParser: Sendable {
+    /// The device time zone: `<pin-set expiration>` is midnight local time
+    /// (`SimpleDateFormat` with the default time zone). Default: the current zone.
+    public var timeZone: TimeZone
+    /// Whether the app is `android:debuggable`, which makes `<debug-overrides>` apply. Default: false.
+    public var debuggable: Bool
+    /// The app's `targetSdkVersion`: at 23 or below the platform default also trusts user CAs.
+    /// Default: 24, the first level with Network Security Config.
+    public var targetSdkVersion: Int
+
+    /// A parser with the defaults stated on each property unless overridden.
+    public init(timeZone: TimeZone = .current, debuggable: Bool = false, targetSdkVersion: Int = 24) {
+        self.timeZone = timeZone
+        self.debuggable = debuggable
+        self.targetSdkVersion = targetSdkVersion
+    }
+
+    /// Settings that flow from a config to the configs nested in it.
+    private struct Inherited {
+        var pins: [Pin]?
+        var expiration: Date?
+        var trustAnchors: [TrustAnchorReference]
+        var cleartext: Bool?
+    }
+
+    /// Parses and validates the XML.
+    ///
+    /// - Throws: `PolicyError` where `XmlConfigSource` would throw its `ParserException`.
+    public func parse(_ data: Data) throws -> PinningPolicy {
+        let root = try XMLElementTree.parse(data)
+        guard root.name == "network-security-config" else {
+            throw PolicyError(.invalidStructure, "the root element is <\(root.name)>, not <network-security-config>")
+        }
+        let bases = root.children(named: "base-config")
+        let debugs = root.children(named: "debug-overrides")
+        guard bases.count <= 1 else { throw PolicyError(.invalidStructure, "Only one base-config allowed") }
+        guard debugs.count <= 1 else { throw PolicyError(.invalidStructure, "Only one debug-overrides allowed") }
+
+        var platform = [TrustAnchorReference(.system, overridesPins: false)]
+        if targetSdkVersion <= 23 { platform.append(TrustAnchorReference(.user, overridesPins: false)) }
+
+        var debugAnchors: [TrustAnchorReference] = []
+        if let element = debugs.first {
+            try forbid(["domain", "pin-set"], in: element, context: "debug-overrides")
+            debugAnchors = try anchorsOf(element, context: "debug-overrides", overrideDefault: true) ?? []
+        }
+        var base = Inherited(pins: nil, expiration: nil, trustAnchors: platform, cleartext: nil)
+        if let element = bases.first {
+            try forbid(["domain", "pin-set"], in: element, context: "base-config")
+            if let anchors = try anchorsOf(element, context: "base-config", overrideDefault: false) {
+                base.trustAnchors = anchors
+            }
+            base.cleartext = try boolAttribute("cleartextTrafficPermitted", of: element)
+        }
+        if debuggable { base.trustAnchors = merged(base.trustAnchors, debugAnchors) }
+
+        var domains: [PinnedDomain] = []
+        var seen = Set<String>()
+        for element in root.children(named: "domain-config") {
+            try collect(element, inheriting: base, debugAnchors: debugAnchors, into: &domains, seen: &seen)
+        }
+        return PinningPolicy(source: .androidNSC, domains: domains, baseTrustAnchors: base.trustAnchors,
+                             baseCleartextTrafficPermitted: base.cleartext, debugOverrideAnchors: debugAnchors)
+    }
+
+    /// Adds the `<domain>`s of one `<domain-config>` and recurses into nested ones.
+    private func collect(_ element: XMLElementTree, inheriting parent: Inherited, debugAnchors: [TrustAnchorReference],
+                         into domains: inout [PinnedDomain], seen: inout Set<String>) throws {
+        let names = element.children(named: "domain")
+        guard !names.isEmpty else { throw PolicyError(.invalidStructure, "No domain elements in domain-config") }
+        var settings = parent
+        if let anchors = try anchorsOf(element, context: "domain-config", overrideDefault: false) {
+            settings.trustAnchors = debuggable ? merged(anchors, debugAnchors) : anchors
+        }
+        let pinSets = element.children(named: "pin-set")
+        guard pinSets.count <= 1 else { throw PolicyError(.invalidStructure, "Multiple pin-set elements not allowed") }
+        if let pinSet = pinSets.first {
+            (settings.pins, settings.expiration) = try parsePinSet(pinSet)
+        }
+        if let cleartext = try boolAttribute("cleartextTrafficPermitted", of: element) { settings.cleartext = cleartext }
+
+        for name in names {
+            let domain = name.text.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+            guard !domain.isEmpty else { throw PolicyError(.invalidStructure, "Empty domain name") }
+            guard seen.insert(domain).inserted else {
+                throw PolicyError(.duplicateDomain, "\(domain) has already been specified")
+            }
+            domains.append(PinnedDomain(
+                pattern: domain,
+                includeSubdomains: try boolAttribute("includeSubdomains", of: name) ?? false,
+                pins: settings.pins ?? [],
+                expiration: settings.expiration,
+                trustAnchors: settings.trustAnchors,
+                cleartextTrafficPermitted: settings.cleartext,
+                source: .androidNSC
+            ))
+        }
+        for nested in element.children(named: "domain-config") {
+            try collect(nested, inheriting: settings, debugAnchors: debugAnchors, into: &domains, seen: &seen)
+        }
+    }
+
+    /// `<pin-set expiration="yyyy-MM-dd">` with its `<pin digest="SHA-256">` children.
+    private func parsePinSet(_ element: XMLElementTree) throws -> ([Pin], Date?) {
+        var expiration: Date?
+        if let text = element.attributes["expiration"] {
+            guard let date = TrustKitDate.dayFormatter(timeZone: timeZone).date(from: text) else {
+                throw PolicyError(.invalidValue, "Invalid expiration date: \(text)")
+            }
+            expiration = date
+        }
+        var pins: [Pin] = []
+        for pin in element.children(named: "pin") {
+            let digest = pin.attributes["digest"] ?? ""
+            guard digest.caseInsensitiveCompare("SHA-256") == .orderedSame else {
+                throw PolicyError(.invalidPin, "Unsupported pin digest algorithm: \(digest)")
+            }
+            let text = pin.text.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard let bytes = LenientBase64.android(text) else {
+                throw PolicyError(.invalidPin, "Invalid pin digest: \(text)")
+            }
+            guard bytes.count == 32 else {
+                throw PolicyError(.invalidPin, "digest length \(bytes.count) does not match expected length for SHA-256 of 32")
+            }
+            let parsed = Pin(.sha256, digest: bytes)
+            if !pins.contains(parsed) { pins.append(parsed) }
+        }
+        return (pins, expiration)
+    }
+
+    /// The `<certificates>` of an element's `<trust-anchors>`, or nil when it has none.
+    private func anchorsOf(_ element: XMLElementTree, context: String,
+                           overrideDefault: Bool) throws -> [TrustAnchorReference]? {
+        let blocks = element.children(named: "trust-anchors")
+        guard blocks.count <= 1 else {
+            throw PolicyError(.invalidStructure, "Multiple trust-anchors elements not allowed in \(context)")
+        }
+        guard let block = blocks.first else { return nil }
+        return try block.children(named: "certificates").map { certificates in
+            guard let source = certificates.attributes["src"], !source.isEmpty else {
+                throw PolicyError(.invalidStructure, "certificates element missing src attribute")
+            }
+            let overrides = try boolAttribute("overridePins", of: certificates) ?? overrideDefault
+            return TrustAnchorReference(.init(source: source), overridesPins: overrides)
+        }
+    }
+
+    /// Throws when `element` has a child the schema forbids there.
+    private func forbid(_ names: [String], in element: XMLElementTree, context: String) throws {
+        for child in element.children where names.contains(child.name) {
+            throw PolicyError(.invalidStructure, "<\(child.name)> is not allowed in \(context)")
+        }
+    }
+
+    /// A `true`/`false` attribute; absent is nil.
+    private func boolAttribute(_ name: String, of element: XMLElementTree) throws -> Bool? {
+        guard let value = element.attributes[name] else { return nil }
+        switch value.lowercased() {
+        case "true": return true
+        case "false": return false
+        default: throw PolicyError(.invalidValue, "Invalid value for \(name): \(value)")
+        }
+    }
+
+    /// `extra` appended to `anchors`, skipping ones already present.
+    private func merged(_ anchors: [TrustAnchorReference], _ extra: [TrustAnchorReference]) -> [TrustAnchorReference] {
+        anchors + extra.filter { !anchors.contains($0) }
+    }
+}

@@ -1,0 +1,77 @@
+/// An OkHttp `CertificatePinner` host pattern: `host`, `*.host` or `**.host`
+/// (`CertificatePinner.Pin` in `okhttp3/CertificatePinner.kt`).
+public struct OkHttpPattern: Hashable, Sendable, CustomStringConvertible {
+    /// How the pattern's name is compared with a host.
+    public enum Wildcard: Sendable {
+        /// The host equals the name.
+        case none
+        /// `*.`: exactly one label before the name; not the name itself.
+        case singleLabel
+        /// `**.` (OkHttp ≥ 4.3.0): the name itself or any number of labels before it.
+        case anyDepth
+    }
+
+    public let wildcard: Wildcard
+    /// The canonical (lower-case) name without its wildcard prefix.
+    public let name: String
+
+    /// Validates and canonicalises a pattern as OkHttp's `Pin(pattern, pin)` does.
+    ///
+    /// - Throws: `PolicyError(.invalidDomain)` with `Unexpected pattern: …` (a `*` out of place)
+    ///   or `Invalid pattern: …` (not a host name, e.g. a URL — rejected since OkHttp 4.4.0).
+    public init(_ pattern: String) throws {
+        let wildcard: Wildcard
+        let rest: Substring
+        if pattern.hasPrefix("**.") {
+            (wildcard, rest) = (.anyDepth, pattern.dropFirst(3))
+        } else if pattern.hasPrefix("*.") {
+            (wildcard, rest) = (.singleLabel, pattern.dropFirst(2))
+        } else {
+            (wildcard, rest) = (.none, Substring(pattern))
+        }
+        guard !rest.contains("*") else { throw PolicyError(.invalidDomain, "Unexpected pattern: \(pattern)") }
+        guard let canonical = Self.canonicalHost(String(rest)) else {
+            throw PolicyError(.invalidDomain, "Invalid pattern: \(pattern)")
+        }
+        self.wildcard = wildcard
+        self.name = canonical
+    }
+
+    /// The pattern as OkHttp prints it.
+    public var description: String {
+        switch wildcard {
+        case .none: return name
+        case .singleLabel: return "*." + name
+        case .anyDepth: return "**." + name
+        }
+    }
+
+    /// True when `host` (canonicalised first) is covered by this pattern (`Pin.matchesHostname`).
+    public func matches(_ host: String) -> Bool {
+        guard let host = Self.canonicalHost(host) else { return false }
+        switch wildcard {
+        case .none:
+            return host == name
+        case .singleLabel:
+            guard host.hasSuffix("." + name) else { return false }
+            return !host.dropLast(name.count + 1).contains(".")
+        case .anyDepth:
+            return host == name || host.hasSuffix("." + name)
+        }
+    }
+
+    /// A lower-cased ASCII host name with valid labels, or nil (`toCanonicalHost()`).
+    ///
+    /// Non-ASCII names would be IDNA-mapped to punycode by OkHttp; we do not implement IDNA and
+    /// reject them instead.
+    static func canonicalHost(_ host: String) -> String? {
+        var host = host.lowercased()
+        if host.hasSuffix(".") { host.removeLast() }
+        guard !host.isEmpty, host.utf8.count <= 253, host.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else { return nil }
+        // OkHttp's containsInvalidHostnameCharacters set, minus the control and non-ASCII ranges.
+        guard !host.contains(where: { " #%/:?@[\\]".contains($0) }) else { return nil }
+        let labels = host.split(separator: ".", omittingEmptySubsequences: false)
+        guard labels.allSatisfy({ (1...63).contains($0.utf8.count) }) else { return nil }
+        return host
+    }
+}

@@ -1,0 +1,84 @@
+import CertAuthority
+import Foundation
+
+/// One finding of `PolicyLinter`.
+public struct PolicyLint: Sendable, Equatable, CustomStringConvertible {
+    /// What kind of problem it is.
+    public enum Kind: String, Sendable {
+        /// Only one pin: a key rotation or CA change bricks the app.
+        case noBackupPin
+        /// A pin matches the leaf's key, which changes with every certificate renewal.
+        case pinsLeafKey
+        /// The pins have expired; the library ignores them.
+        case expired
+        /// The pins expire within 30 days.
+        case expiresSoon
+        /// Every pinned entry is report-only (TrustKit `TSKEnforcePinning NO`).
+        case reportOnlyEverywhere
+        /// The team root is not among the host's pins, so DevProxy's re-signed chain fails.
+        case teamRootNotPinned
+    }
+
+    public let kind: Kind
+    /// The entry concerned, or nil for the whole policy.
+    public let domain: String?
+    public let message: String
+
+    public var description: String { domain.map { "\($0): \(message)" } ?? message }
+}
+
+/// Advice on a policy that its library accepts but that will hurt someone.
+public struct PolicyLinter: Sendable {
+    /// Pins of the team root that DevProxy's leaves chain to; empty skips that check.
+    public var teamRootPins: [Pin]
+    /// Served chains per pattern (leaf first), to recognise pins of leaf keys.
+    public var chains: [String: [Certificate]]
+    /// How far ahead "expires soon" looks. Default: 30 days.
+    public var expiryWarning: TimeInterval
+
+    /// A linter with the defaults stated on each property unless overridden.
+    public init(teamRootPins: [Pin] = [], chains: [String: [Certificate]] = [:], expiryWarning: TimeInterval = 30 * 86_400) {
+        self.teamRootPins = teamRootPins
+        self.chains = chains
+        self.expiryWarning = expiryWarning
+    }
+
+    /// Every finding for `policy` at `date`, entry by entry in policy order.
+    public func lint(_ policy: PinningPolicy, at date: Date = Date()) -> [PolicyLint] {
+        var findings: [PolicyLint] = []
+        let pinned = policy.domains.filter { !$0.excludedFromParent && !$0.pins.isEmpty }
+        for entry in pinned {
+            let name = entry.pattern
+            if Set(entry.pins).count < 2 {
+                findings.append(PolicyLint(kind: .noBackupPin, domain: name,
+                                           message: "only one pin; add a backup pin of a key you hold offline"))
+            }
+            if let leaf = chains[name]?.first {
+                let spki = leaf.spkiDER
+                let leafDigests = [Digest.sha256(spki), Digest.sha1(spki)] + [TrustKitKeyHash.hash(of: leaf)].compactMap { $0 }
+                if entry.pins.contains(where: { leafDigests.contains($0.digest) }) {
+                    findings.append(PolicyLint(kind: .pinsLeafKey, domain: name, message: "a pin matches the leaf "
+                                               + "key, which changes at renewal; pin an intermediate or root instead"))
+                }
+            }
+            if let expiration = entry.expiration {
+                if entry.isExpired(at: date) {
+                    findings.append(PolicyLint(kind: .expired, domain: name,
+                                               message: "pins expired \(expiration); the app no longer pins this host"))
+                } else if expiration.timeIntervalSince(date) < expiryWarning {
+                    findings.append(PolicyLint(kind: .expiresSoon, domain: name,
+                                               message: "pins expire \(expiration), within 30 days"))
+                }
+            }
+            if !teamRootPins.isEmpty, !entry.pins.contains(where: teamRootPins.contains) {
+                findings.append(PolicyLint(kind: .teamRootNotPinned, domain: name,
+                                           message: "DevProxy cannot decrypt this host; the app will block"))
+            }
+        }
+        if !pinned.isEmpty, pinned.allSatisfy({ !$0.enforce }) {
+            findings.append(PolicyLint(kind: .reportOnlyEverywhere, domain: nil,
+                                       message: "every entry is report-only; nothing is blocked"))
+        }
+        return findings
+    }
+}

@@ -1,0 +1,9 @@
+/// Which pinning library a policy comes from; it decides the lookup and evaluation rules.
+public enum PolicySource: String, Sendable, Codable, CaseIterable {
+    /// TrustKit for iOS/macOS (`TSKConfiguration`).
+    case trustKit
+    /// Android Network Security Configuration (`network_security_config.xml`).
+    case androidNSC
+    /// OkHttp's `CertificatePinner`.
+    case okHttp
+}

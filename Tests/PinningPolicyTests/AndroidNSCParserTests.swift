@@ -1,0 +1,116 @@
+import CertAuthority
+import Foundation
+import Testing
+@testable import PinningPolicy
+
+/// Every AOSP Network Security Config test file under `vectors/android-nsc/`, with the outcome the
+/// vectors README (from AOSP's `XmlConfigTests.java`) states, evaluated with the GoodRootCA chain
+/// standing in for android.com's (none of the files pins its key).
+@Suite struct AndroidNSCParserTests {
+    /// What the README and AOSP's tests say about each file. `connects` is per host; the anchor
+    /// store is the source trusting the chain's root.
+    struct Expectation: Sendable {
+        let anchorStore: TrustAnchorReference.Store
+        let connects: [String: Bool]
+    }
+
+    static let expectations: [String: Expectation] = [
+        // pinned, pin must match: our chain's keys are not pinned → fails.
+        "pins1.xml": Expectation(anchorStore: .system, connects: ["android.com": false, "www.android.com": true]),
+        // expired 2015-01-01 → pins ignored.
+        "expired_pin.xml": Expectation(anchorStore: .system, connects: ["android.com": true]),
+        // system anchors have overridePins="true" → a wrong pin still connects.
+        "override_pins.xml": Expectation(anchorStore: .system, connects: ["android.com": true]),
+        // the pinned domain fails, others connect.
+        "bad_pin.xml": Expectation(anchorStore: .system, connects: ["android.com": false, "google.com": true]),
+        // the nested developer.android.com config adds pins; android.com and its other subdomains have none.
+        "nested_domains.xml": Expectation(anchorStore: .system, connects: [
+            "developer.android.com": false, "android.com": true, "www.android.com": true]),
+        // no pins anywhere.
+        "nested_domains_override.xml": Expectation(anchorStore: .system, connects: [
+            "android.com": true, "developer.android.com": true]),
+        // android.com trusts only @raw/ca_certs_pem (non-debuggable build): a system-rooted chain fails.
+        "debug_domain.xml": Expectation(anchorStore: .system, connects: ["android.com": false, "google.com": true]),
+    ]
+
+    static func files() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: Vectors.root.appendingPathComponent("android-nsc").path)
+            .filter { $0.hasSuffix(".xml") }.sorted()
+    }
+
+    @Test func everyVectorFileHasAnExpectation() throws {
+        let files = try Self.files()
+        #expect(files.count == 7)
+        #expect(Set(files) == Set(Self.expectations.keys))
+    }
+
+    @Test(arguments: try files())
+    func vectorOutcome(_ file: String) throws {
+        let expectation = try #require(Self.expectations[file])
+        let policy = try PolicyLoader.load(data: try Vectors.data("android-nsc/" + file), timeZone: TimeZone(identifier: "UTC")!)
+        #expect(policy.source == .androidNSC)
+        let date = Date()
+        let verification = ChainVerifier(trustAnchors: [try Vectors.fixture("root_anchor")], verificationTime: date)
+            .verify(chain: [try Vectors.fixture("leaf")], host: nil)
+        for (host, connects) in expectation.connects {
+            let evaluation = PinningEvaluator.evaluate(policy: policy, host: host, verification: verification, at: date,
+                                                       context: EvaluationContext(androidAnchorStore: expectation.anchorStore))
+            #expect(evaluation.connects == connects, "\(file) \(host): \(evaluation.reason)")
+        }
+    }
+
+    @Test func nestedConfigInheritsAnchorsAndPins() throws {
+        let policy = try AndroidNSCParser().parse(try Vectors.data("android-nsc/nested_domains.xml"))
+        let developer = try #require(policy.entry(for: "developer.android.com"))
+        #expect(developer.pins.map(\.base64) == ["zCTnfLwLKbS9S2sbp+uFz4KZOocFvXxkV06Ce9O5M2w="])
+        #expect(developer.trustAnchors == [TrustAnchorReference(.system, overridesPins: false)])
+        #expect(policy.entry(for: "android.com")?.pins.isEmpty == true)
+        #expect(policy.entry(for: "foo.developer.android.com")?.pattern == "android.com")
+        #expect(policy.baseCleartextTrafficPermitted == false)
+    }
+
+    @Test func nestedCleartextOverride() throws {
+        let policy = try AndroidNSCParser().parse(try Vectors.data("android-nsc/nested_domains_override.xml"))
+        #expect(policy.entry(for: "android.com")?.cleartextTrafficPermitted == true)
+        #expect(policy.entry(for: "www.android.com")?.cleartextTrafficPermitted == true)
+        #expect(policy.entry(for: "developer.android.com")?.cleartextTrafficPermitted == false)
+    }
+
+    @Test func debugOverridesApplyOnlyWhenDebuggable() throws {
+        let data = try Vectors.data("android-nsc/debug_domain.xml")
+        let release = try AndroidNSCParser(debuggable: false).parse(data)
+        let debug = try AndroidNSCParser(debuggable: true).parse(data)
+        let debugCA = TrustAnchorReference(.resource("@raw/test_debug_ca"), overridesPins: true)
+        #expect(release.entry(for: "android.com")?.trustAnchors == [TrustAnchorReference(.resource("@raw/ca_certs_pem"), overridesPins: false)])
+        #expect(debug.entry(for: "android.com")?.trustAnchors.contains(debugCA) == true)
+        #expect(debug.baseTrustAnchors.contains(debugCA))
+    }
+
+    @Test func expirationIsDeviceLocalMidnight() throws {
+        let policy = try AndroidNSCParser(timeZone: TimeZone(identifier: "Asia/Tokyo")!)
+            .parse(try Vectors.data("android-nsc/expired_pin.xml"))
+        #expect(policy.domains.first?.expiration == ISO8601DateFormatter().date(from: "2014-12-31T15:00:00Z"))
+    }
+
+    @Test(arguments: [
+        ("<domain-config><domain>a.com</domain></domain-config><domain-config><domain>A.com</domain></domain-config>", PolicyError.Code.duplicateDomain),
+        ("<domain-config><pin-set/></domain-config>", .invalidStructure),
+        ("<base-config><pin-set/></base-config>", .invalidStructure),
+        ("<domain-config><domain>a.com</domain><pin-set><pin digest=\"SHA-1\">AAAA</pin></pin-set></domain-config>", .invalidPin),
+        ("<domain-config><domain>a.com</domain><pin-set><pin digest=\"SHA-256\">AAAA</pin></pin-set></domain-config>", .invalidPin),
+        ("<domain-config><domain>a.com</domain><pin-set expiration=\"2015-13-45\"/></domain-config>", .invalidValue),
+    ])
+    func rejectsWhatXmlConfigSourceRejects(_ body: String, _ code: PolicyError.Code) {
+        let xml = "<network-security-config>\(body)</network-security-config>"
+        #expect { try AndroidNSCParser().parse(Data(xml.utf8)) } throws: { ($0 as? PolicyError)?.code == code }
+    }
+
+    @Test func userInstalledProxyCAFailsBeforePins() throws {
+        let policy = try AndroidNSCParser().parse(try Vectors.data("android-nsc/pins1.xml"))
+        let verification = ChainVerifier(trustAnchors: [try Vectors.fixture("root_anchor")])
+            .verify(chain: [try Vectors.fixture("leaf")], host: nil)
+        let evaluation = PinningEvaluator.evaluate(policy: policy, host: "www.android.com", verification: verification,
+                                                   at: Date(), context: EvaluationContext(androidAnchorStore: .user))
+        #expect(!evaluation.connects, "targetSdk ≥ 24 does not trust user CAs by default")
+    }
+}

@@ -1,0 +1,73 @@
+import CertAuthority
+import Foundation
+import Testing
+@testable import PinningPolicy
+
+/// OkHttp `CertificatePinner` pattern rules (spec §5.1, OkHttp `CertificatePinnerTest.kt`) and
+/// the two input forms.
+@Suite struct OkHttpPinnerParserTests {
+    @Test(arguments: [
+        ("example.com", "example.com", true), ("example.com", "www.example.com", false),
+        ("www.example.com", "us.www.example.com", false), ("example.com", "EXAMPLE.com", true),
+        ("*.example.com", "a.example.com", true), ("*.example.com", "example.com", false),
+        ("*.example.com", "a.b.example.com", false), ("**.example.com", "example.com", true),
+        ("**.example.com", "a.b.example.com", true), ("**.example.co.uk", "anotherexample.co.uk", false),
+        ("*.example.com", "aexample.com", false),
+    ])
+    func patternMatching(_ pattern: String, _ host: String, _ expected: Bool) throws {
+        #expect(try OkHttpPattern(pattern).matches(host) == expected)
+    }
+
+    @Test(arguments: ["a.*.example.com", "*example.com", "https://example.com/", "example.com:443", "***.example.com"])
+    func rejectsInvalidPatterns(_ pattern: String) {
+        #expect(throws: PolicyError.self) { try OkHttpPattern(pattern) }
+    }
+
+    @Test func parsesChainedKotlinSource() throws {
+        let source = """
+        val pinner = CertificatePinner.Builder()
+            .add("api.example.com",
+                 "sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",
+                 "sha1/TEF4rzaX+BAha8UD6atiCYtJnfM=")
+            .add("**.example.com", BuildConfig.PIN)
+            .add("*.cdn.example.com", "sha256/S5z3Fz5ZfZAGJOBZjK6TYBquyLLKO+BndKXBlL3nPjo=")
+            .build()
+        """
+        let policy = try PolicyLoader.load(data: Data(source.utf8))
+        #expect(policy.source == .okHttp)
+        #expect(policy.domains.map(\.pattern) == ["api.example.com", "**.example.com", "*.cdn.example.com"])
+        #expect(policy.domains[0].pins.map(\.description) == ["sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",
+                                                              "sha1/TEF4rzaX+BAha8UD6atiCYtJnfM="])
+        #expect(!policy.warnings.isEmpty, "BuildConfig.PIN is not a literal")
+        #expect(policy.entries(for: "api.example.com").count == 2, "patterns are pooled")
+    }
+
+    @Test func parsesPinListAndPoolsPatterns() throws {
+        let text = "# pins\nwww.good.com sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n**.good.com sha256/S5z3Fz5ZfZAGJOBZjK6TYBquyLLKO+BndKXBlL3nPjo=\n"
+        let policy = try OkHttpPinnerParser().parse(text)
+        let verification = ChainVerifier(trustAnchors: [try Vectors.fixture("root_anchor")], verificationTime: Vectors.trustKitTestDate)
+            .verify(chain: [try Vectors.fixture("leaf")], host: "www.good.com")
+        let evaluation = PinningEvaluator.evaluate(policy: policy, host: "www.good.com", verification: verification,
+                                                   at: Vectors.trustKitTestDate)
+        #expect(evaluation.decision == .shouldAllowConnection)
+        #expect(evaluation.matchedPin?.base64 == "S5z3Fz5ZfZAGJOBZjK6TYBquyLLKO+BndKXBlL3nPjo=")
+    }
+
+    @Test func sha1PinOfLeafMatchesAndWrongPinBlocks() throws {
+        let leaf = try Vectors.fixture("leaf")
+        let verification = ChainVerifier(trustAnchors: [try Vectors.fixture("root_anchor")], verificationTime: Vectors.trustKitTestDate)
+            .verify(chain: [leaf], host: "www.good.com")
+        let good = try OkHttpPinnerParser().parse("*.good.com sha1/xQ4BMmkVhwAdTOn0ECs3ysHCd/U=")
+        let bad = try OkHttpPinnerParser().parse("*.good.com sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=")
+        #expect(PinningEvaluator.evaluate(policy: good, host: "www.good.com", verification: verification, at: Date()).connects)
+        let blocked = PinningEvaluator.evaluate(policy: bad, host: "www.good.com", verification: verification, at: Date())
+        #expect(blocked.decision == .shouldBlockConnection && blocked.validationResult == .failedNoMatchingPin)
+    }
+
+    @Test func pinErrorsAndUncheckedLength() throws {
+        #expect(throws: PolicyError.self) { try OkHttpPinnerParser().parse("a.com sha512/AAAA") }
+        #expect(throws: PolicyError.self) { try OkHttpPinnerParser().parse("a.com sha256/!!!!") }
+        // OkHttp does not validate the decoded length: a truncated pin is accepted.
+        #expect(try OkHttpPinnerParser().parse("a.com sha256/AAAA").domains.first?.pins.first?.digest.count == 3)
+    }
+}

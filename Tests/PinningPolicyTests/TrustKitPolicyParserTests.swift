@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+@testable import PinningPolicy
+
+/// TrustKit's configuration-parsing tests (`config_parsing` in the vectors), plus input formats.
+@Suite struct TrustKitPolicyParserTests {
+    let parser = TrustKitPolicyParser()
+
+    @Test func vectorFileHasAllParsingCases() throws {
+        #expect(try VectorCase.trustKit("config_parsing").count == 19)
+    }
+
+    @Test(arguments: try VectorCase.trustKit("config_parsing"))
+    func configParsing(_ vector: VectorCase) throws {
+        let config = try #require(vector.body["config"] as? [String: Any])
+        let expect = try #require(vector.body["expect"] as? String)
+        let outcome = Result { try parser.parse(configuration: config) }
+        switch (expect, outcome) {
+        case ("reject", .success):
+            Issue.record("\(vector.name): TrustKit rejects this configuration, we accepted it")
+        case ("accept", .failure(let error)):
+            Issue.record("\(vector.name): TrustKit accepts this configuration, we rejected it: \(error)")
+        case ("accept", .success(let policy)):
+            for (host, expected) in vector.body["lookup"] as? [String: Any] ?? [:] {
+                let noted = policy.entry(for: host, matcher: parser.matcher)?.pattern
+                #expect(noted == expected as? String, "lookup \(host)")
+            }
+            if let parsed = vector.body["parsed"] as? [String: Any] {
+                if parsed["TSKExpirationDate"] != nil {
+                    let entry = try #require(policy.domains.first)
+                    #expect(entry.expiration == ISO8601DateFormatter().date(from: "2015-01-01T00:00:00Z"))
+                }
+                if let count = parsed["pin_count"] as? Int { #expect(policy.domains.first?.pins.count == count) }
+                if let swizzle = parsed["TSKSwizzleNetworkDelegates"] as? Bool {
+                    #expect(policy.swizzleNetworkDelegates == swizzle)
+                }
+            }
+        default:
+            break
+        }
+    }
+
+    @Test func readsInfoPlistJSONAndBarePlistAlike() throws {
+        let domain: [String: Any] = [
+            "TSKPublicKeyHashes": ["TQEtdMbmwFgYUifM4LDF+xgEtd0z69mPGmkp014d6ZY=", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="],
+            "TSKIncludeSubdomains": true, "TSKEnforcePinning": false, "TSKReportUris": ["https://r.example/report"],
+            "TSKExpirationDate": "2030-06-01",
+        ]
+        let configuration: [String: Any] = ["TSKSwizzleNetworkDelegates": true, "TSKPinnedDomains": ["good.com": domain]]
+        let infoPlist = try PropertyListSerialization.data(fromPropertyList: ["CFBundleIdentifier": "x", "TSKConfiguration": configuration],
+                                                           format: .xml, options: 0)
+        let barePlist = try PropertyListSerialization.data(fromPropertyList: configuration, format: .binary, options: 0)
+        let json = try JSONSerialization.data(withJSONObject: configuration)
+        for data in [infoPlist, barePlist, json] {
+            let policy = try PolicyLoader.load(data: data)
+            #expect(policy.source == .trustKit)
+            let entry = try #require(policy.domains.first)
+            #expect(entry.pattern == "good.com" && entry.includeSubdomains && !entry.enforce)
+            #expect(entry.reportURIs == ["https://r.example/report"])
+            #expect(entry.expiration == ISO8601DateFormatter().date(from: "2030-06-01T00:00:00Z"))
+            #expect(policy.swizzleNetworkDelegates == true)
+        }
+    }
+
+    @Test func onePinIsEnoughWhenNotEnforcing() throws {
+        let config: [String: Any] = ["TSKPinnedDomains": ["good.com": [
+            "TSKEnforcePinning": false, "TSKPublicKeyHashes": ["TQEtdMbmwFgYUifM4LDF+xgEtd0z69mPGmkp014d6ZY="]]]]
+        #expect(try parser.parse(configuration: config).domains.first?.pins.count == 1)
+    }
+
+    @Test(arguments: [
+        ("unpadded", "TQEtdMbmwFgYUifM4LDF+xgEtd0z69mPGmkp014d6ZY"),
+        ("31 bytes", "TQEtdMbmwFgYUifM4LDF+xgEtd0z69mPGmkp014d6Q=="),
+        ("whitespace", "TQEtdMbmwFgYUifM4LDF+xgEtd0z69mP Gmkp014d6ZY="),
+    ])
+    func rejectsPinsNSDataWouldNotDecodeTo32Bytes(_ label: String, _ pin: String) {
+        let config: [String: Any] = ["TSKPinnedDomains": ["good.com": [
+            "TSKPublicKeyHashes": [pin, "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="]]]]
+        #expect(throws: PolicyError.self, "\(label)") { try parser.parse(configuration: config) }
+    }
+
+    @Test(arguments: ["localhost", "192.168.0.1", "example.local", "a.test"])
+    func rejectsNamesWithoutARegistry(_ name: String) {
+        let config: [String: Any] = ["TSKPinnedDomains": [name: [
+            "TSKPublicKeyHashes": ["TQEtdMbmwFgYUifM4LDF+xgEtd0z69mPGmkp014d6ZY=", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="]]]]
+        #expect { try parser.parse(configuration: config) } throws: { ($0 as? PolicyError)?.code == .invalidDomain }
+    }
+
+    @Test func unparseableExpirationMeansNeverExpiresWithAWarning() throws {
+        let config: [String: Any] = ["TSKPinnedDomains": ["good.com": ["TSKExpirationDate": "01/01/2015",
+            "TSKPublicKeyHashes": ["TQEtdMbmwFgYUifM4LDF+xgEtd0z69mPGmkp014d6ZY=", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="]]]]
+        let policy = try parser.parse(configuration: config)
+        #expect(policy.domains.first?.expiration == nil)
+        #expect(policy.warnings.contains { $0.contains("never expiring") })
+    }
+}
