@@ -3,28 +3,13 @@ import Foundation
 
 /// Remembers the last TLS session per upstream so new connections resume it (saving a full
 /// handshake, which dominates the cost of a new upstream connection).
-public final class TLSSessionCache: @unchecked Sendable {
-    // `sessions` is guarded by `lock`; each SSL_SESSION is reference-counted by OpenSSL.
-    private let lock = NSLock()
-    private var sessions: [String: OpaquePointer] = [:]
-    private let key: String
-    private let shared: TLSSessionCacheStore
+public struct TLSSessionCache: Sendable {
+    let store: TLSSessionCacheStore
+    let key: String
 
-    init(store: TLSSessionCacheStore, key: String) {
-        self.shared = store
-        self.key = key
-        self.sessions = [:]
-    }
+    func resume(_ ssl: OpaquePointer) { store.resume(ssl, key: key) }
 
-    func resume(_ ssl: OpaquePointer) {
-        shared.resume(ssl, key: key)
-    }
-
-    func store(_ ssl: OpaquePointer) {
-        shared.store(ssl, key: key)
-    }
-
-    deinit {}
+    func store(_ ssl: OpaquePointer) { store.store(ssl, key: key) }
 }
 
 /// The per-process store behind `TLSSessionCache` handles.
