@@ -85,8 +85,8 @@ public enum RequestTarget: Sendable, Equatable {
             host = bytes[..<colon]
             afterHost = bytes[colon...]
             let regNameExtras = "-._~%!$&'()*+,;=".utf8
-            guard host.allSatisfy({ isAlphanumeric($0) || regNameExtras.contains($0) }) else {
-                throw invalid("request target host contains an invalid character")
+            if let bad = host.first(where: { !isAlphanumeric($0) && !regNameExtras.contains($0) }) {
+                throw invalid("request target host contains an invalid character (\(ASCII.hex(bad)))")
             }
         }
         guard !host.isEmpty else { throw invalid("request target has an empty host") }
