@@ -35,6 +35,12 @@ enum MessageFraming: Sendable, Equatable {
             side = .request
         case .response(let status, let method):
             side = .response
+            // 2. "Any 2xx (Successful) response to a CONNECT request implies that the connection
+            //    will become a tunnel immediately after the empty line that concludes the header fields."
+            //    Checked before rule 1 so that a 204 to CONNECT also opens the tunnel (RFC 9110
+            //    §9.3.6: "Any 2xx (Successful) response indicates that the sender ... will switch
+            //    to tunnel mode"); both rules agree that there is no body.
+            if method == "CONNECT" && (200..<300).contains(status) { return .tunnel }
             // 1. "Any response to a HEAD request and any response with a 1xx (Informational),
             //    204 (No Content), or 304 (Not Modified) status code is always terminated by the
             //    first empty line after the header fields ... and thus cannot contain content."
@@ -43,9 +49,6 @@ enum MessageFraming: Sendable, Equatable {
             if method == "HEAD" || (100..<200).contains(status) || status == 204 || status == 304 {
                 return .noBody
             }
-            // 2. "Any 2xx (Successful) response to a CONNECT request implies that the connection
-            //    will become a tunnel immediately after the empty line that concludes the header fields."
-            if method == "CONNECT" && (200..<300).contains(status) { return .tunnel }
         }
         let hasTransferEncoding = headers.contains("Transfer-Encoding")
         let hasContentLength = headers.contains("Content-Length")
