@@ -25,7 +25,8 @@ import Testing
         let atLimit = Self.requestLine(length: 8192)
         expectEvents(
             HTTP1RequestParser.self, atLimit + "\r\n\r\n",
-            [.head(HTTPRequestHead(method: "GET", target: String(atLimit.dropFirst(4).dropLast(9)))), .end(trailers: [:])])
+            [.head(HTTPRequestHead(method: "GET", target: String(atLimit.dropFirst(4).dropLast(9)))),
+             .end(trailers: [:])])
         expectError(
             HTTP1RequestParser.self, Self.requestLine(length: 8193) + "\r\n\r\n", code: .startLineTooLong, status: 414,
             reason: "request line longer than 8192 bytes")
@@ -125,7 +126,8 @@ import Testing
     @Test func trailerCountAtLimitPassesAndOneOverIs431() {
         let (lines, trailers) = Self.fields(64)
         expectEvents(
-            HTTP1RequestParser.self, Self.chunkedHead + "0\r\n\(lines)\r\n", [Self.chunkedEvent, .end(trailers: trailers)])
+            HTTP1RequestParser.self, Self.chunkedHead + "0\r\n\(lines)\r\n",
+            [Self.chunkedEvent, .end(trailers: trailers)])
         expectError(
             HTTP1RequestParser.self, Self.chunkedHead + "0\r\n\(Self.fields(65).0)\r\n", code: .tooManyTrailers,
             status: 431, reason: "more than 64 trailer fields")

@@ -24,7 +24,8 @@ import Testing
     @Test func chunkedResponseWithTrailers() {
         expectEvents(
             HTTP1ResponseParser.self,
-            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: Digest\r\n\r\n4\r\nwiki\r\n0\r\nDigest: x\r\n\r\n",
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: Digest\r\n\r\n"
+                + "4\r\nwiki\r\n0\r\nDigest: x\r\n\r\n",
             [Self.head(200, "OK", ["Transfer-Encoding": "chunked", "Trailer": "Digest"]), .body(Array("wiki".utf8)),
              .end(trailers: ["Digest": "x"])],
             prepare: Self.answering("GET"))
@@ -74,7 +75,8 @@ import Testing
         let frame: [UInt8] = [0x81, 0x02, 0x68, 0x69]
         parser.feed(Array("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n".utf8))
         parser.feed(frame)
-        #expect(try parser.next() == Self.head(101, "Switching Protocols", ["Upgrade": "websocket", "Connection": "Upgrade"]))
+        #expect(try parser.next()
+            == Self.head(101, "Switching Protocols", ["Upgrade": "websocket", "Connection": "Upgrade"]))
         #expect(try parser.next() == Self.end)
         #expect(parser.isTunnel)
         #expect(try parser.next() == nil)

@@ -23,7 +23,8 @@ import Testing
     static let requestCases: [Case] = [
         Case("CL and TE together", "POST / HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n",
              .contentLengthWithTransferEncoding, 400, "both Content-Length and Transfer-Encoding present"),
-        Case("TE and CL together, TE first", "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 0\r\n\r\n",
+        Case("TE and CL together, TE first",
+             "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 0\r\n\r\n",
              .contentLengthWithTransferEncoding, 400, "both Content-Length and Transfer-Encoding present"),
         Case("differing CL fields", "POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n",
              .conflictingContentLength, 400, "several differing Content-Length values"),
@@ -91,7 +92,8 @@ import Testing
              "header line ends in a bare LF"),
         Case("control character in value", "GET / HTTP/1.1\r\nX: a\u{01}\r\n\r\n", .invalidHeaderValue, 400,
              "control character 0x01 in header line"),
-        Case("bare CR in request line", "GET /a\rb HTTP/1.1\r\n\r\n", .bareCR, 400, "bare CR (not followed by LF) in request line"),
+        Case("bare CR in request line", "GET /a\rb HTTP/1.1\r\n\r\n", .bareCR, 400,
+             "bare CR (not followed by LF) in request line"),
         Case("NUL in request line", "GET /\0 HTTP/1.1\r\n\r\n", .nulCharacter, 400, "NUL byte in request line"),
         Case("header line without colon", "GET / HTTP/1.1\r\nHost a\r\n\r\n", .missingColon, 400,
              "header line has no colon"),
@@ -102,7 +104,8 @@ import Testing
         Case("HTAB inside header name", "GET / HTTP/1.1\r\nX\tY: a\r\n\r\n", .invalidHeaderName, 400,
              "invalid character (0x09)"),
         Case("request line without version", "GET /\r\n\r\n", .missingVersion, 400, "request line has no HTTP version"),
-        Case("request line with method only", "GET\r\n\r\n", .malformedStartLine, 400, "request line has no request target"),
+        Case("request line with method only", "GET\r\n\r\n", .malformedStartLine, 400,
+             "request line has no request target"),
         Case("request line with double space", "GET  / HTTP/1.1\r\n\r\n", .malformedStartLine, 400,
              "request line has two spaces before the target"),
         Case("non-token method", "G(T / HTTP/1.1\r\n\r\n", .invalidMethod, 400, "method is empty or not a token"),
@@ -113,7 +116,8 @@ import Testing
         Case("HTTP/0.9 style version", "GET / HTTP/0.9\r\n\r\n", .unsupportedVersion, 505, "HTTP/0.9 is not supported"),
         Case("lowercase version", "GET / http/1.1\r\n\r\n", .malformedVersion, 400, "malformed HTTP version"),
         Case("two-digit minor version", "GET / HTTP/1.10\r\n\r\n", .malformedVersion, 400, "malformed HTTP version"),
-        Case("trailing space after version", "GET / HTTP/1.1 \r\n\r\n", .malformedVersion, 400, "malformed HTTP version"),
+        Case("trailing space after version", "GET / HTTP/1.1 \r\n\r\n", .malformedVersion, 400,
+             "malformed HTTP version"),
     ]
 
     @Test(arguments: requestCases)
@@ -178,7 +182,8 @@ import Testing
             == .noBody)
         #expect(try MessageFraming.of(.response(status: 299, requestMethod: "CONNECT"), version: .http11, headers: [:])
             == .tunnel)
-        #expect(try MessageFraming.of(.response(status: 400, requestMethod: "CONNECT"), version: .http11, headers: chunked)
+        #expect(try MessageFraming.of(
+            .response(status: 400, requestMethod: "CONNECT"), version: .http11, headers: chunked)
             == .chunked)
     }
 }

@@ -4,11 +4,14 @@ import Testing
 @Suite struct RequestTargetTests {
     @Test(arguments: [
         ("GET", "/a/b?c=d", RequestTarget.origin("/a/b?c=d")),
-        ("GET", "http://example.com/x?y", .absolute(scheme: "http", host: "example.com", port: nil, pathAndQuery: "/x?y")),
-        ("GET", "HTTPS://Example.com:8443", .absolute(scheme: "https", host: "Example.com", port: 8443, pathAndQuery: "/")),
+        ("GET", "http://example.com/x?y",
+         .absolute(scheme: "http", host: "example.com", port: nil, pathAndQuery: "/x?y")),
+        ("GET", "HTTPS://Example.com:8443",
+         .absolute(scheme: "https", host: "Example.com", port: 8443, pathAndQuery: "/")),
         ("GET", "http://a.test?q", .absolute(scheme: "http", host: "a.test", port: nil, pathAndQuery: "/?q")),
         ("GET", "http://a.test:/p", .absolute(scheme: "http", host: "a.test", port: nil, pathAndQuery: "/p")),
-        ("GET", "http://[2001:db8::1]:8080/p", .absolute(scheme: "http", host: "2001:db8::1", port: 8080, pathAndQuery: "/p")),
+        ("GET", "http://[2001:db8::1]:8080/p",
+         .absolute(scheme: "http", host: "2001:db8::1", port: 8080, pathAndQuery: "/p")),
         ("GET", "http://[::1]/", .absolute(scheme: "http", host: "::1", port: nil, pathAndQuery: "/")),
         ("GET", "ws://10.0.0.1:9/chat", .absolute(scheme: "ws", host: "10.0.0.1", port: 9, pathAndQuery: "/chat")),
         ("CONNECT", "example.com:443", .authority(host: "example.com", port: 443)),

@@ -41,7 +41,8 @@ import Testing
     @Test func unmaskedTextFrame() throws {
         let events = try Self.decode(Self.frame(opcode: 0x1, payload: Array("hi".utf8)))
         #expect(events == [
-            .frame(WebSocketFrame(fin: true, opcode: .text, masked: false, payloadLength: 2, payloadPrefix: Array("hi".utf8))),
+            .frame(WebSocketFrame(
+                fin: true, opcode: .text, masked: false, payloadLength: 2, payloadPrefix: Array("hi".utf8))),
             .message(WebSocketMessage(opcode: .text, length: 2, prefix: Array("hi".utf8), frameCount: 1)),
         ])
     }
@@ -66,8 +67,8 @@ import Testing
     @Test func sixtyFourBitLength() throws {
         let payload = [UInt8](repeating: 0x5A, count: 70_000)
         let events = try Self.decode(Self.frame(opcode: 0x2, payload: payload), prefixLimit: 4)
-        #expect(events.last == .message(WebSocketMessage(opcode: .binary, length: 70_000, prefix: [0x5A, 0x5A, 0x5A, 0x5A],
-                                                          frameCount: 1)))
+        #expect(events.last == .message(
+            WebSocketMessage(opcode: .binary, length: 70_000, prefix: [0x5A, 0x5A, 0x5A, 0x5A], frameCount: 1)))
     }
 
     @Test func sixtyFourBitLengthIsCountedWithoutBuffering() throws {

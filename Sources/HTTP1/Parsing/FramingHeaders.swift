@@ -62,7 +62,8 @@ enum TransferCodings {
             throw HTTP1ParseError(.invalidTransferEncoding, "Transfer-Encoding is empty", side: side)
         }
         if codings.filter({ $0 == "chunked" }).count > 1 {
-            throw HTTP1ParseError(.invalidTransferEncoding, "chunked transfer coding applied more than once", side: side)
+            throw HTTP1ParseError(
+                .invalidTransferEncoding, "chunked transfer coding applied more than once", side: side)
         }
         if side == .request, let unknown = codings.first(where: { !known.contains($0) }) {
             throw HTTP1ParseError(.unknownTransferCoding, "unknown transfer coding \"\(unknown)\"", side: side)

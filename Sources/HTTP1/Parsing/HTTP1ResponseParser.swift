@@ -66,7 +66,8 @@ struct ResponseRole: HTTP1MessageRole {
         _ line: StartLine.Status, headers: HTTPHeaders
     ) throws(HTTP1ParseError) -> (HTTPResponseHead, MessageFraming?) {
         guard let method = pendingMethods.first else {
-            throw HTTP1ParseError(.unexpectedResponse, "response received with no request waiting for it", side: .response)
+            throw HTTP1ParseError(
+                .unexpectedResponse, "response received with no request waiting for it", side: .response)
         }
         let head = HTTPResponseHead(version: line.version, status: line.status, reason: line.reason, headers: headers)
         // An interim response leaves its request waiting for the final one.
