@@ -1,2 +1,0 @@
-/// Sans-IO HTTP/1.1 codec. See HTTP1Parser.swift.
-public enum HTTP1 {}

@@ -1,0 +1,116 @@
+/// The field lines of a header or trailer section, in the order and letter case they arrived.
+///
+/// Lookups compare names ignoring ASCII case (RFC 9110 §5.1); `==` compares exactly, names'
+/// case and order included, because a proxy that relays headers must know whether it changed them.
+public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral,
+    CustomStringConvertible
+{
+    /// One field line.
+    public typealias Field = (name: String, value: String)
+
+    private var fields: [Field]
+
+    /// Creates an empty header section.
+    public init() {
+        fields = []
+    }
+
+    /// Creates a header section holding `fields` in the given order.
+    public init(_ fields: [(String, String)]) {
+        self.fields = fields.map { (name: $0.0, value: $0.1) }
+    }
+
+    /// Creates a header section from a literal; repeated names are kept, in order.
+    public init(dictionaryLiteral elements: (String, String)...) {
+        self.init(elements)
+    }
+
+    /// The number of field lines.
+    public var count: Int { fields.count }
+
+    /// Whether there are no field lines.
+    public var isEmpty: Bool { fields.isEmpty }
+
+    /// The value of the first field named `name`, or nil.
+    public subscript(name: String) -> String? {
+        fields.first { $0.name.equalsCaseInsensitive(name) }?.value
+    }
+
+    /// The values of every field named `name`, in order; empty when there is none.
+    public func values(_ name: String) -> [String] {
+        fields.compactMap { $0.name.equalsCaseInsensitive(name) ? $0.value : nil }
+    }
+
+    /// Whether at least one field is named `name`.
+    public func contains(_ name: String) -> Bool {
+        fields.contains { $0.name.equalsCaseInsensitive(name) }
+    }
+
+    /// Appends a field line after the existing ones.
+    public mutating func add(name: String, value: String) {
+        fields.append((name: name, value: value))
+    }
+
+    /// Removes every field named `name`.
+    public mutating func remove(_ name: String) {
+        fields.removeAll { $0.name.equalsCaseInsensitive(name) }
+    }
+
+    /// Removes every field for which `shouldRemove` is true.
+    public mutating func removeAll(where shouldRemove: (Field) throws -> Bool) rethrows {
+        try fields.removeAll(where: shouldRemove)
+    }
+
+    /// Sets the first field named `name` to `value` in place and removes the others,
+    /// or appends the field when there is none.
+    public mutating func replaceOrAdd(name: String, value: String) {
+        guard let first = fields.firstIndex(where: { $0.name.equalsCaseInsensitive(name) }) else {
+            add(name: name, value: value)
+            return
+        }
+        fields[first].value = value
+        var index = fields.index(after: first)
+        while index < fields.endIndex {
+            if fields[index].name.equalsCaseInsensitive(name) {
+                fields.remove(at: index)
+            } else {
+                index += 1
+            }
+        }
+    }
+
+    /// The comma-separated elements of every field named `name` (RFC 9110 §5.6.1), trimmed, empty ones dropped.
+    public func listElements(_ name: String) -> [Substring] {
+        values(name).flatMap { value in
+            value.split(separator: ",", omittingEmptySubsequences: false).compactMap { element in
+                let trimmed = element.trimmingCharacters(in: " \t")
+                return trimmed.isEmpty ? nil : trimmed
+            }
+        }
+    }
+
+    /// Iterates field lines in order.
+    public func makeIterator() -> IndexingIterator<[Field]> {
+        fields.makeIterator()
+    }
+
+    /// The fields as `Name: value` lines, for logs and test failures.
+    public var description: String {
+        fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n")
+    }
+
+    /// Exact comparison: same names in the same letter case, same values, same order.
+    public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
+        lhs.fields.elementsEqual(rhs.fields) { $0.name == $1.name && $0.value == $1.value }
+    }
+}
+
+extension Substring {
+    /// This substring without leading and trailing characters from `characters`.
+    func trimmingCharacters(in characters: String) -> Substring {
+        var result = self
+        while let first = result.first, characters.contains(first) { result.removeFirst() }
+        while let last = result.last, characters.contains(last) { result.removeLast() }
+        return result
+    }
+}

@@ -1,0 +1,105 @@
+/// Byte constants and character classes from RFC 9110 §5.6 and RFC 9112 that the parsers test against.
+enum ASCII {
+    static let nul: UInt8 = 0x00
+    static let htab: UInt8 = 0x09
+    static let lf: UInt8 = 0x0A
+    static let cr: UInt8 = 0x0D
+    static let space: UInt8 = 0x20
+    static let colon: UInt8 = 0x3A
+    static let semicolon: UInt8 = 0x3B
+    static let comma: UInt8 = 0x2C
+    static let dot: UInt8 = 0x2E
+    static let slash: UInt8 = 0x2F
+    static let minus: UInt8 = 0x2D
+    static let del: UInt8 = 0x7F
+
+    /// `tchar` from RFC 9110 §5.6.2: the characters a token (method, field name, coding) may hold.
+    private static let tokenTable: [Bool] = (0..<256).map { value in
+        let byte = UInt8(value)
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+             UInt8(ascii: "A")...UInt8(ascii: "Z"):
+            return true
+        default:
+            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+
+    /// Whether `byte` is a `tchar` (RFC 9110 §5.6.2).
+    @inline(__always)
+    static func isTokenChar(_ byte: UInt8) -> Bool {
+        tokenTable[Int(byte)]
+    }
+
+    /// Whether every byte of `bytes` is a `tchar` and there is at least one.
+    static func isToken(_ bytes: some Collection<UInt8>) -> Bool {
+        !bytes.isEmpty && bytes.allSatisfy(isTokenChar)
+    }
+
+    /// Whether `byte` is optional whitespace, `OWS = *( SP / HTAB )` (RFC 9110 §5.6.3).
+    @inline(__always)
+    static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == space || byte == htab
+    }
+
+    /// Whether `byte` is a control character other than HTAB: never valid in a field value or reason phrase.
+    @inline(__always)
+    static func isForbiddenControl(_ byte: UInt8) -> Bool {
+        (byte < space && byte != htab) || byte == del
+    }
+
+    /// Whether `byte` is an ASCII decimal digit.
+    @inline(__always)
+    static func isDigit(_ byte: UInt8) -> Bool {
+        byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+    }
+
+    /// The value of a hexadecimal digit, or nil when `byte` is not one.
+    @inline(__always)
+    static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+
+    /// `bytes` without leading and trailing SP/HTAB.
+    static func trimmingWhitespace(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        var slice = bytes
+        while let first = slice.first, isWhitespace(first) { slice.removeFirst() }
+        while let last = slice.last, isWhitespace(last) { slice.removeLast() }
+        return slice
+    }
+
+    /// Decodes field-value or reason-phrase bytes: UTF-8 when valid, otherwise ISO-8859-1 byte for byte.
+    ///
+    /// RFC 9110 §5.5 calls non-ASCII octets `obs-text` with no defined charset. UTF-8 covers what
+    /// real servers send; the ISO-8859-1 fallback keeps every other byte visible rather than
+    /// replacing it with U+FFFD.
+    static func decodeText(_ bytes: ArraySlice<UInt8>) -> String {
+        if let text = String(validating: bytes, as: UTF8.self) {
+            return text
+        }
+        return String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
+    }
+
+    /// A byte as `0xNN`, for error reasons.
+    static func hex(_ byte: UInt8) -> String {
+        let digits = String(byte, radix: 16, uppercase: true)
+        return "0x" + (digits.count == 1 ? "0" + digits : digits)
+    }
+}
+
+extension String {
+    /// Whether two strings are equal ignoring ASCII case, without allocating lowercased copies.
+    func equalsCaseInsensitive(_ other: String) -> Bool {
+        let lhs = utf8
+        let rhs = other.utf8
+        guard lhs.count == rhs.count else { return false }
+        return zip(lhs, rhs).allSatisfy { a, b in
+            a == b || (a | 0x20 == b | 0x20 && (a | 0x20) >= UInt8(ascii: "a") && (a | 0x20) <= UInt8(ascii: "z"))
+        }
+    }
+}

@@ -1,0 +1,169 @@
+/// What one side of the exchange adds to the shared decoder: how its start line reads and how
+/// its messages are framed.
+protocol HTTP1MessageRole: Sendable {
+    /// The parsed start line.
+    associatedtype Line: Sendable
+    /// The head the parser yields.
+    associatedtype Head: Sendable & Equatable
+
+    /// Which side's messages are read.
+    static var side: MessageSide { get }
+
+    /// Parses a start line given without its CRLF.
+    static func parseLine(_ bytes: ArraySlice<UInt8>) throws(HTTP1ParseError) -> Line
+
+    /// Builds the head from its parts and decides how its body is framed.
+    ///
+    /// - Returns: the head, and the framing or nil for an interim head after which another head follows.
+    mutating func makeHead(_ line: Line, headers: HTTPHeaders) throws(HTTP1ParseError) -> (Head, MessageFraming?)
+}
+
+/// The machinery both parsers share: buffering, start-line and header-section reading, body
+/// framing, end of input, and sticky errors.
+///
+/// `Role` supplies the start-line parser and the framing decision, and nothing else.
+struct HTTP1MessageDecoder<Role: HTTP1MessageRole>: Sendable {
+    private enum State: Sendable {
+        /// Waiting for a start line; empty lines before it are skipped.
+        case startLine
+        /// Start line parsed, header section in progress.
+        case fields(Role.Line, FieldSectionReader)
+        /// Head delivered, body in progress.
+        case body(BodyReader)
+        /// The connection stopped speaking HTTP (CONNECT 2xx, 101); bytes are left for the caller.
+        case tunnel
+    }
+
+    /// The side-specific part, reachable so the response parser can queue request methods.
+    var role: Role
+    private let limits: HTTP1Limits
+    private var side: MessageSide { Role.side }
+    private var buffer = InputBuffer()
+    private var state = State.startLine
+    private var scanner = LineScanner()
+    private var atEOF = false
+    private var failure: HTTP1ParseError?
+
+    /// Creates a decoder bounded by `limits`.
+    init(role: Role, limits: HTTP1Limits) {
+        self.role = role
+        self.limits = limits
+    }
+
+    /// Whether the connection stopped speaking HTTP after the last message (CONNECT 2xx or 101).
+    var isTunnel: Bool {
+        if case .tunnel = state { true } else { false }
+    }
+
+    /// Appends received bytes.
+    mutating func feed(_ bytes: some Collection<UInt8>) {
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// Hands over every buffered, unparsed byte.
+    mutating func takeRemainingBytes() -> [UInt8] {
+        buffer.readAll()
+    }
+
+    /// The next event from the buffered bytes, or nil when more are needed.
+    ///
+    /// - Throws: the first parse error, and the same error on every later call.
+    mutating func next() throws(HTTP1ParseError) -> HTTP1Event<Role.Head>? {
+        if let failure { throw failure }
+        do {
+            return try step()
+        } catch {
+            failure = error
+            throw error
+        }
+    }
+
+    /// Marks the end of input, then returns the next event as `next()` does.
+    ///
+    /// A close-delimited body ends here; a message still missing bytes is `.truncated`.
+    mutating func finish() throws(HTTP1ParseError) -> HTTP1Event<Role.Head>? {
+        atEOF = true
+        return try next()
+    }
+
+    private mutating func step() throws(HTTP1ParseError) -> HTTP1Event<Role.Head>? {
+        switch state {
+        case .startLine, .fields:
+            guard let (line, headers) = try readHead() else { return nil }
+            let (head, framing) = try role.makeHead(line, headers: headers)
+            if let framing {
+                state = .body(BodyReader(framing, limits: limits, side: side))
+            }
+            return .head(head)
+        case .body(var reader):
+            let part = try reader.next(from: &buffer, atEOF: atEOF)
+            switch part {
+            case .end where reader.framing == .tunnel: state = .tunnel
+            case .end: state = .startLine
+            default: state = .body(reader)
+            }
+            switch part {
+            case .data(let bytes): return .body(bytes)
+            case .end(let trailers): return .end(trailers: trailers)
+            case nil:
+                try throwIfTruncated()
+                return nil
+            }
+        case .tunnel:
+            return nil
+        }
+    }
+
+    /// Reads a start line and header section; nil when more bytes are needed or, at the end of
+    /// input, when no message has begun.
+    private mutating func readHead() throws(HTTP1ParseError) -> (Role.Line, HTTPHeaders)? {
+        if case .startLine = state {
+            guard let line = try readStartLine() else { return nil }
+            state = .fields(line, FieldSectionReader(.header, limits: limits))
+        }
+        guard case .fields(let line, var reader) = state else { return nil }
+        let headers = try reader.read(from: &buffer, side: side)
+        guard let headers else {
+            state = .fields(line, reader)
+            try throwIfTruncated()
+            return nil
+        }
+        state = .startLine
+        return (line, headers)
+    }
+
+    private mutating func readStartLine() throws(HTTP1ParseError) -> Role.Line? {
+        while true {
+            let noun = side == .request ? "request line" : "status line"
+            switch try scanner.scan(buffer, what: noun, side: side) {
+            case .incomplete(let pending):
+                // A trailing CR may be the first half of the CRLF that ends a line of exactly the limit.
+                let length = pending > 0 && buffer[pending - 1] == ASCII.cr ? pending - 1 : pending
+                try checkStartLineLength(length, noun: noun)
+                if pending > 0 { try throwIfTruncated() }
+                return nil
+            case .line(let length):
+                // RFC 9112 §2.2: "a server that is expecting to receive and parse a request-line
+                // SHOULD ignore at least one empty line (CRLF) received prior to the request-line."
+                if length == 0 {
+                    buffer.consume(2)
+                    continue
+                }
+                try checkStartLineLength(length, noun: noun)
+                let line = try Role.parseLine(buffer[0..<length])
+                buffer.consume(length + 2)
+                return line
+            }
+        }
+    }
+
+    private func checkStartLineLength(_ length: Int, noun: String) throws(HTTP1ParseError) {
+        guard length > limits.maxStartLineLength else { return }
+        throw HTTP1ParseError(.startLineTooLong, "\(noun) longer than \(limits.maxStartLineLength) bytes", side: side)
+    }
+
+    private func throwIfTruncated() throws(HTTP1ParseError) {
+        guard atEOF else { return }
+        throw HTTP1ParseError(.truncated, "connection closed before the message was complete", side: side)
+    }
+}

@@ -1,0 +1,49 @@
+/// Connection-specific fields (RFC 9110 §7.6.1) that a proxy must not forward, and the
+/// persistence and expectation rules that read them.
+extension HTTPHeaders {
+    /// Fields that only make sense on one hop, whether or not Connection names them.
+    ///
+    /// RFC 9110 §7.6.1 names Proxy-Connection, Keep-Alive, TE, Transfer-Encoding and Upgrade;
+    /// Proxy-Authorization and Proxy-Authenticate (§11.7) are meant for this proxy alone.
+    private static let hopByHopNames = [
+        "Connection", "Proxy-Connection", "Keep-Alive", "TE", "Transfer-Encoding", "Upgrade",
+        "Proxy-Authorization", "Proxy-Authenticate",
+    ]
+
+    /// Removes hop-by-hop fields before a message is forwarded.
+    ///
+    /// Removes Connection and every field it names, then the fields in `hopByHopNames`.
+    /// Transfer-Encoding goes too: the forwarding side re-frames the body it sends.
+    /// - Parameter relayingUpgrade: when true and the message asks to upgrade (Connection lists
+    ///   `upgrade` and an Upgrade field is present), Upgrade is kept and Connection is reduced to
+    ///   `Connection: upgrade` so the next hop still sees the request or the 101 response.
+    public mutating func removeHopByHop(relayingUpgrade: Bool = false) {
+        let connectionOptions = listElements("Connection").map { $0.lowercased() }
+        let keepUpgrade = relayingUpgrade && connectionOptions.contains("upgrade") && contains("Upgrade")
+        var doomed = Set(connectionOptions)
+        doomed.formUnion(Self.hopByHopNames.map { $0.lowercased() })
+        if keepUpgrade { doomed.remove("upgrade") }
+        let connectionName = first { $0.name.equalsCaseInsensitive("Connection") }?.name
+        removeAll { doomed.contains($0.name.lowercased()) }
+        if keepUpgrade, let connectionName {
+            add(name: connectionName, value: "upgrade")
+        }
+    }
+
+    /// Whether the connection persists after a message with `version` and `headers` (RFC 9112 §9.3).
+    ///
+    /// "If the close connection option is present, the connection will not persist"; otherwise
+    /// HTTP/1.1 persists by default, and HTTP/1.0 only with the `keep-alive` option.
+    public static func keepAlive(version: HTTPVersion, headers: HTTPHeaders) -> Bool {
+        let options = headers.listElements("Connection").map { $0.lowercased() }
+        if options.contains("close") { return false }
+        if version == .http10 { return options.contains("keep-alive") }
+        return version == .http11
+    }
+
+    /// Whether the request waits for 100 Continue before sending its body (`Expect: 100-continue`,
+    /// RFC 9110 §10.1.1, compared ignoring case).
+    public var expectsContinue: Bool {
+        listElements("Expect").contains { $0.lowercased() == "100-continue" }
+    }
+}

@@ -1,0 +1,58 @@
+/// Writes heads and chunk framing as HTTP/1.1 bytes.
+///
+/// Fields are written in the order and letter case given. The serializer does not validate:
+/// heads from the parsers are already valid, and a caller building its own must not put CR or
+/// LF in a value (that would split the message).
+public enum HTTP1Serializer {
+    /// `method SP target SP version CRLF`, the header fields, and the empty line.
+    public static func serialize(_ head: HTTPRequestHead) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(64 + head.target.utf8.count + 32 * head.headers.count)
+        append("\(head.method) \(head.target) \(head.version)\r\n", to: &bytes)
+        appendFields(head.headers, to: &bytes)
+        return bytes
+    }
+
+    /// `version SP status SP reason CRLF`, the header fields, and the empty line.
+    public static func serialize(_ head: HTTPResponseHead) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(64 + 32 * head.headers.count)
+        append("\(head.version) \(head.status) \(head.reason)\r\n", to: &bytes)
+        appendFields(head.headers, to: &bytes)
+        return bytes
+    }
+
+    /// One chunk of a chunked body: hex size, CRLF, the data, CRLF.
+    ///
+    /// Empty data yields no bytes, since a zero-size chunk would end the body; use `lastChunk`.
+    public static func chunk(_ data: some Collection<UInt8>) -> [UInt8] {
+        guard !data.isEmpty else { return [] }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(data.count + 20)
+        append(String(data.count, radix: 16, uppercase: true) + "\r\n", to: &bytes)
+        bytes.append(contentsOf: data)
+        append("\r\n", to: &bytes)
+        return bytes
+    }
+
+    /// The end of a chunked body: `0 CRLF`, the trailer fields, and the empty line.
+    public static func lastChunk(trailers: HTTPHeaders = HTTPHeaders()) -> [UInt8] {
+        var bytes = Array("0\r\n".utf8)
+        appendFields(trailers, to: &bytes)
+        return bytes
+    }
+
+    private static func appendFields(_ fields: HTTPHeaders, to bytes: inout [UInt8]) {
+        for field in fields {
+            append(field.name, to: &bytes)
+            append(": ", to: &bytes)
+            append(field.value, to: &bytes)
+            append("\r\n", to: &bytes)
+        }
+        append("\r\n", to: &bytes)
+    }
+
+    private static func append(_ text: String, to bytes: inout [UInt8]) {
+        bytes.append(contentsOf: text.utf8)
+    }
+}

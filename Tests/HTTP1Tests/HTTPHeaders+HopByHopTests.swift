@@ -1,0 +1,51 @@
+import Testing
+@testable import HTTP1
+
+@Suite struct HTTPHeadersHopByHopTests {
+    @Test func removesConnectionFieldsAndWhatConnectionNames() {
+        var headers: HTTPHeaders = [
+            "Host": "a", "Connection": "keep-alive, X-Secret", "Keep-Alive": "timeout=5", "X-Secret": "s",
+            "Proxy-Connection": "keep-alive", "TE": "trailers", "Transfer-Encoding": "chunked", "Upgrade": "h2c",
+            "Proxy-Authorization": "Basic x", "Proxy-Authenticate": "Basic", "Accept": "*/*", "x-secret": "t",
+        ]
+        headers.removeHopByHop()
+        #expect(headers == ["Host": "a", "Accept": "*/*"])
+    }
+
+    @Test func relayingAnUpgradeKeepsUpgradeAndAMinimalConnection() {
+        var headers: HTTPHeaders = [
+            "Host": "a", "connection": "Upgrade, X-Hop", "Upgrade": "websocket", "X-Hop": "1",
+            "Sec-WebSocket-Key": "k",
+        ]
+        headers.removeHopByHop(relayingUpgrade: true)
+        #expect(headers == ["Host": "a", "Upgrade": "websocket", "Sec-WebSocket-Key": "k", "connection": "upgrade"])
+    }
+
+    @Test func relayingUpgradeWithoutAnUpgradeRequestStillRemovesUpgrade() {
+        var headers: HTTPHeaders = ["Host": "a", "Upgrade": "websocket", "Connection": "close"]
+        headers.removeHopByHop(relayingUpgrade: true)
+        #expect(headers == ["Host": "a"])
+    }
+
+    @Test(arguments: [
+        (HTTPVersion.http11, HTTPHeaders(), true),
+        (.http11, ["Connection": "close"], false),
+        (.http11, ["Connection": "Keep-Alive, CLOSE"], false),
+        (.http11, ["Connection": "upgrade"], true),
+        (.http10, HTTPHeaders(), false),
+        (.http10, ["Connection": "Keep-Alive"], true),
+        (.http10, ["connection": "keep-alive", "Connection": "close"], false),
+    ] as [(HTTPVersion, HTTPHeaders, Bool)])
+    func keepAliveFollowsVersionAndConnection(version: HTTPVersion, headers: HTTPHeaders, persistent: Bool) {
+        #expect(HTTPHeaders.keepAlive(version: version, headers: headers) == persistent)
+        #expect(HTTPRequestHead(method: "GET", target: "/", version: version, headers: headers).keepAlive == persistent)
+        #expect(HTTPResponseHead(version: version, status: 200, reason: "OK", headers: headers).keepAlive == persistent)
+    }
+
+    @Test func expectsContinueIgnoresCaseAndOtherExpectations() {
+        #expect((["Expect": "100-continue"] as HTTPHeaders).expectsContinue)
+        #expect((["expect": "100-CONTINUE"] as HTTPHeaders).expectsContinue)
+        #expect(!(["Expect": "200-ok"] as HTTPHeaders).expectsContinue)
+        #expect(!HTTPHeaders().expectsContinue)
+    }
+}

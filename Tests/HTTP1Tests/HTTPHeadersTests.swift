@@ -1,0 +1,59 @@
+import Testing
+@testable import HTTP1
+
+@Suite struct HTTPHeadersTests {
+    @Test func lookupIgnoresCaseAndReturnsTheFirstValue() {
+        let headers: HTTPHeaders = ["Host": "a", "X-A": "1", "x-a": "2"]
+        #expect(headers["HOST"] == "a")
+        #expect(headers["x-A"] == "1")
+        #expect(headers["Missing"] == nil)
+        #expect(headers.values("X-a") == ["1", "2"])
+        #expect(headers.contains("host"))
+        #expect(!headers.contains("hos"))
+    }
+
+    @Test func iterationKeepsOrderAndCase() {
+        var headers = HTTPHeaders()
+        headers.add(name: "b-Second", value: "2")
+        headers.add(name: "A-first", value: "1")
+        #expect(headers.map(\.name) == ["b-Second", "A-first"])
+        #expect(headers.map(\.value) == ["2", "1"])
+        #expect(headers.count == 2)
+    }
+
+    @Test func removeDropsEveryMatchIgnoringCase() {
+        var headers: HTTPHeaders = ["Cookie": "a", "Host": "h", "cookie": "b"]
+        headers.remove("COOKIE")
+        #expect(headers == ["Host": "h"])
+    }
+
+    @Test func replaceOrAddKeepsThePositionOfTheFirstMatch() {
+        var headers: HTTPHeaders = ["A": "1", "Via": "x", "B": "2", "via": "y"]
+        headers.replaceOrAdd(name: "VIA", value: "z")
+        #expect(headers == ["A": "1", "Via": "z", "B": "2"])
+        headers.replaceOrAdd(name: "New", value: "n")
+        #expect(headers == ["A": "1", "Via": "z", "B": "2", "New": "n"])
+    }
+
+    @Test func equalityIsExact() {
+        #expect((["A": "1", "B": "2"] as HTTPHeaders) != ["B": "2", "A": "1"])
+        #expect((["A": "1"] as HTTPHeaders) != ["a": "1"])
+        #expect((["A": "1"] as HTTPHeaders) == ["A": "1"])
+    }
+
+    @Test func listElementsSplitCommasAndSkipEmptyOnes() {
+        let headers: HTTPHeaders = ["Connection": " keep-alive ,, Upgrade", "connection": "close"]
+        #expect(headers.listElements("Connection") == ["keep-alive", "Upgrade", "close"])
+    }
+
+    @Test func nonUTF8ValueBytesSurviveAsLatin1() throws {
+        var parser = HTTP1RequestParser()
+        parser.feed(Array("GET / HTTP/1.1\r\nX: caf".utf8) + [0xE9] + Array("\r\nY: caf\u{E9}\r\n\r\n".utf8))
+        guard case .head(let head)? = try parser.next() else {
+            Issue.record("expected a head")
+            return
+        }
+        #expect(head.headers["X"] == "caf\u{E9}", "a lone 0xE9 is not UTF-8, read as ISO-8859-1")
+        #expect(head.headers["Y"] == "caf\u{E9}", "valid UTF-8 is read as UTF-8")
+    }
+}
