@@ -1,0 +1,200 @@
+import Foundation
+
+/// One finished exchange (or failed attempt) as the flow log records it: the unit every sink
+/// (JSON Lines log, HAR, console, QA verdicts) receives.
+///
+/// Field names are the documented log format (README, "The flow log"); `nil` fields are left
+/// out of the JSON.
+public struct Flow: Codable, Sendable, Equatable {
+    public enum Mode: String, Codable, Sendable { case http, https, tunnel, websocket }
+
+    public var id: String
+    /// RFC 3339 with milliseconds, UTC.
+    public var started: String
+    public var ended: String
+    /// The client's address, `127.0.0.1:53122`.
+    public var client: String
+    public var mode: Mode
+    public var server: Server
+    public var tls: TLSInfo?
+    public var request: Request?
+    public var response: Response?
+    public var timings: Timings
+    /// The intermediate (or root) that minted the leaf the client saw.
+    public var signer: SignerInfo?
+    /// The TLS persona presented to the client (`team` unless configured otherwise).
+    public var persona: String?
+    /// True when upstream verification was skipped (`--insecure-upstream`).
+    public var insecureUpstream: Bool?
+    /// WebSocket messages, in order, after a 101.
+    public var websocket: [WebSocketMessageRecord]?
+    /// For tunnels: bytes relayed each way.
+    public var tunnel: TunnelInfo?
+    public var error: FlowError?
+
+    public struct Server: Codable, Sendable, Equatable {
+        public var host: String
+        public var port: Int
+        /// The address actually dialled, when a connection was made.
+        public var address: String?
+    }
+
+    public struct TLSInfo: Codable, Sendable, Equatable {
+        public var client: ClientSide?
+        public var upstream: UpstreamSide?
+
+        public struct ClientSide: Codable, Sendable, Equatable {
+            public var sni: String?
+            public var version: String?
+            public var cipher: String?
+            public var alpn: String?
+        }
+
+        public struct UpstreamSide: Codable, Sendable, Equatable {
+            public var version: String?
+            public var cipher: String?
+            public var alpn: String?
+            public var verified: Bool
+            /// OpenSSL's reason when `verified` is false.
+            public var verifyError: String?
+            public var chain: [ChainCertificate]
+
+            enum CodingKeys: String, CodingKey {
+                case version, cipher, alpn, verified, chain
+                case verifyError = "verify_error"
+            }
+        }
+    }
+
+    public struct ChainCertificate: Codable, Sendable, Equatable {
+        public var subject: String
+        public var issuer: String
+        public var notAfter: String
+        public var pin: String
+
+        enum CodingKeys: String, CodingKey {
+            case subject, issuer, pin
+            case notAfter = "not_after"
+        }
+    }
+
+    public struct Request: Codable, Sendable, Equatable {
+        public var method: String
+        public var url: String
+        public var httpVersion: String
+        /// Ordered `[name, value]` pairs as received.
+        public var headers: [[String]]
+        public var body: Body?
+
+        enum CodingKeys: String, CodingKey {
+            case method, url, headers, body
+            case httpVersion = "http_version"
+        }
+    }
+
+    public struct Response: Codable, Sendable, Equatable {
+        public var status: Int
+        public var reason: String
+        public var httpVersion: String
+        public var headers: [[String]]
+        public var body: Body?
+
+        enum CodingKeys: String, CodingKey {
+            case status, reason, headers, body
+            case httpVersion = "http_version"
+        }
+    }
+
+    /// A body as logged: size and hash of the whole, the first `--body-limit` bytes.
+    public struct Body: Codable, Sendable, Equatable {
+        /// Bytes on the wire (after de-chunking, before content decoding).
+        public var size: Int
+        /// SHA-256 of those bytes, hex.
+        public var sha256: String
+        /// The kept prefix as text, when it is UTF-8 text (decoded from gzip/deflate/br).
+        public var text: String?
+        /// The kept prefix as base64, when it is not text.
+        public var base64: String?
+        /// True when more than the kept prefix was sent.
+        public var truncated: Bool
+        /// The content coding that was decoded for `text` (`gzip`, `deflate`, `br`).
+        public var decoded: String?
+    }
+
+    /// Milliseconds spent in each phase (HAR's names); -1 where a phase did not happen.
+    public struct Timings: Codable, Sendable, Equatable {
+        public var connect: Double
+        public var tls: Double
+        public var send: Double
+        public var wait: Double
+        public var receive: Double
+
+        public static let none = Timings(connect: -1, tls: -1, send: -1, wait: -1, receive: -1)
+    }
+
+    public struct SignerInfo: Codable, Sendable, Equatable {
+        public var serial: String
+        public var email: String?
+    }
+
+    public struct WebSocketMessageRecord: Codable, Sendable, Equatable {
+        /// `client_to_server` or `server_to_client`.
+        public var direction: String
+        public var opcode: String
+        public var length: Int
+        /// The first bytes: text for text frames, base64 otherwise.
+        public var text: String?
+        public var base64: String?
+    }
+
+    public struct TunnelInfo: Codable, Sendable, Equatable {
+        public var sni: String?
+        public var bytesFromClient: Int
+        public var bytesFromServer: Int
+        /// Why the connection was tunnelled (`passthrough rule *.apple.com`, `outside name constraints`).
+        public var reason: String
+
+        enum CodingKeys: String, CodingKey {
+            case sni, reason
+            case bytesFromClient = "bytes_from_client"
+            case bytesFromServer = "bytes_from_server"
+        }
+    }
+
+    /// What went wrong. `kind` is a closed vocabulary (see `FlowErrorKind`).
+    public struct FlowError: Codable, Sendable, Equatable {
+        public var kind: String
+        public var message: String
+        /// The TLS alert the client sent, for `client_rejected_certificate`.
+        public var alert: String?
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, started, ended, client, mode, server, tls, request, response, timings, signer, persona
+        case websocket, tunnel, error
+        case insecureUpstream = "insecure_upstream"
+    }
+}
+
+/// The `error.kind` values a flow can carry.
+public enum FlowErrorKind: String, Sendable, CaseIterable {
+    case clientRejectedCertificate = "client_rejected_certificate"
+    case clientClosedAfterHandshake = "client_closed_after_handshake"
+    case clientHandshakeFailed = "client_handshake_failed"
+    case clientNotTLS = "client_not_tls"
+    case clientClosed = "client_closed"
+    case clientTimeout = "client_timeout"
+    case badRequest = "bad_request"
+    case proxyAuthRequired = "proxy_auth_required"
+    case upstreamRefused = "upstream_refused"
+    case upstreamUnresolvable = "upstream_unresolvable"
+    case upstreamTimeout = "upstream_timeout"
+    case upstreamReset = "upstream_reset"
+    case upstreamTLSFailed = "upstream_tls_failed"
+    case upstreamCertificateInvalid = "upstream_certificate_invalid"
+    case upstreamBadResponse = "upstream_bad_response"
+    case upstreamClosed = "upstream_closed"
+    case leafRefused = "leaf_refused"
+    case aborted
+    case overloaded
+}
