@@ -37,6 +37,14 @@ final class Slot {
         return false
     }
 
+    /// Whether the slot is between starting a connection and finishing an exchange.
+    var isBusy: Bool {
+        switch state {
+        case .connecting, .sending, .receiving: return true
+        default: return false
+        }
+    }
+
     /// When a slot waiting to reconnect wants to be stepped without any socket event.
     var wakeTime: UInt64? {
         if case .waitingToConnect(let until) = state { return until }

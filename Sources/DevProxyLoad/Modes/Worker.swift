@@ -7,6 +7,9 @@ import Glibc
 /// running, so there are no locks on the hot path. Runs on a Foundation `Thread` it owns —
 /// never on the Swift concurrency pool or a GCD global queue, since it blocks in `poll`.
 final class Worker: @unchecked Sendable {  // touched by main only before start and after `done` is signalled
+    /// Connections one worker sets up at once in idle mode.
+    static let idleSetupLimit = 16
+
     private let slots: [Slot]
     private let settings: SlotSettings
     private let done = DispatchSemaphore(value: 0)
@@ -48,19 +51,28 @@ final class Worker: @unchecked Sendable {  // touched by main only before start 
         fds.reserveCapacity(slots.count)
         owners.reserveCapacity(slots.count)
 
-        for slot in slots { slot.step(buffer: buffer, stats: &stats) }
+        // Idle mode opens hundreds of connections: ramp up a few at a time, so a slow proxy
+        // finishes handshakes instead of timing all of them out together.
+        let setupLimit = settings.mode == .idle ? Self.idleSetupLimit : Int.max
+        var busy = 0
+        for slot in slots where busy < setupLimit {
+            slot.step(buffer: buffer, stats: &stats)
+            if slot.isBusy { busy += 1 }
+        }
         while true {
             var now = MonotonicClock.now()
             if now >= end || slots.allSatisfy({ $0.isFinished }) { break }
             fds.removeAll(keepingCapacity: true)
             owners.removeAll(keepingCapacity: true)
             var wake = end
+            busy = setupLimit == Int.max ? 0 : slots.reduce(0) { $0 + ($1.isBusy ? 1 : 0) }
+            let mayStart = busy < setupLimit
             for (index, slot) in slots.enumerated() {
                 if let request = slot.pollRequest {
                     fds.append(request)
                     owners.append(index)
                     wake = min(wake, slot.deadline)
-                } else if let time = slot.wakeTime {
+                } else if let time = slot.wakeTime, mayStart {
                     wake = min(wake, time)
                 }
             }
@@ -72,8 +84,12 @@ final class Worker: @unchecked Sendable {  // touched by main only before start 
                     slots[owners[position]].step(buffer: buffer, stats: &stats)
                 }
             }
+            busy = setupLimit == Int.max ? 0 : slots.reduce(0) { $0 + ($1.isBusy ? 1 : 0) }
             for slot in slots {
-                if let time = slot.wakeTime, time <= now { slot.step(buffer: buffer, stats: &stats) }
+                if let time = slot.wakeTime, time <= now, busy < setupLimit {
+                    slot.step(buffer: buffer, stats: &stats)
+                    if slot.isBusy { busy += 1 }
+                }
                 slot.checkTimeout(now: now, stats: &stats)
             }
         }

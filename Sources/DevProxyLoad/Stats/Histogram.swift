@@ -14,6 +14,8 @@ struct Histogram: Sendable {
     private(set) var total: UInt64 = 0
     /// Largest recorded value, exactly.
     private(set) var maximum: UInt64 = 0
+    /// Smallest recorded value, exactly (`UInt64.max` when empty).
+    private(set) var minimum = UInt64.max
     /// Sum of recorded values, for the mean.
     private(set) var sum: Double = 0
 
@@ -23,6 +25,7 @@ struct Histogram: Sendable {
         total += 1
         sum += Double(nanoseconds)
         if nanoseconds > maximum { maximum = nanoseconds }
+        if nanoseconds < minimum { minimum = nanoseconds }
     }
 
     /// Adds every sample of `other` to this histogram.
@@ -31,9 +34,11 @@ struct Histogram: Sendable {
         total += other.total
         sum += other.sum
         maximum = max(maximum, other.maximum)
+        minimum = min(minimum, other.minimum)
     }
 
-    /// The value at `quantile` (0...1), as the midpoint of its bucket, capped at the maximum.
+    /// The value at `quantile` (0...1), as the midpoint of its bucket, kept within the exact
+    /// minimum and maximum (so a single sample is reported exactly).
     /// Returns 0 when empty.
     func value(atQuantile quantile: Double) -> UInt64 {
         guard total > 0 else { return 0 }
@@ -41,7 +46,7 @@ struct Histogram: Sendable {
         var seen: UInt64 = 0
         for (i, count) in counts.enumerated() where count > 0 {
             seen += count
-            if seen >= rank { return min(Self.midpoint(of: i), maximum) }
+            if seen >= rank { return max(minimum, min(Self.midpoint(of: i), maximum)) }
         }
         return maximum
     }
