@@ -2,6 +2,7 @@
 """Samples one process's CPU time and resident memory until told to stop; used by bench/run.
 
 usage: procstat.py PID OUT.json
+Creates OUT.json.ready once sampling has started.
 Every 50 ms reads /proc/PID/stat (utime+stime) and /proc/PID/status (VmRSS). On SIGTERM or
 SIGINT (or after 15 minutes, or when the process exits) writes one JSON object to OUT.json:
   cpu_s        CPU seconds the process used while sampled (user+sys)
@@ -47,6 +48,8 @@ def rss_kib():
 
 start_wall, start_cpu = time.monotonic(), cpu_seconds()
 peak = last = rss_kib()
+# Tell bench/run that the signal handlers are in place, so a short cell cannot stop us unrecorded.
+open(out + ".ready", "w").close()
 end_cpu = start_cpu
 deadline = start_wall + 900
 while not stop and time.monotonic() < deadline:
