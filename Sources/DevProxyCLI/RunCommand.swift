@@ -1,8 +1,113 @@
+import CertAuthority
+import DevProxy
 import Foundation
 
-/// `devproxy run`: the intercepting proxy.
+/// `devproxy run`: the intercepting proxy. With no arguments it is what `devproxy` does.
 enum RunCommand {
+    static let usage = """
+    Run the intercepting proxy (the default command).
+
+      devproxy                                          127.0.0.1:8080, local CA created on first run
+      devproxy run --listen 127.0.0.1:0 --log flows.jsonl --har session.har
+      devproxy run --intermediate ana@acme.dev.pem      sign leaves with the bundle your security lead gave you
+      devproxy run --passthrough '*.apple.com' --passthrough 'api.*.bank.com'
+      devproxy run --upstream-ca staging-ca.pem --resolve api.example.com:443:10.0.0.7
+      devproxy run --keylog keys.log                    TLS secrets for Wireshark (NSS key log format)
+      devproxy run --config config/devproxy.example.json
+
+    Options: --listen HOST:PORT  --ca-dir DIR  --intermediate BUNDLE  --sign-with-root  --log FILE  --har FILE
+             --passthrough GLOB  --upstream-ca FILE  --insecure-upstream  --resolve HOST:PORT:ADDRESS  --keylog FILE
+             --body-limit BYTES (default 1048576)  --redact HEADER  --via  --quiet  --config FILE
+             --allow-remote  --proxy-auth FILE (user:password lines)  --passphrase-file FILE
+    Then: curl --proxy http://127.0.0.1:8080 --cacert ROOT.pem https://example.com/
+    """
+
     static func run(_ raw: ArraySlice<String>) throws -> Int32 {
-        throw CommandFailure("the proxy is not built yet")
+        if raw.first == "--help" || raw.first == "-h" {
+            Output.line(usage)
+            return 0
+        }
+        let options = try RunOptions(raw)
+        var configuration: ProxyConfiguration
+        do {
+            configuration = try options.configuration()
+        } catch let error as ConfigurationError {
+            throw UsageError(error.description)
+        }
+        let quiet = try options.flag("quiet")
+        if let keylog = try options.value("keylog") {
+            try KeyLog.open(path: keylog)
+        }
+        let store = CAStore(directory: CAStore.resolveDirectory(flag: try options.value("ca-dir")))
+        let passphrase = try PassphraseSource.resolve(file: try options.value("passphrase-file")).read()
+        let email = LocalIdentity.email()
+        let selection = try SignerSelection(store: store, email: email, bundlePath: try options.value("intermediate"),
+                                            signWithRoot: try options.flag("sign-with-root"), passphrase: passphrase).select()
+        let sinks = try makeSinks(options, quiet: quiet)
+        let leaves = LeafCache(issuer: LeafIssuer(signer: selection.signer))
+        let server: ProxyServer
+        do {
+            server = try ProxyServer(configuration: configuration, leaves: leaves, sinks: sinks)
+            try server.start()
+        } catch let error as ConfigurationError {
+            throw CommandFailure(error.description)
+        } catch let error as NetworkError {
+            throw CommandFailure(error.message)
+        }
+        let address = server.address?.description ?? "?"
+        if !quiet {
+            printBanner(selection: selection, store: store, address: address, configuration: configuration)
+        }
+        selection.warnings.forEach(Output.warning)
+        // Scripts and tests read this exact line for the port.
+        Output.line("listening on \(address)")
+        waitForTermination()
+        if !quiet { Output.line("stopping: finishing in-flight exchanges (up to \(Int(configuration.shutdownGrace)) s)") }
+        server.stop()
+        return 0
+    }
+
+    private static func makeSinks(_ options: RunOptions, quiet: Bool) throws -> [FlowSink] {
+        var sinks: [FlowSink] = []
+        if let log = try options.value("log") {
+            sinks.append(try JSONLinesFlowLog(path: log))
+        }
+        if let har = try options.value("har") {
+            sinks.append(HARFlowSink(path: har))
+        }
+        if !quiet {
+            sinks.append(ConsoleFlowPrinter())
+        }
+        return sinks
+    }
+
+    private static func printBanner(selection: SignerSelection.Result, store: CAStore, address: String, configuration: ProxyConfiguration) {
+        for note in selection.notes { Output.line("DevProxy: \(note)") }
+        guard let root = try? store.rootCertificate() else { return }
+        let proxy = "http://\(address)"
+        Output.line("""
+        DevProxy: root certificate \(store.rootCertificatePath)
+                  pin \(root.pin)
+          trust it:   curl --proxy \(proxy) --cacert \(store.rootCertificatePath) https://example.com/
+                      HTTPS_PROXY=\(proxy) SSL_CERT_FILE=\(store.rootCertificatePath) your-tool
+          on a phone: devproxy ca export --format der --out devproxy-root.crt, install it as a CA certificate,
+                      then set the Wi-Fi proxy to this machine's address and port
+        """)
+    }
+
+    /// Blocks until SIGINT or SIGTERM.
+    private static func waitForTermination() {
+        let done = DispatchSemaphore(value: 0)
+        let queue = DispatchQueue(label: "devproxy.signals")
+        var sources: [DispatchSourceSignal] = []
+        for signalNumber in [SIGINT, SIGTERM] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
+            source.setEventHandler { done.signal() }
+            source.resume()
+            sources.append(source)
+        }
+        done.wait()
+        sources.forEach { $0.cancel() }
     }
 }

@@ -28,3 +28,8 @@ public struct NetworkError: Error, CustomStringConvertible, Sendable {
         }
     }
 }
+
+extension Error {
+    /// Whether this is a `NetworkError` of kind `.timedOut`.
+    var isNetworkTimeout: Bool { (self as? NetworkError)?.kind == .timedOut }
+}

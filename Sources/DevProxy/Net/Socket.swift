@@ -10,6 +10,10 @@ public final class Socket: @unchecked Sendable {
     public let fd: Int32
     private let lock = NSLock()
     private var closed = false
+    /// The per-operation timeout last set; also bounds waits for a non-blocking descriptor.
+    public private(set) var timeout: TimeInterval = 60
+    /// Set once the relay switches the descriptor to non-blocking mode.
+    public private(set) var isNonBlocking = false
 
     /// Takes ownership of a connected descriptor.
     public init(takingOwnership fd: Int32) {
@@ -62,6 +66,7 @@ public final class Socket: @unchecked Sendable {
 
     /// Sets how long a single read (and write) may block before failing with `.timedOut`.
     public func setTimeout(_ seconds: TimeInterval) {
+        timeout = seconds
         var value = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - Double(Int(seconds))) * 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
@@ -75,7 +80,42 @@ public final class Socket: @unchecked Sendable {
             let count = recv(fd, buffer.baseAddress, buffer.count, 0)
             if count >= 0 { return count }
             if errno == EINTR { continue }
+            if isNonBlocking && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                try wait(for: Int16(POLLIN))
+                continue
+            }
             throw NetworkError.from(errno: errno, connectingTo: nil)
+        }
+    }
+
+    /// Reads what has arrived without waiting: nil when nothing has, 0 when the peer closed.
+    public func readAvailable(into buffer: UnsafeMutableRawBufferPointer) throws -> Int? {
+        while true {
+            let count = recv(fd, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT))
+            if count >= 0 { return count }
+            if errno == EINTR { continue }
+            if errno == EAGAIN || errno == EWOULDBLOCK { return nil }
+            throw NetworkError.from(errno: errno, connectingTo: nil)
+        }
+    }
+
+    /// Switches to non-blocking mode for the relay; reads and writes still complete by
+    /// waiting in poll() up to `timeout`.
+    public func setNonBlocking() {
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        isNonBlocking = true
+    }
+
+    /// Waits until the descriptor is ready for `events` or `timeout` passes.
+    ///
+    /// - Throws: `.timedOut`.
+    public func wait(for events: Int16) throws {
+        var poller = pollfd(fd: fd, events: events, revents: 0)
+        while true {
+            let ready = poll(&poller, 1, Int32(timeout * 1000))
+            if ready > 0 { return }
+            if ready < 0 && errno == EINTR { continue }
+            throw NetworkError(.timedOut, "timed out after \(Int(timeout)) s")
         }
     }
 
@@ -96,6 +136,10 @@ public final class Socket: @unchecked Sendable {
             let count = send(fd, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
             if count < 0 {
                 if errno == EINTR { continue }
+                if isNonBlocking && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                    try wait(for: Int16(POLLOUT))
+                    continue
+                }
                 throw NetworkError.from(errno: errno, connectingTo: nil)
             }
             offset += count

@@ -3,12 +3,12 @@ import Foundation
 
 /// Writes TLS secrets in the NSS key log format (one line per secret) so Wireshark can decrypt
 /// a capture. One file per process: OpenSSL's keylog callback carries no context pointer.
-enum KeyLog {
+public enum KeyLog {
     private static let state = NSLock()
     nonisolated(unsafe) private static var handle: FileHandle?
 
     /// Starts logging to `path` (created 0600, appended to).
-    static func open(path: String) throws {
+    public static func open(path: String) throws {
         let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw NetworkError(.failed, "cannot open the key log \(path): \(String(cString: strerror(errno)))") }
         state.lock()

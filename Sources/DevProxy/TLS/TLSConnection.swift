@@ -67,6 +67,15 @@ public final class TLSConnection: @unchecked Sendable {
     ///
     /// - Throws: `NetworkError` (`.timedOut`, `.reset`) or `TLSError`.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        while true {
+            if let count = try readAvailable(into: buffer) { return count }
+            try socket.wait(for: Int16(POLLIN))
+        }
+    }
+
+    /// Reads without waiting when the socket is non-blocking: nil when no application data is
+    /// available yet (TLS 1.3 tickets and key updates are consumed silently).
+    public func readAvailable(into buffer: UnsafeMutableRawBufferPointer) throws -> Int? {
         OpenSSLErrorQueue.clear()
         let count = SSL_read(ssl, buffer.baseAddress, Int32(min(buffer.count, Int(Int32.max))))
         if count > 0 { return Int(count) }
@@ -74,6 +83,11 @@ public final class TLSConnection: @unchecked Sendable {
         switch SSL_get_error(ssl, count) {
         case SSL_ERROR_ZERO_RETURN:
             return 0
+        case SSL_ERROR_WANT_READ:
+            return nil
+        case SSL_ERROR_WANT_WRITE:
+            try socket.wait(for: Int16(POLLOUT))
+            return nil
         case SSL_ERROR_SYSCALL where savedErrno == EAGAIN || savedErrno == EWOULDBLOCK:
             throw NetworkError(.timedOut, "reading from \(peerName) timed out")
         case SSL_ERROR_SYSCALL where savedErrno == ECONNRESET:
@@ -95,11 +109,15 @@ public final class TLSConnection: @unchecked Sendable {
             let count = SSL_write(ssl, bytes.baseAddress! + offset, Int32(min(bytes.count - offset, Int(Int32.max))))
             if count > 0 { offset += Int(count); continue }
             let savedErrno = errno
-            if savedErrno == EAGAIN || savedErrno == EWOULDBLOCK {
+            switch SSL_get_error(ssl, count) {
+            case SSL_ERROR_WANT_WRITE: try socket.wait(for: Int16(POLLOUT))
+            case SSL_ERROR_WANT_READ: try socket.wait(for: Int16(POLLIN))
+            case SSL_ERROR_SYSCALL where savedErrno == EAGAIN || savedErrno == EWOULDBLOCK:
                 throw NetworkError(.timedOut, "writing to \(peerName) timed out")
+            default:
+                OpenSSLErrorQueue.clear()
+                throw NetworkError(.reset, "\(peerName) closed the connection while we were writing")
             }
-            OpenSSLErrorQueue.clear()
-            throw NetworkError(.reset, "\(peerName) closed the connection while we were writing")
         }
     }
 

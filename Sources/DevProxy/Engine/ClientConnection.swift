@@ -1,0 +1,118 @@
+import CertAuthority
+import Foundation
+import HTTP1
+
+/// One client socket from accept to close, on a thread of its own: reads requests, answers
+/// CONNECT by tunnelling or intercepting, forwards absolute-form `http://` requests.
+final class ClientConnection: @unchecked Sendable {
+    // Touched only by its own thread, except `socket.abort()` from shutdown.
+    let server: ProxyServer
+    let socket: Socket
+    let clientAddress: String
+
+    init(server: ProxyServer, socket: Socket) {
+        self.server = server
+        self.socket = socket
+        self.clientAddress = socket.peerAddress?.description ?? "?"
+    }
+
+    /// Serves the connection until it closes.
+    func run() {
+        defer { socket.close() }
+        let reader = MessageReader(stream: PlainStream(socket), parser: HTTP1RequestParser(limits: server.configuration.httpLimits))
+        var first = true
+        while let head = readHead(reader, first: first, mode: .http, tlsInfo: nil) {
+            first = false
+            if let failure = server.authorizationFailure(head) {
+                emitRejected(head, kind: .proxyAuthRequired, status: 407, message: failure, reader: reader,
+                             extra: [("Proxy-Authenticate", "Basic realm=\"DevProxy\"")])
+                return
+            }
+            if head.method == "CONNECT" {
+                ConnectHandler(connection: self, reader: reader).run(head)
+                return
+            }
+            guard case .absolute(let scheme, let host, let port, let path)? = try? head.requestTarget(), scheme == "http" || scheme == "https" else {
+                emitRejected(head, kind: .badRequest, status: 400,
+                             message: "DevProxy is a proxy: send absolute-form requests (GET http://host/path) or CONNECT host:port",
+                             reader: reader)
+                return
+            }
+            let context = ExchangeContext(server: server, client: reader, clientAddress: clientAddress, mode: .http,
+                                          clientTLS: nil, signer: nil, persona: nil)
+            let destination = Destination(tls: scheme == "https", host: host, port: port ?? (scheme == "https" ? 443 : 80), pathAndQuery: path)
+            guard HTTPExchange(context: context, head: head, destination: destination).run(), !server.isStopping else { return }
+        }
+    }
+
+    /// Reads the next request head within the header timeout (the idle timeout before its
+    /// first byte). Records a flow and answers 400/408/414/431 for a bad or slow head; nil when
+    /// the connection is done.
+    func readHead(_ reader: MessageReader<HTTP1RequestParser>, first: Bool, mode: Flow.Mode, tlsInfo: Flow.TLSInfo.ClientSide?,
+                  onCleanClose: (() -> Void)? = nil) -> HTTPRequestHead? {
+        let configuration = server.configuration
+        let before = reader.bytesRead
+        do {
+            // A keep-alive connection may idle; once a request starts it has the header timeout.
+            if !first || mode == .https {
+                socket.setTimeout(configuration.idleTimeout)
+                if try waitForFirstByte(reader) == false {
+                    if reader.bytesRead == before { onCleanClose?() }
+                    return nil
+                }
+            }
+            let deadline = Date().addingTimeInterval(configuration.headerTimeout)
+            guard let event = try reader.next(deadline: deadline) else {
+                if reader.bytesRead == before { onCleanClose?() }
+                return nil
+            }
+            guard case .head(let head) = event else { return nil }
+            socket.setTimeout(configuration.idleTimeout)
+            return head
+        } catch let error as HTTP1ParseError {
+            var draft = FlowDraft(client: clientAddress, mode: mode, host: "", port: 0)
+            if let tlsInfo { draft.flow.tls = Flow.TLSInfo(client: tlsInfo, upstream: nil) }
+            draft.fail(.badRequest, error.reason)
+            try? reader.stream.write(ErrorResponse.bytes(status: error.status, detail: error.reason))
+            server.emit(draft.finished())
+        } catch let error as NetworkError where error.kind == .timedOut {
+            guard reader.bytesRead > before else { return nil }   // idle keep-alive: just close
+            var draft = FlowDraft(client: clientAddress, mode: mode, host: "", port: 0)
+            draft.fail(.clientTimeout, "the client did not send a complete request head within \(Int(configuration.headerTimeout)) s")
+            try? reader.stream.write(ErrorResponse.bytes(status: 408, detail: "request head not received within \(Int(configuration.headerTimeout)) s"))
+            server.emit(draft.finished())
+        } catch {
+            if reader.bytesRead > before {
+                var draft = FlowDraft(client: clientAddress, mode: mode, host: "", port: 0)
+                draft.fail(.clientClosed, "the connection failed in the middle of a request head: \(error)")
+                server.emit(draft.finished())
+            }
+        }
+        return nil
+    }
+
+    /// Waits for the next request's first byte (or buffered TLS data); false on close.
+    private func waitForFirstByte(_ reader: MessageReader<HTTP1RequestParser>) throws -> Bool {
+        if reader.hasBufferedInput { return true }
+        var poller = pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0)
+        let deadline = Date().addingTimeInterval(server.configuration.idleTimeout)
+        while Date() < deadline && !server.isStopping {
+            let ready = poll(&poller, 1, 250)
+            if ready > 0 { return true }
+        }
+        return false
+    }
+
+    /// Answers a request the proxy refuses itself and records it.
+    func emitRejected(_ head: HTTPRequestHead, kind: FlowErrorKind, status: Int, message: String,
+                      reader: MessageReader<HTTP1RequestParser>, extra: [(String, String)] = []) {
+        var draft = FlowDraft(client: clientAddress, mode: .http, host: "", port: 0)
+        draft.flow.request = Flow.Request(method: head.method, url: head.target, httpVersion: head.version.description,
+                                          headers: FlowDraft.headerPairs(head.headers, redact: server.configuration.redactHeaders), body: nil)
+        draft.fail(kind, message)
+        draft.flow.response = Flow.Response(status: status, reason: ErrorResponse.reasonPhrase(status), httpVersion: "HTTP/1.1",
+                                            headers: [], body: nil)
+        try? reader.stream.write(ErrorResponse.bytes(status: status, detail: message, extraHeaders: extra))
+        server.emit(draft.finished())
+    }
+}

@@ -1,0 +1,164 @@
+import CertAuthority
+import Foundation
+import HTTP1
+
+/// `CONNECT host:port`: answers 200, looks at the ClientHello, then either tunnels the bytes
+/// untouched or terminates TLS with a per-host leaf and serves the requests inside.
+struct ConnectHandler {
+    let connection: ClientConnection
+    let reader: MessageReader<HTTP1RequestParser>
+    var server: ProxyServer { connection.server }
+
+    func run(_ head: HTTPRequestHead) {
+        guard case .authority(let host, let port)? = try? head.requestTarget() else {
+            connection.emitRejected(head, kind: .badRequest, status: 400, message: "CONNECT needs host:port, got \"\(head.target)\"", reader: reader)
+            return
+        }
+        // Bytes a client sent right after CONNECT (before our 200) belong to the tunnel.
+        let early = reader.parser.takeRemainingBytes()
+        guard (try? reader.stream.write(Array("HTTP/1.1 200 Connection Established\r\n\r\n".utf8))) != nil else { return }
+        let socket = connection.socket
+        socket.setTimeout(server.configuration.headerTimeout)
+        let hello = peekClientHello(early: early)
+        switch hello {
+        case .hello(let hello):
+            let sni = hello.serverName ?? host
+            if let rule = server.configuration.passthrough.first(where: { $0.matches(sni) || $0.matches(host) }) {
+                tunnel(host: host, port: port, sni: hello.serverName, reason: "passthrough rule \(rule)", early: early)
+                return
+            }
+            intercept(host: host, port: port, sni: sni, hello: hello, early: early)
+        case .notTLS(let why):
+            // Plain HTTP inside CONNECT (ws://, or an app talking HTTP to port 80 through the
+            // proxy): tunnel it so nothing breaks, and say what we saw.
+            tunnel(host: host, port: port, sni: nil, reason: "not TLS: \(why)", early: early)
+        case .incomplete:
+            var draft = FlowDraft(client: connection.clientAddress, mode: .https, host: host, port: port)
+            draft.fail(.clientHandshakeFailed, "the client sent no complete ClientHello within \(Int(server.configuration.headerTimeout)) s")
+            server.emit(draft.finished())
+        }
+    }
+
+    /// Reads the ClientHello without consuming it (MSG_PEEK), so TLS or the tunnel sees it.
+    private func peekClientHello(early: [UInt8]) -> ClientHello.Parse {
+        guard early.isEmpty else { return ClientHello.parse(early) }
+        var buffer = [UInt8](repeating: 0, count: ClientHello.maximumLength)
+        let deadline = Date().addingTimeInterval(server.configuration.headerTimeout)
+        var last = 0
+        while Date() < deadline {
+            guard let count = try? buffer.withUnsafeMutableBytes({ try connection.socket.peek(into: $0) }), count > 0 else {
+                return .incomplete
+            }
+            let result = ClientHello.parse(Array(buffer[0..<count]))
+            if case .incomplete = result, count < buffer.count {
+                if count == last { usleep(2_000) }
+                last = count
+                continue
+            }
+            return result
+        }
+        return .incomplete
+    }
+
+    /// Relays bytes untouched and records a tunnel flow.
+    private func tunnel(host: String, port: Int, sni: String?, reason: String, early: [UInt8]) {
+        var draft = FlowDraft(client: connection.clientAddress, mode: .tunnel, host: host, port: port)
+        draft.flow.tunnel = Flow.TunnelInfo(sni: sni, bytesFromClient: 0, bytesFromServer: 0, reason: reason)
+        defer { server.emit(draft.finished()) }
+        let upstream: UpstreamConnection
+        do {
+            upstream = try server.pool.connection(host: host, port: port, tls: false, reuse: false)
+        } catch {
+            draft.fail(error.isNetworkTimeout ? .upstreamTimeout : .upstreamRefused,
+                       "cannot connect to \(host):\(port): \(error)")
+            return
+        }
+        draft.flow.server.address = upstream.address
+        draft.flow.timings.connect = upstream.connectMilliseconds
+        if !early.isEmpty { try? upstream.stream.write(early) }
+        let outcome = Relay(a: reader.stream, b: upstream.stream, idleTimeout: server.configuration.idleTimeout).run()
+        upstream.stream.close()
+        draft.flow.tunnel?.bytesFromClient = outcome.bytesAToB + early.count
+        draft.flow.tunnel?.bytesFromServer = outcome.bytesBToA
+        if let error = outcome.error, !error.isNetworkTimeout {
+            draft.fail(.upstreamReset, "tunnel ended: \(error)")
+        }
+    }
+
+    /// Terminates the client's TLS with a leaf for `sni` and serves HTTP requests inside.
+    private func intercept(host: String, port: Int, sni: String, hello: ClientHello, early: [UInt8]) {
+        let presentation: Presentation
+        do {
+            presentation = try server.leaves.presentation(for: try LeafName(sni))
+        } catch {
+            var draft = FlowDraft(client: connection.clientAddress, mode: .https, host: host, port: port)
+            draft.fail(.leafRefused, "no certificate for \(sni): \(error)")
+            server.emit(draft.finished())
+            return
+        }
+        guard case .intercept(let leaf, let persona) = presentation else {
+            if case .passthrough(let reason) = presentation {
+                tunnel(host: host, port: port, sni: hello.serverName, reason: reason, early: early)
+            }
+            return
+        }
+        let signer = Flow.SignerInfo(serial: leaf.issuer.serialHex, email: leaf.issuer.email)
+        let tls: TLSConnection
+        do {
+            tls = try TLSConnection.accept(socket: connection.socket, context: server.serverTLS, leaf: leaf, peerName: "the client")
+        } catch let error as TLSError {
+            recordHandshakeFailure(error, host: host, port: port, sni: hello.serverName, signer: signer, persona: persona)
+            return
+        } catch {
+            return
+        }
+        let clientTLS = Flow.TLSInfo.ClientSide(sni: hello.serverName, version: tls.version, cipher: tls.cipher, alpn: tls.alpn)
+        let inner = MessageReader(stream: tls, parser: HTTP1RequestParser(limits: server.configuration.httpLimits))
+        let context = ExchangeContext(server: server, client: inner, clientAddress: connection.clientAddress, mode: .https,
+                                      clientTLS: clientTLS, signer: signer, persona: persona)
+        defer { tls.close() }
+        var first = true
+        while let head = connection.readHead(inner, first: first, mode: .https, tlsInfo: clientTLS, onCleanClose: {
+            guard first else { return }
+            // OkHttp checks pins after the handshake and closes without a request.
+            var draft = context.draft(host: host, port: port)
+            draft.fail(.clientClosedAfterHandshake,
+                       "the client completed the TLS handshake and closed without sending a request: it likely pins a key this chain does not contain")
+            server.emit(draft.finished())
+        }) {
+            first = false
+            let destination = Destination(tls: true, host: host, port: port, pathAndQuery: originForm(head.target))
+            guard HTTPExchange(context: context, head: head, destination: destination).run(), !server.isStopping else { return }
+        }
+    }
+
+    /// A request inside the tunnel may use origin-form (`/path`) or, rarely, absolute-form.
+    private func originForm(_ target: String) -> String {
+        if case .absolute(_, _, _, let path)? = try? RequestTarget(parsing: target, method: "GET") { return path }
+        return target
+    }
+
+    private func recordHandshakeFailure(_ error: TLSError, host: String, port: Int, sni: String?, signer: Flow.SignerInfo, persona: String) {
+        var draft = FlowDraft(client: connection.clientAddress, mode: .https, host: host, port: port)
+        draft.flow.tls = Flow.TLSInfo(client: Flow.TLSInfo.ClientSide(sni: sni, version: nil, cipher: nil, alpn: nil), upstream: nil)
+        draft.flow.signer = signer
+        draft.flow.persona = persona
+        switch error.kind {
+        case .alertReceived where Self.certificateAlerts.contains(error.alert ?? ""):
+            draft.fail(.clientRejectedCertificate,
+                       "the client rejected our certificate (\(error.alert ?? "alert")): it does not trust the root, or it pins a key this chain does not contain",
+                       alert: error.alert)
+        case .notTLS:
+            draft.fail(.clientNotTLS, error.message)
+        default:
+            draft.fail(.clientHandshakeFailed, error.message, alert: error.alert)
+        }
+        server.emit(draft.finished())
+    }
+
+    /// Alerts a client sends when it does not accept the server's certificate (RFC 8446 §6.2).
+    static let certificateAlerts: Set<String> = [
+        "unknown_ca", "bad_certificate", "certificate_unknown", "unsupported_certificate", "certificate_expired",
+        "certificate_revoked", "access_denied",
+    ]
+}

@@ -1,0 +1,54 @@
+import Foundation
+import HTTP1
+
+/// What an exchange needs to know about the client connection it runs on.
+struct ExchangeContext {
+    let server: ProxyServer
+    let client: MessageReader<HTTP1RequestParser>
+    let clientAddress: String
+    /// `http` for absolute-form requests, `https` inside an intercepted CONNECT.
+    let mode: Flow.Mode
+    let clientTLS: Flow.TLSInfo.ClientSide?
+    let signer: Flow.SignerInfo?
+    let persona: String?
+
+    var configuration: ProxyConfiguration { server.configuration }
+
+    /// A new flow for this connection.
+    func draft(host: String, port: Int) -> FlowDraft {
+        var draft = FlowDraft(client: clientAddress, mode: mode, host: host, port: port)
+        draft.flow.signer = signer
+        draft.flow.persona = persona
+        if let clientTLS { draft.flow.tls = Flow.TLSInfo(client: clientTLS, upstream: nil) }
+        if configuration.insecureUpstream && mode == .https { draft.flow.insecureUpstream = true }
+        return draft
+    }
+
+    /// Sends bytes to the client, ignoring failure (the client may already be gone; the flow
+    /// records the cause).
+    func sendToClient(_ bytes: [UInt8]) {
+        try? client.stream.write(bytes)
+    }
+}
+
+/// Where a request goes: scheme, host, port and the origin-form target to send upstream.
+struct Destination {
+    let tls: Bool
+    let host: String
+    let port: Int
+    let pathAndQuery: String
+
+    /// The URL the flow log shows.
+    var url: String {
+        let scheme = tls ? "https" : "http"
+        let defaultPort = tls ? 443 : 80
+        let authority = host.contains(":") ? "[\(host)]" : host
+        return "\(scheme)://\(authority)\(port == defaultPort ? "" : ":\(port)")\(pathAndQuery)"
+    }
+
+    /// The Host header value for this destination.
+    var hostHeader: String {
+        let authority = host.contains(":") ? "[\(host)]" : host
+        return port == (tls ? 443 : 80) ? authority : "\(authority):\(port)"
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import HTTP1
+
+/// The byte-moving half of an exchange: request head and body up, interim and final response
+/// back, bodies streamed in bounded chunks and captured for the log.
+struct ExchangeTransfer {
+    let context: ExchangeContext
+    let head: HTTPRequestHead
+    let destination: Destination
+    let upstream: UpstreamConnection
+    /// True once the response ended cleanly with a keep-alive framing and the request body was
+    /// fully sent: the upstream connection can serve another request.
+    private(set) var upstreamReusable = false
+
+    init(context: ExchangeContext, head: HTTPRequestHead, destination: Destination, upstream: UpstreamConnection) {
+        self.context = context
+        self.head = head
+        self.destination = destination
+        self.upstream = upstream
+    }
+
+    /// Sends the request and relays the response; returns whether the client may send more.
+    mutating func run(draft: inout FlowDraft) -> Bool {
+        let requestChunked = head.headers.values("Transfer-Encoding").joined(separator: ",").lowercased().contains("chunked")
+        let upgrading = head.headers["Upgrade"] != nil
+        var outbound = head
+        outbound.headers.removeHopByHop(relayingUpgrade: upgrading)
+        outbound.target = destination.pathAndQuery
+        outbound.version = .http11
+        // RFC 9112 §3.2.2: a proxy forwarding absolute-form replaces Host with the URL's authority.
+        outbound.headers.replaceOrAdd(name: "Host", value: destination.hostHeader)
+        if requestChunked { outbound.headers.add(name: "Transfer-Encoding", value: "chunked") }
+        if context.configuration.addVia { outbound.headers.add(name: "Via", value: "1.1 devproxy") }
+        let requestCapture = BodyCapture(limit: context.configuration.bodyLimit)
+        let waitsForContinue = head.headers.expectsContinue
+        let sendStart = Date()
+        do {
+            try upstream.stream.write(HTTP1Serializer.serialize(outbound))
+            if !waitsForContinue {
+                try sendRequestBody(chunked: requestChunked, capture: requestCapture)
+            }
+        } catch {
+            return failBeforeResponse(error, draft: &draft, capture: requestCapture)
+        }
+        draft.flow.timings.send = FlowDraft.milliseconds(since: sendStart)
+        var bodySent = !waitsForContinue
+        let waitStart = Date()
+        var response = ResponseRelay(context: context, requestHead: head, upstream: upstream)
+        do {
+            let final = try response.readFinalHead(onContinue: {
+                guard !bodySent else { return }
+                context.sendToClient(HTTP1Serializer.serialize(HTTPResponseHead(version: .http11, status: 100, reason: "Continue", headers: HTTPHeaders())))
+                try sendRequestBody(chunked: requestChunked, capture: requestCapture)
+                bodySent = true
+            })
+            draft.flow.timings.wait = FlowDraft.milliseconds(since: waitStart)
+            draft.flow.request?.body = requestCapture.finish(contentEncoding: head.headers["Content-Encoding"],
+                                                             contentType: head.headers["Content-Type"])
+            let receiveStart = Date()
+            let outcome = response.relay(final, draft: &draft)
+            draft.flow.timings.receive = FlowDraft.milliseconds(since: receiveStart)
+            upstreamReusable = outcome.upstreamReusable && bodySent
+            return outcome.clientKeepAlive && bodySent && head.keepAlive
+        } catch {
+            draft.flow.request?.body = requestCapture.finish(contentEncoding: head.headers["Content-Encoding"],
+                                                             contentType: head.headers["Content-Type"])
+            return failBeforeResponse(error, draft: &draft, capture: nil)
+        }
+    }
+
+    /// Streams the client's request body upstream, re-chunking when it arrived chunked.
+    private func sendRequestBody(chunked: Bool, capture: BodyCapture) throws {
+        while let event = try readClient() {
+            switch event {
+            case .head:
+                return
+            case .body(let bytes):
+                capture.append(bytes)
+                try upstream.stream.write(chunked ? HTTP1Serializer.chunk(bytes) : bytes)
+            case .end(let trailers):
+                if chunked { try upstream.stream.write(HTTP1Serializer.lastChunk(trailers: trailers)) }
+                return
+            }
+        }
+        throw ClientGone(message: "the client closed the connection in the middle of the request body")
+    }
+
+    private func readClient() throws -> HTTP1RequestEvent? {
+        do {
+            return try context.client.next()
+        } catch let error as HTTP1ParseError {
+            throw ClientGone(message: "the request body is malformed: \(error.reason)")
+        } catch {
+            throw ClientGone(message: "the client connection failed during the request body: \(error)")
+        }
+    }
+
+    /// Answers the client when nothing of the response has been sent yet.
+    private func failBeforeResponse(_ error: Error, draft: inout FlowDraft, capture: BodyCapture?) -> Bool {
+        if let capture {
+            draft.flow.request?.body = capture.finish(contentEncoding: nil, contentType: head.headers["Content-Type"])
+        }
+        let target = "\(destination.host):\(destination.port)"
+        switch error {
+        case let error as ClientGone:
+            draft.fail(.clientClosed, error.message)
+        case let error as HTTP1ParseError:
+            let message = "upstream \(target) sent a malformed response: \(error.reason)"
+            draft.fail(.upstreamBadResponse, message)
+            context.sendToClient(ErrorResponse.bytes(status: 502, detail: message))
+        case let error as NetworkError where error.kind == .timedOut:
+            let message = "upstream \(target) did not respond within \(Int(context.configuration.upstreamTimeout)) s"
+            draft.fail(.upstreamTimeout, message)
+            context.sendToClient(ErrorResponse.bytes(status: 504, detail: message))
+        case let error as UpstreamClosed:
+            draft.fail(.upstreamClosed, error.message)
+            context.sendToClient(ErrorResponse.bytes(status: 502, detail: error.message))
+        case let error as TLSError where error.kind == .notTLS:
+            let message = "upstream \(target) did not speak TLS"
+            draft.fail(.upstreamTLSFailed, message)
+            context.sendToClient(ErrorResponse.bytes(status: 502, detail: message))
+        default:
+            let message = "upstream \(target) failed: \(error)"
+            draft.fail(.upstreamReset, message)
+            context.sendToClient(ErrorResponse.bytes(status: 502, detail: message))
+        }
+        return false
+    }
+}
+
+/// The client went away or sent garbage mid-exchange.
+struct ClientGone: Error {
+    let message: String
+}
+
+/// The upstream closed before sending a complete response head.
+struct UpstreamClosed: Error {
+    let message: String
+}

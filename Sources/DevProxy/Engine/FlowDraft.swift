@@ -1,0 +1,60 @@
+import CertAuthority
+import Foundation
+import HTTP1
+
+/// A flow being assembled while its exchange runs; `finish` stamps the end and hands it on.
+struct FlowDraft {
+    var flow: Flow
+    let startedAt: Date
+
+    private static let counter = Counter()
+    /// A per-process prefix so ids from different runs do not collide in merged logs.
+    private static let runPrefix = String(UInt32.random(in: 0...UInt32.max), radix: 16)
+
+    init(client: String, mode: Flow.Mode, host: String, port: Int) {
+        startedAt = Date()
+        flow = Flow(id: "\(Self.runPrefix)-\(Self.counter.next())", started: ISO8601.milliseconds(startedAt),
+                    ended: "", client: client, mode: mode, server: Flow.Server(host: host, port: port, address: nil),
+                    tls: nil, request: nil, response: nil, timings: .none, signer: nil, persona: nil,
+                    insecureUpstream: nil, websocket: nil, tunnel: nil, error: nil)
+    }
+
+    /// Records a failure; the first one recorded wins (it is the cause, later ones are effects).
+    mutating func fail(_ kind: FlowErrorKind, _ message: String, alert: String? = nil) {
+        guard flow.error == nil else { return }
+        flow.error = Flow.FlowError(kind: kind.rawValue, message: message, alert: alert)
+    }
+
+    /// The finished record.
+    func finished() -> Flow {
+        var done = flow
+        done.ended = ISO8601.milliseconds(Date())
+        return done
+    }
+
+    /// Headers as the log stores them: ordered `[name, value]` pairs, redacted names masked.
+    static func headerPairs(_ headers: HTTPHeaders, redact: [String]) -> [[String]] {
+        headers.map { field in
+            redact.contains { $0.caseInsensitiveCompare(field.name) == .orderedSame } ? [field.name, "<redacted>"] : [field.name, field.value]
+        }
+    }
+
+    /// Milliseconds since `start`.
+    static func milliseconds(since start: Date) -> Double {
+        (Date().timeIntervalSince(start) * 1000 * 1000).rounded() / 1000
+    }
+}
+
+/// A thread-safe increasing counter.
+final class Counter: @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var value = 0
+
+    func next() -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        value += 1
+        return value
+    }
+}

@@ -1,0 +1,77 @@
+import CertAuthority
+import Foundation
+import HTTP1
+
+/// Forwards one HTTP/1.1 request to its origin and the response back, streaming both bodies,
+/// and records the flow. Returns whether the client connection can carry another request.
+struct HTTPExchange {
+    let context: ExchangeContext
+    let head: HTTPRequestHead
+    let destination: Destination
+
+    /// Runs the exchange.
+    func run() -> Bool {
+        var draft = context.draft(host: destination.host, port: destination.port)
+        let redact = context.configuration.redactHeaders
+        draft.flow.request = Flow.Request(method: head.method, url: destination.url, httpVersion: head.version.description,
+                                          headers: FlowDraft.headerPairs(head.headers, redact: redact), body: nil)
+        defer { context.server.emit(draft.finished()) }
+        let upstream: UpstreamConnection
+        do {
+            upstream = try context.server.pool.connection(host: destination.host, port: destination.port, tls: destination.tls)
+        } catch {
+            answerConnectFailure(error, draft: &draft)
+            drainRequestBody()
+            return false
+        }
+        draft.flow.server.address = upstream.address
+        draft.flow.timings.connect = upstream.reused ? 0 : upstream.connectMilliseconds
+        draft.flow.timings.tls = upstream.reused || upstream.tls == nil ? -1 : upstream.tlsMilliseconds
+        if let tls = upstream.tlsInfo {
+            draft.flow.tls = Flow.TLSInfo(client: draft.flow.tls?.client, upstream: tls)
+        }
+        var transfer = ExchangeTransfer(context: context, head: head, destination: destination, upstream: upstream)
+        let keepAlive = transfer.run(draft: &draft)
+        if transfer.upstreamReusable {
+            context.server.pool.release(upstream)
+        } else {
+            upstream.stream.close()
+        }
+        return keepAlive
+    }
+
+    /// 502 or 504 for an upstream that could not be reached, with the reason in the body.
+    private func answerConnectFailure(_ error: Error, draft: inout FlowDraft) {
+        let target = "\(destination.host):\(destination.port)"
+        switch error {
+        case let error as NetworkError:
+            let (kind, status): (FlowErrorKind, Int) = switch error.kind {
+            case .refused: (.upstreamRefused, 502)
+            case .unresolvable: (.upstreamUnresolvable, 502)
+            case .timedOut: (.upstreamTimeout, 504)
+            case .reset, .closed: (.upstreamReset, 502)
+            case .failed: (.upstreamRefused, 502)
+            }
+            let message = "cannot connect to upstream \(target): \(error.message)"
+            draft.fail(kind, message)
+            context.sendToClient(ErrorResponse.bytes(status: status, detail: message))
+        case let error as TLSError where error.kind == .verifyFailed:
+            let message = "upstream \(error.message)"
+            draft.fail(.upstreamCertificateInvalid, message)
+            context.sendToClient(ErrorResponse.bytes(status: 502, detail: message))
+        case let error as TLSError:
+            let message = "TLS to upstream \(target) failed: \(error.message)"
+            draft.fail(error.kind == .timedOut ? .upstreamTimeout : .upstreamTLSFailed, message)
+            context.sendToClient(ErrorResponse.bytes(status: error.kind == .timedOut ? 504 : 502, detail: message))
+        default:
+            draft.fail(.upstreamRefused, "\(error)")
+            context.sendToClient(ErrorResponse.bytes(status: 502, detail: "\(error)"))
+        }
+    }
+
+    /// After an early error the request body (if any) is still on its way; read it off so the
+    /// client sees our answer rather than a reset. Bounded by the body's own framing.
+    private func drainRequestBody() {
+        while let event = try? context.client.next(), case .body = event {}
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import HTTP1
+
+/// The shape both HTTP/1 parsers share, so one reading loop serves requests and responses.
+protocol HTTP1Parsing {
+    associatedtype Head: Equatable & Sendable
+    mutating func feed(_ bytes: some Collection<UInt8>)
+    mutating func next() throws(HTTP1ParseError) -> HTTP1Event<Head>?
+    mutating func finish() throws(HTTP1ParseError) -> HTTP1Event<Head>?
+    mutating func takeRemainingBytes() -> [UInt8]
+}
+
+extension HTTP1RequestParser: HTTP1Parsing {}
+extension HTTP1ResponseParser: HTTP1Parsing {}
+
+/// Reads HTTP/1 events from a stream: asks the parser first, reads more bytes only when it
+/// needs them. Memory stays bounded by one read buffer plus the parser's own limits.
+final class MessageReader<Parser: HTTP1Parsing> {
+    var parser: Parser
+    let stream: ByteStream
+    private var buffer: [UInt8]
+    /// Set when the stream reached EOF.
+    private(set) var sawEOF = false
+    /// Total bytes read from the stream.
+    private(set) var bytesRead = 0
+
+    init(stream: ByteStream, parser: Parser, bufferSize: Int = 64 * 1024) {
+        self.stream = stream
+        self.parser = parser
+        self.buffer = [UInt8](repeating: 0, count: bufferSize)
+    }
+
+    /// The next event, reading as needed; nil at a clean EOF between messages.
+    ///
+    /// - Parameter deadline: when set, the whole wait must finish by then (a client
+    ///   trickling one byte at a time cannot hold the connection past it).
+    /// - Throws: `HTTP1ParseError`, `NetworkError` (`.timedOut` past the deadline), `TLSError`.
+    func next(deadline: Date? = nil) throws -> HTTP1Event<Parser.Head>? {
+        while true {
+            if let event = try parser.next() { return event }
+            if sawEOF { return try parser.finish() }
+            if let deadline {
+                let remaining = deadline.timeIntervalSinceNow
+                guard remaining > 0 else { throw NetworkError(.timedOut, "timed out") }
+                stream.socket.setTimeout(max(0.001, remaining))
+            }
+            let count = try buffer.withUnsafeMutableBytes { try stream.read(into: $0) }
+            if count == 0 {
+                sawEOF = true
+            } else {
+                bytesRead += count
+                parser.feed(buffer[0..<count])
+            }
+        }
+    }
+
+    /// Whether bytes of a next message have already arrived or are buffered in TLS.
+    var hasBufferedInput: Bool { stream.pending > 0 }
+}

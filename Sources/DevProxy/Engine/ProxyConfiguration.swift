@@ -1,0 +1,130 @@
+import CertAuthority
+import Foundation
+import HTTP1
+
+/// Everything `devproxy run` can be told, as a value with its defaults stated. The server
+/// takes it at start and keeps it `let`.
+public struct ProxyConfiguration: Sendable {
+    /// Where to listen. Default `127.0.0.1:8080`: loopback only unless `allowRemote`.
+    public var listenHost = "127.0.0.1"
+    public var listenPort = 8080
+    /// Listening on a non-loopback address requires this (`--allow-remote`).
+    public var allowRemote = false
+    /// `user:password` pairs; when non-empty, clients must send `Proxy-Authorization`.
+    public var proxyCredentials: [ProxyCredential] = []
+    /// Hosts tunnelled without decryption (`--passthrough`).
+    public var passthrough: [HostPattern] = []
+    /// Upstream address overrides (`--resolve host:port:address`).
+    public var resolve: [ResolveOverride] = []
+    /// Extra CAs trusted for upstream verification besides the system store (`--upstream-ca`).
+    public var upstreamCAs: [Certificate] = []
+    /// Skip upstream verification (`--insecure-upstream`); every flow records it.
+    public var insecureUpstream = false
+    /// Bytes of each body kept in the flow log (`--body-limit`), default 1 MiB.
+    public var bodyLimit = 1 << 20
+    /// HTTP parsing limits (request line 8 KiB → 414, header block 64 KiB → 431, 256 headers).
+    public var httpLimits = HTTP1Limits.default
+    /// How long a client may take to send a complete request head. Default 30 s.
+    public var headerTimeout: TimeInterval = 30
+    /// How long an idle keep-alive client connection is kept. Default 120 s.
+    public var idleTimeout: TimeInterval = 120
+    /// How long to wait for an upstream TCP connection. Default 10 s.
+    public var connectTimeout: TimeInterval = 10
+    /// How long an upstream may stay silent (TLS handshake, response head, body). Default 60 s.
+    public var upstreamTimeout: TimeInterval = 60
+    /// Most client connections served at once; more get 503. Default 1,024.
+    public var maxConnections = 1024
+    /// Time in-flight exchanges get to finish at shutdown. Default 5 s.
+    public var shutdownGrace: TimeInterval = 5
+    /// Add a `Via` header to forwarded messages (off by default: it changes what apps see).
+    public var addVia = false
+    /// Header names whose values are masked in the flow log (`--redact`).
+    public var redactHeaders: [String] = []
+
+    public init() {}
+}
+
+/// One `user:password` pair for `--proxy-auth`.
+public struct ProxyCredential: Sendable, Equatable {
+    public let user: String
+    public let password: String
+
+    public init(user: String, password: String) {
+        self.user = user
+        self.password = password
+    }
+
+    /// Reads `user:password` lines; blank lines and `#` comments are skipped.
+    ///
+    /// - Throws: `ConfigurationError` naming the line that has no colon.
+    public static func parse(_ text: String, source: String) throws -> [ProxyCredential] {
+        var result: [ProxyCredential] = []
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
+            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
+            guard let colon = trimmed.firstIndex(of: ":"), colon != trimmed.startIndex else {
+                throw ConfigurationError("\(source) line \(index + 1) is not user:password")
+            }
+            result.append(ProxyCredential(user: String(trimmed[..<colon]), password: String(trimmed[trimmed.index(after: colon)...])))
+        }
+        guard !result.isEmpty else { throw ConfigurationError("\(source) has no user:password lines") }
+        return result
+    }
+}
+
+/// `--resolve host:port:address`: connect to `address` when asked for `host:port`.
+public struct ResolveOverride: Sendable, Equatable {
+    public let host: String
+    public let port: Int
+    public let address: String
+
+    /// Parses `host:port:address` (the address may be a bracketed IPv6 literal).
+    public init(parsing text: String) throws {
+        let parts = text.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, !parts[0].isEmpty, let port = Int(parts[1]), (1...65535).contains(port), !parts[2].isEmpty else {
+            throw ConfigurationError("--resolve \(text) is not HOST:PORT:ADDRESS")
+        }
+        host = parts[0].lowercased()
+        self.port = port
+        let address = String(parts[2])
+        self.address = address.hasPrefix("[") && address.hasSuffix("]") ? String(address.dropFirst().dropLast()) : address
+    }
+}
+
+/// A host glob: `*` matches any run of characters within the name, so `*.apple.com` matches
+/// `a.apple.com` and `a.b.apple.com` (not `apple.com`), `api.*.example.com` matches one or more
+/// labels in the middle. Case-insensitive.
+public struct HostPattern: Sendable, Equatable, CustomStringConvertible {
+    public let pattern: String
+
+    public init(_ pattern: String) {
+        self.pattern = pattern.lowercased()
+    }
+
+    public var description: String { pattern }
+
+    public func matches(_ host: String) -> Bool {
+        Self.glob(Array(pattern.utf8)[...], Array(host.lowercased().utf8)[...])
+    }
+
+    private static func glob(_ pattern: ArraySlice<UInt8>, _ text: ArraySlice<UInt8>) -> Bool {
+        guard let first = pattern.first else { return text.isEmpty }
+        if first == UInt8(ascii: "*") {
+            let rest = pattern.dropFirst()
+            var candidate = text
+            while true {
+                if glob(rest, candidate) { return true }
+                guard !candidate.isEmpty else { return false }
+                candidate = candidate.dropFirst()
+            }
+        }
+        guard let head = text.first, head == first else { return false }
+        return glob(pattern.dropFirst(), text.dropFirst())
+    }
+}
+
+/// A configuration mistake, reported as one line.
+public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,133 @@
+import CertAuthority
+import Foundation
+import HTTP1
+import Synchronization
+
+/// The proxy: accepts clients on a thread of its own and serves each on its own thread,
+/// handing every finished flow to the sinks.
+///
+/// Why threads and blocking I/O: this toolchain has no event-loop library, the Swift
+/// concurrency pool has two threads here (blocking it froze a probe server), and a thread per
+/// connection with a poll() relay measured ~58 MB/s TLS↔TLS, simple to reason about. Idle
+/// connections cost a thread stack each (virtual; a few KiB resident).
+public final class ProxyServer: @unchecked Sendable {
+    // Immutable after init except `listener` (set in start) and `state` (a Mutex).
+    public let configuration: ProxyConfiguration
+    let leaves: LeafSource
+    let serverTLS: TLSContext
+    let pool: UpstreamPool
+    private let sinks: [FlowSink]
+    private var listener: Listener?
+    private let state = Mutex(State())
+    private let finished = DispatchSemaphore(value: 0)
+
+    private struct State {
+        var connections: [ObjectIdentifier: ClientConnection] = [:]
+        var stopping = false
+        var acceptDone = false
+    }
+
+    /// - Throws: `ConfigurationError` for a non-loopback listen without `allowRemote`.
+    public init(configuration: ProxyConfiguration, leaves: LeafSource, sinks: [FlowSink]) throws {
+        self.configuration = configuration
+        self.leaves = leaves
+        self.sinks = sinks
+        serverTLS = try TLSContext.server()
+        pool = UpstreamPool(configuration: configuration,
+                            tlsContext: try TLSContext.client(extraCAs: configuration.upstreamCAs, insecure: configuration.insecureUpstream))
+    }
+
+    /// The address actually listened on (the real port when 0 was asked for).
+    public var address: SocketAddress? { listener?.address }
+
+    /// Binds and starts accepting.
+    ///
+    /// - Throws: `ConfigurationError` when asked to listen beyond loopback without
+    ///   `allowRemote`; `NetworkError` when the address cannot be bound.
+    public func start() throws {
+        let listener = try Listener(host: configuration.listenHost, port: configuration.listenPort)
+        if !listener.address.isLoopback && !configuration.allowRemote {
+            throw ConfigurationError("refusing to listen on \(listener.address): anyone on the network could use the proxy and read decrypted traffic; pass --allow-remote (and --proxy-auth FILE) to do it anyway")
+        }
+        self.listener = listener
+        let thread = Thread { [self] in acceptLoop(listener) }
+        thread.name = "devproxy-accept"
+        thread.start()
+    }
+
+    var isStopping: Bool { state.withLock { $0.stopping } }
+
+    /// Stops accepting, gives in-flight exchanges `shutdownGrace` to finish, cuts the rest
+    /// (their flows are recorded as aborted), then closes the sinks.
+    public func stop() {
+        let alreadyStopping = state.withLock { state in
+            defer { state.stopping = true }
+            return state.stopping
+        }
+        guard !alreadyStopping else { return }
+        if listener != nil { finished.wait() }
+        let deadline = Date().addingTimeInterval(configuration.shutdownGrace)
+        while Date() < deadline && state.withLock({ !$0.connections.isEmpty }) { usleep(20_000) }
+        for connection in state.withLock({ Array($0.connections.values) }) { connection.socket.abort() }
+        let cut = Date().addingTimeInterval(2)
+        while Date() < cut && state.withLock({ !$0.connections.isEmpty }) { usleep(10_000) }
+        pool.closeAll()
+        sinks.forEach { $0.close() }
+    }
+
+    /// Hands a finished flow to every sink; flows cut by shutdown are marked aborted.
+    func emit(_ flow: Flow) {
+        var flow = flow
+        if isStopping && flow.error == nil && flow.response == nil && flow.mode != .tunnel {
+            flow.error = Flow.FlowError(kind: FlowErrorKind.aborted.rawValue, message: "DevProxy was shutting down", alert: nil)
+        }
+        for sink in sinks { sink.record(flow) }
+    }
+
+    /// Why a request lacks valid proxy credentials, or nil when it is authorised.
+    func authorizationFailure(_ head: HTTPRequestHead) -> String? {
+        guard !configuration.proxyCredentials.isEmpty else { return nil }
+        guard let header = head.headers["Proxy-Authorization"] else { return "proxy credentials required" }
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "basic", let decoded = Data(base64Encoded: String(parts[1])),
+              let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":") else {
+            return "Proxy-Authorization must be Basic credentials"
+        }
+        let user = String(text[..<colon]), password = String(text[text.index(after: colon)...])
+        return configuration.proxyCredentials.contains(ProxyCredential(user: user, password: password)) ? nil : "wrong proxy credentials"
+    }
+
+    private func acceptLoop(_ listener: Listener) {
+        defer { finished.signal() }
+        while !isStopping {
+            guard let socket = (try? listener.accept(timeout: 0.25)) ?? nil else { continue }
+            let connection = ClientConnection(server: self, socket: socket)
+            let admitted = state.withLock { state -> Bool in
+                guard state.connections.count < configuration.maxConnections else { return false }
+                state.connections[ObjectIdentifier(connection)] = connection
+                return true
+            }
+            guard admitted else {
+                refuseOverload(connection)
+                continue
+            }
+            let thread = Thread { [self] in
+                connection.run()
+                _ = state.withLock { $0.connections.removeValue(forKey: ObjectIdentifier(connection)) }
+            }
+            thread.stackSize = 512 * 1024
+            thread.start()
+        }
+    }
+
+    /// 503 for a client beyond `maxConnections`, answered on the accept thread (short, bounded).
+    private func refuseOverload(_ connection: ClientConnection) {
+        connection.socket.setTimeout(1)
+        let message = "DevProxy is serving its maximum of \(configuration.maxConnections) connections; retry shortly"
+        try? PlainStream(connection.socket).write(ErrorResponse.bytes(status: 503, detail: message))
+        var draft = FlowDraft(client: connection.clientAddress, mode: .http, host: "", port: 0)
+        draft.fail(.overloaded, message)
+        emit(draft.finished())
+        connection.socket.close()
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+
+/// Copies bytes both ways between two streams until either side closes, on the calling thread.
+///
+/// Both descriptors switch to non-blocking mode and one poll() loop serves both directions:
+/// OpenSSL forbids reading and writing one SSL from two threads, and a TLS 1.3 ticket can make
+/// a blocking SSL_read wait for data that never comes while the other direction starves.
+struct Relay {
+    /// What crossed, for the flow record.
+    struct Outcome {
+        var bytesAToB = 0
+        var bytesBToA = 0
+        /// Why the relay ended, when it was not a clean close.
+        var error: Error?
+    }
+
+    let a: ByteStream
+    let b: ByteStream
+    /// Close the relay when neither side sends anything for this long.
+    let idleTimeout: TimeInterval
+
+    /// Runs until one side closes or fails, then half-closes the other so it sees EOF.
+    ///
+    /// - Parameters:
+    ///   - observeAToB / observeBToA: see each chunk as it is relayed (WebSocket logging).
+    func run(observeAToB: (UnsafeRawBufferPointer) -> Void = { _ in },
+             observeBToA: (UnsafeRawBufferPointer) -> Void = { _ in }) -> Outcome {
+        var outcome = Outcome()
+        a.socket.setNonBlocking()
+        b.socket.setNonBlocking()
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var lastActivity = Date()
+        // Each direction ends on its own (a half-close is passed on); the relay ends when both have.
+        var aOpen = true, bOpen = true
+        while aOpen || bOpen {
+            do {
+                // TLS may hold decrypted bytes that poll() cannot see; drain those first.
+                var moved = false
+                if aOpen {
+                    let step = try pump(from: a, to: b, buffer: &buffer, count: &outcome.bytesAToB, observe: observeAToB)
+                    moved = step.moved
+                    aOpen = !step.closed
+                }
+                if bOpen {
+                    let step = try pump(from: b, to: a, buffer: &buffer, count: &outcome.bytesBToA, observe: observeBToA)
+                    moved = moved || step.moved
+                    bOpen = !step.closed
+                }
+                if moved { lastActivity = Date(); continue }
+                var pollers = [pollfd(fd: a.socket.fd, events: aOpen ? Int16(POLLIN) : 0, revents: 0),
+                               pollfd(fd: b.socket.fd, events: bOpen ? Int16(POLLIN) : 0, revents: 0)]
+                let ready = poll(&pollers, 2, 1000)
+                if ready < 0 && errno != EINTR { break }
+                if ready == 0 && Date().timeIntervalSince(lastActivity) > idleTimeout {
+                    outcome.error = NetworkError(.timedOut, "no traffic for \(Int(idleTimeout)) s")
+                    break
+                }
+            } catch {
+                outcome.error = error
+                break
+            }
+        }
+        return outcome
+    }
+
+    /// Moves what is available from one side to the other.
+    ///
+    /// - Returns: whether anything moved, and whether `source` reached EOF (then `destination`
+    ///   is half-closed so it sees the end too).
+    private func pump(from source: ByteStream, to destination: ByteStream, buffer: inout [UInt8], count: inout Int,
+                      observe: (UnsafeRawBufferPointer) -> Void) throws -> (moved: Bool, closed: Bool) {
+        var moved = false
+        while true {
+            let read = try buffer.withUnsafeMutableBytes { try source.readAvailable(into: $0) }
+            guard let read else { return (moved, false) }
+            if read == 0 {
+                destination.socket.shutdownWrite()
+                return (moved, true)
+            }
+            try buffer.withUnsafeBytes { raw in
+                let chunk = UnsafeRawBufferPointer(rebasing: raw[0..<read])
+                observe(chunk)
+                try destination.write(chunk)
+            }
+            count += read
+            moved = true
+        }
+    }
+}

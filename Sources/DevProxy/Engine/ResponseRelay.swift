@@ -1,0 +1,131 @@
+import Foundation
+import HTTP1
+
+/// Reads the upstream's response and relays it to the client: interim responses as they
+/// come, then the final head with framing fixed for the client, then the body.
+struct ResponseRelay {
+    let context: ExchangeContext
+    let requestHead: HTTPRequestHead
+    let upstream: UpstreamConnection
+
+    /// How the response ended.
+    struct Outcome {
+        var clientKeepAlive: Bool
+        var upstreamReusable: Bool
+    }
+
+    /// Reads until the final (non-1xx, or 101) response head, passing interim ones on.
+    ///
+    /// - Parameter onContinue: called for `100 Continue` (and before the final head if the
+    ///   upstream skipped it), to release a held request body.
+    /// - Throws: `HTTP1ParseError`, `NetworkError`, `UpstreamClosed`.
+    func readFinalHead(onContinue: () throws -> Void) throws -> HTTPResponseHead {
+        upstream.reader.parser.expectResponse(toMethod: requestHead.method)
+        while true {
+            guard let event = try upstream.reader.next() else {
+                throw UpstreamClosed(message: "upstream \(upstream.address) closed the connection without sending a response" +
+                                     (upstream.reused ? " (a reused keep-alive connection)" : ""))
+            }
+            guard case .head(let head) = event else { continue }
+            if head.status == 100 {
+                try onContinue()
+            } else if head.isInterim {
+                context.sendToClient(HTTP1Serializer.serialize(head))
+            } else {
+                return head
+            }
+        }
+    }
+
+    /// Sends the final head and streams the body; records the response in the flow.
+    func relay(_ head: HTTPResponseHead, draft: inout FlowDraft) -> Outcome {
+        let redact = context.configuration.redactHeaders
+        draft.flow.response = Flow.Response(status: head.status, reason: head.reason, httpVersion: head.version.description,
+                                            headers: FlowDraft.headerPairs(head.headers, redact: redact), body: nil)
+        if head.status == 101 {
+            WebSocketSession(context: context, upstream: upstream).run(head: head, draft: &draft)
+            return Outcome(clientKeepAlive: false, upstreamReusable: false)
+        }
+        let framing = ClientFraming(request: requestHead, response: head)
+        var outbound = head
+        outbound.headers.removeHopByHop()
+        if framing.rechunk { outbound.headers.add(name: "Transfer-Encoding", value: "chunked") }
+        let clientKeepAlive = requestHead.keepAlive && framing.clientKeepAlive && head.keepAlive
+        if !clientKeepAlive {
+            outbound.headers.add(name: "Connection", value: "close")
+        } else if requestHead.version == .http10 {
+            outbound.headers.add(name: "Connection", value: "keep-alive")
+        }
+        if context.configuration.addVia { outbound.headers.add(name: "Via", value: "1.1 devproxy") }
+        let capture = BodyCapture(limit: context.configuration.bodyLimit)
+        defer {
+            draft.flow.response?.body = capture.finish(contentEncoding: head.headers["Content-Encoding"],
+                                                       contentType: head.headers["Content-Type"])
+        }
+        do {
+            try context.client.stream.write(HTTP1Serializer.serialize(outbound))
+        } catch {
+            draft.fail(.clientClosed, "the client closed the connection before the response: \(error)")
+            return Outcome(clientKeepAlive: false, upstreamReusable: false)
+        }
+        var relayed = 0
+        while true {
+            let event: HTTP1ResponseEvent?
+            do {
+                event = try upstream.reader.next()
+            } catch {
+                // The head is out: the only honest signal left is to cut the client connection,
+                // never a clean end that makes a truncated body look complete.
+                let message = (error as? HTTP1ParseError).map { "upstream sent a malformed body: \($0.reason)" }
+                    ?? "upstream failed mid-body: \(error)"
+                draft.fail(.upstreamClosed, "\(message) after \(relayed) bytes")
+                return Outcome(clientKeepAlive: false, upstreamReusable: false)
+            }
+            do {
+                switch event {
+                case .body(let bytes)?:
+                    capture.append(bytes)
+                    relayed += bytes.count
+                    try context.client.stream.write(framing.rechunk ? HTTP1Serializer.chunk(bytes) : bytes)
+                case .end(let trailers)?:
+                    if framing.rechunk { try context.client.stream.write(HTTP1Serializer.lastChunk(trailers: trailers)) }
+                    return Outcome(clientKeepAlive: clientKeepAlive, upstreamReusable: head.keepAlive && framing.upstreamDelimited)
+                case .head?, nil:
+                    return Outcome(clientKeepAlive: false, upstreamReusable: false)
+                }
+            } catch {
+                draft.fail(.clientClosed, "the client closed the connection while the response streamed (\(relayed) bytes sent)")
+                return Outcome(clientKeepAlive: false, upstreamReusable: false)
+            }
+        }
+    }
+}
+
+/// How a response is framed towards the client (RFC 9112 §6.3 on the way in, §6.1 out).
+struct ClientFraming {
+    /// Send the body with chunked coding (it arrived chunked, or close-delimited to a 1.1 client).
+    let rechunk: Bool
+    /// The client connection can stay open after this response.
+    let clientKeepAlive: Bool
+    /// The upstream body ended by its own framing (not by closing the connection).
+    let upstreamDelimited: Bool
+
+    init(request: HTTPRequestHead, response: HTTPResponseHead) {
+        let noBody = request.method == "HEAD" || response.status == 204 || response.status == 304
+            || (100..<200).contains(response.status)
+        let codings = response.headers.values("Transfer-Encoding").joined(separator: ",").lowercased()
+        let chunked = codings.split(separator: ",").last?.trimmingCharacters(in: .whitespaces) == "chunked"
+        let hasLength = response.headers["Content-Length"] != nil
+        if noBody {
+            (rechunk, clientKeepAlive, upstreamDelimited) = (false, true, true)
+        } else if chunked || !codings.isEmpty || !hasLength {
+            // Chunked, or read-until-close (§6.3 rules 4 and 8): a 1.1 client gets chunks and
+            // keeps its connection.
+            let closeDelimited = !chunked
+            let canChunk = request.version == .http11
+            (rechunk, clientKeepAlive, upstreamDelimited) = (canChunk, canChunk, !closeDelimited)
+        } else {
+            (rechunk, clientKeepAlive, upstreamDelimited) = (false, true, true)
+        }
+    }
+}

@@ -1,0 +1,40 @@
+/// A bidirectional byte stream: a plain socket or TLS over one. The engine reads and writes
+/// through this so HTTP handling is the same for `http://` and decrypted `https://`.
+public protocol ByteStream: AnyObject, Sendable {
+    /// Reads up to `buffer.count` bytes; 0 means the peer closed.
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
+    /// Reads what has arrived without waiting: nil when nothing has, 0 when the peer closed.
+    func readAvailable(into buffer: UnsafeMutableRawBufferPointer) throws -> Int?
+    /// Writes all of `bytes`.
+    func write(_ bytes: UnsafeRawBufferPointer) throws
+    /// Bytes buffered inside the stream that `poll()` on the socket cannot see.
+    var pending: Int { get }
+    /// The socket underneath.
+    var socket: Socket { get }
+    /// Closes the stream (TLS sends close_notify first).
+    func close()
+}
+
+extension ByteStream {
+    /// Writes a byte array.
+    public func write(_ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { try write($0) }
+    }
+}
+
+/// A plain TCP stream.
+public final class PlainStream: ByteStream {
+    public let socket: Socket
+
+    public init(_ socket: Socket) {
+        self.socket = socket
+    }
+
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int { try socket.read(into: buffer) }
+    public func readAvailable(into buffer: UnsafeMutableRawBufferPointer) throws -> Int? { try socket.readAvailable(into: buffer) }
+    public func write(_ bytes: UnsafeRawBufferPointer) throws { try socket.write(bytes) }
+    public var pending: Int { 0 }
+    public func close() { socket.close() }
+}
+
+extension TLSConnection: ByteStream {}

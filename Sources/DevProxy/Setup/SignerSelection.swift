@@ -1,0 +1,101 @@
+import CertAuthority
+import Foundation
+
+/// Picks the CA that mints leaves for `devproxy run`, creating a local development CA on a
+/// fresh machine so `swift run devproxy` works with no setup.
+public struct SignerSelection {
+    /// What was chosen, and what to tell the user.
+    public struct Result {
+        public let signer: Signer
+        /// Human lines: what was created or chosen, where, until when.
+        public let notes: [String]
+        public let warnings: [String]
+        /// True when this run created the CA directory's root.
+        public let createdCA: Bool
+    }
+
+    /// Marks a CA directory created by `devproxy run` for one developer (not a team CA): its
+    /// intermediates are renewed automatically when they expire.
+    public static let localMarker = ".local-development-ca"
+
+    public let store: CAStore
+    public let email: String
+    public let bundlePath: String?
+    public let signWithRoot: Bool
+    public let passphrase: String?
+
+    public init(store: CAStore, email: String, bundlePath: String?, signWithRoot: Bool, passphrase: String?) {
+        self.store = store
+        self.email = email
+        self.bundlePath = bundlePath
+        self.signWithRoot = signWithRoot
+        self.passphrase = passphrase
+    }
+
+    /// - Throws: `CAError` with the command that fixes it (expired or revoked intermediate, no
+    ///   intermediate for this identity in a team CA, unreadable bundle).
+    public func select(now: Date = Date()) throws -> Result {
+        var notes: [String] = []
+        if let bundlePath {
+            let signer = try Signer(bundle: try SecureFile.read(bundlePath, what: "the intermediate bundle"))
+            try refuseIfRevoked(signer.certificate)
+            try signer.checkValidity(at: now)
+            notes.append("signing leaves with \(describe(signer.certificate)) from \(bundlePath)")
+            return Result(signer: signer, notes: notes, warnings: expiryWarnings(signer.certificate, now: now), createdCA: false)
+        }
+        var created = false
+        if !store.exists {
+            try store.initialize(name: "DevProxy Local Development Root (\(email))", keyType: .p256, days: 3650, passphrase: nil, now: now)
+            try SecureFile.write([], to: store.directory + "/" + Self.localMarker, mode: SecureFile.privateMode)
+            created = true
+            notes.append("created a local development CA in \(store.directory)")
+        }
+        if signWithRoot {
+            let signer = try store.rootSigner(passphrase: passphrase)
+            notes.append("signing leaves with the root itself (team-shared signing)")
+            return Result(signer: signer, notes: notes, warnings: [], createdCA: created)
+        }
+        let entries = try store.intermediates(now: now).entries.filter { $0.email.lowercased() == email.lowercased() }
+        if let active = entries.filter({ $0.status == .active }).max(by: { $0.notAfter < $1.notAfter }),
+           let signer = try? loadBundle(active) {
+            notes.append("signing leaves with \(describe(signer.certificate))")
+            return Result(signer: signer, notes: notes, warnings: expiryWarnings(signer.certificate, now: now), createdCA: created)
+        }
+        let isLocal = FileManager.default.fileExists(atPath: store.directory + "/" + Self.localMarker)
+        guard isLocal else {
+            if let latest = entries.last, latest.status != .active {
+                throw CAError(latest.status == .revoked ? .signerRevoked : .signerExpired,
+                              "your intermediate \(latest.serial) is \(latest.status.rawValue); ask your security lead for a new one: devproxy ca issue --email \(email)")
+            }
+            throw CAError(.notFound, "no intermediate for \(email) in \(store.directory); get one with `devproxy ca issue --email \(email)` (or pass --intermediate BUNDLE)")
+        }
+        let (certificate, path) = try store.issueIntermediate(email: email, days: 30, permittedDNS: [], keyType: .p256,
+                                                              output: nil, passphrase: passphrase, now: now)
+        notes.append("issued an intermediate for \(email) (serial \(certificate.serialHex), valid until \(ISO8601.string(certificate.notAfter)))")
+        let signer = try Signer(bundle: try SecureFile.read(path, what: "the intermediate bundle"))
+        return Result(signer: signer, notes: notes, warnings: [], createdCA: created)
+    }
+
+    private func loadBundle(_ entry: IntermediateEntry) throws -> Signer {
+        let path = entry.record.bundle ?? store.intermediatesDirectory + "/\(entry.email)-\(entry.serial).pem"
+        return try Signer(bundle: try SecureFile.read(path, what: "the intermediate bundle"))
+    }
+
+    /// A bundle handed over by a security lead may have been revoked since; the ledger says so
+    /// when this machine has it.
+    private func refuseIfRevoked(_ certificate: Certificate) throws {
+        guard store.exists, let entries = try? store.intermediates().entries,
+              let entry = entries.first(where: { $0.serial == certificate.serialHex }), entry.status == .revoked else { return }
+        throw CAError(.signerRevoked, "the intermediate \(entry.serial) was revoked; get a new one with `devproxy ca issue --email \(entry.email)`")
+    }
+
+    private func describe(_ certificate: Certificate) -> String {
+        "the intermediate of \(certificate.email ?? "?") (serial \(certificate.serialHex), valid until \(ISO8601.string(certificate.notAfter)))"
+    }
+
+    private func expiryWarnings(_ certificate: Certificate, now: Date) -> [String] {
+        let left = certificate.notAfter.timeIntervalSince(now)
+        guard left < 24 * 3600 else { return [] }
+        return ["your intermediate expires in \(Int(left / 3600)) h \(Int(left.truncatingRemainder(dividingBy: 3600) / 60)) min; get a new one with `devproxy ca issue --email \(certificate.email ?? email)`"]
+    }
+}

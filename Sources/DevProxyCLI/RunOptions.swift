@@ -1,0 +1,109 @@
+import CertAuthority
+import DevProxy
+import Foundation
+
+/// `devproxy run`'s settings: flags first, then the JSON config file (`--config`), then the
+/// defaults in `ProxyConfiguration`. Config keys are the flag names with `_` for `-`.
+struct RunOptions {
+    static let valued: Set<String> = ["listen", "ca-dir", "intermediate", "log", "har", "passthrough", "upstream-ca", "resolve",
+                                      "keylog", "body-limit", "config", "proxy-auth", "persona", "report-uri", "redact",
+                                      "passphrase-file", "reports"]
+    static let booleans: Set<String> = ["insecure-upstream", "quiet", "allow-remote", "sink-reports", "sign-with-root", "via"]
+
+    private let arguments: Arguments
+    private let file: [String: Any]
+
+    init(_ raw: ArraySlice<String>) throws {
+        arguments = try Arguments(raw, valued: Self.valued, booleans: Self.booleans)
+        guard arguments.positionals.isEmpty else {
+            throw UsageError("unexpected argument \(arguments.positionals[0]); see `devproxy run --help`")
+        }
+        guard let path = arguments.value("config") else {
+            file = [:]
+            return
+        }
+        let data = try SecureFile.read(path, what: "the config file")
+        guard let object = try? JSONSerialization.jsonObject(with: Data(data)) as? [String: Any] else {
+            throw CommandFailure("\(path) is not a JSON object")
+        }
+        let known = Self.valued.union(Self.booleans).map { $0.replacingOccurrences(of: "-", with: "_") }
+        if let unknown = object.keys.filter({ !$0.hasPrefix("_") && !known.contains($0) }).sorted().first {
+            throw CommandFailure("\(path): unknown key \"\(unknown)\"; see config/devproxy.example.json")
+        }
+        file = object
+    }
+
+    /// A single value: the flag, else the config key.
+    func value(_ name: String) throws -> String? {
+        if let flag = arguments.value(name) { return flag }
+        let key = name.replacingOccurrences(of: "-", with: "_")
+        switch file[key] {
+        case nil: return nil
+        case let string as String: return string
+        case let number as NSNumber: return number.stringValue
+        default: throw CommandFailure("config key \"\(key)\" must be a string")
+        }
+    }
+
+    /// A repeatable value: the flags when given, else the config key (a string or a list).
+    func values(_ name: String) throws -> [String] {
+        let flags = arguments.values(name)
+        if !flags.isEmpty { return flags }
+        let key = name.replacingOccurrences(of: "-", with: "_")
+        switch file[key] {
+        case nil: return []
+        case let string as String: return [string]
+        case let list as [String]: return list
+        default: throw CommandFailure("config key \"\(key)\" must be a string or a list of strings")
+        }
+    }
+
+    /// A boolean: the flag, else the config key.
+    func flag(_ name: String) throws -> Bool {
+        if arguments.flag(name) { return true }
+        let key = name.replacingOccurrences(of: "-", with: "_")
+        switch file[key] {
+        case nil: return false
+        case let bool as Bool: return bool
+        default: throw CommandFailure("config key \"\(key)\" must be true or false")
+        }
+    }
+
+    /// The proxy configuration these options describe.
+    func configuration() throws -> ProxyConfiguration {
+        var configuration = ProxyConfiguration()
+        if let listen = try value("listen") {
+            let (host, port) = try Self.hostPort(listen)
+            configuration.listenHost = host
+            configuration.listenPort = port
+        }
+        configuration.allowRemote = try flag("allow-remote")
+        if let path = try value("proxy-auth") {
+            let text = String(decoding: try SecureFile.read(path, what: "the proxy credentials file"), as: UTF8.self)
+            configuration.proxyCredentials = try ProxyCredential.parse(text, source: path)
+        }
+        configuration.passthrough = try values("passthrough").map(HostPattern.init)
+        configuration.resolve = try values("resolve").map(ResolveOverride.init(parsing:))
+        for path in try values("upstream-ca") {
+            configuration.upstreamCAs += try Certificate.all(from: try SecureFile.read(path, what: "the upstream CA file"))
+        }
+        configuration.insecureUpstream = try flag("insecure-upstream")
+        if let limit = try value("body-limit") {
+            guard let bytes = Int(limit), bytes >= 0 else { throw UsageError("--body-limit must be a number of bytes") }
+            configuration.bodyLimit = bytes
+        }
+        configuration.redactHeaders = try values("redact")
+        configuration.addVia = try flag("via")
+        return configuration
+    }
+
+    /// Splits `HOST:PORT` (`[::1]:8080` for IPv6).
+    static func hostPort(_ text: String) throws -> (String, Int) {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
+            throw UsageError("\(text) is not HOST:PORT")
+        }
+        var host = String(text[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return (host.isEmpty ? "127.0.0.1" : host, port)
+    }
+}
