@@ -17,11 +17,16 @@ let package = Package(
             linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]
         ),
         .target(name: "CertAuthority", dependencies: ["CTLS"]),
+        // zlib and the brotli decoder, for showing gzip/deflate/br bodies as text. No logic.
+        .target(
+            name: "CCompression",
+            linkerSettings: [.linkedLibrary("z"), .linkedLibrary("brotlidec")]
+        ),
         // Sans-IO HTTP/1.1 codec: bytes in, parts out. Knows nothing of sockets or TLS.
         .target(name: "HTTP1"),
         // Pinning policies (TrustKit, Android NSC, OkHttp) and their evaluation.
         .target(name: "PinningPolicy", dependencies: ["CertAuthority"]),
-        .target(name: "DevProxy", dependencies: ["CertAuthority", "HTTP1", "PinningPolicy", "CTLS"]),
+        .target(name: "DevProxy", dependencies: ["CertAuthority", "HTTP1", "PinningPolicy", "CTLS", "CCompression"]),
         .executableTarget(name: "DevProxyCLI", dependencies: ["DevProxy", "CertAuthority", "PinningPolicy", "CTLS"]),
         // Load generator for bench/run: multi-threaded HTTPS client over OpenSSL.
         .executableTarget(name: "DevProxyLoad", dependencies: ["CTLS"]),

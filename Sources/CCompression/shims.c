@@ -1,0 +1,5 @@
+#include "CCompression.h"
+
+int CCompression_inflateInit2(z_stream *stream, int windowBits) {
+    return inflateInit2(stream, windowBits);
+}

@@ -1,0 +1,78 @@
+import Foundation
+
+/// Captures one HTTP body as it streams through: keeps the first `limit` bytes, counts them
+/// all, and hashes them all (SHA-256), then turns that into the logged `Flow.Body`.
+///
+/// One per body, used by the one thread relaying it; not thread-safe.
+public final class BodyCapture {
+    /// The default `--body-limit`: 1 MiB kept per body.
+    public static let defaultLimit = 1024 * 1024
+
+    /// How many leading bytes are kept.
+    public let limit: Int
+    /// Bytes seen so far.
+    public private(set) var size = 0
+    private var kept: [UInt8] = []
+    // Created on the first byte: most requests have no body, and their hash is a constant.
+    private var hash: RunningSHA256?
+
+    /// - Parameter limit: bytes to keep (the `--body-limit`); 0 keeps only size and hash.
+    public init(limit: Int = BodyCapture.defaultLimit) {
+        precondition(limit >= 0, "a body limit cannot be negative")
+        self.limit = limit
+    }
+
+    /// Adds the next bytes of the body.
+    public func append(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count > 0 else { return }
+        if hash == nil { hash = RunningSHA256() }
+        hash?.update(bytes)
+        size += bytes.count
+        let room = limit - kept.count
+        if room > 0 {
+            let prefix = UnsafeRawBufferPointer(rebasing: bytes.prefix(room))
+            kept.append(contentsOf: prefix.assumingMemoryBound(to: UInt8.self))
+        }
+    }
+
+    /// Adds the next bytes of the body.
+    public func append(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { append($0) }
+    }
+
+    /// Adds the next bytes of the body.
+    public func append(_ bytes: ArraySlice<UInt8>) {
+        bytes.withUnsafeBytes { append($0) }
+    }
+
+    /// The body as the flow log records it. Call once, after the last `append`.
+    ///
+    /// The kept prefix becomes `text` when it is UTF-8 text, after undoing `contentEncoding`
+    /// (gzip, deflate, br; `decoded` names it) when that yields text; otherwise `base64` of
+    /// the raw prefix. A truncated prefix decodes as far as it goes.
+    /// - Parameters:
+    ///   - contentEncoding: the message's `Content-Encoding` header value.
+    ///   - contentType: the message's `Content-Type` header value.
+    public func finish(contentEncoding: String?, contentType: String?) -> Flow.Body {
+        let truncated = size > kept.count
+        let sha256 = hash?.finishHex() ?? RunningSHA256.emptyHex
+        hash = nil
+        var body = Flow.Body(size: size, sha256: sha256, text: nil, base64: nil, truncated: truncated, decoded: nil)
+        if let decoded = ContentDecoder.decode(kept, contentEncoding: contentEncoding),
+           let text = BodyText.text(decoded.bytes, isPrefix: decoded.end != .complete, contentType: contentType) {
+            body.text = text
+            body.decoded = ContentCoding.list(fromHeader: contentEncoding)?.map(\.rawValue).joined(separator: ", ")
+        } else if let text = BodyText.text(kept, isPrefix: truncated, contentType: contentType) {
+            body.text = text
+        } else {
+            body.base64 = Data(kept).base64EncodedString()
+        }
+        return body
+    }
+}
+
+extension Flow.Body {
+    /// A body of no bytes.
+    public static let empty = Flow.Body(size: 0, sha256: RunningSHA256.emptyHex, text: "", base64: nil,
+                                        truncated: false, decoded: nil)
+}

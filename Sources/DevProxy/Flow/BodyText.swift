@@ -1,0 +1,50 @@
+import Foundation
+
+/// Whether captured body bytes should be shown as text, and the text if so.
+enum BodyText {
+    /// Types that are text whatever their bytes look like (as long as they are UTF-8).
+    private static let textualMarkers = ["json", "xml", "javascript", "ecmascript", "x-www-form-urlencoded",
+                                         "graphql", "yaml", "csv"]
+
+    /// Whether `contentType` names a textual media type (`text/*`, JSON, XML, JavaScript, forms).
+    static func isTextual(contentType: String?) -> Bool {
+        guard let contentType else { return false }
+        let mediaType = contentType.split(separator: ";").first.map {
+            $0.trimmingCharacters(in: .whitespaces).lowercased()
+        } ?? ""
+        return mediaType.hasPrefix("text/") || textualMarkers.contains { mediaType.contains($0) }
+    }
+
+    /// `bytes` as a string when they are valid UTF-8 and look like text: a textual content
+    /// type, or no NUL bytes.
+    ///
+    /// - Parameter isPrefix: the bytes may stop inside a character; an incomplete last
+    ///   character is dropped rather than making the whole prefix "binary".
+    static func text(_ bytes: [UInt8], isPrefix: Bool, contentType: String?) -> String? {
+        let whole = isPrefix ? bytes[0..<completeUTF8Prefix(bytes)] : bytes[...]
+        guard isTextual(contentType: contentType) || !whole.contains(0) else { return nil }
+        return validUTF8(whole)
+    }
+
+    /// The length of `bytes` without an incomplete UTF-8 sequence at its end.
+    static func completeUTF8Prefix(_ bytes: [UInt8]) -> Int {
+        var index = bytes.count - 1
+        // A sequence is at most 4 bytes: find its lead byte among the last four.
+        while index >= 0 && index >= bytes.count - 4 {
+            let byte = bytes[index]
+            if byte & 0xC0 != 0x80 {
+                let needed = byte < 0x80 ? 1 : byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : byte >= 0xC0 ? 2 : 1
+                return bytes.count - index < needed ? index : bytes.count
+            }
+            index -= 1
+        }
+        return bytes.count
+    }
+
+    private static func validUTF8(_ bytes: ArraySlice<UInt8>) -> String? {
+        if #available(macOS 15, *) {
+            return String(validating: bytes, as: UTF8.self)
+        }
+        return String(bytes: bytes, encoding: .utf8)
+    }
+}

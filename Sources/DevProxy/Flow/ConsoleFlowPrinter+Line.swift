@@ -1,0 +1,79 @@
+import Foundation
+
+extension ConsoleFlowPrinter {
+    /// The console line for one flow. Pure: same flow, style and zone, same line.
+    ///
+    ///     12:01:02 GET https://api.example.com/v1/x → 200 1.2 kB 35 ms
+    ///     12:01:02 TUNNEL api.apple.com:443 ↑1.2 kB ↓30 kB 5.1 s (passthrough rule *.apple.com)
+    ///     12:01:02 ✗ CONNECT pinned.example.com:443 client_rejected_certificate (unknown_ca): the app pins …
+    ///
+    /// The time is the flow's start in `timeZone`; sizes are the response body (or the
+    /// tunnelled bytes each way); the duration runs from start to end.
+    public static func line(for flow: Flow, style: Style = .plain, timeZone: TimeZone = .current) -> String {
+        let paint = Paint(style: style)
+        let time = clock(flow.started, timeZone: timeZone)
+        let duration = FlowTimestamp.milliseconds(from: flow.started, to: flow.ended)
+            .map(HumanUnits.duration(milliseconds:)) ?? "?"
+        let target = flow.request.map { "\($0.method) \($0.url)" } ?? "CONNECT \(flow.server.host):\(flow.server.port)"
+
+        if let error = flow.error {
+            var text = "✗ \(target) \(error.kind)"
+            if let alert = error.alert { text += " (\(alert))" }
+            if let kind = FlowErrorKind(rawValue: error.kind) {
+                text += ": " + kind.explanation
+                if kind.messageAddsDetail && !error.message.isEmpty { text += " — " + error.message }
+            } else if !error.message.isEmpty {
+                text += ": " + error.message
+            }
+            return "\(time) " + paint.red(text)
+        }
+
+        if flow.mode == .tunnel, let tunnel = flow.tunnel {
+            let text = "TUNNEL \(flow.server.host):\(flow.server.port) ↑\(HumanUnits.size(tunnel.bytesFromClient)) "
+                + "↓\(HumanUnits.size(tunnel.bytesFromServer)) \(duration) (\(tunnel.reason))"
+            return "\(time) " + paint.dim(text)
+        }
+
+        var text = "\(time) \(target) → "
+        if let response = flow.response {
+            text += paint.status(response.status) + " " + HumanUnits.size(response.body?.size ?? 0)
+        } else {
+            text += "no response"
+        }
+        text += " \(duration)"
+        if let messages = flow.websocket, !messages.isEmpty {
+            text += " (\(messages.count) WebSocket message\(messages.count == 1 ? "" : "s"))"
+        }
+        return text
+    }
+
+    /// `HH:mm:ss` of an RFC 3339 timestamp in `timeZone`; `--:--:--` when it does not parse.
+    static func clock(_ timestamp: String, timeZone: TimeZone) -> String {
+        guard let date = FlowTimestamp.parse(timestamp) else { return "--:--:--" }
+        let local = Int(date.timeIntervalSince1970.rounded(.down)) + timeZone.secondsFromGMT(for: date)
+        let secondsOfDay = ((local % 86_400) + 86_400) % 86_400
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(two(secondsOfDay / 3600)):\(two(secondsOfDay / 60 % 60)):\(two(secondsOfDay % 60))"
+    }
+}
+
+/// ANSI colouring that does nothing in `.plain` style.
+private struct Paint {
+    let style: ConsoleFlowPrinter.Style
+
+    func red(_ text: String) -> String { wrap(text, "31") }
+    func dim(_ text: String) -> String { wrap(text, "2") }
+
+    /// The status code, yellow for 4xx and red for 5xx.
+    func status(_ code: Int) -> String {
+        switch code {
+        case 500...: return wrap("\(code)", "31")
+        case 400..<500: return wrap("\(code)", "33")
+        default: return "\(code)"
+        }
+    }
+
+    private func wrap(_ text: String, _ code: String) -> String {
+        style == .terminal ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text
+    }
+}

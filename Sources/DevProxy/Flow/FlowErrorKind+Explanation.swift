@@ -1,0 +1,57 @@
+extension FlowErrorKind {
+    /// What this failure usually means, in a sentence for the person at the console.
+    public var explanation: String {
+        switch self {
+        case .clientRejectedCertificate:
+            return "the app pins a key this chain does not contain, or the device does not trust the root"
+        case .clientClosedAfterHandshake:
+            return "the client accepted the certificate, then hung up: often a pinning check after the handshake"
+        case .clientHandshakeFailed:
+            return "the client and the proxy found no TLS version or cipher in common"
+        case .clientNotTLS:
+            return "the client sent something other than TLS after CONNECT"
+        case .clientClosed:
+            return "the client hung up before the exchange finished"
+        case .clientTimeout:
+            return "the client went quiet before sending a whole request"
+        case .badRequest:
+            return "the client's request was not valid HTTP/1.1"
+        case .proxyAuthRequired:
+            return "the client did not send the proxy credentials"
+        case .upstreamRefused:
+            return "nothing accepts connections at that address and port"
+        case .upstreamUnresolvable:
+            return "the host name does not resolve from this machine"
+        case .upstreamTimeout:
+            return "the server did not answer in time"
+        case .upstreamReset:
+            return "the server reset the connection"
+        case .upstreamTLSFailed:
+            return "the TLS handshake with the server failed"
+        case .upstreamCertificateInvalid:
+            return "the server's certificate does not verify; add its CA with --upstream-ca or use --insecure-upstream"
+        case .upstreamBadResponse:
+            return "the server's response was not valid HTTP/1.1"
+        case .upstreamClosed:
+            return "the server closed the connection before a whole response"
+        case .leafRefused:
+            return "the intermediate may not sign for this host (outside its name constraints or revoked)"
+        case .aborted:
+            return "the proxy was stopped while the exchange was in flight"
+        case .overloaded:
+            return "the proxy refused the connection because it is at its connection limit"
+        }
+    }
+
+    /// Whether the flow's own message adds facts (an address, OpenSSL's reason) worth printing
+    /// after the explanation.
+    var messageAddsDetail: Bool {
+        switch self {
+        case .upstreamTLSFailed, .upstreamCertificateInvalid, .upstreamBadResponse, .badRequest,
+             .clientHandshakeFailed, .leafRefused:
+            return true
+        default:
+            return false
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+
+/// The file operations the flow sinks need, with errors in `FlowLogError` terms. Everything
+/// is created 0600: flow logs and HAR files hold decrypted secrets.
+enum FlowFile {
+    static let privateMode: mode_t = 0o600
+
+    /// Opens `path` for appending, creating it 0600 and tightening an existing file to 0600.
+    /// - Returns: the file descriptor, owned by the caller.
+    static func openForAppending(_ path: String) throws -> Int32 {
+        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, privateMode)
+        guard fd >= 0 else { throw error(errno, writing: path) }
+        guard fchmod(fd, privateMode) == 0 else {
+            let code = errno
+            close(fd)
+            throw FlowLogError(.notWritable, "cannot make \(path) private (mode 0600): \(String(cString: strerror(code))); "
+                               + "it holds decrypted traffic, so use a file you own")
+        }
+        return fd
+    }
+
+    /// Writes all of `bytes` at the descriptor's position.
+    /// - Returns: `errno` of a failed write, `nil` on success.
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32? {
+        var offset = 0
+        while offset < bytes.count {
+            let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
+            offset += written
+        }
+        return nil
+    }
+
+    /// Replaces `path` with `bytes` atomically: a 0600 temporary file beside it, fsynced, renamed.
+    static func writeAtomically(_ bytes: [UInt8], to path: String) throws {
+        let directory = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        let temporary = (directory.isEmpty ? "." : directory) + "/.\(name).tmp-\(getpid())-\(UInt32.random(in: .min ... .max))"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, privateMode)
+        guard fd >= 0 else { throw error(errno, writing: path) }
+        var failure = fchmod(fd, privateMode) == 0 ? nil : errno
+        if failure == nil { failure = bytes.withUnsafeBytes { writeAll(fd, $0) } }
+        if failure == nil && fsync(fd) != 0 { failure = errno }
+        close(fd)
+        if failure == nil && rename(temporary, path) != 0 { failure = errno }
+        if let failure {
+            unlink(temporary)
+            throw error(failure, writing: path)
+        }
+    }
+
+    /// Reads a whole file.
+    static func read(_ path: String) throws -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            let code = errno
+            if code == ENOENT { throw FlowLogError(.notFound, "\(path) does not exist") }
+            throw FlowLogError(.notReadable, "cannot read \(path): \(String(cString: strerror(code)))")
+        }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 256 * 1024)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw FlowLogError(.notReadable, "cannot read \(path): \(String(cString: strerror(errno)))")
+            }
+            if count == 0 { return bytes }
+            bytes.append(contentsOf: buffer[0..<count])
+        }
+    }
+
+    static func error(_ code: Int32, writing path: String) -> FlowLogError {
+        let reason = String(cString: strerror(code))
+        if code == EACCES || code == EROFS || code == EPERM || code == ENOENT || code == EISDIR {
+            return FlowLogError(.notWritable, "cannot write \(path): \(reason); choose a writable path")
+        }
+        return FlowLogError(.io, "cannot write \(path): \(reason)")
+    }
+}

@@ -1,0 +1,123 @@
+/// An HTTP Archive (HAR 1.2, http://www.softwareishard.com/blog/har-12-spec/) as DevProxy
+/// writes it. Fields starting with `_` are DevProxy's own, as the spec allows.
+public struct HARDocument: Codable, Sendable, Equatable {
+    public var log: Log
+
+    public struct Log: Codable, Sendable, Equatable {
+        public var version: String
+        public var creator: Creator
+        public var entries: [Entry]
+    }
+
+    public struct Creator: Codable, Sendable, Equatable {
+        public var name: String
+        public var version: String
+    }
+
+    public struct Entry: Codable, Sendable, Equatable {
+        public var startedDateTime: String
+        /// Milliseconds: the sum of the non-negative timings (`ssl` is inside `connect`).
+        public var time: Double
+        public var request: Request
+        public var response: Response
+        public var cache: Cache
+        public var timings: Timings
+        public var serverIPAddress: String?
+        public var connection: String?
+        /// The flow's id in the `--log` file.
+        public var flowID: String
+        /// `http`, `https`, `tunnel` or `websocket`.
+        public var mode: String
+        /// Why the exchange failed, for flows that did.
+        public var error: Flow.FlowError?
+        /// Bytes relayed each way and why, for tunnels.
+        public var tunnel: Flow.TunnelInfo?
+
+        enum CodingKeys: String, CodingKey {
+            case startedDateTime, time, request, response, cache, timings, serverIPAddress, connection
+            case flowID = "_flowId", mode = "_mode", error = "_error", tunnel = "_tunnel"
+        }
+    }
+
+    public struct Request: Codable, Sendable, Equatable {
+        public var method: String
+        public var url: String
+        public var httpVersion: String
+        public var cookies: [Cookie]
+        public var headers: [NameValue]
+        public var queryString: [NameValue]
+        public var postData: PostData?
+        public var headersSize: Int
+        public var bodySize: Int
+    }
+
+    public struct Response: Codable, Sendable, Equatable {
+        public var status: Int
+        public var statusText: String
+        public var httpVersion: String
+        public var cookies: [Cookie]
+        public var headers: [NameValue]
+        public var content: Content
+        public var redirectURL: String
+        public var headersSize: Int
+        public var bodySize: Int
+        /// Chrome's spelling of a failed request (`kind: message`), which its importer reads.
+        public var error: String?
+
+        enum CodingKeys: String, CodingKey {
+            case status, statusText, httpVersion, cookies, headers, content, redirectURL, headersSize, bodySize
+            case error = "_error"
+        }
+    }
+
+    public struct NameValue: Codable, Sendable, Equatable {
+        public var name: String
+        public var value: String
+    }
+
+    public struct Cookie: Codable, Sendable, Equatable {
+        public var name: String
+        public var value: String
+        public var path: String?
+        public var domain: String?
+        public var expires: String?
+        public var httpOnly: Bool?
+        public var secure: Bool?
+    }
+
+    public struct PostData: Codable, Sendable, Equatable {
+        public var mimeType: String
+        public var text: String
+        /// `base64` when `text` holds base64 of a binary body (HAR 1.2 has no field for that).
+        public var encoding: String?
+
+        enum CodingKeys: String, CodingKey {
+            case mimeType, text
+            case encoding = "_encoding"
+        }
+    }
+
+    public struct Content: Codable, Sendable, Equatable {
+        /// The decoded length when known, else the bytes received.
+        public var size: Int
+        /// Bytes saved by the content coding, when known.
+        public var compression: Int?
+        public var mimeType: String
+        public var text: String?
+        public var encoding: String?
+    }
+
+    /// Always empty: DevProxy sees no browser cache.
+    public struct Cache: Codable, Sendable, Equatable {}
+
+    /// Milliseconds per phase; -1 for a phase that did not happen (only where HAR allows it).
+    public struct Timings: Codable, Sendable, Equatable {
+        public var blocked: Double
+        public var dns: Double
+        public var connect: Double
+        public var send: Double
+        public var wait: Double
+        public var receive: Double
+        public var ssl: Double
+    }
+}

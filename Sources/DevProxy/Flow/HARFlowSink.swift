@@ -1,0 +1,48 @@
+import Foundation
+
+/// The `--har FILE` sink: keeps every flow in memory and writes one HAR file (0600) at
+/// `close()`, when the proxy exits.
+public final class HARFlowSink: FlowSink, @unchecked Sendable {
+    // @unchecked: `flows`, `closed` and `firstError` are only touched under `lock`.
+    public let path: String
+    public let creatorVersion: String
+    private let lock = NSLock()
+    private var flows: [Flow] = []
+    private var closed = false
+    private var firstError: FlowLogError?
+
+    public init(path: String, creatorVersion: String = HARWriter.defaultCreatorVersion) {
+        self.path = path
+        self.creatorVersion = creatorVersion
+    }
+
+    public func record(_ flow: Flow) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !closed else { return }
+        flows.append(flow)
+    }
+
+    /// Writes the HAR file once; later flows are dropped. A failure is kept for `writeError`.
+    public func close() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !closed else { return }
+        closed = true
+        do {
+            try HARWriter.write(flows, to: path, creatorVersion: creatorVersion)
+        } catch let error as FlowLogError {
+            firstError = error
+        } catch {
+            firstError = FlowLogError(.io, "cannot write \(path): \(error)")
+        }
+        flows = []
+    }
+
+    /// Why the HAR file could not be written at `close()`, if it could not.
+    public var writeError: FlowLogError? {
+        lock.lock()
+        defer { lock.unlock() }
+        return firstError
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+
+extension HARWriter {
+    /// The request side of an entry; a `CONNECT` to the server for flows that have no request.
+    static func request(for flow: Flow) -> HARDocument.Request {
+        guard let request = flow.request else {
+            let authority = "\(flow.server.host):\(flow.server.port)"
+            return HARDocument.Request(method: "CONNECT", url: "https://\(authority)/", httpVersion: "HTTP/1.1",
+                                       cookies: [], headers: [], queryString: [], postData: nil,
+                                       headersSize: -1, bodySize: 0)
+        }
+        let headers = nameValues(request.headers)
+        var postData: HARDocument.PostData?
+        if let body = request.body, body.size > 0 {
+            let mimeType = header("content-type", in: headers) ?? "application/octet-stream"
+            postData = body.text.map { HARDocument.PostData(mimeType: mimeType, text: $0, encoding: nil) }
+                ?? HARDocument.PostData(mimeType: mimeType, text: body.base64 ?? "", encoding: "base64")
+        }
+        let target = requestTarget(of: request.url)
+        return HARDocument.Request(
+            method: request.method, url: request.url, httpVersion: version(request.httpVersion),
+            cookies: header("cookie", in: headers).map(requestCookies) ?? [], headers: headers,
+            queryString: queryString(of: request.url), postData: postData,
+            headersSize: headersSize(startLine: "\(request.method) \(target) \(version(request.httpVersion))",
+                                     headers: headers),
+            bodySize: request.body?.size ?? 0)
+    }
+
+    /// The response side of an entry: status 0 and `_error` when there was none (failures),
+    /// `200 Connection established` for a tunnel.
+    static func response(for flow: Flow) -> HARDocument.Response {
+        guard let response = flow.response else {
+            let tunnelled = flow.mode == .tunnel && flow.error == nil
+            let failure = flow.error.map { "\($0.kind): \($0.message)" }
+            return HARDocument.Response(
+                status: tunnelled ? 200 : 0, statusText: tunnelled ? "Connection established" : "",
+                httpVersion: tunnelled ? "HTTP/1.1" : "", cookies: [], headers: [],
+                content: .init(size: 0, compression: nil, mimeType: "x-unknown", text: nil, encoding: nil),
+                redirectURL: "", headersSize: -1, bodySize: tunnelled ? 0 : -1, error: failure)
+        }
+        let headers = nameValues(response.headers)
+        let mimeType = header("content-type", in: headers) ?? "x-unknown"
+        var content = HARDocument.Content(size: response.body?.size ?? 0, compression: nil, mimeType: mimeType,
+                                          text: nil, encoding: nil)
+        if let body = response.body {
+            if let text = body.text {
+                content.text = text
+                // Only a whole decoded body tells how large the content really is.
+                if body.decoded != nil && !body.truncated {
+                    content.size = text.utf8.count
+                    content.compression = max(0, content.size - body.size)
+                }
+            } else if let base64 = body.base64 {
+                content.text = base64
+                content.encoding = "base64"
+            }
+        }
+        return HARDocument.Response(
+            status: response.status, statusText: response.reason, httpVersion: version(response.httpVersion),
+            cookies: headers.filter { $0.name.lowercased() == "set-cookie" }.compactMap { responseCookie($0.value) },
+            headers: headers, content: content, redirectURL: header("location", in: headers) ?? "",
+            headersSize: headersSize(startLine: "\(version(response.httpVersion)) \(response.status) \(response.reason)",
+                                     headers: headers),
+            bodySize: response.body?.size ?? 0, error: flow.error.map { "\($0.kind): \($0.message)" })
+    }
+
+    /// Header pairs as HAR name/value objects (a malformed pair is kept with what it has).
+    static func nameValues(_ pairs: [[String]]) -> [HARDocument.NameValue] {
+        pairs.compactMap { pair in
+            guard let name = pair.first else { return nil }
+            return HARDocument.NameValue(name: name, value: pair.count > 1 ? pair[1] : "")
+        }
+    }
+
+    static func header(_ name: String, in headers: [HARDocument.NameValue]) -> String? {
+        headers.first { $0.name.lowercased() == name }?.value
+    }
+
+    /// `HTTP/1.1` whether the flow says `HTTP/1.1` or `1.1`.
+    static func version(_ text: String) -> String {
+        text.uppercased().hasPrefix("HTTP/") ? text : "HTTP/" + text
+    }
+
+    /// Bytes from the start line through the blank line, as the head is serialised:
+    /// `line CRLF (name: value CRLF)* CRLF`.
+    static func headersSize(startLine: String, headers: [HARDocument.NameValue]) -> Int {
+        headers.reduce(startLine.utf8.count + 4) { $0 + $1.name.utf8.count + 2 + $1.value.utf8.count + 2 }
+    }
+
+    /// The origin-form target (`/v1/x?q=1`) of an absolute URL.
+    static func requestTarget(of url: String) -> String {
+        guard let scheme = url.range(of: "://") else { return url }
+        let rest = url[scheme.upperBound...]
+        guard let slash = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) else { return "/" }
+        let target = String(rest[slash...].prefix { $0 != "#" })
+        return target.hasPrefix("?") ? "/" + target : target
+    }
+
+    /// The query parameters of `url`, percent-decoded, `+` read as a space (form encoding).
+    static func queryString(of url: String) -> [HARDocument.NameValue] {
+        guard let question = url.firstIndex(of: "?") else { return [] }
+        let query = url[url.index(after: question)...].prefix { $0 != "#" }
+        return query.split(separator: "&").map { item in
+            let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decode(_ text: Substring) -> String {
+                let spaced = text.replacingOccurrences(of: "+", with: " ")
+                return spaced.removingPercentEncoding ?? spaced
+            }
+            return HARDocument.NameValue(name: decode(parts[0]), value: parts.count > 1 ? decode(parts[1]) : "")
+        }
+    }
+
+    /// The cookies of a `Cookie` header: `a=1; b=2`.
+    static func requestCookies(_ header: String) -> [HARDocument.Cookie] {
+        header.split(separator: ";").compactMap { item in
+            let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = parts[0].trimmingCharacters(in: .whitespaces)
+            guard !name.isEmpty else { return nil }
+            let value = parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : ""
+            return HARDocument.Cookie(name: name, value: value)
+        }
+    }
+
+    /// The cookie a `Set-Cookie` header sets, with its attributes (RFC 6265 §4.1).
+    static func responseCookie(_ header: String) -> HARDocument.Cookie? {
+        let items = header.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+        guard let first = items.first, let equals = first.firstIndex(of: "=") else { return nil }
+        var cookie = HARDocument.Cookie(name: String(first[..<equals]), value: String(first[first.index(after: equals)...]))
+        for attribute in items.dropFirst() {
+            let parts = attribute.split(separator: "=", maxSplits: 1).map(String.init)
+            let value = parts.count > 1 ? parts[1] : ""
+            switch parts.first?.lowercased() {
+            case "path": cookie.path = value
+            case "domain": cookie.domain = value
+            case "expires": cookie.expires = value
+            case "httponly": cookie.httpOnly = true
+            case "secure": cookie.secure = true
+            default: continue
+            }
+        }
+        return cookie
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+
+/// Turns flows into an HTTP Archive (HAR 1.2) that Chrome DevTools, Firefox and Charles import.
+///
+/// Failed flows become entries with status 0 and `_error` (DevTools shows them as failed);
+/// tunnels become `CONNECT` entries with `_mode: tunnel` and `_tunnel`.
+public enum HARWriter {
+    /// `creator.version` when none is given.
+    public static let defaultCreatorVersion = "0.1.0"
+
+    /// The archive for `flows`, in the order given.
+    public static func document(for flows: [Flow], creatorVersion: String = defaultCreatorVersion) -> HARDocument {
+        HARDocument(log: .init(version: "1.2", creator: .init(name: "DevProxy", version: creatorVersion),
+                               entries: flows.map(entry(for:))))
+    }
+
+    /// The archive as pretty-printed JSON, keys sorted, slashes unescaped.
+    public static func encode(_ flows: [Flow], creatorVersion: String = defaultCreatorVersion) throws -> [UInt8] {
+        let encoder = FlowJSON.encoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        var bytes = [UInt8](try encoder.encode(document(for: flows, creatorVersion: creatorVersion)))
+        bytes.append(UInt8(ascii: "\n"))
+        return bytes
+    }
+
+    /// Writes the archive to `path` atomically, mode 0600 (it holds decrypted traffic).
+    /// - Throws: `FlowLogError` when the file cannot be written.
+    public static func write(_ flows: [Flow], to path: String, creatorVersion: String = defaultCreatorVersion) throws {
+        let bytes: [UInt8]
+        do {
+            bytes = try encode(flows, creatorVersion: creatorVersion)
+        } catch {
+            throw FlowLogError(.io, "cannot encode the HAR for \(path): \(error)")
+        }
+        try FlowFile.writeAtomically(bytes, to: path)
+    }
+
+    /// One HAR entry for one flow.
+    static func entry(for flow: Flow) -> HARDocument.Entry {
+        let timings = timings(for: flow.timings)
+        let time = [timings.blocked, timings.dns, timings.connect, timings.send, timings.wait, timings.receive]
+            .filter { $0 >= 0 }.reduce(0, +)
+        return HARDocument.Entry(
+            startedDateTime: flow.started, time: time, request: request(for: flow), response: response(for: flow),
+            cache: .init(), timings: timings, serverIPAddress: flow.server.address.map(ipAddress(of:)),
+            connection: flow.client, flowID: flow.id, mode: flow.mode.rawValue, error: flow.error, tunnel: flow.tunnel)
+    }
+
+    /// HAR's phases from the flow's: HAR counts TLS inside `connect` ("if this field is
+    /// defined then the time is also included in the connect field") and requires send,
+    /// wait and receive to be non-negative.
+    static func timings(for timings: Flow.Timings) -> HARDocument.Timings {
+        let connect = timings.connect < 0 && timings.tls < 0 ? -1 : max(timings.connect, 0) + max(timings.tls, 0)
+        return HARDocument.Timings(blocked: -1, dns: -1, connect: connect, send: max(timings.send, 0),
+                                   wait: max(timings.wait, 0), receive: max(timings.receive, 0),
+                                   ssl: timings.tls < 0 ? -1 : timings.tls)
+    }
+
+    /// `203.0.113.5` from `203.0.113.5:443`, `::1` from `[::1]:443`.
+    static func ipAddress(of address: String) -> String {
+        if address.hasPrefix("["), let close = address.firstIndex(of: "]") {
+            return String(address[address.index(after: address.startIndex)..<close])
+        }
+        guard address.filter({ $0 == ":" }).count == 1, let colon = address.lastIndex(of: ":") else { return address }
+        return String(address[..<colon])
+    }
+}
