@@ -45,8 +45,12 @@ public struct CAStore: Sendable {
     ///   - passphrase: when given, `root.key` is PKCS#8 encrypted with AES-256-CBC.
     /// - Throws: `.caExists` when a root is already here (never overwritten), `.notWritable`.
     @discardableResult
-    public func initialize(name: String, keyType: KeyType, days: Int, passphrase: String?, now: Date = Date()) throws -> Certificate {
+    public func initialize(name: String, unit: String? = nil, keyType: KeyType, days: Int, passphrase: String?,
+                           now: Date = Date()) throws -> Certificate {
         guard days > 0 else { throw CAError(.invalidInput, "--days must be a positive number of days") }
+        guard !name.isEmpty, name.count <= 64 else {
+            throw CAError(.invalidInput, "--name must be 1 to 64 characters (the X.509 limit for a common name)")
+        }
         if exists || FileManager.default.fileExists(atPath: rootKeyPath) {
             throw CAError(.caExists, "a CA already exists in \(directory); refusing to overwrite it (use another --ca-dir)")
         }
@@ -55,7 +59,7 @@ public struct CAStore: Sendable {
             throw CAError(.notWritable, "the CA directory \(directory) is not writable")
         }
         let key = try PrivateKey.generate(keyType)
-        let root = try CertificateProfile.root(name: name, notBefore: now.addingTimeInterval(-3600),
+        let root = try CertificateProfile.root(name: name, unit: unit, notBefore: now.addingTimeInterval(-3600),
                                                notAfter: now.addingTimeInterval(TimeInterval(days) * 86400))
             .sign(publicKey: key, issuer: nil, issuerKey: key)
         // Key first: a root certificate without its key would make the directory look usable.

@@ -6,9 +6,9 @@ import Foundation
 enum CertificateProfile {
     /// The team root: self-signed, `CA:TRUE` without a path length (it signs intermediates,
     /// and small teams may let it sign leaves directly).
-    static func root(name: String, notBefore: Date, notAfter: Date) -> CertificateBuilder {
+    static func root(name: String, unit: String?, notBefore: Date, notAfter: Date) -> CertificateBuilder {
         CertificateBuilder(
-            subject: [("O", "DevProxy"), ("CN", name)],
+            subject: [("O", "DevProxy")] + (unit.map { [("OU", String($0.prefix(64)))] } ?? []) + [("CN", name)],
             notBefore: notBefore, notAfter: notAfter,
             extensions: [
                 (NID_basic_constraints, "critical,CA:TRUE"),
@@ -35,7 +35,8 @@ enum CertificateProfile {
             extensions.append((NID_name_constraints, "critical," + subtrees))
         }
         return CertificateBuilder(
-            subject: [("O", "DevProxy"), ("CN", "DevProxy Intermediate " + email), ("emailAddress", email)],
+            // RFC 5280's upper bound for CN is 64 characters; the full email is in emailAddress and the SAN.
+            subject: [("O", "DevProxy"), ("CN", String(("DevProxy Intermediate " + email).prefix(64))), ("emailAddress", email)],
             notBefore: notBefore, notAfter: notAfter,
             extensions: extensions)
     }

@@ -93,7 +93,7 @@ final class ClientConnection: @unchecked Sendable {
 
     /// Waits for the next request's first byte (or buffered TLS data); false on close.
     private func waitForFirstByte(_ reader: MessageReader<HTTP1RequestParser>) throws -> Bool {
-        if reader.hasBufferedInput { return true }
+        if try reader.hasBufferedInput() { return true }
         var poller = pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0)
         let deadline = Date().addingTimeInterval(server.configuration.idleTimeout)
         while Date() < deadline && !server.isStopping {

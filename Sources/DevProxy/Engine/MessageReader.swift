@@ -23,6 +23,8 @@ final class MessageReader<Parser: HTTP1Parsing> {
     private(set) var sawEOF = false
     /// Total bytes read from the stream.
     private(set) var bytesRead = 0
+    /// An event parsed from buffered bytes by `hasBufferedInput`, returned by the next `next`.
+    private var pendingEvent: HTTP1Event<Parser.Head>?
 
     init(stream: ByteStream, parser: Parser, bufferSize: Int = 64 * 1024) {
         self.stream = stream
@@ -36,6 +38,10 @@ final class MessageReader<Parser: HTTP1Parsing> {
     ///   trickling one byte at a time cannot hold the connection past it).
     /// - Throws: `HTTP1ParseError`, `NetworkError` (`.timedOut` past the deadline), `TLSError`.
     func next(deadline: Date? = nil) throws -> HTTP1Event<Parser.Head>? {
+        if let event = pendingEvent {
+            pendingEvent = nil
+            return event
+        }
         while true {
             if let event = try parser.next() { return event }
             if sawEOF { return try parser.finish() }
@@ -54,6 +60,11 @@ final class MessageReader<Parser: HTTP1Parsing> {
         }
     }
 
-    /// Whether bytes of a next message have already arrived or are buffered in TLS.
-    var hasBufferedInput: Bool { stream.pending > 0 }
+    /// Whether the next message has already begun arriving: a pipelined request the parser
+    /// holds, or bytes TLS has decrypted (neither shows up in poll()).
+    func hasBufferedInput() throws -> Bool {
+        if pendingEvent != nil || stream.pending > 0 { return true }
+        pendingEvent = try parser.next()
+        return pendingEvent != nil
+    }
 }

@@ -45,6 +45,9 @@ public final class ProxyServer: @unchecked Sendable {
     /// - Throws: `ConfigurationError` when asked to listen beyond loopback without
     ///   `allowRemote`; `NetworkError` when the address cannot be bound.
     public func start() throws {
+        // OpenSSL's socket BIO writes with write(), where MSG_NOSIGNAL cannot help: a client
+        // that hangs up mid-write would otherwise kill the whole process.
+        signal(SIGPIPE, SIG_IGN)
         let listener = try Listener(host: configuration.listenHost, port: configuration.listenPort)
         if !listener.address.isLoopback && !configuration.allowRemote {
             throw ConfigurationError("refusing to listen on \(listener.address): anyone on the network could use the proxy and read decrypted traffic; pass --allow-remote (and --proxy-auth FILE) to do it anyway")

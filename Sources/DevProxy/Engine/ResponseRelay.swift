@@ -48,6 +48,8 @@ struct ResponseRelay {
         }
         let framing = ClientFraming(request: requestHead, response: head)
         var outbound = head
+        // RFC 9110 §6.2: an intermediary sends its own HTTP version, not the origin's.
+        outbound.version = .http11
         outbound.headers.removeHopByHop()
         if framing.rechunk { outbound.headers.add(name: "Transfer-Encoding", value: "chunked") }
         let clientKeepAlive = requestHead.keepAlive && framing.clientKeepAlive && head.keepAlive

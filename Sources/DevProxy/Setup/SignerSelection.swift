@@ -45,7 +45,7 @@ public struct SignerSelection {
         }
         var created = false
         if !store.exists {
-            try store.initialize(name: "DevProxy Local Development Root (\(email))", keyType: .p256, days: 3650, passphrase: nil, now: now)
+            try store.initialize(name: "DevProxy Development Root", unit: "local CA of \(email)", keyType: .p256, days: 3650, passphrase: nil, now: now)
             try SecureFile.write([], to: store.directory + "/" + Self.localMarker, mode: SecureFile.privateMode)
             created = true
             notes.append("created a local development CA in \(store.directory)")

@@ -1,0 +1,288 @@
+import CertAuthority
+@testable import DevProxy
+import Foundation
+import Testing
+import TestSupport
+
+/// HTTPS origin ← DevProxy ← curl doing CONNECT → TLS → requests, over loopback. Each test
+/// asserts what the client received and the flow DevProxy recorded.
+@Suite struct ProxyEndToEndTests {
+    @Test func contentLengthResponseIsRelayedAndLogged() throws {
+        let origin = try OriginServer()
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let result = try proxy.curl([origin.url("/cl?n=25")])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.stdout == "hello worldhello worldhel")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.mode == .https)
+        #expect(flow.request?.method == "GET")
+        #expect(flow.request?.url == origin.url("/cl?n=25"))
+        #expect(flow.response?.status == 200)
+        #expect(flow.response?.body?.size == 25)
+        #expect(flow.response?.body?.text == "hello worldhello worldhel")
+        #expect(flow.tls?.client?.sni == "localhost")
+        #expect(flow.tls?.client?.version?.hasPrefix("TLSv1.") == true)
+        #expect(flow.tls?.upstream?.verified == true)
+        #expect(flow.tls?.upstream?.chain.first?.pin.hasPrefix("sha256/") == true)
+        #expect(flow.signer?.email == "ana@acme.dev")
+        #expect(flow.signer?.serial == proxy.pki.intermediate.serialHex)
+        #expect(flow.persona == "team")
+        #expect(flow.server.address?.hasPrefix("127.0.0.1:") == true || flow.server.address?.hasPrefix("[::1]") == true)
+        #expect(flow.timings.connect >= 0 && flow.timings.wait >= 0)
+        #expect(flow.error == nil)
+    }
+
+    @Test func chunkedResponseKeepsItsTrailers() throws {
+        let (origin, proxy) = try setUp()
+        let raw = try proxy.curl(["--raw", origin.url("/chunked")])
+        #expect(raw.stdout.contains("X-Checksum: abc123"), "\(raw.output)")
+        let decoded = try proxy.curl([origin.url("/chunked")])
+        #expect(decoded.stdout == "first,second,third")
+        let flows = proxy.flows(count: 2)
+        #expect(flows.map { $0.response?.body?.size } == [18, 18])
+        #expect(flows.first?.response?.body?.text == "first,second,third")
+    }
+
+    @Test func closeDelimitedResponseIsRechunkedForTheClient() throws {
+        let (origin, proxy) = try setUp()
+        let result = try proxy.curl(["-D", "-", origin.url("/close")])
+        #expect(result.stdout.hasSuffix("until the connection closes"), "\(result.output)")
+        #expect(result.stdout.lowercased().contains("transfer-encoding: chunked"))
+        #expect(proxy.flows(count: 1).first?.response?.body?.text == "until the connection closes")
+    }
+
+    @Test func headAnd204And304HaveNoBody() throws {
+        let (origin, proxy) = try setUp()
+        let head = try proxy.curl(["-I", origin.url("/cl?n=100")])
+        #expect(head.stdout.contains("Content-Length: 100"), "\(head.output)")
+        let noContent = try proxy.curl(["-w", "%{http_code}", origin.url("/204")])
+        #expect(noContent.stdout == "204")
+        let notModified = try proxy.curl(["-w", "%{http_code}", origin.url("/304")])
+        #expect(notModified.stdout == "304")
+        let flows = proxy.flows(count: 3)
+        #expect(flows.map { $0.response?.status ?? 0 }.sorted() == [200, 204, 304])
+        #expect(flows.allSatisfy { $0.response?.body?.size == 0 })
+        #expect(flows.contains { $0.request?.method == "HEAD" })
+    }
+
+    @Test func expect100ContinueReleasesTheBody() throws {
+        let (origin, proxy) = try setUp()
+        let result = try proxy.curl(["-H", "Expect: 100-continue", "--data-binary", "payload-123", origin.url("/echo")])
+        #expect(result.stdout == "echo:payload-123", "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.request?.body?.size == 11)
+        #expect(flow.request?.body?.text == "payload-123")
+        #expect(flow.response?.status == 200)
+    }
+
+    @Test func chunkedRequestBodyIsForwarded() throws {
+        let (origin, proxy) = try setUp()
+        let result = try proxy.curl(["-H", "Transfer-Encoding: chunked", "--data-binary", "streamed", origin.url("/echo")])
+        #expect(result.stdout == "echo:streamed", "\(result.output)")
+    }
+
+    @Test func keepAliveReusesBothConnections() throws {
+        let (origin, proxy) = try setUp()
+        let result = try proxy.curl(["-w", "[%{num_connects}]", origin.url("/cl?n=5"), origin.url("/cl?n=6")])
+        #expect(result.stdout == "hello[1]hello [0]", "\(result.output)")
+        let flows = proxy.flows(count: 2)
+        #expect(flows.count == 2)
+        #expect(flows.last?.timings.connect == 0, "the second request should reuse the upstream connection")
+        #expect(flows.first?.client == flows.last?.client)
+    }
+
+    @Test func pipelinedRequestsAreAnsweredInOrder() throws {
+        let (origin, proxy) = try setUp()
+        let script = """
+        import socket, ssl, sys
+        s = socket.create_connection(("127.0.0.1", \(proxy.port)))
+        s.sendall(b"CONNECT localhost:\(origin.port) HTTP/1.1\\r\\nHost: localhost:\(origin.port)\\r\\n\\r\\n")
+        assert s.recv(1024).startswith(b"HTTP/1.1 200")
+        c = ssl.create_default_context(cafile="\(proxy.pki.rootPath)")
+        t = c.wrap_socket(s, server_hostname="localhost")
+        t.sendall(b"GET /cl?n=3 HTTP/1.1\\r\\nHost: localhost\\r\\n\\r\\nGET /cl?n=7 HTTP/1.1\\r\\nHost: localhost\\r\\nConnection: close\\r\\n\\r\\n")
+        data = b""
+        while True:
+            chunk = t.recv(65536)
+            if not chunk: break
+            data += chunk
+        sys.stdout.write(data.decode())
+        """
+        let result = try Subprocess.run("python3", ["-c", script], timeout: 20)
+        let bodies = result.stdout.components(separatedBy: "\r\n\r\n").dropFirst()
+        #expect(bodies.map { $0.prefix(7) }.map(String.init).joined(separator: "|").contains("hel"), "\(result.output)")
+        let first = try #require(result.stdout.range(of: "hel\r\n") ?? result.stdout.range(of: "\r\n\r\nhel"))
+        let second = try #require(result.stdout.range(of: "hello w"))
+        #expect(first.lowerBound < second.lowerBound)
+        #expect(proxy.flows(count: 2).count == 2)
+    }
+
+    @Test func plainHTTPIsProxied() throws {
+        let origin = try OriginServer(tls: false)
+        let proxy = try ProxyHarness()
+        let result = try proxy.curl(["http://127.0.0.1:\(origin.port)/cl?n=11"])
+        #expect(result.stdout == "hello world", "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.mode == .http)
+        #expect(flow.request?.url == "http://127.0.0.1:\(origin.port)/cl?n=11")
+        #expect(flow.tls == nil)
+    }
+
+    @Test func absoluteFormHostWinsOverTheHostHeader() throws {
+        let origin = try OriginServer(tls: false)
+        let proxy = try ProxyHarness()
+        let result = try proxy.curl(["-H", "Host: evil.example", "http://127.0.0.1:\(origin.port)/headers"])
+        #expect(result.stdout.contains("Host: 127.0.0.1:\(origin.port)"), "\(result.output)")
+        #expect(!result.stdout.contains("evil.example"))
+    }
+
+    @Test func resolveOverridesWhereUpstreamConnectionsGo() throws {
+        let origin = try OriginServer()
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let override = try ResolveOverride(parsing: "origin.test:\(origin.port):127.0.0.1")
+        let proxy = try ProxyHarness(configure: {
+            $0.upstreamCAs = cas
+            $0.resolve = [override]
+        })
+        let result = try proxy.curl(["https://origin.test:\(origin.port)/cl?n=5"])
+        #expect(result.stdout == "hello", "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.server.host == "origin.test")
+        #expect(flow.server.address == "127.0.0.1:\(origin.port)")
+        #expect(flow.tls?.client?.sni == "origin.test")
+    }
+
+    @Test func untrustedUpstreamGets502WithTheReason() throws {
+        let origin = try OriginServer()
+        let proxy = try ProxyHarness()
+        let result = try proxy.curl(["-w", "\n%{http_code}", origin.url("/cl")])
+        #expect(result.stdout.hasPrefix("502 Bad Gateway: upstream certificate verify failed: unable to get local issuer certificate"),
+                "\(result.output)")
+        #expect(result.stdout.hasSuffix("\n502"))
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.error?.kind == "upstream_certificate_invalid")
+        #expect(flow.error?.message.contains("unable to get local issuer certificate") == true)
+    }
+
+    @Test func insecureUpstreamIsAllowedButRecorded() throws {
+        let origin = try OriginServer()
+        let proxy = try ProxyHarness(configure: { $0.insecureUpstream = true })
+        let result = try proxy.curl([origin.url("/cl?n=5")])
+        #expect(result.stdout == "hello")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.insecureUpstream == true)
+        #expect(flow.tls?.upstream?.verified == false)
+        #expect(flow.tls?.upstream?.verifyError == "unable to get local issuer certificate")
+    }
+
+    @Test func clientThatDoesNotTrustTheRootIsRecorded() throws {
+        let (origin, proxy) = try setUp()
+        let result = try Subprocess.run("curl", ["-sS", "--proxy", proxy.proxyURL, "--max-time", "10", origin.url("/cl")])
+        #expect(result.status == 60, "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.error?.kind == "client_rejected_certificate")
+        #expect(flow.error?.alert == "unknown_ca")
+        #expect(flow.request == nil)
+    }
+
+    @Test func clientClosingRightAfterTheHandshakeIsRecorded() throws {
+        let (origin, proxy) = try setUp()
+        let script = """
+        import socket, ssl
+        s = socket.create_connection(("127.0.0.1", \(proxy.port)))
+        s.sendall(b"CONNECT localhost:\(origin.port) HTTP/1.1\\r\\n\\r\\n")
+        s.recv(1024)
+        t = ssl.create_default_context(cafile="\(proxy.pki.rootPath)").wrap_socket(s, server_hostname="localhost")
+        t.close()
+        """
+        #expect(try Subprocess.run("python3", ["-c", script], timeout: 20).status == 0)
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.error?.kind == "client_closed_after_handshake")
+        #expect(flow.tls?.client?.sni == "localhost")
+    }
+
+    @Test func passthroughHostsAreTunnelledUndecrypted() throws {
+        let origin = try OriginServer()
+        let proxy = try ProxyHarness(configure: { $0.passthrough = [HostPattern("local*")] })
+        // The client now sees the origin's own certificate, so it trusts the origin's CA.
+        let result = try Subprocess.run("curl", ["-sS", "--proxy", proxy.proxyURL, "--cacert", origin.caPath, "--max-time", "10", origin.url("/cl?n=5")])
+        #expect(result.stdout == "hello", "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.mode == .tunnel)
+        #expect(flow.tunnel?.sni == "localhost")
+        #expect(flow.tunnel?.reason == "passthrough rule local*")
+        #expect((flow.tunnel?.bytesFromClient ?? 0) > 100 && (flow.tunnel?.bytesFromServer ?? 0) > 100)
+        #expect(flow.request == nil)
+    }
+
+    @Test func webSocketMessagesAreRelayedAndLogged() throws {
+        let (origin, proxy) = try setUp()
+        let script = """
+        import base64, os, socket, ssl, sys
+        s = socket.create_connection(("127.0.0.1", \(proxy.port)))
+        s.sendall(b"CONNECT localhost:\(origin.port) HTTP/1.1\\r\\n\\r\\n")
+        s.recv(1024)
+        t = ssl.create_default_context(cafile="\(proxy.pki.rootPath)").wrap_socket(s, server_hostname="localhost")
+        key = base64.b64encode(os.urandom(16))
+        t.sendall(b"GET /ws HTTP/1.1\\r\\nHost: localhost\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\nSec-WebSocket-Key: " + key + b"\\r\\nSec-WebSocket-Version: 13\\r\\n\\r\\n")
+        head = b""
+        while b"\\r\\n\\r\\n" not in head: head += t.recv(1)
+        mask = b"abcd"
+        def frame(op, data): return bytes([0x80 | op, 0x80 | len(data)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data))
+        t.sendall(frame(1, b"hi there"))
+        reply = t.recv(1024)
+        t.sendall(frame(8, b""))
+        t.recv(1024)
+        sys.stdout.write(head.decode().split("\\r\\n")[0] + "|" + reply[2:].decode())
+        """
+        let result = try Subprocess.run("python3", ["-c", script], timeout: 20)
+        #expect(result.stdout == "HTTP/1.1 101 Switching Protocols|echo:hi there", "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.mode == .websocket)
+        #expect(flow.response?.status == 101)
+        let messages = flow.websocket ?? []
+        #expect(messages.first?.direction == "client_to_server")
+        #expect(messages.first?.text == "hi there")
+        #expect(messages.contains { $0.direction == "server_to_client" && $0.text == "echo:hi there" })
+        #expect(messages.contains { $0.opcode == "close" })
+    }
+
+    @Test func pythonUrllibThroughTheProxy() throws {
+        let (origin, proxy) = try setUp()
+        let script = """
+        import ssl, urllib.request
+        ctx = ssl.create_default_context(cafile="\(proxy.pki.rootPath)")
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({"https": "http://127.0.0.1:\(proxy.port)"}), urllib.request.HTTPSHandler(context=ctx))
+        print(opener.open("\(origin.url("/gzip"))", timeout=10).read().hex())
+        """
+        let result = try Subprocess.run("python3", ["-c", script], timeout: 20)
+        #expect(result.status == 0, "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.response?.body?.text == "{\"compressed\": true}")
+        #expect(flow.response?.body?.decoded == "gzip")
+    }
+
+    @Test func upstreamRefusedGets502() throws {
+        let proxy = try ProxyHarness()
+        let result = try proxy.curl(["-w", "\n%{http_code}", "https://127.0.0.1:1/"])
+        #expect(result.stdout.contains("502 Bad Gateway: cannot connect to upstream 127.0.0.1:1: connection refused"), "\(result.output)")
+        #expect(proxy.flows(count: 1).first?.error?.kind == "upstream_refused")
+    }
+
+    @Test func originFormRequestToTheProxyGets400() throws {
+        let proxy = try ProxyHarness()
+        let result = try Subprocess.run("curl", ["-sS", "-w", "\n%{http_code}", "http://127.0.0.1:\(proxy.port)/"])
+        #expect(result.stdout.contains("DevProxy is a proxy"))
+        #expect(result.stdout.hasSuffix("400"))
+        #expect(proxy.flows(count: 1).first?.error?.kind == "bad_request")
+    }
+
+    /// An origin and a proxy that trusts it.
+    private func setUp() throws -> (OriginServer, ProxyHarness) {
+        let origin = try OriginServer()
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "origin CA"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        return (origin, proxy)
+    }
+}

@@ -1,0 +1,65 @@
+import CertAuthority
+import Foundation
+
+/// The Python origin server (`Resources/origin.py`) on 127.0.0.1 with a free port, over TLS
+/// with a certificate from its own CA, or plain. Stopped when released.
+public final class OriginServer {
+    public let port: Int
+    /// The CA that signed the origin's certificate (pass it as an upstream CA).
+    public let caPath: String
+    public let reportsPath: String
+    private let process: Process
+    private let stdin: Pipe
+    private let directory = TemporaryDirectory()
+
+    public init(tls: Bool = true) throws {
+        let store = CAStore(directory: directory.file("origin-ca"))
+        try store.initialize(name: "Origin Test CA", keyType: .p256, days: 2, passphrase: nil)
+        let signer = try store.rootSigner(passphrase: nil)
+        let leaf = try LeafIssuer(signer: signer).issue(for: [try LeafName("localhost"), try LeafName("origin.test")])
+        caPath = store.rootCertificatePath
+        let certPath = directory.write("origin.pem", leaf.certificate.pem)
+        let keyPath = directory.write("origin.key", bytes: try leaf.key.pem())
+        reportsPath = directory.file("reports.txt")
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", Self.scriptPath, "--reports", reportsPath] + (tls ? ["--tls", certPath, keyPath] : [])
+        let stdout = Pipe()
+        stdin = Pipe()
+        process.standardOutput = stdout
+        process.standardInput = stdin
+        try process.run()
+        let line = stdout.fileHandleForReading.readLine()
+        guard let port = Int(line) else {
+            process.terminate()
+            throw TestFailure("origin.py did not print its port (got \"\(line)\")")
+        }
+        self.port = port
+    }
+
+    deinit {
+        try? stdin.fileHandleForWriting.close()
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    /// `https://localhost:PORT/path`.
+    public func url(_ path: String, tls: Bool = true) -> String { "\(tls ? "https" : "http")://localhost:\(port)\(path)" }
+
+    static var scriptPath: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Resources/origin.py").path
+    }
+}
+
+extension FileHandle {
+    /// Reads one line (without the newline), byte by byte; for a child's first line only.
+    func readLine() -> String {
+        var bytes: [UInt8] = []
+        while true {
+            let data = readData(ofLength: 1)
+            guard let byte = data.first, byte != UInt8(ascii: "\n") else { break }
+            bytes.append(byte)
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""A test origin server for DevProxy's end-to-end tests: HTTP/1.1 over TLS (or plain), one
+behaviour per path. Prints its port on the first line of stdout. Loopback only.
+
+Usage: origin.py [--tls CERT KEY] [--reports FILE]
+"""
+import base64, hashlib, http.server, os, socket, ssl, struct, sys, threading, time, urllib.parse
+
+REPORTS = None
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def query(self):
+        return dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.path).query))
+
+    def send_body(self, status, body, headers=()):
+        self.send_response(status)
+        for name, value in headers:
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def do_HEAD(self):
+        self.do_GET()
+
+    def do_GET(self):
+        path = urllib.parse.urlsplit(self.path).path
+        q = self.query()
+        if path == "/cl":
+            n = int(q.get("n", "11"))
+            self.send_body(200, (b"hello world" * (n // 11 + 1))[:n], [("Content-Type", "text/plain")])
+        elif path == "/chunked":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.send_header("Trailer", "X-Checksum")
+            self.end_headers()
+            for part in (b"first,", b"second,", b"third"):
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+            self.wfile.write(b"0\r\nX-Checksum: abc123\r\n\r\n")
+        elif path == "/close":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(b"until the connection closes")
+            self.close_connection = True
+        elif path == "/204":
+            self.send_response(204)
+            self.end_headers()
+        elif path == "/304":
+            self.send_response(304)
+            self.send_header("ETag", '"v1"')
+            self.end_headers()
+        elif path == "/big":
+            size = int(q.get("mb", "1")) * 1024 * 1024
+            block = bytes(range(256)) * 256
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(size))
+            self.end_headers()
+            sent = 0
+            while sent < size:
+                part = block[: min(len(block), size - sent)]
+                self.wfile.write(part)
+                sent += len(part)
+        elif path == "/gzip":
+            import gzip
+            body = gzip.compress(b'{"compressed": true}')
+            self.send_body(200, body, [("Content-Type", "application/json"), ("Content-Encoding", "gzip")])
+        elif path == "/ws":
+            self.websocket()
+        elif path == "/headers":
+            body = "\n".join("%s: %s" % (k, v) for k, v in self.headers.items()).encode()
+            self.send_body(200, body, [("Content-Type", "text/plain")])
+        elif path == "/slow":
+            time.sleep(float(q.get("s", "3")))
+            self.send_body(200, b"slow", [("Content-Type", "text/plain")])
+        elif path == "/truncate":
+            self.send_response(200)
+            self.send_header("Content-Length", "1000")
+            self.end_headers()
+            self.wfile.write(b"x" * 100)
+            self.wfile.flush()
+            self.close_connection = True
+        else:
+            self.send_body(404, b"no such path", [("Content-Type", "text/plain")])
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length", "0"))
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            body = b""
+            while True:
+                size = int(self.rfile.readline().split(b";")[0], 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    break
+                body += self.rfile.read(size)
+                self.rfile.readline()
+        else:
+            body = self.rfile.read(length)
+        if REPORTS and urllib.parse.urlsplit(self.path).path == "/report":
+            with open(REPORTS, "ab") as f:
+                f.write(body + b"\n")
+        self.send_body(200, b"echo:" + body, [("Content-Type", "text/plain")])
+
+    do_PUT = do_POST
+
+    def websocket(self):
+        key = self.headers["Sec-WebSocket-Key"]
+        accept = base64.b64encode(hashlib.sha1((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest()).decode()
+        self.send_response(101)
+        self.send_header("Upgrade", "websocket")
+        self.send_header("Connection", "Upgrade")
+        self.send_header("Sec-WebSocket-Accept", accept)
+        self.end_headers()
+        self.wfile.flush()
+        while True:
+            header = self.rfile.read(2)
+            if len(header) < 2:
+                return
+            opcode, length = header[0] & 0x0F, header[1] & 0x7F
+            if length == 126:
+                length = struct.unpack("!H", self.rfile.read(2))[0]
+            elif length == 127:
+                length = struct.unpack("!Q", self.rfile.read(8))[0]
+            mask = self.rfile.read(4) if header[1] & 0x80 else b"\0\0\0\0"
+            data = bytes(b ^ mask[i % 4] for i, b in enumerate(self.rfile.read(length)))
+            if opcode == 8:
+                self.wfile.write(b"\x88\x00")
+                self.wfile.flush()
+                return
+            reply = b"echo:" + data
+            self.wfile.write(bytes([0x80 | opcode, len(reply)]) + reply if len(reply) < 126 else
+                             bytes([0x80 | opcode, 126]) + struct.pack("!H", len(reply)) + reply)
+            self.wfile.flush()
+
+def main():
+    global REPORTS
+    args = sys.argv[1:]
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    if "--reports" in args:
+        REPORTS = args[args.index("--reports") + 1]
+    if "--tls" in args:
+        i = args.index("--tls")
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(args[i + 1], args[i + 2])
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+    print(server.server_address[1], flush=True)
+    # Stop when the test that started us goes away (stdin closes).
+    threading.Thread(target=lambda: (sys.stdin.read(), os._exit(0)), daemon=True).start()
+    server.serve_forever()
+
+main()
