@@ -62,6 +62,14 @@ import TestSupport
         #expect(recorded.text == nil)
     }
 
+    @Test func finishingTwiceGivesTheSameBody() {
+        let capture = BodyCapture()
+        capture.append(Array("abc".utf8))
+        let first = capture.finish(contentEncoding: nil, contentType: nil)
+        #expect(capture.finish(contentEncoding: nil, contentType: nil) == first)
+        #expect(first.sha256 == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    }
+
     @Test func anEmptyBodyIsTheEmptyBody() {
         #expect(BodyCapture().finish(contentEncoding: nil, contentType: nil) == Flow.Body.empty)
         #expect(Flow.Body.empty.sha256 == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
