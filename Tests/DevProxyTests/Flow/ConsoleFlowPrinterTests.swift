@@ -26,7 +26,8 @@ import Testing
 
     @Test func detailFromTheMessageFollowsTheExplanationWhereItHelps() {
         var flow = FlowSamples.rejected
-        flow.error = Flow.FlowError(kind: "upstream_certificate_invalid", message: "certificate has expired", alert: nil)
+        flow.error = Flow.FlowError(kind: "upstream_certificate_invalid", message: "certificate has expired",
+                                    alert: nil)
         #expect(ConsoleFlowPrinter.line(for: flow, timeZone: utc).hasSuffix(" — certificate has expired"))
         flow.error = Flow.FlowError(kind: "something_new", message: "what happened", alert: nil)
         #expect(ConsoleFlowPrinter.line(for: flow, timeZone: utc).hasSuffix("something_new: what happened"))

@@ -37,8 +37,9 @@ import Testing
     }
 
     /// Made once with libbrotlienc (quality 11, window 22), so br decoding is tested even where
-    /// Python cannot load the encoder:
-    /// python3 -c 'import ctypes;l=ctypes.CDLL("libbrotlienc.so.1");d=b"DevProxy brotli fixture: "+b"hello, world! "*20;
+    /// Python cannot load the encoder (the command, joined into one line):
+    /// python3 -c 'import ctypes;l=ctypes.CDLL("libbrotlienc.so.1");
+    ///   d=b"DevProxy brotli fixture: "+b"hello, world! "*20;
     ///   o=ctypes.create_string_buffer(2048);n=ctypes.c_size_t(2048);l.BrotliEncoderCompress(11,22,0,len(d),d,
     ///   ctypes.byref(n),o);print(o.raw[:n.value].hex())'
     @Test func brotliFixtureDecodes() throws {

@@ -35,7 +35,8 @@ import TestSupport
     /// The schema check would catch a missing field: the test above can fail.
     @Test(.enabled(if: HARWriterTests.validatorAvailable))
     func theSchemaRejectsAnEntryWithoutAStatus() throws {
-        var json = try JSONSerialization.jsonObject(with: Data(try HARWriter.encode([FlowSamples.get]))) as! [String: Any]
+        let encoded = Data(try HARWriter.encode([FlowSamples.get]))
+        var json = try JSONSerialization.jsonObject(with: encoded) as! [String: Any]
         var log = json["log"] as! [String: Any]
         var entries = log["entries"] as! [[String: Any]]
         var response = entries[0]["response"] as! [String: Any]

@@ -36,7 +36,8 @@ enum RealCompressors {
         try viaFiles(data) { input, output in try Subprocess.run("python3", ["-c", script, input, output]) }
     }
 
-    private static func viaFiles(_ data: [UInt8], _ run: (String, String) throws -> Subprocess.Result) throws -> [UInt8] {
+    private static func viaFiles(_ data: [UInt8],
+                                 _ run: (String, String) throws -> Subprocess.Result) throws -> [UInt8] {
         let dir = TemporaryDirectory()
         let input = dir.write("in", bytes: data)
         let result = try run(input, dir.file("out"))
