@@ -31,6 +31,7 @@ func main() -> Int32 {
         case "ca": return try CACommand.run(arguments.dropFirst())
         case "pins": return try PinsCommand.run(arguments.dropFirst())
         case "benchmark": return try BenchmarkCommand.run(arguments.dropFirst())
+        case "har": return try HARCommand.run(arguments.dropFirst())
         case "--help", "-h", "help":
             Output.line(usage)
             return 0

@@ -15,6 +15,7 @@ public final class BodyCapture {
     private var kept: [UInt8] = []
     // Created on the first byte: most requests have no body, and their hash is a constant.
     private var hash: RunningSHA256?
+    private var digest: String?
 
     /// - Parameter limit: bytes to keep (the `--body-limit`); 0 keeps only size and hash.
     public init(limit: Int = BodyCapture.defaultLimit) {
@@ -24,6 +25,7 @@ public final class BodyCapture {
 
     /// Adds the next bytes of the body.
     public func append(_ bytes: UnsafeRawBufferPointer) {
+        precondition(digest == nil, "BodyCapture.append after finish")
         guard bytes.count > 0 else { return }
         if hash == nil { hash = RunningSHA256() }
         hash?.update(bytes)
@@ -45,7 +47,8 @@ public final class BodyCapture {
         bytes.withUnsafeBytes { append($0) }
     }
 
-    /// The body as the flow log records it. Call once, after the last `append`.
+    /// The body as the flow log records it, after the last `append` (calling it again gives the
+    /// same body).
     ///
     /// The kept prefix becomes `text` when it is UTF-8 text, after undoing `contentEncoding`
     /// (gzip, deflate, br; `decoded` names it) when that yields text; otherwise `base64` of
@@ -55,7 +58,8 @@ public final class BodyCapture {
     ///   - contentType: the message's `Content-Type` header value.
     public func finish(contentEncoding: String?, contentType: String?) -> Flow.Body {
         let truncated = size > kept.count
-        let sha256 = hash?.finishHex() ?? RunningSHA256.emptyHex
+        let sha256 = digest ?? hash?.finishHex() ?? RunningSHA256.emptyHex
+        digest = sha256
         hash = nil
         var body = Flow.Body(size: size, sha256: sha256, text: nil, base64: nil, truncated: truncated, decoded: nil)
         if let decoded = ContentDecoder.decode(kept, contentEncoding: contentEncoding),

@@ -6,14 +6,16 @@ enum FlowFile {
     static let privateMode: mode_t = 0o600
 
     /// Opens `path` for appending, creating it 0600 and tightening an existing file to 0600.
+    /// Readable too, so the caller can look at the last byte already there.
     /// - Returns: the file descriptor, owned by the caller.
     static func openForAppending(_ path: String) throws -> Int32 {
-        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, privateMode)
+        let fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, privateMode)
         guard fd >= 0 else { throw error(errno, writing: path) }
         guard fchmod(fd, privateMode) == 0 else {
             let code = errno
             close(fd)
-            throw FlowLogError(.notWritable, "cannot make \(path) private (mode 0600): \(String(cString: strerror(code))); "
+            let reason = String(cString: strerror(code))
+            throw FlowLogError(.notWritable, "cannot make \(path) private (mode 0600): \(reason); "
                                + "it holds decrypted traffic, so use a file you own")
         }
         return fd
@@ -38,7 +40,8 @@ enum FlowFile {
     static func writeAtomically(_ bytes: [UInt8], to path: String) throws {
         let directory = (path as NSString).deletingLastPathComponent
         let name = (path as NSString).lastPathComponent
-        let temporary = (directory.isEmpty ? "." : directory) + "/.\(name).tmp-\(getpid())-\(UInt32.random(in: .min ... .max))"
+        let unique = "\(getpid())-\(UInt32.random(in: .min ... .max))"
+        let temporary = (directory.isEmpty ? "." : directory) + "/.\(name).tmp-\(unique)"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, privateMode)
         guard fd >= 0 else { throw error(errno, writing: path) }
         var failure = fchmod(fd, privateMode) == 0 ? nil : errno

@@ -59,8 +59,8 @@ extension HARWriter {
             status: response.status, statusText: response.reason, httpVersion: version(response.httpVersion),
             cookies: headers.filter { $0.name.lowercased() == "set-cookie" }.compactMap { responseCookie($0.value) },
             headers: headers, content: content, redirectURL: header("location", in: headers) ?? "",
-            headersSize: headersSize(startLine: "\(version(response.httpVersion)) \(response.status) \(response.reason)",
-                                     headers: headers),
+            headersSize: headersSize(
+                startLine: "\(version(response.httpVersion)) \(response.status) \(response.reason)", headers: headers),
             bodySize: response.body?.size ?? 0, error: flow.error.map { "\($0.kind): \($0.message)" })
     }
 
@@ -125,7 +125,8 @@ extension HARWriter {
     static func responseCookie(_ header: String) -> HARDocument.Cookie? {
         let items = header.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
         guard let first = items.first, let equals = first.firstIndex(of: "=") else { return nil }
-        var cookie = HARDocument.Cookie(name: String(first[..<equals]), value: String(first[first.index(after: equals)...]))
+        var cookie = HARDocument.Cookie(name: String(first[..<equals]),
+                                        value: String(first[first.index(after: equals)...]))
         for attribute in items.dropFirst() {
             let parts = attribute.split(separator: "=", maxSplits: 1).map(String.init)
             let value = parts.count > 1 ? parts[1] : ""

@@ -1,0 +1,59 @@
+import DevProxy
+import Foundation
+
+/// `devproxy har FLOWS.jsonl [-o FILE]`: converts a `--log` flow log into a HAR 1.2 file.
+enum HARCommand {
+    static let usage = """
+    Converts a flow log (written with --log) into an HTTP Archive (HAR 1.2) for Chrome DevTools,
+    Firefox or Charles.
+
+      devproxy har flows.jsonl -o session.har     write session.har (mode 0600: it holds decrypted traffic)
+      devproxy har flows.jsonl | jq '.log.entries | length'
+                                                  HAR on stdout when -o is not given
+
+    Torn or corrupt lines (say, the proxy was killed mid-write) are reported as warnings with
+    their line numbers; every other flow is still converted.
+    Exit codes: 0 converted; 1 the log could not be read or the HAR not written; 2 wrong usage.
+    """
+
+    static func run(_ raw: ArraySlice<String>) throws -> Int32 {
+        if raw.isEmpty || raw.first == "--help" || raw.first == "-h" {
+            Output.line(usage)
+            return raw.isEmpty ? 2 : 0
+        }
+        let arguments = try Arguments(raw, valued: ["o", "output"], booleans: [])
+        guard arguments.positionals.count == 1, let logPath = arguments.positionals.first else {
+            throw UsageError("give exactly one flow log, as in `devproxy har flows.jsonl -o session.har`")
+        }
+        let outputPath = arguments.value("o") ?? arguments.value("output")
+
+        let log: (flows: [Flow], problems: [(line: Int, reason: String)])
+        do {
+            log = try FlowLogReader.read(path: logPath)
+        } catch let error as FlowLogError {
+            let hint = error.code == .notFound ? "; give the file the proxy wrote with --log" : ""
+            throw CommandFailure(error.reason + hint)
+        }
+        for problem in log.problems {
+            Output.warning("\(logPath) line \(problem.line): \(problem.reason)")
+        }
+
+        guard let outputPath, outputPath != "-" else {
+            let bytes = try HARWriter.encode(log.flows)
+            FileHandle.standardOutput.write(Data(bytes))
+            return 0
+        }
+        do {
+            try HARWriter.write(log.flows, to: outputPath)
+        } catch let error as FlowLogError {
+            throw CommandFailure(error.reason)
+        }
+        let count = log.problems.count
+        let skipped = count == 0 ? "" : " (\(count) unreadable line\(count == 1 ? "" : "s") skipped, see the warnings)"
+        let entries = log.flows.count == 1 ? "1 entry" : "\(log.flows.count) entries"
+        Output.line("Wrote \(entries) to \(outputPath) (mode 0600)\(skipped).")
+        Output.line("Next: import it in Chrome DevTools (Network → Import HAR file…), "
+                    + "or `jq '.log.entries[].request.url' \(outputPath)`")
+        return 0
+    }
+}

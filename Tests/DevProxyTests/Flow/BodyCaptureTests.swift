@@ -1,0 +1,157 @@
+@testable import DevProxy
+import Foundation
+import Testing
+import TestSupport
+
+/// What a captured body records: the first `limit` bytes, the size and SHA-256 of all of
+/// them, and the prefix as text or base64.
+@Suite struct BodyCaptureTests {
+    @Test func exactlyAtTheLimitIsNotTruncated() {
+        let capture = BodyCapture(limit: 10)
+        capture.append(Array("0123456789".utf8))
+        let body = capture.finish(contentEncoding: nil, contentType: "text/plain")
+        #expect(body.size == 10)
+        #expect(body.truncated == false)
+        #expect(body.text == "0123456789")
+    }
+
+    @Test func oneByteOverTheLimitIsTruncated() {
+        let capture = BodyCapture(limit: 10)
+        capture.append(Array("0123456789A".utf8))
+        let body = capture.finish(contentEncoding: nil, contentType: "text/plain")
+        #expect(body.size == 11)
+        #expect(body.truncated == true)
+        #expect(body.text == "0123456789")
+    }
+
+    /// The limit holds whichever way the bytes are split, down to one byte per call.
+    @Test func theLimitHoldsAcrossPieces() {
+        let bytes = Array("abcdefghijklmnopqrstuvwxyz".utf8)
+        for limit in [0, 1, 9, 10, 11, 26, 27] {
+            let capture = BodyCapture(limit: limit)
+            for byte in bytes { capture.append([byte]) }
+            let body = capture.finish(contentEncoding: nil, contentType: nil)
+            #expect(body.size == 26)
+            #expect(body.truncated == (limit < 26), "limit \(limit)")
+            #expect(body.text == String(decoding: bytes.prefix(limit), as: UTF8.self), "limit \(limit)")
+        }
+    }
+
+    @Test func theHashCoversEveryByteAndMatchesOpenSSL() throws {
+        let dir = TemporaryDirectory()
+        var body: [UInt8] = []
+        var state: UInt32 = 2463534242
+        for _ in 0..<(5 << 20) {
+            state ^= state << 13; state ^= state >> 17; state ^= state << 5
+            body.append(UInt8(truncatingIfNeeded: state))
+        }
+        let capture = BodyCapture(limit: 1000)
+        var offset = 0, piece = 1
+        while offset < body.count {
+            let end = min(body.count, offset + piece)
+            capture.append(body[offset..<end])
+            offset = end
+            piece = piece * 3 % 100_003 + 1
+        }
+        let recorded = capture.finish(contentEncoding: nil, contentType: "application/octet-stream")
+        let openssl = try Subprocess.run("openssl", ["dgst", "-sha256", "-r", dir.write("body", bytes: body)])
+        #expect(recorded.sha256 == String(openssl.stdout.prefix(64)))
+        #expect(recorded.size == body.count)
+        #expect(recorded.truncated)
+        #expect(recorded.base64 == Data(body.prefix(1000)).base64EncodedString())
+        #expect(recorded.text == nil)
+    }
+
+    @Test func finishingTwiceGivesTheSameBody() {
+        let capture = BodyCapture()
+        capture.append(Array("abc".utf8))
+        let first = capture.finish(contentEncoding: nil, contentType: nil)
+        #expect(capture.finish(contentEncoding: nil, contentType: nil) == first)
+        #expect(first.sha256 == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    }
+
+    @Test func anEmptyBodyIsTheEmptyBody() {
+        #expect(BodyCapture().finish(contentEncoding: nil, contentType: nil) == Flow.Body.empty)
+        #expect(Flow.Body.empty.sha256 == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+    }
+
+    /// 256 MiB through `append` must run at hundreds of MB/s: it sits on every relayed byte.
+    @Test func hashingIsFast() {
+        let chunk = [UInt8](repeating: 0x61, count: 1 << 20)
+        let capture = BodyCapture()
+        let start = Date()
+        for _ in 0..<256 { capture.append(chunk) }
+        let body = capture.finish(contentEncoding: nil, contentType: "text/plain")
+        let megabytesPerSecond = 256 * 1.048576 / Date().timeIntervalSince(start)
+        print("BodyCapture: 256 MiB hashed at \(Int(megabytesPerSecond)) MB/s")
+        #expect(body.size == 256 << 20)
+        #expect(megabytesPerSecond > 200)
+    }
+
+    @Test func gzipTextIsDecodedAndSaysSo() throws {
+        let original = RealCompressors.text(lines: 100)
+        let coded = try RealCompressors.gzip(original)
+        let capture = BodyCapture()
+        capture.append(coded)
+        let body = capture.finish(contentEncoding: "gzip", contentType: "application/json")
+        #expect(body.text == String(decoding: original, as: UTF8.self))
+        #expect(body.decoded == "gzip")
+        #expect(body.size == coded.count)
+    }
+
+    /// A cut through a br body still shows the text decodable from the kept prefix.
+    @Test func aTruncatedCompressedPrefixDecodesAsFarAsItGoes() throws {
+        let original = RealCompressors.text(lines: 5000)
+        let coded = try RealCompressors.brotli(original)
+        let capture = BodyCapture(limit: coded.count / 2)
+        capture.append(coded)
+        let body = capture.finish(contentEncoding: "br", contentType: "application/json")
+        #expect(body.truncated)
+        #expect(body.decoded == "br")
+        let text = try #require(body.text)
+        #expect(text.count > 100)
+        #expect(String(decoding: original, as: UTF8.self).hasPrefix(text))
+    }
+
+    @Test func aBodyLabelledGzipThatIsNotStaysRaw() {
+        let capture = BodyCapture()
+        capture.append(Array("plain after all".utf8))
+        let body = capture.finish(contentEncoding: "gzip", contentType: "text/plain")
+        #expect(body.text == "plain after all")
+        #expect(body.decoded == nil)
+    }
+
+    @Test func binaryIsBase64() {
+        let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00]
+        let capture = BodyCapture()
+        capture.append(png)
+        let body = capture.finish(contentEncoding: nil, contentType: "image/png")
+        #expect(body.text == nil)
+        #expect(body.base64 == Data(png).base64EncodedString())
+    }
+
+    /// Valid UTF-8 with NUL bytes is text only when the type says so.
+    @Test func nulBytesMeanBinaryUnlessTheTypeIsTextual() {
+        let bytes = Array("a\u{0}b".utf8)
+        let untyped = BodyCapture(), typed = BodyCapture()
+        untyped.append(bytes)
+        typed.append(bytes)
+        #expect(untyped.finish(contentEncoding: nil, contentType: nil).base64 == "YQBi")
+        #expect(typed.finish(contentEncoding: nil, contentType: "application/json; charset=utf-8").text == "a\u{0}b")
+    }
+
+    @Test func invalidUTF8IsBase64EvenForTextTypes() {
+        let capture = BodyCapture()
+        capture.append([0x61, 0xFF, 0x62])
+        #expect(capture.finish(contentEncoding: nil, contentType: "text/plain").base64 == "Yf9i")
+    }
+
+    /// A limit that cuts "é" in half drops the half character instead of calling it binary.
+    @Test func aCutThroughAMultiByteCharacterStaysText() {
+        let capture = BodyCapture(limit: 4)
+        capture.append(Array("abcé".utf8))
+        let body = capture.finish(contentEncoding: nil, contentType: "text/plain")
+        #expect(body.truncated)
+        #expect(body.text == "abc")
+    }
+}

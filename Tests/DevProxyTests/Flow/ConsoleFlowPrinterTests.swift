@@ -1,0 +1,90 @@
+@testable import DevProxy
+import Foundation
+import Testing
+
+/// The console line per flow: exchanges, tunnels and failures, in plain and terminal style.
+@Suite struct ConsoleFlowPrinterTests {
+    let utc = TimeZone(identifier: "UTC")!
+
+    @Test func anExchange() {
+        var flow = FlowSamples.get
+        flow.response?.body?.size = 1234
+        #expect(ConsoleFlowPrinter.line(for: flow, timeZone: utc)
+                == "12:01:02 GET https://api.example.com/v1/x?q=a%20b&lang=en → 200 1.2 kB 35 ms")
+    }
+
+    @Test func aTunnel() {
+        #expect(ConsoleFlowPrinter.line(for: FlowSamples.tunnel, timeZone: utc)
+                == "12:01:02 TUNNEL api.apple.com:443 ↑1.2 kB ↓30 kB 5.1 s (passthrough rule *.apple.com)")
+    }
+
+    @Test func aRejectedCertificate() {
+        #expect(ConsoleFlowPrinter.line(for: FlowSamples.rejected, timeZone: utc)
+                == "12:01:02 ✗ CONNECT pinned.example.com:443 client_rejected_certificate (unknown_ca): "
+                + "the app pins a key this chain does not contain, or the device does not trust the root")
+    }
+
+    @Test func detailFromTheMessageFollowsTheExplanationWhereItHelps() {
+        var flow = FlowSamples.rejected
+        flow.error = Flow.FlowError(kind: "upstream_certificate_invalid", message: "certificate has expired",
+                                    alert: nil)
+        #expect(ConsoleFlowPrinter.line(for: flow, timeZone: utc).hasSuffix(" — certificate has expired"))
+        flow.error = Flow.FlowError(kind: "something_new", message: "what happened", alert: nil)
+        #expect(ConsoleFlowPrinter.line(for: flow, timeZone: utc).hasSuffix("something_new: what happened"))
+    }
+
+    @Test func timeIsLocalToTheGivenZone() {
+        let line = ConsoleFlowPrinter.line(for: FlowSamples.tunnel, timeZone: TimeZone(secondsFromGMT: 2 * 3600)!)
+        #expect(line.hasPrefix("14:01:02 "))
+    }
+
+    @Test func colourOnlyInTerminalStyle() {
+        let plain = ConsoleFlowPrinter.line(for: FlowSamples.rejected, style: .plain, timeZone: utc)
+        let terminal = ConsoleFlowPrinter.line(for: FlowSamples.rejected, style: .terminal, timeZone: utc)
+        #expect(!plain.contains("\u{1B}"))
+        #expect(terminal.contains("\u{1B}[31m✗ CONNECT"))
+        var notFound = FlowSamples.get
+        notFound.response?.status = 404
+        #expect(ConsoleFlowPrinter.line(for: notFound, style: .terminal, timeZone: utc).contains("\u{1B}[33m404"))
+    }
+
+    @Test func thePrinterEmitsOneLinePerFlow() {
+        let lines = Lines()
+        let printer = ConsoleFlowPrinter(timeZone: utc) { lines.append($0) }
+        FlowSamples.all.forEach(printer.record)
+        #expect(lines.all.count == 4)
+        #expect(lines.all[2].hasPrefix("12:01:02 TUNNEL"))
+    }
+
+    @Test func humanSizes() {
+        #expect(HumanUnits.size(0) == "0 B")
+        #expect(HumanUnits.size(999) == "999 B")
+        #expect(HumanUnits.size(1000) == "1.0 kB")
+        #expect(HumanUnits.size(1234) == "1.2 kB")
+        #expect(HumanUnits.size(30_000) == "30 kB")
+        #expect(HumanUnits.size(999_999) == "1.0 MB")
+        #expect(HumanUnits.size(5_300_000_000) == "5.3 GB")
+    }
+
+    @Test func humanDurations() {
+        #expect(HumanUnits.duration(milliseconds: 35) == "35 ms")
+        #expect(HumanUnits.duration(milliseconds: 999.4) == "999 ms")
+        #expect(HumanUnits.duration(milliseconds: 5100) == "5.1 s")
+        #expect(HumanUnits.duration(milliseconds: 125_000) == "2 min 5 s")
+    }
+
+    @Test func timestampsParseWithOffsetsAndFractions() {
+        #expect(FlowTimestamp.parse("1970-01-01T00:00:00Z")?.timeIntervalSince1970 == 0)
+        #expect(FlowTimestamp.parse("2026-03-01T12:01:02.250Z")?.timeIntervalSince1970 == 1_772_366_462.25)
+        #expect(FlowTimestamp.parse("2026-03-01T14:01:02+02:00")?.timeIntervalSince1970 == 1_772_366_462)
+        #expect(FlowTimestamp.parse("2026-03-01 12:01") == nil)
+        #expect(FlowTimestamp.milliseconds(from: FlowSamples.get.started, to: FlowSamples.get.ended) == 35)
+    }
+}
+
+/// Lines collected from the printer's output closure.
+private final class Lines: @unchecked Sendable {
+    // @unchecked: the printer calls `append` under its own lock; the test reads after.
+    private(set) var all: [String] = []
+    func append(_ line: String) { all.append(line) }
+}

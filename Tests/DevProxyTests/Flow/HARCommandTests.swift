@@ -1,0 +1,62 @@
+@testable import DevProxy
+import Foundation
+import Testing
+import TestSupport
+
+/// `devproxy har FLOWS.jsonl [-o FILE]` as a user runs it.
+@Suite struct HARCommandTests {
+    let dir = TemporaryDirectory()
+
+    func devproxy(_ arguments: [String]) throws -> Subprocess.Result {
+        try Subprocess.run(Subprocess.devproxy, arguments)
+    }
+
+    func writeLog(tornLine: Bool = false) throws -> String {
+        var text = ""
+        for flow in FlowSamples.all {
+            text += String(decoding: try JSONLinesFlowLog.line(for: flow), as: UTF8.self)
+            if tornLine && flow == FlowSamples.get { text += "{\"id\":\"half\n" }
+        }
+        return dir.write("flows.jsonl", text)
+    }
+
+    @Test func convertsToStdout() throws {
+        let result = try devproxy(["har", try writeLog()])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.stderr.isEmpty)
+        let har = try JSONDecoder().decode(HARDocument.self, from: Data(result.stdout.utf8))
+        #expect(har.log.entries.count == 4)
+    }
+
+    @Test func writesAPrivateFileAndSaysWhatsNext() throws {
+        let result = try devproxy(["har", try writeLog(), "-o", dir.file("session.har")])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.stdout.contains("Wrote 4 entries to \(dir.file("session.har")) (mode 0600)."))
+        #expect(result.stdout.contains("Next:"))
+        #expect(dir.mode("session.har") == 0o600)
+    }
+
+    @Test func tornLinesAreWarnedAboutAndTheRestConverted() throws {
+        let log = try writeLog(tornLine: true)
+        let result = try devproxy(["har", log])
+        #expect(result.status == 0)
+        #expect(result.stderr.hasPrefix("warning: \(log) line 2: "))
+        let har = try JSONDecoder().decode(HARDocument.self, from: Data(result.stdout.utf8))
+        #expect(har.log.entries.count == 4)
+    }
+
+    @Test func aMissingLogIsOneErrorLineAndExitOne() throws {
+        let result = try devproxy(["har", dir.file("absent.jsonl")])
+        #expect(result.status == 1)
+        let hint = "give the file the proxy wrote with --log"
+        #expect(result.stderr == "error: \(dir.file("absent.jsonl")) does not exist; \(hint)\n")
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test func wrongUsageExitsTwo() throws {
+        #expect(try devproxy(["har"]).status == 2)
+        #expect(try devproxy(["har", "a.jsonl", "b.jsonl"]).status == 2)
+        #expect(try devproxy(["har", "a.jsonl", "--bogus"]).status == 2)
+        #expect(try devproxy(["har", "--help"]).status == 0)
+    }
+}

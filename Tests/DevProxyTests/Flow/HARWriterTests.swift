@@ -1,0 +1,143 @@
+@testable import DevProxy
+import Foundation
+import Testing
+import TestSupport
+
+/// HAR 1.2 export: valid against the spec's schema (checked by Python's jsonschema when it is
+/// installed), and the mapping from flows checked field by field in Swift either way.
+@Suite struct HARWriterTests {
+    let dir = TemporaryDirectory()
+
+    static let validatorAvailable: Bool = {
+        (try? Subprocess.run("python3", ["-c", "import jsonschema"]).status) == 0
+    }()
+
+    /// Runs jsonschema on `har`; returns its complaint, or nil when the document is valid.
+    func schemaComplaint(_ har: [UInt8]) throws -> String? {
+        let schema = dir.write("har.schema.json", HARSchema.json)
+        let document = dir.write("candidate.har", bytes: har)
+        let result = try Subprocess.run("python3", ["-c", """
+            import json, sys, jsonschema
+            schema = json.load(open(sys.argv[1]))
+            jsonschema.Draft7Validator.check_schema(schema)
+            errors = list(jsonschema.Draft7Validator(schema).iter_errors(json.load(open(sys.argv[2]))))
+            for e in errors: print(list(e.absolute_path), e.message)
+            sys.exit(1 if errors else 0)
+            """, schema, document])
+        return result.status == 0 ? nil : result.output
+    }
+
+    @Test(.enabled(if: HARWriterTests.validatorAvailable))
+    func theArchiveIsValidHAR12() throws {
+        #expect(try schemaComplaint(try HARWriter.encode(FlowSamples.all)) == nil)
+    }
+
+    /// The schema check would catch a missing field: the test above can fail.
+    @Test(.enabled(if: HARWriterTests.validatorAvailable))
+    func theSchemaRejectsAnEntryWithoutAStatus() throws {
+        let encoded = Data(try HARWriter.encode([FlowSamples.get]))
+        var json = try JSONSerialization.jsonObject(with: encoded) as! [String: Any]
+        var log = json["log"] as! [String: Any]
+        var entries = log["entries"] as! [[String: Any]]
+        var response = entries[0]["response"] as! [String: Any]
+        response["status"] = nil
+        response["misspelled"] = 1
+        entries[0]["response"] = response
+        log["entries"] = entries
+        json["log"] = log
+        let complaint = try schemaComplaint([UInt8](try JSONSerialization.data(withJSONObject: json)))
+        #expect(complaint?.contains("'status' is a required property") == true)
+        #expect(complaint?.contains("misspelled") == true)
+    }
+
+    @Test func theLogNamesItsVersionAndCreator() {
+        let har = HARWriter.document(for: FlowSamples.all, creatorVersion: "9.9")
+        #expect(har.log.version == "1.2")
+        #expect(har.log.creator == .init(name: "DevProxy", version: "9.9"))
+        #expect(har.log.entries.map(\.flowID) == ["f1", "f2", "f3", "f4"])
+    }
+
+    @Test func anExchangeMapsFieldByField() throws {
+        let entry = HARWriter.entry(for: FlowSamples.get)
+        #expect(entry.startedDateTime == "2026-03-01T12:01:02.100Z")
+        #expect(entry.request.method == "GET")
+        #expect(entry.request.queryString == [.init(name: "q", value: "a b"), .init(name: "lang", value: "en")])
+        #expect(entry.request.cookies.map(\.name) == ["session", "theme"])
+        #expect(entry.request.headersSize == "GET /v1/x?q=a%20b&lang=en HTTP/1.1\r\n".utf8.count
+                + "Host: api.example.com\r\n".utf8.count + "Cookie: session=abc; theme=dark\r\n".utf8.count + 2)
+        #expect(entry.request.postData == nil)
+        #expect(entry.response.status == 200 && entry.response.statusText == "OK")
+        #expect(entry.response.content.mimeType == "application/json")
+        #expect(entry.response.content.text == "{\"ok\":true}")
+        #expect(entry.response.content.encoding == nil)
+        #expect(entry.response.bodySize == 1234)
+        let cookie = try #require(entry.response.cookies.first)
+        #expect(cookie.name == "id" && cookie.value == "7" && cookie.path == "/")
+        #expect(cookie.httpOnly == true && cookie.secure == true)
+        #expect(entry.serverIPAddress == "203.0.113.5")
+        #expect(entry.connection == "127.0.0.1:53122")
+        #expect(entry.mode == "https")
+    }
+
+    /// TLS time is inside `connect` (HAR 1.2), and `time` is the sum of the phases without
+    /// counting `ssl` twice.
+    @Test func timingsFollowHARsRules() {
+        let entry = HARWriter.entry(for: FlowSamples.get)
+        #expect(entry.timings == .init(blocked: -1, dns: -1, connect: 10, send: 1, wait: 20, receive: 4, ssl: 7))
+        #expect(entry.time == 35)
+        let tunnel = HARWriter.entry(for: FlowSamples.tunnel)
+        #expect(tunnel.timings.send == 0 && tunnel.timings.ssl == -1 && tunnel.time == 12)
+    }
+
+    @Test func binaryBodiesAreBase64() {
+        let entry = HARWriter.entry(for: FlowSamples.post)
+        #expect(entry.request.postData == .init(mimeType: "image/png", text: "iVBORw==", encoding: "base64"))
+        #expect(entry.response.content.text == "AAEC" && entry.response.content.encoding == "base64")
+        #expect(entry.response.redirectURL == "/done")
+        #expect(entry.serverIPAddress == "2001:db8::1")
+    }
+
+    /// Chrome DevTools shows status-0 entries with `_error` as failed requests.
+    @Test func aFailedFlowIsAStatusZeroEntryWithItsError() {
+        let entry = HARWriter.entry(for: FlowSamples.rejected)
+        #expect(entry.request.method == "CONNECT" && entry.request.url == "https://pinned.example.com:443/")
+        #expect(entry.response.status == 0)
+        #expect(entry.error?.kind == "client_rejected_certificate" && entry.error?.alert == "unknown_ca")
+        #expect(entry.response.error == "client_rejected_certificate: client sent TLS alert unknown_ca")
+        #expect(entry.serverIPAddress == nil)
+    }
+
+    @Test func aTunnelIsAConnectEntryWithItsCounts() {
+        let entry = HARWriter.entry(for: FlowSamples.tunnel)
+        #expect(entry.request.method == "CONNECT" && entry.response.status == 200)
+        #expect(entry.mode == "tunnel")
+        #expect(entry.tunnel?.bytesFromServer == 30_000)
+    }
+
+    /// A decoded, whole body reports its decoded size and what compression saved.
+    @Test func decodedContentReportsCompression() {
+        var flow = FlowSamples.get
+        flow.response?.body = Flow.Body(size: 20, sha256: "00", text: String(repeating: "a", count: 100), base64: nil,
+                                        truncated: false, decoded: "gzip")
+        let content = HARWriter.entry(for: flow).response.content
+        #expect(content.size == 100 && content.compression == 80)
+    }
+
+    @Test func theSinkWritesAPrivateFileAtClose() throws {
+        let sink = HARFlowSink(path: dir.file("session.har"))
+        FlowSamples.all.forEach(sink.record)
+        #expect(!FileManager.default.fileExists(atPath: dir.file("session.har")))
+        sink.close()
+        #expect(sink.writeError == nil)
+        #expect(dir.mode("session.har") == 0o600)
+        let har = try JSONDecoder().decode(HARDocument.self, from: Data(dir.read("session.har").utf8))
+        #expect(har.log.entries.count == 4)
+    }
+
+    @Test func theSinkKeepsAWriteFailure() {
+        let sink = HARFlowSink(path: dir.file("missing/session.har"))
+        sink.record(FlowSamples.get)
+        sink.close()
+        #expect(sink.writeError?.code == .notWritable)
+    }
+}

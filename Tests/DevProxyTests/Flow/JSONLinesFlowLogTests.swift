@@ -1,0 +1,100 @@
+@testable import DevProxy
+import Foundation
+import Testing
+import TestSupport
+
+/// The `--log` file: private, one sorted-key JSON object per line as each flow finishes, and
+/// read back (`FlowLogReader`) with every unusable line reported by number.
+@Suite struct JSONLinesFlowLogTests {
+    let dir = TemporaryDirectory()
+
+    @Test func aNewLogIsCreated0600() throws {
+        let log = try JSONLinesFlowLog(path: dir.file("flows.jsonl"))
+        log.close()
+        #expect(dir.mode("flows.jsonl") == 0o600)
+    }
+
+    @Test func anExistingLogIsTightenedTo0600() throws {
+        let path = dir.write("flows.jsonl", "")
+        chmod(path, 0o644)
+        let log = try JSONLinesFlowLog(path: path)
+        log.close()
+        #expect(dir.mode("flows.jsonl") == 0o600)
+    }
+
+    /// Each record is on disk as soon as `record` returns, so `tail -f` shows it.
+    @Test func eachFlowIsOneLineWrittenAtOnce() throws {
+        let log = try JSONLinesFlowLog(path: dir.file("flows.jsonl"))
+        log.record(FlowSamples.get)
+        #expect(dir.read("flows.jsonl").split(separator: "\n").count == 1)
+        log.record(FlowSamples.tunnel)
+        let lines = dir.read("flows.jsonl").split(separator: "\n", omittingEmptySubsequences: false)
+        log.close()
+        #expect(lines.count == 3 && lines[2].isEmpty)
+        #expect(lines[0].hasPrefix("{\"client\":\"127.0.0.1:53122\",\"ended\":"))
+        #expect(lines[0].contains("\"url\":\"https://api.example.com/v1/x?q=a%20b&lang=en\""))
+        #expect(!lines[1].contains("\"request\""), "nil fields are left out")
+        #expect(log.writeError == nil)
+    }
+
+    @Test func whatIsWrittenReadsBackEqual() throws {
+        let log = try JSONLinesFlowLog(path: dir.file("flows.jsonl"))
+        FlowSamples.all.forEach(log.record)
+        log.close()
+        let read = try FlowLogReader.read(path: dir.file("flows.jsonl"))
+        #expect(read.flows == FlowSamples.all)
+        #expect(read.problems.isEmpty)
+    }
+
+    @Test func appendsFromManyThreadsNeverInterleave() throws {
+        let log = try JSONLinesFlowLog(path: dir.file("flows.jsonl"))
+        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+            for index in 0..<50 {
+                var flow = FlowSamples.get
+                flow.id = "t\(thread)-\(index)"
+                log.record(flow)
+            }
+        }
+        log.close()
+        let read = try FlowLogReader.read(path: dir.file("flows.jsonl"))
+        #expect(read.problems.isEmpty)
+        #expect(Set(read.flows.map(\.id)).count == 400)
+    }
+
+    @Test func tornAndCorruptLinesAreReportedByNumber() throws {
+        let good = String(decoding: try JSONLinesFlowLog.line(for: FlowSamples.get), as: UTF8.self)
+        let path = dir.write("flows.jsonl", good + "{\"id\":\"x\"}\n" + "\n" + "not json\n" + good
+                            + String(good.prefix(40)))
+        let read = try FlowLogReader.read(path: path)
+        #expect(read.flows.count == 2)
+        #expect(read.problems.map(\.line) == [2, 3, 4, 6])
+        #expect(read.problems[0].reason.contains("missing field"))
+        #expect(read.problems[1].reason == "empty line")
+        #expect(read.problems[2].reason == "not valid JSON")
+        #expect(read.problems[3].reason.hasPrefix("torn record"))
+    }
+
+    /// Appending after a crash must not glue the new record onto the torn line.
+    @Test func reopeningAfterATornLineKeepsNewRecordsReadable() throws {
+        let path = dir.write("flows.jsonl", "{\"id\":\"torn")
+        let log = try JSONLinesFlowLog(path: path)
+        log.record(FlowSamples.get)
+        log.close()
+        let read = try FlowLogReader.read(path: path)
+        #expect(read.flows == [FlowSamples.get])
+        #expect(read.problems.map(\.line) == [1])
+    }
+
+    @Test func aMissingLogIsNotFound() throws {
+        #expect(throws: FlowLogError.self) { try FlowLogReader.read(path: dir.file("absent.jsonl")) }
+        do {
+            _ = try FlowLogReader.read(path: dir.file("absent.jsonl"))
+        } catch let error as FlowLogError {
+            #expect(error.code == .notFound)
+        }
+    }
+
+    @Test func anUnwritablePathFailsAtOpen() {
+        #expect(throws: FlowLogError.self) { try JSONLinesFlowLog(path: dir.file("no/such/dir/flows.jsonl")) }
+    }
+}
