@@ -76,7 +76,7 @@ enum RunCommand {
             sinks.append(HARFlowSink(path: har))
         }
         if !quiet {
-            sinks.append(ConsoleFlowPrinter())
+            sinks.append(ConsoleFlowPrinter(fileHandle: .standardOutput))
         }
         return sinks
     }
