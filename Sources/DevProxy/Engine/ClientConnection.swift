@@ -82,6 +82,9 @@ final class ClientConnection: @unchecked Sendable {
             try? reader.stream.write(ErrorResponse.bytes(status: 408, detail: "request head not received within \(Int(configuration.headerTimeout)) s"))
             server.emit(draft.finished())
         } catch {
+            // A client that checks pins after the handshake and hangs up while our session
+            // tickets are unread makes its kernel send RST, not FIN: the same story as a close.
+            if reader.bytesRead == before { onCleanClose?() }
             if reader.bytesRead > before {
                 var draft = FlowDraft(client: clientAddress, mode: mode, host: "", port: 0)
                 draft.fail(.clientClosed, "the connection failed in the middle of a request head: \(error)")
