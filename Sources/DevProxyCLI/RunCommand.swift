@@ -56,7 +56,8 @@ enum RunCommand {
         }
         let address = server.address?.description ?? "?"
         if !quiet {
-            printBanner(selection: selection, store: store, address: address, configuration: configuration)
+            printBanner(selection: selection, store: store, address: address, configuration: configuration,
+                        bundle: try options.value("intermediate"))
         }
         selection.warnings.forEach(Output.warning)
         // Scripts and tests read this exact line for the port.
@@ -81,15 +82,19 @@ enum RunCommand {
         return sinks
     }
 
-    private static func printBanner(selection: SignerSelection.Result, store: CAStore, address: String, configuration: ProxyConfiguration) {
+    private static func printBanner(selection: SignerSelection.Result, store: CAStore, address: String, configuration: ProxyConfiguration,
+                                    bundle: String?) {
         for note in selection.notes { Output.line("DevProxy: \(note)") }
-        guard let root = try? store.rootCertificate() else { return }
         let proxy = "http://\(address)"
+        // An engineer running from a bundle may have no CA directory: the bundle holds the root.
+        let root = bundle == nil ? (try? store.rootCertificate()) : selection.signer.root
+        let rootFile = bundle ?? store.rootCertificatePath
+        guard let root else { return }
         Output.line("""
-        DevProxy: root certificate \(store.rootCertificatePath)
+        DevProxy: root certificate \(bundle == nil ? rootFile : "in \(rootFile) (its last certificate)")
                   pin \(root.pin)
-          trust it:   curl --proxy \(proxy) --cacert \(store.rootCertificatePath) https://example.com/
-                      HTTPS_PROXY=\(proxy) SSL_CERT_FILE=\(store.rootCertificatePath) your-tool
+          trust it:   curl --proxy \(proxy) --cacert \(rootFile) https://example.com/
+                      HTTPS_PROXY=\(proxy) SSL_CERT_FILE=\(rootFile) your-tool
           on a phone: devproxy ca export --format der --out devproxy-root.crt, install it as a CA certificate,
                       then set the Wi-Fi proxy to this machine's address and port
         """)

@@ -39,9 +39,14 @@ struct FlowDraft {
         }
     }
 
-    /// Milliseconds since `start`.
+    /// Milliseconds since `start`, to the microsecond.
     static func milliseconds(since start: Date) -> Double {
-        (Date().timeIntervalSince(start) * 1000 * 1000).rounded() / 1000
+        milliseconds(from: start, to: Date())
+    }
+
+    /// Milliseconds between two instants, to the microsecond.
+    static func milliseconds(from start: Date, to end: Date) -> Double {
+        (end.timeIntervalSince(start) * 1000 * 1000).rounded() / 1000
     }
 }
 

@@ -79,14 +79,14 @@ final class UpstreamPool: @unchecked Sendable {
         let address = socket.peerAddress?.description ?? target
         guard tls else {
             return UpstreamConnection(stream: PlainStream(socket), key: key, address: address, tls: nil,
-                                      connectMilliseconds: connected.timeIntervalSince(start) * 1000, tlsMilliseconds: -1,
+                                      connectMilliseconds: FlowDraft.milliseconds(from: start, to: connected), tlsMilliseconds: -1,
                                       limits: configuration.httpLimits)
         }
         let connection = try TLSConnection.connect(socket: socket, context: tlsContext, serverName: host,
                                                    session: sessions.handle(for: key))
         return UpstreamConnection(stream: connection, key: key, address: address, tls: connection,
-                                  connectMilliseconds: connected.timeIntervalSince(start) * 1000,
-                                  tlsMilliseconds: Date().timeIntervalSince(connected) * 1000, limits: configuration.httpLimits)
+                                  connectMilliseconds: FlowDraft.milliseconds(from: start, to: connected),
+                                  tlsMilliseconds: FlowDraft.milliseconds(since: connected), limits: configuration.httpLimits)
     }
 
     /// Returns a connection whose last response ended cleanly, for the next request.
