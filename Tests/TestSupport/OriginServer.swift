@@ -53,7 +53,7 @@ public final class OriginServer {
 
 extension FileHandle {
     /// Reads one line (without the newline), byte by byte; for a child's first line only.
-    func readLine() -> String {
+    public func readLine() -> String {
         var bytes: [UInt8] = []
         while true {
             let data = readData(ofLength: 1)

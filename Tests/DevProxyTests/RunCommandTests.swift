@@ -1,0 +1,87 @@
+import CertAuthority
+@testable import DevProxy
+import Foundation
+import Testing
+import TestSupport
+
+/// `devproxy run` as a process: first-run CA creation, the `listening on` line, the flow log,
+/// graceful shutdown, bounded memory on a large download, and refusals.
+@Suite struct RunCommandTests {
+    @Test func firstRunCreatesACAAndLogsFlowsAndStopsCleanly() throws {
+        let dir = TemporaryDirectory()
+        let origin = try OriginServer()
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--log", dir.file("flows.jsonl"), "--upstream-ca", origin.caPath],
+                                        environment: ["DEVPROXY_EMAIL": "dev@example.test"])
+        #expect(proxy.banner.contains("created a local development CA in \(dir.file("ca"))"))
+        #expect(proxy.banner.contains("issued an intermediate for dev@example.test"))
+        #expect(proxy.banner.contains("pin sha256/"))
+        #expect(proxy.banner.contains("curl --proxy http://127.0.0.1:\(proxy.port) --cacert \(dir.file("ca"))/root.pem"))
+        let result = try Subprocess.run("curl", ["-sS", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", dir.file("ca/root.pem"),
+                                                 origin.url("/cl?n=5")])
+        #expect(result.stdout == "hello", "\(result.output)")
+        let stopped = proxy.stop()
+        #expect(stopped.status == 0, "\(stopped.stderr)")
+        #expect(stopped.stdout.contains("GET \(origin.url("/cl?n=5")) → 200"))
+        #expect(dir.mode("flows.jsonl") == 0o600)
+        let (flows, problems) = try FlowLogReader.read(path: dir.file("flows.jsonl"))
+        #expect(problems.isEmpty)
+        #expect(flows.count == 1)
+        #expect(flows.first?.signer?.email == "dev@example.test")
+        #expect(dir.mode("ca") == 0o700)
+        #expect(dir.mode("ca/root.key") == 0o600)
+    }
+
+    @Test func largeDownloadStreamsWithBoundedMemory() throws {
+        let dir = TemporaryDirectory()
+        let origin = try OriginServer()
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--log", dir.file("flows.jsonl"), "--upstream-ca", origin.caPath, "--quiet"])
+        let before = proxy.peakResidentBytes
+        let result = try Subprocess.run("curl", ["-sS", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", dir.file("ca/root.pem"),
+                                                 "-o", "/dev/null", "-w", "%{size_download}", origin.url("/big?mb=100")], timeout: 120)
+        #expect(result.stdout == String(100 * 1024 * 1024), "\(result.output)")
+        let peak = proxy.peakResidentBytes
+        #expect(peak - before < 40 * 1024 * 1024, "peak RSS grew by \((peak - before) >> 20) MiB for a 100 MiB body")
+        _ = proxy.stop()
+        let flow = try #require(try FlowLogReader.read(path: dir.file("flows.jsonl")).flows.first)
+        #expect(flow.response?.body?.size == 100 * 1024 * 1024)
+        #expect(flow.response?.body?.truncated == true)
+        #expect(flow.response?.body?.base64?.isEmpty == false)
+    }
+
+    @Test func nonLoopbackListenNeedsAllowRemote() throws {
+        let dir = TemporaryDirectory()
+        let result = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", dir.file("ca"), "--listen", "0.0.0.0:0"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("error: refusing to listen on 0.0.0.0"), "\(result.output)")
+        #expect(result.stderr.contains("--allow-remote"))
+    }
+
+    @Test func configFileSuppliesOptionsAndFlagsWin() throws {
+        let dir = TemporaryDirectory()
+        let origin = try OriginServer(tls: false)
+        let config = dir.write("devproxy.json", """
+        {"log": "\(dir.file("from-config.jsonl"))", "quiet": true, "redact": ["X-Secret"], "listen": "127.0.0.1:1"}
+        """)
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--config", config])
+        #expect(!proxy.banner.contains("root certificate"), "quiet from the config file")
+        _ = try Subprocess.run("curl", ["-sS", "--proxy", "http://127.0.0.1:\(proxy.port)", "-H", "X-Secret: hunter2",
+                                        "http://127.0.0.1:\(origin.port)/cl?n=3"])
+        _ = proxy.stop()
+        let flow = try #require(try FlowLogReader.read(path: dir.file("from-config.jsonl")).flows.first)
+        #expect(flow.request?.headers.contains(["X-Secret", "<redacted>"]) == true)
+        let bad = dir.write("bad.json", "{\"lisen\": \"127.0.0.1:1\"}")
+        let refused = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", dir.file("ca"), "--config", bad])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("unknown key \"lisen\""))
+    }
+
+    @Test func revokedIntermediateIsRefusedWithTheFix() throws {
+        let pki = try PKIFixture()
+        _ = try pki.store.revoke(serial: nil, email: "ana@acme.dev", reason: .keyCompromise, passphrase: nil)
+        let result = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", pki.store.directory, "--intermediate", pki.bundlePath,
+                                                              "--listen", "127.0.0.1:0"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("was revoked"), "\(result.output)")
+        #expect(result.stderr.contains("devproxy ca issue --email ana@acme.dev"))
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import TestSupport
+
+/// `devproxy run` as a child process, as a user starts it. Stopped (SIGTERM) when released.
+final class DevProxyProcess {
+    let process = Process()
+    let port: Int
+    /// Everything printed before `listening on`.
+    let banner: String
+    private let stdout = Pipe()
+    private let stderr = Pipe()
+
+    /// Starts `devproxy run ARGS --listen 127.0.0.1:0` and waits for its `listening on` line.
+    init(_ arguments: [String], environment: [String: String] = [:], listen: Bool = true) throws {
+        process.executableURL = URL(fileURLWithPath: Subprocess.devproxy)
+        process.arguments = ["run"] + arguments + (listen ? ["--listen", "127.0.0.1:0"] : [])
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.standardOutput = stdout
+        process.standardError = stderr
+        process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
+        try process.run()
+        var lines: [String] = []
+        let deadline = Date().addingTimeInterval(20)
+        var found: Int?
+        while found == nil && Date() < deadline && process.isRunning {
+            let line = stdout.fileHandleForReading.readLine()
+            lines.append(line)
+            if line.hasPrefix("listening on "), let colon = line.lastIndex(of: ":") {
+                found = Int(line[line.index(after: colon)...])
+            }
+            if line.isEmpty && !process.isRunning { break }
+        }
+        banner = lines.joined(separator: "\n")
+        guard let found else {
+            process.terminate()
+            let errors = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            throw TestFailure("devproxy did not start: \(banner) \(errors)")
+        }
+        port = found
+    }
+
+    deinit {
+        if process.isRunning { _ = stop() }
+    }
+
+    /// SIGTERM, then waits (bounded) for the exit; returns the status and what it printed after the banner.
+    func stop(timeout: TimeInterval = 15) -> (status: Int32, stdout: String, stderr: String) {
+        if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        let out = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let err = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return (process.terminationStatus, out, err)
+    }
+
+    /// Peak resident memory so far (VmHWM), in bytes.
+    var peakResidentBytes: Int {
+        let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
+        return (Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) * 1024
+    }
+}
