@@ -48,11 +48,10 @@ char *CTLS_sk_OPENSSL_STRING_value(const STACK_OF(OPENSSL_STRING) *stack, int in
 
 void CTLS_X509V3_set_ctx_nodb(X509V3_CTX *ctx) { X509V3_set_ctx_nodb(ctx); }
 
-EVP_PKEY *CTLS_EVP_PKEY_new_legacy_ec(int curveNID) {
-    EC_KEY *ec = EC_KEY_new_by_curve_name(curveNID);
+EVP_PKEY *CTLS_EVP_PKEY_new_legacy_ec(const EC_GROUP *group) {
+    EC_KEY *ec = EC_KEY_new();
     if (ec == NULL) return NULL;
-    EC_KEY_set_asn1_flag(ec, OPENSSL_EC_NAMED_CURVE);
-    if (EC_KEY_generate_key(ec) != 1) { EC_KEY_free(ec); return NULL; }
+    if (EC_KEY_set_group(ec, group) != 1 || EC_KEY_generate_key(ec) != 1) { EC_KEY_free(ec); return NULL; }
     EVP_PKEY *pkey = EVP_PKEY_new();
     if (pkey == NULL || EVP_PKEY_assign_EC_KEY(pkey, ec) != 1) { EVP_PKEY_free(pkey); EC_KEY_free(ec); return NULL; }
     return pkey;

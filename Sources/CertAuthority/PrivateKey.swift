@@ -26,8 +26,8 @@ public final class PrivateKey: @unchecked Sendable {
     /// `X509_set_pubkey` cost ~300 µs, which dominates minting a leaf.
     public static func generate(_ type: KeyType) throws -> PrivateKey {
         OpenSSLErrorQueue.clear()
-        if let nid = type.curveNID {
-            guard let key = CTLS_EVP_PKEY_new_legacy_ec(nid) else { throw CAError.openSSL("generating an \(type.rawValue) key") }
+        if let group = CurveGroups.shared.group(for: type) {
+            guard let key = CTLS_EVP_PKEY_new_legacy_ec(group) else { throw CAError.openSSL("generating an \(type.rawValue) key") }
             return PrivateKey(takingOwnership: key)
         }
         guard let bits = type.rsaBits, let ctx = EVP_PKEY_CTX_new_id(EVP_PKEY_RSA, nil) else {
@@ -121,6 +121,28 @@ public final class PrivateKey: @unchecked Sendable {
     /// The digest to sign with: SHA-384 for P-384 keys, SHA-256 otherwise.
     var signingDigest: OpaquePointer? {
         KeyDescription.describe(pointer) == "EC P-384" ? EVP_sha384() : EVP_sha256()
+    }
+}
+
+/// The EC groups keys are generated on, built once: constructing a group from its parameters
+/// costs about as much as generating a key on it.
+final class CurveGroups: @unchecked Sendable {
+    // Built in init and never mutated; OpenSSL allows concurrent reads of an EC_GROUP.
+    static let shared = CurveGroups()
+    private let p256: OpaquePointer?
+    private let p384: OpaquePointer?
+
+    private init() {
+        p256 = KeyType.p256.curveNID.flatMap(EC_GROUP_new_by_curve_name)
+        p384 = KeyType.p384.curveNID.flatMap(EC_GROUP_new_by_curve_name)
+    }
+
+    func group(for type: KeyType) -> OpaquePointer? {
+        switch type {
+        case .p256: return p256
+        case .p384: return p384
+        default: return nil
+        }
     }
 }
 

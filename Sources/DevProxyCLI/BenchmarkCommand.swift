@@ -11,7 +11,7 @@ enum BenchmarkCommand {
         let arguments = try Arguments(raw.dropFirst(), valued: ["count", "rsa-count"], booleans: [])
         let count = try arguments.integer("count") ?? 2000
         let rsaCount = try arguments.integer("rsa-count") ?? 20
-        guard count > 0, rsaCount > 0 else { throw UsageError("counts must be positive") }
+        guard count > 0, rsaCount >= 0 else { throw UsageError("--count must be positive and --rsa-count not negative") }
         let workspace = NSTemporaryDirectory() + "devproxy-bench-\(getpid())"
         defer { try? FileManager.default.removeItem(atPath: workspace) }
         let store = CAStore(directory: workspace)
@@ -23,7 +23,7 @@ enum BenchmarkCommand {
         Output.warning("this is a debug build; run `swift run -c release devproxy benchmark leaves` for real figures")
         #endif
         Output.line("Leaf issuance on one core (new key + signature), intermediate EC P-256:")
-        for (type, n) in [(KeyType.p256, count), (.rsa2048, rsaCount)] {
+        for (type, n) in [(KeyType.p256, count), (.rsa2048, rsaCount)] where n > 0 {
             let issuer = LeafIssuer(signer: signer, keyType: type)
             var samples: [Double] = []
             samples.reserveCapacity(n)

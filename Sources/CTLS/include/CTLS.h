@@ -78,7 +78,8 @@ char *CTLS_sk_OPENSSL_STRING_value(const STACK_OF(OPENSSL_STRING) *stack, int in
 void CTLS_X509V3_set_ctx_nodb(X509V3_CTX *ctx);
 
 // MARK: deprecated legacy EC keys: OpenSSL 3's provider path makes X509_set_pubkey cost
-// ~300 µs for a fresh provider key; an EC_KEY-backed EVP_PKEY costs a few µs.
-EVP_PKEY *CTLS_EVP_PKEY_new_legacy_ec(int curveNID);
+// ~300 µs for a fresh provider key; an EC_KEY-backed EVP_PKEY costs a few µs. `group` is built
+// once by the caller (EC_GROUP_new_by_curve_name is an eighth of a leaf's cost).
+EVP_PKEY *CTLS_EVP_PKEY_new_legacy_ec(const EC_GROUP *group);
 
 #endif
