@@ -84,4 +84,48 @@ import TestSupport
         #expect(result.stderr.contains("was revoked"), "\(result.output)")
         #expect(result.stderr.contains("devproxy ca issue --email ana@acme.dev"))
     }
+
+    @Test func shutdownRecordsInFlightExchangesAsAborted() throws {
+        let dir = TemporaryDirectory()
+        let origin = try OriginServer()
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--log", dir.file("flows.jsonl"), "--upstream-ca", origin.caPath,
+                                         "--har", dir.file("session.har"), "--quiet"])
+        let client = Process()
+        client.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        client.arguments = ["curl", "-sS", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", dir.file("ca/root.pem"),
+                            "--max-time", "30", origin.url("/slow?s=20")]
+        client.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        client.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try client.run()
+        defer { if client.isRunning { client.terminate() } }
+        usleep(800_000)
+        let started = Date()
+        let stopped = proxy.stop()
+        let took = Date().timeIntervalSince(started)
+        #expect(stopped.status == 0)
+        #expect(took < 9, "shutdown took \(took) s; the grace is 5 s")
+        #expect(took > 4, "in-flight exchanges get their grace period")
+        let flows = try FlowLogReader.read(path: dir.file("flows.jsonl")).flows
+        #expect(flows.count == 1)
+        #expect(flows.first?.error?.kind == "aborted", "\(flows)")
+        let har = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir.file("session.har")))) as? [String: Any]
+        let entries = (har?["log"] as? [String: Any])?["entries"] as? [Any]
+        #expect(entries?.count == 1)
+        #expect(dir.mode("session.har") == 0o600)
+    }
+
+    @Test func keyLogHoldsSecretsOfBothSides() throws {
+        let dir = TemporaryDirectory()
+        let origin = try OriginServer()
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--keylog", dir.file("keys.log"), "--upstream-ca", origin.caPath, "--quiet"])
+        let result = try Subprocess.run("curl", ["-sS", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", dir.file("ca/root.pem"),
+                                                 origin.url("/cl?n=5")])
+        #expect(result.stdout == "hello")
+        _ = proxy.stop()
+        #expect(dir.mode("keys.log") == 0o600)
+        let lines = dir.read("keys.log").split(separator: "\n")
+        #expect(lines.allSatisfy { $0.split(separator: " ").count == 3 })
+        let randoms = Set(lines.filter { $0.hasPrefix("CLIENT_TRAFFIC_SECRET_0 ") }.map { $0.split(separator: " ")[1] })
+        #expect(randoms.count == 2, "one TLS 1.3 session with the client, one with the origin: \(lines)")
+    }
 }

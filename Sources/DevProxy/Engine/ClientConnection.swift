@@ -1,19 +1,35 @@
 import CertAuthority
 import Foundation
 import HTTP1
+import Synchronization
 
 /// One client socket from accept to close, on a thread of its own: reads requests, answers
 /// CONNECT by tunnelling or intercepting, forwards absolute-form `http://` requests.
 final class ClientConnection: @unchecked Sendable {
-    // Touched only by its own thread, except `socket.abort()` from shutdown.
+    // Touched only by its own thread, except `abort()` from shutdown (guarded by `upstreams`).
     let server: ProxyServer
     let socket: Socket
     let clientAddress: String
+    /// The upstream sockets in use, so shutdown can cut an exchange blocked on an origin.
+    private let upstreams = Mutex<[ObjectIdentifier: Socket]>([:])
 
     init(server: ProxyServer, socket: Socket) {
         self.server = server
         self.socket = socket
         self.clientAddress = socket.peerAddress?.description ?? "?"
+    }
+
+    /// Registers an upstream socket for the duration of `body`.
+    func using<R>(_ upstream: Socket, _ body: () throws -> R) rethrows -> R {
+        upstreams.withLock { $0[ObjectIdentifier(upstream)] = upstream }
+        defer { _ = upstreams.withLock { $0.removeValue(forKey: ObjectIdentifier(upstream)) } }
+        return try body()
+    }
+
+    /// Cuts the client socket and every upstream socket in use (shutdown past its grace).
+    func abort() {
+        socket.abort()
+        upstreams.withLock { $0.values.forEach { $0.abort() } }
     }
 
     /// Serves the connection until it closes.
@@ -38,8 +54,8 @@ final class ClientConnection: @unchecked Sendable {
                              reader: reader)
                 return
             }
-            let context = ExchangeContext(server: server, client: reader, clientAddress: clientAddress, mode: .http,
-                                          clientTLS: nil, signer: nil, persona: nil)
+            let context = ExchangeContext(server: server, connection: self, client: reader, clientAddress: clientAddress,
+                                          mode: .http, clientTLS: nil, signer: nil, persona: nil)
             let destination = Destination(tls: scheme == "https", host: host, port: port ?? (scheme == "https" ? 443 : 80), pathAndQuery: path)
             guard HTTPExchange(context: context, head: head, destination: destination).run(), !server.isStopping else { return }
         }

@@ -76,7 +76,9 @@ struct ConnectHandler {
         draft.flow.server.address = upstream.address
         draft.flow.timings.connect = upstream.connectMilliseconds
         if !early.isEmpty { try? upstream.stream.write(early) }
-        let outcome = Relay(a: reader.stream, b: upstream.stream, idleTimeout: server.configuration.idleTimeout).run()
+        let outcome = connection.using(upstream.stream.socket) {
+            Relay(a: reader.stream, b: upstream.stream, idleTimeout: server.configuration.idleTimeout).run()
+        }
         upstream.stream.close()
         draft.flow.tunnel?.bytesFromClient = outcome.bytesAToB + early.count
         draft.flow.tunnel?.bytesFromServer = outcome.bytesBToA
@@ -114,7 +116,7 @@ struct ConnectHandler {
         }
         let clientTLS = Flow.TLSInfo.ClientSide(sni: hello.serverName, version: tls.version, cipher: tls.cipher, alpn: tls.alpn)
         let inner = MessageReader(stream: tls, parser: HTTP1RequestParser(limits: server.configuration.httpLimits))
-        let context = ExchangeContext(server: server, client: inner, clientAddress: connection.clientAddress, mode: .https,
+        let context = ExchangeContext(server: server, connection: connection, client: inner, clientAddress: connection.clientAddress, mode: .https,
                                       clientTLS: clientTLS, signer: signer, persona: persona)
         defer { tls.close() }
         var first = true

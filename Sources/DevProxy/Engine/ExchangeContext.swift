@@ -4,6 +4,7 @@ import HTTP1
 /// What an exchange needs to know about the client connection it runs on.
 struct ExchangeContext {
     let server: ProxyServer
+    let connection: ClientConnection
     let client: MessageReader<HTTP1RequestParser>
     let clientAddress: String
     /// `http` for absolute-form requests, `https` inside an intercepted CONNECT.

@@ -31,7 +31,7 @@ struct HTTPExchange {
             draft.flow.tls = Flow.TLSInfo(client: draft.flow.tls?.client, upstream: tls)
         }
         var transfer = ExchangeTransfer(context: context, head: head, destination: destination, upstream: upstream)
-        let keepAlive = transfer.run(draft: &draft)
+        let keepAlive = context.connection.using(upstream.stream.socket) { transfer.run(draft: &draft) }
         if transfer.upstreamReusable {
             context.server.pool.release(upstream)
         } else {

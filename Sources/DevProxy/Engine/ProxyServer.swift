@@ -71,18 +71,20 @@ public final class ProxyServer: @unchecked Sendable {
         if listener != nil { finished.wait() }
         let deadline = Date().addingTimeInterval(configuration.shutdownGrace)
         while Date() < deadline && state.withLock({ !$0.connections.isEmpty }) { usleep(20_000) }
-        for connection in state.withLock({ Array($0.connections.values) }) { connection.socket.abort() }
+        for connection in state.withLock({ Array($0.connections.values) }) { connection.abort() }
         let cut = Date().addingTimeInterval(2)
         while Date() < cut && state.withLock({ !$0.connections.isEmpty }) { usleep(10_000) }
         pool.closeAll()
         sinks.forEach { $0.close() }
     }
 
-    /// Hands a finished flow to every sink; flows cut by shutdown are marked aborted.
+    /// Hands a finished flow to every sink; flows cut by shutdown are marked aborted, with what
+    /// the cut looked like from inside kept in the message.
     func emit(_ flow: Flow) {
         var flow = flow
-        if isStopping && flow.error == nil && flow.response == nil && flow.mode != .tunnel {
-            flow.error = Flow.FlowError(kind: FlowErrorKind.aborted.rawValue, message: "DevProxy was shutting down", alert: nil)
+        if isStopping && (flow.error != nil || (flow.response == nil && flow.mode != .tunnel)) {
+            let detail = flow.error.map { " (\($0.kind): \($0.message))" } ?? ""
+            flow.error = Flow.FlowError(kind: FlowErrorKind.aborted.rawValue, message: "DevProxy was shutting down" + detail, alert: nil)
         }
         for sink in sinks { sink.record(flow) }
     }
