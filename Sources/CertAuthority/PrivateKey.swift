@@ -164,7 +164,7 @@ enum KeyDescription {
             var name = [CChar](repeating: 0, count: 64)
             var length = 0
             if EVP_PKEY_get_group_name(key, &name, name.count, &length) == 1 {
-                switch String(cString: name) {
+                switch String(decoding: name.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self) {
                 case "prime256v1", "P-256": return "EC P-256"
                 case "secp384r1", "P-384": return "EC P-384"
                 case "secp521r1", "P-521": return "EC P-521"

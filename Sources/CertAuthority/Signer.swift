@@ -70,19 +70,18 @@ public final class Signer: Sendable {
 }
 
 /// RFC 3339 / ISO 8601 formatting in UTC.
+///
+/// Formatting is written out with gmtime_r: ISO8601DateFormatter sets up ICU on every use and
+/// cost more than the rest of a proxied request put together.
 public enum ISO8601 {
     /// `2026-11-30T09:03:27Z`.
     public static func string(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.string(from: date)
+        format(date, fraction: false)
     }
 
     /// `2026-11-30T09:03:27.123Z`.
     public static func milliseconds(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: date)
+        format(date, fraction: true)
     }
 
     /// Parses either form.
@@ -92,5 +91,22 @@ public enum ISO8601 {
         if let date = formatter.date(from: text) { return date }
         formatter.formatOptions = [.withInternetDateTime]
         return formatter.date(from: text)
+    }
+
+    private static func format(_ date: Date, fraction: Bool) -> String {
+        let interval = date.timeIntervalSince1970
+        var seconds = time_t(interval.rounded(.down))
+        var millis = Int(((interval - Double(seconds)) * 1000).rounded(.down))
+        if millis >= 1000 { seconds += 1; millis -= 1000 }
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func pad(_ value: Int32, _ width: Int) -> String {
+            let digits = String(value)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        var text = pad(parts.tm_year + 1900, 4) + "-" + pad(parts.tm_mon + 1, 2) + "-" + pad(parts.tm_mday, 2) + "T"
+            + pad(parts.tm_hour, 2) + ":" + pad(parts.tm_min, 2) + ":" + pad(parts.tm_sec, 2)
+        if fraction { text += "." + pad(Int32(millis), 3) }
+        return text + "Z"
     }
 }

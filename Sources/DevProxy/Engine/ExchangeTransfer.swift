@@ -45,7 +45,7 @@ struct ExchangeTransfer {
         draft.flow.timings.send = FlowDraft.milliseconds(since: sendStart)
         var bodySent = !waitsForContinue
         let waitStart = Date()
-        var response = ResponseRelay(context: context, requestHead: head, upstream: upstream)
+        let response = ResponseRelay(context: context, requestHead: head, upstream: upstream)
         do {
             let final = try response.readFinalHead(onContinue: {
                 guard !bodySent else { return }

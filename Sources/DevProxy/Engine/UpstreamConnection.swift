@@ -28,8 +28,10 @@ final class UpstreamConnection: @unchecked Sendable {
         self.reader = MessageReader(stream: stream, parser: HTTP1ResponseParser(limits: limits))
     }
 
-    /// The TLS details the flow log records.
-    var tlsInfo: Flow.TLSInfo.UpstreamSide? {
+    /// The TLS details the flow log records, worked out once per connection.
+    private(set) lazy var tlsInfo: Flow.TLSInfo.UpstreamSide? = describeTLS()
+
+    private func describeTLS() -> Flow.TLSInfo.UpstreamSide? {
         guard let tls else { return nil }
         let verification = tls.verification
         return Flow.TLSInfo.UpstreamSide(

@@ -32,13 +32,7 @@ public final class JSONLinesFlowLog: FlowSink, @unchecked Sendable {
 
     /// Appends `flow` as one line. A failure is kept for `writeError`; the proxy goes on.
     public func record(_ flow: Flow) {
-        let line: [UInt8]
-        do {
-            line = try Self.line(for: flow)
-        } catch {
-            remember(FlowLogError(.io, "cannot encode flow \(flow.id) for \(path): \(error)"))
-            return
-        }
+        let line = Self.line(for: flow)
         lock.lock()
         defer { lock.unlock() }
         guard fd >= 0 else { return }
@@ -65,8 +59,8 @@ public final class JSONLinesFlowLog: FlowSink, @unchecked Sendable {
     }
 
     /// The bytes of one record: compact JSON, keys sorted, slashes unescaped, then `\n`.
-    static func line(for flow: Flow) throws -> [UInt8] {
-        var bytes = [UInt8](try FlowJSON.encoder().encode(flow))
+    static func line(for flow: Flow) -> [UInt8] {
+        var bytes = flow.jsonBytes
         bytes.append(UInt8(ascii: "\n"))
         return bytes
     }

@@ -20,7 +20,7 @@ public struct SocketAddress: CustomStringConvertible, Sendable {
                 getnameinfo($0, length, &buffer, socklen_t(buffer.count), nil, 0, NI_NUMERICHOST)
             }
         }
-        return ok == 0 ? String(cString: buffer) : "?"
+        return ok == 0 ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "?"
     }
 
     public var port: Int {

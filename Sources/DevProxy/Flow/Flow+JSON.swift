@@ -1,0 +1,278 @@
+import Foundation
+
+/// A byte-level JSON writer for flow records: the flow log writes one record per exchange on
+/// the hot path, and JSONEncoder took a third of the proxy's CPU doing it. The output is the
+/// same as `FlowJSON.encoder()` (sorted keys, slashes unescaped, nil fields left out) — a test
+/// holds the two to byte equality.
+struct FlowJSONWriter {
+    private(set) var bytes: [UInt8] = []
+
+    init(capacity: Int = 2048) {
+        bytes.reserveCapacity(capacity)
+    }
+
+    mutating func string(_ value: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
+            case UInt8(ascii: "\\"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
+            case 0x0A: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+            case 0x0D: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+            case 0x09: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
+            case 0x08: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "b")]
+            case 0x0C: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "f")]
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                bytes += Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    mutating func number(_ value: Double) {
+        if value.isNaN { return string("NaN") }
+        if value.isInfinite { return string(value > 0 ? "Infinity" : "-Infinity") }
+        if value == value.rounded(), abs(value) < 1e15 {
+            bytes += Array(String(Int(value)).utf8)
+        } else {
+            bytes += Array(String(value).utf8)
+        }
+    }
+
+    mutating func number(_ value: Int) { bytes += Array(String(value).utf8) }
+
+    mutating func bool(_ value: Bool) { bytes += Array((value ? "true" : "false").utf8) }
+
+    /// Writes `{…}`; `body` adds fields through the `Fields` it is given, in sorted key order.
+    mutating func object(_ body: (inout Fields) -> Void) {
+        var fields = Fields(writer: self)
+        fields.writer.bytes.append(UInt8(ascii: "{"))
+        body(&fields)
+        fields.writer.bytes.append(UInt8(ascii: "}"))
+        self = fields.writer
+    }
+
+    mutating func array<T>(_ values: [T], _ element: (inout FlowJSONWriter, T) -> Void) {
+        bytes.append(UInt8(ascii: "["))
+        for (index, value) in values.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            element(&self, value)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
+    /// The fields of one object; callers add them in sorted key order.
+    struct Fields {
+        var writer: FlowJSONWriter
+        private var first = true
+
+        init(writer: FlowJSONWriter) { self.writer = writer }
+
+        /// Adds `"key":` and the value `write` produces; skipped when `value` is nil.
+        mutating func field<T>(_ key: String, _ value: T?, _ write: (inout FlowJSONWriter, T) -> Void) {
+            guard let value else { return }
+            if !first { writer.bytes.append(UInt8(ascii: ",")) }
+            first = false
+            writer.string(key)
+            writer.bytes.append(UInt8(ascii: ":"))
+            write(&writer, value)
+        }
+
+        mutating func string(_ key: String, _ value: String?) { field(key, value) { $0.string($1) } }
+        mutating func int(_ key: String, _ value: Int?) { field(key, value) { $0.number($1) } }
+        mutating func double(_ key: String, _ value: Double?) { field(key, value) { $0.number($1) } }
+        mutating func bool(_ key: String, _ value: Bool?) { field(key, value) { $0.bool($1) } }
+        mutating func object<T: FlowJSONWritable>(_ key: String, _ value: T?) { field(key, value) { $1.write(to: &$0) } }
+        mutating func array<T: FlowJSONWritable>(_ key: String, _ value: [T]?) {
+            field(key, value) { writer, values in writer.array(values) { $1.write(to: &$0) } }
+        }
+    }
+}
+
+/// A flow record part that writes itself with `FlowJSONWriter`.
+protocol FlowJSONWritable {
+    func write(to writer: inout FlowJSONWriter)
+}
+
+extension Flow: FlowJSONWritable {
+    /// The record as one line of JSON (no trailing newline).
+    var jsonBytes: [UInt8] {
+        var writer = FlowJSONWriter()
+        write(to: &writer)
+        return writer.bytes
+    }
+
+    func write(to writer: inout FlowJSONWriter) {
+        writer.object { f in
+            f.string("client", client)
+            f.string("ended", ended)
+            f.object("error", error)
+            f.string("id", id)
+            f.bool("insecure_upstream", insecureUpstream)
+            f.string("mode", mode.rawValue)
+            f.string("persona", persona)
+            f.object("request", request)
+            f.object("response", response)
+            f.object("server", server)
+            f.object("signer", signer)
+            f.string("started", started)
+            f.object("timings", timings)
+            f.object("tls", tls)
+            f.object("tunnel", tunnel)
+            f.array("websocket", websocket)
+        }
+    }
+}
+
+extension Flow.Server: FlowJSONWritable {
+    func write(to writer: inout FlowJSONWriter) {
+        writer.object { f in
+            f.string("address", address)
+            f.string("host", host)
+            f.int("port", port)
+        }
+    }
+}
+
+extension Flow.TLSInfo: FlowJSONWritable {
+    func write(to writer: inout FlowJSONWriter) {
+        writer.object { f in
+            f.object("client", client)
+            f.object("upstream", upstream)
+        }
+    }
+}
+
+extension Flow.TLSInfo.ClientSide: FlowJSONWritable {
+    func write(to writer: inout FlowJSONWriter) {
+        writer.object { f in
+            f.string("alpn", alpn)
+            f.string("cipher", cipher)
+            f.string("sni", sni)
+            f.string("version", version)
+        }
+    }
+}
+
+extension Flow.TLSInfo.UpstreamSide: FlowJSONWritable {
+    func write(to writer: inout FlowJSONWriter) {
+        writer.object { f in
+            f.string("alpn", alpn)
+            f.array("chain", chain)
+            f.string("cipher", cipher)
+            f.bool("verified", verified)
+            f.string("verify_error", verifyError)
+            f.string("version", version)
+        }
+    }
+}
+
+extension Flow.ChainCertificate: FlowJSONWritable {
+    func write(to writer: inout FlowJSONWriter) {
+        writer.object { f in
+            f.string("issuer", issuer)
+            f.string("not_after", notAfter)
+            f.string("pin", pin)
+            f.string("subject", subject)
+        }
+    }
+}
+
+extension Flow.Request: FlowJSONWritable {
+    func write(to writer: inout FlowJSONWriter) {
+        writer.object { f in
+            f.object("body", body)
+            f.field("headers", headers) { FlowJSONWriter.writeHeaders(&$0, $1) }
+            f.string("http_version", httpVersion)
+            f.string("method", method)
+            f.string("url", url)
+        }
+    }
+}
+
+extension Flow.Response: FlowJSONWritable {
+    func write(to writer: inout FlowJSONWriter) {
+        writer.object { f in
+            f.object("body", body)
+            f.field("headers", headers) { FlowJSONWriter.writeHeaders(&$0, $1) }
+            f.string("http_version", httpVersion)
+            f.string("reason", reason)
+            f.int("status", status)
+        }
+    }
+}
+
+extension FlowJSONWriter {
+    static func writeHeaders(_ writer: inout FlowJSONWriter, _ headers: [[String]]) {
+        writer.array(headers) { writer, pair in writer.array(pair) { $0.string($1) } }
+    }
+}
+
+extension Flow.Body: FlowJSONWritable {
+    func write(to writer: inout FlowJSONWriter) {
+        writer.object { f in
+            f.string("base64", base64)
+            f.string("decoded", decoded)
+            f.string("sha256", sha256)
+            f.int("size", size)
+            f.string("text", text)
+            f.bool("truncated", truncated)
+        }
+    }
+}
+
+extension Flow.Timings: FlowJSONWritable {
+    func write(to writer: inout FlowJSONWriter) {
+        writer.object { f in
+            f.double("connect", connect)
+            f.double("receive", receive)
+            f.double("send", send)
+            f.double("tls", tls)
+            f.double("wait", wait)
+        }
+    }
+}
+
+extension Flow.SignerInfo: FlowJSONWritable {
+    func write(to writer: inout FlowJSONWriter) {
+        writer.object { f in
+            f.string("email", email)
+            f.string("serial", serial)
+        }
+    }
+}
+
+extension Flow.WebSocketMessageRecord: FlowJSONWritable {
+    func write(to writer: inout FlowJSONWriter) {
+        writer.object { f in
+            f.string("base64", base64)
+            f.string("direction", direction)
+            f.int("length", length)
+            f.string("opcode", opcode)
+            f.string("text", text)
+        }
+    }
+}
+
+extension Flow.TunnelInfo: FlowJSONWritable {
+    func write(to writer: inout FlowJSONWriter) {
+        writer.object { f in
+            f.int("bytes_from_client", bytesFromClient)
+            f.int("bytes_from_server", bytesFromServer)
+            f.string("reason", reason)
+            f.string("sni", sni)
+        }
+    }
+}
+
+extension Flow.FlowError: FlowJSONWritable {
+    func write(to writer: inout FlowJSONWriter) {
+        writer.object { f in
+            f.string("alert", alert)
+            f.string("kind", kind)
+            f.string("message", message)
+        }
+    }
+}
