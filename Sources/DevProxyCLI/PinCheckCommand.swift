@@ -174,7 +174,7 @@ enum PinCheckCommand {
             Output.line("        \(certificate.pin)")
         }
         if let matched, let pin = evaluation.matchedPin {
-            Output.line("  matched    \(pin) = \(matched.subject)")
+            Output.line("  matched    \(pin) (\(matched.subject))")
         }
         if report != nil {
             if evaluation.reportURIs.isEmpty {

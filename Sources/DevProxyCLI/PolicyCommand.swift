@@ -38,6 +38,7 @@ enum PolicyCommand {
         var notes: [String] = []
         let teamRoot = store.exists ? try store.rootCertificate() : nil
         var presented: PolicyCheck.PresentedChain?
+        var presentedBy = arguments.value("chain").map { "chain \($0)" } ?? ""
         if let chainPath = arguments.value("chain") {
             let chain: [Certificate]
             do {
@@ -48,7 +49,9 @@ enum PolicyCommand {
             presented = .served(chain, anchors: teamRoot.map { [$0] } ?? [])
         } else if let teamRoot {
             do {
-                presented = .minted(issuer: LeafIssuer(signer: try currentSigner(store, arguments: arguments)), teamRoot: teamRoot)
+                let signer = try currentSigner(store, arguments: arguments)
+                presented = .minted(issuer: LeafIssuer(signer: signer), teamRoot: teamRoot)
+                presentedBy = "a leaf minted now by " + (signer.certificate.email.map { "\($0)'s intermediate" } ?? "the team root")
             } catch let error as CAError {
                 notes.append("cannot mint a leaf from \(store.directory): \(error.reason)")
             }
@@ -74,7 +77,7 @@ enum PolicyCommand {
         Output.line("\(path): a valid \(kind) policy.")
         if !report.hosts.isEmpty {
             Output.line()
-            Output.line("Through DevProxy (\(arguments.value("chain").map { "chain \($0)" } ?? "a leaf from \(store.directory)")):")
+            Output.line("Through DevProxy (\(presentedBy)):")
             for host in report.hosts {
                 let result = host.result.map { " (result \($0))" } ?? ""
                 let name = host.decision.replacingOccurrences(of: "_", with: " ")

@@ -24,15 +24,17 @@ final class BackgroundServer {
             line += byte
         }
         guard let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespaces)) else {
-            process.terminate()
+            kill(process.processIdentifier, SIGKILL)
             throw TestFailure("the Python server did not print its port (got \"\(String(decoding: line, as: UTF8.self))\")")
         }
         self.port = port
     }
 
+    /// SIGKILL, not terminate(): a child spawned from a dispatch worker thread inherits its
+    /// blocked signal mask, so SIGTERM may never arrive (seen here: Python ignored it).
     func stop() {
         if process.isRunning {
-            process.terminate()
+            kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
     }
