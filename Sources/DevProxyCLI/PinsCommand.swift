@@ -26,6 +26,8 @@ enum PinsCommand {
       devproxy pins ca/root.pem                      the team root's pin
       devproxy pins chain.pem next-root.csr --json   every certificate, plus a backup pin from a CSR
       devproxy pins next-root.key                    a key's pin: the backup pin for rotation
+      devproxy pins --host api.acme.dev:443          a live server's chain (--proxy HOST:PORT, --json)
+      devproxy pins snippet --domain api.acme.dev --format trustkit --backup next-root.csr
 
     The pin equals: openssl x509 -pubkey -noout -in CERT | openssl pkey -pubin -outform DER |
                     openssl dgst -sha256 -binary | base64
@@ -36,6 +38,8 @@ enum PinsCommand {
             Output.line(usage)
             return raw.isEmpty ? 2 : 0
         }
+        if raw.first == "snippet" { return try PinsSnippetCommand.run(raw.dropFirst()) }
+        if raw.contains(where: { $0 == "--host" || $0.hasPrefix("--host=") }) { return try PinsLiveCommand.run(raw) }
         let arguments = try Arguments(raw, valued: [], booleans: ["json"])
         var rows: [Row] = []
         for file in arguments.positionals {

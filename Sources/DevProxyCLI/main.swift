@@ -32,6 +32,10 @@ func main() -> Int32 {
         case "pins": return try PinsCommand.run(arguments.dropFirst())
         case "benchmark": return try BenchmarkCommand.run(arguments.dropFirst())
         case "har": return try HARCommand.run(arguments.dropFirst())
+        case "policy": return try PolicyCommand.run(arguments.dropFirst())
+        case "pin-check": return try PinCheckCommand.run(arguments.dropFirst())
+        case "reports": return try ReportsCommand.run(arguments.dropFirst())
+        case "qa": return try QACommand.run(arguments.dropFirst())
         case "--help", "-h", "help":
             Output.line(usage)
             return 0

@@ -7,11 +7,12 @@ public struct OkHttpPinnerParser: Sendable {
     /// A parser; it has no settings.
     public init() {}
 
-    /// Parses either form; source is recognised by `CertificatePinner`.
+    /// Parses either form; source is recognised by `CertificatePinner.Builder(` (a comment that
+    /// merely names CertificatePinner stays a pin list).
     ///
     /// - Throws: `PolicyError` where OkHttp's builder would throw `IllegalArgumentException`.
     public func parse(_ text: String) throws -> PinningPolicy {
-        text.contains("CertificatePinner") ? try parseSource(text) : try parseLines(text)
+        text.contains("CertificatePinner.Builder(") ? try parseSource(text) : try parseLines(text)
     }
 
     /// `pattern pin [pin …]` per line; `#` starts a comment; commas count as spaces.

@@ -49,7 +49,8 @@ public struct PolicyLinter: Sendable {
         let pinned = policy.domains.filter { !$0.excludedFromParent && !$0.pins.isEmpty }
         for entry in pinned {
             let name = entry.pattern
-            if Set(entry.pins).count < 2 {
+            let pins = effectivePins(of: entry, in: policy)
+            if Set(pins).count < 2 {
                 findings.append(PolicyLint(kind: .noBackupPin, domain: name,
                                            message: "only one pin; add a backup pin of a key you hold offline"))
             }
@@ -70,7 +71,7 @@ public struct PolicyLinter: Sendable {
                                                message: "pins expire \(expiration), within 30 days"))
                 }
             }
-            if !teamRootPins.isEmpty, !entry.pins.contains(where: teamRootPins.contains) {
+            if !teamRootPins.isEmpty, !pins.contains(where: teamRootPins.contains) {
                 findings.append(PolicyLint(kind: .teamRootNotPinned, domain: name,
                                            message: "DevProxy cannot decrypt this host; the app will block"))
             }
@@ -80,5 +81,15 @@ public struct PolicyLinter: Sendable {
                                        message: "every entry is report-only; nothing is blocked"))
         }
         return findings
+    }
+
+    /// The pins that apply to the hosts of `entry`: its own, except for OkHttp, which pools the
+    /// pins of every pattern matching a host (`**.acme.dev` also pins `cdn.acme.dev`).
+    private func effectivePins(of entry: PinnedDomain, in policy: PinningPolicy) -> [Pin] {
+        guard policy.source == .okHttp else { return entry.pins }
+        var host = entry.pattern
+        if host.hasPrefix("**.") { host = String(host.dropFirst(3)) } else if host.hasPrefix("*.") { host = "www." + host.dropFirst(2) }
+        let pooled = policy.entries(for: host).flatMap(\.pins)
+        return pooled.isEmpty ? entry.pins : pooled
     }
 }

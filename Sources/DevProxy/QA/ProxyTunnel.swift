@@ -1,0 +1,83 @@
+import Foundation
+
+/// Where to connect: a host and port, optionally reached through an HTTP proxy, optionally with
+/// the address pinned (`--resolve HOST:PORT:ADDRESS`, as curl does).
+public struct Endpoint: Sendable, Equatable {
+    public var host: String
+    public var port: Int
+    /// `--proxy HOST:PORT`: connections go through it (CONNECT for TLS and for the probe).
+    public var proxy: HostPort?
+    /// `--resolve` entries: `host:port` → address to dial instead of resolving.
+    public var overrides: [String: String]
+
+    public init(host: String, port: Int, proxy: HostPort? = nil, overrides: [String: String] = [:]) {
+        (self.host, self.port, self.proxy, self.overrides) = (host, port, proxy, overrides)
+    }
+
+    /// A TCP connection to the endpoint, through the proxy with CONNECT when there is one.
+    ///
+    /// - Throws: `NetworkError` for connect failures, `QAError(.network)` when the proxy refuses.
+    public func openTunnel(timeout: TimeInterval = 10) throws -> Socket {
+        guard let proxy else { return try dialDirect(host: host, port: port, timeout: timeout) }
+        let socket = try dialDirect(host: proxy.host, port: proxy.port, timeout: timeout)
+        socket.setTimeout(timeout)
+        let authority = HostPort(host: host, port: port).description
+        let stream = PlainStream(socket)
+        try stream.write(Array("CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n\r\n".utf8))
+        let (head, _) = try stream.readHead()
+        let status = head.split(separator: " ", maxSplits: 2).dropFirst().first.flatMap { Int($0) } ?? 0
+        guard (200..<300).contains(status) else {
+            throw QAError(.network, "the proxy \(proxy) refused CONNECT \(authority): \(head.split(separator: "\r\n").first ?? "")")
+        }
+        return socket
+    }
+
+    /// A plain TCP connection to `host:port`, honouring `overrides`.
+    func dialDirect(host: String, port: Int, timeout: TimeInterval) throws -> Socket {
+        let address = overrides["\(host.lowercased()):\(port)"] ?? host
+        return try Socket.connect(host: address, port: port, timeout: timeout)
+    }
+
+    /// Parses curl's `HOST:PORT:ADDRESS` (the address may be a bracketed IPv6 literal).
+    public static func parseResolve(_ text: String) throws -> (key: String, address: String) {
+        let parts = text.split(separator: ":", maxSplits: 2).map(String.init)
+        guard parts.count == 3, Int(parts[1]) != nil, !parts[2].isEmpty else {
+            throw QAError(.invalidInput, "--resolve \(text) is not HOST:PORT:ADDRESS (e.g. api.example.com:443:127.0.0.1)")
+        }
+        var address = parts[2]
+        if address.hasPrefix("["), address.hasSuffix("]") { address = String(address.dropFirst().dropLast()) }
+        return ("\(parts[0].lowercased()):\(parts[1])", address)
+    }
+}
+
+/// `HOST:PORT`, with IPv6 literals in brackets.
+public struct HostPort: Sendable, Equatable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+
+    public init(host: String, port: Int) {
+        (self.host, self.port) = (host, port)
+    }
+
+    /// Parses `HOST:PORT` or `[V6]:PORT`.
+    ///
+    /// - Throws: `QAError(.invalidInput)`.
+    public init(parsing text: String, defaultPort: Int? = nil) throws {
+        var host = text
+        var port = defaultPort
+        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
+            host = String(text[text.index(after: text.startIndex)..<close])
+            let rest = text[text.index(after: close)...]
+            if rest.hasPrefix(":") { port = Int(rest.dropFirst()) } else if !rest.isEmpty { port = nil }
+        } else if let colon = text.lastIndex(of: ":") {
+            host = String(text[..<colon])
+            port = Int(text[text.index(after: colon)...])
+        }
+        guard let port, (1...65535).contains(port), !host.isEmpty else {
+            throw QAError(.invalidInput, "\(text) is not HOST:PORT")
+        }
+        (self.host, self.port) = (host, port)
+    }
+
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}

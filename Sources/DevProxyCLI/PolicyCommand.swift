@@ -1,0 +1,118 @@
+import CertAuthority
+import Foundation
+import PinningPolicy
+
+/// `devproxy policy check POLICY`: validate and lint a pinning policy, and predict what the app
+/// decides for the chain DevProxy would present.
+enum PolicyCommand {
+    static let usage = """
+    Check a pinning policy as TrustKit, Android NSC or OkHttp would read it, and predict what the
+    app decides when DevProxy intercepts it.
+
+      devproxy policy check Info.plist                         TrustKit (Info.plist, plist or JSON)
+      devproxy policy check network_security_config.xml        Android Network Security Config
+      devproxy policy check pins.txt --host api.acme.dev       OkHttp (pattern pin… lines, or Kotlin source)
+      devproxy policy check Info.plist --chain served.pem      predict for a chain you captured instead
+      devproxy policy check Info.plist --json                  {"errors", "warnings", "hosts": [...]}
+
+    The presented chain is a leaf minted now from your newest active intermediate in
+    --ca-dir DIR/intermediates (else the root), verified against the team root.
+    Exit codes: 0 the library accepts the policy (warnings may remain), 1 it would refuse it
+    (the app crashes at start-up), 2 usage.
+    """
+
+    static func run(_ raw: ArraySlice<String>) throws -> Int32 {
+        guard let sub = raw.first, sub != "--help", sub != "-h" else {
+            Output.line(usage)
+            return raw.isEmpty ? 2 : 0
+        }
+        guard sub == "check" else { throw UsageError("unknown command `policy \(sub)`; see `devproxy policy --help`") }
+        let arguments = try Arguments(raw.dropFirst(), valued: ["host", "chain", "ca-dir", "passphrase-file"], booleans: ["json"])
+        guard arguments.positionals.count == 1, let path = arguments.positionals.first else {
+            throw UsageError("give one POLICY file; see `devproxy policy --help`")
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw CommandFailure("cannot read \(path): " + (FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file"))
+        }
+        let store = CACommand.store(arguments)
+        var notes: [String] = []
+        let teamRoot = store.exists ? try store.rootCertificate() : nil
+        var presented: PolicyCheck.PresentedChain?
+        var presentedBy = arguments.value("chain").map { "chain \($0)" } ?? ""
+        if let chainPath = arguments.value("chain") {
+            let chain: [Certificate]
+            do {
+                chain = try Certificate.all(from: try SecureFile.read(chainPath, what: "the chain"))
+            } catch let error as CAError {
+                throw CommandFailure("\(chainPath): \(error.reason)")
+            }
+            presented = .served(chain, anchors: teamRoot.map { [$0] } ?? [])
+        } else if let teamRoot {
+            do {
+                let signer = try currentSigner(store, arguments: arguments)
+                presented = .minted(issuer: LeafIssuer(signer: signer), teamRoot: teamRoot)
+                presentedBy = "a leaf minted now by " + (signer.certificate.email.map { "\($0)'s intermediate" } ?? "the team root")
+            } catch let error as CAError {
+                notes.append("cannot mint a leaf from \(store.directory): \(error.reason)")
+            }
+        } else {
+            notes.append("no CA in \(store.directory): the team-root lint is skipped (give --ca-dir DIR)")
+        }
+        var report = PolicyCheck(teamRoot: teamRoot, presented: presented).run(policy: data, hosts: arguments.values("host"))
+        report.warnings = notes + report.warnings
+        let valid = report.errors.isEmpty
+        if arguments.flag("json") {
+            Output.json(JSONReport(errors: report.errors, warnings: report.warnings, hosts: report.hosts))
+            return valid ? 0 : 1
+        }
+        let kind = report.source.map(describe) ?? "policy"
+        for error in report.errors { Output.line("error   \(error)") }
+        if !valid {
+            Output.line()
+            Output.line("\(path): the \(kind) library refuses this policy; the app fails at start-up. Fix the error above.")
+            return 1
+        }
+        for warning in report.warnings { Output.line("warning \(warning)") }
+        if !report.warnings.isEmpty { Output.line() }
+        Output.line("\(path): a valid \(kind) policy.")
+        if !report.hosts.isEmpty {
+            Output.line()
+            Output.line("Through DevProxy (\(presentedBy)):")
+            for host in report.hosts {
+                let result = host.result.map { " (result \($0))" } ?? ""
+                let name = host.decision.replacingOccurrences(of: "_", with: " ")
+                Output.line("  \(host.host.padding(toLength: max(24, host.host.count), withPad: " ", startingAt: 0))  "
+                            + "\(name)\(result): \(host.reason)")
+            }
+        }
+        return 0
+    }
+
+    /// The JSON shape: exactly errors, warnings, hosts.
+    struct JSONReport: Encodable {
+        let errors: [String]
+        let warnings: [String]
+        let hosts: [PolicyCheck.HostPrediction]
+    }
+
+    static func describe(_ source: PolicySource) -> String {
+        switch source {
+        case .trustKit: return "TrustKit"
+        case .androidNSC: return "Android Network Security Config"
+        case .okHttp: return "OkHttp CertificatePinner"
+        }
+    }
+
+    /// The signer DevProxy mints with: the newest active intermediate whose bundle is on this
+    /// machine, else the root (its passphrase from --passphrase-file or the environment).
+    static func currentSigner(_ store: CAStore, arguments: Arguments) throws -> Signer {
+        let entries = (try? store.intermediates().entries) ?? []
+        let active = entries.filter { $0.status == .active }.sorted { $0.notBefore > $1.notBefore }
+        for entry in active {
+            guard let path = entry.record.bundle, let bytes = try? SecureFile.read(path, what: "bundle"),
+                  let signer = try? Signer(bundle: bytes) else { continue }
+            return signer
+        }
+        return try store.rootSigner(passphrase: try CACommand.passphrase(arguments))
+    }
+}

@@ -1,0 +1,72 @@
+import DevProxy
+import Foundation
+
+/// `devproxy reports [FILE]`: the pin-failure reports DevProxy captured.
+enum ReportsCommand {
+    static let usage = """
+    Pin-failure reports captured by the proxy (reports.jsonl beside the flow log).
+
+      devproxy reports                       ./reports.jsonl
+      devproxy reports logs/reports.jsonl --json
+    """
+
+    struct JSONReport: Encodable {
+        let reports: [ReportRecord]
+        let warnings: [String]
+    }
+
+    static func run(_ raw: ArraySlice<String>) throws -> Int32 {
+        if raw.first == "--help" || raw.first == "-h" {
+            Output.line(usage)
+            return 0
+        }
+        let arguments = try Arguments(raw, valued: [], booleans: ["json"])
+        guard arguments.positionals.count <= 1 else { throw UsageError("give at most one FILE") }
+        let path = arguments.positionals.first ?? "reports.jsonl"
+        let contents: JSONLines.Contents<ReportRecord>
+        do {
+            contents = try JSONLines.read(ReportRecord.self, from: path)
+        } catch let error as QAError {
+            throw CommandFailure("\(error.reason); run the proxy with reports captured, or give the FILE")
+        }
+        let warnings = contents.problems.map { "\(path) \($0)" }
+        if arguments.flag("json") {
+            Output.json(JSONReport(reports: contents.records, warnings: warnings))
+            return 0
+        }
+        for warning in warnings { Output.warning(warning) }
+        guard !contents.records.isEmpty else {
+            Output.line("No pin-failure reports in \(path).")
+            return 0
+        }
+        let header = ["RECEIVED", "HOST", "POLICY", "RESULT", "ENFORCE", "KIND", "SIGNER", "ID"]
+        var rows: [[String]] = [header]
+        for record in contents.records {
+            rows.append([record.received, record.hostname ?? "?", record.notedHostname ?? "-",
+                         record.validationResult.map { "\($0) \(resultName($0))" } ?? "-",
+                         record.enforcePinning.map { $0 ? "yes" : "no (report-only)" } ?? "-", record.kind.rawValue,
+                         record.signer.map { $0.email ?? "root \($0.serial)" } ?? "not this CA", record.id])
+        }
+        let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+        for row in rows {
+            Output.line(row.enumerated().map { index, cell in
+                index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+            }.joined(separator: "  "))
+        }
+        Output.line()
+        Output.line("\(contents.records.count) report(s). Trace a chain to its engineer: devproxy ca trace REPORT.json")
+        return 0
+    }
+
+    static func resultName(_ value: Int) -> String {
+        switch value {
+        case 0: return "success"
+        case 1: return "no matching pin"
+        case 2: return "invalid chain"
+        case 3: return "invalid parameters"
+        case 4: return "user-defined anchor"
+        case 5: return "cannot hash key"
+        default: return "unknown"
+        }
+    }
+}

@@ -1,0 +1,150 @@
+import CertAuthority
+import Foundation
+
+/// `devproxy policy check` as a value: validate a policy as its library would, lint it, and
+/// predict the app's decision for the chain DevProxy would present (or a given chain).
+public struct PolicyCheck: Sendable {
+    /// The chain to predict against.
+    public enum PresentedChain: Sendable {
+        /// A leaf minted on the spot per host by `issuer`, verified against `teamRoot`.
+        case minted(issuer: LeafIssuer, teamRoot: Certificate)
+        /// A fixed served chain (leaf first), verified against `anchors` plus the system store.
+        case served([Certificate], anchors: [Certificate])
+    }
+
+    /// One host's predicted outcome.
+    public struct HostPrediction: Codable, Sendable, Equatable {
+        public var host: String
+        /// The matched policy key (TrustKit domain, NSC `<domain>`, OkHttp pattern), or nil.
+        public var policyDomain: String?
+        /// `allow`, `block` or `not_pinned`.
+        public var decision: String
+        /// `validation-result` (0–5), or nil when validation was not reached.
+        public var result: Int?
+        /// One human line.
+        public var reason: String
+
+        enum CodingKeys: String, CodingKey {
+            case host, decision, result, reason
+            case policyDomain = "policy_domain"
+        }
+
+        public func encode(to encoder: Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(host, forKey: .host)
+            try container.encode(policyDomain, forKey: .policyDomain)
+            try container.encode(decision, forKey: .decision)
+            try container.encode(result, forKey: .result)
+            try container.encode(reason, forKey: .reason)
+        }
+    }
+
+    /// Everything `policy check --json` prints.
+    public struct Report: Codable, Sendable, Equatable {
+        public var errors: [String]
+        public var warnings: [String]
+        public var hosts: [HostPrediction]
+        /// The library the policy was written for, when it parsed.
+        public var source: PolicySource?
+    }
+
+    /// The team root, for the "pins don't include the team root" lint; nil skips it.
+    public var teamRoot: Certificate?
+    public var presented: PresentedChain?
+    /// Android: which store holds the team root on the device. Default `.user`.
+    public var context: EvaluationContext
+
+    public init(teamRoot: Certificate?, presented: PresentedChain?, context: EvaluationContext = EvaluationContext()) {
+        self.teamRoot = teamRoot
+        self.presented = presented
+        self.context = context
+    }
+
+    /// Checks the policy bytes.
+    ///
+    /// - Parameters:
+    ///   - hosts: hosts to predict; empty means one per pinned entry.
+    ///   - now: "now" for expirations and minting.
+    public func run(policy data: Data, hosts: [String] = [], now: Date = Date()) -> Report {
+        let policy: PinningPolicy
+        do {
+            policy = try PolicyLoader.load(data: data)
+        } catch let error as PolicyError {
+            return Report(errors: [error.reason], warnings: [], hosts: [], source: PolicyLoader.detect(data))
+        } catch {
+            return Report(errors: ["\(error)"], warnings: [], hosts: [], source: nil)
+        }
+        var warnings = policy.warnings
+        let targets = hosts.isEmpty ? Self.representativeHosts(policy) : hosts
+        var chains: [String: [Certificate]] = [:]
+        if case .served(let chain, _) = presented {
+            for entry in policy.domains { chains[entry.pattern] = chain }
+        }
+        let linter = PolicyLinter(teamRootPins: teamRoot.map(Self.pins(of:)) ?? [], chains: chains)
+        warnings += linter.lint(policy, at: now).map(\.description)
+        var predictions: [HostPrediction] = []
+        if presented == nil {
+            warnings.append("no CA directory with a root and no --chain: decisions were not predicted")
+        }
+        for host in targets {
+            guard let verification = verification(for: host, now: now, warnings: &warnings) else { continue }
+            let evaluation = PinningEvaluator.evaluate(policy: policy, host: host, verification: verification, at: now,
+                                                       context: context)
+            let decision: String
+            switch evaluation.decision {
+            case .shouldAllowConnection: decision = "allow"
+            case .shouldBlockConnection: decision = "block"
+            case .domainNotPinned: decision = "not_pinned"
+            }
+            predictions.append(HostPrediction(host: host, policyDomain: evaluation.notedHostname, decision: decision,
+                                              result: evaluation.validationResult?.rawValue, reason: evaluation.reason))
+        }
+        return Report(errors: [], warnings: warnings, hosts: predictions, source: policy.source)
+    }
+
+    /// The verification of the presented chain for `host`, or nil when nothing is presented.
+    private func verification(for host: String, now: Date, warnings: inout [String]) -> ChainVerification? {
+        switch presented {
+        case nil:
+            return nil
+        case .served(let chain, let anchors):
+            return ChainVerifier(trustAnchors: anchors, useSystemTrustStore: true, verificationTime: now)
+                .verify(chain: chain, host: host)
+        case .minted(let issuer, let teamRoot):
+            do {
+                let leaf = try issuer.issue(for: [try LeafName(host)], now: now)
+                // Re-parsed from DER, as the client receives it: a freshly minted certificate still
+                // holds the legacy EC_KEY it was built with, which TrustKitKeyHash cannot read.
+                let served = try ([leaf.certificate] + leaf.chain).map { try Certificate(der: $0.der) }
+                return ChainVerifier(trustAnchors: [teamRoot], verificationTime: now).verify(chain: served, host: host)
+            } catch let error as CAError where error.code == .nameNotPermitted {
+                warnings.append("\(host): outside the intermediate's permitted domains; DevProxy passes it through "
+                                + "undecrypted (predicted as a permitted-subtree violation)")
+                return .failed(reason: "permitted subtree violation", code: 47)
+            } catch {
+                warnings.append("\(host): cannot mint a leaf (\(error)); no prediction")
+                return nil
+            }
+        }
+    }
+
+    /// Every pin form that names `certificate`'s key: SHA-256 SPKI, TrustKit's hash, SHA-1 SPKI.
+    public static func pins(of certificate: Certificate) -> [Pin] {
+        let spki = certificate.spkiDER
+        var pins = [Pin(.sha256, digest: Digest.sha256(spki)), Pin(.sha1, digest: Digest.sha1(spki))]
+        if let trustKit = TrustKitKeyHash.hash(of: certificate), trustKit != pins[0].digest {
+            pins.append(Pin(.sha256, digest: trustKit))
+        }
+        return pins
+    }
+
+    /// One host per pinned entry: the name itself; for OkHttp `*.x` → `www.x`, `**.x` → `x`.
+    public static func representativeHosts(_ policy: PinningPolicy) -> [String] {
+        var seen: Set<String> = []
+        return policy.domains.filter { !$0.excludedFromParent && !$0.pins.isEmpty }.compactMap { entry in
+            var host = entry.pattern
+            if host.hasPrefix("**.") { host = String(host.dropFirst(3)) } else if host.hasPrefix("*.") { host = "www." + host.dropFirst(2) }
+            return seen.insert(host).inserted ? host : nil
+        }
+    }
+}

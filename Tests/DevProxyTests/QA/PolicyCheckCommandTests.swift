@@ -1,0 +1,125 @@
+import CertAuthority
+import Foundation
+import Testing
+import TestSupport
+
+/// `devproxy policy check` on the example policies in config/policies (their stand-in root pin
+/// replaced by a test CA's), and `pins snippet` output fed back through it.
+@Suite struct PolicyCheckCommandTests {
+    static let standInRootPin = "sJwGycPXqNUZbEJ7c+RWEclEh2mbNvZpUpydlxH0s5c="
+    let fixture: PKIFixture
+
+    init() throws {
+        fixture = try PKIFixture()
+    }
+
+    var rootPin: String { SPKIPin.base64SHA256(fixture.root.spkiDER) }
+    var ca: String { fixture.store.directory }
+
+    /// An example policy with the test root pinned (or left as shipped).
+    func example(_ name: String, pinTestRoot: Bool = true) throws -> String {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<4 { url.deleteLastPathComponent() }
+        let text = try String(contentsOf: url.appendingPathComponent("config/policies/\(name)"), encoding: .utf8)
+        return fixture.directory.write(name, pinTestRoot ? text.replacingOccurrences(of: Self.standInRootPin, with: rootPin) : text)
+    }
+
+    func check(_ arguments: [String]) throws -> (Subprocess.Result, [String: Any]) {
+        let result = try Subprocess.run(Subprocess.devproxy, ["policy", "check", "--ca-dir", ca, "--json"] + arguments)
+        let object = (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any] ?? [:]
+        return (result, object)
+    }
+
+    func hosts(_ object: [String: Any]) -> [String: [String: Any]] {
+        Dictionary(uniqueKeysWithValues: ((object["hosts"] as? [[String: Any]]) ?? []).map { ($0["host"] as? String ?? "", $0) })
+    }
+
+    @Test func examplesPinningTheTeamRootAreValidAndAllowed() throws {
+        for (file, expected) in [("trustkit-Info.plist", ["api.acme.dev", "metrics.acme.dev"]),
+                                 ("network_security_config.xml", ["acme.dev"]), ("okhttp-pins.txt", ["acme.dev", "cdn.acme.dev"])] {
+            let (result, json) = try check([try example(file)])
+            #expect(result.status == 0, "\(file): \(result.output)")
+            #expect(Set(json.keys) == ["errors", "warnings", "hosts"], "\(file)")
+            #expect((json["errors"] as? [String])?.isEmpty == true)
+            let rows = hosts(json)
+            #expect(Set(rows.keys) == Set(expected), "\(file): \(rows.keys)")
+            for (host, row) in rows {
+                #expect(row["decision"] as? String == "allow", "\(file) \(host): \(row)")
+                #expect(row["result"] as? Int == 0)
+                #expect(row["policy_domain"] as? String != nil)
+            }
+        }
+    }
+
+    @Test func examplesAsShippedWarnThatDevProxyCannotDecrypt() throws {
+        let (result, json) = try check([try example("trustkit-Info.plist", pinTestRoot: false), "--host", "api.acme.dev",
+                                        "--host", "www.api.acme.dev", "--host", "elsewhere.dev"])
+        #expect(result.status == 0, "\(result.output)")
+        let warnings = (json["warnings"] as? [String]) ?? []
+        #expect(warnings.contains("api.acme.dev: DevProxy cannot decrypt this host; the app will block"), "\(warnings)")
+        let rows = hosts(json)
+        #expect(rows["api.acme.dev"]?["decision"] as? String == "block")
+        #expect(rows["api.acme.dev"]?["result"] as? Int == 1)
+        #expect(rows["www.api.acme.dev"]?["policy_domain"] as? String == "api.acme.dev", "includeSubdomains")
+        #expect(rows["elsewhere.dev"]?["decision"] as? String == "not_pinned")
+        #expect(rows["elsewhere.dev"]?["policy_domain"] is NSNull)
+        #expect(rows["elsewhere.dev"]?["result"] is NSNull)
+    }
+
+    @Test func libraryErrorsExitOneAndLintsAreWarnings() throws {
+        let oneEnforcedPin = fixture.directory.write("one.json", "{\"TSKPinnedDomains\": {\"api.acme.dev\": {\"TSKPublicKeyHashes\": [\"\(rootPin)\"]}}}")
+        let (bad, badJSON) = try check([oneEnforcedPin])
+        #expect(bad.status == 1)
+        #expect(((badJSON["errors"] as? [String])?.first ?? "").hasPrefix("TrustKit was initialized with less than 2 pins"))
+        let nsc = fixture.directory.write("nsc.xml", """
+            <network-security-config><domain-config><domain>api.acme.dev</domain>
+            <trust-anchors><certificates src="user"/></trust-anchors>
+            <pin-set expiration="2001-01-01"><pin digest="SHA-256">\(rootPin)</pin></pin-set></domain-config></network-security-config>
+            """)
+        let (ok, okJSON) = try check([nsc])
+        #expect(ok.status == 0, "\(ok.output)")
+        let warnings = (okJSON["warnings"] as? [String]) ?? []
+        #expect(warnings.contains { $0.hasPrefix("api.acme.dev: only one pin") }, "\(warnings)")
+        #expect(warnings.contains { $0.hasPrefix("api.acme.dev: pins expired") }, "\(warnings)")
+        #expect(hosts(okJSON)["api.acme.dev"]?["decision"] as? String == "not_pinned", "expired pins are skipped")
+        let badPin = fixture.directory.write("bad.xml", "<network-security-config><domain-config><domain>a.dev</domain>"
+                                             + "<pin-set><pin digest=\"SHA-256\">AAAA</pin></pin-set></domain-config></network-security-config>")
+        let (invalid, _) = try check([badPin])
+        #expect(invalid.status == 1)
+        let human = try Subprocess.run(Subprocess.devproxy, ["policy", "check", "--ca-dir", ca, oneEnforcedPin])
+        #expect(human.status == 1 && human.stdout.contains("refuses this policy"))
+    }
+
+    @Test func servedChainWithLeafPinIsFlagged() throws {
+        let leaf = try LeafIssuer(signer: fixture.signer).issue(for: [try LeafName("api.acme.dev")])
+        let chain = fixture.directory.write("chain.pem", leaf.certificate.pem + fixture.intermediate.pem)
+        let leafPin = SPKIPin.base64SHA256(leaf.certificate.spkiDER)
+        let policy = fixture.directory.write("pins.txt", "api.acme.dev sha256/\(leafPin) sha256/\(rootPin)\n")
+        let (result, json) = try check([policy, "--chain", chain])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(((json["warnings"] as? [String]) ?? []).contains { $0.contains("a pin matches the leaf key") })
+        #expect(hosts(json)["api.acme.dev"]?["decision"] as? String == "allow")
+    }
+
+    @Test func snippetsParseBackAndPinTheRoot() throws {
+        let backup = fixture.directory.write("next.key", bytes: try PrivateKey.generate(.p256).pem())
+        for format in ["trustkit-plist", "nsc", "okhttp"] {
+            let snippet = try Subprocess.run(Subprocess.devproxy, ["pins", "snippet", "--ca-dir", ca, "--domain", "api.acme.dev",
+                                                                   "--format", format, "--backup", backup, "--include-subdomains"])
+            #expect(snippet.status == 0, "\(format): \(snippet.output)")
+            #expect(snippet.stdout.contains(rootPin))
+            let file = fixture.directory.write("snippet-\(format)", snippet.stdout)
+            let (result, json) = try check([file, "--host", "api.acme.dev", "--host", "www.api.acme.dev"])
+            #expect(result.status == 0, "\(format): \(result.output)")
+            #expect(((json["warnings"] as? [String]) ?? []).isEmpty, "\(format): \(json)")
+            for (host, row) in hosts(json) { #expect(row["decision"] as? String == "allow", "\(format) \(host)") }
+        }
+        let lonely = try Subprocess.run(Subprocess.devproxy, ["pins", "snippet", "--ca-dir", ca, "--domain", "api.acme.dev",
+                                                              "--format", "trustkit"])
+        #expect(lonely.status == 0)
+        #expect(lonely.stderr.contains("TrustKit refuses to start with fewer than two pins"))
+        #expect(lonely.stdout.contains("TrustKit.initSharedInstance(withConfiguration: trustKitConfig)"))
+        let badFormat = try Subprocess.run(Subprocess.devproxy, ["pins", "snippet", "--ca-dir", ca, "--domain", "a.dev", "--format", "xml"])
+        #expect(badFormat.status == 2 && badFormat.stderr.hasPrefix("error: --format xml is not one of"))
+    }
+}
