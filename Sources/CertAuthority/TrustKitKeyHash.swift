@@ -81,9 +81,18 @@ public enum TrustKitKeyHash {
             // Always the uncompressed form, whatever the certificate carries: Apple exports EC
             // keys as 04||X||Y.
             // "qx"/"qy" are OSSL_PKEY_PARAM_EC_PUB_X/_Y (core_names.h, not in the CTLS umbrella).
+            // A certificate minted in this process holds a legacy EC_KEY, which has no provider
+            // parameters to read; a key decoded from the SPKI always does.
+            let spki = certificate.spkiDER
+            let decoded: OpaquePointer? = spki.withUnsafeBufferPointer { buffer in
+                var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
+                return d2i_PUBKEY(nil, &cursor, buffer.count)
+            }
+            guard let decoded else { return nil }
+            defer { EVP_PKEY_free(decoded) }
             let size = kind == .ecP256 ? 32 : 48
-            guard let x = coordinate("qx", of: key, size: size),
-                  let y = coordinate("qy", of: key, size: size) else { return nil }
+            guard let x = coordinate("qx", of: decoded, size: size),
+                  let y = coordinate("qy", of: decoded, size: size) else { return nil }
             return [0x04] + x + y
         }
     }

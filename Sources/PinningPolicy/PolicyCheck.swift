@@ -113,10 +113,8 @@ public struct PolicyCheck: Sendable {
         case .minted(let issuer, let teamRoot):
             do {
                 let leaf = try issuer.issue(for: [try LeafName(host)], now: now)
-                // Re-parsed from DER, as the client receives it: a freshly minted certificate still
-                // holds the legacy EC_KEY it was built with, which TrustKitKeyHash cannot read.
-                let served = try ([leaf.certificate] + leaf.chain).map { try Certificate(der: $0.der) }
-                return ChainVerifier(trustAnchors: [teamRoot], verificationTime: now).verify(chain: served, host: host)
+                return ChainVerifier(trustAnchors: [teamRoot], verificationTime: now)
+                    .verify(chain: [leaf.certificate] + leaf.chain, host: host)
             } catch let error as CAError where error.code == .nameNotPermitted {
                 warnings.append("\(host): outside the intermediate's permitted domains; DevProxy passes it through "
                                 + "undecrypted (predicted as a permitted-subtree violation)")

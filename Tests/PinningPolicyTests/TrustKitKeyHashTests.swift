@@ -1,9 +1,10 @@
 import CertAuthority
 import Foundation
 import Testing
+import TestSupport
 
-/// TrustKitKeyHash (in CertAuthority) against `expected-pins.json`; kept in this target because
-/// the CertAuthority test target is not ours to extend beyond ChainVerifierTests.
+/// TrustKitKeyHash (in CertAuthority) against `expected-pins.json`, and on certificates minted
+/// in this process.
 @Suite struct TrustKitKeyHashTests {
     struct Fixture: Sendable, CustomTestStringConvertible {
         let path: String, spkiSHA256: String, spkiSHA1: String, trustKitPin: String?, matchesOpenSSL: Bool
@@ -36,6 +37,17 @@ import Testing
         } else {
             // Every other fixture is RSA 2048/3072/4096 (e = 65537) or P-256/P-384: equal to the SPKI pin.
             #expect(trustKit == fixture.spkiSHA256)
+        }
+    }
+
+    /// A leaf minted in this process holds a legacy EC_KEY; TrustKit's hash of an uncompressed
+    /// P-256 key must still equal the standard SPKI pin (it once came back nil: result 5).
+    @Test(arguments: [KeyType.p256, .p384])
+    func freshlyMintedECCertificatesHashLikeTheirSPKI(_ type: KeyType) throws {
+        let pki = try PKIFixture(intermediateKey: type)
+        let leaf = try LeafIssuer(signer: pki.signer, keyType: type).issue(for: [try LeafName("a.example.com")])
+        for certificate in [leaf.certificate, pki.intermediate] {
+            #expect(TrustKitKeyHash.pin(of: certificate).map { "sha256/" + $0 } == certificate.pin)
         }
     }
 }
