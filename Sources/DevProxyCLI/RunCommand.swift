@@ -14,11 +14,14 @@ enum RunCommand {
       devproxy run --upstream-ca staging-ca.pem --resolve api.example.com:443:10.0.0.7
       devproxy run --keylog keys.log                    TLS secrets for Wireshark (NSS key log format)
       devproxy run --config config/devproxy.example.json
+      devproxy run --persona '*.acme.dev=unpinned' --log flows.jsonl --sink-reports   QA: does the app enforce its pins?
 
     Options: --listen HOST:PORT  --ca-dir DIR  --intermediate BUNDLE  --sign-with-root  --log FILE  --har FILE
              --passthrough GLOB  --upstream-ca FILE  --insecure-upstream  --resolve HOST:PORT:ADDRESS  --keylog FILE
              --body-limit BYTES (default 1048576)  --redact HEADER  --via  --quiet  --config FILE
              --allow-remote  --proxy-auth FILE (user:password lines)  --passphrase-file FILE
+             --persona GLOB=NAME (team, unpinned, untrusted, expired, wrong-host, self-signed, passthrough)
+             --report-uri GLOB  --reports FILE (default: reports.jsonl beside --log)  --sink-reports
     Then: curl --proxy http://127.0.0.1:8080 --cacert ROOT.pem https://example.com/
     """
 
@@ -43,8 +46,19 @@ enum RunCommand {
         let email = LocalIdentity.email()
         let selection = try SignerSelection(store: store, email: email, bundlePath: try options.value("intermediate"),
                                             signWithRoot: try options.flag("sign-with-root"), passphrase: passphrase).select()
-        let sinks = try makeSinks(options, quiet: quiet)
-        let leaves = LeafCache(issuer: LeafIssuer(signer: selection.signer))
+        let team = LeafCache(issuer: LeafIssuer(signer: selection.signer))
+        let personaRules = try PersonaRules(parsing: try options.values("persona"))
+        let leaves: LeafSource = personaRules.rules.isEmpty
+            ? team : PersonaLeafSource(rules: personaRules, certificates: try PersonaCertificates(store: store, team: team))
+        var sinks = try makeSinks(options, quiet: quiet)
+        if let reports = try reportCollector(options, store: store, personas: !personaRules.rules.isEmpty) {
+            sinks.append(reports)
+            if try options.flag("sink-reports") {
+                configuration.answerLocally = { reports.isReportRequest(method: $0, url: $1, contentType: $2) }
+            }
+        } else if try options.flag("sink-reports") {
+            throw UsageError("--sink-reports needs somewhere to store the reports: --log FILE or --reports FILE")
+        }
         let server: ProxyServer
         do {
             server = try ProxyServer(configuration: configuration, leaves: leaves, sinks: sinks)
@@ -66,6 +80,24 @@ enum RunCommand {
         if !quiet { Output.line("stopping: finishing in-flight exchanges (up to \(Int(configuration.shutdownGrace)) s)") }
         server.stop()
         return 0
+    }
+
+    /// Pin-failure reports go to `--reports FILE`, else `reports.jsonl` beside the flow log, else
+    /// `./reports.jsonl` when the run is about pinning (personas, `--report-uri`, `--sink-reports`).
+    private static func reportCollector(_ options: RunOptions, store: CAStore, personas: Bool) throws -> ReportCollector? {
+        let patterns = try options.values("report-uri")
+        let sinking = try options.flag("sink-reports")
+        let path: String
+        if let explicit = try options.value("reports") {
+            path = explicit
+        } else if let log = try options.value("log") {
+            path = ((log as NSString).deletingLastPathComponent as NSString).appendingPathComponent("reports.jsonl")
+        } else if personas || !patterns.isEmpty || sinking {
+            path = "reports.jsonl"
+        } else {
+            return nil
+        }
+        return try ReportCollector(path: path, reportURIPatterns: patterns, store: store.exists ? store : nil)
     }
 
     private static func makeSinks(_ options: RunOptions, quiet: Bool) throws -> [FlowSink] {

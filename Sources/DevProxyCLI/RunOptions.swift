@@ -82,7 +82,7 @@ struct RunOptions {
             let text = String(decoding: try SecureFile.read(path, what: "the proxy credentials file"), as: UTF8.self)
             configuration.proxyCredentials = try ProxyCredential.parse(text, source: path)
         }
-        configuration.passthrough = try values("passthrough").map(HostPattern.init)
+        configuration.passthrough = try values("passthrough").map(GlobPattern.init)
         configuration.resolve = try values("resolve").map(ResolveOverride.init(parsing:))
         for path in try values("upstream-ca") {
             configuration.upstreamCAs += try Certificate.all(from: try SecureFile.read(path, what: "the upstream CA file"))

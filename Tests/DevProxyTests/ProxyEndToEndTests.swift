@@ -204,7 +204,7 @@ import TestSupport
 
     @Test func passthroughHostsAreTunnelledUndecrypted() throws {
         let origin = try OriginServer()
-        let proxy = try ProxyHarness(configure: { $0.passthrough = [HostPattern("local*")] })
+        let proxy = try ProxyHarness(configure: { $0.passthrough = [GlobPattern("local*")] })
         // The client now sees the origin's own certificate, so it trusts the origin's CA.
         let result = try Subprocess.run("curl", ["-sS", "--proxy", proxy.proxyURL, "--cacert", origin.caPath, "--max-time", "10", origin.url("/cl?n=5")])
         #expect(result.stdout == "hello", "\(result.output)")

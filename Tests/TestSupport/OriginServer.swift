@@ -12,11 +12,12 @@ public final class OriginServer {
     private let stdin: Pipe
     private let directory = TemporaryDirectory()
 
-    public init(tls: Bool = true) throws {
+    /// - Parameter names: the host names in the origin's certificate.
+    public init(tls: Bool = true, names: [String] = ["localhost", "origin.test"]) throws {
         let store = CAStore(directory: directory.file("origin-ca"))
         try store.initialize(name: "Origin Test CA", keyType: .p256, days: 2, passphrase: nil)
         let signer = try store.rootSigner(passphrase: nil)
-        let leaf = try LeafIssuer(signer: signer).issue(for: [try LeafName("localhost"), try LeafName("origin.test")])
+        let leaf = try LeafIssuer(signer: signer).issue(for: try names.map(LeafName.init))
         caPath = store.rootCertificatePath
         let certPath = directory.write("origin.pem", leaf.certificate.pem)
         let keyPath = directory.write("origin.key", bytes: try leaf.key.pem())

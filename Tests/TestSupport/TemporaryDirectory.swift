@@ -17,14 +17,14 @@ public final class TemporaryDirectory {
     /// Writes `text` to `name` and returns the full path.
     @discardableResult
     public func write(_ name: String, _ text: String) -> String {
-        FileManager.default.createFile(atPath: file(name), contents: Data(text.utf8))
+        _ = FileManager.default.createFile(atPath: file(name), contents: Data(text.utf8))
         return file(name)
     }
 
     /// Writes `bytes` to `name` and returns the full path.
     @discardableResult
     public func write(_ name: String, bytes: [UInt8]) -> String {
-        FileManager.default.createFile(atPath: file(name), contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: file(name), contents: Data(bytes))
         return file(name)
     }
 

@@ -16,6 +16,9 @@ struct HTTPExchange {
         draft.flow.request = Flow.Request(method: head.method, url: destination.url, httpVersion: head.version.description,
                                           headers: FlowDraft.headerPairs(head.headers, redact: redact), body: nil)
         defer { context.server.emit(draft.finished()) }
+        if context.configuration.answerLocally?(head.method, destination.url, head.headers["Content-Type"]) == true {
+            return answerLocally(draft: &draft)
+        }
         let upstream: UpstreamConnection
         do {
             upstream = try context.server.pool.connection(host: destination.host, port: destination.port, tls: destination.tls)
@@ -38,6 +41,27 @@ struct HTTPExchange {
             upstream.stream.close()
         }
         return keepAlive
+    }
+
+    /// Reads the request body and answers 204 without contacting the origin (`--sink-reports`).
+    private func answerLocally(draft: inout FlowDraft) -> Bool {
+        let capture = BodyCapture(limit: context.configuration.bodyLimit)
+        do {
+            while let event = try context.client.next() {
+                if case .body(let bytes) = event { capture.append(bytes) }
+                if case .end = event { break }
+            }
+        } catch {
+            draft.fail(.badRequest, "the request body could not be read: \(error)")
+            return false
+        }
+        draft.flow.request?.body = capture.finish(contentEncoding: head.headers["Content-Encoding"], contentType: head.headers["Content-Type"])
+        // RFC 9110 §8.6: no Content-Length in a 204.
+        let headers = HTTPHeaders([("X-DevProxy", "answered by DevProxy (--sink-reports)")])
+        draft.flow.response = Flow.Response(status: 204, reason: "No Content", httpVersion: "HTTP/1.1",
+                                            headers: FlowDraft.headerPairs(headers, redact: []), body: .empty)
+        context.sendToClient(HTTP1Serializer.serialize(HTTPResponseHead(version: .http11, status: 204, reason: "No Content", headers: headers)))
+        return head.keepAlive
     }
 
     /// 502 or 504 for an upstream that could not be reached, with the reason in the body.

@@ -12,8 +12,9 @@ public struct ProxyConfiguration: Sendable {
     public var allowRemote = false
     /// `user:password` pairs; when non-empty, clients must send `Proxy-Authorization`.
     public var proxyCredentials: [ProxyCredential] = []
-    /// Hosts tunnelled without decryption (`--passthrough`).
-    public var passthrough: [HostPattern] = []
+    /// Hosts tunnelled without decryption (`--passthrough`): `*` matches any run of characters,
+    /// dots included, so `*.apple.com` matches `a.b.apple.com` but not `apple.com`.
+    public var passthrough: [GlobPattern] = []
     /// Upstream address overrides (`--resolve host:port:address`).
     public var resolve: [ResolveOverride] = []
     /// Extra CAs trusted for upstream verification besides the system store (`--upstream-ca`).
@@ -40,6 +41,10 @@ public struct ProxyConfiguration: Sendable {
     public var addVia = false
     /// Header names whose values are masked in the flow log (`--redact`).
     public var redactHeaders: [String] = []
+    /// Requests the proxy answers itself with 204 instead of forwarding (`--sink-reports`:
+    /// pin-failure reports that must not reach production collectors). Arguments: method,
+    /// URL, Content-Type. Nil forwards everything.
+    public var answerLocally: (@Sendable (_ method: String, _ url: String, _ contentType: String?) -> Bool)?
 
     public init() {}
 }
@@ -88,38 +93,6 @@ public struct ResolveOverride: Sendable, Equatable {
         self.port = port
         let address = String(parts[2])
         self.address = address.hasPrefix("[") && address.hasSuffix("]") ? String(address.dropFirst().dropLast()) : address
-    }
-}
-
-/// A host glob: `*` matches any run of characters within the name, so `*.apple.com` matches
-/// `a.apple.com` and `a.b.apple.com` (not `apple.com`), `api.*.example.com` matches one or more
-/// labels in the middle. Case-insensitive.
-public struct HostPattern: Sendable, Equatable, CustomStringConvertible {
-    public let pattern: String
-
-    public init(_ pattern: String) {
-        self.pattern = pattern.lowercased()
-    }
-
-    public var description: String { pattern }
-
-    public func matches(_ host: String) -> Bool {
-        Self.glob(Array(pattern.utf8)[...], Array(host.lowercased().utf8)[...])
-    }
-
-    private static func glob(_ pattern: ArraySlice<UInt8>, _ text: ArraySlice<UInt8>) -> Bool {
-        guard let first = pattern.first else { return text.isEmpty }
-        if first == UInt8(ascii: "*") {
-            let rest = pattern.dropFirst()
-            var candidate = text
-            while true {
-                if glob(rest, candidate) { return true }
-                guard !candidate.isEmpty else { return false }
-                candidate = candidate.dropFirst()
-            }
-        }
-        guard let head = text.first, head == first else { return false }
-        return glob(pattern.dropFirst(), text.dropFirst())
     }
 }
 

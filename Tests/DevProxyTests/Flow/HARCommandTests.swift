@@ -14,7 +14,7 @@ import TestSupport
     func writeLog(tornLine: Bool = false) throws -> String {
         var text = ""
         for flow in FlowSamples.all {
-            text += String(decoding: try JSONLinesFlowLog.line(for: flow), as: UTF8.self)
+            text += String(decoding: JSONLinesFlowLog.line(for: flow), as: UTF8.self)
             if tornLine && flow == FlowSamples.get { text += "{\"id\":\"half\n" }
         }
         return dir.write("flows.jsonl", text)

@@ -70,7 +70,8 @@ import TestSupport
         let oneEnforcedPin = fixture.directory.write("one.json", "{\"TSKPinnedDomains\": {\"api.acme.dev\": {\"TSKPublicKeyHashes\": [\"\(rootPin)\"]}}}")
         let (bad, badJSON) = try check([oneEnforcedPin])
         #expect(bad.status == 1)
-        #expect(((badJSON["errors"] as? [String])?.first ?? "").hasPrefix("TrustKit was initialized with less than 2 pins"))
+        let firstError = (badJSON["errors"] as? [String])?.first ?? ""
+        #expect(firstError.hasPrefix("TrustKit was initialized with less than 2 pins"), "\(firstError)")
         let nsc = fixture.directory.write("nsc.xml", """
             <network-security-config><domain-config><domain>api.acme.dev</domain>
             <trust-anchors><certificates src="user"/></trust-anchors>

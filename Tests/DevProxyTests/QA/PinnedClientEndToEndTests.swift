@@ -1,0 +1,114 @@
+import CertAuthority
+@testable import DevProxy
+import Foundation
+import Testing
+import TestSupport
+
+/// The pinning-QA story end to end with real peers: OkHttp 3.13 pinning the team root through
+/// `devproxy run` with personas, `qa verdict` from that log, and pin-failure reports captured
+/// by the proxy and traced back to the engineer.
+@Suite struct PinnedClientEndToEndTests {
+    static let hosts = ["team.example.com", "unpinned.example.com"]
+
+    /// A team CA with ana's intermediate, the QA alternate root, an origin serving both hosts,
+    /// and `devproxy run` showing `unpinned.example.com` the QA alternate root.
+    struct Setup {
+        let pki: PKIFixture
+        let qaRoot: String
+        let origin: OriginServer
+        let proxy: DevProxyProcess
+        let log: String
+
+        init(extra: [String] = []) throws {
+            pki = try PKIFixture()
+            qaRoot = QAAlternateRoot(store: pki.store).certificatePath
+            try QAAlternateRoot(store: pki.store).create()
+            let origin = try OriginServer(names: PinnedClientEndToEndTests.hosts + ["reports.example.com"])
+            self.origin = origin
+            log = pki.directory.file("flows.jsonl")
+            let resolve = (PinnedClientEndToEndTests.hosts + ["reports.example.com"]).flatMap { ["--resolve", "\($0):\(origin.port):127.0.0.1"] }
+            proxy = try DevProxyProcess(["--ca-dir", pki.store.directory, "--intermediate", pki.bundlePath, "--log", log,
+                                         "--upstream-ca", origin.caPath, "--persona", "unpinned.example.com=unpinned", "--quiet"] + resolve + extra)
+        }
+
+        func url(_ host: String, _ path: String = "/cl?n=5") -> String { "https://\(host):\(origin.port)\(path)" }
+    }
+
+    @Test func okHttpPinningTheTeamRootIsDebuggableUnderTeamAndEnforcedUnderUnpinned() throws {
+        let setup = try Setup()
+        let classes = try Self.compileClient(in: setup.pki.directory)
+        func okhttp(_ host: String) throws -> Subprocess.Result {
+            try Subprocess.run("java", ["-cp", classes, "PinnedClient", String(setup.proxy.port), setup.url(host), setup.pki.root.pin,
+                                        setup.pki.rootPath, setup.qaRoot], timeout: 60)
+        }
+        let team = try okhttp("team.example.com")
+        #expect(team.status == 0, "\(team.output)")
+        #expect(team.stdout == "200 hello")
+        let unpinned = try okhttp("unpinned.example.com")
+        #expect(unpinned.status == 3, "\(unpinned.output)")
+        #expect(unpinned.stdout.contains("SSLPeerUnverifiedException: Certificate pinning failure"))
+        _ = setup.proxy.stop()
+
+        let verdict = try Subprocess.run(Subprocess.devproxy, ["qa", "verdict", "--log", setup.log, "--json"])
+        #expect(verdict.status == 0, "\(verdict.output)")
+        let verdicts = try #require(try JSONSerialization.jsonObject(with: Data(verdict.stdout.utf8)) as? [String: Any])["verdicts"] as? [[String: Any]]
+        let byHost = Dictionary(uniqueKeysWithValues: (verdicts ?? []).map { ("\($0["host"] ?? "")/\($0["persona"] ?? "")", $0["verdict"] as? String) })
+        #expect(byHost["team.example.com/team"] == "debuggable", "\(verdict.stdout)")
+        #expect(byHost["unpinned.example.com/unpinned"] == "enforced", "\(verdict.stdout)")
+        let flows = try FlowLogReader.read(path: setup.log).flows
+        #expect(flows.contains { $0.server.host == "unpinned.example.com" && $0.error?.kind == "client_closed_after_handshake" && $0.persona == "unpinned" })
+    }
+
+    @Test func reportOnlyPolicyUnderUnpinnedSendsAReportTheProxyCaptures() throws {
+        let setup = try Setup(extra: ["--sink-reports"])
+        let policy = setup.pki.directory.write("report-only.json", """
+        {"TSKPinnedDomains": {"unpinned.example.com": {"TSKPublicKeyHashes": ["\(setup.pki.root.pin.dropFirst(7))", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="],
+          "TSKEnforcePinning": false, "TSKReportUris": ["http://reports.example.com:\(setup.origin.port)/report"]}}}
+        """)
+        let check = try Subprocess.run(Subprocess.devproxy, ["pin-check", setup.url("unpinned.example.com", "/"), "--policy", policy,
+                                                             "--proxy", "127.0.0.1:\(setup.proxy.port)", "--ca-file", setup.qaRoot, "--send-reports"])
+        #expect(check.status == 0, "\(check.output)")
+        #expect(check.stdout.contains("validation-result 1"), "\(check.stdout)")
+        _ = setup.proxy.stop()
+        #expect(!FileManager.default.fileExists(atPath: setup.origin.reportsPath), "--sink-reports keeps reports from the collector")
+        let reports = try Subprocess.run(Subprocess.devproxy, ["reports", setup.pki.directory.file("reports.jsonl"), "--json"])
+        #expect(reports.status == 0, "\(reports.output)")
+        #expect(reports.stdout.contains("unpinned.example.com"))
+        #expect(reports.stdout.contains("\"validation-result\" : 1") || reports.stdout.contains("\"validation-result\":1"), "\(reports.stdout)")
+    }
+
+    @Test func reportFromAnEngineersIntermediateTracesToTheirEmail() throws {
+        let setup = try Setup(extra: ["--sink-reports"])
+        let policy = setup.pki.directory.write("other-pins.json", """
+        {"TSKPinnedDomains": {"team.example.com": {"TSKPublicKeyHashes": ["BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB=", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="],
+          "TSKEnforcePinning": false, "TSKReportUris": ["http://reports.example.com:\(setup.origin.port)/report"]}}}
+        """)
+        let check = try Subprocess.run(Subprocess.devproxy, ["pin-check", setup.url("team.example.com", "/"), "--policy", policy,
+                                                             "--proxy", "127.0.0.1:\(setup.proxy.port)", "--ca-file", setup.pki.rootPath, "--send-reports"])
+        #expect(check.status == 0, "\(check.output)")
+        _ = setup.proxy.stop()
+        let reports = try Subprocess.run(Subprocess.devproxy, ["reports", setup.pki.directory.file("reports.jsonl")])
+        #expect(reports.stdout.contains("team.example.com"))
+        #expect(reports.stdout.contains("ana@acme.dev"), "\(reports.output)")
+        let flow = try #require(try FlowLogReader.read(path: setup.log).flows.first { $0.request?.url.hasSuffix("/report") == true })
+        #expect(flow.response?.status == 204)
+        let report = setup.pki.directory.write("report.json", try #require(flow.request?.body?.text))
+        let trace = try Subprocess.run(Subprocess.devproxy, ["ca", "trace", report, "--ca-dir", setup.pki.store.directory])
+        #expect(trace.status == 0, "\(trace.output)")
+        #expect(trace.stdout.contains("ana@acme.dev"))
+    }
+
+    /// Compiles `PinnedClient.java` against Debian's OkHttp jars; returns the classpath.
+    static func compileClient(in directory: TemporaryDirectory) throws -> String {
+        let jars = ["/usr/share/java/okhttp.jar", "/usr/share/java/okio.jar"]
+        guard jars.allSatisfy(FileManager.default.fileExists(atPath:)) else {
+            throw TestFailure("OkHttp is missing: apt-get install libokhttp-java (scripts/test does)")
+        }
+        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("TestSupport/Resources/PinnedClient.java").path
+        let output = directory.file("classes")
+        let compiled = try Subprocess.run("javac", ["-cp", jars.joined(separator: ":"), "-d", output, source], timeout: 120)
+        guard compiled.status == 0 else { throw TestFailure("javac failed: \(compiled.output)") }
+        return ([output] + jars).joined(separator: ":")
+    }
+}
