@@ -64,11 +64,17 @@ struct ResponseRelay {
             draft.flow.response?.body = capture.finish(contentEncoding: head.headers["Content-Encoding"],
                                                        contentType: head.headers["Content-Type"])
         }
-        do {
-            try context.client.stream.write(HTTP1Serializer.serialize(outbound))
-        } catch {
-            draft.fail(.clientClosed, "the client closed the connection before the response: \(error)")
-            return Outcome(clientKeepAlive: false, upstreamReusable: false)
+        // When the body (or its end) is already buffered, the head goes out with it in one TLS
+        // record and one write; otherwise at once, so a slow body never delays the headers.
+        var held: [UInt8]? = HTTP1Serializer.serialize(outbound)
+        if (try? upstream.reader.hasBufferedInput()) != true, let head = held {
+            held = nil
+            do {
+                try context.client.stream.write(head)
+            } catch {
+                draft.fail(.clientClosed, "the client closed the connection before the response: \(error)")
+                return Outcome(clientKeepAlive: false, upstreamReusable: false)
+            }
         }
         var relayed = 0
         while true {
@@ -81,6 +87,10 @@ struct ResponseRelay {
                 let message = (error as? HTTP1ParseError).map { "upstream sent a malformed body: \($0.reason)" }
                     ?? "upstream failed mid-body: \(error)"
                 draft.fail(.upstreamClosed, "\(message) after \(relayed) bytes")
+                if held != nil {
+                    // Nothing reached the client yet: it can still get a clean 502.
+                    context.sendToClient(ErrorResponse.bytes(status: 502, detail: message))
+                }
                 return Outcome(clientKeepAlive: false, upstreamReusable: false)
             }
             do {
@@ -88,9 +98,9 @@ struct ResponseRelay {
                 case .body(let bytes)?:
                     capture.append(bytes)
                     relayed += bytes.count
-                    try context.client.stream.write(framing.rechunk ? HTTP1Serializer.chunk(bytes) : bytes)
+                    try send(framing.rechunk ? HTTP1Serializer.chunk(bytes) : bytes, after: &held)
                 case .end(let trailers)?:
-                    if framing.rechunk { try context.client.stream.write(HTTP1Serializer.lastChunk(trailers: trailers)) }
+                    try send(framing.rechunk ? HTTP1Serializer.lastChunk(trailers: trailers) : [], after: &held)
                     return Outcome(clientKeepAlive: clientKeepAlive, upstreamReusable: head.keepAlive && framing.upstreamDelimited)
                 case .head?, nil:
                     return Outcome(clientKeepAlive: false, upstreamReusable: false)
@@ -128,6 +138,18 @@ struct ClientFraming {
             (rechunk, clientKeepAlive, upstreamDelimited) = (canChunk, canChunk, !closeDelimited)
         } else {
             (rechunk, clientKeepAlive, upstreamDelimited) = (false, true, true)
+        }
+    }
+}
+
+extension ResponseRelay {
+    /// Writes `bytes` to the client, preceded by the held response head if it has not gone yet.
+    fileprivate func send(_ bytes: [UInt8], after held: inout [UInt8]?) throws {
+        if let head = held {
+            held = nil
+            try context.client.stream.write(head + bytes)
+        } else if !bytes.isEmpty {
+            try context.client.stream.write(bytes)
         }
     }
 }

@@ -7,12 +7,15 @@ enum BodyText {
                                          "graphql", "yaml", "csv"]
 
     /// Whether `contentType` names a textual media type (`text/*`, JSON, XML, JavaScript, forms).
+    ///
+    /// Byte-level on purpose: it runs twice per flow, and Foundation's string search showed up
+    /// in the proxy's profile.
     static func isTextual(contentType: String?) -> Bool {
         guard let contentType else { return false }
-        let mediaType = contentType.split(separator: ";").first.map {
-            $0.trimmingCharacters(in: .whitespaces).lowercased()
-        } ?? ""
-        return mediaType.hasPrefix("text/") || textualMarkers.contains { mediaType.contains($0) }
+        let media = Array(contentType.utf8.prefix { $0 != UInt8(ascii: ";") }
+            .drop { $0 == UInt8(ascii: " ") }.map { $0 | 0x20 })
+        if media.starts(with: Array("text/".utf8)) { return true }
+        return textualMarkers.contains { media.firstRange(of: Array($0.utf8)) != nil }
     }
 
     /// `bytes` as a string when they are valid UTF-8 and look like text: a textual content

@@ -13,6 +13,12 @@ struct FlowJSONWriter {
 
     mutating func string(_ value: String) {
         bytes.append(UInt8(ascii: "\""))
+        // Most strings need no escaping: copy them whole.
+        if value.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+            bytes.append(contentsOf: value.utf8)
+            bytes.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in value.utf8 {
             switch byte {
             case UInt8(ascii: "\""): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]

@@ -36,7 +36,9 @@ public final class ReportCollector: FlowSink {
 
     /// Appends a record when `flow` carries a report.
     public func record(_ flow: Flow) {
-        guard let record = report(in: flow), var line = try? Self.encoder.encode(record) else { return }
+        // Reports are POSTs; checking first keeps JSON parsing off every other flow.
+        guard flow.request?.method == "POST", let record = report(in: flow, id: Self.newID()),
+              var line = try? Self.encoder.encode(record) else { return }
         line.append(UInt8(ascii: "\n"))
         file.withLock { fd in
             guard fd >= 0 else { return }
