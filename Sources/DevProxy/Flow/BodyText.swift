@@ -15,7 +15,15 @@ enum BodyText {
         let media = Array(contentType.utf8.prefix { $0 != UInt8(ascii: ";") }
             .drop { $0 == UInt8(ascii: " ") }.map { $0 | 0x20 })
         if media.starts(with: Array("text/".utf8)) { return true }
-        return textualMarkers.contains { media.firstRange(of: Array($0.utf8)) != nil }
+        return textualMarkers.contains { contains(media, Array($0.utf8)) }
+    }
+
+    /// Naive substring search: media types are a few dozen bytes.
+    private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard needle.count <= haystack.count else { return false }
+        return (0...(haystack.count - needle.count)).contains { start in
+            needle.indices.allSatisfy { haystack[start + $0] == needle[$0] }
+        }
     }
 
     /// `bytes` as a string when they are valid UTF-8 and look like text: a textual content
@@ -24,6 +32,7 @@ enum BodyText {
     /// - Parameter isPrefix: the bytes may stop inside a character; an incomplete last
     ///   character is dropped rather than making the whole prefix "binary".
     static func text(_ bytes: [UInt8], isPrefix: Bool, contentType: String?) -> String? {
+        if bytes.isEmpty { return "" }
         let whole = isPrefix ? bytes[0..<completeUTF8Prefix(bytes)] : bytes[...]
         guard isTextual(contentType: contentType) || !whole.contains(0) else { return nil }
         return validUTF8(whole)
