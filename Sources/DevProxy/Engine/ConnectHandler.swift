@@ -16,6 +16,7 @@ struct ConnectHandler {
         }
         // Bytes a client sent right after CONNECT (before our 200) belong to the tunnel.
         let early = reader.parser.takeRemainingBytes()
+        reader.releaseBuffer()
         guard (try? reader.stream.write(Array("HTTP/1.1 200 Connection Established\r\n\r\n".utf8))) != nil else { return }
         let socket = connection.socket
         socket.setTimeout(server.configuration.headerTimeout)

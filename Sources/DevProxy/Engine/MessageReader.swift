@@ -18,7 +18,10 @@ extension HTTP1ResponseParser: HTTP1Parsing {}
 final class MessageReader<Parser: HTTP1Parsing> {
     var parser: Parser
     let stream: ByteStream
-    private var buffer: [UInt8]
+    /// Allocated on first read and dropped by `releaseBuffer`: a thousand idle connections
+    /// must not each pin a read buffer.
+    private var buffer: [UInt8] = []
+    private let bufferSize: Int
     /// Set when the stream reached EOF.
     private(set) var sawEOF = false
     /// Total bytes read from the stream.
@@ -26,10 +29,16 @@ final class MessageReader<Parser: HTTP1Parsing> {
     /// An event parsed from buffered bytes by `hasBufferedInput`, returned by the next `next`.
     private var pendingEvent: HTTP1Event<Parser.Head>?
 
-    init(stream: ByteStream, parser: Parser, bufferSize: Int = 64 * 1024) {
+    /// - Parameter bufferSize: bytes per read; 16 KiB is one full TLS record.
+    init(stream: ByteStream, parser: Parser, bufferSize: Int = 16 * 1024) {
         self.stream = stream
         self.parser = parser
-        self.buffer = [UInt8](repeating: 0, count: bufferSize)
+        self.bufferSize = bufferSize
+    }
+
+    /// Frees the read buffer (a CONNECT's plain reader once the tunnel or TLS takes over).
+    func releaseBuffer() {
+        buffer = []
     }
 
     /// The next event, reading as needed; nil at a clean EOF between messages.
@@ -50,6 +59,7 @@ final class MessageReader<Parser: HTTP1Parsing> {
                 guard remaining > 0 else { throw NetworkError(.timedOut, "timed out") }
                 stream.socket.setTimeout(max(0.001, remaining))
             }
+            if buffer.isEmpty { buffer = [UInt8](repeating: 0, count: bufferSize) }
             let count = try buffer.withUnsafeMutableBytes { try stream.read(into: $0) }
             if count == 0 {
                 sawEOF = true

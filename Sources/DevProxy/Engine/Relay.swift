@@ -28,7 +28,7 @@ struct Relay {
         var outcome = Outcome()
         a.socket.setNonBlocking()
         b.socket.setNonBlocking()
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         var lastActivity = Date()
         // Each direction ends on its own (a half-close is passed on); the relay ends when both have.
         var aOpen = true, bOpen = true
