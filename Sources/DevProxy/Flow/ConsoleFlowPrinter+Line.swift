@@ -1,3 +1,4 @@
+import CertAuthority
 import Foundation
 
 extension ConsoleFlowPrinter {
@@ -49,7 +50,7 @@ extension ConsoleFlowPrinter {
 
     /// `HH:mm:ss` of an RFC 3339 timestamp in `timeZone`; `--:--:--` when it does not parse.
     static func clock(_ timestamp: String, timeZone: TimeZone) -> String {
-        guard let date = FlowTimestamp.parse(timestamp) else { return "--:--:--" }
+        guard let date = ISO8601.date(timestamp) else { return "--:--:--" }
         let local = Int(date.timeIntervalSince1970.rounded(.down)) + timeZone.secondsFromGMT(for: date)
         let secondsOfDay = ((local % 86_400) + 86_400) % 86_400
         func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
