@@ -63,7 +63,7 @@ import TestSupport
         let setup = try Setup(extra: ["--sink-reports"])
         let policy = setup.pki.directory.write("report-only.json", """
         {"TSKPinnedDomains": {"unpinned.example.com": {"TSKPublicKeyHashes": ["\(setup.pki.root.pin.dropFirst(7))", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="],
-          "TSKEnforcePinning": false, "TSKReportUris": ["http://reports.example.com:\(setup.origin.port)/report"]}}}
+          "TSKEnforcePinning": false, "TSKDisableDefaultReportUri": true, "TSKReportUris": ["http://reports.example.com:\(setup.origin.port)/report"]}}}
         """)
         let check = try Subprocess.run(Subprocess.devproxy, ["pin-check", setup.url("unpinned.example.com", "/"), "--policy", policy,
                                                              "--proxy", "127.0.0.1:\(setup.proxy.port)", "--ca-file", setup.qaRoot, "--send-reports"])
@@ -81,7 +81,7 @@ import TestSupport
         let setup = try Setup(extra: ["--sink-reports"])
         let policy = setup.pki.directory.write("other-pins.json", """
         {"TSKPinnedDomains": {"team.example.com": {"TSKPublicKeyHashes": ["BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB=", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="],
-          "TSKEnforcePinning": false, "TSKReportUris": ["http://reports.example.com:\(setup.origin.port)/report"]}}}
+          "TSKEnforcePinning": false, "TSKDisableDefaultReportUri": true, "TSKReportUris": ["http://reports.example.com:\(setup.origin.port)/report"]}}}
         """)
         let check = try Subprocess.run(Subprocess.devproxy, ["pin-check", setup.url("team.example.com", "/"), "--policy", policy,
                                                              "--proxy", "127.0.0.1:\(setup.proxy.port)", "--ca-file", setup.pki.rootPath, "--send-reports"])
