@@ -18,8 +18,14 @@ DevProxy: an intercepting HTTPS debugging proxy with a team CA.
   devproxy ca issue --email ana@acme.dev      security lead: a 7-day intermediate for one engineer
   devproxy ca list | revoke | trace | export  see `devproxy ca --help`
   devproxy pins ca/root.pem                   the SPKI pin apps put in TrustKit / Android / OkHttp
+  devproxy pins snippet --domain api.example.com --format trustkit-plist --backup next.key
+  devproxy policy check Info.plist            validate and lint a pinning policy, predict decisions
+  devproxy pin-check https://api.example.com/ --policy Info.plist     evaluate a live chain as the app would
+  devproxy qa init | qa verdict --log flows.jsonl                     QA: enforce or report-only, per host
+  devproxy reports                            pin-failure reports the proxy captured
+  devproxy har flows.jsonl -o session.har     convert a flow log to HAR 1.2
 
-Run `devproxy COMMAND --help` for more.
+Run `devproxy COMMAND --help` for more. Exit codes: 0 success, 1 failure (`error: …` says why), 2 usage.
 """
 
 func main() -> Int32 {
