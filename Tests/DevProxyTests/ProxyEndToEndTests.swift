@@ -94,13 +94,8 @@ import TestSupport
 
     @Test func pipelinedRequestsAreAnsweredInOrder() throws {
         let (origin, proxy) = try setUp()
-        let script = """
-        import socket, ssl, sys
-        s = socket.create_connection(("127.0.0.1", \(proxy.port)))
-        s.sendall(b"CONNECT localhost:\(origin.port) HTTP/1.1\\r\\nHost: localhost:\(origin.port)\\r\\n\\r\\n")
-        assert s.recv(1024).startswith(b"HTTP/1.1 200")
-        c = ssl.create_default_context(cafile="\(proxy.pki.rootPath)")
-        t = c.wrap_socket(s, server_hostname="localhost")
+        let script = proxy.pythonTunnel(to: origin.port) + """
+
         t.sendall(b"GET /cl?n=3 HTTP/1.1\\r\\nHost: localhost\\r\\n\\r\\nGET /cl?n=7 HTTP/1.1\\r\\nHost: localhost\\r\\nConnection: close\\r\\n\\r\\n")
         data = b""
         while True:
@@ -188,14 +183,7 @@ import TestSupport
 
     @Test func clientClosingRightAfterTheHandshakeIsRecorded() throws {
         let (origin, proxy) = try setUp()
-        let script = """
-        import socket, ssl
-        s = socket.create_connection(("127.0.0.1", \(proxy.port)))
-        s.sendall(b"CONNECT localhost:\(origin.port) HTTP/1.1\\r\\n\\r\\n")
-        s.recv(1024)
-        t = ssl.create_default_context(cafile="\(proxy.pki.rootPath)").wrap_socket(s, server_hostname="localhost")
-        t.close()
-        """
+        let script = proxy.pythonTunnel(to: origin.port) + "\nt.close()\n"
         #expect(try Subprocess.run("python3", ["-c", script], timeout: 20).status == 0)
         let flow = try #require(proxy.flows(count: 1).first)
         #expect(flow.error?.kind == "client_closed_after_handshake")
@@ -218,12 +206,8 @@ import TestSupport
 
     @Test func webSocketMessagesAreRelayedAndLogged() throws {
         let (origin, proxy) = try setUp()
-        let script = """
-        import base64, os, socket, ssl, sys
-        s = socket.create_connection(("127.0.0.1", \(proxy.port)))
-        s.sendall(b"CONNECT localhost:\(origin.port) HTTP/1.1\\r\\n\\r\\n")
-        s.recv(1024)
-        t = ssl.create_default_context(cafile="\(proxy.pki.rootPath)").wrap_socket(s, server_hostname="localhost")
+        let script = proxy.pythonTunnel(to: origin.port) + """
+
         key = base64.b64encode(os.urandom(16))
         t.sendall(b"GET /ws HTTP/1.1\\r\\nHost: localhost\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\nSec-WebSocket-Key: " + key + b"\\r\\nSec-WebSocket-Version: 13\\r\\n\\r\\n")
         head = b""

@@ -34,6 +34,18 @@ final class ProxyHarness {
         try Subprocess.run("curl", ["-sS", "--proxy", proxyURL, "--cacert", pki.rootPath, "--max-time", "20"] + arguments, timeout: timeout)
     }
 
+    /// Python lines that open `t`, a TLS socket through this proxy to `host:port` (CONNECT, then
+    /// TLS trusting only the team root); scripts continue from there.
+    func pythonTunnel(to port: Int, host: String = "localhost") -> String {
+        """
+        import base64, os, socket, ssl, sys
+        s = socket.create_connection(("127.0.0.1", \(self.port)))
+        s.sendall(b"CONNECT \(host):\(port) HTTP/1.1\\r\\nHost: \(host):\(port)\\r\\n\\r\\n")
+        assert s.recv(1024).startswith(b"HTTP/1.1 200")
+        t = ssl.create_default_context(cafile="\(pki.rootPath)").wrap_socket(s, server_hostname="\(host)")
+        """
+    }
+
     /// Waits until `count` flows have been recorded (they are emitted as exchanges finish).
     @discardableResult
     func flows(count: Int, timeout: TimeInterval = 10) -> [Flow] {
