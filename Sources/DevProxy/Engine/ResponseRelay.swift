@@ -91,7 +91,11 @@ struct ResponseRelay {
                     try context.client.stream.write(framing.rechunk ? HTTP1Serializer.chunk(bytes) : bytes)
                 case .end(let trailers)?:
                     if framing.rechunk { try context.client.stream.write(HTTP1Serializer.lastChunk(trailers: trailers)) }
-                    return Outcome(clientKeepAlive: clientKeepAlive, upstreamReusable: head.keepAlive && framing.upstreamDelimited)
+                    // Bytes after the end of the response answer no request: reusing the connection
+                    // would hand them to the next client as its response.
+                    let surplus = !upstream.reader.parser.takeRemainingBytes().isEmpty
+                    return Outcome(clientKeepAlive: clientKeepAlive,
+                                   upstreamReusable: head.keepAlive && framing.upstreamDelimited && !surplus)
                 case .head?, nil:
                     return Outcome(clientKeepAlive: false, upstreamReusable: false)
                 }
