@@ -14,6 +14,8 @@ final class ScriptedOrigin: @unchecked Sendable {
         case reset
         /// Keep the connection open and silent for this long, then close.
         case hold(TimeInterval)
+        /// Answer every request on the connection the same way until the peer closes.
+        case keepAlive
     }
 
     let port: Int
@@ -73,17 +75,30 @@ final class ScriptedOrigin: @unchecked Sendable {
 
     private func serve(_ socket: Socket) {
         socket.setTimeout(5)
-        var received: [UInt8] = []
+        var pending: [UInt8] = []
+        repeat {
+            guard answer(socket, buffered: &pending) else { break }
+        } while ending.isKeepAlive && !stopped.load(ordering: .sequentiallyConsistent)
+        socket.close()
+        open.withLock { $0.removeAll { $0 === socket } }
+    }
+
+    /// Reads one request head and sends the scripted bytes and ending; false when the peer closed.
+    private func answer(_ socket: Socket, buffered pending: inout [UInt8]) -> Bool {
+        var received = pending
+        pending = []
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-        while !received.ends(with: Array("\r\n\r\n".utf8)) {
-            guard let count = try? buffer.withUnsafeMutableBytes({ try socket.read(into: $0) }), count > 0 else { break }
-            received += buffer[0..<count]
-            if !waitForHead { break }
-            if let end = received.firstRange(of: Array("\r\n\r\n".utf8)) {
+        while true {
+            if waitForHead, let end = received.firstRange(of: Array("\r\n\r\n".utf8)) {
+                pending = Array(received[end.upperBound...])
                 received = Array(received[..<end.upperBound])
                 break
             }
+            if !waitForHead && !received.isEmpty { break }
+            guard let count = try? buffer.withUnsafeMutableBytes({ try socket.read(into: $0) }), count > 0 else { break }
+            received += buffer[0..<count]
         }
+        if received.isEmpty && ending.isKeepAlive { return false }
         heads.withLock { $0.append(String(decoding: received, as: UTF8.self)) }
         try? response.withUnsafeBytes { try socket.write($0) }
         switch ending {
@@ -98,8 +113,15 @@ final class ScriptedOrigin: @unchecked Sendable {
         case .hold(let seconds):
             let until = Date().addingTimeInterval(seconds)
             while Date() < until && !stopped.load(ordering: .sequentiallyConsistent) { usleep(20_000) }
+        case .keepAlive:
+            return true
         }
-        socket.close()
-        open.withLock { $0.removeAll { $0 === socket } }
+        return false
+    }
+}
+
+extension ScriptedOrigin.Ending {
+    var isKeepAlive: Bool {
+        if case .keepAlive = self { true } else { false }
     }
 }
