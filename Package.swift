@@ -9,6 +9,9 @@ let package = Package(
         .executable(name: "devproxy-load", targets: ["DevProxyLoad"]),
         .library(name: "CertAuthority", targets: ["CertAuthority"]),
         .library(name: "DevProxy", targets: ["DevProxy"]),
+        // For the fuzzing package in fuzz/, which builds these with -sanitize=fuzzer.
+        .library(name: "HTTP1", targets: ["HTTP1"]),
+        .library(name: "PinningPolicy", targets: ["PinningPolicy"]),
     ],
     targets: [
         // OpenSSL 3 headers plus one-line wrappers for what Swift cannot import. No logic.

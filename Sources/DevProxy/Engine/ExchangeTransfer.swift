@@ -88,8 +88,10 @@ struct ExchangeTransfer {
     private func readClient() throws -> HTTP1RequestEvent? {
         do {
             return try context.client.next()
+        } catch let error as HTTP1ParseError where error.code == .truncated {
+            throw ClientGone(message: "the client closed the connection in the middle of the request body")
         } catch let error as HTTP1ParseError {
-            throw ClientGone(message: "the request body is malformed: \(error.reason)")
+            throw MalformedRequestBody(error: error)
         } catch {
             throw ClientGone(message: "the client connection failed during the request body: \(error)")
         }
@@ -104,6 +106,11 @@ struct ExchangeTransfer {
         switch error {
         case let error as ClientGone:
             draft.fail(.clientClosed, error.message)
+        case let error as MalformedRequestBody:
+            // The head went upstream but nothing came back yet: the client still gets an answer.
+            let message = "the request body is malformed: \(error.error.reason)"
+            draft.fail(.badRequest, message)
+            context.sendToClient(ErrorResponse.bytes(status: error.error.status, detail: message))
         case let error as HTTP1ParseError:
             let message = "upstream \(target) sent a malformed response: \(error.reason)"
             draft.fail(.upstreamBadResponse, message)
@@ -131,6 +138,11 @@ struct ExchangeTransfer {
 /// The client went away or sent garbage mid-exchange.
 struct ClientGone: Error {
     let message: String
+}
+
+/// The client's request body broke its framing (bad chunk size, extension over the limit).
+struct MalformedRequestBody: Error {
+    let error: HTTP1ParseError
 }
 
 /// The upstream closed before sending a complete response head.

@@ -33,9 +33,11 @@ struct FlowDraft {
     }
 
     /// Headers as the log stores them: ordered `[name, value]` pairs, redacted names masked.
+    /// Proxy-Authorization is always masked: it holds the password to this proxy itself.
     static func headerPairs(_ headers: HTTPHeaders, redact: [String]) -> [[String]] {
         headers.map { field in
-            redact.contains { $0.caseInsensitiveCompare(field.name) == .orderedSame } ? [field.name, "<redacted>"] : [field.name, field.value]
+            (redact + ["Proxy-Authorization"]).contains { $0.caseInsensitiveCompare(field.name) == .orderedSame }
+                ? [field.name, "<redacted>"] : [field.name, field.value]
         }
     }
 

@@ -101,7 +101,11 @@ struct ResponseRelay {
                     try send(framing.rechunk ? HTTP1Serializer.chunk(bytes) : bytes, after: &held)
                 case .end(let trailers)?:
                     try send(framing.rechunk ? HTTP1Serializer.lastChunk(trailers: trailers) : [], after: &held)
-                    return Outcome(clientKeepAlive: clientKeepAlive, upstreamReusable: head.keepAlive && framing.upstreamDelimited)
+                    // Bytes after the end of the response answer no request: reusing the connection
+                    // would hand them to the next client as its response.
+                    let surplus = !upstream.reader.parser.takeRemainingBytes().isEmpty
+                    return Outcome(clientKeepAlive: clientKeepAlive,
+                                   upstreamReusable: head.keepAlive && framing.upstreamDelimited && !surplus)
                 case .head?, nil:
                     return Outcome(clientKeepAlive: false, upstreamReusable: false)
                 }

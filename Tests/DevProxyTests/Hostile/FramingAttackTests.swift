@@ -1,0 +1,115 @@
+import CertAuthority
+@testable import DevProxy
+import Foundation
+import Testing
+import TestSupport
+
+/// Request framing that could smuggle a second request past the proxy (RFC 9112 §6, §11.2) is
+/// refused at the proxy: 400 with a body that says why, the connection closed, and the flow
+/// recorded as `bad_request` — for absolute-form `http://` requests and inside CONNECT + TLS.
+@Suite(.serialized) struct FramingAttackTests {
+    /// One malformed request: the bytes after the request line's target, what the proxy answers.
+    struct Case: CustomStringConvertible, Sendable {
+        let name: String
+        /// The request; `TARGET` is replaced by the absolute or origin-form target, `HOST` by the Host value.
+        let request: String
+        let status: Int
+        let reason: String
+        var description: String { name }
+    }
+
+    static let chunkedPost = "POST TARGET HTTP/1.1\r\nHost: HOST\r\nTransfer-Encoding: chunked\r\n\r\n"
+
+    static let cases: [Case] = [
+        Case(name: "Content-Length with Transfer-Encoding",
+             request: "POST TARGET HTTP/1.1\r\nHost: HOST\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+             status: 400, reason: "both Content-Length and Transfer-Encoding present"),
+        Case(name: "differing Content-Length values",
+             request: "POST TARGET HTTP/1.1\r\nHost: HOST\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
+             status: 400, reason: "several differing Content-Length values"),
+        Case(name: "differing Content-Length list",
+             request: "POST TARGET HTTP/1.1\r\nHost: HOST\r\nContent-Length: 5, 6\r\n\r\nhello!",
+             status: 400, reason: "several differing Content-Length values"),
+        Case(name: "last transfer coding not chunked",
+             request: "POST TARGET HTTP/1.1\r\nHost: HOST\r\nTransfer-Encoding: chunked, gzip\r\n\r\n0\r\n\r\n",
+             status: 400, reason: "Transfer-Encoding whose final coding is not chunked"),
+        Case(name: "chunk size not hex", request: chunkedPost + "zz\r\nhello\r\n0\r\n\r\n",
+             status: 400, reason: "chunk size is not hexadecimal"),
+        Case(name: "negative chunk size", request: chunkedPost + "-5\r\nhello\r\n0\r\n\r\n",
+             status: 400, reason: "chunk size is negative"),
+        Case(name: "chunk size over 64 bits", request: chunkedPost + "1ffffffffffffffff\r\nhello\r\n0\r\n\r\n",
+             status: 400, reason: "chunk size has more than 16 hex digits"),
+        Case(name: "chunk extension over the limit",
+             request: chunkedPost + "5;" + String(repeating: "x", count: 5000) + "\r\nhello\r\n0\r\n\r\n",
+             status: 400, reason: "chunk extension longer than 4096 bytes"),
+        Case(name: "obs-fold", request: "GET TARGET HTTP/1.1\r\nHost: HOST\r\nX-Folded: a\r\n b\r\n\r\n",
+             status: 400, reason: "obsolete line folding"),
+        Case(name: "space before the colon", request: "GET TARGET HTTP/1.1\r\nHost: HOST\r\nX-Space : a\r\n\r\n",
+             status: 400, reason: "whitespace between header field name and colon"),
+        Case(name: "NUL in a header", request: "GET TARGET HTTP/1.1\r\nHost: HOST\r\nX-Nul: a\u{0}b\r\n\r\n",
+             status: 400, reason: "NUL byte in header line"),
+        Case(name: "bare CR in a header", request: "GET TARGET HTTP/1.1\r\nHost: HOST\r\nX-CR: a\rb\r\n\r\n",
+             status: 400, reason: "bare CR"),
+        Case(name: "bare LF in a header", request: "GET TARGET HTTP/1.1\r\nHost: HOST\r\nX-LF: a\nX-Next: b\r\n\r\n",
+             status: 400, reason: "ends in a bare LF without CR"),
+        Case(name: "request line without HTTP-version", request: "GET TARGET\r\nHost: HOST\r\n\r\n",
+             status: 400, reason: "request line has no HTTP version"),
+        Case(name: "non-token header name", request: "GET TARGET HTTP/1.1\r\nHost: HOST\r\nX(Bad): a\r\n\r\n",
+             status: 400, reason: "header field name contains an invalid character"),
+        Case(name: "header name with a slash", request: "GET TARGET HTTP/1.1\r\nHost: HOST\r\nX/Y: a\r\n\r\n",
+             status: 400, reason: "header field name contains an invalid character"),
+    ]
+
+    @Test(arguments: cases)
+    func plainRequestIsRefused(_ attack: Case) throws {
+        let origin = try OriginServer(tls: false)
+        let proxy = try ProxyHarness()
+        let authority = "127.0.0.1:\(origin.port)"
+        let client = try RawClient.plain(port: proxy.port)
+        client.send(Self.fill(attack.request, target: "http://\(authority)/echo", host: authority))
+        try expectRefused(attack, RawAnswer(client.readToEnd()), proxy: proxy)
+    }
+
+    @Test(arguments: cases)
+    func requestInsideTLSIsRefused(_ attack: Case) throws {
+        let origin = try OriginServer()
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "origin CA"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let client = try RawClient.tunnelled(port: proxy.port, host: "localhost", targetPort: origin.port, root: proxy.pki.rootPath)
+        client.send(Self.fill(attack.request, target: "/echo", host: "localhost:\(origin.port)"))
+        try expectRefused(attack, RawAnswer(client.readToEnd()), proxy: proxy)
+        #expect(proxy.sink.flows.first?.mode == .https)
+    }
+
+    /// RFC 9112 §3.2.2: a proxy forwarding an absolute-form request takes the authority from the
+    /// URL and replaces Host; a differing Host is rewritten, not refused.
+    @Test func absoluteFormHostWinsOverADifferentHostHeader() throws {
+        let origin = try ScriptedOrigin("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        let proxy = try ProxyHarness()
+        let client = try RawClient.plain(port: proxy.port)
+        client.send("GET http://127.0.0.1:\(origin.port)/x HTTP/1.1\r\nHost: victim.example\r\nConnection: close\r\n\r\n")
+        let answer = RawAnswer(client.readToEnd())
+        #expect(answer.status == 200, "\(answer.text)")
+        #expect(answer.body == "ok")
+        let head = try #require(origin.receivedHeads.first)
+        #expect(head.contains("Host: 127.0.0.1:\(origin.port)\r\n"), "\(head)")
+        #expect(!head.contains("victim.example"))
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.request?.url == "http://127.0.0.1:\(origin.port)/x")
+        #expect(flow.error == nil)
+    }
+
+    private func expectRefused(_ attack: Case, _ answer: RawAnswer, proxy: ProxyHarness) throws {
+        #expect(answer.status == attack.status, "\(attack.name): \(answer.text.prefix(300))")
+        #expect(answer.body.contains(attack.reason), "\(attack.name): \(answer.text.prefix(300))")
+        #expect(answer.closed, "\(attack.name): the proxy kept the connection open")
+        let flow = try #require(proxy.flows(count: 1).first, "\(attack.name): no flow recorded")
+        #expect(flow.error?.kind == "bad_request", "\(attack.name): \(String(describing: flow.error))")
+        #expect(flow.error?.message.contains(attack.reason) == true, "\(attack.name): \(String(describing: flow.error))")
+        #expect(proxy.sink.flows.count == 1, "\(attack.name): one refused request is one flow")
+    }
+
+    private static func fill(_ template: String, target: String, host: String) -> String {
+        template.replacingOccurrences(of: "TARGET", with: target).replacingOccurrences(of: "HOST", with: host)
+    }
+}

@@ -1,0 +1,175 @@
+import CertAuthority
+@testable import DevProxy
+import Foundation
+import Testing
+import TestSupport
+
+/// Upstreams that misbehave: the client always gets a clear 502 or 504 — or, once a response
+/// has begun, a cut connection, never a truncated body that looks complete — the flow records
+/// what happened, and the proxy goes on serving others.
+@Suite(.serialized) struct UpstreamFaultTests {
+    /// A malformed response head from upstream and the reason the 502 must give.
+    struct Case: CustomStringConvertible, Sendable {
+        let name: String
+        let response: String
+        let reason: String
+        var description: String { name }
+    }
+
+    static let malformed: [Case] = [
+        Case(name: "Content-Length with Transfer-Encoding",
+             response: "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+             reason: "both Content-Length and Transfer-Encoding present"),
+        Case(name: "differing Content-Length values",
+             response: "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 7\r\n\r\nhello!!",
+             reason: "several differing Content-Length values"),
+        Case(name: "Content-Length not a number", response: "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
+             reason: "Content-Length is not a decimal number"),
+        Case(name: "obs-fold", response: "HTTP/1.1 200 OK\r\nX-Folded: a\r\n b\r\nContent-Length: 0\r\n\r\n",
+             reason: "obsolete line folding"),
+        Case(name: "space before the colon", response: "HTTP/1.1 200 OK\r\nContent-Length : 0\r\n\r\n",
+             reason: "whitespace between header field name and colon"),
+        Case(name: "NUL in a header", response: "HTTP/1.1 200 OK\r\nX-Nul: a\u{0}b\r\nContent-Length: 0\r\n\r\n",
+             reason: "NUL byte in header line"),
+        Case(name: "bare CR in a header", response: "HTTP/1.1 200 OK\r\nX-CR: a\rb\r\nContent-Length: 0\r\n\r\n",
+             reason: "bare CR"),
+        Case(name: "bare LF in a header", response: "HTTP/1.1 200 OK\r\nX-LF: a\nContent-Length: 0\r\n\r\n",
+             reason: "header line ends in a bare LF without CR"),
+        Case(name: "non-token header name", response: "HTTP/1.1 200 OK\r\nX(Bad): a\r\nContent-Length: 0\r\n\r\n",
+             reason: "header field name contains an invalid character"),
+        Case(name: "status code not three digits", response: "HTTP/1.1 20 OK\r\nContent-Length: 0\r\n\r\n",
+             reason: "status code is not three digits"),
+        Case(name: "not HTTP at all", response: "SSH-2.0-OpenSSH_9.6 hello\r\n\r\n",
+             reason: "malformed HTTP version"),
+        Case(name: "HTTP/2 version", response: "HTTP/2.0 200 OK\r\nContent-Length: 0\r\n\r\n",
+             reason: "HTTP version HTTP/2.0 is not supported"),
+    ]
+
+    @Test(arguments: malformed)
+    func malformedResponseHeadGets502WithTheReason(_ fault: Case) throws {
+        let origin = try ScriptedOrigin(fault.response)
+        let proxy = try ProxyHarness()
+        let result = try proxy.curl(["-w", "\n%{http_code}", "http://127.0.0.1:\(origin.port)/x"])
+        #expect(result.stdout.hasSuffix("\n502"), "\(fault.name): \(result.output)")
+        #expect(result.stdout.contains("502 Bad Gateway: upstream 127.0.0.1:\(origin.port) sent a malformed response: \(fault.reason)"),
+                "\(fault.name): \(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.error?.kind == "upstream_bad_response", "\(fault.name): \(String(describing: flow.error))")
+        #expect(flow.error?.message.contains(fault.reason) == true)
+        try expectStillServing(proxy)
+    }
+
+    /// Body faults after the head went to the client: the client connection is cut (curl 18,
+    /// "transfer closed with outstanding read data remaining") and the flow says why.
+    @Test(arguments: [
+        ("reset mid-body", "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n" + String(repeating: "x", count: 100),
+         ScriptedOrigin.Ending.reset, "upstream failed mid-body"),
+        ("truncated Content-Length body", "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n" + String(repeating: "x", count: 100),
+         .close, "connection closed before the message was complete"),
+        ("truncated chunked body", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n",
+         .close, "connection closed before the message was complete"),
+        ("bad chunk size mid-body", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nzz\r\n",
+         .hold(3), "upstream sent a malformed body: chunk size is not hexadecimal"),
+    ])
+    func bodyFaultCutsTheClientConnection(_ name: String, _ response: String, _ ending: ScriptedOrigin.Ending,
+                                          _ reason: String) throws {
+        let origin = try ScriptedOrigin(response, then: ending)
+        let proxy = try ProxyHarness()
+        let result = try proxy.curl(["-w", "\n%{http_code}", "http://127.0.0.1:\(origin.port)/x"])
+        #expect(result.status == 18, "\(name): curl must see an incomplete transfer: \(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.response?.status == 200)
+        #expect(flow.error?.kind == "upstream_closed", "\(name): \(String(describing: flow.error))")
+        #expect(flow.error?.message.contains(reason) == true, "\(name): \(String(describing: flow.error))")
+        try expectStillServing(proxy)
+    }
+
+    /// A silent upstream is answered with 504 within the configured upstream timeout.
+    @Test func silentUpstreamGets504InTime() throws {
+        let origin = try ScriptedOrigin("", then: .hold(10))
+        let proxy = try ProxyHarness(configure: { $0.upstreamTimeout = 1 })
+        let start = Date()
+        let result = try proxy.curl(["-w", "\n%{http_code}", "http://127.0.0.1:\(origin.port)/x"])
+        let elapsed = Date().timeIntervalSince(start)
+        #expect(result.stdout.hasSuffix("\n504"), "\(result.output)")
+        #expect(result.stdout.contains("did not respond within 1 s"))
+        #expect(elapsed < 4, "the 504 took \(elapsed) s with a 1 s upstream timeout")
+        #expect(proxy.flows(count: 1).first?.error?.kind == "upstream_timeout")
+        try expectStillServing(proxy)
+    }
+
+    @Test func unresolvableUpstreamGets502() throws {
+        let proxy = try ProxyHarness(configure: {
+            $0.resolve = [try! ResolveOverride(parsing: "app.test:80:nowhere.invalid")]
+        })
+        for url in ["http://nothing.invalid/x", "http://app.test/x"] {
+            let result = try proxy.curl(["-w", "\n%{http_code}", url])
+            #expect(result.stdout.hasSuffix("\n502"), "\(url): \(result.output)")
+            #expect(result.stdout.contains("cannot connect to upstream"), "\(url): \(result.output)")
+        }
+        let flows = proxy.flows(count: 2)
+        #expect(flows.map(\.error?.kind) == ["upstream_unresolvable", "upstream_unresolvable"], "\(flows.map(\.error))")
+    }
+
+    @Test func refusedPlainUpstreamGets502() throws {
+        let proxy = try ProxyHarness()
+        let closed = try Listener(host: "127.0.0.1", port: 0).address.port   // bound, then closed: refuses
+        let result = try proxy.curl(["-w", "\n%{http_code}", "http://127.0.0.1:\(closed)/x"])
+        #expect(result.stdout.hasSuffix("\n502"), "\(result.output)")
+        #expect(result.stdout.contains("connection refused"))
+        #expect(proxy.flows(count: 1).first?.error?.kind == "upstream_refused")
+    }
+
+    /// More bytes than Content-Length: the client gets exactly the declared body, and the
+    /// surplus (here a forged second response) never reaches the next request on a pooled
+    /// upstream connection.
+    @Test func bytesBeyondContentLengthNeverAnswerTheNextRequest() throws {
+        let forged = "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nforged"
+        let origin = try ScriptedOrigin("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello" + forged, then: .hold(5))
+        let proxy = try ProxyHarness(configure: { $0.upstreamTimeout = 2 })
+        let first = try proxy.curl(["http://127.0.0.1:\(origin.port)/one"])
+        #expect(first.stdout == "hello", "\(first.output)")
+        let second = try proxy.curl(["http://127.0.0.1:\(origin.port)/two"])
+        #expect(second.stdout == "hello", "the second request got someone else's bytes: \(second.output)")
+        #expect(origin.receivedHeads.count == 2, "the second request must reach the origin: \(origin.receivedHeads)")
+    }
+
+    @Test func plainHTTPOnATLSPortGets502() throws {
+        let origin = try ScriptedOrigin("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n", waitForHead: false)
+        let proxy = try ProxyHarness()
+        let result = try proxy.curl(["-w", "\n%{http_code}", "https://127.0.0.1:\(origin.port)/x"])
+        #expect(result.stdout.hasSuffix("\n502"), "\(result.output)")
+        #expect(result.stdout.contains("TLS to upstream 127.0.0.1:\(origin.port) failed"), "\(result.output)")
+        #expect(proxy.flows(count: 1).first?.error?.kind == "upstream_tls_failed")
+    }
+
+    @Test func wrongHostCertificateGets502() throws {
+        let origin = try OriginServer()
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "origin CA"))
+        let proxy = try ProxyHarness(configure: {
+            $0.upstreamCAs = cas
+            $0.resolve = [try! ResolveOverride(parsing: "wrong.test:\(origin.port):127.0.0.1")]
+        })
+        let result = try proxy.curl(["-w", "\n%{http_code}", "https://wrong.test:\(origin.port)/cl"])
+        #expect(result.stdout.hasSuffix("\n502"), "\(result.output)")
+        #expect(result.stdout.contains("hostname mismatch"), "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.error?.kind == "upstream_certificate_invalid")
+    }
+
+    @Test func expiredCertificateGets502() throws {
+        let origin = try ExpiredTLSOrigin()
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = [origin.root] })
+        let result = try proxy.curl(["-w", "\n%{http_code}", "https://localhost:\(origin.port)/x"])
+        #expect(result.stdout.hasSuffix("\n502"), "\(result.output)")
+        #expect(result.stdout.contains("certificate has expired"), "\(result.output)")
+        #expect(proxy.flows(count: 1).first?.error?.kind == "upstream_certificate_invalid")
+    }
+}
+
+/// A well-behaved request through `proxy` still works: faults on one connection leave others alone.
+func expectStillServing(_ proxy: ProxyHarness, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let healthy = try ScriptedOrigin("HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\nhealthy")
+    let result = try proxy.curl(["http://127.0.0.1:\(healthy.port)/ok"])
+    #expect(result.stdout == "healthy", "the proxy stopped serving: \(result.output)", sourceLocation: sourceLocation)
+}

@@ -1,0 +1,2 @@
+// No logic: the header only declares libFuzzer's driver.
+#include "CFuzzer.h"
