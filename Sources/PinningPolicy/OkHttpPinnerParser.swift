@@ -34,7 +34,8 @@ public struct OkHttpPinnerParser: Sendable {
         while let start = text.range(of: "CertificatePinner.Builder()", range: cursor..<text.endIndex) {
             let end = text.range(of: ".build()", range: start.upperBound..<text.endIndex)?.lowerBound ?? text.endIndex
             var scan = start.upperBound
-            while let add = text.range(of: ".add(", range: scan..<end) {
+            // An unbalanced `.add(` can run past `.build()`: stop there rather than search a reversed range.
+            while scan < end, let add = text.range(of: ".add(", range: scan..<end) {
                 let (arguments, after) = SourceArguments.split(text, from: add.upperBound)
                 let literals = arguments.map(SourceArguments.stringLiteral)
                 if let pattern = literals.first ?? nil {
@@ -47,7 +48,7 @@ public struct OkHttpPinnerParser: Sendable {
                 }
                 scan = after
             }
-            cursor = end
+            cursor = max(end, scan)
         }
         return builder.policy
     }

@@ -14,6 +14,11 @@ struct XMLElementTree {
     ///
     /// - Throws: `PolicyError(.unreadable)` with the parser's line and message.
     static func parse(_ data: Data) throws -> XMLElementTree {
+        // FoundationXML's parser traps on element names that are not UTF-8 (found by fuzzing);
+        // Android reads resource XML as UTF-8, so anything else is unreadable anyway.
+        guard String(validating: [UInt8](data), as: UTF8.self) != nil else {
+            throw PolicyError(.unreadable, "the XML is not valid UTF-8")
+        }
         let builder = Builder()
         let parser = XMLParser(data: data)
         parser.delegate = builder

@@ -1,0 +1,7 @@
+import DevProxy
+import Testing
+
+/// Parameterised tests name a flow by its id rather than dumping the whole record.
+extension Flow: @retroactive CustomTestStringConvertible {
+    public var testDescription: String { "flow \(id) (\(mode.rawValue))" }
+}

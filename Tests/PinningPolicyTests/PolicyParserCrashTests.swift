@@ -1,0 +1,32 @@
+import Foundation
+import PinningPolicy
+import Testing
+
+/// Inputs fuzz/run found that trapped the policy parsers (kept in fuzz/known-crashes/): each
+/// must now give a thrown `PolicyError` or a policy, never a crash.
+@Suite struct PolicyParserCrashTests {
+    /// An `.add(` whose argument list runs past `.build()` makes `parseSource` search a range
+    /// whose lower bound was beyond its upper bound (`scan..<end` with `scan > end`).
+    @Test func addCallRunningPastBuildDoesNotTrap() throws {
+        let source = """
+        val pinner = CertificatePinner.Builder()
+            .add("api.example.com", "sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=")
+            .add("*.example.com",
+                 "sha256/BBBBBBBBBBBBBBBBBBBB
+                 "sha256/BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB=",    .build()
+
+        """
+        let policy = try OkHttpPinnerParser().parse(source)
+        #expect(policy.domains.first?.pattern == "api.example.com", "the well-formed .add before the broken one is kept")
+    }
+
+    /// A network security config whose element name holds bytes that are not UTF-8 traps
+    /// inside swift-corelibs-foundation's XMLParser; such input is now refused before it.
+    @Test func nonUTF8ElementNameIsRefusedNotATrap() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../fuzz/known-crashes/android-nsc/non-utf8-element-name").standardized.path
+        let data = try #require(FileManager.default.contents(atPath: path))
+        let error = #expect(throws: PolicyError.self) { try AndroidNSCParser().parse(data) }
+        #expect(error?.code == .unreadable)
+    }
+}
