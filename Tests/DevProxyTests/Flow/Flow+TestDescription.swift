@@ -2,6 +2,6 @@ import DevProxy
 import Testing
 
 /// Parameterised tests name a flow by its id rather than dumping the whole record.
-extension Flow: @retroactive CustomTestStringConvertible {
+extension Flow: CustomTestStringConvertible {
     public var testDescription: String { "flow \(id) (\(mode.rawValue))" }
 }
