@@ -16,8 +16,18 @@ struct XMLElementTree {
     static func parse(_ data: Data) throws -> XMLElementTree {
         // FoundationXML's parser traps on element names that are not UTF-8 (found by fuzzing);
         // Android reads resource XML as UTF-8, so anything else is unreadable anyway.
-        guard String(validating: [UInt8](data), as: UTF8.self) != nil else {
+        guard let text = String(validating: [UInt8](data), as: UTF8.self) else {
             throw PolicyError(.unreadable, "the XML is not valid UTF-8")
+        }
+        // It also crashes on a processing instruction without data (strlen of NULL). Policies
+        // have none besides the XML declaration, so any other `<?` is refused up front.
+        let body = text.drop { $0.isWhitespace || $0 == "\u{FEFF}" }
+        let declaration = body.prefix { $0 != ">" }
+        let isDeclaration = declaration.hasPrefix("<?xml") && declaration.dropFirst(5).first?.isWhitespace == true
+            && declaration.contains("version")
+        let rest = isDeclaration ? body.dropFirst(declaration.count) : body[...]
+        guard !rest.contains("<?") else {
+            throw PolicyError(.unreadable, "the XML holds a processing instruction (`<?…?>`) besides the declaration")
         }
         let builder = Builder()
         let parser = XMLParser(data: data)

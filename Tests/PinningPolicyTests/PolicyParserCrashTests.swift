@@ -29,4 +29,17 @@ import Testing
         let error = #expect(throws: PolicyError.self) { try AndroidNSCParser().parse(data) }
         #expect(error?.code == .unreadable)
     }
+
+    /// A processing instruction without data crashed FoundationXML (strlen of NULL); such input
+    /// is now refused before the parser sees it, while the XML declaration stays accepted.
+    @Test(arguments: ["processing-instruction-without-data", "empty-xml-declaration"])
+    func processingInstructionWithoutDataIsRefusedNotATrap(_ name: String) throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../fuzz/known-crashes/android-nsc/\(name)").standardized.path
+        let data = try #require(FileManager.default.contents(atPath: path))
+        let error = #expect(throws: PolicyError.self) { try AndroidNSCParser().parse(data) }
+        #expect(error?.reason.contains("processing instruction") == true)
+        let declared = Data("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<network-security-config/>".utf8)
+        #expect(throws: Never.self) { try AndroidNSCParser().parse(declared) }
+    }
 }
