@@ -35,6 +35,7 @@ final class ClientConnection: @unchecked Sendable {
     /// Serves the connection until it closes.
     func run() {
         defer { socket.close() }
+        socket.setTimeout(server.configuration.headerTimeout)
         let reader = MessageReader(stream: PlainStream(socket), parser: HTTP1RequestParser(limits: server.configuration.httpLimits))
         var first = true
         while let head = readHead(reader, first: first, mode: .http, tlsInfo: nil) {
@@ -69,9 +70,10 @@ final class ClientConnection: @unchecked Sendable {
         let configuration = server.configuration
         let before = reader.bytesRead
         do {
-            // A keep-alive connection may idle; once a request starts it has the header timeout.
+            // A keep-alive connection may idle (poll() bounds that by the idle timeout); once a
+            // request starts it has the header timeout. The socket's own per-read timeout stays
+            // at the header timeout, so the hot path makes no setsockopt calls.
             if !first || mode == .https {
-                socket.setTimeout(configuration.idleTimeout)
                 if try waitForFirstByte(reader) == false {
                     if reader.bytesRead == before { onCleanClose?() }
                     return nil
@@ -83,7 +85,8 @@ final class ClientConnection: @unchecked Sendable {
                 return nil
             }
             guard case .head(let head) = event else { return nil }
-            socket.setTimeout(configuration.idleTimeout)
+            // A slow head may have tightened the per-read timeout to its deadline.
+            socket.setTimeout(configuration.headerTimeout)
             return head
         } catch let error as HTTP1ParseError {
             var draft = FlowDraft(client: clientAddress, mode: mode, host: "", port: 0)

@@ -57,7 +57,8 @@ final class MessageReader<Parser: HTTP1Parsing> {
             if let deadline {
                 let remaining = deadline.timeIntervalSinceNow
                 guard remaining > 0 else { throw NetworkError(.timedOut, "timed out") }
-                stream.socket.setTimeout(max(0.001, remaining))
+                // Only ever tighten: the socket's timeout already bounds one read.
+                if remaining < stream.socket.timeout { stream.socket.setTimeout(max(0.001, remaining)) }
             }
             if buffer.isEmpty { buffer = [UInt8](repeating: 0, count: bufferSize) }
             let count = try buffer.withUnsafeMutableBytes { try stream.read(into: $0) }

@@ -12,6 +12,8 @@ public final class Socket: @unchecked Sendable {
     private var closed = false
     /// The per-operation timeout last set; also bounds waits for a non-blocking descriptor.
     public private(set) var timeout: TimeInterval = 60
+    /// Whether `timeout` has been set on the descriptor (until then reads block indefinitely).
+    private var timeoutApplied = false
     /// Set once the relay switches the descriptor to non-blocking mode.
     public private(set) var isNonBlocking = false
 
@@ -66,7 +68,9 @@ public final class Socket: @unchecked Sendable {
 
     /// Sets how long a single read (and write) may block before failing with `.timedOut`.
     public func setTimeout(_ seconds: TimeInterval) {
+        guard seconds != timeout || !timeoutApplied else { return }
         timeout = seconds
+        timeoutApplied = true
         var value = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - Double(Int(seconds))) * 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
