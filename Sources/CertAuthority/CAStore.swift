@@ -107,10 +107,4 @@ public struct CAStore: Sendable {
         }
         return try Signer(certificate: root, key: key, root: root)
     }
-
-    /// The root encoded for devices: PEM, or DER for Android/iOS settings (`.crt` / `.cer`).
-    public func exportRoot(der: Bool) throws -> [UInt8] {
-        let root = try rootCertificate()
-        return der ? root.der : Array(root.pem.utf8)
-    }
 }

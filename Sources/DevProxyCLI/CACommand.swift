@@ -16,6 +16,7 @@ enum CACommand {
       devproxy ca trace leaf.pem                           which engineer's intermediate issued it
       devproxy ca trace pin-failure-report.json
       devproxy ca export --format der --out root.crt       the root for phones (Android, iOS)
+      devproxy ca export --bundle ana.pem --format der --out root.crt   the same, from an engineer's bundle
 
     Every command takes --ca-dir DIR (default: $DEVPROXY_HOME, else ./ca if present,
     else ~/.local/share/devproxy). Key types (--key): \(KeyType.choices).
@@ -86,18 +87,26 @@ enum CACommand {
     }
 
     private static func export(_ raw: ArraySlice<String>) throws -> Int32 {
-        let arguments = try Arguments(raw, valued: ["ca-dir", "format", "out"], booleans: [])
+        let arguments = try Arguments(raw, valued: ["ca-dir", "format", "out", "bundle"], booleans: [])
         let format = arguments.value("format") ?? "pem"
         guard format == "pem" || format == "der" else { throw UsageError("--format must be pem or der") }
-        let store = store(arguments)
-        let bytes = try store.exportRoot(der: format == "der")
+        // An engineer with only a bundle has no CA directory: the root is the bundle's last certificate.
+        let root: Certificate
+        if let bundle = arguments.value("bundle") {
+            guard let last = try Signer(bundle: try SecureFile.read(bundle, what: "the bundle")).root else {
+                throw CommandFailure("\(bundle) holds no root certificate")
+            }
+            root = last
+        } else {
+            root = try store(arguments).rootCertificate()
+        }
+        let bytes = format == "der" ? root.der : Array(root.pem.utf8)
         guard let out = arguments.value("out") else {
             guard format == "pem" else { throw UsageError("DER is binary; give --out FILE (for example root.crt)") }
             FileHandle.standardOutput.write(Data(bytes))
             return 0
         }
         try SecureFile.write(bytes, to: out, mode: SecureFile.publicMode)
-        let root = try store.rootCertificate()
         Output.line("Wrote the root certificate (\(format.uppercased())) to \(out).")
         Output.line("  SPKI pin  \(root.pin)")
         Output.line("Install it: Android Settings > Security > Encryption & credentials > Install a certificate > CA certificate;")

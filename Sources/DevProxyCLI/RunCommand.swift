@@ -127,7 +127,7 @@ enum RunCommand {
                   pin \(root.pin)
           trust it:   curl --proxy \(proxy) --cacert \(rootFile) https://example.com/
                       HTTPS_PROXY=\(proxy) SSL_CERT_FILE=\(rootFile) your-tool
-          on a phone: devproxy ca export --format der --out devproxy-root.crt, install it as a CA certificate,
+          on a phone: devproxy ca export \(bundle.map { "--bundle \($0) " } ?? "")--format der --out devproxy-root.crt, install it as a CA certificate,
                       then set the Wi-Fi proxy to this machine's address and port
         """)
     }

@@ -113,12 +113,12 @@ import TestSupport
 
     @Test func exportGivesPEMAndDER() throws {
         let pki = try PKIFixture()
-        let der = try pki.store.exportRoot(der: true)
+        let der = try pki.store.rootCertificate().der
         #expect(try Certificate(der: der) == pki.root)
         let path = pki.directory.write("root.crt", bytes: der)
         let text = try Subprocess.run("openssl", ["x509", "-inform", "DER", "-in", path, "-noout", "-subject"]).stdout
         #expect(text.contains("Test Root"))
-        #expect(String(decoding: try pki.store.exportRoot(der: false), as: UTF8.self).hasPrefix("-----BEGIN CERTIFICATE-----"))
+        #expect(try pki.store.rootCertificate().pem.hasPrefix("-----BEGIN CERTIFICATE-----"))
     }
 
     @Test func defaultDirectoryFollowsTheDocumentedOrder() {

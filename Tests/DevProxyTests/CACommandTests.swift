@@ -52,6 +52,9 @@ import TestSupport
         #expect(der.stdout.contains("Acme Dev Root"))
         let pem = try devproxy(["ca", "export", "--ca-dir", ca])
         #expect(pem.stdout.hasPrefix("-----BEGIN CERTIFICATE-----"))
+        let fromBundle = try devproxy(["ca", "export", "--bundle", ca + "/intermediates/" + bundle, "--format", "der", "--out", dir.file("from-bundle.crt")])
+        #expect(fromBundle.status == 0, "\(fromBundle.output)")
+        #expect(FileManager.default.contents(atPath: dir.file("from-bundle.crt")) == FileManager.default.contents(atPath: dir.file("root.crt")))
     }
 
     @Test func traceOfAForeignCertificateExitsOne() throws {
