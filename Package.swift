@@ -19,6 +19,8 @@ let package = Package(
             name: "CTLS",
             linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]
         ),
+        // C library declarations the Glibc module lacks (malloc_trim). No logic.
+        .target(name: "CSystem"),
         .target(name: "CertAuthority", dependencies: ["CTLS"]),
         // zlib and the brotli decoder, for showing gzip/deflate/br bodies as text. No logic.
         .target(
@@ -29,7 +31,7 @@ let package = Package(
         .target(name: "HTTP1"),
         // Pinning policies (TrustKit, Android NSC, OkHttp) and their evaluation.
         .target(name: "PinningPolicy", dependencies: ["CertAuthority"]),
-        .target(name: "DevProxy", dependencies: ["CertAuthority", "HTTP1", "PinningPolicy", "CTLS", "CCompression"]),
+        .target(name: "DevProxy", dependencies: ["CertAuthority", "HTTP1", "PinningPolicy", "CTLS", "CCompression", "CSystem"]),
         .executableTarget(name: "DevProxyCLI", dependencies: ["DevProxy", "CertAuthority", "PinningPolicy", "CTLS"]),
         // Load generator for bench/run: multi-threaded HTTPS client over OpenSSL.
         .executableTarget(name: "DevProxyLoad", dependencies: ["CTLS"]),

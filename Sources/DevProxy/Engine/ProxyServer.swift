@@ -1,7 +1,9 @@
 import CertAuthority
+import CSystem
 import Foundation
 import HTTP1
 import Synchronization
+
 
 /// The proxy: accepts clients on a thread of its own and serves each on its own thread,
 /// handing every finished flow to the sinks.
@@ -118,7 +120,15 @@ public final class ProxyServer: @unchecked Sendable {
             }
             let thread = Thread { [self] in
                 connection.run()
-                _ = state.withLock { $0.connections.removeValue(forKey: ObjectIdentifier(connection)) }
+                let idle = state.withLock { state in
+                    state.connections.removeValue(forKey: ObjectIdentifier(connection))
+                    return state.connections.isEmpty
+                }
+                // glibc keeps freed memory in per-thread arenas; after a burst of connections
+                // (a thousand idle clients, say) hand it back once the proxy is quiet again.
+                #if os(Linux)
+                if idle { malloc_trim(0) }
+                #endif
             }
             thread.stackSize = 512 * 1024
             thread.start()
