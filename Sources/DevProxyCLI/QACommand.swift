@@ -63,13 +63,15 @@ enum QACommand {
         let expectations = try arguments.values("expect").map { text in
             do { return try JUnitReport.Expectation(parsing: text) } catch let error as QAError { throw UsageError(error.reason) }
         }
-        let flows: JSONLines.Contents<Flow>
+        // The flow log has one reader (the one `devproxy har` uses), so both commands read the
+        // same records and report the same bad lines.
+        let flows: (flows: [Flow], problems: [(line: Int, reason: String)])
         do {
-            flows = try JSONLines.read(Flow.self, from: log)
-        } catch let error as QAError {
-            throw CommandFailure(error.reason)
+            flows = try FlowLogReader.read(path: log)
+        } catch let error as FlowLogError {
+            throw CommandFailure(error.code == .notFound ? "cannot read \(log): no such file" : error.reason)
         }
-        var warnings = flows.problems.map { "\(log) \($0)" }
+        var warnings = flows.problems.map { "\(log) line \($0.line): \($0.reason)" }
         let explicitReports = arguments.value("reports")
         let reportsPath = explicitReports ?? ((log as NSString).deletingLastPathComponent.isEmpty ? "reports.jsonl"
                                                : (log as NSString).deletingLastPathComponent + "/reports.jsonl")
@@ -83,7 +85,7 @@ enum QACommand {
                 throw CommandFailure(error.reason)
             }
         }
-        let verdicts = QAVerdict.judge(flows: flows.records, reports: reports, hosts: arguments.values("host"))
+        let verdicts = QAVerdict.judge(flows: flows.flows, reports: reports, hosts: arguments.values("host"))
         for warning in warnings { Output.warning(warning) }
         if let junit = arguments.value("junit") {
             do {
