@@ -112,11 +112,7 @@ enum PinCheckCommand {
             throw CommandFailure("\(policyPath): \(error.reason) (check it with `devproxy policy check \(policyPath)`)")
         }
         let proxy = try arguments.value("proxy").map { try HostPort(parsing: $0) }
-        var overrides: [String: String] = [:]
-        for entry in arguments.values("resolve") {
-            let (key, address) = try Endpoint.parseResolve(entry)
-            overrides[key] = address
-        }
+        let resolve = try arguments.values("resolve").map(ResolveOverride.init(parsing:))
         var extraCAs: [Certificate] = []
         if let caFile = arguments.value("ca-file") {
             do {
@@ -125,7 +121,7 @@ enum PinCheckCommand {
                 throw CommandFailure("\(caFile): \(error.reason)")
             }
         }
-        let endpoint = Endpoint(host: host, port: port, proxy: proxy, overrides: overrides)
+        let endpoint = Endpoint(host: host, port: port, proxy: proxy, resolve: resolve)
         let chain: [Certificate]
         do {
             chain = try ChainProbe.fetch(endpoint)
@@ -140,7 +136,7 @@ enum PinCheckCommand {
         var deliveries: [ReportPoster.Delivery] = []
         if arguments.flag("send-reports"), let report, !evaluation.reportURIs.isEmpty {
             let body = try JSONEncoder().encode(report)
-            deliveries = ReportPoster(proxy: proxy, extraCAs: extraCAs, overrides: overrides)
+            deliveries = ReportPoster(proxy: proxy, extraCAs: extraCAs, resolve: resolve)
                 .post([UInt8](body), to: evaluation.reportURIs)
         }
         let decision: String

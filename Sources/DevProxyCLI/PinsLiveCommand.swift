@@ -27,12 +27,8 @@ enum PinsLiveCommand {
         do {
             address = try HostPort(parsing: target, defaultPort: 443)
             let proxy = try arguments.value("proxy").map { try HostPort(parsing: $0) }
-            var overrides: [String: String] = [:]
-            for entry in arguments.values("resolve") {
-                let (key, value) = try Endpoint.parseResolve(entry)
-                overrides[key] = value
-            }
-            let chain = try ChainProbe.fetch(Endpoint(host: address.host, port: address.port, proxy: proxy, overrides: overrides))
+            let resolve = try arguments.values("resolve").map(ResolveOverride.init(parsing:))
+            let chain = try ChainProbe.fetch(Endpoint(host: address.host, port: address.port, proxy: proxy, resolve: resolve))
             let rows = chain.enumerated().map { index, certificate in
                 let standard = SPKIPin.base64SHA256(certificate.spkiDER)
                 let trustKit = TrustKitKeyHash.hash(of: certificate).map { $0.base64 }
@@ -61,6 +57,8 @@ enum PinsLiveCommand {
             return 0
         } catch let error as QAError {
             throw CommandFailure(error.reason)
+        } catch let error as ConfigurationError {
+            throw CommandFailure(error.description)
         } catch let error as CommandFailure {
             throw error
         } catch let error as UsageError {

@@ -21,7 +21,8 @@ struct ExchangeTransfer {
 
     /// Sends the request and relays the response; returns whether the client may send more.
     mutating func run(draft: inout FlowDraft) -> Bool {
-        let requestChunked = head.headers.values("Transfer-Encoding").joined(separator: ",").lowercased().contains("chunked")
+        // The parser has already refused a request whose last coding is not chunked.
+        let requestChunked = head.headers.transferCodings.last == "chunked"
         let upgrading = head.headers["Upgrade"] != nil
         var outbound = head
         outbound.headers.removeHopByHop(relayingUpgrade: upgrading)

@@ -96,6 +96,13 @@ public struct ResolveOverride: Sendable, Equatable {
     }
 }
 
+extension Array where Element == ResolveOverride {
+    /// Where to dial for `host:port`: the override's address, else the host itself.
+    public func address(host: String, port: Int) -> String {
+        first { $0.host == host.lowercased() && $0.port == port }?.address ?? host
+    }
+}
+
 /// A configuration mistake, reported as one line.
 public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
     public let description: String

@@ -129,8 +129,8 @@ struct ClientFraming {
     init(request: HTTPRequestHead, response: HTTPResponseHead) {
         let noBody = request.method == "HEAD" || response.status == 204 || response.status == 304
             || (100..<200).contains(response.status)
-        let codings = response.headers.values("Transfer-Encoding").joined(separator: ",").lowercased()
-        let chunked = codings.split(separator: ",").last?.trimmingCharacters(in: .whitespaces) == "chunked"
+        let codings = response.headers.transferCodings
+        let chunked = codings.last == "chunked"
         let hasLength = response.headers["Content-Length"] != nil
         if noBody {
             (rechunk, clientKeepAlive, upstreamDelimited) = (false, true, true)

@@ -73,7 +73,7 @@ final class UpstreamPool: @unchecked Sendable {
     func connection(host: String, port: Int, tls: Bool, reuse: Bool = true) throws -> UpstreamConnection {
         let key = "\(tls ? "https" : "http")://\(host):\(port)"
         if reuse, let reused = takeIdle(key) { return reused }
-        let target = configuration.resolve.first { $0.host == host.lowercased() && $0.port == port }?.address ?? host
+        let target = configuration.resolve.address(host: host, port: port)
         let start = Date()
         let socket = try Socket.connect(host: target, port: port, timeout: configuration.connectTimeout)
         socket.setTimeout(configuration.upstreamTimeout)

@@ -7,11 +7,11 @@ public struct Endpoint: Sendable, Equatable {
     public var port: Int
     /// `--proxy HOST:PORT`: connections go through it (CONNECT for TLS and for the probe).
     public var proxy: HostPort?
-    /// `--resolve` entries: `host:port` → address to dial instead of resolving.
-    public var overrides: [String: String]
+    /// `--resolve` entries: addresses to dial instead of resolving.
+    public var resolve: [ResolveOverride]
 
-    public init(host: String, port: Int, proxy: HostPort? = nil, overrides: [String: String] = [:]) {
-        (self.host, self.port, self.proxy, self.overrides) = (host, port, proxy, overrides)
+    public init(host: String, port: Int, proxy: HostPort? = nil, resolve: [ResolveOverride] = []) {
+        (self.host, self.port, self.proxy, self.resolve) = (host, port, proxy, resolve)
     }
 
     /// A TCP connection to the endpoint, through the proxy with CONNECT when there is one.
@@ -32,21 +32,9 @@ public struct Endpoint: Sendable, Equatable {
         return socket
     }
 
-    /// A plain TCP connection to `host:port`, honouring `overrides`.
+    /// A plain TCP connection to `host:port`, honouring `resolve`.
     func dialDirect(host: String, port: Int, timeout: TimeInterval) throws -> Socket {
-        let address = overrides["\(host.lowercased()):\(port)"] ?? host
-        return try Socket.connect(host: address, port: port, timeout: timeout)
-    }
-
-    /// Parses curl's `HOST:PORT:ADDRESS` (the address may be a bracketed IPv6 literal).
-    public static func parseResolve(_ text: String) throws -> (key: String, address: String) {
-        let parts = text.split(separator: ":", maxSplits: 2).map(String.init)
-        guard parts.count == 3, Int(parts[1]) != nil, !parts[2].isEmpty else {
-            throw QAError(.invalidInput, "--resolve \(text) is not HOST:PORT:ADDRESS (e.g. api.example.com:443:127.0.0.1)")
-        }
-        var address = parts[2]
-        if address.hasPrefix("["), address.hasSuffix("]") { address = String(address.dropFirst().dropLast()) }
-        return ("\(parts[0].lowercased()):\(parts[1])", address)
+        try Socket.connect(host: resolve.address(host: host, port: port), port: port, timeout: timeout)
     }
 }
 

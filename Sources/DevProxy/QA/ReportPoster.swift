@@ -19,12 +19,12 @@ public struct ReportPoster: Sendable {
     /// Extra CAs trusted for `https:` report URIs (beside the system store).
     public var extraCAs: [Certificate]
     /// `--resolve` overrides.
-    public var overrides: [String: String]
+    public var resolve: [ResolveOverride]
     /// Per-operation timeout, seconds. Default 10.
     public var timeout: TimeInterval
 
-    public init(proxy: HostPort? = nil, extraCAs: [Certificate] = [], overrides: [String: String] = [:], timeout: TimeInterval = 10) {
-        (self.proxy, self.extraCAs, self.overrides, self.timeout) = (proxy, extraCAs, overrides, timeout)
+    public init(proxy: HostPort? = nil, extraCAs: [Certificate] = [], resolve: [ResolveOverride] = [], timeout: TimeInterval = 10) {
+        (self.proxy, self.extraCAs, self.resolve, self.timeout) = (proxy, extraCAs, resolve, timeout)
     }
 
     /// POSTs `body` to each URI in order; a failure of one does not stop the others.
@@ -50,7 +50,7 @@ public struct ReportPoster: Sendable {
         let hostHeader = defaultPort ? (host.contains(":") ? "[\(host)]" : host) : authority.description
         var target = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
         if let query = components.percentEncodedQuery { target += "?" + query }
-        let endpoint = Endpoint(host: host, port: port, proxy: scheme == "https" ? proxy : nil, overrides: overrides)
+        let endpoint = Endpoint(host: host, port: port, proxy: scheme == "https" ? proxy : nil, resolve: resolve)
         let stream: ByteStream
         var keep: [AnyObject] = []
         if scheme == "https" {

@@ -54,10 +54,7 @@ enum TransferCodings {
     ///   requests `.unknownTransferCoding` (501, §6.1: "A server that receives a request message
     ///   with a transfer coding it does not understand SHOULD respond with 501").
     static func finalIsChunked(_ headers: HTTPHeaders, side: MessageSide) throws(HTTP1ParseError) -> Bool {
-        let codings = headers.listElements("Transfer-Encoding").map { element in
-            // A coding may carry parameters (`gzip;q=1`); only its name matters for framing.
-            element.prefix { $0 != ";" }.trimmingCharacters(in: " \t").lowercased()
-        }
+        let codings = headers.transferCodings
         guard let last = codings.last else {
             throw HTTP1ParseError(.invalidTransferEncoding, "Transfer-Encoding is empty", side: side)
         }
