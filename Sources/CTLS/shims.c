@@ -28,6 +28,12 @@ unsigned long CTLS_XN_FLAG_ONELINE(void) { return XN_FLAG_ONELINE; }
 long CTLS_BIO_get_mem_data(BIO *bio, char **pp) { return BIO_get_mem_data(bio, pp); }
 long CTLS_BIO_set_nbio(BIO *bio, long nonblocking) { return BIO_set_nbio(bio, nonblocking); }
 int CTLS_BIO_reset(BIO *bio) { return (int)BIO_reset(bio); }
+long CTLS_BIO_set_write_buffer_size(BIO *bio, long size) { return BIO_set_write_buffer_size(bio, size); }
+long CTLS_BIO_set_read_buffer_size(BIO *bio, long size) { return BIO_set_read_buffer_size(bio, size); }
+long CTLS_BIO_buffer_peek(BIO *bio, void *into, long count) { return BIO_buffer_peek(bio, into, count); }
+int CTLS_BIO_flush(BIO *bio) { return (int)BIO_flush(bio); }
+int CTLS_BIO_should_retry(BIO *bio) { return BIO_should_retry(bio); }
+long CTLS_BIO_wpending(BIO *bio) { return (long)BIO_wpending(bio); }
 
 FILE *CTLS_stdout(void) { return stdout; }
 FILE *CTLS_stderr(void) { return stderr; }

@@ -76,18 +76,45 @@ public enum ISO8601 {
 
     private static func format(_ date: Date, fraction: Bool) -> String {
         let interval = date.timeIntervalSince1970
-        var seconds = time_t(interval.rounded(.down))
-        var millis = Int(((interval - Double(seconds)) * 1000).rounded(.down))
-        if millis >= 1000 { seconds += 1; millis -= 1000 }
+        // Round to whole milliseconds first, then split: 1796036607.045 - 1796036607 is
+        // 0.04499995…, which truncated would print as .044.
+        let totalMillis = Int64((interval * 1000).rounded())
+        var seconds = time_t(totalMillis >= 0 ? totalMillis / 1000 : (totalMillis - 999) / 1000)
+        let millis = Int(totalMillis - Int64(seconds) * 1000)
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        func pad(_ value: Int32, _ width: Int) -> String {
-            let digits = String(value)
-            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        // Two of these per flow record: digits go straight into a fixed buffer, no strings
+        // concatenated. Years outside 0...9999 cannot come out of a Date the proxy stamps.
+        let year = Int(parts.tm_year) + 1900
+        guard (0...9999).contains(year) else {
+            let text = String(format: "%04d-%02d-%02dT%02d:%02d:%02d", year, parts.tm_mon + 1, parts.tm_mday,
+                              parts.tm_hour, parts.tm_min, parts.tm_sec)
+            return text + (fraction ? String(format: ".%03dZ", millis) : "Z")
         }
-        var text = pad(parts.tm_year + 1900, 4) + "-" + pad(parts.tm_mon + 1, 2) + "-" + pad(parts.tm_mday, 2) + "T"
-            + pad(parts.tm_hour, 2) + ":" + pad(parts.tm_min, 2) + ":" + pad(parts.tm_sec, 2)
-        if fraction { text += "." + pad(Int32(millis), 3) }
-        return text + "Z"
+        let length = fraction ? 24 : 20
+        return String(unsafeUninitializedCapacity: length) { buffer in
+            var index = 0
+            func put(_ value: Int, digits: Int) {
+                var divisor = 1
+                for _ in 1..<digits { divisor *= 10 }
+                var rest = value
+                while divisor > 0 {
+                    buffer[index] = UInt8(ascii: "0") + UInt8(rest / divisor)
+                    rest %= divisor
+                    divisor /= 10
+                    index += 1
+                }
+            }
+            func put(_ character: Unicode.Scalar) {
+                buffer[index] = UInt8(ascii: character)
+                index += 1
+            }
+            put(year, digits: 4); put("-"); put(Int(parts.tm_mon) + 1, digits: 2); put("-"); put(Int(parts.tm_mday), digits: 2)
+            put("T"); put(Int(parts.tm_hour), digits: 2); put(":"); put(Int(parts.tm_min), digits: 2); put(":")
+            put(Int(parts.tm_sec), digits: 2)
+            if fraction { put("."); put(millis, digits: 3) }
+            put("Z")
+            return index
+        }
     }
 }

@@ -53,6 +53,12 @@ unsigned long CTLS_XN_FLAG_ONELINE(void);
 long CTLS_BIO_get_mem_data(BIO *bio, char **pp);
 long CTLS_BIO_set_nbio(BIO *bio, long nonblocking);
 int CTLS_BIO_reset(BIO *bio);
+long CTLS_BIO_set_write_buffer_size(BIO *bio, long size);
+long CTLS_BIO_set_read_buffer_size(BIO *bio, long size);
+long CTLS_BIO_buffer_peek(BIO *bio, void *into, long count);
+int CTLS_BIO_flush(BIO *bio);
+int CTLS_BIO_should_retry(BIO *bio);
+long CTLS_BIO_wpending(BIO *bio);
 
 // MARK: C standard streams (globals Swift 6 refuses as shared mutable state)
 FILE *CTLS_stdout(void);

@@ -39,17 +39,21 @@ struct Destination {
     let port: Int
     let pathAndQuery: String
 
+    /// The host as it appears in an authority: an IPv6 literal in brackets (RFC 3986 §3.2.2).
+    /// (A byte scan: `String.contains(_: String)` goes through Foundation's locale-aware search.)
+    private var authority: String {
+        host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
+    }
+
     /// The URL the flow log shows.
     var url: String {
         let scheme = tls ? "https" : "http"
         let defaultPort = tls ? 443 : 80
-        let authority = host.contains(":") ? "[\(host)]" : host
         return "\(scheme)://\(authority)\(port == defaultPort ? "" : ":\(port)")\(pathAndQuery)"
     }
 
     /// The Host header value for this destination.
     var hostHeader: String {
-        let authority = host.contains(":") ? "[\(host)]" : host
         return port == (tls ? 443 : 80) ? authority : "\(authority):\(port)"
     }
 }

@@ -36,7 +36,7 @@ struct FlowDraft {
     /// Proxy-Authorization is always masked: it holds the password to this proxy itself.
     static func headerPairs(_ headers: HTTPHeaders, redact: [String]) -> [[String]] {
         headers.map { field in
-            (redact + ["Proxy-Authorization"]).contains { $0.caseInsensitiveCompare(field.name) == .orderedSame }
+            field.name.equalsCaseInsensitive("Proxy-Authorization") || redact.contains { $0.equalsCaseInsensitive(field.name) }
                 ? [field.name, "<redacted>"] : [field.name, field.value]
         }
     }

@@ -98,9 +98,12 @@ struct ResponseRelay {
                 case .body(let bytes)?:
                     capture.append(bytes)
                     relayed += bytes.count
-                    try send(framing.rechunk ? HTTP1Serializer.chunk(bytes) : bytes, after: &held)
+                    // While more of the body is already here, records gather in the client's write
+                    // buffer and leave together; before any wait on the upstream they are flushed.
+                    let more = (try? upstream.reader.hasBufferedInput()) == true || upstream.stream.inputReady
+                    try send(framing.rechunk ? HTTP1Serializer.chunk(bytes) : bytes, after: &held, flush: !more)
                 case .end(let trailers)?:
-                    try send(framing.rechunk ? HTTP1Serializer.lastChunk(trailers: trailers) : [], after: &held)
+                    try send(framing.rechunk ? HTTP1Serializer.lastChunk(trailers: trailers) : [], after: &held, flush: true)
                     // Bytes after the end of the response answer no request: reusing the connection
                     // would hand them to the next client as its response.
                     let surplus = !upstream.reader.parser.takeRemainingBytes().isEmpty
@@ -148,12 +151,14 @@ struct ClientFraming {
 
 extension ResponseRelay {
     /// Writes `bytes` to the client, preceded by the held response head if it has not gone yet.
-    fileprivate func send(_ bytes: [UInt8], after held: inout [UInt8]?) throws {
+    fileprivate func send(_ bytes: [UInt8], after held: inout [UInt8]?, flush: Bool) throws {
         if let head = held {
             held = nil
-            try context.client.stream.write(head + bytes)
+            try context.client.stream.write(head + bytes, flush: flush)
         } else if !bytes.isEmpty {
-            try context.client.stream.write(bytes)
+            try context.client.stream.write(bytes, flush: flush)
+        } else if flush {
+            try context.client.stream.flush()
         }
     }
 }

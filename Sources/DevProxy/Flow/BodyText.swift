@@ -3,8 +3,9 @@ import Foundation
 /// Whether captured body bytes should be shown as text, and the text if so.
 enum BodyText {
     /// Types that are text whatever their bytes look like (as long as they are UTF-8).
-    private static let textualMarkers = ["json", "xml", "javascript", "ecmascript", "x-www-form-urlencoded",
-                                         "graphql", "yaml", "csv"]
+    private static let textualMarkers: [[UInt8]] = ["json", "xml", "javascript", "ecmascript", "x-www-form-urlencoded",
+                                                    "graphql", "yaml", "csv"].map { Array($0.utf8) }
+    private static let textPrefix = Array("text/".utf8)
 
     /// Whether `contentType` names a textual media type (`text/*`, JSON, XML, JavaScript, forms).
     ///
@@ -14,8 +15,8 @@ enum BodyText {
         guard let contentType else { return false }
         let media = Array(contentType.utf8.prefix { $0 != UInt8(ascii: ";") }
             .drop { $0 == UInt8(ascii: " ") }.map { $0 | 0x20 })
-        if media.starts(with: Array("text/".utf8)) { return true }
-        return textualMarkers.contains { contains(media, Array($0.utf8)) }
+        if media.starts(with: textPrefix) { return true }
+        return textualMarkers.contains { contains(media, $0) }
     }
 
     /// Naive substring search: media types are a few dozen bytes.

@@ -13,9 +13,13 @@ struct FlowJSONWriter {
 
     mutating func string(_ value: String) {
         bytes.append(UInt8(ascii: "\""))
-        // Most strings need no escaping: copy them whole.
-        if value.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
-            bytes.append(contentsOf: value.utf8)
+        // Most strings need no escaping: copy them whole, straight from their UTF-8 storage.
+        let copied: Bool? = value.utf8.withContiguousStorageIfAvailable { utf8 in
+            guard !Self.needsEscaping(utf8) else { return false }
+            bytes.append(contentsOf: utf8)
+            return true
+        }
+        if copied == true {
             bytes.append(UInt8(ascii: "\""))
             return
         }
@@ -37,23 +41,55 @@ struct FlowJSONWriter {
         bytes.append(UInt8(ascii: "\""))
     }
 
+    /// A key: a literal of plain ASCII, written without scanning it for escapes.
+    mutating func key(_ key: StaticString) {
+        bytes.append(UInt8(ascii: "\""))
+        key.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Whether `utf8` holds a byte JSON must escape: a control character, `"` or `\`.
+    /// Eight bytes at a time (SWAR): a record has ~1.5 KB of strings and this runs per flow.
+    static func needsEscaping(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = utf8.baseAddress else { return false }
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        var offset = 0
+        while offset + 8 <= utf8.count {
+            let word = UnsafeRawPointer(base + offset).loadUnaligned(as: UInt64.self)
+            // "has a byte less than n" and "has a zero byte" from the bit-twiddling folklore.
+            func hasZeroByte(_ value: UInt64) -> Bool { ((value &- ones) & ~value & highs) != 0 }
+            let control = ((word &- (ones &* 0x20)) & ~word & highs) != 0
+            if control || hasZeroByte(word ^ (ones &* 0x22)) || hasZeroByte(word ^ (ones &* 0x5C)) { return true }
+            offset += 8
+        }
+        while offset < utf8.count {
+            let byte = base[offset]
+            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return true }
+            offset += 1
+        }
+        return false
+    }
+
     mutating func number(_ value: Double) {
         if value.isNaN { return string("NaN") }
         if value.isInfinite { return string(value > 0 ? "Infinity" : "-Infinity") }
         if value == value.rounded(), abs(value) < 1e15 {
-            bytes += Array(String(Int(value)).utf8)
+            bytes.append(contentsOf: String(Int(value)).utf8)
         } else {
-            bytes += Array(String(value).utf8)
+            bytes.append(contentsOf: String(value).utf8)
         }
     }
 
-    mutating func number(_ value: Int) { bytes += Array(String(value).utf8) }
+    mutating func number(_ value: Int) { bytes.append(contentsOf: String(value).utf8) }
 
-    mutating func bool(_ value: Bool) { bytes += Array((value ? "true" : "false").utf8) }
+    mutating func bool(_ value: Bool) { bytes.append(contentsOf: (value ? "true" : "false").utf8) }
 
     /// Writes `{…}`; `body` adds fields through the `Fields` it is given, in sorted key order.
     mutating func object(_ body: (inout Fields) -> Void) {
         var fields = Fields(writer: self)
+        // Leave `fields` the only owner of the buffer, or every append copies it (copy on write).
+        bytes = []
         fields.writer.bytes.append(UInt8(ascii: "{"))
         body(&fields)
         fields.writer.bytes.append(UInt8(ascii: "}"))
@@ -77,21 +113,21 @@ struct FlowJSONWriter {
         init(writer: FlowJSONWriter) { self.writer = writer }
 
         /// Adds `"key":` and the value `write` produces; skipped when `value` is nil.
-        mutating func field<T>(_ key: String, _ value: T?, _ write: (inout FlowJSONWriter, T) -> Void) {
+        mutating func field<T>(_ key: StaticString, _ value: T?, _ write: (inout FlowJSONWriter, T) -> Void) {
             guard let value else { return }
             if !first { writer.bytes.append(UInt8(ascii: ",")) }
             first = false
-            writer.string(key)
+            writer.key(key)
             writer.bytes.append(UInt8(ascii: ":"))
             write(&writer, value)
         }
 
-        mutating func string(_ key: String, _ value: String?) { field(key, value) { $0.string($1) } }
-        mutating func int(_ key: String, _ value: Int?) { field(key, value) { $0.number($1) } }
-        mutating func double(_ key: String, _ value: Double?) { field(key, value) { $0.number($1) } }
-        mutating func bool(_ key: String, _ value: Bool?) { field(key, value) { $0.bool($1) } }
-        mutating func object<T: FlowJSONWritable>(_ key: String, _ value: T?) { field(key, value) { $1.write(to: &$0) } }
-        mutating func array<T: FlowJSONWritable>(_ key: String, _ value: [T]?) {
+        mutating func string(_ key: StaticString, _ value: String?) { field(key, value) { $0.string($1) } }
+        mutating func int(_ key: StaticString, _ value: Int?) { field(key, value) { $0.number($1) } }
+        mutating func double(_ key: StaticString, _ value: Double?) { field(key, value) { $0.number($1) } }
+        mutating func bool(_ key: StaticString, _ value: Bool?) { field(key, value) { $0.bool($1) } }
+        mutating func object<T: FlowJSONWritable>(_ key: StaticString, _ value: T?) { field(key, value) { $1.write(to: &$0) } }
+        mutating func array<T: FlowJSONWritable>(_ key: StaticString, _ value: [T]?) {
             field(key, value) { writer, values in writer.array(values) { $1.write(to: &$0) } }
         }
     }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A bidirectional byte stream: a plain socket or TLS over one. The engine reads and writes
 /// through this so HTTP handling is the same for `http://` and decrypted `https://`.
 public protocol ByteStream: AnyObject, Sendable {
@@ -5,8 +7,13 @@ public protocol ByteStream: AnyObject, Sendable {
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
     /// Reads what has arrived without waiting: nil when nothing has, 0 when the peer closed.
     func readAvailable(into buffer: UnsafeMutableRawBufferPointer) throws -> Int?
-    /// Writes all of `bytes`.
-    func write(_ bytes: UnsafeRawBufferPointer) throws
+    /// Writes all of `bytes`; with `flush: false` the stream may hold them in a buffer until a
+    /// later write or `flush()` (so a streamed body leaves in fewer, larger writes).
+    func write(_ bytes: UnsafeRawBufferPointer, flush: Bool) throws
+    /// Sends whatever `write(_:flush: false)` left buffered.
+    func flush() throws
+    /// Whether a read would return data now, without waiting on the network.
+    var inputReady: Bool { get }
     /// Bytes buffered inside the stream that `poll()` on the socket cannot see.
     var pending: Int { get }
     /// The socket underneath.
@@ -16,9 +23,19 @@ public protocol ByteStream: AnyObject, Sendable {
 }
 
 extension ByteStream {
-    /// Writes a byte array.
+    /// Writes all of `bytes` and sends them at once.
+    public func write(_ bytes: UnsafeRawBufferPointer) throws {
+        try write(bytes, flush: true)
+    }
+
+    /// Writes a byte array and sends it at once.
     public func write(_ bytes: [UInt8]) throws {
-        try bytes.withUnsafeBytes { try write($0) }
+        try bytes.withUnsafeBytes { try write($0, flush: true) }
+    }
+
+    /// Writes a byte array; see `write(_:flush:)`.
+    public func write(_ bytes: [UInt8], flush: Bool) throws {
+        try bytes.withUnsafeBytes { try write($0, flush: flush) }
     }
 }
 
@@ -32,7 +49,12 @@ public final class PlainStream: ByteStream {
 
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int { try socket.read(into: buffer) }
     public func readAvailable(into buffer: UnsafeMutableRawBufferPointer) throws -> Int? { try socket.readAvailable(into: buffer) }
-    public func write(_ bytes: UnsafeRawBufferPointer) throws { try socket.write(bytes) }
+    public func write(_ bytes: UnsafeRawBufferPointer, flush: Bool) throws { try socket.write(bytes) }
+    public func flush() throws {}
+    public var inputReady: Bool {
+        var queued: Int32 = 0
+        return ioctl(socket.fd, UInt(FIONREAD), &queued) == 0 && queued > 0
+    }
     public var pending: Int { 0 }
     public func close() { socket.close() }
 }

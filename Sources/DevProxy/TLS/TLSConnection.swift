@@ -28,7 +28,7 @@ public final class TLSConnection: @unchecked Sendable {
         let installed = leaf.certificate.withX509 { SSL_use_certificate(ssl, $0) } == 1
             && leaf.key.withEVPPKey { SSL_use_PrivateKey(ssl, $0) } == 1
             && leaf.chain.allSatisfy { certificate in certificate.withX509 { CTLS_SSL_add1_chain_cert(ssl, $0) } == 1 }
-        guard installed, SSL_set_fd(ssl, socket.fd) == 1 else {
+        guard installed, connection.attachBufferedSocket() else {
             throw TLSError(.failed, "cannot install the leaf: \(OpenSSLErrorQueue.drain().joined(separator: "; "))")
         }
         let result = SSL_accept(ssl)
@@ -56,7 +56,7 @@ public final class TLSConnection: @unchecked Sendable {
             _ = SSL_set1_host(ssl, serverName)
         }
         session?.resume(ssl)
-        guard SSL_set_fd(ssl, socket.fd) == 1 else { throw TLSError(.failed, "SSL_set_fd failed") }
+        guard connection.attachBufferedSocket() else { throw TLSError(.failed, "cannot attach the socket") }
         let result = SSL_connect(ssl)
         guard result == 1 else { throw TLSError.handshake(ssl: ssl, result: result, savedErrno: errno, peer: serverName) }
         session?.store(ssl)
@@ -101,8 +101,10 @@ public final class TLSConnection: @unchecked Sendable {
         }
     }
 
-    /// Writes all of `bytes`.
-    public func write(_ bytes: UnsafeRawBufferPointer) throws {
+    /// Writes all of `bytes`. With `flush: false` on a buffered connection (the client side)
+    /// the records may wait in the write buffer for the next write or `flush()`; a full buffer
+    /// goes out by itself.
+    public func write(_ bytes: UnsafeRawBufferPointer, flush: Bool) throws {
         var offset = 0
         while offset < bytes.count {
             OpenSSLErrorQueue.clear()
@@ -119,13 +121,84 @@ public final class TLSConnection: @unchecked Sendable {
                 throw NetworkError(.reset, "\(peerName) closed the connection while we were writing")
             }
         }
+        if flush { try self.flush() }
     }
 
-    /// Bytes already decrypted and waiting: poll() on the socket cannot see them.
-    public var pending: Int { Int(SSL_pending(ssl)) }
+    /// Sends what the write buffer holds.
+    public func flush() throws {
+        guard isBuffered, let bio = SSL_get_wbio(ssl) else { return }
+        while CTLS_BIO_wpending(bio) > 0 {
+            if CTLS_BIO_flush(bio) > 0 { return }
+            guard CTLS_BIO_should_retry(bio) != 0 else {
+                OpenSSLErrorQueue.clear()
+                throw NetworkError(.reset, "\(peerName) closed the connection while we were writing")
+            }
+            try socket.wait(for: Int16(POLLOUT))
+        }
+    }
+
+    /// Whether a read returns data without waiting on the network: a decrypted record is held,
+    /// or the next whole record is in the read buffer or the kernel's receive queue.
+    public var inputReady: Bool {
+        if SSL_pending(ssl) > 0 { return true }
+        guard let bio = SSL_get_rbio(ssl) else { return false }
+        var header = (UInt8(0), UInt8(0), UInt8(0), UInt8(0), UInt8(0))
+        let buffered = Int(BIO_ctrl_pending(bio))
+        let headerBytes: Int
+        if buffered >= 5 {
+            headerBytes = withUnsafeMutableBytes(of: &header) { Int(CTLS_BIO_buffer_peek(bio, $0.baseAddress, 5)) }
+        } else if buffered == 0 {
+            headerBytes = withUnsafeMutableBytes(of: &header) { recv(socket.fd, $0.baseAddress, 5, Int32(MSG_PEEK | MSG_DONTWAIT)) }
+        } else {
+            return false
+        }
+        guard headerBytes == 5 else { return false }
+        // TLS record header: type, version (2), length (2).
+        let record = 5 + (Int(header.3) << 8 | Int(header.4))
+        if buffered >= record { return true }
+        var queued: Int32 = 0
+        guard ioctl(socket.fd, UInt(FIONREAD), &queued) == 0 else { return false }
+        return buffered + Int(queued) >= record
+    }
+
+    /// Both directions go through one buffer BIO over the socket: a read takes in as many
+    /// records as have arrived (OpenSSL alone reads each record's header and body separately),
+    /// and records written with `flush: false` leave together (a streamed body). OpenSSL
+    /// flushes it after handshake messages and alerts, `write(_:flush:)` after application data.
+    private var isBuffered = false
+
+    /// A full record (16 KiB of plaintext plus header and AEAD overhead) and the next header.
+    private static let readBufferSize = 17 * 1024
+    /// Four full records per `write`.
+    private static let writeBufferSize = 64 * 1024
+
+    private func attachBufferedSocket() -> Bool {
+        guard let socketBIO = BIO_new_socket(socket.fd, BIO_NOCLOSE) else { return false }
+        guard let buffer = BIO_new(BIO_f_buffer()) else {
+            BIO_free(socketBIO)
+            return false
+        }
+        guard CTLS_BIO_set_write_buffer_size(buffer, Self.writeBufferSize) == 1,
+              CTLS_BIO_set_read_buffer_size(buffer, Self.readBufferSize) == 1 else {
+            BIO_free(buffer)
+            BIO_free(socketBIO)
+            return false
+        }
+        _ = BIO_push(buffer, socketBIO)
+        // One BIO for both directions, as SSL_set_fd does with a bare socket BIO (given the same
+        // BIO twice, SSL_set_bio takes our one reference and adds its second itself).
+        SSL_set_bio(ssl, buffer, buffer)
+        isBuffered = true
+        return true
+    }
+
+    /// Bytes already read from the socket and waiting (decrypted, or still in the read
+    /// buffer): poll() on the socket cannot see them.
+    public var pending: Int { Int(SSL_pending(ssl)) + (SSL_get_rbio(ssl).map { Int(BIO_ctrl_pending($0)) } ?? 0) }
 
     /// Sends close_notify (best effort, never blocks for the peer's reply).
     public func close() {
+        try? flush()
         if SSL_is_init_finished(ssl) == 1 { SSL_shutdown(ssl) }
         ERR_clear_error()
         socket.close()

@@ -13,22 +13,20 @@ enum ASCII {
     static let minus: UInt8 = 0x2D
     static let del: UInt8 = 0x7F
 
-    /// `tchar` from RFC 9110 §5.6.2: the characters a token (method, field name, coding) may hold.
-    private static let tokenTable: [Bool] = (0..<256).map { value in
-        let byte = UInt8(value)
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-             UInt8(ascii: "A")...UInt8(ascii: "Z"):
-            return true
-        default:
-            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
-        }
-    }
+    /// `tchar` from RFC 9110 §5.6.2 (the characters a token — method, field name, coding — may
+    /// hold) as a bit set over bytes 0–127: bit n of `tokenLow` is byte n, of `tokenHigh` byte 64 + n.
+    /// Digits and `!#$%&'*+-.^` in the low half; letters and `_`, backquote, `|`, `~` in the high.
+    private static let tokenLow: UInt64 = 0x03FF_6CFA_0000_0000
+    private static let tokenHigh: UInt64 = 0x57FF_FFFF_C7FF_FFFE
 
     /// Whether `byte` is a `tchar` (RFC 9110 §5.6.2).
     @inline(__always)
     static func isTokenChar(_ byte: UInt8) -> Bool {
-        tokenTable[Int(byte)]
+        switch byte {
+        case 0..<64: return tokenLow & (1 << UInt64(byte)) != 0
+        case 64..<128: return tokenHigh & (1 << UInt64(byte - 64)) != 0
+        default: return false
+        }
     }
 
     /// Whether every byte of `bytes` is a `tchar` and there is at least one.
@@ -79,6 +77,10 @@ enum ASCII {
     /// real servers send; the ISO-8859-1 fallback keeps every other byte visible rather than
     /// replacing it with U+FFFD.
     static func decodeText(_ bytes: ArraySlice<UInt8>) -> String {
+        // Nearly every value is ASCII, which is valid UTF-8 as it stands.
+        if bytes.allSatisfy({ $0 < 0x80 }) {
+            return String(decoding: bytes, as: UTF8.self)
+        }
         if let text = String(validating: bytes, as: UTF8.self) {
             return text
         }
@@ -94,12 +96,32 @@ enum ASCII {
 
 extension String {
     /// Whether two strings are equal ignoring ASCII case, without allocating lowercased copies.
-    func equalsCaseInsensitive(_ other: String) -> Bool {
+    public func equalsCaseInsensitive(_ other: String) -> Bool {
+        // Header lookups call this for every field of every message: compare the UTF-8 storage
+        // directly (native and small strings have it) rather than through two index iterators.
+        // Most names asked about differ in length, which native strings know without a scan.
+        guard utf8.count == other.utf8.count else { return false }
+        let fast: Bool?? = utf8.withContiguousStorageIfAvailable { lhs in
+            other.utf8.withContiguousStorageIfAvailable { rhs in
+                guard lhs.count == rhs.count else { return false }
+                for index in 0..<lhs.count where !ASCII.equalIgnoringCase(lhs[index], rhs[index]) {
+                    return false
+                }
+                return true
+            }
+        }
+        if let fast = fast ?? nil { return fast }
         let lhs = utf8
         let rhs = other.utf8
         guard lhs.count == rhs.count else { return false }
-        return zip(lhs, rhs).allSatisfy { a, b in
-            a == b || (a | 0x20 == b | 0x20 && (a | 0x20) >= UInt8(ascii: "a") && (a | 0x20) <= UInt8(ascii: "z"))
-        }
+        return zip(lhs, rhs).allSatisfy(ASCII.equalIgnoringCase)
+    }
+}
+
+extension ASCII {
+    /// Whether two bytes are equal, or the same ASCII letter in either case.
+    @inline(__always)
+    static func equalIgnoringCase(_ a: UInt8, _ b: UInt8) -> Bool {
+        a == b || (a | 0x20 == b | 0x20 && (a | 0x20) >= UInt8(ascii: "a") && (a | 0x20) <= UInt8(ascii: "z"))
     }
 }

@@ -18,13 +18,16 @@ extension HTTPHeaders {
     ///   `upgrade` and an Upgrade field is present), Upgrade is kept and Connection is reduced to
     ///   `Connection: upgrade` so the next hop still sees the request or the 101 response.
     public mutating func removeHopByHop(relayingUpgrade: Bool = false) {
-        let connectionOptions = listElements("Connection").map { $0.lowercased() }
-        let keepUpgrade = relayingUpgrade && connectionOptions.contains("upgrade") && contains("Upgrade")
-        var doomed = Set(connectionOptions)
-        doomed.formUnion(Self.hopByHopNames.map { $0.lowercased() })
-        if keepUpgrade { doomed.remove("upgrade") }
+        // Runs twice per proxied exchange: no sets or lower-cased copies, names compared in place.
+        let connectionOptions = contains("Connection") ? listElements("Connection") : []
+        let keepUpgrade = relayingUpgrade && connectionOptions.contains { String($0).equalsCaseInsensitive("upgrade") }
+            && contains("Upgrade")
         let connectionName = first { $0.name.equalsCaseInsensitive("Connection") }?.name
-        removeAll { doomed.contains($0.name.lowercased()) }
+        removeAll { field in
+            if keepUpgrade && field.name.equalsCaseInsensitive("Upgrade") { return false }
+            return Self.hopByHopNames.contains { field.name.equalsCaseInsensitive($0) }
+                || connectionOptions.contains { field.name.equalsCaseInsensitive(String($0)) }
+        }
         if keepUpgrade, let connectionName {
             add(name: connectionName, value: "upgrade")
         }

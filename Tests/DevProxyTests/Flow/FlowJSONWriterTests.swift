@@ -12,6 +12,24 @@ import Testing
         #expect(try FlowJSON.decoder().decode(Flow.self, from: Data(flow.jsonBytes)) == flow)
     }
 
+    /// The eight-bytes-at-a-time escape scan agrees with a byte-by-byte one for every special
+    /// byte at every position of strings up to 40 bytes, and for the bytes next to them.
+    @Test func escapeScanFindsEverySpecialByteAtEveryOffset() {
+        let naive: ([UInt8]) -> Bool = { $0.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C } }
+        let probes: [UInt8] = [0x00, 0x01, 0x09, 0x0A, 0x1F, 0x20, 0x21, 0x22, 0x23, 0x5B, 0x5C, 0x5D, 0x7F, 0x80, 0xC3, 0xFF]
+        for length in 1...40 {
+            for position in 0..<length {
+                for probe in probes {
+                    var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    bytes[position] = probe
+                    let scanned = bytes.withUnsafeBufferPointer { FlowJSONWriter.needsEscaping($0) }
+                    #expect(scanned == naive(bytes), "length \(length), byte \(probe) at \(position)")
+                }
+            }
+        }
+        #expect([UInt8]().withUnsafeBufferPointer { FlowJSONWriter.needsEscaping($0) } == false)
+    }
+
     /// Every optional field set, and strings that need escaping.
     static let everything: Flow = {
         var flow = FlowSamples.get
