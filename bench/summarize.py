@@ -60,6 +60,9 @@ METRICS = [
     ("new8", "new connection per GET, 8 at once: req/s", load("req_per_s"), "{:.0f}", True),
     ("new8", "new connection per GET, 8 at once: p50 (ms)", load("latency_ms", "p50"), "{:.2f}", False),
     ("new8", "new connection per GET, 8 at once: proxy CPU (%)", proc("cpu_percent"), "{:.0f}", False),
+    ("newhost", "new connection to a new host name each (leaf minted), 8 at once: req/s", load("req_per_s"), "{:.0f}", True),
+    ("newhost", "new connection to a new host name each, 8 at once: p50 (ms)", load("latency_ms", "p50"), "{:.2f}", False),
+    ("newhost", "new host: p50 added vs new connections to one host (ms)", "new_host_p50", "{:.2f}", False),
     ("stream", "stream {stream}: MB/s", load("mb_per_s"), "{:.0f}", True),
     ("stream", "stream {stream}: time to first byte (ms)", load("ttfb_ms"), "{:.2f}", False),
     ("stream", "stream {stream}: proxy peak RSS (MiB)", proc("peak_rss_kib", MIB), "{:.1f}", False),
@@ -75,6 +78,12 @@ def figure(target, cell, pick):
             return None
         mine = median(target, cell, load("latency_ms", "p50"))
         base = median("direct", cell, load("latency_ms", "p50"))
+        return None if mine is None or base is None else mine - base
+    if pick == "new_host_p50":
+        # What a host never seen before costs over a fresh connection to a known one: for a
+        # proxy, minting a leaf plus a fresh upstream connection (no pooled one, no resumption).
+        mine = median(target, "newhost", load("latency_ms", "p50"))
+        base = median(target, "new8", load("latency_ms", "p50"))
         return None if mine is None or base is None else mine - base
     return median(target, cell, pick)
 

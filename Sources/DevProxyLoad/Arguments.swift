@@ -80,6 +80,9 @@ struct LoadOptions: Sendable {
     var insecure = false
     /// Print one JSON object instead of text.
     var json = false
+    /// Every connection asks for a host name not used before (`n<N>-<pid>.<URL host>`): what a
+    /// proxy's first connection to a new host costs (minting a leaf).
+    var newHostEach = false
 
     /// Warm-up actually applied: stream and idle runs measure from the start.
     var effectiveWarmup: Double {
@@ -100,7 +103,7 @@ extension LoadOptions {
 
     usage: devproxy-load URL [--proxy HOST:PORT] [--connect-to HOST:PORT] [--mode keepalive|newconn|stream|idle]
                              [-c CONNECTIONS] [-t THREADS] [--duration SECONDS] [--warmup SECONDS]
-                             [--timeout SECONDS] [--cafile FILE] [--insecure] [--json]
+                             [--timeout SECONDS] [--cafile FILE] [--insecure] [--new-host-each] [--json]
 
     examples:
       # 16 keep-alive connections for 10 s straight to a TLS server, trusting a test CA
@@ -109,6 +112,9 @@ extension LoadOptions {
       devproxy-load https://bench.local:8443/100b --proxy 127.0.0.1:8080 --cafile proxy-root.pem -c 16
       # 8 concurrent fresh connections, full handshake per request
       devproxy-load https://bench.local:8443/100b --mode newconn -c 8 --connect-to 127.0.0.1:8443 --cafile ca.pem
+      # the same, each connection to a host name never seen before (n1-PID.bench.local, ...):
+      # through a proxy this measures minting a leaf on the spot
+      devproxy-load https://bench.local:8443/100b --mode newconn -c 8 --new-host-each --proxy 127.0.0.1:8080 --cafile proxy-root.pem
       # download one large body, report MB/s and time to first byte
       devproxy-load https://bench.local:8443/256m --mode stream --duration 60 --connect-to 127.0.0.1:8443 --insecure
       # hold 1000 idle TLS connections through a proxy for 5 s
@@ -174,6 +180,7 @@ extension LoadOptions {
             case "--cafile": options.caFile = try value(arg)
             case "--insecure", "-k": options.insecure = true
             case "--json": options.json = true
+            case "--new-host-each": options.newHostEach = true
             default:
                 guard !arg.hasPrefix("-"), urlText == nil else {
                     throw ArgumentError(description: "unknown argument '\(arg)'; run with --help for usage")

@@ -1,36 +1,64 @@
+import Foundation
+import Synchronization
+
 /// How every connection of a run is made, decided once from the options.
 struct ConnectionPlan: Sendable {
     /// Address the TCP connect goes to: the proxy, else `--connect-to`, else the URL's host.
     let dial: LoopbackAddress
-    /// `host:port` for `CONNECT`, when tunnelling TLS through a proxy.
-    let connectTarget: String?
     /// TLS context; nil for `http://` URLs.
     let tls: TLSClientContext?
-    /// SNI and expected certificate name: always the URL's host.
-    let serverName: String
     /// Read-ahead with big buffers (stream mode).
     let largeReads: Bool
-    /// The GET request every exchange sends, ready to write.
-    let request: [UInt8]
+    private let url: TargetURL
+    private let viaProxy: Bool
+    private let connectTo: HostPort?
+    private let newHostEach: Bool
+    /// The names every connection uses, unless `newHostEach`.
+    private let shared: ConnectionNames
+
+    /// Numbers the host names of `--new-host-each` across all worker threads.
+    private static let hostCounter = Atomic<Int>(0)
 
     /// Derives the plan from the options.
     /// - Throws: `SetupError` for an unresolvable or non-loopback address, or a bad CA file.
     init(options: LoadOptions) throws(SetupError) {
-        let url = options.url
+        url = options.url
         let origin = options.connectTo ?? HostPort(host: url.host, port: url.port)
         dial = try LoopbackAddress(options.proxy ?? origin)
         tls = url.isTLS ? try TLSClientContext(caFile: options.caFile, insecure: options.insecure) : nil
-        serverName = url.host
         largeReads = options.mode == .stream
-        // Through a proxy, https tunnels with CONNECT; plain http sends the absolute URI instead.
-        connectTarget = options.proxy != nil && url.isTLS ? origin.description : nil
-        let target: String
-        if options.proxy != nil && !url.isTLS {
-            target = "http://\(url.hostHeader)\(url.pathAndQuery)"
-        } else {
-            target = url.pathAndQuery
-        }
-        let head = "GET \(target) HTTP/1.1\r\nHost: \(url.hostHeader)\r\nUser-Agent: devproxy-load\r\nAccept: */*\r\n\r\n"
-        request = Array(head.utf8)
+        viaProxy = options.proxy != nil
+        connectTo = options.connectTo
+        newHostEach = options.newHostEach
+        shared = Self.names(host: url.host, url: url, viaProxy: viaProxy, connectTo: connectTo)
     }
+
+    /// The names for the next connection: the URL's, or with `--new-host-each` a host never used
+    /// before in this run (`n<N>-<pid>.<URL host>`) in CONNECT, SNI and Host alike.
+    func namesForNextConnection() -> ConnectionNames {
+        guard newHostEach else { return shared }
+        let number = Self.hostCounter.wrappingAdd(1, ordering: .relaxed).newValue
+        return Self.names(host: "n\(number)-\(getpid()).\(url.host)", url: url, viaProxy: viaProxy, connectTo: connectTo)
+    }
+
+    private static func names(host: String, url: TargetURL, viaProxy: Bool, connectTo: HostPort?) -> ConnectionNames {
+        var named = url
+        named.host = host
+        let origin = connectTo ?? HostPort(host: host, port: url.port)
+        // Through a proxy, https tunnels with CONNECT; plain http sends the absolute URI instead.
+        let connectTarget = viaProxy && url.isTLS ? origin.description : nil
+        let target = viaProxy && !url.isTLS ? "http://\(named.hostHeader)\(url.pathAndQuery)" : url.pathAndQuery
+        let head = "GET \(target) HTTP/1.1\r\nHost: \(named.hostHeader)\r\nUser-Agent: devproxy-load\r\nAccept: */*\r\n\r\n"
+        return ConnectionNames(connectTarget: connectTarget, serverName: host, request: Array(head.utf8))
+    }
+}
+
+/// What one connection says: CONNECT target, SNI and the GET it sends.
+struct ConnectionNames: Sendable {
+    /// `host:port` for `CONNECT`, when tunnelling TLS through a proxy.
+    let connectTarget: String?
+    /// SNI and expected certificate name.
+    let serverName: String
+    /// The GET request every exchange on the connection sends, ready to write.
+    let request: [UInt8]
 }

@@ -28,6 +28,8 @@ final class LoadConnection {
     /// The socket; its descriptor is what the worker polls.
     let socket: TCPSocket
     private let plan: ConnectionPlan
+    /// CONNECT target, SNI and request of this connection.
+    let names: ConnectionNames
     private var phase: Phase
     private var tls: TLSStream?
     private var proxyHead: [UInt8] = []
@@ -36,6 +38,7 @@ final class LoadConnection {
     /// - Throws: `LoadError(.connect)` when the kernel refuses at once.
     init(plan: ConnectionPlan) throws(LoadError) {
         self.plan = plan
+        names = plan.namesForNextConnection()
         let (socket, connected) = try TCPSocket.connect(to: plan.dial)
         self.socket = socket
         phase = .tcpConnecting
@@ -62,7 +65,7 @@ final class LoadConnection {
                 try socket.finishConnect()
                 try afterTCP()
             case .proxyWriting(let offset):
-                let request = Array("CONNECT \(plan.connectTarget ?? "") HTTP/1.1\r\nHost: \(plan.connectTarget ?? "")\r\n\r\n".utf8)
+                let request = Array("CONNECT \(names.connectTarget ?? "") HTTP/1.1\r\nHost: \(names.connectTarget ?? "")\r\n\r\n".utf8)
                 let result = request[offset...].withUnsafeBytes { socket.write($0) }
                 switch result {
                 case .bytes(let n):
@@ -128,7 +131,7 @@ final class LoadConnection {
 
     /// Moves on from a connected TCP socket: to CONNECT, to TLS, or straight to ready.
     private func afterTCP() throws(LoadError) {
-        if plan.connectTarget != nil {
+        if names.connectTarget != nil {
             phase = .proxyWriting(offset: 0)
         } else {
             try startTLS()
@@ -138,7 +141,7 @@ final class LoadConnection {
     /// Creates the TLS stream (if the URL is https) and enters the handshake.
     private func startTLS() throws(LoadError) {
         if let context = plan.tls {
-            tls = try context.makeStream(fd: socket.fd, serverName: plan.serverName, largeReads: plan.largeReads)
+            tls = try context.makeStream(fd: socket.fd, serverName: names.serverName, largeReads: plan.largeReads)
             phase = .handshaking
         } else {
             phase = .ready

@@ -148,6 +148,23 @@ import TestSupport
         #expect(flow.tls?.client?.sni == "origin.test")
     }
 
+    /// `--resolve *.pool.test:PORT:127.0.0.1` sends every name below pool.test to the origin,
+    /// and the idle upstream pool stays within its bound however many hosts were visited.
+    @Test func wildcardResolveAndTheIdlePoolBound() throws {
+        let origin = try OriginServer(tls: false)
+        let proxy = try ProxyHarness(configure: {
+            $0.resolve = [try! ResolveOverride(parsing: "*.pool.test:\(origin.port):127.0.0.1")]
+            $0.maxIdleUpstream = 3
+        })
+        let urls = (1...6).map { "http://h\($0).pool.test:\(origin.port)/cl?n=5" }
+        let result = try proxy.curl(urls)
+        #expect(result.stdout == String(repeating: "hello", count: 6), "\(result.output)")
+        let flows = proxy.flows(count: 6)
+        #expect(Set(flows.map(\.server.host)) == Set((1...6).map { "h\($0).pool.test" }))
+        #expect(flows.allSatisfy { $0.server.address == "127.0.0.1:\(origin.port)" && $0.error == nil })
+        #expect(proxy.server.pool.idleConnections == 3)
+    }
+
     @Test func untrustedUpstreamGets502WithTheReason() throws {
         let origin = try OriginServer()
         let proxy = try ProxyHarness()

@@ -35,6 +35,9 @@ public struct ProxyConfiguration: Sendable {
     public var upstreamTimeout: TimeInterval = 60
     /// Most client connections served at once; more get 503. Default 1,024.
     public var maxConnections = 1024
+    /// Most idle keep-alive upstream connections kept for reuse, all hosts together (16 per
+    /// host); idle ones older than 4 s are closed. Default 256.
+    public var maxIdleUpstream = 256
     /// Time in-flight exchanges get to finish at shutdown. Default 5 s.
     public var shutdownGrace: TimeInterval = 5
     /// Add a `Via` header to forwarded messages (off by default: it changes what apps see).
@@ -83,7 +86,8 @@ public struct ResolveOverride: Sendable, Equatable {
     public let port: Int
     public let address: String
 
-    /// Parses `host:port:address` (the address may be a bracketed IPv6 literal).
+    /// Parses `host:port:address` (the address may be a bracketed IPv6 literal). A host of
+    /// `*.example.com` stands for every name below example.com (any depth, not the apex).
     public init(parsing text: String) throws {
         let parts = text.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count == 3, !parts[0].isEmpty, let port = Int(parts[1]), (1...65535).contains(port), !parts[2].isEmpty else {
@@ -98,8 +102,20 @@ public struct ResolveOverride: Sendable, Equatable {
 
 extension Array where Element == ResolveOverride {
     /// Where to dial for `host:port`: the override's address, else the host itself.
+    /// An exact `host:port` entry wins over a `*.` one.
     public func address(host: String, port: Int) -> String {
-        first { $0.host == host.lowercased() && $0.port == port }?.address ?? host
+        let name = host.lowercased()
+        if let exact = first(where: { $0.host == name && $0.port == port }) { return exact.address }
+        return first { $0.port == port && $0.coversAsWildcard(name) }?.address ?? host
+    }
+}
+
+extension ResolveOverride {
+    /// Whether this is a `*.parent` entry and `name` lies below `parent`.
+    func coversAsWildcard(_ name: String) -> Bool {
+        guard host.hasPrefix("*.") else { return false }
+        let suffix = host.dropFirst()   // ".parent"
+        return name.count > suffix.count && name.hasSuffix(suffix)
     }
 }
 

@@ -50,9 +50,11 @@ extension Flow.ChainCertificate {
 /// Opens upstream connections (honouring `--resolve`) and keeps idle keep-alive ones for
 /// reuse, keyed by scheme, host and port.
 final class UpstreamPool: @unchecked Sendable {
-    // `idle` is guarded by `lock`.
+    // `idle`, `idleCount` and `lastSweep` are guarded by `lock`.
     private let lock = NSLock()
     private var idle: [String: [(connection: UpstreamConnection, since: Date)]] = [:]
+    private var idleCount = 0
+    private var lastSweep = Date()
     private let configuration: ProxyConfiguration
     private let tlsContext: TLSContext
     private let sessions = TLSSessionCacheStore()
@@ -60,6 +62,9 @@ final class UpstreamPool: @unchecked Sendable {
     /// commonly drop idle connections after 5–60 s and a stale one fails the next request.
     private let maxIdle: TimeInterval = 4
     private let maxIdlePerKey = 16
+    /// Across all hosts (`maxIdleUpstream`): a client that visits thousands of hosts must not
+    /// leave a connection (socket, TLS state, buffers) open to each of them.
+    private var maxIdleTotal: Int { configuration.maxIdleUpstream }
 
     init(configuration: ProxyConfiguration, tlsContext: TLSContext) {
         self.configuration = configuration
@@ -93,15 +98,42 @@ final class UpstreamPool: @unchecked Sendable {
 
     /// Returns a connection whose last response ended cleanly, for the next request.
     func release(_ connection: UpstreamConnection) {
+        let now = Date()
+        lock.lock()
+        // Expired connections of hosts never asked for again would otherwise stay open for good:
+        // sweep them out, at most once a second.
+        var doomed = now.timeIntervalSince(lastSweep) >= 1 ? takeExpired(now: now) : []
+        var list = idle[connection.key, default: []]
+        if list.count < maxIdlePerKey && idleCount < maxIdleTotal {
+            list.append((connection, now))
+            idle[connection.key] = list
+            idleCount += 1
+        } else {
+            doomed.append(connection)
+        }
+        lock.unlock()
+        doomed.forEach { $0.stream.close() }
+    }
+
+    /// The idle connections past `maxIdle`, removed from the pool. Caller holds `lock`.
+    private func takeExpired(now: Date) -> [UpstreamConnection] {
+        lastSweep = now
+        var expired: [UpstreamConnection] = []
+        for (key, list) in idle {
+            let fresh = list.filter { now.timeIntervalSince($0.since) < maxIdle }
+            guard fresh.count < list.count else { continue }
+            expired += list.filter { now.timeIntervalSince($0.since) >= maxIdle }.map(\.connection)
+            idle[key] = fresh.isEmpty ? nil : fresh
+        }
+        idleCount -= expired.count
+        return expired
+    }
+
+    /// How many idle connections the pool holds (for tests).
+    var idleConnections: Int {
         lock.lock()
         defer { lock.unlock() }
-        var list = idle[connection.key, default: []]
-        guard list.count < maxIdlePerKey else {
-            connection.stream.close()
-            return
-        }
-        list.append((connection, Date()))
-        idle[connection.key] = list
+        return idleCount
     }
 
     /// Closes every idle connection (shutdown).
@@ -109,6 +141,7 @@ final class UpstreamPool: @unchecked Sendable {
         lock.lock()
         let all = idle.values.flatMap { $0 }
         idle = [:]
+        idleCount = 0
         lock.unlock()
         all.forEach { $0.connection.stream.close() }
     }
@@ -118,6 +151,7 @@ final class UpstreamPool: @unchecked Sendable {
         defer { lock.unlock() }
         while var list = idle[key], let last = list.popLast() {
             idle[key] = list.isEmpty ? nil : list
+            idleCount -= 1
             if Date().timeIntervalSince(last.since) < maxIdle, isStillOpen(last.connection) {
                 last.connection.reused = true
                 return last.connection

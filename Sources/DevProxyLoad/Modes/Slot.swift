@@ -75,13 +75,13 @@ final class Slot {
                     if let wait = try connection.advanceSetup() { return waitOn(connection, wait) }
                     startRequest(on: connection, now: now)
                 case .sending(let connection, let offset):
-                    let result = settings.plan.request[offset...].withUnsafeBytes { bytes in
+                    let result = connection.names.request[offset...].withUnsafeBytes { bytes in
                         Result { () throws(LoadError) in try connection.write(bytes) }
                     }
                     switch try result.get() {
                     case .bytes(let n):
                         let next = offset + n
-                        state = next == settings.plan.request.count ? .receiving(connection) : .sending(connection, offset: next)
+                        state = next == connection.names.request.count ? .receiving(connection) : .sending(connection, offset: next)
                     case .wait(let wait): return waitOn(connection, wait)
                     case .closed: throw LoadError(kind: .io, reason: "server closed before the request was sent")
                     }
