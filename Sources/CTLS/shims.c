@@ -16,6 +16,7 @@ int CTLS_SSL_set_app_data(SSL *ssl, void *data) { return SSL_set_app_data(ssl, d
 void *CTLS_SSL_get_app_data(const SSL *ssl) { return SSL_get_app_data(ssl); }
 int CTLS_SSL_CTX_set1_groups_list(SSL_CTX *ctx, const char *list) { return (int)SSL_CTX_set1_groups_list(ctx, list); }
 long CTLS_SSL_set_tmp_dh_auto(SSL *ssl, long onoff) { return SSL_set_dh_auto(ssl, onoff); }
+long CTLS_SSL_CTX_sess_number(SSL_CTX *ctx) { return SSL_CTX_sess_number(ctx); }
 
 uint64_t CTLS_SSL_OP_NO_COMPRESSION(void) { return SSL_OP_NO_COMPRESSION; }
 uint64_t CTLS_SSL_OP_NO_RENEGOTIATION(void) { return SSL_OP_NO_RENEGOTIATION; }

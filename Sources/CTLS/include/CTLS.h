@@ -38,6 +38,7 @@ int CTLS_SSL_set_app_data(SSL *ssl, void *data);
 void *CTLS_SSL_get_app_data(const SSL *ssl);
 int CTLS_SSL_CTX_set1_groups_list(SSL_CTX *ctx, const char *list);
 long CTLS_SSL_set_tmp_dh_auto(SSL *ssl, long onoff);
+long CTLS_SSL_CTX_sess_number(SSL_CTX *ctx);
 
 // MARK: SSL_OP_* constants (64-bit macros with casts)
 uint64_t CTLS_SSL_OP_NO_COMPRESSION(void);

@@ -98,6 +98,7 @@ final class UpstreamPool: @unchecked Sendable {
 
     /// Returns a connection whose last response ended cleanly, for the next request.
     func release(_ connection: UpstreamConnection) {
+        connection.tls?.rememberSession()
         let now = Date()
         lock.lock()
         // Expired connections of hosts never asked for again would otherwise stay open for good:

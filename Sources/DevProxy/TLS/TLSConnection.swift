@@ -59,7 +59,8 @@ public final class TLSConnection: @unchecked Sendable {
         guard connection.attachBufferedSocket() else { throw TLSError(.failed, "cannot attach the socket") }
         let result = SSL_connect(ssl)
         guard result == 1 else { throw TLSError.handshake(ssl: ssl, result: result, savedErrno: errno, peer: serverName) }
-        session?.store(ssl)
+        connection.sessionCache = session
+        connection.rememberSession()
         return connection
     }
 
@@ -196,8 +197,23 @@ public final class TLSConnection: @unchecked Sendable {
     /// buffer): poll() on the socket cannot see them.
     public var pending: Int { Int(SSL_pending(ssl)) + (SSL_get_rbio(ssl).map { Int(BIO_ctrl_pending($0)) } ?? 0) }
 
+    /// Where an upstream connection's session is remembered for the next connection.
+    private var sessionCache: TLSSessionCache?
+
+    /// Stores the session for resumption when it can be resumed. TLS 1.3 sends its tickets after
+    /// the handshake, so the session right after `connect` usually cannot: this runs again when
+    /// the connection goes back to the pool and when it closes, once tickets have arrived.
+    public func rememberSession() {
+        guard let sessionCache, let session = SSL_get_session(ssl), SSL_SESSION_is_resumable(session) == 1 else { return }
+        sessionCache.store(ssl)
+    }
+
+    /// Whether the handshake resumed a stored session.
+    public var sessionReused: Bool { SSL_session_reused(ssl) == 1 }
+
     /// Sends close_notify (best effort, never blocks for the peer's reply).
     public func close() {
+        rememberSession()
         try? flush()
         if SSL_is_init_finished(ssl) == 1 { SSL_shutdown(ssl) }
         ERR_clear_error()

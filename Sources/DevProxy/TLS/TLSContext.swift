@@ -58,7 +58,9 @@ public final class TLSContext: @unchecked Sendable {
         SSL_CTX_set_verify(context, insecure ? SSL_VERIFY_NONE : SSL_VERIFY_PEER, nil)
         let alpn: [UInt8] = [8] + Array("http/1.1".utf8)
         _ = SSL_CTX_set_alpn_protos(context, alpn, UInt32(alpn.count))
-        _ = CTLS_SSL_CTX_set_session_cache_mode(context, Int(SSL_SESS_CACHE_CLIENT))
+        // Sessions are kept by TLSSessionCacheStore (bounded, one per upstream); OpenSSL's own
+        // store would keep every one of them too (up to 20,480, each with the server's chain).
+        _ = CTLS_SSL_CTX_set_session_cache_mode(context, Int(SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE))
         return result
     }
 

@@ -12,13 +12,21 @@ public struct TLSSessionCache: Sendable {
     func store(_ ssl: OpaquePointer) { store.store(ssl, key: key) }
 }
 
-/// The per-process store behind `TLSSessionCache` handles.
+/// The per-process store behind `TLSSessionCache` handles: at most `capacity` upstreams are
+/// remembered (a session holds the server's certificate chain, a few KiB), the earliest
+/// remembered going first, so a client that visits thousands of hosts cannot grow it for good.
 public final class TLSSessionCacheStore: @unchecked Sendable {
     // Guarded by `lock`.
     private let lock = NSLock()
     private var sessions: [String: OpaquePointer] = [:]
+    /// Keys in the order they were first stored; `evictionStart` skips those already evicted.
+    private var order: [String] = []
+    private var evictionStart = 0
+    public let capacity: Int
 
-    public init() {}
+    public init(capacity: Int = 1024) {
+        self.capacity = max(1, capacity)
+    }
 
     deinit {
         for session in sessions.values { SSL_SESSION_free(session) }
@@ -26,6 +34,20 @@ public final class TLSSessionCacheStore: @unchecked Sendable {
 
     /// A handle for one upstream (`host:port`).
     public func handle(for key: String) -> TLSSessionCache { TLSSessionCache(store: self, key: key) }
+
+    /// How many upstreams have a session remembered.
+    public var count: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return sessions.count
+    }
+
+    /// Whether a session is remembered for `key`.
+    public func contains(_ key: String) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return sessions[key] != nil
+    }
 
     func resume(_ ssl: OpaquePointer, key: String) {
         lock.lock()
@@ -35,8 +57,23 @@ public final class TLSSessionCacheStore: @unchecked Sendable {
 
     func store(_ ssl: OpaquePointer, key: String) {
         guard let session = SSL_get1_session(ssl) else { return }
+        var evicted: [OpaquePointer] = []
         lock.lock()
-        defer { lock.unlock() }
-        if let old = sessions.updateValue(session, forKey: key) { SSL_SESSION_free(old) }
+        if let old = sessions.updateValue(session, forKey: key) {
+            evicted.append(old)
+        } else {
+            order.append(key)
+            while sessions.count > capacity, evictionStart < order.count {
+                if let oldest = sessions.removeValue(forKey: order[evictionStart]) { evicted.append(oldest) }
+                evictionStart += 1
+            }
+            // Drop the evicted prefix now and then rather than shifting the array every time.
+            if evictionStart > capacity {
+                order.removeFirst(evictionStart)
+                evictionStart = 0
+            }
+        }
+        lock.unlock()
+        evicted.forEach { SSL_SESSION_free($0) }
     }
 }
