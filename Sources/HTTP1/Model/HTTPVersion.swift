@@ -17,5 +17,13 @@ public struct HTTPVersion: Sendable, Hashable, CustomStringConvertible {
     public static let http10 = HTTPVersion(major: 1, minor: 0)
 
     /// The version as written on the wire, e.g. `HTTP/1.1`.
-    public var description: String { "HTTP/\(major).\(minor)" }
+    public var description: String {
+        // Asked for twice per proxied exchange (flow records); the two real versions need no
+        // formatting.
+        switch (major, minor) {
+        case (1, 1): return "HTTP/1.1"
+        case (1, 0): return "HTTP/1.0"
+        default: return "HTTP/\(major).\(minor)"
+        }
+    }
 }

@@ -5,29 +5,38 @@ extension HTTPHeaders {
     ///
     /// RFC 9110 §7.6.1 names Proxy-Connection, Keep-Alive, TE, Transfer-Encoding and Upgrade;
     /// Proxy-Authorization and Proxy-Authenticate (§11.7) are meant for this proxy alone.
-    private static let hopByHopNames = [
-        "Connection", "Proxy-Connection", "Keep-Alive", "TE", "Transfer-Encoding", "Upgrade",
-        "Proxy-Authorization", "Proxy-Authenticate",
-    ]
+    /// (Dispatched on length first: this runs for every field of every relayed message.)
+    static func isAlwaysHopByHop(_ name: String) -> Bool {
+        switch name.utf8.count {
+        case 2: return name.equalsCaseInsensitive("TE")
+        case 7: return name.equalsCaseInsensitive("Upgrade")
+        case 10: return name.equalsCaseInsensitive("Connection") || name.equalsCaseInsensitive("Keep-Alive")
+        case 16: return name.equalsCaseInsensitive("Proxy-Connection")
+        case 17: return name.equalsCaseInsensitive("Transfer-Encoding")
+        case 18: return name.equalsCaseInsensitive("Proxy-Authenticate")
+        case 19: return name.equalsCaseInsensitive("Proxy-Authorization")
+        default: return false
+        }
+    }
 
     /// Removes hop-by-hop fields before a message is forwarded.
     ///
-    /// Removes Connection and every field it names, then the fields in `hopByHopNames`.
+    /// Removes Connection and every field it names, then the fields `isAlwaysHopByHop` lists.
     /// Transfer-Encoding goes too: the forwarding side re-frames the body it sends.
     /// - Parameter relayingUpgrade: when true and the message asks to upgrade (Connection lists
     ///   `upgrade` and an Upgrade field is present), Upgrade is kept and Connection is reduced to
     ///   `Connection: upgrade` so the next hop still sees the request or the 101 response.
     public mutating func removeHopByHop(relayingUpgrade: Bool = false) {
-        // Runs twice per proxied exchange: no sets or lower-cased copies, names compared in place.
-        let connectionOptions = contains("Connection") ? listElements("Connection") : []
-        let keepUpgrade = relayingUpgrade && connectionOptions.contains { String($0).equalsCaseInsensitive("upgrade") }
+        let connectionOptions = listElements("Connection").map(String.init)
+        let keepUpgrade = relayingUpgrade && connectionOptions.contains { $0.equalsCaseInsensitive("upgrade") }
             && contains("Upgrade")
         let connectionName = first { $0.name.equalsCaseInsensitive("Connection") }?.name
-        removeAll { field in
+        func isDoomed(_ field: Field) -> Bool {
             if keepUpgrade && field.name.equalsCaseInsensitive("Upgrade") { return false }
-            return Self.hopByHopNames.contains { field.name.equalsCaseInsensitive($0) }
-                || connectionOptions.contains { field.name.equalsCaseInsensitive(String($0)) }
+            return Self.isAlwaysHopByHop(field.name) || connectionOptions.contains { field.name.equalsCaseInsensitive($0) }
         }
+        // Most messages carry none: leave the (shared) field array alone then.
+        if contains(where: isDoomed) { removeAll(where: isDoomed) }
         if keepUpgrade, let connectionName {
             add(name: connectionName, value: "upgrade")
         }

@@ -8,7 +8,12 @@ public enum HTTP1Serializer {
     public static func serialize(_ head: HTTPRequestHead) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(64 + head.target.utf8.count + 32 * head.headers.count)
-        append("\(head.method) \(head.target) \(head.version)\r\n", to: &bytes)
+        append(head.method, to: &bytes)
+        bytes.append(UInt8(ascii: " "))
+        append(head.target, to: &bytes)
+        bytes.append(UInt8(ascii: " "))
+        append(head.version.description, to: &bytes)
+        bytes += [ASCII.cr, ASCII.lf]
         appendFields(head.headers, to: &bytes)
         return bytes
     }
@@ -17,7 +22,12 @@ public enum HTTP1Serializer {
     public static func serialize(_ head: HTTPResponseHead) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(64 + 32 * head.headers.count)
-        append("\(head.version) \(head.status) \(head.reason)\r\n", to: &bytes)
+        append(head.version.description, to: &bytes)
+        bytes.append(UInt8(ascii: " "))
+        appendDecimal(head.status, to: &bytes)
+        bytes.append(UInt8(ascii: " "))
+        append(head.reason, to: &bytes)
+        bytes += [ASCII.cr, ASCII.lf]
         appendFields(head.headers, to: &bytes)
         return bytes
     }
@@ -54,5 +64,21 @@ public enum HTTP1Serializer {
 
     private static func append(_ text: String, to bytes: inout [UInt8]) {
         bytes.append(contentsOf: text.utf8)
+    }
+
+    /// A non-negative number in decimal (status codes), without building a String.
+    private static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
+        guard value > 0 else {
+            if value == 0 { bytes.append(UInt8(ascii: "0")) } else { append(String(value), to: &bytes) }
+            return
+        }
+        var divisor = 1
+        while divisor <= value / 10 { divisor *= 10 }
+        var rest = value
+        while divisor > 0 {
+            bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor))
+            rest %= divisor
+            divisor /= 10
+        }
     }
 }
