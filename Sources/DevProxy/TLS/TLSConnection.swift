@@ -102,9 +102,9 @@ public final class TLSConnection: @unchecked Sendable {
         }
     }
 
-    /// Writes all of `bytes`. With `flush: false` on a buffered connection (the client side)
-    /// the records may wait in the write buffer for the next write or `flush()`; a full buffer
-    /// goes out by itself.
+    /// Writes all of `bytes`. With `flush: false` the records may wait in the write buffer for
+    /// the next write or `flush()` (the relay does that while more of a body is already in); a
+    /// full buffer goes out by itself.
     public func write(_ bytes: UnsafeRawBufferPointer, flush: Bool) throws {
         var offset = 0
         while offset < bytes.count {
