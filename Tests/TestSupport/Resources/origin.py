@@ -82,6 +82,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif path == "/slow":
             time.sleep(float(q.get("s", "3")))
             self.send_body(200, b"slow", [("Content-Type", "text/plain")])
+        elif path == "/drip":
+            # kb KiB, then nothing until the file `gate` exists, then 5 more bytes: a proxy
+            # that holds the first part back until more arrives never lets the client open the gate.
+            first = b"d" * (int(q.get("kb", "40")) * 1024)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(len(first) + 5))
+            self.end_headers()
+            self.wfile.write(first)
+            self.wfile.flush()
+            deadline = time.time() + 20
+            while not os.path.exists(q.get("gate", "")) and time.time() < deadline:
+                time.sleep(0.01)
+            self.wfile.write(b"done!")
         elif path == "/truncate":
             self.send_response(200)
             self.send_header("Content-Length", "1000")
