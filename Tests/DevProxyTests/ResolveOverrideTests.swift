@@ -20,6 +20,13 @@ import Testing
         #expect(overrides.address(host: "a.bench.local", port: 443) == "a.bench.local")
     }
 
+    /// `*` matches as in `--passthrough`, anywhere in the host.
+    @Test func aStarInsideTheHostMatchesLikePassthrough() throws {
+        let overrides = [try ResolveOverride(parsing: "api-*.acme.test:443:10.0.0.3")]
+        #expect(overrides.address(host: "api-eu.acme.test", port: 443) == "10.0.0.3")
+        #expect(overrides.address(host: "web-eu.acme.test", port: 443) == "web-eu.acme.test")
+    }
+
     @Test func anExactEntryWinsOverAWildcardWhateverTheOrder() throws {
         let overrides = [try ResolveOverride(parsing: "*.acme.test:443:10.0.0.1"),
                          try ResolveOverride(parsing: "api.acme.test:443:10.0.0.2")]

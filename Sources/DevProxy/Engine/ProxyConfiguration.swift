@@ -85,15 +85,19 @@ public struct ResolveOverride: Sendable, Equatable {
     public let host: String
     public let port: Int
     public let address: String
+    /// The host as a pattern when it holds `*`, which matches as in `--passthrough`.
+    let pattern: GlobPattern?
 
-    /// Parses `host:port:address` (the address may be a bracketed IPv6 literal). A host of
-    /// `*.example.com` stands for every name below example.com (any depth, not the apex).
+    /// Parses `host:port:address` (the address may be a bracketed IPv6 literal). A host with
+    /// `*` is a pattern: `*.example.com` stands for every name below example.com (any depth,
+    /// not the apex).
     public init(parsing text: String) throws {
         let parts = text.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count == 3, !parts[0].isEmpty, let port = Int(parts[1]), (1...65535).contains(port), !parts[2].isEmpty else {
             throw ConfigurationError("--resolve \(text) is not HOST:PORT:ADDRESS")
         }
         host = parts[0].lowercased()
+        pattern = host.contains("*") ? GlobPattern(host) : nil
         self.port = port
         let address = String(parts[2])
         self.address = address.hasPrefix("[") && address.hasSuffix("]") ? String(address.dropFirst().dropLast()) : address
@@ -102,20 +106,11 @@ public struct ResolveOverride: Sendable, Equatable {
 
 extension Array where Element == ResolveOverride {
     /// Where to dial for `host:port`: the override's address, else the host itself.
-    /// An exact `host:port` entry wins over a `*.` one.
+    /// An exact `host:port` entry wins over a pattern.
     public func address(host: String, port: Int) -> String {
         let name = host.lowercased()
         if let exact = first(where: { $0.host == name && $0.port == port }) { return exact.address }
-        return first { $0.port == port && $0.coversAsWildcard(name) }?.address ?? host
-    }
-}
-
-extension ResolveOverride {
-    /// Whether this is a `*.parent` entry and `name` lies below `parent`.
-    func coversAsWildcard(_ name: String) -> Bool {
-        guard host.hasPrefix("*.") else { return false }
-        let suffix = host.dropFirst()   // ".parent"
-        return name.count > suffix.count && name.hasSuffix(suffix)
+        return first { $0.port == port && $0.pattern?.matches(name) == true }?.address ?? host
     }
 }
 

@@ -121,10 +121,13 @@ final class UpstreamPool: @unchecked Sendable {
         lastSweep = now
         var expired: [UpstreamConnection] = []
         for (key, list) in idle {
-            let fresh = list.filter { now.timeIntervalSince($0.since) < maxIdle }
-            guard fresh.count < list.count else { continue }
-            expired += list.filter { now.timeIntervalSince($0.since) >= maxIdle }.map(\.connection)
-            idle[key] = fresh.isEmpty ? nil : fresh
+            var fresh = list
+            fresh.removeAll { entry in
+                guard now.timeIntervalSince(entry.since) >= maxIdle else { return false }
+                expired.append(entry.connection)
+                return true
+            }
+            if fresh.count < list.count { idle[key] = fresh.isEmpty ? nil : fresh }
         }
         idleCount -= expired.count
         return expired

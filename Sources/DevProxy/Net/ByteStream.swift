@@ -1,5 +1,3 @@
-import Foundation
-
 /// A bidirectional byte stream: a plain socket or TLS over one. The engine reads and writes
 /// through this so HTTP handling is the same for `http://` and decrypted `https://`.
 public protocol ByteStream: AnyObject, Sendable {
@@ -51,10 +49,7 @@ public final class PlainStream: ByteStream {
     public func readAvailable(into buffer: UnsafeMutableRawBufferPointer) throws -> Int? { try socket.readAvailable(into: buffer) }
     public func write(_ bytes: UnsafeRawBufferPointer, flush: Bool) throws { try socket.write(bytes) }
     public func flush() throws {}
-    public var inputReady: Bool {
-        var queued: Int32 = 0
-        return ioctl(socket.fd, UInt(FIONREAD), &queued) == 0 && queued > 0
-    }
+    public var inputReady: Bool { socket.queuedBytes > 0 }
     public var pending: Int { 0 }
     public func close() { socket.close() }
 }

@@ -123,6 +123,12 @@ public final class Socket: @unchecked Sendable {
         }
     }
 
+    /// Bytes in the kernel's receive queue, ready for a read (FIONREAD); 0 when it cannot tell.
+    public var queuedBytes: Int {
+        var queued: Int32 = 0
+        return ioctl(fd, UInt(FIONREAD), &queued) == 0 ? Int(queued) : 0
+    }
+
     /// Looks at the first bytes without consuming them.
     public func peek(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         while true {

@@ -127,7 +127,7 @@ public final class TLSConnection: @unchecked Sendable {
 
     /// Sends what the write buffer holds.
     public func flush() throws {
-        guard isBuffered, let bio = SSL_get_wbio(ssl) else { return }
+        guard let bio = SSL_get_wbio(ssl) else { return }
         while CTLS_BIO_wpending(bio) > 0 {
             if CTLS_BIO_flush(bio) > 0 { return }
             guard CTLS_BIO_should_retry(bio) != 0 else {
@@ -157,16 +157,8 @@ public final class TLSConnection: @unchecked Sendable {
         // TLS record header: type, version (2), length (2).
         let record = 5 + (Int(header.3) << 8 | Int(header.4))
         if buffered >= record { return true }
-        var queued: Int32 = 0
-        guard ioctl(socket.fd, UInt(FIONREAD), &queued) == 0 else { return false }
-        return buffered + Int(queued) >= record
+        return buffered + socket.queuedBytes >= record
     }
-
-    /// Both directions go through one buffer BIO over the socket: a read takes in as many
-    /// records as have arrived (OpenSSL alone reads each record's header and body separately),
-    /// and records written with `flush: false` leave together (a streamed body). OpenSSL
-    /// flushes it after handshake messages and alerts, `write(_:flush:)` after application data.
-    private var isBuffered = false
 
     /// Up to four full records per `read`. Allocated whole, but only the pages that data
     /// reaches become resident, so an idle connection costs no more than with a 17 KiB buffer.
@@ -174,6 +166,10 @@ public final class TLSConnection: @unchecked Sendable {
     /// Four full records per `write`.
     private static let writeBufferSize = 64 * 1024
 
+    /// Both directions go through one buffer BIO over the socket: a read takes in as many
+    /// records as have arrived (OpenSSL alone reads each record's header and body separately),
+    /// and records written with `flush: false` leave together (a streamed body). OpenSSL
+    /// flushes it after handshake messages and alerts, `write(_:flush:)` after application data.
     private func attachBufferedSocket() -> Bool {
         guard let socketBIO = BIO_new_socket(socket.fd, BIO_NOCLOSE) else { return false }
         guard let buffer = BIO_new(BIO_f_buffer()) else {
@@ -190,7 +186,6 @@ public final class TLSConnection: @unchecked Sendable {
         // One BIO for both directions, as SSL_set_fd does with a bare socket BIO (given the same
         // BIO twice, SSL_set_bio takes our one reference and adds its second itself).
         SSL_set_bio(ssl, buffer, buffer)
-        isBuffered = true
         return true
     }
 

@@ -81,23 +81,32 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     /// The comma-separated elements of every field named `name` (RFC 9110 §5.6.1), trimmed, empty ones dropped.
     public func listElements(_ name: String) -> [Substring] {
-        // Asked several times per message (Connection, Transfer-Encoding, Expect): split on the
-        // bytes, not on Characters, which would run grapheme breaking over every value.
         var elements: [Substring] = []
         for field in fields where field.name.equalsCaseInsensitive(name) {
-            let utf8 = field.value.utf8
-            var start = utf8.startIndex
-            while start <= utf8.endIndex {
-                let end = utf8[start...].firstIndex(of: UInt8(ascii: ",")) ?? utf8.endIndex
-                var (from, to) = (start, end)
-                while from < to, ASCII.isWhitespace(utf8[from]) { from = utf8.index(after: from) }
-                while from < to, ASCII.isWhitespace(utf8[utf8.index(before: to)]) { to = utf8.index(before: to) }
-                if from < to { elements.append(field.value[from..<to]) }
-                guard end < utf8.endIndex else { break }
-                start = utf8.index(after: end)
-            }
+            elements += Self.commaSeparated(field.value).filter { !$0.isEmpty }
         }
         return elements
+    }
+
+    /// Every comma-separated element of `value`, SP/HTAB trimmed, empty ones kept (a
+    /// Content-Length of `1,,1` is invalid, not `1`).
+    ///
+    /// Split on the bytes, not on Characters: this runs several times per message
+    /// (Connection, Transfer-Encoding, Expect, Content-Length), and String's split and trim
+    /// run grapheme breaking over every value.
+    static func commaSeparated(_ value: String) -> [Substring] {
+        let utf8 = value.utf8
+        var elements: [Substring] = []
+        var start = utf8.startIndex
+        while true {
+            let end = utf8[start...].firstIndex(of: ASCII.comma) ?? utf8.endIndex
+            var (from, to) = (start, end)
+            while from < to, ASCII.isWhitespace(utf8[from]) { from = utf8.index(after: from) }
+            while from < to, ASCII.isWhitespace(utf8[utf8.index(before: to)]) { to = utf8.index(before: to) }
+            elements.append(value[from..<to])
+            guard end < utf8.endIndex else { return elements }
+            start = utf8.index(after: end)
+        }
     }
 
     /// Iterates field lines in order.

@@ -103,7 +103,6 @@ extension String {
         guard utf8.count == other.utf8.count else { return false }
         let fast: Bool?? = utf8.withContiguousStorageIfAvailable { lhs in
             other.utf8.withContiguousStorageIfAvailable { rhs in
-                guard lhs.count == rhs.count else { return false }
                 for index in 0..<lhs.count where !ASCII.equalIgnoringCase(lhs[index], rhs[index]) {
                     return false
                 }

@@ -9,19 +9,15 @@ enum ContentLength {
     ///   `.conflictingContentLength` for values that differ.
     static func parse(_ headers: HTTPHeaders, side: MessageSide) throws(HTTP1ParseError) -> UInt64 {
         var result: UInt64?
-        // Byte by byte: every response is framed by this, and String's split and trim work on
-        // grapheme clusters.
         for value in headers.values("Content-Length") {
-            var element = ElementParser()
-            for byte in value.utf8 {
-                if byte == ASCII.comma {
-                    try element.finish(into: &result, side: side)
-                    element = ElementParser()
-                } else {
-                    try element.take(byte, side: side)
+            for element in HTTPHeaders.commaSeparated(value) {
+                let length = try parseElement(element, side: side)
+                if let result, result != length {
+                    throw HTTP1ParseError(
+                        .conflictingContentLength, "several differing Content-Length values", side: side)
                 }
+                result = length
             }
-            try element.finish(into: &result, side: side)
         }
         guard let result else {
             throw HTTP1ParseError(.invalidContentLength, "Content-Length is empty", side: side)
@@ -29,38 +25,20 @@ enum ContentLength {
         return result
     }
 
-    /// One comma-separated element: optional whitespace, 1+ digits, optional whitespace.
-    private struct ElementParser {
-        private var length: UInt64 = 0
-        private var digits = 0
-        private var trailingSpace = false
-
-        mutating func take(_ byte: UInt8, side: MessageSide) throws(HTTP1ParseError) {
-            if ASCII.isWhitespace(byte) {
-                if digits > 0 { trailingSpace = true }
-                return
-            }
-            guard ASCII.isDigit(byte), !trailingSpace else {
-                throw HTTP1ParseError(.invalidContentLength, "Content-Length is not a decimal number", side: side)
-            }
+    private static func parseElement(_ element: Substring, side: MessageSide) throws(HTTP1ParseError) -> UInt64 {
+        guard !element.isEmpty, element.utf8.allSatisfy(ASCII.isDigit) else {
+            throw HTTP1ParseError(.invalidContentLength, "Content-Length is not a decimal number", side: side)
+        }
+        var length: UInt64 = 0
+        for digit in element.utf8 {
             let (times10, overflow1) = length.multipliedReportingOverflow(by: 10)
-            let (sum, overflow2) = times10.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
+            let (sum, overflow2) = times10.addingReportingOverflow(UInt64(digit - UInt8(ascii: "0")))
             guard !overflow1, !overflow2 else {
                 throw HTTP1ParseError(.invalidContentLength, "Content-Length overflows 64 bits", side: side)
             }
             length = sum
-            digits += 1
         }
-
-        func finish(into result: inout UInt64?, side: MessageSide) throws(HTTP1ParseError) {
-            guard digits > 0 else {
-                throw HTTP1ParseError(.invalidContentLength, "Content-Length is not a decimal number", side: side)
-            }
-            if let result, result != length {
-                throw HTTP1ParseError(.conflictingContentLength, "several differing Content-Length values", side: side)
-            }
-            result = length
-        }
+        return length
     }
 }
 
