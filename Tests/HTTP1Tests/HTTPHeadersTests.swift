@@ -46,6 +46,16 @@ import Testing
         #expect(headers.listElements("Connection") == ["keep-alive", "Upgrade", "close"])
     }
 
+    @Test func hasListElementMatchesWholeElementsIgnoringCase() {
+        let headers: HTTPHeaders = ["Connection": " keep-alive ,, Upgrade", "connection": "CLOSE\t", "Expect": "100-continue-ish"]
+        #expect(headers.hasListElement("CONNECTION", "close"), "second field, upper case, trailing tab")
+        #expect(headers.hasListElement("Connection", "upgrade"))
+        #expect(!headers.hasListElement("Connection", "keep"), "a prefix of an element is not the element")
+        #expect(!headers.hasListElement("Expect", "100-continue"))
+        #expect(!headers.hasListElement("Upgrade", "close"), "no such field")
+        #expect(!headers.hasListElement("Connection", ""), "empty elements are not tokens")
+    }
+
     @Test func nonUTF8ValueBytesSurviveAsLatin1() throws {
         var parser = HTTP1RequestParser()
         parser.feed(Array("GET / HTTP/1.1\r\nX: caf".utf8) + [0xE9] + Array("\r\nY: caf\u{E9}\r\n\r\n".utf8))

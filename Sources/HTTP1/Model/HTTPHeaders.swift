@@ -88,6 +88,20 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         return elements
     }
 
+    /// Whether some comma-separated element of a field named `name` is `token`, ignoring ASCII
+    /// case (`Connection: close`, `Expect: 100-continue`).
+    ///
+    /// The persistence and expectation checks run on every message; this asks without building
+    /// the element list or lower-cased copies.
+    public func hasListElement(_ name: String, _ token: String) -> Bool {
+        for field in fields where field.name.equalsCaseInsensitive(name) {
+            if Self.commaSeparated(field.value).contains(where: { !$0.isEmpty && $0.utf8.equalsCaseInsensitive(token.utf8) }) {
+                return true
+            }
+        }
+        return false
+    }
+
     /// Every comma-separated element of `value`, SP/HTAB trimmed, empty ones kept (a
     /// Content-Length of `1,,1` is invalid, not `1`).
     ///

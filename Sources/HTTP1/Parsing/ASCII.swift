@@ -117,6 +117,13 @@ extension String {
     }
 }
 
+extension Collection<UInt8> {
+    /// Whether these bytes and `other` are the same, ignoring the case of ASCII letters.
+    func equalsCaseInsensitive(_ other: some Collection<UInt8>) -> Bool {
+        count == other.count && zip(self, other).allSatisfy(ASCII.equalIgnoringCase)
+    }
+}
+
 extension ASCII {
     /// Whether two bytes are equal, or the same ASCII letter in either case.
     @inline(__always)

@@ -27,6 +27,8 @@ extension HTTPHeaders {
     ///   `upgrade` and an Upgrade field is present), Upgrade is kept and Connection is reduced to
     ///   `Connection: upgrade` so the next hop still sees the request or the 101 response.
     public mutating func removeHopByHop(relayingUpgrade: Bool = false) {
+        // Most messages carry no hop-by-hop field at all: one pass tells, and nothing is built.
+        guard contains(where: { Self.isAlwaysHopByHop($0.name) }) else { return }
         let connectionOptions = listElements("Connection").map(String.init)
         let keepUpgrade = relayingUpgrade && connectionOptions.contains { $0.equalsCaseInsensitive("upgrade") }
             && contains("Upgrade")
@@ -47,22 +49,22 @@ extension HTTPHeaders {
     /// "If the close connection option is present, the connection will not persist"; otherwise
     /// HTTP/1.1 persists by default, and HTTP/1.0 only with the `keep-alive` option.
     public static func keepAlive(version: HTTPVersion, headers: HTTPHeaders) -> Bool {
-        let options = headers.listElements("Connection").map { $0.lowercased() }
-        if options.contains("close") { return false }
-        if version == .http10 { return options.contains("keep-alive") }
+        if headers.hasListElement("Connection", "close") { return false }
+        if version == .http10 { return headers.hasListElement("Connection", "keep-alive") }
         return version == .http11
     }
 
     /// Whether the request waits for 100 Continue before sending its body (`Expect: 100-continue`,
     /// RFC 9110 §10.1.1, compared ignoring case).
     public var expectsContinue: Bool {
-        listElements("Expect").contains { $0.lowercased() == "100-continue" }
+        hasListElement("Expect", "100-continue")
     }
 
     /// The transfer codings in Transfer-Encoding, lower-cased, in the order applied; `[]` when
     /// there is none. The message is chunked when the last one is `chunked` (RFC 9112 §6.1).
     public var transferCodings: [String] {
-        listElements("Transfer-Encoding").map { element in
+        guard contains("Transfer-Encoding") else { return [] }
+        return listElements("Transfer-Encoding").map { element in
             // A coding may carry parameters (`gzip;q=1`); only its name matters for framing.
             element.prefix { $0 != ";" }.trimmingCharacters(in: " \t").lowercased()
         }
