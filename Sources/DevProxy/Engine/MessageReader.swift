@@ -57,8 +57,10 @@ final class MessageReader<Parser: HTTP1Parsing> {
             if let deadline {
                 let remaining = deadline.timeIntervalSinceNow
                 guard remaining > 0 else { throw NetworkError(.timedOut, "timed out") }
-                // Only ever tighten: the socket's timeout already bounds one read.
-                if remaining < stream.socket.timeout { stream.socket.setTimeout(max(0.001, remaining)) }
+                // Only ever tighten, and only by more than a tenth: the socket's timeout already
+                // bounds one read, and a head read at once (the usual case) then costs no
+                // setsockopt calls here nor in the caller's reset afterwards.
+                if remaining < stream.socket.timeout * 0.9 { stream.socket.setTimeout(max(0.001, remaining)) }
             }
             if buffer.isEmpty { buffer = [UInt8](repeating: 0, count: bufferSize) }
             let count = try buffer.withUnsafeMutableBytes { try stream.read(into: $0) }
