@@ -177,6 +177,45 @@ import TestSupport
         #expect(flow.response?.body?.size == 40 * 1024 + 5)
     }
 
+    /// Idle connections give their TLS buffers back (the client's between requests, a pooled
+    /// upstream's at the pool's sweep) and take fresh ones for the next request, losing nothing.
+    @Test func idleConnectionsReleaseTheirTLSBuffersAndCarryOn() throws {
+        let (origin, proxy) = try setUp()
+        let script = proxy.pythonTunnel(to: origin.port) + """
+
+        import time
+        t.settimeout(10)
+        def get(path):
+            t.sendall(b"GET " + path + b" HTTP/1.1\\r\\nHost: localhost\\r\\n\\r\\n")
+            data = b""
+            while b"\\r\\n\\r\\n" not in data:
+                data += t.recv(65536)
+            head, body = data.split(b"\\r\\n\\r\\n", 1)
+            length = int([l for l in head.split(b"\\r\\n") if l.lower().startswith(b"content-length:")][0].split(b":")[1])
+            while len(body) < length:
+                body += t.recv(65536)
+            return body
+        out = [get(b"/cl?n=5")]
+        time.sleep(0.8)
+        sys.stdout.write("paused\\n"); sys.stdout.flush()
+        time.sleep(0.8)
+        out.append(get(b"/big?mb=1"))
+        time.sleep(0.8)
+        out.append(get(b"/cl?n=3"))
+        sys.stdout.write("%d %d %d %s" % (len(out[0]), len(out[1]), len(out[2]), out[1] == (bytes(range(256)) * 4096)))
+        """
+        let result = try Subprocess.run("python3", ["-c", script], timeout: 30)
+        #expect(result.stdout == "paused\n5 1048576 3 True", "\(result.output)")
+        let flows = proxy.flows(count: 3)
+        #expect(flows.count == 3 && flows.allSatisfy { $0.error == nil })
+        // The second and third went over the first one's upstream connection, idle in the pool.
+        #expect(flows.dropFirst().allSatisfy { $0.timings.tls == -1 }, "\(flows.map(\.timings))")
+        #expect(proxy.server.pool.idleConnections == 1)
+        let deadline = Date().addingTimeInterval(3)
+        while proxy.server.pool.idleWithoutBuffers == 0 && Date() < deadline { usleep(50_000) }
+        #expect(proxy.server.pool.idleWithoutBuffers == 1, "the accept loop's sweep frees the pooled connection's buffers")
+    }
+
     /// `--resolve *.pool.test:PORT:127.0.0.1` sends every name below pool.test to the origin,
     /// and the idle upstream pool stays within its bound however many hosts were visited.
     @Test func wildcardResolveAndTheIdlePoolBound() throws {

@@ -121,8 +121,9 @@ final class ClientConnection: @unchecked Sendable {
         while Date() < deadline && !server.isStopping {
             let ready = poll(&poller, 1, 250)
             if ready > 0 { return true }
-            // Idle for a while: give the read buffer back until the next request.
+            // Idle for a while: give the read buffers back until the next request.
             reader.releaseBuffer()
+            reader.stream.releaseBuffers()
         }
         return false
     }

@@ -107,7 +107,12 @@ public final class ProxyServer: @unchecked Sendable {
     private func acceptLoop(_ listener: Listener) {
         defer { finished.signal() }
         while !isStopping {
-            guard let socket = (try? listener.accept(timeout: 0.25)) ?? nil else { continue }
+            guard let socket = (try? listener.accept(timeout: UpstreamPool.sweepInterval)) ?? nil else {
+                // A quiet tick: idle upstream connections expire even when no request comes to
+                // release another one; once the proxy is idle, the freed heap goes back too.
+                if pool.sweep(), state.withLock({ $0.connections.isEmpty }) { trimHeap() }
+                continue
+            }
             let connection = ClientConnection(server: self, socket: socket)
             let admitted = state.withLock { state -> Bool in
                 guard state.connections.count < configuration.maxConnections else { return false }
@@ -124,15 +129,19 @@ public final class ProxyServer: @unchecked Sendable {
                     state.connections.removeValue(forKey: ObjectIdentifier(connection))
                     return state.connections.isEmpty
                 }
-                // glibc keeps freed memory in per-thread arenas; after a burst of connections
-                // (a thousand idle clients, say) hand it back once the proxy is quiet again.
-                #if os(Linux)
-                if idle { malloc_trim(0) }
-                #endif
+                if idle { trimHeap() }
             }
             thread.stackSize = 512 * 1024
             thread.start()
         }
+    }
+
+    /// glibc keeps freed memory in per-thread arenas; after a burst of connections (a thousand
+    /// idle clients, thousands of hosts) hand it back once the proxy is quiet again.
+    private func trimHeap() {
+        #if os(Linux)
+        malloc_trim(0)
+        #endif
     }
 
     /// 503 for a client beyond `maxConnections`, answered on the accept thread (short, bounded).

@@ -101,9 +101,7 @@ final class UpstreamPool: @unchecked Sendable {
         connection.tls?.rememberSession()
         let now = Date()
         lock.lock()
-        // Expired connections of hosts never asked for again would otherwise stay open for good:
-        // sweep them out, at most once a second.
-        var doomed = now.timeIntervalSince(lastSweep) >= 1 ? takeExpired(now: now) : []
+        var doomed = sweepLocked(now: now)
         var list = idle[connection.key, default: []]
         if list.count < maxIdlePerKey && idleCount < maxIdleTotal {
             list.append((connection, now))
@@ -116,14 +114,32 @@ final class UpstreamPool: @unchecked Sendable {
         doomed.forEach { $0.stream.close() }
     }
 
-    /// The idle connections past `maxIdle`, removed from the pool. Caller holds `lock`.
-    private func takeExpired(now: Date) -> [UpstreamConnection] {
+    /// Closes expired idle connections and frees idle buffers (see `sweepLocked`); the proxy
+    /// calls it on its accept loop's tick, so a pool nobody uses any more still empties.
+    /// - Returns: whether any connection was closed.
+    @discardableResult
+    func sweep(now: Date = Date()) -> Bool {
+        lock.lock()
+        let expired = sweepLocked(now: now)
+        lock.unlock()
+        expired.forEach { $0.stream.close() }
+        return !expired.isEmpty
+    }
+
+    /// At most every `sweepInterval`: removes the idle connections past `maxIdle` (returned,
+    /// for the caller to close outside the lock) — those of hosts never asked for again would
+    /// otherwise stay open for good — and frees the TLS buffers of those idle past
+    /// `sweepInterval` (a connection in the pool is nobody else's). Caller holds `lock`.
+    private func sweepLocked(now: Date) -> [UpstreamConnection] {
+        guard now.timeIntervalSince(lastSweep) >= Self.sweepInterval else { return [] }
         lastSweep = now
         var expired: [UpstreamConnection] = []
         for (key, list) in idle {
             var fresh = list
             fresh.removeAll { entry in
-                guard now.timeIntervalSince(entry.since) >= maxIdle else { return false }
+                let idleFor = now.timeIntervalSince(entry.since)
+                if idleFor >= Self.sweepInterval { entry.connection.stream.releaseBuffers() }
+                guard idleFor >= maxIdle else { return false }
                 expired.append(entry.connection)
                 return true
             }
@@ -133,11 +149,22 @@ final class UpstreamPool: @unchecked Sendable {
         return expired
     }
 
+    /// How often the pool is swept. Also how long a pooled connection keeps its TLS buffers:
+    /// busy keep-alive traffic takes it back within microseconds and never pays to rebuild them.
+    static let sweepInterval: TimeInterval = 0.25
+
     /// How many idle connections the pool holds (for tests).
     var idleConnections: Int {
         lock.lock()
         defer { lock.unlock() }
         return idleCount
+    }
+
+    /// How many idle TLS connections have given their buffers back (for tests).
+    var idleWithoutBuffers: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return idle.values.joined().filter { $0.connection.tls?.buffersReleased == true }.count
     }
 
     /// Closes every idle connection (shutdown).

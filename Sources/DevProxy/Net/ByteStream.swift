@@ -18,9 +18,14 @@ public protocol ByteStream: AnyObject, Sendable {
     var socket: Socket { get }
     /// Closes the stream (TLS sends close_notify first).
     func close()
+    /// Frees buffers an idle stream need not hold; the next read or write makes new ones.
+    func releaseBuffers()
 }
 
 extension ByteStream {
+    /// Nothing to free by default.
+    public func releaseBuffers() {}
+
     /// Writes all of `bytes` and sends them at once.
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
         try write(bytes, flush: true)
