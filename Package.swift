@@ -41,6 +41,7 @@ let package = Package(
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
         .testTarget(name: "PinningPolicyTests", dependencies: ["PinningPolicy", "CertAuthority", "TestSupport"]),
         .testTarget(name: "DevProxyTests", dependencies: ["DevProxy", "CertAuthority", "HTTP1", "TestSupport"]),
+        .testTarget(name: "DevProxyLoadTests", dependencies: ["DevProxyLoad"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -89,6 +89,12 @@ final class LoadConnection {
         }
     }
 
+    /// Whether input already read from the socket waits inside OpenSSL (read-ahead); `poll`
+    /// would not report it, so a caller about to wait for `.readable` must read instead.
+    var hasBufferedInput: Bool {
+        tls?.hasBufferedInput ?? false
+    }
+
     /// Reads decrypted (or plain) bytes.
     /// - Throws: `LoadError(.io)` on a reset or TLS failure.
     func read(into buffer: UnsafeMutableRawBufferPointer) throws(LoadError) -> Transfer {

@@ -5,9 +5,14 @@
 /// to a HEAD request [or] any response with a 1xx, 204 or 304 status code" has no body; else
 /// chunked when Transfer-Encoding's final coding is chunked; else Content-Length; else the body
 /// runs until the server closes the connection.
+///
+/// Heads and chunk lines are found with `memchr` and read in place as bytes (`ResponseHead`);
+/// only the part of one that is split across reads is copied, to be completed by the next feed.
 struct ResponseParser {
     /// Limit on the status line plus headers, so a broken peer cannot grow memory without bound.
     static let maxHeadBytes = 64 * 1024
+    /// Limit on one chunk-size or trailer line, for the same reason.
+    static let maxChunkLineBytes = 4096
 
     private enum State {
         case head
@@ -21,6 +26,8 @@ struct ResponseParser {
     }
 
     private var state = State.head
+    /// The start of a head or chunk line whose end has not arrived yet. A head or line that
+    /// arrives whole in one `feed` is parsed where it lies and never copied here.
     private var line: [UInt8] = []
     /// Status code, once the head has been read.
     private(set) var status = 0
@@ -49,14 +56,7 @@ struct ResponseParser {
             case .done:
                 return index
             case .head:
-                let byte = bytes[index]
-                index += 1
-                line.append(byte)
-                guard line.count <= Self.maxHeadBytes else { throw malformed("response head over 64 KiB") }
-                if byte == 0x0A, line.count >= 4, line[line.count - 2] == 0x0D, line[line.count - 3] == 0x0A,
-                   line[line.count - 4] == 0x0D {
-                    try parseHead()
-                }
+                index = try feedHead(bytes, from: index)
             case .fixed(let remaining):
                 let take = min(UInt64(bytes.count - index), remaining)
                 index += Int(take)
@@ -66,14 +66,7 @@ struct ResponseParser {
                 bodyBytes += UInt64(bytes.count - index)
                 index = bytes.count
             case .chunkSize, .trailers:
-                let byte = bytes[index]
-                index += 1
-                guard byte == 0x0A else {
-                    line.append(byte)
-                    guard line.count <= 4096 else { throw malformed("chunk line over 4 KiB") }
-                    continue
-                }
-                try endOfChunkLine()
+                index = try feedChunkLine(bytes, from: index)
             case .chunkData(let remaining):
                 let take = min(UInt64(bytes.count - index), remaining)
                 index += Int(take)
@@ -81,7 +74,7 @@ struct ResponseParser {
                 state = remaining == take ? .chunkDataEnd(remaining: 2) : .chunkData(remaining: remaining - take)
             case .chunkDataEnd(let remaining):
                 let expected: UInt8 = remaining == 2 ? 0x0D : 0x0A
-                guard bytes[index] == expected else { throw malformed("chunk data not followed by CRLF") }
+                guard bytes[index] == expected else { throw Self.malformed("chunk data not followed by CRLF") }
                 index += 1
                 state = remaining == 2 ? .chunkDataEnd(remaining: 1) : .chunkSize
             }
@@ -96,45 +89,66 @@ struct ResponseParser {
         return isComplete
     }
 
-    /// Parses the status line and the headers that frame the body.
-    private mutating func parseHead() throws(LoadError) {
-        let text = String(decoding: line, as: UTF8.self)
-        line.removeAll(keepingCapacity: true)
-        var lines = text.split(separator: "\r\n", omittingEmptySubsequences: true).makeIterator()
-        guard let statusLine = lines.next() else { throw malformed("empty response head") }
-        let parts = statusLine.split(separator: " ", maxSplits: 2)
-        guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), let code = Int(parts[1]), (100...999).contains(code) else {
-            throw malformed("bad status line '\(statusLine.prefix(80))'")
-        }
-        var contentLength: UInt64?
-        var chunked = false
-        closesConnection = parts[0] == "HTTP/1.0"
-        while let header = lines.next() {
-            guard let colon = header.firstIndex(of: ":") else { continue }
-            let name = header[..<colon].lowercased()
-            let value = header[header.index(after: colon)...].trimmingCharacters(in: " \t").lowercased()
-            switch name {
-            case "content-length":
-                guard let length = UInt64(value) else { throw malformed("bad Content-Length '\(value)'") }
-                contentLength = length
-            case "transfer-encoding":
-                chunked = value.split(separator: ",").last?.trimmingCharacters(in: " \t") == "chunked"
-            case "connection":
-                if value.contains("close") { closesConnection = true }
-                if value.contains("keep-alive") { closesConnection = false }
-            default:
-                break
+    /// Takes head bytes from `bytes[start...]` up to the blank line that ends the head, and
+    /// parses the head when that line is there.
+    /// - Returns: the index after the bytes taken.
+    private mutating func feedHead(_ bytes: UnsafeRawBufferPointer, from start: Int) throws(LoadError) -> Int {
+        guard let end = headEnd(in: bytes, from: start) else {
+            guard line.count + bytes.count - start <= Self.maxHeadBytes else {
+                throw Self.malformed("response head over 64 KiB")
             }
+            line.append(contentsOf: bytes.bytes(from: start, to: bytes.count))
+            return bytes.count
         }
-        if (100...199).contains(code) {
+        guard line.count + end - start <= Self.maxHeadBytes else { throw Self.malformed("response head over 64 KiB") }
+        let head: ResponseHead
+        if line.isEmpty {
+            head = try ResponseHead(parsing: bytes.bytes(from: start, to: end))
+        } else {
+            line.append(contentsOf: bytes.bytes(from: start, to: end))
+            defer { line.removeAll(keepingCapacity: true) }
+            head = try line.withUnsafeBytes { whole in
+                Result { () throws(LoadError) in try ResponseHead(parsing: whole) }
+            }.get()
+        }
+        begin(head)
+        return end
+    }
+
+    /// Index in `bytes` just past the CRLFCRLF that ends the head, which continues `line`
+    /// with `bytes[start...]`; nil when the head does not end in `bytes`.
+    private func headEnd(in bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
+        // The first bytes of CRLFCRLF may have arrived in an earlier feed, at the end of `line`.
+        func byte(at index: Int) -> UInt8? {
+            if index >= start { return bytes[index] }
+            let inLine = line.count - (start - index)
+            return inLine >= 0 ? line[inLine] : nil
+        }
+        var from = start
+        while let lf = bytes.firstIndex(of: 0x0A, from: from) {
+            if lf >= start + 3 {
+                if bytes[lf - 1] == 0x0D && bytes[lf - 2] == 0x0A && bytes[lf - 3] == 0x0D { return lf + 1 }
+            } else if byte(at: lf - 1) == 0x0D && byte(at: lf - 2) == 0x0A && byte(at: lf - 3) == 0x0D {
+                return lf + 1
+            }
+            from = lf + 1
+        }
+        return nil
+    }
+
+    /// Frames the body per the head just parsed (RFC 9112 §6.3); an interim 1xx head only
+    /// says another head follows.
+    private mutating func begin(_ head: ResponseHead) {
+        closesConnection = head.closesConnection
+        if (100...199).contains(head.status) {
             return  // interim response; the real one follows
         }
-        status = code
-        if code == 204 || code == 304 {
+        status = head.status
+        if head.status == 204 || head.status == 304 {
             state = .done
-        } else if chunked {
+        } else if head.chunked {
             state = .chunkSize
-        } else if let contentLength {
+        } else if let contentLength = head.contentLength {
             state = contentLength == 0 ? .done : .fixed(remaining: contentLength)
         } else {
             state = .untilClose
@@ -142,35 +156,50 @@ struct ResponseParser {
         }
     }
 
-    /// Handles a complete chunk-size or trailer line (LF already consumed).
-    private mutating func endOfChunkLine() throws(LoadError) {
-        if line.last == 0x0D { line.removeLast() }
-        defer { line.removeAll(keepingCapacity: true) }
-        if case .trailers = state {
-            if line.isEmpty { state = .done }
-            return
+    /// Takes a chunk-size or trailer line from `bytes[start...]`, and acts on it when its LF is there.
+    /// - Returns: the index after the bytes taken.
+    private mutating func feedChunkLine(_ bytes: UnsafeRawBufferPointer, from start: Int) throws(LoadError) -> Int {
+        guard let lf = bytes.firstIndex(of: 0x0A, from: start) else {
+            guard line.count + bytes.count - start <= Self.maxChunkLineBytes else {
+                throw Self.malformed("chunk line over 4 KiB")
+            }
+            line.append(contentsOf: bytes.bytes(from: start, to: bytes.count))
+            return bytes.count
         }
-        let digits = line.prefix { $0 != 0x3B && $0 != 0x20 && $0 != 0x09 }  // drop ";ext" and spaces
-        guard !digits.isEmpty, digits.count <= 15, let size = UInt64(String(decoding: digits, as: UTF8.self), radix: 16) else {
+        guard line.count + lf - start <= Self.maxChunkLineBytes else { throw Self.malformed("chunk line over 4 KiB") }
+        let inTrailers: Bool
+        if case .trailers = state { inTrailers = true } else { inTrailers = false }
+        if line.isEmpty {
+            state = try Self.state(afterChunkLine: bytes.bytes(from: start, to: lf), inTrailers: inTrailers)
+        } else {
+            line.append(contentsOf: bytes.bytes(from: start, to: lf))
+            defer { line.removeAll(keepingCapacity: true) }
+            state = try line.withUnsafeBytes { whole in
+                Result { () throws(LoadError) in try Self.state(afterChunkLine: whole, inTrailers: inTrailers) }
+            }.get()
+        }
+        return lf + 1
+    }
+
+    /// The state after a complete chunk-size or trailer line (without its LF): the chunk's data,
+    /// the trailers after the last chunk, or the end after the blank line.
+    private static func state(afterChunkLine bytes: UnsafeRawBufferPointer,
+                              inTrailers: Bool) throws(LoadError) -> State {
+        let content = bytes.last == 0x0D ? bytes.bytes(from: 0, to: bytes.count - 1) : bytes
+        if inTrailers { return content.isEmpty ? .done : .trailers }
+        var digitsEnd = 0  // drop ";ext" and spaces
+        while digitsEnd < content.count, content[digitsEnd] != 0x3B, content[digitsEnd] != 0x20,
+              content[digitsEnd] != 0x09 {
+            digitsEnd += 1
+        }
+        let digits = content.bytes(from: 0, to: digitsEnd)
+        guard !digits.isEmpty, digits.count <= 15, let size = digits.unsignedInteger(radix: 16) else {
             throw malformed("bad chunk size line")
         }
-        state = size == 0 ? .trailers : .chunkData(remaining: size)
+        return size == 0 ? .trailers : .chunkData(remaining: size)
     }
 
-    private func malformed(_ reason: String) -> LoadError {
+    private static func malformed(_ reason: String) -> LoadError {
         LoadError(kind: .io, reason: reason)
     }
-}
-
-private extension Substring {
-    func trimmingCharacters(in set: String) -> String {
-        var view = self[...]
-        while let first = view.first, set.contains(first) { view = view.dropFirst() }
-        while let last = view.last, set.contains(last) { view = view.dropLast() }
-        return String(view)
-    }
-}
-
-private extension String {
-    func trimmingCharacters(in set: String) -> String { self[...].trimmingCharacters(in: set) }
 }

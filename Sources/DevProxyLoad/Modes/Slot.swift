@@ -61,17 +61,19 @@ final class Slot {
     func step(buffer: UnsafeMutableRawBufferPointer, stats: inout RunStats) {
         pollRequest = nil
         while true {
-            let now = MonotonicClock.now()
+            // The clock is read only by the steps that record a time, not on every pass.
             do throws(LoadError) {
                 switch state {
                 case .finished:
                     return
                 case .waitingToConnect(let until):
+                    let now = MonotonicClock.now()
                     guard now >= until else { return }
                     connectStartedAt = now
                     deadline = now + settings.timeout
                     state = .connecting(try LoadConnection(plan: settings.plan))
                 case .connecting(let connection):
+                    let now = MonotonicClock.now()  // before the last handshake step, as the request's start
                     if let wait = try connection.advanceSetup() { return waitOn(connection, wait) }
                     startRequest(on: connection, now: now)
                 case .sending(let connection, let offset):
@@ -81,7 +83,14 @@ final class Slot {
                     switch try result.get() {
                     case .bytes(let n):
                         let next = offset + n
-                        state = next == connection.names.request.count ? .receiving(connection) : .sending(connection, offset: next)
+                        guard next == connection.names.request.count else {
+                            state = .sending(connection, offset: next)
+                            continue
+                        }
+                        state = .receiving(connection)
+                        // The response cannot be here yet; reading now would only cost a read(2)
+                        // that says EAGAIN. Wait for it — unless OpenSSL holds input poll cannot see.
+                        if !connection.hasBufferedInput { return waitOn(connection, .readable) }
                     case .wait(let wait): return waitOn(connection, wait)
                     case .closed: throw LoadError(kind: .io, reason: "server closed before the request was sent")
                     }
@@ -97,7 +106,7 @@ final class Slot {
                     }
                 }
             } catch {
-                fail(error, stats: &stats, now: now)
+                fail(error, stats: &stats, now: MonotonicClock.now())
             }
         }
     }

@@ -45,6 +45,10 @@ final class Worker: @unchecked Sendable {  // touched by main only before start 
         let bufferSize = settings.mode == .stream ? 256 * 1024 : 16 * 1024
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 16)
         defer { buffer.deallocate() }
+        // Counted in a local and stored once at the end: passing the property inout to every
+        // step costs a runtime exclusivity check per call.
+        var stats = RunStats()
+        defer { self.stats = stats }
         let end = settings.window.end
         var fds: [pollfd] = []
         var owners: [Int] = []

@@ -63,10 +63,13 @@ final class TLSClientContext: @unchecked Sendable {  // SSL_CTX is thread-safe o
                 throw LoadError(kind: .tls, reason: "SSL_set1_host: \(OpenSSLErrors.drain())")
             }
         }
+        // Read-ahead: one read(2) takes every record the kernel holds, where OpenSSL would
+        // otherwise read each record's 5-byte header and its body with two calls. Bytes it
+        // buffers are invisible to poll(), so callers ask `hasBufferedInput` before waiting.
+        SSL_set_read_ahead(ssl, 1)
         if largeReads {
-            // Read-ahead with a 256 KiB buffer: one read(2) fills many records when streaming.
+            // A 256 KiB buffer lets one read(2) fill many records when streaming.
             SSL_set_default_read_buffer_len(ssl, 256 * 1024)
-            SSL_set_read_ahead(ssl, 1)
         }
         return stream
     }
