@@ -21,6 +21,36 @@ import Testing
             prepare: Self.answering("GET"))
     }
 
+    /// Arrays fed whole into an empty buffer are handed on as body parts without a copy; the
+    /// bytes must come out the same and in order whichever way they were fed, and bytes after
+    /// the body stay for the next response.
+    @Test func bodyFedAsWholeArraysComesOutIntact() throws {
+        var parser = HTTP1ResponseParser()
+        parser.expectResponse(toMethod: "GET")
+        let body = (0..<40_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        parser.feed(Array("HTTP/1.1 200 OK\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body[0..<100])
+        var received: [UInt8] = []
+        var ended = false
+        func drain() throws {
+            while !ended, let event = try parser.next() {
+                switch event {
+                case .body(let bytes): received += bytes
+                case .end: ended = true
+                case .head(let head): #expect(head.status == 200)
+                }
+            }
+        }
+        try drain()
+        parser.feed(Array(body[100..<16_484]))          // a whole array into an empty buffer
+        try drain()
+        parser.feed(body[16_484..<20_000])                 // a slice, copied
+        parser.feed(Array(body[20_000...]) + Array("HTTP/1.1 204 No Content\r\n\r\n".utf8))
+        try drain()
+        #expect(received == body)
+        #expect(ended)
+        #expect(parser.takeRemainingBytes() == Array("HTTP/1.1 204 No Content\r\n\r\n".utf8))
+    }
+
     @Test func chunkedResponseWithTrailers() {
         expectEvents(
             HTTP1ResponseParser.self,

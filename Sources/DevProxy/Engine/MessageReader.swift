@@ -5,6 +5,7 @@ import HTTP1
 protocol HTTP1Parsing {
     associatedtype Head: Equatable & Sendable
     mutating func feed(_ bytes: some Collection<UInt8>)
+    mutating func feed(_ bytes: [UInt8])
     mutating func next() throws(HTTP1ParseError) -> HTTP1Event<Head>?
     mutating func finish() throws(HTTP1ParseError) -> HTTP1Event<Head>?
     mutating func takeRemainingBytes() -> [UInt8]
@@ -28,6 +29,10 @@ final class MessageReader<Parser: HTTP1Parsing> {
     private(set) var bytesRead = 0
     /// An event parsed from buffered bytes by `hasBufferedInput`, returned by the next `next`.
     private var pendingEvent: HTTP1Event<Parser.Head>?
+
+    /// Reads at least this long give the parser their array instead of a copy; shorter ones (a
+    /// request head) are copied and the read buffer is kept for the next read.
+    static var handOverSize: Int { 4096 }
 
     /// - Parameter bufferSize: bytes per read; 16 KiB is one full TLS record.
     init(stream: ByteStream, parser: Parser, bufferSize: Int = 16 * 1024) {
@@ -62,10 +67,20 @@ final class MessageReader<Parser: HTTP1Parsing> {
                 // setsockopt calls here nor in the caller's reset afterwards.
                 if remaining < stream.socket.timeout * 0.9 { stream.socket.setTimeout(max(0.001, remaining)) }
             }
-            if buffer.isEmpty { buffer = [UInt8](repeating: 0, count: bufferSize) }
+            if buffer.isEmpty {
+                // Every byte is written by the read before the parser sees it.
+                buffer = [UInt8](unsafeUninitializedCapacity: bufferSize) { _, initialized in initialized = bufferSize }
+            }
             let count = try buffer.withUnsafeMutableBytes { try stream.read(into: $0) }
             if count == 0 {
                 sawEOF = true
+            } else if count >= Self.handOverSize {
+                // A full read (a streamed body's TLS record): the array itself goes to the parser,
+                // which hands it on as the body part, so the bytes reach the client uncopied.
+                bytesRead += count
+                buffer.removeLast(buffer.count - count)
+                parser.feed(buffer)
+                buffer = []
             } else {
                 bytesRead += count
                 parser.feed(buffer[0..<count])

@@ -60,6 +60,11 @@ struct HTTP1MessageDecoder<Role: HTTP1MessageRole>: Sendable {
         buffer.append(contentsOf: bytes)
     }
 
+    /// Appends received bytes, sharing the array when nothing else is buffered.
+    mutating func feed(_ bytes: [UInt8]) {
+        buffer.append(bytes)
+    }
+
     /// Hands over every buffered, unparsed byte.
     mutating func takeRemainingBytes() -> [UInt8] {
         buffer.readAll()

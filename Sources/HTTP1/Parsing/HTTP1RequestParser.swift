@@ -22,6 +22,12 @@ public struct HTTP1RequestParser: Sendable {
         decoder.feed(bytes)
     }
 
+    /// Appends bytes received, without copying them when nothing else is buffered: a body
+    /// that arrives a whole read at a time comes back out of `next()` as the same array.
+    public mutating func feed(_ bytes: [UInt8]) {
+        decoder.feed(bytes)
+    }
+
     /// The next event from the bytes fed so far, or nil when more bytes are needed.
     ///
     /// - Throws: `HTTP1ParseError` with the status to answer with; the same error on every later call.

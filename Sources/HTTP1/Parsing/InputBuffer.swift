@@ -19,6 +19,14 @@ struct InputBuffer: Sendable {
         storage.append(contentsOf: bytes)
     }
 
+    /// Appends `bytes`; into an empty buffer the array itself becomes the storage (shared, not
+    /// copied), so a body read a record at a time passes through without a copy (see `read`).
+    mutating func append(_ bytes: [UInt8]) {
+        guard isEmpty else { return append(contentsOf: bytes) }
+        storage = bytes
+        readIndex = 0
+    }
+
     /// The unconsumed byte at `offset`.
     subscript(offset: Int) -> UInt8 {
         storage[readIndex + offset]
@@ -51,8 +59,13 @@ struct InputBuffer: Sendable {
         }
     }
 
-    /// Copies out and consumes the first `n` unconsumed bytes.
+    /// Copies out and consumes the first `n` unconsumed bytes; when they are the whole storage,
+    /// hands it over instead of copying.
     mutating func read(_ n: Int) -> [UInt8] {
+        if readIndex == 0 && n == storage.count {
+            defer { storage = [] }
+            return storage
+        }
         let bytes = Array(self[0..<n])
         consume(n)
         return bytes
