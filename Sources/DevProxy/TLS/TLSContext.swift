@@ -45,11 +45,15 @@ public final class TLSContext: @unchecked Sendable {
 
     /// The context for upstream connections: the system trust store plus `extraCAs`, peer
     /// verification unless `insecure`, ALPN `http/1.1`.
-    public static func client(extraCAs: [Certificate], insecure: Bool) throws -> TLSContext {
+    public static func client(extraCAs: [Certificate], insecure: Bool, systemTrust: SystemTrust = .detect()) throws -> TLSContext {
         guard let context = SSL_CTX_new(TLS_client_method()) else { throw TLSError(.failed, "SSL_CTX_new failed") }
         let result = TLSContext(pointer: context, verifiesPeer: !insecure)
         try configureCommon(context)
-        guard SSL_CTX_set_default_verify_paths(context) == 1 else { throw TLSError(.failed, "cannot load the system trust store") }
+        let loaded = switch systemTrust {
+        case .hashedDirectory(let path): SSL_CTX_load_verify_dir(context, path)
+        case .openSSLDefaults: SSL_CTX_set_default_verify_paths(context)
+        }
+        guard loaded == 1 else { throw TLSError(.failed, "cannot load the system trust store") }
         let store = SSL_CTX_get_cert_store(context)
         for ca in extraCAs {
             ca.withX509 { _ = X509_STORE_add_cert(store, $0) }
@@ -62,6 +66,32 @@ public final class TLSContext: @unchecked Sendable {
         // store would keep every one of them too (up to 20,480, each with the server's chain).
         _ = CTLS_SSL_CTX_set_session_cache_mode(context, Int(SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE))
         return result
+    }
+
+    /// Where upstream roots come from.
+    public enum SystemTrust: Equatable, Sendable {
+        /// A directory of certificates named by subject hash (`openssl rehash`): a root is read
+        /// the first time a chain needs it. Debian's /etc/ssl/certs is one.
+        case hashedDirectory(String)
+        /// OpenSSL's defaults: `SSL_CERT_FILE`/`SSL_CERT_DIR`, else its default bundle file (all
+        /// ~140 roots parsed at once: 1.4 MiB resident for the life of the proxy) and directory.
+        case openSSLDefaults
+
+        /// The hashed default directory when it has hash links and no `SSL_CERT_FILE` or
+        /// `SSL_CERT_DIR` asks for something else; OpenSSL's defaults otherwise.
+        public static func detect(environment: [String: String] = ProcessInfo.processInfo.environment,
+                                  directory: String = String(cString: X509_get_default_cert_dir())) -> SystemTrust {
+            guard environment["SSL_CERT_FILE"] == nil, environment["SSL_CERT_DIR"] == nil else { return .openSSLDefaults }
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+            return names.contains(where: isHashLink) ? .hashedDirectory(directory) : .openSSLDefaults
+        }
+
+        /// `5ad8a5d6.0`: eight hex digits, a dot, a number.
+        static func isHashLink(_ name: String) -> Bool {
+            let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+            return parts.count == 2 && parts[0].count == 8 && parts[0].allSatisfy(\.isHexDigit)
+                && !parts[1].isEmpty && parts[1].allSatisfy(\.isNumber)
+        }
     }
 
     private static func configureCommon(_ context: OpaquePointer) throws {
