@@ -52,7 +52,9 @@ public struct CAError: Error, CustomStringConvertible, Sendable, Equatable {
 public enum OpenSSLErrorQueue {
     /// Clears the queue; call before an OpenSSL operation whose failure we will report.
     public static func clear() {
-        ERR_clear_error()
+        // ERR_clear_error wipes all sixteen slots (~400 instructions) even when the queue is
+        // empty, and TLS reads and writes call this every time; a peek tells first.
+        if ERR_peek_error() != 0 { ERR_clear_error() }
     }
 
     /// Removes every queued error and returns their reason strings, oldest first.
