@@ -93,26 +93,29 @@ struct ResponseParser {
     /// parses the head when that line is there.
     /// - Returns: the index after the bytes taken.
     private mutating func feedHead(_ bytes: UnsafeRawBufferPointer, from start: Int) throws(LoadError) -> Int {
-        guard let end = headEnd(in: bytes, from: start) else {
-            guard line.count + bytes.count - start <= Self.maxHeadBytes else {
-                throw Self.malformed("response head over 64 KiB")
-            }
-            line.append(contentsOf: bytes.bytes(from: start, to: bytes.count))
-            return bytes.count
-        }
-        guard line.count + end - start <= Self.maxHeadBytes else { throw Self.malformed("response head over 64 KiB") }
-        let head: ResponseHead
-        if line.isEmpty {
-            head = try ResponseHead(parsing: bytes.bytes(from: start, to: end))
-        } else {
-            line.append(contentsOf: bytes.bytes(from: start, to: end))
-            defer { line.removeAll(keepingCapacity: true) }
-            head = try line.withUnsafeBytes { whole in
-                Result { () throws(LoadError) in try ResponseHead(parsing: whole) }
-            }.get()
-        }
+        let end = headEnd(in: bytes, from: start)
+        guard let head = try gatherLine(bytes, from: start, end: end, limit: Self.maxHeadBytes, tooLong: "response head over 64 KiB",
+                                        parse: { whole throws(LoadError) in try ResponseHead(parsing: whole) }),
+              let end else { return bytes.count }
         begin(head)
         return end
+    }
+
+    /// Gathers one line (a head, a chunk line) that continues `line` with `bytes[start..<end]`,
+    /// within `limit` bytes. `end` is where the line stops, nil while its terminator has not come.
+    /// - Returns: `parse` of the whole line once it is complete (uncopied when it all arrived in
+    ///   `bytes`); nil while it is not, its bytes then kept in `line`.
+    private mutating func gatherLine<T>(_ bytes: UnsafeRawBufferPointer, from start: Int, end: Int?, limit: Int, tooLong: String,
+                                        parse: (UnsafeRawBufferPointer) throws(LoadError) -> T) throws(LoadError) -> T? {
+        guard line.count + (end ?? bytes.count) - start <= limit else { throw Self.malformed(tooLong) }
+        guard let end else {
+            line.append(contentsOf: bytes.bytes(from: start, to: bytes.count))
+            return nil
+        }
+        if line.isEmpty { return try parse(bytes.bytes(from: start, to: end)) }
+        line.append(contentsOf: bytes.bytes(from: start, to: end))
+        defer { line.removeAll(keepingCapacity: true) }
+        return try line.withUnsafeBytes { whole in Result { () throws(LoadError) in try parse(whole) } }.get()
     }
 
     /// Index in `bytes` just past the CRLFCRLF that ends the head, which continues `line`
@@ -159,25 +162,13 @@ struct ResponseParser {
     /// Takes a chunk-size or trailer line from `bytes[start...]`, and acts on it when its LF is there.
     /// - Returns: the index after the bytes taken.
     private mutating func feedChunkLine(_ bytes: UnsafeRawBufferPointer, from start: Int) throws(LoadError) -> Int {
-        guard let lf = bytes.firstIndex(of: 0x0A, from: start) else {
-            guard line.count + bytes.count - start <= Self.maxChunkLineBytes else {
-                throw Self.malformed("chunk line over 4 KiB")
-            }
-            line.append(contentsOf: bytes.bytes(from: start, to: bytes.count))
-            return bytes.count
-        }
-        guard line.count + lf - start <= Self.maxChunkLineBytes else { throw Self.malformed("chunk line over 4 KiB") }
+        let lf = bytes.firstIndex(of: 0x0A, from: start)
         let inTrailers: Bool
         if case .trailers = state { inTrailers = true } else { inTrailers = false }
-        if line.isEmpty {
-            state = try Self.state(afterChunkLine: bytes.bytes(from: start, to: lf), inTrailers: inTrailers)
-        } else {
-            line.append(contentsOf: bytes.bytes(from: start, to: lf))
-            defer { line.removeAll(keepingCapacity: true) }
-            state = try line.withUnsafeBytes { whole in
-                Result { () throws(LoadError) in try Self.state(afterChunkLine: whole, inTrailers: inTrailers) }
-            }.get()
-        }
+        guard let next = try gatherLine(bytes, from: start, end: lf, limit: Self.maxChunkLineBytes, tooLong: "chunk line over 4 KiB",
+                                        parse: { whole throws(LoadError) in try Self.state(afterChunkLine: whole, inTrailers: inTrailers) }),
+              let lf else { return bytes.count }
+        state = next
         return lf + 1
     }
 
