@@ -216,6 +216,31 @@ import TestSupport
         #expect(proxy.server.pool.idleWithoutBuffers == 1, "the accept loop's sweep frees the pooled connection's buffers")
     }
 
+    /// Shutdown cuts a keep-alive connection that sits between requests at once (it sleeps in one
+    /// `poll`, not a 250 ms loop); only exchanges in flight get the grace period.
+    @Test func shutdownDoesNotWaitForIdleConnections() throws {
+        let origin = try OriginServer(tls: false)
+        let proxy = try ProxyHarness(configure: { $0.shutdownGrace = 20 })
+        let socket = try Socket.connect(host: "127.0.0.1", port: proxy.port, timeout: 5)
+        defer { socket.close() }
+        socket.setTimeout(10)
+        let stream = PlainStream(socket)
+        try stream.write(Array("GET \(origin.url("/cl?n=2", tls: false)) HTTP/1.1\r\nHost: localhost:\(origin.port)\r\n\r\n".utf8))
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while !String(decoding: received, as: UTF8.self).hasSuffix("\r\n\r\nhe") {
+            let count = try buffer.withUnsafeMutableBytes { try stream.read(into: $0) }
+            guard count > 0 else { break }
+            received += buffer[0..<count]
+        }
+        #expect(String(decoding: received, as: UTF8.self).hasPrefix("HTTP/1.1 200"))
+        usleep(600_000)  // past the first 250 ms wait: now in the long one
+        let start = Date()
+        proxy.server.stop()
+        #expect(Date().timeIntervalSince(start) < 10, "an idle connection held shutdown for its 20 s grace")
+        #expect(try buffer.withUnsafeMutableBytes { try stream.read(into: $0) } == 0, "the client sees the connection close")
+    }
+
     /// `--resolve *.pool.test:PORT:127.0.0.1` sends every name below pool.test to the origin,
     /// and the idle upstream pool stays within its bound however many hosts were visited.
     @Test func wildcardResolveAndTheIdlePoolBound() throws {

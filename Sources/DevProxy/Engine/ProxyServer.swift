@@ -71,6 +71,8 @@ public final class ProxyServer: @unchecked Sendable {
         }
         guard !alreadyStopping else { return }
         if listener != nil { finished.wait() }
+        // Connections between requests go now; exchanges in flight get the grace period.
+        for connection in state.withLock({ Array($0.connections.values) }) { connection.abortIfIdle() }
         let deadline = Date().addingTimeInterval(configuration.shutdownGrace)
         while Date() < deadline && state.withLock({ !$0.connections.isEmpty }) { usleep(20_000) }
         for connection in state.withLock({ Array($0.connections.values) }) { connection.abort() }

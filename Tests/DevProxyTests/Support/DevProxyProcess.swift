@@ -55,6 +55,18 @@ final class DevProxyProcess {
         return (process.terminationStatus, out, err)
     }
 
+    /// Voluntary context switches of all the process's threads so far (each is a wake-up after
+    /// sleeping), from /proc/PID/task/*/status.
+    var voluntaryContextSwitches: Int {
+        let tasks = "/proc/\(process.processIdentifier)/task"
+        let ids = (try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? []
+        return ids.reduce(0) { total, id in
+            let status = (try? String(contentsOfFile: "\(tasks)/\(id)/status", encoding: .utf8)) ?? ""
+            let line = status.split(separator: "\n").first { $0.hasPrefix("voluntary_ctxt_switches:") }
+            return total + (line.flatMap { Int($0.split(separator: "\t").last ?? "") } ?? 0)
+        }
+    }
+
     /// Peak resident memory so far (VmHWM), in bytes.
     var peakResidentBytes: Int {
         let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
