@@ -221,24 +221,15 @@ import TestSupport
     @Test func shutdownDoesNotWaitForIdleConnections() throws {
         let origin = try OriginServer(tls: false)
         let proxy = try ProxyHarness(configure: { $0.shutdownGrace = 20 })
-        let socket = try Socket.connect(host: "127.0.0.1", port: proxy.port, timeout: 5)
-        defer { socket.close() }
-        socket.setTimeout(10)
-        let stream = PlainStream(socket)
-        try stream.write(Array("GET \(origin.url("/cl?n=2", tls: false)) HTTP/1.1\r\nHost: localhost:\(origin.port)\r\n\r\n".utf8))
-        var received: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while !String(decoding: received, as: UTF8.self).hasSuffix("\r\n\r\nhe") {
-            let count = try buffer.withUnsafeMutableBytes { try stream.read(into: $0) }
-            guard count > 0 else { break }
-            received += buffer[0..<count]
-        }
-        #expect(String(decoding: received, as: UTF8.self).hasPrefix("HTTP/1.1 200"))
+        let client = try PlainClient(port: proxy.port)
+        defer { client.close() }
+        let request = "GET \(origin.url("/cl?n=2", tls: false)) HTTP/1.1\r\nHost: localhost:\(origin.port)\r\n\r\n"
+        #expect(try client.exchange(Array(request.utf8)) == "HTTP/1.1 200")
         usleep(600_000)  // past the first 250 ms wait: now in the long one
         let start = Date()
         proxy.server.stop()
         #expect(Date().timeIntervalSince(start) < 10, "an idle connection held shutdown for its 20 s grace")
-        #expect(try buffer.withUnsafeMutableBytes { try stream.read(into: $0) } == 0, "the client sees the connection close")
+        #expect(try client.sawClose(), "the client sees the connection close")
     }
 
     /// `--resolve *.pool.test:PORT:127.0.0.1` sends every name below pool.test to the origin,

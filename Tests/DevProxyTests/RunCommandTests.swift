@@ -41,43 +41,24 @@ import TestSupport
         let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--quiet", "--passthrough", "localhost"])
         let absolute = Array("GET \(origin.url("/cl?n=2", tls: false)) HTTP/1.1\r\nHost: localhost:\(origin.port)\r\n\r\n".utf8)
         let originForm = Array("GET /cl?n=2 HTTP/1.1\r\nHost: localhost:\(origin.port)\r\n\r\n".utf8)
-        func exchange(_ stream: PlainStream) throws -> String {
-            try exchange(stream, request: absolute)
-        }
-        func exchange(_ stream: PlainStream, request: [UInt8]) throws -> String {
-            try stream.write(request)
-            var received: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while !String(decoding: received, as: UTF8.self).hasSuffix("\r\n\r\nhe") {
-                let count = try buffer.withUnsafeMutableBytes { try stream.read(into: $0) }
-                guard count > 0 else { break }
-                received += buffer[0..<count]
-            }
-            return String(decoding: received.prefix(12), as: UTF8.self)
-        }
-        let streams = try (0..<40).map { _ in
-            let socket = try Socket.connect(host: "127.0.0.1", port: proxy.port, timeout: 5)
-            socket.setTimeout(10)
-            return PlainStream(socket)
-        }
-        defer { streams.forEach { $0.close() } }
+        let connect = Array("CONNECT localhost:\(origin.port) HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8)
+        let clients = try (0..<40).map { _ in try PlainClient(port: proxy.port) }
+        defer { clients.forEach { $0.close() } }
         let tunnels = try (0..<40).map { _ in
-            let socket = try Socket.connect(host: "127.0.0.1", port: proxy.port, timeout: 5)
-            socket.setTimeout(10)
-            let stream = PlainStream(socket)
-            #expect(try exchange(stream, request: Array("CONNECT localhost:\(origin.port) HTTP/1.1\r\nHost: localhost\r\n\r\nGET /cl?n=2 HTTP/1.1\r\nHost: localhost:\(origin.port)\r\n\r\n".utf8)).hasPrefix("HTTP/1.1 200"))
-            return stream
+            let tunnel = try PlainClient(port: proxy.port)
+            #expect(try tunnel.exchange(connect + originForm) == "HTTP/1.1 200")
+            return tunnel
         }
         defer { tunnels.forEach { $0.close() } }
-        #expect(try streams.map(exchange) == Array(repeating: "HTTP/1.1 200", count: 40))
+        #expect(try clients.map { try $0.exchange(absolute) } == Array(repeating: "HTTP/1.1 200", count: 40))
         usleep(600_000)  // every connection past its first 250 ms wait
         let before = proxy.voluntaryContextSwitches
         sleep(1)
         let wakeUps = proxy.voluntaryContextSwitches - before
         // What is left: the accept loop's 4 ticks a second and stray runtime threads.
         #expect(wakeUps < 20, "\(wakeUps) wake-ups in a second with 40 idle connections and 40 quiet tunnels")
-        #expect(try streams.map(exchange) == Array(repeating: "HTTP/1.1 200", count: 40))
-        #expect(try tunnels.map { try exchange($0, request: originForm) } == Array(repeating: "HTTP/1.1 200", count: 40))
+        #expect(try clients.map { try $0.exchange(absolute) } == Array(repeating: "HTTP/1.1 200", count: 40))
+        #expect(try tunnels.map { try $0.exchange(originForm) } == Array(repeating: "HTTP/1.1 200", count: 40))
         _ = proxy.stop()
     }
 
