@@ -110,10 +110,7 @@ extension String {
             }
         }
         if let fast = fast ?? nil { return fast }
-        let lhs = utf8
-        let rhs = other.utf8
-        guard lhs.count == rhs.count else { return false }
-        return zip(lhs, rhs).allSatisfy(ASCII.equalIgnoringCase)
+        return utf8.equalsCaseInsensitive(other.utf8)
     }
 }
 

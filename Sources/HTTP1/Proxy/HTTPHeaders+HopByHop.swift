@@ -63,8 +63,7 @@ extension HTTPHeaders {
     /// The transfer codings in Transfer-Encoding, lower-cased, in the order applied; `[]` when
     /// there is none. The message is chunked when the last one is `chunked` (RFC 9112 §6.1).
     public var transferCodings: [String] {
-        guard contains("Transfer-Encoding") else { return [] }
-        return listElements("Transfer-Encoding").map { element in
+        listElements("Transfer-Encoding").map { element in
             // A coding may carry parameters (`gzip;q=1`); only its name matters for framing.
             element.prefix { $0 != ";" }.trimmingCharacters(in: " \t").lowercased()
         }
