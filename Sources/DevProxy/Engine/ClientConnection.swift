@@ -133,8 +133,7 @@ final class ClientConnection: @unchecked Sendable {
         if try reader.hasBufferedInput() { return true }
         var poller = pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0)
         let deadline = Date().addingTimeInterval(server.configuration.idleTimeout)
-        let idleTimeoutMs = Int32(min(server.configuration.idleTimeout, 3600) * 1000)
-        if poll(&poller, 1, min(250, idleTimeoutMs)) > 0 { return true }
+        if poll(&poller, 1, min(250, Socket.pollMilliseconds(server.configuration.idleTimeout))) > 0 { return true }
         reader.releaseBuffer()
         reader.stream.releaseBuffers()
         idle.store(true, ordering: .sequentiallyConsistent)
@@ -142,7 +141,7 @@ final class ClientConnection: @unchecked Sendable {
         while !server.isStopping {
             let remaining = deadline.timeIntervalSinceNow
             guard remaining > 0 else { return false }
-            let ready = poll(&poller, 1, Int32(min(remaining, 3600) * 1000) + 1)
+            let ready = poll(&poller, 1, Socket.pollMilliseconds(remaining))
             if ready > 0 { return !server.isStopping }
             if ready < 0 && errno != EINTR { return false }
         }

@@ -56,7 +56,7 @@ struct Relay {
                 }
                 var pollers = [pollfd(fd: a.socket.fd, events: aOpen ? Int16(POLLIN) : 0, revents: 0),
                                pollfd(fd: b.socket.fd, events: bOpen ? Int16(POLLIN) : 0, revents: 0)]
-                let ready = poll(&pollers, 2, Int32(min(remaining, 3600) * 1000) + 1)
+                let ready = poll(&pollers, 2, Socket.pollMilliseconds(remaining))
                 if ready < 0 && errno != EINTR { break }
             } catch {
                 outcome.error = error

@@ -110,6 +110,13 @@ public final class Socket: @unchecked Sendable {
         isNonBlocking = true
     }
 
+    /// A `poll()` timeout for a wait of `seconds` that may be long (an idle timeout): rounded up
+    /// to the next millisecond, so the wait never ends just short of its deadline, and at most an
+    /// hour (the caller loops), where poll's Int32 milliseconds would overflow past 24 days.
+    public static func pollMilliseconds(_ seconds: TimeInterval) -> Int32 {
+        Int32(min(max(seconds, 0), 3600) * 1000) + 1
+    }
+
     /// Waits until the descriptor is ready for `events` or `timeout` passes.
     ///
     /// - Throws: `.timedOut`.
