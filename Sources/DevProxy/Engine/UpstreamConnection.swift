@@ -50,10 +50,9 @@ extension Flow.ChainCertificate {
 /// Opens upstream connections (honouring `--resolve`) and keeps idle keep-alive ones for
 /// reuse, keyed by scheme, host and port.
 final class UpstreamPool: @unchecked Sendable {
-    // `idle`, `idleCount` and `lastSweep` are guarded by `lock`.
+    // `idle` and `lastSweep` are guarded by `lock`.
     private let lock = NSLock()
     private var idle: [String: [(connection: UpstreamConnection, since: Date)]] = [:]
-    private var idleCount = 0
     private var lastSweep = Date()
     private let configuration: ProxyConfiguration
     private let tlsContext: TLSContext
@@ -103,10 +102,9 @@ final class UpstreamPool: @unchecked Sendable {
         lock.lock()
         var doomed = sweepLocked(now: now)
         var list = idle[connection.key, default: []]
-        if list.count < maxIdlePerKey && idleCount < maxIdleTotal {
+        if list.count < maxIdlePerKey && idleCountLocked < maxIdleTotal {
             list.append((connection, now))
             idle[connection.key] = list
-            idleCount += 1
         } else {
             doomed.append(connection)
         }
@@ -145,7 +143,6 @@ final class UpstreamPool: @unchecked Sendable {
             }
             if fresh.count < list.count { idle[key] = fresh.isEmpty ? nil : fresh }
         }
-        idleCount -= expired.count
         return expired
     }
 
@@ -157,8 +154,11 @@ final class UpstreamPool: @unchecked Sendable {
     var idleConnections: Int {
         lock.lock()
         defer { lock.unlock() }
-        return idleCount
+        return idleCountLocked
     }
+
+    /// Idle connections across all hosts (keys with no connection are removed). Caller holds `lock`.
+    private var idleCountLocked: Int { idle.values.reduce(0) { $0 + $1.count } }
 
     /// How many idle TLS connections have given their buffers back (for tests).
     var idleWithoutBuffers: Int {
@@ -172,7 +172,6 @@ final class UpstreamPool: @unchecked Sendable {
         lock.lock()
         let all = idle.values.flatMap { $0 }
         idle = [:]
-        idleCount = 0
         lock.unlock()
         all.forEach { $0.connection.stream.close() }
     }
@@ -182,7 +181,6 @@ final class UpstreamPool: @unchecked Sendable {
         defer { lock.unlock() }
         while var list = idle[key], let last = list.popLast() {
             idle[key] = list.isEmpty ? nil : list
-            idleCount -= 1
             if Date().timeIntervalSince(last.since) < maxIdle, isStillOpen(last.connection) {
                 last.connection.reused = true
                 return last.connection
