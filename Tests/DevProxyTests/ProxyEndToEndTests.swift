@@ -364,6 +364,20 @@ import TestSupport
     }
 
     /// An origin and a proxy that trusts it.
+    /// curl offers OpenSSL's order (AES-256-GCM first); the proxy answers with AES-128-GCM, and
+    /// offers it first upstream. A client that asks for ChaCha20 first keeps ChaCha20.
+    @Test func tls13PrefersAES128GCMUnlessTheClientAsksForChaCha20() throws {
+        let (origin, proxy) = try setUp()
+        let plain = try proxy.curl(["--tlsv1.3", origin.url("/cl?n=5")])
+        #expect(plain.status == 0, "\(plain.output)")
+        let chacha = try proxy.curl(["--tlsv1.3", "--tls13-ciphers", "TLS_CHACHA20_POLY1305_SHA256:TLS_AES_256_GCM_SHA384",
+                                     origin.url("/cl?n=5")])
+        #expect(chacha.status == 0, "\(chacha.output)")
+        let flows = proxy.flows(count: 2)
+        #expect(flows.map { $0.tls?.client?.cipher } == ["TLS_AES_128_GCM_SHA256", "TLS_CHACHA20_POLY1305_SHA256"])
+        #expect(flows.map { $0.tls?.upstream?.cipher } == ["TLS_AES_128_GCM_SHA256", "TLS_AES_128_GCM_SHA256"])
+    }
+
     private func setUp() throws -> (OriginServer, ProxyHarness) {
         let origin = try OriginServer()
         let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "origin CA"))

@@ -46,6 +46,7 @@ uint64_t CTLS_SSL_OP_NO_RENEGOTIATION(void);
 uint64_t CTLS_SSL_OP_IGNORE_UNEXPECTED_EOF(void);
 uint64_t CTLS_SSL_OP_NO_TICKET(void);
 uint64_t CTLS_SSL_OP_CIPHER_SERVER_PREFERENCE(void);
+uint64_t CTLS_SSL_OP_PRIORITIZE_CHACHA(void);
 
 // MARK: name printing flags (composite macros)
 unsigned long CTLS_XN_FLAG_ONELINE(void);

@@ -23,6 +23,10 @@ public final class TLSContext: @unchecked Sendable {
         guard let context = SSL_CTX_new(TLS_server_method()) else { throw TLSError(.failed, "SSL_CTX_new failed") }
         let result = TLSContext(pointer: context, verifiesPeer: false)
         try configureCommon(context)
+        // Our order, not the client's: curl and Python offer OpenSSL's AES-256 first, phones
+        // AES-128. A client that puts ChaCha20 first (no AES hardware) still gets ChaCha20.
+        SSL_CTX_set_options(context, CTLS_SSL_OP_CIPHER_SERVER_PREFERENCE() | CTLS_SSL_OP_PRIORITIZE_CHACHA())
+        try setTLS13Suites(context, serverOrder)
         SSL_CTX_set_alpn_select_cb(context, { _, out, outLength, input, inputLength, _ in
             // Pick http/1.1 if offered; otherwise no ALPN (the client falls back to HTTP/1.1).
             guard let input, let out, let outLength else { return SSL_TLSEXT_ERR_NOACK }
@@ -49,6 +53,7 @@ public final class TLSContext: @unchecked Sendable {
         guard let context = SSL_CTX_new(TLS_client_method()) else { throw TLSError(.failed, "SSL_CTX_new failed") }
         let result = TLSContext(pointer: context, verifiesPeer: !insecure)
         try configureCommon(context)
+        try setTLS13Suites(context, clientOrder)
         let loaded = switch systemTrust {
         case .hashedDirectory(let path): SSL_CTX_load_verify_dir(context, path)
         case .openSSLDefaults: SSL_CTX_set_default_verify_paths(context)
@@ -91,6 +96,19 @@ public final class TLSContext: @unchecked Sendable {
             let parts = name.split(separator: ".", omittingEmptySubsequences: false)
             return parts.count == 2 && parts[0].count == 8 && parts[0].allSatisfy(\.isHexDigit)
                 && !parts[1].isEmpty && parts[1].allSatisfy(\.isNumber)
+        }
+    }
+
+    /// TLS 1.3 suites, AES-128-GCM first as Chrome, Firefox, OkHttp and Go order them:
+    /// OpenSSL's default puts AES-256-GCM first, which costs ~30 % more per byte (measured
+    /// here: 3.06 vs 2.37 GB/s) for no security a debugging proxy needs. Every relayed byte is
+    /// decrypted and encrypted once on each side, so this is most of a large download's crypto.
+    static let clientOrder = "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
+    static let serverOrder = "TLS_AES_128_GCM_SHA256:TLS_CHACHA20_POLY1305_SHA256:TLS_AES_256_GCM_SHA384"
+
+    private static func setTLS13Suites(_ context: OpaquePointer, _ suites: String) throws {
+        guard SSL_CTX_set_ciphersuites(context, suites) == 1 else {
+            throw TLSError(.failed, "cannot set the TLS 1.3 cipher suites")
         }
     }
 
