@@ -97,10 +97,13 @@ struct ResponseRelay {
                 switch event {
                 case .body(let bytes)?:
                     capture.append(bytes)
+                    let first = relayed == 0
                     relayed += bytes.count
                     // While more of the body is already here, records gather in the client's write
                     // buffer and leave together; before any wait on the upstream they are flushed.
-                    let more = (try? upstream.reader.hasBufferedInput()) == true || upstream.stream.inputReady
+                    // The first part leaves at once: the client sees the response start without
+                    // waiting for 64 KiB of a fast download to gather.
+                    let more = !first && ((try? upstream.reader.hasBufferedInput()) == true || upstream.stream.inputReady)
                     try send(framing.rechunk ? HTTP1Serializer.chunk(bytes) : bytes, after: &held, flush: !more)
                 case .end(let trailers)?:
                     try send(framing.rechunk ? HTTP1Serializer.lastChunk(trailers: trailers) : [], after: &held, flush: true)
