@@ -11,12 +11,40 @@ struct ExchangeTransfer {
     /// True once the response ended cleanly with a keep-alive framing and the request body was
     /// fully sent: the upstream connection can serve another request.
     private(set) var upstreamReusable = false
+    /// True when a pooled connection turned out closed by the server before any response, and
+    /// the request may go again on a fresh one (see `mayRetry`): nothing was recorded or sent
+    /// to the client.
+    private(set) var staleConnection = false
+    /// A retry: the request's (empty) body was already read from the client.
+    private let resending: Bool
 
-    init(context: ExchangeContext, head: HTTPRequestHead, destination: Destination, upstream: UpstreamConnection) {
+    init(context: ExchangeContext, head: HTTPRequestHead, destination: Destination, upstream: UpstreamConnection,
+         resending: Bool = false) {
         self.context = context
         self.head = head
         self.destination = destination
         self.upstream = upstream
+        self.resending = resending
+    }
+
+    /// Whether a request that failed on a reused connection before any response byte goes again on
+    /// a fresh one. Servers close idle keep-alive connections whenever they like (RFC 9112 §9.8);
+    /// one closed just as the request went out reads as a reset or an empty response. RFC 9110
+    /// §9.2.2 lets a proxy resend idempotent requests; only bodiless ones, so nothing is buffered.
+    static func mayRetry(_ head: HTTPRequestHead) -> Bool {
+        let idempotent: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"]
+        return idempotent.contains(head.method) && head.headers["Transfer-Encoding"] == nil
+            && (head.headers["Content-Length"] ?? "0") == "0" && !head.headers.expectsContinue
+    }
+
+    /// The failure is the server having closed a reused connection, and the request may go again.
+    private func isStale(_ error: Error) -> Bool {
+        guard upstream.reused, !resending, Self.mayRetry(head) else { return false }
+        switch error {
+        case is UpstreamClosed: return true
+        case let error as NetworkError: return error.kind == .reset || error.kind == .closed
+        default: return false
+        }
     }
 
     /// Sends the request and relays the response; returns whether the client may send more.
@@ -37,10 +65,15 @@ struct ExchangeTransfer {
         let sendStart = Date()
         do {
             try upstream.stream.write(HTTP1Serializer.serialize(outbound))
-            if !waitsForContinue {
+            if !waitsForContinue && !resending {
                 try sendRequestBody(chunked: requestChunked, capture: requestCapture)
             }
         } catch {
+            // The (empty) body is read off the client here, so the retry finds its next request.
+            if isStale(error), (try? sendRequestBody(chunked: false, capture: requestCapture, upstreamWrites: false)) != nil {
+                staleConnection = true
+                return false
+            }
             return failBeforeResponse(error, draft: &draft, capture: requestCapture)
         }
         draft.flow.timings.send = FlowDraft.milliseconds(since: sendStart)
@@ -63,23 +96,28 @@ struct ExchangeTransfer {
             upstreamReusable = outcome.upstreamReusable && bodySent
             return outcome.clientKeepAlive && bodySent && head.keepAlive
         } catch {
+            if isStale(error) {
+                staleConnection = true
+                return false
+            }
             draft.flow.request?.body = requestCapture.finish(contentEncoding: head.headers["Content-Encoding"],
                                                              contentType: head.headers["Content-Type"])
             return failBeforeResponse(error, draft: &draft, capture: nil)
         }
     }
 
-    /// Streams the client's request body upstream, re-chunking when it arrived chunked.
-    private func sendRequestBody(chunked: Bool, capture: BodyCapture) throws {
+    /// Streams the client's request body upstream, re-chunking when it arrived chunked; with
+    /// `upstreamWrites: false` only reads it off the client.
+    private func sendRequestBody(chunked: Bool, capture: BodyCapture, upstreamWrites: Bool = true) throws {
         while let event = try readClient() {
             switch event {
             case .head:
                 return
             case .body(let bytes):
                 capture.append(bytes)
-                try upstream.stream.write(chunked ? HTTP1Serializer.chunk(bytes) : bytes)
+                if upstreamWrites { try upstream.stream.write(chunked ? HTTP1Serializer.chunk(bytes) : bytes) }
             case .end(let trailers):
-                if chunked { try upstream.stream.write(HTTP1Serializer.lastChunk(trailers: trailers)) }
+                if chunked && upstreamWrites { try upstream.stream.write(HTTP1Serializer.lastChunk(trailers: trailers)) }
                 return
             }
         }

@@ -19,7 +19,7 @@ struct HTTPExchange {
         if context.configuration.answerLocally?(head.method, destination.url, head.headers["Content-Type"]) == true {
             return answerLocally(draft: &draft)
         }
-        let upstream: UpstreamConnection
+        var upstream: UpstreamConnection
         do {
             upstream = try context.server.pool.connection(host: destination.host, port: destination.port, tls: destination.tls)
         } catch {
@@ -27,20 +27,40 @@ struct HTTPExchange {
             drainRequestBody()
             return false
         }
-        draft.flow.server.address = upstream.address
-        draft.flow.timings.connect = upstream.reused ? 0 : upstream.connectMilliseconds
-        draft.flow.timings.tls = upstream.reused || upstream.tls == nil ? -1 : upstream.tlsMilliseconds
-        if let tls = upstream.tlsInfo {
-            draft.flow.tls = Flow.TLSInfo(client: draft.flow.tls?.client, upstream: tls)
+        var (keepAlive, transfer) = send(on: upstream, draft: &draft, resending: false)
+        if transfer.staleConnection {
+            // The server had closed the pooled connection: once more on a fresh one.
+            upstream.stream.close()
+            do {
+                upstream = try context.server.pool.connection(host: destination.host, port: destination.port,
+                                                              tls: destination.tls, reuse: false)
+            } catch {
+                answerConnectFailure(error, draft: &draft)
+                return false
+            }
+            draft.flow.server.retried = true
+            (keepAlive, transfer) = send(on: upstream, draft: &draft, resending: true)
         }
-        var transfer = ExchangeTransfer(context: context, head: head, destination: destination, upstream: upstream)
-        let keepAlive = context.connection.using(upstream.stream.socket) { transfer.run(draft: &draft) }
         if transfer.upstreamReusable {
             context.server.pool.release(upstream)
         } else {
             upstream.stream.close()
         }
         return keepAlive
+    }
+
+    /// Sends the request on `upstream` and relays the response, recording the connection in the flow.
+    private func send(on upstream: UpstreamConnection, draft: inout FlowDraft, resending: Bool) -> (Bool, ExchangeTransfer) {
+        draft.flow.server.address = upstream.address
+        draft.flow.timings.connect = upstream.reused ? 0 : upstream.connectMilliseconds
+        draft.flow.timings.tls = upstream.reused || upstream.tls == nil ? -1 : upstream.tlsMilliseconds
+        if let tls = upstream.tlsInfo {
+            draft.flow.tls = Flow.TLSInfo(client: draft.flow.tls?.client, upstream: tls)
+        }
+        var transfer = ExchangeTransfer(context: context, head: head, destination: destination, upstream: upstream,
+                                        resending: resending)
+        let keepAlive = context.connection.using(upstream.stream.socket) { transfer.run(draft: &draft) }
+        return (keepAlive, transfer)
     }
 
     /// Reads the request body and answers 204 without contacting the origin (`--sink-reports`).

@@ -174,6 +174,7 @@ extension Flow.Server: FlowJSONWritable {
             f.string("address", address)
             f.string("host", host)
             f.int("port", port)
+            f.bool("retried", retried)
         }
     }
 }

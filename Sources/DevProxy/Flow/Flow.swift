@@ -37,6 +37,9 @@ public struct Flow: Codable, Sendable, Equatable {
         public var port: Int
         /// The address actually dialled, when a connection was made.
         public var address: String?
+        /// True when the request first went on a pooled keep-alive connection the server had
+        /// already closed, and was sent again on a fresh one (idempotent, bodiless requests only).
+        public var retried: Bool?
     }
 
     public struct TLSInfo: Codable, Sendable, Equatable {

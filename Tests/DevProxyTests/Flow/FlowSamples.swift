@@ -19,7 +19,7 @@ enum FlowSamples {
     /// A POST with a binary body and a 302.
     static let post = decode("""
     {"id":"f2","started":"2026-03-01T12:01:03.000Z","ended":"2026-03-01T12:01:03.010Z","client":"127.0.0.1:53123",
-     "mode":"http","server":{"host":"upload.example.com","port":80,"address":"[2001:db8::1]:80"},
+     "mode":"http","server":{"host":"upload.example.com","port":80,"address":"[2001:db8::1]:80","retried":true},
      "request":{"method":"POST","url":"http://upload.example.com/put","http_version":"HTTP/1.1",
        "headers":[["Content-Type","image/png"],["Content-Length","4"]],
        "body":{"size":4,"sha256":"00","base64":"iVBORw==","truncated":false}},

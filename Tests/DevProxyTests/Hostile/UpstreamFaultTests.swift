@@ -84,6 +84,29 @@ import TestSupport
         try expectStillServing(proxy)
     }
 
+    /// A pooled connection the server closes just as the next request arrives: a bodiless GET
+    /// goes again on a fresh connection (the flow says so); a POST is never resent, it gets a 502.
+    @Test(arguments: [("GET", 200, 3), ("POST", 502, 2)])
+    func aRequestOnAConnectionTheServerDroppedIsResentOnlyWhenIdempotent(_ method: String, _ status: Int,
+                                                                         _ heads: Int) throws {
+        let origin = try ScriptedOrigin("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", then: .closeOnSecondRequest)
+        let proxy = try ProxyHarness()
+        let first = try proxy.curl(["-w", "%{http_code}", "http://127.0.0.1:\(origin.port)/first"])
+        #expect(first.stdout == "ok200", "\(first.output)")
+        let second = try proxy.curl(["-X", method, "-w", "\n%{http_code}", "http://127.0.0.1:\(origin.port)/second"])
+        #expect(second.stdout.hasSuffix("\(status)"), "\(second.output)")
+        let flows = proxy.flows(count: 2)
+        #expect(flows.last?.response?.status == (method == "GET" ? 200 : nil))
+        #expect(flows.last?.server.retried == (method == "GET" ? true : nil))
+        #expect(flows.first?.server.retried == nil)
+        if method == "POST" {
+            #expect(flows.last?.error?.message.contains("a reused keep-alive connection") == true,
+                    "\(String(describing: flows.last?.error))")
+        }
+        #expect(origin.receivedHeads.count == heads)
+        try expectStillServing(proxy)
+    }
+
     /// A silent upstream is answered with 504 within the configured upstream timeout.
     @Test func silentUpstreamGets504InTime() throws {
         let origin = try ScriptedOrigin("", then: .hold(10))

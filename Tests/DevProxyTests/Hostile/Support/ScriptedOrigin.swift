@@ -16,6 +16,10 @@ final class ScriptedOrigin: @unchecked Sendable {
         case hold(TimeInterval)
         /// Answer every request on the connection the same way until the peer closes.
         case keepAlive
+        /// Answer the first request and keep the connection; close it on the next request's
+        /// head without answering (a server dropping an idle keep-alive connection just as a
+        /// request arrives).
+        case closeOnSecondRequest
     }
 
     let port: Int
@@ -76,15 +80,17 @@ final class ScriptedOrigin: @unchecked Sendable {
     private func serve(_ socket: Socket) {
         socket.setTimeout(5)
         var pending: [UInt8] = []
+        var answered = 0
         repeat {
-            guard answer(socket, buffered: &pending) else { break }
+            guard answer(socket, buffered: &pending, answered: answered) else { break }
+            answered += 1
         } while ending.isKeepAlive && !stopped.load(ordering: .sequentiallyConsistent)
         socket.close()
         open.withLock { $0.removeAll { $0 === socket } }
     }
 
     /// Reads one request head and sends the scripted bytes and ending; false when the peer closed.
-    private func answer(_ socket: Socket, buffered pending: inout [UInt8]) -> Bool {
+    private func answer(_ socket: Socket, buffered pending: inout [UInt8], answered: Int) -> Bool {
         var received = pending
         pending = []
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
@@ -100,6 +106,7 @@ final class ScriptedOrigin: @unchecked Sendable {
         }
         if received.isEmpty && ending.isKeepAlive { return false }
         heads.withLock { $0.append(String(decoding: received, as: UTF8.self)) }
+        if case .closeOnSecondRequest = ending, answered > 0 { return false }
         try? response.withUnsafeBytes { try socket.write($0) }
         switch ending {
         case .close:
@@ -113,7 +120,7 @@ final class ScriptedOrigin: @unchecked Sendable {
         case .hold(let seconds):
             let until = Date().addingTimeInterval(seconds)
             while Date() < until && !stopped.load(ordering: .sequentiallyConsistent) { usleep(20_000) }
-        case .keepAlive:
+        case .keepAlive, .closeOnSecondRequest:
             return true
         }
         return false
@@ -122,6 +129,9 @@ final class ScriptedOrigin: @unchecked Sendable {
 
 extension ScriptedOrigin.Ending {
     var isKeepAlive: Bool {
-        if case .keepAlive = self { true } else { false }
+        switch self {
+        case .keepAlive, .closeOnSecondRequest: true
+        default: false
+        }
     }
 }
