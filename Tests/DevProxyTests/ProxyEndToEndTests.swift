@@ -378,6 +378,23 @@ import TestSupport
         #expect(flows.map { $0.tls?.upstream?.cipher } == ["TLS_AES_128_GCM_SHA256", "TLS_AES_128_GCM_SHA256"])
     }
 
+    /// openssl s_client through the proxy: one TLS 1.3 session ticket per connection (not
+    /// OpenSSL's default two), and the next connection resumes with it.
+    @Test func clientsGetOneSessionTicketAndResumeWithIt() throws {
+        let (origin, proxy) = try setUp()
+        let dir = TemporaryDirectory()
+        let session = dir.file("session.pem")
+        let request = Array("GET /cl?n=3 HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".utf8)
+        let common = ["s_client", "-proxy", "127.0.0.1:\(proxy.port)", "-connect", "localhost:\(origin.port)",
+                      "-servername", "localhost", "-CAfile", proxy.pki.rootPath, "-tls1_3", "-ign_eof"]
+        let first = try Subprocess.run("openssl", common + ["-msg", "-sess_out", session], stdin: request, timeout: 20)
+        #expect(first.stdout.contains("HTTP/1.1 200 OK"), "\(first.output)")
+        #expect(first.stdout.components(separatedBy: "NewSessionTicket").count - 1 == 1, "\(first.output)")
+        let second = try Subprocess.run("openssl", common + ["-sess_in", session], stdin: request, timeout: 20)
+        #expect(second.stdout.contains("Reused, TLSv1.3"), "\(second.output)")
+        #expect(second.stdout.contains("HTTP/1.1 200 OK"), "\(second.output)")
+    }
+
     private func setUp() throws -> (OriginServer, ProxyHarness) {
         let origin = try OriginServer()
         let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "origin CA"))
