@@ -32,10 +32,12 @@ struct ExchangeTransfer {
     /// one closed just as the request went out reads as a reset or an empty response. RFC 9110
     /// §9.2.2 lets a proxy resend idempotent requests; only bodiless ones, so nothing is buffered.
     static func mayRetry(_ head: HTTPRequestHead) -> Bool {
-        let idempotent: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"]
-        return idempotent.contains(head.method) && head.headers["Transfer-Encoding"] == nil
+        idempotentMethods.contains(head.method) && head.headers["Transfer-Encoding"] == nil
             && (head.headers["Content-Length"] ?? "0") == "0" && !head.headers.expectsContinue
     }
+
+    /// RFC 9110 §9.2.2.
+    private static let idempotentMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"]
 
     /// The failure is the server having closed a reused connection, and the request may go again.
     private func isStale(_ error: Error) -> Bool {
