@@ -67,14 +67,17 @@ import TestSupport
         let origin = try OriginServer()
         let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--log", dir.file("flows.jsonl"), "--upstream-ca", origin.caPath, "--quiet"])
         let before = proxy.peakResidentBytes
-        let result = try Subprocess.run("curl", ["-sS", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", dir.file("ca/root.pem"),
-                                                 "-o", "/dev/null", "-w", "%{size_download}", origin.url("/big?mb=100")], timeout: 120)
-        #expect(result.stdout == String(100 * 1024 * 1024), "\(result.output)")
+        // What curl received, hashed by openssl: the flow's SHA-256 (computed beside the relay for
+        // a body this large) must be the same.
+        let curl = "curl -sS --proxy http://127.0.0.1:\(proxy.port) --cacert \(dir.file("ca/root.pem")) '\(origin.url("/big?mb=100"))'"
+        let result = try Subprocess.run("bash", ["-c", "set -o pipefail; \(curl) | openssl dgst -sha256 -r"], timeout: 120)
+        #expect(result.status == 0, "\(result.output)")
         let peak = proxy.peakResidentBytes
         #expect(peak - before < 40 * 1024 * 1024, "peak RSS grew by \((peak - before) >> 20) MiB for a 100 MiB body")
         _ = proxy.stop()
         let flow = try #require(try FlowLogReader.read(path: dir.file("flows.jsonl")).flows.first)
         #expect(flow.response?.body?.size == 100 * 1024 * 1024)
+        #expect(flow.response?.body?.sha256 == String(result.stdout.prefix(64)), "\(result.output)")
         #expect(flow.response?.body?.truncated == true)
         #expect(flow.response?.body?.base64?.isEmpty == false)
     }
