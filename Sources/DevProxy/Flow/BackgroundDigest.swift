@@ -2,7 +2,8 @@ import Dispatch
 
 /// Continues a SHA-256 on a serial queue: the relaying thread hands over the body's arrays (kept,
 /// not copied) in batches, and waits only when `maxBatchesInFlight` are not hashed yet, which bounds
-/// the memory held to ~1.25 MiB per body.
+/// what is held to ~1.25 MiB of body bytes per body (at most 4× that in array capacity: a read of
+/// 4 KiB or more keeps its 16 KiB buffer, a shorter one is copied to its size).
 final class BackgroundDigest: @unchecked Sendable {
     // @unchecked: `hash` is touched only on `queue` once handed over, and by `finishHex` after a
     // `queue.sync`; `batch` and `batchBytes` only by the owning BodyCapture's thread.
