@@ -48,8 +48,7 @@ public final class BodyCapture {
     public func append(_ bytes: ArraySlice<UInt8>) {
         guard !bytes.isEmpty else { return }
         if digester == nil, size + bytes.count > Self.inlineHashBytes {
-            if hash == nil { hash = RunningSHA256() }
-            digester = BackgroundDigest(continuing: hash!)
+            digester = BackgroundDigest(continuing: hash ?? RunningSHA256())
             hash = nil
         }
         guard let digester else {
