@@ -94,12 +94,36 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     /// The persistence and expectation checks run on every message; this asks without building
     /// the element list or lower-cased copies.
     public func hasListElement(_ name: String, _ token: String) -> Bool {
-        for field in fields where field.name.equalsCaseInsensitive(name) {
-            if Self.commaSeparated(field.value).contains(where: { !$0.isEmpty && $0.utf8.equalsCaseInsensitive(token.utf8) }) {
-                return true
+        var token = token
+        return token.withUTF8 { token in
+            fields.contains { field in
+                field.name.equalsCaseInsensitive(name)
+                    && !Self.forEachListElement(of: field.value) { !ASCII.equalsCaseInsensitive($0, token) }
             }
         }
-        return false
+    }
+
+    /// Calls `visit` with each non-empty comma-separated element of `value`, SP/HTAB trimmed,
+    /// until it returns false; false when it did.
+    ///
+    /// On the bytes, without building Substrings: the hop-by-hop and persistence checks run
+    /// this on every message.
+    @discardableResult
+    static func forEachListElement(of value: String, _ visit: (UnsafeBufferPointer<UInt8>) -> Bool) -> Bool {
+        var value = value
+        return value.withUTF8 { utf8 in
+            var start = 0
+            while start < utf8.count {
+                var end = start
+                while end < utf8.count && utf8[end] != ASCII.comma { end += 1 }
+                var (from, to) = (start, end)
+                while from < to, ASCII.isWhitespace(utf8[from]) { from += 1 }
+                while from < to, ASCII.isWhitespace(utf8[to - 1]) { to -= 1 }
+                if from < to, !visit(UnsafeBufferPointer(rebasing: utf8[from..<to])) { return false }
+                start = end + 1
+            }
+            return true
+        }
     }
 
     /// Every comma-separated element of `value`, SP/HTAB trimmed, empty ones kept (a

@@ -78,7 +78,9 @@ enum ASCII {
     /// replacing it with U+FFFD.
     static func decodeText(_ bytes: ArraySlice<UInt8>) -> String {
         // Nearly every value is ASCII, which is valid UTF-8 as it stands.
-        if bytes.allSatisfy({ $0 < 0x80 }) {
+        var index = bytes.startIndex
+        while index < bytes.endIndex && bytes[index] < 0x80 { index += 1 }
+        if index == bytes.endIndex {
             return String(decoding: bytes, as: UTF8.self)
         }
         if let text = String(validating: bytes, as: UTF8.self) {
@@ -122,6 +124,14 @@ extension Collection<UInt8> {
 }
 
 extension ASCII {
+    /// Whether two byte strings are equal, ignoring the case of ASCII letters.
+    @inline(__always)
+    static func equalsCaseInsensitive(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard a.count == b.count else { return false }
+        for index in 0..<a.count where !equalIgnoringCase(a[index], b[index]) { return false }
+        return true
+    }
+
     /// Whether two bytes are equal, or the same ASCII letter in either case.
     @inline(__always)
     static func equalIgnoringCase(_ a: UInt8, _ b: UInt8) -> Bool {

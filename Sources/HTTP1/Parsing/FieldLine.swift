@@ -10,24 +10,26 @@ enum FieldLine {
     ///   whitespace before the colon, or a NUL, bare CR or other control character.
     static func parse(_ line: ArraySlice<UInt8>, side: MessageSide) throws(HTTP1ParseError) -> (String, String) {
         try rejectForbiddenBytes(line, side: side)
-        guard let colon = line.firstIndex(of: ASCII.colon) else {
+        // Index loops rather than closures: this runs for every field line of every message.
+        var colon = line.startIndex
+        while colon < line.endIndex && line[colon] != ASCII.colon { colon += 1 }
+        guard colon < line.endIndex else {
             throw HTTP1ParseError(.missingColon, "header line has no colon", side: side)
         }
-        let name = line[..<colon]
-        guard let last = name.last else {
+        guard colon > line.startIndex else {
             throw HTTP1ParseError(.invalidHeaderName, "header field name is empty", side: side)
         }
         // RFC 9112 §5.1: "No whitespace is allowed between the field name and colon ... A server
         // MUST reject [it] with 400"; a proxy must remove it from responses, and we reject instead.
-        if ASCII.isWhitespace(last) {
+        if ASCII.isWhitespace(line[colon - 1]) {
             throw HTTP1ParseError(.whitespaceBeforeColon, "whitespace between header field name and colon", side: side)
         }
-        if let bad = name.first(where: { !ASCII.isTokenChar($0) }) {
+        for index in line.startIndex..<colon where !ASCII.isTokenChar(line[index]) {
             throw HTTP1ParseError(
-                .invalidHeaderName, "header field name contains an invalid character (\(ASCII.hex(bad)))", side: side)
+                .invalidHeaderName, "header field name contains an invalid character (\(ASCII.hex(line[index])))", side: side)
         }
         let value = ASCII.trimmingWhitespace(line[(colon + 1)...])
-        return (String(decoding: name, as: UTF8.self), ASCII.decodeText(value))
+        return (String(decoding: line[..<colon], as: UTF8.self), ASCII.decodeText(value))
     }
 
     /// Rejects NUL, CR and other control characters (HTAB aside) anywhere in a line.
@@ -36,7 +38,10 @@ enum FieldLine {
     static func rejectForbiddenBytes(
         _ line: ArraySlice<UInt8>, in what: String = "header line", side: MessageSide
     ) throws(HTTP1ParseError) {
-        guard let bad = line.first(where: ASCII.isForbiddenControl) else { return }
+        var index = line.startIndex
+        while index < line.endIndex && !ASCII.isForbiddenControl(line[index]) { index += 1 }
+        guard index < line.endIndex else { return }
+        let bad = line[index]
         switch bad {
         case ASCII.nul:
             throw HTTP1ParseError(.nulCharacter, "NUL byte in \(what)", side: side)

@@ -7,14 +7,20 @@ extension HTTPHeaders {
     /// Proxy-Authorization and Proxy-Authenticate (§11.7) are meant for this proxy alone.
     /// (Dispatched on length first: this runs for every field of every relayed message.)
     static func isAlwaysHopByHop(_ name: String) -> Bool {
-        switch name.utf8.count {
-        case 2: return name.equalsCaseInsensitive("TE")
-        case 7: return name.equalsCaseInsensitive("Upgrade")
-        case 10: return name.equalsCaseInsensitive("Connection") || name.equalsCaseInsensitive("Keep-Alive")
-        case 16: return name.equalsCaseInsensitive("Proxy-Connection")
-        case 17: return name.equalsCaseInsensitive("Transfer-Encoding")
-        case 18: return name.equalsCaseInsensitive("Proxy-Authenticate")
-        case 19: return name.equalsCaseInsensitive("Proxy-Authorization")
+        var name = name
+        return name.withUTF8(isAlwaysHopByHop)
+    }
+
+    static func isAlwaysHopByHop(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        func named(_ known: StaticString) -> Bool { known.withUTF8Buffer { ASCII.equalsCaseInsensitive(name, $0) } }
+        switch name.count {
+        case 2: return named("TE")
+        case 7: return named("Upgrade")
+        case 10: return named("Connection") || named("Keep-Alive")
+        case 16: return named("Proxy-Connection")
+        case 17: return named("Transfer-Encoding")
+        case 18: return named("Proxy-Authenticate")
+        case 19: return named("Proxy-Authorization")
         default: return false
         }
     }
@@ -29,16 +35,24 @@ extension HTTPHeaders {
     public mutating func removeHopByHop(relayingUpgrade: Bool = false) {
         // Most messages carry no hop-by-hop field at all: one pass tells, and nothing is built.
         guard contains(where: { Self.isAlwaysHopByHop($0.name) }) else { return }
-        let connectionOptions = listElements("Connection").map(String.init)
-        let keepUpgrade = relayingUpgrade && connectionOptions.contains { $0.equalsCaseInsensitive("upgrade") }
-            && contains("Upgrade")
-        let connectionName = first { $0.name.equalsCaseInsensitive("Connection") }?.name
-        func isDoomed(_ field: Field) -> Bool {
-            if keepUpgrade && field.name.equalsCaseInsensitive("Upgrade") { return false }
-            return Self.isAlwaysHopByHop(field.name) || connectionOptions.contains { field.name.equalsCaseInsensitive($0) }
+        // Connection usually names only options (`keep-alive`, `close`) or fields removed anyway;
+        // the other names it lists are collected, and `upgrade` noted.
+        var namedFields: [String] = []
+        var asksToUpgrade = false
+        var connectionName: String?
+        for field in self where field.name.equalsCaseInsensitive("Connection") {
+            connectionName = connectionName ?? field.name
+            HTTPHeaders.forEachListElement(of: field.value) { element in
+                if element.count == 7, ("upgrade" as StaticString).withUTF8Buffer({ ASCII.equalsCaseInsensitive(element, $0) }) { asksToUpgrade = true }
+                if !Self.isAlwaysHopByHop(element) { namedFields.append(String(decoding: element, as: UTF8.self)) }
+                return true
+            }
         }
-        // Most messages carry none: leave the (shared) field array alone then.
-        if contains(where: isDoomed) { removeAll(where: isDoomed) }
+        let keepUpgrade = relayingUpgrade && asksToUpgrade && contains("Upgrade")
+        removeAll { field in
+            if keepUpgrade && field.name.equalsCaseInsensitive("Upgrade") { return false }
+            return Self.isAlwaysHopByHop(field.name) || namedFields.contains { field.name.equalsCaseInsensitive($0) }
+        }
         if keepUpgrade, let connectionName {
             add(name: connectionName, value: "upgrade")
         }
