@@ -25,11 +25,10 @@ struct FlowDraft {
         flow.error = Flow.FlowError(kind: kind.rawValue, message: message, alert: alert)
     }
 
-    /// The finished record.
-    func finished() -> Flow {
-        var done = flow
-        done.ended = ISO8601.milliseconds(Date())
-        return done
+    /// The finished record. Consuming: the draft's last use hands its flow on without a copy.
+    consuming func finished() -> Flow {
+        flow.ended = ISO8601.milliseconds(Date())
+        return flow
     }
 
     /// Headers as the log stores them: ordered `[name, value]` pairs, redacted names masked.

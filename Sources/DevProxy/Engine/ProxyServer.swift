@@ -84,8 +84,7 @@ public final class ProxyServer: @unchecked Sendable {
 
     /// Hands a finished flow to every sink; flows cut by shutdown are marked aborted, with what
     /// the cut looked like from inside kept in the message.
-    func emit(_ flow: Flow) {
-        var flow = flow
+    func emit(_ flow: consuming Flow) {
         if isStopping && (flow.error != nil || (flow.response == nil && flow.mode != .tunnel)) {
             let detail = flow.error.map { " (\($0.kind): \($0.message))" } ?? ""
             flow.error = Flow.FlowError(kind: FlowErrorKind.aborted.rawValue, message: "DevProxy was shutting down" + detail, alert: nil)

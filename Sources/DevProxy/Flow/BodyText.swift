@@ -12,19 +12,26 @@ enum BodyText {
     /// Byte-level on purpose: it runs twice per flow, and Foundation's string search showed up
     /// in the proxy's profile.
     static func isTextual(contentType: String?) -> Bool {
-        guard let contentType else { return false }
-        let media = Array(contentType.utf8.prefix { $0 != UInt8(ascii: ";") }
-            .drop { $0 == UInt8(ascii: " ") }.map { $0 | 0x20 })
-        if media.starts(with: textPrefix) { return true }
-        return textualMarkers.contains { contains(media, $0) }
+        guard var contentType else { return false }
+        return contentType.withUTF8 { utf8 in
+            // The media type: up to the first `;`, leading spaces skipped.
+            let start = utf8.firstIndex { $0 != UInt8(ascii: " ") } ?? utf8.endIndex
+            let end = utf8[start...].firstIndex(of: UInt8(ascii: ";")) ?? utf8.endIndex
+            let media = UnsafeBufferPointer(rebasing: utf8[start..<end])
+            if contains(media, textPrefix, at: 0) { return true }
+            for marker in textualMarkers where marker.count <= media.count {
+                for start in 0...(media.count - marker.count) where contains(media, marker, at: start) { return true }
+            }
+            return false
+        }
     }
 
-    /// Naive substring search: media types are a few dozen bytes.
-    private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
-        guard needle.count <= haystack.count else { return false }
-        return (0...(haystack.count - needle.count)).contains { start in
-            needle.indices.allSatisfy { haystack[start + $0] == needle[$0] }
-        }
+    /// Whether `needle` (lower case) is at `start` in `haystack`, ASCII letters in either case.
+    /// Naive search: media types are a few dozen bytes.
+    private static func contains(_ haystack: UnsafeBufferPointer<UInt8>, _ needle: [UInt8], at start: Int) -> Bool {
+        guard start + needle.count <= haystack.count, haystack[start] | 0x20 == needle[0] else { return false }
+        for index in needle.indices where haystack[start + index] | 0x20 != needle[index] { return false }
+        return true
     }
 
     /// `bytes` as a string when they are valid UTF-8 and look like text: a textual content

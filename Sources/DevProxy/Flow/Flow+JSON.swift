@@ -5,47 +5,61 @@ import Foundation
 /// same as `FlowJSON.encoder()` (sorted keys, slashes unescaped, nil fields left out) — a test
 /// holds the two to byte equality.
 struct FlowJSONWriter {
-    private(set) var bytes: [UInt8] = []
+    /// The record so far.
+    var bytes: [UInt8] { output.bytes }
+
+    // A class, so the copies `object` and `Fields` make share one buffer; and raw storage,
+    // because an Array re-checks capacity and uniqueness on each of a record's ~300 appends.
+    private let output: Output
 
     init(capacity: Int = 2048) {
-        bytes.reserveCapacity(capacity)
+        output = Output(capacity: capacity)
     }
 
+    /// Appends one byte.
+    mutating func append(_ byte: UInt8) { output.append(byte) }
+
     mutating func string(_ value: String) {
-        bytes.append(UInt8(ascii: "\""))
-        // Most strings need no escaping: copy them whole, straight from their UTF-8 storage.
-        let copied: Bool? = value.utf8.withContiguousStorageIfAvailable { utf8 in
-            guard !Self.needsEscaping(utf8) else { return false }
-            bytes.append(contentsOf: utf8)
-            return true
+        var value = value
+        value.withUTF8 { utf8 in
+            // Most strings need no escaping: copy them whole, straight from their UTF-8 storage.
+            guard Self.needsEscaping(utf8) else {
+                output.appendQuoted(UnsafeRawBufferPointer(utf8))
+                return
+            }
+            output.append(UInt8(ascii: "\""))
+            for byte in utf8 { appendEscaped(byte) }
+            output.append(UInt8(ascii: "\""))
         }
-        if copied == true {
-            bytes.append(UInt8(ascii: "\""))
+    }
+
+    private func appendEscaped(_ byte: UInt8) {
+        let escape: UInt8
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"): escape = byte
+        case 0x0A: escape = UInt8(ascii: "n")
+        case 0x0D: escape = UInt8(ascii: "r")
+        case 0x09: escape = UInt8(ascii: "t")
+        case 0x08: escape = UInt8(ascii: "b")
+        case 0x0C: escape = UInt8(ascii: "f")
+        case 0..<0x20:
+            for unicode in "\\u00".utf8 { output.append(unicode) }
+            output.append(Self.hexDigits[Int(byte >> 4)])
+            output.append(Self.hexDigits[Int(byte & 0xF)])
+            return
+        default:
+            output.append(byte)
             return
         }
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
-            case UInt8(ascii: "\\"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
-            case 0x0A: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
-            case 0x0D: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
-            case 0x09: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
-            case 0x08: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "b")]
-            case 0x0C: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "f")]
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                bytes += Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
-            default: bytes.append(byte)
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
+        output.append(UInt8(ascii: "\\"))
+        output.append(escape)
     }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
     /// A key: a literal of plain ASCII, written without scanning it for escapes.
     mutating func key(_ key: StaticString) {
-        bytes.append(UInt8(ascii: "\""))
-        key.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(UInt8(ascii: "\""))
+        key.withUTF8Buffer { output.appendQuoted(UnsafeRawBufferPointer($0)) }
     }
 
     /// Whether `utf8` holds a byte JSON must escape: a control character, `"` or `\`.
@@ -75,34 +89,35 @@ struct FlowJSONWriter {
         if value.isNaN { return string("NaN") }
         if value.isInfinite { return string(value > 0 ? "Infinity" : "-Infinity") }
         if value == value.rounded(), abs(value) < 1e15 {
-            bytes.append(contentsOf: String(Int(value)).utf8)
+            number(Int(value))
         } else {
-            bytes.append(contentsOf: String(value).utf8)
+            var text = String(value)
+            text.withUTF8 { output.append(UnsafeRawBufferPointer($0)) }
         }
     }
 
-    mutating func number(_ value: Int) { bytes.append(contentsOf: String(value).utf8) }
+    mutating func number(_ value: Int) { output.appendDecimal(value) }
 
-    mutating func bool(_ value: Bool) { bytes.append(contentsOf: (value ? "true" : "false").utf8) }
+    mutating func bool(_ value: Bool) {
+        let text: StaticString = value ? "true" : "false"
+        text.withUTF8Buffer { output.append(UnsafeRawBufferPointer($0)) }
+    }
 
     /// Writes `{…}`; `body` adds fields through the `Fields` it is given, in sorted key order.
     mutating func object(_ body: (inout Fields) -> Void) {
         var fields = Fields(writer: self)
-        // Leave `fields` the only owner of the buffer, or every append copies it (copy on write).
-        bytes = []
-        fields.writer.bytes.append(UInt8(ascii: "{"))
+        append(UInt8(ascii: "{"))
         body(&fields)
-        fields.writer.bytes.append(UInt8(ascii: "}"))
-        self = fields.writer
+        append(UInt8(ascii: "}"))
     }
 
     mutating func array<T>(_ values: [T], _ element: (inout FlowJSONWriter, T) -> Void) {
-        bytes.append(UInt8(ascii: "["))
+        append(UInt8(ascii: "["))
         for (index, value) in values.enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            if index > 0 { append(UInt8(ascii: ",")) }
             element(&self, value)
         }
-        bytes.append(UInt8(ascii: "]"))
+        append(UInt8(ascii: "]"))
     }
 
     /// The fields of one object; callers add them in sorted key order.
@@ -115,10 +130,10 @@ struct FlowJSONWriter {
         /// Adds `"key":` and the value `write` produces; skipped when `value` is nil.
         mutating func field<T>(_ key: StaticString, _ value: T?, _ write: (inout FlowJSONWriter, T) -> Void) {
             guard let value else { return }
-            if !first { writer.bytes.append(UInt8(ascii: ",")) }
+            if !first { writer.append(UInt8(ascii: ",")) }
             first = false
             writer.key(key)
-            writer.bytes.append(UInt8(ascii: ":"))
+            writer.append(UInt8(ascii: ":"))
             write(&writer, value)
         }
 
@@ -129,6 +144,76 @@ struct FlowJSONWriter {
         mutating func object<T: FlowJSONWritable>(_ key: StaticString, _ value: T?) { field(key, value) { $1.write(to: &$0) } }
         mutating func array<T: FlowJSONWritable>(_ key: StaticString, _ value: [T]?) {
             field(key, value) { writer, values in writer.array(values) { $1.write(to: &$0) } }
+        }
+    }
+}
+
+extension FlowJSONWriter {
+    /// The bytes written so far, in one allocation that doubles when full.
+    private final class Output {
+        private var base: UnsafeMutablePointer<UInt8>
+        private var count = 0
+        private var capacity: Int
+
+        init(capacity: Int) {
+            self.capacity = max(capacity, 64)
+            base = .allocate(capacity: self.capacity)
+        }
+
+        deinit { base.deallocate() }
+
+        var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
+
+        @inline(__always)
+        private func reserve(_ extra: Int) {
+            guard count + extra > capacity else { return }
+            capacity = max(count + extra, capacity * 2)
+            let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+            grown.update(from: base, count: count)
+            base.deallocate()
+            base = grown
+        }
+
+        @inline(__always)
+        func append(_ byte: UInt8) {
+            reserve(1)
+            base[count] = byte
+            count += 1
+        }
+
+        func append(_ bytes: UnsafeRawBufferPointer) {
+            reserve(bytes.count)
+            UnsafeMutableRawPointer(base + count).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+            count += bytes.count
+        }
+
+        /// `"bytes"`: a key, or a string that needs no escaping.
+        func appendQuoted(_ bytes: UnsafeRawBufferPointer) {
+            reserve(bytes.count + 2)
+            base[count] = UInt8(ascii: "\"")
+            if let source = bytes.baseAddress, bytes.count > 0 {
+                UnsafeMutableRawPointer(base + count + 1).copyMemory(from: source, byteCount: bytes.count)
+            }
+            base[count + 1 + bytes.count] = UInt8(ascii: "\"")
+            count += bytes.count + 2
+        }
+
+        /// `value` in decimal, without going through a String.
+        func appendDecimal(_ value: Int) {
+            reserve(20)
+            var magnitude = value.magnitude
+            var digits = 0
+            repeat {
+                digits += 1
+                magnitude /= 10
+            } while magnitude > 0
+            if value < 0 { append(UInt8(ascii: "-")) }
+            magnitude = value.magnitude
+            for position in stride(from: count + digits - 1, through: count, by: -1) {
+                base[position] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            }
+            count += digits
         }
     }
 }

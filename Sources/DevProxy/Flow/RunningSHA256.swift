@@ -30,20 +30,23 @@ final class RunningSHA256 {
 
     /// The digest of everything seen, as lowercase hex. Call once.
     func finishHex() -> String {
-        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var digest = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))   // SHA-256's 32 bytes
         var length: UInt32 = 0
-        guard EVP_DigestFinal_ex(context, &digest, &length) == 1 else {
-            preconditionFailure("OpenSSL failed to finish a SHA-256 digest")
+        return withUnsafeMutableBytes(of: &digest) { digest in
+            guard EVP_DigestFinal_ex(context, digest.baseAddress, &length) == 1, length == 32 else {
+                preconditionFailure("OpenSSL failed to finish a SHA-256 digest")
+            }
+            return String(unsafeUninitializedCapacity: 64) { hex in
+                for (index, byte) in digest.enumerated() {
+                    hex[2 * index] = Self.hexDigits[Int(byte >> 4)]
+                    hex[2 * index + 1] = Self.hexDigits[Int(byte & 0x0F)]
+                }
+                return 64
+            }
         }
-        let hexDigits = Array("0123456789abcdef".utf8)
-        var hex: [UInt8] = []
-        hex.reserveCapacity(Int(length) * 2)
-        for byte in digest[0..<Int(length)] {
-            hex.append(hexDigits[Int(byte >> 4)])
-            hex.append(hexDigits[Int(byte & 0x0F)])
-        }
-        return String(decoding: hex, as: UTF8.self)
     }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 }
 
 /// SHA-256 fetched from the default provider once: OpenSSL 3 otherwise repeats the provider

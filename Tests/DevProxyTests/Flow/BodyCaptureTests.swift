@@ -149,6 +149,26 @@ import TestSupport
         #expect(body.base64 == Data(png).base64EncodedString())
     }
 
+    /// Base64 of a binary body matches Foundation's, for each padding (none, `=`, `==`).
+    @Test(arguments: [1, 2, 3, 4, 5, 6, 1000, 1001, 1002])
+    func base64MatchesFoundationAtEveryPadding(length: Int) {
+        let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37) }   // starts with NUL: binary
+        let capture = BodyCapture()
+        capture.append(bytes)
+        #expect(capture.finish(contentEncoding: nil, contentType: nil).base64 == Data(bytes).base64EncodedString())
+    }
+
+    /// Textual media types are recognised in any letter case, after spaces, before parameters.
+    @Test(arguments: [("TEXT/HTML; charset=utf-8", true), (" application/problem+JSON", true),
+                      ("application/x-www-form-urlencoded", true), ("image/svg+xml", true),
+                      ("application/octet-stream; note=json", false), ("json", true), ("js", false), ("", false)])
+    func textualTypesAreRecognised(contentType: String, textual: Bool) {
+        let capture = BodyCapture()
+        capture.append(Array("a\u{0}b".utf8))
+        let body = capture.finish(contentEncoding: nil, contentType: contentType)
+        #expect((body.text != nil) == textual)
+    }
+
     /// Valid UTF-8 with NUL bytes is text only when the type says so.
     @Test func nulBytesMeanBinaryUnlessTheTypeIsTextual() {
         let bytes = Array("a\u{0}b".utf8)
