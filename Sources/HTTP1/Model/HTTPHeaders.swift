@@ -46,6 +46,11 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         fields.contains { $0.name.equalsCaseInsensitive(name) }
     }
 
+    /// Makes room for `capacity` fields in all, so adding up to that many does not reallocate.
+    public mutating func reserveCapacity(_ capacity: Int) {
+        fields.reserveCapacity(capacity)
+    }
+
     /// Appends a field line after the existing ones.
     public mutating func add(name: String, value: String) {
         fields.append((name: name, value: value))

@@ -66,6 +66,8 @@ struct FieldSectionReader: Sendable {
                 kind == .header ? .tooManyHeaders : .tooManyTrailers,
                 "more than \(maxCount) \(noun) fields", side: side)
         }
+        // Room for a typical response's fields at once: growing 1, 2, 4, 8, 16 copied them four times.
+        if fields.isEmpty { fields.reserveCapacity(16) }
         let (name, value) = try FieldLine.parse(line, side: side)
         fields.add(name: name, value: value)
     }
