@@ -57,29 +57,40 @@ public enum HTTP1Serializer {
     private static func appendFields(_ fields: HTTPHeaders, to bytes: inout [UInt8]) {
         var length = 2
         for field in fields { length += field.name.utf8.count + field.value.utf8.count + 4 }
-        var offset = bytes.count
+        let start = bytes.count
         bytes.append(contentsOf: repeatElement(0, count: length))
         bytes.withUnsafeMutableBytes { buffer in
-            func put(_ text: String) {
-                var text = text
-                text.withUTF8 { utf8 in
-                    guard let source = utf8.baseAddress, utf8.count > 0 else { return }
-                    (buffer.baseAddress! + offset).copyMemory(from: source, byteCount: utf8.count)
-                    offset += utf8.count
-                }
-            }
-            func put(_ first: UInt8, _ second: UInt8) {
-                buffer[offset] = first
-                buffer[offset + 1] = second
-                offset += 2
-            }
+            var cursor = Cursor(at: buffer.baseAddress! + start)
             for field in fields {
-                put(field.name)
-                put(ASCII.colon, ASCII.space)
-                put(field.value)
-                put(ASCII.cr, ASCII.lf)
+                cursor.put(field.name)
+                cursor.put(ASCII.colon, ASCII.space)
+                cursor.put(field.value)
+                cursor.put(ASCII.cr, ASCII.lf)
             }
-            put(ASCII.cr, ASCII.lf)
+            cursor.put(ASCII.cr, ASCII.lf)
+        }
+    }
+
+    /// Where the next byte goes in storage sized in advance. (A struct, not a variable captured
+    /// by nested functions: that one is boxed and checked for exclusive access on every use.)
+    private struct Cursor {
+        var next: UnsafeMutableRawPointer
+
+        init(at start: UnsafeMutableRawPointer) { next = start }
+
+        mutating func put(_ text: String) {
+            var text = text
+            text.withUTF8 { utf8 in
+                guard let source = utf8.baseAddress, utf8.count > 0 else { return }
+                next.copyMemory(from: source, byteCount: utf8.count)
+                next += utf8.count
+            }
+        }
+
+        mutating func put(_ first: UInt8, _ second: UInt8) {
+            next.storeBytes(of: first, as: UInt8.self)
+            (next + 1).storeBytes(of: second, as: UInt8.self)
+            next += 2
         }
     }
 

@@ -30,6 +30,19 @@ import Testing
         #expect([UInt8]().withUnsafeBufferPointer { FlowJSONWriter.needsEscaping($0) } == false)
     }
 
+    /// Integers are written digit by digit, without a String; they must read as Swift prints them,
+    /// and a record longer than the writer's first allocation must come out whole.
+    @Test func integersAndLongRecordsAreWrittenWhole() {
+        var writer = FlowJSONWriter(capacity: 8)
+        let numbers = [0, 7, -1, 10, 99, 100, -4096, Int.max, Int.min]
+        writer.array(numbers) { $0.number($1) }
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == "[" + numbers.map(String.init).joined(separator: ",") + "]")
+        var long = FlowJSONWriter(capacity: 8)
+        let text = String(repeating: "0123456789", count: 500)
+        long.string(text)
+        #expect(String(decoding: long.bytes, as: UTF8.self) == "\"" + text + "\"")
+    }
+
     /// Every optional field set, and strings that need escaping.
     static let everything: Flow = {
         var flow = FlowSamples.get
