@@ -43,7 +43,8 @@ extension HTTPHeaders {
         for field in self where field.name.equalsCaseInsensitive("Connection") {
             connectionName = connectionName ?? field.name
             HTTPHeaders.forEachListElement(of: field.value) { element in
-                if element.count == 7, ("upgrade" as StaticString).withUTF8Buffer({ ASCII.equalsCaseInsensitive(element, $0) }) { asksToUpgrade = true }
+                let upgrade: StaticString = "upgrade"
+                if upgrade.withUTF8Buffer({ ASCII.equalsCaseInsensitive(element, $0) }) { asksToUpgrade = true }
                 if !Self.isAlwaysHopByHop(element) { namedFields.append(String(decoding: element, as: UTF8.self)) }
                 return true
             }
