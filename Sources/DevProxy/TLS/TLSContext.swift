@@ -120,7 +120,10 @@ public final class TLSContext: @unchecked Sendable {
             throw TLSError(.failed, "cannot set the minimum TLS version")
         }
         SSL_CTX_set_options(context, CTLS_SSL_OP_NO_COMPRESSION() | CTLS_SSL_OP_NO_RENEGOTIATION() | CTLS_SSL_OP_IGNORE_UNEXPECTED_EOF())
-        _ = CTLS_SSL_CTX_set_mode(context, Int(SSL_MODE_AUTO_RETRY | SSL_MODE_RELEASE_BUFFERS))
+        // Not SSL_MODE_RELEASE_BUFFERS: it frees and reallocates OpenSSL's ~17 KiB record buffers
+        // around every read and write of a busy connection. An idle one gives them back in
+        // `TLSConnection.releaseBuffers` instead.
+        _ = CTLS_SSL_CTX_set_mode(context, Int(SSL_MODE_AUTO_RETRY))
         if KeyLog.isEnabled { KeyLog.install(on: context) }
     }
 }
