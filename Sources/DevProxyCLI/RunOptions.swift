@@ -8,7 +8,8 @@ struct RunOptions {
     static let valued: Set<String> = ["listen", "ca-dir", "intermediate", "log", "har", "passthrough", "upstream-ca", "resolve",
                                       "keylog", "body-limit", "config", "proxy-auth", "persona", "report-uri", "redact",
                                       "passphrase-file", "reports"]
-    static let booleans: Set<String> = ["insecure-upstream", "quiet", "allow-remote", "sink-reports", "sign-with-root", "via"]
+    static let booleans: Set<String> = ["insecure-upstream", "lazy-upstream", "quiet", "allow-remote", "sink-reports",
+                                        "sign-with-root", "via"]
 
     private let arguments: Arguments
     private let file: [String: Any]
@@ -88,6 +89,7 @@ struct RunOptions {
             configuration.upstreamCAs += try Certificate.all(from: try SecureFile.read(path, what: "the upstream CA file"))
         }
         configuration.insecureUpstream = try flag("insecure-upstream")
+        configuration.eagerUpstream = try !flag("lazy-upstream")
         if let limit = try value("body-limit") {
             guard let bytes = Int(limit), bytes >= 0 else { throw UsageError("--body-limit must be a number of bytes") }
             configuration.bodyLimit = bytes

@@ -1,6 +1,7 @@
 import CertAuthority
 @testable import DevProxy
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 
@@ -175,6 +176,57 @@ import TestSupport
         let flow = try #require(proxy.flows(count: 1).first)
         #expect(flow.error == nil)
         #expect(flow.response?.body?.size == 40 * 1024 + 5)
+    }
+
+    /// By default the origin connection opens while the client's TLS handshake with the proxy
+    /// runs: it waits in the pool before any request, and the first request uses it (one origin
+    /// connection in all). With `--lazy-upstream` nothing reaches the origin before a request.
+    @Test(arguments: [true, false])
+    func theOriginConnectionOpensDuringTheClientHandshakeUnlessLazy(eager: Bool) throws {
+        let origin = try OriginServer()
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: {
+            $0.upstreamCAs = cas
+            $0.eagerUpstream = eager
+        })
+        let dir = TemporaryDirectory()
+        let handshaken = dir.file("handshaken"), gate = dir.file("gate")
+        let script = proxy.pythonTunnel(to: origin.port) + """
+
+        import time
+        open("\(handshaken)", "w").close()
+        deadline = time.time() + 10
+        while not os.path.exists("\(gate)") and time.time() < deadline: time.sleep(0.01)
+        t.settimeout(10)
+        t.sendall(b"GET /cl?n=5 HTTP/1.1\\r\\nHost: localhost\\r\\nConnection: close\\r\\n\\r\\n")
+        data = b""
+        while True:
+            chunk = t.recv(65536)
+            if not chunk: break
+            data += chunk
+        sys.stdout.write(data.decode())
+        """
+        let client = DispatchQueue(label: "client")
+        let result = Mutex<Subprocess.Result?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        client.async {
+            result.withLock { $0 = try? Subprocess.run("python3", ["-c", script], timeout: 30) }
+            done.signal()
+        }
+        let deadline = Date().addingTimeInterval(10)
+        while !FileManager.default.fileExists(atPath: handshaken) && Date() < deadline { usleep(10_000) }
+        // Well past an origin handshake on loopback.
+        let settle = Date().addingTimeInterval(eager ? 5 : 0.5)
+        while proxy.server.pool.idleConnections == 0 && Date() < settle { usleep(10_000) }
+        let beforeRequest = proxy.server.pool.idleConnections
+        _ = FileManager.default.createFile(atPath: gate, contents: nil)
+        done.wait()
+        let output = try #require(result.withLock { $0 })
+        #expect(output.stdout.hasSuffix("\r\n\r\nhello"), "\(output.output)")
+        #expect(beforeRequest == (eager ? 1 : 0), "origin connections pooled before the request")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.error == nil)
+        #expect(proxy.server.pool.idleConnections == 1, "the request used the connection opened for it, not another")
     }
 
     /// Idle connections give their TLS buffers back (the client's between requests, a pooled

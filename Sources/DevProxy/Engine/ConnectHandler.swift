@@ -106,6 +106,7 @@ struct ConnectHandler {
             return
         }
         let signer = Flow.SignerInfo(serial: leaf.issuer.serialHex, email: leaf.issuer.email)
+        if server.configuration.eagerUpstream { server.pool.prepare(host: host, port: port, tls: true) }
         let tls: TLSConnection
         do {
             tls = try TLSConnection.accept(socket: connection.socket, context: server.serverTLS, leaf: leaf, peerName: "the client")

@@ -21,6 +21,9 @@ public struct ProxyConfiguration: Sendable {
     public var upstreamCAs: [Certificate] = []
     /// Skip upstream verification (`--insecure-upstream`); every flow records it.
     public var insecureUpstream = false
+    /// Open the origin connection while the client's TLS handshake with us runs, so the first
+    /// request does not wait for the origin's handshakes; `--lazy-upstream` waits for the request.
+    public var eagerUpstream = true
     /// Bytes of each body kept in the flow log (`--body-limit`), default 1 MiB.
     public var bodyLimit = 1 << 20
     /// HTTP parsing limits (request line 8 KiB → 414, header block 64 KiB → 431, 256 headers).

@@ -48,12 +48,15 @@ extension Flow.ChainCertificate {
 }
 
 /// Opens upstream connections (honouring `--resolve`) and keeps idle keep-alive ones for
-/// reuse, keyed by scheme, host and port.
+/// reuse, keyed by scheme, host and port; opens one ahead of a client's first request when asked
+/// (`prepare`).
 final class UpstreamPool: @unchecked Sendable {
-    // `idle` and `lastSweep` are guarded by `lock`.
+    // `idle`, `preparing`, `lastSweep` and `closed` are guarded by `lock`.
     private let lock = NSLock()
     private var idle: [String: [(connection: UpstreamConnection, since: Date)]] = [:]
+    private var preparing: [String: Preparation] = [:]
     private var lastSweep = Date()
+    private var closed = false
     private let configuration: ProxyConfiguration
     private let tlsContext: TLSContext
     private let sessions = TLSSessionCacheStore()
@@ -75,8 +78,63 @@ final class UpstreamPool: @unchecked Sendable {
     /// - Throws: `NetworkError` (refused, unresolvable, timed out) or `TLSError`.
     /// - Parameter reuse: false for tunnels, which need a connection of their own.
     func connection(host: String, port: Int, tls: Bool, reuse: Bool = true) throws -> UpstreamConnection {
-        let key = "\(tls ? "https" : "http")://\(host):\(port)"
-        if reuse, let reused = takeIdle(key) { return reused }
+        let key = Self.key(host: host, port: port, tls: tls)
+        if reuse {
+            if let reused = takeIdle(key) { return reused }
+            // A connection being opened for this host (`prepare`) is this request's: waiting for
+            // it costs less than opening another, and its failure is this request's failure.
+            if let preparation = claimPreparation(key) { return try preparation.result() }
+            // It may have finished into the pool meanwhile.
+            if let reused = takeIdle(key) { return reused }
+        }
+        return try open(host: host, port: port, tls: tls, key: key)
+    }
+
+    private static func key(host: String, port: Int, tls: Bool) -> String {
+        "\(tls ? "https" : "http")://\(host):\(port)"
+    }
+
+    /// Opens a connection to `host:port` on a thread of its own, for the request a client is
+    /// about to send, unless one is idle or already on its way.
+    ///
+    /// A client that has just sent CONNECT spends a round trip or two on its TLS handshake with
+    /// us before the first request; the origin's TCP and TLS handshakes happen meanwhile instead
+    /// of after it (mitmproxy's `connection_strategy=eager`). The request that comes takes the
+    /// connection (`connection`); if none comes, it waits in the pool like any idle one.
+    func prepare(host: String, port: Int, tls: Bool) {
+        let key = Self.key(host: host, port: port, tls: tls)
+        let preparation = Preparation()
+        lock.lock()
+        let needed = !closed && idle[key] == nil && preparing[key] == nil && idleCountLocked < maxIdleTotal
+        if needed { preparing[key] = preparation }
+        lock.unlock()
+        guard needed else { return }
+        let thread = Thread { [self] in
+            let result = Result { try open(host: host, port: port, tls: tls, key: key) }
+            lock.lock()
+            if preparing[key] === preparation { preparing[key] = nil }
+            let claimed = preparation.claimed
+            lock.unlock()
+            preparation.finish(result)
+            // Nobody asked yet: into the pool. A failure nobody asked about is dropped; the
+            // request that comes, if any, connects itself and reports what it meets.
+            if !claimed, case .success(let connection) = result { release(connection) }
+        }
+        thread.stackSize = 512 * 1024
+        thread.start()
+    }
+
+    /// The connection `prepare` is opening for `key`, taken by this caller alone.
+    private func claimPreparation(_ key: String) -> Preparation? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let preparation = preparing.removeValue(forKey: key) else { return nil }
+        preparation.claimed = true
+        return preparation
+    }
+
+    /// Resolves `host` (honouring `--resolve`), connects and, for TLS, shakes hands.
+    private func open(host: String, port: Int, tls: Bool, key: String) throws -> UpstreamConnection {
         let target = configuration.resolve.address(host: host, port: port)
         let start = Date()
         let socket = try Socket.connect(host: target, port: port, timeout: configuration.connectTimeout)
@@ -102,7 +160,7 @@ final class UpstreamPool: @unchecked Sendable {
         lock.lock()
         var doomed = sweepLocked(now: now)
         var list = idle[connection.key, default: []]
-        if list.count < maxIdlePerKey && idleCountLocked < maxIdleTotal {
+        if !closed && list.count < maxIdlePerKey && idleCountLocked < maxIdleTotal {
             list.append((connection, now))
             idle[connection.key] = list
         } else {
@@ -172,6 +230,7 @@ final class UpstreamPool: @unchecked Sendable {
         lock.lock()
         let all = idle.values.flatMap { $0 }
         idle = [:]
+        closed = true   // a connection `prepare` finishes later is closed, not pooled
         lock.unlock()
         all.forEach { $0.connection.stream.close() }
     }
@@ -194,5 +253,27 @@ final class UpstreamPool: @unchecked Sendable {
     private func isStillOpen(_ connection: UpstreamConnection) -> Bool {
         var poller = pollfd(fd: connection.stream.socket.fd, events: Int16(POLLIN), revents: 0)
         return poll(&poller, 1, 0) == 0 && connection.stream.pending == 0
+    }
+}
+
+/// A connection `UpstreamPool.prepare` is opening: the first request for its host waits for it.
+private final class Preparation: @unchecked Sendable {
+    // `claimed` is guarded by the pool's lock; `outcome` is written once, before `done` is
+    // signalled, and read after waiting for it.
+    var claimed = false
+    private var outcome: Result<UpstreamConnection, any Error>?
+    private let done = DispatchSemaphore(value: 0)
+
+    func finish(_ result: Result<UpstreamConnection, any Error>) {
+        outcome = result
+        done.signal()
+    }
+
+    /// Waits for the connection (the connect and handshake timeouts bound it) and returns it, or
+    /// throws what opening it threw.
+    func result() throws -> UpstreamConnection {
+        done.wait()
+        guard let outcome else { preconditionFailure("a preparation signalled without an outcome") }
+        return try outcome.get()
     }
 }
