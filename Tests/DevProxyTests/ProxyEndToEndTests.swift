@@ -98,13 +98,7 @@ import TestSupport
         let script = proxy.pythonTunnel(to: origin.port) + """
 
         t.sendall(b"GET /cl?n=3 HTTP/1.1\\r\\nHost: localhost\\r\\n\\r\\nGET /cl?n=7 HTTP/1.1\\r\\nHost: localhost\\r\\nConnection: close\\r\\n\\r\\n")
-        data = b""
-        while True:
-            chunk = t.recv(65536)
-            if not chunk: break
-            data += chunk
-        sys.stdout.write(data.decode())
-        """
+        """ + ProxyHarness.pythonPrintUntilClose
         let result = try Subprocess.run("python3", ["-c", script], timeout: 20)
         let bodies = result.stdout.components(separatedBy: "\r\n\r\n").dropFirst()
         #expect(bodies.map { $0.prefix(7) }.map(String.init).joined(separator: "|").contains("hel"), "\(result.output)")
@@ -199,13 +193,7 @@ import TestSupport
         while not os.path.exists("\(gate)") and time.time() < deadline: time.sleep(0.01)
         t.settimeout(10)
         t.sendall(b"GET /cl?n=5 HTTP/1.1\\r\\nHost: localhost\\r\\nConnection: close\\r\\n\\r\\n")
-        data = b""
-        while True:
-            chunk = t.recv(65536)
-            if not chunk: break
-            data += chunk
-        sys.stdout.write(data.decode())
-        """
+        """ + ProxyHarness.pythonPrintUntilClose
         let client = DispatchQueue(label: "client")
         let result = Mutex<Subprocess.Result?>(nil)
         let done = DispatchSemaphore(value: 0)

@@ -46,6 +46,17 @@ final class ProxyHarness {
         """
     }
 
+    /// Python lines that read `t` until the proxy closes it and print what came.
+    static let pythonPrintUntilClose = """
+
+        data = b""
+        while True:
+            chunk = t.recv(65536)
+            if not chunk: break
+            data += chunk
+        sys.stdout.write(data.decode())
+        """
+
     /// Waits until `count` flows have been recorded (they are emitted as exchanges finish).
     @discardableResult
     func flows(count: Int, timeout: TimeInterval = 10) -> [Flow] {
