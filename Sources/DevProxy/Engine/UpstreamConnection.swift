@@ -105,7 +105,8 @@ final class UpstreamPool: @unchecked Sendable {
         let key = Self.key(host: host, port: port, tls: tls)
         let preparation = Preparation()
         lock.lock()
-        let needed = !closed && idle[key] == nil && preparing[key] == nil && idleCountLocked < maxIdleTotal
+        let needed = !closed && idle[key] == nil && preparing[key] == nil && preparing.count < Self.maxPreparing
+            && idleCountLocked < maxIdleTotal
         if needed { preparing[key] = preparation }
         lock.unlock()
         guard needed else { return }
@@ -123,6 +124,11 @@ final class UpstreamPool: @unchecked Sendable {
         thread.stackSize = 512 * 1024
         thread.start()
     }
+
+    /// Connections `prepare` opens at once, at most: a burst of CONNECTs to many hosts that send
+    /// no request (a scan, a browser's speculative connections) must not open a thread and an
+    /// origin connection for each. Beyond it, the first request connects as it would anyway.
+    static let maxPreparing = 32
 
     /// The connection `prepare` is opening for `key`, taken by this caller alone.
     private func claimPreparation(_ key: String) -> Preparation? {
@@ -217,6 +223,13 @@ final class UpstreamPool: @unchecked Sendable {
 
     /// Idle connections across all hosts (keys with no connection are removed). Caller holds `lock`.
     private var idleCountLocked: Int { idle.values.reduce(0) { $0 + $1.count } }
+
+    /// How many connections `prepare` has on their way (for tests).
+    var preparingConnections: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return preparing.count
+    }
 
     /// How many idle TLS connections have given their buffers back (for tests).
     var idleWithoutBuffers: Int {
