@@ -214,6 +214,8 @@ import TestSupport
         #expect(beforeRequest == (eager ? 1 : 0), "origin connections pooled before the request")
         let flow = try #require(proxy.flows(count: 1).first)
         #expect(flow.error == nil)
+        // Taken from the pool (connect 0), though the origin's session tickets were still unread on it.
+        #expect((flow.timings.connect == 0) == eager, "connect \(flow.timings.connect) ms")
         #expect(proxy.server.pool.idleConnections == 1, "the request used the connection opened for it, not another")
     }
 

@@ -112,14 +112,17 @@ final class UpstreamPool: @unchecked Sendable {
         guard needed else { return }
         let thread = Thread { [self] in
             let result = Result { try open(host: host, port: port, tls: tls, key: key) }
+            if case .success(let connection) = result { connection.tls?.rememberSession() }
             lock.lock()
             if preparing[key] === preparation { preparing[key] = nil }
-            let claimed = preparation.claimed
+            // Nobody asked yet: into the pool in the same step, so a request that no longer finds
+            // the preparation finds the connection. A failure nobody asked about is dropped; the
+            // request that comes, if any, connects itself and reports what it meets.
+            var doomed: [UpstreamConnection] = []
+            if !preparation.claimed, case .success(let connection) = result { doomed = poolLocked(connection, now: Date()) }
             lock.unlock()
             preparation.finish(result)
-            // Nobody asked yet: into the pool. A failure nobody asked about is dropped; the
-            // request that comes, if any, connects itself and reports what it meets.
-            if !claimed, case .success(let connection) = result { release(connection) }
+            doomed.forEach { $0.stream.close() }
         }
         thread.stackSize = 512 * 1024
         thread.start()
@@ -162,8 +165,15 @@ final class UpstreamPool: @unchecked Sendable {
     /// Returns a connection whose last response ended cleanly, for the next request.
     func release(_ connection: UpstreamConnection) {
         connection.tls?.rememberSession()
-        let now = Date()
         lock.lock()
+        let doomed = poolLocked(connection, now: Date())
+        lock.unlock()
+        doomed.forEach { $0.stream.close() }
+    }
+
+    /// Puts `connection` among the idle ones (sweeping first) unless the pool is full or closed;
+    /// returns the connections for the caller to close outside the lock. Caller holds `lock`.
+    private func poolLocked(_ connection: UpstreamConnection, now: Date) -> [UpstreamConnection] {
         var doomed = sweepLocked(now: now)
         var list = idle[connection.key, default: []]
         if !closed && list.count < maxIdlePerKey && idleCountLocked < maxIdleTotal {
@@ -172,8 +182,7 @@ final class UpstreamPool: @unchecked Sendable {
         } else {
             doomed.append(connection)
         }
-        lock.unlock()
-        doomed.forEach { $0.stream.close() }
+        return doomed
     }
 
     /// Closes expired idle connections and frees idle buffers (see `sweepLocked`); the proxy
@@ -263,9 +272,12 @@ final class UpstreamPool: @unchecked Sendable {
     }
 
     /// A pooled connection the server has closed shows as readable with EOF (or stray bytes).
+    /// Readable TLS may also be the server's session tickets, which a connection `prepare`
+    /// opened has not read yet: those are consumed and the connection kept.
     private func isStillOpen(_ connection: UpstreamConnection) -> Bool {
         var poller = pollfd(fd: connection.stream.socket.fd, events: Int16(POLLIN), revents: 0)
-        return poll(&poller, 1, 0) == 0 && connection.stream.pending == 0
+        guard poll(&poller, 1, 0) > 0 || connection.stream.pending > 0 else { return true }
+        return connection.tls?.consumeIdleInput() ?? false
     }
 }
 

@@ -110,6 +110,16 @@ public final class Socket: @unchecked Sendable {
         isNonBlocking = true
     }
 
+    /// Runs `body` with the descriptor non-blocking, then puts the mode back: a look at what an
+    /// idle connection has received must not wait for more.
+    public func withoutBlocking<T>(_ body: () throws -> T) rethrows -> T {
+        let flags = fcntl(fd, F_GETFL)
+        guard flags & O_NONBLOCK == 0 else { return try body() }
+        _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
+        defer { _ = fcntl(fd, F_SETFL, flags) }
+        return try body()
+    }
+
     /// A `poll()` timeout for a wait of `seconds` that may be long (an idle timeout): rounded up
     /// to the next millisecond, so the wait never ends just short of its deadline, and at most an
     /// hour (the caller loops), where poll's Int32 milliseconds would overflow past 24 days.

@@ -162,6 +162,20 @@ public final class TLSConnection: @unchecked Sendable {
         return buffered + socket.queuedBytes >= record
     }
 
+    /// Reads what an idle connection has received, without waiting, and says whether it was only
+    /// TLS's own messages, leaving the connection usable: the session tickets a TLS 1.3 server
+    /// sends after the handshake (unread on a connection opened ahead of its first request), or
+    /// a key update. False for application data, close_notify, EOF or an error.
+    public func consumeIdleInput() -> Bool {
+        var byte: UInt8 = 0
+        do {
+            // nil: nothing for the application arrived, only what OpenSSL consumed itself.
+            return try socket.withoutBlocking { try withUnsafeMutableBytes(of: &byte) { try readAvailable(into: $0) } } == nil
+        } catch {
+            return false
+        }
+    }
+
     /// Up to four full records per `read`. Allocated whole, but only the pages that data
     /// reaches become resident, so an idle connection costs no more than with a 17 KiB buffer.
     private static let readBufferSize = 64 * 1024
