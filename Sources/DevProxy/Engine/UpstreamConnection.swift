@@ -119,7 +119,9 @@ final class UpstreamPool: @unchecked Sendable {
             // the preparation finds the connection. A failure nobody asked about is dropped; the
             // request that comes, if any, connects itself and reports what it meets.
             var doomed: [UpstreamConnection] = []
-            if !preparation.claimed, case .success(let connection) = result { doomed = poolLocked(connection, now: Date()) }
+            if !preparation.claimed, case .success(let connection) = result {
+                doomed = poolLocked(connection, now: Date())
+            }
             lock.unlock()
             preparation.finish(result)
             doomed.forEach { $0.stream.close() }

@@ -170,7 +170,10 @@ public final class TLSConnection: @unchecked Sendable {
         var byte: UInt8 = 0
         do {
             // nil: nothing for the application arrived, only what OpenSSL consumed itself.
-            return try socket.withoutBlocking { try withUnsafeMutableBytes(of: &byte) { try readAvailable(into: $0) } } == nil
+            let read = try socket.withoutBlocking {
+                try withUnsafeMutableBytes(of: &byte) { try readAvailable(into: $0) }
+            }
+            return read == nil
         } catch {
             return false
         }

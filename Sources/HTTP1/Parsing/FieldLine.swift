@@ -25,8 +25,8 @@ enum FieldLine {
             throw HTTP1ParseError(.whitespaceBeforeColon, "whitespace between header field name and colon", side: side)
         }
         for index in line.startIndex..<colon where !ASCII.isTokenChar(line[index]) {
-            throw HTTP1ParseError(
-                .invalidHeaderName, "header field name contains an invalid character (\(ASCII.hex(line[index])))", side: side)
+            let reason = "header field name contains an invalid character (\(ASCII.hex(line[index])))"
+            throw HTTP1ParseError(.invalidHeaderName, reason, side: side)
         }
         let value = ASCII.trimmingWhitespace(line[(colon + 1)...])
         return (String(decoding: line[..<colon], as: UTF8.self), ASCII.decodeText(value))

@@ -36,7 +36,8 @@ import Testing
         var writer = FlowJSONWriter(capacity: 8)
         let numbers = [0, 7, -1, 10, 99, 100, -4096, Int.max, Int.min]
         writer.array(numbers) { $0.number($1) }
-        #expect(String(decoding: writer.bytes, as: UTF8.self) == "[" + numbers.map(String.init).joined(separator: ",") + "]")
+        let expected = "[" + numbers.map(String.init).joined(separator: ",") + "]"
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == expected)
         var long = FlowJSONWriter(capacity: 8)
         let text = String(repeating: "0123456789", count: 500)
         long.string(text)
