@@ -34,21 +34,41 @@ public enum Digest {
 }
 
 extension Array where Element == UInt8 {
-    /// Standard padded base64.
-    public var base64: String { Data(self).base64EncodedString() }
+    /// Standard padded base64, no line breaks (as Foundation writes it), by OpenSSL's encoder:
+    /// the flow log encodes a binary body's prefix per exchange, and Foundation's `Data` copy
+    /// showed in the per-request profile.
+    public var base64: String {
+        guard !isEmpty else { return "" }
+        let length = 4 * ((count + 2) / 3)
+        // EVP_EncodeBlock writes a NUL after the text: one byte of room for it.
+        return String(unsafeUninitializedCapacity: length + 1) { text in
+            withUnsafeBufferPointer { Int(EVP_EncodeBlock(text.baseAddress, $0.baseAddress, Int32($0.count))) }
+        }
+    }
 
     /// Lower-case hex without separators.
-    public var hex: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8](); out.reserveCapacity(count * 2)
-        for byte in self { out.append(digits[Int(byte >> 4)]); out.append(digits[Int(byte & 0xf)]) }
-        return String(decoding: out, as: UTF8.self)
-    }
+    public var hex: String { withUnsafeBytes { $0.hex } }
 
     /// Upper-case hex pairs separated by colons, as `openssl x509 -fingerprint` prints.
     public var colonHex: String {
         hex.uppercased().chunked(2).joined(separator: ":")
     }
+}
+
+extension UnsafeRawBufferPointer {
+    /// Lower-case hex without separators, written straight into the string's storage (a body's
+    /// SHA-256 is written this way for every flow).
+    public var hex: String {
+        String(unsafeUninitializedCapacity: count * 2) { text in
+            for (index, byte) in enumerated() {
+                text[2 * index] = Self.hexDigits[Int(byte >> 4)]
+                text[2 * index + 1] = Self.hexDigits[Int(byte & 0x0F)]
+            }
+            return count * 2
+        }
+    }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 }
 
 extension String {

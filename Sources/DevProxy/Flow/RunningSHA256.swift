@@ -1,3 +1,4 @@
+import CertAuthority
 import CTLS
 
 /// SHA-256 over bytes that arrive in pieces: owns one `EVP_MD_CTX` and frees it in `deinit`.
@@ -36,17 +37,9 @@ final class RunningSHA256 {
             guard EVP_DigestFinal_ex(context, digest.baseAddress, &length) == 1, length == 32 else {
                 preconditionFailure("OpenSSL failed to finish a SHA-256 digest")
             }
-            return String(unsafeUninitializedCapacity: 64) { hex in
-                for (index, byte) in digest.enumerated() {
-                    hex[2 * index] = Self.hexDigits[Int(byte >> 4)]
-                    hex[2 * index + 1] = Self.hexDigits[Int(byte & 0x0F)]
-                }
-                return 64
-            }
+            return UnsafeRawBufferPointer(digest).hex
         }
     }
-
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 }
 
 /// SHA-256 fetched from the default provider once: OpenSSL 3 otherwise repeats the provider
