@@ -114,13 +114,14 @@ final class UpstreamPool: @unchecked Sendable {
             let result = Result { try open(host: host, port: port, tls: tls, key: key) }
             if case .success(let connection) = result { connection.tls?.rememberSession() }
             lock.lock()
-            if preparing[key] === preparation { preparing[key] = nil }
-            // Nobody asked yet: into the pool in the same step, so a request that no longer finds
-            // the preparation finds the connection. A failure nobody asked about is dropped; the
+            // Still listed: nobody claimed it (`claimPreparation` takes it off the list). Then it
+            // goes into the pool in the same step, so a request that no longer finds the
+            // preparation finds the connection. A failure nobody asked about is dropped; the
             // request that comes, if any, connects itself and reports what it meets.
             var doomed: [UpstreamConnection] = []
-            if !preparation.claimed, case .success(let connection) = result {
-                doomed = poolLocked(connection, now: Date())
+            if preparing[key] === preparation {
+                preparing[key] = nil
+                if case .success(let connection) = result { doomed = poolLocked(connection, now: Date()) }
             }
             lock.unlock()
             preparation.finish(result)
@@ -139,9 +140,7 @@ final class UpstreamPool: @unchecked Sendable {
     private func claimPreparation(_ key: String) -> Preparation? {
         lock.lock()
         defer { lock.unlock() }
-        guard let preparation = preparing.removeValue(forKey: key) else { return nil }
-        preparation.claimed = true
-        return preparation
+        return preparing.removeValue(forKey: key)
     }
 
     /// Resolves `host` (honouring `--resolve`), connects and, for TLS, shakes hands.
@@ -278,16 +277,14 @@ final class UpstreamPool: @unchecked Sendable {
     /// opened has not read yet: those are consumed and the connection kept.
     private func isStillOpen(_ connection: UpstreamConnection) -> Bool {
         var poller = pollfd(fd: connection.stream.socket.fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&poller, 1, 0) > 0 || connection.stream.pending > 0 else { return true }
+        guard poll(&poller, 1, 0) != 0 || connection.stream.pending > 0 else { return true }
         return connection.tls?.consumeIdleInput() ?? false
     }
 }
 
 /// A connection `UpstreamPool.prepare` is opening: the first request for its host waits for it.
 private final class Preparation: @unchecked Sendable {
-    // `claimed` is guarded by the pool's lock; `outcome` is written once, before `done` is
-    // signalled, and read after waiting for it.
-    var claimed = false
+    // `outcome` is written once, before `done` is signalled, and read after waiting for it.
     private var outcome: Result<UpstreamConnection, any Error>?
     private let done = DispatchSemaphore(value: 0)
 
