@@ -1,3 +1,4 @@
+import CertAuthority
 import Foundation
 
 /// A byte-level JSON writer for flow records: the flow log writes one record per exchange on
@@ -44,8 +45,7 @@ struct FlowJSONWriter {
         case 0x0C: escape = UInt8(ascii: "f")
         case 0..<0x20:
             for unicode in "\\u00".utf8 { output.append(unicode) }
-            output.append(Self.hexDigits[Int(byte >> 4)])
-            output.append(Self.hexDigits[Int(byte & 0xF)])
+            for digit in withUnsafeBytes(of: byte, \.hex).utf8 { output.append(digit) }
             return
         default:
             output.append(byte)
@@ -54,8 +54,6 @@ struct FlowJSONWriter {
         output.append(UInt8(ascii: "\\"))
         output.append(escape)
     }
-
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
     /// A key: a literal of plain ASCII, written without scanning it for escapes.
     mutating func key(_ key: StaticString) {

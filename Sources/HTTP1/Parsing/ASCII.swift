@@ -104,12 +104,7 @@ extension String {
         // Most names asked about differ in length, which native strings know without a scan.
         guard utf8.count == other.utf8.count else { return false }
         let fast: Bool?? = utf8.withContiguousStorageIfAvailable { lhs in
-            other.utf8.withContiguousStorageIfAvailable { rhs in
-                for index in 0..<lhs.count where !ASCII.equalIgnoringCase(lhs[index], rhs[index]) {
-                    return false
-                }
-                return true
-            }
+            other.utf8.withContiguousStorageIfAvailable { rhs in ASCII.equalsCaseInsensitive(lhs, rhs) }
         }
         if let fast = fast ?? nil { return fast }
         return utf8.equalsCaseInsensitive(other.utf8)
