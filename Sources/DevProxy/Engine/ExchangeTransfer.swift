@@ -40,8 +40,9 @@ struct ExchangeTransfer {
     private static let idempotentMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"]
 
     /// The failure is the server having closed a reused connection, and the request may go again.
+    /// Not while DevProxy shuts down: then the cut is shutdown's own, and the exchange ends.
     private func isStale(_ error: Error) -> Bool {
-        guard upstream.reused, !resending, Self.mayRetry(head) else { return false }
+        guard upstream.reused, !resending, !context.server.isStopping, Self.mayRetry(head) else { return false }
         switch error {
         case is UpstreamClosed: return true
         case let error as NetworkError: return error.kind == .reset || error.kind == .closed
