@@ -46,6 +46,8 @@ import TestSupport
         #expect(read.problems.isEmpty)
     }
 
+    /// From many threads at once no line interleaves with another or is lost, each thread's
+    /// lines keep their order, and all are in the file once every `record` call has returned.
     @Test func appendsFromManyThreadsNeverInterleave() throws {
         let log = try JSONLinesFlowLog(path: dir.file("flows.jsonl"))
         DispatchQueue.concurrentPerform(iterations: 8) { thread in
@@ -55,10 +57,15 @@ import TestSupport
                 log.record(flow)
             }
         }
+        let beforeClose = try FlowLogReader.read(path: dir.file("flows.jsonl"))
         log.close()
-        let read = try FlowLogReader.read(path: dir.file("flows.jsonl"))
-        #expect(read.problems.isEmpty)
-        #expect(Set(read.flows.map(\.id)).count == 400)
+        #expect(beforeClose.problems.isEmpty)
+        #expect(Set(beforeClose.flows.map(\.id)).count == 400)
+        let perThread = Dictionary(grouping: beforeClose.flows.map(\.id)) { $0.split(separator: "-")[0] }
+        #expect(perThread.values.allSatisfy { ids in ids == (0..<50).map { "\(ids[0].split(separator: "-")[0])-\($0)" } },
+                "each thread's records stay in the order it made them")
+        log.record(FlowSamples.get)
+        #expect(try FlowLogReader.read(path: dir.file("flows.jsonl")).flows.count == 400, "records after close are dropped")
     }
 
     @Test func tornAndCorruptLinesAreReportedByNumber() throws {
