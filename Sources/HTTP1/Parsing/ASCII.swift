@@ -127,6 +127,12 @@ extension ASCII {
         return true
     }
 
+    /// Whether `bytes` spell `known` (a literal name or token), ignoring the case of ASCII letters.
+    @inline(__always)
+    static func equalsCaseInsensitive(_ bytes: UnsafeBufferPointer<UInt8>, _ known: StaticString) -> Bool {
+        known.withUTF8Buffer { equalsCaseInsensitive(bytes, $0) }
+    }
+
     /// Whether two bytes are equal, or the same ASCII letter in either case.
     @inline(__always)
     static func equalIgnoringCase(_ a: UInt8, _ b: UInt8) -> Bool {

@@ -12,7 +12,7 @@ extension HTTPHeaders {
     }
 
     static func isAlwaysHopByHop(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
-        func named(_ known: StaticString) -> Bool { known.withUTF8Buffer { ASCII.equalsCaseInsensitive(name, $0) } }
+        func named(_ known: StaticString) -> Bool { ASCII.equalsCaseInsensitive(name, known) }
         switch name.count {
         case 2: return named("TE")
         case 7: return named("Upgrade")
@@ -43,8 +43,7 @@ extension HTTPHeaders {
         for field in self where field.name.equalsCaseInsensitive("Connection") {
             connectionName = connectionName ?? field.name
             HTTPHeaders.forEachListElement(of: field.value) { element in
-                let upgrade: StaticString = "upgrade"
-                if upgrade.withUTF8Buffer({ ASCII.equalsCaseInsensitive(element, $0) }) { asksToUpgrade = true }
+                if ASCII.equalsCaseInsensitive(element, "upgrade") { asksToUpgrade = true }
                 if !Self.isAlwaysHopByHop(element) { namedFields.append(String(decoding: element, as: UTF8.self)) }
                 return true
             }
