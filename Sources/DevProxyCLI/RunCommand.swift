@@ -17,7 +17,7 @@ enum RunCommand {
       devproxy run --persona '*.acme.dev=unpinned' --log flows.jsonl --sink-reports   QA: does the app enforce its pins?
 
     Options: --listen HOST:PORT  --ca-dir DIR  --intermediate BUNDLE  --sign-with-root  --log FILE  --har FILE
-             --passthrough GLOB  --upstream-ca FILE  --insecure-upstream  --lazy-upstream  --resolve HOST:PORT:ADDRESS
+             --passthrough GLOB  --upstream-ca FILE  --insecure-upstream  --lazy-upstream  --no-http2  --resolve HOST:PORT:ADDRESS
              --keylog FILE
              --body-limit BYTES (default 1048576)  --redact HEADER  --via  --quiet  --config FILE
              --allow-remote  --proxy-auth FILE (user:password lines)  --passphrase-file FILE

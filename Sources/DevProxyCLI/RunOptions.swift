@@ -9,7 +9,7 @@ struct RunOptions {
                                       "keylog", "body-limit", "config", "proxy-auth", "persona", "report-uri", "redact",
                                       "passphrase-file", "reports"]
     static let booleans: Set<String> = ["insecure-upstream", "lazy-upstream", "quiet", "allow-remote", "sink-reports",
-                                        "sign-with-root", "via"]
+                                        "sign-with-root", "via", "no-http2"]
 
     private let arguments: Arguments
     private let file: [String: Any]
@@ -90,6 +90,7 @@ struct RunOptions {
         }
         configuration.insecureUpstream = try flag("insecure-upstream")
         configuration.eagerUpstream = try !flag("lazy-upstream")
+        configuration.http2 = try !flag("no-http2")
         if let limit = try value("body-limit") {
             guard let bytes = Int(limit), bytes >= 0 else { throw UsageError("--body-limit must be a number of bytes") }
             configuration.bodyLimit = bytes

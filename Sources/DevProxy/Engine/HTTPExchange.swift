@@ -86,31 +86,9 @@ struct HTTPExchange {
 
     /// 502 or 504 for an upstream that could not be reached, with the reason in the body.
     private func answerConnectFailure(_ error: Error, draft: inout FlowDraft) {
-        let target = "\(destination.host):\(destination.port)"
-        switch error {
-        case let error as NetworkError:
-            let (kind, status): (FlowErrorKind, Int) = switch error.kind {
-            case .refused: (.upstreamRefused, 502)
-            case .unresolvable: (.upstreamUnresolvable, 502)
-            case .timedOut: (.upstreamTimeout, 504)
-            case .reset, .closed: (.upstreamReset, 502)
-            case .failed: (.upstreamRefused, 502)
-            }
-            let message = "cannot connect to upstream \(target): \(error.message)"
-            draft.fail(kind, message)
-            context.sendToClient(ErrorResponse.bytes(status: status, detail: message))
-        case let error as TLSError where error.kind == .verifyFailed:
-            let message = "upstream \(error.message)"
-            draft.fail(.upstreamCertificateInvalid, message)
-            context.sendToClient(ErrorResponse.bytes(status: 502, detail: message))
-        case let error as TLSError:
-            let message = "TLS to upstream \(target) failed: \(error.message)"
-            draft.fail(error.kind == .timedOut ? .upstreamTimeout : .upstreamTLSFailed, message)
-            context.sendToClient(ErrorResponse.bytes(status: error.kind == .timedOut ? 504 : 502, detail: message))
-        default:
-            draft.fail(.upstreamRefused, "\(error)")
-            context.sendToClient(ErrorResponse.bytes(status: 502, detail: "\(error)"))
-        }
+        let (kind, status, message) = UpstreamFailure.describe(error, target: "\(destination.host):\(destination.port)")
+        draft.fail(kind, message)
+        context.sendToClient(ErrorResponse.bytes(status: status, detail: message))
     }
 
     /// After an early error the request body (if any) is still on its way; read it off so the

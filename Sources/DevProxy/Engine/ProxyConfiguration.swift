@@ -24,6 +24,9 @@ public struct ProxyConfiguration: Sendable {
     /// Open the origin connection while the client's TLS handshake with us runs, so the first
     /// request does not wait for the origin's handshakes; `--lazy-upstream` waits for the request.
     public var eagerUpstream = true
+    /// HTTP/2 on both sides (`--no-http2` turns it off): the client is offered h2 in ALPN and
+    /// origins are asked for it. Off, both sides speak HTTP/1.1 only.
+    public var http2 = true
     /// Bytes of each body kept in the flow log (`--body-limit`), default 1 MiB.
     public var bodyLimit = 1 << 20
     /// HTTP parsing limits (request line 8 KiB → 414, header block 64 KiB → 431, 256 headers).

@@ -16,6 +16,12 @@ final class UpstreamConnection: @unchecked Sendable {
     var reused = false
     /// Reads responses; lives with the connection so a pooled one keeps its parser state.
     let reader: MessageReader<HTTP1ResponseParser>
+    /// The protocol the origin chose in ALPN (`h2`, `http/1.1`), nil when it chose none or the
+    /// connection is plain.
+    var applicationProtocol: String? { tls?.alpn }
+    /// Whether the connection speaks HTTP/2 (the origin chose `h2`); such a connection is never
+    /// pooled: one client connection owns it.
+    var isHTTP2: Bool { applicationProtocol == "h2" }
 
     init(stream: ByteStream, key: String, address: String, tls: TLSConnection?, connectMilliseconds: Double, tlsMilliseconds: Double,
          limits: HTTP1Limits) {
@@ -76,9 +82,16 @@ final class UpstreamPool: @unchecked Sendable {
     /// An idle connection to reuse, or a new one.
     ///
     /// - Throws: `NetworkError` (refused, unresolvable, timed out) or `TLSError`.
-    /// - Parameter reuse: false for tunnels, which need a connection of their own.
-    func connection(host: String, port: Int, tls: Bool, reuse: Bool = true) throws -> UpstreamConnection {
+    /// - Parameters:
+    ///   - reuse: false for tunnels, which need a connection of their own.
+    ///   - alpn: the protocols to offer in ALPN (the client's own list, `h2` and `http/1.1`),
+    ///     nil for `http/1.1`. A list with `h2` always opens a new connection: pooled ones are
+    ///     HTTP/1.1, and one that comes back with h2 belongs to its caller alone.
+    func connection(host: String, port: Int, tls: Bool, reuse: Bool = true, alpn: [String]? = nil) throws -> UpstreamConnection {
         let key = Self.key(host: host, port: port, tls: tls)
+        if let alpn, tls, alpn.contains("h2") {
+            return try open(host: host, port: port, tls: tls, key: key, alpn: alpn)
+        }
         if reuse {
             if let reused = takeIdle(key) { return reused }
             // A connection being opened for this host (`prepare`) is this request's: waiting for
@@ -143,8 +156,52 @@ final class UpstreamPool: @unchecked Sendable {
         return preparing.removeValue(forKey: key)
     }
 
+    /// What each origin answered in ALPN after a fallback.
+    let alpnMemory = ALPNMemory()
+
+    /// Opens a TLS connection offering `alpn` (default `http/1.1`, or `h2` when HTTP/2 is on and
+    /// the origin is known to need it) and falls back once: an origin that alerts
+    /// `no_application_protocol`, or negotiates nothing when offered only `http/1.1` (an h2-only
+    /// server such as nghttpd does that), is tried with the other protocol, and the answer is
+    /// remembered (`alpnMemory`).
+    private func open(host: String, port: Int, tls: Bool, key: String, alpn: [String]? = nil) throws -> UpstreamConnection {
+        let http2 = configuration.http2
+        guard tls, http2 || alpn != nil else { return try connect(host: host, port: port, tls: tls, key: key, alpn: alpn) }
+        let offer = alpn ?? ["http/1.1"]
+        let other: [String]? = offer.contains("h2") ? (offer.contains("http/1.1") ? nil : ["http/1.1"]) : (http2 ? ["h2"] : nil)
+        if let remembered = alpnMemory.fallback(for: key), let other {
+            // The origin needed the fallback last time: offer it first this time.
+            let known: [String] = remembered.map { [$0] } ?? offer
+            return try connect(host: host, port: port, tls: tls, key: key, alpn: known)
+        }
+        let first: UpstreamConnection
+        do {
+            first = try connect(host: host, port: port, tls: tls, key: key, alpn: offer)
+        } catch let error as TLSError where error.alert == "no_application_protocol" && other != nil {
+            let second = try connect(host: host, port: port, tls: tls, key: key, alpn: other)
+            alpnMemory.remember(second.applicationProtocol, for: key)
+            return second
+        }
+        guard first.applicationProtocol == nil, offer == ["http/1.1"], let other else { return first }
+        // No ALPN: HTTP/1.1 from before ALPN, or an h2-only server. Ask once for h2.
+        let second: UpstreamConnection
+        do {
+            second = try connect(host: host, port: port, tls: tls, key: key, alpn: other)
+        } catch {
+            alpnMemory.remember(nil, for: key)
+            return first
+        }
+        alpnMemory.remember(second.applicationProtocol == "h2" ? "h2" : nil, for: key)
+        if second.isHTTP2 {
+            first.stream.close()
+            return second
+        }
+        second.stream.close()
+        return first
+    }
+
     /// Resolves `host` (honouring `--resolve`), connects and, for TLS, shakes hands.
-    private func open(host: String, port: Int, tls: Bool, key: String) throws -> UpstreamConnection {
+    private func connect(host: String, port: Int, tls: Bool, key: String, alpn: [String]?) throws -> UpstreamConnection {
         let target = configuration.resolve.address(host: host, port: port)
         let start = Date()
         let socket = try Socket.connect(host: target, port: port, timeout: configuration.connectTimeout)
@@ -157,7 +214,7 @@ final class UpstreamPool: @unchecked Sendable {
                                       limits: configuration.httpLimits)
         }
         let connection = try TLSConnection.connect(socket: socket, context: tlsContext, serverName: host,
-                                                   session: sessions.handle(for: key))
+                                                   session: sessions.handle(for: key), alpn: alpn)
         return UpstreamConnection(stream: connection, key: key, address: address, tls: connection,
                                   connectMilliseconds: FlowDraft.milliseconds(from: start, to: connected),
                                   tlsMilliseconds: FlowDraft.milliseconds(since: connected), limits: configuration.httpLimits)

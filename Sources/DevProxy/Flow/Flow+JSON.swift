@@ -249,6 +249,7 @@ extension Flow: FlowJSONWritable {
             f.string("client", client)
             f.string("ended", ended)
             f.object("error", error)
+            f.object("h2", h2)
             f.string("id", id)
             f.bool("insecure_upstream", insecureUpstream)
             f.string("mode", mode.rawValue)
@@ -328,6 +329,8 @@ extension Flow.Request: FlowJSONWritable {
             f.field("headers", headers) { FlowJSONWriter.writeHeaders(&$0, $1) }
             f.string("http_version", httpVersion)
             f.string("method", method)
+            if let pseudoHeaders { f.field("pseudo_headers", pseudoHeaders) { FlowJSONWriter.writeHeaders(&$0, $1) } }
+            if let trailers { f.field("trailers", trailers) { FlowJSONWriter.writeHeaders(&$0, $1) } }
             f.string("url", url)
         }
     }
@@ -339,8 +342,10 @@ extension Flow.Response: FlowJSONWritable {
             f.object("body", body)
             f.field("headers", headers) { FlowJSONWriter.writeHeaders(&$0, $1) }
             f.string("http_version", httpVersion)
+            if let pseudoHeaders { f.field("pseudo_headers", pseudoHeaders) { FlowJSONWriter.writeHeaders(&$0, $1) } }
             f.string("reason", reason)
             f.int("status", status)
+            if let trailers { f.field("trailers", trailers) { FlowJSONWriter.writeHeaders(&$0, $1) } }
         }
     }
 }
@@ -397,6 +402,16 @@ extension Flow.WebSocketMessageRecord: FlowJSONWritable {
     }
 }
 
+extension Flow.HTTP2Info: FlowJSONWritable {
+    func write(to writer: inout FlowJSONWriter) {
+        writer.object { f in
+            f.string("connection_id", connectionID)
+            f.int("stream_id", streamID)
+            f.int("upstream_stream_id", upstreamStreamID)
+        }
+    }
+}
+
 extension Flow.TunnelInfo: FlowJSONWritable {
     func write(to writer: inout FlowJSONWriter) {
         writer.object { f in
@@ -411,7 +426,10 @@ extension Flow.TunnelInfo: FlowJSONWritable {
 extension Flow.FlowError: FlowJSONWritable {
     func write(to writer: inout FlowJSONWriter) {
         writer.object { f in
+            f.int("after_bytes", afterBytes)
             f.string("alert", alert)
+            f.string("by", by)
+            f.string("code", code)
             f.string("kind", kind)
             f.string("message", message)
         }

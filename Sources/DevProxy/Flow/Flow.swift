@@ -30,6 +30,8 @@ public struct Flow: Codable, Sendable, Equatable {
     public var websocket: [WebSocketMessageRecord]?
     /// For tunnels: bytes relayed each way.
     public var tunnel: TunnelInfo?
+    /// For HTTP/2 streams: the stream and the client connection it belongs to.
+    public var h2: HTTP2Info? = nil
     public var error: FlowError?
 
     public struct Server: Codable, Sendable, Equatable {
@@ -85,13 +87,18 @@ public struct Flow: Codable, Sendable, Equatable {
         public var method: String
         public var url: String
         public var httpVersion: String
-        /// Ordered `[name, value]` pairs as received.
+        /// Ordered `[name, value]` pairs as received (HTTP/2: without the pseudo-headers).
         public var headers: [[String]]
         public var body: Body?
+        /// HTTP/2: `:method`, `:scheme`, `:authority`, `:path` as received, apart from the headers.
+        public var pseudoHeaders: [[String]]? = nil
+        /// Trailer fields after the body (HTTP/2 trailers, HTTP/1.1 chunked trailers).
+        public var trailers: [[String]]? = nil
 
         enum CodingKeys: String, CodingKey {
-            case method, url, headers, body
+            case method, url, headers, body, trailers
             case httpVersion = "http_version"
+            case pseudoHeaders = "pseudo_headers"
         }
     }
 
@@ -101,10 +108,30 @@ public struct Flow: Codable, Sendable, Equatable {
         public var httpVersion: String
         public var headers: [[String]]
         public var body: Body?
+        /// HTTP/2: `:status` as received, apart from the headers.
+        public var pseudoHeaders: [[String]]? = nil
+        /// Trailer fields after the body (gRPC's `grpc-status` lives here).
+        public var trailers: [[String]]? = nil
 
         enum CodingKeys: String, CodingKey {
-            case status, reason, headers, body
+            case status, reason, headers, body, trailers
             case httpVersion = "http_version"
+            case pseudoHeaders = "pseudo_headers"
+        }
+    }
+
+    /// Where an HTTP/2 exchange ran: its stream on the client connection, and that connection's
+    /// id (shared by every stream of it, so a UI can group them).
+    public struct HTTP2Info: Codable, Sendable, Equatable {
+        public var streamID: Int
+        public var connectionID: String
+        /// The stream's id on the upstream connection, when the origin spoke HTTP/2 too.
+        public var upstreamStreamID: Int?
+
+        enum CodingKeys: String, CodingKey {
+            case streamID = "stream_id"
+            case connectionID = "connection_id"
+            case upstreamStreamID = "upstream_stream_id"
         }
     }
 
@@ -170,11 +197,22 @@ public struct Flow: Codable, Sendable, Equatable {
         public var message: String
         /// The TLS alert the client sent, for `client_rejected_certificate`.
         public var alert: String?
+        /// HTTP/2: the RST_STREAM or GOAWAY code (`REFUSED_STREAM`).
+        public var code: String? = nil
+        /// HTTP/2: who sent it: `client`, `server` or `proxy`.
+        public var by: String? = nil
+        /// HTTP/2: response body bytes relayed before the reset.
+        public var afterBytes: Int? = nil
+
+        enum CodingKeys: String, CodingKey {
+            case kind, message, alert, code, by
+            case afterBytes = "after_bytes"
+        }
     }
 
     enum CodingKeys: String, CodingKey {
         case id, started, ended, client, mode, server, tls, request, response, timings, signer, persona
-        case websocket, tunnel, error
+        case websocket, tunnel, error, h2
         case insecureUpstream = "insecure_upstream"
     }
 }
@@ -183,6 +221,18 @@ public struct Flow: Codable, Sendable, Equatable {
 public enum FlowErrorKind: String, Sendable, CaseIterable {
     case clientRejectedCertificate = "client_rejected_certificate"
     case clientClosedAfterHandshake = "client_closed_after_handshake"
+    /// The client hung up after a handshake in which it got none of the protocols it offered in
+    /// ALPN (an h2-only gRPC client with `--no-http2`): a protocol mismatch, never a pinning signal.
+    case clientClosedALPNMismatch = "client_closed_alpn_mismatch"
+    /// An HTTP/2 client reset its stream (RST_STREAM); the flow records the code.
+    case clientReset = "client_reset"
+    /// An HTTP/2 origin reset the stream (RST_STREAM); the code reaches the client as it came.
+    case upstreamReset2 = "upstream_reset_stream"
+    /// An HTTP/1.1 client asked for something only HTTP/2 can carry, or the reverse (a gRPC call
+    /// to an origin that speaks only HTTP/1.1).
+    case protocolMismatch = "protocol_mismatch"
+    /// A peer broke the HTTP/2 protocol (bad frame, HPACK failure, flow-control violation).
+    case http2ProtocolError = "http2_protocol_error"
     case clientHandshakeFailed = "client_handshake_failed"
     case clientNotTLS = "client_not_tls"
     case clientClosed = "client_closed"

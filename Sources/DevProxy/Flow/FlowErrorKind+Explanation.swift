@@ -6,6 +6,16 @@ extension FlowErrorKind {
             return "the app pins a key this chain does not contain, or the device does not trust the root"
         case .clientClosedAfterHandshake:
             return "the client accepted the certificate, then hung up: often a pinning check after the handshake"
+        case .clientClosedALPNMismatch:
+            return "the client hung up because it did not get the application protocol it asked for (h2): not a pinning signal"
+        case .clientReset:
+            return "the client cancelled the stream (HTTP/2 RST_STREAM)"
+        case .upstreamReset2:
+            return "the server reset the stream (HTTP/2 RST_STREAM); the client got the same code"
+        case .protocolMismatch:
+            return "the client and the server speak HTTP versions that cannot carry this request"
+        case .http2ProtocolError:
+            return "a peer broke the HTTP/2 protocol; the proxy closed what it had to"
         case .clientHandshakeFailed:
             return "the client and the proxy found no TLS version or cipher in common"
         case .clientNotTLS:

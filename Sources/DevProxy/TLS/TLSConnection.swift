@@ -9,6 +9,8 @@ public final class TLSConnection: @unchecked Sendable {
     private let ssl: OpaquePointer
     public let socket: Socket
     private let peerName: String
+    /// What a server connection may answer in ALPN; read by the context's callback.
+    private var alpnPreference: ALPNPreference?
 
     private init(ssl: OpaquePointer, socket: Socket, peerName: String) {
         self.ssl = ssl
@@ -20,11 +22,16 @@ public final class TLSConnection: @unchecked Sendable {
 
     /// Terminates a client's TLS with `leaf` (plus its chain) and completes the handshake.
     ///
+    /// - Parameter alpn: the protocols this connection may answer in ALPN, most preferred first.
     /// - Throws: `TLSError` (`.alertReceived` when the client rejects the certificate).
-    public static func accept(socket: Socket, context: TLSContext, leaf: Leaf, peerName: String) throws -> TLSConnection {
+    public static func accept(socket: Socket, context: TLSContext, leaf: Leaf, peerName: String,
+                              alpn: ALPNPreference = .http11) throws -> TLSConnection {
         OpenSSLErrorQueue.clear()
         guard let ssl = SSL_new(context.pointer) else { throw TLSError(.failed, "SSL_new failed") }
         let connection = TLSConnection(ssl: ssl, socket: socket, peerName: peerName)
+        // The context's ALPN callback reads it from the SSL; the connection keeps it alive.
+        connection.alpnPreference = alpn
+        _ = CTLS_SSL_set_app_data(ssl, Unmanaged.passUnretained(alpn).toOpaque())
         let installed = leaf.certificate.withX509 { SSL_use_certificate(ssl, $0) } == 1
             && leaf.key.withEVPPKey { SSL_use_PrivateKey(ssl, $0) } == 1
             && leaf.chain.allSatisfy { certificate in certificate.withX509 { CTLS_SSL_add1_chain_cert(ssl, $0) } == 1 }
@@ -39,12 +46,19 @@ public final class TLSConnection: @unchecked Sendable {
     /// Opens TLS to an upstream server: SNI = `serverName` (unless an IP literal), hostname
     /// verified when the context verifies.
     ///
+    /// - Parameter alpn: the protocols to offer, in the client's order; nil offers the
+    ///   context's (`http/1.1`).
     /// - Throws: `TLSError` (`.verifyFailed` with OpenSSL's reason).
     public static func connect(socket: Socket, context: TLSContext, serverName: String,
-                               session: TLSSessionCache? = nil) throws -> TLSConnection {
+                               session: TLSSessionCache? = nil, alpn: [String]? = nil) throws -> TLSConnection {
         OpenSSLErrorQueue.clear()
         guard let ssl = SSL_new(context.pointer) else { throw TLSError(.failed, "SSL_new failed") }
         let connection = TLSConnection(ssl: ssl, socket: socket, peerName: serverName)
+        if let alpn {
+            let wire = ALPNPreference.wireFormat(alpn)
+            // SSL_set_alpn_protos returns 0 on success (unlike most of OpenSSL).
+            guard SSL_set_alpn_protos(ssl, wire, UInt32(wire.count)) == 0 else { throw TLSError(.failed, "cannot set ALPN") }
+        }
         let isIP = CertAuthority.LeafName.isIPLiteral(serverName)
         if !isIP { _ = CTLS_SSL_set_tlsext_host_name(ssl, serverName) }
         // Hostname checks run even when not enforced, so an insecure flow still records

@@ -17,8 +17,8 @@ public final class TLSContext: @unchecked Sendable {
 
     deinit { SSL_CTX_free(pointer) }
 
-    /// The context that terminates clients' TLS: TLS 1.2 and 1.3, ALPN limited to `http/1.1`
-    /// (until HTTP/2 is supported), the per-host leaf set on each connection.
+    /// The context that terminates clients' TLS: TLS 1.2 and 1.3, the per-host leaf and the
+    /// protocols to answer in ALPN set on each connection.
     public static func server() throws -> TLSContext {
         guard let context = SSL_CTX_new(TLS_server_method()) else { throw TLSError(.failed, "SSL_CTX_new failed") }
         let result = TLSContext(pointer: context, verifiesPeer: false)
@@ -30,28 +30,25 @@ public final class TLSContext: @unchecked Sendable {
         // One TLS 1.3 session ticket per connection, not OpenSSL's two: clients resume with one
         // (OkHttp, Chrome), and each costs ~0.1 ms before the first request can be read.
         _ = SSL_CTX_set_num_tickets(context, 1)
-        SSL_CTX_set_alpn_select_cb(context, { _, out, outLength, input, inputLength, _ in
-            // Pick http/1.1 if offered; otherwise no ALPN (the client falls back to HTTP/1.1).
-            guard let input, let out, let outLength else { return SSL_TLSEXT_ERR_NOACK }
-            var index = 0
-            while index < Int(inputLength) {
-                let length = Int(input[index])
-                let start = index + 1
-                if start + length <= Int(inputLength), length == 8,
-                   Array(UnsafeBufferPointer(start: input + start, count: 8)) == Array("http/1.1".utf8) {
-                    out.pointee = input + start
-                    outLength.pointee = UInt8(length)
-                    return SSL_TLSEXT_ERR_OK
-                }
-                index = start + length
+        // Each connection says which protocols it may answer, in its order of preference
+        // (`ALPNPreference`, set by `TLSConnection.accept`): the first of them the client offered
+        // wins. None in common: no ALPN at all, and the client falls back to HTTP/1.1.
+        SSL_CTX_set_alpn_select_cb(context, { ssl, out, outLength, input, inputLength, _ in
+            guard let ssl, let input, let out, let outLength else { return SSL_TLSEXT_ERR_NOACK }
+            let preference = CTLS_SSL_get_app_data(ssl).map { Unmanaged<ALPNPreference>.fromOpaque($0).takeUnretainedValue() }
+            let offered = UnsafeBufferPointer(start: input, count: Int(inputLength))
+            guard let (start, length) = (preference ?? ALPNPreference.http11).choose(fromWire: offered) else {
+                return SSL_TLSEXT_ERR_NOACK
             }
-            return SSL_TLSEXT_ERR_NOACK
+            out.pointee = input + start
+            outLength.pointee = UInt8(length)
+            return SSL_TLSEXT_ERR_OK
         }, nil)
         return result
     }
 
     /// The context for upstream connections: the system trust store plus `extraCAs`, peer
-    /// verification unless `insecure`, ALPN `http/1.1`.
+    /// verification unless `insecure`, ALPN `http/1.1` unless a connection offers its own list.
     public static func client(extraCAs: [Certificate], insecure: Bool, systemTrust: SystemTrust = .detect()) throws -> TLSContext {
         guard let context = SSL_CTX_new(TLS_client_method()) else { throw TLSError(.failed, "SSL_CTX_new failed") }
         let result = TLSContext(pointer: context, verifiesPeer: !insecure)

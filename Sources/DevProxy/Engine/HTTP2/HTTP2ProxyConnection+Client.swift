@@ -1,0 +1,179 @@
+import Foundation
+import HTTP2
+
+/// What the client's session reports: requests start, bodies and trailers go upstream, resets
+/// pass on with their own code, and a stream's flow ends when the client's stream closes.
+extension HTTP2ProxyConnection {
+    func handleClient(_ events: [HTTP2Event]) {
+        for event in events {
+            switch event {
+            case .requestHead(let stream, let head, let endStream):
+                startExchange(stream: stream, head: head, endStream: endStream)
+            case .data(let stream, let bytes, let endStream):
+                clientData(stream: stream, bytes: bytes, endStream: endStream)
+            case .trailers(let stream, let fields):
+                clientTrailers(stream: stream, fields: fields)
+            case .dataSent(let stream, let count), .dataDiscarded(let stream, let count):
+                // The client took response bytes: the origin may send as many more.
+                guard let exchange = streams[stream], let leg = exchange.leg, let upstream = exchange.upstreamStream else { continue }
+                try? leg.session.consume(stream: upstream, count: count)
+            case .streamReset(let stream, let code, let byPeer):
+                guard byPeer, let exchange = streams[stream] else { continue }
+                exchange.draft.fail(.clientReset, "the client reset the stream (\(code)) after \(exchange.responseBytes) response bytes")
+                exchange.draft.flow.error?.code = code.description
+                exchange.draft.flow.error?.by = "client"
+                exchange.draft.flow.error?.afterBytes = exchange.responseBytes
+                if let leg = exchange.leg, let upstream = exchange.upstreamStream, !exchange.responseEnded {
+                    try? leg.session.resetStream(upstream, code: code)
+                }
+            case .streamClosed(let stream, _):
+                guard let exchange = streams.removeValue(forKey: stream) else { continue }
+                if let leg = exchange.leg, let upstream = exchange.upstreamStream, leg.clientStreams[upstream] != nil {
+                    if !exchange.responseEnded { try? leg.session.resetStream(upstream, code: .cancel) }
+                    leg.clientStreams[upstream] = nil
+                }
+                emit(exchange)
+            case .goAway:
+                // The client opens no new stream; the open ones finish.
+                goingAway = true
+            case .headerListTooLarge(let stream, let size):
+                var draft = context.draft(host: host, port: port)
+                draft.flow.h2 = Flow.HTTP2Info(streamID: Int(stream), connectionID: connectionID, upstreamStreamID: nil)
+                draft.fail(.badRequest, "the request's header list (\(size) bytes) exceeds \(limits.maxHeaderListSize) bytes: answered 431")
+                draft.flow.response = Flow.Response(status: 431, reason: ErrorResponse.reasonPhrase(431), httpVersion: "HTTP/2",
+                                                    headers: [], body: nil)
+                server.emit(draft.finished())
+            case .protocolError(let stream, let reason):
+                if let exchange = streams[stream] {
+                    exchange.draft.fail(.http2ProtocolError, "the client broke the HTTP/2 protocol on this stream: \(reason)")
+                    exchange.draft.flow.error?.by = "client"
+                }
+            default:
+                break
+            }
+        }
+    }
+
+    /// A request head arrived: record it, then answer it here or send it to the origin.
+    private func startExchange(stream: Int32, head: HTTP2HeaderBlock, endStream: Bool) {
+        var draft = context.draft(host: host, port: port)
+        draft.flow.h2 = Flow.HTTP2Info(streamID: Int(stream), connectionID: connectionID, upstreamStreamID: nil)
+        let redact = context.configuration.redactHeaders
+        let authority = head.authority ?? (port == 443 ? host : "\(host):\(port)")
+        let url = "\(head.scheme ?? "https")://\(authority)\(head.path ?? "")"
+        draft.flow.request = Flow.Request(method: head.method ?? "", url: url, httpVersion: "HTTP/2",
+                                          headers: HTTPVersionTranslation.pairs(head.fields, redact: redact), body: nil,
+                                          pseudoHeaders: HTTPVersionTranslation.pairs(head.pseudo, redact: []))
+        let exchange = HTTP2StreamExchange(clientStream: stream, draft: draft, requestHead: head,
+                                           bodyLimit: context.configuration.bodyLimit)
+        exchange.requestEnded = endStream
+        streams[stream] = exchange
+        if context.configuration.answerLocally?(head.method ?? "", url, exchange.requestField("content-type")) == true {
+            exchange.answeredLocally = true
+            if endStream { answerSinkReport(exchange) }
+            return
+        }
+        guard let leg = upstreamLeg(for: exchange) else { return }
+        let outbound: HTTP2HeaderBlock
+        do {
+            outbound = try HTTPVersionTranslation.relayedH2(head)
+        } catch {
+            answer(exchange, status: 400, kind: .badRequest, message: "\(error)")
+            return
+        }
+        do {
+            let upstream = try leg.session.submitRequest(outbound, endStream: endStream)
+            leg.clientStreams[upstream] = stream
+            exchange.leg = leg
+            exchange.upstreamStream = upstream
+            exchange.draft.flow.h2?.upstreamStreamID = Int(upstream)
+            if endStream { exchange.requestSent = Date() }
+        } catch {
+            answer(exchange, status: 502, kind: .upstreamReset, message: "the origin's HTTP/2 connection refused a new stream: \(error)")
+        }
+    }
+
+    /// The origin connection for a new stream: the current one, else a new one. Answers the
+    /// stream itself (and returns nil) when the origin cannot be reached over h2.
+    private func upstreamLeg(for exchange: HTTP2StreamExchange) -> HTTP2UpstreamLeg? {
+        if let leg, leg.acceptsStreams {
+            describe(leg, in: exchange, fresh: leg.clientStreams.isEmpty && !leg.upstream.reused)
+            leg.upstream.reused = true
+            return leg
+        }
+        if !upstreamSpeaksHTTP1 {
+            do {
+                let connection = try server.pool.connection(host: host, port: port, tls: true, alpn: ["h2", "http/1.1"])
+                if connection.isHTTP2 {
+                    connection.stream.socket.setNonBlocking()
+                    let fresh = try HTTP2UpstreamLeg(upstream: connection, limits: limits)
+                    if let old = leg { retiring.append(old) }
+                    leg = fresh
+                    describe(fresh, in: exchange, fresh: true)
+                    fresh.upstream.reused = true
+                    return fresh
+                }
+                upstreamSpeaksHTTP1 = true
+                server.pool.release(connection)
+            } catch {
+                upstreamFailure = error
+            }
+        }
+        if upstreamSpeaksHTTP1 {
+            let message = exchange.isGRPC
+                ? "the origin \(host):\(port) speaks only HTTP/1.1 and gRPC needs HTTP/2"
+                : "the origin \(host):\(port) speaks only HTTP/1.1 and this client only HTTP/2; DevProxy does not yet translate this pairing"
+            answer(exchange, status: 502, kind: .protocolMismatch, message: message)
+        } else {
+            let (kind, status, message) = UpstreamFailure.describe(upstreamFailure, target: "\(host):\(port)")
+            answer(exchange, status: status, kind: kind, message: message)
+        }
+        return nil
+    }
+
+    /// Puts the origin connection's address and TLS into a stream's flow; timings for the one
+    /// stream that waited for the connection to open.
+    private func describe(_ leg: HTTP2UpstreamLeg, in exchange: HTTP2StreamExchange, fresh: Bool) {
+        exchange.draft.flow.server.address = leg.upstream.address
+        if let tls = leg.upstream.tlsInfo {
+            exchange.draft.flow.tls = Flow.TLSInfo(client: exchange.draft.flow.tls?.client, upstream: tls)
+        }
+        exchange.draft.flow.timings.connect = fresh ? leg.upstream.connectMilliseconds : 0
+        exchange.draft.flow.timings.tls = fresh ? leg.upstream.tlsMilliseconds : -1
+    }
+
+    private func clientData(stream: Int32, bytes: [UInt8], endStream: Bool) {
+        guard let exchange = streams[stream] else {
+            try? session.consume(stream: stream, count: bytes.count)
+            return
+        }
+        exchange.requestCapture.append(bytes)
+        if endStream { exchange.requestEnded = true }
+        guard !exchange.answeredLocally, let leg = exchange.leg, let upstream = exchange.upstreamStream else {
+            // Nobody upstream reads it: acknowledge at once so the client can finish sending.
+            try? session.consume(stream: stream, count: bytes.count)
+            if endStream && exchange.answeredLocally && exchange.draft.flow.response == nil { answerSinkReport(exchange) }
+            return
+        }
+        do {
+            try leg.session.submitData(stream: upstream, bytes, endStream: endStream)
+            if endStream { exchange.requestSent = Date() }
+        } catch {
+            try? session.consume(stream: stream, count: bytes.count)
+        }
+    }
+
+    private func clientTrailers(stream: Int32, fields: [HTTP2Field]) {
+        guard let exchange = streams[stream] else { return }
+        exchange.requestTrailers = fields
+        exchange.requestEnded = true
+        if exchange.answeredLocally {
+            if exchange.draft.flow.response == nil { answerSinkReport(exchange) }
+            return
+        }
+        guard let leg = exchange.leg, let upstream = exchange.upstreamStream else { return }
+        let relayed = (try? HTTPVersionTranslation.h2Fields(from: fields.map { ($0.nameString, $0.valueString) })) ?? []
+        try? leg.session.submitTrailers(stream: upstream, relayed)
+        exchange.requestSent = Date()
+    }
+}

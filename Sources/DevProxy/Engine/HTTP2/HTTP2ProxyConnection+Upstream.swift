@@ -1,0 +1,167 @@
+import Foundation
+import HTTP2
+
+/// What an origin's session reports: responses, bodies and trailers go to the client's stream,
+/// an origin's reset reaches the client with its own code, a GOAWAY retires the connection.
+extension HTTP2ProxyConnection {
+    func handleUpstream(_ events: [HTTP2Event], on leg: HTTP2UpstreamLeg) {
+        for event in events {
+            switch event {
+            case .responseHead(let upstream, let head, let endStream):
+                guard let exchange = exchange(upstream, on: leg) else { continue }
+                exchange.responseHead = head
+                exchange.responseStarted = Date()
+                exchange.responseEnded = endStream
+                let status = head.status ?? 0
+                exchange.draft.flow.response = Flow.Response(
+                    status: status, reason: ErrorResponse.reasonPhrase(status), httpVersion: "HTTP/2",
+                    headers: HTTPVersionTranslation.pairs(head.fields, redact: context.configuration.redactHeaders), body: nil,
+                    pseudoHeaders: HTTPVersionTranslation.pairs(head.pseudo, redact: []))
+                do {
+                    try session.submitResponse(stream: exchange.clientStream, try HTTPVersionTranslation.relayedH2(head),
+                                               endStream: endStream)
+                } catch {
+                    exchange.draft.fail(.upstreamBadResponse, "the origin's response head cannot be relayed: \(error)")
+                    try? session.resetStream(exchange.clientStream, code: .internalError)
+                    try? leg.session.resetStream(upstream, code: .cancel)
+                }
+            case .informationalHead(let upstream, let head):
+                // 103 Early Hints and the like pass on; 100 Continue too (the client may wait for it).
+                guard let exchange = exchange(upstream, on: leg), let relayed = try? HTTPVersionTranslation.relayedH2(head) else { continue }
+                try? session.submitResponse(stream: exchange.clientStream, relayed, endStream: false)
+            case .data(let upstream, let bytes, let endStream):
+                guard let exchange = exchange(upstream, on: leg) else {
+                    try? leg.session.consume(stream: upstream, count: bytes.count)
+                    continue
+                }
+                exchange.responseCapture.append(bytes)
+                exchange.responseBytes += bytes.count
+                if endStream { exchange.responseEnded = true }
+                do {
+                    try session.submitData(stream: exchange.clientStream, bytes, endStream: endStream)
+                } catch {
+                    try? leg.session.consume(stream: upstream, count: bytes.count)
+                }
+            case .trailers(let upstream, let fields):
+                guard let exchange = exchange(upstream, on: leg) else { continue }
+                exchange.responseTrailers = fields
+                exchange.responseEnded = true
+                let relayed = (try? HTTPVersionTranslation.h2Fields(from: fields.map { ($0.nameString, $0.valueString) })) ?? []
+                try? session.submitTrailers(stream: exchange.clientStream, relayed)
+            case .dataSent(let upstream, let count), .dataDiscarded(let upstream, let count):
+                // The origin took request bytes: the client may send as many more.
+                guard let clientStream = leg.clientStreams[upstream] ?? streams.first(where: {
+                    $0.value.leg === leg && $0.value.upstreamStream == upstream
+                })?.key else { continue }
+                try? session.consume(stream: clientStream, count: count)
+            case .streamReset(let upstream, let code, let byPeer):
+                guard byPeer, let exchange = exchange(upstream, on: leg) else { continue }
+                exchange.draft.fail(.upstreamReset2, "the origin reset the stream (\(code)) after \(exchange.responseBytes) response bytes")
+                exchange.draft.flow.error?.code = code.description
+                exchange.draft.flow.error?.by = "server"
+                exchange.draft.flow.error?.afterBytes = exchange.responseBytes
+                // Its own code, whether or not the response started: REFUSED_STREAM tells the
+                // client it may retry; a made-up 502 would hide that.
+                try? session.resetStream(exchange.clientStream, code: code)
+            case .streamClosed(let upstream, _):
+                leg.clientStreams[upstream] = nil
+            case .goAway(let lastStreamID, let code, _):
+                leg.goneAway = true
+                if self.leg === leg {
+                    retiring.append(leg)
+                    self.leg = nil
+                }
+                // Streams above the last one the origin processed never reached it: the client
+                // may send them again (REFUSED_STREAM).
+                for (upstream, clientStream) in leg.clientStreams where upstream > lastStreamID {
+                    guard let exchange = streams[clientStream] else { continue }
+                    exchange.draft.fail(.upstreamReset2, "the origin sent GOAWAY (\(code)) before processing the stream")
+                    exchange.draft.flow.error?.code = HTTP2ErrorCode.refusedStream.description
+                    exchange.draft.flow.error?.by = "server"
+                    try? session.resetStream(clientStream, code: .refusedStream)
+                    leg.clientStreams[upstream] = nil
+                }
+            case .protocolError(let upstream, let reason):
+                if upstream == 0 {
+                    closeLeg(leg, reason: "the origin broke the HTTP/2 protocol (\(reason))")
+                } else if let exchange = exchange(upstream, on: leg) {
+                    exchange.draft.fail(.upstreamBadResponse, "the origin broke the HTTP/2 protocol on this stream: \(reason)")
+                }
+            case .headerListTooLarge(let upstream, let size):
+                guard let exchange = exchange(upstream, on: leg) else { continue }
+                answer(exchange, status: 502, kind: .upstreamBadResponse,
+                       message: "the origin's response header list (\(size) bytes) exceeds \(limits.maxHeaderListSize) bytes")
+            default:
+                break
+            }
+        }
+    }
+
+    private func exchange(_ upstream: Int32, on leg: HTTP2UpstreamLeg) -> HTTP2StreamExchange? {
+        leg.clientStreams[upstream].flatMap { streams[$0] }
+    }
+
+    /// Answers a stream from DevProxy itself: a gRPC call gets HTTP 200 with `grpc-status` 14
+    /// (UNAVAILABLE) and the reason, as gRPC clients expect of a proxy (a bare 502 would reach the
+    /// app as a less precise status); anything else gets `status` and a one-line text body.
+    /// After a response has started only a reset is honest.
+    func answer(_ exchange: HTTP2StreamExchange, status: Int, kind: FlowErrorKind, message: String) {
+        exchange.draft.fail(kind, message)
+        exchange.draft.flow.error?.by = "proxy"
+        if let leg = exchange.leg, let upstream = exchange.upstreamStream, leg.clientStreams[upstream] != nil {
+            try? leg.session.resetStream(upstream, code: .cancel)
+            leg.clientStreams[upstream] = nil
+        }
+        exchange.answeredLocally = true
+        guard exchange.responseHead == nil, exchange.draft.flow.response == nil else {
+            try? session.resetStream(exchange.clientStream, code: .internalError)
+            return
+        }
+        if exchange.isGRPC {
+            let fields = [HTTP2Field("content-type", "application/grpc"), HTTP2Field("grpc-status", "14"),
+                          HTTP2Field("grpc-message", GRPCMessageEncoding.percentEncode(message)),
+                          HTTP2Field("x-devproxy-error", kind.rawValue)]
+            exchange.draft.flow.response = Flow.Response(status: 200, reason: "OK", httpVersion: "HTTP/2",
+                                                         headers: HTTPVersionTranslation.pairs(fields, redact: []), body: .empty,
+                                                         pseudoHeaders: [[":status", "200"]])
+            try? session.submitResponse(stream: exchange.clientStream, .response(status: 200, fields: fields), endStream: true)
+            return
+        }
+        let body = Array("\(status) \(ErrorResponse.reasonPhrase(status)): \(message)\n".utf8)
+        let fields = [HTTP2Field("content-type", "text/plain; charset=utf-8"), HTTP2Field("content-length", "\(body.count)"),
+                      HTTP2Field("x-devproxy-error", kind.rawValue)]
+        exchange.draft.flow.response = Flow.Response(status: status, reason: ErrorResponse.reasonPhrase(status), httpVersion: "HTTP/2",
+                                                     headers: HTTPVersionTranslation.pairs(fields, redact: []), body: nil,
+                                                     pseudoHeaders: [[":status", "\(status)"]])
+        exchange.responseCapture.append(body)
+        exchange.responseHead = .response(status: status, fields: fields)
+        try? session.submitResponse(stream: exchange.clientStream, .response(status: status, fields: fields), endStream: false)
+        try? session.submitData(stream: exchange.clientStream, body, endStream: true)
+    }
+
+    /// `--sink-reports`: a pin-failure report is answered 204 here, never forwarded.
+    func answerSinkReport(_ exchange: HTTP2StreamExchange) {
+        let fields = [HTTP2Field("x-devproxy", "answered by DevProxy (--sink-reports)")]
+        exchange.draft.flow.response = Flow.Response(status: 204, reason: "No Content", httpVersion: "HTTP/2",
+                                                     headers: HTTPVersionTranslation.pairs(fields, redact: []), body: .empty,
+                                                     pseudoHeaders: [[":status", "204"]])
+        exchange.responseHead = .response(status: 204, fields: fields)
+        try? session.submitResponse(stream: exchange.clientStream, .response(status: 204, fields: fields), endStream: true)
+    }
+}
+
+/// gRPC's `grpc-message` encoding (gRPC PROTOCOL-HTTP2.md, "Responses"): percent-encoded UTF-8,
+/// with the printable ASCII range other than `%` left as it is.
+enum GRPCMessageEncoding {
+    static func percentEncode(_ text: String) -> String {
+        var result = ""
+        for byte in text.utf8 {
+            if (0x20...0x7E).contains(byte) && byte != UInt8(ascii: "%") {
+                result.unicodeScalars.append(UnicodeScalar(byte))
+            } else {
+                result += String(format: "%%%02X", byte)
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,223 @@
+import Foundation
+import HTTP2
+
+/// Serves one client connection that chose `h2` in ALPN, on the client connection's own thread:
+/// one `poll()` loop drives the client's session and the origin's, relaying each stream as it
+/// comes (headers, data, trailers, resets), each stream its own flow.
+///
+/// Flow control is end to end: neither session acknowledges received DATA by itself; bytes from
+/// one side are consumed (their window reopened) only once the other side's session has handed
+/// them to the wire (`dataSent`). A slow reader therefore slows its own stream's sender and
+/// nothing else, and what the proxy holds is bounded by the windows it advertises.
+final class HTTP2ProxyConnection {
+    let context: ExchangeContext
+    let client: TLSConnection
+    let session: HTTP2Session
+    let host: String
+    let port: Int
+    let limits: HTTP2Limits
+    /// Shared by the flows of every stream of this connection.
+    let connectionID: String
+    /// The origin connection new streams go to; nil until one is needed or after it failed.
+    var leg: HTTP2UpstreamLeg?
+    /// Legs the origin sent GOAWAY on, kept until their streams end.
+    var retiring: [HTTP2UpstreamLeg] = []
+    /// Why the origin could not be reached over h2 (it failed, or chose HTTP/1.1).
+    var upstreamFailure: (any Error)?
+    var upstreamSpeaksHTTP1 = false
+    var streams: [Int32: HTTP2StreamExchange] = [:]
+    /// GOAWAY sent to the client (shutdown, or the client's own GOAWAY): serve what is open, then close.
+    var goingAway = false
+    var server: ProxyServer { context.server }
+
+    private static let counter = Counter()
+
+    init(context: ExchangeContext, client: TLSConnection, host: String, port: Int, upstream: Result<UpstreamConnection, any Error>?,
+         limits: HTTP2Limits = HTTP2Limits()) throws {
+        self.context = context
+        self.client = client
+        self.host = host
+        self.port = port
+        self.limits = limits
+        self.session = try HTTP2Session(role: .server, limits: limits)
+        self.connectionID = "\(context.clientAddress)#\(Self.counter.next())"
+        switch upstream {
+        case .success(let connection) where connection.isHTTP2:
+            leg = try HTTP2UpstreamLeg(upstream: connection, limits: limits)
+        case .success(let connection):
+            upstreamSpeaksHTTP1 = true
+            server.pool.release(connection)
+        case .failure(let error):
+            upstreamFailure = error
+        case nil:
+            break
+        }
+    }
+
+    /// Serves the connection until the client closes it, it fails, or shutdown has drained it.
+    func run() {
+        defer {
+            for leg in [leg].compactMap({ $0 }) + retiring { leg.upstream.stream.close() }
+            for exchange in streams.values {
+                exchange.draft.fail(.clientClosed, "the client connection closed while the stream was open")
+                emit(exchange)
+            }
+            streams = [:]
+        }
+        client.socket.setNonBlocking()
+        leg?.upstream.stream.socket.setNonBlocking()
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var lastActivity = Date()
+        do {
+            try flushAll()
+            while true {
+                if server.isStopping && !goingAway {
+                    // RFC 9113 §6.8: a graceful GOAWAY lets open streams finish within the grace.
+                    try? session.goAway(code: .noError)
+                    goingAway = true
+                    try flushAll()
+                }
+                if goingAway && streams.isEmpty { break }
+                if !session.wantsRead && !session.wantsWrite { break }
+                let legs = ([leg].compactMap { $0 } + retiring).filter { !$0.closed }
+                let ready = waitForInput(legs: legs)
+                if ready.isEmpty {
+                    if streams.isEmpty && Date().timeIntervalSince(lastActivity) > context.configuration.idleTimeout {
+                        try? session.goAway(code: .noError)
+                        try flushAll()
+                        break
+                    }
+                    continue
+                }
+                lastActivity = Date()
+                if ready.contains(-1) {
+                    guard try readClient(&buffer) else { break }
+                }
+                for (index, upstreamLeg) in legs.enumerated() where ready.contains(index) {
+                    readUpstream(upstreamLeg, &buffer)
+                }
+                try flushAll()
+                retiring.removeAll { $0.closed || ($0.clientStreams.isEmpty && $0.goneAway) }
+            }
+        } catch {
+            // The client connection failed (write error, TLS error): streams end with it.
+        }
+    }
+
+    /// Waits for input on the client (-1 in the result) or a leg (its index), up to 250 ms so
+    /// shutdown and the idle timeout are noticed. TLS may hold decrypted bytes poll cannot see.
+    private func waitForInput(legs: [HTTP2UpstreamLeg]) -> Set<Int> {
+        var ready = Set<Int>()
+        if client.pending > 0 { ready.insert(-1) }
+        for (index, leg) in legs.enumerated() where leg.upstream.stream.pending > 0 { ready.insert(index) }
+        if !ready.isEmpty { return ready }
+        var fds = [pollfd(fd: client.socket.fd, events: Int16(POLLIN), revents: 0)]
+        fds += legs.map { pollfd(fd: $0.upstream.stream.socket.fd, events: Int16(POLLIN), revents: 0) }
+        guard poll(&fds, nfds_t(fds.count), 250) > 0 else { return [] }
+        if fds[0].revents != 0 { ready.insert(-1) }
+        for index in legs.indices where fds[index + 1].revents != 0 { ready.insert(index) }
+        return ready
+    }
+
+    /// Reads what the client sent and handles it; false when the client closed or broke the
+    /// protocol beyond recovery.
+    private func readClient(_ buffer: inout [UInt8]) throws -> Bool {
+        while true {
+            let count = try buffer.withUnsafeMutableBytes { try client.readAvailable(into: $0) }
+            guard let count else { return true }
+            guard count > 0 else { return false }
+            do {
+                let events = try buffer.withUnsafeBytes { try session.receive(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+                handleClient(events)
+            } catch {
+                recordConnectionError("the client broke the HTTP/2 protocol: \(error)")
+                try? flushAll()
+                return false
+            }
+            if client.pending == 0 { return true }
+        }
+    }
+
+    /// Reads what an origin sent and handles it; a failed origin ends its streams.
+    private func readUpstream(_ leg: HTTP2UpstreamLeg, _ buffer: inout [UInt8]) {
+        do {
+            while true {
+                let count = try buffer.withUnsafeMutableBytes { try leg.upstream.stream.readAvailable(into: $0) }
+                guard let count else { return }
+                guard count > 0 else {
+                    closeLeg(leg, reason: "the origin closed the HTTP/2 connection")
+                    return
+                }
+                let events = try buffer.withUnsafeBytes { try leg.session.receive(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+                handleUpstream(events, on: leg)
+                if leg.upstream.stream.pending == 0 { return }
+            }
+        } catch {
+            closeLeg(leg, reason: "the HTTP/2 connection to the origin failed: \(error)")
+        }
+    }
+
+    /// Sends what both sides' sessions have queued, handling the events that sending causes
+    /// (data handed to the wire, streams closed), until nothing is left.
+    func flushAll() throws {
+        var progress = true
+        while progress {
+            progress = false
+            for upstreamLeg in [leg].compactMap({ $0 }) + retiring where !upstreamLeg.closed {
+                do {
+                    let events = try upstreamLeg.flush()
+                    if !events.isEmpty { progress = true }
+                    handleUpstream(events, on: upstreamLeg)
+                } catch {
+                    closeLeg(upstreamLeg, reason: "writing to the origin failed: \(error)")
+                    progress = true
+                }
+            }
+            let output = session.pendingOutput()
+            let events = session.takeEvents()
+            if !output.isEmpty {
+                try client.write(output.withUnsafeBytes { $0 }, flush: true)
+                progress = true
+            }
+            if !events.isEmpty {
+                handleClient(events)
+                progress = true
+            }
+        }
+    }
+
+    /// Ends a failed or closed origin connection: its open streams are reset towards the client
+    /// (a response already started cannot become a 502) or answered 502 when nothing was sent.
+    func closeLeg(_ upstreamLeg: HTTP2UpstreamLeg, reason: String) {
+        guard !upstreamLeg.closed else { return }
+        upstreamLeg.closed = true
+        upstreamLeg.upstream.stream.close()
+        if leg === upstreamLeg { leg = nil }
+        for (_, clientStream) in upstreamLeg.clientStreams {
+            guard let exchange = streams[clientStream] else { continue }
+            exchange.leg = nil
+            if exchange.responseHead == nil {
+                answer(exchange, status: 502, kind: .upstreamClosed, message: "\(reason) before the response")
+            } else if !exchange.responseEnded {
+                exchange.draft.fail(.upstreamClosed, "\(reason) after \(exchange.responseBytes) response bytes")
+                exchange.draft.flow.error?.by = "server"
+                exchange.draft.flow.error?.afterBytes = exchange.responseBytes
+                try? session.resetStream(clientStream, code: .internalError)
+            }
+        }
+        upstreamLeg.clientStreams = [:]
+    }
+
+    /// Records a failure of the whole client connection as a flow of its own.
+    private func recordConnectionError(_ message: String) {
+        var draft = context.draft(host: host, port: port)
+        draft.fail(.http2ProtocolError, message)
+        draft.flow.h2 = Flow.HTTP2Info(streamID: 0, connectionID: connectionID, upstreamStreamID: nil)
+        server.emit(draft.finished())
+    }
+
+    /// Hands a finished stream's flow to the sinks.
+    func emit(_ exchange: HTTP2StreamExchange) {
+        server.emit(exchange.finish(redact: context.configuration.redactHeaders))
+    }
+}

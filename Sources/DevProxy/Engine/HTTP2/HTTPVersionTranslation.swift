@@ -1,0 +1,92 @@
+import HTTP1
+import HTTP2
+
+/// How fields cross between HTTP/1.1 and HTTP/2, and between two HTTP/2 hops (RFC 9113 §8.2).
+///
+/// HTTP/2 forbids connection-specific fields (§8.2.2): `Connection` and every field it names,
+/// `Keep-Alive`, `Proxy-Connection`, `Transfer-Encoding`, `Upgrade`, and `TE` with any value
+/// but `trailers`. A peer that receives one treats the stream as malformed, so they are dropped
+/// on the way to an h2 hop whatever the other side sent. Values with CR, LF or NUL are refused
+/// outright: passed to HTTP/1.1 they would split the message (request smuggling).
+enum HTTPVersionTranslation {
+    /// A field value that cannot be forwarded.
+    struct UnsafeValue: Error, CustomStringConvertible {
+        let name: String
+        var description: String { "the value of \(name) holds CR, LF or NUL, which HTTP forbids in a field value" }
+    }
+
+    /// Fields to send on an HTTP/2 hop: names lowercased, connection-specific fields removed,
+    /// `te` kept only as `trailers` (gRPC needs it: it is how a gRPC client detects a proxy that
+    /// would lose trailers), `host` removed (it travels as `:authority`).
+    ///
+    /// - Throws: `UnsafeValue` for a value with CR, LF or NUL.
+    static func h2Fields(from fields: [(name: String, value: String)]) throws -> [HTTP2Field] {
+        let named = Set(fields.filter { $0.name.lowercased() == "connection" }
+            .flatMap { $0.value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() } })
+        var result: [HTTP2Field] = []
+        result.reserveCapacity(fields.count)
+        for field in fields {
+            let name = field.name.lowercased()
+            guard !name.hasPrefix(":") else { continue }
+            if isUnsafe(field.value) { throw UnsafeValue(name: field.name) }
+            if connectionSpecific.contains(name) || named.contains(name) || name == "host" { continue }
+            if name == "te" {
+                guard field.value.split(separator: ",").contains(where: {
+                    $0.trimmingCharacters(in: .whitespaces).lowercased() == "trailers"
+                }) else { continue }
+                result.append(HTTP2Field("te", "trailers"))
+                continue
+            }
+            result.append(HTTP2Field(name, field.value))
+        }
+        return result
+    }
+
+    /// Fields to send on an HTTP/1.1 hop from an HTTP/2 message: cookie crumbs joined with `; `
+    /// (RFC 9113 §8.2.3), connection-specific fields dropped.
+    ///
+    /// - Throws: `UnsafeValue` for a value with CR, LF or NUL.
+    static func h1Headers(from fields: [HTTP2Field]) throws -> HTTPHeaders {
+        var headers = HTTPHeaders()
+        var cookies: [String] = []
+        for field in fields where !field.isPseudo {
+            let name = field.nameString
+            let value = field.valueString
+            if isUnsafe(value) { throw UnsafeValue(name: name) }
+            if name == "cookie" {
+                cookies.append(value)
+                continue
+            }
+            if connectionSpecific.contains(name) || name == "te" { continue }
+            headers.add(name: name, value: value)
+        }
+        if !cookies.isEmpty { headers.add(name: "cookie", value: cookies.joined(separator: "; ")) }
+        return headers
+    }
+
+    /// The fields of an h2 message again on another h2 hop: pseudo-headers as they came,
+    /// connection-specific fields (which nghttp2 does not check on what it sends) dropped.
+    static func relayedH2(_ block: HTTP2HeaderBlock) throws -> HTTP2HeaderBlock {
+        let fields = try h2Fields(from: block.fields.map { ($0.nameString, $0.valueString) })
+        return HTTP2HeaderBlock(pseudo: block.pseudo, fields: fields)
+    }
+
+    /// RFC 9113 §8.2.2's list, lowercased.
+    static let connectionSpecific: Set<String> = [
+        "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "http2-settings",
+        "proxy-authorization", "proxy-authenticate",
+    ]
+
+    private static func isUnsafe(_ value: String) -> Bool {
+        value.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }
+    }
+
+    /// `[name, value]` pairs for the flow log, redacted as HTTP/1.1 headers are.
+    static func pairs(_ fields: [HTTP2Field], redact: [String]) -> [[String]] {
+        fields.map { field in
+            let name = field.nameString
+            return name.equalsCaseInsensitive("proxy-authorization") || redact.contains { $0.equalsCaseInsensitive(name) }
+                ? [name, "<redacted>"] : [name, field.valueString]
+        }
+    }
+}

@@ -1,0 +1,29 @@
+/// How a failure to reach an origin is recorded and answered, whatever HTTP version the client
+/// speaks.
+enum UpstreamFailure {
+    /// The flow's error kind, the status the client gets (502, or 504 for a timeout) and the
+    /// one-line reason, for an error thrown while connecting to `target`.
+    static func describe(_ error: (any Error)?, target: String) -> (FlowErrorKind, Int, String) {
+        switch error {
+        case let error as NetworkError:
+            let (kind, status): (FlowErrorKind, Int) = switch error.kind {
+            case .refused: (.upstreamRefused, 502)
+            case .unresolvable: (.upstreamUnresolvable, 502)
+            case .timedOut: (.upstreamTimeout, 504)
+            case .reset, .closed: (.upstreamReset, 502)
+            case .failed: (.upstreamRefused, 502)
+            }
+            return (kind, status, "cannot connect to upstream \(target): \(error.message)")
+        case let error as TLSError where error.kind == .verifyFailed:
+            return (.upstreamCertificateInvalid, 502, "upstream \(error.message)")
+        case let error as TLSError:
+            let timedOut = error.kind == .timedOut
+            return (timedOut ? .upstreamTimeout : .upstreamTLSFailed, timedOut ? 504 : 502,
+                    "TLS to upstream \(target) failed: \(error.message)")
+        case let error?:
+            return (.upstreamRefused, 502, "\(error)")
+        case nil:
+            return (.upstreamRefused, 502, "cannot connect to upstream \(target)")
+        }
+    }
+}
