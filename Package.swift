@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "DevProxy", targets: ["DevProxy"]),
         // For the fuzzing package in fuzz/, which builds these with -sanitize=fuzzer.
         .library(name: "HTTP1", targets: ["HTTP1"]),
+        .library(name: "HTTP2", targets: ["HTTP2"]),
         .library(name: "PinningPolicy", targets: ["PinningPolicy"]),
     ],
     targets: [
@@ -27,6 +28,10 @@ let package = Package(
             name: "CCompression",
             linkerSettings: [.linkedLibrary("z"), .linkedLibrary("brotlidec")]
         ),
+        // libnghttp2 headers plus one-line wrappers for its macros. No logic.
+        .target(name: "CNGHTTP2", linkerSettings: [.linkedLibrary("nghttp2")]),
+        // Sans-IO HTTP/2 codec over libnghttp2: bytes in, events out. Knows nothing of sockets or TLS.
+        .target(name: "HTTP2", dependencies: ["CNGHTTP2"]),
         // Sans-IO HTTP/1.1 codec: bytes in, parts out. Knows nothing of sockets or TLS.
         .target(name: "HTTP1"),
         // Pinning policies (TrustKit, Android NSC, OkHttp) and their evaluation.
@@ -39,6 +44,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["CertAuthority"], path: "Tests/TestSupport", exclude: ["Resources"]),
         .testTarget(name: "CertAuthorityTests", dependencies: ["CertAuthority", "CTLS", "TestSupport"]),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
+        .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "TestSupport"]),
         .testTarget(name: "PinningPolicyTests", dependencies: ["PinningPolicy", "CertAuthority", "TestSupport"]),
         .testTarget(name: "DevProxyTests", dependencies: ["DevProxy", "CertAuthority", "HTTP1", "TestSupport"]),
         .testTarget(name: "DevProxyLoadTests", dependencies: ["DevProxyLoad"]),

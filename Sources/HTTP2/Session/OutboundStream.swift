@@ -1,0 +1,17 @@
+/// What we still have to send on one stream after its head: body bytes, then the end.
+///
+/// libnghttp2 pulls from it through the stream's data provider (`SessionCallbacks.readData`)
+/// during `mem_send`; when it is empty but not ended the provider defers, and `submitData` or
+/// `submitTrailers` resumes it.
+struct OutboundStream {
+    /// Body bytes given to `submitData` and not yet handed to the library.
+    var queue = ByteQueue()
+    /// Whether the caller has ended the body (`endStream` or trailers).
+    var ended = false
+    /// Trailers to send after the body, already checked.
+    var trailers: [HTTP2Field]?
+    /// Whether the provider returned NGHTTP2_ERR_DEFERRED and waits for `resume_data`.
+    var deferred = false
+    /// Whether the provider reported EOF: nothing more can be sent on this stream.
+    var finished = false
+}

@@ -1,0 +1,160 @@
+import CNGHTTP2
+
+/// The C callbacks libnghttp2 calls during `mem_recv` and `mem_send`. Each finds the session's
+/// `SessionState` through `user_data` and turns what happened into `HTTP2Event`s.
+enum SessionCallbacks {
+    /// Sets every callback this module uses on a fresh `nghttp2_session_callbacks`.
+    static func install(on callbacks: OpaquePointer) {
+        nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, userData in
+            stateOf(userData).incoming[frame!.pointee.hd.stream_id] = SessionState.IncomingBlock()
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, frame, name, nameLength, value, valueLength, flags, userData in
+            let state = stateOf(userData)
+            let stream = frame!.pointee.hd.stream_id
+            guard var block = state.incoming[stream] else { return 0 }
+            // Count before keeping anything: an HPACK bomb expands in the library's decoder one
+            // field at a time (each capped), and is never accumulated here.
+            block.size += nameLength + valueLength + 32
+            if block.size > state.maxHeaderListSize {
+                block.tooLarge = true
+                block.fields = []
+            } else {
+                let neverIndex = flags & UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue) != 0
+                block.fields.append(HTTP2Field(name: Array(UnsafeBufferPointer(start: name, count: nameLength)),
+                                               value: Array(UnsafeBufferPointer(start: value, count: valueLength)),
+                                               neverIndex: neverIndex))
+            }
+            state.incoming[stream] = block
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_invalid_header_callback(callbacks) { _, frame, name, nameLength, _, _, _, userData in
+            let field = String(decoding: UnsafeBufferPointer(start: name, count: nameLength), as: UTF8.self)
+            stateOf(userData).append(.protocolError(stream: frame!.pointee.hd.stream_id,
+                                                  reason: "invalid header field '\(field)'"))
+            // Keep the library's default: the stream is reset with PROTOCOL_ERROR.
+            return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue
+        }
+        nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { session, frame, userData in
+            SessionCallbacks.frameReceived(session!, frame!.pointee, stateOf(userData))
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { session, _, stream, data, length, userData in
+            let state = stateOf(userData)
+            if state.rejected.contains(stream) {
+                nghttp2_session_consume(session, stream, length)
+                return 0
+            }
+            state.append(.data(stream: stream, bytes: Array(UnsafeBufferPointer(start: data, count: length)),
+                               endStream: false))
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, stream, code, userData in
+            stateOf(userData).close(stream: stream, code: code)
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_frame_send_callback(callbacks) { _, frame, userData in
+            let hd = frame!.pointee.hd
+            if hd.type == UInt8(NGHTTP2_RST_STREAM.rawValue) {
+                stateOf(userData).append(.streamReset(stream: hd.stream_id,
+                                                   code: HTTP2ErrorCode(rawValue: frame!.pointee.rst_stream.error_code),
+                                                   byPeer: false))
+            }
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(callbacks) { _, frame, libraryError, userData in
+            let stream = frame!.pointee.hd.stream_id
+            if stream != 0 {
+                stateOf(userData).append(.protocolError(stream: stream, reason: String(cString: nghttp2_strerror(libraryError))))
+            }
+            return 0
+        }
+        nghttp2_session_callbacks_set_error_callback2(callbacks) { _, _, message, length, userData in
+            let text = String(decoding: UnsafeRawBufferPointer(start: message, count: length), as: UTF8.self)
+            let state = stateOf(userData)
+            state.lastErrorText = text
+            state.append(.protocolError(stream: 0, reason: text))
+            return 0
+        }
+    }
+
+
+    /// A complete frame arrived (HEADERS after its CONTINUATIONs; DATA after its chunks).
+    fileprivate static func frameReceived(_ session: OpaquePointer, _ frame: nghttp2_frame, _ state: SessionState) {
+        let hd = frame.hd
+        let endStream = hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
+        switch UInt32(hd.type) {
+        case NGHTTP2_DATA.rawValue where endStream && !state.rejected.contains(hd.stream_id):
+            state.append(.data(stream: hd.stream_id, bytes: [], endStream: true))
+        case NGHTTP2_HEADERS.rawValue:
+            guard let block = state.incoming.removeValue(forKey: hd.stream_id),
+                  !state.rejected.contains(hd.stream_id) else { return }
+            let isRequest = frame.headers.cat == NGHTTP2_HCAT_REQUEST
+            if block.tooLarge {
+                reject(session, stream: hd.stream_id, size: block.size, isRequest: isRequest, state)
+            } else {
+                state.finishBlock(block, stream: hd.stream_id, isRequest: isRequest, endStream: endStream)
+            }
+        case NGHTTP2_RST_STREAM.rawValue:
+            state.append(.streamReset(stream: hd.stream_id, code: HTTP2ErrorCode(rawValue: frame.rst_stream.error_code),
+                                      byPeer: true))
+        case NGHTTP2_SETTINGS.rawValue where hd.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0:
+            let entries = UnsafeBufferPointer(start: frame.settings.iv, count: frame.settings.niv)
+            state.append(.settingsReceived(entries.map { HTTP2Setting(id: UInt16(truncatingIfNeeded: $0.settings_id),
+                                                                       value: $0.value) }))
+        case NGHTTP2_PING.rawValue:
+            let opaque = withUnsafeBytes(of: frame.ping.opaque_data) { Array($0) }
+            state.append(hd.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) != 0 ? .pingAcknowledged(opaque: opaque)
+                                                                          : .pingReceived(opaque: opaque))
+        case NGHTTP2_GOAWAY.rawValue:
+            let debug = Array(UnsafeBufferPointer(start: frame.goaway.opaque_data, count: frame.goaway.opaque_data_len))
+            state.append(.goAway(lastStreamID: frame.goaway.last_stream_id,
+                                 code: HTTP2ErrorCode(rawValue: frame.goaway.error_code), debugData: debug))
+        default:
+            break
+        }
+    }
+
+    /// Answers a header block beyond `maxHeaderListSize`: 431 to a request head (RFC 9113 §10.5.1
+    /// "can send an HTTP 431"), RST_STREAM(CANCEL) to anything else; later frames are dropped.
+    private static func reject(_ session: OpaquePointer, stream: Int32, size: Int, isRequest: Bool,
+                               _ state: SessionState) {
+        state.rejected.insert(stream)
+        state.append(.headerListTooLarge(stream: stream, size: size))
+        if isRequest {
+            let status = [HTTP2Field(":status", "431")]
+            let rv = withNameValueList(status) { nghttp2_submit_response(session, stream, $0, $1, nil) }
+            if rv == 0 { return }
+        }
+        nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, HTTP2ErrorCode.cancel.rawValue)
+    }
+
+    /// The data provider of every stream we send a body on: serves the stream's `OutboundStream`.
+    static let readData: nghttp2_data_source_read_callback = { session, stream, buffer, length, flags, _, userData in
+        let state = stateOf(userData)
+        guard var out = state.outbound[stream] else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
+        let n = out.queue.read(into: buffer!, max: length)
+        if n > 0 { state.append(.dataSent(stream: stream, count: n)) }
+        if out.queue.isEmpty && out.ended {
+            flags!.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
+            out.finished = true
+            if let trailers = out.trailers {
+                // The trailers carry END_STREAM; the library allows submitting them from here.
+                flags!.pointee |= NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
+                let rv = withNameValueList(trailers) { nghttp2_submit_trailer(session, stream, $0, $1) }
+                if rv != 0 { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
+            }
+        } else if n == 0 {
+            out.deferred = true
+            state.outbound[stream] = out
+            return Int(NGHTTP2_ERR_DEFERRED.rawValue)
+        }
+        state.outbound[stream] = out
+        return n
+    }
+}
+
+/// The state behind a callback's `user_data` (a free function: C callbacks cannot capture).
+private func stateOf(_ userData: UnsafeMutableRawPointer?) -> SessionState {
+    Unmanaged<SessionState>.fromOpaque(userData!).takeUnretainedValue()
+}

@@ -1,0 +1,74 @@
+/// The Swift side of one `nghttp2_session`: what its callbacks collect and what its data
+/// providers serve. Reached from C through the session's `user_data`; owned by `HTTP2Session`,
+/// which frees the `nghttp2_session` first, so the state outlives every callback.
+final class SessionState {
+    /// A header block being received, between `on_begin_headers` and `on_frame_recv`.
+    struct IncomingBlock {
+        var fields: [HTTP2Field] = []
+        /// Name + value + 32 per field so far (RFC 9113 §6.5.2).
+        var size = 0
+        /// Whether `size` passed `maxHeaderListSize`: fields are no longer kept.
+        var tooLarge = false
+    }
+
+    let isServer: Bool
+    let maxHeaderListSize: Int
+    /// Events not yet handed to the caller, oldest first.
+    var events: [HTTP2Event] = []
+    var incoming: [Int32: IncomingBlock] = [:]
+    var outbound: [Int32: OutboundStream] = [:]
+    /// Streams whose oversized head was answered: their later DATA and trailers are dropped
+    /// (the DATA consumed at once, so the connection window is not lost).
+    var rejected: Set<Int32> = []
+    /// The library's last error text, for a thrown error's reason.
+    var lastErrorText: String?
+
+    init(isServer: Bool, maxHeaderListSize: Int) {
+        self.isServer = isServer
+        self.maxHeaderListSize = maxHeaderListSize
+    }
+
+    /// Queues an event, merging body chunks and sent counts of the same stream with the one
+    /// just before, so a large frame read in pieces is one event.
+    func append(_ event: HTTP2Event) {
+        switch (events.last, event) {
+        case let (.data(s1, previous, false)?, .data(s2, more, end)) where s1 == s2:
+            events[events.count - 1] = .data(stream: s1, bytes: previous + more, endStream: end)
+        case let (.dataSent(s1, n1)?, .dataSent(s2, n2)) where s1 == s2:
+            events[events.count - 1] = .dataSent(stream: s1, count: n1 + n2)
+        default:
+            events.append(event)
+        }
+    }
+
+    /// Hands out every queued event and forgets them.
+    func take() -> [HTTP2Event] {
+        defer { events = [] }
+        return events
+    }
+
+    /// Turns a complete header block into the event its role and content say it is.
+    func finishBlock(_ block: IncomingBlock, stream: Int32, isRequest: Bool, endStream: Bool) {
+        let head = HTTP2HeaderBlock(block.fields)
+        if isServer {
+            append(isRequest ? .requestHead(stream: stream, head, endStream: endStream)
+                             : .trailers(stream: stream, head.fields))
+        } else if let status = head.status {
+            append((100..<200).contains(status) ? .informationalHead(stream: stream, head)
+                                                 : .responseHead(stream: stream, head, endStream: endStream))
+        } else {
+            append(.trailers(stream: stream, head.fields))
+        }
+    }
+
+    /// Forgets a closed stream, reporting body bytes that will never be sent.
+    func close(stream: Int32, code: UInt32) {
+        incoming[stream] = nil
+        rejected.remove(stream)
+        if var out = outbound.removeValue(forKey: stream) {
+            let dropped = out.queue.removeAll()
+            if dropped > 0 { append(.dataDiscarded(stream: stream, count: dropped)) }
+        }
+        append(.streamClosed(stream: stream, code: HTTP2ErrorCode(rawValue: code)))
+    }
+}
