@@ -106,17 +106,31 @@ struct ConnectHandler {
             return
         }
         let signer = Flow.SignerInfo(serial: leaf.issuer.serialHex, email: leaf.issuer.email)
-        if server.configuration.eagerUpstream { server.pool.prepare(host: host, port: port, tls: true) }
+        let choice = ProtocolChoice.decide(offered: hello.alpn, http2: server.configuration.http2) { offer in
+            Result { try server.pool.connection(host: host, port: port, tls: true, alpn: offer) }
+        }
+        if choice.upstream == nil && server.configuration.eagerUpstream { server.pool.prepare(host: host, port: port, tls: true) }
         let tls: TLSConnection
         do {
-            tls = try TLSConnection.accept(socket: connection.socket, context: server.serverTLS, leaf: leaf, peerName: "the client")
+            tls = try TLSConnection.accept(socket: connection.socket, context: server.serverTLS, leaf: leaf, peerName: "the client",
+                                           alpn: choice.preference)
         } catch let error as TLSError {
+            if case .success(let upstream)? = choice.upstream { upstream.stream.close() }
             recordHandshakeFailure(error, host: host, port: port, sni: hello.serverName, signer: signer, persona: persona)
             return
         } catch {
+            if case .success(let upstream)? = choice.upstream { upstream.stream.close() }
             return
         }
         let clientTLS = Flow.TLSInfo.ClientSide(sni: hello.serverName, version: tls.version, cipher: tls.cipher, alpn: tls.alpn)
+        if tls.alpn == "h2" {
+            serveHTTP2(tls: tls, clientTLS: clientTLS, host: host, port: port, signer: signer, persona: persona, upstream: choice.upstream)
+            return
+        }
+        if case .success(let upstream)? = choice.upstream {
+            // An HTTP/1.1 connection waits in the pool for this client's first request.
+            if upstream.isHTTP2 { upstream.stream.close() } else { server.pool.release(upstream) }
+        }
         let inner = MessageReader(stream: tls, parser: HTTP1RequestParser(limits: server.configuration.httpLimits))
         let context = ExchangeContext(server: server, connection: connection, client: inner, clientAddress: connection.clientAddress, mode: .https,
                                       clientTLS: clientTLS, signer: signer, persona: persona)
@@ -124,15 +138,39 @@ struct ConnectHandler {
         var first = true
         while let head = connection.readHead(inner, first: first, mode: .https, tlsInfo: clientTLS, onCleanClose: {
             guard first else { return }
-            // OkHttp checks pins after the handshake and closes without a request.
             var draft = context.draft(host: host, port: port)
-            draft.fail(.clientClosedAfterHandshake,
-                       "the client completed the TLS handshake and closed without sending a request: it likely pins a key this chain does not contain")
+            if tls.alpn == nil, !hello.alpn.isEmpty, !hello.alpn.contains("http/1.1") {
+                // It asked only for protocols we did not answer (an h2-only gRPC client with
+                // --no-http2): it hung up over the protocol, not over the certificate.
+                draft.fail(.clientClosedALPNMismatch,
+                           "the client offered ALPN \(hello.alpn.joined(separator: ",")), got none of them, and closed without a request"
+                           + (server.configuration.http2 ? "" : " (HTTP/2 is off: --no-http2)"))
+            } else {
+                // OkHttp checks pins after the handshake and closes without a request.
+                draft.fail(.clientClosedAfterHandshake,
+                           "the client completed the TLS handshake and closed without sending a request: it likely pins a key this chain does not contain")
+            }
             server.emit(draft.finished())
         }) {
             first = false
             let destination = Destination(tls: true, host: host, port: port, pathAndQuery: originForm(head.target))
             guard HTTPExchange(context: context, head: head, destination: destination).run(), !server.isStopping else { return }
+        }
+    }
+
+    /// Serves a client that chose h2: every stream relayed to the origin (over h2 when it speaks it).
+    private func serveHTTP2(tls: TLSConnection, clientTLS: Flow.TLSInfo.ClientSide, host: String, port: Int,
+                            signer: Flow.SignerInfo, persona: String, upstream: Result<UpstreamConnection, any Error>?) {
+        defer { tls.close() }
+        let inner = MessageReader(stream: tls, parser: HTTP1RequestParser(limits: server.configuration.httpLimits))
+        let context = ExchangeContext(server: server, connection: connection, client: inner, clientAddress: connection.clientAddress,
+                                      mode: .https, clientTLS: clientTLS, signer: signer, persona: persona)
+        do {
+            try HTTP2ProxyConnection(context: context, client: tls, host: host, port: port, upstream: upstream).run()
+        } catch {
+            var draft = context.draft(host: host, port: port)
+            draft.fail(.http2ProtocolError, "cannot start the HTTP/2 session: \(error)")
+            server.emit(draft.finished())
         }
     }
 

@@ -27,6 +27,13 @@ struct HTTPExchange {
             drainRequestBody()
             return false
         }
+        if upstream.isHTTP2 {
+            // The origin speaks only HTTP/2: one h2 stream, translated both ways.
+            describe(upstream, in: &draft)
+            return context.connection.using(upstream.stream.socket) {
+                HTTP1ToHTTP2Exchange(context: context, head: head, destination: destination, upstream: upstream).run(draft: &draft)
+            }
+        }
         var (keepAlive, transfer) = send(on: upstream, draft: &draft, resending: false)
         if transfer.staleConnection {
             // The server had closed the pooled connection: once more on a fresh one.
@@ -51,16 +58,21 @@ struct HTTPExchange {
 
     /// Sends the request on `upstream` and relays the response, recording the connection in the flow.
     private func send(on upstream: UpstreamConnection, draft: inout FlowDraft, resending: Bool) -> (Bool, ExchangeTransfer) {
+        describe(upstream, in: &draft)
+        var transfer = ExchangeTransfer(context: context, head: head, destination: destination, upstream: upstream,
+                                        resending: resending)
+        let keepAlive = context.connection.using(upstream.stream.socket) { transfer.run(draft: &draft) }
+        return (keepAlive, transfer)
+    }
+
+    /// The upstream connection's address, TLS and opening costs, in the flow.
+    private func describe(_ upstream: UpstreamConnection, in draft: inout FlowDraft) {
         draft.flow.server.address = upstream.address
         draft.flow.timings.connect = upstream.reused ? 0 : upstream.connectMilliseconds
         draft.flow.timings.tls = upstream.reused || upstream.tls == nil ? -1 : upstream.tlsMilliseconds
         if let tls = upstream.tlsInfo {
             draft.flow.tls = Flow.TLSInfo(client: draft.flow.tls?.client, upstream: tls)
         }
-        var transfer = ExchangeTransfer(context: context, head: head, destination: destination, upstream: upstream,
-                                        resending: resending)
-        let keepAlive = context.connection.using(upstream.stream.socket) { transfer.run(draft: &draft) }
-        return (keepAlive, transfer)
     }
 
     /// Reads the request body and answers 204 without contacting the origin (`--sink-reports`).

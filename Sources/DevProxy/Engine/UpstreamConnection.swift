@@ -222,6 +222,11 @@ final class UpstreamPool: @unchecked Sendable {
 
     /// Returns a connection whose last response ended cleanly, for the next request.
     func release(_ connection: UpstreamConnection) {
+        guard !connection.isHTTP2 else {
+            // Never pooled: an h2 connection belongs to the one client connection that opened it.
+            connection.stream.close()
+            return
+        }
         connection.tls?.rememberSession()
         lock.lock()
         let doomed = poolLocked(connection, now: Date())
@@ -234,7 +239,7 @@ final class UpstreamPool: @unchecked Sendable {
     private func poolLocked(_ connection: UpstreamConnection, now: Date) -> [UpstreamConnection] {
         var doomed = sweepLocked(now: now)
         var list = idle[connection.key, default: []]
-        if !closed && list.count < maxIdlePerKey && idleCountLocked < maxIdleTotal {
+        if !closed && !connection.isHTTP2 && list.count < maxIdlePerKey && idleCountLocked < maxIdleTotal {
             list.append((connection, now))
             idle[connection.key] = list
         } else {

@@ -1,0 +1,133 @@
+import Foundation
+import HTTP1
+import HTTP2
+
+/// Relays an origin's HTTP/2 response to an HTTP/1.1 client: interim responses, the final head
+/// with a reason phrase made up and HTTP/1.1 framing (Content-Length when the origin sent one,
+/// else chunked, or close-delimited for HTTP/1.0), the body as it comes, and trailers as a chunked
+/// trailer section when the client said `TE: trailers` (always kept in the flow).
+struct HTTP2ResponseToHTTP1 {
+    let context: ExchangeContext
+    let requestHead: HTTPRequestHead
+    let stream: Int32
+    let target: String
+
+    /// Returns whether the client connection can carry another request.
+    func run(driver: inout HTTP1ToHTTP2Exchange.Driver, draft: inout FlowDraft) -> Bool {
+        let waitStart = Date()
+        var head: HTTP2HeaderBlock?
+        do {
+            while head == nil {
+                switch try driver.next() {
+                case .informationalHead(stream, let interim):
+                    guard let status = interim.status, status != 100,
+                          let headers = try? HTTPVersionTranslation.h1Headers(from: interim.fields) else { continue }
+                    context.sendToClient(HTTP1Serializer.serialize(
+                        HTTPResponseHead(version: .http11, status: status, reason: ErrorResponse.reasonPhrase(status), headers: headers)))
+                case .responseHead(stream, let final, let endStream):
+                    head = final
+                    if endStream { driver.events.insert(.data(stream: stream, bytes: [], endStream: true), at: 0) }
+                case .streamReset(stream, let code, true):
+                    return fail(draft: &draft, kind: .upstreamReset2, code: code, "upstream \(target) reset the HTTP/2 stream (\(code))")
+                case .goAway(let last, let code, _) where last < stream:
+                    return fail(draft: &draft, kind: .upstreamReset2, code: code,
+                                "upstream \(target) sent GOAWAY (\(code)) before processing the request")
+                case .protocolError(let id, let reason) where id == 0 || id == stream:
+                    return fail(draft: &draft, kind: .upstreamBadResponse, code: nil, "upstream \(target) broke HTTP/2: \(reason)")
+                default:
+                    continue
+                }
+            }
+        } catch {
+            return fail(draft: &draft, kind: .upstreamClosed, code: nil, "upstream \(target) (HTTP/2) failed before the response: \(error)")
+        }
+        guard let head else { return false }
+        draft.flow.timings.wait = FlowDraft.milliseconds(since: waitStart)
+        return relayBody(head, driver: &driver, draft: &draft)
+    }
+
+    private func relayBody(_ head: HTTP2HeaderBlock, driver: inout HTTP1ToHTTP2Exchange.Driver, draft: inout FlowDraft) -> Bool {
+        let receiveStart = Date()
+        let status = head.status ?? 502
+        let redact = context.configuration.redactHeaders
+        draft.flow.response = Flow.Response(status: status, reason: ErrorResponse.reasonPhrase(status), httpVersion: "HTTP/2",
+                                            headers: HTTPVersionTranslation.pairs(head.fields, redact: redact), body: nil,
+                                            pseudoHeaders: HTTPVersionTranslation.pairs(head.pseudo, redact: []))
+        var headers = (try? HTTPVersionTranslation.h1Headers(from: head.fields)) ?? HTTPHeaders()
+        let noBody = requestHead.method == "HEAD" || status == 204 || status == 304
+        let known = headers["Content-Length"] != nil
+        let chunked = !noBody && !known && requestHead.version == .http11
+        if chunked { headers.add(name: "Transfer-Encoding", value: "chunked") }
+        let keepAlive = requestHead.keepAlive && (noBody || known || chunked)
+        if !keepAlive { headers.add(name: "Connection", value: "close") }
+        let wantsTrailers = requestHead.headers.hasListElement("TE", "trailers")
+        let capture = BodyCapture(limit: context.configuration.bodyLimit)
+        var trailers: [HTTP2Field] = []
+        defer {
+            draft.flow.response?.body = capture.finish(contentEncoding: headers["Content-Encoding"], contentType: headers["Content-Type"])
+            if !trailers.isEmpty { draft.flow.response?.trailers = HTTPVersionTranslation.pairs(trailers, redact: redact) }
+            draft.flow.timings.receive = FlowDraft.milliseconds(since: receiveStart)
+        }
+        do {
+            try context.client.stream.write(HTTP1Serializer.serialize(
+                HTTPResponseHead(version: .http11, status: status, reason: ErrorResponse.reasonPhrase(status), headers: headers)))
+        } catch {
+            draft.fail(.clientClosed, "the client closed the connection before the response: \(error)")
+            return false
+        }
+        var relayed = 0
+        while true {
+            let event: HTTP2Event
+            do {
+                event = try driver.next()
+            } catch {
+                draft.fail(.upstreamClosed, "upstream \(target) (HTTP/2) failed mid-body after \(relayed) bytes: \(error)")
+                return false
+            }
+            do {
+                switch event {
+                case .data(stream, let bytes, let endStream):
+                    capture.append(bytes)
+                    relayed += bytes.count
+                    if !bytes.isEmpty && !noBody { try context.client.stream.write(chunked ? HTTP1Serializer.chunk(bytes) : bytes) }
+                    if !bytes.isEmpty { try driver.session.consume(stream: stream, count: bytes.count) }
+                    if endStream {
+                        if chunked { try context.client.stream.write(HTTP1Serializer.lastChunk()) }
+                        return keepAlive
+                    }
+                case .trailers(stream, let fields):
+                    trailers = fields
+                    if chunked {
+                        let section = wantsTrailers ? ((try? HTTPVersionTranslation.h1Headers(from: fields)) ?? HTTPHeaders()) : HTTPHeaders()
+                        try context.client.stream.write(HTTP1Serializer.lastChunk(trailers: section))
+                    }
+                    return keepAlive
+                case .streamReset(stream, let code, true):
+                    // The head is out: only cutting the connection tells the client the body is short.
+                    _ = fail(draft: &draft, kind: .upstreamReset2, code: code,
+                             "upstream \(target) reset the HTTP/2 stream (\(code)) after \(relayed) bytes", answer: false)
+                    draft.flow.error?.afterBytes = relayed
+                    return false
+                case .goAway(let last, _, _) where last < stream:
+                    draft.fail(.upstreamClosed, "upstream \(target) sent GOAWAY mid-body after \(relayed) bytes")
+                    return false
+                default:
+                    continue
+                }
+            } catch {
+                draft.fail(.clientClosed, "the client closed the connection while the response streamed (\(relayed) bytes sent)")
+                return false
+            }
+        }
+    }
+
+    /// Records a failure; before any response byte the client also gets a 502 saying why.
+    private func fail(draft: inout FlowDraft, kind: FlowErrorKind, code: HTTP2ErrorCode?, _ message: String,
+                      answer: Bool = true) -> Bool {
+        draft.fail(kind, message)
+        draft.flow.error?.code = code?.description
+        draft.flow.error?.by = code == nil ? nil : "server"
+        if answer { context.sendToClient(ErrorResponse.bytes(status: 502, detail: message)) }
+        return false
+    }
+}
