@@ -1,4 +1,5 @@
 import Foundation
+import HTTP1
 import HTTP2
 
 /// What the client's session reports: requests start, bodies and trailers go upstream, resets
@@ -15,6 +16,7 @@ extension HTTP2ProxyConnection {
                 clientTrailers(stream: stream, fields: fields)
             case .dataSent(let stream, let count), .dataDiscarded(let stream, let count):
                 // The client took response bytes: the origin may send as many more.
+                streams[stream]?.http1Leg?.acknowledge(count)
                 guard let exchange = streams[stream], let leg = exchange.leg, let upstream = exchange.upstreamStream else { continue }
                 try? leg.session.consume(stream: upstream, count: count)
             case .streamReset(let stream, let code, let byPeer):
@@ -23,11 +25,13 @@ extension HTTP2ProxyConnection {
                 exchange.draft.flow.error?.code = code.description
                 exchange.draft.flow.error?.by = "client"
                 exchange.draft.flow.error?.afterBytes = exchange.responseBytes
+                exchange.http1Leg?.cancel()
                 if let leg = exchange.leg, let upstream = exchange.upstreamStream, !exchange.responseEnded {
                     try? leg.session.resetStream(upstream, code: code)
                 }
             case .streamClosed(let stream, _):
                 guard let exchange = streams.removeValue(forKey: stream) else { continue }
+                if !exchange.responseEnded { exchange.http1Leg?.cancel() }
                 if let leg = exchange.leg, let upstream = exchange.upstreamStream, leg.clientStreams[upstream] != nil {
                     if !exchange.responseEnded { try? leg.session.resetStream(upstream, code: .cancel) }
                     leg.clientStreams[upstream] = nil
@@ -73,7 +77,10 @@ extension HTTP2ProxyConnection {
             if endStream { answerSinkReport(exchange) }
             return
         }
-        guard let leg = upstreamLeg(for: exchange) else { return }
+        guard let leg = upstreamLeg(for: exchange) else {
+            if upstreamSpeaksHTTP1 && exchange.draft.flow.response == nil { startHTTP1Leg(exchange, head: head, endStream: endStream) }
+            return
+        }
         let outbound: HTTP2HeaderBlock
         do {
             outbound = try HTTPVersionTranslation.relayedH2(head)
@@ -120,10 +127,12 @@ extension HTTP2ProxyConnection {
             }
         }
         if upstreamSpeaksHTTP1 {
-            let message = exchange.isGRPC
-                ? "the origin \(host):\(port) speaks only HTTP/1.1 and gRPC needs HTTP/2"
-                : "the origin \(host):\(port) speaks only HTTP/1.1 and this client only HTTP/2; DevProxy does not yet translate this pairing"
-            answer(exchange, status: 502, kind: .protocolMismatch, message: message)
+            // gRPC cannot be carried by HTTP/1.1 (its status travels in trailers); anything else
+            // is translated by `startHTTP1Leg`.
+            if exchange.isGRPC {
+                answer(exchange, status: 502, kind: .protocolMismatch,
+                       message: "the origin \(host):\(port) speaks only HTTP/1.1 and gRPC needs HTTP/2")
+            }
         } else {
             let (kind, status, message) = UpstreamFailure.describe(upstreamFailure, target: "\(host):\(port)")
             answer(exchange, status: status, kind: kind, message: message)
@@ -149,6 +158,11 @@ extension HTTP2ProxyConnection {
         }
         exchange.requestCapture.append(bytes)
         if endStream { exchange.requestEnded = true }
+        if let http1Leg = exchange.http1Leg, !exchange.answeredLocally {
+            http1Leg.push(bytes)
+            if endStream { http1Leg.finishRequest() }
+            return
+        }
         guard !exchange.answeredLocally, let leg = exchange.leg, let upstream = exchange.upstreamStream else {
             // Nobody upstream reads it: acknowledge at once so the client can finish sending.
             try? session.consume(stream: stream, count: bytes.count)
@@ -169,6 +183,10 @@ extension HTTP2ProxyConnection {
         exchange.requestEnded = true
         if exchange.answeredLocally {
             if exchange.draft.flow.response == nil { answerSinkReport(exchange) }
+            return
+        }
+        if let http1Leg = exchange.http1Leg {
+            http1Leg.finishRequest(trailers: (try? HTTPVersionTranslation.h1Headers(from: fields)) ?? HTTPHeaders())
             return
         }
         guard let leg = exchange.leg, let upstream = exchange.upstreamStream else { return }

@@ -28,6 +28,8 @@ final class HTTP2ProxyConnection {
     var streams: [Int32: HTTP2StreamExchange] = [:]
     /// GOAWAY sent to the client (shutdown, or the client's own GOAWAY): serve what is open, then close.
     var goingAway = false
+    /// Wakes the loop when a stream's HTTP/1.1 thread has something to report.
+    let wake: WakePipe
     var server: ProxyServer { context.server }
 
     private static let counter = Counter()
@@ -40,6 +42,7 @@ final class HTTP2ProxyConnection {
         self.port = port
         self.limits = limits
         self.session = try HTTP2Session(role: .server, limits: limits)
+        self.wake = try WakePipe()
         self.connectionID = "\(context.clientAddress)#\(Self.counter.next())"
         switch upstream {
         case .success(let connection) where connection.isHTTP2:
@@ -59,6 +62,7 @@ final class HTTP2ProxyConnection {
         defer {
             for leg in [leg].compactMap({ $0 }) + retiring { leg.upstream.stream.close() }
             for exchange in streams.values {
+                exchange.http1Leg?.cancel()
                 exchange.draft.fail(.clientClosed, "the client connection closed while the stream was open")
                 emit(exchange)
             }
@@ -93,6 +97,10 @@ final class HTTP2ProxyConnection {
                 if ready.contains(-1) {
                     guard try readClient(&buffer) else { break }
                 }
+                if ready.contains(-2) {
+                    wake.drain()
+                    pumpHTTP1Legs()
+                }
                 for (index, upstreamLeg) in legs.enumerated() where ready.contains(index) {
                     readUpstream(upstreamLeg, &buffer)
                 }
@@ -104,18 +112,21 @@ final class HTTP2ProxyConnection {
         }
     }
 
-    /// Waits for input on the client (-1 in the result) or a leg (its index), up to 250 ms so
+    /// Waits for input on the client (-1 in the result), a stream thread's report (-2) or a leg
+    /// (its index), up to 250 ms so
     /// shutdown and the idle timeout are noticed. TLS may hold decrypted bytes poll cannot see.
     private func waitForInput(legs: [HTTP2UpstreamLeg]) -> Set<Int> {
         var ready = Set<Int>()
         if client.pending > 0 { ready.insert(-1) }
         for (index, leg) in legs.enumerated() where leg.upstream.stream.pending > 0 { ready.insert(index) }
         if !ready.isEmpty { return ready }
-        var fds = [pollfd(fd: client.socket.fd, events: Int16(POLLIN), revents: 0)]
+        var fds = [pollfd(fd: client.socket.fd, events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: wake.readFD, events: Int16(POLLIN), revents: 0)]
         fds += legs.map { pollfd(fd: $0.upstream.stream.socket.fd, events: Int16(POLLIN), revents: 0) }
         guard poll(&fds, nfds_t(fds.count), 250) > 0 else { return [] }
         if fds[0].revents != 0 { ready.insert(-1) }
-        for index in legs.indices where fds[index + 1].revents != 0 { ready.insert(index) }
+        if fds[1].revents != 0 { ready.insert(-2) }
+        for index in legs.indices where fds[index + 2].revents != 0 { ready.insert(index) }
         return ready
     }
 

@@ -9,6 +9,8 @@ final class HTTP2StreamExchange {
     /// The upstream connection carrying this stream's request, and the stream id there.
     var leg: HTTP2UpstreamLeg?
     var upstreamStream: Int32?
+    /// Instead, for an HTTP/1.1-only origin: the thread carrying the request there.
+    var http1Leg: HTTP1StreamLeg?
     let requestCapture: BodyCapture
     let responseCapture: BodyCapture
     var requestHead: HTTP2HeaderBlock

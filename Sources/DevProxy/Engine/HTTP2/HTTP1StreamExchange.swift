@@ -1,0 +1,102 @@
+import Foundation
+import HTTP1
+
+/// The thread half of an `HTTP1StreamLeg`: sends one HTTP/2 client's request to an HTTP/1.1
+/// origin and posts the response back, both bodies streamed.
+struct HTTP1StreamExchange {
+    let server: ProxyServer
+    let connection: ClientConnection
+    let leg: HTTP1StreamLeg
+    let host: String
+    let port: Int
+    /// The translated request: origin-form target, `Host` from `:authority`, cookies joined.
+    let head: HTTPRequestHead
+    /// Whether the request carries a body (no END_STREAM on its HEADERS).
+    let hasBody: Bool
+
+    /// Starts the exchange on a thread of its own.
+    func start() {
+        let thread = Thread { self.run() }
+        thread.stackSize = 512 * 1024
+        thread.start()
+    }
+
+    private func run() {
+        let target = "\(host):\(port)"
+        let upstream: UpstreamConnection
+        do {
+            upstream = try server.pool.connection(host: host, port: port, tls: true)
+        } catch {
+            let (kind, status, message) = UpstreamFailure.describe(error, target: target)
+            leg.post(.failed(kind, status: status, message: message, responseStarted: false))
+            return
+        }
+        guard leg.attach(upstream.stream.socket) else {
+            upstream.stream.close()
+            return
+        }
+        leg.post(.connected(upstream))
+        let reusable = connection.using(upstream.stream.socket) { exchange(on: upstream, target: target) }
+        if reusable { server.pool.release(upstream) } else { upstream.stream.close() }
+    }
+
+    /// Returns whether the upstream connection can serve another request.
+    private func exchange(on upstream: UpstreamConnection, target: String) -> Bool {
+        var outbound = head
+        let chunked = hasBody && head.headers["Content-Length"] == nil
+        if chunked { outbound.headers.add(name: "Transfer-Encoding", value: "chunked") }
+        var responseStarted = false
+        do {
+            try upstream.stream.write(HTTP1Serializer.serialize(outbound))
+            if hasBody {
+                while let chunk = try leg.nextRequestChunk() {
+                    if !chunk.isEmpty { try upstream.stream.write(chunked ? HTTP1Serializer.chunk(chunk) : chunk) }
+                    leg.post(.consumed(chunk.count))
+                }
+                if chunked { try upstream.stream.write(HTTP1Serializer.lastChunk(trailers: leg.trailers)) }
+            }
+            upstream.reader.parser.expectResponse(toMethod: head.method)
+            var final: HTTPResponseHead?
+            while final == nil {
+                guard let event = try upstream.reader.next() else {
+                    throw UpstreamClosed(message: "upstream \(target) closed the connection without sending a response")
+                }
+                guard case .head(let response) = event else { continue }
+                if response.isInterim {
+                    if response.status != 100 { leg.post(.interim(response)) }
+                } else {
+                    final = response
+                }
+            }
+            guard let final else { return false }
+            leg.post(.head(final))
+            responseStarted = true
+            while true {
+                switch try upstream.reader.next() {
+                case .body(let bytes)?:
+                    leg.post(.body(bytes))
+                    try leg.waitForRoom()
+                case .end(let trailers)?:
+                    leg.post(.end(trailers))
+                    let surplus = !upstream.reader.parser.takeRemainingBytes().isEmpty
+                    return final.keepAlive && !surplus && ClientFraming(request: head, response: final).upstreamDelimited
+                case .head?, nil:
+                    throw UpstreamClosed(message: "upstream \(target) closed the connection mid-response")
+                }
+            }
+        } catch is ClientGone {
+            return false
+        } catch let error as UpstreamClosed {
+            leg.post(.failed(.upstreamClosed, status: 502, message: error.message, responseStarted: responseStarted))
+        } catch let error as HTTP1ParseError {
+            leg.post(.failed(.upstreamBadResponse, status: 502, message: "upstream \(target) sent a malformed response: \(error.reason)",
+                             responseStarted: responseStarted))
+        } catch let error as NetworkError where error.kind == .timedOut {
+            leg.post(.failed(.upstreamTimeout, status: 504, message: "upstream \(target) did not respond in time",
+                             responseStarted: responseStarted))
+        } catch {
+            leg.post(.failed(.upstreamReset, status: 502, message: "upstream \(target) failed: \(error)", responseStarted: responseStarted))
+        }
+        return false
+    }
+}

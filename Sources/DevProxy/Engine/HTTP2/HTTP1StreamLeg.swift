@@ -1,0 +1,160 @@
+import Foundation
+import HTTP1
+
+/// One stream of an HTTP/2 client whose origin speaks only HTTP/1.1 (the client offered only h2,
+/// as gRPC clients and some apps do): the request goes out as HTTP/1.1 on a pooled connection,
+/// on a thread of its own, and what comes back is posted to the client connection's loop.
+///
+/// The loop and the thread meet only here, under one lock. Backpressure holds both ways: the
+/// loop acknowledges the client's request bytes once the thread has written them upstream
+/// (`consumed`), and the thread reads no more of the response while `responseQueueLimit` bytes
+/// it posted are not yet on their way to the client (`acknowledge`).
+final class HTTP1StreamLeg: @unchecked Sendable {
+    /// What the thread reports to the loop.
+    enum Report {
+        case connected(UpstreamConnection)
+        /// This many request bytes went upstream: the client's window may reopen by as many.
+        case consumed(Int)
+        case interim(HTTPResponseHead)
+        case head(HTTPResponseHead)
+        case body([UInt8])
+        case end(HTTPHeaders)
+        /// The exchange failed; `responseStarted` tells whether a head was already posted.
+        case failed(FlowErrorKind, status: Int, message: String, responseStarted: Bool)
+    }
+
+    private let condition = NSCondition()
+    // Guarded by `condition`.
+    private var requestChunks: [[UInt8]] = []
+    private var requestEnded = false
+    private var requestTrailers = HTTPHeaders()
+    private var cancelled = false
+    private var reports: [Report] = []
+    private var unacknowledged = 0
+    private var upstreamSocket: Socket?
+
+    /// Response bytes posted and not yet handed to the client, at most.
+    static let responseQueueLimit = 256 * 1024
+
+    private let wake: WakePipe
+
+    init(wake: WakePipe) {
+        self.wake = wake
+    }
+
+    // MARK: the loop's side
+
+    /// Request body bytes from the client, in order.
+    func push(_ bytes: [UInt8]) {
+        condition.withLock {
+            requestChunks.append(bytes)
+            condition.broadcast()
+        }
+    }
+
+    /// The client's request ended (with trailers, if any).
+    func finishRequest(trailers: HTTPHeaders = HTTPHeaders()) {
+        condition.withLock {
+            requestEnded = true
+            requestTrailers = trailers
+            condition.broadcast()
+        }
+    }
+
+    /// The client took `count` response bytes.
+    func acknowledge(_ count: Int) {
+        condition.withLock {
+            unacknowledged = max(0, unacknowledged - count)
+            condition.broadcast()
+        }
+    }
+
+    /// The client reset or closed the stream: the thread stops, its upstream socket is cut.
+    func cancel() {
+        condition.withLock {
+            cancelled = true
+            upstreamSocket?.abort()
+            condition.broadcast()
+        }
+    }
+
+    /// The reports posted since the last call.
+    func takeReports() -> [Report] {
+        condition.withLock {
+            defer { reports = [] }
+            return reports
+        }
+    }
+
+    // MARK: the thread's side
+
+    func post(_ report: Report) {
+        condition.withLock {
+            if case .body(let bytes) = report { unacknowledged += bytes.count }
+            reports.append(report)
+        }
+        wake.signal()
+    }
+
+    /// Remembers the socket so `cancel` can cut a blocked read or write.
+    func attach(_ socket: Socket) -> Bool {
+        condition.withLock {
+            upstreamSocket = socket
+            return !cancelled
+        }
+    }
+
+    /// The next request chunk; nil when the request ended (then `trailers` holds its trailers).
+    /// Throws when the stream was cancelled.
+    func nextRequestChunk() throws -> [UInt8]? {
+        try condition.withLock {
+            while requestChunks.isEmpty && !requestEnded && !cancelled { condition.wait() }
+            if cancelled { throw ClientGone(message: "the client reset the stream") }
+            if !requestChunks.isEmpty { return requestChunks.removeFirst() }
+            return nil
+        }
+    }
+
+    var trailers: HTTPHeaders { condition.withLock { requestTrailers } }
+
+    /// Waits while the client is behind on the response by more than the limit.
+    func waitForRoom() throws {
+        try condition.withLock {
+            while unacknowledged > Self.responseQueueLimit && !cancelled { condition.wait() }
+            if cancelled { throw ClientGone(message: "the client reset the stream") }
+        }
+    }
+}
+
+/// A pipe the stream threads write a byte to, so the client connection's `poll()` wakes up.
+final class WakePipe: @unchecked Sendable {
+    let readFD: Int32
+    private let writeFD: Int32
+
+    init() throws {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw NetworkError(.failed, "cannot create a pipe") }
+        for fd in fds {
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        }
+        readFD = fds[0]
+        writeFD = fds[1]
+    }
+
+    deinit {
+        close(readFD)
+        close(writeFD)
+    }
+
+    func signal() {
+        var byte: UInt8 = 1
+        _ = write(writeFD, &byte, 1)
+    }
+
+    /// Empties the pipe (the loop then looks at every leg).
+    func drain() {
+        var buffer = [UInt8](repeating: 0, count: 256)
+        while read(readFD, &buffer, buffer.count) > 0 {}
+    }
+}

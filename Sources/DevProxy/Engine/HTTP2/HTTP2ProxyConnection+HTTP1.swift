@@ -1,0 +1,86 @@
+import Foundation
+import HTTP1
+import HTTP2
+
+/// Streams of an h2-only client whose origin speaks only HTTP/1.1: each request goes out on a
+/// thread of its own (`HTTP1StreamLeg`), translated (RFC 9113 §8.2.3 cookies joined, `Host` from
+/// `:authority`, chunked when the length is unknown), and the response comes back as h2.
+extension HTTP2ProxyConnection {
+    /// Starts the HTTP/1.1 half of `exchange`.
+    func startHTTP1Leg(_ exchange: HTTP2StreamExchange, head: HTTP2HeaderBlock, endStream: Bool) {
+        let headers: HTTPHeaders
+        do {
+            headers = try HTTPVersionTranslation.h1Headers(from: head.fields)
+        } catch {
+            answer(exchange, status: 400, kind: .badRequest, message: "\(error)")
+            return
+        }
+        var request = HTTPRequestHead(method: head.method ?? "GET", target: head.path ?? "/", version: .http11, headers: headers)
+        request.headers.replaceOrAdd(name: "Host", value: head.authority ?? (port == 443 ? host : "\(host):\(port)"))
+        let leg = HTTP1StreamLeg(wake: wake)
+        exchange.http1Leg = leg
+        if endStream {
+            leg.finishRequest()
+            exchange.requestSent = Date()
+        }
+        HTTP1StreamExchange(server: server, connection: context.connection, leg: leg, host: host, port: port,
+                            head: request, hasBody: !endStream).start()
+    }
+
+    /// Applies what the streams' HTTP/1.1 threads reported.
+    func pumpHTTP1Legs() {
+        for exchange in Array(streams.values) {
+            guard let leg = exchange.http1Leg else { continue }
+            for report in leg.takeReports() { apply(report, to: exchange) }
+        }
+    }
+
+    private func apply(_ report: HTTP1StreamLeg.Report, to exchange: HTTP2StreamExchange) {
+        let stream = exchange.clientStream
+        switch report {
+        case .connected(let upstream):
+            exchange.draft.flow.server.address = upstream.address
+            if let tls = upstream.tlsInfo { exchange.draft.flow.tls = Flow.TLSInfo(client: exchange.draft.flow.tls?.client, upstream: tls) }
+            exchange.draft.flow.timings.connect = upstream.reused ? 0 : upstream.connectMilliseconds
+            exchange.draft.flow.timings.tls = upstream.reused ? -1 : upstream.tlsMilliseconds
+        case .consumed(let count):
+            try? session.consume(stream: stream, count: count)
+            if exchange.requestEnded && exchange.requestSent == nil { exchange.requestSent = Date() }
+        case .interim(let head):
+            let fields = (try? HTTPVersionTranslation.h2Fields(from: head.headers.map { ($0.name, $0.value) })) ?? []
+            try? session.submitResponse(stream: stream, .response(status: head.status, fields: fields), endStream: false)
+        case .head(let head):
+            let fields = (try? HTTPVersionTranslation.h2Fields(from: head.headers.map { ($0.name, $0.value) })) ?? []
+            let block = HTTP2HeaderBlock.response(status: head.status, fields: fields)
+            exchange.responseHead = block
+            exchange.responseStarted = Date()
+            if exchange.requestSent == nil { exchange.requestSent = Date() }
+            exchange.draft.flow.response = Flow.Response(status: head.status, reason: head.reason, httpVersion: head.version.description,
+                                                         headers: FlowDraft.headerPairs(head.headers, redact: context.configuration.redactHeaders),
+                                                         body: nil)
+            try? session.submitResponse(stream: stream, block, endStream: false)
+        case .body(let bytes):
+            exchange.responseCapture.append(bytes)
+            exchange.responseBytes += bytes.count
+            try? session.submitData(stream: stream, bytes, endStream: false)
+        case .end(let trailers):
+            exchange.responseEnded = true
+            if trailers.isEmpty {
+                try? session.submitData(stream: stream, [], endStream: true)
+            } else {
+                let fields = (try? HTTPVersionTranslation.h2Fields(from: trailers.map { ($0.name, $0.value) })) ?? []
+                exchange.responseTrailers = fields
+                try? session.submitTrailers(stream: stream, fields)
+            }
+        case .failed(let kind, let status, let message, let responseStarted):
+            exchange.http1Leg = nil
+            if responseStarted {
+                exchange.draft.fail(kind, "\(message) after \(exchange.responseBytes) response bytes")
+                exchange.draft.flow.error?.by = "server"
+                try? session.resetStream(stream, code: .internalError)
+            } else {
+                answer(exchange, status: status, kind: kind, message: message)
+            }
+        }
+    }
+}

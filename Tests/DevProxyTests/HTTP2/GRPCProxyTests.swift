@@ -1,0 +1,130 @@
+import CertAuthority
+@testable import DevProxy
+import Foundation
+import Testing
+import TestSupport
+
+/// gRPC through DevProxy with grpcio on both ends (`Resources/grpc_echo.py`): the client finds
+/// the proxy through the lowercase `https_proxy`, as grpcio does, and trusts only the team root.
+@Suite(.serialized) struct GRPCProxyTests {
+    /// A grpcio server over TLS with a certificate from its own CA; stopped when released.
+    final class EchoServer {
+        let port: Int
+        let caPath: String
+        private let process = Process()
+        private let stdin = Pipe()
+        private let directory = TemporaryDirectory()
+
+        init() throws {
+            let store = CAStore(directory: directory.file("grpc-ca"))
+            try store.initialize(name: "gRPC Origin Test CA", keyType: .p256, days: 2, passphrase: nil)
+            let leaf = try LeafIssuer(signer: try store.rootSigner(passphrase: nil)).issue(for: [try LeafName("localhost")])
+            caPath = store.rootCertificatePath
+            let cert = directory.write("grpc.pem", leaf.certificate.pem)
+            let key = directory.write("grpc.key", bytes: try leaf.key.pem())
+            let stdout = Pipe()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["python3", GRPCProxyTests.script, "server", cert, key]
+            process.standardOutput = stdout
+            process.standardInput = stdin
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let line = stdout.fileHandleForReading.readLine()
+            guard let port = Int(line) else {
+                process.terminate()
+                throw TestFailure("grpc_echo.py server did not print its port (got \"\(line)\"); is grpcio installed?")
+            }
+            self.port = port
+        }
+
+        deinit {
+            try? stdin.fileHandleForWriting.close()
+            kill(process.processIdentifier, SIGKILL)   // see HTTP2Origin's deinit
+            process.waitUntilExit()
+        }
+    }
+
+    static var script: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("TestSupport/Resources/grpc_echo.py").path
+    }
+
+    struct Results: Decodable {
+        struct Call: Decodable {
+            var ok: Bool?
+            var trailer: String?
+            var error: String?
+            var details: String?
+            var count: Int?
+            var sizes_ok: Bool?
+            var answers: Int?
+            var seconds: Double?
+        }
+        var unary: Call
+        var fail: Call
+        var server_stream: Call
+        var client_stream: Call
+        var bidi: Call
+        var gzip: Call
+    }
+
+    private func runClient(_ proxy: ProxyHarness, _ server: EchoServer) throws -> Results {
+        let result = try Subprocess.run("python3", [Self.script, "client", proxy.pki.rootPath, "\(server.port)"],
+                                        environment: ["https_proxy": proxy.proxyURL, "no_proxy": "", "no_grpc_proxy": ""],
+                                        timeout: 90)
+        guard let data = result.stdout.data(using: .utf8), let results = try? JSONDecoder().decode(Results.self, from: data) else {
+            throw TestFailure("grpc_echo.py client failed: \(result.output)")
+        }
+        return results
+    }
+
+    /// Every call shape works as it does directly: unary with trailing metadata, a trailers-only
+    /// error with its code and message, 20 server-streamed messages over 64 KiB, client streaming,
+    /// bidirectional ping-pong (which deadlocks a proxy that buffers the request), gzip.
+    @Test func everyCallShapeWorksThroughTheProxy() throws {
+        let server = try EchoServer()
+        let cas = try Certificate.all(from: SecureFile.read(server.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let results = try runClient(proxy, server)
+        #expect(results.unary.ok == true, "\(results.unary)")
+        #expect(results.unary.trailer == "t1")
+        #expect(results.fail.error == "NOT_FOUND", "\(results.fail)")
+        #expect(results.fail.details == "no such thing: 100% gone")
+        #expect(results.server_stream.count == 20, "\(results.server_stream)")
+        #expect(results.server_stream.sizes_ok == true)
+        #expect(results.client_stream.ok == true, "\(results.client_stream)")
+        #expect(results.bidi.answers == 5, "\(results.bidi)")
+        #expect((results.bidi.seconds ?? 99) < 5)
+        #expect(results.gzip.ok == true, "\(results.gzip)")
+        let flows = proxy.flows(count: 6, timeout: 15)
+        #expect(flows.allSatisfy { $0.request?.httpVersion == "HTTP/2" })
+        let unary = try #require(flows.first { $0.request?.url.hasSuffix("/lab.Echo/Unary") == true })
+        #expect(unary.request?.headers.contains(["te", "trailers"]) == true)
+        #expect(unary.response?.trailers?.contains(["grpc-status", "0"]) == true)
+        #expect(unary.response?.trailers?.contains(["x-trailer", "t1"]) == true)
+        // No flow reads as a pinning signal.
+        #expect(flows.allSatisfy { $0.error?.kind != FlowErrorKind.clientClosedAfterHandshake.rawValue })
+    }
+
+    /// A gRPC call whose origin cannot be reached gets HTTP 200 with grpc-status 14 and the
+    /// reason, never a bare 502 that the client would map to a vaguer status.
+    @Test func unreachableOriginIsUnavailableWithTheReason() throws {
+        let proxy = try ProxyHarness()
+        let port = try HTTP2Origin.freePort()
+        let script = """
+            import grpc, sys
+            ch = grpc.secure_channel("localhost:\(port)", grpc.ssl_channel_credentials(root_certificates=open("\(proxy.pki.rootPath)", "rb").read()))
+            try:
+                ch.unary_unary("/lab.Echo/Unary")(b"", timeout=10)
+            except grpc.RpcError as e:
+                sys.stdout.write(e.code().name + "|" + (e.details() or ""))
+            """
+        let result = try Subprocess.run("python3", ["-c", script], environment: ["https_proxy": proxy.proxyURL], timeout: 30)
+        let answer = result.stdout
+        #expect(answer.hasPrefix("UNAVAILABLE|"), "\(result.output)")
+        #expect(answer.range(of: "cannot connect to upstream") != nil, "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.error?.kind == FlowErrorKind.upstreamRefused.rawValue)
+        #expect(flow.response?.status == 200)
+    }
+}

@@ -1,0 +1,199 @@
+import CertAuthority
+@testable import DevProxy
+import Foundation
+import Testing
+import TestSupport
+
+/// HTTP/2 through the proxy with real peers: curl, httpx and a Python h2 client; nghttpd and
+/// hypercorn as origins. Each case asserts what the client negotiated and received, and what
+/// the flow records.
+@Suite(.serialized) struct HTTP2ProxyTests {
+    /// A client of the ALPN matrix.
+    enum Client: String, CaseIterable, CustomStringConvertible {
+        /// curl offering `h2,http/1.1`.
+        case curlH2
+        /// curl offering `http/1.1`.
+        case curlH1
+        /// httpx offering `http/1.1,h2` (its own order).
+        case httpx
+        /// Python h2 offering `h2` alone (as gRPC clients do).
+        case h2Only
+        var description: String { rawValue }
+    }
+
+    /// What a client should end up speaking to DevProxy, and DevProxy to the origin.
+    static func expected(_ client: Client, _ origin: HTTP2Origin.Kind) -> (client: String, origin: String) {
+        let originSpeaksH2 = origin != .hypercornHTTP1
+        switch client {
+        case .curlH1: return ("HTTP/1.1", originSpeaksH2 && origin == .nghttpd ? "HTTP/2" : "HTTP/1.1")
+        case .curlH2, .httpx: return originSpeaksH2 ? ("HTTP/2", "HTTP/2") : ("HTTP/1.1", "HTTP/1.1")
+        case .h2Only: return ("HTTP/2", originSpeaksH2 ? "HTTP/2" : "HTTP/1.1")
+        }
+    }
+
+    /// Every client × origin pairing gets its answer, each side speaking what it offered and
+    /// what the origin chose; the flow says which version each side spoke. mitmproxy fails two
+    /// of these cells: the h2-only client with an HTTP/1.1-only origin, and curl --http1.1 with
+    /// nghttpd.
+    @Test(arguments: Client.allCases, HTTP2Origin.Kind.allCases)
+    func alpnMatrix(client: Client, originKind: HTTP2Origin.Kind) throws {
+        let origin = try HTTP2Origin(originKind)
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let path = originKind == .nghttpd ? "/index.html" : "/echo"
+        let want = Self.expected(client, originKind)
+        let (status, version, body) = try fetch(client, proxy: proxy, url: origin.url(path), port: origin.port, path: path)
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(status == 200, "\(client) × \(originKind): \(body)")
+        #expect(version == want.client, "\(client) × \(originKind)")
+        #expect(body.contains(originKind == .nghttpd ? "hello from nghttpd" : "\"path\": \"/echo\""), "\(body)")
+        #expect(flow.request?.httpVersion == want.client)
+        #expect(flow.response?.httpVersion == want.origin)
+        #expect(flow.response?.status == 200)
+        #expect(flow.tls?.client?.alpn == (want.client == "HTTP/2" ? "h2" : (client == .curlH1 || client == .curlH2 || client == .httpx ? "http/1.1" : nil)))
+        // Offered only h2, an HTTP/1.1-only origin negotiates nothing and speaks HTTP/1.1.
+        let originALPN: String? = want.origin == "HTTP/2" ? "h2" : (client == .h2Only ? nil : "http/1.1")
+        #expect(flow.tls?.upstream?.alpn == originALPN)
+        if want.client == "HTTP/2" {
+            #expect(flow.h2?.streamID == 1)
+            #expect(flow.request?.pseudoHeaders?.contains([":path", path]) == true)
+            #expect(flow.request?.headers.contains { $0[0].hasPrefix(":") } == false)
+        }
+        #expect(flow.error == nil)
+    }
+
+    /// Runs one request with `client`; returns the status, the HTTP version the client spoke, and the body.
+    private func fetch(_ client: Client, proxy: ProxyHarness, url: String, port: Int,
+                       path: String) throws -> (Int, String, String) {
+        switch client {
+        case .curlH1, .curlH2:
+            let result = try proxy.curl([client == .curlH2 ? "--http2" : "--http1.1", "-w", "\n%{http_code} %{http_version}", url])
+            let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+            let last = (lines.last ?? "").split(separator: " ")
+            let version = last.count == 2 ? (last[1] == "2" ? "HTTP/2" : "HTTP/\(last[1])") : "?"
+            return (Int(last.first ?? "") ?? 0, version, lines.dropLast().joined(separator: "\n") + result.stderr)
+        case .httpx:
+            let script = """
+                import httpx, sys
+                with httpx.Client(http2=True, proxy="\(proxy.proxyURL)", verify="\(proxy.pki.rootPath)", timeout=15) as c:
+                    r = c.get("\(url)")
+                    sys.stdout.write(f"{r.status_code} {r.http_version}\\n{r.text}")
+                """
+            let result = try Subprocess.run("python3", ["-c", script], timeout: 30)
+            let lines = result.stdout.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
+            let first = (lines.first ?? "").split(separator: " ")
+            return (Int(first.first ?? "") ?? 0, first.count > 1 ? String(first[1]) : "?", (lines.count > 1 ? String(lines[1]) : "") + result.stderr)
+        case .h2Only:
+            let json = try H2Client.run(proxy: proxy, port: port, alpn: "h2", path: path)
+            let response = json.responses.first
+            return (response?.status ?? 0, json.alpn == "h2" ? "HTTP/2" : "?", response?.body ?? "")
+        }
+    }
+
+    /// Request bodies and large response bodies cross intact both ways on h2⇄h2 and on an
+    /// HTTP/1.1 client with an h2-only origin, and the flow records their sizes.
+    @Test func largeBodiesCrossIntact() throws {
+        let origin = try HTTP2Origin(.nghttpd)
+        let big = (0..<(700 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8) }
+        try origin.serve("big.bin", big)
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let directory = TemporaryDirectory()
+        for flag in ["--http2", "--http1.1"] {
+            let out = directory.file("out\(flag).bin")
+            let result = try proxy.curl([flag, "-o", out, origin.url("/big.bin")])
+            #expect(result.status == 0, "\(result.output)")
+            #expect(try Array(Data(contentsOf: URL(fileURLWithPath: out))) == big, "\(flag)")
+        }
+        let flows = proxy.flows(count: 2)
+        #expect(flows.map { $0.response?.body?.size } == [big.count, big.count])
+        #expect(Set(flows.compactMap { $0.request?.httpVersion }) == ["HTTP/2", "HTTP/1.1"])
+        #expect(flows.allSatisfy { $0.response?.httpVersion == "HTTP/2" })
+    }
+
+    /// Several streams on one connection each become a flow, sharing the connection id, with
+    /// their own stream ids; hypercorn echoes what reached it: cookie crumbs joined, no
+    /// connection-specific fields, `te: trailers` kept.
+    @Test func streamsShareAConnectionAndFieldsCrossCleanly() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let json = try H2Client.run(proxy: proxy, port: origin.port, alpn: "h2", path: "/echo",
+                                    extra: ["cookie=a=1", "cookie=b=2", "te=trailers", "x-custom=1", "--count", "3"])
+        #expect(json.responses.count == 3)
+        #expect(json.responses.allSatisfy { $0.status == 200 })
+        let echoed = try #require(json.responses.first?.body)
+        #expect(echoed.contains("\"te\", \"trailers\""), "\(echoed)")
+        #expect(echoed.contains("\"x-custom\", \"1\""))
+        let flows = proxy.flows(count: 3)
+        #expect(Set(flows.compactMap { $0.h2?.connectionID }).count == 1)
+        #expect(Set(flows.compactMap { $0.h2?.streamID }) == [1, 3, 5])
+    }
+
+    /// An h2 origin's trailers reach an h2 client and the flow.
+    @Test func trailersReachTheClientAndTheFlow() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let json = try H2Client.run(proxy: proxy, port: origin.port, alpn: "h2", path: "/trailers", extra: ["te=trailers"])
+        let response = try #require(json.responses.first)
+        #expect(response.body == "body")
+        #expect(response.trailers == [["x-checksum", "abc123"]])
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.response?.trailers == [["x-checksum", "abc123"]])
+    }
+
+    /// A client's RST_STREAM is recorded with its code and who sent it.
+    @Test func clientResetIsRecorded() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        _ = try H2Client.run(proxy: proxy, port: origin.port, alpn: "h2", path: "/big?n=5000000", extra: ["--reset-after-headers"])
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.error?.kind == FlowErrorKind.clientReset.rawValue)
+        #expect(flow.error?.code == "CANCEL")
+        #expect(flow.error?.by == "client")
+    }
+
+    /// With `--no-http2` an h2-only client gets no ALPN, hangs up, and the flow says why: a
+    /// protocol mismatch, never the pinning signal `client_closed_after_handshake`.
+    @Test func noHTTP2RecordsAnALPNMismatchNotPinning() throws {
+        let origin = try HTTP2Origin(.nghttpd)
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas; $0.http2 = false })
+        let json = try H2Client.run(proxy: proxy, port: origin.port, alpn: "h2", path: "/index.html")
+        #expect(json.alpn == nil)
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.error?.kind == FlowErrorKind.clientClosedALPNMismatch.rawValue)
+        #expect(flow.error?.message.contains("--no-http2") == true)
+        let curl = try proxy.curl(["--http2", "-w", "%{http_version}", "-o", "/dev/null", origin.url("/index.html")])
+        #expect(curl.stdout == "1.1", "with --no-http2 curl speaks HTTP/1.1 to DevProxy")
+    }
+}
+
+/// The Python h2 client (`Resources/h2client.py`) through a proxy harness.
+enum H2Client {
+    struct Output: Decodable {
+        struct Response: Decodable {
+            var status: Int?
+            var headers: [[String]]
+            var body: String
+            var trailers: [[String]]
+            var reset: Int?
+        }
+        var alpn: String?
+        var responses: [Response]
+        var goaway: Int?
+    }
+
+    static func run(proxy: ProxyHarness, port: Int, alpn: String, path: String, extra: [String] = []) throws -> Output {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("TestSupport/Resources/h2client.py").path
+        let result = try Subprocess.run("python3", [script, "\(proxy.port)", proxy.pki.rootPath, "localhost", "\(port)", alpn, path] + extra,
+                                        timeout: 30)
+        guard let data = result.stdout.data(using: .utf8), let output = try? JSONDecoder().decode(Output.self, from: data) else {
+            throw TestFailure("h2client.py failed: \(result.output)")
+        }
+        return output
+    }
+}

@@ -1,0 +1,119 @@
+import CertAuthority
+import Foundation
+
+/// A real HTTPS origin for the HTTP/2 tests on 127.0.0.1 with a free port and a certificate
+/// from its own CA: `nghttpd` (HTTP/2 only; it negotiates no ALPN when offered only
+/// `http/1.1`), or hypercorn (`Resources/h2origin.py`) speaking h2 and HTTP/1.1, or HTTP/1.1
+/// only. Stopped when released.
+public final class HTTP2Origin {
+    public enum Kind: String, Sendable, CaseIterable, CustomStringConvertible {
+        /// nghttpd: h2 only, serving files from a directory (`index.html`, `big.bin`).
+        case nghttpd
+        /// hypercorn answering `h2` or `http/1.1` in ALPN.
+        case hypercornBoth
+        /// hypercorn answering `http/1.1` only.
+        case hypercornHTTP1
+        public var description: String { rawValue }
+    }
+
+    public let kind: Kind
+    public let port: Int
+    /// The CA that signed the origin's certificate (pass it as an upstream CA).
+    public let caPath: String
+    /// For nghttpd: the directory it serves.
+    public let documentRoot: String
+    private let process: Process
+    private let stdin = Pipe()
+    private let directory = TemporaryDirectory()
+
+    public init(_ kind: Kind) throws {
+        self.kind = kind
+        let store = CAStore(directory: directory.file("origin-ca"))
+        try store.initialize(name: "HTTP2 Origin Test CA", keyType: .p256, days: 2, passphrase: nil)
+        let leaf = try LeafIssuer(signer: try store.rootSigner(passphrase: nil)).issue(for: [try LeafName("localhost")])
+        caPath = store.rootCertificatePath
+        let certPath = directory.write("origin.pem", leaf.certificate.pem)
+        let keyPath = directory.write("origin.key", bytes: try leaf.key.pem())
+        documentRoot = directory.file("docroot")
+        try FileManager.default.createDirectory(atPath: documentRoot, withIntermediateDirectories: true)
+        try Data("hello from nghttpd\n".utf8).write(to: URL(fileURLWithPath: documentRoot + "/index.html"))
+        process = Process()
+        process.standardInput = stdin
+        let stdout = Pipe()
+        process.standardOutput = stdout
+        process.standardError = FileHandle.nullDevice
+        switch kind {
+        case .nghttpd:
+            let chosen = try Self.freePort()
+            process.executableURL = URL(fileURLWithPath: "/usr/sbin/nghttpd")
+            process.arguments = ["--address=127.0.0.1", "-d", documentRoot, "\(chosen)", keyPath, certPath]
+            try process.run()
+            try Self.waitUntilListening(chosen)
+            port = chosen
+        case .hypercornBoth, .hypercornHTTP1:
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["python3", Self.scriptPath, certPath, keyPath, kind == .hypercornBoth ? "h2,http/1.1" : "http/1.1"]
+            try process.run()
+            let line = stdout.fileHandleForReading.readLine()
+            guard let chosen = Int(line) else {
+                process.terminate()
+                throw TestFailure("h2origin.py did not print its port (got \"\(line)\"); is hypercorn installed?")
+            }
+            port = chosen
+        }
+    }
+
+    deinit {
+        try? stdin.fileHandleForWriting.close()
+        // SIGKILL: a child started by Foundation's Process inherits the blocked signal mask of
+        // the dispatch thread that spawned it, and nghttpd never unblocks SIGTERM.
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// `https://localhost:PORT/path`.
+    public func url(_ path: String) -> String { "https://localhost:\(port)\(path)" }
+
+    /// Writes a file nghttpd serves.
+    public func serve(_ name: String, _ bytes: [UInt8]) throws {
+        try Data(bytes).write(to: URL(fileURLWithPath: documentRoot + "/" + name))
+    }
+
+    static var scriptPath: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Resources/h2origin.py").path
+    }
+
+    /// A port nothing listens on right now (bound to 0, then released).
+    public static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw TestFailure("cannot find a free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Waits up to 5 s for a listener on `port`.
+    static func waitUntilListening(_ port: Int) throws {
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            }
+            close(fd)
+            if connected { return }
+            usleep(20_000)
+        }
+        throw TestFailure("nothing listens on port \(port) after 5 s")
+    }
+}

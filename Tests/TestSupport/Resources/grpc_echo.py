@@ -1,0 +1,140 @@
+"""A gRPC echo service and client (grpcio, PyPI) for DevProxy's tests, without generated code:
+methods are registered with raw-bytes handlers, and messages are protobuf bytes built by hand
+(field 1: string, field 2: varint), so the proxy's view can be checked against known bytes.
+
+  grpc_echo.py server CERT KEY          prints the port, serves until stdin closes
+  grpc_echo.py client ROOT PORT         through https_proxy (set by the caller); prints JSON
+
+Methods of lab.Echo: Unary (echoes, trailing metadata x-trailer: t1), Fail (NOT_FOUND,
+trailers-only), ServerStream (the request's count of 64 KiB + 1 KiB messages), ClientStream
+(sums the sizes), Bidi (answers each message as it comes).
+"""
+import json
+import sys
+import threading
+import time
+from concurrent import futures
+
+import grpc
+
+
+def message(text, number):
+    data = text.encode()
+    out = bytes([0x0A, len(data)]) + data if len(data) < 128 else bytes([0x0A]) + varint(len(data)) + data
+    return out + bytes([0x10]) + varint(number)
+
+
+def varint(n):
+    out = b""
+    while True:
+        byte = n & 0x7F
+        n >>= 7
+        if n:
+            out += bytes([byte | 0x80])
+        else:
+            return out + bytes([byte])
+
+
+def unary(request, context):
+    context.set_trailing_metadata((("x-trailer", "t1"),))
+    return request
+
+
+def fail(request, context):
+    context.abort(grpc.StatusCode.NOT_FOUND, "no such thing: 100% gone")
+
+
+def server_stream(request, context):
+    count = request[-1]
+    for i in range(count):
+        yield message("m%d" % i, i) + b"\x1a" + varint(65 * 1024) + bytes(65 * 1024)
+
+
+def client_stream(requests, context):
+    total = sum(len(r) for r in requests)
+    return message("total", total)
+
+
+def bidi(requests, context):
+    for r in requests:
+        yield r
+
+
+def serve(cert, key):
+    handlers = {
+        "Unary": grpc.unary_unary_rpc_method_handler(unary),
+        "Fail": grpc.unary_unary_rpc_method_handler(fail),
+        "ServerStream": grpc.unary_stream_rpc_method_handler(server_stream),
+        "ClientStream": grpc.stream_unary_rpc_method_handler(client_stream),
+        "Bidi": grpc.stream_stream_rpc_method_handler(bidi),
+    }
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("lab.Echo", handlers),))
+    credentials = grpc.ssl_server_credentials([(open(key, "rb").read(), open(cert, "rb").read())])
+    port = server.add_secure_port("127.0.0.1:0", credentials)
+    server.start()
+    print(port, flush=True)
+    sys.stdin.read()
+    server.stop(0)
+
+
+def client(root, port):
+    credentials = grpc.ssl_channel_credentials(root_certificates=open(root, "rb").read())
+    channel = grpc.secure_channel("localhost:%s" % port, credentials)
+    results = {}
+    call = lambda name, kind: getattr(channel, kind)("/lab.Echo/" + name)
+    try:
+        response, c = call("Unary", "unary_unary").with_call(message("hello", 7), timeout=10)
+        results["unary"] = {"ok": response == message("hello", 7),
+                            "trailer": dict(c.trailing_metadata()).get("x-trailer")}
+    except grpc.RpcError as e:
+        results["unary"] = {"error": str(e.code()), "details": e.details()}
+    try:
+        call("Fail", "unary_unary")(message("x", 1), timeout=10)
+        results["fail"] = {"error": None}
+    except grpc.RpcError as e:
+        results["fail"] = {"error": e.code().name, "details": e.details()}
+    try:
+        parts = list(call("ServerStream", "unary_stream")(message("n", 20), timeout=20))
+        results["server_stream"] = {"count": len(parts), "sizes_ok": all(len(p) > 65 * 1024 for p in parts)}
+    except grpc.RpcError as e:
+        results["server_stream"] = {"error": str(e.code()), "details": e.details()}
+    try:
+        response = call("ClientStream", "stream_unary")(iter([message("a" * 100, i) for i in range(10)]), timeout=10)
+        results["client_stream"] = {"ok": response.startswith(message("total", 0)[:7])}
+    except grpc.RpcError as e:
+        results["client_stream"] = {"error": str(e.code()), "details": e.details()}
+    try:
+        # Ping-pong: the next message is sent only after the previous answer came back, which
+        # deadlocks a proxy that buffers the request until it ends.
+        pending = []
+        condition = threading.Condition()
+        def requests():
+            for i in range(5):
+                with condition:
+                    pending.append(i)
+                yield message("ping", i)
+                with condition:
+                    condition.wait_for(lambda: not pending, timeout=5)
+        start = time.time()
+        answers = 0
+        for _ in call("Bidi", "stream_stream")(requests(), timeout=10):
+            answers += 1
+            with condition:
+                pending.clear()
+                condition.notify_all()
+        results["bidi"] = {"answers": answers, "seconds": round(time.time() - start, 3)}
+    except grpc.RpcError as e:
+        results["bidi"] = {"error": str(e.code()), "details": e.details()}
+    try:
+        response = call("Unary", "unary_unary")(message("zipped " * 50, 3), timeout=10, compression=grpc.Compression.Gzip)
+        results["gzip"] = {"ok": response == message("zipped " * 50, 3)}
+    except grpc.RpcError as e:
+        results["gzip"] = {"error": str(e.code()), "details": e.details()}
+    print(json.dumps(results))
+
+
+if sys.argv[1] == "server":
+    serve(sys.argv[2], sys.argv[3])
+else:
+    client(sys.argv[2], sys.argv[3])

@@ -1,0 +1,108 @@
+"""A scripted HTTP/2 client (Python h2, PyPI) for DevProxy's tests: CONNECT through the proxy,
+TLS offering only the ALPN protocols given, then requests on one connection.
+
+Usage: h2client.py PROXY_PORT CAFILE HOST PORT ALPN PATH [name=value ...] [--body TEXT] [--count N]
+       [--reset-after-headers]
+Prints one JSON object: alpn, and per request: status, headers, body, trailers, reset (the
+RST_STREAM code received, if any), goaway.
+"""
+import json
+import socket
+import ssl
+import sys
+import time
+
+import h2.config
+import h2.connection
+import h2.events
+
+
+def main():
+    args = sys.argv[1:]
+    proxy_port, cafile, host, port, alpn, path = args[:6]
+    rest = args[6:]
+    body = None
+    count = 1
+    reset_after_headers = False
+    fields = []
+    i = 0
+    while i < len(rest):
+        if rest[i] == "--body":
+            body = rest[i + 1].encode()
+            i += 2
+        elif rest[i] == "--count":
+            count = int(rest[i + 1])
+            i += 2
+        elif rest[i] == "--reset-after-headers":
+            reset_after_headers = True
+            i += 1
+        else:
+            name, _, value = rest[i].partition("=")
+            fields.append((name, value))
+            i += 1
+    raw = socket.create_connection(("127.0.0.1", int(proxy_port)), timeout=15)
+    raw.sendall(f"CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
+    reply = b""
+    while b"\r\n\r\n" not in reply:
+        reply += raw.recv(1)
+    assert reply.startswith(b"HTTP/1.1 200"), reply
+    context = ssl.create_default_context(cafile=cafile)
+    context.set_alpn_protocols(alpn.split(","))
+    tls = context.wrap_socket(raw, server_hostname=host)
+    result = {"alpn": tls.selected_alpn_protocol(), "responses": []}
+    if tls.selected_alpn_protocol() != "h2":
+        print(json.dumps(result))
+        return
+    conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+    conn.initiate_connection()
+    tls.sendall(conn.data_to_send())
+    streams = {}
+    for _ in range(count):
+        sid = conn.get_next_available_stream_id()
+        headers = [(":method", "POST" if body is not None else "GET"), (":scheme", "https"),
+                   (":authority", f"{host}:{port}"), (":path", path)] + fields
+        conn.send_headers(sid, headers, end_stream=body is None)
+        if body is not None:
+            conn.send_data(sid, body, end_stream=True)
+        streams[sid] = {"status": None, "headers": [], "body": b"", "trailers": [], "reset": None}
+    tls.sendall(conn.data_to_send())
+    open_streams = set(streams)
+    goaway = None
+    while open_streams:
+        data = tls.recv(65536)
+        if not data:
+            break
+        for event in conn.receive_data(data):
+            if isinstance(event, h2.events.ResponseReceived):
+                s = streams[event.stream_id]
+                s["status"] = int(dict(event.headers)[":status"])
+                s["headers"] = [[k, v] for k, v in event.headers]
+                if reset_after_headers:
+                    conn.reset_stream(event.stream_id, 8)
+                    open_streams.discard(event.stream_id)
+            elif isinstance(event, h2.events.DataReceived):
+                streams[event.stream_id]["body"] += event.data
+                conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+            elif isinstance(event, h2.events.TrailersReceived):
+                streams[event.stream_id]["trailers"] = [[k, v] for k, v in event.headers]
+            elif isinstance(event, h2.events.StreamEnded):
+                open_streams.discard(event.stream_id)
+            elif isinstance(event, h2.events.StreamReset):
+                streams[event.stream_id]["reset"] = int(event.error_code)
+                open_streams.discard(event.stream_id)
+            elif isinstance(event, h2.events.ConnectionTerminated):
+                goaway = int(event.error_code)
+                open_streams.clear()
+        tls.sendall(conn.data_to_send())
+    if reset_after_headers:
+        # Stay connected a moment, as an app that cancels one request and goes on would.
+        time.sleep(0.5)
+    for sid in sorted(streams):
+        s = streams[sid]
+        s["body"] = s["body"].decode("latin-1")
+        result["responses"].append(s)
+    result["goaway"] = goaway
+    print(json.dumps(result))
+
+
+main()

@@ -1,0 +1,90 @@
+"""An HTTPS origin for DevProxy's HTTP/2 tests, served by hypercorn (PyPI) on 127.0.0.1.
+
+Usage: h2origin.py CERT KEY ALPN   (ALPN: "h2,http/1.1" or "http/1.1")
+Prints its port on the first line, then serves until stdin closes.
+
+Routes:
+  /echo       JSON of what arrived: http_version, method, path, headers (list of pairs), body
+  /big?n=N    N bytes of a repeating pattern
+  /trailers   "body" then the trailer x-checksum: abc123 (when the client sent te: trailers)
+"""
+import asyncio
+import json
+import socket
+import sys
+import threading
+
+from hypercorn.asyncio import serve
+from hypercorn.config import Config
+
+
+async def app(scope, receive, send):
+    if scope["type"] == "lifespan":
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            break
+    path = scope["path"]
+    headers = [[k.decode("latin-1"), v.decode("latin-1")] for k, v in scope["headers"]]
+    if path == "/big":
+        n = int(scope["query_string"].decode().partition("=")[2] or "0")
+        pattern = b"0123456789abcdef" * 4096
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"application/octet-stream")]})
+        sent = 0
+        while sent < n:
+            piece = pattern[: min(len(pattern), n - sent)]
+            sent += len(piece)
+            await send({"type": "http.response.body", "body": piece, "more_body": sent < n})
+        if n == 0:
+            await send({"type": "http.response.body", "body": b""})
+        return
+    if path == "/trailers":
+        await send({"type": "http.response.start", "status": 200, "trailers": True,
+                    "headers": [(b"content-type", b"text/plain")]})
+        await send({"type": "http.response.body", "body": b"body", "more_body": False})
+        await send({"type": "http.response.trailers", "headers": [(b"x-checksum", b"abc123")], "more_trailers": False})
+        return
+    payload = json.dumps({"http_version": scope["http_version"], "method": scope["method"], "path": path,
+                          "query": scope["query_string"].decode(), "headers": headers,
+                          "body": body.decode("latin-1")}).encode()
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
+    await send({"type": "http.response.body", "body": payload})
+
+
+def main():
+    cert, key, alpn = sys.argv[1], sys.argv[2], sys.argv[3]
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(128)
+    listener.set_inheritable(True)
+    config = Config()
+    config.bind = [f"fd://{listener.fileno()}"]
+    config.certfile = cert
+    config.keyfile = key
+    config.alpn_protocols = alpn.split(",")
+    config.accesslog = None
+    config.errorlog = None
+    print(listener.getsockname()[1], flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.new_event_loop()
+
+    def watch_stdin():
+        sys.stdin.read()
+        loop.call_soon_threadsafe(stop.set)
+
+    threading.Thread(target=watch_stdin, daemon=True).start()
+    loop.run_until_complete(serve(app, config, shutdown_trigger=stop.wait))
+
+
+main()
