@@ -1,13 +1,11 @@
 import CertAuthority
 import Foundation
 import Testing
+import TestSupport
 
-/// ChainVerifier over the TrustKit fixtures in `../shared/vectors/trustkit/Certificates`.
+/// ChainVerifier over the TrustKit fixtures in `Tests/Fixtures/trustkit/Certificates`.
 @Suite struct ChainVerifierTests {
-    /// Package root = three levels up from this file; the vectors sit beside it.
-    static let certificates = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("../shared/vectors/trustkit/Certificates").standardized
+    static let certificates = Fixtures.url("trustkit/Certificates")
 
     static func load(_ name: String) throws -> Certificate {
         try Certificate.all(from: [UInt8](Data(contentsOf: certificates.appendingPathComponent(name))))[0]

@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// Our SPKI pins agree with `openssl … | base64` for every TrustKit fixture, as recorded in
-/// `../shared/vectors/trustkit/expected-pins.json`.
+/// `Tests/Fixtures/trustkit/expected-pins.json`.
 @Suite struct PinTests {
     struct Expected: Decodable {
         let spki_sha256: String
@@ -12,11 +12,11 @@ import TestSupport
     }
 
     @Test func everyTrustKitFixtureMatchesExpectedPins() throws {
-        let data = try Data(contentsOf: URL(fileURLWithPath: Vectors.path("trustkit/expected-pins.json")))
+        let data = try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("trustkit/expected-pins.json")))
         let expected = try JSONDecoder().decode([String: Expected].self, from: data)
         #expect(expected.count >= 10)
         for (file, pins) in expected {
-            let sources = try PinSource.all(in: try SecureFile.read(Vectors.path("trustkit/" + file), what: file))
+            let sources = try PinSource.all(in: try SecureFile.read(Fixtures.path("trustkit/" + file), what: file))
             let first = try #require(sources.first, "\(file)")
             #expect(first.pin == "sha256/" + pins.spki_sha256, "\(file)")
             #expect(SPKIPin.base64SHA1(first.spkiDER) == pins.spki_sha1, "\(file)")

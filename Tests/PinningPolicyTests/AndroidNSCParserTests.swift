@@ -3,8 +3,8 @@ import Foundation
 import Testing
 @testable import PinningPolicy
 
-/// Every AOSP Network Security Config test file under `vectors/android-nsc/`, with the outcome the
-/// vectors README (from AOSP's `XmlConfigTests.java`) states, evaluated with the GoodRootCA chain
+/// Every AOSP Network Security Config test file under `Tests/Fixtures/android-nsc/`, with the outcome
+/// its `SOURCES.md` (from AOSP's `XmlConfigTests.java`) states, evaluated with the GoodRootCA chain
 /// standing in for android.com's (none of the files pins its key).
 @Suite struct AndroidNSCParserTests {
     /// What the README and AOSP's tests say about each file. `connects` is per host; the anchor

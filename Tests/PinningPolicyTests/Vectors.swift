@@ -1,12 +1,12 @@
 import CertAuthority
 import Foundation
+import TestSupport
 
-/// Access to `../shared/vectors/` next to the package root, wherever the checkout is.
+/// The peers' test vectors in `Tests/Fixtures/` (TrustKit's, AOSP's Network Security Config
+/// files), read as data.
 enum Vectors {
-    /// Package root = three levels up from this file; the vectors sit beside it.
-    static let root = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("../shared/vectors").standardized
+    /// `Tests/Fixtures`; `trustkit/` and `android-nsc/` sit under it.
+    static let root = Fixtures.directory
 
     /// TrustKit's fixed test date, CFAbsoluteTime 475163640 (2016-01-22).
     static let trustKitTestDate = Date(timeIntervalSinceReferenceDate: 475_163_640)

@@ -38,14 +38,3 @@ public final class TemporaryDirectory {
         return ((attributes?[.posixPermissions] as? NSNumber)?.intValue ?? -1) & 0o777
     }
 }
-
-/// Where the peers' test vectors live: `../shared/vectors` beside the package root.
-public enum Vectors {
-    public static var directory: String {
-        var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { url.deleteLastPathComponent() }
-        return url.deletingLastPathComponent().path + "/shared/vectors"
-    }
-
-    public static func path(_ relative: String) -> String { directory + "/" + relative }
-}
