@@ -22,10 +22,10 @@ let package = Package(
         // C library declarations the Glibc module lacks (malloc_trim). No logic.
         .target(name: "CSystem"),
         .target(name: "CertAuthority", dependencies: ["CTLS"]),
-        // zlib and the brotli decoder, for showing gzip/deflate/br bodies as text. No logic.
+        // zlib, the brotli decoder and zstd, for showing gzip/deflate/br/zstd bodies as text. No logic.
         .target(
             name: "CCompression",
-            linkerSettings: [.linkedLibrary("z"), .linkedLibrary("brotlidec")]
+            linkerSettings: [.linkedLibrary("z"), .linkedLibrary("brotlidec"), .linkedLibrary("zstd")]
         ),
         // Sans-IO HTTP/1.1 codec: bytes in, parts out. Knows nothing of sockets or TLS.
         .target(name: "HTTP1"),
