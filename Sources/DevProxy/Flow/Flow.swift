@@ -1,4 +1,5 @@
 import Foundation
+import GRPCWire
 
 /// One finished exchange (or failed attempt) as the flow log records it: the unit every sink
 /// (JSON Lines log, HAR, console, QA verdicts) receives.
@@ -30,6 +31,8 @@ public struct Flow: Codable, Sendable, Equatable {
     public var websocket: [WebSocketMessageRecord]?
     /// For tunnels: bytes relayed each way.
     public var tunnel: TunnelInfo?
+    /// For gRPC calls: service, method, status and messages (`Flow+GRPC.swift`).
+    public var grpc: GRPCFlowInfo?
     public var error: FlowError?
 
     public struct Server: Codable, Sendable, Equatable {
@@ -114,13 +117,13 @@ public struct Flow: Codable, Sendable, Equatable {
         public var size: Int
         /// SHA-256 of those bytes, hex.
         public var sha256: String
-        /// The kept prefix as text, when it is UTF-8 text (decoded from gzip/deflate/br).
+        /// The kept prefix as text, when it is UTF-8 text (decoded from gzip/deflate/br/zstd).
         public var text: String?
         /// The kept prefix as base64, when it is not text.
         public var base64: String?
         /// True when more than the kept prefix was sent.
         public var truncated: Bool
-        /// The content coding that was decoded for `text` (`gzip`, `deflate`, `br`).
+        /// The content coding that was decoded for `text` (`gzip`, `deflate`, `br`, `zstd`).
         public var decoded: String?
     }
 
@@ -174,7 +177,7 @@ public struct Flow: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case id, started, ended, client, mode, server, tls, request, response, timings, signer, persona
-        case websocket, tunnel, error
+        case websocket, tunnel, error, grpc
         case insecureUpstream = "insecure_upstream"
     }
 }
