@@ -1,3 +1,5 @@
+import Foundation
+
 /// A message encoding named by `grpc-encoding` (PROTOCOL-HTTP2.md: `identity`, `gzip`,
 /// `deflate`, `snappy`, or a custom name). A struct, so names this module does not know stay
 /// representable.
@@ -11,7 +13,7 @@ public struct GRPCEncoding: RawRepresentable, Sendable, Hashable, CustomStringCo
 
     /// The encoding a `grpc-encoding` value names, surrounding whitespace dropped.
     public init(header value: String) {
-        self.init(rawValue: String(value.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed()))
+        self.init(rawValue: value.trimmingCharacters(in: .whitespaces))
     }
 
     public static let identity = GRPCEncoding(rawValue: "identity")
@@ -20,40 +22,4 @@ public struct GRPCEncoding: RawRepresentable, Sendable, Hashable, CustomStringCo
     public static let zstd = GRPCEncoding(rawValue: "zstd")
 
     public var description: String { rawValue }
-}
-
-/// A decompressed message, or as much of it as could be decompressed.
-public struct GRPCDecompressed: Sendable, Equatable {
-    public var bytes: [UInt8]
-    /// Whether `bytes` is the whole message: false when the data was damaged, cut short, or
-    /// larger than the output limit.
-    public var complete: Bool
-    /// Why it is not complete, in a few words.
-    public var note: String?
-
-    public init(bytes: [UInt8], complete: Bool, note: String? = nil) {
-        self.bytes = bytes
-        self.complete = complete
-        self.note = note
-    }
-}
-
-/// Undoes a message's `grpc-encoding`. The proxy supplies one backed by its content decoders
-/// (zlib, zstd), so this module stays free of C libraries.
-public protocol GRPCDecompressor: Sendable {
-    /// Decompresses one message, producing at most `outputLimit` bytes.
-    /// - Returns: `nil` when `encoding` is not one this decompressor knows.
-    func decompress(_ bytes: [UInt8], encoding: GRPCEncoding, outputLimit: Int) -> GRPCDecompressed?
-}
-
-/// A decompressor that knows only `identity`: the default where no real one is supplied.
-public struct IdentityDecompressor: GRPCDecompressor {
-    public init() {}
-
-    public func decompress(_ bytes: [UInt8], encoding: GRPCEncoding, outputLimit: Int) -> GRPCDecompressed? {
-        guard encoding == .identity else { return nil }
-        let kept = Array(bytes.prefix(outputLimit))
-        return GRPCDecompressed(bytes: kept, complete: kept.count == bytes.count,
-                                note: kept.count == bytes.count ? nil : "output limit of \(outputLimit) bytes reached")
-    }
 }

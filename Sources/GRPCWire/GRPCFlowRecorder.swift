@@ -10,14 +10,17 @@ public struct GRPCFlowRecorder: Sendable {
     public struct Limits: Sendable, Equatable {
         /// Per message: 4 KiB shown, up to 1 MiB held for decoding.
         public var splitter: GRPCMessageSplitter.Limits
-        /// Messages recorded per call, both directions together: 100.
+        /// Messages recorded per call, both directions together: 64.
         public var recordedMessages: Int
         /// Bytes a compressed message may decompress to: 1 MiB.
         public var decompressedBytes: Int
+        /// Per message: the first 64 KiB decoded, at most 2000 fields, 32 levels deep. With 64
+        /// messages that bounds a call's decoded record near the 4 MiB a decoded body may take.
         public var decoder: ProtobufRawDecoder.Limits
 
-        public init(splitter: GRPCMessageSplitter.Limits = .init(), recordedMessages: Int = 100,
-                    decompressedBytes: Int = 1 << 20, decoder: ProtobufRawDecoder.Limits = .init()) {
+        public init(splitter: GRPCMessageSplitter.Limits = .init(), recordedMessages: Int = 64,
+                    decompressedBytes: Int = 1 << 20,
+                    decoder: ProtobufRawDecoder.Limits = .init(maxFields: 2000, maxInputBytes: 64 << 10)) {
             self.splitter = splitter
             self.recordedMessages = recordedMessages
             self.decompressedBytes = decompressedBytes

@@ -81,7 +81,7 @@ import Testing
 
     /// Past `recordedMessages`, messages are counted but not kept; a message over the hold limit
     /// keeps its first bytes only.
-    @Test func theRecordIsBounded() {
+    @Test func theRecordIsBounded() throws {
         let limits = GRPCFlowRecorder.Limits(splitter: .init(keptBytes: 4, heldBytes: 8), recordedMessages: 3)
         var recorder = GRPCFlowRecorder(path: "/a.B/C", requestHeaders: [], limits: limits)
         for _ in 0..<10 { recorder.requestBody(Self.frame([0x08, 0x01])) }
@@ -91,10 +91,10 @@ import Testing
         #expect(info.messages.count == 3)
         var big = GRPCFlowRecorder(path: "/a.B/C", requestHeaders: [], limits: limits)
         big.responseBody(Self.frame([0x08, 0x01, 0x10, 0x02, 0x18, 0x03, 0x20, 0x04, 0x28, 0x05]))
-        let record = try? #require(big.finish().messages.first)
-        #expect(record?.firstBytesBase64 == Data([0x08, 0x01, 0x10, 0x02]).base64EncodedString())
-        #expect(record?.note == "10 bytes is over the 8-byte hold limit; first bytes only")
-        #expect(record?.decoded?.fields.count == 2)
+        let record = try #require(big.finish().messages.first)
+        #expect(record.firstBytesBase64 == Data([0x08, 0x01, 0x10, 0x02]).base64EncodedString())
+        #expect(record.note == "10 bytes is over the 8-byte hold limit; first bytes only")
+        #expect(record.decoded?.fields.count == 2)
     }
 
     @Test func contentTypes() {

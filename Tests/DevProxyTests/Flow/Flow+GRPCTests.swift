@@ -10,7 +10,7 @@ import TestSupport
 @Suite struct FlowGRPCTests {
     /// A call with every kind of field, and doubles whose spelling could differ between writers.
     static let call: GRPCFlowInfo = {
-        let doubles: [Double] = [1e15, 1e16, 1e-7, 123456789.125, 5e-324, -0.0, 0.1, 1.7976931348623157e308, 4096]
+        let doubles: [Double] = [1e15, 1e16, 1e-7, 123456789.125, .leastNonzeroMagnitude, -0.0, 0.1, 1.7976931348623157e308, 4096]
         let fields = doubles.enumerated().map { ProtobufRawField(number: $0.offset + 1, value: .fixed64($0.element.bitPattern)) }
             + [ProtobufRawField(number: 20, value: .fixed32(Float(1e20).bitPattern)),
                ProtobufRawField(number: 21, value: .fixed32(Float(3.4028235e38).bitPattern)),
