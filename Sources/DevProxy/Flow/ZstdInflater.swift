@@ -5,9 +5,10 @@ import CCompression
 /// Decodes concatenated frames as one body (RFC 8878 §3.1: "a compressed stream may contain
 /// several frames"), skips skippable frames, and accepts frames that do not state their size.
 final class ZstdInflater {
-    /// The largest window a frame may ask for: 8 MiB. RFC 9659 §3 caps `zstd` content coding at
-    /// 8 MB windows ("decoders ... can reject a window larger"), and the window is memory the
-    /// decoder allocates up front, so a hostile frame cannot make it reserve more.
+    /// The largest window a frame may ask for: 8 MiB. RFC 9659 limits the `zstd` content coding to
+    /// windows of 8 MB (encoders must stay within it; decoders need not accept more, and browsers
+    /// do not), and the window is memory the decoder allocates up front, so a hostile frame
+    /// cannot make it reserve more.
     static let windowLogMax: Int32 = 23
 
     private let context: OpaquePointer
