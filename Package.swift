@@ -12,6 +12,7 @@ let package = Package(
         // For the fuzzing package in fuzz/, which builds these with -sanitize=fuzzer.
         .library(name: "HTTP1", targets: ["HTTP1"]),
         .library(name: "HTTP2", targets: ["HTTP2"]),
+        .library(name: "GRPCWire", targets: ["GRPCWire"]),
         .library(name: "PinningPolicy", targets: ["PinningPolicy"]),
     ],
     targets: [
@@ -23,20 +24,23 @@ let package = Package(
         // C library declarations the Glibc module lacks (malloc_trim). No logic.
         .target(name: "CSystem"),
         .target(name: "CertAuthority", dependencies: ["CTLS"]),
-        // zlib and the brotli decoder, for showing gzip/deflate/br bodies as text. No logic.
+        // zlib, the brotli decoder and zstd, for showing gzip/deflate/br/zstd bodies as text. No logic.
         .target(
             name: "CCompression",
-            linkerSettings: [.linkedLibrary("z"), .linkedLibrary("brotlidec")]
+            linkerSettings: [.linkedLibrary("z"), .linkedLibrary("brotlidec"), .linkedLibrary("zstd")]
         ),
         // libnghttp2 headers plus one-line wrappers for its macros. No logic.
         .target(name: "CNGHTTP2", linkerSettings: [.linkedLibrary("nghttp2")]),
         // Sans-IO HTTP/2 codec over libnghttp2: bytes in, events out. Knows nothing of sockets or TLS.
         .target(name: "HTTP2", dependencies: ["CNGHTTP2"]),
+        // gRPC and protobuf wire decoding for flow records: pure, no I/O, Foundation only.
+        .target(name: "GRPCWire"),
         // Sans-IO HTTP/1.1 codec: bytes in, parts out. Knows nothing of sockets or TLS.
         .target(name: "HTTP1"),
         // Pinning policies (TrustKit, Android NSC, OkHttp) and their evaluation.
         .target(name: "PinningPolicy", dependencies: ["CertAuthority"]),
-        .target(name: "DevProxy", dependencies: ["CertAuthority", "HTTP1", "HTTP2", "PinningPolicy", "CTLS", "CCompression", "CSystem"]),
+        .target(name: "DevProxy", dependencies: ["CertAuthority", "HTTP1", "HTTP2", "PinningPolicy", "CTLS", "CCompression", "CSystem",
+                                               "GRPCWire"]),
         .executableTarget(name: "DevProxyCLI", dependencies: ["DevProxy", "CertAuthority", "PinningPolicy", "CTLS"]),
         // Load generator for bench/run: multi-threaded HTTPS client over OpenSSL.
         .executableTarget(name: "DevProxyLoad", dependencies: ["CTLS"]),
@@ -45,6 +49,7 @@ let package = Package(
         .testTarget(name: "CertAuthorityTests", dependencies: ["CertAuthority", "CTLS", "TestSupport"]),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
         .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "TestSupport"]),
+        .testTarget(name: "GRPCWireTests", dependencies: ["GRPCWire", "TestSupport"]),
         .testTarget(name: "PinningPolicyTests", dependencies: ["PinningPolicy", "CertAuthority", "TestSupport"]),
         .testTarget(name: "DevProxyTests", dependencies: ["DevProxy", "CertAuthority", "HTTP1", "TestSupport"]),
         .testTarget(name: "DevProxyLoadTests", dependencies: ["DevProxyLoad"]),

@@ -33,6 +33,7 @@ let package = Package(
         fuzzTarget("FuzzOkHttp", ["PinningPolicy"]),
         fuzzTarget("FuzzLedger", ["CertAuthority"]),
         fuzzTarget("FuzzPEM", ["CertAuthority"]),
+        fuzzTarget("FuzzGRPC", ["GRPCWire"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -390,6 +390,19 @@ import TestSupport
         #expect(flow.response?.body?.decoded == "gzip")
     }
 
+    /// A zstd body (Chromium asks for `zstd`) is logged as its text, and curl gets the coded bytes unchanged.
+    @Test func zstdResponseIsLoggedAsText() throws {
+        let (origin, proxy) = try setUp()
+        let result = try proxy.curl(["-H", "Accept-Encoding: gzip, deflate, br, zstd", "-o", "/dev/null",
+                                     "-w", "%{size_download}", origin.url("/zstd")])
+        #expect(result.status == 0, "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.response?.body?.decoded == "zstd")
+        let expected = "{\"compressed\": \"zstd\", \"items\": [" + (0..<500).map(String.init).joined(separator: ",") + "]}"
+        #expect(flow.response?.body?.text == expected)
+        #expect(flow.response?.body?.size == Int(result.stdout))
+    }
+
     @Test func upstreamRefusedGets502() throws {
         let proxy = try ProxyHarness()
         let result = try proxy.curl(["-w", "\n%{http_code}", "https://127.0.0.1:1/"])

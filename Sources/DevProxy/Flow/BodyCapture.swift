@@ -80,7 +80,7 @@ public final class BodyCapture {
     /// same body).
     ///
     /// The kept prefix becomes `text` when it is UTF-8 text, after undoing `contentEncoding`
-    /// (gzip, deflate, br; `decoded` names it) when that yields text; otherwise `base64` of
+    /// (gzip, deflate, br, zstd; `decoded` names it) when that yields text; otherwise `base64` of
     /// the raw prefix. A truncated prefix decodes as far as it goes.
     /// - Parameters:
     ///   - contentEncoding: the message's `Content-Encoding` header value.

@@ -2,7 +2,7 @@ import Foundation
 
 /// A content coding DevProxy can undo to show a body as text (RFC 9110 §8.4.1).
 public enum ContentCoding: String, Sendable, CaseIterable {
-    case gzip, deflate, br
+    case gzip, deflate, br, zstd
 
     /// The codings named by a `Content-Encoding` value, in the order they were applied.
     ///

@@ -1,4 +1,4 @@
-/// Undoes gzip, deflate and br codings with a bound on the output, so a body can be shown as
+/// Undoes gzip, deflate, br and zstd codings with a bound on the output, so a body can be shown as
 /// text. Never fails loudly: a truncated or corrupt input yields what was decodable before the
 /// end or the damage.
 public enum ContentDecoder {
@@ -53,6 +53,8 @@ public enum ContentDecoder {
             output = ZlibInflater(format: wrapped ? .zlib : .raw)?.inflate(input, limit: outputLimit)
         case .br:
             output = BrotliInflater()?.inflate(input, limit: outputLimit)
+        case .zstd:
+            output = ZstdInflater()?.inflate(input, limit: outputLimit)
         }
         guard let output, !(output.end == .corrupt && output.bytes.isEmpty) else { return nil }
         return output

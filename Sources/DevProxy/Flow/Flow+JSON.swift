@@ -249,6 +249,7 @@ extension Flow: FlowJSONWritable {
             f.string("client", client)
             f.string("ended", ended)
             f.object("error", error)
+            f.object("grpc", grpc)
             f.object("h2", h2)
             f.string("id", id)
             f.bool("insecure_upstream", insecureUpstream)

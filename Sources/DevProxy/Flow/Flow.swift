@@ -1,4 +1,5 @@
 import Foundation
+import GRPCWire
 
 /// One finished exchange (or failed attempt) as the flow log records it: the unit every sink
 /// (JSON Lines log, HAR, console, QA verdicts) receives.
@@ -32,6 +33,8 @@ public struct Flow: Codable, Sendable, Equatable {
     public var tunnel: TunnelInfo?
     /// For HTTP/2 streams: the stream and the client connection it belongs to.
     public var h2: HTTP2Info? = nil
+    /// For gRPC calls: service, method, status and messages (`Flow+GRPC.swift`).
+    public var grpc: GRPCFlowInfo? = nil
     public var error: FlowError?
 
     public struct Server: Codable, Sendable, Equatable {
@@ -141,13 +144,13 @@ public struct Flow: Codable, Sendable, Equatable {
         public var size: Int
         /// SHA-256 of those bytes, hex.
         public var sha256: String
-        /// The kept prefix as text, when it is UTF-8 text (decoded from gzip/deflate/br).
+        /// The kept prefix as text, when it is UTF-8 text (decoded from gzip/deflate/br/zstd).
         public var text: String?
         /// The kept prefix as base64, when it is not text.
         public var base64: String?
         /// True when more than the kept prefix was sent.
         public var truncated: Bool
-        /// The content coding that was decoded for `text` (`gzip`, `deflate`, `br`).
+        /// The content coding that was decoded for `text` (`gzip`, `deflate`, `br`, `zstd`).
         public var decoded: String?
     }
 
@@ -212,7 +215,7 @@ public struct Flow: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case id, started, ended, client, mode, server, tls, request, response, timings, signer, persona
-        case websocket, tunnel, error, h2
+        case websocket, tunnel, error, h2, grpc
         case insecureUpstream = "insecure_upstream"
     }
 }

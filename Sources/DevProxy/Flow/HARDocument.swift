@@ -1,3 +1,5 @@
+import GRPCWire
+
 /// An HTTP Archive (HAR 1.2, http://www.softwareishard.com/blog/har-12-spec/) as DevProxy
 /// writes it. Fields starting with `_` are DevProxy's own, as the spec allows.
 public struct HARDocument: Codable, Sendable, Equatable {
@@ -32,10 +34,12 @@ public struct HARDocument: Codable, Sendable, Equatable {
         public var error: Flow.FlowError?
         /// Bytes relayed each way and why, for tunnels.
         public var tunnel: Flow.TunnelInfo?
+        /// The gRPC call, for gRPC flows (the flow log's `grpc` object).
+        public var grpc: GRPCFlowInfo?
 
         enum CodingKeys: String, CodingKey {
             case startedDateTime, time, request, response, cache, timings, serverIPAddress, connection
-            case flowID = "_flowId", mode = "_mode", error = "_error", tunnel = "_tunnel"
+            case flowID = "_flowId", mode = "_mode", error = "_error", tunnel = "_tunnel", grpc = "_grpc"
         }
     }
 

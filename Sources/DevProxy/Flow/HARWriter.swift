@@ -43,7 +43,8 @@ public enum HARWriter {
         return HARDocument.Entry(
             startedDateTime: flow.started, time: time, request: request(for: flow), response: response(for: flow),
             cache: .init(), timings: timings, serverIPAddress: flow.server.address.map(ipAddress(of:)),
-            connection: flow.client, flowID: flow.id, mode: flow.mode.rawValue, error: flow.error, tunnel: flow.tunnel)
+            connection: flow.client, flowID: flow.id, mode: flow.mode.rawValue, error: flow.error, tunnel: flow.tunnel,
+            grpc: flow.grpc)
     }
 
     /// HAR's phases from the flow's: HAR counts TLS inside `connect` ("if this field is

@@ -2,7 +2,7 @@
 import Foundation
 import Testing
 
-/// Decoding gzip, deflate and br bodies made by real encoders, including the truncated and
+/// Decoding gzip, deflate, br and zstd bodies made by real encoders, including the truncated and
 /// damaged inputs a capped body capture produces.
 @Suite struct ContentDecoderTests {
     let original = RealCompressors.text(lines: 2000)
@@ -56,13 +56,14 @@ import Testing
 
     /// Every cut of a coded stream decodes to a prefix of the original and never crashes:
     /// what a `--body-limit` cut leaves behind.
-    @Test(arguments: [ContentCoding.gzip, .deflate, .br])
+    @Test(arguments: [ContentCoding.gzip, .deflate, .br, .zstd])
     func everyTruncationYieldsAPrefix(coding: ContentCoding) throws {
         let small = RealCompressors.text(lines: 60)
         let coded = switch coding {
         case .gzip: try RealCompressors.gzip(small)
         case .deflate: try RealCompressors.zlib(small, wbits: 15)
         case .br: try RealCompressors.brotli(small)
+        case .zstd: try RealCompressors.zstd(small, fromPipe: true)
         }
         var longest = 0
         for cut in 0..<coded.count {
@@ -125,8 +126,10 @@ import Testing
         #expect(ContentCoding.list(fromHeader: "identity") == [])
         #expect(ContentCoding.list(fromHeader: "X-GZIP") == [.gzip])
         #expect(ContentCoding.list(fromHeader: "gzip, br") == [.gzip, .br])
-        #expect(ContentCoding.list(fromHeader: "zstd") == nil)
-        #expect(ContentDecoder.decode(original, contentEncoding: "zstd") == nil)
+        #expect(ContentCoding.list(fromHeader: "gzip, ZSTD") == [.gzip, .zstd])
+        #expect(ContentCoding.list(fromHeader: "compress") == nil)
+        #expect(ContentCoding.list(fromHeader: "zstd, dcz") == nil)
+        #expect(ContentDecoder.decode(original, contentEncoding: "compress") == nil)
         #expect(ContentDecoder.decode(original, contentEncoding: nil) == nil)
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import TestSupport
 
-/// Compressed test data made by real encoders: the `gzip` CLI, Python's zlib, and the brotli
+/// Compressed test data made by real encoders: the `gzip` and `zstd` CLIs, Python's zlib, and the brotli
 /// encoder library (libbrotlienc, from libbrotli-dev) through Python's ctypes, since neither
 /// a `brotli` CLI nor Python's `brotli` module is in Debian's base set.
 enum RealCompressors {
@@ -30,6 +30,16 @@ enum RealCompressors {
         assert lib.BrotliEncoderCompress(11, 22, 0, ctypes.c_size_t(len(data)), data, ctypes.byref(size), out) == 1
         open(sys.argv[2], "wb").write(out.raw[:size.value])
         """)
+    }
+
+    /// zstd from the `zstd` CLI. Fed from a pipe (`stdin`), the frame does not state its content
+    /// size, as a streaming server's would not; `level` 19 and `extra` are passed through.
+    static func zstd(_ data: [UInt8], level: Int = 19, extra: [String] = [], fromPipe: Bool = false) throws -> [UInt8] {
+        try viaFiles(data) { input, output in
+            let options = (["-q", "-c", "-\(level)"] + extra).joined(separator: " ")
+            let command = fromPipe ? "zstd \(options) < \"$1\" > \"$2\"" : "zstd \(options) \"$1\" > \"$2\""
+            return try Subprocess.run("sh", ["-c", command, "sh", input, output])
+        }
     }
 
     private static func python(_ data: [UInt8], _ script: String) throws -> [UInt8] {

@@ -74,6 +74,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
             import gzip
             body = gzip.compress(b'{"compressed": true}')
             self.send_body(200, body, [("Content-Type", "application/json"), ("Content-Encoding", "gzip")])
+        elif path == "/zstd":
+            # Made by the zstd CLI from a pipe, so the frame does not state its content size.
+            import subprocess
+            text = b'{"compressed": "zstd", "items": [' + b",".join(b"%d" % i for i in range(500)) + b"]}"
+            body = subprocess.run(["zstd", "-q", "-c", "-19"], input=text, capture_output=True, check=True).stdout
+            self.send_body(200, body, [("Content-Type", "application/json"), ("Content-Encoding", "zstd")])
         elif path == "/ws":
             self.websocket()
         elif path == "/headers":

@@ -1,0 +1,159 @@
+import Foundation
+
+/// Builds a `GRPCFlowInfo` from a call as it streams through: the request head, body chunks
+/// each way, the response head and trailers. Sans-IO: the engine hands it what it relays.
+///
+/// Memory is bounded: each direction's splitter holds at most one message (`Limits.splitter`),
+/// and only the first `recordedMessages` messages are kept in the record; the rest are counted.
+public struct GRPCFlowRecorder: Sendable {
+    /// What is kept of a call. Every default is stated.
+    public struct Limits: Sendable, Equatable {
+        /// Per message: 4 KiB shown, up to 1 MiB held for decoding.
+        public var splitter: GRPCMessageSplitter.Limits
+        /// Messages recorded per call, both directions together: 64.
+        public var recordedMessages: Int
+        /// Bytes a compressed message may decompress to: 1 MiB.
+        public var decompressedBytes: Int
+        /// Per message: the first 64 KiB decoded, at most 2000 fields, 32 levels deep. With 64
+        /// messages that bounds a call's decoded record near the 4 MiB a decoded body may take.
+        public var decoder: ProtobufRawDecoder.Limits
+
+        public init(splitter: GRPCMessageSplitter.Limits = .init(), recordedMessages: Int = 64,
+                    decompressedBytes: Int = 1 << 20,
+                    decoder: ProtobufRawDecoder.Limits = .init(maxFields: 2000, maxInputBytes: 64 << 10)) {
+            self.splitter = splitter
+            self.recordedMessages = recordedMessages
+            self.decompressedBytes = decompressedBytes
+            self.decoder = decoder
+        }
+    }
+
+    /// The record so far.
+    public private(set) var info: GRPCFlowInfo
+    public let limits: Limits
+    private let decompressor: any GRPCDecompressor
+    private var splitters: [GRPCMessageRecord.Direction: GRPCMessageSplitter]
+    private var encodings: [GRPCMessageRecord.Direction: GRPCEncoding] = [:]
+    private var statusInHead = false
+    private var sawResponseBody = false
+    private var sawTrailers = false
+
+    /// Whether a `Content-Type` is gRPC's: `application/grpc`, optionally `+proto`, `+json` or
+    /// parameters (PROTOCOL-HTTP2.md: `"application/grpc" [("+proto" / "+json" / {custom})]`).
+    public static func isGRPC(contentType: String?) -> Bool {
+        guard let type = contentType?.lowercased().split(separator: ";").first?.trimmingCharacters(in: .whitespaces)
+        else { return false }
+        return type == "application/grpc" || type.hasPrefix("application/grpc+")
+    }
+
+    /// Starts the record of one call.
+    /// - Parameters:
+    ///   - path: the request's `:path`.
+    ///   - requestHeaders: for `grpc-encoding`; names compared without case.
+    ///   - decompressor: undoes `grpc-encoding`; the default knows only `identity`.
+    public init(path: String, requestHeaders: [(name: String, value: String)], limits: Limits = Limits(),
+                decompressor: any GRPCDecompressor = IdentityDecompressor()) {
+        self.limits = limits
+        self.decompressor = decompressor
+        let grpcPath = GRPCPath(path)
+        info = GRPCFlowInfo(service: grpcPath?.service, method: grpcPath?.method)
+        splitters = [.request: GRPCMessageSplitter(limits: limits.splitter),
+                     .response: GRPCMessageSplitter(limits: limits.splitter)]
+        if let value = Self.value("grpc-encoding", in: requestHeaders) {
+            info.encoding = GRPCEncoding(header: value).rawValue
+            encodings[.request] = GRPCEncoding(header: value)
+        }
+    }
+
+    /// The next chunk of the request body.
+    public mutating func requestBody(_ chunk: [UInt8]) { body(chunk, .request) }
+
+    /// The response head: its `grpc-encoding`, and the status when it is a Trailers-Only response.
+    public mutating func responseHead(headers: [(name: String, value: String)]) {
+        if let value = Self.value("grpc-encoding", in: headers) {
+            info.responseEncoding = GRPCEncoding(header: value).rawValue
+            encodings[.response] = GRPCEncoding(header: value)
+        }
+        statusInHead = status(from: headers)
+    }
+
+    /// The next chunk of the response body.
+    public mutating func responseBody(_ chunk: [UInt8]) {
+        if !chunk.isEmpty { sawResponseBody = true }
+        body(chunk, .response)
+    }
+
+    /// The response trailers: `grpc-status` and `grpc-message`.
+    public mutating func responseTrailers(_ headers: [(name: String, value: String)]) {
+        sawTrailers = true
+        _ = status(from: headers)
+    }
+
+    /// Ends both bodies (recording a message either cut short) and returns the record.
+    public mutating func finish() -> GRPCFlowInfo {
+        for direction in [GRPCMessageRecord.Direction.request, .response] {
+            guard var splitter = splitters[direction] else { continue }
+            if let cut = splitter.finish() { record(cut, direction) }
+            if let error = splitter.error { info.notes.append("\(direction.rawValue): \(error.note)") }
+            splitters[direction] = nil
+        }
+        info.trailersOnly = statusInHead && !sawResponseBody && !sawTrailers
+        return info
+    }
+
+    private mutating func body(_ chunk: [UInt8], _ direction: GRPCMessageRecord.Direction) {
+        guard var splitter = splitters[direction] else { return }
+        splitters[direction] = nil
+        let messages = splitter.feed(chunk)
+        splitters[direction] = splitter
+        for message in messages { record(message, direction) }
+    }
+
+    /// Takes `grpc-status` and `grpc-message` from `headers`; true when there was a status.
+    private mutating func status(from headers: [(name: String, value: String)]) -> Bool {
+        guard let value = Self.value("grpc-status", in: headers) else { return false }
+        info.status = GRPCStatus.code(fromHeader: value)
+        info.message = Self.value("grpc-message", in: headers).map(GRPCStatus.decodeMessage)
+        if info.status == nil { info.notes.append("grpc-status is not a number: \(value)") }
+        return true
+    }
+
+    private mutating func record(_ wire: GRPCWireMessage, _ direction: GRPCMessageRecord.Direction) {
+        switch direction {
+        case .request: info.requestMessages += 1
+        case .response: info.responseMessages += 1
+        }
+        guard info.messages.count < limits.recordedMessages else { return }
+        var notes: [String] = []
+        if !wire.isComplete {
+            notes.append("cut short: \(wire.received) of \(wire.length) bytes")
+        } else if !wire.isHeld {
+            notes.append("\(wire.length) bytes is over the \(limits.splitter.heldBytes)-byte hold limit; first bytes only")
+        }
+        // A compressed prefix cannot be decompressed usefully; an uncompressed one decodes as far as it goes.
+        var payload: [UInt8]? = wire.isHeld || !wire.compressed ? wire.bytes : nil
+        if wire.compressed, let compressed = payload {
+            payload = nil
+            let encoding = encodings[direction] ?? .identity
+            if encoding == .identity {
+                notes.append("compressed flag set but no grpc-encoding")
+            } else if let output = decompressor.decompress(compressed, encoding: encoding,
+                                                           outputLimit: limits.decompressedBytes) {
+                if let note = output.note { notes.append("\(encoding): \(note)") }
+                if output.complete || !output.bytes.isEmpty { payload = output.bytes }
+            } else {
+                notes.append("grpc-encoding \(encoding) not decoded")
+            }
+        }
+        let firstBytes = wire.bytes.prefix(limits.splitter.keptBytes)
+        info.messages.append(GRPCMessageRecord(
+            direction: direction, compressed: wire.compressed, length: wire.length,
+            firstBytesBase64: Data(firstBytes).base64EncodedString(),
+            decoded: payload.map { ProtobufRawDecoder(limits: limits.decoder).decode($0) },
+            note: notes.isEmpty ? nil : notes.joined(separator: "; ")))
+    }
+
+    private static func value(_ name: String, in headers: [(name: String, value: String)]) -> String? {
+        headers.first { $0.name.lowercased() == name }?.value
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+
+/// The `grpc-status` and `grpc-message` of a call (gRPC `doc/statuscodes.md`, PROTOCOL-HTTP2.md).
+public enum GRPCStatus {
+    /// The canonical names of codes 0 to 16, indexed by code.
+    public static let names = [
+        "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS",
+        "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
+        "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED",
+    ]
+
+    /// `NOT_FOUND` for 5; `nil` for a code outside 0...16.
+    public static func name(of code: Int) -> String? {
+        names.indices.contains(code) ? names[code] : nil
+    }
+
+    /// The code a `grpc-status` value holds: ASCII digits only ("1*DIGIT"), surrounding
+    /// whitespace allowed; `nil` for anything else or a value too large for an `Int`.
+    public static func code(fromHeader value: String) -> Int? {
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty, trimmed.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+            return nil
+        }
+        return Int(trimmed)
+    }
+
+    /// A `grpc-message` value, percent-decoded to text.
+    ///
+    /// PROTOCOL-HTTP2.md: the value is "Percent-Encoded" UTF-8, and "when decoding invalid values,
+    /// implementations MUST NOT error or throw away the message ... [they] can decode valid
+    /// portions while leaving broken %-encodings as-is". So a `%` not followed by two hex digits
+    /// stays as it is, and bytes that are not UTF-8 after decoding become U+FFFD.
+    public static func decodeMessage(_ value: String) -> String {
+        let bytes = Array(value.utf8)
+        var decoded: [UInt8] = []
+        decoded.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
+               let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2]) {
+                decoded.append(high << 4 | low)
+                index += 3
+            } else {
+                decoded.append(bytes[index])
+                index += 1
+            }
+        }
+        return String(decoding: decoded, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,28 @@
+/// One length-prefixed message as it arrived in a gRPC body, with as many of its bytes as the
+/// splitter kept.
+///
+/// PROTOCOL-HTTP2.md: `Length-Prefixed-Message → Compressed-Flag Message-Length Message`, a
+/// flag byte of 0 or 1, then a 4-byte big-endian length.
+public struct GRPCWireMessage: Sendable, Equatable {
+    /// The Compressed-Flag: the message is coded with the direction's `grpc-encoding`.
+    public var compressed: Bool
+    /// The Message-Length the prefix declared.
+    public var length: Int
+    /// Bytes of the message that arrived: `length`, or fewer when the body ended first.
+    public var received: Int
+    /// The whole message when `isHeld`, else its first bytes (up to the splitter's `keptBytes`).
+    public var bytes: [UInt8]
+    /// Whether `bytes` is the whole message.
+    public var isHeld: Bool
+
+    public init(compressed: Bool, length: Int, received: Int, bytes: [UInt8], isHeld: Bool) {
+        self.compressed = compressed
+        self.length = length
+        self.received = received
+        self.bytes = bytes
+        self.isHeld = isHeld
+    }
+
+    /// Whether every byte the prefix declared arrived.
+    public var isComplete: Bool { received == length }
+}

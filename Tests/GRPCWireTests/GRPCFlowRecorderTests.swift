@@ -1,0 +1,108 @@
+import Foundation
+import GRPCWire
+import Testing
+
+/// Playbooks for a call: heads, body chunks and trailers in, a `GRPCFlowInfo` out.
+@Suite struct GRPCFlowRecorderTests {
+    static func frame(_ message: [UInt8], compressed: Bool = false) -> [UInt8] {
+        let length = UInt32(message.count)
+        return [compressed ? 1 : 0, UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF),
+                UInt8(length & 0xFF)] + message
+    }
+
+    @Test func aUnaryCallIsRecorded() throws {
+        let samples = try PythonProtobuf.serializedSamples()
+        let request = try #require(samples["scalars"]), response = try #require(samples["nested"])
+        var recorder = GRPCFlowRecorder(path: "/lab.Echo/Unary", requestHeaders: [("content-type", "application/grpc"),
+                                                                                   ("te", "trailers")])
+        let body = Self.frame(request)
+        for byte in body { recorder.requestBody([byte]) }
+        recorder.responseHead(headers: [(":status", "200"), ("content-type", "application/grpc")])
+        recorder.responseBody(Self.frame(response))
+        recorder.responseTrailers([("grpc-status", "0"), ("grpc-message", "")])
+        let info = recorder.finish()
+        #expect(info.service == "lab.Echo" && info.method == "Unary")
+        #expect(info.status == 0)
+        #expect(info.message == "")
+        #expect(!info.trailersOnly)
+        #expect(info.requestMessages == 1 && info.responseMessages == 1)
+        #expect(info.messages.map(\.direction) == [.request, .response])
+        #expect(info.messages[0].length == request.count)
+        #expect(info.messages[0].decoded == ProtobufRawDecoder().decode(request))
+        #expect(info.messages[1].decoded == ProtobufRawDecoder().decode(response))
+        #expect(info.messages[0].firstBytesBase64 == Data(request).base64EncodedString())
+        #expect(info.messages.allSatisfy { $0.note == nil })
+        #expect(info.notes.isEmpty)
+    }
+
+    /// Status in the response head and no body: Trailers-Only, message percent-decoded.
+    @Test func trailersOnlyErrorsAreRecognised() {
+        var recorder = GRPCFlowRecorder(path: "/lab.Echo/Fail", requestHeaders: [])
+        recorder.requestBody(Self.frame([0x0A, 0x01, 0x78]))
+        recorder.responseHead(headers: [(":status", "200"), ("Grpc-Status", "5"), ("grpc-message", "no%20such%20thing%3A%20%E2%9C%97")])
+        let info = recorder.finish()
+        #expect(info.status == 5)
+        #expect(info.message == "no such thing: ✗")
+        #expect(info.trailersOnly)
+        #expect(info.responseMessages == 0)
+    }
+
+    /// Without a decompressor for it, a compressed message is recorded as such, not mis-decoded.
+    @Test func anEncodingWithoutADecompressorIsNoted() {
+        var recorder = GRPCFlowRecorder(path: "/a.B/C", requestHeaders: [("grpc-encoding", "gzip")])
+        recorder.requestBody(Self.frame([0x1F, 0x8B, 0x08, 0x00], compressed: true))
+        recorder.requestBody(Self.frame([0x08, 0x01], compressed: false))
+        let info = recorder.finish()
+        #expect(info.encoding == "gzip")
+        #expect(info.messages[0].decoded == nil)
+        #expect(info.messages[0].note == "grpc-encoding gzip not decoded")
+        #expect(info.messages[1].decoded?.fields.count == 1)
+    }
+
+    @Test func compressedWithoutAnEncodingIsNoted() {
+        var recorder = GRPCFlowRecorder(path: "/a.B/C", requestHeaders: [])
+        recorder.requestBody(Self.frame([0x08, 0x01], compressed: true))
+        #expect(recorder.finish().messages.first?.note == "compressed flag set but no grpc-encoding")
+    }
+
+    /// A body cut inside a message, a bad flag and a bad status all end up in the record.
+    @Test func framingProblemsAreNoted() {
+        var recorder = GRPCFlowRecorder(path: "/a.B/C", requestHeaders: [])
+        recorder.requestBody([0, 0, 0, 0, 10, 0x08, 0x01])
+        recorder.responseBody([7, 1, 2])
+        recorder.responseTrailers([("grpc-status", "x")])
+        let info = recorder.finish()
+        #expect(info.messages.first?.note == "cut short: 2 of 10 bytes")
+        #expect(info.messages.first?.decoded?.fields == [.init(number: 1, value: .varint(1))])
+        #expect(info.notes == ["grpc-status is not a number: x",
+                               "response: invalid compressed flag 7 at byte 0; splitting stopped"])
+        #expect(info.status == nil)
+    }
+
+    /// Past `recordedMessages`, messages are counted but not kept; a message over the hold limit
+    /// keeps its first bytes only.
+    @Test func theRecordIsBounded() throws {
+        let limits = GRPCFlowRecorder.Limits(splitter: .init(keptBytes: 4, heldBytes: 8), recordedMessages: 3)
+        var recorder = GRPCFlowRecorder(path: "/a.B/C", requestHeaders: [], limits: limits)
+        for _ in 0..<10 { recorder.requestBody(Self.frame([0x08, 0x01])) }
+        recorder.responseBody(Self.frame([0x08, 0x01, 0x10, 0x02, 0x18, 0x03, 0x20, 0x04, 0x28, 0x05]))
+        let info = recorder.finish()
+        #expect(info.requestMessages == 10 && info.responseMessages == 1)
+        #expect(info.messages.count == 3)
+        var big = GRPCFlowRecorder(path: "/a.B/C", requestHeaders: [], limits: limits)
+        big.responseBody(Self.frame([0x08, 0x01, 0x10, 0x02, 0x18, 0x03, 0x20, 0x04, 0x28, 0x05]))
+        let record = try #require(big.finish().messages.first)
+        #expect(record.firstBytesBase64 == Data([0x08, 0x01, 0x10, 0x02]).base64EncodedString())
+        #expect(record.note == "10 bytes is over the 8-byte hold limit; first bytes only")
+        #expect(record.decoded?.fields.count == 2)
+    }
+
+    @Test func contentTypes() {
+        #expect(GRPCFlowRecorder.isGRPC(contentType: "application/grpc"))
+        #expect(GRPCFlowRecorder.isGRPC(contentType: "application/grpc+proto"))
+        #expect(GRPCFlowRecorder.isGRPC(contentType: "Application/GRPC; charset=utf-8"))
+        #expect(!GRPCFlowRecorder.isGRPC(contentType: "application/grpc-web"))
+        #expect(!GRPCFlowRecorder.isGRPC(contentType: "application/json"))
+        #expect(!GRPCFlowRecorder.isGRPC(contentType: nil))
+    }
+}

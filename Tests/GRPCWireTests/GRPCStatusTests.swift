@@ -1,0 +1,36 @@
+import GRPCWire
+import Testing
+
+/// Status code names, `grpc-status` parsing and `grpc-message` percent-decoding.
+@Suite struct GRPCStatusTests {
+    @Test func codeNamesFollowStatuscodesMd() {
+        #expect(GRPCStatus.names.count == 17)
+        #expect(GRPCStatus.name(of: 0) == "OK")
+        #expect(GRPCStatus.name(of: 1) == "CANCELLED")
+        #expect(GRPCStatus.name(of: 5) == "NOT_FOUND")
+        #expect(GRPCStatus.name(of: 14) == "UNAVAILABLE")
+        #expect(GRPCStatus.name(of: 16) == "UNAUTHENTICATED")
+        #expect(GRPCStatus.name(of: 17) == nil)
+        #expect(GRPCStatus.name(of: -1) == nil)
+    }
+
+    @Test func statusHeaderIsDigitsOnly() {
+        #expect(GRPCStatus.code(fromHeader: "0") == 0)
+        #expect(GRPCStatus.code(fromHeader: " 14 ") == 14)
+        #expect(GRPCStatus.code(fromHeader: "99") == 99)
+        for bad in ["", "-1", "+1", "1.0", "0x1", "ok", "99999999999999999999999"] {
+            #expect(GRPCStatus.code(fromHeader: bad) == nil, "\(bad)")
+        }
+    }
+
+    /// PROTOCOL-HTTP2.md: percent-encoded UTF-8; broken escapes stay as they are.
+    @Test(arguments: [
+        ("", ""), ("hello", "hello"), ("not%20found", "not found"), ("a%25b", "a%b"),
+        ("%E4%B8%96%E7%95%8C", "世界"), ("%c3%a9t%C3%A9", "été"), ("%", "%"), ("%4", "%4"), ("100%", "100%"),
+        ("%zz", "%zz"), ("%%41", "%A"), ("%4g%41", "%4gA"), ("%FF", "\u{FFFD}"), ("line%0Abreak", "line\nbreak"),
+        ("grüße", "grüße"),
+    ])
+    func messagesArePercentDecoded(_ pair: (String, String)) {
+        #expect(GRPCStatus.decodeMessage(pair.0) == pair.1)
+    }
+}

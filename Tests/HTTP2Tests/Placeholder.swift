@@ -1,0 +1,1 @@
+// placeholder until the codec's tests land
