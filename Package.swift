@@ -12,6 +12,7 @@ let package = Package(
         // For the fuzzing package in fuzz/, which builds these with -sanitize=fuzzer.
         .library(name: "HTTP1", targets: ["HTTP1"]),
         .library(name: "PinningPolicy", targets: ["PinningPolicy"]),
+        .library(name: "SessionStore", targets: ["SessionStore"]),
     ],
     targets: [
         // OpenSSL 3 headers plus one-line wrappers for what Swift cannot import. No logic.
@@ -19,7 +20,7 @@ let package = Package(
             name: "CTLS",
             linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]
         ),
-        // C library declarations the Glibc module lacks (malloc_trim). No logic.
+        // C library declarations the Glibc module lacks (malloc_trim, strcasestr). No logic.
         .target(name: "CSystem"),
         .target(name: "CertAuthority", dependencies: ["CTLS"]),
         // zlib and the brotli decoder, for showing gzip/deflate/br bodies as text. No logic.
@@ -27,6 +28,10 @@ let package = Package(
             name: "CCompression",
             linkerSettings: [.linkedLibrary("z"), .linkedLibrary("brotlidec")]
         ),
+        // Debian's libsqlite3 plus wrappers for the macros Swift cannot import. No logic.
+        .target(name: "CSQLite", linkerSettings: [.linkedLibrary("sqlite3")]),
+        // The session store: flows in SQLite, one file per run, and the filter language compiled to SQL.
+        .target(name: "SessionStore", dependencies: ["CSQLite", "CSystem"]),
         // Sans-IO HTTP/1.1 codec: bytes in, parts out. Knows nothing of sockets or TLS.
         .target(name: "HTTP1"),
         // Pinning policies (TrustKit, Android NSC, OkHttp) and their evaluation.
@@ -41,6 +46,8 @@ let package = Package(
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
         .testTarget(name: "PinningPolicyTests", dependencies: ["PinningPolicy", "CertAuthority", "TestSupport"]),
         .testTarget(name: "DevProxyTests", dependencies: ["DevProxy", "CertAuthority", "HTTP1", "TestSupport"]),
+        // DevProxy only to write real flow logs and HAR files for the importers to read.
+        .testTarget(name: "SessionStoreTests", dependencies: ["SessionStore", "DevProxy", "TestSupport"]),
         .testTarget(name: "DevProxyLoadTests", dependencies: ["DevProxyLoad"]),
     ],
     swiftLanguageModes: [.v6]

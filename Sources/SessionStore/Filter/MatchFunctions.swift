@@ -1,0 +1,75 @@
+import CSQLite
+import Foundation
+
+/// The SQL functions compiled filters call: `regexp(pattern, value)` and
+/// `regexp_lines(pattern, value)` (the same, with `^`/`$` at line breaks, for header blocks).
+///
+/// A NULL value matches nothing (never NULL, so `NOT regexp(…)` is true for a missing field).
+/// TEXT is searched as UTF-8; a BLOB (a binary body) as bytes. Patterns are compiled once per
+/// connection and kept in `PatternCache`.
+enum MatchFunctions {
+    /// Registers both functions on `database`.
+    static func register(on database: SQLiteDatabase) throws {
+        try database.createFunction("regexp", arguments: 2, context: PatternCache(lines: false), call)
+        try database.createFunction("regexp_lines", arguments: 2, context: PatternCache(lines: true), call)
+    }
+
+    /// The C entry point for both functions; the cache says which one it is.
+    private static let call: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = {
+        context, count, arguments in
+        guard let context, count == 2, let arguments, let patternValue = arguments[0], let value = arguments[1] else {
+            return
+        }
+        let cache = Unmanaged<PatternCache>.fromOpaque(sqlite3_user_data(context)).takeUnretainedValue()
+        guard let patternText = sqlite3_value_text(patternValue) else {
+            sqlite3_result_int(context, 0)
+            return
+        }
+        let pattern: TextPattern
+        do {
+            pattern = try cache.pattern(String(cString: patternText))
+        } catch {
+            sqlite3_result_error(context, "invalid regular expression", -1)
+            return
+        }
+        let matched: Bool
+        switch sqlite3_value_type(value) {
+        case SQLITE_NULL:
+            matched = false
+        case SQLITE_BLOB:
+            let size = Int(sqlite3_value_bytes(value))
+            let bytes = sqlite3_value_blob(value)
+            matched = pattern.matches(bytes: UnsafeRawBufferPointer(start: bytes, count: bytes == nil ? 0 : size))
+        default:
+            guard let text = sqlite3_value_text(value) else {
+                matched = false
+                break
+            }
+            let size = Int(sqlite3_value_bytes(value))
+            matched = text.withMemoryRebound(to: CChar.self, capacity: size + 1) {
+                pattern.matches(text: $0, count: size)
+            }
+        }
+        sqlite3_result_int(context, matched ? 1 : 0)
+    }
+}
+
+/// Compiled patterns by their text, for one connection and one matching mode.
+///
+/// Used only on the connection's thread (under the reader's lock), so it needs no lock of its own.
+final class PatternCache {
+    private let lines: Bool
+    private var patterns: [String: TextPattern] = [:]
+
+    init(lines: Bool) { self.lines = lines }
+
+    /// The compiled `pattern`, compiling it on first use.
+    func pattern(_ text: String) throws -> TextPattern {
+        if let pattern = patterns[text] { return pattern }
+        let pattern = try TextPattern(text, lines: lines)
+        // Patterns come from filters typed by people: a handful per session. Bound it anyway.
+        if patterns.count >= 256 { patterns.removeAll() }
+        patterns[text] = pattern
+        return pattern
+    }
+}
