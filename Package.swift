@@ -47,7 +47,7 @@ let package = Package(
         .testTarget(name: "PinningPolicyTests", dependencies: ["PinningPolicy", "CertAuthority", "TestSupport"]),
         .testTarget(name: "DevProxyTests", dependencies: ["DevProxy", "CertAuthority", "HTTP1", "TestSupport"]),
         // DevProxy only to write real flow logs and HAR files for the importers to read.
-        .testTarget(name: "SessionStoreTests", dependencies: ["SessionStore", "DevProxy", "TestSupport"]),
+        .testTarget(name: "SessionStoreTests", dependencies: ["SessionStore", "CSQLite", "DevProxy", "TestSupport"]),
         .testTarget(name: "DevProxyLoadTests", dependencies: ["DevProxyLoad"]),
     ],
     swiftLanguageModes: [.v6]

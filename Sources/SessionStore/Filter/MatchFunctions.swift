@@ -6,7 +6,8 @@ import Foundation
 ///
 /// A NULL value matches nothing (never NULL, so `NOT regexp(…)` is true for a missing field).
 /// TEXT is searched as UTF-8; a BLOB (a binary body) as bytes. Patterns are compiled once per
-/// connection and kept in `PatternCache`.
+/// connection (`PatternCache`) and attached to the running statement as SQLite auxiliary data,
+/// so the rows after the first find theirs without a string or a dictionary look-up.
 enum MatchFunctions {
     /// Registers both functions on `database`.
     static func register(on database: SQLiteDatabase) throws {
@@ -20,17 +21,23 @@ enum MatchFunctions {
         guard let context, count == 2, let arguments, let patternValue = arguments[0], let value = arguments[1] else {
             return
         }
-        let cache = Unmanaged<PatternCache>.fromOpaque(sqlite3_user_data(context)).takeUnretainedValue()
-        guard let patternText = sqlite3_value_text(patternValue) else {
-            sqlite3_result_int(context, 0)
-            return
-        }
         let pattern: TextPattern
-        do {
-            pattern = try cache.pattern(String(cString: patternText))
-        } catch {
-            sqlite3_result_error(context, "invalid regular expression", -1)
-            return
+        if let compiled = sqlite3_get_auxdata(context, 0) {
+            // The same bound pattern as the previous row: SQLite kept our compiled one.
+            pattern = Unmanaged<TextPattern>.fromOpaque(compiled).takeUnretainedValue()
+        } else {
+            let cache = Unmanaged<PatternCache>.fromOpaque(sqlite3_user_data(context)).takeUnretainedValue()
+            guard let patternText = sqlite3_value_text(patternValue) else {
+                sqlite3_result_int(context, 0)
+                return
+            }
+            do {
+                pattern = try cache.pattern(String(cString: patternText))
+            } catch {
+                sqlite3_result_error(context, "invalid regular expression", -1)
+                return
+            }
+            sqlite3_set_auxdata(context, 0, Unmanaged.passRetained(pattern).toOpaque(), releasePattern)
         }
         let matched: Bool
         switch sqlite3_value_type(value) {
@@ -52,6 +59,12 @@ enum MatchFunctions {
         }
         sqlite3_result_int(context, matched ? 1 : 0)
     }
+}
+
+/// Releases the reference `call` handed to `sqlite3_set_auxdata`.
+private let releasePattern: @convention(c) (UnsafeMutableRawPointer?) -> Void = { pointer in
+    guard let pointer else { return }
+    Unmanaged<TextPattern>.fromOpaque(pointer).release()
 }
 
 /// Compiled patterns by their text, for one connection and one matching mode.

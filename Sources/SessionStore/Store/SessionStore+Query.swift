@@ -17,6 +17,9 @@ extension SessionStore {
         let limit = min(max(limit, 1), Self.maximumPageSize)
         let condition = filter?.sql ?? .everything
         let direction = order == .newestFirst ? "DESC" : "ASC"
+        if filter == nil {
+            return try unfilteredPage(limit: limit, cursor: cursor, order: order)
+        }
         return try read { database in
             // One read transaction: the page and the total come from the same snapshot.
             try database.execute("BEGIN")
@@ -37,6 +40,23 @@ extension SessionStore {
             }
             let next = start + limit < sequences.count ? page.last.map(FlowCursor.init(sequence:)) : nil
             return FlowPage(flows: summaries, total: sequences.count, nextCursor: next)
+        }
+    }
+
+    /// A page of every flow: the count from SQLite's count, the page straight from the primary key.
+    private func unfilteredPage(limit: Int, cursor: FlowCursor?, order: FlowOrder) throws -> FlowPage {
+        let newest = order == .newestFirst
+        let sql = "SELECT \(Self.summaryColumns) FROM flows WHERE seq \(newest ? "<" : ">") ? ORDER BY seq "
+            + "\(newest ? "DESC" : "ASC") LIMIT ?"
+        let after = cursor?.sequence ?? (newest ? Int64.max : 0)
+        return try read { database in
+            try database.execute("BEGIN")
+            defer { try? database.execute("COMMIT") }
+            let total = Int(try database.integer("SELECT count(*) FROM flows"))
+            let rows = try database.rows(sql, [.integer(after), .integer(Int64(limit + 1))], Self.summary)
+            let flows = Array(rows.prefix(limit))
+            let next = rows.count > limit ? flows.last.map { FlowCursor(sequence: $0.sequence) } : nil
+            return FlowPage(flows: flows, total: total, nextCursor: next)
         }
     }
 

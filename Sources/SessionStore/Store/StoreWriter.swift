@@ -96,7 +96,7 @@ final class StoreWriter: @unchecked Sendable {
     private func store(_ body: StoredBody, part: StoredBody.Part, sequence: Int64) throws {
         let data: SQLValue
         var text = SQLValue.string(body.text)
-        if let bodyText = body.text, bodyText.utf8.elementsEqual(body.bytes), !body.bytes.contains(0) {
+        if let bodyText = body.text, Self.isSameText(bodyText, body.bytes) {
             data = .text(bodyText)
             text = .null
         } else {
@@ -105,6 +105,18 @@ final class StoreWriter: @unchecked Sendable {
         try database.statement(Self.upsertBody).run([
             .integer(sequence), .integer(Int64(part.rawValue)), .integer(Int64(body.size)), .string(body.sha256), data, text,
         ])
+    }
+
+    /// Whether `text` is exactly `bytes` with no NUL (so it can be stored, and searched, as a C string).
+    private static func isSameText(_ text: String, _ bytes: [UInt8]) -> Bool {
+        var text = text
+        return text.withUTF8 { utf8 in
+            bytes.withUnsafeBytes { raw in
+                guard utf8.count == raw.count else { return false }
+                guard let base = raw.baseAddress, let textBase = utf8.baseAddress else { return true }
+                return memcmp(base, textBase, raw.count) == 0 && memchr(base, 0, raw.count) == nil
+            }
+        }
     }
 
     private static let upsertFlow = """

@@ -72,6 +72,11 @@ final class WriteQueue: @unchecked Sendable {
         defer { condition.unlock() }
         while events.isEmpty && !closed { condition.wait() }
         if events.isEmpty { return nil }
+        // Take the whole array when it fits: removing a prefix of a long queue would move the rest.
+        if events.count <= limit {
+            defer { events = [] }
+            return events
+        }
         let batch = Array(events.prefix(limit))
         events.removeFirst(batch.count)
         return batch
