@@ -20,7 +20,7 @@ let package = Package(
             name: "CTLS",
             linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]
         ),
-        // C library declarations the Glibc module lacks (malloc_trim, strcasestr). No logic.
+        // C library declarations the Glibc module lacks (malloc_trim). No logic.
         .target(name: "CSystem"),
         .target(name: "CertAuthority", dependencies: ["CTLS"]),
         // zlib and the brotli decoder, for showing gzip/deflate/br bodies as text. No logic.
@@ -31,7 +31,7 @@ let package = Package(
         // Debian's libsqlite3 plus wrappers for the macros Swift cannot import. No logic.
         .target(name: "CSQLite", linkerSettings: [.linkedLibrary("sqlite3")]),
         // The session store: flows in SQLite, one file per run, and the filter language compiled to SQL.
-        .target(name: "SessionStore", dependencies: ["CSQLite", "CSystem", "CTLS"]),
+        .target(name: "SessionStore", dependencies: ["CSQLite", "CTLS"]),
         // Sans-IO HTTP/1.1 codec: bytes in, parts out. Knows nothing of sockets or TLS.
         .target(name: "HTTP1"),
         // Pinning policies (TrustKit, Android NSC, OkHttp) and their evaluation.

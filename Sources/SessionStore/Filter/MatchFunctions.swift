@@ -44,18 +44,14 @@ enum MatchFunctions {
         case SQLITE_NULL:
             matched = false
         case SQLITE_BLOB:
-            let size = Int(sqlite3_value_bytes(value))
             let bytes = sqlite3_value_blob(value)
-            matched = pattern.matches(bytes: UnsafeRawBufferPointer(start: bytes, count: bytes == nil ? 0 : size))
+            let size = bytes == nil ? 0 : Int(sqlite3_value_bytes(value))
+            matched = pattern.matches(UnsafeRawBufferPointer(start: bytes, count: size))
         default:
-            guard let text = sqlite3_value_text(value) else {
-                matched = false
-                break
-            }
-            let size = Int(sqlite3_value_bytes(value))
-            matched = text.withMemoryRebound(to: CChar.self, capacity: size + 1) {
-                pattern.matches(text: $0, count: size)
-            }
+            // Text (a number would be converted to text): its UTF-8 bytes, NULs and all.
+            let text = sqlite3_value_text(value)
+            let size = text == nil ? 0 : Int(sqlite3_value_bytes(value))
+            matched = pattern.matches(UnsafeRawBufferPointer(start: text, count: size))
         }
         sqlite3_result_int(context, matched ? 1 : 0)
     }

@@ -1,18 +1,20 @@
-import CSystem
 import Foundation
 
 /// A filter's regular expression, compiled once and matched case-insensitively, as mitmproxy's
 /// filters are.
 ///
-/// A pattern with no regular-expression syntax (`example.com` is not one: `.` is syntax, but
-/// `example\.com` and `login` are) is searched for as bytes, ASCII case folded, without building
-/// a string per row: that is most filters typed by hand, and it keeps `~b` over 100k bodies fast.
-/// Everything else goes to `NSRegularExpression` (ICU syntax, close to Python's).
+/// A pattern with no regular-expression syntax but `.` (`login`, `api.example.com`,
+/// `example\.com`) is searched for as bytes, ASCII case folded, `.` standing for any one
+/// character, without building a string per row: that is most filters typed by hand, and it
+/// keeps `~b` over 100k bodies fast.
+/// Everything else goes to `NSRegularExpression` (ICU syntax, close to Python's), after a
+/// prefilter on the literal every match must contain (`RequiredLiteral`), when there is one.
 final class TextPattern {
     private enum Matcher {
-        /// Lower-case ASCII bytes, NUL-terminated for `strcasestr`.
-        case literal([CChar])
-        case regex(NSRegularExpression)
+        /// Lower-case ASCII bytes.
+        case literal(CaseFoldedLiteral)
+        /// With the lower-case literal every match contains, when there is one.
+        case regex(NSRegularExpression, required: CaseFoldedLiteral?)
     }
 
     private let matcher: Matcher
@@ -22,11 +24,12 @@ final class TextPattern {
     /// - Throws: `NSRegularExpression`'s error for a pattern ICU rejects.
     init(_ pattern: String, lines: Bool = false) throws {
         if let literal = Self.literal(pattern) {
-            matcher = .literal(Array(literal.lowercased().utf8CString))
+            matcher = .literal(literal)
         } else {
             var options: NSRegularExpression.Options = [.caseInsensitive]
             if lines { options.insert(.anchorsMatchLines) }
-            matcher = .regex(try NSRegularExpression(pattern: pattern, options: options))
+            let regex = try NSRegularExpression(pattern: pattern, options: options)
+            matcher = .regex(regex, required: RequiredLiteral.of(pattern).map { CaseFoldedLiteral($0) })
         }
     }
 
@@ -41,47 +44,42 @@ final class TextPattern {
         }
     }
 
-    /// The text `pattern` stands for when it uses no regular-expression syntax (escaped
-    /// punctuation counts as itself), or nil. ASCII only: other letters need Unicode case folding.
-    static func literal(_ pattern: String) -> String? {
-        var literal = ""
+    /// `pattern` as plain text when its only syntax is `.` (any one character), or nil. ASCII
+    /// only: other letters need Unicode case folding. `api.example.com`, the filter typed most,
+    /// is one of these; so are `login` and `example\.com`.
+    static func literal(_ pattern: String) -> CaseFoldedLiteral? {
+        var bytes: [UInt8] = []
+        var wildcards: [Bool] = []
         var escaped = false
         for scalar in pattern.unicodeScalars {
             guard scalar.isASCII else { return nil }
             if escaped {
                 // `\d`, `\b`, `\n` are classes or escapes; `\.` or `\/` is the character itself.
                 if scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) { return nil }
-                literal.unicodeScalars.append(scalar)
+                bytes.append(UInt8(scalar.value))
+                wildcards.append(false)
                 escaped = false
             } else if scalar == "\\" {
                 escaped = true
-            } else if ".^$*+?()[]{}|".unicodeScalars.contains(scalar) {
+            } else if "^$*+?()[]{}|".unicodeScalars.contains(scalar) {
                 return nil
             } else {
-                literal.unicodeScalars.append(scalar)
+                bytes.append(UInt8(scalar.value))
+                wildcards.append(scalar == ".")
             }
         }
-        return escaped ? nil : literal
+        return escaped ? nil : CaseFoldedLiteral(bytes: bytes, wildcards: wildcards)
     }
 
-    /// Whether the pattern occurs in `text`, a NUL-terminated UTF-8 string of `count` bytes.
-    func matches(text: UnsafePointer<CChar>, count: Int) -> Bool {
+    /// Whether the pattern occurs in `bytes`: UTF-8 text, or a blob (a binary body, which may
+    /// hold NULs and need not be UTF-8).
+    func matches(_ bytes: UnsafeRawBufferPointer) -> Bool {
         switch matcher {
-        case .literal(let needle):
-            // glibc's strcasestr is a vectorised two-way search; folding is ASCII-only in the C locale.
-            return needle.withUnsafeBufferPointer { strcasestr(text, $0.baseAddress!) != nil }
-        case .regex(let regex):
-            let string = String(decoding: UnsafeRawBufferPointer(start: text, count: count), as: UTF8.self)
-            return Self.search(regex, string)
-        }
-    }
-
-    /// Whether the pattern occurs in `bytes` (a blob: may hold NULs, may not be UTF-8).
-    func matches(bytes: UnsafeRawBufferPointer) -> Bool {
-        switch matcher {
-        case .literal(let needle):
-            return Self.contains(bytes, needle.dropLast())
-        case .regex(let regex):
+        case .literal(let literal):
+            return literal.occurs(in: bytes)
+        case .regex(let regex, let required):
+            // Most rows lack the literal: rule them out before building a string for ICU.
+            if let required, !required.occurs(in: bytes) { return false }
             return Self.search(regex, String(decoding: bytes, as: UTF8.self))
         }
     }
@@ -89,20 +87,5 @@ final class TextPattern {
     private static func search(_ regex: NSRegularExpression, _ string: String) -> Bool {
         let range = NSRange(location: 0, length: string.utf16.count)
         return regex.firstMatch(in: string, options: [], range: range) != nil
-    }
-
-    /// ASCII-case-insensitive substring search over raw bytes (`needle` lower case).
-    private static func contains(_ haystack: UnsafeRawBufferPointer, _ needle: ArraySlice<CChar>) -> Bool {
-        let needle = needle.map { UInt8(bitPattern: $0) }
-        guard !needle.isEmpty else { return true }
-        guard haystack.count >= needle.count else { return false }
-        @inline(__always) func fold(_ byte: UInt8) -> UInt8 { byte &- 65 < 26 ? byte | 0x20 : byte }
-        let first = needle[0]
-        for start in 0...(haystack.count - needle.count) where fold(haystack[start]) == first {
-            var index = 1
-            while index < needle.count, fold(haystack[start + index]) == needle[index] { index += 1 }
-            if index == needle.count { return true }
-        }
-        return false
     }
 }
