@@ -37,7 +37,7 @@ let package = Package(
         // Pinning policies (TrustKit, Android NSC, OkHttp) and their evaluation.
         .target(name: "PinningPolicy", dependencies: ["CertAuthority"]),
         .target(name: "DevProxy", dependencies: ["CertAuthority", "HTTP1", "PinningPolicy", "CTLS", "CCompression", "CSystem"]),
-        .executableTarget(name: "DevProxyCLI", dependencies: ["DevProxy", "CertAuthority", "PinningPolicy", "CTLS"]),
+        .executableTarget(name: "DevProxyCLI", dependencies: ["DevProxy", "CertAuthority", "PinningPolicy", "CTLS", "SessionStore"]),
         // Load generator for bench/run: multi-threaded HTTPS client over OpenSSL.
         .executableTarget(name: "DevProxyLoad", dependencies: ["CTLS"]),
         // Shared by the test targets: processes, temporary directories, PKI fixtures, vectors.

@@ -31,4 +31,18 @@ final class SessionDirectoryTests: XCTestCase {
         XCTAssertEqual(listed.map(\.flowCount), [1, 1, 1])
         XCTAssertTrue(listed.allSatisfy { $0.size > 0 })
     }
+
+    func testDevproxySessionsListsThemWithCounts() throws {
+        let directory = TemporaryDirectory()
+        let sessions = SessionDirectory(path: directory.file("sessions"))
+        let path = try sessions.newSessionPath()
+        let store = try SessionStore(path: path)
+        for index in 0..<3 { store.finished(StoreFixtures.record("f\(index)"), json: "{}", bodies: .init()) }
+        store.close()
+        let result = try Subprocess.run(Subprocess.devproxy, ["sessions", "--ca-dir", directory.path])
+        XCTAssertEqual(result.status, 0, result.output)
+        let line = try XCTUnwrap(result.stdout.split(separator: "\n").first { $0.hasSuffix(path) }, result.stdout)
+        XCTAssertTrue(line.contains("  3  "), "the flow count: \(line)")
+        XCTAssertTrue(result.stdout.contains("1 session(s) in \(directory.path)/sessions"), result.stdout)
+    }
 }
