@@ -66,6 +66,31 @@ final class SessionStoreTests: XCTestCase {
         XCTAssertNil(next.nextCursor)
     }
 
+    func testPagingWhileAnotherThreadWritesNeverRepeatsOrSkipsAFlow() throws {
+        let directory = TemporaryDirectory()
+        let initial = (0..<500).map { (StoreFixtures.record("old\($0)"), FlowBodies()) }
+        let store = try StoreFixtures.store(in: directory, flows: initial)
+        let writing = DispatchSemaphore(value: 0)
+        Thread {
+            for index in 0..<2000 { store.started(StoreFixtures.record("new\(index)", status: nil)) }
+            store.flush()
+            writing.signal()
+        }.start()
+        var seen: [String] = []
+        var cursor: FlowCursor?
+        var last = Int64.max
+        repeat {
+            let page = try store.flows(filter: FilterExpression(parsing: "~d example"), limit: 37, cursor: cursor)
+            XCTAssertTrue(page.flows.allSatisfy { $0.sequence < last }, "newest first, each page after the last")
+            last = page.flows.last?.sequence ?? last
+            seen += page.flows.map(\.id)
+            cursor = page.nextCursor
+        } while cursor != nil
+        XCTAssertEqual(writing.wait(timeout: .now() + 30), .success)
+        XCTAssertEqual(Set(seen).count, seen.count, "no flow twice")
+        XCTAssertTrue(Set(seen).isSuperset(of: initial.map(\.0.summary.id)), "every flow there at the start")
+    }
+
     func testTheFileAndItsWALAreOwnerOnly() throws {
         let directory = TemporaryDirectory()
         let store = try StoreFixtures.store(in: directory)

@@ -148,7 +148,8 @@ public final class SessionStore: @unchecked Sendable {
     // MARK: Observers
 
     /// Calls `observer` after each committed batch, on the writer's thread: keep it short (hand
-    /// the batch to the UI's own queue).
+    /// the batch to the UI's own queue), and never call `flush()` or `clear()` from it (they wait
+    /// for that thread). Queries from it are fine.
     /// - Returns: a token for `removeObserver(_:)`.
     @discardableResult
     public func addObserver(_ observer: @escaping @Sendable (StoreChanges) -> Void) -> Int {

@@ -23,24 +23,3 @@ public struct SessionStoreConfiguration: Sendable, Equatable {
         self.batchSize = batchSize
     }
 }
-
-/// What the store could not keep because its queue was full: the UI says so.
-public struct StoreDrops: Sendable, Equatable {
-    /// Bodies left out of flows that were stored (each request or response body counts one).
-    public var bodies: Int
-    /// Lifecycle events (started, responded, finished) not stored at all.
-    public var records: Int
-
-    public init(bodies: Int = 0, records: Int = 0) {
-        self.bodies = bodies
-        self.records = records
-    }
-}
-
-/// A batch of changes the writer committed, for the UI's live stream.
-public struct StoreChanges: Sendable, Equatable {
-    /// True when the store was emptied (`clear()`) before the flows below were written.
-    public var cleared: Bool
-    /// The summaries as written, in commit order; a flow can appear more than once in a batch.
-    public var flows: [FlowSummary]
-}
