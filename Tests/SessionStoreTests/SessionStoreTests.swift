@@ -141,6 +141,21 @@ final class SessionStoreTests: XCTestCase {
         XCTAssertEqual(try store.count(filter: FilterExpression(parsing: "~bs 89")), 0, "past the limit is not stored")
     }
 
+    func testADecodedBodyIsSearchedAsTextAndReturnedAsBytes() throws {
+        let directory = TemporaryDirectory()
+        let store = try SessionStore(path: directory.file("s.sqlite"))
+        // Bytes as on the wire (say gzip), text as the flow log decodes it.
+        let wire: [UInt8] = [0x1F, 0x8B, 0x08, 0x00, 0xA1, 0x00, 0x42]
+        let body = StoredBody(bytes: wire, size: 7, sha256: "aa", text: #"{"greeting":"Grüße"}"#)
+        store.finished(StoreFixtures.record("gz"), json: "{}", bodies: FlowBodies(response: body))
+        store.flush()
+        XCTAssertEqual(try store.body(id: "gz", part: .response), body)
+        XCTAssertEqual(try store.count(filter: FilterExpression(parsing: "~bs greeting")), 1)
+        XCTAssertEqual(try store.count(filter: FilterExpression(parsing: "~bs 'grüsse|GRÜSSE|grüße'")), 1,
+                       "non-ASCII patterns go to ICU, case-insensitively")
+        XCTAssertEqual(try store.count(filter: FilterExpression(parsing: "~bs '\\x8b'")), 0, "the text, not the wire bytes")
+    }
+
     func testObserversReceiveCommittedBatchesAndClear() throws {
         let directory = TemporaryDirectory()
         let store = try SessionStore(path: directory.file("s.sqlite"))
