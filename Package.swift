@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "HTTP2", targets: ["HTTP2"]),
         .library(name: "GRPCWire", targets: ["GRPCWire"]),
         .library(name: "PinningPolicy", targets: ["PinningPolicy"]),
+        .library(name: "SessionStore", targets: ["SessionStore"]),
     ],
     targets: [
         // OpenSSL 3 headers plus one-line wrappers for what Swift cannot import. No logic.
@@ -35,13 +36,17 @@ let package = Package(
         .target(name: "HTTP2", dependencies: ["CNGHTTP2"]),
         // gRPC and protobuf wire decoding for flow records: pure, no I/O, Foundation only.
         .target(name: "GRPCWire"),
+        // Debian's libsqlite3 plus wrappers for the macros Swift cannot import. No logic.
+        .target(name: "CSQLite", linkerSettings: [.linkedLibrary("sqlite3")]),
+        // The session store: flows in SQLite, one file per run, and the filter language compiled to SQL.
+        .target(name: "SessionStore", dependencies: ["CSQLite", "CTLS"]),
         // Sans-IO HTTP/1.1 codec: bytes in, parts out. Knows nothing of sockets or TLS.
         .target(name: "HTTP1"),
         // Pinning policies (TrustKit, Android NSC, OkHttp) and their evaluation.
         .target(name: "PinningPolicy", dependencies: ["CertAuthority"]),
         .target(name: "DevProxy", dependencies: ["CertAuthority", "HTTP1", "HTTP2", "PinningPolicy", "CTLS", "CCompression", "CSystem",
                                                "GRPCWire"]),
-        .executableTarget(name: "DevProxyCLI", dependencies: ["DevProxy", "CertAuthority", "PinningPolicy", "CTLS"]),
+        .executableTarget(name: "DevProxyCLI", dependencies: ["DevProxy", "CertAuthority", "PinningPolicy", "CTLS", "SessionStore"]),
         // Load generator for bench/run: multi-threaded HTTPS client over OpenSSL.
         .executableTarget(name: "DevProxyLoad", dependencies: ["CTLS"]),
         // Shared by the test targets: processes, temporary directories, PKI fixtures, vectors.
@@ -52,6 +57,8 @@ let package = Package(
         .testTarget(name: "GRPCWireTests", dependencies: ["GRPCWire", "TestSupport"]),
         .testTarget(name: "PinningPolicyTests", dependencies: ["PinningPolicy", "CertAuthority", "TestSupport"]),
         .testTarget(name: "DevProxyTests", dependencies: ["DevProxy", "CertAuthority", "HTTP1", "TestSupport"]),
+        // DevProxy only to write real flow logs and HAR files for the importers to read.
+        .testTarget(name: "SessionStoreTests", dependencies: ["SessionStore", "CSQLite", "DevProxy", "TestSupport"]),
         .testTarget(name: "DevProxyLoadTests", dependencies: ["DevProxyLoad"]),
     ],
     swiftLanguageModes: [.v6]

@@ -24,6 +24,7 @@ DevProxy: an intercepting HTTPS debugging proxy with a team CA.
   devproxy qa init | qa verdict --log flows.jsonl                     QA: enforce or report-only, per host
   devproxy reports                            pin-failure reports the proxy captured
   devproxy har flows.jsonl -o session.har     convert a flow log to HAR 1.2
+  devproxy sessions                           saved session stores with flow counts and sizes
 
 Run `devproxy COMMAND --help` for more. Exit codes: 0 success, 1 failure (`error: …` says why), 2 usage.
 """
@@ -41,6 +42,7 @@ func main() -> Int32 {
         case "policy": return try PolicyCommand.run(arguments.dropFirst())
         case "pin-check": return try PinCheckCommand.run(arguments.dropFirst())
         case "reports": return try ReportsCommand.run(arguments.dropFirst())
+        case "sessions": return try SessionsCommand.run(arguments.dropFirst())
         case "qa": return try QACommand.run(arguments.dropFirst())
         case "--help", "-h", "help":
             Output.line(usage)

@@ -1,0 +1,85 @@
+/// A filter compiled to a SQL condition on `flows f`, with the values to bind.
+///
+/// The SQL text comes only from the grammar; every pattern and name the user typed is a bound
+/// parameter. Status and persona-like atoms are plain comparisons (`~c` uses the status index);
+/// regular expressions call `regexp()` (`MatchFunctions`). Header and body filters select from
+/// their own tables once per query (`f.seq IN (SELECT …)`), never per row.
+struct FilterSQL: Equatable {
+    var sql: String
+    var bindings: [SQLValue]
+
+    /// The condition that keeps every flow.
+    static let everything = FilterSQL(sql: "1", bindings: [])
+}
+
+extension FilterExpression {
+    /// This expression as a SQL condition over the `flows` table aliased `f`.
+    var sql: FilterSQL {
+        switch self {
+        case .all:
+            return .everything
+        case .not(let inner):
+            let compiled = inner.sql
+            return FilterSQL(sql: "NOT (\(compiled.sql))", bindings: compiled.bindings)
+        case .and(let left, let right):
+            return Self.join(left.sql, "AND", right.sql)
+        case .or(let left, let right):
+            return Self.join(left.sql, "OR", right.sql)
+        case .matches(let field, let pattern):
+            return Self.match(field, pattern)
+        case .status(let code):
+            // IS, not =: never NULL, so `!~c 200` keeps flows with no response.
+            return FilterSQL(sql: "f.status IS ?", bindings: [.integer(Int64(code))])
+        case .requestWithoutResponse:
+            return FilterSQL(sql: "(f.status IS NULL AND f.tunnel = 0)", bindings: [])
+        case .hasResponse:
+            return FilterSQL(sql: "f.status IS NOT NULL", bindings: [])
+        case .error:
+            return FilterSQL(sql: "f.error_kind IS NOT NULL", bindings: [])
+        case .websocket:
+            return FilterSQL(sql: "f.websocket = 1", bindings: [])
+        case .persona(let name):
+            return FilterSQL(sql: "(f.persona IS ? COLLATE NOCASE)", bindings: [.text(name)])
+        case .signer(let email):
+            return FilterSQL(sql: "(f.signer_email IS ? COLLATE NOCASE)", bindings: [.text(email)])
+        case .verdict(let name):
+            return FilterSQL(sql: "(f.verdict IS ? COLLATE NOCASE)", bindings: [.text(name)])
+        }
+    }
+
+    private static func join(_ left: FilterSQL, _ operation: String, _ right: FilterSQL) -> FilterSQL {
+        FilterSQL(sql: "(\(left.sql) \(operation) \(right.sql))", bindings: left.bindings + right.bindings)
+    }
+
+    private static func match(_ field: FilterField, _ pattern: String) -> FilterSQL {
+        let value = SQLValue.text(pattern)
+        switch field {
+        case .domain: return FilterSQL(sql: "regexp(?, f.host)", bindings: [value])
+        case .url: return FilterSQL(sql: "regexp(?, f.url)", bindings: [value])
+        case .method: return FilterSQL(sql: "regexp(?, f.method)", bindings: [value])
+        case .contentType:
+            return FilterSQL(sql: "(regexp(?, f.request_content_type) OR regexp(?, f.content_type))",
+                             bindings: [value, value])
+        case .requestContentType: return FilterSQL(sql: "regexp(?, f.request_content_type)", bindings: [value])
+        case .responseContentType: return FilterSQL(sql: "regexp(?, f.content_type)", bindings: [value])
+        case .header:
+            return FilterSQL(sql: "f.seq IN (SELECT seq FROM flow_heads WHERE regexp_lines(?, request_headers) "
+                             + "OR regexp_lines(?, response_headers))", bindings: [value, value])
+        case .requestHeader:
+            return FilterSQL(sql: "f.seq IN (SELECT seq FROM flow_heads WHERE regexp_lines(?, request_headers))",
+                             bindings: [value])
+        case .responseHeader:
+            return FilterSQL(sql: "f.seq IN (SELECT seq FROM flow_heads WHERE regexp_lines(?, response_headers))",
+                             bindings: [value])
+        case .body:
+            return FilterSQL(sql: "f.seq IN (SELECT seq FROM bodies WHERE regexp(?, coalesce(text, data)))",
+                             bindings: [value])
+        case .requestBody:
+            return FilterSQL(sql: "f.seq IN (SELECT seq FROM bodies WHERE part = 0 AND regexp(?, coalesce(text, data)))",
+                             bindings: [value])
+        case .responseBody:
+            return FilterSQL(sql: "f.seq IN (SELECT seq FROM bodies WHERE part = 1 AND regexp(?, coalesce(text, data)))",
+                             bindings: [value])
+        }
+    }
+}

@@ -1,0 +1,61 @@
+/// A parsed filter expression: mitmproxy's flow filter language plus DevProxy's atoms.
+///
+/// Parse one with `FilterExpression(parsing:)`; the store compiles it to SQL
+/// (`FilterExpression+SQL.swift`), so it runs where the flows are.
+public indirect enum FilterExpression: Sendable, Equatable {
+    /// `~all`: every flow.
+    case all
+    /// `!e`
+    case not(FilterExpression)
+    /// `a & b`, or `a b` (adjacent terms).
+    case and(FilterExpression, FilterExpression)
+    /// `a | b`
+    case or(FilterExpression, FilterExpression)
+    /// `~d`, `~u`, `~m`, `~h…`, `~b…`, `~t…` and a bare word: a case-insensitive regular
+    /// expression searched for in a field.
+    case matches(FilterField, pattern: String)
+    /// `~c 404`: the response status.
+    case status(Int)
+    /// `~q`: an HTTP request with no response (yet, or ever).
+    case requestWithoutResponse
+    /// `~s`: has a response.
+    case hasResponse
+    /// `~e`: the flow failed (it carries an error kind).
+    case error
+    /// `~websocket`
+    case websocket
+    /// `~persona NAME`: the TLS persona, compared whole, ignoring case.
+    case persona(String)
+    /// `~signer EMAIL`: the signing intermediate's engineer, compared whole, ignoring case.
+    case signer(String)
+    /// `~verdict NAME`: the pinning QA verdict (`enforced`, `report-only`…), compared whole, ignoring case.
+    case verdict(String)
+}
+
+/// The field a regular-expression filter searches.
+public enum FilterField: String, Sendable, CaseIterable {
+    /// `~d`: the host.
+    case domain = "d"
+    /// `~u` (and a bare word): the full URL.
+    case url = "u"
+    /// `~m`: the method.
+    case method = "m"
+    /// `~h`: request or response header lines, `name: value`.
+    case header = "h"
+    /// `~hq`
+    case requestHeader = "hq"
+    /// `~hs`
+    case responseHeader = "hs"
+    /// `~b`: request or response body, as text when it is text (decoded from gzip and the like).
+    case body = "b"
+    /// `~bq`
+    case requestBody = "bq"
+    /// `~bs`
+    case responseBody = "bs"
+    /// `~t`: request or response `Content-Type`.
+    case contentType = "t"
+    /// `~tq`
+    case requestContentType = "tq"
+    /// `~ts`
+    case responseContentType = "ts"
+}

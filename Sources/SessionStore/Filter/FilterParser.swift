@@ -1,0 +1,138 @@
+/// Parses filter expressions: recursive descent over `FilterLexer`'s tokens.
+///
+/// Precedence, loosest first: `|`, then `&` (or adjacent terms, an implicit `&`), then `!`.
+/// mitmproxy joins adjacent terms only at the top level (`a | b c` is `(a | b) & c` there);
+/// here they bind like `&` everywhere (`a | (b & c)`), which is what people expect.
+struct FilterParser {
+    /// Filters that take no argument.
+    private static let bare: [String: FilterExpression] = [
+        "all": .all, "q": .requestWithoutResponse, "s": .hasResponse, "e": .error, "websocket": .websocket,
+    ]
+
+    private let tokens: [FilterToken]
+    private var position = 0
+
+    init(tokens: [FilterToken]) { self.tokens = tokens }
+
+    private var current: FilterToken { tokens[position] }
+
+    private mutating func advance() -> FilterToken {
+        let token = tokens[position]
+        if position < tokens.count - 1 { position += 1 }
+        return token
+    }
+
+    /// Parses the whole token list.
+    mutating func parse() throws(FilterSyntaxError) -> FilterExpression {
+        let expression = try parseOr(after: nil)
+        guard case .end = current.kind else {
+            throw FilterSyntaxError(column: current.column, reason: "unexpected \(current.spelling)")
+        }
+        return expression
+    }
+
+    private mutating func parseOr(after: FilterToken?) throws(FilterSyntaxError) -> FilterExpression {
+        var expression = try parseAnd(after: after)
+        while case .or = current.kind {
+            let operation = advance()
+            expression = .or(expression, try parseAnd(after: operation))
+        }
+        return expression
+    }
+
+    private mutating func parseAnd(after: FilterToken?) throws(FilterSyntaxError) -> FilterExpression {
+        var expression = try parseUnary(after: after)
+        while true {
+            switch current.kind {
+            case .and:
+                let operation = advance()
+                expression = .and(expression, try parseUnary(after: operation))
+            case .not, .open, .filter, .text:
+                expression = .and(expression, try parseUnary(after: nil))
+            default:
+                return expression
+            }
+        }
+    }
+
+    private mutating func parseUnary(after: FilterToken?) throws(FilterSyntaxError) -> FilterExpression {
+        if case .not = current.kind {
+            let operation = advance()
+            return .not(try parseUnary(after: operation))
+        }
+        return try parsePrimary(after: after)
+    }
+
+    /// - Parameter after: the operator or parenthesis before this term, for the error message.
+    private mutating func parsePrimary(after: FilterToken?) throws(FilterSyntaxError) -> FilterExpression {
+        let token = current
+        switch token.kind {
+        case .open:
+            _ = advance()
+            let inner = try parseOr(after: token)
+            guard case .close = current.kind else {
+                throw FilterSyntaxError(column: current.column,
+                                        reason: "expected ')' to close the '(' at column \(token.column)")
+            }
+            _ = advance()
+            return inner
+        case .filter(let name):
+            _ = advance()
+            return try parseFilter(name, token)
+        case .text(let word, _):
+            _ = advance()
+            return .matches(.url, pattern: try Self.checked(word, token))
+        default:
+            let context = after.map { " after \($0.spelling)" } ?? ""
+            if after == nil, case .close = token.kind {
+                throw FilterSyntaxError(column: token.column, reason: "unexpected ')'")
+            }
+            throw FilterSyntaxError(column: token.column, reason: "expected an expression\(context)")
+        }
+    }
+
+    private mutating func parseFilter(_ name: String, _ token: FilterToken) throws(FilterSyntaxError) -> FilterExpression {
+        if let expression = Self.bare[name] { return expression }
+        let known = FilterField(rawValue: name) != nil || ["c", "persona", "signer", "verdict"].contains(name)
+        guard known else {
+            throw FilterSyntaxError(column: token.column, reason: "unknown filter '~\(name)'")
+        }
+        guard case .text(let value, _) = current.kind else {
+            let what = name == "c" ? "a status code" : ["persona", "signer", "verdict"].contains(name) ? "a name" : "a pattern"
+            throw FilterSyntaxError(column: current.column, reason: "expected \(what) after '~\(name)'")
+        }
+        let argument = advance()
+        switch name {
+        case "c":
+            guard let code = Int(value), value.allSatisfy(\.isASCII), (0...999).contains(code) else {
+                throw FilterSyntaxError(column: argument.column, reason: "'~c' needs a status code, not '\(value)'")
+            }
+            return .status(code)
+        case "persona": return .persona(value)
+        case "signer": return .signer(value)
+        case "verdict": return .verdict(value)
+        default:
+            // `known` above guarantees a field.
+            return .matches(FilterField(rawValue: name) ?? .url, pattern: try Self.checked(value, argument))
+        }
+    }
+
+    /// `pattern` when it compiles as a regular expression.
+    private static func checked(_ pattern: String, _ token: FilterToken) throws(FilterSyntaxError) -> String {
+        if let problem = TextPattern.validate(pattern) {
+            throw FilterSyntaxError(column: token.column, reason: "'\(pattern)' is \(problem)")
+        }
+        return pattern
+    }
+}
+
+extension FilterExpression {
+    /// Parses a filter expression such as `~d api\.example\.com & !~c 200`.
+    ///
+    /// Case-insensitive throughout: `~D` is `~d`, and patterns ignore case.
+    /// - Throws: `FilterSyntaxError` with the column and what was expected there.
+    public init(parsing text: String) throws(FilterSyntaxError) {
+        var parser = FilterParser(tokens: try FilterLexer.tokens(text))
+        self = try parser.parse()
+    }
+}

@@ -1,0 +1,64 @@
+import CSQLite
+import Foundation
+
+/// The SQL functions compiled filters call: `regexp(pattern, value)` and
+/// `regexp_lines(pattern, value)` (the same, with `^`/`$` at line breaks, for header blocks).
+///
+/// A NULL value matches nothing (never NULL, so `NOT regexp(…)` is true for a missing field).
+/// TEXT is searched as UTF-8; a BLOB (a binary body) as bytes. Patterns are compiled once per
+/// connection (`PatternCache`) and attached to the running statement as SQLite auxiliary data,
+/// so the rows after the first find theirs without a string or a dictionary look-up.
+enum MatchFunctions {
+    /// Registers both functions on `database`.
+    static func register(on database: SQLiteDatabase) throws {
+        try database.createFunction("regexp", arguments: 2, context: PatternCache(lines: false), call)
+        try database.createFunction("regexp_lines", arguments: 2, context: PatternCache(lines: true), call)
+    }
+
+    /// The C entry point for both functions; the cache says which one it is.
+    private static let call: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = {
+        context, count, arguments in
+        guard let context, count == 2, let arguments, let patternValue = arguments[0], let value = arguments[1] else {
+            return
+        }
+        let pattern: TextPattern
+        if let compiled = sqlite3_get_auxdata(context, 0) {
+            // The same bound pattern as the previous row: SQLite kept our compiled one.
+            pattern = Unmanaged<TextPattern>.fromOpaque(compiled).takeUnretainedValue()
+        } else {
+            let cache = Unmanaged<PatternCache>.fromOpaque(sqlite3_user_data(context)).takeUnretainedValue()
+            guard let patternText = sqlite3_value_text(patternValue) else {
+                sqlite3_result_int(context, 0)
+                return
+            }
+            do {
+                pattern = try cache.pattern(String(cString: patternText))
+            } catch {
+                sqlite3_result_error(context, "invalid regular expression", -1)
+                return
+            }
+            sqlite3_set_auxdata(context, 0, Unmanaged.passRetained(pattern).toOpaque(), releasePattern)
+        }
+        let matched: Bool
+        switch sqlite3_value_type(value) {
+        case SQLITE_NULL:
+            matched = false
+        case SQLITE_BLOB:
+            let bytes = sqlite3_value_blob(value)
+            let size = bytes == nil ? 0 : Int(sqlite3_value_bytes(value))
+            matched = pattern.matches(UnsafeRawBufferPointer(start: bytes, count: size))
+        default:
+            // Text (a number would be converted to text): its UTF-8 bytes, NULs and all.
+            let text = sqlite3_value_text(value)
+            let size = text == nil ? 0 : Int(sqlite3_value_bytes(value))
+            matched = pattern.matches(UnsafeRawBufferPointer(start: text, count: size))
+        }
+        sqlite3_result_int(context, matched ? 1 : 0)
+    }
+}
+
+/// Releases the reference `call` handed to `sqlite3_set_auxdata`.
+private let releasePattern: @convention(c) (UnsafeMutableRawPointer?) -> Void = { pointer in
+    guard let pointer else { return }
+    Unmanaged<TextPattern>.fromOpaque(pointer).release()
+}

@@ -1,0 +1,98 @@
+import Foundation
+
+extension SessionImport {
+    /// Stores every entry of the HAR 1.2 file at `path` in `store`, then flushes.
+    ///
+    /// Each entry becomes a flow-log-shaped record (DevProxy's `_flowId`, `_mode`, `_error` and
+    /// `_tunnel` fields are used when present), so the UI shows imported and captured flows alike.
+    /// - Throws: `SessionStoreError` when the file is unreadable or not a HAR document.
+    public static func har(at path: String, into store: SessionStore) throws -> Report {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw SessionStoreError(.open, "cannot read \(path)")
+        }
+        guard let document = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let log = document["log"] as? [String: Any], let entries = log["entries"] as? [[String: Any]] else {
+            throw SessionStoreError(.importFormat, "\(path) is not a HAR file (no log.entries)")
+        }
+        var report = Report(flows: 0, problems: [])
+        for (index, entry) in entries.enumerated() {
+            do {
+                let object = try HAREntry.flowObject(entry, index: index)
+                let stored = try FlowLogEntry(object)
+                let json = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+                store.importFinished(stored.record, json: String(decoding: json, as: UTF8.self), bodies: stored.bodies)
+                report.flows += 1
+            } catch let error as SessionStoreError {
+                report.problems.append(Problem(number: index + 1, reason: error.reason))
+            }
+        }
+        store.flush()
+        return report
+    }
+}
+
+/// One HAR entry rewritten as a flow-log object.
+enum HAREntry {
+    /// - Throws: `SessionStoreError(.importFormat)` when the entry lacks its request.
+    static func flowObject(_ entry: [String: Any], index: Int) throws -> [String: Any] {
+        guard let request = entry["request"] as? [String: Any], let method = request["method"] as? String,
+              let url = request["url"] as? String, let started = entry["startedDateTime"] as? String else {
+            throw SessionStoreError(.importFormat, "not a HAR entry: missing request, url or startedDateTime")
+        }
+        let components = URLComponents(string: url)
+        let scheme = components?.scheme?.lowercased() ?? "http"
+        let mode = entry["_mode"] as? String ?? (scheme == "https" || scheme == "wss" ? "https" : "http")
+        var object: [String: Any] = [
+            "id": entry["_flowId"] as? String ?? "har-\(index + 1)",
+            "started": started,
+            "client": "",
+            "mode": mode,
+            "server": ["host": components?.host ?? "", "port": components?.port ?? (scheme == "https" ? 443 : 80)],
+            "timings": ["connect": -1, "tls": -1, "send": -1, "wait": -1, "receive": -1],
+        ]
+        if let time = entry["time"] as? Double, let start = FlowTimestamps.date(started) {
+            object["ended"] = FlowTimestamps.string(start.addingTimeInterval(time / 1000))
+        }
+        if mode != "tunnel" {
+            var requestObject: [String: Any] = [
+                "method": method, "url": url, "http_version": request["httpVersion"] as? String ?? "HTTP/1.1",
+                "headers": nameValues(request["headers"]),
+            ]
+            if let post = request["postData"] as? [String: Any], let text = post["text"] as? String {
+                requestObject["body"] = body(text: text, encoding: post["encoding"] as? String, size: request["bodySize"] as? Int)
+            }
+            object["request"] = requestObject
+        }
+        if let response = entry["response"] as? [String: Any], let status = response["status"] as? Int, status > 0 {
+            var responseObject: [String: Any] = [
+                "status": status, "reason": response["statusText"] as? String ?? "",
+                "http_version": response["httpVersion"] as? String ?? "HTTP/1.1", "headers": nameValues(response["headers"]),
+            ]
+            if let content = response["content"] as? [String: Any], let text = content["text"] as? String {
+                let size = (response["bodySize"] as? Int).flatMap { $0 >= 0 ? $0 : nil } ?? content["size"] as? Int
+                responseObject["body"] = body(text: text, encoding: content["encoding"] as? String, size: size)
+            }
+            object["response"] = responseObject
+        }
+        for key in ["error", "tunnel"] { if let value = entry["_\(key)"] { object[key] = value } }
+        return object
+    }
+
+    /// HAR's `[{name, value}]` as the flow log's `[[name, value]]`.
+    private static func nameValues(_ value: Any?) -> [[String]] {
+        (value as? [[String: Any]])?.compactMap { field in
+            guard let name = field["name"] as? String, let value = field["value"] as? String else { return nil }
+            return [name, value]
+        } ?? []
+    }
+
+    /// A HAR body (text, or base64 when `encoding` says so) as a flow-log body object.
+    private static func body(text: String, encoding: String?, size: Int?) -> [String: Any] {
+        if encoding == "base64", let data = Data(base64Encoded: text) {
+            return ["base64": text, "size": size ?? data.count, "sha256": SHA256Hex.digest([UInt8](data)),
+                    "truncated": false]
+        }
+        let bytes = Array(text.utf8)
+        return ["text": text, "size": size ?? bytes.count, "sha256": SHA256Hex.digest(bytes), "truncated": false]
+    }
+}

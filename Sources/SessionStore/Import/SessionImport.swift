@@ -1,0 +1,94 @@
+import Foundation
+
+/// Opens what `devproxy web FILE` is given: a saved session, a `flows.jsonl` flow log or a HAR
+/// file; the last two are imported into a temporary store.
+public enum SessionImport {
+    /// What an import read, and each record it could not use.
+    public struct Report: Sendable, Equatable {
+        /// Flows stored.
+        public var flows: Int
+        /// One per unusable line (flow log, 1-based) or entry (HAR, 1-based), with the reason.
+        public var problems: [Problem]
+    }
+
+    /// A record an import skipped.
+    public struct Problem: Sendable, Equatable, CustomStringConvertible {
+        /// The line (flow log) or entry (HAR) number, 1-based.
+        public var number: Int
+        public var reason: String
+
+        public var description: String { "\(number): \(reason)" }
+    }
+
+    /// The kinds of file `open(path:)` accepts.
+    public enum Format: Sendable, Equatable {
+        case session, flowLog, har
+    }
+
+    /// Which format the file at `path` is in, from its first bytes.
+    /// - Throws: `SessionStoreError(.open)` when it cannot be read.
+    public static func format(of path: String) throws -> Format {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw SessionStoreError(.open, "cannot read \(path)")
+        }
+        defer { try? handle.close() }
+        let head = [UInt8]((try? handle.read(upToCount: 4096)) ?? Data())
+        if head.starts(with: Array("SQLite format 3\0".utf8)) { return .session }
+        // A HAR file is one JSON object whose first key is usually "log"; a flow log is one per line.
+        let text = String(decoding: head, as: UTF8.self)
+        let firstLine = text.split(separator: "\n", maxSplits: 1).first.map(String.init) ?? ""
+        if firstLine.trimmingCharacters(in: .whitespaces) == "{" || text.range(of: #"^\s*\{\s*"log"\s*:"#, options: .regularExpression) != nil {
+            return .har
+        }
+        return .flowLog
+    }
+
+    /// Opens `path` for viewing: a session read-only, a flow log or HAR imported into a temporary store.
+    /// - Returns: the store and, for imports, what was read.
+    /// - Throws: `SessionStoreError` when the file is unreadable or in none of the formats.
+    public static func open(path: String) throws -> (store: SessionStore, report: Report?) {
+        switch try format(of: path) {
+        case .session:
+            return (try SessionStore(path: path, readOnly: true), nil)
+        case .flowLog:
+            let store = try SessionStore.temporary()
+            return (store, try flowLog(at: path, into: store))
+        case .har:
+            let store = try SessionStore.temporary()
+            return (store, try har(at: path, into: store))
+        }
+    }
+
+    /// Stores every flow of the JSON Lines flow log at `path` in `store`, then flushes.
+    /// - Throws: `SessionStoreError(.open)` when unreadable; bad lines are reported, not thrown.
+    public static func flowLog(at path: String, into store: SessionStore) throws -> Report {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw SessionStoreError(.open, "cannot read \(path)")
+        }
+        var report = Report(flows: 0, problems: [])
+        let bytes = [UInt8](data)
+        var start = 0
+        var number = 0
+        while start < bytes.count {
+            number += 1
+            let end = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
+            let line = bytes[start..<end]
+            start = end + 1
+            guard line.contains(where: { $0 > 0x20 }) else { continue }
+            do {
+                guard let object = try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else {
+                    throw SessionStoreError(.importFormat, "not a JSON object")
+                }
+                let entry = try FlowLogEntry(object)
+                store.importFinished(entry.record, json: String(decoding: line, as: UTF8.self), bodies: entry.bodies)
+                report.flows += 1
+            } catch let error as SessionStoreError {
+                report.problems.append(Problem(number: number, reason: error.reason))
+            } catch {
+                report.problems.append(Problem(number: number, reason: "not valid JSON"))
+            }
+        }
+        store.flush()
+        return report
+    }
+}

@@ -1,0 +1,75 @@
+/// One flow as the list shows it: the columns the store indexes and filters on.
+///
+/// The engine fills it from what it knows at each lifecycle step (`FlowRecord`); the store gives
+/// it back from `flows(filter:limit:cursor:order:)` with `sequence` and `phase` set. Field names
+/// follow the API's JSON (`http_version` is `httpVersion`); optional fields are unknown yet or
+/// do not apply (a tunnel has no method).
+public struct FlowSummary: Sendable, Equatable {
+    /// The engine's id for the flow (UUID-like); unique in a session.
+    public var id: String
+    /// Arrival order in the store (SQLite's rowid), assigned on the first write; 0 until then.
+    /// Cursors are built from it.
+    public var sequence: Int64
+    /// How far the flow has got.
+    public var phase: FlowPhase
+    /// RFC 3339 with milliseconds, UTC, as in the flow log.
+    public var started: String
+    public var method: String?
+    public var url: String?
+    /// The server's host name (the request's host, or the tunnel's target).
+    public var host: String
+    public var status: Int?
+    public var httpVersion: String?
+    /// `http`, `https`, `tunnel` or `websocket`, as in the flow log.
+    public var mode: String
+    /// The flow log's `error.kind`.
+    public var errorKind: String?
+    /// The response's `Content-Type`.
+    public var contentType: String?
+    /// The request's `Content-Type`.
+    public var requestContentType: String?
+    /// Body sizes on the wire.
+    public var requestSize: Int?
+    public var responseSize: Int?
+    public var durationMs: Double?
+    public var persona: String?
+    public var signerEmail: String?
+    public var signerSerial: String?
+    /// The pinning QA verdict for the flow's host and persona, when one was judged.
+    public var verdict: String?
+    public var isWebSocket: Bool
+    public var isTunnel: Bool
+    /// True when the bodies were not stored because the store's queue was full.
+    public var bodiesDropped: Bool
+
+    public init(id: String, started: String, host: String, mode: String, method: String? = nil, url: String? = nil,
+                status: Int? = nil, httpVersion: String? = nil, errorKind: String? = nil, contentType: String? = nil,
+                requestContentType: String? = nil, requestSize: Int? = nil, responseSize: Int? = nil,
+                durationMs: Double? = nil, persona: String? = nil, signerEmail: String? = nil,
+                signerSerial: String? = nil, verdict: String? = nil, isWebSocket: Bool = false,
+                isTunnel: Bool = false) {
+        self.id = id
+        self.sequence = 0
+        self.phase = .started
+        self.started = started
+        self.host = host
+        self.mode = mode
+        self.method = method
+        self.url = url
+        self.status = status
+        self.httpVersion = httpVersion
+        self.errorKind = errorKind
+        self.contentType = contentType
+        self.requestContentType = requestContentType
+        self.requestSize = requestSize
+        self.responseSize = responseSize
+        self.durationMs = durationMs
+        self.persona = persona
+        self.signerEmail = signerEmail
+        self.signerSerial = signerSerial
+        self.verdict = verdict
+        self.isWebSocket = isWebSocket
+        self.isTunnel = isTunnel
+        self.bodiesDropped = false
+    }
+}

@@ -1,0 +1,79 @@
+/// The session store's schema: one list of forward-only migrations, the file's version in
+/// `PRAGMA user_version`.
+///
+/// `flows` is narrow (the summary columns) so listing and summary filters scan little; header
+/// text, the flow JSON and the bodies live in their own tables, keyed by the flow's `seq`, and
+/// are read only by the filters and look-ups that need them. `seq` is AUTOINCREMENT so a cursor
+/// never points at a number reused after `clear()`.
+enum Schema {
+    /// The version this build writes. A file with a higher one is refused, never downgraded.
+    static var version: Int { migrations.count }
+
+    /// Migration `n` takes a file from version `n` to `n + 1`. Append only; never edit one that shipped.
+    static let migrations: [String] = [
+        """
+        CREATE TABLE flows (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            phase INTEGER NOT NULL,
+            started TEXT NOT NULL,
+            method TEXT,
+            url TEXT,
+            host TEXT NOT NULL,
+            status INTEGER,
+            http_version TEXT,
+            mode TEXT NOT NULL,
+            error_kind TEXT,
+            content_type TEXT,
+            request_content_type TEXT,
+            request_size INTEGER,
+            response_size INTEGER,
+            duration_ms REAL,
+            persona TEXT,
+            signer_email TEXT,
+            signer_serial TEXT,
+            verdict TEXT,
+            websocket INTEGER NOT NULL DEFAULT 0,
+            tunnel INTEGER NOT NULL DEFAULT 0,
+            bodies_dropped INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX flows_host ON flows(host COLLATE NOCASE);
+        CREATE INDEX flows_status ON flows(status);
+        CREATE TABLE flow_heads (
+            seq INTEGER PRIMARY KEY,
+            request_headers TEXT,
+            response_headers TEXT
+        );
+        CREATE TABLE flow_records (
+            seq INTEGER PRIMARY KEY,
+            json TEXT NOT NULL
+        );
+        CREATE TABLE bodies (
+            seq INTEGER NOT NULL,
+            part INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            sha256 TEXT,
+            data NOT NULL,
+            text TEXT,
+            PRIMARY KEY (seq, part)
+        );
+        """,
+    ]
+
+    /// Brings the open database up to `version`, one migration per transaction.
+    /// - Throws: `SessionStoreError(.schema)` when the file is newer than this build.
+    static func migrate(_ database: SQLiteDatabase) throws {
+        let current = Int(try database.integer("PRAGMA user_version"))
+        guard current <= version else {
+            throw SessionStoreError(.schema, "the session file has schema version \(current); this devproxy reads up to "
+                                    + "\(version): open it with a newer devproxy")
+        }
+        for index in current..<version {
+            try database.transaction {
+                try database.execute(migrations[index])
+                // PRAGMA takes no bound parameters; the value is our own integer.
+                try database.execute("PRAGMA user_version = \(index + 1)")
+            }
+        }
+    }
+}

@@ -1,0 +1,131 @@
+/// Queries: pages of summaries under a filter, one flow's record, a body, counts.
+extension SessionStore {
+    /// The largest page `flows(filter:limit:cursor:order:)` returns.
+    public static let maximumPageSize = 10_000
+
+    /// A page of flows matching `filter`, with the total that match.
+    ///
+    /// The filter runs in SQLite once per call (over bodies too, for `~b`): the matching sequence
+    /// numbers are collected, counted and cut to the page, then the page's summaries are read by key.
+    /// - Parameters:
+    ///   - filter: nil for every flow.
+    ///   - limit: flows per page, 1…`maximumPageSize`.
+    ///   - cursor: the previous page's `nextCursor`; nil for the first page.
+    ///   - order: `.newestFirst` (default) or `.oldestFirst`.
+    public func flows(filter: FilterExpression? = nil, limit: Int = 100, cursor: FlowCursor? = nil,
+                      order: FlowOrder = .newestFirst) throws -> FlowPage {
+        let limit = min(max(limit, 1), Self.maximumPageSize)
+        let condition = filter?.sql ?? .everything
+        let direction = order == .newestFirst ? "DESC" : "ASC"
+        if filter == nil {
+            return try unfilteredPage(limit: limit, cursor: cursor, order: order)
+        }
+        return try read { database in
+            // One read transaction: the page and the total come from the same snapshot.
+            try database.execute("BEGIN")
+            defer { try? database.execute("COMMIT") }
+            let sequences = try database.rows("SELECT f.seq FROM flows f WHERE \(condition.sql) ORDER BY f.seq \(direction)",
+                                              condition.bindings) { $0.int64(0) ?? 0 }
+            var start = 0
+            if let cursor {
+                start = Self.firstIndex(in: sequences, after: cursor.sequence, order: order)
+            }
+            let page = sequences[start..<min(start + limit, sequences.count)]
+            var summaries: [FlowSummary] = []
+            summaries.reserveCapacity(page.count)
+            for sequence in page {
+                if let summary = try database.rows(Self.summaryBySequence, [.integer(sequence)], Self.summary).first {
+                    summaries.append(summary)
+                }
+            }
+            let next = start + limit < sequences.count ? page.last.map(FlowCursor.init(sequence:)) : nil
+            return FlowPage(flows: summaries, total: sequences.count, nextCursor: next)
+        }
+    }
+
+    /// A page of every flow: the count from SQLite's count, the page straight from the primary key.
+    private func unfilteredPage(limit: Int, cursor: FlowCursor?, order: FlowOrder) throws -> FlowPage {
+        let newest = order == .newestFirst
+        let sql = "SELECT \(Self.summaryColumns) FROM flows WHERE seq \(newest ? "<" : ">") ? ORDER BY seq "
+            + "\(newest ? "DESC" : "ASC") LIMIT ?"
+        let after = cursor?.sequence ?? (newest ? Int64.max : 0)
+        return try read { database in
+            try database.execute("BEGIN")
+            defer { try? database.execute("COMMIT") }
+            let total = Int(try database.integer("SELECT count(*) FROM flows"))
+            let rows = try database.rows(sql, [.integer(after), .integer(Int64(limit + 1))], Self.summary)
+            let flows = Array(rows.prefix(limit))
+            let next = rows.count > limit ? flows.last.map { FlowCursor(sequence: $0.sequence) } : nil
+            return FlowPage(flows: flows, total: total, nextCursor: next)
+        }
+    }
+
+    /// The index of the first sequence number past `cursor` in `sequences` (sorted in `order`).
+    private static func firstIndex(in sequences: [Int64], after cursor: Int64, order: FlowOrder) -> Int {
+        var low = 0
+        var high = sequences.count
+        while low < high {
+            let middle = (low + high) / 2
+            let isPast = order == .newestFirst ? sequences[middle] < cursor : sequences[middle] > cursor
+            if isPast { high = middle } else { low = middle + 1 }
+        }
+        return low
+    }
+
+    /// The number of flows matching `filter` (all flows when nil).
+    public func count(filter: FilterExpression? = nil) throws -> Int {
+        let condition = filter?.sql ?? .everything
+        return try read { Int(try $0.integer("SELECT count(*) FROM flows f WHERE \(condition.sql)", condition.bindings)) }
+    }
+
+    /// The summary of flow `id`, nil when there is none.
+    public func summary(id: String) throws -> FlowSummary? {
+        try read { try $0.rows(Self.summaryByID, [.text(id)], Self.summary).first }
+    }
+
+    /// The flow's record as the flow log wrote it (JSON text); nil until it has finished.
+    public func flowJSON(id: String) throws -> String? {
+        try read { database in
+            try database.rows("SELECT r.json FROM flow_records r JOIN flows f ON f.seq = r.seq WHERE f.id = ?",
+                              [.text(id)]) { $0.string(0) }.first ?? nil
+        }
+    }
+
+    /// A stored body of flow `id`; nil when it has none stored (none sent, not finished, or dropped).
+    public func body(id: String, part: StoredBody.Part) throws -> StoredBody? {
+        try read { database in
+            try database.rows("""
+                SELECT b.size, b.sha256, b.data, b.text, typeof(b.data) = 'text' FROM bodies b
+                JOIN flows f ON f.seq = b.seq WHERE f.id = ? AND b.part = ?
+                """, [.text(id), .integer(Int64(part.rawValue))]) { row in
+                let bytes = row.bytes(2) ?? []
+                // A body stored as TEXT is its own text (see StoreWriter.store).
+                let text = row.bool(4) ? row.string(2) : row.string(3)
+                return StoredBody(bytes: bytes, size: row.int(0) ?? bytes.count, sha256: row.string(1), text: text)
+            }.first
+        }
+    }
+
+    private static let summaryColumns = """
+        seq, id, phase, started, method, url, host, status, http_version, mode, error_kind, content_type,
+        request_content_type, request_size, response_size, duration_ms, persona, signer_email, signer_serial, verdict,
+        websocket, tunnel, bodies_dropped
+        """
+    private static let summaryBySequence = "SELECT \(summaryColumns) FROM flows WHERE seq = ?"
+    private static let summaryByID = "SELECT \(summaryColumns) FROM flows WHERE id = ?"
+
+    /// A summary from a row of `summaryColumns`.
+    private static func summary(_ row: SQLiteStatement) -> FlowSummary {
+        var summary = FlowSummary(
+            id: row.string(1) ?? "", started: row.string(3) ?? "", host: row.string(6) ?? "", mode: row.string(9) ?? "",
+            method: row.string(4), url: row.string(5), status: row.int(7), httpVersion: row.string(8),
+            errorKind: row.string(10), contentType: row.string(11), requestContentType: row.string(12),
+            requestSize: row.int(13), responseSize: row.int(14), durationMs: row.double(15), persona: row.string(16),
+            signerEmail: row.string(17), signerSerial: row.string(18), verdict: row.string(19),
+            isWebSocket: row.bool(20), isTunnel: row.bool(21))
+        summary.sequence = row.int64(0) ?? 0
+        summary.phase = FlowPhase(rawValue: row.int(2) ?? 0) ?? .started
+        summary.bodiesDropped = row.bool(22)
+        return summary
+    }
+}

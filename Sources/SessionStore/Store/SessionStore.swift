@@ -1,0 +1,188 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A session store: every flow of one run in one SQLite file, written by one thread, read by
+/// filters and pages that run in SQLite.
+///
+/// Lifecycle calls (`started`, `responded`, `finished`) never wait on disk: they queue the event
+/// and return; when the queue is full the store sheds bodies, then records, and counts them
+/// (`drops`). Queries run on a separate read connection (WAL lets them read while the writer
+/// commits) and see what has been committed; `flush()` waits for everything queued so far.
+///
+/// Thread-safe. Close it with `close()` (also done on release) to fold the WAL into the file.
+public final class SessionStore: @unchecked Sendable {
+    /// The session file.
+    public let path: String
+    public let configuration: SessionStoreConfiguration
+    /// True when opened with `readOnly`: lifecycle calls and `clear()` do nothing.
+    public let isReadOnly: Bool
+
+    private let queue: WriteQueue
+    private let writer: StoreWriter?
+    private let readLock = NSLock()
+    private var reader: SQLiteDatabase?
+    private let observers = StoreObservers()
+    private let removeOnClose: Bool
+
+    /// Opens the session file at `path`, creating it (mode 0600) with the current schema, or
+    /// migrating an older one forward.
+    /// - Parameters:
+    ///   - readOnly: open an existing file for queries only (`devproxy web FILE`, `devproxy sessions`).
+    /// - Throws: `SessionStoreError` (`.open`, `.schema`, `.sqlite`).
+    public convenience init(path: String, configuration: SessionStoreConfiguration = .init(),
+                            readOnly: Bool = false) throws {
+        try self.init(path: path, configuration: configuration, readOnly: readOnly, removeOnClose: false)
+    }
+
+    /// A store in a new temporary file, removed when the store is closed: for imports shown once.
+    public static func temporary(configuration: SessionStoreConfiguration = .init()) throws -> SessionStore {
+        let path = NSTemporaryDirectory() + "devproxy-session-\(UUID().uuidString).sqlite"
+        return try SessionStore(path: path, configuration: configuration, readOnly: false, removeOnClose: true)
+    }
+
+    private init(path: String, configuration: SessionStoreConfiguration, readOnly: Bool, removeOnClose: Bool) throws {
+        self.path = path
+        self.configuration = configuration
+        self.isReadOnly = readOnly
+        self.removeOnClose = removeOnClose
+        queue = WriteQueue(capacity: configuration.queueCapacity, bodyBudget: configuration.queuedBodyBytes)
+        if readOnly {
+            let database = try SQLiteDatabase(path: path, readOnly: true)
+            try Self.checkReadable(database, path: path)
+            try Self.tuneReader(database)
+            try MatchFunctions.register(on: database)
+            reader = database
+            writer = nil
+            return
+        }
+        try Self.createPrivateFile(path)
+        let database = try SQLiteDatabase(path: path)
+        // NORMAL in WAL mode: a commit is durable at the next checkpoint; a crash loses at most
+        // the last batches, never the file. The larger cache keeps the indexes' pages hot.
+        try database.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16384")
+        try Schema.migrate(database)
+        let reader = try SQLiteDatabase(path: path)
+        try Self.tuneReader(reader)
+        try MatchFunctions.register(on: reader)
+        self.reader = reader
+        writer = StoreWriter(database: database, queue: queue, configuration: configuration,
+                             notify: observers.deliver)
+    }
+
+    deinit { close() }
+
+    /// Creates `path` with mode 0600 before SQLite opens it (SQLite gives its WAL and shared-memory
+    /// files the main file's mode): flows hold decrypted secrets.
+    private static func createPrivateFile(_ path: String) throws {
+        let descriptor = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw SessionStoreError(.open, "cannot create \(path): \(String(cString: strerror(errno)))")
+        }
+        Glibc.close(descriptor)
+    }
+
+    /// Filters scan whole tables: map the file (no read() per page) and keep 16 MiB of pages.
+    private static func tuneReader(_ database: SQLiteDatabase) throws {
+        try database.execute("PRAGMA mmap_size = 1073741824; PRAGMA cache_size = -16384")
+    }
+
+    private static func checkReadable(_ database: SQLiteDatabase, path: String) throws {
+        let version = Int(try database.integer("PRAGMA user_version"))
+        guard version == Schema.version else {
+            let reason = version == 0 ? "\(path) is not a DevProxy session"
+                : "\(path) has session schema version \(version); this devproxy reads \(Schema.version)"
+            throw SessionStoreError(.schema, reason)
+        }
+    }
+
+    // MARK: Lifecycle (never waits)
+
+    /// The request head is known. Queued; returns at once.
+    public func started(_ record: FlowRecord) {
+        offer(.flow(record, phase: .started, json: nil, bodies: nil))
+    }
+
+    /// The response head is known. Queued; returns at once.
+    public func responded(_ record: FlowRecord) {
+        offer(.flow(record, phase: .responded, json: nil, bodies: nil))
+    }
+
+    /// The flow is over: its summary, its record as the flow log writes it, and its bodies
+    /// (each cut to `configuration.bodyLimit`). Queued; returns at once.
+    public func finished(_ record: FlowRecord, json: String, bodies: FlowBodies) {
+        offer(.flow(record, phase: .finished, json: json, bodies: bodies))
+    }
+
+    private func offer(_ event: StoreEvent) {
+        guard writer != nil else { return }
+        queue.offer(event)
+    }
+
+    /// Queues a finished flow, waiting for room rather than dropping anything (importers).
+    func importFinished(_ record: FlowRecord, json: String, bodies: FlowBodies) {
+        guard writer != nil else { return }
+        queue.put(.flow(record, phase: .finished, json: json, bodies: bodies))
+    }
+
+    /// What was shed because the queue was full.
+    public var drops: StoreDrops { queue.drops }
+
+    /// The last write that failed, if any (the store keeps going with the next batch).
+    public var writeFailure: SessionStoreError? { writer?.failure }
+
+    /// Waits until every event queued before the call is committed (and observers told).
+    public func flush() {
+        guard writer != nil else { return }
+        queue.flush()
+    }
+
+    /// Deletes every flow; waits until done. Observers receive `cleared`.
+    public func clear() {
+        guard writer != nil else { return }
+        queue.put(.clear)
+        queue.flush()
+    }
+
+    // MARK: Observers
+
+    /// Calls `observer` after each committed batch, on the writer's thread: keep it short (hand
+    /// the batch to the UI's own queue), and never call `flush()` or `clear()` from it (they wait
+    /// for that thread). Queries from it are fine.
+    /// - Returns: a token for `removeObserver(_:)`.
+    @discardableResult
+    public func addObserver(_ observer: @escaping @Sendable (StoreChanges) -> Void) -> Int {
+        observers.add(observer)
+    }
+
+    /// Stops calling the observer `addObserver` returned `token` for.
+    public func removeObserver(_ token: Int) {
+        observers.remove(token)
+    }
+
+    // MARK: Reading
+
+    /// Runs `body` with the read connection, one caller at a time.
+    func read<T>(_ body: (SQLiteDatabase) throws -> T) throws -> T {
+        try readLock.withLock {
+            guard let reader else { throw SessionStoreError(.closed, "the session store is closed") }
+            return try body(reader)
+        }
+    }
+
+    // MARK: Closing
+
+    /// Writes what is queued, stops the writer and closes the file. Later calls do nothing.
+    public func close() {
+        let wasOpen = readLock.withLock { reader != nil }
+        guard wasOpen else { return }
+        queue.close()
+        writer?.join()
+        readLock.withLock { reader = nil }
+        writer?.detach()
+        if removeOnClose {
+            for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path + suffix) }
+        }
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+
+/// The store's one writer: a thread that takes batches from the `WriteQueue` and commits each
+/// in one transaction on its own connection, then tells the observers what changed.
+final class StoreWriter: @unchecked Sendable {
+    private let database: SQLiteDatabase
+    private let queue: WriteQueue
+    private let configuration: SessionStoreConfiguration
+    private let notify: @Sendable (StoreChanges) -> Void
+    private let finishedSignal = DispatchSemaphore(value: 0)
+    private let errorLock = NSLock()
+    private var lastFailure: SessionStoreError?
+
+    /// Starts the thread. `database` is handed over: only this writer's thread uses it from now on.
+    init(database: SQLiteDatabase, queue: WriteQueue, configuration: SessionStoreConfiguration,
+         notify: @escaping @Sendable (StoreChanges) -> Void) {
+        self.database = database
+        self.queue = queue
+        self.configuration = configuration
+        self.notify = notify
+        let thread = Thread { [self] in run() }
+        thread.name = "devproxy-session-store"
+        thread.start()
+    }
+
+    /// The last commit that failed (a full disk, a removed file), if any.
+    var failure: SessionStoreError? { errorLock.withLock { lastFailure } }
+
+    /// Waits for the thread to drain the queue and stop (after `queue.close()`).
+    func join() { finishedSignal.wait() }
+
+    private func run() {
+        while let batch = queue.take(limit: configuration.batchSize) {
+            var changes = StoreChanges(cleared: false, flows: [])
+            do {
+                try database.transaction {
+                    for event in batch { try apply(event, to: &changes) }
+                }
+            } catch let error as SessionStoreError {
+                errorLock.withLock { lastFailure = error }
+                changes = StoreChanges(cleared: false, flows: [])
+            } catch {
+                errorLock.withLock { lastFailure = SessionStoreError(.sqlite, "\(error)") }
+            }
+            if changes.cleared || !changes.flows.isEmpty { notify(changes) }
+            queue.done(batch)
+        }
+        finishedSignal.signal()
+    }
+
+    private func apply(_ event: StoreEvent, to changes: inout StoreChanges) throws {
+        switch event {
+        case .clear:
+            try database.execute("DELETE FROM flows; DELETE FROM flow_heads; DELETE FROM flow_records; DELETE FROM bodies;")
+            changes = StoreChanges(cleared: true, flows: [])
+        case .flow(let record, let phase, let json, let bodies):
+            guard var summary = try upsert(record, phase: phase) else { return }
+            let sequence = summary.sequence
+            try database.statement(Self.upsertHeads).run([
+                .integer(sequence), .string(FlowRecord.headerText(record.requestHeaders)),
+                .string(FlowRecord.headerText(record.responseHeaders)),
+            ])
+            if let json {
+                try database.statement(Self.upsertJSON).run([.integer(sequence), .text(json)])
+            }
+            if let bodies {
+                for (part, body) in [(StoredBody.Part.request, bodies.request), (.response, bodies.response)] {
+                    guard let body else { continue }
+                    try store(body.limited(to: configuration.bodyLimit), part: part, sequence: sequence)
+                }
+            }
+            summary.phase = phase
+            changes.flows.append(summary)
+        }
+    }
+
+    /// Inserts the flow or updates it in place; nil when the stored flow is already further on.
+    private func upsert(_ record: FlowRecord, phase: FlowPhase) throws -> FlowSummary? {
+        let s = record.summary
+        let values: [SQLValue] = [
+            .text(s.id), .integer(Int64(phase.rawValue)), .text(s.started), .string(s.method), .string(s.url),
+            .text(s.host), .int(s.status), .string(s.httpVersion), .text(s.mode), .string(s.errorKind),
+            .string(s.contentType), .string(s.requestContentType), .int(s.requestSize), .int(s.responseSize),
+            .double(s.durationMs), .string(s.persona), .string(s.signerEmail), .string(s.signerSerial),
+            .string(s.verdict), .bool(s.isWebSocket), .bool(s.isTunnel), .bool(s.bodiesDropped),
+        ]
+        let rows = try database.rows(Self.upsertFlow, values) { $0.int64(0) ?? 0 }
+        guard let sequence = rows.first else { return nil }
+        var summary = s
+        summary.sequence = sequence
+        return summary
+    }
+
+    /// Stores a body: as TEXT when its bytes are its text (one copy, searched as a C string),
+    /// otherwise the bytes as a BLOB and the decoded text beside them.
+    private func store(_ body: StoredBody, part: StoredBody.Part, sequence: Int64) throws {
+        let data: SQLValue
+        var text = SQLValue.string(body.text)
+        if let bodyText = body.text, Self.isSameText(bodyText, body.bytes) {
+            data = .text(bodyText)
+            text = .null
+        } else {
+            data = .blob(body.bytes)
+        }
+        try database.statement(Self.upsertBody).run([
+            .integer(sequence), .integer(Int64(part.rawValue)), .integer(Int64(body.size)), .string(body.sha256), data, text,
+        ])
+    }
+
+    /// Whether `text` is exactly `bytes` with no NUL (so it can be stored, and searched, as a C string).
+    private static func isSameText(_ text: String, _ bytes: [UInt8]) -> Bool {
+        var text = text
+        return text.withUTF8 { utf8 in
+            bytes.withUnsafeBytes { raw in
+                guard utf8.count == raw.count else { return false }
+                guard let base = raw.baseAddress, let textBase = utf8.baseAddress else { return true }
+                return memcmp(base, textBase, raw.count) == 0 && memchr(base, 0, raw.count) == nil
+            }
+        }
+    }
+
+    private static let upsertFlow = """
+        INSERT INTO flows (id, phase, started, method, url, host, status, http_version, mode, error_kind, content_type,
+            request_content_type, request_size, response_size, duration_ms, persona, signer_email, signer_serial,
+            verdict, websocket, tunnel, bodies_dropped)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (id) DO UPDATE SET phase = excluded.phase, started = excluded.started, method = excluded.method,
+            url = excluded.url, host = excluded.host, status = excluded.status, http_version = excluded.http_version,
+            mode = excluded.mode, error_kind = excluded.error_kind, content_type = excluded.content_type,
+            request_content_type = excluded.request_content_type, request_size = excluded.request_size,
+            response_size = excluded.response_size, duration_ms = excluded.duration_ms, persona = excluded.persona,
+            signer_email = excluded.signer_email, signer_serial = excluded.signer_serial, verdict = excluded.verdict,
+            websocket = excluded.websocket, tunnel = excluded.tunnel,
+            bodies_dropped = max(flows.bodies_dropped, excluded.bodies_dropped)
+        WHERE excluded.phase >= flows.phase
+        RETURNING seq
+        """
+    private static let upsertHeads = "INSERT OR REPLACE INTO flow_heads (seq, request_headers, response_headers) VALUES (?, ?, ?)"
+    private static let upsertJSON = "INSERT OR REPLACE INTO flow_records (seq, json) VALUES (?, ?)"
+    private static let upsertBody = "INSERT OR REPLACE INTO bodies (seq, part, size, sha256, data, text) VALUES (?, ?, ?, ?, ?, ?)"
+}
+
+extension StoreWriter {
+    /// After `join()`: folds the WAL into the main file and leaves it in rollback-journal mode, so
+    /// a saved session is one self-contained file. Fails harmlessly while a reader is still open.
+    func detach() {
+        try? database.execute("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE")
+    }
+}

@@ -1,0 +1,47 @@
+/// A request or response body as the store keeps it: up to the store's body limit of the bytes,
+/// plus the size and SHA-256 of the whole (as the flow log does for its smaller limit).
+public struct StoredBody: Sendable, Equatable {
+    /// Which message a body belongs to.
+    public enum Part: Int, Sendable {
+        case request = 0
+        case response = 1
+    }
+
+    /// The kept bytes, as on the wire (after de-chunking, before content decoding).
+    public var bytes: [UInt8]
+    /// The size of the whole body on the wire.
+    public var size: Int
+    /// SHA-256 of the whole body, hex; nil when the source did not say (HAR files).
+    public var sha256: String?
+    /// The body as text, decoded from its content coding, when it is text (the flow log's
+    /// `body.text`): what `~b` searches. Nil for binary bodies, which `~b` searches as bytes.
+    public var text: String?
+    /// True when `bytes` holds less than `size`.
+    public var truncated: Bool { bytes.count < size }
+
+    public init(bytes: [UInt8], size: Int? = nil, sha256: String? = nil, text: String? = nil) {
+        self.bytes = bytes
+        self.size = size ?? bytes.count
+        self.sha256 = sha256
+        self.text = text
+    }
+
+    /// This body cut to `limit` bytes; size and hash still describe the whole.
+    func limited(to limit: Int) -> StoredBody {
+        guard bytes.count > limit else { return self }
+        var body = self
+        body.bytes = Array(bytes.prefix(limit))
+        if let text, text.utf8.count > limit {
+            // Text decoded from a compressed body can be larger than its bytes: cut on a character.
+            let scalars = text.unicodeScalars
+            var end = scalars.startIndex
+            var kept = 0
+            while end < scalars.endIndex, kept + UTF8.width(scalars[end]) <= limit {
+                kept += UTF8.width(scalars[end])
+                scalars.formIndex(after: &end)
+            }
+            body.text = String(scalars[..<end])
+        }
+        return body
+    }
+}

@@ -1,0 +1,82 @@
+import SessionStore
+import TestSupport
+import XCTest
+
+/// Each filter atom and operator evaluated in the store over `StoreFixtures.flows`.
+final class FilterMatchTests: XCTestCase {
+    nonisolated(unsafe) private static let directory = TemporaryDirectory()
+    private static let shared: SessionStore = {
+        do { return try StoreFixtures.store(in: directory) } catch { fatalError("fixture store: \(error)") }
+    }()
+
+    /// The ids `expression` selects, sorted.
+    private func ids(_ expression: String) throws -> [String] {
+        let page = try Self.shared.flows(filter: try FilterExpression(parsing: expression), limit: 100)
+        XCTAssertEqual(page.total, page.flows.count, expression)
+        return page.flows.map(\.id).sorted()
+    }
+
+    func testEachAtomSelectsItsFlows() throws {
+        let table: [(String, [String])] = [
+            ("~d api.example.com", ["get-json", "not-found"]),
+            ("~d EXAMPLE\\.COM$", ["failed", "get-json", "not-found", "post-form", "socket"]),
+            ("~d ^api", ["get-json", "not-found", "tunnel"]),
+            ("users", ["get-json", "not-found"]),
+            ("~u logo\\.PNG", ["png"]),
+            ("~u ^http://", ["post-form"]),
+            ("~m post", ["post-form"]),
+            // Parentheses and spaces end a bare word (as in mitmproxy): quote such patterns.
+            ("~m '^(DELETE|POST)$'", ["not-found", "post-form"]),
+            ("~c 404", ["not-found"]),
+            ("~c 101", ["socket"]),
+            ("~h set-cookie", ["get-json"]),
+            ("~h \"^upgrade: websocket$\"", ["socket"]),
+            ("~hq accept", ["get-json"]),
+            ("~hs accept", []),
+            ("~hs '^location: /home'", ["post-form"]),
+            ("~b s3cr3t", ["get-json"]),
+            ("~b HUNTER\\d", ["post-form"]),
+            ("~bq hunter2", ["post-form"]),
+            ("~bs hunter2", []),
+            ("~bs magic", ["png"]),
+            ("~t json", ["get-json"]),
+            ("~t form", ["post-form"]),
+            ("~tq json", []),
+            ("~ts image/", ["png"]),
+            ("~q", ["failed", "pending"]),
+            ("~s", ["get-json", "not-found", "png", "post-form", "socket"]),
+            ("~e", ["failed"]),
+            ("~websocket", ["socket"]),
+            ("~persona TEAM", ["failed", "get-json"]),
+            ("~signer ana@acme.dev", ["get-json"]),
+            ("~verdict report-only", ["failed"]),
+            ("~all", StoreFixtures.flows.map(\.0.summary.id).sorted()),
+        ]
+        for (expression, expected) in table {
+            XCTAssertEqual(try ids(expression), expected.sorted(), expression)
+        }
+    }
+
+    func testOperatorsCombineAsWritten() throws {
+        let table: [(String, [String])] = [
+            ("~d example.com & ~c 404", ["not-found"]),
+            ("~d example.com ~c 404", ["not-found"]),
+            ("~c 404 | ~c 302", ["not-found", "post-form"]),
+            ("!~s", ["failed", "pending", "tunnel"]),
+            ("!~c 200", ["failed", "not-found", "pending", "post-form", "socket", "tunnel"]),
+            ("!(~c 200 | ~c 404) & ~d example", ["failed", "pending", "post-form", "socket"]),
+            ("!~persona team", ["not-found", "pending", "png", "post-form", "socket", "tunnel"]),
+            ("~b s3cr3t | ~e", ["failed", "get-json"]),
+            ("~u 'users/9' | \"wait\"", ["not-found", "pending"]),
+        ]
+        for (expression, expected) in table {
+            XCTAssertEqual(try ids(expression), expected.sorted(), expression)
+        }
+    }
+
+    func testPatternsAreBoundNotSpliced() throws {
+        // A pattern that would break SQL if it were pasted into the statement.
+        XCTAssertEqual(try ids("~u \"'; DROP TABLE flows; --\""), [])
+        XCTAssertEqual(try Self.shared.count(), StoreFixtures.flows.count)
+    }
+}

@@ -1,0 +1,70 @@
+import SessionStore
+import XCTest
+
+/// The grammar: what parses to what, and where an invalid expression is wrong.
+final class FilterParserTests: XCTestCase {
+    func testValidExpressionsParseToTheirTrees() throws {
+        let table: [(String, FilterExpression)] = [
+            ("~d example.com", .matches(.domain, pattern: "example.com")),
+            ("~D Example", .matches(.domain, pattern: "Example")),
+            ("example", .matches(.url, pattern: "example")),
+            ("~c 404", .status(404)),
+            ("!~c 200", .not(.status(200))),
+            ("~q", .requestWithoutResponse),
+            ("~s & ~e", .and(.hasResponse, .error)),
+            ("~m POST ~u login", .and(.matches(.method, pattern: "POST"), .matches(.url, pattern: "login"))),
+            ("~h a | ~hq b & ~hs c", .or(.matches(.header, pattern: "a"),
+                                         .and(.matches(.requestHeader, pattern: "b"), .matches(.responseHeader, pattern: "c")))),
+            ("!(~b x | ~bq y) ~bs z", .and(.not(.or(.matches(.body, pattern: "x"), .matches(.requestBody, pattern: "y"))),
+                                          .matches(.responseBody, pattern: "z"))),
+            ("~t json ~tq form ~ts png", .and(.and(.matches(.contentType, pattern: "json"),
+                                                   .matches(.requestContentType, pattern: "form")),
+                                              .matches(.responseContentType, pattern: "png"))),
+            (#"~u "a b\"c""#, .matches(.url, pattern: #"a b"c"#)),
+            (#"~u 'x\d+'"#, .matches(.url, pattern: #"x\d+"#)),
+            ("~u a|b", .matches(.url, pattern: "a|b")),
+            ("~websocket | ~all", .or(.websocket, .all)),
+            ("!!~e", .not(.not(.error))),
+            ("~persona team & ~signer ana@acme.dev ~verdict enforced",
+             .and(.and(.persona("team"), .signer("ana@acme.dev")), .verdict("enforced"))),
+            ("((~d a))", .matches(.domain, pattern: "a")),
+        ]
+        for (text, expected) in table {
+            XCTAssertEqual(try FilterExpression(parsing: text), expected, text)
+        }
+    }
+
+    func testInvalidExpressionsSayWhereAndWhy() {
+        let table: [(String, Int, String)] = [
+            ("", 1, "expected an expression"),
+            ("~d a &", 7, "expected an expression after '&'"),
+            ("~d a & | ~c 2", 8, "expected an expression after '&'"),
+            ("| ~q", 1, "expected an expression"),
+            ("!", 2, "expected an expression after '!'"),
+            ("(~q", 4, "expected ')' to close the '(' at column 1"),
+            ("()", 2, "expected an expression after '('"),
+            ("~q )", 4, "unexpected ')'"),
+            ("~c abc", 4, "'~c' needs a status code, not 'abc'"),
+            ("~c", 3, "expected a status code after '~c'"),
+            ("~d", 3, "expected a pattern after '~d'"),
+            ("~d (x)", 4, "expected a pattern after '~d'"),
+            ("~zz a", 1, "unknown filter '~zz'"),
+            ("~ a", 1, "expected a filter name after '~'"),
+            ("~u \"abc", 4, "unterminated string (no closing \")"),
+            ("~u a[", 4, "'a[' is not a valid regular expression"),
+            ("~persona", 9, "expected a name after '~persona'"),
+        ]
+        for (text, column, reason) in table {
+            XCTAssertThrowsError(try FilterExpression(parsing: text), text) { error in
+                guard let error = error as? FilterSyntaxError else { return XCTFail("\(text): \(error)") }
+                XCTAssertEqual(error.column, column, "\(text): \(error)")
+                XCTAssertEqual(error.reason, reason, text)
+            }
+        }
+    }
+
+    func testTheErrorReadsWithItsColumn() {
+        XCTAssertEqual(FilterSyntaxError(column: 7, reason: "expected an expression after '&'").description,
+                       "expected an expression after '&' at column 7")
+    }
+}

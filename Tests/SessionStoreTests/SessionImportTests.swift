@@ -1,0 +1,108 @@
+import DevProxy
+import Foundation
+import SessionStore
+import TestSupport
+import XCTest
+
+/// `devproxy web FILE`: flow logs and HAR files written by DevProxy's own writers, read into a store.
+final class SessionImportTests: XCTestCase {
+    private static let samples: [Flow] = [
+        #"{"id":"g1","started":"2026-03-01T12:01:02.100Z","ended":"2026-03-01T12:01:02.135Z","client":"127.0.0.1:1","#
+            + #""mode":"https","server":{"host":"api.example.com","port":443},"persona":"team","#
+            + #""signer":{"serial":"0A","email":"ana@acme.dev"},"#
+            + #""request":{"method":"GET","url":"https://api.example.com/v1/x","http_version":"HTTP/1.1","#
+            + #""headers":[["Host","api.example.com"]]},"#
+            + #""response":{"status":200,"reason":"OK","http_version":"HTTP/1.1","#
+            + #""headers":[["Content-Type","application/json"]],"#
+            + #""body":{"size":11,"sha256":"ab","text":"{\"ok\":true}","truncated":false}},"#
+            + #""timings":{"connect":1,"tls":2,"send":1,"wait":20,"receive":4}}"#,
+        #"{"id":"p2","started":"2026-03-01T12:01:03.000Z","ended":"2026-03-01T12:01:03.010Z","client":"127.0.0.1:2","#
+            + #""mode":"http","server":{"host":"upload.example.com","port":80},"#
+            + #""request":{"method":"POST","url":"http://upload.example.com/put","http_version":"HTTP/1.1","#
+            + #""headers":[["Content-Type","image/png"]],"body":{"size":4,"sha256":"cd","base64":"iVBORw==","truncated":false}},"#
+            + #""response":{"status":302,"reason":"Found","http_version":"HTTP/1.1","headers":[["Location","/done"]]},"#
+            + #""timings":{"connect":1,"tls":-1,"send":2,"wait":3,"receive":1}}"#,
+        #"{"id":"e3","started":"2026-03-01T12:01:04.000Z","ended":"2026-03-01T12:01:04.020Z","client":"127.0.0.1:3","#
+            + #""mode":"https","server":{"host":"pinned.example.com","port":443},"#
+            + #""error":{"kind":"client_rejected_certificate","message":"alert unknown_ca","alert":"unknown_ca"},"#
+            + #""timings":{"connect":-1,"tls":-1,"send":-1,"wait":-1,"receive":-1}}"#,
+    ].map { try! JSONDecoder().decode(Flow.self, from: Data($0.utf8)) }
+
+    func testAFlowLogWrittenByTheProxyImportsWithBodiesAndRecords() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("flows.jsonl")
+        let log = try JSONLinesFlowLog(path: path)
+        for flow in Self.samples { log.record(flow) }
+        log.close()
+        // A torn last line, as a killed proxy leaves, is reported with its number.
+        let handle = try XCTUnwrap(FileHandle(forWritingAtPath: path))
+        handle.seekToEndOfFile()
+        handle.write(Data(#"{"id":"torn","sta"#.utf8))
+        try handle.close()
+
+        XCTAssertEqual(try SessionImport.format(of: path), .flowLog)
+        let (store, report) = try SessionImport.open(path: path)
+        defer { store.close() }
+        XCTAssertEqual(report?.flows, 3)
+        XCTAssertEqual(report?.problems.map(\.number), [4])
+        let page = try store.flows(limit: 10, order: .oldestFirst)
+        XCTAssertEqual(page.flows.map(\.id), ["g1", "p2", "e3"])
+        let get = page.flows[0]
+        XCTAssertEqual(get.host, "api.example.com")
+        XCTAssertEqual(get.status, 200)
+        XCTAssertEqual(get.contentType, "application/json")
+        XCTAssertEqual(get.durationMs, 35)
+        XCTAssertEqual(get.signerEmail, "ana@acme.dev")
+        XCTAssertEqual(get.responseSize, 11)
+        XCTAssertEqual(page.flows[2].errorKind, "client_rejected_certificate")
+        XCTAssertEqual(try store.body(id: "p2", part: .request)?.bytes, [0x89, 0x50, 0x4E, 0x47])
+        XCTAssertEqual(try store.body(id: "g1", part: .response)?.text, #"{"ok":true}"#)
+        // The stored record is the log's own line, byte for byte.
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+        XCTAssertEqual(try store.flowJSON(id: "g1"), String(lines[0]))
+        XCTAssertEqual(try store.count(filter: FilterExpression(parsing: "~b ok & ~signer ana@acme.dev")), 1)
+        XCTAssertEqual(try store.count(filter: FilterExpression(parsing: "~e | ~t png")), 2)
+    }
+
+    func testAHARFileWrittenByTheProxyImports() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("session.har")
+        try HARWriter.write(Self.samples, to: path)
+        XCTAssertEqual(try SessionImport.format(of: path), .har)
+        let (store, report) = try SessionImport.open(path: path)
+        defer { store.close() }
+        XCTAssertEqual(report?.flows, 3)
+        XCTAssertEqual(report?.problems, [])
+        let page = try store.flows(limit: 10, order: .oldestFirst)
+        XCTAssertEqual(page.flows.map(\.id), ["g1", "p2", "e3"], "DevProxy's _flowId is kept")
+        XCTAssertEqual(page.flows.map(\.status), [200, 302, nil])
+        XCTAssertEqual(page.flows.map(\.errorKind), [nil, nil, "client_rejected_certificate"])
+        XCTAssertEqual(page.flows[0].method, "GET")
+        XCTAssertEqual(try store.body(id: "g1", part: .response)?.text, #"{"ok":true}"#)
+        XCTAssertEqual(try store.count(filter: FilterExpression(parsing: "~hq ^host: api")), 1)
+        let json = try XCTUnwrap(try store.flowJSON(id: "g1"))
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        XCTAssertEqual((object["response"] as? [String: Any])?["status"] as? Int, 200, "a flow-log-shaped record")
+    }
+
+    func testASavedSessionOpensReadOnly() throws {
+        let directory = TemporaryDirectory()
+        try StoreFixtures.store(in: directory).close()
+        let path = directory.file("session.sqlite")
+        XCTAssertEqual(try SessionImport.format(of: path), .session)
+        let (store, report) = try SessionImport.open(path: path)
+        XCTAssertNil(report)
+        XCTAssertTrue(store.isReadOnly)
+        XCTAssertEqual(try store.count(filter: FilterExpression(parsing: "~c 404")), 1)
+        store.close()
+    }
+
+    func testAFileThatIsNeitherIsReportedLineByLine() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.write("notes.txt", "hello\n{\"id\":1}\n")
+        let (store, report) = try SessionImport.open(path: path)
+        defer { store.close() }
+        XCTAssertEqual(report?.flows, 0)
+        XCTAssertEqual(report?.problems.map(\.number), [1, 2])
+    }
+}

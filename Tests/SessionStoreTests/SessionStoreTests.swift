@@ -1,0 +1,201 @@
+import Foundation
+import SessionStore
+import TestSupport
+import XCTest
+
+/// The store's lifecycle, paging, files and bodies.
+final class SessionStoreTests: XCTestCase {
+    func testLifecycleUpsertsOneRowThatMovesForwardOnly() throws {
+        let directory = TemporaryDirectory()
+        let store = try SessionStore(path: directory.file("s.sqlite"))
+        var record = StoreFixtures.record("f1", status: nil)
+        store.started(record)
+        store.flush()
+        var summary = try XCTUnwrap(try store.summary(id: "f1"))
+        XCTAssertEqual(summary.phase, .started)
+        XCTAssertNil(summary.status)
+        XCTAssertNil(try store.flowJSON(id: "f1"), "no record before the flow finishes")
+        let sequence = summary.sequence
+
+        record.summary.status = 201
+        record.responseHeaders = [["Content-Type", "text/plain"]]
+        store.responded(record)
+        store.flush()
+        summary = try XCTUnwrap(try store.summary(id: "f1"))
+        XCTAssertEqual(summary.phase, .responded)
+        XCTAssertEqual(summary.status, 201)
+        XCTAssertEqual(try store.count(filter: FilterExpression(parsing: "~hs text/plain")), 1)
+
+        store.finished(record, json: #"{"id":"f1"}"#, bodies: FlowBodies(response: StoreFixtures.text("hello")))
+        // A late `responded` (a retried event) must not take a finished flow back.
+        store.responded(record)
+        store.flush()
+        summary = try XCTUnwrap(try store.summary(id: "f1"))
+        XCTAssertEqual(summary.phase, .finished)
+        XCTAssertEqual(summary.sequence, sequence, "updates keep the flow's place")
+        XCTAssertEqual(try store.count(), 1)
+        XCTAssertEqual(try store.flowJSON(id: "f1"), #"{"id":"f1"}"#)
+        XCTAssertEqual(try store.body(id: "f1", part: .response)?.text, "hello")
+        XCTAssertNil(try store.body(id: "f1", part: .request))
+    }
+
+    func testCursorsPageThroughInBothOrdersAndStayStableWhileFlowsArrive() throws {
+        let directory = TemporaryDirectory()
+        let flows = (1...25).map { (StoreFixtures.record("f\($0)", host: $0 % 2 == 0 ? "even.test" : "odd.test"), FlowBodies()) }
+        let store = try StoreFixtures.store(in: directory, flows: flows)
+        let even = try FilterExpression(parsing: "~d even")
+
+        var page = try store.flows(filter: even, limit: 5)
+        XCTAssertEqual(page.total, 12)
+        XCTAssertEqual(page.flows.map(\.id), ["f24", "f22", "f20", "f18", "f16"])
+        // Flows arriving between pages land before the first page, never inside the next ones.
+        for index in 26...30 { store.finished(StoreFixtures.record("f\(index)", host: "even.test"), json: "{}", bodies: .init()) }
+        store.flush()
+        page = try store.flows(filter: even, limit: 5, cursor: page.nextCursor)
+        XCTAssertEqual(page.flows.map(\.id), ["f14", "f12", "f10", "f8", "f6"])
+        XCTAssertEqual(page.total, 17, "the total counts the new flows too")
+        page = try store.flows(filter: even, limit: 5, cursor: page.nextCursor)
+        XCTAssertEqual(page.flows.map(\.id), ["f4", "f2"])
+        XCTAssertNil(page.nextCursor)
+
+        let oldest = try store.flows(limit: 10, order: .oldestFirst)
+        XCTAssertEqual(oldest.flows.map(\.id), (1...10).map { "f\($0)" })
+        let cursor = try XCTUnwrap(FlowCursor(oldest.nextCursor?.description ?? ""), "a cursor survives the API's text")
+        let next = try store.flows(limit: 100, cursor: cursor, order: .oldestFirst)
+        XCTAssertEqual(next.flows.map(\.id), (11...30).map { "f\($0)" })
+        XCTAssertNil(next.nextCursor)
+    }
+
+    func testPagingWhileAnotherThreadWritesNeverRepeatsOrSkipsAFlow() throws {
+        let directory = TemporaryDirectory()
+        let initial = (0..<500).map { (StoreFixtures.record("old\($0)"), FlowBodies()) }
+        let store = try StoreFixtures.store(in: directory, flows: initial)
+        let writing = DispatchSemaphore(value: 0)
+        Thread {
+            for index in 0..<2000 { store.started(StoreFixtures.record("new\(index)", status: nil)) }
+            store.flush()
+            writing.signal()
+        }.start()
+        var seen: [String] = []
+        var cursor: FlowCursor?
+        var last = Int64.max
+        repeat {
+            let page = try store.flows(filter: FilterExpression(parsing: "~d example"), limit: 37, cursor: cursor)
+            XCTAssertTrue(page.flows.allSatisfy { $0.sequence < last }, "newest first, each page after the last")
+            last = page.flows.last?.sequence ?? last
+            seen += page.flows.map(\.id)
+            cursor = page.nextCursor
+        } while cursor != nil
+        XCTAssertEqual(writing.wait(timeout: .now() + 30), .success)
+        XCTAssertEqual(Set(seen).count, seen.count, "no flow twice")
+        XCTAssertTrue(Set(seen).isSuperset(of: initial.map(\.0.summary.id)), "every flow there at the start")
+    }
+
+    func testTheFileAndItsWALAreOwnerOnly() throws {
+        let directory = TemporaryDirectory()
+        let store = try StoreFixtures.store(in: directory)
+        XCTAssertEqual(directory.mode("session.sqlite"), 0o600)
+        XCTAssertEqual(directory.mode("session.sqlite-wal"), 0o600)
+        store.close()
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory.file("session.sqlite-wal")),
+                       "closing folds the WAL into the one session file")
+    }
+
+    func testSchemaVersionIsWrittenAndANewerFileIsRefused() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("s.sqlite")
+        try StoreFixtures.store(in: directory).close()
+        // Reopening migrates nothing and keeps the flows.
+        let reopened = try SessionStore(path: directory.file("session.sqlite"), readOnly: true)
+        XCTAssertEqual(try reopened.count(), StoreFixtures.flows.count)
+        reopened.close()
+
+        try SessionStore(path: path).close()
+        XCTAssertEqual(try SQLitePeek.userVersion(path), 1)
+        try SQLitePeek.setUserVersion(path, 99)
+        XCTAssertThrowsError(try SessionStore(path: path)) { error in
+            XCTAssertEqual((error as? SessionStoreError)?.code, .schema)
+        }
+        let notASession = directory.write("plain.sqlite", "")
+        XCTAssertThrowsError(try SessionStore(path: notASession, readOnly: true))
+    }
+
+    func testBodiesBeyondTheLimitKeepTheirFirstBytesSizeAndHash() throws {
+        let directory = TemporaryDirectory()
+        let store = try SessionStore(path: directory.file("s.sqlite"), configuration: .init(bodyLimit: 8))
+        let large = StoredBody(bytes: Array("0123456789abcdef".utf8), sha256: "feed", text: "0123456789abcdef")
+        let binary = StoredBody(bytes: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9], size: 1000, sha256: "beef")
+        store.finished(StoreFixtures.record("f"), json: "{}", bodies: FlowBodies(request: binary, response: large))
+        store.flush()
+        let response = try XCTUnwrap(try store.body(id: "f", part: .response))
+        XCTAssertEqual(response.bytes, Array("01234567".utf8))
+        XCTAssertEqual(response.text, "01234567")
+        XCTAssertEqual(response.size, 16)
+        XCTAssertEqual(response.sha256, "feed")
+        XCTAssertTrue(response.truncated)
+        let request = try XCTUnwrap(try store.body(id: "f", part: .request))
+        XCTAssertEqual(request.bytes, [0, 1, 2, 3, 4, 5, 6, 7])
+        XCTAssertNil(request.text)
+        XCTAssertEqual(request.size, 1000)
+        XCTAssertEqual(try store.count(filter: FilterExpression(parsing: "~bs 4567")), 1)
+        XCTAssertEqual(try store.count(filter: FilterExpression(parsing: "~bs 89")), 0, "past the limit is not stored")
+    }
+
+    func testADecodedBodyIsSearchedAsTextAndReturnedAsBytes() throws {
+        let directory = TemporaryDirectory()
+        let store = try SessionStore(path: directory.file("s.sqlite"))
+        // Bytes as on the wire (say gzip), text as the flow log decodes it.
+        let wire: [UInt8] = [0x1F, 0x8B, 0x08, 0x00, 0xA1, 0x00, 0x42]
+        let body = StoredBody(bytes: wire, size: 7, sha256: "aa", text: #"{"greeting":"Grüße"}"#)
+        store.finished(StoreFixtures.record("gz"), json: "{}", bodies: FlowBodies(response: body))
+        store.flush()
+        XCTAssertEqual(try store.body(id: "gz", part: .response), body)
+        XCTAssertEqual(try store.count(filter: FilterExpression(parsing: "~bs greeting")), 1)
+        XCTAssertEqual(try store.count(filter: FilterExpression(parsing: "~bs 'grüsse|GRÜSSE|grüße'")), 1,
+                       "non-ASCII patterns go to ICU, case-insensitively")
+        XCTAssertEqual(try store.count(filter: FilterExpression(parsing: "~bs '\\x8b'")), 0, "the text, not the wire bytes")
+    }
+
+    func testObserversReceiveCommittedBatchesAndClear() throws {
+        let directory = TemporaryDirectory()
+        let store = try SessionStore(path: directory.file("s.sqlite"))
+        let received = LockedBox<[StoreChanges]>([])
+        let token = store.addObserver { changes in received.mutate { $0.append(changes) } }
+        store.started(StoreFixtures.record("a", status: nil))
+        store.finished(StoreFixtures.record("a"), json: "{}", bodies: .init())
+        store.flush()
+        let flows = received.value.flatMap(\.flows)
+        XCTAssertEqual(flows.map(\.phase), [.started, .finished])
+        XCTAssertEqual(Set(flows.map(\.sequence)).count, 1)
+        XCTAssertGreaterThan(flows[0].sequence, 0)
+
+        store.clear()
+        XCTAssertEqual(try store.count(), 0)
+        XCTAssertEqual(received.value.last?.cleared, true)
+        store.removeObserver(token)
+        store.finished(StoreFixtures.record("b"), json: "{}", bodies: .init())
+        store.flush()
+        XCTAssertFalse(received.value.flatMap(\.flows).contains { $0.id == "b" })
+        // Sequence numbers are never reused after a clear, so old cursors cannot point at new flows.
+        XCTAssertGreaterThan(try XCTUnwrap(try store.summary(id: "b")).sequence, flows[0].sequence)
+    }
+
+    func testQueriesOnAClosedStoreThrow() throws {
+        let directory = TemporaryDirectory()
+        let store = try StoreFixtures.store(in: directory)
+        store.close()
+        XCTAssertThrowsError(try store.count()) { XCTAssertEqual(($0 as? SessionStoreError)?.code, .closed) }
+    }
+}
+
+/// A value shared with an observer's thread.
+final class LockedBox<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Value
+
+    init(_ value: Value) { stored = value }
+
+    var value: Value { lock.withLock { stored } }
+
+    func mutate(_ body: (inout Value) -> Void) { lock.withLock { body(&stored) } }
+}
