@@ -12,6 +12,7 @@ enum PolicyCommand {
       devproxy policy check Info.plist                         TrustKit (Info.plist, plist or JSON)
       devproxy policy check network_security_config.xml        Android Network Security Config
       devproxy policy check pins.txt --host api.acme.dev       OkHttp (pattern pin… lines, or Kotlin source)
+      devproxy policy check pinner.json --chain prod.pem      a hand-written pinner ("kind": "custom")
       devproxy policy check Info.plist --chain served.pem      predict for a chain you captured instead
       devproxy policy check Info.plist --json                  {"errors", "warnings", "hosts": [...]}
 
@@ -61,6 +62,10 @@ enum PolicyCommand {
         var report = PolicyCheck(teamRoot: teamRoot, presented: presented).run(policy: data, hosts: arguments.values("host"))
         report.warnings = notes + report.warnings
         let valid = report.errors.isEmpty
+        // No library stands behind a custom pinner file: a bad one is bad input, not a refusal.
+        if report.source == .custom, let error = report.errors.first {
+            throw CommandFailure("\(path): \(error)")
+        }
         if arguments.flag("json") {
             Output.json(JSONReport(errors: report.errors, warnings: report.warnings, hosts: report.hosts))
             return valid ? 0 : 1
@@ -100,6 +105,7 @@ enum PolicyCommand {
         case .trustKit: return "TrustKit"
         case .androidNSC: return "Android Network Security Config"
         case .okHttp: return "OkHttp CertificatePinner"
+        case .custom: return "hand-written pinner (kind custom)"
         }
     }
 

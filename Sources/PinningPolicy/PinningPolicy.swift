@@ -19,6 +19,8 @@ public struct PinningPolicy: Sendable, Equatable {
     /// Things the parser noticed that the library accepts silently (an unparseable TrustKit
     /// expiration, a missing public-suffix list, a non-literal OkHttp argument).
     public var warnings: [String]
+    /// Kind `custom`: what the hand-written pinner hashes and looks at; nil for other sources.
+    public var customPinner: CustomPinner?
 
     /// A policy with neutral defaults for every field not given.
     public init(
@@ -29,7 +31,8 @@ public struct PinningPolicy: Sendable, Equatable {
         baseTrustAnchors: [TrustAnchorReference] = [],
         baseCleartextTrafficPermitted: Bool? = nil,
         debugOverrideAnchors: [TrustAnchorReference] = [],
-        warnings: [String] = []
+        warnings: [String] = [],
+        customPinner: CustomPinner? = nil
     ) {
         self.source = source
         self.domains = domains
@@ -39,6 +42,7 @@ public struct PinningPolicy: Sendable, Equatable {
         self.baseCleartextTrafficPermitted = baseCleartextTrafficPermitted
         self.debugOverrideAnchors = debugOverrideAnchors
         self.warnings = warnings
+        self.customPinner = customPinner
     }
 
     /// The entry with exactly this pattern, if any (no host matching).

@@ -80,7 +80,8 @@ public struct PolicyCheck: Sendable {
         if case .served(let chain, _) = presented {
             for entry in policy.domains { chains[entry.pattern] = chain }
         }
-        let linter = PolicyLinter(teamRootPins: teamRoot.map(Self.pins(of:)) ?? [], chains: chains)
+        var linter = PolicyLinter(teamRootPins: teamRoot.map(Self.pins(of:)) ?? [], chains: chains)
+        linter.teamRoot = teamRoot
         warnings += linter.lint(policy, at: now).map(\.description)
         var predictions: [HostPrediction] = []
         if presented == nil {

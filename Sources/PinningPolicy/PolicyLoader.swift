@@ -10,7 +10,10 @@ public enum PolicyLoader {
         if text.contains("TSKPinnedDomains") || text.contains("TSKConfiguration") || text.contains("<plist") {
             return .trustKit
         }
-        if text.drop(while: \.isWhitespace).first == "{" { return .trustKit }
+        if text.drop(while: \.isWhitespace).first == "{" {
+            let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+            return object?["kind"] as? String == "custom" ? .custom : .trustKit
+        }
         return .okHttp
     }
 
@@ -18,7 +21,7 @@ public enum PolicyLoader {
     ///
     /// - Parameters:
     ///   - path: an Info.plist / TrustKit plist or JSON, a network_security_config.xml, an
-    ///     OkHttp pin list or Kotlin/Java source.
+    ///     OkHttp pin list or Kotlin/Java source, a `custom` pinner JSON (`"kind": "custom"`).
     ///   - timeZone: the device time zone for Android pin-set expiration.
     /// - Throws: `PolicyError(.unreadable)` when the file cannot be read, else the parser's error.
     public static func load(path: String, timeZone: TimeZone = .current) throws -> PinningPolicy {
@@ -34,6 +37,7 @@ public enum PolicyLoader {
         case .trustKit: return try TrustKitPolicyParser().parse(data)
         case .androidNSC: return try AndroidNSCParser(timeZone: timeZone).parse(data)
         case .okHttp: return try OkHttpPinnerParser().parse(String(decoding: data, as: UTF8.self))
+        case .custom: return try CustomPinnerPolicyParser().parse(data)
         }
     }
 }
