@@ -106,6 +106,7 @@ enum PolicyCommand {
         case .androidNSC: return "Android Network Security Config"
         case .okHttp: return "OkHttp CertificatePinner"
         case .custom: return "hand-written pinner (kind custom)"
+        case .ats: return "App Transport Security"
         }
     }
 

@@ -24,6 +24,7 @@ public enum PinningEvaluator {
         case .androidNSC: return android(policy, host, verification, date, context)
         case .okHttp: return okHttp(policy, host, verification)
         case .custom: return custom(policy, host, verification)
+        case .ats: return ats(policy, host, verification)
         }
     }
 

@@ -21,6 +21,8 @@ public struct PinningPolicy: Sendable, Equatable {
     public var warnings: [String]
     /// Kind `custom`: what the hand-written pinner hashes and looks at; nil for other sources.
     public var customPinner: CustomPinner?
+    /// Kind `ats`: the whole `NSAppTransportSecurity` dictionary; nil for other sources.
+    public var ats: ATSPolicy?
 
     /// A policy with neutral defaults for every field not given.
     public init(
@@ -32,7 +34,8 @@ public struct PinningPolicy: Sendable, Equatable {
         baseCleartextTrafficPermitted: Bool? = nil,
         debugOverrideAnchors: [TrustAnchorReference] = [],
         warnings: [String] = [],
-        customPinner: CustomPinner? = nil
+        customPinner: CustomPinner? = nil,
+        ats: ATSPolicy? = nil
     ) {
         self.source = source
         self.domains = domains
@@ -43,6 +46,7 @@ public struct PinningPolicy: Sendable, Equatable {
         self.debugOverrideAnchors = debugOverrideAnchors
         self.warnings = warnings
         self.customPinner = customPinner
+        self.ats = ats
     }
 
     /// The entry with exactly this pattern, if any (no host matching).

@@ -8,4 +8,6 @@ public enum PolicySource: String, Sendable, Codable, CaseIterable {
     case okHttp
     /// A hand-written pinner described by a JSON file of kind `custom` (`CustomPinner`).
     case custom
+    /// App Transport Security: an Info.plist's `NSAppTransportSecurity` (`ATSPolicy`).
+    case ats
 }
