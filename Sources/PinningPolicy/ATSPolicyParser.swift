@@ -109,7 +109,8 @@ public struct ATSPolicyParser: Sendable {
                 warnings.append("\(context): \(key) \(text) is not the base64 of a SHA-256 digest; ignored")
                 continue
             }
-            if !pins.contains(pin) { pins.append(pin) }
+            // Kept as listed, duplicates included: Apple's parser counts NSPinnedDomains_leaf's two equal entries as 2.
+            pins.append(pin)
         }
         if pins.isEmpty { warnings.append("\(context): \(key) holds no valid identity") }
         return pins

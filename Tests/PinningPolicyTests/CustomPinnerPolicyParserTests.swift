@@ -16,8 +16,8 @@ import Testing
         try CustomPinnerPolicyParser().parse(try JSONSerialization.data(withJSONObject: object))
     }
 
-    static let base: [String: Any] = ["kind": "custom", "hash": "spki", "scope": "any", "hosts": ["api.acme.dev"],
-                                      "pins": ["AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="]]
+    static var base: [String: Any] { ["kind": "custom", "hash": "spki", "scope": "any", "hosts": ["api.acme.dev"],
+                                      "pins": ["AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="]] }
 
     func error(_ changes: [String: Any?]) -> PolicyError? {
         var object = Self.base
