@@ -22,7 +22,8 @@ enum RunCommand {
              --keylog FILE
              --body-limit BYTES (default 1048576)  --redact HEADER  --via  --quiet  --config FILE
              --allow-remote  --proxy-auth FILE (user:password lines)  --passphrase-file FILE
-             --persona GLOB=NAME (team, unpinned, untrusted, expired, wrong-host, self-signed, passthrough)
+             --persona GLOB=NAME (team, unpinned, untrusted, expired, wrong-host, self-signed, passthrough, tls12,
+                                   no-forward-secrecy)
              --report-uri GLOB  --reports FILE (default: reports.jsonl beside --log)  --sink-reports
              --leaf-key GLOB=KEY.pem (matching hosts' leaves carry this key: for leaf-only pinners; never a CA key)
     Then: curl --proxy http://127.0.0.1:8080 --cacert ROOT.pem https://example.com/

@@ -109,7 +109,8 @@ struct ConnectHandler {
         if server.configuration.eagerUpstream { server.pool.prepare(host: host, port: port, tls: true) }
         let tls: TLSConnection
         do {
-            tls = try TLSConnection.accept(socket: connection.socket, context: server.serverTLS, leaf: leaf, peerName: "the client")
+            tls = try TLSConnection.accept(socket: connection.socket, context: server.serverTLS(forPersona: persona), leaf: leaf,
+                                         peerName: "the client")
         } catch let error as TLSError {
             recordHandshakeFailure(error, host: host, port: port, sni: hello.serverName, signer: signer, persona: persona)
             return
