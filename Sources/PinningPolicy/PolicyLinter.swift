@@ -81,12 +81,13 @@ public struct PolicyLinter: Sendable {
                                                message: "pins expire \(expiration), within 30 days"))
                 }
             }
-            if policy.customPinner == nil, !teamRootPins.isEmpty, !pins.contains(where: teamRootPins.contains) {
+            if policy.customPinner == nil, policy.ats == nil, !teamRootPins.isEmpty, !pins.contains(where: teamRootPins.contains) {
                 findings.append(PolicyLint(kind: .teamRootNotPinned, domain: name,
                                            message: "DevProxy cannot decrypt this host; the app will block"))
             }
         }
         if let pinner = policy.customPinner { findings += lint(pinner) }
+        if let ats = policy.ats { findings += lint(ats) }
         if !pinned.isEmpty, pinned.allSatisfy({ !$0.enforce }) {
             findings.append(PolicyLint(kind: .reportOnlyEverywhere, domain: nil,
                                        message: "every entry is report-only; nothing is blocked"))

@@ -88,6 +88,18 @@ import TestSupport
         #expect(ats.transport(for: "strict.acme.dev", offer: noFS).verdict == .refuses)
     }
 
+    @Test func lintsCAInLeafIdentitiesAndMissingTeamRoot() {
+        var linter = PolicyLinter()
+        linter.teamRoot = fixture.root
+        let leafOnly = ATSPolicy(pinnedDomains: [ATSPinnedDomain(name: "a.acme.dev", leafIdentities: [pin(fixture.root), pin(leaf.certificate)])])
+        let found = linter.lint(PinningPolicy(source: .ats, domains: [], ats: leafOnly))
+        #expect(found.map(\.kind) == [.caPinInLeafPinner, .leafOnlyPinner])
+        let other = ATSPolicy(pinnedDomains: [ATSPinnedDomain(name: "b.acme.dev", caIdentities: [pin(fixture.intermediate)])])
+        #expect(linter.lint(PinningPolicy(source: .ats, domains: [], ats: other)).map(\.kind) == [.teamRootNotPinned])
+        let good = ATSPolicy(pinnedDomains: [ATSPinnedDomain(name: "c.acme.dev", caIdentities: [pin(fixture.root)])])
+        #expect(linter.lint(PinningPolicy(source: .ats, domains: [], ats: good)).isEmpty)
+    }
+
     @Test func policyCheckFoldsTheTLSVerdictIntoTheDecision() throws {
         let info: [String: Any] = ["NSAppTransportSecurity": [
             "NSExceptionDomains": ["api.acme.dev": ["NSExceptionMinimumTLSVersion": "TLSv1.3"]],

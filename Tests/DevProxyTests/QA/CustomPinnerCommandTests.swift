@@ -131,3 +131,31 @@ import TestSupport
         }
     }
 }
+
+/// `pin-check` reads the new kinds too: a custom raw-key pinner and an ATS Info.plist, judged on
+/// the chain DevProxy really serves.
+@Suite struct PinCheckNewKindsTests {
+    @Test func pinCheckJudgesCustomAndATSPoliciesThroughTheProxy() throws {
+        let fixture = try PKIFixture()
+        let origin = try OriginServer()
+        let proxy = try DevProxyProcess(["--ca-dir", fixture.store.directory, "--intermediate", fixture.bundlePath,
+                                         "--upstream-ca", origin.caPath, "--quiet"])
+        let raw = try #require(PinHashForm.rawKey.digest(of: fixture.root)).base64
+        let custom = fixture.directory.write("pinner.json", """
+            {"kind": "custom", "hash": "raw-key", "scope": "ca", "hosts": ["localhost"],
+             "pins": ["\(raw)", "\(Digest.sha256(fixture.root.spkiDER).base64)"]}
+            """)
+        let spki = Digest.sha256(fixture.root.spkiDER).base64
+        let info = try PropertyListSerialization.data(fromPropertyList: ["NSAppTransportSecurity": ["NSPinnedDomains": [
+            "localhost": ["NSPinnedLeafIdentities": [["SPKI-SHA256-BASE64": spki]]]]]], format: .xml, options: 0)
+        let ats = fixture.directory.write("Info.plist", String(decoding: info, as: UTF8.self))
+        let base = ["pin-check", origin.url("/"), "--proxy", "127.0.0.1:\(proxy.port)", "--ca-file", fixture.rootPath, "--json"]
+        let allowed = try Subprocess.run(Subprocess.devproxy, base + ["--policy", custom])
+        #expect(allowed.status == 0, "\(allowed.output)")
+        #expect(allowed.stdout.contains("\"source\":\"custom\"") || allowed.stdout.contains("\"source\" : \"custom\""), "\(allowed.stdout)")
+        // The team root's SPKI as a *leaf* identity: Apple compares it with the leaf only.
+        let blocked = try Subprocess.run(Subprocess.devproxy, base + ["--policy", ats])
+        #expect(blocked.status == 1, "\(blocked.output)")
+        _ = proxy.stop()
+    }
+}
