@@ -14,9 +14,11 @@ enum PinsSnippetCommand {
       devproxy pins snippet --domain api.acme.dev --format okhttp
       devproxy pins snippet --domain api.acme.dev --format custom --hash raw-key --backup next-root.csr
       devproxy pins snippet --domain api.acme.dev --format swift-pins --hash trustkit --leaf-key debug-leaf.key
+      devproxy pins snippet --domain api.acme.dev --format ats --backup next-root.csr
 
     Formats: trustkit (Swift), trustkit-plist (Info.plist), nsc (Android XML), okhttp (Kotlin),
-    custom (a `policy check` file for a hand-written pinner), swift-pins (its Set<String> of pins).
+    custom (a `policy check` file for a hand-written pinner), swift-pins (its Set<String> of pins),
+    ats (Info.plist NSPinnedDomains: CA identities, or leaf identities with --leaf-key).
     Hand-written pinners: --hash spki|raw-key|trustkit|certificate (default spki), --scope any|leaf|ca,
     --leaf-key KEY.pem pins the key `devproxy run --leaf-key HOST=KEY.pem` mints leaves with (scope leaf).
     The root comes from --ca-dir DIR; --backup takes a CSR, public or private key, or certificate.
@@ -55,10 +57,11 @@ enum PinsSnippetCommand {
             }
             return scope
         } ?? (leafKey == nil ? .any : .leaf)
-        if !format.isHandWritten {
-            guard hash == .spki, arguments.value("scope") == nil, leafKey == nil else {
-                throw UsageError("--hash, --scope and --leaf-key are for hand-written pinners: --format custom or swift-pins")
-            }
+        if !format.isHandWritten, hash != .spki {
+            throw UsageError("--hash is for hand-written pinners (--format custom or swift-pins); \(format.rawValue) pins hash the SPKI")
+        }
+        if !format.pinsLeaves, arguments.value("scope") != nil || leafKey != nil {
+            throw UsageError("--scope and --leaf-key are for --format custom, swift-pins or ats")
         }
         if leafKey != nil, scope == .ca { throw UsageError("--scope ca cannot hold a leaf key's pin") }
         if leafKey != nil, hash == .certificate {

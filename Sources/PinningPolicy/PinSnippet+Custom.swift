@@ -15,6 +15,28 @@ extension PinSnippet {
         return String(decoding: data, as: UTF8.self) + "\n"
     }
 
+    /// An Info.plist with `NSPinnedDomains`: CA identities, or leaf identities for scope `leaf`.
+    func atsPlist() -> String {
+        let key = scope == .leaf ? "NSPinnedLeafIdentities" : "NSPinnedCAIdentities"
+        var lines = ["<?xml version=\"1.0\" encoding=\"UTF-8\"?>",
+                     "<!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" \"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">",
+                     "<!-- Copy the NSAppTransportSecurity key and its dictionary into your app's Info.plist (iOS 14+). -->",
+                     "<plist version=\"1.0\">", "<dict>", "\t<key>NSAppTransportSecurity</key>", "\t<dict>",
+                     "\t\t<key>NSPinnedDomains</key>", "\t\t<dict>", "\t\t\t<key>\(xmlText(domain))</key>", "\t\t\t<dict>",
+                     "\t\t\t\t<key>NSIncludesSubdomains</key>", "\t\t\t\t<\(includeSubdomains)/>",
+                     "\t\t\t\t<key>\(key)</key>", "\t\t\t\t<array>"]
+        for pin in pins {
+            lines += ["\t\t\t\t\t<!-- \(pin.comment.replacingOccurrences(of: "--", with: "- -")) -->", "\t\t\t\t\t<dict>",
+                      "\t\t\t\t\t\t<key>SPKI-SHA256-BASE64</key>", "\t\t\t\t\t\t<string>\(pin.base64)</string>", "\t\t\t\t\t</dict>"]
+        }
+        lines += ["\t\t\t\t</array>", "\t\t\t</dict>", "\t\t</dict>", "\t</dict>", "</dict>", "</plist>"]
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private func xmlText(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+    }
+
     /// The pin set of a hand-written Swift pinner, with what each pin is and how it is hashed.
     func swiftPins() -> String {
         let how: String

@@ -18,9 +18,13 @@ public struct PinSnippet: Sendable {
         case custom
         /// Swift: the `Set<String>` of base64 hashes a hand-written `URLSessionDelegate` holds.
         case swiftPins = "swift-pins"
+        /// An Info.plist holding `NSAppTransportSecurity` / `NSPinnedDomains` (iOS 14+).
+        case ats
 
         /// Whether the format is for a hand-written pinner, whose hash form and scope vary.
         public var isHandWritten: Bool { self == .custom || self == .swiftPins }
+        /// Whether the format can pin a leaf key (`--leaf-key`): the hand-written ones and ATS.
+        public var pinsLeaves: Bool { isHandWritten || self == .ats }
 
         public static var choices: String { allCases.map(\.rawValue).joined(separator: "|") }
     }
@@ -66,7 +70,7 @@ public struct PinSnippet: Sendable {
                                 + "pin (--backup FILE) before you enforce"
                                 : "only one pin: TrustKit refuses to start with fewer than two pins when enforcing; "
                                 + "add a backup pin with --backup FILE (a CSR, key or certificate of your next root)")
-            case .custom, .swiftPins:
+            case .custom, .swiftPins, .ats:
                 warnings.append("only one pin: add a backup pin (--backup FILE) so a key rotation does not brick the app")
             case .nsc, .okHttp:
                 warnings.append("only one pin: Android and OkHttp strongly advise a backup pin (--backup FILE) so a key "
@@ -94,6 +98,7 @@ public struct PinSnippet: Sendable {
         case .okHttp: return kotlin()
         case .custom: return customPolicy()
         case .swiftPins: return swiftPins()
+        case .ats: return atsPlist()
         }
     }
 

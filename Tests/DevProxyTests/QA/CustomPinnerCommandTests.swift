@@ -106,6 +106,27 @@ import TestSupport
         #expect((json["hosts"] as? [[String: Any]])?.first?["decision"] as? String == "allow", "\(json)")
     }
 
+    @Test func atsSnippetsPinTheTeamRootOrTheLeafKeyAndCheckClean() throws {
+        let snippet = try devproxy(["pins", "snippet", "--ca-dir", fixture.store.directory, "--domain", "api.acme.dev",
+                                    "--format", "ats", "--backup", fixture.intermediatePath()])
+        #expect(snippet.status == 0, "\(snippet.output)")
+        let path = fixture.directory.write("Info.plist", snippet.stdout)
+        let result = try devproxy(["policy", "check", "--ca-dir", fixture.store.directory, "--json", path])
+        let json = (try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]) ?? [:]
+        #expect((json["warnings"] as? [String])?.isEmpty == true, "\(json)")
+        let host = (json["hosts"] as? [[String: Any]])?.first
+        #expect(host?["decision"] as? String == "allow" && host?["transport"] as? String == "meets", "\(json)")
+        let (keyPath, _) = (fixture.directory.file("leaf.key"), ())
+        _ = try openssl("openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out \(keyPath)")
+        let leafSnippet = try devproxy(["pins", "snippet", "--ca-dir", fixture.store.directory, "--domain", "api.acme.dev",
+                                        "--format", "ats", "--leaf-key", keyPath])
+        #expect(leafSnippet.stdout.contains("<key>NSPinnedLeafIdentities</key>"), "\(leafSnippet.output)")
+        #expect(leafSnippet.stdout.contains("<string>\(try forms(keyPath)["spki"] ?? "?")</string>"))
+        let refused = try devproxy(["pins", "snippet", "--ca-dir", fixture.store.directory, "--domain", "a.dev", "--format", "ats",
+                                    "--hash", "raw-key"])
+        #expect(refused.status == 2)
+    }
+
     @Test func leafKeyLeavesSatisfyCurlPinnedPubkeyAndCAKeysAreRefused() throws {
         let origin = try OriginServer()
         let keyPath = fixture.directory.file("debug-leaf.key")
