@@ -12,7 +12,8 @@ enum PolicyCommand {
       devproxy policy check Info.plist                         TrustKit (Info.plist, plist or JSON)
       devproxy policy check network_security_config.xml        Android Network Security Config
       devproxy policy check pins.txt --host api.acme.dev       OkHttp (pattern pin… lines, or Kotlin source)
-      devproxy policy check pinner.json --chain prod.pem      a hand-written pinner ("kind": "custom")
+      devproxy policy check pinner.json --expected prod.pem   a hand-written pinner ("kind": "custom"), its pins
+                                                               judged against production's certificates
       devproxy policy check Info.plist --kind ats              App Transport Security (found alone without --kind)
       devproxy policy check Info.plist --persona tls12         ATS: would the app refuse DevProxy offering at most TLS 1.2?
       devproxy policy check Info.plist --chain served.pem      predict for a chain you captured instead
@@ -32,7 +33,8 @@ enum PolicyCommand {
             return raw.isEmpty ? 2 : 0
         }
         guard sub == "check" else { throw UsageError("unknown command `policy \(sub)`; see `devproxy policy --help`") }
-        let arguments = try Arguments(raw.dropFirst(), valued: ["host", "chain", "ca-dir", "passphrase-file", "persona", "kind"],
+        let arguments = try Arguments(raw.dropFirst(), valued: ["host", "chain", "ca-dir", "passphrase-file", "persona", "kind",
+                                                                  "expected"],
                                       booleans: ["json"])
         var offer = TLSOffer.devProxy
         if let persona = arguments.value("persona") {
@@ -77,6 +79,13 @@ enum PolicyCommand {
         }
         var check = PolicyCheck(teamRoot: teamRoot, presented: presented)
         (check.offer, check.kind) = (offer, kind)
+        for file in arguments.values("expected") {
+            do {
+                check.expected += try Certificate.all(from: try SecureFile.read(file, what: "the expected certificate"))
+            } catch let error as CAError {
+                throw CommandFailure("\(file): \(error.reason)")
+            }
+        }
         var report = check.run(policy: data, hosts: arguments.values("host"))
         report.warnings = notes + report.warnings
         let valid = report.errors.isEmpty

@@ -68,6 +68,8 @@ public struct PolicyCheck: Sendable {
     public var offer: TLSOffer = .devProxy
     /// Read the file as this kind instead of guessing. Default nil (guess).
     public var kind: PolicySource?
+    /// Certificates the pins are meant to match (production's), for the lints only. Default none.
+    public var expected: [Certificate] = []
 
     public init(teamRoot: Certificate?, presented: PresentedChain?, context: EvaluationContext = EvaluationContext()) {
         self.teamRoot = teamRoot
@@ -96,7 +98,7 @@ public struct PolicyCheck: Sendable {
             for entry in policy.domains { chains[entry.pattern] = chain }
         }
         var linter = PolicyLinter(teamRootPins: teamRoot.map(Self.pins(of:)) ?? [], chains: chains)
-        linter.teamRoot = teamRoot
+        (linter.teamRoot, linter.expected) = (teamRoot, expected)
         warnings += linter.lint(policy, at: now).map(\.description)
         var predictions: [HostPrediction] = []
         if presented == nil {

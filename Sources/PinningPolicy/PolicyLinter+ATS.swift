@@ -7,7 +7,7 @@ extension PolicyLinter {
     func lint(_ ats: ATSPolicy) -> [PolicyLint] {
         var findings: [PolicyLint] = []
         var authorities: [Certificate] = teamRoot.map { [$0] } ?? []
-        for chain in chains.values { authorities += chain.filter { $0.isCA && !authorities.contains($0) } }
+        for chain in Array(chains.values) + [expected] { authorities += chain.filter { $0.isCA && !authorities.contains($0) } }
         for domain in ats.pinnedDomains {
             let leafPins = domain.leafIdentities ?? []
             for authority in authorities where leafPins.contains(where: { $0.digest == Digest.sha256(authority.spkiDER) }) {

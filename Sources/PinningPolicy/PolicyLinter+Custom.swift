@@ -9,7 +9,7 @@ extension PolicyLinter {
         var findings: [PolicyLint] = []
         let name = pinner.name
         var known: [Certificate] = teamRoot.map { [$0] } ?? []
-        for chain in chains.values { known += chain.filter { candidate in !known.contains(candidate) } }
+        for chain in Array(chains.values) + [expected] { known += chain.filter { candidate in !known.contains(candidate) } }
         for pin in pinner.pins {
             let matchesOwnForm = known.contains { pinner.hash.digest(of: $0) == pin.digest }
             guard !matchesOwnForm else { continue }

@@ -45,6 +45,9 @@ public struct PolicyLinter: Sendable {
     public var expiryWarning: TimeInterval
     /// The team root itself, for a custom pinner's own hash form; nil skips those checks.
     public var teamRoot: Certificate?
+    /// Certificates the pins are meant to match (production's, `policy check --expected`), for
+    /// the wrong-hash-form and CA-in-a-leaf-pinner checks. Default none.
+    public var expected: [Certificate] = []
 
     /// A linter with the defaults stated on each property unless overridden.
     public init(teamRootPins: [Pin] = [], chains: [String: [Certificate]] = [:], expiryWarning: TimeInterval = 30 * 86_400) {

@@ -69,6 +69,22 @@ import TestSupport
         #expect(host?["decision"] as? String == "block")
     }
 
+    @Test func expectedCertificatesRevealPinsOfTheWrongForm() throws {
+        // Production's chain stands here as a second, unrelated CA; the pinner holds its SPKI pin.
+        let production = try PKIFixture()
+        let spki = SPKIPin.base64SHA256(production.intermediate.spkiDER)
+        let path = fixture.directory.write("pinner.json", """
+            {"kind": "custom", "name": "Pinner", "hash": "raw-key", "scope": "any", "hosts": ["api.acme.dev"],
+             "pins": ["\(spki)", "\(SPKIPin.base64SHA256(production.root.spkiDER))"]}
+            """)
+        let without = try devproxy(["policy", "check", "--ca-dir", fixture.store.directory, path])
+        #expect(!without.stdout.contains("but the pinner hashes raw-key"), "\(without.stdout)")
+        let with = try devproxy(["policy", "check", "--ca-dir", fixture.store.directory, path,
+                                 "--expected", production.intermediatePath()])
+        #expect(with.stdout.contains("pin \(spki) is the spki hash of \(production.intermediate.subject), but the pinner hashes "
+                                     + "raw-key: it matches nothing, in production too"), "\(with.stdout)")
+    }
+
     @Test func policyCheckFindsATeamRootPinInALeafOnlyPinner() throws {
         let text = try Self.fixtureText("pinning-delegate.json")
             .replacingOccurrences(of: "YLh1dUR9y6Kja30RrAn7JKnbQG/uEtLMkBgFF2Fuihg=", with: SPKIPin.base64SHA256(fixture.root.spkiDER))
