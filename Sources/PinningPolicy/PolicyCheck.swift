@@ -105,7 +105,16 @@ public struct PolicyCheck: Sendable {
             warnings.append("no CA directory with a root and no --chain: decisions were not predicted")
         }
         for host in targets {
-            guard let verification = verification(for: host, now: now, warnings: &warnings) else { continue }
+            guard let verification = verification(for: host, now: now, warnings: &warnings) else {
+                // ATS's TLS requirements need no chain: predict them even without a CA.
+                if let ats = policy.ats {
+                    var prediction = HostPrediction(host: host, policyDomain: ats.pinnedDomain(for: host)?.name, decision: "allow",
+                                                    result: nil, reason: "pinning not predicted (no chain)")
+                    Self.apply(ats.transport(for: host, offer: offer), to: &prediction)
+                    predictions.append(prediction)
+                }
+                continue
+            }
             let evaluation = PinningEvaluator.evaluate(policy: policy, host: host, verification: verification, at: now,
                                                        context: context)
             let decision: String

@@ -100,6 +100,16 @@ import TestSupport
         #expect(linter.lint(PinningPolicy(source: .ats, domains: [], ats: good)).isEmpty)
     }
 
+    @Test func tlsVerdictsNeedNoCA() throws {
+        let info: [String: Any] = ["NSAppTransportSecurity": ["NSExceptionDomains": ["api.acme.dev": ["NSExceptionMinimumTLSVersion": "TLSv1.3"]]]]
+        let data = try PropertyListSerialization.data(fromPropertyList: info, format: .xml, options: 0)
+        var check = PolicyCheck(teamRoot: nil, presented: nil)
+        check.offer = try #require(TLSOffer.persona("tls12"))
+        let report = check.run(policy: data)
+        #expect(report.hosts.map(\.decision) == ["block"])
+        #expect(report.hosts.first?.transport == .refuses)
+    }
+
     @Test func policyCheckFoldsTheTLSVerdictIntoTheDecision() throws {
         let info: [String: Any] = ["NSAppTransportSecurity": [
             "NSExceptionDomains": ["api.acme.dev": ["NSExceptionMinimumTLSVersion": "TLSv1.3"]],
