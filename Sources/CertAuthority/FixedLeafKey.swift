@@ -54,7 +54,8 @@ public struct FixedLeafKey: Sendable {
                           + "give a leaf key of its own (openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256)")
         }
         if ledgerPins.contains(pin) {
-            throw CAError(.invalidInput, "--leaf-key \(path) is the key of a CA in the team ledger; give a leaf key of its own")
+            throw CAError(.invalidInput,
+                          "--leaf-key \(path) is the key of a CA in the team ledger; give a leaf key of its own")
         }
     }
 }

@@ -51,7 +51,8 @@ enum PinsFormatOutput {
                 Output.line("\(row.source) [\(row.position)] \(row.subject ?? "(no subject)") (\(row.key))")
                 last = (row.source, row.position)
             }
-            Output.line("  \(row.form.padding(toLength: 12, withPad: " ", startingAt: 0))\(row.pin ?? "none: \(row.why ?? "")")")
+            let form = row.form.padding(toLength: 12, withPad: " ", startingAt: 0)
+            Output.line("  \(form)\(row.pin ?? "none: \(row.why ?? "")")")
         }
     }
 }

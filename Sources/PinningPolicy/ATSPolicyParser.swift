@@ -7,7 +7,8 @@ public struct ATSPolicyParser: Sendable {
     static let globalKeys: Set<String> = ["NSAllowsArbitraryLoads", "NSAllowsArbitraryLoadsForMedia",
                                           "NSAllowsArbitraryLoadsInWebContent", "NSAllowsLocalNetworking",
                                           "NSExceptionDomains", "NSPinnedDomains"]
-    static let overridingKeys = ["NSAllowsArbitraryLoadsForMedia", "NSAllowsArbitraryLoadsInWebContent", "NSAllowsLocalNetworking"]
+    static let overridingKeys = ["NSAllowsArbitraryLoadsForMedia", "NSAllowsArbitraryLoadsInWebContent",
+                                 "NSAllowsLocalNetworking"]
     static let exceptionKeys: Set<String> = ["NSIncludesSubdomains", "NSExceptionAllowsInsecureHTTPLoads",
                                              "NSExceptionMinimumTLSVersion", "NSExceptionRequiresForwardSecrecy",
                                              "NSRequiresCertificateTransparency"]
@@ -23,7 +24,9 @@ public struct ATSPolicyParser: Sendable {
         } catch {
             throw PolicyError(.unreadable, "not a property list (\(Self.describe(error)))")
         }
-        guard let info = root as? [String: Any] else { throw PolicyError(.unreadable, "the property list is not a dictionary") }
+        guard let info = root as? [String: Any] else {
+            throw PolicyError(.unreadable, "the property list is not a dictionary")
+        }
         guard let ats = info["NSAppTransportSecurity"] as? [String: Any] else {
             throw PolicyError(.unreadable, info["NSAppTransportSecurity"] == nil ? "no NSAppTransportSecurity key"
                               : "NSAppTransportSecurity is not a dictionary")
@@ -36,13 +39,16 @@ public struct ATSPolicyParser: Sendable {
         var warnings: [String] = []
         for key in ats.keys.sorted() where !Self.globalKeys.contains(key) {
             warnings.append(Self.exceptionKeys.contains(key)
-                ? "\(key) at the top of NSAppTransportSecurity is ignored: Apple reads it only inside an NSExceptionDomains entry"
+                ? "\(key) at the top of NSAppTransportSecurity is ignored: Apple reads it only inside an "
+                    + "NSExceptionDomains entry"
                 : "unknown NSAppTransportSecurity key \(key) is ignored")
         }
-        var policy = ATSPolicy(allowsArbitraryLoads: bool(ats, "NSAllowsArbitraryLoads", in: "NSAppTransportSecurity", &warnings) ?? false)
+        let arbitrary = bool(ats, "NSAllowsArbitraryLoads", in: "NSAppTransportSecurity", &warnings) ?? false
+        var policy = ATSPolicy(allowsArbitraryLoads: arbitrary)
         policy.overridingKeys = Self.overridingKeys.filter { ats[$0] != nil }
         if policy.allowsArbitraryLoads, !policy.overridingKeys.isEmpty {
-            warnings.append("NSAllowsArbitraryLoads is ignored on iOS 10 and later because \(policy.overridingKeys.joined(separator: ", ")) "
+            let keys = policy.overridingKeys.joined(separator: ", ")
+            warnings.append("NSAllowsArbitraryLoads is ignored on iOS 10 and later because \(keys) "
                             + "is present (Apple: NSAllowsArbitraryLoads)")
         }
         for (name, value) in dictionary(ats, "NSExceptionDomains", &warnings).sorted(by: { $0.key < $1.key }) {
@@ -53,9 +59,10 @@ public struct ATSPolicyParser: Sendable {
             let context = "NSExceptionDomains \(name)"
             var domain = ATSExceptionDomain(name: name)
             domain.includesSubdomains = bool(entry, "NSIncludesSubdomains", in: context, &warnings) ?? false
-            domain.allowsInsecureHTTPLoads = bool(entry, "NSExceptionAllowsInsecureHTTPLoads", in: context, &warnings) ?? false
-            domain.requiresForwardSecrecy = bool(entry, "NSExceptionRequiresForwardSecrecy", in: context, &warnings) ?? true
-            domain.requiresCertificateTransparency = bool(entry, "NSRequiresCertificateTransparency", in: context, &warnings) ?? false
+            func flag(_ key: String) -> Bool? { bool(entry, key, in: context, &warnings) }
+            domain.allowsInsecureHTTPLoads = flag("NSExceptionAllowsInsecureHTTPLoads") ?? false
+            domain.requiresForwardSecrecy = flag("NSExceptionRequiresForwardSecrecy") ?? true
+            domain.requiresCertificateTransparency = flag("NSRequiresCertificateTransparency") ?? false
             if let text = entry["NSExceptionMinimumTLSVersion"] {
                 if let text = text as? String, let version = ATSTLSVersion(rawValue: text) {
                     domain.minimumTLSVersion = version
@@ -93,7 +100,8 @@ public struct ATSPolicyParser: Sendable {
 
     /// A pinned-identity list as Apple's `parseNSPinnedDomains` reads it: present (possibly
     /// empty) whenever the key is, keeping only dictionaries whose `SPKI-SHA256-BASE64` decodes.
-    private func identities(_ entry: [String: Any], _ key: String, in context: String, _ warnings: inout [String]) -> [Pin]? {
+    private func identities(_ entry: [String: Any], _ key: String, in context: String,
+                            _ warnings: inout [String]) -> [Pin]? {
         guard let value = entry[key] else { return nil }
         guard let list = value as? [Any] else {
             warnings.append("\(context): \(key) is not an array; no identity is read from it")
@@ -116,7 +124,8 @@ public struct ATSPolicyParser: Sendable {
         return pins
     }
 
-    private func bool(_ dictionary: [String: Any], _ key: String, in context: String, _ warnings: inout [String]) -> Bool? {
+    private func bool(_ dictionary: [String: Any], _ key: String, in context: String,
+                      _ warnings: inout [String]) -> Bool? {
         guard let value = dictionary[key] else { return nil }
         if let flag = ObjCValue.bool(value) { return flag }
         warnings.append("\(context): \(key) is not a boolean; ignored")

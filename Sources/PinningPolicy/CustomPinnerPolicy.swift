@@ -79,7 +79,8 @@ public struct CustomPinnerPolicyParser: Sendable {
             throw PolicyError(.unreadable, "a custom policy must be one JSON object")
         }
         if let unknown = object.keys.filter({ !Self.keys.contains($0) && !$0.hasPrefix("_") }).sorted().first {
-            throw PolicyError(.invalidValue, "unknown key \"\(unknown)\" (known: \(Self.keys.sorted().joined(separator: ", ")))")
+            let known = Self.keys.sorted().joined(separator: ", ")
+            throw PolicyError(.invalidValue, "unknown key \"\(unknown)\" (known: \(known))")
         }
         guard object["kind"] as? String == "custom" else {
             throw PolicyError(.invalidValue, "\"kind\" must be \"custom\"")

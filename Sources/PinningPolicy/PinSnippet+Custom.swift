@@ -10,8 +10,8 @@ extension PinSnippet {
             "pins": pins.map(\.base64), "enforce": !reportOnly,
             "_pins": pins.map { "\($0.base64): \($0.comment)" },
         ]
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]))
-            ?? Data()
+        let options: JSONSerialization.WritingOptions = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: options)) ?? Data()
         return String(decoding: data, as: UTF8.self) + "\n"
     }
 
@@ -27,14 +27,16 @@ extension PinSnippet {
                      "\t\t\t\t<key>\(key)</key>", "\t\t\t\t<array>"]
         for pin in pins {
             lines += ["\t\t\t\t\t<!-- \(pin.comment.replacingOccurrences(of: "--", with: "- -")) -->", "\t\t\t\t\t<dict>",
-                      "\t\t\t\t\t\t<key>SPKI-SHA256-BASE64</key>", "\t\t\t\t\t\t<string>\(pin.base64)</string>", "\t\t\t\t\t</dict>"]
+                      "\t\t\t\t\t\t<key>SPKI-SHA256-BASE64</key>", "\t\t\t\t\t\t<string>\(pin.base64)</string>",
+                      "\t\t\t\t\t</dict>"]
         }
         lines += ["\t\t\t\t</array>", "\t\t\t</dict>", "\t\t</dict>", "\t</dict>", "</dict>", "</plist>"]
         return lines.joined(separator: "\n") + "\n"
     }
 
     private func xmlText(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;")
     }
 
     /// The pin set of a hand-written Swift pinner, with what each pin is and how it is hashed.
@@ -46,7 +48,8 @@ extension PinSnippet {
         case .trustKit: how = "SHA-256 of the key type's ASN.1 header + SecKeyCopyExternalRepresentation(…)"
         case .certificate: how = "SHA-256 of SecCertificateCopyData(certificate)"
         }
-        let which = scope == .leaf ? "the leaf" : scope == .ca ? "a CA certificate of the chain" : "any certificate of the chain"
+        let which = scope == .leaf ? "the leaf"
+            : scope == .ca ? "a CA certificate of the chain" : "any certificate of the chain"
         var lines = ["// \(domain): \(how) of \(which), base64."]
         lines.append("private let pinnedKeyHashes: Set<String> = [")
         lines += pins.map { "    \"\($0.base64)\", // \($0.comment)" }

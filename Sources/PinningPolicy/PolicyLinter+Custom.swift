@@ -14,8 +14,8 @@ extension PolicyLinter {
             let matchesOwnForm = known.contains { pinner.hash.digest(of: $0) == pin.digest }
             guard !matchesOwnForm else { continue }
             for certificate in known {
-                guard let form = PinHashForm.allCases.first(where: { $0 != pinner.hash && $0.digest(of: certificate) == pin.digest })
-                else { continue }
+                let other = PinHashForm.allCases.first { $0 != pinner.hash && $0.digest(of: certificate) == pin.digest }
+                guard let form = other else { continue }
                 let right = pinner.hash.digest(of: certificate).map { "its \(pinner.hash.rawValue) pin is \($0.base64)" }
                     ?? "its key has no \(pinner.hash.rawValue) form"
                 findings.append(PolicyLint(kind: .wrongHashForm, domain: name, message: "pin \(pin.base64) is the "
@@ -37,7 +37,8 @@ extension PolicyLinter {
             findings.append(PolicyLint(kind: .leafOnlyPinner, domain: name, message: "leaf-only: DevProxy's minted "
                 + "leaves satisfy it only with `devproxy run --leaf-key HOST=KEY.pem` and that key's pin "
                 + "(`devproxy pins --format \(pinner.hash.rawValue) KEY.pem`) in a debug build"))
-        } else if let teamRoot, let own = pinner.hash.digest(of: teamRoot), !pinner.pins.contains(where: { $0.digest == own }) {
+        } else if let teamRoot, let own = pinner.hash.digest(of: teamRoot),
+                  !pinner.pins.contains(where: { $0.digest == own }) {
             findings.append(PolicyLint(kind: .teamRootNotPinned, domain: name, message: "the team root's "
                 + "\(pinner.hash.rawValue) pin \(own.base64) is not pinned: DevProxy cannot decrypt these hosts; "
                 + "the app will block"))
