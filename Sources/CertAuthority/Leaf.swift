@@ -20,7 +20,7 @@ public final class Leaf: Sendable {
 /// Mints per-host leaves from a `Signer`.
 ///
 /// Leaves: SAN always present, EKU serverAuth, keyUsage digitalSignature, AKI = issuer SKI,
-/// random 127-bit serials, a fresh key of their own (never the CA's), not-after =
+/// random 127-bit serials, a fresh key of their own (or a `--leaf-key` one; never the CA's), not-after =
 /// min(issuer's not-after, now + 30 days), not-before one hour back for clock skew but never
 /// before the issuer's not-before.
 public struct LeafIssuer: Sendable {
@@ -30,6 +30,8 @@ public struct LeafIssuer: Sendable {
     public var lifetime: TimeInterval = 30 * 24 * 3600
     /// How far not-before is backdated for clients whose clocks run slow.
     public var backdate: TimeInterval = 3600
+    /// Hosts whose leaves carry a fixed key (`--leaf-key`) instead of a fresh one. Default none.
+    public var fixedKeys: [FixedLeafKey] = []
 
     public init(signer: Signer, keyType: KeyType = .p256) {
         self.signer = signer
@@ -50,7 +52,11 @@ public struct LeafIssuer: Sendable {
         let issuerCertificate = signer.certificate
         let notBefore = max(now.addingTimeInterval(-backdate), issuerCertificate.notBefore)
         let notAfter = min(now.addingTimeInterval(lifetime), issuerCertificate.notAfter)
-        let key = try PrivateKey.generate(keyType)
+        let key = try fixedKeys.key(for: names[0]) ?? PrivateKey.generate(keyType)
+        if !fixedKeys.isEmpty, let spki = try? key.publicKeyDER,
+           ([issuerCertificate] + signer.chain + [signer.root].compactMap { $0 }).contains(where: { $0.spkiDER == spki }) {
+            throw CAError(.invalidInput, "a leaf key must not be a CA's key")
+        }
         let certificate = try CertificateProfile.leaf(names: names, notBefore: notBefore, notAfter: notAfter)
             .sign(publicKey: key, issuer: issuerCertificate, issuerKey: signer.key)
         return Leaf(certificate: certificate, key: key, chain: signer.chain, issuer: issuerCertificate)

@@ -15,6 +15,15 @@ public enum Persona: String, Sendable, CaseIterable, Codable {
     case selfSigned = "self-signed"
     /// No interception: the engine tunnels the bytes.
     case passthrough
+    /// The team leaf, but DevProxy offers at most TLS 1.2: an app whose ATS requires
+    /// `NSExceptionMinimumTLSVersion` TLSv1.3 refuses it.
+    case tls12
+    /// A team-signed RSA leaf over TLS 1.2 with RSA key exchange only (no ECDHE): ATS's default
+    /// `NSExceptionRequiresForwardSecrecy` refuses it.
+    case noForwardSecrecy = "no-forward-secrecy"
+
+    /// Whether the persona changes the TLS settings rather than the certificate.
+    public var changesTLS: Bool { self == .tls12 || self == .noForwardSecrecy }
 
     /// The accepted names, for help and error text.
     public static var choices: String { allCases.map(\.rawValue).joined(separator: ", ") }
@@ -29,6 +38,8 @@ public enum Persona: String, Sendable, CaseIterable, Codable {
         case .wrongHost: return "name mismatch: every app should reject it"
         case .selfSigned: return "self-signed leaf: every app should reject it"
         case .passthrough: return "not intercepted"
+        case .tls12: return "TLS 1.2 at most: an app requiring TLS 1.3 (ATS) refuses it"
+        case .noForwardSecrecy: return "RSA key exchange, no forward secrecy: ATS refuses it unless the domain opts out"
         }
     }
 }

@@ -12,6 +12,8 @@ import Synchronization
 ///   domain>` when the intermediate is name-constrained, so the failure is the name, not the
 ///   constraint);
 /// - `self-signed`: a leaf for the host signed with its own key;
+/// - `tls12`: the team leaf (the listener offers at most TLS 1.2 for it);
+/// - `no-forward-secrecy`: a team-signed RSA-2048 leaf (the listener offers RSA key exchange only);
 /// - `passthrough`: no leaf (`nil`): the engine tunnels.
 public final class PersonaCertificates: Sendable {
     /// The name every `wrong-host` leaf carries.
@@ -66,7 +68,7 @@ public final class PersonaCertificates: Sendable {
         let name = try LeafName(host)
         switch persona {
         case .passthrough: return nil
-        case .team: return try team.leaf(for: name, now: now)
+        case .team, .tls12: return try team.leaf(for: name, now: now)
         default: break
         }
         let key = Key(persona: persona, host: persona == .wrongHost ? "" : name.text)
@@ -111,7 +113,10 @@ public final class PersonaCertificates: Sendable {
                                                           notAfter: now.addingTimeInterval(30 * 86400))
                 .sign(publicKey: key, issuer: nil, issuerKey: key)
             return Leaf(certificate: certificate, key: key, chain: [], issuer: certificate)
-        case .team, .passthrough:
+        case .noForwardSecrecy:
+            // RSA key exchange needs an RSA key in the certificate.
+            return try LeafIssuer(signer: teamSigner, keyType: .rsa2048).issue(for: [name], now: now)
+        case .team, .passthrough, .tls12:
             preconditionFailure("handled by leaf(for:host:)")
         }
     }

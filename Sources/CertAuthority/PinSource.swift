@@ -52,7 +52,7 @@ public struct PinSource: Sendable {
         return result
     }
 
-    init(certificate: Certificate) {
+    public init(certificate: Certificate) {
         self.init(kind: .certificate, subject: certificate.subject, issuer: certificate.issuer, notAfter: certificate.notAfter,
                   keyDescription: certificate.keyDescription, spkiDER: certificate.spkiDER, certificate: certificate)
     }

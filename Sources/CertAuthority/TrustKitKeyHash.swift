@@ -44,6 +44,17 @@ public enum TrustKitKeyHash {
     /// The kind of `certificate`'s key if TrustKit supports it, else nil.
     public static func supportedKey(of certificate: Certificate) -> SupportedKey? {
         guard let key = X509_get0_pubkey(certificate.pointer) else { return nil }
+        return supportedKey(ofKey: key)
+    }
+
+    /// The kind of the key in a DER SubjectPublicKeyInfo if TrustKit supports it, else nil.
+    public static func supportedKey(ofSPKI spkiDER: [UInt8]) -> SupportedKey? {
+        guard let key = decode(spkiDER) else { return nil }
+        defer { EVP_PKEY_free(key) }
+        return supportedKey(ofKey: key)
+    }
+
+    private static func supportedKey(ofKey key: OpaquePointer) -> SupportedKey? {
         switch EVP_PKEY_get_base_id(key) {
         case EVP_PKEY_RSA:
             switch EVP_PKEY_get_bits(key) {
@@ -66,34 +77,54 @@ public enum TrustKitKeyHash {
     /// The bytes `SecKeyCopyExternalRepresentation` returns for the key: PKCS#1 RSAPublicKey DER
     /// for RSA, the uncompressed point `04||X||Y` for EC. nil for unsupported keys.
     public static func externalRepresentation(of certificate: Certificate) -> [UInt8]? {
-        guard let kind = supportedKey(of: certificate), let key = X509_get0_pubkey(certificate.pointer) else {
-            return nil
+        guard supportedKey(of: certificate) != nil else { return nil }
+        return externalRepresentation(ofSPKI: certificate.spkiDER)
+    }
+
+    /// What `SecKeyCopyExternalRepresentation` returns for the key of a DER SubjectPublicKeyInfo,
+    /// whatever its size: PKCS#1 RSAPublicKey DER for RSA (Apple's `kSecAttrKeyTypeRSA` export),
+    /// `04||X||Y` for EC on any named curve. nil for other key types (Ed25519 and the like,
+    /// which `SecKey` does not hold).
+    public static func externalRepresentation(ofSPKI spkiDER: [UInt8]) -> [UInt8]? {
+        // A key decoded from the SPKI always has provider parameters to read; a certificate
+        // minted in this process holds a legacy EC_KEY, which has none, hence the round trip.
+        guard let key = decode(spkiDER) else { return nil }
+        defer {
+            EVP_PKEY_free(key)
+            OpenSSLErrorQueue.clear()
         }
-        defer { OpenSSLErrorQueue.clear() }
-        switch kind {
-        case .rsa2048, .rsa3072, .rsa4096:
+        switch EVP_PKEY_get_base_id(key) {
+        case EVP_PKEY_RSA:
             var out: UnsafeMutablePointer<UInt8>?
             let length = i2d_PublicKey(key, &out)
             guard length > 0, let out else { return nil }
             defer { CTLS_OPENSSL_free(out) }
             return Array(UnsafeBufferPointer(start: out, count: Int(length)))
-        case .ecP256, .ecP384:
+        case EVP_PKEY_EC:
             // Always the uncompressed form, whatever the certificate carries: Apple exports EC
             // keys as 04||X||Y.
             // "qx"/"qy" are OSSL_PKEY_PARAM_EC_PUB_X/_Y (core_names.h, not in the CTLS umbrella).
-            // A certificate minted in this process holds a legacy EC_KEY, which has no provider
-            // parameters to read; a key decoded from the SPKI always does.
-            let spki = certificate.spkiDER
-            let decoded: OpaquePointer? = spki.withUnsafeBufferPointer { buffer in
-                var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
-                return d2i_PUBKEY(nil, &cursor, buffer.count)
-            }
-            guard let decoded else { return nil }
-            defer { EVP_PKEY_free(decoded) }
-            let size = kind == .ecP256 ? 32 : 48
-            guard let x = coordinate("qx", of: decoded, size: size),
-                  let y = coordinate("qy", of: decoded, size: size) else { return nil }
+            let size = (Int(EVP_PKEY_get_bits(key)) + 7) / 8
+            guard size > 0, let x = coordinate("qx", of: key, size: size),
+                  let y = coordinate("qy", of: key, size: size) else { return nil }
             return [0x04] + x + y
+        default:
+            return nil
+        }
+    }
+
+    /// TrustKit's hash of the key of a DER SubjectPublicKeyInfo, or nil when TrustKit cannot hash it.
+    public static func hash(ofSPKI spkiDER: [UInt8]) -> [UInt8]? {
+        guard let kind = supportedKey(ofSPKI: spkiDER), let raw = externalRepresentation(ofSPKI: spkiDER) else {
+            return nil
+        }
+        return Digest.sha256(kind.header + raw)
+    }
+
+    private static func decode(_ spkiDER: [UInt8]) -> OpaquePointer? {
+        spkiDER.withUnsafeBufferPointer { buffer in
+            var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
+            return d2i_PUBKEY(nil, &cursor, buffer.count)
         }
     }
 

@@ -28,6 +28,12 @@ enum PinsCommand {
       devproxy pins next-root.key                    a key's pin: the backup pin for rotation
       devproxy pins --host api.acme.dev:443          a live server's chain (--proxy HOST:PORT, --json)
       devproxy pins snippet --domain api.acme.dev --format trustkit --backup next-root.csr
+      devproxy pins --format raw-key chain.pem        what a hand-written pinner hashing SecKey bytes holds
+      devproxy pins --format all --host api.acme.dev  spki, raw-key, trustkit and certificate, per certificate
+
+    Forms (--format): spki (SHA-256 of the DER SubjectPublicKeyInfo: TrustKit, NSC, OkHttp, curl),
+    raw-key (SHA-256 of SecKeyCopyExternalRepresentation's bytes: PKCS#1 RSAPublicKey or 04||X||Y),
+    trustkit (fixed ASN.1 header + raw key, TrustKit's way), certificate (SHA-256 of the whole DER).
 
     The pin equals: openssl x509 -pubkey -noout -in CERT | openssl pkey -pubin -outform DER |
                     openssl dgst -sha256 -binary | base64
@@ -40,7 +46,9 @@ enum PinsCommand {
         }
         if raw.first == "snippet" { return try PinsSnippetCommand.run(raw.dropFirst()) }
         if raw.contains(where: { $0 == "--host" || $0.hasPrefix("--host=") }) { return try PinsLiveCommand.run(raw) }
-        let arguments = try Arguments(raw, valued: [], booleans: ["json"])
+        let arguments = try Arguments(raw, valued: ["format"], booleans: ["json"])
+        let forms = try arguments.value("format").map(PinsFormatOutput.forms)
+        var formSources: [(String, Int, PinSource)] = []
         var rows: [Row] = []
         for file in arguments.positionals {
             let sources: [PinSource]
@@ -49,11 +57,16 @@ enum PinsCommand {
             } catch let error as CAError {
                 throw CommandFailure("\(file): \(error.reason)")
             }
+            formSources += sources.enumerated().map { (file, $0.offset, $0.element) }
             rows += sources.map { source in
                 Row(file: file, kind: source.kind.rawValue, subject: source.subject, issuer: source.issuer,
                     key: source.keyDescription, notAfter: source.notAfter.map(ISO8601.string), pin: source.pin,
                     spkiSHA256: SPKIPin.base64SHA256(source.spkiDER), spkiSHA1: SPKIPin.base64SHA1(source.spkiDER))
             }
+        }
+        if let forms {
+            PinsFormatOutput.print(PinsFormatOutput.rows(formSources, forms: forms), json: arguments.flag("json"))
+            return 0
         }
         if arguments.flag("json") {
             Output.json(rows)

@@ -21,7 +21,8 @@ enum PinsLiveCommand {
     }
 
     static func run(_ raw: ArraySlice<String>) throws -> Int32 {
-        let arguments = try Arguments(raw, valued: ["host", "proxy", "resolve"], booleans: ["json"])
+        let arguments = try Arguments(raw, valued: ["host", "proxy", "resolve", "format"], booleans: ["json"])
+        let forms = try arguments.value("format").map(PinsFormatOutput.forms)
         guard let target = arguments.value("host") else { throw UsageError("--host HOST:PORT is required") }
         let address: HostPort
         do {
@@ -29,6 +30,11 @@ enum PinsLiveCommand {
             let proxy = try arguments.value("proxy").map { try HostPort(parsing: $0) }
             let resolve = try arguments.values("resolve").map(ResolveOverride.init(parsing:))
             let chain = try ChainProbe.fetch(Endpoint(host: address.host, port: address.port, proxy: proxy, resolve: resolve))
+            if let forms {
+                let sources = chain.enumerated().map { (address.description, $0.offset, PinSource(certificate: $0.element)) }
+                PinsFormatOutput.print(PinsFormatOutput.rows(sources, forms: forms), json: arguments.flag("json"))
+                return 0
+            }
             let rows = chain.enumerated().map { index, certificate in
                 let standard = SPKIPin.base64SHA256(certificate.spkiDER)
                 let trustKit = TrustKitKeyHash.hash(of: certificate).map { $0.base64 }

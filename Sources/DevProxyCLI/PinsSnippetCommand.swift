@@ -12,8 +12,15 @@ enum PinsSnippetCommand {
       devproxy pins snippet --domain api.acme.dev --format trustkit-plist --report-only \\
                             --report-uri https://reports.acme.dev/pins --expiration 2027-06-30
       devproxy pins snippet --domain api.acme.dev --format okhttp
+      devproxy pins snippet --domain api.acme.dev --format custom --hash raw-key --backup next-root.csr
+      devproxy pins snippet --domain api.acme.dev --format swift-pins --hash trustkit --leaf-key debug-leaf.key
+      devproxy pins snippet --domain api.acme.dev --format ats --backup next-root.csr
 
-    Formats: trustkit (Swift), trustkit-plist (Info.plist), nsc (Android XML), okhttp (Kotlin).
+    Formats: trustkit (Swift), trustkit-plist (Info.plist), nsc (Android XML), okhttp (Kotlin),
+    custom (a `policy check` file for a hand-written pinner), swift-pins (its Set<String> of pins),
+    ats (Info.plist NSPinnedDomains: CA identities, or leaf identities with --leaf-key).
+    Hand-written pinners: --hash spki|raw-key|trustkit|certificate (default spki), --scope any|leaf|ca,
+    --leaf-key KEY.pem pins the key `devproxy run --leaf-key HOST=KEY.pem` mints leaves with (scope leaf).
     The root comes from --ca-dir DIR; --backup takes a CSR, public or private key, or certificate.
     """
 
@@ -22,7 +29,8 @@ enum PinsSnippetCommand {
             Output.line(usage)
             return raw.isEmpty ? 2 : 0
         }
-        let arguments = try Arguments(raw, valued: ["domain", "format", "report-uri", "expiration", "backup", "ca-dir"],
+        let arguments = try Arguments(raw, valued: ["domain", "format", "report-uri", "expiration", "backup", "ca-dir",
+                                                    "hash", "scope", "leaf-key"],
                                       booleans: ["include-subdomains", "report-only"])
         guard let domain = arguments.value("domain"), !domain.isEmpty else { throw UsageError("--domain DOMAIN is required") }
         guard let formatName = arguments.value("format") else { throw UsageError("--format \(PinSnippet.Format.choices) is required") }
@@ -38,28 +46,64 @@ enum PinsSnippetCommand {
                 throw UsageError("--expiration \(expiration) is not a yyyy-MM-dd date")
             }
         }
-        let store = CACommand.store(arguments)
-        let root = try store.rootCertificate()
-        var pins = [PinSnippet.PinLine(base64: SPKIPin.base64SHA256(root.spkiDER), comment: "DevProxy team root: \(root.subject)")]
-        if let backup = arguments.value("backup") {
-            let source: PinSource
-            do {
-                guard let first = try PinSource.all(in: try SecureFile.read(backup, what: "the backup key")).first else {
-                    throw CommandFailure("\(backup): nothing to pin")
-                }
-                source = first
-            } catch let error as CAError {
-                throw CommandFailure("\(backup): \(error.reason)")
+        let hash = try arguments.value("hash").map { name in
+            guard let form = PinHashForm(rawValue: name) else { throw UsageError("--hash \(name) is not one of \(PinHashForm.choices)") }
+            return form
+        } ?? .spki
+        let leafKey = arguments.value("leaf-key")
+        var scope = try arguments.value("scope").map { name in
+            guard let scope = CustomPinner.Scope(rawValue: name) else {
+                throw UsageError("--scope \(name) is not one of \(CustomPinner.Scope.choices)")
             }
-            let what = source.subject.map { "backup: \($0)" } ?? "backup: \(source.keyDescription) \(source.kind.rawValue.replacingOccurrences(of: "_", with: " ")) in \((backup as NSString).lastPathComponent)"
-            pins.append(PinSnippet.PinLine(base64: SPKIPin.base64SHA256(source.spkiDER), comment: what))
-            if pins[1].base64 == pins[0].base64 { Output.warning("the backup key is the team root's own key; it backs up nothing") }
+            return scope
+        } ?? (leafKey == nil ? .any : .leaf)
+        if !format.isHandWritten, hash != .spki {
+            throw UsageError("--hash is for hand-written pinners (--format custom or swift-pins); \(format.rawValue) pins hash the SPKI")
         }
-        let snippet = PinSnippet(domain: domain, includeSubdomains: arguments.flag("include-subdomains"), pins: pins,
+        if !format.pinsLeaves, arguments.value("scope") != nil || leafKey != nil {
+            throw UsageError("--scope and --leaf-key are for --format custom, swift-pins or ats")
+        }
+        if leafKey != nil, scope == .ca { throw UsageError("--scope ca cannot hold a leaf key's pin") }
+        if leafKey != nil, hash == .certificate {
+            throw UsageError("--hash certificate cannot pin a --leaf-key: DevProxy mints a new certificate for the key")
+        }
+        var pins: [PinSnippet.PinLine]
+        if let leafKey {
+            let source = try pinSource(leafKey, what: "the leaf key")
+            guard let digest = hash.digest(of: source) else { throw CommandFailure("\(leafKey): no \(hash.rawValue) form for this key") }
+            pins = [PinSnippet.PinLine(base64: digest.base64, comment: "DevProxy --leaf-key \((leafKey as NSString).lastPathComponent) "
+                                       + "(debug builds only)")]
+        } else {
+            let root = try CACommand.store(arguments).rootCertificate()
+            if scope == .leaf { scope = .any }
+            guard let digest = hash.digest(of: root) else { throw CommandFailure("the team root's key has no \(hash.rawValue) form") }
+            pins = [PinSnippet.PinLine(base64: digest.base64, comment: "DevProxy team root: \(root.subject)")]
+        }
+        if let backup = arguments.value("backup") {
+            let source = try pinSource(backup, what: "the backup key")
+            guard let digest = hash.digest(of: source) else { throw CommandFailure("\(backup): no \(hash.rawValue) form for it") }
+            let what = source.subject.map { "backup: \($0)" } ?? "backup: \(source.keyDescription) \(source.kind.rawValue.replacingOccurrences(of: "_", with: " ")) in \((backup as NSString).lastPathComponent)"
+            pins.append(PinSnippet.PinLine(base64: digest.base64, comment: what))
+            if pins[1].base64 == pins[0].base64 { Output.warning("the backup key is the pinned key itself; it backs up nothing") }
+        }
+        var snippet = PinSnippet(domain: domain, includeSubdomains: arguments.flag("include-subdomains"), pins: pins,
                                  reportURIs: arguments.values("report-uri"), reportOnly: arguments.flag("report-only"),
                                  expiration: arguments.value("expiration"))
+        (snippet.hash, snippet.scope) = (hash, scope)
         for warning in snippet.warnings(for: format) { Output.warning(warning) }
         FileHandle.standardOutput.write(Data(snippet.render(format).utf8))
         return 0
+    }
+
+    /// The first pinnable thing in `path`.
+    private static func pinSource(_ path: String, what: String) throws -> PinSource {
+        do {
+            guard let first = try PinSource.all(in: try SecureFile.read(path, what: what)).first else {
+                throw CommandFailure("\(path): nothing to pin")
+            }
+            return first
+        } catch let error as CAError {
+            throw CommandFailure("\(path): \(error.reason)")
+        }
     }
 }

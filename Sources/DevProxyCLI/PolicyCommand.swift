@@ -12,13 +12,19 @@ enum PolicyCommand {
       devproxy policy check Info.plist                         TrustKit (Info.plist, plist or JSON)
       devproxy policy check network_security_config.xml        Android Network Security Config
       devproxy policy check pins.txt --host api.acme.dev       OkHttp (pattern pin… lines, or Kotlin source)
+      devproxy policy check pinner.json --expected prod.pem   a hand-written pinner ("kind": "custom"), its pins
+                                                               judged against production's certificates
+      devproxy policy check Info.plist --kind ats              App Transport Security (found alone without --kind)
+      devproxy policy check Info.plist --persona tls12         ATS: would the app refuse DevProxy offering at most TLS 1.2?
       devproxy policy check Info.plist --chain served.pem      predict for a chain you captured instead
       devproxy policy check Info.plist --json                  {"errors", "warnings", "hosts": [...]}
 
     The presented chain is a leaf minted now from your newest active intermediate in
     --ca-dir DIR/intermediates (else the root), verified against the team root.
+    ATS hosts also get a TLS verdict (meets, refuses, uncertain) for what DevProxy offers, or the
+    persona given with --persona (tls12, no-forward-secrecy).
     Exit codes: 0 the library accepts the policy (warnings may remain), 1 it would refuse it
-    (the app crashes at start-up), 2 usage.
+    (the app crashes at start-up) or a custom/ATS file is unreadable, 2 usage.
     """
 
     static func run(_ raw: ArraySlice<String>) throws -> Int32 {
@@ -27,7 +33,20 @@ enum PolicyCommand {
             return raw.isEmpty ? 2 : 0
         }
         guard sub == "check" else { throw UsageError("unknown command `policy \(sub)`; see `devproxy policy --help`") }
-        let arguments = try Arguments(raw.dropFirst(), valued: ["host", "chain", "ca-dir", "passphrase-file"], booleans: ["json"])
+        let arguments = try Arguments(raw.dropFirst(), valued: ["host", "chain", "ca-dir", "passphrase-file", "persona", "kind",
+                                                                  "expected"],
+                                      booleans: ["json"])
+        var offer = TLSOffer.devProxy
+        if let persona = arguments.value("persona") {
+            guard let personaOffer = TLSOffer.persona(persona) else {
+                throw UsageError("--persona \(persona) is not one of tls12, no-forward-secrecy (the personas that change TLS)")
+            }
+            offer = personaOffer
+        }
+        let kind = try arguments.value("kind").map { name in
+            guard let kind = Self.kinds[name] else { throw UsageError("--kind \(name) is not one of \(Self.kinds.keys.sorted().joined(separator: ", "))") }
+            return kind
+        }
         guard arguments.positionals.count == 1, let path = arguments.positionals.first else {
             throw UsageError("give one POLICY file; see `devproxy policy --help`")
         }
@@ -58,23 +77,36 @@ enum PolicyCommand {
         } else {
             notes.append("no CA in \(store.directory): the team-root lint is skipped (give --ca-dir DIR)")
         }
-        var report = PolicyCheck(teamRoot: teamRoot, presented: presented).run(policy: data, hosts: arguments.values("host"))
+        var check = PolicyCheck(teamRoot: teamRoot, presented: presented)
+        (check.offer, check.kind) = (offer, kind)
+        for file in arguments.values("expected") {
+            do {
+                check.expected += try Certificate.all(from: try SecureFile.read(file, what: "the expected certificate"))
+            } catch let error as CAError {
+                throw CommandFailure("\(file): \(error.reason)")
+            }
+        }
+        var report = check.run(policy: data, hosts: arguments.values("host"))
         report.warnings = notes + report.warnings
         let valid = report.errors.isEmpty
+        // No library stands behind a custom pinner file: a bad one is bad input, not a refusal.
+        if report.source == .custom || report.source == .ats, let error = report.errors.first {
+            throw CommandFailure("\(path): \(error)")
+        }
         if arguments.flag("json") {
             Output.json(JSONReport(errors: report.errors, warnings: report.warnings, hosts: report.hosts))
             return valid ? 0 : 1
         }
-        let kind = report.source.map(describe) ?? "policy"
+        let kindName = report.source.map(describe) ?? "policy"
         for error in report.errors { Output.line("error   \(error)") }
         if !valid {
             Output.line()
-            Output.line("\(path): the \(kind) library refuses this policy; the app fails at start-up. Fix the error above.")
+            Output.line("\(path): the \(kindName) library refuses this policy; the app fails at start-up. Fix the error above.")
             return 1
         }
         for warning in report.warnings { Output.line("warning \(warning)") }
         if !report.warnings.isEmpty { Output.line() }
-        Output.line("\(path): a valid \(kind) policy.")
+        Output.line("\(path): a valid \(kindName) policy.")
         if !report.hosts.isEmpty {
             Output.line()
             Output.line("Through DevProxy (\(presentedBy)):")
@@ -83,6 +115,9 @@ enum PolicyCommand {
                 let name = host.decision.replacingOccurrences(of: "_", with: " ")
                 Output.line("  \(host.host.padding(toLength: max(24, host.host.count), withPad: " ", startingAt: 0))  "
                             + "\(name)\(result): \(host.reason)")
+                if let transport = host.transport, transport == .uncertain || (transport == .refuses && !host.reason.hasPrefix("ATS: ")) {
+                    for reason in host.transportReasons ?? [] { Output.line("  \(String(repeating: " ", count: 24))  ATS: \(reason)") }
+                }
             }
         }
         return 0
@@ -95,11 +130,17 @@ enum PolicyCommand {
         let hosts: [PolicyCheck.HostPrediction]
     }
 
+    /// `--kind` names.
+    static let kinds: [String: PolicySource] = ["trustkit": .trustKit, "nsc": .androidNSC, "okhttp": .okHttp, "custom": .custom,
+                                                "ats": .ats]
+
     static func describe(_ source: PolicySource) -> String {
         switch source {
         case .trustKit: return "TrustKit"
         case .androidNSC: return "Android Network Security Config"
         case .okHttp: return "OkHttp CertificatePinner"
+        case .custom: return "hand-written pinner (kind custom)"
+        case .ats: return "App Transport Security"
         }
     }
 

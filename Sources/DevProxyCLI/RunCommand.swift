@@ -15,14 +15,17 @@ enum RunCommand {
       devproxy run --keylog keys.log                    TLS secrets for Wireshark (NSS key log format)
       devproxy run --config config/devproxy.example.json
       devproxy run --persona '*.acme.dev=unpinned' --log flows.jsonl --sink-reports   QA: does the app enforce its pins?
+      devproxy run --leaf-key 'api.acme.dev=debug-leaf.key'   a leaf-only pinner pins this key (devproxy pins --format raw-key debug-leaf.key)
 
     Options: --listen HOST:PORT  --ca-dir DIR  --intermediate BUNDLE  --sign-with-root  --log FILE  --har FILE
              --passthrough GLOB  --upstream-ca FILE  --insecure-upstream  --lazy-upstream  --no-http2  --resolve HOST:PORT:ADDRESS
              --keylog FILE
              --body-limit BYTES (default 1048576)  --redact HEADER  --via  --quiet  --config FILE
              --allow-remote  --proxy-auth FILE (user:password lines)  --passphrase-file FILE
-             --persona GLOB=NAME (team, unpinned, untrusted, expired, wrong-host, self-signed, passthrough)
+             --persona GLOB=NAME (team, unpinned, untrusted, expired, wrong-host, self-signed, passthrough, tls12,
+                                   no-forward-secrecy)
              --report-uri GLOB  --reports FILE (default: reports.jsonl beside --log)  --sink-reports
+             --leaf-key GLOB=KEY.pem (matching hosts' leaves carry this key: for leaf-only pinners; never a CA key)
     Then: curl --proxy http://127.0.0.1:8080 --cacert ROOT.pem https://example.com/
     """
 
@@ -47,7 +50,9 @@ enum RunCommand {
         let email = LocalIdentity.email()
         let selection = try SignerSelection(store: store, email: email, bundlePath: try options.value("intermediate"),
                                             signWithRoot: try options.flag("sign-with-root"), passphrase: passphrase).select()
-        let team = LeafCache(issuer: LeafIssuer(signer: selection.signer))
+        var issuer = LeafIssuer(signer: selection.signer)
+        issuer.fixedKeys = try fixedLeafKeys(options, store: store, signer: selection.signer)
+        let team = LeafCache(issuer: issuer)
         let personaRules = try PersonaRules(parsing: try options.values("persona"))
         let leaves: LeafSource = personaRules.rules.isEmpty
             ? team : PersonaLeafSource(rules: personaRules, certificates: try PersonaCertificates(store: store, team: team))
@@ -81,6 +86,27 @@ enum RunCommand {
         if !quiet { Output.line("stopping: finishing in-flight exchanges (up to \(Int(configuration.shutdownGrace)) s)") }
         server.stop()
         return 0
+    }
+
+    /// `--leaf-key GLOB=KEY.pem` rules, each refused when its key is a CA's (the root, the
+    /// signer and its chain, the QA alternate root, any CA in the ledger).
+    private static func fixedLeafKeys(_ options: RunOptions, store: CAStore, signer: Signer) throws -> [FixedLeafKey] {
+        let arguments = try options.values("leaf-key")
+        guard !arguments.isEmpty else { return [] }
+        var authorities = [signer.certificate] + signer.chain + [signer.root].compactMap { $0 }
+        if store.exists, let root = try? store.rootCertificate() { authorities.append(root) }
+        let alternate = QAAlternateRoot(store: store)
+        if alternate.exists, let signer = try? alternate.signer() { authorities.append(signer.certificate) }
+        let ledgerPins = Set(((try? store.ledger.read().records) ?? []).filter { $0.type != .revocation }.compactMap(\.spkiPin))
+        return try arguments.map { argument in
+            do {
+                let rule = try FixedLeafKey.parse(argument)
+                try rule.refusingCAKeys(authorities, ledgerPins: ledgerPins)
+                return rule
+            } catch let error as CAError {
+                throw CommandFailure(error.reason)
+            }
+        }
     }
 
     /// Pin-failure reports go to `--reports FILE`, else `reports.jsonl` beside the flow log, else

@@ -1,3 +1,4 @@
+import CertAuthority
 import Foundation
 
 /// A ready-to-paste pinning configuration for one domain: the team root's pin plus, ideally,
@@ -13,6 +14,17 @@ public struct PinSnippet: Sendable {
         case nsc
         /// Kotlin `CertificatePinner.Builder()`.
         case okHttp = "okhttp"
+        /// A policy file of kind `custom` describing a hand-written pinner (`CustomPinner`).
+        case custom
+        /// Swift: the `Set<String>` of base64 hashes a hand-written `URLSessionDelegate` holds.
+        case swiftPins = "swift-pins"
+        /// An Info.plist holding `NSAppTransportSecurity` / `NSPinnedDomains` (iOS 14+).
+        case ats
+
+        /// Whether the format is for a hand-written pinner, whose hash form and scope vary.
+        public var isHandWritten: Bool { self == .custom || self == .swiftPins }
+        /// Whether the format can pin a leaf key (`--leaf-key`): the hand-written ones and ATS.
+        public var pinsLeaves: Bool { isHandWritten || self == .ats }
 
         public static var choices: String { allCases.map(\.rawValue).joined(separator: "|") }
     }
@@ -37,6 +49,10 @@ public struct PinSnippet: Sendable {
     public var reportOnly: Bool
     /// `yyyy-MM-dd`.
     public var expiration: String?
+    /// Hand-written pinners: what the pins are hashes of. Default `spki`.
+    public var hash: PinHashForm = .spki
+    /// Hand-written pinners: which certificates are hashed. Default `any`.
+    public var scope: CustomPinner.Scope = .any
 
     public init(domain: String, includeSubdomains: Bool = false, pins: [PinLine], reportURIs: [String] = [],
                 reportOnly: Bool = false, expiration: String? = nil) {
@@ -54,6 +70,8 @@ public struct PinSnippet: Sendable {
                                 + "pin (--backup FILE) before you enforce"
                                 : "only one pin: TrustKit refuses to start with fewer than two pins when enforcing; "
                                 + "add a backup pin with --backup FILE (a CSR, key or certificate of your next root)")
+            case .custom, .swiftPins, .ats:
+                warnings.append("only one pin: add a backup pin (--backup FILE) so a key rotation does not brick the app")
             case .nsc, .okHttp:
                 warnings.append("only one pin: Android and OkHttp strongly advise a backup pin (--backup FILE) so a key "
                                 + "rotation does not brick the app")
@@ -78,6 +96,9 @@ public struct PinSnippet: Sendable {
         case .trustKitPlist: return plist()
         case .nsc: return nsc()
         case .okHttp: return kotlin()
+        case .custom: return customPolicy()
+        case .swiftPins: return swiftPins()
+        case .ats: return atsPlist()
         }
     }
 

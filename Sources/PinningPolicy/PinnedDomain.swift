@@ -63,7 +63,7 @@ public struct PinnedDomain: Sendable, Equatable {
         guard let expiration else { return false }
         switch source {
         // TrustKit: `expirationDate < now`; NSC: `now_ms > expiration_ms` — the same strictness.
-        case .trustKit, .androidNSC, .okHttp: return expiration < date
+        case .trustKit, .androidNSC, .okHttp, .custom, .ats: return expiration < date
         }
     }
 }

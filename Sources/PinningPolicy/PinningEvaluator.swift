@@ -23,6 +23,8 @@ public enum PinningEvaluator {
         case .trustKit: return trustKit(policy, host, verification, date, context)
         case .androidNSC: return android(policy, host, verification, date, context)
         case .okHttp: return okHttp(policy, host, verification)
+        case .custom: return custom(policy, host, verification)
+        case .ats: return ats(policy, host, verification)
         }
     }
 

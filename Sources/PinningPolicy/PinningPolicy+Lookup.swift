@@ -9,6 +9,8 @@ extension PinningPolicy {
     ///   one trailing dot removed, exact `<domain>` first, else the longest includeSubdomains
     ///   domain; a leading dot matches nothing (NSC throws).
     /// - OkHttp: every matching pattern; their pins are pooled.
+    /// - ATS: the `NSPinnedDomains` entry (`ATSPolicy.pinnedDomain(for:)`).
+    /// - custom: the first of `hosts` that covers it (`CustomPinner.matches`).
     public func entries(for host: String, matcher: TrustKitDomainMatcher = TrustKitDomainMatcher()) -> [PinnedDomain] {
         switch source {
         case .trustKit:
@@ -17,6 +19,11 @@ extension PinningPolicy {
             return androidEntry(for: host).map { [$0] } ?? []
         case .okHttp:
             return domains.filter { (try? OkHttpPattern($0.pattern))?.matches(host) == true }
+        case .ats:
+            guard let name = ats?.pinnedDomain(for: host)?.name else { return [] }
+            return domains.filter { $0.pattern == name }
+        case .custom:
+            return domains.first { CustomPinner.matches($0.pattern, host) }.map { [$0] } ?? []
         }
     }
 

@@ -19,6 +19,10 @@ public struct PinningPolicy: Sendable, Equatable {
     /// Things the parser noticed that the library accepts silently (an unparseable TrustKit
     /// expiration, a missing public-suffix list, a non-literal OkHttp argument).
     public var warnings: [String]
+    /// Kind `custom`: what the hand-written pinner hashes and looks at; nil for other sources.
+    public var customPinner: CustomPinner?
+    /// Kind `ats`: the whole `NSAppTransportSecurity` dictionary; nil for other sources.
+    public var ats: ATSPolicy?
 
     /// A policy with neutral defaults for every field not given.
     public init(
@@ -29,7 +33,9 @@ public struct PinningPolicy: Sendable, Equatable {
         baseTrustAnchors: [TrustAnchorReference] = [],
         baseCleartextTrafficPermitted: Bool? = nil,
         debugOverrideAnchors: [TrustAnchorReference] = [],
-        warnings: [String] = []
+        warnings: [String] = [],
+        customPinner: CustomPinner? = nil,
+        ats: ATSPolicy? = nil
     ) {
         self.source = source
         self.domains = domains
@@ -39,6 +45,8 @@ public struct PinningPolicy: Sendable, Equatable {
         self.baseCleartextTrafficPermitted = baseCleartextTrafficPermitted
         self.debugOverrideAnchors = debugOverrideAnchors
         self.warnings = warnings
+        self.customPinner = customPinner
+        self.ats = ats
     }
 
     /// The entry with exactly this pattern, if any (no host matching).

@@ -23,10 +23,19 @@ public struct PolicyCheck: Sendable {
         public var result: Int?
         /// One human line.
         public var reason: String
+        /// ATS only: `meets`, `refuses` or `uncertain` for the TLS requirements, and why.
+        public var transport: ATSTransportPrediction.Verdict?
+        public var transportReasons: [String]?
+
+        public init(host: String, policyDomain: String?, decision: String, result: Int?, reason: String,
+                    transport: ATSTransportPrediction.Verdict? = nil, transportReasons: [String]? = nil) {
+            (self.host, self.policyDomain, self.decision, self.result, self.reason) = (host, policyDomain, decision, result, reason)
+            (self.transport, self.transportReasons) = (transport, transportReasons)
+        }
 
         enum CodingKeys: String, CodingKey {
-            case host, decision, result, reason
-            case policyDomain = "policy_domain"
+            case host, decision, result, reason, transport
+            case policyDomain = "policy_domain", transportReasons = "transport_reasons"
         }
 
         public func encode(to encoder: Encoder) throws {
@@ -36,6 +45,8 @@ public struct PolicyCheck: Sendable {
             try container.encode(decision, forKey: .decision)
             try container.encode(result, forKey: .result)
             try container.encode(reason, forKey: .reason)
+            try container.encodeIfPresent(transport, forKey: .transport)
+            try container.encodeIfPresent(transportReasons, forKey: .transportReasons)
         }
     }
 
@@ -53,6 +64,12 @@ public struct PolicyCheck: Sendable {
     public var presented: PresentedChain?
     /// Android: which store holds the team root on the device. Default `.user`.
     public var context: EvaluationContext
+    /// ATS: what the TLS listener offers the app. Default `.devProxy`.
+    public var offer: TLSOffer = .devProxy
+    /// Read the file as this kind instead of guessing. Default nil (guess).
+    public var kind: PolicySource?
+    /// Certificates the pins are meant to match (production's), for the lints only. Default none.
+    public var expected: [Certificate] = []
 
     public init(teamRoot: Certificate?, presented: PresentedChain?, context: EvaluationContext = EvaluationContext()) {
         self.teamRoot = teamRoot
@@ -68,9 +85,9 @@ public struct PolicyCheck: Sendable {
     public func run(policy data: Data, hosts: [String] = [], now: Date = Date()) -> Report {
         let policy: PinningPolicy
         do {
-            policy = try PolicyLoader.load(data: data)
+            policy = try PolicyLoader.load(data: data, kind: kind)
         } catch let error as PolicyError {
-            return Report(errors: [error.reason], warnings: [], hosts: [], source: PolicyLoader.detect(data))
+            return Report(errors: [error.reason], warnings: [], hosts: [], source: kind ?? PolicyLoader.detect(data))
         } catch {
             return Report(errors: ["\(error)"], warnings: [], hosts: [], source: nil)
         }
@@ -80,14 +97,24 @@ public struct PolicyCheck: Sendable {
         if case .served(let chain, _) = presented {
             for entry in policy.domains { chains[entry.pattern] = chain }
         }
-        let linter = PolicyLinter(teamRootPins: teamRoot.map(Self.pins(of:)) ?? [], chains: chains)
+        var linter = PolicyLinter(teamRootPins: teamRoot.map(Self.pins(of:)) ?? [], chains: chains)
+        (linter.teamRoot, linter.expected) = (teamRoot, expected)
         warnings += linter.lint(policy, at: now).map(\.description)
         var predictions: [HostPrediction] = []
         if presented == nil {
             warnings.append("no CA directory with a root and no --chain: decisions were not predicted")
         }
         for host in targets {
-            guard let verification = verification(for: host, now: now, warnings: &warnings) else { continue }
+            guard let verification = verification(for: host, now: now, warnings: &warnings) else {
+                // ATS's TLS requirements need no chain: predict them even without a CA.
+                if let ats = policy.ats {
+                    var prediction = HostPrediction(host: host, policyDomain: ats.pinnedDomain(for: host)?.name, decision: "allow",
+                                                    result: nil, reason: "pinning not predicted (no chain)")
+                    Self.apply(ats.transport(for: host, offer: offer), to: &prediction)
+                    predictions.append(prediction)
+                }
+                continue
+            }
             let evaluation = PinningEvaluator.evaluate(policy: policy, host: host, verification: verification, at: now,
                                                        context: context)
             let decision: String
@@ -96,10 +123,33 @@ public struct PolicyCheck: Sendable {
             case .shouldBlockConnection: decision = "block"
             case .domainNotPinned: decision = "not_pinned"
             }
-            predictions.append(HostPrediction(host: host, policyDomain: evaluation.notedHostname, decision: decision,
-                                              result: evaluation.validationResult?.rawValue, reason: evaluation.reason))
+            var prediction = HostPrediction(host: host, policyDomain: evaluation.notedHostname, decision: decision,
+                                            result: evaluation.validationResult?.rawValue, reason: evaluation.reason)
+            if let ats = policy.ats { Self.apply(ats.transport(for: host, offer: offer), to: &prediction) }
+            predictions.append(prediction)
         }
         return Report(errors: [], warnings: warnings, hosts: predictions, source: policy.source)
+    }
+
+    /// Folds ATS's TLS verdict into a host's prediction: a refusal blocks whatever pinning says;
+    /// an undocumented outcome makes an allowed connection `uncertain`.
+    static func apply(_ transport: ATSTransportPrediction, to prediction: inout HostPrediction) {
+        prediction.transport = transport.verdict
+        prediction.transportReasons = transport.reasons
+        switch transport.verdict {
+        case .meets:
+            break
+        case .refuses:
+            if prediction.decision != "block" {
+                (prediction.reason, prediction.result) = ("ATS: " + transport.reasons.joined(separator: "; "), nil)
+            }
+            prediction.decision = "block"
+        case .uncertain:
+            if prediction.decision != "block" {
+                prediction.decision = "uncertain"
+                prediction.reason += "; ATS TLS outcome undocumented"
+            }
+        }
     }
 
     /// The verification of the presented chain for `host`, or nil when nothing is presented.
@@ -138,6 +188,7 @@ public struct PolicyCheck: Sendable {
 
     /// One host per pinned entry: the name itself; for OkHttp `*.x` → `www.x`, `**.x` → `x`.
     public static func representativeHosts(_ policy: PinningPolicy) -> [String] {
+        if let ats = policy.ats { return ats.namedHosts }
         var seen: Set<String> = []
         return policy.domains.filter { !$0.excludedFromParent && !$0.pins.isEmpty }.compactMap { entry in
             var host = entry.pattern

@@ -17,6 +17,14 @@ public struct PolicyLint: Sendable, Equatable, CustomStringConvertible {
         case reportOnlyEverywhere
         /// The team root is not among the host's pins, so DevProxy's re-signed chain fails.
         case teamRootNotPinned
+        /// Custom pinner: a pin is another form's hash of a known certificate; it matches nothing.
+        case wrongHashForm
+        /// Custom pinner: a leaf-only pinner holds a CA's pin, which no chain can satisfy.
+        case caPinInLeafPinner
+        /// Custom pinner: leaf-only, so DevProxy's leaves need `devproxy run --leaf-key`.
+        case leafOnlyPinner
+        /// Custom pinner: pins whole certificates, which change at every renewal.
+        case pinsCertificate
     }
 
     public let kind: Kind
@@ -35,6 +43,11 @@ public struct PolicyLinter: Sendable {
     public var chains: [String: [Certificate]]
     /// How far ahead "expires soon" looks. Default: 30 days.
     public var expiryWarning: TimeInterval
+    /// The team root itself, for a custom pinner's own hash form; nil skips those checks.
+    public var teamRoot: Certificate?
+    /// Certificates the pins are meant to match (production's, `policy check --expected`), for
+    /// the wrong-hash-form and CA-in-a-leaf-pinner checks. Default none.
+    public var expected: [Certificate] = []
 
     /// A linter with the defaults stated on each property unless overridden.
     public init(teamRootPins: [Pin] = [], chains: [String: [Certificate]] = [:], expiryWarning: TimeInterval = 30 * 86_400) {
@@ -54,7 +67,7 @@ public struct PolicyLinter: Sendable {
                 findings.append(PolicyLint(kind: .noBackupPin, domain: name,
                                            message: "only one pin; add a backup pin of a key you hold offline"))
             }
-            if let leaf = chains[name]?.first {
+            if policy.customPinner == nil, let leaf = chains[name]?.first {
                 let spki = leaf.spkiDER
                 let leafDigests = [Digest.sha256(spki), Digest.sha1(spki)] + [TrustKitKeyHash.hash(of: leaf)].compactMap { $0 }
                 if entry.pins.contains(where: { leafDigests.contains($0.digest) }) {
@@ -71,11 +84,13 @@ public struct PolicyLinter: Sendable {
                                                message: "pins expire \(expiration), within 30 days"))
                 }
             }
-            if !teamRootPins.isEmpty, !pins.contains(where: teamRootPins.contains) {
+            if policy.customPinner == nil, policy.ats == nil, !teamRootPins.isEmpty, !pins.contains(where: teamRootPins.contains) {
                 findings.append(PolicyLint(kind: .teamRootNotPinned, domain: name,
                                            message: "DevProxy cannot decrypt this host; the app will block"))
             }
         }
+        if let pinner = policy.customPinner { findings += lint(pinner) }
+        if let ats = policy.ats { findings += lint(ats) }
         if !pinned.isEmpty, pinned.allSatisfy({ !$0.enforce }) {
             findings.append(PolicyLint(kind: .reportOnlyEverywhere, domain: nil,
                                        message: "every entry is report-only; nothing is blocked"))

@@ -4,13 +4,21 @@ import Foundation
 public enum PolicyLoader {
     /// What a file looks like.
     public static func detect(_ data: Data) -> PolicySource {
-        if data.starts(with: Array("bplist".utf8)) { return .trustKit }
+        if data.starts(with: Array("bplist".utf8)) {
+            // A TrustKit Info.plist may also hold NSAppTransportSecurity: TrustKit wins, as before.
+            let info = (try? PropertyListSerialization.propertyList(from: data, format: nil)) as? [String: Any] ?? [:]
+            let trustKit = info["TSKConfiguration"] != nil || info["TSKPinnedDomains"] != nil
+            return !trustKit && info["NSAppTransportSecurity"] != nil ? .ats : .trustKit
+        }
         let text = String(decoding: data.prefix(1 << 20), as: UTF8.self)
         if text.contains("<network-security-config") { return .androidNSC }
-        if text.contains("TSKPinnedDomains") || text.contains("TSKConfiguration") || text.contains("<plist") {
-            return .trustKit
+        if text.contains("TSKPinnedDomains") || text.contains("TSKConfiguration") { return .trustKit }
+        if text.contains("NSAppTransportSecurity") { return .ats }
+        if text.contains("<plist") { return .trustKit }
+        if text.drop(while: \.isWhitespace).first == "{" {
+            let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+            return object?["kind"] as? String == "custom" ? .custom : .trustKit
         }
-        if text.drop(while: \.isWhitespace).first == "{" { return .trustKit }
         return .okHttp
     }
 
@@ -18,7 +26,7 @@ public enum PolicyLoader {
     ///
     /// - Parameters:
     ///   - path: an Info.plist / TrustKit plist or JSON, a network_security_config.xml, an
-    ///     OkHttp pin list or Kotlin/Java source.
+    ///     OkHttp pin list or Kotlin/Java source, a `custom` pinner JSON (`"kind": "custom"`).
     ///   - timeZone: the device time zone for Android pin-set expiration.
     /// - Throws: `PolicyError(.unreadable)` when the file cannot be read, else the parser's error.
     public static func load(path: String, timeZone: TimeZone = .current) throws -> PinningPolicy {
@@ -29,11 +37,15 @@ public enum PolicyLoader {
     }
 
     /// Parses policy bytes of any supported kind.
-    public static func load(data: Data, timeZone: TimeZone = .current) throws -> PinningPolicy {
-        switch detect(data) {
+    /// - Parameter kind: read the file as this kind instead of guessing (an Info.plist with both
+    ///   TrustKit and ATS keys is read as TrustKit unless `.ats` is asked for).
+    public static func load(data: Data, timeZone: TimeZone = .current, kind: PolicySource? = nil) throws -> PinningPolicy {
+        switch kind ?? detect(data) {
         case .trustKit: return try TrustKitPolicyParser().parse(data)
         case .androidNSC: return try AndroidNSCParser(timeZone: timeZone).parse(data)
         case .okHttp: return try OkHttpPinnerParser().parse(String(decoding: data, as: UTF8.self))
+        case .custom: return try CustomPinnerPolicyParser().parse(data)
+        case .ats: return try ATSPolicyParser().parse(data)
         }
     }
 }

@@ -6,4 +6,8 @@ public enum PolicySource: String, Sendable, Codable, CaseIterable {
     case androidNSC
     /// OkHttp's `CertificatePinner`.
     case okHttp
+    /// A hand-written pinner described by a JSON file of kind `custom` (`CustomPinner`).
+    case custom
+    /// App Transport Security: an Info.plist's `NSAppTransportSecurity` (`ATSPolicy`).
+    case ats
 }

@@ -112,8 +112,8 @@ struct ConnectHandler {
         if choice.upstream == nil && server.configuration.eagerUpstream { server.pool.prepare(host: host, port: port, tls: true) }
         let tls: TLSConnection
         do {
-            tls = try TLSConnection.accept(socket: connection.socket, context: server.serverTLS, leaf: leaf, peerName: "the client",
-                                           alpn: choice.preference)
+            tls = try TLSConnection.accept(socket: connection.socket, context: server.serverTLS(forPersona: persona), leaf: leaf,
+                                           peerName: "the client", alpn: choice.preference)
         } catch let error as TLSError {
             if case .success(let upstream)? = choice.upstream { upstream.stream.close() }
             recordHandshakeFailure(error, host: host, port: port, sni: hello.serverName, signer: signer, persona: persona)

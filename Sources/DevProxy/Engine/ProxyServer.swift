@@ -17,6 +17,8 @@ public final class ProxyServer: @unchecked Sendable {
     public let configuration: ProxyConfiguration
     let leaves: LeafSource
     let serverTLS: TLSContext
+    /// The listener contexts of personas that change TLS settings, by persona name.
+    let personaTLS: [String: TLSContext]
     let pool: UpstreamPool
     private let sinks: [FlowSink]
     private var listener: Listener?
@@ -35,8 +37,16 @@ public final class ProxyServer: @unchecked Sendable {
         self.leaves = leaves
         self.sinks = sinks
         serverTLS = try TLSContext.server()
+        personaTLS = [Persona.tls12.rawValue: try TLSContext.server(profile: .tls12),
+                      Persona.noForwardSecrecy.rawValue: try TLSContext.server(profile: .rsaKeyExchange)]
         pool = UpstreamPool(configuration: configuration,
                             tlsContext: try TLSContext.client(extraCAs: configuration.upstreamCAs, insecure: configuration.insecureUpstream))
+    }
+
+    /// The client-facing context for a presentation's persona: the standard one unless the
+    /// persona changes TLS settings (`tls12`, `no-forward-secrecy`).
+    func serverTLS(forPersona persona: String) -> TLSContext {
+        personaTLS[persona] ?? serverTLS
     }
 
     /// The address actually listened on (the real port when 0 was asked for).

@@ -12,6 +12,11 @@ public struct QAVerdict: Codable, Sendable, Equatable {
         case notPinned = "not-pinned"
         /// Under `team`, requests went through: DevProxy can decrypt this host.
         case debuggable
+        /// Under `tls12` / `no-forward-secrecy`, the client refused the handshake DevProxy offered
+        /// (the app's ATS settings, or its own TLS floor, enforce it).
+        case refused
+        /// Under `tls12` / `no-forward-secrecy`, requests went through: the app accepts that TLS.
+        case accepted
         /// Nothing decisive was seen.
         case inconclusive
     }
@@ -57,6 +62,9 @@ public struct QAVerdict: Codable, Sendable, Equatable {
         return verdicts
     }
 
+    /// Personas that change what TLS is offered, and what they offer (for notes).
+    static let tlsPersonas = ["tls12": "at most TLS 1.2", "no-forward-secrecy": "TLS 1.2 with RSA key exchange only"]
+
     /// The verdict for one host under one persona.
     static func judge(host: String, persona: String, flows: [Flow], reports: [ReportRecord]) -> QAVerdict {
         let rejectionKinds: Set<String> = [FlowErrorKind.clientRejectedCertificate.rawValue,
@@ -76,6 +84,17 @@ public struct QAVerdict: Codable, Sendable, Equatable {
                                + "installed on the device and among the app's pins?")
             }
             return verdict(.inconclusive, flows, "no request decrypted under the team persona")
+        }
+        if let offer = tlsPersonas[persona] {
+            let refusedTLS = flows.filter { $0.error?.kind == FlowErrorKind.clientHandshakeFailed.rawValue }
+            if !decrypted.isEmpty {
+                return verdict(.accepted, decrypted, "\(decrypted.count) request(s) went through while DevProxy offered \(offer): "
+                               + "the app does not enforce it (check NSExceptionMinimumTLSVersion / NSExceptionRequiresForwardSecrecy)")
+            }
+            if !refusedTLS.isEmpty {
+                return verdict(.refused, refusedTLS, "the client refused the handshake when DevProxy offered \(offer)")
+            }
+            return verdict(.inconclusive, flows, "no request and no refused handshake seen under \(persona)")
         }
         if !decrypted.isEmpty {
             if !reports.isEmpty {

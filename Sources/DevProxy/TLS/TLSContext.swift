@@ -17,12 +17,33 @@ public final class TLSContext: @unchecked Sendable {
 
     deinit { SSL_CTX_free(pointer) }
 
-    /// The context that terminates clients' TLS: TLS 1.2 and 1.3, the per-host leaf and the
-    /// protocols to answer in ALPN set on each connection.
-    public static func server() throws -> TLSContext {
+    /// What the client-facing listener offers.
+    public enum ServerProfile: Sendable, CaseIterable {
+        /// TLS 1.2 and 1.3, OpenSSL's default TLS 1.2 suites (ECDHE first).
+        case standard
+        /// At most TLS 1.2 (the `tls12` persona).
+        case tls12
+        /// TLS 1.2 with RSA key exchange only, `AES128-GCM-SHA256:AES256-GCM-SHA384` (the
+        /// `no-forward-secrecy` persona; its leaf carries an RSA key).
+        case rsaKeyExchange
+    }
+
+    /// The context that terminates clients' TLS: TLS 1.2 and 1.3 (or what `profile` allows), the
+    /// per-host leaf and the protocols to answer in ALPN set on each connection.
+    public static func server(profile: ServerProfile = .standard) throws -> TLSContext {
         guard let context = SSL_CTX_new(TLS_server_method()) else { throw TLSError(.failed, "SSL_CTX_new failed") }
         let result = TLSContext(pointer: context, verifiesPeer: false)
         try configureCommon(context)
+        if profile != .standard {
+            guard CTLS_SSL_CTX_set_max_proto_version(context, TLS1_2_VERSION) == 1 else {
+                throw TLSError(.failed, "cannot set the maximum TLS version")
+            }
+        }
+        if profile == .rsaKeyExchange {
+            guard SSL_CTX_set_cipher_list(context, "AES128-GCM-SHA256:AES256-GCM-SHA384") == 1 else {
+                throw TLSError(.failed, "cannot limit the cipher list to RSA key exchange")
+            }
+        }
         // Our order, not the client's: curl and Python offer OpenSSL's AES-256 first, phones
         // AES-128. A client that puts ChaCha20 first (no AES hardware) still gets ChaCha20.
         SSL_CTX_set_options(context, CTLS_SSL_OP_CIPHER_SERVER_PREFERENCE() | CTLS_SSL_OP_PRIORITIZE_CHACHA())

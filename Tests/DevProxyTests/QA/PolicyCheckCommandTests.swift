@@ -36,7 +36,8 @@ import TestSupport
 
     @Test func examplesPinningTheTeamRootAreValidAndAllowed() throws {
         for (file, expected) in [("trustkit-Info.plist", ["api.acme.dev", "metrics.acme.dev"]),
-                                 ("network_security_config.xml", ["acme.dev"]), ("okhttp-pins.txt", ["acme.dev", "cdn.acme.dev"])] {
+                                 ("network_security_config.xml", ["acme.dev"]), ("okhttp-pins.txt", ["acme.dev", "cdn.acme.dev"]),
+                                 ("custom-pinner.json", ["api.acme.dev"]), ("ats-Info.plist", ["api.acme.dev"])] {
             let (result, json) = try check([try example(file)])
             #expect(result.status == 0, "\(file): \(result.output)")
             #expect(Set(json.keys) == ["errors", "warnings", "hosts"], "\(file)")
