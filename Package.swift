@@ -12,6 +12,7 @@ let package = Package(
         // For the fuzzing package in fuzz/, which builds these with -sanitize=fuzzer.
         .library(name: "HTTP1", targets: ["HTTP1"]),
         .library(name: "PinningPolicy", targets: ["PinningPolicy"]),
+        .library(name: "SOCKS5", targets: ["SOCKS5"]),
     ],
     targets: [
         // OpenSSL 3 headers plus one-line wrappers for what Swift cannot import. No logic.
@@ -29,9 +30,11 @@ let package = Package(
         ),
         // Sans-IO HTTP/1.1 codec: bytes in, parts out. Knows nothing of sockets or TLS.
         .target(name: "HTTP1"),
+        // Sans-IO SOCKS5 server handshake (RFC 1928, RFC 1929): bytes in, actions out. No dependencies.
+        .target(name: "SOCKS5"),
         // Pinning policies (TrustKit, Android NSC, OkHttp) and their evaluation.
         .target(name: "PinningPolicy", dependencies: ["CertAuthority"]),
-        .target(name: "DevProxy", dependencies: ["CertAuthority", "HTTP1", "PinningPolicy", "CTLS", "CCompression", "CSystem"]),
+        .target(name: "DevProxy", dependencies: ["CertAuthority", "HTTP1", "PinningPolicy", "SOCKS5", "CTLS", "CCompression", "CSystem"]),
         .executableTarget(name: "DevProxyCLI", dependencies: ["DevProxy", "CertAuthority", "PinningPolicy", "CTLS"]),
         // Load generator for bench/run: multi-threaded HTTPS client over OpenSSL.
         .executableTarget(name: "DevProxyLoad", dependencies: ["CTLS"]),
@@ -39,6 +42,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["CertAuthority"], path: "Tests/TestSupport", exclude: ["Resources"]),
         .testTarget(name: "CertAuthorityTests", dependencies: ["CertAuthority", "CTLS", "TestSupport"]),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
+        .testTarget(name: "SOCKS5Tests", dependencies: ["SOCKS5"]),
         .testTarget(name: "PinningPolicyTests", dependencies: ["PinningPolicy", "CertAuthority", "TestSupport"]),
         .testTarget(name: "DevProxyTests", dependencies: ["DevProxy", "CertAuthority", "HTTP1", "TestSupport"]),
         .testTarget(name: "DevProxyLoadTests", dependencies: ["DevProxyLoad"]),
