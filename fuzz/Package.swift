@@ -33,6 +33,7 @@ let package = Package(
         fuzzTarget("FuzzOkHttp", ["PinningPolicy"]),
         fuzzTarget("FuzzLedger", ["CertAuthority"]),
         fuzzTarget("FuzzPEM", ["CertAuthority"]),
+        fuzzTarget("FuzzSOCKS5", ["SOCKS5"]),
     ],
     swiftLanguageModes: [.v6]
 )
