@@ -12,6 +12,7 @@ public enum SOCKS5Action: Hashable, Sendable {
     case established(firstBytes: [UInt8])
     /// Bytes fed after `.established`: forward them to the target.
     case relay([UInt8])
-    /// Write `failure.bytes` (if any) and close.
+    /// Write `failure.bytes` (if any) and close. It can follow `.connect` when the client sends
+    /// more than `maximumEarlyData` before the tunnel opens: abandon that connection too.
     case fail(SOCKS5Failure)
 }

@@ -102,9 +102,10 @@ public struct SOCKS5Handshake: Sendable {
             case .connect(let target, let consumed):
                 buffer.removeFirst(consumed)
                 state = .connecting(target)
-                // Whatever followed the request is early data, subject to the same limit.
+                // Whatever followed the request is early data, under the same limit as data fed
+                // later, so a split never changes the actions: `.connect`, then `.fail`.
                 guard buffer.count <= configuration.maximumEarlyData else {
-                    return actions + [.fail(fail(.tooMuchEarlyData, reply: .generalFailure,
+                    return actions + [.connect(target), .fail(fail(.tooMuchEarlyData, reply: .generalFailure,
                                                  "the client sent more than \(configuration.maximumEarlyData) bytes before the tunnel opened"))]
                 }
                 return actions + [.connect(target)]
