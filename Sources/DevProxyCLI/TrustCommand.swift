@@ -70,7 +70,8 @@ enum TrustCommand {
                                 : "  trusted      \(store.description): \(holders.joined(separator: ", "))")
                 case .install, .uninstall:
                     let change = action == .install ? try store.install(root) : try store.uninstall(root)
-                    Output.line("  \(change.changed ? (action == .install ? "added  " : "removed") : "unchanged")    \(store.description)")
+                    let label = change.changed ? (action == .install ? "added" : "removed") : "unchanged"
+                    Output.line("  \(label.padding(toLength: 13, withPad: " ", startingAt: 0))\(store.description)")
                     Output.line("               \(change.summary)")
                 }
             } catch let error as TrustStoreError where error.code == .needsPrivileges {
