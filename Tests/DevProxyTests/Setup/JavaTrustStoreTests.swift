@@ -70,6 +70,37 @@ struct JavaTrustStoreTests {
         #expect(JavaTrustStore.parseList(listAfter).count == JavaTrustStore.parseList(listBefore).count + 1)
     }
 
+    /// A real Java client (HttpsURLConnection through `devproxy run`) that trusts only the keystore
+    /// copy: refused before install, 200 while installed, refused again after uninstall.
+    @Test func javaThroughTheProxyTrustsTheRootOnlyWhileInstalled() throws {
+        let pki = try PKIFixture()
+        let origin = try OriginServer()
+        let proxy = try DevProxyProcess(["--ca-dir", pki.store.directory, "--intermediate", pki.bundlePath, "--upstream-ca", origin.caPath,
+                                         "--resolve", "origin.test:\(origin.port):127.0.0.1", "--quiet"])
+        let keystore = try copyOfCacerts(pki.directory)
+        let client = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("TestSupport/Resources/TrustStoreClient.java").path
+        func java() throws -> Subprocess.Result {
+            try Subprocess.run("java", ["-Djavax.net.ssl.trustStore=" + keystore, "-Djavax.net.ssl.trustStorePassword=changeit",
+                                        client, String(proxy.port), "https://origin.test:\(origin.port)/cl?n=5"], timeout: 120)
+        }
+        func trust(_ action: String) throws -> Subprocess.Result {
+            try Subprocess.run(Subprocess.devproxy, ["trust", action, "--store", "java", "--java-keystore", keystore, "--root", pki.rootPath],
+                               environment: ["XDG_STATE_HOME": pki.directory.file("state")])
+        }
+        let before = try java()
+        #expect(before.status == 3, "\(before.output)")
+        #expect(before.stdout.contains("PKIX path building failed"), "\(before.output)")
+        #expect(try trust("install").status == 0)
+        let during = try java()
+        #expect(during.status == 0, "\(during.output)")
+        #expect(during.stdout == "200 hello", "\(during.output)")
+        #expect(try trust("uninstall").status == 0)
+        let after = try java()
+        #expect(after.status == 3, "\(after.output)")
+        #expect(after.stdout.contains("PKIX path building failed"))
+    }
+
     @Test func aWrongStorePasswordIsKeytoolsReason() throws {
         let harness = try TrustHarness()
         let keystore = try copyOfCacerts(harness.dir)
