@@ -20,18 +20,22 @@ public enum SOCKS5Address: Hashable, Sendable {
         }
     }
 
-    /// ATYP, then the address bytes (with a length byte for a name), as a request or reply carries them.
+    /// ATYP, then the address bytes (with a length byte for a name), as a request or reply carries
+    /// them; an address that cannot be encoded (wrong length, a name of 0 or over 255 bytes) is
+    /// sent as `0.0.0.0` rather than as a malformed reply.
     var encoded: [UInt8] {
         switch self {
-        case .ipv4(let bytes): return [0x01] + bytes
-        case .ipv6(let bytes): return [0x04] + bytes
-        case .domain(let name): return [0x03, UInt8(name.utf8.count)] + Array(name.utf8)
+        case .ipv4(let bytes) where bytes.count == 4: return [0x01] + bytes
+        case .ipv6(let bytes) where bytes.count == 16: return [0x04] + bytes
+        case .domain(let name) where (1...255).contains(name.utf8.count): return [0x03, UInt8(name.utf8.count)] + Array(name.utf8)
+        default: return [0x01, 0, 0, 0, 0]
         }
     }
 
     /// RFC 5952 text: lower-case hex, no leading zeros, the longest run (two or more) of zero
     /// groups, the first of equal runs, as `::`.
     private static func ipv6Text(_ bytes: [UInt8]) -> String {
+        guard bytes.count == 16 else { return bytes.map { String($0, radix: 16) }.joined(separator: ":") }
         let groups = (0..<8).map { UInt16(bytes[2 * $0]) << 8 | UInt16(bytes[2 * $0 + 1]) }
         var best = (start: -1, length: 0)
         var index = 0

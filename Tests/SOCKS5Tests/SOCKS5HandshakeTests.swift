@@ -86,6 +86,15 @@ import Testing
         #expect(SOCKS5Handshake.reply(.hostUnreachable, bound: .ipv6(v6), port: 0x1234) == [5, 4, 0, 4] + v6 + [0x12, 0x34])
     }
 
+    @Test func aBoundAddressThatCannotBeEncodedIsSentAsUnspecified() {
+        let unspecified = SOCKS5Handshake.reply(.succeeded, bound: .unspecified, port: 7)
+        #expect(SOCKS5Handshake.reply(.succeeded, bound: .domain(String(repeating: "a", count: 256)), port: 7) == unspecified)
+        #expect(SOCKS5Handshake.reply(.succeeded, bound: .domain(""), port: 7) == unspecified)
+        #expect(SOCKS5Handshake.reply(.succeeded, bound: .ipv4([1, 2, 3]), port: 7) == unspecified)
+        #expect(SOCKS5Handshake.reply(.succeeded, bound: .ipv6([1]), port: 7) == unspecified)
+        #expect(SOCKS5Address.ipv6([1]).host == "1", "no trap on a short IPv6 address")
+    }
+
     @Test func ipv6HostsAreWrittenAsRFC5952Says() {
         func text(_ groups: [UInt16]) -> String {
             SOCKS5Address.ipv6(groups.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }).host
