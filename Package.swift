@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "GRPCWire", targets: ["GRPCWire"]),
         .library(name: "PinningPolicy", targets: ["PinningPolicy"]),
         .library(name: "SessionStore", targets: ["SessionStore"]),
+        .library(name: "SOCKS5", targets: ["SOCKS5"]),
     ],
     targets: [
         // OpenSSL 3 headers plus one-line wrappers for what Swift cannot import. No logic.
@@ -42,10 +43,12 @@ let package = Package(
         .target(name: "SessionStore", dependencies: ["CSQLite", "CTLS"]),
         // Sans-IO HTTP/1.1 codec: bytes in, parts out. Knows nothing of sockets or TLS.
         .target(name: "HTTP1"),
+        // Sans-IO SOCKS5 server handshake (RFC 1928, RFC 1929): bytes in, actions out. No dependencies.
+        .target(name: "SOCKS5"),
         // Pinning policies (TrustKit, Android NSC, OkHttp) and their evaluation.
         .target(name: "PinningPolicy", dependencies: ["CertAuthority"]),
-        .target(name: "DevProxy", dependencies: ["CertAuthority", "HTTP1", "HTTP2", "PinningPolicy", "CTLS", "CCompression", "CSystem",
-                                               "GRPCWire"]),
+        .target(name: "DevProxy", dependencies: ["CertAuthority", "HTTP1", "HTTP2", "PinningPolicy", "SOCKS5", "CTLS", "CCompression",
+                                               "CSystem", "GRPCWire"]),
         .executableTarget(name: "DevProxyCLI", dependencies: ["DevProxy", "CertAuthority", "PinningPolicy", "CTLS", "SessionStore"]),
         // Load generator for bench/run: multi-threaded HTTPS client over OpenSSL.
         .executableTarget(name: "DevProxyLoad", dependencies: ["CTLS"]),
@@ -55,6 +58,7 @@ let package = Package(
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
         .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "TestSupport"]),
         .testTarget(name: "GRPCWireTests", dependencies: ["GRPCWire", "TestSupport"]),
+        .testTarget(name: "SOCKS5Tests", dependencies: ["SOCKS5"]),
         .testTarget(name: "PinningPolicyTests", dependencies: ["PinningPolicy", "CertAuthority", "TestSupport"]),
         .testTarget(name: "DevProxyTests", dependencies: ["DevProxy", "CertAuthority", "HTTP1", "TestSupport"]),
         // DevProxy only to write real flow logs and HAR files for the importers to read.

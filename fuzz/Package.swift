@@ -34,6 +34,7 @@ let package = Package(
         fuzzTarget("FuzzLedger", ["CertAuthority"]),
         fuzzTarget("FuzzPEM", ["CertAuthority"]),
         fuzzTarget("FuzzGRPC", ["GRPCWire"]),
+        fuzzTarget("FuzzSOCKS5", ["SOCKS5"]),
     ],
     swiftLanguageModes: [.v6]
 )

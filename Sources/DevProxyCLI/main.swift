@@ -17,6 +17,7 @@ DevProxy: an intercepting HTTPS debugging proxy with a team CA.
   devproxy ca init --name "Acme Dev Root"     security lead: create the team root
   devproxy ca issue --email ana@acme.dev      security lead: a 7-day intermediate for one engineer
   devproxy ca list | revoke | trace | export  see `devproxy ca --help`
+  devproxy trust install                      trust the root here: system store (sudo), Chromium/Firefox, Java
   devproxy pins ca/root.pem                   the SPKI pin apps put in TrustKit / Android / OkHttp
   devproxy pins snippet --domain api.example.com --format trustkit-plist --backup next.key
   devproxy policy check Info.plist            validate and lint a pinning policy, predict decisions
@@ -44,6 +45,7 @@ func main() -> Int32 {
         case "reports": return try ReportsCommand.run(arguments.dropFirst())
         case "sessions": return try SessionsCommand.run(arguments.dropFirst())
         case "qa": return try QACommand.run(arguments.dropFirst())
+        case "trust": return try TrustCommand.run(arguments.dropFirst())
         case "--help", "-h", "help":
             Output.line(usage)
             return 0

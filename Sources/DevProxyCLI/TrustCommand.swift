@@ -1,0 +1,149 @@
+import CertAuthority
+import DevProxy
+import Foundation
+
+/// `devproxy trust install | uninstall | status`: the team root in this machine's trust stores.
+enum TrustCommand {
+    static let usage = """
+    Trust the root on this machine, as mkcert does: the system store, NSS (Chromium, Firefox), Java.
+
+      devproxy trust install                          every store found; the system store needs sudo
+      sudo devproxy trust install --store system      Debian/Ubuntu, Fedora/RHEL, Arch; the keychain on macOS
+      devproxy trust install --store nss              Chromium's ~/.pki/nssdb and every Firefox profile
+      devproxy trust install --store nss --nss-db ~/work/nssdb
+      devproxy trust install --store java             the JDK's cacerts (java.home of the java on PATH)
+      devproxy trust install --store java --java-keystore ./truststore.p12
+      devproxy trust install --root ana-root.pem      another root than the CA directory's root.pem
+      devproxy trust status                           which stores hold the root (exit 1 if one does not)
+      devproxy trust uninstall                        remove exactly what install added
+
+    Options: --store system|nss|java|all (default all)  --root FILE (PEM or DER)  --ca-dir DIR
+             --nss-db DIR (repeatable)  --java-keystore FILE
+    The root defaults to root.pem in the CA directory ($DEVPROXY_HOME, else ./ca if present, else
+    ~/.local/share/devproxy). Stores keep it as devproxy-<first 8 hex digits of its SHA-256>, and status
+    matches by fingerprint. Java's store password is changeit unless $DEVPROXY_JAVA_STOREPASS is set.
+    Exit codes: 0 done; 1 a store failed, needs sudo, or (status) does not hold the root; 2 usage.
+    """
+
+    /// What the command does to each store.
+    enum Action: String {
+        case install, uninstall, status
+    }
+
+    static func run(_ raw: ArraySlice<String>) throws -> Int32 {
+        guard let word = raw.first, word != "--help", word != "-h", word != "help" else {
+            Output.line(usage)
+            return raw.isEmpty ? 2 : 0
+        }
+        guard let action = Action(rawValue: word) else {
+            throw UsageError("unknown command `trust \(word)`; see `devproxy trust --help`")
+        }
+        let arguments = try Arguments(raw.dropFirst(), valued: ["store", "root", "ca-dir", "nss-db", "java-keystore"], booleans: [])
+        guard arguments.positionals.isEmpty else {
+            throw UsageError("unexpected argument `\(arguments.positionals[0])`; the root is given with --root FILE")
+        }
+        let choice = arguments.value("store") ?? "all"
+        guard ["system", "nss", "java", "all"].contains(choice) else {
+            throw UsageError("--store must be system, nss, java or all, not \(choice)")
+        }
+        let (root, rootPath) = try loadRoot(arguments)
+        let selection = TrustStoreSelection(choice: choice, nssDatabases: arguments.values("nss-db"),
+                                            javaKeystore: arguments.value("java-keystore"))
+        let heading = action == .install ? "Installing" : action == .uninstall ? "Uninstalling" : "Checking"
+        Output.line("\(heading) \"\(root.displayName)\" (\(root.nickname), SHA-256 \(root.certificate.sha256Fingerprint)) from \(rootPath)")
+        Output.line()
+        for note in selection.notes { Output.line("  skipped      \(note)") }
+        var failures = selection.errors
+        var untrusted = 0
+        for store in selection.stores {
+            if let reason = store.unavailableReason {
+                Output.line("  unavailable  \(store.description): \(reason)")
+                failures.append("\(store.description): \(reason)")
+                continue
+            }
+            do {
+                switch action {
+                case .status:
+                    let holders = try store.holders(of: root)
+                    if holders.isEmpty { untrusted += 1 }
+                    Output.line(holders.isEmpty ? "  not trusted  \(store.description)"
+                                : "  trusted      \(store.description): \(holders.joined(separator: ", "))")
+                case .install, .uninstall:
+                    let change = action == .install ? try store.install(root) : try store.uninstall(root)
+                    let label = change.changed ? (action == .install ? "added" : "removed") : "unchanged"
+                    Output.line("  \(label.padding(toLength: 13, withPad: " ", startingAt: 0))\(store.description)")
+                    Output.line("               \(change.summary)")
+                }
+            } catch let error as TrustStoreError where error.code == .needsPrivileges {
+                Output.line("  needs sudo   \(store.description)")
+                failures.append("\(store.description): \(error.reason); run: \(sudoCommand(action, store: choice == "all" ? storeOption(store) : choice, root: rootPath, arguments: arguments))")
+            } catch let error as TrustStoreError {
+                Output.line("  failed       \(store.description)")
+                failures.append("\(store.description): \(error.reason)")
+            }
+        }
+        Output.line()
+        switch action {
+        case .install where failures.isEmpty:
+            Output.line("Done. Restart browsers and Java programs to pick it up; `devproxy trust status` shows which stores hold it.")
+        case .uninstall where failures.isEmpty:
+            Output.line("Done. `devproxy trust status` confirms no store holds it.")
+        case .status where failures.isEmpty:
+            Output.line(untrusted == 0 ? "Every store checked holds this root."
+                        : "Not trusted by \(untrusted) store\(untrusted == 1 ? "" : "s"): run `devproxy trust install`.")
+        default:
+            break
+        }
+        failures.forEach(Output.error)
+        return failures.isEmpty && untrusted == 0 ? 0 : 1
+    }
+
+    /// The root from `--root FILE` or the CA directory, and the absolute path it came from.
+    private static func loadRoot(_ arguments: Arguments) throws -> (TrustRoot, String) {
+        let path: String
+        if let given = arguments.value("root") {
+            path = given
+        } else {
+            let store = CAStore(directory: CAStore.resolveDirectory(flag: arguments.value("ca-dir")))
+            guard store.exists else {
+                throw CommandFailure("no root at \(store.rootCertificatePath); run `devproxy` once to create a local CA, or give --root FILE (`devproxy ca export --bundle BUNDLE --out root.pem` makes one from your bundle)")
+            }
+            path = store.rootCertificatePath
+        }
+        let certificates: [Certificate]
+        do {
+            certificates = try Certificate.all(from: try SecureFile.read(path, what: "the root certificate"))
+        } catch let error as CAError {
+            throw CommandFailure("\(path): \(error.reason)")
+        }
+        // A bundle (leaf or intermediate, then root) names its root as the self-signed CA.
+        guard let certificate = certificates.count == 1 ? certificates[0] : certificates.last(where: { $0.isSelfSigned && $0.isCA }) else {
+            throw CommandFailure("\(path) holds \(certificates.count) certificates and no self-signed root; give the root alone with --root FILE")
+        }
+        guard certificate.isCA else {
+            throw CommandFailure("\(path) is not a CA certificate (\(certificate.subject)); trust stores want the root")
+        }
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        return (TrustRoot(certificate: certificate), URL(fileURLWithPath: absolute).standardized.path)
+    }
+
+    /// `--store` for one store, when `all` has to be narrowed for sudo.
+    private static func storeOption(_ store: any TrustStore) -> String {
+        store is NSSTrustStore ? "nss" : store is JavaTrustStore ? "java" : "system"
+    }
+
+    /// The exact command that does what this user could not: this executable's absolute path (root's
+    /// PATH may not find it) and the root's absolute path (root's CA directory is another).
+    private static func sudoCommand(_ action: Action, store: String, root: String, arguments: Arguments) -> String {
+        var words = ["sudo", executablePath(), "trust", action.rawValue, "--store", store, "--root", root]
+        if store == "java", let keystore = arguments.value("java-keystore") { words += ["--java-keystore", keystore] }
+        if store == "nss" { for db in arguments.values("nss-db") { words += ["--nss-db", db] } }
+        return words.map { $0.contains(" ") ? "'\($0)'" : $0 }.joined(separator: " ")
+    }
+
+    private static func executablePath() -> String {
+        let invoked = CommandLine.arguments[0]
+        guard invoked.contains("/") else { return invoked }
+        return URL(fileURLWithPath: invoked).resolvingSymlinksInPath().path
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `devproxy trust` as it is called wrongly: usage, one `error:` line, exit codes.
+@Suite struct TrustCommandTests {
+    @Test func withoutASubcommandItPrintsUsageAndExitsTwo() throws {
+        let result = try Subprocess.run(Subprocess.devproxy, ["trust"])
+        #expect(result.status == 2)
+        #expect(result.stdout.contains("devproxy trust install --store nss"))
+        let help = try Subprocess.run(Subprocess.devproxy, ["trust", "--help"])
+        #expect(help.status == 0)
+    }
+
+    @Test func badArgumentsAreUsageErrors() throws {
+        let harness = try TrustHarness()
+        let store = try harness.trust(["install", "--store", "keychain"])
+        #expect(store.status == 2)
+        #expect(TrustHarness.errorLines(store) == ["error: --store must be system, nss, java or all, not keychain"])
+        let verb = try harness.trust(["add"])
+        #expect(verb.status == 2)
+        #expect(TrustHarness.errorLines(verb) == ["error: unknown command `trust add`; see `devproxy trust --help`"])
+        let positional = try harness.trust(["install", "root.pem"])
+        #expect(positional.status == 2)
+        #expect(TrustHarness.errorLines(positional).first?.contains("--root FILE") == true)
+    }
+
+    @Test func aMissingRootSaysHowToGetOne() throws {
+        let dir = TemporaryDirectory()
+        let result = try Subprocess.run(Subprocess.devproxy, ["trust", "status", "--ca-dir", dir.file("none")])
+        #expect(result.status == 1)
+        #expect(TrustHarness.errorLines(result) == ["error: no root at \(dir.file("none"))/root.pem; run `devproxy` once to create a local CA, or give --root FILE (`devproxy ca export --bundle BUNDLE --out root.pem` makes one from your bundle)"])
+    }
+
+    @Test func aCertificateThatIsNotACAIsRefused() throws {
+        let dir = TemporaryDirectory()
+        let path = dir.file("leaf.pem")
+        let made = try Subprocess.run("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                                                  "-subj", "/CN=a.dev", "-addext", "basicConstraints=critical,CA:FALSE",
+                                                  "-keyout", dir.file("leaf.key"), "-out", path, "-days", "1"])
+        #expect(made.status == 0, "\(made.output)")
+        let result = try Subprocess.run(Subprocess.devproxy, ["trust", "status", "--root", path])
+        #expect(result.status == 1)
+        #expect(TrustHarness.errorLines(result).first?.hasPrefix("error: \(path) is not a CA certificate") == true, "\(result.output)")
+    }
+}
