@@ -102,6 +102,22 @@ import TestSupport
         #expect(unary.request?.headers.contains(["te", "trailers"]) == true)
         #expect(unary.response?.trailers?.contains(["grpc-status", "0"]) == true)
         #expect(unary.response?.trailers?.contains(["x-trailer", "t1"]) == true)
+        #expect(unary.grpc?.service == "lab.Echo")
+        #expect(unary.grpc?.method == "Unary")
+        #expect(unary.grpc?.status == 0)
+        #expect(unary.grpc?.requestMessages == 1 && unary.grpc?.responseMessages == 1)
+        // The message is field 1 "hello", field 2 = 7, decoded without a schema.
+        let decoded = unary.grpc?.messages.first?.decoded?.fields.map(\.number)
+        #expect(decoded == [1, 2], "\(String(describing: unary.grpc?.messages.first))")
+        let fail = try #require(flows.first { $0.request?.url.hasSuffix("/lab.Echo/Fail") == true })
+        #expect(fail.grpc?.status == 5)
+        #expect(fail.grpc?.message == "no such thing: 100% gone")
+        #expect(fail.grpc?.trailersOnly == true)
+        let stream = try #require(flows.first { $0.request?.url.hasSuffix("/lab.Echo/ServerStream") == true })
+        #expect(stream.grpc?.responseMessages == 20)
+        let zipped = try #require(flows.first { $0.grpc?.encoding == "gzip" })
+        #expect(zipped.grpc?.messages.first?.compressed == true)
+        #expect(zipped.grpc?.messages.first?.decoded?.fields.first?.number == 1)
         // No flow reads as a pinning signal.
         #expect(flows.allSatisfy { $0.error?.kind != FlowErrorKind.clientClosedAfterHandshake.rawValue })
     }

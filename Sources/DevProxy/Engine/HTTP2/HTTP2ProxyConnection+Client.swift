@@ -156,7 +156,7 @@ extension HTTP2ProxyConnection {
             try? session.consume(stream: stream, count: bytes.count)
             return
         }
-        exchange.requestCapture.append(bytes)
+        exchange.recordRequest(bytes)
         if endStream { exchange.requestEnded = true }
         if let http1Leg = exchange.http1Leg, !exchange.answeredLocally {
             http1Leg.push(bytes)

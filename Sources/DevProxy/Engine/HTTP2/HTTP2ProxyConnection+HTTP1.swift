@@ -60,8 +60,7 @@ extension HTTP2ProxyConnection {
                                                          body: nil)
             try? session.submitResponse(stream: stream, block, endStream: false)
         case .body(let bytes):
-            exchange.responseCapture.append(bytes)
-            exchange.responseBytes += bytes.count
+            exchange.recordResponse(bytes)
             try? session.submitData(stream: stream, bytes, endStream: false)
         case .end(let trailers):
             exchange.responseEnded = true

@@ -9,8 +9,7 @@ extension HTTP2ProxyConnection {
             switch event {
             case .responseHead(let upstream, let head, let endStream):
                 guard let exchange = exchange(upstream, on: leg) else { continue }
-                exchange.responseHead = head
-                exchange.responseStarted = Date()
+                exchange.recordResponseHead(head)
                 exchange.responseEnded = endStream
                 let status = head.status ?? 0
                 exchange.draft.flow.response = Flow.Response(
@@ -34,8 +33,7 @@ extension HTTP2ProxyConnection {
                     try? leg.session.consume(stream: upstream, count: bytes.count)
                     continue
                 }
-                exchange.responseCapture.append(bytes)
-                exchange.responseBytes += bytes.count
+                exchange.recordResponse(bytes)
                 if endStream { exchange.responseEnded = true }
                 do {
                     try session.submitData(stream: exchange.clientStream, bytes, endStream: endStream)
@@ -44,7 +42,7 @@ extension HTTP2ProxyConnection {
                 }
             case .trailers(let upstream, let fields):
                 guard let exchange = exchange(upstream, on: leg) else { continue }
-                exchange.responseTrailers = fields
+                exchange.recordResponseTrailers(fields)
                 exchange.responseEnded = true
                 let relayed = (try? HTTPVersionTranslation.h2Fields(from: fields.map { ($0.nameString, $0.valueString) })) ?? []
                 try? session.submitTrailers(stream: exchange.clientStream, relayed)
@@ -124,6 +122,7 @@ extension HTTP2ProxyConnection {
             exchange.draft.flow.response = Flow.Response(status: 200, reason: "OK", httpVersion: "HTTP/2",
                                                          headers: HTTPVersionTranslation.pairs(fields, redact: []), body: .empty,
                                                          pseudoHeaders: [[":status", "200"]])
+            exchange.recordResponseHead(.response(status: 200, fields: fields))
             try? session.submitResponse(stream: exchange.clientStream, .response(status: 200, fields: fields), endStream: true)
             return
         }

@@ -1,4 +1,5 @@
 import Foundation
+import GRPCWire
 import HTTP2
 
 /// One request/response exchange on one stream of an HTTP/2 client connection: what has passed
@@ -26,8 +27,10 @@ final class HTTP2StreamExchange {
     let started = Date()
     var requestSent: Date?
     var responseStarted: Date?
-    /// The gRPC view of the exchange, when its content type is `application/grpc…`.
-    var isGRPC: Bool { requestHead.fields.contains { $0.nameString == "content-type" && $0.valueString.hasPrefix("application/grpc") } }
+    /// The gRPC view of the exchange (service, method, status, each message decoded), when its
+    /// content type is `application/grpc…`.
+    var grpc: GRPCFlowRecorder?
+    var isGRPC: Bool { grpc != nil }
 
     init(clientStream: Int32, draft: FlowDraft, requestHead: HTTP2HeaderBlock, bodyLimit: Int) {
         self.clientStream = clientStream
@@ -35,6 +38,37 @@ final class HTTP2StreamExchange {
         self.requestHead = requestHead
         self.requestCapture = BodyCapture(limit: bodyLimit)
         self.responseCapture = BodyCapture(limit: bodyLimit)
+        let fields = requestHead.fields.map { (name: $0.nameString, value: $0.valueString) }
+        if GRPCFlowRecorder.isGRPC(contentType: fields.first { $0.name == "content-type" }?.value) {
+            grpc = GRPCFlowRecorder(path: requestHead.path ?? "", requestHeaders: fields, decompressor: GRPCContentDecompressor())
+        }
+    }
+
+    /// Request body bytes from the client, kept for the flow.
+    func recordRequest(_ bytes: [UInt8]) {
+        requestCapture.append(bytes)
+        grpc?.requestBody(bytes)
+    }
+
+    /// Response body bytes from the origin, kept for the flow.
+    func recordResponse(_ bytes: [UInt8]) {
+        responseCapture.append(bytes)
+        responseBytes += bytes.count
+        grpc?.responseBody(bytes)
+    }
+
+    /// The response head, for the flow and the gRPC view (a trailers-only response carries its
+    /// status here).
+    func recordResponseHead(_ head: HTTP2HeaderBlock) {
+        responseHead = head
+        responseStarted = Date()
+        grpc?.responseHead(headers: head.fields.map { (name: $0.nameString, value: $0.valueString) })
+    }
+
+    /// The response trailers (gRPC's status and message).
+    func recordResponseTrailers(_ fields: [HTTP2Field]) {
+        responseTrailers = fields
+        grpc?.responseTrailers(fields.map { (name: $0.nameString, value: $0.valueString) })
     }
 
     /// The first value of a request field, by its lowercase name.
@@ -59,6 +93,7 @@ final class HTTP2StreamExchange {
                 draft.flow.response?.trailers = HTTPVersionTranslation.pairs(responseTrailers, redact: redact)
             }
         }
+        if var grpc { draft.flow.grpc = grpc.finish() }
         let now = Date()
         if let requestSent {
             draft.flow.timings.send = FlowDraft.milliseconds(from: started, to: requestSent)
