@@ -112,7 +112,7 @@ public struct AndroidNSCParser: Sendable {
     private func parsePinSet(_ element: XMLElementTree) throws -> ([Pin], Date?) {
         var expiration: Date?
         if let text = element.attributes["expiration"] {
-            guard let date = TrustKitDate.dayFormatter(timeZone: timeZone).date(from: text) else {
+            guard let date = TrustKitDate.day(text, timeZone: timeZone) else {
                 throw PolicyError(.invalidValue, "Invalid expiration date: \(text)")
             }
             expiration = date

@@ -42,4 +42,21 @@ import Testing
         let declared = Data("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<network-security-config/>".utf8)
         #expect(throws: Never.self) { try AndroidNSCParser().parse(declared) }
     }
+
+    /// A `TSKExpirationDate` with a non-ASCII character trapped inside swift-corelibs-foundation's
+    /// DateFormatter ("Incorrect range"); such a date is now refused before the formatter.
+    @Test func nonASCIIExpirationDateIsRefusedNotATrap() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../fuzz/known-crashes/trustkit/non-ascii-expiration-date").standardized.path
+        let data = try #require(FileManager.default.contents(atPath: path))
+        // A policy or a thrown PolicyError are both fine; reaching this line is the test.
+        _ = try? TrustKitPolicyParser().parse(data)
+        let policy = try TrustKitPolicyParser().parse(configuration: [
+            "TSKPinnedDomains": ["good.com": ["TSKPublicKeyHashes": ["AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",
+                                                                      "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB="],
+                                              "TSKExpirationDate": "20\u{73C}S30-06-01"]],
+        ])
+        #expect(policy.domains.first?.expiration == nil)
+        #expect(policy.warnings.contains { $0.contains("TSKExpirationDate") })
+    }
 }
