@@ -13,6 +13,8 @@ public final class HTTP2Origin {
         case hypercornBoth
         /// hypercorn answering `http/1.1` only.
         case hypercornHTTP1
+        /// `Resources/h2bad.py`: Python h2 misbehaving on purpose (resets, GOAWAY, a slow answer).
+        case misbehaving
         public var description: String { rawValue }
     }
 
@@ -50,14 +52,16 @@ public final class HTTP2Origin {
             try process.run()
             try Self.waitUntilListening(chosen)
             port = chosen
-        case .hypercornBoth, .hypercornHTTP1:
+        case .hypercornBoth, .hypercornHTTP1, .misbehaving:
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", Self.scriptPath, certPath, keyPath, kind == .hypercornBoth ? "h2,http/1.1" : "http/1.1"]
+            process.arguments = kind == .misbehaving
+                ? ["python3", Self.resource("h2bad.py"), certPath, keyPath]
+                : ["python3", Self.resource("h2origin.py"), certPath, keyPath, kind == .hypercornBoth ? "h2,http/1.1" : "http/1.1"]
             try process.run()
             let line = stdout.fileHandleForReading.readLine()
             guard let chosen = Int(line) else {
                 process.terminate()
-                throw TestFailure("h2origin.py did not print its port (got \"\(line)\"); is hypercorn installed?")
+                throw TestFailure("the \(kind) origin did not print its port (got \"\(line)\"); are hypercorn and h2 installed?")
             }
             port = chosen
         }
@@ -79,8 +83,8 @@ public final class HTTP2Origin {
         try Data(bytes).write(to: URL(fileURLWithPath: documentRoot + "/" + name))
     }
 
-    static var scriptPath: String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Resources/h2origin.py").path
+    static func resource(_ name: String) -> String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Resources/\(name)").path
     }
 
     /// A port nothing listens on right now (bound to 0, then released).

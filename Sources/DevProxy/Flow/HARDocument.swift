@@ -53,6 +53,13 @@ public struct HARDocument: Codable, Sendable, Equatable {
         public var postData: PostData?
         public var headersSize: Int
         public var bodySize: Int
+        /// Trailer fields after the body (HTTP/2 trailers, chunked trailers); HAR 1.2 has no field for them.
+        public var trailers: [NameValue]? = nil
+
+        enum CodingKeys: String, CodingKey {
+            case method, url, httpVersion, cookies, headers, queryString, postData, headersSize, bodySize
+            case trailers = "_trailers"
+        }
     }
 
     public struct Response: Codable, Sendable, Equatable {
@@ -67,10 +74,13 @@ public struct HARDocument: Codable, Sendable, Equatable {
         public var bodySize: Int
         /// Chrome's spelling of a failed request (`kind: message`), which its importer reads.
         public var error: String?
+        /// Trailer fields after the body (gRPC's `grpc-status` lives here).
+        public var trailers: [NameValue]? = nil
 
         enum CodingKeys: String, CodingKey {
             case status, statusText, httpVersion, cookies, headers, content, redirectURL, headersSize, bodySize
             case error = "_error"
+            case trailers = "_trailers"
         }
     }
 

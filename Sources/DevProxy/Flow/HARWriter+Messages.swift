@@ -17,13 +17,15 @@ extension HARWriter {
                 ?? HARDocument.PostData(mimeType: mimeType, text: body.base64 ?? "", encoding: "base64")
         }
         let target = requestTarget(of: request.url)
-        return HARDocument.Request(
+        var result = HARDocument.Request(
             method: request.method, url: request.url, httpVersion: version(request.httpVersion),
             cookies: header("cookie", in: headers).map(requestCookies) ?? [], headers: headers,
             queryString: queryString(of: request.url), postData: postData,
             headersSize: headersSize(startLine: "\(request.method) \(target) \(version(request.httpVersion))",
                                      headers: headers),
             bodySize: request.body?.size ?? 0)
+        result.trailers = request.trailers.map(nameValues)
+        return result
     }
 
     /// The response side of an entry: status 0 and `_error` when there was none (failures),
@@ -55,13 +57,15 @@ extension HARWriter {
                 content.encoding = "base64"
             }
         }
-        return HARDocument.Response(
+        var result = HARDocument.Response(
             status: response.status, statusText: response.reason, httpVersion: version(response.httpVersion),
             cookies: headers.filter { $0.name.lowercased() == "set-cookie" }.compactMap { responseCookie($0.value) },
             headers: headers, content: content, redirectURL: header("location", in: headers) ?? "",
             headersSize: headersSize(
                 startLine: "\(version(response.httpVersion)) \(response.status) \(response.reason)", headers: headers),
             bodySize: response.body?.size ?? 0, error: flow.error.map { "\($0.kind): \($0.message)" })
+        result.trailers = response.trailers.map(nameValues)
+        return result
     }
 
     /// Header pairs as HAR name/value objects (a malformed pair is kept with what it has).

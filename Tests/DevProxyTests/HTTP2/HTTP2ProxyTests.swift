@@ -1,6 +1,7 @@
 import CertAuthority
 @testable import DevProxy
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 
@@ -35,7 +36,7 @@ import TestSupport
     /// what the origin chose; the flow says which version each side spoke. mitmproxy fails two
     /// of these cells: the h2-only client with an HTTP/1.1-only origin, and curl --http1.1 with
     /// nghttpd.
-    @Test(arguments: Client.allCases, HTTP2Origin.Kind.allCases)
+    @Test(arguments: Client.allCases, [HTTP2Origin.Kind.nghttpd, .hypercornBoth, .hypercornHTTP1])
     func alpnMatrix(client: Client, originKind: HTTP2Origin.Kind) throws {
         let origin = try HTTP2Origin(originKind)
         let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
@@ -141,6 +142,11 @@ import TestSupport
         #expect(response.trailers == [["x-checksum", "abc123"]])
         let flow = try #require(proxy.flows(count: 1).first)
         #expect(flow.response?.trailers == [["x-checksum", "abc123"]])
+        // HAR has no field for trailers: `_trailers`, and the version as Firefox writes it.
+        let entry = try #require(HARWriter.document(for: [flow]).log.entries.first)
+        #expect(entry.response.trailers?.map(\.name) == ["x-checksum"])
+        #expect(entry.response.httpVersion == "HTTP/2")
+        #expect(entry.request.httpVersion == "HTTP/2")
     }
 
     /// A client's RST_STREAM is recorded with its code and who sent it.
@@ -153,6 +159,74 @@ import TestSupport
         #expect(flow.error?.kind == FlowErrorKind.clientReset.rawValue)
         #expect(flow.error?.code == "CANCEL")
         #expect(flow.error?.by == "client")
+    }
+
+    /// An origin's RST_STREAM reaches the client with its own code: REFUSED_STREAM before any
+    /// response (never a made-up 502, so the client may retry), and INTERNAL_ERROR after part of
+    /// a body (the client sees the 200 and the part, then the reset). The flow says who reset.
+    @Test func originResetsPassThroughWithTheirCodes() throws {
+        let origin = try HTTP2Origin(.misbehaving)
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let refused = try H2Client.run(proxy: proxy, port: origin.port, alpn: "h2", path: "/refused")
+        #expect(refused.responses.first?.reset == 7, "\(refused)")
+        #expect(refused.responses.first?.status == nil)
+        let partial = try H2Client.run(proxy: proxy, port: origin.port, alpn: "h2", path: "/rst")
+        #expect(partial.responses.first?.status == 200)
+        #expect(partial.responses.first?.body == "partial")
+        #expect(partial.responses.first?.reset == 2)
+        let flows = proxy.flows(count: 2)
+        let byPath = Dictionary(flows.map { ($0.request?.url.components(separatedBy: "/").last ?? "", $0) }) { first, _ in first }
+        #expect(byPath["refused"]?.error?.kind == FlowErrorKind.upstreamReset2.rawValue)
+        #expect(byPath["refused"]?.error?.code == "REFUSED_STREAM")
+        #expect(byPath["refused"]?.error?.by == "server")
+        #expect(byPath["rst"]?.error?.code == "INTERNAL_ERROR")
+        #expect(byPath["rst"]?.error?.afterBytes == 7)
+        #expect(byPath["rst"]?.response?.status == 200)
+    }
+
+    /// An origin's GOAWAY retires its connection: the next request on the same client connection
+    /// goes on a new origin connection and succeeds.
+    @Test func originGoAwayRetiresTheConnection() throws {
+        let origin = try HTTP2Origin(.misbehaving)
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let json = try H2Client.run(proxy: proxy, port: origin.port, alpn: "h2", path: "/goaway", extra: ["--then", "/ok"])
+        #expect(json.responses.map(\.body) == ["bye", "ok"], "\(json)")
+        let flows = proxy.flows(count: 2)
+        #expect(flows.allSatisfy { $0.error == nil })
+        #expect(Set(flows.compactMap { $0.h2?.connectionID }).count == 1)
+    }
+
+    /// At shutdown an h2 client gets GOAWAY(NO_ERROR) (seen by Python h2) and a stream in
+    /// flight finishes within the grace period (curl gets the whole answer).
+    @Test func shutdownSendsGoAwayAndFinishesOpenStreams() throws {
+        let origin = try HTTP2Origin(.misbehaving)
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas; $0.shutdownGrace = 3 })
+        let goaway = Mutex<H2Client.Output?>(nil)
+        let curl = Mutex<Subprocess.Result?>(nil)
+        let (proxyPort, proxyURL, root, originPort) = (proxy.port, proxy.proxyURL, proxy.pki.rootPath, origin.port)
+        let threads = [
+            Thread {
+                let output = try? H2Client.run(proxyPort: proxyPort, root: root, port: originPort, alpn: "h2", path: "/slow")
+                goaway.withLock { $0 = output }
+            },
+            Thread {
+                let result = try? Subprocess.run("curl", ["-sS", "--http2", "--proxy", proxyURL, "--cacert", root, "--max-time", "20",
+                                                          "https://localhost:\(originPort)/slow"], timeout: 30)
+                curl.withLock { $0 = result }
+            },
+        ]
+        threads.forEach { $0.start() }
+        usleep(500_000)
+        proxy.server.stop()
+        let deadline = Date().addingTimeInterval(10)
+        while (goaway.withLock { $0 } == nil || curl.withLock { $0 } == nil) && Date() < deadline { usleep(20_000) }
+        #expect(goaway.withLock { $0 }?.goaway == 0, "GOAWAY(NO_ERROR) reached the client")
+        let answered = try #require(curl.withLock { $0 })
+        #expect(answered.status == 0, "\(answered.output)")
+        #expect(answered.stdout == "slow")
     }
 
     /// With `--no-http2` an h2-only client gets no ALPN, hangs up, and the flow says why: a
@@ -187,9 +261,13 @@ enum H2Client {
     }
 
     static func run(proxy: ProxyHarness, port: Int, alpn: String, path: String, extra: [String] = []) throws -> Output {
+        try run(proxyPort: proxy.port, root: proxy.pki.rootPath, port: port, alpn: alpn, path: path, extra: extra)
+    }
+
+    static func run(proxyPort: Int, root: String, port: Int, alpn: String, path: String, extra: [String] = []) throws -> Output {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("TestSupport/Resources/h2client.py").path
-        let result = try Subprocess.run("python3", [script, "\(proxy.port)", proxy.pki.rootPath, "localhost", "\(port)", alpn, path] + extra,
+        let result = try Subprocess.run("python3", [script, "\(proxyPort)", root, "localhost", "\(port)", alpn, path] + extra,
                                         timeout: 30)
         guard let data = result.stdout.data(using: .utf8), let output = try? JSONDecoder().decode(Output.self, from: data) else {
             throw TestFailure("h2client.py failed: \(result.output)")

@@ -2,7 +2,7 @@
 TLS offering only the ALPN protocols given, then requests on one connection.
 
 Usage: h2client.py PROXY_PORT CAFILE HOST PORT ALPN PATH [name=value ...] [--body TEXT] [--count N]
-       [--reset-after-headers]
+       [--reset-after-headers] [--then PATH]
 Prints one JSON object: alpn, and per request: status, headers, body, trailers, reset (the
 RST_STREAM code received, if any), goaway.
 """
@@ -15,6 +15,7 @@ import time
 import h2.config
 import h2.connection
 import h2.events
+import h2.exceptions
 
 
 def main():
@@ -24,6 +25,7 @@ def main():
     body = None
     count = 1
     reset_after_headers = False
+    then = None
     fields = []
     i = 0
     while i < len(rest):
@@ -32,6 +34,9 @@ def main():
             i += 2
         elif rest[i] == "--count":
             count = int(rest[i + 1])
+            i += 2
+        elif rest[i] == "--then":
+            then = rest[i + 1]
             i += 2
         elif rest[i] == "--reset-after-headers":
             reset_after_headers = True
@@ -72,7 +77,15 @@ def main():
         data = tls.recv(65536)
         if not data:
             break
-        for event in conn.receive_data(data):
+        try:
+            events = conn.receive_data(data)
+        except h2.exceptions.ProtocolError:
+            # Python h2 closes its state machine on GOAWAY and refuses the frames of the streams
+            # a graceful GOAWAY lets finish; what was seen until then is reported.
+            if goaway is None:
+                raise
+            break
+        for event in events:
             if isinstance(event, h2.events.ResponseReceived):
                 s = streams[event.stream_id]
                 s["status"] = int(dict(event.headers)[":status"])
@@ -92,8 +105,18 @@ def main():
                 open_streams.discard(event.stream_id)
             elif isinstance(event, h2.events.ConnectionTerminated):
                 goaway = int(event.error_code)
-                open_streams.clear()
+                last = event.last_stream_id if event.last_stream_id is not None else 0
+                open_streams = {sid for sid in open_streams if sid <= last}
         tls.sendall(conn.data_to_send())
+        if not open_streams and then is not None and goaway is None:
+            # A second request on the same connection, after the first finished.
+            sid = conn.get_next_available_stream_id()
+            conn.send_headers(sid, [(":method", "GET"), (":scheme", "https"), (":authority", f"{host}:{port}"),
+                                    (":path", then)], end_stream=True)
+            streams[sid] = {"status": None, "headers": [], "body": b"", "trailers": [], "reset": None}
+            open_streams.add(sid)
+            then = None
+            tls.sendall(conn.data_to_send())
     if reset_after_headers:
         # Stay connected a moment, as an app that cancels one request and goes on would.
         time.sleep(0.5)

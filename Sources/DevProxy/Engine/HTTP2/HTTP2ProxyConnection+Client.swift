@@ -17,6 +17,11 @@ extension HTTP2ProxyConnection {
             case .dataSent(let stream, let count), .dataDiscarded(let stream, let count):
                 // The client took response bytes: the origin may send as many more.
                 streams[stream]?.http1Leg?.acknowledge(count)
+                if let exchange = streams[stream], let code = exchange.pendingReset,
+                   session.outboundQueuedBytes(stream: stream) == 0 {
+                    exchange.pendingReset = nil
+                    try? session.resetStream(stream, code: code)
+                }
                 guard let exchange = streams[stream], let leg = exchange.leg, let upstream = exchange.upstreamStream else { continue }
                 try? leg.session.consume(stream: upstream, count: count)
             case .streamReset(let stream, let code, let byPeer):

@@ -60,7 +60,7 @@ extension HTTP2ProxyConnection {
                 exchange.draft.flow.error?.afterBytes = exchange.responseBytes
                 // Its own code, whether or not the response started: REFUSED_STREAM tells the
                 // client it may retry; a made-up 502 would hide that.
-                try? session.resetStream(exchange.clientStream, code: code)
+                resetClientAfterQueuedFrames(exchange, code: code)
             case .streamClosed(let upstream, _):
                 leg.clientStreams[upstream] = nil
             case .goAway(let lastStreamID, let code, _):
@@ -92,6 +92,20 @@ extension HTTP2ProxyConnection {
             default:
                 break
             }
+        }
+    }
+
+    /// Resets the client's stream once what was already relayed on it has left: nghttp2 sends a
+    /// RST_STREAM ahead of queued HEADERS and DATA, which would swallow the part of the response
+    /// the origin did send. What the window lets out goes now; the rest, then the reset, when the
+    /// client's window reopens (`dataSent`).
+    func resetClientAfterQueuedFrames(_ exchange: HTTP2StreamExchange, code: HTTP2ErrorCode) {
+        let output = session.pendingOutput()
+        if !output.isEmpty { try? client.write(output.withUnsafeBytes { $0 }, flush: true) }
+        if session.outboundQueuedBytes(stream: exchange.clientStream) > 0 {
+            exchange.pendingReset = code
+        } else {
+            try? session.resetStream(exchange.clientStream, code: code)
         }
     }
 

@@ -63,7 +63,11 @@ final class HTTP2ProxyConnection {
             for leg in [leg].compactMap({ $0 }) + retiring { leg.upstream.stream.close() }
             for exchange in streams.values {
                 exchange.http1Leg?.cancel()
-                exchange.draft.fail(.clientClosed, "the client connection closed while the stream was open")
+                // A stream whose whole response went out is complete even if the client hung up
+                // before its session noticed the close (a client that closes at once, as curl does).
+                let complete = exchange.requestEnded && exchange.responseEnded && exchange.pendingReset == nil
+                    && session.outboundQueuedBytes(stream: exchange.clientStream) == 0
+                if !complete { exchange.draft.fail(.clientClosed, "the client connection closed while the stream was open") }
                 emit(exchange)
             }
             streams = [:]

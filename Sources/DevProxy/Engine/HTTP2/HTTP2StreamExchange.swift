@@ -20,6 +20,9 @@ final class HTTP2StreamExchange {
     var responseEnded = false
     /// Response body bytes passed to the client so far.
     var responseBytes = 0
+    /// The origin reset the stream while response bytes were still queued for the client: the
+    /// reset follows them (`HTTP2ProxyConnection.resetClientAfterQueuedFrames`).
+    var pendingReset: HTTP2ErrorCode?
     /// The request was answered by DevProxy (`--sink-reports`, an error): nothing goes upstream.
     var answeredLocally = false
     var requestTrailers: [HTTP2Field] = []

@@ -1,0 +1,92 @@
+"""A scripted HTTP/2 origin (Python h2, PyPI) that misbehaves on purpose, for DevProxy's tests.
+
+Usage: h2bad.py CERT KEY      prints its port, serves until stdin closes.
+Paths: /ok (200 "ok"), /refused (RST_STREAM REFUSED_STREAM at once), /rst (200, "partial", then
+RST_STREAM INTERNAL_ERROR), /goaway (200 "bye", then GOAWAY NO_ERROR), /slow (200 "slow" after
+one second).
+"""
+import socket
+import ssl
+import sys
+import threading
+import time
+
+import h2.config
+import h2.connection
+import h2.errors
+import h2.events
+
+
+def serve_connection(tls):
+    conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=False, header_encoding="utf-8"))
+    conn.initiate_connection()
+    lock = threading.Lock()
+    tls.sendall(conn.data_to_send())
+
+    def send(fn):
+        with lock:
+            fn()
+            tls.sendall(conn.data_to_send())
+
+    def respond(sid, body, then=None):
+        send(lambda: conn.send_headers(sid, [(":status", "200"), ("content-type", "text/plain")]))
+        send(lambda: conn.send_data(sid, body, end_stream=then is None))
+        if then:
+            send(then)
+
+    while True:
+        try:
+            data = tls.recv(65536)
+        except OSError:
+            return
+        if not data:
+            return
+        with lock:
+            events = conn.receive_data(data)
+            tls.sendall(conn.data_to_send())
+        for event in events:
+            if not isinstance(event, h2.events.RequestReceived):
+                continue
+            sid = event.stream_id
+            path = dict(event.headers).get(":path")
+            if path == "/refused":
+                send(lambda: conn.reset_stream(sid, h2.errors.ErrorCodes.REFUSED_STREAM))
+            elif path == "/rst":
+                respond(sid, b"partial", then=lambda: conn.reset_stream(sid, h2.errors.ErrorCodes.INTERNAL_ERROR))
+            elif path == "/goaway":
+                respond(sid, b"bye")
+                send(lambda: conn.close_connection(h2.errors.ErrorCodes.NO_ERROR, last_stream_id=sid))
+            elif path == "/slow":
+                def later(sid=sid):
+                    time.sleep(1)
+                    respond(sid, b"slow")
+                threading.Thread(target=later, daemon=True).start()
+            else:
+                respond(sid, b"ok")
+
+
+def main():
+    cert, key = sys.argv[1], sys.argv[2]
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    context.set_alpn_protocols(["h2"])
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    print(listener.getsockname()[1], flush=True)
+
+    def accept():
+        while True:
+            raw, _ = listener.accept()
+            try:
+                tls = context.wrap_socket(raw, server_side=True)
+            except (ssl.SSLError, OSError):
+                raw.close()
+                continue
+            threading.Thread(target=serve_connection, args=(tls,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    sys.stdin.read()
+
+
+main()
