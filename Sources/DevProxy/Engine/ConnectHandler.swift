@@ -30,6 +30,11 @@ struct ConnectHandler {
             }
             intercept(host: host, port: port, sni: sni, hello: hello, early: early)
         case .notTLS(let why):
+            if server.configuration.http2, startsWithHTTP2Preface(early: early) {
+                // h2 without TLS by prior knowledge (a plaintext gRPC channel through the proxy).
+                serveCleartextHTTP2(host: host, port: port, early: early)
+                return
+            }
             // Plain HTTP inside CONNECT (ws://, or an app talking HTTP to port 80 through the
             // proxy): tunnel it so nothing breaks, and say what we saw.
             tunnel(host: host, port: port, sni: nil, reason: "not TLS: \(why)", early: early)
@@ -155,6 +160,39 @@ struct ConnectHandler {
             first = false
             let destination = Destination(tls: true, host: host, port: port, pathAndQuery: originForm(head.target))
             guard HTTPExchange(context: context, head: head, destination: destination).run(), !server.isStopping else { return }
+        }
+    }
+
+    /// The connection preface every HTTP/2 client sends first (RFC 9113 §3.4).
+    static let http2Preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
+
+    /// Whether the tunnel's first bytes are the HTTP/2 preface (peeked, not consumed).
+    private func startsWithHTTP2Preface(early: [UInt8]) -> Bool {
+        if !early.isEmpty { return early.starts(with: Self.http2Preface.prefix(early.count)) && early.count >= 3 }
+        var buffer = [UInt8](repeating: 0, count: Self.http2Preface.count)
+        let deadline = Date().addingTimeInterval(1)
+        while Date() < deadline {
+            guard let count = try? buffer.withUnsafeMutableBytes({ try connection.socket.peek(into: $0) }), count > 0 else { return false }
+            guard buffer[0..<count].elementsEqual(Self.http2Preface[0..<count]) else { return false }
+            if count == buffer.count { return true }
+            usleep(2_000)
+        }
+        return false
+    }
+
+    /// Serves h2 without TLS inside the tunnel, streams relayed to the origin by prior knowledge.
+    private func serveCleartextHTTP2(host: String, port: Int, early: [UInt8]) {
+        let stream = PlainStream(connection.socket)
+        let inner = MessageReader(stream: stream, parser: HTTP1RequestParser(limits: server.configuration.httpLimits))
+        let context = ExchangeContext(server: server, connection: connection, client: inner, clientAddress: connection.clientAddress,
+                                      mode: .http, clientTLS: nil, signer: nil, persona: nil)
+        do {
+            try HTTP2ProxyConnection(context: context, client: stream, host: host, port: port, upstream: nil, cleartext: true,
+                                     initialBytes: early).run()
+        } catch {
+            var draft = context.draft(host: host, port: port)
+            draft.fail(.http2ProtocolError, "cannot start the HTTP/2 session: \(error)")
+            server.emit(draft.finished())
         }
     }
 

@@ -15,7 +15,7 @@ import TestSupport
         private let stdin = Pipe()
         private let directory = TemporaryDirectory()
 
-        init() throws {
+        init(insecure: Bool = false) throws {
             let store = CAStore(directory: directory.file("grpc-ca"))
             try store.initialize(name: "gRPC Origin Test CA", keyType: .p256, days: 2, passphrase: nil)
             let leaf = try LeafIssuer(signer: try store.rootSigner(passphrase: nil)).issue(for: [try LeafName("localhost")])
@@ -24,7 +24,7 @@ import TestSupport
             let key = directory.write("grpc.key", bytes: try leaf.key.pem())
             let stdout = Pipe()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", GRPCProxyTests.script, "server", cert, key]
+            process.arguments = ["python3", GRPCProxyTests.script] + (insecure ? ["server-insecure"] : ["server", cert, key])
             process.standardOutput = stdout
             process.standardInput = stdin
             process.standardError = FileHandle.nullDevice
@@ -142,5 +142,23 @@ import TestSupport
         let flow = try #require(proxy.flows(count: 1).first)
         #expect(flow.error?.kind == FlowErrorKind.upstreamRefused.rawValue)
         #expect(flow.response?.status == 200)
+    }
+
+    /// A plaintext gRPC channel through the proxy (CONNECT, then h2 by prior knowledge, no TLS)
+    /// is recognised by its preface and intercepted: each call is a flow, not a blind tunnel.
+    @Test func cleartextChannelIsInterceptedNotTunnelled() throws {
+        let server = try EchoServer(insecure: true)
+        let proxy = try ProxyHarness()
+        let result = try Subprocess.run("python3", [Self.script, "client-insecure", "\(server.port)"],
+                                        environment: ["https_proxy": proxy.proxyURL, "http_proxy": proxy.proxyURL,
+                                                      "no_proxy": "", "no_grpc_proxy": ""], timeout: 60)
+        #expect(result.stdout.contains("\"ok\": true"), "\(result.output)")
+        #expect(result.stdout.contains("\"answers\": 3"), "\(result.output)")
+        let flows = proxy.flows(count: 2)
+        #expect(flows.allSatisfy { $0.mode != .tunnel }, "\(flows.map(\.mode))")
+        let unary = try #require(flows.first { $0.request?.url == "http://localhost:\(server.port)/lab.Echo/Unary" })
+        #expect(unary.request?.httpVersion == "HTTP/2")
+        #expect(unary.grpc?.status == 0)
+        #expect(unary.tls == nil)
     }
 }

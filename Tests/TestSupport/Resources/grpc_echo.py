@@ -3,7 +3,9 @@ methods are registered with raw-bytes handlers, and messages are protobuf bytes 
 (field 1: string, field 2: varint), so the proxy's view can be checked against known bytes.
 
   grpc_echo.py server CERT KEY          prints the port, serves until stdin closes
+  grpc_echo.py server-insecure          the same without TLS (h2 by prior knowledge)
   grpc_echo.py client ROOT PORT         through https_proxy (set by the caller); prints JSON
+  grpc_echo.py client-insecure PORT     an insecure channel through https_proxy: unary and bidi
 
 Methods of lab.Echo: Unary (echoes, trailing metadata x-trailer: t1), Fail (NOT_FOUND,
 trailers-only), ServerStream (the request's count of 64 KiB + 1 KiB messages), ClientStream
@@ -60,7 +62,7 @@ def bidi(requests, context):
         yield r
 
 
-def serve(cert, key):
+def serve(cert, key, insecure=False):
     handlers = {
         "Unary": grpc.unary_unary_rpc_method_handler(unary),
         "Fail": grpc.unary_unary_rpc_method_handler(fail),
@@ -70,8 +72,11 @@ def serve(cert, key):
     }
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("lab.Echo", handlers),))
-    credentials = grpc.ssl_server_credentials([(open(key, "rb").read(), open(cert, "rb").read())])
-    port = server.add_secure_port("127.0.0.1:0", credentials)
+    if insecure:
+        port = server.add_insecure_port("127.0.0.1:0")
+    else:
+        credentials = grpc.ssl_server_credentials([(open(key, "rb").read(), open(cert, "rb").read())])
+        port = server.add_secure_port("127.0.0.1:0", credentials)
     server.start()
     print(port, flush=True)
     sys.stdin.read()
@@ -134,7 +139,27 @@ def client(root, port):
     print(json.dumps(results))
 
 
+def client_insecure(port):
+    channel = grpc.insecure_channel("localhost:%s" % port)
+    results = {}
+    try:
+        response, c = channel.unary_unary("/lab.Echo/Unary").with_call(message("plain", 9), timeout=10)
+        results["unary"] = {"ok": response == message("plain", 9), "trailer": dict(c.trailing_metadata()).get("x-trailer")}
+    except grpc.RpcError as e:
+        results["unary"] = {"error": str(e.code()), "details": e.details()}
+    try:
+        answers = list(channel.stream_stream("/lab.Echo/Bidi")(iter([message("b", i) for i in range(3)]), timeout=10))
+        results["bidi"] = {"answers": len(answers)}
+    except grpc.RpcError as e:
+        results["bidi"] = {"error": str(e.code()), "details": e.details()}
+    print(json.dumps(results))
+
+
 if sys.argv[1] == "server":
     serve(sys.argv[2], sys.argv[3])
+elif sys.argv[1] == "server-insecure":
+    serve(None, None, insecure=True)
+elif sys.argv[1] == "client-insecure":
+    client_insecure(sys.argv[2])
 else:
     client(sys.argv[2], sys.argv[3])

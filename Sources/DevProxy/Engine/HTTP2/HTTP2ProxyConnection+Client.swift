@@ -69,7 +69,7 @@ extension HTTP2ProxyConnection {
         draft.flow.h2 = Flow.HTTP2Info(streamID: Int(stream), connectionID: connectionID, upstreamStreamID: nil)
         let redact = context.configuration.redactHeaders
         let authority = head.authority ?? (port == 443 ? host : "\(host):\(port)")
-        let url = "\(head.scheme ?? "https")://\(authority)\(head.path ?? "")"
+        let url = "\(head.scheme ?? (cleartext ? "http" : "https"))://\(authority)\(head.path ?? "")"
         draft.flow.request = Flow.Request(method: head.method ?? "", url: url, httpVersion: "HTTP/2",
                                           headers: HTTPVersionTranslation.pairs(head.fields, redact: redact), body: nil,
                                           pseudoHeaders: HTTPVersionTranslation.pairs(head.pseudo, redact: []))
@@ -115,8 +115,11 @@ extension HTTP2ProxyConnection {
         }
         if !upstreamSpeaksHTTP1 {
             do {
-                let connection = try server.pool.connection(host: host, port: port, tls: true, alpn: ["h2", "http/1.1"])
-                if connection.isHTTP2 {
+                let connection = cleartext
+                    ? try server.pool.connection(host: host, port: port, tls: false, reuse: false)
+                    : try server.pool.connection(host: host, port: port, tls: true, alpn: ["h2", "http/1.1"])
+                // Without TLS there is no ALPN: h2 by prior knowledge, as the client spoke it.
+                if connection.isHTTP2 || cleartext {
                     connection.stream.socket.setNonBlocking()
                     let fresh = try HTTP2UpstreamLeg(upstream: connection, limits: limits)
                     if let old = leg { retiring.append(old) }

@@ -101,7 +101,7 @@ extension HTTP2ProxyConnection {
     /// client's window reopens (`dataSent`).
     func resetClientAfterQueuedFrames(_ exchange: HTTP2StreamExchange, code: HTTP2ErrorCode) {
         let output = session.pendingOutput()
-        if !output.isEmpty { try? client.write(output.withUnsafeBytes { $0 }, flush: true) }
+        if !output.isEmpty { try? output.withUnsafeBytes { try client.write($0, flush: true) } }
         if session.outboundQueuedBytes(stream: exchange.clientStream) > 0 {
             exchange.pendingReset = code
         } else {

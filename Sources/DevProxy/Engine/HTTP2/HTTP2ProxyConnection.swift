@@ -11,7 +11,13 @@ import HTTP2
 /// nothing else, and what the proxy holds is bounded by the windows it advertises.
 final class HTTP2ProxyConnection {
     let context: ExchangeContext
-    let client: TLSConnection
+    /// The client's stream: TLS, or a plain socket for h2 without TLS inside a CONNECT tunnel.
+    let client: ByteStream
+    /// h2 without TLS (prior knowledge, as a plaintext gRPC channel sends): the origin is spoken
+    /// to the same way.
+    let cleartext: Bool
+    /// Bytes the client sent before the loop started (after CONNECT, before our 200).
+    private let initialBytes: [UInt8]
     let session: HTTP2Session
     let host: String
     let port: Int
@@ -34,10 +40,12 @@ final class HTTP2ProxyConnection {
 
     private static let counter = Counter()
 
-    init(context: ExchangeContext, client: TLSConnection, host: String, port: Int, upstream: Result<UpstreamConnection, any Error>?,
-         limits: HTTP2Limits = HTTP2Limits()) throws {
+    init(context: ExchangeContext, client: ByteStream, host: String, port: Int, upstream: Result<UpstreamConnection, any Error>?,
+         cleartext: Bool = false, initialBytes: [UInt8] = [], limits: HTTP2Limits = HTTP2Limits()) throws {
         self.context = context
         self.client = client
+        self.cleartext = cleartext
+        self.initialBytes = initialBytes
         self.host = host
         self.port = port
         self.limits = limits
@@ -77,6 +85,7 @@ final class HTTP2ProxyConnection {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         var lastActivity = Date()
         do {
+            if !initialBytes.isEmpty { handleClient(try session.receive(initialBytes)) }
             try flushAll()
             while true {
                 if server.isStopping && !goingAway {
@@ -191,7 +200,7 @@ final class HTTP2ProxyConnection {
             let output = session.pendingOutput()
             let events = session.takeEvents()
             if !output.isEmpty {
-                try client.write(output.withUnsafeBytes { $0 }, flush: true)
+                try output.withUnsafeBytes { try client.write($0, flush: true) }
                 progress = true
             }
             if !events.isEmpty {
