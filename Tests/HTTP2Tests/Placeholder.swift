@@ -1,1 +1,0 @@
-// placeholder until the codec's tests land
