@@ -24,11 +24,19 @@ import Testing
             let stream = UInt32(2 * i + 1)
             attack += Frame.headers(stream: stream, Frame.getBlock()) + Frame.rstStream(stream: stream, code: 8)
         }
-        let events = (try? server.receive(attack)) ?? server.takeEvents()
-        let output = server.pendingOutput()
-        #expect(Self.goAways(output).count == 1)
-        let heads = events.requestHeads.count
-        #expect(heads > 900 && heads <= 1001, "the library stops at its 1000-reset burst (\(heads) heads)")
+        // As a poll loop would: read 16 KiB, write what is pending, read again.
+        var heads = 0, goAways: [ParsedFrame] = [], offset = 0
+        while offset < attack.count && server.wantsRead {
+            let end = min(offset + 16_384, attack.count)
+            heads += ((try? server.receive(attack[offset..<end])) ?? server.takeEvents()).requestHeads.count
+            goAways += Self.goAways(server.pendingOutput())
+            offset = end
+        }
+        #expect(goAways.count == 1)
+        // The library queues GOAWAY at the 1001st reset and stops reading once it is written, so
+        // at most one more read's worth of streams gets through.
+        let pairSize = attack.count / 3000
+        #expect(heads > 1000 && heads <= 1001 + 16_384 / pairSize, "\(heads) heads passed")
         #expect(!server.wantsRead)
     }
 
@@ -100,13 +108,24 @@ import Testing
         #expect(goAway.errorCode == HTTP2ErrorCode.flowControlError.rawValue)
     }
 
-    @Test func streamIDGoingBackwardsIsAProtocolError() throws {
+    @Test func streamIDGoingBackwardsIsIgnored() throws {
+        // libnghttp2 cannot tell a stale stream from a reused one, and ignores the block
+        // (its comment: a trailer HEADERS may cross our RST_STREAM); nothing reaches the caller.
         let server = try Self.server()
-        let events = try server.receive(Frame.headers(stream: 3, Frame.getBlock()) + Frame.headers(stream: 1, Frame.getBlock()))
-        #expect(events.requestHeads.map(\.0) == [3])
-        #expect(events.protocolErrors.contains { $0.0 == 0 })
+        let events = try server.receive(Frame.headers(stream: 3, Frame.getBlock()) + Frame.headers(stream: 1, Frame.getBlock())
+                                        + Frame.headers(stream: 5, Frame.getBlock()))
+        #expect(events.requestHeads.map(\.0) == [3, 5])
+    }
+
+    @Test func headersAgainOnAHalfClosedStreamEndTheConnection() throws {
+        let server = try Self.server()
+        let events = try server.receive(Frame.headers(stream: 1, Frame.getBlock()) + Frame.headers(stream: 1, Frame.getBlock()))
+        #expect(events.requestHeads.map(\.0) == [1])
         let goAway = try #require(Self.goAways(server.pendingOutput()).first)
-        #expect(goAway.errorCode == HTTP2ErrorCode.protocolError.rawValue)
+        #expect(goAway.errorCode == HTTP2ErrorCode.streamClosed.rawValue)
+        // Raised when the GOAWAY is written, with the library's reason.
+        let reasons = server.takeEvents().protocolErrors
+        #expect(reasons.count == 1 && reasons[0].0 == 0 && reasons[0].1.hasPrefix("GOAWAY STREAM_CLOSED"))
     }
 
     @Test func settingsFloodFailsTheSession() throws {
@@ -131,14 +150,31 @@ import Testing
         #expect(error?.reason.lowercased().contains("flood") == true)
     }
 
-    @Test func pushPromiseToAClientIsRefused() throws {
+    /// A client session with one request sent, and the peer's SETTINGS (and, if `ack`, the ACK of ours) read.
+    private static func clientWithRequest(ack: Bool) throws -> (HTTP2Session, Int32) {
         let client = try HTTP2Session(role: .client)
         let stream = try client.submitRequest(.request(method: "GET", scheme: "https", authority: "x.test", path: "/"),
                                               endStream: true)
         _ = client.pendingOutput()
-        _ = try client.receive(Frame.settings() + Frame.pushPromise(stream: UInt32(stream), promised: 2, Frame.getBlock(path: "/pushed")))
+        _ = try client.receive(Frame.settings() + (ack ? Frame.settings(ack: true) : []))
+        _ = client.pendingOutput()
+        return (client, stream)
+    }
+
+    @Test func pushPromiseAfterPushWasTurnedOffEndsTheConnection() throws {
+        let (client, stream) = try Self.clientWithRequest(ack: true)
+        _ = try client.receive(Frame.pushPromise(stream: UInt32(stream), promised: 2, Frame.getBlock(path: "/pushed")))
         let goAway = try #require(Self.goAways(client.pendingOutput()).first)
         #expect(goAway.errorCode == HTTP2ErrorCode.protocolError.rawValue)
+    }
+
+    @Test func pushPromiseBeforeTheAckIsRefusedStreamByStream() throws {
+        let (client, stream) = try Self.clientWithRequest(ack: false)
+        let events = try client.receive(Frame.pushPromise(stream: UInt32(stream), promised: 2, Frame.getBlock(path: "/pushed"))
+                                        + Frame.headers(stream: 2, [0x88]))
+        #expect(events.responseHeads.isEmpty)
+        let resets = ParsedFrame.parse(client.pendingOutput()).of(.rstStream)
+        #expect(resets.map(\.stream) == [2])
     }
 
     @Test func streamsBeyondTheConcurrencyLimitAreRefused() throws {

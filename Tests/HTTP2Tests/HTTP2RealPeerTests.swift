@@ -25,10 +25,7 @@ import TestSupport
         server.standardOutput = FileHandle.nullDevice
         server.standardError = FileHandle.nullDevice
         try server.run()
-        defer {
-            server.terminate()
-            server.waitUntilExit()
-        }
+        defer { Self.stop(server) }
 
         let socket = try LoopbackSocket.connect(port: port)
         let session = try HTTP2Session(role: .client)
@@ -81,6 +78,16 @@ import TestSupport
         #expect(result.stdout.contains("x-checksum: 42"), "the trailers reach nghttp")
         #expect(served.paths == ["/hello"])
         #expect(served.testHeader == ["yes"])
+    }
+
+    /// Stops a server this test started: SIGTERM, then SIGKILL if it is still there after 2 s
+    /// (nghttpd started by Foundation's Process was seen to outlive SIGTERM).
+    private static func stop(_ process: Process) {
+        process.terminate()
+        let deadline = Date().addingTimeInterval(2)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
     }
 
     /// What the server thread saw (written by that thread, read after `done`).

@@ -150,11 +150,27 @@ import Testing
         try pair.server.goAway(code: .noError, debugData: Array("bye".utf8))
         try pair.exchange()
         #expect(pair.takeClientEvents().contains(.goAway(lastStreamID: stream, code: .noError, debugData: Array("bye".utf8))))
-        #expect(throws: HTTP2Error.self) { try pair.client.submitRequest(Self.get, endStream: true) }
+        let refused = #expect(throws: HTTP2Error.self) { try pair.client.submitRequest(Self.get, endStream: true) }
+        #expect(refused?.code == .submitRefused)
         try pair.server.submitResponse(stream: stream, .response(status: 200), endStream: true)
         try pair.exchange()
         #expect(pair.takeClientEvents().responseHeads.count == 1)
         #expect(pair.server.isFinished)
+    }
+
+    @Test func requestCrossingAGoAwayIsReportedRefused() throws {
+        let pair = try SessionPair()
+        let first = try pair.client.submitRequest(Self.get, endStream: true)
+        try pair.exchange()
+        try pair.server.goAway()
+        let goAway = pair.server.pendingOutput()
+        // Submitted before the GOAWAY is read, sent after: never leaves, reported refused.
+        let second = try pair.client.submitRequest(Self.get, endStream: false)
+        let events = try pair.client.receive(goAway)
+        _ = pair.client.pendingOutput()
+        let all = events + pair.client.takeEvents()
+        #expect(all.contains(.goAway(lastStreamID: first, code: .noError, debugData: [])))
+        #expect(all.contains(.streamClosed(stream: second, code: .refusedStream)))
     }
 
     @Test func pingIsAnsweredAndAcknowledged() throws {

@@ -4,7 +4,8 @@ import Glibc
 #endif
 
 /// A blocking TCP socket on 127.0.0.1 for the real-peer tests, with reads bounded in time.
-final class LoopbackSocket {
+// Unchecked: a listener is handed to the one server thread that accepts on it, then not touched.
+final class LoopbackSocket: @unchecked Sendable {
     let fd: Int32
 
     private init(fd: Int32) { self.fd = fd }
