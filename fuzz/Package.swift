@@ -27,6 +27,7 @@ let package = Package(
         fuzzTarget("FuzzHTTP1Request", ["HTTP1"]),
         fuzzTarget("FuzzHTTP1Response", ["HTTP1"]),
         fuzzTarget("FuzzChunked", ["HTTP1"]),
+        fuzzTarget("FuzzHTTP2", ["HTTP2"]),
         fuzzTarget("FuzzClientHello", ["DevProxy"]),
         fuzzTarget("FuzzTrustKit", ["PinningPolicy"]),
         fuzzTarget("FuzzAndroidNSC", ["PinningPolicy"]),

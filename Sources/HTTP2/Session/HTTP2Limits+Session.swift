@@ -5,8 +5,6 @@ extension HTTP2Limits {
     func apply(to option: OpaquePointer) {
         // Flow control is the caller's (consume), so a relay never buffers beyond the window.
         nghttp2_option_set_no_auto_window_update(option, 1)
-        // The library would otherwise assume 2^31-1 for our own advertised limit until ACKed.
-        nghttp2_option_set_peer_max_concurrent_streams(option, 100)
         nghttp2_option_set_max_settings(option, maxSettingsEntries)
         nghttp2_option_set_max_outbound_ack(option, maxOutboundAck)
         nghttp2_option_set_max_continuations(option, maxContinuations)

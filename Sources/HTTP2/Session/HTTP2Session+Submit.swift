@@ -9,9 +9,16 @@ extension HTTP2Session {
     /// - Returns: the new stream's id.
     /// - Throws: `HTTP2Error`: `.invalidField`, or `.submitRefused` (server role, GOAWAY
     ///   received, stream ids exhausted).
+    ///
+    /// A request submitted before a GOAWAY arrives, but not yet sent, is never sent: it is reported
+    /// as `.streamClosed(stream, .refusedStream)`, like the streams the GOAWAY itself refuses.
     @discardableResult
     public func submitRequest(_ head: HTTP2HeaderBlock, endStream: Bool) throws(HTTP2Error) -> Int32 {
         guard role == .client else { throw HTTP2Error(.submitRefused, "a server session cannot send requests") }
+        // The library would accept the request and drop it at send time after a GOAWAY.
+        guard nghttp2_session_check_request_allowed(handle) != 0 else {
+            throw HTTP2Error(.submitRefused, "no new stream allowed (GOAWAY sent or received, or stream ids spent)")
+        }
         let fields = try head.checkedForSending()
         var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: SessionCallbacks.readData)
         let stream = withNameValueList(fields) { list, count in
@@ -107,6 +114,7 @@ extension HTTP2Session {
     /// Sends GOAWAY naming the last peer stream processed, so streams up to it finish and later
     /// ones are refused; the session finishes (`isFinished`) once the remaining streams close.
     public func goAway(code: HTTP2ErrorCode = .noError, debugData: [UInt8] = []) throws(HTTP2Error) {
+        state.goAwayExplained = true
         let rv = debugData.withUnsafeBufferPointer { debug in
             nghttp2_submit_goaway(handle, UInt8(NGHTTP2_FLAG_NONE.rawValue), lastProcessedStreamID, code.rawValue,
                                   debug.baseAddress, debug.count)

@@ -23,13 +23,15 @@ public final class HTTP2Session {
     let state: SessionState
     /// The failure that ended the session, if one did.
     public private(set) var failure: HTTP2Error?
+    /// Whether `mem_send` itself failed: then nothing more can be written either.
+    private var sendFailed = false
 
     /// Creates a session and queues its SETTINGS (and the connection window update).
     /// - Throws: `HTTP2Error` (`.sessionFailed`) if libnghttp2 cannot allocate the session.
     public init(role: Role, limits: HTTP2Limits = HTTP2Limits()) throws(HTTP2Error) {
         self.role = role
         self.limits = limits
-        let state = SessionState(isServer: role == .server, maxHeaderListSize: limits.maxHeaderListSize)
+        let state = SessionState(isServer: role == .server, limits: limits)
         self.state = state
 
         var callbacks: OpaquePointer?
@@ -103,10 +105,11 @@ public final class HTTP2Session {
     /// collect those events with `takeEvents()` afterwards.
     public func pendingOutput(maxBytes: Int = .max) -> [UInt8] {
         var output: [UInt8] = []
-        while output.count < maxBytes && failure == nil {
+        while output.count < maxBytes && !sendFailed {
             var chunk: UnsafePointer<UInt8>?
             let n = nghttp2_session_mem_send(handle, &chunk)
             if n < 0 {
+                sendFailed = true
                 _ = fail(Int32(n))
                 break
             }
@@ -119,7 +122,7 @@ public final class HTTP2Session {
     /// Whether the session still expects bytes from the peer.
     public var wantsRead: Bool { failure == nil && nghttp2_session_want_read(handle) != 0 }
     /// Whether `pendingOutput()` has something to return.
-    public var wantsWrite: Bool { nghttp2_session_want_write(handle) != 0 }
+    public var wantsWrite: Bool { !sendFailed && nghttp2_session_want_write(handle) != 0 }
     /// Whether the connection is done: neither reading nor writing (after GOAWAY and the last
     /// stream, or a failure). Close the socket.
     public var isFinished: Bool { !wantsRead && !wantsWrite }
@@ -134,6 +137,7 @@ public final class HTTP2Session {
         let text = String(cString: nghttp2_strerror(libraryError))
         let reason = state.lastErrorText.map { "\(text): \($0)" } ?? text
         let code: HTTP2ErrorCode = libraryError == NGHTTP2_ERR_FLOODED.rawValue ? .enhanceYourCalm : .protocolError
+        state.goAwayExplained = true
         nghttp2_session_terminate_session(handle, code.rawValue)
         state.append(.protocolError(stream: 0, reason: reason))
         let error = HTTP2Error(.sessionFailed, reason, libraryError: libraryError)

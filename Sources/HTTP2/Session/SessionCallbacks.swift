@@ -6,7 +6,13 @@ enum SessionCallbacks {
     /// Sets every callback this module uses on a fresh `nghttp2_session_callbacks`.
     static func install(on callbacks: OpaquePointer) {
         nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, userData in
-            stateOf(userData).incoming[frame!.pointee.hd.stream_id] = SessionState.IncomingBlock()
+            let state = stateOf(userData)
+            if frame!.pointee.hd.type == UInt8(NGHTTP2_PUSH_PROMISE.rawValue) {
+                // Push is off (ENABLE_PUSH 0); until the peer ACKs that, refuse each promise
+                // (the library resets the promised stream) rather than surface a stream never asked for.
+                return state.pushEnabled ? 0 : NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue
+            }
+            state.incoming[frame!.pointee.hd.stream_id] = SessionState.IncomingBlock()
             return 0
         }
         nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, frame, name, nameLength, value, valueLength, flags, userData in
@@ -55,10 +61,28 @@ enum SessionCallbacks {
         }
         nghttp2_session_callbacks_set_on_frame_send_callback(callbacks) { _, frame, userData in
             let hd = frame!.pointee.hd
+            let state = stateOf(userData)
+            if hd.type == UInt8(NGHTTP2_GOAWAY.rawValue), frame!.pointee.goaway.error_code != 0, !state.goAwayExplained {
+                // The library ended the connection for a peer's fault; its debug data says which.
+                let goAway = frame!.pointee.goaway
+                let debug = String(decoding: UnsafeBufferPointer(start: goAway.opaque_data, count: goAway.opaque_data_len),
+                                   as: UTF8.self)
+                let code = HTTP2ErrorCode(rawValue: goAway.error_code)
+                state.append(.protocolError(stream: 0, reason: debug.isEmpty ? "GOAWAY \(code)" : "GOAWAY \(code): \(debug)"))
+                state.goAwayExplained = true
+            }
             if hd.type == UInt8(NGHTTP2_RST_STREAM.rawValue) {
                 stateOf(userData).append(.streamReset(stream: hd.stream_id,
                                                    code: HTTP2ErrorCode(rawValue: frame!.pointee.rst_stream.error_code),
                                                    byPeer: false))
+            }
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_frame_not_send_callback(callbacks) { _, frame, _, userData in
+            // A request HEADERS the library dropped (GOAWAY arrived first): the stream never opened,
+            // so no close callback follows; report it as the GOAWAY's refused streams are reported.
+            if frame!.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue), frame!.pointee.headers.cat == NGHTTP2_HCAT_REQUEST {
+                stateOf(userData).close(stream: frame!.pointee.hd.stream_id, code: HTTP2ErrorCode.refusedStream.rawValue)
             }
             return 0
         }
@@ -71,9 +95,9 @@ enum SessionCallbacks {
         }
         nghttp2_session_callbacks_set_error_callback2(callbacks) { _, _, message, length, userData in
             let text = String(decoding: UnsafeRawBufferPointer(start: message, count: length), as: UTF8.self)
-            let state = stateOf(userData)
-            state.lastErrorText = text
-            state.append(.protocolError(stream: 0, reason: text))
+            // Kept for a thrown error's reason; the event comes with the GOAWAY the library sends,
+            // since not every connection error passes through here.
+            stateOf(userData).lastErrorText = text
             return 0
         }
     }

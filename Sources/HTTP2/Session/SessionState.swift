@@ -13,6 +13,8 @@ final class SessionState {
 
     let isServer: Bool
     let maxHeaderListSize: Int
+    /// `HTTP2Limits.enablePush`: whether a PUSH_PROMISE may be accepted at all.
+    let pushEnabled: Bool
     /// Events not yet handed to the caller, oldest first.
     var events: [HTTP2Event] = []
     var incoming: [Int32: IncomingBlock] = [:]
@@ -22,10 +24,14 @@ final class SessionState {
     var rejected: Set<Int32> = []
     /// The library's last error text, for a thrown error's reason.
     var lastErrorText: String?
+    /// Whether the connection's end was already reported (by the caller's own `goAway`, or by a
+    /// thrown failure), so a GOAWAY sent afterwards raises no second `.protocolError`.
+    var goAwayExplained = false
 
-    init(isServer: Bool, maxHeaderListSize: Int) {
+    init(isServer: Bool, limits: HTTP2Limits) {
         self.isServer = isServer
-        self.maxHeaderListSize = maxHeaderListSize
+        self.maxHeaderListSize = limits.maxHeaderListSize
+        self.pushEnabled = limits.enablePush
     }
 
     /// Queues an event, merging body chunks and sent counts of the same stream with the one
