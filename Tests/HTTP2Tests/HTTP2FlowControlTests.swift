@@ -153,4 +153,17 @@ import Testing
         try pair.exchange()
         #expect(pair.takeClientEvents().body(of: second).count == 1000)
     }
+
+    @Test func sendWindowAndOutputBudgetReflectWhatIsLeft() throws {
+        let (pair, stream) = try Self.download(size: 50_000)
+        #expect(pair.server.sendWindow(stream: stream) == Self.window)
+        // A one-byte budget returns what the first frames make (at most one DATA frame), not everything.
+        let first = pair.server.pendingOutput(maxBytes: 1)
+        #expect(!first.isEmpty && first.count < 20_000)
+        var events = try pair.client.receive(first)
+        try pair.exchange()
+        events += pair.takeClientEvents()
+        #expect(events.body(of: stream).count == 50_000 && events.ended(stream))
+        #expect(pair.server.sendWindow(stream: stream) == nil, "the stream finished and is forgotten")
+    }
 }
