@@ -229,6 +229,21 @@ import TestSupport
         #expect(answered.stdout == "slow")
     }
 
+    /// Rapid reset (CVE-2023-44487): a client that opens and cancels streams in a loop gets a
+    /// GOAWAY from DevProxy's session (libnghttp2's reset-rate limit ends the session with
+    /// INTERNAL_ERROR), the flow log says why, and the proxy goes on serving others.
+    @Test func rapidResetIsCutOffAndOthersAreServed() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let attack = try H2Client.run(proxy: proxy, port: origin.port, alpn: "h2", path: "/echo", extra: ["--rapid-reset", "5000"])
+        #expect(attack.goaway == 2, "INTERNAL_ERROR: \(attack)")
+        let flows = proxy.flows(count: 1)
+        #expect(flows.contains { $0.error?.kind == FlowErrorKind.http2ProtocolError.rawValue })
+        let after = try H2Client.run(proxy: proxy, port: origin.port, alpn: "h2", path: "/echo")
+        #expect(after.responses.first?.status == 200)
+    }
+
     /// With `--no-http2` an h2-only client gets no ALPN, hangs up, and the flow says why: a
     /// protocol mismatch, never the pinning signal `client_closed_after_handshake`.
     @Test func noHTTP2RecordsAnALPNMismatchNotPinning() throws {

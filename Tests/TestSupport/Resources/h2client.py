@@ -2,7 +2,9 @@
 TLS offering only the ALPN protocols given, then requests on one connection.
 
 Usage: h2client.py PROXY_PORT CAFILE HOST PORT ALPN PATH [name=value ...] [--body TEXT] [--count N]
-       [--reset-after-headers] [--then PATH]
+       [--reset-after-headers] [--then PATH] [--rapid-reset N]
+--rapid-reset N opens and cancels N streams as fast as it can (CVE-2023-44487) and reports the
+GOAWAY it got (or none) and how many responses came back.
 Prints one JSON object: alpn, and per request: status, headers, body, trailers, reset (the
 RST_STREAM code received, if any), goaway.
 """
@@ -26,6 +28,7 @@ def main():
     count = 1
     reset_after_headers = False
     then = None
+    rapid = 0
     fields = []
     i = 0
     while i < len(rest):
@@ -34,6 +37,9 @@ def main():
             i += 2
         elif rest[i] == "--count":
             count = int(rest[i + 1])
+            i += 2
+        elif rest[i] == "--rapid-reset":
+            rapid = int(rest[i + 1])
             i += 2
         elif rest[i] == "--then":
             then = rest[i + 1]
@@ -61,6 +67,9 @@ def main():
     conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
     conn.initiate_connection()
     tls.sendall(conn.data_to_send())
+    if rapid:
+        print(json.dumps(rapid_reset(conn, tls, host, port, path, rapid)))
+        return
     streams = {}
     for _ in range(count):
         sid = conn.get_next_available_stream_id()
@@ -126,6 +135,36 @@ def main():
         result["responses"].append(s)
     result["goaway"] = goaway
     print(json.dumps(result))
+
+
+def rapid_reset(conn, tls, host, port, path, count):
+    """Opens and resets `count` streams without waiting, then reads until GOAWAY or EOF."""
+    sent = 0
+    goaway = None
+    try:
+        for _ in range(count):
+            sid = conn.get_next_available_stream_id()
+            conn.send_headers(sid, [(":method", "GET"), (":scheme", "https"), (":authority", f"{host}:{port}"),
+                                    (":path", path)])
+            conn.reset_stream(sid, 8)
+            sent += 1
+            if sent % 100 == 0:
+                tls.sendall(conn.data_to_send())
+        tls.sendall(conn.data_to_send())
+    except (OSError, h2.exceptions.ProtocolError):
+        pass
+    tls.settimeout(10)
+    try:
+        while goaway is None:
+            data = tls.recv(65536)
+            if not data:
+                break
+            for event in conn.receive_data(data):
+                if isinstance(event, h2.events.ConnectionTerminated):
+                    goaway = int(event.error_code)
+    except (OSError, h2.exceptions.ProtocolError):
+        pass
+    return {"alpn": "h2", "responses": [], "goaway": goaway, "sent": sent}
 
 
 main()

@@ -52,6 +52,9 @@ extension HTTP2ProxyConnection {
                 draft.flow.response = Flow.Response(status: 431, reason: ErrorResponse.reasonPhrase(431), httpVersion: "HTTP/2",
                                                     headers: [], body: nil)
                 server.emit(draft.finished())
+            case .protocolError(0, let reason):
+                // The session ended the connection (a flood, a bad frame): its GOAWAY goes out.
+                recordConnectionError("the client broke the HTTP/2 protocol: \(reason)")
             case .protocolError(let stream, let reason):
                 if let exchange = streams[stream] {
                     exchange.draft.fail(.http2ProtocolError, "the client broke the HTTP/2 protocol on this stream: \(reason)")

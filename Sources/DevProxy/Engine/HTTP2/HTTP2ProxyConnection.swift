@@ -233,7 +233,7 @@ final class HTTP2ProxyConnection {
     }
 
     /// Records a failure of the whole client connection as a flow of its own.
-    private func recordConnectionError(_ message: String) {
+    func recordConnectionError(_ message: String) {
         var draft = context.draft(host: host, port: port)
         draft.fail(.http2ProtocolError, message)
         draft.flow.h2 = Flow.HTTP2Info(streamID: 0, connectionID: connectionID, upstreamStreamID: nil)
