@@ -15,11 +15,12 @@ enum RunCommand {
       devproxy run --keylog keys.log                    TLS secrets for Wireshark (NSS key log format)
       devproxy run --config config/devproxy.example.json
       devproxy run --persona '*.acme.dev=unpinned' --log flows.jsonl --sink-reports   QA: does the app enforce its pins?
+      devproxy run --mode regular --mode socks5@127.0.0.1:1080      an HTTP proxy on --listen and a SOCKS5 one
       devproxy run --leaf-key 'api.acme.dev=debug-leaf.key'   a leaf-only pinner pins this key (devproxy pins --format raw-key debug-leaf.key)
 
     Options: --listen HOST:PORT  --ca-dir DIR  --intermediate BUNDLE  --sign-with-root  --log FILE  --har FILE
              --passthrough GLOB  --upstream-ca FILE  --insecure-upstream  --lazy-upstream  --no-http2  --resolve HOST:PORT:ADDRESS
-             --keylog FILE
+             --keylog FILE  --mode regular|socks5[@HOST:PORT] (repeatable; the first takes --listen)
              --body-limit BYTES (default 1048576)  --redact HEADER  --via  --quiet  --config FILE
              --allow-remote  --proxy-auth FILE (user:password lines)  --passphrase-file FILE
              --persona GLOB=NAME (team, unpinned, untrusted, expired, wrong-host, self-signed, passthrough, tls12,
@@ -80,8 +81,8 @@ enum RunCommand {
                         bundle: try options.value("intermediate"))
         }
         selection.warnings.forEach(Output.warning)
-        // Scripts and tests read this exact line for the port.
-        Output.line("listening on \(address)")
+        // Scripts and tests read these lines for the ports: `listening on HOST:PORT (MODE)`.
+        for (kind, bound) in server.boundListeners { Output.line("listening on \(bound) (\(kind.rawValue))") }
         waitForTermination()
         if !quiet { Output.line("stopping: finishing in-flight exchanges (up to \(Int(configuration.shutdownGrace)) s)") }
         server.stop()

@@ -7,7 +7,7 @@ import Foundation
 struct RunOptions {
     static let valued: Set<String> = ["listen", "ca-dir", "intermediate", "log", "har", "passthrough", "upstream-ca", "resolve",
                                       "keylog", "body-limit", "config", "proxy-auth", "persona", "report-uri", "redact",
-                                      "passphrase-file", "reports", "leaf-key"]
+                                      "passphrase-file", "reports", "mode", "leaf-key"]
     static let booleans: Set<String> = ["insecure-upstream", "lazy-upstream", "quiet", "allow-remote", "sink-reports",
                                         "sign-with-root", "via", "no-http2"]
 
@@ -91,6 +91,8 @@ struct RunOptions {
         configuration.insecureUpstream = try flag("insecure-upstream")
         configuration.eagerUpstream = try !flag("lazy-upstream")
         configuration.http2 = try !flag("no-http2")
+        let modes = try values("mode").map(ListenerMode.init(parsing:))
+        if !modes.isEmpty { configuration.modes = modes }
         if let limit = try value("body-limit") {
             guard let bytes = Int(limit), bytes >= 0 else { throw UsageError("--body-limit must be a number of bytes") }
             configuration.bodyLimit = bytes

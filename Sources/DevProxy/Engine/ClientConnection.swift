@@ -15,10 +15,16 @@ final class ClientConnection: @unchecked Sendable {
     /// Set while the connection sleeps between requests (see `waitForFirstByte`).
     private let idle = Atomic<Bool>(false)
 
-    init(server: ProxyServer, socket: Socket) {
+    /// The listener this client came in on; flows record it.
+    let listenerInfo: Flow.ListenerInfo
+    private let listenerKind: ListenerMode.Kind
+
+    init(server: ProxyServer, socket: Socket, listener: ListenerMode.Kind = .regular, listenerAddress: String = "") {
         self.server = server
         self.socket = socket
         self.clientAddress = socket.peerAddress?.description ?? "?"
+        self.listenerKind = listener
+        self.listenerInfo = Flow.ListenerInfo(mode: listener.rawValue, address: listenerAddress)
     }
 
     /// Registers an upstream socket for the duration of `body`.
@@ -44,6 +50,10 @@ final class ClientConnection: @unchecked Sendable {
     /// Serves the connection until it closes.
     func run() {
         defer { socket.close() }
+        if listenerKind == .socks5 {
+            SOCKS5Front(connection: self).run()
+            return
+        }
         socket.setTimeout(server.configuration.headerTimeout)
         let reader = MessageReader(stream: PlainStream(socket), parser: HTTP1RequestParser(limits: server.configuration.httpLimits))
         var first = true
@@ -98,14 +108,14 @@ final class ClientConnection: @unchecked Sendable {
             socket.setTimeout(configuration.headerTimeout)
             return head
         } catch let error as HTTP1ParseError {
-            var draft = FlowDraft(client: clientAddress, mode: mode, host: "", port: 0)
+            var draft = FlowDraft(client: clientAddress, listener: listenerInfo, mode: mode, host: "", port: 0)
             if let tlsInfo { draft.flow.tls = Flow.TLSInfo(client: tlsInfo, upstream: nil) }
             draft.fail(.badRequest, error.reason)
             try? reader.stream.write(ErrorResponse.bytes(status: error.status, detail: error.reason))
             server.emit(draft.finished())
         } catch let error as NetworkError where error.kind == .timedOut {
             guard reader.bytesRead > before else { return nil }   // idle keep-alive: just close
-            var draft = FlowDraft(client: clientAddress, mode: mode, host: "", port: 0)
+            var draft = FlowDraft(client: clientAddress, listener: listenerInfo, mode: mode, host: "", port: 0)
             draft.fail(.clientTimeout, "the client did not send a complete request head within \(Int(configuration.headerTimeout)) s")
             try? reader.stream.write(ErrorResponse.bytes(status: 408, detail: "request head not received within \(Int(configuration.headerTimeout)) s"))
             server.emit(draft.finished())
@@ -114,7 +124,7 @@ final class ClientConnection: @unchecked Sendable {
             // tickets are unread makes its kernel send RST, not FIN: the same story as a close.
             if reader.bytesRead == before { onCleanClose?() }
             if reader.bytesRead > before {
-                var draft = FlowDraft(client: clientAddress, mode: mode, host: "", port: 0)
+                var draft = FlowDraft(client: clientAddress, listener: listenerInfo, mode: mode, host: "", port: 0)
                 draft.fail(.clientClosed, "the connection failed in the middle of a request head: \(error)")
                 server.emit(draft.finished())
             }
@@ -151,7 +161,7 @@ final class ClientConnection: @unchecked Sendable {
     /// Answers a request the proxy refuses itself and records it.
     func emitRejected(_ head: HTTPRequestHead, kind: FlowErrorKind, status: Int, message: String,
                       reader: MessageReader<HTTP1RequestParser>, extra: [(String, String)] = []) {
-        var draft = FlowDraft(client: clientAddress, mode: .http, host: "", port: 0)
+        var draft = FlowDraft(client: clientAddress, listener: listenerInfo, mode: .http, host: "", port: 0)
         draft.flow.request = Flow.Request(method: head.method, url: head.target, httpVersion: head.version.description,
                                           headers: FlowDraft.headerPairs(head.headers, redact: server.configuration.redactHeaders), body: nil)
         draft.fail(kind, message)

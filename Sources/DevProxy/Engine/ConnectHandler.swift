@@ -18,6 +18,13 @@ struct ConnectHandler {
         let early = reader.parser.takeRemainingBytes()
         reader.releaseBuffer()
         guard (try? reader.stream.write(Array("HTTP/1.1 200 Connection Established\r\n\r\n".utf8))) != nil else { return }
+        serve(host: host, port: port, early: early)
+    }
+
+    /// Serves a connection whose destination is known (a CONNECT answered 200, a SOCKS5 request
+    /// answered success): looks at its first bytes, then intercepts, serves h2 without TLS, or
+    /// tunnels.
+    func serve(host: String, port: Int, early: [UInt8]) {
         let socket = connection.socket
         socket.setTimeout(server.configuration.headerTimeout)
         let hello = peekClientHello(early: early)
@@ -39,7 +46,7 @@ struct ConnectHandler {
             // proxy): tunnel it so nothing breaks, and say what we saw.
             tunnel(host: host, port: port, sni: nil, reason: "not TLS: \(why)", early: early)
         case .incomplete:
-            var draft = FlowDraft(client: connection.clientAddress, mode: .https, host: host, port: port)
+            var draft = FlowDraft(client: connection.clientAddress, listener: connection.listenerInfo, mode: .https, host: host, port: port)
             draft.fail(.clientHandshakeFailed, "the client sent no complete ClientHello within \(Int(server.configuration.headerTimeout)) s")
             server.emit(draft.finished())
         }
@@ -68,7 +75,7 @@ struct ConnectHandler {
 
     /// Relays bytes untouched and records a tunnel flow.
     private func tunnel(host: String, port: Int, sni: String?, reason: String, early: [UInt8]) {
-        var draft = FlowDraft(client: connection.clientAddress, mode: .tunnel, host: host, port: port)
+        var draft = FlowDraft(client: connection.clientAddress, listener: connection.listenerInfo, mode: .tunnel, host: host, port: port)
         draft.flow.tunnel = Flow.TunnelInfo(sni: sni, bytesFromClient: 0, bytesFromServer: 0, reason: reason)
         defer { server.emit(draft.finished()) }
         let upstream: UpstreamConnection
@@ -99,7 +106,7 @@ struct ConnectHandler {
         do {
             presentation = try server.leaves.presentation(for: try LeafName(sni))
         } catch {
-            var draft = FlowDraft(client: connection.clientAddress, mode: .https, host: host, port: port)
+            var draft = FlowDraft(client: connection.clientAddress, listener: connection.listenerInfo, mode: .https, host: host, port: port)
             draft.fail(.leafRefused, "no certificate for \(sni): \(error)")
             server.emit(draft.finished())
             return
@@ -219,7 +226,7 @@ struct ConnectHandler {
     }
 
     private func recordHandshakeFailure(_ error: TLSError, host: String, port: Int, sni: String?, signer: Flow.SignerInfo, persona: String) {
-        var draft = FlowDraft(client: connection.clientAddress, mode: .https, host: host, port: port)
+        var draft = FlowDraft(client: connection.clientAddress, listener: connection.listenerInfo, mode: .https, host: host, port: port)
         draft.flow.tls = Flow.TLSInfo(client: Flow.TLSInfo.ClientSide(sni: sni, version: nil, cipher: nil, alpn: nil), upstream: nil)
         draft.flow.signer = signer
         draft.flow.persona = persona

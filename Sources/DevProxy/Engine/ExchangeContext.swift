@@ -17,7 +17,7 @@ struct ExchangeContext {
 
     /// A new flow for this connection.
     func draft(host: String, port: Int) -> FlowDraft {
-        var draft = FlowDraft(client: clientAddress, mode: mode, host: host, port: port)
+        var draft = FlowDraft(client: clientAddress, listener: connection.listenerInfo, mode: mode, host: host, port: port)
         draft.flow.signer = signer
         draft.flow.persona = persona
         if let clientTLS { draft.flow.tls = Flow.TLSInfo(client: clientTLS, upstream: nil) }

@@ -11,12 +11,13 @@ struct FlowDraft {
     /// A per-process prefix so ids from different runs do not collide in merged logs.
     private static let runPrefix = String(UInt32.random(in: 0...UInt32.max), radix: 16)
 
-    init(client: String, mode: Flow.Mode, host: String, port: Int) {
+    init(client: String, listener: Flow.ListenerInfo? = nil, mode: Flow.Mode, host: String, port: Int) {
         startedAt = Date()
         flow = Flow(id: "\(Self.runPrefix)-\(Self.counter.next())", started: ISO8601.milliseconds(startedAt),
                     ended: "", client: client, mode: mode, server: Flow.Server(host: host, port: port, address: nil),
                     tls: nil, request: nil, response: nil, timings: .none, signer: nil, persona: nil,
                     insecureUpstream: nil, websocket: nil, tunnel: nil, error: nil)
+        flow.listener = listener
     }
 
     /// Records a failure; the first one recorded wins (it is the cause, later ones are effects).

@@ -8,6 +8,10 @@ public struct ProxyConfiguration: Sendable {
     /// Where to listen. Default `127.0.0.1:8080`: loopback only unless `allowRemote`.
     public var listenHost = "127.0.0.1"
     public var listenPort = 8080
+    /// The listeners (`--mode`, repeatable): the first without an address takes `listenHost`
+    /// and `listenPort`; the others name theirs (`socks5@127.0.0.1:1080`). Default: one regular
+    /// HTTP proxy listener.
+    public var modes: [ListenerMode] = [ListenerMode(kind: .regular)]
     /// Listening on a non-loopback address requires this (`--allow-remote`).
     public var allowRemote = false
     /// `user:password` pairs; when non-empty, clients must send `Proxy-Authorization`.

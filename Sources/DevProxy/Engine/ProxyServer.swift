@@ -21,7 +21,8 @@ public final class ProxyServer: @unchecked Sendable {
     let personaTLS: [String: TLSContext]
     let pool: UpstreamPool
     private let sinks: [FlowSink]
-    private var listener: Listener?
+    /// The bound listeners, one per mode, the first one taking `--listen`.
+    private var listeners: [(kind: ListenerMode.Kind, listener: Listener)] = []
     private let state = Mutex(State())
     private let finished = DispatchSemaphore(value: 0)
 
@@ -49,8 +50,13 @@ public final class ProxyServer: @unchecked Sendable {
         personaTLS[persona] ?? serverTLS
     }
 
-    /// The address actually listened on (the real port when 0 was asked for).
-    public var address: SocketAddress? { listener?.address }
+    /// The address actually listened on (the real port when 0 was asked for): the first listener's.
+    public var address: SocketAddress? { listeners.first?.listener.address }
+
+    /// Every listener's mode and the address it is bound to, in `--mode` order.
+    public var boundListeners: [(kind: ListenerMode.Kind, address: SocketAddress)] {
+        listeners.map { ($0.kind, $0.listener.address) }
+    }
 
     /// Binds and starts accepting.
     ///
@@ -60,14 +66,28 @@ public final class ProxyServer: @unchecked Sendable {
         // OpenSSL's socket BIO writes with write(), where MSG_NOSIGNAL cannot help: a client
         // that hangs up mid-write would otherwise kill the whole process.
         signal(SIGPIPE, SIG_IGN)
-        let listener = try Listener(host: configuration.listenHost, port: configuration.listenPort)
-        if !listener.address.isLoopback && !configuration.allowRemote {
-            throw ConfigurationError("refusing to listen on \(listener.address): anyone on the network could use the proxy and read decrypted traffic; pass --allow-remote (and --proxy-auth FILE) to do it anyway")
+        var bound: [(kind: ListenerMode.Kind, listener: Listener)] = []
+        for (index, mode) in configuration.modes.enumerated() {
+            let host: String, port: Int
+            if let modeHost = mode.host, let modePort = mode.port {
+                (host, port) = (modeHost, modePort)
+            } else if index == 0 {
+                (host, port) = (configuration.listenHost, configuration.listenPort)
+            } else {
+                throw ConfigurationError("--mode \(mode): only the first mode takes --listen; give this one an address (\(mode.kind)@127.0.0.1:PORT)")
+            }
+            let listener = try Listener(host: host, port: port)
+            if !listener.address.isLoopback && !configuration.allowRemote {
+                throw ConfigurationError("refusing to listen on \(listener.address): anyone on the network could use the proxy and read decrypted traffic; pass --allow-remote (and --proxy-auth FILE) to do it anyway")
+            }
+            bound.append((mode.kind, listener))
         }
-        self.listener = listener
-        let thread = Thread { [self] in acceptLoop(listener) }
-        thread.name = "devproxy-accept"
-        thread.start()
+        listeners = bound
+        for (kind, listener) in bound {
+            let thread = Thread { [self] in acceptLoop(listener, kind: kind) }
+            thread.name = "devproxy-accept-\(kind.rawValue)"
+            thread.start()
+        }
     }
 
     var isStopping: Bool { state.withLock { $0.stopping } }
@@ -80,7 +100,7 @@ public final class ProxyServer: @unchecked Sendable {
             return state.stopping
         }
         guard !alreadyStopping else { return }
-        if listener != nil { finished.wait() }
+        for _ in listeners { finished.wait() }
         // Connections between requests go now; exchanges in flight get the grace period.
         for connection in state.withLock({ Array($0.connections.values) }) { connection.abortIfIdle() }
         let deadline = Date().addingTimeInterval(configuration.shutdownGrace)
@@ -115,7 +135,7 @@ public final class ProxyServer: @unchecked Sendable {
         return configuration.proxyCredentials.contains(ProxyCredential(user: user, password: password)) ? nil : "wrong proxy credentials"
     }
 
-    private func acceptLoop(_ listener: Listener) {
+    private func acceptLoop(_ listener: Listener, kind: ListenerMode.Kind) {
         defer { finished.signal() }
         while !isStopping {
             guard let socket = (try? listener.accept(timeout: UpstreamPool.sweepInterval)) ?? nil else {
@@ -124,7 +144,7 @@ public final class ProxyServer: @unchecked Sendable {
                 if pool.sweep(), state.withLock({ $0.connections.isEmpty }) { trimHeap() }
                 continue
             }
-            let connection = ClientConnection(server: self, socket: socket)
+            let connection = ClientConnection(server: self, socket: socket, listener: kind, listenerAddress: listener.address.description)
             let admitted = state.withLock { state -> Bool in
                 guard state.connections.count < configuration.maxConnections else { return false }
                 state.connections[ObjectIdentifier(connection)] = connection
@@ -160,7 +180,7 @@ public final class ProxyServer: @unchecked Sendable {
         connection.socket.setTimeout(1)
         let message = "DevProxy is serving its maximum of \(configuration.maxConnections) connections; retry shortly"
         try? PlainStream(connection.socket).write(ErrorResponse.bytes(status: 503, detail: message))
-        var draft = FlowDraft(client: connection.clientAddress, mode: .http, host: "", port: 0)
+        var draft = FlowDraft(client: connection.clientAddress, listener: connection.listenerInfo, mode: .http, host: "", port: 0)
         draft.fail(.overloaded, message)
         emit(draft.finished())
         connection.socket.close()

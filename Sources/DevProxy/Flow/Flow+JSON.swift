@@ -253,6 +253,7 @@ extension Flow: FlowJSONWritable {
             f.object("h2", h2)
             f.string("id", id)
             f.bool("insecure_upstream", insecureUpstream)
+            f.object("listener", listener)
             f.string("mode", mode.rawValue)
             f.string("persona", persona)
             f.object("request", request)
@@ -399,6 +400,15 @@ extension Flow.WebSocketMessageRecord: FlowJSONWritable {
             f.int("length", length)
             f.string("opcode", opcode)
             f.string("text", text)
+        }
+    }
+}
+
+extension Flow.ListenerInfo: FlowJSONWritable {
+    func write(to writer: inout FlowJSONWriter) {
+        writer.object { f in
+            f.string("address", address)
+            f.string("mode", mode)
         }
     }
 }

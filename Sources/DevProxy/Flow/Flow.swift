@@ -33,6 +33,8 @@ public struct Flow: Codable, Sendable, Equatable {
     public var tunnel: TunnelInfo?
     /// For HTTP/2 streams: the stream and the client connection it belongs to.
     public var h2: HTTP2Info? = nil
+    /// The listener the client came in on: its mode (`regular`, `socks5`) and address.
+    public var listener: ListenerInfo? = nil
     /// For gRPC calls: service, method, status and messages (`Flow+GRPC.swift`).
     public var grpc: GRPCFlowInfo? = nil
     public var error: FlowError?
@@ -121,6 +123,12 @@ public struct Flow: Codable, Sendable, Equatable {
             case httpVersion = "http_version"
             case pseudoHeaders = "pseudo_headers"
         }
+    }
+
+    /// The listener a flow's client connected to.
+    public struct ListenerInfo: Codable, Sendable, Equatable {
+        public var mode: String
+        public var address: String
     }
 
     /// Where an HTTP/2 exchange ran: its stream on the client connection, and that connection's
@@ -215,7 +223,7 @@ public struct Flow: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case id, started, ended, client, mode, server, tls, request, response, timings, signer, persona
-        case websocket, tunnel, error, h2, grpc
+        case websocket, tunnel, error, h2, grpc, listener
         case insecureUpstream = "insecure_upstream"
     }
 }

@@ -25,8 +25,10 @@ final class DevProxyProcess {
         while found == nil && Date() < deadline && process.isRunning {
             let line = stdout.fileHandleForReading.readLine()
             lines.append(line)
-            if line.hasPrefix("listening on "), let colon = line.lastIndex(of: ":") {
-                found = Int(line[line.index(after: colon)...])
+            // `listening on 127.0.0.1:PORT (regular)`: the first listener's port.
+            if line.hasPrefix("listening on ") {
+                let address = line.dropFirst("listening on ".count).split(separator: " ").first ?? ""
+                if let colon = address.lastIndex(of: ":") { found = Int(address[address.index(after: colon)...]) }
             }
             if line.isEmpty && !process.isRunning { break }
         }

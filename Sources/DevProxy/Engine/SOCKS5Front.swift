@@ -1,0 +1,79 @@
+import Foundation
+import HTTP1
+import SOCKS5
+
+/// A client of a `socks5` listener: the SOCKS5 handshake (`SOCKS5Handshake`, sans-IO) tells
+/// where it is going, then the connection gets exactly what a CONNECT gets (ClientHello peek,
+/// interception or passthrough).
+///
+/// Success is answered before the origin is contacted, as for CONNECT's 200: the interception
+/// path connects itself and reports an unreachable origin in the flow and to the client.
+struct SOCKS5Front {
+    let connection: ClientConnection
+    var server: ProxyServer { connection.server }
+
+    func run() {
+        let socket = connection.socket
+        socket.setTimeout(server.configuration.headerTimeout)
+        let credentials = server.configuration.proxyCredentials
+        var handshake = SOCKS5Handshake(configuration: credentials.isEmpty ? .noAuthentication : .usernamePassword { user, password in
+            credentials.contains(ProxyCredential(user: user, password: password))
+        })
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var received = 0
+        while true {
+            let count: Int
+            do {
+                count = try buffer.withUnsafeMutableBytes { try socket.read(into: $0) }
+            } catch {
+                if received > 0 { record(.clientTimeout, "the SOCKS5 handshake did not complete: \(error)") }
+                return
+            }
+            guard count > 0 else {
+                if received > 0 { record(.clientClosed, "the client closed the connection during the SOCKS5 handshake") }
+                return
+            }
+            received += count
+            for action in handshake.feed(buffer[0..<count]) {
+                switch action {
+                case .send(let bytes):
+                    guard (try? bytes.withUnsafeBytes({ try socket.write($0) })) != nil else { return }
+                case .needMore, .relay:
+                    continue
+                case .connect(let target):
+                    for reply in handshake.connected() {
+                        switch reply {
+                        case .send(let bytes):
+                            guard (try? bytes.withUnsafeBytes({ try socket.write($0) })) != nil else { return }
+                        case .established(let early):
+                            serve(target: target, early: early)
+                            return
+                        default:
+                            continue
+                        }
+                    }
+                    return
+                case .established:
+                    return
+                case .fail(let failure):
+                    _ = try? failure.bytes.withUnsafeBytes { try socket.write($0) }
+                    record(failure.kind == .authenticationFailed ? .proxyAuthRequired : .badRequest,
+                           "SOCKS5: \(failure.reason)" + (failure.reply.map { " (reply \(String($0.rawValue, radix: 16)))" } ?? ""))
+                    return
+                }
+            }
+        }
+    }
+
+    private func serve(target: SOCKS5Target, early: [UInt8]) {
+        let reader = MessageReader(stream: PlainStream(connection.socket),
+                                   parser: HTTP1RequestParser(limits: server.configuration.httpLimits))
+        ConnectHandler(connection: connection, reader: reader).serve(host: target.host, port: Int(target.port), early: early)
+    }
+
+    private func record(_ kind: FlowErrorKind, _ message: String) {
+        var draft = FlowDraft(client: connection.clientAddress, listener: connection.listenerInfo, mode: .tunnel, host: "", port: 0)
+        draft.fail(kind, message)
+        server.emit(draft.finished())
+    }
+}

@@ -1,0 +1,81 @@
+import CertAuthority
+@testable import DevProxy
+import Foundation
+import Testing
+import TestSupport
+
+/// A `socks5` listener beside the regular one, with curl as the SOCKS5 client: the tunnel gets
+/// what a CONNECT gets (interception with the team leaf), and flows name the listener.
+@Suite struct SOCKS5ListenerTests {
+    /// A proxy with a regular listener on port 0 and a SOCKS5 one on another free port.
+    private func proxy(origin: OriginServer, credentials: [ProxyCredential] = []) throws -> (ProxyHarness, Int) {
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let socksPort = try HTTP2Origin.freePort()
+        let harness = try ProxyHarness(configure: {
+            $0.upstreamCAs = cas
+            $0.proxyCredentials = credentials
+            $0.modes = [ListenerMode(kind: .regular), ListenerMode(kind: .socks5, host: "127.0.0.1", port: socksPort)]
+        })
+        return (harness, socksPort)
+    }
+
+    private func curl(_ harness: ProxyHarness, _ arguments: [String]) throws -> Subprocess.Result {
+        try Subprocess.run("curl", ["-sS", "--cacert", harness.pki.rootPath, "--max-time", "20"] + arguments, timeout: 30)
+    }
+
+    /// `--socks5-hostname` (the name travels in the request) and `--socks5` (an IPv4 address)
+    /// both reach the origin through interception, and each flow records the SOCKS5 listener.
+    @Test(arguments: ["--socks5-hostname", "--socks5"])
+    func curlThroughSOCKS5IsIntercepted(_ flag: String) throws {
+        // curl --socks5 resolves the name itself and sends 127.0.0.1: the origin's certificate
+        // names that address too, since DevProxy verifies the origin against the target it was given.
+        let origin = try OriginServer(names: ["localhost", "127.0.0.1"])
+        let (harness, socksPort) = try proxy(origin: origin)
+        let host = flag == "--socks5" ? "127.0.0.1" : "localhost"
+        let result = try curl(harness, [flag, "127.0.0.1:\(socksPort)", "https://\(host):\(origin.port)/cl?n=5"])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.stdout == "hello")
+        let flow = try #require(harness.flows(count: 1).first)
+        #expect(flow.listener?.mode == "socks5")
+        #expect(flow.listener?.address == "127.0.0.1:\(socksPort)")
+        #expect(flow.mode == .https)
+        #expect(flow.signer?.email == "ana@acme.dev")
+        #expect(harness.server.boundListeners.map(\.kind) == [.regular, .socks5])
+    }
+
+    /// With `--proxy-auth`, SOCKS5 asks for RFC 1929 username/password: the right pair passes,
+    /// a wrong one is refused and recorded.
+    @Test func credentialsAreRequiredWhenProxyAuthIsSet() throws {
+        let origin = try OriginServer()
+        let (harness, socksPort) = try proxy(origin: origin, credentials: [ProxyCredential(user: "qa", password: "s3cret")])
+        let good = try curl(harness, ["--socks5-hostname", "qa:s3cret@127.0.0.1:\(socksPort)", origin.url("/cl?n=5")])
+        #expect(good.stdout == "hello", "\(good.output)")
+        let bad = try curl(harness, ["--socks5-hostname", "qa:wrong@127.0.0.1:\(socksPort)", origin.url("/cl?n=5")])
+        #expect(bad.status != 0)
+        let flows = harness.flows(count: 2)
+        #expect(flows.contains { $0.error?.kind == FlowErrorKind.proxyAuthRequired.rawValue && $0.listener?.mode == "socks5" })
+    }
+
+    /// A greeting that offers no method the server accepts gets X'FF' (RFC 1928 §3) and a flow;
+    /// BIND is refused with reply X'07' (command not supported).
+    @Test func malformedGreetingsAndBindGetTheirReplyCodes() throws {
+        let origin = try OriginServer()
+        let (harness, socksPort) = try proxy(origin: origin)
+        let script = """
+            import socket, sys
+            s = socket.create_connection(("127.0.0.1", \(socksPort)))
+            s.sendall(bytes([5, 1, 0x80]))          # only a private method
+            sys.stdout.write(s.recv(16).hex() + " ")
+            s = socket.create_connection(("127.0.0.1", \(socksPort)))
+            s.sendall(bytes([5, 1, 0]))
+            s.recv(2)
+            s.sendall(bytes([5, 2, 0, 1, 127, 0, 0, 1, 0, 80]))   # BIND
+            sys.stdout.write(s.recv(16).hex()[:4])
+            """
+        let result = try Subprocess.run("python3", ["-c", script], timeout: 20)
+        #expect(result.stdout == "05ff 0507", "\(result.output)")
+        let flows = harness.flows(count: 2)
+        #expect(flows.count == 2)
+        #expect(flows.allSatisfy { $0.error?.kind == FlowErrorKind.badRequest.rawValue && $0.error?.message.hasPrefix("SOCKS5:") == true })
+    }
+}
