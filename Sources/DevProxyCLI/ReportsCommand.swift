@@ -40,19 +40,14 @@ enum ReportsCommand {
             return 0
         }
         let header = ["RECEIVED", "HOST", "POLICY", "RESULT", "ENFORCE", "KIND", "SIGNER", "ID"]
-        var rows: [[String]] = [header]
+        var rows: [[String]] = []
         for record in contents.records {
             rows.append([record.received, record.hostname ?? "?", record.notedHostname ?? "-",
                          record.validationResult.map { "\($0) \(resultName($0))" } ?? "-",
                          record.enforcePinning.map { $0 ? "yes" : "no (report-only)" } ?? "-", record.kind.rawValue,
                          record.signer.map { $0.email ?? "root \($0.serial)" } ?? "not this CA", record.id])
         }
-        let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
-        for row in rows {
-            Output.line(row.enumerated().map { index, cell in
-                index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
-            }.joined(separator: "  "))
-        }
+        Table.print(header: header, rows: rows)
         Output.line()
         Output.line("\(contents.records.count) report(s). Trace a chain to its engineer: devproxy ca trace REPORT.json")
         return 0

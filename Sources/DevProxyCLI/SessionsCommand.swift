@@ -41,17 +41,12 @@ enum SessionsCommand {
             return 0
         }
         let header = ["MODIFIED", "FLOWS", "SIZE", "FILE"]
-        var rows = [header]
+        var rows: [[String]] = []
         for session in sessions {
             rows.append([Output.date(session.modified), session.flowCount.map(String.init) ?? "unreadable",
                          size(session.size), session.path])
         }
-        let widths = header.indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
-        for row in rows {
-            Output.line(row.enumerated().map { index, cell in
-                index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
-            }.joined(separator: "  "))
-        }
+        Table.print(header: header, rows: rows)
         Output.line()
         Output.line("\(sessions.count) session(s) in \(directory.path); the newest \(directory.keep) are kept.")
         return 0

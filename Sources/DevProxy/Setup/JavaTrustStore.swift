@@ -59,17 +59,11 @@ public struct JavaTrustStore: TrustStore {
         let held = try holders(of: root)
         if !held.isEmpty { return TrustChange(changed: false, "already trusted as \(held.joined(separator: ", "))") }
         if let privilegeProblem { throw TrustStoreError(.needsPrivileges, privilegeProblem) }
-        let backup = backup(for: root)
-        try backup.save()
-        do {
+        try backup(for: root).around {
             try root.withPEMFile { path in
                 _ = try run(["-importcert", "-noprompt", "-alias", root.nickname, "-file", path])
             }
-        } catch {
-            backup.discard()
-            throw error
         }
-        try backup.seal()
         return TrustChange(changed: true, "added alias \(root.nickname)")
     }
 

@@ -63,17 +63,11 @@ public struct NSSTrustStore: TrustStore {
         let held = try holders(of: root)
         if !held.isEmpty { return TrustChange(changed: false, "already trusted as \(held.joined(separator: ", "))") }
         if let privilegeProblem { throw TrustStoreError(.needsPrivileges, privilegeProblem) }
-        let backup = backup(for: root)
-        try backup.save()
-        do {
+        try backup(for: root).around {
             try root.withPEMFile { path in
                 _ = try certutil.check(["-A", "-d", database, "-t", "C,,", "-n", root.nickname, "-i", path])
             }
-        } catch {
-            backup.discard()
-            throw error
         }
-        try backup.seal()
         return TrustChange(changed: true, "added \(root.nickname) with trust C,,")
     }
 

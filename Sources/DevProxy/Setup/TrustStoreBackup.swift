@@ -31,6 +31,18 @@ struct TrustStoreBackup {
     }
 
     /// Copies the files before `install` changes them.
+    /// Saves the copy, makes `change`, then seals the copy; a failed change discards it.
+    func around(_ change: () throws -> Void) throws {
+        try save()
+        do {
+            try change()
+        } catch {
+            discard()
+            throw error
+        }
+        try seal()
+    }
+
     func save() throws {
         discard()
         do {
