@@ -48,7 +48,7 @@ let package = Package(
         // Pinning policies (TrustKit, Android NSC, OkHttp) and their evaluation.
         .target(name: "PinningPolicy", dependencies: ["CertAuthority"]),
         .target(name: "DevProxy", dependencies: ["CertAuthority", "HTTP1", "HTTP2", "PinningPolicy", "SOCKS5", "CTLS", "CCompression",
-                                               "CSystem", "GRPCWire"]),
+                                               "CSystem", "GRPCWire", "SessionStore"]),
         .executableTarget(name: "DevProxyCLI", dependencies: ["DevProxy", "CertAuthority", "PinningPolicy", "CTLS", "SessionStore"]),
         // Load generator for bench/run: multi-threaded HTTPS client over OpenSSL.
         .executableTarget(name: "DevProxyLoad", dependencies: ["CTLS"]),
@@ -60,7 +60,7 @@ let package = Package(
         .testTarget(name: "GRPCWireTests", dependencies: ["GRPCWire", "TestSupport"]),
         .testTarget(name: "SOCKS5Tests", dependencies: ["SOCKS5"]),
         .testTarget(name: "PinningPolicyTests", dependencies: ["PinningPolicy", "CertAuthority", "TestSupport"]),
-        .testTarget(name: "DevProxyTests", dependencies: ["DevProxy", "CertAuthority", "HTTP1", "TestSupport"]),
+        .testTarget(name: "DevProxyTests", dependencies: ["DevProxy", "CertAuthority", "HTTP1", "TestSupport", "SessionStore"]),
         // DevProxy only to write real flow logs and HAR files for the importers to read.
         .testTarget(name: "SessionStoreTests", dependencies: ["SessionStore", "CSQLite", "DevProxy", "TestSupport"]),
         .testTarget(name: "DevProxyLoadTests", dependencies: ["DevProxyLoad"]),

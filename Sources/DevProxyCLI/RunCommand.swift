@@ -1,6 +1,7 @@
 import CertAuthority
 import DevProxy
 import Foundation
+import SessionStore
 
 /// `devproxy run`: the intercepting proxy. With no arguments it is what `devproxy` does.
 enum RunCommand {
@@ -25,6 +26,7 @@ enum RunCommand {
              --allow-remote  --proxy-auth FILE (user:password lines)  --passphrase-file FILE
              --persona GLOB=NAME (team, unpinned, untrusted, expired, wrong-host, self-signed, passthrough, tls12,
                                    no-forward-secrecy)
+             --session FILE|new (a SQLite session store; `new`: under the data directory, newest 20 kept)
              --report-uri GLOB  --reports FILE (default: reports.jsonl beside --log)  --sink-reports
              --leaf-key GLOB=KEY.pem (matching hosts' leaves carry this key: for leaf-only pinners; never a CA key)
     Then: curl --proxy http://127.0.0.1:8080 --cacert ROOT.pem https://example.com/
@@ -58,6 +60,7 @@ enum RunCommand {
         let leaves: LeafSource = personaRules.rules.isEmpty
             ? team : PersonaLeafSource(rules: personaRules, certificates: try PersonaCertificates(store: store, team: team))
         var sinks = try makeSinks(options, quiet: quiet)
+        if let session = try sessionSink(options, store: store) { sinks.append(session) }
         if let reports = try reportCollector(options, store: store, personas: !personaRules.rules.isEmpty) {
             sinks.append(reports)
             if try options.flag("sink-reports") {
@@ -126,6 +129,25 @@ enum RunCommand {
             return nil
         }
         return try ReportCollector(path: path, reportURIPatterns: patterns, store: store.exists ? store : nil)
+    }
+
+    /// `--session FILE`: every flow also goes to a SQLite session store there (0600); `--session
+    /// new`: a new file under the data directory's `sessions/`, of which the newest 20 are kept.
+    private static func sessionSink(_ options: RunOptions, store: CAStore) throws -> SessionStoreSink? {
+        guard let value = try options.value("session") else { return nil }
+        var path = value
+        if value == "new" {
+            let directory = SessionDirectory(path: store.directory + "/sessions")
+            path = try directory.newSessionPath()
+            _ = directory.prune(sparing: path)
+        }
+        do {
+            let sink = SessionStoreSink(store: try SessionStore(path: path))
+            Output.line("session: \(path)")
+            return sink
+        } catch let error as SessionStoreError {
+            throw CommandFailure("cannot open the session store \(path): \(error.reason)")
+        }
     }
 
     private static func makeSinks(_ options: RunOptions, quiet: Bool) throws -> [FlowSink] {

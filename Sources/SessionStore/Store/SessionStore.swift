@@ -115,6 +115,18 @@ public final class SessionStore: @unchecked Sendable {
         offer(.flow(record, phase: .finished, json: json, bodies: bodies))
     }
 
+    /// A finished flow given as the flow log writes it (one JSON object, the `flows.jsonl` line):
+    /// the proxy's sinks hand the store the same bytes as the log, and the store reads its summary
+    /// from them. A line that is not a flow record is counted as a dropped record.
+    public func finished(flowLogLine line: [UInt8]) {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
+              let entry = try? FlowLogEntry(object) else {
+            queue.countDroppedRecord()
+            return
+        }
+        finished(entry.record, json: String(decoding: line, as: UTF8.self), bodies: entry.bodies)
+    }
+
     private func offer(_ event: StoreEvent) {
         guard writer != nil else { return }
         queue.offer(event)

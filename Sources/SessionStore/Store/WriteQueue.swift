@@ -24,6 +24,11 @@ final class WriteQueue: @unchecked Sendable {
     /// Drops so far.
     var drops: StoreDrops { condition.withLock { dropCounts } }
 
+    /// Counts a record that never reached the queue (it could not be read).
+    func countDroppedRecord() {
+        condition.withLock { dropCounts.records += 1 }
+    }
+
     /// Adds `event` without waiting, shedding its bodies or the whole event under pressure.
     /// - Returns: false when the event was dropped (or the queue is closed).
     @discardableResult
