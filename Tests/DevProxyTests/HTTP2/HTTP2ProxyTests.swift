@@ -244,6 +244,24 @@ import TestSupport
         #expect(after.responses.first?.status == 200)
     }
 
+    /// `--sink-reports` answers a pin-failure report on an h2 stream with 204 itself, the body
+    /// read and recorded, nothing sent to the origin.
+    @Test func sinkReportsAreAnsweredOnH2Streams() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: {
+            $0.upstreamCAs = cas
+            $0.answerLocally = { method, url, _ in method == "POST" && url.hasSuffix("/pin-report") }
+        })
+        let result = try proxy.curl(["--http2", "-w", "%{http_code} %{http_version}", "-o", "/dev/null",
+                                     "--data-binary", "{\"hostname\":\"x\"}", origin.url("/pin-report")])
+        #expect(result.stdout == "204 2", "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.response?.status == 204)
+        #expect(flow.request?.body?.text == "{\"hostname\":\"x\"}")
+        #expect(flow.response?.headers.contains { $0.first == "x-devproxy" } == true)
+    }
+
     /// With `--no-http2` an h2-only client gets no ALPN, hangs up, and the flow says why: a
     /// protocol mismatch, never the pinning signal `client_closed_after_handshake`.
     @Test func noHTTP2RecordsAnALPNMismatchNotPinning() throws {
