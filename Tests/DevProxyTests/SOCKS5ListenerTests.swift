@@ -23,22 +23,23 @@ import TestSupport
         try Subprocess.run("curl", ["-sS", "--cacert", harness.pki.rootPath, "--max-time", "20"] + arguments, timeout: 30)
     }
 
-    /// `--socks5-hostname` (the name travels in the request) and `--socks5` (an IPv4 address)
-    /// both reach the origin through interception, and each flow records the SOCKS5 listener.
+    /// `--socks5-hostname` (the name travels in the request) and `--socks5` (curl resolves the
+    /// name and sends 127.0.0.1) both reach the origin through interception. With an address,
+    /// the origin is dialled there and verified as the host the ClientHello names (its
+    /// certificate names only `localhost`), and each flow records the SOCKS5 listener.
     @Test(arguments: ["--socks5-hostname", "--socks5"])
     func curlThroughSOCKS5IsIntercepted(_ flag: String) throws {
-        // curl --socks5 resolves the name itself and sends 127.0.0.1: the origin's certificate
-        // names that address too, since DevProxy verifies the origin against the target it was given.
-        let origin = try OriginServer(names: ["localhost", "127.0.0.1"])
+        let origin = try OriginServer()
         let (harness, socksPort) = try proxy(origin: origin)
-        let host = flag == "--socks5" ? "127.0.0.1" : "localhost"
-        let result = try curl(harness, [flag, "127.0.0.1:\(socksPort)", "https://\(host):\(origin.port)/cl?n=5"])
+        let result = try curl(harness, [flag, "127.0.0.1:\(socksPort)", origin.url("/cl?n=5")])
         #expect(result.status == 0, "\(result.output)")
         #expect(result.stdout == "hello")
         let flow = try #require(harness.flows(count: 1).first)
         #expect(flow.listener?.mode == "socks5")
         #expect(flow.listener?.address == "127.0.0.1:\(socksPort)")
         #expect(flow.mode == .https)
+        #expect(flow.server.host == "localhost")
+        #expect(flow.tls?.upstream?.verified == true)
         #expect(flow.signer?.email == "ana@acme.dev")
         #expect(harness.server.boundListeners.map(\.kind) == [.regular, .socks5])
     }

@@ -35,6 +35,12 @@ struct ConnectHandler {
                 tunnel(host: host, port: port, sni: hello.serverName, reason: "passthrough rule \(rule)", early: early)
                 return
             }
+            // A client that gave an IP address (SOCKS5 with local DNS, later transparent mode) and
+            // named the host in its ClientHello: the origin is verified as that host, at that IP.
+            if LeafName.isIPLiteral(host), let name = hello.serverName, !LeafName.isIPLiteral(name) {
+                intercept(host: name, port: port, sni: sni, hello: hello, early: early, dial: host)
+                return
+            }
             intercept(host: host, port: port, sni: sni, hello: hello, early: early)
         case .notTLS(let why):
             if server.configuration.http2, startsWithHTTP2Preface(early: early) {
@@ -101,7 +107,7 @@ struct ConnectHandler {
     }
 
     /// Terminates the client's TLS with a leaf for `sni` and serves HTTP requests inside.
-    private func intercept(host: String, port: Int, sni: String, hello: ClientHello, early: [UInt8]) {
+    private func intercept(host: String, port: Int, sni: String, hello: ClientHello, early: [UInt8], dial: String? = nil) {
         let presentation: Presentation
         do {
             presentation = try server.leaves.presentation(for: try LeafName(sni))
@@ -119,9 +125,11 @@ struct ConnectHandler {
         }
         let signer = Flow.SignerInfo(serial: leaf.issuer.serialHex, email: leaf.issuer.email)
         let choice = ProtocolChoice.decide(offered: hello.alpn, http2: server.configuration.http2) { offer in
-            Result { try server.pool.connection(host: host, port: port, tls: true, alpn: offer) }
+            Result { try server.pool.connection(host: host, port: port, tls: true, alpn: offer, dial: dial) }
         }
-        if choice.upstream == nil && server.configuration.eagerUpstream { server.pool.prepare(host: host, port: port, tls: true) }
+        if choice.upstream == nil && server.configuration.eagerUpstream {
+            server.pool.prepare(host: host, port: port, tls: true, dial: dial)
+        }
         let tls: TLSConnection
         do {
             tls = try TLSConnection.accept(socket: connection.socket, context: server.serverTLS(forPersona: persona), leaf: leaf,
@@ -136,7 +144,8 @@ struct ConnectHandler {
         }
         let clientTLS = Flow.TLSInfo.ClientSide(sni: hello.serverName, version: tls.version, cipher: tls.cipher, alpn: tls.alpn)
         if tls.alpn == "h2" {
-            serveHTTP2(tls: tls, clientTLS: clientTLS, host: host, port: port, signer: signer, persona: persona, upstream: choice.upstream)
+            serveHTTP2(tls: tls, clientTLS: clientTLS, host: host, port: port, dial: dial, signer: signer, persona: persona,
+                       upstream: choice.upstream)
             return
         }
         if case .success(let upstream)? = choice.upstream {
@@ -165,7 +174,7 @@ struct ConnectHandler {
             server.emit(draft.finished())
         }) {
             first = false
-            let destination = Destination(tls: true, host: host, port: port, pathAndQuery: originForm(head.target))
+            let destination = Destination(tls: true, host: host, port: port, pathAndQuery: originForm(head.target), dial: dial)
             guard HTTPExchange(context: context, head: head, destination: destination).run(), !server.isStopping else { return }
         }
     }
@@ -204,14 +213,14 @@ struct ConnectHandler {
     }
 
     /// Serves a client that chose h2: every stream relayed to the origin (over h2 when it speaks it).
-    private func serveHTTP2(tls: TLSConnection, clientTLS: Flow.TLSInfo.ClientSide, host: String, port: Int,
+    private func serveHTTP2(tls: TLSConnection, clientTLS: Flow.TLSInfo.ClientSide, host: String, port: Int, dial: String?,
                             signer: Flow.SignerInfo, persona: String, upstream: Result<UpstreamConnection, any Error>?) {
         defer { tls.close() }
         let inner = MessageReader(stream: tls, parser: HTTP1RequestParser(limits: server.configuration.httpLimits))
         let context = ExchangeContext(server: server, connection: connection, client: inner, clientAddress: connection.clientAddress,
                                       mode: .https, clientTLS: clientTLS, signer: signer, persona: persona)
         do {
-            try HTTP2ProxyConnection(context: context, client: tls, host: host, port: port, upstream: upstream).run()
+            try HTTP2ProxyConnection(context: context, client: tls, host: host, port: port, dial: dial, upstream: upstream).run()
         } catch {
             var draft = context.draft(host: host, port: port)
             draft.fail(.http2ProtocolError, "cannot start the HTTP/2 session: \(error)")

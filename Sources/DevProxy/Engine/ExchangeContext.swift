@@ -38,6 +38,8 @@ struct Destination {
     let host: String
     let port: Int
     let pathAndQuery: String
+    /// The address to connect to when it is not `host`'s (see `UpstreamPool.connection`).
+    var dial: String? = nil
 
     /// The host as it appears in an authority: an IPv6 literal in brackets (RFC 3986 §3.2.2).
     /// (A byte scan: `String.contains(_: String)` goes through Foundation's locale-aware search.)

@@ -21,7 +21,8 @@ struct HTTPExchange {
         }
         var upstream: UpstreamConnection
         do {
-            upstream = try context.server.pool.connection(host: destination.host, port: destination.port, tls: destination.tls)
+            upstream = try context.server.pool.connection(host: destination.host, port: destination.port, tls: destination.tls,
+                                                          dial: destination.dial)
         } catch {
             answerConnectFailure(error, draft: &draft)
             drainRequestBody()
@@ -40,7 +41,7 @@ struct HTTPExchange {
             upstream.stream.close()
             do {
                 upstream = try context.server.pool.connection(host: destination.host, port: destination.port,
-                                                              tls: destination.tls, reuse: false)
+                                                              tls: destination.tls, reuse: false, dial: destination.dial)
             } catch {
                 answerConnectFailure(error, draft: &draft)
                 return false

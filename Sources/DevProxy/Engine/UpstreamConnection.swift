@@ -87,10 +87,14 @@ final class UpstreamPool: @unchecked Sendable {
     ///   - alpn: the protocols to offer in ALPN (the client's own list, `h2` and `http/1.1`),
     ///     nil for `http/1.1`. A list with `h2` always opens a new connection: pooled ones are
     ///     HTTP/1.1, and one that comes back with h2 belongs to its caller alone.
-    func connection(host: String, port: Int, tls: Bool, reuse: Bool = true, alpn: [String]? = nil) throws -> UpstreamConnection {
-        let key = Self.key(host: host, port: port, tls: tls)
+    ///   - dial: the address to connect to when it is not `host`'s (a SOCKS5 or transparent client
+    ///     gave an IP address and its ClientHello named the host): `host` is then the TLS server
+    ///     name and the name verified.
+    func connection(host: String, port: Int, tls: Bool, reuse: Bool = true, alpn: [String]? = nil,
+                    dial: String? = nil) throws -> UpstreamConnection {
+        let key = Self.key(host: host, port: port, tls: tls, dial: dial)
         if let alpn, tls, alpn.contains("h2") {
-            return try open(host: host, port: port, tls: tls, key: key, alpn: alpn)
+            return try open(host: host, port: port, tls: tls, key: key, alpn: alpn, dial: dial)
         }
         if reuse {
             if let reused = takeIdle(key) { return reused }
@@ -100,11 +104,11 @@ final class UpstreamPool: @unchecked Sendable {
             // It may have finished into the pool meanwhile.
             if let reused = takeIdle(key) { return reused }
         }
-        return try open(host: host, port: port, tls: tls, key: key)
+        return try open(host: host, port: port, tls: tls, key: key, dial: dial)
     }
 
-    private static func key(host: String, port: Int, tls: Bool) -> String {
-        "\(tls ? "https" : "http")://\(host):\(port)"
+    private static func key(host: String, port: Int, tls: Bool, dial: String? = nil) -> String {
+        "\(tls ? "https" : "http")://\(host):\(port)" + (dial.map { "@\($0)" } ?? "")
     }
 
     /// Opens a connection to `host:port` on a thread of its own, for the request a client is
@@ -114,8 +118,8 @@ final class UpstreamPool: @unchecked Sendable {
     /// us before the first request; the origin's TCP and TLS handshakes happen meanwhile instead
     /// of after it (mitmproxy's `connection_strategy=eager`). The request that comes takes the
     /// connection (`connection`); if none comes, it waits in the pool like any idle one.
-    func prepare(host: String, port: Int, tls: Bool) {
-        let key = Self.key(host: host, port: port, tls: tls)
+    func prepare(host: String, port: Int, tls: Bool, dial: String? = nil) {
+        let key = Self.key(host: host, port: port, tls: tls, dial: dial)
         let preparation = Preparation()
         lock.lock()
         let needed = !closed && idle[key] == nil && preparing[key] == nil && preparing.count < Self.maxPreparing
@@ -124,7 +128,7 @@ final class UpstreamPool: @unchecked Sendable {
         lock.unlock()
         guard needed else { return }
         let thread = Thread { [self] in
-            let result = Result { try open(host: host, port: port, tls: tls, key: key) }
+            let result = Result { try open(host: host, port: port, tls: tls, key: key, dial: dial) }
             if case .success(let connection) = result { connection.tls?.rememberSession() }
             lock.lock()
             // Still listed: nobody claimed it (`claimPreparation` takes it off the list). Then it
@@ -164,21 +168,22 @@ final class UpstreamPool: @unchecked Sendable {
     /// `no_application_protocol`, or negotiates nothing when offered only `http/1.1` (an h2-only
     /// server such as nghttpd does that), is tried with the other protocol, and the answer is
     /// remembered (`alpnMemory`).
-    private func open(host: String, port: Int, tls: Bool, key: String, alpn: [String]? = nil) throws -> UpstreamConnection {
+    private func open(host: String, port: Int, tls: Bool, key: String, alpn: [String]? = nil,
+                      dial: String? = nil) throws -> UpstreamConnection {
         let http2 = configuration.http2
-        guard tls, http2 || alpn != nil else { return try connect(host: host, port: port, tls: tls, key: key, alpn: alpn) }
+        guard tls, http2 || alpn != nil else { return try connect(host: host, port: port, tls: tls, key: key, alpn: alpn, dial: dial) }
         let offer = alpn ?? ["http/1.1"]
         let other: [String]? = offer.contains("h2") ? (offer.contains("http/1.1") ? nil : ["http/1.1"]) : (http2 ? ["h2"] : nil)
         if let remembered = alpnMemory.fallback(for: key), let other {
             // The origin needed the fallback last time: offer it first this time.
             let known: [String] = remembered.map { [$0] } ?? offer
-            return try connect(host: host, port: port, tls: tls, key: key, alpn: known)
+            return try connect(host: host, port: port, tls: tls, key: key, alpn: known, dial: dial)
         }
         let first: UpstreamConnection
         do {
-            first = try connect(host: host, port: port, tls: tls, key: key, alpn: offer)
+            first = try connect(host: host, port: port, tls: tls, key: key, alpn: offer, dial: dial)
         } catch let error as TLSError where error.alert == "no_application_protocol" && other != nil {
-            let second = try connect(host: host, port: port, tls: tls, key: key, alpn: other)
+            let second = try connect(host: host, port: port, tls: tls, key: key, alpn: other, dial: dial)
             alpnMemory.remember(second.applicationProtocol, for: key)
             return second
         }
@@ -186,7 +191,7 @@ final class UpstreamPool: @unchecked Sendable {
         // No ALPN: HTTP/1.1 from before ALPN, or an h2-only server. Ask once for h2.
         let second: UpstreamConnection
         do {
-            second = try connect(host: host, port: port, tls: tls, key: key, alpn: other)
+            second = try connect(host: host, port: port, tls: tls, key: key, alpn: other, dial: dial)
         } catch {
             alpnMemory.remember(nil, for: key)
             return first
@@ -201,8 +206,9 @@ final class UpstreamPool: @unchecked Sendable {
     }
 
     /// Resolves `host` (honouring `--resolve`), connects and, for TLS, shakes hands.
-    private func connect(host: String, port: Int, tls: Bool, key: String, alpn: [String]?) throws -> UpstreamConnection {
-        let target = configuration.resolve.address(host: host, port: port)
+    private func connect(host: String, port: Int, tls: Bool, key: String, alpn: [String]?,
+                         dial: String?) throws -> UpstreamConnection {
+        let target = dial ?? configuration.resolve.address(host: host, port: port)
         let start = Date()
         let socket = try Socket.connect(host: target, port: port, timeout: configuration.connectTimeout)
         socket.setTimeout(configuration.upstreamTimeout)

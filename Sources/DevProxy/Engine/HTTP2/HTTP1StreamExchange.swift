@@ -9,6 +9,8 @@ struct HTTP1StreamExchange {
     let leg: HTTP1StreamLeg
     let host: String
     let port: Int
+    /// The address to connect to when it is not `host`'s.
+    let dial: String?
     /// The translated request: origin-form target, `Host` from `:authority`, cookies joined.
     let head: HTTPRequestHead
     /// Whether the request carries a body (no END_STREAM on its HEADERS).
@@ -25,7 +27,7 @@ struct HTTP1StreamExchange {
         let target = "\(host):\(port)"
         let upstream: UpstreamConnection
         do {
-            upstream = try server.pool.connection(host: host, port: port, tls: true)
+            upstream = try server.pool.connection(host: host, port: port, tls: true, dial: dial)
         } catch {
             let (kind, status, message) = UpstreamFailure.describe(error, target: target)
             leg.post(.failed(kind, status: status, message: message, responseStarted: false))

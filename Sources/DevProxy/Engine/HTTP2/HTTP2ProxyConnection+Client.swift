@@ -119,8 +119,8 @@ extension HTTP2ProxyConnection {
         if !upstreamSpeaksHTTP1 {
             do {
                 let connection = cleartext
-                    ? try server.pool.connection(host: host, port: port, tls: false, reuse: false)
-                    : try server.pool.connection(host: host, port: port, tls: true, alpn: ["h2", "http/1.1"])
+                    ? try server.pool.connection(host: host, port: port, tls: false, reuse: false, dial: dial)
+                    : try server.pool.connection(host: host, port: port, tls: true, alpn: ["h2", "http/1.1"], dial: dial)
                 // Without TLS there is no ALPN: h2 by prior knowledge, as the client spoke it.
                 if connection.isHTTP2 || cleartext {
                     connection.stream.socket.setNonBlocking()

@@ -23,7 +23,7 @@ extension HTTP2ProxyConnection {
             leg.finishRequest()
             exchange.requestSent = Date()
         }
-        HTTP1StreamExchange(server: server, connection: context.connection, leg: leg, host: host, port: port,
+        HTTP1StreamExchange(server: server, connection: context.connection, leg: leg, host: host, port: port, dial: dial,
                             head: request, hasBody: !endStream).start()
     }
 

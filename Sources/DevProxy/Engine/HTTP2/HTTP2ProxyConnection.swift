@@ -21,6 +21,8 @@ final class HTTP2ProxyConnection {
     let session: HTTP2Session
     let host: String
     let port: Int
+    /// The address to connect to when it is not `host`'s (see `UpstreamPool.connection`).
+    let dial: String?
     let limits: HTTP2Limits
     /// Shared by the flows of every stream of this connection.
     let connectionID: String
@@ -40,7 +42,8 @@ final class HTTP2ProxyConnection {
 
     private static let counter = Counter()
 
-    init(context: ExchangeContext, client: ByteStream, host: String, port: Int, upstream: Result<UpstreamConnection, any Error>?,
+    init(context: ExchangeContext, client: ByteStream, host: String, port: Int, dial: String? = nil,
+         upstream: Result<UpstreamConnection, any Error>?,
          cleartext: Bool = false, initialBytes: [UInt8] = [], limits: HTTP2Limits = HTTP2Limits()) throws {
         self.context = context
         self.client = client
@@ -48,6 +51,7 @@ final class HTTP2ProxyConnection {
         self.initialBytes = initialBytes
         self.host = host
         self.port = port
+        self.dial = dial
         self.limits = limits
         self.session = try HTTP2Session(role: .server, limits: limits)
         self.wake = try WakePipe()
