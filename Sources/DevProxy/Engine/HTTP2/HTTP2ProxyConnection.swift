@@ -77,7 +77,7 @@ final class HTTP2ProxyConnection {
                 exchange.http1Leg?.cancel()
                 // A stream whose whole response went out is complete even if the client hung up
                 // before its session noticed the close (a client that closes at once, as curl does).
-                let complete = exchange.requestEnded && exchange.responseEnded && exchange.pendingReset == nil
+                let complete = exchange.requestEnded && exchange.responseDelivered && exchange.pendingReset == nil
                     && session.outboundQueuedBytes(stream: exchange.clientStream) == 0
                 if !complete { exchange.draft.fail(.clientClosed, "the client connection closed while the stream was open") }
                 emit(exchange)

@@ -79,6 +79,14 @@ final class HTTP2StreamExchange {
         requestHead.fields.first { $0.nameString == name }?.valueString
     }
 
+    /// Whether every response byte went to the client: the stream ended, or the body reached the
+    /// length the origin declared (a client may hang up then, before the END_STREAM that follows).
+    var responseDelivered: Bool {
+        if responseEnded { return true }
+        guard let declared = responseField("content-length").flatMap(Int.init) else { return false }
+        return responseBytes >= declared
+    }
+
     /// The first value of a response field, by its lowercase name.
     func responseField(_ name: String) -> String? {
         responseHead?.fields.first { $0.nameString == name }?.valueString
