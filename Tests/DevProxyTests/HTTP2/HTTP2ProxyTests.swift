@@ -203,7 +203,7 @@ import TestSupport
     @Test func shutdownSendsGoAwayAndFinishesOpenStreams() throws {
         let origin = try HTTP2Origin(.misbehaving)
         let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
-        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas; $0.shutdownGrace = 3 })
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas; $0.shutdownGrace = 5 })
         let goaway = Mutex<H2Client.Output?>(nil)
         let curl = Mutex<Subprocess.Result?>(nil)
         let (proxyPort, proxyURL, root, originPort) = (proxy.port, proxy.proxyURL, proxy.pki.rootPath, origin.port)
@@ -219,9 +219,11 @@ import TestSupport
             },
         ]
         threads.forEach { $0.start() }
-        usleep(500_000)
+        // Both requests are in flight by then (the origin answers /slow after 2 s), even on a
+        // loaded machine; the grace (5 s) covers the answer.
+        usleep(1_000_000)
         proxy.server.stop()
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = Date().addingTimeInterval(15)
         while (goaway.withLock { $0 } == nil || curl.withLock { $0 } == nil) && Date() < deadline { usleep(20_000) }
         #expect(goaway.withLock { $0 }?.goaway == 0, "GOAWAY(NO_ERROR) reached the client")
         let answered = try #require(curl.withLock { $0 })

@@ -3,7 +3,7 @@
 Usage: h2bad.py CERT KEY      prints its port, serves until stdin closes.
 Paths: /ok (200 "ok"), /refused (RST_STREAM REFUSED_STREAM at once), /rst (200, "partial", then
 RST_STREAM INTERNAL_ERROR), /goaway (200 "bye", then GOAWAY NO_ERROR), /slow (200 "slow" after
-one second).
+two seconds).
 """
 import socket
 import ssl
@@ -58,7 +58,7 @@ def serve_connection(tls):
                 send(lambda: conn.close_connection(h2.errors.ErrorCodes.NO_ERROR, last_stream_id=sid))
             elif path == "/slow":
                 def later(sid=sid):
-                    time.sleep(1)
+                    time.sleep(2)
                     respond(sid, b"slow")
                 threading.Thread(target=later, daemon=True).start()
             else:

@@ -128,7 +128,7 @@ def main():
             tls.sendall(conn.data_to_send())
     if reset_after_headers:
         # Stay connected a moment, as an app that cancels one request and goes on would.
-        time.sleep(0.5)
+        time.sleep(2)
     for sid in sorted(streams):
         s = streams[sid]
         s["body"] = s["body"].decode("latin-1")
