@@ -35,10 +35,13 @@ struct FlowDraft {
     /// Headers as the log stores them: ordered `[name, value]` pairs, redacted names masked.
     /// Proxy-Authorization is always masked: it holds the password to this proxy itself.
     static func headerPairs(_ headers: HTTPHeaders, redact: [String]) -> [[String]] {
-        headers.map { field in
-            field.name.equalsCaseInsensitive("Proxy-Authorization") || redact.contains { $0.equalsCaseInsensitive(field.name) }
-                ? [field.name, "<redacted>"] : [field.name, field.value]
-        }
+        headers.map { headerPair($0.name, $0.value, redact: redact) }
+    }
+
+    /// One field as the log stores it, its value masked when its name is redacted.
+    static func headerPair(_ name: String, _ value: String, redact: [String]) -> [String] {
+        name.equalsCaseInsensitive("Proxy-Authorization") || redact.contains { $0.equalsCaseInsensitive(name) }
+            ? [name, "<redacted>"] : [name, value]
     }
 
     /// Milliseconds since `start`, to the microsecond.

@@ -6,7 +6,7 @@ extension HTTPHeaders {
     /// RFC 9110 §7.6.1 names Proxy-Connection, Keep-Alive, TE, Transfer-Encoding and Upgrade;
     /// Proxy-Authorization and Proxy-Authenticate (§11.7) are meant for this proxy alone.
     /// (Dispatched on length first: this runs for every field of every relayed message.)
-    static func isAlwaysHopByHop(_ name: String) -> Bool {
+    public static func isAlwaysHopByHop(_ name: String) -> Bool {
         var name = name
         return name.withUTF8(isAlwaysHopByHop)
     }

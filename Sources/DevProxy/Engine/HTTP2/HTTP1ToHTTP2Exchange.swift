@@ -119,12 +119,7 @@ struct HTTP1ToHTTP2Exchange {
         }
 
         mutating func flush() throws {
-            while true {
-                let output = session.pendingOutput()
-                events += session.takeEvents()
-                guard !output.isEmpty else { return }
-                try stream.write(output)
-            }
+            events += try session.flush(to: stream)
         }
 
         /// Reads once (blocking up to the upstream timeout) and feeds the session.

@@ -201,12 +201,7 @@ final class HTTP2ProxyConnection {
                     progress = true
                 }
             }
-            let output = session.pendingOutput()
-            let events = session.takeEvents()
-            if !output.isEmpty {
-                try output.withUnsafeBytes { try client.write($0, flush: true) }
-                progress = true
-            }
+            let events = try session.flush(to: client)
             if !events.isEmpty {
                 handleClient(events)
                 progress = true

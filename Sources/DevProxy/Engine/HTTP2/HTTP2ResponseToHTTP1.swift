@@ -55,10 +55,13 @@ struct HTTP2ResponseToHTTP1 {
                                             pseudoHeaders: HTTPVersionTranslation.pairs(head.pseudo, redact: []))
         var headers = (try? HTTPVersionTranslation.h1Headers(from: head.fields)) ?? HTTPHeaders()
         let noBody = requestHead.method == "HEAD" || status == 204 || status == 304
-        let known = headers["Content-Length"] != nil
-        let chunked = !noBody && !known && requestHead.version == .http11
+        // The same framing rules as an HTTP/1.1 origin's response without Transfer-Encoding:
+        // its Content-Length, else chunked for an HTTP/1.1 client, else read until close.
+        let framing = ClientFraming(request: requestHead,
+                                    response: HTTPResponseHead(version: .http11, status: status, reason: "", headers: headers))
+        let chunked = framing.rechunk
         if chunked { headers.add(name: "Transfer-Encoding", value: "chunked") }
-        let keepAlive = requestHead.keepAlive && (noBody || known || chunked)
+        let keepAlive = requestHead.keepAlive && framing.clientKeepAlive
         if !keepAlive { headers.add(name: "Connection", value: "close") }
         let wantsTrailers = requestHead.headers.hasListElement("TE", "trailers")
         let capture = BodyCapture(limit: context.configuration.bodyLimit)

@@ -24,13 +24,6 @@ final class HTTP2UpstreamLeg {
     /// Writes what the session has to send; returns the events sending caused (data handed to
     /// the wire, streams closed).
     func flush() throws -> [HTTP2Event] {
-        var events: [HTTP2Event] = []
-        while true {
-            let output = session.pendingOutput()
-            events += session.takeEvents()
-            guard !output.isEmpty else { break }
-            try upstream.stream.write(output)
-        }
-        return events
+        try session.flush(to: upstream.stream)
     }
 }

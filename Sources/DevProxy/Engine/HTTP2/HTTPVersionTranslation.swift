@@ -21,22 +21,18 @@ enum HTTPVersionTranslation {
     ///
     /// - Throws: `UnsafeValue` for a value with CR, LF or NUL.
     static func h2Fields(from fields: [(name: String, value: String)]) throws -> [HTTP2Field] {
-        let named = Set(fields.filter { $0.name.lowercased() == "connection" }
-            .flatMap { $0.value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() } })
+        let named = Set(HTTPHeaders(fields).listElements("Connection").map { $0.lowercased() })
         var result: [HTTP2Field] = []
         result.reserveCapacity(fields.count)
         for field in fields {
             let name = field.name.lowercased()
             guard !name.hasPrefix(":") else { continue }
             if isUnsafe(field.value) { throw UnsafeValue(name: field.name) }
-            if connectionSpecific.contains(name) || named.contains(name) || name == "host" { continue }
             if name == "te" {
-                guard field.value.split(separator: ",").contains(where: {
-                    $0.trimmingCharacters(in: .whitespaces).lowercased() == "trailers"
-                }) else { continue }
-                result.append(HTTP2Field("te", "trailers"))
+                if HTTPHeaders([field]).hasListElement("TE", "trailers") { result.append(HTTP2Field("te", "trailers")) }
                 continue
             }
+            if isConnectionSpecific(name) || named.contains(name) || name == "host" { continue }
             result.append(HTTP2Field(name, field.value))
         }
         return result
@@ -57,7 +53,7 @@ enum HTTPVersionTranslation {
                 cookies.append(value)
                 continue
             }
-            if connectionSpecific.contains(name) || name == "te" { continue }
+            if isConnectionSpecific(name) { continue }
             headers.add(name: name, value: value)
         }
         if !cookies.isEmpty { headers.add(name: "cookie", value: cookies.joined(separator: "; ")) }
@@ -71,11 +67,12 @@ enum HTTPVersionTranslation {
         return HTTP2HeaderBlock(pseudo: block.pseudo, fields: fields)
     }
 
-    /// RFC 9113 §8.2.2's list, lowercased.
-    static let connectionSpecific: Set<String> = [
-        "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "http2-settings",
-        "proxy-authorization", "proxy-authenticate",
-    ]
+    /// RFC 9113 §8.2.2's connection-specific fields: the hop-by-hop fields HTTP/1.1 relaying
+    /// removes (TE among them: `h2Fields` keeps it as `trailers` before asking), and the h2c
+    /// upgrade's `HTTP2-Settings`.
+    static func isConnectionSpecific(_ name: String) -> Bool {
+        HTTPHeaders.isAlwaysHopByHop(name) || name.equalsCaseInsensitive("http2-settings")
+    }
 
     private static func isUnsafe(_ value: String) -> Bool {
         value.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }
@@ -83,10 +80,6 @@ enum HTTPVersionTranslation {
 
     /// `[name, value]` pairs for the flow log, redacted as HTTP/1.1 headers are.
     static func pairs(_ fields: [HTTP2Field], redact: [String]) -> [[String]] {
-        fields.map { field in
-            let name = field.nameString
-            return name.equalsCaseInsensitive("proxy-authorization") || redact.contains { $0.equalsCaseInsensitive(name) }
-                ? [name, "<redacted>"] : [name, field.valueString]
-        }
+        fields.map { FlowDraft.headerPair($0.nameString, $0.valueString, redact: redact) }
     }
 }
