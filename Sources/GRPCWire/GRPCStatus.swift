@@ -24,6 +24,20 @@ public enum GRPCStatus {
         return Int(trimmed)
     }
 
+    /// `text` as a `grpc-message` value: percent-encoded UTF-8 (PROTOCOL-HTTP2.md, "Responses"),
+    /// the printable ASCII range other than `%` left as it is. `decodeMessage` undoes it.
+    public static func encodeMessage(_ text: String) -> String {
+        var result = ""
+        for byte in text.utf8 {
+            if (0x20...0x7E).contains(byte) && byte != UInt8(ascii: "%") {
+                result.unicodeScalars.append(UnicodeScalar(byte))
+            } else {
+                result += String(format: "%%%02X", byte)
+            }
+        }
+        return result
+    }
+
     /// A `grpc-message` value, percent-decoded to text.
     ///
     /// PROTOCOL-HTTP2.md: the value is "Percent-Encoded" UTF-8, and "when decoding invalid values,

@@ -33,4 +33,18 @@ import Testing
     func messagesArePercentDecoded(_ pair: (String, String)) {
         #expect(GRPCStatus.decodeMessage(pair.0) == pair.1)
     }
+
+    /// What the proxy sends in `grpc-message`: `%` and non-ASCII percent-encoded, the rest as is,
+    /// and `decodeMessage` gives the text back.
+    @Test(arguments: ["no such thing: 100% gone", "café ☕", "plain text", ""])
+    func encodedMessagesDecodeBack(_ text: String) {
+        let encoded = GRPCStatus.encodeMessage(text)
+        #expect(encoded.utf8.allSatisfy { (0x20...0x7E).contains($0) })
+        #expect(GRPCStatus.decodeMessage(encoded) == text)
+    }
+
+    @Test func encodingKeepsPrintableASCIIAndEscapesPercent() {
+        #expect(GRPCStatus.encodeMessage("100% gone") == "100%25 gone")
+        #expect(GRPCStatus.encodeMessage("é") == "%C3%A9")
+    }
 }

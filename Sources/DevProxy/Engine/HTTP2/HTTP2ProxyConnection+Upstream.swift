@@ -1,4 +1,5 @@
 import Foundation
+import GRPCWire
 import HTTP2
 
 /// What an origin's session reports: responses, bodies and trailers go to the client's stream,
@@ -131,7 +132,7 @@ extension HTTP2ProxyConnection {
         }
         if exchange.isGRPC {
             let fields = [HTTP2Field("content-type", "application/grpc"), HTTP2Field("grpc-status", "14"),
-                          HTTP2Field("grpc-message", GRPCMessageEncoding.percentEncode(message)),
+                          HTTP2Field("grpc-message", GRPCStatus.encodeMessage(message)),
                           HTTP2Field("x-devproxy-error", kind.rawValue)]
             exchange.draft.flow.response = Flow.Response(status: 200, reason: "OK", httpVersion: "HTTP/2",
                                                          headers: HTTPVersionTranslation.pairs(fields, redact: []), body: .empty,
@@ -160,21 +161,5 @@ extension HTTP2ProxyConnection {
                                                      pseudoHeaders: [[":status", "204"]])
         exchange.responseHead = .response(status: 204, fields: fields)
         try? session.submitResponse(stream: exchange.clientStream, .response(status: 204, fields: fields), endStream: true)
-    }
-}
-
-/// gRPC's `grpc-message` encoding (gRPC PROTOCOL-HTTP2.md, "Responses"): percent-encoded UTF-8,
-/// with the printable ASCII range other than `%` left as it is.
-enum GRPCMessageEncoding {
-    static func percentEncode(_ text: String) -> String {
-        var result = ""
-        for byte in text.utf8 {
-            if (0x20...0x7E).contains(byte) && byte != UInt8(ascii: "%") {
-                result.unicodeScalars.append(UnicodeScalar(byte))
-            } else {
-                result += String(format: "%%%02X", byte)
-            }
-        }
-        return result
     }
 }
