@@ -137,6 +137,7 @@ public final class ProxyServer: @unchecked Sendable {
 
     private func acceptLoop(_ listener: Listener, kind: ListenerMode.Kind) {
         defer { finished.signal() }
+        let address = listener.address.description
         while !isStopping {
             guard let socket = (try? listener.accept(timeout: UpstreamPool.sweepInterval)) ?? nil else {
                 // A quiet tick: idle upstream connections expire even when no request comes to
@@ -144,7 +145,7 @@ public final class ProxyServer: @unchecked Sendable {
                 if pool.sweep(), state.withLock({ $0.connections.isEmpty }) { trimHeap() }
                 continue
             }
-            let connection = ClientConnection(server: self, socket: socket, listener: kind, listenerAddress: listener.address.description)
+            let connection = ClientConnection(server: self, socket: socket, listener: kind, listenerAddress: address)
             let admitted = state.withLock { state -> Bool in
                 guard state.connections.count < configuration.maxConnections else { return false }
                 state.connections[ObjectIdentifier(connection)] = connection
