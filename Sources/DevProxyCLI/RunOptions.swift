@@ -7,9 +7,10 @@ import Foundation
 struct RunOptions {
     static let valued: Set<String> = ["listen", "ca-dir", "intermediate", "log", "har", "passthrough", "upstream-ca", "resolve",
                                       "keylog", "body-limit", "config", "proxy-auth", "persona", "report-uri", "redact",
-                                      "passphrase-file", "reports", "mode", "session", "leaf-key"]
+                                      "passphrase-file", "reports", "mode", "session", "leaf-key",
+                                      "upstream-proxy", "upstream-proxy-auth-file"]
     static let booleans: Set<String> = ["insecure-upstream", "lazy-upstream", "quiet", "allow-remote", "sink-reports",
-                                        "sign-with-root", "via", "no-http2"]
+                                        "sign-with-root", "via", "no-http2", "reverse-tls"]
 
     private let arguments: Arguments
     private let file: [String: Any]
@@ -93,6 +94,18 @@ struct RunOptions {
         configuration.http2 = try !flag("no-http2")
         let modes = try values("mode").map(ListenerMode.init(parsing:))
         if !modes.isEmpty { configuration.modes = modes }
+        configuration.reverseTLS = try flag("reverse-tls")
+        if let path = try value("upstream-proxy-auth-file") {
+            let text = String(decoding: try SecureFile.read(path, what: "the upstream proxy credentials file"), as: UTF8.self)
+            let credential = try ProxyCredential.parse(text, source: path)[0]
+            configuration.upstreamProxyAuthorization = UpstreamProxy.basicAuthorization(credential)
+        }
+        if let url = try value("upstream-proxy") {
+            configuration.upstreamProxy = try UpstreamProxy(url: try ModeURL(parsing: url, what: "--upstream-proxy"),
+                                                            authorization: configuration.upstreamProxyAuthorization)
+        } else if configuration.upstreamProxyAuthorization != nil && !modes.contains(where: { $0.kind == .upstream }) {
+            throw UsageError("--upstream-proxy-auth-file needs --upstream-proxy URL or --mode upstream:URL")
+        }
         if let limit = try value("body-limit") {
             guard let bytes = Int(limit), bytes >= 0 else { throw UsageError("--body-limit must be a number of bytes") }
             configuration.bodyLimit = bytes

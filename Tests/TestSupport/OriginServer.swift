@@ -12,8 +12,12 @@ public final class OriginServer {
     private let stdin: Pipe
     private let directory = TemporaryDirectory()
 
-    /// - Parameter names: the host names in the origin's certificate.
-    public init(tls: Bool = true, names: [String] = ["localhost", "origin.test"]) throws {
+    /// - Parameters:
+    ///   - names: the host names in the origin's certificate.
+    ///   - launcher: a command the server runs under (`ip netns exec NAME` for a network namespace).
+    ///   - bind, port: where it listens (default 127.0.0.1, a free port).
+    public init(tls: Bool = true, names: [String] = ["localhost", "origin.test"], launcher: [String] = [],
+                bind: String = "127.0.0.1", port: Int = 0) throws {
         let store = CAStore(directory: directory.file("origin-ca"))
         try store.initialize(name: "Origin Test CA", keyType: .p256, days: 2, passphrase: nil)
         let signer = try store.rootSigner(passphrase: nil)
@@ -24,7 +28,8 @@ public final class OriginServer {
         reportsPath = directory.file("reports.txt")
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Self.scriptPath, "--reports", reportsPath] + (tls ? ["--tls", certPath, keyPath] : [])
+        process.arguments = launcher + ["python3", Self.scriptPath, "--reports", reportsPath, "--bind", bind, "--port", String(port)]
+            + (tls ? ["--tls", certPath, keyPath] : [])
         let stdout = Pipe()
         stdin = Pipe()
         process.standardOutput = stdout

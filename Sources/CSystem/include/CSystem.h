@@ -4,6 +4,19 @@
 
 #ifdef __linux__
 #include <malloc.h>   // malloc_trim: return freed heap memory to the system
+#include <sys/socket.h>
+
+// A redirected connection's original destination (iptables/nftables REDIRECT): getsockopt with
+// SO_ORIGINAL_DST (IPv4, <linux/netfilter_ipv4.h>) or IP6T_SO_ORIGINAL_DST (IPv6,
+// <linux/netfilter_ipv6/ip6_tables.h>). The kernel headers clash with glibc's <netinet/in.h>
+// in one module, so the calls live in shims.c.
+int CSystem_originalDestinationIPv4(int fd, void *address, socklen_t *length);
+int CSystem_originalDestinationIPv6(int fd, void *address, socklen_t *length);
+
+// IP_TRANSPARENT / IPV6_TRANSPARENT on a listening socket (TPROXY: the accepted socket's local
+// address is the original destination).
+int CSystem_setTransparentIPv4(int fd, int on);
+int CSystem_setTransparentIPv6(int fd, int on);
 #endif
 
 #endif

@@ -17,14 +17,18 @@ final class ClientConnection: @unchecked Sendable {
 
     /// The listener this client came in on; flows record it.
     let listenerInfo: Flow.ListenerInfo
-    private let listenerKind: ListenerMode.Kind
+    let listenerMode: ListenerMode
+    /// Where this connection's upstream connections come from (an `upstream:URL` listener's
+    /// go through its proxy).
+    let pool: UpstreamPool
 
-    init(server: ProxyServer, socket: Socket, listener: ListenerMode.Kind = .regular, listenerAddress: String = "") {
+    init(server: ProxyServer, socket: Socket, listener: ListenerMode = ListenerMode(kind: .regular), listenerAddress: String = "") {
         self.server = server
         self.socket = socket
         self.clientAddress = socket.peerAddress?.description ?? "?"
-        self.listenerKind = listener
-        self.listenerInfo = Flow.ListenerInfo(mode: listener.rawValue, address: listenerAddress)
+        self.listenerMode = listener
+        self.listenerInfo = Flow.ListenerInfo(mode: listener.name, address: listenerAddress)
+        self.pool = server.pool(for: listener)
     }
 
     /// Registers an upstream socket for the duration of `body`.
@@ -50,9 +54,18 @@ final class ClientConnection: @unchecked Sendable {
     /// Serves the connection until it closes.
     func run() {
         defer { socket.close() }
-        if listenerKind == .socks5 {
+        switch listenerMode.kind {
+        case .socks5:
             SOCKS5Front(connection: self).run()
             return
+        case .transparent:
+            TransparentFront(connection: self).run()
+            return
+        case .reverse:
+            ReverseFront(connection: self).run()
+            return
+        case .regular, .upstream:
+            break
         }
         socket.setTimeout(server.configuration.headerTimeout)
         let reader = MessageReader(stream: PlainStream(socket), parser: HTTP1RequestParser(limits: server.configuration.httpLimits))

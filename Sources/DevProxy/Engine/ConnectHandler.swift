@@ -22,9 +22,12 @@ struct ConnectHandler {
     }
 
     /// Serves a connection whose destination is known (a CONNECT answered 200, a SOCKS5 request
-    /// answered success): looks at its first bytes, then intercepts, serves h2 without TLS, or
-    /// tunnels.
-    func serve(host: String, port: Int, early: [UInt8]) {
+    /// answered success, a transparent connection's original destination): looks at its first
+    /// bytes, then intercepts TLS, serves h2 without TLS, serves HTTP/1 requests, or tunnels.
+    ///
+    /// - Parameter reverseName: for a `reverse:https://…` listener with `--reverse-tls`, the name
+    ///   its leaf carries when the client sends no SNI; `host:port` is then the origin as given.
+    func serve(host: String, port: Int, early: [UInt8], reverseName: String? = nil) {
         let socket = connection.socket
         socket.setTimeout(server.configuration.headerTimeout)
         let hello = peekClientHello(early: early)
@@ -35,7 +38,11 @@ struct ConnectHandler {
                 tunnel(host: host, port: port, sni: hello.serverName, reason: "passthrough rule \(rule)", early: early)
                 return
             }
-            // A client that gave an IP address (SOCKS5 with local DNS, later transparent mode) and
+            if let reverseName {
+                intercept(host: host, port: port, sni: hello.serverName ?? reverseName, hello: hello, early: early)
+                return
+            }
+            // A client that gave an IP address (SOCKS5 with local DNS, transparent mode) and
             // named the host in its ClientHello: the origin is verified as that host, at that IP.
             if LeafName.isIPLiteral(host), let name = hello.serverName, !LeafName.isIPLiteral(name) {
                 intercept(host: name, port: port, sni: sni, hello: hello, early: early, dial: host)
@@ -48,9 +55,22 @@ struct ConnectHandler {
                 serveCleartextHTTP2(host: host, port: port, early: early)
                 return
             }
-            // Plain HTTP inside CONNECT (ws://, or an app talking HTTP to port 80 through the
-            // proxy): tunnel it so nothing breaks, and say what we saw.
-            tunnel(host: host, port: port, sni: nil, reason: "not TLS: \(why)", early: early)
+            if reverseName != nil {
+                // A plain-HTTP client of a TLS reverse listener: its requests still go over TLS.
+                servePlainHTTP(early: early) { Destination(tls: true, host: host, port: port, pathAndQuery: originForm($0.target)) }
+                return
+            }
+            if let rule = server.configuration.passthrough.first(where: { $0.matches(host) }) {
+                tunnel(host: host, port: port, sni: nil, reason: "passthrough rule \(rule)", early: early)
+                return
+            }
+            // Plain HTTP inside CONNECT (an app talking HTTP to port 80 through the proxy, a
+            // transparent connection to port 80): recorded request by request.
+            if startsWithHTTP1RequestLine(early: early) {
+                servePlainHTTP(early: early) { plainDestination($0, host: host, port: port) }
+                return
+            }
+            tunnel(host: host, port: port, sni: nil, reason: "not TLS or HTTP: \(why)", early: early)
         case .incomplete:
             var draft = FlowDraft(client: connection.clientAddress, listener: connection.listenerInfo, mode: .https, host: host, port: port)
             draft.fail(.clientHandshakeFailed, "the client sent no complete ClientHello within \(Int(server.configuration.headerTimeout)) s")
@@ -86,7 +106,7 @@ struct ConnectHandler {
         defer { server.emit(draft.finished()) }
         let upstream: UpstreamConnection
         do {
-            upstream = try server.pool.connection(host: host, port: port, tls: false, reuse: false)
+            upstream = try connection.pool.connection(host: host, port: port, tls: false, reuse: false, raw: true)
         } catch {
             draft.fail(error.isNetworkTimeout ? .upstreamTimeout : .upstreamRefused,
                        "cannot connect to \(host):\(port): \(error)")
@@ -125,10 +145,10 @@ struct ConnectHandler {
         }
         let signer = Flow.SignerInfo(serial: leaf.issuer.serialHex, email: leaf.issuer.email)
         let choice = ProtocolChoice.decide(offered: hello.alpn, http2: server.configuration.http2) { offer in
-            Result { try server.pool.connection(host: host, port: port, tls: true, alpn: offer, dial: dial) }
+            Result { try connection.pool.connection(host: host, port: port, tls: true, alpn: offer, dial: dial) }
         }
         if choice.upstream == nil && server.configuration.eagerUpstream {
-            server.pool.prepare(host: host, port: port, tls: true, dial: dial)
+            connection.pool.prepare(host: host, port: port, tls: true, dial: dial)
         }
         let tls: TLSConnection
         do {
@@ -150,7 +170,7 @@ struct ConnectHandler {
         }
         if case .success(let upstream)? = choice.upstream {
             // An HTTP/1.1 connection waits in the pool for this client's first request.
-            if upstream.isHTTP2 { upstream.stream.close() } else { server.pool.release(upstream) }
+            if upstream.isHTTP2 { upstream.stream.close() } else { connection.pool.release(upstream) }
         }
         let inner = MessageReader(stream: tls, parser: HTTP1RequestParser(limits: server.configuration.httpLimits))
         let context = ExchangeContext(server: server, connection: connection, client: inner, clientAddress: connection.clientAddress, mode: .https,
@@ -177,6 +197,66 @@ struct ConnectHandler {
             let destination = Destination(tls: true, host: host, port: port, pathAndQuery: originForm(head.target), dial: dial)
             guard HTTPExchange(context: context, head: head, destination: destination).run(), !server.isStopping else { return }
         }
+    }
+
+    /// Serves HTTP/1 requests sent in plain text on the client socket (after `early`), each to
+    /// the destination `route` gives it; absolute-form and origin-form targets alike.
+    func servePlainHTTP(early: [UInt8], route: (HTTPRequestHead) -> Destination) {
+        let inner = MessageReader(stream: PlainStream(connection.socket), parser: HTTP1RequestParser(limits: server.configuration.httpLimits))
+        if !early.isEmpty { inner.parser.feed(early) }
+        let context = ExchangeContext(server: server, connection: connection, client: inner, clientAddress: connection.clientAddress,
+                                      mode: .http, clientTLS: nil, signer: nil, persona: nil)
+        var first = true
+        while let head = connection.readHead(inner, first: first, mode: .http, tlsInfo: nil) {
+            first = false
+            guard HTTPExchange(context: context, head: head, destination: route(head)).run(), !server.isStopping else { return }
+        }
+    }
+
+    /// Where a plain request in a tunnel goes: the tunnel's host and port; when the tunnel named
+    /// an IP address (transparent mode, SOCKS5 with local DNS) and `Host` names a host, that
+    /// host, dialled at the IP.
+    private func plainDestination(_ head: HTTPRequestHead, host: String, port: Int) -> Destination {
+        let path = originForm(head.target)
+        if LeafName.isIPLiteral(host), let name = head.headers["Host"].map(Self.hostName), !name.isEmpty,
+           !LeafName.isIPLiteral(name) {
+            return Destination(tls: false, host: name, port: port, pathAndQuery: path, dial: host)
+        }
+        return Destination(tls: false, host: host, port: port, pathAndQuery: path)
+    }
+
+    /// The host of a `Host` value, without its port or brackets.
+    static func hostName(_ value: String) -> String {
+        let value = value.trimmingCharacters(in: .whitespaces).lowercased()
+        if value.hasPrefix("["), let close = value.firstIndex(of: "]") {
+            return String(value[value.index(after: value.startIndex)..<close])
+        }
+        guard let colon = value.lastIndex(of: ":"), value.firstIndex(of: ":") == colon else { return value }
+        return String(value[..<colon])
+    }
+
+    /// Whether the tunnel's first bytes look like an HTTP/1 request line: a method token of
+    /// capital letters, then a space (peeked, not consumed; waits at most 1 s for them).
+    private func startsWithHTTP1RequestLine(early: [UInt8]) -> Bool {
+        func verdict(_ bytes: ArraySlice<UInt8>) -> Bool? {
+            for (index, byte) in bytes.enumerated() {
+                if byte == UInt8(ascii: " ") { return index > 0 }
+                guard (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || byte == UInt8(ascii: "-"), index < 20 else {
+                    return false
+                }
+            }
+            return nil
+        }
+        if !early.isEmpty, let answer = verdict(early[...]) { return answer }
+        var buffer = [UInt8](repeating: 0, count: 24)
+        let deadline = Date().addingTimeInterval(1)
+        while Date() < deadline {
+            guard let count = try? buffer.withUnsafeMutableBytes({ try connection.socket.peek(into: $0) }), count > 0 else { return false }
+            if let answer = verdict(buffer[0..<count]) { return answer }
+            if count == buffer.count { return false }
+            usleep(2_000)
+        }
+        return false
     }
 
     /// The connection preface every HTTP/2 client sends first (RFC 9113 §3.4).

@@ -57,7 +57,13 @@ struct ExchangeTransfer {
         let upgrading = head.headers["Upgrade"] != nil
         var outbound = head
         outbound.headers.removeHopByHop(relayingUpgrade: upgrading)
-        outbound.target = destination.pathAndQuery
+        if let authorization = upstream.proxyAuthorization {
+            // Plain HTTP through an upstream proxy: absolute-form, with its credentials (RFC 9112 §3.2.2).
+            outbound.target = destination.url
+            if !authorization.isEmpty { outbound.headers.replaceOrAdd(name: "Proxy-Authorization", value: authorization) }
+        } else {
+            outbound.target = destination.pathAndQuery
+        }
         outbound.version = .http11
         // RFC 9112 §3.2.2: a proxy forwarding absolute-form replaces Host with the URL's authority.
         outbound.headers.replaceOrAdd(name: "Host", value: destination.hostHeader)
@@ -90,6 +96,12 @@ struct ExchangeTransfer {
                 try sendRequestBody(chunked: requestChunked, capture: requestCapture)
                 bodySent = true
             })
+            if upstream.proxyAuthorization != nil, final.status == 407 {
+                // The upstream proxy's own refusal: the client did not ask that proxy anything.
+                throw UpstreamProxyFailure(message: "the upstream proxy answered \(head.method) \(destination.url) with 407 "
+                    + (upstream.proxyAuthorization!.isEmpty ? "(it wants credentials; give them with --upstream-proxy-auth-file)"
+                                                            : "(it refused the credentials in --upstream-proxy-auth-file)"))
+            }
             draft.flow.timings.wait = FlowDraft.milliseconds(since: waitStart)
             draft.flow.request?.body = requestCapture.finish(contentEncoding: head.headers["Content-Encoding"],
                                                              contentType: head.headers["Content-Type"])
@@ -161,6 +173,9 @@ struct ExchangeTransfer {
             let message = "upstream \(target) did not respond within \(Int(context.configuration.upstreamTimeout)) s"
             draft.fail(.upstreamTimeout, message)
             context.sendToClient(ErrorResponse.bytes(status: 504, detail: message))
+        case let error as UpstreamProxyFailure:
+            draft.fail(.upstreamProxyFailed, error.message)
+            context.sendToClient(ErrorResponse.bytes(status: error.timedOut ? 504 : 502, detail: error.message))
         case let error as UpstreamClosed:
             draft.fail(.upstreamClosed, error.message)
             context.sendToClient(ErrorResponse.bytes(status: 502, detail: error.message))

@@ -21,7 +21,7 @@ struct HTTPExchange {
         }
         var upstream: UpstreamConnection
         do {
-            upstream = try context.server.pool.connection(host: destination.host, port: destination.port, tls: destination.tls,
+            upstream = try context.connection.pool.connection(host: destination.host, port: destination.port, tls: destination.tls,
                                                           dial: destination.dial)
         } catch {
             answerConnectFailure(error, draft: &draft)
@@ -40,7 +40,7 @@ struct HTTPExchange {
             // The server had closed the pooled connection: once more on a fresh one.
             upstream.stream.close()
             do {
-                upstream = try context.server.pool.connection(host: destination.host, port: destination.port,
+                upstream = try context.connection.pool.connection(host: destination.host, port: destination.port,
                                                               tls: destination.tls, reuse: false, dial: destination.dial)
             } catch {
                 answerConnectFailure(error, draft: &draft)
@@ -50,7 +50,7 @@ struct HTTPExchange {
             (keepAlive, transfer) = send(on: upstream, draft: &draft, resending: true)
         }
         if transfer.upstreamReusable {
-            context.server.pool.release(upstream)
+            context.connection.pool.release(upstream)
         } else {
             upstream.stream.close()
         }

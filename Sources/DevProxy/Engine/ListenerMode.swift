@@ -7,35 +7,57 @@ public struct ListenerMode: Sendable, Equatable, CustomStringConvertible {
         case regular
         /// SOCKS5 (RFC 1928; RFC 1929 username/password when `--proxy-auth` is set).
         case socks5
+        /// Connections the kernel redirected here (iptables/nftables REDIRECT, TPROXY; Linux):
+        /// the destination is the connection's original one.
+        case transparent
+        /// The listener is the origin for its clients: every request goes to the mode's URL.
+        case reverse
+        /// A regular proxy whose own upstream connections go through another HTTP proxy.
+        case upstream
     }
 
     public var kind: Kind
     /// Where this listener binds; nil for the first mode, which takes `--listen`.
     public var host: String?
     public var port: Int?
+    /// `reverse:URL`'s origin, `upstream:URL`'s proxy.
+    public var url: ModeURL?
 
-    public init(kind: Kind, host: String? = nil, port: Int? = nil) {
+    public init(kind: Kind, host: String? = nil, port: Int? = nil, url: ModeURL? = nil) {
         self.kind = kind
         self.host = host
         self.port = port
+        self.url = url
     }
 
-    /// Parses `regular`, `socks5`, optionally followed by `@HOST:PORT` (`socks5@127.0.0.1:1080`).
+    /// Parses `regular`, `socks5`, `transparent`, `reverse:URL` or `upstream:URL`, optionally
+    /// followed by `@HOST:PORT` (`socks5@127.0.0.1:1080`, `reverse:https://api.example.com@127.0.0.1:8443`).
     ///
-    /// - Throws: `ConfigurationError` naming the modes that exist, or the bad address.
+    /// - Throws: `ConfigurationError` naming the modes that exist, or the bad address or URL.
     public init(parsing text: String) throws {
-        let parts = text.split(separator: "@", maxSplits: 1).map(String.init)
-        let name = parts.first ?? ""
+        var spec = text
+        var address: String?
+        // The address follows the last `@`; URLs here never hold one (credentials go in files).
+        if let at = text.lastIndex(of: "@") {
+            spec = String(text[..<at])
+            address = String(text[text.index(after: at)...])
+        }
+        let colon = spec.firstIndex(of: ":")
+        let name = colon.map { String(spec[..<$0]) } ?? spec
         guard let kind = Kind(rawValue: name.lowercased()) else {
-            let planned = ["transparent", "reverse:", "upstream:"]
-            if planned.contains(where: { name.lowercased().hasPrefix($0) }) {
-                throw ConfigurationError("--mode \(text): this mode is not built yet; the modes are \(Self.choices)")
-            }
             throw ConfigurationError("--mode \(text) is not a mode; the modes are \(Self.choices)")
         }
         self.kind = kind
-        if parts.count == 2 {
-            let address = parts[1]
+        switch kind {
+        case .reverse, .upstream:
+            guard let colon else {
+                throw ConfigurationError("--mode \(text): \(kind.rawValue) needs a URL (\(kind.rawValue):http://HOST:PORT)")
+            }
+            url = try ModeURL(parsing: String(spec[spec.index(after: colon)...]), what: "--mode \(text)")
+        default:
+            guard colon == nil else { throw ConfigurationError("--mode \(text): \(kind.rawValue) takes no URL") }
+        }
+        if let address {
             guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]),
                   (0...65535).contains(port) else {
                 throw ConfigurationError("--mode \(text): \(address) is not HOST:PORT")
@@ -47,10 +69,79 @@ public struct ListenerMode: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    public static var choices: String { Kind.allCases.map(\.rawValue).joined(separator: ", ") }
+    public static var choices: String { "regular, socks5, transparent, reverse:URL, upstream:URL" }
+
+    /// `regular`, `reverse:https://api.example.com`: what `listening on … (MODE)` shows.
+    public var name: String {
+        guard let url else { return kind.rawValue }
+        return "\(kind.rawValue):\(url)"
+    }
 
     public var description: String {
-        guard let host, let port else { return kind.rawValue }
-        return "\(kind.rawValue)@\(host.contains(":") ? "[\(host)]" : host):\(port)"
+        guard let host, let port else { return name }
+        return "\(name)@\(host.contains(":") ? "[\(host)]" : host):\(port)"
+    }
+}
+
+/// The URL of `reverse:URL`, `upstream:URL` and `--upstream-proxy URL`: a scheme, a host and a
+/// port, nothing else (credentials in a URL would show in `ps`; they go in a file).
+public struct ModeURL: Sendable, Hashable, CustomStringConvertible {
+    public var tls: Bool
+    public var host: String
+    public var port: Int
+
+    public init(tls: Bool, host: String, port: Int) {
+        self.tls = tls
+        self.host = host
+        self.port = port
+    }
+
+    /// Parses `http://HOST[:PORT][/]` or `https://…`.
+    ///
+    /// - Throws: `ConfigurationError` starting with `what`.
+    public init(parsing text: String, what: String) throws {
+        let lower = text.lowercased()
+        let rest: Substring
+        if lower.hasPrefix("https://") {
+            tls = true
+            rest = text.dropFirst("https://".count)
+        } else if lower.hasPrefix("http://") {
+            tls = false
+            rest = text.dropFirst("http://".count)
+        } else {
+            throw ConfigurationError("\(what): \(text) is not an http:// or https:// URL")
+        }
+        var authority = rest
+        if let slash = rest.firstIndex(of: "/") {
+            guard rest[slash...] == "/" else {
+                throw ConfigurationError("\(what): \(text) has a path; give only scheme://host[:port]")
+            }
+            authority = rest[..<slash]
+        }
+        guard !authority.contains("@") else {
+            throw ConfigurationError("\(what): \(text) holds credentials; put them in a file (--upstream-proxy-auth-file)")
+        }
+        let defaultPort = tls ? 443 : 80
+        if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") {
+            host = String(authority[authority.index(after: authority.startIndex)..<close])
+            let after = authority[authority.index(after: close)...]
+            port = after.isEmpty ? defaultPort : Int(after.dropFirst()) ?? -1
+            guard after.isEmpty || after.first == ":" else { throw ConfigurationError("\(what): \(text) is not a URL") }
+        } else if let colon = authority.lastIndex(of: ":") {
+            host = String(authority[..<colon])
+            port = Int(authority[authority.index(after: colon)...]) ?? -1
+        } else {
+            host = String(authority)
+            port = defaultPort
+        }
+        guard !host.isEmpty, (1...65535).contains(port) else {
+            throw ConfigurationError("\(what): \(text) needs a host and a port from 1 to 65535")
+        }
+    }
+
+    /// `https://api.example.com`, the port shown only when it is not the scheme's default.
+    public var description: String {
+        let authority = host.contains(":") ? "[\(host)]" : host
+        return "\(tls ? "https" : "http")://\(authority)" + (port == (tls ? 443 : 80) ? "" : ":\(port)")
     }
 }

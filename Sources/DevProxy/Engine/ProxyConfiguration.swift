@@ -12,6 +12,14 @@ public struct ProxyConfiguration: Sendable {
     /// and `listenPort`; the others name theirs (`socks5@127.0.0.1:1080`). Default: one regular
     /// HTTP proxy listener.
     public var modes: [ListenerMode] = [ListenerMode(kind: .regular)]
+    /// Every upstream connection goes through this HTTP proxy (`--upstream-proxy URL`); an
+    /// `upstream:URL` listener uses its own URL instead.
+    public var upstreamProxy: UpstreamProxy?
+    /// `Proxy-Authorization` for `upstream:URL` listeners' proxies (`--upstream-proxy-auth-file`).
+    public var upstreamProxyAuthorization: String?
+    /// TLS on `reverse:https://…` listeners, with a leaf for the name the client asked for
+    /// (`--reverse-tls`); without it they take plain HTTP and speak TLS to the origin.
+    public var reverseTLS = false
     /// Listening on a non-loopback address requires this (`--allow-remote`).
     public var allowRemote = false
     /// `user:password` pairs; when non-empty, clients must send `Proxy-Authorization`.

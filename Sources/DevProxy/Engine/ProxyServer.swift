@@ -20,9 +20,13 @@ public final class ProxyServer: @unchecked Sendable {
     /// The listener contexts of personas that change TLS settings, by persona name.
     let personaTLS: [String: TLSContext]
     let pool: UpstreamPool
+    /// The pools of `upstream:URL` listeners, by proxy URL.
+    private let proxiedPools: [ModeURL: UpstreamPool]
+    /// Shared by every pool: the local ends of DevProxy's own upstream connections.
+    let ownEndpoints = OwnEndpoints()
     private let sinks: [FlowSink]
     /// The bound listeners, one per mode, the first one taking `--listen`.
-    private var listeners: [(kind: ListenerMode.Kind, listener: Listener)] = []
+    private var listeners: [(mode: ListenerMode, listener: Listener)] = []
     private let state = Mutex(State())
     private let finished = DispatchSemaphore(value: 0)
 
@@ -40,9 +44,24 @@ public final class ProxyServer: @unchecked Sendable {
         serverTLS = try TLSContext.server()
         personaTLS = [Persona.tls12.rawValue: try TLSContext.server(profile: .tls12),
                       Persona.noForwardSecrecy.rawValue: try TLSContext.server(profile: .rsaKeyExchange)]
-        pool = UpstreamPool(configuration: configuration,
-                            tlsContext: try TLSContext.client(extraCAs: configuration.upstreamCAs, insecure: configuration.insecureUpstream))
+        let clientTLS = try TLSContext.client(extraCAs: configuration.upstreamCAs, insecure: configuration.insecureUpstream)
+        pool = UpstreamPool(configuration: configuration, tlsContext: clientTLS, proxy: configuration.upstreamProxy,
+                            ownEndpoints: ownEndpoints)
+        var proxied: [ModeURL: UpstreamPool] = [:]
+        for mode in configuration.modes where mode.kind == .upstream {
+            guard let url = mode.url, proxied[url] == nil else { continue }
+            let proxy = try UpstreamProxy(url: url, authorization: configuration.upstreamProxyAuthorization)
+            proxied[url] = UpstreamPool(configuration: configuration, tlsContext: clientTLS, proxy: proxy, ownEndpoints: ownEndpoints)
+        }
+        proxiedPools = proxied
     }
+
+    /// The pool a listener's connections use: its own upstream proxy's, else the shared one.
+    func pool(for mode: ListenerMode) -> UpstreamPool {
+        mode.url.flatMap { mode.kind == .upstream ? proxiedPools[$0] : nil } ?? pool
+    }
+
+    private var allPools: [UpstreamPool] { [pool] + proxiedPools.values }
 
     /// The client-facing context for a presentation's persona: the standard one unless the
     /// persona changes TLS settings (`tls12`, `no-forward-secrecy`).
@@ -54,8 +73,18 @@ public final class ProxyServer: @unchecked Sendable {
     public var address: SocketAddress? { listeners.first?.listener.address }
 
     /// Every listener's mode and the address it is bound to, in `--mode` order.
-    public var boundListeners: [(kind: ListenerMode.Kind, address: SocketAddress)] {
-        listeners.map { ($0.kind, $0.listener.address) }
+    public var boundListeners: [(kind: ListenerMode.Kind, name: String, address: SocketAddress)] {
+        listeners.map { ($0.mode.kind, $0.mode.name, $0.listener.address) }
+    }
+
+    /// Whether `address` is one DevProxy listens on (a wildcard listener matches any address
+    /// of its family on its port).
+    func isOwnListener(_ address: SocketAddress) -> Bool {
+        listeners.contains { entry in
+            let own = entry.listener.address
+            guard own.port == address.port else { return false }
+            return own.host == address.host || ((own.host == "0.0.0.0" || own.host == "::") && own.family == address.family)
+        }
     }
 
     /// Binds and starts accepting.
@@ -66,7 +95,7 @@ public final class ProxyServer: @unchecked Sendable {
         // OpenSSL's socket BIO writes with write(), where MSG_NOSIGNAL cannot help: a client
         // that hangs up mid-write would otherwise kill the whole process.
         signal(SIGPIPE, SIG_IGN)
-        var bound: [(kind: ListenerMode.Kind, listener: Listener)] = []
+        var bound: [(mode: ListenerMode, listener: Listener)] = []
         for (index, mode) in configuration.modes.enumerated() {
             let host: String, port: Int
             if let modeHost = mode.host, let modePort = mode.port {
@@ -76,16 +105,22 @@ public final class ProxyServer: @unchecked Sendable {
             } else {
                 throw ConfigurationError("--mode \(mode): only the first mode takes --listen; give this one an address (\(mode.kind)@127.0.0.1:PORT)")
             }
-            let listener = try Listener(host: host, port: port)
+            #if !os(Linux)
+            if mode.kind == .transparent { throw ConfigurationError("--mode transparent needs Linux (SO_ORIGINAL_DST)") }
+            #endif
+            if mode.kind == .reverse && configuration.reverseTLS && mode.url?.tls == false {
+                throw ConfigurationError("--mode \(mode): --reverse-tls needs an https:// URL")
+            }
+            let listener = try Listener(host: host, port: port, transparent: mode.kind == .transparent)
             if !listener.address.isLoopback && !configuration.allowRemote {
                 throw ConfigurationError("refusing to listen on \(listener.address): anyone on the network could use the proxy and read decrypted traffic; pass --allow-remote (and --proxy-auth FILE) to do it anyway")
             }
-            bound.append((mode.kind, listener))
+            bound.append((mode, listener))
         }
         listeners = bound
-        for (kind, listener) in bound {
-            let thread = Thread { [self] in acceptLoop(listener, kind: kind) }
-            thread.name = "devproxy-accept-\(kind.rawValue)"
+        for (mode, listener) in bound {
+            let thread = Thread { [self] in acceptLoop(listener, mode: mode) }
+            thread.name = "devproxy-accept-\(mode.kind.rawValue)"
             thread.start()
         }
     }
@@ -108,7 +143,7 @@ public final class ProxyServer: @unchecked Sendable {
         for connection in state.withLock({ Array($0.connections.values) }) { connection.abort() }
         let cut = Date().addingTimeInterval(2)
         while Date() < cut && state.withLock({ !$0.connections.isEmpty }) { usleep(10_000) }
-        pool.closeAll()
+        allPools.forEach { $0.closeAll() }
         sinks.forEach { $0.close() }
     }
 
@@ -135,17 +170,17 @@ public final class ProxyServer: @unchecked Sendable {
         return configuration.proxyCredentials.contains(ProxyCredential(user: user, password: password)) ? nil : "wrong proxy credentials"
     }
 
-    private func acceptLoop(_ listener: Listener, kind: ListenerMode.Kind) {
+    private func acceptLoop(_ listener: Listener, mode: ListenerMode) {
         defer { finished.signal() }
         let address = listener.address.description
         while !isStopping {
             guard let socket = (try? listener.accept(timeout: UpstreamPool.sweepInterval)) ?? nil else {
                 // A quiet tick: idle upstream connections expire even when no request comes to
                 // release another one; once the proxy is idle, the freed heap goes back too.
-                if pool.sweep(), state.withLock({ $0.connections.isEmpty }) { trimHeap() }
+                if allPools.map({ $0.sweep() }).contains(true), state.withLock({ $0.connections.isEmpty }) { trimHeap() }
                 continue
             }
-            let connection = ClientConnection(server: self, socket: socket, listener: kind, listenerAddress: address)
+            let connection = ClientConnection(server: self, socket: socket, listener: mode, listenerAddress: address)
             let admitted = state.withLock { state -> Bool in
                 guard state.connections.count < configuration.maxConnections else { return false }
                 state.connections[ObjectIdentifier(connection)] = connection

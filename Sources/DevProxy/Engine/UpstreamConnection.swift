@@ -14,6 +14,9 @@ final class UpstreamConnection: @unchecked Sendable {
     let tlsMilliseconds: Double
     /// Whether this connection came from the pool.
     var reused = false
+    /// Set when the connection goes to an upstream proxy that takes absolute-form requests
+    /// (plain HTTP through `--upstream-proxy`): the `Proxy-Authorization` to send, or "" for none.
+    var proxyAuthorization: String?
     /// Reads responses; lives with the connection so a pooled one keeps its parser state.
     let reader: MessageReader<HTTP1ResponseParser>
     /// The protocol the origin chose in ALPN (`h2`, `http/1.1`), nil when it chose none or the
@@ -66,6 +69,11 @@ final class UpstreamPool: @unchecked Sendable {
     private let configuration: ProxyConfiguration
     private let tlsContext: TLSContext
     private let sessions = TLSSessionCacheStore()
+    /// The proxy every connection of this pool goes through (`--upstream-proxy`, `upstream:URL`).
+    let proxy: UpstreamProxy?
+    /// The local ends of connections this pool opened, so a transparent listener recognises
+    /// its own traffic redirected back to it.
+    let ownEndpoints: OwnEndpoints
     /// Idle upstream connections older than this are closed rather than reused: servers
     /// commonly drop idle connections after 5–60 s and a stale one fails the next request.
     private let maxIdle: TimeInterval = 4
@@ -74,9 +82,12 @@ final class UpstreamPool: @unchecked Sendable {
     /// leave a connection (socket, TLS state, buffers) open to each of them.
     private var maxIdleTotal: Int { configuration.maxIdleUpstream }
 
-    init(configuration: ProxyConfiguration, tlsContext: TLSContext) {
+    init(configuration: ProxyConfiguration, tlsContext: TLSContext, proxy: UpstreamProxy? = nil,
+         ownEndpoints: OwnEndpoints = OwnEndpoints()) {
         self.configuration = configuration
         self.tlsContext = tlsContext
+        self.proxy = proxy
+        self.ownEndpoints = ownEndpoints
     }
 
     /// An idle connection to reuse, or a new one.
@@ -90,9 +101,14 @@ final class UpstreamPool: @unchecked Sendable {
     ///   - dial: the address to connect to when it is not `host`'s (a SOCKS5 or transparent client
     ///     gave an IP address and its ClientHello named the host): `host` is then the TLS server
     ///     name and the name verified.
+    ///   - raw: the bytes are not HTTP/1 requests (a tunnel, h2 by prior knowledge): through an
+    ///     upstream proxy they need CONNECT even without TLS. Never pooled.
     func connection(host: String, port: Int, tls: Bool, reuse: Bool = true, alpn: [String]? = nil,
-                    dial: String? = nil) throws -> UpstreamConnection {
+                    dial: String? = nil, raw: Bool = false) throws -> UpstreamConnection {
         let key = Self.key(host: host, port: port, tls: tls, dial: dial)
+        if raw {
+            return try connect(host: host, port: port, tls: tls, key: key, alpn: alpn, dial: dial, raw: true)
+        }
         if let alpn, tls, alpn.contains("h2") {
             return try open(host: host, port: port, tls: tls, key: key, alpn: alpn, dial: dial)
         }
@@ -207,17 +223,29 @@ final class UpstreamPool: @unchecked Sendable {
 
     /// Resolves `host` (honouring `--resolve`), connects and, for TLS, shakes hands.
     private func connect(host: String, port: Int, tls: Bool, key: String, alpn: [String]?,
-                         dial: String?) throws -> UpstreamConnection {
-        let target = dial ?? configuration.resolve.address(host: host, port: port)
+                         dial: String?, raw: Bool = false) throws -> UpstreamConnection {
         let start = Date()
-        let socket = try Socket.connect(host: target, port: port, timeout: configuration.connectTimeout)
-        socket.setTimeout(configuration.upstreamTimeout)
+        let socket: Socket
+        let target: String
+        if let proxy {
+            // The proxy resolves the name (a corporate proxy may allow names, not addresses).
+            target = configuration.resolve.address(host: host, port: port)
+            socket = try proxy.open(host: target, port: port, tunnel: tls || raw, timeout: configuration.connectTimeout,
+                                    readTimeout: configuration.upstreamTimeout)
+        } else {
+            target = dial ?? configuration.resolve.address(host: host, port: port)
+            socket = try Socket.connect(host: target, port: port, timeout: configuration.connectTimeout,
+                                        bound: { [ownEndpoints] in ownEndpoints.insert($0) })
+            socket.setTimeout(configuration.upstreamTimeout)
+        }
         let connected = Date()
         let address = socket.peerAddress?.description ?? target
         guard tls else {
-            return UpstreamConnection(stream: PlainStream(socket), key: key, address: address, tls: nil,
-                                      connectMilliseconds: FlowDraft.milliseconds(from: start, to: connected), tlsMilliseconds: -1,
-                                      limits: configuration.httpLimits)
+            let connection = UpstreamConnection(stream: PlainStream(socket), key: key, address: address, tls: nil,
+                                                connectMilliseconds: FlowDraft.milliseconds(from: start, to: connected),
+                                                tlsMilliseconds: -1, limits: configuration.httpLimits)
+            if proxy != nil && !raw { connection.proxyAuthorization = proxy?.authorization ?? "" }
+            return connection
         }
         let connection = try TLSConnection.connect(socket: socket, context: tlsContext, serverName: host,
                                                    session: sessions.handle(for: key), alpn: alpn)

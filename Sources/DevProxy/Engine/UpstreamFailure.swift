@@ -14,6 +14,8 @@ enum UpstreamFailure {
             case .failed: (.upstreamRefused, 502)
             }
             return (kind, status, "cannot connect to upstream \(target): \(error.message)")
+        case let error as UpstreamProxyFailure:
+            return (.upstreamProxyFailed, error.timedOut ? 504 : 502, error.message)
         case let error as TLSError where error.kind == .verifyFailed:
             return (.upstreamCertificateInvalid, 502, "upstream \(error.message)")
         case let error as TLSError:

@@ -258,6 +258,12 @@ public enum FlowErrorKind: String, Sendable, CaseIterable {
     case upstreamCertificateInvalid = "upstream_certificate_invalid"
     case upstreamBadResponse = "upstream_bad_response"
     case upstreamClosed = "upstream_closed"
+    /// The upstream proxy (`--upstream-proxy`, `upstream:URL`) refused the connection, asked for
+    /// credentials (407) or answered CONNECT with another failure.
+    case upstreamProxyFailed = "upstream_proxy_failed"
+    /// A transparent connection whose destination is DevProxy itself (its own listener, or its
+    /// own upstream connection redirected back): serving it would loop.
+    case wouldLoop = "would_loop"
     case leafRefused = "leaf_refused"
     case aborted
     case overloaded

@@ -48,6 +48,10 @@ extension FlowErrorKind {
             return "the intermediate may not sign for this host (outside its name constraints or revoked)"
         case .aborted:
             return "the proxy was stopped while the exchange was in flight"
+        case .upstreamProxyFailed:
+            return "the upstream proxy DevProxy goes through refused the connection or wanted other credentials"
+        case .wouldLoop:
+            return "the connection was redirected to DevProxy itself; exclude DevProxy's own traffic from the redirect rule"
         case .overloaded:
             return "the proxy refused the connection because it is at its connection limit"
         }
@@ -58,7 +62,7 @@ extension FlowErrorKind {
     var messageAddsDetail: Bool {
         switch self {
         case .upstreamTLSFailed, .upstreamCertificateInvalid, .upstreamBadResponse, .badRequest,
-             .clientHandshakeFailed, .leafRefused:
+             .clientHandshakeFailed, .leafRefused, .upstreamProxyFailed, .wouldLoop:
             return true
         default:
             return false

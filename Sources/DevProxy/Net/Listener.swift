@@ -6,10 +6,11 @@ public final class Listener: @unchecked Sendable {
     private let fd: Int32
     public let address: SocketAddress
 
-    /// Binds and listens on `host:port` (port 0 picks a free one).
+    /// Binds and listens on `host:port` (port 0 picks a free one); `transparent` asks for
+    /// IP_TRANSPARENT (TPROXY) where the process may set it.
     ///
     /// - Throws: `NetworkError` when the address cannot be bound (in use, not local, …).
-    public init(host: String, port: Int, backlog: Int32 = 1024) throws {
+    public init(host: String, port: Int, backlog: Int32 = 1024, transparent: Bool = false) throws {
         guard let target = try Resolver.resolve(host: host, port: port, passive: true).first else {
             throw NetworkError(.unresolvable, "cannot resolve \(host)")
         }
@@ -17,6 +18,7 @@ public final class Listener: @unchecked Sendable {
         guard fd >= 0 else { throw NetworkError(.failed, "socket(): \(String(cString: strerror(errno)))") }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        if transparent { Self.setTransparent(fd, family: target.family) }
         guard target.withSockaddr({ bind(fd, $0, $1) }) == 0 else {
             let reason = String(cString: strerror(errno))
             Glibc.close(fd)

@@ -29,12 +29,15 @@ public final class Socket: @unchecked Sendable {
     /// Connects to the first address of `host` that answers within `timeout`.
     ///
     /// - Throws: `NetworkError` with `.refused`, `.unresolvable`, `.timedOut` or `.failed`.
-    public static func connect(host: String, port: Int, timeout: TimeInterval) throws -> Socket {
+    /// - Parameter bound: told the local address as soon as the kernel picked it (before the
+    ///   handshake completes).
+    public static func connect(host: String, port: Int, timeout: TimeInterval,
+                               bound: ((SocketAddress) -> Void)? = nil) throws -> Socket {
         let addresses = try Resolver.resolve(host: host, port: port)
         var lastError = NetworkError(.unresolvable, "\(host) has no addresses")
         for address in addresses {
             do {
-                return try connect(to: address, timeout: timeout)
+                return try connect(to: address, timeout: timeout, bound: bound)
             } catch let error as NetworkError {
                 lastError = error
             }
@@ -43,7 +46,8 @@ public final class Socket: @unchecked Sendable {
     }
 
     /// Connects to one resolved address.
-    public static func connect(to address: SocketAddress, timeout: TimeInterval) throws -> Socket {
+    public static func connect(to address: SocketAddress, timeout: TimeInterval,
+                               bound: ((SocketAddress) -> Void)? = nil) throws -> Socket {
         let fd = socket(Int32(address.family), Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw NetworkError(.failed, "socket(): \(String(cString: strerror(errno)))") }
         let socket = Socket(takingOwnership: fd)
@@ -53,6 +57,7 @@ public final class Socket: @unchecked Sendable {
         if result != 0 && errno != EINPROGRESS {
             throw NetworkError.from(errno: errno, connectingTo: address.description)
         }
+        if let bound, let local = socket.localAddress { bound(local) }
         if result != 0 {
             var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
             let ready = poll(&poller, 1, Int32(timeout * 1000))

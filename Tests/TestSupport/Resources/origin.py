@@ -165,7 +165,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
 def main():
     global REPORTS
     args = sys.argv[1:]
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    bind = args[args.index("--bind") + 1] if "--bind" in args else "127.0.0.1"
+    port = int(args[args.index("--port") + 1]) if "--port" in args else 0
+    if ":" in bind:
+        http.server.ThreadingHTTPServer.address_family = socket.AF_INET6
+    server = http.server.ThreadingHTTPServer((bind, port), Handler)
     server.daemon_threads = True
     if "--reports" in args:
         REPORTS = args[args.index("--reports") + 1]

@@ -27,7 +27,7 @@ struct HTTP1StreamExchange {
         let target = "\(host):\(port)"
         let upstream: UpstreamConnection
         do {
-            upstream = try server.pool.connection(host: host, port: port, tls: true, dial: dial)
+            upstream = try connection.pool.connection(host: host, port: port, tls: true, dial: dial)
         } catch {
             let (kind, status, message) = UpstreamFailure.describe(error, target: target)
             leg.post(.failed(kind, status: status, message: message, responseStarted: false))
@@ -39,7 +39,7 @@ struct HTTP1StreamExchange {
         }
         leg.post(.connected(upstream))
         let reusable = connection.using(upstream.stream.socket) { exchange(on: upstream, target: target) }
-        if reusable { server.pool.release(upstream) } else { upstream.stream.close() }
+        if reusable { connection.pool.release(upstream) } else { upstream.stream.close() }
     }
 
     /// Returns whether the upstream connection can serve another request.

@@ -119,8 +119,8 @@ extension HTTP2ProxyConnection {
         if !upstreamSpeaksHTTP1 {
             do {
                 let connection = cleartext
-                    ? try server.pool.connection(host: host, port: port, tls: false, reuse: false, dial: dial)
-                    : try server.pool.connection(host: host, port: port, tls: true, alpn: ["h2", "http/1.1"], dial: dial)
+                    ? try context.connection.pool.connection(host: host, port: port, tls: false, reuse: false, dial: dial, raw: true)
+                    : try context.connection.pool.connection(host: host, port: port, tls: true, alpn: ["h2", "http/1.1"], dial: dial)
                 // Without TLS there is no ALPN: h2 by prior knowledge, as the client spoke it.
                 if connection.isHTTP2 || cleartext {
                     connection.stream.socket.setNonBlocking()
@@ -132,7 +132,7 @@ extension HTTP2ProxyConnection {
                     return fresh
                 }
                 upstreamSpeaksHTTP1 = true
-                server.pool.release(connection)
+                context.connection.pool.release(connection)
             } catch {
                 upstreamFailure = error
             }

@@ -61,7 +61,7 @@ final class HTTP2ProxyConnection {
             leg = try HTTP2UpstreamLeg(upstream: connection, limits: limits)
         case .success(let connection):
             upstreamSpeaksHTTP1 = true
-            server.pool.release(connection)
+            context.connection.pool.release(connection)
         case .failure(let error):
             upstreamFailure = error
         case nil:

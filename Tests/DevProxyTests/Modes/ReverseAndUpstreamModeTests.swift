@@ -1,0 +1,141 @@
+import CertAuthority
+@testable import DevProxy
+import Foundation
+import Testing
+import TestSupport
+
+/// `reverse:URL`, `upstream:URL` / `--upstream-proxy`, and plain HTTP inside CONNECT, with curl
+/// as the client and a second DevProxy as the upstream proxy.
+@Suite struct ReverseAndUpstreamModeTests {
+    private func originCAs(_ origin: OriginServer) throws -> [Certificate] {
+        try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+    }
+
+    private func curl(_ arguments: [String]) throws -> Subprocess.Result {
+        try Subprocess.run("curl", ["-sS", "--max-time", "20"] + arguments, timeout: 30)
+    }
+
+    /// The reverse listener is the origin for a client that knows no proxy: plain HTTP in, TLS
+    /// to the origin, `Host` rewritten to the origin's.
+    @Test func reverseModeForwardsToTheURLWithHostRewritten() throws {
+        let origin = try OriginServer()
+        let reversePort = try HTTP2Origin.freePort()
+        let url = try ModeURL(parsing: "https://localhost:\(origin.port)", what: "test")
+        let harness = try ProxyHarness(configure: {
+            $0.upstreamCAs = try! originCAs(origin)
+            $0.modes = [ListenerMode(kind: .regular), ListenerMode(kind: .reverse, host: "127.0.0.1", port: reversePort, url: url)]
+        })
+        let body = try curl(["http://127.0.0.1:\(reversePort)/cl?n=5"])
+        #expect(body.stdout == "hello", "\(body.output)")
+        let headers = try curl(["http://127.0.0.1:\(reversePort)/headers"])
+        #expect(headers.stdout.lowercased().contains("host: localhost:\(origin.port)"), "\(headers.output)")
+        let flows = harness.flows(count: 2)
+        let flow = try #require(flows.first)
+        #expect(flow.listener?.mode == "reverse:https://localhost:\(origin.port)")
+        #expect(flow.request?.url == "https://localhost:\(origin.port)/cl?n=5")
+        #expect(flow.tls?.upstream?.verified == true)
+        #expect(flow.response?.status == 200)
+    }
+
+    /// With `--reverse-tls` the listener speaks TLS with a leaf for the name the client asked
+    /// for (its SNI; without one, the listener's address), chaining to the team root.
+    @Test func reverseTLSPresentsALeafForTheListenersName() throws {
+        let origin = try OriginServer()
+        let reversePort = try HTTP2Origin.freePort()
+        let url = try ModeURL(parsing: "https://localhost:\(origin.port)", what: "test")
+        let harness = try ProxyHarness(configure: {
+            $0.upstreamCAs = try! originCAs(origin)
+            $0.reverseTLS = true
+            $0.modes = [ListenerMode(kind: .reverse, host: "127.0.0.1", port: reversePort, url: url)]
+        })
+        let byName = try curl(["--cacert", harness.pki.rootPath, "--resolve", "app.test:\(reversePort):127.0.0.1",
+                               "https://app.test:\(reversePort)/cl?n=5"])
+        #expect(byName.stdout == "hello", "\(byName.output)")
+        let byAddress = try curl(["--cacert", harness.pki.rootPath, "--http1.1", "https://127.0.0.1:\(reversePort)/cl?n=5"])
+        #expect(byAddress.stdout == "hello", "\(byAddress.output)")
+        let flows = harness.flows(count: 2)
+        #expect(flows.contains { $0.tls?.client?.sni == "app.test" && $0.request?.url == "https://localhost:\(origin.port)/cl?n=5" })
+        #expect(flows.allSatisfy { $0.response?.status == 200 && $0.listener?.mode.hasPrefix("reverse:") == true })
+    }
+
+    /// A second DevProxy that wants credentials is the upstream proxy: HTTPS goes through it by
+    /// CONNECT, plain HTTP by absolute-form, both with the credentials from the file's pair.
+    @Test(arguments: [true, false])
+    func upstreamProxyCarriesHTTPSAndPlainHTTP(_ tls: Bool) throws {
+        let origin = try OriginServer(tls: tls)
+        let credential = ProxyCredential(user: "qa", password: "s3cret")
+        let upstream = try ProxyHarness(configure: {
+            $0.upstreamCAs = try! originCAs(origin)
+            $0.proxyCredentials = [credential]
+        })
+        let upstreamRoot = try Certificate.all(from: SecureFile.read(upstream.pki.rootPath, what: "root"))
+        let proxyURL = try ModeURL(parsing: upstream.proxyURL, what: "test")
+        let front = try ProxyHarness(configure: {
+            $0.upstreamCAs = upstreamRoot
+            $0.upstreamProxy = try! UpstreamProxy(url: proxyURL, authorization: UpstreamProxy.basicAuthorization(credential))
+        })
+        let result = try front.curl([origin.url("/cl?n=5", tls: tls)])
+        #expect(result.stdout == "hello", "\(result.output)")
+        let seen = upstream.flows(count: 1)
+        #expect(seen.first?.request?.url == origin.url("/cl?n=5", tls: tls))
+        #expect(seen.first?.response?.status == 200)
+        #expect(front.flows(count: 1).first?.response?.status == 200)
+    }
+
+    /// An upstream proxy that answers 407 (no credentials given) or refuses the connection: the
+    /// client gets a 502 whose body says so, and the flow records it.
+    @Test(arguments: [true, false])
+    func upstreamProxy407AndRefusalBecome502(_ tls: Bool) throws {
+        let origin = try OriginServer(tls: tls)
+        let upstream = try ProxyHarness(configure: { $0.proxyCredentials = [ProxyCredential(user: "qa", password: "s3cret")] })
+        let proxyURL = try ModeURL(parsing: upstream.proxyURL, what: "test")
+        let front = try ProxyHarness(configure: { $0.upstreamProxy = try! UpstreamProxy(url: proxyURL) })
+        let answered = try front.curl(["-w", "%{http_code}", origin.url("/cl?n=5", tls: tls)])
+        #expect(answered.stdout.hasSuffix("502"), "\(answered.output)")
+        #expect(answered.stdout.contains("407"), "\(answered.output)")
+        let flow = try #require(front.flows(count: 1).first)
+        #expect(flow.error?.kind == FlowErrorKind.upstreamProxyFailed.rawValue)
+        #expect(flow.error?.message.contains("407") == true, "\(flow.error?.message ?? "")")
+
+        let closedPort = try HTTP2Origin.freePort()
+        let nowhere = try ModeURL(parsing: "http://127.0.0.1:\(closedPort)", what: "test")
+        let refused = try ProxyHarness(configure: { $0.upstreamProxy = try! UpstreamProxy(url: nowhere) })
+        let plainOrigin = try OriginServer(tls: false)
+        let reply = try refused.curl(["-w", "%{http_code}", plainOrigin.url("/cl?n=5", tls: false)])
+        #expect(reply.stdout.hasSuffix("502"), "\(reply.output)")
+        #expect(reply.stdout.contains("upstream proxy"), "\(reply.output)")
+        #expect(refused.flows(count: 1).first?.error?.kind == FlowErrorKind.upstreamProxyFailed.rawValue)
+    }
+
+    /// `upstream:URL` is one listener's: the regular listener beside it still goes direct.
+    @Test func upstreamModeIsPerListener() throws {
+        let origin = try OriginServer(tls: false)
+        let upstream = try ProxyHarness()
+        let proxyURL = try ModeURL(parsing: upstream.proxyURL, what: "test")
+        let viaPort = try HTTP2Origin.freePort()
+        let front = try ProxyHarness(configure: {
+            $0.modes = [ListenerMode(kind: .regular), ListenerMode(kind: .upstream, host: "127.0.0.1", port: viaPort, url: proxyURL)]
+        })
+        let direct = try front.curl([origin.url("/cl?n=5", tls: false)])
+        #expect(direct.stdout == "hello", "\(direct.output)")
+        #expect(upstream.sink.flows.isEmpty)
+        let via = try curl(["--proxy", "http://127.0.0.1:\(viaPort)", origin.url("/cl?n=5", tls: false)])
+        #expect(via.stdout == "hello", "\(via.output)")
+        #expect(upstream.flows(count: 1).count == 1)
+        #expect(front.flows(count: 2).last?.listener?.mode == "upstream:\(upstream.proxyURL)")
+    }
+
+    /// Plain HTTP inside a CONNECT tunnel (`curl -p -x … http://…`) is parsed and recorded as HTTP
+    /// flows, one per request, not tunnelled blind.
+    @Test func plainHTTPInsideCONNECTIsRecordedAsHTTPFlows() throws {
+        let origin = try OriginServer(tls: false)
+        let harness = try ProxyHarness()
+        let result = try harness.curl(["-p", origin.url("/cl?n=5", tls: false), origin.url("/cl?n=5", tls: false)])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.stdout == "hellohello", "\(result.output)")
+        let flows = harness.flows(count: 2)
+        #expect(flows.count == 2)
+        #expect(flows.allSatisfy { $0.mode == .http && $0.response?.status == 200 })
+        #expect(flows.first?.request?.url == origin.url("/cl?n=5", tls: false))
+    }
+}

@@ -1,0 +1,124 @@
+import CertAuthority
+@testable import DevProxy
+import Foundation
+import Testing
+import TestSupport
+
+/// `--mode transparent` inside a network namespace the test makes: an origin on addresses of its
+/// own (10.77.0.2, fd77::2), the rules `devproxy transparent-rules` prints redirecting 80 and 443
+/// of every user but root (DevProxy runs as root) to DevProxy, and curl as `nobody` with no
+/// proxy settings at all.
+@Suite(.serialized, .enabled(if: NetworkNamespace.unavailableReason == nil,
+                             "network namespaces cannot be made here (needs root and a kernel that allows them)"))
+struct TransparentModeTests {
+    static let port = 8081
+
+    /// The namespace, an HTTPS origin on 10.77.0.2:443 and [fd77::2]:443, a plain one on
+    /// 10.77.0.2:80, DevProxy's transparent listeners on 127.0.0.1 and [::1] port 8081, and the
+    /// printed rules applied (`iptables` lines for IPv4, the `nft` lines for IPv6).
+    final class Setup {
+        let namespace: NetworkNamespace
+        let dir = TemporaryDirectory()
+        let publicDir = TemporaryDirectory()
+        let origins: [OriginServer]
+        let proxy: DevProxyProcess
+        let rootPath: String
+
+        init(uidExclude: String = "0") throws {
+            namespace = try NetworkNamespace()
+            try namespace.sh("ip addr add 10.77.0.2/32 dev lo && ip -6 addr add fd77::2/128 dev lo nodad")
+            let launcher = namespace.launcher
+            let tls4 = try OriginServer(names: ["origin.test"], launcher: launcher, bind: "10.77.0.2", port: 443)
+            let tls6 = try OriginServer(names: ["origin.test"], launcher: launcher, bind: "fd77::2", port: 443)
+            let plain = try OriginServer(tls: false, launcher: launcher, bind: "10.77.0.2", port: 80)
+            origins = [tls4, tls6, plain]
+            proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--log", dir.file("flows.jsonl"),
+                                         "--upstream-ca", tls4.caPath, "--upstream-ca", tls6.caPath,
+                                         "--mode", "transparent@127.0.0.1:\(TransparentModeTests.port)",
+                                         "--mode", "transparent@[::1]:\(TransparentModeTests.port)"],
+                                        environment: ["DEVPROXY_EMAIL": "dev@example.test"], listen: false, launcher: launcher)
+            let rules = try Subprocess.run(Subprocess.devproxy, ["transparent-rules", "--port", String(TransparentModeTests.port),
+                                                                 "--uid-exclude", uidExclude, "--ipv6"])
+            guard rules.status == 0 else { throw TestFailure("transparent-rules: \(rules.output)") }
+            let lines = rules.stdout.split(separator: "\n").map(String.init)
+            let apply = lines.filter { $0.hasPrefix("sudo iptables ") } + lines.filter { $0.hasPrefix("sudo nft ") && $0.contains(" ip6 ") }
+            guard apply.count == 4 else { throw TestFailure("unexpected rules: \(rules.stdout)") }
+            for line in apply { try namespace.sh(String(line.dropFirst("sudo ".count))) }
+            // `nobody` must read the root to trust it.
+            rootPath = publicDir.write("root.pem", try String(contentsOfFile: dir.file("ca/root.pem"), encoding: .utf8))
+            chmod(publicDir.path, 0o755)
+            chmod(rootPath, 0o644)
+        }
+
+        func curlAsNobody(_ arguments: [String]) throws -> Subprocess.Result {
+            try namespace.runAsNobody(["curl", "-sS", "--max-time", "15", "--cacert", rootPath] + arguments)
+        }
+
+        /// Stops DevProxy and reads its flow log.
+        func flows() -> [Flow] {
+            _ = proxy.stop()
+            return (try? FlowLogReader.read(path: dir.file("flows.jsonl")).flows) ?? []
+        }
+    }
+
+    /// HTTPS and plain HTTP to 10.77.0.2 reach the origins through DevProxy with no proxy
+    /// configured: the HTTPS leaf is minted for the SNI name and chains to the root (curl
+    /// verifies it against that root alone), and each flow names the original destination.
+    @Test func ipv4HTTPSAndPlainHTTPAreCapturedWithoutProxySettings() throws {
+        let setup = try Setup()
+        let https = try setup.curlAsNobody(["--resolve", "origin.test:443:10.77.0.2", "https://origin.test/cl?n=5"])
+        #expect(https.status == 0 && https.stdout == "hello", "\(https.output)")
+        let plain = try setup.curlAsNobody(["--resolve", "origin.test:80:10.77.0.2", "http://origin.test/cl?n=5"])
+        #expect(plain.status == 0 && plain.stdout == "hello", "\(plain.output)")
+        let flows = setup.flows()
+        let tls = try #require(flows.first { $0.mode == .https }, "\(flows)")
+        #expect(tls.listener?.mode == "transparent")
+        #expect(tls.server.host == "origin.test")
+        #expect(tls.server.address == "10.77.0.2:443")
+        #expect(tls.tls?.client?.sni == "origin.test")
+        #expect(tls.tls?.upstream?.verified == true)
+        #expect(tls.response?.status == 200)
+        let http = try #require(flows.first { $0.mode == .http }, "\(flows)")
+        #expect(http.request?.url == "http://origin.test/cl?n=5")
+        #expect(http.server.address == "10.77.0.2:80")
+        #expect(http.response?.status == 200)
+    }
+
+    /// The same over IPv6 (ip6 nft rule, IP6T_SO_ORIGINAL_DST).
+    @Test func ipv6HTTPSIsCaptured() throws {
+        let setup = try Setup()
+        let https = try setup.curlAsNobody(["--resolve", "origin.test:443:[fd77::2]", "https://origin.test/cl?n=5"])
+        #expect(https.status == 0 && https.stdout == "hello", "\(https.output)")
+        let flows = setup.flows()
+        let tls = try #require(flows.first { $0.mode == .https }, "\(flows)")
+        #expect(tls.server.host == "origin.test")
+        #expect(tls.server.address == "[fd77::2]:443")
+        #expect(tls.listener?.address == "[::1]:\(Self.port)")
+        #expect(tls.tls?.upstream?.verified == true)
+    }
+
+    /// A connection straight to the transparent listener (nobody redirected it: its original
+    /// destination is DevProxy itself) is refused with a flow that says it would loop.
+    @Test func aConnectionToTheListenerItselfIsRefusedAsALoop() throws {
+        let setup = try Setup()
+        let direct = try setup.curlAsNobody(["-k", "https://127.0.0.1:\(Self.port)/"])
+        #expect(direct.status != 0)
+        let flows = setup.flows()
+        let refused = try #require(flows.first, "no flow")
+        #expect(refused.error?.kind == FlowErrorKind.wouldLoop.rawValue)
+        #expect(refused.error?.message.contains("would loop") == true)
+    }
+
+    /// Rules that do not exclude DevProxy's own user send its upstream connection back to it:
+    /// that connection is refused as a loop (one level deep, not forever) and the client's
+    /// exchange fails with a 502 instead of hanging.
+    @Test func devProxysOwnRedirectedTrafficIsRefusedAsALoop() throws {
+        let setup = try Setup(uidExclude: "12345")
+        let plain = try setup.curlAsNobody(["--resolve", "origin.test:80:10.77.0.2", "http://origin.test/cl?n=5"])
+        #expect(plain.stdout != "hello")
+        let flows = setup.flows()
+        #expect(flows.contains { $0.error?.kind == FlowErrorKind.wouldLoop.rawValue && $0.error?.message.contains("own connection") == true },
+                "\(flows.map { $0.error?.message ?? "-" })")
+        #expect(flows.count <= 3, "the loop went on: \(flows.count) flows")
+    }
+}
