@@ -60,6 +60,8 @@ struct LoadOptions: Sendable {
     var url: TargetURL
     /// Explicit HTTP proxy to CONNECT through (https) or send absolute-form requests to (http).
     var proxy: HostPort?
+    /// `proxy` is a SOCKS5 proxy (RFC 1928, no authentication, the host name in the request).
+    var socks5 = false
     /// Address actually dialled instead of the URL's host (the URL's host stays in SNI and `Host`).
     /// Through a proxy it becomes the CONNECT target.
     var connectTo: HostPort?
@@ -101,7 +103,7 @@ extension LoadOptions {
     static let usage = """
     devproxy-load: HTTP/1.1 load generator over OpenSSL, for benchmarking DevProxy on loopback.
 
-    usage: devproxy-load URL [--proxy HOST:PORT] [--connect-to HOST:PORT] [--mode keepalive|newconn|stream|idle]
+    usage: devproxy-load URL [--proxy HOST:PORT | --socks5 HOST:PORT] [--connect-to HOST:PORT] [--mode keepalive|newconn|stream|idle]
                              [-c CONNECTIONS] [-t THREADS] [--duration SECONDS] [--warmup SECONDS]
                              [--timeout SECONDS] [--cafile FILE] [--insecure] [--new-host-each] [--json]
 
@@ -163,6 +165,9 @@ extension LoadOptions {
             let arg = args[index]
             switch arg {
             case "--proxy": options.proxy = try hostPort(arg)
+            case "--socks5":
+                options.proxy = try hostPort(arg)
+                options.socks5 = true
             case "--connect-to": options.connectTo = try hostPort(arg)
             case "--mode":
                 let text = try value(arg)

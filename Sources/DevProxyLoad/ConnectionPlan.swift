@@ -11,6 +11,7 @@ struct ConnectionPlan: Sendable {
     let largeReads: Bool
     private let url: TargetURL
     private let viaProxy: Bool
+    private let socks5: Bool
     private let connectTo: HostPort?
     private let newHostEach: Bool
     /// The names every connection uses, unless `newHostEach`.
@@ -28,9 +29,10 @@ struct ConnectionPlan: Sendable {
         tls = url.isTLS ? try TLSClientContext(caFile: options.caFile, insecure: options.insecure) : nil
         largeReads = options.mode == .stream
         viaProxy = options.proxy != nil
+        socks5 = options.socks5
         connectTo = options.connectTo
         newHostEach = options.newHostEach
-        shared = Self.names(host: url.host, url: url, viaProxy: viaProxy, connectTo: connectTo)
+        shared = Self.names(host: url.host, url: url, viaProxy: viaProxy, socks5: socks5, connectTo: connectTo)
     }
 
     /// The names for the next connection: the URL's, or with `--new-host-each` a host never used
@@ -38,13 +40,21 @@ struct ConnectionPlan: Sendable {
     func namesForNextConnection() -> ConnectionNames {
         guard newHostEach else { return shared }
         let number = Self.hostCounter.wrappingAdd(1, ordering: .relaxed).newValue
-        return Self.names(host: "n\(number)-\(getpid()).\(url.host)", url: url, viaProxy: viaProxy, connectTo: connectTo)
+        return Self.names(host: "n\(number)-\(getpid()).\(url.host)", url: url, viaProxy: viaProxy, socks5: socks5,
+                          connectTo: connectTo)
     }
 
-    private static func names(host: String, url: TargetURL, viaProxy: Bool, connectTo: HostPort?) -> ConnectionNames {
+    private static func names(host: String, url: TargetURL, viaProxy: Bool, socks5: Bool, connectTo: HostPort?) -> ConnectionNames {
         var named = url
         named.host = host
         let origin = connectTo ?? HostPort(host: host, port: url.port)
+        if socks5 {
+            // RFC 1928: greeting (no authentication) and CONNECT with a domain name, sent together.
+            let name = Array(origin.host.utf8)
+            let hello: [UInt8] = [5, 1, 0, 5, 1, 0, 3, UInt8(name.count)] + name + [UInt8(origin.port >> 8), UInt8(origin.port & 0xFF)]
+            let head = "GET \(url.pathAndQuery) HTTP/1.1\r\nHost: \(named.hostHeader)\r\nUser-Agent: devproxy-load\r\nAccept: */*\r\n\r\n"
+            return ConnectionNames(connectTarget: origin.description, serverName: host, request: Array(head.utf8), socks5Hello: hello)
+        }
         // Through a proxy, https tunnels with CONNECT; plain http sends the absolute URI instead.
         let connectTarget = viaProxy && url.isTLS ? origin.description : nil
         let target = viaProxy && !url.isTLS ? "http://\(named.hostHeader)\(url.pathAndQuery)" : url.pathAndQuery
@@ -61,4 +71,6 @@ struct ConnectionNames: Sendable {
     let serverName: String
     /// The GET request every exchange on the connection sends, ready to write.
     let request: [UInt8]
+    /// Through a SOCKS5 proxy: the greeting and CONNECT request sent instead of HTTP CONNECT.
+    var socks5Hello: [UInt8]? = nil
 }

@@ -65,7 +65,8 @@ final class LoadConnection {
                 try socket.finishConnect()
                 try afterTCP()
             case .proxyWriting(let offset):
-                let request = Array("CONNECT \(names.connectTarget ?? "") HTTP/1.1\r\nHost: \(names.connectTarget ?? "")\r\n\r\n".utf8)
+                let request = names.socks5Hello
+                    ?? Array("CONNECT \(names.connectTarget ?? "") HTTP/1.1\r\nHost: \(names.connectTarget ?? "")\r\n\r\n".utf8)
                 let result = request[offset...].withUnsafeBytes { socket.write($0) }
                 switch result {
                 case .bytes(let n):
@@ -169,6 +170,7 @@ final class LoadConnection {
         case .failed(let code):
             throw LoadError(kind: .proxy, reason: "CONNECT read: \(String(cString: strerror(code)))")
         }
+        if names.socks5Hello != nil { return try socks5Reply() }
         guard let end = headEnd(proxyHead) else {
             guard proxyHead.count < 16 * 1024 else { throw LoadError(kind: .proxy, reason: "CONNECT reply head over 16 KiB") }
             return .readable
@@ -180,6 +182,21 @@ final class LoadConnection {
         }
         // The client speaks first in TLS, so nothing may follow the proxy's reply yet.
         guard end == proxyHead.count else { throw LoadError(kind: .proxy, reason: "bytes after CONNECT reply") }
+        proxyHead = []
+        try startTLS()
+        return nil
+    }
+
+    /// The SOCKS5 method choice (2 bytes) and CONNECT reply (RFC 1928 §6) in `proxyHead`; only
+    /// "no authentication" and "succeeded" let TLS start.
+    private func socks5Reply() throws(LoadError) -> Wait? {
+        guard proxyHead.count >= 7 else { return .readable }
+        guard proxyHead[0] == 5, proxyHead[1] == 0 else { throw LoadError(kind: .proxy, reason: "SOCKS5 method refused") }
+        guard proxyHead[3] == 0 else { throw LoadError(kind: .proxy, reason: "SOCKS5 reply \(proxyHead[3])") }
+        let address = switch proxyHead[5] { case 1: 4; case 4: 16; default: 1 + Int(proxyHead[6]) }
+        let total = 2 + 4 + address + 2
+        guard proxyHead.count >= total else { return .readable }
+        guard proxyHead.count == total else { throw LoadError(kind: .proxy, reason: "bytes after the SOCKS5 reply") }
         proxyHead = []
         try startTLS()
         return nil
