@@ -17,15 +17,17 @@ enum RunCommand {
       devproxy run --config config/devproxy.example.json
       devproxy run --persona '*.acme.dev=unpinned' --log flows.jsonl --sink-reports   QA: does the app enforce its pins?
       devproxy run --mode regular --mode socks5@127.0.0.1:1080      an HTTP proxy on --listen and a SOCKS5 one
-      devproxy run --mode transparent@127.0.0.1:8081     connections redirected by iptables/nft (devproxy transparent-rules)
+      devproxy run --mode transparent@127.0.0.1:8081     what iptables/nft redirect here (devproxy transparent-rules)
       devproxy run --mode reverse:https://api.example.com --reverse-tls    this listener is the origin for an app
-      devproxy run --upstream-proxy http://proxy.corp:3128 --upstream-proxy-auth-file proxy.cred   behind a corporate proxy
+      devproxy run --upstream-proxy http://proxy.corp:3128 --upstream-proxy-auth-file proxy.cred
+                                                        behind a corporate proxy
       devproxy run --leaf-key 'api.acme.dev=debug-leaf.key'   a leaf-only pinner pins this key (devproxy pins --format raw-key debug-leaf.key)
 
     Options: --listen HOST:PORT  --ca-dir DIR  --intermediate BUNDLE  --sign-with-root  --log FILE  --har FILE
              --passthrough GLOB  --upstream-ca FILE  --insecure-upstream  --lazy-upstream  --no-http2  --resolve HOST:PORT:ADDRESS
              --keylog FILE  --mode regular|socks5|transparent|reverse:URL|upstream:URL[@HOST:PORT] (repeatable; the
-                   first takes --listen)  --reverse-tls  --upstream-proxy URL  --upstream-proxy-auth-file FILE (user:password)
+                   first takes --listen)  --reverse-tls  --upstream-proxy URL
+             --upstream-proxy-auth-file FILE (user:password)
              --body-limit BYTES (default 1048576)  --redact HEADER  --via  --quiet  --config FILE
              --allow-remote  --proxy-auth FILE (user:password lines)  --passphrase-file FILE
              --persona GLOB=NAME (team, unpinned, untrusted, expired, wrong-host, self-signed, passthrough, tls12,

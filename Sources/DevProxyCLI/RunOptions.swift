@@ -96,7 +96,8 @@ struct RunOptions {
         if !modes.isEmpty { configuration.modes = modes }
         configuration.reverseTLS = try flag("reverse-tls")
         if let path = try value("upstream-proxy-auth-file") {
-            let text = String(decoding: try SecureFile.read(path, what: "the upstream proxy credentials file"), as: UTF8.self)
+            let text = String(decoding: try SecureFile.read(path, what: "the upstream proxy credentials file"),
+                              as: UTF8.self)
             let credential = try ProxyCredential.parse(text, source: path)[0]
             configuration.upstreamProxyAuthorization = UpstreamProxy.basicAuthorization(credential)
         }

@@ -29,7 +29,8 @@ enum TransparentRulesCommand {
         }
         let arguments = try Arguments(raw, valued: ["port", "uid-exclude", "interface"], booleans: ["ipv6", "undo"])
         guard arguments.positionals.isEmpty else {
-            throw UsageError("unexpected argument `\(arguments.positionals[0])`; see `devproxy transparent-rules --help`")
+            throw UsageError("unexpected argument `\(arguments.positionals[0])`; "
+                             + "see `devproxy transparent-rules --help`")
         }
         let portText = arguments.value("port") ?? "8080"
         guard let port = Int(portText), (1...65535).contains(port) else {
@@ -47,8 +48,8 @@ enum TransparentRulesCommand {
             }
             return value
         }
-        let rules = Rules(port: port, uid: uid ?? Self.invokingUser(), interface: interface, ipv6: arguments.flag("ipv6"),
-                          uidGiven: uid != nil)
+        let rules = Rules(port: port, uid: uid ?? Self.invokingUser(), interface: interface,
+                          ipv6: arguments.flag("ipv6"), uidGiven: uid != nil)
         Output.line(arguments.flag("undo") ? rules.undo() : rules.install(undoHint: Self.undoHint(raw)))
         return 0
     }
@@ -85,27 +86,32 @@ enum TransparentRulesCommand {
         /// One iptables rule, `-A` to add or `-D` to delete.
         private func iptablesRule(_ command: String, _ action: String) -> String {
             if let interface {
-                return "sudo \(command) -t nat \(action) PREROUTING -i \(interface) -p tcp -m multiport --dports 80,443 "
-                    + "-j REDIRECT --to-ports \(port)"
+                return "sudo \(command) -t nat \(action) PREROUTING -i \(interface) -p tcp "
+                    + "-m multiport --dports 80,443 -j REDIRECT --to-ports \(port)"
             }
-            return "sudo \(command) -t nat \(action) OUTPUT -p tcp -m multiport --dports 80,443 -m owner ! --uid-owner \(uid) "
-                + "-j REDIRECT --to-ports \(port)"
+            return "sudo \(command) -t nat \(action) OUTPUT -p tcp -m multiport --dports 80,443 "
+                + "-m owner ! --uid-owner \(uid) -j REDIRECT --to-ports \(port)"
         }
 
         func install(undoHint: String) -> String {
             var lines: [String] = []
             if let interface {
-                lines.append("# A phone or VM routed through this machine via \(interface): its TCP 80 and 443 go to DevProxy on port \(port).")
-                lines.append("# REDIRECT sends them to \(interface)'s own address, so DevProxy listens there (or on all addresses):")
+                lines.append("# A phone or VM routed through this machine via \(interface): its TCP 80 and 443 go to "
+                             + "DevProxy on port \(port).")
+                lines.append("# REDIRECT sends them to \(interface)'s own address, so DevProxy listens there "
+                             + "(or on all addresses):")
                 lines.append("#   devproxy run --mode transparent@0.0.0.0:\(port) --allow-remote"
                              + (ipv6 ? " --mode transparent@[::]:\(port)" : ""))
                 lines.append("# Point the device's gateway at this machine's address on \(interface).")
             } else {
-                lines.append("# This machine's own apps: their TCP 80 and 443 go to DevProxy on port \(port), except the traffic of")
-                lines.append("# user \(uid)\(uidGiven ? "" : " (you; --uid-exclude UID for another)"), which must be the user DevProxy "
-                             + "runs as, so its own upstream connections go out.")
+                lines.append("# This machine's own apps: their TCP 80 and 443 go to DevProxy on port \(port), "
+                             + "except the traffic of")
+                let you = uidGiven ? "" : " (you; --uid-exclude UID for another)"
+                lines.append("# user \(uid)\(you), which must be the user DevProxy runs as, so its own upstream "
+                             + "connections go out.")
                 lines.append("# Run the apps as another user. Start DevProxy as user \(uid):")
-                lines.append("#   devproxy run --mode transparent@127.0.0.1:\(port)" + (ipv6 ? " --mode transparent@[::1]:\(port)" : ""))
+                lines.append("#   devproxy run --mode transparent@127.0.0.1:\(port)"
+                             + (ipv6 ? " --mode transparent@[::1]:\(port)" : ""))
             }
             for family in families {
                 lines.append("# with \(family.iptables):")
@@ -122,11 +128,12 @@ enum TransparentRulesCommand {
         }
 
         private func nftRules(_ family: String) -> [String] {
-            let (hook, match) = interface.map { ("prerouting", "iifname \"\($0)\"") } ?? ("output", "meta skuid != \(uid)")
+            let (hook, match) = interface.map { ("prerouting", "iifname \"\($0)\"") }
+                ?? ("output", "meta skuid != \(uid)")
             return [
                 "sudo nft add table \(family) devproxy",
                 "sudo nft 'add chain \(family) devproxy \(hook) { type nat hook \(hook) priority -100; }'",
-                "sudo nft '" + "add rule \(family) devproxy \(hook) \(match) tcp dport { 80, 443 } redirect to :\(port)" + "'",
+                "sudo nft 'add rule \(family) devproxy \(hook) \(match) tcp dport { 80, 443 } redirect to :\(port)'",
             ]
         }
 

@@ -103,7 +103,8 @@ extension LoadOptions {
     static let usage = """
     devproxy-load: HTTP/1.1 load generator over OpenSSL, for benchmarking DevProxy on loopback.
 
-    usage: devproxy-load URL [--proxy HOST:PORT | --socks5 HOST:PORT] [--connect-to HOST:PORT] [--mode keepalive|newconn|stream|idle]
+    usage: devproxy-load URL [--proxy HOST:PORT | --socks5 HOST:PORT] [--connect-to HOST:PORT]
+                             [--mode keepalive|newconn|stream|idle]
                              [-c CONNECTIONS] [-t THREADS] [--duration SECONDS] [--warmup SECONDS]
                              [--timeout SECONDS] [--cafile FILE] [--insecure] [--new-host-each] [--json]
 

@@ -44,16 +44,20 @@ struct ConnectionPlan: Sendable {
                           connectTo: connectTo)
     }
 
-    private static func names(host: String, url: TargetURL, viaProxy: Bool, socks5: Bool, connectTo: HostPort?) -> ConnectionNames {
+    private static func names(host: String, url: TargetURL, viaProxy: Bool, socks5: Bool,
+                              connectTo: HostPort?) -> ConnectionNames {
         var named = url
         named.host = host
         let origin = connectTo ?? HostPort(host: host, port: url.port)
         if socks5 {
             // RFC 1928: greeting (no authentication) and CONNECT with a domain name, sent together.
             let name = Array(origin.host.utf8)
-            let hello: [UInt8] = [5, 1, 0, 5, 1, 0, 3, UInt8(name.count)] + name + [UInt8(origin.port >> 8), UInt8(origin.port & 0xFF)]
-            let head = "GET \(url.pathAndQuery) HTTP/1.1\r\nHost: \(named.hostHeader)\r\nUser-Agent: devproxy-load\r\nAccept: */*\r\n\r\n"
-            return ConnectionNames(connectTarget: origin.description, serverName: host, request: Array(head.utf8), socks5Hello: hello)
+            let port = [UInt8(origin.port >> 8), UInt8(origin.port & 0xFF)]
+            let hello: [UInt8] = [5, 1, 0, 5, 1, 0, 3, UInt8(name.count)] + name + port
+            let head = "GET \(url.pathAndQuery) HTTP/1.1\r\nHost: \(named.hostHeader)\r\n"
+                + "User-Agent: devproxy-load\r\nAccept: */*\r\n\r\n"
+            return ConnectionNames(connectTarget: origin.description, serverName: host, request: Array(head.utf8),
+                                   socks5Hello: hello)
         }
         // Through a proxy, https tunnels with CONNECT; plain http sends the absolute URI instead.
         let connectTarget = viaProxy && url.isTLS ? origin.description : nil

@@ -65,8 +65,8 @@ final class LoadConnection {
                 try socket.finishConnect()
                 try afterTCP()
             case .proxyWriting(let offset):
-                let request = names.socks5Hello
-                    ?? Array("CONNECT \(names.connectTarget ?? "") HTTP/1.1\r\nHost: \(names.connectTarget ?? "")\r\n\r\n".utf8)
+                let target = names.connectTarget ?? ""
+                let request = names.socks5Hello ?? Array("CONNECT \(target) HTTP/1.1\r\nHost: \(target)\r\n\r\n".utf8)
                 let result = request[offset...].withUnsafeBytes { socket.write($0) }
                 switch result {
                 case .bytes(let n):
@@ -191,7 +191,9 @@ final class LoadConnection {
     /// "no authentication" and "succeeded" let TLS start.
     private func socks5Reply() throws(LoadError) -> Wait? {
         guard proxyHead.count >= 7 else { return .readable }
-        guard proxyHead[0] == 5, proxyHead[1] == 0 else { throw LoadError(kind: .proxy, reason: "SOCKS5 method refused") }
+        guard proxyHead[0] == 5, proxyHead[1] == 0 else {
+            throw LoadError(kind: .proxy, reason: "SOCKS5 method refused")
+        }
         guard proxyHead[3] == 0 else { throw LoadError(kind: .proxy, reason: "SOCKS5 reply \(proxyHead[3])") }
         let address = switch proxyHead[5] { case 1: 4; case 4: 16; default: 1 + Int(proxyHead[6]) }
         let total = 2 + 4 + address + 2

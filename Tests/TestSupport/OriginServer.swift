@@ -28,7 +28,8 @@ public final class OriginServer {
         reportsPath = directory.file("reports.txt")
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = launcher + ["python3", Self.scriptPath, "--reports", reportsPath, "--bind", bind, "--port", String(port)]
+        process.arguments = launcher + ["python3", Self.scriptPath, "--reports", reportsPath, "--bind", bind, "--port",
+                                        String(port)]
             + (tls ? ["--tls", certPath, keyPath] : [])
         let stdout = Pipe()
         stdin = Pipe()

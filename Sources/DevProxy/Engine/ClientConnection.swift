@@ -22,7 +22,8 @@ final class ClientConnection: @unchecked Sendable {
     /// go through its proxy).
     let pool: UpstreamPool
 
-    init(server: ProxyServer, socket: Socket, listener: ListenerMode = ListenerMode(kind: .regular), listenerAddress: String = "") {
+    init(server: ProxyServer, socket: Socket, listener: ListenerMode = ListenerMode(kind: .regular),
+         listenerAddress: String = "") {
         self.server = server
         self.socket = socket
         self.clientAddress = socket.peerAddress?.description ?? "?"

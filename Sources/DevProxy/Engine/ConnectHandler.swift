@@ -57,7 +57,9 @@ struct ConnectHandler {
             }
             if reverseName != nil {
                 // A plain-HTTP client of a TLS reverse listener: its requests still go over TLS.
-                servePlainHTTP(early: early) { Destination(tls: true, host: host, port: port, pathAndQuery: originForm($0.target)) }
+                servePlainHTTP(early: early) {
+                    Destination(tls: true, host: host, port: port, pathAndQuery: originForm($0.target))
+                }
                 return
             }
             if let rule = server.configuration.passthrough.first(where: { $0.matches(host) }) {
@@ -202,14 +204,17 @@ struct ConnectHandler {
     /// Serves HTTP/1 requests sent in plain text on the client socket (after `early`), each to
     /// the destination `route` gives it; absolute-form and origin-form targets alike.
     func servePlainHTTP(early: [UInt8], route: (HTTPRequestHead) -> Destination) {
-        let inner = MessageReader(stream: PlainStream(connection.socket), parser: HTTP1RequestParser(limits: server.configuration.httpLimits))
+        let inner = MessageReader(stream: PlainStream(connection.socket),
+                                  parser: HTTP1RequestParser(limits: server.configuration.httpLimits))
         if !early.isEmpty { inner.parser.feed(early) }
-        let context = ExchangeContext(server: server, connection: connection, client: inner, clientAddress: connection.clientAddress,
+        let context = ExchangeContext(server: server, connection: connection, client: inner,
+                                      clientAddress: connection.clientAddress,
                                       mode: .http, clientTLS: nil, signer: nil, persona: nil)
         var first = true
         while let head = connection.readHead(inner, first: first, mode: .http, tlsInfo: nil) {
             first = false
-            guard HTTPExchange(context: context, head: head, destination: route(head)).run(), !server.isStopping else { return }
+            let exchange = HTTPExchange(context: context, head: head, destination: route(head))
+            guard exchange.run(), !server.isStopping else { return }
         }
     }
 
@@ -241,7 +246,8 @@ struct ConnectHandler {
         func verdict(_ bytes: ArraySlice<UInt8>) -> Bool? {
             for (index, byte) in bytes.enumerated() {
                 if byte == UInt8(ascii: " ") { return index > 0 }
-                guard (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || byte == UInt8(ascii: "-"), index < 20 else {
+                let isTokenByte = (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || byte == UInt8(ascii: "-")
+                guard isTokenByte, index < 20 else {
                     return false
                 }
             }
@@ -251,7 +257,8 @@ struct ConnectHandler {
         var buffer = [UInt8](repeating: 0, count: 24)
         let deadline = Date().addingTimeInterval(1)
         while Date() < deadline {
-            guard let count = try? buffer.withUnsafeMutableBytes({ try connection.socket.peek(into: $0) }), count > 0 else { return false }
+            let peeked = try? buffer.withUnsafeMutableBytes { try connection.socket.peek(into: $0) }
+            guard let count = peeked, count > 0 else { return false }
             if let answer = verdict(buffer[0..<count]) { return answer }
             if count == buffer.count { return false }
             usleep(2_000)

@@ -60,7 +60,9 @@ struct ExchangeTransfer {
         if let authorization = upstream.proxyAuthorization {
             // Plain HTTP through an upstream proxy: absolute-form, with its credentials (RFC 9112 §3.2.2).
             outbound.target = destination.url
-            if !authorization.isEmpty { outbound.headers.replaceOrAdd(name: "Proxy-Authorization", value: authorization) }
+            if !authorization.isEmpty {
+                outbound.headers.replaceOrAdd(name: "Proxy-Authorization", value: authorization)
+            }
         } else {
             outbound.target = destination.pathAndQuery
         }
@@ -96,11 +98,12 @@ struct ExchangeTransfer {
                 try sendRequestBody(chunked: requestChunked, capture: requestCapture)
                 bodySent = true
             })
-            if upstream.proxyAuthorization != nil, final.status == 407 {
+            if let authorization = upstream.proxyAuthorization, final.status == 407 {
                 // The upstream proxy's own refusal: the client did not ask that proxy anything.
-                throw UpstreamProxyFailure(message: "the upstream proxy answered \(head.method) \(destination.url) with 407 "
-                    + (upstream.proxyAuthorization!.isEmpty ? "(it wants credentials; give them with --upstream-proxy-auth-file)"
-                                                            : "(it refused the credentials in --upstream-proxy-auth-file)"))
+                let why = authorization.isEmpty ? "it wants credentials; give them with --upstream-proxy-auth-file"
+                                                : "it refused the credentials in --upstream-proxy-auth-file"
+                throw UpstreamProxyFailure(message: "the upstream proxy answered \(head.method) \(destination.url) "
+                                           + "with 407 (\(why))")
             }
             draft.flow.timings.wait = FlowDraft.milliseconds(since: waitStart)
             draft.flow.request?.body = requestCapture.finish(contentEncoding: head.headers["Content-Encoding"],

@@ -21,8 +21,8 @@ struct HTTPExchange {
         }
         var upstream: UpstreamConnection
         do {
-            upstream = try context.connection.pool.connection(host: destination.host, port: destination.port, tls: destination.tls,
-                                                          dial: destination.dial)
+            upstream = try context.connection.pool.connection(host: destination.host, port: destination.port,
+                                                              tls: destination.tls, dial: destination.dial)
         } catch {
             answerConnectFailure(error, draft: &draft)
             drainRequestBody()

@@ -51,7 +51,8 @@ public struct ListenerMode: Sendable, Equatable, CustomStringConvertible {
         switch kind {
         case .reverse, .upstream:
             guard let colon else {
-                throw ConfigurationError("--mode \(text): \(kind.rawValue) needs a URL (\(kind.rawValue):http://HOST:PORT)")
+                throw ConfigurationError("--mode \(text): \(kind.rawValue) needs a URL "
+                                         + "(\(kind.rawValue):http://HOST:PORT)")
             }
             url = try ModeURL(parsing: String(spec[spec.index(after: colon)...]), what: "--mode \(text)")
         default:
@@ -119,7 +120,8 @@ public struct ModeURL: Sendable, Hashable, CustomStringConvertible {
             authority = rest[..<slash]
         }
         guard !authority.contains("@") else {
-            throw ConfigurationError("\(what): \(text) holds credentials; put them in a file (--upstream-proxy-auth-file)")
+            throw ConfigurationError("\(what): \(text) holds credentials; put them in a file "
+                                     + "(--upstream-proxy-auth-file)")
         }
         let defaultPort = tls ? 443 : 80
         if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") {

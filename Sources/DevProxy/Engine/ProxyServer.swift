@@ -44,14 +44,16 @@ public final class ProxyServer: @unchecked Sendable {
         serverTLS = try TLSContext.server()
         personaTLS = [Persona.tls12.rawValue: try TLSContext.server(profile: .tls12),
                       Persona.noForwardSecrecy.rawValue: try TLSContext.server(profile: .rsaKeyExchange)]
-        let clientTLS = try TLSContext.client(extraCAs: configuration.upstreamCAs, insecure: configuration.insecureUpstream)
+        let clientTLS = try TLSContext.client(extraCAs: configuration.upstreamCAs,
+                                              insecure: configuration.insecureUpstream)
         pool = UpstreamPool(configuration: configuration, tlsContext: clientTLS, proxy: configuration.upstreamProxy,
                             ownEndpoints: ownEndpoints)
         var proxied: [ModeURL: UpstreamPool] = [:]
         for mode in configuration.modes where mode.kind == .upstream {
             guard let url = mode.url, proxied[url] == nil else { continue }
             let proxy = try UpstreamProxy(url: url, authorization: configuration.upstreamProxyAuthorization)
-            proxied[url] = UpstreamPool(configuration: configuration, tlsContext: clientTLS, proxy: proxy, ownEndpoints: ownEndpoints)
+            proxied[url] = UpstreamPool(configuration: configuration, tlsContext: clientTLS, proxy: proxy,
+                                        ownEndpoints: ownEndpoints)
         }
         proxiedPools = proxied
     }
@@ -83,7 +85,8 @@ public final class ProxyServer: @unchecked Sendable {
         listeners.contains { entry in
             let own = entry.listener.address
             guard own.port == address.port else { return false }
-            return own.host == address.host || ((own.host == "0.0.0.0" || own.host == "::") && own.family == address.family)
+            let wildcard = own.host == "0.0.0.0" || own.host == "::"
+            return own.host == address.host || (wildcard && own.family == address.family)
         }
     }
 
@@ -106,7 +109,9 @@ public final class ProxyServer: @unchecked Sendable {
                 throw ConfigurationError("--mode \(mode): only the first mode takes --listen; give this one an address (\(mode.kind)@127.0.0.1:PORT)")
             }
             #if !os(Linux)
-            if mode.kind == .transparent { throw ConfigurationError("--mode transparent needs Linux (SO_ORIGINAL_DST)") }
+            if mode.kind == .transparent {
+                throw ConfigurationError("--mode transparent needs Linux (SO_ORIGINAL_DST)")
+            }
             #endif
             if mode.kind == .reverse && configuration.reverseTLS && mode.url?.tls == false {
                 throw ConfigurationError("--mode \(mode): --reverse-tls needs an https:// URL")
@@ -177,7 +182,8 @@ public final class ProxyServer: @unchecked Sendable {
             guard let socket = (try? listener.accept(timeout: UpstreamPool.sweepInterval)) ?? nil else {
                 // A quiet tick: idle upstream connections expire even when no request comes to
                 // release another one; once the proxy is idle, the freed heap goes back too.
-                if allPools.map({ $0.sweep() }).contains(true), state.withLock({ $0.connections.isEmpty }) { trimHeap() }
+                let swept = allPools.map { $0.sweep() }.contains(true)
+                if swept, state.withLock({ $0.connections.isEmpty }) { trimHeap() }
                 continue
             }
             let connection = ClientConnection(server: self, socket: socket, listener: mode, listenerAddress: address)

@@ -24,16 +24,20 @@ struct TransparentFront {
         }
         if let peer = socket.peerAddress, server.ownEndpoints.contains(peer) {
             record(host: original.host, port: original.port, .wouldLoop,
-                   "transparent: this is DevProxy's own connection to \(original), redirected back to it: serving it would "
-                   + "loop, so it is refused; exclude DevProxy's traffic from the rule (devproxy transparent-rules --uid-exclude UID)")
+                   "transparent: this is DevProxy's own connection to \(original), redirected back to it: serving "
+                   + "it would loop, so it is refused; exclude DevProxy's traffic from the rule "
+                   + "(devproxy transparent-rules --uid-exclude UID)")
             return
         }
-        let reader = MessageReader(stream: PlainStream(socket), parser: HTTP1RequestParser(limits: server.configuration.httpLimits))
-        ConnectHandler(connection: connection, reader: reader).serve(host: original.host, port: original.port, early: [])
+        let reader = MessageReader(stream: PlainStream(socket),
+                                   parser: HTTP1RequestParser(limits: server.configuration.httpLimits))
+        let handler = ConnectHandler(connection: connection, reader: reader)
+        handler.serve(host: original.host, port: original.port, early: [])
     }
 
     private func record(host: String, port: Int, _ kind: FlowErrorKind, _ message: String) {
-        var draft = FlowDraft(client: connection.clientAddress, listener: connection.listenerInfo, mode: .tunnel, host: host, port: port)
+        var draft = FlowDraft(client: connection.clientAddress, listener: connection.listenerInfo, mode: .tunnel,
+                              host: host, port: port)
         draft.fail(kind, message)
         server.emit(draft.finished())
     }
@@ -60,7 +64,9 @@ struct ReverseFront {
         connection.socket.setTimeout(server.configuration.headerTimeout)
         handler.servePlainHTTP(early: []) { head in
             var path = head.target
-            if case .absolute(_, _, _, let origin)? = try? RequestTarget(parsing: head.target, method: head.method) { path = origin }
+            if case .absolute(_, _, _, let origin)? = try? RequestTarget(parsing: head.target, method: head.method) {
+                path = origin
+            }
             return Destination(tls: url.tls, host: url.host, port: url.port, pathAndQuery: path)
         }
     }

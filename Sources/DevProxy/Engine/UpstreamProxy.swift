@@ -11,7 +11,8 @@ public struct UpstreamProxy: Sendable, Equatable {
     /// - Throws: `ConfigurationError` for an https:// proxy (TLS to the proxy is not built).
     public init(url: ModeURL, authorization: String? = nil) throws {
         guard !url.tls else {
-            throw ConfigurationError("upstream proxy \(url): only http:// proxies are supported (TLS to the proxy is not)")
+            throw ConfigurationError("upstream proxy \(url): only http:// proxies are supported "
+                                     + "(TLS to the proxy is not)")
         }
         self.url = url
         self.authorization = authorization
@@ -26,7 +27,8 @@ public struct UpstreamProxy: Sendable, Equatable {
     /// answered 2xx, the socket then carrying the tunnel.
     ///
     /// - Throws: `UpstreamProxyFailure` (refused, unreachable, 407, any other answer).
-    func open(host: String, port: Int, tunnel: Bool, timeout: TimeInterval, readTimeout: TimeInterval) throws -> Socket {
+    func open(host: String, port: Int, tunnel: Bool, timeout: TimeInterval,
+              readTimeout: TimeInterval) throws -> Socket {
         let socket: Socket
         do {
             socket = try Socket.connect(host: url.host, port: url.port, timeout: timeout)
@@ -46,18 +48,21 @@ public struct UpstreamProxy: Sendable, Equatable {
             let statusLine = head.split(separator: "\r\n", maxSplits: 1).first.map(String.init) ?? ""
             let parts = statusLine.split(separator: " ", maxSplits: 2)
             guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), let status = Int(parts[1]) else {
-                throw UpstreamProxyFailure(message: "the upstream proxy \(url) answered CONNECT \(authority) with \"\(statusLine.prefix(80))\", not HTTP")
+                throw UpstreamProxyFailure(message: "the upstream proxy \(url) answered CONNECT \(authority) "
+                                           + "with \"\(statusLine.prefix(80))\", not HTTP")
             }
             guard (200..<300).contains(status) else {
                 let hint = status == 407
                     ? (authorization == nil ? ": it wants credentials; give them with --upstream-proxy-auth-file"
                                             : ": it refused the credentials in --upstream-proxy-auth-file")
                     : ""
-                throw UpstreamProxyFailure(message: "the upstream proxy \(url) answered CONNECT \(authority) with \(statusLine)\(hint)")
+                throw UpstreamProxyFailure(message: "the upstream proxy \(url) answered CONNECT \(authority) "
+                                           + "with \(statusLine)\(hint)")
             }
             return socket
         } catch let error as NetworkError {
-            throw UpstreamProxyFailure(message: "the upstream proxy \(url) failed during CONNECT \(authority): \(error.message)",
+            throw UpstreamProxyFailure(message: "the upstream proxy \(url) failed during CONNECT \(authority): "
+                                       + error.message,
                                        timedOut: error.kind == .timedOut)
         }
     }
@@ -74,7 +79,9 @@ public struct UpstreamProxy: Sendable, Equatable {
                 var head = [UInt8](repeating: 0, count: end.upperBound)
                 var read = 0
                 while read < head.count {
-                    let got = try head.withUnsafeMutableBytes { try socket.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[read...])) }
+                    let got = try head.withUnsafeMutableBytes {
+                        try socket.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[read...]))
+                    }
                     guard got > 0 else { throw NetworkError(.closed, "it closed the connection") }
                     read += got
                 }
@@ -82,7 +89,9 @@ public struct UpstreamProxy: Sendable, Equatable {
             }
             guard count < buffer.count else { throw NetworkError(.failed, "its response head is over 8 KiB") }
             // More of the head is on its way (peek returns what is there at once).
-            guard Date() < deadline else { throw NetworkError(.timedOut, "no complete response head within \(Int(socket.timeout)) s") }
+            guard Date() < deadline else {
+                throw NetworkError(.timedOut, "no complete response head within \(Int(socket.timeout)) s")
+            }
             usleep(1_000)
         }
     }

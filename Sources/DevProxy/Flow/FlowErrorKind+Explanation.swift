@@ -51,7 +51,8 @@ extension FlowErrorKind {
         case .upstreamProxyFailed:
             return "the upstream proxy DevProxy goes through refused the connection or wanted other credentials"
         case .wouldLoop:
-            return "the connection was redirected to DevProxy itself; exclude DevProxy's own traffic from the redirect rule"
+            return "the connection was redirected to DevProxy itself; "
+                + "exclude DevProxy's own traffic from the redirect rule"
         case .overloaded:
             return "the proxy refused the connection because it is at its connection limit"
         }

@@ -29,17 +29,21 @@ import TestSupport
     }
 
     @Test func transparentRulesPrintsTheCommandsAndTheirUndo() throws {
-        let local = try Subprocess.run(Subprocess.devproxy, ["transparent-rules", "--port", "8081", "--uid-exclude", "998"])
+        let local = try Subprocess.run(Subprocess.devproxy, ["transparent-rules", "--port", "8081", "--uid-exclude",
+                                                             "998"])
         #expect(local.status == 0)
         let lines = local.stdout.split(separator: "\n").map(String.init)
-        #expect(lines.contains("sudo iptables -t nat -A OUTPUT -p tcp -m multiport --dports 80,443 -m owner ! --uid-owner 998 "
-                               + "-j REDIRECT --to-ports 8081"))
-        #expect(lines.contains("sudo nft 'add rule ip devproxy output meta skuid != 998 tcp dport { 80, 443 } redirect to :8081'"))
-        let undo = try Subprocess.run(Subprocess.devproxy, ["transparent-rules", "--port", "8081", "--uid-exclude", "998", "--undo"])
-        #expect(undo.stdout.contains("sudo iptables -t nat -D OUTPUT -p tcp -m multiport --dports 80,443 -m owner ! --uid-owner 998 "
-                                     + "-j REDIRECT --to-ports 8081"))
+        #expect(lines.contains("sudo iptables -t nat -A OUTPUT -p tcp -m multiport --dports 80,443 "
+                               + "-m owner ! --uid-owner 998 -j REDIRECT --to-ports 8081"))
+        #expect(lines.contains("sudo nft 'add rule ip devproxy output meta skuid != 998 tcp dport { 80, 443 } "
+                               + "redirect to :8081'"))
+        let undo = try Subprocess.run(Subprocess.devproxy, ["transparent-rules", "--port", "8081", "--uid-exclude",
+                                                            "998", "--undo"])
+        #expect(undo.stdout.contains("sudo iptables -t nat -D OUTPUT -p tcp -m multiport --dports 80,443 "
+                                     + "-m owner ! --uid-owner 998 -j REDIRECT --to-ports 8081"))
         #expect(undo.stdout.contains("sudo nft delete table ip devproxy"))
-        let routed = try Subprocess.run(Subprocess.devproxy, ["transparent-rules", "--port", "8081", "--interface", "usb0", "--ipv6"])
+        let routed = try Subprocess.run(Subprocess.devproxy, ["transparent-rules", "--port", "8081", "--interface",
+                                                              "usb0", "--ipv6"])
         #expect(routed.stdout.contains("sudo iptables -t nat -A PREROUTING -i usb0 -p tcp -m multiport --dports 80,443 "
                                        + "-j REDIRECT --to-ports 8081"))
         #expect(routed.stdout.contains("sudo ip6tables -t nat -A PREROUTING -i usb0"))

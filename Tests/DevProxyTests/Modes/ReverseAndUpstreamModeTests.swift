@@ -23,7 +23,8 @@ import TestSupport
         let url = try ModeURL(parsing: "https://localhost:\(origin.port)", what: "test")
         let harness = try ProxyHarness(configure: {
             $0.upstreamCAs = try! originCAs(origin)
-            $0.modes = [ListenerMode(kind: .regular), ListenerMode(kind: .reverse, host: "127.0.0.1", port: reversePort, url: url)]
+            $0.modes = [ListenerMode(kind: .regular), ListenerMode(kind: .reverse, host: "127.0.0.1", port: reversePort,
+                                                                   url: url)]
         })
         let body = try curl(["http://127.0.0.1:\(reversePort)/cl?n=5"])
         #expect(body.stdout == "hello", "\(body.output)")
@@ -51,10 +52,12 @@ import TestSupport
         let byName = try curl(["--cacert", harness.pki.rootPath, "--resolve", "app.test:\(reversePort):127.0.0.1",
                                "https://app.test:\(reversePort)/cl?n=5"])
         #expect(byName.stdout == "hello", "\(byName.output)")
-        let byAddress = try curl(["--cacert", harness.pki.rootPath, "--http1.1", "https://127.0.0.1:\(reversePort)/cl?n=5"])
+        let byAddress = try curl(["--cacert", harness.pki.rootPath, "--http1.1",
+                                  "https://127.0.0.1:\(reversePort)/cl?n=5"])
         #expect(byAddress.stdout == "hello", "\(byAddress.output)")
         let flows = harness.flows(count: 2)
-        #expect(flows.contains { $0.tls?.client?.sni == "app.test" && $0.request?.url == "https://localhost:\(origin.port)/cl?n=5" })
+        let originURL = "https://localhost:\(origin.port)/cl?n=5"
+        #expect(flows.contains { $0.tls?.client?.sni == "app.test" && $0.request?.url == originURL })
         #expect(flows.allSatisfy { $0.response?.status == 200 && $0.listener?.mode.hasPrefix("reverse:") == true })
     }
 
@@ -72,7 +75,8 @@ import TestSupport
         let proxyURL = try ModeURL(parsing: upstream.proxyURL, what: "test")
         let front = try ProxyHarness(configure: {
             $0.upstreamCAs = upstreamRoot
-            $0.upstreamProxy = try! UpstreamProxy(url: proxyURL, authorization: UpstreamProxy.basicAuthorization(credential))
+            $0.upstreamProxy = try! UpstreamProxy(url: proxyURL,
+                                                  authorization: UpstreamProxy.basicAuthorization(credential))
         })
         let result = try front.curl([origin.url("/cl?n=5", tls: tls)])
         #expect(result.stdout == "hello", "\(result.output)")
@@ -87,7 +91,8 @@ import TestSupport
     @Test(arguments: [true, false])
     func upstreamProxy407AndRefusalBecome502(_ tls: Bool) throws {
         let origin = try OriginServer(tls: tls)
-        let upstream = try ProxyHarness(configure: { $0.proxyCredentials = [ProxyCredential(user: "qa", password: "s3cret")] })
+        let upstream = try ProxyHarness(configure: { $0.proxyCredentials = [ProxyCredential(user: "qa",
+                                                                                            password: "s3cret")] })
         let proxyURL = try ModeURL(parsing: upstream.proxyURL, what: "test")
         let front = try ProxyHarness(configure: { $0.upstreamProxy = try! UpstreamProxy(url: proxyURL) })
         let answered = try front.curl(["-w", "%{http_code}", origin.url("/cl?n=5", tls: tls)])
@@ -114,7 +119,8 @@ import TestSupport
         let proxyURL = try ModeURL(parsing: upstream.proxyURL, what: "test")
         let viaPort = try HTTP2Origin.freePort()
         let front = try ProxyHarness(configure: {
-            $0.modes = [ListenerMode(kind: .regular), ListenerMode(kind: .upstream, host: "127.0.0.1", port: viaPort, url: proxyURL)]
+            $0.modes = [ListenerMode(kind: .regular), ListenerMode(kind: .upstream, host: "127.0.0.1", port: viaPort,
+                                                                   url: proxyURL)]
         })
         let direct = try front.curl([origin.url("/cl?n=5", tls: false)])
         #expect(direct.stdout == "hello", "\(direct.output)")

@@ -36,12 +36,15 @@ struct TransparentModeTests {
                                          "--upstream-ca", tls4.caPath, "--upstream-ca", tls6.caPath,
                                          "--mode", "transparent@127.0.0.1:\(TransparentModeTests.port)",
                                          "--mode", "transparent@[::1]:\(TransparentModeTests.port)"],
-                                        environment: ["DEVPROXY_EMAIL": "dev@example.test"], listen: false, launcher: launcher)
-            let rules = try Subprocess.run(Subprocess.devproxy, ["transparent-rules", "--port", String(TransparentModeTests.port),
+                                        environment: ["DEVPROXY_EMAIL": "dev@example.test"], listen: false,
+                                        launcher: launcher)
+            let rules = try Subprocess.run(Subprocess.devproxy, ["transparent-rules", "--port",
+                                                                 String(TransparentModeTests.port),
                                                                  "--uid-exclude", uidExclude, "--ipv6"])
             guard rules.status == 0 else { throw TestFailure("transparent-rules: \(rules.output)") }
             let lines = rules.stdout.split(separator: "\n").map(String.init)
-            let apply = lines.filter { $0.hasPrefix("sudo iptables ") } + lines.filter { $0.hasPrefix("sudo nft ") && $0.contains(" ip6 ") }
+            let apply = lines.filter { $0.hasPrefix("sudo iptables ") }
+                + lines.filter { $0.hasPrefix("sudo nft ") && $0.contains(" ip6 ") }
             guard apply.count == 4 else { throw TestFailure("unexpected rules: \(rules.stdout)") }
             for line in apply { try namespace.sh(String(line.dropFirst("sudo ".count))) }
             // `nobody` must read the root to trust it.
@@ -117,7 +120,10 @@ struct TransparentModeTests {
         let plain = try setup.curlAsNobody(["--resolve", "origin.test:80:10.77.0.2", "http://origin.test/cl?n=5"])
         #expect(plain.stdout != "hello")
         let flows = setup.flows()
-        #expect(flows.contains { $0.error?.kind == FlowErrorKind.wouldLoop.rawValue && $0.error?.message.contains("own connection") == true },
+        #expect(flows.contains { flow in
+                    flow.error?.kind == FlowErrorKind.wouldLoop.rawValue
+                        && flow.error?.message.contains("own connection") == true
+                },
                 "\(flows.map { $0.error?.message ?? "-" })")
         #expect(flows.count <= 3, "the loop went on: \(flows.count) flows")
     }

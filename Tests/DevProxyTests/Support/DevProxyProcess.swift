@@ -12,7 +12,8 @@ final class DevProxyProcess {
 
     /// Starts `devproxy run ARGS --listen 127.0.0.1:0` and waits for its `listening on` line;
     /// under `launcher` (`ip netns exec NAME`, which execs it: the process is still devproxy).
-    init(_ arguments: [String], environment: [String: String] = [:], listen: Bool = true, launcher: [String] = []) throws {
+    init(_ arguments: [String], environment: [String: String] = [:], listen: Bool = true,
+         launcher: [String] = []) throws {
         process.executableURL = URL(fileURLWithPath: launcher.isEmpty ? Subprocess.devproxy : "/usr/bin/env")
         process.arguments = (launcher.isEmpty ? [] : launcher + [Subprocess.devproxy])
             + ["run"] + arguments + (listen ? ["--listen", "127.0.0.1:0"] : [])

@@ -119,8 +119,10 @@ extension HTTP2ProxyConnection {
         if !upstreamSpeaksHTTP1 {
             do {
                 let connection = cleartext
-                    ? try context.connection.pool.connection(host: host, port: port, tls: false, reuse: false, dial: dial, raw: true)
-                    : try context.connection.pool.connection(host: host, port: port, tls: true, alpn: ["h2", "http/1.1"], dial: dial)
+                    ? try context.connection.pool.connection(host: host, port: port, tls: false, reuse: false,
+                                                             dial: dial, raw: true)
+                    : try context.connection.pool.connection(host: host, port: port, tls: true,
+                                                             alpn: ["h2", "http/1.1"], dial: dial)
                 // Without TLS there is no ALPN: h2 by prior knowledge, as the client spoke it.
                 if connection.isHTTP2 || cleartext {
                     connection.stream.socket.setNonBlocking()
