@@ -41,7 +41,8 @@ struct HTTPExchange {
             upstream.stream.close()
             do {
                 upstream = try context.connection.pool.connection(host: destination.host, port: destination.port,
-                                                              tls: destination.tls, reuse: false, dial: destination.dial)
+                                                                  tls: destination.tls, reuse: false,
+                                                                  dial: destination.dial)
             } catch {
                 answerConnectFailure(error, draft: &draft)
                 return false
