@@ -235,7 +235,7 @@ final class UpstreamPool: @unchecked Sendable {
         } else {
             target = dial ?? configuration.resolve.address(host: host, port: port)
             socket = try Socket.connect(host: target, port: port, timeout: configuration.connectTimeout,
-                                        bound: { [ownEndpoints] in ownEndpoints.insert($0) })
+                                        bound: { [ownEndpoints] in ownEndpoints.insert($0, remote: $1) })
             socket.setTimeout(configuration.upstreamTimeout)
         }
         let connected = Date()

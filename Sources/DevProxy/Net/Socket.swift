@@ -29,10 +29,10 @@ public final class Socket: @unchecked Sendable {
     /// Connects to the first address of `host` that answers within `timeout`.
     ///
     /// - Throws: `NetworkError` with `.refused`, `.unresolvable`, `.timedOut` or `.failed`.
-    /// - Parameter bound: told the local address as soon as the kernel picked it (before the
-    ///   handshake completes).
+    /// - Parameter bound: told the socket and the address it connects to as soon as the kernel
+    ///   picked its local address (before the handshake completes).
     public static func connect(host: String, port: Int, timeout: TimeInterval,
-                               bound: ((SocketAddress) -> Void)? = nil) throws -> Socket {
+                               bound: ((Socket, SocketAddress) -> Void)? = nil) throws -> Socket {
         let addresses = try Resolver.resolve(host: host, port: port)
         var lastError = NetworkError(.unresolvable, "\(host) has no addresses")
         for address in addresses {
@@ -47,7 +47,7 @@ public final class Socket: @unchecked Sendable {
 
     /// Connects to one resolved address.
     public static func connect(to address: SocketAddress, timeout: TimeInterval,
-                               bound: ((SocketAddress) -> Void)? = nil) throws -> Socket {
+                               bound: ((Socket, SocketAddress) -> Void)? = nil) throws -> Socket {
         let fd = socket(Int32(address.family), Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw NetworkError(.failed, "socket(): \(String(cString: strerror(errno)))") }
         let socket = Socket(takingOwnership: fd)
@@ -57,7 +57,7 @@ public final class Socket: @unchecked Sendable {
         if result != 0 && errno != EINPROGRESS {
             throw NetworkError.from(errno: errno, connectingTo: address.description)
         }
-        if let bound, let local = socket.localAddress { bound(local) }
+        bound?(socket, address)
         if result != 0 {
             var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
             let ready = poll(&poller, 1, Int32(timeout * 1000))
@@ -190,6 +190,13 @@ public final class Socket: @unchecked Sendable {
         guard !closed else { return }
         closed = true
         Glibc.close(fd)
+    }
+
+    /// Whether `close()` has run.
+    public var isClosed: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return closed
     }
 
     /// Unblocks any thread reading or writing (used on shutdown); the owner still closes.
