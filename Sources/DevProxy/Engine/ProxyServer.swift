@@ -46,14 +46,16 @@ public final class ProxyServer: @unchecked Sendable {
                       Persona.noForwardSecrecy.rawValue: try TLSContext.server(profile: .rsaKeyExchange)]
         let clientTLS = try TLSContext.client(extraCAs: configuration.upstreamCAs,
                                               insecure: configuration.insecureUpstream)
+        // Connections are recorded only when a transparent listener could see them come back.
+        let recorded = configuration.modes.contains { $0.kind == .transparent } ? ownEndpoints : nil
         pool = UpstreamPool(configuration: configuration, tlsContext: clientTLS, proxy: configuration.upstreamProxy,
-                            ownEndpoints: ownEndpoints)
+                            ownEndpoints: recorded)
         var proxied: [ModeURL: UpstreamPool] = [:]
         for mode in configuration.modes where mode.kind == .upstream {
             guard let url = mode.url, proxied[url] == nil else { continue }
             let proxy = try UpstreamProxy(url: url, authorization: configuration.upstreamProxyAuthorization)
             proxied[url] = UpstreamPool(configuration: configuration, tlsContext: clientTLS, proxy: proxy,
-                                        ownEndpoints: ownEndpoints)
+                                        ownEndpoints: recorded)
         }
         proxiedPools = proxied
     }

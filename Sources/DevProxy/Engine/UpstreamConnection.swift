@@ -71,9 +71,9 @@ final class UpstreamPool: @unchecked Sendable {
     private let sessions = TLSSessionCacheStore()
     /// The proxy every connection of this pool goes through (`--upstream-proxy`, `upstream:URL`).
     let proxy: UpstreamProxy?
-    /// The local ends of connections this pool opened, so a transparent listener recognises
-    /// its own traffic redirected back to it.
-    let ownEndpoints: OwnEndpoints
+    /// The ends of connections this pool opened, so a transparent listener recognises its own
+    /// traffic redirected back to it; nil without a transparent listener.
+    let ownEndpoints: OwnEndpoints?
     /// Idle upstream connections older than this are closed rather than reused: servers
     /// commonly drop idle connections after 5–60 s and a stale one fails the next request.
     private let maxIdle: TimeInterval = 4
@@ -83,7 +83,7 @@ final class UpstreamPool: @unchecked Sendable {
     private var maxIdleTotal: Int { configuration.maxIdleUpstream }
 
     init(configuration: ProxyConfiguration, tlsContext: TLSContext, proxy: UpstreamProxy? = nil,
-         ownEndpoints: OwnEndpoints = OwnEndpoints()) {
+         ownEndpoints: OwnEndpoints? = nil) {
         self.configuration = configuration
         self.tlsContext = tlsContext
         self.proxy = proxy
@@ -234,8 +234,10 @@ final class UpstreamPool: @unchecked Sendable {
                                     readTimeout: configuration.upstreamTimeout)
         } else {
             target = dial ?? configuration.resolve.address(host: host, port: port)
-            socket = try Socket.connect(host: target, port: port, timeout: configuration.connectTimeout,
-                                        bound: { [ownEndpoints] in ownEndpoints.insert($0, remote: $1) })
+            let record = ownEndpoints.map { own in
+                { (socket: Socket, remote: SocketAddress) in own.insert(socket, remote: remote) }
+            }
+            socket = try Socket.connect(host: target, port: port, timeout: configuration.connectTimeout, bound: record)
             socket.setTimeout(configuration.upstreamTimeout)
         }
         let connected = Date()

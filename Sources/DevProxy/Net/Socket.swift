@@ -29,8 +29,9 @@ public final class Socket: @unchecked Sendable {
     /// Connects to the first address of `host` that answers within `timeout`.
     ///
     /// - Throws: `NetworkError` with `.refused`, `.unresolvable`, `.timedOut` or `.failed`.
-    /// - Parameter bound: told the socket and the address it connects to as soon as the kernel
-    ///   picked its local address (before the handshake completes).
+    /// - Parameter bound: told the socket and the address it connects to once its local port is
+    ///   known, before the SYN leaves: the socket is then bound to port 0 first (a port of its
+    ///   own rather than one shared across destinations).
     public static func connect(host: String, port: Int, timeout: TimeInterval,
                                bound: ((Socket, SocketAddress) -> Void)? = nil) throws -> Socket {
         let addresses = try Resolver.resolve(host: host, port: port)
@@ -51,13 +52,18 @@ public final class Socket: @unchecked Sendable {
         let fd = socket(Int32(address.family), Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw NetworkError(.failed, "socket(): \(String(cString: strerror(errno)))") }
         let socket = Socket(takingOwnership: fd)
+        if let bound {
+            guard address.wildcard.withSockaddr({ Glibc.bind(fd, $0, $1) }) == 0 else {
+                throw NetworkError(.failed, "bind(): \(String(cString: strerror(errno)))")
+            }
+            bound(socket, address)
+        }
         let flags = fcntl(fd, F_GETFL)
         _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
         let result = address.withSockaddr { Glibc.connect(fd, $0, $1) }
         if result != 0 && errno != EINPROGRESS {
             throw NetworkError.from(errno: errno, connectingTo: address.description)
         }
-        bound?(socket, address)
         if result != 0 {
             var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
             let ready = poll(&poller, 1, Int32(timeout * 1000))

@@ -41,6 +41,13 @@ public struct SocketAddress: CustomStringConvertible, Sendable {
         family == AF_INET6 ? host == "::1" : host.hasPrefix("127.")
     }
 
+    /// The any-address of this family, port 0 (what `bind` takes to pick a local port).
+    var wildcard: SocketAddress {
+        var storage = sockaddr_storage()
+        storage.ss_family = sa_family_t(family)
+        return SocketAddress(storage: storage)
+    }
+
     func withSockaddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
         var copy = storage
         let length = socklen_t(family == AF_INET6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)

@@ -125,6 +125,6 @@ struct TransparentModeTests {
                         && flow.error?.message.contains("own connection") == true
                 },
                 "\(flows.map { $0.error?.message ?? "-" })")
-        #expect(flows.count <= 3, "the loop went on: \(flows.count) flows")
+        #expect(flows.count <= 3, "the loop went on: \(flows.map { "\($0.client) \($0.error?.message ?? "-")" })")
     }
 }
