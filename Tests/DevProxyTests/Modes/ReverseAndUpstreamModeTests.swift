@@ -112,6 +112,24 @@ import TestSupport
         #expect(refused.flows(count: 1).first?.error?.kind == FlowErrorKind.upstreamProxyFailed.rawValue)
     }
 
+    /// `devproxy run --upstream-proxy URL --upstream-proxy-auth-file FILE`: the file's pair reaches
+    /// the upstream proxy (which refuses without it), and never appears in argv.
+    @Test func upstreamProxyFlagsReadTheCredentialsFile() throws {
+        let dir = TemporaryDirectory()
+        let origin = try OriginServer(tls: false)
+        let upstream = try ProxyHarness(configure: { $0.proxyCredentials = [ProxyCredential(user: "qa", password: "s3cret")] })
+        let credentials = dir.write("upstream.cred", "qa:s3cret\n")
+        chmod(credentials, 0o600)
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--quiet", "--upstream-proxy", upstream.proxyURL,
+                                         "--upstream-proxy-auth-file", credentials])
+        let result = try curl(["--proxy", "http://127.0.0.1:\(proxy.port)", origin.url("/cl?n=5", tls: false)])
+        #expect(result.stdout == "hello", "\(result.output)")
+        #expect(upstream.flows(count: 1).first?.response?.status == 200)
+        let refused = try Subprocess.run(Subprocess.devproxy, ["run", "--upstream-proxy", "http://qa:s3cret@127.0.0.1:1"])
+        #expect(refused.status == 2)
+        #expect(refused.stderr.contains("--upstream-proxy-auth-file"), "\(refused.output)")
+    }
+
     /// `upstream:URL` is one listener's: the regular listener beside it still goes direct.
     @Test func upstreamModeIsPerListener() throws {
         let origin = try OriginServer(tls: false)
