@@ -94,6 +94,7 @@ struct ConnectHandler {
         }
         draft.flow.server.address = upstream.address
         draft.flow.timings.connect = upstream.connectMilliseconds
+        server.started(draft.flow)
         if !early.isEmpty { try? upstream.stream.write(early) }
         let outcome = connection.using(upstream.stream.socket) {
             Relay(a: reader.stream, b: upstream.stream, idleTimeout: server.configuration.idleTimeout).run()

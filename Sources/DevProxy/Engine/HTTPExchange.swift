@@ -16,6 +16,7 @@ struct HTTPExchange {
         draft.flow.request = Flow.Request(method: head.method, url: destination.url, httpVersion: head.version.description,
                                           headers: FlowDraft.headerPairs(head.headers, redact: redact), body: nil)
         defer { context.server.emit(draft.finished()) }
+        context.server.started(draft.flow)
         if context.configuration.answerLocally?(head.method, destination.url, head.headers["Content-Type"]) == true {
             return answerLocally(draft: &draft)
         }

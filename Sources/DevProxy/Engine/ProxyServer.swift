@@ -21,6 +21,8 @@ public final class ProxyServer: @unchecked Sendable {
     let personaTLS: [String: TLSContext]
     let pool: UpstreamPool
     private let sinks: [FlowSink]
+    /// The sinks that show flows while they run (the session store behind the web UI).
+    private let lifecycleSinks: [FlowSink]
     /// The bound listeners, one per mode, the first one taking `--listen`.
     private var listeners: [(kind: ListenerMode.Kind, listener: Listener)] = []
     private let state = Mutex(State())
@@ -37,6 +39,7 @@ public final class ProxyServer: @unchecked Sendable {
         self.configuration = configuration
         self.leaves = leaves
         self.sinks = sinks
+        lifecycleSinks = sinks.filter(\.observesLifecycle)
         serverTLS = try TLSContext.server()
         personaTLS = [Persona.tls12.rawValue: try TLSContext.server(profile: .tls12),
                       Persona.noForwardSecrecy.rawValue: try TLSContext.server(profile: .rsaKeyExchange)]
@@ -120,6 +123,16 @@ public final class ProxyServer: @unchecked Sendable {
             flow.error = Flow.FlowError(kind: FlowErrorKind.aborted.rawValue, message: "DevProxy was shutting down" + detail, alert: nil)
         }
         for sink in sinks { sink.record(flow) }
+    }
+
+    /// The request head of `flow` is known: sinks that show running flows get it now.
+    func started(_ flow: Flow) {
+        for sink in lifecycleSinks { sink.started(flow) }
+    }
+
+    /// The response head of `flow` is known.
+    func responded(_ flow: Flow) {
+        for sink in lifecycleSinks { sink.responded(flow) }
     }
 
     /// Why a request lacks valid proxy credentials, or nil when it is authorised.

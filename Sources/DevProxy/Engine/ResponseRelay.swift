@@ -42,6 +42,7 @@ struct ResponseRelay {
         let redact = context.configuration.redactHeaders
         draft.flow.response = Flow.Response(status: head.status, reason: head.reason, httpVersion: head.version.description,
                                             headers: FlowDraft.headerPairs(head.headers, redact: redact), body: nil)
+        context.server.responded(draft.flow)
         if head.status == 101 {
             WebSocketSession(context: context, upstream: upstream).run(head: head, draft: &draft)
             return Outcome(clientKeepAlive: false, upstreamReusable: false)

@@ -80,6 +80,7 @@ extension HTTP2ProxyConnection {
                                            bodyLimit: context.configuration.bodyLimit)
         exchange.requestEnded = endStream
         streams[stream] = exchange
+        server.started(draft.flow)
         if context.configuration.answerLocally?(head.method ?? "", url, exchange.requestField("content-type")) == true {
             exchange.answeredLocally = true
             if endStream { answerSinkReport(exchange) }

@@ -58,6 +58,7 @@ extension HTTP2ProxyConnection {
             exchange.draft.flow.response = Flow.Response(status: head.status, reason: head.reason, httpVersion: head.version.description,
                                                          headers: FlowDraft.headerPairs(head.headers, redact: context.configuration.redactHeaders),
                                                          body: nil)
+            server.responded(exchange.draft.flow)
             try? session.submitResponse(stream: stream, block, endStream: false)
         case .body(let bytes):
             exchange.recordResponse(bytes)

@@ -17,6 +17,7 @@ extension HTTP2ProxyConnection {
                     status: status, reason: ErrorResponse.reasonPhrase(status), httpVersion: "HTTP/2",
                     headers: HTTPVersionTranslation.pairs(head.fields, redact: context.configuration.redactHeaders), body: nil,
                     pseudoHeaders: HTTPVersionTranslation.pairs(head.pseudo, redact: []))
+                server.responded(exchange.draft.flow)
                 do {
                     try session.submitResponse(stream: exchange.clientStream, try HTTPVersionTranslation.relayedH2(head),
                                                endStream: endStream)

@@ -53,6 +53,7 @@ struct HTTP2ResponseToHTTP1 {
         draft.flow.response = Flow.Response(status: status, reason: ErrorResponse.reasonPhrase(status), httpVersion: "HTTP/2",
                                             headers: HTTPVersionTranslation.pairs(head.fields, redact: redact), body: nil,
                                             pseudoHeaders: HTTPVersionTranslation.pairs(head.pseudo, redact: []))
+        context.server.responded(draft.flow)
         var headers = (try? HTTPVersionTranslation.h1Headers(from: head.fields)) ?? HTTPHeaders()
         let noBody = requestHead.method == "HEAD" || status == 204 || status == 304
         // The same framing rules as an HTTP/1.1 origin's response without Transfer-Encoding:
