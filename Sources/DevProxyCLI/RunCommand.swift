@@ -64,7 +64,7 @@ enum RunCommand {
         if let reports = try reportCollector(options, store: store, personas: !personaRules.rules.isEmpty) {
             sinks.append(reports)
             if try options.flag("sink-reports") {
-                configuration.answerLocally = { reports.isReportRequest(method: $0, url: $1, contentType: $2) }
+                configuration.localRoutes.append(.sinkReports { reports.isReportRequest(method: $0, url: $1, contentType: $2) })
             }
         } else if try options.flag("sink-reports") {
             throw UsageError("--sink-reports needs somewhere to store the reports: --log FILE or --reports FILE")

@@ -54,10 +54,9 @@ public struct ProxyConfiguration: Sendable {
     public var addVia = false
     /// Header names whose values are masked in the flow log (`--redact`).
     public var redactHeaders: [String] = []
-    /// Requests the proxy answers itself with 204 instead of forwarding (`--sink-reports`:
-    /// pin-failure reports that must not reach production collectors). Arguments: method,
-    /// URL, Content-Type. Nil forwards everything.
-    public var answerLocally: (@Sendable (_ method: String, _ url: String, _ contentType: String?) -> Bool)?
+    /// Requests the proxy answers itself instead of forwarding, for HTTP/1.1 and HTTP/2 alike
+    /// (`--sink-reports`, the onboarding site, the web UI's own address); the first match answers.
+    public var localRoutes: [LocalRoute] = []
 
     public init() {}
 }

@@ -81,10 +81,15 @@ extension HTTP2ProxyConnection {
         exchange.requestEnded = endStream
         streams[stream] = exchange
         server.started(draft.flow)
-        if context.configuration.answerLocally?(head.method ?? "", url, exchange.requestField("content-type")) == true {
-            exchange.answeredLocally = true
-            if endStream { answerSinkReport(exchange) }
-            return
+        if !context.configuration.localRoutes.isEmpty {
+            let request = LocalRequest(method: head.method ?? "", url: url, httpVersion: "HTTP/2",
+                                       headers: head.fields.map { ($0.nameString, $0.valueString) })
+            if let route = server.localRoute(for: request) {
+                exchange.local = (route, request)
+                exchange.answeredLocally = true
+                if endStream { answerLocally(exchange) }
+                return
+            }
         }
         guard let leg = upstreamLeg(for: exchange) else {
             if upstreamSpeaksHTTP1 && exchange.draft.flow.response == nil { startHTTP1Leg(exchange, head: head, endStream: endStream) }
@@ -170,6 +175,7 @@ extension HTTP2ProxyConnection {
         }
         exchange.recordRequest(bytes)
         if endStream { exchange.requestEnded = true }
+        if exchange.local != nil { exchange.appendLocalBody(bytes) }
         if let http1Leg = exchange.http1Leg, !exchange.answeredLocally {
             http1Leg.push(bytes)
             if endStream { http1Leg.finishRequest() }
@@ -178,7 +184,7 @@ extension HTTP2ProxyConnection {
         guard !exchange.answeredLocally, let leg = exchange.leg, let upstream = exchange.upstreamStream else {
             // Nobody upstream reads it: acknowledge at once so the client can finish sending.
             try? session.consume(stream: stream, count: bytes.count)
-            if endStream && exchange.answeredLocally && exchange.draft.flow.response == nil { answerSinkReport(exchange) }
+            if endStream && exchange.local != nil && exchange.draft.flow.response == nil { answerLocally(exchange) }
             return
         }
         do {
@@ -194,7 +200,7 @@ extension HTTP2ProxyConnection {
         exchange.requestTrailers = fields
         exchange.requestEnded = true
         if exchange.answeredLocally {
-            if exchange.draft.flow.response == nil { answerSinkReport(exchange) }
+            if exchange.local != nil && exchange.draft.flow.response == nil { answerLocally(exchange) }
             return
         }
         if let http1Leg = exchange.http1Leg {

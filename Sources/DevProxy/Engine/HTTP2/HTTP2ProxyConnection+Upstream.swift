@@ -1,5 +1,6 @@
 import Foundation
 import GRPCWire
+import HTTP1
 import HTTP2
 
 /// What an origin's session reports: responses, bodies and trailers go to the client's stream,
@@ -154,13 +155,33 @@ extension HTTP2ProxyConnection {
         try? session.submitData(stream: exchange.clientStream, body, endStream: true)
     }
 
-    /// `--sink-reports`: a pin-failure report is answered 204 here, never forwarded.
-    func answerSinkReport(_ exchange: HTTP2StreamExchange) {
-        let fields = [HTTP2Field("x-devproxy", "answered by DevProxy (--sink-reports)")]
-        exchange.draft.flow.response = Flow.Response(status: 204, reason: "No Content", httpVersion: "HTTP/2",
-                                                     headers: HTTPVersionTranslation.pairs(fields, redact: []), body: .empty,
-                                                     pseudoHeaders: [[":status", "204"]])
-        exchange.responseHead = .response(status: 204, fields: fields)
-        try? session.submitResponse(stream: exchange.clientStream, .response(status: 204, fields: fields), endStream: true)
+    /// A request a `LocalRoute` claimed, now that its body is in: DevProxy's own answer, never
+    /// forwarded (`--sink-reports`, the onboarding site, the web UI's own address).
+    func answerLocally(_ exchange: HTTP2StreamExchange) {
+        guard let (route, request) = exchange.local else { return }
+        let response = route.answer(request, bodyTooLong: exchange.localBodyTooLong)
+        if let error = response.error {
+            exchange.draft.fail(error.kind, error.message)
+            exchange.draft.flow.error?.by = "proxy"
+        }
+        let fields = LocalRoute.sentHeaders(response).compactMap { field -> HTTP2Field? in
+            let name = field.name.lowercased()
+            return HTTPHeaders.isAlwaysHopByHop(name) ? nil : HTTP2Field(name, field.value)
+        }
+        let head = HTTP2HeaderBlock.response(status: response.status, fields: fields)
+        let noBody = request.method == "HEAD" || response.status == 204 || response.status == 304 || response.body.isEmpty
+        exchange.draft.flow.response = Flow.Response(status: response.status, reason: ErrorResponse.reasonPhrase(response.status),
+                                                     httpVersion: "HTTP/2", headers: HTTPVersionTranslation.pairs(fields, redact: []),
+                                                     body: nil, pseudoHeaders: [[":status", "\(response.status)"]])
+        exchange.recordResponseHead(head)
+        server.responded(exchange.draft.flow)
+        try? session.submitResponse(stream: exchange.clientStream, head, endStream: noBody)
+        if noBody {
+            exchange.responseEnded = true
+        } else {
+            exchange.recordResponse(response.body)
+            try? session.submitData(stream: exchange.clientStream, response.body, endStream: true)
+            exchange.responseEnded = true
+        }
     }
 }
