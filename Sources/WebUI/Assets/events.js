@@ -20,9 +20,9 @@ class LiveEvents extends EventTarget {
         source.addEventListener("message", onFlows);
         source.addEventListener("flows", onFlows);
         source.addEventListener("update", onFlows);
-        for (const name of ["clear", "reset", "cleared"]) {
-            source.addEventListener(name, () => this.#queue([], true));
-        }
+        source.addEventListener("cleared", () => this.#queue([], true));
+        // Missed too much while away: the list must be fetched again.
+        source.addEventListener("reset", () => this.dispatchEvent(new CustomEvent("reset")));
         for (const name of ["verdict", "verdicts", "pinning", "report"]) {
             source.addEventListener(name, () => {
                 this.#pinning = true;

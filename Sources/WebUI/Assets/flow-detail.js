@@ -50,6 +50,11 @@ class FlowDetail extends HTMLElement {
         try {
             const flow = await api.flow(id, controller.signal);
             if (controller.signal.aborted) return;
+            if (flow.pending) {
+                this.#renderPending(flow.summary ?? { id });
+                this.#scheduleRefetch();
+                return;
+            }
             this.#flow = flow;
             if (!keepTab) this.#tab = flow.response || flow.error ? "response" : "request";
             if (!flow.response && this.#tab === "response" && !flow.error) this.#tab = "request";
@@ -70,6 +75,15 @@ class FlowDetail extends HTMLElement {
             this.#refetch = 0;
             this.#open(store.selectedID, true);
         }, 500);
+    }
+
+    /** A flow still in progress: the API has only its summary until it ends. */
+    #renderPending(summary) {
+        replaceChildren(this, h("div", { class: "detail-head" }, this.#closeButton(),
+            h("h2", { class: "detail-title" }, h("span", { class: "method" }, summary.method ?? ""), " ",
+                h("span", { class: "url" }, summary.url ?? summary.host ?? "")),
+            h("p", { class: "detail-status" }, summary.status ? `${summary.status} · ` : "",
+                "in progress: the detail appears when the exchange ends")));
     }
 
     #closeButton() {
@@ -131,8 +145,7 @@ class FlowDetail extends HTMLElement {
     }
 
     #actions(flow) {
-        const readOnly = store.readOnly;
-        const replayable = Boolean(flow.request) && !readOnly;
+        const replayable = Boolean(flow.request) && store.canReplay;
         return h("div", { class: "detail-actions", role: "toolbar", "aria-label": "Flow actions" },
             h("button", {
                 type: "button", id: "replay", disabled: !replayable, title: "Replay (r)",
@@ -156,7 +169,7 @@ class FlowDetail extends HTMLElement {
 
 /** Replays flow `id`; the new flow arrives through the live stream. */
 export async function replayFlow(id) {
-    if (store.readOnly) return;
+    if (!store.canReplay) return;
     try {
         const answer = await api.replay(id);
         store.notify(`replayed as flow ${answer.id}`);

@@ -54,6 +54,7 @@ class FlowList extends HTMLElement {
         store.addEventListener("select", () => this.#scheduleRender());
         store.addEventListener("picked", () => this.#scheduleRender());
         liveEvents.addEventListener("flows", (event) => this.#apply(event.detail));
+        liveEvents.addEventListener("reset", () => this.#load(this.#filter, true));
         this.#load(store.filter);
     }
 
@@ -68,7 +69,7 @@ class FlowList extends HTMLElement {
     }
 
     /** Asks the server for the first page under `filter`; an invalid filter keeps the list. */
-    async #load(filter) {
+    async #load(filter, keepScroll = false) {
         const generation = ++this.#generation;
         this.setAttribute("aria-busy", "true");
         try {
@@ -79,7 +80,7 @@ class FlowList extends HTMLElement {
             this.#byID.clear();
             this.#cursor = null;
             this.#take(page);
-            this.#viewport.scrollTop = 0;
+            if (!keepScroll) this.#viewport.scrollTop = 0;
             this.dispatchEvent(new CustomEvent("filter-result", { detail: { filter, total: this.#total } }));
         } catch (error) {
             if (generation !== this.#generation) return;

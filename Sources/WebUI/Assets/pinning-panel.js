@@ -19,6 +19,11 @@ function flowButton(id, label = id) {
         label);
 }
 
+/** A verdict's evidence ids (`flows` or `reports`), top-level as the API sends them or under `evidence`. */
+function evidence(verdict, kind) {
+    return verdict[kind] ?? verdict.evidence?.[kind] ?? [];
+}
+
 class PinningPanel extends HTMLElement {
     #data = null;
     #chosen = null;
@@ -86,9 +91,9 @@ class PinningPanel extends HTMLElement {
         return h("section", { class: "card evidence", "aria-label": "Evidence" },
             h("h3", {}, `${verdict.host} · ${verdict.persona ?? "no persona"} · ${verdict.verdict}`),
             h("p", {}, verdict.note ?? ""),
-            h("p", {}, "Flows: ", (verdict.evidence?.flows ?? []).map((id) => [flowButton(id), " "])),
-            (verdict.evidence?.reports ?? []).length
-                ? h("p", {}, "Reports: ", verdict.evidence.reports.map((id) => {
+            h("p", {}, "Flows: ", evidence(verdict, "flows").map((id) => [flowButton(id), " "])),
+            evidence(verdict, "reports").length
+                ? h("p", {}, "Reports: ", evidence(verdict, "reports").map((id) => {
                     const report = byID.get(id);
                     return [report ? flowButton(report.flow_id, `report ${id}`) : h("span", {}, id), " "];
                 }))

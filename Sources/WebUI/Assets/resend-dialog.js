@@ -56,7 +56,7 @@ export async function openResend(flow) {
             send.disabled = true;
             const answer = await api.resend({
                 method: method.value.trim(), url: url.value.trim(), headers: parseHeaderLines(headers.value),
-                body: body.value,
+                body: body.value, replay_of: flow.id,
             });
             dialog.close();
             store.notify(`sent as flow ${answer.id}`);

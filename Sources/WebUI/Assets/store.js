@@ -50,7 +50,12 @@ class Store extends EventTarget {
 
     /** True for `devproxy web FILE`: a saved session, nothing to replay or clear. */
     get readOnly() {
-        return Boolean(this.info && (this.info.read_only || this.info.readonly || this.info.mode === "viewer"));
+        return Boolean(this.info && (this.info.read_only || this.info.mode === "viewer"));
+    }
+
+    /** False when the server cannot replay (`devproxy web FILE`, or a read-only session). */
+    get canReplay() {
+        return !this.readOnly && this.info?.replay !== false;
     }
 }
 
