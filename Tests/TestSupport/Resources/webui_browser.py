@@ -111,7 +111,8 @@ def main():
 
 
 def run(browser, options, base, origin, checks):
-    context = browser.new_context(viewport={"width": 1400, "height": 800})
+    ui = urllib.parse.urlsplit(options.ui)
+    context = browser.new_context(viewport={"width": 1400, "height": 800}, base_url="%s://%s" % (ui.scheme, ui.netloc))
     page = context.new_page()
     problems = []
     page.on("dialog", lambda dialog: (problems.append("dialog: " + dialog.message), dialog.dismiss()))
