@@ -145,7 +145,7 @@ async function load(id, side, type, logged, parts, signal, whole) {
         replaceChildren(content, view);
         view.show(formatted);
         const notes = [];
-        if (more) notes.push(`showing the first ${formatSize(FIRST_PART)}`);
+        if (more) notes.push("showing the first 1 MiB");
         if (formatted.note) notes.push(formatted.note);
         if (logged.truncated && logged.size > bytes.length && !more && whole) {
             notes.push("the session kept only the first part of this body");

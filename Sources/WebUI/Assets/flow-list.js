@@ -238,7 +238,7 @@ class FlowList extends HTMLElement {
 
     #countText() {
         const shown = this.#total === 1 ? "1 flow" : `${this.#total.toLocaleString("en")} flows`;
-        return this.#filter ? `${shown} match ${this.#filter}` : shown;
+        return this.#filter ? `${shown} ${this.#total === 1 ? "matches" : "match"} ${this.#filter}` : shown;
     }
 
     #makeRow() {

@@ -5,9 +5,11 @@
 import { h, setSafeAttribute } from "./dom.js";
 
 const LINE_HEIGHT = 18;
+const UTF16 = new TextDecoder("utf-16le");
 
 class LineView extends HTMLElement {
-    #text = "";
+    /** The text as UTF-16 code units (transferred from the worker, never one big string here). */
+    #units = new Uint16Array(0);
     #starts = new Uint32Array(1);
     #ends = null;
     /** Indices of the lines shown, after folding. */
@@ -31,18 +33,18 @@ class LineView extends HTMLElement {
         new ResizeObserver(() => this.#schedule()).observe(this);
     }
 
-    /** Shows `{text, starts, ends}` from the format worker; folds nothing. */
-    show({ text, starts, ends }) {
-        this.#text = text;
+    /** Shows `{units, starts, ends}` from the format worker; folds nothing. */
+    show({ units, starts, ends }) {
+        this.#units = units;
         this.#starts = starts.length ? starts : new Uint32Array(1);
         this.#ends = ends;
         this.#collapsed.clear();
         this.#layout();
     }
 
-    /** The whole text, as shown (for tests and "copy"). */
+    /** The whole text, as shown (for tests and "copy"; costly for a big body). */
     get text() {
-        return this.#text;
+        return UTF16.decode(this.#units);
     }
 
     get lineCount() {
@@ -51,8 +53,8 @@ class LineView extends HTMLElement {
 
     #line(index) {
         const start = this.#starts[index];
-        const end = index + 1 < this.#starts.length ? this.#starts[index + 1] : this.#text.length;
-        let text = this.#text.slice(start, end);
+        const end = index + 1 < this.#starts.length ? this.#starts[index + 1] : this.#units.length;
+        let text = UTF16.decode(this.#units.subarray(start, end));
         if (text.endsWith("\n")) text = text.slice(0, -1);
         return text;
     }

@@ -116,7 +116,10 @@ def run(browser, options, base, origin, checks):
     page = context.new_page()
     problems = []
     page.on("dialog", lambda dialog: (problems.append("dialog: " + dialog.message), dialog.dismiss()))
-    page.on("console", lambda message: message.type == "error" and problems.append("console: " + message.text))
+    # Failed loads (the invalid filter's 400) are network log lines, not script errors; CSP
+    # violations are caught by the listener below.
+    page.on("console", lambda message: message.type == "error" and not message.text.startswith(
+        "Failed to load resource") and problems.append("console: " + message.text))
     page.on("pageerror", lambda error: problems.append("page error: %s" % error))
     # Init scripts run through the DevTools protocol, outside the page's CSP.
     page.add_init_script("""
