@@ -58,6 +58,14 @@ public struct ProxyConfiguration: Sendable {
     /// pin-failure reports that must not reach production collectors). Arguments: method,
     /// URL, Content-Type. Nil forwards everything.
     public var answerLocally: (@Sendable (_ method: String, _ url: String, _ contentType: String?) -> Bool)?
+    /// Listeners the proxy must never dial (the web UI's, so no client of the proxy reaches its
+    /// API through it: mitmweb's CVE-2025-23217): a destination that resolves to one's port on
+    /// any loopback address, or to its exact address, is refused with 403.
+    public var forbiddenDestinations: [SocketAddress] = []
+    /// The per-run secret of `X-DevProxy-Replay: SECRET NEW_ID [ORIGINAL_ID]`, sent by the web
+    /// UI's replayer: the engine takes the header off and records the flow under NEW_ID with
+    /// `replay_of`. Nil: the header is only taken off.
+    public var replaySecret: String?
 
     public init() {}
 }
