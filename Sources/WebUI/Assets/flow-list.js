@@ -227,6 +227,7 @@ class FlowList extends HTMLElement {
             const index = first + slot;
             if (index >= last) {
                 row.hidden = true;
+                setSafeAttribute(row, "data-id", false);
                 continue;
             }
             row.hidden = false;
