@@ -2,6 +2,7 @@ import CertAuthority
 import DevProxy
 import Foundation
 import SessionStore
+import WebUI
 
 /// `devproxy run`: the intercepting proxy. With no arguments it is what `devproxy` does.
 enum RunCommand {
@@ -26,7 +27,9 @@ enum RunCommand {
              --allow-remote  --proxy-auth FILE (user:password lines)  --passphrase-file FILE
              --persona GLOB=NAME (team, unpinned, untrusted, expired, wrong-host, self-signed, passthrough, tls12,
                                    no-forward-secrecy)
-             --session FILE|new (a SQLite session store; `new`: under the data directory, newest 20 kept)
+             --session FILE|new (the SQLite session store; default `new`: under the data directory, newest 20 kept)
+             --store-body-limit BYTES (default 67108864)  --web HOST:PORT (default 127.0.0.1:8081)  --no-web
+             --web-password-file FILE (needed, with --allow-remote, for --web beyond loopback)
              --report-uri GLOB  --reports FILE (default: reports.jsonl beside --log)  --sink-reports
              --leaf-key GLOB=KEY.pem (matching hosts' leaves carry this key: for leaf-only pinners; never a CA key)
     Then: curl --proxy http://127.0.0.1:8080 --cacert ROOT.pem https://example.com/
@@ -60,7 +63,13 @@ enum RunCommand {
         let leaves: LeafSource = personaRules.rules.isEmpty
             ? team : PersonaLeafSource(rules: personaRules, certificates: try PersonaCertificates(store: store, team: team))
         var sinks = try makeSinks(options, quiet: quiet)
-        if let session = try sessionSink(options, store: store) { sinks.append(session) }
+        let session = try sessionSink(options, store: store)
+        sinks.append(session)
+        let webListener = try webListener(options)
+        if let webListener {
+            configuration.forbiddenDestinations = [webListener.address]
+            configuration.replaySecret = WebUI.newSecret()
+        }
         if let reports = try reportCollector(options, store: store, personas: !personaRules.rules.isEmpty) {
             sinks.append(reports)
             if try options.flag("sink-reports") {
@@ -86,7 +95,12 @@ enum RunCommand {
         selection.warnings.forEach(Output.warning)
         // Scripts and tests read these lines for the ports: `listening on HOST:PORT (MODE)`.
         for (kind, bound) in server.boundListeners { Output.line("listening on \(bound) (\(kind.rawValue))") }
+        let web = try webListener.map {
+            try startWeb($0, options: options, store: session.store, server: server, configuration: configuration,
+                         selection: selection, ca: store, reportsPath: sinks.lazy.compactMap { ($0 as? ReportCollector)?.path }.first)
+        }
         waitForTermination()
+        web?.stop()
         if !quiet { Output.line("stopping: finishing in-flight exchanges (up to \(Int(configuration.shutdownGrace)) s)") }
         server.stop()
         return 0
@@ -131,10 +145,16 @@ enum RunCommand {
         return try ReportCollector(path: path, reportURIPatterns: patterns, store: store.exists ? store : nil)
     }
 
-    /// `--session FILE`: every flow also goes to a SQLite session store there (0600); `--session
-    /// new`: a new file under the data directory's `sessions/`, of which the newest 20 are kept.
-    private static func sessionSink(_ options: RunOptions, store: CAStore) throws -> SessionStoreSink? {
-        guard let value = try options.value("session") else { return nil }
+    /// Every flow also goes to a SQLite session store (0600): `--session FILE`, or by default
+    /// (`--session new`) a new file under the data directory's `sessions/`, of which the newest
+    /// 20 are kept. Bodies up to `--store-body-limit` (default 64 MiB) each.
+    private static func sessionSink(_ options: RunOptions, store: CAStore) throws -> SessionStoreSink {
+        let value = try options.value("session") ?? "new"
+        var configuration = SessionStoreConfiguration()
+        if let limit = try options.value("store-body-limit") {
+            guard let bytes = Int(limit), bytes >= 0 else { throw UsageError("--store-body-limit must be a number of bytes") }
+            configuration.bodyLimit = bytes
+        }
         var path = value
         if value == "new" {
             let directory = SessionDirectory(path: store.directory + "/sessions")
@@ -142,7 +162,7 @@ enum RunCommand {
             _ = directory.prune(sparing: path)
         }
         do {
-            let sink = SessionStoreSink(store: try SessionStore(path: path))
+            let sink = SessionStoreSink(store: try SessionStore(path: path, configuration: configuration))
             Output.line("session: \(path)")
             return sink
         } catch let error as SessionStoreError {
@@ -183,7 +203,7 @@ enum RunCommand {
     }
 
     /// Blocks until SIGINT or SIGTERM.
-    private static func waitForTermination() {
+    static func waitForTermination() {
         let done = DispatchSemaphore(value: 0)
         let queue = DispatchQueue(label: "devproxy.signals")
         var sources: [DispatchSourceSignal] = []

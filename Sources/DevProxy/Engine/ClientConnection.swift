@@ -57,7 +57,7 @@ final class ClientConnection: @unchecked Sendable {
         socket.setTimeout(server.configuration.headerTimeout)
         let reader = MessageReader(stream: PlainStream(socket), parser: HTTP1RequestParser(limits: server.configuration.httpLimits))
         var first = true
-        while let head = readHead(reader, first: first, mode: .http, tlsInfo: nil) {
+        while var head = readHead(reader, first: first, mode: .http, tlsInfo: nil) {
             first = false
             if let failure = server.authorizationFailure(head) {
                 emitRejected(head, kind: .proxyAuthRequired, status: 407, message: failure, reader: reader,
@@ -77,7 +77,8 @@ final class ClientConnection: @unchecked Sendable {
             let context = ExchangeContext(server: server, connection: self, client: reader, clientAddress: clientAddress,
                                           mode: .http, clientTLS: nil, signer: nil, persona: nil)
             let destination = Destination(tls: scheme == "https", host: host, port: port ?? (scheme == "https" ? 443 : 80), pathAndQuery: path)
-            guard HTTPExchange(context: context, head: head, destination: destination).run(), !server.isStopping else { return }
+            let replay = ReplayMark.take(from: &head, secret: server.configuration.replaySecret)
+            guard HTTPExchange(context: context, head: head, destination: destination, replay: replay).run(), !server.isStopping else { return }
         }
     }
 

@@ -14,6 +14,11 @@ struct ConnectHandler {
             connection.emitRejected(head, kind: .badRequest, status: 400, message: "CONNECT needs host:port, got \"\(head.target)\"", reader: reader)
             return
         }
+        let dial = server.configuration.resolve.address(host: host, port: port)
+        if let refusal = server.configuration.forbiddenDestinations.refusal(host: dial, port: port) {
+            connection.emitRejected(head, kind: .destinationRefused, status: 403, message: refusal, reader: reader)
+            return
+        }
         // Bytes a client sent right after CONNECT (before our 200) belong to the tunnel.
         let early = reader.parser.takeRemainingBytes()
         reader.releaseBuffer()

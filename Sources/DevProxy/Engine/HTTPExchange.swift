@@ -8,10 +8,16 @@ struct HTTPExchange {
     let context: ExchangeContext
     let head: HTTPRequestHead
     let destination: Destination
+    /// Set when the web UI's replayer sent this request (`X-DevProxy-Replay`).
+    var replay: ReplayMark? = nil
 
     /// Runs the exchange.
     func run() -> Bool {
         var draft = context.draft(host: destination.host, port: destination.port)
+        if let replay {
+            draft.flow.id = replay.id
+            draft.flow.replayOf = replay.original
+        }
         let redact = context.configuration.redactHeaders
         draft.flow.request = Flow.Request(method: head.method, url: destination.url, httpVersion: head.version.description,
                                           headers: FlowDraft.headerPairs(head.headers, redact: redact), body: nil)

@@ -57,6 +57,14 @@ public struct ProxyConfiguration: Sendable {
     /// Requests the proxy answers itself instead of forwarding, for HTTP/1.1 and HTTP/2 alike
     /// (`--sink-reports`, the onboarding site, the web UI's own address); the first match answers.
     public var localRoutes: [LocalRoute] = []
+    /// Listeners the proxy must never dial (the web UI's, so no client of the proxy reaches its
+    /// API through it: mitmweb's CVE-2025-23217): a destination that resolves to one's port on
+    /// any loopback address, or to its exact address, is refused with 403.
+    public var forbiddenDestinations: [SocketAddress] = []
+    /// The per-run secret of `X-DevProxy-Replay: SECRET NEW_ID [ORIGINAL_ID]`, sent by the web
+    /// UI's replayer: the engine takes the header off and records the flow under NEW_ID with
+    /// `replay_of`. Nil: the header is only taken off.
+    public var replaySecret: String?
 
     public init() {}
 }

@@ -209,6 +209,9 @@ final class UpstreamPool: @unchecked Sendable {
     private func connect(host: String, port: Int, tls: Bool, key: String, alpn: [String]?,
                          dial: String?) throws -> UpstreamConnection {
         let target = dial ?? configuration.resolve.address(host: host, port: port)
+        if let refusal = configuration.forbiddenDestinations.refusal(host: target, port: port) {
+            throw NetworkError(.forbidden, refusal)
+        }
         let start = Date()
         let socket = try Socket.connect(host: target, port: port, timeout: configuration.connectTimeout)
         socket.setTimeout(configuration.upstreamTimeout)

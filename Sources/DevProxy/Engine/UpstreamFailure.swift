@@ -5,13 +5,15 @@ enum UpstreamFailure {
     /// one-line reason, for an error thrown while connecting to `target`.
     static func describe(_ error: (any Error)?, target: String) -> (FlowErrorKind, Int, String) {
         switch error {
+        case let error as NetworkError where error.kind == .forbidden:
+            return (.destinationRefused, 403, error.message)
         case let error as NetworkError:
             let (kind, status): (FlowErrorKind, Int) = switch error.kind {
             case .refused: (.upstreamRefused, 502)
             case .unresolvable: (.upstreamUnresolvable, 502)
             case .timedOut: (.upstreamTimeout, 504)
             case .reset, .closed: (.upstreamReset, 502)
-            case .failed: (.upstreamRefused, 502)
+            case .failed, .forbidden: (.upstreamRefused, 502)
             }
             return (kind, status, "cannot connect to upstream \(target): \(error.message)")
         case let error as TLSError where error.kind == .verifyFailed:

@@ -256,6 +256,7 @@ extension Flow: FlowJSONWritable {
             f.object("listener", listener)
             f.string("mode", mode.rawValue)
             f.string("persona", persona)
+            f.string("replay_of", replayOf)
             f.object("request", request)
             f.object("response", response)
             f.object("server", server)

@@ -38,6 +38,8 @@ public struct Flow: Codable, Sendable, Equatable {
     /// For gRPC calls: service, method, status and messages (`Flow+GRPC.swift`).
     public var grpc: GRPCFlowInfo? = nil
     public var error: FlowError?
+    /// The id of the flow this one replays (sent again from the web UI).
+    public var replayOf: String? = nil
 
     public struct Server: Codable, Sendable, Equatable {
         public var host: String
@@ -225,6 +227,7 @@ public struct Flow: Codable, Sendable, Equatable {
         case id, started, ended, client, mode, server, tls, request, response, timings, signer, persona
         case websocket, tunnel, error, h2, grpc, listener
         case insecureUpstream = "insecure_upstream"
+        case replayOf = "replay_of"
     }
 }
 
@@ -259,6 +262,8 @@ public enum FlowErrorKind: String, Sendable, CaseIterable {
     case upstreamBadResponse = "upstream_bad_response"
     case upstreamClosed = "upstream_closed"
     case leafRefused = "leaf_refused"
+    /// The destination is the web UI's own listener, which the proxy never forwards to.
+    case destinationRefused = "destination_refused"
     case aborted
     case overloaded
 }

@@ -28,6 +28,8 @@ extension FlowErrorKind {
             return "the client's request was not valid HTTP/1.1"
         case .proxyAuthRequired:
             return "the client did not send the proxy credentials"
+        case .destinationRefused:
+            return "the destination is DevProxy's own web UI, which the proxy never forwards to"
         case .upstreamRefused:
             return "nothing accepts connections at that address and port"
         case .upstreamUnresolvable:
