@@ -50,8 +50,8 @@ let package = Package(
         .target(name: "DevProxy", dependencies: ["CertAuthority", "HTTP1", "HTTP2", "PinningPolicy", "SOCKS5", "CTLS", "CCompression",
                                                "CSystem", "GRPCWire", "SessionStore"]),
         .executableTarget(name: "DevProxyCLI", dependencies: ["DevProxy", "CertAuthority", "PinningPolicy", "CTLS", "SessionStore"]),
-        // Load generator for bench/run: multi-threaded HTTPS client over OpenSSL.
-        .executableTarget(name: "DevProxyLoad", dependencies: ["CTLS"]),
+        // Load generator for bench/run: multi-threaded HTTPS client over OpenSSL; HTTP/2 through the codec.
+        .executableTarget(name: "DevProxyLoad", dependencies: ["CTLS", "HTTP2"]),
         // Shared by the test targets: processes, temporary directories, PKI fixtures, vectors.
         .target(name: "TestSupport", dependencies: ["CertAuthority"], path: "Tests/TestSupport", exclude: ["Resources"]),
         .testTarget(name: "CertAuthorityTests", dependencies: ["CertAuthority", "CTLS", "TestSupport"]),
@@ -63,7 +63,7 @@ let package = Package(
         .testTarget(name: "DevProxyTests", dependencies: ["DevProxy", "CertAuthority", "HTTP1", "TestSupport", "SessionStore"]),
         // DevProxy only to write real flow logs and HAR files for the importers to read.
         .testTarget(name: "SessionStoreTests", dependencies: ["SessionStore", "CSQLite", "DevProxy", "TestSupport"]),
-        .testTarget(name: "DevProxyLoadTests", dependencies: ["DevProxyLoad"]),
+        .testTarget(name: "DevProxyLoadTests", dependencies: ["DevProxyLoad", "TestSupport", "CertAuthority"]),
     ],
     swiftLanguageModes: [.v6]
 )
