@@ -37,7 +37,9 @@ import TestSupport
         let proxy = try Self.proxy(for: origin)
         let result = try H2Attack.run(proxy: proxy, port: origin.port, attack.arguments)
         #expect(result.goaway == attack.goAway, "\(attack): \(result)")
-        #expect(result.statuses.isEmpty, "no request of the attack is answered: \(result)")
+        if attack.name != "stream-reuse" {  // there the first block is a valid request
+            #expect(result.statuses.isEmpty, "no request of the attack is answered: \(result)")
+        }
         try Self.expectServing(proxy, origin)
     }
 

@@ -143,8 +143,8 @@ def main():
         peer.send(WindowUpdateFrame(0, 0x7FFFFFFF))
         peer.read(10)
     elif attack == "stream-reuse":
-        peer.send(peer.get(1, args[0]))
-        peer.send(peer.get(1, args[0]))
+        # One write, so both blocks arrive together while stream 1 is still open.
+        peer.send(peer.get(1, args[0]), peer.get(1, args[0]))
         peer.read(10)
     elif attack == "stream-ids":
         peer.send(peer.get(0x7FFFFFFF, args[0]))
