@@ -147,7 +147,8 @@ extension LoadOptions {
       devproxy-load https://bench.local:50051/lab.Echo/Unary --http2 -c 4 -m 10 --data msg.bin \\
           -H 'content-type: application/grpc' -H 'te: trailers' --connect-to 127.0.0.1:50051 --cafile ca.pem
       # 100 streams of a large file on one connection that never grants window, held for 10 s
-      devproxy-load https://bench.local:9443/10m --http2 --mode stall -m 100 --duration 10 --proxy 127.0.0.1:8080 --insecure
+      devproxy-load https://bench.local:9443/10m --http2 --mode stall -m 100 --duration 10 \\
+          --proxy 127.0.0.1:8080 --insecure
 
     HTTP/2 works with --mode keepalive (each stream sends request after request), stream (-m
     downloads at once) and stall. A response counts when its status is 2xx/3xx and, if it has a
@@ -200,7 +201,8 @@ extension LoadOptions {
             case "--mode":
                 let text = try value(arg)
                 guard let mode = LoadMode(rawValue: text) else {
-                    throw ArgumentError(description: "--mode is one of keepalive, newconn, stream, idle, stall; got '\(text)'")
+                    throw ArgumentError(
+                        description: "--mode is one of keepalive, newconn, stream, idle, stall; got '\(text)'")
                 }
                 options.mode = mode
             case "-c", "--connections": options.connections = try count(arg)
@@ -255,7 +257,8 @@ extension LoadOptions {
                 throw ArgumentError(description: "--http2 needs an https:// URL (it negotiates h2 with ALPN)")
             }
             guard [.keepalive, .stream, .stall].contains(options.mode) else {
-                throw ArgumentError(description: "--http2 works with --mode keepalive, stream or stall, not \(options.mode.rawValue)")
+                throw ArgumentError(
+                    description: "--http2 works with --mode keepalive, stream or stall, not \(options.mode.rawValue)")
             }
         } else {
             if options.mode == .stall { throw ArgumentError(description: "--mode stall needs --http2") }

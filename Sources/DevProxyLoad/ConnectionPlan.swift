@@ -45,8 +45,8 @@ struct ConnectionPlan: Sendable {
     func namesForNextConnection() -> ConnectionNames {
         guard newHostEach else { return shared }
         let number = Self.hostCounter.wrappingAdd(1, ordering: .relaxed).newValue
-        return Self.names(host: "n\(number)-\(getpid()).\(url.host)", url: url, viaProxy: viaProxy, connectTo: connectTo,
-                          request: request)
+        return Self.names(host: "n\(number)-\(getpid()).\(url.host)", url: url, viaProxy: viaProxy,
+                          connectTo: connectTo, request: request)
     }
 
     private static func names(host: String, url: TargetURL, viaProxy: Bool, connectTo: HostPort?,

@@ -81,7 +81,8 @@ struct LoadReport {
         var lines: [String] = []
         let via = options.proxy.map { " via proxy \($0)" } ?? ""
         let version = options.http2 ? " over HTTP/2, \(options.streams) stream(s) each," : ""
-        lines.append("\(options.mode.rawValue): \(options.connections) connection(s)\(version) on \(options.threads) thread(s)\(via), "
+        lines.append("\(options.mode.rawValue): \(options.connections) connection(s)\(version) "
+            + "on \(options.threads) thread(s)\(via), "
             + String(format: "%.1f s measured after %.1f s warm-up", measuredSeconds, options.effectiveWarmup))
         switch options.mode {
         case .stream:

@@ -83,8 +83,8 @@ final class HTTP2Slot {
                 case .connecting(let connection):
                     if let wait = try connection.advanceSetup() { return waitOn(connection, wait) }
                     guard connection.selectedALPN == "h2" else {
-                        throw LoadError(kind: .tls, reason: "the server chose \(connection.selectedALPN ?? "no protocol") "
-                            + "in ALPN, not h2")
+                        let chosen = connection.selectedALPN ?? "no protocol"
+                        throw LoadError(kind: .tls, reason: "the server chose \(chosen) in ALPN, not h2")
                     }
                     let session: HTTP2Session
                     do {
@@ -117,7 +117,8 @@ final class HTTP2Slot {
         switch state {
         case .connecting, .running:
             guard now > deadline else { return }
-            fail(LoadError(kind: .timeout, reason: "no progress for \(settings.timeout / 1_000_000) ms"), stats: &stats, now: now)
+            let reason = "no progress for \(settings.timeout / 1_000_000) ms"
+            fail(LoadError(kind: .timeout, reason: reason), stats: &stats, now: now)
         default:
             return
         }
@@ -182,7 +183,8 @@ final class HTTP2Slot {
                 return blockedWrite ?? wait
             case .closed:
                 if exchanges.isEmpty && draining { return nil }
-                throw LoadError(kind: .io, reason: "server closed the connection with \(exchanges.count) stream(s) open")
+                let reason = "server closed the connection with \(exchanges.count) stream(s) open"
+                throw LoadError(kind: .io, reason: reason)
             }
         }
     }
@@ -226,8 +228,8 @@ final class HTTP2Slot {
                 complete(stream, connection, session, now: now, stats: &stats)
             case .streamReset(let stream, let code, let byPeer):
                 guard exchanges[stream] != nil else { continue }
-                abandon(stream, LoadError(kind: .io, reason: "stream reset by \(byPeer ? "the server" : "us"): \(code)"),
-                        connection, session, now: now, stats: &stats)
+                let reason = "stream reset by \(byPeer ? "the server" : "us"): \(code)"
+                abandon(stream, LoadError(kind: .io, reason: reason), connection, session, now: now, stats: &stats)
             case .streamClosed(let stream, let code):
                 guard exchanges[stream] != nil else { continue }
                 abandon(stream, LoadError(kind: .io, reason: "stream closed before its end: \(code)"),
