@@ -57,8 +57,8 @@ let package = Package(
         .plugin(name: "EmbedWebAssets", capability: .buildTool(), dependencies: ["EmbedWebAssetsTool"]),
         .executableTarget(name: "DevProxyCLI", dependencies: ["DevProxy", "CertAuthority", "PinningPolicy", "CTLS", "SessionStore",
                                                              "WebUI"]),
-        // Load generator for bench/run: multi-threaded HTTPS client over OpenSSL.
-        .executableTarget(name: "DevProxyLoad", dependencies: ["CTLS"]),
+        // Load generator for bench/run: multi-threaded HTTPS client over OpenSSL; HTTP/2 through the codec.
+        .executableTarget(name: "DevProxyLoad", dependencies: ["CTLS", "HTTP2"]),
         // Shared by the test targets: processes, temporary directories, PKI fixtures, vectors.
         .target(name: "TestSupport", dependencies: ["CertAuthority"], path: "Tests/TestSupport", exclude: ["Resources"]),
         .testTarget(name: "CertAuthorityTests", dependencies: ["CertAuthority", "CTLS", "TestSupport"]),
@@ -71,7 +71,7 @@ let package = Package(
                                                          "WebUI"]),
         // DevProxy only to write real flow logs and HAR files for the importers to read.
         .testTarget(name: "SessionStoreTests", dependencies: ["SessionStore", "CSQLite", "DevProxy", "TestSupport"]),
-        .testTarget(name: "DevProxyLoadTests", dependencies: ["DevProxyLoad"]),
+        .testTarget(name: "DevProxyLoadTests", dependencies: ["DevProxyLoad", "TestSupport", "CertAuthority"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -23,7 +23,7 @@ extension HTTP2ProxyConnection {
                     try? session.resetStream(stream, code: code)
                 }
                 guard let exchange = streams[stream], let leg = exchange.leg, let upstream = exchange.upstreamStream else { continue }
-                try? leg.session.consume(stream: upstream, count: count)
+                try? leg.session.consumeStream(upstream, count: count)
             case .streamReset(let stream, let code, let byPeer):
                 guard byPeer, let exchange = streams[stream] else { continue }
                 exchange.draft.fail(.clientReset, "the client reset the stream (\(code)) after \(exchange.responseBytes) response bytes")
@@ -169,8 +169,11 @@ extension HTTP2ProxyConnection {
     }
 
     private func clientData(stream: Int32, bytes: [UInt8], endStream: Bool) {
+        // The connection window reopens at once, the stream's when the origin took the bytes
+        // (see the origin's `.data`).
+        try? session.consumeConnection(count: bytes.count)
         guard let exchange = streams[stream] else {
-            try? session.consume(stream: stream, count: bytes.count)
+            try? session.consumeStream(stream, count: bytes.count)
             return
         }
         exchange.recordRequest(bytes)
@@ -183,7 +186,7 @@ extension HTTP2ProxyConnection {
         }
         guard !exchange.answeredLocally, let leg = exchange.leg, let upstream = exchange.upstreamStream else {
             // Nobody upstream reads it: acknowledge at once so the client can finish sending.
-            try? session.consume(stream: stream, count: bytes.count)
+            try? session.consumeStream(stream, count: bytes.count)
             if endStream && exchange.local != nil && exchange.draft.flow.response == nil { answerLocally(exchange) }
             return
         }
@@ -191,7 +194,7 @@ extension HTTP2ProxyConnection {
             try leg.session.submitData(stream: upstream, bytes, endStream: endStream)
             if endStream { exchange.requestSent = Date() }
         } catch {
-            try? session.consume(stream: stream, count: bytes.count)
+            try? session.consumeStream(stream, count: bytes.count)
         }
     }
 

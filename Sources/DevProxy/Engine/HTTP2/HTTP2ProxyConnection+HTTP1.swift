@@ -44,7 +44,8 @@ extension HTTP2ProxyConnection {
             exchange.draft.flow.timings.connect = upstream.reused ? 0 : upstream.connectMilliseconds
             exchange.draft.flow.timings.tls = upstream.reused ? -1 : upstream.tlsMilliseconds
         case .consumed(let count):
-            try? session.consume(stream: stream, count: count)
+            // The connection part was acknowledged as the bytes arrived (clientData).
+            try? session.consumeStream(stream, count: count)
             if exchange.requestEnded && exchange.requestSent == nil { exchange.requestSent = Date() }
         case .interim(let head):
             let fields = (try? HTTPVersionTranslation.h2Fields(from: head.headers.map { ($0.name, $0.value) })) ?? []

@@ -32,8 +32,11 @@ extension HTTP2ProxyConnection {
                 guard let exchange = exchange(upstream, on: leg), let relayed = try? HTTPVersionTranslation.relayedH2(head) else { continue }
                 try? session.submitResponse(stream: exchange.clientStream, relayed, endStream: false)
             case .data(let upstream, let bytes, let endStream):
+                // The connection window reopens at once, the stream's when the client took the
+                // bytes: a stalled stream holds its own window, never the other streams'.
+                try? leg.session.consumeConnection(count: bytes.count)
                 guard let exchange = exchange(upstream, on: leg) else {
-                    try? leg.session.consume(stream: upstream, count: bytes.count)
+                    try? leg.session.consumeStream(upstream, count: bytes.count)
                     continue
                 }
                 exchange.recordResponse(bytes)
@@ -41,7 +44,7 @@ extension HTTP2ProxyConnection {
                 do {
                     try session.submitData(stream: exchange.clientStream, bytes, endStream: endStream)
                 } catch {
-                    try? leg.session.consume(stream: upstream, count: bytes.count)
+                    try? leg.session.consumeStream(upstream, count: bytes.count)
                 }
             case .trailers(let upstream, let fields):
                 guard let exchange = exchange(upstream, on: leg) else { continue }
@@ -54,7 +57,7 @@ extension HTTP2ProxyConnection {
                 guard let clientStream = leg.clientStreams[upstream] ?? streams.first(where: {
                     $0.value.leg === leg && $0.value.upstreamStream == upstream
                 })?.key else { continue }
-                try? session.consume(stream: clientStream, count: count)
+                try? session.consumeStream(clientStream, count: count)
             case .streamReset(let upstream, let code, let byPeer):
                 guard byPeer, let exchange = exchange(upstream, on: leg) else { continue }
                 exchange.draft.fail(.upstreamReset2, "the origin reset the stream (\(code)) after \(exchange.responseBytes) response bytes")
