@@ -23,6 +23,8 @@ public struct ProxyConfiguration: Sendable {
     public var resolve: [ResolveOverride] = []
     /// Extra CAs trusted for upstream verification besides the system store (`--upstream-ca`).
     public var upstreamCAs: [Certificate] = []
+    /// Client certificates for origins that ask for one (`--client-cert [HOST_GLOB=]FILE`), in order.
+    public var clientCertificates: [ClientCertificateRule] = []
     /// Skip upstream verification (`--insecure-upstream`); every flow records it.
     public var insecureUpstream = false
     /// Open the origin connection while the client's TLS handshake with us runs, so the first
