@@ -100,6 +100,10 @@ struct RunOptions {
             configuration.bodyLimit = bytes
         }
         configuration.redactHeaders = try values("redact")
+        let signatureRules = try values("verify-signature").map(SignatureRule.parse)
+        if !signatureRules.isEmpty {
+            configuration.signatures = try SignatureVerifier(rules: signatureRules, redactedHeaders: configuration.redactHeaders)
+        }
         configuration.addVia = try flag("via")
         return configuration
     }

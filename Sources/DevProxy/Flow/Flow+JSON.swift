@@ -259,6 +259,7 @@ extension Flow: FlowJSONWritable {
             f.object("request", request)
             f.object("response", response)
             f.object("server", server)
+            f.object("signature", signature)
             f.object("signer", signer)
             f.string("started", started)
             f.object("timings", timings)
@@ -393,6 +394,15 @@ extension Flow.Timings: FlowJSONWritable {
             f.double("send", send)
             f.double("tls", tls)
             f.double("wait", wait)
+        }
+    }
+}
+
+extension Flow.SignatureCheck: FlowJSONWritable {
+    func write(to writer: inout FlowJSONWriter) {
+        writer.object { f in
+            f.string("reason", reason)
+            f.bool("valid", valid)
         }
     }
 }

@@ -37,6 +37,8 @@ public struct Flow: Codable, Sendable, Equatable {
     public var listener: ListenerInfo? = nil
     /// For gRPC calls: service, method, status and messages (`Flow+GRPC.swift`).
     public var grpc: GRPCFlowInfo? = nil
+    /// The request's signature check (`--verify-signature`), for hosts with a rule.
+    public var signature: SignatureCheck? = nil
     public var error: FlowError?
 
     public struct Server: Codable, Sendable, Equatable {
@@ -224,6 +226,13 @@ public struct Flow: Codable, Sendable, Equatable {
         }
     }
 
+    /// Whether a request's HMAC signature verified; `reason` (`bad_signature`, `stale_timestamp`,
+    /// `nonce_reused`, `missing_header`) when it did not.
+    public struct SignatureCheck: Codable, Sendable, Equatable {
+        public var valid: Bool
+        public var reason: String?
+    }
+
     /// What went wrong. `kind` is a closed vocabulary (see `FlowErrorKind`).
     public struct FlowError: Codable, Sendable, Equatable {
         public var kind: String
@@ -245,7 +254,7 @@ public struct Flow: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case id, started, ended, client, mode, server, tls, request, response, timings, signer, persona
-        case websocket, tunnel, error, h2, grpc, listener
+        case websocket, tunnel, error, h2, grpc, listener, signature
         case insecureUpstream = "insecure_upstream"
     }
 }
