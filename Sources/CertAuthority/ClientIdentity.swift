@@ -79,7 +79,9 @@ public final class ClientIdentity: Sendable {
         }
         defer { PKCS12_free(p12) }
         let pass = passphrase ?? ""
-        guard PKCS12_verify_mac(p12, pass, Int32(pass.utf8.count)) == 1 else {
+        // `-passout pass:` writes a MAC over the empty password, which OpenSSL checks as "" or NULL.
+        guard PKCS12_verify_mac(p12, pass, Int32(pass.utf8.count)) == 1
+                || (passphrase == nil && PKCS12_verify_mac(p12, nil, 0) == 1) else {
             OpenSSLErrorQueue.clear()
             throw CAError(passphrase == nil ? .passphraseRequired : .wrongPassphrase,
                           passphrase == nil
@@ -152,11 +154,14 @@ public struct ClientCertificateRule: Sendable {
         if let equals = argument.firstIndex(of: "=") {
             let glob = String(argument[..<equals])
             path = String(argument[argument.index(after: equals)...])
-            guard !glob.isEmpty else { throw CAError(.invalidInput, "--client-cert \(argument) is not [HOST_GLOB=]FILE") }
+            guard !glob.isEmpty else {
+                throw CAError(.invalidInput, "--client-cert \(argument) is not [HOST_GLOB=]FILE")
+            }
             pattern = GlobPattern(glob)
         }
         guard !path.isEmpty else { throw CAError(.invalidInput, "--client-cert \(argument) names no file") }
-        return ClientCertificateRule(pattern: pattern, identity: try ClientIdentity.load(path: path, passphrase: passphrase))
+        let identity = try ClientIdentity.load(path: path, passphrase: passphrase)
+        return ClientCertificateRule(pattern: pattern, identity: identity)
     }
 
     /// Whether the rule serves `host`.

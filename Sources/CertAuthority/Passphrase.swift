@@ -12,7 +12,8 @@ public enum PassphraseSource: Sendable, Equatable {
 
     /// `--passphrase-file` wins; else `variable` (`DEVPROXY_CA_PASSPHRASE`) when set; else none.
     public static func resolve(file: String?, variable: String = environmentVariable,
-                               environment: [String: String] = ProcessInfo.processInfo.environment) -> PassphraseSource {
+                               environment: [String: String] = ProcessInfo.processInfo.environment)
+        -> PassphraseSource {
         if let file { return .file(file) }
         if let value = environment[variable], !value.isEmpty { return .environment(variable) }
         return .none

@@ -102,7 +102,8 @@ struct RunOptions {
         configuration.redactHeaders = try values("redact")
         let signatureRules = try values("verify-signature").map(SignatureRule.parse)
         if !signatureRules.isEmpty {
-            configuration.signatures = try SignatureVerifier(rules: signatureRules, redactedHeaders: configuration.redactHeaders)
+            configuration.signatures = try SignatureVerifier(rules: signatureRules,
+                                                             redactedHeaders: configuration.redactHeaders)
         }
         configuration.addVia = try flag("via")
         return configuration

@@ -101,8 +101,8 @@ public struct RequestSigner: Sendable {
         var length: UInt32 = 0
         let produced = key.withUnsafeBytes { keyBytes in
             message.withUnsafeBytes { messageBytes in
-                HMAC(md, keyBytes.baseAddress, Int32(keyBytes.count), messageBytes.baseAddress?.assumingMemoryBound(to: UInt8.self),
-                     messageBytes.count, &out, &length)
+                HMAC(md, keyBytes.baseAddress, Int32(keyBytes.count),
+                     messageBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), messageBytes.count, &out, &length)
             }
         }
         precondition(produced != nil, "OpenSSL's HMAC failed for a digest its default provider has")

@@ -76,7 +76,8 @@ public struct SignatureScheme: Sendable, Equatable {
         let known: Set<String> = ["signature_header", "timestamp_header", "nonce_header", "parts", "separator", "hash",
                                   "encoding", "max_skew_seconds"]
         if let unknown = object.keys.filter({ !known.contains($0) && !$0.hasPrefix("_") }).sorted().first {
-            throw ConfigurationError("\(source): unknown key \"\(unknown)\" (known: \(known.sorted().joined(separator: ", ")))")
+            throw ConfigurationError("\(source): unknown key \"\(unknown)\" (known: "
+                                     + known.sorted().joined(separator: ", ") + ")")
         }
         func string(_ key: String) throws -> String? {
             guard let value = object[key] else { return nil }

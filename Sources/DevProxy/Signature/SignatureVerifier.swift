@@ -44,7 +44,8 @@ public struct SignatureRule: Sendable {
             }
             scheme = try SignatureScheme(json: bytes, source: "--verify-signature \(files[1])")
         }
-        return SignatureRule(pattern: GlobPattern(String(argument[..<equals])), signer: RequestSigner(key: key, scheme: scheme))
+        return SignatureRule(pattern: GlobPattern(String(argument[..<equals])),
+                             signer: RequestSigner(key: key, scheme: scheme))
     }
 }
 
@@ -89,7 +90,8 @@ public final class SignatureVerifier: Sendable {
     func verify(_ request: Flow.Request, signer: RequestSigner, arrived: Date) -> Flow.SignatureCheck {
         let scheme = signer.scheme
         func header(_ name: String) -> String? {
-            request.headers.first { $0.first?.equalsCaseInsensitive(name) == true }.flatMap { $0.count > 1 ? $0[1] : nil }
+            let pair = request.headers.first { $0.first?.equalsCaseInsensitive(name) == true }
+            return pair.flatMap { $0.count > 1 ? $0[1] : nil }
         }
         guard let target = SignedTarget(url: request.url) else { return .invalid(.missingHeader) }
         for name in scheme.requiredHeaders where header(name)?.isEmpty != false { return .invalid(.missingHeader) }
@@ -99,7 +101,8 @@ public final class SignatureVerifier: Sendable {
         let bodyHash = request.body.flatMap { Self.bytes(hex: $0.sha256) } ?? Digest.sha256([])
         let matched = target.candidatePaths.contains { path in
             let input = RequestSigner.Input(method: request.method, path: path, query: target.query, host: target.host,
-                                            timestamp: timestamp, nonce: nonce, bodySHA256: bodyHash, headers: request.headers)
+                                            timestamp: timestamp, nonce: nonce, bodySHA256: bodyHash,
+                                            headers: request.headers)
             return Self.constantTimeEqual(signer.signature(input), received, caseInsensitive: scheme.encoding == .hex)
         }
         guard matched else { return .invalid(.badSignature) }
@@ -120,7 +123,8 @@ public final class SignatureVerifier: Sendable {
         var result: [UInt8] = []
         result.reserveCapacity(digits.count / 2)
         for index in stride(from: 0, to: digits.count, by: 2) {
-            guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else { return nil }
+            let pair = String(decoding: digits[index..<index + 2], as: UTF8.self)
+            guard let byte = UInt8(pair, radix: 16) else { return nil }
             result.append(byte)
         }
         return result
@@ -131,7 +135,10 @@ public final class SignatureVerifier: Sendable {
         let left = Array((caseInsensitive ? expected.lowercased() : expected).utf8)
         let right = Array((caseInsensitive ? received.lowercased() : received).utf8)
         guard left.count == right.count, !left.isEmpty else { return false }
-        return left.withUnsafeBytes { l in right.withUnsafeBytes { r in CRYPTO_memcmp(l.baseAddress, r.baseAddress, l.count) } } == 0
+        let difference = left.withUnsafeBytes { l in
+            right.withUnsafeBytes { r in CRYPTO_memcmp(l.baseAddress, r.baseAddress, l.count) }
+        }
+        return difference == 0
     }
 }
 

@@ -38,7 +38,8 @@ import TestSupport
     private func sign(_ spec: [String: Any]) throws -> [String: String] {
         let input = try JSONSerialization.data(withJSONObject: spec)
         let result = try Subprocess.run("python3", ["-c", Self.pythonSigner], stdin: [UInt8](input))
-        guard result.status == 0, let headers = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: String] else {
+        let parsed = try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))
+        guard result.status == 0, let headers = parsed as? [String: String] else {
             throw TestFailure("python signer failed: \(result.stderr)")
         }
         return headers
@@ -112,7 +113,8 @@ import TestSupport
         let keyFile = directory.write("hmac.key", "another-key")
         let schemeFile = directory.write("scheme.json", """
             {"hash": "sha512", "encoding": "hex", "signature_header": "X-Sig", "timestamp_header": "X-Time",
-             "nonce_header": "X-Request-Id", "separator": "|", "parts": ["timestamp", "method", "path", "nonce", "body_sha256_hex"]}
+             "nonce_header": "X-Request-Id", "separator": "|",
+             "parts": ["timestamp", "method", "path", "nonce", "body_sha256_hex"]}
             """)
         let cas = try Certificate.all(from: [UInt8](try Data(contentsOf: URL(fileURLWithPath: origin.caPath))))
         let verifier = try SignatureVerifier(rules: [try SignatureRule.parse("localhost=\(keyFile),\(schemeFile)")])
@@ -127,9 +129,11 @@ import TestSupport
                                 "headers": ["signature": "X-Sig", "timestamp": "X-Time", "nonce": "X-Request-Id"]])
         try send(proxy, "https://localhost:\(origin.port)/items/7", method: "PUT", headers: headers, body: "hello")
         let defaultScheme = try sign(["key_file": keyFile, "method": "PUT", "path": "/items/7", "body_file": bodyFile])
-        try send(proxy, "https://localhost:\(origin.port)/items/7", method: "PUT", headers: defaultScheme, body: "hello")
+        try send(proxy, "https://localhost:\(origin.port)/items/7", method: "PUT", headers: defaultScheme,
+                 body: "hello")
         let flows = proxy.flows(count: 2)
-        #expect(flows.map(\.signature) == [.init(valid: true, reason: nil), .init(valid: false, reason: "missing_header")])
+        #expect(flows.map(\.signature)
+                == [.init(valid: true, reason: nil), .init(valid: false, reason: "missing_header")])
     }
 
     /// The replay's re-signing: fresh timestamp and nonce, other headers kept, and a signature that
@@ -158,10 +162,12 @@ import TestSupport
         let python = try Subprocess.run("python3", ["-c", script])
         #expect(python.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == signature)
 
-        let verifier = try SignatureVerifier(rules: [SignatureRule(pattern: GlobPattern("api.acme.dev"), signer: signer)])
-        let request = Flow.Request(method: "POST", url: "https://api.acme.dev/pay?x=1", httpVersion: "HTTP/1.1", headers: headers,
-                                   body: Flow.Body(size: body.count, sha256: Digest.sha256(body).hex, text: nil, base64: nil,
-                                                   truncated: false, decoded: nil))
+        let verifier = try SignatureVerifier(rules: [SignatureRule(pattern: GlobPattern("api.acme.dev"),
+                                                                   signer: signer)])
+        let recorded = Flow.Body(size: body.count, sha256: Digest.sha256(body).hex, text: nil, base64: nil,
+                                 truncated: false, decoded: nil)
+        let request = Flow.Request(method: "POST", url: "https://api.acme.dev/pay?x=1", httpVersion: "HTTP/1.1",
+                                   headers: headers, body: recorded)
         #expect(verifier.verify(request, signer: signer, arrived: now) == .init(valid: true, reason: nil))
         #expect(verifier.verify(request, signer: signer, arrived: now) == .init(valid: false, reason: "nonce_reused"))
         #expect(verifier.signer(for: "api.acme.dev") != nil && verifier.signer(for: "example.com") == nil)

@@ -48,7 +48,9 @@ final class MTLSMaterial {
     @discardableResult
     func openssl(_ arguments: [String]) throws -> Subprocess.Result {
         let result = try Subprocess.run("openssl", arguments)
-        guard result.status == 0 else { throw TestFailure("openssl \(arguments.joined(separator: " ")): \(result.stderr)") }
+        guard result.status == 0 else {
+            throw TestFailure("openssl \(arguments.joined(separator: " ")): \(result.stderr)")
+        }
         return result
     }
 }

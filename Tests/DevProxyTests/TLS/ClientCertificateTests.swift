@@ -68,7 +68,8 @@ import TestSupport
         let server = try OpenSSLMTLSServer(material: material, clientCA: material.caPath("B"))
         let proxy = try proxy(["localhost=\(material.p12Path("A"))", "localhost=\(material.bundlePath("B"))"])
         let result = try proxy.curl(["https://localhost:\(server.port)/"])
-        #expect(result.stdout.contains("devproxy-client-B") && !result.stdout.contains("devproxy-client-A"), "\(result.output)")
+        #expect(result.stdout.contains("devproxy-client-B") && !result.stdout.contains("devproxy-client-A"),
+                "\(result.output)")
         let record = try #require(proxy.flows(count: 1).first?.tls?.upstream?.clientCertificate)
         #expect(record.subject?.contains("devproxy-client-B") == true)
     }
@@ -124,16 +125,20 @@ import TestSupport
     @Test func startUpRefusals() throws {
         let directory = TemporaryDirectory()
         let wrongPass = directory.write("wrong.pass", "not-the-passphrase\n")
-        let garbage = directory.write("garbage.p12", bytes: [0x30, 0x82, 0x01, 0x00] + Array(repeating: 0x41, count: 64))
-        let mismatched = directory.write("mismatch.pem", (try String(contentsOfFile: material.clientCertPath("A"), encoding: .utf8))
+        let garbage = directory.write("garbage.p12",
+                                      bytes: [0x30, 0x82, 0x01, 0x00] + Array(repeating: 0x41, count: 64))
+        let mismatched = directory.write("mismatch.pem",
+                                         (try String(contentsOfFile: material.clientCertPath("A"), encoding: .utf8))
             + (try String(contentsOfFile: material.directory.file("clientB.key"), encoding: .utf8)))
         let cases: [([String], [String: String], String)] = [
-            (["--client-cert", material.p12Path("A"), "--client-cert-passphrase-file", wrongPass], [:], "wrong passphrase"),
+            (["--client-cert", material.p12Path("A"), "--client-cert-passphrase-file", wrongPass], [:],
+             "wrong passphrase"),
             (["--client-cert", material.p12Path("A")], ["DEVPROXY_CLIENT_CERT_PASSPHRASE": "nope"], "wrong passphrase"),
             (["--client-cert", material.p12Path("A")], [:], "DEVPROXY_CLIENT_CERT_PASSPHRASE"),
             (["--client-cert", "localhost=" + garbage], [:], "PKCS#12"),
             (["--client-cert", mismatched], [:], "does not match"),
-            (["--client-cert", material.p12Path("A"), "--client-cert-passphrase", "secret"], [:], "never taken as arguments"),
+            (["--client-cert", material.p12Path("A"), "--client-cert-passphrase", "secret"], [:],
+             "never taken as arguments"),
         ]
         for (arguments, environment, expected) in cases {
             let result = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", directory.file("ca"),

@@ -59,7 +59,8 @@ struct HTTP1ToHTTP2Exchange {
         } catch {
             draft.flow.request?.body = requestCapture.finish(contentEncoding: head.headers["Content-Encoding"],
                                                              contentType: head.headers["Content-Type"])
-            if !(error is ClientGone), let message = UpstreamFailure.missingClientCertificate(upstream, target: target) {
+            if !(error is ClientGone),
+               let message = UpstreamFailure.missingClientCertificate(upstream, target: target) {
                 draft.fail(.upstreamClientCertificateRequired, message)
                 context.sendToClient(ErrorResponse.bytes(status: 502, detail: message))
                 return false

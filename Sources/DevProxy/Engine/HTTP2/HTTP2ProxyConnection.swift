@@ -220,7 +220,8 @@ final class HTTP2ProxyConnection {
             guard let exchange = streams[clientStream] else { continue }
             exchange.leg = nil
             if exchange.responseHead == nil {
-                if let message = UpstreamFailure.missingClientCertificate(upstreamLeg.upstream, target: "\(host):\(port)") {
+                if let message = UpstreamFailure.missingClientCertificate(upstreamLeg.upstream,
+                                                                           target: "\(host):\(port)") {
                     answer(exchange, status: 502, kind: .upstreamClientCertificateRequired, message: message)
                     continue
                 }

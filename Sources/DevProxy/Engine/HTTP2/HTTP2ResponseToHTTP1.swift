@@ -43,7 +43,8 @@ struct HTTP2ResponseToHTTP1 {
             }
         } catch {
             if let clientCertificateFailure {
-                return fail(draft: &draft, kind: .upstreamClientCertificateRequired, code: nil, clientCertificateFailure)
+                return fail(draft: &draft, kind: .upstreamClientCertificateRequired, code: nil,
+                            clientCertificateFailure)
             }
             return fail(draft: &draft, kind: .upstreamClosed, code: nil, "upstream \(target) (HTTP/2) failed before the response: \(error)")
         }
