@@ -46,6 +46,12 @@ import TestSupport
         #expect(record.issuer?.contains("mTLS Test Client CA A") == true)
         #expect(record.pin == (try material.clientPin("A")))
         #expect(record.acceptableCAs?.contains { $0.contains("mTLS Test Client CA A") } == true)
+        // s_server closes after each answer: the next request opens a new connection that resumes
+        // the TLS session (no CertificateRequest then); the flow still names the certificate.
+        let again = try proxy.curl(["https://localhost:\(server.port)/"])
+        #expect(again.stdout.contains("Reused, "), "\(again.output)")
+        let second = try #require(proxy.flows(count: 2).dropFirst().first)
+        #expect(second.tls?.upstream?.clientCertificate?.pin == record.pin)
     }
 
     /// With no certificate configured, the origin's refusal (an alert in the TLS 1.2 handshake;
@@ -60,6 +66,23 @@ import TestSupport
         #expect(result.stdout.contains("--client-cert localhost=FILE"))
         let flow = try #require(proxy.flows(count: 1).first)
         #expect(flow.error?.kind == "upstream_client_certificate_required", "\(String(describing: flow.error))")
+    }
+
+    /// With `--lazy-upstream` the origin connection is opened for the request rather than ahead
+    /// of it; the TLS 1.3 `certificate_required` alert on its first read ends the same way.
+    @Test func lazyUpstreamWithoutCertificate() throws {
+        let server = try OpenSSLMTLSServer(material: material, clientCA: material.caPath("A"))
+        let cas = try originCAs()
+        let proxy = try ProxyHarness(configure: {
+            $0.upstreamCAs = cas
+            $0.eagerUpstream = false
+        })
+        let result = try proxy.curl(["--http2", "-i", "https://localhost:\(server.port)/"])
+        #expect(result.stdout.contains("HTTP/1.1 502") || result.stdout.contains("HTTP/2 502"), "\(result.output)")
+        #expect(result.stdout.contains("--client-cert localhost=FILE"))
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.error?.kind == "upstream_client_certificate_required", "\(String(describing: flow.error))")
+        #expect(flow.tls?.upstream?.clientCertificate?.presented == false)
     }
 
     /// Two identities for the same host: the one issued by the CA the origin names is chosen,
