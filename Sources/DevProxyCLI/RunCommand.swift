@@ -19,6 +19,8 @@ enum RunCommand {
       devproxy run --persona '*.acme.dev=unpinned' --log flows.jsonl --sink-reports   QA: does the app enforce its pins?
       devproxy run --mode regular --mode socks5@127.0.0.1:1080      an HTTP proxy on --listen and a SOCKS5 one
       devproxy run --leaf-key 'api.acme.dev=debug-leaf.key'   a leaf-only pinner pins this key (devproxy pins --format raw-key debug-leaf.key)
+      devproxy run --client-cert 'api.acme.dev=client.p12' --client-cert-passphrase-file p12.pass   mTLS to the origin
+      devproxy run --verify-signature 'api.acme.dev=hmac.key' --log flows.jsonl   check RequestSigner's X-Signature
 
     Options: --listen HOST:PORT  --ca-dir DIR  --intermediate BUNDLE  --sign-with-root  --log FILE  --har FILE
              --passthrough GLOB  --upstream-ca FILE  --insecure-upstream  --lazy-upstream  --no-http2  --resolve HOST:PORT:ADDRESS
@@ -32,6 +34,9 @@ enum RunCommand {
              --web-password-file FILE (needed, with --allow-remote, for --web beyond loopback)
              --report-uri GLOB  --reports FILE (default: reports.jsonl beside --log)  --sink-reports
              --leaf-key GLOB=KEY.pem (matching hosts' leaves carry this key: for leaf-only pinners; never a CA key)
+             --client-cert [GLOB=]FILE (PEM cert+chain+key or .p12, repeatable; presented when an origin asks)
+             --client-cert-passphrase-file FILE (else $DEVPROXY_CLIENT_CERT_PASSPHRASE)
+             --verify-signature GLOB=KEYFILE[,SCHEME.json] (HMAC request signatures: flow field `signature`)
     Then: curl --proxy http://127.0.0.1:8080 --cacert ROOT.pem https://example.com/
     """
 

@@ -23,6 +23,11 @@ public struct ProxyConfiguration: Sendable {
     public var resolve: [ResolveOverride] = []
     /// Extra CAs trusted for upstream verification besides the system store (`--upstream-ca`).
     public var upstreamCAs: [Certificate] = []
+    /// Client certificates for origins that ask for one (`--client-cert [HOST_GLOB=]FILE`), in order.
+    public var clientCertificates: [ClientCertificateRule] = []
+    /// Request signatures to check (`--verify-signature HOST_GLOB=KEYFILE[,SCHEME.json]`); each
+    /// matching flow records `signature`. A replay re-signs with `signatures?.signer(for:)`.
+    public var signatures: SignatureVerifier?
     /// Skip upstream verification (`--insecure-upstream`); every flow records it.
     public var insecureUpstream = false
     /// Open the origin connection while the client's TLS handshake with us runs, so the first

@@ -122,6 +122,7 @@ public final class ProxyServer: @unchecked Sendable {
             let detail = flow.error.map { " (\($0.kind): \($0.message))" } ?? ""
             flow.error = Flow.FlowError(kind: FlowErrorKind.aborted.rawValue, message: "DevProxy was shutting down" + detail, alert: nil)
         }
+        configuration.signatures?.check(&flow)
         for sink in sinks { sink.record(flow) }
     }
 

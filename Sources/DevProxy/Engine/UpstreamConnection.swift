@@ -42,7 +42,25 @@ final class UpstreamConnection: @unchecked Sendable {
         let verification = tls.verification
         return Flow.TLSInfo.UpstreamSide(
             version: tls.version, cipher: tls.cipher, alpn: tls.alpn, verified: verification.verified,
-            verifyError: verification.reason, chain: tls.peerChain.map(Flow.ChainCertificate.init))
+            verifyError: verification.reason, chain: tls.peerChain.map(Flow.ChainCertificate.init),
+            clientCertificate: Flow.ClientCertificate(tls))
+    }
+}
+
+extension Flow.ClientCertificate {
+    /// What the flow log says about client authentication on `tls`: nil when the origin did not
+    /// ask (and no resumed session carried a certificate).
+    init?(_ tls: TLSConnection) {
+        if let identity = tls.clientIdentity {
+            let certificate = identity.certificate
+            self.init(presented: true, subject: certificate.subject, issuer: certificate.issuer,
+                      pin: certificate.pin, file: identity.path)
+        } else if tls.clientCertificateMissing {
+            self.init(presented: false)
+        } else {
+            return nil
+        }
+        acceptableCAs = tls.clientCertificate.flatMap { $0.acceptableCAs.isEmpty ? nil : $0.acceptableCAs }
     }
 }
 
@@ -223,7 +241,8 @@ final class UpstreamPool: @unchecked Sendable {
                                       limits: configuration.httpLimits)
         }
         let connection = try TLSConnection.connect(socket: socket, context: tlsContext, serverName: host,
-                                                   session: sessions.handle(for: key), alpn: alpn)
+                                                   session: sessions.handle(for: key), alpn: alpn,
+                                                   clientCertificates: configuration.clientCertificates)
         return UpstreamConnection(stream: connection, key: key, address: address, tls: connection,
                                   connectMilliseconds: FlowDraft.milliseconds(from: start, to: connected),
                                   tlsMilliseconds: FlowDraft.milliseconds(since: connected), limits: configuration.httpLimits)

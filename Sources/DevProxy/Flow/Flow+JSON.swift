@@ -260,6 +260,7 @@ extension Flow: FlowJSONWritable {
             f.object("request", request)
             f.object("response", response)
             f.object("server", server)
+            f.object("signature", signature)
             f.object("signer", signer)
             f.string("started", started)
             f.object("timings", timings)
@@ -307,9 +308,23 @@ extension Flow.TLSInfo.UpstreamSide: FlowJSONWritable {
             f.string("alpn", alpn)
             f.array("chain", chain)
             f.string("cipher", cipher)
+            f.object("client_certificate", clientCertificate)
             f.bool("verified", verified)
             f.string("verify_error", verifyError)
             f.string("version", version)
+        }
+    }
+}
+
+extension Flow.ClientCertificate: FlowJSONWritable {
+    func write(to writer: inout FlowJSONWriter) {
+        writer.object { f in
+            if let acceptableCAs { f.field("acceptable_cas", acceptableCAs) { $0.array($1) { $0.string($1) } } }
+            f.string("file", file)
+            f.string("issuer", issuer)
+            f.string("pin", pin)
+            f.bool("presented", presented)
+            f.string("subject", subject)
         }
     }
 }
@@ -380,6 +395,15 @@ extension Flow.Timings: FlowJSONWritable {
             f.double("send", send)
             f.double("tls", tls)
             f.double("wait", wait)
+        }
+    }
+}
+
+extension Flow.SignatureCheck: FlowJSONWritable {
+    func write(to writer: inout FlowJSONWriter) {
+        writer.object { f in
+            f.string("reason", reason)
+            f.bool("valid", valid)
         }
     }
 }

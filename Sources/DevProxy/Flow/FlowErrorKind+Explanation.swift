@@ -42,6 +42,8 @@ extension FlowErrorKind {
             return "the TLS handshake with the server failed"
         case .upstreamCertificateInvalid:
             return "the server's certificate does not verify; add its CA with --upstream-ca or use --insecure-upstream"
+        case .upstreamClientCertificateRequired:
+            return "the server asks for a client certificate (mTLS); give one with --client-cert HOST=FILE"
         case .upstreamBadResponse:
             return "the server's response was not valid HTTP/1.1"
         case .upstreamClosed:
