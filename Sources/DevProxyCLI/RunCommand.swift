@@ -1,6 +1,7 @@
 import CertAuthority
 import DevProxy
 import Foundation
+import QRCode
 import SessionStore
 
 /// `devproxy run`: the intercepting proxy. With no arguments it is what `devproxy` does.
@@ -29,6 +30,7 @@ enum RunCommand {
              --session FILE|new (a SQLite session store; `new`: under the data directory, newest 20 kept)
              --report-uri GLOB  --reports FILE (default: reports.jsonl beside --log)  --sink-reports
              --leaf-key GLOB=KEY.pem (matching hosts' leaves carry this key: for leaf-only pinners; never a CA key)
+             --qr (the onboarding address's QR code, also when stdout is not a terminal)
     Then: curl --proxy http://127.0.0.1:8080 --cacert ROOT.pem https://example.com/
     """
 
@@ -69,6 +71,10 @@ enum RunCommand {
         } else if try options.flag("sink-reports") {
             throw UsageError("--sink-reports needs somewhere to store the reports: --log FILE or --reports FILE")
         }
+        // The onboarding site installs the root the leaves chain to (the bundle's, with --intermediate).
+        let teamRoot = (try options.value("intermediate") == nil ? try? store.rootCertificate() : nil) ?? selection.signer.root
+        let onboarding = teamRoot.map(OnboardingSite.init(root:))
+        configuration.onboarding = onboarding
         let server: ProxyServer
         do {
             server = try ProxyServer(configuration: configuration, leaves: leaves, sinks: sinks)
@@ -84,6 +90,7 @@ enum RunCommand {
                         bundle: try options.value("intermediate"))
         }
         selection.warnings.forEach(Output.warning)
+        if let onboarding { try printOnboarding(onboarding, server: server, options: options, quiet: quiet) }
         // Scripts and tests read these lines for the ports: `listening on HOST:PORT (MODE)`.
         for (kind, bound) in server.boundListeners { Output.line("listening on \(bound) (\(kind.rawValue))") }
         waitForTermination()
@@ -180,6 +187,21 @@ enum RunCommand {
           on a phone: devproxy ca export \(bundle.map { "--bundle \($0) " } ?? "")--format der --out devproxy-root.crt, install it as a CA certificate,
                       then set the Wi-Fi proxy to this machine's address and port
         """)
+    }
+
+    /// `onboarding: http://HOST:PORT/` (scripts read the address from this line), and its QR code
+    /// when stdout is a terminal or with `--qr`.
+    private static func printOnboarding(_ site: OnboardingSite, server: ProxyServer, options: RunOptions, quiet: Bool) throws {
+        guard let listener = server.boundListeners.first(where: { $0.kind == .regular })?.address else { return }
+        let address = OnboardingAddress(listener: listener)
+        site.setAddress(address.url)
+        let reach = address.loopbackOnly
+            ? " (this machine only: a phone cannot reach it; for a phone run with --listen 0.0.0.0:\(listener.port) --allow-remote)"
+            : " (open it on the device, or http://\(OnboardingSite.host)/ once the device uses the proxy)"
+        Output.line("onboarding: \(address.url)" + reach)
+        guard try options.flag("qr") || (!quiet && isatty(STDOUT_FILENO) == 1),
+              let code = try? QRCode(encoding: address.url) else { return }
+        Output.line(String(code.terminalText().dropLast()))
     }
 
     /// Blocks until SIGINT or SIGTERM.

@@ -9,7 +9,7 @@ struct RunOptions {
                                       "keylog", "body-limit", "config", "proxy-auth", "persona", "report-uri", "redact",
                                       "passphrase-file", "reports", "mode", "session", "leaf-key"]
     static let booleans: Set<String> = ["insecure-upstream", "lazy-upstream", "quiet", "allow-remote", "sink-reports",
-                                        "sign-with-root", "via", "no-http2"]
+                                        "sign-with-root", "via", "no-http2", "qr"]
 
     private let arguments: Arguments
     private let file: [String: Any]

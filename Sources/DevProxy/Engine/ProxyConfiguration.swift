@@ -58,6 +58,9 @@ public struct ProxyConfiguration: Sendable {
     /// pin-failure reports that must not reach production collectors). Arguments: method,
     /// URL, Content-Type. Nil forwards everything.
     public var answerLocally: (@Sendable (_ method: String, _ url: String, _ contentType: String?) -> Bool)?
+    /// The onboarding site (`http://devproxy.test/`, and `GET /` straight to the proxy's port),
+    /// answered by DevProxy and never forwarded. Nil: no such site (requests for it are proxied).
+    public var onboarding: OnboardingSite?
 
     public init() {}
 }
