@@ -1,3 +1,4 @@
+import CertAuthority
 import Foundation
 import HTTP1
 

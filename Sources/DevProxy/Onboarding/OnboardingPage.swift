@@ -73,6 +73,7 @@ struct OnboardingPage {
         let snippet = PinSnippet(domain: Self.exampleDomain, includeSubdomains: true,
                                  pins: [PinSnippet.PinLine(base64: pinBase64, comment: "DevProxy team root: \(root.subject)")])
         let nsc = HTMLText.escape(snippet.render(.nsc))
+        let name = HTMLText.escape(root.commonName ?? root.subject)
         return """
         <section id="ios">
         <h2>iPhone and iPad</h2>
