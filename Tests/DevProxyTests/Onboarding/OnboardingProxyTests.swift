@@ -86,14 +86,16 @@ import TestSupport
 
     /// The PNG QR code, fetched like a phone would, decodes with zbar to the page's address.
     @Test func qrCodeDecodesToThePageAddress() throws {
-        let (_, site) = try Self.proxy()
+        let (proxy, site) = try Self.proxy()
         let url = try #require(site.address)
+        #expect(url == "http://127.0.0.1:\(proxy.port)/")
         let directory = TemporaryDirectory()
         let fetched = try Subprocess.run("curl", ["-sS", "-o", directory.file("qr.png"), "-w", "%{content_type}",
                                                   "--max-time", "20", url + "qr.png"])
         #expect(fetched.stdout == "image/png", "\(fetched.output)")
         let decoded = try Subprocess.run("zbarimg", ["--raw", "-q", directory.file("qr.png")], timeout: 30)
         #expect(decoded.stdout.trimmingCharacters(in: .newlines) == url, "\(decoded.output)")
+        #expect(proxy.flows(count: 1).first?.response?.status == 200)
     }
 
     /// The profile downloaded through the proxy parses with plistlib and carries the root's DER.
