@@ -143,6 +143,31 @@ import TestSupport
         #expect(try trap.accept(timeout: 0.3) == nil, "a request for devproxy.test reached an upstream")
     }
 
+    /// A SOCKS5 client naming devproxy.test gets the same site over TLS, and proxy credentials
+    /// are not asked for the public pages fetched straight from the port.
+    @Test func socks5ClientsAndUnauthenticatedPhonesGetTheSite() throws {
+        let socksPort = try HTTP2Origin.freePort()
+        let (proxy, site) = try Self.proxy {
+            $0.modes = [ListenerMode(kind: .regular), ListenerMode(kind: .socks5, host: "127.0.0.1", port: socksPort)]
+            $0.proxyCredentials = [ProxyCredential(user: "qa", password: "s3cret")]
+        }
+        let directory = TemporaryDirectory()
+        let socks = try Subprocess.run("curl", ["-sS", "--cacert", proxy.pki.rootPath, "--max-time", "20", "--socks5-hostname",
+                                                "qa:s3cret@127.0.0.1:\(socksPort)", "-o", directory.file("root.crt"),
+                                                "https://devproxy.test/root.crt"], timeout: 30)
+        #expect(socks.status == 0, "\(socks.stderr)")
+        #expect(try Self.fingerprint(directory.file("root.crt"), der: true) == (try Self.fingerprint(proxy.pki.rootPath, der: false)))
+        let straight = try Subprocess.run("curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "20",
+                                                   try #require(site.address) + "root.pem"])
+        #expect(straight.stdout == "200")
+        // Proxying still needs the credentials.
+        let proxied = try Subprocess.run("curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "20",
+                                                  "--proxy", proxy.proxyURL, "http://127.0.0.1:1/"])
+        #expect(proxied.stdout == "407")
+        let flows = proxy.flows(count: 3)
+        #expect(flows.contains { $0.listener?.mode == "socks5" && $0.response?.status == 200 && $0.mode == .https })
+    }
+
     /// A plain-text tunnel to devproxy.test is closed with a flow, not relayed anywhere.
     @Test func plainTunnelToTheSiteIsRefusedNotRelayed() throws {
         let (proxy, _) = try Self.proxy()
