@@ -54,8 +54,8 @@ let package = Package(
         .target(name: "PinningPolicy", dependencies: ["CertAuthority"]),
         .target(name: "DevProxy", dependencies: ["CertAuthority", "HTTP1", "HTTP2", "PinningPolicy", "SOCKS5", "CTLS", "CCompression",
                                                "CSystem", "GRPCWire", "SessionStore", "QRCode"]),
-        .executableTarget(name: "DevProxyCLI", dependencies: ["DevProxy", "CertAuthority", "PinningPolicy", "CTLS", "SessionStore",
-                                                             "QRCode"]),
+        .executableTarget(name: "DevProxyCLI", dependencies: ["DevProxy", "CertAuthority", "PinningPolicy", "CTLS",
+                                                             "SessionStore", "QRCode"]),
         // Load generator for bench/run: multi-threaded HTTPS client over OpenSSL.
         .executableTarget(name: "DevProxyLoad", dependencies: ["CTLS"]),
         // Shared by the test targets: processes, temporary directories, PKI fixtures, vectors.

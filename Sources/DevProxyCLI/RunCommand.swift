@@ -72,7 +72,8 @@ enum RunCommand {
             throw UsageError("--sink-reports needs somewhere to store the reports: --log FILE or --reports FILE")
         }
         // The onboarding site installs the root the leaves chain to (the bundle's, with --intermediate).
-        let teamRoot = (try options.value("intermediate") == nil ? try? store.rootCertificate() : nil) ?? selection.signer.root
+        let fromStore = try options.value("intermediate") == nil ? try? store.rootCertificate() : nil
+        let teamRoot = fromStore ?? selection.signer.root
         let onboarding = teamRoot.map(OnboardingSite.init(root:))
         configuration.onboarding = onboarding
         let server: ProxyServer
@@ -91,9 +92,12 @@ enum RunCommand {
         }
         selection.warnings.forEach(Output.warning)
         if let onboarding { try printOnboarding(onboarding, server: server, options: options, quiet: quiet) }
+        // Catch SIGINT/SIGTERM before saying we listen: a script that stops us as soon as it reads
+        // that line must not find the signal discarded (setting SIG_IGN drops a pending one).
+        let termination = TerminationSignals()
         // Scripts and tests read these lines for the ports: `listening on HOST:PORT (MODE)`.
         for (kind, bound) in server.boundListeners { Output.line("listening on \(bound) (\(kind.rawValue))") }
-        waitForTermination()
+        termination.wait()
         if !quiet { Output.line("stopping: finishing in-flight exchanges (up to \(Int(configuration.shutdownGrace)) s)") }
         server.stop()
         return 0
@@ -191,12 +195,14 @@ enum RunCommand {
 
     /// `onboarding: http://HOST:PORT/` (scripts read the address from this line), and its QR code
     /// when stdout is a terminal or with `--qr`.
-    private static func printOnboarding(_ site: OnboardingSite, server: ProxyServer, options: RunOptions, quiet: Bool) throws {
+    private static func printOnboarding(_ site: OnboardingSite, server: ProxyServer, options: RunOptions,
+                                        quiet: Bool) throws {
         guard let listener = server.boundListeners.first(where: { $0.kind == .regular })?.address else { return }
         let address = OnboardingAddress(listener: listener)
         site.setAddress(address.url)
         let reach = address.loopbackOnly
-            ? " (this machine only: a phone cannot reach it; for a phone run with --listen 0.0.0.0:\(listener.port) --allow-remote)"
+            ? " (this machine only: a phone cannot reach it; for a phone run with --listen 0.0.0.0:\(listener.port)"
+              + " --allow-remote)"
             : " (open it on the device, or http://\(OnboardingSite.host)/ once the device uses the proxy)"
         Output.line("onboarding: \(address.url)" + reach)
         guard try options.flag("qr") || (!quiet && isatty(STDOUT_FILENO) == 1),
@@ -204,19 +210,25 @@ enum RunCommand {
         Output.line(String(code.terminalText().dropLast()))
     }
 
-    /// Blocks until SIGINT or SIGTERM.
-    private static func waitForTermination() {
-        let done = DispatchSemaphore(value: 0)
-        let queue = DispatchQueue(label: "devproxy.signals")
-        var sources: [DispatchSourceSignal] = []
-        for signalNumber in [SIGINT, SIGTERM] {
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
-            source.setEventHandler { done.signal() }
-            source.resume()
-            sources.append(source)
+    /// SIGINT and SIGTERM, caught from `init` on; `wait()` blocks until one arrives.
+    private final class TerminationSignals {
+        private let done = DispatchSemaphore(value: 0)
+        private var sources: [DispatchSourceSignal] = []
+
+        init() {
+            let queue = DispatchQueue(label: "devproxy.signals")
+            for signalNumber in [SIGINT, SIGTERM] {
+                signal(signalNumber, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
+                source.setEventHandler { [done] in done.signal() }
+                source.resume()
+                sources.append(source)
+            }
         }
-        done.wait()
-        sources.forEach { $0.cancel() }
+
+        func wait() {
+            done.wait()
+            sources.forEach { $0.cancel() }
+        }
     }
 }

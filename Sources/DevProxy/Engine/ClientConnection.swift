@@ -62,8 +62,9 @@ final class ClientConnection: @unchecked Sendable {
             if let site = server.configuration.onboarding,
                let destination = OnboardingExchange.destination(of: head, listenerAddress: listenerInfo.address) {
                 // The onboarding site is public material, answered without proxy credentials.
-                let context = ExchangeContext(server: server, connection: self, client: reader, clientAddress: clientAddress,
-                                              mode: .http, clientTLS: nil, signer: nil, persona: nil)
+                let context = ExchangeContext(server: server, connection: self, client: reader,
+                                              clientAddress: clientAddress, mode: .http, clientTLS: nil, signer: nil,
+                                              persona: nil)
                 guard OnboardingExchange(context: context, head: head, site: site, destination: destination).run(),
                       !server.isStopping else { return }
                 continue

@@ -16,13 +16,16 @@ extension ConnectHandler {
             server.emit(draft.finished())
         }
         guard case .hello(let hello) = peekClientHello(early: early) else {
-            failure(.clientNotTLS, "\(host) inside CONNECT is served over TLS only; ask for http://\(host)/ as a plain proxy request")
+            failure(.clientNotTLS,
+                    "\(host) inside CONNECT is served over TLS only; ask for http://\(host)/ as a plain proxy request")
             return
         }
         let leaf: Leaf, persona: String
         do {
-            guard case .intercept(let minted, let chosen) = try server.leaves.presentation(for: try LeafName(host)) else {
-                failure(.leafRefused, "no certificate for \(host) (it would pass through); ask for http://\(host)/ instead")
+            let presentation = try server.leaves.presentation(for: try LeafName(host))
+            guard case .intercept(let minted, let chosen) = presentation else {
+                failure(.leafRefused,
+                        "no certificate for \(host) (it would pass through); ask for http://\(host)/ instead")
                 return
             }
             (leaf, persona) = (minted, chosen)
@@ -34,24 +37,27 @@ extension ConnectHandler {
         let tls: TLSConnection
         do {
             // HTTP/1.1 only: the site's answers are small, and the HTTP/2 engine relays to origins.
-            tls = try TLSConnection.accept(socket: connection.socket, context: server.serverTLS(forPersona: persona), leaf: leaf,
-                                           peerName: "the client", alpn: .http11)
+            tls = try TLSConnection.accept(socket: connection.socket, context: server.serverTLS(forPersona: persona),
+                                           leaf: leaf, peerName: "the client", alpn: .http11)
         } catch let error as TLSError {
-            recordHandshakeFailure(error, host: host, port: port, sni: hello.serverName, signer: signer, persona: persona)
+            recordHandshakeFailure(error, host: host, port: port, sni: hello.serverName, signer: signer,
+                                   persona: persona)
             return
         } catch {
             return
         }
         defer { tls.close() }
-        let clientTLS = Flow.TLSInfo.ClientSide(sni: hello.serverName, version: tls.version, cipher: tls.cipher, alpn: tls.alpn)
+        let clientTLS = Flow.TLSInfo.ClientSide(sni: hello.serverName, version: tls.version, cipher: tls.cipher,
+                                                alpn: tls.alpn)
         let inner = MessageReader(stream: tls, parser: HTTP1RequestParser(limits: server.configuration.httpLimits))
-        let context = ExchangeContext(server: server, connection: connection, client: inner, clientAddress: connection.clientAddress,
-                                      mode: .https, clientTLS: clientTLS, signer: signer, persona: persona)
+        let context = ExchangeContext(server: server, connection: connection, client: inner,
+                                      clientAddress: connection.clientAddress, mode: .https, clientTLS: clientTLS,
+                                      signer: signer, persona: persona)
         var first = true
         while let head = connection.readHead(inner, first: first, mode: .https, tlsInfo: clientTLS) {
             first = false
-            let path: String
-            if case .absolute(_, _, _, let absolutePath)? = try? head.requestTarget() { path = absolutePath } else { path = head.target }
+            var path = head.target
+            if case .absolute(_, _, _, let absolutePath)? = try? head.requestTarget() { path = absolutePath }
             let destination = Destination(tls: true, host: host, port: port, pathAndQuery: path)
             guard OnboardingExchange(context: context, head: head, site: site, destination: destination).run(),
                   !server.isStopping else { return }

@@ -239,7 +239,8 @@ struct ConnectHandler {
         return target
     }
 
-    func recordHandshakeFailure(_ error: TLSError, host: String, port: Int, sni: String?, signer: Flow.SignerInfo, persona: String) {
+    func recordHandshakeFailure(_ error: TLSError, host: String, port: Int, sni: String?, signer: Flow.SignerInfo,
+                                persona: String) {
         var draft = FlowDraft(client: connection.clientAddress, listener: connection.listenerInfo, mode: .https, host: host, port: port)
         draft.flow.tls = Flow.TLSInfo(client: Flow.TLSInfo.ClientSide(sni: sni, version: nil, cipher: nil, alpn: nil), upstream: nil)
         draft.flow.signer = signer

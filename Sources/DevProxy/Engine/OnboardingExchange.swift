@@ -14,9 +14,10 @@ struct OnboardingExchange {
     /// Runs the exchange; returns whether the client connection can carry another request.
     func run() -> Bool {
         var draft = context.draft(host: destination.host, port: destination.port)
-        draft.flow.request = Flow.Request(method: head.method, url: destination.url, httpVersion: head.version.description,
-                                          headers: FlowDraft.headerPairs(head.headers, redact: context.configuration.redactHeaders),
-                                          body: nil)
+        let redact = context.configuration.redactHeaders
+        draft.flow.request = Flow.Request(method: head.method, url: destination.url,
+                                          httpVersion: head.version.description,
+                                          headers: FlowDraft.headerPairs(head.headers, redact: redact), body: nil)
         defer { context.server.emit(draft.finished()) }
         // The site takes no bodies, but a request may carry one: read it off (bounded by its own
         // framing) so the connection stays in step, and keep what the flow log keeps of it.
@@ -37,9 +38,10 @@ struct OnboardingExchange {
         let responseHead = response.head(keepAlive: keepAlive)
         let recorded = BodyCapture(limit: context.configuration.bodyLimit)
         recorded.append(response.body)
+        let body = recorded.finish(contentEncoding: nil, contentType: response.header("Content-Type"))
         draft.flow.response = Flow.Response(status: response.status, reason: response.reason, httpVersion: "HTTP/1.1",
                                             headers: FlowDraft.headerPairs(responseHead.headers, redact: []),
-                                            body: recorded.finish(contentEncoding: nil, contentType: response.header("Content-Type")))
+                                            body: body)
         do {
             try context.client.stream.write(response.bytes(keepAlive: keepAlive, headOnly: head.method == "HEAD"))
         } catch {

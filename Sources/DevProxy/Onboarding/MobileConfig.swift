@@ -86,10 +86,8 @@ public struct MobileConfig: Sendable {
         var bytes = Array(Digest.sha256(Array(label.utf8) + [0] + der).prefix(16))
         bytes[6] = bytes[6] & 0x0F | 0x80
         bytes[8] = bytes[8] & 0x3F | 0x80
-        let hex = bytes.hex.uppercased()
-        let parts = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { range in
-            String(hex[hex.index(hex.startIndex, offsetBy: range.lowerBound)..<hex.index(hex.startIndex, offsetBy: range.upperBound)])
-        }
+        let hex = Array(bytes.hex.uppercased())
+        let parts = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(hex[$0]) }
         return parts.joined(separator: "-")
     }
 

@@ -31,12 +31,15 @@ public struct OnboardingAddress: Sendable, Equatable {
         while let entry = cursor {
             cursor = entry.pointee.ifa_next
             let flags = Int32(entry.pointee.ifa_flags)
-            guard flags & Int32(IFF_UP) != 0, flags & Int32(IFF_LOOPBACK) == 0, let address = entry.pointee.ifa_addr else { continue }
+            guard flags & Int32(IFF_UP) != 0, flags & Int32(IFF_LOOPBACK) == 0,
+                  let address = entry.pointee.ifa_addr else { continue }
             let family = Int32(address.pointee.sa_family)
             guard family == AF_INET || family == AF_INET6 else { continue }
             var storage = sockaddr_storage()
             let length = family == AF_INET6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size
-            withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: UnsafeRawBufferPointer(start: address, count: length)) }
+            withUnsafeMutableBytes(of: &storage) {
+                $0.copyMemory(from: UnsafeRawBufferPointer(start: address, count: length))
+            }
             let host = SocketAddress(storage: storage).host
             if family == AF_INET {
                 v4.append(host)

@@ -70,15 +70,16 @@ struct OnboardingPage {
     private var steps: String {
         let hash = String(format: "%08lx", root.withX509 { X509_subject_name_hash_old($0) })
         let pinBase64 = String(root.pin.dropFirst("sha256/".count))
-        let snippet = PinSnippet(domain: Self.exampleDomain, includeSubdomains: true,
-                                 pins: [PinSnippet.PinLine(base64: pinBase64, comment: "DevProxy team root: \(root.subject)")])
+        let pin = PinSnippet.PinLine(base64: pinBase64, comment: "DevProxy team root: \(root.subject)")
+        let snippet = PinSnippet(domain: Self.exampleDomain, includeSubdomains: true, pins: [pin])
         let nsc = HTMLText.escape(snippet.render(.nsc))
         let name = HTMLText.escape(root.commonName ?? root.subject)
         return """
         <section id="ios">
         <h2>iPhone and iPad</h2>
         <ol>
-        <li>Open this page in Safari and tap <a href="/root.mobileconfig">root.mobileconfig</a>; allow the download.</li>
+        <li>Open this page in Safari and tap <a href="/root.mobileconfig">root.mobileconfig</a>; allow the \
+        download.</li>
         <li>Settings → General → VPN &amp; Device Management (on some versions the \
         <em>Profile Downloaded</em> row at the top of Settings): install the profile and enter the passcode.</li>
         <li>Settings → General → About → Certificate Trust Settings: turn on full trust for <strong>\(name)</strong>. \

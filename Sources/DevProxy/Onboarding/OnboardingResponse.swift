@@ -30,7 +30,8 @@ public struct OnboardingResponse: Sendable {
     }
 
     /// A short text answer for an error (404, 405).
-    static func text(_ status: Int, _ reason: String, _ message: String, extra: [(String, String)] = []) -> OnboardingResponse {
+    static func text(_ status: Int, _ reason: String, _ message: String,
+                     extra: [(String, String)] = []) -> OnboardingResponse {
         OnboardingResponse(status: status, reason: reason, contentType: "text/plain; charset=utf-8",
                            body: Array((message + "\n").utf8), extra: extra)
     }

@@ -74,7 +74,8 @@ public final class OnboardingSite: Sendable {
         case "/qr.svg", "/qr.png":
             return qr(png: path.hasPrefix("/qr.png"))
         default:
-            return .text(404, "Not Found", "404 Not Found: the onboarding site has /, /root.crt, /root.pem and /root.mobileconfig")
+            return .text(404, "Not Found",
+                         "404 Not Found: the onboarding site has /, /root.crt, /root.pem and /root.mobileconfig")
         }
     }
 
@@ -88,7 +89,7 @@ public final class OnboardingSite: Sendable {
         guard let address, let code = try? QRCode(encoding: address) else {
             return .text(404, "Not Found", "404 Not Found: the proxy's address is not known yet")
         }
-        return png ? OnboardingResponse(status: 200, reason: "OK", contentType: "image/png", body: code.png())
-                   : OnboardingResponse(status: 200, reason: "OK", contentType: "image/svg+xml", body: Array(code.svg().utf8))
+        if png { return OnboardingResponse(status: 200, reason: "OK", contentType: "image/png", body: code.png()) }
+        return OnboardingResponse(status: 200, reason: "OK", contentType: "image/svg+xml", body: Array(code.svg().utf8))
     }
 }

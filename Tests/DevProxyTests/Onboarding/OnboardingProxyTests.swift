@@ -9,7 +9,8 @@ import TestSupport
 @Suite struct OnboardingProxyTests {
     /// A proxy on 127.0.0.1:0 with the onboarding site of its team root, its address set as
     /// `devproxy run` sets it.
-    static func proxy(_ configure: (inout ProxyConfiguration) -> Void = { _ in }) throws -> (ProxyHarness, OnboardingSite) {
+    static func proxy(_ configure: (inout ProxyConfiguration) -> Void = { _ in })
+        throws -> (ProxyHarness, OnboardingSite) {
         let pki = try PKIFixture()
         let site = OnboardingSite(root: pki.root)
         let proxy = try ProxyHarness(pki: pki) {
@@ -28,6 +29,11 @@ import TestSupport
             throw TestFailure("openssl could not read \(path): \(result.stderr)")
         }
         return String(line)
+    }
+
+    /// Whether the certificate in `path` has the fingerprint of the proxy's root, as openssl reads both.
+    static func sameRoot(_ path: String, der: Bool, as proxy: ProxyHarness) throws -> Bool {
+        try fingerprint(path, der: der) == fingerprint(proxy.pki.rootPath, der: false)
     }
 
     @Test func derDownloadedThroughTheProxyIsTheRoot() throws {
@@ -51,9 +57,10 @@ import TestSupport
     @Test func pemThroughAnInterceptedConnectIsTheRoot() throws {
         let (proxy, _) = try Self.proxy()
         let directory = TemporaryDirectory()
-        let result = try proxy.curl(["-o", directory.file("root.pem"), "-w", "%{http_code}", "https://devproxy.test/root.pem"])
+        let result = try proxy.curl(["-o", directory.file("root.pem"), "-w", "%{http_code}",
+                                     "https://devproxy.test/root.pem"])
         #expect(result.stdout == "200", "\(result.output)")
-        #expect(try Self.fingerprint(directory.file("root.pem"), der: false) == (try Self.fingerprint(proxy.pki.rootPath, der: false)))
+        #expect(try Self.sameRoot(directory.file("root.pem"), der: false, as: proxy))
         let flow = try #require(proxy.flows(count: 1).first)
         #expect(flow.mode == .https && flow.request?.url == "https://devproxy.test/root.pem")
         #expect(flow.signer?.email == "ana@acme.dev")
@@ -66,8 +73,8 @@ import TestSupport
         let (proxy, site) = try Self.proxy()
         let directory = TemporaryDirectory()
         let url = try #require(site.address)
-        let result = try Subprocess.run("curl", ["-sS", "-D", directory.file("headers"), "-o", directory.file("page.html"),
-                                                 "--max-time", "20", url])
+        let result = try Subprocess.run("curl", ["-sS", "-D", directory.file("headers"), "-o",
+                                                 directory.file("page.html"), "--max-time", "20", url])
         #expect(result.status == 0, "\(result.stderr)")
         let headers = directory.read("headers").lowercased()
         #expect(headers.hasPrefix("http/1.1 200 ok"))
@@ -77,9 +84,10 @@ import TestSupport
         let page = directory.read("page.html")
         #expect(page.contains(proxy.pki.root.sha256Fingerprint) && page.contains(proxy.pki.root.pin))
         #expect(page.contains("<code>\(url)</code>"))
-        let crt = try Subprocess.run("curl", ["-sS", "-o", directory.file("root.crt"), "--max-time", "20", url + "root.crt"])
+        let crt = try Subprocess.run("curl", ["-sS", "-o", directory.file("root.crt"), "--max-time", "20",
+                                              url + "root.crt"])
         #expect(crt.status == 0)
-        #expect(try Self.fingerprint(directory.file("root.crt"), der: true) == (try Self.fingerprint(proxy.pki.rootPath, der: false)))
+        #expect(try Self.sameRoot(directory.file("root.crt"), der: true, as: proxy))
         let flows = proxy.flows(count: 2)
         #expect(flows.map { $0.request?.url ?? "" } == ["\(url)", "\(url)root.crt"])
     }
@@ -152,11 +160,12 @@ import TestSupport
             $0.proxyCredentials = [ProxyCredential(user: "qa", password: "s3cret")]
         }
         let directory = TemporaryDirectory()
-        let socks = try Subprocess.run("curl", ["-sS", "--cacert", proxy.pki.rootPath, "--max-time", "20", "--socks5-hostname",
-                                                "qa:s3cret@127.0.0.1:\(socksPort)", "-o", directory.file("root.crt"),
-                                                "https://devproxy.test/root.crt"], timeout: 30)
+        let socks = try Subprocess.run("curl", ["-sS", "--cacert", proxy.pki.rootPath, "--max-time", "20",
+                                                "--socks5-hostname", "qa:s3cret@127.0.0.1:\(socksPort)",
+                                                "-o", directory.file("root.crt"), "https://devproxy.test/root.crt"],
+                                       timeout: 30)
         #expect(socks.status == 0, "\(socks.stderr)")
-        #expect(try Self.fingerprint(directory.file("root.crt"), der: true) == (try Self.fingerprint(proxy.pki.rootPath, der: false)))
+        #expect(try Self.sameRoot(directory.file("root.crt"), der: true, as: proxy))
         let straight = try Subprocess.run("curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "20",
                                                    try #require(site.address) + "root.pem"])
         #expect(straight.stdout == "200")

@@ -7,7 +7,8 @@ import TestSupport
 @Suite struct OnboardingRunTests {
     @Test func runPrintsTheAddressAndItsQRCodeWhenAsked() throws {
         let dir = TemporaryDirectory()
-        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--qr"], environment: ["DEVPROXY_EMAIL": "dev@example.test"])
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--qr"],
+                                        environment: ["DEVPROXY_EMAIL": "dev@example.test"])
         let url = "http://127.0.0.1:\(proxy.port)/"
         let line = try #require(proxy.banner.split(separator: "\n").first { $0.hasPrefix("onboarding: ") })
         #expect(line.hasPrefix("onboarding: \(url) (this machine only: a phone cannot reach it; for a phone run with "
@@ -16,7 +17,8 @@ import TestSupport
         let qrLines = proxy.banner.split(separator: "\n").filter { $0.hasPrefix("\u{1B}[30;107m") }
         #expect(qrLines.count >= 14)
         #expect(qrLines.contains { $0.contains("▀") || $0.contains("▄") })
-        let fetched = try Subprocess.run("curl", ["-sS", "-o", dir.file("root.crt"), "--max-time", "20", url + "root.crt"])
+        let fetched = try Subprocess.run("curl", ["-sS", "-o", dir.file("root.crt"), "--max-time", "20",
+                                                  url + "root.crt"])
         #expect(fetched.status == 0, "\(fetched.stderr)")
         #expect(try OnboardingProxyTests.fingerprint(dir.file("root.crt"), der: true)
                 == (try OnboardingProxyTests.fingerprint(dir.file("ca/root.pem"), der: false)))
@@ -26,7 +28,8 @@ import TestSupport
     /// Into a pipe (a log, a script) the address line comes alone, without the QR code.
     @Test func noQRCodeIntoAPipe() throws {
         let dir = TemporaryDirectory()
-        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca")], environment: ["DEVPROXY_EMAIL": "dev@example.test"])
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca")],
+                                        environment: ["DEVPROXY_EMAIL": "dev@example.test"])
         #expect(proxy.banner.contains("onboarding: http://127.0.0.1:\(proxy.port)/ "))
         #expect(!proxy.banner.contains("\u{1B}["))
         #expect(proxy.stop().status == 0)

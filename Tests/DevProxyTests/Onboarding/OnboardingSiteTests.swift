@@ -70,12 +70,14 @@ import TestSupport
     @Test func hostileRootNamesAreEscaped() throws {
         let directory = TemporaryDirectory()
         let name = "<script>alert(1)</script><img src=x onerror=alert(2)> & \"q\" 'a'"
-        let root = try CAStore(directory: directory.file("ca")).initialize(name: name, keyType: .p256, days: 2, passphrase: nil)
+        let root = try CAStore(directory: directory.file("ca")).initialize(name: name, keyType: .p256, days: 2,
+                                                                           passphrase: nil)
         let hostile = OnboardingSite(root: root)
         hostile.setAddress("http://192.0.2.1:8080/?a=<b>&c=\"d\"")
         let page = String(decoding: hostile.response(method: "GET", path: "/").body, as: UTF8.self)
         #expect(!page.contains("<script") && !page.contains("<img src=x"))
-        #expect(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt; &amp; &quot;q&quot; &#39;a&#39;"))
+        #expect(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt; "
+                              + "&amp; &quot;q&quot; &#39;a&#39;"))
         #expect(page.contains("http://192.0.2.1:8080/?a=&lt;b&gt;&amp;c=&quot;d&quot;"))
         let profile = try Self.plist(hostile.response(method: "GET", path: "/root.mobileconfig").body)
         #expect(profile["PayloadDisplayName"] as? String == "DevProxy root: \(name)")
@@ -97,11 +99,13 @@ import TestSupport
         let uuids = [profile["PayloadUUID"], payload["PayloadUUID"]].compactMap { $0 as? String }
         #expect(uuids.count == 2 && uuids[0] != uuids[1])
         for uuid in uuids {
-            #expect(uuid.wholeMatch(of: /[0-9A-F]{8}-[0-9A-F]{4}-8[0-9A-F]{3}-[89AB][0-9A-F]{3}-[0-9A-F]{12}/) != nil, "\(uuid)")
+            let form = /[0-9A-F]{8}-[0-9A-F]{4}-8[0-9A-F]{3}-[89AB][0-9A-F]{3}-[0-9A-F]{12}/
+            #expect(uuid.wholeMatch(of: form) != nil, "\(uuid)")
         }
         #expect(OnboardingSite(root: pki.root).response(method: "GET", path: "/root.mobileconfig").body == body)
         let other = try PKIFixture()
-        let otherProfile = try Self.plist(OnboardingSite(root: other.root).response(method: "GET", path: "/root.mobileconfig").body)
+        let otherSite = OnboardingSite(root: other.root)
+        let otherProfile = try Self.plist(otherSite.response(method: "GET", path: "/root.mobileconfig").body)
         #expect(otherProfile["PayloadUUID"] as? String != uuids[0])
     }
 
@@ -137,7 +141,8 @@ import TestSupport
         print(json.dumps(plain(plistlib.loads(sys.stdin.buffer.read()))))
         """
         let result = try Subprocess.run("python3", ["-c", script], stdin: bytes)
-        guard result.status == 0, let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] else {
+        guard result.status == 0,
+              let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any] else {
             throw TestFailure("plistlib could not read the profile: \(result.stderr)")
         }
         return object
