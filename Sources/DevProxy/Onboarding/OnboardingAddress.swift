@@ -7,6 +7,11 @@ public struct OnboardingAddress: Sendable, Equatable {
     /// True when only this machine can reach it (the proxy listens on loopback).
     public let loopbackOnly: Bool
 
+    init(url: String, loopbackOnly: Bool) {
+        self.url = url
+        self.loopbackOnly = loopbackOnly
+    }
+
     /// The page's address for a listener bound to `listener`: its own host, or, for the
     /// wildcard (`0.0.0.0`, `::`), this machine's first non-loopback address that is up (IPv4
     /// first, as phones on Wi-Fi most often have it).

@@ -37,6 +37,18 @@ import TestSupport
                 == "attachment; filename=\"devproxy-root.crt\"")
     }
 
+    /// HEAD gets the GET head (Content-Length included, RFC 9110 §9.3.2) and no body; a client
+    /// that does not keep the connection gets `Connection: close`.
+    @Test func headAnswersWithTheHeadAlone() {
+        let get = site.response(method: "GET", path: "/root.crt")
+        let head = site.response(method: "HEAD", path: "/root.crt")
+        let bytes = head.bytes(keepAlive: false, headOnly: true)
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(text.hasPrefix("HTTP/1.1 200 OK\r\n") && text.hasSuffix("\r\n\r\n"))
+        #expect(text.contains("Content-Length: \(get.body.count)\r\n") && text.contains("Connection: close\r\n"))
+        #expect(!String(decoding: head.bytes(keepAlive: true, headOnly: false), as: UTF8.self).contains("Connection:"))
+    }
+
     @Test func unknownPathsAndMethodsAreRefused() {
         let missing = site.response(method: "GET", path: "/root.key")
         #expect(missing.status == 404)
