@@ -1,6 +1,7 @@
 import CertAuthority
 import DevProxy
 import Foundation
+import QRCode
 import SessionStore
 import WebUI
 
@@ -37,6 +38,7 @@ enum RunCommand {
              --client-cert [GLOB=]FILE (PEM cert+chain+key or .p12, repeatable; presented when an origin asks)
              --client-cert-passphrase-file FILE (else $DEVPROXY_CLIENT_CERT_PASSPHRASE)
              --verify-signature GLOB=KEYFILE[,SCHEME.json] (HMAC request signatures: flow field `signature`)
+             --qr (the onboarding address's QR code, also when stdout is not a terminal)
     Then: curl --proxy http://127.0.0.1:8080 --cacert ROOT.pem https://example.com/
     """
 
@@ -83,6 +85,11 @@ enum RunCommand {
         } else if try options.flag("sink-reports") {
             throw UsageError("--sink-reports needs somewhere to store the reports: --log FILE or --reports FILE")
         }
+        // The onboarding site installs the root the leaves chain to (the bundle's, with --intermediate).
+        let fromStore = try options.value("intermediate") == nil ? try? store.rootCertificate() : nil
+        let teamRoot = fromStore ?? selection.signer.root
+        let onboarding = teamRoot.map(OnboardingSite.init(root:))
+        configuration.onboarding = onboarding
         let server: ProxyServer
         do {
             server = try ProxyServer(configuration: configuration, leaves: leaves, sinks: sinks)
@@ -98,13 +105,17 @@ enum RunCommand {
                         bundle: try options.value("intermediate"))
         }
         selection.warnings.forEach(Output.warning)
+        if let onboarding { try printOnboarding(onboarding, server: server, options: options, quiet: quiet) }
+        // Catch SIGINT/SIGTERM before saying we listen: a script that stops us as soon as it reads
+        // that line must not find the signal discarded (setting SIG_IGN drops a pending one).
+        let termination = TerminationSignals()
         // Scripts and tests read these lines for the ports: `listening on HOST:PORT (MODE)`.
         for (kind, bound) in server.boundListeners { Output.line("listening on \(bound) (\(kind.rawValue))") }
         let web = try webListener.map {
             try startWeb($0, options: options, store: session.store, server: server, configuration: configuration,
                          selection: selection, ca: store, reportsPath: sinks.lazy.compactMap { ($0 as? ReportCollector)?.path }.first)
         }
-        waitForTermination()
+        termination.wait()
         web?.stop()
         if !quiet { Output.line("stopping: finishing in-flight exchanges (up to \(Int(configuration.shutdownGrace)) s)") }
         server.stop()
@@ -207,19 +218,42 @@ enum RunCommand {
         """)
     }
 
-    /// Blocks until SIGINT or SIGTERM.
-    static func waitForTermination() {
-        let done = DispatchSemaphore(value: 0)
-        let queue = DispatchQueue(label: "devproxy.signals")
-        var sources: [DispatchSourceSignal] = []
-        for signalNumber in [SIGINT, SIGTERM] {
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
-            source.setEventHandler { done.signal() }
-            source.resume()
-            sources.append(source)
+    /// `onboarding: http://HOST:PORT/` (scripts read the address from this line), and its QR code
+    /// when stdout is a terminal or with `--qr`.
+    private static func printOnboarding(_ site: OnboardingSite, server: ProxyServer, options: RunOptions,
+                                        quiet: Bool) throws {
+        guard let listener = server.boundListeners.first(where: { $0.kind == .regular })?.address else { return }
+        let address = OnboardingAddress(listener: listener)
+        site.setAddress(address.url)
+        let reach = address.loopbackOnly
+            ? " (this machine only: a phone cannot reach it; for a phone run with --listen 0.0.0.0:\(listener.port)"
+              + " --allow-remote)"
+            : " (open it on the device, or http://\(OnboardingSite.host)/ once the device uses the proxy)"
+        Output.line("onboarding: \(address.url)" + reach)
+        guard try options.flag("qr") || (!quiet && isatty(STDOUT_FILENO) == 1),
+              let code = try? QRCode(encoding: address.url) else { return }
+        Output.line(String(code.terminalText().dropLast()))
+    }
+
+    /// SIGINT and SIGTERM, caught from `init` on; `wait()` blocks until one arrives.
+    private final class TerminationSignals {
+        private let done = DispatchSemaphore(value: 0)
+        private var sources: [DispatchSourceSignal] = []
+
+        init() {
+            let queue = DispatchQueue(label: "devproxy.signals")
+            for signalNumber in [SIGINT, SIGTERM] {
+                signal(signalNumber, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
+                source.setEventHandler { [done] in done.signal() }
+                source.resume()
+                sources.append(source)
+            }
         }
-        done.wait()
-        sources.forEach { $0.cancel() }
+
+        func wait() {
+            done.wait()
+            sources.forEach { $0.cancel() }
+        }
     }
 }

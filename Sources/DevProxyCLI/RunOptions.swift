@@ -11,7 +11,7 @@ struct RunOptions {
                                       "web-password-file", "store-body-limit", "client-cert", "client-cert-passphrase-file",
                                       "verify-signature"]
     static let booleans: Set<String> = ["insecure-upstream", "lazy-upstream", "quiet", "allow-remote", "sink-reports",
-                                        "sign-with-root", "via", "no-http2", "no-web"]
+                                        "sign-with-root", "via", "no-http2", "no-web", "qr"]
 
     private let arguments: Arguments
     private let file: [String: Any]

@@ -59,6 +59,16 @@ final class ClientConnection: @unchecked Sendable {
         var first = true
         while var head = readHead(reader, first: first, mode: .http, tlsInfo: nil) {
             first = false
+            if let site = server.configuration.onboarding,
+               let destination = OnboardingExchange.destination(of: head, listenerAddress: listenerInfo.address) {
+                // The onboarding site is public material, answered without proxy credentials.
+                let context = ExchangeContext(server: server, connection: self, client: reader,
+                                              clientAddress: clientAddress, mode: .http, clientTLS: nil, signer: nil,
+                                              persona: nil)
+                guard OnboardingExchange(context: context, head: head, site: site, destination: destination).run(),
+                      !server.isStopping else { return }
+                continue
+            }
             if let failure = server.authorizationFailure(head) {
                 emitRejected(head, kind: .proxyAuthRequired, status: 407, message: failure, reader: reader,
                              extra: [("Proxy-Authenticate", "Basic realm=\"DevProxy\"")])

@@ -32,6 +32,11 @@ struct ConnectHandler {
     func serve(host: String, port: Int, early: [UInt8]) {
         let socket = connection.socket
         socket.setTimeout(server.configuration.headerTimeout)
+        if let site = server.configuration.onboarding, OnboardingSite.names(host) {
+            // DevProxy's own site: answered here, never tunnelled, resolved or passed through.
+            serveOnboarding(site, port: port, early: early)
+            return
+        }
         let hello = peekClientHello(early: early)
         switch hello {
         case .hello(let hello):
@@ -64,7 +69,7 @@ struct ConnectHandler {
     }
 
     /// Reads the ClientHello without consuming it (MSG_PEEK), so TLS or the tunnel sees it.
-    private func peekClientHello(early: [UInt8]) -> ClientHello.Parse {
+    func peekClientHello(early: [UInt8]) -> ClientHello.Parse {
         guard early.isEmpty else { return ClientHello.parse(early) }
         var buffer = [UInt8](repeating: 0, count: ClientHello.maximumLength)
         let deadline = Date().addingTimeInterval(server.configuration.headerTimeout)
@@ -240,7 +245,8 @@ struct ConnectHandler {
         return target
     }
 
-    private func recordHandshakeFailure(_ error: TLSError, host: String, port: Int, sni: String?, signer: Flow.SignerInfo, persona: String) {
+    func recordHandshakeFailure(_ error: TLSError, host: String, port: Int, sni: String?, signer: Flow.SignerInfo,
+                                persona: String) {
         var draft = FlowDraft(client: connection.clientAddress, listener: connection.listenerInfo, mode: .https, host: host, port: port)
         draft.flow.tls = Flow.TLSInfo(client: Flow.TLSInfo.ClientSide(sni: sni, version: nil, cipher: nil, alpn: nil), upstream: nil)
         draft.flow.signer = signer

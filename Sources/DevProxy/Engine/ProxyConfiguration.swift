@@ -70,6 +70,9 @@ public struct ProxyConfiguration: Sendable {
     /// UI's replayer: the engine takes the header off and records the flow under NEW_ID with
     /// `replay_of`. Nil: the header is only taken off.
     public var replaySecret: String?
+    /// The onboarding site (`http://devproxy.test/`, and `GET /` straight to the proxy's port),
+    /// answered by DevProxy and never forwarded. Nil: no such site (requests for it are proxied).
+    public var onboarding: OnboardingSite?
 
     public init() {}
 }
