@@ -236,7 +236,7 @@ enum RunCommand {
     }
 
     /// SIGINT and SIGTERM, caught from `init` on; `wait()` blocks until one arrives.
-    private final class TerminationSignals {
+    final class TerminationSignals {
         private let done = DispatchSemaphore(value: 0)
         private var sources: [DispatchSourceSignal] = []
 

@@ -61,8 +61,9 @@ enum WebCommand {
         let web = WebUI(listener: listener, configuration: configuration, store: opened.store,
                         authority: root.map { WebUI.Authority(signer: nil, root: $0, renewCommand: nil) })
         web.start()
+        let termination = RunCommand.TerminationSignals()
         Output.line("web ui: \(web.url)")
-        RunCommand.waitForTermination()
+        termination.wait()
         web.stop()
         opened.store.close()
         return 0
