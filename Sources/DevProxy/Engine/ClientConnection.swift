@@ -60,12 +60,12 @@ final class ClientConnection: @unchecked Sendable {
         while var head = readHead(reader, first: first, mode: .http, tlsInfo: nil) {
             first = false
             if let site = server.configuration.onboarding,
-               let destination = OnboardingExchange.destination(of: head, listenerAddress: listenerInfo.address) {
+               let destination = OnboardingRequest.destination(of: head, listenerAddress: listenerInfo.address) {
                 // The onboarding site is public material, answered without proxy credentials.
                 let context = ExchangeContext(server: server, connection: self, client: reader,
                                               clientAddress: clientAddress, mode: .http, clientTLS: nil, signer: nil,
                                               persona: nil)
-                guard OnboardingExchange(context: context, head: head, site: site, destination: destination).run(),
+                guard HTTPExchange(context: context, head: head, destination: destination, route: site.route).run(),
                       !server.isStopping else { return }
                 continue
             }

@@ -59,7 +59,7 @@ extension ConnectHandler {
             var path = head.target
             if case .absolute(_, _, _, let absolutePath)? = try? head.requestTarget() { path = absolutePath }
             let destination = Destination(tls: true, host: host, port: port, pathAndQuery: path)
-            guard OnboardingExchange(context: context, head: head, site: site, destination: destination).run(),
+            guard HTTPExchange(context: context, head: head, destination: destination, route: site.route).run(),
                   !server.isStopping else { return }
         }
     }

@@ -8,6 +8,9 @@ struct HTTPExchange {
     let context: ExchangeContext
     let head: HTTPRequestHead
     let destination: Destination
+    /// The local route that answers this request whatever it names (the onboarding site for a
+    /// request sent straight to the proxy's port); nil: the server's routes decide.
+    var route: LocalRoute? = nil
     /// Set when the web UI's replayer sent this request (`X-DevProxy-Replay`).
     var replay: ReplayMark? = nil
 
@@ -23,10 +26,10 @@ struct HTTPExchange {
                                           headers: FlowDraft.headerPairs(head.headers, redact: redact), body: nil)
         defer { context.server.emit(draft.finished()) }
         context.server.started(draft.flow)
-        if !context.configuration.localRoutes.isEmpty {
+        if route != nil || !context.server.localRoutes.isEmpty {
             let request = LocalRequest(method: head.method, url: destination.url, httpVersion: head.version.description,
                                        headers: head.headers.map { ($0.name, $0.value) })
-            if let route = context.server.localRoute(for: request) {
+            if let route = route ?? context.server.localRoute(for: request) {
                 return answerLocally(request, route: route, draft: &draft)
             }
         }
@@ -107,7 +110,9 @@ struct HTTPExchange {
         draft.flow.request?.body = capture.finish(contentEncoding: head.headers["Content-Encoding"], contentType: head.headers["Content-Type"])
         let response = route.answer(request, bodyTooLong: tooLong)
         if let error = response.error { draft.fail(error.kind, error.message) }
-        let headers = HTTPHeaders(LocalRoute.sentHeaders(response).map { ($0.name, $0.value) })
+        let keepAlive = head.keepAlive && !tooLong && !context.server.isStopping
+        var headers = HTTPHeaders(LocalRoute.sentHeaders(response).map { ($0.name, $0.value) })
+        if !keepAlive { headers.add(name: "Connection", value: "close") }
         let reason = ErrorResponse.reasonPhrase(response.status)
         let noBody = head.method == "HEAD" || response.status == 204 || response.status == 304
         let responseCapture = BodyCapture(limit: context.configuration.bodyLimit)
@@ -119,7 +124,7 @@ struct HTTPExchange {
         context.server.responded(draft.flow)
         let responseHead = HTTPResponseHead(version: .http11, status: response.status, reason: reason, headers: headers)
         context.sendToClient(HTTP1Serializer.serialize(responseHead) + (noBody ? [] : response.body))
-        return head.keepAlive && !tooLong
+        return keepAlive
     }
 
     /// 502 or 504 for an upstream that could not be reached, with the reason in the body.

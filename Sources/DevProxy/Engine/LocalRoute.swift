@@ -26,6 +26,19 @@ public struct LocalRequest: Sendable {
         headers.first { $0.name.equalsCaseInsensitive(name) }?.value
     }
 
+    /// The URL's host, lower case, without brackets or port (`devproxy.test`, `::1`).
+    public var host: String {
+        let afterScheme = url.range(of: "://").map { url[$0.upperBound...] } ?? Substring(url)
+        let authority = afterScheme.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        let hostPart: Substring
+        if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") {
+            hostPart = authority[authority.index(after: authority.startIndex)..<close]
+        } else {
+            hostPart = authority.prefix { $0 != ":" }
+        }
+        return hostPart.lowercased()
+    }
+
     /// The URL's path (without the query), `/` when empty.
     public var path: String {
         let afterScheme = url.range(of: "://").map { url[$0.upperBound...] } ?? Substring(url)
@@ -112,8 +125,9 @@ extension LocalRoute {
 }
 
 extension ProxyServer {
-    /// The local route that answers `request`, if any (the first that matches, in configuration order).
+    /// The local route that answers `request`, if any (the first that matches: the onboarding
+    /// site, then the configuration's routes in order).
     func localRoute(for request: LocalRequest) -> LocalRoute? {
-        configuration.localRoutes.first { $0.matches(request) }
+        localRoutes.first { $0.matches(request) }
     }
 }

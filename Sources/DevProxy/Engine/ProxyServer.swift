@@ -21,6 +21,8 @@ public final class ProxyServer: @unchecked Sendable {
     let personaTLS: [String: TLSContext]
     let pool: UpstreamPool
     private let sinks: [FlowSink]
+    /// What DevProxy answers itself: the onboarding site, then `configuration.localRoutes`.
+    let localRoutes: [LocalRoute]
     /// The sinks that show flows while they run (the session store behind the web UI).
     private let lifecycleSinks: [FlowSink]
     /// The bound listeners, one per mode, the first one taking `--listen`.
@@ -40,6 +42,7 @@ public final class ProxyServer: @unchecked Sendable {
         self.leaves = leaves
         self.sinks = sinks
         lifecycleSinks = sinks.filter(\.observesLifecycle)
+        localRoutes = (configuration.onboarding.map { [$0.route] } ?? []) + configuration.localRoutes
         serverTLS = try TLSContext.server()
         personaTLS = [Persona.tls12.rawValue: try TLSContext.server(profile: .tls12),
                       Persona.noForwardSecrecy.rawValue: try TLSContext.server(profile: .rsaKeyExchange)]

@@ -1,10 +1,8 @@
-import HTTP1
-
 /// One answer of the onboarding site: status, headers and the whole body (every resource is small).
 public struct OnboardingResponse: Sendable {
     public let status: Int
     public let reason: String
-    /// The headers besides framing (`Content-Length`, `Connection`), which `bytes` adds.
+    /// The headers besides framing (`Content-Length`, `Connection`), which the engine adds.
     public let headers: [(String, String)]
     public let body: [UInt8]
 
@@ -39,19 +37,5 @@ public struct OnboardingResponse: Sendable {
     /// The value of header `name` (case-insensitive), if present.
     public func header(_ name: String) -> String? {
         headers.first { $0.0.lowercased() == name.lowercased() }?.1
-    }
-
-    /// The response head with its framing: `Content-Length` always (also for HEAD, RFC 9110
-    /// §9.3.2), `Connection: close` unless the connection stays open.
-    func head(keepAlive: Bool) -> HTTPResponseHead {
-        var fields = HTTPHeaders(headers)
-        fields.add(name: "Content-Length", value: String(body.count))
-        if !keepAlive { fields.add(name: "Connection", value: "close") }
-        return HTTPResponseHead(version: .http11, status: status, reason: reason, headers: fields)
-    }
-
-    /// The response as bytes on the wire; no body for HEAD.
-    func bytes(keepAlive: Bool, headOnly: Bool) -> [UInt8] {
-        HTTP1Serializer.serialize(head(keepAlive: keepAlive)) + (headOnly ? [] : body)
     }
 }

@@ -28,6 +28,16 @@ public final class OnboardingSite: Sendable {
         profile = Array(MobileConfig(root: root).xml.utf8)
     }
 
+    /// The site as a local route, the same for HTTP/1.1 and HTTP/2: requests for `devproxy.test`
+    /// (and, given explicitly, requests sent straight to the proxy's port).
+    public var route: LocalRoute {
+        LocalRoute(name: "onboarding", bodyLimit: 64 << 10, matches: { Self.names($0.host) }, respond: { [self] request in
+            let answer = response(method: request.method, path: request.path)
+            return LocalResponse(status: answer.status, headers: answer.headers.map { (name: $0.0, value: $0.1) },
+                                 body: answer.body)
+        })
+    }
+
     /// Where a device reaches the page without the proxy set, e.g. `http://192.168.1.20:8080/`:
     /// shown on the page and encoded in `/qr.svg` and `/qr.png`.
     public var address: String? { addressState.withLock { $0 } }

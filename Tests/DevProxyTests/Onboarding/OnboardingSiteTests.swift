@@ -37,16 +37,20 @@ import TestSupport
                 == "attachment; filename=\"devproxy-root.crt\"")
     }
 
-    /// HEAD gets the GET head (Content-Length included, RFC 9110 §9.3.2) and no body; a client
-    /// that does not keep the connection gets `Connection: close`.
-    @Test func headAnswersWithTheHeadAlone() {
-        let get = site.response(method: "GET", path: "/root.crt")
-        let head = site.response(method: "HEAD", path: "/root.crt")
-        let bytes = head.bytes(keepAlive: false, headOnly: true)
-        let text = String(decoding: bytes, as: UTF8.self)
-        #expect(text.hasPrefix("HTTP/1.1 200 OK\r\n") && text.hasSuffix("\r\n\r\n"))
-        #expect(text.contains("Content-Length: \(get.body.count)\r\n") && text.contains("Connection: close\r\n"))
-        #expect(!String(decoding: head.bytes(keepAlive: true, headOnly: false), as: UTF8.self).contains("Connection:"))
+    /// Through its local route, HEAD gets the GET answer's fields, Content-Length included (RFC
+    /// 9110 §9.3.2; the engine sends no body for HEAD), for a request to `devproxy.test` only.
+    @Test func theRouteAnswersDevproxyTestAndHEADLikeGET() {
+        let route = site.route
+        let request = { (method: String, url: String) in LocalRequest(method: method, url: url, httpVersion: "HTTP/1.1", headers: []) }
+        #expect(route.matches(request("GET", "http://devproxy.test/root.crt")))
+        #expect(route.matches(request("GET", "https://DevProxy.Test:443/")))
+        #expect(!route.matches(request("GET", "http://example.com/root.crt")))
+        let get = route.respond(request("GET", "http://devproxy.test/root.crt"))
+        let head = route.respond(request("HEAD", "http://devproxy.test/root.crt"))
+        #expect(head.status == 200 && head.body == get.body)
+        let sent = LocalRoute.sentHeaders(head)
+        #expect(sent.contains { $0.name == "Content-Length" && $0.value == "\(get.body.count)" })
+        #expect(sent.map(\.name) == LocalRoute.sentHeaders(get).map(\.name))
     }
 
     @Test func unknownPathsAndMethodsAreRefused() {

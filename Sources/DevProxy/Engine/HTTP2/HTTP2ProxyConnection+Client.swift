@@ -81,7 +81,7 @@ extension HTTP2ProxyConnection {
         exchange.requestEnded = endStream
         streams[stream] = exchange
         server.started(draft.flow)
-        if !context.configuration.localRoutes.isEmpty {
+        if !server.localRoutes.isEmpty {
             let request = LocalRequest(method: head.method ?? "", url: url, httpVersion: "HTTP/2",
                                        headers: head.fields.map { ($0.nameString, $0.valueString) })
             if let route = server.localRoute(for: request) {
