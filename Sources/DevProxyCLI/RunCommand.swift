@@ -29,6 +29,8 @@ enum RunCommand {
              --session FILE|new (a SQLite session store; `new`: under the data directory, newest 20 kept)
              --report-uri GLOB  --reports FILE (default: reports.jsonl beside --log)  --sink-reports
              --leaf-key GLOB=KEY.pem (matching hosts' leaves carry this key: for leaf-only pinners; never a CA key)
+             --pinset-rewrite URL_GLOB (QA: add the team root's pin to remote pin sets' "hashes" in flight;
+                                        HTTP/1.1 clients; see `qa verdict`'s pinset_injectable)
     Then: curl --proxy http://127.0.0.1:8080 --cacert ROOT.pem https://example.com/
     """
 
@@ -59,6 +61,14 @@ enum RunCommand {
         let personaRules = try PersonaRules(parsing: try options.values("persona"))
         let leaves: LeafSource = personaRules.rules.isEmpty
             ? team : PersonaLeafSource(rules: personaRules, certificates: try PersonaCertificates(store: store, team: team))
+        let pinSetRewrites = try options.values("pinset-rewrite")
+        if !pinSetRewrites.isEmpty {
+            guard let root = selection.signer.root else {
+                throw CommandFailure("--pinset-rewrite needs the team root's certificate (a bundle or CA directory that holds it)")
+            }
+            configuration.pinSetRewrite = PinSetRewrite(patterns: pinSetRewrites.map(GlobPattern.init),
+                                                        pins: [Digest.sha256(root.spkiDER).base64])
+        }
         var sinks = try makeSinks(options, quiet: quiet)
         if let session = try sessionSink(options, store: store) { sinks.append(session) }
         if let reports = try reportCollector(options, store: store, personas: !personaRules.rules.isEmpty) {

@@ -7,7 +7,8 @@ import Foundation
 struct RunOptions {
     static let valued: Set<String> = ["listen", "ca-dir", "intermediate", "log", "har", "passthrough", "upstream-ca", "resolve",
                                       "keylog", "body-limit", "config", "proxy-auth", "persona", "report-uri", "redact",
-                                      "passphrase-file", "reports", "mode", "session", "leaf-key"]
+                                      "passphrase-file", "reports", "mode", "session", "leaf-key",
+                                      "pinset-rewrite"]
     static let booleans: Set<String> = ["insecure-upstream", "lazy-upstream", "quiet", "allow-remote", "sink-reports",
                                         "sign-with-root", "via", "no-http2"]
 

@@ -37,6 +37,8 @@ public struct Flow: Codable, Sendable, Equatable {
     public var listener: ListenerInfo? = nil
     /// For gRPC calls: service, method, status and messages (`Flow+GRPC.swift`).
     public var grpc: GRPCFlowInfo? = nil
+    /// For `--pinset-rewrite` responses: whether the pin set was rewritten, and what was added.
+    public var pinset: PinSetInfo? = nil
     public var error: FlowError?
 
     public struct Server: Codable, Sendable, Equatable {
@@ -202,6 +204,25 @@ public struct Flow: Codable, Sendable, Equatable {
         }
     }
 
+    /// A pin-set response matched by `--pinset-rewrite`.
+    public struct PinSetInfo: Codable, Sendable, Equatable {
+        /// True when the rewritten set was sent instead of the origin's.
+        public var rewritten: Bool
+        /// The pins added to `hashes`.
+        public var added: [String]?
+        /// The set's `hashes` as served.
+        public var hashes: [String]?
+        /// Why it was not rewritten, or what else was changed (a gzip body sent uncompressed).
+        public var note: String?
+
+        public init(rewritten: Bool, added: [String]? = nil, hashes: [String]? = nil, note: String? = nil) {
+            self.rewritten = rewritten
+            self.added = added
+            self.hashes = hashes
+            self.note = note
+        }
+    }
+
     /// What went wrong. `kind` is a closed vocabulary (see `FlowErrorKind`).
     public struct FlowError: Codable, Sendable, Equatable {
         public var kind: String
@@ -223,7 +244,7 @@ public struct Flow: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case id, started, ended, client, mode, server, tls, request, response, timings, signer, persona
-        case websocket, tunnel, error, h2, grpc, listener
+        case websocket, tunnel, error, h2, grpc, listener, pinset
         case insecureUpstream = "insecure_upstream"
     }
 }
