@@ -43,7 +43,8 @@ extension CAStore {
                           + "`devproxy ca rotate`, or remove it to make another")
         }
         _ = try ledgerOrFail()
-        let encrypted = String(decoding: try SecureFile.read(rootKeyPath, what: "the root key"), as: UTF8.self).contains("ENCRYPTED")
+        let rootKey = try SecureFile.read(rootKeyPath, what: "the root key")
+        let encrypted = String(decoding: rootKey, as: UTF8.self).contains("ENCRYPTED")
         let key = try PrivateKey.generate(keyType)
         let spki = try key.publicKeyDER
         try SecureFile.write(try key.pem(passphrase: encrypted ? passphrase : nil), to: nextRootKeyPath,
@@ -64,7 +65,8 @@ extension CAStore {
     /// The waiting next root key's public half, or nil when there is none.
     public func nextRootPublicKey() throws -> PinSource? {
         guard FileManager.default.fileExists(atPath: nextRootPublicKeyPath) else { return nil }
-        return try PinSource.all(in: try SecureFile.read(nextRootPublicKeyPath, what: "the next root's public key")).first
+        let bytes = try SecureFile.read(nextRootPublicKeyPath, what: "the next root's public key")
+        return try PinSource.all(in: bytes).first
     }
 
     /// Turns the next root key into the root: a new self-signed root, a cross-certificate of it
@@ -84,8 +86,8 @@ extension CAStore {
         }
         let old = try rootSigner(passphrase: passphrase)
         guard hasNextRootKey else {
-            throw CAError(.notFound, "no next root key in \(directory); make it first with `devproxy ca init --next` and "
-                          + "ship its pin as the backup pin")
+            throw CAError(.notFound, "no next root key in \(directory); make it first with "
+                          + "`devproxy ca init --next` and ship its pin as the backup pin")
         }
         guard now <= old.certificate.notAfter else {
             throw CAError(.signerExpired, "the current root expired on \(ISO8601.string(old.certificate.notAfter)); a "
@@ -114,7 +116,8 @@ extension CAStore {
         var crossProfile = profile
         crossProfile.serial = CertificateBuilder.randomSerial()
         crossProfile.notBefore = max(notBefore, old.certificate.notBefore)
-        crossProfile.notAfter = min(now.addingTimeInterval(TimeInterval(transitionDays) * 86400), old.certificate.notAfter)
+        let windowEnd = now.addingTimeInterval(TimeInterval(transitionDays) * 86400)
+        crossProfile.notAfter = min(windowEnd, old.certificate.notAfter)
         let cross = try crossProfile.sign(publicKey: next, issuer: old.certificate, issuerKey: old.key)
         guard cross.isIssued(by: old.certificate), root.isSelfSigned else {
             throw CAError(.openSSL, "the new root or its cross-certificate does not verify; nothing was changed")
@@ -127,7 +130,8 @@ extension CAStore {
                              mode: SecureFile.privateMode)
         // The ledger before the switch: a root in use must always be traceable.
         let keyType = KeyType(argument: next.algorithmDescription)?.rawValue ?? next.algorithmDescription
-        try ledger.append(LedgerRecord(kind: .root, certificate: root, issuer: nil, keyType: keyType, bundle: nil, now: now))
+        try ledger.append(LedgerRecord(kind: .root, certificate: root, issuer: nil, keyType: keyType, bundle: nil,
+                                       now: now))
         try ledger.append(LedgerRecord(kind: .crossCertificate, certificate: cross, issuer: old.certificate,
                                        keyType: keyType, bundle: nil, now: now))
         try SecureFile.write(Array(cross.pem.utf8), to: crossCertificatePath, mode: SecureFile.publicMode)
@@ -135,7 +139,8 @@ extension CAStore {
         try SecureFile.write(Array(root.pem.utf8), to: rootCertificatePath, mode: SecureFile.publicMode)
         unlink(nextRootKeyPath)
         unlink(nextRootPublicKeyPath)
-        return RootRotation(previous: old.certificate, root: root, cross: cross, retiredCertificatePath: retired + ".pem")
+        return RootRotation(previous: old.certificate, root: root, cross: cross,
+                            retiredCertificatePath: retired + ".pem")
     }
 
     /// The cross-certificates to send after certificates `root` issued: `cross.pem` when it
@@ -161,7 +166,9 @@ extension CAStore {
     public func retiringRoots(now: Date = Date()) throws -> [Certificate] {
         let root = try rootCertificate()
         let crosses = crossCertificates(for: root, now: now)
-        return try allRoots().filter { candidate in candidate != root && crosses.contains { $0.isIssued(by: candidate) } }
+        return try allRoots().filter { candidate in
+            candidate != root && crosses.contains { $0.isIssued(by: candidate) }
+        }
     }
 
     /// Every cross-certificate in the ledger.
@@ -180,6 +187,7 @@ extension CAStore {
     }
 
     private static func organizationalUnit(_ certificate: Certificate) -> String? {
-        certificate.subject.components(separatedBy: ", ").first { $0.hasPrefix("OU = ") }.map { String($0.dropFirst(5)) }
+        certificate.subject.components(separatedBy: ", ").first { $0.hasPrefix("OU = ") }
+            .map { String($0.dropFirst(5)) }
     }
 }

@@ -39,7 +39,8 @@ extension CAStore {
         var findings: [TraceFinding] = []
         for certificate in certificates {
             if let root = roots.first(where: { $0 == certificate }) {
-                findings.append(TraceFinding(certificate: certificate, relation: .isRoot, intermediate: nil, root: root))
+                findings.append(TraceFinding(certificate: certificate, relation: .isRoot, intermediate: nil,
+                                             root: root))
             } else if crosses.contains(certificate) {
                 findings.append(TraceFinding(certificate: certificate, relation: .isCrossCertificate, intermediate: nil,
                                              root: roots.first { certificate.isIssued(by: $0) }))
@@ -48,7 +49,8 @@ extension CAStore {
             } else if let match = loaded.first(where: { certificate.isIssued(by: $0.1) }) {
                 findings.append(TraceFinding(certificate: certificate, relation: .issuedByIntermediate, intermediate: match.0))
             } else if let root = roots.first(where: { certificate.isIssued(by: $0) }) {
-                findings.append(TraceFinding(certificate: certificate, relation: .issuedByRoot, intermediate: nil, root: root))
+                findings.append(TraceFinding(certificate: certificate, relation: .issuedByRoot, intermediate: nil,
+                                             root: root))
             }
         }
         return findings

@@ -10,8 +10,9 @@ public enum DetachedSignature {
     /// - Throws: `.invalidInput` when the key is not EC P-256, `.openSSL` when signing fails.
     public static func sign(_ message: [UInt8], with key: PrivateKey) throws -> [UInt8] {
         guard key.algorithmDescription == "EC P-256" else {
-            throw CAError(.invalidInput, "the signing key is \(key.algorithmDescription); pin sets are signed with an EC P-256 key "
-                          + "(make one: openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out pinset-sign.key)")
+            throw CAError(.invalidInput, "the signing key is \(key.algorithmDescription); pin sets are signed with an "
+                          + "EC P-256 key (make one: openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 "
+                          + "-out pinset-sign.key)")
         }
         OpenSSLErrorQueue.clear()
         guard let context = EVP_MD_CTX_new() else { throw CAError.openSSL("allocating a digest context") }
@@ -20,7 +21,9 @@ public enum DetachedSignature {
             throw CAError.openSSL("starting the signature")
         }
         var length = 0
-        guard EVP_DigestSign(context, nil, &length, message, message.count) == 1 else { throw CAError.openSSL("sizing the signature") }
+        guard EVP_DigestSign(context, nil, &length, message, message.count) == 1 else {
+            throw CAError.openSSL("sizing the signature")
+        }
         var signature = [UInt8](repeating: 0, count: length)
         guard EVP_DigestSign(context, &signature, &length, message, message.count) == 1 else {
             throw CAError.openSSL("signing")

@@ -22,7 +22,8 @@ public final class Signer: Sendable {
     ///   cross-certificate); default none.
     /// - Throws: `.keyMismatch` when `key` is not the certificate's key, `.invalidInput` when the
     ///   certificate is not a CA.
-    public init(certificate: Certificate, key: PrivateKey, root: Certificate?, crossCertificates: [Certificate] = []) throws {
+    public init(certificate: Certificate, key: PrivateKey, root: Certificate?,
+                crossCertificates: [Certificate] = []) throws {
         guard certificate.matches(key) else {
             throw CAError(.keyMismatch, "the private key does not belong to the certificate \(certificate.subject)")
         }

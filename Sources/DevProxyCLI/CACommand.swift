@@ -63,7 +63,8 @@ enum CACommand {
     }
 
     private static func initialize(_ raw: ArraySlice<String>) throws -> Int32 {
-        let arguments = try Arguments(raw, valued: ["ca-dir", "name", "key", "days", "passphrase-file"], booleans: ["next"])
+        let arguments = try Arguments(raw, valued: ["ca-dir", "name", "key", "days", "passphrase-file"],
+                                      booleans: ["next"])
         if arguments.flag("next") { return try CARotateCommand.initializeNext(arguments) }
         let store = store(arguments)
         let days = try arguments.integer("days") ?? 3650

@@ -55,12 +55,15 @@ enum CATraceCommand {
             let subject = finding.certificate.subject
             switch finding.relation {
             case .isRoot:
-                Output.line("\(subject): " + (finding.root == current ? "this CA's root." : "a previous root of this CA (retired by `ca rotate`)."))
+                let which = finding.root == current ? "this CA's root." : "a previous root of this CA (retired by `ca rotate`)."
+                Output.line("\(subject): " + which)
             case .issuedByRoot:
-                let which = finding.root == current ? "this CA's root" : "a previous root of this CA (\(finding.root?.subject ?? "?"))"
+                let which = finding.root == current
+                    ? "this CA's root" : "a previous root of this CA (\(finding.root?.subject ?? "?"))"
                 Output.line("\(subject): signed directly by \(which) (team-shared signing).")
             case .isCrossCertificate:
-                Output.line("\(subject): this CA's cross-certificate (the newer root signed by \(finding.root?.subject ?? "an older root")), "
+                let signer = finding.root?.subject ?? "an older root"
+                Output.line("\(subject): this CA's cross-certificate (the newer root signed by \(signer)), "
                             + "valid until \(Output.date(finding.certificate.notAfter)).")
             case .isIntermediate, .issuedByIntermediate:
                 guard let entry = finding.intermediate else { continue }

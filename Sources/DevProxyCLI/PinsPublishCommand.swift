@@ -8,7 +8,8 @@ enum PinsPublishCommand {
     Remote pin sets: the /.well-known/pins.json an app fetches to refresh its pins
     ({"hashes": [...], "expiresAt": DATE, "minAppVersion": "..."}).
 
-      devproxy pins publish prod-ca.pem --backup next-root.csr --expires 2027-06-30 --min-app-version 2.4.0 --out pins.json
+      devproxy pins publish prod-ca.pem --backup next-root.csr --expires 2027-06-30 --min-app-version 2.4.0 \\
+                            --out pins.json
       devproxy pins publish --pin sha256/… --backup next.pub --expires 2027-06-30 --min-app-version 2.4.0 \\
                             --sign-key pinset-sign.key --out pins.json          also writes pins.json.sig
       devproxy pins verify pins.json --signature pins.json.sig --key pinset-sign.pub
@@ -32,11 +33,13 @@ enum PinsPublishCommand {
 
     static func publish(_ raw: ArraySlice<String>) throws -> Int32 {
         if raw.first == "--help" || raw.first == "-h" { Output.line(usage); return 0 }
-        let arguments = try Arguments(raw, valued: ["pin", "backup", "expires", "min-app-version", "date-format", "hash", "sign-key",
-                                                    "passphrase-file", "out", "signature"], booleans: [])
+        let arguments = try Arguments(raw, valued: ["pin", "backup", "expires", "min-app-version", "date-format", "hash",
+                                                    "sign-key", "passphrase-file", "out", "signature"], booleans: [])
         let hash = try hashForm(arguments)
         let format = try dateFormat(arguments)
-        guard let expiresText = arguments.value("expires") else { throw UsageError("--expires DATE is required (yyyy-MM-dd)") }
+        guard let expiresText = arguments.value("expires") else {
+            throw UsageError("--expires DATE is required (yyyy-MM-dd)")
+        }
         guard let expires = date(expiresText) else {
             throw UsageError("--expires \(expiresText) is not a yyyy-MM-dd date or an RFC 3339 time")
         }
@@ -54,8 +57,8 @@ enum PinsPublishCommand {
         if expires < Date() { Output.warning("--expires \(expiresText) is in the past: apps ignore an expired set") }
         let signKey = try arguments.value("sign-key").map { path -> PrivateKey in
             do {
-                return try PrivateKey(pem: try SecureFile.read(path, what: "the signing key"),
-                                      passphrase: try PassphraseSource.resolve(file: arguments.value("passphrase-file")).read())
+                let passphrase = try PassphraseSource.resolve(file: arguments.value("passphrase-file")).read()
+                return try PrivateKey(pem: try SecureFile.read(path, what: "the signing key"), passphrase: passphrase)
             } catch let error as CAError {
                 throw CommandFailure("\(path): \(error.reason)")
             }
@@ -67,14 +70,14 @@ enum PinsPublishCommand {
             return 0
         }
         try SecureFile.write(bytes, to: out, mode: SecureFile.publicMode)
-        Output.line("Wrote the pin set to \(out): \(hashes.count) pin(s) (\(primary.count) primary, \(backup.count) backup), "
-                    + "expiresAt \(ISO8601.string(expires)) as \(format.rawValue), minAppVersion \(version).")
+        Output.line("Wrote the pin set to \(out): \(hashes.count) pin(s) (\(primary.count) primary, "
+                    + "\(backup.count) backup), expiresAt \(ISO8601.string(expires)) as \(format.rawValue), minAppVersion \(version).")
         if let signature, let signKey {
             let path = arguments.value("signature") ?? out + ".sig"
             try SecureFile.write(signature, to: path, mode: SecureFile.publicMode)
             let publicPath = path + ".pub"
-            try SecureFile.write(Array(PEMBlock(label: "PUBLIC KEY", der: try signKey.publicKeyDER).text.utf8), to: publicPath,
-                                 mode: SecureFile.publicMode)
+            let publicPEM = PEMBlock(label: "PUBLIC KEY", der: try signKey.publicKeyDER).text
+            try SecureFile.write(Array(publicPEM.utf8), to: publicPath, mode: SecureFile.publicMode)
             Output.line("Signed it (ECDSA P-256, SHA-256, DER) to \(path); the public key is in \(publicPath):")
             Output.line("  openssl dgst -sha256 -verify \(publicPath) -signature \(path) \(out)")
         }
@@ -97,7 +100,9 @@ enum PinsPublishCommand {
         }
         var signatureValid: Bool?
         if let signaturePath = arguments.value("signature") {
-            guard let keyPath = arguments.value("key") else { throw UsageError("--signature needs --key KEY (public key or certificate)") }
+            guard let keyPath = arguments.value("key") else {
+                throw UsageError("--signature needs --key KEY (public key or certificate)")
+            }
             let key: PinSource
             do {
                 guard let first = try PinSource.all(in: try SecureFile.read(keyPath, what: "the key")).first else {
@@ -115,11 +120,13 @@ enum PinsPublishCommand {
         let expired = set.expiresAt <= Date()
         if arguments.flag("json") {
             Output.json(VerifyReport(hashes: set.hashes, expiresAt: ISO8601.string(set.expiresAt), expired: expired,
-                                     minAppVersion: set.minAppVersion, dateFormat: format.rawValue, signatureValid: signatureValid))
+                                     minAppVersion: set.minAppVersion, dateFormat: format.rawValue,
+                                     signatureValid: signatureValid))
         } else {
             Output.line("\(path): a pin set an app decoding dates as \(format.rawValue) accepts.")
             for hash in set.hashes { Output.line("  hash           \(hash)") }
-            Output.line("  expiresAt      \(ISO8601.string(set.expiresAt))\(expired ? " (expired: the app ignores the set)" : "")")
+            let state = expired ? " (expired: the app ignores the set)" : ""
+            Output.line("  expiresAt      \(ISO8601.string(set.expiresAt))\(state)")
             Output.line("  minAppVersion  \(set.minAppVersion)")
             if let signatureValid { Output.line("  signature      \(signatureValid ? "valid" : "INVALID")") }
         }
@@ -148,7 +155,9 @@ enum PinsPublishCommand {
 
     private static func hashForm(_ arguments: Arguments) throws -> PinHashForm {
         guard let name = arguments.value("hash") else { return .spki }
-        guard let form = PinHashForm(rawValue: name) else { throw UsageError("--hash \(name) is not one of \(PinHashForm.choices)") }
+        guard let form = PinHashForm(rawValue: name) else {
+            throw UsageError("--hash \(name) is not one of \(PinHashForm.choices)")
+        }
         return form
     }
 
@@ -183,12 +192,15 @@ enum PinsPublishCommand {
             } catch let error as CAError {
                 throw CommandFailure("\(argument): \(error.reason)")
             }
-            guard let digest = hash.digest(of: source) else { throw CommandFailure("\(argument): no \(hash.rawValue) form for it") }
+            guard let digest = hash.digest(of: source) else {
+                throw CommandFailure("\(argument): no \(hash.rawValue) form for it")
+            }
             return digest.base64
         }
         let bare = argument.hasPrefix("sha256/") ? String(argument.dropFirst(7)) : argument
         guard Data(base64Encoded: bare)?.count == 32 else {
-            throw CommandFailure("\(argument) is neither a file nor a SHA-256 pin (sha256/ and 44 characters of base64)")
+            throw CommandFailure("\(argument) is neither a file nor a SHA-256 pin "
+                                 + "(sha256/ and 44 characters of base64)")
         }
         return bare
     }

@@ -82,12 +82,14 @@ enum PinsSnippetCommand {
         }
         // Without --backup, the next root key `ca init --next` made is the backup pin.
         let store = CACommand.store(arguments)
-        let nextKey = arguments.value("backup") == nil && leafKey == nil && store.exists ? store.nextRootPublicKeyPath : nil
-        if let backup = arguments.value("backup") ?? nextKey.flatMap({ FileManager.default.fileExists(atPath: $0) ? $0 : nil }) {
+        let wantsNextKey = arguments.value("backup") == nil && leafKey == nil && store.exists
+        let nextKey = wantsNextKey && FileManager.default.fileExists(atPath: store.nextRootPublicKeyPath)
+            ? store.nextRootPublicKeyPath : nil
+        if let backup = arguments.value("backup") ?? nextKey {
             let source = try pinSource(backup, what: "the backup key")
             guard let digest = hash.digest(of: source) else { throw CommandFailure("\(backup): no \(hash.rawValue) form for it") }
-            let what = backup == nextKey ? "backup: the next team root key (devproxy ca init --next)"
-                : source.subject.map { "backup: \($0)" } ?? "backup: \(source.keyDescription) \(source.kind.rawValue.replacingOccurrences(of: "_", with: " ")) in \((backup as NSString).lastPathComponent)"
+            var what = source.subject.map { "backup: \($0)" } ?? "backup: \(source.keyDescription) \(source.kind.rawValue.replacingOccurrences(of: "_", with: " ")) in \((backup as NSString).lastPathComponent)"
+            if backup == nextKey { what = "backup: the next team root key (devproxy ca init --next)" }
             pins.append(PinSnippet.PinLine(base64: digest.base64, comment: what))
             if pins[1].base64 == pins[0].base64 { Output.warning("the backup key is the pinned key itself; it backs up nothing") }
         }

@@ -152,7 +152,8 @@ enum PolicyCommand {
     static func rotation(of store: CAStore, root: Certificate?) -> PolicyLinter.Rotation? {
         guard let root else { return nil }
         if let retiring = try? store.retiringRoots(), !retiring.isEmpty {
-            return PolicyLinter.Rotation(retiring: retiring.map(\.spkiDER), successor: root.spkiDER, successorIsNextKey: false)
+            return PolicyLinter.Rotation(retiring: retiring.map(\.spkiDER), successor: root.spkiDER,
+                                         successorIsNextKey: false)
         }
         guard let next = try? store.nextRootPublicKey() else { return nil }
         return PolicyLinter.Rotation(retiring: [root.spkiDER], successor: next.spkiDER, successorIsNextKey: true)

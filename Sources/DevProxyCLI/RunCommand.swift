@@ -64,7 +64,8 @@ enum RunCommand {
         let pinSetRewrites = try options.values("pinset-rewrite")
         if !pinSetRewrites.isEmpty {
             guard let root = selection.signer.root else {
-                throw CommandFailure("--pinset-rewrite needs the team root's certificate (a bundle or CA directory that holds it)")
+                throw CommandFailure("--pinset-rewrite needs the team root's certificate "
+                                     + "(a bundle or CA directory that holds it)")
             }
             configuration.pinSetRewrite = PinSetRewrite(patterns: pinSetRewrites.map(GlobPattern.init),
                                                         pins: [Digest.sha256(root.spkiDER).base64])

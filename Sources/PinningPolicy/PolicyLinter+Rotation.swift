@@ -39,8 +39,8 @@ extension PolicyLinter {
             let digests = Set(pins.map(\.digest))
             guard !digests.isDisjoint(with: retiring), digests.isDisjoint(with: successor) else { return nil }
             let message = rotation.successorIsNextKey
-                ? "pins the team root but not the next root key (`devproxy ca init --next`); the root is being retired: "
-                    + "ship \(successorPin) as the backup pin before `devproxy ca rotate`"
+                ? "pins the team root but not the next root key (`devproxy ca init --next`); the root is being "
+                    + "retired: ship \(successorPin) as the backup pin before `devproxy ca rotate`"
                 : "pins only the team root being retired (rotated by `devproxy ca rotate`); devices that trust the new "
                     + "root build the shorter path to it and the app blocks there: add \(successorPin)"
             return PolicyLint(kind: .pinsOnlyRetiringRoot, domain: name, message: message)

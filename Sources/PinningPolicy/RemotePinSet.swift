@@ -59,7 +59,8 @@ public struct RemotePinSet: Sendable, Equatable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = dateFormat.encoding
-        return Array(try encoder.encode(Document(hashes: hashes, expiresAt: expiresAt, minAppVersion: minAppVersion))) + [0x0A]
+        let document = Document(hashes: hashes, expiresAt: expiresAt, minAppVersion: minAppVersion)
+        return Array(try encoder.encode(document)) + [0x0A]
     }
 
     /// Decodes a pin set as an app with `dateFormat`'s decoder would.
@@ -81,8 +82,8 @@ public struct RemotePinSet: Sendable, Equatable {
         } catch DecodingError.typeMismatch(_, let context), DecodingError.dataCorrupted(let context) {
             let field = context.codingPath.map(\.stringValue).joined(separator: ".")
             if field == "expiresAt" {
-                throw PolicyError(.invalidValue, "expiresAt is not a \(dateFormat.rawValue) date (\(dateFormat.help)); an app "
-                                  + "decoding it that way drops the whole pin set")
+                throw PolicyError(.invalidValue, "expiresAt is not a \(dateFormat.rawValue) date (\(dateFormat.help)); "
+                                  + "an app decoding it that way drops the whole pin set")
             }
             throw PolicyError(.invalidValue, "\(field.isEmpty ? "the pin set" : field) has the wrong type")
         } catch {
@@ -92,7 +93,8 @@ public struct RemotePinSet: Sendable, Equatable {
         where Data(base64Encoded: hash.hasPrefix("sha256/") ? String(hash.dropFirst(7)) : hash)?.count != 32 {
             throw PolicyError(.invalidPin, "hash \(hash) is not 32 bytes of base64")
         }
-        return RemotePinSet(hashes: document.hashes, expiresAt: document.expiresAt, minAppVersion: document.minAppVersion)
+        return RemotePinSet(hashes: document.hashes, expiresAt: document.expiresAt,
+                            minAppVersion: document.minAppVersion)
     }
 
     /// What a pin-set rewrite did.

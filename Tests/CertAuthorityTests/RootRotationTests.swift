@@ -20,20 +20,23 @@ import TestSupport
             pki = try PKIFixture()
             next = try pki.store.makeNextRootKey(keyType: .p256, passphrase: passphrase)
             rotation = try pki.store.rotate(name: nil, days: 3650, transitionDays: 90, passphrase: passphrase)
-            let issued = try pki.store.issueIntermediate(email: "bob@acme.dev", days: 7, permittedDNS: [], keyType: .p256,
+            let issued = try pki.store.issueIntermediate(email: "bob@acme.dev", days: 7, permittedDNS: [],
+                                                         keyType: .p256,
                                                          output: nil, passphrase: passphrase)
             bobBundle = issued.1
             bob = try Signer(bundle: try SecureFile.read(bobBundle, what: "bundle"))
         }
 
         /// `openssl verify` of a leaf for `api.acme.dev` with `untrusted` as the served chain.
-        func verify(trusting anchors: [Certificate], served: [Certificate], leaf: Certificate) throws -> Subprocess.Result {
+        func verify(trusting anchors: [Certificate], served: [Certificate],
+                    leaf: Certificate) throws -> Subprocess.Result {
             let directory = pki.directory
             let tag = UUID().uuidString
             let trust = directory.write("trust-\(tag).pem", anchors.map(\.pem).joined())
             let untrusted = directory.write("untrusted-\(tag).pem", served.map(\.pem).joined())
             let leafPath = directory.write("leaf-\(tag).pem", leaf.pem)
-            return try Subprocess.run("openssl", ["verify", "-x509_strict", "-purpose", "sslserver", "-verify_hostname", "api.acme.dev",
+            return try Subprocess.run("openssl", ["verify", "-x509_strict", "-purpose", "sslserver",
+                                                  "-verify_hostname", "api.acme.dev",
                                                   "-show_chain", "-CAfile", trust, "-untrusted", untrusted, leafPath])
         }
     }
@@ -122,11 +125,13 @@ import TestSupport
         let setup = try Rotated()
         let ana = setup.pki.signer
         let anaLeaf = try LeafIssuer(signer: ana).issue(for: [try LeafName("api.acme.dev")])
-        let verify = try setup.verify(trusting: [setup.rotation.previous], served: anaLeaf.chain, leaf: anaLeaf.certificate)
+        let verify = try setup.verify(trusting: [setup.rotation.previous], served: anaLeaf.chain,
+                                      leaf: anaLeaf.certificate)
         #expect(verify.status == 0, "\(verify.output)")
 
         let bobLeaf = try LeafIssuer(signer: setup.bob).issue(for: [try LeafName("api.acme.dev")])
-        let underNew = try setup.pki.store.trace(Array((bobLeaf.certificate.pem + bobLeaf.chain.map(\.pem).joined()).utf8))
+        let served = bobLeaf.certificate.pem + bobLeaf.chain.map(\.pem).joined()
+        let underNew = try setup.pki.store.trace(Array(served.utf8))
         #expect(underNew.contains { $0.relation == .issuedByIntermediate && $0.intermediate?.email == "bob@acme.dev" })
         #expect(underNew.contains { $0.relation == .isCrossCertificate && $0.root == setup.rotation.previous })
         let underOld = try setup.pki.store.trace(Array((anaLeaf.certificate.pem + setup.rotation.previous.pem).utf8))

@@ -74,7 +74,8 @@ extension ResponseRelay {
                     outbound.headers.remove("Content-Encoding")
                     notes.append("sent uncompressed (was \(coding ?? ""))")
                 }
-                let hashes = (try? JSONSerialization.jsonObject(with: Data(served)) as? [String: Any])?["hashes"] as? [String]
+                let object = try? JSONSerialization.jsonObject(with: Data(served)) as? [String: Any]
+                let hashes = object?["hashes"] as? [String]
                 draft.flow.pinset = Flow.PinSetInfo(rewritten: true, added: result.added, hashes: hashes,
                                                     note: notes.isEmpty ? nil : notes.joined(separator: "; "))
             } catch let error as PolicyError {
@@ -84,7 +85,8 @@ extension ResponseRelay {
             }
         }
         if draft.flow.pinset == nil {
-            draft.flow.pinset = Flow.PinSetInfo(rewritten: false, note: "not rewritten: " + notes.joined(separator: "; "))
+            draft.flow.pinset = Flow.PinSetInfo(rewritten: false,
+                                                note: "not rewritten: " + notes.joined(separator: "; "))
         }
         outbound.headers.replaceOrAdd(name: "Content-Length", value: String(served.count))
         let clientKeepAlive = requestHead.keepAlive && head.keepAlive
@@ -94,7 +96,8 @@ extension ResponseRelay {
             outbound.headers.add(name: "Connection", value: "keep-alive")
         }
         if context.configuration.addVia { outbound.headers.add(name: "Via", value: "1.1 devproxy") }
-        draft.flow.response?.headers = FlowDraft.headerPairs(outbound.headers, redact: context.configuration.redactHeaders)
+        let redact = context.configuration.redactHeaders
+        draft.flow.response?.headers = FlowDraft.headerPairs(outbound.headers, redact: redact)
         let capture = BodyCapture(limit: context.configuration.bodyLimit)
         capture.append(served)
         draft.flow.response?.body = capture.finish(contentEncoding: outbound.headers["Content-Encoding"],
@@ -137,7 +140,8 @@ extension ResponseRelay {
                 case .body(let bytes)?:
                     pending = bytes
                 case .end(let trailers)?:
-                    try send(framing.rechunk ? HTTP1Serializer.lastChunk(trailers: trailers) : [], after: &held, flush: true)
+                    let last = framing.rechunk ? HTTP1Serializer.lastChunk(trailers: trailers) : []
+                    try send(last, after: &held, flush: true)
                     let surplus = !upstream.reader.parser.takeRemainingBytes().isEmpty
                     return Outcome(clientKeepAlive: clientKeepAlive,
                                    upstreamReusable: head.keepAlive && framing.upstreamDelimited && !surplus)

@@ -18,15 +18,18 @@ extension QAVerdict {
         for pinSet in served.sorted(by: { $0.ended < $1.ended }) {
             let pinSetHost = (pinSet.tls?.client?.sni ?? pinSet.server.host).lowercased()
             guard covers(pinSetHost: pinSetHost, host: host) else { continue }
-            let accepted = flows.filter { $0.id != pinSet.id && $0.request != nil && $0.mode != .tunnel && $0.started >= pinSet.ended }
+            let accepted = flows.filter { flow in
+                flow.id != pinSet.id && flow.request != nil && flow.mode != .tunnel && flow.started >= pinSet.ended
+            }
             guard !accepted.isEmpty else { continue }
             let url = pinSet.request?.url ?? pinSetHost
             let added = pinSet.pinset?.added?.joined(separator: ", ") ?? "the team root's pin"
-            return QAVerdict(host: host, persona: verdict.persona, verdict: .pinsetInjectable,
-                             evidence: Evidence(flows: [pinSet.id] + accepted.map(\.id), reports: verdict.evidence.reports),
-                             note: "the app fetched its pin set (\(url)) through DevProxy, was served it with \(added) added, "
-                                 + "then accepted the team chain in \(accepted.count) request(s): whoever intercepts the "
-                                 + "pin-set fetch can replace the app's pins (sign the set, or pin its fetch to bundled pins)")
+            let evidence = Evidence(flows: [pinSet.id] + accepted.map(\.id), reports: verdict.evidence.reports)
+            let note = "the app fetched its pin set (\(url)) through DevProxy, was served it with \(added) added, "
+                + "then accepted the team chain in \(accepted.count) request(s): whoever intercepts the pin-set "
+                + "fetch can replace the app's pins (sign the set, or pin its fetch to bundled pins)"
+            return QAVerdict(host: host, persona: verdict.persona, verdict: .pinsetInjectable, evidence: evidence,
+                             note: note)
         }
         return nil
     }

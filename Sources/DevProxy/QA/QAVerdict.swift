@@ -61,7 +61,8 @@ public struct QAVerdict: Codable, Sendable, Equatable {
             let hostReports = reports.filter { $0.hostname?.lowercased() == host }
             for persona in personas.keys.sorted() {
                 let verdict = judge(host: host, persona: persona, flows: personas[persona] ?? [], reports: hostReports)
-                verdicts.append(injectedPinSet(host: host, verdict: verdict, flows: personas[persona] ?? [], all: flows) ?? verdict)
+                let group = personas[persona] ?? []
+                verdicts.append(injectedPinSet(host: host, verdict: verdict, flows: group, all: flows) ?? verdict)
             }
         }
         return verdicts

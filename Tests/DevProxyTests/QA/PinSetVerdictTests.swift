@@ -23,13 +23,15 @@ import TestSupport
     static var rewritten: [String: Any] { ["rewritten": true, "added": ["ROOTPIN="], "hashes": ["A=", "ROOTPIN="]] }
 
     func judge(_ objects: [[String: Any]]) throws -> [String: QAVerdict] {
-        let flows = try objects.map { try JSONDecoder().decode(Flow.self, from: JSONSerialization.data(withJSONObject: $0)) }
+        let flows = try objects.map { try JSONDecoder().decode(Flow.self,
+                                                               from: JSONSerialization.data(withJSONObject: $0)) }
         return Dictionary(uniqueKeysWithValues: QAVerdict.judge(flows: flows, reports: []).map { ($0.host, $0) })
     }
 
     @Test func rewrittenSetThenTeamChainIsInjectable() throws {
         let verdicts = try judge([
-            try Self.flow("p1", host: "api.acme.dev", second: 1, path: "/.well-known/pins.json", pinset: Self.rewritten),
+            try Self.flow("p1", host: "api.acme.dev", second: 1, path: "/.well-known/pins.json",
+                          pinset: Self.rewritten),
             try Self.flow("a1", host: "api.acme.dev", second: 2, path: "/v1/me"),
             try Self.flow("c1", host: "cdn.acme.dev", second: 3),
             try Self.flow("o1", host: "other.example.org", second: 4),
@@ -51,14 +53,16 @@ import TestSupport
         #expect(notRewritten["api.acme.dev"]?.verdict == .debuggable)
         // Rewritten but not served (an error status).
         let failed = try judge([
-            try Self.flow("p1", host: "api.acme.dev", second: 1, path: "/.well-known/pins.json", pinset: Self.rewritten, status: 503),
+            try Self.flow("p1", host: "api.acme.dev", second: 1, path: "/.well-known/pins.json",
+                          pinset: Self.rewritten, status: 503),
             try Self.flow("a1", host: "api.acme.dev", second: 2),
         ])
         #expect(failed["api.acme.dev"]?.verdict == .debuggable)
         // The team chain was accepted only before the set arrived.
         let before = try judge([
             try Self.flow("a1", host: "cdn.acme.dev", second: 1),
-            try Self.flow("p1", host: "api.acme.dev", second: 2, path: "/.well-known/pins.json", pinset: Self.rewritten),
+            try Self.flow("p1", host: "api.acme.dev", second: 2, path: "/.well-known/pins.json",
+                          pinset: Self.rewritten),
         ])
         #expect(before["cdn.acme.dev"]?.verdict == .debuggable)
         // The pin-set fetch alone is not acceptance of the team chain elsewhere.
@@ -68,7 +72,8 @@ import TestSupport
     @Test func commandReportsAndExpectsIt() throws {
         let directory = TemporaryDirectory()
         let log = directory.write("flows.jsonl", try SyntheticFlows.log([
-            try Self.flow("p1", host: "api.acme.dev", second: 1, path: "/.well-known/pins.json", pinset: Self.rewritten),
+            try Self.flow("p1", host: "api.acme.dev", second: 1, path: "/.well-known/pins.json",
+                          pinset: Self.rewritten),
             try Self.flow("a1", host: "api.acme.dev", second: 2),
         ]))
         let result = try Subprocess.run(Subprocess.devproxy, ["qa", "verdict", "--log", log, "--json",

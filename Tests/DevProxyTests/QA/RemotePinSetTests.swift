@@ -19,9 +19,11 @@ import TestSupport
         let directory = TemporaryDirectory()
         let out = directory.file("pins.json")
         let backup = "sha256/" + String(repeating: "B", count: 43) + "="
-        let published = try Subprocess.run(Subprocess.devproxy, ["pins", "publish", "--pin", "sha256/" + String(repeating: "A", count: 43) + "=",
-                                                                 "--backup", backup, "--expires", "2027-06-30", "--min-app-version",
-                                                                 "2.4.0", "--date-format", format, "--out", out])
+        let primary = "sha256/" + String(repeating: "A", count: 43) + "="
+        let published = try Subprocess.run(Subprocess.devproxy, [
+            "pins", "publish", "--pin", primary, "--backup", backup, "--expires", "2027-06-30",
+            "--min-app-version", "2.4.0", "--date-format", format, "--out", out,
+        ])
         #expect(published.status == 0, "\(published.output)")
         let script = """
         import json, sys, datetime
@@ -39,8 +41,8 @@ import TestSupport
         """
         let read = try Subprocess.run("python3", ["-c", script, out, format])
         #expect(read.status == 0, "\(read.output)")
-        #expect(read.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-                == "\(Self.expiresUnix) \(String(repeating: "A", count: 43))=,\(String(repeating: "B", count: 43))= 2.4.0")
+        let (a, b) = (String(repeating: "A", count: 43), String(repeating: "B", count: 43))
+        #expect(read.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "\(Self.expiresUnix) \(a)=,\(b)= 2.4.0")
         // Only the matching decoder accepts it: a reference-format set read as iso8601 fails.
         let other = format == "reference" ? "iso8601" : "reference"
         let wrong = try Subprocess.run(Subprocess.devproxy, ["pins", "verify", out, "--date-format", other])
@@ -57,26 +59,32 @@ import TestSupport
     @Test func signedPinSetVerifiesWithOpensslAndTamperingIsCaught() throws {
         let directory = TemporaryDirectory()
         let key = directory.file("sign.key")
-        let made = try Subprocess.run("openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", key])
+        let made = try Subprocess.run("openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt",
+                                                  "ec_paramgen_curve:P-256", "-out", key])
         #expect(made.status == 0)
         let pki = try PKIFixture()
         let out = directory.file("pins.json")
-        let published = try Subprocess.run(Subprocess.devproxy, ["pins", "publish", pki.rootPath, "--backup", pki.intermediatePath(),
+        let published = try Subprocess.run(Subprocess.devproxy, ["pins", "publish", pki.rootPath, "--backup",
+                                                                 pki.intermediatePath(),
                                                                  "--expires", "2027-06-30", "--min-app-version", "1.0",
                                                                  "--sign-key", key, "--out", out])
         #expect(published.status == 0, "\(published.output)")
         #expect(directory.read("pins.json").contains(String(pki.root.pin.dropFirst(7))))
         let publicKey = directory.file("sign.pub")
         _ = try Subprocess.run("openssl", ["pkey", "-in", key, "-pubout", "-out", publicKey])
-        let openssl = try Subprocess.run("openssl", ["dgst", "-sha256", "-verify", publicKey, "-signature", out + ".sig", out])
+        let openssl = try Subprocess.run("openssl", ["dgst", "-sha256", "-verify", publicKey, "-signature",
+                                                     out + ".sig", out])
         #expect(openssl.status == 0 && openssl.stdout.contains("Verified OK"), "\(openssl.output)")
-        let verify = try Subprocess.run(Subprocess.devproxy, ["pins", "verify", out, "--signature", out + ".sig", "--key", publicKey])
+        let verify = try Subprocess.run(Subprocess.devproxy, ["pins", "verify", out, "--signature", out + ".sig",
+                                                              "--key", publicKey])
         #expect(verify.status == 0 && verify.stdout.contains("signature      valid"), "\(verify.output)")
 
         _ = directory.write("pins.json", directory.read("pins.json").replacingOccurrences(of: "1.0", with: "0.1"))
-        let tampered = try Subprocess.run("openssl", ["dgst", "-sha256", "-verify", publicKey, "-signature", out + ".sig", out])
+        let tampered = try Subprocess.run("openssl", ["dgst", "-sha256", "-verify", publicKey, "-signature",
+                                                      out + ".sig", out])
         #expect(tampered.status != 0)
-        let caught = try Subprocess.run(Subprocess.devproxy, ["pins", "verify", out, "--signature", out + ".sig", "--key", publicKey])
+        let caught = try Subprocess.run(Subprocess.devproxy, ["pins", "verify", out, "--signature", out + ".sig",
+                                                              "--key", publicKey])
         #expect(caught.status == 1 && caught.stderr.contains("error: "), "\(caught.output)")
     }
 
@@ -84,8 +92,10 @@ import TestSupport
         let directory = TemporaryDirectory()
         let notJSON = directory.write("pins.json", "<html>not a pin set</html>")
         let rsa = directory.file("rsa.key")
-        _ = try Subprocess.run("openssl", ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", rsa])
-        let shortPin = directory.write("short.json", #"{"hashes": ["AAAA"], "expiresAt": 836006400, "minAppVersion": "1"}"#)
+        _ = try Subprocess.run("openssl", ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048",
+                                           "-out", rsa])
+        let shortPin = directory.write("short.json",
+                                       #"{"hashes": ["AAAA"], "expiresAt": 836006400, "minAppVersion": "1"}"#)
         let cases: [[String]] = [
             ["pins", "verify", notJSON],
             ["pins", "verify", shortPin],
@@ -111,12 +121,14 @@ import TestSupport
         let host = "api.acme.dev"
         let origin = try OriginServer(names: [host])
         let log = pki.directory.file("flows.jsonl")
-        let proxy = try DevProxyProcess(["--ca-dir", pki.store.directory, "--intermediate", pki.bundlePath, "--log", log, "--quiet",
-                                         "--upstream-ca", origin.caPath, "--resolve", "\(host):\(origin.port):127.0.0.1",
+        let proxy = try DevProxyProcess(["--ca-dir", pki.store.directory, "--intermediate", pki.bundlePath,
+                                         "--log", log, "--quiet", "--upstream-ca", origin.caPath,
+                                         "--resolve", "\(host):\(origin.port):127.0.0.1",
                                          "--pinset-rewrite", "https://\(host):*/.well-known/pins.json*",
                                          "--pinset-rewrite", "https://\(host):*/cl*"])
         func curl(_ path: String) throws -> Subprocess.Result {
-            try Subprocess.run("curl", ["-sS", "--http1.1", "-D", "-", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", pki.rootPath,
+            try Subprocess.run("curl", ["-sS", "--http1.1", "-D", "-", "--proxy", "http://127.0.0.1:\(proxy.port)",
+                                        "--cacert", pki.rootPath,
                                         "--max-time", "10", "https://\(host):\(origin.port)\(path)"])
         }
         let rootPin = String(pki.root.pin.dropFirst(7))
@@ -126,9 +138,11 @@ import TestSupport
             // curl -D prints the CONNECT response's head first; the origin's is the last one.
             let end = try #require(result.stdout.range(of: "\r\n\r\n", options: .backwards))
             let (head, body) = (String(result.stdout[..<end.lowerBound]), String(result.stdout[end.upperBound...]))
-            let object = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any], "\(body)")
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any],
+                                      "\(body)")
             let hashes = object["hashes"] as? [String] ?? []
-            #expect(hashes == ["AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB=", rootPin])
+            #expect(hashes == ["AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",
+                               "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB=", rootPin])
             #expect(object["minAppVersion"] as? String == "2.4.0")
             #expect((object["expiresAt"] as? NSNumber)?.intValue == 836_006_400)
             #expect(head.lowercased().contains("content-length: \(body.utf8.count)"), "\(head)")
@@ -149,7 +163,8 @@ import TestSupport
         #expect(sets.contains { $0.pinset?.note == "sent uncompressed (was gzip)" })
         let untouched = try #require(flows.first { $0.request?.url.contains("/cl") == true })
         #expect(untouched.pinset?.rewritten == false)
-        #expect(untouched.pinset?.note?.contains("not a JSON object") == true, "\(String(describing: untouched.pinset))")
+        #expect(untouched.pinset?.note?.contains("not a JSON object") == true,
+                "\(String(describing: untouched.pinset))")
         #expect(flows.first { $0.request?.url.contains("/chunked") == true }?.pinset == nil)
     }
 }

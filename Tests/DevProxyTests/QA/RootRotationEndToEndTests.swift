@@ -49,11 +49,13 @@ import TestSupport
         _ = try devproxy(["ca", "issue", "--email", "carol@acme.dev", "--out", bundle])
         let origin = try OriginServer(names: [Self.host])
         let log = directory.file("flows.jsonl")
-        let proxy = try DevProxyProcess(["--intermediate", bundle, "--upstream-ca", origin.caPath, "--log", log, "--quiet",
+        let proxy = try DevProxyProcess(["--intermediate", bundle, "--upstream-ca", origin.caPath, "--log", log,
+                                         "--quiet",
                                          "--resolve", "\(Self.host):\(origin.port):127.0.0.1"])
         let classes = try PinnedClientEndToEndTests.compileClient(in: directory)
         func okhttp(pin: String, trusting anchors: [String]) throws -> Subprocess.Result {
-            try Subprocess.run("java", ["-cp", classes, "PinnedClient", String(proxy.port), "https://\(Self.host):\(origin.port)/cl?n=5",
+            try Subprocess.run("java", ["-cp", classes, "PinnedClient", String(proxy.port),
+                                        "https://\(Self.host):\(origin.port)/cl?n=5",
                                         pin] + anchors, timeout: 60)
         }
         let oldDeviceOldApp = try okhttp(pin: oldPin, trusting: [oldRoot])
