@@ -30,7 +30,7 @@ enum RunCommand {
              --report-uri GLOB  --reports FILE (default: reports.jsonl beside --log)  --sink-reports
              --leaf-key GLOB=KEY.pem (matching hosts' leaves carry this key: for leaf-only pinners; never a CA key)
              --pinset-rewrite URL_GLOB (QA: add the team root's pin to remote pin sets' "hashes" in flight;
-                                        HTTP/1.1 clients; see `qa verdict`'s pinset_injectable)
+                                        responses from HTTP/1.1 origins; see `qa verdict`'s pinset_injectable)
     Then: curl --proxy http://127.0.0.1:8080 --cacert ROOT.pem https://example.com/
     """
 

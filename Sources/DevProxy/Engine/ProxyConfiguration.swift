@@ -58,8 +58,8 @@ public struct ProxyConfiguration: Sendable {
     /// pin-failure reports that must not reach production collectors). Arguments: method,
     /// URL, Content-Type. Nil forwards everything.
     public var answerLocally: (@Sendable (_ method: String, _ url: String, _ contentType: String?) -> Bool)?
-    /// Pin-set responses rewritten to hold the team root's pin (`--pinset-rewrite`, HTTP/1.1
-    /// clients). Nil relays every response untouched.
+    /// Pin-set responses rewritten to hold the team root's pin (`--pinset-rewrite`; responses
+    /// read over HTTP/1.1 from the origin). Nil relays every response untouched.
     public var pinSetRewrite: PinSetRewrite?
 
     public init() {}

@@ -167,4 +167,29 @@ import TestSupport
                 "\(String(describing: untouched.pinset))")
         #expect(flows.first { $0.request?.url.contains("/chunked") == true }?.pinset == nil)
     }
+
+    /// A pin set from an HTTP/2 origin (nghttpd) is relayed untouched, and its flow says why.
+    @Test func pinSetFromAnHTTP2OriginPassesWithANote() throws {
+        let pki = try PKIFixture()
+        let origin = try HTTP2Origin(.nghttpd)
+        let body = #"{"expiresAt": 836006400, "hashes": ["AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="], "#
+            + #""minAppVersion": "1"}"#
+        try FileManager.default.createDirectory(atPath: origin.documentRoot + "/.well-known",
+                                                withIntermediateDirectories: true)
+        try Data(body.utf8).write(to: URL(fileURLWithPath: origin.documentRoot + "/.well-known/pins.json"))
+        let log = pki.directory.file("flows.jsonl")
+        let proxy = try DevProxyProcess(["--ca-dir", pki.store.directory, "--intermediate", pki.bundlePath,
+                                         "--log", log, "--quiet", "--upstream-ca", origin.caPath,
+                                         "--pinset-rewrite", "*/.well-known/pins.json"])
+        let result = try Subprocess.run("curl", ["-sS", "--http2", "--proxy", "http://127.0.0.1:\(proxy.port)",
+                                                 "--cacert", pki.rootPath, "--max-time", "10",
+                                                 "https://localhost:\(origin.port)/.well-known/pins.json"])
+        #expect(result.status == 0 && result.stdout == body, "\(result.output)")
+        _ = proxy.stop()
+        let flows = try FlowLogReader.read(path: log).flows
+        let flow = try #require(flows.first { $0.request?.url.hasSuffix("pins.json") == true })
+        #expect(flow.request?.httpVersion == "HTTP/2")
+        #expect(flow.pinset?.rewritten == false && flow.pinset?.note?.contains("HTTP/2") == true,
+                "\(String(describing: flow.pinset))")
+    }
 }
