@@ -19,7 +19,8 @@ enum CARotateCommand {
         let root = try store.rootCertificate()
         Output.line("Made the next root key in \(store.directory); the root is unchanged until `devproxy ca rotate`.")
         Output.line()
-        let encrypted = secret != nil ? ", encrypted like root.key" : ""
+        let keyText = String(decoding: try SecureFile.read(store.nextRootKeyPath, what: "the next root key"), as: UTF8.self)
+        let encrypted = keyText.contains("ENCRYPTED") ? ", encrypted like root.key" : ", NOT encrypted, like root.key"
         Output.line("  key          \(key.keyDescription) in \(store.nextRootKeyPath) (0600\(encrypted))")
         Output.line("  public key   \(store.nextRootPublicKeyPath)")
         Output.line("  SPKI pin     \(key.pin)")
