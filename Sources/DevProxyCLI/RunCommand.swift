@@ -39,6 +39,8 @@ enum RunCommand {
              --client-cert-passphrase-file FILE (else $DEVPROXY_CLIENT_CERT_PASSPHRASE)
              --verify-signature GLOB=KEYFILE[,SCHEME.json] (HMAC request signatures: flow field `signature`)
              --qr (the onboarding address's QR code, also when stdout is not a terminal)
+             --pinset-rewrite URL_GLOB (QA: add the team root's pin to remote pin sets' "hashes" in flight;
+                                        responses from HTTP/1.1 origins; see `qa verdict`'s pinset_injectable)
     Then: curl --proxy http://127.0.0.1:8080 --cacert ROOT.pem https://example.com/
     """
 
@@ -69,6 +71,15 @@ enum RunCommand {
         let personaRules = try PersonaRules(parsing: try options.values("persona"))
         let leaves: LeafSource = personaRules.rules.isEmpty
             ? team : PersonaLeafSource(rules: personaRules, certificates: try PersonaCertificates(store: store, team: team))
+        let pinSetRewrites = try options.values("pinset-rewrite")
+        if !pinSetRewrites.isEmpty {
+            guard let root = selection.signer.root else {
+                throw CommandFailure("--pinset-rewrite needs the team root's certificate "
+                                     + "(a bundle or CA directory that holds it)")
+            }
+            configuration.pinSetRewrite = PinSetRewrite(patterns: pinSetRewrites.map(GlobPattern.init),
+                                                        pins: [Digest.sha256(root.spkiDER).base64])
+        }
         var sinks = try makeSinks(options, quiet: quiet)
         let session = try sessionSink(options, store: store)
         sinks.append(session)

@@ -9,7 +9,7 @@ struct RunOptions {
                                       "keylog", "body-limit", "config", "proxy-auth", "persona", "report-uri", "redact",
                                       "passphrase-file", "reports", "mode", "session", "leaf-key", "web",
                                       "web-password-file", "store-body-limit", "client-cert", "client-cert-passphrase-file",
-                                      "verify-signature"]
+                                      "verify-signature", "pinset-rewrite"]
     static let booleans: Set<String> = ["insecure-upstream", "lazy-upstream", "quiet", "allow-remote", "sink-reports",
                                         "sign-with-root", "via", "no-http2", "no-web", "qr"]
 

@@ -73,6 +73,9 @@ public struct ProxyConfiguration: Sendable {
     /// The onboarding site (`http://devproxy.test/`, and `GET /` straight to the proxy's port),
     /// answered by DevProxy and never forwarded. Nil: no such site (requests for it are proxied).
     public var onboarding: OnboardingSite?
+    /// Pin-set responses rewritten to hold the team root's pin (`--pinset-rewrite`; responses
+    /// read over HTTP/1.1 from the origin). Nil relays every response untouched.
+    public var pinSetRewrite: PinSetRewrite?
 
     public init() {}
 }

@@ -256,6 +256,7 @@ extension Flow: FlowJSONWritable {
             f.object("listener", listener)
             f.string("mode", mode.rawValue)
             f.string("persona", persona)
+            f.object("pinset", pinset)
             f.string("replay_of", replayOf)
             f.object("request", request)
             f.object("response", response)
@@ -267,6 +268,17 @@ extension Flow: FlowJSONWritable {
             f.object("tls", tls)
             f.object("tunnel", tunnel)
             f.array("websocket", websocket)
+        }
+    }
+}
+
+extension Flow.PinSetInfo: FlowJSONWritable {
+    func write(to writer: inout FlowJSONWriter) {
+        writer.object { f in
+            f.field("added", added) { writer, values in writer.array(values) { $0.string($1) } }
+            f.field("hashes", hashes) { writer, values in writer.array(values) { $0.string($1) } }
+            f.string("note", note)
+            f.bool("rewritten", rewritten)
         }
     }
 }

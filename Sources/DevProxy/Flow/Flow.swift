@@ -39,6 +39,8 @@ public struct Flow: Codable, Sendable, Equatable {
     public var grpc: GRPCFlowInfo? = nil
     /// The request's signature check (`--verify-signature`), for hosts with a rule.
     public var signature: SignatureCheck? = nil
+    /// For `--pinset-rewrite` responses: whether the pin set was rewritten, and what was added.
+    public var pinset: PinSetInfo? = nil
     public var error: FlowError?
     /// The id of the flow this one replays (sent again from the web UI).
     public var replayOf: String? = nil
@@ -235,6 +237,25 @@ public struct Flow: Codable, Sendable, Equatable {
         public var reason: String?
     }
 
+    /// A pin-set response matched by `--pinset-rewrite`.
+    public struct PinSetInfo: Codable, Sendable, Equatable {
+        /// True when the rewritten set was sent instead of the origin's.
+        public var rewritten: Bool
+        /// The pins added to `hashes`.
+        public var added: [String]?
+        /// The set's `hashes` as served.
+        public var hashes: [String]?
+        /// Why it was not rewritten, or what else was changed (a gzip body sent uncompressed).
+        public var note: String?
+
+        public init(rewritten: Bool, added: [String]? = nil, hashes: [String]? = nil, note: String? = nil) {
+            self.rewritten = rewritten
+            self.added = added
+            self.hashes = hashes
+            self.note = note
+        }
+    }
+
     /// What went wrong. `kind` is a closed vocabulary (see `FlowErrorKind`).
     public struct FlowError: Codable, Sendable, Equatable {
         public var kind: String
@@ -256,7 +277,7 @@ public struct Flow: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case id, started, ended, client, mode, server, tls, request, response, timings, signer, persona
-        case websocket, tunnel, error, h2, grpc, listener, signature
+        case websocket, tunnel, error, h2, grpc, listener, signature, pinset
         case insecureUpstream = "insecure_upstream"
         case replayOf = "replay_of"
     }
