@@ -128,6 +128,7 @@ final class EventHub: @unchecked Sendable {
             if let resumeFrom, resumeFrom < seen {
                 if let missed = messages(after: resumeFrom, timeout: 0).messages {
                     opening += missed.map(Self.format).joined()
+                    seen = max(seen, missed.last?.id ?? seen)
                 } else {
                     opening += Self.format(Message(id: seen, event: "reset", data: "{}"))
                 }
