@@ -81,6 +81,24 @@ import Testing
         #expect(try ui.request("/no-such-file.js").status == 404)
     }
 
+    /// The build-tool plugin embeds exactly the files of Sources/WebUI/Assets, byte for byte.
+    @Test func theEmbeddedAssetsAreTheFilesInTheRepository() throws {
+        let assets = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../Sources/WebUI/Assets")
+            .standardizedFileURL
+        let walker = try #require(FileManager.default.enumerator(atPath: assets.path))
+        var onDisk: [String: [UInt8]] = [:]
+        for case let name as String in walker where !name.split(separator: "/").contains(where: { $0.hasPrefix(".") }) {
+            var isDirectory: ObjCBool = false
+            let path = assets.path + "/" + name
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                onDisk[name] = [UInt8](FileManager.default.contents(atPath: path) ?? Data())
+            }
+        }
+        #expect(onDisk["index.html"] != nil)
+        #expect(Set(onDisk.keys) == Set(WebAssets.all.keys))
+        for (name, bytes) in onDisk { #expect(WebAssets.all[name]?.bytes == bytes, "\(name)") }
+    }
+
     @Test func badInputGetsAClear4xxAndTheServerKeepsServing() throws {
         let ui = try WebUIHarness()
         #expect(try ui.request("/api/flows", method: "DELETE").status == 405)
