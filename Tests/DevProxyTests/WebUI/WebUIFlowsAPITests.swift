@@ -8,13 +8,14 @@ import Testing
 @Suite struct WebUIFlowsAPITests {
     /// A flow-log line: `GET|POST URL` → `status`, with optional headers and a JSON response body.
     static func line(id: String, method: String = "GET", host: String, path: String = "/", status: Int = 200,
-                     requestHeaders: String = "", responseText: String? = nil, error: String? = nil) -> String {
+                     requestHeaders: String = "", responseText: String? = nil, error: String? = nil,
+                     persona: String = "team") -> String {
         let body = responseText.map {
             #","body":{"size":\#($0.utf8.count),"sha256":"00","text":"\#($0.replacingOccurrences(of: "\"", with: "\\\""))","truncated":false}"#
         } ?? ""
         let response = error == nil ? #","response":{"status":\#(status),"reason":"R","http_version":"HTTP/1.1","headers":[["Content-Type","application/json"]]\#(body)}"# : ""
         let failure = error.map { #","error":{"kind":"\#($0)","message":"m"}"# } ?? ""
-        return #"{"id":"\#(id)","started":"2026-03-01T12:00:00.000Z","ended":"2026-03-01T12:00:00.010Z","client":"127.0.0.1:1","mode":"https","server":{"host":"\#(host)","port":443},"request":{"method":"\#(method)","url":"https://\#(host)\#(path)","http_version":"HTTP/1.1","headers":[["Host","\#(host)"]\#(requestHeaders)]}\#(response)\#(failure),"timings":{"connect":-1,"tls":-1,"send":1,"wait":1,"receive":1}}"#
+        return #"{"id":"\#(id)","started":"2026-03-01T12:00:00.000Z","ended":"2026-03-01T12:00:00.010Z","client":"127.0.0.1:1","mode":"https","persona":"\#(persona)","server":{"host":"\#(host)","port":443},"request":{"method":"\#(method)","url":"https://\#(host)\#(path)","http_version":"HTTP/1.1","headers":[["Host","\#(host)"]\#(requestHeaders)]}\#(response)\#(failure),"timings":{"connect":-1,"tls":-1,"send":1,"wait":1,"receive":1}}"#
     }
 
     @Test func pagesFollowCursorsWithoutGapsOrRepeats() throws {

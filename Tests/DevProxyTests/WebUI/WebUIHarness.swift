@@ -15,7 +15,8 @@ final class WebUIHarness {
     var token: String { web.token }
     var base: String { "http://127.0.0.1:\(port)" }
 
-    init(withProxy: Bool = false, configure: (inout ProxyConfiguration) -> Void = { _ in }) throws {
+    init(withProxy: Bool = false, authority: WebUI.Authority? = nil,
+         configure: (inout ProxyConfiguration) -> Void = { _ in }) throws {
         store = try SessionStore.temporary()
         var configuration = WebUIConfiguration()
         configuration.port = 0
@@ -34,7 +35,7 @@ final class WebUIHarness {
         } else {
             proxy = nil
         }
-        web = WebUI(listener: listener, configuration: configuration, store: store, proxy: link)
+        web = WebUI(listener: listener, configuration: configuration, store: store, proxy: link, authority: authority)
         web.start()
         port = listener.address.port
     }
@@ -76,6 +77,37 @@ final class WebUIHarness {
         }
         let bytes = [UInt8]((FileManager.default.contents(atPath: bodyFile)) ?? Data())
         return Answer(status: status, headers: fields, body: bytes)
+    }
+
+    /// `GET /api/events` on a raw socket, read as it arrives.
+    final class EventStream {
+        private let socket: Socket
+        private let stream: PlainStream
+        private(set) var received = ""
+
+        init(_ ui: WebUIHarness, lastEventID: Int? = nil) throws {
+            socket = try Socket.connect(host: "127.0.0.1", port: ui.port, timeout: 5)
+            socket.setTimeout(1)
+            stream = PlainStream(socket)
+            let resume = lastEventID.map { "Last-Event-ID: \($0)\r\n" } ?? ""
+            try stream.write(Array(("GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:\(ui.port)\r\n"
+                                    + "Authorization: Bearer \(ui.token)\r\n\(resume)\r\n").utf8))
+        }
+
+        deinit { socket.close() }
+
+        /// Reads until `marker` has arrived or `timeout` passed; returns whether it arrived.
+        @discardableResult
+        func read(until marker: String, timeout: TimeInterval = 10) -> Bool {
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            let deadline = Date().addingTimeInterval(timeout)
+            while !received.contains(marker) && Date() < deadline {
+                guard let count = try? buffer.withUnsafeMutableBytes({ try stream.read(into: $0) }) else { continue }
+                if count == 0 { break }
+                received += String(decoding: buffer[0..<count], as: UTF8.self)
+            }
+            return received.contains(marker)
+        }
     }
 
     /// Stores a finished flow given as a flow-log line and waits until it is committed.

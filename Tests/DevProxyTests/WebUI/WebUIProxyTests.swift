@@ -67,29 +67,15 @@ import Testing
 
     @Test func theEventStreamDeliversAFlowMadeThroughTheProxy() throws {
         let (ui, proxy, origin) = try Self.setUp()
-        let socket = try Socket.connect(host: "127.0.0.1", port: ui.port, timeout: 5)
-        defer { socket.close() }
-        socket.setTimeout(10)
-        let stream = PlainStream(socket)
-        try stream.write(Array("GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:\(ui.port)\r\nAuthorization: Bearer \(ui.token)\r\n\r\n".utf8))
-        var received = ""
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        func readUntil(_ marker: String) throws {
-            let deadline = Date().addingTimeInterval(10)
-            while !received.contains(marker) && Date() < deadline {
-                let count = try buffer.withUnsafeMutableBytes { try stream.read(into: $0) }
-                if count == 0 { break }
-                received += String(decoding: buffer[0..<count], as: UTF8.self)
-            }
-        }
-        try readUntil("event: hello")
-        #expect(received.hasPrefix("HTTP/1.1 200 OK\r\n"))
-        #expect(received.contains("Content-Type: text/event-stream"))
+        let events = try WebUIHarness.EventStream(ui)
+        #expect(events.read(until: "event: hello"))
+        #expect(events.received.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        #expect(events.received.contains("Content-Type: text/event-stream"))
         let path = "/headers?unique=\(UUID().uuidString)"
         _ = try proxy.curl([origin.url(path)])
-        try readUntil(path)
-        #expect(received.contains("event: flows\ndata: {\"flows\":["))
-        #expect(received.contains("\"url\":\"\(origin.url(path))\""))
+        #expect(events.read(until: path))
+        #expect(events.received.contains("event: flows\ndata: {\"flows\":["))
+        #expect(events.received.contains("\"url\":\"\(origin.url(path))\""))
     }
 
     @Test func theProxyRefusesToForwardToTheUI() throws {
