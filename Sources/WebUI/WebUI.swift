@@ -145,7 +145,8 @@ public final class WebUI: @unchecked Sendable {
                 return unauthorized("wrong token: open the URL devproxy printed (web ui: …)")
             }
             guard request.method == "GET" || request.method == "HEAD" else {
-                return .error(400, "?token= is for opening the UI in a browser; scripts send Authorization: Bearer TOKEN")
+                return .error(400, "?token= is for opening the UI in a browser; "
+                              + "scripts send Authorization: Bearer TOKEN")
             }
             return .redirect(pathWithoutToken(request), cookies: [access.sessionCookie])
         }
@@ -195,8 +196,8 @@ public final class WebUI: @unchecked Sendable {
         <body><form method="post" action="/login"><label>DevProxy web UI password
         <input type="password" name="password" autofocus></label> <button>Sign in</button></form></body></html>
         """
-        return WebResponse(status: 200, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store")],
-                           body: Array(page.utf8))
+        return WebResponse(status: 200, headers: [("Content-Type", "text/html; charset=utf-8"),
+                                                  ("Cache-Control", "no-store")], body: Array(page.utf8))
     }
 }
 

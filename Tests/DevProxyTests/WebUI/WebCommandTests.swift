@@ -4,7 +4,9 @@ import Testing
 
 /// `devproxy run` serving the UI by default and `devproxy web FILE`, as a user starts them.
 @Suite struct WebCommandTests {
-    static var webLine: Regex<(Substring, Substring, Substring)> { #/^web ui: http://127\.0\.0\.1:(\d+)/\?token=([0-9a-f]{32})$/# }
+    static var webLine: Regex<(Substring, Substring, Substring)> {
+        #/^web ui: http://127\.0\.0\.1:(\d+)/\?token=([0-9a-f]{32})$/#
+    }
 
     @Test func runPrintsOneWebUILineAndStoresTheSessionByDefault() throws {
         let dir = TemporaryDirectory()
@@ -49,10 +51,12 @@ import Testing
                                                 base + "/api/flows?filter=~c%20500"])
         let json = try JSONSerialization.jsonObject(with: Data(flows.stdout.utf8)) as? [String: Any]
         #expect(json?["total"] as? Int == 1)
-        let replay = try Subprocess.run("curl", ["-sS", "--max-time", "10", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST",
-                                                 "-H", "Authorization: Bearer \(match.2)", base + "/api/flows/w1/replay"])
+        let replay = try Subprocess.run("curl", ["-sS", "--max-time", "10", "-o", "/dev/null", "-w", "%{http_code}",
+                                                 "-X", "POST", "-H", "Authorization: Bearer \(match.2)",
+                                                 base + "/api/flows/w1/replay"])
         #expect(replay.stdout == "409")
-        let info = try Subprocess.run("curl", ["-sS", "--max-time", "10", "-H", "Authorization: Bearer \(match.2)", base + "/api/info"])
+        let info = try Subprocess.run("curl", ["-sS", "--max-time", "10", "-H", "Authorization: Bearer \(match.2)",
+                                               base + "/api/info"])
         #expect(info.stdout.contains("\"mode\":\"viewer\""))
     }
 }

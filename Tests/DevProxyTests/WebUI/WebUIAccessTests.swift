@@ -12,7 +12,8 @@ import Testing
             #expect(answer.status == 401, "\(path)")
             #expect(answer.headers["www-authenticate"]?.hasPrefix("Bearer") == true)
         }
-        #expect(try ui.request("/api/clear", method: "POST", headers: ["X-DevProxy-CSRF: 1"], auth: false).status == 401)
+        #expect(try ui.request("/api/clear", method: "POST", headers: ["X-DevProxy-CSRF: 1"], auth: false)
+            .status == 401)
         #expect(try ui.request("/api/flows", headers: ["Authorization: Bearer 0123456789abcdef0123456789abcdef"],
                                auth: false).status == 401)
         #expect(try ui.request("/?token=wrong", auth: false).status == 401)
@@ -47,11 +48,13 @@ import Testing
         let cookie = "Cookie: devproxy_token_\(ui.port)=\(ui.token)"
         // A cookie alone (what a forged cross-site form would carry) is not enough.
         #expect(try ui.request("/api/clear", method: "POST", headers: [cookie], auth: false).status == 403)
-        #expect(try ui.request("/api/clear", method: "POST", headers: [cookie, "X-DevProxy-CSRF: 1"], auth: false).status == 200)
+        #expect(try ui.request("/api/clear", method: "POST", headers: [cookie, "X-DevProxy-CSRF: 1"], auth: false)
+            .status == 200)
         #expect(try ui.request("/api/clear", method: "POST").status == 200)
         let crossSite = try ui.request("/api/clear", method: "POST", headers: ["Sec-Fetch-Site: cross-site"])
         #expect(crossSite.status == 403)
-        #expect(crossSite.json["error"] as? String == "refused: Sec-Fetch-Site is cross-site; the UI only takes changes from its own pages")
+        #expect(crossSite.json["error"] as? String
+                == "refused: Sec-Fetch-Site is cross-site; the UI only takes changes from its own pages")
         #expect(try ui.request("/api/clear", method: "POST", headers: ["Sec-Fetch-Site: same-site"]).status == 403)
         #expect(try ui.request("/api/clear", method: "POST", headers: ["Origin: http://evil.test"]).status == 403)
         #expect(try ui.request("/api/clear", method: "POST", headers: ["Origin: http://127.0.0.1:\(ui.port)",
@@ -83,8 +86,8 @@ import Testing
 
     /// The build-tool plugin embeds exactly the files of Sources/WebUI/Assets, byte for byte.
     @Test func theEmbeddedAssetsAreTheFilesInTheRepository() throws {
-        let assets = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../Sources/WebUI/Assets")
-            .standardizedFileURL
+        let assets = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../../Sources/WebUI/Assets").standardizedFileURL
         let walker = try #require(FileManager.default.enumerator(atPath: assets.path))
         var onDisk: [String: [UInt8]] = [:]
         for case let name as String in walker where !name.split(separator: "/").contains(where: { $0.hasPrefix(".") }) {

@@ -67,8 +67,9 @@ import Testing
         let ui = try WebUIHarness()
         ui.add(WebUIFlowsAPITests.line(id: "t1", host: "open.test", persona: "unpinned"))
         // A client that rejects the certificate sends no request: the flow has only the error.
-        ui.add(#"{"id":"t2","started":"2026-03-01T12:00:00.000Z","ended":"2026-03-01T12:00:00.010Z","client":"127.0.0.1:1","#
-               + #""mode":"https","persona":"unpinned","server":{"host":"pinned.test","port":443},"#
+        ui.add(#"{"id":"t2","started":"2026-03-01T12:00:00.000Z","ended":"2026-03-01T12:00:00.010Z","#
+               + #""client":"127.0.0.1:1","mode":"https","persona":"unpinned","#
+               + #""server":{"host":"pinned.test","port":443},"#
                + #""error":{"kind":"client_rejected_certificate","message":"unknown_ca","alert":"unknown_ca"},"#
                + #""timings":{"connect":-1,"tls":-1,"send":-1,"wait":-1,"receive":-1}}"#)
         ui.add(WebUIFlowsAPITests.line(id: "t3", host: "pinned.test"))

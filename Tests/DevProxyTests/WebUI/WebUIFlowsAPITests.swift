@@ -11,11 +11,17 @@ import Testing
                      requestHeaders: String = "", responseText: String? = nil, error: String? = nil,
                      persona: String = "team") -> String {
         let body = responseText.map {
-            #","body":{"size":\#($0.utf8.count),"sha256":"00","text":"\#($0.replacingOccurrences(of: "\"", with: "\\\""))","truncated":false}"#
+            #","body":{"size":\#($0.utf8.count),"sha256":"00","#
+                + #""text":"\#($0.replacingOccurrences(of: "\"", with: "\\\""))","truncated":false}"#
         } ?? ""
-        let response = error == nil ? #","response":{"status":\#(status),"reason":"R","http_version":"HTTP/1.1","headers":[["Content-Type","application/json"]]\#(body)}"# : ""
+        let response = error == nil ? #","response":{"status":\#(status),"reason":"R","http_version":"HTTP/1.1","#
+            + #""headers":[["Content-Type","application/json"]]\#(body)}"# : ""
         let failure = error.map { #","error":{"kind":"\#($0)","message":"m"}"# } ?? ""
-        return #"{"id":"\#(id)","started":"2026-03-01T12:00:00.000Z","ended":"2026-03-01T12:00:00.010Z","client":"127.0.0.1:1","mode":"https","persona":"\#(persona)","server":{"host":"\#(host)","port":443},"request":{"method":"\#(method)","url":"https://\#(host)\#(path)","http_version":"HTTP/1.1","headers":[["Host","\#(host)"]\#(requestHeaders)]}\#(response)\#(failure),"timings":{"connect":-1,"tls":-1,"send":1,"wait":1,"receive":1}}"#
+        return #"{"id":"\#(id)","started":"2026-03-01T12:00:00.000Z","ended":"2026-03-01T12:00:00.010Z","#
+            + #""client":"127.0.0.1:1","mode":"https","persona":"\#(persona)","server":{"host":"\#(host)","port":443},"#
+            + #""request":{"method":"\#(method)","url":"https://\#(host)\#(path)","http_version":"HTTP/1.1","#
+            + #""headers":[["Host","\#(host)"]\#(requestHeaders)]}\#(response)\#(failure),"#
+            + #""timings":{"connect":-1,"tls":-1,"send":1,"wait":1,"receive":1}}"#
     }
 
     @Test func pagesFollowCursorsWithoutGapsOrRepeats() throws {
@@ -37,8 +43,9 @@ import Testing
         let oldest = try ui.request("/api/flows?limit=2&order=oldest").json["flows"] as? [[String: Any]]
         #expect(oldest?.compactMap { $0["id"] as? String } == ["p1", "p2"])
         let summary = try #require((try ui.request("/api/flows?limit=1").json["flows"] as? [[String: Any]])?.first)
-        for key in ["id", "started", "method", "url", "host", "status", "http_version", "mode", "error_kind", "content_type",
-                    "request_size", "response_size", "duration_ms", "persona", "signer_email", "replay_of", "phase"] {
+        for key in ["id", "started", "method", "url", "host", "status", "http_version", "mode", "error_kind",
+                    "content_type", "request_size", "response_size", "duration_ms", "persona", "signer_email",
+                    "replay_of", "phase"] {
             #expect(summary.keys.contains(key), "summary lacks \(key)")
         }
         #expect(try ui.request("/api/flows?limit=0").status == 400)
@@ -48,7 +55,8 @@ import Testing
 
     @Test func filtersRunInTheStoreAndBadOnesSayWhere() throws {
         let ui = try WebUIHarness()
-        ui.add(Self.line(id: "a", host: "api.acme.test", path: "/login", status: 200, responseText: #"{"token":"needle-42"}"#))
+        ui.add(Self.line(id: "a", host: "api.acme.test", path: "/login", status: 200,
+                         responseText: #"{"token":"needle-42"}"#))
         ui.add(Self.line(id: "b", method: "POST", host: "api.acme.test", path: "/items", status: 404))
         ui.add(Self.line(id: "c", host: "cdn.other.test", path: "/app.js", status: 200,
                          requestHeaders: #",["X-Trace","abc123"]"#))

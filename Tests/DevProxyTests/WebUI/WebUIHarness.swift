@@ -59,8 +59,8 @@ final class WebUIHarness {
                  auth: Bool = true, extra: [String] = []) throws -> Answer {
         let headerFile = directory.file("headers-\(UUID().uuidString)")
         let bodyFile = directory.file("body-\(UUID().uuidString)")
-        var arguments = ["-sS", "--max-time", "30", "-X", method, "-D", headerFile, "-o", bodyFile, "-w", "%{http_code}",
-                         "-H", "Expect:"]
+        var arguments = ["-sS", "--max-time", "30", "-X", method, "-D", headerFile, "-o", bodyFile,
+                         "-w", "%{http_code}", "-H", "Expect:"]
         if auth { arguments += ["-H", "Authorization: Bearer \(token)"] }
         for header in headers { arguments += ["-H", header] }
         if let body { arguments += ["--data-binary", body] }

@@ -17,7 +17,8 @@ import Testing
     }
 
     static func hits(_ origin: OriginServer) -> [String] {
-        ((try? String(contentsOfFile: origin.reportsPath, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        let text = (try? String(contentsOfFile: origin.reportsPath, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").map(String.init)
     }
 
     /// Waits for the flow the store has for `url` (newest first), up to 10 s.
@@ -25,8 +26,8 @@ import Testing
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
             ui.store.flush()
-            let flows = try ui.request("/api/flows?filter=" + (url.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))
-                .json["flows"] as? [[String: Any]] ?? []
+            let filter = url.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+            let flows = try ui.request("/api/flows?filter=" + filter).json["flows"] as? [[String: Any]] ?? []
             if let first = flows.first(where: { $0["url"] as? String == url && $0["phase"] as? String == "finished" }) {
                 return first
             }
@@ -59,7 +60,8 @@ import Testing
         #expect(summaries.first { $0["id"] as? String == newID }?["replay_of"] as? String == originalID)
 
         let edited = #"{"method":"POST","url":"\#(url)","headers":[["X-Kind","edited"]],"body":"second-body"}"#
-        let resent = try ui.request("/api/replay", method: "POST", headers: ["Content-Type: application/json"], body: edited)
+        let resent = try ui.request("/api/replay", method: "POST", headers: ["Content-Type: application/json"],
+                                    body: edited)
         #expect(resent.status == 200, "\(resent.text)")
         #expect(Self.hits(origin).last == "second-body")
         #expect(try ui.request("/api/replay", method: "POST", body: #"{"method":"GET","url":"ftp://x"}"#).status == 400)
