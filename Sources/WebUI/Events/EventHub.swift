@@ -5,7 +5,7 @@ import SessionStore
 /// Turns the store's committed batches into Server-Sent Events (`GET /api/events`).
 ///
 /// The store's writer thread only appends to `pending` (short, under a lock). A flusher thread
-/// wakes every 100 ms, folds what came into one message (a flow changed several times appears
+/// wakes when something arrives, waits 100 ms more, folds what came into one message (a flow changed several times appears
 /// once, in its latest state), numbers it and keeps the last 64 messages; each event-stream
 /// connection's own thread waits for new numbers and writes them. So the page gets at most 10
 /// messages a second however many flows arrive, a slow page never holds up the store, and a
@@ -32,6 +32,7 @@ final class EventHub: @unchecked Sendable {
     private var lastID = 0
     private var stopped = false
     private var observer: Int?
+    private var started = false
     private let flusherDone = DispatchSemaphore(value: 0)
 
     init(store: SessionStore) {
@@ -39,6 +40,7 @@ final class EventHub: @unchecked Sendable {
     }
 
     func start() {
+        started = true
         observer = store.addObserver { [weak self] changes in self?.receive(changes) }
         let thread = Thread { [self] in flushLoop() }
         thread.name = "devproxy-web-events"
@@ -46,6 +48,7 @@ final class EventHub: @unchecked Sendable {
     }
 
     func stop() {
+        guard started else { return }
         if let observer { store.removeObserver(observer) }
         condition.withLock {
             stopped = true
@@ -57,6 +60,8 @@ final class EventHub: @unchecked Sendable {
     /// Called on the store's writer thread after each commit: only queues.
     private func receive(_ changes: StoreChanges) {
         condition.withLock {
+            let wasIdle = pendingOrder.isEmpty && !pendingCleared
+            defer { if wasIdle { condition.broadcast() } }
             if changes.cleared {
                 pendingCleared = true
                 pendingOrder.removeAll()
@@ -71,6 +76,13 @@ final class EventHub: @unchecked Sendable {
     private func flushLoop() {
         defer { flusherDone.signal() }
         while true {
+            // Asleep until something arrives (no wake-ups while the proxy is idle), then one
+            // interval more to gather the batch.
+            let running = condition.withLock { () -> Bool in
+                while pendingOrder.isEmpty && !pendingCleared && !stopped { condition.wait() }
+                return !stopped
+            }
+            guard running else { return }
             Thread.sleep(forTimeInterval: Self.interval)
             let (cleared, flows, done) = condition.withLock { () -> (Bool, [FlowSummary], Bool) in
                 let batch = (pendingCleared, pendingOrder.compactMap { pending[$0] }, stopped)
