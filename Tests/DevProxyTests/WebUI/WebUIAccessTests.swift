@@ -113,6 +113,34 @@ import Testing
         #expect(try ui.request("/api/info").status == 200)
     }
 
+    @Test func thePasswordWorksByBasicAuthOrTheLoginFormAndGivesTheCookie() throws {
+        let ui = try WebUIHarness(password: "correct horse")
+        let basic = "Authorization: Basic " + Data("anyone:correct horse".utf8).base64EncodedString()
+        let viaBasic = try ui.request("/api/info", headers: [basic], auth: false)
+        #expect(viaBasic.status == 200)
+        #expect(viaBasic.headers["set-cookie"]?.hasPrefix("devproxy_token_\(ui.port)=\(ui.token);") == true)
+        let wrong = "Authorization: Basic " + Data("anyone:wrong".utf8).base64EncodedString()
+        #expect(try ui.request("/api/info", headers: [wrong], auth: false).status == 401)
+        #expect(try ui.request("/login", auth: false).status == 200)
+        let login = try ui.request("/login", method: "POST", body: "password=correct+horse", auth: false)
+        #expect(login.status == 303)
+        #expect(login.headers["set-cookie"]?.contains("HttpOnly") == true)
+        #expect(try ui.request("/login", method: "POST", body: "password=nope", auth: false).status == 401)
+        #expect(try ui.request("/login", method: "POST", headers: ["Origin: http://evil.test"],
+                               body: "password=correct+horse", auth: false).status == 403)
+    }
+
+    @Test func capturedMarkupNeverLeavesTheAPIAsMarkup() throws {
+        let ui = try WebUIHarness()
+        ui.add(WebUIFlowsAPITests.line(id: "x1", host: "evil.test", path: "/<script>alert(1)</script>",
+                                       requestHeaders: #",["X-<img src=x onerror=alert(1)>","javascript:alert(1)"]"#))
+        let list = try ui.request("/api/flows")
+        #expect(list.headers["content-type"] == "application/json")
+        #expect(!list.text.contains("<script>"))
+        let summary = (list.json["flows"] as? [[String: Any]])?.first
+        #expect(summary?["url"] as? String == "https://evil.test/<script>alert(1)</script>")
+    }
+
     @Test func aRemoteAddressNeedsAllowRemoteAndAPassword() throws {
         var configuration = WebUIConfiguration()
         configuration.host = "0.0.0.0"

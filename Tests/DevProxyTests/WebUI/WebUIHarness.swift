@@ -15,11 +15,12 @@ final class WebUIHarness {
     var token: String { web.token }
     var base: String { "http://127.0.0.1:\(port)" }
 
-    init(withProxy: Bool = false, authority: WebUI.Authority? = nil,
+    init(withProxy: Bool = false, authority: WebUI.Authority? = nil, password: String? = nil,
          configure: (inout ProxyConfiguration) -> Void = { _ in }) throws {
         store = try SessionStore.temporary()
         var configuration = WebUIConfiguration()
         configuration.port = 0
+        configuration.password = password
         let listener = try WebUI.bind(configuration)
         var link: WebUI.ProxyLink?
         if withProxy {
