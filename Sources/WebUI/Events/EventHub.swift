@@ -5,11 +5,12 @@ import SessionStore
 /// Turns the store's committed batches into Server-Sent Events (`GET /api/events`).
 ///
 /// The store's writer thread only appends to `pending` (short, under a lock). A flusher thread
-/// wakes when something arrives, waits 100 ms more, folds what came into one message (a flow changed several times appears
-/// once, in its latest state), numbers it and keeps the last 64 messages; each event-stream
-/// connection's own thread waits for new numbers and writes them. So the page gets at most 10
-/// messages a second however many flows arrive, a slow page never holds up the store, and a
-/// page that reconnects with `Last-Event-ID` gets what it missed (or `reset`).
+/// wakes when something arrives, waits 100 ms more, folds what came into one message (a flow
+/// changed several times appears once, in its latest state), numbers it and keeps the last 64
+/// messages (at most 8 MiB of them); each event-stream connection's own thread waits for new
+/// numbers and writes them. So the page gets at most 10 messages a second however many flows
+/// arrive, a slow page never holds up the store, and a page that reconnects with `Last-Event-ID`
+/// gets what it missed (or `reset`).
 final class EventHub: @unchecked Sendable {
     /// One numbered message.
     struct Message: Sendable {
@@ -21,6 +22,8 @@ final class EventHub: @unchecked Sendable {
     static let interval: TimeInterval = 0.1
     static let heartbeat: TimeInterval = 15
     static let kept = 64
+    /// The kept messages' text stays under this (a flood makes big messages): 8 MiB.
+    static let keptBytes = 8 << 20
 
     private let store: SessionStore
     private let condition = NSCondition()
@@ -105,6 +108,10 @@ final class EventHub: @unchecked Sendable {
                     recent.append(Message(id: lastID, event: event, data: data))
                 }
                 if recent.count > Self.kept { recent.removeFirst(recent.count - Self.kept) }
+                var bytes = recent.reduce(0) { $0 + $1.data.utf8.count }
+                while recent.count > 1 && bytes > Self.keptBytes {
+                    bytes -= recent.removeFirst().data.utf8.count
+                }
                 condition.broadcast()
             }
         }
