@@ -12,6 +12,9 @@ extension WebUI {
         do {
             switch (method, rest.count, rest.first ?? "") {
             case ("GET", 1, "info"): return info()
+            case ("GET", 1, "error-kinds"):
+                let kinds = FlowErrorKind.allCases.map { ($0.rawValue, $0.explanation) }
+                return .json(object: Dictionary(uniqueKeysWithValues: kinds))
             case ("GET", 1, "flows"): return try flowList(request)
             case ("GET", 2, "flows"): return try flow(rest[1])
             case ("GET", 4, "flows") where rest[3] == "body" && (rest[2] == "request" || rest[2] == "response"):
@@ -38,7 +41,7 @@ extension WebUI {
     }
 
     private static let knownRoutes: Set<String> = ["info", "flows", "replay", "export", "clear", "events", "ca",
-                                                   "pinning"]
+                                                   "pinning", "error-kinds"]
 
     /// Whether the path is a route under some method (so the answer is 405, not 404).
     private static func exists(_ rest: [String]) -> Bool {

@@ -153,6 +153,14 @@ import Testing
         #expect(try ui.request("/api/flows/e1/export?format=zip").status == 400)
     }
 
+    @Test func errorKindsComeWithTheirExplanation() throws {
+        let ui = try WebUIHarness()
+        let kinds = try ui.request("/api/error-kinds").json
+        #expect(kinds["destination_refused"] as? String
+                == "the destination is DevProxy's own web UI, which the proxy never forwards to")
+        #expect(kinds.count > 20)
+    }
+
     @Test func clearEmptiesTheSessionAndReplayWithoutAProxyIs409() throws {
         let ui = try WebUIHarness()
         ui.add(Self.line(id: "c1", host: "a.test"))
