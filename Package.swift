@@ -51,12 +51,12 @@ let package = Package(
                                                "CSystem", "GRPCWire", "SessionStore"]),
         // The web UI's server: its HTTP API over the session store, and the page's files (Assets/,
         // embedded at build time by the EmbedWebAssets plugin).
-        .target(name: "WebUI", dependencies: ["DevProxy", "CertAuthority", "HTTP1", "SessionStore"], exclude: ["Assets"],
-                plugins: ["EmbedWebAssets"]),
+        .target(name: "WebUI", dependencies: ["DevProxy", "CertAuthority", "HTTP1", "SessionStore"],
+                exclude: ["Assets"], plugins: ["EmbedWebAssets"]),
         .executableTarget(name: "EmbedWebAssetsTool"),
         .plugin(name: "EmbedWebAssets", capability: .buildTool(), dependencies: ["EmbedWebAssetsTool"]),
-        .executableTarget(name: "DevProxyCLI", dependencies: ["DevProxy", "CertAuthority", "PinningPolicy", "CTLS", "SessionStore",
-                                                             "WebUI"]),
+        .executableTarget(name: "DevProxyCLI", dependencies: ["DevProxy", "CertAuthority", "PinningPolicy", "CTLS",
+                                                             "SessionStore", "WebUI"]),
         // Load generator for bench/run: multi-threaded HTTPS client over OpenSSL.
         .executableTarget(name: "DevProxyLoad", dependencies: ["CTLS"]),
         // Shared by the test targets: processes, temporary directories, PKI fixtures, vectors.
@@ -67,8 +67,8 @@ let package = Package(
         .testTarget(name: "GRPCWireTests", dependencies: ["GRPCWire", "TestSupport"]),
         .testTarget(name: "SOCKS5Tests", dependencies: ["SOCKS5"]),
         .testTarget(name: "PinningPolicyTests", dependencies: ["PinningPolicy", "CertAuthority", "TestSupport"]),
-        .testTarget(name: "DevProxyTests", dependencies: ["DevProxy", "CertAuthority", "HTTP1", "TestSupport", "SessionStore",
-                                                         "WebUI"]),
+        .testTarget(name: "DevProxyTests", dependencies: ["DevProxy", "CertAuthority", "HTTP1", "TestSupport",
+                                                         "SessionStore", "WebUI"]),
         // DevProxy only to write real flow logs and HAR files for the importers to read.
         .testTarget(name: "SessionStoreTests", dependencies: ["SessionStore", "CSQLite", "DevProxy", "TestSupport"]),
         .testTarget(name: "DevProxyLoadTests", dependencies: ["DevProxyLoad"]),
