@@ -56,8 +56,8 @@ let package = Package(
                                                "CSystem", "GRPCWire", "SessionStore", "QRCode"]),
         // The web UI's server: its HTTP API over the session store, and the page's files (Assets/,
         // embedded at build time by the EmbedWebAssets plugin).
-        .target(name: "WebUI", dependencies: ["DevProxy", "CertAuthority", "HTTP1", "SessionStore"], exclude: ["Assets"],
-                plugins: ["EmbedWebAssets"]),
+        .target(name: "WebUI", dependencies: ["DevProxy", "CertAuthority", "HTTP1", "SessionStore"],
+                exclude: ["Assets"], plugins: ["EmbedWebAssets"]),
         .executableTarget(name: "EmbedWebAssetsTool"),
         .plugin(name: "EmbedWebAssets", capability: .buildTool(), dependencies: ["EmbedWebAssetsTool"]),
         .executableTarget(name: "DevProxyCLI", dependencies: ["DevProxy", "CertAuthority", "PinningPolicy", "CTLS", "SessionStore",
@@ -72,8 +72,8 @@ let package = Package(
         .testTarget(name: "GRPCWireTests", dependencies: ["GRPCWire", "TestSupport"]),
         .testTarget(name: "SOCKS5Tests", dependencies: ["SOCKS5"]),
         .testTarget(name: "PinningPolicyTests", dependencies: ["PinningPolicy", "CertAuthority", "TestSupport"]),
-        .testTarget(name: "DevProxyTests", dependencies: ["DevProxy", "CertAuthority", "HTTP1", "TestSupport", "SessionStore",
-                                                         "WebUI"]),
+        .testTarget(name: "DevProxyTests", dependencies: ["DevProxy", "CertAuthority", "HTTP1", "TestSupport",
+                                                         "SessionStore", "WebUI"]),
         // DevProxy only to write real flow logs and HAR files for the importers to read.
         .testTarget(name: "SessionStoreTests", dependencies: ["SessionStore", "CSQLite", "DevProxy", "TestSupport"]),
         .testTarget(name: "DevProxyLoadTests", dependencies: ["DevProxyLoad", "TestSupport", "CertAuthority"]),

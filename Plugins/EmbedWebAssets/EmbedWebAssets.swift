@@ -16,7 +16,8 @@ struct EmbedWebAssets: BuildToolPlugin {
         let output = context.pluginWorkDirectoryURL.appending(path: "WebAssets+Embedded.swift")
         var inputs: [URL] = [assets]
         if let walker = FileManager.default.enumerator(at: assets, includingPropertiesForKeys: [.isRegularFileKey]) {
-            for case let url as URL in walker where (try? url.resourceValues(forKeys: [.isRegularFileKey]))?.isRegularFile == true {
+            for case let url as URL in walker
+            where (try? url.resourceValues(forKeys: [.isRegularFileKey]))?.isRegularFile == true {
                 inputs.append(url)
             }
         }

@@ -17,7 +17,8 @@ extension RunCommand {
         } catch let error as ConfigurationError {
             throw CommandFailure(error.description)
         } catch let error as NetworkError {
-            throw CommandFailure("cannot serve the web UI: \(error.message); choose another --web HOST:PORT or --no-web")
+            throw CommandFailure("cannot serve the web UI: \(error.message); "
+                                 + "choose another --web HOST:PORT or --no-web")
         }
     }
 

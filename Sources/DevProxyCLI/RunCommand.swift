@@ -122,9 +122,10 @@ enum RunCommand {
         let termination = TerminationSignals()
         // Scripts and tests read these lines for the ports: `listening on HOST:PORT (MODE)`.
         for (kind, bound) in server.boundListeners { Output.line("listening on \(bound) (\(kind.rawValue))") }
+        let reportsPath = sinks.lazy.compactMap { ($0 as? ReportCollector)?.path }.first
         let web = try webListener.map {
             try startWeb($0, options: options, store: session.store, server: server, configuration: configuration,
-                         selection: selection, ca: store, reportsPath: sinks.lazy.compactMap { ($0 as? ReportCollector)?.path }.first)
+                         selection: selection, ca: store, reportsPath: reportsPath)
         }
         termination.wait()
         web?.stop()
@@ -179,7 +180,9 @@ enum RunCommand {
         let value = try options.value("session") ?? "new"
         var configuration = SessionStoreConfiguration()
         if let limit = try options.value("store-body-limit") {
-            guard let bytes = Int(limit), bytes >= 0 else { throw UsageError("--store-body-limit must be a number of bytes") }
+            guard let bytes = Int(limit), bytes >= 0 else {
+                throw UsageError("--store-body-limit must be a number of bytes")
+            }
             configuration.bodyLimit = bytes
         }
         var path = value

@@ -82,7 +82,8 @@ for (index, (path, bytes)) in assetFiles().enumerated() {
     let name = "asset\(index)"
     if isLiteralSafeText(bytes) {
         let hashes = String(repeating: "#", count: hashCount(for: bytes))
-        literals += "\n    private static let \(name) = \(hashes)\"\"\"\n\(String(decoding: bytes, as: UTF8.self))\n\"\"\"\(hashes)\n"
+        let text = String(decoding: bytes, as: UTF8.self)
+        literals += "\n    private static let \(name) = \(hashes)\"\"\"\n\(text)\n\"\"\"\(hashes)\n"
         source += "        \(swiftStringLiteral(path)): .text(\(name)),\n"
     } else {
         literals += "\n    private static let \(name) = \"\(Data(bytes).base64EncodedString())\"\n"

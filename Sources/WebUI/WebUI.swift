@@ -63,18 +63,22 @@ public final class WebUI: @unchecked Sendable {
     // Set once in init (it needs `self` for its handler); never changed after.
     private var server: WebServer!
 
-    /// Binds the UI's listener: the next free port when the one asked for is taken and
-    /// `tryNextPorts`. Separate from `init` so the proxy can be told the address before it starts
+    /// Binds the UI's listener: when the port is taken and `tryNextPorts`, the next free one of
+    /// the following 20, else any free port. Separate from `init` so the proxy can be told the address before it starts
     /// (`ProxyConfiguration.forbiddenDestinations`).
     /// - Throws: `ConfigurationError` for a non-loopback address without `allowRemote` and a
     ///   password; `NetworkError` when nothing can be bound.
     public static func bind(_ configuration: WebUIConfiguration) throws -> Listener {
-        let attempts = configuration.tryNextPorts && configuration.port != 0 ? 21 : 1
+        var ports = [configuration.port]
+        if configuration.tryNextPorts && configuration.port != 0 {
+            // The next 20 ports, then any free one: many runs on one machine (tests) still start.
+            ports += (1...20).map { configuration.port + $0 }.filter { $0 <= 65535 } + [0]
+        }
         var lastError: Error = NetworkError(.failed, "cannot listen on \(configuration.host):\(configuration.port)")
-        for offset in 0..<attempts where configuration.port + offset <= 65535 {
+        for port in ports {
             let listener: Listener
             do {
-                listener = try Listener(host: configuration.host, port: configuration.port + offset, backlog: 64)
+                listener = try Listener(host: configuration.host, port: port, backlog: 64)
             } catch {
                 lastError = error
                 continue
@@ -141,7 +145,8 @@ public final class WebUI: @unchecked Sendable {
                 return unauthorized("wrong token: open the URL devproxy printed (web ui: …)")
             }
             guard request.method == "GET" || request.method == "HEAD" else {
-                return .error(400, "?token= is for opening the UI in a browser; scripts send Authorization: Bearer TOKEN")
+                return .error(400, "?token= is for opening the UI in a browser; "
+                              + "scripts send Authorization: Bearer TOKEN")
             }
             return .redirect(pathWithoutToken(request), cookies: [access.sessionCookie])
         }
@@ -191,8 +196,8 @@ public final class WebUI: @unchecked Sendable {
         <body><form method="post" action="/login"><label>DevProxy web UI password
         <input type="password" name="password" autofocus></label> <button>Sign in</button></form></body></html>
         """
-        return WebResponse(status: 200, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store")],
-                           body: Array(page.utf8))
+        return WebResponse(status: 200, headers: [("Content-Type", "text/html; charset=utf-8"),
+                                                  ("Cache-Control", "no-store")], body: Array(page.utf8))
     }
 }
 

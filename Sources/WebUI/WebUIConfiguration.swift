@@ -5,7 +5,7 @@ public struct WebUIConfiguration: Sendable {
     /// Where to listen (`--web HOST:PORT`). Default `127.0.0.1:8081`; port 0 picks a free one.
     public var host = "127.0.0.1"
     public var port = 8081
-    /// When the port is taken, try the next ones (up to 20 more). Default true; an explicit
+    /// When the port is taken, try the next 20, then any free port. Default true; an explicit
     /// `--web` turns it off.
     public var tryNextPorts = true
     /// A non-loopback address needs this (`--allow-remote`) and a `password`.

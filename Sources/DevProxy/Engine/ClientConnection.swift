@@ -88,7 +88,8 @@ final class ClientConnection: @unchecked Sendable {
                                           mode: .http, clientTLS: nil, signer: nil, persona: nil)
             let destination = Destination(tls: scheme == "https", host: host, port: port ?? (scheme == "https" ? 443 : 80), pathAndQuery: path)
             let replay = ReplayMark.take(from: &head, secret: server.configuration.replaySecret)
-            guard HTTPExchange(context: context, head: head, destination: destination, replay: replay).run(), !server.isStopping else { return }
+            let exchange = HTTPExchange(context: context, head: head, destination: destination, replay: replay)
+            guard exchange.run(), !server.isStopping else { return }
         }
     }
 

@@ -40,7 +40,8 @@ extension Array where Element == SocketAddress {
             let family = Int32(address.pointee.sa_family)
             guard family == AF_INET || family == AF_INET6 else { continue }
             var buffer = [CChar](repeating: 0, count: Int(NI_MAXHOST))
-            let length = socklen_t(family == AF_INET6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
+            let length = socklen_t(family == AF_INET6 ? MemoryLayout<sockaddr_in6>.size
+                                                      : MemoryLayout<sockaddr_in>.size)
             if getnameinfo(address, length, &buffer, socklen_t(buffer.count), nil, 0, NI_NUMERICHOST) == 0 {
                 let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
                 // Link-local IPv6 comes back with its zone (`fe80::1%eth0`); addresses compare without.

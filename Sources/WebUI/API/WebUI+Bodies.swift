@@ -68,10 +68,12 @@ extension WebUI {
             bytes = Array(bytes[..<cut])
             extra.append(("X-DevProxy-Limited", "1"))
         }
-        var response = WebResponse(status: status, headers: [("Content-Type", servedType), ("Cache-Control", "no-store"),
-                                                            ("Accept-Ranges", "bytes")], body: bytes)
+        var response = WebResponse(status: status, headers: [("Content-Type", servedType),
+                                                            ("Cache-Control", "no-store"), ("Accept-Ranges", "bytes")],
+                                   body: bytes)
         if raw {
-            response.headers.append(("Content-Disposition", "attachment; filename=\"\(Self.safeFileName(id))-\(name).bin\""))
+            let file = "\(Self.safeFileName(id))-\(name).bin"
+            response.headers.append(("Content-Disposition", "attachment; filename=\"\(file)\""))
         }
         // Even if someone opens the URL directly, nothing in it may run or load.
         response.headers.append(("Content-Security-Policy", "sandbox; default-src 'none'"))
@@ -125,6 +127,7 @@ extension WebUI {
 
     /// A captured value fit for a response header: no control characters, at most 1 KiB.
     static func headerSafe(_ text: String) -> String {
-        String(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F && $0.isASCII }.prefix(1024).map(Character.init))
+        let kept = text.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F && $0.isASCII }.prefix(1024)
+        return String(kept.map(Character.init))
     }
 }

@@ -20,7 +20,8 @@ extension WebUI {
             return .attachment(try HARWriter.encode([flow], creatorVersion: version),
                                filename: "\(Self.safeFileName(id)).har", contentType: "application/json")
         case "raw":
-            return .attachment(try rawExchange(flow), filename: "\(Self.safeFileName(id)).http", contentType: "text/plain")
+            return .attachment(try rawExchange(flow), filename: "\(Self.safeFileName(id)).http",
+                               contentType: "text/plain")
         case let other:
             return .error(400, "format must be curl, har or raw, not \(other.isEmpty ? "nothing" : other)")
         }
@@ -81,8 +82,10 @@ extension WebUI {
     func rawExchange(_ flow: Flow) throws -> [UInt8] {
         var bytes: [UInt8] = []
         if let request = flow.request {
-            let target = URLComponents(string: request.url).map { ($0.percentEncodedPath.isEmpty ? "/" : $0.percentEncodedPath)
-                + ($0.percentEncodedQuery.map { "?" + $0 } ?? "") } ?? request.url
+            let target = URLComponents(string: request.url).map {
+                ($0.percentEncodedPath.isEmpty ? "/" : $0.percentEncodedPath)
+                    + ($0.percentEncodedQuery.map { "?" + $0 } ?? "")
+            } ?? request.url
             bytes += Array("\(request.method) \(target) HTTP/1.1\r\n".utf8)
             for pair in request.headers where pair.count >= 2 { bytes += Array("\(pair[0]): \(pair[1])\r\n".utf8) }
             bytes += Array("\r\n".utf8)
@@ -100,8 +103,8 @@ extension WebUI {
     /// Fields a repeated request must not copy: framing and hop-by-hop fields (the new
     /// connection sets its own), the proxy's own, and values the log redacted.
     static func skippedOnRepeat(_ name: String) -> Bool {
-        ["host", "content-length", "transfer-encoding", "connection", "keep-alive", "proxy-connection", "proxy-authorization",
-         "te", "upgrade", "x-devproxy-replay"].contains(name.lowercased()) || name.hasPrefix(":")
+        ["host", "content-length", "transfer-encoding", "connection", "keep-alive", "proxy-connection",
+         "proxy-authorization", "te", "upgrade", "x-devproxy-replay"].contains(name.lowercased()) || name.hasPrefix(":")
     }
 
     /// `'text'` with each `'` written `'\''`: safe in any POSIX shell.

@@ -35,7 +35,8 @@ extension WebUI {
         var reports: [ReportRecord] = []
         if let path = proxy?.reportsPath, FileManager.default.fileExists(atPath: path) {
             let known = Set(ids)
-            reports = ((try? JSONLines.read(ReportRecord.self, from: path))?.records ?? []).filter { known.contains($0.flowID) }
+            let all = (try? JSONLines.read(ReportRecord.self, from: path))?.records ?? []
+            reports = all.filter { known.contains($0.flowID) }
         }
         let verdicts = QAVerdict.judge(flows: flows, reports: reports)
         let encoder = JSONEncoder()

@@ -12,6 +12,9 @@ extension WebUI {
         do {
             switch (method, rest.count, rest.first ?? "") {
             case ("GET", 1, "info"): return info()
+            case ("GET", 1, "error-kinds"):
+                let kinds = FlowErrorKind.allCases.map { ($0.rawValue, $0.explanation) }
+                return .json(object: Dictionary(uniqueKeysWithValues: kinds))
             case ("GET", 1, "flows"): return try flowList(request)
             case ("GET", 2, "flows"): return try flow(rest[1])
             case ("GET", 4, "flows") where rest[3] == "body" && (rest[2] == "request" || rest[2] == "response"):
@@ -37,7 +40,8 @@ extension WebUI {
         }
     }
 
-    private static let knownRoutes: Set<String> = ["info", "flows", "replay", "export", "clear", "events", "ca", "pinning"]
+    private static let knownRoutes: Set<String> = ["info", "flows", "replay", "export", "clear", "events", "ca",
+                                                   "pinning", "error-kinds"]
 
     /// Whether the path is a route under some method (so the answer is 405, not 404).
     private static func exists(_ rest: [String]) -> Bool {
@@ -59,8 +63,8 @@ extension WebUI {
             return .error(404, "no file \(request.path) in the web UI")
         }
         let headers = [("Content-Type", asset.contentType), ("Cache-Control", "no-cache"), ("ETag", asset.etag)]
-        if let tags = request.headers["If-None-Match"],
-           tags == "*" || tags.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == asset.etag }) {
+        if let tags = request.headers["If-None-Match"], tags == "*"
+            || tags.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == asset.etag }) {
             return WebResponse(status: 304, headers: headers)
         }
         return WebResponse(status: 200, headers: headers, body: asset.bytes)
@@ -138,7 +142,9 @@ extension WebUI {
 
     /// `POST /api/clear`.
     private func clear() -> WebResponse {
-        guard !store.isReadOnly else { return .error(409, "this session is open read-only (devproxy web FILE); nothing to clear") }
+        guard !store.isReadOnly else {
+            return .error(409, "this session is open read-only (devproxy web FILE); nothing to clear")
+        }
         store.clear()
         return .json("{\"cleared\":true}")
     }

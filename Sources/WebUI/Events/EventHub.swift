@@ -5,11 +5,12 @@ import SessionStore
 /// Turns the store's committed batches into Server-Sent Events (`GET /api/events`).
 ///
 /// The store's writer thread only appends to `pending` (short, under a lock). A flusher thread
-/// wakes every 100 ms, folds what came into one message (a flow changed several times appears
-/// once, in its latest state), numbers it and keeps the last 64 messages; each event-stream
-/// connection's own thread waits for new numbers and writes them. So the page gets at most 10
-/// messages a second however many flows arrive, a slow page never holds up the store, and a
-/// page that reconnects with `Last-Event-ID` gets what it missed (or `reset`).
+/// wakes when something arrives, waits 100 ms more, folds what came into one message (a flow
+/// changed several times appears once, in its latest state), numbers it and keeps the last 64
+/// messages (at most 8 MiB of them); each event-stream connection's own thread waits for new
+/// numbers and writes them. So the page gets at most 10 messages a second however many flows
+/// arrive, a slow page never holds up the store, and a page that reconnects with `Last-Event-ID`
+/// gets what it missed (or `reset`).
 final class EventHub: @unchecked Sendable {
     /// One numbered message.
     struct Message: Sendable {
@@ -21,6 +22,8 @@ final class EventHub: @unchecked Sendable {
     static let interval: TimeInterval = 0.1
     static let heartbeat: TimeInterval = 15
     static let kept = 64
+    /// The kept messages' text stays under this (a flood makes big messages): 8 MiB.
+    static let keptBytes = 8 << 20
 
     private let store: SessionStore
     private let condition = NSCondition()
@@ -32,6 +35,7 @@ final class EventHub: @unchecked Sendable {
     private var lastID = 0
     private var stopped = false
     private var observer: Int?
+    private var started = false
     private let flusherDone = DispatchSemaphore(value: 0)
 
     init(store: SessionStore) {
@@ -39,6 +43,7 @@ final class EventHub: @unchecked Sendable {
     }
 
     func start() {
+        started = true
         observer = store.addObserver { [weak self] changes in self?.receive(changes) }
         let thread = Thread { [self] in flushLoop() }
         thread.name = "devproxy-web-events"
@@ -46,6 +51,7 @@ final class EventHub: @unchecked Sendable {
     }
 
     func stop() {
+        guard started else { return }
         if let observer { store.removeObserver(observer) }
         condition.withLock {
             stopped = true
@@ -57,6 +63,8 @@ final class EventHub: @unchecked Sendable {
     /// Called on the store's writer thread after each commit: only queues.
     private func receive(_ changes: StoreChanges) {
         condition.withLock {
+            let wasIdle = pendingOrder.isEmpty && !pendingCleared
+            defer { if wasIdle { condition.broadcast() } }
             if changes.cleared {
                 pendingCleared = true
                 pendingOrder.removeAll()
@@ -71,6 +79,13 @@ final class EventHub: @unchecked Sendable {
     private func flushLoop() {
         defer { flusherDone.signal() }
         while true {
+            // Asleep until something arrives (no wake-ups while the proxy is idle), then one
+            // interval more to gather the batch.
+            let running = condition.withLock { () -> Bool in
+                while pendingOrder.isEmpty && !pendingCleared && !stopped { condition.wait() }
+                return !stopped
+            }
+            guard running else { return }
             Thread.sleep(forTimeInterval: Self.interval)
             let (cleared, flows, done) = condition.withLock { () -> (Bool, [FlowSummary], Bool) in
                 let batch = (pendingCleared, pendingOrder.compactMap { pending[$0] }, stopped)
@@ -93,6 +108,10 @@ final class EventHub: @unchecked Sendable {
                     recent.append(Message(id: lastID, event: event, data: data))
                 }
                 if recent.count > Self.kept { recent.removeFirst(recent.count - Self.kept) }
+                var bytes = recent.reduce(0) { $0 + $1.data.utf8.count }
+                while recent.count > 1 && bytes > Self.keptBytes {
+                    bytes -= recent.removeFirst().data.utf8.count
+                }
                 condition.broadcast()
             }
         }
@@ -128,6 +147,7 @@ final class EventHub: @unchecked Sendable {
             if let resumeFrom, resumeFrom < seen {
                 if let missed = messages(after: resumeFrom, timeout: 0).messages {
                     opening += missed.map(Self.format).joined()
+                    seen = max(seen, missed.last?.id ?? seen)
                 } else {
                     opening += Self.format(Message(id: seen, event: "reset", data: "{}"))
                 }

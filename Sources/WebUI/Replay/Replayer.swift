@@ -32,7 +32,8 @@ struct Replayer {
         }
         fields.add(name: "Connection", value: "close")
         if let authorization = link.proxyAuthorization { fields.add(name: "Proxy-Authorization", value: authorization) }
-        fields.add(name: "X-DevProxy-Replay", value: [link.replaySecret, id, replayOf].compactMap { $0 }.joined(separator: " "))
+        let mark = [link.replaySecret, id, replayOf].compactMap { $0 }.joined(separator: " ")
+        fields.add(name: "X-DevProxy-Replay", value: mark)
         let stream = PlainStream(socket)
         try stream.write(HTTP1Serializer.serialize(HTTPRequestHead(method: method, target: url, version: .http11,
                                                                    headers: fields)) + body)

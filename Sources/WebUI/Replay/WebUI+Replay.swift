@@ -73,7 +73,8 @@ extension WebUI {
             try Replayer(link: link).send(method: method, url: url, headers: headers, body: body, id: id,
                                           replayOf: replayOf)
         } catch let error as NetworkError {
-            return .error(502, "cannot reach the proxy at \(link.replayHost):\(link.replayPort) to replay: \(error.message)")
+            return .error(502, "cannot reach the proxy at \(link.replayHost):\(link.replayPort) to replay: "
+                          + error.message)
         }
         store.flush()
         return .json("{\"id\":\(JSONText.quoted(id))}")

@@ -59,8 +59,9 @@ struct WebAccess: Sendable {
     func credential(of request: WebRequest) -> Credential? {
         if let authorization = request.headers["Authorization"] {
             let parts = authorization.split(separator: " ", maxSplits: 1)
-            if parts.count == 2, parts[0].lowercased() == "bearer", Self.equal(String(parts[1]), token) { return .bearer }
-            if parts.count == 2, parts[0].lowercased() == "basic", let password, let decoded = Data(base64Encoded: String(parts[1])),
+            let scheme = parts.first?.lowercased()
+            if parts.count == 2, scheme == "bearer", Self.equal(String(parts[1]), token) { return .bearer }
+            if parts.count == 2, scheme == "basic", let password, let decoded = Data(base64Encoded: String(parts[1])),
                let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":"),
                Self.equal(String(text[text.index(after: colon)...]), password) {
                 return .password

@@ -29,6 +29,12 @@ struct WebConnection {
                         switch event {
                         case .head(let value):
                             head = value
+                            if let length = value.headers["Content-Length"].flatMap(Int.init),
+                               length > configuration.maxBodySize {
+                                answerAndClose(stream, .error(413, "the request body is over the UI's limit of "
+                                                              + "\(configuration.maxBodySize) bytes"))
+                                return
+                            }
                             if value.headers["Expect"]?.lowercased() == "100-continue" {
                                 try stream.write(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8))
                             }

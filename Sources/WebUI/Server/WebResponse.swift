@@ -27,8 +27,8 @@ struct WebResponse: Sendable {
 
     /// A JSON value encoded with `JSONSerialization` (for small, irregular answers).
     static func json(object: Any, status: Int = 200) -> WebResponse {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
-            ?? Data("{}".utf8)
+        let options: JSONSerialization.WritingOptions = [.sortedKeys, .withoutEscapingSlashes]
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: options)) ?? Data("{}".utf8)
         return json(String(decoding: data, as: UTF8.self), status: status)
     }
 
@@ -41,8 +41,8 @@ struct WebResponse: Sendable {
 
     /// Plain text, never cached.
     static func text(_ text: String, status: Int = 200) -> WebResponse {
-        WebResponse(status: status, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store")],
-                    body: Array(text.utf8))
+        WebResponse(status: status, headers: [("Content-Type", "text/plain; charset=utf-8"),
+                                              ("Cache-Control", "no-store")], body: Array(text.utf8))
     }
 
     /// 303 to `location`, optionally setting cookies.
@@ -55,7 +55,8 @@ struct WebResponse: Sendable {
     static func attachment(_ bytes: [UInt8], filename: String, contentType: String = "application/octet-stream")
         -> WebResponse {
         WebResponse(status: 200, headers: [("Content-Type", contentType), ("Cache-Control", "no-store"),
-                                           ("Content-Disposition", "attachment; filename=\"\(filename)\"")], body: bytes)
+                                           ("Content-Disposition", "attachment; filename=\"\(filename)\"")],
+                    body: bytes)
     }
 
     /// The first value of header `name`, ignoring case.

@@ -16,7 +16,8 @@ final class WebServer: @unchecked Sendable {
         var stopping = false
     }
 
-    init(listener: Listener, configuration: WebUIConfiguration, handler: @escaping @Sendable (WebRequest) -> WebResponse) {
+    init(listener: Listener, configuration: WebUIConfiguration,
+         handler: @escaping @Sendable (WebRequest) -> WebResponse) {
         self.listener = listener
         self.configuration = configuration
         self.handler = handler
