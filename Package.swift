@@ -56,7 +56,7 @@ let package = Package(
                                                "CSystem", "GRPCWire", "SessionStore", "QRCode"]),
         // The web UI's server: its HTTP API over the session store, and the page's files (Assets/,
         // embedded at build time by the EmbedWebAssets plugin).
-        .target(name: "WebUI", dependencies: ["DevProxy", "CertAuthority", "HTTP1", "SessionStore"],
+        .target(name: "WebUI", dependencies: ["DevProxy", "CertAuthority", "HTTP1", "SessionStore", "QRCode"],
                 exclude: ["Assets"], plugins: ["EmbedWebAssets"]),
         .executableTarget(name: "EmbedWebAssetsTool"),
         .plugin(name: "EmbedWebAssets", capability: .buildTool(), dependencies: ["EmbedWebAssetsTool"]),

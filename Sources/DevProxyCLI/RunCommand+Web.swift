@@ -53,7 +53,8 @@ extension RunCommand {
         let link = WebUI.ProxyLink(listeners: server.boundListeners.map { ($0.kind.rawValue, $0.address.description) },
                                    replayHost: replayHost, replayPort: regular?.port ?? 0,
                                    replaySecret: configuration.replaySecret ?? "", proxyAuthorization: credential,
-                                   reportsPath: reportsPath)
+                                   reportsPath: reportsPath, onboardingURL: configuration.onboarding?.address,
+                                   signatures: configuration.signatures)
         let signer = selection.signer
         let root = signer.root ?? (try? ca.rootCertificate())
         let renew = signer.certificate.isSelfSigned ? nil

@@ -21,9 +21,18 @@ public final class WebUI: @unchecked Sendable {
         public var proxyAuthorization: String?
         /// The pin-failure reports file (`reports.jsonl`) the proxy appends to, for `/api/pinning`.
         public var reportsPath: String?
+        /// The onboarding page's address on the proxy's port (`onboarding:` line), for `/api/info`
+        /// and the QR code at `/api/onboarding/qr.svg`.
+        public var onboardingURL: String?
+        /// `--verify-signature` rules: a replay to a host with a known key is signed afresh (new
+        /// timestamp and nonce), so the server does not reject it as stale or replayed.
+        public var signatures: SignatureVerifier?
 
         public init(listeners: [(mode: String, address: String)], replayHost: String, replayPort: Int,
-                    replaySecret: String, proxyAuthorization: String? = nil, reportsPath: String? = nil) {
+                    replaySecret: String, proxyAuthorization: String? = nil, reportsPath: String? = nil,
+                    onboardingURL: String? = nil, signatures: SignatureVerifier? = nil) {
+            self.onboardingURL = onboardingURL
+            self.signatures = signatures
             self.listeners = listeners
             self.replayHost = replayHost
             self.replayPort = replayPort

@@ -1,5 +1,6 @@
 import DevProxy
 import Foundation
+import QRCode
 import SessionStore
 
 /// The routes (docs/web-ui.md, "Routes").
@@ -27,6 +28,7 @@ extension WebUI {
             case ("GET", 1, "events"): return events.stream(lastEventID: request.headers["Last-Event-ID"])
             case ("GET", 1, "ca"): return certificateAuthority()
             case ("GET", 1, "pinning"): return try pinning()
+            case ("GET", 2, "onboarding") where rest[1] == "qr.svg": return onboardingQRCode()
             default:
                 if Self.knownRoutes.contains(rest.first ?? "") && Self.exists(rest) {
                     return .error(405, "\(method) is not allowed on \(request.path)")
@@ -83,7 +85,18 @@ extension WebUI {
             "flows": (try? store.count()) ?? 0,
             "store_drops": ["records": drops.records, "bodies": drops.bodies],
         ]
-        return .json(object: object)
+        guard let onboarding = proxy?.onboardingURL else { return .json(object: object) }
+        return .json(object: object.merging(["onboarding_url": onboarding, "qr_svg_path": "/api/onboarding/qr.svg"]) { $1 })
+    }
+
+    /// `GET /api/onboarding/qr.svg`: the QR code of the onboarding page's address (DevProxy's own
+    /// markup, not captured content), 404 without a proxy.
+    private func onboardingQRCode() -> WebResponse {
+        guard let url = proxy?.onboardingURL, let svg = try? QRCode.svg(for: url) else {
+            return .error(404, "no onboarding address: the UI runs without a proxy")
+        }
+        return WebResponse(status: 200, headers: [("Content-Type", "image/svg+xml"), ("Cache-Control", "no-cache")],
+                           body: Array(svg.utf8))
     }
 
     /// `GET /api/flows?filter=&limit=&cursor=&order=`.

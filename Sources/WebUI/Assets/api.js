@@ -92,6 +92,10 @@ export const api = {
     info() {
         return getJSON("/api/info");
     },
+    /** Each `error.kind` with the sentence that explains it: `{kind: explanation}`. */
+    errorKinds() {
+        return getJSON("/api/error-kinds");
+    },
     ca() {
         return getJSON("/api/ca");
     },

@@ -159,6 +159,11 @@ async function start() {
     } catch (error) {
         store.notify(`could not load the proxy's info: ${error.message}`, "error");
     }
+    try {
+        store.errorKinds = await api.errorKinds();
+    } catch {
+        // The error banner then shows the kind and message without the explanation.
+    }
 }
 
 start();

@@ -202,7 +202,8 @@ async function copyCurl(id) {
 
 function errorBanner(error) {
     const lines = [h("strong", {}, error.kind ?? "error"), ": ", error.message ?? ""];
-    const explanation = error.explanation ?? error.explained;
+    const explanation = error.explanation ?? (Object.hasOwn(store.errorKinds ?? {}, error.kind)
+        ? store.errorKinds[error.kind] : null);
     const extra = [error.alert && `TLS alert ${error.alert}`, error.code && `code ${error.code}`,
         error.by && `sent by ${error.by}`, error.after_bytes != null && `after ${formatSize(error.after_bytes)}`];
     return h("div", { class: "error-banner", role: "alert" }, h("p", {}, lines),

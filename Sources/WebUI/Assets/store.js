@@ -9,6 +9,8 @@ class Store extends EventTarget {
     picked = new Set();
     /** `GET /api/info`, once it arrives. */
     info = null;
+    /** `{kind: explanation}` from `/api/error-kinds`, for the detail pane's error banner. */
+    errorKinds = {};
     /** `GET /api/ca`, once it arrives. */
     ca = null;
 

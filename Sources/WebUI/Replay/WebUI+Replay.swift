@@ -69,6 +69,11 @@ extension WebUI {
     private func send(_ link: ProxyLink, method: String, url: String, headers: [(String, String)], body: [UInt8],
                       replayOf: String?) throws -> WebResponse {
         let id = Replayer.newFlowID()
+        var headers = headers
+        if let host = URLComponents(string: url)?.host, let signer = link.signatures?.signer(for: host),
+           let signed = signer.resign(method: method, url: url, headers: headers.map { [$0.0, $0.1] }, body: body) {
+            headers = signed.compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }
+        }
         do {
             try Replayer(link: link).send(method: method, url: url, headers: headers, body: body, id: id,
                                           replayOf: replayOf)
