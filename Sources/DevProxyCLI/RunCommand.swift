@@ -227,8 +227,8 @@ enum RunCommand {
                   pin \(root.pin)
           trust it:   curl --proxy \(proxy) --cacert \(rootFile) https://example.com/
                       HTTPS_PROXY=\(proxy) SSL_CERT_FILE=\(rootFile) your-tool
-          on a phone: devproxy ca export \(bundle.map { "--bundle \($0) " } ?? "")--format der --out devproxy-root.crt, install it as a CA certificate,
-                      then set the Wi-Fi proxy to this machine's address and port
+          on a phone: set the Wi-Fi proxy to this machine's address and port, then open http://devproxy.test/
+                      (or the onboarding address below before the proxy is set) and install the root from there
         """)
     }
 
