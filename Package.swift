@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "PinningPolicy", targets: ["PinningPolicy"]),
         .library(name: "SessionStore", targets: ["SessionStore"]),
         .library(name: "SOCKS5", targets: ["SOCKS5"]),
+        .library(name: "QRCode", targets: ["QRCode"]),
     ],
     targets: [
         // OpenSSL 3 headers plus one-line wrappers for what Swift cannot import. No logic.
@@ -41,6 +42,10 @@ let package = Package(
         .target(name: "CSQLite", linkerSettings: [.linkedLibrary("sqlite3")]),
         // The session store: flows in SQLite, one file per run, and the filter language compiled to SQL.
         .target(name: "SessionStore", dependencies: ["CSQLite", "CTLS"]),
+        // Debian's libqrencode. No logic.
+        .target(name: "CQRencode", linkerSettings: [.linkedLibrary("qrencode")]),
+        // QR codes (the onboarding address): a module matrix as terminal text, SVG and PNG.
+        .target(name: "QRCode", dependencies: ["CQRencode", "CCompression"]),
         // Sans-IO HTTP/1.1 codec: bytes in, parts out. Knows nothing of sockets or TLS.
         .target(name: "HTTP1"),
         // Sans-IO SOCKS5 server handshake (RFC 1928, RFC 1929): bytes in, actions out. No dependencies.
@@ -48,10 +53,17 @@ let package = Package(
         // Pinning policies (TrustKit, Android NSC, OkHttp) and their evaluation.
         .target(name: "PinningPolicy", dependencies: ["CertAuthority"]),
         .target(name: "DevProxy", dependencies: ["CertAuthority", "HTTP1", "HTTP2", "PinningPolicy", "SOCKS5", "CTLS", "CCompression",
-                                               "CSystem", "GRPCWire", "SessionStore"]),
-        .executableTarget(name: "DevProxyCLI", dependencies: ["DevProxy", "CertAuthority", "PinningPolicy", "CTLS", "SessionStore"]),
-        // Load generator for bench/run: multi-threaded HTTPS client over OpenSSL.
-        .executableTarget(name: "DevProxyLoad", dependencies: ["CTLS"]),
+                                               "CSystem", "GRPCWire", "SessionStore", "QRCode"]),
+        // The web UI's server: its HTTP API over the session store, and the page's files (Assets/,
+        // embedded at build time by the EmbedWebAssets plugin).
+        .target(name: "WebUI", dependencies: ["DevProxy", "CertAuthority", "HTTP1", "SessionStore", "QRCode"],
+                exclude: ["Assets"], plugins: ["EmbedWebAssets"]),
+        .executableTarget(name: "EmbedWebAssetsTool"),
+        .plugin(name: "EmbedWebAssets", capability: .buildTool(), dependencies: ["EmbedWebAssetsTool"]),
+        .executableTarget(name: "DevProxyCLI", dependencies: ["DevProxy", "CertAuthority", "PinningPolicy", "CTLS", "SessionStore",
+                                                             "WebUI", "QRCode"]),
+        // Load generator for bench/run: multi-threaded HTTPS client over OpenSSL; HTTP/2 through the codec.
+        .executableTarget(name: "DevProxyLoad", dependencies: ["CTLS", "HTTP2"]),
         // Shared by the test targets: processes, temporary directories, PKI fixtures, vectors.
         .target(name: "TestSupport", dependencies: ["CertAuthority"], path: "Tests/TestSupport", exclude: ["Resources"]),
         .testTarget(name: "CertAuthorityTests", dependencies: ["CertAuthority", "CTLS", "TestSupport"]),
@@ -60,10 +72,12 @@ let package = Package(
         .testTarget(name: "GRPCWireTests", dependencies: ["GRPCWire", "TestSupport"]),
         .testTarget(name: "SOCKS5Tests", dependencies: ["SOCKS5"]),
         .testTarget(name: "PinningPolicyTests", dependencies: ["PinningPolicy", "CertAuthority", "TestSupport"]),
-        .testTarget(name: "DevProxyTests", dependencies: ["DevProxy", "CertAuthority", "HTTP1", "TestSupport", "SessionStore"]),
+        .testTarget(name: "DevProxyTests", dependencies: ["DevProxy", "CertAuthority", "HTTP1", "TestSupport",
+                                                         "SessionStore", "WebUI"]),
         // DevProxy only to write real flow logs and HAR files for the importers to read.
         .testTarget(name: "SessionStoreTests", dependencies: ["SessionStore", "CSQLite", "DevProxy", "TestSupport"]),
-        .testTarget(name: "DevProxyLoadTests", dependencies: ["DevProxyLoad"]),
+        .testTarget(name: "DevProxyLoadTests", dependencies: ["DevProxyLoad", "TestSupport", "CertAuthority"]),
+        .testTarget(name: "QRCodeTests", dependencies: ["QRCode", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -9,6 +9,7 @@ SIGINT (or after 15 minutes, or when the process exits) writes one JSON object t
   wall_s       seconds sampled
   cpu_percent  cpu_s / wall_s * 100, i.e. share of one core
   peak_rss_kib largest VmRSS seen
+  start_rss_kib VmRSS at the first sample (peak - start: what the cell added)
   last_rss_kib VmRSS at the last sample
 """
 import json
@@ -47,7 +48,7 @@ def rss_kib():
 
 
 start_wall, start_cpu = time.monotonic(), cpu_seconds()
-peak = last = rss_kib()
+peak = last = first = rss_kib()
 # Tell bench/run that the signal handlers are in place, so a short cell cannot stop us unrecorded.
 open(out + ".ready", "w").close()
 end_cpu = start_cpu
@@ -66,6 +67,7 @@ result = {
     "wall_s": round(wall, 3),
     "cpu_percent": round((end_cpu - start_cpu) / wall * 100, 1) if wall > 0 else 0,
     "peak_rss_kib": peak,
+    "start_rss_kib": first,
     "last_rss_kib": last,
 }
 with open(out, "w") as f:

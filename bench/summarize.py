@@ -72,6 +72,20 @@ METRICS = [
     ("idle_rss", "idle proxy RSS after start-up (MiB)", lambda row: row["rss_kib"] * MIB, "{:.1f}", False),
     ("idle1000", "1,000 idle CONNECT+TLS conns: proxy peak RSS (MiB)", proc("peak_rss_kib", MIB), "{:.1f}", False),
     ("idle1000", "1,000 idle CONNECT+TLS conns: established", load("established"), "{:.0f}", True),
+    # HTTP/2 and gRPC: "direct" is nghttpd (h2ka16, h2stream) or the grpcio echo server (grpc).
+    ("h2ka16", "h2 keep-alive 100 B, 16 conn x 10 streams: req/s (direct: nghttpd)", load("req_per_s"), "{:.0f}", True),
+    ("h2ka16", "h2 keep-alive 100 B, 16 x 10: p99 latency (ms)", load("latency_ms", "p99"), "{:.3f}", False),
+    ("h2ka16", "h2 keep-alive 100 B, 16 x 10: proxy CPU (% of a core)", proc("cpu_percent"), "{:.0f}", False),
+    ("h2ka16", "h2 keep-alive 100 B, 16 x 10: generator CPU (% of a core)", load("cpu_percent"), "{:.0f}", False),
+    ("h2stream", "h2 stream {stream}: MB/s (direct: nghttpd)", load("mb_per_s"), "{:.0f}", True),
+    ("h2stream", "h2 stream {stream}: time to first byte (ms)", load("ttfb_ms"), "{:.2f}", False),
+    ("h2stream", "h2 stream {stream}: proxy peak RSS (MiB)", proc("peak_rss_kib", MIB), "{:.1f}", False),
+    ("grpc", "gRPC unary calls/s, 4 conn x 10 streams (direct: grpcio server)", load("req_per_s"), "{:.0f}", True),
+    ("grpc", "gRPC unary: p50 latency (ms)", load("latency_ms", "p50"), "{:.2f}", False),
+    ("grpc", "gRPC unary: proxy CPU (% of a core)", proc("cpu_percent"), "{:.0f}", False),
+    ("h2stall", "h2, 100 streams x 10 MiB, no window granted: proxy peak RSS (MiB)", proc("peak_rss_kib", MIB), "{:.1f}", False),
+    ("h2stall", "h2, 100 stalled streams: proxy RSS added by the cell (MiB)", "stall_growth", "{:.1f}", False),
+    ("h2stall", "h2, 100 stalled streams: heads received and held", load("established"), "{:.0f}", True),
 ]
 
 
@@ -89,6 +103,8 @@ def figure(target, cell, pick):
         mine = median(target, cells[0], load("latency_ms", "p50"))
         base = median(target, cells[1], load("latency_ms", "p50"))
         return None if mine is None or base is None else mine - base
+    if pick == "stall_growth":
+        return median(target, cell, lambda row: (row["proc"]["peak_rss_kib"] - row["proc"]["start_rss_kib"]) * MIB)
     return median(target, cell, pick)
 
 

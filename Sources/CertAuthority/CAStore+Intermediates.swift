@@ -59,7 +59,10 @@ extension CAStore {
             try SecureFile.makePrivateDirectory(intermediatesDirectory)
             path = intermediatesDirectory + "/\(email)-\(certificate.serialHex).pem"
         }
-        let bundle = try key.pem() + Array(certificate.pem.utf8) + Array(root.certificate.pem.utf8)
+        // After a rotation, root.chain holds the cross-certificate: devices that trust only the
+        // previous root still find a path through it.
+        let bundle = try key.pem() + Array(certificate.pem.utf8) + root.chain.flatMap { Array($0.pem.utf8) }
+            + Array(root.certificate.pem.utf8)
         // The ledger first: an intermediate that exists must be traceable, even if writing
         // the bundle then fails.
         try ledger.append(LedgerRecord(kind: .intermediate, certificate: certificate, issuer: root.certificate,

@@ -7,16 +7,20 @@ public struct TraceFinding: Sendable {
         case isIntermediate = "is_intermediate"
         /// One of our intermediates signed it.
         case issuedByIntermediate = "issued_by_intermediate"
-        /// The certificate is our root.
+        /// The certificate is our root, the current one or one retired by `ca rotate`.
         case isRoot = "is_root"
         /// Our root signed it directly (a leaf from a team that signs with the root).
         case issuedByRoot = "issued_by_root"
+        /// A rotation's cross-certificate: a newer root of ours signed by an older one.
+        case isCrossCertificate = "is_cross_certificate"
     }
 
     public let certificate: Certificate
     public let relation: Relation
     /// The intermediate concerned, for the two intermediate relations.
     public let intermediate: IntermediateEntry?
+    /// The root concerned, for the root relations (the issuer, for a cross-certificate).
+    public var root: Certificate? = nil
 }
 
 extension CAStore {
@@ -27,19 +31,26 @@ extension CAStore {
     /// - Returns: one finding per input certificate this CA knows; empty when none.
     public func trace(_ input: [UInt8], now: Date = Date()) throws -> [TraceFinding] {
         let certificates = try Self.certificates(inTraceInput: input)
-        let root = try rootCertificate()
+        // Every root this CA has had: chains minted before and after a rotation both trace.
+        let roots = try allRoots()
+        let crosses = try ledgerCrossCertificates()
         let known = try intermediates(now: now).entries
         let loaded = known.compactMap { entry in entry.certificate.map { (entry, $0) } }
         var findings: [TraceFinding] = []
         for certificate in certificates {
-            if certificate == root {
-                findings.append(TraceFinding(certificate: certificate, relation: .isRoot, intermediate: nil))
+            if let root = roots.first(where: { $0 == certificate }) {
+                findings.append(TraceFinding(certificate: certificate, relation: .isRoot, intermediate: nil,
+                                             root: root))
+            } else if crosses.contains(certificate) {
+                findings.append(TraceFinding(certificate: certificate, relation: .isCrossCertificate, intermediate: nil,
+                                             root: roots.first { certificate.isIssued(by: $0) }))
             } else if let match = loaded.first(where: { $0.1 == certificate }) {
                 findings.append(TraceFinding(certificate: certificate, relation: .isIntermediate, intermediate: match.0))
             } else if let match = loaded.first(where: { certificate.isIssued(by: $0.1) }) {
                 findings.append(TraceFinding(certificate: certificate, relation: .issuedByIntermediate, intermediate: match.0))
-            } else if certificate.isIssued(by: root) {
-                findings.append(TraceFinding(certificate: certificate, relation: .issuedByRoot, intermediate: nil))
+            } else if let root = roots.first(where: { certificate.isIssued(by: $0) }) {
+                findings.append(TraceFinding(certificate: certificate, relation: .issuedByRoot, intermediate: nil,
+                                             root: root))
             }
         }
         return findings

@@ -3,8 +3,9 @@ import Foundation
 /// A CA directory on disk: the team root, its ledger, issued bundles and the CRL.
 ///
 /// Layout: `root.pem` (0644), `root.key` (0600, optionally PKCS#8 AES-256 encrypted),
-/// `ledger.jsonl`, `crl.pem`, `intermediates/<email>-<serial>.pem` (bundles, 0600);
-/// the directory itself is 0700.
+/// `ledger.jsonl`, `crl.pem`, `intermediates/<email>-<serial>.pem` (bundles, 0600); for a root
+/// rotation `next-root.key` (0600) and `next-root.pub`, then `cross.pem` and `retired/`
+/// (`CAStore+Rotation.swift`); the directory itself is 0700.
 public struct CAStore: Sendable {
     public let directory: String
 
@@ -105,6 +106,6 @@ public struct CAStore: Sendable {
         guard root.matches(key) else {
             throw CAError(.keyMismatch, "\(rootKeyPath) does not belong to \(rootCertificatePath)")
         }
-        return try Signer(certificate: root, key: key, root: root)
+        return try Signer(certificate: root, key: key, root: root, crossCertificates: crossCertificates(for: root))
     }
 }

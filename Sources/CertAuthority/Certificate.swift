@@ -152,7 +152,7 @@ public final class Certificate: @unchecked Sendable {
     }
 
     /// A name in OpenSSL's one-line form with UTF-8 kept as is.
-    static func oneLine(_ name: OpaquePointer?) -> String {
+    public static func oneLine(_ name: OpaquePointer?) -> String {
         guard let name, let bio = try? MemoryBIO() else { return "" }
         X509_NAME_print_ex(bio.pointer, name, 0, CTLS_XN_FLAG_ONELINE() & ~UInt(ASN1_STRFLGS_ESC_MSB))
         return bio.string

@@ -1,8 +1,15 @@
 import Foundation
 
-/// One line of the ledger: a root created, an intermediate issued, or a revocation.
+/// One line of the ledger: a root created, an intermediate issued, a revocation, or a step of a
+/// root rotation (the next root key made ahead of time, the cross-certificate of the new root).
 public struct LedgerRecord: Codable, Sendable, Equatable {
-    public enum Kind: String, Codable, Sendable { case root, intermediate, revocation }
+    public enum Kind: String, Codable, Sendable {
+        case root, intermediate, revocation
+        /// `ca init --next`: the next root's key exists; `spki_pin` is the backup pin apps ship.
+        case nextRootKey = "next_root_key"
+        /// `ca rotate`: the new root's certificate signed by the previous root.
+        case crossCertificate = "cross_certificate"
+    }
 
     public var type: Kind
     /// Serial of the certificate the record is about, lower-case hex.
@@ -57,6 +64,16 @@ public struct LedgerRecord: Codable, Sendable, Equatable {
         self.issuedAt = ISO8601.string(now)
         self.certificate = certificate.pem
         self.bundle = bundle
+    }
+
+    /// A record of the next root key (no certificate yet), written by `ca init --next`.
+    init(nextRootKey key: PrivateKey, keyType: String, now: Date) throws {
+        self.type = .nextRootKey
+        // No certificate, so no serial yet: the key's pin identifies it.
+        self.serial = ""
+        self.spkiPin = SPKIPin.sha256(of: try key.publicKeyDER)
+        self.keyType = keyType
+        self.issuedAt = ISO8601.string(now)
     }
 
     /// A revocation record.

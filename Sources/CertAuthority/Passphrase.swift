@@ -10,10 +10,12 @@ public enum PassphraseSource: Sendable, Equatable {
     /// The environment variable consulted when no file is given.
     public static let environmentVariable = "DEVPROXY_CA_PASSPHRASE"
 
-    /// `--passphrase-file` wins; else `DEVPROXY_CA_PASSPHRASE` when set; else none.
-    public static func resolve(file: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> PassphraseSource {
+    /// `--passphrase-file` wins; else `variable` (`DEVPROXY_CA_PASSPHRASE`) when set; else none.
+    public static func resolve(file: String?, variable: String = environmentVariable,
+                               environment: [String: String] = ProcessInfo.processInfo.environment)
+        -> PassphraseSource {
         if let file { return .file(file) }
-        if let value = environment[environmentVariable], !value.isEmpty { return .environment(environmentVariable) }
+        if let value = environment[variable], !value.isEmpty { return .environment(variable) }
         return .none
     }
 

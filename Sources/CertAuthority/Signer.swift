@@ -9,16 +9,21 @@ public final class Signer: Sendable {
     public let certificate: Certificate
     let key: PrivateKey
     /// Certificates to send after the leaf, excluding the root (the client's trust anchor):
-    /// `[intermediate]` for an intermediate, `[]` when the root signs.
+    /// `[intermediate]` for an intermediate, `[]` when the root signs; during a root rotation's
+    /// transition window the cross-certificate follows (the new root signed by the old one), so
+    /// clients that trust only the old root still build a path.
     public let chain: [Certificate]
     /// The root this signer chains to, when known.
     public let root: Certificate?
     /// Permitted DNS subtrees from the certificate's nameConstraints; empty means unconstrained.
     public let permittedDNS: [String]
 
+    /// - Parameter crossCertificates: sent after the signing certificate (a rotation's
+    ///   cross-certificate); default none.
     /// - Throws: `.keyMismatch` when `key` is not the certificate's key, `.invalidInput` when the
     ///   certificate is not a CA.
-    public init(certificate: Certificate, key: PrivateKey, root: Certificate?) throws {
+    public init(certificate: Certificate, key: PrivateKey, root: Certificate?,
+                crossCertificates: [Certificate] = []) throws {
         guard certificate.matches(key) else {
             throw CAError(.keyMismatch, "the private key does not belong to the certificate \(certificate.subject)")
         }
@@ -28,11 +33,12 @@ public final class Signer: Sendable {
         self.certificate = certificate
         self.key = key
         self.root = root
-        self.chain = certificate.isSelfSigned ? [] : [certificate]
+        self.chain = (certificate.isSelfSigned ? [] : [certificate]) + crossCertificates
         self.permittedDNS = certificate.permittedDNSSubtrees
     }
 
-    /// Loads an intermediate bundle: the PEM file `ca issue` writes (key, intermediate, root).
+    /// Loads an intermediate bundle: the PEM file `ca issue` writes (key, intermediate, root; after
+    /// `ca rotate`, key, intermediate, cross-certificate, root).
     public convenience init(bundle: [UInt8], passphrase: String? = nil) throws {
         let key = try PrivateKey(pem: bundle, passphrase: passphrase)
         let certificates = try Certificate.all(from: bundle)
@@ -40,7 +46,9 @@ public final class Signer: Sendable {
             throw CAError(.keyMismatch, "the bundle's key does not match any certificate in it")
         }
         let root = certificates.first { $0.isSelfSigned && $0 != signing }
-        try self.init(certificate: signing, key: key, root: root ?? (signing.isSelfSigned ? signing : nil))
+        let cross = certificates.filter { $0 != signing && !$0.isSelfSigned && $0.isCA }
+        try self.init(certificate: signing, key: key, root: root ?? (signing.isSelfSigned ? signing : nil),
+                      crossCertificates: cross)
     }
 
     /// Whether the certificate may sign at `date`.

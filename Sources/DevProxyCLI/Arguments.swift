@@ -1,3 +1,4 @@
+import CertAuthority
 /// Parsed command-line arguments: positionals, `--name VALUE` / `--name=VALUE` options
 /// (repeatable) and boolean `--flag`s. Unknown options are an error, never ignored.
 struct Arguments {
@@ -37,6 +38,9 @@ struct Arguments {
                 }
             } else if booleans.contains(name), inline == nil {
                 flags.insert(name)
+            } else if name == "client-cert-passphrase" || name == "client-cert-password" {
+                throw UsageError("passphrases are never taken as arguments (other users can read them in `ps`); use "
+                                 + "--client-cert-passphrase-file FILE or \(ClientIdentity.passphraseVariable)")
             } else if name == "passphrase" || name == "password" || name == "pass" {
                 throw UsageError("passphrases are never taken as arguments (other users can read them in `ps`); use --passphrase-file FILE or DEVPROXY_CA_PASSPHRASE")
             } else {

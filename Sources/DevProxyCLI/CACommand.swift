@@ -17,6 +17,9 @@ enum CACommand {
       devproxy ca trace pin-failure-report.json
       devproxy ca export --format der --out root.crt       the root for phones (Android, iOS)
       devproxy ca export --bundle ana.pem --format der --out root.crt   the same, from an engineer's bundle
+      devproxy ca init --next                              the next root key, made now; apps ship its pin as the backup
+      devproxy ca rotate --transition-days 180             the next key becomes the root; a cross-certificate
+                                                           (new root signed by the old) keeps old devices working
 
     Every command takes --ca-dir DIR (default: $DEVPROXY_HOME, else ./ca if present,
     else ~/.local/share/devproxy). Key types (--key): \(KeyType.choices).
@@ -37,6 +40,7 @@ enum CACommand {
         case "revoke": return try CAListCommand.revoke(rest)
         case "trace": return try CATraceCommand.run(rest)
         case "export": return try export(rest)
+        case "rotate": return try CARotateCommand.rotate(rest)
         default: throw UsageError("unknown command `ca \(sub)`; see `devproxy ca --help`")
         }
     }
@@ -59,7 +63,9 @@ enum CACommand {
     }
 
     private static func initialize(_ raw: ArraySlice<String>) throws -> Int32 {
-        let arguments = try Arguments(raw, valued: ["ca-dir", "name", "key", "days", "passphrase-file"], booleans: [])
+        let arguments = try Arguments(raw, valued: ["ca-dir", "name", "key", "days", "passphrase-file"],
+                                      booleans: ["next"])
+        if arguments.flag("next") { return try CARotateCommand.initializeNext(arguments) }
         let store = store(arguments)
         let days = try arguments.integer("days") ?? 3650
         guard days > 0 else { throw UsageError("--days must be a positive number of days") }

@@ -46,6 +46,7 @@ enum CATraceCommand {
                                status: primary?.status.rawValue, findings: rows))
             return findings.isEmpty ? 1 : 0
         }
+        let current = try? store.rootCertificate()
         guard !findings.isEmpty else {
             Output.line("Not issued by this CA (\(store.directory)): no certificate in \(file) is the root, one of its intermediates, or signed by them.")
             return 1
@@ -53,8 +54,17 @@ enum CATraceCommand {
         for finding in findings {
             let subject = finding.certificate.subject
             switch finding.relation {
-            case .isRoot: Output.line("\(subject): this CA's root.")
-            case .issuedByRoot: Output.line("\(subject): signed directly by this CA's root (team-shared signing).")
+            case .isRoot:
+                let which = finding.root == current ? "this CA's root." : "a previous root of this CA (retired by `ca rotate`)."
+                Output.line("\(subject): " + which)
+            case .issuedByRoot:
+                let which = finding.root == current
+                    ? "this CA's root" : "a previous root of this CA (\(finding.root?.subject ?? "?"))"
+                Output.line("\(subject): signed directly by \(which) (team-shared signing).")
+            case .isCrossCertificate:
+                let signer = finding.root?.subject ?? "an older root"
+                Output.line("\(subject): this CA's cross-certificate (the newer root signed by \(signer)), "
+                            + "valid until \(Output.date(finding.certificate.notAfter)).")
             case .isIntermediate, .issuedByIntermediate:
                 guard let entry = finding.intermediate else { continue }
                 let what = finding.relation == .isIntermediate ? "is the intermediate of" : "was issued by the intermediate of"

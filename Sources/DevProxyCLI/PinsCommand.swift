@@ -28,6 +28,8 @@ enum PinsCommand {
       devproxy pins next-root.key                    a key's pin: the backup pin for rotation
       devproxy pins --host api.acme.dev:443          a live server's chain (--proxy HOST:PORT, --json)
       devproxy pins snippet --domain api.acme.dev --format trustkit --backup next-root.csr
+      devproxy pins publish prod-ca.pem --backup next.csr --expires 2027-06-30 --min-app-version 2.4.0 --out pins.json
+      devproxy pins verify pins.json --signature pins.json.sig --key pins.json.sig.pub   (see pins publish --help)
       devproxy pins --format raw-key chain.pem        what a hand-written pinner hashing SecKey bytes holds
       devproxy pins --format all --host api.acme.dev  spki, raw-key, trustkit and certificate, per certificate
 
@@ -45,6 +47,8 @@ enum PinsCommand {
             return raw.isEmpty ? 2 : 0
         }
         if raw.first == "snippet" { return try PinsSnippetCommand.run(raw.dropFirst()) }
+        if raw.first == "publish" { return try PinsPublishCommand.publish(raw.dropFirst()) }
+        if raw.first == "verify" { return try PinsPublishCommand.verify(raw.dropFirst()) }
         if raw.contains(where: { $0 == "--host" || $0.hasPrefix("--host=") }) { return try PinsLiveCommand.run(raw) }
         let arguments = try Arguments(raw, valued: ["format"], booleans: ["json"])
         let forms = try arguments.value("format").map(PinsFormatOutput.forms)

@@ -21,7 +21,8 @@ enum PinsSnippetCommand {
     ats (Info.plist NSPinnedDomains: CA identities, or leaf identities with --leaf-key).
     Hand-written pinners: --hash spki|raw-key|trustkit|certificate (default spki), --scope any|leaf|ca,
     --leaf-key KEY.pem pins the key `devproxy run --leaf-key HOST=KEY.pem` mints leaves with (scope leaf).
-    The root comes from --ca-dir DIR; --backup takes a CSR, public or private key, or certificate.
+    The root comes from --ca-dir DIR; --backup takes a CSR, public or private key, or certificate;
+    without --backup, the next root key made by `devproxy ca init --next` is the backup pin.
     """
 
     static func run(_ raw: ArraySlice<String>) throws -> Int32 {
@@ -79,10 +80,16 @@ enum PinsSnippetCommand {
             guard let digest = hash.digest(of: root) else { throw CommandFailure("the team root's key has no \(hash.rawValue) form") }
             pins = [PinSnippet.PinLine(base64: digest.base64, comment: "DevProxy team root: \(root.subject)")]
         }
-        if let backup = arguments.value("backup") {
+        // Without --backup, the next root key `ca init --next` made is the backup pin.
+        let store = CACommand.store(arguments)
+        let wantsNextKey = arguments.value("backup") == nil && leafKey == nil && store.exists
+        let nextKey = wantsNextKey && FileManager.default.fileExists(atPath: store.nextRootPublicKeyPath)
+            ? store.nextRootPublicKeyPath : nil
+        if let backup = arguments.value("backup") ?? nextKey {
             let source = try pinSource(backup, what: "the backup key")
             guard let digest = hash.digest(of: source) else { throw CommandFailure("\(backup): no \(hash.rawValue) form for it") }
-            let what = source.subject.map { "backup: \($0)" } ?? "backup: \(source.keyDescription) \(source.kind.rawValue.replacingOccurrences(of: "_", with: " ")) in \((backup as NSString).lastPathComponent)"
+            var what = source.subject.map { "backup: \($0)" } ?? "backup: \(source.keyDescription) \(source.kind.rawValue.replacingOccurrences(of: "_", with: " ")) in \((backup as NSString).lastPathComponent)"
+            if backup == nextKey { what = "backup: the next team root key (devproxy ca init --next)" }
             pins.append(PinSnippet.PinLine(base64: digest.base64, comment: what))
             if pins[1].base64 == pins[0].base64 { Output.warning("the backup key is the pinned key itself; it backs up nothing") }
         }

@@ -79,6 +79,7 @@ enum PolicyCommand {
         }
         var check = PolicyCheck(teamRoot: teamRoot, presented: presented)
         (check.offer, check.kind) = (offer, kind)
+        check.rotation = rotation(of: store, root: teamRoot)
         for file in arguments.values("expected") {
             do {
                 check.expected += try Certificate.all(from: try SecureFile.read(file, what: "the expected certificate"))
@@ -146,6 +147,18 @@ enum PolicyCommand {
 
     /// The signer DevProxy mints with: the newest active intermediate whose bundle is on this
     /// machine, else the root (its passphrase from --passphrase-file or the environment).
+    /// The rotation under way in `store`: after `ca rotate`, the previous root → the current one;
+    /// with a key from `ca init --next` waiting, the current root → that key.
+    static func rotation(of store: CAStore, root: Certificate?) -> PolicyLinter.Rotation? {
+        guard let root else { return nil }
+        if let retiring = try? store.retiringRoots(), !retiring.isEmpty {
+            return PolicyLinter.Rotation(retiring: retiring.map(\.spkiDER), successor: root.spkiDER,
+                                         successorIsNextKey: false)
+        }
+        guard let next = try? store.nextRootPublicKey() else { return nil }
+        return PolicyLinter.Rotation(retiring: [root.spkiDER], successor: next.spkiDER, successorIsNextKey: true)
+    }
+
     static func currentSigner(_ store: CAStore, arguments: Arguments) throws -> Signer {
         let entries = (try? store.intermediates().entries) ?? []
         let active = entries.filter { $0.status == .active }.sorted { $0.notBefore > $1.notBefore }

@@ -1,7 +1,9 @@
 import CertAuthority
 import DevProxy
 import Foundation
+import QRCode
 import SessionStore
+import WebUI
 
 /// `devproxy run`: the intercepting proxy. With no arguments it is what `devproxy` does.
 enum RunCommand {
@@ -17,11 +19,13 @@ enum RunCommand {
       devproxy run --config config/devproxy.example.json
       devproxy run --persona '*.acme.dev=unpinned' --log flows.jsonl --sink-reports   QA: does the app enforce its pins?
       devproxy run --mode regular --mode socks5@127.0.0.1:1080      an HTTP proxy on --listen and a SOCKS5 one
-      devproxy run --mode transparent@127.0.0.1:8081     what iptables/nft redirect here (devproxy transparent-rules)
+      devproxy run --mode transparent@127.0.0.1:8090     what iptables/nft redirect here (devproxy transparent-rules)
       devproxy run --mode reverse:https://api.example.com --reverse-tls    this listener is the origin for an app
       devproxy run --upstream-proxy http://proxy.corp:3128 --upstream-proxy-auth-file proxy.cred
                                                         behind a corporate proxy
       devproxy run --leaf-key 'api.acme.dev=debug-leaf.key'   a leaf-only pinner pins this key (devproxy pins --format raw-key debug-leaf.key)
+      devproxy run --client-cert 'api.acme.dev=client.p12' --client-cert-passphrase-file p12.pass   mTLS to the origin
+      devproxy run --verify-signature 'api.acme.dev=hmac.key' --log flows.jsonl   check RequestSigner's X-Signature
 
     Options: --listen HOST:PORT  --ca-dir DIR  --intermediate BUNDLE  --sign-with-root  --log FILE  --har FILE
              --passthrough GLOB  --upstream-ca FILE  --insecure-upstream  --lazy-upstream  --no-http2  --resolve HOST:PORT:ADDRESS
@@ -32,9 +36,17 @@ enum RunCommand {
              --allow-remote  --proxy-auth FILE (user:password lines)  --passphrase-file FILE
              --persona GLOB=NAME (team, unpinned, untrusted, expired, wrong-host, self-signed, passthrough, tls12,
                                    no-forward-secrecy)
-             --session FILE|new (a SQLite session store; `new`: under the data directory, newest 20 kept)
+             --session FILE|new (the SQLite session store; default `new`: under the data directory, newest 20 kept)
+             --store-body-limit BYTES (default 67108864)  --web HOST:PORT (default 127.0.0.1:8081)  --no-web
+             --web-password-file FILE (needed, with --allow-remote, for --web beyond loopback)
              --report-uri GLOB  --reports FILE (default: reports.jsonl beside --log)  --sink-reports
              --leaf-key GLOB=KEY.pem (matching hosts' leaves carry this key: for leaf-only pinners; never a CA key)
+             --client-cert [GLOB=]FILE (PEM cert+chain+key or .p12, repeatable; presented when an origin asks)
+             --client-cert-passphrase-file FILE (else $DEVPROXY_CLIENT_CERT_PASSPHRASE)
+             --verify-signature GLOB=KEYFILE[,SCHEME.json] (HMAC request signatures: flow field `signature`)
+             --qr (the onboarding address's QR code, also when stdout is not a terminal)
+             --pinset-rewrite URL_GLOB (QA: add the team root's pin to remote pin sets' "hashes" in flight;
+                                        responses from HTTP/1.1 origins; see `qa verdict`'s pinset_injectable)
     Then: curl --proxy http://127.0.0.1:8080 --cacert ROOT.pem https://example.com/
     """
 
@@ -65,16 +77,36 @@ enum RunCommand {
         let personaRules = try PersonaRules(parsing: try options.values("persona"))
         let leaves: LeafSource = personaRules.rules.isEmpty
             ? team : PersonaLeafSource(rules: personaRules, certificates: try PersonaCertificates(store: store, team: team))
+        let pinSetRewrites = try options.values("pinset-rewrite")
+        if !pinSetRewrites.isEmpty {
+            guard let root = selection.signer.root else {
+                throw CommandFailure("--pinset-rewrite needs the team root's certificate "
+                                     + "(a bundle or CA directory that holds it)")
+            }
+            configuration.pinSetRewrite = PinSetRewrite(patterns: pinSetRewrites.map(GlobPattern.init),
+                                                        pins: [Digest.sha256(root.spkiDER).base64])
+        }
         var sinks = try makeSinks(options, quiet: quiet)
-        if let session = try sessionSink(options, store: store) { sinks.append(session) }
+        let session = try sessionSink(options, store: store)
+        sinks.append(session)
+        let webListener = try webListener(options)
+        if let webListener {
+            configuration.forbiddenDestinations = [webListener.address]
+            configuration.replaySecret = WebUI.newSecret()
+        }
         if let reports = try reportCollector(options, store: store, personas: !personaRules.rules.isEmpty) {
             sinks.append(reports)
             if try options.flag("sink-reports") {
-                configuration.answerLocally = { reports.isReportRequest(method: $0, url: $1, contentType: $2) }
+                configuration.localRoutes.append(.sinkReports { reports.isReportRequest(method: $0, url: $1, contentType: $2) })
             }
         } else if try options.flag("sink-reports") {
             throw UsageError("--sink-reports needs somewhere to store the reports: --log FILE or --reports FILE")
         }
+        // The onboarding site installs the root the leaves chain to (the bundle's, with --intermediate).
+        let fromStore = try options.value("intermediate") == nil ? try? store.rootCertificate() : nil
+        let teamRoot = fromStore ?? selection.signer.root
+        let onboarding = teamRoot.map(OnboardingSite.init(root:))
+        configuration.onboarding = onboarding
         let server: ProxyServer
         do {
             server = try ProxyServer(configuration: configuration, leaves: leaves, sinks: sinks)
@@ -90,9 +122,19 @@ enum RunCommand {
                         bundle: try options.value("intermediate"))
         }
         selection.warnings.forEach(Output.warning)
+        if let onboarding { try printOnboarding(onboarding, server: server, options: options, quiet: quiet) }
+        // Catch SIGINT/SIGTERM before saying we listen: a script that stops us as soon as it reads
+        // that line must not find the signal discarded (setting SIG_IGN drops a pending one).
+        let termination = TerminationSignals()
         // Scripts and tests read these lines for the ports: `listening on HOST:PORT (MODE)`.
         for (_, name, bound) in server.boundListeners { Output.line("listening on \(bound) (\(name))") }
-        waitForTermination()
+        let reportsPath = sinks.lazy.compactMap { ($0 as? ReportCollector)?.path }.first
+        let web = try webListener.map {
+            try startWeb($0, options: options, store: session.store, server: server, configuration: configuration,
+                         selection: selection, ca: store, reportsPath: reportsPath)
+        }
+        termination.wait()
+        web?.stop()
         if !quiet { Output.line("stopping: finishing in-flight exchanges (up to \(Int(configuration.shutdownGrace)) s)") }
         server.stop()
         return 0
@@ -137,10 +179,18 @@ enum RunCommand {
         return try ReportCollector(path: path, reportURIPatterns: patterns, store: store.exists ? store : nil)
     }
 
-    /// `--session FILE`: every flow also goes to a SQLite session store there (0600); `--session
-    /// new`: a new file under the data directory's `sessions/`, of which the newest 20 are kept.
-    private static func sessionSink(_ options: RunOptions, store: CAStore) throws -> SessionStoreSink? {
-        guard let value = try options.value("session") else { return nil }
+    /// Every flow also goes to a SQLite session store (0600): `--session FILE`, or by default
+    /// (`--session new`) a new file under the data directory's `sessions/`, of which the newest
+    /// 20 are kept. Bodies up to `--store-body-limit` (default 64 MiB) each.
+    private static func sessionSink(_ options: RunOptions, store: CAStore) throws -> SessionStoreSink {
+        let value = try options.value("session") ?? "new"
+        var configuration = SessionStoreConfiguration()
+        if let limit = try options.value("store-body-limit") {
+            guard let bytes = Int(limit), bytes >= 0 else {
+                throw UsageError("--store-body-limit must be a number of bytes")
+            }
+            configuration.bodyLimit = bytes
+        }
         var path = value
         if value == "new" {
             let directory = SessionDirectory(path: store.directory + "/sessions")
@@ -148,7 +198,7 @@ enum RunCommand {
             _ = directory.prune(sparing: path)
         }
         do {
-            let sink = SessionStoreSink(store: try SessionStore(path: path))
+            let sink = SessionStoreSink(store: try SessionStore(path: path, configuration: configuration))
             Output.line("session: \(path)")
             return sink
         } catch let error as SessionStoreError {
@@ -183,24 +233,47 @@ enum RunCommand {
                   pin \(root.pin)
           trust it:   curl --proxy \(proxy) --cacert \(rootFile) https://example.com/
                       HTTPS_PROXY=\(proxy) SSL_CERT_FILE=\(rootFile) your-tool
-          on a phone: devproxy ca export \(bundle.map { "--bundle \($0) " } ?? "")--format der --out devproxy-root.crt, install it as a CA certificate,
-                      then set the Wi-Fi proxy to this machine's address and port
+          on a phone: set the Wi-Fi proxy to this machine's address and port, then open http://devproxy.test/
+                      (or the onboarding address below before the proxy is set) and install the root from there
         """)
     }
 
-    /// Blocks until SIGINT or SIGTERM.
-    private static func waitForTermination() {
-        let done = DispatchSemaphore(value: 0)
-        let queue = DispatchQueue(label: "devproxy.signals")
-        var sources: [DispatchSourceSignal] = []
-        for signalNumber in [SIGINT, SIGTERM] {
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
-            source.setEventHandler { done.signal() }
-            source.resume()
-            sources.append(source)
+    /// `onboarding: http://HOST:PORT/` (scripts read the address from this line), and its QR code
+    /// when stdout is a terminal or with `--qr`.
+    private static func printOnboarding(_ site: OnboardingSite, server: ProxyServer, options: RunOptions,
+                                        quiet: Bool) throws {
+        guard let listener = server.boundListeners.first(where: { $0.kind == .regular })?.address else { return }
+        let address = OnboardingAddress(listener: listener)
+        site.setAddress(address.url)
+        let reach = address.loopbackOnly
+            ? " (this machine only: a phone cannot reach it; for a phone run with --listen 0.0.0.0:\(listener.port)"
+              + " --allow-remote)"
+            : " (open it on the device, or http://\(OnboardingSite.host)/ once the device uses the proxy)"
+        Output.line("onboarding: \(address.url)" + reach)
+        guard try options.flag("qr") || (!quiet && isatty(STDOUT_FILENO) == 1),
+              let code = try? QRCode(encoding: address.url) else { return }
+        Output.line(String(code.terminalText().dropLast()))
+    }
+
+    /// SIGINT and SIGTERM, caught from `init` on; `wait()` blocks until one arrives.
+    final class TerminationSignals {
+        private let done = DispatchSemaphore(value: 0)
+        private var sources: [DispatchSourceSignal] = []
+
+        init() {
+            let queue = DispatchQueue(label: "devproxy.signals")
+            for signalNumber in [SIGINT, SIGTERM] {
+                signal(signalNumber, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
+                source.setEventHandler { [done] in done.signal() }
+                source.resume()
+                sources.append(source)
+            }
         }
-        done.wait()
-        sources.forEach { $0.cancel() }
+
+        func wait() {
+            done.wait()
+            sources.forEach { $0.cancel() }
+        }
     }
 }

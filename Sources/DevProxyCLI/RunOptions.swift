@@ -7,10 +7,11 @@ import Foundation
 struct RunOptions {
     static let valued: Set<String> = ["listen", "ca-dir", "intermediate", "log", "har", "passthrough", "upstream-ca", "resolve",
                                       "keylog", "body-limit", "config", "proxy-auth", "persona", "report-uri", "redact",
-                                      "passphrase-file", "reports", "mode", "session", "leaf-key",
-                                      "upstream-proxy", "upstream-proxy-auth-file"]
+                                      "passphrase-file", "reports", "mode", "session", "leaf-key", "web",
+                                      "web-password-file", "store-body-limit", "client-cert", "client-cert-passphrase-file",
+                                      "verify-signature", "pinset-rewrite", "upstream-proxy", "upstream-proxy-auth-file"]
     static let booleans: Set<String> = ["insecure-upstream", "lazy-upstream", "quiet", "allow-remote", "sink-reports",
-                                        "sign-with-root", "via", "no-http2", "reverse-tls"]
+                                        "sign-with-root", "via", "no-http2", "no-web", "qr", "reverse-tls"]
 
     private let arguments: Arguments
     private let file: [String: Any]
@@ -89,6 +90,7 @@ struct RunOptions {
         for path in try values("upstream-ca") {
             configuration.upstreamCAs += try Certificate.all(from: try SecureFile.read(path, what: "the upstream CA file"))
         }
+        configuration.clientCertificates = try clientCertificates()
         configuration.insecureUpstream = try flag("insecure-upstream")
         configuration.eagerUpstream = try !flag("lazy-upstream")
         configuration.http2 = try !flag("no-http2")
@@ -112,8 +114,29 @@ struct RunOptions {
             configuration.bodyLimit = bytes
         }
         configuration.redactHeaders = try values("redact")
+        let signatureRules = try values("verify-signature").map(SignatureRule.parse)
+        if !signatureRules.isEmpty {
+            configuration.signatures = try SignatureVerifier(rules: signatureRules,
+                                                             redactedHeaders: configuration.redactHeaders)
+        }
         configuration.addVia = try flag("via")
         return configuration
+    }
+
+    /// `--client-cert [HOST_GLOB=]FILE` rules, each file read (and its key checked against its
+    /// certificate) now, so a bad one stops the start with one line rather than failing later.
+    private func clientCertificates() throws -> [ClientCertificateRule] {
+        let arguments = try values("client-cert")
+        guard !arguments.isEmpty else { return [] }
+        let passphrase = try PassphraseSource.resolve(file: try value("client-cert-passphrase-file"),
+                                                      variable: ClientIdentity.passphraseVariable).read()
+        return try arguments.map { argument in
+            do {
+                return try ClientCertificateRule.parse(argument, passphrase: passphrase)
+            } catch let error as CAError {
+                throw CommandFailure("--client-cert: \(error.reason)")
+            }
+        }
     }
 
     /// Splits `HOST:PORT` (`[::1]:8080` for IPv6).

@@ -14,9 +14,9 @@ enum TransparentRulesCommand {
     static let usage = """
     Print the iptables / nft commands that send connections to a transparent listener.
 
-      devproxy transparent-rules --port 8081 --uid-exclude 1001       this machine's apps (DevProxy runs as uid 1001)
-      devproxy transparent-rules --port 8081 --interface usb0         a phone or VM routed through usb0
-      devproxy transparent-rules --port 8081 --uid-exclude 1001 --undo   the commands that remove them
+      devproxy transparent-rules --port 8090 --uid-exclude 1001       this machine's apps (DevProxy runs as uid 1001)
+      devproxy transparent-rules --port 8090 --interface usb0         a phone or VM routed through usb0
+      devproxy transparent-rules --port 8090 --uid-exclude 1001 --undo   the commands that remove them
 
     Options: --port P (default 8080)  --uid-exclude UID (default: the invoking user, $SUDO_UID under sudo)
              --interface IF  --ipv6 (ip6tables / nft ip6 rules too)  --undo

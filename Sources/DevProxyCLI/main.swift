@@ -27,6 +27,7 @@ DevProxy: an intercepting HTTPS debugging proxy with a team CA.
   devproxy reports                            pin-failure reports the proxy captured
   devproxy har flows.jsonl -o session.har     convert a flow log to HAR 1.2
   devproxy sessions                           saved session stores with flow counts and sizes
+  devproxy web session.sqlite                 a saved session, flows.jsonl or HAR file in the web UI
 
 Run `devproxy COMMAND --help` for more. Exit codes: 0 success, 1 failure (`error: …` says why), 2 usage.
 """
@@ -45,6 +46,7 @@ func main() -> Int32 {
         case "pin-check": return try PinCheckCommand.run(arguments.dropFirst())
         case "reports": return try ReportsCommand.run(arguments.dropFirst())
         case "sessions": return try SessionsCommand.run(arguments.dropFirst())
+        case "web": return try WebCommand.run(arguments.dropFirst())
         case "qa": return try QACommand.run(arguments.dropFirst())
         case "trust": return try TrustCommand.run(arguments.dropFirst())
         case "transparent-rules": return try TransparentRulesCommand.run(arguments.dropFirst())

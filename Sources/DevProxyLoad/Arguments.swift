@@ -10,6 +10,10 @@ enum LoadMode: String, Sendable {
     case stream
     /// Open C connections (one GET each, to prove the path works), then hold them idle.
     case idle
+    /// HTTP/2 only: open `-m` streams on each connection and never grant them flow-control
+    /// window (a client that never reads), holding them until the end: what the other side
+    /// buffers meanwhile.
+    case stall
 }
 
 /// A `host:port` pair given on the command line.
@@ -85,12 +89,28 @@ struct LoadOptions: Sendable {
     /// Every connection asks for a host name not used before (`n<N>-<pid>.<URL host>`): what a
     /// proxy's first connection to a new host costs (minting a leaf).
     var newHostEach = false
+    /// Speak HTTP/2 (ALPN `h2` only) instead of HTTP/1.1.
+    var http2 = false
+    /// HTTP/2: concurrent streams per connection (`-m`). Default 1.
+    var streams = 1
+    /// Request method; default GET, or POST with `--data`.
+    var method: String?
+    /// Request body, sent with every request (`--data FILE`).
+    var body: [UInt8]?
+    /// Extra request header fields (`-H 'name: value'`), in order.
+    var headers: [(name: String, value: String)] = []
+
+    /// The method every request uses.
+    var effectiveMethod: String { method ?? (body == nil ? "GET" : "POST") }
 
     /// Warm-up actually applied: stream and idle runs measure from the start.
     var effectiveWarmup: Double {
         if let warmup { return warmup }
         return mode == .keepalive || mode == .newconn ? 1 : 0
     }
+
+    /// Concurrent exchanges in flight at once: connections × streams.
+    var concurrency: Int { connections * (http2 ? streams : 1) }
 }
 
 /// What is wrong with the command line; the message says how to fix it.
@@ -101,12 +121,13 @@ struct ArgumentError: Error, CustomStringConvertible {
 extension LoadOptions {
     /// Usage text, as worked examples.
     static let usage = """
-    devproxy-load: HTTP/1.1 load generator over OpenSSL, for benchmarking DevProxy on loopback.
+    devproxy-load: HTTP/1.1 and HTTP/2 load generator over OpenSSL, for benchmarking DevProxy on loopback.
 
     usage: devproxy-load URL [--proxy HOST:PORT | --socks5 HOST:PORT] [--connect-to HOST:PORT]
-                             [--mode keepalive|newconn|stream|idle]
-                             [-c CONNECTIONS] [-t THREADS] [--duration SECONDS] [--warmup SECONDS]
-                             [--timeout SECONDS] [--cafile FILE] [--insecure] [--new-host-each] [--json]
+                             [--mode keepalive|newconn|stream|idle|stall] [-c CONNECTIONS] [-t THREADS]
+                             [--duration SECONDS] [--warmup SECONDS] [--timeout SECONDS] [--cafile FILE]
+                             [--insecure] [--new-host-each] [--json]
+                             [--http2 [-m STREAMS]] [-X METHOD] [--data FILE] [-H 'NAME: VALUE']...
 
     examples:
       # 16 keep-alive connections for 10 s straight to a TLS server, trusting a test CA
@@ -122,6 +143,18 @@ extension LoadOptions {
       devproxy-load https://bench.local:8443/256m --mode stream --duration 60 --connect-to 127.0.0.1:8443 --insecure
       # hold 1000 idle TLS connections through a proxy for 5 s
       devproxy-load https://bench.local:8443/100b --mode idle -c 1000 --duration 5 --proxy 127.0.0.1:8080 --insecure
+      # HTTP/2 (ALPN h2 only): 16 connections with 10 concurrent streams each, through a proxy
+      devproxy-load https://bench.local:9443/100b --http2 -c 16 -m 10 --proxy 127.0.0.1:8080 --cafile proxy-root.pem
+      # gRPC unary calls: POST a length-prefixed message with the gRPC fields; grpc-status must be 0
+      devproxy-load https://bench.local:50051/lab.Echo/Unary --http2 -c 4 -m 10 --data msg.bin \\
+          -H 'content-type: application/grpc' -H 'te: trailers' --connect-to 127.0.0.1:50051 --cafile ca.pem
+      # 100 streams of a large file on one connection that never grants window, held for 10 s
+      devproxy-load https://bench.local:9443/10m --http2 --mode stall -m 100 --duration 10 \\
+          --proxy 127.0.0.1:8080 --insecure
+
+    HTTP/2 works with --mode keepalive (each stream sends request after request), stream (-m
+    downloads at once) and stall. A response counts when its status is 2xx/3xx and, if it has a
+    grpc-status field (in trailers or a trailers-only head), that is 0.
 
     Only loopback addresses (127.0.0.0/8) are dialled. Exit codes: 0 run completed (see errors in the
     report), 1 the run could not start (bad TLS setup, unresolvable address), 2 bad arguments.
@@ -173,7 +206,8 @@ extension LoadOptions {
             case "--mode":
                 let text = try value(arg)
                 guard let mode = LoadMode(rawValue: text) else {
-                    throw ArgumentError(description: "--mode is one of keepalive, newconn, stream, idle; got '\(text)'")
+                    throw ArgumentError(
+                        description: "--mode is one of keepalive, newconn, stream, idle, stall; got '\(text)'")
                 }
                 options.mode = mode
             case "-c", "--connections": options.connections = try count(arg)
@@ -187,6 +221,32 @@ extension LoadOptions {
             case "--insecure", "-k": options.insecure = true
             case "--json": options.json = true
             case "--new-host-each": options.newHostEach = true
+            case "--http2", "--h2": options.http2 = true
+            case "-m", "--streams": options.streams = try count(arg)
+            case "-X", "--method":
+                let text = try value(arg)
+                guard !text.isEmpty, text.utf8.allSatisfy({ (0x41...0x5A).contains($0) }) else {
+                    throw ArgumentError(description: "\(arg) wants an upper-case method such as POST, got '\(text)'")
+                }
+                options.method = text
+            case "--data":
+                let path = try value(arg)
+                guard let data = FileManager.default.contents(atPath: path) else {
+                    throw ArgumentError(description: "--data: cannot read '\(path)'")
+                }
+                options.body = Array(data)
+            case "-H", "--header":
+                let text = try value(arg)
+                guard let colon = text.firstIndex(of: ":"), colon != text.startIndex else {
+                    throw ArgumentError(description: "\(arg) wants 'NAME: VALUE', got '\(text)'")
+                }
+                let name = text[..<colon].lowercased()
+                let value = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                guard !name.contains(where: { $0 == " " || $0 == "\r" || $0 == "\n" }),
+                      !value.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
+                    throw ArgumentError(description: "\(arg): no spaces in the name, no CR, LF or NUL in the value")
+                }
+                options.headers.append((name, value))
             default:
                 guard !arg.hasPrefix("-"), urlText == nil else {
                     throw ArgumentError(description: "unknown argument '\(arg)'; run with --help for usage")
@@ -197,6 +257,18 @@ extension LoadOptions {
         }
         guard let urlText else { throw ArgumentError(description: "no URL given; run with --help for usage") }
         options.url = try parseURL(urlText)
+        if options.http2 {
+            guard options.url.isTLS else {
+                throw ArgumentError(description: "--http2 needs an https:// URL (it negotiates h2 with ALPN)")
+            }
+            guard [.keepalive, .stream, .stall].contains(options.mode) else {
+                throw ArgumentError(
+                    description: "--http2 works with --mode keepalive, stream or stall, not \(options.mode.rawValue)")
+            }
+        } else {
+            if options.mode == .stall { throw ArgumentError(description: "--mode stall needs --http2") }
+            if options.streams != 1 { throw ArgumentError(description: "-m (streams per connection) needs --http2") }
+        }
         if !threadsGiven { options.threads = max(1, options.threads) }
         options.threads = min(options.threads, options.connections)
         return options

@@ -96,6 +96,9 @@ final class LoadConnection {
         tls?.hasBufferedInput ?? false
     }
 
+    /// The protocol the server chose in ALPN once the handshake is done; nil for none or no TLS.
+    var selectedALPN: String? { tls?.selectedALPN }
+
     /// Reads decrypted (or plain) bytes.
     /// - Throws: `LoadError(.io)` on a reset or TLS failure.
     func read(into buffer: UnsafeMutableRawBufferPointer) throws(LoadError) -> Transfer {

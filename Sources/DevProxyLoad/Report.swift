@@ -66,7 +66,9 @@ struct LoadReport {
             object["ttfb_ms"] = rounded(milliseconds(stats.timeToFirstByte.value(atQuantile: 0.5)))
             object["streams_completed"] = stats.streamsCompleted
         }
-        if options.mode == .idle { object["established"] = stats.established }
+        if options.mode == .idle || options.mode == .stall { object["established"] = stats.established }
+        object["http_version"] = options.http2 ? "HTTP/2" : "HTTP/1.1"
+        if options.http2 { object["streams_per_connection"] = options.streams }
         if let first = stats.firstError { object["first_error"] = first.description }
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return "{}" }
         return String(decoding: data, as: UTF8.self)
@@ -78,7 +80,9 @@ struct LoadReport {
         func ms(_ q: Double) -> String { String(format: "%.3f", milliseconds(latency.value(atQuantile: q))) }
         var lines: [String] = []
         let via = options.proxy.map { " via proxy \($0)" } ?? ""
-        lines.append("\(options.mode.rawValue): \(options.connections) connection(s) on \(options.threads) thread(s)\(via), "
+        let version = options.http2 ? " over HTTP/2, \(options.streams) stream(s) each," : ""
+        lines.append("\(options.mode.rawValue): \(options.connections) connection(s)\(version) "
+            + "on \(options.threads) thread(s)\(via), "
             + String(format: "%.1f s measured after %.1f s warm-up", measuredSeconds, options.effectiveWarmup))
         switch options.mode {
         case .stream:
@@ -87,6 +91,9 @@ struct LoadReport {
                                 milliseconds(stats.timeToFirstByte.value(atQuantile: 0.5)), stats.streamsCompleted))
         case .idle:
             lines.append("established and held \(stats.established) of \(options.connections) connection(s)")
+        case .stall:
+            lines.append("held \(stats.established) of \(options.concurrency) stream(s) with their response head in "
+                + "and no window granted")
         case .keepalive, .newconn:
             lines.append(String(format: "requests %llu, %.1f req/s", stats.requests, requestsPerSecond))
             lines.append("latency ms: p50 \(ms(0.5))  p90 \(ms(0.9))  p99 \(ms(0.99))  max "

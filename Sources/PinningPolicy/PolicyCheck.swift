@@ -70,6 +70,8 @@ public struct PolicyCheck: Sendable {
     public var kind: PolicySource?
     /// Certificates the pins are meant to match (production's), for the lints only. Default none.
     public var expected: [Certificate] = []
+    /// A team root rotation under way, for the retiring-root lint. Default none.
+    public var rotation: PolicyLinter.Rotation? = nil
 
     public init(teamRoot: Certificate?, presented: PresentedChain?, context: EvaluationContext = EvaluationContext()) {
         self.teamRoot = teamRoot
@@ -98,7 +100,7 @@ public struct PolicyCheck: Sendable {
             for entry in policy.domains { chains[entry.pattern] = chain }
         }
         var linter = PolicyLinter(teamRootPins: teamRoot.map(Self.pins(of:)) ?? [], chains: chains)
-        (linter.teamRoot, linter.expected) = (teamRoot, expected)
+        (linter.teamRoot, linter.expected, linter.rotation) = (teamRoot, expected, rotation)
         warnings += linter.lint(policy, at: now).map(\.description)
         var predictions: [HostPrediction] = []
         if presented == nil {

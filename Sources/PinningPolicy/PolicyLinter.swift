@@ -25,6 +25,8 @@ public struct PolicyLint: Sendable, Equatable, CustomStringConvertible {
         case leafOnlyPinner
         /// Custom pinner: pins whole certificates, which change at every renewal.
         case pinsCertificate
+        /// A root rotation is under way and the pins hold the retiring root but not its successor.
+        case pinsOnlyRetiringRoot
     }
 
     public let kind: Kind
@@ -48,6 +50,8 @@ public struct PolicyLinter: Sendable {
     /// Certificates the pins are meant to match (production's, `policy check --expected`), for
     /// the wrong-hash-form and CA-in-a-leaf-pinner checks. Default none.
     public var expected: [Certificate] = []
+    /// A team root rotation under way, for the retiring-root check; nil skips it.
+    public var rotation: Rotation? = nil
 
     /// A linter with the defaults stated on each property unless overridden.
     public init(teamRootPins: [Pin] = [], chains: [String: [Certificate]] = [:], expiryWarning: TimeInterval = 30 * 86_400) {
@@ -91,6 +95,7 @@ public struct PolicyLinter: Sendable {
         }
         if let pinner = policy.customPinner { findings += lint(pinner) }
         if let ats = policy.ats { findings += lint(ats) }
+        findings += lintRotation(policy)
         if !pinned.isEmpty, pinned.allSatisfy({ !$0.enforce }) {
             findings.append(PolicyLint(kind: .reportOnlyEverywhere, domain: nil,
                                        message: "every entry is report-only; nothing is blocked"))

@@ -28,7 +28,8 @@ public final class HTTP2Origin {
     private let stdin = Pipe()
     private let directory = TemporaryDirectory()
 
-    public init(_ kind: Kind) throws {
+    /// - Parameter clientCA: hypercorn only: require a client certificate issued by this CA (mTLS).
+    public init(_ kind: Kind, clientCA: String? = nil) throws {
         self.kind = kind
         let store = CAStore(directory: directory.file("origin-ca"))
         try store.initialize(name: "HTTP2 Origin Test CA", keyType: .p256, days: 2, passphrase: nil)
@@ -57,6 +58,7 @@ public final class HTTP2Origin {
             process.arguments = kind == .misbehaving
                 ? ["python3", Self.resource("h2bad.py"), certPath, keyPath]
                 : ["python3", Self.resource("h2origin.py"), certPath, keyPath, kind == .hypercornBoth ? "h2,http/1.1" : "http/1.1"]
+                    + (clientCA.map { [$0] } ?? [])
             try process.run()
             let line = stdout.fileHandleForReading.readLine()
             guard let chosen = Int(line) else {
@@ -103,7 +105,7 @@ public final class HTTP2Origin {
     }
 
     /// Waits up to 5 s for a listener on `port`.
-    static func waitUntilListening(_ port: Int) throws {
+    public static func waitUntilListening(_ port: Int) throws {
         let deadline = Date().addingTimeInterval(5)
         while Date() < deadline {
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

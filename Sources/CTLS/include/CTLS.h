@@ -81,6 +81,8 @@ GENERAL_NAME *CTLS_sk_GENERAL_NAME_value(const GENERAL_NAMES *names, int index);
 void CTLS_GENERAL_NAMES_free(GENERAL_NAMES *names);
 int CTLS_sk_OPENSSL_STRING_num(const STACK_OF(OPENSSL_STRING) *stack);
 char *CTLS_sk_OPENSSL_STRING_value(const STACK_OF(OPENSSL_STRING) *stack, int index);
+int CTLS_sk_X509_NAME_num(const STACK_OF(X509_NAME) *stack);
+X509_NAME *CTLS_sk_X509_NAME_value(const STACK_OF(X509_NAME) *stack, int index);
 
 // MARK: X509V3 macros
 void CTLS_X509V3_set_ctx_nodb(X509V3_CTX *ctx);

@@ -71,8 +71,18 @@ final class ClientConnection: @unchecked Sendable {
         socket.setTimeout(server.configuration.headerTimeout)
         let reader = MessageReader(stream: PlainStream(socket), parser: HTTP1RequestParser(limits: server.configuration.httpLimits))
         var first = true
-        while let head = readHead(reader, first: first, mode: .http, tlsInfo: nil) {
+        while var head = readHead(reader, first: first, mode: .http, tlsInfo: nil) {
             first = false
+            if let site = server.configuration.onboarding,
+               let destination = OnboardingRequest.destination(of: head, listenerAddress: listenerInfo.address) {
+                // The onboarding site is public material, answered without proxy credentials.
+                let context = ExchangeContext(server: server, connection: self, client: reader,
+                                              clientAddress: clientAddress, mode: .http, clientTLS: nil, signer: nil,
+                                              persona: nil)
+                guard HTTPExchange(context: context, head: head, destination: destination, route: site.route).run(),
+                      !server.isStopping else { return }
+                continue
+            }
             if let failure = server.authorizationFailure(head) {
                 emitRejected(head, kind: .proxyAuthRequired, status: 407, message: failure, reader: reader,
                              extra: [("Proxy-Authenticate", "Basic realm=\"DevProxy\"")])
@@ -91,7 +101,9 @@ final class ClientConnection: @unchecked Sendable {
             let context = ExchangeContext(server: server, connection: self, client: reader, clientAddress: clientAddress,
                                           mode: .http, clientTLS: nil, signer: nil, persona: nil)
             let destination = Destination(tls: scheme == "https", host: host, port: port ?? (scheme == "https" ? 443 : 80), pathAndQuery: path)
-            guard HTTPExchange(context: context, head: head, destination: destination).run(), !server.isStopping else { return }
+            let replay = ReplayMark.take(from: &head, secret: server.configuration.replaySecret)
+            let exchange = HTTPExchange(context: context, head: head, destination: destination, replay: replay)
+            guard exchange.run(), !server.isStopping else { return }
         }
     }
 

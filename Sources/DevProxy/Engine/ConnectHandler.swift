@@ -14,6 +14,11 @@ struct ConnectHandler {
             connection.emitRejected(head, kind: .badRequest, status: 400, message: "CONNECT needs host:port, got \"\(head.target)\"", reader: reader)
             return
         }
+        let dial = server.configuration.resolve.address(host: host, port: port)
+        if let refusal = server.configuration.forbiddenDestinations.refusal(host: dial, port: port) {
+            connection.emitRejected(head, kind: .destinationRefused, status: 403, message: refusal, reader: reader)
+            return
+        }
         // Bytes a client sent right after CONNECT (before our 200) belong to the tunnel.
         let early = reader.parser.takeRemainingBytes()
         reader.releaseBuffer()
@@ -30,6 +35,11 @@ struct ConnectHandler {
     func serve(host: String, port: Int, early: [UInt8], reverseName: String? = nil) {
         let socket = connection.socket
         socket.setTimeout(server.configuration.headerTimeout)
+        if let site = server.configuration.onboarding, OnboardingSite.names(host) {
+            // DevProxy's own site: answered here, never tunnelled, resolved or passed through.
+            serveOnboarding(site, port: port, early: early)
+            return
+        }
         let hello = peekClientHello(early: early)
         switch hello {
         case .hello(let hello):
@@ -81,7 +91,7 @@ struct ConnectHandler {
     }
 
     /// Reads the ClientHello without consuming it (MSG_PEEK), so TLS or the tunnel sees it.
-    private func peekClientHello(early: [UInt8]) -> ClientHello.Parse {
+    func peekClientHello(early: [UInt8]) -> ClientHello.Parse {
         guard early.isEmpty else { return ClientHello.parse(early) }
         var buffer = [UInt8](repeating: 0, count: ClientHello.maximumLength)
         let deadline = Date().addingTimeInterval(server.configuration.headerTimeout)
@@ -116,6 +126,7 @@ struct ConnectHandler {
         }
         draft.flow.server.address = upstream.address
         draft.flow.timings.connect = upstream.connectMilliseconds
+        server.started(draft.flow)
         if !early.isEmpty { try? upstream.stream.write(early) }
         let outcome = connection.using(upstream.stream.socket) {
             Relay(a: reader.stream, b: upstream.stream, idleTimeout: server.configuration.idleTimeout).run()
@@ -321,7 +332,8 @@ struct ConnectHandler {
         return target
     }
 
-    private func recordHandshakeFailure(_ error: TLSError, host: String, port: Int, sni: String?, signer: Flow.SignerInfo, persona: String) {
+    func recordHandshakeFailure(_ error: TLSError, host: String, port: Int, sni: String?, signer: Flow.SignerInfo,
+                                persona: String) {
         var draft = FlowDraft(client: connection.clientAddress, listener: connection.listenerInfo, mode: .https, host: host, port: port)
         draft.flow.tls = Flow.TLSInfo(client: Flow.TLSInfo.ClientSide(sni: sni, version: nil, cipher: nil, alpn: nil), upstream: nil)
         draft.flow.signer = signer

@@ -160,6 +160,11 @@ struct ExchangeTransfer {
             draft.flow.request?.body = capture.finish(contentEncoding: nil, contentType: head.headers["Content-Type"])
         }
         let target = "\(destination.host):\(destination.port)"
+        if !(error is ClientGone), let message = UpstreamFailure.missingClientCertificate(upstream, target: target) {
+            draft.fail(.upstreamClientCertificateRequired, message)
+            context.sendToClient(ErrorResponse.bytes(status: 502, detail: message))
+            return false
+        }
         switch error {
         case let error as ClientGone:
             draft.fail(.clientClosed, error.message)

@@ -8,16 +8,30 @@ struct HTTPExchange {
     let context: ExchangeContext
     let head: HTTPRequestHead
     let destination: Destination
+    /// The local route that answers this request whatever it names (the onboarding site for a
+    /// request sent straight to the proxy's port); nil: the server's routes decide.
+    var route: LocalRoute? = nil
+    /// Set when the web UI's replayer sent this request (`X-DevProxy-Replay`).
+    var replay: ReplayMark? = nil
 
     /// Runs the exchange.
     func run() -> Bool {
         var draft = context.draft(host: destination.host, port: destination.port)
+        if let replay {
+            draft.flow.id = replay.id
+            draft.flow.replayOf = replay.original
+        }
         let redact = context.configuration.redactHeaders
         draft.flow.request = Flow.Request(method: head.method, url: destination.url, httpVersion: head.version.description,
                                           headers: FlowDraft.headerPairs(head.headers, redact: redact), body: nil)
         defer { context.server.emit(draft.finished()) }
-        if context.configuration.answerLocally?(head.method, destination.url, head.headers["Content-Type"]) == true {
-            return answerLocally(draft: &draft)
+        context.server.started(draft.flow)
+        if route != nil || !context.server.localRoutes.isEmpty {
+            let request = LocalRequest(method: head.method, url: destination.url, httpVersion: head.version.description,
+                                       headers: head.headers.map { ($0.name, $0.value) })
+            if let route = route ?? context.server.localRoute(for: request) {
+                return answerLocally(request, route: route, draft: &draft)
+            }
         }
         var upstream: UpstreamConnection
         do {
@@ -77,12 +91,17 @@ struct HTTPExchange {
         }
     }
 
-    /// Reads the request body and answers 204 without contacting the origin (`--sink-reports`).
-    private func answerLocally(draft: inout FlowDraft) -> Bool {
+    /// Reads the request body and answers it here without contacting the origin (a `LocalRoute`).
+    private func answerLocally(_ request: LocalRequest, route: LocalRoute, draft: inout FlowDraft) -> Bool {
         let capture = BodyCapture(limit: context.configuration.bodyLimit)
+        var request = request
+        var tooLong = false
         do {
             while let event = try context.client.next() {
-                if case .body(let bytes) = event { capture.append(bytes) }
+                if case .body(let bytes) = event {
+                    capture.append(bytes)
+                    if request.body.count + bytes.count > route.bodyLimit { tooLong = true } else { request.body += bytes }
+                }
                 if case .end = event { break }
             }
         } catch {
@@ -90,12 +109,23 @@ struct HTTPExchange {
             return false
         }
         draft.flow.request?.body = capture.finish(contentEncoding: head.headers["Content-Encoding"], contentType: head.headers["Content-Type"])
-        // RFC 9110 §8.6: no Content-Length in a 204.
-        let headers = HTTPHeaders([("X-DevProxy", "answered by DevProxy (--sink-reports)")])
-        draft.flow.response = Flow.Response(status: 204, reason: "No Content", httpVersion: "HTTP/1.1",
-                                            headers: FlowDraft.headerPairs(headers, redact: []), body: .empty)
-        context.sendToClient(HTTP1Serializer.serialize(HTTPResponseHead(version: .http11, status: 204, reason: "No Content", headers: headers)))
-        return head.keepAlive
+        let response = route.answer(request, bodyTooLong: tooLong)
+        if let error = response.error { draft.fail(error.kind, error.message) }
+        let keepAlive = head.keepAlive && !tooLong && !context.server.isStopping
+        var headers = HTTPHeaders(LocalRoute.sentHeaders(response).map { ($0.name, $0.value) })
+        if !keepAlive { headers.add(name: "Connection", value: "close") }
+        let reason = ErrorResponse.reasonPhrase(response.status)
+        let noBody = head.method == "HEAD" || response.status == 204 || response.status == 304
+        let responseCapture = BodyCapture(limit: context.configuration.bodyLimit)
+        if !noBody { responseCapture.append(response.body) }
+        draft.flow.response = Flow.Response(status: response.status, reason: reason, httpVersion: "HTTP/1.1",
+                                            headers: FlowDraft.headerPairs(headers, redact: []),
+                                            body: responseCapture.finish(contentEncoding: headers["Content-Encoding"],
+                                                                         contentType: headers["Content-Type"]))
+        context.server.responded(draft.flow)
+        let responseHead = HTTPResponseHead(version: .http11, status: response.status, reason: reason, headers: headers)
+        context.sendToClient(HTTP1Serializer.serialize(responseHead) + (noBody ? [] : response.body))
+        return keepAlive
     }
 
     /// 502 or 504 for an upstream that could not be reached, with the reason in the body.

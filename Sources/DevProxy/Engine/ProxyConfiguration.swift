@@ -31,6 +31,11 @@ public struct ProxyConfiguration: Sendable {
     public var resolve: [ResolveOverride] = []
     /// Extra CAs trusted for upstream verification besides the system store (`--upstream-ca`).
     public var upstreamCAs: [Certificate] = []
+    /// Client certificates for origins that ask for one (`--client-cert [HOST_GLOB=]FILE`), in order.
+    public var clientCertificates: [ClientCertificateRule] = []
+    /// Request signatures to check (`--verify-signature HOST_GLOB=KEYFILE[,SCHEME.json]`); each
+    /// matching flow records `signature`. A replay re-signs with `signatures?.signer(for:)`.
+    public var signatures: SignatureVerifier?
     /// Skip upstream verification (`--insecure-upstream`); every flow records it.
     public var insecureUpstream = false
     /// Open the origin connection while the client's TLS handshake with us runs, so the first
@@ -62,10 +67,23 @@ public struct ProxyConfiguration: Sendable {
     public var addVia = false
     /// Header names whose values are masked in the flow log (`--redact`).
     public var redactHeaders: [String] = []
-    /// Requests the proxy answers itself with 204 instead of forwarding (`--sink-reports`:
-    /// pin-failure reports that must not reach production collectors). Arguments: method,
-    /// URL, Content-Type. Nil forwards everything.
-    public var answerLocally: (@Sendable (_ method: String, _ url: String, _ contentType: String?) -> Bool)?
+    /// Requests the proxy answers itself instead of forwarding, for HTTP/1.1 and HTTP/2 alike
+    /// (`--sink-reports`, the onboarding site, the web UI's own address); the first match answers.
+    public var localRoutes: [LocalRoute] = []
+    /// Listeners the proxy must never dial (the web UI's, so no client of the proxy reaches its
+    /// API through it: mitmweb's CVE-2025-23217): a destination that resolves to one's port on
+    /// any loopback address, or to its exact address, is refused with 403.
+    public var forbiddenDestinations: [SocketAddress] = []
+    /// The per-run secret of `X-DevProxy-Replay: SECRET NEW_ID [ORIGINAL_ID]`, sent by the web
+    /// UI's replayer: the engine takes the header off and records the flow under NEW_ID with
+    /// `replay_of`. Nil: the header is only taken off.
+    public var replaySecret: String?
+    /// The onboarding site (`http://devproxy.test/`, and `GET /` straight to the proxy's port),
+    /// answered by DevProxy and never forwarded. Nil: no such site (requests for it are proxied).
+    public var onboarding: OnboardingSite?
+    /// Pin-set responses rewritten to hold the team root's pin (`--pinset-rewrite`; responses
+    /// read over HTTP/1.1 from the origin). Nil relays every response untouched.
+    public var pinSetRewrite: PinSetRewrite?
 
     public init() {}
 }

@@ -25,6 +25,10 @@ public final class ProxyServer: @unchecked Sendable {
     /// Shared by every pool: the local ends of DevProxy's own upstream connections.
     let ownEndpoints = OwnEndpoints()
     private let sinks: [FlowSink]
+    /// What DevProxy answers itself: the onboarding site, then `configuration.localRoutes`.
+    let localRoutes: [LocalRoute]
+    /// The sinks that show flows while they run (the session store behind the web UI).
+    private let lifecycleSinks: [FlowSink]
     /// The bound listeners, one per mode, the first one taking `--listen`.
     private var listeners: [(mode: ListenerMode, listener: Listener)] = []
     private let state = Mutex(State())
@@ -41,6 +45,8 @@ public final class ProxyServer: @unchecked Sendable {
         self.configuration = configuration
         self.leaves = leaves
         self.sinks = sinks
+        lifecycleSinks = sinks.filter(\.observesLifecycle)
+        localRoutes = (configuration.onboarding.map { [$0.route] } ?? []) + configuration.localRoutes
         serverTLS = try TLSContext.server()
         personaTLS = [Persona.tls12.rawValue: try TLSContext.server(profile: .tls12),
                       Persona.noForwardSecrecy.rawValue: try TLSContext.server(profile: .rsaKeyExchange)]
@@ -161,7 +167,18 @@ public final class ProxyServer: @unchecked Sendable {
             let detail = flow.error.map { " (\($0.kind): \($0.message))" } ?? ""
             flow.error = Flow.FlowError(kind: FlowErrorKind.aborted.rawValue, message: "DevProxy was shutting down" + detail, alert: nil)
         }
+        configuration.signatures?.check(&flow)
         for sink in sinks { sink.record(flow) }
+    }
+
+    /// The request head of `flow` is known: sinks that show running flows get it now.
+    func started(_ flow: Flow) {
+        for sink in lifecycleSinks { sink.started(flow) }
+    }
+
+    /// The response head of `flow` is known.
+    func responded(_ flow: Flow) {
+        for sink in lifecycleSinks { sink.responded(flow) }
     }
 
     /// Why a request lacks valid proxy credentials, or nil when it is authorised.

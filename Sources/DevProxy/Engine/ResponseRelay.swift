@@ -42,23 +42,16 @@ struct ResponseRelay {
         let redact = context.configuration.redactHeaders
         draft.flow.response = Flow.Response(status: head.status, reason: head.reason, httpVersion: head.version.description,
                                             headers: FlowDraft.headerPairs(head.headers, redact: redact), body: nil)
+        context.server.responded(draft.flow)
         if head.status == 101 {
             WebSocketSession(context: context, upstream: upstream).run(head: head, draft: &draft)
             return Outcome(clientKeepAlive: false, upstreamReusable: false)
         }
-        let framing = ClientFraming(request: requestHead, response: head)
-        var outbound = head
-        // RFC 9110 §6.2: an intermediary sends its own HTTP version, not the origin's.
-        outbound.version = .http11
-        outbound.headers.removeHopByHop()
-        if framing.rechunk { outbound.headers.add(name: "Transfer-Encoding", value: "chunked") }
-        let clientKeepAlive = requestHead.keepAlive && framing.clientKeepAlive && head.keepAlive
-        if !clientKeepAlive {
-            outbound.headers.add(name: "Connection", value: "close")
-        } else if requestHead.version == .http10 {
-            outbound.headers.add(name: "Connection", value: "keep-alive")
+        if let rewrite = context.configuration.pinSetRewrite, rewrite.matches(draft.flow.request?.url ?? "") {
+            return relayPinSet(head, rewrite: rewrite, draft: &draft)
         }
-        if context.configuration.addVia { outbound.headers.add(name: "Via", value: "1.1 devproxy") }
+        let framing = ClientFraming(request: requestHead, response: head)
+        let (outbound, clientKeepAlive) = clientHead(for: head, framing: framing)
         let capture = BodyCapture(limit: context.configuration.bodyLimit)
         defer {
             draft.flow.response?.body = capture.finish(contentEncoding: head.headers["Content-Encoding"],
@@ -153,8 +146,26 @@ struct ClientFraming {
 }
 
 extension ResponseRelay {
+    /// The head sent to the client for `head`: this proxy's version, hop-by-hop fields gone,
+    /// framing and connection fields for the client; and whether the client connection stays open.
+    func clientHead(for head: HTTPResponseHead, framing: ClientFraming) -> (HTTPResponseHead, Bool) {
+        var outbound = head
+        // RFC 9110 §6.2: an intermediary sends its own HTTP version, not the origin's.
+        outbound.version = .http11
+        outbound.headers.removeHopByHop()
+        if framing.rechunk { outbound.headers.add(name: "Transfer-Encoding", value: "chunked") }
+        let clientKeepAlive = requestHead.keepAlive && framing.clientKeepAlive && head.keepAlive
+        if !clientKeepAlive {
+            outbound.headers.add(name: "Connection", value: "close")
+        } else if requestHead.version == .http10 {
+            outbound.headers.add(name: "Connection", value: "keep-alive")
+        }
+        if context.configuration.addVia { outbound.headers.add(name: "Via", value: "1.1 devproxy") }
+        return (outbound, clientKeepAlive)
+    }
+
     /// Writes `bytes` to the client, preceded by the held response head if it has not gone yet.
-    fileprivate func send(_ bytes: [UInt8], after held: inout [UInt8]?, flush: Bool) throws {
+    func send(_ bytes: [UInt8], after held: inout [UInt8]?, flush: Bool) throws {
         if let head = held {
             held = nil
             try context.client.stream.write(head + bytes, flush: flush)

@@ -45,7 +45,25 @@ final class UpstreamConnection: @unchecked Sendable {
         let verification = tls.verification
         return Flow.TLSInfo.UpstreamSide(
             version: tls.version, cipher: tls.cipher, alpn: tls.alpn, verified: verification.verified,
-            verifyError: verification.reason, chain: tls.peerChain.map(Flow.ChainCertificate.init))
+            verifyError: verification.reason, chain: tls.peerChain.map(Flow.ChainCertificate.init),
+            clientCertificate: Flow.ClientCertificate(tls))
+    }
+}
+
+extension Flow.ClientCertificate {
+    /// What the flow log says about client authentication on `tls`: nil when the origin did not
+    /// ask (and no resumed session carried a certificate).
+    init?(_ tls: TLSConnection) {
+        if let identity = tls.clientIdentity {
+            let certificate = identity.certificate
+            self.init(presented: true, subject: certificate.subject, issuer: certificate.issuer,
+                      pin: certificate.pin, file: identity.path)
+        } else if tls.clientCertificateMissing {
+            self.init(presented: false)
+        } else {
+            return nil
+        }
+        acceptableCAs = tls.clientCertificate.flatMap { $0.acceptableCAs.isEmpty ? nil : $0.acceptableCAs }
     }
 }
 
@@ -224,16 +242,18 @@ final class UpstreamPool: @unchecked Sendable {
     /// Resolves `host` (honouring `--resolve`), connects and, for TLS, shakes hands.
     private func connect(host: String, port: Int, tls: Bool, key: String, alpn: [String]?,
                          dial: String?, raw: Bool = false) throws -> UpstreamConnection {
+        // Through a proxy, the proxy resolves the name (a corporate proxy may allow names, not addresses).
+        let target = proxy == nil ? dial ?? configuration.resolve.address(host: host, port: port)
+                                  : configuration.resolve.address(host: host, port: port)
+        if let refusal = configuration.forbiddenDestinations.refusal(host: target, port: port) {
+            throw NetworkError(.forbidden, refusal)
+        }
         let start = Date()
         let socket: Socket
-        let target: String
         if let proxy {
-            // The proxy resolves the name (a corporate proxy may allow names, not addresses).
-            target = configuration.resolve.address(host: host, port: port)
             socket = try proxy.open(host: target, port: port, tunnel: tls || raw, timeout: configuration.connectTimeout,
                                     readTimeout: configuration.upstreamTimeout)
         } else {
-            target = dial ?? configuration.resolve.address(host: host, port: port)
             let record = ownEndpoints.map { own in
                 { (socket: Socket, remote: SocketAddress) in own.insert(socket, remote: remote) }
             }
@@ -250,7 +270,8 @@ final class UpstreamPool: @unchecked Sendable {
             return connection
         }
         let connection = try TLSConnection.connect(socket: socket, context: tlsContext, serverName: host,
-                                                   session: sessions.handle(for: key), alpn: alpn)
+                                                   session: sessions.handle(for: key), alpn: alpn,
+                                                   clientCertificates: configuration.clientCertificates)
         return UpstreamConnection(stream: connection, key: key, address: address, tls: connection,
                                   connectMilliseconds: FlowDraft.milliseconds(from: start, to: connected),
                                   tlsMilliseconds: FlowDraft.milliseconds(since: connected), limits: configuration.httpLimits)

@@ -5,17 +5,21 @@ enum UpstreamFailure {
     /// one-line reason, for an error thrown while connecting to `target`.
     static func describe(_ error: (any Error)?, target: String) -> (FlowErrorKind, Int, String) {
         switch error {
+        case let error as NetworkError where error.kind == .forbidden:
+            return (.destinationRefused, 403, error.message)
         case let error as NetworkError:
             let (kind, status): (FlowErrorKind, Int) = switch error.kind {
             case .refused: (.upstreamRefused, 502)
             case .unresolvable: (.upstreamUnresolvable, 502)
             case .timedOut: (.upstreamTimeout, 504)
             case .reset, .closed: (.upstreamReset, 502)
-            case .failed: (.upstreamRefused, 502)
+            case .failed, .forbidden: (.upstreamRefused, 502)
             }
             return (kind, status, "cannot connect to upstream \(target): \(error.message)")
         case let error as UpstreamProxyFailure:
             return (.upstreamProxyFailed, error.timedOut ? 504 : 502, error.message)
+        case let error as TLSError where error.kind == .clientCertificateRequired:
+            return (.upstreamClientCertificateRequired, 502, error.message)
         case let error as TLSError where error.kind == .verifyFailed:
             return (.upstreamCertificateInvalid, 502, "upstream \(error.message)")
         case let error as TLSError:
@@ -27,5 +31,15 @@ enum UpstreamFailure {
         case nil:
             return (.upstreamRefused, 502, "cannot connect to upstream \(target)")
         }
+    }
+
+    /// For a failure on an established connection: the origin had asked for a client certificate,
+    /// got none, and failed the connection (TLS 1.3 sends its `certificate_required` alert after
+    /// the handshake, on the first read). Nil when the failure is not that.
+    static func missingClientCertificate(_ upstream: UpstreamConnection, target: String) -> String? {
+        guard upstream.tls?.clientCertificateMissing == true else { return nil }
+        let host = target.split(separator: ":").first.map(String.init) ?? target
+        return "\(target) requires a client certificate and none is configured for it: give one with "
+            + "--client-cert \(host)=FILE (PEM or .p12)"
     }
 }

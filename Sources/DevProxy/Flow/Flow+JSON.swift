@@ -256,15 +256,29 @@ extension Flow: FlowJSONWritable {
             f.object("listener", listener)
             f.string("mode", mode.rawValue)
             f.string("persona", persona)
+            f.object("pinset", pinset)
+            f.string("replay_of", replayOf)
             f.object("request", request)
             f.object("response", response)
             f.object("server", server)
+            f.object("signature", signature)
             f.object("signer", signer)
             f.string("started", started)
             f.object("timings", timings)
             f.object("tls", tls)
             f.object("tunnel", tunnel)
             f.array("websocket", websocket)
+        }
+    }
+}
+
+extension Flow.PinSetInfo: FlowJSONWritable {
+    func write(to writer: inout FlowJSONWriter) {
+        writer.object { f in
+            f.field("added", added) { writer, values in writer.array(values) { $0.string($1) } }
+            f.field("hashes", hashes) { writer, values in writer.array(values) { $0.string($1) } }
+            f.string("note", note)
+            f.bool("rewritten", rewritten)
         }
     }
 }
@@ -306,9 +320,23 @@ extension Flow.TLSInfo.UpstreamSide: FlowJSONWritable {
             f.string("alpn", alpn)
             f.array("chain", chain)
             f.string("cipher", cipher)
+            f.object("client_certificate", clientCertificate)
             f.bool("verified", verified)
             f.string("verify_error", verifyError)
             f.string("version", version)
+        }
+    }
+}
+
+extension Flow.ClientCertificate: FlowJSONWritable {
+    func write(to writer: inout FlowJSONWriter) {
+        writer.object { f in
+            if let acceptableCAs { f.field("acceptable_cas", acceptableCAs) { $0.array($1) { $0.string($1) } } }
+            f.string("file", file)
+            f.string("issuer", issuer)
+            f.string("pin", pin)
+            f.bool("presented", presented)
+            f.string("subject", subject)
         }
     }
 }
@@ -379,6 +407,15 @@ extension Flow.Timings: FlowJSONWritable {
             f.double("send", send)
             f.double("tls", tls)
             f.double("wait", wait)
+        }
+    }
+}
+
+extension Flow.SignatureCheck: FlowJSONWritable {
+    func write(to writer: inout FlowJSONWriter) {
+        writer.object { f in
+            f.string("reason", reason)
+            f.bool("valid", valid)
         }
     }
 }

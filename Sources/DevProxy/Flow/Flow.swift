@@ -37,7 +37,13 @@ public struct Flow: Codable, Sendable, Equatable {
     public var listener: ListenerInfo? = nil
     /// For gRPC calls: service, method, status and messages (`Flow+GRPC.swift`).
     public var grpc: GRPCFlowInfo? = nil
+    /// The request's signature check (`--verify-signature`), for hosts with a rule.
+    public var signature: SignatureCheck? = nil
+    /// For `--pinset-rewrite` responses: whether the pin set was rewritten, and what was added.
+    public var pinset: PinSetInfo? = nil
     public var error: FlowError?
+    /// The id of the flow this one replays (sent again from the web UI).
+    public var replayOf: String? = nil
 
     public struct Server: Codable, Sendable, Equatable {
         public var host: String
@@ -68,10 +74,13 @@ public struct Flow: Codable, Sendable, Equatable {
             /// OpenSSL's reason when `verified` is false.
             public var verifyError: String?
             public var chain: [ChainCertificate]
+            /// Client authentication, when the origin asked for a certificate (`--client-cert`).
+            public var clientCertificate: ClientCertificate? = nil
 
             enum CodingKeys: String, CodingKey {
                 case version, cipher, alpn, verified, chain
                 case verifyError = "verify_error"
+                case clientCertificate = "client_certificate"
             }
         }
     }
@@ -85,6 +94,25 @@ public struct Flow: Codable, Sendable, Equatable {
         enum CodingKeys: String, CodingKey {
             case subject, issuer, pin
             case notAfter = "not_after"
+        }
+    }
+
+    /// The client certificate DevProxy presented to an origin that asked for one, or
+    /// `presented: false` when it had none for that origin.
+    public struct ClientCertificate: Codable, Sendable, Equatable {
+        public var presented: Bool
+        public var subject: String? = nil
+        public var issuer: String? = nil
+        /// `sha256/…` SPKI pin of the certificate's key.
+        public var pin: String? = nil
+        /// The `--client-cert` file it came from.
+        public var file: String? = nil
+        /// The CA names the origin listed as acceptable (its CertificateRequest), if any.
+        public var acceptableCAs: [String]? = nil
+
+        enum CodingKeys: String, CodingKey {
+            case presented, subject, issuer, pin, file
+            case acceptableCAs = "acceptable_cas"
         }
     }
 
@@ -202,6 +230,32 @@ public struct Flow: Codable, Sendable, Equatable {
         }
     }
 
+    /// Whether a request's HMAC signature verified; `reason` (`bad_signature`, `stale_timestamp`,
+    /// `nonce_reused`, `missing_header`) when it did not.
+    public struct SignatureCheck: Codable, Sendable, Equatable {
+        public var valid: Bool
+        public var reason: String?
+    }
+
+    /// A pin-set response matched by `--pinset-rewrite`.
+    public struct PinSetInfo: Codable, Sendable, Equatable {
+        /// True when the rewritten set was sent instead of the origin's.
+        public var rewritten: Bool
+        /// The pins added to `hashes`.
+        public var added: [String]?
+        /// The set's `hashes` as served.
+        public var hashes: [String]?
+        /// Why it was not rewritten, or what else was changed (a gzip body sent uncompressed).
+        public var note: String?
+
+        public init(rewritten: Bool, added: [String]? = nil, hashes: [String]? = nil, note: String? = nil) {
+            self.rewritten = rewritten
+            self.added = added
+            self.hashes = hashes
+            self.note = note
+        }
+    }
+
     /// What went wrong. `kind` is a closed vocabulary (see `FlowErrorKind`).
     public struct FlowError: Codable, Sendable, Equatable {
         public var kind: String
@@ -223,8 +277,9 @@ public struct Flow: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case id, started, ended, client, mode, server, tls, request, response, timings, signer, persona
-        case websocket, tunnel, error, h2, grpc, listener
+        case websocket, tunnel, error, h2, grpc, listener, signature, pinset
         case insecureUpstream = "insecure_upstream"
+        case replayOf = "replay_of"
     }
 }
 
@@ -256,6 +311,9 @@ public enum FlowErrorKind: String, Sendable, CaseIterable {
     case upstreamReset = "upstream_reset"
     case upstreamTLSFailed = "upstream_tls_failed"
     case upstreamCertificateInvalid = "upstream_certificate_invalid"
+    /// The origin asked for a client certificate, DevProxy had none for it (`--client-cert`), and
+    /// the origin failed the handshake or closed the connection.
+    case upstreamClientCertificateRequired = "upstream_client_certificate_required"
     case upstreamBadResponse = "upstream_bad_response"
     case upstreamClosed = "upstream_closed"
     /// The upstream proxy (`--upstream-proxy`, `upstream:URL`) refused the connection, asked for
@@ -265,6 +323,8 @@ public enum FlowErrorKind: String, Sendable, CaseIterable {
     /// own upstream connection redirected back): serving it would loop.
     case wouldLoop = "would_loop"
     case leafRefused = "leaf_refused"
+    /// The destination is the web UI's own listener, which the proxy never forwards to.
+    case destinationRefused = "destination_refused"
     case aborted
     case overloaded
 }

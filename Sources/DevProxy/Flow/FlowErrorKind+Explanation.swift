@@ -28,6 +28,8 @@ extension FlowErrorKind {
             return "the client's request was not valid HTTP/1.1"
         case .proxyAuthRequired:
             return "the client did not send the proxy credentials"
+        case .destinationRefused:
+            return "the destination is DevProxy's own web UI, which the proxy never forwards to"
         case .upstreamRefused:
             return "nothing accepts connections at that address and port"
         case .upstreamUnresolvable:
@@ -40,6 +42,8 @@ extension FlowErrorKind {
             return "the TLS handshake with the server failed"
         case .upstreamCertificateInvalid:
             return "the server's certificate does not verify; add its CA with --upstream-ca or use --insecure-upstream"
+        case .upstreamClientCertificateRequired:
+            return "the server asks for a client certificate (mTLS); give one with --client-cert HOST=FILE"
         case .upstreamBadResponse:
             return "the server's response was not valid HTTP/1.1"
         case .upstreamClosed:

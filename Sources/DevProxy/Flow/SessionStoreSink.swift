@@ -1,14 +1,25 @@
 import SessionStore
 
-/// Hands every finished flow to a session store (`--session FILE`): the same JSON the flow log
-/// writes, read into the store's summary on the caller's thread and written by the store's own
-/// writer thread, so the proxy never waits on disk (a full queue sheds bodies, then records, and
-/// the store counts what it shed).
+/// Hands every flow to a session store (`--session FILE`): each running flow's summary when its
+/// request head and its response head are known (so the web UI shows it pending), then the
+/// finished flow as the same JSON the flow log writes. Only the summary is read on the caller's
+/// thread; the store's own writer thread writes, so the proxy never waits on disk (a full queue
+/// sheds bodies, then records, and the store counts what it shed).
 public final class SessionStoreSink: FlowSink {
     public let store: SessionStore
 
     public init(store: SessionStore) {
         self.store = store
+    }
+
+    public var observesLifecycle: Bool { true }
+
+    public func started(_ flow: Flow) {
+        store.started(Self.record(flow))
+    }
+
+    public func responded(_ flow: Flow) {
+        store.responded(Self.record(flow))
     }
 
     public func record(_ flow: Flow) {
@@ -17,5 +28,24 @@ public final class SessionStoreSink: FlowSink {
 
     public func close() {
         store.close()
+    }
+
+    /// What the store indexes of a flow that is still running: no bodies, sizes or duration yet.
+    static func record(_ flow: Flow) -> FlowRecord {
+        let requestHeaders = flow.request?.headers ?? []
+        let responseHeaders = flow.response?.headers ?? []
+        let summary = FlowSummary(
+            id: flow.id, started: flow.started, host: flow.server.host, mode: flow.mode.rawValue,
+            method: flow.request?.method, url: flow.request?.url, status: flow.response?.status,
+            httpVersion: flow.response?.httpVersion ?? flow.request?.httpVersion, errorKind: flow.error?.kind,
+            contentType: header("content-type", in: responseHeaders),
+            requestContentType: header("content-type", in: requestHeaders),
+            persona: flow.persona, signerEmail: flow.signer?.email, signerSerial: flow.signer?.serial,
+            isWebSocket: flow.mode == .websocket, isTunnel: flow.mode == .tunnel)
+        return FlowRecord(summary: summary, requestHeaders: requestHeaders, responseHeaders: responseHeaders)
+    }
+
+    private static func header(_ name: String, in headers: [[String]]) -> String? {
+        headers.first { $0.first.map { $0.lowercased() == name } ?? false }?.last
     }
 }

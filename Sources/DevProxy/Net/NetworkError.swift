@@ -4,6 +4,8 @@ import Foundation
 public struct NetworkError: Error, CustomStringConvertible, Sendable {
     public enum Kind: String, Sendable {
         case refused, unresolvable, timedOut = "timed_out", reset, closed, failed
+        /// The destination is one the proxy never dials (`ProxyConfiguration.forbiddenDestinations`).
+        case forbidden
     }
 
     public let kind: Kind

@@ -35,8 +35,9 @@ public enum JUnitReport {
         public func applies(to verdict: QAVerdict) -> Bool {
             guard verdict.host == host else { return false }
             if let persona { return verdict.persona == persona }
-            // A bare host expects its non-team personas; `debuggable` is about team.
-            return self.verdict == .debuggable ? verdict.persona == "team" : verdict.persona != "team"
+            // A bare host expects its non-team personas; `debuggable` and `pinset_injectable` are about team.
+            let aboutTeam = self.verdict == .debuggable || self.verdict == .pinsetInjectable
+            return aboutTeam ? verdict.persona == "team" : verdict.persona != "team"
         }
     }
 

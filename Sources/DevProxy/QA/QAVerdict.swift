@@ -17,6 +17,10 @@ public struct QAVerdict: Codable, Sendable, Equatable {
         case refused
         /// Under `tls12` / `no-forward-secrecy`, requests went through: the app accepts that TLS.
         case accepted
+        /// Under `team`, the app fetched its remote pin set through DevProxy, got the set
+        /// `--pinset-rewrite` added the team root to, and then accepted the team chain on a host
+        /// those pins cover: whoever intercepts the pin-set fetch can replace the app's pins.
+        case pinsetInjectable = "pinset_injectable"
         /// Nothing decisive was seen.
         case inconclusive
     }
@@ -56,7 +60,9 @@ public struct QAVerdict: Codable, Sendable, Equatable {
             }
             let hostReports = reports.filter { $0.hostname?.lowercased() == host }
             for persona in personas.keys.sorted() {
-                verdicts.append(judge(host: host, persona: persona, flows: personas[persona] ?? [], reports: hostReports))
+                let verdict = judge(host: host, persona: persona, flows: personas[persona] ?? [], reports: hostReports)
+                let group = personas[persona] ?? []
+                verdicts.append(injectedPinSet(host: host, verdict: verdict, flows: group, all: flows) ?? verdict)
             }
         }
         return verdicts

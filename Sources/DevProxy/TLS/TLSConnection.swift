@@ -49,11 +49,17 @@ public final class TLSConnection: @unchecked Sendable {
     /// - Parameter alpn: the protocols to offer, in the client's order; nil offers the
     ///   context's (`http/1.1`).
     /// - Throws: `TLSError` (`.verifyFailed` with OpenSSL's reason).
+    /// - Parameter clientCertificates: the `--client-cert` rules; the origin's CertificateRequest,
+    ///   if any, is answered from them and recorded (`clientCertificate`).
     public static func connect(socket: Socket, context: TLSContext, serverName: String,
-                               session: TLSSessionCache? = nil, alpn: [String]? = nil) throws -> TLSConnection {
+                               session: TLSSessionCache? = nil, alpn: [String]? = nil,
+                               clientCertificates: [ClientCertificateRule] = []) throws -> TLSConnection {
         OpenSSLErrorQueue.clear()
         guard let ssl = SSL_new(context.pointer) else { throw TLSError(.failed, "SSL_new failed") }
         let connection = TLSConnection(ssl: ssl, socket: socket, peerName: serverName)
+        let request = ClientCertificateRequest(host: serverName, rules: clientCertificates)
+        request.install(on: ssl)
+        connection.clientCertificate = request
         if let alpn {
             let wire = ALPNPreference.wireFormat(alpn)
             // SSL_set_alpn_protos returns 0 on success (unlike most of OpenSSL).
@@ -72,7 +78,12 @@ public final class TLSConnection: @unchecked Sendable {
         session?.resume(ssl)
         guard connection.attachBufferedSocket() else { throw TLSError(.failed, "cannot attach the socket") }
         let result = SSL_connect(ssl)
-        guard result == 1 else { throw TLSError.handshake(ssl: ssl, result: result, savedErrno: errno, peer: serverName) }
+        guard result == 1 else {
+            let error = TLSError.handshake(ssl: ssl, result: result, savedErrno: errno, peer: serverName)
+            guard request.missing, error.kind != .verifyFailed, error.kind != .timedOut else { throw error }
+            throw TLSError.clientCertificateRequired(peer: serverName, after: error)
+        }
+        if connection.sessionReused, let session { connection.resumedClientIdentity = session.clientIdentity() }
         connection.sessionCache = session
         connection.rememberSession()
         return connection
@@ -261,8 +272,23 @@ public final class TLSConnection: @unchecked Sendable {
     /// the connection goes back to the pool and when it closes, once tickets have arrived.
     public func rememberSession() {
         guard let sessionCache, let session = SSL_get_session(ssl), SSL_SESSION_is_resumable(session) == 1 else { return }
-        sessionCache.store(ssl)
+        sessionCache.store(ssl, clientIdentity: clientIdentity)
     }
+
+    /// The origin's request for a client certificate and DevProxy's answer (upstream connections).
+    private(set) var clientCertificate: ClientCertificateRequest?
+    /// The identity of the session this connection resumed: a resumed handshake has no
+    /// CertificateRequest, the origin still knows the client by the certificate first presented.
+    private var resumedClientIdentity: ClientIdentity?
+
+    /// The client certificate this connection authenticated with, in its own handshake or in the
+    /// one of the session it resumed.
+    public var clientIdentity: ClientIdentity? { clientCertificate?.presented ?? resumedClientIdentity }
+
+    /// The origin asked for a client certificate and DevProxy had none for it (an empty
+    /// Certificate message went): the origin's failure that follows is
+    /// `upstream_client_certificate_required`.
+    public var clientCertificateMissing: Bool { clientCertificate?.missing == true }
 
     /// Whether the handshake resumed a stored session.
     public var sessionReused: Bool { SSL_session_reused(ssl) == 1 }

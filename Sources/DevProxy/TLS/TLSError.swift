@@ -13,6 +13,9 @@ public struct TLSError: Error, CustomStringConvertible, Sendable {
         /// The peer did not speak TLS.
         case notTLS = "not_tls"
         case timedOut = "timed_out"
+        /// The origin asked for a client certificate, DevProxy had none for it (`--client-cert`),
+        /// and the origin ended the handshake or the connection.
+        case clientCertificateRequired = "client_certificate_required"
         case failed
     }
 
@@ -28,6 +31,14 @@ public struct TLSError: Error, CustomStringConvertible, Sendable {
     }
 
     public var description: String { message }
+
+    /// An origin that asked for a client certificate, got none and failed the connection
+    /// (`after`: how it failed).
+    static func clientCertificateRequired(peer: String, after error: TLSError) -> TLSError {
+        TLSError(.clientCertificateRequired,
+                 "\(peer) requires a client certificate and none is configured for it: give one with "
+                    + "--client-cert \(peer)=FILE (PEM or .p12) (\(error.message))", alert: error.alert)
+    }
 
     /// Classifies a failed handshake from OpenSSL's error queue (drained) and errno.
     static func handshake(ssl: OpaquePointer, result: Int32, savedErrno: Int32, peer: String) -> TLSError {

@@ -1,3 +1,4 @@
+import CertAuthority
 import CTLS
 import Foundation
 
@@ -9,7 +10,12 @@ public struct TLSSessionCache: Sendable {
 
     func resume(_ ssl: OpaquePointer) { store.resume(ssl, key: key) }
 
-    func store(_ ssl: OpaquePointer) { store.store(ssl, key: key) }
+    func store(_ ssl: OpaquePointer, clientIdentity: ClientIdentity? = nil) {
+        store.store(ssl, key: key, clientIdentity: clientIdentity)
+    }
+
+    /// The client certificate presented in the handshake that made the remembered session.
+    func clientIdentity() -> ClientIdentity? { store.clientIdentity(key: key) }
 }
 
 /// The per-process store behind `TLSSessionCache` handles: at most `capacity` upstreams are
@@ -20,6 +26,8 @@ public final class TLSSessionCacheStore: @unchecked Sendable {
     // Guarded by `lock`.
     private let lock = NSLock()
     private var sessions: [String: OpaquePointer] = [:]
+    /// The client certificate each remembered session was made with (only those with one).
+    private var clientIdentities: [String: ClientIdentity] = [:]
     /// Keys in the order they were first stored; `evictionStart` skips those already evicted.
     private var order: [String] = []
     private var evictionStart = 0
@@ -56,16 +64,24 @@ public final class TLSSessionCacheStore: @unchecked Sendable {
         if let session = sessions[key] { SSL_set_session(ssl, session) }
     }
 
-    func store(_ ssl: OpaquePointer, key: String) {
+    func clientIdentity(key: String) -> ClientIdentity? {
+        lock.lock()
+        defer { lock.unlock() }
+        return clientIdentities[key]
+    }
+
+    func store(_ ssl: OpaquePointer, key: String, clientIdentity: ClientIdentity? = nil) {
         guard let session = SSL_get1_session(ssl) else { return }
         var evicted: [OpaquePointer] = []
         lock.lock()
+        clientIdentities[key] = clientIdentity
         if let old = sessions.updateValue(session, forKey: key) {
             evicted.append(old)
         } else {
             order.append(key)
             while sessions.count > capacity, evictionStart < order.count {
                 if let oldest = sessions.removeValue(forKey: order[evictionStart]) { evicted.append(oldest) }
+                clientIdentities[order[evictionStart]] = nil
                 evictionStart += 1
             }
             // Drop the evicted prefix now and then rather than shifting the array every time.

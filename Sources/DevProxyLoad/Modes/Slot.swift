@@ -184,7 +184,7 @@ final class Slot {
             stats.timeToFirstByte.record(firstByteAt - requestStartedAt)
             stats.latency.record(now - requestStartedAt)
             state = .finished
-        case .idle:
+        case .idle, .stall:  // stall is HTTP/2's (HTTP2Slot); the options refuse it here
             if let connection, ok, !parser.closesConnection {
                 stats.established += 1
                 deadline = .max

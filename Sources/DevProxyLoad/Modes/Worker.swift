@@ -10,7 +10,7 @@ final class Worker: @unchecked Sendable {  // touched by main only before start 
     /// Connections one worker sets up at once in idle mode.
     static let idleSetupLimit = 16
 
-    private let slots: [Slot]
+    private let slots: [any LoadSlot]
     private let settings: SlotSettings
     private let done = DispatchSemaphore(value: 0)
     /// Counters; read them only after `join()`.
@@ -21,7 +21,9 @@ final class Worker: @unchecked Sendable {  // touched by main only before start 
     ///   - settings: the run's shared constants.
     init(connections: Int, settings: SlotSettings) {
         self.settings = settings
-        slots = (0..<connections).map { _ in Slot(settings: settings) }
+        slots = (0..<connections).map { _ -> any LoadSlot in
+            settings.plan.http2 == nil ? Slot(settings: settings) : HTTP2Slot(settings: settings)
+        }
     }
 
     /// Starts the worker's thread.

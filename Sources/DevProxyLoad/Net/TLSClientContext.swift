@@ -13,8 +13,9 @@ final class TLSClientContext: @unchecked Sendable {  // SSL_CTX is thread-safe o
     /// - Parameters:
     ///   - caFile: PEM roots to trust; nil uses the system store.
     ///   - insecure: skip verification entirely.
+    ///   - alpn: protocols to offer in ALPN, most preferred first; none when empty.
     /// - Throws: `SetupError` when the CA file cannot be loaded.
-    init(caFile: String?, insecure: Bool) throws(SetupError) {
+    init(caFile: String?, insecure: Bool, alpn: [String] = []) throws(SetupError) {
         ERR_clear_error()
         guard let context = SSL_CTX_new(TLS_client_method()) else {
             throw SetupError(description: "SSL_CTX_new failed: \(OpenSSLErrors.drain())")
@@ -25,6 +26,14 @@ final class TLSClientContext: @unchecked Sendable {  // SSL_CTX is thread-safe o
         _ = CTLS_SSL_CTX_set_session_cache_mode(context, Int(SSL_SESS_CACHE_OFF))
         // Partial writes plus a moving buffer let a retried SSL_write resume from any Swift array.
         _ = CTLS_SSL_CTX_set_mode(context, Int(SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER))
+        if !alpn.isEmpty {
+            // The wire form: each name preceded by its length (RFC 7301 §3.1).
+            let wire = alpn.flatMap { [UInt8($0.utf8.count)] + Array($0.utf8) }
+            // SSL_CTX_set_alpn_protos returns 0 on success, unlike most of OpenSSL.
+            guard SSL_CTX_set_alpn_protos(context, wire, UInt32(wire.count)) == 0 else {
+                throw SetupError(description: "cannot set ALPN: \(OpenSSLErrors.drain())")
+            }
+        }
         if insecure {
             SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nil)
             return

@@ -38,6 +38,15 @@ final class TLSStream {
         return classify(rc, verifying: false)
     }
 
+    /// The protocol the server chose in ALPN, nil when it chose none.
+    var selectedALPN: String? {
+        var data: UnsafePointer<UInt8>?
+        var length: UInt32 = 0
+        SSL_get0_alpn_selected(ssl, &data, &length)
+        guard let data, length > 0 else { return nil }
+        return String(decoding: UnsafeBufferPointer(start: data, count: Int(length)), as: UTF8.self)
+    }
+
     /// Whether OpenSSL holds input it has read from the socket but not yet returned —
     /// decrypted or not (read-ahead) — which `poll` cannot see.
     var hasBufferedInput: Bool {

@@ -18,8 +18,10 @@ public struct HTTP2Limits: Hashable, Sendable {
     /// (1.3 MB/s at 50 ms), 256 KiB allows ~5 MB/s at 50 ms while bounding memory.
     public var initialWindowSize: UInt32 = 262_144
     /// The connection-level receive window: 2 MiB, raised from 65 535 by a WINDOW_UPDATE at start.
-    /// It bounds what the whole connection holds unconsumed; 8 stalled streams at the stream
-    /// window fill it, so one slow reader cannot stall the other streams.
+    /// A relay acknowledges it as DATA arrives (`consumeConnection`) and each stream's window as
+    /// the other side takes the bytes (`consumeStream`): a stalled stream then holds at most its
+    /// stream window, so what a connection holds is bounded by streams × `initialWindowSize`
+    /// (25 MiB at the defaults) and stalled streams never starve the others of this window.
     public var connectionWindowSize: UInt32 = 2_097_152
     /// SETTINGS_HEADER_TABLE_SIZE we advertise (the peer's encoder table): 4 KiB, the default.
     public var headerTableSize: UInt32 = 4096

@@ -146,6 +146,24 @@ extension HTTP2Session {
         try check(nghttp2_session_consume(handle, stream, count), "consume \(count) on stream \(stream)")
     }
 
+    /// Acknowledges `count` received body bytes on the connection window only. A relay calls it
+    /// as DATA arrives and `consumeStream` when the other side took the bytes: then a stream
+    /// whose reader is slow holds at most its own stream window, and never the connection's
+    /// window that the other streams need (RFC 9113 §5.2.2).
+    /// - Throws: `HTTP2Error` (`.submitRefused`) for a count beyond what was received.
+    public func consumeConnection(count: Int) throws(HTTP2Error) {
+        guard count > 0 else { return }
+        try check(nghttp2_session_consume_connection(handle, count), "consume \(count) on the connection")
+    }
+
+    /// Acknowledges `count` received body bytes of `stream` on its stream window only (see
+    /// `consumeConnection`). Nothing happens for a stream that has closed.
+    /// - Throws: `HTTP2Error` (`.submitRefused`) for stream 0 or a count beyond what was received.
+    public func consumeStream(_ stream: Int32, count: Int) throws(HTTP2Error) {
+        guard count > 0 else { return }
+        try check(nghttp2_session_consume_stream(handle, stream, count), "consume \(count) on stream \(stream)")
+    }
+
     /// How many body bytes the peer currently lets us send on `stream` (the smaller of the stream
     /// and connection windows), or nil for an unknown stream.
     public func sendWindow(stream: Int32) -> Int? {

@@ -116,15 +116,27 @@ public final class SessionStore: @unchecked Sendable {
     }
 
     /// A finished flow given as the flow log writes it (one JSON object, the `flows.jsonl` line):
-    /// the proxy's sinks hand the store the same bytes as the log, and the store reads its summary
-    /// from them. A line that is not a flow record is counted as a dropped record.
+    /// the proxy's sinks hand the store the same bytes as the log, and the writer thread reads its
+    /// summary from them. Under pressure the line is read here instead, so that its bodies can be
+    /// shed. A line that is not a flow record is counted as a dropped record.
     public func finished(flowLogLine line: [UInt8]) {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
-              let entry = try? FlowLogEntry(object) else {
-            queue.countDroppedRecord()
-            return
+        guard writer != nil else { return }
+        if queue.isUnderPressure(adding: line.count) {
+            guard let (entry, json) = Self.read(flowLogLine: line) else {
+                queue.countDroppedRecord()
+                return
+            }
+            finished(entry.record, json: json, bodies: entry.bodies)
+        } else {
+            queue.offer(.flowLogLine(line))
         }
-        finished(entry.record, json: String(decoding: line, as: UTF8.self), bodies: entry.bodies)
+    }
+
+    /// A flow-log line's summary, bodies and JSON text; nil when it is not a flow record.
+    static func read(flowLogLine line: [UInt8]) -> (FlowLogEntry, String)? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
+              let entry = try? FlowLogEntry(object) else { return nil }
+        return (entry, String(decoding: line, as: UTF8.self))
     }
 
     private func offer(_ event: StoreEvent) {

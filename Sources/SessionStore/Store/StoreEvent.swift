@@ -2,12 +2,18 @@
 enum StoreEvent: Sendable {
     /// A lifecycle step: insert or update the flow; `json` and `bodies` come with `finished`.
     case flow(FlowRecord, phase: FlowPhase, json: String?, bodies: FlowBodies?)
+    /// A finished flow as the flow log writes it, read by the writer thread (so the proxy's
+    /// threads only copy bytes).
+    case flowLogLine([UInt8])
     /// Delete every flow.
     case clear
 
     /// Memory the event's bodies hold.
     var bodyBytes: Int {
-        guard case .flow(_, _, _, let bodies?) = self else { return 0 }
-        return bodies.byteCount
+        switch self {
+        case .flow(_, _, _, let bodies?): return bodies.byteCount
+        case .flowLogLine(let line): return line.count
+        default: return 0
+        }
     }
 }

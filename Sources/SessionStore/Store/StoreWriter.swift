@@ -53,6 +53,12 @@ final class StoreWriter: @unchecked Sendable {
         case .clear:
             try database.execute("DELETE FROM flows; DELETE FROM flow_heads; DELETE FROM flow_records; DELETE FROM bodies;")
             changes = StoreChanges(cleared: true, flows: [])
+        case .flowLogLine(let line):
+            guard let (entry, json) = SessionStore.read(flowLogLine: line) else {
+                queue.countDroppedRecord()
+                return
+            }
+            try apply(.flow(entry.record, phase: .finished, json: json, bodies: entry.bodies), to: &changes)
         case .flow(let record, let phase, let json, let bodies):
             guard var summary = try upsert(record, phase: phase) else { return }
             let sequence = summary.sequence

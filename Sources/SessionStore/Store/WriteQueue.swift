@@ -29,6 +29,11 @@ final class WriteQueue: @unchecked Sendable {
         condition.withLock { dropCounts.records += 1 }
     }
 
+    /// Whether an event holding `bytes` of bodies would have its bodies shed now.
+    func isUnderPressure(adding bytes: Int) -> Bool {
+        condition.withLock { events.count >= capacity / 2 || bodyBytes + bytes > bodyBudget }
+    }
+
     /// Adds `event` without waiting, shedding its bodies or the whole event under pressure.
     /// - Returns: false when the event was dropped (or the queue is closed).
     @discardableResult

@@ -253,7 +253,7 @@ import TestSupport
         let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
         let proxy = try ProxyHarness(configure: {
             $0.upstreamCAs = cas
-            $0.answerLocally = { method, url, _ in method == "POST" && url.hasSuffix("/pin-report") }
+            $0.localRoutes = [.sinkReports { method, url, _ in method == "POST" && url.hasSuffix("/pin-report") }]
         })
         let result = try proxy.curl(["--http2", "-w", "%{http_code} %{http_version}", "-o", "/dev/null",
                                      "--data-binary", "{\"hostname\":\"x\"}", origin.url("/pin-report")])
@@ -262,6 +262,47 @@ import TestSupport
         #expect(flow.response?.status == 204)
         #expect(flow.request?.body?.text == "{\"hostname\":\"x\"}")
         #expect(flow.response?.headers.contains { $0.first == "x-devproxy" } == true)
+    }
+
+    /// A local route is written once and answers HTTP/1.1 and HTTP/2 alike: it sees the same
+    /// method, URL, headers and whole body, and its answer (status, fields, body, error) reaches
+    /// each client in its own version, recorded in the flow; the origin is never asked.
+    @Test(arguments: ["--http1.1", "--http2"])
+    func localRoutesAnswerBothVersions(_ version: String) throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: {
+            $0.upstreamCAs = cas
+            $0.localRoutes = [
+                LocalRoute(name: "test-echo", bodyLimit: 64, matches: { $0.path == "/local/echo" }, respond: { request in
+                    let text = "\(request.method) \(request.httpVersion) \(request.header("x-probe") ?? "-") "
+                    return LocalResponse(status: 201, headers: [("Content-Type", "text/plain")],
+                                         body: Array(text.utf8) + request.body.reversed())
+                }),
+                LocalRoute(name: "test-refusal", matches: { $0.path == "/local/refuse" }, respond: { _ in
+                    .refusal(status: 403, kind: .badRequest, "refused by a test route")
+                }),
+            ]
+        })
+        let echo = try proxy.curl([version, "-sS", "-H", "X-Probe: p1", "--data-binary", "abc", "-w", "\n%{http_code}",
+                                   origin.url("/local/echo?q=1")])
+        let expectedVersion = version == "--http2" ? "HTTP/2" : "HTTP/1.1"
+        #expect(echo.stdout == "POST \(expectedVersion) p1 cba\n201", "\(echo.output)")
+        let tooLong = try proxy.curl([version, "-sS", "-o", "/dev/null", "-w", "%{http_code}",
+                                      "--data-binary", String(repeating: "x", count: 65), origin.url("/local/echo")])
+        #expect(tooLong.stdout == "413", "\(tooLong.output)")
+        let refused = try proxy.curl([version, "-sS", "-w", "\n%{http_code}", origin.url("/local/refuse")])
+        #expect(refused.stdout == "403 Forbidden: refused by a test route\n\n403", "\(refused.output)")
+        let flows = proxy.flows(count: 3)
+        let echoFlow = try #require(flows.first { $0.request?.url.hasSuffix("/local/echo?q=1") == true })
+        #expect(echoFlow.response?.status == 201)
+        #expect(echoFlow.request?.body?.text == "abc")
+        #expect(echoFlow.response?.body?.text == "POST \(expectedVersion) p1 cba")
+        #expect(echoFlow.response?.headers.contains { $0.first?.lowercased() == "x-devproxy" } == true)
+        #expect(echoFlow.error == nil)
+        let refusedFlow = try #require(flows.first { $0.request?.url.hasSuffix("/local/refuse") == true })
+        #expect(refusedFlow.error?.kind == FlowErrorKind.badRequest.rawValue)
+        #expect(refusedFlow.error?.message == "refused by a test route")
     }
 
     /// With `--no-http2` an h2-only client gets no ALPN, hangs up, and the flow says why: a

@@ -14,8 +14,8 @@ import TestSupport
         let upstream = try ListenerMode(parsing: "upstream:http://[::1]:3128")
         #expect(upstream.url == ModeURL(tls: false, host: "::1", port: 3128))
         #expect(upstream.host == nil)
-        let transparent = try ListenerMode(parsing: "transparent@[::1]:8081")
-        #expect(transparent.kind == .transparent && transparent.host == "::1" && transparent.port == 8081)
+        let transparent = try ListenerMode(parsing: "transparent@[::1]:8090")
+        #expect(transparent.kind == .transparent && transparent.host == "::1" && transparent.port == 8090)
     }
 
     @Test(arguments: ["reverse", "reverse:ftp://x", "upstream:http://user:pw@proxy:3128", "reverse:http://x/path",
@@ -29,23 +29,23 @@ import TestSupport
     }
 
     @Test func transparentRulesPrintsTheCommandsAndTheirUndo() throws {
-        let local = try Subprocess.run(Subprocess.devproxy, ["transparent-rules", "--port", "8081", "--uid-exclude",
+        let local = try Subprocess.run(Subprocess.devproxy, ["transparent-rules", "--port", "8090", "--uid-exclude",
                                                              "998"])
         #expect(local.status == 0)
         let lines = local.stdout.split(separator: "\n").map(String.init)
         #expect(lines.contains("sudo iptables -t nat -A OUTPUT -p tcp -m multiport --dports 80,443 "
-                               + "-m owner ! --uid-owner 998 -j REDIRECT --to-ports 8081"))
+                               + "-m owner ! --uid-owner 998 -j REDIRECT --to-ports 8090"))
         #expect(lines.contains("sudo nft 'add rule ip devproxy output meta skuid != 998 tcp dport { 80, 443 } "
-                               + "redirect to :8081'"))
-        let undo = try Subprocess.run(Subprocess.devproxy, ["transparent-rules", "--port", "8081", "--uid-exclude",
+                               + "redirect to :8090'"))
+        let undo = try Subprocess.run(Subprocess.devproxy, ["transparent-rules", "--port", "8090", "--uid-exclude",
                                                             "998", "--undo"])
         #expect(undo.stdout.contains("sudo iptables -t nat -D OUTPUT -p tcp -m multiport --dports 80,443 "
-                                     + "-m owner ! --uid-owner 998 -j REDIRECT --to-ports 8081"))
+                                     + "-m owner ! --uid-owner 998 -j REDIRECT --to-ports 8090"))
         #expect(undo.stdout.contains("sudo nft delete table ip devproxy"))
-        let routed = try Subprocess.run(Subprocess.devproxy, ["transparent-rules", "--port", "8081", "--interface",
+        let routed = try Subprocess.run(Subprocess.devproxy, ["transparent-rules", "--port", "8090", "--interface",
                                                               "usb0", "--ipv6"])
         #expect(routed.stdout.contains("sudo iptables -t nat -A PREROUTING -i usb0 -p tcp -m multiport --dports 80,443 "
-                                       + "-j REDIRECT --to-ports 8081"))
+                                       + "-j REDIRECT --to-ports 8090"))
         #expect(routed.stdout.contains("sudo ip6tables -t nat -A PREROUTING -i usb0"))
         #expect(routed.stdout.contains("sudo sysctl -w net.ipv4.ip_forward=1"))
         let hostile = try Subprocess.run(Subprocess.devproxy, ["transparent-rules", "--interface", "eth0;reboot"])

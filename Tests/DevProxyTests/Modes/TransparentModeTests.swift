@@ -11,10 +11,10 @@ import TestSupport
 @Suite(.serialized, .enabled(if: NetworkNamespace.unavailableReason == nil,
                              "network namespaces cannot be made here (needs root and a kernel that allows them)"))
 struct TransparentModeTests {
-    static let port = 8081
+    static let port = 8090
 
     /// The namespace, an HTTPS origin on 10.77.0.2:443 and [fd77::2]:443, a plain one on
-    /// 10.77.0.2:80, DevProxy's transparent listeners on 127.0.0.1 and [::1] port 8081, and the
+    /// 10.77.0.2:80, DevProxy's transparent listeners on 127.0.0.1 and [::1] port 8090, and the
     /// printed rules applied (`iptables` lines for IPv4, the `nft` lines for IPv6).
     final class Setup {
         let namespace: NetworkNamespace
@@ -35,7 +35,7 @@ struct TransparentModeTests {
             proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--log", dir.file("flows.jsonl"),
                                          "--upstream-ca", tls4.caPath, "--upstream-ca", tls6.caPath,
                                          "--mode", "transparent@127.0.0.1:\(TransparentModeTests.port)",
-                                         "--mode", "transparent@[::1]:\(TransparentModeTests.port)"],
+                                         "--mode", "transparent@[::1]:\(TransparentModeTests.port)", "--no-web"],
                                         environment: ["DEVPROXY_EMAIL": "dev@example.test"], listen: false,
                                         launcher: launcher)
             let rules = try Subprocess.run(Subprocess.devproxy, ["transparent-rules", "--port",

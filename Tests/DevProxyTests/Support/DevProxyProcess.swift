@@ -5,14 +5,17 @@ import TestSupport
 final class DevProxyProcess {
     let process = Process()
     let port: Int
-    /// Everything printed before `listening on`.
+    /// Everything printed before `listening on` (and before `web ui:` when waited for).
     let banner: String
+    /// The `web ui: URL` line's URL, when `webUI` was asked for.
+    let webUI: String?
     private let stdout = Pipe()
     private let stderr = Pipe()
 
-    /// Starts `devproxy run ARGS --listen 127.0.0.1:0` and waits for its `listening on` line;
-    /// under `launcher` (`ip netns exec NAME`, which execs it: the process is still devproxy).
-    init(_ arguments: [String], environment: [String: String] = [:], listen: Bool = true,
+    /// Starts `devproxy run ARGS --listen 127.0.0.1:0` and waits for its `listening on` line.
+    /// With `webUI`, also waits for the `web ui: URL` line. Under `launcher` (`ip netns exec NAME`,
+    /// which execs it: the process is still devproxy).
+    init(_ arguments: [String], environment: [String: String] = [:], listen: Bool = true, webUI: Bool = false,
          launcher: [String] = []) throws {
         process.executableURL = URL(fileURLWithPath: launcher.isEmpty ? Subprocess.devproxy : "/usr/bin/env")
         process.arguments = (launcher.isEmpty ? [] : launcher + [Subprocess.devproxy])
@@ -35,8 +38,14 @@ final class DevProxyProcess {
             }
             if line.isEmpty && !process.isRunning { break }
         }
+        let webUIPrefix = "web ui: "
+        while webUI && found != nil && !lines.contains(where: { $0.hasPrefix(webUIPrefix) }) && Date() < deadline
+            && process.isRunning {
+            lines.append(stdout.fileHandleForReading.readLine())
+        }
+        self.webUI = lines.first { $0.hasPrefix(webUIPrefix) }.map { String($0.dropFirst(webUIPrefix.count)) }
         banner = lines.joined(separator: "\n")
-        guard let found else {
+        guard let found, !webUI || self.webUI != nil else {
             process.terminate()
             let errors = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             throw TestFailure("devproxy did not start: \(banner) \(errors)")

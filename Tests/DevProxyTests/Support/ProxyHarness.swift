@@ -12,7 +12,8 @@ final class ProxyHarness {
     let sink = CollectingSink()
     let port: Int
 
-    init(pki: PKIFixture? = nil, configure: (inout ProxyConfiguration) -> Void = { _ in }, leaves: LeafSource? = nil) throws {
+    init(pki: PKIFixture? = nil, configure: (inout ProxyConfiguration) -> Void = { _ in }, leaves: LeafSource? = nil,
+         extraSinks: [FlowSink] = []) throws {
         let pki = try pki ?? PKIFixture()
         self.pki = pki
         var configuration = ProxyConfiguration()
@@ -20,7 +21,7 @@ final class ProxyHarness {
         configuration.shutdownGrace = 1
         configure(&configuration)
         server = try ProxyServer(configuration: configuration, leaves: leaves ?? LeafCache(issuer: LeafIssuer(signer: pki.signer)),
-                                 sinks: [sink])
+                                 sinks: [sink] + extraSinks)
         try server.start()
         port = try require(server.address?.port)
     }

@@ -1,6 +1,7 @@
 """An HTTPS origin for DevProxy's HTTP/2 tests, served by hypercorn (PyPI) on 127.0.0.1.
 
-Usage: h2origin.py CERT KEY ALPN   (ALPN: "h2,http/1.1" or "http/1.1")
+Usage: h2origin.py CERT KEY ALPN [CLIENT_CA]   (ALPN: "h2,http/1.1" or "http/1.1"; CLIENT_CA: require a
+client certificate issued by it, as an mTLS origin does)
 Prints its port on the first line, then serves until stdin closes.
 
 Routes:
@@ -11,6 +12,7 @@ Routes:
 import asyncio
 import json
 import socket
+import ssl
 import sys
 import threading
 
@@ -74,6 +76,9 @@ def main():
     config.keyfile = key
     config.alpn_protocols = alpn.split(",")
     config.accesslog = None
+    if len(sys.argv) > 4:
+        config.ca_certs = sys.argv[4]
+        config.verify_mode = ssl.CERT_REQUIRED
     config.errorlog = None
     print(listener.getsockname()[1], flush=True)
     stop = asyncio.Event()

@@ -74,6 +74,25 @@ class Handler(http.server.BaseHTTPRequestHandler):
             import gzip
             body = gzip.compress(b'{"compressed": true}')
             self.send_body(200, body, [("Content-Type", "application/json"), ("Content-Encoding", "gzip")])
+        elif path == "/.well-known/pins.json":
+            # A remote pin set (the iOS article's PinRotationManager): ?gzip=1 compresses it,
+            # ?chunked=1 sends it chunked.
+            body = (b'{"expiresAt": 836006400, "hashes": ["AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", '
+                    b'"BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB="], "minAppVersion": "2.4.0"}')
+            headers = [("Content-Type", "application/json"), ("Cache-Control", "max-age=60")]
+            if q.get("gzip") == "1":
+                import gzip
+                body = gzip.compress(body)
+                headers.append(("Content-Encoding", "gzip"))
+            if q.get("chunked") == "1":
+                self.send_response(200)
+                for name, value in headers:
+                    self.send_header(name, value)
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                self.wfile.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body))
+            else:
+                self.send_body(200, body, headers)
         elif path == "/zstd":
             # Made by the zstd CLI from a pipe, so the frame does not state its content size.
             import subprocess

@@ -88,6 +88,9 @@ struct HTTP1StreamExchange {
             }
         } catch is ClientGone {
             return false
+        } catch where !responseStarted && upstream.tls?.clientCertificateMissing == true {
+            let message = UpstreamFailure.missingClientCertificate(upstream, target: target) ?? "\(error)"
+            leg.post(.failed(.upstreamClientCertificateRequired, status: 502, message: message, responseStarted: false))
         } catch let error as UpstreamClosed {
             leg.post(.failed(.upstreamClosed, status: 502, message: error.message, responseStarted: responseStarted))
         } catch let error as HTTP1ParseError {

@@ -59,6 +59,12 @@ struct HTTP1ToHTTP2Exchange {
         } catch {
             draft.flow.request?.body = requestCapture.finish(contentEncoding: head.headers["Content-Encoding"],
                                                              contentType: head.headers["Content-Type"])
+            if !(error is ClientGone),
+               let message = UpstreamFailure.missingClientCertificate(upstream, target: target) {
+                draft.fail(.upstreamClientCertificateRequired, message)
+                context.sendToClient(ErrorResponse.bytes(status: 502, detail: message))
+                return false
+            }
             let message = error is ClientGone ? "\(error)" : "upstream \(target) (HTTP/2) failed while the request was sent: \(error)"
             draft.fail(error is ClientGone ? .clientClosed : .upstreamReset, message)
             if !(error is ClientGone) { context.sendToClient(ErrorResponse.bytes(status: 502, detail: message)) }
@@ -67,7 +73,8 @@ struct HTTP1ToHTTP2Exchange {
         draft.flow.timings.send = FlowDraft.milliseconds(since: sendStart)
         draft.flow.request?.body = requestCapture.finish(contentEncoding: head.headers["Content-Encoding"],
                                                          contentType: head.headers["Content-Type"])
-        let relay = HTTP2ResponseToHTTP1(context: context, requestHead: head, stream: stream, target: target)
+        var relay = HTTP2ResponseToHTTP1(context: context, requestHead: head, stream: stream, target: target)
+        relay.clientCertificateFailure = UpstreamFailure.missingClientCertificate(upstream, target: target)
         return relay.run(driver: &driver, draft: &draft)
     }
 

@@ -23,7 +23,7 @@ extension HTTP2ProxyConnection {
                     try? session.resetStream(stream, code: code)
                 }
                 guard let exchange = streams[stream], let leg = exchange.leg, let upstream = exchange.upstreamStream else { continue }
-                try? leg.session.consume(stream: upstream, count: count)
+                try? leg.session.consumeStream(upstream, count: count)
             case .streamReset(let stream, let code, let byPeer):
                 guard byPeer, let exchange = streams[stream] else { continue }
                 exchange.draft.fail(.clientReset, "the client reset the stream (\(code)) after \(exchange.responseBytes) response bytes")
@@ -79,11 +79,23 @@ extension HTTP2ProxyConnection {
         let exchange = HTTP2StreamExchange(clientStream: stream, draft: draft, requestHead: head,
                                            bodyLimit: context.configuration.bodyLimit)
         exchange.requestEnded = endStream
+        if context.configuration.pinSetRewrite?.matches(url) == true {
+            // The rewrite runs where an HTTP/1.1 response is read (ResponseRelay), which replaces this
+            // note; an HTTP/2 origin's response keeps it, so the pass-through is never silent.
+            exchange.draft.flow.pinset = Flow.PinSetInfo(rewritten: false, note: "not rewritten: the origin answered "
+                                                         + "over HTTP/2 (run with --no-http2 to rewrite pin sets)")
+        }
         streams[stream] = exchange
-        if context.configuration.answerLocally?(head.method ?? "", url, exchange.requestField("content-type")) == true {
-            exchange.answeredLocally = true
-            if endStream { answerSinkReport(exchange) }
-            return
+        server.started(draft.flow)
+        if !server.localRoutes.isEmpty {
+            let request = LocalRequest(method: head.method ?? "", url: url, httpVersion: "HTTP/2",
+                                       headers: head.fields.map { ($0.nameString, $0.valueString) })
+            if let route = server.localRoute(for: request) {
+                exchange.local = (route, request)
+                exchange.answeredLocally = true
+                if endStream { answerLocally(exchange) }
+                return
+            }
         }
         guard let leg = upstreamLeg(for: exchange) else {
             if upstreamSpeaksHTTP1 && exchange.draft.flow.response == nil { startHTTP1Leg(exchange, head: head, endStream: endStream) }
@@ -165,12 +177,16 @@ extension HTTP2ProxyConnection {
     }
 
     private func clientData(stream: Int32, bytes: [UInt8], endStream: Bool) {
+        // The connection window reopens at once, the stream's when the origin took the bytes
+        // (see the origin's `.data`).
+        try? session.consumeConnection(count: bytes.count)
         guard let exchange = streams[stream] else {
-            try? session.consume(stream: stream, count: bytes.count)
+            try? session.consumeStream(stream, count: bytes.count)
             return
         }
         exchange.recordRequest(bytes)
         if endStream { exchange.requestEnded = true }
+        if exchange.local != nil { exchange.appendLocalBody(bytes) }
         if let http1Leg = exchange.http1Leg, !exchange.answeredLocally {
             http1Leg.push(bytes)
             if endStream { http1Leg.finishRequest() }
@@ -178,15 +194,15 @@ extension HTTP2ProxyConnection {
         }
         guard !exchange.answeredLocally, let leg = exchange.leg, let upstream = exchange.upstreamStream else {
             // Nobody upstream reads it: acknowledge at once so the client can finish sending.
-            try? session.consume(stream: stream, count: bytes.count)
-            if endStream && exchange.answeredLocally && exchange.draft.flow.response == nil { answerSinkReport(exchange) }
+            try? session.consumeStream(stream, count: bytes.count)
+            if endStream && exchange.local != nil && exchange.draft.flow.response == nil { answerLocally(exchange) }
             return
         }
         do {
             try leg.session.submitData(stream: upstream, bytes, endStream: endStream)
             if endStream { exchange.requestSent = Date() }
         } catch {
-            try? session.consume(stream: stream, count: bytes.count)
+            try? session.consumeStream(stream, count: bytes.count)
         }
     }
 
@@ -195,7 +211,7 @@ extension HTTP2ProxyConnection {
         exchange.requestTrailers = fields
         exchange.requestEnded = true
         if exchange.answeredLocally {
-            if exchange.draft.flow.response == nil { answerSinkReport(exchange) }
+            if exchange.local != nil && exchange.draft.flow.response == nil { answerLocally(exchange) }
             return
         }
         if let http1Leg = exchange.http1Leg {

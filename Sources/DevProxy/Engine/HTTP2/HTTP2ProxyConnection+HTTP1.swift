@@ -44,7 +44,8 @@ extension HTTP2ProxyConnection {
             exchange.draft.flow.timings.connect = upstream.reused ? 0 : upstream.connectMilliseconds
             exchange.draft.flow.timings.tls = upstream.reused ? -1 : upstream.tlsMilliseconds
         case .consumed(let count):
-            try? session.consume(stream: stream, count: count)
+            // The connection part was acknowledged as the bytes arrived (clientData).
+            try? session.consumeStream(stream, count: count)
             if exchange.requestEnded && exchange.requestSent == nil { exchange.requestSent = Date() }
         case .interim(let head):
             let fields = (try? HTTPVersionTranslation.h2Fields(from: head.headers.map { ($0.name, $0.value) })) ?? []
@@ -58,6 +59,7 @@ extension HTTP2ProxyConnection {
             exchange.draft.flow.response = Flow.Response(status: head.status, reason: head.reason, httpVersion: head.version.description,
                                                          headers: FlowDraft.headerPairs(head.headers, redact: context.configuration.redactHeaders),
                                                          body: nil)
+            server.responded(exchange.draft.flow)
             try? session.submitResponse(stream: stream, block, endStream: false)
         case .body(let bytes):
             exchange.recordResponse(bytes)

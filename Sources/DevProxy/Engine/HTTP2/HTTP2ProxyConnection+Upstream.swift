@@ -1,5 +1,6 @@
 import Foundation
 import GRPCWire
+import HTTP1
 import HTTP2
 
 /// What an origin's session reports: responses, bodies and trailers go to the client's stream,
@@ -17,6 +18,7 @@ extension HTTP2ProxyConnection {
                     status: status, reason: ErrorResponse.reasonPhrase(status), httpVersion: "HTTP/2",
                     headers: HTTPVersionTranslation.pairs(head.fields, redact: context.configuration.redactHeaders), body: nil,
                     pseudoHeaders: HTTPVersionTranslation.pairs(head.pseudo, redact: []))
+                server.responded(exchange.draft.flow)
                 do {
                     try session.submitResponse(stream: exchange.clientStream, try HTTPVersionTranslation.relayedH2(head),
                                                endStream: endStream)
@@ -30,8 +32,11 @@ extension HTTP2ProxyConnection {
                 guard let exchange = exchange(upstream, on: leg), let relayed = try? HTTPVersionTranslation.relayedH2(head) else { continue }
                 try? session.submitResponse(stream: exchange.clientStream, relayed, endStream: false)
             case .data(let upstream, let bytes, let endStream):
+                // The connection window reopens at once, the stream's when the client took the
+                // bytes: a stalled stream holds its own window, never the other streams'.
+                try? leg.session.consumeConnection(count: bytes.count)
                 guard let exchange = exchange(upstream, on: leg) else {
-                    try? leg.session.consume(stream: upstream, count: bytes.count)
+                    try? leg.session.consumeStream(upstream, count: bytes.count)
                     continue
                 }
                 exchange.recordResponse(bytes)
@@ -39,7 +44,7 @@ extension HTTP2ProxyConnection {
                 do {
                     try session.submitData(stream: exchange.clientStream, bytes, endStream: endStream)
                 } catch {
-                    try? leg.session.consume(stream: upstream, count: bytes.count)
+                    try? leg.session.consumeStream(upstream, count: bytes.count)
                 }
             case .trailers(let upstream, let fields):
                 guard let exchange = exchange(upstream, on: leg) else { continue }
@@ -52,7 +57,7 @@ extension HTTP2ProxyConnection {
                 guard let clientStream = leg.clientStreams[upstream] ?? streams.first(where: {
                     $0.value.leg === leg && $0.value.upstreamStream == upstream
                 })?.key else { continue }
-                try? session.consume(stream: clientStream, count: count)
+                try? session.consumeStream(clientStream, count: count)
             case .streamReset(let upstream, let code, let byPeer):
                 guard byPeer, let exchange = exchange(upstream, on: leg) else { continue }
                 exchange.draft.fail(.upstreamReset2, "the origin reset the stream (\(code)) after \(exchange.responseBytes) response bytes")
@@ -153,13 +158,33 @@ extension HTTP2ProxyConnection {
         try? session.submitData(stream: exchange.clientStream, body, endStream: true)
     }
 
-    /// `--sink-reports`: a pin-failure report is answered 204 here, never forwarded.
-    func answerSinkReport(_ exchange: HTTP2StreamExchange) {
-        let fields = [HTTP2Field("x-devproxy", "answered by DevProxy (--sink-reports)")]
-        exchange.draft.flow.response = Flow.Response(status: 204, reason: "No Content", httpVersion: "HTTP/2",
-                                                     headers: HTTPVersionTranslation.pairs(fields, redact: []), body: .empty,
-                                                     pseudoHeaders: [[":status", "204"]])
-        exchange.responseHead = .response(status: 204, fields: fields)
-        try? session.submitResponse(stream: exchange.clientStream, .response(status: 204, fields: fields), endStream: true)
+    /// A request a `LocalRoute` claimed, now that its body is in: DevProxy's own answer, never
+    /// forwarded (`--sink-reports`, the onboarding site, the web UI's own address).
+    func answerLocally(_ exchange: HTTP2StreamExchange) {
+        guard let (route, request) = exchange.local else { return }
+        let response = route.answer(request, bodyTooLong: exchange.localBodyTooLong)
+        if let error = response.error {
+            exchange.draft.fail(error.kind, error.message)
+            exchange.draft.flow.error?.by = "proxy"
+        }
+        let fields = LocalRoute.sentHeaders(response).compactMap { field -> HTTP2Field? in
+            let name = field.name.lowercased()
+            return HTTPHeaders.isAlwaysHopByHop(name) ? nil : HTTP2Field(name, field.value)
+        }
+        let head = HTTP2HeaderBlock.response(status: response.status, fields: fields)
+        let noBody = request.method == "HEAD" || response.status == 204 || response.status == 304 || response.body.isEmpty
+        exchange.draft.flow.response = Flow.Response(status: response.status, reason: ErrorResponse.reasonPhrase(response.status),
+                                                     httpVersion: "HTTP/2", headers: HTTPVersionTranslation.pairs(fields, redact: []),
+                                                     body: nil, pseudoHeaders: [[":status", "\(response.status)"]])
+        exchange.recordResponseHead(head)
+        server.responded(exchange.draft.flow)
+        try? session.submitResponse(stream: exchange.clientStream, head, endStream: noBody)
+        if noBody {
+            exchange.responseEnded = true
+        } else {
+            exchange.recordResponse(response.body)
+            try? session.submitData(stream: exchange.clientStream, response.body, endStream: true)
+            exchange.responseEnded = true
+        }
     }
 }

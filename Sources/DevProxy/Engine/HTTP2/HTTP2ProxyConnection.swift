@@ -220,6 +220,11 @@ final class HTTP2ProxyConnection {
             guard let exchange = streams[clientStream] else { continue }
             exchange.leg = nil
             if exchange.responseHead == nil {
+                if let message = UpstreamFailure.missingClientCertificate(upstreamLeg.upstream,
+                                                                           target: "\(host):\(port)") {
+                    answer(exchange, status: 502, kind: .upstreamClientCertificateRequired, message: message)
+                    continue
+                }
                 answer(exchange, status: 502, kind: .upstreamClosed, message: "\(reason) before the response")
             } else if !exchange.responseEnded {
                 exchange.draft.fail(.upstreamClosed, "\(reason) after \(exchange.responseBytes) response bytes")

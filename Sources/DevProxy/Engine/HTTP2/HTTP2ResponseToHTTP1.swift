@@ -11,6 +11,9 @@ struct HTTP2ResponseToHTTP1 {
     let requestHead: HTTPRequestHead
     let stream: Int32
     let target: String
+    /// Set when the origin asked for a client certificate and got none: a failure before the
+    /// response is then `upstream_client_certificate_required`, with this message.
+    var clientCertificateFailure: String?
 
     /// Returns whether the client connection can carry another request.
     func run(driver: inout HTTP1ToHTTP2Exchange.Driver, draft: inout FlowDraft) -> Bool {
@@ -39,6 +42,10 @@ struct HTTP2ResponseToHTTP1 {
                 }
             }
         } catch {
+            if let clientCertificateFailure {
+                return fail(draft: &draft, kind: .upstreamClientCertificateRequired, code: nil,
+                            clientCertificateFailure)
+            }
             return fail(draft: &draft, kind: .upstreamClosed, code: nil, "upstream \(target) (HTTP/2) failed before the response: \(error)")
         }
         guard let head else { return false }
@@ -53,6 +60,7 @@ struct HTTP2ResponseToHTTP1 {
         draft.flow.response = Flow.Response(status: status, reason: ErrorResponse.reasonPhrase(status), httpVersion: "HTTP/2",
                                             headers: HTTPVersionTranslation.pairs(head.fields, redact: redact), body: nil,
                                             pseudoHeaders: HTTPVersionTranslation.pairs(head.pseudo, redact: []))
+        context.server.responded(draft.flow)
         var headers = (try? HTTPVersionTranslation.h1Headers(from: head.fields)) ?? HTTPHeaders()
         let noBody = requestHead.method == "HEAD" || status == 204 || status == 304
         // The same framing rules as an HTTP/1.1 origin's response without Transfer-Encoding:

@@ -23,8 +23,11 @@ final class HTTP2StreamExchange {
     /// The origin reset the stream while response bytes were still queued for the client: the
     /// reset follows them (`HTTP2ProxyConnection.resetClientAfterQueuedFrames`).
     var pendingReset: HTTP2ErrorCode?
-    /// The request was answered by DevProxy (`--sink-reports`, an error): nothing goes upstream.
+    /// The request was answered by DevProxy (a local route, an error): nothing goes upstream.
     var answeredLocally = false
+    /// The local route answering this stream once its body is in, and the request it answers.
+    var local: (route: LocalRoute, request: LocalRequest)?
+    var localBodyTooLong = false
     var requestTrailers: [HTTP2Field] = []
     var responseTrailers: [HTTP2Field] = []
     let started = Date()
@@ -51,6 +54,16 @@ final class HTTP2StreamExchange {
     func recordRequest(_ bytes: [UInt8]) {
         requestCapture.append(bytes)
         grpc?.requestBody(bytes)
+    }
+
+    /// Request body bytes for a local route, up to its limit.
+    func appendLocalBody(_ bytes: [UInt8]) {
+        guard let (route, request) = local else { return }
+        if request.body.count + bytes.count > route.bodyLimit {
+            localBodyTooLong = true
+        } else {
+            local?.request.body += bytes
+        }
     }
 
     /// Response body bytes from the origin, kept for the flow.

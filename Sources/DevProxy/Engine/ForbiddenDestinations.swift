@@ -1,0 +1,53 @@
+import Foundation
+
+/// The listeners the proxy never dials (`ProxyConfiguration.forbiddenDestinations`): the web UI's,
+/// so a client of the proxy cannot reach the UI's API through it (mitmweb's CVE-2025-23217).
+extension Array where Element == SocketAddress {
+    /// Why the proxy refuses to connect to `host:port`, or nil when it may. Only a port one of the
+    /// listeners uses costs a resolution; the addresses checked are the ones that get dialled.
+    func refusal(host: String, port: Int) -> String? {
+        guard contains(where: { $0.port == port }),
+              let addresses = try? Resolver.resolve(host: host, port: port) else { return nil }
+        for address in addresses where isForbidden(address) {
+            return "refused: \(host):\(port) is DevProxy's own web UI (\(address)); the proxy does not forward to it"
+        }
+        return nil
+    }
+
+    /// Whether `address` reaches one of the listeners: its port on any loopback address, its
+    /// exact address, or (for a wildcard listener) any of this machine's addresses.
+    func isForbidden(_ address: SocketAddress) -> Bool {
+        let host = address.host.lowercased()
+        let loopback = address.isLoopback || host.hasPrefix("::ffff:127.")
+        return contains { listener in
+            guard listener.port == address.port else { return false }
+            if loopback || listener.host.lowercased() == host { return true }
+            let wildcard = listener.host == "0.0.0.0" || listener.host == "::"
+            return wildcard && (host == "0.0.0.0" || host == "::" || Self.localHosts().contains(host))
+        }
+    }
+
+    /// The numeric addresses of this machine's interfaces.
+    private static func localHosts() -> Set<String> {
+        var result: Set<String> = []
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0 else { return result }
+        defer { freeifaddrs(list) }
+        var cursor = list
+        while let entry = cursor {
+            defer { cursor = entry.pointee.ifa_next }
+            guard let address = entry.pointee.ifa_addr else { continue }
+            let family = Int32(address.pointee.sa_family)
+            guard family == AF_INET || family == AF_INET6 else { continue }
+            var buffer = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+            let length = socklen_t(family == AF_INET6 ? MemoryLayout<sockaddr_in6>.size
+                                                      : MemoryLayout<sockaddr_in>.size)
+            if getnameinfo(address, length, &buffer, socklen_t(buffer.count), nil, 0, NI_NUMERICHOST) == 0 {
+                let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                // Link-local IPv6 comes back with its zone (`fe80::1%eth0`); addresses compare without.
+                result.insert(String(text.split(separator: "%").first ?? "").lowercased())
+            }
+        }
+        return result
+    }
+}

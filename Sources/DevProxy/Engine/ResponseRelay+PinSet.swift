@@ -1,0 +1,157 @@
+import Foundation
+import HTTP1
+import PinningPolicy
+
+extension ResponseRelay {
+    /// Relays a response `--pinset-rewrite` matched: a successful body of at most
+    /// `rewrite.limit` bytes is read whole, its `hashes` get the team root's pin, and it goes to
+    /// the client with a fresh Content-Length (uncompressed when it came with a content coding).
+    /// Anything else (not 2xx, too large, not a pin set) passes through untouched, with a note.
+    func relayPinSet(_ head: HTTPResponseHead, rewrite: PinSetRewrite, draft: inout FlowDraft) -> Outcome {
+        let framing = ClientFraming(request: requestHead, response: head)
+        let hasBody = requestHead.method != "HEAD" && head.status != 204 && head.status != 304
+        guard (200..<300).contains(head.status), hasBody else {
+            draft.flow.pinset = Flow.PinSetInfo(rewritten: false, note: "not rewritten: status \(head.status)"
+                                                + (hasBody ? "" : " without a body"))
+            return streamUntouched(head, framing: framing, buffered: [], draft: &draft)
+        }
+        if let length = head.headers["Content-Length"].flatMap(Int.init), length > rewrite.limit {
+            draft.flow.pinset = Flow.PinSetInfo(rewritten: false, note: "not rewritten: \(length) bytes, more than the "
+                                                + "\(rewrite.limit)-byte limit for a pin set")
+            return streamUntouched(head, framing: framing, buffered: [], draft: &draft)
+        }
+        var body: [UInt8] = []
+        while true {
+            let event: HTTP1ResponseEvent?
+            do {
+                event = try upstream.reader.next()
+            } catch {
+                let message = "upstream failed in the pin set's body: \(error)"
+                draft.fail(.upstreamClosed, message)
+                context.sendToClient(ErrorResponse.bytes(status: 502, detail: message))
+                return Outcome(clientKeepAlive: false, upstreamReusable: false)
+            }
+            switch event {
+            case .body(let bytes)?:
+                body += bytes
+                if body.count > rewrite.limit {
+                    draft.flow.pinset = Flow.PinSetInfo(rewritten: false, note: "not rewritten: more than the "
+                                                        + "\(rewrite.limit)-byte limit for a pin set")
+                    return streamUntouched(head, framing: framing, buffered: body, draft: &draft)
+                }
+            case .end?:
+                let surplus = !upstream.reader.parser.takeRemainingBytes().isEmpty
+                let reusable = head.keepAlive && framing.upstreamDelimited && !surplus
+                return sendWhole(head, body: body, rewrite: rewrite, upstreamReusable: reusable, draft: &draft)
+            case .head?, nil:
+                draft.fail(.upstreamClosed, "upstream closed in the pin set's body after \(body.count) bytes")
+                context.sendToClient(ErrorResponse.bytes(status: 502, detail: "upstream closed mid-body"))
+                return Outcome(clientKeepAlive: false, upstreamReusable: false)
+            }
+        }
+    }
+
+    /// Sends a whole pin-set body, rewritten when it is one, with a Content-Length.
+    private func sendWhole(_ head: HTTPResponseHead, body: [UInt8], rewrite: PinSetRewrite, upstreamReusable: Bool,
+                           draft: inout FlowDraft) -> Outcome {
+        var outbound = head
+        outbound.version = .http11
+        outbound.headers.removeHopByHop()
+        var served = body
+        let coding = head.headers["Content-Encoding"]
+        var plain: [UInt8]? = body
+        var notes: [String] = []
+        if coding != nil {
+            let decoded = ContentDecoder.decode(body, contentEncoding: coding, outputLimit: rewrite.limit)
+            plain = decoded?.end == .complete ? decoded?.bytes : nil
+            if plain == nil { notes.append("Content-Encoding \(coding ?? "") did not decode") }
+        }
+        if let plain {
+            do {
+                let result = try RemotePinSet.addingPins(rewrite.pins, to: plain)
+                served = result.body
+                if coding != nil {
+                    outbound.headers.remove("Content-Encoding")
+                    notes.append("sent uncompressed (was \(coding ?? ""))")
+                }
+                let object = try? JSONSerialization.jsonObject(with: Data(served)) as? [String: Any]
+                let hashes = object?["hashes"] as? [String]
+                draft.flow.pinset = Flow.PinSetInfo(rewritten: true, added: result.added, hashes: hashes,
+                                                    note: notes.isEmpty ? nil : notes.joined(separator: "; "))
+            } catch let error as PolicyError {
+                notes.append(error.reason)
+            } catch {
+                notes.append("\(error)")
+            }
+        }
+        if draft.flow.pinset == nil {
+            draft.flow.pinset = Flow.PinSetInfo(rewritten: false,
+                                                note: "not rewritten: " + notes.joined(separator: "; "))
+        }
+        outbound.headers.replaceOrAdd(name: "Content-Length", value: String(served.count))
+        let clientKeepAlive = requestHead.keepAlive && head.keepAlive
+        if !clientKeepAlive {
+            outbound.headers.add(name: "Connection", value: "close")
+        } else if requestHead.version == .http10 {
+            outbound.headers.add(name: "Connection", value: "keep-alive")
+        }
+        if context.configuration.addVia { outbound.headers.add(name: "Via", value: "1.1 devproxy") }
+        let redact = context.configuration.redactHeaders
+        draft.flow.response?.headers = FlowDraft.headerPairs(outbound.headers, redact: redact)
+        let capture = BodyCapture(limit: context.configuration.bodyLimit)
+        capture.append(served)
+        draft.flow.response?.body = capture.finish(contentEncoding: outbound.headers["Content-Encoding"],
+                                                   contentType: outbound.headers["Content-Type"])
+        do {
+            try context.client.stream.write(HTTP1Serializer.serialize(outbound) + served, flush: true)
+        } catch {
+            draft.fail(.clientClosed, "the client closed the connection before the pin set was sent")
+            return Outcome(clientKeepAlive: false, upstreamReusable: upstreamReusable)
+        }
+        return Outcome(clientKeepAlive: clientKeepAlive, upstreamReusable: upstreamReusable)
+    }
+
+    /// Sends the head as the normal relay would, the bytes already read, then streams the rest.
+    private func streamUntouched(_ head: HTTPResponseHead, framing: ClientFraming, buffered: [UInt8],
+                                 draft: inout FlowDraft) -> Outcome {
+        let (outbound, clientKeepAlive) = clientHead(for: head, framing: framing)
+        let capture = BodyCapture(limit: context.configuration.bodyLimit)
+        defer {
+            draft.flow.response?.body = capture.finish(contentEncoding: head.headers["Content-Encoding"],
+                                                       contentType: head.headers["Content-Type"])
+        }
+        var held: [UInt8]? = HTTP1Serializer.serialize(outbound)
+        var pending = buffered
+        do {
+            while true {
+                if !pending.isEmpty {
+                    capture.append(pending)
+                    try send(framing.rechunk ? HTTP1Serializer.chunk(pending) : pending, after: &held, flush: true)
+                    pending = []
+                }
+                let event: HTTP1ResponseEvent?
+                do {
+                    event = try upstream.reader.next()
+                } catch {
+                    draft.fail(.upstreamClosed, "upstream failed mid-body: \(error)")
+                    return Outcome(clientKeepAlive: false, upstreamReusable: false)
+                }
+                switch event {
+                case .body(let bytes)?:
+                    pending = bytes
+                case .end(let trailers)?:
+                    let last = framing.rechunk ? HTTP1Serializer.lastChunk(trailers: trailers) : []
+                    try send(last, after: &held, flush: true)
+                    let surplus = !upstream.reader.parser.takeRemainingBytes().isEmpty
+                    return Outcome(clientKeepAlive: clientKeepAlive,
+                                   upstreamReusable: head.keepAlive && framing.upstreamDelimited && !surplus)
+                case .head?, nil:
+                    return Outcome(clientKeepAlive: false, upstreamReusable: false)
+                }
+            }
+        } catch {
+            draft.fail(.clientClosed, "the client closed the connection while the response streamed")
+            return Outcome(clientKeepAlive: false, upstreamReusable: false)
+        }
+    }
+}

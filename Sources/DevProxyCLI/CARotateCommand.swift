@@ -1,0 +1,68 @@
+import CertAuthority
+import Foundation
+
+/// `devproxy ca init --next` and `devproxy ca rotate`: rotating the team root that apps pin.
+///
+/// The order (docs/pinning.md, "Rotating the team root"): make the next key and ship its pin as
+/// the backup pin; rotate once those builds are out; move devices to the new root; retire the
+/// old pin after the transition window.
+enum CARotateCommand {
+    /// `ca init --next`: the next root key, encrypted like `root.key`, and its pin.
+    static func initializeNext(_ arguments: Arguments) throws -> Int32 {
+        for option in ["name", "days"] where arguments.value(option) != nil {
+            throw UsageError("--\(option) is for `ca rotate`, when the next root's certificate is made; "
+                             + "`ca init --next` makes only the key")
+        }
+        let store = CACommand.store(arguments)
+        let secret = try CACommand.passphrase(arguments)
+        let key = try store.makeNextRootKey(keyType: try CACommand.keyType(arguments), passphrase: secret)
+        let root = try store.rootCertificate()
+        Output.line("Made the next root key in \(store.directory); the root is unchanged until `devproxy ca rotate`.")
+        Output.line()
+        let keyText = String(decoding: try SecureFile.read(store.nextRootKeyPath, what: "the next root key"), as: UTF8.self)
+        let encrypted = keyText.contains("ENCRYPTED") ? ", encrypted like root.key" : ", NOT encrypted, like root.key"
+        Output.line("  key          \(key.keyDescription) in \(store.nextRootKeyPath) (0600\(encrypted))")
+        Output.line("  public key   \(store.nextRootPublicKeyPath)")
+        Output.line("  SPKI pin     \(key.pin)")
+        Output.line("  current root \(root.pin) (keep pinning it)")
+        Output.line("  recorded in  \(store.ledgerPath)")
+        Output.line()
+        Output.line("Next:")
+        Output.line("  ship both pins in every app build now (the next key is the backup pin):")
+        Output.line("    devproxy pins snippet --domain api.example.com --format okhttp   (adds the next key from "
+                    + "\(store.directory))")
+        Output.line("  once those builds are out: devproxy ca rotate")
+        return 0
+    }
+
+    /// `ca rotate`: the next key becomes the root, with a cross-certificate from the old one.
+    static func rotate(_ raw: ArraySlice<String>) throws -> Int32 {
+        let arguments = try Arguments(raw, valued: ["ca-dir", "name", "days", "transition-days", "passphrase-file"],
+                                      booleans: [])
+        guard arguments.positionals.isEmpty else {
+            throw UsageError("`ca rotate` takes no arguments; see `devproxy ca --help`")
+        }
+        let days = try arguments.integer("days") ?? 3650
+        let transition = try arguments.integer("transition-days") ?? 180
+        guard days > 0 else { throw UsageError("--days must be a positive number of days") }
+        guard transition > 0 else { throw UsageError("--transition-days must be a positive number of days") }
+        let store = CACommand.store(arguments)
+        let rotation = try store.rotate(name: arguments.value("name"), days: days, transitionDays: transition,
+                                        passphrase: try CACommand.passphrase(arguments))
+        Output.line("Rotated the team root in \(store.directory).")
+        Output.line()
+        Output.line("  new root     \(rotation.root.subject), valid until \(Output.date(rotation.root.notAfter))")
+        Output.line("               SPKI pin \(rotation.root.pin)")
+        let windowEnd = Output.date(rotation.cross.notAfter)
+        Output.line("  cross        \(store.crossCertificatePath): the new root signed by the old, until \(windowEnd)")
+        Output.line("  old root     \(rotation.previous.subject), kept in \(rotation.retiredCertificatePath)")
+        Output.line("               SPKI pin \(rotation.previous.pin) (being retired)")
+        Output.line("  recorded in  \(store.ledgerPath)")
+        Output.line()
+        Output.line("Until \(windowEnd) DevProxy serves leaf → intermediate → cross-certificate, so devices")
+        Output.line("that trust only the old root and apps pinning either root keep working. Next:")
+        Output.line("  devproxy ca issue --email ENGINEER@EXAMPLE.COM      new intermediates come from the new root")
+        Output.line("  devproxy ca export --format der --out root.crt       the new root, for devices once apps pin it")
+        return 0
+    }
+}

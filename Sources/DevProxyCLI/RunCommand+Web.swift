@@ -1,0 +1,69 @@
+import CertAuthority
+import DevProxy
+import Foundation
+import SessionStore
+import WebUI
+
+/// `devproxy run`'s web UI (docs/web-ui.md): on by default at 127.0.0.1:8081 (or the next free
+/// port), `--web HOST:PORT`, `--no-web`.
+extension RunCommand {
+    /// The UI's bound listener, or nil with `--no-web`. Bound before the proxy starts, so the
+    /// proxy can refuse to forward to it.
+    static func webListener(_ options: RunOptions) throws -> Listener? {
+        guard try !options.flag("no-web") else { return nil }
+        let configuration = try webConfiguration(options)
+        do {
+            return try WebUI.bind(configuration)
+        } catch let error as ConfigurationError {
+            throw CommandFailure(error.description)
+        } catch let error as NetworkError {
+            throw CommandFailure("cannot serve the web UI: \(error.message); "
+                                 + "choose another --web HOST:PORT or --no-web")
+        }
+    }
+
+    /// `--web`, `--allow-remote`, `--web-password-file` as the UI's configuration.
+    static func webConfiguration(_ options: RunOptions) throws -> WebUIConfiguration {
+        var configuration = WebUIConfiguration()
+        if let web = try options.value("web") {
+            (configuration.host, configuration.port) = try RunOptions.hostPort(web)
+            configuration.tryNextPorts = false
+        }
+        configuration.allowRemote = try options.flag("allow-remote")
+        if let path = try options.value("web-password-file") {
+            let text = String(decoding: try SecureFile.read(path, what: "the web UI password file"), as: UTF8.self)
+            let password = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !password.isEmpty else { throw CommandFailure("\(path) is empty; put the web UI's password in it") }
+            configuration.password = password
+        }
+        return configuration
+    }
+
+    /// Starts the UI beside the running proxy and prints `web ui: URL` (scripts read that line).
+    static func startWeb(_ listener: Listener, options: RunOptions, store: SessionStore, server: ProxyServer,
+                         configuration: ProxyConfiguration, selection: SignerSelection.Result, ca: CAStore,
+                         reportsPath: String?) throws -> WebUI {
+        let regular = server.boundListeners.first { $0.kind == .regular }?.address
+        var replayHost = regular?.host ?? "127.0.0.1"
+        if replayHost == "0.0.0.0" { replayHost = "127.0.0.1" }
+        if replayHost == "::" { replayHost = "::1" }
+        let credential = configuration.proxyCredentials.first.map {
+            "Basic " + Data("\($0.user):\($0.password)".utf8).base64EncodedString()
+        }
+        let link = WebUI.ProxyLink(listeners: server.boundListeners.map { ($0.kind.rawValue, $0.address.description) },
+                                   replayHost: replayHost, replayPort: regular?.port ?? 0,
+                                   replaySecret: configuration.replaySecret ?? "", proxyAuthorization: credential,
+                                   reportsPath: reportsPath, onboardingURL: configuration.onboarding?.address,
+                                   signatures: configuration.signatures)
+        let signer = selection.signer
+        let root = signer.root ?? (try? ca.rootCertificate())
+        let renew = signer.certificate.isSelfSigned ? nil
+            : "devproxy ca issue --email \(signer.certificate.email ?? "ENGINEER@EXAMPLE.COM")"
+        let web = WebUI(listener: listener, configuration: try webConfiguration(options), store: store,
+                        proxy: regular == nil ? nil : link,
+                        authority: WebUI.Authority(signer: signer.certificate, root: root, renewCommand: renew))
+        web.start()
+        Output.line("web ui: \(web.url)")
+        return web
+    }
+}

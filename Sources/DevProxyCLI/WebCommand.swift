@@ -1,0 +1,71 @@
+import CertAuthority
+import DevProxy
+import Foundation
+import SessionStore
+import WebUI
+
+/// `devproxy web FILE`: a saved session, a flow log or a HAR file in the web UI, proxying nothing.
+enum WebCommand {
+    static let usage = """
+    Open a saved session, a flows.jsonl flow log or a HAR file in the web UI (nothing is proxied).
+
+      devproxy web ~/.local/share/devproxy/sessions/session-20260301T120102Z.sqlite
+      devproxy web flows.jsonl --web 127.0.0.1:0
+      devproxy web capture.har
+
+    Options: --web HOST:PORT (default 127.0.0.1:8081, the next free port when taken)
+             --allow-remote --web-password-file FILE (both needed beyond loopback)
+    Prints `web ui: http://127.0.0.1:PORT/?token=TOKEN`; Ctrl-C stops it. A saved session opens
+    read-only; replay needs `devproxy run` (the API answers 409 here). See `devproxy sessions`.
+    """
+
+    static func run(_ raw: ArraySlice<String>) throws -> Int32 {
+        if raw.first == "--help" || raw.first == "-h" || raw.isEmpty {
+            Output.line(usage)
+            return raw.isEmpty ? 2 : 0
+        }
+        let arguments = try Arguments(raw, valued: ["web", "web-password-file"], booleans: ["allow-remote"])
+        guard arguments.positionals.count == 1 else { throw UsageError("`devproxy web` takes one FILE; see --help") }
+        let path = arguments.positionals[0]
+        let opened: (store: SessionStore, report: SessionImport.Report?)
+        do {
+            opened = try SessionImport.open(path: path)
+        } catch let error as SessionStoreError {
+            throw CommandFailure("cannot open \(path): \(error.reason)")
+        }
+        if let report = opened.report {
+            Output.line("imported \(report.flows) flow(s) from \(path)")
+            for problem in report.problems.prefix(10) { Output.warning("\(path) \(problem)") }
+            if report.problems.count > 10 { Output.warning("\(report.problems.count - 10) more unusable record(s)") }
+        }
+        var configuration = WebUIConfiguration()
+        if let web = arguments.value("web") {
+            (configuration.host, configuration.port) = try RunOptions.hostPort(web)
+            configuration.tryNextPorts = false
+        }
+        configuration.allowRemote = arguments.flag("allow-remote")
+        if let file = arguments.value("web-password-file") {
+            let text = String(decoding: try SecureFile.read(file, what: "the web UI password file"), as: UTF8.self)
+            configuration.password = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let listener: Listener
+        do {
+            listener = try WebUI.bind(configuration)
+        } catch let error as ConfigurationError {
+            throw CommandFailure(error.description)
+        } catch let error as NetworkError {
+            throw CommandFailure("cannot serve the web UI: \(error.message); choose another --web HOST:PORT")
+        }
+        let store = CAStore(directory: CAStore.resolveDirectory(flag: nil))
+        let root = store.exists ? try? store.rootCertificate() : nil
+        let web = WebUI(listener: listener, configuration: configuration, store: opened.store,
+                        authority: root.map { WebUI.Authority(signer: nil, root: $0, renewCommand: nil) })
+        web.start()
+        let termination = RunCommand.TerminationSignals()
+        Output.line("web ui: \(web.url)")
+        termination.wait()
+        web.stop()
+        opened.store.close()
+        return 0
+    }
+}

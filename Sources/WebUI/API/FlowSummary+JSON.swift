@@ -1,0 +1,79 @@
+import SessionStore
+
+extension FlowSummary {
+    /// The API's summary object (docs/web-ui.md): every key present, `null` when unknown.
+    func write(to json: inout JSONText, replayOf: String?) {
+        json.raw("{\"id\":")
+        json.string(id)
+        json.raw(",\"seq\":")
+        json.raw(String(sequence))
+        json.raw(",\"phase\":")
+        json.string(phase.name)
+        json.raw(",\"started\":")
+        json.string(started)
+        json.raw(",\"method\":")
+        json.string(method)
+        json.raw(",\"url\":")
+        json.string(url)
+        json.raw(",\"host\":")
+        json.string(host)
+        json.raw(",\"status\":")
+        json.number(status)
+        json.raw(",\"http_version\":")
+        json.string(httpVersion)
+        json.raw(",\"mode\":")
+        json.string(mode)
+        json.raw(",\"error_kind\":")
+        json.string(errorKind)
+        json.raw(",\"content_type\":")
+        json.string(contentType)
+        json.raw(",\"request_content_type\":")
+        json.string(requestContentType)
+        json.raw(",\"request_size\":")
+        json.number(requestSize)
+        json.raw(",\"response_size\":")
+        json.number(responseSize)
+        json.raw(",\"duration_ms\":")
+        json.number(durationMs)
+        json.raw(",\"persona\":")
+        json.string(persona)
+        json.raw(",\"signer_email\":")
+        json.string(signerEmail)
+        json.raw(",\"signer_serial\":")
+        json.string(signerSerial)
+        json.raw(",\"verdict\":")
+        json.string(verdict)
+        json.raw(",\"is_websocket\":")
+        json.bool(isWebSocket)
+        json.raw(",\"is_tunnel\":")
+        json.bool(isTunnel)
+        json.raw(",\"bodies_dropped\":")
+        json.bool(bodiesDropped)
+        json.raw(",\"replay_of\":")
+        json.string(replayOf)
+        json.raw("}")
+    }
+
+    /// A JSON array of summaries, each with its `replay_of` from `origins`.
+    static func jsonArray(_ summaries: [FlowSummary], origins: [String: String]) -> String {
+        var json = JSONText(capacity: summaries.count * 420 + 2)
+        json.raw("[")
+        for (index, summary) in summaries.enumerated() {
+            if index > 0 { json.raw(",") }
+            summary.write(to: &json, replayOf: origins[summary.id])
+        }
+        json.raw("]")
+        return json.text
+    }
+}
+
+extension FlowPhase {
+    /// `started`, `responded`, `finished`.
+    var name: String {
+        switch self {
+        case .started: return "started"
+        case .responded: return "responded"
+        case .finished: return "finished"
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import DevProxy
+import Foundation
+import SessionStore
+
+/// `GET /api/flows/ID/export?format=curl|har|raw` and `GET /api/export/har?filter=|ids=`.
+extension WebUI {
+    /// The most flows one HAR export holds.
+    static let maximumExport = 10_000
+
+    func export(_ request: WebRequest, id: String) throws -> WebResponse {
+        guard let flow = try storedFlow(id) else {
+            if try store.summary(id: id) != nil { return .error(409, "flow \(id) has not finished yet") }
+            return .error(404, "no flow \(id) in this session")
+        }
+        switch request.query["format"] ?? "" {
+        case "curl":
+            guard flow.request != nil else { return .error(409, "flow \(id) has no HTTP request to repeat") }
+            return .text(try curlCommand(for: flow) + "\n")
+        case "har":
+            return .attachment(try HARWriter.encode([flow], creatorVersion: version),
+                               filename: "\(Self.safeFileName(id)).har", contentType: "application/json")
+        case "raw":
+            return .attachment(try rawExchange(flow), filename: "\(Self.safeFileName(id)).http",
+                               contentType: "text/plain")
+        case let other:
+            return .error(400, "format must be curl, har or raw, not \(other.isEmpty ? "nothing" : other)")
+        }
+    }
+
+    func exportHAR(_ request: WebRequest) throws -> WebResponse {
+        var ids: [String]
+        if let list = request.query["ids"] {
+            ids = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            guard ids.count <= Self.maximumExport else {
+                return .error(400, "at most \(Self.maximumExport) ids in one export")
+            }
+        } else {
+            var filter: FilterExpression?
+            if let text = request.query["filter"], !text.trimmingCharacters(in: .whitespaces).isEmpty {
+                do {
+                    filter = try FilterExpression(parsing: text)
+                } catch {
+                    return .error(400, error.description, extra: ["column": error.column])
+                }
+            }
+            ids = try store.flows(filter: filter, limit: Self.maximumExport, order: .oldestFirst).flows.map(\.id)
+        }
+        let flows = try ids.compactMap { try storedFlow($0) }
+        return .attachment(try HARWriter.encode(flows, creatorVersion: version), filename: "devproxy.har",
+                           contentType: "application/json")
+    }
+
+    /// The finished flow `id` decoded from its stored record; nil when there is none.
+    func storedFlow(_ id: String) throws -> Flow? {
+        guard let json = try store.flowJSON(id: id) else { return nil }
+        return FlowLogReader.parse(Array(json.utf8)).flows.first
+    }
+
+    /// A shell command that repeats the request: curl with single-quoted arguments; a binary body
+    /// goes through `base64 -d`.
+    func curlCommand(for flow: Flow) throws -> String {
+        guard let request = flow.request else { return "" }
+        var parts = ["curl"]
+        if request.method != "GET" || request.body != nil { parts += ["-X", Self.shellQuoted(request.method)] }
+        parts.append(Self.shellQuoted(request.url))
+        for pair in request.headers where pair.count >= 2 && !Self.skippedOnRepeat(pair[0]) {
+            parts += ["-H", Self.shellQuoted("\(pair[0]): \(pair[1])")]
+        }
+        guard let body = try store.body(id: flow.id, part: .request), body.size > 0 else {
+            return parts.joined(separator: " ")
+        }
+        if let text = String(validating: body.bytes, as: UTF8.self), !body.bytes.contains(0) {
+            parts += ["--data-binary", Self.shellQuoted(text)]
+            return parts.joined(separator: " ")
+        }
+        parts += ["--data-binary", "@-"]
+        return "printf %s \(Self.shellQuoted(Data(body.bytes).base64EncodedString())) | base64 -d | "
+            + parts.joined(separator: " ")
+    }
+
+    /// The request and response as HTTP/1.1 text with their stored (wire) bodies.
+    func rawExchange(_ flow: Flow) throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        if let request = flow.request {
+            let target = URLComponents(string: request.url).map {
+                ($0.percentEncodedPath.isEmpty ? "/" : $0.percentEncodedPath)
+                    + ($0.percentEncodedQuery.map { "?" + $0 } ?? "")
+            } ?? request.url
+            bytes += Array("\(request.method) \(target) HTTP/1.1\r\n".utf8)
+            for pair in request.headers where pair.count >= 2 { bytes += Array("\(pair[0]): \(pair[1])\r\n".utf8) }
+            bytes += Array("\r\n".utf8)
+            bytes += try store.body(id: flow.id, part: .request)?.bytes ?? []
+        }
+        if let response = flow.response {
+            bytes += Array("\r\n\r\nHTTP/1.1 \(response.status) \(response.reason)\r\n".utf8)
+            for pair in response.headers where pair.count >= 2 { bytes += Array("\(pair[0]): \(pair[1])\r\n".utf8) }
+            bytes += Array("\r\n".utf8)
+            bytes += try store.body(id: flow.id, part: .response)?.bytes ?? []
+        }
+        return bytes
+    }
+
+    /// Fields a repeated request must not copy: framing and hop-by-hop fields (the new
+    /// connection sets its own), the proxy's own, and values the log redacted.
+    static func skippedOnRepeat(_ name: String) -> Bool {
+        ["host", "content-length", "transfer-encoding", "connection", "keep-alive", "proxy-connection",
+         "proxy-authorization", "te", "upgrade", "x-devproxy-replay"].contains(name.lowercased()) || name.hasPrefix(":")
+    }
+
+    /// `'text'` with each `'` written `'\''`: safe in any POSIX shell.
+    static func shellQuoted(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+}

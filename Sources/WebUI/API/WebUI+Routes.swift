@@ -1,0 +1,164 @@
+import DevProxy
+import Foundation
+import QRCode
+import SessionStore
+
+/// The routes (docs/web-ui.md, "Routes").
+extension WebUI {
+    func route(_ request: WebRequest) -> WebResponse {
+        let segments = request.segments
+        guard segments.first == "api" else { return staticFile(request) }
+        let rest = Array(segments.dropFirst())
+        let method = request.method
+        do {
+            switch (method, rest.count, rest.first ?? "") {
+            case ("GET", 1, "info"): return info()
+            case ("GET", 1, "error-kinds"):
+                let kinds = FlowErrorKind.allCases.map { ($0.rawValue, $0.explanation) }
+                return .json(object: Dictionary(uniqueKeysWithValues: kinds))
+            case ("GET", 1, "flows"): return try flowList(request)
+            case ("GET", 2, "flows"): return try flow(rest[1])
+            case ("GET", 4, "flows") where rest[3] == "body" && (rest[2] == "request" || rest[2] == "response"):
+                return try body(request, id: rest[1], part: rest[2] == "request" ? .request : .response)
+            case ("GET", 3, "flows") where rest[2] == "export": return try export(request, id: rest[1])
+            case ("POST", 3, "flows") where rest[2] == "replay": return try replay(id: rest[1])
+            case ("POST", 1, "replay"): return try replayEdited(request)
+            case ("GET", 2, "export") where rest[1] == "har": return try exportHAR(request)
+            case ("POST", 1, "clear"): return clear()
+            case ("GET", 1, "events"): return events.stream(lastEventID: request.headers["Last-Event-ID"])
+            case ("GET", 1, "ca"): return certificateAuthority()
+            case ("GET", 1, "pinning"): return try pinning()
+            case ("GET", 2, "onboarding") where rest[1] == "qr.svg": return onboardingQRCode()
+            default:
+                if Self.knownRoutes.contains(rest.first ?? "") && Self.exists(rest) {
+                    return .error(405, "\(method) is not allowed on \(request.path)")
+                }
+                return .error(404, "no API route \(method) \(request.path); see docs/web-ui.md")
+            }
+        } catch let error as SessionStoreError {
+            return .error(500, "the session store failed: \(error.reason)")
+        } catch {
+            return .error(500, "\(error)")
+        }
+    }
+
+    private static let knownRoutes: Set<String> = ["info", "flows", "replay", "export", "clear", "events", "ca",
+                                                   "pinning", "error-kinds"]
+
+    /// Whether the path is a route under some method (so the answer is 405, not 404).
+    private static func exists(_ rest: [String]) -> Bool {
+        switch (rest.count, rest.first ?? "") {
+        case (1, _): return true
+        case (2, "flows"), (2, "export"): return true
+        case (3, "flows"): return rest[2] == "export" || rest[2] == "replay"
+        case (4, "flows"): return rest[3] == "body"
+        default: return false
+        }
+    }
+
+    /// `GET /` and the embedded files, with ETag revalidation.
+    private func staticFile(_ request: WebRequest) -> WebResponse {
+        guard request.method == "GET" || request.method == "HEAD" else {
+            return .error(405, "\(request.method) is not allowed on \(request.path)")
+        }
+        guard let asset = WebAssets.asset(forPath: request.path) else {
+            return .error(404, "no file \(request.path) in the web UI")
+        }
+        let headers = [("Content-Type", asset.contentType), ("Cache-Control", "no-cache"), ("ETag", asset.etag)]
+        if let tags = request.headers["If-None-Match"], tags == "*"
+            || tags.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == asset.etag }) {
+            return WebResponse(status: 304, headers: headers)
+        }
+        return WebResponse(status: 200, headers: headers, body: asset.bytes)
+    }
+
+    /// `GET /api/info`.
+    private func info() -> WebResponse {
+        let drops = store.drops
+        let object: [String: Any] = [
+            "version": version,
+            "mode": proxy == nil ? "viewer" : "proxy",
+            "proxy": (proxy?.listeners ?? []).map { ["mode": $0.mode, "address": $0.address] },
+            "session": store.path,
+            "read_only": store.isReadOnly,
+            "replay": proxy != nil,
+            "flows": (try? store.count()) ?? 0,
+            "store_drops": ["records": drops.records, "bodies": drops.bodies],
+        ]
+        guard let onboarding = proxy?.onboardingURL else { return .json(object: object) }
+        return .json(object: object.merging(["onboarding_url": onboarding, "qr_svg_path": "/api/onboarding/qr.svg"]) { $1 })
+    }
+
+    /// `GET /api/onboarding/qr.svg`: the QR code of the onboarding page's address (DevProxy's own
+    /// markup, not captured content), 404 without a proxy.
+    private func onboardingQRCode() -> WebResponse {
+        guard let url = proxy?.onboardingURL, let svg = try? QRCode.svg(for: url) else {
+            return .error(404, "no onboarding address: the UI runs without a proxy")
+        }
+        return WebResponse(status: 200, headers: [("Content-Type", "image/svg+xml"), ("Cache-Control", "no-cache")],
+                           body: Array(svg.utf8))
+    }
+
+    /// `GET /api/flows?filter=&limit=&cursor=&order=`.
+    private func flowList(_ request: WebRequest) throws -> WebResponse {
+        var filter: FilterExpression?
+        if let text = request.query["filter"], !text.trimmingCharacters(in: .whitespaces).isEmpty {
+            do {
+                filter = try FilterExpression(parsing: text)
+            } catch {
+                return .error(400, error.description, extra: ["column": error.column])
+            }
+        }
+        var limit = 100
+        if let text = request.query["limit"] {
+            guard let value = Int(text), (1...SessionStore.maximumPageSize).contains(value) else {
+                return .error(400, "limit must be a number from 1 to \(SessionStore.maximumPageSize)")
+            }
+            limit = value
+        }
+        var cursor: FlowCursor?
+        if let text = request.query["cursor"], !text.isEmpty {
+            guard let value = FlowCursor(text) else { return .error(400, "cursor \(text) is not one this API gave") }
+            cursor = value
+        }
+        let order: FlowOrder
+        switch request.query["order"] {
+        case nil, "", "newest": order = .newestFirst
+        case "oldest": order = .oldestFirst
+        case let other?: return .error(400, "order must be newest or oldest, not \(other)")
+        }
+        let page = try store.flows(filter: filter, limit: limit, cursor: cursor, order: order)
+        let origins = try store.replayOrigins(ids: page.flows.map(\.id))
+        var json = JSONText(capacity: page.flows.count * 420 + 64)
+        json.raw("{\"flows\":")
+        json.raw(FlowSummary.jsonArray(page.flows, origins: origins))
+        json.raw(",\"total\":")
+        json.number(page.total)
+        json.raw(",\"next_cursor\":")
+        json.string(page.nextCursor?.description)
+        json.raw("}")
+        return .json(json.text)
+    }
+
+    /// `GET /api/flows/ID`: the stored record, or the summary of a flow still in progress.
+    private func flow(_ id: String) throws -> WebResponse {
+        if let record = try store.flowJSON(id: id) { return .json(record) }
+        guard let summary = try store.summary(id: id) else { return .error(404, "no flow \(id) in this session") }
+        var json = JSONText()
+        json.raw("{\"id\":")
+        json.string(id)
+        json.raw(",\"pending\":true,\"summary\":")
+        summary.write(to: &json, replayOf: nil)
+        json.raw("}")
+        return .json(json.text)
+    }
+
+    /// `POST /api/clear`.
+    private func clear() -> WebResponse {
+        guard !store.isReadOnly else {
+            return .error(409, "this session is open read-only (devproxy web FILE); nothing to clear")
+        }
+        store.clear()
+        return .json("{\"cleared\":true}")
+    }
+}

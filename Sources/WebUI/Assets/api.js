@@ -1,0 +1,137 @@
+// The one place that talks to DevProxy's HTTP API (docs/web-ui.md). Reads use the session
+// cookie the server set when the page was opened with `?token=`; writes add the CSRF header.
+
+const CSRF_HEADER = { "X-DevProxy-CSRF": "1" };
+
+/** An API answer that was not 2xx: the status and the server's message (and column, for filters). */
+export class APIError extends Error {
+    constructor(status, message, column) {
+        super(message);
+        this.status = status;
+        this.column = column;
+    }
+}
+
+/** The token from the address the page was opened with; kept in memory only, then removed from the URL. */
+const token = (() => {
+    const url = new URL(window.location.href);
+    const value = url.searchParams.get("token");
+    if (value !== null) {
+        url.searchParams.delete("token");
+        window.history.replaceState(null, "", url.pathname + url.search + url.hash);
+    }
+    return value;
+})();
+
+function headers(extra = {}) {
+    return token ? { Authorization: `Bearer ${token}`, ...extra } : extra;
+}
+
+/** Turns a failed response into an APIError with the server's own words. */
+async function failure(response) {
+    let message = `${response.status} ${response.statusText}`;
+    let column;
+    try {
+        const text = await response.text();
+        try {
+            const body = JSON.parse(text);
+            const detail = body.error ?? body.message;
+            message = typeof detail === "object" && detail ? (detail.message ?? detail.reason ?? message) : (detail ?? message);
+            column = body.column ?? (typeof detail === "object" && detail ? detail.column : undefined);
+        } catch {
+            if (text.trim()) message = text.trim().split("\n")[0];
+        }
+    } catch {
+        // The body could not be read; the status line says enough.
+    }
+    if (column === undefined) {
+        const match = /at column (\d+)/.exec(message);
+        if (match) column = Number(match[1]);
+    }
+    return new APIError(response.status, message, column);
+}
+
+async function getJSON(path, signal) {
+    const response = await fetch(path, { headers: headers(), signal, credentials: "same-origin" });
+    if (!response.ok) throw await failure(response);
+    return response.json();
+}
+
+async function post(path, body) {
+    const init = { method: "POST", credentials: "same-origin", headers: headers(CSRF_HEADER) };
+    if (body !== undefined) {
+        init.headers = headers({ ...CSRF_HEADER, "Content-Type": "application/json" });
+        init.body = JSON.stringify(body);
+    }
+    const response = await fetch(path, init);
+    if (!response.ok) throw await failure(response);
+    const text = await response.text();
+    return text ? JSON.parse(text) : {};
+}
+
+function query(parameters) {
+    const search = new URLSearchParams();
+    for (const [name, value] of Object.entries(parameters)) {
+        if (value !== undefined && value !== null && value !== "") search.set(name, String(value));
+    }
+    const text = search.toString();
+    return text ? `?${text}` : "";
+}
+
+const flowPath = (id) => `/api/flows/${encodeURIComponent(id)}`;
+
+export const api = {
+    /** One page of summaries: `{flows, total, next_cursor}`. */
+    flows({ filter, limit, cursor }, signal) {
+        return getJSON(`/api/flows${query({ filter, limit, cursor })}`, signal);
+    },
+    /** The flow as the flow log writes it. */
+    flow(id, signal) {
+        return getJSON(flowPath(id), signal);
+    },
+    info() {
+        return getJSON("/api/info");
+    },
+    /** Each `error.kind` with the sentence that explains it: `{kind: explanation}`. */
+    errorKinds() {
+        return getJSON("/api/error-kinds");
+    },
+    ca() {
+        return getJSON("/api/ca");
+    },
+    pinning() {
+        return getJSON("/api/pinning");
+    },
+    /** Replays flow `id`; resolves to `{id}` of the new flow. */
+    replay(id) {
+        return post(`${flowPath(id)}/replay`);
+    },
+    /** Sends an edited request: `{method, url, headers: [[name, value]], body}`; resolves to `{id}`. */
+    resend(request) {
+        return post("/api/replay", request);
+    },
+    clear() {
+        return post("/api/clear");
+    },
+    /** The export of one flow as text (`curl`, `har`, `raw`). */
+    async exportText(id, format) {
+        const response = await fetch(`${flowPath(id)}/export${query({ format })}`,
+            { headers: headers(), credentials: "same-origin" });
+        if (!response.ok) throw await failure(response);
+        return response.text();
+    },
+    /** The `fetch` response for a body (decoded; `raw` for the bytes as sent), for streaming reads. */
+    async body(id, side, { raw = false, signal } = {}) {
+        const response = await fetch(`${flowPath(id)}/${side}/body${query({ raw: raw ? 1 : undefined })}`,
+            { headers: headers(), signal, credentials: "same-origin" });
+        if (!response.ok) throw await failure(response);
+        return response;
+    },
+    /** Same-origin paths for links (downloads and exports). */
+    paths: {
+        body: (id, side, raw) => `${flowPath(id)}/${side}/body${query({ raw: raw ? 1 : undefined })}`,
+        harForFilter: (filter) => `/api/export/har${query({ filter })}`,
+        harForIDs: (ids) => `/api/export/har${query({ ids: ids.join(",") })}`,
+        events: "/api/events",
+    },
+};

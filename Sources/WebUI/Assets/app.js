@@ -1,0 +1,169 @@
+// The page shell: views, header actions, keyboard, the status line. Components do the rest.
+
+import { api } from "./api.js";
+import { apiLink, setSafeAttribute } from "./dom.js";
+import { liveEvents } from "./events.js";
+import { loadCA } from "./ca-panel.js";
+import { replayFlow } from "./flow-detail.js";
+import { store } from "./store.js";
+import "./filter-box.js";
+import "./flow-list.js";
+import "./pinning-panel.js";
+
+const $ = (id) => document.getElementById(id);
+
+function setupViews() {
+    const tabs = ["flows", "pinning", "ca"];
+    for (const name of tabs) {
+        $(`tab-${name}`).addEventListener("click", () => {
+            for (const other of tabs) {
+                setSafeAttribute($(`tab-${other}`), "aria-selected", String(other === name));
+                $(`view-${other}`).hidden = other !== name;
+            }
+        });
+    }
+}
+
+/** Clicks a temporary same-origin link: exports and downloads go through the cookie. */
+function download(path, filename) {
+    const link = apiLink(path, "download", { download: filename });
+    document.body.append(link);
+    link.click();
+    link.remove();
+}
+
+function setupActions() {
+    const list = document.querySelector("flow-list");
+    const exportSelected = $("export-selected");
+    store.addEventListener("picked", () => {
+        exportSelected.disabled = store.picked.size === 0;
+        exportSelected.textContent = store.picked.size
+            ? `Export ${store.picked.size} selected as HAR` : "Export selected as HAR";
+    });
+    exportSelected.addEventListener("click", () => download(api.paths.harForIDs([...store.picked]), "selection.har"));
+    $("export-filtered").addEventListener("click", () => download(api.paths.harForFilter(list.filter), "flows.har"));
+    // Two clicks, no confirm(): a modal prompt would block the page and tests watch for dialogs.
+    const clear = $("clear-list");
+    let armed = 0;
+    clear.addEventListener("click", async () => {
+        if (!armed) {
+            clear.textContent = "Click again to clear";
+            armed = setTimeout(() => {
+                armed = 0;
+                clear.textContent = "Clear";
+            }, 3000);
+            return;
+        }
+        clearTimeout(armed);
+        armed = 0;
+        clear.textContent = "Clear";
+        try {
+            await api.clear();
+            store.setPicked([]);
+            store.select(null);
+            store.notify("cleared the list");
+        } catch (error) {
+            store.notify(`could not clear: ${error.message}`, "error");
+        }
+    });
+    store.addEventListener("info", () => {
+        clear.disabled = store.readOnly;
+    });
+}
+
+function isTyping(target) {
+    return target instanceof HTMLElement &&
+        (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
+}
+
+function setupKeyboard() {
+    const list = document.querySelector("flow-list");
+    const detail = document.querySelector("flow-detail");
+    document.addEventListener("keydown", (event) => {
+        if (event.ctrlKey || event.metaKey || event.altKey || isTyping(event.target)) return;
+        if (document.querySelector("dialog[open]")) return;
+        const flowsShown = !$("view-flows").hidden;
+        switch (event.key) {
+        case "/":
+            event.preventDefault();
+            document.querySelector("filter-box").focus();
+            break;
+        case "j":
+        case "ArrowDown":
+            if (!flowsShown) return;
+            event.preventDefault();
+            list.move(1);
+            break;
+        case "k":
+        case "ArrowUp":
+            if (!flowsShown) return;
+            event.preventDefault();
+            list.move(-1);
+            break;
+        case "Enter":
+            if (!flowsShown || !store.selectedID || event.target.closest?.("button, a")) return;
+            event.preventDefault();
+            detail.focusPane();
+            break;
+        case "Escape":
+            if (store.selectedID) {
+                store.select(null);
+                list.focusList();
+            }
+            break;
+        case "r":
+            if (store.selectedID) replayFlow(store.selectedID);
+            break;
+        default:
+        }
+    });
+}
+
+function setupStatus() {
+    const notice = $("notice");
+    let timer = 0;
+    store.addEventListener("notice", (event) => {
+        notice.textContent = event.detail.message;
+        notice.className = `notice ${event.detail.kind}`;
+        notice.hidden = false;
+        clearTimeout(timer);
+        timer = setTimeout(() => {
+            notice.hidden = true;
+        }, 6000);
+    });
+    liveEvents.addEventListener("state", (event) => {
+        $("connection-state").textContent = event.detail;
+        $("connection-state").className = `state-${event.detail.replace(/\W/g, "")}`;
+    });
+    store.addEventListener("info", (event) => {
+        const info = event.detail ?? {};
+        const parts = [];
+        if (info.version) parts.push(`DevProxy ${info.version}`);
+        const proxy = info.proxy ?? info.listeners ?? info.listen;
+        if (proxy) parts.push(`proxy ${Array.isArray(proxy) ? proxy.map((p) => p.address ?? p).join(", ") : proxy}`);
+        if (info.session) parts.push(`session ${info.session}`);
+        if (store.readOnly) parts.push("read-only");
+        $("info-line").textContent = parts.join(" · ");
+    });
+}
+
+async function start() {
+    setupViews();
+    setupActions();
+    setupKeyboard();
+    setupStatus();
+    liveEvents.start();
+    loadCA();
+    try {
+        store.setInfo(await api.info());
+    } catch (error) {
+        store.notify(`could not load the proxy's info: ${error.message}`, "error");
+    }
+    try {
+        store.errorKinds = await api.errorKinds();
+    } catch {
+        // The error banner then shows the kind and message without the explanation.
+    }
+}
+
+start();

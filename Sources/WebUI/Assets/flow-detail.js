@@ -1,0 +1,320 @@
+// <flow-detail>: the selected flow — headers, bodies by type, messages, timings, both TLS
+// sides and the chain the client was shown, the error explained — and the actions on it.
+
+import { api } from "./api.js";
+import { apiLink, append, definitionList, h, replaceChildren, setSafeAttribute } from "./dom.js";
+import { bodyView } from "./body-view.js";
+import { formatDuration, formatSize } from "./format.js";
+import { openResend } from "./resend-dialog.js";
+import { store } from "./store.js";
+
+const TABS = [
+    { key: "request", title: "Request" },
+    { key: "response", title: "Response" },
+    { key: "messages", title: "Messages" },
+    { key: "connection", title: "Connection" },
+];
+
+class FlowDetail extends HTMLElement {
+    #controller = null;
+    #flow = null;
+    #tab = "response";
+    #refetch = 0;
+
+    connectedCallback() {
+        if (this.hasAttribute("role")) return;
+        setSafeAttribute(this, "role", "region");
+        setSafeAttribute(this, "aria-label", "Flow detail");
+        setSafeAttribute(this, "tabindex", -1);
+        store.addEventListener("select", (event) => this.#open(event.detail));
+        document.querySelector("flow-list")?.addEventListener("selected-changed", () => this.#scheduleRefetch());
+    }
+
+    /** The flow on show (its record), or null. */
+    get flow() {
+        return this.#flow;
+    }
+
+    async #open(id, keepTab = false) {
+        this.#controller?.abort();
+        this.#flow = null;
+        if (!id) {
+            this.hidden = true;
+            replaceChildren(this);
+            return;
+        }
+        const controller = new AbortController();
+        this.#controller = controller;
+        this.hidden = false;
+        if (!keepTab) setSafeAttribute(this, "aria-busy", "true");
+        try {
+            const flow = await api.flow(id, controller.signal);
+            if (controller.signal.aborted) return;
+            if (flow.pending) {
+                this.#renderPending(flow.summary ?? { id });
+                this.#scheduleRefetch();
+                return;
+            }
+            this.#flow = flow;
+            if (!keepTab) this.#tab = flow.response || flow.error ? "response" : "request";
+            if (!flow.response && this.#tab === "response" && !flow.error) this.#tab = "request";
+            this.#render(flow, controller.signal);
+        } catch (error) {
+            if (controller.signal.aborted) return;
+            replaceChildren(this, this.#closeButton(), h("p", { class: "error-text", role: "alert" },
+                `could not load flow ${id}: ${error.message}`));
+        } finally {
+            if (this.#controller === controller) this.removeAttribute("aria-busy");
+        }
+    }
+
+    /** A pending flow on show changed: fetch it again (at most every half second). */
+    #scheduleRefetch() {
+        if (this.#refetch || !store.selectedID) return;
+        this.#refetch = setTimeout(() => {
+            this.#refetch = 0;
+            this.#open(store.selectedID, true);
+        }, 500);
+    }
+
+    /** A flow still in progress: the API has only its summary until it ends. */
+    #renderPending(summary) {
+        replaceChildren(this, h("div", { class: "detail-head" }, this.#closeButton(),
+            h("h2", { class: "detail-title" }, h("span", { class: "method" }, summary.method ?? ""), " ",
+                h("span", { class: "url" }, summary.url ?? summary.host ?? "")),
+            h("p", { class: "detail-status" }, summary.status ? `${summary.status} · ` : "",
+                "in progress: the detail appears when the exchange ends")));
+    }
+
+    #closeButton() {
+        return h("button", {
+            type: "button", class: "close", "aria-label": "Close detail (Esc)", on: { click: () => store.select(null) },
+        }, "×");
+    }
+
+    #render(flow, signal) {
+        const request = flow.request;
+        const title = h("h2", { class: "detail-title" },
+            h("span", { class: "method" }, request?.method ?? (flow.mode === "tunnel" ? "CONNECT" : "")), " ",
+            h("span", { class: "url" }, request?.url ?? `${flow.server?.host ?? ""}:${flow.server?.port ?? ""}`));
+        const status = flow.response ? `${flow.response.status} ${flow.response.reason ?? ""}` : "";
+        const head = h("div", { class: "detail-head" }, this.#closeButton(), title,
+            h("p", { class: "detail-status" }, status, flow.persona ? ` · persona ${flow.persona}` : "",
+                flow.signer?.email ? ` · signed by ${flow.signer.email}` : "",
+                flow.replay_of ? ` · replay of ${flow.replay_of}` : ""),
+            this.#actions(flow));
+        const tabs = TABS.filter((tab) => tab.key !== "messages" || flow.websocket || flow.grpc);
+        if (!tabs.some((tab) => tab.key === this.#tab)) this.#tab = tabs[0].key;
+        const panel = h("div", { class: "detail-panel", role: "tabpanel", id: "detail-panel", tabindex: 0 });
+        const tabList = h("div", { class: "detail-tabs", role: "tablist", "aria-label": "Flow parts" },
+            tabs.map((tab) => h("button", {
+                type: "button", role: "tab", id: `detail-tab-${tab.key}`, "aria-controls": "detail-panel",
+                "aria-selected": String(tab.key === this.#tab), "data-tab": tab.key,
+                on: { click: () => this.#switch(tab.key, tabList, panel, flow, signal) },
+            }, tab.title)));
+        replaceChildren(this, head, flow.error ? errorBanner(flow.error) : null, tabList, panel);
+        this.#fillPanel(panel, flow, signal);
+    }
+
+    #switch(key, tabList, panel, flow, signal) {
+        this.#tab = key;
+        for (const tab of tabList.children) {
+            setSafeAttribute(tab, "aria-selected", String(tab.getAttribute("data-tab") === key));
+        }
+        this.#fillPanel(panel, flow, signal);
+    }
+
+    #fillPanel(panel, flow, signal) {
+        setSafeAttribute(panel, "aria-labelledby", `detail-tab-${this.#tab}`);
+        switch (this.#tab) {
+        case "request":
+            replaceChildren(panel, messageView(flow.id, "request", flow.request, signal));
+            break;
+        case "response":
+            replaceChildren(panel, flow.response
+                ? messageView(flow.id, "response", flow.response, signal)
+                : h("p", { class: "muted" }, flow.error ? "no response" : "waiting for the response…"));
+            break;
+        case "messages":
+            replaceChildren(panel, flow.websocket ? webSocketView(flow.websocket) : null,
+                flow.grpc ? grpcView(flow.grpc) : null);
+            break;
+        default:
+            replaceChildren(panel, connectionView(flow));
+        }
+    }
+
+    #actions(flow) {
+        const replayable = Boolean(flow.request) && store.canReplay;
+        return h("div", { class: "detail-actions", role: "toolbar", "aria-label": "Flow actions" },
+            h("button", {
+                type: "button", id: "replay", disabled: !replayable, title: "Replay (r)",
+                on: { click: () => replayFlow(flow.id) },
+            }, "Replay"),
+            h("button", {
+                type: "button", id: "resend", disabled: !replayable, on: { click: () => openResend(flow) },
+            }, "Edit and resend"),
+            h("button", { type: "button", id: "copy-curl", on: { click: () => copyCurl(flow.id) } }, "Copy as curl"),
+            apiLink(`/api/flows/${encodeURIComponent(flow.id)}/export?format=har`, "HAR",
+                { class: "button", download: `flow-${flow.id}.har` }),
+            apiLink(`/api/flows/${encodeURIComponent(flow.id)}/export?format=raw`, "Raw",
+                { class: "button", download: `flow-${flow.id}.txt` }));
+    }
+
+    /** Moves focus into the pane (Enter from the list). */
+    focusPane() {
+        (this.querySelector(".detail-panel") ?? this).focus();
+    }
+}
+
+/** Replays flow `id`; the new flow arrives through the live stream. */
+export async function replayFlow(id) {
+    if (!store.canReplay) return;
+    try {
+        const answer = await api.replay(id);
+        store.notify(`replayed as flow ${answer.id}`);
+        store.announceFlow(answer.id);
+    } catch (error) {
+        store.notify(`replay failed: ${error.message}`, "error");
+    }
+}
+
+async function copyCurl(id) {
+    try {
+        const text = await api.exportText(id, "curl");
+        try {
+            await navigator.clipboard.writeText(text);
+            store.notify("copied the curl command");
+        } catch {
+            // No clipboard permission (a headless or embedded browser): show it to copy by hand.
+            const dialog = document.getElementById("resend-dialog");
+            const area = h("textarea", { rows: 8, cols: 80, "aria-label": "curl command", spellcheck: "false" });
+            area.value = text;
+            replaceChildren(dialog, h("h2", { id: "resend-title" }, "Copy as curl"), area,
+                h("form", { method: "dialog" }, h("button", { type: "submit" }, "Close")));
+            dialog.showModal();
+            area.select();
+        }
+    } catch (error) {
+        store.notify(`could not export: ${error.message}`, "error");
+    }
+}
+
+function errorBanner(error) {
+    const lines = [h("strong", {}, error.kind ?? "error"), ": ", error.message ?? ""];
+    const explanation = error.explanation ?? (Object.hasOwn(store.errorKinds ?? {}, error.kind)
+        ? store.errorKinds[error.kind] : null);
+    const extra = [error.alert && `TLS alert ${error.alert}`, error.code && `code ${error.code}`,
+        error.by && `sent by ${error.by}`, error.after_bytes != null && `after ${formatSize(error.after_bytes)}`];
+    return h("div", { class: "error-banner", role: "alert" }, h("p", {}, lines),
+        explanation ? h("p", { class: "explanation" }, explanation) : null,
+        extra.some(Boolean) ? h("p", { class: "muted" }, extra.filter(Boolean).join(" · ")) : null);
+}
+
+function headersTable(title, headers) {
+    if (!headers || !headers.length) return null;
+    return h("table", { class: "headers" },
+        h("caption", {}, title),
+        h("tbody", {}, headers.map(([name, value]) => h("tr", {}, h("th", { scope: "row" }, name), h("td", {}, value)))));
+}
+
+function messageView(id, side, message, signal) {
+    if (!message) return h("p", { class: "muted" }, "no request was read");
+    const firstLine = side === "request"
+        ? `${message.method} ${message.url} ${message.http_version ?? ""}`
+        : `${message.http_version ?? ""} ${message.status} ${message.reason ?? ""}`;
+    return h("div", { class: "message" },
+        h("p", { class: "first-line" }, firstLine),
+        headersTable("Pseudo-headers", message.pseudo_headers),
+        headersTable("Headers", message.headers),
+        bodyView(id, side, message, signal),
+        headersTable("Trailers", message.trailers));
+}
+
+function webSocketView(messages) {
+    return h("table", { class: "messages" },
+        h("caption", {}, `WebSocket messages (${messages.length})`),
+        h("thead", {}, h("tr", {}, ["", "Opcode", "Length", "Data"].map((title) => h("th", { scope: "col" }, title)))),
+        h("tbody", {}, messages.map((message) => h("tr", { class: message.direction },
+            h("td", { title: message.direction, "aria-label": message.direction },
+                message.direction === "client_to_server" ? "→" : "←"),
+            h("td", {}, message.opcode), h("td", {}, formatSize(message.length)),
+            h("td", { class: "data" }, message.text ?? (message.base64 ? `(base64) ${message.base64}` : ""))))));
+}
+
+function grpcView(grpc) {
+    const facts = definitionList([["Service", grpc.service], ["Method", grpc.method], ["Status", grpc.status],
+        ["Message", grpc.message], ["Encoding", grpc.encoding], ["Response encoding", grpc.response_encoding],
+        ["Messages", `${grpc.request_messages} sent, ${grpc.response_messages} received`],
+        ["Notes", (grpc.notes ?? []).join("; ")]]);
+    const rows = (grpc.messages ?? []).map((message) => h("tr", {},
+        h("td", { "aria-label": message.direction }, message.direction === "response" ? "←" : "→"),
+        h("td", {}, formatSize(message.length)), h("td", {}, message.compressed ? "yes" : ""),
+        h("td", { class: "data" }, h("pre", {}, message.decoded === undefined ? (message.first_bytes ?? "")
+            : (typeof message.decoded === "string" ? message.decoded : JSON.stringify(message.decoded, null, 2)))),
+        h("td", {}, message.note ?? "")));
+    return h("section", { class: "grpc", "aria-label": "gRPC" }, h("h3", {}, "gRPC"), facts,
+        h("table", { class: "messages" },
+            h("thead", {}, h("tr", {}, ["", "Length", "Compressed", "Decoded", "Note"]
+                .map((title) => h("th", { scope: "col" }, title)))),
+            h("tbody", {}, rows)));
+}
+
+function connectionView(flow) {
+    const t = flow.timings ?? {};
+    const phases = [["connect", t.connect], ["TLS", t.tls], ["send", t.send], ["wait", t.wait], ["receive", t.receive]];
+    const total = phases.reduce((sum, [, value]) => sum + (value > 0 ? value : 0), 0);
+    const timings = h("table", { class: "timings" }, h("caption", {}, "Timings"),
+        h("tbody", {}, phases.map(([name, value]) => {
+            const bar = h("span", { class: "bar" });
+            if (value > 0 && total > 0) bar.style.width = `${Math.max(1, (value / total) * 100)}%`;
+            return h("tr", {}, h("th", { scope: "row" }, name),
+                h("td", {}, value >= 0 ? formatDuration(value) : "—"), h("td", { class: "bar-cell" }, bar));
+        })));
+    const general = definitionList([["Started", flow.started], ["Ended", flow.ended], ["Client", flow.client],
+        ["Listener", flow.listener ? `${flow.listener.mode} ${flow.listener.address}` : ""],
+        ["Server", flow.server ? `${flow.server.host}:${flow.server.port}` : ""],
+        ["Dialled", flow.server?.address], ["Retried", flow.server?.retried ? "yes, on a fresh connection" : ""],
+        ["Mode", flow.mode], ["Persona", flow.persona],
+        ["HTTP/2", flow.h2 ? `stream ${flow.h2.stream_id} on ${flow.h2.connection_id}` +
+            (flow.h2.upstream_stream_id != null ? `, upstream stream ${flow.h2.upstream_stream_id}` : "") : ""],
+        ["Tunnel", flow.tunnel ? `${flow.tunnel.reason}; ${formatSize(flow.tunnel.bytes_from_client)} from client, ` +
+            `${formatSize(flow.tunnel.bytes_from_server)} from server` : ""],
+        ["Upstream verification", flow.insecure_upstream ? "skipped (--insecure-upstream)" : ""]]);
+    const client = flow.tls?.client;
+    const upstream = flow.tls?.upstream;
+    return h("div", { class: "connection" }, h("section", {}, h("h3", {}, "Connection"), general), timings,
+        h("section", { "aria-label": "TLS with the client" }, h("h3", {}, "TLS with the client"),
+            client ? definitionList([["SNI", client.sni], ["Version", client.version], ["Cipher", client.cipher],
+                ["ALPN", client.alpn]]) : h("p", { class: "muted" }, "no TLS"),
+            client || flow.signer ? shownChain(flow) : null),
+        h("section", { "aria-label": "TLS with the server" }, h("h3", {}, "TLS with the server"),
+            upstream ? upstreamView(upstream) : h("p", { class: "muted" }, "no TLS")));
+}
+
+/** The chain DevProxy showed the client: leaf → intermediate (serial, email) → root. */
+function shownChain(flow) {
+    const root = store.ca?.root;
+    const leafName = flow.tls?.client?.sni ?? flow.server?.host ?? "";
+    const items = [
+        h("li", {}, h("span", { class: "chain-role" }, "leaf"), ` ${leafName}`),
+        h("li", {}, h("span", { class: "chain-role" }, "intermediate"),
+            flow.signer ? ` ${flow.signer.email ?? "(no email)"} · serial ${flow.signer.serial}` : " (not recorded)"),
+        h("li", {}, h("span", { class: "chain-role" }, "root"),
+            root ? ` ${root.subject ?? root.name ?? ""}${root.pin ?? root.spki_pin ? ` · ${root.pin ?? root.spki_pin}` : ""}`
+                : " the team root"),
+    ];
+    return h("div", {}, h("h4", {}, "Chain shown to the client"), h("ol", { class: "chain" }, items));
+}
+
+function upstreamView(upstream) {
+    const facts = definitionList([["Version", upstream.version], ["Cipher", upstream.cipher], ["ALPN", upstream.alpn],
+        ["Verified", upstream.verified ? "yes" : `no${upstream.verify_error ? `: ${upstream.verify_error}` : ""}`]]);
+    const chain = h("ol", { class: "chain" }, (upstream.chain ?? []).map((certificate) => h("li", {},
+        h("div", {}, certificate.subject), h("div", { class: "muted" }, `issuer ${certificate.issuer}`),
+        h("div", { class: "muted" }, `until ${certificate.not_after}`),
+        h("div", { class: "pin" }, h("code", {}, certificate.pin)))));
+    return append(h("div", {}), [facts, h("h4", {}, "Chain from the server, with pins"), chain]);
+}
+
+customElements.define("flow-detail", FlowDetail);

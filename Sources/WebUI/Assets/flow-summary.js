@@ -1,0 +1,64 @@
+// What the list shows of one flow summary (`GET /api/flows`): cells and markers, as text.
+
+import { formatClock, formatDuration, formatSize, mediaType, pathOf } from "./format.js";
+
+const FINISHED = new Set(["finished", "complete", "completed", "done", 2]);
+
+/** True while the flow has not ended (request head seen, response pending or streaming). */
+export function isPending(summary) {
+    if (summary.error_kind) return false;
+    if (summary.phase !== undefined && summary.phase !== null) return !FINISHED.has(summary.phase);
+    if (summary.pending !== undefined) return Boolean(summary.pending);
+    return summary.status == null && summary.duration_ms == null && !isTunnel(summary);
+}
+
+export function isTunnel(summary) {
+    return Boolean(summary.is_tunnel || summary.mode === "tunnel");
+}
+
+export function isWebSocket(summary) {
+    return Boolean(summary.is_websocket || summary.mode === "websocket");
+}
+
+/** The markers a row carries: `{key, symbol, label}`, in a fixed order. */
+export function markers(summary) {
+    const list = [];
+    if (isPending(summary)) {
+        list.push({ key: "pending", symbol: "…", label: summary.status ? "response in progress" : "waiting for response" });
+    }
+    if (summary.error_kind) list.push({ key: "error", symbol: "⚠", label: `error: ${summary.error_kind}` });
+    if (isTunnel(summary)) list.push({ key: "tunnel", symbol: "⇄", label: "tunnel (not decrypted)" });
+    if (isWebSocket(summary)) list.push({ key: "websocket", symbol: "WS", label: "WebSocket" });
+    if (summary.replay_of) list.push({ key: "replay", symbol: "↻", label: `replay of ${summary.replay_of}` });
+    return list;
+}
+
+/** The columns: key, header and the cell text of a summary (widths are in app.css, `.flow-row`). */
+export const COLUMNS = [
+    { key: "marks", title: "", label: "Markers", text: (s) => markers(s).map((m) => m.symbol).join(" ") },
+    { key: "time", title: "Time", text: (s) => formatClock(s.started) },
+    { key: "method", title: "Method", text: (s) => s.method ?? (isTunnel(s) ? "CONNECT" : "") },
+    { key: "host", title: "Host", text: (s) => s.host ?? "" },
+    { key: "path", title: "Path", text: (s) => (isTunnel(s) ? "" : pathOf(s.url)) },
+    { key: "status", title: "Status", text: statusText },
+    { key: "protocol", title: "Protocol", text: (s) => s.http_version ?? s.mode ?? "" },
+    { key: "type", title: "Type", text: (s) => mediaType(s.content_type) },
+    { key: "size", title: "Size", text: (s) => formatSize(s.response_size) },
+    { key: "duration", title: "Duration", text: (s) => formatDuration(s.duration_ms) },
+    { key: "persona", title: "Persona", text: (s) => s.persona ?? "" },
+    { key: "signer", title: "Signer", text: (s) => s.signer_email ?? "" },
+];
+
+function statusText(summary) {
+    if (summary.status != null) return String(summary.status);
+    if (summary.error_kind) return "✕";
+    if (isTunnel(summary)) return "";
+    return isPending(summary) ? "…" : "";
+}
+
+/** `s2xx`…`s5xx` for colouring, or "". */
+export function statusClass(summary) {
+    const status = summary.status;
+    if (typeof status !== "number" || status < 100 || status > 599) return "";
+    return `s${Math.floor(status / 100)}xx`;
+}

@@ -1,0 +1,85 @@
+// "Edit and resend": a dialog with the flow's method, URL, headers and body, sent with
+// `POST /api/replay`; the new flow arrives through the live stream.
+
+import { api } from "./api.js";
+import { h, replaceChildren } from "./dom.js";
+import { store } from "./store.js";
+
+/** Bodies up to this size are put in the editor; larger ones are not editable here. */
+const EDITABLE = 1024 * 1024;
+
+/** `Name: value` lines from `[[name, value]]`. */
+export function headerLines(headers) {
+    return (headers ?? []).map(([name, value]) => `${name}: ${value}`).join("\n");
+}
+
+/** `[[name, value]]` from `Name: value` lines; a line without a colon is an error. */
+export function parseHeaderLines(text) {
+    const headers = [];
+    const lines = text.split("\n").map((line) => line.replace(/\r$/, ""));
+    for (const [index, line] of lines.entries()) {
+        if (!line.trim()) continue;
+        const colon = line.indexOf(":");
+        if (colon <= 0) throw new Error(`header line ${index + 1} has no "name: value"`);
+        headers.push([line.slice(0, colon).trim(), line.slice(colon + 1).trim()]);
+    }
+    return headers;
+}
+
+/** Opens the dialog for `flow` (its record). */
+export async function openResend(flow) {
+    const request = flow.request;
+    if (!request) return;
+    const dialog = document.getElementById("resend-dialog");
+    const field = (label, control) => h("label", { class: "field" }, h("span", {}, label), control);
+    const method = h("input", { name: "method", "aria-label": "Method", spellcheck: "false", required: true });
+    const url = h("input", { name: "url", "aria-label": "URL", spellcheck: "false", required: true });
+    const headers = h("textarea", { name: "headers", rows: 8, "aria-label": "Headers", spellcheck: "false" });
+    const body = h("textarea", { name: "body", rows: 8, "aria-label": "Body", spellcheck: "false" });
+    const error = h("p", { class: "error-text", role: "alert" });
+    method.value = request.method;
+    url.value = request.url;
+    headers.value = headerLines(request.headers);
+    body.value = request.body?.text ?? "";
+    const send = h("button", { type: "submit", id: "resend-send" }, "Send");
+    const form = h("form", { class: "resend" },
+        h("h2", { id: "resend-title" }, "Edit and resend"),
+        h("div", { class: "resend-line" }, field("Method", method), field("URL", url)),
+        field("Headers (one “Name: value” a line)", headers),
+        field("Body", body), error,
+        h("div", { class: "dialog-buttons" },
+            h("button", { type: "button", on: { click: () => dialog.close() } }, "Cancel"), send));
+    form.addEventListener("submit", async (event) => {
+        event.preventDefault();
+        error.textContent = "";
+        try {
+            send.disabled = true;
+            const answer = await api.resend({
+                method: method.value.trim(), url: url.value.trim(), headers: parseHeaderLines(headers.value),
+                body: body.value, replay_of: flow.id,
+            });
+            dialog.close();
+            store.notify(`sent as flow ${answer.id}`);
+            store.announceFlow(answer.id);
+        } catch (failure) {
+            error.textContent = failure.message;
+        } finally {
+            send.disabled = false;
+        }
+    });
+    replaceChildren(dialog, form);
+    dialog.showModal();
+    method.focus();
+    // The record holds only a prefix of the body; the store has it whole.
+    if (request.body && request.body.size > 0 && request.body.size <= EDITABLE) {
+        try {
+            const response = await api.body(flow.id, "request");
+            body.value = await response.text();
+        } catch {
+            // Keep the record's text; the note below says it may be partial.
+            if (request.body.truncated) error.textContent = "only the first part of the body was recorded";
+        }
+    } else if (request.body && request.body.size > EDITABLE) {
+        error.textContent = "the body is over 1 MiB: only its first part is in the editor";
+    }
+}

@@ -1,0 +1,64 @@
+// The page's one piece of shared state: the filter, the selected flow, the server's info.
+// Components listen for its events instead of calling each other.
+
+class Store extends EventTarget {
+    filter = "";
+    /** The flow shown in the detail pane, or null. */
+    selectedID = null;
+    /** Flows picked for "export selected" (Ctrl/Cmd-click, Shift-click). */
+    picked = new Set();
+    /** `GET /api/info`, once it arrives. */
+    info = null;
+    /** `{kind: explanation}` from `/api/error-kinds`, for the detail pane's error banner. */
+    errorKinds = {};
+    /** `GET /api/ca`, once it arrives. */
+    ca = null;
+
+    setFilter(filter) {
+        if (filter === this.filter) return;
+        this.filter = filter;
+        this.dispatchEvent(new CustomEvent("filter", { detail: filter }));
+    }
+
+    select(id) {
+        this.selectedID = id;
+        this.dispatchEvent(new CustomEvent("select", { detail: id }));
+    }
+
+    setPicked(ids) {
+        this.picked = new Set(ids);
+        this.dispatchEvent(new CustomEvent("picked", { detail: this.picked }));
+    }
+
+    setInfo(info) {
+        this.info = info;
+        this.dispatchEvent(new CustomEvent("info", { detail: info }));
+    }
+
+    setCA(ca) {
+        this.ca = ca;
+        this.dispatchEvent(new CustomEvent("ca", { detail: ca }));
+    }
+
+    /** Says something to the user in the status line (and to screen readers). */
+    notify(message, kind = "info") {
+        this.dispatchEvent(new CustomEvent("notice", { detail: { message, kind } }));
+    }
+
+    /** Tells components a flow was added by this page (replay), so the list can show it. */
+    announceFlow(id) {
+        this.dispatchEvent(new CustomEvent("flow-added", { detail: id }));
+    }
+
+    /** True for `devproxy web FILE`: a saved session, nothing to replay or clear. */
+    get readOnly() {
+        return Boolean(this.info && (this.info.read_only || this.info.mode === "viewer"));
+    }
+
+    /** False when the server cannot replay (`devproxy web FILE`, or a read-only session). */
+    get canReplay() {
+        return !this.readOnly && this.info?.replay !== false;
+    }
+}
+
+export const store = new Store();

@@ -1,0 +1,182 @@
+import DevProxy
+import Foundation
+import SessionStore
+
+/// Turns the store's committed batches into Server-Sent Events (`GET /api/events`).
+///
+/// The store's writer thread only appends to `pending` (short, under a lock). A flusher thread
+/// wakes when something arrives, waits 100 ms more, folds what came into one message (a flow
+/// changed several times appears once, in its latest state), numbers it and keeps the last 64
+/// messages (at most 8 MiB of them); each event-stream connection's own thread waits for new
+/// numbers and writes them. So the page gets at most 10 messages a second however many flows
+/// arrive, a slow page never holds up the store, and a page that reconnects with `Last-Event-ID`
+/// gets what it missed (or `reset`).
+final class EventHub: @unchecked Sendable {
+    /// One numbered message.
+    struct Message: Sendable {
+        let id: Int
+        let event: String
+        let data: String
+    }
+
+    static let interval: TimeInterval = 0.1
+    static let heartbeat: TimeInterval = 15
+    static let kept = 64
+    /// The kept messages' text stays under this (a flood makes big messages): 8 MiB.
+    static let keptBytes = 8 << 20
+
+    private let store: SessionStore
+    private let condition = NSCondition()
+    // Guarded by `condition`.
+    private var pendingOrder: [String] = []
+    private var pending: [String: FlowSummary] = [:]
+    private var pendingCleared = false
+    private var recent: [Message] = []
+    private var lastID = 0
+    private var stopped = false
+    private var observer: Int?
+    private var started = false
+    private let flusherDone = DispatchSemaphore(value: 0)
+
+    init(store: SessionStore) {
+        self.store = store
+    }
+
+    func start() {
+        started = true
+        observer = store.addObserver { [weak self] changes in self?.receive(changes) }
+        let thread = Thread { [self] in flushLoop() }
+        thread.name = "devproxy-web-events"
+        thread.start()
+    }
+
+    func stop() {
+        guard started else { return }
+        if let observer { store.removeObserver(observer) }
+        condition.withLock {
+            stopped = true
+            condition.broadcast()
+        }
+        flusherDone.wait()
+    }
+
+    /// Called on the store's writer thread after each commit: only queues.
+    private func receive(_ changes: StoreChanges) {
+        condition.withLock {
+            let wasIdle = pendingOrder.isEmpty && !pendingCleared
+            defer { if wasIdle { condition.broadcast() } }
+            if changes.cleared {
+                pendingCleared = true
+                pendingOrder.removeAll()
+                pending.removeAll()
+            }
+            for summary in changes.flows {
+                if pending.updateValue(summary, forKey: summary.id) == nil { pendingOrder.append(summary.id) }
+            }
+        }
+    }
+
+    private func flushLoop() {
+        defer { flusherDone.signal() }
+        while true {
+            // Asleep until something arrives (no wake-ups while the proxy is idle), then one
+            // interval more to gather the batch.
+            let running = condition.withLock { () -> Bool in
+                while pendingOrder.isEmpty && !pendingCleared && !stopped { condition.wait() }
+                return !stopped
+            }
+            guard running else { return }
+            Thread.sleep(forTimeInterval: Self.interval)
+            let (cleared, flows, done) = condition.withLock { () -> (Bool, [FlowSummary], Bool) in
+                let batch = (pendingCleared, pendingOrder.compactMap { pending[$0] }, stopped)
+                pendingCleared = false
+                pendingOrder.removeAll(keepingCapacity: true)
+                pending.removeAll(keepingCapacity: true)
+                return batch
+            }
+            if done { return }
+            guard cleared || !flows.isEmpty else { continue }
+            var messages: [(String, String)] = []
+            if cleared { messages.append(("cleared", "{}")) }
+            if !flows.isEmpty {
+                let origins = (try? store.replayOrigins(ids: flows.map(\.id))) ?? [:]
+                messages.append(("flows", "{\"flows\":" + FlowSummary.jsonArray(flows, origins: origins) + "}"))
+            }
+            condition.withLock {
+                for (event, data) in messages {
+                    lastID += 1
+                    recent.append(Message(id: lastID, event: event, data: data))
+                }
+                if recent.count > Self.kept { recent.removeFirst(recent.count - Self.kept) }
+                var bytes = recent.reduce(0) { $0 + $1.data.utf8.count }
+                while recent.count > 1 && bytes > Self.keptBytes {
+                    bytes -= recent.removeFirst().data.utf8.count
+                }
+                condition.broadcast()
+            }
+        }
+    }
+
+    /// The messages after `seen`, or nil when some of them are no longer kept (the client must
+    /// refetch). Waits up to `timeout` for one to arrive; [] on timeout or when stopped.
+    func messages(after seen: Int, timeout: TimeInterval) -> (messages: [Message]?, stopped: Bool) {
+        condition.withLock {
+            let deadline = Date().addingTimeInterval(timeout)
+            while lastID <= seen && !stopped {
+                if !condition.wait(until: deadline) { break }
+            }
+            if stopped { return ([], true) }
+            guard lastID > seen else { return ([], false) }
+            if let first = recent.first, first.id > seen + 1 { return (nil, false) }
+            return (recent.filter { $0.id > seen }, false)
+        }
+    }
+
+    var currentID: Int { condition.withLock { lastID } }
+
+    /// The `GET /api/events` answer: a stream that runs on the connection's thread until the
+    /// client goes or the UI stops.
+    func stream(lastEventID: String?) -> WebResponse {
+        let resumeFrom = lastEventID.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        return WebResponse(status: 200, headers: [("Content-Type", "text/event-stream; charset=utf-8"),
+                                                  ("Cache-Control", "no-store"), ("X-Accel-Buffering", "no")]) {
+            [self] stream in
+            var seen = currentID
+            var opening = "retry: 2000\n\n" + Self.format(Message(id: seen, event: "hello",
+                                                                   data: "{\"last_event_id\":\(seen)}"))
+            if let resumeFrom, resumeFrom < seen {
+                if let missed = messages(after: resumeFrom, timeout: 0).messages {
+                    opening += missed.map(Self.format).joined()
+                    seen = max(seen, missed.last?.id ?? seen)
+                } else {
+                    opening += Self.format(Message(id: seen, event: "reset", data: "{}"))
+                }
+            }
+            do {
+                try stream.write(Array(opening.utf8))
+                while true {
+                    let (batch, stopped) = messages(after: seen, timeout: Self.heartbeat)
+                    if stopped { return }
+                    guard let batch else {
+                        seen = currentID
+                        try stream.write(Array(Self.format(Message(id: seen, event: "reset", data: "{}")).utf8))
+                        continue
+                    }
+                    if batch.isEmpty {
+                        try stream.write(Array(": heartbeat\n\n".utf8))
+                        continue
+                    }
+                    seen = batch.last?.id ?? seen
+                    try stream.write(Array(batch.map(Self.format).joined().utf8))
+                }
+            } catch {
+                return   // the page went away
+            }
+        }
+    }
+
+    /// `id:`, `event:` and one `data:` line (the JSON has no raw newlines).
+    static func format(_ message: Message) -> String {
+        "id: \(message.id)\nevent: \(message.event)\ndata: \(message.data)\n\n"
+    }
+}

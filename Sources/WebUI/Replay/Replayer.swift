@@ -1,0 +1,67 @@
+import DevProxy
+import Foundation
+import HTTP1
+
+/// Sends a request through the proxy's own regular listener, as a client would, so a replay gets
+/// everything a real request gets (upstream TLS and HTTP/2, `--resolve`, sinks, the session
+/// store). The request carries `X-DevProxy-Replay: SECRET NEW_ID [ORIGINAL_ID]`, which the engine
+/// takes off and turns into the new flow's id and `replay_of`.
+struct Replayer {
+    let link: WebUI.ProxyLink
+    /// How long the whole exchange may take.
+    var timeout: TimeInterval = 60
+
+    private static let counter = Counter()
+    private static let prefix = String(WebAccess.newToken().prefix(8))
+
+    /// A fresh flow id for a replay (distinct from the engine's `RUN-N` ids).
+    static func newFlowID() -> String { "\(prefix)-replay-\(counter.next())" }
+
+    /// Sends the request and reads the response to its end (or the proxy's close).
+    /// - Throws: `NetworkError` when the proxy cannot be reached.
+    func send(method: String, url: String, headers: [(String, String)], body: [UInt8], id: String,
+              replayOf: String?) throws {
+        let socket = try Socket.connect(host: link.replayHost, port: link.replayPort, timeout: 10)
+        defer { socket.close() }
+        socket.setTimeout(timeout)
+        var fields = HTTPHeaders()
+        if let host = URLComponents(string: url).flatMap(Self.authority) { fields.add(name: "Host", value: host) }
+        for (name, value) in headers { fields.add(name: name, value: value) }
+        if !body.isEmpty || ["POST", "PUT", "PATCH"].contains(method) {
+            fields.add(name: "Content-Length", value: String(body.count))
+        }
+        fields.add(name: "Connection", value: "close")
+        if let authorization = link.proxyAuthorization { fields.add(name: "Proxy-Authorization", value: authorization) }
+        let mark = [link.replaySecret, id, replayOf].compactMap { $0 }.joined(separator: " ")
+        fields.add(name: "X-DevProxy-Replay", value: mark)
+        let stream = PlainStream(socket)
+        try stream.write(HTTP1Serializer.serialize(HTTPRequestHead(method: method, target: url, version: .http11,
+                                                                   headers: fields)) + body)
+        // The proxy closes after the response (Connection: close) and records the flow first.
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let count = try buffer.withUnsafeMutableBytes { try stream.read(into: $0) }
+            if count == 0 { break }
+        }
+    }
+
+    /// `host[:port]` of a URL, as the Host header writes it.
+    private static func authority(_ components: URLComponents) -> String? {
+        guard let host = components.percentEncodedHost, !host.isEmpty else { return nil }
+        return components.port.map { "\(host):\($0)" } ?? host
+    }
+}
+
+/// A thread-safe increasing counter.
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+
+    func next() -> Int {
+        lock.withLock {
+            value += 1
+            return value
+        }
+    }
+}

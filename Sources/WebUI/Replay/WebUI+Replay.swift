@@ -1,0 +1,95 @@
+import DevProxy
+import Foundation
+import SessionStore
+
+/// `POST /api/flows/ID/replay` and `POST /api/replay` (docs/web-ui.md).
+extension WebUI {
+    func replay(id: String) throws -> WebResponse {
+        guard let link = proxy else { return Self.noProxy }
+        guard let flow = try storedFlow(id) else {
+            if try store.summary(id: id) != nil { return .error(409, "flow \(id) has not finished yet") }
+            return .error(404, "no flow \(id) in this session")
+        }
+        guard flow.mode == .http || flow.mode == .https, let request = flow.request else {
+            return .error(409, "flow \(id) is a \(flow.mode.rawValue) flow; only HTTP requests can be replayed")
+        }
+        var body: [UInt8] = []
+        if let logged = request.body, logged.size > 0 {
+            guard let stored = try store.body(id: id, part: .request), !stored.truncated else {
+                return .error(409, "the request body of flow \(id) was not stored whole; it cannot be replayed")
+            }
+            body = stored.bytes
+        }
+        let headers = request.headers.compactMap { pair -> (String, String)? in
+            guard pair.count >= 2, !Self.skippedOnRepeat(pair[0]), pair[1] != "<redacted>" else { return nil }
+            return (pair[0], pair[1])
+        }
+        return try send(link, method: request.method, url: request.url, headers: headers, body: body, replayOf: id)
+    }
+
+    func replayEdited(_ request: WebRequest) throws -> WebResponse {
+        guard let link = proxy else { return Self.noProxy }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any] else {
+            return .error(400, "the body must be a JSON object: {\"method\", \"url\", \"headers\", \"body\"}")
+        }
+        guard let method = object["method"] as? String, Self.isToken(method) else {
+            return .error(400, "method must be an HTTP method token")
+        }
+        guard let url = object["url"] as? String, let components = URLComponents(string: url),
+              components.scheme == "http" || components.scheme == "https", components.host?.isEmpty == false,
+              !url.contains(where: { $0.isWhitespace || $0.asciiValue.map { $0 < 0x20 } == true }) else {
+            return .error(400, "url must be an absolute http:// or https:// URL")
+        }
+        var headers: [(String, String)] = []
+        for pair in object["headers"] as? [Any] ?? [] {
+            guard let pair = pair as? [String], pair.count == 2, Self.isToken(pair[0]),
+                  !pair[1].contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
+                return .error(400, "headers must be [name, value] pairs of valid field names and values")
+            }
+            if !Self.skippedOnRepeat(pair[0]) { headers.append((pair[0], pair[1])) }
+        }
+        var body: [UInt8] = []
+        if let base64 = object["body_base64"] as? String {
+            guard let data = Data(base64Encoded: base64) else { return .error(400, "body_base64 is not base64") }
+            body = [UInt8](data)
+        } else if let text = object["body"] as? String {
+            body = Array(text.utf8)
+        }
+        let replayOf = object["replay_of"] as? String
+        if let replayOf, try store.summary(id: replayOf) == nil {
+            return .error(400, "replay_of names no flow in this session: \(replayOf)")
+        }
+        return try send(link, method: method, url: url, headers: headers, body: body, replayOf: replayOf)
+    }
+
+    private static let noProxy = WebResponse.error(409, "replay needs a running proxy: this is devproxy web FILE, "
+                                                   + "which proxies nothing; open the session with devproxy run")
+
+    /// Replays through the proxy, waits until the new flow is in the store, answers its id.
+    private func send(_ link: ProxyLink, method: String, url: String, headers: [(String, String)], body: [UInt8],
+                      replayOf: String?) throws -> WebResponse {
+        let id = Replayer.newFlowID()
+        var headers = headers
+        if let host = URLComponents(string: url)?.host, let signer = link.signatures?.signer(for: host),
+           let signed = signer.resign(method: method, url: url, headers: headers.map { [$0.0, $0.1] }, body: body) {
+            headers = signed.compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }
+        }
+        do {
+            try Replayer(link: link).send(method: method, url: url, headers: headers, body: body, id: id,
+                                          replayOf: replayOf)
+        } catch let error as NetworkError {
+            return .error(502, "cannot reach the proxy at \(link.replayHost):\(link.replayPort) to replay: "
+                          + error.message)
+        }
+        store.flush()
+        return .json("{\"id\":\(JSONText.quoted(id))}")
+    }
+
+    /// RFC 9110 §5.6.2 token characters.
+    static func isToken(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+}

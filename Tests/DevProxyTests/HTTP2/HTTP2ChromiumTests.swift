@@ -1,0 +1,68 @@
+import CertAuthority
+@testable import DevProxy
+import Foundation
+import Testing
+import TestSupport
+
+/// Headless Chromium (Debian's /usr/bin/chromium, driven by Playwright from PyPI) loading a page
+/// from an h2-only origin (nghttpd) through DevProxy: the browser offers h2 first, as it does in
+/// production, and must get it end to end.
+@Suite(.serialized) struct HTTP2ChromiumTests {
+    /// The page loads, the browser says it spoke h2 (`nextHopProtocol`, what it negotiated with
+    /// the leaf DevProxy minted), and the flow says `HTTP/2` on both sides with ALPN `h2`.
+    @Test(.timeLimit(.minutes(2))) func chromiumLoadsAPageOverHTTP2() throws {
+        let origin = try HTTP2Origin(.nghttpd)
+        try origin.serve("page.html", Array("<html><body><h1 id=t>served over h2</h1></body></html>\n".utf8))
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        // Chromium trusts no team root here; it accepts a chain holding a key of this list instead:
+        // the intermediate that signs DevProxy's leaves, and the root.
+        let pins = [proxy.pki.intermediate, proxy.pki.root].map { SPKIPin.base64SHA256($0.spkiDER) }
+        let script = """
+            import json, sys
+            from playwright.sync_api import sync_playwright
+            proxy, pins, url = sys.argv[1:4]
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=[
+                    "--proxy-server=" + proxy, "--proxy-bypass-list=<-loopback>",
+                    "--ignore-certificate-errors-spki-list=" + pins])
+                try:
+                    page = browser.new_page()
+                    response = page.goto(url, timeout=30000)
+                    print(json.dumps({
+                        "status": response.status,
+                        "text": page.inner_text("#t"),
+                        "protocol": page.evaluate("performance.getEntriesByType('navigation')[0].nextHopProtocol"),
+                    }))
+                finally:
+                    browser.close()
+            """
+        let result = try Subprocess.run("python3", ["-c", script, "127.0.0.1:\(proxy.port)", pins.joined(separator: ","),
+                                                    origin.url("/page.html")], timeout: 90)
+        struct Seen: Decodable {
+            var status: Int
+            var text: String
+            var `protocol`: String
+        }
+        let seen = try JSONDecoder().decode(Seen.self, from: Data(result.stdout.utf8))
+        #expect(seen.status == 200, "\(result.output)")
+        #expect(seen.text == "served over h2")
+        #expect(seen.protocol == "h2")
+        // The page's flow; Chromium may also ask for /favicon.ico on the same connection.
+        let deadline = Date().addingTimeInterval(10)
+        var page: Flow?
+        while page == nil && Date() < deadline {
+            page = proxy.sink.flows.first { $0.request?.url.hasSuffix("/page.html") == true }
+            if page == nil { usleep(20_000) }
+        }
+        let flow = try #require(page)
+        #expect(flow.request?.httpVersion == "HTTP/2")
+        #expect(flow.response?.httpVersion == "HTTP/2")
+        #expect(flow.response?.status == 200)
+        #expect(flow.tls?.client?.alpn == "h2")
+        #expect(flow.tls?.upstream?.alpn == "h2")
+        #expect(flow.request?.pseudoHeaders?.contains([":path", "/page.html"]) == true)
+        #expect(flow.request?.headers.contains { $0.first == "user-agent" && $0.last?.contains("Chrome") == true } == true)
+        #expect(flow.error == nil)
+    }
+}

@@ -1,0 +1,165 @@
+import CertAuthority
+@testable import DevProxy
+import Foundation
+import Synchronization
+import Testing
+import TestSupport
+
+/// The hostile inputs of RFC 9113 §10 and the attacks of recent years, sent through DevProxy by
+/// a scripted peer (`Resources/h2attack.py`: hyperframe and hpack, frame by frame). Each attack
+/// gets the answer the protocol asks for, and the proxy goes on serving others. (Rapid reset is
+/// `HTTP2ProxyTests.rapidResetIsCutOffAndOthersAreServed`; the codec's side of each is in
+/// `HTTP2HostileInputTests`.)
+@Suite(.serialized) struct HTTP2HostilePeerTests {
+    /// An attack and the GOAWAY error code it must end in.
+    struct Case: CustomStringConvertible, Sendable {
+        var name: String
+        var arguments: [String]
+        var goAway: Int
+        var description: String { name }
+    }
+
+    static let connectionErrors = [
+        // A header block that never ends: cut off after 8 CONTINUATIONs (CVE-2024-28182).
+        Case(name: "continuation-flood", arguments: ["continuation-flood", "20"], goAway: 0x1),
+        // Connection window past 2^31-1 (RFC 9113 §6.9.1).
+        Case(name: "window-overflow", arguments: ["window-overflow"], goAway: 0x3),
+        // HEADERS again on a stream the client already ended (§5.1: STREAM_CLOSED).
+        Case(name: "stream-reuse", arguments: ["stream-reuse", "/index.html"], goAway: 0x5),
+        // 3,000 SETTINGS or PINGs whose ACKs are not read: ENHANCE_YOUR_CALM.
+        Case(name: "settings-flood", arguments: ["settings-flood", "3000"], goAway: 0xB),
+        Case(name: "ping-flood", arguments: ["ping-flood", "3000"], goAway: 0xB),
+    ]
+
+    @Test(arguments: connectionErrors)
+    func connectionErrorEndsOnlyThatConnection(_ attack: Case) throws {
+        let origin = try HTTP2Origin(.nghttpd)
+        let proxy = try Self.proxy(for: origin)
+        let result = try H2Attack.run(proxy: proxy, port: origin.port, attack.arguments)
+        #expect(result.goaway == attack.goAway, "\(attack): \(result)")
+        if attack.name != "stream-reuse" {  // there the first block is a valid request
+            #expect(result.statuses.isEmpty, "no request of the attack is answered: \(result)")
+        }
+        try Self.expectServing(proxy, origin)
+    }
+
+    /// An HPACK bomb (a 4 KB field inserted once and named 2,000 times: 4.5 KB on the wire, 8 MB
+    /// decoded) is answered 431 on its stream; the connection's HPACK state stays in step, so the
+    /// next request on the same connection gets its 200.
+    @Test func hpackBombIsAnswered431AndTheConnectionGoesOn() throws {
+        let origin = try HTTP2Origin(.nghttpd)
+        let proxy = try Self.proxy(for: origin)
+        let result = try H2Attack.run(proxy: proxy, port: origin.port, ["hpack-bomb", "2000", "/index.html"])
+        #expect((result.bomb_block_bytes ?? 0) < 8192)
+        #expect(result.statuses["1"] == 431, "\(result)")
+        #expect(result.statuses["3"] == 200)
+        #expect(result.bytes["3"] == "hello from nghttpd\n".utf8.count)
+        #expect(result.goaway == nil)
+        try Self.expectServing(proxy, origin)
+    }
+
+    /// The largest stream id a client may use (2^31-1) is served; a stream id going back after it
+    /// is ignored (libnghttp2 cannot tell it from a stale frame), never served as a new request.
+    @Test func largestStreamIDIsServedAndGoingBackIsNot() throws {
+        let origin = try HTTP2Origin(.nghttpd)
+        let proxy = try Self.proxy(for: origin)
+        let result = try H2Attack.run(proxy: proxy, port: origin.port, ["stream-ids", "/index.html"])
+        #expect(result.statuses == ["2147483647": 200], "\(result)")
+        let flows = proxy.flows(count: 1)
+        #expect(flows.count == 1)
+        #expect(flows.first?.h2?.streamID == 2_147_483_647)
+        try Self.expectServing(proxy, origin)
+    }
+
+    /// A client that never reads: 60 streams of a 10 MiB body on one connection, a zero stream
+    /// window advertised and none granted, held for two seconds. DevProxy (a child process, so its
+    /// own RSS is measured) holds at most a stream window per stream; a new stream on the same
+    /// connection that grants its own window is answered at once (the stalled streams do not eat
+    /// the connection's window upstream), and so is another client.
+    @Test(.timeLimit(.minutes(2))) func clientThatNeverReadsKeepsMemoryBoundedAndOthersServed() throws {
+        let origin = try HTTP2Origin(.nghttpd)
+        try origin.serve("big.bin", [UInt8](repeating: 0x5A, count: 10 << 20))
+        let directory = TemporaryDirectory()
+        let proxy = try DevProxyProcess(["--ca-dir", directory.file("ca"), "--upstream-ca", origin.caPath, "--quiet"])
+        let root = directory.file("ca/root.pem")
+        let before = proxy.peakResidentBytes
+        let stalled = Mutex<H2Attack.Output?>(nil)
+        let failure = Mutex<String?>(nil)
+        let (proxyPort, originPort) = (proxy.port, origin.port)
+        let attacker = Thread {
+            do {
+                let output = try H2Attack.run(proxyPort: proxyPort, root: root, port: originPort,
+                                              ["stall", "60", "/big.bin", "/index.html", "2"])
+                stalled.withLock { $0 = output }
+            } catch {
+                failure.withLock { $0 = "\(error)" }
+            }
+        }
+        attacker.start()
+        // While the streams are stalled: another client on its own connection.
+        usleep(1_500_000)
+        let other = try Subprocess.run("curl", ["-sS", "--http2", "--proxy", "http://127.0.0.1:\(proxyPort)", "--cacert", root,
+                                                "--max-time", "5", "-w", " %{time_total}", origin.url("/index.html")],
+                                       timeout: 10)
+        #expect(other.status == 0, "\(other.output)")
+        #expect(other.stdout.hasPrefix("hello from nghttpd"))
+        let deadline = Date().addingTimeInterval(40)
+        while stalled.withLock({ $0 }) == nil && failure.withLock({ $0 }) == nil && Date() < deadline { usleep(20_000) }
+        let result = try #require(stalled.withLock { $0 }, "\(failure.withLock { $0 } ?? "timed out")")
+        #expect(result.statuses.count == 61, "every stalled stream got its head, and the small one: \(result)")
+        #expect(result.bytes.keys.sorted() == ["121"], "no body byte of a stalled stream arrived: \(result.bytes)")
+        #expect(result.bytes["121"] == "hello from nghttpd\n".utf8.count)
+        #expect((result.small_seconds ?? 99) < 1.5, "\(result)")
+        #expect(result.goaway == nil)
+        let grown = proxy.peakResidentBytes - before
+        // Per stalled stream DevProxy holds what one 256 KiB stream window let through, twice: queued
+        // for the client and kept for the flow record (up to --body-limit): 60 × 512 KiB is 30 MiB,
+        // plus the session store and web UI that run by default. 600 MiB were on their way.
+        #expect(grown < 64 << 20, "peak RSS grew by \(grown >> 20) MiB")
+        _ = proxy.stop()
+    }
+
+    private static func proxy(for origin: HTTP2Origin) throws -> ProxyHarness {
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        return try ProxyHarness(configure: { $0.upstreamCAs = cas })
+    }
+
+    /// A fresh client on a fresh connection still gets its page.
+    private static func expectServing(_ proxy: ProxyHarness, _ origin: HTTP2Origin,
+                                      sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let after = try proxy.curl(["--http2", "-w", " %{http_version}", origin.url("/index.html")])
+        #expect(after.stdout == "hello from nghttpd\n 2", "\(after.output)", sourceLocation: sourceLocation)
+    }
+}
+
+/// The scripted hostile client (`Resources/h2attack.py`) through a proxy.
+enum H2Attack {
+    struct Output: Decodable, CustomStringConvertible {
+        var goaway: Int?
+        var last_stream_id: Int?
+        var statuses: [String: Int]
+        var resets: [String: Int]
+        var bytes: [String: Int]
+        var closed: Bool
+        var bomb_block_bytes: Int?
+        var small_seconds: Double?
+        var description: String {
+            "goaway \(goaway.map(String.init) ?? "none"), statuses \(statuses), resets \(resets), closed \(closed)"
+        }
+    }
+
+    static func run(proxy: ProxyHarness, port: Int, _ arguments: [String]) throws -> Output {
+        try run(proxyPort: proxy.port, root: proxy.pki.rootPath, port: port, arguments)
+    }
+
+    static func run(proxyPort: Int, root: String, port: Int, _ arguments: [String]) throws -> Output {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("TestSupport/Resources/h2attack.py").path
+        let result = try Subprocess.run("python3", [script, "\(proxyPort)", root, "localhost", "\(port)"] + arguments,
+                                        timeout: 40)
+        guard let output = try? JSONDecoder().decode(Output.self, from: Data(result.stdout.utf8)) else {
+            throw TestFailure("h2attack.py \(arguments.joined(separator: " ")) failed: \(result.output)")
+        }
+        return output
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import TestSupport
+
+/// Certificates made with the openssl CLI for the mTLS tests: an origin certificate for
+/// `localhost`, two client CAs (`A`, `B`) with one client certificate each, as PEM bundles
+/// (certificate, CA, key) and PKCS#12 files (`openssl pkcs12 -export`, passphrase `secret`).
+final class MTLSMaterial {
+    let directory = TemporaryDirectory()
+    var originCert: String { directory.file("origin.pem") }
+    var originKey: String { directory.file("origin.key") }
+
+    init() throws {
+        try openssl(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
+                     "-keyout", originKey, "-out", originCert, "-subj", "/CN=localhost",
+                     "-addext", "subjectAltName=DNS:localhost"])
+        for name in ["A", "B"] {
+            try openssl(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
+                         "-keyout", directory.file("ca\(name).key"), "-out", caPath(name),
+                         "-subj", "/CN=mTLS Test Client CA \(name)"])
+            try openssl(["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                         "-keyout", directory.file("client\(name).key"), "-out", directory.file("client\(name).csr"),
+                         "-subj", "/CN=devproxy-client-\(name)"])
+            try openssl(["x509", "-req", "-in", directory.file("client\(name).csr"), "-CA", caPath(name),
+                         "-CAkey", directory.file("ca\(name).key"), "-CAcreateserial", "-days", "2",
+                         "-out", directory.file("client\(name).pem")])
+            let bundle = directory.read("client\(name).pem") + directory.read("ca\(name).pem")
+                + directory.read("client\(name).key")
+            directory.write("bundle\(name).pem", bundle)
+            try openssl(["pkcs12", "-export", "-in", directory.file("client\(name).pem"),
+                         "-inkey", directory.file("client\(name).key"), "-certfile", caPath(name),
+                         "-out", p12Path(name), "-passout", "pass:secret"])
+        }
+    }
+
+    func caPath(_ name: String) -> String { directory.file("ca\(name).pem") }
+    func bundlePath(_ name: String) -> String { directory.file("bundle\(name).pem") }
+    func p12Path(_ name: String) -> String { directory.file("client\(name).p12") }
+    func clientCertPath(_ name: String) -> String { directory.file("client\(name).pem") }
+
+    /// The `sha256/…` SPKI pin of client certificate `name`, computed by openssl.
+    func clientPin(_ name: String) throws -> String {
+        let script = "openssl x509 -in '\(clientCertPath(name))' -pubkey -noout | openssl pkey -pubin -outform der"
+            + " | openssl dgst -sha256 -binary | base64"
+        let result = try Subprocess.run("sh", ["-c", script])
+        return "sha256/" + result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @discardableResult
+    func openssl(_ arguments: [String]) throws -> Subprocess.Result {
+        let result = try Subprocess.run("openssl", arguments)
+        guard result.status == 0 else {
+            throw TestFailure("openssl \(arguments.joined(separator: " ")): \(result.stderr)")
+        }
+        return result
+    }
+}
+
+/// `openssl s_server -www` demanding a client certificate (`-Verify 1`) issued by `clientCA`,
+/// on a free loopback port. Killed (SIGKILL) when released.
+final class OpenSSLMTLSServer {
+    let port: Int
+    private let process = Process()
+
+    init(material: MTLSMaterial, clientCA: String, tls12: Bool = false) throws {
+        port = try HTTP2Origin.freePort()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        process.arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", material.originCert,
+                             "-key", material.originKey, "-Verify", "1", "-CAfile", clientCA, "-www", "-quiet"]
+            + (tls12 ? ["-tls1_2"] : [])
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
+        try process.run()
+        try HTTP2Origin.waitUntilListening(port)
+    }
+
+    deinit {
+        // SIGKILL: children of Foundation's Process inherit a blocked SIGTERM.
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+}
+
+/// nginx (Debian's nginx-light) with `ssl_verify_client on`, HTTP/1.1 and HTTP/2, its own
+/// configuration in a temporary directory and a free loopback port; answers every request with
+/// the client certificate's subject. Killed (SIGKILL) when released.
+final class NginxMTLSServer {
+    let port: Int
+    private let process = Process()
+    private let directory = TemporaryDirectory()
+
+    init(material: MTLSMaterial, clientCA: String) throws {
+        port = try HTTP2Origin.freePort()
+        let temp = directory.file("tmp")
+        try FileManager.default.createDirectory(atPath: temp, withIntermediateDirectories: true)
+        let config = """
+        daemon off;
+        master_process off;
+        worker_processes 1;
+        pid \(directory.file("nginx.pid"));
+        error_log \(directory.file("error.log")) warn;
+        events { worker_connections 64; }
+        http {
+            access_log off;
+            client_body_temp_path \(temp);
+            proxy_temp_path \(temp);
+            fastcgi_temp_path \(temp);
+            uwsgi_temp_path \(temp);
+            scgi_temp_path \(temp);
+            server {
+                listen 127.0.0.1:\(port) ssl http2;
+                ssl_certificate \(material.originCert);
+                ssl_certificate_key \(material.originKey);
+                ssl_client_certificate \(clientCA);
+                ssl_verify_client on;
+                location / {
+                    default_type text/plain;
+                    return 200 "client $ssl_client_s_dn verify $ssl_client_verify\\n";
+                }
+            }
+        }
+        """
+        let path = directory.write("nginx.conf", config)
+        process.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
+        process.arguments = ["-c", path, "-p", directory.path, "-e", directory.file("error.log")]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
+        try process.run()
+        try HTTP2Origin.waitUntilListening(port)
+    }
+
+    deinit {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+}

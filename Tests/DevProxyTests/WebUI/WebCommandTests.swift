@@ -1,0 +1,62 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `devproxy run` serving the UI by default and `devproxy web FILE`, as a user starts them.
+@Suite struct WebCommandTests {
+    static var webLine: Regex<(Substring, Substring, Substring)> {
+        #/^web ui: http://127\.0\.0\.1:(\d+)/\?token=([0-9a-f]{32})$/#
+    }
+
+    @Test func runPrintsOneWebUILineAndStoresTheSessionByDefault() throws {
+        let dir = TemporaryDirectory()
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--web", "127.0.0.1:0"])
+        let session = try #require(proxy.banner.split(separator: "\n").first { $0.hasPrefix("session: ") })
+        #expect(session.contains("/sessions/session-"))
+        let output = proxy.stop().stdout
+        let lines = output.split(separator: "\n").filter { $0.hasPrefix("web ui:") }
+        #expect(lines.count == 1)
+        #expect(lines.first.map { (try? Self.webLine.wholeMatch(in: String($0))) != nil } == true, "\(output)")
+        #expect(FileManager.default.fileExists(atPath: String(session.dropFirst("session: ".count))))
+
+        let quiet = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--no-web"])
+        #expect(!quiet.stop().stdout.contains("web ui:"))
+    }
+
+    @Test func webOpensAFlowLogWithoutProxying() throws {
+        let dir = TemporaryDirectory()
+        let log = dir.write("flows.jsonl", [WebUIFlowsAPITests.line(id: "w1", host: "a.test"),
+                                            WebUIFlowsAPITests.line(id: "w2", host: "b.test", status: 500)]
+            .joined(separator: "\n") + "\n")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Subprocess.devproxy)
+        process.arguments = ["web", log, "--web", "127.0.0.1:0"]
+        let stdout = Pipe()
+        process.standardOutput = stdout
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try process.run()
+        defer {
+            // Children inherit a blocked SIGTERM: SIGKILL is the signal that always ends them.
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        var line = ""
+        let deadline = Date().addingTimeInterval(20)
+        while !line.hasPrefix("web ui:") && Date() < deadline && process.isRunning {
+            line = stdout.fileHandleForReading.readLine()
+        }
+        let match = try #require(try Self.webLine.wholeMatch(in: line))
+        let base = "http://127.0.0.1:\(match.1)"
+        let flows = try Subprocess.run("curl", ["-sS", "--max-time", "10", "-H", "Authorization: Bearer \(match.2)",
+                                                base + "/api/flows?filter=~c%20500"])
+        let json = try JSONSerialization.jsonObject(with: Data(flows.stdout.utf8)) as? [String: Any]
+        #expect(json?["total"] as? Int == 1)
+        let replay = try Subprocess.run("curl", ["-sS", "--max-time", "10", "-o", "/dev/null", "-w", "%{http_code}",
+                                                 "-X", "POST", "-H", "Authorization: Bearer \(match.2)",
+                                                 base + "/api/flows/w1/replay"])
+        #expect(replay.stdout == "409")
+        let info = try Subprocess.run("curl", ["-sS", "--max-time", "10", "-H", "Authorization: Bearer \(match.2)",
+                                               base + "/api/info"])
+        #expect(info.stdout.contains("\"mode\":\"viewer\""))
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import TestSupport
+import Testing
+@testable import WebUI
+
+/// The UI's access rules (docs/web-ui.md, "Security"), driven with curl against a real server.
+@Suite struct WebUIAccessTests {
+    @Test func withoutTheTokenEveryRouteIs401() throws {
+        let ui = try WebUIHarness()
+        for path in ["/", "/index.html", "/api/flows", "/api/flows/x", "/api/events", "/api/info", "/api/ca"] {
+            let answer = try ui.request(path, auth: false)
+            #expect(answer.status == 401, "\(path)")
+            #expect(answer.headers["www-authenticate"]?.hasPrefix("Bearer") == true)
+        }
+        #expect(try ui.request("/api/clear", method: "POST", headers: ["X-DevProxy-CSRF: 1"], auth: false)
+            .status == 401)
+        #expect(try ui.request("/api/flows", headers: ["Authorization: Bearer 0123456789abcdef0123456789abcdef"],
+                               auth: false).status == 401)
+        #expect(try ui.request("/?token=wrong", auth: false).status == 401)
+    }
+
+    @Test func theTokenOnceBecomesAnHttpOnlyStrictCookieAndTheURLDropsIt() throws {
+        let ui = try WebUIHarness()
+        let answer = try ui.request("/?token=\(ui.token)&x=1", auth: false)
+        #expect(answer.status == 303)
+        #expect(answer.headers["location"] == "/?x=1")
+        let cookie = try #require(answer.headers["set-cookie"])
+        #expect(cookie.hasPrefix("devproxy_token_\(ui.port)=\(ui.token);"))
+        #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"))
+        let name = "devproxy_token_\(ui.port)"
+        let page = try ui.request("/", headers: ["Cookie: other=1; \(name)=\(ui.token)"], auth: false)
+        #expect(page.status == 200)
+        #expect(page.headers["content-type"] == "text/html; charset=utf-8")
+        #expect(try ui.request("/api/flows", headers: ["Cookie: \(name)=nottoken"], auth: false).status == 401)
+    }
+
+    @Test func aForeignHostIs421EvenWithTheToken() throws {
+        let ui = try WebUIHarness()
+        #expect(try ui.request("/api/flows", headers: ["Host: evil.test:\(ui.port)"]).status == 421)
+        #expect(try ui.request("/api/flows", headers: ["Host: 127.0.0.1:1"]).status == 421)
+        #expect(try ui.request("/api/flows", headers: ["Host: localhost:\(ui.port)"]).status == 200)
+        #expect(try ui.request("/api/flows", headers: ["Host: [::1]:\(ui.port)"]).status == 200)
+        #expect(try ui.request("/api/flows").status == 200)
+    }
+
+    @Test func stateChangesNeedTheBearerOrTheCustomHeaderAndASameOriginRequest() throws {
+        let ui = try WebUIHarness()
+        let cookie = "Cookie: devproxy_token_\(ui.port)=\(ui.token)"
+        // A cookie alone (what a forged cross-site form would carry) is not enough.
+        #expect(try ui.request("/api/clear", method: "POST", headers: [cookie], auth: false).status == 403)
+        #expect(try ui.request("/api/clear", method: "POST", headers: [cookie, "X-DevProxy-CSRF: 1"], auth: false)
+            .status == 200)
+        #expect(try ui.request("/api/clear", method: "POST").status == 200)
+        let crossSite = try ui.request("/api/clear", method: "POST", headers: ["Sec-Fetch-Site: cross-site"])
+        #expect(crossSite.status == 403)
+        #expect(crossSite.json["error"] as? String
+                == "refused: Sec-Fetch-Site is cross-site; the UI only takes changes from its own pages")
+        #expect(try ui.request("/api/clear", method: "POST", headers: ["Sec-Fetch-Site: same-site"]).status == 403)
+        #expect(try ui.request("/api/clear", method: "POST", headers: ["Origin: http://evil.test"]).status == 403)
+        #expect(try ui.request("/api/clear", method: "POST", headers: ["Origin: http://127.0.0.1:\(ui.port)",
+                                                                      "Sec-Fetch-Site: same-origin"]).status == 200)
+    }
+
+    @Test func everyAnswerCarriesTheCSPAndNosniff() throws {
+        let ui = try WebUIHarness()
+        for answer in [try ui.request("/"), try ui.request("/api/flows"), try ui.request("/api/flows", auth: false)] {
+            #expect(answer.headers["content-security-policy"] == WebConnection.contentSecurityPolicy)
+            #expect(answer.headers["x-content-type-options"] == "nosniff")
+            #expect(answer.headers["referrer-policy"] == "no-referrer")
+        }
+        #expect(WebConnection.contentSecurityPolicy.contains("script-src 'self';"))
+        #expect(!WebConnection.contentSecurityPolicy.contains("unsafe"))
+    }
+
+    @Test func staticFilesRevalidateWithTheirETag() throws {
+        let ui = try WebUIHarness()
+        let first = try ui.request("/")
+        #expect(first.status == 200)
+        #expect(first.headers["cache-control"] == "no-cache")
+        let etag = try #require(first.headers["etag"])
+        #expect(first.body == WebAssets.all["index.html"]?.bytes)
+        #expect(try ui.request("/", headers: ["If-None-Match: \(etag)"]).status == 304)
+        #expect(try ui.request("/", headers: ["If-None-Match: \"other\""]).status == 200)
+        #expect(try ui.request("/no-such-file.js").status == 404)
+    }
+
+    /// The build-tool plugin embeds exactly the files of Sources/WebUI/Assets, byte for byte.
+    @Test func theEmbeddedAssetsAreTheFilesInTheRepository() throws {
+        let assets = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../../Sources/WebUI/Assets").standardizedFileURL
+        let walker = try #require(FileManager.default.enumerator(atPath: assets.path))
+        var onDisk: [String: [UInt8]] = [:]
+        for case let name as String in walker where !name.split(separator: "/").contains(where: { $0.hasPrefix(".") }) {
+            var isDirectory: ObjCBool = false
+            let path = assets.path + "/" + name
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                onDisk[name] = [UInt8](FileManager.default.contents(atPath: path) ?? Data())
+            }
+        }
+        #expect(onDisk["index.html"] != nil)
+        #expect(Set(onDisk.keys) == Set(WebAssets.all.keys))
+        for (name, bytes) in onDisk { #expect(WebAssets.all[name]?.bytes == bytes, "\(name)") }
+    }
+
+    @Test func badInputGetsAClear4xxAndTheServerKeepsServing() throws {
+        let ui = try WebUIHarness()
+        #expect(try ui.request("/api/flows", method: "DELETE").status == 405)
+        #expect(try ui.request("/api/nothing").status == 404)
+        let long = try ui.request("/api/flows?filter=" + String(repeating: "a", count: 9000))
+        #expect(long.status == 414)
+        let big = try ui.request("/api/replay", method: "POST", headers: ["Content-Length: 99999999"], body: "x")
+        #expect(big.status == 413)
+        #expect(try ui.request("/api/info").status == 200)
+    }
+
+    @Test func thePasswordWorksByBasicAuthOrTheLoginFormAndGivesTheCookie() throws {
+        let ui = try WebUIHarness(password: "correct horse")
+        let basic = "Authorization: Basic " + Data("anyone:correct horse".utf8).base64EncodedString()
+        let viaBasic = try ui.request("/api/info", headers: [basic], auth: false)
+        #expect(viaBasic.status == 200)
+        #expect(viaBasic.headers["set-cookie"]?.hasPrefix("devproxy_token_\(ui.port)=\(ui.token);") == true)
+        let wrong = "Authorization: Basic " + Data("anyone:wrong".utf8).base64EncodedString()
+        #expect(try ui.request("/api/info", headers: [wrong], auth: false).status == 401)
+        #expect(try ui.request("/login", auth: false).status == 200)
+        let login = try ui.request("/login", method: "POST", body: "password=correct+horse", auth: false)
+        #expect(login.status == 303)
+        #expect(login.headers["set-cookie"]?.contains("HttpOnly") == true)
+        #expect(try ui.request("/login", method: "POST", body: "password=nope", auth: false).status == 401)
+        #expect(try ui.request("/login", method: "POST", headers: ["Origin: http://evil.test"],
+                               body: "password=correct+horse", auth: false).status == 403)
+    }
+
+    @Test func capturedMarkupNeverLeavesTheAPIAsMarkup() throws {
+        let ui = try WebUIHarness()
+        ui.add(WebUIFlowsAPITests.line(id: "x1", host: "evil.test", path: "/<script>alert(1)</script>",
+                                       requestHeaders: #",["X-<img src=x onerror=alert(1)>","javascript:alert(1)"]"#))
+        let list = try ui.request("/api/flows")
+        #expect(list.headers["content-type"] == "application/json")
+        #expect(!list.text.contains("<script>"))
+        let summary = (list.json["flows"] as? [[String: Any]])?.first
+        #expect(summary?["url"] as? String == "https://evil.test/<script>alert(1)</script>")
+    }
+
+    @Test func aRemoteAddressNeedsAllowRemoteAndAPassword() throws {
+        var configuration = WebUIConfiguration()
+        configuration.host = "0.0.0.0"
+        configuration.port = 0
+        #expect(throws: (any Error).self) { try WebUI.bind(configuration) }
+        configuration.allowRemote = true
+        #expect(throws: (any Error).self) { try WebUI.bind(configuration) }
+        configuration.password = "secret"
+        _ = try WebUI.bind(configuration)
+    }
+}

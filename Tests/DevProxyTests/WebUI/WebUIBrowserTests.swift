@@ -1,0 +1,33 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The web UI in a real headless Chromium (Debian's, through Playwright): `devproxy run` with
+/// its UI on a free loopback port, the page opened from the printed `web ui:` line, and flows
+/// made with curl through the proxy to an origin the script runs.
+@Suite(.serialized) struct WebUIBrowserTests {
+    /// One browser session checks, in order: a curl flow appears live; a filter narrows the list
+    /// to exactly the matching flows and an invalid one names its column and keeps the list; a
+    /// gzip JSON response shows pretty-printed and folds; `r` replays (the origin is hit again,
+    /// a new row marked as a replay appears); j/k/Esc; hostile URL, header, JSON key and HTML
+    /// body show their characters while no script, image, dialog or CSP violation happens.
+    ///
+    /// `DEVPROXY_SCREENSHOTS=DIR` also writes the README's screenshots (`docs/screenshots/`).
+    @Test(.enabled(if: WebUIBrowser.missing == nil, "needs /usr/bin/chromium and playwright (scripts/test installs them)"))
+    func pageShowsFiltersAndReplaysLiveFlows() throws {
+        let dir = TemporaryDirectory()
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--session", dir.file("session.sqlite"),
+                                         "--web", "127.0.0.1:0"], webUI: true)
+        let ui = try #require(proxy.webUI)
+        #expect(ui.hasPrefix("http://127.0.0.1:") && ui.contains("/?token="), "web ui line: \(ui)")
+        let shots = ProcessInfo.processInfo.environment["DEVPROXY_SCREENSHOTS"]
+        let result = try WebUIBrowser.run(ui: ui, proxy: "http://127.0.0.1:\(proxy.port)", shots: shots)
+        let passed = WebUIBrowser.passed(result)
+        let expected: Set = ["token-stripped", "live-update", "slash-focuses-filter", "filter-narrows",
+                             "filter-invalid-keeps-list", "gzip-json-pretty", "json-folds", "replay", "keyboard",
+                             "hostile-shown-as-text", "hostile-runs-nothing"]
+        #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
+        #expect(expected.subtracting(passed).isEmpty, "missing: \(expected.subtracting(passed))\n\(result.output)")
+        _ = proxy.stop()
+    }
+}

@@ -1,0 +1,171 @@
+import Foundation
+import TestSupport
+import Testing
+@testable import WebUI
+
+/// `/api/flows` paging and filters, `/api/flows/ID`, the body routes and exports, against flows
+/// stored as the flow log writes them.
+@Suite struct WebUIFlowsAPITests {
+    /// A flow-log line: `GET|POST URL` → `status`, with optional headers and a JSON response body.
+    static func line(id: String, method: String = "GET", host: String, path: String = "/", status: Int = 200,
+                     requestHeaders: String = "", responseText: String? = nil, error: String? = nil,
+                     persona: String = "team") -> String {
+        let body = responseText.map {
+            #","body":{"size":\#($0.utf8.count),"sha256":"00","#
+                + #""text":"\#($0.replacingOccurrences(of: "\"", with: "\\\""))","truncated":false}"#
+        } ?? ""
+        let response = error == nil ? #","response":{"status":\#(status),"reason":"R","http_version":"HTTP/1.1","#
+            + #""headers":[["Content-Type","application/json"]]\#(body)}"# : ""
+        let failure = error.map { #","error":{"kind":"\#($0)","message":"m"}"# } ?? ""
+        return #"{"id":"\#(id)","started":"2026-03-01T12:00:00.000Z","ended":"2026-03-01T12:00:00.010Z","#
+            + #""client":"127.0.0.1:1","mode":"https","persona":"\#(persona)","server":{"host":"\#(host)","port":443},"#
+            + #""request":{"method":"\#(method)","url":"https://\#(host)\#(path)","http_version":"HTTP/1.1","#
+            + #""headers":[["Host","\#(host)"]\#(requestHeaders)]}\#(response)\#(failure),"#
+            + #""timings":{"connect":-1,"tls":-1,"send":1,"wait":1,"receive":1}}"#
+    }
+
+    @Test func pagesFollowCursorsWithoutGapsOrRepeats() throws {
+        let ui = try WebUIHarness()
+        for index in 1...25 { ui.add(Self.line(id: "p\(index)", host: "h\(index % 3).test")) }
+        var seen: [String] = []
+        var cursor: String?
+        var pages = 0
+        repeat {
+            let answer = try ui.request("/api/flows?limit=10" + (cursor.map { "&cursor=\($0)" } ?? ""))
+            #expect(answer.status == 200)
+            #expect(answer.json["total"] as? Int == 25)
+            seen += (answer.json["flows"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+            cursor = answer.json["next_cursor"] as? String
+            pages += 1
+        } while cursor != nil && pages < 10
+        #expect(pages == 3)
+        #expect(seen == (1...25).reversed().map { "p\($0)" })
+        let oldest = try ui.request("/api/flows?limit=2&order=oldest").json["flows"] as? [[String: Any]]
+        #expect(oldest?.compactMap { $0["id"] as? String } == ["p1", "p2"])
+        let summary = try #require((try ui.request("/api/flows?limit=1").json["flows"] as? [[String: Any]])?.first)
+        for key in ["id", "started", "method", "url", "host", "status", "http_version", "mode", "error_kind",
+                    "content_type", "request_size", "response_size", "duration_ms", "persona", "signer_email",
+                    "replay_of", "phase"] {
+            #expect(summary.keys.contains(key), "summary lacks \(key)")
+        }
+        #expect(try ui.request("/api/flows?limit=0").status == 400)
+        #expect(try ui.request("/api/flows?cursor=abc").status == 400)
+        #expect(try ui.request("/api/flows?order=sideways").status == 400)
+    }
+
+    @Test func filtersRunInTheStoreAndBadOnesSayWhere() throws {
+        let ui = try WebUIHarness()
+        ui.add(Self.line(id: "a", host: "api.acme.test", path: "/login", status: 200,
+                         responseText: #"{"token":"needle-42"}"#))
+        ui.add(Self.line(id: "b", method: "POST", host: "api.acme.test", path: "/items", status: 404))
+        ui.add(Self.line(id: "c", host: "cdn.other.test", path: "/app.js", status: 200,
+                         requestHeaders: #",["X-Trace","abc123"]"#))
+        ui.add(Self.line(id: "d", host: "down.test", error: "upstream_refused"))
+        let table: [(String, [String])] = [
+            ("~d acme", ["b", "a"]),
+            ("~c 404", ["b"]),
+            ("~m POST", ["b"]),
+            ("login", ["a"]),
+            ("~u /items | ~u app", ["c", "b"]),
+            ("~d acme & !~c 404", ["a"]),
+            ("!(~d acme)", ["d", "c"]),
+            ("~hq 'x-trace: abc'", ["c"]),
+            ("~bs 'needle-\\d+'", ["a"]),
+            ("~e", ["d"]),
+            ("~s & ~d ACME", ["b", "a"]),
+            ("~all", ["d", "c", "b", "a"]),
+        ]
+        for (expression, expected) in table {
+            let encoded = expression.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+            let answer = try ui.request("/api/flows?filter=\(encoded)")
+            #expect(answer.status == 200, "\(expression)")
+            let ids = (answer.json["flows"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+            #expect(ids == expected, "\(expression)")
+            #expect(answer.json["total"] as? Int == expected.count, "\(expression)")
+        }
+        let invalid: [(String, Int)] = [("~d", 3), ("~c abc", 4), ("a &", 4), ("(a", 3), ("~nosuch x", 1), ("a )", 3)]
+        for (expression, column) in invalid {
+            let encoded = expression.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+            let answer = try ui.request("/api/flows?filter=\(encoded)")
+            #expect(answer.status == 400, "\(expression)")
+            #expect(answer.json["column"] as? Int == column, "\(expression): \(answer.text)")
+            #expect((answer.json["error"] as? String)?.contains("column \(column)") == true, "\(expression)")
+        }
+    }
+
+    @Test func aFlowIsItsLogRecordAndUnknownIdsAre404() throws {
+        let ui = try WebUIHarness()
+        let line = Self.line(id: "r1", host: "x.test", responseText: "<script>alert(1)</script>")
+        ui.add(line)
+        let answer = try ui.request("/api/flows/r1")
+        #expect(answer.status == 200)
+        #expect(answer.headers["content-type"] == "application/json")
+        #expect(answer.text == line)
+        #expect(try ui.request("/api/flows/nope").status == 404)
+        #expect(try ui.request("/api/flows/nope/response/body").status == 404)
+    }
+
+    @Test func bodiesAreServedDecodedAsTextRawAsAttachmentsAndInParts() throws {
+        let ui = try WebUIHarness()
+        let text = "<html><script>alert(1)</script>" + String(repeating: "é", count: 100) + "</html>"
+        ui.add(Self.line(id: "b1", host: "x.test", responseText: text))
+        let decoded = try ui.request("/api/flows/b1/response/body")
+        #expect(decoded.status == 200)
+        #expect(decoded.text == text)
+        #expect(decoded.headers["content-type"] == "text/plain; charset=utf-8")
+        #expect(decoded.headers["x-devproxy-content-type"] == "application/json")
+        #expect(decoded.headers["x-content-type-options"] == "nosniff")
+        #expect(decoded.headers["content-security-policy"] == "sandbox; default-src 'none'")
+        let raw = try ui.request("/api/flows/b1/response/body?raw=1")
+        #expect(raw.headers["content-disposition"] == "attachment; filename=\"b1-response.bin\"")
+        #expect(raw.headers["content-type"] == "application/octet-stream")
+        #expect(raw.text == text)
+        // 40 bytes would split an é (2 bytes each, starting at byte 31): the cut keeps whole characters.
+        let limited = try ui.request("/api/flows/b1/response/body?limit=40")
+        #expect(limited.body.count == 39)
+        #expect(text.hasPrefix(limited.text))
+        let range = try ui.request("/api/flows/b1/response/body", headers: ["Range: bytes=6-13"])
+        #expect(range.status == 206)
+        #expect(range.text == "<script>")
+        #expect(range.headers["content-range"] == "bytes 6-13/\(text.utf8.count)")
+        #expect(try ui.request("/api/flows/b1/response/body", headers: ["Range: bytes=99999-"]).status == 416)
+        #expect(try ui.request("/api/flows/b1/request/body").status == 404)
+    }
+
+    @Test(.enabled(if: HARWriterTests.validatorAvailable))
+    func exportsAreValidHARAndTheRawExchange() throws {
+        let ui = try WebUIHarness()
+        ui.add(Self.line(id: "e1", host: "a.test", path: "/one", responseText: #"{"n":1}"#))
+        ui.add(Self.line(id: "e2", host: "b.test", path: "/two", status: 500))
+        let one = try ui.request("/api/flows/e1/export?format=har")
+        #expect(one.status == 200)
+        #expect(one.headers["content-disposition"] == "attachment; filename=\"e1.har\"")
+        #expect(try HARWriterTests().schemaComplaint(one.body) == nil)
+        let filtered = try ui.request("/api/export/har?filter=~c%20500")
+        #expect(try HARWriterTests().schemaComplaint(filtered.body) == nil)
+        let entries = (filtered.json["log"] as? [String: Any])?["entries"] as? [[String: Any]]
+        #expect(entries?.count == 1)
+        let selection = try ui.request("/api/export/har?ids=e2,e1").json["log"] as? [String: Any]
+        #expect((selection?["entries"] as? [[String: Any]])?.count == 2)
+        let raw = try ui.request("/api/flows/e1/export?format=raw").text
+        #expect(raw.hasPrefix("GET /one HTTP/1.1\r\nHost: a.test\r\n\r\n"))
+        #expect(raw.contains("HTTP/1.1 200 R\r\nContent-Type: application/json\r\n\r\n{\"n\":1}"))
+        #expect(try ui.request("/api/flows/e1/export?format=zip").status == 400)
+    }
+
+    @Test func errorKindsComeWithTheirExplanation() throws {
+        let ui = try WebUIHarness()
+        let kinds = try ui.request("/api/error-kinds").json
+        #expect(kinds["destination_refused"] as? String
+                == "the destination is DevProxy's own web UI, which the proxy never forwards to")
+        #expect(kinds.count > 20)
+    }
+
+    @Test func clearEmptiesTheSessionAndReplayWithoutAProxyIs409() throws {
+        let ui = try WebUIHarness()
+        ui.add(Self.line(id: "c1", host: "a.test"))
+        #expect(try ui.request("/api/flows/c1/replay", method: "POST").status == 409)
+        #expect(try ui.request("/api/clear", method: "POST").json["cleared"] as? Bool == true)
+        #expect(try ui.request("/api/flows").json["total"] as? Int == 0)
+    }
+}

@@ -1,0 +1,112 @@
+import CertAuthority
+@testable import DevProxy
+import Foundation
+import TestSupport
+import Testing
+@testable import WebUI
+
+/// The UI beside a real proxy: live events, replay through the proxy, curl export, and the
+/// proxy's refusal to forward to the UI.
+@Suite struct WebUIProxyTests {
+    /// A running UI, proxy and plain origin whose `/report` POSTs are appended to a file (a hit counter).
+    static func setUp() throws -> (WebUIHarness, ProxyHarness, OriginServer) {
+        let origin = try OriginServer(tls: true)
+        let ui = try WebUIHarness(withProxy: true) { $0.upstreamCAs = [try! Certificate.all(
+            from: try! SecureFile.read(origin.caPath, what: "ca"))[0]] }
+        return (ui, try #require(ui.proxy), origin)
+    }
+
+    static func hits(_ origin: OriginServer) -> [String] {
+        let text = (try? String(contentsOfFile: origin.reportsPath, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").map(String.init)
+    }
+
+    /// Waits for the flow the store has for `url` (newest first), up to 10 s.
+    static func flow(_ ui: WebUIHarness, url: String) throws -> [String: Any]? {
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            ui.store.flush()
+            let filter = url.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+            let flows = try ui.request("/api/flows?filter=" + filter).json["flows"] as? [[String: Any]] ?? []
+            if let first = flows.first(where: { $0["url"] as? String == url && $0["phase"] as? String == "finished" }) {
+                return first
+            }
+            usleep(50_000)
+        }
+        return nil
+    }
+
+    @Test func replayReachesTheOriginAgainAndAddsAFlowMarkedAsAReplay() throws {
+        let (ui, proxy, origin) = try Self.setUp()
+        let url = origin.url("/report")
+        let sent = try proxy.curl(["-d", "first-body", "-H", "X-Kind: original", url])
+        #expect(sent.stdout == "echo:first-body")
+        let original = try #require(try Self.flow(ui, url: url))
+        let originalID = try #require(original["id"] as? String)
+        let answer = try ui.request("/api/flows/\(originalID)/replay", method: "POST")
+        #expect(answer.status == 200, "\(answer.text)")
+        let newID = try #require(answer.json["id"] as? String)
+        #expect(newID != originalID)
+        #expect(Self.hits(origin) == ["first-body", "first-body"])
+        let record = try ui.request("/api/flows/\(newID)")
+        #expect(record.status == 200)
+        #expect(record.json["replay_of"] as? String == originalID)
+        let request = record.json["request"] as? [String: Any]
+        let headers = request?["headers"] as? [[String]] ?? []
+        #expect(headers.contains(["X-Kind", "original"]))
+        #expect(!headers.contains { $0.first?.lowercased() == "x-devproxy-replay" })
+        #expect((record.json["response"] as? [String: Any])?["status"] as? Int == 200)
+        let summaries = try ui.request("/api/flows?filter=~u%20report").json["flows"] as? [[String: Any]] ?? []
+        #expect(summaries.first { $0["id"] as? String == newID }?["replay_of"] as? String == originalID)
+
+        let edited = #"{"method":"POST","url":"\#(url)","headers":[["X-Kind","edited"]],"body":"second-body"}"#
+        let resent = try ui.request("/api/replay", method: "POST", headers: ["Content-Type: application/json"],
+                                    body: edited)
+        #expect(resent.status == 200, "\(resent.text)")
+        #expect(Self.hits(origin).last == "second-body")
+        #expect(try ui.request("/api/replay", method: "POST", body: #"{"method":"GET","url":"ftp://x"}"#).status == 400)
+    }
+
+    @Test func theEventStreamDeliversAFlowMadeThroughTheProxy() throws {
+        let (ui, proxy, origin) = try Self.setUp()
+        let events = try WebUIHarness.EventStream(ui)
+        #expect(events.read(until: "event: hello"))
+        #expect(events.received.hasPrefix("HTTP/1.1 200 OK\r\n"))
+        #expect(events.received.contains("Content-Type: text/event-stream"))
+        let path = "/headers?unique=\(UUID().uuidString)"
+        _ = try proxy.curl([origin.url(path)])
+        #expect(events.read(until: path))
+        #expect(events.received.contains("event: flows\ndata: {\"flows\":["))
+        #expect(events.received.contains("\"url\":\"\(origin.url(path))\""))
+    }
+
+    @Test func theProxyRefusesToForwardToTheUI() throws {
+        let (ui, proxy, _) = try Self.setUp()
+        for target in ["http://127.0.0.1:\(ui.port)/api/info", "http://localhost:\(ui.port)/api/flows"] {
+            let result = try proxy.curl(["-i", "-H", "Authorization: Bearer \(ui.token)", target])
+            #expect(result.stdout.hasPrefix("HTTP/1.1 403"), "\(result.output)")
+            #expect(result.stdout.contains("DevProxy's own web UI"))
+            #expect(!result.stdout.contains("\"version\""))
+        }
+        let tunnel = try proxy.curl(["-sS", "-p", "-i", "http://127.0.0.1:\(ui.port)/api/info"])
+        #expect(tunnel.output.contains("403"))
+        let flows = proxy.flows(count: 3)
+        #expect(flows.filter { $0.error?.kind == "destination_refused" }.count == 3)
+        // The UI itself still answers directly.
+        #expect(try ui.request("/api/info").status == 200)
+    }
+
+    @Test func theCurlExportRepeatsTheRequest() throws {
+        let (ui, proxy, origin) = try Self.setUp()
+        let url = origin.url("/report")
+        _ = try proxy.curl(["-d", "it's curl", url])
+        let id = try #require(try Self.flow(ui, url: url)?["id"] as? String)
+        let command = try ui.request("/api/flows/\(id)/export?format=curl")
+        #expect(command.status == 200)
+        #expect(command.text.hasPrefix("curl -X 'POST' '\(url)'"))
+        let run = try Subprocess.run("sh", ["-c", command.text.trimmingCharacters(in: .newlines)
+                                            + " --cacert '\(origin.caPath)' --max-time 10 -sS"])
+        #expect(run.stdout == "echo:it's curl", "\(run.output)")
+        #expect(Self.hits(origin) == ["it's curl", "it's curl"])
+    }
+}

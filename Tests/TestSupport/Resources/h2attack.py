@@ -1,0 +1,181 @@
+"""Scripted hostile HTTP/2 clients for DevProxy's tests, written frame by frame with hyperframe and
+hpack (the frame and header-compression layers of Python h2, PyPI), since h2 itself refuses to
+send what these send. CONNECT through the proxy, TLS with ALPN h2 only, then one attack.
+
+Usage: h2attack.py PROXY_PORT CAFILE HOST PORT ATTACK [ARGS...]
+  continuation-flood N     HEADERS without END_HEADERS, then N CONTINUATION frames that never end it
+  hpack-bomb N PATH        a header block that inserts a 4000-byte field once and names it N more
+                           times (a few KB on the wire, N x 4 KB decoded), then a normal GET of PATH
+  window-overflow          WINDOW_UPDATE on the connection with 2^31-1, beyond the largest window
+  stream-reuse PATH        GET PATH on stream 1, then HEADERS on stream 1 again while it is open
+  stream-ids PATH          GET PATH on the largest stream id (2^31-1), then HEADERS on stream 1 (going back)
+  settings-flood N         N SETTINGS frames in one write, none of the ACKs read until all are sent
+  ping-flood N             the same with PING frames
+  stall N BIG SMALL HOLD   SETTINGS_INITIAL_WINDOW_SIZE 0 and a 1 GiB connection window; N GETs of BIG
+                           that are never granted a window; after HOLD seconds a GET of SMALL with a
+                           window of its own, timed; prints "stalled" on stderr once the heads of BIG are in
+Prints one JSON object: goaway (error code or null), last_stream_id, statuses, resets and body
+sizes by stream id, closed (the proxy closed the connection), and for stall small_seconds.
+"""
+import json
+import socket
+import ssl
+import sys
+import time
+
+import hpack
+from hyperframe.frame import (ContinuationFrame, DataFrame, Frame, GoAwayFrame, HeadersFrame, PingFrame,
+                              RstStreamFrame, SettingsFrame, WindowUpdateFrame)
+
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+
+
+class Peer:
+    def __init__(self, proxy_port, cafile, host, port):
+        raw = socket.create_connection(("127.0.0.1", int(proxy_port)), timeout=15)
+        raw.sendall(f"CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
+        reply = b""
+        while b"\r\n\r\n" not in reply:
+            reply += raw.recv(1)
+        assert reply.startswith(b"HTTP/1.1 200"), reply
+        context = ssl.create_default_context(cafile=cafile)
+        context.set_alpn_protocols(["h2"])
+        self.tls = context.wrap_socket(raw, server_hostname=host)
+        assert self.tls.selected_alpn_protocol() == "h2", self.tls.selected_alpn_protocol()
+        self.authority = f"{host}:{port}"
+        self.encoder = hpack.Encoder()
+        self.decoder = hpack.Decoder()
+        self.decoder.max_allowed_table_size = 65536
+        self.buffer = b""
+        self.result = {"goaway": None, "last_stream_id": None, "statuses": {}, "resets": {}, "bytes": {},
+                       "closed": False}
+
+    def send(self, *frames):
+        self.tls.sendall(b"".join(f.serialize() for f in frames))
+
+    def start(self, settings=None):
+        frame = SettingsFrame(0)
+        for key, value in (settings or {}).items():
+            frame.settings[key] = value
+        self.tls.sendall(PREFACE + frame.serialize())
+
+    def get(self, stream, path, end_headers=True):
+        block = self.encoder.encode([(":method", "GET"), (":scheme", "https"), (":authority", self.authority),
+                                     (":path", path)])
+        frame = HeadersFrame(stream, block)
+        frame.flags.add("END_STREAM")
+        if end_headers:
+            frame.flags.add("END_HEADERS")
+        return frame
+
+    def read(self, seconds, until=lambda: False):
+        """Reads frames for up to `seconds`, until EOF, a GOAWAY, or `until()` holds."""
+        deadline = time.time() + seconds
+        while time.time() < deadline and not until() and self.result["goaway"] is None and not self.result["closed"]:
+            self.tls.settimeout(max(0.01, deadline - time.time()))
+            try:
+                data = self.tls.recv(65536)
+            except socket.timeout:
+                break
+            except OSError:
+                self.result["closed"] = True
+                break
+            if not data:
+                self.result["closed"] = True
+                break
+            self.buffer += data
+            self.parse()
+
+    def parse(self):
+        while len(self.buffer) >= 9:
+            frame, length = Frame.parse_frame_header(memoryview(self.buffer[:9]))
+            if len(self.buffer) < 9 + length:
+                return
+            frame.parse_body(memoryview(self.buffer[9:9 + length]))
+            self.buffer = self.buffer[9 + length:]
+            sid = str(frame.stream_id)
+            if isinstance(frame, SettingsFrame) and "ACK" not in frame.flags:
+                ack = SettingsFrame(0)
+                ack.flags.add("ACK")
+                self.send(ack)
+            elif isinstance(frame, HeadersFrame):
+                fields = dict(self.decoder.decode(frame.data))
+                status = fields.get(b":status") or fields.get(":status")
+                if status is not None and sid not in self.result["statuses"]:
+                    self.result["statuses"][sid] = int(status)
+            elif isinstance(frame, DataFrame):
+                self.result["bytes"][sid] = self.result["bytes"].get(sid, 0) + len(frame.data)
+            elif isinstance(frame, RstStreamFrame):
+                self.result["resets"][sid] = frame.error_code
+            elif isinstance(frame, GoAwayFrame):
+                self.result["goaway"] = frame.error_code
+                self.result["last_stream_id"] = frame.last_stream_id
+
+    def ended(self, stream):
+        sid = str(stream)
+        return sid in self.result["resets"] or sid in self.result["statuses"]
+
+
+def main():
+    proxy_port, cafile, host, port, attack = sys.argv[1:6]
+    args = sys.argv[6:]
+    peer = Peer(proxy_port, cafile, host, port)
+    peer.start()
+    peer.read(1, until=lambda: False)
+    if attack == "continuation-flood":
+        frames = [peer.get(1, "/", end_headers=False)]
+        for _ in range(int(args[0])):
+            frames.append(ContinuationFrame(1, peer.encoder.encode([("x-a", "b")])))
+        peer.send(*frames)
+        peer.read(10)
+    elif attack == "hpack-bomb":
+        fields = [(":method", "GET"), (":scheme", "https"), (":authority", peer.authority), (":path", args[1])]
+        block = peer.encoder.encode(fields + [("x-bomb", "a" * 4000)] * (int(args[0]) + 1))
+        frame = HeadersFrame(1, block)
+        frame.flags.add("END_STREAM")
+        frame.flags.add("END_HEADERS")
+        peer.result["bomb_block_bytes"] = len(block)
+        peer.send(frame)
+        peer.read(10, until=lambda: peer.ended(1))
+        peer.send(peer.get(3, args[1]))
+        peer.read(10, until=lambda: peer.ended(3))
+    elif attack == "window-overflow":
+        peer.send(WindowUpdateFrame(0, 0x7FFFFFFF))
+        peer.read(10)
+    elif attack == "stream-reuse":
+        # One write, so both blocks arrive together while stream 1 is still open.
+        peer.send(peer.get(1, args[0]), peer.get(1, args[0]))
+        peer.read(10)
+    elif attack == "stream-ids":
+        peer.send(peer.get(0x7FFFFFFF, args[0]))
+        peer.read(10, until=lambda: peer.ended(0x7FFFFFFF))
+        peer.send(peer.get(1, args[0]))
+        peer.read(2)
+    elif attack in ("settings-flood", "ping-flood"):
+        one = SettingsFrame(0) if attack == "settings-flood" else PingFrame(0)
+        try:
+            peer.tls.sendall(one.serialize() * int(args[0]))
+        except OSError:
+            peer.result["closed"] = True
+        peer.read(10)
+    elif attack == "stall":
+        count, big, small, hold = int(args[0]), args[1], args[2], float(args[3])
+        settings = SettingsFrame(0)
+        settings.settings[SettingsFrame.INITIAL_WINDOW_SIZE] = 0
+        peer.send(settings, WindowUpdateFrame(0, 1 << 30))
+        streams = [1 + 2 * i for i in range(count)]
+        peer.send(*[peer.get(sid, big) for sid in streams])
+        peer.read(15, until=lambda: all(peer.ended(sid) for sid in streams))
+        print("stalled", file=sys.stderr, flush=True)
+        peer.read(hold)
+        last = streams[-1] + 2
+        start = time.time()
+        peer.send(peer.get(last, small), WindowUpdateFrame(last, 1 << 20))
+        peer.read(10, until=lambda: str(last) in peer.result["bytes"] and peer.ended(last))
+        peer.result["small_seconds"] = round(time.time() - start, 3)
+    else:
+        raise SystemExit(f"unknown attack {attack}")
+    print(json.dumps(peer.result))
+
+
+main()
