@@ -102,5 +102,5 @@ public struct MobileConfig: Sendable {
         return lines.joined(separator: "\n")
     }
 
-    private func escape(_ text: String) -> String { HTMLText.escape(text) }
+    private func escape(_ text: String) -> String { MarkupText.escape(text) }
 }

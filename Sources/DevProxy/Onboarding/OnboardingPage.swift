@@ -15,8 +15,8 @@ struct OnboardingPage {
     static let exampleDomain = "api.example.com"
 
     var html: String {
-        let subject = HTMLText.escape(root.subject)
-        let name = HTMLText.escape(root.commonName ?? root.subject)
+        let subject = MarkupText.escape(root.subject)
+        let name = MarkupText.escape(root.commonName ?? root.subject)
         return """
         <!doctype html>
         <html lang="en">
@@ -35,7 +35,7 @@ struct OnboardingPage {
         <dl class="facts">
         <dt>Subject</dt><dd>\(subject)</dd>
         <dt>SHA-256 fingerprint</dt><dd><code id="fingerprint">\(root.sha256Fingerprint)</code></dd>
-        <dt>SPKI pin</dt><dd><code id="pin">\(HTMLText.escape(root.pin))</code></dd>
+        <dt>SPKI pin</dt><dd><code id="pin">\(MarkupText.escape(root.pin))</code></dd>
         <dt>Valid until</dt><dd>\(ISO8601.string(root.notAfter))</dd>
         </dl>
         <p>Before you trust it, check that the fingerprint matches the one your security lead or \
@@ -56,7 +56,7 @@ struct OnboardingPage {
 
     private var qrSection: String {
         guard let address else { return "" }
-        let escaped = HTMLText.escape(address)
+        let escaped = MarkupText.escape(address)
         return """
         <section id="qr">
         <h2>On another device</h2>
@@ -72,8 +72,8 @@ struct OnboardingPage {
         let pinBase64 = String(root.pin.dropFirst("sha256/".count))
         let pin = PinSnippet.PinLine(base64: pinBase64, comment: "DevProxy team root: \(root.subject)")
         let snippet = PinSnippet(domain: Self.exampleDomain, includeSubdomains: true, pins: [pin])
-        let nsc = HTMLText.escape(snippet.render(.nsc))
-        let name = HTMLText.escape(root.commonName ?? root.subject)
+        let nsc = MarkupText.escape(snippet.render(.nsc))
+        let name = MarkupText.escape(root.commonName ?? root.subject)
         return """
         <section id="ios">
         <h2>iPhone and iPad</h2>

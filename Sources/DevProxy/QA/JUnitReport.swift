@@ -87,21 +87,6 @@ public enum JUnitReport {
             + cases.joined() + "  </testsuite>\n</testsuites>\n"
     }
 
-    /// XML 1.0 text/attribute escaping; control characters XML cannot carry become spaces.
-    static func escape(_ text: String) -> String {
-        var out = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            case "\n", "\t": out.unicodeScalars.append(scalar)
-            case _ where scalar.value < 0x20: out += " "
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
+    /// XML text/attribute escaping (`MarkupText`).
+    static func escape(_ text: String) -> String { MarkupText.escape(text) }
 }
