@@ -16,7 +16,7 @@ final class WebUIHarness {
     var base: String { "http://127.0.0.1:\(port)" }
 
     init(withProxy: Bool = false, authority: WebUI.Authority? = nil, password: String? = nil,
-         configure: (inout ProxyConfiguration) -> Void = { _ in }) throws {
+         signatures: SignatureVerifier? = nil, configure: (inout ProxyConfiguration) -> Void = { _ in }) throws {
         store = try SessionStore.temporary()
         var configuration = WebUIConfiguration()
         configuration.port = 0
@@ -28,11 +28,12 @@ final class WebUIHarness {
             let proxy = try ProxyHarness(configure: { proxyConfiguration in
                 proxyConfiguration.forbiddenDestinations = [listener.address]
                 proxyConfiguration.replaySecret = secret
+                proxyConfiguration.signatures = signatures
                 configure(&proxyConfiguration)
             }, extraSinks: [SessionStoreSink(store: store)])
             self.proxy = proxy
             link = WebUI.ProxyLink(listeners: [("regular", "127.0.0.1:\(proxy.port)")], replayHost: "127.0.0.1",
-                                   replayPort: proxy.port, replaySecret: secret)
+                                   replayPort: proxy.port, replaySecret: secret, signatures: signatures)
         } else {
             proxy = nil
         }

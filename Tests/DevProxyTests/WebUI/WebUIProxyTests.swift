@@ -67,6 +67,39 @@ import Testing
         #expect(try ui.request("/api/replay", method: "POST", body: #"{"method":"GET","url":"ftp://x"}"#).status == 400)
     }
 
+    /// A request signed for a `--verify-signature` host is re-signed when replayed (a fresh
+    /// timestamp and nonce), so the replay passes the check the original passed rather than
+    /// being a `nonce_reused` copy; the signature headers sent are new.
+    @Test func replaysOfSignedRequestsAreSignedAfresh() throws {
+        let origin = try OriginServer(tls: true)
+        let directory = TemporaryDirectory()
+        let keyFile = directory.write("hmac.key", "replay-key\n")
+        let verifier = try SignatureVerifier(rules: [try SignatureRule.parse("localhost=\(keyFile)")])
+        let ui = try WebUIHarness(withProxy: true, signatures: verifier) {
+            $0.upstreamCAs = [try! Certificate.all(from: try! SecureFile.read(origin.caPath, what: "ca"))[0]]
+        }
+        let proxy = try #require(ui.proxy)
+        let url = origin.url("/report")
+        let signer = try #require(verifier.signer(for: "localhost"))
+        let signed = try #require(signer.resign(method: "POST", url: url, headers: [], body: Array("to-sign".utf8)))
+        let sent = try proxy.curl(["--data-binary", "to-sign"] + signed.flatMap { ["-H", "\($0[0]): \($0[1])"] } + [url])
+        #expect(sent.stdout == "echo:to-sign", "\(sent.output)")
+        let original = try #require(try Self.flow(ui, url: url))
+        let originalID = try #require(original["id"] as? String)
+        let first = try ui.request("/api/flows/\(originalID)").json
+        #expect((first["signature"] as? [String: Any])?["valid"] as? Bool == true, "\(first)")
+        let answer = try ui.request("/api/flows/\(originalID)/replay", method: "POST")
+        let newID = try #require(answer.json["id"] as? String, "\(answer.text)")
+        let replay = try ui.request("/api/flows/\(newID)").json
+        let check = replay["signature"] as? [String: Any]
+        #expect(check?["valid"] as? Bool == true, "the replay was re-signed: \(String(describing: check))")
+        let nonce = { (flow: [String: Any]) in
+            ((flow["request"] as? [String: Any])?["headers"] as? [[String]])?.first { $0.first == "X-Nonce" }?.last
+        }
+        #expect(nonce(replay) != nil && nonce(replay) != nonce(first))
+        #expect(Self.hits(origin) == ["to-sign", "to-sign"])
+    }
+
     @Test func theEventStreamDeliversAFlowMadeThroughTheProxy() throws {
         let (ui, proxy, origin) = try Self.setUp()
         let events = try WebUIHarness.EventStream(ui)
