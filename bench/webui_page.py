@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Drives DevProxy's web UI in headless Chromium (Playwright, the system browser) for bench/webui.
 
-usage: webui_page.py follow URL   open the page, wait until it says "live", print "ready", keep it open
-                                  (following the live list) until stdin closes, then print one JSON line
+usage: webui_page.py follow URL STOP
+                                  open the page, wait until it says "live", print "ready", keep it open
+                                  (following the live list) until the file STOP exists, then print one JSON line
        webui_page.py list URL [N] load the page N times (default 3); per load, ms from navigation start to
                                   the first flow rows in the list, and the list's count line
        webui_page.py body URL P   open the newest flow whose path is P in the detail pane, then "show all":
@@ -11,6 +12,7 @@ usage: webui_page.py follow URL   open the page, wait until it says "live", prin
 URL is the `web ui:` line's address (with ?token=). Every result is one JSON line on stdout.
 """
 import json
+import os
 import sys
 import time
 
@@ -43,12 +45,13 @@ def longest(page, since):
     return page.evaluate("t => Math.max(0, ...window.__long.filter(e => e.start >= t).map(e => e.ms))", since)
 
 
-def follow(browser, url):
+def follow(browser, url, stop):
     page = new_page(browser)
     page.goto(url)
     page.wait_for_function(LIVE, timeout=20000)
     print("ready", flush=True)
-    sys.stdin.read()
+    while not os.path.exists(stop):
+        page.wait_for_timeout(200)
     rows = page.evaluate("() => document.querySelectorAll('flow-list .flow-row[data-id]').length")
     count = page.text_content("flow-list .list-count")
     print(json.dumps({"rows_rendered": rows, "count": count, "longest_task_ms": longest(page, 0),
@@ -119,7 +122,7 @@ def main():
                                              args=["--no-sandbox"])
         try:
             if command == "follow":
-                follow(browser, url)
+                follow(browser, url, sys.argv[3])
             elif command == "list":
                 list_times(browser, url, int(sys.argv[3]) if len(sys.argv) > 3 else 3)
             else:
