@@ -1,5 +1,5 @@
 import Foundation
-import SessionStore
+@testable import SessionStore
 import TestSupport
 import XCTest
 
@@ -162,6 +162,7 @@ final class SessionStoreTests: XCTestCase {
         let received = LockedBox<[StoreChanges]>([])
         let token = store.addObserver { changes in received.mutate { $0.append(changes) } }
         store.started(StoreFixtures.record("a", status: nil))
+        store.flush()
         store.finished(StoreFixtures.record("a"), json: "{}", bodies: .init())
         store.flush()
         let flows = received.value.flatMap(\.flows)
@@ -178,6 +179,47 @@ final class SessionStoreTests: XCTestCase {
         XCTAssertFalse(received.value.flatMap(\.flows).contains { $0.id == "b" })
         // Sequence numbers are never reused after a clear, so old cursors cannot point at new flows.
         XCTAssertGreaterThan(try XCTUnwrap(try store.summary(id: "b")).sequence, flows[0].sequence)
+    }
+
+    /// A flow whose steps arrive in one batch is written once, as finished: the writer skips the
+    /// `started` and `responded` steps a later `finished` in the same batch makes stale, and
+    /// observers see only the finished flow. Steps of other flows and a `clear` between are kept.
+    func testStepsOfAFlowFinishedInTheSameBatchAreCoalesced() throws {
+        let directory = TemporaryDirectory()
+        let store = try SessionStore(path: directory.file("s.sqlite"))
+        let received = LockedBox<[StoreChanges]>([])
+        _ = store.addObserver { changes in received.mutate { $0.append(changes) } }
+        // Queued without a flush between them: one writer batch (the writer may take the first
+        // event alone before the rest arrive, so only what follows is checked strictly).
+        store.started(StoreFixtures.record("x", status: nil))
+        store.started(StoreFixtures.record("a", status: nil))
+        store.responded(StoreFixtures.record("a"))
+        store.started(StoreFixtures.record("b", status: nil))
+        store.finished(StoreFixtures.record("a"), json: "{}", bodies: .init())
+        store.flush()
+        let seen = received.value.flatMap(\.flows)
+        let stepsOfA = seen.filter { $0.id == "a" }.map(\.phase)
+        XCTAssertEqual(stepsOfA.last, .finished)
+        XCTAssertTrue(stepsOfA.count < 3 || stepsOfA == [.started, .responded, .finished])
+        XCTAssertEqual(seen.filter { $0.id == "b" }.map(\.phase), [.started], "a flow still running keeps its step")
+        XCTAssertEqual(try store.summary(id: "a")?.phase, .finished)
+        XCTAssertEqual(try store.count(), 3)
+        let writer = StoreWriterProbe.coalesce(in: directory, [
+            .flow(StoreFixtures.record("c", status: nil), phase: .started, json: nil, bodies: nil),
+            .flow(StoreFixtures.record("c"), phase: .responded, json: nil, bodies: nil),
+            .flow(StoreFixtures.record("d", status: nil), phase: .started, json: nil, bodies: nil),
+            .clear,
+            .flow(StoreFixtures.record("c"), phase: .finished, json: "{}", bodies: nil),
+        ])
+        XCTAssertEqual(writer, ["c started", "c responded", "d started", "clear", "c finished"],
+                       "a clear between keeps the steps before it")
+        let plain = StoreWriterProbe.coalesce(in: directory, [
+            .flow(StoreFixtures.record("e", status: nil), phase: .started, json: nil, bodies: nil),
+            .flow(StoreFixtures.record("f", status: nil), phase: .started, json: nil, bodies: nil),
+            .flow(StoreFixtures.record("e"), phase: .responded, json: nil, bodies: nil),
+            .flow(StoreFixtures.record("e"), phase: .finished, json: "{}", bodies: nil),
+        ])
+        XCTAssertEqual(plain, ["f started", "e finished"])
     }
 
     func testQueriesOnAClosedStoreThrow() throws {
@@ -198,4 +240,19 @@ final class LockedBox<Value>: @unchecked Sendable {
     var value: Value { lock.withLock { stored } }
 
     func mutate(_ body: (inout Value) -> Void) { lock.withLock { body(&stored) } }
+}
+
+/// Runs `StoreWriter.coalesced` on a batch and names what it keeps (`ID PHASE`, `clear`).
+enum StoreWriterProbe {
+    static func coalesce(in directory: TemporaryDirectory, _ batch: [StoreEvent]) -> [String] {
+        let store = try! SessionStore(path: directory.file("probe-\(UUID().uuidString).sqlite"))
+        defer { store.close() }
+        return store.coalescedForTesting(batch).map { event in
+            switch event {
+            case .clear: return "clear"
+            case .flow(let record, let phase, _, _): return "\(record.summary.id) \(phase)"
+            case .flowLogLine: return "line"
+            }
+        }
+    }
 }

@@ -139,6 +139,11 @@ public final class SessionStore: @unchecked Sendable {
         return (entry, String(decoding: line, as: UTF8.self))
     }
 
+    /// What the writer would apply of `batch` (tests of its coalescing).
+    func coalescedForTesting(_ batch: [StoreEvent]) -> [StoreEvent] {
+        writer?.coalesced(batch) ?? batch
+    }
+
     private func offer(_ event: StoreEvent) {
         guard writer != nil else { return }
         queue.offer(event)

@@ -3,18 +3,21 @@ public struct SessionStoreConfiguration: Sendable, Equatable {
     /// Bytes kept per body (`--store-body-limit`); beyond it the first bytes, the size and the
     /// SHA-256. Default 64 MiB.
     public var bodyLimit: Int
-    /// Lifecycle events waiting for the writer before records are dropped. Default 20,000.
+    /// Lifecycle events waiting for the writer before records are dropped. Default 8,000 (a few
+    /// seconds of a busy proxy; each holds a summary and header fields, ~1–2 KiB).
     /// Bodies are dropped from the queue's second half onwards, so records outlast them.
     public var queueCapacity: Int
-    /// Body bytes waiting for the writer before further bodies are dropped. Default 256 MiB.
+    /// Body bytes waiting for the writer before further bodies are dropped. Default 32 MiB: the
+    /// queue is what the proxy's memory holds for the store, so it stays small and bodies are
+    /// shed (and counted) before the proxy grows.
     public var queuedBodyBytes: Int
     /// Events the writer commits in one transaction, at most. Default 2,000.
     public var batchSize: Int
 
     public static let defaultBodyLimit = 64 * 1024 * 1024
 
-    public init(bodyLimit: Int = SessionStoreConfiguration.defaultBodyLimit, queueCapacity: Int = 20_000,
-                queuedBodyBytes: Int = 256 * 1024 * 1024, batchSize: Int = 2_000) {
+    public init(bodyLimit: Int = SessionStoreConfiguration.defaultBodyLimit, queueCapacity: Int = 8_000,
+                queuedBodyBytes: Int = 32 * 1024 * 1024, batchSize: Int = 2_000) {
         precondition(bodyLimit >= 0 && queueCapacity >= 2 && queuedBodyBytes >= 0 && batchSize >= 1,
                      "session store limits must be positive")
         self.bodyLimit = bodyLimit

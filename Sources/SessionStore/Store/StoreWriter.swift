@@ -33,8 +33,9 @@ final class StoreWriter: @unchecked Sendable {
         while let batch = queue.take(limit: configuration.batchSize) {
             var changes = StoreChanges(cleared: false, flows: [])
             do {
+                let events = coalesced(batch)
                 try database.transaction {
-                    for event in batch { try apply(event, to: &changes) }
+                    for event in events { try apply(event, to: &changes) }
                 }
             } catch let error as SessionStoreError {
                 errorLock.withLock { lastFailure = error }
@@ -46,6 +47,43 @@ final class StoreWriter: @unchecked Sendable {
             queue.done(batch)
         }
         finishedSignal.signal()
+    }
+
+    /// The batch with flow-log lines read, and without the `started` and `responded` steps of
+    /// flows that also finish in it: a short exchange costs one row write, not three, which is
+    /// what lets one writer keep up with a busy proxy. Order is kept (a `clear` still separates
+    /// what came before it from what came after).
+    func coalesced(_ batch: [StoreEvent]) -> [StoreEvent] {
+        var events: [StoreEvent] = []
+        events.reserveCapacity(batch.count)
+        for event in batch {
+            guard case .flowLogLine(let line) = event else {
+                events.append(event)
+                continue
+            }
+            guard let (entry, json) = SessionStore.read(flowLogLine: line) else {
+                queue.countDroppedRecord()
+                continue
+            }
+            events.append(.flow(entry.record, phase: .finished, json: json, bodies: entry.bodies))
+        }
+        var finishedAfter = Set<String>()
+        var keep = [Bool](repeating: true, count: events.count)
+        for index in events.indices.reversed() {
+            switch events[index] {
+            case .clear:
+                finishedAfter.removeAll()
+            case .flow(let record, let phase, _, _):
+                if phase == .finished {
+                    finishedAfter.insert(record.summary.id)
+                } else if finishedAfter.contains(record.summary.id) {
+                    keep[index] = false
+                }
+            case .flowLogLine:
+                break
+            }
+        }
+        return events.indices.compactMap { keep[$0] ? events[$0] : nil }
     }
 
     private func apply(_ event: StoreEvent, to changes: inout StoreChanges) throws {
