@@ -57,37 +57,9 @@ extension ResponseRelay {
         var outbound = head
         outbound.version = .http11
         outbound.headers.removeHopByHop()
-        var served = body
-        let coding = head.headers["Content-Encoding"]
-        var plain: [UInt8]? = body
-        var notes: [String] = []
-        if coding != nil {
-            let decoded = ContentDecoder.decode(body, contentEncoding: coding, outputLimit: rewrite.limit)
-            plain = decoded?.end == .complete ? decoded?.bytes : nil
-            if plain == nil { notes.append("Content-Encoding \(coding ?? "") did not decode") }
-        }
-        if let plain {
-            do {
-                let result = try RemotePinSet.addingPins(rewrite.pins, to: plain)
-                served = result.body
-                if coding != nil {
-                    outbound.headers.remove("Content-Encoding")
-                    notes.append("sent uncompressed (was \(coding ?? ""))")
-                }
-                let object = try? JSONSerialization.jsonObject(with: Data(served)) as? [String: Any]
-                let hashes = object?["hashes"] as? [String]
-                draft.flow.pinset = Flow.PinSetInfo(rewritten: true, added: result.added, hashes: hashes,
-                                                    note: notes.isEmpty ? nil : notes.joined(separator: "; "))
-            } catch let error as PolicyError {
-                notes.append(error.reason)
-            } catch {
-                notes.append("\(error)")
-            }
-        }
-        if draft.flow.pinset == nil {
-            draft.flow.pinset = Flow.PinSetInfo(rewritten: false,
-                                                note: "not rewritten: " + notes.joined(separator: "; "))
-        }
+        let (served, dropEncoding, info) = rewrite.rewrite(body, contentEncoding: head.headers["Content-Encoding"])
+        if dropEncoding { outbound.headers.remove("Content-Encoding") }
+        draft.flow.pinset = info
         outbound.headers.replaceOrAdd(name: "Content-Length", value: String(served.count))
         let clientKeepAlive = requestHead.keepAlive && head.keepAlive
         if !clientKeepAlive {

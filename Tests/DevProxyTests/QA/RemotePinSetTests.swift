@@ -168,8 +168,10 @@ import TestSupport
         #expect(flows.first { $0.request?.url.contains("/chunked") == true }?.pinset == nil)
     }
 
-    /// A pin set from an HTTP/2 origin (nghttpd) is relayed untouched, and its flow says why.
-    @Test func pinSetFromAnHTTP2OriginPassesWithANote() throws {
+    /// A pin set from an HTTP/2 origin (nghttpd) to an HTTP/2 client is rewritten the same way:
+    /// held until its body is whole, sent with a fresh content-length, recorded in the flow; a
+    /// 404 for the same pattern passes untouched with a note.
+    @Test func pinSetFromAnHTTP2OriginIsRewrittenToo() throws {
         let pki = try PKIFixture()
         let origin = try HTTP2Origin(.nghttpd)
         let body = #"{"expiresAt": 836006400, "hashes": ["AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="], "#
@@ -179,17 +181,32 @@ import TestSupport
         try Data(body.utf8).write(to: URL(fileURLWithPath: origin.documentRoot + "/.well-known/pins.json"))
         let log = pki.directory.file("flows.jsonl")
         let proxy = try DevProxyProcess(["--ca-dir", pki.store.directory, "--intermediate", pki.bundlePath,
-                                         "--log", log, "--quiet", "--upstream-ca", origin.caPath,
-                                         "--pinset-rewrite", "*/.well-known/pins.json"])
-        let result = try Subprocess.run("curl", ["-sS", "--http2", "--proxy", "http://127.0.0.1:\(proxy.port)",
-                                                 "--cacert", pki.rootPath, "--max-time", "10",
-                                                 "https://localhost:\(origin.port)/.well-known/pins.json"])
-        #expect(result.status == 0 && result.stdout == body, "\(result.output)")
+                                         "--log", log, "--quiet", "--no-web", "--upstream-ca", origin.caPath,
+                                         "--pinset-rewrite", "*/.well-known/*"])
+        let curl = { (path: String) throws -> Subprocess.Result in
+            try Subprocess.run("curl", ["-sS", "--http2", "-D", "-", "--proxy", "http://127.0.0.1:\(proxy.port)",
+                                        "--cacert", pki.rootPath, "--max-time", "10",
+                                        "https://localhost:\(origin.port)\(path)"])
+        }
+        let result = try curl("/.well-known/pins.json")
+        #expect(result.status == 0, "\(result.output)")
+        let end = try #require(result.stdout.range(of: "\r\n\r\n", options: .backwards))
+        let (head, served) = (String(result.stdout[..<end.lowerBound]), String(result.stdout[end.upperBound...]))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(served.utf8)) as? [String: Any], "\(served)")
+        let rootPin = String(pki.root.pin.dropFirst(7))
+        #expect(object["hashes"] as? [String] == ["AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", rootPin])
+        #expect(object["minAppVersion"] as? String == "1")
+        #expect(head.lowercased().contains("content-length: \(served.utf8.count)"), "\(head)")
+        let missing = try curl("/.well-known/none.json")
+        #expect(missing.stdout.contains("HTTP/2 404"), "\(missing.output)")
         _ = proxy.stop()
         let flows = try FlowLogReader.read(path: log).flows
         let flow = try #require(flows.first { $0.request?.url.hasSuffix("pins.json") == true })
         #expect(flow.request?.httpVersion == "HTTP/2")
-        #expect(flow.pinset?.rewritten == false && flow.pinset?.note?.contains("HTTP/2") == true,
-                "\(String(describing: flow.pinset))")
+        #expect(flow.pinset?.rewritten == true && flow.pinset?.added == [rootPin], "\(String(describing: flow.pinset))")
+        #expect(flow.response?.body?.text == served)
+        let notFound = try #require(flows.first { $0.request?.url.hasSuffix("none.json") == true })
+        #expect(notFound.pinset?.rewritten == false && notFound.pinset?.note == "not rewritten: status 404",
+                "\(String(describing: notFound.pinset))")
     }
 }

@@ -80,10 +80,9 @@ extension HTTP2ProxyConnection {
                                            bodyLimit: context.configuration.bodyLimit)
         exchange.requestEnded = endStream
         if context.configuration.pinSetRewrite?.matches(url) == true {
-            // The rewrite runs where an HTTP/1.1 response is read (ResponseRelay), which replaces this
-            // note; an HTTP/2 origin's response keeps it, so the pass-through is never silent.
-            exchange.draft.flow.pinset = Flow.PinSetInfo(rewritten: false, note: "not rewritten: the origin answered "
-                                                         + "over HTTP/2 (run with --no-http2 to rewrite pin sets)")
+            // Replaced by what the response turns out to be (ResponseRelay for an HTTP/1.1 origin,
+            // `releasePinSet` for an HTTP/2 one), so a pass-through is never silent.
+            exchange.draft.flow.pinset = Flow.PinSetInfo(rewritten: false, note: "not rewritten: no response")
         }
         streams[stream] = exchange
         server.started(draft.flow)

@@ -19,6 +19,16 @@ extension HTTP2ProxyConnection {
                     headers: HTTPVersionTranslation.pairs(head.fields, redact: context.configuration.redactHeaders), body: nil,
                     pseudoHeaders: HTTPVersionTranslation.pairs(head.pseudo, redact: []))
                 server.responded(exchange.draft.flow)
+                if exchange.draft.flow.pinset != nil, context.configuration.pinSetRewrite != nil {
+                    if (200..<300).contains(status), !endStream, exchange.requestHead.method != "HEAD",
+                       let relayed = try? HTTPVersionTranslation.relayedH2(head) {
+                        // A pin set: held until its body is whole (bounded), then rewritten and sent.
+                        exchange.heldPinSet = (relayed, [])
+                        continue
+                    }
+                    exchange.draft.flow.pinset = Flow.PinSetInfo(rewritten: false, note: "not rewritten: status \(status)"
+                                                                 + (endStream ? " without a body" : ""))
+                }
                 do {
                     try session.submitResponse(stream: exchange.clientStream, try HTTPVersionTranslation.relayedH2(head),
                                                endStream: endStream)
@@ -39,6 +49,16 @@ extension HTTP2ProxyConnection {
                     try? leg.session.consumeStream(upstream, count: bytes.count)
                     continue
                 }
+                if exchange.heldPinSet != nil {
+                    exchange.heldPinSet?.body += bytes
+                    if endStream {
+                        exchange.responseEnded = true
+                        releasePinSet(exchange, whole: true, endStream: true)
+                    } else if let held = exchange.heldPinSet, held.body.count >= pinSetHoldLimit {
+                        releasePinSet(exchange, whole: false, endStream: false)
+                    }
+                    continue
+                }
                 exchange.recordResponse(bytes)
                 if endStream { exchange.responseEnded = true }
                 do {
@@ -48,6 +68,7 @@ extension HTTP2ProxyConnection {
                 }
             case .trailers(let upstream, let fields):
                 guard let exchange = exchange(upstream, on: leg) else { continue }
+                if exchange.heldPinSet != nil { releasePinSet(exchange, whole: true, endStream: false) }
                 exchange.recordResponseTrailers(fields)
                 exchange.responseEnded = true
                 let relayed = (try? HTTPVersionTranslation.h2Fields(from: fields.map { ($0.nameString, $0.valueString) })) ?? []
@@ -99,6 +120,40 @@ extension HTTP2ProxyConnection {
                 break
             }
         }
+    }
+
+    /// The most of a pin set held back: `--pinset-rewrite`'s limit, and below one stream window,
+    /// since held bytes are not acknowledged to the origin (it stops sending at a full window).
+    var pinSetHoldLimit: Int {
+        min(context.configuration.pinSetRewrite?.limit ?? 0, Int(limits.initialWindowSize) - 1)
+    }
+
+    /// Sends a held pin-set response on: rewritten (`PinSetRewrite.rewrite`, a fresh
+    /// content-length) when its body is `whole`, else untouched with a note, the rest of the body
+    /// to follow as any response's. The origin's stream window is acknowledged as the client takes
+    /// the bytes (`dataSent`), as for any response; for a rewritten set the stream is already over.
+    func releasePinSet(_ exchange: HTTP2StreamExchange, whole: Bool, endStream: Bool) {
+        guard let (head, body) = exchange.heldPinSet, let rewrite = context.configuration.pinSetRewrite else { return }
+        exchange.heldPinSet = nil
+        var fields = head.fields
+        var served = body
+        if whole {
+            let coding = fields.first { $0.nameString == "content-encoding" }?.valueString
+            let result = rewrite.rewrite(body, contentEncoding: coding)
+            served = result.body
+            exchange.draft.flow.pinset = result.info
+            fields.removeAll { $0.nameString == "content-length" || (result.dropEncoding && $0.nameString == "content-encoding") }
+            fields.append(HTTP2Field("content-length", "\(served.count)"))
+        } else {
+            exchange.draft.flow.pinset = Flow.PinSetInfo(rewritten: false, note: "not rewritten: more than the "
+                                                         + "\(pinSetHoldLimit) bytes held for a pin set")
+        }
+        let block = HTTP2HeaderBlock(pseudo: head.pseudo, fields: fields)
+        exchange.responseHead = block
+        exchange.draft.flow.response?.headers = HTTPVersionTranslation.pairs(fields, redact: context.configuration.redactHeaders)
+        exchange.recordResponse(served)
+        try? session.submitResponse(stream: exchange.clientStream, block, endStream: false)
+        try? session.submitData(stream: exchange.clientStream, served, endStream: endStream)
     }
 
     /// Resets the client's stream once what was already relayed on it has left: nghttp2 sends a

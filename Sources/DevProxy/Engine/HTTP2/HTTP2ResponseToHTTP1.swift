@@ -61,6 +61,11 @@ struct HTTP2ResponseToHTTP1 {
                                             headers: HTTPVersionTranslation.pairs(head.fields, redact: redact), body: nil,
                                             pseudoHeaders: HTTPVersionTranslation.pairs(head.pseudo, redact: []))
         context.server.responded(draft.flow)
+        if let url = draft.flow.request?.url, context.configuration.pinSetRewrite?.matches(url) == true {
+            // Not silent: this one pairing (an HTTP/1.1 client, an HTTP/2-only origin) relays as is.
+            draft.flow.pinset = Flow.PinSetInfo(rewritten: false, note: "not rewritten: an HTTP/1.1 client's request "
+                                                + "to an HTTP/2-only origin is relayed as is")
+        }
         var headers = (try? HTTPVersionTranslation.h1Headers(from: head.fields)) ?? HTTPHeaders()
         let noBody = requestHead.method == "HEAD" || status == 204 || status == 304
         // The same framing rules as an HTTP/1.1 origin's response without Transfer-Encoding:

@@ -28,6 +28,9 @@ final class HTTP2StreamExchange {
     /// The local route answering this stream once its body is in, and the request it answers.
     var local: (route: LocalRoute, request: LocalRequest)?
     var localBodyTooLong = false
+    /// A `--pinset-rewrite` response held until its body is whole: the head as it would be
+    /// relayed, and the body so far (`HTTP2ProxyConnection.releasePinSet`).
+    var heldPinSet: (head: HTTP2HeaderBlock, body: [UInt8])?
     var requestTrailers: [HTTP2Field] = []
     var responseTrailers: [HTTP2Field] = []
     let started = Date()
