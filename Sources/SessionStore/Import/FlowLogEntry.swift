@@ -1,3 +1,4 @@
+import CertAuthority
 import Foundation
 
 /// One flow-log record (a `flows.jsonl` line, parsed with `JSONSerialization`) read as what the
@@ -77,7 +78,11 @@ struct FlowLogEntry {
 enum FlowTimestamps {
     /// The date `text` names (with or without fractional seconds), or nil.
     static func date(_ text: String) -> Date? {
-        // A formatter per call: ISO8601DateFormatter is not Sendable, and imports are not hot.
+        // Every finished flow's two timestamps pass here (the writer reads each flow-log line):
+        // the hand-written parse first, since an ISO8601DateFormatter sets up ICU on each use and
+        // cost more than the rest of a proxied HTTP/2 request (perf, bench/run h2ka16).
+        if let date = ISO8601.date(text) { return date }
+        // Other spellings (imported HAR files): a formatter per call, as it is not Sendable.
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         if let date = formatter.date(from: text) { return date }
@@ -87,8 +92,6 @@ enum FlowTimestamps {
 
     /// `date` as the flow log writes it: UTC, milliseconds.
     static func string(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: date)
+        ISO8601.milliseconds(date)
     }
 }
