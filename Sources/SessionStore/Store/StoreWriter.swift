@@ -57,15 +57,7 @@ final class StoreWriter: @unchecked Sendable {
         var events: [StoreEvent] = []
         events.reserveCapacity(batch.count)
         for event in batch {
-            guard case .flowLogLine(let line) = event else {
-                events.append(event)
-                continue
-            }
-            guard let (entry, json) = SessionStore.read(flowLogLine: line) else {
-                queue.countDroppedRecord()
-                continue
-            }
-            events.append(.flow(entry.record, phase: .finished, json: json, bodies: entry.bodies))
+            if let resolved = readingLine(event) { events.append(resolved) }
         }
         var finishedAfter = Set<String>()
         var keep = [Bool](repeating: true, count: events.count)
@@ -86,17 +78,25 @@ final class StoreWriter: @unchecked Sendable {
         return events.indices.compactMap { keep[$0] ? events[$0] : nil }
     }
 
+    /// `event` with a flow-log line read into its finished flow; nil (counted as a dropped
+    /// record) for a line that is not a flow record; any other event as it is.
+    private func readingLine(_ event: StoreEvent) -> StoreEvent? {
+        guard case .flowLogLine(let line) = event else { return event }
+        guard let (entry, json) = SessionStore.read(flowLogLine: line) else {
+            queue.countDroppedRecord()
+            return nil
+        }
+        return .flow(entry.record, phase: .finished, json: json, bodies: entry.bodies)
+    }
+
     private func apply(_ event: StoreEvent, to changes: inout StoreChanges) throws {
         switch event {
         case .clear:
             try database.execute("DELETE FROM flows; DELETE FROM flow_heads; DELETE FROM flow_records; DELETE FROM bodies;")
             changes = StoreChanges(cleared: true, flows: [])
-        case .flowLogLine(let line):
-            guard let (entry, json) = SessionStore.read(flowLogLine: line) else {
-                queue.countDroppedRecord()
-                return
-            }
-            try apply(.flow(entry.record, phase: .finished, json: json, bodies: entry.bodies), to: &changes)
+        case .flowLogLine:
+            // `coalesced` reads every line before a batch is applied; one given here directly is read the same way.
+            if let resolved = readingLine(event) { try apply(resolved, to: &changes) }
         case .flow(let record, let phase, let json, let bodies):
             guard var summary = try upsert(record, phase: phase) else { return }
             let sequence = summary.sequence
