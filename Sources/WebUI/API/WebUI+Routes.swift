@@ -25,7 +25,7 @@ extension WebUI {
             case ("POST", 1, "replay"): return try replayEdited(request)
             case ("GET", 2, "export") where rest[1] == "har": return try exportHAR(request)
             case ("POST", 1, "clear"): return clear()
-            case ("GET", 1, "events"): return events.stream(lastEventID: request.headers["Last-Event-ID"])
+            case ("GET", 1, "events"): return eventStream(request)
             case ("GET", 1, "ca"): return certificateAuthority()
             case ("GET", 1, "pinning"): return try pinning()
             case ("GET", 2, "onboarding") where rest[1] == "qr.svg": return onboardingQRCode()
@@ -138,6 +138,21 @@ extension WebUI {
         json.string(page.nextCursor?.description)
         json.raw("}")
         return .json(json.text)
+    }
+
+    /// `GET /api/events?filter=EXPR&last_event_id=N`: the live stream, filtered when asked. The
+    /// `Last-Event-ID` header (an `EventSource` reconnecting) wins over the query's id.
+    private func eventStream(_ request: WebRequest) -> WebResponse {
+        var filter: FilterExpression?
+        if let text = request.query["filter"], !text.trimmingCharacters(in: .whitespaces).isEmpty {
+            do {
+                filter = try FilterExpression(parsing: text)
+            } catch {
+                return .error(400, error.description, extra: ["column": error.column])
+            }
+        }
+        let resume = request.headers["Last-Event-ID"] ?? request.query["last_event_id"]
+        return events.stream(lastEventID: resume, filter: filter)
     }
 
     /// `GET /api/flows/ID`: the stored record, or the summary of a flow still in progress.

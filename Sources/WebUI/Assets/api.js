@@ -127,11 +127,15 @@ export const api = {
         if (!response.ok) throw await failure(response);
         return response;
     },
+    /** What the format worker needs to fetch a decoded body itself: `{url, headers}` (`limit`: bytes). */
+    bodyRequest(id, side, limit) {
+        return { url: `${flowPath(id)}/${side}/body${query({ limit })}`, headers: headers() };
+    },
     /** Same-origin paths for links (downloads and exports). */
     paths: {
         body: (id, side, raw) => `${flowPath(id)}/${side}/body${query({ raw: raw ? 1 : undefined })}`,
         harForFilter: (filter) => `/api/export/har${query({ filter })}`,
         harForIDs: (ids) => `/api/export/har${query({ ids: ids.join(",") })}`,
-        events: "/api/events",
+        events: (filter, lastEventID) => `/api/events${query({ filter, last_event_id: lastEventID })}`,
     },
 };
