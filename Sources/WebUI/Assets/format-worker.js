@@ -264,73 +264,128 @@ class Doc {
         }
     }
 
-    /** Re-indents the source's bytes from `from` on, carrying state across chunks. */
+    /**
+     * Re-indents the source's bytes from `from` on, carrying state across chunks. The hot loop
+     * keeps its state in locals and writes into the array directly.
+     */
     formatJSON(from) {
         const bytes = this.source.array;
         const length = this.source.length;
+        // What has arrived: a search must not run on into the buffer's unused capacity.
+        const filled = bytes.subarray(0, length);
         const out = this.out;
-        out.reserve(length - from);
+        const starts = this.starts;
+        const ends = this.ends;
+        const open = this.open;
+        let inString = this.inString;
+        let escape = this.escape;
+        let depth = this.depth;
+        let pendingClose = this.pendingClose;
+        let o = out.length;
+        let target = out.array;
+        let broken = false;
+        const room = (extra) => {
+            out.length = o;
+            out.reserve(extra);
+            target = out.array;
+        };
+        room(length - from + 64);
+        // Past `limit`, a newline and its indent might not fit: grow first.
+        let limit = target.length - 4 - depth * 2;
         for (let index = from; index < length; index += 1) {
             const code = bytes[index];
-            if (this.inString) {
-                if (out.length === out.array.length) out.reserve(length - index + 16);
-                out.array[out.length] = code;
-                out.length += 1;
-                if (this.escape) this.escape = false;
-                else if (code === BACKSLASH) this.escape = true;
-                else if (code === QUOTE) this.inString = false;
+            if (o >= limit) {
+                room(length - index + 64 + depth * 2);
+                limit = target.length - 4 - depth * 2;
+            }
+            if (inString) {
+                if (escape || code === BACKSLASH) {
+                    target[o++] = code;
+                    escape = !escape;
+                    continue;
+                }
+                // The rest of the string up to its quote or next backslash, copied at once (most of
+                // a JSON document is inside strings).
+                let stop = filled.indexOf(QUOTE, index);
+                if (stop < 0) stop = length;
+                const backslash = filled.subarray(index, stop).indexOf(BACKSLASH);
+                if (backslash >= 0) stop = index + backslash;
+                else if (stop < length) stop += 1;
+                if (o + (stop - index) >= limit) {
+                    room(length - index + 64 + depth * 2);
+                    limit = target.length - 4 - depth * 2;
+                }
+                target.set(bytes.subarray(index, stop), o);
+                o += stop - index;
+                if (backslash < 0 && bytes[stop - 1] === QUOTE) inString = false;
+                index = stop - 1;
                 continue;
             }
             if (code === SPACE || code === NEWLINE || code === 13 || code === 9) continue;
-            if (this.pendingClose) {
-                const close = this.pendingClose;
-                this.pendingClose = 0;
+            let breakLine = false;
+            if (pendingClose) {
+                const close = pendingClose;
+                pendingClose = 0;
                 if (code === close) {
-                    out.push(code);
+                    target[o++] = code;
                     continue;
                 }
-                this.open.push(this.pendingLine, close);
-                this.depth += 1;
-                this.newline();
+                open.push(this.pendingLine, close);
+                depth += 1;
+                breakLine = true;
+            }
+            if (code === CLOSE_BRACE || code === CLOSE_BRACKET) {
+                const close = open.pop();
+                const line = open.pop();
+                if (close !== code) {
+                    broken = true;
+                    break;
+                }
+                depth -= 1;
+                breakLine = true;
+                ends.array[line] = starts.length;
+            }
+            if (breakLine) {
+                if (o + 4 + depth * 2 >= target.length) room(length - index + 64 + depth * 2);
+                limit = target.length - 4 - depth * 2;
+                target[o++] = NEWLINE;
+                starts.push(o);
+                ends.push(-1);
+                for (let k = depth * 2; k > 0; k -= 1) target[o++] = SPACE;
             }
             if (code === QUOTE) {
-                out.push(code);
-                this.inString = true;
+                target[o++] = code;
+                inString = true;
             } else if (code === OPEN_BRACE || code === OPEN_BRACKET) {
-                out.push(code);
-                this.pendingClose = code === OPEN_BRACE ? CLOSE_BRACE : CLOSE_BRACKET;
-                this.pendingLine = this.starts.length - 1;
+                target[o++] = code;
+                pendingClose = code === OPEN_BRACE ? CLOSE_BRACE : CLOSE_BRACKET;
+                this.pendingLine = starts.length - 1;
             } else if (code === CLOSE_BRACE || code === CLOSE_BRACKET) {
-                const close = this.open.pop();
-                const line = this.open.pop();
-                if (close !== code) return this.notJSON();
-                this.depth -= 1;
-                this.newline();
-                out.push(code);
-                this.ends.array[line] = this.starts.length - 1;
+                target[o++] = code;
             } else if (code === COMMA) {
-                out.push(code);
-                this.newline();
+                target[o++] = code;
+                if (o + 4 + depth * 2 >= target.length) room(length - index + 64 + depth * 2);
+                limit = target.length - 4 - depth * 2;
+                target[o++] = NEWLINE;
+                starts.push(o);
+                ends.push(-1);
+                for (let k = depth * 2; k > 0; k -= 1) target[o++] = SPACE;
             } else if (code === COLON) {
-                out.push(code);
-                out.push(SPACE);
+                target[o++] = code;
+                target[o++] = SPACE;
             } else if (WORD[code]) {
-                out.push(code);
+                target[o++] = code;
             } else {
-                return this.notJSON();
+                broken = true;
+                break;
             }
         }
-        return undefined;
-    }
-
-    newline() {
-        const out = this.out;
-        out.reserve(1 + this.depth * 2);
-        out.array[out.length] = NEWLINE;
-        out.array.fill(SPACE, out.length + 1, out.length + 1 + this.depth * 2);
-        out.length += 1 + this.depth * 2;
-        this.starts.push(out.length - this.depth * 2);
-        this.ends.push(-1);
+        out.length = o;
+        this.inString = inString;
+        this.escape = escape;
+        this.depth = depth;
+        this.pendingClose = pendingClose;
+        if (broken) this.notJSON();
     }
 
     /** The body turned out not to be JSON: show it as text from the start. */

@@ -164,7 +164,9 @@ final class EventHub: @unchecked Sendable {
     ///   - filter: nil for every flow; else `flows` messages carry the matching flows and `unmatched`.
     func stream(lastEventID: String?, filter: FilterExpression? = nil) -> WebResponse {
         let resumeFrom = lastEventID.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
-        let format = { [self] (message: Message) in Self.format(message, filter: filter, store: store) }
+        let format: @Sendable (Message) -> String = { [store] message in
+            Self.format(message, filter: filter, store: store)
+        }
         return WebResponse(status: 200, headers: [("Content-Type", "text/event-stream; charset=utf-8"),
                                                   ("Cache-Control", "no-store"), ("X-Accel-Buffering", "no")]) {
             [self] stream in
