@@ -17,7 +17,7 @@ extension WebUI {
                 let kinds = FlowErrorKind.allCases.map { ($0.rawValue, $0.explanation) }
                 return .json(object: Dictionary(uniqueKeysWithValues: kinds))
             case ("GET", 1, "flows"): return try flowList(request)
-            case ("GET", 2, "flows"): return try flow(rest[1])
+            case ("GET", 2, "flows"): return try flow(rest[1], preview: request.query["preview"].flatMap { Int($0) })
             case ("GET", 4, "flows") where rest[3] == "body" && (rest[2] == "request" || rest[2] == "response"):
                 return try body(request, id: rest[1], part: rest[2] == "request" ? .request : .response)
             case ("GET", 3, "flows") where rest[2] == "export": return try export(request, id: rest[1])
@@ -156,8 +156,12 @@ extension WebUI {
     }
 
     /// `GET /api/flows/ID`: the stored record, or the summary of a flow still in progress.
-    private func flow(_ id: String) throws -> WebResponse {
-        if let record = try store.flowJSON(id: id) { return .json(record) }
+    /// `?preview=N`: bodies' text cut to N characters (`FlowRecordPreview`).
+    private func flow(_ id: String, preview: Int?) throws -> WebResponse {
+        if let record = try store.flowJSON(id: id) {
+            guard let preview else { return .json(record) }
+            return .json(FlowRecordPreview.cut(record, limit: min(max(preview, 0), 1 << 20)))
+        }
         guard let summary = try store.summary(id: id) else { return .error(404, "no flow \(id) in this session") }
         var json = JSONText()
         json.raw("{\"id\":")

@@ -85,9 +85,12 @@ export const api = {
     flows({ filter, limit, cursor }, signal) {
         return getJSON(`/api/flows${query({ filter, limit, cursor })}`, signal);
     },
-    /** The flow as the flow log writes it. */
-    flow(id, signal) {
-        return getJSON(flowPath(id), signal);
+    /**
+     * The flow as the flow log writes it. `preview`: bodies' text cut to that many characters (the
+     * pane loads bodies on their own; a record can carry megabytes of body text).
+     */
+    flow(id, signal, preview) {
+        return getJSON(`${flowPath(id)}${query({ preview })}`, signal);
     },
     info() {
         return getJSON("/api/info");

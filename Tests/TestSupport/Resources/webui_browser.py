@@ -340,11 +340,9 @@ def filtered_live_list(page, options, base, checks):
     try:
         pending = wait_phase(page, slow, "started")
         curl(options.proxy, base + quick)
-        wait_rows(page, "p => [...document.querySelectorAll('flow-list .c-path')].some(c => c.textContent === p)",
-                  quick, timeout=10000)
+        wait_rows(page, "p => %s" % HAS_ROW, quick, timeout=10000)
         absent_while_pending = slow not in row_texts(page)
-        wait_rows(page, "p => [...document.querySelectorAll('flow-list .c-path')].some(c => c.textContent === p)",
-                  slow, timeout=(SLOW_SECONDS + 10) * 1000)
+        wait_rows(page, "p => %s" % HAS_ROW, slow, timeout=(SLOW_SECONDS + 10) * 1000)
         order = ordered_paths(page)
         ok = pending and absent_while_pending and order.index(quick) < order.index(slow)
         checks.result("filtered-list-picks-up-late-match", ok, "pending=%s absent=%s order=%s"
@@ -363,21 +361,22 @@ def filtered_live_list(page, options, base, checks):
     waiter = subprocess.Popen(["curl", "-s", "-o", "/dev/null", "--max-time", "20", "-x", options.proxy,
                                base + leaving])
     try:
-        wait_rows(page, "p => [...document.querySelectorAll('flow-list .c-path')].some(c => c.textContent === p)",
-                  leaving, timeout=10000)
+        wait_rows(page, "p => %s" % HAS_ROW, leaving, timeout=10000)
         waiter.wait(timeout=30)
-        wait_rows(page, "p => ![...document.querySelectorAll('flow-list .c-path')].some(c => c.textContent === p)",
-                  leaving, timeout=10000)
+        wait_rows(page, "p => !(%s)" % HAS_ROW, leaving, timeout=10000)
         count = page.text_content("flow-list .list-count")
         checks.result("filtered-list-drops-unmatched", count.startswith("0 flows"), repr(count))
     except Exception as error:
-        checks.result("filtered-list-drops-unmatched", False, "%s %s" % (row_texts(page), str(error).splitlines()[0]))
+        checks.result("filtered-list-drops-unmatched", False, "%s %r %s" % (
+            row_texts(page), page.text_content("flow-list .list-count"), str(error).splitlines()[0]))
     finally:
         if waiter.poll() is None:
             waiter.kill()
             waiter.wait()
 
 
+# Whether a shown row (hidden, recycled rows keep their text but not their data-id) has path p.
+HAS_ROW = "[...document.querySelectorAll('flow-list .flow-row[data-id] .c-path')].some(c => c.textContent === p)"
 LIST_FOR = "() => document.querySelector('flow-list .list-count').textContent.endsWith('match %s')" \
     " || document.querySelector('flow-list .list-count').textContent.endsWith('matches %s')"
 
