@@ -410,7 +410,8 @@ def big_body(page, options, base, checks):
         return
     try:
         since = page.evaluate("() => performance.now()")
-        open_flow(page, "/big.json")
+        # Generous: a debug build on a shared machine takes seconds to read a 24 MiB record and body.
+        open_flow(page, "/big.json", timeout=60000)
         page.wait_for_function(VIEW_DONE, timeout=60000)
         page.click("flow-detail button.show-all")
         page.wait_for_function("n => { const v = document.querySelector('flow-detail line-view');"
@@ -420,7 +421,7 @@ def big_body(page, options, base, checks):
                       " v.scrollTop = v.scrollHeight; }")
         page.wait_for_function("n => [...document.querySelectorAll('flow-detail line-view .line:not([hidden])')]"
                                ".some(r => r.querySelector('.gutter').textContent === String(n)"
-                               " && r.querySelector('.code').textContent === ']')", arg=lines, timeout=10000)
+                               " && r.querySelector('.code').textContent === ']')", arg=lines, timeout=30000)
         checks.result("big-json-scrolls-to-end", True, "%d lines" % lines)
         page.wait_for_timeout(300)
         tasks = page.evaluate("t => window.__long.filter(e => e.start >= t).map(e => Math.round(e.ms))", since)
@@ -431,7 +432,7 @@ def big_body(page, options, base, checks):
         checks.result("big-json-no-long-task", False, str(error).splitlines()[0])
 
 
-def open_flow(page, path, prefix=False):
+def open_flow(page, path, prefix=False, timeout=10000):
     """Clicks the newest row whose path is `path` (or starts with it) and waits for its detail."""
     test = "t.startsWith(p)" if prefix else "t === p"
     page.wait_for_function("p => [...document.querySelectorAll('flow-list .flow-row[data-id]')]"
@@ -444,7 +445,7 @@ def open_flow(page, path, prefix=False):
     page.click("flow-list .flow-row[data-id='%s']" % row_id)
     page.wait_for_function("id => { const d = document.querySelector('flow-detail');"
                            " return !d.hidden && d.querySelector('.detail-title') && !d.hasAttribute('aria-busy'); }",
-                           arg=row_id, timeout=10000)
+                           arg=row_id, timeout=timeout)
 
 
 if __name__ == "__main__":
