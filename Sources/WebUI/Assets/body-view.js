@@ -129,12 +129,13 @@ function addFind(view, actions) {
             status.textContent = query ? "searching…" : "";
             const answer = await view.search(query);
             if (query !== input.value) return;
-            found = answer.total === 0 ? "no match" : `${answer.total.toLocaleString("en")} matches on `
-                + `${answer.matches.length.toLocaleString("en")}${answer.capped ? "+" : ""} lines`;
+            const count = (n, one, many) => `${n.toLocaleString("en")} ${n === 1 ? one : many}`;
+            found = answer.total === 0 ? "no match" : `${count(answer.matches.length, "line", "lines")}`
+                + `${answer.capped ? "+" : ""} (${count(answer.total, "match", "matches")})`;
             status.textContent = query ? found : "";
         }
         const number = view.next(direction);
-        if (number) status.textContent = `line ${number} of ${found}`;
+        if (number) status.textContent = `line ${number.toLocaleString("en")} of ${found}`;
     };
     input.addEventListener("keydown", (event) => {
         if (event.key === "Enter") {
