@@ -88,9 +88,11 @@ extension WebUI {
     }
 
     /// The request's or response's header pairs from the stored record ([] when there is none).
+    /// The bodies' text is cut from the record first: parsing a 60 MB record took seconds.
     func messageHeaders(id: String, part: StoredBody.Part) throws -> [(String, String)] {
-        guard let json = try store.flowJSON(id: id),
-              let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
+        guard let whole = try store.flowJSON(id: id) else { return [] }
+        let json = FlowRecordPreview.cut(whole, limit: 0)
+        guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
               let message = object[part == .request ? "request" : "response"] as? [String: Any],
               let pairs = message["headers"] as? [[String]] else { return [] }
         return pairs.compactMap { $0.count >= 2 ? ($0[0], $0[1]) : nil }

@@ -120,6 +120,14 @@ import Testing
         #expect(preview["id"] as? String == "big")
         let whole = try ui.request("/api/flows/big").json
         #expect(((whole["response"] as? [String: Any])?["body"] as? [String: Any])?["text"] as? String == big)
+        // Cut on a character and escape boundary: what is left is still JSON, and a prefix.
+        let tricky = String(repeating: "é\"ab", count: 30_000)
+        ui.add(Self.line(id: "tricky", host: "x.test", responseText: tricky))
+        for limit in [100, 101, 102, 103] {
+            let cut = try ui.request("/api/flows/tricky?preview=\(limit)").json
+            let text = ((cut["response"] as? [String: Any])?["body"] as? [String: Any])?["text"] as? String
+            #expect(text.map { tricky.hasPrefix($0) && !$0.isEmpty && $0.utf8.count <= limit } == true, "\(limit)")
+        }
         let small = try ui.request("/api/flows/small?preview=4")
         #expect(small.text == Self.line(id: "small", host: "x.test", responseText: "small body"))
     }
