@@ -22,7 +22,7 @@
 /** Lines longer than this (bytes) are cut into several display lines, so one line never gets huge. */
 const WRAP = 2000;
 /** Progress goes to the page at most this often (ms) while a body streams in. */
-const PROGRESS_EVERY = 100;
+const PROGRESS_EVERY = 250;
 /** Search reports at most this many matching lines. */
 const SEARCH_CAP = 100000;
 

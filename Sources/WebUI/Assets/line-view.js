@@ -112,12 +112,12 @@ class LineView extends HTMLElement {
                     reject(new Error(message.message));
                     return;
                 }
+                const previous = this.#lineCount;
                 this.#lineCount = message.lines;
                 this.#bytes = message.bytes;
                 this.#kind = message.kind;
                 this.#done = message.done;
-                // The last lines may have grown; what is in view is asked for again.
-                this.#cache.clear();
+                this.#forgetChanged(previous, message.kind);
                 this.#layout();
                 onProgress?.(message);
                 if (message.done) {
@@ -127,6 +127,21 @@ class LineView extends HTMLElement {
             });
             formatWorker().postMessage({ type: "open", doc, url, headers, kind });
         });
+    }
+
+    /**
+     * While a body streams in, a line already drawn changes only if it was the last one (it may
+     * have grown) or, in JSON, if it opens an object or array whose end has now arrived (folding).
+     * Only those are asked for again.
+     */
+    #forgetChanged(previous, kind) {
+        if (kind !== "json") {
+            this.#cache.delete(previous - 1);
+            return;
+        }
+        for (const [line, cached] of this.#cache) {
+            if (line >= previous - 1 || (cached.end < 0 && /[[{]$/.test(cached.text))) this.#cache.delete(line);
+        }
     }
 
     /** Lets the worker drop the document. */
@@ -324,15 +339,20 @@ class LineView extends HTMLElement {
             }
             const [position, index] = rows[slot];
             row.hidden = false;
+            // Only what changed is written: a redraw while a body streams in costs next to nothing.
             const y = this.scrollTop + (position - top) * LINE_HEIGHT;
-            row.style.transform = `translateY(${Math.round(y)}px)`;
-            row.className = this.#hits.has(index) ? (index === matchLine ? "line hit current" : "line hit") : "line";
+            const transform = `translateY(${Math.round(y)}px)`;
+            if (row.style.transform !== transform) row.style.transform = transform;
+            const className = this.#hits.has(index) ? (index === matchLine ? "line hit current" : "line hit") : "line";
+            if (row.className !== className) row.className = className;
             const [gutter, fold, code] = row.children;
-            gutter.textContent = String(index + 1);
+            const number = String(index + 1);
+            if (gutter.textContent !== number) gutter.textContent = number;
             const cached = this.#cache.get(index);
             const foldable = Boolean(cached && cached.end > index + 1);
             const collapsed = this.#collapsed.has(index);
-            fold.textContent = foldable || collapsed ? (collapsed ? "▸" : "▾") : "";
+            const marker = foldable || collapsed ? (collapsed ? "▸" : "▾") : "";
+            if (fold.textContent !== marker) fold.textContent = marker;
             setSafeAttribute(fold, "data-id", foldable || collapsed ? index : false);
             setSafeAttribute(fold, "aria-expanded", foldable || collapsed ? String(!collapsed) : false);
             setSafeAttribute(fold, "aria-label", foldable || collapsed ? (collapsed ? "expand" : "fold") : false);
