@@ -82,7 +82,9 @@ async function load(id, side, type, logged, parts, signal, whole) {
         const request = api.bodyRequest(id, side, whole ? undefined : FIRST_PART);
         const progress = (state) => {
             view.className = `body-lines kind-${state.kind}`;
-            if (!state.done) noteLine.textContent = `loading… ${formatSize(state.bytes)} of ${formatSize(logged.size)}`;
+            if (!state.done) {
+                noteLine.textContent = `loading… ${formatSize(state.bytes)} of ${formatSize(logged.size)}`;
+            }
         };
         const state = await view.open({ ...request, kind: kind === "binary" ? "hex" : kind, onProgress: progress });
         if (signal.aborted) return;
