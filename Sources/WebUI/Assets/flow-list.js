@@ -188,21 +188,25 @@ class FlowList extends HTMLElement {
             // Newest first, like the list.
             const fresh = [...added.values()].sort((a, b) => b.seq - a.seq);
             const top = this.#ids.length ? this.#byID.get(this.#ids[0]).seq : -Infinity;
+            let inserted = 0;
             if (fresh[fresh.length - 1].seq > top) {
                 for (const summary of fresh) this.#byID.set(summary.id, summary);
                 this.#ids = fresh.map((summary) => summary.id).concat(this.#ids);
                 shift += fresh.length;
+                inserted = fresh.length;
             } else {
                 for (const summary of fresh) {
                     const position = this.#positionFor(summary.seq);
-                    // Past the loaded pages: the next page (by cursor) brings it.
+                    // Past the loaded pages: the next page (by cursor) brings it. It may have been
+                    // counted already (an update of a flow not loaded), so the total stays.
                     if (position === this.#ids.length && this.#cursor) continue;
                     this.#byID.set(summary.id, summary);
                     this.#ids.splice(position, 0, summary.id);
                     if (position < first) shift += 1;
+                    inserted += 1;
                 }
             }
-            this.#total += fresh.length;
+            this.#total += inserted;
         }
         if (shift && this.#viewport.scrollTop > 0) {
             // A reader scrolled down keeps the same rows in view.
