@@ -29,9 +29,19 @@ extension WebUI {
         var servedType: String
         var decoded: String?
         var isText = false
+        // A body kept past the flow log's part (spooled) has its wire bytes stored whole, while its
+        // text is the log's decoded prefix: decode the bytes when they are in the named coding.
+        let wholeDecode = raw || stored.text == nil || contentEncoding == nil ? nil
+            : ContentDecoder.decode(stored.bytes, contentEncoding: contentEncoding, outputLimit: store.configuration.bodyLimit)
+                .flatMap { output in output.bytes.count > stored.text?.utf8.count ?? 0 ? output.bytes : nil }
         if raw {
             bytes = stored.bytes
             servedType = "application/octet-stream"
+        } else if let wholeDecode, String(validating: wholeDecode, as: UTF8.self) != nil, !wholeDecode.contains(0) {
+            bytes = wholeDecode
+            isText = true
+            servedType = "text/plain; charset=utf-8"
+            decoded = contentEncoding
         } else if let text = stored.text {
             bytes = Array(text.utf8)
             isText = true
