@@ -59,7 +59,7 @@ public final class BodySpool: @unchecked Sendable {
 
     /// A new empty file (0600), or nil when it cannot be created (the capture keeps the body in
     /// memory instead, as without a spool).
-    func makeFile() -> SpoolFile? {
+    public func makeFile() -> SpoolFile? {
         let number = lock.withLock { () -> Int in
             nextNumber += 1
             return nextNumber

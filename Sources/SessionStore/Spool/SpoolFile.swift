@@ -34,7 +34,7 @@ public final class SpoolFile: @unchecked Sendable {
     /// Appends `bytes`: those that land below offset `required` always, the rest while the spool's
     /// budget allows (once refused, no further byte past `required` is written).
     /// - Returns: false when writing failed (a full disk): the file is then of no use.
-    func append(_ bytes: UnsafeRawBufferPointer, required: Int) -> Bool {
+    public func append(_ bytes: UnsafeRawBufferPointer, required: Int) -> Bool {
         let needed = max(0, min(bytes.count, required - length))
         var count = needed
         if bytes.count > needed, isComplete {
@@ -69,7 +69,7 @@ public final class SpoolFile: @unchecked Sendable {
     }
 
     /// Closes the writing descriptor: the file is whole (readers open it by path).
-    func finishWriting() {
+    public func finishWriting() {
         if descriptor >= 0 { close(descriptor) }
         descriptor = -1
     }
