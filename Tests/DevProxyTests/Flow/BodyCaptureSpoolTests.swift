@@ -86,9 +86,9 @@ import TestSupport
             Self.feed(capture, Self.body(3 << 20, text: false))
             body = capture.finish(contentEncoding: nil, contentType: nil)
         }
-        let file = try #require(body?.spooled?.file)
-        #expect(Self.mode(file.path) == 0o600)
-        #expect(Self.names(dir.file("spool")) == [(file.path as NSString).lastPathComponent])
+        let path = try #require(body?.spooled?.file?.path)
+        #expect(Self.mode(path) == 0o600)
+        #expect(Self.names(dir.file("spool")) == [(path as NSString).lastPathComponent])
         #expect(spool.spooledBytes == 2 << 20, "the store's limit, not the body's size")
         body = nil
         #expect(Self.names(dir.file("spool")).isEmpty)
