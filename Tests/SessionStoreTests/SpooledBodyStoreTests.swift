@@ -18,7 +18,8 @@ import TestSupport
     static func line(_ id: String, logged: String, size: Int, contentEncoding: String? = nil) -> [UInt8] {
         var headers: [[String]] = [["Content-Type", "text/plain"]]
         if let contentEncoding { headers.append(["Content-Encoding", contentEncoding]) }
-        var body: [String: Any] = ["size": size, "sha256": "feed", "text": logged, "truncated": logged.utf8.count < size]
+        var body: [String: Any] = ["size": size, "sha256": "feed", "text": logged,
+                                   "truncated": logged.utf8.count < size]
         if let contentEncoding { body["decoded"] = contentEncoding }
         let object: [String: Any] = [
             "id": id, "started": "2026-03-01T12:00:00.000Z", "ended": "2026-03-01T12:00:01.000Z", "mode": "https",
@@ -68,7 +69,8 @@ import TestSupport
         let store = try SessionStore(path: dir.file("s.sqlite"))
         defer { store.close() }
         let bytes = Self.text(200_000, marker: "word", at: 150_000)
-        store.finished(flowLogLine: Self.line("whole", logged: String(decoding: bytes, as: UTF8.self), size: bytes.count),
+        let logged = String(decoding: bytes, as: UTF8.self)
+        store.finished(flowLogLine: Self.line("whole", logged: logged, size: bytes.count),
                        spooled: SpooledBodies(response: try Self.spooled(bytes, in: spool)))
         store.flush()
         let stored = try #require(try store.body(id: "whole", part: .response))

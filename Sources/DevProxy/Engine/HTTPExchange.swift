@@ -116,7 +116,8 @@ struct HTTPExchange {
         if !keepAlive { headers.add(name: "Connection", value: "close") }
         let reason = ErrorResponse.reasonPhrase(response.status)
         let noBody = head.method == "HEAD" || response.status == 204 || response.status == 304
-        let responseCapture = BodyCapture(limit: context.configuration.bodyLimit, spool: context.configuration.bodySpool)
+        let responseCapture = BodyCapture(limit: context.configuration.bodyLimit,
+                                          spool: context.configuration.bodySpool)
         if !noBody { responseCapture.append(response.body) }
         draft.flow.response = Flow.Response(status: response.status, reason: reason, httpVersion: "HTTP/1.1",
                                             headers: FlowDraft.headerPairs(headers, redact: []),

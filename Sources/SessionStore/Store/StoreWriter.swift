@@ -86,7 +86,8 @@ final class StoreWriter: @unchecked Sendable {
             queue.countDroppedRecord()
             return nil
         }
-        return .flow(entry.record, phase: .finished, json: json, bodies: spooled?.attached(to: entry.bodies) ?? entry.bodies)
+        let bodies = spooled?.attached(to: entry.bodies) ?? entry.bodies
+        return .flow(entry.record, phase: .finished, json: json, bodies: bodies)
     }
 
     private func apply(_ event: StoreEvent, to changes: inout StoreChanges) throws {
@@ -189,13 +190,13 @@ final class StoreWriter: @unchecked Sendable {
     private func storeSpooled(_ body: StoredBody, _ spooled: SpooledBody, part: StoredBody.Part,
                               sequence: Int64) throws {
         let length = min(spooled.length, configuration.bodyLimit)
-        var text = body.text
+        var text = body.limited(to: configuration.bodyLimit).text
         if let logged = text, logged.utf8.count <= length, let prefix = spooled.prefix(logged.utf8.count),
            Self.isSameText(logged, prefix) {
             if prefix.count == length {
                 try database.statement(Self.upsertBody).run([
-                    .integer(sequence), .integer(Int64(part.rawValue)), .integer(Int64(body.size)), .string(body.sha256),
-                    .text(logged), .null,
+                    .integer(sequence), .integer(Int64(part.rawValue)), .integer(Int64(body.size)),
+                    .string(body.sha256), .text(logged), .null,
                 ])
                 return
             }

@@ -37,7 +37,8 @@ extension WebUI {
         // A body kept past the flow log's part (spooled) has its wire bytes stored whole, while its
         // text is the log's decoded prefix: decode the bytes when they are in the named coding.
         let wholeDecode = raw || stored.text == nil || contentEncoding == nil ? nil
-            : ContentDecoder.decode(stored.bytes, contentEncoding: contentEncoding, outputLimit: store.configuration.bodyLimit)
+            : ContentDecoder.decode(stored.bytes, contentEncoding: contentEncoding,
+                                    outputLimit: store.configuration.bodyLimit)
                 .flatMap { output in output.bytes.count > stored.text?.utf8.count ?? 0 ? output.bytes : nil }
         if raw {
             bytes = stored.bytes

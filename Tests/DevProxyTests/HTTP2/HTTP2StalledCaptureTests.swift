@@ -23,8 +23,8 @@ import TestSupport
         let streams = 40
         let attacker = Thread {
             do {
-                let output = try H2Attack.run(proxyPort: proxyPort, root: root, port: originPort,
-                                              ["stall", String(streams), "/big.bin", "/index.html", "4", String(window)])
+                let arguments = ["stall", String(streams), "/big.bin", "/index.html", "4", String(window)]
+                let output = try H2Attack.run(proxyPort: proxyPort, root: root, port: originPort, arguments)
                 stalled.withLock { $0 = output }
             } catch {
                 failure.withLock { $0 = "\(error)" }

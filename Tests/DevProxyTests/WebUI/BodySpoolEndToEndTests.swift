@@ -45,7 +45,8 @@ import TestSupport
             let kept = min(whole.count, 64 << 20)
             let id = try Self.flowID(base: base, token: token, url: origin.url("/big?mb=\(megabytes)"))
             let file = dir.file("body-\(megabytes)")
-            let fetched = try Subprocess.run("curl", ["-sS", "-D", "-", "-o", file, "-H", "Authorization: Bearer \(token)",
+            let fetched = try Subprocess.run("curl", ["-sS", "-D", "-", "-o", file,
+                                                      "-H", "Authorization: Bearer \(token)",
                                                       "\(base)/api/flows/\(id)/response/body?raw=1"], timeout: 60)
             let headers = fetched.stdout.lowercased()
             #expect(headers.hasPrefix("http/1.1 200"), "\(fetched.output)")
