@@ -195,3 +195,15 @@ extension Flow.Body {
     public static let empty = Flow.Body(size: 0, sha256: RunningSHA256.emptyHex, text: "", base64: nil,
                                         truncated: false, decoded: nil)
 }
+
+extension Flow {
+    /// The flow without its bodies' spool references, for a sink that keeps flows: a spool file is
+    /// removed only when nothing refers to it, and its bytes count against the spool's budget.
+    public func releasingSpool() -> Flow {
+        guard request?.body?.spooled != nil || response?.body?.spooled != nil else { return self }
+        var flow = self
+        flow.request?.body?.spooled = nil
+        flow.response?.body?.spooled = nil
+        return flow
+    }
+}
