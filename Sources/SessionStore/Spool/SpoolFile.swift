@@ -18,6 +18,8 @@ public final class SpoolFile: @unchecked Sendable {
     public private(set) var isComplete = true
     private var descriptor: Int32
     private let spool: BodySpool
+    // Bytes counted against the spool's budget: `length`, plus any of a failed write.
+    private var reserved = 0
 
     init(path: String, descriptor: Int32, spool: BodySpool) {
         self.path = path
@@ -28,7 +30,7 @@ public final class SpoolFile: @unchecked Sendable {
     deinit {
         if descriptor >= 0 { close(descriptor) }
         unlink(path)
-        spool.released(length)
+        spool.released(reserved)
     }
 
     /// Appends `bytes`: those that land below offset `required` always, the rest while the spool's
@@ -46,11 +48,9 @@ public final class SpoolFile: @unchecked Sendable {
         }
         guard count > 0 else { return true }
         if needed > 0 { _ = spool.reserve(needed, required: true) }
-        guard write(UnsafeRawBufferPointer(rebasing: bytes.prefix(count))) else {
-            // Counted but not written: `length` says what the budget must get back.
-            length += count
-            return false
-        }
+        reserved += count
+        // On a failed write `length` stays: the bytes before it are still good to read back.
+        guard write(UnsafeRawBufferPointer(rebasing: bytes.prefix(count))) else { return false }
         length += count
         return true
     }
