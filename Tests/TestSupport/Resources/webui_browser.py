@@ -274,6 +274,10 @@ def run(browser, options, base, origin, checks):
         page.wait_for_selector("flow-detail .detail-title", timeout=5000)
         title = page.text_content("flow-detail .detail-title")
         page.click("#detail-tab-request")
+        # The tab's header table fills in once the flow's record has arrived: wait for the header's name
+        # (plain letters), then read what the table shows of its value.
+        page.wait_for_function("() => (document.querySelector('flow-detail table.headers')?.textContent ?? '')"
+                               ".toLowerCase().includes('x-evil')", timeout=5000)
         request_headers = page.text_content("flow-detail table.headers")
         shown.append("<script>window.__pwned='url'</script>" in title and "onerror=window.__pwned='img'" in title
                      and "javascript:window.__pwned='js'" in title and HOSTILE_HEADER in request_headers)
@@ -465,9 +469,12 @@ def open_flow(page, path, prefix=False, timeout=10000):
                            ".sort((a, b) => a.getAttribute('aria-rowindex') - b.getAttribute('aria-rowindex'))[0]"
                            ".getAttribute('data-id')" % test, path)
     page.click("flow-list .flow-row[data-id='%s']" % row_id)
-    page.wait_for_function("id => { const d = document.querySelector('flow-detail');"
-                           " return !d.hidden && d.querySelector('.detail-title') && !d.hasAttribute('aria-busy'); }",
-                           arg=row_id, timeout=timeout)
+    # The pane shows this flow (its title names the path; a pane still showing the flow opened before
+    # would pass a check on visibility alone) and has finished loading it.
+    page.wait_for_function("p => { const d = document.querySelector('flow-detail');"
+                           " const t = d.querySelector('.detail-title');"
+                           " return !d.hidden && t && t.textContent.includes(p) && !d.hasAttribute('aria-busy'); }",
+                           arg=path, timeout=timeout)
 
 
 if __name__ == "__main__":
