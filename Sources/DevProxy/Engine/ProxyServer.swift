@@ -38,7 +38,14 @@ public final class ProxyServer: @unchecked Sendable {
         var connections: [ObjectIdentifier: ClientConnection] = [:]
         var stopping = false
         var acceptDone = false
+        /// When the last connection ended (nil while any is open), and the idle trims done since.
+        var idleSince: Date?
+        var idleTrims = 0
     }
+
+    /// Seconds after the proxy went idle at which the heap is trimmed again: the sinks (the session
+    /// store's writer) may still be working off a backlog, and free its memory only then.
+    private static let idleTrimDelays: [TimeInterval] = [1, 4, 15]
 
     /// - Throws: `ConfigurationError` for a non-loopback listen without `allowRemote`.
     public init(configuration: ProxyConfiguration, leaves: LeafSource, sinks: [FlowSink]) throws {
@@ -202,7 +209,14 @@ public final class ProxyServer: @unchecked Sendable {
                 // A quiet tick: idle upstream connections expire even when no request comes to
                 // release another one; once the proxy is idle, the freed heap goes back too.
                 let swept = allPools.map { $0.sweep() }.contains(true)
-                if swept, state.withLock({ $0.connections.isEmpty }) { trimHeap() }
+                let trimDue = state.withLock { state -> Bool in
+                    guard state.connections.isEmpty else { return false }
+                    guard let since = state.idleSince, state.idleTrims < Self.idleTrimDelays.count,
+                          Date().timeIntervalSince(since) >= Self.idleTrimDelays[state.idleTrims] else { return swept }
+                    state.idleTrims += 1
+                    return true
+                }
+                if trimDue { trimHeap() }
                 continue
             }
             let connection = ClientConnection(server: self, socket: socket, listener: mode, listenerAddress: address)
@@ -219,7 +233,10 @@ public final class ProxyServer: @unchecked Sendable {
                 connection.run()
                 let idle = state.withLock { state in
                     state.connections.removeValue(forKey: ObjectIdentifier(connection))
-                    return state.connections.isEmpty
+                    guard state.connections.isEmpty else { return false }
+                    state.idleSince = Date()
+                    state.idleTrims = 0
+                    return true
                 }
                 if idle { trimHeap() }
             }

@@ -164,6 +164,15 @@ extension HTTP2Session {
         try check(nghttp2_session_consume_stream(handle, stream, count), "consume \(count) on stream \(stream)")
     }
 
+    /// Sets how many body bytes the peer may send on `stream` beyond what was acknowledged
+    /// (its receive window; a larger value goes out as WINDOW_UPDATE). Received bytes are still
+    /// acknowledged only by `consume`.
+    /// - Throws: `HTTP2Error` (`.submitRefused`) for an unknown stream or a size over 2^31 - 1.
+    public func setReceiveWindow(stream: Int32, size: UInt32) throws(HTTP2Error) {
+        try check(nghttp2_session_set_local_window_size(handle, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream,
+                                                        Int32(clamping: size)), "window of stream \(stream)")
+    }
+
     /// How many body bytes the peer currently lets us send on `stream` (the smaller of the stream
     /// and connection windows), or nil for an unknown stream.
     public func sendWindow(stream: Int32) -> Int? {
