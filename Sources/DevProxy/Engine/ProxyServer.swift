@@ -43,9 +43,13 @@ public final class ProxyServer: @unchecked Sendable {
         var idleTrims = 0
     }
 
-    /// Seconds after the proxy went idle at which the heap is trimmed again: the sinks (the session
-    /// store's writer) may still be working off a backlog, and free its memory only then.
-    private static let idleTrimDelays: [TimeInterval] = [1, 4, 15]
+    /// Seconds after the proxy went idle at which the heap is trimmed again (the `index`th time):
+    /// 1, 4 and 15 s, while the sinks (the session store's writer) work off a backlog and free its
+    /// memory, then every 30 s while it stays idle (the web UI's queries and pages free memory too).
+    private static func idleTrimDelay(_ index: Int) -> TimeInterval {
+        let first: [TimeInterval] = [1, 4, 15]
+        return index < first.count ? first[index] : 15 + 30 * TimeInterval(index - first.count + 1)
+    }
 
     /// - Throws: `ConfigurationError` for a non-loopback listen without `allowRemote`.
     public init(configuration: ProxyConfiguration, leaves: LeafSource, sinks: [FlowSink]) throws {
@@ -211,8 +215,8 @@ public final class ProxyServer: @unchecked Sendable {
                 let swept = allPools.map { $0.sweep() }.contains(true)
                 let trimDue = state.withLock { state -> Bool in
                     guard state.connections.isEmpty else { return false }
-                    guard let since = state.idleSince, state.idleTrims < Self.idleTrimDelays.count,
-                          Date().timeIntervalSince(since) >= Self.idleTrimDelays[state.idleTrims] else { return swept }
+                    guard let since = state.idleSince,
+                          Date().timeIntervalSince(since) >= Self.idleTrimDelay(state.idleTrims) else { return swept }
                     state.idleTrims += 1
                     return true
                 }
