@@ -24,7 +24,7 @@ let package = Package(
             name: "CTLS",
             linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]
         ),
-        // C library declarations the Glibc module lacks (malloc_trim). No logic.
+        // C library declarations the Glibc module lacks (malloc_trim, mallopt). No logic.
         .target(name: "CSystem"),
         .target(name: "CertAuthority", dependencies: ["CTLS"]),
         // zlib, the brotli decoder and zstd, for showing gzip/deflate/br/zstd bodies as text. No logic.
@@ -41,7 +41,7 @@ let package = Package(
         // Debian's libsqlite3 plus wrappers for the macros Swift cannot import. No logic.
         .target(name: "CSQLite", linkerSettings: [.linkedLibrary("sqlite3")]),
         // The session store: flows in SQLite, one file per run, and the filter language compiled to SQL.
-        .target(name: "SessionStore", dependencies: ["CSQLite", "CTLS", "CertAuthority"]),
+        .target(name: "SessionStore", dependencies: ["CSQLite", "CTLS", "CertAuthority", "CSystem"]),
         // Debian's libqrencode. No logic.
         .target(name: "CQRencode", linkerSettings: [.linkedLibrary("qrencode")]),
         // QR codes (the onboarding address): a module matrix as terminal text, SVG and PNG.
@@ -61,7 +61,7 @@ let package = Package(
         .executableTarget(name: "EmbedWebAssetsTool"),
         .plugin(name: "EmbedWebAssets", capability: .buildTool(), dependencies: ["EmbedWebAssetsTool"]),
         .executableTarget(name: "DevProxyCLI", dependencies: ["DevProxy", "CertAuthority", "PinningPolicy", "CTLS", "SessionStore",
-                                                             "WebUI", "QRCode"]),
+                                                             "WebUI", "QRCode", "CSystem"]),
         // Load generator for bench/run: multi-threaded HTTPS client over OpenSSL; HTTP/2 through the codec.
         .executableTarget(name: "DevProxyLoad", dependencies: ["CTLS", "HTTP2"]),
         // Shared by the test targets: processes, temporary directories, PKI fixtures, vectors.

@@ -5,6 +5,9 @@ import Foundation
 
 // OpenSSL writes to sockets with write(); a peer that has gone must not kill the process.
 signal(SIGPIPE, SIG_IGN)
+#if os(Linux)
+HeapTuning.apply()
+#endif
 setvbuf(CTLS_stdout(), nil, _IOLBF, 0)
 
 /// Exit codes: 0 success; 1 the command failed (`error: …` says why), or `ca trace` found

@@ -222,6 +222,36 @@ final class SessionStoreTests: XCTestCase {
         XCTAssertEqual(plain, ["f started", "e finished"])
     }
 
+    func testAFilterScanningEveryBodyKeepsTheReaderCacheWithinItsBound() throws {
+        // 2,000 bodies of 8 KiB: a ~17 MiB file, which a `~b` filter reads whole. The reader's
+        // cache holds at most `readerCacheBytes` of it, so the proxy's RSS does not grow with
+        // the session; with a larger setting the same scan keeps more (the setting is the bound).
+        let directory = TemporaryDirectory()
+        let filler = String(repeating: "0123456789abcdef", count: 512)
+        let flows = (0..<2_000).map { index in
+            let marker = index % 10 == 0 ? "needle" : "hay"
+            return (StoreFixtures.record("f\(index)"), FlowBodies(response: StoreFixtures.text("\(filler) \(marker)")))
+        }
+        func cacheAfterScan(readerCacheBytes: Int? = nil, file: String) throws -> Int {
+            var configuration = SessionStoreConfiguration(queueCapacity: 10_000, queuedBodyBytes: 64 * 1024 * 1024)
+            if let readerCacheBytes { configuration.readerCacheBytes = readerCacheBytes }
+            let store = try SessionStore(path: directory.file(file), configuration: configuration)
+            defer { store.close() }
+            for (record, bodies) in flows { store.finished(record, json: "{}", bodies: bodies) }
+            store.flush()
+            XCTAssertEqual(store.drops, StoreDrops())
+            XCTAssertEqual(try store.count(filter: FilterExpression(parsing: "~b needle")), 200)
+            return try store.readerCacheBytes()
+        }
+        let small = try cacheAfterScan(file: "default.sqlite")
+        let defaultBound = SessionStoreConfiguration().readerCacheBytes
+        XCTAssertGreaterThan(small, defaultBound / 2, "the scan went through the cache")
+        // SQLite counts each page's header beside its 4 KiB; allow that much over the bound.
+        XCTAssertLessThanOrEqual(small, defaultBound + defaultBound / 8)
+        let large = try cacheAfterScan(readerCacheBytes: 32 * 1024 * 1024, file: "large.sqlite")
+        XCTAssertGreaterThan(large, 2 * defaultBound)
+    }
+
     func testQueriesOnAClosedStoreThrow() throws {
         let directory = TemporaryDirectory()
         let store = try StoreFixtures.store(in: directory)

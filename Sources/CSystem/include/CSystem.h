@@ -3,7 +3,7 @@
 #define CSYSTEM_H
 
 #ifdef __linux__
-#include <malloc.h>   // malloc_trim: return freed heap memory to the system
+#include <malloc.h>   // malloc_trim, mallopt: return freed heap memory, tune the allocator
 #include <sys/socket.h>
 
 // A redirected connection's original destination (iptables/nftables REDIRECT): getsockopt with

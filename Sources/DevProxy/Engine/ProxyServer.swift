@@ -38,6 +38,17 @@ public final class ProxyServer: @unchecked Sendable {
         var connections: [ObjectIdentifier: ClientConnection] = [:]
         var stopping = false
         var acceptDone = false
+        /// When the last connection ended (nil while any is open), and the idle trims done since.
+        var idleSince: Date?
+        var idleTrims = 0
+    }
+
+    /// Seconds after the proxy went idle at which the heap is trimmed again (the `index`th time):
+    /// 1, 4 and 15 s, while the sinks (the session store's writer) work off a backlog and free its
+    /// memory, then every 30 s while it stays idle (the web UI's queries and pages free memory too).
+    private static func idleTrimDelay(_ index: Int) -> TimeInterval {
+        let first: [TimeInterval] = [1, 4, 15]
+        return index < first.count ? first[index] : 15 + 30 * TimeInterval(index - first.count + 1)
     }
 
     /// - Throws: `ConfigurationError` for a non-loopback listen without `allowRemote`.
@@ -202,7 +213,14 @@ public final class ProxyServer: @unchecked Sendable {
                 // A quiet tick: idle upstream connections expire even when no request comes to
                 // release another one; once the proxy is idle, the freed heap goes back too.
                 let swept = allPools.map { $0.sweep() }.contains(true)
-                if swept, state.withLock({ $0.connections.isEmpty }) { trimHeap() }
+                let trimDue = state.withLock { state -> Bool in
+                    guard state.connections.isEmpty else { return false }
+                    guard let since = state.idleSince,
+                          Date().timeIntervalSince(since) >= Self.idleTrimDelay(state.idleTrims) else { return swept }
+                    state.idleTrims += 1
+                    return true
+                }
+                if trimDue { trimHeap() }
                 continue
             }
             let connection = ClientConnection(server: self, socket: socket, listener: mode, listenerAddress: address)
@@ -219,7 +237,10 @@ public final class ProxyServer: @unchecked Sendable {
                 connection.run()
                 let idle = state.withLock { state in
                     state.connections.removeValue(forKey: ObjectIdentifier(connection))
-                    return state.connections.isEmpty
+                    guard state.connections.isEmpty else { return false }
+                    state.idleSince = Date()
+                    state.idleTrims = 0
+                    return true
                 }
                 if idle { trimHeap() }
             }

@@ -62,12 +62,14 @@ extension HTTP2Session {
     /// - Throws: `HTTP2Error` (`.invalidState`) if the stream has no open body (unknown, closed,
     ///   or already ended).
     public func submitData(stream: Int32, _ bytes: some Collection<UInt8>, endStream: Bool) throws(HTTP2Error) {
-        guard var out = state.outbound[stream], !out.ended else {
+        guard state.outbound[stream]?.ended == false else {
             throw HTTP2Error(.invalidState, "stream \(stream) has no open body to send on")
         }
-        out.queue.append(contentsOf: bytes)
-        out.ended = endStream
-        try resume(stream, &out)
+        // Appended in place: a copy of the entry would share the queue's buffer, and appending to
+        // it would copy every byte still queued, once per DATA frame relayed.
+        state.outbound[stream]?.queue.append(contentsOf: bytes)
+        state.outbound[stream]?.ended = endStream
+        try resume(stream)
     }
 
     /// Ends a stream's body with trailers (a HEADERS frame with END_STREAM after every queued
@@ -77,24 +79,19 @@ extension HTTP2Session {
     public func submitTrailers(stream: Int32, _ fields: [HTTP2Field]) throws(HTTP2Error) {
         let checked = try HTTP2HeaderBlock(pseudo: fields.filter(\.isPseudo), fields: fields.filter { !$0.isPseudo })
             .checkedForSending(allowPseudo: false)
-        guard var out = state.outbound[stream], !out.ended else {
+        guard state.outbound[stream]?.ended == false else {
             throw HTTP2Error(.invalidState, "stream \(stream) has no open body to end with trailers")
         }
-        out.trailers = checked
-        out.ended = true
-        try resume(stream, &out)
+        state.outbound[stream]?.trailers = checked
+        state.outbound[stream]?.ended = true
+        try resume(stream)
     }
 
-    /// Stores the stream's outbound state and wakes its data provider if it was waiting.
-    private func resume(_ stream: Int32, _ out: inout OutboundStream) throws(HTTP2Error) {
-        let wasDeferred = out.deferred
-        out.deferred = false
-        state.outbound[stream] = out
-        if wasDeferred && (out.ended || !out.queue.isEmpty) {
-            try check(nghttp2_session_resume_data(handle, stream), "resume stream \(stream)")
-        } else if wasDeferred {
-            state.outbound[stream]?.deferred = true
-        }
+    /// Wakes the stream's data provider if it was waiting and now has something to send.
+    private func resume(_ stream: Int32) throws(HTTP2Error) {
+        guard let out = state.outbound[stream], out.deferred, out.ended || !out.queue.isEmpty else { return }
+        state.outbound[stream]?.deferred = false
+        try check(nghttp2_session_resume_data(handle, stream), "resume stream \(stream)")
     }
 
     /// Body bytes queued on `stream` and not yet handed to the wire.
@@ -162,6 +159,15 @@ extension HTTP2Session {
     public func consumeStream(_ stream: Int32, count: Int) throws(HTTP2Error) {
         guard count > 0 else { return }
         try check(nghttp2_session_consume_stream(handle, stream, count), "consume \(count) on stream \(stream)")
+    }
+
+    /// Sets how many body bytes the peer may send on `stream` beyond what was acknowledged
+    /// (its receive window; a larger value goes out as WINDOW_UPDATE). Received bytes are still
+    /// acknowledged only by `consume`.
+    /// - Throws: `HTTP2Error` (`.submitRefused`) for an unknown stream or a size over 2^31 - 1.
+    public func setReceiveWindow(stream: Int32, size: UInt32) throws(HTTP2Error) {
+        try check(nghttp2_session_set_local_window_size(handle, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream,
+                                                        Int32(clamping: size)), "window of stream \(stream)")
     }
 
     /// How many body bytes the peer currently lets us send on `stream` (the smaller of the stream

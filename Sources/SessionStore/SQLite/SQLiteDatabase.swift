@@ -82,6 +82,19 @@ final class SQLiteDatabase {
         return results
     }
 
+    /// Caps this connection's page cache at `bytes` (`PRAGMA cache_size` in KiB, at least one).
+    func setCacheSize(bytes: Int) throws {
+        try execute("PRAGMA cache_size = -\(max(1, bytes / 1024))")
+    }
+
+    /// Bytes this connection's page cache holds now (`SQLITE_DBSTATUS_CACHE_USED`).
+    var cacheBytes: Int {
+        var current: Int32 = 0
+        var highwater: Int32 = 0
+        sqlite3_db_status(handle, SQLITE_DBSTATUS_CACHE_USED, &current, &highwater, 0)
+        return Int(current)
+    }
+
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     var changes: Int { Int(sqlite3_changes(handle)) }
 

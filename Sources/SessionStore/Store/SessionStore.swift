@@ -51,7 +51,7 @@ public final class SessionStore: @unchecked Sendable {
         if readOnly {
             let database = try SQLiteDatabase(path: path, readOnly: true)
             try Self.checkReadable(database, path: path)
-            try Self.tuneReader(database)
+            try Self.tuneReader(database, configuration: configuration)
             try MatchFunctions.register(on: database)
             reader = database
             writer = nil
@@ -60,11 +60,12 @@ public final class SessionStore: @unchecked Sendable {
         try Self.createPrivateFile(path)
         let database = try SQLiteDatabase(path: path)
         // NORMAL in WAL mode: a commit is durable at the next checkpoint; a crash loses at most
-        // the last batches, never the file. The larger cache keeps the indexes' pages hot.
-        try database.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16384")
+        // the last batches, never the file.
+        try database.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL")
+        try database.setCacheSize(bytes: configuration.writerCacheBytes)
         try Schema.migrate(database)
         let reader = try SQLiteDatabase(path: path)
-        try Self.tuneReader(reader)
+        try Self.tuneReader(reader, configuration: configuration)
         try MatchFunctions.register(on: reader)
         self.reader = reader
         writer = StoreWriter(database: database, queue: queue, configuration: configuration,
@@ -83,12 +84,13 @@ public final class SessionStore: @unchecked Sendable {
         Glibc.close(descriptor)
     }
 
-    /// Filters scan whole tables: keep 16 MiB of pages. The file is read, not mapped: a mapped
+    /// The file is read, not mapped, and through a small cache (`readerCacheBytes`): a mapped
     /// file's pages count in the proxy's resident memory once a `~b` filter has touched them
     /// (bench/webui: ~700 MiB after a scan of 100k flows), while read pages stay in the kernel's
     /// page cache, which the rest of the machine can reclaim.
-    private static func tuneReader(_ database: SQLiteDatabase) throws {
-        try database.execute("PRAGMA mmap_size = 0; PRAGMA cache_size = -16384")
+    private static func tuneReader(_ database: SQLiteDatabase, configuration: SessionStoreConfiguration) throws {
+        try database.execute("PRAGMA mmap_size = 0")
+        try database.setCacheSize(bytes: configuration.readerCacheBytes)
     }
 
     private static func checkReadable(_ database: SQLiteDatabase, path: String) throws {
@@ -204,6 +206,11 @@ public final class SessionStore: @unchecked Sendable {
             guard let reader else { throw SessionStoreError(.closed, "the session store is closed") }
             return try body(reader)
         }
+    }
+
+    /// Bytes the read connection's page cache holds now (tests of its bound).
+    func readerCacheBytes() throws -> Int {
+        try read { $0.cacheBytes }
     }
 
     // MARK: Closing

@@ -1,3 +1,6 @@
+#if canImport(CSystem)
+import CSystem
+#endif
 import Foundation
 
 /// The store's one writer: a thread that takes batches from the `WriteQueue` and commits each
@@ -29,6 +32,9 @@ final class StoreWriter: @unchecked Sendable {
     /// Waits for the thread to drain the queue and stop (after `queue.close()`).
     func join() { finishedSignal.wait() }
 
+    /// Events committed since the heap was last trimmed (`trimHeapAfterBacklog`).
+    private var committedSinceTrim = 0
+
     private func run() {
         while let batch = queue.take(limit: configuration.batchSize) {
             var changes = StoreChanges(cleared: false, flows: [])
@@ -45,8 +51,21 @@ final class StoreWriter: @unchecked Sendable {
             }
             if changes.cleared || !changes.flows.isEmpty { notify(changes) }
             queue.done(batch)
+            trimHeapAfterBacklog(committed: batch.count)
         }
         finishedSignal.signal()
+    }
+
+    /// Once the queue is empty after at least 2,000 events, hands freed heap back to the system:
+    /// the events were allocated on the proxy's threads and are freed here, leaving holes in
+    /// glibc's arenas that only `malloc_trim` returns (docs/performance.md, "Process memory").
+    private func trimHeapAfterBacklog(committed: Int) {
+        committedSinceTrim += committed
+        guard committedSinceTrim >= 2_000, queue.isEmpty else { return }
+        committedSinceTrim = 0
+        #if canImport(CSystem) && os(Linux)
+        malloc_trim(0)
+        #endif
     }
 
     /// The batch with flow-log lines read, and without the `started` and `responded` steps of

@@ -21,6 +21,9 @@ final class WriteQueue: @unchecked Sendable {
         self.bodyBudget = bodyBudget
     }
 
+    /// Whether nothing waits for the writer.
+    var isEmpty: Bool { condition.withLock { events.isEmpty } }
+
     /// Drops so far.
     var drops: StoreDrops { condition.withLock { dropCounts } }
 

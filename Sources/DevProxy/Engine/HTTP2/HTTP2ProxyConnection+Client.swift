@@ -24,6 +24,7 @@ extension HTTP2ProxyConnection {
                 }
                 guard let exchange = streams[stream], let leg = exchange.leg, let upstream = exchange.upstreamStream else { continue }
                 try? leg.session.consumeStream(upstream, count: count)
+                if session.outboundQueuedBytes(stream: stream) == 0 { leg.widenWindow(of: upstream) }
             case .streamReset(let stream, let code, let byPeer):
                 guard byPeer, let exchange = streams[stream] else { continue }
                 exchange.draft.fail(.clientReset, "the client reset the stream (\(code)) after \(exchange.responseBytes) response bytes")

@@ -24,6 +24,7 @@ extension HTTP2ProxyConnection {
                        let relayed = try? HTTPVersionTranslation.relayedH2(head) {
                         // A pin set: held until its body is whole (bounded), then rewritten and sent.
                         exchange.heldPinSet = (relayed, [])
+                        leg.widenWindow(of: upstream)
                         continue
                     }
                     exchange.draft.flow.pinset = Flow.PinSetInfo(rewritten: false, note: "not rewritten: status \(status)"
@@ -89,7 +90,7 @@ extension HTTP2ProxyConnection {
                 // client it may retry; a made-up 502 would hide that.
                 resetClientAfterQueuedFrames(exchange, code: code)
             case .streamClosed(let upstream, _):
-                leg.clientStreams[upstream] = nil
+                leg.streamClosed(upstream)
             case .goAway(let lastStreamID, let code, _):
                 leg.goneAway = true
                 if self.leg === leg {
@@ -122,8 +123,9 @@ extension HTTP2ProxyConnection {
         }
     }
 
-    /// The most of a pin set held back: `--pinset-rewrite`'s limit, and below one stream window,
-    /// since held bytes are not acknowledged to the origin (it stops sending at a full window).
+    /// The most of a pin set held back: `--pinset-rewrite`'s limit, and below one stream window
+    /// (widened to the full one for a held stream), since held bytes are not acknowledged to the
+    /// origin (it stops sending at a full window).
     var pinSetHoldLimit: Int {
         min(context.configuration.pinSetRewrite?.limit ?? 0, Int(limits.initialWindowSize) - 1)
     }
