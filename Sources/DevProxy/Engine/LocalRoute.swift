@@ -28,7 +28,9 @@ public struct LocalRequest: Sendable {
 
     /// The URL's host, lower case, without brackets or port (`devproxy.test`, `::1`).
     public var host: String {
-        let afterScheme = url.range(of: "://").map { url[$0.upperBound...] } ?? Substring(url)
+        // Every request asks (the onboarding site's route): the standard library's search, not
+        // Foundation's `range(of:)`, which bridges to NSString each time.
+        let afterScheme = url.firstRange(of: "://").map { url[$0.upperBound...] } ?? Substring(url)
         let authority = afterScheme.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
         let hostPart: Substring
         if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") {
