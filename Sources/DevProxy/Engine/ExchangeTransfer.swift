@@ -71,7 +71,7 @@ struct ExchangeTransfer {
         outbound.headers.replaceOrAdd(name: "Host", value: destination.hostHeader)
         if requestChunked { outbound.headers.add(name: "Transfer-Encoding", value: "chunked") }
         if context.configuration.addVia { outbound.headers.add(name: "Via", value: "1.1 devproxy") }
-        let requestCapture = BodyCapture(limit: context.configuration.bodyLimit)
+        let requestCapture = BodyCapture(limit: context.configuration.bodyLimit, spool: context.configuration.bodySpool)
         let waitsForContinue = head.headers.expectsContinue
         let sendStart = Date()
         do {

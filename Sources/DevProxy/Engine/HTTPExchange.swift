@@ -93,7 +93,7 @@ struct HTTPExchange {
 
     /// Reads the request body and answers it here without contacting the origin (a `LocalRoute`).
     private func answerLocally(_ request: LocalRequest, route: LocalRoute, draft: inout FlowDraft) -> Bool {
-        let capture = BodyCapture(limit: context.configuration.bodyLimit)
+        let capture = BodyCapture(limit: context.configuration.bodyLimit, spool: context.configuration.bodySpool)
         var request = request
         var tooLong = false
         do {
@@ -116,7 +116,8 @@ struct HTTPExchange {
         if !keepAlive { headers.add(name: "Connection", value: "close") }
         let reason = ErrorResponse.reasonPhrase(response.status)
         let noBody = head.method == "HEAD" || response.status == 204 || response.status == 304
-        let responseCapture = BodyCapture(limit: context.configuration.bodyLimit)
+        let responseCapture = BodyCapture(limit: context.configuration.bodyLimit,
+                                          spool: context.configuration.bodySpool)
         if !noBody { responseCapture.append(response.body) }
         draft.flow.response = Flow.Response(status: response.status, reason: reason, httpVersion: "HTTP/1.1",
                                             headers: FlowDraft.headerPairs(headers, redact: []),

@@ -70,7 +70,7 @@ extension ResponseRelay {
         if context.configuration.addVia { outbound.headers.add(name: "Via", value: "1.1 devproxy") }
         let redact = context.configuration.redactHeaders
         draft.flow.response?.headers = FlowDraft.headerPairs(outbound.headers, redact: redact)
-        let capture = BodyCapture(limit: context.configuration.bodyLimit)
+        let capture = BodyCapture(limit: context.configuration.bodyLimit, spool: context.configuration.bodySpool)
         capture.append(served)
         draft.flow.response?.body = capture.finish(contentEncoding: outbound.headers["Content-Encoding"],
                                                    contentType: outbound.headers["Content-Type"])
@@ -87,7 +87,7 @@ extension ResponseRelay {
     private func streamUntouched(_ head: HTTPResponseHead, framing: ClientFraming, buffered: [UInt8],
                                  draft: inout FlowDraft) -> Outcome {
         let (outbound, clientKeepAlive) = clientHead(for: head, framing: framing)
-        let capture = BodyCapture(limit: context.configuration.bodyLimit)
+        let capture = BodyCapture(limit: context.configuration.bodyLimit, spool: context.configuration.bodySpool)
         defer {
             draft.flow.response?.body = capture.finish(contentEncoding: head.headers["Content-Encoding"],
                                                        contentType: head.headers["Content-Type"])

@@ -52,7 +52,7 @@ struct ResponseRelay {
         }
         let framing = ClientFraming(request: requestHead, response: head)
         let (outbound, clientKeepAlive) = clientHead(for: head, framing: framing)
-        let capture = BodyCapture(limit: context.configuration.bodyLimit)
+        let capture = BodyCapture(limit: context.configuration.bodyLimit, spool: context.configuration.bodySpool)
         defer {
             draft.flow.response?.body = capture.finish(contentEncoding: head.headers["Content-Encoding"],
                                                        contentType: head.headers["Content-Type"])

@@ -14,11 +14,24 @@ import SessionStore
 /// that parse cost more instructions than the rest of a proxied HTTP/2 stream (callgrind of the
 /// h2 keep-alive cell, docs/performance.md). `finishedEntry` gives what the parse gives, field
 /// for field (`SessionStoreSinkTests` compare the two).
+///
+/// Bodies past the flow log's part reach the store through `spool` (give it to the engine as
+/// `ProxyConfiguration.bodySpool`): each finished flow's spool files go with its bodies, and the
+/// store's writer copies them in, up to the store's body limit.
 public final class SessionStoreSink: FlowSink {
     public let store: SessionStore
+    /// The spool the engine's captures write to, for this store; nil keeps only the flow log's part.
+    public let spool: BodySpool?
 
-    public init(store: SessionStore) {
+    public init(store: SessionStore, spool: BodySpool? = nil) {
         self.store = store
+        self.spool = spool
+    }
+
+    /// A sink with a spool in `directory` sized for `store`'s body limit.
+    /// - Throws: `SessionStoreError(.open)` when the directory cannot be made.
+    public convenience init(store: SessionStore, spoolDirectory directory: String) throws {
+        self.init(store: store, spool: try BodySpool(directory: directory, storeLimit: store.configuration.bodyLimit))
     }
 
     public var observesLifecycle: Bool { true }
@@ -38,15 +51,19 @@ public final class SessionStoreSink: FlowSink {
     public var recordsLogLine: Bool { true }
 
     /// Stores the finished flow; `line` is its flow-log line, whose JSON (without the `\n`) the
-    /// store keeps as the flow's record.
+    /// store keeps as the flow's record. Spooled bodies go with the bodies they belong to.
     public func record(_ flow: Flow, line: [UInt8]) {
-        let (record, bodies) = Self.finishedEntry(flow)
+        var (record, bodies) = Self.finishedEntry(flow)
+        if let spooled = flow.request?.body?.spooled { bodies.request?.spooled = spooled }
+        if let spooled = flow.response?.body?.spooled { bodies.response?.spooled = spooled }
         let json = line.last == UInt8(ascii: "\n") ? line.dropLast() : line[...]
         store.finished(record, json: String(decoding: json, as: UTF8.self), bodies: bodies)
     }
 
+    /// Closes the store (writing what is queued), then removes any spool file left.
     public func close() {
         store.close()
+        spool?.removeAll()
     }
 
     /// What the store indexes of a flow that is still running: no bodies, sizes or duration yet.

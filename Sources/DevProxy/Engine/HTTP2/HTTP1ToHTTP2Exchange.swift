@@ -43,7 +43,7 @@ struct HTTP1ToHTTP2Exchange {
         }
         var driver = Driver(session: session, stream: upstream.stream)
         let hasBody = head.headers.transferCodings.last == "chunked" || Int(head.headers["Content-Length"] ?? "0") ?? 0 > 0
-        let requestCapture = BodyCapture(limit: context.configuration.bodyLimit)
+        let requestCapture = BodyCapture(limit: context.configuration.bodyLimit, spool: context.configuration.bodySpool)
         let sendStart = Date()
         let stream: Int32
         do {

@@ -77,7 +77,7 @@ struct HTTP2ResponseToHTTP1 {
         let keepAlive = requestHead.keepAlive && framing.clientKeepAlive
         if !keepAlive { headers.add(name: "Connection", value: "close") }
         let wantsTrailers = requestHead.headers.hasListElement("TE", "trailers")
-        let capture = BodyCapture(limit: context.configuration.bodyLimit)
+        let capture = BodyCapture(limit: context.configuration.bodyLimit, spool: context.configuration.bodySpool)
         var trailers: [HTTP2Field] = []
         defer {
             draft.flow.response?.body = capture.finish(contentEncoding: headers["Content-Encoding"], contentType: headers["Content-Type"])

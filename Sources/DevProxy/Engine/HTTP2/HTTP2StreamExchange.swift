@@ -1,6 +1,7 @@
 import Foundation
 import GRPCWire
 import HTTP2
+import SessionStore
 
 /// One request/response exchange on one stream of an HTTP/2 client connection: what has passed
 /// so far, captured for its flow, and where its upstream half runs.
@@ -41,12 +42,13 @@ final class HTTP2StreamExchange {
     var grpc: GRPCFlowRecorder?
     var isGRPC: Bool { grpc != nil }
 
-    init(clientStream: Int32, draft: FlowDraft, requestHead: HTTP2HeaderBlock, bodyLimit: Int) {
+    init(clientStream: Int32, draft: FlowDraft, requestHead: HTTP2HeaderBlock, bodyLimit: Int,
+         spool: BodySpool? = nil) {
         self.clientStream = clientStream
         self.draft = draft
         self.requestHead = requestHead
-        self.requestCapture = BodyCapture(limit: bodyLimit)
-        self.responseCapture = BodyCapture(limit: bodyLimit)
+        self.requestCapture = BodyCapture(limit: bodyLimit, spool: spool)
+        self.responseCapture = BodyCapture(limit: bodyLimit, spool: spool)
         if GRPCFlowRecorder.isGRPC(contentType: requestHead.firstValue("content-type")) {
             let fields = requestHead.fields.map { (name: $0.nameString, value: $0.valueString) }
             grpc = GRPCFlowRecorder(path: requestHead.path ?? "", requestHeaders: fields, decompressor: GRPCContentDecompressor())
