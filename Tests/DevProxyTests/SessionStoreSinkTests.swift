@@ -1,7 +1,7 @@
 import CertAuthority
 @testable import DevProxy
 import Foundation
-import SessionStore
+@testable import SessionStore
 import Testing
 import TestSupport
 
@@ -77,5 +77,48 @@ import TestSupport
         #expect(finished.phase == .finished)
         #expect(finished.responseSize == 1024 + 5)
         #expect(try store.count() == 1)
+    }
+
+    /// A finished flow reaches the store as its summary and bodies built from the `Flow` (no JSON
+    /// parse): the same, field for field, as the store reads from the flow's log line, for HTTP/2
+    /// with a text and a binary body, a failed request with odd header case, a WebSocket and a tunnel.
+    @Test func finishedEntryMatchesTheLogLineRead() throws {
+        var h2 = FlowDraft(client: "127.0.0.1:5000", mode: .https, host: "api.example", port: 443)
+        h2.flow.request = Flow.Request(method: "POST", url: "https://api.example/v1?q=\u{e9}", httpVersion: "HTTP/2",
+                                       headers: [["Content-Type", "application/json"], ["x-a", "1\"2\\3\n"]],
+                                       body: Flow.Body(size: 12, sha256: "ab", text: "{\"k\":\"v\u{1F600}\"}", base64: nil,
+                                                       truncated: false, decoded: nil),
+                                       pseudoHeaders: [[":method", "POST"]])
+        h2.flow.response = Flow.Response(status: 200, reason: "OK", httpVersion: "HTTP/2",
+                                         headers: [["CONTENT-TYPE", "application/octet-stream"]],
+                                         body: Flow.Body(size: 300, sha256: "cd", text: nil,
+                                                         base64: Data([0, 1, 2, 255, 254]).base64EncodedString(),
+                                                         truncated: true, decoded: nil))
+        h2.flow.persona = "team"
+        h2.flow.signer = Flow.SignerInfo(serial: "0a", email: "a@b.c")
+        var failed = FlowDraft(client: "127.0.0.1:5001", mode: .http, host: "h", port: 80)
+        failed.flow.request = Flow.Request(method: "GET", url: "http://h/", httpVersion: "HTTP/1.1",
+                                           headers: [["content-type", "text/plain"]], body: nil)
+        failed.fail(.upstreamClosed, "closed")
+        var socket = FlowDraft(client: "127.0.0.1:5002", mode: .websocket, host: "w", port: 443)
+        socket.flow.websocket = []
+        var tunnel = FlowDraft(client: "127.0.0.1:5003", mode: .tunnel, host: "t", port: 443)
+        tunnel.flow.tunnel = Flow.TunnelInfo(sni: "t", bytesFromClient: 1, bytesFromServer: 2, reason: "passthrough")
+        var late = FlowDraft(client: "127.0.0.1:5004", mode: .https, host: "l", port: 443)
+        late.flow.response = Flow.Response(status: 101, reason: "", httpVersion: "HTTP/1.1", headers: [], body: nil)
+        late.flow.websocket = [Flow.WebSocketMessageRecord(direction: "client_to_server", opcode: "text", length: 1,
+                                                           text: "x", base64: nil)]
+        usleep(3_000)
+        for draft in [h2, failed, socket, tunnel, late] {
+            let flow = draft.finished()
+            let (record, bodies) = SessionStoreSink.finishedEntry(flow)
+            let (entry, json) = try #require(SessionStore.read(flowLogLine: flow.jsonBytes))
+            #expect(record == entry.record)
+            #expect(bodies == entry.bodies)
+            #expect(json == String(decoding: flow.jsonBytes, as: UTF8.self))
+            #expect(record.summary.durationMs != nil)
+        }
+        #expect(SessionStoreSink.finishedEntry(h2.finished()).1.response?.bytes == [0, 1, 2, 255, 254])
+        #expect(SessionStoreSink.finishedEntry(socket.finished()).0.summary.isWebSocket)
     }
 }

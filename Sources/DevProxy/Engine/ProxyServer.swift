@@ -179,7 +179,16 @@ public final class ProxyServer: @unchecked Sendable {
             flow.error = Flow.FlowError(kind: FlowErrorKind.aborted.rawValue, message: "DevProxy was shutting down" + detail, alert: nil)
         }
         configuration.signatures?.check(&flow)
-        for sink in sinks { sink.record(flow) }
+        // The log line is encoded once for every sink that records it (the flow log, the store).
+        var line: [UInt8]?
+        for sink in sinks {
+            guard sink.recordsLogLine else {
+                sink.record(flow)
+                continue
+            }
+            if line == nil { line = JSONLinesFlowLog.line(for: flow) }
+            sink.record(flow, line: line ?? [])
+        }
     }
 
     /// The request head of `flow` is known: sinks that show running flows get it now.

@@ -10,6 +10,12 @@ public protocol FlowSink: Sendable {
     func responded(_ flow: Flow)
     /// Called once per finished flow, from the thread that finished it.
     func record(_ flow: Flow)
+    /// Whether the sink records the flow's log line (`record(_:line:)` instead of `record(_:)`):
+    /// the engine then encodes the JSON once for every such sink.
+    var recordsLogLine: Bool { get }
+    /// `record(_:)` with the flow's line as the flow log writes it (`JSONLinesFlowLog.line(for:)`:
+    /// the JSON, then `\n`), for sinks whose `recordsLogLine` is true.
+    func record(_ flow: Flow, line: [UInt8])
     /// Called once at shutdown, after the last flow; flush and close here.
     func close()
 }
@@ -18,5 +24,7 @@ extension FlowSink {
     public var observesLifecycle: Bool { false }
     public func started(_ flow: Flow) {}
     public func responded(_ flow: Flow) {}
+    public var recordsLogLine: Bool { false }
+    public func record(_ flow: Flow, line: [UInt8]) { record(flow) }
     public func close() {}
 }

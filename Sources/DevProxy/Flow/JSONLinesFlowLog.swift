@@ -32,7 +32,13 @@ public final class JSONLinesFlowLog: FlowSink, @unchecked Sendable {
 
     /// Appends `flow` as one line. A failure is kept for `writeError`; the proxy goes on.
     public func record(_ flow: Flow) {
-        let line = Self.line(for: flow)
+        record(flow, line: Self.line(for: flow))
+    }
+
+    public var recordsLogLine: Bool { true }
+
+    /// Appends `line` (the flow's, already encoded by the engine for every sink that wants it).
+    public func record(_ flow: Flow, line: [UInt8]) {
         lock.lock()
         defer { lock.unlock() }
         guard fd >= 0 else { return }

@@ -1,13 +1,22 @@
+import CertAuthority
+import Foundation
+import HTTP1
 import SessionStore
 
 /// Hands every flow to a session store (`--session FILE`): each running flow's summary when its
 /// request head and its response head are known (so the web UI shows it pending), then the
-/// finished flow as the same JSON the flow log writes. Only the summary is read on the caller's
-/// thread; the store's own writer thread writes, so the proxy never waits on disk (a full queue
-/// sheds bodies, then records, and the store counts what it shed).
+/// finished flow: its summary and bodies, read from the `Flow` itself, and the same JSON the flow
+/// log writes. The store's own writer thread writes, so the proxy never waits on disk (a full
+/// queue sheds bodies, then records, and the store counts what it shed).
+///
+/// The finished summary is built from the `Flow` rather than by parsing its JSON line back
+/// (`SessionStore.finished(flowLogLine:)`, which imports still use): with `JSONSerialization`
+/// that parse cost more instructions than the rest of a proxied HTTP/2 stream (callgrind of the
+/// h2 keep-alive cell, docs/performance.md). `finishedEntry` gives what the parse gives, field
+/// for field (`SessionStoreSinkTests` compare the two).
 ///
 /// Bodies past the flow log's part reach the store through `spool` (give it to the engine as
-/// `ProxyConfiguration.bodySpool`): each finished flow's spool files go with its line, and the
+/// `ProxyConfiguration.bodySpool`): each finished flow's spool files go with its bodies, and the
 /// store's writer copies them in, up to the store's body limit.
 public final class SessionStoreSink: FlowSink {
     public let store: SessionStore
@@ -36,8 +45,19 @@ public final class SessionStoreSink: FlowSink {
     }
 
     public func record(_ flow: Flow) {
-        let spooled = SpooledBodies(request: flow.request?.body?.spooled, response: flow.response?.body?.spooled)
-        store.finished(flowLogLine: flow.jsonBytes, spooled: spooled)
+        record(flow, line: JSONLinesFlowLog.line(for: flow))
+    }
+
+    public var recordsLogLine: Bool { true }
+
+    /// Stores the finished flow; `line` is its flow-log line, whose JSON (without the `\n`) the
+    /// store keeps as the flow's record. Spooled bodies go with the bodies they belong to.
+    public func record(_ flow: Flow, line: [UInt8]) {
+        var (record, bodies) = Self.finishedEntry(flow)
+        if let spooled = flow.request?.body?.spooled { bodies.request?.spooled = spooled }
+        if let spooled = flow.response?.body?.spooled { bodies.response?.spooled = spooled }
+        let json = line.last == UInt8(ascii: "\n") ? line.dropLast() : line[...]
+        store.finished(record, json: String(decoding: json, as: UTF8.self), bodies: bodies)
     }
 
     /// Closes the store (writing what is queued), then removes any spool file left.
@@ -61,7 +81,42 @@ public final class SessionStoreSink: FlowSink {
         return FlowRecord(summary: summary, requestHeaders: requestHeaders, responseHeaders: responseHeaders)
     }
 
+    /// A finished flow as the store keeps it: what the store reads from the flow's log line
+    /// (sizes, duration from the logged timestamps, `websocket` / `tunnel` present, bodies as
+    /// logged: the text's UTF-8, else the base64 decoded).
+    static func finishedEntry(_ flow: Flow) -> (FlowRecord, FlowBodies) {
+        var record = record(flow)
+        record.requestHeaders = pairs(record.requestHeaders)
+        record.responseHeaders = pairs(record.responseHeaders)
+        record.summary.requestSize = flow.request?.body?.size
+        record.summary.responseSize = flow.response?.body?.size
+        record.summary.durationMs = milliseconds(from: flow.started, to: flow.ended)
+        record.summary.isWebSocket = flow.mode == .websocket || flow.websocket != nil
+        record.summary.isTunnel = flow.mode == .tunnel || flow.tunnel != nil
+        record.summary.phase = .finished
+        let bodies = FlowBodies(request: flow.request?.body.map(storedBody), response: flow.response?.body.map(storedBody))
+        return (record, bodies)
+    }
+
+    /// The first value of field `name` (lower case), ignoring ASCII case.
     private static func header(_ name: String, in headers: [[String]]) -> String? {
-        headers.first { $0.first.map { $0.lowercased() == name } ?? false }?.last
+        headers.first { $0.first?.equalsCaseInsensitive(name) ?? false }?.last
+    }
+
+    /// Only well-formed `[name, value]` pairs, as the store reads them from a log line.
+    private static func pairs(_ headers: [[String]]) -> [[String]] {
+        headers.allSatisfy { $0.count == 2 } ? headers : headers.filter { $0.count == 2 }
+    }
+
+    private static func storedBody(_ body: Flow.Body) -> StoredBody {
+        let bytes = body.text.map { Array($0.utf8) }
+            ?? body.base64.flatMap { Data(base64Encoded: $0) }.map { [UInt8]($0) } ?? []
+        return StoredBody(bytes: bytes, size: body.size, sha256: body.sha256, text: body.text)
+    }
+
+    /// `ended - started` in whole milliseconds, from the logged timestamps.
+    private static func milliseconds(from started: String, to ended: String) -> Double? {
+        guard let start = ISO8601.date(started), let end = ISO8601.date(ended) else { return nil }
+        return (end.timeIntervalSince(start) * 1000).rounded()
     }
 }

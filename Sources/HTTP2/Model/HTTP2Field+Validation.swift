@@ -1,39 +1,57 @@
 extension HTTP2Field {
-    /// Fields that exist only for HTTP/1.1 connections; RFC 9113 §8.2.2 makes them malformed in
-    /// HTTP/2 (`te` is allowed with the value `trailers` alone).
-    private static let connectionSpecific: Set<[UInt8]> = Set(
-        ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"].map { Array($0.utf8) })
-
     /// This field as it may go on the wire: the name lowercased, then checked.
     ///
     /// - Throws: `HTTP2Error` (`.invalidField`) for an empty name, a name with a byte outside
     ///   visible ASCII or with a colon past the first byte, a value with NUL, CR or LF or with
     ///   whitespace at either end (RFC 9113 §8.2.1), or a connection-specific field (§8.2.2).
     func checkedForSending() throws(HTTP2Error) -> HTTP2Field {
+        // Every field of every relayed head passes here: byte loops, and a copy of the name only
+        // when it has an uppercase letter (received h2 names never do).
         var field = self
-        field.name = name.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }
+        if name.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) {
+            field.name = name.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
+        }
         guard let first = field.name.first else { throw HTTP2Error(.invalidField, "empty field name") }
-        for (index, byte) in field.name.enumerated() {
+        var index = 0
+        for byte in field.name {
             let allowed = byte > 0x20 && byte < 0x7F && (byte != UInt8(ascii: ":") || index == 0)
             guard allowed else { throw HTTP2Error(.invalidField, "field name '\(nameString)' has byte 0x\(hex(byte))") }
+            index += 1
         }
         guard first != UInt8(ascii: ":") || field.name.count > 1 else {
             throw HTTP2Error(.invalidField, "pseudo-header field without a name")
         }
-        if let bad = value.first(where: { $0 == 0 || $0 == 0x0A || $0 == 0x0D }) {
-            throw HTTP2Error(.invalidField, "value of '\(field.nameString)' has byte 0x\(hex(bad))")
+        for byte in value where byte == 0 || byte == 0x0A || byte == 0x0D {
+            throw HTTP2Error(.invalidField, "value of '\(field.nameString)' has byte 0x\(hex(byte))")
         }
-        let whitespace: Set<UInt8> = [0x20, 0x09]
-        if let edge = [value.first, value.last].compactMap({ $0 }).first(where: whitespace.contains) {
+        let blank = { (byte: UInt8?) in byte == 0x20 || byte == 0x09 }
+        if let edge = blank(value.first) ? value.first : blank(value.last) ? value.last : nil {
             throw HTTP2Error(.invalidField, "value of '\(field.nameString)' has whitespace (0x\(hex(edge))) at an end")
         }
-        if Self.connectionSpecific.contains(field.name) {
+        if field.isConnectionSpecific {
             throw HTTP2Error(.invalidField, "'\(field.nameString)' is connection-specific and not allowed in HTTP/2")
         }
-        if field.name == Array("te".utf8) && value != Array("trailers".utf8) {
+        if field.hasName("te") && !value.elementsEqual("trailers".utf8) {
             throw HTTP2Error(.invalidField, "'te' may only be 'trailers' in HTTP/2")
         }
         return field
+    }
+
+    /// Fields that exist only for HTTP/1.1 connections; RFC 9113 §8.2.2 makes them malformed in
+    /// HTTP/2 (`te` is allowed with the value `trailers` alone). `name` must be lowercase.
+    private var isConnectionSpecific: Bool {
+        switch name.count {
+        case 7: return hasName("upgrade")
+        case 10: return hasName("connection") || hasName("keep-alive")
+        case 16: return hasName("proxy-connection")
+        case 17: return hasName("transfer-encoding")
+        default: return false
+        }
+    }
+
+    /// Whether the name is exactly `lowercase` (bytes compared, no copies).
+    public func hasName(_ lowercase: StaticString) -> Bool {
+        lowercase.withUTF8Buffer { name.elementsEqual($0) }
     }
 
     private func hex(_ byte: UInt8) -> String {

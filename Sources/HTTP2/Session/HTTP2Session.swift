@@ -146,8 +146,9 @@ public final class HTTP2Session {
     }
 
     /// Turns a library return code into a thrown `.submitRefused`.
-    func check(_ rv: Int32, _ what: String) throws(HTTP2Error) {
+    /// `what` is built only on failure: the consume and submit calls of every stream pass here.
+    func check(_ rv: Int32, _ what: @autoclosure () -> String) throws(HTTP2Error) {
         guard rv < 0 else { return }
-        throw HTTP2Error(.submitRefused, "\(what): \(String(cString: nghttp2_strerror(rv)))", libraryError: rv)
+        throw HTTP2Error(.submitRefused, "\(what()): \(String(cString: nghttp2_strerror(rv)))", libraryError: rv)
     }
 }

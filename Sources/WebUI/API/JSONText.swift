@@ -33,6 +33,12 @@ struct JSONText {
     /// `"value"` with `"`, `\` and control characters escaped; `<`, `>` and `&` too, so JSON
     /// never carries markup-looking text even if something renders it wrongly.
     static func quoted(_ value: String) -> String {
+        // Most values (ids, URLs, hosts, types) need no escape: one pass over the bytes, one copy.
+        // 0xE2 starts U+2028 and U+2029 (and other scalars, which take the long way).
+        let plain = !value.utf8.contains { byte in
+            byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x3C || byte == 0x3E || byte == 0x26 || byte == 0xE2
+        }
+        if plain { return "\"" + value + "\"" }
         var result = "\""
         result.reserveCapacity(value.utf8.count + 2)
         for scalar in value.unicodeScalars {

@@ -49,8 +49,8 @@ final class HTTP2StreamExchange {
         self.requestHead = requestHead
         self.requestCapture = BodyCapture(limit: bodyLimit, spool: spool)
         self.responseCapture = BodyCapture(limit: bodyLimit, spool: spool)
-        let fields = requestHead.fields.map { (name: $0.nameString, value: $0.valueString) }
-        if GRPCFlowRecorder.isGRPC(contentType: fields.first { $0.name == "content-type" }?.value) {
+        if GRPCFlowRecorder.isGRPC(contentType: requestHead.firstValue("content-type")) {
+            let fields = requestHead.fields.map { (name: $0.nameString, value: $0.valueString) }
             grpc = GRPCFlowRecorder(path: requestHead.path ?? "", requestHeaders: fields, decompressor: GRPCContentDecompressor())
         }
     }
@@ -94,7 +94,7 @@ final class HTTP2StreamExchange {
 
     /// The first value of a request field, by its lowercase name.
     func requestField(_ name: String) -> String? {
-        requestHead.fields.first { $0.nameString == name }?.valueString
+        requestHead.firstValue(name)
     }
 
     /// Whether every response byte went to the client: the stream ended, or the body reached the
@@ -107,7 +107,7 @@ final class HTTP2StreamExchange {
 
     /// The first value of a response field, by its lowercase name.
     func responseField(_ name: String) -> String? {
-        responseHead?.fields.first { $0.nameString == name }?.valueString
+        responseHead?.firstValue(name)
     }
 
     /// Completes the flow record: bodies, trailers, timings.

@@ -63,8 +63,39 @@ enum HTTPVersionTranslation {
     /// The fields of an h2 message again on another h2 hop: pseudo-headers as they came,
     /// connection-specific fields (which nghttp2 does not check on what it sends) dropped.
     static func relayedH2(_ block: HTTP2HeaderBlock) throws -> HTTP2HeaderBlock {
+        if let fields = unchangedForRelay(block.fields) { return HTTP2HeaderBlock(pseudo: block.pseudo, fields: fields) }
         let fields = try h2Fields(from: block.fields.map { ($0.nameString, $0.valueString) })
         return HTTP2HeaderBlock(pseudo: block.pseudo, fields: fields)
+    }
+
+    /// The fields as `h2Fields` would return them when it would change none (the usual case for a
+    /// head received over h2: lowercase ASCII names, nothing connection-specific), without the
+    /// round trip through Strings; nil when any field needs `h2Fields`' full treatment (a name
+    /// with uppercase or non-ASCII bytes, a value with a byte outside printable ASCII and tab,
+    /// `te`, `host`, a pseudo-header field, any hop-by-hop or h2c name).
+    private static func unchangedForRelay(_ fields: [HTTP2Field]) -> [HTTP2Field]? {
+        var result = fields
+        for index in result.indices {
+            let field = fields[index]
+            for byte in field.name where byte <= 0x20 || byte >= 0x7F || (byte >= 0x41 && byte <= 0x5A) { return nil }
+            for byte in field.value where byte >= 0x7F || (byte < 0x20 && byte != 0x09) { return nil }
+            if field.name.first == UInt8(ascii: ":") { return nil }
+            switch field.name.count {
+            case 2: if field.hasName("te") { return nil }
+            case 4: if field.hasName("host") { return nil }
+            case 7: if field.hasName("upgrade") { return nil }
+            case 10: if field.hasName("connection") || field.hasName("keep-alive") { return nil }
+            case 14: if field.hasName("http2-settings") { return nil }
+            case 16: if field.hasName("proxy-connection") { return nil }
+            case 17: if field.hasName("transfer-encoding") { return nil }
+            case 18: if field.hasName("proxy-authenticate") { return nil }
+            case 19: if field.hasName("proxy-authorization") { return nil }
+            default: break
+            }
+            // `h2Fields` builds each field afresh, without the never-index flag.
+            if field.neverIndex { result[index].neverIndex = false }
+        }
+        return result
     }
 
     /// RFC 9113 §8.2.2's connection-specific fields: the hop-by-hop fields HTTP/1.1 relaying
