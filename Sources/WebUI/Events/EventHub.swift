@@ -117,7 +117,10 @@ final class EventHub: @unchecked Sendable {
             var messages: [(String, [FlowJSON])] = []
             if cleared { messages.append(("cleared", [])) }
             if !flows.isEmpty {
-                let origins = (try? store.replayOrigins(ids: flows.map(\.id))) ?? [:]
+                // A query per batch only when the batch has a replay (a statement prepared and every
+                // record read back cost ~100k instructions per flow at h2 rates otherwise).
+                let replays = flows.map(\.id).filter(Replayer.isReplayID)
+                let origins = replays.isEmpty ? [:] : (try? store.replayOrigins(ids: replays)) ?? [:]
                 messages.append(("flows", flows.map { summary in
                     var json = JSONText(capacity: 480)
                     summary.write(to: &json, replayOf: origins[summary.id])

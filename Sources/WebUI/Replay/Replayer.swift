@@ -17,6 +17,10 @@ struct Replayer {
     /// A fresh flow id for a replay (distinct from the engine's `RUN-N` ids).
     static func newFlowID() -> String { "\(prefix)-replay-\(counter.next())" }
 
+    /// Whether `id` is one `newFlowID` made in this process: the live event stream asks the store
+    /// for `replay_of` only for these (the engine's own flows are `RUN-N` and never replays).
+    static func isReplayID(_ id: String) -> Bool { id.hasPrefix(prefix + "-replay-") }
+
     /// Sends the request and reads the response to its end (or the proxy's close).
     /// - Throws: `NetworkError` when the proxy cannot be reached.
     func send(method: String, url: String, headers: [(String, String)], body: [UInt8], id: String,
