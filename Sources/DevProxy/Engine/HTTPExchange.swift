@@ -1,6 +1,7 @@
 import CertAuthority
 import Foundation
 import HTTP1
+import HTTPTypes
 
 /// Forwards one HTTP/1.1 request to its origin and the response back, streaming both bodies,
 /// and records the flow. Returns whether the client connection can carry another request.
@@ -21,14 +22,15 @@ struct HTTPExchange {
             draft.flow.id = replay.id
             draft.flow.replayOf = replay.original
         }
-        let redact = context.configuration.redactHeaders
-        draft.flow.request = Flow.Request(method: head.method, url: destination.url, httpVersion: head.version.description,
-                                          headers: FlowDraft.headerPairs(head.headers, redact: redact), body: nil)
+        let request = HTTPRequest(head, scheme: destination.tls ? "https" : "http", authority: destination.hostHeader,
+                                  path: destination.pathAndQuery)
+        let version = head.version.description
+        draft.flow.request = Flow.Request(request, url: destination.url, httpVersion: version,
+                                          redact: context.configuration.redactHeaders)
         defer { context.server.emit(draft.finished()) }
         context.server.started(draft.flow)
         if route != nil || !context.server.localRoutes.isEmpty {
-            let request = LocalRequest(method: head.method, url: destination.url, httpVersion: head.version.description,
-                                       headers: head.headers.map { ($0.name, $0.value) })
+            let request = LocalRequest(request, url: destination.url, httpVersion: version)
             if let route = route ?? context.server.localRoute(for: request) {
                 return answerLocally(request, route: route, draft: &draft)
             }
@@ -118,10 +120,10 @@ struct HTTPExchange {
         let noBody = head.method == "HEAD" || response.status == 204 || response.status == 304
         let responseCapture = BodyCapture(limit: context.configuration.bodyLimit)
         if !noBody { responseCapture.append(response.body) }
-        draft.flow.response = Flow.Response(status: response.status, reason: reason, httpVersion: "HTTP/1.1",
-                                            headers: FlowDraft.headerPairs(headers, redact: []),
-                                            body: responseCapture.finish(contentEncoding: headers["Content-Encoding"],
-                                                                         contentType: headers["Content-Type"]))
+        draft.flow.response = Flow.Response(HTTPResponse(status: response.status, reason: reason, fields: HTTPFields(headers)),
+                                            httpVersion: "HTTP/1.1", redact: [])
+        draft.flow.response?.body = responseCapture.finish(contentEncoding: headers["Content-Encoding"],
+                                                           contentType: headers["Content-Type"])
         context.server.responded(draft.flow)
         let responseHead = HTTPResponseHead(version: .http11, status: response.status, reason: reason, headers: headers)
         context.sendToClient(HTTP1Serializer.serialize(responseHead) + (noBody ? [] : response.body))

@@ -1,5 +1,6 @@
 import Foundation
 import HTTP1
+import HTTPTypes
 
 /// Reads the upstream's response and relays it to the client: interim responses as they
 /// come, then the final head with framing fixed for the client, then the body.
@@ -39,9 +40,8 @@ struct ResponseRelay {
 
     /// Sends the final head and streams the body; records the response in the flow.
     func relay(_ head: HTTPResponseHead, draft: inout FlowDraft) -> Outcome {
-        let redact = context.configuration.redactHeaders
-        draft.flow.response = Flow.Response(status: head.status, reason: head.reason, httpVersion: head.version.description,
-                                            headers: FlowDraft.headerPairs(head.headers, redact: redact), body: nil)
+        draft.flow.response = Flow.Response(HTTPResponse(head), httpVersion: head.version.description,
+                                            redact: context.configuration.redactHeaders)
         context.server.responded(draft.flow)
         if head.status == 101 {
             WebSocketSession(context: context, upstream: upstream).run(head: head, draft: &draft)

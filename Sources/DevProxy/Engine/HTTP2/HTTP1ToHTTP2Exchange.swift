@@ -1,6 +1,7 @@
 import Foundation
 import HTTP1
 import HTTP2
+import HTTPTypes
 
 /// An HTTP/1.1 client's request sent to an origin that speaks only HTTP/2 (it chose h2 when
 /// offered it, after offering nothing for `http/1.1`): translated to one h2 stream, and the
@@ -33,9 +34,9 @@ struct HTTP1ToHTTP2Exchange {
         let request: HTTP2HeaderBlock
         do {
             session = try HTTP2Session(role: .client)
-            let fields = try HTTPVersionTranslation.h2Fields(from: head.headers.map { ($0.name, $0.value) })
-            request = .request(method: head.method, scheme: destination.tls ? "https" : "http",
-                               authority: destination.hostHeader, path: destination.pathAndQuery, fields: fields)
+            request = try HTTP2HeaderBlock(forwarding: HTTPRequest(head, scheme: destination.tls ? "https" : "http",
+                                                                   authority: destination.hostHeader,
+                                                                   path: destination.pathAndQuery))
         } catch {
             draft.fail(.badRequest, "\(error)")
             context.sendToClient(ErrorResponse.bytes(status: 400, detail: "\(error)"))
@@ -100,7 +101,7 @@ struct HTTP1ToHTTP2Exchange {
                 if trailers.isEmpty {
                     try driver.session.submitData(stream: stream, [], endStream: true)
                 } else {
-                    let fields = try HTTPVersionTranslation.h2Fields(from: trailers.map { ($0.name, $0.value) })
+                    let fields = try [HTTP2Field](forwarding: HTTPFields(trailers))
                     try driver.session.submitTrailers(stream: stream, fields)
                 }
                 try driver.flush()

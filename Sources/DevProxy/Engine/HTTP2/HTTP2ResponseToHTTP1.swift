@@ -1,6 +1,7 @@
 import Foundation
 import HTTP1
 import HTTP2
+import HTTPTypes
 
 /// Relays an origin's HTTP/2 response to an HTTP/1.1 client: interim responses, the final head
 /// with a reason phrase made up and HTTP/1.1 framing (Content-Length when the origin sent one,
@@ -24,9 +25,8 @@ struct HTTP2ResponseToHTTP1 {
                 switch try driver.next() {
                 case .informationalHead(stream, let interim):
                     guard let status = interim.status, status != 100,
-                          let headers = try? HTTPVersionTranslation.h1Headers(from: interim.fields) else { continue }
-                    context.sendToClient(HTTP1Serializer.serialize(
-                        HTTPResponseHead(version: .http11, status: status, reason: ErrorResponse.reasonPhrase(status), headers: headers)))
+                          let interim = try? HTTPResponseHead(forwarding: HTTPResponse(interim)) else { continue }
+                    context.sendToClient(HTTP1Serializer.serialize(interim))
                 case .responseHead(stream, let final, let endStream):
                     head = final
                     if endStream { driver.events.insert(.data(stream: stream, bytes: [], endStream: true), at: 0) }
@@ -55,18 +55,17 @@ struct HTTP2ResponseToHTTP1 {
 
     private func relayBody(_ head: HTTP2HeaderBlock, driver: inout HTTP1ToHTTP2Exchange.Driver, draft: inout FlowDraft) -> Bool {
         let receiveStart = Date()
-        let status = head.status ?? 502
+        let response = HTTPResponse(head)
+        let status = response.status
         let redact = context.configuration.redactHeaders
-        draft.flow.response = Flow.Response(status: status, reason: ErrorResponse.reasonPhrase(status), httpVersion: "HTTP/2",
-                                            headers: HTTPVersionTranslation.pairs(head.fields, redact: redact), body: nil,
-                                            pseudoHeaders: HTTPVersionTranslation.pairs(head.pseudo, redact: []))
+        draft.flow.response = Flow.Response(response, httpVersion: "HTTP/2", redact: redact)
         context.server.responded(draft.flow)
         if let url = draft.flow.request?.url, context.configuration.pinSetRewrite?.matches(url) == true {
             // Not silent: this one pairing (an HTTP/1.1 client, an HTTP/2-only origin) relays as is.
             draft.flow.pinset = Flow.PinSetInfo(rewritten: false, note: "not rewritten: an HTTP/1.1 client's request "
                                                 + "to an HTTP/2-only origin is relayed as is")
         }
-        var headers = (try? HTTPVersionTranslation.h1Headers(from: head.fields)) ?? HTTPHeaders()
+        var headers = (try? HTTPHeaders(forwarding: response.fields)) ?? HTTPHeaders()
         let noBody = requestHead.method == "HEAD" || status == 204 || status == 304
         // The same framing rules as an HTTP/1.1 origin's response without Transfer-Encoding:
         // its Content-Length, else chunked for an HTTP/1.1 client, else read until close.
@@ -81,7 +80,7 @@ struct HTTP2ResponseToHTTP1 {
         var trailers: [HTTP2Field] = []
         defer {
             draft.flow.response?.body = capture.finish(contentEncoding: headers["Content-Encoding"], contentType: headers["Content-Type"])
-            if !trailers.isEmpty { draft.flow.response?.trailers = HTTPVersionTranslation.pairs(trailers, redact: redact) }
+            if !trailers.isEmpty { draft.flow.response?.trailers = FlowDraft.headerPairs(HTTPFields(trailers), redact: redact) }
             draft.flow.timings.receive = FlowDraft.milliseconds(since: receiveStart)
         }
         do {
@@ -114,7 +113,7 @@ struct HTTP2ResponseToHTTP1 {
                 case .trailers(stream, let fields):
                     trailers = fields
                     if chunked {
-                        let section = wantsTrailers ? ((try? HTTPVersionTranslation.h1Headers(from: fields)) ?? HTTPHeaders()) : HTTPHeaders()
+                        let section = wantsTrailers ? ((try? HTTPHeaders(forwarding: HTTPFields(fields))) ?? HTTPHeaders()) : HTTPHeaders()
                         try context.client.stream.write(HTTP1Serializer.lastChunk(trailers: section))
                     }
                     return keepAlive

@@ -1,6 +1,7 @@
 import Foundation
 import GRPCWire
 import HTTP2
+import HTTPTypes
 
 /// One request/response exchange on one stream of an HTTP/2 client connection: what has passed
 /// so far, captured for its flow, and where its upstream half runs.
@@ -112,12 +113,12 @@ final class HTTP2StreamExchange {
     func finish(redact: [String]) -> Flow {
         draft.flow.request?.body = requestCapture.finish(contentEncoding: requestField("content-encoding"),
                                                          contentType: requestField("content-type"))
-        if !requestTrailers.isEmpty { draft.flow.request?.trailers = HTTPVersionTranslation.pairs(requestTrailers, redact: redact) }
+        if !requestTrailers.isEmpty { draft.flow.request?.trailers = FlowDraft.headerPairs(HTTPFields(requestTrailers), redact: redact) }
         if draft.flow.response != nil {
             draft.flow.response?.body = responseCapture.finish(contentEncoding: responseField("content-encoding"),
                                                                contentType: responseField("content-type"))
             if !responseTrailers.isEmpty {
-                draft.flow.response?.trailers = HTTPVersionTranslation.pairs(responseTrailers, redact: redact)
+                draft.flow.response?.trailers = FlowDraft.headerPairs(HTTPFields(responseTrailers), redact: redact)
             }
         }
         if var grpc { draft.flow.grpc = grpc.finish() }
