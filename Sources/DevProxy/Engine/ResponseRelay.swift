@@ -8,6 +8,8 @@ struct ResponseRelay {
     let context: ExchangeContext
     let requestHead: HTTPRequestHead
     let upstream: UpstreamConnection
+    /// Where the response is recorded for the flow; the exchange has recorded the final head.
+    let recorder: ExchangeRecorder
 
     /// How the response ended.
     struct Outcome {
@@ -40,7 +42,7 @@ struct ResponseRelay {
 
     /// Sends the final head and streams the body; records the response in the flow.
     func relay(_ head: HTTPResponseHead, draft: inout FlowDraft) -> Outcome {
-        draft.flow.response = Flow.Response(HTTPResponse(head), httpVersion: head.version.description,
+        draft.flow.response = Flow.Response(recorder.response ?? HTTPResponse(head), httpVersion: head.version.description,
                                             redact: context.configuration.redactHeaders)
         context.server.responded(draft.flow)
         if head.status == 101 {
@@ -52,11 +54,7 @@ struct ResponseRelay {
         }
         let framing = ClientFraming(request: requestHead, response: head)
         let (outbound, clientKeepAlive) = clientHead(for: head, framing: framing)
-        let capture = BodyCapture(limit: context.configuration.bodyLimit)
-        defer {
-            draft.flow.response?.body = capture.finish(contentEncoding: head.headers["Content-Encoding"],
-                                                       contentType: head.headers["Content-Type"])
-        }
+        defer { recorder.finishResponseBody(into: &draft) }
         // When the body (or its end) is already buffered, the head goes out with it in one TLS
         // record and one write; otherwise at once, so a slow body never delays the headers.
         var held: [UInt8]? = HTTP1Serializer.serialize(outbound)
@@ -89,7 +87,7 @@ struct ResponseRelay {
             do {
                 switch event {
                 case .body(let bytes)?:
-                    capture.append(bytes)
+                    recorder.recordResponseBody(bytes)
                     let first = relayed == 0
                     relayed += bytes.count
                     // While more of the body is already here, records gather in the client's write

@@ -75,7 +75,7 @@ extension HTTP2ProxyConnection {
         let authority = request.authority ?? (port == 443 ? host : "\(host):\(port)")
         let url = "\(request.scheme ?? (cleartext ? "http" : "https"))://\(authority)\(request.path ?? "")"
         draft.flow.request = Flow.Request(request, url: url, httpVersion: "HTTP/2", redact: context.configuration.redactHeaders)
-        let exchange = HTTP2StreamExchange(clientStream: stream, draft: draft, requestHead: head,
+        let exchange = HTTP2StreamExchange(clientStream: stream, draft: draft, requestHead: head, request: request,
                                            bodyLimit: context.configuration.bodyLimit)
         exchange.requestEnded = endStream
         if context.configuration.pinSetRewrite?.matches(url) == true {
@@ -205,7 +205,7 @@ extension HTTP2ProxyConnection {
 
     private func clientTrailers(stream: Int32, fields: [HTTP2Field]) {
         guard let exchange = streams[stream] else { return }
-        exchange.requestTrailers = fields
+        exchange.recorder.recordRequestTrailers(HTTPFields(fields))
         exchange.requestEnded = true
         if exchange.answeredLocally {
             if exchange.local != nil && exchange.draft.flow.response == nil { answerLocally(exchange) }

@@ -54,8 +54,7 @@ extension HTTP2ProxyConnection {
         case .head(let head):
             let response = HTTPResponse(head)
             let block = (try? HTTP2HeaderBlock(forwarding: response)) ?? .response(status: head.status)
-            exchange.responseHead = block
-            exchange.responseStarted = Date()
+            exchange.recordResponseHead(block, HTTPResponse(block))
             if exchange.requestSent == nil { exchange.requestSent = Date() }
             exchange.draft.flow.response = Flow.Response(response, httpVersion: head.version.description,
                                                          redact: context.configuration.redactHeaders)
@@ -70,7 +69,7 @@ extension HTTP2ProxyConnection {
                 try? session.submitData(stream: stream, [], endStream: true)
             } else {
                 let fields = (try? [HTTP2Field](forwarding: HTTPFields(trailers))) ?? []
-                exchange.responseTrailers = fields
+                exchange.recorder.recordResponseTrailers(HTTPFields(fields))
                 try? session.submitTrailers(stream: stream, fields)
             }
         case .failed(let kind, let status, let message, let responseStarted):

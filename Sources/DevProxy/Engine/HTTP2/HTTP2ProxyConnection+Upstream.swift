@@ -12,9 +12,9 @@ extension HTTP2ProxyConnection {
             switch event {
             case .responseHead(let upstream, let head, let endStream):
                 guard let exchange = exchange(upstream, on: leg) else { continue }
-                exchange.recordResponseHead(head)
-                exchange.responseEnded = endStream
                 let response = HTTPResponse(head)
+                exchange.recordResponseHead(head, response)
+                exchange.responseEnded = endStream
                 let status = response.status
                 exchange.draft.flow.response = Flow.Response(response, httpVersion: "HTTP/2",
                                                              redact: context.configuration.redactHeaders)
@@ -69,7 +69,7 @@ extension HTTP2ProxyConnection {
             case .trailers(let upstream, let fields):
                 guard let exchange = exchange(upstream, on: leg) else { continue }
                 if exchange.heldPinSet != nil { releasePinSet(exchange, whole: true, endStream: false) }
-                exchange.recordResponseTrailers(fields)
+                exchange.recorder.recordResponseTrailers(HTTPFields(fields))
                 exchange.responseEnded = true
                 let relayed = (try? [HTTP2Field](forwarding: HTTPFields(fields))) ?? []
                 try? session.submitTrailers(stream: exchange.clientStream, relayed)
@@ -150,6 +150,7 @@ extension HTTP2ProxyConnection {
         }
         let block = HTTP2HeaderBlock(pseudo: head.pseudo, fields: fields)
         exchange.responseHead = block
+        exchange.recorder.replaceResponseHead(HTTPResponse(block))
         exchange.draft.flow.response?.headers = FlowDraft.headerPairs(HTTPFields(fields),
                                                                       redact: context.configuration.redactHeaders)
         exchange.recordResponse(served)
@@ -196,9 +197,10 @@ extension HTTP2ProxyConnection {
                           HTTP2Field("grpc-message", GRPCStatus.encodeMessage(message)),
                           HTTP2Field("x-devproxy-error", kind.rawValue)]
             let head = HTTP2HeaderBlock.response(status: 200, fields: fields)
-            exchange.draft.flow.response = Flow.Response(HTTPResponse(head), httpVersion: "HTTP/2", redact: [])
+            let response = HTTPResponse(head)
+            exchange.draft.flow.response = Flow.Response(response, httpVersion: "HTTP/2", redact: [])
             exchange.draft.flow.response?.body = .empty
-            exchange.recordResponseHead(head)
+            exchange.recordResponseHead(head, response)
             try? session.submitResponse(stream: exchange.clientStream, head, endStream: true)
             return
         }
@@ -206,9 +208,11 @@ extension HTTP2ProxyConnection {
         let fields = [HTTP2Field("content-type", "text/plain; charset=utf-8"), HTTP2Field("content-length", "\(body.count)"),
                       HTTP2Field("x-devproxy-error", kind.rawValue)]
         let head = HTTP2HeaderBlock.response(status: status, fields: fields)
-        exchange.draft.flow.response = Flow.Response(HTTPResponse(head), httpVersion: "HTTP/2", redact: [])
+        let response = HTTPResponse(head)
+        exchange.draft.flow.response = Flow.Response(response, httpVersion: "HTTP/2", redact: [])
         exchange.responseCapture.append(body)
         exchange.responseHead = head
+        exchange.recorder.replaceResponseHead(response)
         try? session.submitResponse(stream: exchange.clientStream, head, endStream: false)
         try? session.submitData(stream: exchange.clientStream, body, endStream: true)
     }
@@ -228,8 +232,9 @@ extension HTTP2ProxyConnection {
         }
         let head = HTTP2HeaderBlock.response(status: response.status, fields: fields)
         let noBody = request.method == "HEAD" || response.status == 204 || response.status == 304 || response.body.isEmpty
-        exchange.draft.flow.response = Flow.Response(HTTPResponse(head), httpVersion: "HTTP/2", redact: [])
-        exchange.recordResponseHead(head)
+        let neutral = HTTPResponse(head)
+        exchange.draft.flow.response = Flow.Response(neutral, httpVersion: "HTTP/2", redact: [])
+        exchange.recordResponseHead(head, neutral)
         server.responded(exchange.draft.flow)
         try? session.submitResponse(stream: exchange.clientStream, head, endStream: noBody)
         if noBody {
