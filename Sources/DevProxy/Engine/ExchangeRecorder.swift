@@ -41,7 +41,8 @@ final class ExchangeRecorder {
         // HTTP/2 names are lower case; an exact match, as the gRPC spec writes it.
         let contentType = request.fields.first { $0.name == "content-type" }?.value
         if grpcView, GRPCFlowRecorder.isGRPC(contentType: contentType) {
-            grpc = GRPCFlowRecorder(path: request.path ?? "", requestHeaders: request.fields.map { ($0.name, $0.value) },
+            grpc = GRPCFlowRecorder(path: request.path ?? "",
+                                    requestHeaders: request.fields.map { ($0.name, $0.value) },
                                     decompressor: GRPCContentDecompressor())
         }
     }
@@ -89,8 +90,9 @@ final class ExchangeRecorder {
     /// Puts the request body into the flow, decoded by the request's Content-Encoding for its
     /// text unless `decoding` is false (a body cut short by a failure).
     func finishRequestBody(into draft: inout FlowDraft, decoding: Bool = true) {
-        draft.flow.request?.body = requestCapture.finish(contentEncoding: decoding ? request.fields["content-encoding"] : nil,
-                                                         contentType: request.fields["content-type"])
+        let coding = decoding ? request.fields["content-encoding"] : nil
+        let type = request.fields["content-type"]
+        draft.flow.request?.body = requestCapture.finish(contentEncoding: coding, contentType: type)
     }
 
     /// Puts the response body into the flow, decoded by the recorded head's Content-Encoding.
@@ -103,7 +105,9 @@ final class ExchangeRecorder {
     /// the timings.
     func finish(into draft: inout FlowDraft, redact: [String]) {
         finishRequestBody(into: &draft)
-        if !requestTrailers.isEmpty { draft.flow.request?.trailers = FlowDraft.headerPairs(requestTrailers, redact: redact) }
+        if !requestTrailers.isEmpty {
+            draft.flow.request?.trailers = FlowDraft.headerPairs(requestTrailers, redact: redact)
+        }
         if draft.flow.response != nil {
             finishResponseBody(into: &draft)
             if !responseTrailers.isEmpty {

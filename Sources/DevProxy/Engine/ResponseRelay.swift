@@ -42,7 +42,8 @@ struct ResponseRelay {
 
     /// Sends the final head and streams the body; records the response in the flow.
     func relay(_ head: HTTPResponseHead, draft: inout FlowDraft) -> Outcome {
-        draft.flow.response = Flow.Response(recorder.response ?? HTTPResponse(head), httpVersion: head.version.description,
+        draft.flow.response = Flow.Response(recorder.response ?? HTTPResponse(head),
+                                            httpVersion: head.version.description,
                                             redact: context.configuration.redactHeaders)
         context.server.responded(draft.flow)
         if head.status == 101 {

@@ -41,7 +41,8 @@ extension HTTPRequest {
     /// target's parts as the caller resolved them (from an absolute-form target, `Host`, or the
     /// CONNECT tunnel the request came through).
     public init(_ head: HTTPRequestHead, scheme: String?, authority: String?, path: String?) {
-        self.init(method: head.method, scheme: scheme, authority: authority, path: path, fields: HTTPFields(head.headers))
+        self.init(method: head.method, scheme: scheme, authority: authority, path: path,
+                  fields: HTTPFields(head.headers))
     }
 }
 

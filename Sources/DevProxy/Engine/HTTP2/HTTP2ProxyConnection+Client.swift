@@ -74,7 +74,8 @@ extension HTTP2ProxyConnection {
         let request = HTTPRequest(head)
         let authority = request.authority ?? (port == 443 ? host : "\(host):\(port)")
         let url = "\(request.scheme ?? (cleartext ? "http" : "https"))://\(authority)\(request.path ?? "")"
-        draft.flow.request = Flow.Request(request, url: url, httpVersion: "HTTP/2", redact: context.configuration.redactHeaders)
+        draft.flow.request = Flow.Request(request, url: url, httpVersion: "HTTP/2",
+                                          redact: context.configuration.redactHeaders)
         let exchange = HTTP2StreamExchange(clientStream: stream, draft: draft, requestHead: head, request: request,
                                            bodyLimit: context.configuration.bodyLimit)
         exchange.requestEnded = endStream

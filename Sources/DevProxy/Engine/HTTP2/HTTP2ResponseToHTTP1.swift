@@ -80,7 +80,9 @@ struct HTTP2ResponseToHTTP1 {
         var trailers: [HTTP2Field] = []
         defer {
             draft.flow.response?.body = capture.finish(contentEncoding: headers["Content-Encoding"], contentType: headers["Content-Type"])
-            if !trailers.isEmpty { draft.flow.response?.trailers = FlowDraft.headerPairs(HTTPFields(trailers), redact: redact) }
+            if !trailers.isEmpty {
+                draft.flow.response?.trailers = FlowDraft.headerPairs(HTTPFields(trailers), redact: redact)
+            }
             draft.flow.timings.receive = FlowDraft.milliseconds(since: receiveStart)
         }
         do {
@@ -113,7 +115,8 @@ struct HTTP2ResponseToHTTP1 {
                 case .trailers(stream, let fields):
                     trailers = fields
                     if chunked {
-                        let section = wantsTrailers ? ((try? HTTPHeaders(forwarding: HTTPFields(fields))) ?? HTTPHeaders()) : HTTPHeaders()
+                        let forwarded = wantsTrailers ? (try? HTTPHeaders(forwarding: HTTPFields(fields))) : nil
+                        let section = forwarded ?? HTTPHeaders()
                         try context.client.stream.write(HTTP1Serializer.lastChunk(trailers: section))
                     }
                     return keepAlive
