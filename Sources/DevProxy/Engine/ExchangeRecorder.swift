@@ -105,17 +105,21 @@ final class ExchangeRecorder {
     /// the timings.
     func finish(into draft: inout FlowDraft, redact: [String]) {
         finishRequestBody(into: &draft)
+        if draft.flow.response != nil { finishResponseBody(into: &draft) }
+        finishTrailers(into: &draft, redact: redact)
+        if var grpc { draft.flow.grpc = grpc.finish() }
+        finishTimings(into: &draft)
+    }
+
+    /// Puts the trailers recorded into the flow, values of `redact`ed names masked; response
+    /// trailers only when the flow has a response.
+    func finishTrailers(into draft: inout FlowDraft, redact: [String]) {
         if !requestTrailers.isEmpty {
             draft.flow.request?.trailers = FlowDraft.headerPairs(requestTrailers, redact: redact)
         }
-        if draft.flow.response != nil {
-            finishResponseBody(into: &draft)
-            if !responseTrailers.isEmpty {
-                draft.flow.response?.trailers = FlowDraft.headerPairs(responseTrailers, redact: redact)
-            }
+        if draft.flow.response != nil, !responseTrailers.isEmpty {
+            draft.flow.response?.trailers = FlowDraft.headerPairs(responseTrailers, redact: redact)
         }
-        if var grpc { draft.flow.grpc = grpc.finish() }
-        finishTimings(into: &draft)
     }
 
     /// The send / wait / receive timings from the marks that were set: send from `sendStarted`

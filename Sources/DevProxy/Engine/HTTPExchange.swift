@@ -49,7 +49,8 @@ struct HTTPExchange {
             // The origin speaks only HTTP/2: one h2 stream, translated both ways.
             describe(upstream, in: &draft)
             return context.connection.using(upstream.stream.socket) {
-                HTTP1ToHTTP2Exchange(context: context, head: head, destination: destination, upstream: upstream).run(draft: &draft)
+                HTTP1ToHTTP2Exchange(context: context, head: head, destination: destination, upstream: upstream,
+                                     recorder: recorder).run(draft: &draft)
             }
         }
         var (keepAlive, transfer) = send(on: upstream, recorder: recorder, draft: &draft, resending: false)

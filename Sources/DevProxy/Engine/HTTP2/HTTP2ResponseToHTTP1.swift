@@ -12,13 +12,14 @@ struct HTTP2ResponseToHTTP1 {
     let requestHead: HTTPRequestHead
     let stream: Int32
     let target: String
+    /// Where the response is recorded for the flow.
+    let recorder: ExchangeRecorder
     /// Set when the origin asked for a client certificate and got none: a failure before the
     /// response is then `upstream_client_certificate_required`, with this message.
     var clientCertificateFailure: String?
 
     /// Returns whether the client connection can carry another request.
     func run(driver: inout HTTP1ToHTTP2Exchange.Driver, draft: inout FlowDraft) -> Bool {
-        let waitStart = Date()
         var head: HTTP2HeaderBlock?
         do {
             while head == nil {
@@ -49,13 +50,13 @@ struct HTTP2ResponseToHTTP1 {
             return fail(draft: &draft, kind: .upstreamClosed, code: nil, "upstream \(target) (HTTP/2) failed before the response: \(error)")
         }
         guard let head else { return false }
-        draft.flow.timings.wait = FlowDraft.milliseconds(since: waitStart)
         return relayBody(head, driver: &driver, draft: &draft)
     }
 
     private func relayBody(_ head: HTTP2HeaderBlock, driver: inout HTTP1ToHTTP2Exchange.Driver, draft: inout FlowDraft) -> Bool {
-        let receiveStart = Date()
         let response = HTTPResponse(head)
+        recorder.recordResponseHead(response)
+        recorder.finishTimings(into: &draft, openEnded: false)
         let status = response.status
         let redact = context.configuration.redactHeaders
         draft.flow.response = Flow.Response(response, httpVersion: "HTTP/2", redact: redact)
@@ -76,14 +77,10 @@ struct HTTP2ResponseToHTTP1 {
         let keepAlive = requestHead.keepAlive && framing.clientKeepAlive
         if !keepAlive { headers.add(name: "Connection", value: "close") }
         let wantsTrailers = requestHead.headers.hasListElement("TE", "trailers")
-        let capture = BodyCapture(limit: context.configuration.bodyLimit)
-        var trailers: [HTTP2Field] = []
         defer {
-            draft.flow.response?.body = capture.finish(contentEncoding: headers["Content-Encoding"], contentType: headers["Content-Type"])
-            if !trailers.isEmpty {
-                draft.flow.response?.trailers = FlowDraft.headerPairs(HTTPFields(trailers), redact: redact)
-            }
-            draft.flow.timings.receive = FlowDraft.milliseconds(since: receiveStart)
+            recorder.finishResponseBody(into: &draft)
+            recorder.finishTrailers(into: &draft, redact: redact)
+            recorder.finishTimings(into: &draft)
         }
         do {
             try context.client.stream.write(HTTP1Serializer.serialize(
@@ -104,7 +101,7 @@ struct HTTP2ResponseToHTTP1 {
             do {
                 switch event {
                 case .data(stream, let bytes, let endStream):
-                    capture.append(bytes)
+                    recorder.recordResponseBody(bytes)
                     relayed += bytes.count
                     if !bytes.isEmpty && !noBody { try context.client.stream.write(chunked ? HTTP1Serializer.chunk(bytes) : bytes) }
                     if !bytes.isEmpty { try driver.session.consume(stream: stream, count: bytes.count) }
@@ -113,7 +110,7 @@ struct HTTP2ResponseToHTTP1 {
                         return keepAlive
                     }
                 case .trailers(stream, let fields):
-                    trailers = fields
+                    recorder.recordResponseTrailers(HTTPFields(fields))
                     if chunked {
                         let forwarded = wantsTrailers ? (try? HTTPHeaders(forwarding: HTTPFields(fields))) : nil
                         let section = forwarded ?? HTTPHeaders()
