@@ -19,11 +19,11 @@ sizes by stream id, closed (the proxy closed the connection), and for stall smal
 """
 import json
 import socket
-import ssl
 import sys
 import time
 
 import hpack
+import proxytunnel
 from hyperframe.frame import (ContinuationFrame, DataFrame, Frame, GoAwayFrame, HeadersFrame, PingFrame,
                               RstStreamFrame, SettingsFrame, WindowUpdateFrame)
 
@@ -32,15 +32,7 @@ PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 
 class Peer:
     def __init__(self, proxy_port, cafile, host, port):
-        raw = socket.create_connection(("127.0.0.1", int(proxy_port)), timeout=15)
-        raw.sendall(f"CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
-        reply = b""
-        while b"\r\n\r\n" not in reply:
-            reply += raw.recv(1)
-        assert reply.startswith(b"HTTP/1.1 200"), reply
-        context = ssl.create_default_context(cafile=cafile)
-        context.set_alpn_protocols(["h2"])
-        self.tls = context.wrap_socket(raw, server_hostname=host)
+        self.tls = proxytunnel.connect(proxy_port, cafile, host, port, ["h2"])
         assert self.tls.selected_alpn_protocol() == "h2", self.tls.selected_alpn_protocol()
         self.authority = f"{host}:{port}"
         self.encoder = hpack.Encoder()

@@ -9,8 +9,6 @@ Prints one JSON object: alpn, and per request: status, headers, body, trailers, 
 RST_STREAM code received, if any), goaway.
 """
 import json
-import socket
-import ssl
 import sys
 import time
 
@@ -18,6 +16,7 @@ import h2.config
 import h2.connection
 import h2.events
 import h2.exceptions
+import proxytunnel
 
 
 def main():
@@ -51,15 +50,7 @@ def main():
             name, _, value = rest[i].partition("=")
             fields.append((name, value))
             i += 1
-    raw = socket.create_connection(("127.0.0.1", int(proxy_port)), timeout=15)
-    raw.sendall(f"CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
-    reply = b""
-    while b"\r\n\r\n" not in reply:
-        reply += raw.recv(1)
-    assert reply.startswith(b"HTTP/1.1 200"), reply
-    context = ssl.create_default_context(cafile=cafile)
-    context.set_alpn_protocols(alpn.split(","))
-    tls = context.wrap_socket(raw, server_hostname=host)
+    tls = proxytunnel.connect(proxy_port, cafile, host, port, alpn.split(","))
     result = {"alpn": tls.selected_alpn_protocol(), "responses": []}
     if tls.selected_alpn_protocol() != "h2":
         print(json.dumps(result))
