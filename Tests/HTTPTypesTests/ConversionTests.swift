@@ -1,5 +1,5 @@
 import HTTP1
-import HTTP2
+@testable import HTTP2
 import HTTPTypes
 import Testing
 
@@ -108,5 +108,36 @@ import Testing
         let h2Trailers = [HTTP2Field("grpc-status", "0"), HTTP2Field("grpc-message", "ok")]
         let forwarded = try HTTPHeaders(forwarding: HTTPFields(h2Trailers))
         #expect(forwarded == HTTPHeaders([("grpc-status", "0"), ("grpc-message", "ok")]))
+    }
+}
+
+/// `HTTP2HeaderBlock.forwarded()` relays a block that needs no change without text round trips;
+/// the result must be what the full rules give, whichever path it took.
+@Suite struct HTTP2RelayFastPathTests {
+    @Test(arguments: [
+        [HTTP2Field("accept", "*/*"), HTTP2Field("x-a", "1\t2", neverIndex: true)],
+        [HTTP2Field("Accept", "*/*")],
+        [HTTP2Field("te", "trailers"), HTTP2Field("x-b", "2")],
+        [HTTP2Field("host", "x.test"), HTTP2Field("x-b", "2")],
+        [HTTP2Field("connection", "x-b"), HTTP2Field("x-b", "2")],
+        [HTTP2Field("proxy-authorization", "Basic eA=="), HTTP2Field("content-encoding", "gzip")],
+        [HTTP2Field(name: Array("x-bin".utf8), value: [0x66, 0xC3, 0x28])],
+    ])
+    func theFastPathAgreesWithTheRules(_ fields: [HTTP2Field]) throws {
+        let block = HTTP2HeaderBlock(pseudo: [HTTP2Field(":status", "200")], fields: fields)
+        let expected = try [HTTP2Field](forwarding: HTTPFields(fields))
+        #expect(try block.forwarded().fields == expected)
+    }
+
+    @Test func aBlockFitToRelayTakesTheFastPath() {
+        let fields = [HTTP2Field("accept", "*/*"), HTTP2Field("cookie", "a=1"), HTTP2Field("content-encoding", "br")]
+        #expect(HTTP2HeaderBlock.forwardedUnchanged(fields) == fields)
+        #expect(HTTP2HeaderBlock.forwardedUnchanged([HTTP2Field("x-a", "caf\u{e9}")]) == nil)
+        #expect(HTTP2HeaderBlock.forwardedUnchanged([HTTP2Field("upgrade", "h2c")]) == nil)
+    }
+
+    @Test func unsafeValuesAreStillRefused() {
+        let block = HTTP2HeaderBlock(pseudo: [], fields: [HTTP2Field("x-a", "a\rb")])
+        #expect(throws: HTTPFieldError(unsafeValueOf: "x-a")) { try block.forwarded() }
     }
 }

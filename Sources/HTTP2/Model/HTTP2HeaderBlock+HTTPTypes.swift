@@ -74,6 +74,36 @@ extension HTTP2HeaderBlock {
     ///
     /// - Throws: `HTTPFieldError` for a value with CR, LF or NUL.
     public func forwarded() throws(HTTPFieldError) -> HTTP2HeaderBlock {
-        HTTP2HeaderBlock(pseudo: pseudo, fields: try [HTTP2Field](forwarding: HTTPFields(fields)))
+        if let fields = Self.forwardedUnchanged(fields) { return HTTP2HeaderBlock(pseudo: pseudo, fields: fields) }
+        return HTTP2HeaderBlock(pseudo: pseudo, fields: try [HTTP2Field](forwarding: HTTPFields(fields)))
+    }
+
+    /// `fields` as `[HTTP2Field](forwarding:)` would return them when it would change none of
+    /// them, checked on the bytes; nil when one needs the full treatment.
+    ///
+    /// A head received over HTTP/2 is usually already fit to relay: lower-case names, no
+    /// connection-specific field, ASCII values. Relaying it as is spares every field two text
+    /// conversions per stream. Anything else — an upper-case or non-ASCII name, a value byte
+    /// outside visible ASCII and HTAB (the text round trip would repair invalid UTF-8), `te`,
+    /// `host`, a pseudo-header or connection-specific name — takes the full path.
+    static func forwardedUnchanged(_ fields: [HTTP2Field]) -> [HTTP2Field]? {
+        var result = fields
+        for index in fields.indices {
+            let field = fields[index]
+            for byte in field.name where byte <= 0x20 || byte >= 0x7F || (0x41...0x5A).contains(byte) { return nil }
+            for byte in field.value where byte >= 0x7F || (byte < 0x20 && byte != 0x09) { return nil }
+            guard field.name.first != UInt8(ascii: ":") else { return nil }
+            // Only names as long as one the rules drop are looked at as text.
+            switch field.name.count {
+            case 2, 4, 7, 10, 14, 16, 17, 18, 19:
+                let name = String(decoding: field.name, as: UTF8.self)
+                if name == "te" || name == "host" || HTTPFields.isConnectionSpecific(name) { return nil }
+            default:
+                break
+            }
+            // The full path builds each field afresh, without the never-index flag.
+            result[index].neverIndex = false
+        }
+        return result
     }
 }
