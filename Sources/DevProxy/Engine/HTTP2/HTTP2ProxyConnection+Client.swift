@@ -213,7 +213,7 @@ extension HTTP2ProxyConnection {
             return
         }
         if let http1Leg = exchange.http1Leg {
-            http1Leg.finishRequest(trailers: (try? HTTPHeaders(forwarding: HTTPFields(fields))) ?? HTTPHeaders())
+            http1Leg.finishRequest(trailers: HTTPFields(fields))
             return
         }
         guard let leg = exchange.leg, let upstream = exchange.upstreamStream else { return }

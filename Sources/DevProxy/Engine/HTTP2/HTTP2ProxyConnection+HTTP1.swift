@@ -48,15 +48,14 @@ extension HTTP2ProxyConnection {
             // The connection part was acknowledged as the bytes arrived (clientData).
             try? session.consumeStream(stream, count: count)
             if exchange.requestEnded && exchange.requestSent == nil { exchange.requestSent = Date() }
-        case .interim(let head):
-            let block = (try? HTTP2HeaderBlock(forwarding: HTTPResponse(head))) ?? .response(status: head.status)
+        case .interim(let response):
+            let block = (try? HTTP2HeaderBlock(forwarding: response)) ?? .response(status: response.status)
             try? session.submitResponse(stream: stream, block, endStream: false)
-        case .head(let head):
-            let response = HTTPResponse(head)
-            let block = (try? HTTP2HeaderBlock(forwarding: response)) ?? .response(status: head.status)
+        case .head(let response, let version):
+            let block = (try? HTTP2HeaderBlock(forwarding: response)) ?? .response(status: response.status)
             exchange.recordResponseHead(block, HTTPResponse(block))
             if exchange.requestSent == nil { exchange.requestSent = Date() }
-            exchange.draft.flow.response = Flow.Response(response, httpVersion: head.version.description,
+            exchange.draft.flow.response = Flow.Response(response, httpVersion: version,
                                                          redact: context.configuration.redactHeaders)
             server.responded(exchange.draft.flow)
             try? session.submitResponse(stream: stream, block, endStream: false)
@@ -68,7 +67,7 @@ extension HTTP2ProxyConnection {
             if trailers.isEmpty {
                 try? session.submitData(stream: stream, [], endStream: true)
             } else {
-                let fields = (try? [HTTP2Field](forwarding: HTTPFields(trailers))) ?? []
+                let fields = (try? [HTTP2Field](forwarding: trailers)) ?? []
                 exchange.recorder.recordResponseTrailers(HTTPFields(fields))
                 try? session.submitTrailers(stream: stream, fields)
             }
