@@ -150,8 +150,9 @@ extension HTTP2ProxyConnection {
         }
         let block = HTTP2HeaderBlock(pseudo: head.pseudo, fields: fields)
         exchange.responseHead = block
-        exchange.recorder.replaceResponseHead(HTTPResponse(block))
-        exchange.draft.flow.response?.headers = FlowDraft.headerPairs(HTTPFields(fields),
+        let response = HTTPResponse(block)
+        exchange.recorder.replaceResponseHead(response)
+        exchange.draft.flow.response?.headers = FlowDraft.headerPairs(response.fields,
                                                                       redact: context.configuration.redactHeaders)
         exchange.recordResponse(served)
         try? session.submitResponse(stream: exchange.clientStream, block, endStream: false)
