@@ -89,6 +89,7 @@ enum RunCommand {
         var sinks = try makeSinks(options, quiet: quiet)
         let session = try sessionSink(options, store: store)
         sinks.append(session)
+        configuration.bodySpool = session.spool
         let webListener = try webListener(options)
         if let webListener {
             configuration.forbiddenDestinations = [webListener.address]
@@ -181,7 +182,8 @@ enum RunCommand {
 
     /// Every flow also goes to a SQLite session store (0600): `--session FILE`, or by default
     /// (`--session new`) a new file under the data directory's `sessions/`, of which the newest
-    /// 20 are kept. Bodies up to `--store-body-limit` (default 64 MiB) each.
+    /// 20 are kept. Bodies up to `--store-body-limit` (default 64 MiB) each, past their first
+    /// 64 KiB through a spool under the data directory's `spool/` (docs/session-store.md).
     private static func sessionSink(_ options: RunOptions, store: CAStore) throws -> SessionStoreSink {
         let value = try options.value("session") ?? "new"
         var configuration = SessionStoreConfiguration()
@@ -198,7 +200,8 @@ enum RunCommand {
             _ = directory.prune(sparing: path)
         }
         do {
-            let sink = SessionStoreSink(store: try SessionStore(path: path, configuration: configuration))
+            let sink = try SessionStoreSink(store: try SessionStore(path: path, configuration: configuration),
+                                            spoolDirectory: store.directory + "/spool")
             Output.line("session: \(path)")
             return sink
         } catch let error as SessionStoreError {

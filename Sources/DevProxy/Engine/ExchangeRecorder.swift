@@ -1,6 +1,7 @@
 import Foundation
 import GRPCWire
 import HTTPTypes
+import SessionStore
 
 /// What one exchange records for its flow while it runs, whatever version either leg speaks: the
 /// neutral request and response heads, both bodies (kept up to `--body-limit`, counted and
@@ -32,11 +33,12 @@ final class ExchangeRecorder {
     var responseStarted: Date?
 
     /// - Parameters:
+    ///   - spool: where the captures put body bytes past their in-memory head (`BodyCapture`).
     ///   - grpcView: record a gRPC view for a gRPC request (HTTP/2 streams: gRPC needs HTTP/2).
-    init(request: HTTPRequest, bodyLimit: Int, grpcView: Bool, started: Date = Date()) {
+    init(request: HTTPRequest, bodyLimit: Int, spool: BodySpool? = nil, grpcView: Bool, started: Date = Date()) {
         self.request = request
-        requestCapture = BodyCapture(limit: bodyLimit)
-        responseCapture = BodyCapture(limit: bodyLimit)
+        requestCapture = BodyCapture(limit: bodyLimit, spool: spool)
+        responseCapture = BodyCapture(limit: bodyLimit, spool: spool)
         sendStarted = started
         // HTTP/2 names are lower case; an exact match, as the gRPC spec writes it.
         let contentType = request.fields.first { $0.name == "content-type" }?.value

@@ -29,7 +29,8 @@ struct HTTPExchange {
                                           redact: context.configuration.redactHeaders)
         defer { context.server.emit(draft.finished()) }
         context.server.started(draft.flow)
-        let recorder = ExchangeRecorder(request: request, bodyLimit: context.configuration.bodyLimit, grpcView: false)
+        let recorder = ExchangeRecorder(request: request, bodyLimit: context.configuration.bodyLimit,
+                                        spool: context.configuration.bodySpool, grpcView: false)
         if route != nil || !context.server.localRoutes.isEmpty {
             let request = LocalRequest(request, url: destination.url, httpVersion: version)
             if let route = route ?? context.server.localRoute(for: request) {

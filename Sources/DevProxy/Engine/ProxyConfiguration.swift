@@ -1,6 +1,7 @@
 import CertAuthority
 import Foundation
 import HTTP1
+import SessionStore
 
 /// Everything `devproxy run` can be told, as a value with its defaults stated. The server
 /// takes it at start and keeps it `let`.
@@ -46,6 +47,9 @@ public struct ProxyConfiguration: Sendable {
     public var http2 = true
     /// Bytes of each body kept in the flow log (`--body-limit`), default 1 MiB.
     public var bodyLimit = 1 << 20
+    /// Where captures put body bytes past their in-memory head, for the session store (which keeps
+    /// up to its own limit); nil keeps `bodyLimit` bytes of each body in memory.
+    public var bodySpool: BodySpool? = nil
     /// HTTP parsing limits (request line 8 KiB → 414, header block 64 KiB → 431, 256 headers).
     public var httpLimits = HTTP1Limits.default
     /// How long a client may take to send a complete request head. Default 30 s.

@@ -1,8 +1,15 @@
 import CertAuthority
 import Foundation
+import SessionStore
 
 /// Captures one HTTP body as it streams through: keeps the first `limit` bytes, counts them
 /// all, and hashes them all (SHA-256), then turns that into the logged `Flow.Body`.
+///
+/// With a `BodySpool` (the session store's), it keeps up to the larger of `limit` and the store's
+/// limit, but only the first `BodySpool.headBytes` in memory: a body that goes past them continues
+/// in a spool file, from which `finish` reads the flow log's part back and which the finished
+/// `Flow.Body` hands to the store (`spooled`). So what a running exchange holds in memory does not
+/// grow with `--body-limit` or `--store-body-limit`, and small bodies never touch the disk.
 ///
 /// One per body, used by the one thread relaying it; not thread-safe (the background hash of a
 /// large body is its own business).
@@ -14,17 +21,34 @@ public final class BodyCapture {
     public let limit: Int
     /// Bytes seen so far.
     public private(set) var size = 0
+    /// The bytes kept in memory: the whole kept prefix without a spool file, nothing once spooling.
     private var kept: [UInt8] = []
+    private let spool: BodySpool?
+    /// Bytes kept in all: `limit`, or with a spool the larger of it and the store's limit.
+    private let keepLimit: Int
+    /// Bytes kept in memory before spooling; `limit` once a spool file could not be used.
+    private var memoryLimit: Int
+    private var file: SpoolFile?
+    /// False once a spool file could not be made or written: the rest of the body stays in memory.
+    private var canSpool = true
+    private var spooled: SpooledBody?
     // Created on the first byte: most requests have no body, and their hash is a constant.
     private var hash: RunningSHA256?
     // Takes over from `hash` once the body is past `inlineHashBytes`.
     private var digester: BackgroundDigest?
     private var digest: String?
 
-    /// - Parameter limit: bytes to keep (the `--body-limit`); 0 keeps only size and hash.
-    public init(limit: Int = BodyCapture.defaultLimit) {
+    /// - Parameters:
+    ///   - limit: bytes to keep for the flow log (the `--body-limit`); 0 keeps only size and hash.
+    ///   - spool: where bytes past the in-memory head go, up to the store's limit; nil keeps
+    ///     `limit` bytes in memory.
+    public init(limit: Int = BodyCapture.defaultLimit, spool: BodySpool? = nil) {
         precondition(limit >= 0, "a body limit cannot be negative")
         self.limit = limit
+        self.spool = spool
+        canSpool = spool != nil
+        keepLimit = spool.map { max(limit, $0.storeLimit) } ?? limit
+        memoryLimit = spool == nil ? limit : min(keepLimit, BodySpool.headBytes)
     }
 
     /// Adds the next bytes of the body.
@@ -63,12 +87,56 @@ public final class BodyCapture {
     /// Sizes and keeps the prefix of the next bytes (not the hash).
     private func count(_ bytes: UnsafeRawBufferPointer) {
         precondition(digest == nil, "BodyCapture.append after finish")
+        let offset = size
         size += bytes.count
-        let room = limit - kept.count
+        guard offset < keepLimit else { return }
+        if let file {
+            write(UnsafeRawBufferPointer(rebasing: bytes.prefix(keepLimit - offset)), to: file)
+            return
+        }
+        let room = memoryLimit - kept.count
         if room > 0 {
             let prefix = UnsafeRawBufferPointer(rebasing: bytes.prefix(room))
             kept.append(contentsOf: prefix.assumingMemoryBound(to: UInt8.self))
         }
+        guard bytes.count > room, kept.count < keepLimit else { return }
+        // Past the head: the rest goes to a file (made now, so a small body costs none).
+        let rest = UnsafeRawBufferPointer(rebasing: bytes[max(room, 0)...].prefix(keepLimit - kept.count))
+        guard canSpool, let made = spool?.makeFile() else {
+            keepInMemory(rest)
+            return
+        }
+        file = made
+        let head = kept
+        kept = []
+        head.withUnsafeBytes { write($0, to: made) }
+        if file == nil {
+            kept = head
+            keepInMemory(rest)
+        } else {
+            write(rest, to: made)
+        }
+    }
+
+    /// Writes `bytes` to the spool file; when that fails, goes back to memory (up to `limit`).
+    private func write(_ bytes: UnsafeRawBufferPointer, to file: SpoolFile) {
+        guard !bytes.isEmpty, self.file != nil else { return }
+        if !file.append(bytes, required: limit) {
+            // A full disk: what the flow log needs comes back into memory; the file goes.
+            kept = file.read(count: min(limit, file.length)) ?? []
+            self.file = nil
+            keepInMemory(UnsafeRawBufferPointer(start: nil, count: 0))
+        }
+    }
+
+    /// Without a usable spool file: keeps bytes in memory up to `limit`, as without a spool.
+    private func keepInMemory(_ bytes: UnsafeRawBufferPointer) {
+        canSpool = false
+        memoryLimit = max(limit, kept.count)
+        let room = memoryLimit - kept.count
+        guard room > 0, !bytes.isEmpty else { return }
+        let prefix = UnsafeRawBufferPointer(rebasing: bytes.prefix(room))
+        kept.append(contentsOf: prefix.assumingMemoryBound(to: UInt8.self))
     }
 
     /// Bodies up to this size are hashed on the relaying thread: handing them over would cost
@@ -86,12 +154,14 @@ public final class BodyCapture {
     ///   - contentEncoding: the message's `Content-Encoding` header value.
     ///   - contentType: the message's `Content-Type` header value.
     public func finish(contentEncoding: String?, contentType: String?) -> Flow.Body {
+        let kept = loggedPrefix()
         let truncated = size > kept.count
         let sha256 = digest ?? digester?.finishHex() ?? hash?.finishHex() ?? RunningSHA256.emptyHex
         digest = sha256
         hash = nil
         digester = nil
         var body = Flow.Body(size: size, sha256: sha256, text: nil, base64: nil, truncated: truncated, decoded: nil)
+        body.spooled = spooled
         if let decoded = ContentDecoder.decode(kept, contentEncoding: contentEncoding),
            let text = BodyText.text(decoded.bytes, isPrefix: decoded.end != .complete, contentType: contentType) {
             body.text = text
@@ -103,10 +173,37 @@ public final class BodyCapture {
         }
         return body
     }
+
+    /// The flow log's part of the body (its first `limit` bytes); on the first call, also settles
+    /// what goes to the store: the spool file, or the in-memory head when it holds more than that.
+    private func loggedPrefix() -> [UInt8] {
+        if let file {
+            file.finishWriting()
+            if spooled == nil { spooled = SpooledBody(file: file) }
+            return spooled?.prefix(limit) ?? []
+        }
+        if kept.count > limit {
+            if spooled == nil { spooled = SpooledBody(head: kept) }
+            return Array(kept.prefix(limit))
+        }
+        return kept
+    }
 }
 
 extension Flow.Body {
     /// A body of no bytes.
     public static let empty = Flow.Body(size: 0, sha256: RunningSHA256.emptyHex, text: "", base64: nil,
                                         truncated: false, decoded: nil)
+}
+
+extension Flow {
+    /// The flow without its bodies' spool references, for a sink that keeps flows: a spool file is
+    /// removed only when nothing refers to it, and its bytes count against the spool's budget.
+    public func releasingSpool() -> Flow {
+        guard request?.body?.spooled != nil || response?.body?.spooled != nil else { return self }
+        var flow = self
+        flow.request?.body?.spooled = nil
+        flow.response?.body?.spooled = nil
+        return flow
+    }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GRPCWire
+import SessionStore
 
 /// One finished exchange (or failed attempt) as the flow log records it: the unit every sink
 /// (JSON Lines log, HAR, console, QA verdicts) receives.
@@ -188,6 +189,12 @@ public struct Flow: Codable, Sendable, Equatable {
         public var truncated: Bool
         /// The content coding that was decoded for `text` (`gzip`, `deflate`, `br`, `zstd`).
         public var decoded: String?
+        /// What the session store keeps beyond the logged prefix (a spool file); not logged.
+        public var spooled: SpooledBody? = nil
+
+        enum CodingKeys: String, CodingKey {
+            case size, sha256, text, base64, truncated, decoded
+        }
     }
 
     /// Milliseconds spent in each phase (HAR's names); -1 where a phase did not happen.

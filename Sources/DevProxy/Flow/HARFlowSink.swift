@@ -20,7 +20,8 @@ public final class HARFlowSink: FlowSink, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         guard !closed else { return }
-        flows.append(flow)
+        // Kept until exit: without its bodies' spool files, which must go once the store has them.
+        flows.append(flow.releasingSpool())
     }
 
     /// Writes the HAR file once; later flows are dropped. A failure is kept for `writeError`.

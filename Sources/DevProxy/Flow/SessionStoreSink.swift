@@ -5,11 +5,24 @@ import SessionStore
 /// finished flow as the same JSON the flow log writes. Only the summary is read on the caller's
 /// thread; the store's own writer thread writes, so the proxy never waits on disk (a full queue
 /// sheds bodies, then records, and the store counts what it shed).
+///
+/// Bodies past the flow log's part reach the store through `spool` (give it to the engine as
+/// `ProxyConfiguration.bodySpool`): each finished flow's spool files go with its line, and the
+/// store's writer copies them in, up to the store's body limit.
 public final class SessionStoreSink: FlowSink {
     public let store: SessionStore
+    /// The spool the engine's captures write to, for this store; nil keeps only the flow log's part.
+    public let spool: BodySpool?
 
-    public init(store: SessionStore) {
+    public init(store: SessionStore, spool: BodySpool? = nil) {
         self.store = store
+        self.spool = spool
+    }
+
+    /// A sink with a spool in `directory` sized for `store`'s body limit.
+    /// - Throws: `SessionStoreError(.open)` when the directory cannot be made.
+    public convenience init(store: SessionStore, spoolDirectory directory: String) throws {
+        self.init(store: store, spool: try BodySpool(directory: directory, storeLimit: store.configuration.bodyLimit))
     }
 
     public var observesLifecycle: Bool { true }
@@ -23,11 +36,14 @@ public final class SessionStoreSink: FlowSink {
     }
 
     public func record(_ flow: Flow) {
-        store.finished(flowLogLine: flow.jsonBytes)
+        let spooled = SpooledBodies(request: flow.request?.body?.spooled, response: flow.response?.body?.spooled)
+        store.finished(flowLogLine: flow.jsonBytes, spooled: spooled)
     }
 
+    /// Closes the store (writing what is queued), then removes any spool file left.
     public func close() {
         store.close()
+        spool?.removeAll()
     }
 
     /// What the store indexes of a flow that is still running: no bodies, sizes or duration yet.

@@ -5,6 +5,8 @@ enum SQLValue: Sendable, Equatable {
     case real(Double)
     case text(String)
     case blob([UInt8])
+    /// A blob of this many zero bytes, not held in memory: filled in later through `SQLiteBlob`.
+    case zeroBlob(Int)
 
     /// `.integer` for a present `Int`, `.null` otherwise.
     static func int(_ value: Int?) -> SQLValue { value.map { .integer(Int64($0)) } ?? .null }

@@ -6,7 +6,8 @@ import Foundation
 /// Not thread-safe: one thread at a time (the store's writer thread, or a reader under its lock).
 /// Statements are prepared once per SQL text and kept (`statement(_:)`).
 final class SQLiteDatabase {
-    private let handle: OpaquePointer
+    // Internal for `SQLiteBlob`, which opens blob handles on this connection.
+    let handle: OpaquePointer
     private var statements: [String: SQLiteStatement] = [:]
     // Objects whose pointers SQLite holds as function user data; kept alive as long as the handle.
     private var functionContexts: [AnyObject] = []

@@ -32,6 +32,7 @@ final class SQLiteStatement {
             case .integer(let number): result = sqlite3_bind_int64(handle, index, number)
             case .real(let number): result = sqlite3_bind_double(handle, index, number)
             case .text(let text): result = sqlite3_bind_text(handle, index, text, -1, CSQLite_SQLITE_TRANSIENT())
+            case .zeroBlob(let count): result = sqlite3_bind_zeroblob64(handle, index, UInt64(count))
             case .blob(let bytes):
                 result = bytes.withUnsafeBytes {
                     // A zero-length blob must still be a blob, not NULL: bind a zeroblob.

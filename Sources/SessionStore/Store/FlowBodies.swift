@@ -10,5 +10,6 @@ public struct FlowBodies: Sendable, Equatable {
 
     /// Bytes the bodies hold in memory (for the queue's budget).
     var byteCount: Int { (request?.bytes.count ?? 0) + (response?.bytes.count ?? 0) + (request?.text?.utf8.count ?? 0)
-        + (response?.text?.utf8.count ?? 0) }
+        + (response?.text?.utf8.count ?? 0) + (request?.spooled?.head.count ?? 0)
+        + (response?.spooled?.head.count ?? 0) }
 }

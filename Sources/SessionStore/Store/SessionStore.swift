@@ -122,16 +122,19 @@ public final class SessionStore: @unchecked Sendable {
     /// the proxy's sinks hand the store the same bytes as the log, and the writer thread reads its
     /// summary from them. Under pressure the line is read here instead, so that its bodies can be
     /// shed. A line that is not a flow record is counted as a dropped record.
-    public func finished(flowLogLine line: [UInt8]) {
+    /// - Parameter spooled: the bodies' spool files (past the flow log's part): the writer keeps
+    ///   them up to `configuration.bodyLimit` instead of the line's bodies, then lets them go.
+    public func finished(flowLogLine line: [UInt8], spooled: SpooledBodies? = nil) {
         guard writer != nil else { return }
-        if queue.isUnderPressure(adding: line.count) {
+        let spooled = spooled?.isEmpty == true ? nil : spooled
+        if queue.isUnderPressure(adding: line.count + (spooled?.memoryBytes ?? 0)) {
             guard let (entry, json) = Self.read(flowLogLine: line) else {
                 queue.countDroppedRecord()
                 return
             }
-            finished(entry.record, json: json, bodies: entry.bodies)
+            finished(entry.record, json: json, bodies: spooled?.attached(to: entry.bodies) ?? entry.bodies)
         } else {
-            queue.offer(.flowLogLine(line))
+            queue.offer(.flowLogLine(line, spooled: spooled))
         }
     }
 

@@ -81,12 +81,13 @@ final class StoreWriter: @unchecked Sendable {
     /// `event` with a flow-log line read into its finished flow; nil (counted as a dropped
     /// record) for a line that is not a flow record; any other event as it is.
     private func readingLine(_ event: StoreEvent) -> StoreEvent? {
-        guard case .flowLogLine(let line) = event else { return event }
+        guard case .flowLogLine(let line, let spooled) = event else { return event }
         guard let (entry, json) = SessionStore.read(flowLogLine: line) else {
             queue.countDroppedRecord()
             return nil
         }
-        return .flow(entry.record, phase: .finished, json: json, bodies: entry.bodies)
+        let bodies = spooled?.attached(to: entry.bodies) ?? entry.bodies
+        return .flow(entry.record, phase: .finished, json: json, bodies: bodies)
     }
 
     private func apply(_ event: StoreEvent, to changes: inout StoreChanges) throws {
@@ -97,7 +98,15 @@ final class StoreWriter: @unchecked Sendable {
         case .flowLogLine:
             // `coalesced` reads every line before a batch is applied; one given here directly is read the same way.
             if let resolved = readingLine(event) { try apply(resolved, to: &changes) }
-        case .flow(let record, let phase, let json, let bodies):
+        case .flow(var record, let phase, let json, var bodies):
+            if let spooled = bodies {
+                let (kept, shed) = Self.shedIncompleteSpools(spooled)
+                bodies = kept
+                if shed > 0 {
+                    queue.countDroppedBodies(shed)
+                    record.summary.bodiesDropped = true
+                }
+            }
             guard var summary = try upsert(record, phase: phase) else { return }
             let sequence = summary.sequence
             try database.statement(Self.upsertHeads).run([
@@ -110,7 +119,8 @@ final class StoreWriter: @unchecked Sendable {
             if let bodies {
                 for (part, body) in [(StoredBody.Part.request, bodies.request), (.response, bodies.response)] {
                     guard let body else { continue }
-                    try store(body.limited(to: configuration.bodyLimit), part: part, sequence: sequence)
+                    try store(body.spooled == nil ? body.limited(to: configuration.bodyLimit) : body, part: part,
+                              sequence: sequence)
                 }
             }
             summary.phase = phase
@@ -135,9 +145,30 @@ final class StoreWriter: @unchecked Sendable {
         return summary
     }
 
+    /// `bodies` without the spool files the spool's disk budget cut short (those keep the flow
+    /// log's part, as when nothing is spooled), and how many that was: shed bodies, counted.
+    private static func shedIncompleteSpools(_ bodies: FlowBodies) -> (FlowBodies, Int) {
+        var bodies = bodies
+        var shed = 0
+        if bodies.request?.spooled?.isComplete == false {
+            bodies.request?.spooled = nil
+            shed += 1
+        }
+        if bodies.response?.spooled?.isComplete == false {
+            bodies.response?.spooled = nil
+            shed += 1
+        }
+        return (bodies, shed)
+    }
+
     /// Stores a body: as TEXT when its bytes are its text (one copy, searched as a C string),
-    /// otherwise the bytes as a BLOB and the decoded text beside them.
+    /// otherwise the bytes as a BLOB and the decoded text beside them. A spooled body is copied
+    /// from its file (`storeSpooled`).
     private func store(_ body: StoredBody, part: StoredBody.Part, sequence: Int64) throws {
+        if let spooled = body.spooled {
+            try storeSpooled(body, spooled, part: part, sequence: sequence)
+            return
+        }
         let data: SQLValue
         var text = SQLValue.string(body.text)
         if let bodyText = body.text, Self.isSameText(bodyText, body.bytes) {
@@ -149,6 +180,47 @@ final class StoreWriter: @unchecked Sendable {
         try database.statement(Self.upsertBody).run([
             .integer(sequence), .integer(Int64(part.rawValue)), .integer(Int64(body.size)), .string(body.sha256), data, text,
         ])
+    }
+
+    /// Stores a spooled body, up to `configuration.bodyLimit` of it, with the line's size and hash
+    /// (of the whole). Its text, when the flow log's text is just its first bytes (a plain text
+    /// body), is the bytes themselves: stored as TEXT when the log had it whole, else left out so
+    /// that `~b` searches every stored byte; a decoded (gzip, br…) text is kept beside the bytes.
+    /// The bytes go in through incremental blob I/O, a piece at a time, never whole in memory.
+    private func storeSpooled(_ body: StoredBody, _ spooled: SpooledBody, part: StoredBody.Part,
+                              sequence: Int64) throws {
+        let length = min(spooled.length, configuration.bodyLimit)
+        var text = body.limited(to: configuration.bodyLimit).text
+        if let logged = text, logged.utf8.count <= length, let prefix = spooled.prefix(logged.utf8.count),
+           Self.isSameText(logged, prefix) {
+            if prefix.count == length {
+                try database.statement(Self.upsertBody).run([
+                    .integer(sequence), .integer(Int64(part.rawValue)), .integer(Int64(body.size)),
+                    .string(body.sha256), .text(logged), .null,
+                ])
+                return
+            }
+            text = nil
+        }
+        let rows = try database.rows(Self.upsertBody + " RETURNING rowid", [
+            .integer(sequence), .integer(Int64(part.rawValue)), .integer(Int64(body.size)), .string(body.sha256),
+            .zeroBlob(length), .string(text),
+        ]) { $0.int64(0) ?? 0 }
+        guard let rowid = rows.first, length > 0 else { return }
+        let blob = try SQLiteBlob(database: database, table: "bodies", column: "data", rowid: rowid)
+        var offset = 0
+        let read = try spooled.chunks(upTo: length) { chunk in
+            try blob.write(chunk, at: offset)
+            offset += chunk.count
+        }
+        if !read || offset != length {
+            // The file went missing or short: keep what the flow log has instead, and count it shed.
+            var logged = body
+            logged.spooled = nil
+            try store(logged.limited(to: configuration.bodyLimit), part: part, sequence: sequence)
+            try database.statement(Self.markBodiesDropped).run([.integer(sequence)])
+            queue.countDroppedBodies(1)
+        }
     }
 
     /// Whether `text` is exactly `bytes` with no NUL (so it can be stored, and searched, as a C string).
@@ -181,6 +253,7 @@ final class StoreWriter: @unchecked Sendable {
         """
     private static let upsertHeads = "INSERT OR REPLACE INTO flow_heads (seq, request_headers, response_headers) VALUES (?, ?, ?)"
     private static let upsertJSON = "INSERT OR REPLACE INTO flow_records (seq, json) VALUES (?, ?)"
+    private static let markBodiesDropped = "UPDATE flows SET bodies_dropped = 1 WHERE seq = ?"
     private static let upsertBody = "INSERT OR REPLACE INTO bodies (seq, part, size, sha256, data, text) VALUES (?, ?, ?, ?, ?, ?)"
 }
 

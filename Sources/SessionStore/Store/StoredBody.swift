@@ -18,6 +18,9 @@ public struct StoredBody: Sendable, Equatable {
     public var text: String?
     /// True when `bytes` holds less than `size`.
     public var truncated: Bool { bytes.count < size }
+    /// More of the body than `bytes` (which then hold the flow log's part), waiting in the spool:
+    /// the store's writer keeps this instead, up to the store's limit.
+    public var spooled: SpooledBody?
 
     public init(bytes: [UInt8], size: Int? = nil, sha256: String? = nil, text: String? = nil) {
         self.bytes = bytes

@@ -29,6 +29,11 @@ final class WriteQueue: @unchecked Sendable {
         condition.withLock { dropCounts.records += 1 }
     }
 
+    /// Counts bodies the writer could not keep whole (their spool was refused disk space).
+    func countDroppedBodies(_ count: Int) {
+        condition.withLock { dropCounts.bodies += count }
+    }
+
     /// Whether an event holding `bytes` of bodies would have its bodies shed now.
     func isUnderPressure(adding bytes: Int) -> Bool {
         condition.withLock { events.count >= capacity / 2 || bodyBytes + bytes > bodyBudget }

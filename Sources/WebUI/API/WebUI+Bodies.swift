@@ -12,6 +12,11 @@ extension WebUI {
 
     func body(_ request: WebRequest, id: String, part: StoredBody.Part) throws -> WebResponse {
         let name = part == .request ? "request" : "response"
+        if request.method == "GET", request.query["raw"] == "1" || request.query["raw"] == "true",
+           request.query["limit"] == nil, request.headers["Range"] == nil,
+           let extent = try store.bodyExtent(id: id, part: part) {
+            return try rawDownload(id: id, part: part, extent: extent)
+        }
         guard let stored = try store.body(id: id, part: part) else {
             if try store.summary(id: id) == nil { return .error(404, "no flow \(id) in this session") }
             return .error(404, "flow \(id) has no stored \(name) body")
@@ -29,9 +34,20 @@ extension WebUI {
         var servedType: String
         var decoded: String?
         var isText = false
+        // A body kept past the flow log's part (spooled) has its wire bytes stored whole, while its
+        // text is the log's decoded prefix: decode the bytes when they are in the named coding.
+        let wholeDecode = raw || stored.text == nil || contentEncoding == nil ? nil
+            : ContentDecoder.decode(stored.bytes, contentEncoding: contentEncoding,
+                                    outputLimit: store.configuration.bodyLimit)
+                .flatMap { output in output.bytes.count > stored.text?.utf8.count ?? 0 ? output.bytes : nil }
         if raw {
             bytes = stored.bytes
             servedType = "application/octet-stream"
+        } else if let wholeDecode, String(validating: wholeDecode, as: UTF8.self) != nil, !wholeDecode.contains(0) {
+            bytes = wholeDecode
+            isText = true
+            servedType = "text/plain; charset=utf-8"
+            decoded = contentEncoding
         } else if let text = stored.text {
             bytes = Array(text.utf8)
             isText = true
@@ -87,10 +103,35 @@ extension WebUI {
         return response
     }
 
+    /// `?raw=1` of a whole body: the stored bytes as an attachment, streamed from the store a piece
+    /// at a time (the connection closes after it), with the same headers as any body answer.
+    private func rawDownload(id: String, part: StoredBody.Part, extent: SessionStore.BodyExtent) throws -> WebResponse {
+        let name = part == .request ? "request" : "response"
+        let contentType = try messageHeaders(id: id, part: part).first { $0.0.lowercased() == "content-type" }?.1
+        let store = self.store
+        var response = WebResponse(status: 200, headers: [
+            ("Content-Type", "application/octet-stream"), ("Cache-Control", "no-store"), ("Accept-Ranges", "bytes"),
+            ("Content-Length", String(extent.stored)),
+            ("Content-Disposition", "attachment; filename=\"\(Self.safeFileName(id))-\(name).bin\""),
+            ("Content-Security-Policy", "sandbox; default-src 'none'"),
+        ]) { stream in
+            _ = try? store.streamBody(id: id, part: part) { try stream.write($0, flush: false) }
+            try? stream.flush()
+        }
+        if let contentType { response.headers.append(("X-DevProxy-Content-Type", Self.headerSafe(contentType))) }
+        response.headers.append(("X-DevProxy-Body-Size", String(extent.size)))
+        response.headers.append(("X-DevProxy-Stored", String(extent.stored)))
+        if extent.stored < extent.size { response.headers.append(("X-DevProxy-Truncated", "1")) }
+        if let sha = extent.sha256 { response.headers.append(("X-DevProxy-SHA256", sha)) }
+        return response
+    }
+
     /// The request's or response's header pairs from the stored record ([] when there is none).
+    /// The bodies' text is cut from the record first: parsing a 60 MB record took seconds.
     func messageHeaders(id: String, part: StoredBody.Part) throws -> [(String, String)] {
-        guard let json = try store.flowJSON(id: id),
-              let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
+        guard let whole = try store.flowJSON(id: id) else { return [] }
+        let json = FlowRecordPreview.cut(whole, limit: 0)
+        guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
               let message = object[part == .request ? "request" : "response"] as? [String: Any],
               let pairs = message["headers"] as? [[String]] else { return [] }
         return pairs.compactMap { $0.count >= 2 ? ($0[0], $0[1]) : nil }

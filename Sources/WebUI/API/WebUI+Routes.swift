@@ -17,7 +17,7 @@ extension WebUI {
                 let kinds = FlowErrorKind.allCases.map { ($0.rawValue, $0.explanation) }
                 return .json(object: Dictionary(uniqueKeysWithValues: kinds))
             case ("GET", 1, "flows"): return try flowList(request)
-            case ("GET", 2, "flows"): return try flow(rest[1])
+            case ("GET", 2, "flows"): return try flow(rest[1], preview: request.query["preview"].flatMap { Int($0) })
             case ("GET", 4, "flows") where rest[3] == "body" && (rest[2] == "request" || rest[2] == "response"):
                 return try body(request, id: rest[1], part: rest[2] == "request" ? .request : .response)
             case ("GET", 3, "flows") where rest[2] == "export": return try export(request, id: rest[1])
@@ -25,7 +25,7 @@ extension WebUI {
             case ("POST", 1, "replay"): return try replayEdited(request)
             case ("GET", 2, "export") where rest[1] == "har": return try exportHAR(request)
             case ("POST", 1, "clear"): return clear()
-            case ("GET", 1, "events"): return events.stream(lastEventID: request.headers["Last-Event-ID"])
+            case ("GET", 1, "events"): return eventStream(request)
             case ("GET", 1, "ca"): return certificateAuthority()
             case ("GET", 1, "pinning"): return try pinning()
             case ("GET", 2, "onboarding") where rest[1] == "qr.svg": return onboardingQRCode()
@@ -140,9 +140,28 @@ extension WebUI {
         return .json(json.text)
     }
 
+    /// `GET /api/events?filter=EXPR&last_event_id=N`: the live stream, filtered when asked. The
+    /// `Last-Event-ID` header (an `EventSource` reconnecting) wins over the query's id.
+    private func eventStream(_ request: WebRequest) -> WebResponse {
+        var filter: FilterExpression?
+        if let text = request.query["filter"], !text.trimmingCharacters(in: .whitespaces).isEmpty {
+            do {
+                filter = try FilterExpression(parsing: text)
+            } catch {
+                return .error(400, error.description, extra: ["column": error.column])
+            }
+        }
+        let resume = request.headers["Last-Event-ID"] ?? request.query["last_event_id"]
+        return events.stream(lastEventID: resume, filter: filter)
+    }
+
     /// `GET /api/flows/ID`: the stored record, or the summary of a flow still in progress.
-    private func flow(_ id: String) throws -> WebResponse {
-        if let record = try store.flowJSON(id: id) { return .json(record) }
+    /// `?preview=N`: bodies' text cut to N characters (`FlowRecordPreview`).
+    private func flow(_ id: String, preview: Int?) throws -> WebResponse {
+        if let record = try store.flowJSON(id: id) {
+            guard let preview else { return .json(record) }
+            return .json(FlowRecordPreview.cut(record, limit: min(max(preview, 0), 1 << 20)))
+        }
         guard let summary = try store.summary(id: id) else { return .error(404, "no flow \(id) in this session") }
         var json = JSONText()
         json.raw("{\"id\":")

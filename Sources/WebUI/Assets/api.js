@@ -85,9 +85,12 @@ export const api = {
     flows({ filter, limit, cursor }, signal) {
         return getJSON(`/api/flows${query({ filter, limit, cursor })}`, signal);
     },
-    /** The flow as the flow log writes it. */
-    flow(id, signal) {
-        return getJSON(flowPath(id), signal);
+    /**
+     * The flow as the flow log writes it. `preview`: bodies' text cut to that many characters (the
+     * pane loads bodies on their own; a record can carry megabytes of body text).
+     */
+    flow(id, signal, preview) {
+        return getJSON(`${flowPath(id)}${query({ preview })}`, signal);
     },
     info() {
         return getJSON("/api/info");
@@ -127,11 +130,15 @@ export const api = {
         if (!response.ok) throw await failure(response);
         return response;
     },
+    /** What the format worker needs to fetch a decoded body itself: `{url, headers}` (`limit`: bytes). */
+    bodyRequest(id, side, limit) {
+        return { url: `${flowPath(id)}/${side}/body${query({ limit })}`, headers: headers() };
+    },
     /** Same-origin paths for links (downloads and exports). */
     paths: {
         body: (id, side, raw) => `${flowPath(id)}/${side}/body${query({ raw: raw ? 1 : undefined })}`,
         harForFilter: (filter) => `/api/export/har${query({ filter })}`,
         harForIDs: (ids) => `/api/export/har${query({ ids: ids.join(",") })}`,
-        events: "/api/events",
+        events: (filter, lastEventID) => `/api/events${query({ filter, last_event_id: lastEventID })}`,
     },
 };

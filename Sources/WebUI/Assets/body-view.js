@@ -1,6 +1,7 @@
 // A request or response body in the detail pane: fetched from the API (decoded), the first
-// MiB only until "show all", formatted in the worker and shown by type — JSON pretty-printed
-// and foldable, XML/HTML/text as source, images inline from a blob: URL, hex for the rest.
+// MiB only until "show all", and shown by type — JSON pretty-printed and foldable, XML/HTML/text
+// as source, images inline from a blob: URL, hex for the rest. Everything but images is fetched,
+// formatted and kept by the format worker (line-view.js); the page only ever holds the lines in view.
 
 import { api } from "./api.js";
 import { apiLink, h, replaceChildren } from "./dom.js";
@@ -11,27 +12,6 @@ import "./line-view.js";
 export const FIRST_PART = 1024 * 1024;
 /** Images larger than this are offered as a download, not decoded in the page. */
 const IMAGE_LIMIT = 32 * 1024 * 1024;
-
-let worker = null;
-let nextJob = 1;
-const jobs = new Map();
-
-/** Formats `bytes` as `kind` in the worker; resolves to `{text, starts, ends, note}`. */
-function formatInWorker(kind, bytes, partial) {
-    if (!worker) {
-        worker = new Worker("format-worker.js");
-        worker.onmessage = (event) => {
-            const done = jobs.get(event.data.job);
-            jobs.delete(event.data.job);
-            done?.(event.data);
-        };
-    }
-    const job = nextJob++;
-    return new Promise((resolve) => {
-        jobs.set(job, resolve);
-        worker.postMessage({ job, kind, bytes, partial }, [bytes]);
-    });
-}
 
 /** How to show a body of this media type: "json", "text", "image", "svg" or "binary" (sniff). */
 export function viewKind(type) {
@@ -45,46 +25,6 @@ export function viewKind(type) {
     if (type.startsWith("application/grpc") || type === "application/octet-stream" ||
         type.startsWith("application/x-protobuf") || type === "application/protobuf") return "binary";
     return "sniff";
-}
-
-/** Text when the bytes are UTF-8 without NULs; JSON when they also start like JSON. */
-function sniff(bytes) {
-    const sample = bytes.subarray(0, 4096);
-    if (sample.includes(0)) return "binary";
-    try {
-        const text = new TextDecoder("utf-8", { fatal: true }).decode(sample.subarray(0, Math.max(0, sample.length - 4)));
-        return /^\s*[[{]/.test(text) ? "json" : "text";
-    } catch {
-        return "binary";
-    }
-}
-
-/** Reads at most `limit` bytes of a streamed response; `more` says whether bytes were left. */
-async function readPrefix(response, limit, controller) {
-    const reader = response.body.getReader();
-    const chunks = [];
-    let length = 0;
-    let more = false;
-    while (true) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        chunks.push(value);
-        length += value.length;
-        if (length > limit) {
-            more = true;
-            controller.abort();
-            break;
-        }
-    }
-    const bytes = new Uint8Array(Math.min(length, limit));
-    let offset = 0;
-    for (const chunk of chunks) {
-        const part = chunk.subarray(0, Math.min(chunk.length, bytes.length - offset));
-        bytes.set(part, offset);
-        offset += part.length;
-        if (offset >= bytes.length) break;
-    }
-    return { bytes, more };
 }
 
 /**
@@ -115,12 +55,10 @@ export function bodyView(id, side, message, signal) {
 
 async function load(id, side, type, logged, parts, signal, whole) {
     const { content, noteLine, actions } = parts;
-    let kind = viewKind(type);
+    const kind = viewKind(type);
     try {
-        const controller = new AbortController();
-        signal.addEventListener("abort", () => controller.abort());
-        const response = await api.body(id, side, { signal: controller.signal });
         if (kind === "image") {
+            const response = await api.body(id, side, { signal });
             if (logged.size > IMAGE_LIMIT) {
                 replaceChildren(content, h("p", { class: "muted" }, "a large image: use download"));
                 return;
@@ -133,26 +71,33 @@ async function load(id, side, type, logged, parts, signal, whole) {
             replaceChildren(content, image);
             return;
         }
-        const { bytes, more } = whole
-            ? { bytes: new Uint8Array(await response.arrayBuffer()), more: false }
-            : await readPrefix(response, FIRST_PART, controller);
+        // The worker fetches, formats and keeps the body; the view asks it for the lines in view.
+        let view = content.querySelector("line-view");
+        if (!view) {
+            view = document.createElement("line-view");
+            replaceChildren(content, view);
+            signal.addEventListener("abort", () => view.close());
+        }
+        view.className = `body-lines kind-${kind === "binary" ? "hex" : kind}`;
+        const request = api.bodyRequest(id, side, whole ? undefined : FIRST_PART);
+        const progress = (state) => {
+            view.className = `body-lines kind-${state.kind}`;
+            if (!state.done) {
+                noteLine.textContent = `loading… ${formatSize(state.bytes)} of ${formatSize(logged.size)}`;
+            }
+        };
+        const state = await view.open({ ...request, kind: kind === "binary" ? "hex" : kind, onProgress: progress });
         if (signal.aborted) return;
-        if (kind === "sniff") kind = sniff(bytes);
-        const formatted = await formatInWorker(kind === "binary" ? "hex" : kind, bytes.buffer, more);
-        if (signal.aborted) return;
-        const view = document.createElement("line-view");
-        view.className = `body-lines kind-${kind}`;
-        replaceChildren(content, view);
-        view.show(formatted);
         const notes = [];
-        if (more) notes.push("showing the first 1 MiB");
-        if (formatted.note) notes.push(formatted.note);
-        if (logged.truncated && logged.size > bytes.length && !more && whole) {
+        if (state.more) notes.push("showing the first 1 MiB");
+        if (state.note) notes.push(state.note);
+        if (logged.truncated && whole && logged.size > state.bytes) {
             notes.push("the session kept only the first part of this body");
         }
+        notes.push(`${state.lines.toLocaleString("en")} lines`);
         noteLine.textContent = notes.join("; ");
         actions.querySelector(".show-all")?.remove();
-        if (more) {
+        if (state.more) {
             actions.prepend(h("button", {
                 type: "button", class: "show-all", on: {
                     click: (event) => {
@@ -163,10 +108,50 @@ async function load(id, side, type, logged, parts, signal, whole) {
                 },
             }, "show all"));
         }
+        addFind(view, actions);
     } catch (error) {
         if (signal.aborted) return;
         showLogged(logged, content, noteLine, error);
     }
+}
+
+/** A find box for the body: the worker searches; the view marks the lines and walks them. */
+function addFind(view, actions) {
+    if (actions.querySelector(".body-find")) return;
+    const input = h("input", {
+        type: "search", class: "body-find", placeholder: "find in body", spellcheck: "false",
+        "aria-label": "find in body",
+    });
+    const status = h("span", { class: "body-find-status muted", role: "status" });
+    let query = "";
+    let found = "";
+    const step = async (direction) => {
+        if (input.value !== query) {
+            query = input.value;
+            status.textContent = query ? "searching…" : "";
+            const answer = await view.search(query);
+            if (query !== input.value) return;
+            const count = (n, one, many) => `${n.toLocaleString("en")} ${n === 1 ? one : many}`;
+            found = answer.total === 0 ? "no match" : `${count(answer.matches.length, "line", "lines")}`
+                + `${answer.capped ? "+" : ""} (${count(answer.total, "match", "matches")})`;
+            status.textContent = query ? found : "";
+        }
+        const number = view.next(direction);
+        if (number) status.textContent = `line ${number.toLocaleString("en")} of ${found}`;
+    };
+    input.addEventListener("keydown", (event) => {
+        if (event.key === "Enter") {
+            event.preventDefault();
+            step(event.shiftKey ? -1 : 1);
+        } else if (event.key === "Escape") {
+            event.stopPropagation();
+            input.blur();
+            view.focus();
+        }
+    });
+    actions.append(input,
+        h("button", { type: "button", class: "find-prev", on: { click: () => step(-1) } }, "prev"),
+        h("button", { type: "button", class: "find-next", on: { click: () => step(1) } }, "next"), status);
 }
 
 /** When the store has no body, the flow record's own prefix (text or base64) is all there is. */

@@ -1,12 +1,23 @@
 // The one place that holds the live stream (`GET /api/events`, Server-Sent Events). Messages
 // are gathered and handed to listeners once per animation frame, so a burst of a thousand flows
 // a second costs one list update per frame, not one per message.
+//
+// The stream follows the list's filter (`?filter=`): the server then sends, per batch, the flows
+// that match now and the ids of those that do not (`unmatched`), so a flow that starts or stops
+// matching after it was first seen enters or leaves the list. Changing the filter reopens the
+// stream from the last message seen before the list was fetched (`last_event_id`), so nothing
+// between the list's answer and the new stream is lost.
 
 import { api } from "./api.js";
 
 class LiveEvents extends EventTarget {
     #source = null;
+    /** The filter the open stream evaluates ("" for every flow). */
+    #filter = "";
+    /** The id of the last message received (what a reopened stream resumes after). */
+    #lastID = null;
     #pending = [];
+    #unmatched = new Set();
     #cleared = false;
     #pinning = false;
     #frame = 0;
@@ -14,15 +25,50 @@ class LiveEvents extends EventTarget {
     /** Opens the stream; EventSource reconnects by itself (with `Last-Event-ID`) after a drop. */
     start() {
         if (this.#source) return;
-        const source = new EventSource(api.paths.events, { withCredentials: true });
+        this.#open(null);
+    }
+
+    /** The id of the last message received; pass it to `follow` when the list was fetched after it. */
+    get lastEventID() {
+        return this.#lastID;
+    }
+
+    /**
+     * Makes the stream evaluate `filter` (the list's, once the server accepted it), resuming after
+     * message `resumeAfter`. Batches the old stream gathered are dropped: the new one sends them again.
+     */
+    follow(filter, resumeAfter) {
+        if (filter === this.#filter && this.#source) return;
+        this.#filter = filter;
+        this.#source?.close();
+        this.#source = null;
+        this.#pending = [];
+        this.#unmatched.clear();
+        this.#open(resumeAfter ?? this.#lastID);
+    }
+
+    #open(resumeAfter) {
+        const filter = this.#filter;
+        const source = new EventSource(api.paths.events(filter, resumeAfter), { withCredentials: true });
         this.#source = source;
-        const onFlows = (event) => this.#take(event.data);
+        const onFlows = (event) => {
+            if (source !== this.#source) return;
+            this.#seen(event);
+            this.#take(event.data);
+        };
         source.addEventListener("message", onFlows);
         source.addEventListener("flows", onFlows);
         source.addEventListener("update", onFlows);
-        source.addEventListener("cleared", () => this.#queue([], true));
+        source.addEventListener("hello", (event) => this.#seen(event));
+        source.addEventListener("cleared", (event) => {
+            this.#seen(event);
+            this.#queue([], [], true);
+        });
         // Missed too much while away: the list must be fetched again.
-        source.addEventListener("reset", () => this.dispatchEvent(new CustomEvent("reset")));
+        source.addEventListener("reset", (event) => {
+            this.#seen(event);
+            this.dispatchEvent(new CustomEvent("reset"));
+        });
         for (const name of ["verdict", "verdicts", "pinning", "report"]) {
             source.addEventListener(name, () => {
                 this.#pinning = true;
@@ -33,6 +79,15 @@ class LiveEvents extends EventTarget {
         source.addEventListener("error", () => {
             this.#state(source.readyState === EventSource.CLOSED ? "disconnected" : "reconnecting…");
         });
+    }
+
+    #seen(event) {
+        if (event.lastEventId) this.#lastID = event.lastEventId;
+    }
+
+    /** The filter the stream's batches answer. */
+    get filter() {
+        return this.#filter;
     }
 
     #state(state) {
@@ -48,21 +103,28 @@ class LiveEvents extends EventTarget {
             return;
         }
         if (Array.isArray(message)) {
-            this.#queue(message, false);
+            this.#queue(message, [], false);
         } else if (message && typeof message === "object") {
             const flows = Array.isArray(message.flows) ? message.flows : (message.id ? [message] : []);
-            this.#queue(flows, Boolean(message.cleared || message.reset));
+            const unmatched = Array.isArray(message.unmatched) ? message.unmatched : [];
+            this.#queue(flows, unmatched, Boolean(message.cleared || message.reset));
             if (message.verdicts || message.pinning) this.#pinning = true;
         }
     }
 
-    #queue(flows, cleared) {
+    /** Within a frame, a flow's latest word wins: matching (its summary) or not (its id). */
+    #queue(flows, unmatched, cleared) {
         if (cleared) {
             // Whatever came before a clear is gone with it.
             this.#pending = [];
+            this.#unmatched.clear();
             this.#cleared = true;
         }
-        for (const flow of flows) this.#pending.push(flow);
+        for (const flow of flows) {
+            this.#unmatched.delete(flow.id);
+            this.#pending.push(flow);
+        }
+        for (const id of unmatched) this.#unmatched.add(id);
         this.#schedule();
     }
 
@@ -75,14 +137,18 @@ class LiveEvents extends EventTarget {
 
     #flush() {
         this.#frame = 0;
-        const flows = this.#pending;
+        const unmatched = this.#unmatched;
+        // A flow that matched earlier in the frame and then stopped matching is only unmatched.
+        const flows = unmatched.size ? this.#pending.filter((flow) => !unmatched.has(flow.id)) : this.#pending;
         const cleared = this.#cleared;
         const pinning = this.#pinning;
         this.#pending = [];
+        this.#unmatched = new Set();
         this.#cleared = false;
         this.#pinning = false;
-        if (flows.length || cleared) {
-            this.dispatchEvent(new CustomEvent("flows", { detail: { flows, cleared } }));
+        if (flows.length || unmatched.size || cleared) {
+            const detail = { flows, unmatched: [...unmatched], cleared, filter: this.#filter };
+            this.dispatchEvent(new CustomEvent("flows", { detail }));
         }
         if (pinning || flows.some((flow) => flow.verdict)) {
             this.dispatchEvent(new CustomEvent("pinning"));

@@ -8,6 +8,9 @@ import { formatDuration, formatSize } from "./format.js";
 import { openResend } from "./resend-dialog.js";
 import { store } from "./store.js";
 
+/** Characters of body text the record brings (`?preview=`); the body view loads bodies whole. */
+const BODY_PREVIEW = 4096;
+
 const TABS = [
     { key: "request", title: "Request" },
     { key: "response", title: "Response" },
@@ -48,7 +51,7 @@ class FlowDetail extends HTMLElement {
         this.hidden = false;
         if (!keepTab) setSafeAttribute(this, "aria-busy", "true");
         try {
-            const flow = await api.flow(id, controller.signal);
+            const flow = await api.flow(id, controller.signal, BODY_PREVIEW);
             if (controller.signal.aborted) return;
             if (flow.pending) {
                 this.#renderPending(flow.summary ?? { id });

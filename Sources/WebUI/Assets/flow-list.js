@@ -1,7 +1,8 @@
 // <flow-list>: the virtualised list of flows. It renders only the rows in view (fixed height,
 // recycled elements), pages summaries from the server by cursor as the user scrolls, and
-// applies live batches from the event stream once per frame. The server filters; the list
-// only remembers the ids it has been given for the current filter.
+// applies live batches from the event stream once per frame. The server filters, the live
+// batches too (the stream follows the list's filter); the list only remembers the ids it has
+// been given for the current filter.
 
 import { api } from "./api.js";
 import { h, setSafeAttribute } from "./dom.js";
@@ -13,8 +14,6 @@ const ROW_HEIGHT = 24;
 const PAGE = 200;
 /** How close to the end of what is loaded (in rows) the next page is asked for. */
 const PREFETCH = 60;
-/** How often (ms) a filtered list asks for the newest flows again while new ones arrive. */
-const HEAD_REFRESH = 300;
 
 class FlowList extends HTMLElement {
     /** Ids in display order (newest first) and their summaries. */
@@ -27,7 +26,10 @@ class FlowList extends HTMLElement {
     #generation = 0;
     /** The filter the shown list answers (the last valid one). */
     #filter = "";
-    #headTimer = 0;
+    /** The generation whose first page is shown (live batches wait for it). */
+    #loaded = 0;
+    /** Live batches that came while a page was on its way. */
+    #deferred = [];
     #renderFrame = 0;
     #anchor = null;
     #viewport;
@@ -68,14 +70,21 @@ class FlowList extends HTMLElement {
         return this.#ids;
     }
 
-    /** Asks the server for the first page under `filter`; an invalid filter keeps the list. */
+    /**
+     * Asks the server for the first page under `filter`; an invalid filter keeps the list. Then
+     * the live stream follows the filter from the last message seen before the page was asked for.
+     */
     async #load(filter, keepScroll = false) {
         const generation = ++this.#generation;
+        const seenBefore = liveEvents.lastEventID;
+        this.#deferred = [];
         this.setAttribute("aria-busy", "true");
         try {
             const page = await api.flows({ filter, limit: PAGE });
             if (generation !== this.#generation) return;
             this.#filter = filter;
+            this.#loaded = generation;
+            liveEvents.follow(filter, seenBefore);
             this.#ids = [];
             this.#byID.clear();
             this.#cursor = null;
@@ -86,7 +95,14 @@ class FlowList extends HTMLElement {
             if (generation !== this.#generation) return;
             this.dispatchEvent(new CustomEvent("filter-error", { detail: { filter, error } }));
         } finally {
-            if (generation === this.#generation) this.removeAttribute("aria-busy");
+            if (generation === this.#generation) {
+                this.removeAttribute("aria-busy");
+                // The list shows a page now (the new one, or the old one when the filter was invalid).
+                this.#loaded = generation;
+                const deferred = this.#deferred;
+                this.#deferred = [];
+                for (const batch of deferred) this.#apply(batch);
+            }
         }
         this.#scheduleRender();
     }
@@ -124,32 +140,77 @@ class FlowList extends HTMLElement {
         }
     }
 
-    /** A batch from the live stream: updates known rows; new flows go on top when they match. */
-    #apply({ flows, cleared }) {
+    /**
+     * A batch from the live stream. Its flows match the list's filter (the stream evaluates it),
+     * so a known one is updated and a new one is put in its place by arrival order (a pending flow
+     * that starts matching late lands among its contemporaries); `unmatched` ids leave the list.
+     * A batch for another filter (the stream has not switched yet) is left out: the new stream
+     * sends it again.
+     */
+    #apply({ flows, unmatched = [], cleared, filter = "" }) {
         if (cleared) {
             this.#ids = [];
             this.#byID.clear();
             this.#total = 0;
             this.#cursor = null;
         }
-        const added = [];
+        if (this.#generation !== this.#loaded) {
+            // A page is on its way and may predate this batch: it waits for the page. If the page
+            // is for another filter, it is dropped then (the stream, reopened, sends it again).
+            this.#deferred.push({ flows, unmatched, filter });
+            return;
+        }
+        if (filter !== this.#filter) {
+            this.#scheduleRender();
+            return;
+        }
+        const first = this.#firstInView();
+        let shift = 0;
+        const gone = new Set(unmatched.filter((id) => this.#byID.has(id)));
+        if (gone.size) {
+            const kept = [];
+            for (let index = 0; index < this.#ids.length; index += 1) {
+                const id = this.#ids[index];
+                if (!gone.has(id)) kept.push(id);
+                else if (index < first) shift -= 1;
+            }
+            this.#ids = kept;
+            for (const id of gone) this.#byID.delete(id);
+            this.#total = Math.max(this.#ids.length, this.#total - gone.size);
+        }
+        const added = new Map();
         for (const summary of flows) {
             const known = this.#byID.get(summary.id);
-            if (known) {
-                this.#byID.set(summary.id, { ...known, ...summary });
-            } else if (this.#filter === "") {
-                if (!added.some((flow) => flow.id === summary.id)) added.push(summary);
-                else added[added.findIndex((flow) => flow.id === summary.id)] = summary;
-            } else {
-                this.#scheduleHeadRefresh();
-            }
+            if (known) this.#byID.set(summary.id, { ...known, ...summary });
+            else added.set(summary.id, summary);
         }
-        if (added.length) {
-            // The batch is in commit order; the list is newest first.
-            added.reverse();
-            for (const summary of added) this.#byID.set(summary.id, summary);
-            this.#prepend(added.map((summary) => summary.id));
-            this.#total += added.length;
+        if (added.size) {
+            // Newest first, like the list.
+            const fresh = [...added.values()].sort((a, b) => b.seq - a.seq);
+            const top = this.#ids.length ? this.#byID.get(this.#ids[0]).seq : -Infinity;
+            let inserted = 0;
+            if (fresh[fresh.length - 1].seq > top) {
+                for (const summary of fresh) this.#byID.set(summary.id, summary);
+                this.#ids = fresh.map((summary) => summary.id).concat(this.#ids);
+                shift += fresh.length;
+                inserted = fresh.length;
+            } else {
+                for (const summary of fresh) {
+                    const position = this.#positionFor(summary.seq);
+                    // Past the loaded pages: the next page (by cursor) brings it. It may have been
+                    // counted already (an update of a flow not loaded), so the total stays.
+                    if (position === this.#ids.length && this.#cursor) continue;
+                    this.#byID.set(summary.id, summary);
+                    this.#ids.splice(position, 0, summary.id);
+                    if (position < first) shift += 1;
+                    inserted += 1;
+                }
+            }
+            this.#total += inserted;
+        }
+        if (shift && this.#viewport.scrollTop > 0) {
+            // A reader scrolled down keeps the same rows in view.
+            this.#viewport.scrollTop = Math.max(0, this.#viewport.scrollTop + shift * ROW_HEIGHT);
         }
         if (flows.some((flow) => flow.id === store.selectedID)) {
             this.dispatchEvent(new CustomEvent("selected-changed", { detail: store.selectedID }));
@@ -157,50 +218,21 @@ class FlowList extends HTMLElement {
         this.#scheduleRender();
     }
 
-    /** Puts `ids` on top; a reader scrolled down keeps the same rows in view. */
-    #prepend(ids) {
-        this.#ids = ids.concat(this.#ids);
-        if (this.#viewport.scrollTop > 0) this.#viewport.scrollTop += ids.length * ROW_HEIGHT;
+    /** The first row index in view. */
+    #firstInView() {
+        return Math.floor(this.#viewport.scrollTop / ROW_HEIGHT);
     }
 
-    #scheduleHeadRefresh() {
-        if (this.#headTimer) return;
-        this.#headTimer = setTimeout(() => this.#refreshHead(), HEAD_REFRESH);
-    }
-
-    /** Under a filter, only the server knows which new flows match: ask for the newest page again. */
-    async #refreshHead() {
-        const generation = this.#generation;
-        try {
-            const page = await api.flows({ filter: this.#filter, limit: PAGE });
-            if (generation !== this.#generation) return;
-            const fresh = [];
-            let insertAt = 0;
-            const inserted = [];
-            for (const summary of page.flows ?? []) {
-                if (this.#byID.has(summary.id)) {
-                    this.#byID.set(summary.id, summary);
-                    const position = this.#ids.indexOf(summary.id, 0);
-                    if (position >= 0 && position < PAGE * 4) insertAt = position + 1 + inserted.length;
-                    continue;
-                }
-                this.#byID.set(summary.id, summary);
-                inserted.push([insertAt, summary.id]);
-                fresh.push(summary.id);
-                insertAt += 1;
-            }
-            if (inserted.length) {
-                const atTop = inserted.filter(([position]) => position === 0).length;
-                for (const [position, id] of inserted) this.#ids.splice(position, 0, id);
-                if (atTop && this.#viewport.scrollTop > 0) this.#viewport.scrollTop += atTop * ROW_HEIGHT;
-            }
-            this.#total = Math.max(Number(page.total ?? this.#total), this.#ids.length);
-        } catch (error) {
-            store.notify(`could not refresh the list: ${error.message}`, "error");
-        } finally {
-            this.#headTimer = 0;
-            this.#scheduleRender();
+    /** Where a flow with arrival number `seq` goes in the newest-first list. */
+    #positionFor(seq) {
+        let low = 0;
+        let high = this.#ids.length;
+        while (low < high) {
+            const middle = (low + high) >> 1;
+            if (this.#byID.get(this.#ids[middle]).seq > seq) low = middle + 1;
+            else high = middle;
         }
+        return low;
     }
 
     #scheduleRender() {

@@ -1,218 +1,543 @@
-// A Web Worker that turns body bytes into lines for <line-view>, off the main thread: decoding
-// UTF-8, pretty-printing JSON (by re-indenting its tokens, so key order, duplicate keys and
-// big numbers stay exactly as sent), and hex dumps. A 50 MiB body costs the page nothing but
-// the copy of the result.
+// A Web Worker that owns the bodies shown in the detail pane. It fetches a body itself (streamed,
+// a chunk at a time), formats it as the bytes arrive and keeps the result; <line-view> asks it for
+// the few lines in view. So the page's main thread never holds a body, a big string or a table
+// that grows with the body: a 50 MiB JSON costs it the same as a 50-byte one.
 //
-// In:  {job, kind: "json" | "text" | "hex", bytes: ArrayBuffer, partial: bool}
-// Out: {job, units: Uint16Array, starts: Uint32Array, ends: Int32Array | null, note}
+// Formatting works on UTF-8 bytes, never on a decoded string: JSON's structural characters are
+// ASCII and never occur inside a multi-byte sequence, so JSON is re-indented by its tokens (key
+// order, duplicate keys and big numbers stay exactly as sent) byte by byte, text is cut into
+// lines where its newlines are, and a hex dump is computed per line on demand.
 //
-// The text goes back as UTF-16 code units in a transferred buffer, not as a string: a string
-// is copied on arrival, on the main thread (about a second for 100 MB), a transfer is free.
+// In:  {type: "open", doc, url, headers, kind: "json" | "text" | "hex" | "sniff"}
+//      {type: "lines", doc, req, lines: Uint32Array}   the bytes of these lines
+//      {type: "search", doc, req, query}                 the lines that contain `query` (any case)
+//      {type: "text", doc, req, from, to}                lines from…to-1 as one string (tests, copy)
+//      {type: "close", doc}
+// Out: {type: "progress", doc, kind, lines, bytes, done, more, note}
+//      {type: "lines", doc, req, lines, bytes: Uint8Array, offsets: Uint32Array, ends: Int32Array}
+//      {type: "search", doc, req, matches: Uint32Array, total, capped}
+//      {type: "text", doc, req, text}
+//      {type: "error", doc, message}
 
-/** Lines longer than this are cut into several display lines, so one line never gets huge. */
+/** Lines longer than this (bytes) are cut into several display lines, so one line never gets huge. */
 const WRAP = 2000;
-/** A hex dump stops here; the download has the rest. */
-const HEX_LIMIT = 16 * 1024 * 1024;
+/** Progress goes to the page at most this often (ms) while a body streams in. */
+const PROGRESS_EVERY = 250;
+/** Search reports at most this many matching lines. */
+const SEARCH_CAP = 100000;
+
+const docs = new Map();
 
 self.onmessage = (event) => {
-    const { job, kind, bytes, partial } = event.data;
-    let result;
-    try {
-        const data = new Uint8Array(bytes);
-        if (kind === "hex") result = hexDump(data);
-        else if (kind === "json") result = prettyJSON(new TextDecoder().decode(data), partial);
-        else result = textLines(new TextDecoder().decode(data));
-    } catch (error) {
-        result = textLines(`could not format the body: ${error.message}`);
+    const message = event.data;
+    const doc = docs.get(message.doc);
+    switch (message.type) {
+    case "open":
+        open(message);
+        break;
+    // A document that is gone (or not fetched yet) answers as an empty one: every ask gets an answer.
+    case "lines":
+        reply((doc instanceof Doc ? doc : EMPTY).lines(message.req, message.lines));
+        break;
+    case "search":
+        reply((doc instanceof Doc ? doc : EMPTY).search(message.req, message.query));
+        break;
+    case "text": {
+        const text = (doc instanceof Doc ? doc : EMPTY).text(message.from, message.to);
+        reply({ type: "text", doc: message.doc, req: message.req, text });
+        break;
     }
-    const units = new Uint16Array(result.text.length);
-    for (let i = 0; i < result.text.length; i += 1) units[i] = result.text.charCodeAt(i);
-    const transfer = [units.buffer, result.starts.buffer];
-    if (result.ends) transfer.push(result.ends.buffer);
-    self.postMessage({ job, units, starts: result.starts, ends: result.ends, note: result.note }, transfer);
+    case "close":
+        if (doc) doc.close();
+        docs.delete(message.doc);
+        break;
+    default:
+    }
 };
 
-/** Growable Uint32/Int32 storage for line tables. */
-class Table {
-    constructor(Type) {
+function reply(message) {
+    const transfer = [];
+    for (const value of Object.values(message)) {
+        if (ArrayBuffer.isView(value)) transfer.push(value.buffer);
+    }
+    self.postMessage(message, transfer);
+}
+
+/** Growable typed-array storage. */
+class Buffer {
+    constructor(Type, capacity) {
         this.Type = Type;
-        this.array = new Type(1024);
+        this.array = new Type(Math.max(1024, capacity));
         this.length = 0;
     }
 
+    reserve(extra) {
+        if (this.length + extra <= this.array.length) return;
+        let size = this.array.length * 2;
+        while (size < this.length + extra) size *= 2;
+        const grown = new this.Type(size);
+        grown.set(this.array.subarray(0, this.length));
+        this.array = grown;
+    }
+
     push(value) {
-        if (this.length === this.array.length) {
-            const grown = new this.Type(this.array.length * 2);
-            grown.set(this.array);
-            this.array = grown;
-        }
+        if (this.length === this.array.length) this.reserve(1);
         this.array[this.length] = value;
         this.length += 1;
     }
 
-    done() {
-        return this.array.slice(0, this.length);
+    append(values) {
+        this.reserve(values.length);
+        this.array.set(values, this.length);
+        this.length += values.length;
+    }
+
+    get view() {
+        return this.array.subarray(0, this.length);
     }
 }
 
-/** Plain text: one entry per line (long lines cut at WRAP). */
-function textLines(text) {
-    const starts = new Table(Uint32Array);
-    let start = 0;
-    while (start <= text.length) {
-        const newline = text.indexOf("\n", start);
-        const end = newline < 0 ? text.length : newline;
-        for (let piece = start; piece < end || piece === start; piece += WRAP) {
-            starts.push(piece);
-            if (end - piece <= WRAP) break;
+async function open({ doc: id, url, headers, kind }) {
+    const controller = new AbortController();
+    let doc = null;
+    docs.set(id, { id, close: () => controller.abort() });
+    try {
+        const response = await fetch(url, { headers, credentials: "same-origin", signal: controller.signal });
+        if (!response.ok) {
+            let text = `${response.status} ${response.statusText}`;
+            try {
+                text = JSON.parse(await response.text()).error ?? text;
+            } catch {
+                // The status line says enough.
+            }
+            throw new Error(text);
         }
-        if (newline < 0) break;
-        start = newline + 1;
+        const size = Number(response.headers.get("Content-Length")) || 0;
+        doc = new Doc(id, kind, size, response.headers.get("X-DevProxy-Limited") === "1", controller);
+        if (!docs.has(id)) return;
+        docs.set(id, doc);
+        const reader = response.body.getReader();
+        let posted = 0;
+        while (true) {
+            const { done, value } = await reader.read();
+            if (done) break;
+            doc.take(value);
+            const now = performance.now();
+            if (now - posted >= PROGRESS_EVERY) {
+                posted = now;
+                self.postMessage(doc.progress(false));
+            }
+        }
+        doc.finish();
+        self.postMessage(doc.progress(true));
+    } catch (error) {
+        if (controller.signal.aborted || !docs.has(id)) return;
+        self.postMessage({ type: "error", doc: id, message: error.message });
     }
-    return { text, starts: starts.done(), ends: null, note: "" };
 }
 
 const OPEN_BRACE = 123, CLOSE_BRACE = 125, OPEN_BRACKET = 91, CLOSE_BRACKET = 93;
-const COMMA = 44, COLON = 58, QUOTE = 34, BACKSLASH = 92;
+const COMMA = 44, COLON = 58, QUOTE = 34, BACKSLASH = 92, SPACE = 32, NEWLINE = 10;
 
-function isSpace(code) {
-    return code === 32 || code === 10 || code === 13 || code === 9;
-}
+/** Bytes that may make up a JSON number or literal (`true`, `false`, `null`). */
+const WORD = new Uint8Array(256);
+for (const c of "0123456789+-.eEtrufalsn") WORD[c.charCodeAt(0)] = 1;
 
-function isStructural(code) {
-    return code === OPEN_BRACE || code === CLOSE_BRACE || code === OPEN_BRACKET || code === CLOSE_BRACKET ||
-        code === COMMA || code === COLON || code === QUOTE;
-}
+/** One body: its bytes as they arrive and its lines, formatted as `kind`. */
+class Doc {
+    constructor(id, kind, size, more, controller) {
+        this.id = id;
+        this.kind = kind;
+        this.more = more;
+        this.controller = controller;
+        this.note = "";
+        this.done = false;
+        this.received = 0;
+        this.source = new Buffer(Uint8Array, size || 65536);
+        /** JSON: the re-indented text; `starts` index it. Text: `starts` index `source`. */
+        this.out = null;
+        this.starts = new Buffer(Uint32Array, 1024);
+        this.ends = null;
+        this.starts.push(0);
+        // Text lines: where the line being read began and how far it has been scanned.
+        this.lineStart = 0;
+        this.scanned = 0;
+        // JSON state, carried from chunk to chunk.
+        this.inString = false;
+        this.escape = false;
+        this.depth = 0;
+        this.pendingClose = 0;
+        this.pendingLine = 0;
+        this.open = [];
+        if (kind === "json") this.startJSON(size);
+    }
 
-/**
- * Re-indents JSON text by its tokens. `ends[line]` is the line that closes the object or array
- * opened on `line` (for folding), or -1. Text that is not JSON comes back as plain lines.
- */
-function prettyJSON(source, partial) {
-    const pieces = [];
-    const starts = new Table(Uint32Array);
-    const ends = new Table(Int32Array);
-    const indents = [""];
-    const open = [];
-    let length = 0;
-    let depth = 0;
-    let line = 0;
-    let broken = false;
-    starts.push(0);
-    ends.push(-1);
+    close() {
+        this.controller.abort();
+        this.source = this.out = this.starts = this.ends = null;
+    }
 
-    const emit = (text) => {
-        pieces.push(text);
-        length += text.length;
-    };
-    const newline = () => {
-        while (indents.length <= depth) indents.push(indents[indents.length - 1] + "  ");
-        emit("\n" + indents[depth]);
-        line += 1;
-        starts.push(length - indents[depth].length);
-        ends.push(-1);
-    };
-    const nextSignificant = (from) => {
-        let index = from;
-        while (index < source.length && isSpace(source.charCodeAt(index))) index += 1;
-        return index;
-    };
+    startJSON(size) {
+        this.out = new Buffer(Uint8Array, Math.ceil((size || 65536) * 1.6));
+        this.ends = new Buffer(Int32Array, 1024);
+        this.ends.push(-1);
+    }
 
-    let index = nextSignificant(0);
-    while (index < source.length) {
-        const code = source.charCodeAt(index);
-        if (code === QUOTE) {
-            let end = index + 1;
-            while (end < source.length) {
-                const c = source.charCodeAt(end);
-                if (c === BACKSLASH) end += 2;
-                else if (c === QUOTE) break;
-                else end += 1;
-            }
-            emit(source.slice(index, Math.min(end + 1, source.length)));
-            index = end + 1;
-        } else if (code === OPEN_BRACE || code === OPEN_BRACKET) {
-            emit(source[index]);
-            const after = nextSignificant(index + 1);
-            const close = code === OPEN_BRACE ? CLOSE_BRACE : CLOSE_BRACKET;
-            if (source.charCodeAt(after) === close) {
-                emit(source[after]);
-                index = after + 1;
-            } else {
-                open.push({ line, close });
-                depth += 1;
-                newline();
-                index += 1;
-            }
-        } else if (code === CLOSE_BRACE || code === CLOSE_BRACKET) {
-            const opener = open.pop();
-            if (!opener || opener.close !== code) broken = true;
-            depth = Math.max(0, depth - 1);
-            newline();
-            emit(source[index]);
-            if (opener) ends.array[opener.line] = line;
-            index += 1;
-        } else if (code === COMMA) {
-            emit(",");
-            newline();
-            index += 1;
-        } else if (code === COLON) {
-            emit(": ");
-            index += 1;
-        } else {
-            let end = index;
-            while (end < source.length && !isSpace(source.charCodeAt(end)) && !isStructural(source.charCodeAt(end))) {
-                end += 1;
-            }
-            if (end === index) end += 1;
-            const word = source.slice(index, end);
-            if (!/^(true|false|null|-?\d+(\.\d+)?([eE][+-]?\d+)?)$/.test(word)) broken = true;
-            emit(word);
-            index = end;
+    take(chunk) {
+        const from = this.source.length;
+        this.source.append(chunk);
+        this.received += chunk.length;
+        if (this.kind === "sniff") {
+            // The first 4 KiB decide; sniff() formats what has come so far.
+            if (this.source.length >= 4096) this.sniff();
+            return;
         }
-        index = nextSignificant(index);
-        if (broken) break;
+        if (this.kind === "json") this.formatJSON(from);
+        else if (this.kind === "text") this.indexText(false);
     }
-    if (broken) {
-        const result = textLines(source);
-        result.note = "not valid JSON; shown as text";
-        return result;
-    }
-    let note = "";
-    if (open.length) note = partial ? "the first part of the JSON; \"show all\" for the rest" : "the JSON ends early";
-    return { text: pieces.join(""), starts: starts.done(), ends: ends.done(), note };
-}
 
-/** `00000000  7b 22 61 …  |{"a…|`, 16 bytes a line. */
-function hexDump(data) {
-    const shown = Math.min(data.length, HEX_LIMIT);
-    const starts = new Table(Uint32Array);
-    const hex = [];
-    for (let i = 0; i < 256; i += 1) hex.push(i.toString(16).padStart(2, "0"));
-    const lines = [];
-    let length = 0;
-    for (let offset = 0; offset < shown; offset += 16) {
-        const row = data.subarray(offset, Math.min(offset + 16, shown));
+    finish() {
+        if (this.kind === "sniff") this.sniff();
+        if (this.kind === "json") {
+            if (this.open.length || this.pendingClose) {
+                this.note = this.more ? "the first part of the JSON; \"show all\" for the rest" : "the JSON ends early";
+            }
+            // The formatted text is all the lines need now.
+            this.source = new Buffer(Uint8Array, 0);
+        } else if (this.kind === "text") {
+            this.indexText(true);
+        }
+        this.done = true;
+    }
+
+    /** Text when the first bytes are UTF-8 without NULs; JSON when they also start like JSON. */
+    sniff() {
+        const sample = this.source.array.subarray(0, Math.min(this.source.length, 4096));
+        let kind = "text";
+        if (sample.includes(0)) {
+            kind = "hex";
+        } else {
+            try {
+                const cut = this.source.length > sample.length ? Math.max(0, sample.length - 4) : sample.length;
+                const text = new TextDecoder("utf-8", { fatal: true }).decode(sample.subarray(0, cut));
+                if (/^\s*[[{]/.test(text)) kind = "json";
+            } catch {
+                kind = "hex";
+            }
+        }
+        this.kind = kind;
+        if (kind === "json") {
+            this.startJSON(this.source.array.length);
+            this.formatJSON(0);
+        } else if (kind === "text") {
+            this.indexText(false);
+        }
+    }
+
+    /** Cuts the source into lines at newlines (and every WRAP bytes, on a character boundary). */
+    indexText(final) {
+        const bytes = this.source.array;
+        const length = this.source.length;
+        let position = this.scanned;
+        while (position < length) {
+            let newline = bytes.indexOf(NEWLINE, position);
+            if (newline >= length) newline = -1;
+            const end = newline < 0 ? length : newline;
+            while (end - this.lineStart > WRAP) {
+                let cut = this.lineStart + WRAP;
+                while (cut > this.lineStart + 1 && (bytes[cut] & 0xc0) === 0x80) cut -= 1;
+                this.starts.push(cut);
+                this.lineStart = cut;
+            }
+            if (newline < 0) {
+                position = length;
+                break;
+            }
+            this.lineStart = newline + 1;
+            this.starts.push(this.lineStart);
+            position = newline + 1;
+        }
+        this.scanned = position;
+        if (final && this.lineStart === length && this.starts.length > 1 && length > 0) {
+            // A last newline ends the last line; it does not start an empty one.
+            this.starts.length -= 1;
+        }
+    }
+
+    /**
+     * Re-indents the source's bytes from `from` on, carrying state across chunks. The hot loop
+     * keeps its state in locals and writes into the array directly.
+     */
+    formatJSON(from) {
+        const bytes = this.source.array;
+        const length = this.source.length;
+        // What has arrived: a search must not run on into the buffer's unused capacity.
+        const filled = bytes.subarray(0, length);
+        const out = this.out;
+        const starts = this.starts;
+        const ends = this.ends;
+        const open = this.open;
+        let inString = this.inString;
+        let escape = this.escape;
+        let depth = this.depth;
+        let pendingClose = this.pendingClose;
+        let o = out.length;
+        let target = out.array;
+        let broken = false;
+        const room = (extra) => {
+            out.length = o;
+            out.reserve(extra);
+            target = out.array;
+        };
+        room(length - from + 64);
+        // Past `limit`, a newline and its indent might not fit: grow first.
+        let limit = target.length - 4 - depth * 2;
+        for (let index = from; index < length; index += 1) {
+            const code = bytes[index];
+            if (o >= limit) {
+                room(length - index + 64 + depth * 2);
+                limit = target.length - 4 - depth * 2;
+            }
+            if (inString) {
+                if (escape || code === BACKSLASH) {
+                    target[o++] = code;
+                    escape = !escape;
+                    continue;
+                }
+                // The rest of the string up to its quote or next backslash, copied at once (most of
+                // a JSON document is inside strings).
+                let stop = filled.indexOf(QUOTE, index);
+                if (stop < 0) stop = length;
+                const backslash = filled.subarray(index, stop).indexOf(BACKSLASH);
+                if (backslash >= 0) stop = index + backslash;
+                else if (stop < length) stop += 1;
+                if (o + (stop - index) >= limit) {
+                    room(length - index + 64 + depth * 2);
+                    limit = target.length - 4 - depth * 2;
+                }
+                target.set(bytes.subarray(index, stop), o);
+                o += stop - index;
+                if (backslash < 0 && bytes[stop - 1] === QUOTE) inString = false;
+                index = stop - 1;
+                continue;
+            }
+            if (code === SPACE || code === NEWLINE || code === 13 || code === 9) continue;
+            let breakLine = false;
+            if (pendingClose) {
+                const close = pendingClose;
+                pendingClose = 0;
+                if (code === close) {
+                    target[o++] = code;
+                    continue;
+                }
+                open.push(this.pendingLine, close);
+                depth += 1;
+                breakLine = true;
+            }
+            if (code === CLOSE_BRACE || code === CLOSE_BRACKET) {
+                const close = open.pop();
+                const line = open.pop();
+                if (close !== code) {
+                    broken = true;
+                    break;
+                }
+                depth -= 1;
+                breakLine = true;
+                ends.array[line] = starts.length;
+            }
+            if (breakLine) {
+                if (o + 4 + depth * 2 >= target.length) room(length - index + 64 + depth * 2);
+                limit = target.length - 4 - depth * 2;
+                target[o++] = NEWLINE;
+                starts.push(o);
+                ends.push(-1);
+                for (let k = depth * 2; k > 0; k -= 1) target[o++] = SPACE;
+            }
+            if (code === QUOTE) {
+                target[o++] = code;
+                inString = true;
+            } else if (code === OPEN_BRACE || code === OPEN_BRACKET) {
+                target[o++] = code;
+                pendingClose = code === OPEN_BRACE ? CLOSE_BRACE : CLOSE_BRACKET;
+                this.pendingLine = starts.length - 1;
+            } else if (code === CLOSE_BRACE || code === CLOSE_BRACKET) {
+                target[o++] = code;
+            } else if (code === COMMA) {
+                target[o++] = code;
+                if (o + 4 + depth * 2 >= target.length) room(length - index + 64 + depth * 2);
+                limit = target.length - 4 - depth * 2;
+                target[o++] = NEWLINE;
+                starts.push(o);
+                ends.push(-1);
+                for (let k = depth * 2; k > 0; k -= 1) target[o++] = SPACE;
+            } else if (code === COLON) {
+                target[o++] = code;
+                target[o++] = SPACE;
+            } else if (WORD[code]) {
+                target[o++] = code;
+            } else {
+                broken = true;
+                break;
+            }
+        }
+        out.length = o;
+        this.inString = inString;
+        this.escape = escape;
+        this.depth = depth;
+        this.pendingClose = pendingClose;
+        if (broken) this.notJSON();
+    }
+
+    /** The body turned out not to be JSON: show it as text from the start. */
+    notJSON() {
+        this.kind = "text";
+        this.note = "not valid JSON; shown as text";
+        this.out = null;
+        this.ends = null;
+        this.open = [];
+        this.starts = new Buffer(Uint32Array, 1024);
+        this.starts.push(0);
+        this.lineStart = 0;
+        this.scanned = 0;
+        this.indexText(false);
+    }
+
+    get lineCount() {
+        if (this.kind === "hex") return Math.max(1, Math.ceil(this.source.length / 16));
+        if (this.kind === "sniff") return 0;
+        return this.starts.length;
+    }
+
+    progress(done) {
+        return {
+            type: "progress", doc: this.id, kind: this.kind, lines: this.lineCount, bytes: this.received,
+            done, more: this.more, note: this.note,
+        };
+    }
+
+    /** The bytes that lines are cut from: the formatted JSON or the source. */
+    get store() {
+        return this.kind === "json" ? this.out : this.source;
+    }
+
+    /** Line `index` as [start, end) in `store` (without its newline). */
+    range(index) {
+        const starts = this.starts;
+        const store = this.store;
+        const start = starts.array[index];
+        let end = index + 1 < starts.length ? starts.array[index + 1] : store.length;
+        if (end > start && store.array[end - 1] === NEWLINE) end -= 1;
+        if (end > start && store.array[end - 1] === 13) end -= 1;
+        return [start, end];
+    }
+
+    /** The bytes of `lines` (indices), one after the other, with their offsets and fold ends. */
+    lines(req, lines) {
+        const count = this.lineCount;
+        const offsets = new Uint32Array(lines.length + 1);
+        const ends = new Int32Array(lines.length).fill(-1);
+        const parts = [];
+        let total = 0;
+        for (let i = 0; i < lines.length; i += 1) {
+            const index = lines[i];
+            let part = new Uint8Array(0);
+            if (index < count) {
+                if (this.kind === "hex") {
+                    part = this.hexLine(index);
+                } else {
+                    const [start, end] = this.range(index);
+                    part = this.store.array.subarray(start, end);
+                    if (this.ends) ends[i] = this.ends.array[index];
+                }
+            }
+            parts.push(part);
+            offsets[i] = total;
+            total += part.length;
+        }
+        offsets[lines.length] = total;
+        const bytes = new Uint8Array(total);
+        for (let i = 0; i < parts.length; i += 1) bytes.set(parts[i], offsets[i]);
+        return { type: "lines", doc: this.id, req, lines, bytes, offsets, ends };
+    }
+
+    /** `00000000  7b 22 61 …  |{"a…|`, 16 bytes a line. */
+    hexLine(index) {
+        const offset = index * 16;
+        const row = this.source.array.subarray(offset, Math.min(offset + 16, this.source.length));
+        if (!row.length) return new TextEncoder().encode("(empty)");
         let bytes = "";
         let ascii = "";
         for (let i = 0; i < 16; i += 1) {
             if (i === 8) bytes += " ";
             if (i < row.length) {
-                bytes += hex[row[i]] + " ";
+                bytes += HEX[row[i]] + " ";
                 ascii += row[i] >= 32 && row[i] < 127 ? String.fromCharCode(row[i]) : ".";
             } else {
                 bytes += "   ";
             }
         }
-        const text = `${offset.toString(16).padStart(8, "0")}  ${bytes} |${ascii}|`;
-        starts.push(length);
-        lines.push(text);
-        length += text.length + 1;
+        return new TextEncoder().encode(`${offset.toString(16).padStart(8, "0")}  ${bytes} |${ascii}|`);
     }
-    if (!lines.length) {
-        starts.push(0);
-        lines.push("(empty)");
+
+    /** Lines whose bytes contain `query`, ignoring ASCII case (hex: the bytes, 16 a line). */
+    search(req, query) {
+        const needle = new TextEncoder().encode(query.toLowerCase());
+        const matches = new Buffer(Uint32Array, 1024);
+        let total = 0;
+        if (needle.length && this.kind !== "sniff") {
+            const store = this.store;
+            const hay = store.array;
+            const length = store.length;
+            const first = needle[0];
+            const firstUpper = first >= 97 && first <= 122 ? first - 32 : first;
+            let line = 0;
+            let lastLine = -1;
+            for (let index = 0; index + needle.length <= length; index += 1) {
+                const code = hay[index];
+                if (code !== first && code !== firstUpper) continue;
+                let k = 1;
+                while (k < needle.length) {
+                    let c = hay[index + k];
+                    if (c >= 65 && c <= 90) c += 32;
+                    if (c !== needle[k]) break;
+                    k += 1;
+                }
+                if (k < needle.length) continue;
+                total += 1;
+                if (this.kind === "hex") {
+                    line = Math.floor(index / 16);
+                } else {
+                    while (line + 1 < this.starts.length && this.starts.array[line + 1] <= index) line += 1;
+                }
+                if (line !== lastLine && matches.length < SEARCH_CAP) {
+                    matches.push(line);
+                    lastLine = line;
+                }
+                index += needle.length - 1;
+            }
+        }
+        const found = matches.view.slice();
+        return { type: "search", doc: this.id, req, matches: found, total, capped: found.length >= SEARCH_CAP };
     }
-    const note = data.length > shown ? `the first ${HEX_LIMIT / 1048576} MiB in hex; download for the rest` : "";
-    return { text: lines.join("\n"), starts: starts.done(), ends: null, note };
+
+    /** Lines from…to-1 as one string, joined by newlines. */
+    text(from, to) {
+        const decoder = new TextDecoder();
+        const lines = [];
+        for (let index = Math.max(0, from); index < Math.min(to, this.lineCount); index += 1) {
+            if (this.kind === "hex") {
+                lines.push(decoder.decode(this.hexLine(index)));
+            } else {
+                const [start, end] = this.range(index);
+                lines.push(decoder.decode(this.store.array.subarray(start, end)));
+            }
+        }
+        return lines.join("\n");
+    }
 }
+
+/** What a document that is not there answers with. */
+const EMPTY = new Doc(0, "sniff", 0, false, new AbortController());
+
+const HEX = [];
+for (let i = 0; i < 256; i += 1) HEX.push(i.toString(16).padStart(2, "0"));

@@ -77,7 +77,7 @@ export async function openResend(flow) {
             body.value = await response.text();
         } catch {
             // Keep the record's text; the note below says it may be partial.
-            if (request.body.truncated) error.textContent = "only the first part of the body was recorded";
+            if (request.body.truncated || request.body.preview) error.textContent = "only the first part of the body was recorded";
         }
     } else if (request.body && request.body.size > EDITABLE) {
         error.textContent = "the body is over 1 MiB: only its first part is in the editor";

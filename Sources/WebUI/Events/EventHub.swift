@@ -11,12 +11,30 @@ import SessionStore
 /// numbers and writes them. So the page gets at most 10 messages a second however many flows
 /// arrive, a slow page never holds up the store, and a page that reconnects with `Last-Event-ID`
 /// gets what it missed (or `reset`).
+///
+/// A stream opened with a filter (`GET /api/events?filter=EXPR`, what a filtered list uses) gets
+/// in each `flows` message only the flows of the batch that match now, and under `unmatched` the
+/// ids of the others, so the page adds a flow that starts matching late (a pending flow that gets
+/// its status) and drops one that stops matching. The store evaluates the filter over the
+/// batch's ids only (`SessionStore.matchingIDs`), once per message and connection.
 final class EventHub: @unchecked Sendable {
     /// One numbered message.
     struct Message: Sendable {
         let id: Int
         let event: String
-        let data: String
+        /// The data of any event but `flows`.
+        var data: String = ""
+        /// A `flows` message's summaries, each as its JSON object.
+        var flows: [FlowJSON] = []
+
+        /// The number of bytes the message keeps.
+        var size: Int { data.utf8.count + flows.reduce(0) { $0 + $1.json.utf8.count } }
+    }
+
+    /// One flow's summary in a `flows` message.
+    struct FlowJSON: Sendable {
+        let id: String
+        let json: String
     }
 
     static let interval: TimeInterval = 0.1
@@ -96,21 +114,26 @@ final class EventHub: @unchecked Sendable {
             }
             if done { return }
             guard cleared || !flows.isEmpty else { continue }
-            var messages: [(String, String)] = []
-            if cleared { messages.append(("cleared", "{}")) }
+            var messages: [(String, [FlowJSON])] = []
+            if cleared { messages.append(("cleared", [])) }
             if !flows.isEmpty {
                 let origins = (try? store.replayOrigins(ids: flows.map(\.id))) ?? [:]
-                messages.append(("flows", "{\"flows\":" + FlowSummary.jsonArray(flows, origins: origins) + "}"))
+                messages.append(("flows", flows.map { summary in
+                    var json = JSONText(capacity: 480)
+                    summary.write(to: &json, replayOf: origins[summary.id])
+                    return FlowJSON(id: summary.id, json: json.text)
+                }))
             }
             condition.withLock {
-                for (event, data) in messages {
+                for (event, flows) in messages {
                     lastID += 1
-                    recent.append(Message(id: lastID, event: event, data: data))
+                    recent.append(event == "flows" ? Message(id: lastID, event: event, flows: flows)
+                                                   : Message(id: lastID, event: event, data: "{}"))
                 }
                 if recent.count > Self.kept { recent.removeFirst(recent.count - Self.kept) }
-                var bytes = recent.reduce(0) { $0 + $1.data.utf8.count }
+                var bytes = recent.reduce(0) { $0 + $1.size }
                 while recent.count > 1 && bytes > Self.keptBytes {
-                    bytes -= recent.removeFirst().data.utf8.count
+                    bytes -= recent.removeFirst().size
                 }
                 condition.broadcast()
             }
@@ -136,8 +159,14 @@ final class EventHub: @unchecked Sendable {
 
     /// The `GET /api/events` answer: a stream that runs on the connection's thread until the
     /// client goes or the UI stops.
-    func stream(lastEventID: String?) -> WebResponse {
+    /// - Parameters:
+    ///   - lastEventID: the `Last-Event-ID` header (or `last_event_id` query parameter).
+    ///   - filter: nil for every flow; else `flows` messages carry the matching flows and `unmatched`.
+    func stream(lastEventID: String?, filter: FilterExpression? = nil) -> WebResponse {
         let resumeFrom = lastEventID.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        let format: @Sendable (Message) -> String = { [store] message in
+            Self.format(message, filter: filter, store: store)
+        }
         return WebResponse(status: 200, headers: [("Content-Type", "text/event-stream; charset=utf-8"),
                                                   ("Cache-Control", "no-store"), ("X-Accel-Buffering", "no")]) {
             [self] stream in
@@ -146,7 +175,7 @@ final class EventHub: @unchecked Sendable {
                                                                    data: "{\"last_event_id\":\(seen)}"))
             if let resumeFrom, resumeFrom < seen {
                 if let missed = messages(after: resumeFrom, timeout: 0).messages {
-                    opening += missed.map(Self.format).joined()
+                    opening += missed.map(format).joined()
                     seen = max(seen, missed.last?.id ?? seen)
                 } else {
                     opening += Self.format(Message(id: seen, event: "reset", data: "{}"))
@@ -167,7 +196,7 @@ final class EventHub: @unchecked Sendable {
                         continue
                     }
                     seen = batch.last?.id ?? seen
-                    try stream.write(Array(batch.map(Self.format).joined().utf8))
+                    try stream.write(Array(batch.map(format).joined().utf8))
                 }
             } catch {
                 return   // the page went away
@@ -178,5 +207,30 @@ final class EventHub: @unchecked Sendable {
     /// `id:`, `event:` and one `data:` line (the JSON has no raw newlines).
     static func format(_ message: Message) -> String {
         "id: \(message.id)\nevent: \(message.event)\ndata: \(message.data)\n\n"
+    }
+
+    /// A message as one stream sends it: a `flows` message under `filter` keeps the flows that
+    /// match now and names the others under `unmatched`. When the store cannot say, `reset`
+    /// (the page refetches its list).
+    static func format(_ message: Message, filter: FilterExpression?, store: SessionStore) -> String {
+        guard message.event == "flows" else { return format(message) }
+        var json = JSONText(capacity: message.flows.reduce(32) { $0 + $1.json.utf8.count + 1 })
+        json.raw("{\"flows\":[")
+        guard let filter else {
+            json.raw(message.flows.map(\.json).joined(separator: ","))
+            json.raw("]}")
+            return format(Message(id: message.id, event: message.event, data: json.text))
+        }
+        guard let matching = try? store.matchingIDs(message.flows.map(\.id), filter: filter) else {
+            return format(Message(id: message.id, event: "reset", data: "{}"))
+        }
+        json.raw(message.flows.filter { matching.contains($0.id) }.map(\.json).joined(separator: ","))
+        json.raw("],\"unmatched\":[")
+        for (index, flow) in message.flows.filter({ !matching.contains($0.id) }).enumerated() {
+            if index > 0 { json.raw(",") }
+            json.string(flow.id)
+        }
+        json.raw("]}")
+        return format(Message(id: message.id, event: message.event, data: json.text))
     }
 }

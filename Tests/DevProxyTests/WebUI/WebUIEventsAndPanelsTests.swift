@@ -47,6 +47,47 @@ import Testing
         #expect(stale.read(until: "event: reset"))
     }
 
+    /// Under `?filter=~c 404`, a flow that starts pending is named `unmatched`, and arrives among
+    /// the flows once its 404 is stored; a stream without a filter carries no `unmatched`.
+    @Test func aFilteredStreamSaysWhichFlowsOfABatchMatchNow() throws {
+        let ui = try WebUIHarness()
+        let filtered = try WebUIHarness.EventStream(ui, query: "?filter=%7Ec%20404")
+        let plain = try WebUIHarness.EventStream(ui)
+        #expect(filtered.read(until: "event: hello"))
+        #expect(plain.read(until: "event: hello"))
+        var pending = Self.summary(1)
+        pending.summary.status = nil
+        ui.store.started(pending)
+        ui.store.flush()
+        #expect(filtered.read(until: "\"unmatched\":[\"burst-1\"]"), "\(filtered.received)")
+        #expect(filtered.received.contains("data: {\"flows\":[],\"unmatched\""))
+        var answered = pending
+        answered.summary.status = 404
+        ui.store.responded(answered)
+        ui.store.flush()
+        #expect(filtered.read(until: "\"status\":404"), "\(filtered.received)")
+        let last = filtered.received.components(separatedBy: "event: flows\n").last ?? ""
+        #expect(last.contains("\"flows\":[{\"id\":\"burst-1\"") && last.contains("\"unmatched\":[]"), "\(last)")
+        #expect(plain.read(until: "\"status\":404"))
+        #expect(!plain.received.contains("unmatched"))
+    }
+
+    @Test func aFilteredStreamRefusesAnInvalidFilterAndResumesFromTheQuery() throws {
+        let ui = try WebUIHarness()
+        let invalid = try ui.request("/api/events?filter=%7Ec%20404%20%26")
+        #expect(invalid.status == 400)
+        #expect((invalid.json["column"] as? Int) != nil)
+        let first = try WebUIHarness.EventStream(ui)
+        #expect(first.read(until: "event: hello"))
+        ui.store.started(Self.summary(1))
+        ui.store.flush()
+        #expect(first.read(until: "burst-1\""))
+        // A page that changes its filter reopens the stream from the last message it saw.
+        let resumed = try WebUIHarness.EventStream(ui, query: "?filter=burst&last_event_id=0")
+        #expect(resumed.read(until: "burst-1\""))
+        #expect(resumed.received.contains("\"unmatched\":[]"))
+    }
+
     @Test func theCAPanelNamesTheSignerAndTheRoot() throws {
         let pki = try PKIFixture()
         let ui = try WebUIHarness(authority: WebUI.Authority(signer: pki.intermediate, root: pki.root,

@@ -105,6 +105,33 @@ import Testing
         #expect(try ui.request("/api/flows/nope/response/body").status == 404)
     }
 
+    /// `?preview=N` cuts a big record's body text to N characters (the detail pane's fetch); a
+    /// small record, or one asked for without it, is the log line as written.
+    @Test func aPreviewCutsABigRecordsBodyText() throws {
+        let ui = try WebUIHarness()
+        let big = String(repeating: "0123456789", count: 20_000)
+        ui.add(Self.line(id: "big", host: "x.test", responseText: big))
+        ui.add(Self.line(id: "small", host: "x.test", responseText: "small body"))
+        let preview = try ui.request("/api/flows/big?preview=100").json
+        let body = (preview["response"] as? [String: Any])?["body"] as? [String: Any]
+        #expect((body?["text"] as? String) == String(big.prefix(100)))
+        #expect(body?["preview"] as? Bool == true)
+        #expect(body?["size"] as? Int == big.utf8.count)
+        #expect(preview["id"] as? String == "big")
+        let whole = try ui.request("/api/flows/big").json
+        #expect(((whole["response"] as? [String: Any])?["body"] as? [String: Any])?["text"] as? String == big)
+        // Cut on a character and escape boundary: what is left is still JSON, and a prefix.
+        let tricky = String(repeating: "é\"ab", count: 30_000)
+        ui.add(Self.line(id: "tricky", host: "x.test", responseText: tricky))
+        for limit in [100, 101, 102, 103] {
+            let cut = try ui.request("/api/flows/tricky?preview=\(limit)").json
+            let text = ((cut["response"] as? [String: Any])?["body"] as? [String: Any])?["text"] as? String
+            #expect(text.map { tricky.hasPrefix($0) && !$0.isEmpty && $0.utf8.count <= limit } == true, "\(limit)")
+        }
+        let small = try ui.request("/api/flows/small?preview=4")
+        #expect(small.text == Self.line(id: "small", host: "x.test", responseText: "small body"))
+    }
+
     @Test func bodiesAreServedDecodedAsTextRawAsAttachmentsAndInParts() throws {
         let ui = try WebUIHarness()
         let text = "<html><script>alert(1)</script>" + String(repeating: "é", count: 100) + "</html>"

@@ -87,12 +87,13 @@ final class WebUIHarness {
         private let stream: PlainStream
         private(set) var received = ""
 
-        init(_ ui: WebUIHarness, lastEventID: Int? = nil) throws {
+        /// `query`: appended to the path, e.g. `?filter=%7Ec%20404`.
+        init(_ ui: WebUIHarness, lastEventID: Int? = nil, query: String = "") throws {
             socket = try Socket.connect(host: "127.0.0.1", port: ui.port, timeout: 5)
             socket.setTimeout(1)
             stream = PlainStream(socket)
             let resume = lastEventID.map { "Last-Event-ID: \($0)\r\n" } ?? ""
-            try stream.write(Array(("GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:\(ui.port)\r\n"
+            try stream.write(Array(("GET /api/events\(query) HTTP/1.1\r\nHost: 127.0.0.1:\(ui.port)\r\n"
                                     + "Authorization: Bearer \(ui.token)\r\n\(resume)\r\n").utf8))
         }
 

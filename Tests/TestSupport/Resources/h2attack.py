@@ -11,9 +11,11 @@ Usage: h2attack.py PROXY_PORT CAFILE HOST PORT ATTACK [ARGS...]
   stream-ids PATH          GET PATH on the largest stream id (2^31-1), then HEADERS on stream 1 (going back)
   settings-flood N         N SETTINGS frames in one write, none of the ACKs read until all are sent
   ping-flood N             the same with PING frames
-  stall N BIG SMALL HOLD   SETTINGS_INITIAL_WINDOW_SIZE 0 and a 1 GiB connection window; N GETs of BIG
-                           that are never granted a window; after HOLD seconds a GET of SMALL with a
-                           window of its own, timed; prints "stalled" on stderr once the heads of BIG are in
+  stall N BIG SMALL HOLD [WINDOW]
+                           SETTINGS_INITIAL_WINDOW_SIZE WINDOW (default 0) and a 1 GiB connection window; N
+                           GETs of BIG whose window is never raised past that; after HOLD seconds a GET of SMALL
+                           with a window of its own, timed; prints "stalled" on stderr once the heads of BIG
+                           (and WINDOW bytes of each) are in
 Prints one JSON object: goaway (error code or null), last_stream_id, statuses, resets and body
 sizes by stream id, closed (the proxy closed the connection), and for stall small_seconds.
 """
@@ -152,12 +154,14 @@ def main():
         peer.read(10)
     elif attack == "stall":
         count, big, small, hold = int(args[0]), args[1], args[2], float(args[3])
+        window = int(args[4]) if len(args) > 4 else 0
         settings = SettingsFrame(0)
-        settings.settings[SettingsFrame.INITIAL_WINDOW_SIZE] = 0
+        settings.settings[SettingsFrame.INITIAL_WINDOW_SIZE] = window
         peer.send(settings, WindowUpdateFrame(0, 1 << 30))
         streams = [1 + 2 * i for i in range(count)]
         peer.send(*[peer.get(sid, big) for sid in streams])
-        peer.read(15, until=lambda: all(peer.ended(sid) for sid in streams))
+        peer.read(30, until=lambda: all(peer.ended(sid) and peer.result["bytes"].get(str(sid), 0) >= window
+                                        for sid in streams))
         print("stalled", file=sys.stderr, flush=True)
         peer.read(hold)
         last = streams[-1] + 2

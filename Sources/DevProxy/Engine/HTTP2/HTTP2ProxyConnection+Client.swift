@@ -77,7 +77,8 @@ extension HTTP2ProxyConnection {
         draft.flow.request = Flow.Request(request, url: url, httpVersion: "HTTP/2",
                                           redact: context.configuration.redactHeaders)
         let exchange = HTTP2StreamExchange(clientStream: stream, draft: draft, requestHead: head, request: request,
-                                           bodyLimit: context.configuration.bodyLimit)
+                                           bodyLimit: context.configuration.bodyLimit,
+                                           spool: context.configuration.bodySpool)
         exchange.requestEnded = endStream
         if context.configuration.pinSetRewrite?.matches(url) == true {
             // Replaced by what the response turns out to be (ResponseRelay for an HTTP/1.1 origin,

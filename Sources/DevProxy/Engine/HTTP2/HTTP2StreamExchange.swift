@@ -1,6 +1,7 @@
 import Foundation
 import HTTP2
 import HTTPTypes
+import SessionStore
 
 /// One request/response exchange on one stream of an HTTP/2 client connection: what has passed
 /// so far, captured for its flow, and where its upstream half runs.
@@ -32,11 +33,12 @@ final class HTTP2StreamExchange {
     var heldPinSet: (head: HTTP2HeaderBlock, body: [UInt8])?
 
     /// - Parameter request: `requestHead` as a neutral head.
-    init(clientStream: Int32, draft: FlowDraft, requestHead: HTTP2HeaderBlock, request: HTTPRequest, bodyLimit: Int) {
+    init(clientStream: Int32, draft: FlowDraft, requestHead: HTTP2HeaderBlock, request: HTTPRequest, bodyLimit: Int,
+         spool: BodySpool? = nil) {
         self.clientStream = clientStream
         self.draft = draft
         self.requestHead = requestHead
-        recorder = ExchangeRecorder(request: request, bodyLimit: bodyLimit, grpcView: true)
+        recorder = ExchangeRecorder(request: request, bodyLimit: bodyLimit, spool: spool, grpcView: true)
     }
 
     var responseCapture: BodyCapture { recorder.responseCapture }

@@ -1,0 +1,55 @@
+/// Stored bodies read a piece at a time: serving a 64 MiB body never holds it whole.
+extension SessionStore {
+    /// What a stored body holds, read without its bytes.
+    public struct BodyExtent: Sendable, Equatable {
+        /// Bytes stored (up to the store's body limit).
+        public var stored: Int
+        /// The size of the whole body on the wire.
+        public var size: Int
+        /// SHA-256 of the whole body, hex; nil when the source did not say.
+        public var sha256: String?
+    }
+
+    /// The extent of a stored body of flow `id`; nil when it has none stored.
+    public func bodyExtent(id: String, part: StoredBody.Part) throws -> BodyExtent? {
+        try read { database in
+            let rows = try database.rows(Self.bodyRow, [.text(id), .integer(Int64(part.rawValue))]) { row in
+                (row.int64(0) ?? 0, row.int(1) ?? 0, row.string(2))
+            }
+            guard let (rowid, size, sha256) = rows.first else { return nil }
+            let blob = try SQLiteBlob(database: database, table: "bodies", column: "data", rowid: rowid, readOnly: true)
+            return BodyExtent(stored: blob.count, size: size, sha256: sha256)
+        }
+    }
+
+    /// Calls `body` with the stored bytes of flow `id`'s body in pieces of at most `chunkSize`,
+    /// read on a read-only connection of its own (a slow download does not hold the shared reader).
+    /// - Returns: false when the flow has no stored body.
+    /// - Throws: `SessionStoreError` from SQLite, or what `body` throws.
+    @discardableResult
+    public func streamBody(id: String, part: StoredBody.Part, chunkSize: Int = 256 * 1024,
+                           _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        let database = try SQLiteDatabase(path: path, readOnly: true)
+        // One read transaction: the pieces come from one snapshot, whatever the writer does meanwhile.
+        try database.execute("BEGIN")
+        defer { try? database.execute("COMMIT") }
+        let rows = try database.rows(Self.bodyRow, [.text(id), .integer(Int64(part.rawValue))]) { $0.int64(0) ?? 0 }
+        guard let rowid = rows.first else { return false }
+        let blob = try SQLiteBlob(database: database, table: "bodies", column: "data", rowid: rowid, readOnly: true)
+        var buffer = [UInt8](repeating: 0, count: max(1, min(chunkSize, blob.count)))
+        var offset = 0
+        while offset < blob.count {
+            let count = min(buffer.count, blob.count - offset)
+            try buffer.withUnsafeMutableBytes {
+                try blob.read(into: UnsafeMutableRawBufferPointer(rebasing: $0.prefix(count)), at: offset)
+            }
+            try buffer.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
+            offset += count
+        }
+        return true
+    }
+
+    private static let bodyRow = """
+        SELECT b.rowid, b.size, b.sha256 FROM bodies b JOIN flows f ON f.seq = b.seq WHERE f.id = ? AND b.part = ?
+        """
+}
