@@ -12,6 +12,7 @@ let package = Package(
         // For the fuzzing package in fuzz/, which builds these with -sanitize=fuzzer.
         .library(name: "HTTP1", targets: ["HTTP1"]),
         .library(name: "HTTP2", targets: ["HTTP2"]),
+        .library(name: "HTTPTypes", targets: ["HTTPTypes"]),
         .library(name: "GRPCWire", targets: ["GRPCWire"]),
         .library(name: "PinningPolicy", targets: ["PinningPolicy"]),
         .library(name: "SessionStore", targets: ["SessionStore"]),
@@ -35,7 +36,7 @@ let package = Package(
         // libnghttp2 headers plus one-line wrappers for its macros. No logic.
         .target(name: "CNGHTTP2", linkerSettings: [.linkedLibrary("nghttp2")]),
         // Sans-IO HTTP/2 codec over libnghttp2: bytes in, events out. Knows nothing of sockets or TLS.
-        .target(name: "HTTP2", dependencies: ["CNGHTTP2"]),
+        .target(name: "HTTP2", dependencies: ["CNGHTTP2", "HTTPTypes"]),
         // gRPC and protobuf wire decoding for flow records: pure, no I/O, Foundation only.
         .target(name: "GRPCWire"),
         // Debian's libsqlite3 plus wrappers for the macros Swift cannot import. No logic.
@@ -47,13 +48,16 @@ let package = Package(
         // QR codes (the onboarding address): a module matrix as terminal text, SVG and PNG.
         .target(name: "QRCode", dependencies: ["CQRencode", "CCompression"]),
         // Sans-IO HTTP/1.1 codec: bytes in, parts out. Knows nothing of sockets or TLS.
-        .target(name: "HTTP1"),
+        .target(name: "HTTP1", dependencies: ["HTTPTypes"]),
+        // Version-neutral HTTP messages (request and response heads, fields, trailers): no I/O, no
+        // version. Both codecs convert to and from them; the engine's exchange speaks them.
+        .target(name: "HTTPTypes"),
         // Sans-IO SOCKS5 server handshake (RFC 1928, RFC 1929): bytes in, actions out. No dependencies.
         .target(name: "SOCKS5"),
         // Pinning policies (TrustKit, Android NSC, OkHttp) and their evaluation.
         .target(name: "PinningPolicy", dependencies: ["CertAuthority"]),
         .target(name: "DevProxy", dependencies: ["CertAuthority", "HTTP1", "HTTP2", "PinningPolicy", "SOCKS5", "CTLS", "CCompression",
-                                               "CSystem", "GRPCWire", "SessionStore", "QRCode"]),
+                                               "CSystem", "GRPCWire", "SessionStore", "QRCode", "HTTPTypes"]),
         // The web UI's server: its HTTP API over the session store, and the page's files (Assets/,
         // embedded at build time by the EmbedWebAssets plugin).
         .target(name: "WebUI", dependencies: ["DevProxy", "CertAuthority", "HTTP1", "SessionStore", "QRCode"],
@@ -69,10 +73,11 @@ let package = Package(
         .testTarget(name: "CertAuthorityTests", dependencies: ["CertAuthority", "CTLS", "TestSupport"]),
         .testTarget(name: "HTTP1Tests", dependencies: ["HTTP1"]),
         .testTarget(name: "HTTP2Tests", dependencies: ["HTTP2", "TestSupport"]),
+        .testTarget(name: "HTTPTypesTests", dependencies: ["HTTPTypes", "HTTP1", "HTTP2"]),
         .testTarget(name: "GRPCWireTests", dependencies: ["GRPCWire", "TestSupport"]),
         .testTarget(name: "SOCKS5Tests", dependencies: ["SOCKS5"]),
         .testTarget(name: "PinningPolicyTests", dependencies: ["PinningPolicy", "CertAuthority", "TestSupport"]),
-        .testTarget(name: "DevProxyTests", dependencies: ["DevProxy", "CertAuthority", "HTTP1", "TestSupport",
+        .testTarget(name: "DevProxyTests", dependencies: ["DevProxy", "CertAuthority", "HTTP1", "HTTPTypes", "TestSupport",
                                                          "SessionStore", "WebUI"]),
         // DevProxy only to write real flow logs and HAR files for the importers to read.
         .testTarget(name: "SessionStoreTests", dependencies: ["SessionStore", "CSQLite", "DevProxy", "TestSupport"]),

@@ -1,5 +1,6 @@
 import Foundation
 import HTTP1
+import HTTPTypes
 
 /// The byte-moving half of an exchange: request head and body up, interim and final response
 /// back, bodies streamed in bounded chunks and captured for the log.
@@ -8,6 +9,8 @@ struct ExchangeTransfer {
     let head: HTTPRequestHead
     let destination: Destination
     let upstream: UpstreamConnection
+    /// Where the request and response are recorded for the flow.
+    let recorder: ExchangeRecorder
     /// True once the response ended cleanly with a keep-alive framing and the request body was
     /// fully sent: the upstream connection can serve another request.
     private(set) var upstreamReusable = false
@@ -19,11 +22,12 @@ struct ExchangeTransfer {
     private let resending: Bool
 
     init(context: ExchangeContext, head: HTTPRequestHead, destination: Destination, upstream: UpstreamConnection,
-         resending: Bool = false) {
+         recorder: ExchangeRecorder, resending: Bool = false) {
         self.context = context
         self.head = head
         self.destination = destination
         self.upstream = upstream
+        self.recorder = recorder
         self.resending = resending
     }
 
@@ -71,31 +75,31 @@ struct ExchangeTransfer {
         outbound.headers.replaceOrAdd(name: "Host", value: destination.hostHeader)
         if requestChunked { outbound.headers.add(name: "Transfer-Encoding", value: "chunked") }
         if context.configuration.addVia { outbound.headers.add(name: "Via", value: "1.1 devproxy") }
-        let requestCapture = BodyCapture(limit: context.configuration.bodyLimit, spool: context.configuration.bodySpool)
         let waitsForContinue = head.headers.expectsContinue
-        let sendStart = Date()
+        recorder.sendStarted = Date()
         do {
             try upstream.stream.write(HTTP1Serializer.serialize(outbound))
             if !waitsForContinue && !resending {
-                try sendRequestBody(chunked: requestChunked, capture: requestCapture)
+                try sendRequestBody(chunked: requestChunked)
             }
         } catch {
             // The (empty) body is read off the client here, so the retry finds its next request.
-            if isStale(error), (try? sendRequestBody(chunked: false, capture: requestCapture, upstreamWrites: false)) != nil {
+            if isStale(error), (try? sendRequestBody(chunked: false, upstreamWrites: false)) != nil {
                 staleConnection = true
                 return false
             }
-            return failBeforeResponse(error, draft: &draft, capture: requestCapture)
+            recorder.finishRequestBody(into: &draft, decoding: false)
+            return failBeforeResponse(error, draft: &draft)
         }
-        draft.flow.timings.send = FlowDraft.milliseconds(since: sendStart)
+        recorder.requestSent = Date()
+        recorder.finishTimings(into: &draft, openEnded: false)
         var bodySent = !waitsForContinue
-        let waitStart = Date()
-        let response = ResponseRelay(context: context, requestHead: head, upstream: upstream)
+        let response = ResponseRelay(context: context, requestHead: head, upstream: upstream, recorder: recorder)
         do {
             let final = try response.readFinalHead(onContinue: {
                 guard !bodySent else { return }
                 context.sendToClient(HTTP1Serializer.serialize(HTTPResponseHead(version: .http11, status: 100, reason: "Continue", headers: HTTPHeaders())))
-                try sendRequestBody(chunked: requestChunked, capture: requestCapture)
+                try sendRequestBody(chunked: requestChunked)
                 bodySent = true
             })
             if let authorization = upstream.proxyAuthorization, final.status == 407 {
@@ -105,12 +109,10 @@ struct ExchangeTransfer {
                 throw UpstreamProxyFailure(message: "the upstream proxy answered \(head.method) \(destination.url) "
                                            + "with 407 (\(why))")
             }
-            draft.flow.timings.wait = FlowDraft.milliseconds(since: waitStart)
-            draft.flow.request?.body = requestCapture.finish(contentEncoding: head.headers["Content-Encoding"],
-                                                             contentType: head.headers["Content-Type"])
-            let receiveStart = Date()
+            recorder.recordResponseHead(HTTPResponse(final))
+            recorder.finishRequestBody(into: &draft)
             let outcome = response.relay(final, draft: &draft)
-            draft.flow.timings.receive = FlowDraft.milliseconds(since: receiveStart)
+            recorder.finishTimings(into: &draft)
             upstreamReusable = outcome.upstreamReusable && bodySent
             return outcome.clientKeepAlive && bodySent && head.keepAlive
         } catch {
@@ -118,21 +120,21 @@ struct ExchangeTransfer {
                 staleConnection = true
                 return false
             }
-            draft.flow.request?.body = requestCapture.finish(contentEncoding: head.headers["Content-Encoding"],
-                                                             contentType: head.headers["Content-Type"])
-            return failBeforeResponse(error, draft: &draft, capture: nil)
+            recorder.finishRequestBody(into: &draft)
+            recorder.finishTimings(into: &draft, openEnded: false)
+            return failBeforeResponse(error, draft: &draft)
         }
     }
 
     /// Streams the client's request body upstream, re-chunking when it arrived chunked; with
     /// `upstreamWrites: false` only reads it off the client.
-    private func sendRequestBody(chunked: Bool, capture: BodyCapture, upstreamWrites: Bool = true) throws {
+    private func sendRequestBody(chunked: Bool, upstreamWrites: Bool = true) throws {
         while let event = try readClient() {
             switch event {
             case .head:
                 return
             case .body(let bytes):
-                capture.append(bytes)
+                recorder.recordRequestBody(bytes)
                 if upstreamWrites { try upstream.stream.write(chunked ? HTTP1Serializer.chunk(bytes) : bytes) }
             case .end(let trailers):
                 if chunked && upstreamWrites { try upstream.stream.write(HTTP1Serializer.lastChunk(trailers: trailers)) }
@@ -155,10 +157,7 @@ struct ExchangeTransfer {
     }
 
     /// Answers the client when nothing of the response has been sent yet.
-    private func failBeforeResponse(_ error: Error, draft: inout FlowDraft, capture: BodyCapture?) -> Bool {
-        if let capture {
-            draft.flow.request?.body = capture.finish(contentEncoding: nil, contentType: head.headers["Content-Type"])
-        }
+    private func failBeforeResponse(_ error: Error, draft: inout FlowDraft) -> Bool {
         let target = "\(destination.host):\(destination.port)"
         if !(error is ClientGone), let message = UpstreamFailure.missingClientCertificate(upstream, target: target) {
             draft.fail(.upstreamClientCertificateRequired, message)

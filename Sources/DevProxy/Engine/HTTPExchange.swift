@@ -1,6 +1,7 @@
 import CertAuthority
 import Foundation
 import HTTP1
+import HTTPTypes
 
 /// Forwards one HTTP/1.1 request to its origin and the response back, streaming both bodies,
 /// and records the flow. Returns whether the client connection can carry another request.
@@ -21,16 +22,19 @@ struct HTTPExchange {
             draft.flow.id = replay.id
             draft.flow.replayOf = replay.original
         }
-        let redact = context.configuration.redactHeaders
-        draft.flow.request = Flow.Request(method: head.method, url: destination.url, httpVersion: head.version.description,
-                                          headers: FlowDraft.headerPairs(head.headers, redact: redact), body: nil)
+        let request = HTTPRequest(head, scheme: destination.tls ? "https" : "http", authority: destination.hostHeader,
+                                  path: destination.pathAndQuery)
+        let version = head.version.description
+        draft.flow.request = Flow.Request(request, url: destination.url, httpVersion: version,
+                                          redact: context.configuration.redactHeaders)
         defer { context.server.emit(draft.finished()) }
         context.server.started(draft.flow)
+        let recorder = ExchangeRecorder(request: request, bodyLimit: context.configuration.bodyLimit,
+                                        spool: context.configuration.bodySpool, grpcView: false)
         if route != nil || !context.server.localRoutes.isEmpty {
-            let request = LocalRequest(method: head.method, url: destination.url, httpVersion: head.version.description,
-                                       headers: head.headers.map { ($0.name, $0.value) })
+            let request = LocalRequest(request, url: destination.url, httpVersion: version)
             if let route = route ?? context.server.localRoute(for: request) {
-                return answerLocally(request, route: route, draft: &draft)
+                return answerLocally(request, route: route, recorder: recorder, draft: &draft)
             }
         }
         var upstream: UpstreamConnection
@@ -46,10 +50,11 @@ struct HTTPExchange {
             // The origin speaks only HTTP/2: one h2 stream, translated both ways.
             describe(upstream, in: &draft)
             return context.connection.using(upstream.stream.socket) {
-                HTTP1ToHTTP2Exchange(context: context, head: head, destination: destination, upstream: upstream).run(draft: &draft)
+                HTTP1ToHTTP2Exchange(context: context, head: head, destination: destination, upstream: upstream,
+                                     recorder: recorder).run(draft: &draft)
             }
         }
-        var (keepAlive, transfer) = send(on: upstream, draft: &draft, resending: false)
+        var (keepAlive, transfer) = send(on: upstream, recorder: recorder, draft: &draft, resending: false)
         if transfer.staleConnection {
             // The server had closed the pooled connection: once more on a fresh one.
             upstream.stream.close()
@@ -62,7 +67,7 @@ struct HTTPExchange {
                 return false
             }
             draft.flow.server.retried = true
-            (keepAlive, transfer) = send(on: upstream, draft: &draft, resending: true)
+            (keepAlive, transfer) = send(on: upstream, recorder: recorder, draft: &draft, resending: true)
         }
         if transfer.upstreamReusable {
             context.connection.pool.release(upstream)
@@ -73,10 +78,11 @@ struct HTTPExchange {
     }
 
     /// Sends the request on `upstream` and relays the response, recording the connection in the flow.
-    private func send(on upstream: UpstreamConnection, draft: inout FlowDraft, resending: Bool) -> (Bool, ExchangeTransfer) {
+    private func send(on upstream: UpstreamConnection, recorder: ExchangeRecorder, draft: inout FlowDraft,
+                      resending: Bool) -> (Bool, ExchangeTransfer) {
         describe(upstream, in: &draft)
         var transfer = ExchangeTransfer(context: context, head: head, destination: destination, upstream: upstream,
-                                        resending: resending)
+                                        recorder: recorder, resending: resending)
         let keepAlive = context.connection.using(upstream.stream.socket) { transfer.run(draft: &draft) }
         return (keepAlive, transfer)
     }
@@ -92,14 +98,14 @@ struct HTTPExchange {
     }
 
     /// Reads the request body and answers it here without contacting the origin (a `LocalRoute`).
-    private func answerLocally(_ request: LocalRequest, route: LocalRoute, draft: inout FlowDraft) -> Bool {
-        let capture = BodyCapture(limit: context.configuration.bodyLimit, spool: context.configuration.bodySpool)
+    private func answerLocally(_ request: LocalRequest, route: LocalRoute, recorder: ExchangeRecorder,
+                               draft: inout FlowDraft) -> Bool {
         var request = request
         var tooLong = false
         do {
             while let event = try context.client.next() {
                 if case .body(let bytes) = event {
-                    capture.append(bytes)
+                    recorder.recordRequestBody(bytes)
                     if request.body.count + bytes.count > route.bodyLimit { tooLong = true } else { request.body += bytes }
                 }
                 if case .end = event { break }
@@ -108,7 +114,7 @@ struct HTTPExchange {
             draft.fail(.badRequest, "the request body could not be read: \(error)")
             return false
         }
-        draft.flow.request?.body = capture.finish(contentEncoding: head.headers["Content-Encoding"], contentType: head.headers["Content-Type"])
+        recorder.finishRequestBody(into: &draft)
         let response = route.answer(request, bodyTooLong: tooLong)
         if let error = response.error { draft.fail(error.kind, error.message) }
         let keepAlive = head.keepAlive && !tooLong && !context.server.isStopping
@@ -116,13 +122,11 @@ struct HTTPExchange {
         if !keepAlive { headers.add(name: "Connection", value: "close") }
         let reason = ErrorResponse.reasonPhrase(response.status)
         let noBody = head.method == "HEAD" || response.status == 204 || response.status == 304
-        let responseCapture = BodyCapture(limit: context.configuration.bodyLimit,
-                                          spool: context.configuration.bodySpool)
-        if !noBody { responseCapture.append(response.body) }
-        draft.flow.response = Flow.Response(status: response.status, reason: reason, httpVersion: "HTTP/1.1",
-                                            headers: FlowDraft.headerPairs(headers, redact: []),
-                                            body: responseCapture.finish(contentEncoding: headers["Content-Encoding"],
-                                                                         contentType: headers["Content-Type"]))
+        let answer = HTTPResponse(status: response.status, reason: reason, fields: HTTPFields(headers))
+        recorder.replaceResponseHead(answer)
+        if !noBody { recorder.recordResponseBody(response.body) }
+        draft.flow.response = Flow.Response(answer, httpVersion: "HTTP/1.1", redact: [])
+        recorder.finishResponseBody(into: &draft)
         context.server.responded(draft.flow)
         let responseHead = HTTPResponseHead(version: .http11, status: response.status, reason: reason, headers: headers)
         context.sendToClient(HTTP1Serializer.serialize(responseHead) + (noBody ? [] : response.body))

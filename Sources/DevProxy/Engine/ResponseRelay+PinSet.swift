@@ -1,5 +1,6 @@
 import Foundation
 import HTTP1
+import HTTPTypes
 import PinningPolicy
 
 extension ResponseRelay {
@@ -70,10 +71,9 @@ extension ResponseRelay {
         if context.configuration.addVia { outbound.headers.add(name: "Via", value: "1.1 devproxy") }
         let redact = context.configuration.redactHeaders
         draft.flow.response?.headers = FlowDraft.headerPairs(outbound.headers, redact: redact)
-        let capture = BodyCapture(limit: context.configuration.bodyLimit, spool: context.configuration.bodySpool)
-        capture.append(served)
-        draft.flow.response?.body = capture.finish(contentEncoding: outbound.headers["Content-Encoding"],
-                                                   contentType: outbound.headers["Content-Type"])
+        recorder.replaceResponseHead(HTTPResponse(outbound))
+        recorder.recordResponseBody(served)
+        recorder.finishResponseBody(into: &draft)
         do {
             try context.client.stream.write(HTTP1Serializer.serialize(outbound) + served, flush: true)
         } catch {
@@ -87,17 +87,13 @@ extension ResponseRelay {
     private func streamUntouched(_ head: HTTPResponseHead, framing: ClientFraming, buffered: [UInt8],
                                  draft: inout FlowDraft) -> Outcome {
         let (outbound, clientKeepAlive) = clientHead(for: head, framing: framing)
-        let capture = BodyCapture(limit: context.configuration.bodyLimit, spool: context.configuration.bodySpool)
-        defer {
-            draft.flow.response?.body = capture.finish(contentEncoding: head.headers["Content-Encoding"],
-                                                       contentType: head.headers["Content-Type"])
-        }
+        defer { recorder.finishResponseBody(into: &draft) }
         var held: [UInt8]? = HTTP1Serializer.serialize(outbound)
         var pending = buffered
         do {
             while true {
                 if !pending.isEmpty {
-                    capture.append(pending)
+                    recorder.recordResponseBody(pending)
                     try send(framing.rechunk ? HTTP1Serializer.chunk(pending) : pending, after: &held, flush: true)
                     pending = []
                 }

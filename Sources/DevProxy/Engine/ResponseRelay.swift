@@ -1,5 +1,6 @@
 import Foundation
 import HTTP1
+import HTTPTypes
 
 /// Reads the upstream's response and relays it to the client: interim responses as they
 /// come, then the final head with framing fixed for the client, then the body.
@@ -7,6 +8,8 @@ struct ResponseRelay {
     let context: ExchangeContext
     let requestHead: HTTPRequestHead
     let upstream: UpstreamConnection
+    /// Where the response is recorded for the flow; the exchange has recorded the final head.
+    let recorder: ExchangeRecorder
 
     /// How the response ended.
     struct Outcome {
@@ -39,9 +42,9 @@ struct ResponseRelay {
 
     /// Sends the final head and streams the body; records the response in the flow.
     func relay(_ head: HTTPResponseHead, draft: inout FlowDraft) -> Outcome {
-        let redact = context.configuration.redactHeaders
-        draft.flow.response = Flow.Response(status: head.status, reason: head.reason, httpVersion: head.version.description,
-                                            headers: FlowDraft.headerPairs(head.headers, redact: redact), body: nil)
+        draft.flow.response = Flow.Response(recorder.response ?? HTTPResponse(head),
+                                            httpVersion: head.version.description,
+                                            redact: context.configuration.redactHeaders)
         context.server.responded(draft.flow)
         if head.status == 101 {
             WebSocketSession(context: context, upstream: upstream).run(head: head, draft: &draft)
@@ -52,11 +55,7 @@ struct ResponseRelay {
         }
         let framing = ClientFraming(request: requestHead, response: head)
         let (outbound, clientKeepAlive) = clientHead(for: head, framing: framing)
-        let capture = BodyCapture(limit: context.configuration.bodyLimit, spool: context.configuration.bodySpool)
-        defer {
-            draft.flow.response?.body = capture.finish(contentEncoding: head.headers["Content-Encoding"],
-                                                       contentType: head.headers["Content-Type"])
-        }
+        defer { recorder.finishResponseBody(into: &draft) }
         // When the body (or its end) is already buffered, the head goes out with it in one TLS
         // record and one write; otherwise at once, so a slow body never delays the headers.
         var held: [UInt8]? = HTTP1Serializer.serialize(outbound)
@@ -89,7 +88,7 @@ struct ResponseRelay {
             do {
                 switch event {
                 case .body(let bytes)?:
-                    capture.append(bytes)
+                    recorder.recordResponseBody(bytes)
                     let first = relayed == 0
                     relayed += bytes.count
                     // While more of the body is already here, records gather in the client's write

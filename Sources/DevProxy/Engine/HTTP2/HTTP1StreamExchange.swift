@@ -1,5 +1,6 @@
 import Foundation
 import HTTP1
+import HTTPTypes
 
 /// The thread half of an `HTTP1StreamLeg`: sends one HTTP/2 client's request to an HTTP/1.1
 /// origin and posts the response back, both bodies streamed.
@@ -55,7 +56,10 @@ struct HTTP1StreamExchange {
                     if !chunk.isEmpty { try upstream.stream.write(chunked ? HTTP1Serializer.chunk(chunk) : chunk) }
                     leg.post(.consumed(chunk.count))
                 }
-                if chunked { try upstream.stream.write(HTTP1Serializer.lastChunk(trailers: leg.trailers)) }
+                if chunked {
+                    let trailers = (try? HTTPHeaders(forwarding: leg.trailers)) ?? HTTPHeaders()
+                    try upstream.stream.write(HTTP1Serializer.lastChunk(trailers: trailers))
+                }
             }
             upstream.reader.parser.expectResponse(toMethod: head.method)
             var final: HTTPResponseHead?
@@ -65,13 +69,13 @@ struct HTTP1StreamExchange {
                 }
                 guard case .head(let response) = event else { continue }
                 if response.isInterim {
-                    if response.status != 100 { leg.post(.interim(response)) }
+                    if response.status != 100 { leg.post(.interim(HTTPResponse(response))) }
                 } else {
                     final = response
                 }
             }
             guard let final else { return false }
-            leg.post(.head(final))
+            leg.post(.head(HTTPResponse(final), httpVersion: final.version.description))
             responseStarted = true
             while true {
                 switch try upstream.reader.next() {
@@ -79,7 +83,7 @@ struct HTTP1StreamExchange {
                     leg.post(.body(bytes))
                     try leg.waitForRoom()
                 case .end(let trailers)?:
-                    leg.post(.end(trailers))
+                    leg.post(.end(trailers: HTTPFields(trailers)))
                     let surplus = !upstream.reader.parser.takeRemainingBytes().isEmpty
                     return final.keepAlive && !surplus && ClientFraming(request: head, response: final).upstreamDelimited
                 case .head?, nil:

@@ -1,11 +1,13 @@
 import Foundation
-import HTTP1
+import HTTPTypes
 
 /// One stream of an HTTP/2 client whose origin speaks only HTTP/1.1 (the client offered only h2,
 /// as gRPC clients and some apps do): the request goes out as HTTP/1.1 on a pooled connection,
 /// on a thread of its own, and what comes back is posted to the client connection's loop.
 ///
-/// The loop and the thread meet only here, under one lock. Backpressure holds both ways: the
+/// The loop and the thread meet only here, under one lock, and in version-neutral terms
+/// (`HTTPResponse`, `HTTPFields`): the thread speaks HTTP/1.1, the loop HTTP/2, and each side
+/// converts with its own codec's conversions. Backpressure holds both ways: the
 /// loop acknowledges the client's request bytes once the thread has written them upstream
 /// (`consumed`), and the thread reads no more of the response while `responseQueueLimit` bytes
 /// it posted are not yet on their way to the client (`acknowledge`).
@@ -15,10 +17,12 @@ final class HTTP1StreamLeg: @unchecked Sendable {
         case connected(UpstreamConnection)
         /// This many request bytes went upstream: the client's window may reopen by as many.
         case consumed(Int)
-        case interim(HTTPResponseHead)
-        case head(HTTPResponseHead)
+        case interim(HTTPResponse)
+        /// The final response head, and the version of the origin's status line (`HTTP/1.1`).
+        case head(HTTPResponse, httpVersion: String)
         case body([UInt8])
-        case end(HTTPHeaders)
+        /// The response ended, with the origin's trailers (chunked), if any.
+        case end(trailers: HTTPFields)
         /// The exchange failed; `responseStarted` tells whether a head was already posted.
         case failed(FlowErrorKind, status: Int, message: String, responseStarted: Bool)
     }
@@ -27,7 +31,7 @@ final class HTTP1StreamLeg: @unchecked Sendable {
     // Guarded by `condition`.
     private var requestChunks: [[UInt8]] = []
     private var requestEnded = false
-    private var requestTrailers = HTTPHeaders()
+    private var requestTrailers = HTTPFields()
     private var cancelled = false
     private var reports: [Report] = []
     private var unacknowledged = 0
@@ -53,7 +57,7 @@ final class HTTP1StreamLeg: @unchecked Sendable {
     }
 
     /// The client's request ended (with trailers, if any).
-    func finishRequest(trailers: HTTPHeaders = HTTPHeaders()) {
+    func finishRequest(trailers: HTTPFields = HTTPFields()) {
         condition.withLock {
             requestEnded = true
             requestTrailers = trailers
@@ -115,7 +119,7 @@ final class HTTP1StreamLeg: @unchecked Sendable {
         }
     }
 
-    var trailers: HTTPHeaders { condition.withLock { requestTrailers } }
+    var trailers: HTTPFields { condition.withLock { requestTrailers } }
 
     /// Waits while the client is behind on the response by more than the limit.
     func waitForRoom() throws {

@@ -1,6 +1,7 @@
 import Foundation
 import HTTP1
 import HTTP2
+import HTTPTypes
 
 /// An HTTP/1.1 client's request sent to an origin that speaks only HTTP/2 (it chose h2 when
 /// offered it, after offering nothing for `http/1.1`): translated to one h2 stream, and the
@@ -15,6 +16,8 @@ struct HTTP1ToHTTP2Exchange {
     let head: HTTPRequestHead
     let destination: Destination
     let upstream: UpstreamConnection
+    /// Where the request and response are recorded for the flow.
+    let recorder: ExchangeRecorder
 
     /// Most request body bytes queued for the origin before waiting for its window.
     private static let queueLimit = 256 * 1024
@@ -33,9 +36,9 @@ struct HTTP1ToHTTP2Exchange {
         let request: HTTP2HeaderBlock
         do {
             session = try HTTP2Session(role: .client)
-            let fields = try HTTPVersionTranslation.h2Fields(from: head.headers.map { ($0.name, $0.value) })
-            request = .request(method: head.method, scheme: destination.tls ? "https" : "http",
-                               authority: destination.hostHeader, path: destination.pathAndQuery, fields: fields)
+            request = try HTTP2HeaderBlock(forwarding: HTTPRequest(head, scheme: destination.tls ? "https" : "http",
+                                                                   authority: destination.hostHeader,
+                                                                   path: destination.pathAndQuery))
         } catch {
             draft.fail(.badRequest, "\(error)")
             context.sendToClient(ErrorResponse.bytes(status: 400, detail: "\(error)"))
@@ -43,8 +46,7 @@ struct HTTP1ToHTTP2Exchange {
         }
         var driver = Driver(session: session, stream: upstream.stream)
         let hasBody = head.headers.transferCodings.last == "chunked" || Int(head.headers["Content-Length"] ?? "0") ?? 0 > 0
-        let requestCapture = BodyCapture(limit: context.configuration.bodyLimit, spool: context.configuration.bodySpool)
-        let sendStart = Date()
+        recorder.sendStarted = Date()
         let stream: Int32
         do {
             stream = try session.submitRequest(request, endStream: !hasBody)
@@ -54,11 +56,10 @@ struct HTTP1ToHTTP2Exchange {
                     context.sendToClient(HTTP1Serializer.serialize(HTTPResponseHead(version: .http11, status: 100, reason: "Continue",
                                                                                     headers: HTTPHeaders())))
                 }
-                try sendBody(stream: stream, driver: &driver, capture: requestCapture)
+                try sendBody(stream: stream, driver: &driver)
             }
         } catch {
-            draft.flow.request?.body = requestCapture.finish(contentEncoding: head.headers["Content-Encoding"],
-                                                             contentType: head.headers["Content-Type"])
+            recorder.finishRequestBody(into: &draft)
             if !(error is ClientGone),
                let message = UpstreamFailure.missingClientCertificate(upstream, target: target) {
                 draft.fail(.upstreamClientCertificateRequired, message)
@@ -70,16 +71,17 @@ struct HTTP1ToHTTP2Exchange {
             if !(error is ClientGone) { context.sendToClient(ErrorResponse.bytes(status: 502, detail: message)) }
             return false
         }
-        draft.flow.timings.send = FlowDraft.milliseconds(since: sendStart)
-        draft.flow.request?.body = requestCapture.finish(contentEncoding: head.headers["Content-Encoding"],
-                                                         contentType: head.headers["Content-Type"])
-        var relay = HTTP2ResponseToHTTP1(context: context, requestHead: head, stream: stream, target: target)
+        recorder.requestSent = Date()
+        recorder.finishTimings(into: &draft, openEnded: false)
+        recorder.finishRequestBody(into: &draft)
+        var relay = HTTP2ResponseToHTTP1(context: context, requestHead: head, stream: stream, target: target,
+                                         recorder: recorder)
         relay.clientCertificateFailure = UpstreamFailure.missingClientCertificate(upstream, target: target)
         return relay.run(driver: &driver, draft: &draft)
     }
 
     /// Streams the client's body to the origin, waiting for window when the queue is full.
-    private func sendBody(stream: Int32, driver: inout Driver, capture: BodyCapture) throws {
+    private func sendBody(stream: Int32, driver: inout Driver) throws {
         while true {
             let event: HTTP1RequestEvent?
             do {
@@ -89,7 +91,7 @@ struct HTTP1ToHTTP2Exchange {
             }
             switch event {
             case .body(let bytes)?:
-                capture.append(bytes)
+                recorder.recordRequestBody(bytes)
                 try driver.session.submitData(stream: stream, bytes, endStream: false)
                 try driver.flush()
                 while driver.session.outboundQueuedBytes(stream: stream) > Self.queueLimit {
@@ -100,7 +102,7 @@ struct HTTP1ToHTTP2Exchange {
                 if trailers.isEmpty {
                     try driver.session.submitData(stream: stream, [], endStream: true)
                 } else {
-                    let fields = try HTTPVersionTranslation.h2Fields(from: trailers.map { ($0.name, $0.value) })
+                    let fields = try [HTTP2Field](forwarding: HTTPFields(trailers))
                     try driver.session.submitTrailers(stream: stream, fields)
                 }
                 try driver.flush()

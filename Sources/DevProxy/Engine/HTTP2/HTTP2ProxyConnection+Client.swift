@@ -1,6 +1,7 @@
 import Foundation
 import HTTP1
 import HTTP2
+import HTTPTypes
 
 /// What the client's session reports: requests start, bodies and trailers go upstream, resets
 /// pass on with their own code, and a stream's flow ends when the client's stream closes.
@@ -71,13 +72,12 @@ extension HTTP2ProxyConnection {
     private func startExchange(stream: Int32, head: HTTP2HeaderBlock, endStream: Bool) {
         var draft = context.draft(host: host, port: port)
         draft.flow.h2 = Flow.HTTP2Info(streamID: Int(stream), connectionID: connectionID, upstreamStreamID: nil)
-        let redact = context.configuration.redactHeaders
-        let authority = head.authority ?? (port == 443 ? host : "\(host):\(port)")
-        let url = "\(head.scheme ?? (cleartext ? "http" : "https"))://\(authority)\(head.path ?? "")"
-        draft.flow.request = Flow.Request(method: head.method ?? "", url: url, httpVersion: "HTTP/2",
-                                          headers: HTTPVersionTranslation.pairs(head.fields, redact: redact), body: nil,
-                                          pseudoHeaders: HTTPVersionTranslation.pairs(head.pseudo, redact: []))
-        let exchange = HTTP2StreamExchange(clientStream: stream, draft: draft, requestHead: head,
+        let request = HTTPRequest(head)
+        let authority = request.authority ?? (port == 443 ? host : "\(host):\(port)")
+        let url = "\(request.scheme ?? (cleartext ? "http" : "https"))://\(authority)\(request.path ?? "")"
+        draft.flow.request = Flow.Request(request, url: url, httpVersion: "HTTP/2",
+                                          redact: context.configuration.redactHeaders)
+        let exchange = HTTP2StreamExchange(clientStream: stream, draft: draft, requestHead: head, request: request,
                                            bodyLimit: context.configuration.bodyLimit,
                                            spool: context.configuration.bodySpool)
         exchange.requestEnded = endStream
@@ -89,8 +89,7 @@ extension HTTP2ProxyConnection {
         streams[stream] = exchange
         server.started(draft.flow)
         if !server.localRoutes.isEmpty {
-            let request = LocalRequest(method: head.method ?? "", url: url, httpVersion: "HTTP/2",
-                                       headers: head.fields.map { ($0.nameString, $0.valueString) })
+            let request = LocalRequest(request, url: url, httpVersion: "HTTP/2")
             if let route = server.localRoute(for: request) {
                 exchange.local = (route, request)
                 exchange.answeredLocally = true
@@ -104,7 +103,7 @@ extension HTTP2ProxyConnection {
         }
         let outbound: HTTP2HeaderBlock
         do {
-            outbound = try HTTPVersionTranslation.relayedH2(head)
+            outbound = try head.forwarded()
         } catch {
             answer(exchange, status: 400, kind: .badRequest, message: "\(error)")
             return
@@ -209,18 +208,18 @@ extension HTTP2ProxyConnection {
 
     private func clientTrailers(stream: Int32, fields: [HTTP2Field]) {
         guard let exchange = streams[stream] else { return }
-        exchange.requestTrailers = fields
+        exchange.recorder.recordRequestTrailers(HTTPFields(fields))
         exchange.requestEnded = true
         if exchange.answeredLocally {
             if exchange.local != nil && exchange.draft.flow.response == nil { answerLocally(exchange) }
             return
         }
         if let http1Leg = exchange.http1Leg {
-            http1Leg.finishRequest(trailers: (try? HTTPVersionTranslation.h1Headers(from: fields)) ?? HTTPHeaders())
+            http1Leg.finishRequest(trailers: HTTPFields(fields))
             return
         }
         guard let leg = exchange.leg, let upstream = exchange.upstreamStream else { return }
-        let relayed = (try? HTTPVersionTranslation.h2Fields(from: fields.map { ($0.nameString, $0.valueString) })) ?? []
+        let relayed = (try? [HTTP2Field](forwarding: HTTPFields(fields))) ?? []
         try? leg.session.submitTrailers(stream: upstream, relayed)
         exchange.requestSent = Date()
     }

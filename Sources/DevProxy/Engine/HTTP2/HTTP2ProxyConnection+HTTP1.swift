@@ -1,6 +1,7 @@
 import Foundation
 import HTTP1
 import HTTP2
+import HTTPTypes
 
 /// Streams of an h2-only client whose origin speaks only HTTP/1.1: each request goes out on a
 /// thread of its own (`HTTP1StreamLeg`), translated (RFC 9113 §8.2.3 cookies joined, `Host` from
@@ -8,15 +9,15 @@ import HTTP2
 extension HTTP2ProxyConnection {
     /// Starts the HTTP/1.1 half of `exchange`.
     func startHTTP1Leg(_ exchange: HTTP2StreamExchange, head: HTTP2HeaderBlock, endStream: Bool) {
-        let headers: HTTPHeaders
+        var neutral = HTTPRequest(head)
+        neutral.authority = neutral.authority ?? (port == 443 ? host : "\(host):\(port)")
+        let request: HTTPRequestHead
         do {
-            headers = try HTTPVersionTranslation.h1Headers(from: head.fields)
+            request = try HTTPRequestHead(forwarding: neutral)
         } catch {
             answer(exchange, status: 400, kind: .badRequest, message: "\(error)")
             return
         }
-        var request = HTTPRequestHead(method: head.method ?? "GET", target: head.path ?? "/", version: .http11, headers: headers)
-        request.headers.replaceOrAdd(name: "Host", value: head.authority ?? (port == 443 ? host : "\(host):\(port)"))
         let leg = HTTP1StreamLeg(wake: wake)
         exchange.http1Leg = leg
         if endStream {
@@ -47,18 +48,15 @@ extension HTTP2ProxyConnection {
             // The connection part was acknowledged as the bytes arrived (clientData).
             try? session.consumeStream(stream, count: count)
             if exchange.requestEnded && exchange.requestSent == nil { exchange.requestSent = Date() }
-        case .interim(let head):
-            let fields = (try? HTTPVersionTranslation.h2Fields(from: head.headers.map { ($0.name, $0.value) })) ?? []
-            try? session.submitResponse(stream: stream, .response(status: head.status, fields: fields), endStream: false)
-        case .head(let head):
-            let fields = (try? HTTPVersionTranslation.h2Fields(from: head.headers.map { ($0.name, $0.value) })) ?? []
-            let block = HTTP2HeaderBlock.response(status: head.status, fields: fields)
-            exchange.responseHead = block
-            exchange.responseStarted = Date()
+        case .interim(let response):
+            let block = (try? HTTP2HeaderBlock(forwarding: response)) ?? .response(status: response.status)
+            try? session.submitResponse(stream: stream, block, endStream: false)
+        case .head(let response, let version):
+            let block = (try? HTTP2HeaderBlock(forwarding: response)) ?? .response(status: response.status)
+            exchange.recordResponseHead(block, HTTPResponse(block))
             if exchange.requestSent == nil { exchange.requestSent = Date() }
-            exchange.draft.flow.response = Flow.Response(status: head.status, reason: head.reason, httpVersion: head.version.description,
-                                                         headers: FlowDraft.headerPairs(head.headers, redact: context.configuration.redactHeaders),
-                                                         body: nil)
+            exchange.draft.flow.response = Flow.Response(response, httpVersion: version,
+                                                         redact: context.configuration.redactHeaders)
             server.responded(exchange.draft.flow)
             try? session.submitResponse(stream: stream, block, endStream: false)
         case .body(let bytes):
@@ -69,8 +67,8 @@ extension HTTP2ProxyConnection {
             if trailers.isEmpty {
                 try? session.submitData(stream: stream, [], endStream: true)
             } else {
-                let fields = (try? HTTPVersionTranslation.h2Fields(from: trailers.map { ($0.name, $0.value) })) ?? []
-                exchange.responseTrailers = fields
+                let fields = (try? [HTTP2Field](forwarding: trailers)) ?? []
+                exchange.recorder.recordResponseTrailers(HTTPFields(fields))
                 try? session.submitTrailers(stream: stream, fields)
             }
         case .failed(let kind, let status, let message, let responseStarted):

@@ -2,6 +2,7 @@ import Foundation
 import GRPCWire
 import HTTP1
 import HTTP2
+import HTTPTypes
 
 /// What an origin's session reports: responses, bodies and trailers go to the client's stream,
 /// an origin's reset reaches the client with its own code, a GOAWAY retires the connection.
@@ -11,17 +12,16 @@ extension HTTP2ProxyConnection {
             switch event {
             case .responseHead(let upstream, let head, let endStream):
                 guard let exchange = exchange(upstream, on: leg) else { continue }
-                exchange.recordResponseHead(head)
+                let response = HTTPResponse(head)
+                exchange.recordResponseHead(head, response)
                 exchange.responseEnded = endStream
-                let status = head.status ?? 0
-                exchange.draft.flow.response = Flow.Response(
-                    status: status, reason: ErrorResponse.reasonPhrase(status), httpVersion: "HTTP/2",
-                    headers: HTTPVersionTranslation.pairs(head.fields, redact: context.configuration.redactHeaders), body: nil,
-                    pseudoHeaders: HTTPVersionTranslation.pairs(head.pseudo, redact: []))
+                let status = response.status
+                exchange.draft.flow.response = Flow.Response(response, httpVersion: "HTTP/2",
+                                                             redact: context.configuration.redactHeaders)
                 server.responded(exchange.draft.flow)
                 if exchange.draft.flow.pinset != nil, context.configuration.pinSetRewrite != nil {
                     if (200..<300).contains(status), !endStream, exchange.requestHead.method != "HEAD",
-                       let relayed = try? HTTPVersionTranslation.relayedH2(head) {
+                       let relayed = try? head.forwarded() {
                         // A pin set: held until its body is whole (bounded), then rewritten and sent.
                         exchange.heldPinSet = (relayed, [])
                         leg.widenWindow(of: upstream)
@@ -31,7 +31,7 @@ extension HTTP2ProxyConnection {
                                                                  + (endStream ? " without a body" : ""))
                 }
                 do {
-                    try session.submitResponse(stream: exchange.clientStream, try HTTPVersionTranslation.relayedH2(head),
+                    try session.submitResponse(stream: exchange.clientStream, try head.forwarded(),
                                                endStream: endStream)
                 } catch {
                     exchange.draft.fail(.upstreamBadResponse, "the origin's response head cannot be relayed: \(error)")
@@ -40,7 +40,7 @@ extension HTTP2ProxyConnection {
                 }
             case .informationalHead(let upstream, let head):
                 // 103 Early Hints and the like pass on; 100 Continue too (the client may wait for it).
-                guard let exchange = exchange(upstream, on: leg), let relayed = try? HTTPVersionTranslation.relayedH2(head) else { continue }
+                guard let exchange = exchange(upstream, on: leg), let relayed = try? head.forwarded() else { continue }
                 try? session.submitResponse(stream: exchange.clientStream, relayed, endStream: false)
             case .data(let upstream, let bytes, let endStream):
                 // The connection window reopens at once, the stream's when the client took the
@@ -70,9 +70,9 @@ extension HTTP2ProxyConnection {
             case .trailers(let upstream, let fields):
                 guard let exchange = exchange(upstream, on: leg) else { continue }
                 if exchange.heldPinSet != nil { releasePinSet(exchange, whole: true, endStream: false) }
-                exchange.recordResponseTrailers(fields)
+                exchange.recorder.recordResponseTrailers(HTTPFields(fields))
                 exchange.responseEnded = true
-                let relayed = (try? HTTPVersionTranslation.h2Fields(from: fields.map { ($0.nameString, $0.valueString) })) ?? []
+                let relayed = (try? [HTTP2Field](forwarding: HTTPFields(fields))) ?? []
                 try? session.submitTrailers(stream: exchange.clientStream, relayed)
             case .dataSent(let upstream, let count), .dataDiscarded(let upstream, let count):
                 // The origin took request bytes: the client may send as many more.
@@ -152,7 +152,10 @@ extension HTTP2ProxyConnection {
         }
         let block = HTTP2HeaderBlock(pseudo: head.pseudo, fields: fields)
         exchange.responseHead = block
-        exchange.draft.flow.response?.headers = HTTPVersionTranslation.pairs(fields, redact: context.configuration.redactHeaders)
+        let response = HTTPResponse(block)
+        exchange.recorder.replaceResponseHead(response)
+        exchange.draft.flow.response?.headers = FlowDraft.headerPairs(response.fields,
+                                                                      redact: context.configuration.redactHeaders)
         exchange.recordResponse(served)
         try? session.submitResponse(stream: exchange.clientStream, block, endStream: false)
         try? session.submitData(stream: exchange.clientStream, served, endStream: endStream)
@@ -196,22 +199,24 @@ extension HTTP2ProxyConnection {
             let fields = [HTTP2Field("content-type", "application/grpc"), HTTP2Field("grpc-status", "14"),
                           HTTP2Field("grpc-message", GRPCStatus.encodeMessage(message)),
                           HTTP2Field("x-devproxy-error", kind.rawValue)]
-            exchange.draft.flow.response = Flow.Response(status: 200, reason: "OK", httpVersion: "HTTP/2",
-                                                         headers: HTTPVersionTranslation.pairs(fields, redact: []), body: .empty,
-                                                         pseudoHeaders: [[":status", "200"]])
-            exchange.recordResponseHead(.response(status: 200, fields: fields))
-            try? session.submitResponse(stream: exchange.clientStream, .response(status: 200, fields: fields), endStream: true)
+            let head = HTTP2HeaderBlock.response(status: 200, fields: fields)
+            let response = HTTPResponse(head)
+            exchange.draft.flow.response = Flow.Response(response, httpVersion: "HTTP/2", redact: [])
+            exchange.draft.flow.response?.body = .empty
+            exchange.recordResponseHead(head, response)
+            try? session.submitResponse(stream: exchange.clientStream, head, endStream: true)
             return
         }
         let body = Array("\(status) \(ErrorResponse.reasonPhrase(status)): \(message)\n".utf8)
         let fields = [HTTP2Field("content-type", "text/plain; charset=utf-8"), HTTP2Field("content-length", "\(body.count)"),
                       HTTP2Field("x-devproxy-error", kind.rawValue)]
-        exchange.draft.flow.response = Flow.Response(status: status, reason: ErrorResponse.reasonPhrase(status), httpVersion: "HTTP/2",
-                                                     headers: HTTPVersionTranslation.pairs(fields, redact: []), body: nil,
-                                                     pseudoHeaders: [[":status", "\(status)"]])
+        let head = HTTP2HeaderBlock.response(status: status, fields: fields)
+        let response = HTTPResponse(head)
+        exchange.draft.flow.response = Flow.Response(response, httpVersion: "HTTP/2", redact: [])
         exchange.responseCapture.append(body)
-        exchange.responseHead = .response(status: status, fields: fields)
-        try? session.submitResponse(stream: exchange.clientStream, .response(status: status, fields: fields), endStream: false)
+        exchange.responseHead = head
+        exchange.recorder.replaceResponseHead(response)
+        try? session.submitResponse(stream: exchange.clientStream, head, endStream: false)
         try? session.submitData(stream: exchange.clientStream, body, endStream: true)
     }
 
@@ -230,10 +235,9 @@ extension HTTP2ProxyConnection {
         }
         let head = HTTP2HeaderBlock.response(status: response.status, fields: fields)
         let noBody = request.method == "HEAD" || response.status == 204 || response.status == 304 || response.body.isEmpty
-        exchange.draft.flow.response = Flow.Response(status: response.status, reason: ErrorResponse.reasonPhrase(response.status),
-                                                     httpVersion: "HTTP/2", headers: HTTPVersionTranslation.pairs(fields, redact: []),
-                                                     body: nil, pseudoHeaders: [[":status", "\(response.status)"]])
-        exchange.recordResponseHead(head)
+        let neutral = HTTPResponse(head)
+        exchange.draft.flow.response = Flow.Response(neutral, httpVersion: "HTTP/2", redact: [])
+        exchange.recordResponseHead(head, neutral)
         server.responded(exchange.draft.flow)
         try? session.submitResponse(stream: exchange.clientStream, head, endStream: noBody)
         if noBody {

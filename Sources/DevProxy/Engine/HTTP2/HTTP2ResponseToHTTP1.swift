@@ -1,6 +1,7 @@
 import Foundation
 import HTTP1
 import HTTP2
+import HTTPTypes
 
 /// Relays an origin's HTTP/2 response to an HTTP/1.1 client: interim responses, the final head
 /// with a reason phrase made up and HTTP/1.1 framing (Content-Length when the origin sent one,
@@ -11,22 +12,22 @@ struct HTTP2ResponseToHTTP1 {
     let requestHead: HTTPRequestHead
     let stream: Int32
     let target: String
+    /// Where the response is recorded for the flow.
+    let recorder: ExchangeRecorder
     /// Set when the origin asked for a client certificate and got none: a failure before the
     /// response is then `upstream_client_certificate_required`, with this message.
     var clientCertificateFailure: String?
 
     /// Returns whether the client connection can carry another request.
     func run(driver: inout HTTP1ToHTTP2Exchange.Driver, draft: inout FlowDraft) -> Bool {
-        let waitStart = Date()
         var head: HTTP2HeaderBlock?
         do {
             while head == nil {
                 switch try driver.next() {
                 case .informationalHead(stream, let interim):
                     guard let status = interim.status, status != 100,
-                          let headers = try? HTTPVersionTranslation.h1Headers(from: interim.fields) else { continue }
-                    context.sendToClient(HTTP1Serializer.serialize(
-                        HTTPResponseHead(version: .http11, status: status, reason: ErrorResponse.reasonPhrase(status), headers: headers)))
+                          let interim = try? HTTPResponseHead(forwarding: HTTPResponse(interim)) else { continue }
+                    context.sendToClient(HTTP1Serializer.serialize(interim))
                 case .responseHead(stream, let final, let endStream):
                     head = final
                     if endStream { driver.events.insert(.data(stream: stream, bytes: [], endStream: true), at: 0) }
@@ -49,24 +50,23 @@ struct HTTP2ResponseToHTTP1 {
             return fail(draft: &draft, kind: .upstreamClosed, code: nil, "upstream \(target) (HTTP/2) failed before the response: \(error)")
         }
         guard let head else { return false }
-        draft.flow.timings.wait = FlowDraft.milliseconds(since: waitStart)
         return relayBody(head, driver: &driver, draft: &draft)
     }
 
     private func relayBody(_ head: HTTP2HeaderBlock, driver: inout HTTP1ToHTTP2Exchange.Driver, draft: inout FlowDraft) -> Bool {
-        let receiveStart = Date()
-        let status = head.status ?? 502
+        let response = HTTPResponse(head)
+        recorder.recordResponseHead(response)
+        recorder.finishTimings(into: &draft, openEnded: false)
+        let status = response.status
         let redact = context.configuration.redactHeaders
-        draft.flow.response = Flow.Response(status: status, reason: ErrorResponse.reasonPhrase(status), httpVersion: "HTTP/2",
-                                            headers: HTTPVersionTranslation.pairs(head.fields, redact: redact), body: nil,
-                                            pseudoHeaders: HTTPVersionTranslation.pairs(head.pseudo, redact: []))
+        draft.flow.response = Flow.Response(response, httpVersion: "HTTP/2", redact: redact)
         context.server.responded(draft.flow)
         if let url = draft.flow.request?.url, context.configuration.pinSetRewrite?.matches(url) == true {
             // Not silent: this one pairing (an HTTP/1.1 client, an HTTP/2-only origin) relays as is.
             draft.flow.pinset = Flow.PinSetInfo(rewritten: false, note: "not rewritten: an HTTP/1.1 client's request "
                                                 + "to an HTTP/2-only origin is relayed as is")
         }
-        var headers = (try? HTTPVersionTranslation.h1Headers(from: head.fields)) ?? HTTPHeaders()
+        var headers = (try? HTTPHeaders(forwarding: response.fields)) ?? HTTPHeaders()
         let noBody = requestHead.method == "HEAD" || status == 204 || status == 304
         // The same framing rules as an HTTP/1.1 origin's response without Transfer-Encoding:
         // its Content-Length, else chunked for an HTTP/1.1 client, else read until close.
@@ -77,12 +77,10 @@ struct HTTP2ResponseToHTTP1 {
         let keepAlive = requestHead.keepAlive && framing.clientKeepAlive
         if !keepAlive { headers.add(name: "Connection", value: "close") }
         let wantsTrailers = requestHead.headers.hasListElement("TE", "trailers")
-        let capture = BodyCapture(limit: context.configuration.bodyLimit, spool: context.configuration.bodySpool)
-        var trailers: [HTTP2Field] = []
         defer {
-            draft.flow.response?.body = capture.finish(contentEncoding: headers["Content-Encoding"], contentType: headers["Content-Type"])
-            if !trailers.isEmpty { draft.flow.response?.trailers = HTTPVersionTranslation.pairs(trailers, redact: redact) }
-            draft.flow.timings.receive = FlowDraft.milliseconds(since: receiveStart)
+            recorder.finishResponseBody(into: &draft)
+            recorder.finishTrailers(into: &draft, redact: redact)
+            recorder.finishTimings(into: &draft)
         }
         do {
             try context.client.stream.write(HTTP1Serializer.serialize(
@@ -103,7 +101,7 @@ struct HTTP2ResponseToHTTP1 {
             do {
                 switch event {
                 case .data(stream, let bytes, let endStream):
-                    capture.append(bytes)
+                    recorder.recordResponseBody(bytes)
                     relayed += bytes.count
                     if !bytes.isEmpty && !noBody { try context.client.stream.write(chunked ? HTTP1Serializer.chunk(bytes) : bytes) }
                     if !bytes.isEmpty { try driver.session.consume(stream: stream, count: bytes.count) }
@@ -112,9 +110,10 @@ struct HTTP2ResponseToHTTP1 {
                         return keepAlive
                     }
                 case .trailers(stream, let fields):
-                    trailers = fields
+                    recorder.recordResponseTrailers(HTTPFields(fields))
                     if chunked {
-                        let section = wantsTrailers ? ((try? HTTPVersionTranslation.h1Headers(from: fields)) ?? HTTPHeaders()) : HTTPHeaders()
+                        let forwarded = wantsTrailers ? (try? HTTPHeaders(forwarding: HTTPFields(fields))) : nil
+                        let section = forwarded ?? HTTPHeaders()
                         try context.client.stream.write(HTTP1Serializer.lastChunk(trailers: section))
                     }
                     return keepAlive

@@ -1,6 +1,6 @@
 import Foundation
-import GRPCWire
 import HTTP2
+import HTTPTypes
 import SessionStore
 
 /// One request/response exchange on one stream of an HTTP/2 client connection: what has passed
@@ -13,14 +13,13 @@ final class HTTP2StreamExchange {
     var upstreamStream: Int32?
     /// Instead, for an HTTP/1.1-only origin: the thread carrying the request there.
     var http1Leg: HTTP1StreamLeg?
-    let requestCapture: BodyCapture
-    let responseCapture: BodyCapture
+    /// The flow's bodies, trailers, gRPC view and timings (shared with the HTTP/1.1 exchange).
+    let recorder: ExchangeRecorder
     var requestHead: HTTP2HeaderBlock
+    /// The response head as relayed to the client, once there is one.
     var responseHead: HTTP2HeaderBlock?
     var requestEnded = false
     var responseEnded = false
-    /// Response body bytes passed to the client so far.
-    var responseBytes = 0
     /// The origin reset the stream while response bytes were still queued for the client: the
     /// reset follows them (`HTTP2ProxyConnection.resetClientAfterQueuedFrames`).
     var pendingReset: HTTP2ErrorCode?
@@ -32,33 +31,32 @@ final class HTTP2StreamExchange {
     /// A `--pinset-rewrite` response held until its body is whole: the head as it would be
     /// relayed, and the body so far (`HTTP2ProxyConnection.releasePinSet`).
     var heldPinSet: (head: HTTP2HeaderBlock, body: [UInt8])?
-    var requestTrailers: [HTTP2Field] = []
-    var responseTrailers: [HTTP2Field] = []
-    let started = Date()
-    var requestSent: Date?
-    var responseStarted: Date?
-    /// The gRPC view of the exchange (service, method, status, each message decoded), when its
-    /// content type is `application/grpc…`.
-    var grpc: GRPCFlowRecorder?
-    var isGRPC: Bool { grpc != nil }
 
-    init(clientStream: Int32, draft: FlowDraft, requestHead: HTTP2HeaderBlock, bodyLimit: Int,
+    /// - Parameter request: `requestHead` as a neutral head.
+    init(clientStream: Int32, draft: FlowDraft, requestHead: HTTP2HeaderBlock, request: HTTPRequest, bodyLimit: Int,
          spool: BodySpool? = nil) {
         self.clientStream = clientStream
         self.draft = draft
         self.requestHead = requestHead
-        self.requestCapture = BodyCapture(limit: bodyLimit, spool: spool)
-        self.responseCapture = BodyCapture(limit: bodyLimit, spool: spool)
-        if GRPCFlowRecorder.isGRPC(contentType: requestHead.firstValue("content-type")) {
-            let fields = requestHead.fields.map { (name: $0.nameString, value: $0.valueString) }
-            grpc = GRPCFlowRecorder(path: requestHead.path ?? "", requestHeaders: fields, decompressor: GRPCContentDecompressor())
-        }
+        recorder = ExchangeRecorder(request: request, bodyLimit: bodyLimit, spool: spool, grpcView: true)
+    }
+
+    var responseCapture: BodyCapture { recorder.responseCapture }
+    /// Response body bytes passed to the client so far.
+    var responseBytes: Int { recorder.responseBytes }
+    var isGRPC: Bool { recorder.isGRPC }
+    var requestSent: Date? {
+        get { recorder.requestSent }
+        set { recorder.requestSent = newValue }
+    }
+    var responseStarted: Date? {
+        get { recorder.responseStarted }
+        set { recorder.responseStarted = newValue }
     }
 
     /// Request body bytes from the client, kept for the flow.
     func recordRequest(_ bytes: [UInt8]) {
-        requestCapture.append(bytes)
-        grpc?.requestBody(bytes)
+        recorder.recordRequestBody(bytes)
     }
 
     /// Request body bytes for a local route, up to its limit.
@@ -73,28 +71,13 @@ final class HTTP2StreamExchange {
 
     /// Response body bytes from the origin, kept for the flow.
     func recordResponse(_ bytes: [UInt8]) {
-        responseCapture.append(bytes)
-        responseBytes += bytes.count
-        grpc?.responseBody(bytes)
+        recorder.recordResponseBody(bytes)
     }
 
-    /// The response head, for the flow and the gRPC view (a trailers-only response carries its
-    /// status here).
-    func recordResponseHead(_ head: HTTP2HeaderBlock) {
+    /// The response head as relayed, and as the neutral head the flow records.
+    func recordResponseHead(_ head: HTTP2HeaderBlock, _ response: HTTPResponse) {
         responseHead = head
-        responseStarted = Date()
-        grpc?.responseHead(headers: head.fields.map { (name: $0.nameString, value: $0.valueString) })
-    }
-
-    /// The response trailers (gRPC's status and message).
-    func recordResponseTrailers(_ fields: [HTTP2Field]) {
-        responseTrailers = fields
-        grpc?.responseTrailers(fields.map { (name: $0.nameString, value: $0.valueString) })
-    }
-
-    /// The first value of a request field, by its lowercase name.
-    func requestField(_ name: String) -> String? {
-        requestHead.firstValue(name)
+        recorder.recordResponseHead(response)
     }
 
     /// Whether every response byte went to the client: the stream ended, or the body reached the
@@ -107,28 +90,12 @@ final class HTTP2StreamExchange {
 
     /// The first value of a response field, by its lowercase name.
     func responseField(_ name: String) -> String? {
-        responseHead?.firstValue(name)
+        recorder.response?.fields[name]
     }
 
     /// Completes the flow record: bodies, trailers, timings.
     func finish(redact: [String]) -> Flow {
-        draft.flow.request?.body = requestCapture.finish(contentEncoding: requestField("content-encoding"),
-                                                         contentType: requestField("content-type"))
-        if !requestTrailers.isEmpty { draft.flow.request?.trailers = HTTPVersionTranslation.pairs(requestTrailers, redact: redact) }
-        if draft.flow.response != nil {
-            draft.flow.response?.body = responseCapture.finish(contentEncoding: responseField("content-encoding"),
-                                                               contentType: responseField("content-type"))
-            if !responseTrailers.isEmpty {
-                draft.flow.response?.trailers = HTTPVersionTranslation.pairs(responseTrailers, redact: redact)
-            }
-        }
-        if var grpc { draft.flow.grpc = grpc.finish() }
-        let now = Date()
-        if let requestSent {
-            draft.flow.timings.send = FlowDraft.milliseconds(from: started, to: requestSent)
-            draft.flow.timings.wait = FlowDraft.milliseconds(from: requestSent, to: responseStarted ?? now)
-        }
-        if let responseStarted { draft.flow.timings.receive = FlowDraft.milliseconds(from: responseStarted, to: now) }
+        recorder.finish(into: &draft, redact: redact)
         let record = draft
         return record.finished()
     }

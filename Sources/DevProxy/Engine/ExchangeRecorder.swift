@@ -1,0 +1,144 @@
+import Foundation
+import GRPCWire
+import HTTPTypes
+import SessionStore
+
+/// What one exchange records for its flow while it runs, whatever version either leg speaks: the
+/// neutral request and response heads, both bodies (kept up to `--body-limit`, counted and
+/// hashed whole), trailers, the gRPC view, and when each part passed.
+///
+/// The HTTP/1.1 exchange (`HTTPExchange`, `ExchangeTransfer`, `ResponseRelay`) and every HTTP/2
+/// stream (`HTTP2StreamExchange`) feed one, so a flow's bodies, trailers, gRPC messages and
+/// timings are put together by this code alone. One per exchange, used by the thread running it.
+final class ExchangeRecorder {
+    /// The request head as it arrived.
+    let request: HTTPRequest
+    /// The response head as the client gets it recorded (the origin's, or DevProxy's own
+    /// answer); nil until there is one.
+    private(set) var response: HTTPResponse?
+    let requestCapture: BodyCapture
+    let responseCapture: BodyCapture
+    /// Response body bytes recorded (and passed on) so far.
+    private(set) var responseBytes = 0
+    private(set) var requestTrailers = HTTPFields()
+    private(set) var responseTrailers = HTTPFields()
+    /// The gRPC view (service, method, status, each message decoded) when asked for and the
+    /// request's content type is `application/grpc…`.
+    private(set) var grpc: GRPCFlowRecorder?
+    /// When the request began to go upstream: the exchange's start unless the leg says later.
+    var sendStarted: Date
+    /// When the whole request had gone upstream.
+    var requestSent: Date?
+    /// When the final response head arrived.
+    var responseStarted: Date?
+
+    /// - Parameters:
+    ///   - spool: where the captures put body bytes past their in-memory head (`BodyCapture`).
+    ///   - grpcView: record a gRPC view for a gRPC request (HTTP/2 streams: gRPC needs HTTP/2).
+    init(request: HTTPRequest, bodyLimit: Int, spool: BodySpool? = nil, grpcView: Bool, started: Date = Date()) {
+        self.request = request
+        requestCapture = BodyCapture(limit: bodyLimit, spool: spool)
+        responseCapture = BodyCapture(limit: bodyLimit, spool: spool)
+        sendStarted = started
+        // HTTP/2 names are lower case; an exact match, as the gRPC spec writes it.
+        let contentType = request.fields.first { $0.name == "content-type" }?.value
+        if grpcView, GRPCFlowRecorder.isGRPC(contentType: contentType) {
+            grpc = GRPCFlowRecorder(path: request.path ?? "",
+                                    requestHeaders: request.fields.map { ($0.name, $0.value) },
+                                    decompressor: GRPCContentDecompressor())
+        }
+    }
+
+    var isGRPC: Bool { grpc != nil }
+
+    /// Request body bytes, as they pass.
+    func recordRequestBody(_ bytes: [UInt8]) {
+        requestCapture.append(bytes)
+        grpc?.requestBody(bytes)
+    }
+
+    /// The request's trailers.
+    func recordRequestTrailers(_ fields: HTTPFields) {
+        requestTrailers = fields
+    }
+
+    /// The final response head as it arrived (a gRPC trailers-only response carries its status
+    /// here): marks the response's start.
+    func recordResponseHead(_ response: HTTPResponse) {
+        self.response = response
+        responseStarted = Date()
+        grpc?.responseHead(headers: response.fields.map { ($0.name, $0.value) })
+    }
+
+    /// A response head that replaces the recorded one without marking a start: DevProxy's own
+    /// answer, or a head rewritten on its way (a pin set's fresh content-length).
+    func replaceResponseHead(_ response: HTTPResponse) {
+        self.response = response
+    }
+
+    /// Response body bytes, as they pass.
+    func recordResponseBody(_ bytes: [UInt8]) {
+        responseCapture.append(bytes)
+        responseBytes += bytes.count
+        grpc?.responseBody(bytes)
+    }
+
+    /// The response's trailers (gRPC's status and message).
+    func recordResponseTrailers(_ fields: HTTPFields) {
+        responseTrailers = fields
+        grpc?.responseTrailers(fields.map { ($0.name, $0.value) })
+    }
+
+    /// Puts the request body into the flow, decoded by the request's Content-Encoding for its
+    /// text unless `decoding` is false (a body cut short by a failure).
+    func finishRequestBody(into draft: inout FlowDraft, decoding: Bool = true) {
+        let coding = decoding ? request.fields["content-encoding"] : nil
+        let type = request.fields["content-type"]
+        draft.flow.request?.body = requestCapture.finish(contentEncoding: coding, contentType: type)
+    }
+
+    /// Puts the response body into the flow, decoded by the recorded head's Content-Encoding.
+    func finishResponseBody(into draft: inout FlowDraft) {
+        draft.flow.response?.body = responseCapture.finish(contentEncoding: response?.fields["content-encoding"],
+                                                           contentType: response?.fields["content-type"])
+    }
+
+    /// Completes the flow: bodies, trailers (values of `redact`ed names masked), the gRPC view and
+    /// the timings.
+    func finish(into draft: inout FlowDraft, redact: [String]) {
+        finishRequestBody(into: &draft)
+        if draft.flow.response != nil { finishResponseBody(into: &draft) }
+        finishTrailers(into: &draft, redact: redact)
+        if var grpc { draft.flow.grpc = grpc.finish() }
+        finishTimings(into: &draft)
+    }
+
+    /// Puts the trailers recorded into the flow, values of `redact`ed names masked; response
+    /// trailers only when the flow has a response.
+    func finishTrailers(into draft: inout FlowDraft, redact: [String]) {
+        if !requestTrailers.isEmpty {
+            draft.flow.request?.trailers = FlowDraft.headerPairs(requestTrailers, redact: redact)
+        }
+        if draft.flow.response != nil, !responseTrailers.isEmpty {
+            draft.flow.response?.trailers = FlowDraft.headerPairs(responseTrailers, redact: redact)
+        }
+    }
+
+    /// The send / wait / receive timings from the marks that were set: send from `sendStarted`
+    /// to `requestSent`, wait from there to `responseStarted`, receive from there to now.
+    /// - Parameter openEnded: a wait whose response never started runs until now (an HTTP/2
+    ///   stream's flow shows how long it waited in vain); false: only spans whose end was marked,
+    ///   and no receive (an HTTP/1.1 exchange that failed before the response).
+    func finishTimings(into draft: inout FlowDraft, openEnded: Bool = true) {
+        let now = Date()
+        if let requestSent {
+            draft.flow.timings.send = FlowDraft.milliseconds(from: sendStarted, to: requestSent)
+            if openEnded || responseStarted != nil {
+                draft.flow.timings.wait = FlowDraft.milliseconds(from: requestSent, to: responseStarted ?? now)
+            }
+        }
+        if openEnded, let responseStarted {
+            draft.flow.timings.receive = FlowDraft.milliseconds(from: responseStarted, to: now)
+        }
+    }
+}

@@ -1,0 +1,109 @@
+import HTTPTypes
+
+// HTTP/2 ⇄ HTTPTypes. Into the neutral types nothing changes but bytes becoming text (the
+// record shows what arrived); out of them, towards an HTTP/2 hop, the forwarding rules of
+// `HTTPFields+Forwarding` apply, then HTTP/2's own: lower-case names, no `Host`.
+
+extension HTTPFields {
+    /// HTTP/2 fields as neutral fields, unchanged (as text, invalid UTF-8 repaired).
+    public init(_ fields: [HTTP2Field]) {
+        var result = HTTPFields()
+        result.reserveCapacity(fields.count)
+        for field in fields { result.append(name: field.nameString, value: field.valueString) }
+        self = result
+    }
+}
+
+extension HTTPRequest {
+    /// The request an HTTP/2 peer sent, as received: the pseudo-header fields read into their
+    /// parts and kept in order for the record, the regular fields unchanged.
+    public init(_ block: HTTP2HeaderBlock) {
+        self.init(method: block.method ?? "", scheme: block.scheme, authority: block.authority, path: block.path,
+                  fields: HTTPFields(block.fields), pseudoHeaderFields: HTTPFields(block.pseudo))
+    }
+}
+
+extension HTTPResponse {
+    /// The response an HTTP/2 peer sent, as received: `:status` (0 if missing, which the session
+    /// does not let through), no reason phrase, the fields unchanged.
+    public init(_ block: HTTP2HeaderBlock) {
+        self.init(status: block.status ?? 0, reason: nil, fields: HTTPFields(block.fields),
+                  pseudoHeaderFields: HTTPFields(block.pseudo))
+    }
+}
+
+extension Array where Element == HTTP2Field {
+    /// Fields from another hop for an HTTP/2 hop: connection-specific fields and those
+    /// `Connection` names dropped, `te` kept only as `trailers` (RFC 9113 §8.2.2), `host` dropped
+    /// (it travels as `:authority`), names lower-cased (§8.2.1).
+    ///
+    /// - Throws: `HTTPFieldError` for a value with CR, LF or NUL.
+    public init(forwarding fields: HTTPFields) throws(HTTPFieldError) {
+        try fields.checkValues()
+        var fields = fields
+        fields.removeConnectionSpecific(keepingTrailersTE: true)
+        self.init()
+        reserveCapacity(fields.count)
+        for field in fields where !field.hasName("host") && !field.name.hasPrefix(":") {
+            append(HTTP2Field(field.name.lowercased(), field.value))
+        }
+    }
+}
+
+extension HTTP2HeaderBlock {
+    /// `request` for an HTTP/2 hop: the pseudo-header fields from its parts (RFC 9113 §8.3.1),
+    /// its fields forwarded (`[HTTP2Field](forwarding:)`).
+    ///
+    /// - Throws: `HTTPFieldError` for a value with CR, LF or NUL.
+    public init(forwarding request: HTTPRequest) throws(HTTPFieldError) {
+        self = .request(method: request.method, scheme: request.scheme, authority: request.authority,
+                        path: request.path, fields: try [HTTP2Field](forwarding: request.fields))
+    }
+
+    /// `response` for an HTTP/2 hop: `:status` and its fields forwarded; a reason phrase has no
+    /// place in HTTP/2 and is dropped.
+    ///
+    /// - Throws: `HTTPFieldError` for a value with CR, LF or NUL.
+    public init(forwarding response: HTTPResponse) throws(HTTPFieldError) {
+        self = .response(status: response.status, fields: try [HTTP2Field](forwarding: response.fields))
+    }
+
+    /// This block again on another HTTP/2 hop: the pseudo-header fields as they came (an
+    /// extended CONNECT's `:protocol` included), the regular ones forwarded (nghttp2 does not
+    /// check connection-specific fields on what it sends).
+    ///
+    /// - Throws: `HTTPFieldError` for a value with CR, LF or NUL.
+    public func forwarded() throws(HTTPFieldError) -> HTTP2HeaderBlock {
+        if let fields = Self.forwardedUnchanged(fields) { return HTTP2HeaderBlock(pseudo: pseudo, fields: fields) }
+        return HTTP2HeaderBlock(pseudo: pseudo, fields: try [HTTP2Field](forwarding: HTTPFields(fields)))
+    }
+
+    /// `fields` as `[HTTP2Field](forwarding:)` would return them when it would change none of
+    /// them, checked on the bytes; nil when one needs the full treatment.
+    ///
+    /// A head received over HTTP/2 is usually already fit to relay: lower-case names, no
+    /// connection-specific field, ASCII values. Relaying it as is spares every field two text
+    /// conversions per stream. Anything else — an upper-case or non-ASCII name, a value byte
+    /// outside visible ASCII and HTAB (the text round trip would repair invalid UTF-8), `te`,
+    /// `host`, a pseudo-header or connection-specific name — takes the full path.
+    static func forwardedUnchanged(_ fields: [HTTP2Field]) -> [HTTP2Field]? {
+        var result = fields
+        for index in fields.indices {
+            let field = fields[index]
+            for byte in field.name where byte <= 0x20 || byte >= 0x7F || (0x41...0x5A).contains(byte) { return nil }
+            for byte in field.value where byte >= 0x7F || (byte < 0x20 && byte != 0x09) { return nil }
+            guard field.name.first != UInt8(ascii: ":") else { return nil }
+            // Only names as long as one the rules drop are looked at as text.
+            switch field.name.count {
+            case 2, 4, 7, 10, 14, 16, 17, 18, 19:
+                let name = String(decoding: field.name, as: UTF8.self)
+                if name == "te" || name == "host" || HTTPFields.isConnectionSpecific(name) { return nil }
+            default:
+                break
+            }
+            // The full path builds each field afresh, without the never-index flag.
+            result[index].neverIndex = false
+        }
+        return result
+    }
+}

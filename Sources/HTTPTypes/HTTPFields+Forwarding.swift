@@ -1,0 +1,71 @@
+/// The rules for a field section that crosses from one hop to another, the same whichever
+/// versions the two hops speak (RFC 9110 §7.6.1, RFC 9113 §8.2). The codecs' conversions apply
+/// them; nothing else does.
+extension HTTPFields {
+    /// Whether `name` is a connection-specific field: meaningful on one hop only, never forwarded
+    /// and malformed in HTTP/2 (RFC 9113 §8.2.2).
+    ///
+    /// RFC 9110 §7.6.1 names Connection, Proxy-Connection, Keep-Alive, TE, Transfer-Encoding and
+    /// Upgrade; Proxy-Authorization and Proxy-Authenticate (§11.7) are meant for this proxy alone;
+    /// `HTTP2-Settings` belongs to the h2c upgrade (RFC 7540 §3.2.1).
+    public static func isConnectionSpecific(_ name: String) -> Bool {
+        switch name.utf8.count {
+        case 2: return ASCIICase.equal(name, "TE")
+        case 7: return ASCIICase.equal(name, "Upgrade")
+        case 10: return ASCIICase.equal(name, "Connection") || ASCIICase.equal(name, "Keep-Alive")
+        case 14: return ASCIICase.equal(name, "HTTP2-Settings")
+        case 16: return ASCIICase.equal(name, "Proxy-Connection")
+        case 17: return ASCIICase.equal(name, "Transfer-Encoding")
+        case 18: return ASCIICase.equal(name, "Proxy-Authenticate")
+        case 19: return ASCIICase.equal(name, "Proxy-Authorization")
+        default: return false
+        }
+    }
+
+    /// Refuses a section with a value holding CR, LF or NUL: passed to HTTP/1.1 such a value
+    /// would split the message (request smuggling), and HTTP/2 forbids it (RFC 9113 §8.2.1).
+    ///
+    /// - Throws: `HTTPFieldError` naming the first such field.
+    public func checkValues() throws(HTTPFieldError) {
+        for field in self where field.value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {
+            throw HTTPFieldError(unsafeValueOf: field.name)
+        }
+    }
+
+    /// Removes the connection-specific fields (`isConnectionSpecific`) and every field that
+    /// `Connection` names.
+    ///
+    /// - Parameter keepingTrailersTE: keep `TE` as `te: trailers` when it lists `trailers`, the
+    ///   one value HTTP/2 allows (RFC 9113 §8.2.2); gRPC needs it, as it is how a gRPC client
+    ///   detects a proxy that would lose trailers.
+    public mutating func removeConnectionSpecific(keepingTrailersTE: Bool) {
+        var named: [String] = []
+        forEachListElement("Connection") { element in
+            named.append(String(element))
+            return true
+        }
+        guard !named.isEmpty || contains(where: { Self.isConnectionSpecific($0.name) }) else { return }
+        var kept = HTTPFields()
+        kept.reserveCapacity(count)
+        for field in self {
+            if field.hasName("TE") {
+                if keepingTrailersTE && HTTPFields([field]).hasListElement("TE", "trailers") {
+                    kept.append(name: "te", value: "trailers")
+                }
+                continue
+            }
+            if Self.isConnectionSpecific(field.name) || named.contains(where: field.hasName) { continue }
+            kept.append(field)
+        }
+        self = kept
+    }
+
+    /// Joins HTTP/2's cookie crumbs into the one `cookie` field HTTP/1.1 allows, with `; `
+    /// (RFC 9113 §8.2.3), after the other fields; a section without cookies is untouched.
+    public mutating func joinCookieCrumbs() {
+        let crumbs = values("cookie")
+        guard !crumbs.isEmpty else { return }
+        remove("cookie")
+        append(name: "cookie", value: crumbs.joined(separator: "; "))
+    }
+}
