@@ -60,7 +60,8 @@ let package = Package(
                                                "CSystem", "GRPCWire", "SessionStore", "QRCode", "HTTPTypes"]),
         // The web UI's server: its HTTP API over the session store, and the page's files (Assets/,
         // embedded at build time by the EmbedWebAssets plugin).
-        .target(name: "WebUI", dependencies: ["DevProxy", "CertAuthority", "HTTP1", "SessionStore", "QRCode"],
+        .target(name: "WebUI",
+                dependencies: ["DevProxy", "CertAuthority", "HTTP1", "HTTPTypes", "SessionStore", "QRCode"],
                 exclude: ["Assets"], plugins: ["EmbedWebAssets"]),
         .executableTarget(name: "EmbedWebAssetsTool"),
         .plugin(name: "EmbedWebAssets", capability: .buildTool(), dependencies: ["EmbedWebAssetsTool"]),

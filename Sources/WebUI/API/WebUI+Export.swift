@@ -35,14 +35,8 @@ extension WebUI {
                 return .error(400, "at most \(Self.maximumExport) ids in one export")
             }
         } else {
-            var filter: FilterExpression?
-            if let text = request.query["filter"], !text.trimmingCharacters(in: .whitespaces).isEmpty {
-                do {
-                    filter = try FilterExpression(parsing: text)
-                } catch {
-                    return .error(400, error.description, extra: ["column": error.column])
-                }
-            }
+            let (filter, refusal) = Self.filter(of: request)
+            if let refusal { return refusal }
             ids = try store.flows(filter: filter, limit: Self.maximumExport, order: .oldestFirst).flows.map(\.id)
         }
         let flows = try ids.compactMap { try storedFlow($0) }

@@ -99,16 +99,23 @@ extension WebUI {
                            body: Array(svg.utf8))
     }
 
+    /// The `filter` query parameter, parsed (nil when absent or blank), or the 400 that names the
+    /// column where it does not parse: the list, the event stream and the export all take one.
+    static func filter(of request: WebRequest) -> (filter: FilterExpression?, refusal: WebResponse?) {
+        guard let text = request.query["filter"], !text.trimmingCharacters(in: .whitespaces).isEmpty else {
+            return (nil, nil)
+        }
+        do {
+            return (try FilterExpression(parsing: text), nil)
+        } catch {
+            return (nil, .error(400, error.description, extra: ["column": error.column]))
+        }
+    }
+
     /// `GET /api/flows?filter=&limit=&cursor=&order=`.
     private func flowList(_ request: WebRequest) throws -> WebResponse {
-        var filter: FilterExpression?
-        if let text = request.query["filter"], !text.trimmingCharacters(in: .whitespaces).isEmpty {
-            do {
-                filter = try FilterExpression(parsing: text)
-            } catch {
-                return .error(400, error.description, extra: ["column": error.column])
-            }
-        }
+        let (filter, refusal) = Self.filter(of: request)
+        if let refusal { return refusal }
         var limit = 100
         if let text = request.query["limit"] {
             guard let value = Int(text), (1...SessionStore.maximumPageSize).contains(value) else {
@@ -143,14 +150,8 @@ extension WebUI {
     /// `GET /api/events?filter=EXPR&last_event_id=N`: the live stream, filtered when asked. The
     /// `Last-Event-ID` header (an `EventSource` reconnecting) wins over the query's id.
     private func eventStream(_ request: WebRequest) -> WebResponse {
-        var filter: FilterExpression?
-        if let text = request.query["filter"], !text.trimmingCharacters(in: .whitespaces).isEmpty {
-            do {
-                filter = try FilterExpression(parsing: text)
-            } catch {
-                return .error(400, error.description, extra: ["column": error.column])
-            }
-        }
+        let (filter, refusal) = Self.filter(of: request)
+        if let refusal { return refusal }
         let resume = request.headers["Last-Event-ID"] ?? request.query["last_event_id"]
         return events.stream(lastEventID: resume, filter: filter)
     }

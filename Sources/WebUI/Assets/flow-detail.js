@@ -71,11 +71,15 @@ class FlowDetail extends HTMLElement {
         }
     }
 
-    /** A pending flow on show changed: fetch it again (at most every half second). */
+    /** A pending flow on show changed: fetch it again (at most every half second). A finished
+     * flow's record does not change: a later batch naming it (a deferred one, replayed after a page
+     * load) must not reload the pane, which would drop a "show all" on its way. */
     #scheduleRefetch() {
-        if (this.#refetch || !store.selectedID) return;
+        if (this.#refetch || !store.selectedID || this.#flow?.id === store.selectedID) return;
         this.#refetch = setTimeout(() => {
             this.#refetch = 0;
+            // Asked while the record was on its way: it may have come finished meanwhile.
+            if (!store.selectedID || this.#flow?.id === store.selectedID) return;
             this.#open(store.selectedID, true);
         }, 500);
     }

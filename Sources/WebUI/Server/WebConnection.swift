@@ -1,6 +1,7 @@
 import DevProxy
 import Foundation
 import HTTP1
+import HTTPTypes
 
 /// One UI connection: reads requests with the sans-IO parser, bounded in size and time, answers
 /// each through the handler, keeps the connection alive between them.
@@ -125,7 +126,7 @@ struct WebConnection {
             headers.replaceOrAdd(name: "Content-Length", value: String(response.body.count))
         }
         if !keepAlive { headers.replaceOrAdd(name: "Connection", value: "close") }
-        let head = HTTPResponseHead(version: .http11, status: response.status, reason: reasonPhrase(response.status),
+        let head = HTTPResponseHead(version: .http11, status: response.status, reason: HTTPResponse.standardReason(response.status),
                                     headers: headers)
         var bytes = HTTP1Serializer.serialize(head)
         if !headOnly && response.status != 304 && response.status != 204 { bytes += response.body }
@@ -141,31 +142,4 @@ struct WebConnection {
         ("Referrer-Policy", "no-referrer"),
         ("X-Frame-Options", "DENY"),
     ]
-
-    static func reasonPhrase(_ status: Int) -> String {
-        switch status {
-        case 200: return "OK"
-        case 204: return "No Content"
-        case 206: return "Partial Content"
-        case 303: return "See Other"
-        case 304: return "Not Modified"
-        case 400: return "Bad Request"
-        case 401: return "Unauthorized"
-        case 403: return "Forbidden"
-        case 404: return "Not Found"
-        case 405: return "Method Not Allowed"
-        case 408: return "Request Timeout"
-        case 409: return "Conflict"
-        case 413: return "Content Too Large"
-        case 414: return "URI Too Long"
-        case 416: return "Range Not Satisfiable"
-        case 417: return "Expectation Failed"
-        case 421: return "Misdirected Request"
-        case 431: return "Request Header Fields Too Large"
-        case 500: return "Internal Server Error"
-        case 502: return "Bad Gateway"
-        case 503: return "Service Unavailable"
-        default: return "Status"
-        }
-    }
 }

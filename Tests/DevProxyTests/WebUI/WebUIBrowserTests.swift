@@ -12,7 +12,7 @@ import TestSupport
     /// a new row marked as a replay appears); j/k/Esc; hostile URL, header, JSON key and HTML
     /// body show their characters while no script, image, dialog or CSP violation happens; under
     /// `~c 404` a slow 404, pending when it started, enters the list once it answers (below a
-    /// newer one), and under `~q` a pending flow leaves once answered; a 24 MiB JSON response
+    /// newer one), and under `~q` a pending flow leaves once answered; a 12 MiB JSON response
     /// opens and shows whole with no main-thread task over 200 ms, and scrolls to its last line.
     ///
     /// `DEVPROXY_SCREENSHOTS=DIR` also writes the README's screenshots (`docs/screenshots/`).
