@@ -75,13 +75,17 @@ class FlowDetail extends HTMLElement {
      * flow's record does not change: a later batch naming it (a deferred one, replayed after a page
      * load) must not reload the pane, which would drop a "show all" on its way. */
     #scheduleRefetch() {
-        if (this.#refetch || !store.selectedID || this.#flow?.id === store.selectedID) return;
+        if (this.#refetch || !this.#needsRefetch) return;
         this.#refetch = setTimeout(() => {
             this.#refetch = 0;
             // Asked while the record was on its way: it may have come finished meanwhile.
-            if (!store.selectedID || this.#flow?.id === store.selectedID) return;
-            this.#open(store.selectedID, true);
+            if (this.#needsRefetch) this.#open(store.selectedID, true);
         }, 500);
+    }
+
+    /** A flow is selected and the pane does not show its finished record. */
+    get #needsRefetch() {
+        return Boolean(store.selectedID) && this.#flow?.id !== store.selectedID;
     }
 
     /** A flow still in progress: the API has only its summary until it ends. */
