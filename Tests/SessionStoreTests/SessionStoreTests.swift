@@ -222,6 +222,61 @@ final class SessionStoreTests: XCTestCase {
         XCTAssertEqual(plain, ["f started", "e finished"])
     }
 
+    /// The writer waits `batchDelay` once an event is queued, so steps offered a few milliseconds
+    /// apart (a short exchange's) share one batch and commit: the observer is told once, with the
+    /// finished flow only. With no delay, the writer commits a step as soon as it arrives.
+    func testTheWriterGathersStepsThatArriveWithinItsBatchDelay() throws {
+        let directory = TemporaryDirectory()
+        func observed(_ store: SessionStore) -> LockedBox<[[String]]> {
+            let received = LockedBox<[[String]]>([])
+            _ = store.addObserver { changes in
+                received.mutate { $0.append(changes.flows.map { "\($0.id) \($0.phase)" }) }
+            }
+            return received
+        }
+        func waitFor(_ received: LockedBox<[[String]]>, _ last: String) {
+            // Not flushed: the writer's own timing decides the batches.
+            let deadline = Date().addingTimeInterval(10)
+            while received.value.flatMap({ $0 }).last != last && Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.01)
+            }
+        }
+        let gathering = try SessionStore(path: directory.file("gathered.sqlite"),
+                                         configuration: SessionStoreConfiguration(batchDelay: 1))
+        defer { gathering.close() }
+        let gathered = observed(gathering)
+        gathering.started(StoreFixtures.record("a", status: nil))
+        Thread.sleep(forTimeInterval: 0.02)
+        gathering.responded(StoreFixtures.record("a"))
+        Thread.sleep(forTimeInterval: 0.02)
+        gathering.finished(StoreFixtures.record("a"), json: "{}", bodies: .init())
+        waitFor(gathered, "a finished")
+        XCTAssertEqual(gathered.value, [["a finished"]])
+
+        let immediate = try SessionStore(path: directory.file("immediate.sqlite"),
+                                         configuration: SessionStoreConfiguration(batchDelay: 0))
+        defer { immediate.close() }
+        let committed = observed(immediate)
+        immediate.started(StoreFixtures.record("b", status: nil))
+        waitFor(committed, "b started")
+        XCTAssertEqual(committed.value, [["b started"]], "without a delay the step is committed alone")
+    }
+
+    /// `flush()` does not wait out the writer's batch delay: what it waits for is committed at once.
+    func testFlushCutsTheBatchDelayShort() throws {
+        let directory = TemporaryDirectory()
+        let store = try SessionStore(path: directory.file("s.sqlite"),
+                                     configuration: SessionStoreConfiguration(batchDelay: 30))
+        defer { store.close() }
+        let started = Date()
+        for round in 0..<3 {
+            store.finished(StoreFixtures.record("f\(round)"), json: "{}", bodies: .init())
+            store.flush()
+            XCTAssertEqual(try store.count(), round + 1)
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5, "three flushes, none waiting the 30 s delay")
+    }
+
     func testAFilterScanningEveryBodyKeepsTheReaderCacheWithinItsBound() throws {
         // 2,000 bodies of 8 KiB: a ~17 MiB file, which a `~b` filter reads whole. The reader's
         // cache holds at most `readerCacheBytes` of it, so the proxy's RSS does not grow with
@@ -280,7 +335,7 @@ enum StoreWriterProbe {
         return store.coalescedForTesting(batch).map { event in
             switch event {
             case .clear: return "clear"
-            case .flow(let record, let phase, _, _): return "\(record.summary.id) \(phase)"
+            case .step(let step): return "\(step.id) \(step.phase)"
             case .flowLogLine: return "line"
             }
         }

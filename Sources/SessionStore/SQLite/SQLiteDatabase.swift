@@ -4,11 +4,15 @@ import Foundation
 /// One open `sqlite3` connection: the only owner of the handle, closed in `deinit`.
 ///
 /// Not thread-safe: one thread at a time (the store's writer thread, or a reader under its lock).
-/// Statements are prepared once per SQL text and kept (`statement(_:)`).
+/// Statements are prepared once per SQL text and kept (`statement(_:)`); the writer's fixed
+/// statements are `StaticString`s, found by their text's address instead of hashing the text.
 final class SQLiteDatabase {
     // Internal for `SQLiteBlob`, which opens blob handles on this connection.
     let handle: OpaquePointer
     private var statements: [String: SQLiteStatement] = [:]
+    // Keyed by the literal's address: hashing a ~1 KB SQL text per row write cost ~20k
+    // instructions a flow (callgrind, docs/performance.md). Never evicted: a program has few literals.
+    private var staticStatements: [UnsafeRawPointer: SQLiteStatement] = [:]
     // Objects whose pointers SQLite holds as function user data; kept alive as long as the handle.
     private var functionContexts: [AnyObject] = []
 
@@ -34,6 +38,7 @@ final class SQLiteDatabase {
 
     deinit {
         statements.removeAll()
+        staticStatements.removeAll()
         sqlite3_close_v2(handle)
     }
 
@@ -54,16 +59,31 @@ final class SQLiteDatabase {
             cached.reset()
             return cached
         }
+        let statement = try prepare(sql)
+        // Filter queries are one text per distinct expression shape; keep the cache bounded.
+        if statements.count >= 128 { statements.removeAll() }
+        statements[sql] = statement
+        return statement
+    }
+
+    /// The prepared statement for the literal `sql`, found by the literal's address.
+    func statement(_ sql: StaticString) throws -> SQLiteStatement {
+        precondition(sql.hasPointerRepresentation, "an SQL statement is more than one character")
+        let key = UnsafeRawPointer(sql.utf8Start)
+        // Left reset by every use (`run`, `rows`, a failed `step`); `run` and `bind` set every parameter.
+        if let cached = staticStatements[key] { return cached }
+        let statement = try prepare(sql.description)
+        staticStatements[key] = statement
+        return statement
+    }
+
+    private func prepare(_ sql: String) throws -> SQLiteStatement {
         var pointer: OpaquePointer?
         let result = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &pointer, nil)
         guard result == SQLITE_OK, let pointer else {
             throw SessionStoreError(.sqlite, "\(errorMessage) (SQLite result \(result)) preparing: \(sql.prefix(120))")
         }
-        let statement = SQLiteStatement(takingOwnership: pointer, database: self)
-        // Filter queries are one text per distinct expression shape; keep the cache bounded.
-        if statements.count >= 128 { statements.removeAll() }
-        statements[sql] = statement
-        return statement
+        return SQLiteStatement(takingOwnership: pointer, database: self)
     }
 
     /// The single integer a query like `PRAGMA user_version` or `SELECT count(*)` returns.
@@ -74,7 +94,16 @@ final class SQLiteDatabase {
     /// Runs a query and maps each row with `row`; the statement is reset afterwards, so no read
     /// transaction stays open (a reader left mid-query would keep seeing an old snapshot).
     func rows<T>(_ sql: String, _ bindings: [SQLValue] = [], _ row: (SQLiteStatement) throws -> T) throws -> [T] {
-        let statement = try statement(sql)
+        try rows(of: try statement(sql), bindings, row)
+    }
+
+    /// `rows(_:_:_:)` for a literal statement (`statement(_: StaticString)`).
+    func rows<T>(_ sql: StaticString, _ bindings: [SQLValue] = [], _ row: (SQLiteStatement) throws -> T) throws -> [T] {
+        try rows(of: try statement(sql), bindings, row)
+    }
+
+    private func rows<T>(of statement: SQLiteStatement, _ bindings: [SQLValue],
+                         _ row: (SQLiteStatement) throws -> T) throws -> [T] {
         defer { statement.reset() }
         try statement.bind(bindings)
         var results: [T] = []

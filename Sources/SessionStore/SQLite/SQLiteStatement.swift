@@ -61,9 +61,11 @@ final class SQLiteStatement {
         }
     }
 
-    /// Binds, runs to completion and resets (for INSERT, UPDATE, DELETE).
+    /// Binds, runs to completion and resets (for INSERT, UPDATE, DELETE). Bindings left from a
+    /// previous run are cleared only when `values` does not bind every parameter.
     func run(_ values: [SQLValue]) throws {
-        reset()
+        sqlite3_reset(handle)
+        if Int(sqlite3_bind_parameter_count(handle)) != values.count { sqlite3_clear_bindings(handle) }
         try bind(values)
         while try step() {}
         sqlite3_reset(handle)

@@ -1,3 +1,5 @@
+import Foundation
+
 /// How a session store keeps bodies and how much it queues before dropping; every default stated.
 public struct SessionStoreConfiguration: Sendable, Equatable {
     /// Bytes kept per body (`--store-body-limit`); beyond it the first bytes, the size and the
@@ -13,6 +15,12 @@ public struct SessionStoreConfiguration: Sendable, Equatable {
     public var queuedBodyBytes: Int
     /// Events the writer commits in one transaction, at most. Default 2,000.
     public var batchSize: Int
+    /// How long the writer waits, once an event is queued, for more to share its transaction
+    /// (fewer if `batchSize` is reached first; `flush()` cuts it short). Default 50 ms: a short
+    /// exchange's three lifecycle steps then land in one batch and its row is written once, and
+    /// a commit serves hundreds of flows at a busy proxy's rates; the web UI shows a flow up to
+    /// that much later (its event hub gathers 100 ms more). 0 commits whatever is there at once.
+    public var batchDelay: TimeInterval
     /// The writer connection's page cache (`PRAGMA cache_size`). Default 2 MiB: the writer appends,
     /// so it needs the tables' last pages and the index pages on the way to new keys; the file's
     /// other pages come back from the kernel's page cache in microseconds. At 16 MiB the cache
@@ -26,14 +34,16 @@ public struct SessionStoreConfiguration: Sendable, Equatable {
     public static let defaultBodyLimit = 64 * 1024 * 1024
 
     public init(bodyLimit: Int = SessionStoreConfiguration.defaultBodyLimit, queueCapacity: Int = 8_000,
-                queuedBodyBytes: Int = 32 * 1024 * 1024, batchSize: Int = 2_000,
+                queuedBodyBytes: Int = 32 * 1024 * 1024, batchSize: Int = 2_000, batchDelay: TimeInterval = 0.05,
                 writerCacheBytes: Int = 2 * 1024 * 1024, readerCacheBytes: Int = 4 * 1024 * 1024) {
         precondition(bodyLimit >= 0 && queueCapacity >= 2 && queuedBodyBytes >= 0 && batchSize >= 1
-                     && writerCacheBytes >= 0 && readerCacheBytes >= 0, "session store limits must be positive")
+                     && batchDelay >= 0 && writerCacheBytes >= 0 && readerCacheBytes >= 0,
+                     "session store limits must be positive")
         self.bodyLimit = bodyLimit
         self.queueCapacity = queueCapacity
         self.queuedBodyBytes = queuedBodyBytes
         self.batchSize = batchSize
+        self.batchDelay = batchDelay
         self.writerCacheBytes = writerCacheBytes
         self.readerCacheBytes = readerCacheBytes
     }

@@ -36,12 +36,13 @@ final class StoreWriter: @unchecked Sendable {
     private var committedSinceTrim = 0
 
     private func run() {
-        while let batch = queue.take(limit: configuration.batchSize) {
+        while let batch = queue.take(limit: configuration.batchSize, gather: configuration.batchDelay) {
             var changes = StoreChanges(cleared: false, flows: [])
             do {
-                let events = coalesced(batch)
+                let events = readingLines(batch)
+                let keep = Self.kept(events)
                 try database.transaction {
-                    for event in events { try apply(event, to: &changes) }
+                    for index in events.indices where keep[index] { try apply(events[index], to: &changes) }
                 }
             } catch let error as SessionStoreError {
                 errorLock.withLock { lastFailure = error }
@@ -73,28 +74,37 @@ final class StoreWriter: @unchecked Sendable {
     /// what lets one writer keep up with a busy proxy. Order is kept (a `clear` still separates
     /// what came before it from what came after).
     func coalesced(_ batch: [StoreEvent]) -> [StoreEvent] {
-        var events: [StoreEvent] = []
-        events.reserveCapacity(batch.count)
-        for event in batch {
-            if let resolved = readingLine(event) { events.append(resolved) }
-        }
+        let events = readingLines(batch)
+        let keep = Self.kept(events)
+        return events.indices.compactMap { keep[$0] ? events[$0] : nil }
+    }
+
+    /// `batch` with its flow-log lines read (the same array when it has none, as from the proxy).
+    private func readingLines(_ batch: [StoreEvent]) -> [StoreEvent] {
+        guard batch.contains(where: { if case .flowLogLine = $0 { true } else { false } }) else { return batch }
+        return batch.compactMap(readingLine)
+    }
+
+    /// Which of `events` to apply: all but the steps a later `finished` of the same flow (with no
+    /// `clear` between) makes stale.
+    private static func kept(_ events: [StoreEvent]) -> [Bool] {
         var finishedAfter = Set<String>()
         var keep = [Bool](repeating: true, count: events.count)
         for index in events.indices.reversed() {
             switch events[index] {
             case .clear:
                 finishedAfter.removeAll()
-            case .flow(let record, let phase, _, _):
-                if phase == .finished {
-                    finishedAfter.insert(record.summary.id)
-                } else if finishedAfter.contains(record.summary.id) {
+            case .step(let step):
+                if step.phase == .finished {
+                    finishedAfter.insert(step.id)
+                } else if finishedAfter.contains(step.id) {
                     keep[index] = false
                 }
             case .flowLogLine:
                 break
             }
         }
-        return events.indices.compactMap { keep[$0] ? events[$0] : nil }
+        return keep
     }
 
     /// `event` with a flow-log line read into its finished flow; nil (counted as a dropped
@@ -112,12 +122,15 @@ final class StoreWriter: @unchecked Sendable {
     private func apply(_ event: StoreEvent, to changes: inout StoreChanges) throws {
         switch event {
         case .clear:
-            try database.execute("DELETE FROM flows; DELETE FROM flow_heads; DELETE FROM flow_records; DELETE FROM bodies;")
+            try database.execute(
+                "DELETE FROM flows; DELETE FROM flow_heads; DELETE FROM flow_records; DELETE FROM bodies;")
             changes = StoreChanges(cleared: true, flows: [])
         case .flowLogLine:
             // `coalesced` reads every line before a batch is applied; one given here directly is read the same way.
             if let resolved = readingLine(event) { try apply(resolved, to: &changes) }
-        case .flow(var record, let phase, let json, var bodies):
+        case .step(let step):
+            var record = step.record
+            var bodies = step.bodies
             if let spooled = bodies {
                 let (kept, shed) = Self.shedIncompleteSpools(spooled)
                 bodies = kept
@@ -126,13 +139,13 @@ final class StoreWriter: @unchecked Sendable {
                     record.summary.bodiesDropped = true
                 }
             }
-            guard var summary = try upsert(record, phase: phase) else { return }
+            guard var summary = try upsert(record, phase: step.phase) else { return }
             let sequence = summary.sequence
             try database.statement(Self.upsertHeads).run([
                 .integer(sequence), .string(FlowRecord.headerText(record.requestHeaders)),
                 .string(FlowRecord.headerText(record.responseHeaders)),
             ])
-            if let json {
+            if let json = step.json {
                 try database.statement(Self.upsertJSON).run([.integer(sequence), .text(json)])
             }
             if let bodies {
@@ -142,7 +155,7 @@ final class StoreWriter: @unchecked Sendable {
                               sequence: sequence)
                 }
             }
-            summary.phase = phase
+            summary.phase = step.phase
             changes.flows.append(summary)
         }
     }
@@ -197,7 +210,8 @@ final class StoreWriter: @unchecked Sendable {
             data = .blob(body.bytes)
         }
         try database.statement(Self.upsertBody).run([
-            .integer(sequence), .integer(Int64(part.rawValue)), .integer(Int64(body.size)), .string(body.sha256), data, text,
+            .integer(sequence), .integer(Int64(part.rawValue)), .integer(Int64(body.size)), .string(body.sha256),
+            data, text,
         ])
     }
 
@@ -221,7 +235,7 @@ final class StoreWriter: @unchecked Sendable {
             }
             text = nil
         }
-        let rows = try database.rows(Self.upsertBody + " RETURNING rowid", [
+        let rows = try database.rows(Self.upsertBodyReturningRowID, [
             .integer(sequence), .integer(Int64(part.rawValue)), .integer(Int64(body.size)), .string(body.sha256),
             .zeroBlob(length), .string(text),
         ]) { $0.int64(0) ?? 0 }
@@ -254,7 +268,7 @@ final class StoreWriter: @unchecked Sendable {
         }
     }
 
-    private static let upsertFlow = """
+    private static let upsertFlow: StaticString = """
         INSERT INTO flows (id, phase, started, method, url, host, status, http_version, mode, error_kind, content_type,
             request_content_type, request_size, response_size, duration_ms, persona, signer_email, signer_serial,
             verdict, websocket, tunnel, bodies_dropped)
@@ -270,10 +284,14 @@ final class StoreWriter: @unchecked Sendable {
         WHERE excluded.phase >= flows.phase
         RETURNING seq
         """
-    private static let upsertHeads = "INSERT OR REPLACE INTO flow_heads (seq, request_headers, response_headers) VALUES (?, ?, ?)"
-    private static let upsertJSON = "INSERT OR REPLACE INTO flow_records (seq, json) VALUES (?, ?)"
-    private static let markBodiesDropped = "UPDATE flows SET bodies_dropped = 1 WHERE seq = ?"
-    private static let upsertBody = "INSERT OR REPLACE INTO bodies (seq, part, size, sha256, data, text) VALUES (?, ?, ?, ?, ?, ?)"
+    private static let upsertHeads: StaticString =
+        "INSERT OR REPLACE INTO flow_heads (seq, request_headers, response_headers) VALUES (?, ?, ?)"
+    private static let upsertJSON: StaticString = "INSERT OR REPLACE INTO flow_records (seq, json) VALUES (?, ?)"
+    private static let markBodiesDropped: StaticString = "UPDATE flows SET bodies_dropped = 1 WHERE seq = ?"
+    private static let upsertBody: StaticString =
+        "INSERT OR REPLACE INTO bodies (seq, part, size, sha256, data, text) VALUES (?, ?, ?, ?, ?, ?)"
+    private static let upsertBodyReturningRowID: StaticString =
+        "INSERT OR REPLACE INTO bodies (seq, part, size, sha256, data, text) VALUES (?, ?, ?, ?, ?, ?) RETURNING rowid"
 }
 
 extension StoreWriter {

@@ -5,6 +5,11 @@ import Foundation
 /// `offer` never waits: when the queue is half full, or its body bytes are at their budget, the
 /// event goes in without its bodies; when it is full, the event is dropped. Both are counted.
 /// `put` (imports) waits for room instead. The writer `take`s batches and reports them `done`.
+///
+/// `take` can gather: once an event is there it waits a little longer for more, so that a short
+/// exchange's `started`, `responded` and `finished` steps share a batch (the writer then writes
+/// its row once) and a commit serves many flows. The proxy's threads wake the writer only for the
+/// event it waits for (the first, or the one that fills the batch), not for every event.
 final class WriteQueue: @unchecked Sendable {
     private let condition = NSCondition()
     private let capacity: Int
@@ -15,6 +20,11 @@ final class WriteQueue: @unchecked Sendable {
     private var completed = 0
     private var closed = false
     private var dropCounts = StoreDrops()
+    /// The queue length at which `append` wakes the writer: 1 while it waits for anything,
+    /// its batch size while it gathers.
+    private var wakeAt = 1
+    /// Callers of `flush()` waiting now: the writer stops gathering for them.
+    private var flushing = 0
 
     init(capacity: Int, bodyBudget: Int) {
         self.capacity = capacity
@@ -54,12 +64,13 @@ final class WriteQueue: @unchecked Sendable {
             return false
         }
         var event = event
-        if case .flow(var record, let phase, let json, let bodies?) = event,
+        if case .step(let step) = event, let bodies = step.bodies,
            events.count >= capacity / 2 || bodyBytes + bodies.byteCount > bodyBudget {
             let count = (bodies.request == nil ? 0 : 1) + (bodies.response == nil ? 0 : 1)
             dropCounts.bodies += count
+            var record = step.record
             record.summary.bodiesDropped = count > 0
-            event = .flow(record, phase: phase, json: json, bodies: nil)
+            event = .flow(record, phase: step.phase, json: step.json, bodies: nil)
         }
         append(event)
         return true
@@ -81,15 +92,27 @@ final class WriteQueue: @unchecked Sendable {
         events.append(event)
         bodyBytes += event.bodyBytes
         accepted += 1
-        condition.broadcast()
+        // Only the writer waits for events; waking it for each one would cost a context switch an event.
+        if events.count >= wakeAt || bodyBytes > bodyBudget / 2 { condition.broadcast() }
     }
 
-    /// Up to `limit` events, waiting while the queue is empty. Nil once closed and drained.
-    func take(limit: Int) -> [StoreEvent]? {
+    /// Up to `limit` events, waiting while the queue is empty, then up to `gather` seconds more
+    /// while fewer than `limit` are there (not when closing, flushing, or half the body budget is
+    /// queued). Nil once closed and drained.
+    func take(limit: Int, gather: TimeInterval = 0) -> [StoreEvent]? {
         condition.lock()
         defer { condition.unlock() }
+        wakeAt = 1
         while events.isEmpty && !closed { condition.wait() }
         if events.isEmpty { return nil }
+        if gather > 0 {
+            let deadline = Date(timeIntervalSinceNow: gather)
+            wakeAt = limit
+            while events.count < limit && !closed && flushing == 0 && bodyBytes <= bodyBudget / 2 {
+                if !condition.wait(until: deadline) { break }
+            }
+            wakeAt = 1
+        }
         // Take the whole array when it fits: removing a prefix of a long queue would move the rest.
         if events.count <= limit {
             defer { events = [] }
@@ -114,6 +137,10 @@ final class WriteQueue: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         let target = accepted
+        flushing += 1
+        defer { flushing -= 1 }
+        // Wakes a writer that gathers: what the caller waits for is committed now.
+        condition.broadcast()
         while completed < target { condition.wait() }
     }
 

@@ -12,6 +12,11 @@ import SessionStore
 /// arrive, a slow page never holds up the store, and a page that reconnects with `Last-Event-ID`
 /// gets what it missed (or `reset`).
 ///
+/// With no stream open, and none closed in the last `resumeWindow`, nothing is built: a batch
+/// only advances the message number, so a page that comes back later gets `reset` (and fetches
+/// its list again) instead of the batches it missed. A proxy run without a page open then pays
+/// nothing here (callgrind: ~20–40k instructions a flow for messages nobody read; docs/performance.md).
+///
 /// A stream opened with a filter (`GET /api/events?filter=EXPR`, what a filtered list uses) gets
 /// in each `flows` message only the flows of the batch that match now, and under `unmatched` the
 /// ids of the others, so the page adds a flow that starts matching late (a pending flow that gets
@@ -42,6 +47,9 @@ final class EventHub: @unchecked Sendable {
     static let kept = 64
     /// The kept messages' text stays under this (a flood makes big messages): 8 MiB.
     static let keptBytes = 8 << 20
+    /// How long after the last stream closed messages are still built, for a page that reconnects
+    /// (EventSource retries after 2 s; a page that changes its filter reopens its stream at once).
+    static let resumeWindow: TimeInterval = 60
 
     private let store: SessionStore
     private let condition = NSCondition()
@@ -54,6 +62,10 @@ final class EventHub: @unchecked Sendable {
     private var stopped = false
     private var observer: Int?
     private var started = false
+    /// Streams open now.
+    private var listeners = 0
+    /// When the last stream closed (`DispatchTime` nanoseconds); nil while one is open or none ever was.
+    private var lastListenerLeft: UInt64?
     private let flusherDone = DispatchSemaphore(value: 0)
 
     init(store: SessionStore) {
@@ -78,9 +90,22 @@ final class EventHub: @unchecked Sendable {
         flusherDone.wait()
     }
 
+    /// Whether a stream is open or closed within `resumeWindow`. Under `condition`.
+    private var isFollowed: Bool {
+        if listeners > 0 { return true }
+        guard let left = lastListenerLeft else { return false }
+        return DispatchTime.now().uptimeNanoseconds - left < UInt64(Self.resumeWindow * 1e9)
+    }
+
     /// Called on the store's writer thread after each commit: only queues.
     private func receive(_ changes: StoreChanges) {
         condition.withLock {
+            guard isFollowed else {
+                // Nobody to tell: a number for the batch, so a stream resuming from before it gets `reset`.
+                lastID += 1
+                recent.removeAll()
+                return
+            }
             let wasIdle = pendingOrder.isEmpty && !pendingCleared
             defer { if wasIdle { condition.broadcast() } }
             if changes.cleared {
@@ -153,12 +178,30 @@ final class EventHub: @unchecked Sendable {
             }
             if stopped { return ([], true) }
             guard lastID > seen else { return ([], false) }
-            if let first = recent.first, first.id > seen + 1 { return (nil, false) }
+            // The oldest message kept; with none kept, every number up to `lastID` went unbuilt.
+            if (recent.first?.id ?? lastID + 1) > seen + 1 { return (nil, false) }
             return (recent.filter { $0.id > seen }, false)
         }
     }
 
     var currentID: Int { condition.withLock { lastID } }
+
+    /// A stream opened: batches are built from now on. Returns the current message number.
+    private func listen() -> Int {
+        condition.withLock {
+            listeners += 1
+            lastListenerLeft = nil
+            return lastID
+        }
+    }
+
+    /// A stream closed; with none left, batches are built for `resumeWindow` more.
+    private func leave() {
+        condition.withLock {
+            listeners -= 1
+            if listeners == 0 { lastListenerLeft = DispatchTime.now().uptimeNanoseconds }
+        }
+    }
 
     /// The `GET /api/events` answer: a stream that runs on the connection's thread until the
     /// client goes or the UI stops.
@@ -173,7 +216,8 @@ final class EventHub: @unchecked Sendable {
         return WebResponse(status: 200, headers: [("Content-Type", "text/event-stream; charset=utf-8"),
                                                   ("Cache-Control", "no-store"), ("X-Accel-Buffering", "no")]) {
             [self] stream in
-            var seen = currentID
+            var seen = listen()
+            defer { leave() }
             var opening = "retry: 2000\n\n" + Self.format(Message(id: seen, event: "hello",
                                                                    data: "{\"last_event_id\":\(seen)}"))
             if let resumeFrom, resumeFrom < seen {

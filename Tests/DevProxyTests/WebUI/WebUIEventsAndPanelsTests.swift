@@ -47,6 +47,20 @@ import Testing
         #expect(stale.read(until: "event: reset"))
     }
 
+    /// With no stream open (and none lately), the hub builds no messages: a page that resumes from
+    /// before a batch it missed gets `reset` (it fetches its list again), then every later batch.
+    @Test func withNoStreamOpenNothingIsBuiltAndAResumeGetsAReset() throws {
+        let ui = try WebUIHarness()
+        ui.store.started(Self.summary(1))
+        ui.store.flush()
+        let resumed = try WebUIHarness.EventStream(ui, query: "?last_event_id=0")
+        #expect(resumed.read(until: "event: reset"), "\(resumed.received)")
+        ui.store.started(Self.summary(2))
+        ui.store.flush()
+        #expect(resumed.read(until: "burst-2\""))
+        #expect(!resumed.received.contains("burst-1\""))
+    }
+
     /// Under `?filter=~c 404`, a flow that starts pending is named `unmatched`, and arrives among
     /// the flows once its 404 is stored; a stream without a filter carries no `unmatched`.
     @Test func aFilteredStreamSaysWhichFlowsOfABatchMatchNow() throws {
