@@ -39,6 +39,38 @@ final class SessionStoreTests: XCTestCase {
         XCTAssertNil(try store.body(id: "f1", part: .request))
     }
 
+    /// A flow's first write is a plain insert and its later steps update its row by `seq`; an id
+    /// already stored (a second `finished`, as a re-import sends) still updates the row in place,
+    /// and `bodies_dropped`, once set, stays set.
+    func testAnIDWrittenAgainUpdatesItsRowInPlace() throws {
+        let directory = TemporaryDirectory()
+        let store = try SessionStore(path: directory.file("s.sqlite"))
+        defer { store.close() }
+        var record = StoreFixtures.record("dup")
+        record.summary.bodiesDropped = true
+        store.finished(record, json: "{}", bodies: .init())
+        store.flush()
+        let first = try XCTUnwrap(try store.summary(id: "dup"))
+        record.summary.bodiesDropped = false
+        record.summary.status = 500
+        store.finished(record, json: #"{"id":"dup"}"#, bodies: .init())
+        store.flush()
+        let second = try XCTUnwrap(try store.summary(id: "dup"))
+        XCTAssertEqual(second.sequence, first.sequence)
+        XCTAssertEqual(second.status, 500)
+        XCTAssertTrue(second.bodiesDropped)
+        XCTAssertEqual(try store.count(), 1)
+        XCTAssertEqual(try store.flowJSON(id: "dup"), #"{"id":"dup"}"#)
+        // A running flow's later step after a `clear` is written as a new flow.
+        store.started(StoreFixtures.record("run", status: nil))
+        store.flush()
+        store.clear()
+        store.responded(StoreFixtures.record("run"))
+        store.flush()
+        XCTAssertEqual(try store.summary(id: "run")?.phase, .responded)
+        XCTAssertEqual(try store.count(), 1)
+    }
+
     func testCursorsPageThroughInBothOrdersAndStayStableWhileFlowsArrive() throws {
         let directory = TemporaryDirectory()
         let flows = (1...25).map { (StoreFixtures.record("f\($0)", host: $0 % 2 == 0 ? "even.test" : "odd.test"), FlowBodies()) }

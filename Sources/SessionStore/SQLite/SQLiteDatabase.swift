@@ -127,6 +127,9 @@ final class SQLiteDatabase {
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     var changes: Int { Int(sqlite3_changes(handle)) }
 
+    /// The rowid of the last row inserted on this connection.
+    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
     /// SQLite's message for the last failure on this connection.
     var errorMessage: String { String(cString: sqlite3_errmsg(handle)) }
 

@@ -32,6 +32,9 @@ final class StoreWriter: @unchecked Sendable {
     /// Waits for the thread to drain the queue and stop (after `queue.close()`).
     func join() { finishedSignal.wait() }
 
+    /// The `seq` of each flow written and not finished yet (`upsert`), by id.
+    private var runningSequences: [String: Int64] = [:]
+
     /// Events committed since the heap was last trimmed (`trimHeapAfterBacklog`).
     private var committedSinceTrim = 0
 
@@ -47,7 +50,10 @@ final class StoreWriter: @unchecked Sendable {
             } catch let error as SessionStoreError {
                 errorLock.withLock { lastFailure = error }
                 changes = StoreChanges(cleared: false, flows: [])
+                // Rolled back: rows this batch inserted are gone.
+                runningSequences.removeAll()
             } catch {
+                runningSequences.removeAll()
                 errorLock.withLock { lastFailure = SessionStoreError(.sqlite, "\(error)") }
             }
             if changes.cleared || !changes.flows.isEmpty { notify(changes) }
@@ -122,6 +128,7 @@ final class StoreWriter: @unchecked Sendable {
     private func apply(_ event: StoreEvent, to changes: inout StoreChanges) throws {
         switch event {
         case .clear:
+            runningSequences.removeAll()
             try database.execute(
                 "DELETE FROM flows; DELETE FROM flow_heads; DELETE FROM flow_records; DELETE FROM bodies;")
             changes = StoreChanges(cleared: true, flows: [])
@@ -161,6 +168,12 @@ final class StoreWriter: @unchecked Sendable {
     }
 
     /// Inserts the flow or updates it in place; nil when the stored flow is already further on.
+    ///
+    /// The first write of a flow is a plain INSERT and a later one an UPDATE by its `seq`, which
+    /// the writer keeps while the flow runs (`runningSequences`); only when either finds a row it
+    /// did not expect (an id already stored, a row gone) does it run the full upsert. SQLite's
+    /// `ON CONFLICT DO UPDATE … RETURNING` cost ~75k instructions a row (an ephemeral table for
+    /// `RETURNING`, the conflict probe; callgrind, docs/performance.md).
     private func upsert(_ record: FlowRecord, phase: FlowPhase) throws -> FlowSummary? {
         let s = record.summary
         let values: [SQLValue] = [
@@ -170,8 +183,26 @@ final class StoreWriter: @unchecked Sendable {
             .double(s.durationMs), .string(s.persona), .string(s.signerEmail), .string(s.signerSerial),
             .string(s.verdict), .bool(s.isWebSocket), .bool(s.isTunnel), .bool(s.bodiesDropped),
         ]
-        let rows = try database.rows(Self.upsertFlow, values) { $0.int64(0) ?? 0 }
-        guard let sequence = rows.first else { return nil }
+        var written: Int64?
+        if let known = runningSequences[s.id] {
+            try database.statement(Self.updateFlow).run(values + [.integer(known)])
+            if database.changes > 0 { written = known }
+        } else {
+            try database.statement(Self.insertFlow).run(values)
+            if database.changes > 0 { written = database.lastInsertRowID }
+        }
+        if written == nil { written = try database.rows(Self.upsertFlow, values) { $0.int64(0) ?? 0 }.first }
+        guard let sequence = written else {
+            runningSequences[s.id] = nil
+            return nil
+        }
+        if phase == .finished {
+            runningSequences[s.id] = nil
+        } else {
+            // A cache: flows that never finish (a dropped record, a shutdown) must not grow it.
+            if runningSequences.count >= Self.runningSequencesKept { runningSequences.removeAll() }
+            runningSequences[s.id] = sequence
+        }
         var summary = s
         summary.sequence = sequence
         return summary
@@ -284,6 +315,23 @@ final class StoreWriter: @unchecked Sendable {
         WHERE excluded.phase >= flows.phase
         RETURNING seq
         """
+    /// `upsertFlow` for a new id: the same parameters; nothing changes when the id is stored.
+    private static let insertFlow: StaticString = """
+        INSERT INTO flows (id, phase, started, method, url, host, status, http_version, mode, error_kind, content_type,
+            request_content_type, request_size, response_size, duration_ms, persona, signer_email, signer_serial,
+            verdict, websocket, tunnel, bodies_dropped)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (id) DO NOTHING
+        """
+    /// `upsertFlow`'s update for a row whose `seq` (?23) is known: the same parameters, the same rule.
+    private static let updateFlow: StaticString = """
+        UPDATE flows SET phase = ?2, started = ?3, method = ?4, url = ?5, host = ?6, status = ?7, http_version = ?8,
+            mode = ?9, error_kind = ?10, content_type = ?11, request_content_type = ?12, request_size = ?13,
+            response_size = ?14, duration_ms = ?15, persona = ?16, signer_email = ?17, signer_serial = ?18,
+            verdict = ?19, websocket = ?20, tunnel = ?21, bodies_dropped = max(bodies_dropped, ?22)
+        WHERE seq = ?23 AND id = ?1 AND phase <= ?2
+        """
+    private static let runningSequencesKept = 20_000
     private static let upsertHeads: StaticString =
         "INSERT OR REPLACE INTO flow_heads (seq, request_headers, response_headers) VALUES (?, ?, ?)"
     private static let upsertJSON: StaticString = "INSERT OR REPLACE INTO flow_records (seq, json) VALUES (?, ?)"
