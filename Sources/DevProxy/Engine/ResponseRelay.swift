@@ -80,7 +80,8 @@ struct ResponseRelay<Leg: UpstreamLeg> {
                     return RelayOutcome(clientKeepAlive: false, upstreamReusable: false)
                 }
             } catch {
-                draft.fail(.clientClosed, "the client closed the connection while the response streamed (\(relayed) bytes sent)")
+                draft.fail(.clientClosed,
+                           "the client closed the connection while the response streamed (\(relayed) bytes sent)")
                 return RelayOutcome(clientKeepAlive: false, upstreamReusable: false)
             }
         }

@@ -235,7 +235,8 @@ import TestSupport
         let end = try #require(result.stdout.range(of: "\r\n\r\n", options: .backwards))
         let (head, served) = (String(result.stdout[..<end.lowerBound]), String(result.stdout[end.upperBound...]))
         #expect(head.contains("HTTP/1.1 200"), "\(head)")
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(served.utf8)) as? [String: Any], "\(served)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(served.utf8)) as? [String: Any],
+                                  "\(served)")
         let rootPin = String(pki.root.pin.dropFirst(7))
         #expect(object["hashes"] as? [String] == ["AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", rootPin])
         #expect(object["minAppVersion"] as? String == "1")

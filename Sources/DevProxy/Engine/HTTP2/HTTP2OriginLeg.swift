@@ -72,7 +72,8 @@ struct HTTP2OriginLeg: UpstreamLeg {
             case .informationalHead(stream, let interim):
                 // `100 Continue` was DevProxy's to send (`relaysContinue`).
                 guard interim.status != 100 else { continue }
-                return .interim(UpstreamResponseHead(response: HTTPResponse(interim), httpVersion: "HTTP/2", http1: nil))
+                return .interim(UpstreamResponseHead(response: HTTPResponse(interim), httpVersion: "HTTP/2",
+                                                     http1: nil))
             case .responseHead(stream, let final, let endStream):
                 endPending = endStream
                 return .final(UpstreamResponseHead(response: HTTPResponse(final), httpVersion: "HTTP/2", http1: nil))
@@ -119,8 +120,8 @@ struct HTTP2OriginLeg: UpstreamLeg {
         case let failure as HTTP2StreamFailure:
             switch failure {
             case .reset(let code):
-                return LegFailure(kind: .upstreamReset2, message: "upstream \(target) reset the HTTP/2 stream (\(code))",
-                                  code: code.description)
+                return LegFailure(kind: .upstreamReset2, message: "upstream \(target) reset the HTTP/2 stream "
+                                  + "(\(code))", code: code.description)
             case .goAway(let code):
                 return LegFailure(kind: .upstreamReset2, message: "upstream \(target) sent GOAWAY (\(code)) before "
                                   + "processing the request", code: code.description)
@@ -176,7 +177,9 @@ struct HTTP2OriginLeg: UpstreamLeg {
         mutating func readOnce() throws {
             let count = try buffer.withUnsafeMutableBytes { try stream.read(into: $0) }
             guard count > 0 else { throw UpstreamClosed(message: "the origin closed the HTTP/2 connection") }
-            events += try buffer.withUnsafeBytes { try session.receive(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            events += try buffer.withUnsafeBytes {
+                try session.receive(UnsafeRawBufferPointer(rebasing: $0[0..<count]))
+            }
         }
 
         /// The next event, reading as needed.
