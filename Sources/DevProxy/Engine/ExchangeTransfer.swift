@@ -115,7 +115,9 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
             recorder.recordResponseHead(final.response)
             recorder.finishRequestBody(into: &draft)
             let outcome = response.relay(final, leg: &leg, draft: &draft)
-            recorder.finishTrailers(into: &draft, redact: context.configuration.redactHeaders)
+            if !recorder.requestTrailers.isEmpty || !recorder.responseTrailers.isEmpty {
+                recorder.finishTrailers(into: &draft, redact: context.configuration.redactHeaders)
+            }
             recorder.finishTimings(into: &draft)
             upstreamReusable = outcome.upstreamReusable && bodySent
             return outcome.clientKeepAlive && bodySent && head.keepAlive
