@@ -43,6 +43,8 @@ import TestSupport
         let flows = proxy.flows(count: 2)
         #expect(flows.map { $0.response?.body?.size } == [18, 18])
         #expect(flows.first?.response?.body?.text == "first,second,third")
+        // The one response relay records trailers whatever the origin speaks.
+        #expect(flows.map { $0.response?.trailers } == [[["X-Checksum", "abc123"]], [["X-Checksum", "abc123"]]])
     }
 
     @Test func closeDelimitedResponseIsRechunkedForTheClient() throws {

@@ -2,13 +2,16 @@ import Foundation
 import HTTP1
 import HTTPTypes
 
-/// The byte-moving half of an exchange: request head and body up, interim and final response
-/// back, bodies streamed in bounded chunks and captured for the log.
-struct ExchangeTransfer {
+/// The byte-moving half of an HTTP/1.1 client's exchange, whatever the origin speaks: request
+/// head and body up through the `UpstreamLeg`, interim and final response back through
+/// `ResponseRelay`, bodies streamed in bounded chunks and captured for the log.
+struct ExchangeTransfer<Leg: UpstreamLeg> {
     let context: ExchangeContext
     let head: HTTPRequestHead
+    /// `head` as the neutral request the flow records (and a non-HTTP/1.1 leg translates).
+    let request: HTTPRequest
     let destination: Destination
-    let upstream: UpstreamConnection
+    private(set) var leg: Leg
     /// Where the request and response are recorded for the flow.
     let recorder: ExchangeRecorder
     /// True once the response ended cleanly with a keep-alive framing and the request body was
@@ -20,13 +23,16 @@ struct ExchangeTransfer {
     private(set) var staleConnection = false
     /// A retry: the request's (empty) body was already read from the client.
     private let resending: Bool
+    /// Whether the request has a body (chunked, or a Content-Length above 0).
+    private var hasBody = false
 
-    init(context: ExchangeContext, head: HTTPRequestHead, destination: Destination, upstream: UpstreamConnection,
+    init(context: ExchangeContext, head: HTTPRequestHead, request: HTTPRequest, destination: Destination, leg: Leg,
          recorder: ExchangeRecorder, resending: Bool = false) {
         self.context = context
         self.head = head
+        self.request = request
         self.destination = destination
-        self.upstream = upstream
+        self.leg = leg
         self.recorder = recorder
         self.resending = resending
     }
@@ -41,12 +47,17 @@ struct ExchangeTransfer {
     }
 
     /// RFC 9110 §9.2.2.
-    private static let idempotentMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"]
+    private static var idempotentMethods: Set<String> { ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"] }
+
+    /// `100 Continue`, as DevProxy sends it to the client.
+    private static var continueHead: [UInt8] {
+        HTTP1Serializer.serialize(HTTPResponseHead(version: .http11, status: 100, reason: "Continue"))
+    }
 
     /// The failure is the server having closed a reused connection, and the request may go again.
     /// Not while DevProxy shuts down: then the cut is shutdown's own, and the exchange ends.
     private func isStale(_ error: Error) -> Bool {
-        guard upstream.reused, !resending, !context.server.isStopping, Self.mayRetry(head) else { return false }
+        guard leg.upstream.reused, !resending, !context.server.isStopping, Self.mayRetry(head) else { return false }
         switch error {
         case is UpstreamClosed: return true
         case let error as NetworkError: return error.kind == .reset || error.kind == .closed
@@ -57,61 +68,56 @@ struct ExchangeTransfer {
     /// Sends the request and relays the response; returns whether the client may send more.
     mutating func run(draft: inout FlowDraft) -> Bool {
         // The parser has already refused a request whose last coding is not chunked.
-        let requestChunked = head.headers.transferCodings.last == "chunked"
-        let upgrading = head.headers["Upgrade"] != nil
-        var outbound = head
-        outbound.headers.removeHopByHop(relayingUpgrade: upgrading)
-        if let authorization = upstream.proxyAuthorization {
-            // Plain HTTP through an upstream proxy: absolute-form, with its credentials (RFC 9112 §3.2.2).
-            outbound.target = destination.url
-            if !authorization.isEmpty {
-                outbound.headers.replaceOrAdd(name: "Proxy-Authorization", value: authorization)
-            }
-        } else {
-            outbound.target = destination.pathAndQuery
-        }
-        outbound.version = .http11
-        // RFC 9112 §3.2.2: a proxy forwarding absolute-form replaces Host with the URL's authority.
-        outbound.headers.replaceOrAdd(name: "Host", value: destination.hostHeader)
-        if requestChunked { outbound.headers.add(name: "Transfer-Encoding", value: "chunked") }
-        if context.configuration.addVia { outbound.headers.add(name: "Via", value: "1.1 devproxy") }
-        let waitsForContinue = head.headers.expectsContinue
+        let chunked = head.headers.transferCodings.last == "chunked"
+        hasBody = chunked || (head.headers["Content-Length"].flatMap { Int($0) } ?? 0) > 0
+        let expectsContinue = head.headers.expectsContinue
+        let waitsForContinue = expectsContinue && Leg.relaysContinue
         recorder.sendStarted = Date()
         do {
-            try upstream.stream.write(HTTP1Serializer.serialize(outbound))
+            try leg.sendHead(UpstreamRequest(request: request, http1: head, destination: destination, hasBody: hasBody,
+                                             chunked: chunked))
             if !waitsForContinue && !resending {
-                try sendRequestBody(chunked: requestChunked)
+                // A leg that does not relay the origin's `100` (HTTP/2): the client goes on at once.
+                if expectsContinue && hasBody { context.sendToClient(Self.continueHead) }
+                try sendRequestBody()
             }
         } catch {
             // The (empty) body is read off the client here, so the retry finds its next request.
-            if isStale(error), (try? sendRequestBody(chunked: false, upstreamWrites: false)) != nil {
+            if isStale(error), (try? sendRequestBody(upstreamWrites: false)) != nil {
                 staleConnection = true
                 return false
             }
             recorder.finishRequestBody(into: &draft, decoding: false)
-            return failBeforeResponse(error, draft: &draft)
+            return failBeforeResponse(error, sending: true, draft: &draft)
         }
         recorder.requestSent = Date()
         recorder.finishTimings(into: &draft, openEnded: false)
         var bodySent = !waitsForContinue
-        let response = ResponseRelay(context: context, requestHead: head, upstream: upstream, recorder: recorder)
+        let response = ResponseRelay<Leg>(context: context, requestHead: head, recorder: recorder)
         do {
-            let final = try response.readFinalHead(onContinue: {
-                guard !bodySent else { return }
-                context.sendToClient(HTTP1Serializer.serialize(HTTPResponseHead(version: .http11, status: 100, reason: "Continue", headers: HTTPHeaders())))
-                try sendRequestBody(chunked: requestChunked)
-                bodySent = true
-            })
-            if let authorization = upstream.proxyAuthorization, final.status == 407 {
-                // The upstream proxy's own refusal: the client did not ask that proxy anything.
-                let why = authorization.isEmpty ? "it wants credentials; give them with --upstream-proxy-auth-file"
-                                                : "it refused the credentials in --upstream-proxy-auth-file"
-                throw UpstreamProxyFailure(message: "the upstream proxy answered \(head.method) \(destination.url) "
-                                           + "with 407 (\(why))")
+            var final: UpstreamResponseHead?
+            while final == nil {
+                switch try leg.next() {
+                case .interim(let interim) where interim.response.status == 100:
+                    guard !bodySent else { continue }
+                    context.sendToClient(Self.continueHead)
+                    try sendRequestBody()
+                    bodySent = true
+                case .interim(let interim):
+                    context.sendToClient(HTTP1Serializer.serialize(interim.asHTTP1))
+                case .final(let head):
+                    final = head
+                case .body, .end:
+                    continue
+                }
             }
-            recorder.recordResponseHead(HTTPResponse(final))
+            guard let final else { return false }
+            recorder.recordResponseHead(final.response)
             recorder.finishRequestBody(into: &draft)
-            let outcome = response.relay(final, draft: &draft)
+            let outcome = response.relay(final, leg: &leg, draft: &draft)
+            if !recorder.requestTrailers.isEmpty || !recorder.responseTrailers.isEmpty {
+                recorder.finishTrailers(into: &draft, redact: context.configuration.redactHeaders)
+            }
             recorder.finishTimings(into: &draft)
             upstreamReusable = outcome.upstreamReusable && bodySent
             return outcome.clientKeepAlive && bodySent && head.keepAlive
@@ -122,22 +128,24 @@ struct ExchangeTransfer {
             }
             recorder.finishRequestBody(into: &draft)
             recorder.finishTimings(into: &draft, openEnded: false)
-            return failBeforeResponse(error, draft: &draft)
+            return failBeforeResponse(error, sending: false, draft: &draft)
         }
     }
 
-    /// Streams the client's request body upstream, re-chunking when it arrived chunked; with
-    /// `upstreamWrites: false` only reads it off the client.
-    private func sendRequestBody(chunked: Bool, upstreamWrites: Bool = true) throws {
+    /// Streams the client's request body through the leg; with `upstreamWrites: false` only
+    /// reads it off the client.
+    private mutating func sendRequestBody(upstreamWrites: Bool = true) throws {
         while let event = try readClient() {
             switch event {
             case .head:
                 return
             case .body(let bytes):
                 recorder.recordRequestBody(bytes)
-                if upstreamWrites { try upstream.stream.write(chunked ? HTTP1Serializer.chunk(bytes) : bytes) }
+                if upstreamWrites { try leg.sendBody(bytes) }
             case .end(let trailers):
-                if chunked && upstreamWrites { try upstream.stream.write(HTTP1Serializer.lastChunk(trailers: trailers)) }
+                let fields = trailers.isEmpty ? HTTPFields() : HTTPFields(trailers)
+                if !fields.isEmpty { recorder.recordRequestTrailers(fields) }
+                if upstreamWrites && hasBody { try leg.endRequest(trailers: fields) }
                 return
             }
         }
@@ -157,13 +165,7 @@ struct ExchangeTransfer {
     }
 
     /// Answers the client when nothing of the response has been sent yet.
-    private func failBeforeResponse(_ error: Error, draft: inout FlowDraft) -> Bool {
-        let target = "\(destination.host):\(destination.port)"
-        if !(error is ClientGone), let message = UpstreamFailure.missingClientCertificate(upstream, target: target) {
-            draft.fail(.upstreamClientCertificateRequired, message)
-            context.sendToClient(ErrorResponse.bytes(status: 502, detail: message))
-            return false
-        }
+    private func failBeforeResponse(_ error: Error, sending: Bool, draft: inout FlowDraft) -> Bool {
         switch error {
         case let error as ClientGone:
             draft.fail(.clientClosed, error.message)
@@ -172,28 +174,8 @@ struct ExchangeTransfer {
             let message = "the request body is malformed: \(error.error.reason)"
             draft.fail(.badRequest, message)
             context.sendToClient(ErrorResponse.bytes(status: error.error.status, detail: message))
-        case let error as HTTP1ParseError:
-            let message = "upstream \(target) sent a malformed response: \(error.reason)"
-            draft.fail(.upstreamBadResponse, message)
-            context.sendToClient(ErrorResponse.bytes(status: 502, detail: message))
-        case let error as NetworkError where error.kind == .timedOut:
-            let message = "upstream \(target) did not respond within \(Int(context.configuration.upstreamTimeout)) s"
-            draft.fail(.upstreamTimeout, message)
-            context.sendToClient(ErrorResponse.bytes(status: 504, detail: message))
-        case let error as UpstreamProxyFailure:
-            draft.fail(.upstreamProxyFailed, error.message)
-            context.sendToClient(ErrorResponse.bytes(status: error.timedOut ? 504 : 502, detail: error.message))
-        case let error as UpstreamClosed:
-            draft.fail(.upstreamClosed, error.message)
-            context.sendToClient(ErrorResponse.bytes(status: 502, detail: error.message))
-        case let error as TLSError where error.kind == .notTLS:
-            let message = "upstream \(target) did not speak TLS"
-            draft.fail(.upstreamTLSFailed, message)
-            context.sendToClient(ErrorResponse.bytes(status: 502, detail: message))
         default:
-            let message = "upstream \(target) failed: \(error)"
-            draft.fail(.upstreamReset, message)
-            context.sendToClient(ErrorResponse.bytes(status: 502, detail: message))
+            leg.failureBeforeResponse(error, sending: sending).answer(context, draft: &draft)
         }
         return false
     }

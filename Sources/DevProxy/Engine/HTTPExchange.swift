@@ -47,14 +47,11 @@ struct HTTPExchange {
             return false
         }
         if upstream.isHTTP2 {
-            // The origin speaks only HTTP/2: one h2 stream, translated both ways.
-            describe(upstream, in: &draft)
-            return context.connection.using(upstream.stream.socket) {
-                HTTP1ToHTTP2Exchange(context: context, head: head, destination: destination, upstream: upstream,
-                                     recorder: recorder).run(draft: &draft)
-            }
+            // The origin speaks only HTTP/2: one h2 stream, on a connection of its own.
+            return relayToHTTP2(upstream, request: request, recorder: recorder, draft: &draft)
         }
-        var (keepAlive, transfer) = send(on: upstream, recorder: recorder, draft: &draft, resending: false)
+        var leg = HTTP1OriginLeg(upstream: upstream, destination: destination, configuration: context.configuration)
+        var (keepAlive, transfer) = send(leg, request: request, recorder: recorder, draft: &draft, resending: false)
         if transfer.staleConnection {
             // The server had closed the pooled connection: once more on a fresh one.
             upstream.stream.close()
@@ -67,7 +64,8 @@ struct HTTPExchange {
                 return false
             }
             draft.flow.server.retried = true
-            (keepAlive, transfer) = send(on: upstream, recorder: recorder, draft: &draft, resending: true)
+            leg = HTTP1OriginLeg(upstream: upstream, destination: destination, configuration: context.configuration)
+            (keepAlive, transfer) = send(leg, request: request, recorder: recorder, draft: &draft, resending: true)
         }
         if transfer.upstreamReusable {
             context.connection.pool.release(upstream)
@@ -77,14 +75,38 @@ struct HTTPExchange {
         return keepAlive
     }
 
-    /// Sends the request on `upstream` and relays the response, recording the connection in the flow.
-    private func send(on upstream: UpstreamConnection, recorder: ExchangeRecorder, draft: inout FlowDraft,
-                      resending: Bool) -> (Bool, ExchangeTransfer) {
-        describe(upstream, in: &draft)
-        var transfer = ExchangeTransfer(context: context, head: head, destination: destination, upstream: upstream,
-                                        recorder: recorder, resending: resending)
-        let keepAlive = context.connection.using(upstream.stream.socket) { transfer.run(draft: &draft) }
+    /// Sends the request through `leg` and relays the response, recording the connection in the flow.
+    private func send<Leg: UpstreamLeg>(_ leg: Leg, request: HTTPRequest, recorder: ExchangeRecorder,
+                                        draft: inout FlowDraft, resending: Bool) -> (Bool, ExchangeTransfer<Leg>) {
+        describe(leg.upstream, in: &draft)
+        var transfer = ExchangeTransfer(context: context, head: head, request: request, destination: destination,
+                                        leg: leg, recorder: recorder, resending: resending)
+        let keepAlive = context.connection.using(leg.upstream.stream.socket) { transfer.run(draft: &draft) }
         return (keepAlive, transfer)
+    }
+
+    /// The exchange with an origin that speaks only HTTP/2 (RFC 9113 §8.2 translation both ways,
+    /// `HTTP2OriginLeg`); the connection closes after it. An `Upgrade` cannot cross to HTTP/2.
+    private func relayToHTTP2(_ upstream: UpstreamConnection, request: HTTPRequest, recorder: ExchangeRecorder,
+                              draft: inout FlowDraft) -> Bool {
+        defer { upstream.stream.close() }
+        describe(upstream, in: &draft)
+        let target = "\(destination.host):\(destination.port)"
+        if head.headers["Upgrade"] != nil {
+            let message = "upstream \(target) speaks only HTTP/2, which cannot carry an HTTP/1.1 Upgrade (WebSocket)"
+            draft.fail(.protocolMismatch, message)
+            context.sendToClient(ErrorResponse.bytes(status: 502, detail: message))
+            return false
+        }
+        let leg: HTTP2OriginLeg
+        do {
+            leg = try HTTP2OriginLeg(upstream: upstream, destination: destination)
+        } catch {
+            draft.fail(.badRequest, "\(error)")
+            context.sendToClient(ErrorResponse.bytes(status: 400, detail: "\(error)"))
+            return false
+        }
+        return send(leg, request: request, recorder: recorder, draft: &draft, resending: false).0
     }
 
     /// The upstream connection's address, TLS and opening costs, in the flow.
@@ -106,7 +128,7 @@ struct HTTPExchange {
             while let event = try context.client.next() {
                 if case .body(let bytes) = event {
                     recorder.recordRequestBody(bytes)
-                    if request.body.count + bytes.count > route.bodyLimit { tooLong = true } else { request.body += bytes }
+                    if !request.appendBody(bytes, upTo: route.bodyLimit) { tooLong = true }
                 }
                 if case .end = event { break }
             }

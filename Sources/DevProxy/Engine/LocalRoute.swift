@@ -26,6 +26,14 @@ public struct LocalRequest: Sendable {
         headers.first { $0.name.equalsCaseInsensitive(name) }?.value
     }
 
+    /// Adds request body bytes a local route reads, up to `limit` bytes in all; false when they
+    /// would pass it (they are left out, and the route answers 413). HTTP/1.1 and HTTP/2 alike.
+    public mutating func appendBody(_ bytes: [UInt8], upTo limit: Int) -> Bool {
+        guard body.count + bytes.count <= limit else { return false }
+        body += bytes
+        return true
+    }
+
     /// The URL's host, lower case, without brackets or port (`devproxy.test`, `::1`).
     public var host: String {
         // Every proxied request asks (the onboarding site's route): a scan of the UTF-8 bytes,

@@ -8,53 +8,58 @@ extension ResponseRelay {
     /// `rewrite.limit` bytes is read whole, its `hashes` get the team root's pin, and it goes to
     /// the client with a fresh Content-Length (uncompressed when it came with a content coding).
     /// Anything else (not 2xx, too large, not a pin set) passes through untouched, with a note.
-    func relayPinSet(_ head: HTTPResponseHead, rewrite: PinSetRewrite, draft: inout FlowDraft) -> Outcome {
+    /// `head` is the origin's head in HTTP/1.1 terms (`UpstreamResponseHead.asHTTP1`), so the
+    /// same holds whatever version the origin speaks.
+    func relayPinSet(_ head: HTTPResponseHead, rewrite: PinSetRewrite, leg: inout Leg,
+                     draft: inout FlowDraft) -> RelayOutcome {
         let framing = ClientFraming(request: requestHead, response: head)
         let hasBody = requestHead.method != "HEAD" && head.status != 204 && head.status != 304
         guard (200..<300).contains(head.status), hasBody else {
             draft.flow.pinset = Flow.PinSetInfo(rewritten: false, note: "not rewritten: status \(head.status)"
                                                 + (hasBody ? "" : " without a body"))
-            return streamUntouched(head, framing: framing, buffered: [], draft: &draft)
+            return streamUntouched(head, framing: framing, buffered: [], leg: &leg, draft: &draft)
         }
         if let length = head.headers["Content-Length"].flatMap(Int.init), length > rewrite.limit {
             draft.flow.pinset = Flow.PinSetInfo(rewritten: false, note: "not rewritten: \(length) bytes, more than the "
                                                 + "\(rewrite.limit)-byte limit for a pin set")
-            return streamUntouched(head, framing: framing, buffered: [], draft: &draft)
+            return streamUntouched(head, framing: framing, buffered: [], leg: &leg, draft: &draft)
         }
         var body: [UInt8] = []
         while true {
-            let event: HTTP1ResponseEvent?
+            let event: UpstreamEvent
             do {
-                event = try upstream.reader.next()
+                event = try leg.next()
+                // Held here, at most `rewrite.limit` bytes: the origin may send the rest.
+                if case .body(let bytes) = event { try leg.consumed(bytes.count) }
             } catch {
                 let message = "upstream failed in the pin set's body: \(error)"
                 draft.fail(.upstreamClosed, message)
                 context.sendToClient(ErrorResponse.bytes(status: 502, detail: message))
-                return Outcome(clientKeepAlive: false, upstreamReusable: false)
+                return RelayOutcome(clientKeepAlive: false, upstreamReusable: false)
             }
             switch event {
-            case .body(let bytes)?:
+            case .body(let bytes):
                 body += bytes
                 if body.count > rewrite.limit {
                     draft.flow.pinset = Flow.PinSetInfo(rewritten: false, note: "not rewritten: more than the "
                                                         + "\(rewrite.limit)-byte limit for a pin set")
-                    return streamUntouched(head, framing: framing, buffered: body, draft: &draft)
+                    return streamUntouched(head, framing: framing, buffered: body, leg: &leg, draft: &draft)
                 }
-            case .end?:
-                let surplus = !upstream.reader.parser.takeRemainingBytes().isEmpty
-                let reusable = head.keepAlive && framing.upstreamDelimited && !surplus
+            case .end(let trailers):
+                if !trailers.isEmpty { recorder.recordResponseTrailers(trailers) }
+                let reusable = head.keepAlive && framing.upstreamDelimited && leg.connectionReusable
                 return sendWhole(head, body: body, rewrite: rewrite, upstreamReusable: reusable, draft: &draft)
-            case .head?, nil:
+            case .interim, .final:
                 draft.fail(.upstreamClosed, "upstream closed in the pin set's body after \(body.count) bytes")
                 context.sendToClient(ErrorResponse.bytes(status: 502, detail: "upstream closed mid-body"))
-                return Outcome(clientKeepAlive: false, upstreamReusable: false)
+                return RelayOutcome(clientKeepAlive: false, upstreamReusable: false)
             }
         }
     }
 
     /// Sends a whole pin-set body, rewritten when it is one, with a Content-Length.
     private func sendWhole(_ head: HTTPResponseHead, body: [UInt8], rewrite: PinSetRewrite, upstreamReusable: Bool,
-                           draft: inout FlowDraft) -> Outcome {
+                           draft: inout FlowDraft) -> RelayOutcome {
         var outbound = head
         outbound.version = .http11
         outbound.headers.removeHopByHop()
@@ -78,14 +83,14 @@ extension ResponseRelay {
             try context.client.stream.write(HTTP1Serializer.serialize(outbound) + served, flush: true)
         } catch {
             draft.fail(.clientClosed, "the client closed the connection before the pin set was sent")
-            return Outcome(clientKeepAlive: false, upstreamReusable: upstreamReusable)
+            return RelayOutcome(clientKeepAlive: false, upstreamReusable: upstreamReusable)
         }
-        return Outcome(clientKeepAlive: clientKeepAlive, upstreamReusable: upstreamReusable)
+        return RelayOutcome(clientKeepAlive: clientKeepAlive, upstreamReusable: upstreamReusable)
     }
 
     /// Sends the head as the normal relay would, the bytes already read, then streams the rest.
-    private func streamUntouched(_ head: HTTPResponseHead, framing: ClientFraming, buffered: [UInt8],
-                                 draft: inout FlowDraft) -> Outcome {
+    private func streamUntouched(_ head: HTTPResponseHead, framing: ClientFraming, buffered: [UInt8], leg: inout Leg,
+                                 draft: inout FlowDraft) -> RelayOutcome {
         let (outbound, clientKeepAlive) = clientHead(for: head, framing: framing)
         defer { recorder.finishResponseBody(into: &draft) }
         var held: [UInt8]? = HTTP1Serializer.serialize(outbound)
@@ -97,29 +102,29 @@ extension ResponseRelay {
                     try send(framing.rechunk ? HTTP1Serializer.chunk(pending) : pending, after: &held, flush: true)
                     pending = []
                 }
-                let event: HTTP1ResponseEvent?
+                let event: UpstreamEvent
                 do {
-                    event = try upstream.reader.next()
+                    event = try leg.next()
                 } catch {
                     draft.fail(.upstreamClosed, "upstream failed mid-body: \(error)")
-                    return Outcome(clientKeepAlive: false, upstreamReusable: false)
+                    return RelayOutcome(clientKeepAlive: false, upstreamReusable: false)
                 }
                 switch event {
-                case .body(let bytes)?:
+                case .body(let bytes):
                     pending = bytes
-                case .end(let trailers)?:
-                    let last = framing.rechunk ? HTTP1Serializer.lastChunk(trailers: trailers) : []
-                    try send(last, after: &held, flush: true)
-                    let surplus = !upstream.reader.parser.takeRemainingBytes().isEmpty
-                    return Outcome(clientKeepAlive: clientKeepAlive,
-                                   upstreamReusable: head.keepAlive && framing.upstreamDelimited && !surplus)
-                case .head?, nil:
-                    return Outcome(clientKeepAlive: false, upstreamReusable: false)
+                    try leg.consumed(bytes.count)
+                case .end(let trailers):
+                    if !trailers.isEmpty { recorder.recordResponseTrailers(trailers) }
+                    try send(framing.rechunk ? Self.lastChunk(trailers) : [], after: &held, flush: true)
+                    return RelayOutcome(clientKeepAlive: clientKeepAlive, upstreamReusable: head.keepAlive
+                                        && framing.upstreamDelimited && leg.connectionReusable)
+                case .interim, .final:
+                    return RelayOutcome(clientKeepAlive: false, upstreamReusable: false)
                 }
             }
         } catch {
             draft.fail(.clientClosed, "the client closed the connection while the response streamed")
-            return Outcome(clientKeepAlive: false, upstreamReusable: false)
+            return RelayOutcome(clientKeepAlive: false, upstreamReusable: false)
         }
     }
 }

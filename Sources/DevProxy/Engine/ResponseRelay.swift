@@ -2,56 +2,29 @@ import Foundation
 import HTTP1
 import HTTPTypes
 
-/// Reads the upstream's response and relays it to the client: interim responses as they
-/// come, then the final head with framing fixed for the client, then the body.
-struct ResponseRelay {
+/// Relays the origin's response, read through an `UpstreamLeg` whatever version the origin
+/// speaks, to an HTTP/1.1 client: the final head with framing fixed for the client (and a
+/// reason phrase made up when the origin had none), then the body, then trailers as a chunked
+/// trailer section. Interim responses are the exchange's (`ExchangeTransfer`).
+struct ResponseRelay<Leg: UpstreamLeg> {
     let context: ExchangeContext
     let requestHead: HTTPRequestHead
-    let upstream: UpstreamConnection
     /// Where the response is recorded for the flow; the exchange has recorded the final head.
     let recorder: ExchangeRecorder
 
-    /// How the response ended.
-    struct Outcome {
-        var clientKeepAlive: Bool
-        var upstreamReusable: Bool
-    }
-
-    /// Reads until the final (non-1xx, or 101) response head, passing interim ones on.
-    ///
-    /// - Parameter onContinue: called for `100 Continue` (and before the final head if the
-    ///   upstream skipped it), to release a held request body.
-    /// - Throws: `HTTP1ParseError`, `NetworkError`, `UpstreamClosed`.
-    func readFinalHead(onContinue: () throws -> Void) throws -> HTTPResponseHead {
-        upstream.reader.parser.expectResponse(toMethod: requestHead.method)
-        while true {
-            guard let event = try upstream.reader.next() else {
-                throw UpstreamClosed(message: "upstream \(upstream.address) closed the connection without sending a response" +
-                                     (upstream.reused ? " (a reused keep-alive connection)" : ""))
-            }
-            guard case .head(let head) = event else { continue }
-            if head.status == 100 {
-                try onContinue()
-            } else if head.isInterim {
-                context.sendToClient(HTTP1Serializer.serialize(head))
-            } else {
-                return head
-            }
-        }
-    }
-
     /// Sends the final head and streams the body; records the response in the flow.
-    func relay(_ head: HTTPResponseHead, draft: inout FlowDraft) -> Outcome {
-        draft.flow.response = Flow.Response(recorder.response ?? HTTPResponse(head),
-                                            httpVersion: head.version.description,
+    func relay(_ final: UpstreamResponseHead, leg: inout Leg, draft: inout FlowDraft) -> RelayOutcome {
+        draft.flow.response = Flow.Response(recorder.response ?? final.response, httpVersion: final.httpVersion,
                                             redact: context.configuration.redactHeaders)
         context.server.responded(draft.flow)
+        let head = final.asHTTP1
         if head.status == 101 {
-            WebSocketSession(context: context, upstream: upstream).run(head: head, draft: &draft)
-            return Outcome(clientKeepAlive: false, upstreamReusable: false)
+            // Only an HTTP/1.1 origin switches protocols (HTTP/2 has no 101, RFC 9113 §8.6).
+            WebSocketSession(context: context, upstream: leg.upstream).run(head: head, draft: &draft)
+            return RelayOutcome(clientKeepAlive: false, upstreamReusable: false)
         }
         if let rewrite = context.configuration.pinSetRewrite, rewrite.matches(draft.flow.request?.url ?? "") {
-            return relayPinSet(head, rewrite: rewrite, draft: &draft)
+            return relayPinSet(head, rewrite: rewrite, leg: &leg, draft: &draft)
         }
         let framing = ClientFraming(request: requestHead, response: head)
         let (outbound, clientKeepAlive) = clientHead(for: head, framing: framing)
@@ -59,35 +32,34 @@ struct ResponseRelay {
         // When the body (or its end) is already buffered, the head goes out with it in one TLS
         // record and one write; otherwise at once, so a slow body never delays the headers.
         var held: [UInt8]? = HTTP1Serializer.serialize(outbound)
-        if (try? upstream.reader.hasBufferedInput()) != true, let head = held {
+        if !leg.hasBufferedResponse(), let head = held {
             held = nil
             do {
                 try context.client.stream.write(head)
             } catch {
                 draft.fail(.clientClosed, "the client closed the connection before the response: \(error)")
-                return Outcome(clientKeepAlive: false, upstreamReusable: false)
+                return RelayOutcome(clientKeepAlive: false, upstreamReusable: false)
             }
         }
         var relayed = 0
         while true {
-            let event: HTTP1ResponseEvent?
+            let event: UpstreamEvent
             do {
-                event = try upstream.reader.next()
+                event = try leg.next()
             } catch {
                 // The head is out: the only honest signal left is to cut the client connection,
                 // never a clean end that makes a truncated body look complete.
-                let message = (error as? HTTP1ParseError).map { "upstream sent a malformed body: \($0.reason)" }
-                    ?? "upstream failed mid-body: \(error)"
-                draft.fail(.upstreamClosed, "\(message) after \(relayed) bytes")
+                let failure = leg.failureMidBody(error, relayed: relayed)
+                failure.record(in: &draft)
                 if held != nil {
                     // Nothing reached the client yet: it can still get a clean 502.
-                    context.sendToClient(ErrorResponse.bytes(status: 502, detail: message))
+                    context.sendToClient(ErrorResponse.bytes(status: 502, detail: failure.detail ?? failure.message))
                 }
-                return Outcome(clientKeepAlive: false, upstreamReusable: false)
+                return RelayOutcome(clientKeepAlive: false, upstreamReusable: false)
             }
             do {
                 switch event {
-                case .body(let bytes)?:
+                case .body(let bytes):
                     recorder.recordResponseBody(bytes)
                     let first = relayed == 0
                     relayed += bytes.count
@@ -95,24 +67,31 @@ struct ResponseRelay {
                     // buffer and leave together; before any wait on the upstream they are flushed.
                     // The first part leaves at once: the client sees the response start without
                     // waiting for 64 KiB of a fast download to gather.
-                    let more = !first && ((try? upstream.reader.hasBufferedInput()) == true || upstream.stream.inputReady)
-                    try send(framing.rechunk ? HTTP1Serializer.chunk(bytes) : bytes, after: &held, flush: !more)
-                case .end(let trailers)?:
-                    try send(framing.rechunk ? HTTP1Serializer.lastChunk(trailers: trailers) : [], after: &held, flush: true)
-                    // Bytes after the end of the response answer no request: reusing the connection
-                    // would hand them to the next client as its response.
-                    let surplus = !upstream.reader.parser.takeRemainingBytes().isEmpty
-                    return Outcome(clientKeepAlive: clientKeepAlive,
-                                   upstreamReusable: head.keepAlive && framing.upstreamDelimited && !surplus)
-                case .head?, nil:
-                    return Outcome(clientKeepAlive: false, upstreamReusable: false)
+                    let more = !first && leg.responsePending()
+                    let out = framing.noBody ? [] : framing.rechunk ? HTTP1Serializer.chunk(bytes) : bytes
+                    try send(out, after: &held, flush: !more)
+                    try leg.consumed(bytes.count)
+                case .end(let trailers):
+                    if !trailers.isEmpty { recorder.recordResponseTrailers(trailers) }
+                    try send(framing.rechunk ? Self.lastChunk(trailers) : [], after: &held, flush: true)
+                    return RelayOutcome(clientKeepAlive: clientKeepAlive, upstreamReusable: head.keepAlive
+                                        && framing.upstreamDelimited && leg.connectionReusable)
+                case .interim, .final:
+                    return RelayOutcome(clientKeepAlive: false, upstreamReusable: false)
                 }
             } catch {
-                draft.fail(.clientClosed, "the client closed the connection while the response streamed (\(relayed) bytes sent)")
-                return Outcome(clientKeepAlive: false, upstreamReusable: false)
+                draft.fail(.clientClosed,
+                           "the client closed the connection while the response streamed (\(relayed) bytes sent)")
+                return RelayOutcome(clientKeepAlive: false, upstreamReusable: false)
             }
         }
     }
+}
+
+/// How a relayed response ended.
+struct RelayOutcome {
+    var clientKeepAlive: Bool
+    var upstreamReusable: Bool
 }
 
 /// How a response is framed towards the client (RFC 9112 §6.3 on the way in, §6.1 out).
@@ -123,9 +102,11 @@ struct ClientFraming {
     let clientKeepAlive: Bool
     /// The upstream body ended by its own framing (not by closing the connection).
     let upstreamDelimited: Bool
+    /// The response has no body (a HEAD request's, 1xx, 204, 304): body bytes are not relayed.
+    let noBody: Bool
 
     init(request: HTTPRequestHead, response: HTTPResponseHead) {
-        let noBody = request.method == "HEAD" || response.status == 204 || response.status == 304
+        noBody = request.method == "HEAD" || response.status == 204 || response.status == 304
             || (100..<200).contains(response.status)
         let codings = response.headers.transferCodings
         let chunked = codings.last == "chunked"
@@ -161,6 +142,14 @@ extension ResponseRelay {
         }
         if context.configuration.addVia { outbound.headers.add(name: "Via", value: "1.1 devproxy") }
         return (outbound, clientKeepAlive)
+    }
+
+    /// The last chunk with the origin's trailers as a trailer section, connection-specific fields
+    /// dropped (RFC 9110 §6.5.1; a section whose values cannot cross is left out). An HTTP/1.1
+    /// client parses a trailer section whether or not it sent `TE: trailers` (RFC 9112 §7.1.2).
+    static func lastChunk(_ trailers: HTTPFields) -> [UInt8] {
+        guard !trailers.isEmpty else { return HTTP1Serializer.lastChunk() }
+        return HTTP1Serializer.lastChunk(trailers: (try? HTTPHeaders(forwarding: trailers)) ?? HTTPHeaders())
     }
 
     /// Writes `bytes` to the client, preceded by the held response head if it has not gone yet.

@@ -61,12 +61,8 @@ final class HTTP2StreamExchange {
 
     /// Request body bytes for a local route, up to its limit.
     func appendLocalBody(_ bytes: [UInt8]) {
-        guard let (route, request) = local else { return }
-        if request.body.count + bytes.count > route.bodyLimit {
-            localBodyTooLong = true
-        } else {
-            local?.request.body += bytes
-        }
+        guard let limit = local?.route.bodyLimit else { return }
+        if local?.request.appendBody(bytes, upTo: limit) == false { localBodyTooLong = true }
     }
 
     /// Response body bytes from the origin, kept for the flow.
