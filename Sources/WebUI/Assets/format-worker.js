@@ -289,6 +289,16 @@ class Doc {
             out.reserve(extra);
             target = out.array;
         };
+        // Ends the output line and starts the next at the current depth (a line of its own in
+        // `starts`, its fold end unknown yet), growing the output first if they might not fit.
+        const newLine = (index) => {
+            if (o + 4 + depth * 2 >= target.length) room(length - index + 64 + depth * 2);
+            limit = target.length - 4 - depth * 2;
+            target[o++] = NEWLINE;
+            starts.push(o);
+            ends.push(-1);
+            for (let k = depth * 2; k > 0; k -= 1) target[o++] = SPACE;
+        };
         room(length - from + 64);
         // Past `limit`, a newline and its indent might not fit: grow first.
         let limit = target.length - 4 - depth * 2;
@@ -345,14 +355,7 @@ class Doc {
                 breakLine = true;
                 ends.array[line] = starts.length;
             }
-            if (breakLine) {
-                if (o + 4 + depth * 2 >= target.length) room(length - index + 64 + depth * 2);
-                limit = target.length - 4 - depth * 2;
-                target[o++] = NEWLINE;
-                starts.push(o);
-                ends.push(-1);
-                for (let k = depth * 2; k > 0; k -= 1) target[o++] = SPACE;
-            }
+            if (breakLine) newLine(index);
             if (code === QUOTE) {
                 target[o++] = code;
                 inString = true;
@@ -364,12 +367,7 @@ class Doc {
                 target[o++] = code;
             } else if (code === COMMA) {
                 target[o++] = code;
-                if (o + 4 + depth * 2 >= target.length) room(length - index + 64 + depth * 2);
-                limit = target.length - 4 - depth * 2;
-                target[o++] = NEWLINE;
-                starts.push(o);
-                ends.push(-1);
-                for (let k = depth * 2; k > 0; k -= 1) target[o++] = SPACE;
+                newLine(index);
             } else if (code === COLON) {
                 target[o++] = code;
                 target[o++] = SPACE;
