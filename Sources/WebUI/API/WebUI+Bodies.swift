@@ -154,9 +154,11 @@ extension WebUI {
         return response
     }
 
-    /// The request's or response's header pairs from the stored record ([] when there is none).
-    /// The bodies' text is cut from the record first: parsing a 60 MB record took seconds.
+    /// The request's or response's header pairs ([] when there are none): from the store's
+    /// header rows, else from the stored record with the bodies' text cut first (parsing a 60 MB
+    /// record took seconds).
     func messageHeaders(id: String, part: StoredBody.Part) throws -> [(String, String)] {
+        if let fields = try store.headerFields(id: id, part: part) { return fields.map { ($0.name, $0.value) } }
         guard let whole = try store.flowJSON(id: id) else { return [] }
         let json = FlowRecordPreview.cut(whole, limit: 0)
         guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],

@@ -114,6 +114,8 @@ async function open({ doc: id, url, headers, kind }) {
         }
         const size = Number(response.headers.get("Content-Length")) || 0;
         doc = new Doc(id, kind, size, response.headers.get("X-DevProxy-Limited") === "1", controller);
+        // The server decodes at most the session's body limit; past it the body arrives cut.
+        doc.decodedCut = Number(response.headers.get("X-DevProxy-Decoded-Cut")) || 0;
         if (!docs.has(id)) return;
         docs.set(id, doc);
         const reader = response.body.getReader();
@@ -151,6 +153,8 @@ class Doc {
         this.more = more;
         this.controller = controller;
         this.note = "";
+        /** Bytes the server cut the decoded body at (its `X-DevProxy-Decoded-Cut`), or 0. */
+        this.decodedCut = 0;
         this.done = false;
         this.received = 0;
         this.source = new Buffer(Uint8Array, size || 65536);
@@ -409,7 +413,9 @@ class Doc {
     progress(done) {
         return {
             type: "progress", doc: this.id, kind: this.kind, lines: this.lineCount, bytes: this.received,
-            done, more: this.more, note: this.note,
+            done, more: this.more, note: this.decodedCut ? [this.note, `decoded text cut at `
+                + `${Math.round(this.decodedCut / 1048576)} MiB (the session's body limit)`].filter(Boolean).join("; ")
+                : this.note,
         };
     }
 
