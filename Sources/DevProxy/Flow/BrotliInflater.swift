@@ -24,7 +24,8 @@ final class BrotliInflater: ContentInflater {
                 var nextOut = target.baseAddress
                 let result = BrotliDecoderDecompressStream(state, &availableIn, &nextIn, &availableOut, &nextOut, nil)
                 let produced = target.count - availableOut
-                if produced > 0 && !emit(UnsafeRawBufferPointer(start: target.baseAddress, count: produced)) { return .outputLimit }
+                let piece = UnsafeRawBufferPointer(start: target.baseAddress, count: produced)
+                if produced > 0 && !emit(piece) { return .outputLimit }
                 switch result {
                 case BROTLI_DECODER_RESULT_SUCCESS: return .complete
                 case BROTLI_DECODER_RESULT_NEEDS_MORE_OUTPUT: continue

@@ -11,6 +11,8 @@ public final class ContentDecodingStream {
     private var stages: [(any ContentInflater)?]
     /// Why a stage stopped on its own (its stream ended or broke).
     private var stageEnds: [ContentDecoder.End?]
+    /// A stage's first byte while it waits for a second (see `feed`).
+    private var heads: [[UInt8]]
     private var stopped = false
     private var overflowed = false
     /// The most decoded bytes passed on; past it decoding stops with `.outputLimit`.
@@ -26,6 +28,7 @@ public final class ContentDecodingStream {
         self.codings = codings.reversed()
         stages = Array(repeating: nil, count: codings.count)
         stageEnds = Array(repeating: nil, count: codings.count)
+        heads = Array(repeating: [], count: codings.count)
         self.outputLimit = max(0, outputLimit)
     }
 
@@ -71,6 +74,14 @@ public final class ContentDecodingStream {
         }
         guard !input.isEmpty else { return true }
         if stages[index] == nil {
+            // deflate's framing shows in its first two bytes: a one-byte first piece waits for the next.
+            if codings[index] == .deflate && (!heads[index].isEmpty || input.count < 2) {
+                heads[index] += input
+                guard heads[index].count >= 2 else { return true }
+                let head = heads[index]
+                heads[index] = []
+                return head.withUnsafeBytes { feed($0, stage: index, emit: emit) }
+            }
             guard let made = ContentDecoder.inflater(for: codings[index], startingWith: input) else {
                 stageEnds[index] = .corrupt
                 stopped = true

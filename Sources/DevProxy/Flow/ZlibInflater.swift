@@ -64,7 +64,8 @@ final class ZlibInflater: ContentInflater {
                 stream.pointee.avail_out = UInt32(target.count)
                 let status = CCompression.inflate(stream, Z_NO_FLUSH)
                 let produced = target.count - Int(stream.pointee.avail_out)
-                if produced > 0 && !emit(UnsafeRawBufferPointer(start: target.baseAddress, count: produced)) { return .outputLimit }
+                let piece = UnsafeRawBufferPointer(start: target.baseAddress, count: produced)
+                if produced > 0 && !emit(piece) { return .outputLimit }
                 switch status {
                 case Z_STREAM_END:
                     let position = consumed - Int(stream.pointee.avail_in)

@@ -37,7 +37,8 @@ final class ZstdInflater: ContentInflater {
                 var outBuffer = ZSTD_outBuffer(dst: target.baseAddress, size: target.count, pos: 0)
                 let result = ZSTD_decompressStream(context, &outBuffer, &inBuffer)
                 let produced = outBuffer.pos
-                if produced > 0 && !emit(UnsafeRawBufferPointer(start: target.baseAddress, count: produced)) { return .outputLimit }
+                let piece = UnsafeRawBufferPointer(start: target.baseAddress, count: produced)
+                if produced > 0 && !emit(piece) { return .outputLimit }
                 if ZSTD_isError(result) != 0 { return .corrupt }
                 let inputLeft = inBuffer.pos < inBuffer.size
                 // 0: a frame ended and is fully flushed; the next bytes, if any, start another frame.

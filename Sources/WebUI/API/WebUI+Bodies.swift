@@ -60,7 +60,8 @@ extension WebUI {
             let textLength = extent.bytesAreText ? extent.stored : extent.textBytes
             if let decodedScan, let textLength, decodedScan.count > textLength,
                decodedScan.isText(complete: decodedScan.end == .complete), let contentEncoding {
-                (chosen, scan, isText, decoded) = (source(.decoded(contentEncoding)), decodedScan, true, contentEncoding)
+                (chosen, scan, decoded) = (source(.decoded(contentEncoding)), decodedScan, contentEncoding)
+                isText = true
             } else if textLength != nil {
                 chosen = source(extent.bytesAreText ? .bytes : .text)
                 scan = try chosen.scan(window: window, cutAt: cut)

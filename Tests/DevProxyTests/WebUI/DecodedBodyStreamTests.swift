@@ -55,7 +55,8 @@ import TestSupport
             #expect(Digest.sha256(answer.body).hex == Digest.sha256(Array(whole.prefix(served))).hex,
                     "\(coding) \(megabytes) MiB")
             let cut = whole.count > Self.storeLimit
-            #expect(answer.headers.contains("x-devproxy-decoded-cut: \(Self.storeLimit)\r\n") == cut, "\(answer.headers)")
+            #expect(answer.headers.contains("x-devproxy-decoded-cut: \(Self.storeLimit)\r\n") == cut,
+                    "\(answer.headers)")
         }
         let growth = proxy.peakResidentBytes - before
         // Holding one body decoded would take 24 MiB (more with copies); pieces take a few MiB.
