@@ -89,7 +89,9 @@ public final class ContentDecodingStream {
             }
             stages[index] = made
         }
-        guard let stageEnd = stages[index]?.decode(input, emit: { feed($0, stage: index + 1, emit: emit) }) else {
+        // Taken out first: decoding calls back into `feed` for the next stage, which may set `stages`.
+        guard let stage = stages[index] else { return false }
+        guard let stageEnd = stage.decode(input, emit: { feed($0, stage: index + 1, emit: emit) }) else {
             return true
         }
         // `.outputLimit` here means a later stage stopped the stream; that stage's end counts.

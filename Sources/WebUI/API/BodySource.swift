@@ -65,7 +65,8 @@ struct BodySource: Sendable {
     /// and whether it is text (`BodyScan`).
     func scan(window: Int = .max, cutAt cut: Int? = nil) throws -> BodyScan {
         var scan = BodyScan(cut: cut)
-        scan.end = try read(upTo: window) { scan.take($0) }
+        let end = try read(upTo: window) { scan.take($0) }
+        scan.end = end
         return scan
     }
 }
