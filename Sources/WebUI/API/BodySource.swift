@@ -112,7 +112,7 @@ struct BodyScan {
                 index -= 1
             }
         }
-        if memchr(piece.baseAddress, 0, piece.count) != nil { hasNUL = true }
+        if let base = piece.baseAddress, memchr(base, 0, piece.count) != nil { hasNUL = true }
         guard isValidUTF8 else { return }
         if carry.isEmpty {
             validate(piece)
