@@ -19,8 +19,10 @@ final class ZlibInflater: ContentInflater {
     private let format: Format
     private let stream: UnsafeMutablePointer<z_stream>
     private var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-    /// A gzip member ended exactly at the end of the last piece (another may follow).
+    /// A gzip member ended at the end of the last piece (another may follow).
     private var memberEnded = false
+    /// The last piece's last byte when it may begin the next member's magic number.
+    private var heldByte: UInt8?
 
     /// - Returns: `nil` when zlib cannot allocate its state.
     init?(format: Format) {
@@ -44,8 +46,14 @@ final class ZlibInflater: ContentInflater {
     func decode(_ input: UnsafeRawBufferPointer, emit: (UnsafeRawBufferPointer) -> Bool) -> ContentDecoder.End? {
         guard !input.isEmpty, let base = input.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
         if memberEnded {
-            // A gzip member ended with the last piece: this one may start the next.
+            // A gzip member ended with the last piece: this one may start the next (whose first
+            // byte may have come last in the previous piece).
             memberEnded = false
+            if let held = heldByte {
+                heldByte = nil
+                memberEnded = true
+                return ([held] + input).withUnsafeBytes { decode($0, emit: emit) }
+            }
             guard input.count >= 2, input[0] == 0x1F, input[1] == 0x8B, inflateReset(stream) == Z_OK else {
                 return .complete
             }
@@ -72,7 +80,9 @@ final class ZlibInflater: ContentInflater {
                     // A gzip body may hold several members (RFC 1952 §2.2); anything else after the
                     // end is ignored, as browsers do.
                     guard format == .gzip else { return .complete }
-                    if position == input.count {
+                    if position == input.count || (position == input.count - 1 && input[position] == 0x1F) {
+                        heldByte = position < input.count ? input[position] : nil
+                        stream.pointee.avail_in = 0
                         memberEnded = true
                         return nil
                     }
