@@ -42,6 +42,9 @@ extension SessionStore {
     public func streamBody(id: String, part: StoredBody.Part, text: Bool = false, chunkSize: Int = 256 * 1024,
                            _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
         let database = try SQLiteDatabase(path: path, readOnly: true)
+        // Read once, in order: a small page cache and no mapping keep the pieces out of the RSS.
+        try database.execute("PRAGMA mmap_size = 0")
+        try database.setCacheSize(bytes: 256 * 1024)
         // One read transaction: the pieces come from one snapshot, whatever the writer does meanwhile.
         try database.execute("BEGIN")
         defer { try? database.execute("COMMIT") }
