@@ -401,23 +401,29 @@ def open_page(browser, options):
     return page
 
 
-def burst(proxy, base, stamp, total, threads=8):
-    """`total` quick requests through the proxy on `threads` keep-alive connections; every fifth
-    is answered 404. Returns how many 404s were asked for."""
+def burst(proxy, base, stamp, total, threads=4):
+    """`total` quick requests through the proxy on `threads` keep-alive connections, every other
+    one answered 404. Returns the threads and a list that collects the 404s received."""
     address = urllib.parse.urlsplit(proxy)
+    misses = []
 
     def worker(first):
-        connection = http.client.HTTPConnection(address.hostname, address.port, timeout=20)
+        connection = http.client.HTTPConnection(address.hostname, address.port, timeout=30)
         for index in range(first, total, threads):
-            path = ("/status/404/burst-%d-%d" if index % 5 == 0 else "/burst-%d/%d") % (stamp, index)
-            connection.request("GET", base + path)
-            connection.getresponse().read()
+            path = ("/status/404/burst-%d-%d" if index % 2 == 0 else "/burst-%d/%d") % (stamp, index)
+            try:
+                connection.request("GET", base + path)
+                if connection.getresponse().read() and index % 2 == 0:
+                    misses.append(path)
+            except (OSError, http.client.HTTPException):
+                connection.close()
+                connection = http.client.HTTPConnection(address.hostname, address.port, timeout=30)
         connection.close()
 
     workers = [threading.Thread(target=worker, args=(first,), daemon=True) for first in range(threads)]
     for thread in workers:
         thread.start()
-    return workers, len(range(0, total, 5))
+    return workers, misses
 
 
 def list_count(page):
@@ -428,24 +434,30 @@ def list_count(page):
 
 
 def filtered_count_under_load(page, options, base, checks):
-    """Many flows made quickly while a filtered list follows them (the filter set, and further
-    pages loaded by scrolling, in the middle of the burst): the list's count ends equal to the
-    API's total, which equals the number of matching flows made."""
+    """Many flows made quickly while a filtered list follows them (the filter set once more than a
+    page of them match, and further pages loaded by scrolling, in the middle of the burst): the
+    list's count ends equal to the API's total, which equals the number of matching flows made."""
     stamp = int(time.time() * 1000)
     expression = "~u burst-%d & ~c 404" % stamp
-    workers, expected = burst(options.proxy, base, stamp, 4000)
-    time.sleep(1)
+    workers, misses = burst(options.proxy, base, stamp, 2000)
+    # More matching flows than a page (200) before the filter is set, so further pages load.
+    deadline = time.monotonic() + 60
+    while len(misses) < 500 and time.monotonic() < deadline:
+        time.sleep(0.1)
     page.fill("#filter", expression)
     page.keyboard.press("Enter")
     page.wait_for_function(LIST_FOR % (expression, expression))
-    # Further pages load while flows keep arriving: scroll down and back up.
-    for _ in range(4):
-        page.eval_on_selector("flow-list .flow-viewport", "v => { v.scrollTop = v.scrollHeight; }")
-        page.wait_for_timeout(250)
+    # A next page (not the last) loads while flows keep arriving: scroll near the first page's end
+    # and back up, twice.
+    for rows in (160, 330):
+        page.eval_on_selector("flow-list .flow-viewport", "(v, rows) => { v.scrollTop = rows"
+                              " * v.querySelector('.flow-row[data-id]').offsetHeight; }", rows)
+        page.wait_for_timeout(600)
         page.eval_on_selector("flow-list .flow-viewport", "v => { v.scrollTop = 0; }")
-        page.wait_for_timeout(250)
+        page.wait_for_timeout(300)
     for thread in workers:
-        thread.join(timeout=120)
+        thread.join(timeout=180)
+    expected = len(misses)
     query = "/api/flows?limit=1&filter=" + urllib.parse.quote(expression)
     deadline = time.monotonic() + 30
     total = -1
