@@ -36,6 +36,9 @@ public final class BodyCapture {
     private var hash: RunningSHA256?
     // Takes over from `hash` once the body is past `inlineHashBytes`.
     private var digester: BackgroundDigest?
+    /// Set once `digester` writes the spool file (from this body offset on): past the flow log's
+    /// part, a large body's disk writes run beside the relay, not in its path.
+    private var spoolHandedOver = false
     private var digest: String?
 
     /// - Parameters:
@@ -73,12 +76,18 @@ public final class BodyCapture {
     public func append(_ bytes: ArraySlice<UInt8>) {
         guard !bytes.isEmpty else { return }
         if digester == nil, size + bytes.count > Self.inlineHashBytes {
-            digester = BackgroundDigest(continuing: hash ?? RunningSHA256())
+            digester = BackgroundDigest(continuing: hash ?? RunningSHA256(), offset: size)
             hash = nil
         }
         guard let digester else {
             bytes.withUnsafeBytes { append($0) }
             return
+        }
+        if !spoolHandedOver, let file, size >= limit {
+            // The flow log's part is in the file already (written here, so a failed write could
+            // still fall back to memory); the rest is the store's, written by the digest's queue.
+            spoolHandedOver = true
+            digester.spool(to: file, from: size, until: keepLimit, required: limit)
         }
         bytes.withUnsafeBytes { count($0) }
         digester.add(bytes)
@@ -91,7 +100,7 @@ public final class BodyCapture {
         size += bytes.count
         guard offset < keepLimit else { return }
         if let file {
-            write(UnsafeRawBufferPointer(rebasing: bytes.prefix(keepLimit - offset)), to: file)
+            if !spoolHandedOver { write(UnsafeRawBufferPointer(rebasing: bytes.prefix(keepLimit - offset)), to: file) }
             return
         }
         let room = memoryLimit - kept.count
@@ -154,9 +163,10 @@ public final class BodyCapture {
     ///   - contentEncoding: the message's `Content-Encoding` header value.
     ///   - contentType: the message's `Content-Type` header value.
     public func finish(contentEncoding: String?, contentType: String?) -> Flow.Body {
+        // The digest first: its queue may still be writing the spool file that `loggedPrefix` closes.
+        let sha256 = digest ?? digester?.finishHex() ?? hash?.finishHex() ?? RunningSHA256.emptyHex
         let kept = loggedPrefix()
         let truncated = size > kept.count
-        let sha256 = digest ?? digester?.finishHex() ?? hash?.finishHex() ?? RunningSHA256.emptyHex
         digest = sha256
         hash = nil
         digester = nil

@@ -1,42 +1,71 @@
-/// A FIFO of bytes that reads from the front without shifting the rest on every read.
+/// The body bytes queued on one stream, oldest first: the arrays handed to `append` are kept as
+/// they are (an array's buffer is shared, not copied) and copied once, into the frame nghttp2
+/// builds, when `read` takes them. A relayed download's bytes are therefore copied once between
+/// the hop that received them and the one sending them, not twice.
 struct ByteQueue {
-    private var storage: [UInt8] = []
-    private var head = 0
-
+    /// Queued arrays; those before `first` are spent.
+    private var chunks: [[UInt8]] = []
+    private var first = 0
+    /// Bytes of `chunks[first]` already read.
+    private var offset = 0
     /// Bytes waiting.
-    var count: Int { storage.count - head }
+    private(set) var count = 0
+
     var isEmpty: Bool { count == 0 }
 
+    mutating func append(_ bytes: [UInt8]) {
+        guard !bytes.isEmpty else { return }
+        chunks.append(bytes)
+        count += bytes.count
+    }
+
     mutating func append(contentsOf bytes: some Collection<UInt8>) {
-        storage.append(contentsOf: bytes)
+        // The common caller passes an array: keep it; anything else is copied once, in one piece.
+        if let array = bytes as? [UInt8] {
+            append(array)
+        } else {
+            append(Array(bytes))
+        }
     }
 
     /// Copies up to `max` bytes into `destination` and drops them from the queue.
     /// - Returns: how many bytes were copied.
     mutating func read(into destination: UnsafeMutablePointer<UInt8>, max: Int) -> Int {
-        let n = Swift.min(max, count)
-        guard n > 0 else { return 0 }
-        storage.withUnsafeBufferPointer { source in
-            destination.update(from: source.baseAddress! + head, count: n)
+        var copied = 0
+        while copied < max, first < chunks.count {
+            let taken = chunks[first].withUnsafeBufferPointer { source in
+                let n = Swift.min(max - copied, source.count - offset)
+                (destination + copied).update(from: source.baseAddress! + offset, count: n)
+                return n
+            }
+            copied += taken
+            offset += taken
+            if offset == chunks[first].count {
+                // Let the spent array go now: memory follows what is still queued.
+                chunks[first] = []
+                first += 1
+                offset = 0
+            }
         }
-        head += n
-        // Compact once the consumed prefix dominates, so memory follows what is still queued.
-        if head == storage.count {
-            storage.removeAll(keepingCapacity: storage.capacity <= 65_536)
-            head = 0
-        } else if head > 65_536 && head * 2 > storage.count {
-            storage.removeFirst(head)
-            head = 0
+        count -= copied
+        if first == chunks.count {
+            chunks.removeAll(keepingCapacity: chunks.capacity <= 64)
+            first = 0
+        } else if first > 32 && first * 2 > chunks.count {
+            chunks.removeFirst(first)
+            first = 0
         }
-        return n
+        return copied
     }
 
     /// Empties the queue.
     /// - Returns: how many bytes were dropped.
     mutating func removeAll() -> Int {
         let n = count
-        storage = []
-        head = 0
+        chunks = []
+        first = 0
+        offset = 0
+        count = 0
         return n
     }
 }

@@ -7,7 +7,8 @@ import Glibc
 /// store's writer; removed, and its bytes given back to the `BodySpool`'s budget, when the last
 /// reference goes (stored, shed, or the exchange abandoned).
 ///
-/// Written by one thread; after `finishWriting()` it only reads and may be handed across threads.
+/// Written by one thread at a time (the capture's, then its background digest's queue, in order); after
+/// `finishWriting()` it only reads and may be handed across threads.
 public final class SpoolFile: @unchecked Sendable {
     /// The file's path.
     public let path: String
@@ -66,6 +67,12 @@ public final class SpoolFile: @unchecked Sendable {
             left -= written
         }
         return true
+    }
+
+    /// Gives up on the rest of the body (a write of it failed): the file keeps the bytes before,
+    /// and the store records the body as cut there.
+    public func abandonRest() {
+        isComplete = false
     }
 
     /// Closes the writing descriptor: the file is whole (readers open it by path).

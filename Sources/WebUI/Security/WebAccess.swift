@@ -1,3 +1,4 @@
+import CertAuthority
 import Foundation
 
 /// The UI's access rules (docs/web-ui.md, "Security"): the Host check against DNS rebinding, the
@@ -23,7 +24,8 @@ struct WebAccess: Sendable {
     /// A new random token (128 bits from the system's CSPRNG, getrandom on Linux).
     static func newToken() -> String {
         var generator = SystemRandomNumberGenerator()
-        return (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+        let bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        return bytes.hex
     }
 
     init(token: String, password: String?, host: String, port: Int, boundHost: String) {

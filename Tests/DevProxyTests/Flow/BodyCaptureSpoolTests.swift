@@ -1,4 +1,5 @@
 @testable import DevProxy
+import CertAuthority
 import Foundation
 @testable import SessionStore
 import Testing
@@ -75,6 +76,25 @@ import TestSupport
         }
         #expect(Self.names(dir.file("spool")).isEmpty, "every file went with its capture")
         #expect(spool.spooledBytes == 0 && spool.fileCount == 0)
+    }
+
+    /// Past the flow log's part, a large body's spool writes run on the background digest's queue:
+    /// the file holds every byte up to the store's limit, in order, whatever the log's limit
+    /// (0 keeps only size and hash) and however the body arrives.
+    @Test func theDigestQueueWritesTheRestOfALargeBodyInOrder() throws {
+        let dir = TemporaryDirectory()
+        let spool = try BodySpool(directory: dir.file("spool"), storeLimit: 6 << 20)
+        let bytes = Self.body(7 << 20, text: false)
+        for limit in [0, 1000, BodySpool.headBytes + 7, 1 << 20] {
+            let capture = BodyCapture(limit: limit, spool: spool)
+            Self.feed(capture, bytes)
+            let body = capture.finish(contentEncoding: nil, contentType: nil)
+            let spooled = try #require(body.spooled, "limit \(limit)")
+            #expect(spooled.isComplete, "limit \(limit)")
+            #expect(spooled.length == 6 << 20, "limit \(limit)")
+            #expect(spooled.prefix(6 << 20) == Array(bytes.prefix(6 << 20)), "limit \(limit)")
+            #expect(body.size == bytes.count && body.sha256 == Digest.sha256(bytes).hex, "limit \(limit)")
+        }
     }
 
     @Test func theSpoolFileIsPrivateAndGoesWithItsLastReference() throws {
