@@ -1,8 +1,9 @@
 import CCompression
 
 /// One brotli decoder: owns a `BrotliDecoderState` and destroys it in `deinit`.
-final class BrotliInflater {
+final class BrotliInflater: ContentInflater {
     private let state: OpaquePointer
+    private var chunk = [UInt8](repeating: 0, count: 64 * 1024)
 
     /// - Returns: `nil` when the decoder cannot allocate its state.
     init?() {
@@ -12,31 +13,31 @@ final class BrotliInflater {
 
     deinit { BrotliDecoderDestroyInstance(state) }
 
-    /// Decodes all of `input`, producing at most `limit` bytes. Use once per instance.
-    func inflate(_ input: [UInt8], limit: Int) -> ContentDecoder.Output {
-        var output: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        let end: ContentDecoder.End = input.withUnsafeBufferPointer { source in
-            var availableIn = source.count
-            var nextIn = source.baseAddress
+    /// Decodes `input`, the next piece of the body (see `ContentInflater`).
+    func decode(_ input: UnsafeRawBufferPointer, emit: (UnsafeRawBufferPointer) -> Bool) -> ContentDecoder.End? {
+        guard !input.isEmpty else { return nil }
+        var availableIn = input.count
+        var nextIn = input.baseAddress?.assumingMemoryBound(to: UInt8.self)
+        return chunk.withUnsafeMutableBufferPointer { target in
             while true {
-                let room = min(chunk.count, limit - output.count)
-                guard room > 0 else { return .outputLimit }
-                var availableOut = room
-                let result = chunk.withUnsafeMutableBufferPointer { target in
-                    var nextOut = target.baseAddress
-                    return BrotliDecoderDecompressStream(state, &availableIn, &nextIn, &availableOut, &nextOut, nil)
-                }
-                output.append(contentsOf: chunk[0..<(room - availableOut)])
+                var availableOut = target.count
+                var nextOut = target.baseAddress
+                let result = BrotliDecoderDecompressStream(state, &availableIn, &nextIn, &availableOut, &nextOut, nil)
+                let produced = target.count - availableOut
+                let piece = UnsafeRawBufferPointer(start: target.baseAddress, count: produced)
+                if produced > 0 && !emit(piece) { return .outputLimit }
                 switch result {
                 case BROTLI_DECODER_RESULT_SUCCESS: return .complete
                 case BROTLI_DECODER_RESULT_NEEDS_MORE_OUTPUT: continue
                 // The decoder pushes out what it has before asking for more, so this is a clean prefix.
-                case BROTLI_DECODER_RESULT_NEEDS_MORE_INPUT: return .inputEnded
+                case BROTLI_DECODER_RESULT_NEEDS_MORE_INPUT: return nil
                 default: return .corrupt
                 }
             }
         }
-        return ContentDecoder.Output(bytes: output, end: end)
+    }
+
+    func finish() -> ContentDecoder.End {
+        .inputEnded
     }
 }

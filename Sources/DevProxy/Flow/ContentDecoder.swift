@@ -41,21 +41,8 @@ public enum ContentDecoder {
     ///   corrupt input (or the decoder could not be created).
     public static func decode(_ input: [UInt8], coding: ContentCoding,
                               outputLimit: Int = defaultOutputLimit) -> Output? {
-        let output: Output?
-        switch coding {
-        case .gzip:
-            output = ZlibInflater(format: .gzip)?.inflate(input, limit: outputLimit)
-        case .deflate:
-            // "deflate" is meant to be zlib-wrapped (RFC 9110 §8.4.1.2), but some servers send raw
-            // DEFLATE and browsers accept both; a zlib header is recognisable by its checksum.
-            let wrapped = input.count >= 2 && input[0] & 0x0F == 8
-                && (UInt16(input[0]) << 8 | UInt16(input[1])) % 31 == 0
-            output = ZlibInflater(format: wrapped ? .zlib : .raw)?.inflate(input, limit: outputLimit)
-        case .br:
-            output = BrotliInflater()?.inflate(input, limit: outputLimit)
-        case .zstd:
-            output = ZstdInflater()?.inflate(input, limit: outputLimit)
-        }
+        let output = input.withUnsafeBytes { inflater(for: coding, startingWith: $0) }?
+            .inflate(input, limit: outputLimit)
         guard let output, !(output.end == .corrupt && output.bytes.isEmpty) else { return nil }
         return output
     }

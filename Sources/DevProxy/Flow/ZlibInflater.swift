@@ -1,7 +1,7 @@
 import CCompression
 
 /// One zlib inflate stream: owns a `z_stream` and ends it in `deinit`.
-final class ZlibInflater {
+final class ZlibInflater: ContentInflater {
     /// The framing around the DEFLATE data.
     enum Format {
         case gzip, zlib, raw
@@ -18,6 +18,11 @@ final class ZlibInflater {
 
     private let format: Format
     private let stream: UnsafeMutablePointer<z_stream>
+    private var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+    /// A gzip member ended at the end of the last piece (another may follow).
+    private var memberEnded = false
+    /// The last piece's last byte when it may begin the next member's magic number.
+    private var heldByte: UInt8?
 
     /// - Returns: `nil` when zlib cannot allocate its state.
     init?(format: Format) {
@@ -37,47 +42,67 @@ final class ZlibInflater {
         stream.deallocate()
     }
 
-    /// Inflates all of `input`, producing at most `limit` bytes. Use once per instance.
-    func inflate(_ input: [UInt8], limit: Int) -> ContentDecoder.Output {
-        var output: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        let end: ContentDecoder.End = input.withUnsafeBufferPointer { source in
-            var consumed = 0
+    /// Decodes `input`, the next piece of the body (see `ContentInflater`).
+    func decode(_ input: UnsafeRawBufferPointer, emit: (UnsafeRawBufferPointer) -> Bool) -> ContentDecoder.End? {
+        guard !input.isEmpty, let base = input.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
+        if memberEnded {
+            // A gzip member ended with the last piece: this one may start the next (whose first
+            // byte may have come last in the previous piece).
+            memberEnded = false
+            if let held = heldByte {
+                heldByte = nil
+                memberEnded = true
+                return ([held] + input).withUnsafeBytes { decode($0, emit: emit) }
+            }
+            guard input.count >= 2, input[0] == 0x1F, input[1] == 0x8B, inflateReset(stream) == Z_OK else {
+                return .complete
+            }
+        }
+        var consumed = 0
+        return chunk.withUnsafeMutableBufferPointer { target in
             while true {
-                if stream.pointee.avail_in == 0 {
+                if stream.pointee.avail_in == 0 && consumed < input.count {
                     // avail_in is 32 bits wide; feed very large inputs in slices.
-                    let slice = min(source.count - consumed, Int(UInt32.max))
-                    stream.pointee.next_in = UnsafeMutablePointer(mutating: source.baseAddress.map { $0 + consumed })
+                    let slice = min(input.count - consumed, Int(UInt32.max))
+                    stream.pointee.next_in = UnsafeMutablePointer(mutating: base + consumed)
                     stream.pointee.avail_in = UInt32(slice)
                     consumed += slice
                 }
-                let room = min(chunk.count, limit - output.count)
-                guard room > 0 else { return .outputLimit }
-                let status = chunk.withUnsafeMutableBufferPointer { target in
-                    stream.pointee.next_out = target.baseAddress
-                    stream.pointee.avail_out = UInt32(room)
-                    return CCompression.inflate(stream, Z_NO_FLUSH)
-                }
-                output.append(contentsOf: chunk[0..<(room - Int(stream.pointee.avail_out))])
+                stream.pointee.next_out = target.baseAddress
+                stream.pointee.avail_out = UInt32(target.count)
+                let status = CCompression.inflate(stream, Z_NO_FLUSH)
+                let produced = target.count - Int(stream.pointee.avail_out)
+                let piece = UnsafeRawBufferPointer(start: target.baseAddress, count: produced)
+                if produced > 0 && !emit(piece) { return .outputLimit }
                 switch status {
                 case Z_STREAM_END:
-                    let remaining = Int(stream.pointee.avail_in) + (source.count - consumed)
+                    let position = consumed - Int(stream.pointee.avail_in)
                     // A gzip body may hold several members (RFC 1952 §2.2); anything else after the
                     // end is ignored, as browsers do.
-                    guard format == .gzip, remaining >= 2, stream.pointee.next_in[0] == 0x1F,
-                          stream.pointee.next_in[1] == 0x8B, inflateReset(stream) == Z_OK else { return .complete }
+                    guard format == .gzip else { return .complete }
+                    if position == input.count || (position == input.count - 1 && input[position] == 0x1F) {
+                        heldByte = position < input.count ? input[position] : nil
+                        stream.pointee.avail_in = 0
+                        memberEnded = true
+                        return nil
+                    }
+                    guard input.count - position >= 2, input[position] == 0x1F, input[position + 1] == 0x8B,
+                          inflateReset(stream) == Z_OK else { return .complete }
                 case Z_OK:
-                    if stream.pointee.avail_in == 0 && consumed == source.count && stream.pointee.avail_out > 0 {
-                        return .inputEnded
+                    if stream.pointee.avail_in == 0 && consumed == input.count && stream.pointee.avail_out > 0 {
+                        return nil
                     }
                 case Z_BUF_ERROR:
                     // No progress was possible: with output room left, that means the input ran out.
-                    return .inputEnded
+                    return nil
                 default:
                     return .corrupt
                 }
             }
         }
-        return ContentDecoder.Output(bytes: output, end: end)
+    }
+
+    func finish() -> ContentDecoder.End {
+        memberEnded ? .complete : .inputEnded
     }
 }

@@ -4,7 +4,7 @@ import CCompression
 ///
 /// Decodes concatenated frames as one body (RFC 8878 §3.1: "a compressed stream may contain
 /// several frames"), skips skippable frames, and accepts frames that do not state their size.
-final class ZstdInflater {
+final class ZstdInflater: ContentInflater {
     /// The largest window a frame may ask for: 8 MiB. RFC 9659 limits the `zstd` content coding to
     /// windows of 8 MB (encoders must stay within it; decoders need not accept more, and browsers
     /// do not), and the window is memory the decoder allocates up front, so a hostile frame
@@ -12,6 +12,9 @@ final class ZstdInflater {
     static let windowLogMax: Int32 = 23
 
     private let context: OpaquePointer
+    private var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+    /// The last piece ended exactly at the end of a frame.
+    private var atFrameEnd = false
 
     /// - Returns: `nil` when zstd cannot allocate its context.
     init?() {
@@ -25,32 +28,32 @@ final class ZstdInflater {
 
     deinit { ZSTD_freeDCtx(context) }
 
-    /// Decodes all of `input`, producing at most `limit` bytes. Use once per instance.
-    func inflate(_ input: [UInt8], limit: Int) -> ContentDecoder.Output {
-        var output: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        let end: ContentDecoder.End = input.withUnsafeBytes { source in
-            var inBuffer = ZSTD_inBuffer(src: source.baseAddress, size: source.count, pos: 0)
+    /// Decodes `input`, the next piece of the body (see `ContentInflater`).
+    func decode(_ input: UnsafeRawBufferPointer, emit: (UnsafeRawBufferPointer) -> Bool) -> ContentDecoder.End? {
+        guard !input.isEmpty else { return nil }
+        var inBuffer = ZSTD_inBuffer(src: input.baseAddress, size: input.count, pos: 0)
+        return chunk.withUnsafeMutableBytes { target in
             while true {
-                let room = min(chunk.count, limit - output.count)
-                guard room > 0 else { return .outputLimit }
-                let (result, produced) = chunk.withUnsafeMutableBytes { target in
-                    var outBuffer = ZSTD_outBuffer(dst: target.baseAddress, size: room, pos: 0)
-                    let result = ZSTD_decompressStream(context, &outBuffer, &inBuffer)
-                    return (result, outBuffer.pos)
-                }
-                output.append(contentsOf: chunk[0..<produced])
+                var outBuffer = ZSTD_outBuffer(dst: target.baseAddress, size: target.count, pos: 0)
+                let result = ZSTD_decompressStream(context, &outBuffer, &inBuffer)
+                let produced = outBuffer.pos
+                let piece = UnsafeRawBufferPointer(start: target.baseAddress, count: produced)
+                if produced > 0 && !emit(piece) { return .outputLimit }
                 if ZSTD_isError(result) != 0 { return .corrupt }
                 let inputLeft = inBuffer.pos < inBuffer.size
                 // 0: a frame ended and is fully flushed; the next bytes, if any, start another frame.
-                if result == 0 {
-                    if !inputLeft { return .complete }
+                atFrameEnd = result == 0
+                if atFrameEnd {
+                    if !inputLeft { return nil }
                     continue
                 }
-                // Mid-frame with all input taken and output room left over: the input was cut short.
-                if !inputLeft && produced < room { return .inputEnded }
+                // Mid-frame with all input taken and output room left over: the frame needs more input.
+                if !inputLeft && produced < target.count { return nil }
             }
         }
-        return ContentDecoder.Output(bytes: output, end: end)
+    }
+
+    func finish() -> ContentDecoder.End {
+        atFrameEnd ? .complete : .inputEnded
     }
 }

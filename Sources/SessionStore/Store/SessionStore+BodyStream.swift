@@ -8,34 +8,52 @@ extension SessionStore {
         public var size: Int
         /// SHA-256 of the whole body, hex; nil when the source did not say.
         public var sha256: String?
+        /// Bytes of the body's text stored beside its bytes (decoded from its content coding, as
+        /// the flow log has it); nil when there is none or the bytes are their own text.
+        public var textBytes: Int?
+        /// True when the stored bytes are their own text (the flow log had them whole as text).
+        public var bytesAreText = false
     }
 
     /// The extent of a stored body of flow `id`; nil when it has none stored.
     public func bodyExtent(id: String, part: StoredBody.Part) throws -> BodyExtent? {
         try read { database in
             let rows = try database.rows(Self.bodyRow, [.text(id), .integer(Int64(part.rawValue))]) { row in
-                (row.int64(0) ?? 0, row.int(1) ?? 0, row.string(2))
+                (row.int64(0) ?? 0, row.int(1) ?? 0, row.string(2), row.bool(3), row.bool(4))
             }
-            guard let (rowid, size, sha256) = rows.first else { return nil }
+            guard let (rowid, size, sha256, bytesAreText, hasText) = rows.first else { return nil }
             let blob = try SQLiteBlob(database: database, table: "bodies", column: "data", rowid: rowid, readOnly: true)
-            return BodyExtent(stored: blob.count, size: size, sha256: sha256)
+            var extent = BodyExtent(stored: blob.count, size: size, sha256: sha256, bytesAreText: bytesAreText)
+            if hasText {
+                extent.textBytes = try SQLiteBlob(database: database, table: "bodies", column: "text", rowid: rowid,
+                                                  readOnly: true).count
+            }
+            return extent
         }
     }
 
     /// Calls `body` with the stored bytes of flow `id`'s body in pieces of at most `chunkSize`,
     /// read on a read-only connection of its own (a slow download does not hold the shared reader).
-    /// - Returns: false when the flow has no stored body.
+    /// With `text`, the text stored beside the bytes (`BodyExtent.textBytes`) instead. To stop
+    /// early, `body` throws.
+    /// - Returns: false when the flow has no stored body (or, with `text`, no stored text).
     /// - Throws: `SessionStoreError` from SQLite, or what `body` throws.
     @discardableResult
-    public func streamBody(id: String, part: StoredBody.Part, chunkSize: Int = 256 * 1024,
+    public func streamBody(id: String, part: StoredBody.Part, text: Bool = false, chunkSize: Int = 256 * 1024,
                            _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
         let database = try SQLiteDatabase(path: path, readOnly: true)
+        // Read once, in order: a small page cache and no mapping keep the pieces out of the RSS.
+        try database.execute("PRAGMA mmap_size = 0")
+        try database.setCacheSize(bytes: 256 * 1024)
         // One read transaction: the pieces come from one snapshot, whatever the writer does meanwhile.
         try database.execute("BEGIN")
         defer { try? database.execute("COMMIT") }
-        let rows = try database.rows(Self.bodyRow, [.text(id), .integer(Int64(part.rawValue))]) { $0.int64(0) ?? 0 }
-        guard let rowid = rows.first else { return false }
-        let blob = try SQLiteBlob(database: database, table: "bodies", column: "data", rowid: rowid, readOnly: true)
+        let rows = try database.rows(Self.bodyRow, [.text(id), .integer(Int64(part.rawValue))]) { row in
+            (row.int64(0) ?? 0, row.bool(4))
+        }
+        guard let (rowid, hasText) = rows.first, hasText || !text else { return false }
+        let blob = try SQLiteBlob(database: database, table: "bodies", column: text ? "text" : "data", rowid: rowid,
+                                  readOnly: true)
         var buffer = [UInt8](repeating: 0, count: max(1, min(chunkSize, blob.count)))
         var offset = 0
         while offset < blob.count {
@@ -50,6 +68,7 @@ extension SessionStore {
     }
 
     private static let bodyRow = """
-        SELECT b.rowid, b.size, b.sha256 FROM bodies b JOIN flows f ON f.seq = b.seq WHERE f.id = ? AND b.part = ?
+        SELECT b.rowid, b.size, b.sha256, typeof(b.data) = 'text', b.text IS NOT NULL FROM bodies b
+        JOIN flows f ON f.seq = b.seq WHERE f.id = ? AND b.part = ?
         """
 }

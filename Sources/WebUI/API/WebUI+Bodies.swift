@@ -10,83 +10,112 @@ extension WebUI {
     static let inlineImageTypes: Set<String> = ["image/png", "image/jpeg", "image/gif", "image/webp", "image/avif",
                                                 "image/x-icon", "image/vnd.microsoft.icon", "image/bmp"]
 
+    /// The body route. Every answer is read from the store a piece at a time: a first pass learns
+    /// the length and whether the body is text (reading only as far as the answer needs), a second
+    /// sends it, so memory does not grow with the body. A decoded body is served up to the
+    /// session's body limit (`--store-body-limit`) of decoded bytes; past it the answer is cut
+    /// there and says so in `X-DevProxy-Decoded-Cut`.
     func body(_ request: WebRequest, id: String, part: StoredBody.Part) throws -> WebResponse {
         let name = part == .request ? "request" : "response"
-        if request.method == "GET", request.query["raw"] == "1" || request.query["raw"] == "true",
-           request.query["limit"] == nil, request.headers["Range"] == nil,
-           let extent = try store.bodyExtent(id: id, part: part) {
-            return try rawDownload(id: id, part: part, extent: extent)
-        }
-        guard let stored = try store.body(id: id, part: part) else {
+        guard let extent = try store.bodyExtent(id: id, part: part) else {
             if try store.summary(id: id) == nil { return .error(404, "no flow \(id) in this session") }
             return .error(404, "flow \(id) has no stored \(name) body")
         }
-        let headers = try messageHeaders(id: id, part: part)
-        let contentType = headers.first { $0.0.lowercased() == "content-type" }?.1
-        let contentEncoding = headers.first { $0.0.lowercased() == "content-encoding" }?.1
+        let raw = request.query["raw"].map { $0 == "1" || $0 == "true" } ?? false
+        let range = request.headers["Range"]
+        if request.method == "GET", raw, request.query["limit"] == nil, range == nil {
+            return try rawDownload(id: id, part: part, extent: extent)
+        }
         var limit: Int?
         if let text = request.query["limit"] {
             guard let value = Int(text), value >= 0 else { return .error(400, "limit must be a number of bytes") }
             limit = value
         }
-        let raw = request.query["raw"].map { $0 == "1" || $0 == "true" } ?? false
-        var bytes: [UInt8]
-        var servedType: String
-        var decoded: String?
-        var isText = false
-        // A body kept past the flow log's part (spooled) has its wire bytes stored whole, while its
-        // text is the log's decoded prefix: decode the bytes when they are in the named coding.
-        let wholeDecode = raw || stored.text == nil || contentEncoding == nil ? nil
-            : ContentDecoder.decode(stored.bytes, contentEncoding: contentEncoding,
-                                    outputLimit: store.configuration.bodyLimit)
-                .flatMap { output in output.bytes.count > stored.text?.utf8.count ?? 0 ? output.bytes : nil }
-        if raw {
-            bytes = stored.bytes
-            servedType = "application/octet-stream"
-        } else if let wholeDecode, String(validating: wholeDecode, as: UTF8.self) != nil, !wholeDecode.contains(0) {
-            bytes = wholeDecode
-            isText = true
-            servedType = "text/plain; charset=utf-8"
-            decoded = contentEncoding
-        } else if let text = stored.text {
-            bytes = Array(text.utf8)
-            isText = true
-            servedType = "text/plain; charset=utf-8"
-            if contentEncoding != nil { decoded = contentEncoding }
-        } else {
-            bytes = stored.bytes
-            if let output = ContentDecoder.decode(stored.bytes, contentEncoding: contentEncoding,
-                                                  outputLimit: store.configuration.bodyLimit) {
-                bytes = output.bytes
-                decoded = contentEncoding
-            }
-            let mediaType = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
-            if let mediaType, Self.inlineImageTypes.contains(mediaType) {
-                servedType = mediaType
-            } else if String(validating: bytes, as: UTF8.self) != nil && !bytes.contains(0) {
-                isText = true
-                servedType = "text/plain; charset=utf-8"
-            } else {
-                servedType = "application/octet-stream"
-            }
+        let headers = try messageHeaders(id: id, part: part)
+        let contentType = headers.first { $0.0.lowercased() == "content-type" }?.1
+        let contentEncoding = headers.first { $0.0.lowercased() == "content-encoding" }?.1
+        // A `?limit=` answer reads one byte past its limit (to know there is more); a range needs the length.
+        let window = range == nil ? limit.map { $0 < Int.max ? $0 + 1 : $0 } ?? .max : .max
+        let cut = range == nil ? limit : nil
+        let store = self.store
+        let source = { (content: BodySource.Content) in
+            BodySource(store: store, id: id, part: part, content: content, decodedLimit: store.configuration.bodyLimit)
         }
-        var status = 200
-        var extra: [(String, String)] = []
-        if let range = request.headers["Range"] {
-            guard let (start, end) = Self.byteRange(range, length: bytes.count) else {
-                return WebResponse(status: 416, headers: [("Content-Range", "bytes */\(bytes.count)")])
+        var chosen = source(.bytes)
+        var scan: BodyScan
+        var isText = false
+        var decoded: String?
+        var servedType = "application/octet-stream"
+        if raw {
+            scan = try chosen.scan(window: window, cutAt: cut)
+        } else {
+            var decodedScan: BodyScan?
+            if let contentEncoding, extent.stored > 0,
+               ContentDecodingStream(contentEncoding: contentEncoding, outputLimit: 0) != nil {
+                let candidate = try source(.decoded(contentEncoding)).scan(window: window, cutAt: cut)
+                if !(candidate.end == .corrupt && candidate.count == 0) { decodedScan = candidate }
             }
-            extra.append(("Content-Range", "bytes \(start)-\(end)/\(bytes.count)"))
-            bytes = Array(bytes[start...end])
-            status = 206
-        } else if let limit, bytes.count > limit {
-            let cut = isText ? Self.utf8Boundary(bytes, atMost: limit) : limit
-            bytes = Array(bytes[..<cut])
+            // A body kept past the flow log's part (spooled) has its wire bytes stored whole, while
+            // its text is the log's decoded prefix: the decoded bytes win when they are longer text.
+            let textLength = extent.bytesAreText ? extent.stored : extent.textBytes
+            if let decodedScan, let textLength, decodedScan.count > textLength,
+               decodedScan.isText(complete: decodedScan.end == .complete), let contentEncoding {
+                (chosen, scan, decoded) = (source(.decoded(contentEncoding)), decodedScan, contentEncoding)
+                isText = true
+            } else if textLength != nil {
+                chosen = source(extent.bytesAreText ? .bytes : .text)
+                scan = try chosen.scan(window: window, cutAt: cut)
+                isText = true
+                decoded = contentEncoding
+            } else {
+                if let decodedScan, let contentEncoding {
+                    (chosen, scan, decoded) = (source(.decoded(contentEncoding)), decodedScan, contentEncoding)
+                } else {
+                    scan = try chosen.scan(window: window, cutAt: cut)
+                }
+                let mediaType = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces)
+                    .lowercased()
+                if let mediaType, Self.inlineImageTypes.contains(mediaType) {
+                    servedType = mediaType
+                } else {
+                    isText = scan.isText(complete: decoded == nil ? scan.count < window : scan.end == .complete)
+                }
+            }
+            if isText { servedType = "text/plain; charset=utf-8" }
+        }
+        var (start, length, status) = (0, scan.count, 200)
+        var extra: [(String, String)] = []
+        if let range {
+            guard let (first, last) = Self.byteRange(range, length: scan.count) else {
+                return WebResponse(status: 416, headers: [("Content-Range", "bytes */\(scan.count)")])
+            }
+            extra.append(("Content-Range", "bytes \(first)-\(last)/\(scan.count)"))
+            (start, length, status) = (first, last - first + 1, 206)
+        } else if let limit, scan.count > limit {
+            length = isText ? scan.boundary ?? 0 : limit
             extra.append(("X-DevProxy-Limited", "1"))
         }
+        if case .decoded = chosen.content, scan.end == .outputLimit, scan.count >= chosen.decodedLimit {
+            extra.append(("X-DevProxy-Decoded-Cut", String(chosen.decodedLimit)))
+        }
+        let sendsBody = request.method != "HEAD"
+        let (from, count) = (start, length)
         var response = WebResponse(status: status, headers: [("Content-Type", servedType),
-                                                            ("Cache-Control", "no-store"), ("Accept-Ranges", "bytes")],
-                                   body: bytes)
+                                                            ("Cache-Control", "no-store"), ("Accept-Ranges", "bytes"),
+                                                            ("Content-Length", String(length))]) { [chosen] stream in
+            guard sendsBody, count > 0 else { return }
+            var skipped = 0
+            var sent = 0
+            _ = try? chosen.read(upTo: from + count) { piece in
+                let skip = min(from - skipped, piece.count)
+                skipped += skip
+                let part = min(piece.count - skip, count - sent)
+                guard part > 0, let base = piece.baseAddress else { return }
+                try stream.write(UnsafeRawBufferPointer(start: base + skip, count: part), flush: false)
+                sent += part
+            }
+            try? stream.flush()
+        }
         if raw {
             let file = "\(Self.safeFileName(id))-\(name).bin"
             response.headers.append(("Content-Disposition", "attachment; filename=\"\(file)\""))
@@ -95,10 +124,10 @@ extension WebUI {
         response.headers.append(("Content-Security-Policy", "sandbox; default-src 'none'"))
         response.headers += extra
         if let contentType { response.headers.append(("X-DevProxy-Content-Type", Self.headerSafe(contentType))) }
-        response.headers.append(("X-DevProxy-Body-Size", String(stored.size)))
-        response.headers.append(("X-DevProxy-Stored", String(stored.bytes.count)))
-        if stored.truncated { response.headers.append(("X-DevProxy-Truncated", "1")) }
-        if let sha = stored.sha256 { response.headers.append(("X-DevProxy-SHA256", sha)) }
+        response.headers.append(("X-DevProxy-Body-Size", String(extent.size)))
+        response.headers.append(("X-DevProxy-Stored", String(extent.stored)))
+        if extent.stored < extent.size { response.headers.append(("X-DevProxy-Truncated", "1")) }
+        if let sha = extent.sha256 { response.headers.append(("X-DevProxy-SHA256", sha)) }
         if let decoded { response.headers.append(("X-DevProxy-Decoded", Self.headerSafe(decoded))) }
         return response
     }
@@ -126,9 +155,11 @@ extension WebUI {
         return response
     }
 
-    /// The request's or response's header pairs from the stored record ([] when there is none).
-    /// The bodies' text is cut from the record first: parsing a 60 MB record took seconds.
+    /// The request's or response's header pairs ([] when there are none): from the store's
+    /// header rows, else from the stored record with the bodies' text cut first (parsing a 60 MB
+    /// record took seconds).
     func messageHeaders(id: String, part: StoredBody.Part) throws -> [(String, String)] {
+        if let fields = try store.headerFields(id: id, part: part) { return fields.map { ($0.name, $0.value) } }
         guard let whole = try store.flowJSON(id: id) else { return [] }
         let json = FlowRecordPreview.cut(whole, limit: 0)
         guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
@@ -152,13 +183,6 @@ extension WebUI {
         if parts[1].isEmpty { return (start, length - 1) }
         guard let end = Int(parts[1]), end >= start else { return nil }
         return (start, min(end, length - 1))
-    }
-
-    /// The largest count ≤ `limit` that ends on a UTF-8 character boundary.
-    static func utf8Boundary(_ bytes: [UInt8], atMost limit: Int) -> Int {
-        var cut = min(limit, bytes.count)
-        while cut > 0 && cut < bytes.count && bytes[cut] & 0xC0 == 0x80 { cut -= 1 }
-        return cut
     }
 
     /// A flow id fit for a file name (ids are hex and dashes; anything else becomes `_`).

@@ -88,7 +88,7 @@ class FlowList extends HTMLElement {
             this.#ids = [];
             this.#byID.clear();
             this.#cursor = null;
-            this.#take(page);
+            this.#take(page, true);
             if (!keepScroll) this.#viewport.scrollTop = 0;
             this.dispatchEvent(new CustomEvent("filter-result", { detail: { filter, total: this.#total } }));
         } catch (error) {
@@ -107,14 +107,19 @@ class FlowList extends HTMLElement {
         this.#scheduleRender();
     }
 
-    /** Appends a page's flows (those not already known) and keeps its cursor. */
-    #take(page) {
+    /**
+     * Appends a page's flows (those not already known) and keeps its cursor. Only the first page
+     * sets the total: the live batches after it count what came since. A later page's total would
+     * count flows committed before its query whose batch had not arrived yet, and that batch then
+     * counts them again. With the last page every matching flow is loaded: the total is the rows.
+     */
+    #take(page, first) {
         for (const summary of page.flows ?? []) {
             if (this.#byID.has(summary.id)) continue;
             this.#byID.set(summary.id, summary);
             this.#ids.push(summary.id);
         }
-        this.#total = Math.max(Number(page.total ?? 0), this.#ids.length);
+        this.#total = Math.max(first ? Number(page.total ?? 0) : this.#total, this.#ids.length);
         this.#cursor = page.next_cursor ?? null;
         if (!this.#cursor) this.#total = this.#ids.length;
     }
@@ -130,7 +135,7 @@ class FlowList extends HTMLElement {
                 const limit = index - this.#ids.length > PAGE * 2 ? 1000 : PAGE;
                 const page = await api.flows({ filter: this.#filter, limit, cursor: this.#cursor });
                 if (generation !== this.#generation) break;
-                this.#take(page);
+                this.#take(page, false);
                 this.#scheduleRender();
             }
         } catch (error) {

@@ -114,6 +114,8 @@ async function open({ doc: id, url, headers, kind }) {
         }
         const size = Number(response.headers.get("Content-Length")) || 0;
         doc = new Doc(id, kind, size, response.headers.get("X-DevProxy-Limited") === "1", controller);
+        // The server decodes at most the session's body limit; past it the body arrives cut.
+        doc.decodedCut = Number(response.headers.get("X-DevProxy-Decoded-Cut")) || 0;
         if (!docs.has(id)) return;
         docs.set(id, doc);
         const reader = response.body.getReader();
@@ -151,6 +153,8 @@ class Doc {
         this.more = more;
         this.controller = controller;
         this.note = "";
+        /** Bytes the server cut the decoded body at (its `X-DevProxy-Decoded-Cut`), or 0. */
+        this.decodedCut = 0;
         this.done = false;
         this.received = 0;
         this.source = new Buffer(Uint8Array, size || 65536);
@@ -289,6 +293,16 @@ class Doc {
             out.reserve(extra);
             target = out.array;
         };
+        // Ends the output line and starts the next at the current depth (a line of its own in
+        // `starts`, its fold end unknown yet), growing the output first if they might not fit.
+        const newLine = (index) => {
+            if (o + 4 + depth * 2 >= target.length) room(length - index + 64 + depth * 2);
+            limit = target.length - 4 - depth * 2;
+            target[o++] = NEWLINE;
+            starts.push(o);
+            ends.push(-1);
+            for (let k = depth * 2; k > 0; k -= 1) target[o++] = SPACE;
+        };
         room(length - from + 64);
         // Past `limit`, a newline and its indent might not fit: grow first.
         let limit = target.length - 4 - depth * 2;
@@ -345,14 +359,7 @@ class Doc {
                 breakLine = true;
                 ends.array[line] = starts.length;
             }
-            if (breakLine) {
-                if (o + 4 + depth * 2 >= target.length) room(length - index + 64 + depth * 2);
-                limit = target.length - 4 - depth * 2;
-                target[o++] = NEWLINE;
-                starts.push(o);
-                ends.push(-1);
-                for (let k = depth * 2; k > 0; k -= 1) target[o++] = SPACE;
-            }
+            if (breakLine) newLine(index);
             if (code === QUOTE) {
                 target[o++] = code;
                 inString = true;
@@ -364,12 +371,7 @@ class Doc {
                 target[o++] = code;
             } else if (code === COMMA) {
                 target[o++] = code;
-                if (o + 4 + depth * 2 >= target.length) room(length - index + 64 + depth * 2);
-                limit = target.length - 4 - depth * 2;
-                target[o++] = NEWLINE;
-                starts.push(o);
-                ends.push(-1);
-                for (let k = depth * 2; k > 0; k -= 1) target[o++] = SPACE;
+                newLine(index);
             } else if (code === COLON) {
                 target[o++] = code;
                 target[o++] = SPACE;
@@ -411,7 +413,9 @@ class Doc {
     progress(done) {
         return {
             type: "progress", doc: this.id, kind: this.kind, lines: this.lineCount, bytes: this.received,
-            done, more: this.more, note: this.note,
+            done, more: this.more, note: this.decodedCut ? [this.note, `decoded text cut at `
+                + `${Math.round(this.decodedCut / 1048576)} MiB (the session's body limit)`].filter(Boolean).join("; ")
+                : this.note,
         };
     }
 

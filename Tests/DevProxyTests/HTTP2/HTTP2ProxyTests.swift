@@ -199,11 +199,14 @@ import TestSupport
     }
 
     /// At shutdown an h2 client gets GOAWAY(NO_ERROR) (seen by Python h2) and a stream in
-    /// flight finishes within the grace period (curl gets the whole answer).
+    /// flight finishes within the grace period (curl gets the whole answer). The proxy stops once
+    /// both requests have reached it (the `started` of their flows), however long the clients took
+    /// to start on a loaded machine.
     @Test func shutdownSendsGoAwayAndFinishesOpenStreams() throws {
         let origin = try HTTP2Origin(.misbehaving)
         let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
-        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas; $0.shutdownGrace = 5 })
+        let inFlight = StartedFlows()
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas; $0.shutdownGrace = 10 }, extraSinks: [inFlight])
         let goaway = Mutex<H2Client.Output?>(nil)
         let curl = Mutex<Subprocess.Result?>(nil)
         let (proxyPort, proxyURL, root, originPort) = (proxy.port, proxy.proxyURL, proxy.pki.rootPath, origin.port)
@@ -213,17 +216,18 @@ import TestSupport
                 goaway.withLock { $0 = output }
             },
             Thread {
-                let result = try? Subprocess.run("curl", ["-sS", "--http2", "--proxy", proxyURL, "--cacert", root, "--max-time", "20",
-                                                          "https://localhost:\(originPort)/slow"], timeout: 30)
+                let result = try? Subprocess.run("curl", ["-sS", "--http2", "--proxy", proxyURL, "--cacert", root, "--max-time", "40",
+                                                          "https://localhost:\(originPort)/slow"], timeout: 50)
                 curl.withLock { $0 = result }
             },
         ]
         threads.forEach { $0.start() }
-        // Both requests are in flight by then (the origin answers /slow after 2 s), even on a
-        // loaded machine; the grace (5 s) covers the answer.
-        usleep(1_000_000)
+        // The origin answers /slow 2 s after it gets it; the grace (10 s) covers that under load.
+        let started = Date().addingTimeInterval(30)
+        while inFlight.count(pathSuffix: "/slow") < 2 && Date() < started { usleep(20_000) }
+        #expect(inFlight.count(pathSuffix: "/slow") == 2, "both requests reached the proxy before it stopped")
         proxy.server.stop()
-        let deadline = Date().addingTimeInterval(15)
+        let deadline = Date().addingTimeInterval(30)
         while (goaway.withLock { $0 } == nil || curl.withLock { $0 } == nil) && Date() < deadline { usleep(20_000) }
         #expect(goaway.withLock { $0 }?.goaway == 0, "GOAWAY(NO_ERROR) reached the client")
         let answered = try #require(curl.withLock { $0 })
@@ -349,5 +353,23 @@ enum H2Client {
             throw TestFailure("h2client.py failed: \(result.output)")
         }
         return output
+    }
+}
+
+/// Flows whose request head reached the proxy (`FlowSink.started`): a test's signal that its
+/// requests are in flight.
+final class StartedFlows: FlowSink {
+    private let urls = Mutex<[String]>([])
+    var observesLifecycle: Bool { true }
+    func started(_ flow: Flow) {
+        let url = flow.request?.url ?? ""
+        urls.withLock { $0.append(url) }
+    }
+    func record(_ flow: Flow) {}
+    func close() {}
+
+    /// How many started flows have a URL ending in `suffix`.
+    func count(pathSuffix suffix: String) -> Int {
+        urls.withLock { $0.filter { $0.hasSuffix(suffix) }.count }
     }
 }

@@ -70,6 +70,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 part = block[: min(len(block), size - sent)]
                 self.wfile.write(part)
                 sent += len(part)
+        elif path == "/coded":
+            # ?mb=N MiB of JSON lines (with non-ASCII text), the same each time, in ?coding= gzip,
+            # br, zstd or identity.
+            coding = q.get("coding", "identity")
+            headers = [("Content-Type", "application/json")]
+            if coding != "identity":
+                headers.append(("Content-Encoding", coding))
+            self.send_body(200, coded_body(int(q.get("mb", "1")), coding), headers)
         elif path == "/gzip":
             import gzip
             body = gzip.compress(b'{"compressed": true}')
@@ -180,6 +188,38 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(bytes([0x80 | opcode, len(reply)]) + reply if len(reply) < 126 else
                              bytes([0x80 | opcode, 126]) + struct.pack("!H", len(reply)) + reply)
             self.wfile.flush()
+
+CODED = {}
+
+def coded_body(mb, coding):
+    """What /coded sends: JSON lines up to `mb` MiB, compressed by real encoders (gzip module, the
+    zstd CLI, libbrotlienc through ctypes: no brotli module or CLI in Debian's base set)."""
+    if (mb, coding) in CODED:
+        return CODED[(mb, coding)]
+    text = bytearray()
+    i = 0
+    while len(text) < mb << 20:
+        text += ('{"id":%d,"name":"item %d \u00e9\u2192\U0001f600","hash":"%08x"}\n'
+                 % (i, i, (i * 2654435761) & 0xFFFFFFFF)).encode()
+        i += 1
+    text = bytes(text[: mb << 20].decode("utf-8", "ignore").encode())
+    if coding == "gzip":
+        import gzip
+        body = gzip.compress(text, 6)
+    elif coding == "zstd":
+        import subprocess
+        body = subprocess.run(["zstd", "-q", "-c", "-3"], input=text, capture_output=True, check=True).stdout
+    elif coding == "br":
+        import ctypes
+        lib = ctypes.CDLL("libbrotlienc.so.1")
+        size = ctypes.c_size_t(len(text) + 1024)
+        out = ctypes.create_string_buffer(size.value)
+        assert lib.BrotliEncoderCompress(5, 22, 0, ctypes.c_size_t(len(text)), text, ctypes.byref(size), out) == 1
+        body = out.raw[: size.value]
+    else:
+        body = text
+    CODED[(mb, coding)] = body
+    return body
 
 def main():
     global REPORTS

@@ -10,7 +10,7 @@ Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on 
 
 Usage: webui_browser.py --ui URL --proxy http://127.0.0.1:PORT [--shots DIR]
 """
-import argparse, gzip, http.server, json, os, subprocess, sys, threading, time, urllib.parse
+import argparse, gzip, http.client, http.server, json, os, subprocess, sys, threading, time, urllib.parse
 
 from playwright.sync_api import sync_playwright
 
@@ -117,6 +117,7 @@ def main():
     parser.add_argument("--ui", required=True)
     parser.add_argument("--proxy", required=True)
     parser.add_argument("--shots")
+    parser.add_argument("--only", help="run one check by hand: filtered-count")
     options = parser.parse_args()
     checks = Checks()
     origin = Origin(("127.0.0.1", 0), Handler)
@@ -127,7 +128,11 @@ def main():
             browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
                                                  args=["--no-sandbox"])
             try:
-                run(browser, options, base, origin, checks)
+                if options.only == "filtered-count":
+                    page = open_page(browser, options)
+                    filtered_count_under_load(page, options, base, checks)
+                else:
+                    run(browser, options, base, origin, checks)
             finally:
                 browser.close()
     finally:
@@ -207,6 +212,7 @@ def run(browser, options, base, origin, checks):
     except Exception as error:
         checks.result("filter-invalid-keeps-list", False, str(error).splitlines()[0])
     filtered_live_list(page, options, base, checks)
+    filtered_count_under_load(page, options, base, checks)
     page.fill("#filter", "")
     page.keyboard.press("Enter")
     page.wait_for_function("() => !document.querySelector('flow-list .list-count').textContent.includes('match')")
@@ -382,6 +388,90 @@ def filtered_live_list(page, options, base, checks):
         if waiter.poll() is None:
             waiter.kill()
             waiter.wait()
+
+
+def open_page(browser, options):
+    """A page on the UI, following the live stream."""
+    ui = urllib.parse.urlsplit(options.ui)
+    context = browser.new_context(viewport={"width": 1400, "height": 800}, base_url="%s://%s" % (ui.scheme, ui.netloc))
+    page = context.new_page()
+    page.goto(options.ui)
+    page.wait_for_function("() => document.getElementById('connection-state').textContent === 'live'",
+                           timeout=10000)
+    return page
+
+
+def burst(proxy, base, stamp, total, threads=4):
+    """`total` quick requests through the proxy on `threads` keep-alive connections, every other
+    one answered 404. Returns the threads and a list that collects the 404s received."""
+    address = urllib.parse.urlsplit(proxy)
+    misses = []
+
+    def worker(first):
+        connection = http.client.HTTPConnection(address.hostname, address.port, timeout=30)
+        for index in range(first, total, threads):
+            path = ("/status/404/burst-%d-%d" if index % 2 == 0 else "/burst-%d/%d") % (stamp, index)
+            try:
+                connection.request("GET", base + path)
+                if connection.getresponse().read() and index % 2 == 0:
+                    misses.append(path)
+            except (OSError, http.client.HTTPException):
+                connection.close()
+                connection = http.client.HTTPConnection(address.hostname, address.port, timeout=30)
+        connection.close()
+
+    workers = [threading.Thread(target=worker, args=(first,), daemon=True) for first in range(threads)]
+    for thread in workers:
+        thread.start()
+    return workers, misses
+
+
+def list_count(page):
+    """The number the list's count line shows."""
+    text = page.text_content("flow-list .list-count") or ""
+    number = text.split(" ")[0].replace(",", "")
+    return int(number) if number.isdigit() else -1
+
+
+def filtered_count_under_load(page, options, base, checks):
+    """Many flows made quickly while a filtered list follows them (the filter set once more than a
+    page of them match, and further pages loaded by scrolling, in the middle of the burst): the
+    list's count ends equal to the API's total, which equals the number of matching flows made."""
+    stamp = int(time.time() * 1000)
+    expression = "~u burst-%d & ~c 404" % stamp
+    workers, misses = burst(options.proxy, base, stamp, 1200)
+    # More matching flows than a page (200) before the filter is set, so further pages load.
+    deadline = time.monotonic() + 60
+    while len(misses) < 420 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    page.fill("#filter", expression)
+    page.keyboard.press("Enter")
+    page.wait_for_function(LIST_FOR % (expression, expression))
+    # A next page (not the last) loads while flows keep arriving: scroll near the first page's end
+    # and back up.
+    for rows in (160,):
+        page.eval_on_selector("flow-list .flow-viewport", "(v, rows) => { v.scrollTop = rows"
+                              " * v.querySelector('.flow-row[data-id]').offsetHeight; }", rows)
+        page.wait_for_timeout(600)
+        page.eval_on_selector("flow-list .flow-viewport", "v => { v.scrollTop = 0; }")
+        page.wait_for_timeout(300)
+    for thread in workers:
+        thread.join(timeout=120)
+    expected = len(misses)
+    query = "/api/flows?limit=1&filter=" + urllib.parse.quote(expression)
+    deadline = time.monotonic() + 30
+    total = -1
+    while time.monotonic() < deadline:
+        total = page.request.get(query).json()["total"]
+        if total == expected:
+            break
+        time.sleep(0.2)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and list_count(page) != total:
+        time.sleep(0.2)
+    shown = list_count(page)
+    checks.result("filtered-count-under-load", shown == total == expected,
+                  "list %d, API %d, made %d" % (shown, total, expected))
 
 
 # Whether a shown row (hidden, recycled rows keep their text but not their data-id) has path p.
