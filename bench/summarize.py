@@ -114,8 +114,10 @@ def cell_text(value, fmt, target):
     return "—" if value is None else fmt.format(value)
 
 
-def ratio(a, b):
-    if a is None or b is None or b == 0:
+def ratio(a, b, fmt="{}"):
+    # A denominator that shows as zero in the table (mitmdump's RSS added by the stall cell:
+    # 0.004 MiB) gives a ratio that means nothing.
+    if a is None or b is None or b == 0 or float(fmt.format(b)) == 0:
         return "—"
     return "{:.2f}×".format(a / b)
 
@@ -126,8 +128,8 @@ for cell, label, pick, fmt, _ in METRICS:
     got = {key: figure(key, cell, pick) for key, _ in TARGETS}
     texts = [cell_text(got[key], fmt, key) for key, _ in TARGETS]
     lines.append("| " + " | ".join([label.format(stream=meta["stream_label"])] + texts
-                                    + [ratio(got["devproxy"], got["mitmdump"]),
-                                       ratio(got["devproxy"], got["direct"])]) + " |")
+                                    + [ratio(got["devproxy"], got["mitmdump"], fmt),
+                                       ratio(got["devproxy"], got["direct"], fmt)]) + " |")
 
 errors = []
 for key, name in TARGETS:
