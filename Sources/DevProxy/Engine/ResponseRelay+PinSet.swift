@@ -17,12 +17,12 @@ extension ResponseRelay {
         guard (200..<300).contains(head.status), hasBody else {
             draft.flow.pinset = Flow.PinSetInfo(rewritten: false, note: "not rewritten: status \(head.status)"
                                                 + (hasBody ? "" : " without a body"))
-            return streamUntouched(head, framing: framing, buffered: [], leg: &leg, draft: &draft)
+            return stream(head, framing: framing, leg: &leg, draft: &draft)
         }
         if let length = head.headers["Content-Length"].flatMap(Int.init), length > rewrite.limit {
             draft.flow.pinset = Flow.PinSetInfo(rewritten: false, note: "not rewritten: \(length) bytes, more than the "
                                                 + "\(rewrite.limit)-byte limit for a pin set")
-            return streamUntouched(head, framing: framing, buffered: [], leg: &leg, draft: &draft)
+            return stream(head, framing: framing, leg: &leg, draft: &draft)
         }
         var body: [UInt8] = []
         while true {
@@ -43,7 +43,7 @@ extension ResponseRelay {
                 if body.count > rewrite.limit {
                     draft.flow.pinset = Flow.PinSetInfo(rewritten: false, note: "not rewritten: more than the "
                                                         + "\(rewrite.limit)-byte limit for a pin set")
-                    return streamUntouched(head, framing: framing, buffered: body, leg: &leg, draft: &draft)
+                    return stream(head, framing: framing, buffered: body, leg: &leg, draft: &draft)
                 }
             case .end(let trailers):
                 if !trailers.isEmpty { recorder.recordResponseTrailers(trailers) }
@@ -86,45 +86,5 @@ extension ResponseRelay {
             return RelayOutcome(clientKeepAlive: false, upstreamReusable: upstreamReusable)
         }
         return RelayOutcome(clientKeepAlive: clientKeepAlive, upstreamReusable: upstreamReusable)
-    }
-
-    /// Sends the head as the normal relay would, the bytes already read, then streams the rest.
-    private func streamUntouched(_ head: HTTPResponseHead, framing: ClientFraming, buffered: [UInt8], leg: inout Leg,
-                                 draft: inout FlowDraft) -> RelayOutcome {
-        let (outbound, clientKeepAlive) = clientHead(for: head, framing: framing)
-        defer { recorder.finishResponseBody(into: &draft) }
-        var held: [UInt8]? = HTTP1Serializer.serialize(outbound)
-        var pending = buffered
-        do {
-            while true {
-                if !pending.isEmpty {
-                    recorder.recordResponseBody(pending)
-                    try send(framing.rechunk ? HTTP1Serializer.chunk(pending) : pending, after: &held, flush: true)
-                    pending = []
-                }
-                let event: UpstreamEvent
-                do {
-                    event = try leg.next()
-                } catch {
-                    draft.fail(.upstreamClosed, "upstream failed mid-body: \(error)")
-                    return RelayOutcome(clientKeepAlive: false, upstreamReusable: false)
-                }
-                switch event {
-                case .body(let bytes):
-                    pending = bytes
-                    try leg.consumed(bytes.count)
-                case .end(let trailers):
-                    if !trailers.isEmpty { recorder.recordResponseTrailers(trailers) }
-                    try send(framing.rechunk ? Self.lastChunk(trailers) : [], after: &held, flush: true)
-                    return RelayOutcome(clientKeepAlive: clientKeepAlive, upstreamReusable: head.keepAlive
-                                        && framing.upstreamDelimited && leg.connectionReusable)
-                case .interim, .final:
-                    return RelayOutcome(clientKeepAlive: false, upstreamReusable: false)
-                }
-            }
-        } catch {
-            draft.fail(.clientClosed, "the client closed the connection while the response streamed")
-            return RelayOutcome(clientKeepAlive: false, upstreamReusable: false)
-        }
     }
 }

@@ -26,13 +26,19 @@ struct ResponseRelay<Leg: UpstreamLeg> {
         if let rewrite = context.configuration.pinSetRewrite, rewrite.matches(draft.flow.request?.url ?? "") {
             return relayPinSet(head, rewrite: rewrite, leg: &leg, draft: &draft)
         }
-        let framing = ClientFraming(request: requestHead, response: head)
+        return stream(head, framing: ClientFraming(request: requestHead, response: head), leg: &leg, draft: &draft)
+    }
+
+    /// Sends `head`, framed for the client, and streams the body: first `buffered` (bytes a caller
+    /// already read from the leg and acknowledged), then what the leg reads.
+    func stream(_ head: HTTPResponseHead, framing: ClientFraming, buffered: [UInt8] = [], leg: inout Leg,
+                draft: inout FlowDraft) -> RelayOutcome {
         let (outbound, clientKeepAlive) = clientHead(for: head, framing: framing)
         defer { recorder.finishResponseBody(into: &draft) }
-        // When the body (or its end) is already buffered, the head goes out with it in one TLS
+        // When the body (or its end) is already here, the head goes out with it in one TLS
         // record and one write; otherwise at once, so a slow body never delays the headers.
         var held: [UInt8]? = HTTP1Serializer.serialize(outbound)
-        if !leg.hasBufferedResponse(), let head = held {
+        if buffered.isEmpty, !leg.hasBufferedResponse(), let head = held {
             held = nil
             do {
                 try context.client.stream.write(head)
@@ -42,20 +48,28 @@ struct ResponseRelay<Leg: UpstreamLeg> {
             }
         }
         var relayed = 0
+        var pending: [UInt8]? = buffered.isEmpty ? nil : buffered
         while true {
             let event: UpstreamEvent
-            do {
-                event = try leg.next()
-            } catch {
-                // The head is out: the only honest signal left is to cut the client connection,
-                // never a clean end that makes a truncated body look complete.
-                let failure = leg.failureMidBody(error, relayed: relayed)
-                failure.record(in: &draft)
-                if held != nil {
-                    // Nothing reached the client yet: it can still get a clean 502.
-                    context.sendToClient(ErrorResponse.bytes(status: 502, detail: failure.detail ?? failure.message))
+            let fromLeg = pending == nil
+            if let bytes = pending {
+                event = .body(bytes)
+                pending = nil
+            } else {
+                do {
+                    event = try leg.next()
+                } catch {
+                    // The head is out: the only honest signal left is to cut the client connection,
+                    // never a clean end that makes a truncated body look complete.
+                    let failure = leg.failureMidBody(error, relayed: relayed)
+                    failure.record(in: &draft)
+                    if held != nil {
+                        // Nothing reached the client yet: it can still get a clean 502.
+                        context.sendToClient(ErrorResponse.bytes(status: 502,
+                                                                 detail: failure.detail ?? failure.message))
+                    }
+                    return RelayOutcome(clientKeepAlive: false, upstreamReusable: false)
                 }
-                return RelayOutcome(clientKeepAlive: false, upstreamReusable: false)
             }
             do {
                 switch event {
@@ -70,7 +84,7 @@ struct ResponseRelay<Leg: UpstreamLeg> {
                     let more = !first && leg.responsePending()
                     let out = framing.noBody ? [] : framing.rechunk ? HTTP1Serializer.chunk(bytes) : bytes
                     try send(out, after: &held, flush: !more)
-                    try leg.consumed(bytes.count)
+                    if fromLeg { try leg.consumed(bytes.count) }
                 case .end(let trailers):
                     if !trailers.isEmpty { recorder.recordResponseTrailers(trailers) }
                     try send(framing.rechunk ? Self.lastChunk(trailers) : [], after: &held, flush: true)

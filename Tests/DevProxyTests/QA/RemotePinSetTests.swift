@@ -125,7 +125,8 @@ import TestSupport
                                          "--log", log, "--quiet", "--upstream-ca", origin.caPath,
                                          "--resolve", "\(host):\(origin.port):127.0.0.1",
                                          "--pinset-rewrite", "https://\(host):*/.well-known/pins.json*",
-                                         "--pinset-rewrite", "https://\(host):*/cl*"])
+                                         "--pinset-rewrite", "https://\(host):*/cl*",
+                                         "--pinset-rewrite", "https://\(host):*/big*"])
         func curl(_ path: String) throws -> Subprocess.Result {
             try Subprocess.run("curl", ["-sS", "--http1.1", "-D", "-", "--proxy", "http://127.0.0.1:\(proxy.port)",
                                         "--cacert", pki.rootPath,
@@ -154,6 +155,15 @@ import TestSupport
         #expect(notAPinSet.stdout.hasSuffix("\r\n\r\nhello"), "\(notAPinSet.output)")
         let elsewhere = try curl("/chunked")
         #expect(elsewhere.stdout.contains("\r\n\r\nfirst,second,third"), "\(elsewhere.output)")
+        // Matched, but past the 1 MiB a pin set may have and with no length to tell in advance: the
+        // bytes read so far go first, then the rest streams, untouched and whole.
+        let saved = pki.directory.file("big.bin")
+        let tooLarge = try Subprocess.run("curl", ["-sS", "--http1.1", "--proxy", "http://127.0.0.1:\(proxy.port)",
+                                                   "--cacert", pki.rootPath, "--max-time", "20", "-o", saved,
+                                                   "https://\(host):\(origin.port)/big?mb=3&chunked=1"])
+        #expect(tooLarge.status == 0, "\(tooLarge.output)")
+        let expected = [UInt8]((0..<(3 << 20)).map { UInt8($0 & 0xFF) })
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: saved))) == expected)
         _ = proxy.stop()
 
         let flows = try FlowLogReader.read(path: log).flows
@@ -166,6 +176,10 @@ import TestSupport
         #expect(untouched.pinset?.note?.contains("not a JSON object") == true,
                 "\(String(describing: untouched.pinset))")
         #expect(flows.first { $0.request?.url.contains("/chunked") == true }?.pinset == nil)
+        let big = try #require(flows.first { $0.request?.url.contains("/big") == true })
+        #expect(big.pinset?.rewritten == false && big.pinset?.note?.contains("-byte limit for a pin set") == true,
+                "\(String(describing: big.pinset))")
+        #expect(big.error == nil && big.response?.body?.size == 3 << 20, "\(String(describing: big.error))")
     }
 
     /// A pin set from an HTTP/2 origin (nghttpd) is rewritten the same way whichever version the

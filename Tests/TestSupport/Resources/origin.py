@@ -59,17 +59,24 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_header("ETag", '"v1"')
             self.end_headers()
         elif path == "/big":
+            # ?mb=N MiB of the bytes 0..255 repeated; ?chunked=1 sends them chunked, with no length.
             size = int(q.get("mb", "1")) * 1024 * 1024
+            chunked = q.get("chunked") == "1"
             block = bytes(range(256)) * 256
             self.send_response(200)
             self.send_header("Content-Type", "application/octet-stream")
-            self.send_header("Content-Length", str(size))
+            if chunked:
+                self.send_header("Transfer-Encoding", "chunked")
+            else:
+                self.send_header("Content-Length", str(size))
             self.end_headers()
             sent = 0
             while sent < size:
                 part = block[: min(len(block), size - sent)]
-                self.wfile.write(part)
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part) if chunked else part)
                 sent += len(part)
+            if chunked:
+                self.wfile.write(b"0\r\n\r\n")
         elif path == "/coded":
             # ?mb=N MiB of JSON lines (with non-ASCII text), the same each time, in ?coding= gzip,
             # br, zstd or identity.
