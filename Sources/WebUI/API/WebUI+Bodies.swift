@@ -116,18 +116,11 @@ extension WebUI {
             }
             try? stream.flush()
         }
-        if raw {
-            let file = "\(Self.safeFileName(id))-\(name).bin"
-            response.headers.append(("Content-Disposition", "attachment; filename=\"\(file)\""))
-        }
+        if raw { response.headers.append(Self.attachment(id: id, name: name)) }
         // Even if someone opens the URL directly, nothing in it may run or load.
         response.headers.append(("Content-Security-Policy", "sandbox; default-src 'none'"))
         response.headers += extra
-        if let contentType { response.headers.append(("X-DevProxy-Content-Type", Self.headerSafe(contentType))) }
-        response.headers.append(("X-DevProxy-Body-Size", String(extent.size)))
-        response.headers.append(("X-DevProxy-Stored", String(extent.stored)))
-        if extent.stored < extent.size { response.headers.append(("X-DevProxy-Truncated", "1")) }
-        if let sha = extent.sha256 { response.headers.append(("X-DevProxy-SHA256", sha)) }
+        response.headers += Self.storedBodyHeaders(extent, contentType: contentType)
         if let decoded { response.headers.append(("X-DevProxy-Decoded", Self.headerSafe(decoded))) }
         return response
     }
@@ -140,19 +133,32 @@ extension WebUI {
         let store = self.store
         var response = WebResponse(status: 200, headers: [
             ("Content-Type", "application/octet-stream"), ("Cache-Control", "no-store"), ("Accept-Ranges", "bytes"),
-            ("Content-Length", String(extent.stored)),
-            ("Content-Disposition", "attachment; filename=\"\(Self.safeFileName(id))-\(name).bin\""),
+            ("Content-Length", String(extent.stored)), Self.attachment(id: id, name: name),
             ("Content-Security-Policy", "sandbox; default-src 'none'"),
         ]) { stream in
             _ = try? store.streamBody(id: id, part: part) { try stream.write($0, flush: false) }
             try? stream.flush()
         }
-        if let contentType { response.headers.append(("X-DevProxy-Content-Type", Self.headerSafe(contentType))) }
-        response.headers.append(("X-DevProxy-Body-Size", String(extent.size)))
-        response.headers.append(("X-DevProxy-Stored", String(extent.stored)))
-        if extent.stored < extent.size { response.headers.append(("X-DevProxy-Truncated", "1")) }
-        if let sha = extent.sha256 { response.headers.append(("X-DevProxy-SHA256", sha)) }
+        response.headers += Self.storedBodyHeaders(extent, contentType: contentType)
         return response
+    }
+
+    /// `Content-Disposition` for a body saved as a file: `<id>-request.bin` or `<id>-response.bin`.
+    private static func attachment(id: String, name: String) -> (String, String) {
+        ("Content-Disposition", "attachment; filename=\"\(safeFileName(id))-\(name).bin\"")
+    }
+
+    /// What every body answer says about the stored body: its message's content type, its size on
+    /// the wire, how much is stored (and whether that is cut), and its SHA-256.
+    private static func storedBodyHeaders(_ extent: SessionStore.BodyExtent,
+                                          contentType: String?) -> [(String, String)] {
+        var headers: [(String, String)] = []
+        if let contentType { headers.append(("X-DevProxy-Content-Type", headerSafe(contentType))) }
+        headers.append(("X-DevProxy-Body-Size", String(extent.size)))
+        headers.append(("X-DevProxy-Stored", String(extent.stored)))
+        if extent.stored < extent.size { headers.append(("X-DevProxy-Truncated", "1")) }
+        if let sha = extent.sha256 { headers.append(("X-DevProxy-SHA256", sha)) }
+        return headers
     }
 
     /// The request's or response's header pairs ([] when there are none): from the store's
