@@ -34,6 +34,12 @@ import TestSupport
         let first = try #require(log.first)
         let stored = try #require(try store.flowJSON(id: first.id))
         #expect(stored == String(decoding: first.jsonBytes, as: UTF8.self))
+        // The header blocks the sink writes on the connection's thread read back as the log's fields.
+        let requestFields = try #require(try store.headerFields(id: first.id, part: .request))
+        #expect(requestFields.map { [$0.name, $0.value] } == first.request?.headers)
+        let responseFields = try #require(try store.headerFields(id: first.id, part: .response))
+        #expect(responseFields.map { [$0.name, $0.value] } == first.response?.headers)
+        #expect(try store.flows(filter: try FilterExpression(parsing: "~hq curl/")).total == 3)
         let listing = try Subprocess.run(Subprocess.devproxy, ["sessions", "--ca-dir", dir.file("ca")])
         #expect(listing.stdout.contains(String(path)), "\(listing.output)")
         #expect(listing.stdout.contains("  3  "), "\(listing.output)")
@@ -115,7 +121,7 @@ import TestSupport
             let (entry, json) = try #require(SessionStore.read(flowLogLine: flow.jsonBytes))
             #expect(record == entry.record)
             #expect(bodies == entry.bodies)
-            #expect(json == String(decoding: flow.jsonBytes, as: UTF8.self))
+            #expect(json.text == String(decoding: flow.jsonBytes, as: UTF8.self))
             #expect(record.summary.durationMs != nil)
         }
         #expect(SessionStoreSink.finishedEntry(h2.finished()).1.response?.bytes == [0, 1, 2, 255, 254])

@@ -42,6 +42,25 @@ final class SessionStoreTests: XCTestCase {
     /// A flow's first write is a plain insert and its later steps update its row by `seq`; an id
     /// already stored (a second `finished`, as a re-import sends) still updates the row in place,
     /// and `bodies_dropped`, once set, stays set.
+    /// The header block `~h` searches: `name: value` lines, a malformed entry its parts joined,
+    /// UTF-8 kept byte for byte; and a record that brings its blocks made is stored with them.
+    func testHeaderTextIsOneLinePerFieldAndPrecomputedBlocksAreStored() throws {
+        let fields = [["Host", "a.test"], ["X-Name", "Zoë ✓"], ["lonely"], [], ["Three", "parts", "x"], ["Empty", ""]]
+        XCTAssertEqual(FlowRecord.headerText(fields), "Host: a.test\nX-Name: Zoë ✓\nlonely\n\nThree: parts\nEmpty: ")
+        XCTAssertNil(FlowRecord.headerText([]))
+        XCTAssertEqual(FlowRecord.headerText([["A", "1"]]), "A: 1")
+        let directory = TemporaryDirectory()
+        let store = try SessionStore(path: directory.file("heads.sqlite"))
+        defer { store.close() }
+        var record = StoreFixtures.record("pre")
+        record.headerText = FlowRecord.HeaderText(request: [["Accept", "*/*"]], response: [["Server", "ünï"]])
+        store.finished(record, jsonLine: Array("{\"id\":\"pre\"}\n".utf8), bodies: FlowBodies())
+        store.flush()
+        XCTAssertEqual(try store.headerFields(id: "pre", part: .request)?.map(\.name), ["Accept"])
+        XCTAssertEqual(try store.headerFields(id: "pre", part: .response)?.map(\.value), ["ünï"])
+        XCTAssertEqual(try store.flowJSON(id: "pre"), "{\"id\":\"pre\"}", "the line is stored without its newline")
+    }
+
     func testAnIDWrittenAgainUpdatesItsRowInPlace() throws {
         let directory = TemporaryDirectory()
         let store = try SessionStore(path: directory.file("s.sqlite"))
@@ -241,7 +260,7 @@ final class SessionStoreTests: XCTestCase {
             .flow(StoreFixtures.record("c"), phase: .responded, json: nil, bodies: nil),
             .flow(StoreFixtures.record("d", status: nil), phase: .started, json: nil, bodies: nil),
             .clear,
-            .flow(StoreFixtures.record("c"), phase: .finished, json: "{}", bodies: nil),
+            .flow(StoreFixtures.record("c"), phase: .finished, json: FlowJSON("{}"), bodies: nil),
         ])
         XCTAssertEqual(writer, ["c started", "c responded", "d started", "clear", "c finished"],
                        "a clear between keeps the steps before it")
@@ -249,7 +268,7 @@ final class SessionStoreTests: XCTestCase {
             .flow(StoreFixtures.record("e", status: nil), phase: .started, json: nil, bodies: nil),
             .flow(StoreFixtures.record("f", status: nil), phase: .started, json: nil, bodies: nil),
             .flow(StoreFixtures.record("e"), phase: .responded, json: nil, bodies: nil),
-            .flow(StoreFixtures.record("e"), phase: .finished, json: "{}", bodies: nil),
+            .flow(StoreFixtures.record("e"), phase: .finished, json: FlowJSON("{}"), bodies: nil),
         ])
         XCTAssertEqual(plain, ["f started", "e finished"])
     }

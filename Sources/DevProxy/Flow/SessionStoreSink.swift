@@ -56,8 +56,13 @@ public final class SessionStoreSink: FlowSink {
         var (record, bodies) = Self.finishedEntry(flow)
         if let spooled = flow.request?.body?.spooled { bodies.request?.spooled = spooled }
         if let spooled = flow.response?.body?.spooled { bodies.response?.spooled = spooled }
-        let json = line.last == UInt8(ascii: "\n") ? line.dropLast() : line[...]
-        store.finished(record, json: String(decoding: json, as: UTF8.self), bodies: bodies)
+        // The header blocks are written here, and the arrays stay with the flow: the writer
+        // thread then frees a few strings per flow instead of every header's (a free of another
+        // thread's memory takes glibc's arena lock; docs/performance.md, "Run 15").
+        record.headerText = FlowRecord.HeaderText(request: record.requestHeaders, response: record.responseHeaders)
+        record.requestHeaders = []
+        record.responseHeaders = []
+        store.finished(record, jsonLine: line, bodies: bodies)
     }
 
     /// Closes the store (writing what is queued), then removes any spool file left.

@@ -4,6 +4,8 @@ enum SQLValue: Sendable, Equatable {
     case integer(Int64)
     case real(Double)
     case text(String)
+    /// Text given as the first `count` bytes of UTF-8 (not copied into a `String` first).
+    case utf8([UInt8], count: Int)
     case blob([UInt8])
     /// A blob of this many zero bytes, not held in memory: filled in later through `SQLiteBlob`.
     case zeroBlob(Int)

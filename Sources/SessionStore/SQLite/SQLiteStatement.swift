@@ -31,7 +31,13 @@ final class SQLiteStatement {
             case .null: result = sqlite3_bind_null(handle, index)
             case .integer(let number): result = sqlite3_bind_int64(handle, index, number)
             case .real(let number): result = sqlite3_bind_double(handle, index, number)
-            case .text(let text): result = sqlite3_bind_text(handle, index, text, -1, CSQLite_SQLITE_TRANSIENT())
+            case .text(var text):
+                // With its length: no strlen, and no C-string copy of a small (inline) string.
+                result = text.withUTF8 { bindText(index, UnsafeRawBufferPointer($0)) }
+            case .utf8(let bytes, let count):
+                result = bytes.withUnsafeBytes { raw in
+                    bindText(index, UnsafeRawBufferPointer(rebasing: raw.prefix(count)))
+                }
             case .zeroBlob(let count): result = sqlite3_bind_zeroblob64(handle, index, UInt64(count))
             case .blob(let bytes):
                 result = bytes.withUnsafeBytes {
@@ -45,6 +51,15 @@ final class SQLiteStatement {
                 throw SessionStoreError(.sqlite, "cannot bind parameter \(index): \(database.errorMessage)")
             }
         }
+    }
+
+    /// Binds UTF-8 `text` (copied by SQLite); an empty one is still text, not NULL.
+    private func bindText(_ index: Int32, _ text: UnsafeRawBufferPointer) -> Int32 {
+        guard let base = text.baseAddress, !text.isEmpty else {
+            return sqlite3_bind_text(handle, index, "", 0, CSQLite_SQLITE_TRANSIENT())
+        }
+        return sqlite3_bind_text(handle, index, base.assumingMemoryBound(to: CChar.self), Int32(text.count),
+                                 CSQLite_SQLITE_TRANSIENT())
     }
 
     /// Steps once. - Returns: true when a row is available, false when done.

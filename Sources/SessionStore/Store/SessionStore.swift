@@ -117,7 +117,13 @@ public final class SessionStore: @unchecked Sendable {
     /// The flow is over: its summary, its record as the flow log writes it, and its bodies
     /// (each cut to `configuration.bodyLimit`). Queued; returns at once.
     public func finished(_ record: FlowRecord, json: String, bodies: FlowBodies) {
-        offer(.flow(record, phase: .finished, json: json, bodies: bodies))
+        offer(.flow(record, phase: .finished, json: FlowJSON(json), bodies: bodies))
+    }
+
+    /// `finished(_:json:bodies:)` with the JSON as the flow log's line (its bytes, ending in a
+    /// newline or not): kept as it is, not copied into a string.
+    public func finished(_ record: FlowRecord, jsonLine: [UInt8], bodies: FlowBodies) {
+        offer(.flow(record, phase: .finished, json: FlowJSON(line: jsonLine), bodies: bodies))
     }
 
     /// A finished flow given as the flow log writes it (one JSON object, the `flows.jsonl` line):
@@ -134,17 +140,18 @@ public final class SessionStore: @unchecked Sendable {
                 queue.countDroppedRecord()
                 return
             }
-            finished(entry.record, json: json, bodies: spooled?.attached(to: entry.bodies) ?? entry.bodies)
+            offer(.flow(entry.record, phase: .finished, json: json,
+                        bodies: spooled?.attached(to: entry.bodies) ?? entry.bodies))
         } else {
             queue.offer(.flowLogLine(line, spooled: spooled))
         }
     }
 
     /// A flow-log line's summary, bodies and JSON text; nil when it is not a flow record.
-    static func read(flowLogLine line: [UInt8]) -> (FlowLogEntry, String)? {
+    static func read(flowLogLine line: [UInt8]) -> (FlowLogEntry, FlowJSON)? {
         guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
               let entry = try? FlowLogEntry(object) else { return nil }
-        return (entry, String(decoding: line, as: UTF8.self))
+        return (entry, FlowJSON(line: line))
     }
 
     /// What the writer would apply of `batch` (tests of its coalescing).
@@ -160,7 +167,7 @@ public final class SessionStore: @unchecked Sendable {
     /// Queues a finished flow, waiting for room rather than dropping anything (importers).
     func importFinished(_ record: FlowRecord, json: String, bodies: FlowBodies) {
         guard writer != nil else { return }
-        queue.put(.flow(record, phase: .finished, json: json, bodies: bodies))
+        queue.put(.flow(record, phase: .finished, json: FlowJSON(json), bodies: bodies))
     }
 
     /// What was shed because the queue was full.

@@ -12,7 +12,7 @@ enum StoreEvent: Sendable {
     case clear
 
     /// A lifecycle step of `record`.
-    static func flow(_ record: FlowRecord, phase: FlowPhase, json: String?, bodies: FlowBodies?) -> StoreEvent {
+    static func flow(_ record: FlowRecord, phase: FlowPhase, json: FlowJSON?, bodies: FlowBodies?) -> StoreEvent {
         .step(FlowStep(record: record, phase: phase, json: json, bodies: bodies))
     }
 
@@ -31,10 +31,10 @@ final class FlowStep: Sendable {
     let record: FlowRecord
     let phase: FlowPhase
     /// The flow log's JSON record; with `finished` only.
-    let json: String?
+    let json: FlowJSON?
     let bodies: FlowBodies?
 
-    init(record: FlowRecord, phase: FlowPhase, json: String?, bodies: FlowBodies?) {
+    init(record: FlowRecord, phase: FlowPhase, json: FlowJSON?, bodies: FlowBodies?) {
         self.record = record
         self.phase = phase
         self.json = json
@@ -43,4 +43,26 @@ final class FlowStep: Sendable {
 
     /// The flow's id.
     var id: String { record.summary.id }
+}
+
+/// A finished flow's JSON record, as UTF-8: the flow log's line itself (shared with the log, not
+/// copied), of which the first `count` bytes are the record (the newline left out).
+struct FlowJSON: Sendable {
+    let bytes: [UInt8]
+    let count: Int
+
+    init(_ text: String) {
+        bytes = Array(text.utf8)
+        count = bytes.count
+    }
+
+    /// `line` without one trailing newline.
+    init(line: [UInt8]) {
+        bytes = line
+        count = line.last == UInt8(ascii: "\n") ? line.count - 1 : line.count
+    }
+
+    var sqlValue: SQLValue { .utf8(bytes, count: count) }
+
+    var text: String { String(decoding: bytes.prefix(count), as: UTF8.self) }
 }

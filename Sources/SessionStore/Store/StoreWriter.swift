@@ -148,12 +148,12 @@ final class StoreWriter: @unchecked Sendable {
             }
             guard var summary = try upsert(record, phase: step.phase) else { return }
             let sequence = summary.sequence
+            let heads = record.headerBlocks
             try database.statement(Self.upsertHeads).run([
-                .integer(sequence), .string(FlowRecord.headerText(record.requestHeaders)),
-                .string(FlowRecord.headerText(record.responseHeaders)),
+                .integer(sequence), .string(heads.request), .string(heads.response),
             ])
             if let json = step.json {
-                try database.statement(Self.upsertJSON).run([.integer(sequence), .text(json)])
+                try database.statement(Self.upsertJSON).run([.integer(sequence), json.sqlValue])
             }
             if let bodies {
                 for (part, body) in [(StoredBody.Part.request, bodies.request), (.response, bodies.response)] {
@@ -176,7 +176,9 @@ final class StoreWriter: @unchecked Sendable {
     /// `RETURNING`, the conflict probe; callgrind, docs/performance.md).
     private func upsert(_ record: FlowRecord, phase: FlowPhase) throws -> FlowSummary? {
         let s = record.summary
-        let values: [SQLValue] = [
+        var values: [SQLValue] = []
+        values.reserveCapacity(23)
+        values += [
             .text(s.id), .integer(Int64(phase.rawValue)), .text(s.started), .string(s.method), .string(s.url),
             .text(s.host), .int(s.status), .string(s.httpVersion), .text(s.mode), .string(s.errorKind),
             .string(s.contentType), .string(s.requestContentType), .int(s.requestSize), .int(s.responseSize),
@@ -185,7 +187,9 @@ final class StoreWriter: @unchecked Sendable {
         ]
         var written: Int64?
         if let known = runningSequences[s.id] {
-            try database.statement(Self.updateFlow).run(values + [.integer(known)])
+            values.append(.integer(known))
+            try database.statement(Self.updateFlow).run(values)
+            values.removeLast()
             if database.changes > 0 { written = known }
         } else {
             try database.statement(Self.insertFlow).run(values)
