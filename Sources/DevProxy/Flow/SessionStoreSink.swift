@@ -36,12 +36,14 @@ public final class SessionStoreSink: FlowSink {
 
     public var observesLifecycle: Bool { true }
 
+    /// The record is made on the store's writer thread, and only if the step is written (a short
+    /// flow's `finished` usually comes first): the connection's thread copies the flow, no more.
     public func started(_ flow: Flow) {
-        store.started(Self.record(flow))
+        store.step(.started, id: flow.id) { Self.record(flow) }
     }
 
     public func responded(_ flow: Flow) {
-        store.responded(Self.record(flow))
+        store.step(.responded, id: flow.id) { Self.record(flow) }
     }
 
     public func record(_ flow: Flow) {
@@ -56,13 +58,7 @@ public final class SessionStoreSink: FlowSink {
         var (record, bodies) = Self.finishedEntry(flow)
         if let spooled = flow.request?.body?.spooled { bodies.request?.spooled = spooled }
         if let spooled = flow.response?.body?.spooled { bodies.response?.spooled = spooled }
-        // The header blocks are written here, and the arrays stay with the flow: the writer
-        // thread then frees a few strings per flow instead of every header's (a free of another
-        // thread's memory takes glibc's arena lock; docs/performance.md, "Run 15").
-        record.headerText = FlowRecord.HeaderText(request: record.requestHeaders, response: record.responseHeaders)
-        record.requestHeaders = []
-        record.responseHeaders = []
-        store.finished(record, jsonLine: line, bodies: bodies)
+        store.finished(Self.handedOver(record), jsonLine: line, bodies: bodies)
     }
 
     /// Closes the store (writing what is queued), then removes any spool file left.
@@ -72,6 +68,17 @@ public final class SessionStoreSink: FlowSink {
     }
 
     /// What the store indexes of a flow that is still running: no bodies, sizes or duration yet.
+    /// `record` with its header blocks written here and its header arrays left with the flow: the
+    /// store's writer thread then frees two strings instead of every header's (a free of another
+    /// thread's memory takes glibc's arena lock; docs/performance.md, "Run 15").
+    static func handedOver(_ record: FlowRecord) -> FlowRecord {
+        var record = record
+        record.headerText = FlowRecord.HeaderText(request: record.requestHeaders, response: record.responseHeaders)
+        record.requestHeaders = []
+        record.responseHeaders = []
+        return record
+    }
+
     static func record(_ flow: Flow) -> FlowRecord {
         let requestHeaders = flow.request?.headers ?? []
         let responseHeaders = flow.response?.headers ?? []

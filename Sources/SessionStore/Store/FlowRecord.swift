@@ -49,31 +49,35 @@ public struct FlowRecord: Sendable, Equatable {
             if field.count >= 2 { count += 2 }
         }
         return String(unsafeUninitializedCapacity: count) { buffer in
-            var offset = 0
-            func put(_ text: String) {
-                var text = text
-                text.withUTF8 { utf8 in
-                    guard let base = utf8.baseAddress else { return }
-                    UnsafeMutableRawPointer(buffer.baseAddress! + offset).copyMemory(from: base, byteCount: utf8.count)
-                    offset += utf8.count
-                }
-            }
+            guard var cursor = buffer.baseAddress else { return 0 }
             for (index, field) in headers.enumerated() {
-                if index > 0 {
-                    buffer[offset] = UInt8(ascii: "\n")
-                    offset += 1
-                }
+                if index > 0 { cursor = put(UInt8(ascii: "\n"), at: cursor) }
                 if field.count >= 2 {
-                    put(field[0])
-                    buffer[offset] = UInt8(ascii: ":")
-                    buffer[offset + 1] = UInt8(ascii: " ")
-                    offset += 2
-                    put(field[1])
+                    cursor = put(field[0], at: cursor)
+                    cursor = put(UInt8(ascii: ":"), at: cursor)
+                    cursor = put(UInt8(ascii: " "), at: cursor)
+                    cursor = put(field[1], at: cursor)
                 } else {
-                    for part in field { put(part) }
+                    for part in field { cursor = put(part, at: cursor) }
                 }
             }
-            return offset
+            return cursor - buffer.baseAddress!
         }
+    }
+
+    /// Copies `text`'s UTF-8 to `cursor`; returns the address after it. (A plain function: a
+    /// nested one that moved a captured offset boxed it and checked every access.)
+    private static func put(_ text: String, at cursor: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        var text = text
+        return text.withUTF8 { utf8 in
+            guard let base = utf8.baseAddress else { return cursor }
+            cursor.update(from: base, count: utf8.count)
+            return cursor + utf8.count
+        }
+    }
+
+    private static func put(_ byte: UInt8, at cursor: UnsafeMutablePointer<UInt8>) -> UnsafeMutablePointer<UInt8> {
+        cursor.pointee = byte
+        return cursor + 1
     }
 }

@@ -114,6 +114,13 @@ public final class SessionStore: @unchecked Sendable {
         offer(.flow(record, phase: .responded, json: nil, bodies: nil))
     }
 
+    /// `started` or `responded` (`phase`) of flow `id`, whose record the writer thread makes with
+    /// `record` only if it writes the step: a flow that finishes within the writer's batch
+    /// never has it made. `record` must capture a snapshot of the flow, not a live reference.
+    public func step(_ phase: FlowPhase, id: String, record: @escaping @Sendable () -> FlowRecord) {
+        offer(.step(FlowStep(id: id, phase: phase, make: record)))
+    }
+
     /// The flow is over: its summary, its record as the flow log writes it, and its bodies
     /// (each cut to `configuration.bodyLimit`). Queued; returns at once.
     public func finished(_ record: FlowRecord, json: String, bodies: FlowBodies) {

@@ -27,22 +27,48 @@ enum StoreEvent: Sendable {
 }
 
 /// A flow as one lifecycle step left it (`StoreEvent.step`).
+///
+/// A `started` or `responded` step from the proxy brings a way to make its record rather than
+/// the record: the writer makes it only when it writes the step, and most such steps it never
+/// writes (a short flow's `finished` shares their batch). The connection's thread then spends a
+/// closure on the step instead of a record with its header blocks (docs/performance.md, "Run 15").
 final class FlowStep: Sendable {
-    let record: FlowRecord
+    let id: String
     let phase: FlowPhase
     /// The flow log's JSON record; with `finished` only.
     let json: FlowJSON?
     let bodies: FlowBodies?
+    private let source: Source
+
+    private enum Source {
+        case given(FlowRecord)
+        case made(@Sendable () -> FlowRecord)
+    }
 
     init(record: FlowRecord, phase: FlowPhase, json: FlowJSON?, bodies: FlowBodies?) {
-        self.record = record
+        id = record.summary.id
+        source = .given(record)
         self.phase = phase
         self.json = json
         self.bodies = bodies
     }
 
-    /// The flow's id.
-    var id: String { record.summary.id }
+    /// A step without JSON or bodies whose record `make` returns when the writer needs it.
+    init(id: String, phase: FlowPhase, make: @escaping @Sendable () -> FlowRecord) {
+        self.id = id
+        source = .made(make)
+        self.phase = phase
+        json = nil
+        bodies = nil
+    }
+
+    /// The step's record (made now, for a step given a maker).
+    var record: FlowRecord {
+        switch source {
+        case .given(let record): return record
+        case .made(let make): return make()
+        }
+    }
 }
 
 /// A finished flow's JSON record, as UTF-8: the flow log's line itself (shared with the log, not
