@@ -162,7 +162,16 @@ final class SessionStoreTests: XCTestCase {
         reopened.close()
 
         try SessionStore(path: path).close()
-        XCTAssertEqual(try SQLitePeek.userVersion(path), 1)
+        XCTAssertEqual(try SQLitePeek.userVersion(path), 2)
+        XCTAssertEqual(try SQLitePeek.indexes(path, table: "flows"), ["flows_status", "sqlite_autoindex_flows_1"])
+        // A version-1 file (with the host index no query used) is migrated on open, flows kept.
+        let old = directory.file("session.sqlite")
+        try SQLitePeek.execute(old, "CREATE INDEX flows_host ON flows(host COLLATE NOCASE); PRAGMA user_version = 1")
+        let migrated = try SessionStore(path: old)
+        XCTAssertEqual(try migrated.count(), StoreFixtures.flows.count)
+        migrated.close()
+        XCTAssertEqual(try SQLitePeek.userVersion(old), 2)
+        XCTAssertFalse(try SQLitePeek.indexes(old, table: "flows").contains("flows_host"))
         try SQLitePeek.setUserVersion(path, 99)
         XCTAssertThrowsError(try SessionStore(path: path)) { error in
             XCTAssertEqual((error as? SessionStoreError)?.code, .schema)
