@@ -22,6 +22,15 @@ extension RunCommand {
         }
     }
 
+    /// With `--session off` there is no UI (it reads the session store): nil, and a usage error
+    /// for a `--web` or `--web-password-file` that asks for one.
+    static func noWebWithoutSession(_ options: RunOptions) throws -> Listener? {
+        for option in ["web", "web-password-file"] where try options.value(option) != nil {
+            throw UsageError("the web UI shows the session store: --\(option) cannot go with --session off")
+        }
+        return nil
+    }
+
     /// `--web`, `--allow-remote`, `--web-password-file` as the UI's configuration.
     static func webConfiguration(_ options: RunOptions) throws -> WebUIConfiguration {
         var configuration = WebUIConfiguration()

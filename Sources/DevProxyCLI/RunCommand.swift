@@ -36,7 +36,8 @@ enum RunCommand {
              --allow-remote  --proxy-auth FILE (user:password lines)  --passphrase-file FILE
              --persona GLOB=NAME (team, unpinned, untrusted, expired, wrong-host, self-signed, passthrough, tls12,
                                    no-forward-secrecy)
-             --session FILE|new (the SQLite session store; default `new`: under the data directory, newest 20 kept)
+             --session FILE|new|off (the SQLite session store; default `new`: under the data directory, newest 20
+                   kept; `off`: none, and no web UI)
              --store-body-limit BYTES (default 67108864)  --web HOST:PORT (default 127.0.0.1:8081)  --no-web
              --web-password-file FILE (needed, with --allow-remote, for --web beyond loopback)
              --report-uri GLOB  --reports FILE (default: reports.jsonl beside --log)  --sink-reports
@@ -88,9 +89,9 @@ enum RunCommand {
         }
         var sinks = try makeSinks(options, quiet: quiet)
         let session = try sessionSink(options, store: store)
-        sinks.append(session)
-        configuration.bodySpool = session.spool
-        let webListener = try webListener(options)
+        if let session { sinks.append(session) }
+        configuration.bodySpool = session?.spool
+        let webListener = session == nil ? try noWebWithoutSession(options) : try webListener(options)
         if let webListener {
             configuration.forbiddenDestinations = [webListener.address]
             configuration.replaySecret = WebUI.newSecret()
@@ -130,9 +131,11 @@ enum RunCommand {
         // Scripts and tests read these lines for the ports: `listening on HOST:PORT (MODE)`.
         for (_, name, bound) in server.boundListeners { Output.line("listening on \(bound) (\(name))") }
         let reportsPath = sinks.lazy.compactMap { ($0 as? ReportCollector)?.path }.first
-        let web = try webListener.map {
-            try startWeb($0, options: options, store: session.store, server: server, configuration: configuration,
-                         selection: selection, ca: store, reportsPath: reportsPath)
+        let web = try session.flatMap { session in
+            try webListener.map {
+                try startWeb($0, options: options, store: session.store, server: server, configuration: configuration,
+                             selection: selection, ca: store, reportsPath: reportsPath)
+            }
         }
         termination.wait()
         web?.stop()
@@ -184,8 +187,17 @@ enum RunCommand {
     /// (`--session new`) a new file under the data directory's `sessions/`, of which the newest
     /// 20 are kept. Bodies up to `--store-body-limit` (default 64 MiB) each, past their first
     /// 64 KiB through a spool under the data directory's `spool/` (docs/session-store.md).
-    private static func sessionSink(_ options: RunOptions, store: CAStore) throws -> SessionStoreSink {
+    /// `--session off`: no store (nil), as mitmdump keeps nothing unless told to: flows go only
+    /// to `--log`, `--har` and the console, and the web UI, which reads the store, is off.
+    private static func sessionSink(_ options: RunOptions, store: CAStore) throws -> SessionStoreSink? {
         let value = try options.value("session") ?? "new"
+        if value == "off" {
+            if try options.value("store-body-limit") != nil {
+                throw UsageError("--store-body-limit sets the session store's limit: it cannot go with --session off")
+            }
+            Output.line("session: off (flows are not stored; the web UI is off)")
+            return nil
+        }
         var configuration = SessionStoreConfiguration()
         if let limit = try options.value("store-body-limit") {
             guard let bytes = Int(limit), bytes >= 0 else {

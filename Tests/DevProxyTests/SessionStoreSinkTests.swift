@@ -45,6 +45,31 @@ import TestSupport
         #expect(listing.stdout.contains("  3  "), "\(listing.output)")
     }
 
+    /// `--session off`: like mitmdump without `-w`, nothing is stored and no web UI listens; the
+    /// flow log still gets every flow, and asking for the UI as well is a usage error.
+    @Test func sessionOffStoresNothingAndServesNoWebUI() throws {
+        let dir = TemporaryDirectory()
+        let origin = try OriginServer()
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--log", dir.file("flows.jsonl"),
+                                         "--upstream-ca", origin.caPath, "--session", "off"])
+        #expect(proxy.banner.contains("session: off (flows are not stored; the web UI is off)"), "\(proxy.banner)")
+        let curl = try Subprocess.run("curl", ["-sS", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert",
+                                               dir.file("ca/root.pem"), "-o", "/dev/null", origin.url("/cl?n=5")])
+        #expect(curl.status == 0, "\(curl.output)")
+        let stopped = proxy.stop()
+        #expect(stopped.status == 0)
+        #expect(!(proxy.banner + stopped.stdout).contains("web ui: "), "\(stopped.stdout)")
+        #expect(try FlowLogReader.read(path: dir.file("flows.jsonl")).flows.count == 1)
+        let sessions = (try? FileManager.default.contentsOfDirectory(atPath: dir.file("ca/sessions"))) ?? []
+        #expect(sessions.isEmpty, "\(sessions)")
+        for extra in [["--web", "127.0.0.1:0"], ["--store-body-limit", "10"]] {
+            let refused = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", dir.file("ca"), "--session", "off",
+                                                                   "--listen", "127.0.0.1:0"] + extra)
+            #expect(refused.status == 2, "\(refused.output)")
+            #expect(refused.stderr.contains("cannot go with --session off"), "\(refused.output)")
+        }
+    }
+
     /// A flow is in the store while it runs: pending (`started`) once its request head is in,
     /// `responded` with its status once the response head is, `finished` when it ends. The origin
     /// holds its body back until the test has seen the `responded` row.
