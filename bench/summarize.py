@@ -131,6 +131,24 @@ for cell, label, pick, fmt, _ in METRICS:
                                     + [ratio(got["devproxy"], got["mitmdump"], fmt),
                                        ratio(got["devproxy"], got["direct"], fmt)]) + " |")
 
+# DevProxy with --session off ("lean"), measured in the same run: what the session store costs.
+LEAN = [
+    ("ka16", "keep-alive 100 B, 16 conn: req/s", load("req_per_s"), "{:.0f}"),
+    ("ka16", "keep-alive 100 B, 16 conn: proxy CPU (% of a core)", proc("cpu_percent"), "{:.0f}"),
+    ("h2ka16", "h2 keep-alive 100 B, 16 x 10: req/s", load("req_per_s"), "{:.0f}"),
+    ("h2ka16", "h2 keep-alive 100 B, 16 x 10: proxy CPU (% of a core)", proc("cpu_percent"), "{:.0f}"),
+]
+lean_lines = []
+if any(row["target"] == "lean" for row in rows):
+    lean_lines = ["", "DevProxy as above and with `--session off` (no session store, no web UI), same run:", "",
+                  "| figure | DevProxy | DevProxy --session off | direct | --session off / DevProxy | "
+                  "--session off / direct |", "|---|---|---|---|---|---|"]
+    for cell, label, pick, fmt in LEAN:
+        got = {key: figure(key, cell, pick) for key in ("devproxy", "lean", "direct")}
+        lean_lines.append("| " + " | ".join([label] + [cell_text(got[k], fmt, k) for k in ("devproxy", "lean", "direct")]
+                                            + [ratio(got["lean"], got["devproxy"], fmt),
+                                               ratio(got["lean"], got["direct"], fmt)]) + " |")
+
 errors = []
 for key, name in TARGETS:
     total = 0
@@ -140,13 +158,14 @@ for key, name in TARGETS:
     errors.append(str(total))
 lines.append("| errors, all cells and repetitions | " + " | ".join(errors) + " | | |")
 
-print("\n".join(lines))
+print("\n".join(lines + lean_lines))
 print()
 print(f"Medians of {meta['reps']} repetition(s); {meta['duration']} s per cell after {meta['warmup']} s warm-up; "
       f"{meta['cores']} cores; generator `devproxy-load`, {meta['threads']} thread(s). "
       "Ratios are DevProxy's figure divided by the other's, whatever the direction of \"better\".")
+names = dict(TARGETS + [("lean", "DevProxy --session off")])
 for key, why in meta.get("unavailable", {}).items():
-    print(f"\n{dict(TARGETS)[key]} unavailable: {why}")
+    print(f"\n{names.get(key, key)} unavailable: {why}")
 shown = set()
 for row in rows:
     first = (row.get("load") or {}).get("first_error")
