@@ -139,7 +139,12 @@ enum RunCommand {
         }
         termination.wait()
         web?.stop()
-        if !quiet { Output.line("stopping: finishing in-flight exchanges (up to \(Int(configuration.shutdownGrace)) s)") }
+        if !quiet {
+            // Through the console's queue: nobody may be reading stdout, and we must still exit.
+            let stopping = "stopping: finishing in-flight exchanges (up to \(Int(configuration.shutdownGrace)) s)"
+            let console = sinks.lazy.compactMap { $0 as? ConsoleFlowPrinter }.first
+            if let console { console.note(stopping) } else { Output.line(stopping) }
+        }
         server.stop()
         return 0
     }

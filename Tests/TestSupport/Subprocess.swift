@@ -64,12 +64,12 @@ public struct Subprocess {
 }
 
 /// Reads a pipe to its end on a dedicated thread.
-final class PipeDrain: @unchecked Sendable {
+public final class PipeDrain: @unchecked Sendable {
     // `data` is written by the reader thread only, then read after `done` is signalled.
     private var data = Data()
     private let done = DispatchSemaphore(value: 0)
 
-    init(_ handle: FileHandle) {
+    public init(_ handle: FileHandle) {
         let thread = Thread { [self] in
             data = handle.readDataToEndOfFile()
             done.signal()
@@ -77,8 +77,14 @@ final class PipeDrain: @unchecked Sendable {
         thread.start()
     }
 
-    func finish() -> String {
+    public func finish() -> String {
         done.wait()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// What was read, once the pipe reached its end; nil if that takes longer than `timeout` seconds.
+    public func finish(timeout: TimeInterval) -> String? {
+        guard done.wait(timeout: .now() + timeout) == .success else { return nil }
         return String(decoding: data, as: UTF8.self)
     }
 }

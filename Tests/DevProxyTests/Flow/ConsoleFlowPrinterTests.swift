@@ -50,9 +50,10 @@ import Testing
     }
 
     @Test func thePrinterEmitsOneLinePerFlow() {
-        let lines = Lines()
+        let lines = PrintedLines()
         let printer = ConsoleFlowPrinter(timeZone: utc) { lines.append($0) }
         FlowSamples.all.forEach(printer.record)
+        #expect(printer.flush(timeout: 10))
         #expect(lines.all.count == 4)
         #expect(lines.all[2].hasPrefix("12:01:02 TUNNEL"))
     }
@@ -83,9 +84,11 @@ import Testing
     }
 }
 
-/// Lines collected from the printer's output closure.
-private final class Lines: @unchecked Sendable {
-    // @unchecked: the printer calls `append` under its own lock; the test reads after.
-    private(set) var all: [String] = []
-    func append(_ line: String) { all.append(line) }
+/// Lines collected from the printer's output closure (called on the printer's writer thread).
+final class PrintedLines: @unchecked Sendable {
+    // @unchecked: `lines` is only touched under `lock`.
+    private var lines: [String] = []
+    private let lock = NSLock()
+    var all: [String] { lock.withLock { lines } }
+    func append(_ line: String) { lock.withLock { lines.append(line) } }
 }

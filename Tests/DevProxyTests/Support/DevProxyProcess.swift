@@ -9,7 +9,8 @@ final class DevProxyProcess {
     let banner: String
     /// The `web ui: URL` line's URL, when `webUI` was asked for.
     let webUI: String?
-    private let stdout = Pipe()
+    /// What it prints after the banner, for a test that reads it while the proxy runs.
+    let stdout = Pipe()
     private let stderr = Pipe()
 
     /// Starts `devproxy run ARGS --listen 127.0.0.1:0` and waits for its `listening on` line.
