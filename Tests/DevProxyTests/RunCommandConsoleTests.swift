@@ -23,8 +23,8 @@ import TestSupport
     /// Runs `count` requests; they must all be answered, in well under the client's time limit.
     static func drive(_ proxy: DevProxyProcess, origin: OriginServer, count: Int) throws {
         let started = Date()
-        let result = try Subprocess.run("python3", ["-c", client, String(proxy.port), String(origin.port), String(count)],
-                                        timeout: 60)
+        let arguments = ["-c", client, String(proxy.port), String(origin.port), String(count)]
+        let result = try Subprocess.run("python3", arguments, timeout: 60)
         let elapsed = Date().timeIntervalSince(started)
         #expect(result.stdout == "\(count)\n", "\(result.output)")
         #expect(elapsed < 30, "\(count) requests took \(elapsed) s")
@@ -43,7 +43,9 @@ import TestSupport
         let stop = proxy.stop()
         #expect(stop.status == 0 && proxy.process.terminationReason == .exit, "\(stop.stderr)")
         let lines = text.split(separator: "\n").map(String.init)
-        let flows = lines.filter { $0.contains(" GET http://127.0.0.1:\(origin.port)/cl?n=3&i=") && $0.contains(" → 200 ") }
+        let flows = lines.filter {
+            $0.contains(" GET http://127.0.0.1:\(origin.port)/cl?n=3&i=") && $0.contains(" → 200 ")
+        }
         let notices = lines.compactMap(ConsoleFlowPrinterQueueTests.droppedCount)
         #expect(notices.count == 1, "\(lines.filter { !$0.contains(" GET ") })")
         #expect(flows.count + (notices.first ?? 0) == 120, "\(flows.count) printed, \(notices) dropped")
