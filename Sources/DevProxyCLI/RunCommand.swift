@@ -235,7 +235,12 @@ enum RunCommand {
             sinks.append(HARFlowSink(path: har))
         }
         if !quiet {
-            sinks.append(ConsoleFlowPrinter(fileHandle: .standardOutput))
+            // Where the flows of lines the console drops can still be seen.
+            let stored = try options.value("session") != "off"
+            let log = try options.value("log") != nil
+            let keptBy = stored && log ? "the session store and --log have them"
+                : stored ? "the session store has them" : log ? "--log has them" : nil
+            sinks.append(ConsoleFlowPrinter(fileHandle: .standardOutput, keptBy: keptBy))
         }
         return sinks
     }

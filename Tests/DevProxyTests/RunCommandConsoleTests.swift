@@ -48,6 +48,8 @@ import TestSupport
         }
         let notices = lines.compactMap(ConsoleFlowPrinterQueueTests.droppedCount)
         #expect(notices.count == 1, "\(lines.filter { !$0.contains(" GET ") })")
+        // Run with the session store and no --log: the notice names only the store.
+        #expect(lines.contains { $0.hasSuffix("(the console could not keep up; the session store has them)") })
         #expect(flows.count + (notices.first ?? 0) == 120, "\(flows.count) printed, \(notices) dropped")
         #expect(Set(flows).count == flows.count)
         #expect(lines.last?.hasPrefix("stopping: finishing in-flight exchanges") == true, "\(lines.suffix(2))")

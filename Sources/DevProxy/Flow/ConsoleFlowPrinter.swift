@@ -65,19 +65,27 @@ public final class ConsoleFlowPrinter: FlowSink, @unchecked Sendable {
     ///   - timeZone: for the time of day at the start of each line.
     ///   - output: receives each line, without a newline, on the printer's writer thread, one
     ///     line at a time and in order; the same bounded queue stands in front of it.
-    public init(style: Style = .plain, timeZone: TimeZone = .current, output: @escaping @Sendable (String) -> Void) {
+    ///   - keptBy: where the flows of dropped lines can still be seen, for the drop notice
+    ///     (`the session store and --log have them`); nil when nowhere.
+    public init(style: Style = .plain, timeZone: TimeZone = .current, keptBy: String? = nil,
+                output: @escaping @Sendable (String) -> Void) {
         self.style = style
         self.timeZone = timeZone
+        self.keptBy = keptBy
         self.destination = .lines(output)
     }
 
     /// Prints to `fileHandle` (not closed by the printer), in colour only when it is a terminal.
-    public init(fileHandle: FileHandle = .standardOutput, timeZone: TimeZone = .current) {
+    public init(fileHandle: FileHandle = .standardOutput, timeZone: TimeZone = .current, keptBy: String? = nil) {
         let fd = fileHandle.fileDescriptor
         self.style = isatty(fd) == 1 ? .terminal : .plain
         self.timeZone = timeZone
+        self.keptBy = keptBy
         self.destination = .descriptor(fd)
     }
+
+    /// Where the flows of dropped lines can still be seen (the drop notice says so).
+    public let keptBy: String?
 
     public func record(_ flow: Flow) {
         enqueue(Self.line(for: flow, style: style, timeZone: timeZone))
@@ -171,7 +179,7 @@ public final class ConsoleFlowPrinter: FlowSink, @unchecked Sendable {
     /// `… 1234 flow lines not shown (…)`, dim in terminal style.
     private func droppedNotice(_ count: Int) -> String {
         let text = "… \(count) flow line\(count == 1 ? "" : "s") not shown "
-            + "(the console could not keep up; the session store and --log have them)"
+            + "(the console could not keep up\(keptBy.map { "; " + $0 } ?? ""))"
         return style == .terminal ? "\u{1B}[2m\(text)\u{1B}[0m" : text
     }
 
