@@ -63,8 +63,8 @@ import TestSupport
         let sessions = (try? FileManager.default.contentsOfDirectory(atPath: dir.file("ca/sessions"))) ?? []
         #expect(sessions.isEmpty, "\(sessions)")
         for extra in [["--web", "127.0.0.1:0"], ["--store-body-limit", "10"]] {
-            let refused = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", dir.file("ca"), "--session", "off",
-                                                                   "--listen", "127.0.0.1:0"] + extra)
+            let arguments = ["run", "--ca-dir", dir.file("ca"), "--session", "off", "--listen", "127.0.0.1:0"] + extra
+            let refused = try Subprocess.run(Subprocess.devproxy, arguments)
             #expect(refused.status == 2, "\(refused.output)")
             #expect(refused.stderr.contains("cannot go with --session off"), "\(refused.output)")
         }

@@ -45,7 +45,8 @@ final class SessionStoreTests: XCTestCase {
     /// The header block `~h` searches: `name: value` lines, a malformed entry its parts joined,
     /// UTF-8 kept byte for byte; and a record that brings its blocks made is stored with them.
     func testHeaderTextIsOneLinePerFieldAndPrecomputedBlocksAreStored() throws {
-        let fields = [["Host", "a.test"], ["X-Name", "Zoë ✓"], ["lonely"], [], ["Three", "parts", "x"], ["Empty", ""]]
+        let fields = [["Host", "a.test"], ["X-Name", "Zoë ✓"], ["lonely"], [], ["Three", "parts", "x"],
+                      ["Empty", ""]]
         XCTAssertEqual(FlowRecord.headerText(fields), "Host: a.test\nX-Name: Zoë ✓\nlonely\n\nThree: parts\nEmpty: ")
         XCTAssertNil(FlowRecord.headerText([]))
         XCTAssertEqual(FlowRecord.headerText([["A", "1"]]), "A: 1")

@@ -54,12 +54,12 @@ import TestSupport
         #expect(next == [Int](repeating: 120, count: 8))
     }
 
-    /// An output that takes the first line and then blocks until released: the queue alone
-    /// decides what is kept.
-    @Test func aFullQueueDropsNewLinesAndSaysHowManyAfterTheLinesItKept() {
+    /// A printer whose output took line 0 and now blocks until `release` is signalled: from
+    /// here on the queue alone decides what is kept.
+    func stuckPrinter(keptBy: String? = nil) -> (ConsoleFlowPrinter, PrintedLines, release: DispatchSemaphore) {
         let lines = PrintedLines()
         let entered = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
-        let printer = ConsoleFlowPrinter(timeZone: utc, keptBy: "--log has them") { line in
+        let printer = ConsoleFlowPrinter(timeZone: utc, keptBy: keptBy) { line in
             lines.append(line)
             if lines.all.count == 1 {
                 entered.signal()
@@ -68,6 +68,11 @@ import TestSupport
         }
         printer.record(Self.flow(thread: 0, index: 0))
         #expect(entered.wait(timeout: .now() + 10) == .success)
+        return (printer, lines, release)
+    }
+
+    @Test func aFullQueueDropsNewLinesAndSaysHowManyAfterTheLinesItKept() {
+        let (printer, lines, release) = stuckPrinter(keptBy: "--log has them")
         for index in 1...1_500 { printer.record(Self.flow(thread: 0, index: index)) }
         #expect(printer.queuedLineCount == ConsoleFlowPrinter.maximumQueuedLines)
         #expect(!printer.flush(timeout: 0.05), "the writer is stuck in the output")
@@ -83,17 +88,7 @@ import TestSupport
     }
 
     @Test func theQueueHoldsAtMost256KiB() {
-        let lines = PrintedLines()
-        let entered = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
-        let printer = ConsoleFlowPrinter(timeZone: utc) { line in
-            lines.append(line)
-            if lines.all.count == 1 {
-                entered.signal()
-                release.wait()
-            }
-        }
-        printer.record(Self.flow(thread: 0, index: 0))
-        #expect(entered.wait(timeout: .now() + 10) == .success)
+        let (printer, lines, release) = stuckPrinter()
         // Lines of 4,000 bytes or so; the index keeps them all the same length.
         for index in 100..<300 { printer.record(Self.flow(thread: 0, index: index, pad: 4_000)) }
         let longLine = ConsoleFlowPrinter.line(for: Self.flow(thread: 0, index: 100, pad: 4_000), timeZone: utc)
