@@ -188,6 +188,11 @@ enum RunCommand {
         return try ReportCollector(path: path, reportURIPatterns: patterns, store: store.exists ? store : nil)
     }
 
+    /// `--session off`: the run keeps no session store.
+    private static func sessionIsOff(_ options: RunOptions) throws -> Bool {
+        try options.value("session") == "off"
+    }
+
     /// Every flow also goes to a SQLite session store (0600): `--session FILE`, or by default
     /// (`--session new`) a new file under the data directory's `sessions/`, of which the newest
     /// 20 are kept. Bodies up to `--store-body-limit` (default 64 MiB) each, past their first
@@ -196,7 +201,7 @@ enum RunCommand {
     /// to `--log`, `--har` and the console, and the web UI, which reads the store, is off.
     private static func sessionSink(_ options: RunOptions, store: CAStore) throws -> SessionStoreSink? {
         let value = try options.value("session") ?? "new"
-        if value == "off" {
+        if try sessionIsOff(options) {
             if try options.value("store-body-limit") != nil {
                 throw UsageError("--store-body-limit sets the session store's limit: it cannot go with --session off")
             }
@@ -236,7 +241,7 @@ enum RunCommand {
         }
         if !quiet {
             // Where the flows of lines the console drops can still be seen.
-            let stored = try options.value("session") != "off"
+            let stored = try !sessionIsOff(options)
             let log = try options.value("log") != nil
             let keptBy = stored && log ? "the session store and --log have them"
                 : stored ? "the session store has them" : log ? "--log has them" : nil

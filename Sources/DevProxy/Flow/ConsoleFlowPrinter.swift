@@ -196,32 +196,8 @@ public final class ConsoleFlowPrinter: FlowSink, @unchecked Sendable {
                 bytes += line.utf8
                 bytes.append(UInt8(ascii: "\n"))
             }
-            return bytes.withUnsafeBytes { Self.writeAll(fd, $0) }
+            // EPIPE, EBADF, EIO…: the output is gone.
+            return bytes.withUnsafeBytes { FlowFile.writeAll(fd, $0) } == nil
         }
-    }
-
-    /// All of `bytes` to `fd`, resuming after partial writes and `EINTR`, and waiting for room
-    /// when the descriptor is non-blocking (a parent may hand us such a standard output; unlike
-    /// `FlowFile.writeAll`, which gives up on `EAGAIN`).
-    /// - Returns: false when the write failed for another reason (`EPIPE`, `EBADF`, `EIO`, …).
-    private static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let written = Foundation.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-            if written >= 0 {
-                offset += written
-                continue
-            }
-            switch errno {
-            case EINTR:
-                continue
-            case EAGAIN, EWOULDBLOCK:
-                var ready = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-                _ = poll(&ready, 1, -1)
-            default:
-                return false
-            }
-        }
-        return true
     }
 }

@@ -21,17 +21,27 @@ enum FlowFile {
         return fd
     }
 
-    /// Writes all of `bytes` at the descriptor's position.
+    /// Writes all of `bytes` at the descriptor's position, resuming after partial writes and
+    /// `EINTR`, and waiting for room when the descriptor is non-blocking (a parent may hand the
+    /// console such a standard output; a regular file never says `EAGAIN`).
     /// - Returns: `errno` of a failed write, `nil` on success.
     static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32? {
         var offset = 0
         while offset < bytes.count {
             let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
+            if written >= 0 {
+                offset += written
+                continue
+            }
+            switch errno {
+            case EINTR:
+                continue
+            case EAGAIN, EWOULDBLOCK:
+                var ready = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                _ = poll(&ready, 1, -1)
+            default:
                 return errno
             }
-            offset += written
         }
         return nil
     }

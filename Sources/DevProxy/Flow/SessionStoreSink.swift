@@ -67,7 +67,6 @@ public final class SessionStoreSink: FlowSink {
         spool?.removeAll()
     }
 
-    /// What the store indexes of a flow that is still running: no bodies, sizes or duration yet.
     /// `record` with its header blocks written here and its header arrays left with the flow: the
     /// store's writer thread then frees two strings instead of every header's (a free of another
     /// thread's memory takes glibc's arena lock; docs/performance.md, "Run 15").
@@ -79,6 +78,7 @@ public final class SessionStoreSink: FlowSink {
         return record
     }
 
+    /// What the store indexes of a flow that is still running: no bodies, sizes or duration yet.
     static func record(_ flow: Flow) -> FlowRecord {
         let requestHeaders = flow.request?.headers ?? []
         let responseHeaders = flow.response?.headers ?? []

@@ -33,15 +33,14 @@ public struct FlowRecord: Sendable, Equatable {
     }
 
     /// The request's and response's header blocks, made now unless `headerText` has them.
-    var headerBlocks: (request: String?, response: String?) {
-        if let headerText { return (headerText.request, headerText.response) }
-        return (Self.headerText(requestHeaders), Self.headerText(responseHeaders))
+    var headerBlocks: HeaderText {
+        headerText ?? HeaderText(request: requestHeaders, response: responseHeaders)
     }
 
     /// The header block as `~h` matches it: one `name: value` line per field (mitmproxy's form);
     /// a malformed entry (not a pair) is its parts joined. Nil for no fields. Written byte by byte
     /// into one allocation: interpolating and joining cost ~20k instructions a flow (callgrind).
-    public static func headerText(_ headers: [[String]]) -> String? {
+    static func headerText(_ headers: [[String]]) -> String? {
         guard !headers.isEmpty else { return nil }
         var count = max(0, headers.count - 1)
         for field in headers {
