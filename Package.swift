@@ -42,7 +42,7 @@ let package = Package(
         // Debian's libsqlite3 plus wrappers for the macros Swift cannot import. No logic.
         .target(name: "CSQLite", linkerSettings: [.linkedLibrary("sqlite3")]),
         // The session store: flows in SQLite, one file per run, and the filter language compiled to SQL.
-        .target(name: "SessionStore", dependencies: ["CSQLite", "CTLS", "CertAuthority", "CSystem"]),
+        .target(name: "SessionStore", dependencies: ["CSQLite", "CTLS", "CertAuthority", "CSystem", "CCompression"]),
         // Debian's libqrencode. No logic.
         .target(name: "CQRencode", linkerSettings: [.linkedLibrary("qrencode")]),
         // QR codes (the onboarding address): a module matrix as terminal text, SVG and PNG.

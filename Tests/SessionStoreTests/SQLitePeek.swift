@@ -30,6 +30,19 @@ enum SQLitePeek {
         }
     }
 
+    /// The first column of the first row of `sql` as an integer (a count, a sum).
+    static func integer(_ path: String, _ sql: String) throws -> Int {
+        var result = 0
+        try withDatabase(path) { database in
+            var statement: OpaquePointer?
+            guard sqlite3_prepare_v2(database, sql, -1, &statement, nil) == SQLITE_OK else { throw Failure() }
+            defer { sqlite3_finalize(statement) }
+            guard sqlite3_step(statement) == SQLITE_ROW else { throw Failure() }
+            result = Int(sqlite3_column_int64(statement, 0))
+        }
+        return result
+    }
+
     /// The names of the file's indexes on `table`.
     static func indexes(_ path: String, table: String) throws -> [String] {
         var names: [String] = []

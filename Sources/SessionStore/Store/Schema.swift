@@ -61,6 +61,14 @@ enum Schema {
         // No query reads `flows_host` (`~d` is a regular expression over every host): the index
         // cost a B-tree insert per flow for nothing (docs/performance.md, "Run 15").
         "DROP INDEX IF EXISTS flows_host;",
+        // Flow records compressed against earlier records (`RecordCompression.swift`); AUTOINCREMENT
+        // so that an id never names another dictionary after `clear()` (readers cache them by id).
+        """
+        CREATE TABLE record_dictionaries (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            data BLOB NOT NULL
+        );
+        """,
     ]
 
     /// Brings the open database up to `version`, one migration per transaction.

@@ -53,6 +53,7 @@ public final class SessionStore: @unchecked Sendable {
             try Self.checkReadable(database, path: path)
             try Self.tuneReader(database, configuration: configuration)
             try MatchFunctions.register(on: database)
+            try RecordDecoder.register(on: database)
             reader = database
             writer = nil
             return
@@ -67,6 +68,7 @@ public final class SessionStore: @unchecked Sendable {
         let reader = try SQLiteDatabase(path: path)
         try Self.tuneReader(reader, configuration: configuration)
         try MatchFunctions.register(on: reader)
+        try RecordDecoder.register(on: reader)
         self.reader = reader
         writer = StoreWriter(database: database, queue: queue, configuration: configuration,
                              notify: observers.deliver)

@@ -35,6 +35,9 @@ final class StoreWriter: @unchecked Sendable {
     /// The `seq` of each flow written and not finished yet (`upsert`), by id.
     private var runningSequences: [String: Int64] = [:]
 
+    /// Compresses flow records against earlier ones (`RecordCompression.swift`).
+    private let records = RecordCompressor()
+
     /// Events committed since the heap was last trimmed (`trimHeapAfterBacklog`).
     private var committedSinceTrim = 0
 
@@ -50,10 +53,12 @@ final class StoreWriter: @unchecked Sendable {
             } catch let error as SessionStoreError {
                 errorLock.withLock { lastFailure = error }
                 changes = StoreChanges(cleared: false, flows: [])
-                // Rolled back: rows this batch inserted are gone.
+                // Rolled back: rows this batch inserted are gone, dictionaries too.
                 runningSequences.removeAll()
+                records.reset()
             } catch {
                 runningSequences.removeAll()
+                records.reset()
                 errorLock.withLock { lastFailure = SessionStoreError(.sqlite, "\(error)") }
             }
             if changes.cleared || !changes.flows.isEmpty { notify(changes) }
@@ -129,8 +134,11 @@ final class StoreWriter: @unchecked Sendable {
         switch event {
         case .clear:
             runningSequences.removeAll()
-            try database.execute(
-                "DELETE FROM flows; DELETE FROM flow_heads; DELETE FROM flow_records; DELETE FROM bodies;")
+            records.reset()
+            try database.execute("""
+                DELETE FROM flows; DELETE FROM flow_heads; DELETE FROM flow_records; DELETE FROM bodies;
+                DELETE FROM record_dictionaries;
+                """)
             changes = StoreChanges(cleared: true, flows: [])
         case .flowLogLine:
             // `coalesced` reads every line before a batch is applied; one given here directly is read the same way.
@@ -153,7 +161,11 @@ final class StoreWriter: @unchecked Sendable {
                 .integer(sequence), .string(heads.request), .string(heads.response),
             ])
             if let json = step.json {
-                try database.statement(Self.upsertJSON).run([.integer(sequence), json.sqlValue])
+                let stored = try records.encode(json.bytes, count: json.count, host: record.summary.host) { dictionary in
+                    try database.statement(Self.insertDictionary).run([.blob(dictionary)])
+                    return database.lastInsertRowID
+                }
+                try database.statement(Self.upsertJSON).run([.integer(sequence), stored])
             }
             if let bodies {
                 for (part, body) in [(StoredBody.Part.request, bodies.request), (.response, bodies.response)] {
@@ -339,6 +351,7 @@ final class StoreWriter: @unchecked Sendable {
     private static let upsertHeads: StaticString =
         "INSERT OR REPLACE INTO flow_heads (seq, request_headers, response_headers) VALUES (?, ?, ?)"
     private static let upsertJSON: StaticString = "INSERT OR REPLACE INTO flow_records (seq, json) VALUES (?, ?)"
+    private static let insertDictionary: StaticString = "INSERT INTO record_dictionaries (data) VALUES (?)"
     private static let markBodiesDropped: StaticString = "UPDATE flows SET bodies_dropped = 1 WHERE seq = ?"
     private static let upsertBody: StaticString =
         "INSERT OR REPLACE INTO bodies (seq, part, size, sha256, data, text) VALUES (?, ?, ?, ?, ?, ?)"

@@ -1,0 +1,163 @@
+import Foundation
+import SessionStore
+import TestSupport
+import XCTest
+
+/// Flow records are stored compressed against earlier records of the session
+/// (`RecordCompression.swift`); every reader must still get each record back byte for byte.
+final class RecordCompressionTests: XCTestCase {
+    /// A flow-log line shaped like the proxy's (its fields in the same order), with what varies
+    /// from flow to flow varying: id, timestamps, ports, a random body.
+    static func line(_ index: Int, host: String, bodyBytes: Int = 100, extra: String = "") -> String {
+        var generator = SystemRandomNumberGenerator()
+        let body = Data((0..<bodyBytes).map { _ in UInt8.random(in: 0...255, using: &generator) }).base64EncodedString()
+        let second = String(format: "%02d", index % 60)
+        return """
+            {"client":"127.0.0.1:\(40000 + index)","ended":"2026-12-02T12:15:\(second).452Z","id":"49c69c8-\(index)",\
+            "listener":{"address":"127.0.0.1:37395","mode":"regular"},"mode":"https","persona":"team",\(extra)\
+            "request":{"body":{"sha256":"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855","size":0,\
+            "text":"","truncated":false},"headers":[["Host","\(host)"],["User-Agent","devproxy-load"],["Accept","*/*"]],\
+            "http_version":"HTTP/1.1","method":"GET","url":"https://\(host)/item/\(index)"},"response":{"body":\
+            {"base64":"\(body)","sha256":"22c54400226734fe82fefbdca3fb4d5856e59562b2744fff65abd6faf98296e4",\
+            "size":\(bodyBytes),"truncated":false},"headers":[["Server","nginx/1.22.1"],\
+            ["Date","Wed, 02 Dec 2026 12:15:\(second) GMT"],["Content-Type","application/octet-stream"],\
+            ["Content-Length","\(bodyBytes)"],["Connection","keep-alive"],["ETag","\\"6b100bcc-\(index)\\""]],\
+            "http_version":"HTTP/1.1","reason":"OK","status":200},"server":{"address":"127.0.0.1:47457",\
+            "host":"\(host)","port":443},"signer":{"email":"ana@acme.dev","serial":"2360f0e2438798e5823cc26349dc0fd0"},\
+            "started":"2026-12-02T12:15:\(second).452Z","timings":{"connect":0,"receive":0.12,"send":0.062,"tls":-1,\
+            "wait":0.24},"tls":{"client":{"cipher":"TLS_AES_128_GCM_SHA256","sni":"\(host)","version":"TLSv1.3"},\
+            "upstream":{"alpn":"http/1.1","chain":[{"issuer":"CN = Example CA","not_after":"2027-01-01T12:15:08Z",\
+            "pin":"sha256/Axp8kI0cvLx3uerLXWxhGaAwT3twMRl/TpUjqL8+8zI=","subject":"CN = \(host)"}],\
+            "cipher":"TLS_AES_128_GCM_SHA256","verified":true,"version":"TLSv1.3"}}}
+            """
+    }
+
+    private func store(_ store: SessionStore, _ lines: [(id: String, host: String, json: String)]) {
+        for line in lines {
+            store.finished(StoreFixtures.record(line.id, host: line.host), json: line.json, bodies: FlowBodies())
+        }
+        store.flush()
+    }
+
+    private func flows(_ count: Int, hosts: [String], from start: Int = 0) -> [(id: String, host: String, json: String)] {
+        (start..<start + count).map { index in
+            let host = hosts[index % hosts.count]
+            return ("49c69c8-\(index)", host, Self.line(index, host: host))
+        }
+    }
+
+    func testRecordsComeBackExactlyAndTakeAFractionOfTheirSize() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("s.sqlite")
+        let session = try SessionStore(path: path)
+        let lines = flows(300, hosts: ["api.example.com", "cdn.example.net", "login.example.org"])
+        store(session, lines)
+        for line in lines {
+            XCTAssertEqual(try session.flowJSON(id: line.id), line.json, line.id)
+        }
+        session.close()
+        let plain = lines.reduce(0) { $0 + $1.json.utf8.count }
+        let stored = try SQLitePeek.integer(path, "SELECT sum(length(json)) FROM flow_records")
+        let dictionaries = try SQLitePeek.integer(path, "SELECT sum(length(data)) FROM record_dictionaries")
+        XCTAssertLessThan(stored + dictionaries, plain / 3, "stored \(stored) + dictionaries \(dictionaries) of \(plain) bytes")
+        XCTAssertLessThanOrEqual(try SQLitePeek.integer(path, "SELECT count(*) FROM record_dictionaries"), 3,
+                                 "one dictionary serves many records")
+        XCTAssertGreaterThan(try SQLitePeek.integer(path, "SELECT count(*) FROM flow_records WHERE typeof(json) = 'blob'"), 290)
+
+        // Another process (devproxy web FILE) reads them with dictionaries it loads from the file.
+        let reader = try SessionStore(path: path, readOnly: true)
+        for line in lines.shuffled().prefix(50) {
+            XCTAssertEqual(try reader.flowJSON(id: line.id), line.json, line.id)
+        }
+        reader.close()
+    }
+
+    func testALargeRecordIsNoDictionaryAndComesBackExactly() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("s.sqlite")
+        let session = try SessionStore(path: path)
+        store(session, flows(20, hosts: ["api.example.com"]))
+        let before = try SQLitePeek.integer(path, "SELECT count(*) FROM record_dictionaries")
+        let large = Self.line(1_000, host: "files.example.com", bodyBytes: 200_000)
+        let small = Self.line(1_001, host: "files.example.com")
+        store(session, [("large", "files.example.com", large), ("small", "files.example.com", small)])
+        XCTAssertEqual(try session.flowJSON(id: "large"), large)
+        XCTAssertEqual(try session.flowJSON(id: "small"), small)
+        session.close()
+        XCTAssertEqual(try SQLitePeek.integer(path, "SELECT count(*) FROM record_dictionaries"), before,
+                       "the large record made no dictionary; the small one fits the existing one")
+        XCTAssertEqual(try SQLitePeek.integer(path, "SELECT max(length(data)) FROM record_dictionaries") < 16 * 1024, true)
+    }
+
+    func testADifferentKindOfRecordGetsItsOwnDictionaryOnceTheOldOneHasServed() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("s.sqlite")
+        let session = try SessionStore(path: path)
+        store(session, flows(40, hosts: ["api.example.com"]))
+        XCTAssertEqual(try SQLitePeek.integer(path, "SELECT count(*) FROM record_dictionaries"), 1)
+        // The same host, now with records the first dictionary hardly helps with: gRPC calls
+        // whose decoded messages (the same long text in each) it has never seen.
+        var seed: UInt64 = 7
+        let message = Data((0..<600).map { _ -> UInt8 in
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            return UInt8(truncatingIfNeeded: seed >> 33)
+        }).base64EncodedString()
+        let tunnels = (0..<30).map { index in
+            ("t\(index)", "api.example.com",
+             #"{"grpc":{"messages":[{"decoded":"\#(message)","direction":"response"}],"method":"List","service":"inventory.v1.Stock","status":\#(index % 3)},"id":"t\#(index)"}"#)
+        }
+        store(session, tunnels)
+        for (id, _, json) in tunnels { XCTAssertEqual(try session.flowJSON(id: id), json) }
+        session.close()
+        XCTAssertEqual(try SQLitePeek.integer(path, "SELECT count(*) FROM record_dictionaries"), 2)
+    }
+
+    func testClearRemovesTheDictionariesAndLaterRecordsStillRead() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("s.sqlite")
+        let session = try SessionStore(path: path)
+        store(session, flows(10, hosts: ["api.example.com"]))
+        session.clear()
+        XCTAssertEqual(try SQLitePeek.integer(path, "SELECT count(*) FROM record_dictionaries"), 0,
+                       "a dictionary is a captured record: clear takes it too")
+        let later = flows(10, hosts: ["api.example.com"], from: 100)
+        store(session, later)
+        for line in later { XCTAssertEqual(try session.flowJSON(id: line.id), line.json) }
+        XCTAssertGreaterThan(try SQLitePeek.integer(path, "SELECT min(id) FROM record_dictionaries"), 1,
+                             "ids are never reused, so a reader's cached dictionary never names another")
+        session.close()
+    }
+
+    func testReplayOriginsAreReadFromCompressedRecords() throws {
+        let directory = TemporaryDirectory()
+        let session = try SessionStore(path: directory.file("s.sqlite"))
+        var lines = flows(10, hosts: ["api.example.com"])
+        lines.append(("replay", "api.example.com", Self.line(50, host: "api.example.com", extra: #""replay_of":"49c69c8-3","#)))
+        store(session, lines)
+        XCTAssertEqual(try session.replayOrigins(ids: lines.map(\.id)), ["replay": "49c69c8-3"])
+        session.close()
+    }
+
+    func testADamagedRecordIsAClearErrorNotACrash() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("s.sqlite")
+        let session = try SessionStore(path: path)
+        let lines = flows(5, hosts: ["api.example.com"])
+        store(session, lines)
+        session.close()
+        // One record's frame cut short, another pointing at a dictionary that is not there.
+        try SQLitePeek.execute(path, """
+            UPDATE flow_records SET json = substr(json, 1, 20) WHERE seq = 2;
+            UPDATE flow_records SET json = CAST(x'01ff00000000000000' || substr(json, 10) AS BLOB) WHERE seq = 3;
+            """)
+        let reader = try SessionStore(path: path, readOnly: true)
+        XCTAssertThrowsError(try reader.flowJSON(id: lines[1].id)) { error in
+            XCTAssertTrue("\(error)".contains("flow record cannot be read"), "\(error)")
+        }
+        XCTAssertThrowsError(try reader.flowJSON(id: lines[2].id)) { error in
+            XCTAssertTrue("\(error)".contains("dictionary"), "\(error)")
+        }
+        XCTAssertEqual(try reader.flowJSON(id: lines[4].id), lines[4].json, "the other records still read")
+        reader.close()
+    }
+}
