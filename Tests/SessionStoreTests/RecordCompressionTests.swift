@@ -161,3 +161,35 @@ final class RecordCompressionTests: XCTestCase {
         reader.close()
     }
 }
+
+extension RecordCompressionTests {
+    func testHeaderBlocksAreCompressedAndStillFilteredAndRead() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("s.sqlite")
+        let session = try SessionStore(path: path)
+        let records = (0..<100).map { index in
+            StoreFixtures.record("h\(index)", host: "api.example.com", path: "/v1/items/\(index)",
+                                 requestHeaders: [["Host", "api.example.com"], ["User-Agent", "ExampleApp/4.2 (iPhone; iOS 18.1)"],
+                                                  ["Accept", "application/json"], ["Authorization", "Bearer token-\(index)"],
+                                                  ["X-Request-Id", "req-\(index * 7919)"]],
+                                 responseHeaders: [["Content-Type", "application/json; charset=utf-8"],
+                                                   ["Cache-Control", "private, max-age=0, no-cache"],
+                                                   ["Date", "Wed, 02 Dec 2026 12:15:\(String(format: "%02d", index % 60)) GMT"],
+                                                   ["Set-Cookie", "sid=\(index); Path=/; HttpOnly; Secure"]])
+        }
+        for record in records { session.finished(record, json: #"{"id":"\#(record.summary.id)"}"#, bodies: FlowBodies()) }
+        session.flush()
+        XCTAssertGreaterThan(try SQLitePeek.integer(path, "SELECT count(*) FROM flow_heads WHERE typeof(response_headers) = 'blob'"), 95)
+        XCTAssertEqual(try session.count(filter: FilterExpression(parsing: "~hq 'Bearer token-42$'")), 1)
+        XCTAssertEqual(try session.count(filter: FilterExpression(parsing: "~hs 'sid=7;'")), 1)
+        XCTAssertEqual(try session.count(filter: FilterExpression(parsing: "~h '^date: wed'")), 100)
+        XCTAssertEqual(try session.matchingIDs(["h3", "h30", "h99"], filter: FilterExpression(parsing: "~hq 'req-23757$'")), ["h3"])
+        let fields = try XCTUnwrap(try session.headerFields(id: "h42", part: .request))
+        XCTAssertEqual(fields.map(\.name), ["Host", "User-Agent", "Accept", "Authorization", "X-Request-Id"])
+        XCTAssertEqual(fields.map(\.value)[3], "Bearer token-42")
+        session.close()
+        let plain = try SQLitePeek.integer(path, "SELECT count(*) FROM flow_heads") * 300
+        XCTAssertLessThan(try SQLitePeek.integer(path, "SELECT sum(length(request_headers) + length(response_headers)) FROM flow_heads"),
+                          plain / 2)
+    }
+}

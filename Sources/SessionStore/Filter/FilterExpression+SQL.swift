@@ -63,13 +63,13 @@ extension FilterExpression {
         case .requestContentType: return FilterSQL(sql: "regexp(?, f.request_content_type)", bindings: [value])
         case .responseContentType: return FilterSQL(sql: "regexp(?, f.content_type)", bindings: [value])
         case .header:
-            return FilterSQL(sql: "f.seq IN (SELECT seq FROM flow_heads WHERE regexp_lines(?, request_headers) "
-                             + "OR regexp_lines(?, response_headers))", bindings: [value, value])
+            return FilterSQL(sql: "f.seq IN (SELECT seq FROM flow_heads WHERE regexp_lines(?, stored_text(request_headers)) "
+                             + "OR regexp_lines(?, stored_text(response_headers)))", bindings: [value, value])
         case .requestHeader:
-            return FilterSQL(sql: "f.seq IN (SELECT seq FROM flow_heads WHERE regexp_lines(?, request_headers))",
+            return FilterSQL(sql: "f.seq IN (SELECT seq FROM flow_heads WHERE regexp_lines(?, stored_text(request_headers)))",
                              bindings: [value])
         case .responseHeader:
-            return FilterSQL(sql: "f.seq IN (SELECT seq FROM flow_heads WHERE regexp_lines(?, response_headers))",
+            return FilterSQL(sql: "f.seq IN (SELECT seq FROM flow_heads WHERE regexp_lines(?, stored_text(response_headers)))",
                              bindings: [value])
         case .body:
             return FilterSQL(sql: "f.seq IN (SELECT seq FROM bodies WHERE regexp(?, coalesce(text, data)))",

@@ -2,18 +2,19 @@ import CCompression
 import CSQLite
 import Foundation
 
-/// How a flow's record (the flow log's JSON, `flow_records.json`) is kept: compressed with zstd
-/// against a dictionary that is an earlier record of the same session (`record_dictionaries`).
+/// How a flow's record (the flow log's JSON, `flow_records.json`) and its header blocks
+/// (`flow_heads`) are kept: compressed with zstd against a dictionary that is an earlier record
+/// (or block) of the same session (`record_dictionaries`).
 ///
 /// Consecutive flows to one host repeat almost all of their JSON (field names, headers, the TLS
 /// chain, the signer), so against one of them a ~1.7 KB record comes out at 60–300 bytes; zstd
-/// without a dictionary only halves it. The store wrote every record twice (the WAL, then the
-/// checkpoint into the file), and on the benchmark's keep-alive cell those bytes were a third of
-/// the store's cost per flow (docs/performance.md, "Run 16").
+/// without a dictionary only halves it. The store writes every byte twice (the WAL, then the
+/// checkpoint into the file), and on the benchmark's keep-alive cell those bytes were about half
+/// of the store's cost per flow (docs/performance.md, "Run 16").
 ///
-/// A stored value is TEXT (a record kept as it is: older files, a record no dictionary fits) or
+/// A stored value is TEXT (kept as it is: older files, a short text, one no dictionary fits) or
 /// a BLOB: `RecordCoding.tag`, the dictionary's id (8 bytes, little-endian), one zstd frame.
-/// Readers see text either way: SQL reads `flow_json(json)` (`RecordDecoder`).
+/// Readers see text either way: SQL reads `stored_text(column)` (`RecordDecoder`).
 enum RecordCoding {
     /// The first byte of a compressed record.
     static let tag: UInt8 = 1
@@ -31,8 +32,8 @@ enum RecordCoding {
     static let level: Int32 = 1
 }
 
-/// The writer's side: picks a dictionary for each record, makes new ones, compresses. Owned by
-/// the store's writer thread; not thread-safe.
+/// The writer's side: picks a dictionary for each record, makes new ones, compresses. One per
+/// kind of text (records, header blocks), each keyed by host; owned by the store's writer thread.
 final class RecordCompressor {
     private struct Dictionary {
         let bytes: [UInt8]
@@ -121,7 +122,7 @@ final class RecordCompressor {
     }
 }
 
-/// The readers' side: `flow_json(value)`, a stored record as its JSON text (TEXT as it is, a
+/// The readers' side: `stored_text(value)`, a stored record as its JSON text (TEXT as it is, a
 /// compressed BLOB decompressed; NULL stays NULL). Dictionaries are read from the file on first
 /// use and kept: their ids are AUTOINCREMENT, so an id never names another dictionary later.
 final class RecordDecoder: @unchecked Sendable {
@@ -133,9 +134,9 @@ final class RecordDecoder: @unchecked Sendable {
 
     deinit { ZSTD_freeDCtx(context) }
 
-    /// Registers `flow_json` on `database`.
+    /// Registers `stored_text` on `database`.
     static func register(on database: SQLiteDatabase) throws {
-        try database.createFunction("flow_json", arguments: 1, context: RecordDecoder(), call)
+        try database.createFunction("stored_text", arguments: 1, context: RecordDecoder(), call)
     }
 
     /// The largest record a frame may claim to hold.

@@ -6,7 +6,7 @@ extension SessionStore {
     public func headerFields(id: String, part: StoredBody.Part) throws -> [(name: String, value: String)]? {
         let column = part == .request ? "h.request_headers" : "h.response_headers"
         let rows = try read { database in
-            try database.rows("SELECT \(column) FROM flow_heads h JOIN flows f ON f.seq = h.seq WHERE f.id = ?",
+            try database.rows("SELECT stored_text(\(column)) FROM flow_heads h JOIN flows f ON f.seq = h.seq WHERE f.id = ?",
                               [.text(id)]) { $0.string(0) }
         }
         guard let text = rows.first else { return nil }

@@ -86,7 +86,7 @@ extension SessionStore {
     /// The flow's record as the flow log wrote it (JSON text); nil until it has finished.
     public func flowJSON(id: String) throws -> String? {
         try read { database in
-            try database.rows("SELECT flow_json(r.json) FROM flow_records r JOIN flows f ON f.seq = r.seq WHERE f.id = ?",
+            try database.rows("SELECT stored_text(r.json) FROM flow_records r JOIN flows f ON f.seq = r.seq WHERE f.id = ?",
                               [.text(id)]) { $0.string(0) }.first ?? nil
         }
     }

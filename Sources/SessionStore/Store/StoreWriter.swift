@@ -35,8 +35,9 @@ final class StoreWriter: @unchecked Sendable {
     /// The `seq` of each flow written and not finished yet (`upsert`), by id.
     private var runningSequences: [String: Int64] = [:]
 
-    /// Compresses flow records against earlier ones (`RecordCompression.swift`).
+    /// Compress flow records, and header blocks, against earlier ones (`RecordCompression.swift`).
     private let records = RecordCompressor()
+    private let heads = RecordCompressor()
 
     /// Events committed since the heap was last trimmed (`trimHeapAfterBacklog`).
     private var committedSinceTrim = 0
@@ -56,9 +57,11 @@ final class StoreWriter: @unchecked Sendable {
                 // Rolled back: rows this batch inserted are gone, dictionaries too.
                 runningSequences.removeAll()
                 records.reset()
+                heads.reset()
             } catch {
                 runningSequences.removeAll()
                 records.reset()
+                heads.reset()
                 errorLock.withLock { lastFailure = SessionStoreError(.sqlite, "\(error)") }
             }
             if changes.cleared || !changes.flows.isEmpty { notify(changes) }
@@ -135,6 +138,7 @@ final class StoreWriter: @unchecked Sendable {
         case .clear:
             runningSequences.removeAll()
             records.reset()
+            heads.reset()
             try database.execute("""
                 DELETE FROM flows; DELETE FROM flow_heads; DELETE FROM flow_records; DELETE FROM bodies;
                 DELETE FROM record_dictionaries;
@@ -156,16 +160,15 @@ final class StoreWriter: @unchecked Sendable {
             }
             guard var summary = try upsert(record, phase: step.phase) else { return }
             let sequence = summary.sequence
-            let heads = record.headerBlocks
+            let blocks = record.headerBlocks
+            let host = record.summary.host
             try database.statement(Self.upsertHeads).run([
-                .integer(sequence), .string(heads.request), .string(heads.response),
+                .integer(sequence), try stored(blocks.request, by: heads, key: "request " + host),
+                try stored(blocks.response, by: heads, key: "response " + host),
             ])
             if let json = step.json {
-                let stored = try records.encode(json.bytes, count: json.count, host: record.summary.host) { dictionary in
-                    try database.statement(Self.insertDictionary).run([.blob(dictionary)])
-                    return database.lastInsertRowID
-                }
-                try database.statement(Self.upsertJSON).run([.integer(sequence), stored])
+                let value = try records.encode(json.bytes, count: json.count, host: host, makeDictionary: storeDictionary)
+                try database.statement(Self.upsertJSON).run([.integer(sequence), value])
             }
             if let bodies {
                 for (part, body) in [(StoredBody.Part.request, bodies.request), (.response, bodies.response)] {
@@ -177,6 +180,20 @@ final class StoreWriter: @unchecked Sendable {
             summary.phase = step.phase
             changes.flows.append(summary)
         }
+    }
+
+    /// `text` as stored by `compressor` (NULL for none), its dictionaries chosen by `key`.
+    private func stored(_ text: String?, by compressor: RecordCompressor, key: String) throws -> SQLValue {
+        guard var text else { return .null }
+        return try text.withUTF8 { utf8 in
+            try compressor.encode(Array(utf8), count: utf8.count, host: key, makeDictionary: storeDictionary)
+        }
+    }
+
+    /// Stores a new compression dictionary; its id.
+    private func storeDictionary(_ bytes: [UInt8]) throws -> Int64 {
+        try database.statement(Self.insertDictionary).run([.blob(bytes)])
+        return database.lastInsertRowID
     }
 
     /// Inserts the flow or updates it in place; nil when the stored flow is already further on.
