@@ -28,6 +28,8 @@ enum RecordCoding {
     static let dictionaryTrial = 16
     /// Dictionaries the writer keeps in memory; past it, it forgets them all and starts over.
     static let dictionariesKept = 64
+    /// A work buffer larger than this (a record carrying bodies) is let go after use.
+    static let bufferKept = 256 * 1024
     /// zstd's level: its fastest that still finds the long matches a dictionary offers.
     static let level: Int32 = 1
 }
@@ -112,6 +114,7 @@ final class RecordCompressor {
                 }
             }
         }
+        defer { if output.count > RecordCoding.bufferKept { output = [] } }
         guard ZSTD_isError(written) == 0, written <= limit else { return nil }
         output[0] = RecordCoding.tag
         var little = UInt64(bitPattern: id ?? 0).littleEndian
@@ -180,6 +183,7 @@ final class RecordDecoder: @unchecked Sendable {
                     return .success(written)
                 }
             }
+            defer { if output.count > RecordCoding.bufferKept { output = [] } }
             switch result {
             case .failure(let error):
                 return body(.failure(error))
