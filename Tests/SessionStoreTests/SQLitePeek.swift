@@ -1,20 +1,12 @@
 import CSQLite
 
-/// Reads and writes `PRAGMA user_version` through a connection of the test's own, as another
-/// program (or a newer devproxy) would.
+/// Reads and writes the session file through a connection of the test's own, as another program
+/// (or a newer devproxy) would: `PRAGMA user_version`, indexes, counts.
 enum SQLitePeek {
     struct Failure: Error {}
 
     static func userVersion(_ path: String) throws -> Int {
-        var result = 0
-        try withDatabase(path) { database in
-            var statement: OpaquePointer?
-            guard sqlite3_prepare_v2(database, "PRAGMA user_version", -1, &statement, nil) == SQLITE_OK else { throw Failure() }
-            defer { sqlite3_finalize(statement) }
-            guard sqlite3_step(statement) == SQLITE_ROW else { throw Failure() }
-            result = Int(sqlite3_column_int64(statement, 0))
-        }
-        return result
+        try integer(path, "PRAGMA user_version")
     }
 
     static func setUserVersion(_ path: String, _ version: Int) throws {

@@ -28,14 +28,19 @@ enum RecordCoding {
     static let dictionaryTrial = 16
     /// Dictionaries the writer keeps in memory; past it, it forgets them all and starts over.
     static let dictionariesKept = 64
+    /// Dictionaries a reader keeps once read; past it, it forgets them all.
+    static let dictionariesCached = 256
     /// A work buffer larger than this (a record carrying bodies) is let go after use.
     static let bufferKept = 256 * 1024
+    /// The largest text a frame may claim to hold.
+    static let largestRecord: UInt64 = 512 * 1024 * 1024
     /// zstd's level: its fastest that still finds the long matches a dictionary offers.
     static let level: Int32 = 1
 }
 
-/// The writer's side: picks a dictionary for each record, makes new ones, compresses. One per
-/// kind of text (records, header blocks), each keyed by host; owned by the store's writer thread.
+/// The writer's side: picks a dictionary for each text, makes new ones, compresses. One per kind
+/// of text (records, request header blocks, response header blocks), keyed by host; owned by the
+/// store's writer thread.
 final class RecordCompressor {
     private struct Dictionary {
         let bytes: [UInt8]
@@ -64,54 +69,53 @@ final class RecordCompressor {
         newest = nil
     }
 
-    /// The value to store for `json` (the first `count` bytes of `bytes`), a record of a flow to
-    /// `host`. `makeDictionary` stores a record as a new dictionary and returns its id.
-    func encode(_ bytes: [UInt8], count: Int, host: String, makeDictionary: ([UInt8]) throws -> Int64) rethrows -> SQLValue {
-        let plain = SQLValue.utf8(bytes, count: count)
-        guard context != nil, count > 64 else { return plain }
-        let limit = Int(Double(count) * RecordCoding.goodRatio)
+    /// The value to store for `text` (UTF-8), a text of a flow to `host`: compressed, or `plain`
+    /// when no dictionary makes it small enough. `makeDictionary` stores a text as a new
+    /// dictionary and returns its id.
+    func encode(_ text: UnsafeRawBufferPointer, host: String, plain: @autoclosure () -> SQLValue,
+                makeDictionary: ([UInt8]) throws -> Int64) rethrows -> SQLValue {
+        guard context != nil, text.count > 64 else { return plain() }
+        let limit = Int(Double(text.count) * RecordCoding.goodRatio)
         let own = byHost[host]
         // The host's own dictionary first, then the newest (a new host is often like the last).
         var candidates: [Int64] = own.map { [$0] } ?? []
         if let newest, newest != own { candidates.append(newest) }
         for id in candidates {
-            if let value = compress(bytes, count: count, with: id, within: limit) {
+            if let value = compress(text, with: id, within: limit) {
                 byHost[host] = id
                 dictionaries[id]?.uses += 1
                 return value
             }
         }
-        // No dictionary fits. A large record (bodies in it) is no dictionary for the next ones;
-        // a host whose dictionary is new keeps it a while (one odd record is no reason to change).
-        if count > RecordCoding.largestDictionary
-            || own.flatMap({ dictionaries[$0]?.uses }).map({ $0 < RecordCoding.dictionaryTrial }) == true {
-            return compress(bytes, count: count, with: own ?? newest, within: count - RecordCoding.headerSize) ?? plain
+        // No dictionary fits. A large text (bodies in it) is no dictionary for the next ones;
+        // a host whose dictionary is new keeps it a while (one odd text is no reason to change).
+        let ownIsNew = own.flatMap { dictionaries[$0] }.map { $0.uses < RecordCoding.dictionaryTrial } ?? false
+        if text.count > RecordCoding.largestDictionary || ownIsNew {
+            return compress(text, with: own ?? newest, within: text.count - RecordCoding.headerSize) ?? plain()
         }
         if dictionaries.count >= RecordCoding.dictionariesKept { reset() }
-        let dictionary = Array(bytes.prefix(count))
+        let dictionary = Array(text)
         let id = try makeDictionary(dictionary)
         dictionaries[id] = Dictionary(bytes: dictionary)
         byHost[host] = id
         newest = id
-        return compress(bytes, count: count, with: id, within: count - RecordCoding.headerSize) ?? plain
+        return compress(text, with: id, within: text.count - RecordCoding.headerSize) ?? plain()
     }
 
-    /// The record compressed against dictionary `id` (none: plain zstd), as a stored BLOB; nil
-    /// when that is larger than `limit` bytes of frame.
-    private func compress(_ bytes: [UInt8], count: Int, with id: Int64?, within limit: Int) -> SQLValue? {
+    /// `text` compressed against dictionary `id` (none: plain zstd), as a stored BLOB; nil when
+    /// that is larger than `limit` bytes of frame.
+    private func compress(_ text: UnsafeRawBufferPointer, with id: Int64?, within limit: Int) -> SQLValue? {
         guard limit > 0 else { return nil }
         let dictionary = id.flatMap { dictionaries[$0]?.bytes } ?? []
         if id != nil && dictionary.isEmpty { return nil }
-        let capacity = ZSTD_compressBound(count)
+        let capacity = ZSTD_compressBound(text.count)
         if output.count < RecordCoding.headerSize + capacity {
             output = [UInt8](repeating: 0, count: RecordCoding.headerSize + capacity)
         }
         let written = output.withUnsafeMutableBytes { out in
-            bytes.withUnsafeBytes { source in
-                dictionary.withUnsafeBytes { dict in
-                    ZSTD_compress_usingDict(context, out.baseAddress! + RecordCoding.headerSize, capacity,
-                                            source.baseAddress, count, dict.baseAddress, dict.count, RecordCoding.level)
-                }
+            dictionary.withUnsafeBytes { dict in
+                ZSTD_compress_usingDict(context, out.baseAddress! + RecordCoding.headerSize, capacity,
+                                        text.baseAddress, text.count, dict.baseAddress, dict.count, RecordCoding.level)
             }
         }
         defer { if output.count > RecordCoding.bufferKept { output = [] } }
@@ -142,9 +146,6 @@ final class RecordDecoder: @unchecked Sendable {
         try database.createFunction("stored_text", arguments: 1, context: RecordDecoder(), call)
     }
 
-    /// The largest record a frame may claim to hold.
-    static let largestRecord: UInt64 = 512 * 1024 * 1024
-
     /// Decodes `blob` and hands the text to `body` (valid only during the call).
     func withDecoded<T>(_ blob: UnsafeRawBufferPointer, load: (Int64) -> [UInt8]?,
                         _ body: (Result<UnsafeRawBufferPointer, RecordDecodingError>) -> T) -> T {
@@ -160,7 +161,7 @@ final class RecordDecoder: @unchecked Sendable {
                 if let known = dictionaries[dictionaryID] {
                     dictionary = known
                 } else if let loaded = load(dictionaryID) {
-                    if dictionaries.count >= 256 { dictionaries.removeAll() }
+                    if dictionaries.count >= RecordCoding.dictionariesCached { dictionaries.removeAll() }
                     dictionaries[dictionaryID] = loaded
                     dictionary = loaded
                 } else {
@@ -169,7 +170,7 @@ final class RecordDecoder: @unchecked Sendable {
             }
             let frame = UnsafeRawBufferPointer(rebasing: blob[RecordCoding.headerSize...])
             let size = ZSTD_getFrameContentSize(frame.baseAddress, frame.count)
-            guard size != ZSTD_CONTENTSIZE_ERROR, size != ZSTD_CONTENTSIZE_UNKNOWN, size <= Self.largestRecord else {
+            guard size != ZSTD_CONTENTSIZE_ERROR, size != ZSTD_CONTENTSIZE_UNKNOWN, size <= RecordCoding.largestRecord else {
                 return body(.failure(RecordDecodingError("its zstd frame is damaged")))
             }
             if output.count < Int(size) { output = [UInt8](repeating: 0, count: Int(size)) }

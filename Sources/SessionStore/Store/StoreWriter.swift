@@ -35,9 +35,10 @@ final class StoreWriter: @unchecked Sendable {
     /// The `seq` of each flow written and not finished yet (`upsert`), by id.
     private var runningSequences: [String: Int64] = [:]
 
-    /// Compress flow records, and header blocks, against earlier ones (`RecordCompression.swift`).
+    /// Compress flow records and header blocks against earlier ones (`RecordCompression.swift`).
     private let records = RecordCompressor()
-    private let heads = RecordCompressor()
+    private let requestHeads = RecordCompressor()
+    private let responseHeads = RecordCompressor()
 
     /// Events committed since the heap was last trimmed (`trimHeapAfterBacklog`).
     private var committedSinceTrim = 0
@@ -55,13 +56,9 @@ final class StoreWriter: @unchecked Sendable {
                 errorLock.withLock { lastFailure = error }
                 changes = StoreChanges(cleared: false, flows: [])
                 // Rolled back: rows this batch inserted are gone, dictionaries too.
-                runningSequences.removeAll()
-                records.reset()
-                heads.reset()
+                forgetWrittenRows()
             } catch {
-                runningSequences.removeAll()
-                records.reset()
-                heads.reset()
+                forgetWrittenRows()
                 errorLock.withLock { lastFailure = SessionStoreError(.sqlite, "\(error)") }
             }
             if changes.cleared || !changes.flows.isEmpty { notify(changes) }
@@ -69,6 +66,15 @@ final class StoreWriter: @unchecked Sendable {
             trimHeapAfterBacklog(committed: batch.count)
         }
         finishedSignal.signal()
+    }
+
+    /// Forgets what the writer knows of rows it wrote (running flows' `seq`s, compression
+    /// dictionaries): after `clear`, or a batch rolled back.
+    private func forgetWrittenRows() {
+        runningSequences.removeAll()
+        records.reset()
+        requestHeads.reset()
+        responseHeads.reset()
     }
 
     /// Once the queue is empty after at least 2,000 events, hands freed heap back to the system:
@@ -136,9 +142,7 @@ final class StoreWriter: @unchecked Sendable {
     private func apply(_ event: StoreEvent, to changes: inout StoreChanges) throws {
         switch event {
         case .clear:
-            runningSequences.removeAll()
-            records.reset()
-            heads.reset()
+            forgetWrittenRows()
             try database.execute("""
                 DELETE FROM flows; DELETE FROM flow_heads; DELETE FROM flow_records; DELETE FROM bodies;
                 DELETE FROM record_dictionaries;
@@ -163,11 +167,14 @@ final class StoreWriter: @unchecked Sendable {
             let blocks = record.headerBlocks
             let host = record.summary.host
             try database.statement(Self.upsertHeads).run([
-                .integer(sequence), try stored(blocks.request, by: heads, key: "request " + host),
-                try stored(blocks.response, by: heads, key: "response " + host),
+                .integer(sequence), try stored(blocks.request, by: requestHeads, host: host),
+                try stored(blocks.response, by: responseHeads, host: host),
             ])
             if let json = step.json {
-                let value = try records.encode(json.bytes, count: json.count, host: host, makeDictionary: storeDictionary)
+                let value = try json.bytes.withUnsafeBytes { bytes in
+                    try records.encode(UnsafeRawBufferPointer(rebasing: bytes.prefix(json.count)), host: host,
+                                       plain: json.sqlValue, makeDictionary: storeDictionary)
+                }
                 try database.statement(Self.upsertJSON).run([.integer(sequence), value])
             }
             if let bodies {
@@ -182,11 +189,13 @@ final class StoreWriter: @unchecked Sendable {
         }
     }
 
-    /// `text` as stored by `compressor` (NULL for none), its dictionaries chosen by `key`.
-    private func stored(_ text: String?, by compressor: RecordCompressor, key: String) throws -> SQLValue {
-        guard var text else { return .null }
-        return try text.withUTF8 { utf8 in
-            try compressor.encode(Array(utf8), count: utf8.count, host: key, makeDictionary: storeDictionary)
+    /// `text` as `compressor` stores it for a flow to `host` (NULL for none).
+    private func stored(_ text: String?, by compressor: RecordCompressor, host: String) throws -> SQLValue {
+        guard let text else { return .null }
+        var utf8 = text
+        return try utf8.withUTF8 { bytes in
+            try compressor.encode(UnsafeRawBufferPointer(bytes), host: host, plain: .text(text),
+                                  makeDictionary: storeDictionary)
         }
     }
 
