@@ -33,6 +33,7 @@ enum RunCommand {
                    first takes --listen)  --reverse-tls  --upstream-proxy URL
              --upstream-proxy-auth-file FILE (user:password)
              --body-limit BYTES (default 1048576)  --redact HEADER  --via  --quiet  --config FILE
+             --header-timeout S (default 30)  --idle-timeout S (120)  --connect-timeout S (10)  --upstream-timeout S (60)
              --allow-remote  --proxy-auth FILE (user:password lines)  --passphrase-file FILE
              --persona GLOB=NAME (team, unpinned, untrusted, expired, wrong-host, self-signed, passthrough, tls12,
                                    no-forward-secrecy)

@@ -9,7 +9,8 @@ struct RunOptions {
                                       "keylog", "body-limit", "config", "proxy-auth", "persona", "report-uri", "redact",
                                       "passphrase-file", "reports", "mode", "session", "leaf-key", "web",
                                       "web-password-file", "store-body-limit", "client-cert", "client-cert-passphrase-file",
-                                      "verify-signature", "pinset-rewrite", "upstream-proxy", "upstream-proxy-auth-file"]
+                                      "verify-signature", "pinset-rewrite", "upstream-proxy", "upstream-proxy-auth-file",
+                                      "header-timeout", "idle-timeout", "connect-timeout", "upstream-timeout"]
     static let booleans: Set<String> = ["insecure-upstream", "lazy-upstream", "quiet", "allow-remote", "sink-reports",
                                         "sign-with-root", "via", "no-http2", "no-web", "qr", "reverse-tls"]
 
@@ -120,7 +121,20 @@ struct RunOptions {
                                                              redactedHeaders: configuration.redactHeaders)
         }
         configuration.addVia = try flag("via")
+        if let seconds = try seconds("header-timeout") { configuration.headerTimeout = seconds }
+        if let seconds = try seconds("idle-timeout") { configuration.idleTimeout = seconds }
+        if let seconds = try seconds("connect-timeout") { configuration.connectTimeout = seconds }
+        if let seconds = try seconds("upstream-timeout") { configuration.upstreamTimeout = seconds }
         return configuration
+    }
+
+    /// A timeout in whole seconds (`--idle-timeout 300`), 1 to 86400 (a day).
+    private func seconds(_ name: String) throws -> TimeInterval? {
+        guard let text = try value(name) else { return nil }
+        guard let seconds = Int(text), (1...86_400).contains(seconds) else {
+            throw UsageError("--\(name) must be a whole number of seconds from 1 to 86400 (got \(text))")
+        }
+        return TimeInterval(seconds)
     }
 
     /// `--client-cert [HOST_GLOB=]FILE` rules, each file read (and its key checked against its

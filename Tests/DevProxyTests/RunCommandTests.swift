@@ -109,6 +109,36 @@ import TestSupport
         #expect(refused.stderr.contains("unknown key \"lisen\""))
     }
 
+    /// `--header-timeout`, `--upstream-timeout` (here from the config file) and friends set the
+    /// proxy's timeouts; a value that is not a whole number of seconds from 1 to 86400 stops the
+    /// start with one line.
+    @Test func timeoutsComeFromFlagsAndTheConfigFile() throws {
+        let dir = TemporaryDirectory()
+        let silent = try ScriptedOrigin("", then: .hold(8))
+        let config = dir.write("devproxy.json", "{\"upstream_timeout\": 1}")
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--config", config, "--header-timeout", "1",
+                                         "--log", dir.file("flows.jsonl"), "--quiet", "--session", "off"])
+        let started = Date()
+        let slowHead = try RawClient.plain(port: proxy.port)
+        slowHead.send("GET http://127.0.0.1:\(silent.port)/ HTTP/1.1\r\n")
+        let timedOut = RawAnswer(slowHead.readToEnd(timeout: 8))
+        #expect(timedOut.status == 408, "\(timedOut.text)")
+        let silentAnswer = try Subprocess.run("curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "8",
+                                                       "--proxy", "http://127.0.0.1:\(proxy.port)", "http://127.0.0.1:\(silent.port)/"])
+        #expect(silentAnswer.stdout == "504")
+        #expect(Date().timeIntervalSince(started) < 6, "the 1 s timeouts took \(Date().timeIntervalSince(started)) s")
+        _ = proxy.stop()
+        let kinds = try FlowLogReader.read(path: dir.file("flows.jsonl")).flows.compactMap { $0.error?.kind }
+        #expect(Set(kinds) == ["client_timeout", "upstream_timeout"], "\(kinds)")
+        for bad in ["0", "1.5", "86401", "soon"] {
+            let refused = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", dir.file("ca"), "--idle-timeout", bad,
+                                                                   "--listen", "127.0.0.1:0"])
+            #expect(refused.status != 0)
+            #expect(refused.stderr.contains("--idle-timeout must be a whole number of seconds from 1 to 86400 (got \(bad))"),
+                    "\(refused.output)")
+        }
+    }
+
     @Test func revokedIntermediateIsRefusedWithTheFix() throws {
         let pki = try PKIFixture()
         _ = try pki.store.revoke(serial: nil, email: "ana@acme.dev", reason: .keyCompromise, passphrase: nil)

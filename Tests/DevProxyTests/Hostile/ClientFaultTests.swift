@@ -84,7 +84,7 @@ import TestSupport
         #expect(Date().timeIntervalSince(start) < 1.5, "a normal client waited \(Date().timeIntervalSince(start)) s")
         for client in slow { #expect(RawAnswer(client.readToEnd(timeout: 6)).status == 408) }
         #expect(proxy.flows(count: 61).filter { $0.error?.kind == "client_timeout" }.count == 60)
-        #expect(ProcessProbe.settle(connectionsTo: proxy.port, atMost: 0), "the slow clients' sockets (and threads) are still there")
+        #expect(ProcessProbe.current.settle(connectionsTo: proxy.port, atMost: 0), "the slow clients' sockets (and threads) are still there")
     }
 
     /// Garbage in a TLS record header instead of a ClientHello, then a close: no hello is ever

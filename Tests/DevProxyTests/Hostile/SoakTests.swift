@@ -5,27 +5,40 @@ import Synchronization
 import Testing
 import TestSupport
 
-/// Normal keep-alive traffic mixed with faults from several threads for a bounded time: every
-/// request gets a response or a recorded error (the flow log matches the client's count
-/// exactly), and descriptors, threads and memory come back to where they started.
+/// Normal keep-alive traffic mixed with faults from several threads for a bounded time, through
+/// `devproxy run` as a child process (with its session store): every request gets a response or
+/// a recorded error (the flow log matches the client's count exactly), and the proxy's own
+/// descriptors, threads and memory come back to where they started. Measured on the child, the
+/// counts are the proxy's alone, whatever other suites run in this process meanwhile.
 @Suite(.serialized) struct SoakTests {
     @Test(.timeLimit(.minutes(1))) func mixedTrafficLeavesNothingBehind() throws {
         let healthy = try ScriptedOrigin("HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\nhealthy", then: .keepAlive)
         let malformed = try ScriptedOrigin("HTTP/1.1 200 OK\r\nX-Bad : 1\r\nContent-Length: 0\r\n\r\n")
         let truncated = try ScriptedOrigin("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort", then: .reset)
         let silent = try ScriptedOrigin("", then: .hold(3))
-        let proxy = try ProxyHarness(configure: {
-            $0.headerTimeout = 1
-            $0.idleTimeout = 1
-            $0.upstreamTimeout = 1
-        })
-        // Warm up once so lazily created state (TLS contexts, thread-locals) is in the baseline.
-        _ = try proxy.curl(["http://127.0.0.1:\(healthy.port)/warm"])
-        _ = proxy.flows(count: 1)
+        let dir = TemporaryDirectory()
+        let log = dir.file("flows.jsonl")
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--log", log, "--session", dir.file("soak.sqlite"),
+                                         "--no-web", "--quiet", "--header-timeout", "1", "--idle-timeout", "1",
+                                         "--upstream-timeout", "1"])
+        let probe = ProcessProbe(pid: proxy.process.processIdentifier)
+        func flows(count: Int, timeout: TimeInterval = 10) throws -> [Flow] {
+            let deadline = Date().addingTimeInterval(timeout)
+            while true {
+                let flows = try FlowLogReader.read(path: log).flows
+                if flows.count >= count || Date() > deadline { return flows }
+                usleep(50_000)
+            }
+        }
+        // Warm up once so lazily created state (thread-locals, the store's first pages) is in the baseline.
+        let warm = try Subprocess.run("curl", ["-sS", "--max-time", "10", "--proxy", "http://127.0.0.1:\(proxy.port)",
+                                               "http://127.0.0.1:\(healthy.port)/warm"])
+        #expect(warm.stdout == "healthy", "\(warm.output)")
+        _ = try flows(count: 1)
         usleep(1_500_000)
-        let port = proxy.port, proxyURL = proxy.proxyURL
+        let port = proxy.port, proxyURL = "http://127.0.0.1:\(proxy.port)"
         let (healthyPort, malformedPort, truncatedPort, silentPort) = (healthy.port, malformed.port, truncated.port, silent.port)
-        let baseline = (fds: ProcessProbe.descriptors(), threads: ProcessProbe.threads(), rss: ProcessProbe.residentKiB())
+        let baseline = (fds: probe.descriptors(), threads: probe.threads(), rss: probe.residentKiB())
 
         let expected = Mutex<Int>(1)
         let failures = Mutex<[String]>([])
@@ -95,7 +108,7 @@ import TestSupport
         }
         #expect(group.wait(timeout: .now() + 40) == .success, "the workloads did not finish")
         let total = expected.withLock { $0 }
-        let flows = proxy.flows(count: total, timeout: 10)
+        let flows = try flows(count: total)
         #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0.prefix(5) })")
         #expect(flows.count == total, "the client side counted \(total) requests, the log has \(flows.count)")
         #expect(total > 50, "the soak ran only \(total) requests")
@@ -105,16 +118,18 @@ import TestSupport
         // A connection thread closes its client socket as its last act (ClientConnection.run's
         // defer), so no socket left on the proxy's port means none of its threads is left
         // serving. Upstream sockets may stay pooled, at most 16 per origin.
-        #expect(ProcessProbe.settle(connectionsTo: port, atMost: 0), "\(ProcessProbe.connections(port: port)) proxy-side sockets left")
+        #expect(probe.settle(connectionsTo: port, atMost: 0), "\(probe.connections(port: port)) proxy-side sockets left")
         for origin in [malformedPort, truncatedPort, silentPort] {
-            #expect(ProcessProbe.settle(connectionsTo: origin, remote: true, atMost: 0), "sockets left to origin \(origin)")
+            #expect(probe.settle(connectionsTo: origin, remote: true, atMost: 0), "sockets left to origin \(origin)")
         }
-        #expect(ProcessProbe.settle(connectionsTo: healthyPort, remote: true, atMost: 16), "sockets left to the healthy origin")
-        // Process-wide counts also see suites running in parallel; with those quiet they come back too.
-        if !ProcessProbe.settle(threads: baseline.threads, descriptors: baseline.fds, slack: 6, timeout: 10) {
-            print("soak: process-wide fds \(baseline.fds) → \(ProcessProbe.descriptors()), threads \(baseline.threads) → \(ProcessProbe.threads()) (other suites may be running)")
-        }
-        let rss = ProcessProbe.residentKiB()
-        #expect(rss < baseline.rss + 64 * 1024, "RSS grew from \(baseline.rss) KiB to \(rss) KiB")
+        #expect(probe.settle(connectionsTo: healthyPort, remote: true, atMost: 16), "sockets left to the healthy origin")
+        let pooled = probe.connections(port: healthyPort, remote: true)
+        let settled = probe.settle(threads: baseline.threads, descriptors: baseline.fds + pooled, slack: 2)
+        #expect(settled, "the proxy's descriptors \(baseline.fds) → \(probe.descriptors()) (\(pooled) pooled upstream), threads \(baseline.threads) → \(probe.threads())")
+        let rss = probe.residentKiB()
+        print("soak: \(total) requests; the proxy's RSS \(baseline.rss) → \(rss) KiB, descriptors \(baseline.fds) → "
+              + "\(probe.descriptors()), threads \(baseline.threads) → \(probe.threads())")
+        #expect(rss < baseline.rss + 64 * 1024, "the proxy's RSS grew from \(baseline.rss) KiB to \(rss) KiB")
+        #expect(proxy.stop().status == 0)
     }
 }
