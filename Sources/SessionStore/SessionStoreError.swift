@@ -14,6 +14,8 @@ public struct SessionStoreError: Error, Sendable, Equatable, CustomStringConvert
         case importFormat
         /// The store was closed.
         case closed
+        /// A body kept as a file beside the session (`PATH-bodies/`) is missing or unreadable.
+        case bodyFile
     }
 
     public var code: Code

@@ -15,6 +15,9 @@ final class SessionDirectoryTests: XCTestCase {
             let store = try SessionStore(path: path)
             store.finished(StoreFixtures.record("f\(offset)"), json: "{}", bodies: .init())
             store.close()
+            // Bodies past 64 KiB live beside the session (`PATH-bodies/`): pruning removes them too.
+            try FileManager.default.createDirectory(atPath: path + "-bodies", withIntermediateDirectories: false)
+            FileManager.default.createFile(atPath: path + "-bodies/1-1.body", contents: Data(count: 100_000))
             // Distinct modification times, oldest first.
             try FileManager.default.setAttributes([.modificationDate: date.addingTimeInterval(Double(offset))],
                                                   ofItemAtPath: path)
@@ -26,10 +29,12 @@ final class SessionDirectoryTests: XCTestCase {
         XCTAssertTrue(again.hasSuffix("session-20260301T120102Z-2.sqlite"), "a taken name gets a suffix: \(again)")
 
         XCTAssertEqual(Set(sessions.prune()), Set(paths[0..<2]))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: paths[0] + "-bodies"))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: paths[2] + "-bodies/1-1.body"))
         let listed = sessions.list()
         XCTAssertEqual(listed.map(\.path), paths[2...].reversed())
         XCTAssertEqual(listed.map(\.flowCount), [1, 1, 1])
-        XCTAssertTrue(listed.allSatisfy { $0.size > 0 })
+        XCTAssertTrue(listed.allSatisfy { $0.size > 100_000 }, "sizes count the body files: \(listed.map(\.size))")
     }
 
     func testDevproxySessionsListsThemWithCounts() throws {

@@ -3,8 +3,10 @@ import Foundation
 import Testing
 import TestSupport
 
-/// A finished flow's spooled body reaches the `bodies` table up to the store's limit (copied in
-/// pieces), with the line's size and hash of the whole; its file is removed once stored.
+/// A finished flow's spooled body is kept up to the store's limit, with the line's size and hash
+/// of the whole: as a file beside the session (`PATH-bodies/`, the spool file linked, not copied),
+/// or copied into the `bodies` table where it cannot be linked; the spool's own file is removed
+/// once stored.
 @Suite struct SpooledBodyStoreTests {
     /// A spool file holding `bytes`.
     static func spooled(_ bytes: [UInt8], in spool: BodySpool) throws -> SpooledBody {
@@ -113,5 +115,99 @@ import TestSupport
         #expect(stored.bytes == Array(bytes.prefix(1000)))
         #expect(store.drops.bodies == 1)
         #expect(try store.summary(id: "cut")?.bodiesDropped == true)
+    }
+
+    /// The spool file becomes the body's file beside the session: same bytes, cut to the store's
+    /// limit, 0600 in a 0700 directory, no bytes in SQLite; every reader reads it, a read-only
+    /// reopen included; `clear()` removes it.
+    @Test func aSpooledBodyIsKeptAsAFileBesideTheSession() throws {
+        let dir = TemporaryDirectory()
+        let spool = try BodySpool(directory: dir.file("spool"), storeLimit: 1 << 20)
+        let path = dir.file("s.sqlite")
+        let store = try SessionStore(path: path, configuration: .init(bodyLimit: 1 << 20))
+        let wire = (0..<1_500_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) }
+        store.finished(flowLogLine: Self.line("linked", logged: "decoded words", size: wire.count, contentEncoding: "br"),
+                       spooled: SpooledBodies(response: try Self.spooled(wire, in: spool)))
+        store.flush()
+        let rows = try store.read {
+            try $0.rows("SELECT file, length(data), text FROM bodies") { ($0.string(0), $0.int(1), $0.string(2)) }
+        }
+        #expect(rows.count == 1 && rows[0].0 == "1-1.body" && rows[0].1 == 0 && rows[0].2 == "decoded words", "\(rows)")
+        let file = path + "-bodies/1-1.body"
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == Data(wire.prefix(1 << 20)), "cut to the store's limit")
+        #expect(try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int == 0o600)
+        #expect(try FileManager.default.attributesOfItem(atPath: path + "-bodies")[.posixPermissions] as? Int == 0o700)
+        #expect(spool.fileCount == 0 && spool.spooledBytes == 0, "the spool let its name go")
+        #expect(try store.body(id: "linked", part: .response)?.bytes == Array(wire.prefix(1 << 20)))
+        #expect(try store.bodyExtent(id: "linked", part: .response)?.stored == 1 << 20)
+        var streamed: [UInt8] = []
+        #expect(try store.streamBody(id: "linked", part: .response, chunkSize: 100_000) { streamed += $0 })
+        #expect(streamed == Array(wire.prefix(1 << 20)))
+        store.close()
+
+        let reopened = try SessionStore(path: path, readOnly: true)
+        #expect(try reopened.body(id: "linked", part: .response)?.bytes.count == 1 << 20)
+        reopened.close()
+        let again = try SessionStore(path: path, configuration: .init(bodyLimit: 1 << 20))
+        defer { again.close() }
+        again.clear()
+        #expect(!FileManager.default.fileExists(atPath: file), "clear removed the body file")
+        // A later flow gets a new name: `seq` is never reused.
+        let plain = Self.text(200_000, marker: "word-at-150k", at: 150_000)
+        again.finished(flowLogLine: Self.line("next", logged: String(decoding: plain.prefix(10), as: UTF8.self), size: 200_000),
+                       spooled: SpooledBodies(response: try Self.spooled(plain, in: spool)))
+        again.flush()
+        #expect(FileManager.default.fileExists(atPath: path + "-bodies/2-1.body"))
+        #expect(try again.count(filter: FilterExpression(parsing: "~b word-at-150k")) == 1, "~b reads the file")
+    }
+
+    /// A body file that went missing (a session copied without its `-bodies` directory) is a
+    /// clear error for that body; `~b` passes over it, and the other flows read as before.
+    @Test func aMissingBodyFileIsAClearError() throws {
+        let dir = TemporaryDirectory()
+        let spool = try BodySpool(directory: dir.file("spool"), storeLimit: 64 << 20)
+        let path = dir.file("s.sqlite")
+        let store = try SessionStore(path: path)
+        defer { store.close() }
+        for id in ["gone", "kept"] {
+            store.finished(flowLogLine: Self.line(id, logged: "a", size: 100_000),
+                           spooled: SpooledBodies(response: try Self.spooled(Self.text(100_000, marker: id, at: 90_000),
+                                                                              in: spool)))
+        }
+        store.flush()
+        #expect(unlink(path + "-bodies/1-1.body") == 0)
+        #expect(throws: SessionStoreError(.bodyFile, "the body file \(path)-bodies/1-1.body is missing: a session keeps "
+                                          + "its bodies past 64 KiB beside it, in \(path)-bodies/")) {
+            try store.body(id: "gone", part: .response)
+        }
+        #expect(throws: SessionStoreError.self) { try store.bodyExtent(id: "gone", part: .response) }
+        #expect(try store.count(filter: FilterExpression(parsing: "~b gone")) == 0)
+        #expect(try store.count(filter: FilterExpression(parsing: "~b kept")) == 1)
+        #expect(try store.body(id: "kept", part: .response)?.bytes.count == 100_000)
+    }
+
+    /// Where the spool cannot be linked (another file system: here /dev/shm), the body is copied
+    /// into the session file as before.
+    @Test func aSpoolOnAnotherFileSystemIsCopiedIn() throws {
+        let dir = TemporaryDirectory()
+        var shm = stat(), tmp = stat()
+        guard stat("/dev/shm", &shm) == 0, stat(dir.path, &tmp) == 0, shm.st_dev != tmp.st_dev,
+              access("/dev/shm", W_OK) == 0 else {
+            print("skipped: no writable /dev/shm on another file system than \(dir.path)")
+            return
+        }
+        let spoolDirectory = "/dev/shm/devproxy-spool-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        defer { try? FileManager.default.removeItem(atPath: spoolDirectory) }
+        let spool = try BodySpool(directory: spoolDirectory, storeLimit: 64 << 20)
+        let store = try SessionStore(path: dir.file("s.sqlite"))
+        defer { store.close() }
+        let bytes = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 13) }
+        store.finished(flowLogLine: Self.line("copied", logged: "decoded", size: bytes.count, contentEncoding: "gzip"),
+                       spooled: SpooledBodies(response: try Self.spooled(bytes, in: spool)))
+        store.flush()
+        let rows = try store.read { try $0.rows("SELECT file, length(data) FROM bodies") { ($0.string(0), $0.int(1)) } }
+        #expect(rows.count == 1 && rows[0].0 == nil && rows[0].1 == bytes.count, "\(rows)")
+        #expect(try store.body(id: "copied", part: .response)?.bytes == bytes)
+        #expect(!FileManager.default.fileExists(atPath: dir.file("s.sqlite-bodies/1-1.body")))
     }
 }

@@ -72,13 +72,13 @@ extension FilterExpression {
             return FilterSQL(sql: "f.seq IN (SELECT seq FROM flow_heads WHERE regexp_lines(?, stored_text(response_headers)))",
                              bindings: [value])
         case .body:
-            return FilterSQL(sql: "f.seq IN (SELECT seq FROM bodies WHERE regexp(?, coalesce(text, data)))",
+            return FilterSQL(sql: "f.seq IN (SELECT seq FROM bodies WHERE regexp(?, coalesce(text, body_file(file), data)))",
                              bindings: [value])
         case .requestBody:
-            return FilterSQL(sql: "f.seq IN (SELECT seq FROM bodies WHERE part = 0 AND regexp(?, coalesce(text, data)))",
+            return FilterSQL(sql: "f.seq IN (SELECT seq FROM bodies WHERE part = 0 AND regexp(?, coalesce(text, body_file(file), data)))",
                              bindings: [value])
         case .responseBody:
-            return FilterSQL(sql: "f.seq IN (SELECT seq FROM bodies WHERE part = 1 AND regexp(?, coalesce(text, data)))",
+            return FilterSQL(sql: "f.seq IN (SELECT seq FROM bodies WHERE part = 1 AND regexp(?, coalesce(text, body_file(file), data)))",
                              bindings: [value])
         }
     }

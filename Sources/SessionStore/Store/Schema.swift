@@ -69,6 +69,9 @@ enum Schema {
             data BLOB NOT NULL
         );
         """,
+        // A body the proxy spooled is kept as a file beside the session (`BodyFiles`): `file`
+        // names it, and `data` is then empty.
+        "ALTER TABLE bodies ADD COLUMN file TEXT;",
     ]
 
     /// Brings the open database up to `version`, one migration per transaction.

@@ -9,7 +9,7 @@ public struct SessionDirectory: Sendable {
         public var path: String
         /// Flows stored; nil when the file could not be read as a session.
         public var flowCount: Int?
-        /// Bytes on disk, its WAL included.
+        /// Bytes on disk, its WAL and body files included.
         public var size: Int
         public var modified: Date
     }
@@ -56,13 +56,14 @@ public struct SessionDirectory: Sendable {
             .map(\.0)
     }
 
-    /// Deletes all but the newest `keep` sessions (and their WAL files), except `sparing`.
+    /// Deletes all but the newest `keep` sessions (and their WAL files and body files), except `sparing`.
     /// - Returns: the paths removed.
     @discardableResult
     public func prune(sparing: String? = nil) -> [String] {
         let old = sessionPaths().filter { $0 != sparing }.dropFirst(max(keep - (sparing == nil ? 0 : 1), 0))
         for file in old {
             for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: file + suffix) }
+            BodyFiles.removeAll(forSession: file)
         }
         return Array(old)
     }
@@ -74,7 +75,7 @@ public struct SessionDirectory: Sendable {
                 defer { store.close() }
                 return try? store.count()
             }
-            let size = ["", "-wal"].reduce(0) { $0 + Self.size(file + $1) }
+            let size = ["", "-wal"].reduce(0) { $0 + Self.size(file + $1) } + BodyFiles.size(forSession: file)
             return Entry(path: file, flowCount: count, size: size, modified: Self.modified(file))
         }
     }

@@ -1,4 +1,5 @@
-/// Stored bodies read a piece at a time: serving a 64 MiB body never holds it whole.
+/// Stored bodies read a piece at a time: serving a 64 MiB body never holds it whole. A body kept
+/// as a file beside the session (`BodyFiles`) is read from there.
 extension SessionStore {
     /// What a stored body holds, read without its bytes.
     public struct BodyExtent: Sendable, Equatable {
@@ -19,11 +20,12 @@ extension SessionStore {
     public func bodyExtent(id: String, part: StoredBody.Part) throws -> BodyExtent? {
         try read { database in
             let rows = try database.rows(Self.bodyRow, [.text(id), .integer(Int64(part.rawValue))]) { row in
-                (row.int64(0) ?? 0, row.int(1) ?? 0, row.string(2), row.bool(3), row.bool(4))
+                (row.int64(0) ?? 0, row.int(1) ?? 0, row.string(2), row.bool(3), row.bool(4), row.string(5))
             }
-            guard let (rowid, size, sha256, bytesAreText, hasText) = rows.first else { return nil }
-            let blob = try SQLiteBlob(database: database, table: "bodies", column: "data", rowid: rowid, readOnly: true)
-            var extent = BodyExtent(stored: blob.count, size: size, sha256: sha256, bytesAreText: bytesAreText)
+            guard let (rowid, size, sha256, bytesAreText, hasText, file) = rows.first else { return nil }
+            let stored = try file.map { try BodyFiles(sessionPath: path).size(of: $0) }
+                ?? SQLiteBlob(database: database, table: "bodies", column: "data", rowid: rowid, readOnly: true).count
+            var extent = BodyExtent(stored: stored, size: size, sha256: sha256, bytesAreText: bytesAreText)
             if hasText {
                 extent.textBytes = try SQLiteBlob(database: database, table: "bodies", column: "text", rowid: rowid,
                                                   readOnly: true).count
@@ -49,9 +51,13 @@ extension SessionStore {
         try database.execute("BEGIN")
         defer { try? database.execute("COMMIT") }
         let rows = try database.rows(Self.bodyRow, [.text(id), .integer(Int64(part.rawValue))]) { row in
-            (row.int64(0) ?? 0, row.bool(4))
+            (row.int64(0) ?? 0, row.bool(4), row.string(5))
         }
-        guard let (rowid, hasText) = rows.first, hasText || !text else { return false }
+        guard let (rowid, hasText, file) = rows.first, hasText || !text else { return false }
+        if !text, let file {
+            try BodyFiles(sessionPath: path).chunks(of: file, chunkSize: chunkSize, body)
+            return true
+        }
         let blob = try SQLiteBlob(database: database, table: "bodies", column: text ? "text" : "data", rowid: rowid,
                                   readOnly: true)
         var buffer = [UInt8](repeating: 0, count: max(1, min(chunkSize, blob.count)))
@@ -68,7 +74,7 @@ extension SessionStore {
     }
 
     private static let bodyRow = """
-        SELECT b.rowid, b.size, b.sha256, typeof(b.data) = 'text', b.text IS NOT NULL FROM bodies b
+        SELECT b.rowid, b.size, b.sha256, typeof(b.data) = 'text', b.text IS NOT NULL, b.file FROM bodies b
         JOIN flows f ON f.seq = b.seq WHERE f.id = ? AND b.part = ?
         """
 }

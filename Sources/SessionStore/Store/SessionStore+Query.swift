@@ -94,15 +94,19 @@ extension SessionStore {
     /// A stored body of flow `id`; nil when it has none stored (none sent, not finished, or dropped).
     public func body(id: String, part: StoredBody.Part) throws -> StoredBody? {
         try read { database in
-            try database.rows("""
-                SELECT b.size, b.sha256, b.data, b.text, typeof(b.data) = 'text' FROM bodies b
+            let found = try database.rows("""
+                SELECT b.size, b.sha256, b.data, b.text, typeof(b.data) = 'text', b.file FROM bodies b
                 JOIN flows f ON f.seq = b.seq WHERE f.id = ? AND b.part = ?
                 """, [.text(id), .integer(Int64(part.rawValue))]) { row in
                 let bytes = row.bytes(2) ?? []
                 // A body stored as TEXT is its own text (see StoreWriter.store).
                 let text = row.bool(4) ? row.string(2) : row.string(3)
-                return StoredBody(bytes: bytes, size: row.int(0) ?? bytes.count, sha256: row.string(1), text: text)
+                return (StoredBody(bytes: bytes, size: row.int(0) ?? bytes.count, sha256: row.string(1), text: text),
+                        row.string(5))
             }.first
+            guard var (body, file) = found else { return nil }
+            if let file { body.bytes = try BodyFiles(sessionPath: path).read(file) }
+            return body
         }
     }
 

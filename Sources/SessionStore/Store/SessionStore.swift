@@ -54,6 +54,7 @@ public final class SessionStore: @unchecked Sendable {
             try Self.tuneReader(database, configuration: configuration)
             try MatchFunctions.register(on: database)
             try RecordDecoder.register(on: database)
+            try BodyFiles.register(on: database, sessionPath: path)
             reader = database
             writer = nil
             return
@@ -69,8 +70,10 @@ public final class SessionStore: @unchecked Sendable {
         try Self.tuneReader(reader, configuration: configuration)
         try MatchFunctions.register(on: reader)
         try RecordDecoder.register(on: reader)
+        try BodyFiles.register(on: reader, sessionPath: path)
         self.reader = reader
         writer = StoreWriter(database: database, queue: queue, configuration: configuration,
+                             bodyFiles: BodyFiles(sessionPath: path),
                              notify: observers.deliver)
     }
 
@@ -241,6 +244,7 @@ public final class SessionStore: @unchecked Sendable {
         writer?.detach()
         if removeOnClose {
             for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path + suffix) }
+            BodyFiles.removeAll(forSession: path)
         }
     }
 }

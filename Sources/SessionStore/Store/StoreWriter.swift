@@ -10,14 +10,17 @@ final class StoreWriter: @unchecked Sendable {
     private let queue: WriteQueue
     private let configuration: SessionStoreConfiguration
     private let notify: @Sendable (StoreChanges) -> Void
+    /// Where spooled bodies are linked rather than copied (`BodyFiles`).
+    private let bodyFiles: BodyFiles
     private let finishedSignal = DispatchSemaphore(value: 0)
     private let errorLock = NSLock()
     private var lastFailure: SessionStoreError?
 
     /// Starts the thread. `database` is handed over: only this writer's thread uses it from now on.
-    init(database: SQLiteDatabase, queue: WriteQueue, configuration: SessionStoreConfiguration,
+    init(database: SQLiteDatabase, queue: WriteQueue, configuration: SessionStoreConfiguration, bodyFiles: BodyFiles,
          notify: @escaping @Sendable (StoreChanges) -> Void) {
         self.database = database
+        self.bodyFiles = bodyFiles
         self.queue = queue
         self.configuration = configuration
         self.notify = notify
@@ -43,6 +46,11 @@ final class StoreWriter: @unchecked Sendable {
     /// Events committed since the heap was last trimmed (`trimHeapAfterBacklog`).
     private var committedSinceTrim = 0
 
+    /// Body files linked in the running batch (removed if it rolls back), and those whose rows a
+    /// `clear` in it deleted (removed once it commits).
+    private var linkedInBatch: [String] = []
+    private var clearedFiles: [String] = []
+
     private func run() {
         while let batch = queue.take(limit: configuration.batchSize, gather: configuration.batchDelay) {
             var changes = StoreChanges(cleared: false, flows: [])
@@ -52,6 +60,9 @@ final class StoreWriter: @unchecked Sendable {
                 try database.transaction {
                     for index in events.indices where keep[index] { try apply(events[index], to: &changes) }
                 }
+                bodyFiles.remove(clearedFiles)
+                clearedFiles.removeAll()
+                linkedInBatch.removeAll()
             } catch let error as SessionStoreError {
                 errorLock.withLock { lastFailure = error }
                 changes = StoreChanges(cleared: false, flows: [])
@@ -69,8 +80,12 @@ final class StoreWriter: @unchecked Sendable {
     }
 
     /// Forgets what the writer knows of rows it wrote (running flows' `seq`s, compression
-    /// dictionaries): after `clear`, or a batch rolled back.
+    /// dictionaries, the batch's body files, removed): after `clear`, or a batch rolled back.
     private func forgetWrittenRows() {
+        // Rolled back (or nothing linked): the batch's files name rows that are not there.
+        bodyFiles.remove(linkedInBatch)
+        linkedInBatch.removeAll()
+        clearedFiles.removeAll()
         runningSequences.removeAll()
         records.reset()
         requestHeads.reset()
@@ -142,7 +157,10 @@ final class StoreWriter: @unchecked Sendable {
     private func apply(_ event: StoreEvent, to changes: inout StoreChanges) throws {
         switch event {
         case .clear:
+            // The batch's own files go now (their rows go either way); those of earlier
+            // batches once this one commits.
             forgetWrittenRows()
+            clearedFiles = bodyFiles.names()
             try database.execute("""
                 DELETE FROM flows; DELETE FROM flow_heads; DELETE FROM flow_records; DELETE FROM bodies;
                 DELETE FROM record_dictionaries;
@@ -292,7 +310,9 @@ final class StoreWriter: @unchecked Sendable {
     /// (of the whole). Its text, when the flow log's text is just its first bytes (a plain text
     /// body), is the bytes themselves: stored as TEXT when the log had it whole, else left out so
     /// that `~b` searches every stored byte; a decoded (gzip, br…) text is kept beside the bytes.
-    /// The bytes go in through incremental blob I/O, a piece at a time, never whole in memory.
+    /// The spool file itself becomes the body's file beside the session (`BodyFiles`: a hard link,
+    /// no copy); where it cannot, the bytes go in through incremental blob I/O, a piece at a
+    /// time, never whole in memory.
     private func storeSpooled(_ body: StoredBody, _ spooled: SpooledBody, part: StoredBody.Part,
                               sequence: Int64) throws {
         let length = min(spooled.length, configuration.bodyLimit)
@@ -307,6 +327,15 @@ final class StoreWriter: @unchecked Sendable {
                 return
             }
             text = nil
+        }
+        if let file = spooled.file, spooled.isComplete,
+           let name = bodyFiles.adopt(file, length: length, sequence: sequence, part: part) {
+            linkedInBatch.append(name)
+            try database.statement(Self.upsertFileBody).run([
+                .integer(sequence), .integer(Int64(part.rawValue)), .integer(Int64(body.size)), .string(body.sha256),
+                .blob([]), .string(text), .text(name),
+            ])
+            return
         }
         let rows = try database.rows(Self.upsertBodyReturningRowID, [
             .integer(sequence), .integer(Int64(part.rawValue)), .integer(Int64(body.size)), .string(body.sha256),
@@ -381,6 +410,8 @@ final class StoreWriter: @unchecked Sendable {
     private static let markBodiesDropped: StaticString = "UPDATE flows SET bodies_dropped = 1 WHERE seq = ?"
     private static let upsertBody: StaticString =
         "INSERT OR REPLACE INTO bodies (seq, part, size, sha256, data, text) VALUES (?, ?, ?, ?, ?, ?)"
+    private static let upsertFileBody: StaticString =
+        "INSERT OR REPLACE INTO bodies (seq, part, size, sha256, data, text, file) VALUES (?, ?, ?, ?, ?, ?, ?)"
     private static let upsertBodyReturningRowID: StaticString =
         "INSERT OR REPLACE INTO bodies (seq, part, size, sha256, data, text) VALUES (?, ?, ?, ?, ?, ?) RETURNING rowid"
 }

@@ -4,8 +4,8 @@ import Testing
 import TestSupport
 
 /// Large bodies through `devproxy run` with its default limits: the session store keeps them
-/// whole up to 64 MiB (served by the UI's raw body route), the flow log keeps its first MiB, and
-/// the spool directory is private and empty after the run.
+/// whole up to 64 MiB (served by the UI's raw body route) as files beside the session, the flow
+/// log keeps its first MiB, and the spool directory is private and empty after the run.
 @Suite(.serialized) struct BodySpoolEndToEndTests {
     /// What origin.py's `/big?mb=N` sends: the bytes 0…255 over and over.
     static func originBody(megabytes: Int) -> [UInt8] {
@@ -63,6 +63,17 @@ import TestSupport
         #expect(stopped.status == 0, "\(stopped.stderr)")
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: spool)) ?? ["?"]).isEmpty, "spool left behind")
         #expect(Self.mode(dir.file("session.sqlite")) == 0o600)
+        // The spool files became the bodies, beside the session, not copied into it.
+        let bodies = dir.file("session.sqlite-bodies")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: bodies)) ?? []
+        #expect(Self.mode(bodies) == 0o700 && names.count == sizes.count, "\(names)")
+        #expect(names.allSatisfy { Self.mode("\(bodies)/\($0)") == 0o600 })
+        let kept = names.reduce(0) { total, name in
+            total + (((try? FileManager.default.attributesOfItem(atPath: "\(bodies)/\(name)"))?[.size] as? NSNumber)?.intValue ?? 0)
+        }
+        #expect(kept == (5 + 20 + 64) << 20)
+        let sessionSize = ((try? FileManager.default.attributesOfItem(atPath: dir.file("session.sqlite")))?[.size] as? NSNumber)?.intValue ?? -1
+        #expect(sessionSize < 4 << 20, "the session file holds \(sessionSize) bytes")
         // The flow log still keeps the first MiB of each (--body-limit's default).
         let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
         for megabytes in sizes {
