@@ -15,21 +15,21 @@ enum SessionCallbacks {
             state.incoming[frame!.pointee.hd.stream_id] = SessionState.IncomingBlock()
             return 0
         }
-        nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, frame, name, nameLength, value, valueLength, flags, userData in
+        nghttp2_session_callbacks_set_on_header_callback2(callbacks) { _, frame, name, value, flags, userData in
             let state = stateOf(userData)
             let stream = frame!.pointee.hd.stream_id
             guard var block = state.incoming[stream] else { return 0 }
+            let nameBuffer = nghttp2_rcbuf_get_buf(name), valueBuffer = nghttp2_rcbuf_get_buf(value)
             // Count before keeping anything: an HPACK bomb expands in the library's decoder one
             // field at a time (each capped), and is never accumulated here.
-            block.size += nameLength + valueLength + 32
+            block.size += nameBuffer.len + valueBuffer.len + 32
             if block.size > state.maxHeaderListSize {
                 block.tooLarge = true
                 block.fields = []
             } else {
                 let neverIndex = flags & UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue) != 0
-                block.fields.append(HTTP2Field(name: Array(UnsafeBufferPointer(start: name, count: nameLength)),
-                                               value: Array(UnsafeBufferPointer(start: value, count: valueLength)),
-                                               neverIndex: neverIndex))
+                block.fields.append(HTTP2Field(name: state.bytes(of: name!, nameBuffer),
+                                               value: state.bytes(of: value!, valueBuffer), neverIndex: neverIndex))
             }
             state.incoming[stream] = block
             return 0

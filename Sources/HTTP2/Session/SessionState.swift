@@ -1,3 +1,5 @@
+import CNGHTTP2
+
 /// The Swift side of one `nghttp2_session`: what its callbacks collect and what its data
 /// providers serve. Reached from C through the session's `user_data`; owned by `HTTP2Session`,
 /// which frees the `nghttp2_session` first, so the state outlives every callback.
@@ -27,6 +29,21 @@ final class SessionState {
     /// Whether the connection's end was already reported (by the caller's own `goAway`, or by a
     /// thrown failure), so a GOAWAY sent afterwards raises no second `.protocolError`.
     var goAwayExplained = false
+
+    /// The bytes of HPACK's static table entries met so far (nearly every field name, and values
+    /// such as `GET`, `https`, `200`), by the library's buffer for each: those buffers are static,
+    /// so a name met on every stream is copied out once per connection, not once per field.
+    private var staticBytes: [OpaquePointer: [UInt8]] = [:]
+
+    /// The bytes of a received name or value (`buffer` is `rcbuf`'s).
+    func bytes(of rcbuf: OpaquePointer, _ buffer: nghttp2_vec) -> [UInt8] {
+        let copy = { Array(UnsafeBufferPointer(start: buffer.base, count: buffer.len)) }
+        guard nghttp2_rcbuf_is_static(rcbuf) != 0 else { return copy() }
+        if let known = staticBytes[rcbuf] { return known }
+        let bytes = copy()
+        staticBytes[rcbuf] = bytes
+        return bytes
+    }
 
     init(isServer: Bool, limits: HTTP2Limits) {
         self.isServer = isServer
