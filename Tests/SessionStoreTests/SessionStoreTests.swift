@@ -190,6 +190,42 @@ final class SessionStoreTests: XCTestCase {
         XCTAssertThrowsError(try SessionStore(path: notASession, readOnly: true))
     }
 
+    /// An empty body (a GET's request) is stored as no row, and read back exactly as it was
+    /// given: empty bytes and text, size 0, the SHA-256 of nothing; a flow whose size is not 0,
+    /// or that has not finished, still has no body.
+    func testAnEmptyBodyIsNoRowAndReadsBackEmpty() throws {
+        let directory = TemporaryDirectory()
+        let store = try SessionStore(path: directory.file("s.sqlite"))
+        defer { store.close() }
+        let empty = StoredBody(bytes: [], sha256: "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", text: "")
+        var record = StoreFixtures.record("get")
+        record.summary.requestSize = 0
+        record.summary.responseSize = 2
+        store.finished(record, json: "{}", bodies: FlowBodies(request: empty, response: StoreFixtures.text("ok")))
+        var running = StoreFixtures.record("running")
+        running.summary.requestSize = 0
+        store.started(running)
+        store.flush()
+        XCTAssertEqual(try SQLitePeek.integer(directory.file("s.sqlite"), "SELECT count(*) FROM bodies"), 1)
+        XCTAssertEqual(try store.body(id: "get", part: .request), empty)
+        XCTAssertEqual(try store.body(id: "get", part: .response)?.bytes, Array("ok".utf8))
+        XCTAssertEqual(try store.bodyExtent(id: "get", part: .request),
+                       SessionStore.BodyExtent(stored: 0, size: 0, sha256: empty.sha256, bytesAreText: true))
+        var pieces = 0
+        XCTAssertTrue(try store.streamBody(id: "get", part: .request) { _ in pieces += 1 })
+        XCTAssertEqual(pieces, 0)
+        XCTAssertFalse(try store.streamBody(id: "get", part: .request, text: true) { _ in })
+        XCTAssertNil(try store.body(id: "running", part: .request), "not finished: no body yet")
+        XCTAssertNil(try store.bodyExtent(id: "nobody", part: .request))
+        // A body with bytes, or a HAR import's empty body without a hash, is still a row.
+        let unhashed = StoredBody(bytes: [], text: "")
+        var imported = StoreFixtures.record("imported")
+        imported.summary.requestSize = 0
+        store.finished(imported, json: "{}", bodies: FlowBodies(request: unhashed))
+        store.flush()
+        XCTAssertEqual(try store.body(id: "imported", part: .request)?.sha256, nil)
+    }
+
     func testBodiesBeyondTheLimitKeepTheirFirstBytesSizeAndHash() throws {
         let directory = TemporaryDirectory()
         let store = try SessionStore(path: directory.file("s.sqlite"), configuration: .init(bodyLimit: 8))

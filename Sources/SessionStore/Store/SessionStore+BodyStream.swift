@@ -22,7 +22,12 @@ extension SessionStore {
             let rows = try database.rows(Self.bodyRow, [.text(id), .integer(Int64(part.rawValue))]) { row in
                 (row.int64(0) ?? 0, row.int(1) ?? 0, row.string(2), row.bool(3), row.bool(4), row.string(5))
             }
-            guard let (rowid, size, sha256, bytesAreText, hasText, file) = rows.first else { return nil }
+            guard let (rowid, size, sha256, bytesAreText, hasText, file) = rows.first else {
+                // An empty body has no row (`StoredBody.empty`): its bytes are its text.
+                return try Self.emptyBody(of: id, part: part, in: database).map { body in
+                    BodyExtent(stored: 0, size: 0, sha256: body.sha256, bytesAreText: true)
+                }
+            }
             let stored = try file.map { try BodyFiles(sessionPath: path).size(of: $0) }
                 ?? SQLiteBlob(database: database, table: "bodies", column: "data", rowid: rowid, readOnly: true).count
             var extent = BodyExtent(stored: stored, size: size, sha256: sha256, bytesAreText: bytesAreText)
@@ -53,7 +58,11 @@ extension SessionStore {
         let rows = try database.rows(Self.bodyRow, [.text(id), .integer(Int64(part.rawValue))]) { row in
             (row.int64(0) ?? 0, row.bool(4), row.string(5))
         }
-        guard let (rowid, hasText, file) = rows.first, hasText || !text else { return false }
+        guard let (rowid, hasText, file) = rows.first else {
+            // An empty body (no row) has no pieces, and no text beside its bytes.
+            return try !text && Self.emptyBody(of: id, part: part, in: database) != nil
+        }
+        guard hasText || !text else { return false }
         if !text, let file {
             try BodyFiles(sessionPath: path).chunks(of: file, chunkSize: chunkSize, body)
             return true

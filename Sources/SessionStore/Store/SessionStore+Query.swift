@@ -104,10 +104,19 @@ extension SessionStore {
                 return (StoredBody(bytes: bytes, size: row.int(0) ?? bytes.count, sha256: row.string(1), text: text),
                         row.string(5))
             }.first
-            guard var (body, file) = found else { return nil }
+            guard var (body, file) = found else { return try Self.emptyBody(of: id, part: part, in: database) }
             if let file { body.bytes = try BodyFiles(sessionPath: path).read(file) }
             return body
         }
+    }
+
+    /// `StoredBody.empty` when flow `id` is finished and its `part` was empty (size 0): the
+    /// writer stores no row for an empty body. Nil otherwise (no body stored).
+    static func emptyBody(of id: String, part: StoredBody.Part, in database: SQLiteDatabase) throws -> StoredBody? {
+        let column = part == .request ? "request_size" : "response_size"
+        let sizes = try database.rows("SELECT \(column) FROM flows WHERE id = ? AND phase = \(FlowPhase.finished.rawValue)",
+                                      [.text(id)]) { $0.int(0) }
+        return sizes.first == 0 ? StoredBody.empty : nil
     }
 
     private static let summaryColumns = """

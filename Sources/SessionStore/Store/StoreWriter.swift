@@ -197,7 +197,9 @@ final class StoreWriter: @unchecked Sendable {
             }
             if let bodies {
                 for (part, body) in [(StoredBody.Part.request, bodies.request), (.response, bodies.response)] {
-                    guard let body else { continue }
+                    // An empty body (every GET's request) is no row: readers answer it from the
+                    // flow's size (`SessionStore.emptyBody`), and a GET costs two B-tree inserts less.
+                    guard let body, !body.isEmptyAsStored else { continue }
                     try store(body.spooled == nil ? body.limited(to: configuration.bodyLimit) : body, part: part,
                               sequence: sequence)
                 }

@@ -29,6 +29,18 @@ public struct StoredBody: Sendable, Equatable {
         self.text = text
     }
 
+    /// The SHA-256 of no bytes, hex.
+    static let emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+    /// An empty body exactly as a reader rebuilds it from a flow whose size for its part is 0
+    /// (`SessionStore.emptyBody`): the writer stores no row for it.
+    static let empty = StoredBody(bytes: [], size: 0, sha256: emptySHA256, text: "")
+
+    /// Whether this is `StoredBody.empty` (nothing spooled).
+    var isEmptyAsStored: Bool {
+        size == 0 && bytes.isEmpty && spooled == nil && sha256 == Self.emptySHA256 && (text ?? "").isEmpty
+    }
+
     /// This body cut to `limit` bytes; size and hash still describe the whole.
     func limited(to limit: Int) -> StoredBody {
         guard bytes.count > limit else { return self }
