@@ -184,6 +184,16 @@ import TestSupport
         #expect(try store.count(filter: FilterExpression(parsing: "~b gone")) == 0)
         #expect(try store.count(filter: FilterExpression(parsing: "~b kept")) == 1)
         #expect(try store.body(id: "kept", part: .response)?.bytes.count == 100_000)
+        // A session from elsewhere may name any file: only names the writer makes are opened.
+        FileManager.default.createFile(atPath: dir.file("secret"), contents: Data("kept-secret".utf8))
+        try SQLitePeek.execute(path, "UPDATE bodies SET file = '../secret' WHERE seq = 2")
+        #expect(throws: SessionStoreError(.bodyFile, "the session names a body file \"../secret\", which is not one "
+                                          + "DevProxy writes")) {
+            try store.body(id: "kept", part: .response)
+        }
+        #expect(try store.count(filter: FilterExpression(parsing: "~b kept-secret")) == 0)
+        #expect(BodyFiles.isValidName("12-0.body") && BodyFiles.isValidName("7-1.body"))
+        #expect(!["-1.body", "1-2.body", "1-10.body", "a-1.body", "1-1.bodyx", "1/1-1.body", "1-1"].contains(where: BodyFiles.isValidName))
     }
 
     /// Where the spool cannot be linked (another file system: here /dev/shm), the body is copied

@@ -34,6 +34,29 @@ struct BodyFiles: Sendable {
 
     func path(of name: String) -> String { "\(directory)/\(name)" }
 
+    /// Whether `name` is one `name(sequence:part:)` makes: a session file from elsewhere may hold
+    /// anything in `bodies.file`, and a reader must never open `../../somewhere` for it.
+    static func isValidName(_ name: String) -> Bool {
+        let utf8 = Array(name.utf8)
+        guard utf8.count >= 8, name.hasSuffix(".body") else { return false }
+        let stem = utf8.dropLast(5)
+        guard let dash = stem.firstIndex(of: UInt8(ascii: "-")), dash > stem.startIndex,
+              stem[stem.startIndex..<dash].allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
+            return false
+        }
+        let part = stem[(dash + 1)...]
+        return part.count == 1 && (part.first == UInt8(ascii: "0") || part.first == UInt8(ascii: "1"))
+    }
+
+    /// The path of file `name` for reading.
+    /// - Throws: `SessionStoreError(.bodyFile)` for a name this store would never have written.
+    private func readablePath(of name: String) throws -> String {
+        guard Self.isValidName(name) else {
+            throw SessionStoreError(.bodyFile, "the session names a body file \"\(name)\", which is not one DevProxy writes")
+        }
+        return path(of: name)
+    }
+
     /// Links `file`'s first `length` bytes into the directory as flow `sequence`'s `part` body.
     /// - Returns: the file's name; nil when it cannot be linked (the caller copies the body instead).
     func adopt(_ file: SpoolFile, length: Int, sequence: Int64, part: StoredBody.Part) -> String? {
@@ -80,7 +103,7 @@ struct BodyFiles: Sendable {
     /// - Throws: `SessionStoreError(.bodyFile)` when it is missing.
     func size(of name: String) throws -> Int {
         var info = stat()
-        guard stat(path(of: name), &info) == 0 else { throw missing(name) }
+        guard stat(try readablePath(of: name), &info) == 0 else { throw missing(name) }
         return Int(info.st_size)
     }
 
@@ -95,7 +118,7 @@ struct BodyFiles: Sendable {
     /// Calls `body` with file `name` in pieces of at most `chunkSize` bytes.
     /// - Throws: `SessionStoreError(.bodyFile)` when it is missing or cannot be read, or what `body` throws.
     func chunks(of name: String, chunkSize: Int, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
-        let descriptor = open(path(of: name), O_RDONLY | O_CLOEXEC)
+        let descriptor = open(try readablePath(of: name), O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw missing(name) }
         defer { close(descriptor) }
         var buffer = [UInt8](repeating: 0, count: max(1, chunkSize))
@@ -118,7 +141,8 @@ struct BodyFiles: Sendable {
     // MARK: SQL
 
     /// Registers `body_file(name)` on `database`: the bytes of body file `name` as a BLOB (NULL
-    /// for a NULL name, or a file that is gone), for `~b` filters over bodies kept as files.
+    /// for a NULL name, a file that is gone, or a name DevProxy never writes), for `~b` filters
+    /// over bodies kept as files.
     static func register(on database: SQLiteDatabase, sessionPath: String) throws {
         try database.createFunction("body_file", arguments: 1, context: Context(BodyFiles(sessionPath: sessionPath)), call)
     }
@@ -137,7 +161,12 @@ struct BodyFiles: Sendable {
         }
         let files = Unmanaged<Context>.fromOpaque(sqlite3_user_data(context)).takeUnretainedValue().files
         // Read straight into memory SQLite owns and frees: a 64 MiB body is not copied twice.
-        let path = files.path(of: String(cString: text))
+        let name = String(cString: text)
+        guard BodyFiles.isValidName(name) else {
+            sqlite3_result_null(context)
+            return
+        }
+        let path = files.path(of: name)
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             sqlite3_result_null(context)

@@ -35,6 +35,9 @@ extension WebUI {
                 }
                 return .error(404, "no API route \(method) \(request.path); see docs/web-ui.md")
             }
+        } catch let error as SessionStoreError where error.code == .bodyFile {
+            // A session opened without its `-bodies` directory: that body is not here; nothing failed.
+            return .error(404, error.reason)
         } catch let error as SessionStoreError {
             return .error(500, "the session store failed: \(error.reason)")
         } catch {

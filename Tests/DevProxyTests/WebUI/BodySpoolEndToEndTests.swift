@@ -84,6 +84,46 @@ import TestSupport
             #expect(body["truncated"] as? Bool == true)
             #expect(Data(base64Encoded: body["base64"] as? String ?? "")?.count == 1 << 20)
         }
+
+        // The session opened again by `devproxy web FILE`: its bodies read from the directory; a
+        // copy without the directory answers 404 with the reason for those bodies only.
+        let copy = dir.file("copied.sqlite")
+        try FileManager.default.copyItem(atPath: dir.file("session.sqlite"), toPath: copy)
+        for (session, found) in [(dir.file("session.sqlite"), true), (copy, false)] {
+            let viewer = Process()
+            viewer.executableURL = URL(fileURLWithPath: Subprocess.devproxy)
+            viewer.arguments = ["web", session, "--web", "127.0.0.1:0"]
+            let out = Pipe()
+            viewer.standardOutput = out
+            viewer.standardError = FileHandle(forWritingAtPath: "/dev/null")
+            try viewer.run()
+            defer {
+                kill(viewer.processIdentifier, SIGKILL)
+                viewer.waitUntilExit()
+            }
+            var line = ""
+            let deadline = Date().addingTimeInterval(20)
+            while !line.hasPrefix("web ui:") && Date() < deadline && viewer.isRunning {
+                line = out.fileHandleForReading.readLine()
+            }
+            let url = String(line.dropFirst("web ui: ".count))
+            let viewerBase = String(url.prefix { $0 != "?" }.dropLast())
+            let viewerToken = String(url.split(separator: "=").last ?? "")
+            let id = try Self.flowID(base: viewerBase, token: viewerToken, url: origin.url("/big?mb=5"))
+            let saved = dir.file("viewed-body")
+            let answer = try Subprocess.run("curl", ["-sS", "-o", saved, "-w", "%{http_code}", "-H",
+                                                     "Authorization: Bearer \(viewerToken)",
+                                                     "\(viewerBase)/api/flows/\(id)/response/body?raw=1"], timeout: 30)
+            let got = (try? Data(contentsOf: URL(fileURLWithPath: saved))) ?? Data()
+            if found {
+                #expect(answer.stdout == "200" && got.count == 5 << 20, "\(answer.stdout) \(got.count)")
+            } else {
+                let reason = String(decoding: got, as: UTF8.self)
+                #expect(answer.stdout == "404", "\(answer.stdout) \(reason)")
+                #expect(reason.contains("is missing: a session keeps its bodies past 64 KiB beside it, in \(copy)-bodies/"),
+                        "\(reason)")
+            }
+        }
     }
 
     /// The id of the finished flow for `url`, waiting up to 30 s for the store to have it.
