@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import HTTP1
 
@@ -39,6 +40,44 @@ import Testing
         let input = Array(("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n" + body).utf8)
         for step in [input.count, 1, 7] {
             #expect(rejection(input, step: step) == 400, "fed \(step) bytes at a time")
+        }
+    }
+
+    /// Outcome of the chunked fuzz target's decoding (fuzz/Sources/FuzzChunked): its fixed head,
+    /// its limits (64-byte extensions, a 512-byte trailer block, 8 trailers), `body` fed `step`
+    /// bytes at a time.
+    private func chunkedOutcome(_ body: [UInt8], step: Int) -> String {
+        var parser = HTTP1RequestParser(limits: HTTP1Limits(maxChunkExtensionLength: 64, maxTrailerBlockSize: 512,
+                                                            maxTrailerCount: 8))
+        parser.feed(Array("POST /upload HTTP/1.1\r\nHost: fuzz\r\nTransfer-Encoding: chunked\r\n\r\n".utf8))
+        var offset = 0
+        do {
+            _ = try parser.next()
+            while true {
+                while let event = try parser.next() {
+                    if case .end(let trailers) = event { return "end \(trailers.count)" }
+                }
+                guard offset < body.count else { break }
+                parser.feed(body[offset..<min(body.count, offset + step)])
+                offset += step
+            }
+            return "incomplete"
+        } catch {
+            return "error \(error.status)"
+        }
+    }
+
+    /// fuzz/corpus/chunked/regression-trailer-block-over-limit (found by CI's fuzz run): after
+    /// the last chunk, ~620 bytes of trailer section with NULs, 0xFF and a bare LF before its
+    /// first CRLF, past the 512-byte limit. The verdict must not depend on where reads fall.
+    @Test func trailerBlockOverItsLimitWithInvalidBytesHasOneVerdict() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("fuzz/corpus/chunked/regression-trailer-block-over-limit")
+        let body = [UInt8](try Data(contentsOf: url))
+        let whole = chunkedOutcome(body, step: body.count)
+        for step in [1, 2, 7, 64, 511] {
+            #expect(chunkedOutcome(body, step: step) == whole, "fed \(step) bytes at a time")
         }
     }
 }
