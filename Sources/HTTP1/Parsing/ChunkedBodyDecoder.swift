@@ -63,13 +63,16 @@ struct ChunkedBodyDecoder: Sendable {
 
     /// Reads `chunk-size [ chunk-ext ] CRLF`, returning the size once the whole line is buffered.
     private mutating func readSizeLine(from buffer: inout InputBuffer) throws(HTTP1ParseError) -> UInt64? {
-        switch try scanner.scan(buffer, what: "chunk size line", side: side) {
+        switch scanner.scan(buffer) {
         case .incomplete(let pending):
             // Fail as soon as the line in progress is over its limits, not when it ends.
             var line = buffer[0..<pending]
             if line.last == ASCII.cr { line.removeLast() }
             _ = try checkSizeLine(line, complete: false)
             return nil
+        case .bareLF(let pending):
+            _ = try checkSizeLine(buffer[0..<pending], complete: false)
+            throw LineScanner.bareLF("chunk size line", side: side)
         case .line(let length):
             let size = try checkSizeLine(buffer[0..<length], complete: true)
             buffer.consume(length + 2)

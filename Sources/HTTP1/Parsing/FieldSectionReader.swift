@@ -33,21 +33,14 @@ struct FieldSectionReader: Sendable {
     /// - Throws: `HTTP1ParseError` for a malformed line or a section over its limits.
     mutating func read(from buffer: inout InputBuffer, side: MessageSide) throws(HTTP1ParseError) -> HTTPHeaders? {
         while true {
-            let scan: LineScanner.Scan
-            do {
-                scan = try scanner.scan(buffer, what: "header line", side: side)
-            } catch where error.code == .bareLF {
-                // A line ended by a bare LF is refused, but its bytes before the LF came first:
-                // a section already over its limit by then is "too large", as it is when the LF
-                // has not arrived yet. The verdict must not depend on where reads fall.
-                if let lf = buffer.firstOffset(of: ASCII.lf, from: 0) { try checkSize(byteCount + lf, side: side) }
-                throw error
-            }
-            switch scan {
+            switch scanner.scan(buffer) {
             case .incomplete(let pending):
                 // The line in progress will count at least `pending` bytes (the LF is still to come).
                 try checkSize(byteCount + pending, side: side)
                 return nil
+            case .bareLF(let pending):
+                try checkSize(byteCount + pending, side: side)
+                throw LineScanner.bareLF("header line", side: side)
             case .line(let length):
                 byteCount += length + 2
                 try checkSize(byteCount, side: side)

@@ -140,13 +140,16 @@ struct HTTP1MessageDecoder<Role: HTTP1MessageRole>: Sendable {
     private mutating func readStartLine() throws(HTTP1ParseError) -> Role.Line? {
         while true {
             let noun = side == .request ? "request line" : "status line"
-            switch try scanner.scan(buffer, what: noun, side: side) {
+            switch scanner.scan(buffer) {
             case .incomplete(let pending):
                 // A trailing CR may be the first half of the CRLF that ends a line of exactly the limit.
                 let length = pending > 0 && buffer[pending - 1] == ASCII.cr ? pending - 1 : pending
                 try checkStartLineLength(length, noun: noun)
                 if pending > 0 { try throwIfTruncated() }
                 return nil
+            case .bareLF(let pending):
+                try checkStartLineLength(pending, noun: noun)
+                throw LineScanner.bareLF(noun, side: side)
             case .line(let length):
                 // RFC 9112 §2.2: "a server that is expecting to receive and parse a request-line
                 // SHOULD ignore at least one empty line (CRLF) received prior to the request-line."

@@ -13,20 +13,26 @@ struct LineScanner: Sendable {
         case line(length: Int)
         /// No LF yet; `pending` bytes are buffered for the line so far.
         case incomplete(pending: Int)
+        /// An LF not preceded by CR after `pending` bytes. The caller checks those bytes as it
+        /// checks `.incomplete`'s, then refuses the line (`LineScanner.bareLF`): a line already
+        /// over its limit before the LF is too long, as it is while the LF has not arrived, so the
+        /// verdict does not depend on where reads fall.
+        case bareLF(pending: Int)
     }
 
     /// Looks for the next line at the front of `buffer`.
-    ///
-    /// - Throws: `.bareLF` when the LF found is not preceded by CR, naming `what` in the reason.
-    mutating func scan(_ buffer: InputBuffer, what: String, side: MessageSide) throws(HTTP1ParseError) -> Scan {
+    mutating func scan(_ buffer: InputBuffer) -> Scan {
         guard let lf = buffer.firstOffset(of: ASCII.lf, from: scanned) else {
             scanned = buffer.count
             return .incomplete(pending: buffer.count)
         }
         scanned = 0
-        guard lf > 0, buffer[lf - 1] == ASCII.cr else {
-            throw HTTP1ParseError(.bareLF, "\(what) ends in a bare LF without CR", side: side)
-        }
+        guard lf > 0, buffer[lf - 1] == ASCII.cr else { return .bareLF(pending: lf) }
         return .line(length: lf - 1)
+    }
+
+    /// The refusal of a line (`what`) that `.bareLF` ended.
+    static func bareLF(_ what: String, side: MessageSide) -> HTTP1ParseError {
+        HTTP1ParseError(.bareLF, "\(what) ends in a bare LF without CR", side: side)
     }
 }

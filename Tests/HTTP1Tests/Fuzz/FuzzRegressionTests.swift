@@ -43,6 +43,16 @@ import Testing
         }
     }
 
+    /// The start line's twin of the trailer case below: a request line over its 8 KiB limit
+    /// and ended by a bare LF was 400 (the bare LF) fed whole and 414 (too long) fed in pieces.
+    /// The line scanner now lets each reader check a line's bytes before refusing its bare LF.
+    @Test func overlongRequestLineWithBareLFIsOneVerdict() {
+        let input = Array(("GET /" + String(repeating: "a", count: 9_000) + " HTTP/1.1\nHost: a\r\n\r\n").utf8)
+        for step in [input.count, 1, 100, 8_192] {
+            #expect(rejection(input, step: step) == 414, "fed \(step) bytes at a time")
+        }
+    }
+
     /// Outcome of the chunked fuzz target's decoding (fuzz/Sources/FuzzChunked): its fixed head,
     /// its limits (64-byte extensions, a 512-byte trailer block, 8 trailers), `body` fed `step`
     /// bytes at a time.
