@@ -90,30 +90,12 @@ import TestSupport
         let copy = dir.file("copied.sqlite")
         try FileManager.default.copyItem(atPath: dir.file("session.sqlite"), toPath: copy)
         for (session, found) in [(dir.file("session.sqlite"), true), (copy, false)] {
-            let viewer = Process()
-            viewer.executableURL = URL(fileURLWithPath: Subprocess.devproxy)
-            viewer.arguments = ["web", session, "--web", "127.0.0.1:0"]
-            let out = Pipe()
-            viewer.standardOutput = out
-            viewer.standardError = FileHandle(forWritingAtPath: "/dev/null")
-            try viewer.run()
-            defer {
-                kill(viewer.processIdentifier, SIGKILL)
-                viewer.waitUntilExit()
-            }
-            var line = ""
-            let deadline = Date().addingTimeInterval(20)
-            while !line.hasPrefix("web ui:") && Date() < deadline && viewer.isRunning {
-                line = out.fileHandleForReading.readLine()
-            }
-            let url = String(line.dropFirst("web ui: ".count))
-            let viewerBase = String(url.prefix { $0 != "?" }.dropLast())
-            let viewerToken = String(url.split(separator: "=").last ?? "")
-            let id = try Self.flowID(base: viewerBase, token: viewerToken, url: origin.url("/big?mb=5"))
+            let viewer = try DevProxyViewer(session)
+            let id = try Self.flowID(base: viewer.base, token: viewer.token, url: origin.url("/big?mb=5"))
             let saved = dir.file("viewed-body")
             let answer = try Subprocess.run("curl", ["-sS", "-o", saved, "-w", "%{http_code}", "-H",
-                                                     "Authorization: Bearer \(viewerToken)",
-                                                     "\(viewerBase)/api/flows/\(id)/response/body?raw=1"], timeout: 30)
+                                                     "Authorization: Bearer \(viewer.token)",
+                                                     "\(viewer.base)/api/flows/\(id)/response/body?raw=1"], timeout: 30)
             let got = (try? Data(contentsOf: URL(fileURLWithPath: saved))) ?? Data()
             if found {
                 #expect(answer.stdout == "200" && got.count == 5 << 20, "\(answer.stdout) \(got.count)")

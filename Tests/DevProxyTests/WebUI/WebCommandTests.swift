@@ -28,35 +28,17 @@ import Testing
         let log = dir.write("flows.jsonl", [WebUIFlowsAPITests.line(id: "w1", host: "a.test"),
                                             WebUIFlowsAPITests.line(id: "w2", host: "b.test", status: 500)]
             .joined(separator: "\n") + "\n")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Subprocess.devproxy)
-        process.arguments = ["web", log, "--web", "127.0.0.1:0"]
-        let stdout = Pipe()
-        process.standardOutput = stdout
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try process.run()
-        defer {
-            // Children inherit a blocked SIGTERM: SIGKILL is the signal that always ends them.
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-        var line = ""
-        let deadline = Date().addingTimeInterval(20)
-        while !line.hasPrefix("web ui:") && Date() < deadline && process.isRunning {
-            line = stdout.fileHandleForReading.readLine()
-        }
-        let match = try #require(try Self.webLine.wholeMatch(in: line))
-        let base = "http://127.0.0.1:\(match.1)"
-        let flows = try Subprocess.run("curl", ["-sS", "--max-time", "10", "-H", "Authorization: Bearer \(match.2)",
-                                                base + "/api/flows?filter=~c%20500"])
+        let viewer = try DevProxyViewer(log)
+        let flows = try Subprocess.run("curl", ["-sS", "--max-time", "10", "-H", "Authorization: Bearer \(viewer.token)",
+                                                viewer.base + "/api/flows?filter=~c%20500"])
         let json = try JSONSerialization.jsonObject(with: Data(flows.stdout.utf8)) as? [String: Any]
         #expect(json?["total"] as? Int == 1)
         let replay = try Subprocess.run("curl", ["-sS", "--max-time", "10", "-o", "/dev/null", "-w", "%{http_code}",
-                                                 "-X", "POST", "-H", "Authorization: Bearer \(match.2)",
-                                                 base + "/api/flows/w1/replay"])
+                                                 "-X", "POST", "-H", "Authorization: Bearer \(viewer.token)",
+                                                 viewer.base + "/api/flows/w1/replay"])
         #expect(replay.stdout == "409")
-        let info = try Subprocess.run("curl", ["-sS", "--max-time", "10", "-H", "Authorization: Bearer \(match.2)",
-                                               base + "/api/info"])
+        let info = try Subprocess.run("curl", ["-sS", "--max-time", "10", "-H", "Authorization: Bearer \(viewer.token)",
+                                               viewer.base + "/api/info"])
         #expect(info.stdout.contains("\"mode\":\"viewer\""))
     }
 }

@@ -1,0 +1,39 @@
+import Foundation
+import TestSupport
+
+/// `devproxy web FILE --web 127.0.0.1:0` as a child process: the web UI over a saved session or
+/// flow log, with no proxy. Waits for its `web ui: URL` line; killed when released.
+final class DevProxyViewer {
+    private let process = Process()
+    /// `http://127.0.0.1:PORT`.
+    let base: String
+    /// The UI's token (the URL's `token=`).
+    let token: String
+
+    init(_ file: String) throws {
+        process.executableURL = URL(fileURLWithPath: Subprocess.devproxy)
+        process.arguments = ["web", file, "--web", "127.0.0.1:0"]
+        let stdout = Pipe()
+        process.standardOutput = stdout
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try process.run()
+        var line = ""
+        let deadline = Date().addingTimeInterval(20)
+        while !line.hasPrefix("web ui:") && Date() < deadline && process.isRunning {
+            line = stdout.fileHandleForReading.readLine()
+        }
+        guard let match = try? #/^web ui: (http://127\.0\.0\.1:\d+)/\?token=([0-9a-f]{32})$/#.wholeMatch(in: line) else {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            throw TestFailure("devproxy web \(file) printed no web ui line: \(line)")
+        }
+        base = String(match.1)
+        token = String(match.2)
+    }
+
+    deinit {
+        // Children inherit a blocked SIGTERM: SIGKILL is the signal that always ends them.
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+}
