@@ -22,12 +22,10 @@ struct BodyFiles: Sendable {
     /// The directory: the session's path with `-bodies`.
     let directory: String
 
+    /// The body files of the session at `sessionPath`.
     init(sessionPath: String) {
-        directory = Self.directory(forSession: sessionPath)
+        directory = sessionPath + "-bodies"
     }
-
-    /// Where the bodies of the session at `path` are kept.
-    static func directory(forSession path: String) -> String { path + "-bodies" }
 
     /// The file name of flow `sequence`'s `part` body.
     static func name(sequence: Int64, part: StoredBody.Part) -> String { "\(sequence)-\(part.rawValue).body" }
@@ -50,7 +48,7 @@ struct BodyFiles: Sendable {
 
     /// The path of file `name` for reading.
     /// - Throws: `SessionStoreError(.bodyFile)` for a name this store would never have written.
-    private func readablePath(of name: String) throws -> String {
+    func readablePath(of name: String) throws -> String {
         guard Self.isValidName(name) else {
             throw SessionStoreError(.bodyFile, "the session names a body file \"\(name)\", which is not one DevProxy writes")
         }
@@ -86,16 +84,15 @@ struct BodyFiles: Sendable {
     }
 
     /// Removes the directory and everything in it (a session deleted).
-    static func removeAll(forSession path: String) {
-        try? FileManager.default.removeItem(atPath: directory(forSession: path))
+    func removeAll() {
+        try? FileManager.default.removeItem(atPath: directory)
     }
 
-    /// Bytes the files of the session at `path` hold.
-    static func size(forSession path: String) -> Int {
-        let files = BodyFiles(sessionPath: path)
-        return files.names().reduce(0) { total, name in
+    /// Bytes the files hold.
+    func size() -> Int {
+        names().reduce(0) { total, name in
             var info = stat()
-            return total + (stat(files.path(of: name), &info) == 0 ? Int(info.st_size) : 0)
+            return total + (stat(path(of: name), &info) == 0 ? Int(info.st_size) : 0)
         }
     }
 
@@ -143,8 +140,8 @@ struct BodyFiles: Sendable {
     /// Registers `body_file(name)` on `database`: the bytes of body file `name` as a BLOB (NULL
     /// for a NULL name, a file that is gone, or a name DevProxy never writes), for `~b` filters
     /// over bodies kept as files.
-    static func register(on database: SQLiteDatabase, sessionPath: String) throws {
-        try database.createFunction("body_file", arguments: 1, context: Context(BodyFiles(sessionPath: sessionPath)), call)
+    func register(on database: SQLiteDatabase) throws {
+        try database.createFunction("body_file", arguments: 1, context: Context(self), Self.call)
     }
 
     private final class Context: Sendable {
@@ -161,12 +158,10 @@ struct BodyFiles: Sendable {
         }
         let files = Unmanaged<Context>.fromOpaque(sqlite3_user_data(context)).takeUnretainedValue().files
         // Read straight into memory SQLite owns and frees: a 64 MiB body is not copied twice.
-        let name = String(cString: text)
-        guard BodyFiles.isValidName(name) else {
+        guard let path = try? files.readablePath(of: String(cString: text)) else {
             sqlite3_result_null(context)
             return
         }
-        let path = files.path(of: name)
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             sqlite3_result_null(context)

@@ -63,7 +63,7 @@ public struct SessionDirectory: Sendable {
         let old = sessionPaths().filter { $0 != sparing }.dropFirst(max(keep - (sparing == nil ? 0 : 1), 0))
         for file in old {
             for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: file + suffix) }
-            BodyFiles.removeAll(forSession: file)
+            BodyFiles(sessionPath: file).removeAll()
         }
         return Array(old)
     }
@@ -75,7 +75,7 @@ public struct SessionDirectory: Sendable {
                 defer { store.close() }
                 return try? store.count()
             }
-            let size = ["", "-wal"].reduce(0) { $0 + Self.size(file + $1) } + BodyFiles.size(forSession: file)
+            let size = ["", "-wal"].reduce(0) { $0 + Self.size(file + $1) } + BodyFiles(sessionPath: file).size()
             return Entry(path: file, flowCount: count, size: size, modified: Self.modified(file))
         }
     }

@@ -28,7 +28,7 @@ extension SessionStore {
                     BodyExtent(stored: 0, size: 0, sha256: body.sha256, bytesAreText: true)
                 }
             }
-            let stored = try file.map { try BodyFiles(sessionPath: path).size(of: $0) }
+            let stored = try file.map { try bodyFiles.size(of: $0) }
                 ?? SQLiteBlob(database: database, table: "bodies", column: "data", rowid: rowid, readOnly: true).count
             var extent = BodyExtent(stored: stored, size: size, sha256: sha256, bytesAreText: bytesAreText)
             if hasText {
@@ -64,7 +64,7 @@ extension SessionStore {
         }
         guard hasText || !text else { return false }
         if !text, let file {
-            try BodyFiles(sessionPath: path).chunks(of: file, chunkSize: chunkSize, body)
+            try bodyFiles.chunks(of: file, chunkSize: chunkSize, body)
             return true
         }
         let blob = try SQLiteBlob(database: database, table: "bodies", column: text ? "text" : "data", rowid: rowid,

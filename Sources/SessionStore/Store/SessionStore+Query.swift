@@ -105,7 +105,7 @@ extension SessionStore {
                         row.string(5))
             }.first
             guard var (body, file) = found else { return try Self.emptyBody(of: id, part: part, in: database) }
-            if let file { body.bytes = try BodyFiles(sessionPath: path).read(file) }
+            if let file { body.bytes = try bodyFiles.read(file) }
             return body
         }
     }

@@ -18,6 +18,8 @@ public final class SessionStore: @unchecked Sendable {
     public let configuration: SessionStoreConfiguration
     /// True when opened with `readOnly`: lifecycle calls and `clear()` do nothing.
     public let isReadOnly: Bool
+    /// The files beside the session that hold its spooled bodies.
+    let bodyFiles: BodyFiles
 
     private let queue: WriteQueue
     private let writer: StoreWriter?
@@ -47,6 +49,7 @@ public final class SessionStore: @unchecked Sendable {
         self.configuration = configuration
         self.isReadOnly = readOnly
         self.removeOnClose = removeOnClose
+        bodyFiles = BodyFiles(sessionPath: path)
         queue = WriteQueue(capacity: configuration.queueCapacity, bodyBudget: configuration.queuedBodyBytes)
         if readOnly {
             let database = try SQLiteDatabase(path: path, readOnly: true)
@@ -54,7 +57,7 @@ public final class SessionStore: @unchecked Sendable {
             try Self.tuneReader(database, configuration: configuration)
             try MatchFunctions.register(on: database)
             try RecordDecoder.register(on: database)
-            try BodyFiles.register(on: database, sessionPath: path)
+            try bodyFiles.register(on: database)
             reader = database
             writer = nil
             return
@@ -70,10 +73,10 @@ public final class SessionStore: @unchecked Sendable {
         try Self.tuneReader(reader, configuration: configuration)
         try MatchFunctions.register(on: reader)
         try RecordDecoder.register(on: reader)
-        try BodyFiles.register(on: reader, sessionPath: path)
+        try bodyFiles.register(on: reader)
         self.reader = reader
         writer = StoreWriter(database: database, queue: queue, configuration: configuration,
-                             bodyFiles: BodyFiles(sessionPath: path),
+                             bodyFiles: bodyFiles,
                              notify: observers.deliver)
     }
 
@@ -244,7 +247,7 @@ public final class SessionStore: @unchecked Sendable {
         writer?.detach()
         if removeOnClose {
             for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path + suffix) }
-            BodyFiles.removeAll(forSession: path)
+            bodyFiles.removeAll()
         }
     }
 }

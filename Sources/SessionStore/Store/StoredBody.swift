@@ -36,10 +36,9 @@ public struct StoredBody: Sendable, Equatable {
     /// (`SessionStore.emptyBody`): the writer stores no row for it.
     static let empty = StoredBody(bytes: [], size: 0, sha256: emptySHA256, text: "")
 
-    /// Whether this is `StoredBody.empty` (nothing spooled).
-    var isEmptyAsStored: Bool {
-        size == 0 && bytes.isEmpty && spooled == nil && sha256 == Self.emptySHA256 && (text ?? "").isEmpty
-    }
+    /// Whether this is exactly `StoredBody.empty` (nothing spooled), which reads back the same
+    /// with no row.
+    var isEmptyAsStored: Bool { self == Self.empty }
 
     /// This body cut to `limit` bytes; size and hash still describe the whole.
     func limited(to limit: Int) -> StoredBody {
