@@ -70,6 +70,34 @@ import TestSupport
         #expect(afterClose.flows.count == 400, "records after close are dropped")
     }
 
+    /// `close` while other threads are recording waits for the write under way (lines gathered
+    /// for it included): the file holds whole lines only, and each thread's lines form a prefix
+    /// of what it recorded (nothing after a gap).
+    @Test func closeDuringWritesLeavesWholeLinesInOrder() throws {
+        let log = try JSONLinesFlowLog(path: dir.file("flows.jsonl"))
+        let started = DispatchSemaphore(value: 0)
+        DispatchQueue.concurrentPerform(iterations: 5) { thread in
+            guard thread < 4 else {
+                for _ in 0..<4 { started.wait() }
+                log.close()
+                return
+            }
+            for index in 0..<300 {
+                if index == 20 { started.signal() }
+                var flow = FlowSamples.get
+                flow.id = "t\(thread)-\(index)"
+                log.record(flow)
+            }
+        }
+        let read = try FlowLogReader.read(path: dir.file("flows.jsonl"))
+        #expect(read.problems.isEmpty)
+        #expect(read.flows.count >= 80)
+        for thread in 0..<4 {
+            let ids = read.flows.map(\.id).filter { $0.hasPrefix("t\(thread)-") }
+            #expect(ids == (0..<ids.count).map { "t\(thread)-\($0)" })
+        }
+    }
+
     @Test func tornAndCorruptLinesAreReportedByNumber() throws {
         let good = String(decoding: JSONLinesFlowLog.line(for: FlowSamples.get), as: UTF8.self)
         let path = dir.write("flows.jsonl", good + "{\"id\":\"x\"}\n" + "\n" + "not json\n" + good
