@@ -18,20 +18,19 @@ enum SessionCallbacks {
         nghttp2_session_callbacks_set_on_header_callback2(callbacks) { _, frame, name, value, flags, userData in
             let state = stateOf(userData)
             let stream = frame!.pointee.hd.stream_id
-            guard var block = state.incoming[stream] else { return 0 }
+            guard let block = state.incoming[stream] else { return 0 }
             let nameBuffer = nghttp2_rcbuf_get_buf(name), valueBuffer = nghttp2_rcbuf_get_buf(value)
             // Count before keeping anything: an HPACK bomb expands in the library's decoder one
             // field at a time (each capped), and is never accumulated here.
-            block.size += nameBuffer.len + valueBuffer.len + 32
-            if block.size > state.maxHeaderListSize {
-                block.tooLarge = true
-                block.fields = []
+            let newSize = block.size + nameBuffer.len + valueBuffer.len + 32
+            if newSize > state.maxHeaderListSize {
+                block.drop(size: newSize)
             } else {
                 let neverIndex = flags & UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue) != 0
-                block.fields.append(HTTP2Field(name: state.bytes(of: name!, nameBuffer),
-                                               value: state.bytes(of: value!, valueBuffer), neverIndex: neverIndex))
+                let field = HTTP2Field(name: state.bytes(of: name!, nameBuffer),
+                                       value: state.bytes(of: value!, valueBuffer), neverIndex: neverIndex)
+                block.append(field, size: newSize)
             }
-            state.incoming[stream] = block
             return 0
         }
         nghttp2_session_callbacks_set_on_invalid_header_callback(callbacks) { _, frame, name, nameLength, _, _, _, userData in

@@ -5,12 +5,40 @@ import CNGHTTP2
 /// which frees the `nghttp2_session` first, so the state outlives every callback.
 final class SessionState {
     /// A header block being received, between `on_begin_headers` and `on_frame_recv`.
-    struct IncomingBlock {
+    ///
+    /// A class, changed where it is: a struct copied out of `incoming` shared its field arrays
+    /// with the dictionary's copy, so each append copied the whole list, and changing it inside
+    /// the dictionary allocated an accessor frame per field. Its pseudo-header and regular fields
+    /// are kept apart as `HTTP2HeaderBlock` holds them.
+    final class IncomingBlock {
+        var pseudo: [HTTP2Field] = []
         var fields: [HTTP2Field] = []
         /// Name + value + 32 per field so far (RFC 9113 §6.5.2).
         var size = 0
         /// Whether `size` passed `maxHeaderListSize`: fields are no longer kept.
         var tooLarge = false
+
+        /// Keeps `field` (in its list, in wire order), `size` being the list's size with it.
+        func append(_ field: HTTP2Field, size: Int) {
+            self.size = size
+            if field.isPseudo {
+                if pseudo.capacity == 0 { pseudo.reserveCapacity(4) }
+                pseudo.append(field)
+            } else {
+                if fields.capacity == 0 { fields.reserveCapacity(12) }
+                fields.append(field)
+            }
+        }
+
+        /// The list passed `maxHeaderListSize` at `size`: nothing more is kept.
+        func drop(size: Int) {
+            self.size = size
+            tooLarge = true
+            pseudo = []
+            fields = []
+        }
+
+        var head: HTTP2HeaderBlock { HTTP2HeaderBlock(pseudo: pseudo, fields: fields) }
     }
 
     let isServer: Bool
@@ -72,7 +100,7 @@ final class SessionState {
 
     /// Turns a complete header block into the event its role and content say it is.
     func finishBlock(_ block: IncomingBlock, stream: Int32, isRequest: Bool, endStream: Bool) {
-        let head = HTTP2HeaderBlock(block.fields)
+        let head = block.head
         if isServer {
             append(isRequest ? .requestHead(stream: stream, head, endStream: endStream)
                              : .trailers(stream: stream, head.fields))
