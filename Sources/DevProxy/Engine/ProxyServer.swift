@@ -149,13 +149,22 @@ public final class ProxyServer: @unchecked Sendable {
         }
     }
 
-    var isStopping: Bool { state.withLock { $0.stopping } }
+    /// `state.stopping`, readable without the lock: every connection asks at every request, and
+    /// sixteen connections taking turns on `state` for it showed as 3 % of the proxy's CPU in
+    /// lock contention (perf of HTTP/1.1 keep-alive at 16 connections). Set inside the lock, when
+    /// `state.stopping` is, so a connection admitted before `stop` sees it at its next request.
+    private let stopping = Atomic<Bool>(false)
+
+    var isStopping: Bool { stopping.load(ordering: .acquiring) }
 
     /// Stops accepting, gives in-flight exchanges `shutdownGrace` to finish, cuts the rest
     /// (their flows are recorded as aborted), then closes the sinks.
     public func stop() {
         let alreadyStopping = state.withLock { state in
-            defer { state.stopping = true }
+            defer {
+                state.stopping = true
+                stopping.store(true, ordering: .releasing)
+            }
             return state.stopping
         }
         guard !alreadyStopping else { return }
