@@ -1,8 +1,10 @@
 import Foundation
 import HTTP1
 
-/// What an exchange needs to know about the client connection it runs on.
-struct ExchangeContext {
+/// What an exchange needs to know about the client connection it runs on. A class: the exchange's
+/// parts (transfer, relay, legs) each hold it, and a struct of a dozen strings was copied, with a
+/// reference count for each, every time one of them was made (six times per HTTP/1.1 request).
+final class ExchangeContext {
     let server: ProxyServer
     let connection: ClientConnection
     let client: MessageReader<HTTP1RequestParser>
@@ -13,16 +15,27 @@ struct ExchangeContext {
     let signer: Flow.SignerInfo?
     let persona: String?
 
+    init(server: ProxyServer, connection: ClientConnection, client: MessageReader<HTTP1RequestParser>,
+         clientAddress: String, mode: Flow.Mode, clientTLS: Flow.TLSInfo.ClientSide?, signer: Flow.SignerInfo?,
+         persona: String?) {
+        self.server = server
+        self.connection = connection
+        self.client = client
+        self.clientAddress = clientAddress
+        self.mode = mode
+        self.clientTLS = clientTLS
+        self.signer = signer
+        self.persona = persona
+    }
+
     var configuration: ProxyConfiguration { server.configuration }
 
-    /// A new flow for this connection.
-    func draft(host: String, port: Int) -> FlowDraft {
-        var draft = FlowDraft(client: clientAddress, listener: connection.listenerInfo, mode: mode, host: host, port: port)
-        draft.flow.signer = signer
-        draft.flow.persona = persona
-        if let clientTLS { draft.flow.tls = Flow.TLSInfo(client: clientTLS, upstream: nil) }
-        if configuration.insecureUpstream && mode == .https { draft.flow.insecureUpstream = true }
-        return draft
+    /// A new flow for this connection, with its request head and HTTP/2 stream when known.
+    func draft(host: String, port: Int, request: Flow.Request? = nil, h2: Flow.HTTP2Info? = nil) -> FlowDraft {
+        FlowDraft(client: clientAddress, listener: connection.listenerInfo, mode: mode, host: host, port: port,
+                  tls: clientTLS.map { Flow.TLSInfo(client: $0, upstream: nil) }, request: request, signer: signer,
+                  persona: persona, insecureUpstream: configuration.insecureUpstream && mode == .https ? true : nil,
+                  h2: h2)
     }
 
     /// Sends bytes to the client, ignoring failure (the client may already be gone; the flow

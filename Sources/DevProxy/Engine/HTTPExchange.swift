@@ -17,17 +17,17 @@ struct HTTPExchange {
 
     /// Runs the exchange.
     func run() -> Bool {
-        var draft = context.draft(host: destination.host, port: destination.port)
+        let request = HTTPRequest(head, scheme: destination.tls ? "https" : "http", authority: destination.hostHeader,
+                                  path: destination.pathAndQuery)
+        let version = head.version.description
+        var draft = context.draft(host: destination.host, port: destination.port,
+                                  request: Flow.Request(request, url: destination.url, httpVersion: version,
+                                                        redact: context.configuration.redactHeaders))
         if let replay {
             draft.flow.id = replay.id
             draft.flow.replayOf = replay.original
         }
-        let request = HTTPRequest(head, scheme: destination.tls ? "https" : "http", authority: destination.hostHeader,
-                                  path: destination.pathAndQuery)
-        let version = head.version.description
-        draft.flow.request = Flow.Request(request, url: destination.url, httpVersion: version,
-                                          redact: context.configuration.redactHeaders)
-        defer { context.server.emit(draft.finished()) }
+        defer { context.server.emit(draft.takeFinished()) }
         context.server.started(draft.flow)
         let recorder = ExchangeRecorder(request: request, bodyLimit: context.configuration.bodyLimit,
                                         spool: context.configuration.bodySpool, grpcView: false)

@@ -201,12 +201,12 @@ public final class ProxyServer: @unchecked Sendable {
     }
 
     /// The request head of `flow` is known: sinks that show running flows get it now.
-    func started(_ flow: Flow) {
+    func started(_ flow: borrowing Flow) {
         for sink in lifecycleSinks { sink.started(flow) }
     }
 
     /// The response head of `flow` is known.
-    func responded(_ flow: Flow) {
+    func responded(_ flow: borrowing Flow) {
         for sink in lifecycleSinks { sink.responded(flow) }
     }
 

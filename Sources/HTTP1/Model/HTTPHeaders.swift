@@ -33,7 +33,8 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     /// The value of the first field named `name`, or nil.
     public subscript(name: String) -> String? {
-        fields.first { $0.name.equalsCaseInsensitive(name) }?.value
+        for index in fields.indices where fields[index].name.equalsCaseInsensitive(name) { return fields[index].value }
+        return nil
     }
 
     /// The values of every field named `name`, in order; empty when there is none.
@@ -43,7 +44,21 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
 
     /// Whether at least one field is named `name`.
     public func contains(_ name: String) -> Bool {
-        fields.contains { $0.name.equalsCaseInsensitive(name) }
+        containsName { $0.equalsCaseInsensitive(name) }
+    }
+
+    /// Whether any field's name satisfies `test`, read in place (iterating the fields copies each,
+    /// a reference count for its name and value).
+    func containsName(where test: (String) -> Bool) -> Bool {
+        for index in fields.indices where test(fields[index].name) { return true }
+        return false
+    }
+
+    /// Calls `body` with the value of each field named `name`, read in place.
+    func forEachValue(named name: String, _ body: (_ name: String, _ value: String) -> Void) {
+        for index in fields.indices where fields[index].name.equalsCaseInsensitive(name) {
+            body(fields[index].name, fields[index].value)
+        }
     }
 
     /// Makes room for `capacity` fields in all, so adding up to that many does not reallocate.
@@ -99,12 +114,14 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     /// The persistence and expectation checks run on every message; this asks without building
     /// the element list or lower-cased copies.
     public func hasListElement(_ name: String, _ token: String) -> Bool {
-        var token = token
-        return token.withUTF8 { token in
-            fields.contains { field in
-                field.name.equalsCaseInsensitive(name)
-                    && !Self.forEachListElement(of: field.value) { !ASCII.equalsCaseInsensitive($0, token) }
+        token.withUTF8Bytes { token in
+            // By index: iterating copies each field out, a reference count for its name and value.
+            for index in fields.indices where fields[index].name.equalsCaseInsensitive(name) {
+                if !Self.forEachListElement(of: fields[index].value, { !ASCII.equalsCaseInsensitive($0, token) }) {
+                    return true
+                }
             }
+            return false
         }
     }
 
@@ -115,8 +132,7 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
     /// this on every message.
     @discardableResult
     static func forEachListElement(of value: String, _ visit: (UnsafeBufferPointer<UInt8>) -> Bool) -> Bool {
-        var value = value
-        return value.withUTF8 { utf8 in
+        value.withUTF8Bytes { utf8 in
             var start = 0
             while start < utf8.count {
                 var end = start

@@ -111,6 +111,17 @@ extension String {
     }
 }
 
+extension String {
+    /// Calls `body` with the string's UTF-8 bytes: in place for a native or small string (no copy,
+    /// no reference count taken, unlike `var copy = self; copy.withUTF8`), through a copy otherwise.
+    @inline(__always)
+    func withUTF8Bytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        if let result = try utf8.withContiguousStorageIfAvailable(body) { return result }
+        var copy = self
+        return try copy.withUTF8(body)
+    }
+}
+
 extension Collection<UInt8> {
     /// Whether these bytes and `other` are the same, ignoring the case of ASCII letters.
     func equalsCaseInsensitive(_ other: some Collection<UInt8>) -> Bool {

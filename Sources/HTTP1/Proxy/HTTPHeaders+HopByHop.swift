@@ -7,8 +7,7 @@ extension HTTPHeaders {
     /// Proxy-Authorization and Proxy-Authenticate (§11.7) are meant for this proxy alone.
     /// (Dispatched on length first: this runs for every field of every relayed message.)
     public static func isAlwaysHopByHop(_ name: String) -> Bool {
-        var name = name
-        return name.withUTF8(isAlwaysHopByHop)
+        name.withUTF8Bytes(isAlwaysHopByHop)
     }
 
     static func isAlwaysHopByHop(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
@@ -34,15 +33,15 @@ extension HTTPHeaders {
     ///   `Connection: upgrade` so the next hop still sees the request or the 101 response.
     public mutating func removeHopByHop(relayingUpgrade: Bool = false) {
         // Most messages carry no hop-by-hop field at all: one pass tells, and nothing is built.
-        guard contains(where: { Self.isAlwaysHopByHop($0.name) }) else { return }
+        guard containsName(where: Self.isAlwaysHopByHop) else { return }
         // Connection usually names only options (`keep-alive`, `close`) or fields removed anyway;
         // the other names it lists are collected, and `upgrade` noted.
         var namedFields: [String] = []
         var asksToUpgrade = false
         var connectionName: String?
-        for field in self where field.name.equalsCaseInsensitive("Connection") {
-            connectionName = connectionName ?? field.name
-            HTTPHeaders.forEachListElement(of: field.value) { element in
+        forEachValue(named: "Connection") { name, value in
+            connectionName = connectionName ?? name
+            HTTPHeaders.forEachListElement(of: value) { element in
                 if ASCII.equalsCaseInsensitive(element, "upgrade") { asksToUpgrade = true }
                 if !Self.isAlwaysHopByHop(element) { namedFields.append(String(decoding: element, as: UTF8.self)) }
                 return true

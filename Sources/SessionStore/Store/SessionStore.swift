@@ -113,31 +113,24 @@ public final class SessionStore: @unchecked Sendable {
     // MARK: Lifecycle (never waits)
 
     /// The request head is known. Queued; returns at once.
-    public func started(_ record: FlowRecord) {
+    public func started(_ record: consuming FlowRecord) {
         offer(.flow(record, phase: .started, json: nil, bodies: nil))
     }
 
     /// The response head is known. Queued; returns at once.
-    public func responded(_ record: FlowRecord) {
+    public func responded(_ record: consuming FlowRecord) {
         offer(.flow(record, phase: .responded, json: nil, bodies: nil))
-    }
-
-    /// `started` or `responded` (`phase`) of flow `id`, whose record the writer thread makes with
-    /// `record` only if it writes the step: a flow that finishes within the writer's batch
-    /// never has it made. `record` must capture a snapshot of the flow, not a live reference.
-    public func step(_ phase: FlowPhase, id: String, record: @escaping @Sendable () -> FlowRecord) {
-        offer(.step(FlowStep(id: id, phase: phase, make: record)))
     }
 
     /// The flow is over: its summary, its record as the flow log writes it, and its bodies
     /// (each cut to `configuration.bodyLimit`). Queued; returns at once.
-    public func finished(_ record: FlowRecord, json: String, bodies: FlowBodies) {
+    public func finished(_ record: consuming FlowRecord, json: String, bodies: consuming FlowBodies) {
         offer(.flow(record, phase: .finished, json: FlowJSON(json), bodies: bodies))
     }
 
     /// `finished(_:json:bodies:)` with the JSON as the flow log's line (its bytes, ending in a
     /// newline or not): kept as it is, not copied into a string.
-    public func finished(_ record: FlowRecord, jsonLine: [UInt8], bodies: FlowBodies) {
+    public func finished(_ record: consuming FlowRecord, jsonLine: [UInt8], bodies: consuming FlowBodies) {
         offer(.flow(record, phase: .finished, json: FlowJSON(line: jsonLine), bodies: bodies))
     }
 

@@ -12,7 +12,8 @@ enum StoreEvent: Sendable {
     case clear
 
     /// A lifecycle step of `record`.
-    static func flow(_ record: FlowRecord, phase: FlowPhase, json: FlowJSON?, bodies: FlowBodies?) -> StoreEvent {
+    static func flow(_ record: consuming FlowRecord, phase: FlowPhase, json: FlowJSON?,
+                     bodies: consuming FlowBodies?) -> StoreEvent {
         .step(FlowStep(record: record, phase: phase, json: json, bodies: bodies))
     }
 
@@ -26,48 +27,23 @@ enum StoreEvent: Sendable {
     }
 }
 
-/// A flow as one lifecycle step left it (`StoreEvent.step`).
-///
-/// A `started` or `responded` step from the proxy brings a way to make its record rather than
-/// the record: the writer makes it only when it writes the step, and most such steps it never
-/// writes (a short flow's `finished` shares their batch). The connection's thread then spends a
-/// closure on the step instead of a record with its header blocks (docs/performance.md, "Run 15").
+/// A flow as one lifecycle step left it (`StoreEvent.step`). A `started` or `responded` step
+/// that a later `finished` of the same flow makes stale within the writer's batch is not written
+/// (`StoreWriter.kept`).
 final class FlowStep: Sendable {
     let id: String
     let phase: FlowPhase
+    let record: FlowRecord
     /// The flow log's JSON record; with `finished` only.
     let json: FlowJSON?
     let bodies: FlowBodies?
-    private let source: Source
-
-    private enum Source {
-        case given(FlowRecord)
-        case made(@Sendable () -> FlowRecord)
-    }
 
     init(record: FlowRecord, phase: FlowPhase, json: FlowJSON?, bodies: FlowBodies?) {
         id = record.summary.id
-        source = .given(record)
+        self.record = record
         self.phase = phase
         self.json = json
         self.bodies = bodies
-    }
-
-    /// A step without JSON or bodies whose record `make` returns when the writer needs it.
-    init(id: String, phase: FlowPhase, make: @escaping @Sendable () -> FlowRecord) {
-        self.id = id
-        source = .made(make)
-        self.phase = phase
-        json = nil
-        bodies = nil
-    }
-
-    /// The step's record (made now, for a step given a maker).
-    var record: FlowRecord {
-        switch source {
-        case .given(let record): return record
-        case .made(let make): return make()
-        }
     }
 }
 

@@ -70,14 +70,16 @@ extension HTTP2ProxyConnection {
 
     /// A request head arrived: record it, then answer it here or send it to the origin.
     private func startExchange(stream: Int32, head: HTTP2HeaderBlock, endStream: Bool) {
-        var draft = context.draft(host: host, port: port)
-        draft.flow.h2 = Flow.HTTP2Info(streamID: Int(stream), connectionID: connectionID, upstreamStreamID: nil)
         let request = HTTPRequest(head)
         let authority = request.authority ?? (port == 443 ? host : "\(host):\(port)")
         let url = "\(request.scheme ?? (cleartext ? "http" : "https"))://\(authority)\(request.path ?? "")"
-        draft.flow.request = Flow.Request(request, url: url, httpVersion: "HTTP/2",
-                                          redact: context.configuration.redactHeaders)
-        let exchange = HTTP2StreamExchange(clientStream: stream, draft: draft, requestHead: head, request: request,
+        let draft = context.draft(host: host, port: port,
+                                  request: Flow.Request(request, url: url, httpVersion: "HTTP/2",
+                                                        redact: context.configuration.redactHeaders),
+                                  h2: Flow.HTTP2Info(streamID: Int(stream), connectionID: connectionID, upstreamStreamID: nil))
+        // Here, not from the exchange: a flow read out of a class is copied for the call.
+        server.started(draft.flow)
+        let exchange = HTTP2StreamExchange(clientStream: stream, draft: consume draft, requestHead: head, request: request,
                                            bodyLimit: context.configuration.bodyLimit,
                                            spool: context.configuration.bodySpool)
         exchange.requestEnded = endStream
@@ -87,7 +89,6 @@ extension HTTP2ProxyConnection {
             exchange.draft.flow.pinset = Flow.PinSetInfo(rewritten: false, note: "not rewritten: no response")
         }
         streams[stream] = exchange
-        server.started(draft.flow)
         if !server.localRoutes.isEmpty {
             let request = LocalRequest(request, url: url, httpVersion: "HTTP/2")
             if let route = server.localRoute(for: request) {

@@ -92,7 +92,6 @@ final class HTTP2StreamExchange {
     /// Completes the flow record: bodies, trailers, timings.
     func finish(redact: [String]) -> Flow {
         recorder.finish(into: &draft, redact: redact)
-        let record = draft
-        return record.finished()
+        return draft.takeFinished()
     }
 }
