@@ -1,5 +1,6 @@
 import CertAuthority
 import Foundation
+import HTTP1
 
 /// A byte-level JSON writer for flow records: the flow log writes one record per exchange on
 /// the hot path, and JSONEncoder took a third of the proxy's CPU doing it. The output is the
@@ -21,8 +22,7 @@ struct FlowJSONWriter {
     mutating func append(_ byte: UInt8) { output.append(byte) }
 
     mutating func string(_ value: String) {
-        var value = value
-        value.withUTF8 { utf8 in
+        value.withUTF8Bytes { utf8 in
             // Most strings need no escaping: copy them whole, straight from their UTF-8 storage.
             guard Self.needsEscaping(utf8) else {
                 output.appendQuoted(UnsafeRawBufferPointer(utf8))

@@ -114,8 +114,8 @@ extension String {
 extension String {
     /// Calls `body` with the string's UTF-8 bytes: in place for a native or small string (no copy,
     /// no reference count taken, unlike `var copy = self; copy.withUTF8`), through a copy otherwise.
-    @inline(__always)
-    func withUTF8Bytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+    @inlinable @inline(__always)
+    public func withUTF8Bytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
         if let result = try utf8.withContiguousStorageIfAvailable(body) { return result }
         var copy = self
         return try copy.withUTF8(body)

@@ -5,12 +5,21 @@ extension HTTP2Field {
     ///   visible ASCII or with a colon past the first byte, a value with NUL, CR or LF or with
     ///   whitespace at either end (RFC 9113 §8.2.1), or a connection-specific field (§8.2.2).
     func checkedForSending() throws(HTTP2Error) -> HTTP2Field {
-        // Every field of every relayed head passes here: byte loops, and a copy of the name only
-        // when it has an uppercase letter (received h2 names never do).
         var field = self
-        if name.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) {
-            field.name = name.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
-        }
+        if hasUppercaseName { field.name = name.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 } }
+        try field.checkLowercased()
+        return field
+    }
+
+    /// Whether the name has an ASCII uppercase letter (received h2 names never do).
+    var hasUppercaseName: Bool {
+        name.contains { $0 >= 0x41 && $0 <= 0x5A }
+    }
+
+    /// The checks of `checkedForSending` on a field whose name is lowercase already.
+    func checkLowercased() throws(HTTP2Error) {
+        // Every field of every relayed head passes here: byte loops, nothing copied.
+        let field = self
         guard let first = field.name.first else { throw HTTP2Error(.invalidField, "empty field name") }
         var index = 0
         for byte in field.name {
@@ -34,7 +43,6 @@ extension HTTP2Field {
         if field.hasName("te") && !value.elementsEqual("trailers".utf8) {
             throw HTTP2Error(.invalidField, "'te' may only be 'trailers' in HTTP/2")
         }
-        return field
     }
 
     /// Fields that exist only for HTTP/1.1 connections; RFC 9113 §8.2.2 makes them malformed in
@@ -65,19 +73,53 @@ extension HTTP2HeaderBlock {
     ///   pseudo-header ones or the reverse, or (with `allowPseudo` false, for trailers) any
     ///   pseudo-header field.
     func checkedForSending(allowPseudo: Bool = true) throws(HTTP2Error) -> [HTTP2Field] {
-        var result: [HTTP2Field] = []
-        result.reserveCapacity(pseudo.count + fields.count)
-        for field in pseudo {
-            guard allowPseudo else { throw HTTP2Error(.invalidField, "pseudo-header field '\(field.nameString)' in trailers") }
-            guard field.isPseudo else { throw HTTP2Error(.invalidField, "'\(field.nameString)' is not a pseudo-header field") }
-            result.append(try field.checkedForSending())
-        }
-        for field in fields {
-            guard !field.isPseudo else {
-                throw HTTP2Error(.invalidField, "pseudo-header field '\(field.nameString)' after regular fields")
-            }
-            result.append(try field.checkedForSending())
-        }
+        let block = try checkedBlockForSending(allowPseudo: allowPseudo)
+        return block.pseudo + block.fields
+    }
+
+    /// `checkedForSending` as a block: this one when every name is lowercase already (as a
+    /// relayed h2 head's are), so nothing is copied; the fields are checked where they are.
+    func checkedBlockForSending(allowPseudo: Bool = true) throws(HTTP2Error) -> HTTP2HeaderBlock {
+        // Through buffer pointers: subscripting the arrays copies each field out.
+        // Both parts are checked whatever the first says (its lowercasing decides nothing yet).
+        let pseudoLowercased = try pseudo.withUnsafeBufferPointer {
+            Self.check($0, asPseudo: true, allowPseudo: allowPseudo)
+        }.get()
+        let fieldsLowercased = try fields.withUnsafeBufferPointer {
+            Self.check($0, asPseudo: false, allowPseudo: allowPseudo)
+        }.get()
+        let lowercased = pseudoLowercased || fieldsLowercased
+        guard lowercased else { return self }
+        var result = HTTP2HeaderBlock(pseudo: [], fields: [])
+        result.pseudo.reserveCapacity(pseudo.count)
+        result.fields.reserveCapacity(fields.count)
+        for field in pseudo { result.pseudo.append(try field.checkedForSending()) }
+        for field in fields { result.fields.append(try field.checkedForSending()) }
         return result
+    }
+
+    /// Checks one part of a block (`asPseudo`: the pseudo-header fields); true when a name needs
+    /// lowercasing (such a field is checked once lowercased).
+    private static func check(_ part: UnsafeBufferPointer<HTTP2Field>, asPseudo: Bool,
+                              allowPseudo: Bool) -> Result<Bool, HTTP2Error> {
+        var lowercased = false
+        for index in part.indices {
+            if asPseudo && !allowPseudo {
+                return .failure(HTTP2Error(.invalidField, "pseudo-header field '\(part[index].nameString)' in trailers"))
+            }
+            if asPseudo && !part[index].isPseudo {
+                return .failure(HTTP2Error(.invalidField, "'\(part[index].nameString)' is not a pseudo-header field"))
+            }
+            if !asPseudo && part[index].isPseudo {
+                return .failure(HTTP2Error(.invalidField,
+                                           "pseudo-header field '\(part[index].nameString)' after regular fields"))
+            }
+            if part[index].hasUppercaseName {
+                lowercased = true
+            } else {
+                do { try part[index].checkLowercased() } catch { return .failure(error) }
+            }
+        }
+        return .success(lowercased)
     }
 }

@@ -19,9 +19,9 @@ extension HTTP2Session {
         guard nghttp2_session_check_request_allowed(handle) != 0 else {
             throw HTTP2Error(.submitRefused, "no new stream allowed (GOAWAY sent or received, or stream ids spent)")
         }
-        let fields = try head.checkedForSending()
+        let block = try head.checkedBlockForSending()
         var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: SessionCallbacks.readData)
-        let stream = withNameValueList(fields) { list, count in
+        let stream = withNameValueList(block.pseudo, block.fields) { list, count in
             endStream ? nghttp2_submit_request(handle, nil, list, count, nil, nil)
                       : nghttp2_submit_request(handle, nil, list, count, &provider, nil)
         }
@@ -37,16 +37,16 @@ extension HTTP2Session {
     ///   `.submitRefused` (client role, stream closed or unknown).
     public func submitResponse(stream: Int32, _ head: HTTP2HeaderBlock, endStream: Bool) throws(HTTP2Error) {
         guard role == .server else { throw HTTP2Error(.submitRefused, "a client session cannot send responses") }
-        let fields = try head.checkedForSending()
+        let block = try head.checkedBlockForSending()
         if let status = head.status, (100..<200).contains(status) {
             guard !endStream else { throw HTTP2Error(.invalidState, "an informational response cannot end the stream") }
-            let rv = withNameValueList(fields) { list, count in
+            let rv = withNameValueList(block.pseudo, block.fields) { list, count in
                 nghttp2_submit_headers(handle, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, nil, list, count, nil)
             }
             return try check(rv, "informational response on stream \(stream)")
         }
         var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: SessionCallbacks.readData)
-        let rv = withNameValueList(fields) { list, count in
+        let rv = withNameValueList(block.pseudo, block.fields) { list, count in
             endStream ? nghttp2_submit_response(handle, stream, list, count, nil)
                       : nghttp2_submit_response(handle, stream, list, count, &provider)
         }
