@@ -170,17 +170,14 @@ final class StoreWriter: @unchecked Sendable {
             // `coalesced` reads every line before a batch is applied; one given here directly is read the same way.
             if let resolved = readingLine(event) { try apply(resolved, to: &changes) }
         case .step(let step):
-            var record = step.record
+            // The step's record and bodies are read where they are, not copied (a copy of a
+            // record counts a reference for each of its ~25 strings, and again to let it go).
             var bodies = step.bodies
-            if let spooled = bodies {
-                let (kept, shed) = Self.shedIncompleteSpools(spooled)
-                bodies = kept
-                if shed > 0 {
-                    queue.countDroppedBodies(shed)
-                    record.summary.bodiesDropped = true
-                }
-            }
-            guard var summary = try upsert(record, phase: step.phase) else { return }
+            var shed = 0
+            if bodies != nil { shed = Self.shedIncompleteSpools(&bodies!) }
+            if shed > 0 { queue.countDroppedBodies(shed) }
+            let record = step.record
+            guard var summary = try upsert(record.summary, phase: step.phase, bodiesDropped: shed > 0) else { return }
             let sequence = summary.sequence
             let blocks = record.headerBlocks
             let host = record.summary.host
@@ -232,8 +229,8 @@ final class StoreWriter: @unchecked Sendable {
     /// did not expect (an id already stored, a row gone) does it run the full upsert. SQLite's
     /// `ON CONFLICT DO UPDATE … RETURNING` cost ~75k instructions a row (an ephemeral table for
     /// `RETURNING`, the conflict probe; callgrind, docs/performance.md).
-    private func upsert(_ record: FlowRecord, phase: FlowPhase) throws -> FlowSummary? {
-        let s = record.summary
+    /// - Parameter bodiesDropped: set on the stored row whatever `s` says (its bodies were shed).
+    private func upsert(_ s: FlowSummary, phase: FlowPhase, bodiesDropped: Bool) throws -> FlowSummary? {
         var values: [SQLValue] = []
         values.reserveCapacity(23)
         values += [
@@ -241,7 +238,7 @@ final class StoreWriter: @unchecked Sendable {
             .text(s.host), .int(s.status), .string(s.httpVersion), .text(s.mode), .string(s.errorKind),
             .string(s.contentType), .string(s.requestContentType), .int(s.requestSize), .int(s.responseSize),
             .double(s.durationMs), .string(s.persona), .string(s.signerEmail), .string(s.signerSerial),
-            .string(s.verdict), .bool(s.isWebSocket), .bool(s.isTunnel), .bool(s.bodiesDropped),
+            .string(s.verdict), .bool(s.isWebSocket), .bool(s.isTunnel), .bool(s.bodiesDropped || bodiesDropped),
         ]
         var written: Int64?
         if let known = runningSequences[s.id] {
@@ -267,13 +264,13 @@ final class StoreWriter: @unchecked Sendable {
         }
         var summary = s
         summary.sequence = sequence
+        if bodiesDropped { summary.bodiesDropped = true }
         return summary
     }
 
-    /// `bodies` without the spool files the spool's disk budget cut short (those keep the flow
-    /// log's part, as when nothing is spooled), and how many that was: shed bodies, counted.
-    private static func shedIncompleteSpools(_ bodies: FlowBodies) -> (FlowBodies, Int) {
-        var bodies = bodies
+    /// Takes from `bodies` the spool files the spool's disk budget cut short (those keep the flow
+    /// log's part, as when nothing is spooled); how many that was: shed bodies, counted.
+    private static func shedIncompleteSpools(_ bodies: inout FlowBodies) -> Int {
         var shed = 0
         if bodies.request?.spooled?.isComplete == false {
             bodies.request?.spooled = nil
@@ -283,7 +280,7 @@ final class StoreWriter: @unchecked Sendable {
             bodies.response?.spooled = nil
             shed += 1
         }
-        return (bodies, shed)
+        return shed
     }
 
     /// Stores a body: as TEXT when its bytes are its text (one copy, searched as a C string),
