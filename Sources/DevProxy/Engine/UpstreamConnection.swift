@@ -208,7 +208,7 @@ final class UpstreamPool: @unchecked Sendable {
         guard tls, http2 || alpn != nil else { return try connect(host: host, port: port, tls: tls, key: key, alpn: alpn, dial: dial) }
         let offer = alpn ?? ["http/1.1"]
         let other: [String]? = offer.contains("h2") ? (offer.contains("http/1.1") ? nil : ["http/1.1"]) : (http2 ? ["h2"] : nil)
-        if let remembered = alpnMemory.fallback(for: key), let other {
+        if let remembered = alpnMemory.fallback(for: key), other != nil {
             // The origin needed the fallback last time: offer it first this time.
             let known: [String] = remembered.map { [$0] } ?? offer
             return try connect(host: host, port: port, tls: tls, key: key, alpn: known, dial: dial)

@@ -104,7 +104,7 @@ extension SessionStore {
                 return (StoredBody(bytes: bytes, size: row.int(0) ?? bytes.count, sha256: row.string(1), text: text),
                         row.string(5))
             }.first
-            guard var (body, file) = found else { return try Self.emptyBody(of: id, part: part, in: database) }
+            guard case (var body, let file)? = found else { return try Self.emptyBody(of: id, part: part, in: database) }
             if let file { body.bytes = try bodyFiles.read(file) }
             return body
         }
