@@ -1,4 +1,5 @@
-// One-line wrappers over getsockopt/setsockopt with constants from the kernel's headers.
+// One-line wrappers over system calls with constants from the kernel's headers or GNU extensions.
+#define _GNU_SOURCE
 #include "CSystem.h"
 
 #ifdef __linux__
@@ -6,6 +7,7 @@
 #include <linux/netfilter_ipv6/ip6_tables.h>
 #include <linux/in.h>
 #include <linux/in6.h>
+#include <fcntl.h>
 
 // SOL_IP and SOL_IPV6 are the protocol numbers (IPPROTO_IP, IPPROTO_IPV6) on Linux.
 
@@ -20,5 +22,8 @@ int CSystem_setTransparentIPv4(int fd, int on) {
 }
 int CSystem_setTransparentIPv6(int fd, int on) {
     return setsockopt(fd, IPPROTO_IPV6, IPV6_TRANSPARENT, &on, sizeof on);
+}
+int CSystem_openDirectForWriting(const char *path) {
+    return open(path, O_WRONLY | O_DIRECT | O_CLOEXEC);
 }
 #endif

@@ -17,6 +17,10 @@ int CSystem_originalDestinationIPv6(int fd, void *address, socklen_t *length);
 // address is the original destination).
 int CSystem_setTransparentIPv4(int fd, int on);
 int CSystem_setTransparentIPv6(int fd, int on);
+
+// open(path, O_WRONLY | O_DIRECT | O_CLOEXEC): writes that bypass the page cache. O_DIRECT is a
+// GNU extension the Glibc module does not export (its value differs between architectures).
+int CSystem_openDirectForWriting(const char *path);
 #endif
 
 #endif

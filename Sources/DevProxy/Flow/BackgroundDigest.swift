@@ -22,7 +22,8 @@ final class BackgroundDigest: @unchecked Sendable {
     private var spoolRequired = 0
     /// Spool bytes not written yet (on the queue): one write() per `stagingBytes` instead of one
     /// per relayed read, and ending on a page boundary, so ext4 does not zero the rest of a fresh
-    /// block for each write that ends inside it (that zeroing was a fifth of the spool's cost).
+    /// block for each write that ends inside it (that zeroing was a fifth of the spool's cost), and
+    /// from a page-aligned buffer, so that `SpoolFile` can write them around the page cache.
     private var staged: UnsafeMutableRawBufferPointer?
     private var stagedCount = 0
     private let queue = DispatchQueue(label: "devproxy.body-digest")
@@ -102,7 +103,8 @@ final class BackgroundDigest: @unchecked Sendable {
         guard low < high else { return }
         var rest = UnsafeRawBufferPointer(rebasing: bytes[(low - start)..<(high - start)])
         while !rest.isEmpty, spoolFile != nil {
-            let buffer = staged ?? UnsafeMutableRawBufferPointer.allocate(byteCount: Self.stagingBytes, alignment: 16)
+            let buffer = staged
+                ?? UnsafeMutableRawBufferPointer.allocate(byteCount: Self.stagingBytes, alignment: SpoolFile.directAlignment)
             staged = buffer
             let count = min(rest.count, buffer.count - stagedCount)
             UnsafeMutableRawBufferPointer(rebasing: buffer[stagedCount..<(stagedCount + count)])
