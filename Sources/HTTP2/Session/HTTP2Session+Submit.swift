@@ -62,14 +62,12 @@ extension HTTP2Session {
     /// - Throws: `HTTP2Error` (`.invalidState`) if the stream has no open body (unknown, closed,
     ///   or already ended).
     public func submitData(stream: Int32, _ bytes: some Collection<UInt8>, endStream: Bool) throws(HTTP2Error) {
-        guard state.outbound[stream]?.ended == false else {
+        guard let out = state.outbound[stream], !out.ended else {
             throw HTTP2Error(.invalidState, "stream \(stream) has no open body to send on")
         }
-        // Appended in place: a copy of the entry would share the queue's buffer, and appending to
-        // it would copy every byte still queued, once per DATA frame relayed.
-        state.outbound[stream]?.queue.append(contentsOf: bytes)
-        state.outbound[stream]?.ended = endStream
-        try resume(stream)
+        out.queue.append(contentsOf: bytes)
+        out.ended = endStream
+        try resume(stream, out)
     }
 
     /// Ends a stream's body with trailers (a HEADERS frame with END_STREAM after every queued
@@ -79,18 +77,18 @@ extension HTTP2Session {
     public func submitTrailers(stream: Int32, _ fields: [HTTP2Field]) throws(HTTP2Error) {
         let checked = try HTTP2HeaderBlock(pseudo: fields.filter(\.isPseudo), fields: fields.filter { !$0.isPseudo })
             .checkedForSending(allowPseudo: false)
-        guard state.outbound[stream]?.ended == false else {
+        guard let out = state.outbound[stream], !out.ended else {
             throw HTTP2Error(.invalidState, "stream \(stream) has no open body to end with trailers")
         }
-        state.outbound[stream]?.trailers = checked
-        state.outbound[stream]?.ended = true
-        try resume(stream)
+        out.trailers = checked
+        out.ended = true
+        try resume(stream, out)
     }
 
     /// Wakes the stream's data provider if it was waiting and now has something to send.
-    private func resume(_ stream: Int32) throws(HTTP2Error) {
-        guard let out = state.outbound[stream], out.deferred, out.ended || !out.queue.isEmpty else { return }
-        state.outbound[stream]?.deferred = false
+    private func resume(_ stream: Int32, _ out: OutboundStream) throws(HTTP2Error) {
+        guard out.deferred, out.ended || !out.queue.isEmpty else { return }
+        out.deferred = false
         try check(nghttp2_session_resume_data(handle, stream), "resume stream \(stream)")
     }
 

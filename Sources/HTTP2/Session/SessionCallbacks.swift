@@ -155,15 +155,12 @@ enum SessionCallbacks {
     /// The data provider of every stream we send a body on: serves the stream's `OutboundStream`.
     static let readData: nghttp2_data_source_read_callback = { session, stream, buffer, length, flags, _, userData in
         let state = stateOf(userData)
-        guard state.outbound[stream] != nil else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
-        // Read in place: a copy of the entry would share the queue's buffer, and compacting the
-        // queue would then copy it.
-        let n = state.outbound[stream]?.queue.read(into: buffer!, max: length) ?? 0
-        if n > 0 { state.append(.dataSent(stream: stream, count: n)) }
         guard let out = state.outbound[stream] else { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
+        let n = out.queue.read(into: buffer!, max: length)
+        if n > 0 { state.append(.dataSent(stream: stream, count: n)) }
         if out.queue.isEmpty && out.ended {
             flags!.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
-            state.outbound[stream]?.finished = true
+            out.finished = true
             if let trailers = out.trailers {
                 // The trailers carry END_STREAM; the library allows submitting them from here.
                 flags!.pointee |= NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
@@ -171,7 +168,7 @@ enum SessionCallbacks {
                 if rv != 0 { return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
             }
         } else if n == 0 {
-            state.outbound[stream]?.deferred = true
+            out.deferred = true
             return Int(NGHTTP2_ERR_DEFERRED.rawValue)
         }
         return n

@@ -116,7 +116,7 @@ final class SessionState {
     func close(stream: Int32, code: UInt32) {
         incoming[stream] = nil
         rejected.remove(stream)
-        if var out = outbound.removeValue(forKey: stream) {
+        if let out = outbound.removeValue(forKey: stream) {
             let dropped = out.queue.removeAll()
             if dropped > 0 { append(.dataDiscarded(stream: stream, count: dropped)) }
         }
