@@ -17,7 +17,7 @@ final class SessionDirectoryTests: XCTestCase {
             store.close()
             // Bodies past 64 KiB live beside the session (`PATH-bodies/`): pruning removes them too.
             try FileManager.default.createDirectory(atPath: path + "-bodies", withIntermediateDirectories: false)
-            FileManager.default.createFile(atPath: path + "-bodies/1-1.body", contents: Data(count: 100_000))
+            XCTAssertTrue(FileManager.default.createFile(atPath: path + "-bodies/1-1.body", contents: Data(count: 100_000)))
             // Distinct modification times, oldest first.
             try FileManager.default.setAttributes([.modificationDate: date.addingTimeInterval(Double(offset))],
                                                   ofItemAtPath: path)

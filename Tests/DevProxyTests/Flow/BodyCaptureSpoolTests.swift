@@ -161,7 +161,7 @@ import TestSupport
         child.waitUntilExit()
         let dead = child.processIdentifier
         for name in ["\(dead)-1.body", "\(getpid())-7.body", "1-3.body", "notes.txt"] {
-            FileManager.default.createFile(atPath: "\(path)/\(name)", contents: Data("x".utf8))
+            #expect(FileManager.default.createFile(atPath: "\(path)/\(name)", contents: Data("x".utf8)))
         }
         _ = try BodySpool(directory: path, storeLimit: 1 << 20)
         #expect(Set(Self.names(path)) == ["1-3.body", "notes.txt"])
