@@ -11,7 +11,7 @@ import Glibc
 /// around the page cache (`O_DIRECT`), and everything else through it; read back, the file is
 /// every byte in order however the writes were cut.
 @Suite struct SpoolFileDirectWriteTests {
-    /// Whether the file system under `directory` takes `O_DIRECT` writes (tmpfs before Linux 6.6
+    /// Whether the file system under `directory` takes `O_DIRECT` writes (tmpfs on older kernels
     /// does not): probed with a page written the way the spool file writes one.
     static func takesDirectWrites(in directory: String) -> Bool {
         let path = directory + "/probe"

@@ -16,7 +16,7 @@ import CSystem
 /// spooled body is written once and read rarely, so it should not push the user's own files out of
 /// memory, and the kernel no longer copies it into fresh cache pages (`perf` of an h2 256 MiB
 /// download on this project's 2-core VM: that copy was 15 % of the proxy's CPU). Anything
-/// else, or a file system that refuses `O_DIRECT` (tmpfs before Linux 6.6), is written as usual.
+/// else, or a file system that refuses `O_DIRECT` (tmpfs on older kernels), is written as usual.
 public final class SpoolFile: @unchecked Sendable {
     /// The file's path.
     public let path: String
