@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// One header field of an HTTP/2 header block, as bytes (HTTP/2 carries octets, not text).
 ///
 /// Received fields are exactly what the peer sent (nghttp2 has checked them: lowercase names, no
@@ -30,6 +36,14 @@ public struct HTTP2Field: Hashable, Sendable, CustomStringConvertible {
     public var valueString: String { String(decoding: value, as: UTF8.self) }
     /// Whether this is a pseudo-header field (`:method`, `:status`, …).
     public var isPseudo: Bool { name.first == UInt8(ascii: ":") }
+
+    /// Whether the name is exactly `wanted`'s bytes (a length check, then one `memcmp`, rather
+    /// than comparing element by element through a generic sequence).
+    public func hasName(_ wanted: UnsafeBufferPointer<UInt8>) -> Bool {
+        name.count == wanted.count && name.withUnsafeBufferPointer { mine in
+            mine.isEmpty || memcmp(mine.baseAddress!, wanted.baseAddress!, mine.count) == 0
+        }
+    }
 
     /// The size HPACK and SETTINGS_MAX_HEADER_LIST_SIZE count: name + value + 32 (RFC 9113 §6.5.2).
     public var listSize: Int { name.count + value.count + 32 }

@@ -16,19 +16,43 @@ extension HTTPFields {
 
 extension HTTPRequest {
     /// The request an HTTP/2 peer sent, as received: the pseudo-header fields read into their
-    /// parts and kept in order for the record, the regular fields unchanged.
+    /// parts and kept in order for the record, the regular fields unchanged. Each pseudo-header
+    /// value becomes text once, shared by its part and the record (the first of a repeated one
+    /// is its part, as `HTTP2HeaderBlock.method` and the others read it).
     public init(_ block: HTTP2HeaderBlock) {
-        self.init(method: block.method ?? "", scheme: block.scheme, authority: block.authority, path: block.path,
-                  fields: HTTPFields(block.fields), pseudoHeaderFields: HTTPFields(block.pseudo))
+        var method: String?, scheme: String?, authority: String?, path: String?
+        var pseudo = HTTPFields()
+        pseudo.reserveCapacity(block.pseudo.count)
+        for field in block.pseudo {
+            let name = field.nameString, value = field.valueString
+            switch name {
+            case ":method": if method == nil { method = value }
+            case ":scheme": if scheme == nil { scheme = value }
+            case ":authority": if authority == nil { authority = value }
+            case ":path": if path == nil { path = value }
+            default: break
+            }
+            pseudo.append(name: name, value: value)
+        }
+        self.init(method: method ?? "", scheme: scheme, authority: authority, path: path,
+                  fields: HTTPFields(block.fields), pseudoHeaderFields: pseudo)
     }
 }
 
 extension HTTPResponse {
-    /// The response an HTTP/2 peer sent, as received: `:status` (0 if missing, which the session
-    /// does not let through), no reason phrase, the fields unchanged.
+    /// The response an HTTP/2 peer sent, as received: `:status` (0 if missing or not a number,
+    /// which the session does not let through), no reason phrase, the fields unchanged.
     public init(_ block: HTTP2HeaderBlock) {
-        self.init(status: block.status ?? 0, reason: nil, fields: HTTPFields(block.fields),
-                  pseudoHeaderFields: HTTPFields(block.pseudo))
+        var status: String?
+        var pseudo = HTTPFields()
+        pseudo.reserveCapacity(block.pseudo.count)
+        for field in block.pseudo {
+            let name = field.nameString, value = field.valueString
+            if status == nil && name == ":status" { status = value }
+            pseudo.append(name: name, value: value)
+        }
+        self.init(status: status.flatMap { Int($0) } ?? 0, reason: nil, fields: HTTPFields(block.fields),
+                  pseudoHeaderFields: pseudo)
     }
 }
 

@@ -36,13 +36,15 @@ public struct HTTP2HeaderBlock: Hashable, Sendable {
 
     /// The value of the pseudo-header field `name` (with its colon, e.g. `":path"`), if present.
     public subscript(pseudo name: String) -> String? {
-        pseudo.first { $0.name.elementsEqual(name.utf8) }?.valueString
+        var name = name
+        return name.withUTF8 { wanted in pseudo.first { $0.hasName(wanted) }?.valueString }
     }
 
     /// The value of the first regular field named `name` (lowercase: received names are), if any.
     /// Names are compared as bytes; only the value found becomes a String.
     public func firstValue(_ name: String) -> String? {
-        fields.first { $0.name.elementsEqual(name.utf8) }?.valueString
+        var name = name
+        return name.withUTF8 { wanted in fields.first { $0.hasName(wanted) }?.valueString }
     }
 
     public var method: String? { self[pseudo: ":method"] }
