@@ -12,13 +12,14 @@ enum SessionCallbacks {
                 // (the library resets the promised stream) rather than surface a stream never asked for.
                 return state.pushEnabled ? 0 : NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue
             }
-            state.incoming[frame!.pointee.hd.stream_id] = SessionState.IncomingBlock()
+            state.incoming = (frame!.pointee.hd.stream_id, SessionState.IncomingBlock())
             return 0
         }
         nghttp2_session_callbacks_set_on_header_callback2(callbacks) { _, frame, name, value, flags, userData in
             let state = stateOf(userData)
             let stream = frame!.pointee.hd.stream_id
-            guard let block = state.incoming[stream] else { return 0 }
+            guard let current = state.incoming, current.stream == stream else { return 0 }
+            let block = current.block
             let nameBuffer = nghttp2_rcbuf_get_buf(name), valueBuffer = nghttp2_rcbuf_get_buf(value)
             // Count before keeping anything: an HPACK bomb expands in the library's decoder one
             // field at a time (each capped), and is never accumulated here.
@@ -46,7 +47,7 @@ enum SessionCallbacks {
         }
         nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { session, _, stream, data, length, userData in
             let state = stateOf(userData)
-            if state.rejected.contains(stream) {
+            if state.isRejected(stream) {
                 nghttp2_session_consume(session, stream, length)
                 return 0
             }
@@ -107,11 +108,13 @@ enum SessionCallbacks {
         let hd = frame.hd
         let endStream = hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
         switch UInt32(hd.type) {
-        case NGHTTP2_DATA.rawValue where endStream && !state.rejected.contains(hd.stream_id):
+        case NGHTTP2_DATA.rawValue where endStream && !state.isRejected(hd.stream_id):
             state.append(.data(stream: hd.stream_id, bytes: [], endStream: true))
         case NGHTTP2_HEADERS.rawValue:
-            guard let block = state.incoming.removeValue(forKey: hd.stream_id),
-                  !state.rejected.contains(hd.stream_id) else { return }
+            guard let current = state.incoming, current.stream == hd.stream_id else { return }
+            state.incoming = nil
+            let block = current.block
+            guard !state.isRejected(hd.stream_id) else { return }
             let isRequest = frame.headers.cat == NGHTTP2_HCAT_REQUEST
             if block.tooLarge {
                 reject(session, stream: hd.stream_id, size: block.size, isRequest: isRequest, state)

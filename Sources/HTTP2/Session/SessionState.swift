@@ -47,11 +47,18 @@ final class SessionState {
     let pushEnabled: Bool
     /// Events not yet handed to the caller, oldest first.
     var events: [HTTP2Event] = []
-    var incoming: [Int32: IncomingBlock] = [:]
+    /// The header block being received and its stream. Header blocks do not interleave (RFC 9113
+    /// §4.3: a HEADERS frame's CONTINUATION frames follow it with no other frame between them), so
+    /// this is one slot, not a dictionary searched again for every field received.
+    var incoming: (stream: Int32, block: IncomingBlock)?
     var outbound: [Int32: OutboundStream] = [:]
     /// Streams whose oversized head was answered: their later DATA and trailers are dropped
     /// (the DATA consumed at once, so the connection window is not lost).
     var rejected: Set<Int32> = []
+
+    /// Whether `stream`'s oversized head was answered. Nearly always none is, and an empty set is
+    /// not hashed into for every DATA chunk and closed stream.
+    func isRejected(_ stream: Int32) -> Bool { !rejected.isEmpty && rejected.contains(stream) }
     /// The library's last error text, for a thrown error's reason.
     var lastErrorText: String?
     /// Whether the connection's end was already reported (by the caller's own `goAway`, or by a
@@ -114,8 +121,8 @@ final class SessionState {
 
     /// Forgets a closed stream, reporting body bytes that will never be sent.
     func close(stream: Int32, code: UInt32) {
-        incoming[stream] = nil
-        rejected.remove(stream)
+        if incoming?.stream == stream { incoming = nil }
+        if !rejected.isEmpty { rejected.remove(stream) }
         if let out = outbound.removeValue(forKey: stream) {
             let dropped = out.queue.removeAll()
             if dropped > 0 { append(.dataDiscarded(stream: stream, count: dropped)) }
