@@ -235,6 +235,26 @@ import TestSupport
         #expect(answered.stdout == "slow")
     }
 
+    /// `responded` is reported for a response whose body is still on its way (the web UI shows it
+    /// running with its status), not for one whose head and whole body came in one read: that
+    /// flow goes from started straight to finished, one store step fewer.
+    @Test func respondedOnlyWhileTheBodyIsOnItsWay() throws {
+        let origin = try HTTP2Origin(.misbehaving)
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let lifecycle = StartedFlows()
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas }, extraSinks: [lifecycle])
+        for path in ["/whole", "/late-body"] {
+            let result = try proxy.curl(["--http2", origin.url(path)])
+            #expect(result.status == 0, "\(result.output)")
+            #expect(result.stdout == (path == "/whole" ? "whole" : "late"))
+        }
+        let flows = proxy.flows(count: 2)
+        #expect(flows.allSatisfy { $0.response?.status == 200 && $0.error == nil })
+        #expect(lifecycle.count(pathSuffix: "/whole") == 1 && lifecycle.count(pathSuffix: "/late-body") == 1)
+        #expect(lifecycle.respondedCount(pathSuffix: "/whole") == 0)
+        #expect(lifecycle.respondedCount(pathSuffix: "/late-body") == 1)
+    }
+
     /// Rapid reset (CVE-2023-44487): a client that opens and cancels streams in a loop gets a
     /// GOAWAY from DevProxy's session (libnghttp2's reset-rate limit ends the session with
     /// INTERNAL_ERROR), the flow log says why, and the proxy goes on serving others.
@@ -357,13 +377,19 @@ enum H2Client {
 }
 
 /// Flows whose request head reached the proxy (`FlowSink.started`): a test's signal that its
-/// requests are in flight.
+/// requests are in flight; and those reported `responded` (a response head whose body was still
+/// on its way).
 final class StartedFlows: FlowSink {
     private let urls = Mutex<[String]>([])
+    private let respondedURLs = Mutex<[String]>([])
     var observesLifecycle: Bool { true }
     func started(_ flow: Flow) {
         let url = flow.request?.url ?? ""
         urls.withLock { $0.append(url) }
+    }
+    func responded(_ flow: Flow) {
+        let url = flow.request?.url ?? ""
+        respondedURLs.withLock { $0.append(url) }
     }
     func record(_ flow: Flow) {}
     func close() {}
@@ -371,5 +397,10 @@ final class StartedFlows: FlowSink {
     /// How many started flows have a URL ending in `suffix`.
     func count(pathSuffix suffix: String) -> Int {
         urls.withLock { $0.filter { $0.hasSuffix(suffix) }.count }
+    }
+
+    /// How many `responded` reports name a URL ending in `suffix`.
+    func respondedCount(pathSuffix suffix: String) -> Int {
+        respondedURLs.withLock { $0.filter { $0.hasSuffix(suffix) }.count }
     }
 }

@@ -3,7 +3,8 @@
 Usage: h2bad.py CERT KEY      prints its port, serves until stdin closes.
 Paths: /ok (200 "ok"), /refused (RST_STREAM REFUSED_STREAM at once), /rst (200, "partial", then
 RST_STREAM INTERNAL_ERROR), /goaway (200 "bye", then GOAWAY NO_ERROR), /slow (200 "slow" after
-two seconds).
+two seconds), /whole (200 "whole": head and body in one write, so in one TLS record), /late-body
+(the head at once, the body "late" a second later).
 """
 import socket
 import ssl
@@ -56,6 +57,18 @@ def serve_connection(tls):
             elif path == "/goaway":
                 respond(sid, b"bye")
                 send(lambda: conn.close_connection(h2.errors.ErrorCodes.NO_ERROR, last_stream_id=sid))
+            elif path == "/whole":
+                def whole(sid=sid):
+                    conn.send_headers(sid, [(":status", "200"), ("content-type", "text/plain")])
+                    conn.send_data(sid, b"whole", end_stream=True)
+                send(whole)
+            elif path == "/late-body":
+                send(lambda: conn.send_headers(sid, [(":status", "200"), ("content-type", "text/plain")]))
+
+                def late(sid=sid):
+                    time.sleep(1)
+                    send(lambda: conn.send_data(sid, b"late", end_stream=True))
+                threading.Thread(target=late, daemon=True).start()
             elif path == "/slow":
                 def later(sid=sid):
                     time.sleep(2)

@@ -7,8 +7,19 @@ import HTTPTypes
 /// What an origin's session reports: responses, bodies and trailers go to the client's stream,
 /// an origin's reset reaches the client with its own code, a GOAWAY retires the connection.
 extension HTTP2ProxyConnection {
+    /// Whether a later event of `events` ends `stream`'s response (its last DATA, or trailers).
+    static func responseEnds(_ stream: Int32, in events: [HTTP2Event], after index: Int) -> Bool {
+        for event in events[(index + 1)...] {
+            switch event {
+            case .data(stream, _, true), .trailers(stream, _): return true
+            default: continue
+            }
+        }
+        return false
+    }
+
     func handleUpstream(_ events: [HTTP2Event], on leg: HTTP2UpstreamLeg) {
-        for event in events {
+        for (index, event) in events.enumerated() {
             switch event {
             case .responseHead(let upstream, let head, let endStream):
                 guard let exchange = exchange(upstream, on: leg) else { continue }
@@ -18,7 +29,11 @@ extension HTTP2ProxyConnection {
                 let status = response.status
                 exchange.draft.flow.response = Flow.Response(response, httpVersion: "HTTP/2",
                                                              redact: context.configuration.redactHeaders)
-                server.responded(exchange.draft.flow)
+                // `responded` is for a body still on its way; one that has ended in this same read
+                // (every small response) goes straight to the flow's end.
+                if !endStream && !Self.responseEnds(upstream, in: events, after: index) {
+                    server.responded(exchange.draft.flow)
+                }
                 if exchange.draft.flow.pinset != nil, context.configuration.pinSetRewrite != nil {
                     if (200..<300).contains(status), !endStream, exchange.requestHead.method != "HEAD",
                        let relayed = try? head.forwarded() {
