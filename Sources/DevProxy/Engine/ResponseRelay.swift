@@ -16,23 +16,29 @@ struct ResponseRelay<Leg: UpstreamLeg> {
     func relay(_ final: UpstreamResponseHead, leg: inout Leg, draft: inout FlowDraft) -> RelayOutcome {
         draft.flow.response = Flow.Response(recorder.response ?? final.response, httpVersion: final.httpVersion,
                                             redact: context.configuration.redactHeaders)
-        context.server.responded(draft.flow)
         let head = final.asHTTP1
         if head.status == 101 {
+            context.server.responded(draft.flow)
             // Only an HTTP/1.1 origin switches protocols (HTTP/2 has no 101, RFC 9113 §8.6).
             WebSocketSession(context: context, upstream: leg.upstream).run(head: head, draft: &draft)
             return RelayOutcome(clientKeepAlive: false, upstreamReusable: false)
         }
         if let rewrite = context.configuration.pinSetRewrite, rewrite.matches(draft.flow.request?.url ?? "") {
+            context.server.responded(draft.flow)
             return relayPinSet(head, rewrite: rewrite, leg: &leg, draft: &draft)
         }
-        return stream(head, framing: ClientFraming(request: requestHead, response: head), leg: &leg, draft: &draft)
+        return stream(head, framing: ClientFraming(request: requestHead, response: head), leg: &leg, draft: &draft,
+                      reportResponded: true)
     }
 
     /// Sends `head`, framed for the client, and streams the body: first `buffered` (bytes a caller
     /// already read from the leg and acknowledged), then what the leg reads.
+    /// - Parameter reportResponded: report the flow `responded` (`ProxyServer.responded`) before
+    ///   the first wait for more of the body. A response whose body and end were read with its
+    ///   head (every small one) goes from started to finished: that step is for a body on its way.
     func stream(_ head: HTTPResponseHead, framing: ClientFraming, buffered: [UInt8] = [], leg: inout Leg,
-                draft: inout FlowDraft) -> RelayOutcome {
+                draft: inout FlowDraft, reportResponded: Bool = false) -> RelayOutcome {
+        var respondedPending = reportResponded
         let (outbound, clientKeepAlive) = clientHead(for: head, framing: framing)
         defer { recorder.finishResponseBody(into: &draft) }
         // When the body (or its end) is already here, the head goes out with it in one TLS
@@ -56,6 +62,10 @@ struct ResponseRelay<Leg: UpstreamLeg> {
                 event = .body(bytes)
                 pending = nil
             } else {
+                if respondedPending && !leg.hasBufferedResponse() {
+                    respondedPending = false
+                    context.server.responded(draft.flow)
+                }
                 do {
                     event = try leg.next()
                 } catch {

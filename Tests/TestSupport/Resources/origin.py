@@ -119,6 +119,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif path == "/headers":
             body = "\n".join("%s: %s" % (k, v) for k, v in self.headers.items()).encode()
             self.send_body(200, body, [("Content-Type", "text/plain")])
+        elif path == "/whole":
+            # Head and body in one write, so in one TLS record: a proxy reads the response whole.
+            body = b"whole"
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n%s"
+                             % (len(body), body))
+        elif path == "/late-body":
+            # The head at once, the body a second later.
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", "4")
+            self.end_headers()
+            self.wfile.flush()
+            time.sleep(1)
+            self.wfile.write(b"late")
         elif path == "/slow":
             time.sleep(float(q.get("s", "3")))
             self.send_body(200, b"slow", [("Content-Type", "text/plain")])
