@@ -41,16 +41,7 @@ import TestSupport
         let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
         let lifecycle = StartedFlows()
         let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas }, extraSinks: [lifecycle])
-        for path in ["/whole", "/late-body"] {
-            let result = try proxy.curl([origin.url(path)])
-            #expect(result.status == 0, "\(result.output)")
-            #expect(result.stdout == (path == "/whole" ? "whole" : "late"))
-        }
-        let flows = proxy.flows(count: 2)
-        #expect(flows.allSatisfy { $0.response?.status == 200 && $0.error == nil })
-        #expect(lifecycle.count(pathSuffix: "/whole") == 1 && lifecycle.count(pathSuffix: "/late-body") == 1)
-        #expect(lifecycle.respondedCount(pathSuffix: "/whole") == 0)
-        #expect(lifecycle.respondedCount(pathSuffix: "/late-body") == 1)
+        try lifecycle.expectRespondedOnlyWhileTheBodyIsOnItsWay(through: proxy, curlFlags: []) { origin.url($0) }
     }
 
     @Test func chunkedResponseKeepsItsTrailers() throws {

@@ -243,16 +243,7 @@ import TestSupport
         let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
         let lifecycle = StartedFlows()
         let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas }, extraSinks: [lifecycle])
-        for path in ["/whole", "/late-body"] {
-            let result = try proxy.curl(["--http2", origin.url(path)])
-            #expect(result.status == 0, "\(result.output)")
-            #expect(result.stdout == (path == "/whole" ? "whole" : "late"))
-        }
-        let flows = proxy.flows(count: 2)
-        #expect(flows.allSatisfy { $0.response?.status == 200 && $0.error == nil })
-        #expect(lifecycle.count(pathSuffix: "/whole") == 1 && lifecycle.count(pathSuffix: "/late-body") == 1)
-        #expect(lifecycle.respondedCount(pathSuffix: "/whole") == 0)
-        #expect(lifecycle.respondedCount(pathSuffix: "/late-body") == 1)
+        try lifecycle.expectRespondedOnlyWhileTheBodyIsOnItsWay(through: proxy, curlFlags: ["--http2"], url: origin.url)
     }
 
     /// Rapid reset (CVE-2023-44487): a client that opens and cancels streams in a loop gets a
@@ -373,34 +364,5 @@ enum H2Client {
             throw TestFailure("h2client.py failed: \(result.output)")
         }
         return output
-    }
-}
-
-/// Flows whose request head reached the proxy (`FlowSink.started`): a test's signal that its
-/// requests are in flight; and those reported `responded` (a response head whose body was still
-/// on its way).
-final class StartedFlows: FlowSink {
-    private let urls = Mutex<[String]>([])
-    private let respondedURLs = Mutex<[String]>([])
-    var observesLifecycle: Bool { true }
-    func started(_ flow: Flow) {
-        let url = flow.request?.url ?? ""
-        urls.withLock { $0.append(url) }
-    }
-    func responded(_ flow: Flow) {
-        let url = flow.request?.url ?? ""
-        respondedURLs.withLock { $0.append(url) }
-    }
-    func record(_ flow: Flow) {}
-    func close() {}
-
-    /// How many started flows have a URL ending in `suffix`.
-    func count(pathSuffix suffix: String) -> Int {
-        urls.withLock { $0.filter { $0.hasSuffix(suffix) }.count }
-    }
-
-    /// How many `responded` reports name a URL ending in `suffix`.
-    func respondedCount(pathSuffix suffix: String) -> Int {
-        respondedURLs.withLock { $0.filter { $0.hasSuffix(suffix) }.count }
     }
 }
