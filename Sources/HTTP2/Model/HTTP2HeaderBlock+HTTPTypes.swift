@@ -7,9 +7,19 @@ import HTTPTypes
 extension HTTPFields {
     /// HTTP/2 fields as neutral fields, unchanged (as text, invalid UTF-8 repaired).
     public init(_ fields: [HTTP2Field]) {
+        self.init(fields) { _, _ in }
+    }
+
+    /// `init(_:)`, showing `each` every field's name and value as made, so a caller that reads
+    /// some of them (a head's pseudo-header fields) shares the text instead of making it again.
+    init(_ fields: [HTTP2Field], each: (_ name: String, _ value: String) -> Void) {
         var result = HTTPFields()
         result.reserveCapacity(fields.count)
-        for field in fields { result.append(name: field.nameString, value: field.valueString) }
+        for field in fields {
+            let name = field.nameString, value = field.valueString
+            each(name, value)
+            result.append(name: name, value: value)
+        }
         self = result
     }
 }
@@ -21,10 +31,7 @@ extension HTTPRequest {
     /// is its part, as `HTTP2HeaderBlock.method` and the others read it).
     public init(_ block: HTTP2HeaderBlock) {
         var method: String?, scheme: String?, authority: String?, path: String?
-        var pseudo = HTTPFields()
-        pseudo.reserveCapacity(block.pseudo.count)
-        for field in block.pseudo {
-            let name = field.nameString, value = field.valueString
+        let pseudo = HTTPFields(block.pseudo) { name, value in
             switch name {
             case ":method": if method == nil { method = value }
             case ":scheme": if scheme == nil { scheme = value }
@@ -32,7 +39,6 @@ extension HTTPRequest {
             case ":path": if path == nil { path = value }
             default: break
             }
-            pseudo.append(name: name, value: value)
         }
         self.init(method: method ?? "", scheme: scheme, authority: authority, path: path,
                   fields: HTTPFields(block.fields), pseudoHeaderFields: pseudo)
@@ -44,12 +50,8 @@ extension HTTPResponse {
     /// which the session does not let through), no reason phrase, the fields unchanged.
     public init(_ block: HTTP2HeaderBlock) {
         var status: String?
-        var pseudo = HTTPFields()
-        pseudo.reserveCapacity(block.pseudo.count)
-        for field in block.pseudo {
-            let name = field.nameString, value = field.valueString
+        let pseudo = HTTPFields(block.pseudo) { name, value in
             if status == nil && name == ":status" { status = value }
-            pseudo.append(name: name, value: value)
         }
         self.init(status: status.flatMap { Int($0) } ?? 0, reason: nil, fields: HTTPFields(block.fields),
                   pseudoHeaderFields: pseudo)

@@ -35,16 +35,15 @@ public struct HTTP2HeaderBlock: Hashable, Sendable {
     }
 
     /// The value of the pseudo-header field `name` (with its colon, e.g. `":path"`), if present.
-    public subscript(pseudo name: String) -> String? {
-        var name = name
-        return name.withUTF8 { wanted in pseudo.first { $0.hasName(wanted) }?.valueString }
-    }
+    public subscript(pseudo name: String) -> String? { Self.firstValue(name, in: pseudo) }
 
     /// The value of the first regular field named `name` (lowercase: received names are), if any.
     /// Names are compared as bytes; only the value found becomes a String.
-    public func firstValue(_ name: String) -> String? {
+    public func firstValue(_ name: String) -> String? { Self.firstValue(name, in: fields) }
+
+    private static func firstValue(_ name: String, in list: [HTTP2Field]) -> String? {
         var name = name
-        return name.withUTF8 { wanted in fields.first { $0.hasName(wanted) }?.valueString }
+        return name.withUTF8 { wanted in list.first { $0.hasName(wanted) }?.valueString }
     }
 
     public var method: String? { self[pseudo: ":method"] }

@@ -78,7 +78,8 @@ public final class SpoolFile: @unchecked Sendable {
     private func write(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let base = bytes.baseAddress, descriptor >= 0 else { return bytes.isEmpty }
         guard let direct = writeDirect(bytes) else { return false }
-        return direct == bytes.count || writeAll(descriptor, base + direct, bytes.count - direct, at: length + direct)
+        let rest = bytes.count - direct
+        return rest == 0 || Self.writeAll(descriptor, base + direct, rest, at: length + direct).failure == nil
     }
 
     /// Writes the whole pages at the start of `bytes` with `O_DIRECT` when the file offset and the
@@ -92,20 +93,13 @@ public final class SpoolFile: @unchecked Sendable {
               Int(bitPattern: base) % alignment == 0 else { return 0 }
         if direct == Self.directNotTried { direct = CSystem_openDirectForWriting(path) }
         guard direct >= 0 else { return 0 }
-        var written = 0
-        while written < count {
-            let result = pwrite(direct, base + written, count - written, off_t(length + written))
-            if result > 0 {
-                written += result
-                continue
-            }
-            if result < 0 && errno == EINTR { continue }
+        let (written, failure) = Self.writeAll(direct, base, count, at: length)
+        if let failure {
             // EINVAL: this file system takes O_DIRECT at open but not at write; the cache takes
             // the rest. Anything else (a full disk) fails the write.
-            guard result < 0 && errno == EINVAL else { return nil }
+            guard failure == EINVAL else { return nil }
             close(direct)
             direct = -1
-            break
         }
         directLength += written
         return written
@@ -114,19 +108,23 @@ public final class SpoolFile: @unchecked Sendable {
         #endif
     }
 
-    /// pwrite of all `count` bytes from `base` at `offset` (`length` unless given), retrying short
-    /// writes and EINTR.
-    private func writeAll(_ target: Int32, _ base: UnsafeRawPointer, _ count: Int, at offset: Int? = nil) -> Bool {
-        var base = base, left = count, position = offset ?? length
-        while left > 0 {
-            let written = pwrite(target, base, left, off_t(position))
-            if written < 0 && errno == EINTR { continue }
-            guard written > 0 else { return false }
-            base += written
-            left -= written
-            position += written
+    /// pwrite of all `count` bytes from `base` to `target` at `offset`, retrying short writes and
+    /// EINTR. - Returns: the bytes written, and why it stopped short (errno; 0 for a write of
+    /// nothing), nil when all were written.
+    private static func writeAll(_ target: Int32, _ base: UnsafeRawPointer, _ count: Int,
+                                 at offset: Int) -> (written: Int, failure: Int32?) {
+        var written = 0
+        while written < count {
+            let result = pwrite(target, base + written, count - written, off_t(offset + written))
+            if result > 0 {
+                written += result
+            } else if result < 0 && errno == EINTR {
+                continue
+            } else {
+                return (written, result < 0 ? errno : 0)
+            }
         }
-        return true
+        return (written, nil)
     }
 
     /// Gives up on the rest of the body (a write of it failed): the file keeps the bytes before,
