@@ -18,7 +18,12 @@ public enum ISO8601 {
     /// The instant an RFC 3339 date-time names (`2026-03-01T12:01:02.345Z`, or with an
     /// offset), or nil. Hand-written like the formatting: ICU costs more than the parse.
     public static func date(_ text: String) -> Date? {
-        let bytes = Array(text.utf8)
+        // The string's own UTF-8, not a copy: the session store parses two per flow.
+        var text = text
+        return text.withUTF8 { date(utf8: $0) }
+    }
+
+    private static func date(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Date? {
         func number(_ from: Int, _ count: Int) -> Int? {
             guard from + count <= bytes.count else { return nil }
             var value = 0

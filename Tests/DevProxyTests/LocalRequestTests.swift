@@ -21,4 +21,34 @@ import Testing
             #expect(LocalRequest(method: "GET", url: url, httpVersion: "HTTP/2", headers: []).host == host, "\(url)")
         }
     }
+
+    /// `hasHost`, the allocation-free check the onboarding site's route makes on every request:
+    /// the same answers as comparing `host` without its trailing dot.
+    @Test func hasHostComparesTheHostInPlace() {
+        let cases: [(String, Bool)] = [
+            ("http://devproxy.test/", true),
+            ("https://DevProxy.TEST:443/root.crt", true),
+            ("http://devproxy.test./", true),
+            ("http://devproxy.test?x", true),
+            ("http://devproxy.test#f", true),
+            ("devproxy.test:80/path", true),
+            ("http://devproxy.test../", false),
+            ("http://devproxy.tes/", false),
+            ("http://xdevproxy.test/", false),
+            ("http://devproxy.test.evil/", false),
+            ("http://[devproxy.test]/", true),
+            ("http://devproxy\u{2E}test/", true),
+            ("http://dev\u{130}roxy.test/", false),
+            ("http://devpr\u{D6}xy.test/", false),
+            ("http://user@devproxy.test/", false),
+            ("", false),
+        ]
+        for (url, expected) in cases {
+            let request = LocalRequest(method: "GET", url: url, httpVersion: "HTTP/1.1", headers: [])
+            #expect(request.hasHost("devproxy.test") == expected, "\(url)")
+            var bare = request.host
+            if bare.hasSuffix(".") { bare.removeLast() }
+            #expect((bare == "devproxy.test") == expected, "host of \(url)")
+        }
+    }
 }

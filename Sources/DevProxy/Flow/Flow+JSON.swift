@@ -21,6 +21,15 @@ struct FlowJSONWriter {
     /// Appends one byte.
     mutating func append(_ byte: UInt8) { output.append(byte) }
 
+    /// Appends bytes that are already JSON (a part written before: `FlowJSONFragments`).
+    mutating func append(raw bytes: UnsafeRawBufferPointer) { output.append(bytes) }
+
+    /// Bytes written so far.
+    var count: Int { output.count }
+
+    /// The bytes written from offset `start` on.
+    func bytes(from start: Int) -> [UInt8] { output.bytes(from: start) }
+
     mutating func string(_ value: String) {
         value.withUTF8Bytes { utf8 in
             // Most strings need no escaping: copy them whole, straight from their UTF-8 storage.
@@ -170,7 +179,13 @@ extension FlowJSONWriter {
             storage.deallocate()
         }
 
-        var bytes: [UInt8] { Array(UnsafeBufferPointer(start: storage.pointee.base, count: storage.pointee.count)) }
+        var bytes: [UInt8] { bytes(from: 0) }
+
+        var count: Int { storage.pointee.count }
+
+        func bytes(from start: Int) -> [UInt8] {
+            Array(UnsafeBufferPointer(start: storage.pointee.base + start, count: storage.pointee.count - start))
+        }
 
         /// Makes room for `extra` more bytes; returns where they go.
         @inline(__always)
@@ -244,7 +259,17 @@ extension Flow: FlowJSONWritable {
         return writer.bytes
     }
 
+    /// The record and a `\n`: the flow log's line, copied out once at its final size.
+    var lineBytes: [UInt8] {
+        var writer = FlowJSONWriter()
+        write(to: &writer)
+        writer.append(UInt8(ascii: "\n"))
+        return writer.bytes
+    }
+
     func write(to writer: inout FlowJSONWriter) {
+        // The parts a connection's flows repeat come from this thread's last record when equal.
+        let fragments = FlowJSONFragments.current
         writer.object { f in
             f.string("client", client)
             f.string("ended", ended)
@@ -253,19 +278,19 @@ extension Flow: FlowJSONWritable {
             f.object("h2", h2)
             f.string("id", id)
             f.bool("insecure_upstream", insecureUpstream)
-            f.object("listener", listener)
+            f.field("listener", listener) { fragments.write($1, to: &$0) }
             f.string("mode", mode.rawValue)
             f.string("persona", persona)
             f.object("pinset", pinset)
             f.string("replay_of", replayOf)
             f.object("request", request)
             f.object("response", response)
-            f.object("server", server)
+            f.field("server", server) { fragments.write($1, to: &$0) }
             f.object("signature", signature)
-            f.object("signer", signer)
+            f.field("signer", signer) { fragments.write($1, to: &$0) }
             f.string("started", started)
             f.object("timings", timings)
-            f.object("tls", tls)
+            f.field("tls", tls) { fragments.write($1, to: &$0) }
             f.object("tunnel", tunnel)
             f.array("websocket", websocket)
         }

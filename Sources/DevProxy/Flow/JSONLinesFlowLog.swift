@@ -99,9 +99,7 @@ public final class JSONLinesFlowLog: FlowSink, @unchecked Sendable {
 
     /// The bytes of one record: compact JSON, keys sorted, slashes unescaped, then `\n`.
     static func line(for flow: Flow) -> [UInt8] {
-        var bytes = flow.jsonBytes
-        bytes.append(UInt8(ascii: "\n"))
-        return bytes
+        flow.lineBytes
     }
 
     private func recordLocked(_ error: FlowLogError) {

@@ -31,7 +31,7 @@ public final class OnboardingSite: Sendable {
     /// The site as a local route, the same for HTTP/1.1 and HTTP/2: requests for `devproxy.test`
     /// (and, given explicitly, requests sent straight to the proxy's port).
     public var route: LocalRoute {
-        LocalRoute(name: "onboarding", bodyLimit: 64 << 10, matches: { Self.names($0.host) }, respond: { [self] request in
+        LocalRoute(name: "onboarding", bodyLimit: 64 << 10, matches: { $0.hasHost(Self.host) }, respond: { [self] request in
             let answer = response(method: request.method, path: request.path)
             return LocalResponse(status: answer.status, headers: answer.headers.map { (name: $0.0, value: $0.1) },
                                  body: answer.body)

@@ -12,6 +12,37 @@ import Testing
         #expect(try FlowJSON.decoder().decode(Flow.self, from: Data(flow.jsonBytes)) == flow)
     }
 
+    /// A connection's records reuse the JSON of the parts they share (`FlowJSONFragments`, one
+    /// memo per thread): records whose TLS, server, signer and listener change, change back, or
+    /// are equal in other storage must each still be what JSONEncoder writes.
+    @Test func repeatedPartsAreReusedOnlyWhenEqual() throws {
+        var first = Self.everything
+        first.listener = Flow.ListenerInfo(mode: "regular", address: "127.0.0.1:8080")
+        var second = first
+        second.tls?.upstream?.chain[0].subject = "CN = another"
+        second.tls?.client?.alpn = "h2"
+        second.server.port += 1
+        second.signer?.email = "b@c.d"
+        second.listener?.address = "127.0.0.1:8081"
+        // Equal to `first`, every string rebuilt at run time: same text, other storage.
+        var rebuilt = first
+        let fresh = { (text: String) in String(decoding: Array(text.utf8), as: UTF8.self) }
+        rebuilt.tls?.client?.sni = first.tls?.client?.sni.map(fresh)
+        rebuilt.tls?.upstream?.chain = first.tls?.upstream?.chain.map {
+            Flow.ChainCertificate(subject: fresh($0.subject), issuer: fresh($0.issuer), notAfter: fresh($0.notAfter),
+                                  pin: fresh($0.pin))
+        } ?? []
+        rebuilt.server.host = fresh(first.server.host)
+        rebuilt.signer?.serial = fresh(first.signer?.serial ?? "")
+        rebuilt.listener?.mode = fresh(first.listener?.mode ?? "")
+        #expect(rebuilt == first)
+        for flow in [first, first, second, first, rebuilt, second, second, rebuilt] {
+            let expected = try FlowJSON.encoder().encode(flow)
+            #expect(String(decoding: flow.jsonBytes, as: UTF8.self) == String(decoding: expected, as: UTF8.self))
+        }
+        #expect(first.lineBytes == first.jsonBytes + [UInt8(ascii: "\n")])
+    }
+
     /// The eight-bytes-at-a-time escape scan agrees with a byte-by-byte one for every special
     /// byte at every position of strings up to 40 bytes, and for the bytes next to them.
     @Test func escapeScanFindsEverySpecialByteAtEveryOffset() {
