@@ -127,8 +127,9 @@ extension HTTP2HeaderBlock {
             default:
                 break
             }
-            // The full path builds each field afresh, without the never-index flag.
-            result[index].neverIndex = false
+            // The full path builds each field afresh, without the never-index flag. Written only
+            // when set: the first write copies the whole list (and retains every field's bytes).
+            if field.neverIndex { result[index].neverIndex = false }
         }
         return result
     }
