@@ -97,6 +97,25 @@ struct FlowJSONWriter {
         if value.isInfinite { return string(value > 0 ? "Infinity" : "-Infinity") }
         if value == value.rounded(), abs(value) < 1e15 {
             number(Int(value))
+        } else if let thousandths = Self.thousandths(value) {
+            // Timings are milliseconds to three places: written from the integer, which is what
+            // `String(value)` prints for them, without its shortest-digits search (~500
+            // instructions a number, five numbers a record).
+            if thousandths < 0 { output.append(UInt8(ascii: "-")) }
+            let magnitude = Int(thousandths.magnitude)
+            output.appendDecimal(magnitude / 1000)
+            var fraction = magnitude % 1000
+            var digits = 3
+            while fraction % 10 == 0 {
+                fraction /= 10
+                digits -= 1
+            }
+            output.append(UInt8(ascii: "."))
+            var divisor = digits == 3 ? 100 : digits == 2 ? 10 : 1
+            while divisor > 0 {
+                output.append(UInt8(ascii: "0") + UInt8(fraction / divisor % 10))
+                divisor /= 10
+            }
         } else {
             var text = String(value)
             text.withUTF8 { output.append(UnsafeRawBufferPointer($0)) }
@@ -104,6 +123,18 @@ struct FlowJSONWriter {
     }
 
     mutating func number(_ value: Int) { output.appendDecimal(value) }
+
+    /// `value` as a whole number of thousandths `k` when `value` is exactly the double nearest
+    /// `k / 1000` and not a whole number, with |k| < 10^12; else nil. Then `k / 1000` with its
+    /// trailing zeros dropped is the shortest decimal that reads back as `value`, which is what
+    /// Swift prints: any other decimal of at most 15 significant digits is another double.
+    static func thousandths(_ value: Double) -> Int? {
+        let scaled = (value * 1000).rounded()
+        guard abs(scaled) < 1e12, scaled.truncatingRemainder(dividingBy: 1000) != 0, scaled / 1000 == value else {
+            return nil
+        }
+        return Int(scaled)
+    }
 
     mutating func bool(_ value: Bool) {
         let text: StaticString = value ? "true" : "false"

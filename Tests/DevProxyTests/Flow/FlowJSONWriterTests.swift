@@ -75,6 +75,31 @@ import Testing
         #expect(String(decoding: long.bytes, as: UTF8.self) == "\"" + text + "\"")
     }
 
+    /// Milliseconds to three places are written from their integer (`FlowJSONWriter.thousandths`);
+    /// every number must still read exactly as JSONEncoder writes it, whichever path it took.
+    @Test func decimalsAreWrittenAsJSONEncoderWritesThem() throws {
+        var generator = SystemRandomNumberGenerator()
+        var values: [Double] = [0.001, 0.01, 0.1, 0.5, 0.016, 13.065, 1234.5678, 0.638, -0.25, -13.065, 999.999,
+                                1_000_000.001, 999_999_999.999, 1e9 + 0.5, 1.0 / 3, 0.0001, 1e-7, 2.5e-5, 0.1 + 0.2,
+                                12.0000001, 1e12 + 0.5, 4.35, 1.005, 2.675, 0.615]
+        for _ in 0..<2_000 {
+            values.append(Double(Int.random(in: -2_000_000...2_000_000, using: &generator)) / 1000)
+            values.append(Double(Int.random(in: 1...999_999_999_999, using: &generator)) / 1000)
+            values.append(Double.random(in: 0..<100_000, using: &generator))
+        }
+        let encoder = JSONEncoder()
+        for value in values {
+            var writer = FlowJSONWriter(capacity: 8)
+            writer.number(value)
+            let written = String(decoding: writer.bytes, as: UTF8.self)
+            #expect(written == String(decoding: try encoder.encode(value), as: UTF8.self), "\(value)")
+            #expect(Double(written) == value, "\(value) read back from \(written)")
+        }
+        #expect(FlowJSONWriter.thousandths(13.065) == 13_065)
+        #expect(FlowJSONWriter.thousandths(1.0 / 3) == nil)
+        #expect(FlowJSONWriter.thousandths(12) == nil)
+    }
+
     /// Every optional field set, and strings that need escaping.
     static let everything: Flow = {
         var flow = FlowSamples.get
