@@ -20,8 +20,9 @@ struct HTTPExchange {
         let request = HTTPRequest(head, scheme: destination.tls ? "https" : "http", authority: destination.hostHeader,
                                   path: destination.pathAndQuery)
         let version = head.version.description
+        let url = destination.url
         var draft = context.draft(host: destination.host, port: destination.port,
-                                  request: Flow.Request(request, url: destination.url, httpVersion: version,
+                                  request: Flow.Request(request, url: url, httpVersion: version,
                                                         redact: context.configuration.redactHeaders))
         if let replay {
             draft.flow.id = replay.id
@@ -32,7 +33,7 @@ struct HTTPExchange {
         let recorder = ExchangeRecorder(request: request, bodyLimit: context.configuration.bodyLimit,
                                         spool: context.configuration.bodySpool, grpcView: false)
         if route != nil || !context.server.localRoutes.isEmpty {
-            let request = LocalRequest(request, url: destination.url, httpVersion: version)
+            let request = LocalRequest(request, url: url, httpVersion: version)
             if let route = route ?? context.server.localRoute(for: request) {
                 return answerLocally(request, route: route, recorder: recorder, draft: &draft)
             }

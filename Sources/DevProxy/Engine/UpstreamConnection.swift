@@ -295,10 +295,10 @@ final class UpstreamPool: @unchecked Sendable {
     /// returns the connections for the caller to close outside the lock. Caller holds `lock`.
     private func poolLocked(_ connection: UpstreamConnection, now: Date) -> [UpstreamConnection] {
         var doomed = sweepLocked(now: now)
-        var list = idle[connection.key, default: []]
-        if !closed && !connection.isHTTP2 && list.count < maxIdlePerKey && idleCountLocked < maxIdleTotal {
-            list.append((connection, now))
-            idle[connection.key] = list
+        if !closed && !connection.isHTTP2 && (idle[connection.key]?.count ?? 0) < maxIdlePerKey
+            && idleCountLocked < maxIdleTotal {
+            // In place: a copy of the list, changed and stored back, copied it on every request.
+            idle[connection.key, default: []].append((connection, now))
         } else {
             doomed.append(connection)
         }
@@ -380,8 +380,9 @@ final class UpstreamPool: @unchecked Sendable {
     private func takeIdle(_ key: String) -> UpstreamConnection? {
         lock.lock()
         defer { lock.unlock() }
-        while var list = idle[key], let last = list.popLast() {
-            idle[key] = list.isEmpty ? nil : list
+        // The list is changed in place (through the dictionary's values), looked up once.
+        while let index = idle.index(forKey: key), let last = idle.values[index].popLast() {
+            if idle.values[index].isEmpty { idle.remove(at: index) }
             if Date().timeIntervalSince(last.since) < maxIdle, isStillOpen(last.connection) {
                 last.connection.reused = true
                 return last.connection
