@@ -72,24 +72,9 @@ struct FlowJSONWriter {
     /// Whether `utf8` holds a byte JSON must escape: a control character, `"` or `\`.
     /// Eight bytes at a time (SWAR): a record has ~1.5 KB of strings and this runs per flow.
     static func needsEscaping(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let base = utf8.baseAddress else { return false }
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        var offset = 0
-        while offset + 8 <= utf8.count {
-            let word = UnsafeRawPointer(base + offset).loadUnaligned(as: UInt64.self)
-            // "has a byte less than n" and "has a zero byte" from the bit-twiddling folklore.
-            func hasZeroByte(_ value: UInt64) -> Bool { ((value &- ones) & ~value & highs) != 0 }
-            let control = ((word &- (ones &* 0x20)) & ~word & highs) != 0
-            if control || hasZeroByte(word ^ (ones &* 0x22)) || hasZeroByte(word ^ (ones &* 0x5C)) { return true }
-            offset += 8
-        }
-        while offset < utf8.count {
-            let byte = base[offset]
-            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return true }
-            offset += 1
-        }
-        return false
+        WordScan.any(utf8, word: {
+            WordScan.hasByte(below: 0x20, in: $0) || WordScan.hasByte(0x22, in: $0) || WordScan.hasByte(0x5C, in: $0)
+        }, byte: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") })
     }
 
     mutating func number(_ value: Double) {

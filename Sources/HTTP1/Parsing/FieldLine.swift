@@ -65,23 +65,9 @@ enum FieldLine {
     /// field line is, and then no byte needs a closer look. A tab, a control byte, DEL or a byte
     /// past ASCII answers false, and the caller looks at each byte.
     static func isPrintableASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let base = bytes.baseAddress else { return true }
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        var offset = 0
-        while offset + 8 <= bytes.count {
-            let word = UnsafeRawPointer(base + offset).loadUnaligned(as: UInt64.self)
-            // A byte below 0x20, a byte of 0x7F (zero after xor), a byte with its high bit set.
-            let below = (word &- ones &* 0x20) & ~word & highs
-            let delete = word ^ (ones &* 0x7F)
-            if below | ((delete &- ones) & ~delete & highs) | (word & highs) != 0 { return false }
-            offset += 8
-        }
-        while offset < bytes.count {
-            guard bytes[offset] >= 0x20 && bytes[offset] < 0x7F else { return false }
-            offset += 1
-        }
-        return true
+        !WordScan.any(bytes, word: {
+            WordScan.hasByte(below: 0x20, in: $0) || WordScan.hasByte(0x7F, in: $0) || WordScan.hasNonASCII(in: $0)
+        }, byte: { $0 < 0x20 || $0 >= 0x7F })
     }
 
     /// Rejects NUL, CR and other control characters (HTAB aside) anywhere in a line.
