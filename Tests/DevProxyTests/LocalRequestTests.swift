@@ -22,9 +22,10 @@ import Testing
         }
     }
 
-    /// `hasHost`, the allocation-free check the onboarding site's route makes on every request:
-    /// the same answers as comparing `host` without its trailing dot.
-    @Test func hasHostComparesTheHostInPlace() {
+    /// `withHost` and `OnboardingSite.names` on its bytes, the allocation-free check the onboarding
+    /// site's route makes on every request: the same answers as comparing `host` without its
+    /// trailing dot, and as `names` on the host as a String (what CONNECT and SOCKS5 ask).
+    @Test func theOnboardingHostIsFoundInPlace() {
         let cases: [(String, Bool)] = [
             ("http://devproxy.test/", true),
             ("https://DevProxy.TEST:443/root.crt", true),
@@ -45,7 +46,8 @@ import Testing
         ]
         for (url, expected) in cases {
             let request = LocalRequest(method: "GET", url: url, httpVersion: "HTTP/1.1", headers: [])
-            #expect(request.hasHost("devproxy.test") == expected, "\(url)")
+            #expect(request.withHost(OnboardingSite.names) == expected, "\(url)")
+            #expect(OnboardingSite.names(request.host) == expected, "names of \(url)")
             var bare = request.host
             if bare.hasSuffix(".") { bare.removeLast() }
             #expect((bare == "devproxy.test") == expected, "host of \(url)")

@@ -65,11 +65,10 @@ struct Destination {
     /// builds both: written into one string of the right size, where interpolation or `+=` took
     /// ~5,000 instructions for the URL.
     private func joined(_ prefix: StaticString, _ suffix: String) -> String {
-        var host = host, suffix = suffix
-        var port = port == (tls ? 443 : 80) ? "" : ":" + String(port)
-        return host.withUTF8 { host in
-            suffix.withUTF8 { suffix in
-                port.withUTF8 { port in
+        let port = port == (tls ? 443 : 80) ? "" : ":" + String(port)
+        return host.withUTF8Bytes { host in
+            suffix.withUTF8Bytes { suffix in
+                port.withUTF8Bytes { port in
                     // A byte scan: `String.contains(_: String)` goes through Foundation's search.
                     let bracketed = host.contains(UInt8(ascii: ":"))
                     let count = prefix.utf8CodeUnitCount + host.count + (bracketed ? 2 : 0) + port.count + suffix.count

@@ -89,14 +89,14 @@ struct FlowJSONWriter {
             if thousandths < 0 { output.append(UInt8(ascii: "-")) }
             let magnitude = Int(thousandths.magnitude)
             output.appendDecimal(magnitude / 1000)
+            // The three decimals without their trailing zeros (there is at least one other digit).
             var fraction = magnitude % 1000
-            var digits = 3
+            var divisor = 100
             while fraction % 10 == 0 {
                 fraction /= 10
-                digits -= 1
+                divisor /= 10
             }
             output.append(UInt8(ascii: "."))
-            var divisor = digits == 3 ? 100 : digits == 2 ? 10 : 1
             while divisor > 0 {
                 output.append(UInt8(ascii: "0") + UInt8(fraction / divisor % 10))
                 divisor /= 10

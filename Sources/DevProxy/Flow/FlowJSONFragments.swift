@@ -12,7 +12,7 @@ import Darwin
 /// One per thread: a connection's exchanges are written on its thread, one after another, so the
 /// last record's parts are nearly always the next one's. A part that differs is written as usual
 /// and remembered instead. Comparing is cheap when it hits, because the flows of a connection
-/// share their strings' storage: `String ==` answers from the storage's identity. callgrind of
+/// share their strings' storage: the parts' bits are the same (`bitwiseEqual`). callgrind of
 /// 16 × 10 h2 streams: these four parts cost ~8,700 of a record's ~29,000 instructions.
 final class FlowJSONFragments {
     // A class, so that looking at it copies one reference rather than every string of the part.

@@ -31,7 +31,7 @@ public final class OnboardingSite: Sendable {
     /// The site as a local route, the same for HTTP/1.1 and HTTP/2: requests for `devproxy.test`
     /// (and, given explicitly, requests sent straight to the proxy's port).
     public var route: LocalRoute {
-        LocalRoute(name: "onboarding", bodyLimit: 64 << 10, matches: { $0.hasHost(Self.host) }, respond: { [self] request in
+        LocalRoute(name: "onboarding", bodyLimit: 64 << 10, matches: { $0.withHost(Self.names) }, respond: { [self] request in
             let answer = response(method: request.method, path: request.path)
             return LocalResponse(status: answer.status, headers: answer.headers.map { (name: $0.0, value: $0.1) },
                                  body: answer.body)
@@ -49,8 +49,14 @@ public final class OnboardingSite: Sendable {
     /// Whether `host` (from a request target, a CONNECT or a SOCKS5 request) names the site:
     /// `devproxy.test`, any case, with or without the root's trailing dot.
     public static func names(_ host: String) -> Bool {
-        let bare = host.hasSuffix(".") ? String(host.dropLast()) : host
-        return bare.lowercased() == Self.host
+        host.withUTF8Bytes(names)
+    }
+
+    /// `names` on the bytes of a host name, wherever they are: the route asks it of every
+    /// proxied request's URL, in place (`LocalRequest.withHost`).
+    static func names(_ host: UnsafeBufferPointer<UInt8>) -> Bool {
+        let bare = host.last == UInt8(ascii: ".") ? UnsafeBufferPointer(rebasing: host.dropLast()) : host
+        return bare.equalsCaseInsensitive(Self.host)
     }
 
     /// The paths the site serves (any query is ignored).

@@ -111,6 +111,14 @@ extension String {
     }
 }
 
+extension UnsafeBufferPointer<UInt8> {
+    /// Whether these bytes spell `other`, ignoring the case of ASCII letters: a name found in
+    /// place in a larger buffer (a URL's host), compared without making it a String.
+    public func equalsCaseInsensitive(_ other: String) -> Bool {
+        other.withUTF8Bytes { ASCII.equalsCaseInsensitive(self, $0) }
+    }
+}
+
 extension String {
     /// Calls `body` with the string's UTF-8 bytes: in place for a native or small string (no copy,
     /// no reference count taken, unlike `var copy = self; copy.withUTF8`), through a copy otherwise.

@@ -13,14 +13,7 @@ enum FieldLine {
         // forbidden ones, the colon and whether the value is ASCII, no bounds checks, no
         // intermediate slices. ~1,000 instructions a line when it went through ArraySlice's
         // subscripts and four loops (callgrind, HTTP/1.1 keep-alive).
-        let parsed: Result<(String, String), HTTP1ParseError> = line.withUnsafeBufferPointer { bytes in
-            do throws(HTTP1ParseError) {
-                return .success(try parse(bytes, side: side))
-            } catch {
-                return .failure(error)
-            }
-        }
-        return try parsed.get()
+        try line.withUnsafeBufferPointer { bytes throws(HTTP1ParseError) in try parse(bytes, side: side) }
     }
 
     private static func parse(_ bytes: UnsafeBufferPointer<UInt8>, side: MessageSide) throws(HTTP1ParseError) -> (String, String) {
