@@ -57,12 +57,15 @@ final class RecordCompressionTests: XCTestCase {
         }
         session.close()
         let plain = lines.reduce(0) { $0 + $1.json.utf8.count }
-        let stored = try SQLitePeek.integer(path, "SELECT sum(length(json)) FROM flow_records")
+        let stored = try SQLitePeek.integer(path, "SELECT sum(length(data)) FROM record_frames")
+            + SQLitePeek.integer(path, "SELECT coalesce(sum(length(record)), 0) FROM flows")
         let dictionaries = try SQLitePeek.integer(path, "SELECT sum(length(data)) FROM record_dictionaries")
         XCTAssertLessThan(stored + dictionaries, plain / 3, "stored \(stored) + dictionaries \(dictionaries) of \(plain) bytes")
         XCTAssertLessThanOrEqual(try SQLitePeek.integer(path, "SELECT count(*) FROM record_dictionaries"), 3,
                                  "one dictionary serves many records")
-        XCTAssertGreaterThan(try SQLitePeek.integer(path, "SELECT count(*) FROM flow_records WHERE typeof(json) = 'blob'"), 290)
+        XCTAssertEqual(try SQLitePeek.integer(path, "SELECT count(*) FROM flows WHERE record IS NOT NULL"), 300)
+        XCTAssertEqual(try SQLitePeek.integer(path, "SELECT count(*) FROM flow_records"), 0)
+        XCTAssertGreaterThan(try SQLitePeek.integer(path, "SELECT count(*) FROM record_frames WHERE typeof(data) = 'blob'"), 0)
 
         // Another process (devproxy web FILE) reads them with dictionaries it loads from the file.
         let reader = try SessionStore(path: path, readOnly: true)
@@ -106,7 +109,9 @@ final class RecordCompressionTests: XCTestCase {
             ("t\(index)", "api.example.com",
              #"{"grpc":{"messages":[{"decoded":"\#(message)","direction":"response"}],"method":"List","service":"inventory.v1.Stock","status":\#(index % 3)},"id":"t\#(index)"}"#)
         }
-        store(session, tunnels)
+        // One batch each, as under light traffic: each record is a frame of its own, compressed
+        // against its host's dictionary alone (in a frame of many they would match each other).
+        for tunnel in tunnels { store(session, [tunnel]) }
         for (id, _, json) in tunnels { XCTAssertEqual(try session.flowJSON(id: id), json) }
         session.close()
         XCTAssertEqual(try SQLitePeek.integer(path, "SELECT count(*) FROM record_dictionaries"), 2)
@@ -142,22 +147,58 @@ final class RecordCompressionTests: XCTestCase {
         let directory = TemporaryDirectory()
         let path = directory.file("s.sqlite")
         let session = try SessionStore(path: path)
-        let lines = flows(5, hosts: ["api.example.com"])
-        store(session, lines)
+        let lines = flows(6, hosts: ["api.example.com"])
+        // One batch each: flow n's texts are frame n + 1.
+        for line in lines { store(session, [line]) }
         session.close()
-        // One record's frame cut short, another pointing at a dictionary that is not there.
+        XCTAssertEqual(try SQLitePeek.integer(path, "SELECT count(*) FROM record_frames WHERE typeof(data) = 'blob'"), 6)
+        // One frame cut short, another pointing at a dictionary that is not there, one gone, and
+        // one flow's reference pointing past the end of its frame.
         try SQLitePeek.execute(path, """
-            UPDATE flow_records SET json = substr(json, 1, 20) WHERE seq = 2;
-            UPDATE flow_records SET json = CAST(x'01ff00000000000000' || substr(json, 10) AS BLOB) WHERE seq = 3;
+            UPDATE record_frames SET data = substr(data, 1, 20) WHERE id = 2;
+            UPDATE record_frames SET data = CAST(x'01ff00000000000000' || substr(data, 10) AS BLOB) WHERE id = 3;
+            DELETE FROM record_frames WHERE id = 4;
+            UPDATE flows SET record = CAST(substr(record, 1, 13) || x'ffff0000' || substr(record, 18) AS BLOB)
+                WHERE id = '\(lines[4].id)';
             """)
         let reader = try SessionStore(path: path, readOnly: true)
-        XCTAssertThrowsError(try reader.flowJSON(id: lines[1].id)) { error in
-            XCTAssertTrue("\(error)".contains("flow record cannot be read"), "\(error)")
+        for (index, expected) in [(1, "flow record cannot be read"), (2, "dictionary"), (3, "frame 4 is missing"),
+                                  (4, "points past the end of frame 5")] {
+            XCTAssertThrowsError(try reader.flowJSON(id: lines[index].id)) { error in
+                XCTAssertTrue("\(error)".contains(expected), "\(error)")
+            }
         }
-        XCTAssertThrowsError(try reader.flowJSON(id: lines[2].id)) { error in
-            XCTAssertTrue("\(error)".contains("dictionary"), "\(error)")
+        XCTAssertThrowsError(try reader.headerFields(id: lines[3].id, part: .response)) { error in
+            XCTAssertTrue("\(error)".contains("frame 4 is missing"), "\(error)")
         }
-        XCTAssertEqual(try reader.flowJSON(id: lines[4].id), lines[4].json, "the other records still read")
+        XCTAssertEqual(try reader.flowJSON(id: lines[5].id), lines[5].json, "the other records still read")
+        XCTAssertEqual(try reader.flowJSON(id: lines[0].id), lines[0].json)
+        reader.close()
+    }
+
+    /// A record kept alone (larger than a frame takes) or in the format of older files (in
+    /// `flow_records`, compressed or as text) still reads, and a flow read is one of its frame.
+    func testRecordsOutsideFramesStillRead() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("s.sqlite")
+        let session = try SessionStore(path: path)
+        let lines = flows(4, hosts: ["api.example.com"])
+        store(session, lines)
+        let large = Self.line(1_000, host: "api.example.com", bodyBytes: 40_000)
+        store(session, [("large", "api.example.com", large)])
+        session.close()
+        XCTAssertEqual(try SQLitePeek.integer(path, "SELECT count(*) FROM flows WHERE record IS NULL"), 1)
+        XCTAssertEqual(try SQLitePeek.integer(path, "SELECT count(*) FROM flow_records"), 1)
+        // As an older devproxy stored it: text in `flow_records`, no reference.
+        try SQLitePeek.execute(path, """
+            INSERT INTO flow_records SELECT seq, '{"older":true}' FROM flows WHERE id = '\(lines[2].id)';
+            UPDATE flows SET record = NULL WHERE id = '\(lines[2].id)';
+            """)
+        let reader = try SessionStore(path: path, readOnly: true)
+        XCTAssertEqual(try reader.flowJSON(id: "large"), large)
+        XCTAssertEqual(try reader.flowJSON(id: lines[2].id), #"{"older":true}"#)
+        XCTAssertEqual(try reader.flowJSON(id: lines[3].id), lines[3].json)
+        XCTAssertNil(try reader.flowJSON(id: "unknown"))
         reader.close()
     }
 }
@@ -179,7 +220,7 @@ extension RecordCompressionTests {
         }
         for record in records { session.finished(record, json: #"{"id":"\#(record.summary.id)"}"#, bodies: FlowBodies()) }
         session.flush()
-        XCTAssertGreaterThan(try SQLitePeek.integer(path, "SELECT count(*) FROM flow_heads WHERE typeof(response_headers) = 'blob'"), 95)
+        XCTAssertEqual(try SQLitePeek.integer(path, "SELECT count(*) FROM flow_heads"), 0, "finished flows' heads are in frames")
         XCTAssertEqual(try session.count(filter: FilterExpression(parsing: "~hq 'Bearer token-42$'")), 1)
         XCTAssertEqual(try session.count(filter: FilterExpression(parsing: "~hs 'sid=7;'")), 1)
         XCTAssertEqual(try session.count(filter: FilterExpression(parsing: "~h '^date: wed'")), 100)
@@ -188,8 +229,51 @@ extension RecordCompressionTests {
         XCTAssertEqual(fields.map(\.name), ["Host", "User-Agent", "Accept", "Authorization", "X-Request-Id"])
         XCTAssertEqual(fields.map(\.value)[3], "Bearer token-42")
         session.close()
-        let plain = try SQLitePeek.integer(path, "SELECT count(*) FROM flow_heads") * 300
-        XCTAssertLessThan(try SQLitePeek.integer(path, "SELECT sum(length(request_headers) + length(response_headers)) FROM flow_heads"),
-                          plain / 2)
+        let plain = records.reduce(0) { total, record in
+            let blocks = FlowRecord.HeaderText(request: record.requestHeaders, response: record.responseHeaders)
+            return total + (blocks.request?.utf8.count ?? 0) + (blocks.response?.utf8.count ?? 0) + 12
+        }
+        XCTAssertLessThan(try SQLitePeek.integer(path, "SELECT sum(length(data)) FROM record_frames"), plain / 2)
+    }
+}
+
+extension RecordCompressionTests {
+    /// The flows one batch finishes share frames (`RecordFrames.swift`), each read back exactly in
+    /// any order; a running flow's heads are a row of `flow_heads` until it finishes, and header
+    /// filters and look-ups find them in either place.
+    func testFinishedFlowsShareFramesAndRunningFlowsKeepTheirHeadsInRows() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("s.sqlite")
+        let session = try SessionStore(path: path)
+        let running = StoreFixtures.record("running", host: "api.example.com",
+                                           requestHeaders: [["Host", "api.example.com"], ["X-Trace", "trace-77"]])
+        session.started(running)
+        session.flush()
+        let filter = try FilterExpression(parsing: "~hq 'trace-77$'")
+        XCTAssertEqual(try SQLitePeek.integer(path, "SELECT count(*) FROM flow_heads"), 1)
+        XCTAssertEqual(try session.headerFields(id: "running", part: .request)?.map(\.value), ["api.example.com", "trace-77"])
+        XCTAssertEqual(try session.count(filter: filter), 1)
+        XCTAssertEqual(try session.matchingIDs(["running"], filter: filter), ["running"])
+        XCTAssertNil(try session.flowJSON(id: "running"), "no record until it finishes")
+
+        var finished = running
+        finished.responseHeaders = [["Content-Type", "text/plain"]]
+        let lines = flows(200, hosts: ["api.example.com", "cdn.example.net"])
+        session.finished(finished, json: #"{"id":"running"}"#, bodies: FlowBodies())
+        for line in lines {
+            session.finished(StoreFixtures.record(line.id, host: line.host, responseHeaders: [["X-Line", line.id]]),
+                             json: line.json, bodies: FlowBodies())
+        }
+        session.flush()
+        XCTAssertEqual(try SQLitePeek.integer(path, "SELECT count(*) FROM flow_heads"), 0, "the running flow's row went")
+        let frames = try SQLitePeek.integer(path, "SELECT count(*) FROM record_frames")
+        XCTAssertTrue((5..<40).contains(frames), "\(frames) frames for 200 records of ~1.8 KB")
+        XCTAssertEqual(try session.count(filter: filter), 1)
+        XCTAssertEqual(try session.matchingIDs(["running", lines[7].id], filter: filter), ["running"])
+        XCTAssertEqual(try session.headerFields(id: "running", part: .response)?.map(\.name), ["Content-Type"])
+        XCTAssertEqual(try session.flowJSON(id: "running"), #"{"id":"running"}"#)
+        XCTAssertEqual(try session.count(filter: FilterExpression(parsing: "~hs '^x-line: 49c69c8-1[0-9]$'")), 10)
+        for line in lines.shuffled() { XCTAssertEqual(try session.flowJSON(id: line.id), line.json) }
+        session.close()
     }
 }

@@ -163,22 +163,25 @@ final class SessionStoreTests: XCTestCase {
         reopened.close()
 
         try SessionStore(path: path).close()
-        XCTAssertEqual(try SQLitePeek.userVersion(path), 4)
+        XCTAssertEqual(try SQLitePeek.userVersion(path), 5)
         XCTAssertEqual(try SQLitePeek.indexes(path, table: "flows"), ["flows_status", "sqlite_autoindex_flows_1"])
         // A version-1 file (with the host index no query used, no record dictionaries, its records
-        // as plain text, no body files) is migrated on open, flows and records kept.
+        // as plain text in `flow_records`, no body files, no frames) is migrated on open, flows and
+        // records kept.
         let old = directory.file("session.sqlite")
         try SQLitePeek.execute(old, """
             CREATE INDEX flows_host ON flows(host COLLATE NOCASE); DROP TABLE record_dictionaries;
             ALTER TABLE bodies DROP COLUMN file;
-            UPDATE flow_records SET json = '{"old":true}'; PRAGMA user_version = 1
+            INSERT OR REPLACE INTO flow_records SELECT seq, '{"old":true}' FROM flows;
+            ALTER TABLE flows DROP COLUMN record; DROP TABLE record_frames; PRAGMA user_version = 1
             """)
         let migrated = try SessionStore(path: old)
         XCTAssertEqual(try migrated.count(), StoreFixtures.flows.count)
         let someID = StoreFixtures.flows[0].0.summary.id
         XCTAssertEqual(try migrated.flowJSON(id: someID), #"{"old":true}"#)
         migrated.close()
-        XCTAssertEqual(try SQLitePeek.userVersion(old), 4)
+        XCTAssertEqual(try SQLitePeek.userVersion(old), 5)
+        XCTAssertEqual(try SQLitePeek.integer(old, "SELECT count(*) FROM pragma_table_info('flows') WHERE name = 'record'"), 1)
         XCTAssertEqual(try SQLitePeek.integer(old, "SELECT count(*) FROM pragma_table_info('bodies') WHERE name = 'file'"), 1)
         XCTAssertFalse(try SQLitePeek.indexes(old, table: "flows").contains("flows_host"))
         XCTAssertEqual(try SQLitePeek.integer(old, "SELECT count(*) FROM record_dictionaries"), 0)

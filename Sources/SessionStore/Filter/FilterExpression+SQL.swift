@@ -51,6 +51,16 @@ extension FilterExpression {
         FilterSQL(sql: "(\(left.sql) \(operation) \(right.sql))", bindings: left.bindings + right.bindings)
     }
 
+    /// A header condition: a finished flow's heads are in its record's frame (`stored_head` of
+    /// `flows.record`), a running flow's (and those of a flow whose record is kept alone) in
+    /// `flow_heads`.
+    private static func heads(_ columns: [String], _ value: SQLValue) -> FilterSQL {
+        let rows = columns.map { "regexp_lines(?, stored_text(\($0)))" }.joined(separator: " OR ")
+        let framed = columns.map { "regexp_lines(?, stored_head(f.record, \($0 == "request_headers" ? 0 : 1)))" }
+        return FilterSQL(sql: "(f.seq IN (SELECT seq FROM flow_heads WHERE \(rows)) OR \(framed.joined(separator: " OR ")))",
+                         bindings: Array(repeating: value, count: columns.count * 2))
+    }
+
     private static func match(_ field: FilterField, _ pattern: String) -> FilterSQL {
         let value = SQLValue.text(pattern)
         switch field {
@@ -63,14 +73,11 @@ extension FilterExpression {
         case .requestContentType: return FilterSQL(sql: "regexp(?, f.request_content_type)", bindings: [value])
         case .responseContentType: return FilterSQL(sql: "regexp(?, f.content_type)", bindings: [value])
         case .header:
-            return FilterSQL(sql: "f.seq IN (SELECT seq FROM flow_heads WHERE regexp_lines(?, stored_text(request_headers)) "
-                             + "OR regexp_lines(?, stored_text(response_headers)))", bindings: [value, value])
+            return heads(["request_headers", "response_headers"], value)
         case .requestHeader:
-            return FilterSQL(sql: "f.seq IN (SELECT seq FROM flow_heads WHERE regexp_lines(?, stored_text(request_headers)))",
-                             bindings: [value])
+            return heads(["request_headers"], value)
         case .responseHeader:
-            return FilterSQL(sql: "f.seq IN (SELECT seq FROM flow_heads WHERE regexp_lines(?, stored_text(response_headers)))",
-                             bindings: [value])
+            return heads(["response_headers"], value)
         case .body:
             return FilterSQL(sql: "f.seq IN (SELECT seq FROM bodies WHERE regexp(?, coalesce(text, body_file(file), data)))",
                              bindings: [value])

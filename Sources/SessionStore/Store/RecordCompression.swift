@@ -32,6 +32,10 @@ enum RecordCoding {
     static let dictionariesCached = 256
     /// A work buffer larger than this (a record carrying bodies) is let go after use.
     static let bufferKept = 256 * 1024
+    /// A frame of several flows' texts (`RecordFrames`) is written once it holds this many bytes.
+    static let frameTarget = 64 * 1024
+    /// Frames of several records (`RecordFrames`) a reader keeps decoded.
+    static let framesCached = 4
     /// The largest text a frame may claim to hold.
     static let largestRecord: UInt64 = 512 * 1024 * 1024
     /// zstd's level: its fastest that still finds the long matches a dictionary offers.
@@ -81,9 +85,14 @@ final class RecordCompressor {
     /// The value to store for `text` (UTF-8), a text of a flow to `host`: compressed, or `plain`
     /// when no dictionary makes it small enough. `makeDictionary` stores a text as a new
     /// dictionary and returns its id.
-    func encode(_ text: UnsafeRawBufferPointer, host: String, plain: @autoclosure () -> SQLValue,
-                makeDictionary: ([UInt8]) throws -> Int64) rethrows -> SQLValue {
+    /// - Parameters:
+    ///   - sample: what a new dictionary is made of (a record of a frame of several:
+    ///     `RecordFrames`); the text itself when nil.
+    ///   - records: how many records `text` holds (each counts as a use of the dictionary).
+    func encode(_ text: UnsafeRawBufferPointer, host: String, sample: UnsafeRawBufferPointer? = nil, records: Int = 1,
+                plain: @autoclosure () -> SQLValue, makeDictionary: ([UInt8]) throws -> Int64) rethrows -> SQLValue {
         guard context != nil, text.count > 64 else { return plain() }
+        let sample = sample ?? text
         let limit = Int(Double(text.count) * RecordCoding.goodRatio)
         let own = byHost[host]
         // The host's own dictionary first, then the newest (a new host is often like the last).
@@ -92,20 +101,22 @@ final class RecordCompressor {
         for id in candidates {
             if let value = compress(text, with: id, within: limit) {
                 byHost[host] = id
-                dictionaries[id]?.uses += 1
+                dictionaries[id]?.uses += records
                 return value
             }
         }
         // No dictionary fits. A large text (bodies in it) is no dictionary for the next ones;
         // a host whose dictionary is new keeps it a while (one odd text is no reason to change).
         let ownIsNew = own.flatMap { dictionaries[$0] }.map { $0.uses < RecordCoding.dictionaryTrial } ?? false
-        if text.count > RecordCoding.largestDictionary || ownIsNew {
+        if sample.count > RecordCoding.largestDictionary || ownIsNew {
             return compress(text, with: own ?? newest, within: text.count - RecordCoding.headerSize) ?? plain()
         }
         if dictionaries.count >= RecordCoding.dictionariesKept { reset() }
-        let dictionary = Array(text)
+        let dictionary = Array(sample)
         let id = try makeDictionary(dictionary)
         dictionaries[id] = Dictionary(dictionary)
+        // The record it is made of does not count as a use; the others of a frame do.
+        dictionaries[id]?.uses = records - 1
         byHost[host] = id
         newest = id
         return compress(text, with: id, within: text.count - RecordCoding.headerSize) ?? plain()
@@ -151,57 +162,107 @@ final class RecordDecoder: @unchecked Sendable {
 
     deinit { ZSTD_freeDCtx(context) }
 
-    /// Registers `stored_text` on `database`.
+    /// Registers `stored_text` and `stored_head` (one decoder, so they share its frames) on `database`.
     static func register(on database: SQLiteDatabase) throws {
-        try database.createFunction("stored_text", arguments: 1, context: RecordDecoder(), call)
+        let decoder = RecordDecoder()
+        try database.createFunction("stored_text", arguments: 1, context: decoder, call)
+        try database.createFunction("stored_head", arguments: 2, context: decoder, callHead)
     }
 
     /// Decodes `blob` and hands the text to `body` (valid only during the call).
     func withDecoded<T>(_ blob: UnsafeRawBufferPointer, load: (Int64) -> [UInt8]?,
                         _ body: (Result<UnsafeRawBufferPointer, RecordDecodingError>) -> T) -> T {
         lock.withLock {
-            guard blob.count > RecordCoding.headerSize, blob[0] == RecordCoding.tag else {
-                return body(.failure(RecordDecodingError("not a compressed flow record")))
-            }
-            var id: UInt64 = 0
-            for index in (1...8).reversed() { id = id << 8 | UInt64(blob[index]) }
-            let dictionaryID = Int64(bitPattern: id)
-            var dictionary: [UInt8] = []
-            if dictionaryID != 0 {
-                if let known = dictionaries[dictionaryID] {
-                    dictionary = known
-                } else if let loaded = load(dictionaryID) {
-                    if dictionaries.count >= RecordCoding.dictionariesCached { dictionaries.removeAll() }
-                    dictionaries[dictionaryID] = loaded
-                    dictionary = loaded
-                } else {
-                    return body(.failure(RecordDecodingError("its dictionary \(dictionaryID) is missing")))
-                }
-            }
-            let frame = UnsafeRawBufferPointer(rebasing: blob[RecordCoding.headerSize...])
-            let size = ZSTD_getFrameContentSize(frame.baseAddress, frame.count)
-            guard size != ZSTD_CONTENTSIZE_ERROR, size != ZSTD_CONTENTSIZE_UNKNOWN, size <= RecordCoding.largestRecord else {
-                return body(.failure(RecordDecodingError("its zstd frame is damaged")))
-            }
-            if output.count < Int(size) { output = [UInt8](repeating: 0, count: Int(size)) }
-            let result: Result<Int, RecordDecodingError> = output.withUnsafeMutableBytes { out in
-                dictionary.withUnsafeBytes { dict in
-                    let written = ZSTD_decompress_usingDict(context, out.baseAddress, Int(size), frame.baseAddress, frame.count,
-                                                            dict.baseAddress, dict.count)
-                    if ZSTD_isError(written) != 0 {
-                        return .failure(RecordDecodingError(String(cString: ZSTD_getErrorName(written))))
-                    }
-                    return .success(written)
-                }
-            }
             defer { if output.count > RecordCoding.bufferKept { output = [] } }
-            switch result {
+            switch decodeLocked(blob, load: load) {
             case .failure(let error):
                 return body(.failure(error))
             case .success(let written):
                 return output.withUnsafeBytes { body(.success(UnsafeRawBufferPointer(rebasing: $0[0..<written]))) }
             }
         }
+    }
+
+    /// Decodes a compressed `blob` into `output`; how many bytes it holds. Called with `lock` held.
+    private func decodeLocked(_ blob: UnsafeRawBufferPointer, load: (Int64) -> [UInt8]?) -> Result<Int, RecordDecodingError> {
+        guard blob.count > RecordCoding.headerSize, blob[0] == RecordCoding.tag else {
+            return .failure(RecordDecodingError("not a compressed flow record"))
+        }
+        var id: UInt64 = 0
+        for index in (1...8).reversed() { id = id << 8 | UInt64(blob[index]) }
+        let dictionaryID = Int64(bitPattern: id)
+        var dictionary: [UInt8] = []
+        if dictionaryID != 0 {
+            if let known = dictionaries[dictionaryID] {
+                dictionary = known
+            } else if let loaded = load(dictionaryID) {
+                if dictionaries.count >= RecordCoding.dictionariesCached { dictionaries.removeAll() }
+                dictionaries[dictionaryID] = loaded
+                dictionary = loaded
+            } else {
+                return .failure(RecordDecodingError("its dictionary \(dictionaryID) is missing"))
+            }
+        }
+        let frame = UnsafeRawBufferPointer(rebasing: blob[RecordCoding.headerSize...])
+        let size = ZSTD_getFrameContentSize(frame.baseAddress, frame.count)
+        guard size != ZSTD_CONTENTSIZE_ERROR, size != ZSTD_CONTENTSIZE_UNKNOWN, size <= RecordCoding.largestRecord else {
+            return .failure(RecordDecodingError("its zstd frame is damaged"))
+        }
+        if output.count < Int(size) { output = [UInt8](repeating: 0, count: Int(size)) }
+        return output.withUnsafeMutableBytes { out in
+            dictionary.withUnsafeBytes { dict in
+                let written = ZSTD_decompress_usingDict(context, out.baseAddress, Int(size), frame.baseAddress, frame.count,
+                                                        dict.baseAddress, dict.count)
+                if ZSTD_isError(written) != 0 {
+                    return .failure(RecordDecodingError(String(cString: ZSTD_getErrorName(written))))
+                }
+                return .success(written)
+            }
+        }
+    }
+
+    /// Frames of several flows' texts (`RecordFrames`) read lately, newest last: the flows of a
+    /// page or a filter's scan come in order, so one frame serves the rows that follow.
+    private var frames: [(id: Int64, text: [UInt8])] = []
+
+    /// Hands `body` one part of the texts `reference` points at (nil: the flow has no such
+    /// part, as a request that is still running has no response head).
+    func withPart<T>(_ part: RecordReference.Part, of reference: RecordReference, handle: OpaquePointer?,
+                     _ body: (Result<UnsafeRawBufferPointer?, RecordDecodingError>) -> T) -> T {
+        lock.withLock {
+            let text: [UInt8]
+            switch frameLocked(reference.frame, handle: handle) {
+            case .failure(let error): return body(.failure(error))
+            case .success(let found): text = found
+            }
+            guard let range = reference.range(of: part) else { return body(.success(nil)) }
+            guard range.upperBound <= text.count else {
+                return body(.failure(RecordDecodingError("it points past the end of frame \(reference.frame)")))
+            }
+            return text.withUnsafeBytes { body(.success(UnsafeRawBufferPointer(rebasing: $0[range]))) }
+        }
+    }
+
+    /// Frame `id`'s text, from `frames` or read from the file and decoded. Called with `lock` held.
+    private func frameLocked(_ id: Int64, handle: OpaquePointer?) -> Result<[UInt8], RecordDecodingError> {
+        if let cached = frames.last(where: { $0.id == id }) { return .success(cached.text) }
+        guard let stored = Self.loadFrame(id, handle: handle) else {
+            return .failure(RecordDecodingError("its frame \(id) is missing"))
+        }
+        let text: [UInt8]
+        if stored.compressed {
+            let decoded = stored.bytes.withUnsafeBytes { decodeLocked($0, load: { Self.loadDictionary($0, handle: handle) }) }
+            switch decoded {
+            case .failure(let error): return .failure(error)
+            case .success(let count): text = Array(output.prefix(count))
+            }
+            if output.count > RecordCoding.bufferKept { output = [] }
+        } else {
+            text = stored.bytes
+        }
+        if frames.count >= RecordCoding.framesCached { frames.removeFirst() }
+        frames.append((id, text))
+        return .success(text)
     }
 
     private static let call: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = {
@@ -216,15 +277,61 @@ final class RecordDecoder: @unchecked Sendable {
         let bytes = sqlite3_value_blob(value)
         let blob = UnsafeRawBufferPointer(start: bytes, count: bytes == nil ? 0 : Int(sqlite3_value_bytes(value)))
         let handle = sqlite3_context_db_handle(context)
-        decoder.withDecoded(blob, load: { loadDictionary($0, handle: handle) }) { result in
-            switch result {
-            case .success(let text):
-                sqlite3_result_text(context, text.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(text.count),
-                                    CSQLite_SQLITE_TRANSIENT())
-            case .failure(let error):
-                sqlite3_result_error(context, "flow record cannot be read: \(error.reason)", -1)
-            }
+        if let reference = RecordReference(blob) {
+            decoder.withPart(.record, of: reference, handle: handle) { result($0, context) }
+            return
         }
+        decoder.withDecoded(blob, load: { loadDictionary($0, handle: handle) }) { result($0.map { $0 }, context) }
+    }
+
+    /// `stored_head(value, part)`: the request's (part 0) or response's (1) header text of a flow
+    /// whose record is in a frame (`RecordReference`); NULL for any other value, and for a part
+    /// the flow does not have.
+    private static let callHead: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = {
+        context, count, arguments in
+        guard let context, count == 2, let arguments, let value = arguments[0], let partValue = arguments[1] else { return }
+        let bytes = sqlite3_value_type(value) == SQLITE_BLOB ? sqlite3_value_blob(value) : nil
+        guard let reference = RecordReference(UnsafeRawBufferPointer(start: bytes, count: bytes == nil ? 0
+                                                                       : Int(sqlite3_value_bytes(value)))) else {
+            sqlite3_result_null(context)
+            return
+        }
+        let part: RecordReference.Part = sqlite3_value_int(partValue) == 0 ? .request : .response
+        let decoder = Unmanaged<RecordDecoder>.fromOpaque(sqlite3_user_data(context)).takeUnretainedValue()
+        decoder.withPart(part, of: reference, handle: sqlite3_context_db_handle(context)) { result($0, context) }
+    }
+
+    /// Sets a function's result: the text, NULL for none, or the error.
+    private static func result(_ outcome: Result<UnsafeRawBufferPointer?, RecordDecodingError>, _ context: OpaquePointer) {
+        switch outcome {
+        case .success(let text?):
+            if let base = text.baseAddress {
+                sqlite3_result_text(context, base.assumingMemoryBound(to: CChar.self), Int32(text.count),
+                                    CSQLite_SQLITE_TRANSIENT())
+            } else {
+                sqlite3_result_text(context, "", 0, CSQLite_SQLITE_TRANSIENT())
+            }
+        case .success(nil):
+            sqlite3_result_null(context)
+        case .failure(let error):
+            sqlite3_result_error(context, "flow record cannot be read: \(error.reason)", -1)
+        }
+    }
+
+    /// Frame `id`'s stored value: compressed (`RecordCoding`) or its text as it is.
+    private static func loadFrame(_ id: Int64, handle: OpaquePointer?) -> (bytes: [UInt8], compressed: Bool)? {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(handle, "SELECT data FROM record_frames WHERE id = ?", -1, &statement, nil) == SQLITE_OK
+        else { return nil }
+        defer { sqlite3_finalize(statement) }
+        sqlite3_bind_int64(statement, 1, id)
+        guard sqlite3_step(statement) == SQLITE_ROW else { return nil }
+        let compressed = sqlite3_column_type(statement, 0) == SQLITE_BLOB
+        // The pointer first, then its size (SQLite's rule for reading a column).
+        let data = compressed ? sqlite3_column_blob(statement, 0) : UnsafeRawPointer(sqlite3_column_text(statement, 0))
+        let size = Int(sqlite3_column_bytes(statement, 0))
+        guard let data else { return ([], false) }
+        return (Array(UnsafeRawBufferPointer(start: data, count: size)), compressed)
     }
 
     /// Dictionary `id` from the file, with a statement of its own (the caller's is mid-step).

@@ -1,9 +1,12 @@
 /// The session store's schema: one list of forward-only migrations, the file's version in
 /// `PRAGMA user_version`.
 ///
-/// `flows` is narrow (the summary columns) so listing and summary filters scan little; header
-/// text, the flow JSON and the bodies live in their own tables, keyed by the flow's `seq`, and
-/// are read only by the filters and look-ups that need them. `seq` is AUTOINCREMENT so a cursor
+/// `flows` is narrow (the summary columns, and `record`, a 25-byte reference into
+/// `record_frames`) so listing and summary filters scan little; header text, the flow JSON and
+/// the bodies live in their own tables (a finished flow's JSON and header text in a frame shared
+/// with the flows finished beside it; a large record, and a running flow's heads, in
+/// `flow_records` and `flow_heads`), keyed by the flow's `seq`, and are read only by the filters
+/// and look-ups that need them. `seq` is AUTOINCREMENT so a cursor
 /// never points at a number reused after `clear()`.
 enum Schema {
     /// The version this build writes. A file with a higher one is refused, never downgraded.
@@ -72,6 +75,16 @@ enum Schema {
         // A body the proxy spooled is kept as a file beside the session (`BodyFiles`): `file`
         // names it, and `data` is then empty.
         "ALTER TABLE bodies ADD COLUMN file TEXT;",
+        // Finished flows' records and header texts, several flows to a compressed frame
+        // (`RecordFrames.swift`); `flows.record` says where a flow's are. AUTOINCREMENT so that an
+        // id never names another frame after `clear()` (readers cache frames by id).
+        """
+        ALTER TABLE flows ADD COLUMN record BLOB;
+        CREATE TABLE record_frames (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            data NOT NULL
+        );
+        """,
     ]
 
     /// Brings the open database up to `version`, one migration per transaction.

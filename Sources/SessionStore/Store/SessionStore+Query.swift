@@ -86,8 +86,11 @@ extension SessionStore {
     /// The flow's record as the flow log wrote it (JSON text); nil until it has finished.
     public func flowJSON(id: String) throws -> String? {
         try read { database in
-            try database.rows("SELECT stored_text(r.json) FROM flow_records r JOIN flows f ON f.seq = r.seq WHERE f.id = ?",
-                              [.text(id)]) { $0.string(0) }.first ?? nil
+            // A finished flow's record is in a frame (`flows.record`), or kept alone in `flow_records`.
+            try database.rows("""
+                SELECT stored_text(coalesce(f.record, r.json)) FROM flows f LEFT JOIN flow_records r ON r.seq = f.seq
+                WHERE f.id = ?
+                """, [.text(id)]) { $0.string(0) }.first ?? nil
         }
     }
 

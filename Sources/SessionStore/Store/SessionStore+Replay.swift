@@ -11,8 +11,10 @@ extension SessionStore {
             let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
             let pairs = try read { database in
                 try database.rows("""
-                    SELECT f.id, json_extract(stored_text(r.json), '$.replay_of') FROM flows f JOIN flow_records r ON r.seq = f.seq
-                    WHERE f.id IN (\(marks)) AND instr(stored_text(r.json), '"replay_of"') > 0
+                    SELECT id, json_extract(json, '$.replay_of') FROM
+                        (SELECT f.id, stored_text(coalesce(f.record, r.json)) AS json FROM flows f
+                         LEFT JOIN flow_records r ON r.seq = f.seq WHERE f.id IN (\(marks)))
+                    WHERE instr(json, '"replay_of"') > 0
                     """, chunk.map { .text($0) }) { ($0.string(0), $0.string(1)) }
             }
             for case let (id?, origin?) in pairs { result[id] = origin }

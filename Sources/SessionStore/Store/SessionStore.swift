@@ -6,8 +6,9 @@ import Glibc
 /// A session store: every flow of one run in one SQLite file, written by one thread, read by
 /// filters and pages that run in SQLite.
 ///
-/// Lifecycle calls (`started`, `responded`, `finished`) never wait on disk: they queue the event
-/// and return; when the queue is full the store sheds bodies, then records, and counts them
+/// Lifecycle calls (`started`, `responded`, `finished`) queue the event and return; they wait
+/// only when the writer is behind (its queue half full), and then at most
+/// `configuration.offerWait`, after which the store sheds bodies, then records, and counts them
 /// (`drops`). Queries run on a separate read connection (WAL lets them read while the writer
 /// commits) and see what has been committed; `flush()` waits for everything queued so far.
 ///
@@ -50,7 +51,8 @@ public final class SessionStore: @unchecked Sendable {
         self.isReadOnly = readOnly
         self.removeOnClose = removeOnClose
         bodyFiles = BodyFiles(sessionPath: path)
-        queue = WriteQueue(capacity: configuration.queueCapacity, bodyBudget: configuration.queuedBodyBytes)
+        queue = WriteQueue(capacity: configuration.queueCapacity, bodyBudget: configuration.queuedBodyBytes,
+                           offerWait: configuration.offerWait)
         if readOnly {
             let database = try SQLiteDatabase(path: path, readOnly: true)
             try Self.checkReadable(database, path: path)
@@ -143,7 +145,9 @@ public final class SessionStore: @unchecked Sendable {
     public func finished(flowLogLine line: [UInt8], spooled: SpooledBodies? = nil) {
         guard writer != nil else { return }
         let spooled = spooled?.isEmpty == true ? nil : spooled
-        if queue.isUnderPressure(adding: line.count + (spooled?.memoryBytes ?? 0)) {
+        let bytes = line.count + (spooled?.memoryBytes ?? 0)
+        queue.waitForRoom(adding: bytes)
+        if queue.isUnderPressure(adding: bytes) {
             guard let (entry, json) = Self.read(flowLogLine: line) else {
                 queue.countDroppedRecord()
                 return

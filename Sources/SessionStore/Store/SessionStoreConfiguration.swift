@@ -21,6 +21,12 @@ public struct SessionStoreConfiguration: Sendable, Equatable {
     /// a commit serves hundreds of flows at a busy proxy's rates; the web UI shows a flow up to
     /// that much later (its event hub gathers 100 ms more). 0 commits whatever is there at once.
     public var batchDelay: TimeInterval
+    /// How long a proxy thread waits for the writer, when the queue is half full or at its body
+    /// budget, before its event is queued without bodies (or dropped, when full). Default 100 ms:
+    /// a writer that is behind commits a batch well within it, so a proxy busier than its store
+    /// slows down instead of losing flows; after a wait runs out, offers do not wait for a second
+    /// (a stuck disk holds the proxy up once a second at most). 0: never wait, shed at once.
+    public var offerWait: TimeInterval
     /// The writer connection's page cache (`PRAGMA cache_size`). Default 2 MiB: the writer appends,
     /// so it needs the tables' last pages and the index pages on the way to new keys; the file's
     /// other pages come back from the kernel's page cache in microseconds. At 16 MiB the cache
@@ -35,9 +41,10 @@ public struct SessionStoreConfiguration: Sendable, Equatable {
 
     public init(bodyLimit: Int = SessionStoreConfiguration.defaultBodyLimit, queueCapacity: Int = 8_000,
                 queuedBodyBytes: Int = 32 * 1024 * 1024, batchSize: Int = 2_000, batchDelay: TimeInterval = 0.05,
-                writerCacheBytes: Int = 2 * 1024 * 1024, readerCacheBytes: Int = 4 * 1024 * 1024) {
+                writerCacheBytes: Int = 2 * 1024 * 1024, readerCacheBytes: Int = 4 * 1024 * 1024,
+                offerWait: TimeInterval = 0.1) {
         precondition(bodyLimit >= 0 && queueCapacity >= 2 && queuedBodyBytes >= 0 && batchSize >= 1
-                     && batchDelay >= 0 && writerCacheBytes >= 0 && readerCacheBytes >= 0,
+                     && batchDelay >= 0 && writerCacheBytes >= 0 && readerCacheBytes >= 0 && offerWait >= 0,
                      "session store limits must be positive")
         self.bodyLimit = bodyLimit
         self.queueCapacity = queueCapacity
@@ -46,5 +53,6 @@ public struct SessionStoreConfiguration: Sendable, Equatable {
         self.batchDelay = batchDelay
         self.writerCacheBytes = writerCacheBytes
         self.readerCacheBytes = readerCacheBytes
+        self.offerWait = offerWait
     }
 }

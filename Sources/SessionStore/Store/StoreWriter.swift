@@ -43,6 +43,11 @@ final class StoreWriter: @unchecked Sendable {
     private let requestHeads = RecordCompressor()
     private let responseHeads = RecordCompressor()
 
+    /// The frame the batch's flow records are gathered into (`RecordFrames.swift`), and the
+    /// last frame id given out (read from the file on first use).
+    private var frame = FrameBuilder()
+    private var lastFrameID: Int64?
+
     /// Events committed since the heap was last trimmed (`trimHeapAfterBacklog`).
     private var committedSinceTrim = 0
 
@@ -59,6 +64,7 @@ final class StoreWriter: @unchecked Sendable {
                 let keep = Self.kept(events)
                 try database.transaction {
                     for index in events.indices where keep[index] { try apply(events[index], to: &changes) }
+                    try writeFrame()
                 }
                 bodyFiles.remove(clearedFiles)
                 clearedFiles.removeAll()
@@ -90,6 +96,7 @@ final class StoreWriter: @unchecked Sendable {
         records.reset()
         requestHeads.reset()
         responseHeads.reset()
+        frame.reset()
     }
 
     /// Once the queue is empty after at least 2,000 events, hands freed heap back to the system:
@@ -163,7 +170,7 @@ final class StoreWriter: @unchecked Sendable {
             clearedFiles = bodyFiles.names()
             try database.execute("""
                 DELETE FROM flows; DELETE FROM flow_heads; DELETE FROM flow_records; DELETE FROM bodies;
-                DELETE FROM record_dictionaries;
+                DELETE FROM record_dictionaries; DELETE FROM record_frames;
                 """)
             changes = StoreChanges(cleared: true, flows: [])
         case .flowLogLine:
@@ -177,15 +184,36 @@ final class StoreWriter: @unchecked Sendable {
             if bodies != nil { shed = Self.shedIncompleteSpools(&bodies!) }
             if shed > 0 { queue.countDroppedBodies(shed) }
             let record = step.record
-            guard var summary = try upsert(record.summary, phase: step.phase, bodiesDropped: shed > 0) else { return }
-            let sequence = summary.sequence
             let blocks = record.headerBlocks
             let host = record.summary.host
-            try database.statement(Self.upsertHeads).run([
-                .integer(sequence), try stored(blocks.request, by: requestHeads, host: host),
-                try stored(blocks.response, by: responseHeads, host: host),
-            ])
-            if let json = step.json {
+            // A finished flow's record and header texts go into the batch's frame, and the
+            // flow's row points at them; a large record is kept alone, its heads in `flow_heads`.
+            var reference: RecordReference?
+            if let json = step.json, FrameBuilder.takes(recordOfLength: json.count) {
+                reference = try json.bytes.withUnsafeBytes { bytes in
+                    try frame.append(record: UnsafeRawBufferPointer(rebasing: bytes.prefix(json.count)),
+                                     request: blocks.request, response: blocks.response, host: host, newID: newFrameID)
+                }
+            }
+            guard let (summaryWritten, isNew) = try upsert(record.summary, phase: step.phase, bodiesDropped: shed > 0,
+                                                           record: step.json == nil ? nil : reference.map { $0.bytes } ?? [])
+            else { return }
+            var summary = summaryWritten
+            let sequence = summary.sequence
+            if reference != nil {
+                // Rows an earlier step (or an earlier copy of the flow) left are stale now.
+                if !isNew {
+                    try database.statement(Self.deleteHeads).run([.integer(sequence)])
+                    try database.statement(Self.deleteJSON).run([.integer(sequence)])
+                }
+                if frame.isFull { try writeFrame() }
+            } else {
+                try database.statement(Self.upsertHeads).run([
+                    .integer(sequence), try stored(blocks.request, by: requestHeads, host: host),
+                    try stored(blocks.response, by: responseHeads, host: host),
+                ])
+            }
+            if let json = step.json, reference == nil {
                 let value = try json.bytes.withUnsafeBytes { bytes in
                     try records.encode(UnsafeRawBufferPointer(rebasing: bytes.prefix(json.count)), host: host,
                                        plain: json.sqlValue, makeDictionary: storeDictionary)
@@ -216,31 +244,59 @@ final class StoreWriter: @unchecked Sendable {
         }
     }
 
+    /// The next frame's id: one past the largest any frame of the file ever had (`record_frames`
+    /// is AUTOINCREMENT, so an id is never reused after `clear()`, and a reader's cached frame
+    /// never names another).
+    private func newFrameID() throws -> Int64 {
+        let last = try lastFrameID ?? database.integer(
+            "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'record_frames'), 0), "
+            + "coalesce((SELECT max(id) FROM record_frames), 0))")
+        lastFrameID = last + 1
+        return last + 1
+    }
+
+    /// Compresses the frame gathered so far and stores it (nothing when it is empty).
+    private func writeFrame() throws {
+        guard let gathered = frame.take() else { return }
+        let value = try gathered.text.withUnsafeBytes { text in
+            try records.encode(text, host: gathered.host, sample: UnsafeRawBufferPointer(rebasing: text[gathered.sample]),
+                               records: gathered.count,
+                               plain: .utf8(gathered.text, count: gathered.text.count), makeDictionary: storeDictionary)
+        }
+        try database.statement(Self.insertFrame).run([.integer(gathered.id), value])
+    }
+
     /// Stores a new compression dictionary; its id.
     private func storeDictionary(_ bytes: [UInt8]) throws -> Int64 {
         try database.statement(Self.insertDictionary).run([.blob(bytes)])
         return database.lastInsertRowID
     }
 
-    /// Inserts the flow or updates it in place; nil when the stored flow is already further on.
+    /// Inserts the flow or updates it in place; nil when the stored flow is already further on,
+    /// else its summary as stored and whether its row is new.
     ///
     /// The first write of a flow is a plain INSERT and a later one an UPDATE by its `seq`, which
     /// the writer keeps while the flow runs (`runningSequences`); only when either finds a row it
     /// did not expect (an id already stored, a row gone) does it run the full upsert. SQLite's
     /// `ON CONFLICT DO UPDATE … RETURNING` cost ~75k instructions a row (an ephemeral table for
     /// `RETURNING`, the conflict probe; callgrind, docs/performance.md).
-    /// - Parameter bodiesDropped: set on the stored row whatever `s` says (its bodies were shed).
-    private func upsert(_ s: FlowSummary, phase: FlowPhase, bodiesDropped: Bool) throws -> FlowSummary? {
+    /// - Parameters:
+    ///   - bodiesDropped: set on the stored row whatever `s` says (its bodies were shed).
+    ///   - record: the row's `record` (a `RecordReference`; empty for none); nil keeps what it has.
+    private func upsert(_ s: FlowSummary, phase: FlowPhase, bodiesDropped: Bool,
+                        record: [UInt8]?) throws -> (FlowSummary, isNew: Bool)? {
         var values: [SQLValue] = []
-        values.reserveCapacity(23)
+        values.reserveCapacity(25)
         values += [
             .text(s.id), .integer(Int64(phase.rawValue)), .text(s.started), .string(s.method), .string(s.url),
             .text(s.host), .int(s.status), .string(s.httpVersion), .text(s.mode), .string(s.errorKind),
             .string(s.contentType), .string(s.requestContentType), .int(s.requestSize), .int(s.responseSize),
             .double(s.durationMs), .string(s.persona), .string(s.signerEmail), .string(s.signerSerial),
             .string(s.verdict), .bool(s.isWebSocket), .bool(s.isTunnel), .bool(s.bodiesDropped || bodiesDropped),
+            record.map { $0.isEmpty ? .null : .blob($0) } ?? .null, .bool(record != nil),
         ]
         var written: Int64?
+        var isNew = false
         if let known = runningSequences[s.id] {
             values.append(.integer(known))
             try database.statement(Self.updateFlow).run(values)
@@ -248,7 +304,10 @@ final class StoreWriter: @unchecked Sendable {
             if database.changes > 0 { written = known }
         } else {
             try database.statement(Self.insertFlow).run(values)
-            if database.changes > 0 { written = database.lastInsertRowID }
+            if database.changes > 0 {
+                written = database.lastInsertRowID
+                isNew = true
+            }
         }
         if written == nil { written = try database.rows(Self.upsertFlow, values) { $0.int64(0) ?? 0 }.first }
         guard let sequence = written else {
@@ -265,7 +324,7 @@ final class StoreWriter: @unchecked Sendable {
         var summary = s
         summary.sequence = sequence
         if bodiesDropped { summary.bodiesDropped = true }
-        return summary
+        return (summary, isNew)
     }
 
     /// Takes from `bodies` the spool files the spool's disk budget cut short (those keep the flow
@@ -369,11 +428,13 @@ final class StoreWriter: @unchecked Sendable {
         }
     }
 
+    /// The flow's columns are ?1–?22; ?23 its `record`, which ?24 (0 or 1) says whether to set.
     private static let upsertFlow: StaticString = """
         INSERT INTO flows (id, phase, started, method, url, host, status, http_version, mode, error_kind, content_type,
             request_content_type, request_size, response_size, duration_ms, persona, signer_email, signer_serial,
-            verdict, websocket, tunnel, bodies_dropped)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            verdict, websocket, tunnel, bodies_dropped, record)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
+            iif(?24, ?23, NULL))
         ON CONFLICT (id) DO UPDATE SET phase = excluded.phase, started = excluded.started, method = excluded.method,
             url = excluded.url, host = excluded.host, status = excluded.status, http_version = excluded.http_version,
             mode = excluded.mode, error_kind = excluded.error_kind, content_type = excluded.content_type,
@@ -381,7 +442,8 @@ final class StoreWriter: @unchecked Sendable {
             response_size = excluded.response_size, duration_ms = excluded.duration_ms, persona = excluded.persona,
             signer_email = excluded.signer_email, signer_serial = excluded.signer_serial, verdict = excluded.verdict,
             websocket = excluded.websocket, tunnel = excluded.tunnel,
-            bodies_dropped = max(flows.bodies_dropped, excluded.bodies_dropped)
+            bodies_dropped = max(flows.bodies_dropped, excluded.bodies_dropped),
+            record = iif(?24, excluded.record, flows.record)
         WHERE excluded.phase >= flows.phase
         RETURNING seq
         """
@@ -389,18 +451,23 @@ final class StoreWriter: @unchecked Sendable {
     private static let insertFlow: StaticString = """
         INSERT INTO flows (id, phase, started, method, url, host, status, http_version, mode, error_kind, content_type,
             request_content_type, request_size, response_size, duration_ms, persona, signer_email, signer_serial,
-            verdict, websocket, tunnel, bodies_dropped)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            verdict, websocket, tunnel, bodies_dropped, record)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
+            iif(?24, ?23, NULL))
         ON CONFLICT (id) DO NOTHING
         """
-    /// `upsertFlow`'s update for a row whose `seq` (?23) is known: the same parameters, the same rule.
+    /// `upsertFlow`'s update for a row whose `seq` (?25) is known: the same parameters, the same rule.
     private static let updateFlow: StaticString = """
         UPDATE flows SET phase = ?2, started = ?3, method = ?4, url = ?5, host = ?6, status = ?7, http_version = ?8,
             mode = ?9, error_kind = ?10, content_type = ?11, request_content_type = ?12, request_size = ?13,
             response_size = ?14, duration_ms = ?15, persona = ?16, signer_email = ?17, signer_serial = ?18,
-            verdict = ?19, websocket = ?20, tunnel = ?21, bodies_dropped = max(bodies_dropped, ?22)
-        WHERE seq = ?23 AND id = ?1 AND phase <= ?2
+            verdict = ?19, websocket = ?20, tunnel = ?21, bodies_dropped = max(bodies_dropped, ?22),
+            record = iif(?24, ?23, record)
+        WHERE seq = ?25 AND id = ?1 AND phase <= ?2
         """
+    private static let insertFrame: StaticString = "INSERT INTO record_frames (id, data) VALUES (?, ?)"
+    private static let deleteHeads: StaticString = "DELETE FROM flow_heads WHERE seq = ?"
+    private static let deleteJSON: StaticString = "DELETE FROM flow_records WHERE seq = ?"
     private static let runningSequencesKept = 20_000
     private static let upsertHeads: StaticString =
         "INSERT OR REPLACE INTO flow_heads (seq, request_headers, response_headers) VALUES (?, ?, ?)"
