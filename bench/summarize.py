@@ -146,6 +146,18 @@ if any(row["target"] == "lean" for row in rows):
                                             + [ratio(got["lean"], got["devproxy"], fmt),
                                                ratio(got["lean"], got["direct"], fmt)]) + " |")
 
+# The share of each cell's flows (warm-up included) that DevProxy's session store kept: the flow
+# log has every flow, and a store whose writer cannot keep up sheds flows (and counts them).
+kept = []
+for cell, name in (("ka16", "HTTP/1.1 keep-alive 16 conn"), ("h2ka16", "h2 keep-alive 16 x 10"),
+                   ("grpc", "gRPC unary")):
+    shares = values("devproxy", cell, lambda row: 100 * row["store"]["stored"] / row["store"]["logged"])
+    if shares:
+        kept.append(f"{name} {statistics.median(shares):.1f} %")
+if kept:
+    lean_lines += ["", "Flows DevProxy's session store kept, of those its flow log has (median of the repetitions): "
+                   + "; ".join(kept) + "."]
+
 errors = []
 for key, name in TARGETS:
     total = 0
