@@ -1,7 +1,7 @@
 /// A filter compiled to a SQL condition on `flows f`, with the values to bind.
 ///
 /// The SQL text comes only from the grammar; every pattern and name the user typed is a bound
-/// parameter. Status and persona-like atoms are plain comparisons (`~c` uses the status index);
+/// parameter. Status and persona-like atoms are plain comparisons (a scan of the narrow `flows`);
 /// regular expressions call `regexp()` (`MatchFunctions`). Header and body filters select from
 /// their own tables once per query (`f.seq IN (SELECT …)`), never per row.
 struct FilterSQL: Equatable {
