@@ -1,5 +1,5 @@
 import Foundation
-import SessionStore
+@testable import SessionStore
 import TestSupport
 import XCTest
 
@@ -275,5 +275,65 @@ extension RecordCompressionTests {
         XCTAssertEqual(try session.count(filter: FilterExpression(parsing: "~hs '^x-line: 49c69c8-1[0-9]$'")), 10)
         for line in lines.shuffled() { XCTAssertEqual(try session.flowJSON(id: line.id), line.json) }
         session.close()
+    }
+}
+
+extension RecordCompressionTests {
+    /// Small bodies ride in their flow's frame (`FramedBody`), larger ones stay rows of `bodies`;
+    /// every reader (the body, its extent, its pieces, `~b` and its request/response forms, a
+    /// live list's match) gets the same from either.
+    func testSmallBodiesAreKeptInFramesAndReadLikeRows() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("s.sqlite")
+        let session = try SessionStore(path: path)
+        let binary = StoredBody(bytes: [0x00, 0xff, 0x6e, 0x65, 0x65, 0x64, 0x6c, 0x65, 0x00], size: 9, sha256: "b1")
+        // A gzip body: its wire bytes and, beside them, its decoded text.
+        let decoded = StoredBody(bytes: [0x1f, 0x8b, 0x08, 0x00, 0x01], size: 5, sha256: "d2", text: #"{"token":"needle"}"#)
+        let large = StoredBody(bytes: Array(String(repeating: "hay ", count: 5_000).utf8) + Array("needle".utf8),
+                               sha256: "e3", text: String(repeating: "hay ", count: 5_000) + "needle")
+        session.finished(StoreFixtures.record("text"), json: #"{"id":"text"}"#,
+                         bodies: FlowBodies(request: StoreFixtures.text("q=needle"), response: StoreFixtures.text("ok")))
+        session.finished(StoreFixtures.record("binary"), json: #"{"id":"binary"}"#, bodies: FlowBodies(response: binary))
+        session.finished(StoreFixtures.record("decoded"), json: #"{"id":"decoded"}"#, bodies: FlowBodies(response: decoded))
+        session.finished(StoreFixtures.record("large"), json: #"{"id":"large"}"#, bodies: FlowBodies(response: large))
+        session.finished(StoreFixtures.record("none"), json: #"{"id":"none"}"#, bodies: FlowBodies(response: StoreFixtures.text("hay")))
+        session.flush()
+        XCTAssertEqual(try SQLitePeek.integer(path, "SELECT count(*) FROM bodies"), 1, "only the large body is a row")
+
+        XCTAssertEqual(try session.body(id: "text", part: .request), StoreFixtures.text("q=needle"))
+        XCTAssertEqual(try session.body(id: "binary", part: .response), binary)
+        XCTAssertEqual(try session.body(id: "decoded", part: .response), decoded)
+        XCTAssertEqual(try session.body(id: "large", part: .response)?.bytes, large.bytes)
+        XCTAssertNil(try session.body(id: "binary", part: .request))
+        XCTAssertEqual(try session.bodyExtent(id: "text", part: .response),
+                       SessionStore.BodyExtent(stored: 2, size: 2, sha256: "00", bytesAreText: true))
+        XCTAssertEqual(try session.bodyExtent(id: "decoded", part: .response),
+                       SessionStore.BodyExtent(stored: 5, size: 5, sha256: "d2", textBytes: 18))
+        var pieces: [[UInt8]] = []
+        XCTAssertTrue(try session.streamBody(id: "binary", part: .response, chunkSize: 4) { pieces.append(Array($0)) })
+        XCTAssertEqual(pieces, [[0x00, 0xff, 0x6e, 0x65], [0x65, 0x64, 0x6c, 0x65], [0x00]])
+        var text: [UInt8] = []
+        XCTAssertTrue(try session.streamBody(id: "decoded", part: .response, text: true) { text += $0 })
+        XCTAssertEqual(String(decoding: text, as: UTF8.self), #"{"token":"needle"}"#)
+        XCTAssertFalse(try session.streamBody(id: "text", part: .response, text: true) { _ in },
+                       "a body that is its own text has no text beside it")
+
+        func ids(_ filter: String) throws -> Set<String> {
+            try session.matchingIDs(["text", "binary", "decoded", "large", "none"], filter: FilterExpression(parsing: filter))
+        }
+        XCTAssertEqual(try ids("~b needle"), ["text", "binary", "decoded", "large"])
+        XCTAssertEqual(try ids("~bq needle"), ["text"])
+        XCTAssertEqual(try ids("~bs needle"), ["binary", "decoded", "large"])
+        XCTAssertEqual(try ids("!~b needle"), ["none"])
+        XCTAssertEqual(try session.count(filter: FilterExpression(parsing: "~bs '^ok$'")), 1)
+        session.close()
+
+        // A damaged section is a clear error, not a crash or a wrong body.
+        let reader = try SessionStore(path: path, readOnly: true)
+        try SQLitePeek.execute(path, "UPDATE record_frames SET data = CAST(x'09' AS BLOB) || data")
+        XCTAssertThrowsError(try reader.body(id: "binary", part: .response)) { error in
+            XCTAssertTrue("\(error)".contains("flow record cannot be read"), "\(error)")
+        }
+        reader.close()
     }
 }

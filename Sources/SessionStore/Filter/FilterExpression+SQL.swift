@@ -61,6 +61,15 @@ extension FilterExpression {
                          bindings: Array(repeating: value, count: columns.count * 2))
     }
 
+    /// A body condition: a small body of a finished flow is in its record's frame (`stored_body`
+    /// of `flows.record`), any other in `bodies` (its text when it has one, else its bytes).
+    private static func bodies(_ parts: [Int], _ value: SQLValue) -> FilterSQL {
+        let part = parts.count == 1 ? "part = \(parts[0]) AND " : ""
+        let framed = parts.map { "regexp(?, stored_body(f.record, \($0)))" }.joined(separator: " OR ")
+        return FilterSQL(sql: "(f.seq IN (SELECT seq FROM bodies WHERE \(part)regexp(?, coalesce(text, body_file(file), data)))"
+                         + " OR \(framed))", bindings: Array(repeating: value, count: parts.count + 1))
+    }
+
     private static func match(_ field: FilterField, _ pattern: String) -> FilterSQL {
         let value = SQLValue.text(pattern)
         switch field {
@@ -79,14 +88,11 @@ extension FilterExpression {
         case .responseHeader:
             return heads(["response_headers"], value)
         case .body:
-            return FilterSQL(sql: "f.seq IN (SELECT seq FROM bodies WHERE regexp(?, coalesce(text, body_file(file), data)))",
-                             bindings: [value])
+            return bodies([0, 1], value)
         case .requestBody:
-            return FilterSQL(sql: "f.seq IN (SELECT seq FROM bodies WHERE part = 0 AND regexp(?, coalesce(text, body_file(file), data)))",
-                             bindings: [value])
+            return bodies([0], value)
         case .responseBody:
-            return FilterSQL(sql: "f.seq IN (SELECT seq FROM bodies WHERE part = 1 AND regexp(?, coalesce(text, body_file(file), data)))",
-                             bindings: [value])
+            return bodies([1], value)
         }
     }
 }

@@ -162,11 +162,14 @@ final class RecordDecoder: @unchecked Sendable {
 
     deinit { ZSTD_freeDCtx(context) }
 
-    /// Registers `stored_text` and `stored_head` (one decoder, so they share its frames) on `database`.
+    /// Registers `stored_text`, `stored_head`, `stored_body` and `stored_body_section` (one decoder,
+    /// so they share its frames) on `database`.
     static func register(on database: SQLiteDatabase) throws {
         let decoder = RecordDecoder()
         try database.createFunction("stored_text", arguments: 1, context: decoder, call)
         try database.createFunction("stored_head", arguments: 2, context: decoder, callHead)
+        try database.createFunction("stored_body", arguments: 2, context: decoder, callBody)
+        try database.createFunction("stored_body_section", arguments: 2, context: decoder, callBodySection)
     }
 
     /// Decodes `blob` and hands the text to `body` (valid only during the call).
@@ -299,6 +302,61 @@ final class RecordDecoder: @unchecked Sendable {
         let part: RecordReference.Part = sqlite3_value_int(partValue) == 0 ? .request : .response
         let decoder = Unmanaged<RecordDecoder>.fromOpaque(sqlite3_user_data(context)).takeUnretainedValue()
         decoder.withPart(part, of: reference, handle: sqlite3_context_db_handle(context)) { result($0, context) }
+    }
+
+    /// `stored_body(value, part)`: what `~b` searches of a body kept in its flow's frame
+    /// (`FramedBody`): its text when it has one (TEXT), else its bytes (BLOB); NULL when the flow's
+    /// body is not in a frame.
+    private static let callBody: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = {
+        context, count, arguments in
+        guard let context, count == 2, let arguments else { return }
+        withBodySection(context, arguments) { section in
+            guard let parts = FramedBody.parts(section) else {
+                sqlite3_result_error(context, "flow record cannot be read: a damaged body section", -1)
+                return
+            }
+            if let text = parts.text ?? (parts.bytesAreText ? parts.bytes : nil) {
+                result(.success(UnsafeRawBufferPointer(rebasing: section[text])), context)
+            } else if parts.bytes.isEmpty {
+                sqlite3_result_zeroblob(context, 0)
+            } else {
+                sqlite3_result_blob64(context, section.baseAddress! + parts.bytes.lowerBound, UInt64(parts.bytes.count),
+                                      CSQLite_SQLITE_TRANSIENT())
+            }
+        }
+    }
+
+    /// `stored_body_section(value, part)`: the section of a body kept in its flow's frame, as a
+    /// BLOB (`FramedBody.decode` reads it); NULL when the flow's body is not in a frame.
+    private static let callBodySection: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?)
+        -> Void = { context, count, arguments in
+        guard let context, count == 2, let arguments else { return }
+        withBodySection(context, arguments) { section in
+            sqlite3_result_blob64(context, section.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!, UInt64(section.count),
+                                  CSQLite_SQLITE_TRANSIENT())
+        }
+    }
+
+    /// Calls `body` with the body section that a body function's arguments (a reference, a part)
+    /// name; sets NULL when there is none, or the error.
+    private static func withBodySection(_ context: OpaquePointer, _ arguments: UnsafeMutablePointer<OpaquePointer?>,
+                                        _ body: (UnsafeRawBufferPointer) -> Void) {
+        guard let value = arguments[0], let partValue = arguments[1] else { return }
+        let bytes = sqlite3_value_type(value) == SQLITE_BLOB ? sqlite3_value_blob(value) : nil
+        guard let reference = RecordReference(UnsafeRawBufferPointer(start: bytes, count: bytes == nil ? 0
+                                                                       : Int(sqlite3_value_bytes(value)))) else {
+            sqlite3_result_null(context)
+            return
+        }
+        let part: RecordReference.Part = sqlite3_value_int(partValue) == 0 ? .requestBody : .responseBody
+        let decoder = Unmanaged<RecordDecoder>.fromOpaque(sqlite3_user_data(context)).takeUnretainedValue()
+        decoder.withPart(part, of: reference, handle: sqlite3_context_db_handle(context)) { outcome in
+            switch outcome {
+            case .success(let section?): body(section)
+            case .success(nil): sqlite3_result_null(context)
+            case .failure(let error): sqlite3_result_error(context, "flow record cannot be read: \(error.reason)", -1)
+            }
+        }
     }
 
     /// Sets a function's result: the text, NULL for none, or the error.

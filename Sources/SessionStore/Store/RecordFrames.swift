@@ -12,26 +12,27 @@
 /// a reader keeps the last few decoded (`RecordDecoder`), so a page or a filter's scan, which
 /// read flows in order, decodes each frame once.
 
-/// Where a flow's texts are: frame `frame`, from `offset`, the record and then its request's and
-/// response's header texts (`FlowRecord.headerText`), each present or not.
+/// Where a flow's texts are: frame `frame`, from `offset`, the record, then its request's and
+/// response's header texts (`FlowRecord.headerText`), then its request's and response's bodies
+/// when they are small (`FramedBody`), each present or not.
 ///
-/// Stored as a 25-byte BLOB: `tag`, the frame's id (8 bytes), the offset and the three lengths
-/// (4 bytes each, `absent` for a missing head), all little-endian.
+/// Stored as a 33-byte BLOB: `tag`, the frame's id (8 bytes), the offset and the five lengths
+/// (4 bytes each, `absent` for a missing part), all little-endian.
 struct RecordReference: Equatable {
-    enum Part { case record, request, response }
+    enum Part { case record, request, response, requestBody, responseBody }
 
     static let tag: UInt8 = 2
-    static let size = 25
+    static let size = 33
     static let absent = UInt32.max
 
     var frame: Int64
     var offset: Int
-    var record: Int
-    var request: Int?
-    var response: Int?
+    /// The lengths of the record and of each part after it, in frame order (nil: absent).
+    var lengths: [Int?]
 
-    init(frame: Int64, offset: Int, record: Int, request: Int?, response: Int?) {
-        (self.frame, self.offset, self.record, self.request, self.response) = (frame, offset, record, request, response)
+    init(frame: Int64, offset: Int, lengths: [Int?]) {
+        precondition(lengths.count == 5 && lengths[0] != nil, "a reference names a record and four parts")
+        (self.frame, self.offset, self.lengths) = (frame, offset, lengths)
     }
 
     /// The reference `bytes` hold; nil when they are anything else (a record kept whole, text).
@@ -42,15 +43,13 @@ struct RecordReference: Equatable {
             for index in (at..<at + width).reversed() { value = value << 8 | UInt64(bytes[index]) }
             return value
         }
-        func length(_ at: Int) -> Int? {
-            let value = UInt32(word(at, 4))
-            return value == Self.absent ? nil : Int(value)
-        }
         frame = Int64(bitPattern: word(1, 8))
         offset = Int(word(9, 4))
-        record = Int(word(13, 4))
-        request = length(17)
-        response = length(21)
+        lengths = (0..<5).map { index in
+            let value = UInt32(word(13 + 4 * index, 4))
+            return value == Self.absent ? nil : Int(value)
+        }
+        guard lengths[0] != nil else { return nil }
     }
 
     var bytes: [UInt8] {
@@ -61,24 +60,98 @@ struct RecordReference: Equatable {
         }
         append(UInt64(bitPattern: frame), 8)
         append(UInt64(offset), 4)
-        append(UInt64(record), 4)
-        append(request.map { UInt64($0) } ?? UInt64(Self.absent), 4)
-        append(response.map { UInt64($0) } ?? UInt64(Self.absent), 4)
+        for length in lengths { append(length.map { UInt64($0) } ?? UInt64(Self.absent), 4) }
         return out
     }
 
-    /// Where `part` lies in the frame's text; nil for a head the flow does not have.
+    /// Where `part` lies in the frame's text; nil for a part the flow does not have.
     func range(of part: Part) -> Range<Int>? {
+        let index: Int
         switch part {
-        case .record:
-            return offset..<offset + record
-        case .request:
-            return request.map { offset + record..<offset + record + $0 }
-        case .response:
-            guard let response else { return nil }
-            let start = offset + record + (request ?? 0)
-            return start..<start + response
+        case .record: index = 0
+        case .request: index = 1
+        case .response: index = 2
+        case .requestBody: index = 3
+        case .responseBody: index = 4
         }
+        guard let length = lengths[index] else { return nil }
+        let start = offset + lengths[..<index].reduce(0) { $0 + ($1 ?? 0) }
+        return start..<start + length
+    }
+}
+
+/// A small body kept in its flow's frame (the writer's choice: `takes`) rather than as a row of
+/// `bodies`: a row costs its flow ~10k instructions, the section a copy of its bytes.
+///
+/// A section: a flags byte (1: the bytes are their own text, 2: a text follows them), the size of
+/// the whole body (8 bytes), the SHA-256's length (1 byte, 0 for none) and its hex, the bytes'
+/// length (4 bytes) and the bytes, then with flag 2 the text's length (4 bytes) and the text;
+/// lengths little-endian.
+enum FramedBody {
+    /// The largest body (bytes, or text beside them) a frame takes.
+    static let largest = 16 * 1024
+
+    /// Whether `body` (already cut to the store's limit) goes in its flow's frame.
+    static func takes(_ body: StoredBody) -> Bool {
+        body.spooled == nil && !body.isEmptyAsStored && body.bytes.count <= largest
+            && (body.text?.utf8.count ?? 0) <= largest && (body.sha256?.utf8.count ?? 0) <= 255
+    }
+
+    /// `body` as a section.
+    static func encode(_ body: StoredBody) -> [UInt8] {
+        let bytesAreText = body.text.map { StoreWriter.isSameText($0, body.bytes) } ?? false
+        let hasText = body.text != nil && !bytesAreText
+        var out: [UInt8] = [(bytesAreText ? 1 : 0) | (hasText ? 2 : 0)]
+        out.reserveCapacity(18 + body.bytes.count + (body.sha256?.utf8.count ?? 0) + (hasText ? body.text!.utf8.count : 0))
+        func append(_ value: Int, _ width: Int) {
+            for index in 0..<width { out.append(UInt8(truncatingIfNeeded: UInt64(value) >> (8 * index))) }
+        }
+        append(body.size, 8)
+        append(body.sha256?.utf8.count ?? 0, 1)
+        out.append(contentsOf: (body.sha256 ?? "").utf8)
+        append(body.bytes.count, 4)
+        out.append(contentsOf: body.bytes)
+        if hasText, let text = body.text {
+            append(text.utf8.count, 4)
+            out.append(contentsOf: text.utf8)
+        }
+        return out
+    }
+
+    /// The parts of a section; nil when it is damaged.
+    static func parts(_ section: UnsafeRawBufferPointer)
+        -> (size: Int, sha256: Range<Int>?, bytes: Range<Int>, text: Range<Int>?, bytesAreText: Bool)? {
+        var at = 0
+        func take(_ width: Int) -> Int? {
+            guard at + width <= section.count else { return nil }
+            var value: UInt64 = 0
+            for index in (at..<at + width).reversed() { value = value << 8 | UInt64(section[index]) }
+            at += width
+            return Int(truncatingIfNeeded: value)
+        }
+        func range(_ length: Int) -> Range<Int>? {
+            guard length >= 0, at + length <= section.count else { return nil }
+            defer { at += length }
+            return at..<at + length
+        }
+        guard let flags = take(1), let size = take(8), let shaLength = take(1), let sha = range(shaLength),
+              let byteCount = take(4), let bytes = range(byteCount) else { return nil }
+        var text: Range<Int>?
+        if flags & 2 != 0 {
+            guard let textCount = take(4), let found = range(textCount) else { return nil }
+            text = found
+        }
+        return (size, shaLength == 0 ? nil : sha, bytes, text, flags & 1 != 0)
+    }
+
+    /// The body a section holds; nil when it is damaged.
+    static func decode(_ section: UnsafeRawBufferPointer) -> StoredBody? {
+        guard let parts = parts(section) else { return nil }
+        let bytes = Array(section[parts.bytes])
+        let text = parts.bytesAreText ? String(decoding: bytes, as: UTF8.self)
+            : parts.text.map { String(decoding: section[$0], as: UTF8.self) }
+        let sha256 = parts.sha256.map { String(decoding: section[$0], as: UTF8.self) }
+        return StoredBody(bytes: bytes, size: parts.size, sha256: sha256, text: text)
     }
 }
 
@@ -106,7 +179,8 @@ struct FrameBuilder {
 
     /// Appends a flow's texts; the reference to them. `newID` gives a frame id when this is
     /// the frame's first text.
-    mutating func append(record: UnsafeRawBufferPointer, request: String?, response: String?, host: String,
+    mutating func append(record: UnsafeRawBufferPointer, request: String?, response: String?,
+                         requestBody: [UInt8]? = nil, responseBody: [UInt8]? = nil, host: String,
                          newID: () throws -> Int64) rethrows -> RecordReference {
         if id == nil {
             id = try newID()
@@ -119,8 +193,14 @@ struct FrameBuilder {
         text.append(contentsOf: record)
         let requestLength = request.map { append($0) }
         let responseLength = response.map { append($0) }
-        return RecordReference(frame: id!, offset: offset, record: record.count, request: requestLength,
-                               response: responseLength)
+        let bodyLengths = [requestBody, responseBody].map { section in
+            section.map { bytes -> Int in
+                text.append(contentsOf: bytes)
+                return bytes.count
+            }
+        }
+        return RecordReference(frame: id!, offset: offset,
+                               lengths: [record.count, requestLength, responseLength] + bodyLengths)
     }
 
     private mutating func append(_ string: String) -> Int {

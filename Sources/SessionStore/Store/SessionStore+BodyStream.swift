@@ -19,6 +19,11 @@ extension SessionStore {
     /// The extent of a stored body of flow `id`; nil when it has none stored.
     public func bodyExtent(id: String, part: StoredBody.Part) throws -> BodyExtent? {
         try read { database in
+            if let framed = try Self.framedBody(of: id, part: part, in: database) {
+                let bytesAreText = framed.text.map { StoreWriter.isSameText($0, framed.bytes) } ?? false
+                return BodyExtent(stored: framed.bytes.count, size: framed.size, sha256: framed.sha256,
+                                  textBytes: bytesAreText ? nil : framed.text?.utf8.count, bytesAreText: bytesAreText)
+            }
             let rows = try database.rows(Self.bodyRow, [.text(id), .integer(Int64(part.rawValue))]) { row in
                 (row.int64(0) ?? 0, row.int(1) ?? 0, row.string(2), row.bool(3), row.bool(4), row.string(5))
             }
@@ -55,6 +60,19 @@ extension SessionStore {
         // One read transaction: the pieces come from one snapshot, whatever the writer does meanwhile.
         try database.execute("BEGIN")
         defer { try? database.execute("COMMIT") }
+        try RecordDecoder.register(on: database)
+        if let framed = try Self.framedBody(of: id, part: part, in: database) {
+            // A small body kept in its flow's frame: whole, in pieces all the same.
+            let bytesAreText = framed.text.map { StoreWriter.isSameText($0, framed.bytes) } ?? false
+            if text && (bytesAreText || framed.text == nil) { return false }
+            let piece = text ? Array(framed.text!.utf8) : framed.bytes
+            try piece.withUnsafeBytes { whole in
+                for start in stride(from: 0, to: whole.count, by: max(1, chunkSize)) {
+                    try body(UnsafeRawBufferPointer(rebasing: whole[start..<min(start + chunkSize, whole.count)]))
+                }
+            }
+            return true
+        }
         let rows = try database.rows(Self.bodyRow, [.text(id), .integer(Int64(part.rawValue))]) { row in
             (row.int64(0) ?? 0, row.bool(4), row.string(5))
         }

@@ -188,11 +188,19 @@ final class StoreWriter: @unchecked Sendable {
             let host = record.summary.host
             // A finished flow's record and header texts go into the batch's frame, and the
             // flow's row points at them; a large record is kept alone, its heads in `flow_heads`.
+            // Small bodies go in the frame too (`FramedBody`); the others are rows of `bodies`.
             var reference: RecordReference?
+            var framed: [StoredBody.Part] = []
             if let json = step.json, FrameBuilder.takes(recordOfLength: json.count) {
+                let sections = [bodies?.request, bodies?.response].enumerated().map { part, body -> [UInt8]? in
+                    guard let body = body?.limited(to: configuration.bodyLimit), FramedBody.takes(body) else { return nil }
+                    framed.append(part == 0 ? .request : .response)
+                    return FramedBody.encode(body)
+                }
                 reference = try json.bytes.withUnsafeBytes { bytes in
                     try frame.append(record: UnsafeRawBufferPointer(rebasing: bytes.prefix(json.count)),
-                                     request: blocks.request, response: blocks.response, host: host, newID: newFrameID)
+                                     request: blocks.request, response: blocks.response, requestBody: sections[0],
+                                     responseBody: sections[1], host: host, newID: newFrameID)
                 }
             }
             guard let (summaryWritten, isNew) = try upsert(record.summary, phase: step.phase, bodiesDropped: shed > 0,
@@ -224,7 +232,7 @@ final class StoreWriter: @unchecked Sendable {
                 for (part, body) in [(StoredBody.Part.request, bodies.request), (.response, bodies.response)] {
                     // An empty body (every GET's request) is no row: readers answer it from the
                     // flow's size (`SessionStore.emptyBody`), and a GET costs two B-tree inserts less.
-                    guard let body, !body.isEmptyAsStored else { continue }
+                    guard let body, !body.isEmptyAsStored, !framed.contains(part) else { continue }
                     try store(body.spooled == nil ? body.limited(to: configuration.bodyLimit) : body, part: part,
                               sequence: sequence)
                 }
@@ -417,7 +425,7 @@ final class StoreWriter: @unchecked Sendable {
     }
 
     /// Whether `text` is exactly `bytes` with no NUL (so it can be stored, and searched, as a C string).
-    private static func isSameText(_ text: String, _ bytes: [UInt8]) -> Bool {
+    static func isSameText(_ text: String, _ bytes: [UInt8]) -> Bool {
         var text = text
         return text.withUTF8 { utf8 in
             bytes.withUnsafeBytes { raw in
