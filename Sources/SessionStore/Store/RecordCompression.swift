@@ -292,16 +292,25 @@ final class RecordDecoder: @unchecked Sendable {
     /// the flow does not have.
     private static let callHead: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = {
         context, count, arguments in
-        guard let context, count == 2, let arguments, let value = arguments[0], let partValue = arguments[1] else { return }
+        guard let context, count == 2, let arguments else { return }
+        withFramedPart(context, arguments, (.request, .response)) { result($0, context) }
+    }
+
+    /// Calls `body` with the part of a frame that a function's arguments (a reference, and 0 or 1
+    /// for the first or second of `parts`) name; sets NULL when the value is no reference.
+    private static func withFramedPart(_ context: OpaquePointer, _ arguments: UnsafeMutablePointer<OpaquePointer?>,
+                                       _ parts: (RecordReference.Part, RecordReference.Part),
+                                       _ body: (Result<UnsafeRawBufferPointer?, RecordDecodingError>) -> Void) {
+        guard let value = arguments[0], let partValue = arguments[1] else { return }
         let bytes = sqlite3_value_type(value) == SQLITE_BLOB ? sqlite3_value_blob(value) : nil
         guard let reference = RecordReference(UnsafeRawBufferPointer(start: bytes, count: bytes == nil ? 0
                                                                        : Int(sqlite3_value_bytes(value)))) else {
             sqlite3_result_null(context)
             return
         }
-        let part: RecordReference.Part = sqlite3_value_int(partValue) == 0 ? .request : .response
         let decoder = Unmanaged<RecordDecoder>.fromOpaque(sqlite3_user_data(context)).takeUnretainedValue()
-        decoder.withPart(part, of: reference, handle: sqlite3_context_db_handle(context)) { result($0, context) }
+        decoder.withPart(sqlite3_value_int(partValue) == 0 ? parts.0 : parts.1, of: reference,
+                         handle: sqlite3_context_db_handle(context), body)
     }
 
     /// `stored_body(value, part)`: what `~b` searches of a body kept in its flow's frame
@@ -341,21 +350,8 @@ final class RecordDecoder: @unchecked Sendable {
     /// name; sets NULL when there is none, or the error.
     private static func withBodySection(_ context: OpaquePointer, _ arguments: UnsafeMutablePointer<OpaquePointer?>,
                                         _ body: (UnsafeRawBufferPointer) -> Void) {
-        guard let value = arguments[0], let partValue = arguments[1] else { return }
-        let bytes = sqlite3_value_type(value) == SQLITE_BLOB ? sqlite3_value_blob(value) : nil
-        guard let reference = RecordReference(UnsafeRawBufferPointer(start: bytes, count: bytes == nil ? 0
-                                                                       : Int(sqlite3_value_bytes(value)))) else {
-            sqlite3_result_null(context)
-            return
-        }
-        let part: RecordReference.Part = sqlite3_value_int(partValue) == 0 ? .requestBody : .responseBody
-        let decoder = Unmanaged<RecordDecoder>.fromOpaque(sqlite3_user_data(context)).takeUnretainedValue()
-        decoder.withPart(part, of: reference, handle: sqlite3_context_db_handle(context)) { outcome in
-            switch outcome {
-            case .success(let section?): body(section)
-            case .success(nil): sqlite3_result_null(context)
-            case .failure(let error): sqlite3_result_error(context, "flow record cannot be read: \(error.reason)", -1)
-            }
+        withFramedPart(context, arguments, (.requestBody, .responseBody)) { outcome in
+            if case .success(let section?) = outcome { body(section) } else { result(outcome, context) }
         }
     }
 
