@@ -91,6 +91,37 @@ final class SessionStoreTests: XCTestCase {
         XCTAssertEqual(try store.count(), 1)
     }
 
+    /// A flow written again (an import of the same flows) reads back as its newest write, whether
+    /// that or the older one was kept in a frame or alone: no stale record, head or body remains
+    /// for a filter to find.
+    func testAFlowWrittenAgainReadsItsNewestRecordWhereverItIsKept() throws {
+        let directory = TemporaryDirectory()
+        let store = try SessionStore(path: directory.file("s.sqlite"))
+        defer { store.close() }
+        let large = #"{"id":"dup","pad":""# + String(repeating: "x", count: 20_000) + #""}"#
+        let largeBody = StoreFixtures.text("old " + String(repeating: "y", count: 20_000))
+        func write(_ json: String, body: StoredBody, header: String) {
+            store.finished(StoreFixtures.record("dup", responseHeaders: [["X-Version", header]]), json: json,
+                           bodies: FlowBodies(response: body))
+            store.flush()
+        }
+        func count(_ filter: String) throws -> Int { try store.count(filter: FilterExpression(parsing: filter)) }
+        write(large, body: largeBody, header: "alone")
+        XCTAssertEqual(try store.flowJSON(id: "dup"), large)
+        XCTAssertEqual(try count("~bs '^old'"), 1)
+        write(#"{"id":"dup","v":2}"#, body: StoreFixtures.text("new"), header: "framed")
+        XCTAssertEqual(try store.flowJSON(id: "dup"), #"{"id":"dup","v":2}"#)
+        XCTAssertEqual(try store.body(id: "dup", part: .response)?.text, "new")
+        XCTAssertEqual(try count("~bs '^old'"), 0, "the older body row is gone")
+        XCTAssertEqual(try count("~hs 'alone'"), 0, "the older head row is gone")
+        XCTAssertEqual(try count("~hs 'framed'"), 1)
+        write(large, body: largeBody, header: "alone again")
+        XCTAssertEqual(try store.flowJSON(id: "dup"), large, "a record kept alone replaces the framed one")
+        XCTAssertEqual(try store.headerFields(id: "dup", part: .response)?.first?.value, "alone again")
+        XCTAssertEqual(try count("~hs 'framed'"), 0)
+        XCTAssertEqual(try store.count(), 1)
+    }
+
     func testCursorsPageThroughInBothOrdersAndStayStableWhileFlowsArrive() throws {
         let directory = TemporaryDirectory()
         let flows = (1...25).map { (StoreFixtures.record("f\($0)", host: $0 % 2 == 0 ? "even.test" : "odd.test"), FlowBodies()) }

@@ -213,6 +213,9 @@ final class StoreWriter: @unchecked Sendable {
                 if !isNew {
                     try database.statement(Self.deleteHeads).run([.integer(sequence)])
                     try database.statement(Self.deleteJSON).run([.integer(sequence)])
+                    for part in framed {
+                        try database.statement(Self.deleteBody).run([.integer(sequence), .integer(Int64(part.rawValue))])
+                    }
                 }
                 if frame.isFull { try writeFrame() }
             } else {
@@ -476,6 +479,7 @@ final class StoreWriter: @unchecked Sendable {
     private static let insertFrame: StaticString = "INSERT INTO record_frames (id, data) VALUES (?, ?)"
     private static let deleteHeads: StaticString = "DELETE FROM flow_heads WHERE seq = ?"
     private static let deleteJSON: StaticString = "DELETE FROM flow_records WHERE seq = ?"
+    private static let deleteBody: StaticString = "DELETE FROM bodies WHERE seq = ? AND part = ?"
     private static let runningSequencesKept = 20_000
     private static let upsertHeads: StaticString =
         "INSERT OR REPLACE INTO flow_heads (seq, request_headers, response_headers) VALUES (?, ?, ?)"
