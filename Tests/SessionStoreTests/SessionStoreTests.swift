@@ -206,6 +206,13 @@ final class SessionStoreTests: XCTestCase {
             INSERT OR REPLACE INTO flow_records SELECT seq, '{"old":true}' FROM flows;
             ALTER TABLE flows DROP COLUMN record; DROP TABLE record_frames; PRAGMA user_version = 1
             """)
+        // Opened for reading only (`devproxy web FILE`, `devproxy sessions`), it is brought
+        // forward in place first, as opening it for writing would.
+        let viewed = try SessionStore(path: old, readOnly: true)
+        XCTAssertEqual(try viewed.count(), StoreFixtures.flows.count)
+        XCTAssertEqual(try viewed.flowJSON(id: StoreFixtures.flows[1].0.summary.id), #"{"old":true}"#)
+        viewed.close()
+        XCTAssertEqual(try SQLitePeek.userVersion(old), Schema.version)
         let migrated = try SessionStore(path: old)
         XCTAssertEqual(try migrated.count(), StoreFixtures.flows.count)
         let someID = StoreFixtures.flows[0].0.summary.id
