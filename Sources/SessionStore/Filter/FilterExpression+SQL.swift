@@ -54,11 +54,12 @@ extension FilterExpression {
     /// A header condition: a finished flow's heads are in its record's frame (`stored_head` of
     /// `flows.record`), a running flow's (and those of a flow whose record is kept alone) in
     /// `flow_heads`.
-    private static func heads(_ columns: [String], _ value: SQLValue) -> FilterSQL {
-        let rows = columns.map { "regexp_lines(?, stored_text(\($0)))" }.joined(separator: " OR ")
-        let framed = columns.map { "regexp_lines(?, stored_head(f.record, \($0 == "request_headers" ? 0 : 1)))" }
-        return FilterSQL(sql: "(f.seq IN (SELECT seq FROM flow_heads WHERE \(rows)) OR \(framed.joined(separator: " OR ")))",
-                         bindings: Array(repeating: value, count: columns.count * 2))
+    /// - Parameter parts: 0 for the request's, 1 for the response's (`StoredBody.Part`).
+    private static func heads(_ parts: [Int], _ value: SQLValue) -> FilterSQL {
+        let rows = parts.map { "regexp_lines(?, stored_text(\(["request_headers", "response_headers"][$0])))" }
+        let framed = parts.map { "regexp_lines(?, stored_head(f.record, \($0)))" }
+        return FilterSQL(sql: "(f.seq IN (SELECT seq FROM flow_heads WHERE \(rows.joined(separator: " OR "))) OR "
+                         + "\(framed.joined(separator: " OR ")))", bindings: Array(repeating: value, count: parts.count * 2))
     }
 
     /// A body condition: a small body of a finished flow is in its record's frame (`stored_body`
@@ -82,11 +83,11 @@ extension FilterExpression {
         case .requestContentType: return FilterSQL(sql: "regexp(?, f.request_content_type)", bindings: [value])
         case .responseContentType: return FilterSQL(sql: "regexp(?, f.content_type)", bindings: [value])
         case .header:
-            return heads(["request_headers", "response_headers"], value)
+            return heads([0, 1], value)
         case .requestHeader:
-            return heads(["request_headers"], value)
+            return heads([0], value)
         case .responseHeader:
-            return heads(["response_headers"], value)
+            return heads([1], value)
         case .body:
             return bodies([0, 1], value)
         case .requestBody:

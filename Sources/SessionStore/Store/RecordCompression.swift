@@ -191,9 +191,7 @@ final class RecordDecoder: @unchecked Sendable {
         guard blob.count > RecordCoding.headerSize, blob[0] == RecordCoding.tag else {
             return .failure(RecordDecodingError("not a compressed flow record"))
         }
-        var id: UInt64 = 0
-        for index in (1...8).reversed() { id = id << 8 | UInt64(blob[index]) }
-        let dictionaryID = Int64(bitPattern: id)
+        let dictionaryID = Int64(bitPattern: LittleEndian.read(blob, at: 1, width: 8))
         var dictionary: [UInt8] = []
         if dictionaryID != 0 {
             if let known = dictionaries[dictionaryID] {
@@ -253,7 +251,7 @@ final class RecordDecoder: @unchecked Sendable {
             return .failure(RecordDecodingError("its frame \(id) is missing"))
         }
         let text: [UInt8]
-        if stored.compressed {
+        if stored.isBlob {
             let decoded = stored.bytes.withUnsafeBytes { decodeLocked($0, load: { Self.loadDictionary($0, handle: handle) }) }
             switch decoded {
             case .failure(let error): return .failure(error)
@@ -372,32 +370,34 @@ final class RecordDecoder: @unchecked Sendable {
         }
     }
 
-    /// Frame `id`'s stored value: compressed (`RecordCoding`) or its text as it is.
-    private static func loadFrame(_ id: Int64, handle: OpaquePointer?) -> (bytes: [UInt8], compressed: Bool)? {
+    /// Frame `id`'s stored value: compressed (`RecordCoding`, a BLOB) or its text as it is.
+    private static func loadFrame(_ id: Int64, handle: OpaquePointer?) -> (bytes: [UInt8], isBlob: Bool)? {
+        loadValue("SELECT data FROM record_frames WHERE id = ?", id, handle: handle)
+    }
+
+    /// Dictionary `id` from the file.
+    private static func loadDictionary(_ id: Int64, handle: OpaquePointer?) -> [UInt8]? {
+        loadValue("SELECT data FROM record_dictionaries WHERE id = ?", id, handle: handle)
+            .flatMap { $0.isBlob && !$0.bytes.isEmpty ? $0.bytes : nil }
+    }
+
+    /// The one value `sql` selects for `id`, with a statement of its own (the caller's is
+    /// mid-step), and whether it is a BLOB; nil when there is no such row.
+    private static func loadValue(_ sql: StaticString, _ id: Int64, handle: OpaquePointer?) -> (bytes: [UInt8], isBlob: Bool)? {
         var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(handle, "SELECT data FROM record_frames WHERE id = ?", -1, &statement, nil) == SQLITE_OK
-        else { return nil }
+        let prepared = sql.withUTF8Buffer { text in
+            text.withMemoryRebound(to: CChar.self) { sqlite3_prepare_v2(handle, $0.baseAddress, Int32($0.count), &statement, nil) }
+        }
+        guard prepared == SQLITE_OK else { return nil }
         defer { sqlite3_finalize(statement) }
         sqlite3_bind_int64(statement, 1, id)
         guard sqlite3_step(statement) == SQLITE_ROW else { return nil }
-        let compressed = sqlite3_column_type(statement, 0) == SQLITE_BLOB
+        let isBlob = sqlite3_column_type(statement, 0) == SQLITE_BLOB
         // The pointer first, then its size (SQLite's rule for reading a column).
-        let data = compressed ? sqlite3_column_blob(statement, 0) : UnsafeRawPointer(sqlite3_column_text(statement, 0))
+        let data = isBlob ? sqlite3_column_blob(statement, 0) : UnsafeRawPointer(sqlite3_column_text(statement, 0))
         let size = Int(sqlite3_column_bytes(statement, 0))
-        guard let data else { return ([], false) }
-        return (Array(UnsafeRawBufferPointer(start: data, count: size)), compressed)
-    }
-
-    /// Dictionary `id` from the file, with a statement of its own (the caller's is mid-step).
-    private static func loadDictionary(_ id: Int64, handle: OpaquePointer?) -> [UInt8]? {
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(handle, "SELECT data FROM record_dictionaries WHERE id = ?", -1, &statement, nil) == SQLITE_OK
-        else { return nil }
-        defer { sqlite3_finalize(statement) }
-        sqlite3_bind_int64(statement, 1, id)
-        guard sqlite3_step(statement) == SQLITE_ROW, let data = sqlite3_column_blob(statement, 0) else { return nil }
-        let size = Int(sqlite3_column_bytes(statement, 0))
-        return Array(UnsafeRawBufferPointer(start: data, count: size))
+        guard let data else { return ([], isBlob) }
+        return (Array(UnsafeRawBufferPointer(start: data, count: size)), isBlob)
     }
 }
 

@@ -38,15 +38,10 @@ struct RecordReference: Equatable {
     /// The reference `bytes` hold; nil when they are anything else (a record kept whole, text).
     init?(_ bytes: UnsafeRawBufferPointer) {
         guard bytes.count == Self.size, bytes[0] == Self.tag else { return nil }
-        func word(_ at: Int, _ width: Int) -> UInt64 {
-            var value: UInt64 = 0
-            for index in (at..<at + width).reversed() { value = value << 8 | UInt64(bytes[index]) }
-            return value
-        }
-        frame = Int64(bitPattern: word(1, 8))
-        offset = Int(word(9, 4))
+        frame = Int64(bitPattern: LittleEndian.read(bytes, at: 1, width: 8))
+        offset = Int(LittleEndian.read(bytes, at: 9, width: 4))
         lengths = (0..<5).map { index in
-            let value = UInt32(word(13 + 4 * index, 4))
+            let value = UInt32(LittleEndian.read(bytes, at: 13 + 4 * index, width: 4))
             return value == Self.absent ? nil : Int(value)
         }
         guard lengths[0] != nil else { return nil }
@@ -55,12 +50,9 @@ struct RecordReference: Equatable {
     var bytes: [UInt8] {
         var out: [UInt8] = [Self.tag]
         out.reserveCapacity(Self.size)
-        func append(_ value: UInt64, _ width: Int) {
-            for index in 0..<width { out.append(UInt8(truncatingIfNeeded: value >> (8 * index))) }
-        }
-        append(UInt64(bitPattern: frame), 8)
-        append(UInt64(offset), 4)
-        for length in lengths { append(length.map { UInt64($0) } ?? UInt64(Self.absent), 4) }
+        LittleEndian.append(UInt64(bitPattern: frame), width: 8, to: &out)
+        LittleEndian.append(UInt64(offset), width: 4, to: &out)
+        for length in lengths { LittleEndian.append(length.map { UInt64($0) } ?? UInt64(Self.absent), width: 4, to: &out) }
         return out
     }
 
@@ -103,9 +95,7 @@ enum FramedBody {
         let hasText = body.text != nil && !bytesAreText
         var out: [UInt8] = [(bytesAreText ? 1 : 0) | (hasText ? 2 : 0)]
         out.reserveCapacity(18 + body.bytes.count + (body.sha256?.utf8.count ?? 0) + (hasText ? body.text!.utf8.count : 0))
-        func append(_ value: Int, _ width: Int) {
-            for index in 0..<width { out.append(UInt8(truncatingIfNeeded: UInt64(value) >> (8 * index))) }
-        }
+        func append(_ value: Int, _ width: Int) { LittleEndian.append(UInt64(value), width: width, to: &out) }
         append(body.size, 8)
         append(body.sha256?.utf8.count ?? 0, 1)
         out.append(contentsOf: (body.sha256 ?? "").utf8)
@@ -124,10 +114,8 @@ enum FramedBody {
         var at = 0
         func take(_ width: Int) -> Int? {
             guard at + width <= section.count else { return nil }
-            var value: UInt64 = 0
-            for index in (at..<at + width).reversed() { value = value << 8 | UInt64(section[index]) }
-            at += width
-            return Int(truncatingIfNeeded: value)
+            defer { at += width }
+            return Int(truncatingIfNeeded: LittleEndian.read(section, at: at, width: width))
         }
         func range(_ length: Int) -> Range<Int>? {
             guard length >= 0, at + length <= section.count else { return nil }
@@ -144,14 +132,15 @@ enum FramedBody {
         return (size, shaLength == 0 ? nil : sha, bytes, text, flags & 1 != 0)
     }
 
-    /// The body a section holds; nil when it is damaged.
-    static func decode(_ section: UnsafeRawBufferPointer) -> StoredBody? {
+    /// The body a section holds, and whether its bytes are its text (as the writer found, so
+    /// readers need not compare them again); nil when it is damaged.
+    static func decode(_ section: UnsafeRawBufferPointer) -> (body: StoredBody, bytesAreText: Bool)? {
         guard let parts = parts(section) else { return nil }
         let bytes = Array(section[parts.bytes])
         let text = parts.bytesAreText ? String(decoding: bytes, as: UTF8.self)
             : parts.text.map { String(decoding: section[$0], as: UTF8.self) }
         let sha256 = parts.sha256.map { String(decoding: section[$0], as: UTF8.self) }
-        return StoredBody(bytes: bytes, size: parts.size, sha256: sha256, text: text)
+        return (StoredBody(bytes: bytes, size: parts.size, sha256: sha256, text: text), parts.bytesAreText)
     }
 }
 
@@ -191,21 +180,18 @@ struct FrameBuilder {
         let offset = text.count
         count += 1
         text.append(contentsOf: record)
-        let requestLength = request.map { append($0) }
-        let responseLength = response.map { append($0) }
-        let bodyLengths = [requestBody, responseBody].map { section in
-            section.map { bytes -> Int in
-                text.append(contentsOf: bytes)
-                return bytes.count
-            }
-        }
+        let requestLength = request.map { append($0.utf8) }
+        let responseLength = response.map { append($0.utf8) }
+        let requestBodyLength = requestBody.map { append($0) }
+        let responseBodyLength = responseBody.map { append($0) }
         return RecordReference(frame: id!, offset: offset,
-                               lengths: [record.count, requestLength, responseLength] + bodyLengths)
+                               lengths: [record.count, requestLength, responseLength, requestBodyLength, responseBodyLength])
     }
 
-    private mutating func append(_ string: String) -> Int {
+    /// Appends `bytes` to the frame's text; how many there were.
+    private mutating func append(_ bytes: some Collection<UInt8>) -> Int {
         let before = text.count
-        text.append(contentsOf: string.utf8)
+        text.append(contentsOf: bytes)
         return text.count - before
     }
 
@@ -223,5 +209,22 @@ struct FrameBuilder {
         count = 0
         host = ""
         sample = 0..<0
+    }
+}
+
+/// The little-endian integers of the store's own formats: a compressed value's dictionary id
+/// (`RecordCoding`), a frame reference, a framed body's lengths.
+enum LittleEndian {
+    /// The `width` bytes of `bytes` from `offset`, least significant first (the caller checks
+    /// that they are there).
+    static func read(_ bytes: UnsafeRawBufferPointer, at offset: Int, width: Int) -> UInt64 {
+        var value: UInt64 = 0
+        for index in (offset..<offset + width).reversed() { value = value << 8 | UInt64(bytes[index]) }
+        return value
+    }
+
+    /// Appends the `width` low bytes of `value`, least significant first.
+    static func append(_ value: UInt64, width: Int, to out: inout [UInt8]) {
+        for index in 0..<width { out.append(UInt8(truncatingIfNeeded: value >> (8 * index))) }
     }
 }

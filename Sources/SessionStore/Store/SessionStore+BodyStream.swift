@@ -19,8 +19,7 @@ extension SessionStore {
     /// The extent of a stored body of flow `id`; nil when it has none stored.
     public func bodyExtent(id: String, part: StoredBody.Part) throws -> BodyExtent? {
         try read { database in
-            if let framed = try Self.framedBody(of: id, part: part, in: database) {
-                let bytesAreText = framed.text.map { StoreWriter.isSameText($0, framed.bytes) } ?? false
+            if let (framed, bytesAreText) = try Self.framedBody(of: id, part: part, in: database) {
                 return BodyExtent(stored: framed.bytes.count, size: framed.size, sha256: framed.sha256,
                                   textBytes: bytesAreText ? nil : framed.text?.utf8.count, bytesAreText: bytesAreText)
             }
@@ -61,9 +60,8 @@ extension SessionStore {
         try database.execute("BEGIN")
         defer { try? database.execute("COMMIT") }
         try RecordDecoder.register(on: database)
-        if let framed = try Self.framedBody(of: id, part: part, in: database) {
+        if let (framed, bytesAreText) = try Self.framedBody(of: id, part: part, in: database) {
             // A small body kept in its flow's frame: whole, in pieces all the same.
-            let bytesAreText = framed.text.map { StoreWriter.isSameText($0, framed.bytes) } ?? false
             if text && (bytesAreText || framed.text == nil) { return false }
             let piece = text ? Array(framed.text!.utf8) : framed.bytes
             try piece.withUnsafeBytes { whole in

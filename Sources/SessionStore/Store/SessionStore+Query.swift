@@ -97,7 +97,7 @@ extension SessionStore {
     /// A stored body of flow `id`; nil when it has none stored (none sent, not finished, or dropped).
     public func body(id: String, part: StoredBody.Part) throws -> StoredBody? {
         try read { database in
-            if let framed = try Self.framedBody(of: id, part: part, in: database) { return framed }
+            if let framed = try Self.framedBody(of: id, part: part, in: database) { return framed.body }
             let found = try database.rows("""
                 SELECT b.size, b.sha256, b.data, b.text, typeof(b.data) = 'text', b.file FROM bodies b
                 JOIN flows f ON f.seq = b.seq WHERE f.id = ? AND b.part = ?
@@ -114,9 +114,11 @@ extension SessionStore {
         }
     }
 
-    /// Flow `id`'s body when it is kept in the flow's frame (`FramedBody`), nil when it is not.
+    /// Flow `id`'s body when it is kept in the flow's frame (`FramedBody`), and whether its bytes
+    /// are its text; nil when it is not.
     /// - Throws: `SessionStoreError` when the frame or the section cannot be read.
-    static func framedBody(of id: String, part: StoredBody.Part, in database: SQLiteDatabase) throws -> StoredBody? {
+    static func framedBody(of id: String, part: StoredBody.Part, in database: SQLiteDatabase) throws
+        -> (body: StoredBody, bytesAreText: Bool)? {
         let sections = try database.rows("SELECT stored_body_section(record, ?) FROM flows WHERE id = ?",
                                          [.integer(Int64(part.rawValue)), .text(id)]) { $0.bytes(0) }
         guard case let section?? = sections.first else { return nil }

@@ -54,7 +54,6 @@ public final class SessionStore: @unchecked Sendable {
         queue = WriteQueue(capacity: configuration.queueCapacity, bodyBudget: configuration.queuedBodyBytes,
                            offerWait: configuration.offerWait)
         if readOnly {
-            try Self.upgradeIfOlder(path)
             let database = try SQLiteDatabase(path: path, readOnly: true)
             try Self.checkReadable(database, path: path)
             try Self.tuneReader(database, configuration: configuration)
@@ -104,22 +103,18 @@ public final class SessionStore: @unchecked Sendable {
         try database.setCacheSize(bytes: configuration.readerCacheBytes)
     }
 
-    /// A session written by an older devproxy (a lower schema version) is brought forward in
-    /// place before it is opened for reading, as opening it for writing would: the readers know
-    /// every older way a flow was kept, but their queries name the newer tables and columns. The
-    /// migrations only add tables and columns and drop indexes, so an older devproxy still
-    /// writing to the file goes on working. A file that cannot be written is left as it is (and
-    /// refused with the reason below).
-    private static func upgradeIfOlder(_ path: String) throws {
-        guard access(path, W_OK) == 0 else { return }
-        // Each connection is closed when it goes out of scope (`SQLiteDatabase.deinit`).
-        let version = (try? SQLiteDatabase(path: path, readOnly: true).integer("PRAGMA user_version")).map(Int.init) ?? 0
-        guard version > 0, version < Schema.version else { return }
-        try Schema.migrate(try SQLiteDatabase(path: path))
-    }
-
+    /// Refuses a file this build cannot read. A session written by an older devproxy (a lower
+    /// schema version) is first brought forward in place, as opening it for writing would: the
+    /// readers know every older way a flow was kept, but their queries name the newer tables and
+    /// columns. The migrations only add tables and columns and drop indexes, so an older devproxy
+    /// still writing to the file goes on working. A file that cannot be written is refused.
     private static func checkReadable(_ database: SQLiteDatabase, path: String) throws {
-        let version = Int(try database.integer("PRAGMA user_version"))
+        var version = Int(try database.integer("PRAGMA user_version"))
+        if version > 0, version < Schema.version, access(path, W_OK) == 0 {
+            // Through a connection of its own, closed at once; `database` sees the new schema next.
+            try Schema.migrate(try SQLiteDatabase(path: path))
+            version = Int(try database.integer("PRAGMA user_version"))
+        }
         guard version == Schema.version else {
             let reason = version == 0 ? "\(path) is not a DevProxy session"
                 : version < Schema.version
@@ -163,9 +158,7 @@ public final class SessionStore: @unchecked Sendable {
     public func finished(flowLogLine line: [UInt8], spooled: SpooledBodies? = nil) {
         guard writer != nil else { return }
         let spooled = spooled?.isEmpty == true ? nil : spooled
-        let bytes = line.count + (spooled?.memoryBytes ?? 0)
-        queue.waitForRoom(adding: bytes)
-        if queue.isUnderPressure(adding: bytes) {
+        if queue.isUnderPressure(adding: line.count + (spooled?.memoryBytes ?? 0)) {
             guard let (entry, json) = Self.read(flowLogLine: line) else {
                 queue.countDroppedRecord()
                 return

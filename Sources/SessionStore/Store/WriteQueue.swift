@@ -45,30 +45,31 @@ final class WriteQueue: @unchecked Sendable {
         self.offerWait = offerWait
     }
 
-    /// Whether the queue sheds an event holding `bytes` of bodies now: half full, or past the
-    /// body budget (unless the queue holds no bodies: waiting would not make room then).
-    private func isFullFor(_ bytes: Int) -> Bool {
-        events.count >= capacity / 2 || (bodyBytes + bytes > bodyBudget && bodyBytes > 0)
+    /// Whether the bodies of an event holding `bytes` of them are shed now: the queue half full,
+    /// or past its body budget. Called with the lock held.
+    private func sheds(_ bytes: Int) -> Bool {
+        events.count >= capacity / 2 || bodyBytes + bytes > bodyBudget
+    }
+
+    /// `sheds`, where waiting for the writer can change it: not for bodies over the budget while
+    /// the queue holds none.
+    private func waitCanMakeRoom(_ bytes: Int) -> Bool {
+        sheds(bytes) && (events.count >= capacity / 2 || bodyBytes > 0)
     }
 
     /// Waits, at most `offerWait`, while the queue is under pressure for an event holding `bytes`
     /// of bodies (not at all for a while after a wait ran out). Called with the lock held.
     private func waitForRoomLocked(adding bytes: Int) {
-        guard offerWait > 0, !closed, isFullFor(bytes) else { return }
+        guard offerWait > 0, !closed, waitCanMakeRoom(bytes) else { return }
         let now = DispatchTime.now().uptimeNanoseconds
         if let ranOut = waitRanOutAt, now &- ranOut < Self.waitPause { return }
         let deadline = Date(timeIntervalSinceNow: offerWait)
-        while !closed && isFullFor(bytes) {
+        while !closed && waitCanMakeRoom(bytes) {
             if !condition.wait(until: deadline) {
-                if isFullFor(bytes) { waitRanOutAt = DispatchTime.now().uptimeNanoseconds }
+                if waitCanMakeRoom(bytes) { waitRanOutAt = DispatchTime.now().uptimeNanoseconds }
                 return
             }
         }
-    }
-
-    /// `waitForRoomLocked` for a caller that decides what to offer by `isUnderPressure`.
-    func waitForRoom(adding bytes: Int) {
-        condition.withLock { waitForRoomLocked(adding: bytes) }
     }
 
     /// Whether nothing waits for the writer.
@@ -87,9 +88,13 @@ final class WriteQueue: @unchecked Sendable {
         condition.withLock { dropCounts.bodies += count }
     }
 
-    /// Whether an event holding `bytes` of bodies would have its bodies shed now.
+    /// Whether an event holding `bytes` of bodies would have its bodies shed, once `offer`'s wait
+    /// for room (at most `offerWait`) is over.
     func isUnderPressure(adding bytes: Int) -> Bool {
-        condition.withLock { events.count >= capacity / 2 || bodyBytes + bytes > bodyBudget }
+        condition.withLock {
+            waitForRoomLocked(adding: bytes)
+            return sheds(bytes)
+        }
     }
 
     /// Adds `event`, waiting at most `offerWait` for room, then shedding its bodies or the whole
@@ -106,8 +111,7 @@ final class WriteQueue: @unchecked Sendable {
             return false
         }
         var event = event
-        if case .step(let step) = event, let bodies = step.bodies,
-           events.count >= capacity / 2 || bodyBytes + bodies.byteCount > bodyBudget {
+        if case .step(let step) = event, let bodies = step.bodies, sheds(bodies.byteCount) {
             let count = (bodies.request == nil ? 0 : 1) + (bodies.response == nil ? 0 : 1)
             dropCounts.bodies += count
             var record = step.record
