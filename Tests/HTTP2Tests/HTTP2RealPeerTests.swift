@@ -17,14 +17,15 @@ import TestSupport
         // Larger than the stream window, so the fetch only completes if consume reopens it.
         let body = (0..<700_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) }
         _ = directory.write("big.bin", bytes: body)
-        let port = try LoopbackSocket.freePort()
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: FileManager.default.isExecutableFile(atPath: "/usr/sbin/nghttpd")
-                                   ? "/usr/sbin/nghttpd" : "/usr/bin/nghttpd")
-        server.arguments = ["--no-tls", "--address=127.0.0.1", "-d", directory.path, String(port)]
-        server.standardOutput = FileHandle.nullDevice
-        server.standardError = FileHandle.nullDevice
-        try server.run()
+        let (server, port) = try HTTP2Origin.launchOnFreePort { port in
+            let server = Process()
+            server.executableURL = URL(fileURLWithPath: FileManager.default.isExecutableFile(atPath: "/usr/sbin/nghttpd")
+                                       ? "/usr/sbin/nghttpd" : "/usr/bin/nghttpd")
+            server.arguments = ["--no-tls", "--address=127.0.0.1", "-d", directory.path, String(port)]
+            server.standardOutput = FileHandle.nullDevice
+            server.standardError = FileHandle.nullDevice
+            return server
+        }
         defer { Self.stop(server) }
 
         let socket = try LoopbackSocket.connect(port: port)
@@ -82,6 +83,28 @@ import TestSupport
 
     /// Stops a server this test started: SIGTERM, then SIGKILL if it is still there after 2 s
     /// (nghttpd started by Foundation's Process was seen to outlive SIGTERM).
+    /// The test servers start on a port chosen beforehand; one that exits before listening
+    /// (the port was taken meanwhile) is started again on another port.
+    @Test(.enabled(if: haveTools, "needs nghttp2-server (scripts/test installs it)"))
+    func aServerThatCannotListenIsStartedAgainOnAnotherPort() throws {
+        var ports: [Int] = []
+        let (server, port) = try HTTP2Origin.launchOnFreePort { port in
+            ports.append(port)
+            let server = Process()
+            server.executableURL = URL(fileURLWithPath: ports.count == 1 ? "/bin/false"
+                : FileManager.default.isExecutableFile(atPath: "/usr/sbin/nghttpd") ? "/usr/sbin/nghttpd" : "/usr/bin/nghttpd")
+            server.arguments = ports.count == 1 ? [] : ["--no-tls", "--address=127.0.0.1", String(port)]
+            server.standardOutput = FileHandle.nullDevice
+            server.standardError = FileHandle.nullDevice
+            return server
+        }
+        defer { Self.stop(server) }
+        #expect(ports.count == 2)
+        #expect(port == ports.last)
+        #expect(server.isRunning)
+        _ = try LoopbackSocket.connect(port: port, timeout: 1)
+    }
+
     private static func stop(_ process: Process) {
         process.terminate()
         let deadline = Date().addingTimeInterval(2)

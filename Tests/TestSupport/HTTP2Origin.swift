@@ -40,20 +40,25 @@ public final class HTTP2Origin {
         documentRoot = directory.file("docroot")
         try FileManager.default.createDirectory(atPath: documentRoot, withIntermediateDirectories: true)
         try Data("hello from nghttpd\n".utf8).write(to: URL(fileURLWithPath: documentRoot + "/index.html"))
-        process = Process()
-        process.standardInput = stdin
-        let stdout = Pipe()
-        process.standardOutput = stdout
-        process.standardError = FileHandle.nullDevice
+        let stdin = stdin
+        let documentRoot = documentRoot
         switch kind {
         case .nghttpd:
-            let chosen = try Self.freePort()
-            process.executableURL = URL(fileURLWithPath: "/usr/sbin/nghttpd")
-            process.arguments = ["--address=127.0.0.1", "-d", documentRoot, "\(chosen)", keyPath, certPath]
-            try process.run()
-            try Self.waitUntilListening(chosen)
-            port = chosen
+            (process, port) = try Self.launchOnFreePort { chosen in
+                let process = Process()
+                process.standardInput = stdin
+                process.standardOutput = FileHandle.nullDevice
+                process.standardError = FileHandle.nullDevice
+                process.executableURL = URL(fileURLWithPath: "/usr/sbin/nghttpd")
+                process.arguments = ["--address=127.0.0.1", "-d", documentRoot, "\(chosen)", keyPath, certPath]
+                return process
+            }
         case .hypercornBoth, .hypercornHTTP1, .misbehaving:
+            process = Process()
+            process.standardInput = stdin
+            let stdout = Pipe()
+            process.standardOutput = stdout
+            process.standardError = FileHandle.nullDevice
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = kind == .misbehaving
                 ? ["python3", Self.resource("h2bad.py"), certPath, keyPath]
@@ -89,25 +94,55 @@ public final class HTTP2Origin {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Resources/\(name)").path
     }
 
-    /// A port nothing listens on right now (bound to 0, then released).
+    /// A loopback port nothing is bound to right now, below the kernel's ephemeral range (so
+    /// neither a listener on port 0 nor an outgoing connection's source port can take it between
+    /// this call and the server's bind; only another caller of this could, at random).
     public static func freePort() throws -> Int {
+        let ephemeralLow = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))
+            .flatMap { Int($0.split(whereSeparator: { $0 == " " || $0 == "\t" }).first ?? "") } ?? 32768
+        let range = 10_000..<max(ephemeralLow, 20_000)
+        for _ in 0..<200 {
+            let candidate = Int.random(in: range)
+            if bindable(candidate) { return candidate }
+        }
+        throw TestFailure("cannot find a free port in \(range)")
+    }
+
+    private static func bindable(_ port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
         }
-        guard bound else { throw TestFailure("cannot find a free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    /// Waits up to 5 s for a listener on `port`.
-    public static func waitUntilListening(_ port: Int) throws {
-        let deadline = Date().addingTimeInterval(5)
+    /// Starts the server `make` builds for a free port and waits until it listens; when the
+    /// process exits first (the port was taken after all), tries again with another port, up to
+    /// five times. Returns the running process and its port.
+    public static func launchOnFreePort(_ make: (Int) throws -> Process) throws -> (Process, Int) {
+        var reasons: [String] = []
+        for _ in 0..<5 {
+            let port = try freePort()
+            let process = try make(port)
+            try process.run()
+            if try waitUntilListening(port, process: process) { return (process, port) }
+            process.waitUntilExit()
+            reasons.append("port \(port): exited with \(process.terminationStatus)")
+        }
+        throw TestFailure("the server never listened (\(reasons.joined(separator: "; ")))")
+    }
+
+    /// Waits up to 10 s for a listener on `port`. With `process`, returns false as soon as that
+    /// process has exited (it could not listen) instead of waiting on.
+    @discardableResult
+    public static func waitUntilListening(_ port: Int, process: Process? = nil) throws -> Bool {
+        let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
+            if let process, !process.isRunning { return false }
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
@@ -117,9 +152,9 @@ public final class HTTP2Origin {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
             }
             close(fd)
-            if connected { return }
+            if connected { return true }
             usleep(20_000)
         }
-        throw TestFailure("nothing listens on port \(port) after 5 s")
+        throw TestFailure("nothing listens on port \(port) after 10 s")
     }
 }

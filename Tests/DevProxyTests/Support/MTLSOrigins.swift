@@ -59,19 +59,20 @@ final class MTLSMaterial {
 /// on a free loopback port. Killed (SIGKILL) when released.
 final class OpenSSLMTLSServer {
     let port: Int
-    private let process = Process()
+    private let process: Process
 
     init(material: MTLSMaterial, clientCA: String, tls12: Bool = false) throws {
-        port = try HTTP2Origin.freePort()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", material.originCert,
-                             "-key", material.originKey, "-Verify", "1", "-CAfile", clientCA, "-www", "-quiet"]
-            + (tls12 ? ["-tls1_2"] : [])
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
-        try process.run()
-        try HTTP2Origin.waitUntilListening(port)
+        (process, port) = try HTTP2Origin.launchOnFreePort { port in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+            process.arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", material.originCert,
+                                 "-key", material.originKey, "-Verify", "1", "-CAfile", clientCA, "-www", "-quiet"]
+                + (tls12 ? ["-tls1_2"] : [])
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
+            return process
+        }
     }
 
     deinit {
@@ -86,12 +87,19 @@ final class OpenSSLMTLSServer {
 /// the client certificate's subject. Killed (SIGKILL) when released.
 final class NginxMTLSServer {
     let port: Int
-    private let process = Process()
+    private let process: Process
     private let directory = TemporaryDirectory()
 
     init(material: MTLSMaterial, clientCA: String) throws {
-        port = try HTTP2Origin.freePort()
+        let directory = directory
         let temp = directory.file("tmp")
+        (process, port) = try HTTP2Origin.launchOnFreePort { port in
+            try Self.nginx(port: port, temp: temp, directory: directory, material: material, clientCA: clientCA)
+        }
+    }
+
+    private static func nginx(port: Int, temp: String, directory: TemporaryDirectory, material: MTLSMaterial,
+                              clientCA: String) throws -> Process {
         try FileManager.default.createDirectory(atPath: temp, withIntermediateDirectories: true)
         let config = """
         daemon off;
@@ -121,13 +129,13 @@ final class NginxMTLSServer {
         }
         """
         let path = directory.write("nginx.conf", config)
+        let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
         process.arguments = ["-c", path, "-p", directory.path, "-e", directory.file("error.log")]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
-        try process.run()
-        try HTTP2Origin.waitUntilListening(port)
+        return process
     }
 
     deinit {

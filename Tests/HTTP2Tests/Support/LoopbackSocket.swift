@@ -12,12 +12,6 @@ final class LoopbackSocket: @unchecked Sendable {
 
     deinit { close(fd) }
 
-    /// A port nothing listens on right now: bind port 0, read the port, close.
-    static func freePort() throws -> Int {
-        let listener = try listen()
-        return listener.port
-    }
-
     /// A listening socket on 127.0.0.1 and a port the kernel chose.
     static func listen() throws -> LoopbackSocket {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
