@@ -57,7 +57,7 @@ final class StoreWriter: @unchecked Sendable {
     private var clearedFiles: [String] = []
 
     private func run() {
-        while let batch = queue.take(limit: configuration.batchSize, gather: configuration.batchDelay) {
+        while var batch = queue.take(limit: configuration.batchSize, gather: configuration.batchDelay) {
             var changes = StoreChanges(cleared: false, flows: [])
             do {
                 let events = readingLines(batch)
@@ -79,8 +79,11 @@ final class StoreWriter: @unchecked Sendable {
                 errorLock.withLock { lastFailure = SessionStoreError(.sqlite, "\(error)") }
             }
             if changes.cleared || !changes.flows.isEmpty { notify(changes) }
-            queue.done(batch)
-            trimHeapAfterBacklog(committed: batch.count)
+            let committed = batch.count, bodyBytes = WriteQueue.bodyBytes(of: batch)
+            // The batch's bodies (spool files among them) are let go before a flush can return.
+            batch = []
+            queue.done(count: committed, bodyBytes: bodyBytes)
+            trimHeapAfterBacklog(committed: committed)
         }
         finishedSignal.signal()
     }

@@ -171,11 +171,17 @@ final class WriteQueue: @unchecked Sendable {
         return batch
     }
 
-    /// The writer has committed `batch` (taken earlier): its memory is free and flushes may return.
-    func done(_ batch: [StoreEvent]) {
+    /// The body bytes `batch` holds against the queue's budget.
+    static func bodyBytes(of batch: [StoreEvent]) -> Int {
+        batch.reduce(0) { $0 + $1.bodyBytes }
+    }
+
+    /// The writer has committed the `count` events it took last, holding `bodyBytes`, and let them
+    /// go: their memory is free and flushes may return.
+    func done(count: Int, bodyBytes released: Int) {
         condition.withLock {
-            bodyBytes -= batch.reduce(0) { $0 + $1.bodyBytes }
-            completed += batch.count
+            bodyBytes -= released
+            completed += count
             condition.broadcast()
         }
     }
