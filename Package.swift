@@ -1,6 +1,13 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// Release builds of the modules on every proxied request's path skip Swift's run-time
+// exclusivity checks (each `var` of a class touched in place costs a `swift_beginAccess` and an
+// `endAccess`; callgrind of an h2 keep-alive stream: ~140 of them, ~11k of its ~270k
+// instructions, most in the HTTP/2 session's state fed from libnghttp2's callbacks). Debug
+// builds, which `swift test` runs, keep them, so the tests still trap on an overlapping access.
+let hotPath: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
+
 let package = Package(
     name: "DevProxy",
     platforms: [.macOS(.v14)],
@@ -36,28 +43,30 @@ let package = Package(
         // libnghttp2 headers plus one-line wrappers for its macros. No logic.
         .target(name: "CNGHTTP2", linkerSettings: [.linkedLibrary("nghttp2")]),
         // Sans-IO HTTP/2 codec over libnghttp2: bytes in, events out. Knows nothing of sockets or TLS.
-        .target(name: "HTTP2", dependencies: ["CNGHTTP2", "HTTPTypes"]),
+        .target(name: "HTTP2", dependencies: ["CNGHTTP2", "HTTPTypes"], swiftSettings: hotPath),
         // gRPC and protobuf wire decoding for flow records: pure, no I/O, Foundation only.
         .target(name: "GRPCWire"),
         // Debian's libsqlite3 plus wrappers for the macros Swift cannot import. No logic.
         .target(name: "CSQLite", linkerSettings: [.linkedLibrary("sqlite3")]),
         // The session store: flows in SQLite, one file per run, and the filter language compiled to SQL.
-        .target(name: "SessionStore", dependencies: ["CSQLite", "CTLS", "CertAuthority", "CSystem", "CCompression"]),
+        .target(name: "SessionStore", dependencies: ["CSQLite", "CTLS", "CertAuthority", "CSystem", "CCompression"],
+                swiftSettings: hotPath),
         // Debian's libqrencode. No logic.
         .target(name: "CQRencode", linkerSettings: [.linkedLibrary("qrencode")]),
         // QR codes (the onboarding address): a module matrix as terminal text, SVG and PNG.
         .target(name: "QRCode", dependencies: ["CQRencode", "CCompression"]),
         // Sans-IO HTTP/1.1 codec: bytes in, parts out. Knows nothing of sockets or TLS.
-        .target(name: "HTTP1", dependencies: ["HTTPTypes"]),
+        .target(name: "HTTP1", dependencies: ["HTTPTypes"], swiftSettings: hotPath),
         // Version-neutral HTTP messages (request and response heads, fields, trailers): no I/O, no
         // version. Both codecs convert to and from them; the engine's exchange speaks them.
-        .target(name: "HTTPTypes"),
+        .target(name: "HTTPTypes", swiftSettings: hotPath),
         // Sans-IO SOCKS5 server handshake (RFC 1928, RFC 1929): bytes in, actions out. No dependencies.
         .target(name: "SOCKS5"),
         // Pinning policies (TrustKit, Android NSC, OkHttp) and their evaluation.
         .target(name: "PinningPolicy", dependencies: ["CertAuthority"]),
         .target(name: "DevProxy", dependencies: ["CertAuthority", "HTTP1", "HTTP2", "PinningPolicy", "SOCKS5", "CTLS", "CCompression",
-                                               "CSystem", "GRPCWire", "SessionStore", "QRCode", "HTTPTypes"]),
+                                               "CSystem", "GRPCWire", "SessionStore", "QRCode", "HTTPTypes"],
+                swiftSettings: hotPath),
         // The web UI's server: its HTTP API over the session store, and the page's files (Assets/,
         // embedded at build time by the EmbedWebAssets plugin).
         .target(name: "WebUI",

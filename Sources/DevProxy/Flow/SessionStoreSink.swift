@@ -58,11 +58,12 @@ public final class SessionStoreSink: FlowSink {
     /// Stores the finished flow; `line` is its flow-log line, whose JSON (without the `\n`) the
     /// store keeps as the flow's record. Spooled bodies go with the bodies they belong to.
     public func record(_ flow: Flow, line: [UInt8]) {
-        var (record, bodies) = Self.finishedEntry(flow)
+        var record = Self.finishedRecord(flow)
+        var bodies = Self.finishedBodies(flow)
         if let spooled = flow.request?.body?.spooled { bodies.request?.spooled = spooled }
         if let spooled = flow.response?.body?.spooled { bodies.response?.spooled = spooled }
         Self.handOver(&record)
-        store.finished(record, jsonLine: line, bodies: bodies)
+        store.finished(consume record, jsonLine: line, bodies: bodies)
     }
 
     /// Closes the store (writing what is queued), then removes any spool file left.
@@ -99,6 +100,12 @@ public final class SessionStoreSink: FlowSink {
     /// (sizes, duration from the logged timestamps, `websocket` / `tunnel` present, bodies as
     /// logged: the text's UTF-8, else the base64 decoded).
     static func finishedEntry(_ flow: Flow) -> (FlowRecord, FlowBodies) {
+        (finishedRecord(flow), finishedBodies(flow))
+    }
+
+    /// `finishedEntry`'s record (kept apart from the bodies so that each moves into the store
+    /// without a copy).
+    static func finishedRecord(_ flow: Flow) -> FlowRecord {
         var record = record(flow)
         record.requestHeaders = pairs(record.requestHeaders)
         record.responseHeaders = pairs(record.responseHeaders)
@@ -108,8 +115,12 @@ public final class SessionStoreSink: FlowSink {
         record.summary.isWebSocket = flow.mode == .websocket || flow.websocket != nil
         record.summary.isTunnel = flow.mode == .tunnel || flow.tunnel != nil
         record.summary.phase = .finished
-        let bodies = FlowBodies(request: flow.request?.body.map(storedBody), response: flow.response?.body.map(storedBody))
-        return (record, bodies)
+        return record
+    }
+
+    /// `finishedEntry`'s bodies.
+    static func finishedBodies(_ flow: Flow) -> FlowBodies {
+        FlowBodies(request: flow.request?.body.map(storedBody), response: flow.response?.body.map(storedBody))
     }
 
     /// The first value of field `name` (lower case), ignoring ASCII case.

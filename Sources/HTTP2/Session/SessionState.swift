@@ -19,7 +19,7 @@ final class SessionState {
         var tooLarge = false
 
         /// Keeps `field` (in its list, in wire order), `size` being the list's size with it.
-        func append(_ field: HTTP2Field, size: Int) {
+        func append(_ field: consuming HTTP2Field, size: Int) {
             self.size = size
             if field.isPseudo {
                 if pseudo.capacity == 0 { pseudo.reserveCapacity(4) }
@@ -88,7 +88,7 @@ final class SessionState {
 
     /// Queues an event, merging body chunks and sent counts of the same stream with the one
     /// just before, so a large frame read in pieces is one event.
-    func append(_ event: HTTP2Event) {
+    func append(_ event: consuming HTTP2Event) {
         switch (events.last, event) {
         case let (.data(s1, previous, false)?, .data(s2, more, end)) where s1 == s2:
             events[events.count - 1] = .data(stream: s1, bytes: previous + more, endStream: end)

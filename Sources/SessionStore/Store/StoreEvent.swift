@@ -38,7 +38,9 @@ final class FlowStep: Sendable {
     let json: FlowJSON?
     let bodies: FlowBodies?
 
-    init(record: FlowRecord, phase: FlowPhase, json: FlowJSON?, bodies: FlowBodies?) {
+    // Consuming: the record and bodies move into the step; a copy would retain each of their
+    // ~25 strings and arrays here and release them again in the caller.
+    init(record: consuming FlowRecord, phase: FlowPhase, json: FlowJSON?, bodies: consuming FlowBodies?) {
         id = record.summary.id
         self.record = record
         self.phase = phase
