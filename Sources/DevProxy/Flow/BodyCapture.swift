@@ -180,6 +180,7 @@ public final class BodyCapture {
             body.text = text
         } else {
             body.base64 = kept.base64
+            body.base64Bytes = kept
         }
         return body
     }

@@ -191,9 +191,19 @@ public struct Flow: Codable, Sendable, Equatable {
         public var decoded: String?
         /// What the session store keeps beyond the logged prefix (a spool file); not logged.
         public var spooled: SpooledBody? = nil
+        /// The bytes `base64` spells, as the capture had them, so that the session store need
+        /// not decode them again; not logged, and not compared (they follow from `base64`).
+        public var base64Bytes: [UInt8]? = nil
 
         enum CodingKeys: String, CodingKey {
             case size, sha256, text, base64, truncated, decoded
+        }
+
+        // Every field but `base64Bytes`, which follows from `base64`.
+        public static func == (left: Body, right: Body) -> Bool {
+            left.size == right.size && left.sha256 == right.sha256 && left.text == right.text
+                && left.base64 == right.base64 && left.truncated == right.truncated && left.decoded == right.decoded
+                && left.spooled == right.spooled
         }
     }
 

@@ -134,7 +134,7 @@ public final class SessionStoreSink: FlowSink {
     }
 
     private static func storedBody(_ body: Flow.Body) -> StoredBody {
-        let bytes = body.text.map { Array($0.utf8) }
+        let bytes = body.text.map { Array($0.utf8) } ?? body.base64Bytes
             ?? body.base64.flatMap { Data(base64Encoded: $0) }.map { [UInt8]($0) } ?? []
         return StoredBody(bytes: bytes, size: body.size, sha256: body.sha256, text: body.text)
     }
