@@ -28,7 +28,8 @@ struct FlowDraft {
     /// Records a failure; the first one recorded wins (it is the cause, later ones are effects).
     mutating func fail(_ kind: FlowErrorKind, _ message: String, alert: String? = nil) {
         guard flow.error == nil else { return }
-        flow.error = Flow.FlowError(kind: kind.rawValue, message: message, alert: alert)
+        flow.error = Flow.FlowError(kind: kind.rawValue, message: message, alert: alert,
+                                    recordedAt: ProcessInfo.processInfo.systemUptime)
     }
 
     /// The finished record. Consuming: the draft's last use hands its flow on without a copy.

@@ -37,6 +37,8 @@ public final class ProxyServer: @unchecked Sendable {
     private struct State {
         var connections: [ObjectIdentifier: ClientConnection] = [:]
         var stopping = false
+        /// When `stop` began (the system's uptime).
+        var stopBegan: TimeInterval = .infinity
         var acceptDone = false
         /// When the last connection ended (nil while any is open), and the idle trims done since.
         var idleSince: Date?
@@ -162,6 +164,7 @@ public final class ProxyServer: @unchecked Sendable {
     public func stop() {
         let alreadyStopping = state.withLock { state in
             defer {
+                if !state.stopping { state.stopBegan = ProcessInfo.processInfo.systemUptime }
                 state.stopping = true
                 stopping.store(true, ordering: .releasing)
             }
@@ -183,7 +186,7 @@ public final class ProxyServer: @unchecked Sendable {
     /// Hands a finished flow to every sink; flows cut by shutdown are marked aborted, with what
     /// the cut looked like from inside kept in the message.
     func emit(_ flow: consuming Flow) {
-        if isStopping && (flow.error != nil || (flow.response == nil && flow.mode != .tunnel)) {
+        if isStopping && Self.isCut(flow, stopBegan: state.withLock { $0.stopBegan }) {
             let detail = flow.error.map { " (\($0.kind): \($0.message))" } ?? ""
             flow.error = Flow.FlowError(kind: FlowErrorKind.aborted.rawValue, message: "DevProxy was shutting down" + detail, alert: nil)
         }
@@ -198,6 +201,15 @@ public final class ProxyServer: @unchecked Sendable {
             if line == nil { line = JSONLinesFlowLog.line(for: flow) }
             sink.record(flow, line: line ?? [])
         }
+    }
+
+    /// Whether shutdown, begun at `stopBegan` (uptime), cut `flow`: it failed after that, or it
+    /// ended with no answer and no failure of its own. A flow that had failed by itself before
+    /// (an upstream timeout answered 504, say, its flow emitted a moment after `stop` began) keeps
+    /// its own cause.
+    static func isCut(_ flow: borrowing Flow, stopBegan: TimeInterval) -> Bool {
+        if let error = flow.error { return (error.recordedAt ?? .infinity) >= stopBegan }
+        return flow.response == nil && flow.mode != .tunnel
     }
 
     /// The request head of `flow` is known: sinks that show running flows get it now.

@@ -285,10 +285,19 @@ public struct Flow: Codable, Sendable, Equatable {
         public var by: String? = nil
         /// HTTP/2: response body bytes relayed before the reset.
         public var afterBytes: Int? = nil
+        /// When the failure was recorded (the system's uptime), so that shutdown tells a flow it
+        /// cut from one that had failed by itself before; not logged, not compared.
+        public var recordedAt: TimeInterval? = nil
 
         enum CodingKeys: String, CodingKey {
             case kind, message, alert, code, by
             case afterBytes = "after_bytes"
+        }
+
+        // Every field but `recordedAt`, which a flow read back from the log does not have.
+        public static func == (left: FlowError, right: FlowError) -> Bool {
+            left.kind == right.kind && left.message == right.message && left.alert == right.alert
+                && left.code == right.code && left.by == right.by && left.afterBytes == right.afterBytes
         }
     }
 
