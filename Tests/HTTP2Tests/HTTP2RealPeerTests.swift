@@ -6,9 +6,13 @@ import TestSupport
 /// The codec against libnghttp2's own tools over real TCP on 127.0.0.1 (h2c, prior knowledge):
 /// our client session fetches from `nghttpd`, and `nghttp` fetches from our server session.
 @Suite(.serialized) struct HTTP2RealPeerTests {
+    /// Where Debian's nghttp2-server puts `nghttpd`; nil when it is not installed.
+    private static var nghttpd: String? {
+        ["/usr/sbin/nghttpd", "/usr/bin/nghttpd"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
     private static var haveTools: Bool {
-        ["/usr/sbin/nghttpd", "/usr/bin/nghttpd"].contains { FileManager.default.isExecutableFile(atPath: $0) }
-            && FileManager.default.isExecutableFile(atPath: "/usr/bin/nghttp")
+        nghttpd != nil && FileManager.default.isExecutableFile(atPath: "/usr/bin/nghttp")
     }
 
     @Test(.enabled(if: haveTools, "needs nghttp2-server and nghttp2-client (scripts/test installs them)"))
@@ -19,8 +23,7 @@ import TestSupport
         _ = directory.write("big.bin", bytes: body)
         let (server, port) = try HTTP2Origin.launchOnFreePort { port in
             let server = Process()
-            server.executableURL = URL(fileURLWithPath: FileManager.default.isExecutableFile(atPath: "/usr/sbin/nghttpd")
-                                       ? "/usr/sbin/nghttpd" : "/usr/bin/nghttpd")
+            server.executableURL = URL(fileURLWithPath: try #require(Self.nghttpd))
             server.arguments = ["--no-tls", "--address=127.0.0.1", "-d", directory.path, String(port)]
             server.standardOutput = FileHandle.nullDevice
             server.standardError = FileHandle.nullDevice
@@ -81,8 +84,6 @@ import TestSupport
         #expect(served.testHeader == ["yes"])
     }
 
-    /// Stops a server this test started: SIGTERM, then SIGKILL if it is still there after 2 s
-    /// (nghttpd started by Foundation's Process was seen to outlive SIGTERM).
     /// The test servers start on a port chosen beforehand; one that exits before listening
     /// (the port was taken meanwhile) is started again on another port.
     @Test(.enabled(if: haveTools, "needs nghttp2-server (scripts/test installs it)"))
@@ -91,8 +92,7 @@ import TestSupport
         let (server, port) = try HTTP2Origin.launchOnFreePort { port in
             ports.append(port)
             let server = Process()
-            server.executableURL = URL(fileURLWithPath: ports.count == 1 ? "/bin/false"
-                : FileManager.default.isExecutableFile(atPath: "/usr/sbin/nghttpd") ? "/usr/sbin/nghttpd" : "/usr/bin/nghttpd")
+            server.executableURL = URL(fileURLWithPath: ports.count == 1 ? "/bin/false" : try #require(Self.nghttpd))
             server.arguments = ports.count == 1 ? [] : ["--no-tls", "--address=127.0.0.1", String(port)]
             server.standardOutput = FileHandle.nullDevice
             server.standardError = FileHandle.nullDevice
@@ -105,6 +105,8 @@ import TestSupport
         _ = try LoopbackSocket.connect(port: port, timeout: 1)
     }
 
+    /// Stops a server this test started: SIGTERM, then SIGKILL if it is still there after 2 s
+    /// (nghttpd started by Foundation's Process was seen to outlive SIGTERM).
     private static func stop(_ process: Process) {
         process.terminate()
         let deadline = Date().addingTimeInterval(2)

@@ -111,12 +111,17 @@ public final class HTTP2Origin {
     private static func bindable(_ port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
+        return withLoopback(port) { bind(fd, $0, $1) == 0 }
+    }
+
+    /// Calls `body` with 127.0.0.1:`port` as a `sockaddr` and its length.
+    private static func withLoopback<R>(_ port: Int, _ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
     }
 
@@ -136,21 +141,14 @@ public final class HTTP2Origin {
         throw TestFailure("the server never listened (\(reasons.joined(separator: "; ")))")
     }
 
-    /// Waits up to 10 s for a listener on `port`. With `process`, returns false as soon as that
-    /// process has exited (it could not listen) instead of waiting on.
-    @discardableResult
-    public static func waitUntilListening(_ port: Int, process: Process? = nil) throws -> Bool {
+    /// Waits up to 10 s for a listener on `port`; false as soon as `process` has exited (it could
+    /// not listen) instead of waiting on.
+    private static func waitUntilListening(_ port: Int, process: Process) throws -> Bool {
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
-            if let process, !process.isRunning { return false }
+            guard process.isRunning else { return false }
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-            }
+            let connected = withLoopback(port) { connect(fd, $0, $1) == 0 }
             close(fd)
             if connected { return true }
             usleep(20_000)

@@ -163,12 +163,11 @@ public final class ProxyServer: @unchecked Sendable {
     /// (their flows are recorded as aborted), then closes the sinks.
     public func stop() {
         let alreadyStopping = state.withLock { state in
-            defer {
-                if !state.stopping { state.stopBegan = ProcessInfo.processInfo.systemUptime }
-                state.stopping = true
-                stopping.store(true, ordering: .releasing)
-            }
-            return state.stopping
+            guard !state.stopping else { return true }
+            state.stopping = true
+            state.stopBegan = ProcessInfo.processInfo.systemUptime
+            stopping.store(true, ordering: .releasing)
+            return false
         }
         guard !alreadyStopping else { return }
         for _ in listeners { finished.wait() }
