@@ -63,7 +63,13 @@ let package = Package(
         // Sans-IO SOCKS5 server handshake (RFC 1928, RFC 1929): bytes in, actions out. No dependencies.
         .target(name: "SOCKS5"),
         // Pinning policies (TrustKit, Android NSC, OkHttp) and their evaluation.
-        .target(name: "PinningPolicy", dependencies: ["CertAuthority"]),
+        // libxml2 for the Android network security config, loaded with dlopen on first use instead
+        // of linked (FoundationXML linked it, and ICU with it, into every process). Its headers
+        // (Debian's libxml2-dev) live under /usr/include/libxml2. No policy logic.
+        .target(name: "CLibXML2",
+                cSettings: [.unsafeFlags(["-I/usr/include/libxml2"], .when(platforms: [.linux]))],
+                linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
+        .target(name: "PinningPolicy", dependencies: ["CertAuthority", .target(name: "CLibXML2", condition: .when(platforms: [.linux]))]),
         .target(name: "DevProxy", dependencies: ["CertAuthority", "HTTP1", "HTTP2", "PinningPolicy", "SOCKS5", "CTLS", "CCompression",
                                                "CSystem", "GRPCWire", "SessionStore", "QRCode", "HTTPTypes"],
                 swiftSettings: hotPath),
