@@ -2,6 +2,10 @@
 // call would make the linker add libxml2 (and ICU) to every devproxy process.
 #include "CLibXML2.h"
 
+// Only Linux builds use it (PinningPolicy depends on it there); elsewhere Foundation's XMLParser
+// reads the XML and this file compiles to nothing, so no libxml2 headers are needed.
+#if defined(__linux__)
+
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -11,11 +15,7 @@
 #include <libxml/tree.h>
 #include <libxml/xmlerror.h>
 
-#ifdef __APPLE__
-#define CLIBXML2_NAME "libxml2.2.dylib"
-#else
 #define CLIBXML2_NAME "libxml2.so.2"
-#endif
 
 static struct {
     void (*initParser)(void);
@@ -191,3 +191,5 @@ int CLibXML2_parse(const char *bytes, size_t length, const CLibXML2_Events *even
     }
     return CLibXML2_OK;
 }
+
+#endif
