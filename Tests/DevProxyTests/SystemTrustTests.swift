@@ -1,4 +1,5 @@
 import CertAuthority
+import CTLS
 @testable import DevProxy
 import Foundation
 import Testing
@@ -51,5 +52,25 @@ import TestSupport
             }
         }
         #expect(outcomes == ["verified", "certificate verify failed: unable to get local issuer certificate"])
+    }
+
+    /// OpenSSL's defaults, a bundle file parsed whole (`SSL_CERT_FILE`, or no hashed directory),
+    /// are read at the first connection rather than when the context is made, and once.
+    @Test func openSSLDefaultsAreReadAtTheFirstConnectionOnly() throws {
+        let bundle = ProcessInfo.processInfo.environment["SSL_CERT_FILE"] ?? String(cString: X509_get_default_cert_file())
+        try #require(FileManager.default.fileExists(atPath: bundle), "no CA bundle at \(bundle) on this machine")
+        let origin = try OriginServer()
+        let context = try TLSContext.client(extraCAs: [], insecure: true, systemTrust: .openSSLDefaults)
+        #expect(context.storedObjectCount == 0, "nothing read when the context is made")
+        var counts: [Int] = []
+        for _ in 0..<2 {
+            let socket = try Socket.connect(host: "127.0.0.1", port: origin.port, timeout: 5)
+            socket.setTimeout(5)
+            let tls = try TLSConnection.connect(socket: socket, context: context, serverName: "localhost")
+            tls.close()
+            counts.append(context.storedObjectCount)
+        }
+        #expect(counts[0] > 10, "the bundle's roots are read by the first connection: \(counts)")
+        #expect(counts[1] == counts[0], "and not again")
     }
 }

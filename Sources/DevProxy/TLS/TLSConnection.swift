@@ -55,6 +55,7 @@ public final class TLSConnection: @unchecked Sendable {
                                session: TLSSessionCache? = nil, alpn: [String]? = nil,
                                clientCertificates: [ClientCertificateRule] = []) throws -> TLSConnection {
         OpenSSLErrorQueue.clear()
+        try context.loadDeferredTrust()
         guard let ssl = SSL_new(context.pointer) else { throw TLSError(.failed, "SSL_new failed") }
         let connection = TLSConnection(ssl: ssl, socket: socket, peerName: serverName)
         let request = ClientCertificateRequest(host: serverName, rules: clientCertificates)

@@ -1,18 +1,50 @@
 import CertAuthority
 import CTLS
 import Foundation
+import Synchronization
 
 /// An SSL_CTX, owned exclusively. Built once and shared by every connection of one kind:
 /// `SSL_CTX_new` costs ~150 µs, so contexts are never made per connection.
 public final class TLSContext: @unchecked Sendable {
-    // Read-only after init; OpenSSL allows concurrent SSL_new on a finished context.
+    // Read-only after init (but for the deferred trust's one load, done before any connection
+    // uses it); OpenSSL allows concurrent SSL_new on a finished context.
     let pointer: OpaquePointer
     /// For client contexts: whether the peer's certificate must verify.
     public let verifiesPeer: Bool
+    /// For a client context on OpenSSL's defaults (`defersTrust`): true until they are read, at the first
+    /// connection (`loadDeferredTrust`). With a CA bundle file (`SSL_CERT_FILE`, or no hashed
+    /// directory, as with Homebrew's OpenSSL) OpenSSL parses every root at once, ~140 of them:
+    /// ~230 M instructions and ~0.5 MiB that a proxy nobody uses yet need not spend at start-up.
+    private let trustPending: Mutex<Bool>
+    private let defersTrust: Bool
 
-    private init(pointer: OpaquePointer, verifiesPeer: Bool) {
+    private init(pointer: OpaquePointer, verifiesPeer: Bool, defersTrust: Bool = false) {
         self.pointer = pointer
         self.verifiesPeer = verifiesPeer
+        self.defersTrust = defersTrust
+        self.trustPending = Mutex(defersTrust)
+    }
+
+    /// Reads OpenSSL's default trust into a client context made with `.openSSLDefaults`, once;
+    /// every connection calls it before its `SSL_new`, so no handshake runs before it is done.
+    /// - Throws: `TLSError(.failed)` when OpenSSL cannot read them (tried again next time).
+    func loadDeferredTrust() throws {
+        guard defersTrust else { return }
+        try trustPending.withLock { pending in
+            guard pending else { return }
+            guard SSL_CTX_set_default_verify_paths(pointer) == 1 else {
+                ERR_clear_error()
+                throw TLSError(.failed, "cannot load the system trust store (OpenSSL's default CA file and directory)")
+            }
+            ERR_clear_error()
+            pending = false
+        }
+    }
+
+    /// Certificates and CRLs the context's store holds now (tests: whether the defaults were read).
+    var storedObjectCount: Int {
+        guard let objects = X509_STORE_get0_objects(SSL_CTX_get_cert_store(pointer)) else { return 0 }
+        return Int(OPENSSL_sk_num(objects))
     }
 
     deinit { SSL_CTX_free(pointer) }
@@ -72,14 +104,14 @@ public final class TLSContext: @unchecked Sendable {
     /// verification unless `insecure`, ALPN `http/1.1` unless a connection offers its own list.
     public static func client(extraCAs: [Certificate], insecure: Bool, systemTrust: SystemTrust = .detect()) throws -> TLSContext {
         guard let context = SSL_CTX_new(TLS_client_method()) else { throw TLSError(.failed, "SSL_CTX_new failed") }
-        let result = TLSContext(pointer: context, verifiesPeer: !insecure)
+        let result = TLSContext(pointer: context, verifiesPeer: !insecure, defersTrust: systemTrust == .openSSLDefaults)
         try configureCommon(context)
         try setTLS13Suites(context, clientOrder)
-        let loaded = switch systemTrust {
-        case .hashedDirectory(let path): SSL_CTX_load_verify_dir(context, path)
-        case .openSSLDefaults: SSL_CTX_set_default_verify_paths(context)
+        // A hashed directory is only named here (a root is read when a chain needs it);
+        // OpenSSL's defaults are read at the first connection (`loadDeferredTrust`).
+        if case .hashedDirectory(let path) = systemTrust, SSL_CTX_load_verify_dir(context, path) != 1 {
+            throw TLSError(.failed, "cannot load the system trust store")
         }
-        guard loaded == 1 else { throw TLSError(.failed, "cannot load the system trust store") }
         let store = SSL_CTX_get_cert_store(context)
         for ca in extraCAs {
             ca.withX509 { _ = X509_STORE_add_cert(store, $0) }
@@ -100,7 +132,8 @@ public final class TLSContext: @unchecked Sendable {
         /// the first time a chain needs it. Debian's /etc/ssl/certs is one.
         case hashedDirectory(String)
         /// OpenSSL's defaults: `SSL_CERT_FILE`/`SSL_CERT_DIR`, else its default bundle file (all
-        /// ~140 roots parsed at once: 1.4 MiB resident for the life of the proxy) and directory.
+        /// ~140 roots parsed at once: ~0.5 MiB resident for the life of the proxy, ~70 ms) and
+        /// directory; read at the first upstream connection, not when the context is made.
         case openSSLDefaults
 
         /// The hashed default directory when it has hash links and no `SSL_CERT_FILE` or
