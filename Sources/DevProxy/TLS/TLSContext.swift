@@ -14,7 +14,7 @@ public final class TLSContext: @unchecked Sendable {
     /// For a client context on OpenSSL's defaults (`defersTrust`): true until they are read, at the first
     /// connection (`loadDeferredTrust`). With a CA bundle file (`SSL_CERT_FILE`, or no hashed
     /// directory, as with Homebrew's OpenSSL) OpenSSL parses every root at once, ~140 of them:
-    /// ~230 M instructions and ~0.5 MiB that a proxy nobody uses yet need not spend at start-up.
+    /// ~230 M instructions and ~0.8 MiB of heap that a proxy nobody uses yet need not spend at start-up.
     private let trustPending: Mutex<Bool>
     private let defersTrust: Bool
 
@@ -132,7 +132,7 @@ public final class TLSContext: @unchecked Sendable {
         /// the first time a chain needs it. Debian's /etc/ssl/certs is one.
         case hashedDirectory(String)
         /// OpenSSL's defaults: `SSL_CERT_FILE`/`SSL_CERT_DIR`, else its default bundle file (all
-        /// ~140 roots parsed at once: ~0.5 MiB resident for the life of the proxy, ~70 ms) and
+        /// ~140 roots parsed at once: ~0.8 MiB of heap for the life of the proxy, ~70 ms) and
         /// directory; read at the first upstream connection, not when the context is made.
         case openSSLDefaults
 
