@@ -18,12 +18,9 @@
 #define CLIBXML2_NAME "libxml2.so.2"
 
 static struct {
-    void (*initParser)(void);
     xmlDocPtr (*readMemory)(const char *, int, const char *, const char *, int);
     void (*freeDoc)(xmlDocPtr);
     xmlNodePtr (*rootElement)(const xmlDoc *);
-    xmlErrorPtr (*lastError)(void);
-    void (*resetLastError)(void);
     void (*setStructuredErrorFunc)(void *, xmlStructuredErrorFunc);
 } xml;
 static char loadError[256];
@@ -36,21 +33,18 @@ static void load(void) {
         snprintf(loadError, sizeof loadError, "%s", reason ? reason : "dlopen failed");
         return;
     }
-    xml.initParser = (void (*)(void))dlsym(library, "xmlInitParser");
+    void (*initParser)(void) = (void (*)(void))dlsym(library, "xmlInitParser");
     xml.readMemory = (xmlDocPtr (*)(const char *, int, const char *, const char *, int))dlsym(library, "xmlReadMemory");
     xml.freeDoc = (void (*)(xmlDocPtr))dlsym(library, "xmlFreeDoc");
     xml.rootElement = (xmlNodePtr (*)(const xmlDoc *))dlsym(library, "xmlDocGetRootElement");
-    xml.lastError = (xmlErrorPtr (*)(void))dlsym(library, "xmlGetLastError");
-    xml.resetLastError = (void (*)(void))dlsym(library, "xmlResetLastError");
     xml.setStructuredErrorFunc = (void (*)(void *, xmlStructuredErrorFunc))dlsym(library, "xmlSetStructuredErrorFunc");
-    if (!xml.initParser || !xml.readMemory || !xml.freeDoc || !xml.rootElement || !xml.lastError || !xml.resetLastError
-        || !xml.setStructuredErrorFunc) {
+    if (!initParser || !xml.readMemory || !xml.freeDoc || !xml.rootElement || !xml.setStructuredErrorFunc) {
         snprintf(loadError, sizeof loadError, "%s lacks a function devproxy needs", CLIBXML2_NAME);
         xml.readMemory = NULL;
         return;
     }
     // Once, before any thread parses (libxml2's rule for multithreaded use).
-    xml.initParser();
+    initParser();
 }
 
 static size_t length(const xmlChar *text) { return text ? strlen((const char *)text) : 0; }
@@ -132,8 +126,9 @@ static int walk(const xmlNode *node, const CLibXML2_Events *events) {
     return 0;
 }
 
-/// The first error of a parse: libxml2 goes on after a well-formedness error and its "last error"
-/// is then a consequence (an unclosed tag at the end of the data), not the cause.
+/// The first error of a parse: libxml2 goes on after a well-formedness error, and its "last error"
+/// is then a consequence (an unclosed tag at the end of the data), not the cause. Every error of
+/// the parse reaches this handler (set for the parse's thread), so it is the one source.
 struct FirstError {
     int seen;
     int line;
@@ -146,6 +141,9 @@ static void recordFirstError(void *context, xmlErrorPtr error) {
     first->seen = 1;
     first->line = error->line;
     snprintf(first->message, sizeof first->message, "%s", error->message ? error->message : "unknown error");
+    // libxml2's messages end with a newline.
+    size_t end = strlen(first->message);
+    while (end > 0 && (first->message[end - 1] == '\n' || first->message[end - 1] == ' ')) first->message[--end] = 0;
 }
 
 int CLibXML2_parse(const char *bytes, size_t length, const CLibXML2_Events *events,
@@ -160,7 +158,6 @@ int CLibXML2_parse(const char *bytes, size_t length, const CLibXML2_Events *even
         snprintf(message, messageSize, "the document is larger than 2 GiB");
         return CLibXML2_Malformed;
     }
-    xml.resetLastError();
     // Per thread in libxml2, so parses on other threads keep their own.
     struct FirstError first = {0};
     xml.setStructuredErrorFunc(&first, recordFirstError);
@@ -171,15 +168,8 @@ int CLibXML2_parse(const char *bytes, size_t length, const CLibXML2_Events *even
     xml.setStructuredErrorFunc(NULL, NULL);
     xmlNodePtr root = document ? xml.rootElement(document) : NULL;
     if (root == NULL) {
-        xmlErrorPtr error = xml.lastError();
-        if (first.seen || (error != NULL && error->message != NULL)) {
-            snprintf(message, messageSize, "%s", first.seen ? first.message : error->message);
-            size_t end = strlen(message);
-            while (end > 0 && (message[end - 1] == '\n' || message[end - 1] == ' ')) message[--end] = 0;
-            *line = first.seen ? first.line : error->line;
-        } else {
-            snprintf(message, messageSize, "no root element");
-        }
+        snprintf(message, messageSize, "%s", first.seen ? first.message : "no root element");
+        *line = first.line;
         if (document) xml.freeDoc(document);
         return CLibXML2_Malformed;
     }

@@ -3,7 +3,7 @@
 //
 // Loaded on demand rather than linked: libxml2 brings ICU and liblzma with it, ~1 MiB that every
 // devproxy process kept resident for the one command that reads an Android network security config
-// (docs/performance.md, "Idle RSS"). This header names no libxml2 type, so its users need no
+// (docs/performance.md, "Run 27"). This header names no libxml2 type, so its users need no
 // libxml2 headers.
 #ifndef CLIBXML2_H
 #define CLIBXML2_H

@@ -11,17 +11,15 @@ public final class TLSContext: @unchecked Sendable {
     let pointer: OpaquePointer
     /// For client contexts: whether the peer's certificate must verify.
     public let verifiesPeer: Bool
-    /// For a client context on OpenSSL's defaults (`defersTrust`): true until they are read, at the first
+    /// True for a client context on OpenSSL's defaults until they are read, at the first
     /// connection (`loadDeferredTrust`). With a CA bundle file (`SSL_CERT_FILE`, or no hashed
     /// directory, as with Homebrew's OpenSSL) OpenSSL parses every root at once, ~140 of them:
     /// ~230 M instructions and ~0.8 MiB of heap that a proxy nobody uses yet need not spend at start-up.
     private let trustPending: Mutex<Bool>
-    private let defersTrust: Bool
 
     private init(pointer: OpaquePointer, verifiesPeer: Bool, defersTrust: Bool = false) {
         self.pointer = pointer
         self.verifiesPeer = verifiesPeer
-        self.defersTrust = defersTrust
         self.trustPending = Mutex(defersTrust)
     }
 
@@ -29,7 +27,6 @@ public final class TLSContext: @unchecked Sendable {
     /// every connection calls it before its `SSL_new`, so no handshake runs before it is done.
     /// - Throws: `TLSError(.failed)` when OpenSSL cannot read them (tried again next time).
     func loadDeferredTrust() throws {
-        guard defersTrust else { return }
         try trustPending.withLock { pending in
             guard pending else { return }
             guard SSL_CTX_set_default_verify_paths(pointer) == 1 else {
