@@ -31,6 +31,7 @@ DevProxy: an intercepting HTTPS debugging proxy with a team CA.
   devproxy har flows.jsonl -o session.har     convert a flow log to HAR 1.2
   devproxy sessions                           saved session stores with flow counts and sizes
   devproxy web session.sqlite                 a saved session, flows.jsonl or HAR file in the web UI
+  devproxy --version                          DevProxy's version and its libraries' (for bug reports)
 
 Run `devproxy COMMAND --help` for more. Exit codes: 0 success, 1 failure (`error: …` says why), 2 usage.
 """
@@ -55,6 +56,9 @@ func main() -> Int32 {
         case "transparent-rules": return try TransparentRulesCommand.run(arguments.dropFirst())
         case "--help", "-h", "help":
             Output.line(usage)
+            return 0
+        case "--version", "version":
+            Output.line(VersionCommand.text())
             return 0
         case let other? where other.hasPrefix("-"):
             return try RunCommand.run(arguments)
