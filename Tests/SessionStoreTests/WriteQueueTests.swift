@@ -1,5 +1,5 @@
 import Foundation
-@testable import SessionStore
+import SessionStore
 import TestSupport
 import XCTest
 
@@ -60,31 +60,6 @@ final class WriteQueueTests: XCTestCase {
         XCTAssertEqual(try store.body(id: "a", part: .request)?.bytes.count, 80)
         XCTAssertNil(try store.body(id: "b", part: .request))
         XCTAssertEqual(try store.count(), 3)
-    }
-
-    /// An offer that waits for room goes on as soon as the writer has taken a batch out of the
-    /// queue, not only once that batch is committed: waiting for the commit stopped every
-    /// connection thread for the whole batch (docs/performance.md, "Run 29").
-    func testAnOfferWaitingForRoomGoesOnOnceTheWriterTakesABatch() {
-        let queue = WriteQueue(capacity: 4, bodyBudget: 1 << 20, offerWait: 5)
-        let event: @Sendable (String) -> StoreEvent = {
-            StoreEvent.flow(StoreFixtures.record($0), phase: .finished, json: nil, bodies: nil)
-        }
-        XCTAssertTrue(queue.offer(event("a")))
-        XCTAssertTrue(queue.offer(event("b")))
-        let offered = DispatchSemaphore(value: 0)
-        let started = Date()
-        Thread.detachNewThread {
-            queue.offer(event("c"))
-            offered.signal()
-        }
-        XCTAssertEqual(offered.wait(timeout: .now() + 0.3), .timedOut, "the queue is half full: the offer waits")
-        XCTAssertEqual(queue.take(limit: 2)?.count, 2)
-        XCTAssertEqual(offered.wait(timeout: .now() + 3), .success, "the batch is out of the queue: the offer goes on")
-        XCTAssertLessThan(Date().timeIntervalSince(started), 3.5)
-        queue.done(count: 2, bodyBytes: 0)
-        XCTAssertEqual(queue.take(limit: 2)?.count, 1)
-        XCTAssertEqual(queue.drops, StoreDrops())
     }
 
     /// A writer slower than the threads that offer (each batch held 10 ms, a queue of 10): with

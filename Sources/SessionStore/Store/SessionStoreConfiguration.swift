@@ -23,7 +23,7 @@ public struct SessionStoreConfiguration: Sendable, Equatable {
     public var batchDelay: TimeInterval
     /// How long a proxy thread waits for the writer, when the queue is half full or at its body
     /// budget, before its event is queued without bodies (or dropped, when full). Default 100 ms:
-    /// a writer that is behind takes its next batch well within it, so a proxy busier than its store
+    /// a writer that is behind commits a batch well within it, so a proxy busier than its store
     /// slows down instead of losing flows; after a wait runs out, offers do not wait for a second
     /// (a stuck disk holds the proxy up once a second at most). 0: never wait, shed at once.
     public var offerWait: TimeInterval

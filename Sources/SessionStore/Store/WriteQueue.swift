@@ -3,8 +3,7 @@ import Foundation
 /// The bounded queue between the proxy's threads and the store's writer thread.
 ///
 /// `offer` waits a little for a writer that is behind: when the queue is half full, or its body
-/// bytes are at their budget, it waits up to `offerWait` for the writer to take a batch out of
-/// the queue (bodies: to commit it, which is when their memory is free). A
+/// bytes are at their budget, it waits up to `offerWait` for the writer to commit a batch. A
 /// proxy busier than the writer then slows to the writer's pace instead of losing flows (on a
 /// busy machine the writer is one thread among the proxy's many, and the scheduler gives it no
 /// more than any of them: at 40,000 h2 streams a second it kept 55–70 % of the flows before).
@@ -162,11 +161,6 @@ final class WriteQueue: @unchecked Sendable {
             }
             wakeAt = 1
         }
-        // Offers that wait for room may go on as soon as the batch is out of the queue, not only
-        // once it is committed: otherwise every connection thread that finishes a flow meanwhile
-        // stops for the whole batch, and a core idles while the writer works alone.
-        let offersWait = events.count >= capacity / 2
-        defer { if offersWait && events.count < capacity / 2 { condition.broadcast() } }
         // Take the whole array when it fits: removing a prefix of a long queue would move the rest.
         if events.count <= limit {
             defer { events = [] }
