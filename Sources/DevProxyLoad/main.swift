@@ -62,3 +62,5 @@ let measured = Double(finished > measureStart ? finished - measureStart : 0) / 1
 let report = LoadReport(options: options, stats: stats, measuredSeconds: measured,
                         cpu: ProcessCPU.current().since(cpuAtMeasure))
 print(options.json ? report.json() : report.text())
+// Written out now, not by exit(): whatever happens while the process tears down, the report is kept.
+fflush(nil)

@@ -1,3 +1,4 @@
+import CTLS
 import Foundation
 import Glibc
 
@@ -30,6 +31,11 @@ final class Worker: @unchecked Sendable {  // touched by main only before start 
     func start(name: String) {
         let thread = Thread { [self] in
             run()
+            // The thread's OpenSSL state is freed here, while OpenSSL's global state exists. Left
+            // to the thread's exit, it can run while the main thread's exit() runs OpenSSL's
+            // atexit cleanup, which frees what it uses: the generator died of a segmentation
+            // fault once, with its report unwritten (docs/performance.md, "Run 30").
+            OPENSSL_thread_stop()
             done.signal()
         }
         thread.name = name
