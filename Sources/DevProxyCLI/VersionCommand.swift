@@ -14,7 +14,7 @@ enum VersionCommand {
         var uts = utsname()
         uname(&uts)
         let rows: [(String, String)] = [
-            ("DevProxy", HARWriter.defaultCreatorVersion),
+            ("DevProxy", DevProxyVersion.current),
             ("OpenSSL", String(cString: OpenSSL_version(OPENSSL_VERSION))),
             ("nghttp2", nghttp2_version(0).map { String(cString: $0.pointee.version_str) } ?? "unknown"),
             ("SQLite", String(cString: sqlite3_libversion())),

@@ -103,7 +103,7 @@ public final class WebUI: @unchecked Sendable {
 
     /// A UI on `listener` (from `bind`) over `store`; call `start()` to serve.
     public init(listener: Listener, configuration: WebUIConfiguration, store: SessionStore, proxy: ProxyLink? = nil,
-                authority: Authority? = nil, version: String = "0.1.0") {
+                authority: Authority? = nil, version: String = DevProxyVersion.current) {
         self.configuration = configuration
         self.store = store
         self.proxy = proxy

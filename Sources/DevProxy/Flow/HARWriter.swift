@@ -6,7 +6,7 @@ import Foundation
 /// tunnels become `CONNECT` entries with `_mode: tunnel` and `_tunnel`.
 public enum HARWriter {
     /// `creator.version` when none is given.
-    public static let defaultCreatorVersion = "0.1.0"
+    public static let defaultCreatorVersion = DevProxyVersion.current
 
     /// The archive for `flows`, in the order given.
     public static func document(for flows: [Flow], creatorVersion: String = defaultCreatorVersion) -> HARDocument {
