@@ -114,6 +114,31 @@ import Testing
         #expect(try parser.finish() == nil, "end of input in a tunnel is not a truncated message")
     }
 
+    /// An HTTP/2-only server (h2c) answers an HTTP/1.1 request with its SETTINGS frame (the one
+    /// nghttpd sends: SETTINGS_MAX_CONCURRENT_STREAMS 100): named as such, not as a truncated or
+    /// malformed status line, whether it arrives whole or a byte at a time.
+    @Test func http2SettingsFrameIsNamed() throws {
+        let settings: [UInt8] = [0x00, 0x00, 0x06, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x64]
+        var whole = HTTP1ResponseParser()
+        whole.expectResponse(toMethod: "GET")
+        whole.feed(settings)
+        #expect(throws: HTTP1ParseError.self) { try whole.next() }
+        do { _ = try whole.next() } catch { #expect(error.code == .http2Frames && error.status == 502) }
+        var trickled = HTTP1ResponseParser()
+        trickled.expectResponse(toMethod: "GET")
+        var thrown: HTTP1ParseError?
+        for byte in settings where thrown == nil {
+            trickled.feed([byte])
+            do { _ = try trickled.next() } catch { thrown = error }
+        }
+        #expect(thrown?.code == .http2Frames)
+        // Not every leading NUL is a SETTINGS frame: a DATA frame's header is only malformed.
+        var other = HTTP1ResponseParser()
+        other.expectResponse(toMethod: "GET")
+        other.feed([0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x0D, 0x0A])
+        do { _ = try other.next() } catch { #expect(error.code != .http2Frames) }
+    }
+
     @Test func connectSuccessTurnsTheConnectionIntoATunnel() throws {
         var parser = HTTP1ResponseParser()
         parser.expectResponse(toMethod: "CONNECT")

@@ -41,6 +41,22 @@ import Testing
         #expect(throws: HTTP2Error.self) { try trailers.checkedForSending(allowPseudo: false) }
     }
 
+    /// A reverse listener's `:authority` rewrite: replaced where it stands, a repeat removed, added
+    /// after the other pseudo-header fields when absent.
+    @Test func setPseudoReplacesInPlaceOrAppends() {
+        var block = HTTP2HeaderBlock.request(method: "GET", scheme: "http", authority: "127.0.0.1:9000", path: "/a",
+                                             fields: [HTTP2Field("accept", "*/*")])
+        block.pseudo.append(HTTP2Field(":authority", "again"))
+        block.setPseudo(":authority", "origin.test:50051")
+        #expect(block.pseudo.map(\.nameString) == [":method", ":scheme", ":authority", ":path"])
+        #expect(block.authority == "origin.test:50051")
+        #expect(block.fields == [HTTP2Field("accept", "*/*")])
+        var bare = HTTP2HeaderBlock.request(method: "GET", scheme: "http", authority: nil, path: "/")
+        bare.setPseudo(":authority", "origin.test")
+        #expect(bare.pseudo.map(\.nameString) == [":method", ":scheme", ":path", ":authority"])
+        #expect(bare.authority == "origin.test")
+    }
+
     @Test func aBadFieldQueuesNothing() throws {
         let pair = try SessionPair()
         let head = HTTP2HeaderBlock.request(method: "GET", scheme: "https", authority: "x.test", path: "/",

@@ -13,6 +13,9 @@ public final class HTTP2Origin {
         case hypercornBoth
         /// hypercorn answering `http/1.1` only.
         case hypercornHTTP1
+        /// hypercorn without TLS: HTTP/1.1, and h2 by prior knowledge (h2c, as a plaintext gRPC
+        /// server speaks it). `url(_:)` does not apply; its scheme is `http`.
+        case hypercornCleartext
         /// `Resources/h2bad.py`: Python h2 misbehaving on purpose (resets, GOAWAY, a slow answer).
         case misbehaving
         public var description: String { rawValue }
@@ -53,7 +56,7 @@ public final class HTTP2Origin {
                 process.arguments = ["--address=127.0.0.1", "-d", documentRoot, "\(chosen)", keyPath, certPath]
                 return process
             }
-        case .hypercornBoth, .hypercornHTTP1, .misbehaving:
+        case .hypercornBoth, .hypercornHTTP1, .hypercornCleartext, .misbehaving:
             process = Process()
             process.standardInput = stdin
             let stdout = Pipe()
@@ -62,7 +65,8 @@ public final class HTTP2Origin {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = kind == .misbehaving
                 ? ["python3", Self.resource("h2bad.py"), certPath, keyPath]
-                : ["python3", Self.resource("h2origin.py"), certPath, keyPath, kind == .hypercornBoth ? "h2,http/1.1" : "http/1.1"]
+                : ["python3", Self.resource("h2origin.py"), certPath, keyPath,
+                   kind == .hypercornBoth ? "h2,http/1.1" : kind == .hypercornCleartext ? "cleartext" : "http/1.1"]
                     + (clientCA.map { [$0] } ?? [])
             try process.run()
             let line = stdout.fileHandleForReading.readLine()

@@ -61,8 +61,9 @@ struct ConnectHandler {
             intercept(host: host, port: port, sni: sni, hello: hello, early: early)
         case .notTLS(let why):
             if server.configuration.http2, startsWithHTTP2Preface(early: early) {
-                // h2 without TLS by prior knowledge (a plaintext gRPC channel through the proxy).
-                serveCleartextHTTP2(host: host, port: port, early: early)
+                // h2 without TLS by prior knowledge (a plaintext gRPC channel through the proxy);
+                // a TLS reverse listener's origin is still spoken to over TLS.
+                serveCleartextHTTP2(host: host, port: port, early: early, upstreamTLS: reverseName != nil)
                 return
             }
             if reverseName != nil {
@@ -281,7 +282,7 @@ struct ConnectHandler {
     static let http2Preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
 
     /// Whether the tunnel's first bytes are the HTTP/2 preface (peeked, not consumed).
-    private func startsWithHTTP2Preface(early: [UInt8]) -> Bool {
+    func startsWithHTTP2Preface(early: [UInt8]) -> Bool {
         if !early.isEmpty { return early.starts(with: Self.http2Preface.prefix(early.count)) && early.count >= 3 }
         var buffer = [UInt8](repeating: 0, count: Self.http2Preface.count)
         let deadline = Date().addingTimeInterval(1)
@@ -294,15 +295,17 @@ struct ConnectHandler {
         return false
     }
 
-    /// Serves h2 without TLS inside the tunnel, streams relayed to the origin by prior knowledge.
-    private func serveCleartextHTTP2(host: String, port: Int, early: [UInt8]) {
+    /// Serves h2 without TLS (inside a tunnel, or on a plain reverse listener), streams relayed to
+    /// the origin by prior knowledge, or with `upstreamTLS` over TLS (ALPN h2, else translated to
+    /// HTTP/1.1) as a reverse listener's https URL asks.
+    func serveCleartextHTTP2(host: String, port: Int, early: [UInt8], upstreamTLS: Bool = false) {
         let stream = PlainStream(connection.socket)
         let inner = MessageReader(stream: stream, parser: HTTP1RequestParser(limits: server.configuration.httpLimits))
         let context = ExchangeContext(server: server, connection: connection, client: inner, clientAddress: connection.clientAddress,
                                       mode: .http, clientTLS: nil, signer: nil, persona: nil)
         do {
-            try HTTP2ProxyConnection(context: context, client: stream, host: host, port: port, upstream: nil, cleartext: true,
-                                     initialBytes: early).run()
+            try HTTP2ProxyConnection(context: context, client: stream, host: host, port: port, upstream: nil,
+                                     cleartext: !upstreamTLS, initialBytes: early).run()
         } catch {
             var draft = context.draft(host: host, port: port)
             draft.fail(.http2ProtocolError, "cannot start the HTTP/2 session: \(error)")

@@ -122,6 +122,13 @@ struct HTTP1OriginLeg: UpstreamLeg {
             return LegFailure(kind: .upstreamClientCertificateRequired, message: message)
         }
         switch error {
+        case let error as HTTP1ParseError where error.code == .http2Frames:
+            // An HTTP/2-only origin without TLS (h2c; with TLS, ALPN would have said h2).
+            return LegFailure(kind: .protocolMismatch,
+                              message: "upstream \(target) answered with HTTP/2 frames: it speaks only HTTP/2"
+                                + (destination.tls ? "" : " without TLS (h2c, as a plaintext gRPC server does)")
+                                + ", and this request is HTTP/1.1; a client that speaks h2 by prior knowledge "
+                                + "(curl --http2-prior-knowledge, a gRPC client) is relayed to it over h2")
         case let error as HTTP1ParseError:
             return LegFailure(kind: .upstreamBadResponse,
                               message: "upstream \(target) sent a malformed response: \(error.reason)")

@@ -44,9 +44,10 @@ struct TransparentFront {
 }
 
 /// A client of a `reverse:URL` listener: the listener is its origin. Every request goes to URL's
-/// host and port with `Host` rewritten to it; with `--reverse-tls` (and an https URL) the
-/// listener speaks TLS with a leaf for the name the client asked for (its SNI, else the
-/// listener's address), h2 included.
+/// host and port with `Host` (h2: `:authority`) rewritten to it; with `--reverse-tls` (and an
+/// https URL) the listener speaks TLS with a leaf for the name the client asked for (its SNI, else
+/// the listener's address), h2 included. Without TLS, a client that starts with the HTTP/2
+/// preface (h2 by prior knowledge, as a plaintext gRPC channel does) is served over h2.
 struct ReverseFront {
     let connection: ClientConnection
     var server: ProxyServer { connection.server }
@@ -62,6 +63,12 @@ struct ReverseFront {
             return
         }
         connection.socket.setTimeout(server.configuration.headerTimeout)
+        if server.configuration.http2, handler.startsWithHTTP2Preface(early: []) {
+            // h2 by prior knowledge (a plaintext gRPC channel aimed at the listener): relayed to the
+            // origin the same way for an http URL, over TLS for an https one.
+            handler.serveCleartextHTTP2(host: url.host, port: url.port, early: [], upstreamTLS: url.tls)
+            return
+        }
         handler.servePlainHTTP(early: []) { head in
             var path = head.target
             if case .absolute(_, _, _, let origin)? = try? RequestTarget(parsing: head.target, method: head.method) {

@@ -74,6 +74,9 @@ public struct HTTP1ParseError: Error, Sendable, Equatable, CustomStringConvertib
         case truncated
         /// A response arrived with no request waiting for it (502).
         case unexpectedResponse
+        /// The peer answered with HTTP/2 frames (a SETTINGS frame where a status line belongs): it
+        /// speaks only HTTP/2, as an h2c server (a plaintext gRPC server) does (502).
+        case http2Frames
 
         /// The status a proxy answers a bad request with.
         var requestStatus: Int {
@@ -82,7 +85,7 @@ public struct HTTP1ParseError: Error, Sendable, Equatable, CustomStringConvertib
             case .headerBlockTooLarge, .tooManyHeaders, .trailerBlockTooLarge, .tooManyTrailers: 431
             case .unknownTransferCoding: 501
             case .unsupportedVersion: 505
-            case .invalidStatusCode, .unexpectedResponse: 502
+            case .invalidStatusCode, .unexpectedResponse, .http2Frames: 502
             default: 400
             }
         }

@@ -138,6 +138,10 @@ struct HTTP1MessageDecoder<Role: HTTP1MessageRole>: Sendable {
     }
 
     private mutating func readStartLine() throws(HTTP1ParseError) -> Role.Line? {
+        if side == .response, !buffer.isEmpty, buffer[0] == 0, Self.startsWithSettingsFrame(buffer) {
+            throw HTTP1ParseError(.http2Frames, "it answered with an HTTP/2 SETTINGS frame: it speaks only HTTP/2",
+                                  side: side)
+        }
         while true {
             let noun = side == .request ? "request line" : "status line"
             switch scanner.scan(buffer) {
@@ -163,6 +167,16 @@ struct HTTP1MessageDecoder<Role: HTTP1MessageRole>: Sendable {
                 return line
             }
         }
+    }
+
+    /// Whether `buffer` starts with an HTTP/2 SETTINGS frame's header (RFC 9113 §6.5: type 4,
+    /// flags 0 or ACK, stream 0, a length that is a multiple of 6), what an HTTP/2-only server
+    /// sends first, where an HTTP/1.1 status line would start with `H`.
+    static func startsWithSettingsFrame(_ buffer: InputBuffer) -> Bool {
+        guard buffer.count >= 9 else { return false }
+        let length = Int(buffer[0]) << 16 | Int(buffer[1]) << 8 | Int(buffer[2])
+        return length % 6 == 0 && length <= 16_384 && buffer[3] == 0x04 && buffer[4] & 0xFE == 0
+            && buffer[5] == 0 && buffer[6] == 0 && buffer[7] == 0 && buffer[8] == 0
     }
 
     private func checkStartLineLength(_ length: Int, noun: String) throws(HTTP1ParseError) {

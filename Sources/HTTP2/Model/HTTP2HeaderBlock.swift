@@ -61,4 +61,17 @@ public struct HTTP2HeaderBlock: Hashable, Sendable {
 
     /// Every field, pseudo-header fields first: the order they go on the wire.
     public var all: [HTTP2Field] { pseudo + fields }
+
+    /// Sets the pseudo-header field `name` (with its colon) to `value`: the first one present is
+    /// replaced in place and any repeat removed, else it is added after the others.
+    public mutating func setPseudo(_ name: String, _ value: String) {
+        let wanted = Array(name.utf8)
+        let replacement = HTTP2Field(name, value)
+        guard let first = pseudo.firstIndex(where: { $0.name == wanted }) else {
+            pseudo.append(replacement)
+            return
+        }
+        pseudo[first] = replacement
+        pseudo = pseudo.enumerated().filter { $0.offset <= first || $0.element.name != wanted }.map(\.element)
+    }
 }

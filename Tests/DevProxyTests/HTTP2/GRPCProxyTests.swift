@@ -161,4 +161,35 @@ import TestSupport
         #expect(unary.grpc?.status == 0)
         #expect(unary.tls == nil)
     }
+
+    /// A plaintext gRPC channel aimed at a `reverse:http://` listener (an app pointed at the
+    /// proxy instead of its local gRPC server, no proxy settings): its h2 by prior knowledge is
+    /// recognised and relayed to the server, each call a flow that names the server.
+    @Test func cleartextChannelThroughAReverseListener() throws {
+        let server = try EchoServer(insecure: true)
+        let reversePort = try HTTP2Origin.freePort()
+        let url = try ModeURL(parsing: "http://127.0.0.1:\(server.port)", what: "test")
+        let proxy = try ProxyHarness(configure: {
+            $0.modes = [ListenerMode(kind: .reverse, host: "127.0.0.1", port: reversePort, url: url)]
+        })
+        let result = try Subprocess.run("python3", [Self.script, "client-insecure", "\(reversePort)"],
+                                        environment: ["https_proxy": "", "http_proxy": "", "grpc_proxy": "",
+                                                      "no_proxy": "*", "no_grpc_proxy": "*"], timeout: 60)
+        #expect(result.stdout.contains("\"ok\": true"), "\(result.output)")
+        #expect(result.stdout.contains("\"answers\": 3"), "\(result.output)")
+        let flows = proxy.flows(count: 2)
+        let unary = try #require(flows.first { $0.request?.url == "http://127.0.0.1:\(server.port)/lab.Echo/Unary" },
+                                 "\(flows.map { $0.request?.url })")
+        #expect(unary.request?.httpVersion == "HTTP/2")
+        #expect(unary.grpc?.status == 0)
+        #expect(unary.listener?.mode == "reverse:http://127.0.0.1:\(server.port)")
+        // An HTTP/1.1 request cannot reach an h2c-only server: a 502 that says so, and why.
+        let h1 = try Subprocess.run("curl", ["-sS", "--max-time", "20", "--http1.1", "-w", "\n%{http_code}",
+                                             "http://127.0.0.1:\(reversePort)/lab.Echo/Unary"], timeout: 30)
+        #expect(h1.stdout.hasSuffix("\n502"), "\(h1.output)")
+        #expect(h1.stdout.contains("answered with HTTP/2 frames: it speaks only HTTP/2 without TLS (h2c"), "\(h1.output)")
+        let refused = try #require(proxy.flows(count: 3).first { $0.request?.httpVersion == "HTTP/1.1" })
+        #expect(refused.error?.kind == FlowErrorKind.protocolMismatch.rawValue)
+        #expect(refused.error?.message.contains("speaks only HTTP/2 without TLS") == true)
+    }
 }

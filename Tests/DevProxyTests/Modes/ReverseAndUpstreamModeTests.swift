@@ -61,6 +61,71 @@ import TestSupport
         #expect(flows.allSatisfy { $0.response?.status == 200 && $0.listener?.mode.hasPrefix("reverse:") == true })
     }
 
+    /// What hypercorn's `/echo` saw: its protocol and the `host` it was given (from `:authority`
+    /// over h2).
+    private func echoed(_ result: Subprocess.Result) throws -> (version: String, host: String?) {
+        struct Echo: Decodable { var http_version: String; var headers: [[String]] }
+        let echo = try JSONDecoder().decode(Echo.self, from: Data(result.stdout.utf8))
+        return (echo.http_version, echo.headers.first { $0.first == "host" }?.last)
+    }
+
+    /// A plain reverse listener in front of an h2c origin (hypercorn without TLS, as a plaintext
+    /// gRPC server is): a client that starts with the HTTP/2 preface (h2 by prior knowledge) is
+    /// relayed over h2 both ways, `:authority` rewritten to the origin's as `Host` is for HTTP/1.1;
+    /// an HTTP/1.1 client on the same listener still gets HTTP/1.1.
+    @Test func plainReverseListenerRelaysH2ByPriorKnowledge() throws {
+        let origin = try HTTP2Origin(.hypercornCleartext)
+        let reversePort = try HTTP2Origin.freePort()
+        let url = try ModeURL(parsing: "http://localhost:\(origin.port)", what: "test")
+        let harness = try ProxyHarness(configure: {
+            $0.modes = [ListenerMode(kind: .reverse, host: "127.0.0.1", port: reversePort, url: url)]
+        })
+        let h2 = try curl(["--http2-prior-knowledge", "http://127.0.0.1:\(reversePort)/echo?via=h2"])
+        let h2Echo = try echoed(h2)
+        #expect(h2Echo.version == "2", "\(h2.output)")
+        #expect(h2Echo.host == "localhost:\(origin.port)", "\(h2.output)")
+        let h1 = try curl(["--http1.1", "http://127.0.0.1:\(reversePort)/echo?via=h1"])
+        let h1Echo = try echoed(h1)
+        #expect(h1Echo.version == "1.1", "\(h1.output)")
+        #expect(h1Echo.host == "localhost:\(origin.port)", "\(h1.output)")
+        let flows = harness.flows(count: 2)
+        let stream = try #require(flows.first { $0.request?.httpVersion == "HTTP/2" })
+        #expect(stream.request?.url == "http://localhost:\(origin.port)/echo?via=h2")
+        #expect(stream.response?.status == 200 && stream.response?.httpVersion == "HTTP/2")
+        #expect(stream.h2?.streamID == 1 && stream.h2?.upstreamStreamID == 1)
+        #expect(stream.tls == nil && stream.error == nil)
+        // The flow keeps what the client sent; the origin got the rewritten authority.
+        #expect(stream.request?.pseudoHeaders?.contains([":authority", "127.0.0.1:\(reversePort)"]) == true,
+                "\(String(describing: stream.request?.pseudoHeaders))")
+        #expect(flows.contains { $0.request?.httpVersion == "HTTP/1.1" && $0.response?.status == 200 })
+    }
+
+    /// With `--reverse-tls`, an h2 client's `:authority` (the name it asked the listener for) is
+    /// rewritten to the origin's too, and a client that speaks h2 by prior knowledge without TLS
+    /// to that listener still reaches the https origin over TLS.
+    @Test func reverseTLSRewritesTheAuthorityOfH2Streams() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let reversePort = try HTTP2Origin.freePort()
+        let url = try ModeURL(parsing: "https://localhost:\(origin.port)", what: "test")
+        let harness = try ProxyHarness(configure: {
+            $0.upstreamCAs = try! Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+            $0.reverseTLS = true
+            $0.modes = [ListenerMode(kind: .reverse, host: "127.0.0.1", port: reversePort, url: url)]
+        })
+        let overTLS = try curl(["--http2", "--cacert", harness.pki.rootPath, "--resolve", "app.test:\(reversePort):127.0.0.1",
+                                "https://app.test:\(reversePort)/echo"])
+        let tlsEcho = try echoed(overTLS)
+        #expect(tlsEcho.version == "2" && tlsEcho.host == "localhost:\(origin.port)", "\(overTLS.output)")
+        let cleartext = try curl(["--http2-prior-knowledge", "http://127.0.0.1:\(reversePort)/echo"])
+        let cleartextEcho = try echoed(cleartext)
+        #expect(cleartextEcho.version == "2" && cleartextEcho.host == "localhost:\(origin.port)", "\(cleartext.output)")
+        let flows = harness.flows(count: 2)
+        #expect(flows.allSatisfy { $0.request?.url == "https://localhost:\(origin.port)/echo" }, "\(flows.map { $0.request?.url })")
+        #expect(flows.allSatisfy { $0.tls?.upstream?.verified == true && $0.tls?.upstream?.alpn == "h2" })
+        #expect(flows.contains { $0.tls?.client?.sni == "app.test" })
+        #expect(flows.contains { $0.tls?.client == nil })
+    }
+
     /// A second DevProxy that wants credentials is the upstream proxy: HTTPS goes through it by
     /// CONNECT, plain HTTP by absolute-form, both with the credentials from the file's pair.
     @Test(arguments: [true, false])

@@ -1,7 +1,8 @@
 """An HTTPS origin for DevProxy's HTTP/2 tests, served by hypercorn (PyPI) on 127.0.0.1.
 
 Usage: h2origin.py CERT KEY ALPN [CLIENT_CA]   (ALPN: "h2,http/1.1" or "http/1.1"; CLIENT_CA: require a
-client certificate issued by it, as an mTLS origin does)
+client certificate issued by it, as an mTLS origin does; ALPN "cleartext": no TLS, HTTP/1.1 and h2 by
+prior knowledge)
 Prints its port on the first line, then serves until stdin closes.
 
 Routes:
@@ -72,9 +73,10 @@ def main():
     listener.set_inheritable(True)
     config = Config()
     config.bind = [f"fd://{listener.fileno()}"]
-    config.certfile = cert
-    config.keyfile = key
-    config.alpn_protocols = alpn.split(",")
+    if alpn != "cleartext":
+        config.certfile = cert
+        config.keyfile = key
+        config.alpn_protocols = alpn.split(",")
     config.accesslog = None
     if len(sys.argv) > 4:
         config.ca_certs = sys.argv[4]

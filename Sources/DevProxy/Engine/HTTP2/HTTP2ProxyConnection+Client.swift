@@ -71,8 +71,13 @@ extension HTTP2ProxyConnection {
     /// A request head arrived: record it, then answer it here or send it to the origin.
     private func startExchange(stream: Int32, head: HTTP2HeaderBlock, endStream: Bool) {
         let request = HTTPRequest(head)
-        let authority = request.authority ?? (port == 443 ? host : "\(host):\(port)")
-        let url = "\(request.scheme ?? (cleartext ? "http" : "https"))://\(authority)\(request.path ?? "")"
+        let url: String
+        if let originAuthority {
+            url = "\(cleartext ? "http" : "https")://\(originAuthority)\(request.path ?? "")"
+        } else {
+            let authority = request.authority ?? (port == 443 ? host : "\(host):\(port)")
+            url = "\(request.scheme ?? (cleartext ? "http" : "https"))://\(authority)\(request.path ?? "")"
+        }
         let draft = context.draft(host: host, port: port,
                                   request: Flow.Request(request, url: url, httpVersion: "HTTP/2",
                                                         redact: context.configuration.redactHeaders),
@@ -102,9 +107,10 @@ extension HTTP2ProxyConnection {
             if upstreamSpeaksHTTP1 && exchange.draft.flow.response == nil { startHTTP1Leg(exchange, head: head, endStream: endStream) }
             return
         }
-        let outbound: HTTP2HeaderBlock
+        var outbound: HTTP2HeaderBlock
         do {
             outbound = try head.forwarded()
+            if let originAuthority { outbound.setPseudo(":authority", originAuthority) }
         } catch {
             answer(exchange, status: 400, kind: .badRequest, message: "\(error)")
             return

@@ -10,7 +10,7 @@ extension HTTP2ProxyConnection {
     /// Starts the HTTP/1.1 half of `exchange`.
     func startHTTP1Leg(_ exchange: HTTP2StreamExchange, head: HTTP2HeaderBlock, endStream: Bool) {
         var neutral = HTTPRequest(head)
-        neutral.authority = neutral.authority ?? (port == 443 ? host : "\(host):\(port)")
+        neutral.authority = originAuthority ?? neutral.authority ?? (port == 443 ? host : "\(host):\(port)")
         let request: HTTPRequestHead
         do {
             request = try HTTPRequestHead(forwarding: neutral)

@@ -23,6 +23,10 @@ final class HTTP2ProxyConnection {
     let port: Int
     /// The address to connect to when it is not `host`'s (see `UpstreamPool.connection`).
     let dial: String?
+    /// On a `reverse:URL` listener, the origin's authority (`host`, `:port` unless the scheme's
+    /// default): every stream's `:authority` goes out as this, as `Host` does over HTTP/1.1, and
+    /// the flow's URL names the origin. Nil elsewhere: `:authority` is relayed as the client sent it.
+    let originAuthority: String?
     let limits: HTTP2Limits
     /// Shared by the flows of every stream of this connection.
     let connectionID: String
@@ -52,6 +56,8 @@ final class HTTP2ProxyConnection {
         self.host = host
         self.port = port
         self.dial = dial
+        self.originAuthority = context.connection.listenerMode.kind == .reverse
+            ? Destination(tls: !cleartext, host: host, port: port, pathAndQuery: "").hostHeader : nil
         self.limits = limits
         self.session = try HTTP2Session(role: .server, limits: limits)
         self.wake = try WakePipe()
