@@ -21,6 +21,21 @@ import Testing
         #expect(headers == ["Host": "a", "Upgrade": "websocket", "Sec-WebSocket-Key": "k", "connection": "upgrade"])
     }
 
+    /// `curl --http2 http://…` through the proxy asks the origin for h2c: never relayed (the
+    /// origin answers over HTTP/1.1 and the exchange is recorded), HTTP2-Settings removed with it;
+    /// another protocol offered beside it is still relayed.
+    @Test func theH2CUpgradeIsNeverRelayed() {
+        var curl: HTTPHeaders = [
+            "Host": "a", "Accept": "*/*", "Connection": "Upgrade, HTTP2-Settings", "Upgrade": "h2c",
+            "HTTP2-Settings": "AAMAAABkAAQCAAAAAAIAAAAA",
+        ]
+        curl.removeHopByHop(relayingUpgrade: true)
+        #expect(curl == ["Host": "a", "Accept": "*/*"])
+        var both: HTTPHeaders = ["Host": "a", "Connection": "upgrade", "Upgrade": "H2C, example/2", "X": "1"]
+        both.removeHopByHop(relayingUpgrade: true)
+        #expect(both == ["Host": "a", "X": "1", "Upgrade": "example/2", "Connection": "upgrade"])
+    }
+
     @Test func relayingUpgradeWithoutAnUpgradeRequestStillRemovesUpgrade() {
         var headers: HTTPHeaders = ["Host": "a", "Upgrade": "websocket", "Connection": "close"]
         headers.removeHopByHop(relayingUpgrade: true)

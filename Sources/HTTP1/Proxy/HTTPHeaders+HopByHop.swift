@@ -30,7 +30,11 @@ extension HTTPHeaders {
     /// Transfer-Encoding goes too: the forwarding side re-frames the body it sends.
     /// - Parameter relayingUpgrade: when true and the message asks to upgrade (Connection lists
     ///   `upgrade` and an Upgrade field is present), Upgrade is kept and Connection is reduced to
-    ///   `Connection: upgrade` so the next hop still sees the request or the 101 response.
+    ///   `Connection: upgrade` so the next hop still sees the request or the 101 response. The
+    ///   `h2c` token is never relayed (RFC 9113 §3.1 deprecates that upgrade; HTTP2-Settings goes
+    ///   with it): past it the connection would carry h2 frames, which a recording proxy would have
+    ///   to relay as an opaque tunnel. The next hop answers over HTTP/1.1 instead, as any server
+    ///   that ignores an upgrade does, and an Upgrade that offered only `h2c` is removed.
     public mutating func removeHopByHop(relayingUpgrade: Bool = false) {
         // Most messages carry no hop-by-hop field at all: one pass tells, and nothing is built.
         guard containsName(where: Self.isAlwaysHopByHop) else { return }
@@ -47,11 +51,20 @@ extension HTTPHeaders {
                 return true
             }
         }
-        let keepUpgrade = relayingUpgrade && asksToUpgrade && contains("Upgrade")
-        removeAll { field in
-            if keepUpgrade && field.name.equalsCaseInsensitive("Upgrade") { return false }
-            return Self.isAlwaysHopByHop(field.name) || namedFields.contains { field.name.equalsCaseInsensitive($0) }
+        var offered: [Substring] = []
+        var withoutH2C = false
+        if relayingUpgrade && asksToUpgrade {
+            let all = listElements("Upgrade")
+            offered = all.filter { $0.prefix { $0 != "/" }.lowercased() != "h2c" }
+            withoutH2C = offered.count < all.count
         }
+        let keepUpgrade = !offered.isEmpty
+        removeAll { field in
+            if keepUpgrade && !withoutH2C && field.name.equalsCaseInsensitive("Upgrade") { return false }
+            return Self.isAlwaysHopByHop(field.name) || namedFields.contains { field.name.equalsCaseInsensitive($0) }
+                || field.name.equalsCaseInsensitive("HTTP2-Settings")
+        }
+        if keepUpgrade && withoutH2C { add(name: "Upgrade", value: offered.joined(separator: ", ")) }
         if keepUpgrade, let connectionName {
             add(name: connectionName, value: "upgrade")
         }

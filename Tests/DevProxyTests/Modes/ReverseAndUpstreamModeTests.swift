@@ -126,6 +126,24 @@ import TestSupport
         #expect(flows.contains { $0.tls?.client == nil })
     }
 
+    /// `curl --http2 http://…` through the regular listener offers the origin an h2c upgrade
+    /// (`Upgrade: h2c`), which an h2c-capable origin (hypercorn) would accept with a 101: it is
+    /// not relayed, so the exchange stays HTTP/1.1 and is recorded like any other, instead of
+    /// becoming an opaque tunnel with nothing in the flow.
+    @Test func anH2CUpgradeIsNotRelayed() throws {
+        let origin = try HTTP2Origin(.hypercornCleartext)
+        let harness = try ProxyHarness()
+        let result = try harness.curl(["--http2", "http://127.0.0.1:\(origin.port)/echo"])
+        let echo = try echoed(result)
+        #expect(echo.version == "1.1", "\(result.output)")
+        #expect(!result.stdout.lowercased().contains("h2c") && !result.stdout.lowercased().contains("http2-settings"),
+                "\(result.output)")
+        let flow = try #require(harness.flows(count: 1).first)
+        #expect(flow.mode == .http && flow.websocket == nil)
+        #expect(flow.response?.status == 200)
+        #expect(flow.response?.body?.text?.contains("\"http_version\": \"1.1\"") == true)
+    }
+
     /// A second DevProxy that wants credentials is the upstream proxy: HTTPS goes through it by
     /// CONNECT, plain HTTP by absolute-form, both with the credentials from the file's pair.
     @Test(arguments: [true, false])
