@@ -1,7 +1,7 @@
 import Foundation
 
 /// The flow-log spelling of a gRPC record:
-/// `{service, method, status, message, encoding, response_encoding, trailers_only,
+/// `{service, method, protocol, status, message, encoding, response_encoding, trailers_only,
 /// request_messages, response_messages, notes, messages: [{direction, compressed, length,
 /// first_bytes, decoded, note}]}`; nil fields are left out. `Codable` goes through the same tree.
 extension GRPCFlowInfo: Codable {
@@ -10,6 +10,7 @@ extension GRPCFlowInfo: Codable {
         .sortedObject([
             ("service", service.map(JSONValue.string)),
             ("method", method.map(JSONValue.string)),
+            ("protocol", wireProtocol.map(JSONValue.string)),
             ("status", status.map { .int(Int64($0)) }),
             ("message", message.map(JSONValue.string)),
             ("encoding", encoding.map(JSONValue.string)),
@@ -35,7 +36,8 @@ extension GRPCFlowInfo: Codable {
                   requestMessages: Int(try read.required("request_messages", \.integer)),
                   responseMessages: Int(try read.required("response_messages", \.integer)),
                   messages: try read.array("messages").map(GRPCMessageRecord.init(json:)),
-                  notes: try read.optionalArray("notes").map { try JSONReader($0, "notes").string() })
+                  notes: try read.optionalArray("notes").map { try JSONReader($0, "notes").string() },
+                  wireProtocol: try read.optional("protocol", \.stringValue))
     }
 
     public init(from decoder: any Decoder) throws {

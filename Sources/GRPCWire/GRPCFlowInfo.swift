@@ -6,6 +6,8 @@ public struct GRPCFlowInfo: Sendable, Equatable {
     /// `pkg.Service` from `/pkg.Service/Method`; nil when the path is not a gRPC path.
     public var service: String?
     public var method: String?
+    /// `grpc-web` or `grpc-web-text` for a gRPC-Web call (`GRPCWireFormat`); nil for gRPC itself.
+    public var wireProtocol: String?
     /// `grpc-status` from the trailers (or from the response head for Trailers-Only).
     public var status: Int?
     /// `grpc-message`, percent-decoded.
@@ -27,7 +29,8 @@ public struct GRPCFlowInfo: Sendable, Equatable {
     public init(service: String? = nil, method: String? = nil, status: Int? = nil, message: String? = nil,
                 encoding: String? = nil, responseEncoding: String? = nil, trailersOnly: Bool = false,
                 requestMessages: Int = 0, responseMessages: Int = 0, messages: [GRPCMessageRecord] = [],
-                notes: [String] = []) {
+                notes: [String] = [], wireProtocol: String? = nil) {
+        self.wireProtocol = wireProtocol
         self.service = service
         self.method = method
         self.status = status

@@ -31,8 +31,12 @@ public struct GRPCFlowRecorder: Sendable {
     /// The record so far.
     public private(set) var info: GRPCFlowInfo
     public let limits: Limits
+    /// gRPC, or gRPC-Web in binary or text mode (from the request's content type).
+    public let format: GRPCWireFormat
     private let decompressor: any GRPCDecompressor
     private var splitters: [GRPCMessageRecord.Direction: GRPCMessageSplitter]
+    /// gRPC-Web text mode, per direction: the base64 undone before splitting.
+    private var textDecoders: [GRPCMessageRecord.Direction: GRPCWebTextDecoder] = [:]
     private var encodings: [GRPCMessageRecord.Direction: GRPCEncoding] = [:]
     private var statusInHead = false
     private var sawResponseBody = false
@@ -41,24 +45,43 @@ public struct GRPCFlowRecorder: Sendable {
     /// Whether a `Content-Type` is gRPC's: `application/grpc`, optionally `+proto`, `+json` or
     /// parameters (PROTOCOL-HTTP2.md: `"application/grpc" [("+proto" / "+json" / {custom})]`).
     public static func isGRPC(contentType: String?) -> Bool {
+        wireFormat(contentType: contentType) == .grpc
+    }
+
+    /// The gRPC wire a `Content-Type` names: gRPC's own, or gRPC-Web's binary
+    /// (`application/grpc-web`, `+proto`, `+json`…) or text (`application/grpc-web-text…`) mode
+    /// (PROTOCOL-WEB.md); nil for anything else.
+    public static func wireFormat(contentType: String?) -> GRPCWireFormat? {
         guard let type = contentType?.lowercased().split(separator: ";").first?.trimmingCharacters(in: .whitespaces)
-        else { return false }
-        return type == "application/grpc" || type.hasPrefix("application/grpc+")
+        else { return nil }
+        for format in [GRPCWireFormat.grpc, .grpcWeb, .grpcWebText] {
+            let base = format.contentType
+            if type == base || (type.hasPrefix(base) && type.dropFirst(base.count).first == "+") { return format }
+        }
+        return nil
     }
 
     /// Starts the record of one call.
     /// - Parameters:
     ///   - path: the request's `:path`.
     ///   - requestHeaders: for `grpc-encoding`; names compared without case.
+    ///   - format: the wire the request's content type names; gRPC-Web's trailers frame and text
+    ///     mode are undone for the record.
     ///   - decompressor: undoes `grpc-encoding`; the default knows only `identity`.
-    public init(path: String, requestHeaders: [(name: String, value: String)], limits: Limits = Limits(),
-                decompressor: any GRPCDecompressor = IdentityDecompressor()) {
+    public init(path: String, requestHeaders: [(name: String, value: String)], format: GRPCWireFormat = .grpc,
+                limits: Limits = Limits(), decompressor: any GRPCDecompressor = IdentityDecompressor()) {
         self.limits = limits
+        self.format = format
         self.decompressor = decompressor
         let grpcPath = GRPCPath(path)
         info = GRPCFlowInfo(service: grpcPath?.service, method: grpcPath?.method)
-        splitters = [.request: GRPCMessageSplitter(limits: limits.splitter),
-                     .response: GRPCMessageSplitter(limits: limits.splitter)]
+        info.wireProtocol = format == .grpc ? nil : format.rawValue
+        let web = format != .grpc
+        splitters = [.request: GRPCMessageSplitter(limits: limits.splitter, web: web),
+                     .response: GRPCMessageSplitter(limits: limits.splitter, web: web)]
+        if format == .grpcWebText {
+            textDecoders = [.request: GRPCWebTextDecoder(), .response: GRPCWebTextDecoder()]
+        }
         if let value = Self.value("grpc-encoding", in: requestHeaders) {
             info.encoding = GRPCEncoding(header: value).rawValue
             encodings[.request] = GRPCEncoding(header: value)
@@ -70,6 +93,14 @@ public struct GRPCFlowRecorder: Sendable {
 
     /// The response head: its `grpc-encoding`, and the status when it is a Trailers-Only response.
     public mutating func responseHead(headers: [(name: String, value: String)]) {
+        if format != .grpc {
+            // gRPC-Web: the response says its own mode (a text request may be answered either way).
+            switch Self.wireFormat(contentType: Self.value("content-type", in: headers)) {
+            case .grpcWebText: textDecoders[.response] = textDecoders[.response] ?? GRPCWebTextDecoder()
+            case .grpcWeb: textDecoders[.response] = nil
+            default: break
+            }
+        }
         if let value = Self.value("grpc-encoding", in: headers) {
             info.responseEncoding = GRPCEncoding(header: value).rawValue
             encodings[.response] = GRPCEncoding(header: value)
@@ -92,19 +123,29 @@ public struct GRPCFlowRecorder: Sendable {
     /// Ends both bodies (recording a message either cut short) and returns the record.
     public mutating func finish() -> GRPCFlowInfo {
         for direction in [GRPCMessageRecord.Direction.request, .response] {
+            if var decoder = textDecoders[direction], let note = decoder.finish() {
+                info.notes.append("\(direction.rawValue): \(note)")
+            }
+            textDecoders[direction] = nil
             guard var splitter = splitters[direction] else { continue }
             if let cut = splitter.finish() { record(cut, direction) }
             if let error = splitter.error { info.notes.append("\(direction.rawValue): \(error.note)") }
             splitters[direction] = nil
         }
-        info.trailersOnly = statusInHead && !sawResponseBody && !sawTrailers
+        // gRPC-Web's trailers travel in the body, so a body alone does not rule Trailers-Only out.
+        info.trailersOnly = statusInHead && !sawTrailers && (format == .grpc ? !sawResponseBody : info.responseMessages == 0)
         return info
     }
 
     private mutating func body(_ chunk: [UInt8], _ direction: GRPCMessageRecord.Direction) {
         guard var splitter = splitters[direction] else { return }
+        var bytes = chunk
+        if var decoder = textDecoders[direction] {
+            bytes = decoder.feed(chunk)
+            textDecoders[direction] = decoder
+        }
         splitters[direction] = nil
-        let messages = splitter.feed(chunk)
+        let messages = splitter.feed(bytes)
         splitters[direction] = splitter
         for message in messages { record(message, direction) }
     }
@@ -119,6 +160,10 @@ public struct GRPCFlowRecorder: Sendable {
     }
 
     private mutating func record(_ wire: GRPCWireMessage, _ direction: GRPCMessageRecord.Direction) {
+        if wire.isTrailers {
+            recordTrailersFrame(wire, direction)
+            return
+        }
         switch direction {
         case .request: info.requestMessages += 1
         case .response: info.responseMessages += 1
@@ -151,6 +196,26 @@ public struct GRPCFlowRecorder: Sendable {
             firstBytesBase64: Data(firstBytes).base64EncodedString(),
             decoded: payload.map { ProtobufRawDecoder(limits: limits.decoder).decode($0) },
             note: notes.isEmpty ? nil : notes.joined(separator: "; ")))
+    }
+
+    /// gRPC-Web's trailers frame: `name:value` lines ending in CRLF, as an HTTP/1 header block
+    /// (PROTOCOL-WEB.md), read for `grpc-status` and `grpc-message`.
+    private mutating func recordTrailersFrame(_ wire: GRPCWireMessage, _ direction: GRPCMessageRecord.Direction) {
+        guard direction == .response, wire.isHeld, wire.isComplete, !wire.compressed else {
+            let why = direction == .request ? "in the request"
+                : wire.compressed ? "compressed" : !wire.isComplete ? "cut short" : "over the hold limit"
+            info.notes.append("\(direction.rawValue): a trailers frame (\(wire.length) bytes) \(why); not read")
+            return
+        }
+        sawTrailers = true
+        let text = String(decoding: wire.bytes, as: UTF8.self)
+        let fields = text.split(whereSeparator: { $0 == "\r\n" || $0 == "\n" || $0 == "\r" }).compactMap { line in
+            line.firstIndex(of: ":").map { colon in
+                (name: line[..<colon].trimmingCharacters(in: .whitespaces).lowercased(),
+                 value: line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+            }
+        }
+        if !status(from: fields) { info.notes.append("response: trailers frame without grpc-status") }
     }
 
     private static func value(_ name: String, in headers: [(name: String, value: String)]) -> String? {

@@ -21,6 +21,8 @@ public struct GRPCMessageSplitter: Sendable {
     }
 
     public let limits: Limits
+    /// gRPC-Web framing: a flag byte may also be 0x80 or 0x81, a trailers frame.
+    public let web: Bool
     /// Why splitting stopped, if it did.
     public private(set) var error: GRPCSplitError?
     /// Body bytes consumed so far.
@@ -29,8 +31,9 @@ public struct GRPCMessageSplitter: Sendable {
     private var prefix: [UInt8] = []
     private var current: GRPCWireMessage?
 
-    public init(limits: Limits = Limits()) {
+    public init(limits: Limits = Limits(), web: Bool = false) {
         self.limits = limits
+        self.web = web
     }
 
     /// Consumes the next chunk of the body.
@@ -61,7 +64,7 @@ public struct GRPCMessageSplitter: Sendable {
                 }
                 continue
             }
-            if prefix.isEmpty, chunk[index] > 1 {
+            if prefix.isEmpty, chunk[index] & (web ? 0x7E : 0xFE) != 0 {
                 error = .invalidFlag(chunk[index], offset: offset + index)
                 break
             }
@@ -69,8 +72,8 @@ public struct GRPCMessageSplitter: Sendable {
             index += 1
             guard prefix.count == 5 else { continue }
             let length = prefix[1...4].reduce(0) { $0 << 8 | Int($1) }
-            let message = GRPCWireMessage(compressed: prefix[0] == 1, length: length, received: 0, bytes: [],
-                                          isHeld: length <= limits.heldBytes)
+            let message = GRPCWireMessage(compressed: prefix[0] & 1 == 1, length: length, received: 0, bytes: [],
+                                          isHeld: length <= limits.heldBytes, isTrailers: prefix[0] & 0x80 != 0)
             prefix.removeAll(keepingCapacity: true)
             if length == 0 {
                 completed.append(message)

@@ -2,10 +2,13 @@
 /// splitter kept.
 ///
 /// PROTOCOL-HTTP2.md: `Length-Prefixed-Message → Compressed-Flag Message-Length Message`, a
-/// flag byte of 0 or 1, then a 4-byte big-endian length.
+/// flag byte of 0 or 1, then a 4-byte big-endian length. gRPC-Web (PROTOCOL-WEB.md) sets the
+/// flag's most significant bit on the frame that carries the trailers instead of a message.
 public struct GRPCWireMessage: Sendable, Equatable {
     /// The Compressed-Flag: the message is coded with the direction's `grpc-encoding`.
     public var compressed: Bool
+    /// gRPC-Web: this frame holds the trailers (`name:value` lines), not a message.
+    public var isTrailers = false
     /// The Message-Length the prefix declared.
     public var length: Int
     /// Bytes of the message that arrived: `length`, or fewer when the body ended first.
@@ -15,8 +18,9 @@ public struct GRPCWireMessage: Sendable, Equatable {
     /// Whether `bytes` is the whole message.
     public var isHeld: Bool
 
-    public init(compressed: Bool, length: Int, received: Int, bytes: [UInt8], isHeld: Bool) {
+    public init(compressed: Bool, length: Int, received: Int, bytes: [UInt8], isHeld: Bool, isTrailers: Bool = false) {
         self.compressed = compressed
+        self.isTrailers = isTrailers
         self.length = length
         self.received = received
         self.bytes = bytes

@@ -18,6 +18,8 @@ public final class HTTP2Origin {
         case hypercornCleartext
         /// `Resources/h2bad.py`: Python h2 misbehaving on purpose (resets, GOAWAY, a slow answer).
         case misbehaving
+        /// `Resources/grpcweb_origin.py`: sonora's gRPC-Web server under hypercorn (h2 and HTTP/1.1).
+        case grpcWeb
         public var description: String { rawValue }
     }
 
@@ -56,15 +58,15 @@ public final class HTTP2Origin {
                 process.arguments = ["--address=127.0.0.1", "-d", documentRoot, "\(chosen)", keyPath, certPath]
                 return process
             }
-        case .hypercornBoth, .hypercornHTTP1, .hypercornCleartext, .misbehaving:
+        case .hypercornBoth, .hypercornHTTP1, .hypercornCleartext, .misbehaving, .grpcWeb:
             process = Process()
             process.standardInput = stdin
             let stdout = Pipe()
             process.standardOutput = stdout
             process.standardError = FileHandle.nullDevice
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = kind == .misbehaving
-                ? ["python3", Self.resource("h2bad.py"), certPath, keyPath]
+            process.arguments = kind == .misbehaving || kind == .grpcWeb
+                ? ["python3", Self.resource(kind == .grpcWeb ? "grpcweb_origin.py" : "h2bad.py"), certPath, keyPath]
                 : ["python3", Self.resource("h2origin.py"), certPath, keyPath,
                    kind == .hypercornBoth ? "h2,http/1.1" : kind == .hypercornCleartext ? "cleartext" : "http/1.1"]
                     + (clientCA.map { [$0] } ?? [])
@@ -72,7 +74,7 @@ public final class HTTP2Origin {
             let line = stdout.fileHandleForReading.readLine()
             guard let chosen = Int(line) else {
                 process.terminate()
-                throw TestFailure("the \(kind) origin did not print its port (got \"\(line)\"); are hypercorn and h2 installed?")
+                throw TestFailure("the \(kind) origin did not print its port (got \"\(line)\"); are hypercorn and h2 (and for grpcWeb, sonora) installed?")
             }
             port = chosen
         }

@@ -23,7 +23,8 @@ final class ExchangeRecorder {
     private(set) var requestTrailers = HTTPFields()
     private(set) var responseTrailers = HTTPFields()
     /// The gRPC view (service, method, status, each message decoded) when asked for and the
-    /// request's content type is `application/grpc…`.
+    /// request's content type is `application/grpc…`, or for any gRPC-Web request
+    /// (`application/grpc-web…`, over either HTTP version).
     private(set) var grpc: GRPCFlowRecorder?
     /// When the request began to go upstream: the exchange's start unless the leg says later.
     var sendStarted: Date
@@ -35,21 +36,25 @@ final class ExchangeRecorder {
     /// - Parameters:
     ///   - spool: where the captures put body bytes past their in-memory head (`BodyCapture`).
     ///   - grpcView: record a gRPC view for a gRPC request (HTTP/2 streams: gRPC needs HTTP/2).
+    ///     A gRPC-Web request gets one either way.
     init(request: HTTPRequest, bodyLimit: Int, spool: BodySpool? = nil, grpcView: Bool, started: Date = Date()) {
         self.request = request
         requestCapture = BodyCapture(limit: bodyLimit, spool: spool)
         responseCapture = BodyCapture(limit: bodyLimit, spool: spool)
         sendStarted = started
-        // HTTP/2 names are lower case; an exact match, as the gRPC spec writes it.
-        let contentType = request.fields.first { $0.name == "content-type" }?.value
-        if grpcView, GRPCFlowRecorder.isGRPC(contentType: contentType) {
+        // HTTP/2 names are lower case: an exact match, as the gRPC spec writes it. HTTP/1.1 names
+        // come as the client wrote them.
+        let contentType = grpcView ? request.fields.first { $0.name == "content-type" }?.value : request.fields["content-type"]
+        if let format = GRPCFlowRecorder.wireFormat(contentType: contentType), grpcView || format != .grpc {
             grpc = GRPCFlowRecorder(path: request.path ?? "",
-                                    requestHeaders: request.fields.map { ($0.name, $0.value) },
+                                    requestHeaders: request.fields.map { ($0.name, $0.value) }, format: format,
                                     decompressor: GRPCContentDecompressor())
         }
     }
 
-    var isGRPC: Bool { grpc != nil }
+    /// A gRPC call proper (not gRPC-Web): it needs HTTP/2 end to end, and its failures are
+    /// answered as gRPC statuses.
+    var isGRPC: Bool { grpc?.format == .grpc }
 
     /// Request body bytes, as they pass.
     func recordRequestBody(_ bytes: [UInt8]) {
@@ -109,8 +114,13 @@ final class ExchangeRecorder {
         finishRequestBody(into: &draft)
         if draft.flow.response != nil { finishResponseBody(into: &draft) }
         finishTrailers(into: &draft, redact: redact)
-        if var grpc { draft.flow.grpc = grpc.finish() }
+        finishGRPC(into: &draft)
         finishTimings(into: &draft)
+    }
+
+    /// Puts the gRPC view, if there is one, into the flow (as far as the call went).
+    func finishGRPC(into draft: inout FlowDraft) {
+        if var grpc { draft.flow.grpc = grpc.finish() }
     }
 
     /// Puts the trailers recorded into the flow, values of `redact`ed names masked; response

@@ -118,6 +118,7 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
             if !recorder.requestTrailers.isEmpty || !recorder.responseTrailers.isEmpty {
                 recorder.finishTrailers(into: &draft, redact: context.configuration.redactHeaders)
             }
+            recorder.finishGRPC(into: &draft)
             recorder.finishTimings(into: &draft)
             upstreamReusable = outcome.upstreamReusable && bodySent
             return outcome.clientKeepAlive && bodySent && head.keepAlive
@@ -127,6 +128,7 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
                 return false
             }
             recorder.finishRequestBody(into: &draft)
+            recorder.finishGRPC(into: &draft)
             recorder.finishTimings(into: &draft, openEnded: false)
             return failBeforeResponse(error, sending: false, draft: &draft)
         }

@@ -16,6 +16,8 @@ const IMAGE_LIMIT = 32 * 1024 * 1024;
 /** How to show a body of this media type: "json", "text", "image", "svg" or "binary" (sniff). */
 export function viewKind(type) {
     if (!type) return "sniff";
+    // gRPC and gRPC-Web bodies are framed, `+json` ones too; the gRPC view shows their messages.
+    if (type.startsWith("application/grpc")) return "binary";
     if (type === "application/json" || type.endsWith("+json") || type === "application/x-ndjson") return "json";
     if (type === "image/svg+xml") return "text";
     if (type.startsWith("image/")) return "image";
