@@ -23,8 +23,7 @@ final class ExchangeRecorder {
     private(set) var requestTrailers = HTTPFields()
     private(set) var responseTrailers = HTTPFields()
     /// The gRPC view (service, method, status, each message decoded) when asked for and the
-    /// request's content type is `application/grpc…`, or for any gRPC-Web request
-    /// (`application/grpc-web…`, over either HTTP version).
+    /// request's content type is `application/grpc…` or gRPC-Web's `application/grpc-web…`.
     private(set) var grpc: GRPCFlowRecorder?
     /// When the request began to go upstream: the exchange's start unless the leg says later.
     var sendStarted: Date
@@ -35,17 +34,18 @@ final class ExchangeRecorder {
 
     /// - Parameters:
     ///   - spool: where the captures put body bytes past their in-memory head (`BodyCapture`).
-    ///   - grpcView: record a gRPC view for a gRPC request (HTTP/2 streams: gRPC needs HTTP/2).
-    ///     A gRPC-Web request gets one either way.
-    init(request: HTTPRequest, bodyLimit: Int, spool: BodySpool? = nil, grpcView: Bool, started: Date = Date()) {
+    ///   - grpcView: record a gRPC view for a gRPC or gRPC-Web request.
+    ///   - lowercaseNames: the request came over HTTP/2, whose field names are lower case: the
+    ///     content type is found by an exact match; HTTP/1.1 names come as the client wrote them.
+    init(request: HTTPRequest, bodyLimit: Int, spool: BodySpool? = nil, grpcView: Bool, lowercaseNames: Bool = true,
+         started: Date = Date()) {
         self.request = request
         requestCapture = BodyCapture(limit: bodyLimit, spool: spool)
         responseCapture = BodyCapture(limit: bodyLimit, spool: spool)
         sendStarted = started
-        // HTTP/2 names are lower case: an exact match, as the gRPC spec writes it. HTTP/1.1 names
-        // come as the client wrote them.
-        let contentType = grpcView ? request.fields.first { $0.name == "content-type" }?.value : request.fields["content-type"]
-        if let format = GRPCFlowRecorder.wireFormat(contentType: contentType), grpcView || format != .grpc {
+        let contentType = lowercaseNames ? request.fields.first { $0.name == "content-type" }?.value
+            : request.fields["content-type"]
+        if grpcView, let format = GRPCFlowRecorder.wireFormat(contentType: contentType) {
             grpc = GRPCFlowRecorder(path: request.path ?? "",
                                     requestHeaders: request.fields.map { ($0.name, $0.value) }, format: format,
                                     decompressor: GRPCContentDecompressor())

@@ -57,7 +57,11 @@ extension WebUI {
         var parts = ["curl"]
         if request.method != "GET" || request.body != nil { parts += ["-X", Self.shellQuoted(request.method)] }
         parts.append(Self.shellQuoted(request.url))
-        for pair in request.headers where pair.count >= 2 && !Self.skippedOnRepeat(pair[0]) {
+        if request.httpVersion == "HTTP/2" {
+            // As it was sent (a gRPC call needs it): over TLS by ALPN, without TLS by prior knowledge.
+            parts.append(request.url.lowercased().hasPrefix("https:") ? "--http2" : "--http2-prior-knowledge")
+        }
+        for pair in request.headers where pair.count >= 2 && !Self.skippedOnRepeat(pair[0], pair[1]) {
             parts += ["-H", Self.shellQuoted("\(pair[0]): \(pair[1])")]
         }
         guard let body = try store.body(id: flow.id, part: .request), body.size > 0 else {
@@ -95,10 +99,14 @@ extension WebUI {
     }
 
     /// Fields a repeated request must not copy: framing and hop-by-hop fields (the new
-    /// connection sets its own), the proxy's own, and values the log redacted.
-    static func skippedOnRepeat(_ name: String) -> Bool {
-        ["host", "content-length", "transfer-encoding", "connection", "keep-alive", "proxy-connection",
-         "proxy-authorization", "te", "upgrade", "x-devproxy-replay"].contains(name.lowercased()) || name.hasPrefix(":")
+    /// connection sets its own), the proxy's own, and values the log redacted. `TE: trailers` is
+    /// kept: gRPC servers refuse a call without it (grpcio resets the stream), and it is the one
+    /// `TE` HTTP/2 allows (RFC 9113 §8.2.2).
+    static func skippedOnRepeat(_ name: String, _ value: String) -> Bool {
+        let lowered = name.lowercased()
+        if lowered == "te" { return value.trimmingCharacters(in: .whitespaces).lowercased() != "trailers" }
+        return ["host", "content-length", "transfer-encoding", "connection", "keep-alive", "proxy-connection",
+                "proxy-authorization", "upgrade", "x-devproxy-replay"].contains(lowered) || name.hasPrefix(":")
     }
 
     /// `'text'` with each `'` written `'\''`: safe in any POSIX shell.

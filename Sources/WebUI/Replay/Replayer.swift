@@ -34,7 +34,8 @@ struct Replayer {
         if !body.isEmpty || ["POST", "PUT", "PATCH"].contains(method) {
             fields.add(name: "Content-Length", value: String(body.count))
         }
-        fields.add(name: "Connection", value: "close")
+        // RFC 9110 §10.1.4: a TE field (gRPC's `TE: trailers`) comes with a `TE` connection option.
+        fields.add(name: "Connection", value: fields.contains("TE") ? "TE, close" : "close")
         if let authorization = link.proxyAuthorization { fields.add(name: "Proxy-Authorization", value: authorization) }
         let mark = [link.replaySecret, id, replayOf].compactMap { $0 }.joined(separator: " ")
         fields.add(name: "X-DevProxy-Replay", value: mark)

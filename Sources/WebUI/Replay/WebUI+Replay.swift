@@ -21,7 +21,7 @@ extension WebUI {
             body = stored.bytes
         }
         let headers = request.headers.compactMap { pair -> (String, String)? in
-            guard pair.count >= 2, !Self.skippedOnRepeat(pair[0]), pair[1] != "<redacted>" else { return nil }
+            guard pair.count >= 2, !Self.skippedOnRepeat(pair[0], pair[1]), pair[1] != "<redacted>" else { return nil }
             return (pair[0], pair[1])
         }
         return try send(link, method: request.method, url: request.url, headers: headers, body: body, replayOf: id)
@@ -46,7 +46,7 @@ extension WebUI {
                   !pair[1].contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
                 return .error(400, "headers must be [name, value] pairs of valid field names and values")
             }
-            if !Self.skippedOnRepeat(pair[0]) { headers.append((pair[0], pair[1])) }
+            if !Self.skippedOnRepeat(pair[0], pair[1]) { headers.append((pair[0], pair[1])) }
         }
         var body: [UInt8] = []
         if let base64 = object["body_base64"] as? String {

@@ -129,6 +129,41 @@ import Testing
         #expect(try ui.request("/api/info").status == 200)
     }
 
+    /// A gRPC call made by grpcio is replayed and exported as curl: both keep `te: trailers`
+    /// (grpcio resets a stream without it) and the curl command asks for HTTP/2; the replay,
+    /// which goes through the proxy over HTTP/1.1 and on to the origin over h2, gets its own gRPC
+    /// view.
+    @Test func aGRPCCallCanBeReplayedAndExported() throws {
+        let server = try GRPCProxyTests.EchoServer()
+        let ui = try WebUIHarness(withProxy: true) {
+            $0.upstreamCAs = try! Certificate.all(from: try! SecureFile.read(server.caPath, what: "ca"))
+        }
+        let proxy = try #require(ui.proxy)
+        let calls = try Subprocess.run("python3", [GRPCProxyTests.script, "client", proxy.pki.rootPath, "\(server.port)"],
+                                       environment: ["https_proxy": proxy.proxyURL, "no_proxy": "", "no_grpc_proxy": ""],
+                                       timeout: 60)
+        #expect(calls.stdout.contains("\"unary\": {\"ok\": true"), "\(calls.output)")
+        let url = "https://localhost:\(server.port)/lab.Echo/Unary"
+        let id = try #require(try Self.flow(ui, url: url)?["id"] as? String)
+        let answer = try ui.request("/api/flows/\(id)/replay", method: "POST")
+        #expect(answer.status == 200, "\(answer.text)")
+        let newID = try #require(answer.json["id"] as? String)
+        let replay = try ui.request("/api/flows/\(newID)").json
+        #expect(replay["error"] == nil, "\(replay)")
+        let response = replay["response"] as? [String: Any]
+        #expect(response?["status"] as? Int == 200)
+        #expect((response?["trailers"] as? [[String]])?.contains(["grpc-status", "0"]) == true, "\(replay)")
+        let grpc = replay["grpc"] as? [String: Any]
+        #expect(grpc?["method"] as? String == "Unary" && grpc?["status"] as? Int == 0, "\(String(describing: grpc))")
+        #expect((replay["tls"] as? [String: Any]).flatMap { ($0["upstream"] as? [String: Any])?["alpn"] as? String } == "h2")
+
+        let command = try ui.request("/api/flows/\(id)/export?format=curl").text
+        #expect(command.contains("--http2") && command.contains("-H 'te: trailers'"), "\(command)")
+        let run = try Subprocess.run("sh", ["-c", command.trimmingCharacters(in: .newlines)
+                                            + " --cacert '\(server.caPath)' --max-time 10 -sS -o /dev/null -D -"])
+        #expect(run.status == 0 && run.stdout.contains("grpc-status: 0"), "\(run.output)")
+    }
+
     @Test func theCurlExportRepeatsTheRequest() throws {
         let (ui, proxy, origin) = try Self.setUp()
         let url = origin.url("/report")
