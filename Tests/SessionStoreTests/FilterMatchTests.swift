@@ -57,6 +57,33 @@ final class FilterMatchTests: XCTestCase {
         }
     }
 
+    /// `~grpc` (gRPC and gRPC-Web calls, by their request's content type) and `~gs` (the
+    /// `grpc-status` column, read back with the summary), in a store of their own.
+    func testGRPCAtoms() throws {
+        func call(_ id: String, _ type: String, _ status: Int?) -> (FlowRecord, FlowBodies) {
+            var record = StoreFixtures.record(id, host: "rpc.example.net", method: "POST", path: "/lab.Echo/Unary",
+                                              requestHeaders: [["content-type", type]], responseHeaders: [["content-type", type]])
+            record.summary.grpcStatus = status
+            return (record, FlowBodies())
+        }
+        let directory = TemporaryDirectory()
+        let store = try StoreFixtures.store(in: directory, flows: [
+            call("grpc-ok", "application/grpc", 0), call("web-fail", "application/grpc-web+proto", 5),
+            call("cut-short", "Application/GRPC+proto", nil), StoreFixtures.flows[0],
+        ])
+        defer { store.close() }
+        func ids(_ expression: String) throws -> [String] {
+            try store.flows(filter: try FilterExpression(parsing: expression), limit: 100).flows.map(\.id).sorted()
+        }
+        XCTAssertEqual(try ids("~grpc"), ["cut-short", "grpc-ok", "web-fail"])
+        XCTAssertEqual(try ids("~gs 5"), ["web-fail"])
+        XCTAssertEqual(try ids("~gs 0"), ["grpc-ok"])
+        XCTAssertEqual(try ids("~grpc & !~gs 0"), ["cut-short", "web-fail"])
+        XCTAssertEqual(try store.summary(id: "web-fail")?.grpcStatus, 5)
+        XCTAssertNil(try store.summary(id: "cut-short")?.grpcStatus)
+        XCTAssertNil(try store.summary(id: "get-json")?.grpcStatus)
+    }
+
     func testOperatorsCombineAsWritten() throws {
         let table: [(String, [String])] = [
             ("~d example.com & ~c 404", ["not-found"]),

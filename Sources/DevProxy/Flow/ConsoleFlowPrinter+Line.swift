@@ -1,10 +1,12 @@
 import CertAuthority
 import Foundation
+import GRPCWire
 
 extension ConsoleFlowPrinter {
     /// The console line for one flow. Pure: same flow, style and zone, same line.
     ///
     ///     12:01:02 GET https://api.example.com/v1/x → 200 1.2 kB 35 ms
+    ///     12:01:02 POST https://api.example.com/lab.Echo/Fail → 200 gRPC NOT_FOUND 0 B 3 ms
     ///     12:01:02 TUNNEL api.apple.com:443 ↑1.2 kB ↓30 kB 5.1 s (passthrough rule *.apple.com)
     ///     12:01:02 ✗ CONNECT pinned.example.com:443 client_rejected_certificate (unknown_ca): the app pins …
     ///
@@ -37,7 +39,12 @@ extension ConsoleFlowPrinter {
 
         var text = "\(time) \(target) → "
         if let response = flow.response {
-            text += paint.status(response.status) + " " + HumanUnits.size(response.body?.size ?? 0)
+            text += paint.status(response.status) + " "
+            if let code = flow.grpc?.status, code != 0 {
+                // A failed gRPC call is an HTTP 200: its status says so.
+                text += paint.red("gRPC \(GRPCStatus.name(of: code) ?? String(code))") + " "
+            }
+            text += HumanUnits.size(response.body?.size ?? 0)
         } else {
             text += "no response"
         }

@@ -92,7 +92,7 @@ public final class SessionStoreSink: FlowSink {
             contentType: header("content-type", in: responseHeaders),
             requestContentType: header("content-type", in: requestHeaders),
             persona: flow.persona, signerEmail: flow.signer?.email, signerSerial: flow.signer?.serial,
-            isWebSocket: flow.mode == .websocket, isTunnel: flow.mode == .tunnel)
+            isWebSocket: flow.mode == .websocket, isTunnel: flow.mode == .tunnel, grpcStatus: flow.grpc?.status)
         return FlowRecord(summary: summary, requestHeaders: requestHeaders, responseHeaders: responseHeaders)
     }
 

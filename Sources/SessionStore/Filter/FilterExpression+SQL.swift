@@ -36,6 +36,10 @@ extension FilterExpression {
             return FilterSQL(sql: "f.status IS NOT NULL", bindings: [])
         case .error:
             return FilterSQL(sql: "f.error_kind IS NOT NULL", bindings: [])
+        case .grpc:
+            return FilterSQL(sql: "f.request_content_type LIKE 'application/grpc%'", bindings: [])
+        case .grpcStatus(let code):
+            return FilterSQL(sql: "f.grpc_status IS ?", bindings: [.integer(Int64(code))])
         case .websocket:
             return FilterSQL(sql: "f.websocket = 1", bindings: [])
         case .persona(let name):

@@ -24,6 +24,10 @@ public indirect enum FilterExpression: Sendable, Equatable {
     case error
     /// `~websocket`
     case websocket
+    /// `~grpc`: a gRPC or gRPC-Web call (by its request's content type).
+    case grpc
+    /// `~gs 5`: a gRPC call's `grpc-status`.
+    case grpcStatus(Int)
     /// `~persona NAME`: the TLS persona, compared whole, ignoring case.
     case persona(String)
     /// `~signer EMAIL`: the signing intermediate's engineer, compared whole, ignoring case.

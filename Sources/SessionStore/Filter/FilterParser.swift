@@ -7,6 +7,7 @@ struct FilterParser {
     /// Filters that take no argument.
     private static let bare: [String: FilterExpression] = [
         "all": .all, "q": .requestWithoutResponse, "s": .hasResponse, "e": .error, "websocket": .websocket,
+        "grpc": .grpc,
     ]
 
     private let tokens: [FilterToken]
@@ -93,12 +94,13 @@ struct FilterParser {
 
     private mutating func parseFilter(_ name: String, _ token: FilterToken) throws(FilterSyntaxError) -> FilterExpression {
         if let expression = Self.bare[name] { return expression }
-        let known = FilterField(rawValue: name) != nil || ["c", "persona", "signer", "verdict"].contains(name)
+        let known = FilterField(rawValue: name) != nil || ["c", "gs", "persona", "signer", "verdict"].contains(name)
         guard known else {
             throw FilterSyntaxError(column: token.column, reason: "unknown filter '~\(name)'")
         }
         guard case .text(let value, _) = current.kind else {
-            let what = name == "c" ? "a status code" : ["persona", "signer", "verdict"].contains(name) ? "a name" : "a pattern"
+            let what = name == "c" ? "a status code" : name == "gs" ? "a gRPC status code"
+                : ["persona", "signer", "verdict"].contains(name) ? "a name" : "a pattern"
             throw FilterSyntaxError(column: current.column, reason: "expected \(what) after '~\(name)'")
         }
         let argument = advance()
@@ -108,6 +110,12 @@ struct FilterParser {
                 throw FilterSyntaxError(column: argument.column, reason: "'~c' needs a status code, not '\(value)'")
             }
             return .status(code)
+        case "gs":
+            // grpc-status codes are 0–16 (GRPCStatus); a server may send others.
+            guard let code = Int(value), value.allSatisfy(\.isASCII), (0...999).contains(code) else {
+                throw FilterSyntaxError(column: argument.column, reason: "'~gs' needs a gRPC status code, not '\(value)'")
+            }
+            return .grpcStatus(code)
         case "persona": return .persona(value)
         case "signer": return .signer(value)
         case "verdict": return .verdict(value)

@@ -36,7 +36,8 @@ struct FlowLogEntry {
             persona: object["persona"] as? String, signerEmail: signer?["email"] as? String,
             signerSerial: signer?["serial"] as? String, verdict: object["verdict"] as? String,
             isWebSocket: mode == "websocket" || object["websocket"] != nil,
-            isTunnel: mode == "tunnel" || object["tunnel"] != nil)
+            isTunnel: mode == "tunnel" || object["tunnel"] != nil,
+            grpcStatus: (object["grpc"] as? [String: Any])?["status"] as? Int)
         summary.phase = .finished
         record = FlowRecord(summary: summary, requestHeaders: requestHeaders, responseHeaders: responseHeaders)
         bodies = FlowBodies(request: requestBody, response: responseBody)

@@ -41,13 +41,15 @@ public struct FlowSummary: Sendable, Equatable {
     public var isTunnel: Bool
     /// True when the bodies were not stored because the store's queue was full.
     public var bodiesDropped: Bool
+    /// A gRPC or gRPC-Web call's `grpc-status` (0 OK; a failed call still has HTTP status 200).
+    public var grpcStatus: Int?
 
     public init(id: String, started: String, host: String, mode: String, method: String? = nil, url: String? = nil,
                 status: Int? = nil, httpVersion: String? = nil, errorKind: String? = nil, contentType: String? = nil,
                 requestContentType: String? = nil, requestSize: Int? = nil, responseSize: Int? = nil,
                 durationMs: Double? = nil, persona: String? = nil, signerEmail: String? = nil,
                 signerSerial: String? = nil, verdict: String? = nil, isWebSocket: Bool = false,
-                isTunnel: Bool = false) {
+                isTunnel: Bool = false, grpcStatus: Int? = nil) {
         self.id = id
         self.sequence = 0
         self.phase = .started
@@ -71,5 +73,6 @@ public struct FlowSummary: Sendable, Equatable {
         self.isWebSocket = isWebSocket
         self.isTunnel = isTunnel
         self.bodiesDropped = false
+        self.grpcStatus = grpcStatus
     }
 }

@@ -89,6 +89,8 @@ enum Schema {
         // its 100th): the index cost ~5k instructions of every flow's insert (docs/performance.md,
         // "Run 25").
         "DROP INDEX IF EXISTS flows_status;",
+        // A gRPC call's `grpc-status` (`~gs`, and the list shows a failed call whose HTTP status is 200).
+        "ALTER TABLE flows ADD COLUMN grpc_status INTEGER;",
     ]
 
     /// Brings the open database up to `version`, one migration per transaction.

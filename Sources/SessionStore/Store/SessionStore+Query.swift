@@ -140,7 +140,7 @@ extension SessionStore {
     private static let summaryColumns = """
         seq, id, phase, started, method, url, host, status, http_version, mode, error_kind, content_type,
         request_content_type, request_size, response_size, duration_ms, persona, signer_email, signer_serial, verdict,
-        websocket, tunnel, bodies_dropped
+        websocket, tunnel, bodies_dropped, grpc_status
         """
     private static let summaryBySequence = "SELECT \(summaryColumns) FROM flows WHERE seq = ?"
     private static let summaryByID = "SELECT \(summaryColumns) FROM flows WHERE id = ?"
@@ -157,6 +157,7 @@ extension SessionStore {
         summary.sequence = row.int64(0) ?? 0
         summary.phase = FlowPhase(rawValue: row.int(2) ?? 0) ?? .started
         summary.bodiesDropped = row.bool(22)
+        summary.grpcStatus = row.int(23)
         return summary
     }
 }

@@ -307,7 +307,7 @@ final class StoreWriter: @unchecked Sendable {
             .string(s.contentType), .string(s.requestContentType), .int(s.requestSize), .int(s.responseSize),
             .double(s.durationMs), .string(s.persona), .string(s.signerEmail), .string(s.signerSerial),
             .string(s.verdict), .bool(s.isWebSocket), .bool(s.isTunnel), .bool(s.bodiesDropped || bodiesDropped),
-            record.map { $0.isEmpty ? .null : .blob($0) } ?? .null, .bool(record != nil),
+            record.map { $0.isEmpty ? .null : .blob($0) } ?? .null, .bool(record != nil), .int(s.grpcStatus),
         ]
         var written: Int64?
         var isNew = false
@@ -442,20 +442,21 @@ final class StoreWriter: @unchecked Sendable {
         }
     }
 
-    /// The flow's columns are ?1–?22; ?23 its `record`, which ?24 (0 or 1) says whether to set.
+    /// The flow's columns are ?1–?22 and ?25 (`grpc_status`); ?23 its `record`, which ?24 (0 or 1)
+    /// says whether to set.
     private static let upsertFlow: StaticString = """
         INSERT INTO flows (id, phase, started, method, url, host, status, http_version, mode, error_kind, content_type,
             request_content_type, request_size, response_size, duration_ms, persona, signer_email, signer_serial,
-            verdict, websocket, tunnel, bodies_dropped, record)
+            verdict, websocket, tunnel, bodies_dropped, record, grpc_status)
         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
-            iif(?24, ?23, NULL))
+            iif(?24, ?23, NULL), ?25)
         ON CONFLICT (id) DO UPDATE SET phase = excluded.phase, started = excluded.started, method = excluded.method,
             url = excluded.url, host = excluded.host, status = excluded.status, http_version = excluded.http_version,
             mode = excluded.mode, error_kind = excluded.error_kind, content_type = excluded.content_type,
             request_content_type = excluded.request_content_type, request_size = excluded.request_size,
             response_size = excluded.response_size, duration_ms = excluded.duration_ms, persona = excluded.persona,
             signer_email = excluded.signer_email, signer_serial = excluded.signer_serial, verdict = excluded.verdict,
-            websocket = excluded.websocket, tunnel = excluded.tunnel,
+            websocket = excluded.websocket, tunnel = excluded.tunnel, grpc_status = excluded.grpc_status,
             bodies_dropped = max(flows.bodies_dropped, excluded.bodies_dropped),
             record = iif(?24, excluded.record, flows.record)
         WHERE excluded.phase >= flows.phase
@@ -465,19 +466,19 @@ final class StoreWriter: @unchecked Sendable {
     private static let insertFlow: StaticString = """
         INSERT INTO flows (id, phase, started, method, url, host, status, http_version, mode, error_kind, content_type,
             request_content_type, request_size, response_size, duration_ms, persona, signer_email, signer_serial,
-            verdict, websocket, tunnel, bodies_dropped, record)
+            verdict, websocket, tunnel, bodies_dropped, record, grpc_status)
         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
-            iif(?24, ?23, NULL))
+            iif(?24, ?23, NULL), ?25)
         ON CONFLICT (id) DO NOTHING
         """
-    /// `upsertFlow`'s update for a row whose `seq` (?25) is known: the same parameters, the same rule.
+    /// `upsertFlow`'s update for a row whose `seq` (?26) is known: the same parameters, the same rule.
     private static let updateFlow: StaticString = """
         UPDATE flows SET phase = ?2, started = ?3, method = ?4, url = ?5, host = ?6, status = ?7, http_version = ?8,
             mode = ?9, error_kind = ?10, content_type = ?11, request_content_type = ?12, request_size = ?13,
             response_size = ?14, duration_ms = ?15, persona = ?16, signer_email = ?17, signer_serial = ?18,
             verdict = ?19, websocket = ?20, tunnel = ?21, bodies_dropped = max(bodies_dropped, ?22),
-            record = iif(?24, ?23, record)
-        WHERE seq = ?25 AND id = ?1 AND phase <= ?2
+            record = iif(?24, ?23, record), grpc_status = ?25
+        WHERE seq = ?26 AND id = ?1 AND phase <= ?2
         """
     private static let insertFrame: StaticString = "INSERT INTO record_frames (id, data) VALUES (?, ?)"
     private static let deleteHeads: StaticString = "DELETE FROM flow_heads WHERE seq = ?"

@@ -49,6 +49,8 @@ extension FlowSummary {
         json.bool(isTunnel)
         json.raw(",\"bodies_dropped\":")
         json.bool(bodiesDropped)
+        json.raw(",\"grpc_status\":")
+        json.number(grpcStatus)
         json.raw(",\"replay_of\":")
         json.string(replayOf)
         json.raw("}")

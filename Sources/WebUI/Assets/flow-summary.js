@@ -49,7 +49,17 @@ export const COLUMNS = [
     { key: "signer", title: "Signer", text: (s) => s.signer_email ?? "" },
 ];
 
+/** gRPC status names (grpc/grpc doc/statuscodes.md), for a failed call whose HTTP status is 200. */
+const GRPC_STATUS = ["OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+    "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
+    "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"];
+/** The codes that say the server or the network failed, coloured as 5xx; the rest as 4xx. */
+const GRPC_SERVER_FAULTS = new Set([2, 4, 8, 13, 14, 15]);
+
 function statusText(summary) {
+    if (summary.status != null && summary.grpc_status) {
+        return `${summary.status} · ${GRPC_STATUS[summary.grpc_status] ?? `gRPC ${summary.grpc_status}`}`;
+    }
     if (summary.status != null) return String(summary.status);
     if (summary.error_kind) return "✕";
     if (isTunnel(summary)) return "";
@@ -58,6 +68,7 @@ function statusText(summary) {
 
 /** `s2xx`…`s5xx` for colouring, or "". */
 export function statusClass(summary) {
+    if (summary.grpc_status) return GRPC_SERVER_FAULTS.has(summary.grpc_status) ? "s5xx" : "s4xx";
     const status = summary.status;
     if (typeof status !== "number" || status < 100 || status > 599) return "";
     return `s${Math.floor(status / 100)}xx`;

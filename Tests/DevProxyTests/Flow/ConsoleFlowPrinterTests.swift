@@ -1,6 +1,7 @@
 import CertAuthority
 @testable import DevProxy
 import Foundation
+import GRPCWire
 import Testing
 
 /// The console line per flow: exchanges, tunnels and failures, in plain and terminal style.
@@ -12,6 +13,20 @@ import Testing
         flow.response?.body?.size = 1234
         #expect(ConsoleFlowPrinter.line(for: flow, timeZone: utc)
                 == "12:01:02 GET https://api.example.com/v1/x?q=a%20b&lang=en → 200 1.2 kB 35 ms")
+    }
+
+    /// A failed gRPC call is an HTTP 200: the line names its gRPC status; a successful one does not.
+    @Test func aFailedGRPCCallSaysItsStatus() {
+        var flow = FlowSamples.get
+        flow.response?.body?.size = 0
+        flow.grpc = GRPCFlowInfo(service: "lab.Echo", method: "Fail", status: 5, message: "gone")
+        #expect(ConsoleFlowPrinter.line(for: flow, timeZone: utc)
+                == "12:01:02 GET https://api.example.com/v1/x?q=a%20b&lang=en → 200 gRPC NOT_FOUND 0 B 35 ms")
+        #expect(ConsoleFlowPrinter.line(for: flow, style: .terminal, timeZone: utc).contains("\u{1B}[31mgRPC NOT_FOUND\u{1B}[0m"))
+        flow.grpc?.status = 0
+        #expect(ConsoleFlowPrinter.line(for: flow, timeZone: utc).hasSuffix("→ 200 0 B 35 ms"))
+        flow.grpc?.status = 99
+        #expect(ConsoleFlowPrinter.line(for: flow, timeZone: utc).contains("→ 200 gRPC 99 0 B"))
     }
 
     @Test func aTunnel() {

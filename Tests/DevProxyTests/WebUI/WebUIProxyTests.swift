@@ -157,6 +157,13 @@ import Testing
         #expect(grpc?["method"] as? String == "Unary" && grpc?["status"] as? Int == 0, "\(String(describing: grpc))")
         #expect((replay["tls"] as? [String: Any]).flatMap { ($0["upstream"] as? [String: Any])?["alpn"] as? String } == "h2")
 
+        // The list carries grpc-status: a failed call (HTTP 200) is found by `~gs`, and `~grpc` finds them all.
+        let failed = try ui.request("/api/flows?filter=~gs%205").json["flows"] as? [[String: Any]] ?? []
+        #expect(failed.map { $0["url"] as? String } == ["https://localhost:\(server.port)/lab.Echo/Fail"])
+        #expect(failed.first?["grpc_status"] as? Int == 5 && failed.first?["status"] as? Int == 200)
+        let grpcFlows = try ui.request("/api/flows?filter=~grpc&limit=100").json["flows"] as? [[String: Any]] ?? []
+        #expect(grpcFlows.count >= 7, "the client's calls and the replay: \(grpcFlows.count)")
+
         let command = try ui.request("/api/flows/\(id)/export?format=curl").text
         #expect(command.contains("--http2") && command.contains("-H 'te: trailers'"), "\(command)")
         let run = try Subprocess.run("sh", ["-c", command.trimmingCharacters(in: .newlines)
