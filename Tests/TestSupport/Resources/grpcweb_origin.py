@@ -10,15 +10,12 @@ grpc_echo.py builds them): Unary (echoes; trailing metadata x-trailer: t1), Fail
 Sonora answers binary requests in binary (`application/grpc-web+proto`) and text requests
 (`application/grpc-web-text`) in text, each message base64-encoded by itself.
 """
-import asyncio
-import socket
 import sys
-import threading
 
 import grpc
-from hypercorn.asyncio import serve
-from hypercorn.config import Config
 from sonora.asgi import grpcASGI
+
+from hypercorn_serve import serve_until_stdin_closes
 
 
 def message(text, number):
@@ -53,27 +50,6 @@ def main():
     }
     app = grpcASGI()
     app.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("lab.Echo", handlers),))
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(128)
-    listener.set_inheritable(True)
-    config = Config()
-    config.bind = [f"fd://{listener.fileno()}"]
-    config.certfile = cert
-    config.keyfile = key
-    config.alpn_protocols = ["h2", "http/1.1"]
-    config.accesslog = None
-    config.errorlog = None
-    print(listener.getsockname()[1], flush=True)
-    stop = asyncio.Event()
-    loop = asyncio.new_event_loop()
-
-    def watch_stdin():
-        sys.stdin.read()
-        loop.call_soon_threadsafe(stop.set)
-
-    threading.Thread(target=watch_stdin, daemon=True).start()
-    loop.run_until_complete(serve(app, config, shutdown_trigger=stop.wait))
-
+    serve_until_stdin_closes(app, cert, key)
 
 main()

@@ -10,15 +10,10 @@ Routes:
   /big?n=N    N bytes of a repeating pattern
   /trailers   "body" then the trailer x-checksum: abc123 (when the client sent te: trailers)
 """
-import asyncio
 import json
-import socket
-import ssl
 import sys
-import threading
 
-from hypercorn.asyncio import serve
-from hypercorn.config import Config
+from hypercorn_serve import serve_until_stdin_closes
 
 
 async def app(scope, receive, send):
@@ -67,31 +62,10 @@ async def app(scope, receive, send):
 
 def main():
     cert, key, alpn = sys.argv[1], sys.argv[2], sys.argv[3]
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(128)
-    listener.set_inheritable(True)
-    config = Config()
-    config.bind = [f"fd://{listener.fileno()}"]
-    if alpn != "cleartext":
-        config.certfile = cert
-        config.keyfile = key
-        config.alpn_protocols = alpn.split(",")
-    config.accesslog = None
-    if len(sys.argv) > 4:
-        config.ca_certs = sys.argv[4]
-        config.verify_mode = ssl.CERT_REQUIRED
-    config.errorlog = None
-    print(listener.getsockname()[1], flush=True)
-    stop = asyncio.Event()
-    loop = asyncio.new_event_loop()
-
-    def watch_stdin():
-        sys.stdin.read()
-        loop.call_soon_threadsafe(stop.set)
-
-    threading.Thread(target=watch_stdin, daemon=True).start()
-    loop.run_until_complete(serve(app, config, shutdown_trigger=stop.wait))
+    if alpn == "cleartext":
+        serve_until_stdin_closes(app)
+    else:
+        serve_until_stdin_closes(app, cert, key, alpn.split(","), sys.argv[4] if len(sys.argv) > 4 else None)
 
 
 main()
