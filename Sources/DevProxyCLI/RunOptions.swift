@@ -1,6 +1,7 @@
 import CertAuthority
 import DevProxy
 import Foundation
+import GRPCWire
 
 /// `devproxy run`'s settings: flags first, then the JSON config file (`--config`), then the
 /// defaults in `ProxyConfiguration`. Config keys are the flag names with `_` for `-`.
@@ -10,7 +11,7 @@ struct RunOptions {
                                       "passphrase-file", "reports", "mode", "session", "leaf-key", "web",
                                       "web-password-file", "store-body-limit", "client-cert", "client-cert-passphrase-file",
                                       "verify-signature", "pinset-rewrite", "upstream-proxy", "upstream-proxy-auth-file",
-                                      "header-timeout", "idle-timeout", "connect-timeout", "upstream-timeout"]
+                                      "header-timeout", "idle-timeout", "connect-timeout", "upstream-timeout", "proto"]
     static let booleans: Set<String> = ["insecure-upstream", "lazy-upstream", "quiet", "allow-remote", "sink-reports",
                                         "sign-with-root", "via", "no-http2", "no-web", "qr", "reverse-tls"]
 
@@ -92,6 +93,7 @@ struct RunOptions {
             configuration.upstreamCAs += try Certificate.all(from: try SecureFile.read(path, what: "the upstream CA file"))
         }
         configuration.clientCertificates = try clientCertificates()
+        configuration.protoSchema = try protoSchema()
         configuration.insecureUpstream = try flag("insecure-upstream")
         configuration.eagerUpstream = try !flag("lazy-upstream")
         configuration.http2 = try !flag("no-http2")
@@ -139,6 +141,26 @@ struct RunOptions {
 
     /// `--client-cert [HOST_GLOB=]FILE` rules, each file read (and its key checked against its
     /// certificate) now, so a bad one stops the start with one line rather than failing later.
+    /// `--proto FILE`, repeatable: `FileDescriptorSet`s (`protoc --include_imports
+    /// --descriptor_set_out=FILE x.proto`), merged; nil without any.
+    private func protoSchema() throws -> ProtoSchema? {
+        let paths = try values("proto")
+        guard !paths.isEmpty else { return nil }
+        var schema = ProtoSchema()
+        for path in paths {
+            let bytes = try SecureFile.read(path, what: "the --proto descriptor set")
+            let file: ProtoSchema
+            do {
+                file = try ProtoSchema(descriptorSet: bytes)
+            } catch {
+                throw UsageError("--proto \(path): \(error.reason); make one with protoc --include_imports "
+                                 + "--descriptor_set_out=\(path) YOUR.proto (a .proto source is not read)")
+            }
+            schema.merge(file)
+        }
+        return schema
+    }
+
     private func clientCertificates() throws -> [ClientCertificateRule] {
         let arguments = try values("client-cert")
         guard !arguments.isEmpty else { return [] }

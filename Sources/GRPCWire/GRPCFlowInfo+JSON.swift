@@ -54,7 +54,7 @@ extension GRPCFlowInfo: Codable {
 }
 
 extension GRPCMessageRecord {
-    /// `{direction, compressed, length, first_bytes, decoded, note}`.
+    /// `{direction, compressed, length, first_bytes, decoded, message_type, typed, note}`.
     public var json: JSONValue {
         .sortedObject([
             ("direction", .string(direction.rawValue)),
@@ -62,6 +62,8 @@ extension GRPCMessageRecord {
             ("length", .int(Int64(length))),
             ("first_bytes", .string(firstBytesBase64)),
             ("decoded", decoded?.json),
+            ("message_type", messageType.map(JSONValue.string)),
+            ("typed", typed),
             ("note", note.map(JSONValue.string)),
         ])
     }
@@ -75,6 +77,7 @@ extension GRPCMessageRecord {
                   length: Int(try read.required("length", \.integer)),
                   firstBytesBase64: try read.required("first_bytes", \.stringValue),
                   decoded: try json["decoded"].map(ProtobufRawMessage.init(json:)),
+                  messageType: try read.optional("message_type", \.stringValue), typed: json["typed"],
                   note: try read.optional("note", \.stringValue))
     }
 }

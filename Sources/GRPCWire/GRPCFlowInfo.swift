@@ -62,11 +62,18 @@ public struct GRPCMessageRecord: Sendable, Equatable {
     /// The schema-less decoding, when the message could be had whole (or its prefix, marked by
     /// the decoding's error).
     public var decoded: ProtobufRawMessage?
+    /// With a schema (`--proto`): the message's type, and the message as protobuf's JSON mapping
+    /// writes it (`ProtoSchema.decode(_:as:)`).
+    public var messageType: String?
+    public var typed: JSONValue?
     /// Why something is missing: cut short, too large to hold, unknown encoding, damaged data.
     public var note: String?
 
     public init(direction: Direction, compressed: Bool, length: Int, firstBytesBase64: String,
-                decoded: ProtobufRawMessage? = nil, note: String? = nil) {
+                decoded: ProtobufRawMessage? = nil, messageType: String? = nil, typed: JSONValue? = nil,
+                note: String? = nil) {
+        self.messageType = messageType
+        self.typed = typed
         self.direction = direction
         self.compressed = compressed
         self.length = length

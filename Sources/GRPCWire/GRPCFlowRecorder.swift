@@ -34,6 +34,9 @@ public struct GRPCFlowRecorder: Sendable {
     /// gRPC, or gRPC-Web in binary or text mode (from the request's content type).
     public let format: GRPCWireFormat
     private let decompressor: any GRPCDecompressor
+    /// The schema, when it defines the called method: messages are also decoded with their types.
+    private let schema: ProtoSchema?
+    private let schemaMethod: ProtoSchema.Method?
     private var splitters: [GRPCMessageRecord.Direction: GRPCMessageSplitter]
     /// gRPC-Web text mode, per direction: the base64 undone before splitting.
     private var textDecoders: [GRPCMessageRecord.Direction: GRPCWebTextDecoder] = [:]
@@ -68,11 +71,15 @@ public struct GRPCFlowRecorder: Sendable {
     ///   - format: the wire the request's content type names; gRPC-Web's trailers frame and text
     ///     mode are undone for the record.
     ///   - decompressor: undoes `grpc-encoding`; the default knows only `identity`.
+    ///   - schema: message definitions (`--proto`); used when they define the called method.
     public init(path: String, requestHeaders: [(name: String, value: String)], format: GRPCWireFormat = .grpc,
-                limits: Limits = Limits(), decompressor: any GRPCDecompressor = IdentityDecompressor()) {
+                limits: Limits = Limits(), decompressor: any GRPCDecompressor = IdentityDecompressor(),
+                schema: ProtoSchema? = nil) {
         self.limits = limits
         self.format = format
         self.decompressor = decompressor
+        schemaMethod = schema?.method(path: path)
+        self.schema = schemaMethod == nil ? nil : schema
         let grpcPath = GRPCPath(path)
         info = GRPCFlowInfo(service: grpcPath?.service, method: grpcPath?.method)
         info.wireProtocol = format == .grpc ? nil : format.rawValue
@@ -191,10 +198,26 @@ public struct GRPCFlowRecorder: Sendable {
             }
         }
         let firstBytes = wire.bytes.prefix(limits.splitter.keptBytes)
+        var messageType: String?
+        var typed: JSONValue?
+        if let schema, let schemaMethod, let whole = payload, wire.isComplete, wire.isHeld {
+            let type = direction == .request ? schemaMethod.input : schemaMethod.output
+            messageType = type
+            if whole.count > limits.decoder.maxInputBytes {
+                notes.append("\(whole.count) bytes: over the \(limits.decoder.maxInputBytes)-byte limit of a typed decoding")
+            } else {
+                do {
+                    typed = try schema.decode(whole, as: type)
+                } catch {
+                    notes.append("not a \(type) as the schema defines it: \(error.reason)")
+                }
+            }
+        }
         info.messages.append(GRPCMessageRecord(
             direction: direction, compressed: wire.compressed, length: wire.length,
             firstBytesBase64: Data(firstBytes).base64EncodedString(),
             decoded: payload.map { ProtobufRawDecoder(limits: limits.decoder).decode($0) },
+            messageType: messageType, typed: typed,
             note: notes.isEmpty ? nil : notes.joined(separator: "; ")))
     }
 

@@ -37,8 +37,9 @@ final class ExchangeRecorder {
     ///   - grpcView: record a gRPC view for a gRPC or gRPC-Web request.
     ///   - lowercaseNames: the request came over HTTP/2, whose field names are lower case: the
     ///     content type is found by an exact match; HTTP/1.1 names come as the client wrote them.
+    ///   - protoSchema: `--proto` definitions for the gRPC view.
     init(request: HTTPRequest, bodyLimit: Int, spool: BodySpool? = nil, grpcView: Bool, lowercaseNames: Bool = true,
-         started: Date = Date()) {
+         protoSchema: ProtoSchema? = nil, started: Date = Date()) {
         self.request = request
         requestCapture = BodyCapture(limit: bodyLimit, spool: spool)
         responseCapture = BodyCapture(limit: bodyLimit, spool: spool)
@@ -48,7 +49,7 @@ final class ExchangeRecorder {
         if grpcView, let format = GRPCFlowRecorder.wireFormat(contentType: contentType) {
             grpc = GRPCFlowRecorder(path: request.path ?? "",
                                     requestHeaders: request.fields.map { ($0.name, $0.value) }, format: format,
-                                    decompressor: GRPCContentDecompressor())
+                                    decompressor: GRPCContentDecompressor(), schema: protoSchema)
         }
     }
 

@@ -31,7 +31,8 @@ struct HTTPExchange {
         defer { context.server.emit(draft.takeFinished()) }
         context.server.started(draft.flow)
         let recorder = ExchangeRecorder(request: request, bodyLimit: context.configuration.bodyLimit,
-                                        spool: context.configuration.bodySpool, grpcView: true, lowercaseNames: false)
+                                        spool: context.configuration.bodySpool, grpcView: true, lowercaseNames: false,
+                                        protoSchema: context.configuration.protoSchema)
         if route != nil || !context.server.localRoutes.isEmpty {
             let request = LocalRequest(request, url: url, httpVersion: version)
             if let route = route ?? context.server.localRoute(for: request) {

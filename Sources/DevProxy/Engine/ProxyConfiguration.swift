@@ -1,5 +1,6 @@
 import CertAuthority
 import Foundation
+import GRPCWire
 import HTTP1
 import SessionStore
 
@@ -50,6 +51,9 @@ public struct ProxyConfiguration: Sendable {
     /// Where captures put body bytes past their in-memory head, for the session store (which keeps
     /// up to its own limit); nil keeps `bodyLimit` bytes of each body in memory.
     public var bodySpool: BodySpool? = nil
+    /// Message definitions from `--proto` descriptor sets: gRPC messages of the methods they define
+    /// are also recorded with field names and types. Nil: schema-less decoding only.
+    public var protoSchema: ProtoSchema? = nil
     /// HTTP parsing limits (request line 8 KiB → 414, header block 64 KiB → 431, 256 headers).
     public var httpLimits = HTTP1Limits.default
     /// How long a client may take to send a complete request head. Default 30 s.

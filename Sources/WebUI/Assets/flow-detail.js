@@ -262,7 +262,10 @@ function grpcView(grpc) {
     const rows = (grpc.messages ?? []).map((message) => h("tr", {},
         h("td", { "aria-label": message.direction }, message.direction === "response" ? "←" : "→"),
         h("td", {}, formatSize(message.length)), h("td", {}, message.compressed ? "yes" : ""),
-        h("td", { class: "data" }, h("pre", {}, message.decoded === undefined ? (message.first_bytes ?? "")
+        h("td", { class: "data" }, h("pre", {}, message.typed !== undefined
+            // With `--proto`: the message by its schema, field names and all.
+            ? `${message.message_type ?? ""} ${JSON.stringify(message.typed, null, 2)}`
+            : message.decoded === undefined ? (message.first_bytes ?? "")
             : (typeof message.decoded === "string" ? message.decoded : JSON.stringify(message.decoded, null, 2)))),
         h("td", {}, message.note ?? "")));
     return h("section", { class: "grpc", "aria-label": "gRPC" }, h("h3", {}, "gRPC"), facts,

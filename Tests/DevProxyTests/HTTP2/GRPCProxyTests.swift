@@ -1,6 +1,7 @@
 import CertAuthority
 @testable import DevProxy
 import Foundation
+import GRPCWire
 import Testing
 import TestSupport
 
@@ -142,6 +143,50 @@ import TestSupport
         let flow = try #require(proxy.flows(count: 1).first)
         #expect(flow.error?.kind == FlowErrorKind.upstreamRefused.rawValue)
         #expect(flow.response?.status == 200)
+    }
+
+    /// `devproxy run --proto FILE` with a descriptor set protoc made of the echo service's
+    /// `.proto`: grpcio's calls are recorded with their messages typed (field names, proto3 JSON)
+    /// beside the raw decoding; a file that is not a descriptor set stops the start with one line.
+    @Test func protoDescriptorsNameTheFields() throws {
+        let server = try EchoServer()
+        let dir = TemporaryDirectory()
+        _ = dir.write("echo.proto", """
+            syntax = "proto3";
+            package lab;
+            message Note { string text = 1; int32 number = 2; bytes payload = 3; }
+            service Echo { rpc Unary(Note) returns (Note); rpc Fail(Note) returns (Note);
+                           rpc ServerStream(Note) returns (stream Note); }
+            """)
+        let compiled = try Subprocess.run("python3", ["-m", "grpc_tools.protoc", "-I", dir.path, "--include_imports",
+                                                      "--descriptor_set_out=" + dir.file("echo.desc"), dir.file("echo.proto")],
+                                          timeout: 60)
+        #expect(compiled.status == 0, "\(compiled.output)")
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--proto", dir.file("echo.desc"), "--upstream-ca",
+                                         server.caPath, "--log", dir.file("flows.jsonl"), "--quiet", "--session", "off"])
+        let result = try Subprocess.run("python3", [Self.script, "client", dir.file("ca") + "/root.pem", "\(server.port)"],
+                                        environment: ["https_proxy": "http://127.0.0.1:\(proxy.port)", "no_proxy": "",
+                                                      "no_grpc_proxy": ""], timeout: 60)
+        #expect(result.stdout.contains("\"unary\": {\"ok\": true"), "\(result.output)")
+        _ = proxy.stop()
+        let flows = try FlowLogReader.read(path: dir.file("flows.jsonl")).flows
+        let unary = try #require(flows.first { $0.request?.url.hasSuffix("/lab.Echo/Unary") == true && $0.grpc?.encoding == nil })
+        let request = try #require(unary.grpc?.messages.first)
+        #expect(request.messageType == "lab.Note")
+        #expect(request.typed == .object([(key: "number", value: .int(7)), (key: "text", value: .string("hello"))]))
+        #expect(unary.grpc?.messages.last?.typed?["text"] == .string("hello"))
+        // ServerStream's messages are over 64 KiB: typed decoding says it stopped; ClientStream is not in the file.
+        let stream = try #require(flows.first { $0.request?.url.hasSuffix("/ServerStream") == true })
+        #expect(stream.grpc?.messages.first?.typed?["text"] == .string("n"))
+        #expect(stream.grpc?.messages.last?.note?.contains("limit of a typed decoding") == true,
+                "\(String(describing: stream.grpc?.messages.last?.note))")
+        let other = try #require(flows.first { $0.request?.url.hasSuffix("/ClientStream") == true })
+        #expect(other.grpc?.messages.allSatisfy { $0.typed == nil && $0.decoded != nil } == true)
+
+        let refused = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", dir.file("ca"), "--proto",
+                                                               dir.file("echo.proto"), "--listen", "127.0.0.1:0"])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("error: --proto \(dir.file("echo.proto")): not a FileDescriptorSet"), "\(refused.output)")
     }
 
     /// A plaintext gRPC channel through the proxy (CONNECT, then h2 by prior knowledge, no TLS)

@@ -86,7 +86,8 @@ extension HTTP2ProxyConnection {
         server.started(draft.flow)
         let exchange = HTTP2StreamExchange(clientStream: stream, draft: consume draft, requestHead: head, request: request,
                                            bodyLimit: context.configuration.bodyLimit,
-                                           spool: context.configuration.bodySpool)
+                                           spool: context.configuration.bodySpool,
+                                           protoSchema: context.configuration.protoSchema)
         exchange.requestEnded = endStream
         if context.configuration.pinSetRewrite?.matches(url) == true {
             // Replaced by what the response turns out to be (ResponseRelay for an HTTP/1.1 origin,

@@ -1,4 +1,5 @@
 import Foundation
+import GRPCWire
 import HTTP2
 import HTTPTypes
 import SessionStore
@@ -34,11 +35,12 @@ final class HTTP2StreamExchange {
 
     /// - Parameter request: `requestHead` as a neutral head.
     init(clientStream: Int32, draft: FlowDraft, requestHead: HTTP2HeaderBlock, request: HTTPRequest, bodyLimit: Int,
-         spool: BodySpool? = nil) {
+         spool: BodySpool? = nil, protoSchema: ProtoSchema? = nil) {
         self.clientStream = clientStream
         self.draft = draft
         self.requestHead = requestHead
-        recorder = ExchangeRecorder(request: request, bodyLimit: bodyLimit, spool: spool, grpcView: true)
+        recorder = ExchangeRecorder(request: request, bodyLimit: bodyLimit, spool: spool, grpcView: true,
+                                    protoSchema: protoSchema)
     }
 
     var responseCapture: BodyCapture { recorder.responseCapture }

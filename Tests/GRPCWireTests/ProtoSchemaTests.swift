@@ -1,0 +1,163 @@
+import Foundation
+import GRPCWire
+import Testing
+import TestSupport
+
+/// Typed decoding with a schema: a `.proto` compiled at test time by `grpc_tools.protoc` into a
+/// descriptor set (what `--proto` takes), messages serialized by Python's `protobuf`, and each
+/// decoding held to protobuf's own JSON mapping (`json_format.MessageToDict`) of the same bytes.
+@Suite struct ProtoSchemaTests {
+    static let proto = """
+    syntax = "proto3";
+    package shop.v1;
+    import "google/protobuf/timestamp.proto";
+    enum Color { COLOR_UNSPECIFIED = 0; RED = 1; GREEN = 2; }
+    message Item {
+      string item_id = 1; int32 quantity = 2; double price = 3; Color color = 4;
+      message Note { string text = 1; sint64 delta = 2; }
+      repeated Note notes = 5;
+    }
+    message Order {
+      string order_id = 1; repeated Item items = 2; map<string, int32> counts = 3; int64 total_cents = 4;
+      uint64 big = 5; bool paid = 6; bytes blob = 7; float ratio = 8; repeated int32 packed = 9;
+      fixed64 f64 = 10; sfixed32 sf32 = 11; sint32 zig = 12; map<int32, Item> by_slot = 13;
+      google.protobuf.Timestamp created = 14; repeated string tags = 15; uint32 small = 16; fixed32 f32 = 17;
+    }
+    message Empty {}
+    service Shop {
+      rpc PlaceOrder(Order) returns (Item);
+      rpc Watch(Empty) returns (stream Order);
+    }
+    """
+
+    /// Python lines filling `m = shop_pb2.Order()`, by sample name.
+    static let samples: [String: String] = [
+        "full": """
+        m.order_id = "o-1"; m.total_cents = -1234; m.big = 2**64 - 1; m.paid = True; m.blob = bytes(range(20))
+        m.ratio = 0.1; m.packed.extend([1, -2, 300]); m.f64 = 2**63 + 1; m.sf32 = -7; m.zig = -300
+        m.counts["apples"] = 3; m.counts["pears"] = 0; m.tags.extend(["a", "b"]); m.small = 4000000000; m.f32 = 7
+        it = m.items.add(); it.item_id = "sku-1"; it.quantity = 2; it.price = 9.99; it.color = shop_pb2.GREEN
+        n = it.notes.add(); n.text = "gift"; n.delta = -5
+        m.by_slot[7].item_id = "slot"; m.by_slot[7].color = shop_pb2.RED
+        m.created.seconds = 1700000000; m.created.nanos = 5
+        """,
+        "empty": "",
+        "unicode": """
+        m.order_id = "grüße 😀"; it = m.items.add(); it.color = 5
+        """,
+    ]
+
+    struct Compiled {
+        let descriptorSet: [UInt8]
+        let messages: [String: [UInt8]]
+        /// MessageToDict of each sample, as JSON text.
+        let json: [String: String]
+    }
+
+    static func compile() throws -> Compiled {
+        let dir = TemporaryDirectory()
+        _ = dir.write("shop.proto", proto)
+        var script = """
+        import json, sys
+        sys.path.insert(0, sys.argv[1])
+        from grpc_tools import protoc
+        import grpc_tools, os
+        include = os.path.join(os.path.dirname(grpc_tools.__file__), "_proto")
+        assert protoc.main(["protoc", "-I" + sys.argv[1], "-I" + include, "--python_out=" + sys.argv[1],
+                            "--include_imports", "--descriptor_set_out=" + sys.argv[1] + "/shop.desc",
+                            sys.argv[1] + "/shop.proto"]) == 0
+        import shop_pb2
+        from google.protobuf import json_format
+
+        """
+        for (name, lines) in samples {
+            script += "m = shop_pb2.Order()\n" + lines + "\n"
+            script += "open(sys.argv[1] + '/\(name).bin', 'wb').write(m.SerializeToString())\n"
+            script += "open(sys.argv[1] + '/\(name).json', 'w').write(json.dumps(json_format.MessageToDict(m)))\n"
+        }
+        let result = try Subprocess.run("python3", ["-c", script, dir.path], timeout: 60)
+        guard result.status == 0 else { throw TestFailure("python protobuf failed: \(result.output)") }
+        func read(_ name: String) throws -> [UInt8] {
+            guard let data = FileManager.default.contents(atPath: dir.file(name)) else { throw TestFailure("no \(name)") }
+            return [UInt8](data)
+        }
+        return Compiled(descriptorSet: try read("shop.desc"),
+                        messages: try samples.keys.reduce(into: [:]) { $0[$1] = try read("\($1).bin") },
+                        json: try samples.keys.reduce(into: [:]) { $0[$1] = String(decoding: try read("\($1).json"), as: UTF8.self) })
+    }
+
+    /// JSON text as Foundation objects, for a comparison that ignores key order and spacing.
+    static func object(_ text: String) throws -> NSDictionary {
+        try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? NSDictionary)
+    }
+
+    static func text(_ value: JSONValue) throws -> String {
+        String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
+    }
+
+    @Test func decodingsMatchProtobufsOwnJSON() throws {
+        let compiled = try Self.compile()
+        let schema = try ProtoSchema(descriptorSet: compiled.descriptorSet)
+        for (name, bytes) in compiled.messages {
+            let ours = try Self.text(try schema.decode(bytes, as: "shop.v1.Order"))
+            let theirs = try #require(compiled.json[name])
+            // Timestamps are written as RFC 3339 by MessageToDict (a well-known type's special
+            // form); here they are a message like any other.
+            var expected = try Self.object(theirs).mutableCopy() as! NSMutableDictionary
+            if expected["created"] != nil { expected["created"] = ["seconds": "1700000000", "nanos": 5] }
+            #expect(try Self.object(ours) == expected, "\(name): ours \(ours)\ntheirs \(theirs)")
+            expected = [:]
+        }
+    }
+
+    @Test func methodsAreFoundByTheirGRPCPath() throws {
+        let schema = try ProtoSchema(descriptorSet: try Self.compile().descriptorSet)
+        #expect(schema.method(path: "/shop.v1.Shop/PlaceOrder") == ProtoSchema.Method(input: "shop.v1.Order", output: "shop.v1.Item"))
+        #expect(schema.method(path: "/shop.v1.Shop/Watch")?.output == "shop.v1.Order")
+        #expect(schema.method(path: "/shop.v1.Shop/Nope") == nil)
+        #expect(schema.messages["shop.v1.Item.Note"]?.fields[2]?.type == 18)
+        #expect(schema.messages["google.protobuf.Timestamp"] != nil, "--include_imports brings the imports")
+        #expect(schema.enums["shop.v1.Color"]?[2] == "GREEN")
+    }
+
+    /// The recorder uses the schema for the method the path calls; bytes that do not fit the type
+    /// keep their raw decoding and say why.
+    @Test func theRecorderAddsTypedMessages() throws {
+        let compiled = try Self.compile()
+        let schema = try ProtoSchema(descriptorSet: compiled.descriptorSet)
+        let order = try #require(compiled.messages["full"])
+        var recorder = GRPCFlowRecorder(path: "/shop.v1.Shop/PlaceOrder", requestHeaders: [], schema: schema)
+        recorder.requestBody(GRPCWebTests.frame(order))
+        recorder.responseHead(headers: [])
+        recorder.responseBody(GRPCWebTests.frame([0x08, 0x01]))   // field 1 (a string in Item) as a varint
+        recorder.responseTrailers([("grpc-status", "0")])
+        let info = recorder.finish()
+        let request = try #require(info.messages.first)
+        #expect(request.messageType == "shop.v1.Order")
+        #expect(request.typed?["orderId"] == .string("o-1"))
+        #expect(request.decoded != nil, "the raw decoding stays")
+        let response = try #require(info.messages.last)
+        #expect(response.messageType == "shop.v1.Item" && response.typed == nil)
+        #expect(response.note == "not a shop.v1.Item as the schema defines it: shop.v1.Item.item_id (1) is string but came as a varint")
+        // Another service's path: no typed decoding at all.
+        var other = GRPCFlowRecorder(path: "/lab.Echo/Unary", requestHeaders: [], schema: schema)
+        other.requestBody(GRPCWebTests.frame(order))
+        #expect(other.finish().messages.first?.messageType == nil)
+        // The record's JSON carries both and reads back.
+        #expect(try GRPCFlowInfo(json: info.json) == info)
+    }
+
+    @Test(arguments: [
+        ([UInt8]("syntax = \"proto3\";".utf8), "not a FileDescriptorSet"),
+        ([], "not a FileDescriptorSet: no file in it"),
+        ([0x0A, 0x05, 0x0A], "longer than the message"),
+    ])
+    func whatIsNotADescriptorSetIsRefused(_ bytes: [UInt8], _ reason: String) {
+        #expect(throws: ProtoWireError.self) { try ProtoSchema(descriptorSet: bytes) }
+        do {
+            _ = try ProtoSchema(descriptorSet: bytes)
+        } catch {
+            #expect(error.reason.contains(reason), "\(error.reason)")
+        }
+    }
+}
