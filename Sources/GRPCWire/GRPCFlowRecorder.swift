@@ -55,7 +55,10 @@ public struct GRPCFlowRecorder: Sendable {
     /// (`application/grpc-web`, `+proto`, `+json`…) or text (`application/grpc-web-text…`) mode
     /// (PROTOCOL-WEB.md); nil for anything else.
     public static func wireFormat(contentType: String?) -> GRPCWireFormat? {
-        guard let type = contentType?.lowercased().split(separator: ";").first?.trimmingCharacters(in: .whitespaces)
+        // Every request with a body asks: most are not gRPC, and are turned away without a copy.
+        guard let contentType, contentType.utf8.prefix(16).elementsEqual("application/grpc".utf8, by: { $0 | 0x20 == $1 | 0x20 })
+        else { return nil }
+        guard let type = contentType.lowercased().split(separator: ";").first?.trimmingCharacters(in: .whitespaces)
         else { return nil }
         for format in [GRPCWireFormat.grpc, .grpcWeb, .grpcWebText] {
             let base = format.contentType
