@@ -87,6 +87,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send(200, ("hello from " + path).encode(), "text/plain", [("X-Evil", HOSTILE_HEADER)])
 
 
+    def do_POST(self):
+        path = urllib.parse.urlsplit(self.path).path
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        # A gRPC-Web call that fails in its head (Trailers-Only): HTTP 200, grpc-status 5.
+        self.send(200, b"", "application/grpc-web+proto", [("grpc-status", "5"), ("grpc-message", "gone")])
+
+
 class Checks:
     def __init__(self):
         self.failed = False
@@ -178,6 +185,21 @@ def run(browser, options, base, origin, checks):
         checks.result("live-update", True, "%d ms" % ((time.monotonic() - began) * 1000))
     except Exception as error:
         checks.result("live-update", False, str(error).splitlines()[0])
+
+    # A failed gRPC(-Web) call is an HTTP 200: its row says the gRPC status and is coloured as a failure.
+    grpc_path = "/grpcweb/%d/lab.Echo/Fail" % int(time.time() * 1000)
+    subprocess.run(["curl", "-s", "-o", "/dev/null", "--max-time", "10", "-x", options.proxy, "-H",
+                    "content-type: application/grpc-web+proto", "--data-binary", "@-", base + grpc_path],
+                   input=b"\x00\x00\x00\x00\x00", capture_output=True, timeout=20)
+    try:
+        wait_rows(page, "p => [...document.querySelectorAll('flow-list .flow-row[data-id]')]"
+                        ".some(r => r.querySelector('.c-path')?.textContent === p)", grpc_path)
+        cell = page.evaluate("p => { const r = [...document.querySelectorAll('flow-list .flow-row[data-id]')]"
+                             ".find(r => r.querySelector('.c-path')?.textContent === p);"
+                             " return [r.querySelector('.c-status').textContent, r.className]; }", grpc_path)
+        checks.result("grpc-status-in-list", cell[0] == "200 \u00b7 NOT_FOUND" and "s4xx" in cell[1], repr(cell))
+    except Exception as error:
+        checks.result("grpc-status-in-list", False, str(error).splitlines()[0])
 
     # A filter narrows the list to exactly the matching flows; an invalid one keeps the list.
     for path in ("/alpha/1", "/alpha/2", "/beta/1"):
