@@ -97,12 +97,14 @@ public struct ProtoSchema: Sendable {
             }
         }
         let prefix = package.isEmpty ? "" : package + "."
-        for block in messageBlocks { try readMessage(block, prefix: prefix) }
+        for block in messageBlocks { try readMessage(block, prefix: prefix, depth: 0) }
         for block in enumBlocks { try readEnum(block, prefix: prefix) }
         for block in serviceBlocks { try readService(block, prefix: prefix) }
     }
 
-    private mutating func readMessage(_ bytes: ArraySlice<UInt8>, prefix: String) throws(ProtoWireError) {
+    private mutating func readMessage(_ bytes: ArraySlice<UInt8>, prefix: String, depth: Int) throws(ProtoWireError) {
+        // Each level is a few bytes: a hostile file could otherwise nest deeper than the stack.
+        guard depth < Self.maxDepth else { throw ProtoWireError("message types nested more than \(Self.maxDepth) deep") }
         var name = ""
         var fieldBlocks: [ArraySlice<UInt8>] = []
         var nested: [ArraySlice<UInt8>] = []
@@ -132,7 +134,7 @@ public struct ProtoSchema: Sendable {
             fields[field.number] = field
         }
         messages[fullName] = Message(fields: fields, isMapEntry: isMapEntry)
-        for block in nested { try readMessage(block, prefix: fullName + ".") }
+        for block in nested { try readMessage(block, prefix: fullName + ".", depth: depth + 1) }
         for block in nestedEnums { try readEnum(block, prefix: fullName + ".") }
     }
 

@@ -147,6 +147,26 @@ import TestSupport
         #expect(try GRPCFlowInfo(json: info.json) == info)
     }
 
+    /// Message types nested 10,000 deep (3 bytes a level) are refused, not recursed into until
+    /// the stack runs out.
+    @Test func deeplyNestedTypesAreRefused() {
+        var message: [UInt8] = [0x0A, 0x01, 0x41]   // DescriptorProto { name: "A" }
+        for _ in 0..<10_000 { message = [0x1A] + Self.varint(message.count) + message }   // nested_type
+        let file = [0x22] + Self.varint(message.count) + message                          // message_type
+        let set = [0x0A] + Self.varint(file.count) + file
+        #expect(throws: ProtoWireError.self) { try ProtoSchema(descriptorSet: set) }
+    }
+
+    static func varint(_ value: Int) -> [UInt8] {
+        var value = value
+        var bytes: [UInt8] = []
+        while value >= 0x80 {
+            bytes.append(UInt8(value & 0x7F) | 0x80)
+            value >>= 7
+        }
+        return bytes + [UInt8(value)]
+    }
+
     @Test(arguments: [
         ([UInt8]("syntax = \"proto3\";".utf8), "not a FileDescriptorSet"),
         ([], "not a FileDescriptorSet: no file in it"),
