@@ -41,6 +41,12 @@ public struct GRPCFlowRecorder: Sendable {
     /// gRPC-Web text mode, per direction: the base64 undone before splitting.
     private var textDecoders: [GRPCMessageRecord.Direction: GRPCWebTextDecoder] = [:]
     private var encodings: [GRPCMessageRecord.Direction: GRPCEncoding] = [:]
+    /// Connect unary: each direction's body, held up to the splitter's hold limit, and its size.
+    private var unaryBodies: [GRPCMessageRecord.Direction: (held: [UInt8], size: Int)] = [:]
+    /// The messages are JSON (`+json`, Connect's `application/json`), not protobuf.
+    private let jsonCodec: Bool
+    /// The response's HTTP status (Connect unary: 200 carries a message, anything else an error).
+    private var httpStatus: Int?
     private var statusInHead = false
     private var sawResponseBody = false
     private var sawTrailers = false
@@ -51,21 +57,40 @@ public struct GRPCFlowRecorder: Sendable {
         wireFormat(contentType: contentType) == .grpc
     }
 
-    /// The gRPC wire a `Content-Type` names: gRPC's own, or gRPC-Web's binary
+    /// The framed wire a `Content-Type` names: gRPC's own, gRPC-Web's binary
     /// (`application/grpc-web`, `+proto`, `+json`…) or text (`application/grpc-web-text…`) mode
-    /// (PROTOCOL-WEB.md); nil for anything else.
+    /// (PROTOCOL-WEB.md), or Connect streaming (`application/connect+proto`…); nil for anything
+    /// else (a Connect unary call is told by its header too: `isConnectUnary`).
     public static func wireFormat(contentType: String?) -> GRPCWireFormat? {
-        // Every request with a body asks: most are not gRPC, and are turned away without a copy.
-        guard let contentType, contentType.utf8.prefix(16).elementsEqual("application/grpc".utf8, by: { $0 | 0x20 == $1 | 0x20 })
-        else { return nil }
-        guard let type = contentType.lowercased().split(separator: ";").first?.trimmingCharacters(in: .whitespaces)
-        else { return nil }
-        for format in [GRPCWireFormat.grpc, .grpcWeb, .grpcWebText] {
-            let base = format.contentType
-            if type == base || (type.hasPrefix(base) && type.dropFirst(base.count).first == "+") { return format }
+        // Every request with a body asks: compared in place, without a copy.
+        guard let contentType else { return nil }
+        let media = mediaType(contentType)
+        for format in [GRPCWireFormat.grpc, .grpcWeb, .grpcWebText, .connect] {
+            let base = format.contentType.utf8
+            guard media.count >= base.count, media.prefix(base.count).elementsEqual(base, by: Self.sameLetter) else { continue }
+            if media.count == base.count || media.dropFirst(base.count).first == UInt8(ascii: "+") { return format }
         }
         return nil
     }
+
+    /// Whether a request with this content type and a `Connect-Protocol-Version` header is a
+    /// Connect unary call: `application/proto` or `application/json` (connectrpc.com/docs/protocol).
+    public static func isConnectUnary(contentType: String?) -> Bool {
+        guard let contentType else { return false }
+        let media = mediaType(contentType)
+        return media.elementsEqual("application/proto".utf8, by: sameLetter) || media.elementsEqual("application/json".utf8, by: sameLetter)
+    }
+
+    /// The media type of a content type: before any `;`, without surrounding spaces.
+    private static func mediaType(_ contentType: String) -> Substring.UTF8View {
+        var media = contentType.utf8[...]
+        if let semicolon = media.firstIndex(of: UInt8(ascii: ";")) { media = media[..<semicolon] }
+        while let first = media.first, first == 0x20 || first == 0x09 { media = media.dropFirst() }
+        while let last = media.last, last == 0x20 || last == 0x09 { media = media.dropLast() }
+        return Substring(media).utf8
+    }
+
+    private static func sameLetter(_ a: UInt8, _ b: UInt8) -> Bool { a | 0x20 == b | 0x20 }
 
     /// Starts the record of one call.
     /// - Parameters:
@@ -86,23 +111,41 @@ public struct GRPCFlowRecorder: Sendable {
         let grpcPath = GRPCPath(path)
         info = GRPCFlowInfo(service: grpcPath?.service, method: grpcPath?.method)
         info.wireProtocol = format == .grpc ? nil : format.rawValue
-        let web = format != .grpc
-        splitters = [.request: GRPCMessageSplitter(limits: limits.splitter, web: web),
-                     .response: GRPCMessageSplitter(limits: limits.splitter, web: web)]
+        jsonCodec = Self.value("content-type", in: requestHeaders).map { Self.mediaType($0).elementsEqual("application/json".utf8, by: Self.sameLetter)
+            || String(decoding: Self.mediaType($0), as: UTF8.self).lowercased().hasSuffix("+json") } ?? false
+        if format == .connectUnary {
+            splitters = [:]
+            unaryBodies = [.request: ([], 0), .response: ([], 0)]
+        } else {
+            splitters = [.request: GRPCMessageSplitter(limits: limits.splitter, closingFlag: format.closingFlag),
+                         .response: GRPCMessageSplitter(limits: limits.splitter, closingFlag: format.closingFlag)]
+        }
         if format == .grpcWebText {
             textDecoders = [.request: GRPCWebTextDecoder(), .response: GRPCWebTextDecoder()]
         }
-        if let value = Self.value("grpc-encoding", in: requestHeaders) {
+        if let value = Self.value(Self.encodingHeader(format), in: requestHeaders) {
             info.encoding = GRPCEncoding(header: value).rawValue
             encodings[.request] = GRPCEncoding(header: value)
+        }
+    }
+
+    /// Where a format names its messages' compression: `grpc-encoding`; Connect streaming's
+    /// `connect-content-encoding`; a Connect unary body's HTTP `content-encoding`.
+    private static func encodingHeader(_ format: GRPCWireFormat) -> String {
+        switch format {
+        case .connect: "connect-content-encoding"
+        case .connectUnary: "content-encoding"
+        default: "grpc-encoding"
         }
     }
 
     /// The next chunk of the request body.
     public mutating func requestBody(_ chunk: [UInt8]) { body(chunk, .request) }
 
-    /// The response head: its `grpc-encoding`, and the status when it is a Trailers-Only response.
-    public mutating func responseHead(headers: [(name: String, value: String)]) {
+    /// The response head: its `grpc-encoding`, and the status when it is a Trailers-Only response;
+    /// `status`, the HTTP status, decides a Connect unary call's outcome.
+    public mutating func responseHead(headers: [(name: String, value: String)], status: Int? = nil) {
+        httpStatus = status
         if format != .grpc {
             // gRPC-Web: the response says its own mode (a text request may be answered either way).
             switch Self.wireFormat(contentType: Self.value("content-type", in: headers)) {
@@ -111,11 +154,11 @@ public struct GRPCFlowRecorder: Sendable {
             default: break
             }
         }
-        if let value = Self.value("grpc-encoding", in: headers) {
+        if let value = Self.value(Self.encodingHeader(format), in: headers) {
             info.responseEncoding = GRPCEncoding(header: value).rawValue
             encodings[.response] = GRPCEncoding(header: value)
         }
-        statusInHead = status(from: headers)
+        statusInHead = self.status(from: headers)
     }
 
     /// The next chunk of the response body.
@@ -132,6 +175,7 @@ public struct GRPCFlowRecorder: Sendable {
 
     /// Ends both bodies (recording a message either cut short) and returns the record.
     public mutating func finish() -> GRPCFlowInfo {
+        if format == .connectUnary { finishUnary() }
         for direction in [GRPCMessageRecord.Direction.request, .response] {
             if var decoder = textDecoders[direction], let note = decoder.finish() {
                 info.notes.append("\(direction.rawValue): \(note)")
@@ -148,6 +192,13 @@ public struct GRPCFlowRecorder: Sendable {
     }
 
     private mutating func body(_ chunk: [UInt8], _ direction: GRPCMessageRecord.Direction) {
+        if var unary = unaryBodies[direction] {
+            let room = limits.splitter.heldBytes - unary.held.count
+            if room > 0 { unary.held += chunk.prefix(room) }
+            unary.size += chunk.count
+            unaryBodies[direction] = unary
+            return
+        }
         guard var splitter = splitters[direction] else { return }
         var bytes = chunk
         if var decoder = textDecoders[direction] {
@@ -203,7 +254,15 @@ public struct GRPCFlowRecorder: Sendable {
         let firstBytes = wire.bytes.prefix(limits.splitter.keptBytes)
         var messageType: String?
         var typed: JSONValue?
-        if let schema, let schemaMethod, let whole = payload, wire.isComplete, wire.isHeld {
+        if jsonCodec {
+            // JSON messages (`+json`): shown as the JSON they are; a protobuf decoding would be noise.
+            if let whole = payload, wire.isComplete, wire.isHeld {
+                if let value = try? JSONDecoder().decode(JSONValue.self, from: Data(whole)) { typed = value } else {
+                    notes.append("not JSON, though the content type says so")
+                }
+            }
+            payload = nil
+        } else if let schema, let schemaMethod, let whole = payload, wire.isComplete, wire.isHeld {
             let type = direction == .request ? schemaMethod.input : schemaMethod.output
             messageType = type
             if whole.count > limits.decoder.maxInputBytes {
@@ -225,7 +284,8 @@ public struct GRPCFlowRecorder: Sendable {
     }
 
     /// gRPC-Web's trailers frame: `name:value` lines ending in CRLF, as an HTTP/1 header block
-    /// (PROTOCOL-WEB.md), read for `grpc-status` and `grpc-message`.
+    /// (PROTOCOL-WEB.md), read for `grpc-status` and `grpc-message`. Connect's end-of-stream
+    /// message: JSON, `{"error": {"code", "message"}, "metadata"}`, no error meaning success.
     private mutating func recordTrailersFrame(_ wire: GRPCWireMessage, _ direction: GRPCMessageRecord.Direction) {
         guard direction == .response, wire.isHeld, wire.isComplete, !wire.compressed else {
             let why = direction == .request ? "in the request"
@@ -234,6 +294,10 @@ public struct GRPCFlowRecorder: Sendable {
             return
         }
         sawTrailers = true
+        if format == .connect {
+            connectOutcome(wire.bytes, what: "end-of-stream message")
+            return
+        }
         let text = String(decoding: wire.bytes, as: UTF8.self)
         let fields = text.split(whereSeparator: { $0 == "\r\n" || $0 == "\n" || $0 == "\r" }).compactMap { line in
             line.firstIndex(of: ":").map { colon in
@@ -242,6 +306,75 @@ public struct GRPCFlowRecorder: Sendable {
             }
         }
         if !status(from: fields) { info.notes.append("response: trailers frame without grpc-status") }
+    }
+
+    /// A Connect unary call at its end: one message each way, the response's only when its HTTP
+    /// status is 200; any other status comes with a JSON error saying the code and message.
+    private mutating func finishUnary() {
+        for direction in [GRPCMessageRecord.Direction.request, .response] {
+            guard let body = unaryBodies[direction] else { continue }
+            unaryBodies[direction] = nil
+            if direction == .response, httpStatus != 200 {
+                guard let status = httpStatus else { continue }
+                var bytes = body.held
+                if let encoding = encodings[.response], encoding != .identity,
+                   let output = decompressor.decompress(bytes, encoding: encoding, outputLimit: limits.decompressedBytes) {
+                    bytes = output.bytes
+                }
+                connectOutcome(bytes, what: "HTTP \(status) answer")
+                if info.status == nil { info.status = Self.connectCode(httpStatus: status) }
+                continue
+            }
+            if direction == .response { info.status = 0 }
+            // An empty request body is an empty message (every field at its default), still a message.
+            let encoding = encodings[direction] ?? .identity
+            record(GRPCWireMessage(compressed: encoding != .identity, length: body.size, received: body.size,
+                                   bytes: body.held, isHeld: body.size <= limits.splitter.heldBytes), direction)
+        }
+    }
+
+    /// Reads a Connect error or end-of-stream JSON for the call's status and message.
+    private mutating func connectOutcome(_ bytes: [UInt8], what: String) {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else {
+            info.notes.append("response: the \(what) is not a JSON object")
+            return
+        }
+        // An end-of-stream message holds it under "error"; a unary answer is the error itself.
+        let error = format == .connect ? object["error"] as? [String: Any] : object
+        guard let error else {
+            info.status = 0
+            return
+        }
+        let code = error["code"] as? String ?? ""
+        info.status = Self.connectCodes[code]
+        info.message = error["message"] as? String
+        if info.status == nil { info.notes.append("response: Connect error code \"\(code)\" is not one of the 16") }
+    }
+
+    /// Connect's error codes (connectrpc.com/docs/protocol#error-codes) as gRPC's numbers.
+    static let connectCodes: [String: Int] = [
+        "canceled": 1, "unknown": 2, "invalid_argument": 3, "deadline_exceeded": 4, "not_found": 5,
+        "already_exists": 6, "permission_denied": 7, "resource_exhausted": 8, "failed_precondition": 9,
+        "aborted": 10, "out_of_range": 11, "unimplemented": 12, "internal": 13, "unavailable": 14,
+        "data_loss": 15, "unauthenticated": 16,
+    ]
+
+    /// The code Connect's spec implies for an HTTP status whose body had no error code.
+    private static func connectCode(httpStatus: Int) -> Int {
+        switch httpStatus {
+        case 400: 3
+        case 401: 16
+        case 403: 7
+        case 404: 12
+        case 408: 4
+        case 409: 10
+        case 412: 9
+        case 413: 8
+        case 429, 502, 503, 504: 14
+        case 499: 1
+        case 501: 12
+        default: 2
+        }
     }
 
     private static func value(_ name: String, in headers: [(name: String, value: String)]) -> String? {

@@ -21,8 +21,9 @@ public struct GRPCMessageSplitter: Sendable {
     }
 
     public let limits: Limits
-    /// gRPC-Web framing: a flag byte may also be 0x80 or 0x81, a trailers frame.
-    public let web: Bool
+    /// The flag bit of a closing frame: gRPC-Web's trailers (0x80), Connect's end of stream (0x02);
+    /// nil for gRPC, whose flag byte is only 0 or 1.
+    public let closingFlag: UInt8?
     /// Why splitting stopped, if it did.
     public private(set) var error: GRPCSplitError?
     /// Body bytes consumed so far.
@@ -31,9 +32,9 @@ public struct GRPCMessageSplitter: Sendable {
     private var prefix: [UInt8] = []
     private var current: GRPCWireMessage?
 
-    public init(limits: Limits = Limits(), web: Bool = false) {
+    public init(limits: Limits = Limits(), closingFlag: UInt8? = nil) {
         self.limits = limits
-        self.web = web
+        self.closingFlag = closingFlag
     }
 
     /// Consumes the next chunk of the body.
@@ -64,7 +65,7 @@ public struct GRPCMessageSplitter: Sendable {
                 }
                 continue
             }
-            if prefix.isEmpty, chunk[index] & (web ? 0x7E : 0xFE) != 0 {
+            if prefix.isEmpty, chunk[index] & ~(1 | (closingFlag ?? 0)) != 0 {
                 error = .invalidFlag(chunk[index], offset: offset + index)
                 break
             }
@@ -73,7 +74,8 @@ public struct GRPCMessageSplitter: Sendable {
             guard prefix.count == 5 else { continue }
             let length = prefix[1...4].reduce(0) { $0 << 8 | Int($1) }
             let message = GRPCWireMessage(compressed: prefix[0] & 1 == 1, length: length, received: 0, bytes: [],
-                                          isHeld: length <= limits.heldBytes, isTrailers: prefix[0] & 0x80 != 0)
+                                          isHeld: length <= limits.heldBytes,
+                                          isTrailers: closingFlag.map { prefix[0] & $0 != 0 } ?? false)
             prefix.removeAll(keepingCapacity: true)
             if length == 0 {
                 completed.append(message)

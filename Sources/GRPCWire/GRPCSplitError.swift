@@ -1,7 +1,7 @@
 /// Why a gRPC body could not be split further.
 public enum GRPCSplitError: Error, Sendable, Equatable {
-    /// The flag byte at `offset` is neither 0 nor 1 (gRPC-Web: nor 0x80 or 0x81): not gRPC framing
-    /// (or out of step).
+    /// The flag byte at `offset` is neither 0 nor 1 (nor, with the closing flag of gRPC-Web or
+    /// Connect, that bit set too): not gRPC framing (or out of step).
     case invalidFlag(UInt8, offset: Int)
     /// The body ended inside a 5-byte prefix, after `bytes` of it.
     case truncatedPrefix(bytes: Int)

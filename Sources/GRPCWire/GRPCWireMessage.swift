@@ -7,7 +7,8 @@
 public struct GRPCWireMessage: Sendable, Equatable {
     /// The Compressed-Flag: the message is coded with the direction's `grpc-encoding`.
     public var compressed: Bool
-    /// gRPC-Web: this frame holds the trailers (`name:value` lines), not a message.
+    /// gRPC-Web: this frame holds the trailers (`name:value` lines); Connect: the end-of-stream
+    /// JSON. Not a message either way.
     public var isTrailers = false
     /// The Message-Length the prefix declared.
     public var length: Int

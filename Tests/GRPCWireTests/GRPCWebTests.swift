@@ -40,14 +40,14 @@ import Testing
     /// Only gRPC-Web framing allows the trailers bit; gRPC's own stops at it.
     @Test func theSplitterTakesTheTrailersFlagOnlyForGRPCWeb() {
         let body = Self.frame(Self.message("a", 1)) + Self.trailers("grpc-status: 0\r\n")
-        var web = GRPCMessageSplitter(web: true)
+        var web = GRPCMessageSplitter(closingFlag: 0x80)
         let frames = web.feed(body)
         #expect(frames.map(\.isTrailers) == [false, true])
         #expect(web.error == nil)
         var grpc = GRPCMessageSplitter()
         #expect(grpc.feed(body).count == 1)
         #expect(grpc.error == .invalidFlag(0x80, offset: 10))
-        var wrong = GRPCMessageSplitter(web: true)
+        var wrong = GRPCMessageSplitter(closingFlag: 0x80)
         _ = wrong.feed([0x40, 0, 0, 0, 0])
         #expect(wrong.error == .invalidFlag(0x40, offset: 0))
     }

@@ -69,16 +69,17 @@ final class FilterMatchTests: XCTestCase {
         let directory = TemporaryDirectory()
         let store = try StoreFixtures.store(in: directory, flows: [
             call("grpc-ok", "application/grpc", 0), call("web-fail", "application/grpc-web+proto", 5),
-            call("cut-short", "Application/GRPC+proto", nil), StoreFixtures.flows[0],
+            call("cut-short", "Application/GRPC+proto", nil), call("connect-unary", "application/proto", 0),
+            call("connect-stream", "application/connect+json", nil), StoreFixtures.flows[0],
         ])
         defer { store.close() }
         func ids(_ expression: String) throws -> [String] {
             try store.flows(filter: try FilterExpression(parsing: expression), limit: 100).flows.map(\.id).sorted()
         }
-        XCTAssertEqual(try ids("~grpc"), ["cut-short", "grpc-ok", "web-fail"])
+        XCTAssertEqual(try ids("~grpc"), ["connect-stream", "connect-unary", "cut-short", "grpc-ok", "web-fail"])
         XCTAssertEqual(try ids("~gs 5"), ["web-fail"])
-        XCTAssertEqual(try ids("~gs 0"), ["grpc-ok"])
-        XCTAssertEqual(try ids("~grpc & !~gs 0"), ["cut-short", "web-fail"])
+        XCTAssertEqual(try ids("~gs 0"), ["connect-unary", "grpc-ok"])
+        XCTAssertEqual(try ids("~grpc & !~gs 0"), ["connect-stream", "cut-short", "web-fail"])
         XCTAssertEqual(try store.summary(id: "web-fail")?.grpcStatus, 5)
         XCTAssertNil(try store.summary(id: "cut-short")?.grpcStatus)
         XCTAssertNil(try store.summary(id: "get-json")?.grpcStatus)

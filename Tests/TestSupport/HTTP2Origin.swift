@@ -20,6 +20,8 @@ public final class HTTP2Origin {
         case misbehaving
         /// `Resources/grpcweb_origin.py`: sonora's gRPC-Web server under hypercorn (h2 and HTTP/1.1).
         case grpcWeb
+        /// `Resources/connect_origin.py`: connect-python's Connect server under hypercorn (h2 and HTTP/1.1).
+        case connect
         public var description: String { rawValue }
     }
 
@@ -58,15 +60,16 @@ public final class HTTP2Origin {
                 process.arguments = ["--address=127.0.0.1", "-d", documentRoot, "\(chosen)", keyPath, certPath]
                 return process
             }
-        case .hypercornBoth, .hypercornHTTP1, .hypercornCleartext, .misbehaving, .grpcWeb:
+        case .hypercornBoth, .hypercornHTTP1, .hypercornCleartext, .misbehaving, .grpcWeb, .connect:
             process = Process()
             process.standardInput = stdin
             let stdout = Pipe()
             process.standardOutput = stdout
             process.standardError = FileHandle.nullDevice
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = kind == .misbehaving || kind == .grpcWeb
-                ? ["python3", Self.resource(kind == .grpcWeb ? "grpcweb_origin.py" : "h2bad.py"), certPath, keyPath]
+            let script = [Kind.misbehaving: "h2bad.py", .grpcWeb: "grpcweb_origin.py", .connect: "connect_origin.py"][kind]
+            process.arguments = script != nil
+                ? ["python3", Self.resource(script ?? ""), certPath, keyPath]
                 : ["python3", Self.resource("h2origin.py"), certPath, keyPath,
                    kind == .hypercornBoth ? "h2,http/1.1" : kind == .hypercornCleartext ? "cleartext" : "http/1.1"]
                     + (clientCA.map { [$0] } ?? [])
@@ -74,7 +77,7 @@ public final class HTTP2Origin {
             let line = stdout.fileHandleForReading.readLine()
             guard let chosen = Int(line) else {
                 process.terminate()
-                throw TestFailure("the \(kind) origin did not print its port (got \"\(line)\"); are hypercorn and h2 (and for grpcWeb, sonora) installed?")
+                throw TestFailure("the \(kind) origin did not print its port (got \"\(line)\"); are hypercorn and h2 (and for grpcWeb, sonora; for connect, connect-python) installed?")
             }
             port = chosen
         }

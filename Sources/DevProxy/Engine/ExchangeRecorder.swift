@@ -23,7 +23,7 @@ final class ExchangeRecorder {
     private(set) var requestTrailers = HTTPFields()
     private(set) var responseTrailers = HTTPFields()
     /// The gRPC view (service, method, status, each message decoded) when asked for and the
-    /// request's content type is `application/grpc…` or gRPC-Web's `application/grpc-web…`.
+    /// request is gRPC (`application/grpc…`), gRPC-Web (`application/grpc-web…`) or Connect (`application/connect+…`, or `application/proto`|`json` with `Connect-Protocol-Version`).
     private(set) var grpc: GRPCFlowRecorder?
     /// When the request began to go upstream: the exchange's start unless the leg says later.
     var sendStarted: Date
@@ -46,7 +46,13 @@ final class ExchangeRecorder {
         sendStarted = started
         let contentType = lowercaseNames ? request.fields.first { $0.name == "content-type" }?.value
             : request.fields["content-type"]
-        if grpcView, let format = GRPCFlowRecorder.wireFormat(contentType: contentType) {
+        var format = GRPCFlowRecorder.wireFormat(contentType: contentType)
+        if format == nil, GRPCFlowRecorder.isConnectUnary(contentType: contentType),
+           (lowercaseNames ? request.fields.first { $0.name == "connect-protocol-version" }?.value
+                : request.fields["connect-protocol-version"]) != nil {
+            format = .connectUnary
+        }
+        if grpcView, let format {
             grpc = GRPCFlowRecorder(path: request.path ?? "",
                                     requestHeaders: request.fields.map { ($0.name, $0.value) }, format: format,
                                     decompressor: GRPCContentDecompressor(), schema: protoSchema)
@@ -73,7 +79,7 @@ final class ExchangeRecorder {
     func recordResponseHead(_ response: HTTPResponse) {
         self.response = response
         responseStarted = Date()
-        grpc?.responseHead(headers: response.fields.map { ($0.name, $0.value) })
+        grpc?.responseHead(headers: response.fields.map { ($0.name, $0.value) }, status: response.status)
     }
 
     /// A response head that replaces the recorded one without marking a start: DevProxy's own

@@ -37,7 +37,10 @@ extension FilterExpression {
         case .error:
             return FilterSQL(sql: "f.error_kind IS NOT NULL", bindings: [])
         case .grpc:
-            return FilterSQL(sql: "f.request_content_type LIKE 'application/grpc%'", bindings: [])
+            // By content type (a call cut short has no status), or by its status (a Connect unary
+            // call's content type is plain `application/proto` or `json`).
+            return FilterSQL(sql: "(f.request_content_type LIKE 'application/grpc%' OR f.request_content_type LIKE "
+                             + "'application/connect%' OR f.grpc_status IS NOT NULL)", bindings: [])
         case .grpcStatus(let code):
             return FilterSQL(sql: "f.grpc_status IS ?", bindings: [.integer(Int64(code))])
         case .websocket:

@@ -24,7 +24,7 @@ public indirect enum FilterExpression: Sendable, Equatable {
     case error
     /// `~websocket`
     case websocket
-    /// `~grpc`: a gRPC or gRPC-Web call (by its request's content type).
+    /// `~grpc`: a gRPC, gRPC-Web or Connect call (by its request's content type, or its status).
     case grpc
     /// `~gs 5`: a gRPC call's `grpc-status`.
     case grpcStatus(Int)

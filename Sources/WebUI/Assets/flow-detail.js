@@ -254,7 +254,8 @@ function webSocketView(messages) {
 }
 
 function grpcView(grpc) {
-    const wire = { "grpc-web": "gRPC-Web", "grpc-web-text": "gRPC-Web, text (base64)" }[grpc.protocol] ?? "gRPC";
+    const wire = { "grpc-web": "gRPC-Web", "grpc-web-text": "gRPC-Web, text (base64)", "connect": "Connect, streaming",
+        "connect-unary": "Connect, unary" }[grpc.protocol] ?? "gRPC";
     const facts = definitionList([["Protocol", wire], ["Service", grpc.service], ["Method", grpc.method], ["Status", grpc.status],
         ["Message", grpc.message], ["Encoding", grpc.encoding], ["Response encoding", grpc.response_encoding],
         ["Messages", `${grpc.request_messages} sent, ${grpc.response_messages} received`],

@@ -3,7 +3,7 @@ import GRPCWire
 
 /// The gRPC splitter and the schema-less protobuf decoder on arbitrary bytes. Never a trap; the
 /// splitter yields the same messages whether the body arrives at once, a byte at a time or in
-/// 7-byte pieces (gRPC and gRPC-Web framing), and so does gRPC-Web's base64 text decoder; the
+/// 7-byte pieces (gRPC, gRPC-Web and Connect framing), and so does gRPC-Web's base64 text decoder; the
 /// decoding respects its field cap and reads back from its own JSON. The bytes are also read as a
 /// descriptor set (`--proto`) and decoded with a fixed schema and with whatever schema they
 /// describe.
@@ -68,9 +68,11 @@ private func fuzzGRPC(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         fatalError("a message kept more bytes than the limits allow")
     }
 
-    let webWhole = split(bytes, step: max(1, size), web: true)
-    if split(bytes, step: 1, web: true) != webWhole || split(bytes, step: 7, web: true) != webWhole {
-        fatalError("gRPC-Web splitting depends on chunk sizes")
+    for closing: UInt8 in [0x80, 0x02] {   // gRPC-Web's trailers frame, Connect's end of stream
+        let closedWhole = split(bytes, step: max(1, size), closingFlag: closing)
+        if split(bytes, step: 1, closingFlag: closing) != closedWhole || split(bytes, step: 7, closingFlag: closing) != closedWhole {
+            fatalError("gRPC-Web or Connect splitting depends on chunk sizes")
+        }
     }
     var textWhole = GRPCWebTextDecoder()
     let textOut = textWhole.feed(bytes)
@@ -101,8 +103,8 @@ private struct Split: Equatable {
     var error: GRPCSplitError?
 }
 
-private func split(_ bytes: [UInt8], step: Int, web: Bool = false) -> Split {
-    var splitter = GRPCMessageSplitter(limits: splitterLimits, web: web)
+private func split(_ bytes: [UInt8], step: Int, closingFlag: UInt8? = nil) -> Split {
+    var splitter = GRPCMessageSplitter(limits: splitterLimits, closingFlag: closingFlag)
     var messages: [GRPCWireMessage] = []
     var offset = 0
     while offset < bytes.count {
