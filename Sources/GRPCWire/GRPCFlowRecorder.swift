@@ -111,8 +111,11 @@ public struct GRPCFlowRecorder: Sendable {
         let grpcPath = GRPCPath(path)
         info = GRPCFlowInfo(service: grpcPath?.service, method: grpcPath?.method)
         info.wireProtocol = format == .grpc ? nil : format.rawValue
-        jsonCodec = Self.value("content-type", in: requestHeaders).map { Self.mediaType($0).elementsEqual("application/json".utf8, by: Self.sameLetter)
-            || String(decoding: Self.mediaType($0), as: UTF8.self).lowercased().hasSuffix("+json") } ?? false
+        jsonCodec = Self.value("content-type", in: requestHeaders).map { type in
+            let media = Self.mediaType(type)
+            return media.elementsEqual("application/json".utf8, by: Self.sameLetter)
+                || media.reversed().starts(with: "+json".utf8.reversed(), by: Self.sameLetter)
+        } ?? false
         if format == .connectUnary {
             splitters = [:]
             unaryBodies = [.request: ([], 0), .response: ([], 0)]

@@ -44,19 +44,23 @@ final class ExchangeRecorder {
         requestCapture = BodyCapture(limit: bodyLimit, spool: spool)
         responseCapture = BodyCapture(limit: bodyLimit, spool: spool)
         sendStarted = started
-        let contentType = lowercaseNames ? request.fields.first { $0.name == "content-type" }?.value
-            : request.fields["content-type"]
-        var format = GRPCFlowRecorder.wireFormat(contentType: contentType)
-        if format == nil, GRPCFlowRecorder.isConnectUnary(contentType: contentType),
-           (lowercaseNames ? request.fields.first { $0.name == "connect-protocol-version" }?.value
-                : request.fields["connect-protocol-version"]) != nil {
-            format = .connectUnary
-        }
-        if grpcView, let format {
+        if grpcView, let format = Self.wireFormat(of: request, lowercaseNames: lowercaseNames) {
             grpc = GRPCFlowRecorder(path: request.path ?? "",
                                     requestHeaders: request.fields.map { ($0.name, $0.value) }, format: format,
                                     decompressor: GRPCContentDecompressor(), schema: protoSchema)
         }
+    }
+
+    /// The gRPC wire `request` uses, if any: by its content type, a Connect unary call by its
+    /// `Connect-Protocol-Version` too.
+    private static func wireFormat(of request: HTTPRequest, lowercaseNames: Bool) -> GRPCWireFormat? {
+        func field(_ name: String) -> String? {
+            lowercaseNames ? request.fields.first { $0.name == name }?.value : request.fields[name]
+        }
+        let contentType = field("content-type")
+        if let format = GRPCFlowRecorder.wireFormat(contentType: contentType) { return format }
+        return GRPCFlowRecorder.isConnectUnary(contentType: contentType) && field("connect-protocol-version") != nil
+            ? .connectUnary : nil
     }
 
     /// A gRPC call proper (not gRPC-Web): it needs HTTP/2 end to end, and its failures are

@@ -98,24 +98,15 @@ struct FilterParser {
         guard known else {
             throw FilterSyntaxError(column: token.column, reason: "unknown filter '~\(name)'")
         }
+        let what = name == "c" ? "a status code" : name == "gs" ? "a gRPC status code"
+            : ["persona", "signer", "verdict"].contains(name) ? "a name" : "a pattern"
         guard case .text(let value, _) = current.kind else {
-            let what = name == "c" ? "a status code" : name == "gs" ? "a gRPC status code"
-                : ["persona", "signer", "verdict"].contains(name) ? "a name" : "a pattern"
             throw FilterSyntaxError(column: current.column, reason: "expected \(what) after '~\(name)'")
         }
         let argument = advance()
         switch name {
-        case "c":
-            guard let code = Int(value), value.allSatisfy(\.isASCII), (0...999).contains(code) else {
-                throw FilterSyntaxError(column: argument.column, reason: "'~c' needs a status code, not '\(value)'")
-            }
-            return .status(code)
-        case "gs":
-            // grpc-status codes are 0–16 (GRPCStatus); a server may send others.
-            guard let code = Int(value), value.allSatisfy(\.isASCII), (0...999).contains(code) else {
-                throw FilterSyntaxError(column: argument.column, reason: "'~gs' needs a gRPC status code, not '\(value)'")
-            }
-            return .grpcStatus(code)
+        case "c": return .status(try Self.code(value, argument, filter: name, what: what))
+        case "gs": return .grpcStatus(try Self.code(value, argument, filter: name, what: what))
         case "persona": return .persona(value)
         case "signer": return .signer(value)
         case "verdict": return .verdict(value)
@@ -123,6 +114,16 @@ struct FilterParser {
             // `known` above guarantees a field.
             return .matches(FilterField(rawValue: name) ?? .url, pattern: try Self.checked(value, argument))
         }
+    }
+
+    /// A status code argument (`~c`, `~gs`): ASCII digits, 0…999. grpc-status codes are 0–16
+    /// (GRPCStatus), but a server may send others.
+    private static func code(_ value: String, _ token: FilterToken, filter: String,
+                             what: String) throws(FilterSyntaxError) -> Int {
+        guard let code = Int(value), value.allSatisfy(\.isASCII), (0...999).contains(code) else {
+            throw FilterSyntaxError(column: token.column, reason: "'~\(filter)' needs \(what), not '\(value)'")
+        }
+        return code
     }
 
     /// `pattern` when it compiles as a regular expression.

@@ -71,13 +71,11 @@ extension HTTP2ProxyConnection {
     /// A request head arrived: record it, then answer it here or send it to the origin.
     private func startExchange(stream: Int32, head: HTTP2HeaderBlock, endStream: Bool) {
         let request = HTTPRequest(head)
-        let url: String
-        if let originAuthority {
-            url = "\(cleartext ? "http" : "https")://\(originAuthority)\(request.path ?? "")"
-        } else {
-            let authority = request.authority ?? (port == 443 ? host : "\(host):\(port)")
-            url = "\(request.scheme ?? (cleartext ? "http" : "https"))://\(authority)\(request.path ?? "")"
-        }
+        // A reverse listener's flows name its origin; elsewhere the URL is the one the client asked for.
+        let ownScheme = cleartext ? "http" : "https"
+        let scheme = originAuthority == nil ? request.scheme ?? ownScheme : ownScheme
+        let authority = originAuthority ?? request.authority ?? (port == 443 ? host : "\(host):\(port)")
+        let url = "\(scheme)://\(authority)\(request.path ?? "")"
         let draft = context.draft(host: host, port: port,
                                   request: Flow.Request(request, url: url, httpVersion: "HTTP/2",
                                                         redact: context.configuration.redactHeaders),
