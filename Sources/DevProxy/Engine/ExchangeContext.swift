@@ -43,6 +43,15 @@ final class ExchangeContext {
     func sendToClient(_ bytes: [UInt8]) {
         try? client.stream.write(bytes)
     }
+
+    /// Sends the client DevProxy's own error answer (`ErrorResponse.answer`) and records it as
+    /// the flow's response; the caller records the failure itself (`draft.fail`).
+    func sendError(status: Int, detail: String, kind: FlowErrorKind, draft: inout FlowDraft) {
+        let (bytes, response) = ErrorResponse.answer(status: status, detail: detail, kind: kind,
+                                                     bodyLimit: configuration.bodyLimit)
+        draft.flow.response = response
+        sendToClient(bytes)
+    }
 }
 
 /// Where a request goes: scheme, host, port and the origin-form target to send upstream.

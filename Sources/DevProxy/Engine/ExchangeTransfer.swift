@@ -175,7 +175,7 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
             // The head went upstream but nothing came back yet: the client still gets an answer.
             let message = "the request body is malformed: \(error.error.reason)"
             draft.fail(.badRequest, message)
-            context.sendToClient(ErrorResponse.bytes(status: error.error.status, detail: message))
+            context.sendError(status: error.error.status, detail: message, kind: .badRequest, draft: &draft)
         default:
             leg.failureBeforeResponse(error, sending: sending).answer(context, draft: &draft)
         }

@@ -97,7 +97,7 @@ struct HTTPExchange {
         if head.headers["Upgrade"] != nil {
             let message = "upstream \(target) speaks only HTTP/2, which cannot carry an HTTP/1.1 Upgrade (WebSocket)"
             draft.fail(.protocolMismatch, message)
-            context.sendToClient(ErrorResponse.bytes(status: 502, detail: message))
+            context.sendError(status: 502, detail: message, kind: .protocolMismatch, draft: &draft)
             return false
         }
         let leg: HTTP2OriginLeg
@@ -105,7 +105,7 @@ struct HTTPExchange {
             leg = try HTTP2OriginLeg(upstream: upstream, destination: destination)
         } catch {
             draft.fail(.badRequest, "\(error)")
-            context.sendToClient(ErrorResponse.bytes(status: 400, detail: "\(error)"))
+            context.sendError(status: 400, detail: "\(error)", kind: .badRequest, draft: &draft)
             return false
         }
         return send(leg, request: request, recorder: recorder, draft: &draft, resending: false).0
@@ -161,7 +161,7 @@ struct HTTPExchange {
     private func answerConnectFailure(_ error: Error, draft: inout FlowDraft) {
         let (kind, status, message) = UpstreamFailure.describe(error, target: "\(destination.host):\(destination.port)")
         draft.fail(kind, message)
-        context.sendToClient(ErrorResponse.bytes(status: status, detail: message))
+        context.sendError(status: status, detail: message, kind: kind, draft: &draft)
     }
 
     /// After an early error the request body (if any) is still on its way; read it off so the

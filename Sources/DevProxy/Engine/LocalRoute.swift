@@ -100,8 +100,8 @@ public struct LocalResponse: Sendable {
     /// A refusal: `status`, a one-line text body that says why, and the flow's error.
     public static func refusal(status: Int, kind: FlowErrorKind, _ message: String) -> LocalResponse {
         LocalResponse(status: status,
-                      headers: [("Content-Type", "text/plain; charset=utf-8"), ("X-DevProxy-Error", kind.rawValue)],
-                      body: Array("\(status) \(ErrorResponse.reasonPhrase(status)): \(message)\n".utf8),
+                      headers: [("Content-Type", ErrorResponse.textPlain), ("X-DevProxy-Error", kind.rawValue)],
+                      body: ErrorResponse.body(status: status, detail: message),
                       error: (kind, message))
     }
 }

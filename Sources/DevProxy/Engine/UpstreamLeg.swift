@@ -117,6 +117,6 @@ struct LegFailure {
     /// Records the failure and sends the client its error response.
     func answer(_ context: ExchangeContext, draft: inout FlowDraft) {
         record(in: &draft)
-        context.sendToClient(ErrorResponse.bytes(status: status, detail: detail ?? message))
+        context.sendError(status: status, detail: detail ?? message, kind: kind, draft: &draft)
     }
 }

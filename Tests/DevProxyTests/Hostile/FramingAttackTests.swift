@@ -106,6 +106,7 @@ import TestSupport
         let flow = try #require(proxy.flows(count: 1).first, "\(attack.name): no flow recorded")
         #expect(flow.error?.kind == "bad_request", "\(attack.name): \(String(describing: flow.error))")
         #expect(flow.error?.message.contains(attack.reason) == true, "\(attack.name): \(String(describing: flow.error))")
+        expectOwnAnswer(flow, status: attack.status, kind: "bad_request", detail: attack.reason)
         #expect(proxy.sink.flows.count == 1, "\(attack.name): one refused request is one flow")
     }
 

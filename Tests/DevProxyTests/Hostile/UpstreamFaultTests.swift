@@ -56,6 +56,7 @@ import TestSupport
         let flow = try #require(proxy.flows(count: 1).first)
         #expect(flow.error?.kind == "upstream_bad_response", "\(fault.name): \(String(describing: flow.error))")
         #expect(flow.error?.message.contains(fault.reason) == true)
+        expectOwnAnswer(flow, status: 502, kind: "upstream_bad_response", detail: fault.reason)
         try expectStillServing(proxy)
     }
 
@@ -96,7 +97,8 @@ import TestSupport
         let second = try proxy.curl(["-X", method, "-w", "\n%{http_code}", "http://127.0.0.1:\(origin.port)/second"])
         #expect(second.stdout.hasSuffix("\(status)"), "\(second.output)")
         let flows = proxy.flows(count: 2)
-        #expect(flows.last?.response?.status == (method == "GET" ? 200 : nil))
+        // The POST's flow has the 502 the client got, not a response from the origin.
+        #expect(flows.last?.response?.status == status)
         #expect(flows.last?.server.retried == (method == "GET" ? true : nil))
         #expect(flows.first?.server.retried == nil)
         if method == "POST" {
@@ -117,7 +119,7 @@ import TestSupport
         #expect(result.stdout.hasSuffix("\n504"), "\(result.output)")
         #expect(result.stdout.contains("did not respond within 1 s"))
         #expect(elapsed < 4, "the 504 took \(elapsed) s with a 1 s upstream timeout")
-        #expect(proxy.flows(count: 1).first?.error?.kind == "upstream_timeout")
+        expectOwnAnswer(proxy.flows(count: 1).first, status: 504, kind: "upstream_timeout", detail: "did not respond within 1 s")
         try expectStillServing(proxy)
     }
 
@@ -140,7 +142,10 @@ import TestSupport
         let result = try proxy.curl(["-w", "\n%{http_code}", "http://127.0.0.1:\(closed)/x"])
         #expect(result.stdout.hasSuffix("\n502"), "\(result.output)")
         #expect(result.stdout.contains("connection refused"))
-        #expect(proxy.flows(count: 1).first?.error?.kind == "upstream_refused")
+        // The flow has the answer the client got, byte for byte.
+        let flow = proxy.flows(count: 1).first
+        expectOwnAnswer(flow, status: 502, kind: "upstream_refused", detail: "connection refused")
+        #expect(result.stdout.hasPrefix(flow?.response?.body?.text ?? "-"), "\(result.output)")
     }
 
     /// More bytes than Content-Length: the client gets exactly the declared body, and the
@@ -195,4 +200,20 @@ func expectStillServing(_ proxy: ProxyHarness, sourceLocation: SourceLocation = 
     let healthy = try ScriptedOrigin("HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\nhealthy")
     let result = try proxy.curl(["http://127.0.0.1:\(healthy.port)/ok"])
     #expect(result.stdout == "healthy", "the proxy stopped serving: \(result.output)", sourceLocation: sourceLocation)
+}
+
+/// `flow` records DevProxy's own answer as its response, as the client got it: `status`, the
+/// failure's kind in `X-DevProxy-Error`, and the one-line body `status reason: …` that contains
+/// `detail`.
+func expectOwnAnswer(_ flow: Flow?, status: Int, kind: String, detail: String,
+                     sourceLocation: SourceLocation = #_sourceLocation) {
+    let response = flow?.response
+    #expect(response?.status == status, "\(String(describing: flow))", sourceLocation: sourceLocation)
+    #expect(flow?.error?.kind == kind, "\(String(describing: flow?.error))", sourceLocation: sourceLocation)
+    #expect(response?.headers.contains(["X-DevProxy-Error", kind]) == true,
+            "\(String(describing: response?.headers))", sourceLocation: sourceLocation)
+    let text = response?.body?.text ?? ""
+    #expect(text.hasPrefix("\(status) ") && text.contains(detail) && text.hasSuffix("\n"), "\(text)",
+            sourceLocation: sourceLocation)
+    #expect(response?.body?.size == text.utf8.count, sourceLocation: sourceLocation)
 }

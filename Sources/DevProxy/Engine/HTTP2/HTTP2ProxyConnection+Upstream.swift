@@ -222,8 +222,8 @@ extension HTTP2ProxyConnection {
             try? session.submitResponse(stream: exchange.clientStream, head, endStream: true)
             return
         }
-        let body = Array("\(status) \(ErrorResponse.reasonPhrase(status)): \(message)\n".utf8)
-        let fields = [HTTP2Field("content-type", "text/plain; charset=utf-8"), HTTP2Field("content-length", "\(body.count)"),
+        let body = ErrorResponse.body(status: status, detail: message)
+        let fields = [HTTP2Field("content-type", ErrorResponse.textPlain), HTTP2Field("content-length", "\(body.count)"),
                       HTTP2Field("x-devproxy-error", kind.rawValue)]
         let head = HTTP2HeaderBlock.response(status: status, fields: fields)
         let response = HTTPResponse(head)
