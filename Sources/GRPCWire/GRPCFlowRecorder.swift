@@ -100,25 +100,40 @@ public struct GRPCFlowRecorder: Sendable {
     ///     mode are undone for the record.
     ///   - decompressor: undoes `grpc-encoding`; the default knows only `identity`.
     ///   - schema: message definitions (`--proto`); used when they define the called method.
+    ///   - connectGet: a Connect unary call made with GET (`format` `.connectUnary`): its request
+    ///     message, codec and compression come from the query, and `path` may carry it.
     public init(path: String, requestHeaders: [(name: String, value: String)], format: GRPCWireFormat = .grpc,
                 limits: Limits = Limits(), decompressor: any GRPCDecompressor = IdentityDecompressor(),
-                schema: ProtoSchema? = nil) {
+                schema: ProtoSchema? = nil, connectGet: ConnectGetQuery? = nil) {
         self.limits = limits
         self.format = format
         self.decompressor = decompressor
+        let path = connectGet == nil ? path : String(path.prefix { $0 != "?" })
         schemaMethod = schema?.method(path: path)
         self.schema = schemaMethod == nil ? nil : schema
         let grpcPath = GRPCPath(path)
         info = GRPCFlowInfo(service: grpcPath?.service, method: grpcPath?.method)
         info.wireProtocol = format == .grpc ? nil : format.rawValue
-        jsonCodec = Self.value("content-type", in: requestHeaders).map { type in
-            let media = Self.mediaType(type)
-            return media.elementsEqual("application/json".utf8, by: Self.sameLetter)
-                || media.reversed().starts(with: "+json".utf8.reversed(), by: Self.sameLetter)
-        } ?? false
+        if let connectGet {
+            jsonCodec = connectGet.codec.lowercased() == "json"
+        } else {
+            jsonCodec = Self.value("content-type", in: requestHeaders).map { type in
+                let media = Self.mediaType(type)
+                return media.elementsEqual("application/json".utf8, by: Self.sameLetter)
+                    || media.reversed().starts(with: "+json".utf8.reversed(), by: Self.sameLetter)
+            } ?? false
+        }
         if format == .connectUnary {
             splitters = [:]
             unaryBodies = [.request: ([], 0), .response: ([], 0)]
+            if let connectGet {
+                if let message = connectGet.message {
+                    unaryBodies[.request] = (Array(message.prefix(limits.splitter.heldBytes)), message.count)
+                } else {
+                    unaryBodies[.request] = nil
+                    info.notes.append("request: \(connectGet.problem ?? "no message")")
+                }
+            }
         } else {
             splitters = [.request: GRPCMessageSplitter(limits: limits.splitter, closingFlag: format.closingFlag),
                          .response: GRPCMessageSplitter(limits: limits.splitter, closingFlag: format.closingFlag)]
@@ -126,7 +141,8 @@ public struct GRPCFlowRecorder: Sendable {
         if format == .grpcWebText {
             textDecoders = [.request: GRPCWebTextDecoder(), .response: GRPCWebTextDecoder()]
         }
-        if let value = Self.value(Self.encodingHeader(format), in: requestHeaders) {
+        if let value = connectGet == nil ? Self.value(Self.encodingHeader(format), in: requestHeaders)
+                                         : connectGet?.compression {
             info.encoding = GRPCEncoding(header: value).rawValue
             encodings[.request] = GRPCEncoding(header: value)
         }

@@ -82,4 +82,60 @@ import Testing
         #expect(info.messages.first?.decoded == nil)
         #expect(info.messages.last?.note == "not JSON, though the content type says so")
     }
+
+    /// A GET call's query (connectrpc.com/docs/protocol, Unary-Get-Request): the message in URL-safe
+    /// base64 with or without padding, or percent-encoded as it is; only `connect=v1` marks the call.
+    @Test func aGETCallsQueryCarriesItsMessage() throws {
+        let base64 = Data(Self.note).base64EncodedString()          // "CgVoZWxsbxAC": no padding needed
+        let padded = Data([0xFB, 0xFF]).base64EncodedString()        // "+/8=": URL-safe "-_8", padded "-_8="
+        for (query, message) in [("connect=v1&encoding=proto&base64=1&message=\(base64)", Self.note),
+                                 ("message=-_8&base64=1&encoding=proto&connect=v1", [0xFB, 0xFF]),
+                                 ("connect=v1&encoding=proto&base64=1&message=-_8%3D", [0xFB, 0xFF]),
+                                 ("encoding=json&message=%7B%22text%22%3A%22a+b%22%7D&connect=v1", Array(#"{"text":"a b"}"#.utf8))] {
+            let get = try #require(ConnectGetQuery(target: "/lab.Echo/Unary?" + query), "\(query)")
+            #expect(get.message == message, "\(query)")
+            #expect(get.problem == nil)
+        }
+        #expect(padded == "+/8=")
+        let compressed = try #require(ConnectGetQuery(target: "/a.B/C?connect=v1&encoding=proto&compression=gzip&base64=1&message=AA"))
+        #expect(compressed.codec == "proto" && compressed.compression == "gzip" && compressed.message == [0])
+        #expect(ConnectGetQuery(target: "/a.B/C?encoding=proto&message=AA") == nil, "no connect=v1")
+        #expect(ConnectGetQuery(target: "/a.B/C?connect=v2&encoding=proto&message=AA&x=connect=v1") == nil)
+        #expect(ConnectGetQuery(target: "/a.B/C?connect=v1&message=AA") == nil, "no encoding")
+        #expect(ConnectGetQuery(target: "/search?q=connect=v1") == nil)
+        let broken = try #require(ConnectGetQuery(target: "/a.B/C?connect=v1&encoding=proto&base64=1&message=A"))
+        #expect(broken.message == nil && broken.problem == "the message parameter is not valid base64 (base64=1)")
+        let badEscape = try #require(ConnectGetQuery(target: "/a.B/C?connect=v1&encoding=json&message=%7"))
+        #expect(badEscape.message == nil && badEscape.problem == "the message parameter is not valid percent-encoding")
+    }
+
+    /// A GET call is recorded as a unary call whose request message came from the query; the
+    /// service and method come from the path without it.
+    @Test func aGETCallIsAUnaryCall() throws {
+        let target = "/lab.Echo/Unary?connect=v1&encoding=proto&base64=1&message=" + Data(Self.note).base64EncodedString()
+        var recorder = GRPCFlowRecorder(path: target, requestHeaders: [], format: .connectUnary,
+                                        connectGet: try #require(ConnectGetQuery(target: target)))
+        recorder.responseHead(headers: [("content-type", "application/proto")], status: 200)
+        recorder.responseBody(Self.note)
+        let info = recorder.finish()
+        #expect(info.service == "lab.Echo" && info.method == "Unary" && info.status == 0)
+        #expect(info.messages.map(\.direction) == [.request, .response])
+        #expect(info.messages.allSatisfy { $0.decoded?.fields.first?.value == .string("hello") }, "\(info.messages)")
+
+        let json = "/lab.Echo/Unary?encoding=json&connect=v1&message=%7B%22text%22%3A%22hi%22%7D"
+        var jsonRecorder = GRPCFlowRecorder(path: json, requestHeaders: [], format: .connectUnary,
+                                            connectGet: try #require(ConnectGetQuery(target: json)))
+        jsonRecorder.responseHead(headers: [], status: 200)
+        jsonRecorder.responseBody(Array("{}".utf8))
+        #expect(jsonRecorder.finish().messages.first?.typed == .object([(key: "text", value: .string("hi"))]))
+
+        let broken = "/lab.Echo/Unary?connect=v1&encoding=proto&base64=1&message=A"
+        var brokenRecorder = GRPCFlowRecorder(path: broken, requestHeaders: [], format: .connectUnary,
+                                              connectGet: try #require(ConnectGetQuery(target: broken)))
+        brokenRecorder.responseHead(headers: [], status: 400)
+        brokenRecorder.responseBody(Array(#"{"code":"invalid_argument","message":"Invalid base64 encoding"}"#.utf8))
+        let failed = brokenRecorder.finish()
+        #expect(failed.requestMessages == 0 && failed.status == 3)
+        #expect(failed.notes == ["request: the message parameter is not valid base64 (base64=1)"])
+    }
 }

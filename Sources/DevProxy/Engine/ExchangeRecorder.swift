@@ -44,15 +44,20 @@ final class ExchangeRecorder {
         requestCapture = BodyCapture(limit: bodyLimit, spool: spool)
         responseCapture = BodyCapture(limit: bodyLimit, spool: spool)
         sendStarted = started
-        if grpcView, let format = Self.wireFormat(of: request, lowercaseNames: lowercaseNames) {
+        guard grpcView else { return }
+        if let format = Self.wireFormat(of: request, lowercaseNames: lowercaseNames) {
             grpc = GRPCFlowRecorder(path: request.path ?? "",
                                     requestHeaders: request.fields.map { ($0.name, $0.value) }, format: format,
                                     decompressor: GRPCContentDecompressor(), schema: protoSchema)
+        } else if request.method == "GET", let query = ConnectGetQuery(target: request.path ?? "") {
+            grpc = GRPCFlowRecorder(path: request.path ?? "",
+                                    requestHeaders: request.fields.map { ($0.name, $0.value) }, format: .connectUnary,
+                                    decompressor: GRPCContentDecompressor(), schema: protoSchema, connectGet: query)
         }
     }
 
     /// The gRPC wire `request` uses, if any: by its content type, a Connect unary call by its
-    /// `Connect-Protocol-Version` too.
+    /// `Connect-Protocol-Version` too (a GET, whose message is in its query: `ConnectGetQuery`).
     private static func wireFormat(of request: HTTPRequest, lowercaseNames: Bool) -> GRPCWireFormat? {
         func field(_ name: String) -> String? {
             lowercaseNames ? request.fields.first { $0.name == name }?.value : request.fields[name]

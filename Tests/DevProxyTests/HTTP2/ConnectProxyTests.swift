@@ -50,6 +50,36 @@ import TestSupport
         #expect(json.flow.grpc?.messages.last?.typed?["text"] == .string("hi"), "\(String(describing: json.flow.grpc))")
     }
 
+    /// Idempotent methods are called with GET (connect-go's `WithHTTPGet`, connect-es's
+    /// `useHttpGet`): the message is in the query, base64 for protobuf, percent-encoded for JSON.
+    @Test func getCallsCarryTheirMessageInTheQuery() throws {
+        let origin = try HTTP2Origin(.connect)
+        let proxy = try harness(for: origin)
+        let base64 = Data(Self.note).base64EncodedString().replacingOccurrences(of: "=", with: "")
+        let calls: [(http2: Bool, query: String)] = [
+            (false, "connect=v1&encoding=proto&base64=1&message=\(base64)"),
+            (true, "connect=v1&encoding=json&message=%7B%22text%22%3A%22hello%22%2C%22number%22%3A2%7D"),
+        ]
+        for (index, call) in calls.enumerated() {
+            let result = try proxy.curl([call.http2 ? "--http2" : "--http1.1", "-o", "/dev/null", "-w", "%{http_code}",
+                                         origin.url("/lab.Echo/Lookup?" + call.query)])
+            #expect(result.stdout == "200", "\(result.output)")
+            let flow = try #require(proxy.flows(count: index + 1).last)
+            #expect(flow.request?.method == "GET" && flow.request?.httpVersion == (call.http2 ? "HTTP/2" : "HTTP/1.1"))
+            let grpc = try #require(flow.grpc, "\(flow)")
+            #expect(grpc.wireProtocol == "connect-unary" && grpc.service == "lab.Echo" && grpc.method == "Lookup")
+            #expect(grpc.status == 0 && grpc.requestMessages == 1 && grpc.responseMessages == 1, "\(grpc)")
+            #expect(grpc.notes.isEmpty, "\(grpc.notes)")
+            if call.http2 {
+                // JSON both ways: the request from the query, the response as the origin coded it.
+                #expect(grpc.messages.allSatisfy { $0.typed?["text"] == .string("hello") && $0.typed?["number"] == .int(2) },
+                        "\(grpc.messages)")
+            } else {
+                #expect(grpc.messages.allSatisfy { $0.decoded?.fields.first?.value == .string("hello") }, "\(grpc.messages)")
+            }
+        }
+    }
+
     @Test func aServerStreamEndsWithItsEndOfStreamMessage() throws {
         let origin = try HTTP2Origin(.connect)
         let proxy = try harness(for: origin)

@@ -6,7 +6,8 @@ compiled at start by grpc_tools.protoc.
 Usage: connect_origin.py CERT KEY   prints its port on the first line, then serves until stdin closes.
 
 Service lab.Echo, message lab.Note {string text = 1; int32 number = 2;}: Unary (echoes), Fail
-(NOT_FOUND, "no such thing"), ServerStream (as many notes as the request's number).
+(NOT_FOUND, "no such thing"), ServerStream (as many notes as the request's number), Lookup (echoes;
+declared free of side effects, so it may also be called with GET, the message in the query).
 """
 import os
 import sys
@@ -41,9 +42,9 @@ class Echo:
             yield echo_pb2.Note(text="m%d" % i, number=i)
 
 
-def method(name):
+def method(name, idempotency=IdempotencyLevel.UNKNOWN):
     return MethodInfo(name=name, service_name="lab.Echo", input=echo_pb2.Note, output=echo_pb2.Note,
-                      idempotency_level=IdempotencyLevel.UNKNOWN)
+                      idempotency_level=idempotency)
 
 
 class EchoApplication(ConnectASGIApplication):
@@ -56,6 +57,7 @@ app = EchoApplication(service=Echo(), endpoints=lambda echo: {
     "/lab.Echo/Unary": Endpoint.unary(method=method("Unary"), function=echo.unary),
     "/lab.Echo/Fail": Endpoint.unary(method=method("Fail"), function=echo.fail),
     "/lab.Echo/ServerStream": Endpoint.server_stream(method=method("ServerStream"), function=echo.server_stream),
+    "/lab.Echo/Lookup": Endpoint.unary(method=method("Lookup", IdempotencyLevel.NO_SIDE_EFFECTS), function=echo.unary),
 })
 
 serve_until_stdin_closes(app, sys.argv[1], sys.argv[2])

@@ -6,7 +6,7 @@ import GRPCWire
 /// 7-byte pieces (gRPC, gRPC-Web and Connect framing), and so does gRPC-Web's base64 text decoder; the
 /// decoding respects its field cap and reads back from its own JSON. The bytes are also read as a
 /// descriptor set (`--proto`) and decoded with a fixed schema and with whatever schema they
-/// describe.
+/// describe, and as a Connect GET call's query.
 @_cdecl("FuzzGRPC_main")
 func fuzzGRPCMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> CInt {
     var argc = argc
@@ -81,6 +81,17 @@ private func fuzzGRPC(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     for start in stride(from: 0, to: size, by: 5) { piecesOut += textPieces.feed(Array(bytes[start..<min(size, start + 5)])) }
     if (textWhole.finish() == nil) != (textPieces.finish() == nil) || (textWhole.error == nil && textOut != piecesOut) {
         fatalError("base64 text decoding depends on chunk sizes")
+    }
+
+    // The bytes as a Connect GET call's query, and as its base64 or percent-encoded message: a
+    // decoded message is never longer than what spelled it.
+    let text = String(decoding: bytes, as: UTF8.self)
+    _ = ConnectGetQuery(target: "/fz.Fz/Call?" + text)
+    for base64 in ["0", "1"] {
+        let target = "/fz.Fz/Call?connect=v1&encoding=proto&base64=\(base64)&message=" + text
+        if let message = ConnectGetQuery(target: target)?.message, message.count > text.utf8.count {
+            fatalError("a GET call's message is longer than its query parameter")
+        }
     }
 
     _ = try? fixedSchema.decode(bytes, as: "fz.All")
