@@ -13,7 +13,8 @@ struct RunOptions {
                                       "verify-signature", "pinset-rewrite", "upstream-proxy", "upstream-proxy-auth-file",
                                       "header-timeout", "idle-timeout", "connect-timeout", "upstream-timeout", "proto"]
     static let booleans: Set<String> = ["insecure-upstream", "lazy-upstream", "quiet", "allow-remote", "sink-reports",
-                                        "sign-with-root", "via", "no-http2", "no-web", "qr", "reverse-tls"]
+                                        "sign-with-root", "via", "no-http2", "no-web", "qr", "reverse-tls",
+                                        "keep-alt-svc"]
 
     private let arguments: Arguments
     private let file: [String: Any]
@@ -123,6 +124,7 @@ struct RunOptions {
                                                              redactedHeaders: configuration.redactHeaders)
         }
         configuration.addVia = try flag("via")
+        configuration.keepAltSvc = try flag("keep-alt-svc")
         if let seconds = try seconds("header-timeout") { configuration.headerTimeout = seconds }
         if let seconds = try seconds("idle-timeout") { configuration.idleTimeout = seconds }
         if let seconds = try seconds("connect-timeout") { configuration.connectTimeout = seconds }

@@ -10,6 +10,11 @@ import Foundation
 /// - A phone or VM routed through this machine: a nat PREROUTING rule on the interface it comes
 ///   in on (`-i IF`, nft `iifname`), with forwarding on (REDIRECT sends the connection to the
 ///   address of that interface, so DevProxy listens there).
+///
+/// QUIC (HTTP/3, UDP 443) cannot be redirected to a TCP listener, and an app that reaches its
+/// origin over it is gone from the capture; so the same traffic's UDP 443 is refused (filter
+/// OUTPUT or FORWARD, REJECT: an ICMP port unreachable, on which Chromium, Cronet and URLSession
+/// fall back to TCP at once), unless `--allow-quic`.
 enum TransparentRulesCommand {
     static let usage = """
     Print the iptables / nft commands that send connections to a transparent listener.
@@ -18,8 +23,11 @@ enum TransparentRulesCommand {
       devproxy transparent-rules --port 8090 --interface usb0         a phone or VM routed through usb0
       devproxy transparent-rules --port 8090 --uid-exclude 1001 --undo   the commands that remove them
 
+    TCP 80 and 443 are redirected; UDP 443 (QUIC, HTTP/3) is refused so apps fall back to TCP.
+
     Options: --port P (default 8080)  --uid-exclude UID (default: the invoking user, $SUDO_UID under sudo)
              --interface IF  --ipv6 (ip6tables / nft ip6 rules too)  --undo
+             --allow-quic (leave UDP 443 alone: QUIC traffic then goes around DevProxy)
     """
 
     static func run(_ raw: ArraySlice<String>) throws -> Int32 {
@@ -27,7 +35,8 @@ enum TransparentRulesCommand {
             Output.line(usage)
             return 0
         }
-        let arguments = try Arguments(raw, valued: ["port", "uid-exclude", "interface"], booleans: ["ipv6", "undo"])
+        let arguments = try Arguments(raw, valued: ["port", "uid-exclude", "interface"],
+                                      booleans: ["ipv6", "undo", "allow-quic"])
         guard arguments.positionals.isEmpty else {
             throw UsageError("unexpected argument `\(arguments.positionals[0])`; "
                              + "see `devproxy transparent-rules --help`")
@@ -49,7 +58,7 @@ enum TransparentRulesCommand {
             return value
         }
         let rules = Rules(port: port, uid: uid ?? Self.invokingUser(), interface: interface,
-                          ipv6: arguments.flag("ipv6"), uidGiven: uid != nil)
+                          ipv6: arguments.flag("ipv6"), uidGiven: uid != nil, blockQUIC: !arguments.flag("allow-quic"))
         Output.line(arguments.flag("undo") ? rules.undo() : rules.install(undoHint: Self.undoHint(raw)))
         return 0
     }
@@ -77,6 +86,8 @@ enum TransparentRulesCommand {
         let interface: String?
         let ipv6: Bool
         let uidGiven: Bool
+        /// Refuse the same traffic's UDP 443 (QUIC), which cannot be redirected.
+        var blockQUIC = true
 
         private var families: [(iptables: String, nft: String, loopback: String, sysctl: String)] {
             [("iptables", "ip", "127.0.0.1", "net.ipv4.ip_forward")]
@@ -91,6 +102,14 @@ enum TransparentRulesCommand {
             }
             return "sudo \(command) -t nat \(action) OUTPUT -p tcp -m multiport --dports 80,443 "
                 + "-m owner ! --uid-owner \(uid) -j REDIRECT --to-ports \(port)"
+        }
+
+        /// The iptables rule refusing QUIC, `-A` to add or `-D` to delete.
+        private func quicRule(_ command: String, _ action: String) -> String {
+            if let interface {
+                return "sudo \(command) \(action) FORWARD -i \(interface) -p udp --dport 443 -j REJECT"
+            }
+            return "sudo \(command) \(action) OUTPUT -p udp --dport 443 -m owner ! --uid-owner \(uid) -j REJECT"
         }
 
         func install(undoHint: String) -> String {
@@ -113,10 +132,15 @@ enum TransparentRulesCommand {
                 lines.append("#   devproxy run --mode transparent@127.0.0.1:\(port)"
                              + (ipv6 ? " --mode transparent@[::1]:\(port)" : ""))
             }
+            if blockQUIC {
+                lines.append("# UDP 443 (QUIC, HTTP/3) cannot be redirected to DevProxy: it is refused, so apps fall "
+                             + "back to TCP (--allow-quic leaves it alone).")
+            }
             for family in families {
                 lines.append("# with \(family.iptables):")
                 if interface != nil { lines.append("sudo sysctl -w \(family.sysctl)=1") }
                 lines.append(iptablesRule(family.iptables, "-A"))
+                if blockQUIC { lines.append(quicRule(family.iptables, "-A")) }
             }
             for family in families {
                 lines.append("# or with nft:")
@@ -130,18 +154,27 @@ enum TransparentRulesCommand {
         private func nftRules(_ family: String) -> [String] {
             let (hook, match) = interface.map { ("prerouting", "iifname \"\($0)\"") }
                 ?? ("output", "meta skuid != \(uid)")
-            return [
+            var rules = [
                 "sudo nft add table \(family) devproxy",
                 "sudo nft 'add chain \(family) devproxy \(hook) { type nat hook \(hook) priority -100; }'",
                 "sudo nft 'add rule \(family) devproxy \(hook) \(match) tcp dport { 80, 443 } redirect to :\(port)'",
             ]
+            if blockQUIC {
+                let filterHook = interface == nil ? "output" : "forward"
+                rules += [
+                    "sudo nft 'add chain \(family) devproxy quic { type filter hook \(filterHook) priority 0; }'",
+                    "sudo nft 'add rule \(family) devproxy quic \(match) udp dport 443 reject'",
+                ]
+            }
+            return rules
         }
 
         func undo() -> String {
             var lines: [String] = []
             for family in families {
-                lines.append("# if you added the \(family.iptables) rule:")
+                lines.append("# if you added the \(family.iptables) rule\(blockQUIC ? "s" : ""):")
                 lines.append(iptablesRule(family.iptables, "-D"))
+                if blockQUIC { lines.append(quicRule(family.iptables, "-D")) }
             }
             for family in families {
                 lines.append("# if you added the nft rules:")

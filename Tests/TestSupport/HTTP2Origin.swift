@@ -99,7 +99,7 @@ public final class HTTP2Origin {
         try Data(bytes).write(to: URL(fileURLWithPath: documentRoot + "/" + name))
     }
 
-    static func resource(_ name: String) -> String {
+    public static func resource(_ name: String) -> String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Resources/\(name)").path
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import HTTP1
+import HTTP2
 
 /// What an exchange needs to know about the client connection it runs on. A class: the exchange's
 /// parts (transfer, relay, legs) each hold it, and a struct of a dozen strings was copied, with a
@@ -42,6 +43,22 @@ final class ExchangeContext {
     /// records the cause).
     func sendToClient(_ bytes: [UInt8]) {
         try? client.stream.write(bytes)
+    }
+
+    /// Removes from a response head on its way to the client the `Alt-Svc` alternatives it could
+    /// not follow through this listener (`AltSvc`), unless `--keep-alt-svc`: what was removed,
+    /// for `response.alt_svc_removed`; nil when nothing was.
+    func filterAltSvc(_ headers: inout HTTPHeaders) -> [String]? {
+        guard !configuration.keepAltSvc else { return nil }
+        let removed = AltSvc.filter(&headers, reverse: connection.listenerMode.kind == .reverse)
+        return removed.isEmpty ? nil : removed
+    }
+
+    /// The same for an HTTP/2 head's fields.
+    func filterAltSvc(_ fields: inout [HTTP2Field]) -> [String]? {
+        guard !configuration.keepAltSvc else { return nil }
+        let removed = AltSvc.filter(&fields, reverse: connection.listenerMode.kind == .reverse)
+        return removed.isEmpty ? nil : removed
     }
 
     /// Sends the client DevProxy's own error answer (`ErrorResponse.answer`) and records it as

@@ -73,6 +73,10 @@ public struct ProxyConfiguration: Sendable {
     public var shutdownGrace: TimeInterval = 5
     /// Add a `Via` header to forwarded messages (off by default: it changes what apps see).
     public var addVia = false
+    /// Relay `Alt-Svc` as the origin sent it (`--keep-alt-svc`). By default the alternatives a
+    /// client could not follow through DevProxy (HTTP/3 over QUIC, or any behind a reverse
+    /// listener) are removed, so the client stays on the connection DevProxy sees (`AltSvc`).
+    public var keepAltSvc = false
     /// Header names whose values are masked in the flow log (`--redact`).
     public var redactHeaders: [String] = []
     /// Requests the proxy answers itself instead of forwarding, for HTTP/1.1 and HTTP/2 alike

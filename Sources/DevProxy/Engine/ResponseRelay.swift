@@ -16,7 +16,8 @@ struct ResponseRelay<Leg: UpstreamLeg> {
     func relay(_ final: UpstreamResponseHead, leg: inout Leg, draft: inout FlowDraft) -> RelayOutcome {
         draft.flow.response = Flow.Response(recorder.response ?? final.response, httpVersion: final.httpVersion,
                                             redact: context.configuration.redactHeaders)
-        let head = final.asHTTP1
+        var head = final.asHTTP1
+        if let removed = context.filterAltSvc(&head.headers) { draft.flow.response?.altSvcRemoved = removed }
         if head.status == 101 {
             context.server.responded(draft.flow)
             // Only an HTTP/1.1 origin switches protocols (HTTP/2 has no 101, RFC 9113 §8.6).

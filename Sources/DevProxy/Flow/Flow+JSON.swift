@@ -410,6 +410,7 @@ extension Flow.Request: FlowJSONWritable {
 extension Flow.Response: FlowJSONWritable {
     func write(to writer: inout FlowJSONWriter) {
         writer.object { f in
+            if let altSvcRemoved { f.field("alt_svc_removed", altSvcRemoved) { $0.array($1) { $0.string($1) } } }
             f.object("body", body)
             f.field("headers", headers) { FlowJSONWriter.writeHeaders(&$0, $1) }
             f.string("http_version", httpVersion)

@@ -146,11 +146,15 @@ public struct Flow: Codable, Sendable, Equatable {
         public var pseudoHeaders: [[String]]? = nil
         /// Trailer fields after the body (gRPC's `grpc-status` lives here).
         public var trailers: [[String]]? = nil
+        /// `Alt-Svc` alternatives DevProxy removed before the client got the response (HTTP/3,
+        /// which would take the client around the proxy); `headers` has them as the origin sent them.
+        public var altSvcRemoved: [String]? = nil
 
         enum CodingKeys: String, CodingKey {
             case status, reason, headers, body, trailers
             case httpVersion = "http_version"
             case pseudoHeaders = "pseudo_headers"
+            case altSvcRemoved = "alt_svc_removed"
         }
     }
 

@@ -296,7 +296,10 @@ function connectionView(flow) {
             (flow.h2.upstream_stream_id != null ? `, upstream stream ${flow.h2.upstream_stream_id}` : "") : ""],
         ["Tunnel", flow.tunnel ? `${flow.tunnel.reason}; ${formatSize(flow.tunnel.bytes_from_client)} from client, ` +
             `${formatSize(flow.tunnel.bytes_from_server)} from server` : ""],
-        ["Upstream verification", flow.insecure_upstream ? "skipped (--insecure-upstream)" : ""]]);
+        ["Upstream verification", flow.insecure_upstream ? "skipped (--insecure-upstream)" : ""],
+        ["Alt-Svc removed", flow.response?.alt_svc_removed?.length
+            ? `${flow.response.alt_svc_removed.join(", ")} (the client would have left DevProxy; --keep-alt-svc relays it)`
+            : ""]]);
     const client = flow.tls?.client;
     const upstream = flow.tls?.upstream;
     return h("div", { class: "connection" }, h("section", {}, h("h3", {}, "Connection"), general), timings,

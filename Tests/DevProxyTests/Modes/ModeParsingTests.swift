@@ -42,12 +42,21 @@ import TestSupport
         #expect(undo.stdout.contains("sudo iptables -t nat -D OUTPUT -p tcp -m multiport --dports 80,443 "
                                      + "-m owner ! --uid-owner 998 -j REDIRECT --to-ports 8090"))
         #expect(undo.stdout.contains("sudo nft delete table ip devproxy"))
+        // QUIC (UDP 443) is refused for the same traffic, undone with it; --allow-quic leaves it alone.
+        #expect(lines.contains("sudo iptables -A OUTPUT -p udp --dport 443 -m owner ! --uid-owner 998 -j REJECT"))
+        #expect(lines.contains("sudo nft 'add rule ip devproxy quic meta skuid != 998 udp dport 443 reject'"))
+        #expect(undo.stdout.contains("sudo iptables -D OUTPUT -p udp --dport 443 -m owner ! --uid-owner 998 -j REJECT"))
+        let quic = try Subprocess.run(Subprocess.devproxy, ["transparent-rules", "--port", "8090", "--uid-exclude",
+                                                            "998", "--allow-quic"])
+        #expect(quic.status == 0 && !quic.stdout.contains("udp"), "\(quic.output)")
         let routed = try Subprocess.run(Subprocess.devproxy, ["transparent-rules", "--port", "8090", "--interface",
                                                               "usb0", "--ipv6"])
         #expect(routed.stdout.contains("sudo iptables -t nat -A PREROUTING -i usb0 -p tcp -m multiport --dports 80,443 "
                                        + "-j REDIRECT --to-ports 8090"))
         #expect(routed.stdout.contains("sudo ip6tables -t nat -A PREROUTING -i usb0"))
         #expect(routed.stdout.contains("sudo sysctl -w net.ipv4.ip_forward=1"))
+        #expect(routed.stdout.contains("sudo ip6tables -A FORWARD -i usb0 -p udp --dport 443 -j REJECT"))
+        #expect(routed.stdout.contains("sudo nft 'add chain ip6 devproxy quic { type filter hook forward priority 0; }'"))
         let hostile = try Subprocess.run(Subprocess.devproxy, ["transparent-rules", "--interface", "eth0;reboot"])
         #expect(hostile.status == 2)
         #expect(hostile.stderr.contains("--interface"))

@@ -45,7 +45,8 @@ struct TransparentModeTests {
             let lines = rules.stdout.split(separator: "\n").map(String.init)
             let apply = lines.filter { $0.hasPrefix("sudo iptables ") }
                 + lines.filter { $0.hasPrefix("sudo nft ") && $0.contains(" ip6 ") }
-            guard apply.count == 4 else { throw TestFailure("unexpected rules: \(rules.stdout)") }
+            // iptables: the TCP redirect and the UDP 443 refusal; nft ip6: table, chains and rules.
+            guard apply.count == 7 else { throw TestFailure("unexpected rules: \(rules.stdout)") }
             for line in apply { try namespace.sh(String(line.dropFirst("sudo ".count))) }
             // `nobody` must read the root to trust it.
             rootPath = publicDir.write("root.pem", try String(contentsOfFile: dir.file("ca/root.pem"), encoding: .utf8))
@@ -98,6 +99,18 @@ struct TransparentModeTests {
         #expect(tls.server.address == "[fd77::2]:443")
         #expect(tls.listener?.address == "[::1]:\(Self.port)")
         #expect(tls.tls?.upstream?.verified == true)
+    }
+
+    /// QUIC cannot be redirected to a TCP listener: the rules refuse the apps' UDP 443 over IPv4
+    /// (iptables) and IPv6 (nft), so they fall back to TCP at once (a local socket's send fails with
+    /// EPERM), while the excluded user (DevProxy's, root here) still reaches a UDP service on 443.
+    @Test func quicIsRefusedSoAppsFallBackToTCP() throws {
+        let setup = try Setup()
+        let result = try Subprocess.run("ip", ["netns", "exec", setup.namespace.name, "python3",
+                                               HTTP2Origin.resource("udp_reach.py"), "10.77.0.2", "fd77::2"], timeout: 60)
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines == ["nobody 10.77.0.2 blocked", "root 10.77.0.2 pong", "nobody fd77::2 blocked", "root fd77::2 pong"],
+                "\(result.output)")
     }
 
     /// A connection straight to the transparent listener (nobody redirected it: its original

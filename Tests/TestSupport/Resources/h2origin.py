@@ -9,6 +9,7 @@ Routes:
   /echo       JSON of what arrived: http_version, method, path, headers (list of pairs), body
   /big?n=N    N bytes of a repeating pattern
   /trailers   "body" then the trailer x-checksum: abc123 (when the client sent te: trailers)
+  /alt-svc    "alt" with two Alt-Svc fields advertising HTTP/3 (h3, h3-29, quic) beside an h2 alternative
 """
 import json
 import sys
@@ -51,6 +52,13 @@ async def app(scope, receive, send):
                     "headers": [(b"content-type", b"text/plain")]})
         await send({"type": "http.response.body", "body": b"body", "more_body": False})
         await send({"type": "http.response.trailers", "headers": [(b"x-checksum", b"abc123")], "more_trailers": False})
+        return
+    if path == "/alt-svc":
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/plain"), (b"content-length", b"3"),
+                                (b"alt-svc", b'h3=":443"; ma=86400, h2="alt.test:8443"; ma=60, h3-29=":443"'),
+                                (b"alt-svc", b'quic=":443"; ma=2592000; v="46,43"')]})
+        await send({"type": "http.response.body", "body": b"alt"})
         return
     payload = json.dumps({"http_version": scope["http_version"], "method": scope["method"], "path": path,
                           "query": scope["query_string"].decode(), "headers": headers,

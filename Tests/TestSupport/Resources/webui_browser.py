@@ -81,6 +81,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif path.startswith("/slow/"):
             time.sleep(SLOW_SECONDS)
             self.send(int(path.split("/")[2]), b"slow", "text/plain")
+        elif path == "/alt-svc":
+            self.send(200, b"alt", "text/plain", [("Alt-Svc", 'h3=":443"; ma=86400')])
         elif path.startswith("/status/"):
             self.send(int(path.split("/")[2]), b"status", "text/plain")
         else:
@@ -238,6 +240,19 @@ def run(browser, options, base, origin, checks):
     page.fill("#filter", "")
     page.keyboard.press("Enter")
     page.wait_for_function("() => !document.querySelector('flow-list .list-count').textContent.includes('match')")
+
+    # An HTTP/3 alternative DevProxy removed is named under Connection.
+    curl(options.proxy, base + "/alt-svc")
+    try:
+        open_flow(page, "/alt-svc")
+        page.click("#detail-tab-connection")
+        page.wait_for_function("() => (document.querySelector('flow-detail .detail-panel')?.textContent ?? '')"
+                               ".includes('Alt-Svc removed')", timeout=5000)
+        facts = page.text_content("flow-detail .detail-panel")
+        checks.result("alt-svc-removed-shown", 'h3=":443"; ma=86400' in facts, facts[:200])
+        page.click("#detail-tab-request")
+    except Exception as error:
+        checks.result("alt-svc-removed-shown", False, str(error).splitlines()[0])
 
     # A gzip JSON response shows pretty-printed.
     curl(options.proxy, base + "/items.json")

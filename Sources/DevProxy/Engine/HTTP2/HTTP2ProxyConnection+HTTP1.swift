@@ -52,11 +52,12 @@ extension HTTP2ProxyConnection {
             let block = (try? HTTP2HeaderBlock(forwarding: response)) ?? .response(status: response.status)
             try? session.submitResponse(stream: stream, block, endStream: false)
         case .head(let response, let version):
-            let block = (try? HTTP2HeaderBlock(forwarding: response)) ?? .response(status: response.status)
+            var block = (try? HTTP2HeaderBlock(forwarding: response)) ?? .response(status: response.status)
             exchange.recordResponseHead(block, HTTPResponse(block))
             if exchange.requestSent == nil { exchange.requestSent = Date() }
             exchange.draft.flow.response = Flow.Response(response, httpVersion: version,
                                                          redact: context.configuration.redactHeaders)
+            if let removed = context.filterAltSvc(&block.fields) { exchange.draft.flow.response?.altSvcRemoved = removed }
             server.responded(exchange.draft.flow)
             try? session.submitResponse(stream: stream, block, endStream: false)
         case .body(let bytes):

@@ -34,9 +34,17 @@ extension HTTP2ProxyConnection {
                 if !endStream && !Self.responseEnds(upstream, in: events, after: index) {
                     server.responded(exchange.draft.flow)
                 }
+                let relayed: HTTP2HeaderBlock
+                do {
+                    relayed = try forwardedResponse(head, exchange: exchange)
+                } catch {
+                    exchange.draft.fail(.upstreamBadResponse, "the origin's response head cannot be relayed: \(error)")
+                    try? session.resetStream(exchange.clientStream, code: .internalError)
+                    try? leg.session.resetStream(upstream, code: .cancel)
+                    continue
+                }
                 if exchange.draft.flow.pinset != nil, context.configuration.pinSetRewrite != nil {
-                    if (200..<300).contains(status), !endStream, exchange.requestHead.method != "HEAD",
-                       let relayed = try? head.forwarded() {
+                    if (200..<300).contains(status), !endStream, exchange.requestHead.method != "HEAD" {
                         // A pin set: held until its body is whole (bounded), then rewritten and sent.
                         exchange.heldPinSet = (relayed, [])
                         leg.widenWindow(of: upstream)
@@ -46,8 +54,7 @@ extension HTTP2ProxyConnection {
                                                                  + (endStream ? " without a body" : ""))
                 }
                 do {
-                    try session.submitResponse(stream: exchange.clientStream, try head.forwarded(),
-                                               endStream: endStream)
+                    try session.submitResponse(stream: exchange.clientStream, relayed, endStream: endStream)
                 } catch {
                     exchange.draft.fail(.upstreamBadResponse, "the origin's response head cannot be relayed: \(error)")
                     try? session.resetStream(exchange.clientStream, code: .internalError)
@@ -262,5 +269,13 @@ extension HTTP2ProxyConnection {
             try? session.submitData(stream: exchange.clientStream, response.body, endStream: true)
             exchange.responseEnded = true
         }
+    }
+
+    /// The origin's final response head for the client: forwarded (`HTTP2HeaderBlock.forwarded`),
+    /// `Alt-Svc` filtered (`ExchangeContext.filterAltSvc`, what was removed recorded in the flow).
+    func forwardedResponse(_ head: HTTP2HeaderBlock, exchange: HTTP2StreamExchange) throws -> HTTP2HeaderBlock {
+        var relayed = try head.forwarded()
+        if let removed = context.filterAltSvc(&relayed.fields) { exchange.draft.flow.response?.altSvcRemoved = removed }
+        return relayed
     }
 }
