@@ -306,7 +306,14 @@ public struct GRPCFlowRecorder: Sendable {
     /// (PROTOCOL-WEB.md), read for `grpc-status` and `grpc-message`. Connect's end-of-stream
     /// message: JSON, `{"error": {"code", "message"}, "metadata"}`, no error meaning success.
     private mutating func recordTrailersFrame(_ wire: GRPCWireMessage, _ direction: GRPCMessageRecord.Direction) {
-        guard direction == .response, wire.isHeld, wire.isComplete, !wire.compressed else {
+        var bytes = wire.bytes
+        // Connect compresses its end-of-stream message like the others (connect-content-encoding).
+        if format == .connect, wire.compressed, direction == .response, wire.isHeld, wire.isComplete,
+           let encoding = encodings[.response], encoding != .identity,
+           let output = decompressor.decompress(bytes, encoding: encoding, outputLimit: limits.decompressedBytes),
+           output.complete {
+            bytes = output.bytes
+        } else if direction != .response || !wire.isHeld || !wire.isComplete || wire.compressed {
             let why = direction == .request ? "in the request"
                 : wire.compressed ? "compressed" : !wire.isComplete ? "cut short" : "over the hold limit"
             info.notes.append("\(direction.rawValue): a trailers frame (\(wire.length) bytes) \(why); not read")
@@ -314,10 +321,10 @@ public struct GRPCFlowRecorder: Sendable {
         }
         sawTrailers = true
         if format == .connect {
-            connectOutcome(wire.bytes, what: "end-of-stream message")
+            connectOutcome(bytes, what: "end-of-stream message")
             return
         }
-        let text = String(decoding: wire.bytes, as: UTF8.self)
+        let text = String(decoding: bytes, as: UTF8.self)
         let fields = text.split(whereSeparator: { $0 == "\r\n" || $0 == "\n" || $0 == "\r" }).compactMap { line in
             line.firstIndex(of: ":").map { colon in
                 (name: line[..<colon].trimmingCharacters(in: .whitespaces).lowercased(),

@@ -80,6 +80,26 @@ import TestSupport
         }
     }
 
+    /// With compression negotiated (`connect-accept-encoding: gzip`) the origin compresses every
+    /// message, its end-of-stream one too: all are read through the gzip decoding.
+    @Test func aCompressedServerStreamIsReadWhole() throws {
+        let origin = try HTTP2Origin(.connect)
+        let proxy = try harness(for: origin)
+        let envelope = [UInt8(0), 0, 0, 0, UInt8(Self.note.count)] + Self.note
+        let directory = TemporaryDirectory()
+        let input = directory.write("request", bytes: envelope)
+        let result = try proxy.curl(["--http2", "-H", "content-type: application/connect+proto",
+                                     "-H", "connect-accept-encoding: gzip", "--data-binary", "@\(input)", "-o", "/dev/null",
+                                     "-w", "%{http_code}", origin.url("/lab.Echo/ServerStream")])
+        #expect(result.stdout == "200", "\(result.output)")
+        let grpc = try #require(proxy.flows(count: 1).first?.grpc)
+        #expect(grpc.responseEncoding == "gzip", "\(grpc)")
+        #expect(grpc.status == 0 && grpc.responseMessages == 2, "\(grpc)")
+        #expect(grpc.messages.last?.compressed == true && grpc.messages.last?.decoded?.fields.first?.value == .string("m1"),
+                "\(grpc.messages)")
+        #expect(grpc.notes.isEmpty, "\(grpc.notes)")
+    }
+
     @Test func aServerStreamEndsWithItsEndOfStreamMessage() throws {
         let origin = try HTTP2Origin(.connect)
         let proxy = try harness(for: origin)
