@@ -147,7 +147,8 @@ import TestSupport
 
     /// `devproxy run --proto FILE` with a descriptor set protoc made of the echo service's
     /// `.proto`: grpcio's calls are recorded with their messages typed (field names, proto3 JSON)
-    /// beside the raw decoding; a file that is not a descriptor set stops the start with one line.
+    /// beside the raw decoding; the `.proto` itself does the same (protoc compiles it at start); a
+    /// file that is neither, or a source protoc rejects, stops the start with one line.
     @Test func protoDescriptorsNameTheFields() throws {
         let server = try EchoServer()
         let dir = TemporaryDirectory()
@@ -183,10 +184,30 @@ import TestSupport
         let other = try #require(flows.first { $0.request?.url.hasSuffix("/ClientStream") == true })
         #expect(other.grpc?.messages.allSatisfy { $0.typed == nil && $0.decoded != nil } == true)
 
-        let refused = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", dir.file("ca"), "--proto",
-                                                               dir.file("echo.proto"), "--listen", "127.0.0.1:0"])
-        #expect(refused.status != 0)
-        #expect(refused.stderr.contains("error: --proto \(dir.file("echo.proto")): not a FileDescriptorSet"), "\(refused.output)")
+        // The .proto source itself: protoc (Debian's protobuf-compiler) compiles it at start.
+        let fromSource = TemporaryDirectory()
+        let sourceProxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--proto", dir.file("echo.proto"),
+                                               "--upstream-ca", server.caPath, "--log", fromSource.file("flows.jsonl"),
+                                               "--quiet", "--session", "off"])
+        let again = try Subprocess.run("python3", [Self.script, "client", dir.file("ca") + "/root.pem", "\(server.port)"],
+                                       environment: ["https_proxy": "http://127.0.0.1:\(sourceProxy.port)", "no_proxy": "",
+                                                     "no_grpc_proxy": ""], timeout: 60)
+        #expect(again.stdout.contains("\"unary\": {\"ok\": true"), "\(again.output)")
+        _ = sourceProxy.stop()
+        let typed = try FlowLogReader.read(path: fromSource.file("flows.jsonl")).flows
+            .first { $0.request?.url.hasSuffix("/lab.Echo/Unary") == true && $0.grpc?.encoding == nil }
+        #expect(typed?.grpc?.messages.first?.typed == request.typed, "\(String(describing: typed?.grpc))")
+
+        // A file that is neither stops the start with one line, and so does a source protoc rejects.
+        _ = dir.write("junk.desc", "syntax = \"proto3\";")
+        _ = dir.write("typo.proto", "syntax = \"proto3\"; message A { strin x = 1; }")
+        for (file, message) in [("junk.desc", "not a FileDescriptorSet"), ("typo.proto", "protoc: typo.proto:1:")] {
+            let refused = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", dir.file("ca"), "--proto",
+                                                                   dir.file(file), "--listen", "127.0.0.1:0"])
+            #expect(refused.status != 0)
+            #expect(refused.stderr.hasPrefix("error: --proto \(dir.file(file)): \(message)"), "\(refused.output)")
+            #expect(refused.stderr.split(separator: "\n").count == 1, "\(refused.output)")
+        }
     }
 
     /// A plaintext gRPC channel through the proxy (CONNECT, then h2 by prior knowledge, no TLS)
