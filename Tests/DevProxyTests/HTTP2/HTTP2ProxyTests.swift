@@ -19,15 +19,23 @@ import TestSupport
         case httpx
         /// Python h2 offering `h2` alone (as gRPC clients do).
         case h2Only
+        /// OkHttp 3.13 (Debian's) offering `h2,http/1.1`, as Android apps' OkHttp does.
+        case okhttp
         var description: String { rawValue }
     }
+
+    /// `OkHttpH2Client.java`, compiled once for the suite; its classpath.
+    static let okHttpClasspath: Result<String, any Error> = Result {
+        try PinnedClientEndToEndTests.compileClient(in: okHttpClasses, source: "OkHttpH2Client.java")
+    }
+    nonisolated(unsafe) private static let okHttpClasses = TemporaryDirectory()   // kept for the process: never written
 
     /// What a client should end up speaking to DevProxy, and DevProxy to the origin.
     static func expected(_ client: Client, _ origin: HTTP2Origin.Kind) -> (client: String, origin: String) {
         let originSpeaksH2 = origin != .hypercornHTTP1
         switch client {
         case .curlH1: return ("HTTP/1.1", originSpeaksH2 && origin == .nghttpd ? "HTTP/2" : "HTTP/1.1")
-        case .curlH2, .httpx: return originSpeaksH2 ? ("HTTP/2", "HTTP/2") : ("HTTP/1.1", "HTTP/1.1")
+        case .curlH2, .httpx, .okhttp: return originSpeaksH2 ? ("HTTP/2", "HTTP/2") : ("HTTP/1.1", "HTTP/1.1")
         case .h2Only: return ("HTTP/2", originSpeaksH2 ? "HTTP/2" : "HTTP/1.1")
         }
     }
@@ -51,12 +59,13 @@ import TestSupport
         #expect(flow.request?.httpVersion == want.client)
         #expect(flow.response?.httpVersion == want.origin)
         #expect(flow.response?.status == 200)
-        #expect(flow.tls?.client?.alpn == (want.client == "HTTP/2" ? "h2" : (client == .curlH1 || client == .curlH2 || client == .httpx ? "http/1.1" : nil)))
+        #expect(flow.tls?.client?.alpn == (want.client == "HTTP/2" ? "h2" : (client == .h2Only ? nil : "http/1.1")))
         // Offered only h2, an HTTP/1.1-only origin negotiates nothing and speaks HTTP/1.1.
         let originALPN: String? = want.origin == "HTTP/2" ? "h2" : (client == .h2Only ? nil : "http/1.1")
         #expect(flow.tls?.upstream?.alpn == originALPN)
         if want.client == "HTTP/2" {
-            #expect(flow.h2?.streamID == 1)
+            // OkHttp opens its first stream as 3: it keeps 1 for an HTTP/1.1 Upgrade, as RFC 7540 had it.
+            #expect(flow.h2?.streamID == (client == .okhttp ? 3 : 1))
             #expect(flow.request?.pseudoHeaders?.contains([":path", path]) == true)
             #expect(flow.request?.headers.contains { $0[0].hasPrefix(":") } == false)
         }
@@ -88,7 +97,38 @@ import TestSupport
             let json = try H2Client.run(proxy: proxy, port: port, alpn: "h2", path: path)
             let response = json.responses.first
             return (response?.status ?? 0, json.alpn == "h2" ? "HTTP/2" : "?", response?.body ?? "")
+        case .okhttp:
+            let (lines, body) = try okhttp(proxy: proxy, url: url, count: 1)
+            let first = (lines.first ?? "").split(separator: " ")
+            let version = first.first.map { $0 == "h2" ? "HTTP/2" : $0.uppercased() } ?? "?"
+            return (Int(first.last ?? "") ?? 0, version, body)
         }
+    }
+
+    /// OkHttp fetching `url` `count` times through `proxy` on one client: its `PROTOCOL STATUS`
+    /// lines, and the last body (or the failure).
+    private func okhttp(proxy: ProxyHarness, url: String, count: Int) throws -> (lines: [String], body: String) {
+        let result = try Subprocess.run("java", ["-cp", try Self.okHttpClasspath.get(), "OkHttpH2Client", String(proxy.port),
+                                                 proxy.pki.rootPath, url, String(count)], timeout: 60)
+        var lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let statusLines = lines.prefix { $0.split(separator: " ").count == 2 && Int($0.split(separator: " ")[1]) != nil }
+        lines.removeFirst(statusLines.count)
+        return (Array(statusLines), lines.joined(separator: "\n") + result.stderr)
+    }
+
+    /// OkHttp, as an app uses it: its calls to an h2 origin share one h2 connection through
+    /// DevProxy (one connection id, streams 3, 5, 7: OkHttp keeps 1 for an Upgrade), each a flow
+    /// of its own.
+    @Test func okHttpReusesOneH2Connection() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let (lines, body) = try okhttp(proxy: proxy, url: origin.url("/echo"), count: 3)
+        #expect(lines == ["h2 200", "h2 200", "h2 200"], "\(lines) \(body)")
+        let flows = proxy.flows(count: 3)
+        #expect(Set(flows.compactMap { $0.h2?.connectionID }).count == 1, "\(flows.map(\.h2))")
+        #expect(flows.compactMap { $0.h2?.streamID }.sorted() == [3, 5, 7])
+        #expect(flows.allSatisfy { $0.request?.httpVersion == "HTTP/2" && $0.response?.httpVersion == "HTTP/2" })
     }
 
     /// Request bodies and large response bodies cross intact both ways on h2⇄h2 and on an

@@ -98,14 +98,15 @@ import TestSupport
         #expect(trace.stdout.contains("ana@acme.dev"))
     }
 
-    /// Compiles `PinnedClient.java` against Debian's OkHttp jars; returns the classpath.
-    static func compileClient(in directory: TemporaryDirectory) throws -> String {
+    /// Compiles `PinnedClient.java` (or another client in `TestSupport/Resources`) against Debian's
+    /// OkHttp jars; returns the classpath.
+    static func compileClient(in directory: TemporaryDirectory, source name: String = "PinnedClient.java") throws -> String {
         let jars = ["/usr/share/java/okhttp.jar", "/usr/share/java/okio.jar"]
         guard jars.allSatisfy(FileManager.default.fileExists(atPath:)) else {
             throw TestFailure("OkHttp is missing: apt-get install libokhttp-java (scripts/test does)")
         }
         let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("TestSupport/Resources/PinnedClient.java").path
+            .deletingLastPathComponent().appendingPathComponent("TestSupport/Resources/\(name)").path
         let output = directory.file("classes")
         let compiled = try Subprocess.run("javac", ["-cp", jars.joined(separator: ":"), "-d", output, source], timeout: 120)
         guard compiled.status == 0 else { throw TestFailure("javac failed: \(compiled.output)") }
