@@ -163,14 +163,19 @@ import TestSupport
                                                       "--descriptor_set_out=" + dir.file("echo.desc"), dir.file("echo.proto")],
                                           timeout: 60)
         #expect(compiled.status == 0, "\(compiled.output)")
-        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--proto", dir.file("echo.desc"), "--upstream-ca",
-                                         server.caPath, "--log", dir.file("flows.jsonl"), "--quiet", "--session", "off"])
-        let result = try Subprocess.run("python3", [Self.script, "client", dir.file("ca") + "/root.pem", "\(server.port)"],
-                                        environment: ["https_proxy": "http://127.0.0.1:\(proxy.port)", "no_proxy": "",
-                                                      "no_grpc_proxy": ""], timeout: 60)
-        #expect(result.stdout.contains("\"unary\": {\"ok\": true"), "\(result.output)")
-        _ = proxy.stop()
-        let flows = try FlowLogReader.read(path: dir.file("flows.jsonl")).flows
+        /// grpcio's calls through `devproxy run --proto PROTO`: the flows.
+        func calls(proto: String) throws -> [Flow] {
+            let log = TemporaryDirectory()
+            let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--proto", proto, "--upstream-ca", server.caPath,
+                                             "--log", log.file("flows.jsonl"), "--quiet", "--session", "off"])
+            let result = try Subprocess.run("python3", [Self.script, "client", dir.file("ca") + "/root.pem", "\(server.port)"],
+                                            environment: ["https_proxy": "http://127.0.0.1:\(proxy.port)", "no_proxy": "",
+                                                          "no_grpc_proxy": ""], timeout: 60)
+            #expect(result.stdout.contains("\"unary\": {\"ok\": true"), "\(result.output)")
+            _ = proxy.stop()
+            return try FlowLogReader.read(path: log.file("flows.jsonl")).flows
+        }
+        let flows = try calls(proto: dir.file("echo.desc"))
         let unary = try #require(flows.first { $0.request?.url.hasSuffix("/lab.Echo/Unary") == true && $0.grpc?.encoding == nil })
         let request = try #require(unary.grpc?.messages.first)
         #expect(request.messageType == "lab.Note")
@@ -185,16 +190,7 @@ import TestSupport
         #expect(other.grpc?.messages.allSatisfy { $0.typed == nil && $0.decoded != nil } == true)
 
         // The .proto source itself: protoc (Debian's protobuf-compiler) compiles it at start.
-        let fromSource = TemporaryDirectory()
-        let sourceProxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--proto", dir.file("echo.proto"),
-                                               "--upstream-ca", server.caPath, "--log", fromSource.file("flows.jsonl"),
-                                               "--quiet", "--session", "off"])
-        let again = try Subprocess.run("python3", [Self.script, "client", dir.file("ca") + "/root.pem", "\(server.port)"],
-                                       environment: ["https_proxy": "http://127.0.0.1:\(sourceProxy.port)", "no_proxy": "",
-                                                     "no_grpc_proxy": ""], timeout: 60)
-        #expect(again.stdout.contains("\"unary\": {\"ok\": true"), "\(again.output)")
-        _ = sourceProxy.stop()
-        let typed = try FlowLogReader.read(path: fromSource.file("flows.jsonl")).flows
+        let typed = try calls(proto: dir.file("echo.proto"))
             .first { $0.request?.url.hasSuffix("/lab.Echo/Unary") == true && $0.grpc?.encoding == nil }
         #expect(typed?.grpc?.messages.first?.typed == request.typed, "\(String(describing: typed?.grpc))")
 
