@@ -2,8 +2,8 @@ import Foundation
 
 /// The flow-log spelling of a gRPC record:
 /// `{service, method, protocol, status, message, encoding, response_encoding, trailers_only,
-/// request_messages, response_messages, notes, messages: [{direction, compressed, length,
-/// first_bytes, decoded, note}]}`; nil fields are left out. `Codable` goes through the same tree.
+/// request_messages, response_messages, notes, status_details, messages: [{direction, compressed,
+/// length, first_bytes, decoded, note}]}`; nil fields are left out. `Codable` goes through the same tree.
 extension GRPCFlowInfo: Codable {
     /// The record as JSON, keys sorted.
     public var json: JSONValue {
@@ -20,6 +20,7 @@ extension GRPCFlowInfo: Codable {
             ("response_messages", .int(Int64(responseMessages))),
             ("messages", .array(messages.map(\.json))),
             ("notes", notes.isEmpty ? nil : .array(notes.map(JSONValue.string))),
+            ("status_details", statusDetails),
         ])
     }
 
@@ -38,6 +39,7 @@ extension GRPCFlowInfo: Codable {
                   messages: try read.array("messages").map(GRPCMessageRecord.init(json:)),
                   notes: try read.optionalArray("notes").map { try JSONReader($0, "notes").string() },
                   wireProtocol: try read.optional("protocol", \.stringValue))
+        statusDetails = json["status_details"]
     }
 
     public init(from decoder: any Decoder) throws {

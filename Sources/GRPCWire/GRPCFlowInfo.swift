@@ -25,6 +25,9 @@ public struct GRPCFlowInfo: Sendable, Equatable {
     public var messages: [GRPCMessageRecord]
     /// Framing problems: an invalid flag byte, a body that ended inside a prefix.
     public var notes: [String]
+    /// The rich error a failed call carried (`grpc-status-details-bin`, a Connect error's
+    /// `details`): `{code, message, details: [{type, typed | decoded}]}` (`GRPCStatusDetails`).
+    public var statusDetails: JSONValue? = nil
 
     public init(service: String? = nil, method: String? = nil, status: Int? = nil, message: String? = nil,
                 encoding: String? = nil, responseEncoding: String? = nil, trailersOnly: Bool = false,

@@ -37,6 +37,8 @@ public struct GRPCFlowRecorder: Sendable {
     /// The schema, when it defines the called method: messages are also decoded with their types.
     private let schema: ProtoSchema?
     private let schemaMethod: ProtoSchema.Method?
+    /// The whole `--proto` schema, for the types of a failure's details whatever the method.
+    private let detailsSchema: ProtoSchema?
     private var splitters: [GRPCMessageRecord.Direction: GRPCMessageSplitter]
     /// gRPC-Web text mode, per direction: the base64 undone before splitting.
     private var textDecoders: [GRPCMessageRecord.Direction: GRPCWebTextDecoder] = [:]
@@ -111,6 +113,7 @@ public struct GRPCFlowRecorder: Sendable {
         let path = connectGet == nil ? path : String(path.prefix { $0 != "?" })
         schemaMethod = schema?.method(path: path)
         self.schema = schemaMethod == nil ? nil : schema
+        detailsSchema = schema
         let grpcPath = GRPCPath(path)
         info = GRPCFlowInfo(service: grpcPath?.service, method: grpcPath?.method)
         info.wireProtocol = format == .grpc ? nil : format.rawValue
@@ -236,6 +239,11 @@ public struct GRPCFlowRecorder: Sendable {
         info.status = GRPCStatus.code(fromHeader: value)
         info.message = Self.value("grpc-message", in: headers).map(GRPCStatus.decodeMessage)
         if info.status == nil { info.notes.append("grpc-status is not a number: \(value)") }
+        if let details = Self.value("grpc-status-details-bin", in: headers) {
+            let (record, note) = GRPCStatusDetails.read(header: details, schema: detailsSchema, limits: limits.decoder)
+            info.statusDetails = record
+            if let note { info.notes.append("response: \(note)") }
+        }
         return true
     }
 
@@ -375,6 +383,10 @@ public struct GRPCFlowRecorder: Sendable {
         info.status = Self.connectCodes[code]
         info.message = error["message"] as? String
         if info.status == nil { info.notes.append("response: Connect error code \"\(code)\" is not one of the 16") }
+        if let details = error["details"] as? [Any] {
+            info.statusDetails = GRPCStatusDetails.read(connectDetails: details, code: info.status, message: info.message,
+                                                        schema: detailsSchema, limits: limits.decoder)
+        }
     }
 
     /// Connect's error codes (connectrpc.com/docs/protocol#error-codes) as gRPC's numbers.

@@ -18,6 +18,12 @@ public indirect enum JSONValue: Sendable, Equatable {
             .sorted { Array($0.key.utf8).lexicographicallyPrecedes(Array($1.key.utf8)) })
     }
 
+    /// The element at `index` of an array; nil for anything else or out of range.
+    public subscript(index: Int) -> JSONValue? {
+        guard case .array(let elements) = self, elements.indices.contains(index) else { return nil }
+        return elements[index]
+    }
+
     /// The value under `key` of an object.
     public subscript(key: String) -> JSONValue? {
         guard case .object(let pairs) = self else { return nil }

@@ -269,7 +269,12 @@ function grpcView(grpc) {
             : message.decoded === undefined ? (message.first_bytes ?? "")
             : (typeof message.decoded === "string" ? message.decoded : JSON.stringify(message.decoded, null, 2)))),
         h("td", {}, message.note ?? "")));
-    return h("section", { class: "grpc", "aria-label": "gRPC" }, h("h3", {}, "gRPC"), facts,
+    // A rich error (grpc-status-details-bin, a Connect error's details): each detail by its type.
+    const details = grpc.status_details
+        ? h("div", { class: "status-details" }, h("h4", {}, "Status details"),
+            h("pre", {}, JSON.stringify(grpc.status_details, null, 2)))
+        : null;
+    return h("section", { class: "grpc", "aria-label": "gRPC" }, h("h3", {}, "gRPC"), facts, details,
         h("table", { class: "messages" },
             h("thead", {}, h("tr", {}, ["", "Length", "Compressed", "Decoded", "Note"]
                 .map((title) => h("th", { scope: "col" }, title)))),

@@ -60,9 +60,11 @@ import TestSupport
             var sizes_ok: Bool?
             var answers: Int?
             var seconds: Double?
+            var rich: Bool?
         }
         var unary: Call
         var fail: Call
+        var invalid: Call
         var server_stream: Call
         var client_stream: Call
         var bidi: Call
@@ -91,13 +93,14 @@ import TestSupport
         #expect(results.unary.trailer == "t1")
         #expect(results.fail.error == "NOT_FOUND", "\(results.fail)")
         #expect(results.fail.details == "no such thing: 100% gone")
+        #expect(results.invalid.error == "INVALID_ARGUMENT" && results.invalid.rich == true, "\(results.invalid)")
         #expect(results.server_stream.count == 20, "\(results.server_stream)")
         #expect(results.server_stream.sizes_ok == true)
         #expect(results.client_stream.ok == true, "\(results.client_stream)")
         #expect(results.bidi.answers == 5, "\(results.bidi)")
         #expect((results.bidi.seconds ?? 99) < 5)
         #expect(results.gzip.ok == true, "\(results.gzip)")
-        let flows = proxy.flows(count: 6, timeout: 15)
+        let flows = proxy.flows(count: 7, timeout: 15)
         #expect(flows.allSatisfy { $0.request?.httpVersion == "HTTP/2" })
         let unary = try #require(flows.first { $0.request?.url.hasSuffix("/lab.Echo/Unary") == true })
         #expect(unary.request?.headers.contains(["te", "trailers"]) == true)
@@ -114,6 +117,17 @@ import TestSupport
         #expect(fail.grpc?.status == 5)
         #expect(fail.grpc?.message == "no such thing: 100% gone")
         #expect(fail.grpc?.trailersOnly == true)
+        // A rich error (grpc-status-details-bin): google.rpc.BadRequest typed by the built-in schema,
+        // a detail of the service's own type decoded schema-less.
+        let invalid = try #require(flows.first { $0.request?.url.hasSuffix("/lab.Echo/Invalid") == true })
+        let details = try #require(invalid.grpc?.statusDetails, "\(String(describing: invalid.grpc))")
+        #expect(details["code"] == .int(3) && details["message"] == .string("text must not be empty"), "\(details)")
+        let badRequest: JSONValue = .object([(key: "fieldViolations", value: .array([
+            .object([(key: "description", value: .string("must not be empty")), (key: "field", value: .string("text"))]),
+        ]))])
+        #expect(details["details"]?[0]?["type"] == .string("google.rpc.BadRequest"))
+        #expect(details["details"]?[0]?["typed"] == badRequest, "\(details)")
+        #expect(details["details"]?[1]?["type"] == .string("lab.Note") && details["details"]?[1]?["decoded"] != nil)
         let stream = try #require(flows.first { $0.request?.url.hasSuffix("/lab.Echo/ServerStream") == true })
         #expect(stream.grpc?.responseMessages == 20)
         let zipped = try #require(flows.first { $0.grpc?.encoding == "gzip" })
@@ -193,6 +207,11 @@ import TestSupport
         let typed = try calls(proto: dir.file("echo.proto"))
             .first { $0.request?.url.hasSuffix("/lab.Echo/Unary") == true && $0.grpc?.encoding == nil }
         #expect(typed?.grpc?.messages.first?.typed == request.typed, "\(String(describing: typed?.grpc))")
+        // A failure's detail of a type the schema defines is typed by it too.
+        let invalid = try #require(flows.first { $0.request?.url.hasSuffix("/lab.Echo/Invalid") == true })
+        #expect(invalid.grpc?.statusDetails?["details"]?[1]?["typed"]
+                == .object([(key: "number", value: .int(4)), (key: "text", value: .string("why"))]),
+                "\(String(describing: invalid.grpc?.statusDetails))")
 
         // A file that is neither stops the start with one line, and so does a source protoc rejects.
         _ = dir.write("junk.desc", "syntax = \"proto3\";")

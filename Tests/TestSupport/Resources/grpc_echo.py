@@ -8,7 +8,7 @@ methods are registered with raw-bytes handlers, and messages are protobuf bytes 
   grpc_echo.py client-insecure PORT     an insecure channel through https_proxy: unary and bidi
 
 Methods of lab.Echo: Unary (echoes, trailing metadata x-trailer: t1), Fail (NOT_FOUND,
-trailers-only), ServerStream (the request's count of 64 KiB + 1 KiB messages), ClientStream
+trailers-only), Invalid (INVALID_ARGUMENT with a rich status in grpc-status-details-bin), ServerStream (the request's count of 64 KiB + 1 KiB messages), ClientStream
 (sums the sizes), Bidi (answers each message as it comes).
 """
 import json
@@ -46,6 +46,28 @@ def fail(request, context):
     context.abort(grpc.StatusCode.NOT_FOUND, "no such thing: 100% gone")
 
 
+def field(number, data):
+    """A length-delimited protobuf field."""
+    return varint(number << 3 | 2) + varint(len(data)) + data
+
+
+def any_of(type_name, value):
+    return field(1, ("type.googleapis.com/" + type_name).encode()) + field(2, value)
+
+
+# google.rpc.Status{code: 3, message, details: [BadRequest{field_violations: [{field, description}]}, lab.Note]},
+# as grpcio-status's rpc_status.to_status sends it in grpc-status-details-bin.
+RICH_STATUS = (bytes([0x08, 3]) + field(2, b"text must not be empty")
+               + field(3, any_of("google.rpc.BadRequest",
+                                 field(1, field(1, b"text") + field(2, b"must not be empty"))))
+               + field(3, any_of("lab.Note", message("why", 4))))
+
+
+def invalid(request, context):
+    context.set_trailing_metadata((("grpc-status-details-bin", RICH_STATUS),))
+    context.abort(grpc.StatusCode.INVALID_ARGUMENT, "text must not be empty")
+
+
 def server_stream(request, context):
     count = request[-1]
     for i in range(count):
@@ -66,6 +88,7 @@ def serve(cert, key, insecure=False):
     handlers = {
         "Unary": grpc.unary_unary_rpc_method_handler(unary),
         "Fail": grpc.unary_unary_rpc_method_handler(fail),
+        "Invalid": grpc.unary_unary_rpc_method_handler(invalid),
         "ServerStream": grpc.unary_stream_rpc_method_handler(server_stream),
         "ClientStream": grpc.stream_unary_rpc_method_handler(client_stream),
         "Bidi": grpc.stream_stream_rpc_method_handler(bidi),
@@ -99,6 +122,12 @@ def client(root, port):
         results["fail"] = {"error": None}
     except grpc.RpcError as e:
         results["fail"] = {"error": e.code().name, "details": e.details()}
+    try:
+        call("Invalid", "unary_unary")(message("", 1), timeout=10)
+        results["invalid"] = {"error": None}
+    except grpc.RpcError as e:
+        details = dict(e.trailing_metadata()).get("grpc-status-details-bin")
+        results["invalid"] = {"error": e.code().name, "details": e.details(), "rich": details == RICH_STATUS}
     try:
         parts = list(call("ServerStream", "unary_stream")(message("n", 20), timeout=20))
         results["server_stream"] = {"count": len(parts), "sizes_ok": all(len(p) > 65 * 1024 for p in parts)}

@@ -10,7 +10,7 @@ Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on 
 
 Usage: webui_browser.py --ui URL --proxy http://127.0.0.1:PORT [--shots DIR]
 """
-import argparse, gzip, http.client, http.server, json, os, subprocess, sys, threading, time, urllib.parse
+import argparse, base64, gzip, http.client, http.server, json, os, subprocess, sys, threading, time, urllib.parse
 
 from playwright.sync_api import sync_playwright
 
@@ -92,8 +92,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         path = urllib.parse.urlsplit(self.path).path
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        # A gRPC-Web call that fails in its head (Trailers-Only): HTTP 200, grpc-status 5.
-        self.send(200, b"", "application/grpc-web+proto", [("grpc-status", "5"), ("grpc-message", "gone")])
+        # A gRPC-Web call that fails in its head (Trailers-Only): HTTP 200, grpc-status 5, and a rich
+        # status: google.rpc.Status{code: 5, message: "gone", details: [ErrorInfo{reason: "GONE"}]}.
+        self.send(200, b"", "application/grpc-web+proto", [("grpc-status", "5"), ("grpc-message", "gone"),
+                                                            ("grpc-status-details-bin", RICH_STATUS)])
+
+
+def _field(number, data):
+    return bytes([number << 3 | 2, len(data)]) + data
+
+
+RICH_STATUS = base64.b64encode(bytes([0x08, 5]) + _field(2, b"gone") + _field(3, _field(
+    1, b"type.googleapis.com/google.rpc.ErrorInfo") + _field(2, _field(1, b"GONE")))).decode().rstrip("=")
 
 
 class Checks:
@@ -202,6 +212,16 @@ def run(browser, options, base, origin, checks):
         checks.result("grpc-status-in-list", cell[0] == "200 \u00b7 NOT_FOUND" and "s4xx" in cell[1], repr(cell))
     except Exception as error:
         checks.result("grpc-status-in-list", False, str(error).splitlines()[0])
+    # Its rich status shows in the gRPC panel, each detail by its type.
+    try:
+        open_flow(page, grpc_path)
+        page.click("#detail-tab-messages")
+        page.wait_for_selector("flow-detail .status-details pre", timeout=5000)
+        shown = page.text_content("flow-detail .status-details pre")
+        checks.result("grpc-status-details", "google.rpc.ErrorInfo" in shown and '"reason": "GONE"' in shown, shown[:200])
+        page.click("#detail-tab-request")
+    except Exception as error:
+        checks.result("grpc-status-details", False, str(error).splitlines()[0])
 
     # A filter narrows the list to exactly the matching flows; an invalid one keeps the list.
     for path in ("/alpha/1", "/alpha/2", "/beta/1"):

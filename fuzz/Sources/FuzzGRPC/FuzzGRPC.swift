@@ -1,4 +1,5 @@
 import CFuzzer
+import Foundation
 import GRPCWire
 
 /// The gRPC splitter and the schema-less protobuf decoder on arbitrary bytes. Never a trap; the
@@ -6,7 +7,7 @@ import GRPCWire
 /// 7-byte pieces (gRPC, gRPC-Web and Connect framing), and so does gRPC-Web's base64 text decoder; the
 /// decoding respects its field cap and reads back from its own JSON. The bytes are also read as a
 /// descriptor set (`--proto`) and decoded with a fixed schema and with whatever schema they
-/// describe, and as a Connect GET call's query.
+/// describe, as a Connect GET call's query, and as a rich error's google.rpc.Status.
 @_cdecl("FuzzGRPC_main")
 func fuzzGRPCMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> CInt {
     var argc = argc
@@ -93,6 +94,13 @@ private func fuzzGRPC(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             fatalError("a GET call's message is longer than its query parameter")
         }
     }
+
+    // The bytes as a failure's grpc-status-details-bin (a google.rpc.Status, details typed by the
+    // built-in google.rpc schema or the fixed one).
+    var rich = GRPCFlowRecorder(path: "/fz.Fz/Call", requestHeaders: [], schema: fixedSchema)
+    rich.responseTrailers([("grpc-status", "3"), ("grpc-status-details-bin", Data(bytes).base64EncodedString())])
+    let richInfo = rich.finish()
+    guard (try? GRPCFlowInfo(json: richInfo.json)) == richInfo else { fatalError("status details do not read back") }
 
     _ = try? fixedSchema.decode(bytes, as: "fz.All")
     if let described = try? ProtoSchema(descriptorSet: bytes) {
