@@ -7,8 +7,9 @@ extension ProtoSchema {
 
     /// `bytes` decoded as the message `type`, written as protobuf's JSON mapping writes it
     /// (proto3 JSON: `json_name` keys, 64-bit integers as strings, enums by name, bytes as base64,
-    /// maps as objects, repeated fields as arrays). A field the schema does not know appears
-    /// under its number, as the raw decoding would show its value.
+    /// maps as objects, repeated fields as arrays, the well-known types in their own forms:
+    /// `ProtoSchema+WellKnown.swift`). A field the schema does not know appears under its number,
+    /// as the raw decoding would show its value.
     /// - Throws: `ProtoWireError` when the bytes do not fit the type (a wire type the field cannot
     ///   have, invalid UTF-8 in a string, a type the schema lacks, damage).
     public func decode(_ bytes: [UInt8], as type: String) throws(ProtoWireError) -> JSONValue {
@@ -19,6 +20,7 @@ extension ProtoSchema {
     private func message(_ bytes: ArraySlice<UInt8>, type: String, depth: Int,
                          budget: inout Int) throws(ProtoWireError) -> JSONValue {
         guard depth < Self.maxDepth else { throw ProtoWireError("nested more than \(Self.maxDepth) messages deep") }
+        if type == "google.protobuf.Any" { return try any(bytes, depth: depth, budget: &budget) }
         guard let definition = messages[type] else { throw ProtoWireError("the schema has no message \(type)") }
         var found: [Int: [JSONValue]] = [:]
         var order: [Int] = []
@@ -49,7 +51,35 @@ extension ProtoSchema {
                 pairs.append((field.jsonName, list.last))
             }
         }
-        return .sortedObject(pairs)
+        let generic = JSONValue.sortedObject(pairs)
+        return Self.wellKnown(type, generic) ?? generic
+    }
+
+    /// A `google.protobuf.Any` (`type_url` = 1, `value` = 2) as protobuf's JSON writes it: the
+    /// packed message's fields beside `"@type"`, or `{"@type", "value"}` for a well-known type;
+    /// a type the schema lacks keeps its bytes as base64 under `value` (protobuf would refuse).
+    private func any(_ bytes: ArraySlice<UInt8>, depth: Int, budget: inout Int) throws(ProtoWireError) -> JSONValue {
+        var typeURL = ""
+        var value: ArraySlice<UInt8> = []
+        var reader = ProtoWireReader(bytes)
+        while let (number, field) = try reader.next() {
+            switch (number, field) {
+            case (1, .bytes(let text)): typeURL = String(decoding: text, as: UTF8.self)
+            case (2, .bytes(let packed)): value = packed
+            default: throw ProtoWireError("google.protobuf.Any has no field \(number) of that wire type")
+            }
+        }
+        let type = typeURL.split(separator: "/").last.map(String.init) ?? typeURL
+        guard !typeURL.isEmpty else { return .object([]) }
+        guard messages[type] != nil else {
+            return .sortedObject([("@type", .string(typeURL)), ("value", .string(Data(value).base64EncodedString()))])
+        }
+        let packed = try message(value, type: type, depth: depth + 1, budget: &budget)
+        if Self.specialJSON.contains(type) {
+            return .sortedObject([("@type", .string(typeURL)), ("value", packed)])
+        }
+        guard case .object(let fields) = packed else { return packed }
+        return .object([(key: "@type", value: .string(typeURL))] + fields)
     }
 
     /// A map field's entries (`{key, value}` objects) as one object, keys as JSON writes them.
