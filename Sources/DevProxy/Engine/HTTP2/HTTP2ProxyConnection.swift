@@ -40,6 +40,9 @@ final class HTTP2ProxyConnection {
     var streams: [Int32: HTTP2StreamExchange] = [:]
     /// GOAWAY sent to the client (shutdown, or the client's own GOAWAY): serve what is open, then close.
     var goingAway = false
+    /// The highest client stream refused before it had an exchange (a malformed request head):
+    /// its flow is written once, however many reasons the session gives (stream ids only grow).
+    var lastRefusedStream: Int32 = 0
     /// Wakes the loop when a stream's HTTP/1.1 thread has something to report.
     let wake: WakePipe
     var server: ProxyServer { context.server }
