@@ -225,6 +225,31 @@ import TestSupport
         #expect(byPath["rst"]?.response?.status == 200)
     }
 
+    /// An origin whose body is longer than its content-length (malformed, RFC 9113 §8.1.1): the
+    /// client's stream is reset rather than left waiting or given a body that lies, and the flow
+    /// says the origin was at fault.
+    @Test func anOriginsMalformedResponseResetsTheClientsStream() throws {
+        let origin = try HTTP2Origin(.misbehaving)
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let start = Date()
+        let json = try H2Client.run(proxy: proxy, port: origin.port, alpn: "h2", path: "/long-body", extra: ["--then", "/ok"])
+        #expect(Date().timeIntervalSince(start) < 8, "the client waited")
+        #expect(json.responses.first?.body != "too long", "\(json)")
+        #expect(json.responses.first?.reset != nil, "\(json)")
+        #expect(json.responses.last?.body == "ok", "\(json)")
+        let flow = try #require(proxy.flows(count: 2).first { $0.request?.url.hasSuffix("/long-body") == true })
+        #expect(flow.error?.by == "server" && flow.error?.code == "PROTOCOL_ERROR", "\(String(describing: flow.error))")
+        #expect(flow.error?.kind == FlowErrorKind.upstreamBadResponse.rawValue)
+        // An HTTP/1.1 client of the same origin has its connection cut at once (the head had gone).
+        let h1Start = Date()
+        let h1 = try proxy.curl(["--http1.1", origin.url("/long-body")])
+        #expect(h1.status != 0 && h1.stdout != "too long", "\(h1.output)")
+        #expect(Date().timeIntervalSince(h1Start) < 8, "the HTTP/1.1 client waited")
+        let h1Flow = try #require(proxy.flows(count: 3).last)
+        #expect(h1Flow.error?.kind == FlowErrorKind.upstreamBadResponse.rawValue, "\(String(describing: h1Flow.error))")
+    }
+
     /// An origin's GOAWAY retires its connection: the next request on the same client connection
     /// goes on a new origin connection and succeeds.
     @Test func originGoAwayRetiresTheConnection() throws {

@@ -4,7 +4,7 @@ Usage: h2bad.py CERT KEY      prints its port, serves until stdin closes.
 Paths: /ok (200 "ok"), /refused (RST_STREAM REFUSED_STREAM at once), /rst (200, "partial", then
 RST_STREAM INTERNAL_ERROR), /goaway (200 "bye", then GOAWAY NO_ERROR), /slow (200 "slow" after
 two seconds), /whole (200 "whole": head and body in one write, so in one TLS record), /late-body
-(the head at once, the body "late" a second later).
+(the head at once, the body "late" a second later), /long-body (content-length 3, then "too long").
 """
 import socket
 import ssl
@@ -57,6 +57,12 @@ def serve_connection(tls):
             elif path == "/goaway":
                 respond(sid, b"bye")
                 send(lambda: conn.close_connection(h2.errors.ErrorCodes.NO_ERROR, last_stream_id=sid))
+            elif path == "/long-body":
+                # A body longer than the content-length it declared (RFC 9113 §8.1.1: malformed).
+                def long_body(sid=sid):
+                    conn.send_headers(sid, [(":status", "200"), ("content-type", "text/plain"), ("content-length", "3")])
+                    conn.send_data(sid, b"too long", end_stream=True)
+                send(long_body)
             elif path == "/whole":
                 def whole(sid=sid):
                     conn.send_headers(sid, [(":status", "200"), ("content-type", "text/plain")])

@@ -88,6 +88,10 @@ struct HTTP2OriginLeg: UpstreamLeg {
                 return .end(trailers: HTTPFields(fields))
             case .streamReset(stream, let code, true):
                 throw HTTP2StreamFailure.reset(code)
+            case .streamReset(stream, .protocolError, false):
+                // The session reset the stream for the origin's fault, and said nothing else.
+                throw HTTP2StreamFailure.protocolError("its response was malformed (RFC 9113 §8.1.1: a body that did "
+                                                       + "not match its content-length, or a field HTTP/2 forbids)")
             case .goAway(let last, let code, _) where last < stream:
                 throw HTTP2StreamFailure.goAway(code)
             case .protocolError(let id, let reason) where id == 0 || id == stream:
@@ -149,6 +153,10 @@ struct HTTP2OriginLeg: UpstreamLeg {
         case .goAway?:
             return LegFailure(kind: .upstreamClosed, message: "upstream \(target) sent GOAWAY mid-body after "
                               + "\(relayed) bytes")
+        case .protocolError(let reason)?:
+            return LegFailure(kind: .upstreamBadResponse, message: "upstream \(target) broke HTTP/2 mid-body after "
+                              + "\(relayed) bytes: \(reason)", code: HTTP2ErrorCode.protocolError.description,
+                              afterBytes: relayed)
         default:
             return LegFailure(kind: .upstreamClosed,
                               message: "upstream \(target) (HTTP/2) failed mid-body after \(relayed) bytes: \(error)")

@@ -102,6 +102,25 @@ extension HTTP2ProxyConnection {
                     $0.value.leg === leg && $0.value.upstreamStream == upstream
                 })?.key else { continue }
                 try? session.consumeStream(clientStream, count: count)
+            case .streamReset(let upstream, .protocolError, false):
+                // The session reset the origin's stream for the origin's fault: a malformed response
+                // (RFC 9113 §8.1.1: a body longer or shorter than its content-length, a field HTTP/2
+                // forbids). The client's stream ends too, rather than wait for the rest.
+                guard let exchange = exchange(upstream, on: leg), !exchange.responseEnded,
+                      exchange.draft.flow.error?.by != "client" else { continue }
+                leg.clientStreams[upstream] = nil
+                let message = exchange.draft.flow.error?.message ?? "the origin's response was malformed (RFC 9113 "
+                    + "§8.1.1: its body did not match its content-length, or it had a field HTTP/2 forbids)"
+                if exchange.responseHead == nil && exchange.draft.flow.response == nil {
+                    answer(exchange, status: 502, kind: .upstreamBadResponse, message: message)
+                    continue
+                }
+                exchange.draft.fail(.upstreamBadResponse, message + "; its stream was reset with PROTOCOL_ERROR, and so "
+                                    + "was the client's")
+                exchange.draft.flow.error?.code = HTTP2ErrorCode.protocolError.description
+                exchange.draft.flow.error?.by = "server"
+                exchange.draft.flow.error?.afterBytes = exchange.responseBytes
+                resetClientAfterQueuedFrames(exchange, code: .protocolError)
             case .streamReset(let upstream, let code, let byPeer):
                 guard byPeer, let exchange = exchange(upstream, on: leg) else { continue }
                 exchange.draft.fail(.upstreamReset2, "the origin reset the stream (\(code)) after \(exchange.responseBytes) response bytes")
