@@ -248,6 +248,14 @@ import TestSupport
         #expect(Date().timeIntervalSince(h1Start) < 8, "the HTTP/1.1 client waited")
         let h1Flow = try #require(proxy.flows(count: 3).last)
         #expect(h1Flow.error?.kind == FlowErrorKind.upstreamBadResponse.rawValue, "\(String(describing: h1Flow.error))")
+        // A head with a field HTTP/2 forbids: nothing of it went to the client, which gets a 502 saying why.
+        for client in ["--http2", "--http1.1"] {
+            let bad = try proxy.curl([client, "-w", "\n%{http_code}", origin.url("/bad-header")])
+            #expect(bad.stdout.hasSuffix("\n502") && bad.stdout.contains("Invalid HTTP header field"), "\(client): \(bad.output)")
+        }
+        let badFlows = proxy.flows(count: 5).suffix(2)
+        #expect(badFlows.allSatisfy { $0.error?.kind == FlowErrorKind.upstreamBadResponse.rawValue && $0.response?.status == 502 },
+                "\(badFlows.map(\.error))")
     }
 
     /// An origin's GOAWAY retires its connection: the next request on the same client connection

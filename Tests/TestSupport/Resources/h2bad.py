@@ -4,7 +4,8 @@ Usage: h2bad.py CERT KEY      prints its port, serves until stdin closes.
 Paths: /ok (200 "ok"), /refused (RST_STREAM REFUSED_STREAM at once), /rst (200, "partial", then
 RST_STREAM INTERNAL_ERROR), /goaway (200 "bye", then GOAWAY NO_ERROR), /slow (200 "slow" after
 two seconds), /whole (200 "whole": head and body in one write, so in one TLS record), /late-body
-(the head at once, the body "late" a second later), /long-body (content-length 3, then "too long").
+(the head at once, the body "late" a second later), /long-body (content-length 3, then "too long"), /bad-header (a
+`connection` field in the response head).
 """
 import socket
 import ssl
@@ -19,7 +20,10 @@ import h2.events
 
 
 def serve_connection(tls):
-    conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=False, header_encoding="utf-8"))
+    # Outbound headers unchecked: /bad-header sends a field HTTP/2 forbids.
+    conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=False, header_encoding="utf-8",
+                                                                       validate_outbound_headers=False,
+                                                                       normalize_outbound_headers=False))
     conn.initiate_connection()
     lock = threading.Lock()
     tls.sendall(conn.data_to_send())
@@ -63,6 +67,12 @@ def serve_connection(tls):
                     conn.send_headers(sid, [(":status", "200"), ("content-type", "text/plain"), ("content-length", "3")])
                     conn.send_data(sid, b"too long", end_stream=True)
                 send(long_body)
+            elif path == "/bad-header":
+                # A connection-specific field, which HTTP/2 forbids (RFC 9113 §8.2.2: malformed).
+                def bad_header(sid=sid):
+                    conn.send_headers(sid, [(":status", "200"), ("connection", "close")])
+                    conn.send_data(sid, b"bad", end_stream=True)
+                send(bad_header)
             elif path == "/whole":
                 def whole(sid=sid):
                     conn.send_headers(sid, [(":status", "200"), ("content-type", "text/plain")])
