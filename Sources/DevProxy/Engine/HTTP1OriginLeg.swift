@@ -147,6 +147,11 @@ struct HTTP1OriginLeg: UpstreamLeg {
     }
 
     func failureMidBody(_ error: Error, relayed: Int) -> LegFailure {
+        if let error = error as? NetworkError, error.kind == .timedOut {
+            let message = "upstream \(destination.host):\(destination.port) went silent for \(Int(upstreamTimeout)) s "
+                + "in the middle of the body"
+            return LegFailure(kind: .upstreamTimeout, message: "\(message), after \(relayed) bytes", detail: message)
+        }
         let message = (error as? HTTP1ParseError).map { "upstream sent a malformed body: \($0.reason)" }
             ?? "upstream failed mid-body: \(error)"
         return LegFailure(kind: .upstreamClosed, message: "\(message) after \(relayed) bytes", detail: message)

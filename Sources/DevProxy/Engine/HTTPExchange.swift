@@ -102,7 +102,8 @@ struct HTTPExchange {
         }
         let leg: HTTP2OriginLeg
         do {
-            leg = try HTTP2OriginLeg(upstream: upstream, destination: destination)
+            leg = try HTTP2OriginLeg(upstream: upstream, destination: destination,
+                                     upstreamTimeout: context.configuration.upstreamTimeout)
         } catch {
             draft.fail(.badRequest, "\(error)")
             context.sendError(status: 400, detail: "\(error)", kind: .badRequest, draft: &draft)

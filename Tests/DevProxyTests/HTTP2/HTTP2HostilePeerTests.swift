@@ -69,13 +69,18 @@ import TestSupport
             let refused = output.resets["\(stream)"] != nil || (400..<500).contains(output.statuses["\(stream)"] ?? 0)
             #expect(refused, "stream \(stream): \(output)")
         }
-        // What the origin parsed: the one good request, then this question.
+        // What the origin parsed: the good request and this question, and perhaps the head of the
+        // first POST (its content-length 0 is a whole request: streamed before its DATA arrived and
+        // was refused), never what its body tried to smuggle.
         let received = try proxy.curl([origin.url("/requests")]).stdout.split(separator: "\n").map(String.init)
-        #expect(received == ["GET /cl?n=2 HTTP/1.1", "GET /requests HTTP/1.1"], "\(received)")
+        #expect(received.filter { $0 != "POST /s1 HTTP/1.1" } == ["GET /cl?n=2 HTTP/1.1", "GET /requests HTTP/1.1"],
+                "\(received)")
         // Each refused stream is a flow that says why, the ones refused at their head included.
         let refused = proxy.flows(count: 8).filter { $0.error?.kind == FlowErrorKind.http2ProtocolError.rawValue }
         #expect(refused.compactMap { $0.h2?.streamID }.sorted() == [1, 3, 5, 7, 9, 11], "\(refused.map(\.error))")
-        #expect(refused.allSatisfy { $0.error?.by == "client" && $0.error?.code == "PROTOCOL_ERROR" && $0.response == nil })
+        // (Stream 1's head may have been answered by the origin before its body was refused.)
+        #expect(refused.allSatisfy { $0.error?.by == "client" && $0.error?.code == "PROTOCOL_ERROR"
+                    && ($0.response == nil || $0.h2?.streamID == 1) })
         #expect(refused.first { $0.h2?.streamID == 5 }?.error?.message.contains("invalid header field 'x-a'") == true)
         #expect(refused.first { $0.h2?.streamID == 1 }?.error?.message.contains("content-length") == true)
     }

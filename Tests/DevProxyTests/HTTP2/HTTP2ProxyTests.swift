@@ -258,6 +258,34 @@ import TestSupport
                 "\(badFlows.map(\.error))")
     }
 
+    /// An h2 origin that goes silent, before its head or in the middle of its body, is given up at
+    /// the upstream timeout, whichever version the client speaks: the client is answered 504 or
+    /// has its stream reset (its connection cut, for HTTP/1.1), and the flow says upstream_timeout.
+    @Test func aSilentH2OriginIsGivenUpAtTheUpstreamTimeout() throws {
+        let origin = try HTTP2Origin(.misbehaving)
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas; $0.upstreamTimeout = 1 })
+        for (client, path) in [("--http2", "/mute"), ("--http2", "/stuck"), ("--http1.1", "/mute"), ("--http1.1", "/stuck")] {
+            let start = Date()
+            let result = try proxy.curl([client, "-w", "\n%{http_code}", origin.url(path)], timeout: 30)
+            let elapsed = Date().timeIntervalSince(start)
+            #expect(elapsed < 6, "\(client) \(path) waited \(elapsed) s: \(result.output)")
+            if path == "/mute" { #expect(result.stdout.hasSuffix("\n504"), "\(client) \(path): \(result.output)") }
+        }
+        // An h2-only client of an HTTP/1.1 origin that takes too long (each stream on an HTTP/1.1
+        // connection of its own): the same 504.
+        let slow = try OriginServer(names: ["localhost"])
+        let slowProxy = try ProxyHarness(configure: {
+            $0.upstreamCAs = cas + (try! Certificate.all(from: SecureFile.read(slow.caPath, what: "ca")))
+            $0.upstreamTimeout = 1
+        })
+        let start = Date()
+        let h1Origin = try H2Client.run(proxy: slowProxy, port: slow.port, alpn: "h2", path: "/slow?s=4")
+        #expect(h1Origin.responses.first?.status == 504 && Date().timeIntervalSince(start) < 4, "\(h1Origin)")
+        let flows = proxy.flows(count: 4) + slowProxy.flows(count: 1)
+        #expect(flows.allSatisfy { $0.error?.kind == FlowErrorKind.upstreamTimeout.rawValue }, "\(flows.map(\.error))")
+    }
+
     /// An origin's GOAWAY retires its connection: the next request on the same client connection
     /// goes on a new origin connection and succeeds.
     @Test func originGoAwayRetiresTheConnection() throws {

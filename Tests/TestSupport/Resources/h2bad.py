@@ -5,7 +5,7 @@ Paths: /ok (200 "ok"), /refused (RST_STREAM REFUSED_STREAM at once), /rst (200, 
 RST_STREAM INTERNAL_ERROR), /goaway (200 "bye", then GOAWAY NO_ERROR), /slow (200 "slow" after
 two seconds), /whole (200 "whole": head and body in one write, so in one TLS record), /late-body
 (the head at once, the body "late" a second later), /long-body (content-length 3, then "too long"), /bad-header (a
-`connection` field in the response head).
+`connection` field in the response head), /stuck (the head and "part", then silence), /mute (no answer).
 """
 import socket
 import ssl
@@ -73,6 +73,14 @@ def serve_connection(tls):
                     conn.send_headers(sid, [(":status", "200"), ("connection", "close")])
                     conn.send_data(sid, b"bad", end_stream=True)
                 send(bad_header)
+            elif path == "/stuck":
+                # The head and part of the body, then silence with the stream open.
+                def stuck(sid=sid):
+                    conn.send_headers(sid, [(":status", "200"), ("content-type", "text/plain")])
+                    conn.send_data(sid, b"part", end_stream=False)
+                send(stuck)
+            elif path == "/mute":
+                pass   # never answers
             elif path == "/whole":
                 def whole(sid=sid):
                     conn.send_headers(sid, [(":status", "200"), ("content-type", "text/plain")])

@@ -24,9 +24,13 @@ struct HTTP2OriginLeg: UpstreamLeg {
     static var relaysContinue: Bool { false }
 
     /// - Throws: `HTTP2Error` when no session can be made.
-    init(upstream: UpstreamConnection, destination: Destination) throws {
+    /// How long the origin may stay silent (`--upstream-timeout`), for the failure's message.
+    private let upstreamTimeout: TimeInterval
+
+    init(upstream: UpstreamConnection, destination: Destination, upstreamTimeout: TimeInterval) throws {
         self.upstream = upstream
         self.destination = destination
+        self.upstreamTimeout = upstreamTimeout
         let session = try HTTP2Session(role: .client)
         driver = Driver(session: session, stream: upstream.stream)
     }
@@ -132,6 +136,9 @@ struct HTTP2OriginLeg: UpstreamLeg {
             case .protocolError(let reason):
                 return LegFailure(kind: .upstreamBadResponse, message: "upstream \(target) broke HTTP/2: \(reason)")
             }
+        case let error as NetworkError where error.kind == .timedOut:
+            return LegFailure(kind: .upstreamTimeout, message: "upstream \(target) did not respond within "
+                              + "\(Int(upstreamTimeout)) s", status: 504)
         default:
             if let message = UpstreamFailure.missingClientCertificate(upstream, target: target) {
                 return LegFailure(kind: .upstreamClientCertificateRequired, message: message)
@@ -158,6 +165,10 @@ struct HTTP2OriginLeg: UpstreamLeg {
                               + "\(relayed) bytes: \(reason)", code: HTTP2ErrorCode.protocolError.description,
                               afterBytes: relayed)
         default:
+            if let error = error as? NetworkError, error.kind == .timedOut {
+                return LegFailure(kind: .upstreamTimeout, message: "upstream \(target) went silent for "
+                                  + "\(Int(upstreamTimeout)) s in the middle of the body, after \(relayed) bytes")
+            }
             return LegFailure(kind: .upstreamClosed,
                               message: "upstream \(target) (HTTP/2) failed mid-body after \(relayed) bytes: \(error)")
         }

@@ -19,7 +19,15 @@ extension HTTP2ProxyConnection {
     }
 
     func handleUpstream(_ events: [HTTP2Event], on leg: HTTP2UpstreamLeg) {
+        let now = Date()
         for (index, event) in events.enumerated() {
+            switch event {
+            case .responseHead(let upstream, _, _), .informationalHead(let upstream, _), .data(let upstream, _, _),
+                 .trailers(let upstream, _):
+                exchange(upstream, on: leg)?.upstreamHeard = now
+            default:
+                break
+            }
             switch event {
             case .responseHead(let upstream, let head, let endStream):
                 guard let exchange = exchange(upstream, on: leg) else { continue }
@@ -206,6 +214,36 @@ extension HTTP2ProxyConnection {
     /// RST_STREAM ahead of queued HEADERS and DATA, which would swallow the part of the response
     /// the origin did send. What the window lets out goes now; the rest, then the reset, when the
     /// client's window reopens (`dataSent`).
+    /// Gives up on streams whose origin has been silent for the upstream timeout since the request
+    /// ended (or since it last sent something): before the head, a 504 that says so; after it, both
+    /// streams are reset, as an HTTP/1.1 client's connection is cut. Not for gRPC, whose streams may
+    /// rightly be quiet for long (a watch) and which carries its own deadline (`grpc-timeout`), nor
+    /// while the client has not taken what was sent (then the origin waits for its window).
+    func expireSilentUpstreams(now: Date = Date()) {
+        let timeout = context.configuration.upstreamTimeout
+        for exchange in streams.values where exchange.requestEnded && !exchange.responseEnded && !exchange.answeredLocally
+            && !exchange.isGRPC && exchange.pendingReset == nil {
+            guard let leg = exchange.leg, let upstream = exchange.upstreamStream, leg.clientStreams[upstream] != nil else { continue }
+            if session.outboundQueuedBytes(stream: exchange.clientStream) > 0 || exchange.heldPinSet != nil {
+                exchange.upstreamHeard = now
+                continue
+            }
+            guard now.timeIntervalSince(exchange.upstreamHeard) > timeout else { continue }
+            if exchange.responseHead == nil && exchange.draft.flow.response == nil {
+                answer(exchange, status: 504, kind: .upstreamTimeout,
+                       message: "upstream \(host):\(port) did not respond within \(Int(timeout)) s")
+                continue
+            }
+            exchange.draft.fail(.upstreamTimeout, "upstream \(host):\(port) went silent for \(Int(timeout)) s in the "
+                                + "middle of the body, after \(exchange.responseBytes) bytes; both streams were reset")
+            exchange.draft.flow.error?.afterBytes = exchange.responseBytes
+            try? leg.session.resetStream(upstream, code: .cancel)
+            leg.clientStreams[upstream] = nil
+            exchange.responseEnded = true
+            try? session.resetStream(exchange.clientStream, code: .internalError)
+        }
+    }
+
     func resetClientAfterQueuedFrames(_ exchange: HTTP2StreamExchange, code: HTTP2ErrorCode) {
         let output = session.pendingOutput()
         if !output.isEmpty { try? output.withUnsafeBytes { try client.write($0, flush: true) } }

@@ -97,6 +97,7 @@ final class HTTP2ProxyConnection {
         leg?.upstream.stream.socket.setNonBlocking()
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         var lastActivity = Date()
+        var lastSilenceCheck = lastActivity
         do {
             if !initialBytes.isEmpty { handleClient(try session.receive(initialBytes)) }
             try flushAll()
@@ -111,6 +112,12 @@ final class HTTP2ProxyConnection {
                 if !session.wantsRead && !session.wantsWrite { break }
                 let legs = ([leg].compactMap { $0 } + retiring).filter { !$0.closed }
                 let ready = waitForInput(legs: legs)
+                let now = Date()
+                if now.timeIntervalSince(lastSilenceCheck) >= 0.25 && !streams.isEmpty {
+                    lastSilenceCheck = now
+                    expireSilentUpstreams(now: now)
+                    try flushAll()
+                }
                 if ready.isEmpty {
                     if streams.isEmpty && Date().timeIntervalSince(lastActivity) > context.configuration.idleTimeout {
                         try? session.goAway(code: .noError)

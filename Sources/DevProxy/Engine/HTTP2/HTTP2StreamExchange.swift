@@ -19,8 +19,14 @@ final class HTTP2StreamExchange {
     var requestHead: HTTP2HeaderBlock
     /// The response head as relayed to the client, once there is one.
     var responseHead: HTTP2HeaderBlock?
-    var requestEnded = false
+    var requestEnded = false {
+        didSet { if requestEnded && !oldValue { upstreamHeard = Date() } }
+    }
     var responseEnded = false
+    /// When the origin last sent something on this stream (or the request ended, or the client
+    /// was still taking the response): the upstream timeout counts from here
+    /// (`HTTP2ProxyConnection.expireSilentUpstreams`).
+    var upstreamHeard = Date()
     /// The origin reset the stream while response bytes were still queued for the client: the
     /// reset follows them (`HTTP2ProxyConnection.resetClientAfterQueuedFrames`).
     var pendingReset: HTTP2ErrorCode?
