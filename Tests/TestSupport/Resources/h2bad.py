@@ -39,6 +39,13 @@ def serve_connection(tls):
         if then:
             send(then)
 
+    def in_one_write(sid, fields, body, end=True):
+        """A 200 head with `fields` and `body`, queued together for one write (`send`)."""
+        def queue():
+            conn.send_headers(sid, [(":status", "200")] + fields)
+            conn.send_data(sid, body, end_stream=end)
+        return queue
+
     while True:
         try:
             data = tls.recv(65536)
@@ -63,29 +70,17 @@ def serve_connection(tls):
                 send(lambda: conn.close_connection(h2.errors.ErrorCodes.NO_ERROR, last_stream_id=sid))
             elif path == "/long-body":
                 # A body longer than the content-length it declared (RFC 9113 §8.1.1: malformed).
-                def long_body(sid=sid):
-                    conn.send_headers(sid, [(":status", "200"), ("content-type", "text/plain"), ("content-length", "3")])
-                    conn.send_data(sid, b"too long", end_stream=True)
-                send(long_body)
+                send(in_one_write(sid, [("content-type", "text/plain"), ("content-length", "3")], b"too long"))
             elif path == "/bad-header":
                 # A connection-specific field, which HTTP/2 forbids (RFC 9113 §8.2.2: malformed).
-                def bad_header(sid=sid):
-                    conn.send_headers(sid, [(":status", "200"), ("connection", "close")])
-                    conn.send_data(sid, b"bad", end_stream=True)
-                send(bad_header)
+                send(in_one_write(sid, [("connection", "close")], b"bad"))
             elif path == "/stuck":
                 # The head and part of the body, then silence with the stream open.
-                def stuck(sid=sid):
-                    conn.send_headers(sid, [(":status", "200"), ("content-type", "text/plain")])
-                    conn.send_data(sid, b"part", end_stream=False)
-                send(stuck)
+                send(in_one_write(sid, [("content-type", "text/plain")], b"part", end=False))
             elif path == "/mute":
                 pass   # never answers
             elif path == "/whole":
-                def whole(sid=sid):
-                    conn.send_headers(sid, [(":status", "200"), ("content-type", "text/plain")])
-                    conn.send_data(sid, b"whole", end_stream=True)
-                send(whole)
+                send(in_one_write(sid, [("content-type", "text/plain")], b"whole"))
             elif path == "/late-body":
                 send(lambda: conn.send_headers(sid, [(":status", "200"), ("content-type", "text/plain")]))
 
