@@ -225,6 +225,19 @@ import TestSupport
         }
     }
 
+    /// A gRPC stream may rightly be quiet for longer than the upstream timeout (a watch; grpc-timeout
+    /// is its deadline): it is not cut.
+    @Test func aQuietStreamOutlivesTheUpstreamTimeout() throws {
+        let server = try EchoServer()
+        let cas = try Certificate.all(from: SecureFile.read(server.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas; $0.upstreamTimeout = 1 })
+        let result = try Subprocess.run("python3", [Self.script, "client-quiet", proxy.pki.rootPath, "\(server.port)"],
+                                        environment: ["https_proxy": proxy.proxyURL, "no_proxy": "", "no_grpc_proxy": ""],
+                                        timeout: 30)
+        #expect(result.stdout.contains("\"count\": 1"), "\(result.output)")
+        #expect(proxy.flows(count: 1).first?.error == nil)
+    }
+
     /// A plaintext gRPC channel through the proxy (CONNECT, then h2 by prior knowledge, no TLS)
     /// is recognised by its preface and intercepted: each call is a flow, not a blind tunnel.
     @Test func cleartextChannelIsInterceptedNotTunnelled() throws {

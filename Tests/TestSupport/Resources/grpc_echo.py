@@ -6,10 +6,11 @@ methods are registered with raw-bytes handlers, and messages are protobuf bytes 
   grpc_echo.py server-insecure          the same without TLS (h2 by prior knowledge)
   grpc_echo.py client ROOT PORT         through https_proxy (set by the caller); prints JSON
   grpc_echo.py client-insecure PORT     an insecure channel through https_proxy: unary and bidi
+  grpc_echo.py client-quiet ROOT PORT   Quiet (a server stream silent for 2 s before its message); prints JSON
 
 Methods of lab.Echo: Unary (echoes, trailing metadata x-trailer: t1), Fail (NOT_FOUND,
 trailers-only), Invalid (INVALID_ARGUMENT with a rich status in grpc-status-details-bin), ServerStream (the request's count of 64 KiB + 1 KiB messages), ClientStream
-(sums the sizes), Bidi (answers each message as it comes).
+(sums the sizes), Bidi (answers each message as it comes), Quiet (one message after 2 s of silence).
 """
 import json
 import sys
@@ -74,6 +75,12 @@ def server_stream(request, context):
         yield message("m%d" % i, i) + b"\x1a" + varint(65 * 1024) + bytes(65 * 1024)
 
 
+def quiet(request, context):
+    # A watch: nothing for two seconds, then one message.
+    time.sleep(2)
+    yield message("news", 1)
+
+
 def client_stream(requests, context):
     total = sum(len(r) for r in requests)
     return message("total", total)
@@ -90,6 +97,7 @@ def serve(cert, key, insecure=False):
         "Fail": grpc.unary_unary_rpc_method_handler(fail),
         "Invalid": grpc.unary_unary_rpc_method_handler(invalid),
         "ServerStream": grpc.unary_stream_rpc_method_handler(server_stream),
+        "Quiet": grpc.unary_stream_rpc_method_handler(quiet),
         "ClientStream": grpc.stream_unary_rpc_method_handler(client_stream),
         "Bidi": grpc.stream_stream_rpc_method_handler(bidi),
     }
@@ -168,6 +176,16 @@ def client(root, port):
     print(json.dumps(results))
 
 
+def client_quiet(root, port):
+    credentials = grpc.ssl_channel_credentials(root_certificates=open(root, "rb").read())
+    channel = grpc.secure_channel("localhost:%s" % port, credentials)
+    try:
+        parts = list(channel.unary_stream("/lab.Echo/Quiet")(message("w", 1), timeout=10))
+        print(json.dumps({"quiet": {"count": len(parts)}}))
+    except grpc.RpcError as e:
+        print(json.dumps({"quiet": {"error": e.code().name, "details": e.details()}}))
+
+
 def client_insecure(port):
     channel = grpc.insecure_channel("localhost:%s" % port)
     results = {}
@@ -190,5 +208,7 @@ elif sys.argv[1] == "server-insecure":
     serve(None, None, insecure=True)
 elif sys.argv[1] == "client-insecure":
     client_insecure(sys.argv[2])
+elif sys.argv[1] == "client-quiet":
+    client_quiet(sys.argv[2], sys.argv[3])
 else:
     client(sys.argv[2], sys.argv[3])

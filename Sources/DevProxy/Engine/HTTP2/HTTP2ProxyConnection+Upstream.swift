@@ -216,13 +216,14 @@ extension HTTP2ProxyConnection {
     /// client's window reopens (`dataSent`).
     /// Gives up on streams whose origin has been silent for the upstream timeout since the request
     /// ended (or since it last sent something): before the head, a 504 that says so; after it, both
-    /// streams are reset, as an HTTP/1.1 client's connection is cut. Not for gRPC, whose streams may
-    /// rightly be quiet for long (a watch) and which carries its own deadline (`grpc-timeout`), nor
-    /// while the client has not taken what was sent (then the origin waits for its window).
+    /// streams are reset, as an HTTP/1.1 client's connection is cut. Not for gRPC, gRPC-Web and
+    /// Connect calls, whose streams may rightly be quiet for long (a watch) and which carry their
+    /// own deadline (`grpc-timeout`, `connect-timeout-ms`), nor while the client has not taken what
+    /// was sent (then the origin waits for its window).
     func expireSilentUpstreams(now: Date = Date()) {
         let timeout = context.configuration.upstreamTimeout
         for exchange in streams.values where exchange.requestEnded && !exchange.responseEnded && !exchange.answeredLocally
-            && !exchange.isGRPC && exchange.pendingReset == nil {
+            && exchange.recorder.grpc == nil && exchange.pendingReset == nil {
             guard let leg = exchange.leg, let upstream = exchange.upstreamStream, leg.clientStreams[upstream] != nil else { continue }
             if session.outboundQueuedBytes(stream: exchange.clientStream) > 0 || exchange.heldPinSet != nil {
                 exchange.upstreamHeard = now
