@@ -41,7 +41,7 @@ public struct ConnectGetQuery: Sendable, Equatable {
             return
         }
         if fields["base64"] == "1" {
-            message = Self.base64URLDecoded(unescaped)
+            message = unpaddedBase64Decoded(unescaped, urlSafe: true)
             problem = message == nil ? "the message parameter is not valid base64 (base64=1)" : nil
         } else {
             message = unescaped
@@ -74,21 +74,5 @@ public struct ConnectGetQuery: Sendable, Equatable {
         case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
         default: nil
         }
-    }
-
-    /// RFC 4648 §5 (URL-safe alphabet), padding optional; the standard alphabet's `+` and `/` are
-    /// taken too, as servers do.
-    static func base64URLDecoded(_ text: [UInt8]) -> [UInt8]? {
-        var standard = text.map { byte -> UInt8 in
-            switch byte {
-            case UInt8(ascii: "-"): UInt8(ascii: "+")
-            case UInt8(ascii: "_"): UInt8(ascii: "/")
-            default: byte
-            }
-        }
-        while let last = standard.last, last == UInt8(ascii: "=") { standard.removeLast() }
-        guard standard.count % 4 != 1 else { return nil }
-        standard += Array(repeating: UInt8(ascii: "="), count: (4 - standard.count % 4) % 4)
-        return Data(base64Encoded: Data(standard)).map { Array($0) }
     }
 }

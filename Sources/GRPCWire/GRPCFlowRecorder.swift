@@ -314,16 +314,16 @@ public struct GRPCFlowRecorder: Sendable {
     /// (PROTOCOL-WEB.md), read for `grpc-status` and `grpc-message`. Connect's end-of-stream
     /// message: JSON, `{"error": {"code", "message"}, "metadata"}`, no error meaning success.
     private mutating func recordTrailersFrame(_ wire: GRPCWireMessage, _ direction: GRPCMessageRecord.Direction) {
+        let why = direction == .request ? "in the request"
+            : wire.compressed ? "compressed" : !wire.isComplete ? "cut short" : !wire.isHeld ? "over the hold limit" : nil
         var bytes = wire.bytes
         // Connect compresses its end-of-stream message like the others (connect-content-encoding).
-        if format == .connect, wire.compressed, direction == .response, wire.isHeld, wire.isComplete,
+        if direction == .response, wire.compressed, format == .connect, wire.isHeld, wire.isComplete,
            let encoding = encodings[.response], encoding != .identity,
            let output = decompressor.decompress(bytes, encoding: encoding, outputLimit: limits.decompressedBytes),
            output.complete {
             bytes = output.bytes
-        } else if direction != .response || !wire.isHeld || !wire.isComplete || wire.compressed {
-            let why = direction == .request ? "in the request"
-                : wire.compressed ? "compressed" : !wire.isComplete ? "cut short" : "over the hold limit"
+        } else if let why {
             info.notes.append("\(direction.rawValue): a trailers frame (\(wire.length) bytes) \(why); not read")
             return
         }

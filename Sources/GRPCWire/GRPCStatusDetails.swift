@@ -49,21 +49,11 @@ enum GRPCStatusDetails {
                               ("details", .array(details))])
     }
 
-    /// One `google.protobuf.Any`: its type (the `type_url` after its last `/`) and value.
+    /// One `google.protobuf.Any`, by its type (other fields are passed over).
     private static func detail(any: ArraySlice<UInt8>, schema: ProtoSchema?,
                                limits: ProtobufRawDecoder.Limits) throws(ProtoWireError) -> JSONValue {
-        var typeURL = ""
-        var value: [UInt8] = []
-        var reader = ProtoWireReader(any)
-        while let (number, field) = try reader.next() {
-            switch (number, field) {
-            case (1, .bytes(let text)): typeURL = String(decoding: text, as: UTF8.self)
-            case (2, .bytes(let bytes)): value = Array(bytes)
-            default: continue
-            }
-        }
-        let type = typeURL.split(separator: "/").last.map(String.init) ?? typeURL
-        return detail(type: type, value: value, schema: schema, limits: limits)
+        let packed = try ProtoAny(any)
+        return detail(type: packed.typeName, value: Array(packed.value), schema: schema, limits: limits)
     }
 
     private static func detail(type: String, value: [UInt8], schema: ProtoSchema?,
@@ -75,13 +65,9 @@ enum GRPCStatusDetails {
         return .sortedObject([("type", .string(type)), ("decoded", ProtobufRawDecoder(limits: limits).decode(value).json)])
     }
 
-    /// Standard base64 with or without its padding.
+    /// Standard base64 with or without its padding, spaces around it ignored.
     private static func base64(_ text: String) -> [UInt8]? {
-        var text = text.trimmingCharacters(in: .whitespaces)
-        while text.hasSuffix("=") { text.removeLast() }
-        guard text.count % 4 != 1 else { return nil }
-        text += String(repeating: "=", count: (4 - text.count % 4) % 4)
-        return Data(base64Encoded: text).map { Array($0) }
+        unpaddedBase64Decoded(text.trimmingCharacters(in: .whitespaces).utf8, urlSafe: false)
     }
 
     /// The `google.rpc` error detail messages (names and field numbers as Google's API design

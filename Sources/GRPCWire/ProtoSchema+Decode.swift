@@ -59,17 +59,11 @@ extension ProtoSchema {
     /// packed message's fields beside `"@type"`, or `{"@type", "value"}` for a well-known type;
     /// a type the schema lacks keeps its bytes as base64 under `value` (protobuf would refuse).
     private func any(_ bytes: ArraySlice<UInt8>, depth: Int, budget: inout Int) throws(ProtoWireError) -> JSONValue {
-        var typeURL = ""
-        var value: ArraySlice<UInt8> = []
-        var reader = ProtoWireReader(bytes)
-        while let (number, field) = try reader.next() {
-            switch (number, field) {
-            case (1, .bytes(let text)): typeURL = String(decoding: text, as: UTF8.self)
-            case (2, .bytes(let packed)): value = packed
-            default: throw ProtoWireError("google.protobuf.Any has no field \(number) of that wire type")
-            }
+        let any = try ProtoAny(bytes)
+        if let number = any.unexpectedField {
+            throw ProtoWireError("google.protobuf.Any has no field \(number) of that wire type")
         }
-        let type = typeURL.split(separator: "/").last.map(String.init) ?? typeURL
+        let (typeURL, value, type) = (any.typeURL, any.value, any.typeName)
         guard !typeURL.isEmpty else { return .object([]) }
         guard messages[type] != nil else {
             return .sortedObject([("@type", .string(typeURL)), ("value", .string(Data(value).base64EncodedString()))])
