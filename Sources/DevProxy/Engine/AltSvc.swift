@@ -79,9 +79,10 @@ enum AltSvc {
         protocolID == "h2" || protocolID == "http/1.1"
     }
 
-    /// Filters every `Alt-Svc` field of an HTTP/1.1 head in place; returns what was removed.
-    static func filter(_ headers: inout HTTPHeaders, reverse: Bool) -> [String] {
-        guard headers.contains("Alt-Svc") else { return [] }
+    /// Filters every `Alt-Svc` field of an HTTP/1.1 head in place; returns what was removed, nil
+    /// when nothing was.
+    static func filter(_ headers: inout HTTPHeaders, reverse: Bool) -> [String]? {
+        guard headers.contains("Alt-Svc") else { return nil }
         var removed: [String] = []
         var kept: [String] = []
         for value in headers.values("Alt-Svc") {
@@ -92,16 +93,16 @@ enum AltSvc {
                 kept.append(value)
             }
         }
-        guard !removed.isEmpty else { return [] }
+        guard !removed.isEmpty else { return nil }
         headers.remove("Alt-Svc")
         for value in kept { headers.add(name: "Alt-Svc", value: value) }
         return removed
     }
 
     /// The same for an HTTP/2 head's fields (names lower-case, RFC 9113 §8.2.1).
-    static func filter(_ fields: inout [HTTP2Field], reverse: Bool) -> [String] {
+    static func filter(_ fields: inout [HTTP2Field], reverse: Bool) -> [String]? {
         let name = Array("alt-svc".utf8)
-        guard fields.contains(where: { $0.name.count == 7 && $0.name == name }) else { return [] }
+        guard fields.contains(where: { $0.name.count == 7 && $0.name == name }) else { return nil }
         var removed: [String] = []
         var result: [HTTP2Field] = []
         result.reserveCapacity(fields.count)
@@ -114,7 +115,8 @@ enum AltSvc {
             removed += filtered.removed
             if let kept = filtered.kept { result.append(HTTP2Field("alt-svc", kept)) }
         }
-        if !removed.isEmpty { fields = result }
+        guard !removed.isEmpty else { return nil }
+        fields = result
         return removed
     }
 }

@@ -137,14 +137,16 @@ final class ClientConnection: @unchecked Sendable {
             var draft = FlowDraft(client: clientAddress, listener: listenerInfo, mode: mode, host: "", port: 0)
             if let tlsInfo { draft.flow.tls = Flow.TLSInfo(client: tlsInfo, upstream: nil) }
             draft.fail(.badRequest, error.reason)
-            answer(status: error.status, detail: error.reason, kind: .badRequest, on: reader.stream, draft: &draft)
+            try? reader.stream.write(ErrorResponse.answer(status: error.status, detail: error.reason, kind: .badRequest,
+                                                          bodyLimit: configuration.bodyLimit, recordingIn: &draft))
             server.emit(draft.finished())
         } catch let error as NetworkError where error.kind == .timedOut {
             guard reader.bytesRead > before else { return nil }   // idle keep-alive: just close
             var draft = FlowDraft(client: clientAddress, listener: listenerInfo, mode: mode, host: "", port: 0)
             draft.fail(.clientTimeout, "the client did not send a complete request head within \(Int(configuration.headerTimeout)) s")
-            answer(status: 408, detail: "request head not received within \(Int(configuration.headerTimeout)) s",
-                   kind: .clientTimeout, on: reader.stream, draft: &draft)
+            try? reader.stream.write(ErrorResponse.answer(status: 408, detail: "request head not received within "
+                                                              + "\(Int(configuration.headerTimeout)) s", kind: .clientTimeout,
+                                                          bodyLimit: configuration.bodyLimit, recordingIn: &draft))
             server.emit(draft.finished())
         } catch {
             // A client that checks pins after the handshake and hangs up while our session
@@ -192,16 +194,8 @@ final class ClientConnection: @unchecked Sendable {
         draft.flow.request = Flow.Request(method: head.method, url: head.target, httpVersion: head.version.description,
                                           headers: FlowDraft.headerPairs(head.headers, redact: server.configuration.redactHeaders), body: nil)
         draft.fail(kind, message)
-        answer(status: status, detail: message, kind: kind, extra: extra, on: reader.stream, draft: &draft)
+        try? reader.stream.write(ErrorResponse.answer(status: status, detail: message, kind: kind, extraHeaders: extra,
+                                                      bodyLimit: server.configuration.bodyLimit, recordingIn: &draft))
         server.emit(draft.finished())
-    }
-
-    /// Writes DevProxy's own error answer to the client and records it as the flow's response.
-    private func answer(status: Int, detail: String, kind: FlowErrorKind, extra: [(String, String)] = [],
-                        on stream: ByteStream, draft: inout FlowDraft) {
-        let (bytes, response) = ErrorResponse.answer(status: status, detail: detail, kind: kind, extraHeaders: extra,
-                                                     bodyLimit: server.configuration.bodyLimit)
-        draft.flow.response = response
-        try? stream.write(bytes)
     }
 }

@@ -11,18 +11,19 @@ enum ErrorResponse {
     }
 
     /// DevProxy's own answer to an HTTP/1.1 client, as `bytes` writes it (with `X-DevProxy-Error:
-    /// kind`, as the HTTP/2 side and local refusals send), and the response the flow records for
-    /// it: the client saw this answer, whatever the origin did or did not send.
+    /// kind`, as the HTTP/2 side and local refusals send), recorded in `draft` as the flow's
+    /// response: the client saw this answer, whatever the origin did or did not send. Returns the
+    /// bytes to write; the caller records the failure itself (`draft.fail`).
     static func answer(status: Int, detail: String, kind: FlowErrorKind, extraHeaders: [(String, String)] = [],
-                       bodyLimit: Int) -> (bytes: [UInt8], response: Flow.Response) {
+                       bodyLimit: Int, recordingIn draft: inout FlowDraft) -> [UInt8] {
         let (head, body) = message(status: status, detail: detail,
                                    extraHeaders: [("X-DevProxy-Error", kind.rawValue)] + extraHeaders, keepAlive: false)
         let capture = BodyCapture(limit: bodyLimit)
         capture.append(body)
-        let response = Flow.Response(status: status, reason: head.reason, httpVersion: "HTTP/1.1",
-                                     headers: head.headers.map { [$0.name, $0.value] },
-                                     body: capture.finish(contentEncoding: nil, contentType: textPlain))
-        return (HTTP1Serializer.serialize(head) + body, response)
+        draft.flow.response = Flow.Response(status: status, reason: head.reason, httpVersion: "HTTP/1.1",
+                                            headers: head.headers.map { [$0.name, $0.value] },
+                                            body: capture.finish(contentEncoding: nil, contentType: textPlain))
+        return HTTP1Serializer.serialize(head) + body
     }
 
     /// The one-line body of every error DevProxy answers itself, over either HTTP version.

@@ -49,25 +49,24 @@ final class ExchangeContext {
     /// not follow through this listener (`AltSvc`), unless `--keep-alt-svc`: what was removed,
     /// for `response.alt_svc_removed`; nil when nothing was.
     func filterAltSvc(_ headers: inout HTTPHeaders) -> [String]? {
-        guard !configuration.keepAltSvc else { return nil }
-        let removed = AltSvc.filter(&headers, reverse: connection.listenerMode.kind == .reverse)
-        return removed.isEmpty ? nil : removed
+        altSvcReverse.flatMap { AltSvc.filter(&headers, reverse: $0) }
     }
 
     /// The same for an HTTP/2 head's fields.
     func filterAltSvc(_ fields: inout [HTTP2Field]) -> [String]? {
-        guard !configuration.keepAltSvc else { return nil }
-        let removed = AltSvc.filter(&fields, reverse: connection.listenerMode.kind == .reverse)
-        return removed.isEmpty ? nil : removed
+        altSvcReverse.flatMap { AltSvc.filter(&fields, reverse: $0) }
+    }
+
+    /// nil with `--keep-alt-svc`; otherwise whether every alternative goes (a reverse listener).
+    private var altSvcReverse: Bool? {
+        configuration.keepAltSvc ? nil : connection.listenerMode.kind == .reverse
     }
 
     /// Sends the client DevProxy's own error answer (`ErrorResponse.answer`) and records it as
     /// the flow's response; the caller records the failure itself (`draft.fail`).
     func sendError(status: Int, detail: String, kind: FlowErrorKind, draft: inout FlowDraft) {
-        let (bytes, response) = ErrorResponse.answer(status: status, detail: detail, kind: kind,
-                                                     bodyLimit: configuration.bodyLimit)
-        draft.flow.response = response
-        sendToClient(bytes)
+        sendToClient(ErrorResponse.answer(status: status, detail: detail, kind: kind, bodyLimit: configuration.bodyLimit,
+                                          recordingIn: &draft))
     }
 }
 

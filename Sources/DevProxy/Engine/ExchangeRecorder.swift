@@ -45,15 +45,16 @@ final class ExchangeRecorder {
         responseCapture = BodyCapture(limit: bodyLimit, spool: spool)
         sendStarted = started
         guard grpcView else { return }
-        if let format = Self.wireFormat(of: request, lowercaseNames: lowercaseNames) {
-            grpc = GRPCFlowRecorder(path: request.path ?? "",
-                                    requestHeaders: request.fields.map { ($0.name, $0.value) }, format: format,
-                                    decompressor: GRPCContentDecompressor(), schema: protoSchema)
-        } else if request.method == "GET", let query = ConnectGetQuery(target: request.path ?? "") {
-            grpc = GRPCFlowRecorder(path: request.path ?? "",
-                                    requestHeaders: request.fields.map { ($0.name, $0.value) }, format: .connectUnary,
-                                    decompressor: GRPCContentDecompressor(), schema: protoSchema, connectGet: query)
+        var format = Self.wireFormat(of: request, lowercaseNames: lowercaseNames)
+        var connectGet: ConnectGetQuery?
+        if format == nil, request.method == "GET", let query = ConnectGetQuery(target: request.path ?? "") {
+            format = .connectUnary
+            connectGet = query
         }
+        guard let format else { return }
+        grpc = GRPCFlowRecorder(path: request.path ?? "", requestHeaders: request.fields.map { ($0.name, $0.value) },
+                                format: format, decompressor: GRPCContentDecompressor(), schema: protoSchema,
+                                connectGet: connectGet)
     }
 
     /// The gRPC wire `request` uses, if any: by its content type, a Connect unary call by its

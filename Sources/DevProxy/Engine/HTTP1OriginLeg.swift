@@ -133,8 +133,7 @@ struct HTTP1OriginLeg: UpstreamLeg {
             return LegFailure(kind: .upstreamBadResponse,
                               message: "upstream \(target) sent a malformed response: \(error.reason)")
         case let error as NetworkError where error.kind == .timedOut:
-            return LegFailure(kind: .upstreamTimeout, message: "upstream \(target) did not respond within "
-                              + "\(Int(upstreamTimeout)) s", status: 504)
+            return .noResponse(target, timeout: upstreamTimeout)
         case let error as UpstreamProxyFailure:
             return LegFailure(kind: .upstreamProxyFailed, message: error.message, status: error.timedOut ? 504 : 502)
         case let error as UpstreamClosed:
@@ -148,8 +147,7 @@ struct HTTP1OriginLeg: UpstreamLeg {
 
     func failureMidBody(_ error: Error, relayed: Int) -> LegFailure {
         if let error = error as? NetworkError, error.kind == .timedOut {
-            let message = "upstream \(destination.host):\(destination.port) went silent for \(Int(upstreamTimeout)) s "
-                + "in the middle of the body"
+            let message = LegFailure.silenceMidBody("\(destination.host):\(destination.port)", timeout: upstreamTimeout)
             return LegFailure(kind: .upstreamTimeout, message: "\(message), after \(relayed) bytes", detail: message)
         }
         let message = (error as? HTTP1ParseError).map { "upstream sent a malformed body: \($0.reason)" }

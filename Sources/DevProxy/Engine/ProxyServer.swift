@@ -290,12 +290,11 @@ public final class ProxyServer: @unchecked Sendable {
     private func refuseOverload(_ connection: ClientConnection) {
         connection.socket.setTimeout(1)
         let message = "DevProxy is serving its maximum of \(configuration.maxConnections) connections; retry shortly"
-        let (bytes, response) = ErrorResponse.answer(status: 503, detail: message, kind: .overloaded,
-                                                     bodyLimit: configuration.bodyLimit)
-        try? PlainStream(connection.socket).write(bytes)
         var draft = FlowDraft(client: connection.clientAddress, listener: connection.listenerInfo, mode: .http, host: "", port: 0)
         draft.fail(.overloaded, message)
-        draft.flow.response = response
+        try? PlainStream(connection.socket).write(ErrorResponse.answer(status: 503, detail: message, kind: .overloaded,
+                                                                       bodyLimit: configuration.bodyLimit,
+                                                                       recordingIn: &draft))
         emit(draft.finished())
         connection.socket.close()
     }

@@ -114,6 +114,18 @@ struct LegFailure {
         if let afterBytes { draft.flow.error?.afterBytes = afterBytes }
     }
 
+    /// An origin that said nothing within the upstream timeout, before its response: a 504.
+    static func noResponse(_ target: String, timeout: TimeInterval) -> LegFailure {
+        LegFailure(kind: .upstreamTimeout, message: "upstream \(target) did not respond within \(Int(timeout)) s",
+                   status: 504)
+    }
+
+    /// How an origin that went silent in the middle of its body is described (a mid-body failure
+    /// adds how many bytes had passed).
+    static func silenceMidBody(_ target: String, timeout: TimeInterval) -> String {
+        "upstream \(target) went silent for \(Int(timeout)) s in the middle of the body"
+    }
+
     /// Records the failure and sends the client its error response.
     func answer(_ context: ExchangeContext, draft: inout FlowDraft) {
         record(in: &draft)

@@ -23,10 +23,10 @@ struct HTTP2OriginLeg: UpstreamLeg {
 
     static var relaysContinue: Bool { false }
 
-    /// - Throws: `HTTP2Error` when no session can be made.
     /// How long the origin may stay silent (`--upstream-timeout`), for the failure's message.
     private let upstreamTimeout: TimeInterval
 
+    /// - Throws: `HTTP2Error` when no session can be made.
     init(upstream: UpstreamConnection, destination: Destination, upstreamTimeout: TimeInterval) throws {
         self.upstream = upstream
         self.destination = destination
@@ -137,8 +137,7 @@ struct HTTP2OriginLeg: UpstreamLeg {
                 return LegFailure(kind: .upstreamBadResponse, message: "upstream \(target) broke HTTP/2: \(reason)")
             }
         case let error as NetworkError where error.kind == .timedOut:
-            return LegFailure(kind: .upstreamTimeout, message: "upstream \(target) did not respond within "
-                              + "\(Int(upstreamTimeout)) s", status: 504)
+            return .noResponse(target, timeout: upstreamTimeout)
         default:
             if let message = UpstreamFailure.missingClientCertificate(upstream, target: target) {
                 return LegFailure(kind: .upstreamClientCertificateRequired, message: message)
@@ -166,8 +165,8 @@ struct HTTP2OriginLeg: UpstreamLeg {
                               afterBytes: relayed)
         default:
             if let error = error as? NetworkError, error.kind == .timedOut {
-                return LegFailure(kind: .upstreamTimeout, message: "upstream \(target) went silent for "
-                                  + "\(Int(upstreamTimeout)) s in the middle of the body, after \(relayed) bytes")
+                return LegFailure(kind: .upstreamTimeout, message: LegFailure.silenceMidBody(target, timeout: upstreamTimeout)
+                                  + ", after \(relayed) bytes")
             }
             return LegFailure(kind: .upstreamClosed,
                               message: "upstream \(target) (HTTP/2) failed mid-body after \(relayed) bytes: \(error)")

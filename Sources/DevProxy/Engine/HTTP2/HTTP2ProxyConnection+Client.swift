@@ -35,20 +35,14 @@ extension HTTP2ProxyConnection {
                                     + "was reset with PROTOCOL_ERROR and nothing more of it was forwarded")
                 exchange.draft.flow.error?.code = HTTP2ErrorCode.protocolError.description
                 exchange.draft.flow.error?.by = "client"
-                exchange.http1Leg?.cancel()
-                if let leg = exchange.leg, let upstream = exchange.upstreamStream, !exchange.responseEnded {
-                    try? leg.session.resetStream(upstream, code: .cancel)
-                }
+                stopUpstream(of: exchange, code: .cancel)
             case .streamReset(let stream, let code, let byPeer):
                 guard byPeer, let exchange = streams[stream] else { continue }
                 exchange.draft.fail(.clientReset, "the client reset the stream (\(code)) after \(exchange.responseBytes) response bytes")
                 exchange.draft.flow.error?.code = code.description
                 exchange.draft.flow.error?.by = "client"
                 exchange.draft.flow.error?.afterBytes = exchange.responseBytes
-                exchange.http1Leg?.cancel()
-                if let leg = exchange.leg, let upstream = exchange.upstreamStream, !exchange.responseEnded {
-                    try? leg.session.resetStream(upstream, code: code)
-                }
+                stopUpstream(of: exchange, code: code)
             case .streamClosed(let stream, _):
                 guard let exchange = streams.removeValue(forKey: stream) else { continue }
                 if !exchange.responseEnded { exchange.http1Leg?.cancel() }
@@ -89,6 +83,15 @@ extension HTTP2ProxyConnection {
             default:
                 break
             }
+        }
+    }
+
+    /// The client's stream ended early: its HTTP/1.1 leg is cancelled, or its origin stream reset
+    /// with `code` while the response is still coming.
+    private func stopUpstream(of exchange: HTTP2StreamExchange, code: HTTP2ErrorCode) {
+        exchange.http1Leg?.cancel()
+        if let leg = exchange.leg, let upstream = exchange.upstreamStream, !exchange.responseEnded {
+            try? leg.session.resetStream(upstream, code: code)
         }
     }
 

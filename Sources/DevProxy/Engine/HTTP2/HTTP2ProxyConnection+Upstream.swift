@@ -22,15 +22,9 @@ extension HTTP2ProxyConnection {
         let now = Date()
         for (index, event) in events.enumerated() {
             switch event {
-            case .responseHead(let upstream, _, _), .informationalHead(let upstream, _), .data(let upstream, _, _),
-                 .trailers(let upstream, _):
-                exchange(upstream, on: leg)?.upstreamHeard = now
-            default:
-                break
-            }
-            switch event {
             case .responseHead(let upstream, let head, let endStream):
                 guard let exchange = exchange(upstream, on: leg) else { continue }
+                exchange.upstreamHeard = now
                 let response = HTTPResponse(head)
                 exchange.recordResponseHead(head, response)
                 exchange.responseEnded = endStream
@@ -42,26 +36,18 @@ extension HTTP2ProxyConnection {
                 if !endStream && !Self.responseEnds(upstream, in: events, after: index) {
                     server.responded(exchange.draft.flow)
                 }
-                let relayed: HTTP2HeaderBlock
                 do {
-                    relayed = try forwardedResponse(head, exchange: exchange)
-                } catch {
-                    exchange.draft.fail(.upstreamBadResponse, "the origin's response head cannot be relayed: \(error)")
-                    try? session.resetStream(exchange.clientStream, code: .internalError)
-                    try? leg.session.resetStream(upstream, code: .cancel)
-                    continue
-                }
-                if exchange.draft.flow.pinset != nil, context.configuration.pinSetRewrite != nil {
-                    if (200..<300).contains(status), !endStream, exchange.requestHead.method != "HEAD" {
-                        // A pin set: held until its body is whole (bounded), then rewritten and sent.
-                        exchange.heldPinSet = (relayed, [])
-                        leg.widenWindow(of: upstream)
-                        continue
+                    let relayed = try forwardedResponse(head, exchange: exchange)
+                    if exchange.draft.flow.pinset != nil, context.configuration.pinSetRewrite != nil {
+                        if (200..<300).contains(status), !endStream, exchange.requestHead.method != "HEAD" {
+                            // A pin set: held until its body is whole (bounded), then rewritten and sent.
+                            exchange.heldPinSet = (relayed, [])
+                            leg.widenWindow(of: upstream)
+                            continue
+                        }
+                        exchange.draft.flow.pinset = Flow.PinSetInfo(rewritten: false, note: "not rewritten: status "
+                                                                     + "\(status)" + (endStream ? " without a body" : ""))
                     }
-                    exchange.draft.flow.pinset = Flow.PinSetInfo(rewritten: false, note: "not rewritten: status \(status)"
-                                                                 + (endStream ? " without a body" : ""))
-                }
-                do {
                     try session.submitResponse(stream: exchange.clientStream, relayed, endStream: endStream)
                 } catch {
                     exchange.draft.fail(.upstreamBadResponse, "the origin's response head cannot be relayed: \(error)")
@@ -70,7 +56,9 @@ extension HTTP2ProxyConnection {
                 }
             case .informationalHead(let upstream, let head):
                 // 103 Early Hints and the like pass on; 100 Continue too (the client may wait for it).
-                guard let exchange = exchange(upstream, on: leg), let relayed = try? head.forwarded() else { continue }
+                guard let exchange = exchange(upstream, on: leg) else { continue }
+                exchange.upstreamHeard = now
+                guard let relayed = try? head.forwarded() else { continue }
                 try? session.submitResponse(stream: exchange.clientStream, relayed, endStream: false)
             case .data(let upstream, let bytes, let endStream):
                 // The connection window reopens at once, the stream's when the client took the
@@ -80,6 +68,7 @@ extension HTTP2ProxyConnection {
                     try? leg.session.consumeStream(upstream, count: bytes.count)
                     continue
                 }
+                exchange.upstreamHeard = now
                 if exchange.heldPinSet != nil {
                     exchange.heldPinSet?.body += bytes
                     if endStream {
@@ -99,6 +88,7 @@ extension HTTP2ProxyConnection {
                 }
             case .trailers(let upstream, let fields):
                 guard let exchange = exchange(upstream, on: leg) else { continue }
+                exchange.upstreamHeard = now
                 if exchange.heldPinSet != nil { releasePinSet(exchange, whole: true, endStream: false) }
                 exchange.recorder.recordResponseTrailers(HTTPFields(fields))
                 exchange.responseEnded = true
@@ -210,10 +200,6 @@ extension HTTP2ProxyConnection {
         try? session.submitData(stream: exchange.clientStream, served, endStream: endStream)
     }
 
-    /// Resets the client's stream once what was already relayed on it has left: nghttp2 sends a
-    /// RST_STREAM ahead of queued HEADERS and DATA, which would swallow the part of the response
-    /// the origin did send. What the window lets out goes now; the rest, then the reset, when the
-    /// client's window reopens (`dataSent`).
     /// Gives up on streams whose origin has been silent for the upstream timeout since the request
     /// ended (or since it last sent something): before the head, a 504 that says so; after it, both
     /// streams are reset, as an HTTP/1.1 client's connection is cut. Not for gRPC, gRPC-Web and
@@ -230,21 +216,21 @@ extension HTTP2ProxyConnection {
                 continue
             }
             guard now.timeIntervalSince(exchange.upstreamHeard) > timeout else { continue }
-            if exchange.responseHead == nil && exchange.draft.flow.response == nil {
-                answer(exchange, status: 504, kind: .upstreamTimeout,
-                       message: "upstream \(host):\(port) did not respond within \(Int(timeout)) s")
-                continue
-            }
-            exchange.draft.fail(.upstreamTimeout, "upstream \(host):\(port) went silent for \(Int(timeout)) s in the "
-                                + "middle of the body, after \(exchange.responseBytes) bytes; both streams were reset")
-            exchange.draft.flow.error?.afterBytes = exchange.responseBytes
-            try? leg.session.resetStream(upstream, code: .cancel)
-            leg.clientStreams[upstream] = nil
-            exchange.responseEnded = true
-            try? session.resetStream(exchange.clientStream, code: .internalError)
+            let started = exchange.responseHead != nil || exchange.draft.flow.response != nil
+            let target = "\(host):\(port)"
+            // `answer` sends the 504, or once the head has gone resets both streams.
+            answer(exchange, status: 504, kind: .upstreamTimeout,
+                   message: started ? LegFailure.silenceMidBody(target, timeout: timeout)
+                                      + ", after \(exchange.responseBytes) bytes; both streams were reset"
+                                    : LegFailure.noResponse(target, timeout: timeout).message)
+            if started { exchange.draft.flow.error?.afterBytes = exchange.responseBytes }
         }
     }
 
+    /// Resets the client's stream once what was already relayed on it has left: nghttp2 sends a
+    /// RST_STREAM ahead of queued HEADERS and DATA, which would swallow the part of the response
+    /// the origin did send. What the window lets out goes now; the rest, then the reset, when the
+    /// client's window reopens (`dataSent`).
     func resetClientAfterQueuedFrames(_ exchange: HTTP2StreamExchange, code: HTTP2ErrorCode) {
         let output = session.pendingOutput()
         if !output.isEmpty { try? output.withUnsafeBytes { try client.write($0, flush: true) } }
