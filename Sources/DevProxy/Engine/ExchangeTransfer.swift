@@ -18,7 +18,7 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
     /// fully sent: the upstream connection can serve another request.
     private(set) var upstreamReusable = false
     /// True when a pooled connection turned out closed by the server before any response, and
-    /// the request may go again on a fresh one (see `mayRetry`): nothing was recorded or sent
+    /// the request may go again on a fresh one (`StaleConnection`): nothing was recorded or sent
     /// to the client.
     private(set) var staleConnection = false
     /// A retry: the request's (empty) body was already read from the client.
@@ -37,18 +37,6 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
         self.resending = resending
     }
 
-    /// Whether a request that failed on a reused connection before any response byte goes again on
-    /// a fresh one. Servers close idle keep-alive connections whenever they like (RFC 9112 §9.8);
-    /// one closed just as the request went out reads as a reset or an empty response. RFC 9110
-    /// §9.2.2 lets a proxy resend idempotent requests; only bodiless ones, so nothing is buffered.
-    static func mayRetry(_ head: HTTPRequestHead) -> Bool {
-        idempotentMethods.contains(head.method) && head.headers["Transfer-Encoding"] == nil
-            && (head.headers["Content-Length"] ?? "0") == "0" && !head.headers.expectsContinue
-    }
-
-    /// RFC 9110 §9.2.2.
-    private static var idempotentMethods: Set<String> { ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"] }
-
     /// `100 Continue`, as DevProxy sends it to the client.
     private static var continueHead: [UInt8] {
         HTTP1Serializer.serialize(HTTPResponseHead(version: .http11, status: 100, reason: "Continue"))
@@ -57,12 +45,8 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
     /// The failure is the server having closed a reused connection, and the request may go again.
     /// Not while DevProxy shuts down: then the cut is shutdown's own, and the exchange ends.
     private func isStale(_ error: Error) -> Bool {
-        guard leg.upstream.reused, !resending, !context.server.isStopping, Self.mayRetry(head) else { return false }
-        switch error {
-        case is UpstreamClosed: return true
-        case let error as NetworkError: return error.kind == .reset || error.kind == .closed
-        default: return false
-        }
+        leg.upstream.reused && !resending && !context.server.isStopping && StaleConnection.mayResend(head)
+            && StaleConnection.isServerClose(error)
     }
 
     /// Sends the request and relays the response; returns whether the client may send more.

@@ -286,6 +286,41 @@ import TestSupport
         #expect(flows.allSatisfy { $0.error?.kind == FlowErrorKind.upstreamTimeout.rawValue }, "\(flows.map(\.error))")
     }
 
+    /// An h2 client's stream to an HTTP/1.1-only origin goes out on a pooled keep-alive
+    /// connection; when the server had dropped that connection as the request came (origin.py's
+    /// `/drop-next`), a bodiless idempotent request goes again on a fresh connection, as an
+    /// HTTP/1.1 client's would (the flow says `retried`), and a POST is never resent: it gets the
+    /// 502, which names the reused connection.
+    @Test(arguments: [("GET", 200), ("HEAD", 200), ("POST", 502)])
+    func aStreamOnAPooledConnectionTheOriginDroppedIsResentOnlyWhenIdempotent(_ method: String, _ status: Int) throws {
+        let origin = try OriginServer(names: ["localhost"])
+        let proxy = try ProxyHarness(configure: {
+            $0.upstreamCAs = try! Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        })
+        let json = try H2Client.run(proxy: proxy, port: origin.port, alpn: "h2", path: "/drop-next",
+                                    extra: ["--then", "/cl?n=5", "--then-method", method])
+        #expect(json.alpn == "h2")
+        #expect(json.responses.map(\.status) == [200, status], "\(json)")
+        let flows = proxy.flows(count: 2)
+        #expect(flows.first?.server.retried == nil)
+        #expect(flows.last?.request?.method == method)
+        #expect(flows.last?.response?.status == status)
+        if status == 200 {
+            #expect(json.responses.last?.body == (method == "HEAD" ? "" : "hello"), "\(json)")
+            #expect(flows.last?.server.retried == true)
+            #expect(flows.last?.error == nil)
+        } else {
+            #expect(flows.last?.server.retried == nil)
+            #expect(flows.last?.error?.kind == FlowErrorKind.upstreamClosed.rawValue)
+            #expect(flows.last?.error?.message.contains("(a reused keep-alive connection)") == true,
+                    "\(String(describing: flows.last?.error))")
+        }
+        // The origin saw the request on the dropped connection, and (resent) on a fresh one.
+        let seen = try Subprocess.run("curl", ["-sS", "--cacert", origin.caPath, origin.url("/requests")], timeout: 20).stdout
+        let lines = seen.split(separator: "\n").filter { $0.contains("/cl?n=5") }
+        #expect(lines.count == (status == 200 ? 2 : 1) && lines.first?.hasSuffix("(dropped)") == true, "\(seen)")
+    }
+
     /// An origin's GOAWAY retires its connection: the next request on the same client connection
     /// goes on a new origin connection and succeeds.
     @Test func originGoAwayRetiresTheConnection() throws {

@@ -2,7 +2,9 @@
 TLS offering only the ALPN protocols given, then requests on one connection.
 
 Usage: h2client.py PROXY_PORT CAFILE HOST PORT ALPN PATH [name=value ...] [--body TEXT] [--count N]
-       [--reset-after-headers] [--then PATH] [--rapid-reset N]
+       [--reset-after-headers] [--then PATH] [--then-method METHOD] [--rapid-reset N]
+--then PATH sends a second request (GET, or --then-method's, without a body) on the same
+connection once the first ones finished.
 --rapid-reset N opens and cancels N streams as fast as it can (CVE-2023-44487) and reports the
 GOAWAY it got (or none) and how many responses came back.
 Prints one JSON object: alpn, and per request: status, headers, body, trailers, reset (the
@@ -27,6 +29,7 @@ def main():
     count = 1
     reset_after_headers = False
     then = None
+    then_method = "GET"
     rapid = 0
     fields = []
     i = 0
@@ -42,6 +45,9 @@ def main():
             i += 2
         elif rest[i] == "--then":
             then = rest[i + 1]
+            i += 2
+        elif rest[i] == "--then-method":
+            then_method = rest[i + 1]
             i += 2
         elif rest[i] == "--reset-after-headers":
             reset_after_headers = True
@@ -111,7 +117,7 @@ def main():
         if not open_streams and then is not None and goaway is None:
             # A second request on the same connection, after the first finished.
             sid = conn.get_next_available_stream_id()
-            conn.send_headers(sid, [(":method", "GET"), (":scheme", "https"), (":authority", f"{host}:{port}"),
+            conn.send_headers(sid, [(":method", then_method), (":scheme", "https"), (":authority", f"{host}:{port}"),
                                     (":path", then)], end_stream=True)
             streams[sid] = {"status": None, "headers": [], "body": b"", "trailers": [], "reset": None}
             open_streams.add(sid)

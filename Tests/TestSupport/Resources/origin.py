@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """A test origin server for DevProxy's end-to-end tests: HTTP/1.1 over TLS (or plain), one
-behaviour per path (GET /requests: every request line received so far). Prints its port on the
+behaviour per path (GET /requests: every request line received so far; GET /drop-next: the
+connection's next request is dropped unanswered). Prints its port on the
 first line of stdout. Loopback only.
 
 Usage: origin.py [--tls CERT KEY] [--reports FILE]
@@ -24,6 +25,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
         REQUESTS.append(self.requestline)
         return parsed
 
+    def handle_one_request(self):
+        # After GET /drop-next the connection's next request is read and the connection closed
+        # with no answer: a keep-alive connection the server dropped just as a request came.
+        if getattr(self, "drop_next", False):
+            self.raw_requestline = self.rfile.readline(65537)
+            REQUESTS.append(self.raw_requestline.decode("latin-1").rstrip("\r\n") + " (dropped)")
+            self.close_connection = True
+            return
+        super().handle_one_request()
+
     def query(self):
         return dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.path).query))
 
@@ -44,6 +55,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         q = self.query()
         if path == "/requests":
             self.send_body(200, "\n".join(REQUESTS).encode(), [("Content-Type", "text/plain")])
+        elif path == "/drop-next":
+            self.send_body(200, b"the next request on this connection is dropped", [("Content-Type", "text/plain")])
+            self.drop_next = True
         elif path == "/cl":
             n = int(q.get("n", "11"))
             self.send_body(200, (b"hello world" * (n // 11 + 1))[:n], [("Content-Type", "text/plain")])

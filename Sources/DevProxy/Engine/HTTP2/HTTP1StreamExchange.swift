@@ -26,25 +26,59 @@ struct HTTP1StreamExchange {
 
     private func run() {
         let target = "\(host):\(port)"
+        guard var upstream = connect(target: target, reuse: true) else { return }
+        var outcome = connection.using(upstream.stream.socket) { exchange(on: upstream, target: target, resending: false) }
+        if outcome == .stale {
+            // The server had closed the pooled connection as the request came: once more on a
+            // fresh one, as an HTTP/1.1 client's request would be (`StaleConnection`).
+            upstream.stream.close()
+            leg.post(.retrying)
+            guard let fresh = connect(target: target, reuse: false) else { return }
+            upstream = fresh
+            outcome = connection.using(upstream.stream.socket) { exchange(on: upstream, target: target, resending: true) }
+        }
+        if outcome == .reusable { connection.pool.release(upstream) } else { upstream.stream.close() }
+    }
+
+    /// A connection to the origin, pooled when `reuse` allows, reported to the loop; nil when it
+    /// failed (reported too) or the client has gone.
+    private func connect(target: String, reuse: Bool) -> UpstreamConnection? {
         let upstream: UpstreamConnection
         do {
-            upstream = try connection.pool.connection(host: host, port: port, tls: true, dial: dial)
+            upstream = try connection.pool.connection(host: host, port: port, tls: true, reuse: reuse, dial: dial)
         } catch {
             let (kind, status, message) = UpstreamFailure.describe(error, target: target)
             leg.post(.failed(kind, status: status, message: message, responseStarted: false))
-            return
+            return nil
         }
         guard leg.attach(upstream.stream.socket) else {
             upstream.stream.close()
-            return
+            return nil
         }
         leg.post(.connected(upstream))
-        let reusable = connection.using(upstream.stream.socket) { exchange(on: upstream, target: target) }
-        if reusable { connection.pool.release(upstream) } else { upstream.stream.close() }
+        return upstream
     }
 
-    /// Returns whether the upstream connection can serve another request.
-    private func exchange(on upstream: UpstreamConnection, target: String) -> Bool {
+    /// How an exchange left its upstream connection.
+    private enum Outcome {
+        /// It can serve another request.
+        case reusable
+        /// It is closed or in an unknown state.
+        case spent
+        /// A pooled connection the server had closed: nothing came back, nothing was reported,
+        /// and the request may go again on a fresh one.
+        case stale
+    }
+
+    /// Whether a failure before any response byte is the server having closed a reused
+    /// connection, and the request may go again: bodiless and idempotent (RFC 9110 §9.2.2), not
+    /// already a retry, not while DevProxy shuts down.
+    private func isStale(_ error: any Error, on upstream: UpstreamConnection, resending: Bool) -> Bool {
+        upstream.reused && !resending && !hasBody && !server.isStopping && StaleConnection.mayResend(head)
+            && StaleConnection.isServerClose(error)
+    }
+
+    private func exchange(on upstream: UpstreamConnection, target: String, resending: Bool) -> Outcome {
         var outbound = head
         let chunked = hasBody && head.headers["Content-Length"] == nil
         if chunked { outbound.headers.add(name: "Transfer-Encoding", value: "chunked") }
@@ -65,7 +99,8 @@ struct HTTP1StreamExchange {
             var final: HTTPResponseHead?
             while final == nil {
                 guard let event = try upstream.reader.next() else {
-                    throw UpstreamClosed(message: "upstream \(target) closed the connection without sending a response")
+                    throw UpstreamClosed(message: "upstream \(target) closed the connection without sending a response"
+                                         + (upstream.reused ? " (a reused keep-alive connection)" : ""))
                 }
                 guard case .head(let response) = event else { continue }
                 if response.isInterim {
@@ -74,7 +109,7 @@ struct HTTP1StreamExchange {
                     final = response
                 }
             }
-            guard let final else { return false }
+            guard let final else { return .spent }
             leg.post(.head(HTTPResponse(final), httpVersion: final.version.description))
             responseStarted = true
             while true {
@@ -86,12 +121,15 @@ struct HTTP1StreamExchange {
                     leg.post(.end(trailers: HTTPFields(trailers)))
                     let surplus = !upstream.reader.parser.takeRemainingBytes().isEmpty
                     return final.keepAlive && !surplus && ClientFraming(request: head, response: final).upstreamDelimited
+                        ? .reusable : .spent
                 case .head?, nil:
                     throw UpstreamClosed(message: "upstream \(target) closed the connection mid-response")
                 }
             }
         } catch is ClientGone {
-            return false
+            return .spent
+        } catch where !responseStarted && isStale(error, on: upstream, resending: resending) {
+            return .stale
         } catch where !responseStarted && upstream.tls?.clientCertificateMissing == true {
             let message = UpstreamFailure.missingClientCertificate(upstream, target: target) ?? "\(error)"
             leg.post(.failed(.upstreamClientCertificateRequired, status: 502, message: message, responseStarted: false))
@@ -106,6 +144,6 @@ struct HTTP1StreamExchange {
         } catch {
             leg.post(.failed(.upstreamReset, status: 502, message: "upstream \(target) failed: \(error)", responseStarted: responseStarted))
         }
-        return false
+        return .spent
     }
 }

@@ -15,6 +15,9 @@ final class HTTP1StreamLeg: @unchecked Sendable {
     /// What the thread reports to the loop.
     enum Report {
         case connected(UpstreamConnection)
+        /// The pooled connection turned out closed by the server before any response: the
+        /// request goes again on a fresh one (`connected` follows).
+        case retrying
         /// This many request bytes went upstream: the client's window may reopen by as many.
         case consumed(Int)
         case interim(HTTPResponse)

@@ -44,6 +44,8 @@ extension HTTP2ProxyConnection {
             if let tls = upstream.tlsInfo { exchange.draft.flow.tls = Flow.TLSInfo(client: exchange.draft.flow.tls?.client, upstream: tls) }
             exchange.draft.flow.timings.connect = upstream.reused ? 0 : upstream.connectMilliseconds
             exchange.draft.flow.timings.tls = upstream.reused ? -1 : upstream.tlsMilliseconds
+        case .retrying:
+            exchange.draft.flow.server.retried = true
         case .consumed(let count):
             // The connection part was acknowledged as the bytes arrived (clientData).
             try? session.consumeStream(stream, count: count)

@@ -1,0 +1,27 @@
+import HTTP1
+
+/// A request that went out on a pooled connection the server had already closed. Servers close
+/// idle keep-alive connections whenever they like (RFC 9112 §9.8); one closed just as the request
+/// went out reads as a reset or an empty response, and RFC 9110 §9.2.2 lets a proxy send an
+/// idempotent request again. Used by the HTTP/1.1 client's exchange (`ExchangeTransfer`) and an
+/// HTTP/2 client's stream to an HTTP/1.1 origin (`HTTP1StreamExchange`) alike.
+enum StaleConnection {
+    /// Whether `head` may go again on a fresh connection: idempotent and bodiless (so nothing is
+    /// buffered to send twice), and not waiting for `100 Continue`.
+    static func mayResend(_ head: HTTPRequestHead) -> Bool {
+        idempotentMethods.contains(head.method) && head.headers["Transfer-Encoding"] == nil
+            && (head.headers["Content-Length"] ?? "0") == "0" && !head.headers.expectsContinue
+    }
+
+    /// Whether `error`, before any response byte on a reused connection, is the server's close.
+    static func isServerClose(_ error: any Error) -> Bool {
+        switch error {
+        case is UpstreamClosed: return true
+        case let error as NetworkError: return error.kind == .reset || error.kind == .closed
+        default: return false
+        }
+    }
+
+    /// RFC 9110 §9.2.2.
+    private static var idempotentMethods: Set<String> { ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"] }
+}
