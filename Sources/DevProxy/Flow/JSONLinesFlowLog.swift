@@ -4,24 +4,45 @@ import Foundation
 /// finishes so `tail -f` shows it. The file is created (or tightened to) 0600.
 ///
 /// Lines are appended whole to an `O_APPEND` descriptor, so records from concurrent connections
-/// never interleave and a crash tears at most the last line. Writes are grouped: a record that
-/// finds no write under way writes its line at once (so a lone flow is in the file before
-/// `record` returns); one that arrives while another connection's thread is writing leaves its
-/// line with that thread, which writes everything that gathered in one `write()` before it
-/// returns. At 20,000 flows/s over 16 connections a line each cost a `write()` and a turn on the
-/// lock, and this file's share of the proxy's CPU was a fifth (docs/performance.md, "Run 18").
+/// never interleave and a crash tears at most the last line. Writes are grouped under load:
+/// - a record that comes after a quiet moment (no record in the last `quietGap`) and finds no
+///   write under way writes its line at once, so a lone flow is in the file before `record`
+///   returns;
+/// - one that comes while flows are finishing back to back leaves its line in a shared buffer,
+///   which the log's own flusher thread writes in one `write()` at most `maxDelay` after its first
+///   line came (or the thread already writing takes it along).
+/// A `write()` per line cost a fifth of the proxy's CPU at 20,000 flows/s over 16 connections, and
+/// grouping only the lines that collided with another thread's write still left an eighth of it,
+/// mostly ext4 zeroing the rest of a fresh block for each small append (docs/performance.md,
+/// runs 18 and 32). The flusher thread starts when a burst first needs it and ends after a
+/// second without one.
 public final class JSONLinesFlowLog: FlowSink, @unchecked Sendable {
-    // @unchecked: `fd`, `firstError`, `pending` and `writing` are only touched under `lock`;
-    // `fd` is also used, without it, by the one thread whose `writing` is set (`close` waits
-    // for that thread to finish).
+    // @unchecked: `fd`, `firstError`, `pending`, `spare`, `pendingSince`, `lastRecord`, `writing` and
+    // `flusherRunning` are only touched under `lock`; `fd` is also used, without it, by the one
+    // thread whose `writing` is set (`close` waits for that thread to finish).
     public let path: String
     private let lock = NSCondition()
     private var fd: Int32
     private var firstError: FlowLogError?
-    /// Lines that arrived while a write was under way, for the writing thread to write next.
+    /// Lines not written yet, in the order their records came.
     private var pending: [UInt8] = []
+    /// The buffer `pending` is swapped with while it is written; empty, with room.
+    private var spare: [UInt8] = []
+    /// When the oldest line in `pending` came (`DispatchTime` nanoseconds).
+    private var pendingSince: UInt64 = 0
+    /// When the last record came.
+    private var lastRecord: UInt64 = 0
     /// A thread is writing (outside the lock) and will write `pending` before it stops.
     private var writing = false
+    /// The flusher thread is running (it ends after `flusherIdle` without lines).
+    private var flusherRunning = false
+
+    /// A record this long after the previous one is written at once.
+    static let quietGap: UInt64 = 2_000_000
+    /// The longest a line waits in `pending` (while no other write takes it along).
+    static let maxDelay: UInt64 = 5_000_000
+    /// How long the flusher thread waits for lines before it ends.
+    static let flusherIdle: TimeInterval = 1
 
     /// Opens (or creates) the log for appending.
     /// - Throws: `FlowLogError` when the file cannot be created, opened or made 0600.
@@ -50,44 +71,109 @@ public final class JSONLinesFlowLog: FlowSink, @unchecked Sendable {
 
     /// Appends `line` (the flow's, already encoded by the engine for every sink that wants it).
     public func record(_ flow: Flow, line: [UInt8]) {
+        let now = DispatchTime.now().uptimeNanoseconds
         lock.lock()
         defer { lock.unlock() }
         guard fd >= 0 else { return }
-        guard !writing else {
-            pending.append(contentsOf: line)
+        let quiet = now &- lastRecord >= Self.quietGap
+        lastRecord = now
+        if pending.isEmpty { pendingSince = now }
+        pending.append(contentsOf: line)
+        // A thread writing now takes the line along; a line already waiting for the flusher
+        // keeps this one behind it.
+        guard !writing else { return }
+        if quiet && pending.count == line.count {
+            writePendingLocked()
             return
         }
+        if !flusherRunning {
+            flusherRunning = true
+            let thread = Thread { [self] in flusherLoop() }
+            thread.name = "devproxy flow log"
+            thread.start()
+        } else if pending.count == line.count {
+            lock.signal()
+        }
+    }
+
+    /// Writes `pending`, and what gathers while it writes, on the calling thread. Called with the
+    /// lock held and no write under way; returns with it held.
+    private func writePendingLocked() {
         writing = true
         let fd = self.fd
-        var batch = line
-        while true {
+        // Two buffers take turns: lines gather in one while the other is written, and neither is
+        // given back between writes (growing a fresh one each time cost a twentieth of the
+        // proxy's CPU: past malloc's mmap threshold every growth is a new mapping, faulted in).
+        var batch: [UInt8] = []
+        swap(&batch, &spare)
+        while !pending.isEmpty {
+            swap(&batch, &pending)
             lock.unlock()
             let failure = batch.withUnsafeBytes { FlowFile.writeAll(fd, $0) }
+            batch.removeAll(keepingCapacity: true)
             lock.lock()
             if let failure { recordLocked(FlowFile.error(failure, writing: path)) }
-            guard !pending.isEmpty else { break }
-            swap(&batch, &pending)
-            pending.removeAll(keepingCapacity: true)
+            pendingSince = DispatchTime.now().uptimeNanoseconds
         }
-        // What gathered is written; a large burst's buffer is not kept for the quiet times after.
+        // What gathered is written; a large burst's buffers are not kept for the quiet times after.
+        spare = batch.capacity > Self.keptPendingCapacity ? [] : batch
         if pending.capacity > Self.keptPendingCapacity { pending = [] }
         writing = false
         lock.broadcast()
     }
 
-    /// The most of `pending`'s buffer kept between bursts.
-    private static let keptPendingCapacity = 256 * 1024
+    /// The flusher thread: writes what gathered once its oldest line has waited `maxDelay`, and
+    /// ends after `flusherIdle` with nothing to write (or when the log is closed).
+    private func flusherLoop() {
+        lock.lock()
+        defer {
+            flusherRunning = false
+            lock.broadcast()
+            lock.unlock()
+        }
+        while fd >= 0 {
+            if pending.isEmpty || writing {
+                if !lock.wait(until: Date(timeIntervalSinceNow: Self.flusherIdle)) && pending.isEmpty && !writing {
+                    return
+                }
+                continue
+            }
+            let now = DispatchTime.now().uptimeNanoseconds
+            let due = pendingSince &+ Self.maxDelay
+            if now < due {
+                _ = lock.wait(until: Date(timeIntervalSinceNow: Double(due - now) / 1e9))
+                continue
+            }
+            writePendingLocked()
+        }
+    }
 
-    /// Waits for every record already handed over to be written, then flushes the log to disk
-    /// (fsync) and closes it. Later records are dropped.
+    /// The most of each buffer's room kept between bursts.
+    private static let keptPendingCapacity = 512 * 1024
+
+    /// Writes every record already handed over (waiting for a write under way), then flushes the
+    /// log to disk (fsync) and closes it. Later records are dropped.
     public func close() {
         lock.lock()
         defer { lock.unlock() }
         while writing { lock.wait() }
         guard fd >= 0 else { return }
+        if !pending.isEmpty { writePendingLocked() }
+        let fd = self.fd
+        self.fd = -1
+        // The flusher sees the log closed and ends.
+        lock.broadcast()
+        while flusherRunning { lock.wait() }
         if fsync(fd) != 0 { recordLocked(FlowFile.error(errno, writing: path)) }
         Foundation.close(fd)
-        fd = -1
+    }
+
+    /// Writes every line handed over so far (lines the flusher would write within `maxDelay`).
+    public func flush() {
+        lock.lock()
+        defer { lock.unlock() }
+        while writing { lock.wait() }
+        if fd >= 0 && !pending.isEmpty { writePendingLocked() }
     }
 
     /// The first write failure, if any: the CLI reports it at exit.

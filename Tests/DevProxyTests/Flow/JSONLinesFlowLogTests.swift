@@ -22,11 +22,13 @@ import TestSupport
         #expect(dir.mode("flows.jsonl") == 0o600)
     }
 
-    /// Each record is on disk as soon as `record` returns, so `tail -f` shows it.
-    @Test func eachFlowIsOneLineWrittenAtOnce() throws {
+    /// A record that comes after a quiet moment is on disk as soon as `record` returns, so
+    /// `tail -f` shows it at once.
+    @Test func aLoneFlowIsOneLineWrittenAtOnce() throws {
         let log = try JSONLinesFlowLog(path: dir.file("flows.jsonl"))
         log.record(FlowSamples.get)
         #expect(dir.read("flows.jsonl").split(separator: "\n").count == 1)
+        usleep(useconds_t(3 * JSONLinesFlowLog.quietGap / 1000))
         log.record(FlowSamples.tunnel)
         let lines = dir.read("flows.jsonl").split(separator: "\n", omittingEmptySubsequences: false)
         log.close()
@@ -35,6 +37,51 @@ import TestSupport
         #expect(lines[0].contains("\"url\":\"https://api.example.com/v1/x?q=a%20b&lang=en\""))
         #expect(!lines[1].contains("\"request\""), "nil fields are left out")
         #expect(log.writeError == nil)
+    }
+
+    /// Flows that finish back to back are gathered and written together by the log's flusher
+    /// thread within `maxDelay` of the first, with no further record or `close` needed; the
+    /// flusher ends on its own once the burst is over.
+    @Test func aBurstIsWrittenTogetherWithinTheDelay() throws {
+        let log = try JSONLinesFlowLog(path: dir.file("flows.jsonl"))
+        for index in 0..<20 {
+            var flow = FlowSamples.get
+            flow.id = "b\(index)"
+            log.record(flow)
+        }
+        let atOnce = dir.read("flows.jsonl").split(separator: "\n").count
+        #expect(atOnce < 20, "the burst after the first line waits to be written together")
+        let deadline = Date().addingTimeInterval(2)
+        var lines = 0
+        while Date() < deadline {
+            lines = dir.read("flows.jsonl").split(separator: "\n").count
+            if lines == 20 { break }
+            usleep(1_000)
+        }
+        #expect(lines == 20, "the flusher wrote the burst without a close")
+        let ids = try FlowLogReader.read(path: dir.file("flows.jsonl")).flows.map(\.id)
+        #expect(ids == (0..<20).map { "b\($0)" })
+        log.close()
+    }
+
+    /// `flush` writes what waits for the flusher at once; `close` writes it too.
+    @Test func flushAndCloseWriteWhatWaits() throws {
+        let log = try JSONLinesFlowLog(path: dir.file("flows.jsonl"))
+        for index in 0..<5 {
+            var flow = FlowSamples.get
+            flow.id = "f\(index)"
+            log.record(flow)
+        }
+        log.flush()
+        #expect(dir.read("flows.jsonl").split(separator: "\n").count == 5)
+        for index in 5..<9 {
+            var flow = FlowSamples.get
+            flow.id = "f\(index)"
+            log.record(flow)
+        }
+        log.close()
+        let ids = try FlowLogReader.read(path: dir.file("flows.jsonl")).flows.map(\.id)
+        #expect(ids == (0..<9).map { "f\($0)" })
     }
 
     @Test func whatIsWrittenReadsBackEqual() throws {
@@ -47,7 +94,8 @@ import TestSupport
     }
 
     /// From many threads at once no line interleaves with another or is lost, each thread's
-    /// lines keep their order, and all are in the file once every `record` call has returned.
+    /// lines keep their order, and all are in the file once every `record` call has returned and
+    /// the flusher's delay has passed.
     @Test func appendsFromManyThreadsNeverInterleave() throws {
         let log = try JSONLinesFlowLog(path: dir.file("flows.jsonl"))
         DispatchQueue.concurrentPerform(iterations: 8) { thread in
@@ -57,7 +105,12 @@ import TestSupport
                 log.record(flow)
             }
         }
-        let beforeClose = try FlowLogReader.read(path: dir.file("flows.jsonl"))
+        var beforeClose = try FlowLogReader.read(path: dir.file("flows.jsonl"))
+        let deadline = Date().addingTimeInterval(2)
+        while beforeClose.flows.count < 400 && Date() < deadline {
+            usleep(1_000)
+            beforeClose = try FlowLogReader.read(path: dir.file("flows.jsonl"))
+        }
         log.close()
         #expect(beforeClose.problems.isEmpty)
         #expect(Set(beforeClose.flows.map(\.id)).count == 400)
