@@ -87,11 +87,17 @@ extension HTTP2HeaderBlock {
     }
 
     /// `response` for an HTTP/2 hop: `:status` and its fields forwarded; a reason phrase has no
-    /// place in HTTP/2 and is dropped.
+    /// place in HTTP/2 and is dropped. So is the `Content-Length` an HTTP/1.1 origin may send with
+    /// a 1xx or 204 (RFC 9110 §8.6 forbids it): such a response has no content, and an h2 client
+    /// (Python h2, nghttp2) takes a non-zero length with no DATA as a malformed stream.
     ///
     /// - Throws: `HTTPFieldError` for a value with CR, LF or NUL.
     public init(forwarding response: HTTPResponse) throws(HTTPFieldError) {
-        self = .response(status: response.status, fields: try [HTTP2Field](forwarding: response.fields))
+        var fields = try [HTTP2Field](forwarding: response.fields)
+        if response.status < 200 || response.status == 204 {
+            fields.removeAll { $0.hasName("content-length") }
+        }
+        self = .response(status: response.status, fields: fields)
     }
 
     /// This block again on another HTTP/2 hop: the pseudo-header fields as they came (an

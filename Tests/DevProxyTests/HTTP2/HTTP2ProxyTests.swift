@@ -321,6 +321,24 @@ import TestSupport
         #expect(lines.count == (status == 200 ? 2 : 1) && lines.first?.hasSuffix("(dropped)") == true, "\(seen)")
     }
 
+    /// An HTTP/1.1 origin's 204 with a `Content-Length` (RFC 9110 §8.6 forbids it; some servers
+    /// send it) reaches an h2-only client without it: Python h2 took `content-length: 5` with no
+    /// DATA as a malformed stream and failed the request. The flow keeps what the origin sent.
+    @Test func a204sContentLengthIsNotRelayedToAnH2Client() throws {
+        let origin = try OriginServer(names: ["localhost"])
+        let proxy = try ProxyHarness(configure: {
+            $0.upstreamCAs = try! Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        })
+        let json = try H2Client.run(proxy: proxy, port: origin.port, alpn: "h2", path: "/204?length=5",
+                                    extra: ["--then", "/cl?n=3"])
+        #expect(json.responses.map(\.status) == [204, 200], "\(json)")
+        #expect(json.responses.first?.reset == nil && json.responses.first?.body == "")
+        #expect(json.responses.first?.headers.contains { $0.first == "content-length" } == false, "\(json)")
+        let flow = try #require(proxy.flows(count: 2).first)
+        #expect(flow.response?.status == 204 && flow.error == nil)
+        #expect(flow.response?.headers.contains(["Content-Length", "5"]) == true, "\(String(describing: flow.response?.headers))")
+    }
+
     /// An origin's GOAWAY retires its connection: the next request on the same client connection
     /// goes on a new origin connection and succeeds.
     @Test func originGoAwayRetiresTheConnection() throws {

@@ -79,6 +79,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
         elif path == "/204":
             self.send_response(204)
+            if "length" in q:
+                # RFC 9110 §8.6 forbids it, and some servers send it anyway.
+                self.send_header("Content-Length", q["length"])
             self.end_headers()
         elif path == "/304":
             self.send_response(304)
