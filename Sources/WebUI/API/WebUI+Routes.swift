@@ -159,7 +159,9 @@ extension WebUI {
         return events.stream(lastEventID: resume, filter: filter)
     }
 
-    /// `GET /api/flows/ID`: the stored record, or the summary of a flow still in progress.
+    /// `GET /api/flows/ID`: the stored record, or for a flow still in progress its summary and
+    /// the header fields known so far (the request's, and the response's once its head came), so
+    /// a request that hangs can be read while it hangs.
     /// `?preview=N`: bodies' text cut to N characters (`FlowRecordPreview`).
     private func flow(_ id: String, preview: Int?) throws -> WebResponse {
         if let record = try store.flowJSON(id: id) {
@@ -172,8 +174,31 @@ extension WebUI {
         json.string(id)
         json.raw(",\"pending\":true,\"summary\":")
         summary.write(to: &json, replayOf: nil)
+        if let fields = try store.headerFields(id: id, part: .request) {
+            json.raw(",\"request\":{\"headers\":")
+            Self.write(fields, to: &json)
+            json.raw("}")
+        }
+        if summary.status != nil, let fields = try store.headerFields(id: id, part: .response) {
+            json.raw(",\"response\":{\"headers\":")
+            Self.write(fields, to: &json)
+            json.raw("}")
+        }
         json.raw("}")
         return .json(json.text)
+    }
+
+    /// Header fields as the flow log writes them: `[[name, value], …]`.
+    private static func write(_ fields: [(name: String, value: String)], to json: inout JSONText) {
+        json.raw("[")
+        for (index, field) in fields.enumerated() {
+            json.raw(index == 0 ? "[" : ",[")
+            json.string(field.name)
+            json.raw(",")
+            json.string(field.value)
+            json.raw("]")
+        }
+        json.raw("]")
     }
 
     /// `POST /api/clear`.

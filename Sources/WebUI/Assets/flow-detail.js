@@ -54,7 +54,7 @@ class FlowDetail extends HTMLElement {
             const flow = await api.flow(id, controller.signal, BODY_PREVIEW);
             if (controller.signal.aborted) return;
             if (flow.pending) {
-                this.#renderPending(flow.summary ?? { id });
+                this.#renderPending(flow.summary ?? { id }, flow);
                 this.#scheduleRefetch();
                 return;
             }
@@ -88,13 +88,28 @@ class FlowDetail extends HTMLElement {
         return Boolean(store.selectedID) && this.#flow?.id !== store.selectedID;
     }
 
-    /** A flow still in progress: the API has only its summary until it ends. */
-    #renderPending(summary) {
+    /** A flow still in progress: the API has its summary and the header fields known so far
+     * (the request's; the response's once its head came) until it ends. */
+    #renderPending(summary, partial) {
+        const note = summary.status
+            ? "response in progress: its body, timings and TLS details appear when the exchange ends"
+            : "waiting for the response: the request body, timings and TLS details appear when the exchange ends";
+        const sections = [];
+        if (partial?.request?.headers) {
+            sections.push(h("section", { class: "message pending-request", "aria-label": "Request so far" },
+                h("p", { class: "first-line" }, `${summary.method ?? ""} ${summary.url ?? ""}`),
+                headersTable("Request headers", partial.request.headers)));
+        }
+        if (partial?.response?.headers) {
+            sections.push(h("section", { class: "message pending-response", "aria-label": "Response so far" },
+                h("p", { class: "first-line" }, `${summary.http_version ?? ""} ${summary.status ?? ""}`),
+                headersTable("Response headers", partial.response.headers)));
+        }
         replaceChildren(this, h("div", { class: "detail-head" }, this.#closeButton(),
             h("h2", { class: "detail-title" }, h("span", { class: "method" }, summary.method ?? ""), " ",
                 h("span", { class: "url" }, summary.url ?? summary.host ?? "")),
-            h("p", { class: "detail-status" }, summary.status ? `${summary.status} · ` : "",
-                "in progress: the detail appears when the exchange ends")));
+            h("p", { class: "detail-status" }, summary.status ? `${summary.status} · ` : "", "in progress: ", note)),
+            h("div", { class: "detail-panel pending-panel" }, sections));
     }
 
     #closeButton() {

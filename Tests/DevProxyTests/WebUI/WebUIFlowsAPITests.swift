@@ -1,4 +1,5 @@
 import Foundation
+import SessionStore
 import TestSupport
 import Testing
 @testable import WebUI
@@ -103,6 +104,32 @@ import Testing
         #expect(answer.text == line)
         #expect(try ui.request("/api/flows/nope").status == 404)
         #expect(try ui.request("/api/flows/nope/response/body").status == 404)
+    }
+
+    /// A flow still running answers `pending` with its summary and the header fields known so
+    /// far: the request's from its start, the response's once its head came.
+    @Test func aPendingFlowComesWithTheHeadersKnownSoFar() throws {
+        let ui = try WebUIHarness()
+        let summary = FlowSummary(id: "p1", started: "2026-03-01T12:00:00.000Z", host: "slow.test", mode: "https",
+                                  method: "POST", url: "https://slow.test/wait")
+        ui.store.started(FlowRecord(summary: summary, requestHeaders: [["X-Probe", "a \"quoted\" value"], ["Accept", "*/*"]]))
+        ui.store.flush()
+        let waiting = try ui.request("/api/flows/p1")
+        #expect(waiting.status == 200)
+        #expect(waiting.json["pending"] as? Bool == true)
+        #expect((waiting.json["request"] as? [String: Any])?["headers"] as? [[String]]
+                == [["X-Probe", "a \"quoted\" value"], ["Accept", "*/*"]], "\(waiting.text)")
+        #expect(waiting.json["response"] == nil, "no response head yet: \(waiting.text)")
+        var answered = summary
+        answered.status = 200
+        ui.store.responded(FlowRecord(summary: answered, requestHeaders: [["X-Probe", "a \"quoted\" value"]],
+                                      responseHeaders: [["Content-Type", "text/event-stream"]]))
+        ui.store.flush()
+        let streaming = try ui.request("/api/flows/p1")
+        #expect(streaming.json["pending"] as? Bool == true)
+        #expect((streaming.json["response"] as? [String: Any])?["headers"] as? [[String]]
+                == [["Content-Type", "text/event-stream"]], "\(streaming.text)")
+        #expect((streaming.json["summary"] as? [String: Any])?["status"] as? Int == 200)
     }
 
     /// `?preview=N` cuts a big record's body text to N characters (the detail pane's fetch); a

@@ -274,6 +274,27 @@ def run(browser, options, base, origin, checks):
     except Exception as error:
         checks.result("alt-svc-removed-shown", False, str(error).splitlines()[0])
 
+    # A flow still waiting for its response shows the request's headers, and its whole record once
+    # it ends (the pane fetches it again).
+    pending_path = "/slow/200/pending-%d" % int(time.time() * 1000)
+    waiter = subprocess.Popen(["curl", "-s", "-o", "/dev/null", "--max-time", "20", "-x", options.proxy,
+                               "-H", "X-Pending-Probe: seen-while-waiting", base + pending_path])
+    try:
+        waiting = wait_phase(page, pending_path, "started")
+        open_flow(page, pending_path)
+        page.wait_for_function("() => (document.querySelector('flow-detail')?.textContent ?? '')"
+                               ".includes('seen-while-waiting')", timeout=5000)
+        shown = page.text_content("flow-detail")
+        while_pending = "X-Pending-Probe" in shown and "waiting for the response" in shown
+        page.wait_for_function("() => { const d = document.querySelector('flow-detail');"
+                               " return !!d.querySelector('#detail-tab-response') && !d.textContent.includes('in progress'); }",
+                               timeout=(SLOW_SECONDS + 10) * 1000)
+        checks.result("pending-detail-shows-request", waiting and while_pending, shown[:200])
+    except Exception as error:
+        checks.result("pending-detail-shows-request", False, str(error).splitlines()[0])
+    finally:
+        waiter.wait(timeout=30)
+
     # A gzip JSON response shows pretty-printed.
     curl(options.proxy, base + "/items.json")
     open_flow(page, "/items.json")
