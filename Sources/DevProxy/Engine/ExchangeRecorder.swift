@@ -135,6 +135,22 @@ final class ExchangeRecorder {
         finishTimings(into: &draft)
     }
 
+    /// The flow as far as the exchange has gone, for sinks that show running flows: trailers and
+    /// the gRPC view so far (every whole message seen), and the timings until now; not the bodies,
+    /// which the record gets when the exchange ends. Leaves the recorder as it was.
+    func snapshot(into draft: inout FlowDraft, redact: [String]) {
+        finishTrailers(into: &draft, redact: redact)
+        if let grpc { draft.flow.grpc = grpc.info }
+        finishTimings(into: &draft)
+    }
+
+    /// How much the exchange has recorded: it grows with every message, body byte, head and
+    /// trailer, so a running flow's record is handed on again only when it has more to show.
+    var progressMark: Int {
+        requestCapture.size + responseBytes + (response == nil ? 0 : 1) + requestTrailers.count + responseTrailers.count
+            + (grpc.map { $0.info.messages.count + ($0.info.status == nil ? 0 : 1) } ?? 0)
+    }
+
     /// Puts the gRPC view, if there is one, into the flow (as far as the call went).
     func finishGRPC(into draft: inout FlowDraft) {
         if var grpc { draft.flow.grpc = grpc.finish() }

@@ -221,6 +221,14 @@ public final class ProxyServer: @unchecked Sendable {
         for sink in lifecycleSinks { sink.responded(flow) }
     }
 
+    /// `flow` is still running and has more to show than it had (`FlowProgress`).
+    func progressed(_ flow: borrowing Flow) {
+        for sink in lifecycleSinks { sink.progressed(flow) }
+    }
+
+    /// Whether any sink shows running flows (the engine takes no snapshots otherwise).
+    var showsRunningFlows: Bool { !lifecycleSinks.isEmpty }
+
     /// Why a request lacks valid proxy credentials, or nil when it is authorised.
     func authorizationFailure(_ head: HTTPRequestHead) -> String? {
         guard !configuration.proxyCredentials.isEmpty else { return nil }

@@ -8,6 +8,9 @@ public protocol FlowSink: Sendable {
     func started(_ flow: Flow)
     /// The response head is known (the flow has its response head; the body is still on its way).
     func responded(_ flow: Flow)
+    /// A long-running flow's record so far (a gRPC stream's messages as they come, at most about
+    /// once a second): what the flow log would write if it ended now, without its bodies and end.
+    func progressed(_ flow: Flow)
     /// Called once per finished flow, from the thread that finished it.
     func record(_ flow: Flow)
     /// Whether the sink records the flow's log line (`record(_:line:)` instead of `record(_:)`):
@@ -24,6 +27,7 @@ extension FlowSink {
     public var observesLifecycle: Bool { false }
     public func started(_ flow: Flow) {}
     public func responded(_ flow: Flow) {}
+    public func progressed(_ flow: Flow) {}
     public var recordsLogLine: Bool { false }
     public func record(_ flow: Flow, line: [UInt8]) { record(flow) }
     public func close() {}

@@ -49,6 +49,11 @@ public final class SessionStoreSink: FlowSink {
         store.responded(Self.record(flow))
     }
 
+    /// The record so far goes in as the web UI shows a running flow's detail.
+    public func progressed(_ flow: Flow) {
+        store.progressed(Self.record(flow), jsonLine: JSONLinesFlowLog.line(for: flow))
+    }
+
     public func record(_ flow: Flow) {
         record(flow, line: JSONLinesFlowLog.line(for: flow))
     }

@@ -86,10 +86,22 @@ extension SessionStore {
     /// The flow's record as the flow log wrote it (JSON text); nil until it has finished.
     public func flowJSON(id: String) throws -> String? {
         try read { database in
-            // A finished flow's record is in a frame (`flows.record`), or kept alone in `flow_records`.
+            // A finished flow's record is in a frame (`flows.record`), or kept alone in `flow_records`,
+            // where a running flow's record so far also is (`partialJSON`).
             try database.rows("""
                 SELECT stored_text(coalesce(f.record, r.json)) FROM flows f LEFT JOIN flow_records r ON r.seq = f.seq
-                WHERE f.id = ?
+                WHERE f.id = ? AND (f.phase = \(FlowPhase.finished.rawValue) OR f.record IS NOT NULL)
+                """, [.text(id)]) { $0.string(0) }.first ?? nil
+        }
+    }
+
+    /// The record so far of flow `id` while it runs (`progressed`); nil when it has none or has
+    /// finished (then `flowJSON(id:)` has its record).
+    public func partialJSON(id: String) throws -> String? {
+        try read { database in
+            try database.rows("""
+                SELECT stored_text(r.json) FROM flows f JOIN flow_records r ON r.seq = f.seq
+                WHERE f.id = ? AND f.phase < \(FlowPhase.finished.rawValue) AND f.record IS NULL
                 """, [.text(id)]) { $0.string(0) }.first ?? nil
         }
     }

@@ -137,6 +137,14 @@ public final class SessionStore: @unchecked Sendable {
         offer(.flow(record, phase: .responded, json: nil, bodies: nil))
     }
 
+    /// A running flow's record so far (a long gRPC stream's messages, say), as the flow log would
+    /// write it now: the web UI shows it until the flow finishes (`partialJSON(id:)`). `line` is
+    /// its JSON (a trailing newline is left out). Queued; returns at once.
+    public func progressed(_ record: consuming FlowRecord, jsonLine line: [UInt8]) {
+        let phase: FlowPhase = record.summary.status == nil ? .started : .responded
+        offer(.flow(record, phase: phase, json: nil, bodies: nil, partial: FlowJSON(line: line)))
+    }
+
     /// The flow is over: its summary, its record as the flow log writes it, and its bodies
     /// (each cut to `configuration.bodyLimit`). Queued; returns at once.
     public func finished(_ record: consuming FlowRecord, json: String, bodies: consuming FlowBodies) {

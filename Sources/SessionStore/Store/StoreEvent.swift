@@ -13,14 +13,14 @@ enum StoreEvent: Sendable {
 
     /// A lifecycle step of `record`.
     static func flow(_ record: consuming FlowRecord, phase: FlowPhase, json: FlowJSON?,
-                     bodies: consuming FlowBodies?) -> StoreEvent {
-        .step(FlowStep(record: record, phase: phase, json: json, bodies: bodies))
+                     bodies: consuming FlowBodies?, partial: FlowJSON? = nil) -> StoreEvent {
+        .step(FlowStep(record: record, phase: phase, json: json, bodies: bodies, partial: partial))
     }
 
     /// Memory the event's bodies hold.
     var bodyBytes: Int {
         switch self {
-        case .step(let step): return step.bodies?.byteCount ?? 0
+        case .step(let step): return (step.bodies?.byteCount ?? 0) + (step.partial?.count ?? 0)
         case .flowLogLine(let line, let spooled): return line.count + (spooled?.memoryBytes ?? 0)
         case .clear: return 0
         }
@@ -37,15 +37,20 @@ final class FlowStep: Sendable {
     /// The flow log's JSON record; with `finished` only.
     let json: FlowJSON?
     let bodies: FlowBodies?
+    /// A running flow's record so far (`SessionStore.progressed`), shown while it runs; never
+    /// with `finished`.
+    let partial: FlowJSON?
 
     // Consuming: the record and bodies move into the step; a copy would retain each of their
     // ~25 strings and arrays here and release them again in the caller.
-    init(record: consuming FlowRecord, phase: FlowPhase, json: FlowJSON?, bodies: consuming FlowBodies?) {
+    init(record: consuming FlowRecord, phase: FlowPhase, json: FlowJSON?, bodies: consuming FlowBodies?,
+         partial: FlowJSON? = nil) {
         id = record.summary.id
         self.record = record
         self.phase = phase
         self.json = json
         self.bodies = bodies
+        self.partial = partial
     }
 }
 

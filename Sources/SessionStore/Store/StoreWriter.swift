@@ -227,7 +227,8 @@ final class StoreWriter: @unchecked Sendable {
                     try stored(blocks.response, by: responseHeads, host: host),
                 ])
             }
-            if let json = step.json, reference == nil {
+            // A finished flow's record kept alone, or a running flow's record so far.
+            if let json = step.json ?? step.partial, reference == nil {
                 let value = try json.bytes.withUnsafeBytes { bytes in
                     try records.encode(UnsafeRawBufferPointer(rebasing: bytes.prefix(json.count)), host: host,
                                        plain: json.sqlValue, makeDictionary: storeDictionary)

@@ -161,7 +161,8 @@ extension WebUI {
 
     /// `GET /api/flows/ID`: the stored record, or for a flow still in progress its summary and
     /// the header fields known so far (the request's, and the response's once its head came), so
-    /// a request that hangs can be read while it hangs.
+    /// a request that hangs can be read while it hangs, and for a long gRPC call its record so
+    /// far (`record`: the messages until now).
     /// `?preview=N`: bodies' text cut to N characters (`FlowRecordPreview`).
     private func flow(_ id: String, preview: Int?) throws -> WebResponse {
         if let record = try store.flowJSON(id: id) {
@@ -183,6 +184,11 @@ extension WebUI {
             json.raw(",\"response\":{\"headers\":")
             Self.write(fields, to: &json)
             json.raw("}")
+        }
+        if let partial = try store.partialJSON(id: id) {
+            // A long gRPC call's record so far: its messages as they came (bodies come at the end).
+            json.raw(",\"record\":")
+            json.raw(preview.map { FlowRecordPreview.cut(partial, limit: min(max($0, 0), 1 << 20)) } ?? partial)
         }
         json.raw("}")
         return .json(json.text)

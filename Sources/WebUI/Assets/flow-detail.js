@@ -54,7 +54,13 @@ class FlowDetail extends HTMLElement {
             const flow = await api.flow(id, controller.signal, BODY_PREVIEW);
             if (controller.signal.aborted) return;
             if (flow.pending) {
-                this.#renderPending(flow.summary ?? { id }, flow);
+                if (flow.record) {
+                    // A long gRPC call: its record so far (messages until now), shown as a record is.
+                    if (!keepTab) this.#tab = flow.record.grpc ? "messages" : "request";
+                    this.#render(flow.record, controller.signal, true);
+                } else {
+                    this.#renderPending(flow.summary ?? { id }, flow);
+                }
                 this.#scheduleRefetch();
                 return;
             }
@@ -118,7 +124,8 @@ class FlowDetail extends HTMLElement {
         }, "×");
     }
 
-    #render(flow, signal) {
+    /** `pending`: the record so far of a flow still running (bodies come when it ends). */
+    #render(flow, signal, pending = false) {
         const request = flow.request;
         const title = h("h2", { class: "detail-title" },
             h("span", { class: "method" }, request?.method ?? (flow.mode === "tunnel" ? "CONNECT" : "")), " ",
@@ -128,7 +135,9 @@ class FlowDetail extends HTMLElement {
             h("p", { class: "detail-status" }, status, flow.persona ? ` · persona ${flow.persona}` : "",
                 flow.signer?.email ? ` · signed by ${flow.signer.email}` : "",
                 flow.replay_of ? ` · replay of ${flow.replay_of}` : ""),
-            this.#actions(flow));
+            pending ? h("p", { class: "detail-status pending-note", role: "status" },
+                "in progress: the messages so far; bodies and the rest appear when the call ends")
+                : this.#actions(flow));
         const tabs = TABS.filter((tab) => tab.key !== "messages" || flow.websocket || flow.grpc);
         if (!tabs.some((tab) => tab.key === this.#tab)) this.#tab = tabs[0].key;
         const panel = h("div", { class: "detail-panel", role: "tabpanel", id: "detail-panel", tabindex: 0 });
@@ -136,29 +145,29 @@ class FlowDetail extends HTMLElement {
             tabs.map((tab) => h("button", {
                 type: "button", role: "tab", id: `detail-tab-${tab.key}`, "aria-controls": "detail-panel",
                 "aria-selected": String(tab.key === this.#tab), "data-tab": tab.key,
-                on: { click: () => this.#switch(tab.key, tabList, panel, flow, signal) },
+                on: { click: () => this.#switch(tab.key, tabList, panel, flow, signal, pending) },
             }, tab.title)));
         replaceChildren(this, head, flow.error ? errorBanner(flow.error) : null, tabList, panel);
-        this.#fillPanel(panel, flow, signal);
+        this.#fillPanel(panel, flow, signal, pending);
     }
 
-    #switch(key, tabList, panel, flow, signal) {
+    #switch(key, tabList, panel, flow, signal, pending) {
         this.#tab = key;
         for (const tab of tabList.children) {
             setSafeAttribute(tab, "aria-selected", String(tab.getAttribute("data-tab") === key));
         }
-        this.#fillPanel(panel, flow, signal);
+        this.#fillPanel(panel, flow, signal, pending);
     }
 
-    #fillPanel(panel, flow, signal) {
+    #fillPanel(panel, flow, signal, pending) {
         setSafeAttribute(panel, "aria-labelledby", `detail-tab-${this.#tab}`);
         switch (this.#tab) {
         case "request":
-            replaceChildren(panel, messageView(flow.id, "request", flow.request, signal));
+            replaceChildren(panel, messageView(flow.id, "request", flow.request, signal, pending));
             break;
         case "response":
             replaceChildren(panel, flow.response
-                ? messageView(flow.id, "response", flow.response, signal)
+                ? messageView(flow.id, "response", flow.response, signal, pending)
                 : h("p", { class: "muted" }, flow.error ? "no response" : "waiting for the response…"));
             break;
         case "messages":
@@ -244,7 +253,8 @@ function headersTable(title, headers) {
         h("tbody", {}, headers.map(([name, value]) => h("tr", {}, h("th", { scope: "row" }, name), h("td", {}, value)))));
 }
 
-function messageView(id, side, message, signal) {
+/** `pending`: the message of a flow still running, whose body is stored when it ends. */
+function messageView(id, side, message, signal, pending = false) {
     if (!message) return h("p", { class: "muted" }, "no request was read");
     const firstLine = side === "request"
         ? `${message.method} ${message.url} ${message.http_version ?? ""}`
@@ -253,7 +263,8 @@ function messageView(id, side, message, signal) {
         h("p", { class: "first-line" }, firstLine),
         headersTable("Pseudo-headers", message.pseudo_headers),
         headersTable("Headers", message.headers),
-        bodyView(id, side, message, signal),
+        pending ? h("p", { class: "muted" }, "the body appears when the exchange ends")
+            : bodyView(id, side, message, signal),
         headersTable("Trailers", message.trailers));
 }
 

@@ -2,6 +2,8 @@ import CertAuthority
 @testable import DevProxy
 import Foundation
 import GRPCWire
+import SessionStore
+import Synchronization
 import Testing
 import TestSupport
 
@@ -236,6 +238,47 @@ import TestSupport
                                         timeout: 30)
         #expect(result.stdout.contains("\"count\": 1"), "\(result.output)")
         #expect(proxy.flows(count: 1).first?.error == nil)
+    }
+
+    /// A long server stream (a live feed: eight messages half a second apart) is shown while it
+    /// runs: the session store gets the call's record so far, its messages as they came, about
+    /// once a second (the web UI's detail shows it), and the finished record replaces it.
+    @Test func aLongStreamIsShownWithItsMessagesWhileItRuns() throws {
+        let server = try EchoServer()
+        let cas = try Certificate.all(from: SecureFile.read(server.caPath, what: "ca"))
+        let dir = TemporaryDirectory()
+        let store = try SessionStore(path: dir.file("session.sqlite"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas }, extraSinks: [SessionStoreSink(store: store)])
+        let output = Mutex("")
+        let done = DispatchSemaphore(value: 0)
+        let arguments = [Self.script, "client-ticks", proxy.pki.rootPath, "\(server.port)", "8"]
+        let proxyURL = proxy.proxyURL
+        let client = Thread {
+            let result = try? Subprocess.run("python3", arguments,
+                                             environment: ["https_proxy": proxyURL, "no_proxy": "", "no_grpc_proxy": ""],
+                                             timeout: 40)
+            output.withLock { $0 = result?.output ?? "the client did not run" }
+            done.signal()
+        }
+        client.start()
+        // What the store shows of the call while it runs: its record so far, each time it is read.
+        var seen: [Int] = []
+        while done.wait(timeout: .now() + 0.2) == .timedOut {
+            guard let running = try store.flows(filter: try FilterExpression(parsing: "~u Ticks")).flows.first,
+                  running.phase != .finished, let partial = try store.partialJSON(id: running.id),
+                  let record = try JSONSerialization.jsonObject(with: Data(partial.utf8)) as? [String: Any],
+                  let grpc = record["grpc"] as? [String: Any] else { continue }
+            seen.append(grpc["response_messages"] as? Int ?? -1)
+        }
+        #expect(output.withLock { $0 }.contains("\"count\": 8"), "\(output.withLock { $0 })")
+        #expect(seen.contains { $0 >= 1 && $0 < 8 }, "a record so far with some of the messages: \(seen)")
+        #expect(Set(seen).count >= 2, "the record grew while the call ran: \(seen)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        store.flush()
+        #expect(try store.partialJSON(id: flow.id) == nil)
+        let finished = try #require(try store.flowJSON(id: flow.id))
+        #expect(finished.contains("\"response_messages\":8"), "\(finished.prefix(300))")
+        #expect(flow.grpc?.responseMessages == 8)
     }
 
     /// A plaintext gRPC channel through the proxy (CONNECT, then h2 by prior knowledge, no TLS)

@@ -130,6 +130,24 @@ import Testing
         #expect((streaming.json["response"] as? [String: Any])?["headers"] as? [[String]]
                 == [["Content-Type", "text/event-stream"]], "\(streaming.text)")
         #expect((streaming.json["summary"] as? [String: Any])?["status"] as? Int == 200)
+        #expect(streaming.json["record"] == nil, "no record so far was handed over: \(streaming.text)")
+        // A long call's record so far comes with the pending answer, the finished one alone.
+        let soFar = #"{"grpc":{"response_messages":2},"id":"p1"}"#
+        ui.store.progressed(FlowRecord(summary: answered), jsonLine: Array((soFar + "\n").utf8))
+        ui.store.flush()
+        let progressed = try ui.request("/api/flows/p1")
+        #expect(progressed.json["pending"] as? Bool == true)
+        #expect(((progressed.json["record"] as? [String: Any])?["grpc"] as? [String: Any])?["response_messages"] as? Int == 2,
+                "\(progressed.text)")
+        #expect(try ui.store.flowJSON(id: "p1") == nil, "a record so far is no finished record")
+        var finished = answered
+        finished.phase = .finished
+        let line = #"{"grpc":{"response_messages":3},"id":"p1"}"#
+        ui.store.finished(FlowRecord(summary: finished), json: line, bodies: FlowBodies())
+        ui.store.flush()
+        let done = try ui.request("/api/flows/p1")
+        #expect(done.text == line)
+        #expect(try ui.store.partialJSON(id: "p1") == nil)
     }
 
     /// `?preview=N` cuts a big record's body text to N characters (the detail pane's fetch); a

@@ -7,10 +7,12 @@ methods are registered with raw-bytes handlers, and messages are protobuf bytes 
   grpc_echo.py client ROOT PORT         through https_proxy (set by the caller); prints JSON
   grpc_echo.py client-insecure PORT     an insecure channel through https_proxy: unary and bidi
   grpc_echo.py client-quiet ROOT PORT   Quiet (a server stream silent for 2 s before its message); prints JSON
+  grpc_echo.py client-ticks ROOT PORT N Ticks with N (a server stream of N messages 0.5 s apart); prints JSON
 
 Methods of lab.Echo: Unary (echoes, trailing metadata x-trailer: t1), Fail (NOT_FOUND,
 trailers-only), Invalid (INVALID_ARGUMENT with a rich status in grpc-status-details-bin), ServerStream (the request's count of 64 KiB + 1 KiB messages), ClientStream
-(sums the sizes), Bidi (answers each message as it comes), Quiet (one message after 2 s of silence).
+(sums the sizes), Bidi (answers each message as it comes), Quiet (one message after 2 s of silence),
+Ticks (the request's count of messages "tick I", one every 0.5 s: a live feed).
 """
 import json
 import sys
@@ -81,6 +83,14 @@ def quiet(request, context):
     yield message("news", 1)
 
 
+def ticks(request, context):
+    # A live feed: the request's count of messages, half a second apart.
+    for i in range(request[-1]):
+        if i:
+            time.sleep(0.5)
+        yield message("tick %d" % i, i)
+
+
 def client_stream(requests, context):
     total = sum(len(r) for r in requests)
     return message("total", total)
@@ -98,6 +108,7 @@ def serve(cert, key, insecure=False):
         "Invalid": grpc.unary_unary_rpc_method_handler(invalid),
         "ServerStream": grpc.unary_stream_rpc_method_handler(server_stream),
         "Quiet": grpc.unary_stream_rpc_method_handler(quiet),
+        "Ticks": grpc.unary_stream_rpc_method_handler(ticks),
         "ClientStream": grpc.stream_unary_rpc_method_handler(client_stream),
         "Bidi": grpc.stream_stream_rpc_method_handler(bidi),
     }
@@ -186,6 +197,16 @@ def client_quiet(root, port):
         print(json.dumps({"quiet": {"error": e.code().name, "details": e.details()}}))
 
 
+def client_ticks(root, port, count):
+    credentials = grpc.ssl_channel_credentials(root_certificates=open(root, "rb").read())
+    channel = grpc.secure_channel("localhost:%s" % port, credentials)
+    try:
+        parts = list(channel.unary_stream("/lab.Echo/Ticks")(message("feed", int(count)), timeout=30))
+        print(json.dumps({"ticks": {"count": len(parts)}}))
+    except grpc.RpcError as e:
+        print(json.dumps({"ticks": {"error": e.code().name, "details": e.details()}}))
+
+
 def client_insecure(port):
     channel = grpc.insecure_channel("localhost:%s" % port)
     results = {}
@@ -210,5 +231,7 @@ elif sys.argv[1] == "client-insecure":
     client_insecure(sys.argv[2])
 elif sys.argv[1] == "client-quiet":
     client_quiet(sys.argv[2], sys.argv[3])
+elif sys.argv[1] == "client-ticks":
+    client_ticks(sys.argv[2], sys.argv[3], sys.argv[4])
 else:
     client(sys.argv[2], sys.argv[3])

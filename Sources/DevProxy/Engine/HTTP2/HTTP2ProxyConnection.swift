@@ -116,6 +116,7 @@ final class HTTP2ProxyConnection {
                 if now.timeIntervalSince(lastSilenceCheck) >= 0.25 && !streams.isEmpty {
                     lastSilenceCheck = now
                     expireSilentUpstreams(now: now)
+                    reportProgress(now: now)
                     try flushAll()
                 }
                 if ready.isEmpty {
