@@ -387,6 +387,41 @@ import TestSupport
         #expect(messages.contains { $0.opcode == "close" })
     }
 
+    /// A WebSocket left open is shown with its messages so far while it runs: sinks that show
+    /// running flows get its record about once a second while it has more (here five messages
+    /// 0.5 s apart, then the close), each with more messages than the last, before the finished flow.
+    @Test func anOpenWebSocketsMessagesAreShownWhileItRuns() throws {
+        let origin = try OriginServer()
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "origin CA"))
+        let progress = ProgressSink()
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas }, extraSinks: [progress])
+        let script = proxy.pythonTunnel(to: origin.port) + """
+
+        import time
+        key = base64.b64encode(os.urandom(16))
+        t.sendall(b"GET /ws HTTP/1.1\\r\\nHost: localhost\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\nSec-WebSocket-Key: " + key + b"\\r\\nSec-WebSocket-Version: 13\\r\\n\\r\\n")
+        head = b""
+        while b"\\r\\n\\r\\n" not in head: head += t.recv(1)
+        mask = b"abcd"
+        def frame(op, data): return bytes([0x80 | op, 0x80 | len(data)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data))
+        for i in range(5):
+            t.sendall(frame(1, b"message %d" % i))
+            t.recv(1024)
+            time.sleep(0.5)
+        t.sendall(frame(8, b""))
+        t.recv(1024)
+        sys.stdout.write("done")
+        """
+        let result = try Subprocess.run("python3", ["-c", script], timeout: 30)
+        #expect(result.stdout == "done", "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.websocket?.filter { $0.direction == "client_to_server" && $0.opcode == "text" }.count == 5)
+        let shown = progress.flows.filter { $0.id == flow.id }.map { $0.websocket?.count ?? 0 }
+        #expect(!shown.isEmpty && shown.allSatisfy { $0 > 0 && $0 < (flow.websocket?.count ?? 0) }, "\(shown)")
+        #expect(shown == shown.sorted() && Set(shown).count == shown.count, "each shows more than the last: \(shown)")
+        #expect(progress.flows.allSatisfy { $0.mode == .websocket && $0.response?.status == 101 })
+    }
+
     @Test func pythonUrllibThroughTheProxy() throws {
         let (origin, proxy) = try setUp()
         let script = """
@@ -468,4 +503,13 @@ import TestSupport
         let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
         return (origin, proxy)
     }
+}
+
+/// A sink that shows running flows and keeps each record so far it is given (`progressed`).
+final class ProgressSink: FlowSink {
+    private let stored = Mutex<[Flow]>([])
+    var observesLifecycle: Bool { true }
+    func progressed(_ flow: Flow) { stored.withLock { $0.append(flow) } }
+    func record(_ flow: Flow) {}
+    var flows: [Flow] { stored.withLock { $0 } }
 }

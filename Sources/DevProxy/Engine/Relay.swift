@@ -23,9 +23,13 @@ struct Relay {
     ///
     /// - Parameters:
     ///   - observeAToB / observeBToA: see each chunk as it is relayed (WebSocket logging).
+    ///   - tickInterval, tick: `tick` runs about every `tickInterval` seconds while the relay
+    ///     runs, busy or quiet (a WebSocket's messages so far, shown while it stays open).
     func run(observeAToB: (UnsafeRawBufferPointer) -> Void = { _ in },
-             observeBToA: (UnsafeRawBufferPointer) -> Void = { _ in }) -> Outcome {
+             observeBToA: (UnsafeRawBufferPointer) -> Void = { _ in },
+             tickInterval: TimeInterval? = nil, tick: () -> Void = {}) -> Outcome {
         var outcome = Outcome()
+        var lastTick = Date()
         a.socket.setNonBlocking()
         b.socket.setNonBlocking()
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
@@ -46,6 +50,10 @@ struct Relay {
                     moved = moved || step.moved
                     bOpen = !step.closed
                 }
+                if let tickInterval, Date().timeIntervalSince(lastTick) >= tickInterval {
+                    lastTick = Date()
+                    tick()
+                }
                 if moved { lastActivity = Date(); continue }
                 // Sleep until traffic or the idle timeout, in one poll: a quiet tunnel (a push
                 // connection passed through) costs no wake-ups. Shutdown cuts the sockets.
@@ -56,7 +64,8 @@ struct Relay {
                 }
                 var pollers = [pollfd(fd: a.socket.fd, events: aOpen ? Int16(POLLIN) : 0, revents: 0),
                                pollfd(fd: b.socket.fd, events: bOpen ? Int16(POLLIN) : 0, revents: 0)]
-                let ready = poll(&pollers, 2, Socket.pollMilliseconds(remaining))
+                let wait = tickInterval.map { min(remaining, max(0.01, $0 - Date().timeIntervalSince(lastTick))) } ?? remaining
+                let ready = poll(&pollers, 2, Socket.pollMilliseconds(wait))
                 if ready < 0 && errno != EINTR { break }
             } catch {
                 outcome.error = error

@@ -55,8 +55,8 @@ class FlowDetail extends HTMLElement {
             if (controller.signal.aborted) return;
             if (flow.pending) {
                 if (flow.record) {
-                    // A long gRPC call: its record so far (messages until now), shown as a record is.
-                    if (!keepTab) this.#tab = flow.record.grpc ? "messages" : "request";
+                    // A long gRPC call or an open WebSocket: its record so far (messages until now).
+                    if (!keepTab) this.#tab = flow.record.grpc || flow.record.websocket ? "messages" : "request";
                     this.#render(flow.record, controller.signal, true);
                 } else {
                     this.#renderPending(flow.summary ?? { id }, flow);
@@ -136,7 +136,7 @@ class FlowDetail extends HTMLElement {
                 flow.signer?.email ? ` · signed by ${flow.signer.email}` : "",
                 flow.replay_of ? ` · replay of ${flow.replay_of}` : ""),
             pending ? h("p", { class: "detail-status pending-note", role: "status" },
-                "in progress: the messages so far; bodies and the rest appear when the call ends")
+                "in progress: the messages so far; bodies and the rest appear when it ends")
                 : this.#actions(flow));
         const tabs = TABS.filter((tab) => tab.key !== "messages" || flow.websocket || flow.grpc);
         if (!tabs.some((tab) => tab.key === this.#tab)) this.#tab = tabs[0].key;
