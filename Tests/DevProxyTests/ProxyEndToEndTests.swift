@@ -361,14 +361,7 @@ import TestSupport
 
     @Test func webSocketMessagesAreRelayedAndLogged() throws {
         let (origin, proxy) = try setUp()
-        let script = proxy.pythonTunnel(to: origin.port) + """
-
-        key = base64.b64encode(os.urandom(16))
-        t.sendall(b"GET /ws HTTP/1.1\\r\\nHost: localhost\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\nSec-WebSocket-Key: " + key + b"\\r\\nSec-WebSocket-Version: 13\\r\\n\\r\\n")
-        head = b""
-        while b"\\r\\n\\r\\n" not in head: head += t.recv(1)
-        mask = b"abcd"
-        def frame(op, data): return bytes([0x80 | op, 0x80 | len(data)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data))
+        let script = Self.webSocketClient(through: proxy, to: origin.port) + """
         t.sendall(frame(1, b"hi there"))
         reply = t.recv(1024)
         t.sendall(frame(8, b""))
@@ -395,15 +388,8 @@ import TestSupport
         let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "origin CA"))
         let progress = ProgressSink()
         let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas }, extraSinks: [progress])
-        let script = proxy.pythonTunnel(to: origin.port) + """
-
+        let script = Self.webSocketClient(through: proxy, to: origin.port) + """
         import time
-        key = base64.b64encode(os.urandom(16))
-        t.sendall(b"GET /ws HTTP/1.1\\r\\nHost: localhost\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\nSec-WebSocket-Key: " + key + b"\\r\\nSec-WebSocket-Version: 13\\r\\n\\r\\n")
-        head = b""
-        while b"\\r\\n\\r\\n" not in head: head += t.recv(1)
-        mask = b"abcd"
-        def frame(op, data): return bytes([0x80 | op, 0x80 | len(data)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data))
         for i in range(5):
             t.sendall(frame(1, b"message %d" % i))
             t.recv(1024)
@@ -495,6 +481,21 @@ import TestSupport
         let second = try Subprocess.run("openssl", common + ["-sess_in", session], stdin: request, timeout: 20)
         #expect(second.stdout.contains("Reused, TLSv1.3"), "\(second.output)")
         #expect(second.stdout.contains("HTTP/1.1 200 OK"), "\(second.output)")
+    }
+
+    /// Python lines that open a WebSocket to origin.py's `/ws` through `proxy` (`t`, the TLS
+    /// socket; `head`, the 101's head; `frame(op, data)`, a masked client frame); scripts go on.
+    private static func webSocketClient(through proxy: ProxyHarness, to port: Int) -> String {
+        proxy.pythonTunnel(to: port) + """
+
+        key = base64.b64encode(os.urandom(16))
+        t.sendall(b"GET /ws HTTP/1.1\\r\\nHost: localhost\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\nSec-WebSocket-Key: " + key + b"\\r\\nSec-WebSocket-Version: 13\\r\\n\\r\\n")
+        head = b""
+        while b"\\r\\n\\r\\n" not in head: head += t.recv(1)
+        mask = b"abcd"
+        def frame(op, data): return bytes([0x80 | op, 0x80 | len(data)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data))
+
+        """
     }
 
     private func setUp() throws -> (OriginServer, ProxyHarness) {

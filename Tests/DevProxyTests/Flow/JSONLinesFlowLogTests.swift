@@ -44,11 +44,7 @@ import TestSupport
     /// flusher ends on its own once the burst is over.
     @Test func aBurstIsWrittenTogetherWithinTheDelay() throws {
         let log = try JSONLinesFlowLog(path: dir.file("flows.jsonl"))
-        for index in 0..<20 {
-            var flow = FlowSamples.get
-            flow.id = "b\(index)"
-            log.record(flow)
-        }
+        Self.record(ids: (0..<20).map { "b\($0)" }, to: log)
         let atOnce = dir.read("flows.jsonl").split(separator: "\n").count
         #expect(atOnce < 20, "the burst after the first line waits to be written together")
         let deadline = Date().addingTimeInterval(2)
@@ -64,21 +60,22 @@ import TestSupport
         log.close()
     }
 
+    /// Records `FlowSamples.get` once per id, back to back.
+    private static func record(ids: [String], to log: JSONLinesFlowLog) {
+        for id in ids {
+            var flow = FlowSamples.get
+            flow.id = id
+            log.record(flow)
+        }
+    }
+
     /// `flush` writes what waits for the flusher at once; `close` writes it too.
     @Test func flushAndCloseWriteWhatWaits() throws {
         let log = try JSONLinesFlowLog(path: dir.file("flows.jsonl"))
-        for index in 0..<5 {
-            var flow = FlowSamples.get
-            flow.id = "f\(index)"
-            log.record(flow)
-        }
+        Self.record(ids: (0..<5).map { "f\($0)" }, to: log)
         log.flush()
         #expect(dir.read("flows.jsonl").split(separator: "\n").count == 5)
-        for index in 5..<9 {
-            var flow = FlowSamples.get
-            flow.id = "f\(index)"
-            log.record(flow)
-        }
+        Self.record(ids: (5..<9).map { "f\($0)" }, to: log)
         log.close()
         let ids = try FlowLogReader.read(path: dir.file("flows.jsonl")).flows.map(\.id)
         #expect(ids == (0..<9).map { "f\($0)" })
