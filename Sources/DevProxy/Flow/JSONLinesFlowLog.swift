@@ -92,7 +92,8 @@ public final class JSONLinesFlowLog: FlowSink, @unchecked Sendable {
             thread.name = "devproxy flow log"
             thread.start()
         } else if pending.count == line.count {
-            lock.signal()
+            // Broadcast: `close` or `flush` may be waiting on the same condition.
+            lock.broadcast()
         }
     }
 
