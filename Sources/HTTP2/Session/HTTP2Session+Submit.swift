@@ -92,6 +92,12 @@ extension HTTP2Session {
         try check(nghttp2_session_resume_data(handle, stream), "resume stream \(stream)")
     }
 
+    /// Whether `stream` still takes body bytes (`submitData`, `submitTrailers`): its head went
+    /// without END_STREAM, its body has not ended, and it is not closed (a peer's RST_STREAM).
+    public func canSendBody(on stream: Int32) -> Bool {
+        state.outbound[stream].map { !$0.ended } ?? false
+    }
+
     /// Body bytes queued on `stream` and not yet handed to the wire.
     public func outboundQueuedBytes(stream: Int32) -> Int {
         state.outbound[stream]?.queue.count ?? 0

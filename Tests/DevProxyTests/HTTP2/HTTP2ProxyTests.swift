@@ -228,6 +228,33 @@ import TestSupport
     /// An origin whose body is longer than its content-length (malformed, RFC 9113 §8.1.1): the
     /// client's stream is reset rather than left waiting or given a body that lies, and the flow
     /// says the origin was at fault.
+    /// An h2 origin may answer before the request body is in, then send RST_STREAM NO_ERROR
+    /// (RFC 9113 §8.1: the response is whole, stop sending). The client gets that answer whatever
+    /// version it speaks (an HTTP/1.1 client's upload went to a 502 saying the stream had closed),
+    /// an h2 client sees what it sees without DevProxy (curl ends the same way directly), and the
+    /// flow is the 200 with no failure (it was `upstream_reset_stream`).
+    @Test(arguments: ["--http1.1", "--http2"])
+    func anAnswerBeforeTheWholeUploadReachesTheClient(_ version: String) throws {
+        let origin = try HTTP2Origin(.misbehaving)
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let dir = TemporaryDirectory()
+        let upload = dir.write("upload.bin", bytes: [UInt8](repeating: 0x61, count: 3 << 20))
+        let arguments = [version, "-X", "POST", "--data-binary", "@\(upload)", "-w", "\n%{http_code}", origin.url("/early")]
+        let proxied = try proxy.curl(arguments, timeout: 30)
+        #expect(proxied.stdout == "early\n200", "\(proxied.output)")
+        if version == "--http1.1" {
+            #expect(proxied.status == 0, "\(proxied.output)")
+        } else {
+            let direct = try Subprocess.run("curl", ["-sS", "--cacert", origin.caPath, "--max-time", "20"] + arguments,
+                                            timeout: 30)
+            #expect(direct.stdout == "early\n200" && proxied.status == direct.status, "direct \(direct.output); proxied \(proxied.output)")
+        }
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.response?.status == 200 && flow.response?.body?.text == "early")
+        #expect(flow.error == nil, "\(String(describing: flow.error))")
+    }
+
     @Test func anOriginsMalformedResponseResetsTheClientsStream() throws {
         let origin = try HTTP2Origin(.misbehaving)
         let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))

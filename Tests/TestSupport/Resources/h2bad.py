@@ -5,7 +5,8 @@ Paths: /ok (200 "ok"), /refused (RST_STREAM REFUSED_STREAM at once), /rst (200, 
 RST_STREAM INTERNAL_ERROR), /goaway (200 "bye", then GOAWAY NO_ERROR), /slow (200 "slow" after
 two seconds), /whole (200 "whole": head and body in one write, so in one TLS record), /late-body
 (the head at once, the body "late" a second later), /long-body (content-length 3, then "too long"), /bad-header (a
-`connection` field in the response head), /stuck (the head and "part", then silence), /mute (no answer).
+`connection` field in the response head), /stuck (the head and "part", then silence), /mute (no answer),
+/early (200 "early" before the request body is in, then RST_STREAM NO_ERROR).
 """
 import socket
 import ssl
@@ -79,6 +80,11 @@ def serve_connection(tls):
                 send(in_one_write(sid, [("content-type", "text/plain")], b"part", end=False))
             elif path == "/mute":
                 pass   # never answers
+            elif path == "/early":
+                # A whole answer before the request body is in, then RST_STREAM NO_ERROR: "stop
+                # sending, the response is complete" (RFC 9113 §8.1).
+                send(in_one_write(sid, [("content-type", "text/plain")], b"early"))
+                send(lambda: conn.reset_stream(sid, h2.errors.ErrorCodes.NO_ERROR))
             elif path == "/whole":
                 send(in_one_write(sid, [("content-type", "text/plain")], b"whole"))
             elif path == "/late-body":

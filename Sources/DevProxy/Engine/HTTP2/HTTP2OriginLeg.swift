@@ -17,6 +17,10 @@ struct HTTP2OriginLeg: UpstreamLeg {
     private var stream: Int32 = 0
     /// The origin ended the stream with the event just returned: `.end` comes next.
     private var endPending = false
+    /// The origin closed the stream before the whole request body went up (a whole response,
+    /// then RST_STREAM NO_ERROR: RFC 9113 §8.1): the rest is read off the client and dropped,
+    /// and the response is relayed. A reset for a failure still comes out of `next()`.
+    private var requestCut = false
 
     /// Most request body bytes queued for the origin before waiting for its window.
     private static let queueLimit = 256 * 1024
@@ -49,6 +53,7 @@ struct HTTP2OriginLeg: UpstreamLeg {
     }
 
     mutating func sendBody(_ bytes: [UInt8]) throws {
+        guard takesBody() else { return }
         try driver.session.submitData(stream: stream, bytes, endStream: false)
         try driver.flush()
         while driver.session.outboundQueuedBytes(stream: stream) > Self.queueLimit {
@@ -57,7 +62,14 @@ struct HTTP2OriginLeg: UpstreamLeg {
         }
     }
 
+    /// Whether the origin's stream still takes request body bytes; false (for good) once it closed.
+    private mutating func takesBody() -> Bool {
+        if !requestCut && !driver.session.canSendBody(on: stream) { requestCut = true }
+        return !requestCut
+    }
+
     mutating func endRequest(trailers: HTTPFields) throws {
+        guard takesBody() else { return }
         if trailers.isEmpty {
             try driver.session.submitData(stream: stream, [], endStream: true)
         } else {

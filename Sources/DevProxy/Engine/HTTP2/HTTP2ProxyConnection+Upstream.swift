@@ -121,6 +121,12 @@ extension HTTP2ProxyConnection {
                 resetClientAfterQueuedFrames(exchange, code: .protocolError)
             case .streamReset(let upstream, let code, let byPeer):
                 guard byPeer, let exchange = exchange(upstream, on: leg) else { continue }
+                if code == .noError && exchange.responseEnded {
+                    // A whole response, then "stop sending the request" (RFC 9113 §8.1): no failure,
+                    // and the client is told the same way once the response has reached it.
+                    resetClientAfterQueuedFrames(exchange, code: .noError)
+                    continue
+                }
                 exchange.draft.fail(.upstreamReset2, "the origin reset the stream (\(code)) after \(exchange.responseBytes) response bytes")
                 exchange.draft.flow.error?.code = code.description
                 exchange.draft.flow.error?.by = "server"
