@@ -57,13 +57,17 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
         let expectsContinue = head.headers.expectsContinue
         let waitsForContinue = expectsContinue && Leg.relaysContinue
         recorder.sendStarted = Date()
+        // Sending the body failed because the origin closed the connection: it may have answered
+        // before reading it all (a 413, a 401), and that answer is what the client gets; the
+        // client connection closes after it (the rest of its body is not read).
+        var cutShort: (any Error)?
         do {
             try leg.sendHead(UpstreamRequest(request: request, http1: head, destination: destination, hasBody: hasBody,
                                              chunked: chunked))
             if !waitsForContinue && !resending {
                 // A leg that does not relay the origin's `100` (HTTP/2): the client goes on at once.
                 if expectsContinue && hasBody { context.sendToClient(Self.continueHead) }
-                try sendRequestBody()
+                cutShort = try sendRequestBodyUntilCut()
             }
         } catch {
             // The (empty) body is read off the client here, so the retry finds its next request.
@@ -76,17 +80,24 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
         }
         recorder.requestSent = Date()
         recorder.finishTimings(into: &draft, openEnded: false)
-        var bodySent = !waitsForContinue
+        var bodySent = !waitsForContinue && cutShort == nil
         let response = ResponseRelay<Leg>(context: context, requestHead: head, recorder: recorder)
         do {
             var final: UpstreamResponseHead?
             while final == nil {
-                switch try leg.next() {
+                let event: UpstreamEvent
+                do {
+                    event = try leg.next()
+                } catch where cutShort != nil {
+                    // Nothing came back either: the failed write is the reason.
+                    throw cutShort!
+                }
+                switch event {
                 case .interim(let interim) where interim.response.status == 100:
-                    guard !bodySent else { continue }
+                    guard !bodySent, cutShort == nil else { continue }
                     context.sendToClient(Self.continueHead)
-                    try sendRequestBody()
-                    bodySent = true
+                    cutShort = try sendRequestBodyUntilCut()
+                    bodySent = cutShort == nil
                 case .interim(let interim):
                     context.sendToClient(HTTP1Serializer.serialize(interim.asHTTP1))
                 case .final(let head):
@@ -115,6 +126,17 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
             recorder.finishGRPC(into: &draft)
             recorder.finishTimings(into: &draft, openEnded: false)
             return failBeforeResponse(error, sending: false, draft: &draft)
+        }
+    }
+
+    /// `sendRequestBody()`; a failure to write to an origin that closed the connection is
+    /// returned instead of thrown (the origin may have answered already).
+    private mutating func sendRequestBodyUntilCut() throws -> (any Error)? {
+        do {
+            try sendRequestBody()
+            return nil
+        } catch let error as NetworkError where (error.kind == .reset || error.kind == .closed) && !isStale(error) {
+            return error
         }
     }
 

@@ -255,6 +255,27 @@ import TestSupport
         #expect(flow.error == nil, "\(String(describing: flow.error))")
     }
 
+    /// An HTTP/1.1 origin that refuses an upload before reading it (413 at once, then it closes
+    /// the connection, origin.py's /too-large): an h2-only client's stream, whose rest of the body
+    /// met the closed connection, gets the 413 instead of a 502 (`closed the connection while we
+    /// were writing`), and so does an HTTP/1.1 client; neither flow is a failure.
+    @Test func anHTTP1OriginsRefusalOfAnUploadReachesTheClient() throws {
+        let origin = try OriginServer(names: ["localhost"])
+        let proxy = try ProxyHarness(configure: {
+            $0.upstreamCAs = try! Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        })
+        let h2 = try H2Client.run(proxy: proxy, port: origin.port, alpn: "h2", path: "/too-large",
+                                  extra: ["--body-size", "\(3 << 20)"])
+        #expect(h2.responses.map(\.status) == [413] && h2.responses.first?.body == "too large", "\(h2)")
+        let dir = TemporaryDirectory()
+        let upload = dir.write("upload.bin", bytes: [UInt8](repeating: 0x61, count: 3 << 20))
+        let h1 = try proxy.curl(["--http1.1", "--data-binary", "@\(upload)", "-w", "\n%{http_code}", origin.url("/too-large")])
+        #expect(h1.stdout == "too large\n413", "\(h1.output)")
+        let flows = proxy.flows(count: 2)
+        #expect(flows.map { $0.response?.status } == [413, 413])
+        #expect(flows.allSatisfy { $0.error == nil }, "\(flows.map(\.error))")
+    }
+
     @Test func anOriginsMalformedResponseResetsTheClientsStream() throws {
         let origin = try HTTP2Origin(.misbehaving)
         let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))

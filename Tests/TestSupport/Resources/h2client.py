@@ -3,7 +3,7 @@ TLS offering only the ALPN protocols given, then requests on one connection.
 
 Usage: h2client.py PROXY_PORT CAFILE HOST PORT ALPN PATH [name=value ...] [--body TEXT] [--count N]
        [--reset-after-headers] [--then PATH] [--then-method METHOD] [--rapid-reset N]
---then PATH sends a second request (GET, or --then-method's, without a body) on the same
+--body-size N sends a body of N bytes ("a"). --then PATH sends a second request (GET, or --then-method's, without a body) on the same
 connection once the first ones finished.
 --rapid-reset N opens and cancels N streams as fast as it can (CVE-2023-44487) and reports the
 GOAWAY it got (or none) and how many responses came back.
@@ -37,6 +37,9 @@ def main():
         if rest[i] == "--body":
             body = rest[i + 1].encode()
             i += 2
+        elif rest[i] == "--body-size":
+            body = b"a" * int(rest[i + 1])
+            i += 2
         elif rest[i] == "--count":
             count = int(rest[i + 1])
             i += 2
@@ -68,14 +71,17 @@ def main():
         print(json.dumps(rapid_reset(conn, tls, host, port, path, rapid)))
         return
     streams = {}
+    # Request bodies still to send, by stream: they go as the server's windows allow.
+    uploads = {}
     for _ in range(count):
         sid = conn.get_next_available_stream_id()
         headers = [(":method", "POST" if body is not None else "GET"), (":scheme", "https"),
                    (":authority", f"{host}:{port}"), (":path", path)] + fields
         conn.send_headers(sid, headers, end_stream=body is None)
         if body is not None:
-            conn.send_data(sid, body, end_stream=True)
+            uploads[sid] = memoryview(body)
         streams[sid] = {"status": None, "headers": [], "body": b"", "trailers": [], "reset": None}
+    pump_uploads(conn, uploads)
     tls.sendall(conn.data_to_send())
     open_streams = set(streams)
     goaway = None
@@ -109,10 +115,12 @@ def main():
             elif isinstance(event, h2.events.StreamReset):
                 streams[event.stream_id]["reset"] = int(event.error_code)
                 open_streams.discard(event.stream_id)
+                uploads.pop(event.stream_id, None)
             elif isinstance(event, h2.events.ConnectionTerminated):
                 goaway = int(event.error_code)
                 last = event.last_stream_id if event.last_stream_id is not None else 0
                 open_streams = {sid for sid in open_streams if sid <= last}
+        pump_uploads(conn, uploads)
         tls.sendall(conn.data_to_send())
         if not open_streams and then is not None and goaway is None:
             # A second request on the same connection, after the first finished.
@@ -132,6 +140,25 @@ def main():
         result["responses"].append(s)
     result["goaway"] = goaway
     print(json.dumps(result))
+
+
+def pump_uploads(conn, uploads):
+    """Sends what the windows allow of each pending request body, ending each when all went."""
+    for sid in list(uploads):
+        rest = uploads[sid]
+        try:
+            while len(rest):
+                room = min(conn.local_flow_control_window(sid), conn.max_outbound_frame_size, len(rest))
+                if room <= 0:
+                    break
+                conn.send_data(sid, rest[:room].tobytes(), end_stream=room == len(rest))
+                rest = rest[room:]
+        except (h2.exceptions.StreamClosedError, h2.exceptions.ProtocolError):
+            rest = memoryview(b"")
+        if len(rest):
+            uploads[sid] = rest
+        else:
+            del uploads[sid]
 
 
 def rapid_reset(conn, tls, host, port, path, count):

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A test origin server for DevProxy's end-to-end tests: HTTP/1.1 over TLS (or plain), one
 behaviour per path (GET /requests: every request line received so far; GET /drop-next: the
-connection's next request is dropped unanswered). Prints its port on the
+connection's next request is dropped unanswered; POST /too-large: 413 before the body is read). Prints its port on the
 first line of stdout. Loopback only.
 
 Usage: origin.py [--tls CERT KEY] [--reports FILE]
@@ -190,6 +190,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_body(404, b"no such path", [("Content-Type", "text/plain")])
 
     def do_POST(self):
+        if urllib.parse.urlsplit(self.path).path == "/too-large":
+            # Answered at once, the body left unread, the connection closed (an upload refused by
+            # its size or its credentials): the rest of the upload meets a closed connection.
+            self.send_body(413, b"too large", [("Content-Type", "text/plain"), ("Connection", "close")])
+            self.close_connection = True
+            return
         length = int(self.headers.get("Content-Length", "0"))
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
             body = b""

@@ -83,22 +83,37 @@ struct HTTP1StreamExchange {
         let chunked = hasBody && head.headers["Content-Length"] == nil
         if chunked { outbound.headers.add(name: "Transfer-Encoding", value: "chunked") }
         var responseStarted = false
+        // A write that failed once the head had gone: the origin may have answered before the
+        // whole body (a 413, a 401) and closed, and its answer is what the client gets.
+        var cutShort: (any Error)?
         do {
             try upstream.stream.write(HTTP1Serializer.serialize(outbound))
             if hasBody {
-                while let chunk = try leg.nextRequestChunk() {
-                    if !chunk.isEmpty { try upstream.stream.write(chunked ? HTTP1Serializer.chunk(chunk) : chunk) }
-                    leg.post(.consumed(chunk.count))
-                }
-                if chunked {
-                    let trailers = (try? HTTPHeaders(forwarding: leg.trailers)) ?? HTTPHeaders()
-                    try upstream.stream.write(HTTP1Serializer.lastChunk(trailers: trailers))
+                do {
+                    while let chunk = try leg.nextRequestChunk() {
+                        if !chunk.isEmpty { try upstream.stream.write(chunked ? HTTP1Serializer.chunk(chunk) : chunk) }
+                        leg.post(.consumed(chunk.count))
+                    }
+                    if chunked {
+                        let trailers = (try? HTTPHeaders(forwarding: leg.trailers)) ?? HTTPHeaders()
+                        try upstream.stream.write(HTTP1Serializer.lastChunk(trailers: trailers))
+                    }
+                } catch let error as NetworkError where error.kind == .reset || error.kind == .closed {
+                    cutShort = error
                 }
             }
             upstream.reader.parser.expectResponse(toMethod: head.method)
             var final: HTTPResponseHead?
             while final == nil {
-                guard let event = try upstream.reader.next() else {
+                let event: HTTP1ResponseEvent?
+                do {
+                    event = try upstream.reader.next()
+                } catch where cutShort != nil {
+                    // Nothing to read either: the write's failure is the reason.
+                    throw cutShort!
+                }
+                guard let event else {
+                    if let cutShort { throw cutShort }
                     throw UpstreamClosed(message: "upstream \(target) closed the connection without sending a response"
                                          + (upstream.reused ? " (a reused keep-alive connection)" : ""))
                 }
@@ -119,6 +134,7 @@ struct HTTP1StreamExchange {
                     try leg.waitForRoom()
                 case .end(let trailers)?:
                     leg.post(.end(trailers: HTTPFields(trailers)))
+                    if cutShort != nil { return .spent }
                     let surplus = !upstream.reader.parser.takeRemainingBytes().isEmpty
                     return final.keepAlive && !surplus && ClientFraming(request: head, response: final).upstreamDelimited
                         ? .reusable : .spent

@@ -74,6 +74,12 @@ extension HTTP2ProxyConnection {
                 exchange.recorder.recordResponseTrailers(HTTPFields(fields))
                 try? session.submitTrailers(stream: stream, fields)
             }
+            if !exchange.requestEnded {
+                // The origin answered before the whole request body (and the thread stopped sending
+                // it): the client is told to stop too, once the answer has reached it (RFC 9113 §8.1).
+                exchange.http1Leg = nil
+                resetClientAfterQueuedFrames(exchange, code: .noError)
+            }
         case .failed(let kind, let status, let message, let responseStarted):
             exchange.http1Leg = nil
             if responseStarted {
