@@ -408,6 +408,25 @@ import TestSupport
         #expect(progress.flows.allSatisfy { $0.mode == .websocket && $0.response?.status == 101 })
     }
 
+    /// A response that keeps coming (server-sent events, six 0.5 s apart) is shown while it comes:
+    /// sinks that show running flows get its record so far about once a second, its body so far
+    /// growing (text, as the flow log shows bodies), before the finished flow has them all.
+    @Test func aStreamingResponsesBodyIsShownWhileItComes() throws {
+        let origin = try OriginServer()
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "origin CA"))
+        let progress = ProgressSink()
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas }, extraSinks: [progress])
+        let result = try proxy.curl(["-N", origin.url("/events?n=6")])
+        #expect(result.stdout.hasPrefix("data: event 0") && result.stdout.contains("data: event 5"), "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        let shown = progress.flows.filter { $0.id == flow.id }
+        let texts = shown.compactMap { $0.response?.body?.text }
+        #expect(!texts.isEmpty && texts.allSatisfy { $0.hasPrefix("data: event 0") && !$0.contains("event 5") }, "\(texts)")
+        #expect(shown.map { $0.response?.body?.size ?? 0 } == shown.map { $0.response?.body?.size ?? 0 }.sorted())
+        #expect(shown.allSatisfy { $0.response?.status == 200 && $0.ended.isEmpty })
+        #expect(flow.response?.body?.text?.contains("data: event 5") == true)
+    }
+
     @Test func pythonUrllibThroughTheProxy() throws {
         let (origin, proxy) = try setUp()
         let script = """

@@ -135,10 +135,19 @@ final class ExchangeRecorder {
         finishTimings(into: &draft)
     }
 
-    /// The flow as far as the exchange has gone, for sinks that show running flows: trailers and
-    /// the gRPC view so far (every whole message seen), and the timings until now; not the bodies,
-    /// which the record gets when the exchange ends. Leaves the recorder as it was.
+    /// The flow as far as the exchange has gone, for sinks that show running flows: the bodies
+    /// so far (`BodyCapture.preview`), trailers and the gRPC view so far (every whole message
+    /// seen), and the timings until now. Leaves the recorder as it was.
     func snapshot(into draft: inout FlowDraft, redact: [String]) {
+        // A body already finished into the draft (an HTTP/1.1 request's, sent whole) stays.
+        if draft.flow.request != nil && draft.flow.request?.body == nil {
+            draft.flow.request?.body = requestCapture.preview(contentEncoding: request.fields["content-encoding"],
+                                                              contentType: request.fields["content-type"])
+        }
+        if draft.flow.response != nil && draft.flow.response?.body == nil {
+            draft.flow.response?.body = responseCapture.preview(contentEncoding: response?.fields["content-encoding"],
+                                                                contentType: response?.fields["content-type"])
+        }
         finishTrailers(into: &draft, redact: redact)
         if let grpc { draft.flow.grpc = grpc.info }
         finishTimings(into: &draft)
@@ -149,6 +158,27 @@ final class ExchangeRecorder {
     var progressMark: Int {
         requestCapture.size + responseBytes + (response == nil ? 0 : 1) + requestTrailers.count + responseTrailers.count
             + (grpc.map { $0.info.messages.count + ($0.info.status == nil ? 0 : 1) } ?? 0)
+    }
+
+    /// A running flow is shown once it has run this long (shorter ones are shown when they end),
+    /// then again at most this often, and only when it recorded more.
+    static let progressInterval: TimeInterval = 1
+
+    /// When the record so far was last handed on, and `progressMark` then.
+    private var lastProgress: (at: Date, mark: Int)?
+
+    /// `draft` as far as the exchange has gone (`snapshot`) when it is due (`progressInterval`),
+    /// marked as handed on; nil when it is not.
+    func progress(of draft: FlowDraft, redact: [String], now: Date = Date()) -> Flow? {
+        guard now.timeIntervalSince(sendStarted) >= Self.progressInterval else { return nil }
+        let mark = progressMark
+        if let last = lastProgress {
+            guard now.timeIntervalSince(last.at) >= Self.progressInterval, mark != last.mark else { return nil }
+        }
+        lastProgress = (now, mark)
+        var copy = draft
+        snapshot(into: &copy, redact: redact)
+        return copy.flow
     }
 
     /// Puts the gRPC view, if there is one, into the flow (as far as the call went).

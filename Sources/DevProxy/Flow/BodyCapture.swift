@@ -185,6 +185,27 @@ public final class BodyCapture {
         return body
     }
 
+    /// The body so far, for a flow still running (`ExchangeRecorder.snapshot`): its size until
+    /// now and, while it is held in memory, its first bytes as `finish` would show them (text,
+    /// decoded when `contentEncoding` says so, else base64); `sha256` is empty, the hash being
+    /// of the whole. Leaves the capture as it was.
+    public func preview(contentEncoding: String?, contentType: String?) -> Flow.Body? {
+        guard size > 0 else { return nil }
+        let shown = file == nil && digest == nil ? Array(kept.prefix(limit)) : []
+        var body = Flow.Body(size: size, sha256: "", text: nil, base64: nil, truncated: size > shown.count, decoded: nil)
+        guard !shown.isEmpty else { return body }
+        if let decoded = ContentDecoder.decode(shown, contentEncoding: contentEncoding),
+           let text = BodyText.text(decoded.bytes, isPrefix: true, contentType: contentType) {
+            body.text = text
+            body.decoded = ContentCoding.list(fromHeader: contentEncoding)?.map(\.rawValue).joined(separator: ", ")
+        } else if let text = BodyText.text(shown, isPrefix: body.truncated, contentType: contentType) {
+            body.text = text
+        } else {
+            body.base64 = shown.base64
+        }
+        return body
+    }
+
     /// The flow log's part of the body (its first `limit` bytes); on the first call, also settles
     /// what goes to the store: the spool file, or the in-memory head when it holds more than that.
     private func loggedPrefix() -> [UInt8] {

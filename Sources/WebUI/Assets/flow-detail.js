@@ -23,6 +23,8 @@ class FlowDetail extends HTMLElement {
     #flow = null;
     #tab = "response";
     #refetch = 0;
+    /** The flow whose record so far is on show (its tab was picked then). */
+    #recordShownFor = null;
 
     connectedCallback() {
         if (this.hasAttribute("role")) return;
@@ -55,8 +57,14 @@ class FlowDetail extends HTMLElement {
             if (controller.signal.aborted) return;
             if (flow.pending) {
                 if (flow.record) {
-                    // A long gRPC call or an open WebSocket: its record so far (messages until now).
-                    if (!keepTab) this.#tab = flow.record.grpc || flow.record.websocket ? "messages" : "request";
+                    // A long stream (gRPC, a WebSocket, an event stream, a download): its record so far.
+                    // The tab is picked when the record so far first shows (the pane may have shown
+                    // only the headers before), and kept on later refreshes.
+                    if (!keepTab || this.#recordShownFor !== id) {
+                        this.#tab = flow.record.grpc || flow.record.websocket ? "messages"
+                            : flow.record.response ? "response" : "request";
+                    }
+                    this.#recordShownFor = id;
                     this.#render(flow.record, controller.signal, true);
                 } else {
                     this.#renderPending(flow.summary ?? { id }, flow);
@@ -136,7 +144,7 @@ class FlowDetail extends HTMLElement {
                 flow.signer?.email ? ` · signed by ${flow.signer.email}` : "",
                 flow.replay_of ? ` · replay of ${flow.replay_of}` : ""),
             pending ? h("p", { class: "detail-status pending-note", role: "status" },
-                "in progress: the messages so far; bodies and the rest appear when it ends")
+                "in progress: what came so far; the rest appears when it ends")
                 : this.#actions(flow));
         const tabs = TABS.filter((tab) => tab.key !== "messages" || flow.websocket || flow.grpc);
         if (!tabs.some((tab) => tab.key === this.#tab)) this.#tab = tabs[0].key;
@@ -263,9 +271,20 @@ function messageView(id, side, message, signal, pending = false) {
         h("p", { class: "first-line" }, firstLine),
         headersTable("Pseudo-headers", message.pseudo_headers),
         headersTable("Headers", message.headers),
-        pending ? h("p", { class: "muted" }, "the body appears when the exchange ends")
-            : bodyView(id, side, message, signal),
+        pending ? pendingBody(message.body) : bodyView(id, side, message, signal),
         headersTable("Trailers", message.trailers));
+}
+
+/** The body so far of a flow still running: its size, and its first bytes as text when they are. */
+function pendingBody(body) {
+    if (!body || !body.size) return h("p", { class: "muted" }, "no body so far");
+    const facts = [`${formatSize(body.size)} so far`];
+    if (body.decoded) facts.push(`decoded from ${body.decoded}`);
+    return h("section", { class: "body", "aria-label": "body so far" },
+        h("p", { class: "body-facts" }, facts.join(" · ")),
+        body.text != null
+            ? h("pre", { class: "body-so-far" }, body.text, body.preview || body.truncated ? "\n…" : "")
+            : h("p", { class: "muted" }, "binary: the body appears when the exchange ends"));
 }
 
 function webSocketView(messages) {

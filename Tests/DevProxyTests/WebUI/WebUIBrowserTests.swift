@@ -9,7 +9,7 @@ import TestSupport
     /// One browser session checks, in order: a curl flow appears live; a filter narrows the list
     /// to exactly the matching flows and an invalid one names its column and keeps the list; a
     /// flow still waiting for its response shows its request headers, then its record once it
-    /// ends; a gzip JSON response shows pretty-printed and folds; `r` replays (the origin is hit again,
+    /// ends; a body that keeps coming (server-sent events) shows what came so far; a gzip JSON response shows pretty-printed and folds; `r` replays (the origin is hit again,
     /// a new row marked as a replay appears); j/k/Esc; hostile URL, header, JSON key and HTML
     /// body show their characters while no script, image, dialog or CSP violation happens; under
     /// `~c 404` a slow 404, pending when it started, enters the list once it answers (below a
@@ -33,7 +33,7 @@ import TestSupport
                                           timeout: 360)
         let passed = WebUIBrowser.passed(result)
         let expected: Set = ["token-stripped", "live-update", "grpc-status-in-list", "grpc-status-details", "alt-svc-removed-shown",
-                             "pending-detail-shows-request", "slash-focuses-filter", "filter-narrows",
+                             "pending-detail-shows-request", "pending-body-so-far", "slash-focuses-filter", "filter-narrows",
                              "filter-invalid-keeps-list", "gzip-json-pretty", "json-folds", "replay", "keyboard",
                              "hostile-shown-as-text", "hostile-runs-nothing", "filtered-list-picks-up-late-match",
                              "filtered-list-drops-unmatched", "filtered-count-under-load", "big-json-scrolls-to-end",

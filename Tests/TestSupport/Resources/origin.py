@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A test origin server for DevProxy's end-to-end tests: HTTP/1.1 over TLS (or plain), one
 behaviour per path (GET /requests: every request line received so far; GET /drop-next: the
-connection's next request is dropped unanswered; POST /too-large: 413 before the body is read). Prints its port on the
+connection's next request is dropped unanswered; POST /too-large: 413 before the body is read; GET /events?n=N: N server-sent events 0.5 s apart). Prints its port on the
 first line of stdout. Loopback only.
 
 Usage: origin.py [--tls CERT KEY] [--reports FILE]
@@ -55,6 +55,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
         q = self.query()
         if path == "/requests":
             self.send_body(200, "\n".join(REQUESTS).encode(), [("Content-Type", "text/plain")])
+        elif path == "/events":
+            # Server-sent events: n events half a second apart, chunked.
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for i in range(int(q.get("n", "4"))):
+                if i:
+                    time.sleep(0.5)
+                event = b"data: event %d\n\n" % i
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
         elif path == "/drop-next":
             self.send_body(200, b"the next request on this connection is dropped", [("Content-Type", "text/plain")])
             self.drop_next = True

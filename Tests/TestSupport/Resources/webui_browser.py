@@ -83,6 +83,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send(int(path.split("/")[2]), b"slow", "text/plain")
         elif path == "/alt-svc":
             self.send(200, b"alt", "text/plain", [("Alt-Svc", 'h3=":443"; ma=86400')])
+        elif path.startswith("/events/"):
+            # Server-sent events, one every 0.4 s for SLOW_SECONDS and a bit: a body that keeps coming.
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for i in range(int(SLOW_SECONDS / 0.4) + 3):
+                event = b"data: tick %d\n\n" % i
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+                self.wfile.flush()
+                time.sleep(0.4)
+            self.wfile.write(b"0\r\n\r\n")
         elif path.startswith("/status/"):
             self.send(int(path.split("/")[2]), b"status", "text/plain")
         else:
@@ -292,6 +304,24 @@ def run(browser, options, base, origin, checks):
         checks.result("pending-detail-shows-request", waiting and while_pending, shown[:200])
     except Exception as error:
         checks.result("pending-detail-shows-request", False, str(error).splitlines()[0])
+    finally:
+        waiter.wait(timeout=30)
+
+    # A body that keeps coming (server-sent events) shows what came so far while it comes.
+    events_path = "/events/%d" % int(time.time() * 1000)
+    waiter = subprocess.Popen(["curl", "-sN", "-o", "/dev/null", "--max-time", "20", "-x", options.proxy,
+                               base + events_path])
+    try:
+        open_flow(page, events_path, timeout=10000)
+        page.wait_for_function("() => (document.querySelector('flow-detail .body-so-far')?.textContent ?? '')"
+                               ".includes('data: tick 2')", timeout=(SLOW_SECONDS + 5) * 1000)
+        shown = page.text_content("flow-detail")
+        streaming = "in progress" in shown and "so far" in shown
+        page.wait_for_function("() => !document.querySelector('flow-detail').textContent.includes('in progress')",
+                               timeout=(SLOW_SECONDS + 10) * 1000)
+        checks.result("pending-body-so-far", streaming, shown[:200])
+    except Exception as error:
+        checks.result("pending-body-so-far", False, str(error).splitlines()[0])
     finally:
         waiter.wait(timeout=30)
 

@@ -97,17 +97,6 @@ final class HTTP2StreamExchange {
         recorder.response?.fields[name]
     }
 
-    /// When the flow's record so far last went to the sinks, and the recorder's `progressMark` then.
-    var lastProgress: (at: Date, mark: Int)?
-
-    /// The flow's record so far (`ExchangeRecorder.snapshot`), marked as handed on at `now`.
-    func snapshot(redact: [String], now: Date) -> Flow {
-        lastProgress = (now, recorder.progressMark)
-        var copy = draft
-        recorder.snapshot(into: &copy, redact: redact)
-        return copy.flow
-    }
-
     /// Completes the flow record: bodies, trailers, timings.
     func finish(redact: [String]) -> Flow {
         recorder.finish(into: &draft, redact: redact)
