@@ -9,8 +9,6 @@ struct WebSocketSession {
     /// Most messages kept per flow; a chat socket left open for hours must not grow the
     /// record without bound. Later messages are counted in the flow's error-free summary.
     static let messageLimit = 1000
-    /// How often an open socket's messages so far are handed to the sinks that show running flows.
-    static let progressInterval: TimeInterval = 1
 
     func run(head: HTTPResponseHead, draft: inout FlowDraft) {
         draft.flow.mode = .websocket
@@ -28,17 +26,20 @@ struct WebSocketSession {
             var serverFrames = WebSocketFrameDecoder()
             log.consume(fromClient, decoder: &clientFrames, direction: "client_to_server")
             log.consume(fromServer, decoder: &serverFrames, direction: "server_to_client")
-            // A socket left open (a chat, a feed) is shown with its messages so far while it runs:
-            // after a second, then about once a second while it has more (`FlowSink.progressed`).
+            // A socket left open (a chat, a feed) is shown with its messages so far while it runs,
+            // by the rule of `ExchangeRecorder.progress`: after a second, then about once a second
+            // while it has more (`FlowSink.progressed`).
             let opened = Date()
             var shown = 0
             let server = context.server
             let outcome = Relay(a: context.client.stream, b: upstream.stream, idleTimeout: context.configuration.idleTimeout).run(
                 observeAToB: { log.consume($0, decoder: &clientFrames, direction: "client_to_server") },
                 observeBToA: { log.consume($0, decoder: &serverFrames, direction: "server_to_client") },
-                tickInterval: server.showsRunningFlows ? Self.progressInterval : nil,
+                tickInterval: server.showsRunningFlows ? ExchangeRecorder.progressInterval : nil,
                 tick: {
-                    guard Date().timeIntervalSince(opened) >= Self.progressInterval, log.records.count != shown else { return }
+                    guard Date().timeIntervalSince(opened) >= ExchangeRecorder.progressInterval, log.records.count != shown else {
+                        return
+                    }
                     shown = log.records.count
                     var snapshot = draft.flow
                     snapshot.websocket = log.records
