@@ -427,6 +427,24 @@ import TestSupport
         #expect(flow.response?.body?.text?.contains("data: event 5") == true)
     }
 
+    /// A slow upload (curl limited to 64 KiB/s, 192 KiB) is shown while it goes: records so far
+    /// with the request body's size growing and no response yet, before the finished flow.
+    @Test func aSlowUploadIsShownWhileItGoes() throws {
+        let origin = try OriginServer()
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "origin CA"))
+        let progress = ProgressSink()
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas }, extraSinks: [progress])
+        let dir = TemporaryDirectory()
+        let upload = dir.write("upload.txt", bytes: [UInt8](repeating: 0x61, count: 192 * 1024))
+        let result = try proxy.curl(["--limit-rate", "64K", "--data-binary", "@\(upload)", "-o", "/dev/null",
+                                     "-w", "%{http_code}", origin.url("/echo")])
+        #expect(result.stdout == "200", "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        let sizes = progress.flows.filter { $0.id == flow.id && $0.response == nil }.map { $0.request?.body?.size ?? 0 }
+        #expect(!sizes.isEmpty && sizes == sizes.sorted() && sizes.allSatisfy { $0 > 0 && $0 < 192 * 1024 }, "\(sizes)")
+        #expect(flow.request?.body?.size == 192 * 1024)
+    }
+
     @Test func pythonUrllibThroughTheProxy() throws {
         let (origin, proxy) = try setUp()
         let script = """

@@ -67,7 +67,7 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
             if !waitsForContinue && !resending {
                 // A leg that does not relay the origin's `100` (HTTP/2): the client goes on at once.
                 if expectsContinue && hasBody { context.sendToClient(Self.continueHead) }
-                cutShort = try sendRequestBodyUntilCut()
+                cutShort = try sendRequestBodyUntilCut(draft: draft)
             }
         } catch {
             // The (empty) body is read off the client here, so the retry finds its next request.
@@ -96,7 +96,7 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
                 case .interim(let interim) where interim.response.status == 100:
                     guard !bodySent, cutShort == nil else { continue }
                     context.sendToClient(Self.continueHead)
-                    cutShort = try sendRequestBodyUntilCut()
+                    cutShort = try sendRequestBodyUntilCut(draft: draft)
                     bodySent = cutShort == nil
                 case .interim(let interim):
                     context.sendToClient(HTTP1Serializer.serialize(interim.asHTTP1))
@@ -131,9 +131,9 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
 
     /// `sendRequestBody()`; a failure to write to an origin that closed the connection is
     /// returned instead of thrown (the origin may have answered already).
-    private mutating func sendRequestBodyUntilCut() throws -> (any Error)? {
+    private mutating func sendRequestBodyUntilCut(draft: FlowDraft) throws -> (any Error)? {
         do {
-            try sendRequestBody()
+            try sendRequestBody(showingProgressOf: draft)
             return nil
         } catch let error as NetworkError where (error.kind == .reset || error.kind == .closed) && !isStale(error) {
             return error
@@ -141,8 +141,10 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
     }
 
     /// Streams the client's request body through the leg; with `upstreamWrites: false` only
-    /// reads it off the client.
-    private mutating func sendRequestBody(upstreamWrites: Bool = true) throws {
+    /// reads it off the client. A long upload is shown while it goes when `draft` is given
+    /// (`ExchangeRecorder.progress`).
+    private mutating func sendRequestBody(upstreamWrites: Bool = true, showingProgressOf draft: FlowDraft? = nil) throws {
+        let showsProgress = draft != nil && context.server.showsRunningFlows
         while let event = try readClient() {
             switch event {
             case .head:
@@ -150,6 +152,10 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
             case .body(let bytes):
                 recorder.recordRequestBody(bytes)
                 if upstreamWrites { try leg.sendBody(bytes) }
+                if showsProgress, let draft,
+                   let flow = recorder.progress(of: draft, redact: context.configuration.redactHeaders) {
+                    context.server.progressed(flow)
+                }
             case .end(let trailers):
                 let fields = trailers.isEmpty ? HTTPFields() : HTTPFields(trailers)
                 if !fields.isEmpty { recorder.recordRequestTrailers(fields) }
