@@ -64,8 +64,12 @@ class FlowDetail extends HTMLElement {
                         this.#tab = flow.record.grpc || flow.record.websocket ? "messages"
                             : flow.record.response ? "response" : "request";
                     }
+                    // A refresh keeps the reader's place in the panel (messages, the body so far).
+                    const scroll = keepTab && this.#recordShownFor === id
+                        ? this.querySelector(".detail-panel")?.scrollTop ?? 0 : 0;
                     this.#recordShownFor = id;
                     this.#render(flow.record, controller.signal, true);
+                    if (scroll) this.querySelector(".detail-panel").scrollTop = scroll;
                 } else {
                     this.#renderPending(flow.summary ?? { id }, flow);
                 }
