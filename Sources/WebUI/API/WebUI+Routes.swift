@@ -186,13 +186,18 @@ extension WebUI {
             json.raw("}")
         }
         if let partial = try store.partialJSON(id: id) {
-            // A long gRPC call's record so far: its messages as they came (bodies come at the end).
+            // A long stream's record so far. Its bodies hold at most their in-memory head, so the
+            // preview gives them room (64 KiB): a live event stream shows more than its first lines.
             json.raw(",\"record\":")
-            json.raw(preview.map { FlowRecordPreview.cut(partial, limit: min(max($0, 0), 1 << 20)) } ?? partial)
+            json.raw(preview.map { FlowRecordPreview.cut(partial, limit: max(min(max($0, 0), 1 << 20), Self.partialPreview)) }
+                     ?? partial)
         }
         json.raw("}")
         return .json(json.text)
     }
+
+    /// The least a running flow's record so far keeps of each body when a preview is asked for.
+    static let partialPreview = 64 * 1024
 
     /// Header fields as the flow log writes them: `[[name, value], …]`.
     private static func write(_ fields: [(name: String, value: String)], to json: inout JSONText) {

@@ -140,6 +140,15 @@ import Testing
         #expect(((progressed.json["record"] as? [String: Any])?["grpc"] as? [String: Any])?["response_messages"] as? Int == 2,
                 "\(progressed.text)")
         #expect(try ui.store.flowJSON(id: "p1") == nil, "a record so far is no finished record")
+        // The pane's preview (4 KiB) leaves a record so far's body at least 64 KiB of room.
+        let events = String(repeating: "data: tick; ", count: 1000)
+        let streamed = "{\"id\":\"p1\",\"response\":{\"body\":{\"sha256\":\"\",\"size\":\(events.utf8.count),"
+            + "\"text\":\"\(events)\",\"truncated\":false},\"status\":200}}"
+        ui.store.progressed(FlowRecord(summary: answered), jsonLine: Array(streamed.utf8))
+        ui.store.flush()
+        let previewed = try ui.request("/api/flows/p1?preview=4096")
+        let body = ((previewed.json["record"] as? [String: Any])?["response"] as? [String: Any])?["body"] as? [String: Any]
+        #expect((body?["text"] as? String)?.count == events.count && body?["preview"] == nil, "\(previewed.text.prefix(300))")
         var finished = answered
         finished.phase = .finished
         let line = #"{"grpc":{"response_messages":3},"id":"p1"}"#
