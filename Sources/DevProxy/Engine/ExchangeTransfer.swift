@@ -116,6 +116,7 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
             recorder.finishGRPC(into: &draft)
             recorder.finishTimings(into: &draft)
             upstreamReusable = outcome.upstreamReusable && bodySent
+            if cutShort != nil { lingerOnUnreadBody() }
             return outcome.clientKeepAlive && bodySent && head.keepAlive
         } catch {
             if isStale(error) {
@@ -128,6 +129,20 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
             return failBeforeResponse(error, sending: false, draft: &draft)
         }
     }
+
+    /// After an answer that came before the whole request body went up, reads and drops what the
+    /// client still sends, for up to `lingerTime`, before its connection closes: a close with its
+    /// bytes unread makes the kernel send RST, which can destroy the answer in the client's
+    /// buffers before it reads it (RFC 9112 §9.6's lingering close, as nginx does).
+    private func lingerOnUnreadBody() {
+        let deadline = Date().addingTimeInterval(Self.lingerTime)
+        while let event = try? context.client.next(deadline: deadline) {
+            guard case .body = event else { return }
+        }
+    }
+
+    /// How long `lingerOnUnreadBody` reads at most.
+    static var lingerTime: TimeInterval { 2 }
 
     /// `sendRequestBody()`; a failure to write to an origin that closed the connection is
     /// returned instead of thrown (the origin may have answered already).
