@@ -74,6 +74,16 @@ extension Array where Element == HTTP2Field {
             append(HTTP2Field(field.name.lowercased(), field.value))
         }
     }
+
+    /// A trailer section from another hop for an HTTP/2 hop: `init(forwarding:)`, and without
+    /// `content-length`, a framing field RFC 9110 §6.5.1 keeps out of trailers: nghttp2 takes one
+    /// there as the body's length and resets a stream whose body differs (curl: PROTOCOL_ERROR).
+    ///
+    /// - Throws: `HTTPFieldError` for a value with CR, LF or NUL.
+    public init(forwardingTrailers fields: HTTPFields) throws(HTTPFieldError) {
+        try self.init(forwarding: fields)
+        removeAll { $0.hasName("content-length") }
+    }
 }
 
 extension HTTP2HeaderBlock {

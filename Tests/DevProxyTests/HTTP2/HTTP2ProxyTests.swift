@@ -385,6 +385,20 @@ import TestSupport
         #expect(flow.response?.headers.contains(["Content-Length", "5"]) == true, "\(String(describing: flow.response?.headers))")
     }
 
+    /// A trailer section with a `Content-Length` (a framing field RFC 9110 §6.5.1 keeps out of
+    /// trailers) from an HTTP/1.1 origin reaches an h2-only client without it: nghttp2 clients
+    /// take it as the body's length and reset the stream (curl: PROTOCOL_ERROR). The other
+    /// trailers pass, and the flow keeps what the origin sent.
+    @Test func aTrailersContentLengthIsNotRelayedToAnH2Client() throws {
+        let (origin, proxy) = try Self.http1OriginAndProxy()
+        let json = try H2Client.run(proxy: proxy, port: origin.port, alpn: "h2", path: "/chunked?cl=1")
+        #expect(json.responses.first?.body == "first,second,third", "\(json)")
+        #expect(json.responses.first?.trailers == [["x-checksum", "abc123"]], "\(json)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.response?.trailers?.contains(["Content-Length", "99"]) == true,
+                "\(String(describing: flow.response?.trailers))")
+    }
+
     /// An origin's GOAWAY retires its connection: the next request on the same client connection
     /// goes on a new origin connection and succeeds.
     @Test func originGoAwayRetiresTheConnection() throws {

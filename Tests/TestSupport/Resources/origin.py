@@ -82,7 +82,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.end_headers()
             for part in (b"first,", b"second,", b"third"):
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
-            self.wfile.write(b"0\r\nX-Checksum: abc123\r\n\r\n")
+            # ?cl=1: a framing field in the trailer section too, which RFC 9110 §6.5.1 keeps out.
+            extra = b"Content-Length: 99\r\n" if q.get("cl") else b""
+            self.wfile.write(b"0\r\nX-Checksum: abc123\r\n" + extra + b"\r\n")
         elif path == "/close":
             self.send_response(200)
             self.send_header("Content-Type", "text/plain")

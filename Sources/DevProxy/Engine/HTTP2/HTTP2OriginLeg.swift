@@ -73,7 +73,7 @@ struct HTTP2OriginLeg: UpstreamLeg {
         if trailers.isEmpty {
             try driver.session.submitData(stream: stream, [], endStream: true)
         } else {
-            try driver.session.submitTrailers(stream: stream, try [HTTP2Field](forwarding: trailers))
+            try driver.session.submitTrailers(stream: stream, try [HTTP2Field](forwardingTrailers: trailers))
         }
         try driver.flush()
     }

@@ -67,11 +67,12 @@ extension HTTP2ProxyConnection {
             try? session.submitData(stream: stream, bytes, endStream: false)
         case .end(let trailers):
             exchange.responseEnded = true
-            if trailers.isEmpty {
+            // The flow keeps the origin's trailers; the client gets those that may cross.
+            if !trailers.isEmpty { exchange.recorder.recordResponseTrailers(trailers) }
+            let fields = trailers.isEmpty ? [] : (try? [HTTP2Field](forwardingTrailers: trailers)) ?? []
+            if fields.isEmpty {
                 try? session.submitData(stream: stream, [], endStream: true)
             } else {
-                let fields = (try? [HTTP2Field](forwarding: trailers)) ?? []
-                exchange.recorder.recordResponseTrailers(HTTPFields(fields))
                 try? session.submitTrailers(stream: stream, fields)
             }
             if !exchange.requestEnded {
