@@ -45,6 +45,14 @@ final class ExchangeContext {
         try? client.stream.write(bytes)
     }
 
+    /// Hands the sinks that show running flows `draft` as far as `recorder` has gone, when it is
+    /// due (`ExchangeRecorder.progress`): a long upload or body is shown while it passes.
+    func showProgress(of draft: FlowDraft, recorder: ExchangeRecorder) {
+        guard server.showsRunningFlows,
+              let flow = recorder.progress(of: draft, redact: configuration.redactHeaders) else { return }
+        server.progressed(flow)
+    }
+
     /// Removes from a response head on its way to the client the `Alt-Svc` alternatives it could
     /// not follow through this listener (`AltSvc`), unless `--keep-alt-svc`: what was removed,
     /// for `response.alt_svc_removed`; nil when nothing was.

@@ -160,22 +160,13 @@ final class ExchangeRecorder {
             + (grpc.map { $0.info.messages.count + ($0.info.status == nil ? 0 : 1) } ?? 0)
     }
 
-    /// A running flow is shown once it has run this long (shorter ones are shown when they end),
-    /// then again at most this often, and only when it recorded more.
-    static let progressInterval: TimeInterval = 1
+    /// When the record so far is next due (`ProgressSchedule`).
+    private var progressSchedule = ProgressSchedule()
 
-    /// When the record so far was last handed on, and `progressMark` then.
-    private var lastProgress: (at: Date, mark: Int)?
-
-    /// `draft` as far as the exchange has gone (`snapshot`) when it is due (`progressInterval`),
+    /// `draft` as far as the exchange has gone (`snapshot`) when it is due (`ProgressSchedule`),
     /// marked as handed on; nil when it is not.
     func progress(of draft: FlowDraft, redact: [String], now: Date = Date()) -> Flow? {
-        guard now.timeIntervalSince(sendStarted) >= Self.progressInterval else { return nil }
-        let mark = progressMark
-        if let last = lastProgress {
-            guard now.timeIntervalSince(last.at) >= Self.progressInterval, mark != last.mark else { return nil }
-        }
-        lastProgress = (now, mark)
+        guard progressSchedule.isDue(mark: progressMark, since: sendStarted, now: now) else { return nil }
         var copy = draft
         snapshot(into: &copy, redact: redact)
         return copy.flow
@@ -213,5 +204,27 @@ final class ExchangeRecorder {
         if openEnded, let responseStarted {
             draft.flow.timings.receive = FlowDraft.milliseconds(from: responseStarted, to: now)
         }
+    }
+}
+
+/// When a running flow's record so far is handed to the sinks that show running flows: once it
+/// has run `interval` (shorter flows are shown when they end), then again at most every
+/// `interval`, and only when it has recorded more (its mark changed). One rule for every kind of
+/// flow: HTTP exchanges (`ExchangeRecorder.progress`) and WebSockets (`WebSocketSession`).
+struct ProgressSchedule {
+    static let interval: TimeInterval = 1
+
+    /// When the record so far was last handed on, and the mark then.
+    private var last: (at: Date, mark: Int)?
+
+    /// Whether a flow that began at `started` and has recorded up to `mark` is due now; if so,
+    /// it is taken as handed on.
+    mutating func isDue(mark: Int, since started: Date, now: Date) -> Bool {
+        guard now.timeIntervalSince(started) >= Self.interval else { return false }
+        if let last {
+            guard now.timeIntervalSince(last.at) >= Self.interval, mark != last.mark else { return false }
+        }
+        last = (now, mark)
+        return true
     }
 }

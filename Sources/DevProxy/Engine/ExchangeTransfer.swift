@@ -45,8 +45,8 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
     /// The failure is the server having closed a reused connection, and the request may go again.
     /// Not while DevProxy shuts down: then the cut is shutdown's own, and the exchange ends.
     private func isStale(_ error: Error) -> Bool {
-        leg.upstream.reused && !resending && !context.server.isStopping && StaleConnection.mayResend(head)
-            && StaleConnection.isServerClose(error)
+        StaleConnection.allowsResend(after: error, of: head, reused: leg.upstream.reused, resending: resending,
+                                     stopping: context.server.isStopping)
     }
 
     /// Sends the request and relays the response; returns whether the client may send more.
@@ -159,7 +159,6 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
     /// reads it off the client. A long upload is shown while it goes when `draft` is given
     /// (`ExchangeRecorder.progress`).
     private mutating func sendRequestBody(upstreamWrites: Bool = true, showingProgressOf draft: FlowDraft? = nil) throws {
-        let showsProgress = draft != nil && context.server.showsRunningFlows
         while let event = try readClient() {
             switch event {
             case .head:
@@ -167,10 +166,7 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
             case .body(let bytes):
                 recorder.recordRequestBody(bytes)
                 if upstreamWrites { try leg.sendBody(bytes) }
-                if showsProgress, let draft,
-                   let flow = recorder.progress(of: draft, redact: context.configuration.redactHeaders) {
-                    context.server.progressed(flow)
-                }
+                if let draft { context.showProgress(of: draft, recorder: recorder) }
             case .end(let trailers):
                 let fields = trailers.isEmpty ? HTTPFields() : HTTPFields(trailers)
                 if !fields.isEmpty { recorder.recordRequestTrailers(fields) }

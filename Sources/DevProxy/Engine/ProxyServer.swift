@@ -221,7 +221,7 @@ public final class ProxyServer: @unchecked Sendable {
         for sink in lifecycleSinks { sink.responded(flow) }
     }
 
-    /// `flow` is still running and has more to show than it had (`FlowProgress`).
+    /// `flow` is still running and has more to show than it had (`ProgressSchedule`).
     func progressed(_ flow: borrowing Flow) {
         for sink in lifecycleSinks { sink.progressed(flow) }
     }

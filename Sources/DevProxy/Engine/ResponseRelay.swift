@@ -97,10 +97,7 @@ struct ResponseRelay<Leg: UpstreamLeg> {
                     try send(out, after: &held, flush: !more)
                     if fromLeg { try leg.consumed(bytes.count) }
                     // A long body (an event stream, a download) is shown while it comes.
-                    if context.server.showsRunningFlows,
-                       let flow = recorder.progress(of: draft, redact: context.configuration.redactHeaders) {
-                        context.server.progressed(flow)
-                    }
+                    context.showProgress(of: draft, recorder: recorder)
                 case .end(let trailers):
                     if !trailers.isEmpty { recorder.recordResponseTrailers(trailers) }
                     try send(framing.rechunk ? Self.lastChunk(trailers) : [], after: &held, flush: true)

@@ -6,15 +6,23 @@ import HTTP1
 /// idempotent request again. Used by the HTTP/1.1 client's exchange (`ExchangeTransfer`) and an
 /// HTTP/2 client's stream to an HTTP/1.1 origin (`HTTP1StreamExchange`) alike.
 enum StaleConnection {
+    /// Whether `error`, before any response byte, means `head` goes again on a fresh connection:
+    /// the connection was a reused one the server closed, the request may be resent, it is not
+    /// already a resend, and DevProxy is not shutting down (then the cut is shutdown's own).
+    static func allowsResend(after error: any Error, of head: HTTPRequestHead, reused: Bool, resending: Bool,
+                             stopping: Bool) -> Bool {
+        reused && !resending && !stopping && mayResend(head) && isServerClose(error)
+    }
+
     /// Whether `head` may go again on a fresh connection: idempotent and bodiless (so nothing is
     /// buffered to send twice), and not waiting for `100 Continue`.
-    static func mayResend(_ head: HTTPRequestHead) -> Bool {
+    private static func mayResend(_ head: HTTPRequestHead) -> Bool {
         idempotentMethods.contains(head.method) && head.headers["Transfer-Encoding"] == nil
             && (head.headers["Content-Length"] ?? "0") == "0" && !head.headers.expectsContinue
     }
 
     /// Whether `error`, before any response byte on a reused connection, is the server's close.
-    static func isServerClose(_ error: any Error) -> Bool {
+    private static func isServerClose(_ error: any Error) -> Bool {
         switch error {
         case is UpstreamClosed: return true
         case let error as NetworkError: return error.kind == .reset || error.kind == .closed

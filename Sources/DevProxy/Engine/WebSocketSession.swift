@@ -26,21 +26,19 @@ struct WebSocketSession {
             var serverFrames = WebSocketFrameDecoder()
             log.consume(fromClient, decoder: &clientFrames, direction: "client_to_server")
             log.consume(fromServer, decoder: &serverFrames, direction: "server_to_client")
-            // A socket left open (a chat, a feed) is shown with its messages so far while it runs,
-            // by the rule of `ExchangeRecorder.progress`: after a second, then about once a second
-            // while it has more (`FlowSink.progressed`).
+            // A socket left open (a chat, a feed) is shown with its messages so far while it runs
+            // (`ProgressSchedule`, `FlowSink.progressed`).
             let opened = Date()
-            var shown = 0
+            var schedule = ProgressSchedule()
             let server = context.server
             let outcome = Relay(a: context.client.stream, b: upstream.stream, idleTimeout: context.configuration.idleTimeout).run(
                 observeAToB: { log.consume($0, decoder: &clientFrames, direction: "client_to_server") },
                 observeBToA: { log.consume($0, decoder: &serverFrames, direction: "server_to_client") },
-                tickInterval: server.showsRunningFlows ? ExchangeRecorder.progressInterval : nil,
+                tickInterval: server.showsRunningFlows ? ProgressSchedule.interval : nil,
                 tick: {
-                    guard Date().timeIntervalSince(opened) >= ExchangeRecorder.progressInterval, log.records.count != shown else {
+                    guard !log.records.isEmpty, schedule.isDue(mark: log.records.count, since: opened, now: Date()) else {
                         return
                     }
-                    shown = log.records.count
                     var snapshot = draft.flow
                     snapshot.websocket = log.records
                     server.progressed(snapshot)

@@ -172,17 +172,26 @@ public final class BodyCapture {
         digester = nil
         var body = Flow.Body(size: size, sha256: sha256, text: nil, base64: nil, truncated: truncated, decoded: nil)
         body.spooled = spooled
-        if let decoded = ContentDecoder.decode(kept, contentEncoding: contentEncoding),
-           let text = BodyText.text(decoded.bytes, isPrefix: decoded.end != .complete, contentType: contentType) {
+        Self.show(kept, in: &body, contentEncoding: contentEncoding, contentType: contentType, running: false)
+        return body
+    }
+
+    /// Puts `shown`, a body's first bytes, into `body` as the flow log shows them: text when they
+    /// are UTF-8 text, after undoing `contentEncoding` when that yields text (`decoded` names it),
+    /// else base64. `running`: more of the body is still to come, so a decoded text is a prefix
+    /// even where the coding's stream seemed to end.
+    private static func show(_ shown: [UInt8], in body: inout Flow.Body, contentEncoding: String?, contentType: String?,
+                             running: Bool) {
+        if let decoded = ContentDecoder.decode(shown, contentEncoding: contentEncoding),
+           let text = BodyText.text(decoded.bytes, isPrefix: running || decoded.end != .complete, contentType: contentType) {
             body.text = text
             body.decoded = ContentCoding.list(fromHeader: contentEncoding)?.map(\.rawValue).joined(separator: ", ")
-        } else if let text = BodyText.text(kept, isPrefix: truncated, contentType: contentType) {
+        } else if let text = BodyText.text(shown, isPrefix: body.truncated, contentType: contentType) {
             body.text = text
         } else {
-            body.base64 = kept.base64
-            body.base64Bytes = kept
+            body.base64 = shown.base64
+            body.base64Bytes = shown
         }
-        return body
     }
 
     /// The body so far, for a flow still running (`ExchangeRecorder.snapshot`): its size until
@@ -193,15 +202,8 @@ public final class BodyCapture {
         guard size > 0 else { return nil }
         let shown = file == nil && digest == nil ? Array(kept.prefix(limit)) : []
         var body = Flow.Body(size: size, sha256: "", text: nil, base64: nil, truncated: size > shown.count, decoded: nil)
-        guard !shown.isEmpty else { return body }
-        if let decoded = ContentDecoder.decode(shown, contentEncoding: contentEncoding),
-           let text = BodyText.text(decoded.bytes, isPrefix: true, contentType: contentType) {
-            body.text = text
-            body.decoded = ContentCoding.list(fromHeader: contentEncoding)?.map(\.rawValue).joined(separator: ", ")
-        } else if let text = BodyText.text(shown, isPrefix: body.truncated, contentType: contentType) {
-            body.text = text
-        } else {
-            body.base64 = shown.base64
+        if !shown.isEmpty {
+            Self.show(shown, in: &body, contentEncoding: contentEncoding, contentType: contentType, running: true)
         }
         return body
     }

@@ -74,8 +74,9 @@ struct HTTP1StreamExchange {
     /// connection, and the request may go again: bodiless and idempotent (RFC 9110 §9.2.2), not
     /// already a retry, not while DevProxy shuts down.
     private func isStale(_ error: any Error, on upstream: UpstreamConnection, resending: Bool) -> Bool {
-        upstream.reused && !resending && !hasBody && !server.isStopping && StaleConnection.mayResend(head)
-            && StaleConnection.isServerClose(error)
+        // The head may say nothing of a body an h2 request carries in DATA frames.
+        !hasBody && StaleConnection.allowsResend(after: error, of: head, reused: upstream.reused, resending: resending,
+                                                 stopping: server.isStopping)
     }
 
     private func exchange(on upstream: UpstreamConnection, target: String, resending: Bool) -> Outcome {
