@@ -220,3 +220,17 @@ struct MalformedRequestBody: Error {
 struct UpstreamClosed: Error {
     let message: String
 }
+
+/// An origin answered 101 Switching Protocols where no switch can follow: to a request that asked
+/// for none (RFC 9110 §15.2.2: a server switches only to a protocol the client's `Upgrade` named),
+/// or on an HTTP/2 stream, which has no 101 (RFC 9113 §8.6). Relaying it would leave the client
+/// waiting for a response that never comes.
+struct UnrequestedSwitch: Error {
+    let message: String
+
+    init(target: String, http2Client: Bool) {
+        message = "upstream \(target) answered 101 Switching Protocols "
+            + (http2Client ? "to an HTTP/2 client's request, which cannot switch protocols (RFC 9113 §8.6)"
+                           : "to a request that asked for no upgrade (RFC 9110 §15.2.2)")
+    }
+}

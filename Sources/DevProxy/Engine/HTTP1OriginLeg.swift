@@ -14,6 +14,8 @@ struct HTTP1OriginLeg: UpstreamLeg {
     private let upstreamTimeout: TimeInterval
     /// The request's method: an upstream proxy's 407 names it.
     private var method = ""
+    /// The request named a protocol to switch to (`Upgrade`): only then may a 101 follow.
+    private var upgradeRequested = false
     /// The request body goes up re-chunked.
     private var chunked = false
     /// The final head arrived.
@@ -33,6 +35,7 @@ struct HTTP1OriginLeg: UpstreamLeg {
     mutating func sendHead(_ request: UpstreamRequest) throws {
         let head = request.http1
         method = head.method
+        upgradeRequested = head.headers["Upgrade"] != nil
         chunked = request.chunked
         var outbound = head
         outbound.headers.removeHopByHop(relayingUpgrade: head.headers["Upgrade"] != nil)
@@ -79,6 +82,9 @@ struct HTTP1OriginLeg: UpstreamLeg {
                 let received = UpstreamResponseHead(response: HTTPResponse(head), httpVersion: head.version.description,
                                                     http1: head)
                 if head.isInterim { return .interim(received) }
+                if head.status == 101 && !upgradeRequested {
+                    throw UnrequestedSwitch(target: "\(destination.host):\(destination.port)", http2Client: false)
+                }
                 if let authorization = upstream.proxyAuthorization, head.status == 407 {
                     // The upstream proxy's own refusal: the client did not ask that proxy anything.
                     let why = authorization.isEmpty ? "it wants credentials; give them with --upstream-proxy-auth-file"
@@ -138,6 +144,8 @@ struct HTTP1OriginLeg: UpstreamLeg {
             return LegFailure(kind: .upstreamProxyFailed, message: error.message, status: error.timedOut ? 504 : 502)
         case let error as UpstreamClosed:
             return LegFailure(kind: .upstreamClosed, message: error.message)
+        case let error as UnrequestedSwitch:
+            return LegFailure(kind: .upstreamBadResponse, message: error.message)
         case let error as TLSError where error.kind == .notTLS:
             return LegFailure(kind: .upstreamTLSFailed, message: "upstream \(target) did not speak TLS")
         default:

@@ -399,6 +399,35 @@ import TestSupport
                 "\(String(describing: flow.response?.trailers))")
     }
 
+    /// 103 Early Hints from an HTTP/1.1 origin reach an h2 client as a HEADERS frame of their own
+    /// before the response (browsers act on them over HTTP/2 only), the `Link` field with them.
+    @Test func earlyHintsFromAnHTTP1OriginReachAnH2Client() throws {
+        let (origin, proxy) = try Self.http1OriginAndProxy()
+        let json = try H2Client.run(proxy: proxy, port: origin.port, alpn: "h2", path: "/early-hints")
+        let response = try #require(json.responses.first)
+        #expect(response.status == 200 && response.body == "hinted", "\(json)")
+        let hints = try #require(response.informational?.first, "\(json)")
+        #expect(hints.contains([":status", "103"]), "\(json)")
+        #expect(hints.contains(["link", "</style.css>; rel=preload; as=style"]), "\(json)")
+        #expect(proxy.flows(count: 1).first?.response?.status == 200)
+    }
+
+    /// An HTTP/1.1 origin that answers an h2 client's request with 101 Switching Protocols (an
+    /// HTTP/2 stream has no 101, RFC 9113 §8.6, and the request asked for no upgrade) gets the
+    /// client a 502 that says so, not a stream left waiting for an answer that never comes; the
+    /// flow records why, and the client's connection goes on serving.
+    @Test func anUnaskedSwitchOfProtocolsGetsAnH2Client502() throws {
+        let (origin, proxy) = try Self.http1OriginAndProxy()
+        let json = try H2Client.run(proxy: proxy, port: origin.port, alpn: "h2", path: "/switch", extra: ["--then", "/cl"])
+        #expect(json.responses.map(\.status) == [502, 200], "\(json)")
+        #expect(json.responses.first?.body.contains("answered 101 Switching Protocols to an HTTP/2 client's request") == true,
+                "\(json)")
+        #expect(json.responses.last?.body == "hello world", "\(json)")
+        let flow = try #require(proxy.flows(count: 2).first { $0.request?.url.hasSuffix("/switch") == true })
+        #expect(flow.error?.kind == "upstream_bad_response", "\(String(describing: flow.error))")
+        #expect(flow.response?.status == 502)
+    }
+
     /// An origin's GOAWAY retires its connection: the next request on the same client connection
     /// goes on a new origin connection and succeeds.
     @Test func originGoAwayRetiresTheConnection() throws {
@@ -566,6 +595,8 @@ enum H2Client {
             var body: String
             var trailers: [[String]]
             var reset: Int?
+            /// The 1xx heads before the response, each as its fields.
+            var informational: [[[String]]]?
         }
         var alpn: String?
         var responses: [Response]

@@ -109,6 +109,22 @@ import TestSupport
         try expectStillServing(proxy)
     }
 
+    /// An origin that switches protocols (101) though the request asked for no upgrade would leave
+    /// the client reading a protocol it never chose: the client gets a 502 that says so, and the
+    /// flow records it (RFC 9110 §15.2.2). A request that asks (WebSocket) is relayed as before.
+    @Test func anUnaskedSwitchOfProtocolsGets502() throws {
+        let origin = try ScriptedOrigin("HTTP/1.1 101 Switching Protocols\r\nUpgrade: foo\r\nConnection: upgrade\r\n\r\nraw",
+                                        then: .hold(3))
+        let proxy = try ProxyHarness()
+        let result = try proxy.curl(["-w", "\n%{http_code}", "http://127.0.0.1:\(origin.port)/x"])
+        #expect(result.stdout.hasSuffix("\n502"), "\(result.output)")
+        let reason = "answered 101 Switching Protocols to a request that asked for no upgrade"
+        #expect(result.stdout.contains(reason), "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        expectOwnAnswer(flow, status: 502, kind: "upstream_bad_response", detail: reason)
+        try expectStillServing(proxy)
+    }
+
     /// A silent upstream is answered with 504 within the configured upstream timeout.
     @Test func silentUpstreamGets504InTime() throws {
         let origin = try ScriptedOrigin("", then: .hold(10))

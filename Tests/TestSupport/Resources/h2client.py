@@ -8,7 +8,7 @@ connection once the first ones finished.
 --rapid-reset N opens and cancels N streams as fast as it can (CVE-2023-44487) and reports the
 GOAWAY it got (or none) and how many responses came back.
 Prints one JSON object: alpn, and per request: status, headers, body, trailers, reset (the
-RST_STREAM code received, if any), goaway.
+RST_STREAM code received, if any), informational (the 1xx heads before the response), goaway.
 """
 import json
 import sys
@@ -80,7 +80,8 @@ def main():
         conn.send_headers(sid, headers, end_stream=body is None)
         if body is not None:
             uploads[sid] = memoryview(body)
-        streams[sid] = {"status": None, "headers": [], "body": b"", "trailers": [], "reset": None}
+        streams[sid] = {"status": None, "headers": [], "body": b"", "trailers": [], "reset": None,
+                            "informational": []}
     pump_uploads(conn, uploads)
     tls.sendall(conn.data_to_send())
     open_streams = set(streams)
@@ -105,6 +106,8 @@ def main():
                 if reset_after_headers:
                     conn.reset_stream(event.stream_id, 8)
                     open_streams.discard(event.stream_id)
+            elif isinstance(event, h2.events.InformationalResponseReceived):
+                streams[event.stream_id]["informational"].append([[k, v] for k, v in event.headers])
             elif isinstance(event, h2.events.DataReceived):
                 streams[event.stream_id]["body"] += event.data
                 conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
@@ -127,7 +130,8 @@ def main():
             sid = conn.get_next_available_stream_id()
             conn.send_headers(sid, [(":method", then_method), (":scheme", "https"), (":authority", f"{host}:{port}"),
                                     (":path", then)], end_stream=True)
-            streams[sid] = {"status": None, "headers": [], "body": b"", "trailers": [], "reset": None}
+            streams[sid] = {"status": None, "headers": [], "body": b"", "trailers": [], "reset": None,
+                            "informational": []}
             open_streams.add(sid)
             then = None
             tls.sendall(conn.data_to_send())

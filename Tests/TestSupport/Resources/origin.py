@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A test origin server for DevProxy's end-to-end tests: HTTP/1.1 over TLS (or plain), one
 behaviour per path (GET /requests: every request line received so far; GET /drop-next: the
-connection's next request is dropped unanswered; POST /too-large: 413 before the body is read; GET /events?n=N: N server-sent events 0.5 s apart). Prints its port on the
+connection's next request is dropped unanswered; POST /too-large: 413 before the body is read; GET /events?n=N: N server-sent events 0.5 s apart;
+GET /early-hints: 103 then 200; GET /switch: an unasked-for 101). Prints its port on the
 first line of stdout. Loopback only.
 
 Usage: origin.py [--tls CERT KEY] [--reports FILE]
@@ -194,6 +195,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
             while not os.path.exists(q.get("gate", "")) and time.time() < deadline:
                 time.sleep(0.01)
             self.wfile.write(b"done!")
+        elif path == "/early-hints":
+            # 103 Early Hints (RFC 8297) before the answer: browsers act on it over HTTP/2.
+            self.wfile.write(b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload; as=style\r\n\r\n")
+            self.wfile.flush()
+            self.send_body(200, b"hinted", [("Content-Type", "text/plain")])
+        elif path == "/switch":
+            # 101 Switching Protocols to a request that asked for no upgrade, then other bytes.
+            self.wfile.write(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: foo\r\nConnection: upgrade\r\n\r\nraw bytes")
+            self.wfile.flush()
+            time.sleep(1)
+            self.close_connection = True
         elif path == "/truncate":
             self.send_response(200)
             self.send_header("Content-Length", "1000")

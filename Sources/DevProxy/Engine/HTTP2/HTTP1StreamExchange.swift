@@ -126,6 +126,7 @@ struct HTTP1StreamExchange {
                 }
             }
             guard let final else { return .spent }
+            if final.status == 101 { throw UnrequestedSwitch(target: target, http2Client: true) }
             leg.post(.head(HTTPResponse(final), httpVersion: final.version.description))
             responseStarted = true
             while true {
@@ -152,6 +153,8 @@ struct HTTP1StreamExchange {
             leg.post(.failed(.upstreamClientCertificateRequired, status: 502, message: message, responseStarted: false))
         } catch let error as UpstreamClosed {
             leg.post(.failed(.upstreamClosed, status: 502, message: error.message, responseStarted: responseStarted))
+        } catch let error as UnrequestedSwitch {
+            leg.post(.failed(.upstreamBadResponse, status: 502, message: error.message, responseStarted: false))
         } catch let error as HTTP1ParseError {
             leg.post(.failed(.upstreamBadResponse, status: 502, message: "upstream \(target) sent a malformed response: \(error.reason)",
                              responseStarted: responseStarted))
