@@ -202,8 +202,9 @@ import TestSupport
     }
 
     /// An origin's RST_STREAM reaches the client with its own code: REFUSED_STREAM before any
-    /// response (never a made-up 502, so the client may retry), and INTERNAL_ERROR after part of
-    /// a body (the client sees the 200 and the part, then the reset). The flow says who reset.
+    /// response (never a made-up 502, so the client may retry), once the bodiless request has gone
+    /// again `maxResends` times and been refused each time, and INTERNAL_ERROR after part of a body
+    /// (the client sees the 200 and the part, then the reset). The flow says who reset.
     @Test func originResetsPassThroughWithTheirCodes() throws {
         let origin = try HTTP2Origin(.misbehaving)
         let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
@@ -220,6 +221,7 @@ import TestSupport
         #expect(byPath["refused"]?.error?.kind == FlowErrorKind.upstreamReset2.rawValue)
         #expect(byPath["refused"]?.error?.code == "REFUSED_STREAM")
         #expect(byPath["refused"]?.error?.by == "server")
+        #expect(byPath["refused"]?.server.retried == true)
         #expect(byPath["rst"]?.error?.code == "INTERNAL_ERROR")
         #expect(byPath["rst"]?.error?.afterBytes == 7)
         #expect(byPath["rst"]?.response?.status == 200)
@@ -426,6 +428,28 @@ import TestSupport
         let flow = try #require(proxy.flows(count: 2).first { $0.request?.url.hasSuffix("/switch") == true })
         #expect(flow.error?.kind == "upstream_bad_response", "\(String(describing: flow.error))")
         #expect(flow.response?.status == 502)
+    }
+
+    /// nginx closes an HTTP/2 connection after `keepalive_requests` (1,000 by default, 2 here)
+    /// with GOAWAY and leaves the streams above its last one unprocessed. Six requests at once on
+    /// one h2 client connection all get nginx's answer: those it left went again on a new
+    /// connection (their flows say `server.retried`). They had reached the client as
+    /// REFUSED_STREAM for DevProxy's own connection to the origin going away.
+    @Test func requestsTheOriginLeftUnprocessedGoAgainOnANewConnection() throws {
+        let material = try MTLSMaterial()
+        let nginx = try NginxServer(certificate: material.originCert, key: material.originKey, directives: """
+            keepalive_requests 2;
+            location / { default_type text/plain; return 200 "nginx\\n"; }
+            """)
+        let cas = try Certificate.all(from: SecureFile.read(material.originCert, what: "origin certificate"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let json = try H2Client.run(proxy: proxy, port: nginx.port, alpn: "h2", path: "/", extra: ["--count", "6"])
+        #expect(json.responses.map(\.status) == Array(repeating: 200, count: 6), "\(json)")
+        #expect(json.responses.allSatisfy { $0.body == "nginx\n" && $0.reset == nil }, "\(json)")
+        let flows = proxy.flows(count: 6)
+        #expect(flows.allSatisfy { $0.error == nil && $0.response?.status == 200 }, "\(flows.map { $0.error })")
+        // nginx answered two streams a connection: four of the six went again, some twice.
+        #expect(flows.filter { $0.server.retried == true }.count == 4, "\(flows.map { $0.server.retried })")
     }
 
     /// An origin's GOAWAY retires its connection: the next request on the same client connection

@@ -82,64 +82,20 @@ final class OpenSSLMTLSServer {
     }
 }
 
-/// nginx (Debian's nginx-light) with `ssl_verify_client on`, HTTP/1.1 and HTTP/2, its own
-/// configuration in a temporary directory and a free loopback port; answers every request with
-/// the client certificate's subject. Killed (SIGKILL) when released.
+/// nginx with `ssl_verify_client on` (`NginxServer`): answers every request with the client
+/// certificate's subject.
 final class NginxMTLSServer {
-    let port: Int
-    private let process: Process
-    private let directory = TemporaryDirectory()
+    private let server: NginxServer
+    var port: Int { server.port }
 
     init(material: MTLSMaterial, clientCA: String) throws {
-        let directory = directory
-        let temp = directory.file("tmp")
-        (process, port) = try HTTP2Origin.launchOnFreePort { port in
-            try Self.nginx(port: port, temp: temp, directory: directory, material: material, clientCA: clientCA)
-        }
-    }
-
-    private static func nginx(port: Int, temp: String, directory: TemporaryDirectory, material: MTLSMaterial,
-                              clientCA: String) throws -> Process {
-        try FileManager.default.createDirectory(atPath: temp, withIntermediateDirectories: true)
-        let config = """
-        daemon off;
-        master_process off;
-        worker_processes 1;
-        pid \(directory.file("nginx.pid"));
-        error_log \(directory.file("error.log")) warn;
-        events { worker_connections 64; }
-        http {
-            access_log off;
-            client_body_temp_path \(temp);
-            proxy_temp_path \(temp);
-            fastcgi_temp_path \(temp);
-            uwsgi_temp_path \(temp);
-            scgi_temp_path \(temp);
-            server {
-                listen 127.0.0.1:\(port) ssl http2;
-                ssl_certificate \(material.originCert);
-                ssl_certificate_key \(material.originKey);
-                ssl_client_certificate \(clientCA);
-                ssl_verify_client on;
-                location / {
-                    default_type text/plain;
-                    return 200 "client $ssl_client_s_dn verify $ssl_client_verify\\n";
-                }
+        server = try NginxServer(certificate: material.originCert, key: material.originKey, directives: """
+            ssl_client_certificate \(clientCA);
+            ssl_verify_client on;
+            location / {
+                default_type text/plain;
+                return 200 "client $ssl_client_s_dn verify $ssl_client_verify\\n";
             }
-        }
-        """
-        let path = directory.write("nginx.conf", config)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
-        process.arguments = ["-c", path, "-p", directory.path, "-e", directory.file("error.log")]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
-        return process
-    }
-
-    deinit {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+            """)
     }
 }

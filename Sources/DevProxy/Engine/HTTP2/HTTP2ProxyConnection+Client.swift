@@ -114,6 +114,7 @@ extension HTTP2ProxyConnection {
                                            spool: context.configuration.bodySpool,
                                            protoSchema: context.configuration.protoSchema)
         exchange.requestEnded = endStream
+        exchange.bodiless = endStream
         if context.configuration.pinSetRewrite?.matches(url) == true {
             // Replaced by what the response turns out to be (ResponseRelay for an HTTP/1.1 origin,
             // `releasePinSet` for an HTTP/2 one), so a pass-through is never silent.
@@ -129,6 +130,13 @@ extension HTTP2ProxyConnection {
                 return
             }
         }
+        sendUpstream(exchange, endStream: endStream)
+    }
+
+    /// Sends an exchange's request head to the origin: on a stream of the current or a new HTTP/2
+    /// connection, else through an HTTP/1.1 leg; answers the stream itself when neither can be had.
+    private func sendUpstream(_ exchange: HTTP2StreamExchange, endStream: Bool) {
+        let head = exchange.requestHead
         guard let leg = upstreamLeg(for: exchange) else {
             if upstreamSpeaksHTTP1 && exchange.draft.flow.response == nil { startHTTP1Leg(exchange, head: head, endStream: endStream) }
             return
@@ -143,7 +151,7 @@ extension HTTP2ProxyConnection {
         }
         do {
             let upstream = try leg.session.submitRequest(outbound, endStream: endStream)
-            leg.clientStreams[upstream] = stream
+            leg.clientStreams[upstream] = exchange.clientStream
             exchange.leg = leg
             exchange.upstreamStream = upstream
             exchange.draft.flow.h2?.upstreamStreamID = Int(upstream)
@@ -151,6 +159,29 @@ extension HTTP2ProxyConnection {
         } catch {
             answer(exchange, status: 502, kind: .upstreamReset, message: "the origin's HTTP/2 connection refused a new stream: \(error)")
         }
+    }
+
+    /// How many times one request goes again after its origin did not process it (`resend`).
+    static let maxResends = 3
+
+    /// A bodiless request whose stream the origin did not process (above a GOAWAY's last stream,
+    /// or refused with REFUSED_STREAM before any answer) goes again, up to `maxResends` times, on
+    /// the current or a new origin connection, as a browser resends it (RFC 9113 §8.7, §6.8): it
+    /// is DevProxy's connection to the origin that went away (an origin rotating connections, as
+    /// nginx does after `keepalive_requests`), not the client's. The flow says so
+    /// (`server.retried`). Returns false when it may not go again; the caller then passes the
+    /// refusal on.
+    func resend(_ exchange: HTTP2StreamExchange) -> Bool {
+        guard exchange.bodiless, exchange.resends < Self.maxResends, exchange.responseHead == nil,
+              exchange.draft.flow.response == nil, exchange.draft.flow.error == nil, !server.isStopping, streams[exchange.clientStream] === exchange else {
+            return false
+        }
+        exchange.resends += 1
+        exchange.leg = nil
+        exchange.upstreamStream = nil
+        exchange.draft.flow.server.retried = true
+        sendUpstream(exchange, endStream: true)
+        return true
     }
 
     /// The origin connection for a new stream: the current one, else a new one. Answers the

@@ -121,6 +121,11 @@ extension HTTP2ProxyConnection {
                 resetClientAfterQueuedFrames(exchange, code: .protocolError)
             case .streamReset(let upstream, let code, let byPeer):
                 guard byPeer, let exchange = exchange(upstream, on: leg) else { continue }
+                if code == .refusedStream, resend(exchange) {
+                    // Not processed: it went again (`resend`); this stream is done with.
+                    leg.clientStreams[upstream] = nil
+                    continue
+                }
                 if code == .noError && exchange.responseEnded {
                     // A whole response, then "stop sending the request" (RFC 9113 §8.1): no failure,
                     // and the client is told the same way once the response has reached it.
@@ -142,15 +147,16 @@ extension HTTP2ProxyConnection {
                     retiring.append(leg)
                     self.leg = nil
                 }
-                // Streams above the last one the origin processed never reached it: the client
-                // may send them again (REFUSED_STREAM).
+                // Streams above the last one the origin processed never reached it: a bodiless one
+                // goes again on a new connection (`resend`); for any other the client may send it
+                // again (REFUSED_STREAM).
                 for (upstream, clientStream) in leg.clientStreams where upstream > lastStreamID {
-                    guard let exchange = streams[clientStream] else { continue }
+                    leg.clientStreams[upstream] = nil
+                    guard let exchange = streams[clientStream], !resend(exchange) else { continue }
                     exchange.draft.fail(.upstreamReset2, "the origin sent GOAWAY (\(code)) before processing the stream")
                     exchange.draft.flow.error?.code = HTTP2ErrorCode.refusedStream.description
                     exchange.draft.flow.error?.by = "server"
                     try? session.resetStream(clientStream, code: .refusedStream)
-                    leg.clientStreams[upstream] = nil
                 }
             case .protocolError(let upstream, let reason):
                 if upstream == 0 {

@@ -23,6 +23,11 @@ final class HTTP2StreamExchange {
         didSet { if requestEnded && !oldValue { upstreamHeard = Date() } }
     }
     var responseEnded = false
+    /// The request had no body (END_STREAM on its HEADERS): if the origin did not process its
+    /// stream, it may go again (`HTTP2ProxyConnection.resend`).
+    var bodiless = false
+    /// How many times it went again; past `HTTP2ProxyConnection.maxResends` a refusal reaches the client.
+    var resends = 0
     /// When the origin last sent something on this stream (or the request ended, or the client
     /// was still taking the response): the upstream timeout counts from here
     /// (`HTTP2ProxyConnection.expireSilentUpstreams`).
