@@ -14,10 +14,17 @@ enum StaleConnection {
         reused && !resending && !stopping && mayResend(head) && isServerClose(error)
     }
 
+    /// Whether a request with this method may be sent again when its connection closed before
+    /// any answer (RFC 9110 §9.2.2); an HTTP/2 stream's bodiless request is resent on these terms
+    /// (`HTTP2ProxyConnection.closeLeg`).
+    static func isIdempotent(_ method: String) -> Bool {
+        idempotentMethods.contains(method)
+    }
+
     /// Whether `head` may go again on a fresh connection: idempotent and bodiless (so nothing is
     /// buffered to send twice), and not waiting for `100 Continue`.
     private static func mayResend(_ head: HTTPRequestHead) -> Bool {
-        idempotentMethods.contains(head.method) && head.headers["Transfer-Encoding"] == nil
+        isIdempotent(head.method) && head.headers["Transfer-Encoding"] == nil
             && (head.headers["Content-Length"] ?? "0") == "0" && !head.headers.expectsContinue
     }
 

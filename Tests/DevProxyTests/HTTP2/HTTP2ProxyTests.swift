@@ -452,6 +452,24 @@ import TestSupport
         #expect(flows.filter { $0.server.retried == true }.count == 4, "\(flows.map { $0.server.retried })")
     }
 
+    /// An origin that drops an idle connection just as a request goes out on it (no GOAWAY, no
+    /// answer: hypercorn after its keep-alive timeout, at the wrong moment) costs an idempotent
+    /// bodiless request nothing: it goes again on a new connection (`server.retried`), as over
+    /// HTTP/1.1 (RFC 9110 §9.2.2). A POST gets the 502, since the origin may have acted on it.
+    @Test(arguments: [("GET", 200), ("POST", 502)])
+    func aRequestOnAConnectionTheOriginDroppedGoesAgainWhenIdempotent(_ method: String, _ status: Int) throws {
+        let origin = try HTTP2Origin(.misbehaving)
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let json = try H2Client.run(proxy: proxy, port: origin.port, alpn: "h2", path: "/close-next",
+                                    extra: ["--then", "/ok", "--then-method", method])
+        #expect(json.responses.map(\.status) == [200, status], "\(json)")
+        let flows = proxy.flows(count: 2)
+        let second = try #require(flows.first { $0.request?.method == method && $0.request?.url.hasSuffix("/ok") == true })
+        #expect(second.server.retried == (method == "GET" ? true : nil), "\(second.server)")
+        #expect(second.error?.kind == (method == "GET" ? nil : "upstream_closed"), "\(String(describing: second.error))")
+    }
+
     /// An origin's GOAWAY retires its connection: the next request on the same client connection
     /// goes on a new origin connection and succeeds.
     @Test func originGoAwayRetiresTheConnection() throws {

@@ -6,7 +6,9 @@ RST_STREAM INTERNAL_ERROR), /goaway (200 "bye", then GOAWAY NO_ERROR), /slow (20
 two seconds), /whole (200 "whole": head and body in one write, so in one TLS record), /late-body
 (the head at once, the body "late" a second later), /long-body (content-length 3, then "too long"), /bad-header (a
 `connection` field in the response head), /stuck (the head and "part", then silence), /mute (no answer),
-/early (200 "early" before the request body is in, then RST_STREAM NO_ERROR).
+/early (200 "early" before the request body is in, then RST_STREAM NO_ERROR), /close-next (200 "ok",
+then the connection's next request closes it unanswered, without GOAWAY: an idle connection the
+server dropped just as a request came).
 """
 import socket
 import ssl
@@ -47,6 +49,7 @@ def serve_connection(tls):
             conn.send_data(sid, body, end_stream=end)
         return queue
 
+    close_next = False
     while True:
         try:
             data = tls.recv(65536)
@@ -62,7 +65,13 @@ def serve_connection(tls):
                 continue
             sid = event.stream_id
             path = dict(event.headers).get(":path")
-            if path == "/refused":
+            if close_next:
+                tls.close()
+                return
+            if path == "/close-next":
+                respond(sid, b"ok")
+                close_next = True
+            elif path == "/refused":
                 send(lambda: conn.reset_stream(sid, h2.errors.ErrorCodes.REFUSED_STREAM))
             elif path == "/rst":
                 respond(sid, b"partial", then=lambda: conn.reset_stream(sid, h2.errors.ErrorCodes.INTERNAL_ERROR))

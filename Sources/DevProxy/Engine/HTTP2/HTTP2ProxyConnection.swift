@@ -190,7 +190,7 @@ final class HTTP2ProxyConnection {
                 let count = try buffer.withUnsafeMutableBytes { try leg.upstream.stream.readAvailable(into: $0) }
                 guard let count else { return }
                 guard count > 0 else {
-                    closeLeg(leg, reason: "the origin closed the HTTP/2 connection")
+                    closeLeg(leg, reason: "the origin closed the HTTP/2 connection", byOrigin: true)
                     return
                 }
                 let events = try buffer.withUnsafeBytes { try leg.session.receive(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
@@ -198,7 +198,8 @@ final class HTTP2ProxyConnection {
                 if leg.upstream.stream.pending == 0 { return }
             }
         } catch {
-            closeLeg(leg, reason: "the HTTP/2 connection to the origin failed: \(error)")
+            let reset = (error as? NetworkError).map { $0.kind == .reset || $0.kind == .closed } ?? false
+            closeLeg(leg, reason: "the HTTP/2 connection to the origin failed: \(error)", byOrigin: reset)
         }
     }
 
@@ -228,7 +229,11 @@ final class HTTP2ProxyConnection {
 
     /// Ends a failed or closed origin connection: its open streams are reset towards the client
     /// (a response already started cannot become a 502) or answered 502 when nothing was sent.
-    func closeLeg(_ upstreamLeg: HTTP2UpstreamLeg, reason: String) {
+    /// - Parameter byOrigin: the origin closed (or reset) the connection. On one that had served
+    ///   streams before, that is an idle connection closed as a request went out (hypercorn after
+    ///   its keep-alive timeout): a bodiless idempotent request with no answer goes again on a new
+    ///   one, as an HTTP/1.1 request on a stale pooled connection does (`StaleConnection`).
+    func closeLeg(_ upstreamLeg: HTTP2UpstreamLeg, reason: String, byOrigin: Bool = false) {
         guard !upstreamLeg.closed else { return }
         upstreamLeg.closed = true
         upstreamLeg.upstream.stream.close()
@@ -237,6 +242,10 @@ final class HTTP2ProxyConnection {
             guard let exchange = streams[clientStream] else { continue }
             exchange.leg = nil
             if exchange.responseHead == nil {
+                if byOrigin, upstreamLeg.streamsClosed > 0,
+                   StaleConnection.isIdempotent(exchange.draft.flow.request?.method ?? ""), resend(exchange) {
+                    continue
+                }
                 if let message = UpstreamFailure.missingClientCertificate(upstreamLeg.upstream,
                                                                            target: "\(host):\(port)") {
                     answer(exchange, status: 502, kind: .upstreamClientCertificateRequired, message: message)

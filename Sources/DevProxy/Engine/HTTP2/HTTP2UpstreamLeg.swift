@@ -38,8 +38,12 @@ final class HTTP2UpstreamLeg {
         try? session.setReceiveWindow(stream: stream, size: fullStreamWindow)
     }
 
+    /// Streams that have closed here: a connection that served one before is a reused one.
+    private(set) var streamsClosed = 0
+
     /// Forgets a closed stream.
     func streamClosed(_ stream: Int32) {
+        streamsClosed += 1
         clientStreams[stream] = nil
         widened.remove(stream)
     }
