@@ -192,4 +192,28 @@ import TestSupport
         let randoms = Set(lines.filter { $0.hasPrefix("CLIENT_TRAFFIC_SECRET_0 ") }.map { $0.split(separator: " ")[1] })
         #expect(randoms.count == 2, "one TLS 1.3 session with the client, one with the origin: \(lines)")
     }
+
+    /// A key log that cannot be written any more (a FIFO whose reader went away, as a Wireshark
+    /// reading it does; a full disk) stops with one warning, and the proxy goes on serving: the
+    /// write had trapped and taken the proxy down on the next handshake.
+    @Test func aKeyLogThatFailsStopsWithAWarningAndTheProxyGoesOn() throws {
+        let dir = TemporaryDirectory()
+        let origin = try OriginServer()
+        let fifo = dir.file("keys.fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        // A reader, so that the proxy's open for writing does not wait; it goes away at once.
+        let reader = open(fifo, O_RDONLY | O_NONBLOCK)
+        #expect(reader >= 0)
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--keylog", fifo, "--upstream-ca", origin.caPath, "--quiet"])
+        close(reader)
+        for _ in 0..<2 {
+            let result = try Subprocess.run("curl", ["-sS", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert",
+                                                     dir.file("ca/root.pem"), origin.url("/cl?n=5")])
+            #expect(result.stdout == "hello", "\(result.output)")
+        }
+        let stopped = proxy.stop()
+        #expect(stopped.status == 0, "\(stopped.stderr)")
+        #expect(stopped.stderr.contains("warning: the key log stopped (Broken pipe)"), "\(stopped.stderr)")
+        #expect(!stopped.stderr.contains("Fatal error"))
+    }
 }

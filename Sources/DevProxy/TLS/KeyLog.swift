@@ -5,14 +5,15 @@ import Foundation
 /// a capture. One file per process: OpenSSL's keylog callback carries no context pointer.
 public enum KeyLog {
     private static let state = NSLock()
-    nonisolated(unsafe) private static var handle: FileHandle?
+    /// The key log's descriptor; -1 when none is open or writing to it failed.
+    nonisolated(unsafe) private static var descriptor: Int32 = -1
 
     /// Starts logging to `path` (created 0600, appended to).
     public static func open(path: String) throws {
         let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw NetworkError(.failed, "cannot open the key log \(path): \(String(cString: strerror(errno)))") }
         state.lock()
-        handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+        descriptor = fd
         state.unlock()
     }
 
@@ -20,20 +21,37 @@ public enum KeyLog {
     static var isEnabled: Bool {
         state.lock()
         defer { state.unlock() }
-        return handle != nil
+        return descriptor >= 0
     }
 
     /// Installs the callback on a context.
     static func install(on context: OpaquePointer) {
         SSL_CTX_set_keylog_callback(context) { _, line in
             guard let line else { return }
-            KeyLog.write(String(cString: line) + "\n")
+            KeyLog.write(Array((String(cString: line) + "\n").utf8))
         }
     }
 
-    private static func write(_ line: String) {
+    /// Appends one line. A write that fails (a full disk, a FIFO whose reader has gone) stops the
+    /// key log with one line on stderr and the proxy goes on: Foundation's `FileHandle.write(_:)`,
+    /// used before, trapped on it and took the whole proxy down on the next handshake.
+    private static func write(_ line: [UInt8]) {
         state.lock()
         defer { state.unlock() }
-        handle?.write(Data(line.utf8))
+        guard descriptor >= 0 else { return }
+        var offset = 0
+        while offset < line.count {
+            let written = line.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else {
+                let reason = written < 0 ? String(cString: strerror(errno)) : "nothing written"
+                Glibc.close(descriptor)
+                descriptor = -1
+                let note = Array("warning: the key log stopped (\(reason)); no more TLS secrets are written to it\n".utf8)
+                _ = note.withUnsafeBytes { Glibc.write(STDERR_FILENO, $0.baseAddress!, $0.count) }
+                return
+            }
+            offset += written
+        }
     }
 }
