@@ -109,7 +109,7 @@ enum CACommand {
         let bytes = format == "der" ? root.der : Array(root.pem.utf8)
         guard let out = arguments.value("out") else {
             guard format == "pem" else { throw UsageError("DER is binary; give --out FILE (for example root.crt)") }
-            FileHandle.standardOutput.write(Data(bytes))
+            Output.raw(bytes)
             return 0
         }
         try SecureFile.write(bytes, to: out, mode: SecureFile.publicMode)

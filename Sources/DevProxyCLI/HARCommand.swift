@@ -40,7 +40,7 @@ enum HARCommand {
 
         guard let outputPath, outputPath != "-" else {
             let bytes = try HARWriter.encode(log.flows)
-            FileHandle.standardOutput.write(Data(bytes))
+            Output.raw(bytes)
             return 0
         }
         do {

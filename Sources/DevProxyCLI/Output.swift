@@ -7,11 +7,33 @@ enum Output {
     }
 
     static func warning(_ text: String) {
-        FileHandle.standardError.write(Data(("warning: " + text + "\n").utf8))
+        writeAll(Array(("warning: " + text + "\n").utf8), to: STDERR_FILENO)
     }
 
     static func error(_ text: String) {
-        FileHandle.standardError.write(Data(("error: " + text + "\n").utf8))
+        writeAll(Array(("error: " + text + "\n").utf8), to: STDERR_FILENO)
+    }
+
+    /// Bytes as they are (a PEM, a HAR, a snippet) to stdout.
+    static func raw(_ bytes: [UInt8]) {
+        fflush(nil)
+        writeAll(bytes, to: STDOUT_FILENO)
+    }
+
+    /// Writes all of `bytes` to `descriptor`. A reader that has gone (`devproxy har … | head`:
+    /// EPIPE, SIGPIPE being ignored) ends the write quietly, as the shell expects of a command
+    /// whose output nobody reads; `FileHandle.write(_:)` traps on it, and the process died with
+    /// SIGILL and a backtrace.
+    private static func writeAll(_ bytes: [UInt8], to descriptor: Int32) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { buffer in
+                write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+            }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { return }
+            offset += written
+        }
     }
 
     /// Pretty-printed JSON of an encodable value, keys sorted, slashes unescaped.

@@ -66,7 +66,7 @@ enum PinsPublishCommand {
         let signature = try signKey.map { try DetachedSignature.sign(bytes, with: $0) }
         guard let out = arguments.value("out") else {
             if signature != nil { throw UsageError("--sign-key needs --out FILE (the signature goes to FILE.sig)") }
-            FileHandle.standardOutput.write(Data(bytes))
+            Output.raw(bytes)
             return 0
         }
         try SecureFile.write(bytes, to: out, mode: SecureFile.publicMode)

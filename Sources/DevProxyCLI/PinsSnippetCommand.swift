@@ -98,7 +98,7 @@ enum PinsSnippetCommand {
                                  expiration: arguments.value("expiration"))
         (snippet.hash, snippet.scope) = (hash, scope)
         for warning in snippet.warnings(for: format) { Output.warning(warning) }
-        FileHandle.standardOutput.write(Data(snippet.render(format).utf8))
+        Output.raw(Array(snippet.render(format).utf8))
         return 0
     }
 

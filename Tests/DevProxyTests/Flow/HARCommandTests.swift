@@ -28,6 +28,21 @@ import TestSupport
         #expect(har.log.entries.count == 4)
     }
 
+    /// `devproxy har flows.jsonl | head`: the reader goes away before the HAR is written, and
+    /// the command ends quietly with 0 (Foundation's FileHandle.write had trapped on EPIPE: exit
+    /// 132 and a backtrace on stderr).
+    @Test func aReaderThatStopsEarlyEndsTheCommandQuietly() throws {
+        var text = ""
+        for _ in 0..<200 {
+            for flow in FlowSamples.all { text += String(decoding: JSONLinesFlowLog.line(for: flow), as: UTF8.self) }
+        }
+        let log = dir.write("many.jsonl", text)
+        let script = "\"$0\" har \"$1\" | head -c 10 > /dev/null; exit ${PIPESTATUS[0]}"
+        let result = try Subprocess.run("bash", ["-c", script, Subprocess.devproxy, log])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(!result.stderr.contains("Fatal error"), "\(result.stderr)")
+    }
+
     @Test func writesAPrivateFileAndSaysWhatsNext() throws {
         let result = try devproxy(["har", try writeLog(), "-o", dir.file("session.har")])
         #expect(result.status == 0, "\(result.output)")
