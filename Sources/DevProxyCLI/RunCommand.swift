@@ -149,7 +149,10 @@ enum RunCommand {
             if let console { console.note(stopping) } else { Output.line(stopping) }
         }
         server.stop()
-        return 0
+        // A flow log or HAR file that could not be written lost flows: the run failed.
+        let failures = sinks.compactMap { ($0 as? JSONLinesFlowLog)?.writeError ?? ($0 as? HARFlowSink)?.writeError }
+        failures.forEach { Output.error($0.reason) }
+        return failures.isEmpty ? 0 : 1
     }
 
     /// `--leaf-key GLOB=KEY.pem` rules, each refused when its key is a CA's (the root, the
@@ -240,7 +243,9 @@ enum RunCommand {
             sinks.append(try JSONLinesFlowLog(path: log))
         }
         if let har = try options.value("har") {
-            sinks.append(HARFlowSink(path: har))
+            let sink = HARFlowSink(path: har)
+            try sink.writeEmpty()
+            sinks.append(sink)
         }
         if !quiet {
             // Where the flows of lines the console drops can still be seen.

@@ -216,4 +216,66 @@ import TestSupport
         #expect(stopped.stderr.contains("warning: the key log stopped (Broken pipe)"), "\(stopped.stderr)")
         #expect(!stopped.stderr.contains("Fatal error"))
     }
+
+    /// `--log` on a FIFO whose reader goes away: a warning at the first failed write, the proxy
+    /// goes on serving, and at exit `error:` and status 1, since flows were lost. The log had been
+    /// opened read-write, a reader of its own FIFO: its writes would have filled the pipe and then
+    /// blocked for ever, holding every later line in memory and the proxy's exit with them.
+    @Test func aFlowLogThatFailsWarnsAndTheExitStatusSaysSo() throws {
+        let dir = TemporaryDirectory()
+        let origin = try OriginServer()
+        let fifo = dir.file("flows.fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let reader = open(fifo, O_RDONLY | O_NONBLOCK)
+        #expect(reader >= 0)
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--log", fifo, "--upstream-ca", origin.caPath,
+                                         "--session", "off", "--quiet"])
+        close(reader)
+        for _ in 0..<2 {
+            let result = try Subprocess.run("curl", ["-sS", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert",
+                                                     dir.file("ca/root.pem"), origin.url("/cl?n=5")])
+            #expect(result.stdout == "hello", "\(result.output)")
+        }
+        let stopped = proxy.stop()
+        #expect(stopped.status == 1, "\(stopped.stderr)")
+        #expect(stopped.stderr.contains("warning: the flow log failed: cannot write \(fifo): Broken pipe"), "\(stopped.stderr)")
+        #expect(stopped.stderr.contains("error: cannot write \(fifo): Broken pipe"), "\(stopped.stderr)")
+    }
+
+    /// `--log /dev/stdout` streams the flows to stdout (for jq) and exits 0: the log is not a
+    /// regular file, so it is neither read back nor synced (fsync says EINVAL on a pipe).
+    @Test func aFlowLogOnStdoutStreamsFlowsAndExitsCleanly() throws {
+        let dir = TemporaryDirectory()
+        let origin = try OriginServer()
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--log", "/dev/stdout", "--upstream-ca", origin.caPath,
+                                         "--session", "off", "--quiet"])
+        let result = try Subprocess.run("curl", ["-sS", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert",
+                                                 dir.file("ca/root.pem"), origin.url("/cl?n=5")])
+        #expect(result.stdout == "hello", "\(result.output)")
+        let stopped = proxy.stop()
+        #expect(stopped.status == 0, "\(stopped.stderr)")
+        #expect(stopped.stderr.isEmpty, "\(stopped.stderr)")
+        let line = try #require(stopped.stdout.split(separator: "\n").first { $0.hasPrefix("{") })
+        let flow = try JSONDecoder().decode(Flow.self, from: Data(line.utf8))
+        #expect(flow.response?.status == 200)
+    }
+
+    /// `--har` to a path that cannot be written fails at start-up with one `error:` line, rather
+    /// than losing the session's flows at exit without a word; a writable path holds a valid
+    /// (empty) HAR from the start.
+    @Test func aHARPathIsCheckedAtStartUp() throws {
+        let dir = TemporaryDirectory()
+        let missing = dir.file("no-such-dir/session.har")
+        let refused = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", dir.file("ca"), "--listen", "127.0.0.1:0",
+                                                               "--session", "off", "--har", missing], timeout: 20)
+        #expect(refused.status == 1, "\(refused.output)")
+        #expect(refused.stderr == "error: cannot write \(missing): No such file or directory; choose a writable path\n",
+                "\(refused.stderr)")
+        let har = dir.file("session.har")
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--har", har, "--session", "off", "--quiet"])
+        let document = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: har))) as? [String: Any]
+        #expect(((document?["log"] as? [String: Any])?["entries"] as? [Any])?.isEmpty == true)
+        #expect(dir.mode("session.har") == 0o600)
+        #expect(proxy.stop().status == 0)
+    }
 }

@@ -6,9 +6,18 @@ enum FlowFile {
     static let privateMode: mode_t = 0o600
 
     /// Opens `path` for appending, creating it 0600 and tightening an existing file to 0600.
-    /// Readable too, so the caller can look at the last byte already there.
-    /// - Returns: the file descriptor, owned by the caller.
-    static func openForAppending(_ path: String) throws -> Int32 {
+    /// A regular file is opened readable too, so the caller can look at the last byte already
+    /// there. Anything else (a FIFO Wireshark or a script reads, `/dev/stdout`) is opened for
+    /// writing only and left as it is: read-write, the log would be a reader of its own FIFO, and
+    /// once the real reader went its writes would fill the pipe and block for ever.
+    /// - Returns: the file descriptor, owned by the caller, and whether it is a regular file.
+    static func openForAppending(_ path: String) throws -> (fd: Int32, regular: Bool) {
+        var status = stat()
+        if stat(path, &status) == 0, status.st_mode & S_IFMT != S_IFREG {
+            let fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
+            guard fd >= 0 else { throw error(errno, writing: path) }
+            return (fd, false)
+        }
         let fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, privateMode)
         guard fd >= 0 else { throw error(errno, writing: path) }
         guard fchmod(fd, privateMode) == 0 else {
@@ -18,7 +27,7 @@ enum FlowFile {
             throw FlowLogError(.notWritable, "cannot make \(path) private (mode 0600): \(reason); "
                                + "it holds decrypted traffic, so use a file you own")
         }
-        return fd
+        return (fd, true)
     }
 
     /// Writes all of `bytes` at the descriptor's position, resuming after partial writes and

@@ -24,6 +24,12 @@ public final class HARFlowSink: FlowSink, @unchecked Sendable {
         flows.append(flow.releasingSpool())
     }
 
+    /// Writes an empty HAR file at `path` now: a path that cannot be written fails at start-up,
+    /// not at exit with the session's flows, and a proxy killed before `close` leaves a valid file.
+    public func writeEmpty() throws {
+        try HARWriter.write([], to: path, creatorVersion: creatorVersion)
+    }
+
     /// Writes the HAR file once; later flows are dropped. A failure is kept for `writeError`.
     public func close() {
         lock.lock()

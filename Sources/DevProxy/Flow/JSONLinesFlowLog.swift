@@ -34,6 +34,8 @@ public final class JSONLinesFlowLog: FlowSink, @unchecked Sendable {
     private var lastRecord: UInt64 = 0
     /// A thread is writing (outside the lock) and will write `pending` before it stops.
     private var writing = false
+    /// The log is a regular file (not a FIFO or `/dev/stdout`): it can be read back and synced.
+    private let regularFile: Bool
     /// The flusher thread is running (it ends after `flusherIdle` without lines).
     private var flusherRunning = false
 
@@ -48,11 +50,11 @@ public final class JSONLinesFlowLog: FlowSink, @unchecked Sendable {
     /// - Throws: `FlowLogError` when the file cannot be created, opened or made 0600.
     public init(path: String) throws {
         self.path = path
-        fd = try FlowFile.openForAppending(path)
+        (fd, regularFile) = try FlowFile.openForAppending(path)
         // A torn last line from an earlier crash would swallow our first record; end it so the
         // reader reports that one line alone.
         var last: UInt8 = 0
-        let size = lseek(fd, 0, SEEK_END)
+        let size = regularFile ? lseek(fd, 0, SEEK_END) : 0
         if size > 0, pread(fd, &last, 1, size - 1) == 1, last != UInt8(ascii: "\n") {
             _ = [UInt8(ascii: "\n")].withUnsafeBytes { FlowFile.writeAll(fd, $0) }
         }
@@ -165,7 +167,8 @@ public final class JSONLinesFlowLog: FlowSink, @unchecked Sendable {
         // The flusher sees the log closed and ends.
         lock.broadcast()
         while flusherRunning { lock.wait() }
-        if fsync(fd) != 0 { recordLocked(FlowFile.error(errno, writing: path)) }
+        // A FIFO or a terminal has nothing to sync (fsync says EINVAL).
+        if regularFile && fsync(fd) != 0 { recordLocked(FlowFile.error(errno, writing: path)) }
         Foundation.close(fd)
     }
 
@@ -177,7 +180,7 @@ public final class JSONLinesFlowLog: FlowSink, @unchecked Sendable {
         if fd >= 0 && !pending.isEmpty { writePendingLocked() }
     }
 
-    /// The first write failure, if any: the CLI reports it at exit.
+    /// The first write failure, if any: the CLI reports it at exit (`error:`, status 1).
     public var writeError: FlowLogError? {
         lock.lock()
         defer { lock.unlock() }
@@ -189,7 +192,11 @@ public final class JSONLinesFlowLog: FlowSink, @unchecked Sendable {
         flow.lineBytes
     }
 
+    /// Keeps the first write failure for `writeError` and says so on stderr at once: the flows
+    /// that follow still reach the other sinks, and the exit status reports it.
     private func recordLocked(_ error: FlowLogError) {
-        if firstError == nil { firstError = error }
+        guard firstError == nil else { return }
+        firstError = error
+        StandardError.warn("the flow log failed: \(error.reason); later flows may be missing from it")
     }
 }

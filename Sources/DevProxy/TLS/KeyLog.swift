@@ -47,8 +47,7 @@ public enum KeyLog {
                 let reason = written < 0 ? String(cString: strerror(errno)) : "nothing written"
                 Glibc.close(descriptor)
                 descriptor = -1
-                let note = Array("warning: the key log stopped (\(reason)); no more TLS secrets are written to it\n".utf8)
-                _ = note.withUnsafeBytes { Glibc.write(STDERR_FILENO, $0.baseAddress!, $0.count) }
+                StandardError.warn("the key log stopped (\(reason)); no more TLS secrets are written to it")
                 return
             }
             offset += written
