@@ -150,8 +150,12 @@ enum RunCommand {
         }
         server.stop()
         // A flow log or HAR file that could not be written lost flows: the run failed.
-        let failures = sinks.compactMap { ($0 as? JSONLinesFlowLog)?.writeError ?? ($0 as? HARFlowSink)?.writeError }
-        failures.forEach { Output.error($0.reason) }
+        var failures = sinks.compactMap { ($0 as? JSONLinesFlowLog)?.writeError ?? ($0 as? HARFlowSink)?.writeError }
+            .map(\.reason)
+        if let store = session?.store, let failure = store.writeFailure {
+            failures.append("the session store \(store.path) could not write some flows: \(failure.reason)")
+        }
+        failures.forEach { Output.error($0) }
         return failures.isEmpty ? 0 : 1
     }
 

@@ -278,4 +278,46 @@ import TestSupport
         #expect(dir.mode("session.har") == 0o600)
         #expect(proxy.stop().status == 0)
     }
+
+    /// A session store on a disk that fills up (a 1 MiB tmpfs; needs root to mount): the proxy
+    /// goes on serving, says at once on stderr that the store failed, `/api/info` says why
+    /// (`store_error`), and at exit `error:` and status 1. The writer had rolled the batches back
+    /// and kept the failure where nobody read it: the web UI just stopped showing new flows.
+    @Test(.enabled(if: geteuid() == 0, "mounting a tmpfs needs root"))
+    func aSessionStoreOnAFullDiskSaysSo() throws {
+        let dir = TemporaryDirectory()
+        let disk = dir.file("disk")
+        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+        let mounted = try Subprocess.run("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", disk])
+        try #require(mounted.status == 0, "\(mounted.output)")
+        defer { _ = try? Subprocess.run("umount", ["-l", disk]) }
+        let origin = try OriginServer()
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--session", disk + "/session.sqlite",
+                                         "--upstream-ca", origin.caPath, "--web", "127.0.0.1:0", "--quiet"], webUI: true)
+        let body = dir.write("body.bin", String(repeating: "0123456789abcdef", count: 20_000))
+        for _ in 0..<8 {
+            let result = try Subprocess.run("curl", ["-sS", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert",
+                                                     dir.file("ca/root.pem"), "--data-binary", "@" + body, "-o", "/dev/null",
+                                                     "-w", "%{http_code}", origin.url("/echo")])
+            #expect(result.stdout == "200", "\(result.output)")
+        }
+        let ui = try #require(proxy.webUI)
+        let base = String(ui.prefix { $0 != "?" }.dropLast())
+        let token = String(ui.split(separator: "=").last ?? "")
+        var info = ""
+        for _ in 0..<50 where !info.contains("database or disk is full") {
+            info = try Subprocess.run("curl", ["-sS", "-H", "Authorization: Bearer \(token)", base + "/api/info"]).stdout
+            usleep(100_000)
+        }
+        #expect(info.contains("\"store_error\":\"database or disk is full"), "\(info)")
+        let stopped = proxy.stop()
+        #expect(stopped.status == 1, "\(stopped.stderr)")
+        #expect(stopped.stderr.hasPrefix("warning: the session store \(disk)/session.sqlite failed: database or disk is full"),
+                "\(stopped.stderr)")
+        // Said when the store starts failing (again after a commit that worked), not once a batch.
+        let warnings = stopped.stderr.components(separatedBy: "warning: the session store").count - 1
+        #expect((1...3).contains(warnings), "\(warnings) warnings: \(stopped.stderr)")
+        #expect(stopped.stderr.contains("error: the session store \(disk)/session.sqlite could not write some flows"),
+                "\(stopped.stderr)")
+    }
 }

@@ -26,6 +26,11 @@ public final class SessionStoreSink: FlowSink {
     public init(store: SessionStore, spool: BodySpool? = nil) {
         self.store = store
         self.spool = spool
+        let path = store.path
+        store.reportWriteFailures { error in
+            StandardError.warn("the session store \(path) failed: \(error.reason); flows are missing from it and "
+                               + "from the web UI until it can write again")
+        }
     }
 
     /// A sink with a spool in `directory` sized for `store`'s body limit.

@@ -207,6 +207,12 @@ public final class SessionStore: @unchecked Sendable {
     /// The last write that failed, if any (the store keeps going with the next batch).
     public var writeFailure: SessionStoreError? { writer?.failure }
 
+    /// Calls `handler` on the writer's thread when a commit fails after one that worked (or the
+    /// first does): the batch's flows are not in the store, and the caller should say so.
+    public func reportWriteFailures(to handler: @escaping @Sendable (SessionStoreError) -> Void) {
+        writer?.reportFailures(to: handler)
+    }
+
     /// Waits until every event queued before the call is committed (and observers told).
     public func flush() {
         guard writer != nil else { return }

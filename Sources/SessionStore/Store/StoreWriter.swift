@@ -15,6 +15,10 @@ final class StoreWriter: @unchecked Sendable {
     private let finishedSignal = DispatchSemaphore(value: 0)
     private let errorLock = NSLock()
     private var lastFailure: SessionStoreError?
+    /// Told of a commit that failed after one that worked (or the first), under `errorLock`.
+    private var failureHandler: (@Sendable (SessionStoreError) -> Void)?
+    /// The last commit failed (the writer's thread only): the next failure is not news.
+    private var failing = false
 
     /// Starts the thread. `database` is handed over: only this writer's thread uses it from now on.
     init(database: SQLiteDatabase, queue: WriteQueue, configuration: SessionStoreConfiguration, bodyFiles: BodyFiles,
@@ -31,6 +35,21 @@ final class StoreWriter: @unchecked Sendable {
 
     /// The last commit that failed (a full disk, a removed file), if any.
     var failure: SessionStoreError? { errorLock.withLock { lastFailure } }
+
+    /// Calls `handler` (on the writer's thread) when a commit fails after one that worked, or the
+    /// first one does: a full disk is said once, not once a batch.
+    func reportFailures(to handler: @escaping @Sendable (SessionStoreError) -> Void) {
+        errorLock.withLock { failureHandler = handler }
+    }
+
+    private func failed(_ error: SessionStoreError) {
+        let handler = errorLock.withLock { () -> (@Sendable (SessionStoreError) -> Void)? in
+            lastFailure = error
+            return failing ? nil : failureHandler
+        }
+        failing = true
+        handler?(error)
+    }
 
     /// Waits for the thread to drain the queue and stop (after `queue.close()`).
     func join() { finishedSignal.wait() }
@@ -69,14 +88,15 @@ final class StoreWriter: @unchecked Sendable {
                 bodyFiles.remove(clearedFiles)
                 clearedFiles.removeAll()
                 linkedInBatch.removeAll()
+                failing = false
             } catch let error as SessionStoreError {
-                errorLock.withLock { lastFailure = error }
                 changes = StoreChanges(cleared: false, flows: [])
                 // Rolled back: rows this batch inserted are gone, dictionaries too.
                 forgetWrittenRows()
+                failed(error)
             } catch {
                 forgetWrittenRows()
-                errorLock.withLock { lastFailure = SessionStoreError(.sqlite, "\(error)") }
+                failed(SessionStoreError(.sqlite, "\(error)"))
             }
             if changes.cleared || !changes.flows.isEmpty { notify(changes) }
             let committed = batch.count, bodyBytes = WriteQueue.bodyBytes(of: batch)

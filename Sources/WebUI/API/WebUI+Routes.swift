@@ -87,6 +87,7 @@ extension WebUI {
             "replay": proxy != nil,
             "flows": (try? store.count()) ?? 0,
             "store_drops": ["records": drops.records, "bodies": drops.bodies],
+            "store_error": store.writeFailure.map { $0.reason as Any } ?? NSNull(),
         ]
         guard let onboarding = proxy?.onboardingURL else { return .json(object: object) }
         return .json(object: object.merging(["onboarding_url": onboarding, "qr_svg_path": "/api/onboarding/qr.svg"]) { $1 })
