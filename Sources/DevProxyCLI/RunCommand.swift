@@ -151,7 +151,7 @@ enum RunCommand {
         server.stop()
         // A flow log or HAR file that could not be written lost flows: the run failed.
         var failures = sinks.compactMap { ($0 as? JSONLinesFlowLog)?.writeError ?? ($0 as? HARFlowSink)?.writeError }
-            .map(\.reason)
+            .map(\.reason) + sinks.compactMap { ($0 as? ReportCollector)?.writeError }
         if let store = session?.store, let failure = store.writeFailure {
             failures.append("the session store \(store.path) could not write some flows: \(failure.reason)")
         }
@@ -180,7 +180,8 @@ enum RunCommand {
         }
     }
 
-    /// Pin-failure reports go to `--reports FILE`, else `reports.jsonl` beside the flow log, else
+    /// Pin-failure reports go to `--reports FILE`, else `reports.jsonl` beside the flow log (a plain
+    /// file), else
     /// `./reports.jsonl` when the run is about pinning (personas, `--report-uri`, `--sink-reports`).
     private static func reportCollector(_ options: RunOptions, store: CAStore, personas: Bool) throws -> ReportCollector? {
         let patterns = try options.values("report-uri")
@@ -188,7 +189,8 @@ enum RunCommand {
         let path: String
         if let explicit = try options.value("reports") {
             path = explicit
-        } else if let log = try options.value("log") {
+        } else if let log = try options.value("log"), JSONLinesFlowLog.isPlainFile(log) {
+            // Not beside `/dev/stdout`: that would be a file in /dev.
             path = ((log as NSString).deletingLastPathComponent as NSString).appendingPathComponent("reports.jsonl")
         } else if personas || !patterns.isEmpty || sinking {
             path = "reports.jsonl"

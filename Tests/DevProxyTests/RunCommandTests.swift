@@ -258,6 +258,39 @@ import TestSupport
         let line = try #require(stopped.stdout.split(separator: "\n").first { $0.hasPrefix("{") })
         let flow = try JSONDecoder().decode(Flow.self, from: Data(line.utf8))
         #expect(flow.response?.status == 200)
+        // Reports go beside a flow log that is a file, never into /dev.
+        #expect(!FileManager.default.fileExists(atPath: "/dev/reports.jsonl"))
+    }
+
+    /// `--har` through a link (`/dev/stdout`, a link to a file elsewhere) is written in place: the
+    /// atomic write renamed a new file over the path, which replaced the link itself, and run as
+    /// root with stdout going to a file, `/dev/stdout` became a regular file.
+    @Test func aHARThroughALinkIsWrittenInPlace() throws {
+        let dir = TemporaryDirectory()
+        let origin = try OriginServer()
+        let real = dir.file("real.har"), link = dir.file("link.har")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: real)
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--har", link, "--upstream-ca", origin.caPath,
+                                         "--session", "off", "--quiet"])
+        let result = try Subprocess.run("curl", ["-sS", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert",
+                                                 dir.file("ca/root.pem"), origin.url("/cl?n=5")])
+        #expect(result.stdout == "hello", "\(result.output)")
+        #expect(proxy.stop().status == 0)
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == real)
+        let har = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: real))) as? [String: Any]
+        #expect(((har?["log"] as? [String: Any])?["entries"] as? [Any])?.count == 1)
+
+        let piped = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--har", "/dev/stdout", "--upstream-ca", origin.caPath,
+                                         "--session", "off", "--quiet"])
+        _ = try Subprocess.run("curl", ["-sS", "--proxy", "http://127.0.0.1:\(piped.port)", "--cacert",
+                                        dir.file("ca/root.pem"), origin.url("/cl?n=5")])
+        let stopped = piped.stop()
+        #expect(stopped.status == 0, "\(stopped.stderr)")
+        let document = try #require(stopped.stdout.firstIndex(of: "{").map { String(stopped.stdout[$0...]) })
+        let entries = ((try JSONSerialization.jsonObject(with: Data(document.utf8)) as? [String: Any])?["log"]
+                       as? [String: Any])?["entries"] as? [Any]
+        #expect(entries?.count == 1, "\(stopped.stdout)")
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: "/dev/stdout")) != nil)
     }
 
     /// `--har` to a path that cannot be written fails at start-up with one `error:` line, rather
@@ -319,5 +352,24 @@ import TestSupport
         #expect((1...3).contains(warnings), "\(warnings) warnings: \(stopped.stderr)")
         #expect(stopped.stderr.contains("error: the session store \(disk)/session.sqlite could not write some flows"),
                 "\(stopped.stderr)")
+    }
+
+    /// `--log /dev/full` (every write ENOSPC, as a full disk): a warning at once, the proxy goes
+    /// on, `error:` and status 1 at exit; and the device keeps its mode (the log tightened any
+    /// path it opened to 0600, a device node included when run as root).
+    @Test func aFlowLogOnAFullDiskWarnsAndLeavesADeviceAlone() throws {
+        let dir = TemporaryDirectory()
+        let origin = try OriginServer()
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--log", "/dev/full", "--upstream-ca", origin.caPath,
+                                         "--session", "off", "--quiet"])
+        let result = try Subprocess.run("curl", ["-sS", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert",
+                                                 dir.file("ca/root.pem"), origin.url("/cl?n=5")])
+        #expect(result.stdout == "hello", "\(result.output)")
+        let stopped = proxy.stop()
+        #expect(stopped.status == 1, "\(stopped.stderr)")
+        #expect(stopped.stderr.hasPrefix("warning: the flow log failed: cannot write /dev/full: No space left on device"),
+                "\(stopped.stderr)")
+        var status = stat()
+        #expect(stat("/dev/full", &status) == 0 && status.st_mode & 0o777 == 0o666)
     }
 }

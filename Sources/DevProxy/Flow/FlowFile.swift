@@ -12,8 +12,7 @@ enum FlowFile {
     /// once the real reader went its writes would fill the pipe and block for ever.
     /// - Returns: the file descriptor, owned by the caller, and whether it is a regular file.
     static func openForAppending(_ path: String) throws -> (fd: Int32, regular: Bool) {
-        var status = stat()
-        if stat(path, &status) == 0, status.st_mode & S_IFMT != S_IFREG {
+        if !isRegularOrAbsent(path) {
             let fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
             guard fd >= 0 else { throw error(errno, writing: path) }
             return (fd, false)
@@ -56,7 +55,21 @@ enum FlowFile {
     }
 
     /// Replaces `path` with `bytes` atomically: a 0600 temporary file beside it, fsynced, renamed.
+    /// A path that is not a regular file itself (a link such as `/dev/stdout`, a device, a FIFO)
+    /// is written in place: renaming over it would replace the link or the device with a file
+    /// (as root, `/dev/stdout` itself).
     static func writeAtomically(_ bytes: [UInt8], to path: String) throws {
+        if !isPlainFileOrAbsent(path) {
+            // Created (0600) when a link names a file not there yet.
+            let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, privateMode)
+            guard fd >= 0 else { throw error(errno, writing: path) }
+            defer { close(fd) }
+            if let failure = bytes.withUnsafeBytes({ writeAll(fd, $0) }) { throw error(failure, writing: path) }
+            // A regular file behind the link: what an earlier, longer document left goes.
+            var status = stat()
+            if fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG { _ = ftruncate(fd, off_t(bytes.count)) }
+            return
+        }
         let directory = (path as NSString).deletingLastPathComponent
         let name = (path as NSString).lastPathComponent
         let unique = "\(getpid())-\(UInt32.random(in: .min ... .max))"
@@ -72,6 +85,18 @@ enum FlowFile {
             unlink(temporary)
             throw error(failure, writing: path)
         }
+    }
+
+    /// Whether `path` is a regular file (through links) or does not exist yet.
+    static func isRegularOrAbsent(_ path: String) -> Bool {
+        var status = stat()
+        return stat(path, &status) != 0 || status.st_mode & S_IFMT == S_IFREG
+    }
+
+    /// Whether `path` itself is a regular file (not a link to one) or does not exist yet.
+    static func isPlainFileOrAbsent(_ path: String) -> Bool {
+        var status = stat()
+        return lstat(path, &status) != 0 || status.st_mode & S_IFMT == S_IFREG
     }
 
     /// Reads a whole file.

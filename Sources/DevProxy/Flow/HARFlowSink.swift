@@ -26,7 +26,9 @@ public final class HARFlowSink: FlowSink, @unchecked Sendable {
 
     /// Writes an empty HAR file at `path` now: a path that cannot be written fails at start-up,
     /// not at exit with the session's flows, and a proxy killed before `close` leaves a valid file.
+    /// `/dev/stdout` or a FIFO gets the one document at exit only.
     public func writeEmpty() throws {
+        guard FlowFile.isRegularOrAbsent(path) else { return }
         try HARWriter.write([], to: path, creatorVersion: creatorVersion)
     }
 

@@ -187,6 +187,12 @@ public final class JSONLinesFlowLog: FlowSink, @unchecked Sendable {
         return firstError
     }
 
+    /// Whether a log at `path` is a file of its own in a directory of the user's (not `/dev/stdout`,
+    /// a FIFO or a link), beside which other files (`reports.jsonl`) may go.
+    public static func isPlainFile(_ path: String) -> Bool {
+        FlowFile.isPlainFileOrAbsent(path)
+    }
+
     /// The bytes of one record: compact JSON, keys sorted, slashes unescaped, then `\n`.
     static func line(for flow: Flow) -> [UInt8] {
         flow.lineBytes

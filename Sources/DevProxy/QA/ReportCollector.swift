@@ -18,6 +18,11 @@ public final class ReportCollector: FlowSink {
     public let store: CAStore?
 
     private let file: Mutex<Int32>
+    private let failure = Mutex<String?>(nil)
+
+    /// Why a report could not be written (a full disk), if one could not: the CLI reports it at
+    /// exit; the first is said on stderr at once.
+    public var writeError: String? { failure.withLock { $0 } }
 
     /// Opens (creating 0600, appending) the report file.
     ///
@@ -25,7 +30,9 @@ public final class ReportCollector: FlowSink {
     public init(path: String, reportURIPatterns: [String] = [], store: CAStore? = nil) throws {
         let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw QAError(.unreadable, "cannot open \(path) for appending: \(String(cString: strerror(errno)))") }
-        fchmod(fd, 0o600)
+        // A file of ours is tightened to 0600; a device or a FIFO (`/dev/stdout`) is left as it is.
+        var status = stat()
+        if fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG { fchmod(fd, 0o600) }
         self.path = path
         self.reportURIPatterns = reportURIPatterns.map(GlobPattern.init)
         self.store = store
@@ -43,7 +50,14 @@ public final class ReportCollector: FlowSink {
         file.withLock { fd in
             guard fd >= 0 else { return }
             // One write per record with O_APPEND: concurrent flows never interleave within a line.
-            _ = line.withUnsafeBytes { Foundation.write(fd, $0.baseAddress, $0.count) }
+            let written = line.withUnsafeBytes { Foundation.write(fd, $0.baseAddress, $0.count) }
+            guard written != line.count else { return }
+            let reason = "cannot write \(path): " + (written < 0 ? String(cString: strerror(errno)) : "a short write")
+            let first = failure.withLock { kept in
+                defer { if kept == nil { kept = reason } }
+                return kept == nil
+            }
+            if first { StandardError.warn("the report log failed: \(reason); later reports may be missing from it") }
         }
     }
 

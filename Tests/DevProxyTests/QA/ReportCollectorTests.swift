@@ -65,6 +65,18 @@ import TestSupport
         #expect(!collector.isReportRequest(method: "POST", url: "https://x.dev/api/login", contentType: "application/json"))
     }
 
+    /// A report that cannot be written (`/dev/full`: ENOSPC, as a full disk) is kept for the CLI
+    /// to report at exit, and a device given as the path keeps its own mode.
+    @Test func aReportThatCannotBeWrittenIsKept() throws {
+        let collector = try ReportCollector(path: "/dev/full", store: nil)
+        let body = try SyntheticFlows.trustKitReport(host: "api.acme.dev", chain: try chain(host: "api.acme.dev"))
+        collector.record(try SyntheticFlows.flow(id: "f", host: "r", persona: nil, method: "POST", body: body))
+        collector.close()
+        #expect(collector.writeError == "cannot write /dev/full: No space left on device")
+        var status = stat()
+        #expect(stat("/dev/full", &status) == 0 && status.st_mode & 0o777 == 0o666)
+    }
+
     @Test func concurrentRecordsNeverInterleave() throws {
         let collector = try ReportCollector(path: path, store: nil)
         let body = try SyntheticFlows.trustKitReport(host: "api.acme.dev", chain: try chain(host: "api.acme.dev"))
