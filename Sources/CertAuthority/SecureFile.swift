@@ -17,6 +17,10 @@ public enum SecureFile {
         if exclusive, FileManager.default.fileExists(atPath: path) {
             throw CAError(.caExists, "\(path) already exists; refusing to overwrite it")
         }
+        if isStream(path) {
+            try writeInPlace(bytes, to: path)
+            return
+        }
         let directory = (path as NSString).deletingLastPathComponent
         let temporary = (directory.isEmpty ? "." : directory) + "/.\((path as NSString).lastPathComponent).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
@@ -38,6 +42,44 @@ public enum SecureFile {
             let failure = errno == 0 ? savedErrno : errno
             unlink(temporary)
             throw writeError(path: path, errno: failure)
+        }
+    }
+
+    /// Whether `path` is a stream to write into rather than a file to replace: a device, a FIFO,
+    /// or a name under `/dev` or `/proc` (`--out /dev/stdout`, whatever stdout leads to). Renaming
+    /// a new file over such a path replaced it: as root, `/dev/stdout` itself became a file.
+    public static func isStream(_ path: String) -> Bool {
+        if path.hasPrefix("/dev/") || path.hasPrefix("/proc/") { return true }
+        var status = stat()
+        return stat(path, &status) == 0 && status.st_mode & S_IFMT != S_IFREG
+    }
+
+    /// The process's own stdout or stderr when `path` leads to the same file (`/dev/stdout`): a
+    /// second open of it would write from offset 0 over what the process prints there.
+    public static func standardDescriptor(for path: String) -> Int32? {
+        var target = stat()
+        guard stat(path, &target) == 0 else { return nil }
+        for descriptor in [STDOUT_FILENO, STDERR_FILENO] {
+            var status = stat()
+            if fstat(descriptor, &status) == 0, status.st_dev == target.st_dev, status.st_ino == target.st_ino {
+                return descriptor
+            }
+        }
+        return nil
+    }
+
+    /// Writes all of `bytes` into an existing stream (`isStream`), leaving its mode alone.
+    private static func writeInPlace(_ bytes: [UInt8], to path: String) throws {
+        let standard = standardDescriptor(for: path)
+        let fd = standard ?? open(path, O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw writeError(path: path, errno: errno) }
+        defer { if standard == nil { close(fd) } }
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { Foundation.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { throw writeError(path: path, errno: written < 0 ? errno : EIO) }
+            offset += written
         }
     }
 

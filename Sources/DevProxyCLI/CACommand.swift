@@ -113,10 +113,11 @@ enum CACommand {
             return 0
         }
         try SecureFile.write(bytes, to: out, mode: SecureFile.publicMode)
-        Output.line("Wrote the root certificate (\(format.uppercased())) to \(out).")
-        Output.line("  SPKI pin  \(root.pin)")
-        Output.line("Install it: Android Settings > Security > Encryption & credentials > Install a certificate > CA certificate;")
-        Output.line("iOS: AirDrop or mail the file, install the profile, then enable it in Settings > General > About > Certificate Trust Settings.")
+        Output.wrote(to: out, "Wrote the root certificate (\(format.uppercased())) to \(out).",
+                     "  SPKI pin  \(root.pin)",
+                     "Install it: Android Settings > Security > Encryption & credentials > Install a certificate > CA certificate;",
+                     "iOS: AirDrop or mail the file, install the profile, then enable it in Settings > General > About > "
+                        + "Certificate Trust Settings.")
         return 0
     }
 }

@@ -51,9 +51,9 @@ enum HARCommand {
         let count = log.problems.count
         let skipped = count == 0 ? "" : " (\(count) unreadable line\(count == 1 ? "" : "s") skipped, see the warnings)"
         let entries = log.flows.count == 1 ? "1 entry" : "\(log.flows.count) entries"
-        Output.line("Wrote \(entries) to \(outputPath) (mode 0600)\(skipped).")
-        Output.line("Next: import it in Chrome DevTools (Network → Import HAR file…), "
-                    + "or `jq '.log.entries[].request.url' \(outputPath)`")
+        Output.wrote(to: outputPath, "Wrote \(entries) to \(outputPath) (mode 0600)\(skipped).",
+                     "Next: import it in Chrome DevTools (Network → Import HAR file…), "
+                        + "or `jq '.log.entries[].request.url' \(outputPath)`")
         return 0
     }
 }

@@ -1,3 +1,4 @@
+import CertAuthority
 import Foundation
 
 /// Writing to the terminal: results to stdout, warnings and errors to stderr.
@@ -12,6 +13,17 @@ enum Output {
 
     static func error(_ text: String) {
         writeAll(Array(("error: " + text + "\n").utf8), to: STDERR_FILENO)
+    }
+
+    /// What a command wrote to `path`, said on stdout; on stderr when `path` is a stream
+    /// (`--out /dev/stdout`), so the note never lands inside the output it describes.
+    static func wrote(to path: String, _ lines: String...) {
+        let text = lines.joined(separator: "\n")
+        if SecureFile.isStream(path) {
+            writeAll(Array((text + "\n").utf8), to: STDERR_FILENO)
+        } else {
+            line(text)
+        }
     }
 
     /// Bytes as they are (a PEM, a HAR, a snippet) to stdout.

@@ -70,8 +70,9 @@ enum PinsPublishCommand {
             return 0
         }
         try SecureFile.write(bytes, to: out, mode: SecureFile.publicMode)
-        Output.line("Wrote the pin set to \(out): \(hashes.count) pin(s) (\(primary.count) primary, "
-                    + "\(backup.count) backup), expiresAt \(ISO8601.string(expires)) as \(format.rawValue), minAppVersion \(version).")
+        Output.wrote(to: out, "Wrote the pin set to \(out): \(hashes.count) pin(s) (\(primary.count) primary, "
+                     + "\(backup.count) backup), expiresAt \(ISO8601.string(expires)) as \(format.rawValue), "
+                     + "minAppVersion \(version).")
         if let signature, let signKey {
             let path = arguments.value("signature") ?? out + ".sig"
             try SecureFile.write(signature, to: path, mode: SecureFile.publicMode)

@@ -57,6 +57,22 @@ import TestSupport
         #expect(FileManager.default.contents(atPath: dir.file("from-bundle.crt")) == FileManager.default.contents(atPath: dir.file("root.crt")))
     }
 
+    /// `ca export --format der --out /dev/stdout > root.crt`: the DER lands in the file whole
+    /// (openssl reads it), the note goes to stderr, and `/dev/stdout` stays a link. The atomic
+    /// write renamed a file over the path (as root, /dev/stdout became a regular file), and a
+    /// second open of it wrote from offset 0 under what the process printed there.
+    @Test func exportToStandardOutputWritesTheBytesThere() throws {
+        _ = try devproxy(["ca", "init", "--ca-dir", ca, "--name", "Acme Dev Root"])
+        let file = dir.file("root.crt")
+        let script = "\"$0\" ca export --ca-dir \"$1\" --format der --out /dev/stdout > \"$2\""
+        let export = try Subprocess.run("bash", ["-c", script, Subprocess.devproxy, ca, file])
+        #expect(export.status == 0, "\(export.output)")
+        #expect(export.stderr.hasPrefix("Wrote the root certificate (DER) to /dev/stdout."), "\(export.stderr)")
+        let subject = try Subprocess.run("openssl", ["x509", "-inform", "der", "-in", file, "-noout", "-subject"])
+        #expect(subject.stdout.contains("CN = Acme Dev Root"), "\(subject.output)")
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: "/dev/stdout")) != nil)
+    }
+
     @Test func traceOfAForeignCertificateExitsOne() throws {
         _ = try devproxy(["ca", "init", "--ca-dir", ca])
         let other = dir.file("other")

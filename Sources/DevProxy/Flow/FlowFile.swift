@@ -1,3 +1,4 @@
+import CertAuthority
 import Foundation
 
 /// The file operations the flow sinks need, with errors in `FlowLogError` terms. Everything
@@ -60,6 +61,11 @@ enum FlowFile {
     /// (as root, `/dev/stdout` itself).
     static func writeAtomically(_ bytes: [UInt8], to path: String) throws {
         if !isPlainFileOrAbsent(path) {
+            // The process's own stdout is written through its descriptor (`/dev/stdout`).
+            if let standard = SecureFile.standardDescriptor(for: path) {
+                if let failure = bytes.withUnsafeBytes({ writeAll(standard, $0) }) { throw error(failure, writing: path) }
+                return
+            }
             // Created (0600) when a link names a file not there yet.
             let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, privateMode)
             guard fd >= 0 else { throw error(errno, writing: path) }
