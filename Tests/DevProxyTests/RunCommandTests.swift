@@ -197,21 +197,7 @@ import TestSupport
     /// reading it does; a full disk) stops with one warning, and the proxy goes on serving: the
     /// write had trapped and taken the proxy down on the next handshake.
     @Test func aKeyLogThatFailsStopsWithAWarningAndTheProxyGoesOn() throws {
-        let dir = TemporaryDirectory()
-        let origin = try OriginServer()
-        let fifo = dir.file("keys.fifo")
-        #expect(mkfifo(fifo, 0o600) == 0)
-        // A reader, so that the proxy's open for writing does not wait; it goes away at once.
-        let reader = open(fifo, O_RDONLY | O_NONBLOCK)
-        #expect(reader >= 0)
-        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--keylog", fifo, "--upstream-ca", origin.caPath, "--quiet"])
-        close(reader)
-        for _ in 0..<2 {
-            let result = try Subprocess.run("curl", ["-sS", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert",
-                                                     dir.file("ca/root.pem"), origin.url("/cl?n=5")])
-            #expect(result.stdout == "hello", "\(result.output)")
-        }
-        let stopped = proxy.stop()
+        let (stopped, _) = try runWritingToAFIFOWhoseReaderLeaves("--keylog")
         #expect(stopped.status == 0, "\(stopped.stderr)")
         #expect(stopped.stderr.contains("warning: the key log stopped (Broken pipe)"), "\(stopped.stderr)")
         #expect(!stopped.stderr.contains("Fatal error"))
@@ -222,21 +208,7 @@ import TestSupport
     /// opened read-write, a reader of its own FIFO: its writes would have filled the pipe and then
     /// blocked for ever, holding every later line in memory and the proxy's exit with them.
     @Test func aFlowLogThatFailsWarnsAndTheExitStatusSaysSo() throws {
-        let dir = TemporaryDirectory()
-        let origin = try OriginServer()
-        let fifo = dir.file("flows.fifo")
-        #expect(mkfifo(fifo, 0o600) == 0)
-        let reader = open(fifo, O_RDONLY | O_NONBLOCK)
-        #expect(reader >= 0)
-        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--log", fifo, "--upstream-ca", origin.caPath,
-                                         "--session", "off", "--quiet"])
-        close(reader)
-        for _ in 0..<2 {
-            let result = try Subprocess.run("curl", ["-sS", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert",
-                                                     dir.file("ca/root.pem"), origin.url("/cl?n=5")])
-            #expect(result.stdout == "hello", "\(result.output)")
-        }
-        let stopped = proxy.stop()
+        let (stopped, fifo) = try runWritingToAFIFOWhoseReaderLeaves("--log")
         #expect(stopped.status == 1, "\(stopped.stderr)")
         #expect(stopped.stderr.contains("warning: the flow log failed: cannot write \(fifo): Broken pipe"), "\(stopped.stderr)")
         #expect(stopped.stderr.contains("error: cannot write \(fifo): Broken pipe"), "\(stopped.stderr)")
@@ -245,14 +217,7 @@ import TestSupport
     /// `--log /dev/stdout` streams the flows to stdout (for jq) and exits 0: the log is not a
     /// regular file, so it is neither read back nor synced (fsync says EINVAL on a pipe).
     @Test func aFlowLogOnStdoutStreamsFlowsAndExitsCleanly() throws {
-        let dir = TemporaryDirectory()
-        let origin = try OriginServer()
-        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--log", "/dev/stdout", "--upstream-ca", origin.caPath,
-                                         "--session", "off", "--quiet"])
-        let result = try Subprocess.run("curl", ["-sS", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert",
-                                                 dir.file("ca/root.pem"), origin.url("/cl?n=5")])
-        #expect(result.stdout == "hello", "\(result.output)")
-        let stopped = proxy.stop()
+        let stopped = try runWithRequests(["--log", "/dev/stdout"])
         #expect(stopped.status == 0, "\(stopped.stderr)")
         #expect(stopped.stderr.isEmpty, "\(stopped.stderr)")
         let line = try #require(stopped.stdout.split(separator: "\n").first { $0.hasPrefix("{") })
@@ -272,9 +237,7 @@ import TestSupport
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: real)
         let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--har", link, "--upstream-ca", origin.caPath,
                                          "--session", "off", "--quiet"])
-        let result = try Subprocess.run("curl", ["-sS", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert",
-                                                 dir.file("ca/root.pem"), origin.url("/cl?n=5")])
-        #expect(result.stdout == "hello", "\(result.output)")
+        try expectHello(through: proxy, root: dir.file("ca/root.pem"), origin: origin)
         #expect(proxy.stop().status == 0)
         #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == real)
         let har = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: real))) as? [String: Any]
@@ -282,8 +245,7 @@ import TestSupport
 
         let piped = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--har", "/dev/stdout", "--upstream-ca", origin.caPath,
                                          "--session", "off", "--quiet"])
-        _ = try Subprocess.run("curl", ["-sS", "--proxy", "http://127.0.0.1:\(piped.port)", "--cacert",
-                                        dir.file("ca/root.pem"), origin.url("/cl?n=5")])
+        try expectHello(through: piped, root: dir.file("ca/root.pem"), origin: origin)
         let stopped = piped.stop()
         #expect(stopped.status == 0, "\(stopped.stderr)")
         let document = try #require(stopped.stdout.firstIndex(of: "{").map { String(stopped.stdout[$0...]) })
@@ -358,18 +320,46 @@ import TestSupport
     /// on, `error:` and status 1 at exit; and the device keeps its mode (the log tightened any
     /// path it opened to 0600, a device node included when run as root).
     @Test func aFlowLogOnAFullDiskWarnsAndLeavesADeviceAlone() throws {
-        let dir = TemporaryDirectory()
-        let origin = try OriginServer()
-        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--log", "/dev/full", "--upstream-ca", origin.caPath,
-                                         "--session", "off", "--quiet"])
-        let result = try Subprocess.run("curl", ["-sS", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert",
-                                                 dir.file("ca/root.pem"), origin.url("/cl?n=5")])
-        #expect(result.stdout == "hello", "\(result.output)")
-        let stopped = proxy.stop()
+        let stopped = try runWithRequests(["--log", "/dev/full"])
         #expect(stopped.status == 1, "\(stopped.stderr)")
         #expect(stopped.stderr.hasPrefix("warning: the flow log failed: cannot write /dev/full: No space left on device"),
                 "\(stopped.stderr)")
         var status = stat()
         #expect(stat("/dev/full", &status) == 0 && status.st_mode & 0o777 == 0o666)
+    }
+
+    /// GET `/cl?n=5` of `origin` through `proxy` with curl, trusting the run's `root`: "hello".
+    private func expectHello(through proxy: DevProxyProcess, root: String, origin: OriginServer) throws {
+        let result = try Subprocess.run("curl", ["-sS", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", root,
+                                                 origin.url("/cl?n=5")])
+        #expect(result.stdout == "hello", "\(result.output)")
+    }
+
+    /// Runs the proxy with `option` naming a FIFO whose reader goes away once the proxy has opened
+    /// it, sends two requests through it (both answered), and stops it.
+    private func runWritingToAFIFOWhoseReaderLeaves(_ option: String) throws
+        -> (stopped: (status: Int32, stdout: String, stderr: String), fifo: String) {
+        let dir = TemporaryDirectory()
+        let fifo = dir.file("output.fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        // A reader, so that the proxy's open for writing does not wait; it goes away at once.
+        let reader = open(fifo, O_RDONLY | O_NONBLOCK)
+        #expect(reader >= 0)
+        return (try runWithRequests([option, fifo], requests: 2, started: { close(reader) }), fifo)
+    }
+
+    /// Runs the proxy with `options` (a CA of its own, no session store), calls `started` once it
+    /// listens, sends `requests` GETs through it (each must be answered), and stops it.
+    private func runWithRequests(_ options: [String], requests: Int = 1, started: () -> Void = {}) throws
+        -> (status: Int32, stdout: String, stderr: String) {
+        let dir = TemporaryDirectory()
+        let origin = try OriginServer()
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--upstream-ca", origin.caPath, "--session", "off",
+                                         "--quiet"] + options)
+        started()
+        for _ in 0..<requests {
+            try expectHello(through: proxy, root: dir.file("ca/root.pem"), origin: origin)
+        }
+        return proxy.stop()
     }
 }

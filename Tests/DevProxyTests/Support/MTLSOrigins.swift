@@ -63,15 +63,9 @@ final class OpenSSLMTLSServer {
 
     init(material: MTLSMaterial, clientCA: String, tls12: Bool = false) throws {
         (process, port) = try HTTP2Origin.launchOnFreePort { port in
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-            process.arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", material.originCert,
-                                 "-key", material.originKey, "-Verify", "1", "-CAfile", clientCA, "-www", "-quiet"]
-                + (tls12 ? ["-tls1_2"] : [])
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
-            return process
+            Process.quietServer("/usr/bin/openssl", ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", material.originCert,
+                                                     "-key", material.originKey, "-Verify", "1", "-CAfile", clientCA,
+                                                     "-www", "-quiet"] + (tls12 ? ["-tls1_2"] : []))
         }
     }
 

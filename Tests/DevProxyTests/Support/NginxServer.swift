@@ -43,18 +43,25 @@ final class NginxServer {
         }
         """
         let path = directory.write("nginx.conf", config)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
-        process.arguments = ["-c", path, "-p", directory.path, "-e", directory.file("error.log")]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
-        return process
+        return Process.quietServer("/usr/sbin/nginx", ["-c", path, "-p", directory.path, "-e", directory.file("error.log")])
     }
 
     deinit {
         // SIGKILL: children of Foundation's Process inherit a blocked SIGTERM.
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
+    }
+}
+
+extension Process {
+    /// A server process for a test's origin, not started: no input, its output discarded.
+    static func quietServer(_ executable: String, _ arguments: [String]) -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
+        return process
     }
 }
