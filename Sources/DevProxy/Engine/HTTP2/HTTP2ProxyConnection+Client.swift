@@ -173,7 +173,8 @@ extension HTTP2ProxyConnection {
     /// refusal on.
     func resend(_ exchange: HTTP2StreamExchange) -> Bool {
         guard exchange.bodiless, exchange.resends < Self.maxResends, exchange.responseHead == nil,
-              exchange.draft.flow.response == nil, exchange.draft.flow.error == nil, !server.isStopping, streams[exchange.clientStream] === exchange else {
+              exchange.draft.flow.response == nil, exchange.draft.flow.error == nil, !server.isStopping,
+              streams[exchange.clientStream] === exchange else {
             return false
         }
         exchange.resends += 1
