@@ -15,13 +15,14 @@ public enum WebUIBrowser {
     }()
 
     /// Runs the script: `ui` is the `web ui:` URL (with its token), `proxy` the proxy's
-    /// `http://127.0.0.1:PORT`; screenshots go to `shots` when given.
+    /// `http://127.0.0.1:PORT`; screenshots go to `shots` when given; `only` runs that one check.
     /// - Returns: the script's result; it prints `PASS name …` / `FAIL name …` a check.
-    public static func run(ui: String, proxy: String, shots: String? = nil, timeout: TimeInterval = 180) throws
-        -> Subprocess.Result {
+    public static func run(ui: String, proxy: String, shots: String? = nil, only: String? = nil,
+                           timeout: TimeInterval = 180) throws -> Subprocess.Result {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("Resources/webui_browser.py").path
-        return try Subprocess.run("python3", [script, "--ui", ui, "--proxy", proxy] + (shots.map { ["--shots", $0] } ?? []),
+        return try Subprocess.run("python3", [script, "--ui", ui, "--proxy", proxy] + (shots.map { ["--shots", $0] } ?? [])
+                                      + (only.map { ["--only", $0] } ?? []),
                                   timeout: timeout)
     }
 

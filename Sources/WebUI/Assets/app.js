@@ -144,7 +144,29 @@ function setupStatus() {
         if (info.session) parts.push(`session ${info.session}`);
         if (store.readOnly) parts.push("read-only");
         $("info-line").textContent = parts.join(" · ");
+        // A session store that could not write (a full disk): its flows are not in this view.
+        const storeError = $("store-error");
+        storeError.hidden = !info.store_error;
+        storeError.textContent = info.store_error
+            ? `The session store could not write some flows (${info.store_error}): they are missing from this ` +
+              "list and from the saved session."
+            : "";
     });
+}
+
+/** Asks for the server's info again every few seconds while a proxy runs, so that a session store
+ * that starts failing (a full disk) is said at once rather than at the next reload. Only a change
+ * of that is passed on: an `info` event redraws the CA panel, and a pin being selected there. */
+function watchInfo() {
+    setInterval(async () => {
+        if (store.readOnly) return;
+        try {
+            const info = await api.info();
+            if ((info.store_error ?? null) !== (store.info?.store_error ?? null)) store.setInfo(info);
+        } catch {
+            // A server that went away shows in the connection state.
+        }
+    }, 5000);
 }
 
 async function start() {
@@ -159,6 +181,7 @@ async function start() {
     } catch (error) {
         store.notify(`could not load the proxy's info: ${error.message}`, "error");
     }
+    watchInfo();
     try {
         store.errorKinds = await api.errorKinds();
     } catch {

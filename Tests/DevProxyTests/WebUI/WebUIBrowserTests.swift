@@ -42,4 +42,23 @@ import TestSupport
         #expect(expected.subtracting(passed).isEmpty, "missing: \(expected.subtracting(passed))\n\(result.output)")
         _ = proxy.stop()
     }
+
+    /// A session store on a disk that fills up (a 1 MiB tmpfs, so root) is said in the open page
+    /// within seconds, as an alert that names the reason: the list would otherwise just stop
+    /// growing while the proxy goes on serving.
+    @Test(.enabled(if: WebUIBrowser.missing == nil && geteuid() == 0, "needs chromium, playwright and root (tmpfs)"))
+    func pageSaysWhenTheSessionStoreCannotWrite() throws {
+        let dir = TemporaryDirectory()
+        let disk = dir.file("disk")
+        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+        let mounted = try Subprocess.run("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", disk])
+        try #require(mounted.status == 0, "\(mounted.output)")
+        defer { _ = try? Subprocess.run("umount", ["-l", disk]) }
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--session", disk + "/session.sqlite",
+                                         "--web", "127.0.0.1:0", "--quiet"], webUI: true)
+        let ui = try #require(proxy.webUI)
+        let result = try WebUIBrowser.run(ui: ui, proxy: "http://127.0.0.1:\(proxy.port)", only: "store-error", timeout: 120)
+        #expect(WebUIBrowser.passed(result).contains("store-error-shown"), "\(result.output)")
+        _ = proxy.stop()
+    }
 }

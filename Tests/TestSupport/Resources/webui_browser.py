@@ -148,7 +148,8 @@ def main():
     parser.add_argument("--ui", required=True)
     parser.add_argument("--proxy", required=True)
     parser.add_argument("--shots")
-    parser.add_argument("--only", help="run one check by hand: filtered-count")
+    parser.add_argument("--only", help="run one check: filtered-count, store-error (a proxy whose session "
+                                       "store is on a disk that fills up)")
     options = parser.parse_args()
     checks = Checks()
     origin = Origin(("127.0.0.1", 0), Handler)
@@ -162,6 +163,8 @@ def main():
                 if options.only == "filtered-count":
                     page = open_page(browser, options)
                     filtered_count_under_load(page, options, base, checks)
+                elif options.only == "store-error":
+                    store_error_shown(open_page(browser, options), options, base, checks)
                 else:
                     run(browser, options, base, origin, checks)
             finally:
@@ -496,6 +499,25 @@ def filtered_live_list(page, options, base, checks):
         if waiter.poll() is None:
             waiter.kill()
             waiter.wait()
+
+
+def store_error_shown(page, options, base, checks):
+    """Uploads of 320 KB through a proxy whose session store is on a small disk, until the page says
+    the store could not write (it asks for the server's info every few seconds): an alert, as text."""
+    body = b"0123456789abcdef" * 20000
+    address = urllib.parse.urlsplit(options.proxy)
+    for _ in range(12):
+        connection = http.client.HTTPConnection(address.hostname, address.port, timeout=30)
+        connection.request("POST", base + "/upload", body=body)
+        connection.getresponse().read()
+        connection.close()
+    try:
+        page.wait_for_function("() => !document.getElementById('store-error').hidden", timeout=15000)
+        text = page.evaluate("() => document.getElementById('store-error').textContent")
+        role = page.evaluate("() => document.getElementById('store-error').getAttribute('role')")
+        checks.result("store-error-shown", "database or disk is full" in text and role == "alert", text)
+    except Exception as error:
+        checks.result("store-error-shown", False, str(error).splitlines()[0])
 
 
 def open_page(browser, options):
