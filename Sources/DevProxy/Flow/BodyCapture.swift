@@ -54,6 +54,12 @@ public final class BodyCapture {
         memoryLimit = spool == nil ? limit : min(keepLimit, BodySpool.headBytes)
     }
 
+    /// The whole body when all of it is held in memory and it is at most `maximum` bytes long
+    /// (a request an origin refused can then go again); nil otherwise.
+    func heldWhole(upTo maximum: Int) -> [UInt8]? {
+        file == nil && kept.count == size && size <= maximum ? kept : nil
+    }
+
     /// Adds the next bytes of the body.
     public func append(_ bytes: UnsafeRawBufferPointer) {
         guard bytes.count > 0 else { return }

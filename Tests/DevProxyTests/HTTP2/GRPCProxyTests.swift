@@ -18,7 +18,7 @@ import TestSupport
         private let stdin = Pipe()
         private let directory = TemporaryDirectory()
 
-        init(insecure: Bool = false) throws {
+        init(insecure: Bool = false, aging: Bool = false) throws {
             let store = CAStore(directory: directory.file("grpc-ca"))
             try store.initialize(name: "gRPC Origin Test CA", keyType: .p256, days: 2, passphrase: nil)
             let leaf = try LeafIssuer(signer: try store.rootSigner(passphrase: nil)).issue(for: [try LeafName("localhost")])
@@ -27,7 +27,8 @@ import TestSupport
             let key = directory.write("grpc.key", bytes: try leaf.key.pem())
             let stdout = Pipe()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", GRPCProxyTests.script] + (insecure ? ["server-insecure"] : ["server", cert, key])
+            process.arguments = ["python3", GRPCProxyTests.script]
+                + (insecure ? ["server-insecure"] : [aging ? "server-aging" : "server", cert, key])
             process.standardOutput = stdout
             process.standardInput = stdin
             process.standardError = FileHandle.nullDevice
@@ -81,6 +82,24 @@ import TestSupport
             throw TestFailure("grpc_echo.py client failed: \(result.output)")
         }
         return results
+    }
+
+    /// A gRPC server that closes each connection after 300 ms (`max_connection_age`, as services
+    /// behind Kubernetes do: GOAWAY, a PING, a final GOAWAY): two seconds of unary calls from four
+    /// threads all succeed through the proxy, as they do directly. Calls whose stream had not yet
+    /// gone out when the GOAWAY came had been closed by nghttp2 without a word to the client
+    /// (they waited for their deadline); they go again on a new connection (`server.retried`).
+    @Test func callsOutliveAServerThatAgesItsConnections() throws {
+        let server = try EchoServer(aging: true)
+        let cas = try Certificate.all(from: SecureFile.read(server.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let result = try Subprocess.run("python3", [Self.script, "client-burst", proxy.pki.rootPath, "\(server.port)", "2"],
+                                        environment: ["https_proxy": proxy.proxyURL, "no_proxy": "", "no_grpc_proxy": ""],
+                                        timeout: 60)
+        struct Burst: Decodable { var ok: Int; var errors: [String: Int] }
+        let burst = try JSONDecoder().decode(Burst.self, from: Data(result.stdout.utf8))
+        #expect(burst.errors.isEmpty, "\(burst.errors) after \(burst.ok) calls: \(result.stderr)")
+        #expect(burst.ok > 100, "\(burst.ok) calls in 2 s")
     }
 
     /// Every call shape works as it does directly: unary with trailing metadata, a trailers-only

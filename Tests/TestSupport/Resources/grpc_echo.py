@@ -4,6 +4,9 @@ methods are registered with raw-bytes handlers, and messages are protobuf bytes 
 
   grpc_echo.py server CERT KEY          prints the port, serves until stdin closes
   grpc_echo.py server-insecure          the same without TLS (h2 by prior knowledge)
+  grpc_echo.py server-aging CERT KEY    the same with TLS, each connection closed after 300 ms
+                                        (grpc.max_connection_age_ms: GOAWAY, as Kubernetes services do)
+  grpc_echo.py client-burst ROOT PORT S Unary calls from 4 threads for S seconds, 2 s deadline; prints JSON
   grpc_echo.py client ROOT PORT         through https_proxy (set by the caller); prints JSON
   grpc_echo.py client-insecure PORT     an insecure channel through https_proxy: unary and bidi
   grpc_echo.py client-quiet ROOT PORT   Quiet (a server stream silent for 2 s before its message); prints JSON
@@ -101,7 +104,7 @@ def bidi(requests, context):
         yield r
 
 
-def serve(cert, key, insecure=False):
+def serve(cert, key, insecure=False, options=()):
     handlers = {
         "Unary": grpc.unary_unary_rpc_method_handler(unary),
         "Fail": grpc.unary_unary_rpc_method_handler(fail),
@@ -112,7 +115,7 @@ def serve(cert, key, insecure=False):
         "ClientStream": grpc.stream_unary_rpc_method_handler(client_stream),
         "Bidi": grpc.stream_stream_rpc_method_handler(bidi),
     }
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=8), options=list(options))
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("lab.Echo", handlers),))
     if insecure:
         port = server.add_insecure_port("127.0.0.1:0")
@@ -207,6 +210,30 @@ def client_ticks(root, port, count):
         print(json.dumps({"ticks": {"error": e.code().name, "details": e.details()}}))
 
 
+def client_burst(root, port, seconds):
+    credentials = grpc.ssl_channel_credentials(root_certificates=open(root, "rb").read())
+    channel = grpc.secure_channel("localhost:%s" % port, credentials)
+    counts = {"ok": 0, "errors": {}}
+    lock = threading.Lock()
+    end = time.time() + float(seconds)
+
+    def worker():
+        while time.time() < end:
+            try:
+                channel.unary_unary("/lab.Echo/Unary")(message("burst", 1), timeout=2)
+                with lock:
+                    counts["ok"] += 1
+            except grpc.RpcError as e:
+                with lock:
+                    counts["errors"][e.code().name] = counts["errors"].get(e.code().name, 0) + 1
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    print(json.dumps(counts))
+
+
 def client_insecure(port):
     channel = grpc.insecure_channel("localhost:%s" % port)
     results = {}
@@ -227,6 +254,11 @@ if sys.argv[1] == "server":
     serve(sys.argv[2], sys.argv[3])
 elif sys.argv[1] == "server-insecure":
     serve(None, None, insecure=True)
+elif sys.argv[1] == "server-aging":
+    serve(sys.argv[2], sys.argv[3], options=[("grpc.max_connection_age_ms", 300),
+                                             ("grpc.max_connection_age_grace_ms", 2000)])
+elif sys.argv[1] == "client-burst":
+    client_burst(sys.argv[2], sys.argv[3], sys.argv[4])
 elif sys.argv[1] == "client-insecure":
     client_insecure(sys.argv[2])
 elif sys.argv[1] == "client-quiet":

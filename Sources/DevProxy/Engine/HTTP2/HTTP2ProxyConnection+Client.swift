@@ -163,25 +163,43 @@ extension HTTP2ProxyConnection {
 
     /// How many times one request goes again after its origin did not process it (`resend`).
     static let maxResends = 3
+    /// The largest request body sent again (`resend`): a gRPC call's message, a form, a small JSON.
+    static let maxResentBody = 64 * 1024
 
-    /// A bodiless request whose stream the origin did not process (above a GOAWAY's last stream,
-    /// or refused with REFUSED_STREAM before any answer) goes again, up to `maxResends` times, on
-    /// the current or a new origin connection, as a browser resends it (RFC 9113 §8.7, §6.8): it
-    /// is DevProxy's connection to the origin that went away (an origin rotating connections, as
-    /// nginx does after `keepalive_requests`), not the client's. The flow says so
+    /// A request whose stream the origin did not process (above a GOAWAY's last stream, refused
+    /// with REFUSED_STREAM before any answer, or never opened because the origin's GOAWAY came
+    /// first) goes again, up to `maxResends` times, on the current or a new origin connection, as
+    /// a browser or a gRPC client resends it (RFC 9113 §8.7, §6.8): it is DevProxy's connection
+    /// to the origin that went away (nginx after `keepalive_requests`, a gRPC server at
+    /// `max_connection_age`), not the client's. The request must be bodiless, or have ended with
+    /// its whole body held in memory (up to `maxResentBody`, no trailers). The flow says so
     /// (`server.retried`). Returns false when it may not go again; the caller then passes the
     /// refusal on.
     func resend(_ exchange: HTTP2StreamExchange) -> Bool {
-        guard exchange.bodiless, exchange.resends < Self.maxResends, exchange.responseHead == nil,
-              exchange.draft.flow.response == nil, exchange.draft.flow.error == nil, !server.isStopping,
-              streams[exchange.clientStream] === exchange else {
+        guard exchange.resends < Self.maxResends, exchange.responseHead == nil, exchange.draft.flow.response == nil,
+              exchange.draft.flow.error == nil, !server.isStopping, streams[exchange.clientStream] === exchange else {
             return false
+        }
+        var body: [UInt8]?
+        if !exchange.bodiless {
+            guard exchange.requestEnded, exchange.recorder.requestTrailers.isEmpty,
+                  let held = exchange.recorder.requestCapture.heldWhole(upTo: Self.maxResentBody) else { return false }
+            body = held
         }
         exchange.resends += 1
         exchange.leg = nil
         exchange.upstreamStream = nil
         exchange.draft.flow.server.retried = true
-        sendUpstream(exchange, endStream: true)
+        sendUpstream(exchange, endStream: body == nil)
+        guard let body else { return true }
+        // The client's stream window was reopened when the first copy was taken (or dropped): the
+        // origin's taking this one reopens it again, which a stream the client has ended ignores.
+        if let http1Leg = exchange.http1Leg {
+            http1Leg.push(body)
+            http1Leg.finishRequest()
+        } else if let leg = exchange.leg, let upstream = exchange.upstreamStream {
+            try? leg.session.submitData(stream: upstream, body, endStream: true)
+        }
         return true
     }
 

@@ -139,7 +139,18 @@ extension HTTP2ProxyConnection {
                 // Its own code, whether or not the response started: REFUSED_STREAM tells the
                 // client it may retry; a made-up 502 would hide that.
                 resetClientAfterQueuedFrames(exchange, code: code)
-            case .streamClosed(let upstream, _):
+            case .streamClosed(let upstream, let code):
+                if code == .refusedStream, let exchange = exchange(upstream, on: leg), exchange.responseHead == nil,
+                   exchange.draft.flow.error == nil {
+                    // The session closed a stream that never went out: once the origin has sent
+                    // GOAWAY, nghttp2 opens no new stream (NGHTTP2_ERR_START_STREAM_NOT_ALLOWED), and
+                    // nothing else tells the client (a gRPC server at max_connection_age left calls
+                    // waiting until their deadline).
+                    leg.clientStreams[upstream] = nil
+                    if !resend(exchange) {
+                        refuse(exchange, "the origin's connection was going away (GOAWAY) before the stream could open")
+                    }
+                }
                 leg.streamClosed(upstream)
             case .goAway(let lastStreamID, let code, _):
                 leg.goneAway = true
@@ -153,10 +164,7 @@ extension HTTP2ProxyConnection {
                 for (upstream, clientStream) in leg.clientStreams where upstream > lastStreamID {
                     leg.clientStreams[upstream] = nil
                     guard let exchange = streams[clientStream], !resend(exchange) else { continue }
-                    exchange.draft.fail(.upstreamReset2, "the origin sent GOAWAY (\(code)) before processing the stream")
-                    exchange.draft.flow.error?.code = HTTP2ErrorCode.refusedStream.description
-                    exchange.draft.flow.error?.by = "server"
-                    try? session.resetStream(clientStream, code: .refusedStream)
+                    refuse(exchange, "the origin sent GOAWAY (\(code)) before processing the stream")
                 }
             case .protocolError(let upstream, let reason):
                 if upstream == 0 {
@@ -251,6 +259,15 @@ extension HTTP2ProxyConnection {
         } else {
             try? session.resetStream(exchange.clientStream, code: code)
         }
+    }
+
+    /// Passes on a stream the origin never processed as REFUSED_STREAM, which tells the client it
+    /// may send it again (RFC 9113 §8.7); the flow says why.
+    private func refuse(_ exchange: HTTP2StreamExchange, _ message: String) {
+        exchange.draft.fail(.upstreamReset2, message)
+        exchange.draft.flow.error?.code = HTTP2ErrorCode.refusedStream.description
+        exchange.draft.flow.error?.by = "server"
+        try? session.resetStream(exchange.clientStream, code: .refusedStream)
     }
 
     private func exchange(_ upstream: Int32, on leg: HTTP2UpstreamLeg) -> HTTP2StreamExchange? {

@@ -242,7 +242,7 @@ final class HTTP2ProxyConnection {
             guard let exchange = streams[clientStream] else { continue }
             exchange.leg = nil
             if exchange.responseHead == nil {
-                if byOrigin, upstreamLeg.streamsClosed > 0,
+                if byOrigin, upstreamLeg.streamsClosed > 0, exchange.bodiless,
                    StaleConnection.isIdempotent(exchange.draft.flow.request?.method ?? ""), resend(exchange) {
                     continue
                 }

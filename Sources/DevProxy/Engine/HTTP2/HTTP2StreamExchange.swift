@@ -23,8 +23,9 @@ final class HTTP2StreamExchange {
         didSet { if requestEnded && !oldValue { upstreamHeard = Date() } }
     }
     var responseEnded = false
-    /// The request had no body (END_STREAM on its HEADERS): if the origin did not process its
-    /// stream, it may go again (`HTTP2ProxyConnection.resend`).
+    /// The request had no body (END_STREAM on its HEADERS): it may go again after its origin
+    /// dropped the connection unanswered (`HTTP2ProxyConnection.closeLeg`), as well as after a
+    /// refusal (`HTTP2ProxyConnection.resend`).
     var bodiless = false
     /// How many times it went again; past `HTTP2ProxyConnection.maxResends` a refusal reaches the client.
     var resends = 0
