@@ -49,11 +49,9 @@ import TestSupport
     @Test(.enabled(if: WebUIBrowser.missing == nil && geteuid() == 0, "needs chromium, playwright and root (tmpfs)"))
     func pageSaysWhenTheSessionStoreCannotWrite() throws {
         let dir = TemporaryDirectory()
-        let disk = dir.file("disk")
-        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
-        let mounted = try Subprocess.run("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", disk])
-        try #require(mounted.status == 0, "\(mounted.output)")
-        defer { _ = try? Subprocess.run("umount", ["-l", disk]) }
+        let small = try SmallDisk()
+        defer { withExtendedLifetime(small) {} }
+        let disk = small.path
         let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--session", disk + "/session.sqlite",
                                          "--web", "127.0.0.1:0", "--quiet"], webUI: true)
         let ui = try #require(proxy.webUI)
