@@ -18,7 +18,7 @@ public enum SecureFile {
             throw CAError(.caExists, "\(path) already exists; refusing to overwrite it")
         }
         if isStream(path) {
-            try writeInPlace(bytes, to: path)
+            if let failure = writeInPlace(bytes, to: path) { throw writeError(path: path, errno: failure) }
             return
         }
         let directory = (path as NSString).deletingLastPathComponent
@@ -68,19 +68,47 @@ public enum SecureFile {
         return nil
     }
 
-    /// Writes all of `bytes` into an existing stream (`isStream`), leaving its mode alone.
-    private static func writeInPlace(_ bytes: [UInt8], to path: String) throws {
-        let standard = standardDescriptor(for: path)
-        let fd = standard ?? open(path, O_WRONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw writeError(path: path, errno: errno) }
-        defer { if standard == nil { close(fd) } }
+    /// Writes all of `bytes` into `path` where it is, leaving its mode alone: a stream (`isStream`),
+    /// or a link that must stay one. The process's own stdout or stderr is written through its
+    /// descriptor; a regular file behind the path loses what an earlier, longer content left.
+    /// - Parameter mode: create `path` with this mode when it is not there (a link to a new file).
+    /// - Returns: `errno` of the failure, nil on success.
+    public static func writeInPlace(_ bytes: [UInt8], to path: String, creating mode: mode_t? = nil) -> Int32? {
+        if let standard = standardDescriptor(for: path) {
+            return bytes.withUnsafeBytes { writeAll(standard, $0) }
+        }
+        let fd = mode.map { open(path, O_WRONLY | O_CREAT | O_CLOEXEC, $0) } ?? open(path, O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { return errno }
+        defer { close(fd) }
+        if let failure = bytes.withUnsafeBytes({ writeAll(fd, $0) }) { return failure }
+        var status = stat()
+        if fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG { _ = ftruncate(fd, off_t(bytes.count)) }
+        return nil
+    }
+
+    /// Writes all of `bytes` at the descriptor's position, resuming after partial writes and
+    /// `EINTR`, and waiting for room when the descriptor is non-blocking (a parent may hand the
+    /// console such a standard output; a regular file never says `EAGAIN`).
+    /// - Returns: `errno` of a failed write, `nil` on success.
+    public static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32? {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Foundation.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0 && errno == EINTR { continue }
-            guard written > 0 else { throw writeError(path: path, errno: written < 0 ? errno : EIO) }
-            offset += written
+            let written = Foundation.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            if written >= 0 {
+                offset += written
+                continue
+            }
+            switch errno {
+            case EINTR:
+                continue
+            case EAGAIN, EWOULDBLOCK:
+                var ready = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                _ = poll(&ready, 1, -1)
+            default:
+                return errno
+            }
         }
+        return nil
     }
 
     /// Creates `path` (and parents) with mode 0700, or tightens an existing directory to it.

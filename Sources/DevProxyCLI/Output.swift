@@ -37,15 +37,7 @@ enum Output {
     /// whose output nobody reads; `FileHandle.write(_:)` traps on it, and the process died with
     /// SIGILL and a backtrace.
     private static func writeAll(_ bytes: [UInt8], to descriptor: Int32) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { buffer in
-                write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-            }
-            if written < 0 && errno == EINTR { continue }
-            guard written > 0 else { return }
-            offset += written
-        }
+        _ = bytes.withUnsafeBytes { SecureFile.writeAll(descriptor, $0) }
     }
 
     /// Pretty-printed JSON of an encodable value, keys sorted, slashes unescaped.

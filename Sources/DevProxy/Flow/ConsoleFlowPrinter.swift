@@ -1,3 +1,4 @@
+import CertAuthority
 import Foundation
 
 /// The live console: one line per finished flow, errors marked so they stand out.
@@ -197,7 +198,7 @@ public final class ConsoleFlowPrinter: FlowSink, @unchecked Sendable {
                 bytes.append(UInt8(ascii: "\n"))
             }
             // EPIPE, EBADF, EIO…: the output is gone.
-            return bytes.withUnsafeBytes { FlowFile.writeAll(fd, $0) } == nil
+            return bytes.withUnsafeBytes { SecureFile.writeAll(fd, $0) } == nil
         }
     }
 }

@@ -30,50 +30,16 @@ enum FlowFile {
         return (fd, true)
     }
 
-    /// Writes all of `bytes` at the descriptor's position, resuming after partial writes and
-    /// `EINTR`, and waiting for room when the descriptor is non-blocking (a parent may hand the
-    /// console such a standard output; a regular file never says `EAGAIN`).
-    /// - Returns: `errno` of a failed write, `nil` on success.
-    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32? {
-        var offset = 0
-        while offset < bytes.count {
-            let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-            if written >= 0 {
-                offset += written
-                continue
-            }
-            switch errno {
-            case EINTR:
-                continue
-            case EAGAIN, EWOULDBLOCK:
-                var ready = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-                _ = poll(&ready, 1, -1)
-            default:
-                return errno
-            }
-        }
-        return nil
-    }
-
     /// Replaces `path` with `bytes` atomically: a 0600 temporary file beside it, fsynced, renamed.
     /// A path that is not a regular file itself (a link such as `/dev/stdout`, a device, a FIFO)
     /// is written in place: renaming over it would replace the link or the device with a file
     /// (as root, `/dev/stdout` itself).
     static func writeAtomically(_ bytes: [UInt8], to path: String) throws {
         if !isPlainFileOrAbsent(path) {
-            // The process's own stdout is written through its descriptor (`/dev/stdout`).
-            if let standard = SecureFile.standardDescriptor(for: path) {
-                if let failure = bytes.withUnsafeBytes({ writeAll(standard, $0) }) { throw error(failure, writing: path) }
-                return
-            }
             // Created (0600) when a link names a file not there yet.
-            let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, privateMode)
-            guard fd >= 0 else { throw error(errno, writing: path) }
-            defer { close(fd) }
-            if let failure = bytes.withUnsafeBytes({ writeAll(fd, $0) }) { throw error(failure, writing: path) }
-            // A regular file behind the link: what an earlier, longer document left goes.
-            var status = stat()
-            if fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG { _ = ftruncate(fd, off_t(bytes.count)) }
+            if let failure = SecureFile.writeInPlace(bytes, to: path, creating: privateMode) {
+                throw error(failure, writing: path)
+            }
             return
         }
         let directory = (path as NSString).deletingLastPathComponent
@@ -83,7 +49,7 @@ enum FlowFile {
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, privateMode)
         guard fd >= 0 else { throw error(errno, writing: path) }
         var failure = fchmod(fd, privateMode) == 0 ? nil : errno
-        if failure == nil { failure = bytes.withUnsafeBytes { writeAll(fd, $0) } }
+        if failure == nil { failure = bytes.withUnsafeBytes { SecureFile.writeAll(fd, $0) } }
         if failure == nil && fsync(fd) != 0 { failure = errno }
         close(fd)
         if failure == nil && rename(temporary, path) != 0 { failure = errno }

@@ -1,3 +1,4 @@
+import CertAuthority
 import Foundation
 
 /// The `--log FILE` sink: one JSON object per line per finished flow, appended as each flow
@@ -56,7 +57,7 @@ public final class JSONLinesFlowLog: FlowSink, @unchecked Sendable {
         var last: UInt8 = 0
         let size = regularFile ? lseek(fd, 0, SEEK_END) : 0
         if size > 0, pread(fd, &last, 1, size - 1) == 1, last != UInt8(ascii: "\n") {
-            _ = [UInt8(ascii: "\n")].withUnsafeBytes { FlowFile.writeAll(fd, $0) }
+            _ = [UInt8(ascii: "\n")].withUnsafeBytes { SecureFile.writeAll(fd, $0) }
         }
     }
 
@@ -112,7 +113,7 @@ public final class JSONLinesFlowLog: FlowSink, @unchecked Sendable {
         while !pending.isEmpty {
             swap(&batch, &pending)
             lock.unlock()
-            let failure = batch.withUnsafeBytes { FlowFile.writeAll(fd, $0) }
+            let failure = batch.withUnsafeBytes { SecureFile.writeAll(fd, $0) }
             batch.removeAll(keepingCapacity: true)
             lock.lock()
             if let failure { recordLocked(FlowFile.error(failure, writing: path)) }

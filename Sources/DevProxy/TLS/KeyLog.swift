@@ -1,3 +1,4 @@
+import CertAuthority
 import CTLS
 import Foundation
 
@@ -38,19 +39,9 @@ public enum KeyLog {
     private static func write(_ line: [UInt8]) {
         state.lock()
         defer { state.unlock() }
-        guard descriptor >= 0 else { return }
-        var offset = 0
-        while offset < line.count {
-            let written = line.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0 && errno == EINTR { continue }
-            guard written > 0 else {
-                let reason = written < 0 ? String(cString: strerror(errno)) : "nothing written"
-                Glibc.close(descriptor)
-                descriptor = -1
-                StandardError.warn("the key log stopped (\(reason)); no more TLS secrets are written to it")
-                return
-            }
-            offset += written
-        }
+        guard descriptor >= 0, let failure = line.withUnsafeBytes({ SecureFile.writeAll(descriptor, $0) }) else { return }
+        Glibc.close(descriptor)
+        descriptor = -1
+        StandardError.warn("the key log stopped (\(String(cString: strerror(failure)))); no more TLS secrets are written to it")
     }
 }
