@@ -60,8 +60,17 @@ public enum Resolver {
     /// Every address of `host` (a name or a literal, brackets allowed), in the resolver's order.
     ///
     /// - Throws: `.unresolvable` when the name does not resolve.
+    ///
+    /// For a connection (not `passive`), `localhost` and names under `.localhost` are the
+    /// loopback addresses of both families, `::1` then `127.0.0.1`, whatever the hosts file says
+    /// (RFC 6761 §6.3, as Chromium, Firefox and curl resolve them): a development server that
+    /// listens on `::1` alone (Node.js binds `localhost` there), or on a name such as
+    /// `app.localhost` that no resolver knows, is reached through the proxy as without it.
     public static func resolve(host: String, port: Int, passive: Bool = false) throws -> [SocketAddress] {
         let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        if !passive && isLocalhostName(bare) {
+            return try resolve(host: "::1", port: port, passive: true) + resolve(host: "127.0.0.1", port: port, passive: true)
+        }
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         hints.ai_flags = passive ? AI_PASSIVE : 0
@@ -82,5 +91,12 @@ public enum Resolver {
             cursor = info.pointee.ai_next
         }
         return addresses
+    }
+
+    /// Whether `name` is `localhost` or under `.localhost` (any case, a trailing dot allowed).
+    static func isLocalhostName(_ name: String) -> Bool {
+        var name = name.lowercased()
+        if name.hasSuffix(".") { name.removeLast() }
+        return name == "localhost" || name.hasSuffix(".localhost")
     }
 }
