@@ -238,6 +238,9 @@ enum RunCommand {
                                             spoolDirectory: store.directory + "/spool")
             Output.line("session: \(path)")
             return sink
+        } catch let error as SessionStoreError where error.code == .inUse {
+            throw CommandFailure("cannot open the session store \(path): \(error.reason); give this run another "
+                                 + "--session FILE (or watch that one with: devproxy web \(path))")
         } catch let error as SessionStoreError {
             throw CommandFailure("cannot open the session store \(path): \(error.reason)")
         }

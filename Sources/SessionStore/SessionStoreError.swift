@@ -16,6 +16,8 @@ public struct SessionStoreError: Error, Sendable, Equatable, CustomStringConvert
         case closed
         /// A body kept as a file beside the session (`PATH-bodies/`) is missing or unreadable.
         case bodyFile
+        /// Another process is writing to the session (`SessionLock`).
+        case inUse
     }
 
     public var code: Code

@@ -56,13 +56,15 @@ public struct SessionDirectory: Sendable {
             .map(\.0)
     }
 
-    /// Deletes all but the newest `keep` sessions (and their WAL files and body files), except `sparing`.
+    /// Deletes all but the newest `keep` sessions (and their WAL files and body files), except `sparing`
+    /// and any that a running devproxy is writing to.
     /// - Returns: the paths removed.
     @discardableResult
     public func prune(sparing: String? = nil) -> [String] {
         let old = sessionPaths().filter { $0 != sparing }.dropFirst(max(keep - (sparing == nil ? 0 : 1), 0))
+            .filter { !SessionLock.isHeld(sessionPath: $0) }
         for file in old {
-            for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: file + suffix) }
+            for suffix in ["", "-wal", "-shm", "-journal", "-lock"] { try? FileManager.default.removeItem(atPath: file + suffix) }
             BodyFiles(sessionPath: file).removeAll()
         }
         return Array(old)

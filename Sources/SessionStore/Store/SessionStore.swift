@@ -28,12 +28,15 @@ public final class SessionStore: @unchecked Sendable {
     private var reader: SQLiteDatabase?
     private let observers = StoreObservers()
     private let removeOnClose: Bool
+    /// Held while this store writes: one writer to a file at a time.
+    private let lock: SessionLock?
 
     /// Opens the session file at `path`, creating it (mode 0600) with the current schema, or
     /// migrating an older one forward.
     /// - Parameters:
     ///   - readOnly: open an existing file for queries only (`devproxy web FILE`, `devproxy sessions`).
-    /// - Throws: `SessionStoreError` (`.open`, `.schema`, `.sqlite`).
+    /// - Throws: `SessionStoreError` (`.open`, `.schema`, `.sqlite`; `.inUse` when another
+    ///   process writes to the file).
     public convenience init(path: String, configuration: SessionStoreConfiguration = .init(),
                             readOnly: Bool = false) throws {
         try self.init(path: path, configuration: configuration, readOnly: readOnly, removeOnClose: false)
@@ -62,8 +65,10 @@ public final class SessionStore: @unchecked Sendable {
             try bodyFiles.register(on: database)
             reader = database
             writer = nil
+            lock = nil
             return
         }
+        lock = try SessionLock.acquire(sessionPath: path)
         try Self.createPrivateFile(path)
         let database = try SQLiteDatabase(path: path)
         // NORMAL in WAL mode: a commit is durable at the next checkpoint; a crash loses at most
@@ -271,5 +276,6 @@ public final class SessionStore: @unchecked Sendable {
             for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path + suffix) }
             bodyFiles.removeAll()
         }
+        lock?.release()
     }
 }
