@@ -493,6 +493,25 @@ import TestSupport
         #expect(proxy.flows(count: 1).first?.error?.kind == "bad_request")
     }
 
+    /// `OPTIONS *` (asterisk-form) reaches the origin as `*` from an HTTP/1.1 and an h2 client
+    /// (`:path *`, RFC 9113 §8.3.1), and the flow's URL is the server's, with an empty path (RFC
+    /// 9110 §7.1), not `https://localhost:PORT*`.
+    @Test(arguments: ["--http1.1", "--http2"])
+    func optionsAsteriskReachesTheOriginAndNamesTheServer(_ version: String) throws {
+        let origin = try OriginServer()
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let result = try proxy.curl([version, "-X", "OPTIONS", "--request-target", "*", "-o", "/dev/null", "-w", "%{http_code}",
+                                     "https://localhost:\(origin.port)"])
+        #expect(result.status == 0, "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.request?.url == "https://localhost:\(origin.port)")
+        #expect(flow.request?.method == "OPTIONS")
+        #expect(flow.response?.status == Int(result.stdout))
+        let seen = try Subprocess.run("curl", ["-sS", "--cacert", origin.caPath, origin.url("/requests")], timeout: 20).stdout
+        #expect(seen.split(separator: "\n").contains("OPTIONS * HTTP/1.1"), "\(seen)")
+    }
+
     /// An origin and a proxy that trusts it.
     /// curl offers OpenSSL's order (AES-256-GCM first); the proxy answers with AES-128-GCM, and
     /// offers it first upstream. A client that asks for ChaCha20 first keeps ChaCha20.

@@ -87,8 +87,8 @@ struct Destination {
     /// The address to connect to when it is not `host`'s (see `UpstreamPool.connection`).
     var dial: String? = nil
 
-    /// The URL the flow log shows.
-    var url: String { joined(tls ? "https://" : "http://", pathAndQuery) }
+    /// The URL the flow log shows; `OPTIONS *` (asterisk-form) has an empty path (RFC 9110 §7.1).
+    var url: String { joined(tls ? "https://" : "http://", pathAndQuery == "*" ? "" : pathAndQuery) }
 
     /// The Host header value for this destination.
     var hostHeader: String { joined("", "") }

@@ -102,7 +102,10 @@ extension HTTP2ProxyConnection {
         let ownScheme = cleartext ? "http" : "https"
         let scheme = originAuthority == nil ? request.scheme ?? ownScheme : ownScheme
         let authority = originAuthority ?? request.authority ?? (port == 443 ? host : "\(host):\(port)")
-        let url = "\(scheme)://\(authority)\(request.path ?? "")"
+        // `OPTIONS *` (asterisk-form) asks about the server, not a resource: its target URI has an
+        // empty path (RFC 9110 §7.1), as mitmproxy shows it too.
+        let path = request.path == "*" ? "" : request.path ?? ""
+        let url = "\(scheme)://\(authority)\(path)"
         let draft = context.draft(host: host, port: port,
                                   request: Flow.Request(request, url: url, httpVersion: "HTTP/2",
                                                         redact: context.configuration.redactHeaders),
