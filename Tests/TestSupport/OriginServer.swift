@@ -16,15 +16,23 @@ public final class OriginServer {
     ///   - names: the host names in the origin's certificate.
     ///   - launcher: a command the server runs under (`ip netns exec NAME` for a network namespace).
     ///   - bind, port: where it listens (default 127.0.0.1, a free port).
+    ///   - certificate: the PEM certificate (chain) and key files to serve instead of a leaf of
+    ///     the origin's own CA (`caPath` is then empty).
     public init(tls: Bool = true, names: [String] = ["localhost", "origin.test"], launcher: [String] = [],
-                bind: String = "127.0.0.1", port: Int = 0) throws {
-        let store = CAStore(directory: directory.file("origin-ca"))
-        try store.initialize(name: "Origin Test CA", keyType: .p256, days: 2, passphrase: nil)
-        let signer = try store.rootSigner(passphrase: nil)
-        let leaf = try LeafIssuer(signer: signer).issue(for: try names.map(LeafName.init))
-        caPath = store.rootCertificatePath
-        let certPath = directory.write("origin.pem", leaf.certificate.pem)
-        let keyPath = directory.write("origin.key", bytes: try leaf.key.pem())
+                bind: String = "127.0.0.1", port: Int = 0, certificate: (chain: String, key: String)? = nil) throws {
+        let certPath: String, keyPath: String
+        if let certificate {
+            (certPath, keyPath) = certificate
+            caPath = ""
+        } else {
+            let store = CAStore(directory: directory.file("origin-ca"))
+            try store.initialize(name: "Origin Test CA", keyType: .p256, days: 2, passphrase: nil)
+            let signer = try store.rootSigner(passphrase: nil)
+            let leaf = try LeafIssuer(signer: signer).issue(for: try names.map(LeafName.init))
+            caPath = store.rootCertificatePath
+            certPath = directory.write("origin.pem", leaf.certificate.pem)
+            keyPath = directory.write("origin.key", bytes: try leaf.key.pem())
+        }
         reportsPath = directory.file("reports.txt")
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")

@@ -37,6 +37,9 @@ final class UpstreamConnection: @unchecked Sendable {
         self.reader = MessageReader(stream: stream, parser: HTTP1ResponseParser(limits: limits))
     }
 
+    /// The URL the intermediate this origin's chain lacked was fetched from (`IssuerFetcher`).
+    var fetchedIssuer: String?
+
     /// The TLS details the flow log records, worked out once per connection.
     private(set) lazy var tlsInfo: Flow.TLSInfo.UpstreamSide? = describeTLS()
 
@@ -46,7 +49,7 @@ final class UpstreamConnection: @unchecked Sendable {
         return Flow.TLSInfo.UpstreamSide(
             version: tls.version, cipher: tls.cipher, alpn: tls.alpn, verified: verification.verified,
             verifyError: verification.reason, chain: tls.peerChain.map(Flow.ChainCertificate.init),
-            clientCertificate: Flow.ClientCertificate(tls))
+            clientCertificate: Flow.ClientCertificate(tls), fetchedIssuer: fetchedIssuer)
     }
 }
 
@@ -239,9 +242,22 @@ final class UpstreamPool: @unchecked Sendable {
         return first
     }
 
-    /// Resolves `host` (honouring `--resolve`), connects and, for TLS, shakes hands.
+    /// Resolves `host` (honouring `--resolve`), connects and, for TLS, shakes hands. An origin
+    /// whose chain lacks the intermediate that issued it is connected to again once
+    /// `IssuerFetcher` found that intermediate at the URL its certificate names.
     private func connect(host: String, port: Int, tls: Bool, key: String, alpn: [String]?,
                          dial: String?, raw: Bool = false) throws -> UpstreamConnection {
+        do {
+            return try connectOnce(host: host, port: port, tls: tls, key: key, alpn: alpn, dial: dial, raw: raw)
+        } catch let error as TLSError where error.incompleteChain != nil && tlsContext.verifiesPeer {
+            _ = try tlsContext.fetchMissingIssuer(of: error.incompleteChain ?? [], proxy: proxy,
+                                                  forbidden: configuration.forbiddenDestinations)
+            return try connectOnce(host: host, port: port, tls: tls, key: key, alpn: alpn, dial: dial, raw: raw)
+        }
+    }
+
+    private func connectOnce(host: String, port: Int, tls: Bool, key: String, alpn: [String]?,
+                             dial: String?, raw: Bool) throws -> UpstreamConnection {
         // Through a proxy, the proxy resolves the name (a corporate proxy may allow names, not addresses).
         let target = proxy == nil ? dial ?? configuration.resolve.address(host: host, port: port)
                                   : configuration.resolve.address(host: host, port: port)
@@ -272,9 +288,14 @@ final class UpstreamPool: @unchecked Sendable {
         let connection = try TLSConnection.connect(socket: socket, context: tlsContext, serverName: host,
                                                    session: sessions.handle(for: key), alpn: alpn,
                                                    clientCertificates: configuration.clientCertificates)
-        return UpstreamConnection(stream: connection, key: key, address: address, tls: connection,
-                                  connectMilliseconds: FlowDraft.milliseconds(from: start, to: connected),
-                                  tlsMilliseconds: FlowDraft.milliseconds(since: connected), limits: configuration.httpLimits)
+        let upstream = UpstreamConnection(stream: connection, key: key, address: address, tls: connection,
+                                          connectMilliseconds: FlowDraft.milliseconds(from: start, to: connected),
+                                          tlsMilliseconds: FlowDraft.milliseconds(since: connected),
+                                          limits: configuration.httpLimits)
+        if tlsContext.issuers.hasFetched {
+            upstream.fetchedIssuer = tlsContext.issuers.source(completing: connection.peerChain)
+        }
+        return upstream
     }
 
     /// Returns a connection whose last response ended cleanly, for the next request.

@@ -362,6 +362,7 @@ extension Flow.TLSInfo.UpstreamSide: FlowJSONWritable {
             f.array("chain", chain)
             f.string("cipher", cipher)
             f.object("client_certificate", clientCertificate)
+            f.string("fetched_issuer", fetchedIssuer)
             f.bool("verified", verified)
             f.string("verify_error", verifyError)
             f.string("version", version)

@@ -77,11 +77,15 @@ public struct Flow: Codable, Sendable, Equatable {
             public var chain: [ChainCertificate]
             /// Client authentication, when the origin asked for a certificate (`--client-cert`).
             public var clientCertificate: ClientCertificate? = nil
+            /// The origin's chain lacked an intermediate, which was fetched from this URL (its
+            /// issuer's AIA `caIssuers`, `IssuerFetcher`) to verify it.
+            public var fetchedIssuer: String? = nil
 
             enum CodingKeys: String, CodingKey {
                 case version, cipher, alpn, verified, chain
                 case verifyError = "verify_error"
                 case clientCertificate = "client_certificate"
+                case fetchedIssuer = "fetched_issuer"
             }
         }
     }

@@ -80,7 +80,10 @@ public final class TLSConnection: @unchecked Sendable {
         guard connection.attachBufferedSocket() else { throw TLSError(.failed, "cannot attach the socket") }
         let result = SSL_connect(ssl)
         guard result == 1 else {
-            let error = TLSError.handshake(ssl: ssl, result: result, savedErrno: errno, peer: serverName)
+            var error = TLSError.handshake(ssl: ssl, result: result, savedErrno: errno, peer: serverName)
+            if error.kind == .verifyFailed, SSL_get_verify_result(ssl) == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY {
+                error.incompleteChain = connection.peerChain
+            }
             guard request.missing, error.kind != .verifyFailed, error.kind != .timedOut else { throw error }
             throw TLSError.clientCertificateRequired(peer: serverName, after: error)
         }

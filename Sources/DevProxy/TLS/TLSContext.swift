@@ -16,6 +16,8 @@ public final class TLSContext: @unchecked Sendable {
     /// directory, as with Homebrew's OpenSSL) OpenSSL parses every root at once, ~140 of them:
     /// ~230 M instructions and ~0.8 MiB of heap that a proxy nobody uses yet need not spend at start-up.
     private let trustPending: Mutex<Bool>
+    /// For client contexts: intermediates origins left out, fetched into this context's store.
+    let issuers = IssuerFetcher()
 
     private init(pointer: OpaquePointer, verifiesPeer: Bool, defersTrust: Bool = false) {
         self.pointer = pointer
@@ -36,6 +38,14 @@ public final class TLSContext: @unchecked Sendable {
             ERR_clear_error()
             pending = false
         }
+    }
+
+    /// Adds the intermediate `chain` (as an origin sent it) lacks to this context's store, fetched
+    /// from the URL its top certificate names (`IssuerFetcher`).
+    /// - Returns: that URL.
+    /// - Throws: `TLSError(.verifyFailed)` saying why the chain stays incomplete.
+    func fetchMissingIssuer(of chain: [Certificate], proxy: UpstreamProxy?, forbidden: [SocketAddress]) throws -> String {
+        try issuers.complete(chain, into: SSL_CTX_get_cert_store(pointer), proxy: proxy, forbidden: forbidden)
     }
 
     /// Certificates and CRLs the context's store holds now (tests: whether the defaults were read).

@@ -23,6 +23,9 @@ public struct TLSError: Error, CustomStringConvertible, Sendable {
     public let message: String
     /// The alert's name in TLS spelling (`unknown_ca`), for `.alertReceived`.
     public let alert: String?
+    /// For `.verifyFailed` because no issuer was found for the chain the origin sent: that chain,
+    /// leaf first (`IssuerFetcher` may find the missing intermediate).
+    var incompleteChain: [Certificate]? = nil
 
     public init(_ kind: Kind, _ message: String, alert: String? = nil) {
         self.kind = kind

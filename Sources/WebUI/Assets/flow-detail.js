@@ -382,7 +382,9 @@ function shownChain(flow) {
 
 function upstreamView(upstream) {
     const facts = definitionList([["Version", upstream.version], ["Cipher", upstream.cipher], ["ALPN", upstream.alpn],
-        ["Verified", upstream.verified ? "yes" : `no${upstream.verify_error ? `: ${upstream.verify_error}` : ""}`]]);
+        ["Verified", upstream.verified ? "yes" : `no${upstream.verify_error ? `: ${upstream.verify_error}` : ""}`],
+        ...(upstream.fetched_issuer
+            ? [["Incomplete chain", `the server left out its intermediate; fetched from ${upstream.fetched_issuer}`]] : [])]);
     const chain = h("ol", { class: "chain" }, (upstream.chain ?? []).map((certificate) => h("li", {},
         h("div", {}, certificate.subject), h("div", { class: "muted" }, `issuer ${certificate.issuer}`),
         h("div", { class: "muted" }, `until ${certificate.not_after}`),
