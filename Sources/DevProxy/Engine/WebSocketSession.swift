@@ -21,9 +21,10 @@ struct WebSocketSession {
             let fromServer = upstream.reader.parser.takeRemainingBytes()
             if !fromClient.isEmpty { try upstream.stream.write(fromClient) }
             if !fromServer.isEmpty { try context.client.stream.write(fromServer) }
-            let log = MessageLog(limit: Self.messageLimit)
-            var clientFrames = WebSocketFrameDecoder()
-            var serverFrames = WebSocketFrameDecoder()
+            let compressed = WebSocketInflation.negotiated(head.headers)
+            let log = MessageLog(limit: Self.messageLimit, inflating: compressed)
+            var clientFrames = WebSocketFrameDecoder(streamingPayload: compressed)
+            var serverFrames = WebSocketFrameDecoder(streamingPayload: compressed)
             log.consume(fromClient, decoder: &clientFrames, direction: "client_to_server")
             log.consume(fromServer, decoder: &serverFrames, direction: "server_to_client")
             // A socket left open (a chat, a feed) is shown with its messages so far while it runs
@@ -53,24 +54,55 @@ struct WebSocketSession {
     }
 }
 
-/// Collects WebSocket messages for the flow record.
+/// Collects WebSocket messages for the flow record; with permessage-deflate (`inflating`), a
+/// compressed message is recorded as it inflates (`compressed_length` holds its size on the wire).
 final class MessageLog {
     private(set) var records: [Flow.WebSocketMessageRecord] = []
     private let limit: Int
+    /// Per direction, when permessage-deflate was negotiated.
+    private let inflaters: [String: WebSocketMessageInflater]
+    /// Per direction: whether the message whose frames are arriving is compressed (RSV1 on its first frame).
+    private var compressing: [String: Bool] = [:]
 
-    init(limit: Int) {
+    init(limit: Int, inflating: Bool = false) {
         self.limit = limit
+        inflaters = inflating ? ["client_to_server": WebSocketMessageInflater(prefixLimit: 256),
+                                 "server_to_client": WebSocketMessageInflater(prefixLimit: 256)] : [:]
     }
 
     func consume(_ bytes: some Collection<UInt8>, decoder: inout WebSocketFrameDecoder, direction: String) {
         guard !bytes.isEmpty else { return }
         decoder.feed(bytes)
         while let event = try? decoder.next() {
-            guard case .message(let message) = event, records.count < limit else { continue }
-            let text = message.opcode == .text ? String(validating: message.prefix, as: UTF8.self) : nil
-            records.append(Flow.WebSocketMessageRecord(
-                direction: direction, opcode: message.opcode.description, length: Int(message.length),
-                text: text, base64: text == nil && !message.prefix.isEmpty ? Data(message.prefix).base64EncodedString() : nil))
+            switch event {
+            case .payload(let frame, let payload):
+                // Every compressed message goes through the inflater, recorded or not: the next
+                // one may refer back into its window.
+                if frame.opcode != .continuation { compressing[direction] = frame.reservedBits & 0b100 != 0 }
+                if compressing[direction] == true { inflaters[direction]?.feed(payload) }
+            case .message(let message):
+                let compressed = !message.opcode.isControl && message.reservedBits & 0b100 != 0
+                var inflated: (prefix: [UInt8], length: Int)?
+                var failure: String?
+                if compressed, let inflater = inflaters[direction] {
+                    inflated = inflater.finishMessage()
+                    failure = inflated == nil ? inflater.failure : nil
+                }
+                compressing[direction] = nil
+                guard records.count < limit else { continue }
+                let prefix = inflated?.prefix ?? message.prefix
+                let text = message.opcode == .text ? String(validating: prefix, as: UTF8.self) : nil
+                var record = Flow.WebSocketMessageRecord(
+                    direction: direction, opcode: message.opcode.description, length: inflated?.length ?? Int(message.length),
+                    text: text, base64: text == nil && !prefix.isEmpty ? Data(prefix).base64EncodedString() : nil)
+                if compressed {
+                    record.compressedLength = Int(message.length)
+                    record.decodeError = failure ?? (inflaters[direction] == nil ? "RSV1 set without permessage-deflate" : nil)
+                }
+                records.append(record)
+            case .frame:
+                continue
+            }
         }
     }
 }

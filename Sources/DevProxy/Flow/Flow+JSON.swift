@@ -476,6 +476,8 @@ extension Flow.WebSocketMessageRecord: FlowJSONWritable {
     func write(to writer: inout FlowJSONWriter) {
         writer.object { f in
             f.string("base64", base64)
+            f.int("compressed_length", compressedLength)
+            f.string("decode_error", decodeError)
             f.string("direction", direction)
             f.int("length", length)
             f.string("opcode", opcode)

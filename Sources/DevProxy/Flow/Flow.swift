@@ -239,6 +239,17 @@ public struct Flow: Codable, Sendable, Equatable {
         /// The first bytes: text for text frames, base64 otherwise.
         public var text: String?
         public var base64: String?
+        /// A permessage-deflate message (RFC 7692): its size on the wire; `length`, `text` and
+        /// `base64` are then of the inflated message, as the app reads it.
+        public var compressedLength: Int? = nil
+        /// Why a compressed message is shown as it came, not inflated.
+        public var decodeError: String? = nil
+
+        enum CodingKeys: String, CodingKey {
+            case direction, opcode, length, text, base64
+            case compressedLength = "compressed_length"
+            case decodeError = "decode_error"
+        }
     }
 
     public struct TunnelInfo: Codable, Sendable, Equatable {

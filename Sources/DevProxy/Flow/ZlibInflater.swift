@@ -18,15 +18,18 @@ final class ZlibInflater: ContentInflater {
 
     private let format: Format
     private let stream: UnsafeMutablePointer<z_stream>
-    private var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+    private var chunk: [UInt8]
     /// A gzip member ended at the end of the last piece (another may follow).
     private var memberEnded = false
     /// The last piece's last byte when it may begin the next member's magic number.
     private var heldByte: UInt8?
 
+    /// - Parameter chunkSize: the output buffer's size (64 KiB for bodies; less where many
+    ///   inflaters live long, as a WebSocket's do).
     /// - Returns: `nil` when zlib cannot allocate its state.
-    init?(format: Format) {
+    init?(format: Format, chunkSize: Int = 64 * 1024) {
         self.format = format
+        chunk = [UInt8](repeating: 0, count: chunkSize)
         stream = .allocate(capacity: 1)
         stream.initialize(to: z_stream())
         guard CCompression_inflateInit2(stream, format.windowBits) == Z_OK else {

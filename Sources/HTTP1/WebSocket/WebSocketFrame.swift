@@ -80,13 +80,16 @@ public struct WebSocketMessage: Sendable, Equatable {
     public var prefix: [UInt8]
     /// How many frames carried the message.
     public var frameCount: Int
+    /// RSV1–RSV3 of the first frame (RSV1 = 0b100: a permessage-deflate message is compressed).
+    public var reservedBits: UInt8
 
     /// Creates a message description.
-    public init(opcode: WebSocketOpcode, length: UInt64, prefix: [UInt8], frameCount: Int) {
+    public init(opcode: WebSocketOpcode, length: UInt64, prefix: [UInt8], frameCount: Int, reservedBits: UInt8 = 0) {
         self.opcode = opcode
         self.length = length
         self.prefix = prefix
         self.frameCount = frameCount
+        self.reservedBits = reservedBits
     }
 }
 
@@ -96,6 +99,10 @@ public enum WebSocketEvent: Sendable, Equatable {
     case frame(WebSocketFrame)
     /// A message whose final frame has been fully received; follows that frame's `.frame`.
     case message(WebSocketMessage)
+    /// Payload bytes of a data frame (text, binary or continuation), unmasked, as they arrive;
+    /// only from a decoder made with `streamingPayload` (to inflate permessage-deflate messages).
+    /// The frame is its header: opcode and reserved bits, no payload prefix.
+    case payload(WebSocketFrame, [UInt8])
 }
 
 /// Why a byte stream is not valid WebSocket framing (RFC 6455 §5).

@@ -26,9 +26,14 @@ public struct WebSocketFrameDecoder: Sendable {
     private var eventIndex = 0
     private var failure: WebSocketFrameError?
 
-    /// Creates a decoder keeping up to `prefixLimit` payload bytes per frame and message (default 256).
-    public init(prefixLimit: Int = 256) {
+    /// Whether data frames' payloads are reported whole (`.payload` events), not only their prefix.
+    public let streamingPayload: Bool
+
+    /// Creates a decoder keeping up to `prefixLimit` payload bytes per frame and message (default
+    /// 256), and with `streamingPayload` reporting every data frame's payload as it arrives.
+    public init(prefixLimit: Int = 256, streamingPayload: Bool = false) {
         self.prefixLimit = prefixLimit
+        self.streamingPayload = streamingPayload
     }
 
     /// Decodes `bytes`; the resulting events are returned by `next()`.
@@ -125,6 +130,16 @@ public struct WebSocketFrameDecoder: Sendable {
             let offset = Int((current.received + UInt64(i)) % 4)
             current.frame.payloadPrefix.append(current.maskingKey.isEmpty ? byte : byte ^ current.maskingKey[offset])
         }
+        if streamingPayload && !current.frame.opcode.isControl && n > 0 {
+            var bytes = Array(rest.prefix(n))
+            if !current.maskingKey.isEmpty {
+                let start = Int(current.received % 4)
+                for index in bytes.indices { bytes[index] ^= current.maskingKey[(start + index) % 4] }
+            }
+            var header = current.frame
+            header.payloadPrefix = []
+            events.append(.payload(header, bytes))
+        }
         current.received += UInt64(n)
         rest.removeFirst(n)
         payload = current
@@ -142,7 +157,8 @@ public struct WebSocketFrameDecoder: Sendable {
             events.append(.message(control))
             return
         }
-        var current = message ?? WebSocketMessage(opcode: frame.opcode, length: 0, prefix: [], frameCount: 0)
+        var current = message ?? WebSocketMessage(opcode: frame.opcode, length: 0, prefix: [], frameCount: 0,
+                                                  reservedBits: frame.reservedBits)
         current.length += frame.payloadLength
         current.prefix.append(contentsOf: frame.payloadPrefix.prefix(prefixLimit - current.prefix.count))
         current.frameCount += 1

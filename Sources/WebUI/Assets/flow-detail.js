@@ -298,8 +298,13 @@ function webSocketView(messages) {
         h("tbody", {}, messages.map((message) => h("tr", { class: message.direction },
             h("td", { title: message.direction, "aria-label": message.direction },
                 message.direction === "client_to_server" ? "→" : "←"),
-            h("td", {}, message.opcode), h("td", {}, formatSize(message.length)),
-            h("td", { class: "data" }, message.text ?? (message.base64 ? `(base64) ${message.base64}` : ""))))));
+            h("td", {}, message.opcode),
+            h("td", message.compressed_length === undefined ? {}
+                : { title: `permessage-deflate: ${formatSize(message.compressed_length)} on the wire` },
+                formatSize(message.length) + (message.compressed_length === undefined ? ""
+                    : ` (${formatSize(message.compressed_length)} deflated)`)),
+            h("td", { class: "data" }, (message.decode_error ? `(${message.decode_error}) ` : "")
+                + (message.text ?? (message.base64 ? `(base64) ${message.base64}` : "")))))));
 }
 
 function grpcView(grpc) {

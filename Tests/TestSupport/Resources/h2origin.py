@@ -10,6 +10,8 @@ Routes:
   /big?n=N    N bytes of a repeating pattern
   /trailers   "body" then the trailer x-checksum: abc123 (when the client sent te: trailers)
   /alt-svc    "alt" with two Alt-Svc fields advertising HTTP/3 (h3, h3-29, quic) beside an h2 alternative
+  /ws         WebSocket (HTTP/1.1 upgrade): each text message comes back as "echo:" + it; hypercorn
+              (wsproto) accepts permessage-deflate when the client offers it
 """
 import json
 import sys
@@ -26,6 +28,14 @@ async def app(scope, receive, send):
             elif message["type"] == "lifespan.shutdown":
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+    if scope["type"] == "websocket":
+        await receive()  # websocket.connect
+        await send({"type": "websocket.accept"})
+        while True:
+            message = await receive()
+            if message["type"] != "websocket.receive":
+                return
+            await send({"type": "websocket.send", "text": "echo:" + (message.get("text") or "")})
     body = b""
     while True:
         message = await receive()
