@@ -123,6 +123,34 @@ import TestSupport
         #expect(pki.downloads(of: "int.der") == 1)
     }
 
+    /// With `--upstream-proxy`, the intermediate is fetched through it too (absolute-form, with the
+    /// proxy's credentials): the origin's TLS goes through untouched (passthrough) and the download
+    /// is a plain HTTP flow of the upstream proxy's.
+    @Test func throughAnUpstreamProxyTheDownloadGoesThroughItWithItsCredentials() throws {
+        let pki = try PKI()
+        let origin = try OriginServer(certificate: (try pki.leaf("leaf-aia.pem", aia: pki.url("int.der")), pki.keyPath))
+        let credential = ProxyCredential(user: "qa", password: "s3cret")
+        let upstream = try ProxyHarness(configure: {
+            $0.passthrough = [GlobPattern("localhost")]
+            $0.proxyCredentials = [credential]
+        })
+        let root = try Certificate.all(from: SecureFile.read(pki.rootPath, what: "root"))
+        let front = try ProxyHarness(configure: {
+            $0.upstreamCAs = root
+            $0.upstreamProxy = try! UpstreamProxy(url: ModeURL(parsing: upstream.proxyURL, what: "test"),
+                                                  authorization: UpstreamProxy.basicAuthorization(credential))
+        })
+        let result = try front.curl(["-w", "%{http_code}", "-o", "/dev/null", origin.url("/cl?n=3")])
+        #expect(result.stdout == "200", "\(result.output)")
+        #expect(front.flows(count: 1).first?.tls?.upstream?.fetchedIssuer == pki.url("int.der"))
+        let deadline = Date().addingTimeInterval(10)
+        while !upstream.sink.flows.contains(where: { $0.mode == .http }) && Date() < deadline { usleep(10_000) }
+        let download = upstream.sink.flows.first { $0.mode == .http }
+        #expect(download?.request?.url == pki.url("int.der"))
+        #expect(download?.response?.status == 200)
+        #expect(pki.downloads(of: "int.der") == 1)
+    }
+
     @Test func aLeafThatNamesNoURLGets502SayingWhatToDo() throws {
         let pki = try PKI()
         let origin = try OriginServer(certificate: (try pki.leaf("leaf-plain.pem", aia: nil), pki.keyPath))
