@@ -3,7 +3,7 @@ import HTTP1
 
 /// The shape both HTTP/1 parsers share, so one reading loop serves requests and responses.
 protocol HTTP1Parsing {
-    associatedtype Head: Equatable & Sendable
+    associatedtype Head: Equatable & Sendable & HTTP1MessageHead
     mutating func feed(_ bytes: some Collection<UInt8>)
     mutating func feed(_ bytes: [UInt8])
     mutating func next() throws(HTTP1ParseError) -> HTTP1Event<Head>?
@@ -13,6 +13,21 @@ protocol HTTP1Parsing {
 
 extension HTTP1RequestParser: HTTP1Parsing {}
 extension HTTP1ResponseParser: HTTP1Parsing {}
+
+/// What `MessageReader` reads of a head besides its framing.
+protocol HTTP1MessageHead {
+    var headers: HTTPHeaders { get }
+    /// A 1xx response: no body, and the final head follows.
+    var isInterimHead: Bool { get }
+}
+
+extension HTTPRequestHead: HTTP1MessageHead {
+    var isInterimHead: Bool { false }
+}
+
+extension HTTPResponseHead: HTTP1MessageHead {
+    var isInterimHead: Bool { isInterim }
+}
 
 /// Reads HTTP/1 events from a stream: asks the parser first, reads more bytes only when it
 /// needs them. Memory stays bounded by one read buffer plus the parser's own limits.
@@ -46,12 +61,71 @@ final class MessageReader<Parser: HTTP1Parsing> {
         buffer = []
     }
 
-    /// The next event, reading as needed; nil at a clean EOF between messages.
+    /// The current message's transfer codings other than chunked (`Transfer-Encoding: gzip,
+    /// chunked`, RFC 9112 §7), undone here: they are hop-by-hop, so the next hop gets the body
+    /// decoded (the relays drop `Transfer-Encoding` and frame the body their own way). Without
+    /// this a client got the gzip bytes as the body itself, with nothing saying so.
+    private var transferDecoding: ContentDecodingStream?
+    /// Whether the current transfer-coded message had body bytes (a HEAD's answer has none).
+    private var transferCoded = false
+
+    /// The next event, reading as needed; nil at a clean EOF between messages. Transfer codings
+    /// other than chunked are undone (see `transferDecoding`).
     ///
     /// - Parameter deadline: when set, the whole wait must finish by then (a client
     ///   trickling one byte at a time cannot hold the connection past it).
     /// - Throws: `HTTP1ParseError`, `NetworkError` (`.timedOut` past the deadline), `TLSError`.
     func next(deadline: Date? = nil) throws -> HTTP1Event<Parser.Head>? {
+        while true {
+            let event = try nextCoded(deadline: deadline)
+            switch event {
+            case .head(let head)?:
+                transferDecoding = nil
+                transferCoded = false
+                // Plain `chunked` (nearly every coded message) is the parser's alone.
+                guard !head.isInterimHead, let first = head.headers["Transfer-Encoding"],
+                      !first.equalsCaseInsensitive("chunked") else { return event }
+                let codings = head.headers.transferCodings.filter { $0 != "chunked" }
+                if !codings.isEmpty {
+                    let list = codings.joined(separator: ", ")
+                    guard let stream = ContentDecodingStream(contentEncoding: list, outputLimit: .max) else {
+                        throw HTTP1ParseError(code: .unknownTransferCoding, status: isRequest ? 501 : 502,
+                                              reason: "transfer coding \"\(list)\" cannot be decoded (gzip and deflate can)")
+                    }
+                    transferDecoding = stream
+                }
+                return event
+            case .body(let bytes)? where transferDecoding != nil:
+                transferCoded = true
+                var decoded: [UInt8] = []
+                let going = bytes.withUnsafeBytes { input in
+                    transferDecoding?.write(input) { decoded.append(contentsOf: $0) } ?? false
+                }
+                if !going, let end = transferDecoding?.end, end != .complete {
+                    throw transferFailure(end)
+                }
+                if decoded.isEmpty { continue }
+                return .body(decoded)
+            case .end? where transferDecoding != nil:
+                let end = transferCoded ? transferDecoding?.finish() : .complete
+                transferDecoding = nil
+                if let end, end != .complete { throw transferFailure(end) }
+                return event
+            default:
+                return event
+            }
+        }
+    }
+
+    private func transferFailure(_ end: ContentDecoder.End) -> HTTP1ParseError {
+        HTTP1ParseError(code: .invalidTransferEncoding, status: isRequest ? 400 : 502,
+                        reason: end == .inputEnded ? "the transfer-coded body (gzip or deflate) ended before its coded stream did"
+                                                   : "the transfer-coded body (gzip or deflate) did not decode")
+    }
+
+    private var isRequest: Bool { Parser.Head.self == HTTPRequestHead.self }
+
+    private func nextCoded(deadline: Date?) throws -> HTTP1Event<Parser.Head>? {
         if let event = pendingEvent {
             pendingEvent = nil
             return event

@@ -2,7 +2,7 @@
 """A test origin server for DevProxy's end-to-end tests: HTTP/1.1 over TLS (or plain), one
 behaviour per path (GET /requests: every request line received so far; GET /drop-next: the
 connection's next request is dropped unanswered; POST /too-large: 413 before the body is read; GET /events?n=N: N server-sent events 0.5 s apart;
-GET /early-hints: 103 then 200; GET /switch: an unasked-for 101). Prints its port on the
+GET /early-hints: 103 then 200; GET /switch: an unasked-for 101; GET /te-gzip: Transfer-Encoding: gzip, chunked). Prints its port on the
 first line of stdout. Loopback only.
 
 Usage: origin.py [--tls CERT KEY] [--reports FILE]
@@ -56,6 +56,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
         q = self.query()
         if path == "/requests":
             self.send_body(200, "\n".join(REQUESTS).encode(), [("Content-Type", "text/plain")])
+        elif path == "/te-gzip":
+            # A transfer coding besides chunked (RFC 9112 §7): Transfer-Encoding: gzip, chunked,
+            # in two chunks; ?bad=1 sends bytes that are not gzip.
+            import gzip
+            coded = b"not gzip at all" if q.get("bad") else gzip.compress(b"hello transfer-coded world " * 100)
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Transfer-Encoding", "gzip, chunked")
+            self.end_headers()
+            half = len(coded) // 2
+            for piece in (coded[:half], coded[half:]):
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
         elif path == "/events":
             # Server-sent events: n events half a second apart, chunked.
             self.send_response(200)
@@ -224,7 +238,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
             return
         length = int(self.headers.get("Content-Length", "0"))
-        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+        if self.headers.get("Transfer-Encoding", "").lower().endswith("chunked"):
             body = b""
             while True:
                 size = int(self.rfile.readline().split(b";")[0], 16)
