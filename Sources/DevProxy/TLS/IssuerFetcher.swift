@@ -12,16 +12,17 @@ import Synchronization
 /// answered 502 through DevProxy (`unable to get local issuer certificate`), as through curl or
 /// mitmproxy. When a handshake fails for that reason, the certificate at the top of the chain the
 /// origin sent is looked at: the certificate downloaded from its `caIssuers` URL is kept only if
-/// it is a CA certificate, not self-issued, and its key verifies the certificate that named it;
-/// it then joins the upstream trust store *as an intermediate* (OpenSSL still needs a trusted root
-/// above it: a certificate in the store that is not self-signed is no anchor without
-/// `X509_V_FLAG_PARTIAL_CHAIN`), and the connection is made again. Later connections to any origin
+/// it is a CA certificate, not self-issued, its key verifies the certificate that named it, and
+/// it verifies itself against the trust store (chains to a trusted root); it then joins the
+/// upstream trust store *as an intermediate* (a certificate in the store that is not self-signed
+/// is no anchor without `X509_V_FLAG_PARTIAL_CHAIN`), and the connection is made again. Later connections to any origin
 /// with that intermediate find it there, as a browser's intermediate cache does, and their flows
 /// say so (`tls.upstream.fetched_issuer`): the origin's chain is incomplete, which an app that
 /// does no fetching (Android, OkHttp, Java, Go) fails on without a proxy.
 ///
 /// Only `http://` URLs (as RFC 5280 wants them: no TLS to check a CA's certificate), 5 s, 64 KiB,
-/// through the upstream proxy when there is one; a URL that failed is not tried again for a minute.
+/// at most 4 URLs a certificate, through the upstream proxy when there is one; a URL that failed is
+/// not tried again for a minute; at most 256 URLs and 256 intermediates are kept.
 final class IssuerFetcher: Sendable {
     /// A download's result, by URL.
     private enum Outcome {
@@ -67,12 +68,12 @@ final class IssuerFetcher: Sendable {
                                + "certificate with --upstream-ca FILE")
         }
         var reasons: [String] = []
-        for url in urls {
+        for url in urls.prefix(4) {
             do {
-                let issuer = try certificate(at: url, issuing: top, proxy: proxy, forbidden: forbidden)
+                let issuer = try certificate(at: url, issuing: top, store: store, proxy: proxy, forbidden: forbidden)
                 let der = issuer.der
                 let fresh = added.withLock { added in
-                    guard added[der] == nil else { return false }
+                    guard added[der] == nil, added.count < Self.maxKept else { return false }
                     added[der] = url
                     return true
                 }
@@ -92,6 +93,8 @@ final class IssuerFetcher: Sendable {
     /// The certificate the origin sent last in its chain that has no issuer among them: the one
     /// whose issuer is missing.
     private static func top(of chain: [Certificate]) -> Certificate? {
+        // A chain longer than any real one costs no more than this many signature checks squared.
+        let chain = Array(chain.prefix(8))
         var current = chain.first
         var seen = 0
         while let certificate = current, seen < chain.count {
@@ -102,8 +105,12 @@ final class IssuerFetcher: Sendable {
         return current
     }
 
-    /// The CA certificate at `url` that issued `child`, from the cache or downloaded.
-    private func certificate(at url: String, issuing child: Certificate, proxy: UpstreamProxy?,
+    /// The CA certificate at `url` that issued `child`, from the cache or downloaded. It must
+    /// itself verify against `store` (chain to a trusted root): OpenSSL looks in the store first
+    /// for every chain's issuers (`X509_V_FLAG_TRUSTED_FIRST`) without trying another candidate
+    /// when one fails, so a look-alike intermediate an origin served (an existing CA's name and
+    /// key identifier, the origin's own key) would otherwise break every site that CA signs.
+    private func certificate(at url: String, issuing child: Certificate, store: OpaquePointer, proxy: UpstreamProxy?,
                              forbidden: [SocketAddress]) throws -> Certificate {
         let cached = outcomes.withLock { $0[url] }
         switch cached {
@@ -126,11 +133,38 @@ final class IssuerFetcher: Sendable {
                 throw TLSError(.verifyFailed, "the certificate at \(url) is \(issuer.isCA ? "a root" : "not a CA"): "
                                + "only intermediates are taken from the origin's side")
             }
-            outcomes.withLock { $0[url] = .fetched(issuer) }
+            if let reason = Self.verification(of: issuer, in: store) {
+                throw TLSError(.verifyFailed, "the certificate at \(url) (\(issuer.subject)) does not verify itself: \(reason)")
+            }
+            remember(url, .fetched(issuer))
             return issuer
         } catch let error as TLSError {
-            outcomes.withLock { $0[url] = .failed(error.message, at: Date()) }
+            remember(url, .failed(error.message, at: Date()))
             throw error
+        }
+    }
+
+    /// Most URLs remembered, and most intermediates added: an origin naming ever new URLs (or
+    /// serving ever new CA certificates) must not grow the proxy without bound.
+    static let maxKept = 256
+
+    private func remember(_ url: String, _ outcome: Outcome) {
+        outcomes.withLock { outcomes in
+            if outcomes.count >= Self.maxKept { outcomes.removeAll() }
+            outcomes[url] = outcome
+        }
+    }
+
+    /// Why `certificate` does not verify against `store` as a chain of its own, or nil when it does.
+    private static func verification(of certificate: Certificate, in store: OpaquePointer) -> String? {
+        guard let context = X509_STORE_CTX_new() else { return "no memory" }
+        defer { X509_STORE_CTX_free(context) }
+        return certificate.withX509 { x509 in
+            guard X509_STORE_CTX_init(context, store, x509, nil) == 1 else { return "cannot set up the check" }
+            defer { ERR_clear_error() }
+            guard X509_verify_cert(context) != 1 else { return nil }
+            return X509_verify_cert_error_string(Int(X509_STORE_CTX_get_error(context))).map { String(cString: $0) }
+                ?? "unknown reason"
         }
     }
 

@@ -172,6 +172,21 @@ import TestSupport
                 "\(result.output)")
     }
 
+    /// An intermediate that chains to no trusted root is not kept: in the store it would be looked
+    /// up first for every chain naming its subject and key identifier (a look-alike of a real CA's
+    /// intermediate, served by an origin, would break every site that CA signs).
+    @Test func anIntermediateThatChainsToNoTrustedRootIsNotKept() throws {
+        let pki = try PKI()
+        let origin = try OriginServer(certificate: (try pki.leaf("leaf-aia.pem", aia: pki.url("int.der")), pki.keyPath))
+        let other = try PKI()
+        let proxy = try proxy(trusting: other)
+        let result = try proxy.curl([origin.url("/cl?n=3")])
+        #expect(result.stdout.hasSuffix("the certificate at \(pki.url("int.der")) (CN = AIA Test Intermediate) does not "
+                                        + "verify itself: unable to get local issuer certificate\n"), "\(result.output)")
+        // Asked again, the same (the cached refusal): nothing was added that would let it through.
+        #expect(try proxy.curl([origin.url("/cl?n=3")]).stdout == result.stdout)
+    }
+
     /// A self-signed certificate at the URL, the one that really issued the leaf, is a root: taken
     /// into the store it would be trusted. It is refused, every time.
     @Test func aRootAtTheURLIsNeverTrusted() throws {
