@@ -95,6 +95,7 @@ final class MessageLog {
                 var record = Flow.WebSocketMessageRecord(
                     direction: direction, opcode: message.opcode.description, length: inflated?.length ?? Int(message.length),
                     text: text, base64: text == nil && !prefix.isEmpty ? Data(prefix).base64EncodedString() : nil)
+                record.time = (Date().timeIntervalSince1970 * 1000).rounded() / 1000
                 if compressed {
                     record.compressedLength = Int(message.length)
                     record.decodeError = failure ?? (inflaters[direction] == nil ? "RSV1 set without permessage-deflate" : nil)

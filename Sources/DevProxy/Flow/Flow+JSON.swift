@@ -482,6 +482,7 @@ extension Flow.WebSocketMessageRecord: FlowJSONWritable {
             f.int("length", length)
             f.string("opcode", opcode)
             f.string("text", text)
+            f.double("time", time)
         }
     }
 }

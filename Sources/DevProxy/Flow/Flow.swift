@@ -244,9 +244,12 @@ public struct Flow: Codable, Sendable, Equatable {
         public var compressedLength: Int? = nil
         /// Why a compressed message is shown as it came, not inflated.
         public var decodeError: String? = nil
+        /// When the message's last frame arrived, in seconds since 1970 (milliseconds kept), as
+        /// Chrome's HAR export dates WebSocket messages.
+        public var time: Double? = nil
 
         enum CodingKeys: String, CodingKey {
-            case direction, opcode, length, text, base64
+            case direction, opcode, length, text, base64, time
             case compressedLength = "compressed_length"
             case decodeError = "decode_error"
         }

@@ -36,11 +36,24 @@ public struct HARDocument: Codable, Sendable, Equatable {
         public var tunnel: Flow.TunnelInfo?
         /// The gRPC call, for gRPC flows (the flow log's `grpc` object).
         public var grpc: GRPCFlowInfo?
+        /// A WebSocket's text and binary messages, as Chrome's DevTools export them (and read
+        /// them back): `type` `send` or `receive`, `time` in seconds since 1970, `opcode` 1 or 2,
+        /// `data` the text, or base64 for binary; the first 256 bytes of each, as the flow keeps them.
+        public var webSocketMessages: [WebSocketMessage]? = nil
 
         enum CodingKeys: String, CodingKey {
             case startedDateTime, time, request, response, cache, timings, serverIPAddress, connection
             case flowID = "_flowId", mode = "_mode", error = "_error", tunnel = "_tunnel", grpc = "_grpc"
+            case webSocketMessages = "_webSocketMessages"
         }
+    }
+
+    /// One WebSocket message in Chrome's `_webSocketMessages` form.
+    public struct WebSocketMessage: Codable, Sendable, Equatable {
+        public var type: String
+        public var time: Double
+        public var opcode: Int
+        public var data: String
     }
 
     public struct Request: Codable, Sendable, Equatable {

@@ -1,3 +1,4 @@
+import CertAuthority
 import Foundation
 
 /// Turns flows into an HTTP Archive (HAR 1.2) that Chrome DevTools, Firefox and Charles import.
@@ -44,7 +45,22 @@ public enum HARWriter {
             startedDateTime: flow.started, time: time, request: request(for: flow), response: response(for: flow),
             cache: .init(), timings: timings, serverIPAddress: flow.server.address.map(ipAddress(of:)),
             connection: flow.client, flowID: flow.id, mode: flow.mode.rawValue, error: flow.error, tunnel: flow.tunnel,
-            grpc: flow.grpc)
+            grpc: flow.grpc, webSocketMessages: webSocketMessages(for: flow))
+    }
+
+    /// The flow's text and binary WebSocket messages in Chrome's `_webSocketMessages` form; nil
+    /// for a flow without any.
+    static func webSocketMessages(for flow: Flow) -> [HARDocument.WebSocketMessage]? {
+        guard let records = flow.websocket else { return nil }
+        let started = ISO8601.date(flow.started)?.timeIntervalSince1970 ?? 0
+        let messages = records.compactMap { record -> HARDocument.WebSocketMessage? in
+            let opcode = record.opcode == "text" ? 1 : record.opcode == "binary" ? 2 : 0
+            guard opcode != 0 else { return nil }
+            return HARDocument.WebSocketMessage(type: record.direction == "client_to_server" ? "send" : "receive",
+                                                time: record.time ?? started, opcode: opcode,
+                                                data: record.text ?? record.base64 ?? "")
+        }
+        return messages.isEmpty ? nil : messages
     }
 
     /// HAR's phases from the flow's: HAR counts TLS inside `connect` ("if this field is

@@ -1,3 +1,4 @@
+import CertAuthority
 @testable import DevProxy
 import Foundation
 import Testing
@@ -112,6 +113,32 @@ import TestSupport
         #expect(entry.request.method == "CONNECT" && entry.response.status == 200)
         #expect(entry.mode == "tunnel")
         #expect(entry.tunnel?.bytesFromServer == 30_000)
+    }
+
+    /// A WebSocket's text and binary messages go out in Chrome's `_webSocketMessages` form
+    /// (DevTools reads them back); control frames do not; a message recorded before messages
+    /// carried a time takes the flow's start.
+    @Test func webSocketMessagesAreExportedAsChromeDoes() throws {
+        var flow = FlowSamples.get
+        flow.mode = .websocket
+        flow.websocket = [
+            .init(direction: "client_to_server", opcode: "text", length: 4, text: "ping", base64: nil,
+                  compressedLength: 6, time: 1_796_407_500.588),
+            .init(direction: "server_to_client", opcode: "binary", length: 3, text: nil, base64: "AQID", time: 1_796_407_500.6),
+            .init(direction: "server_to_client", opcode: "ping", length: 0, text: nil, base64: nil, time: 1_796_407_501),
+            .init(direction: "client_to_server", opcode: "text", length: 2, text: "hi", base64: nil),
+        ]
+        let entry = HARWriter.entry(for: flow)
+        let started = try #require(ISO8601.date(flow.started)).timeIntervalSince1970
+        #expect(entry.webSocketMessages == [
+            .init(type: "send", time: 1_796_407_500.588, opcode: 1, data: "ping"),
+            .init(type: "receive", time: 1_796_407_500.6, opcode: 2, data: "AQID"),
+            .init(type: "send", time: started, opcode: 1, data: "hi"),
+        ])
+        let json = String(decoding: try HARWriter.encode([flow]), as: UTF8.self)
+        #expect(json.contains("\"_webSocketMessages\""), "\(json.prefix(400))")
+        #expect(HARWriter.entry(for: FlowSamples.get).webSocketMessages == nil)
+        if Self.validatorAvailable { #expect(try schemaComplaint(try HARWriter.encode([flow])) == nil) }
     }
 
     /// A decoded, whole body reports its decoded size and what compression saved.

@@ -75,6 +75,8 @@ import TestSupport
         #expect(sent.map(\.length) == [27, 27, 45])
         #expect(sent.map(\.compressedLength) == sizes.map(Optional.some) + [sent.last?.compressedLength ?? -1])
         #expect(sent.allSatisfy { $0.decodeError == nil && $0.base64 == nil })
+        let now = Date().timeIntervalSince1970
+        #expect(messages.allSatisfy { ($0.time ?? 0) > now - 60 && ($0.time ?? 0) <= now }, "each message is dated")
         #expect(echoed.map(\.text) == lines.prefix(3).map(Optional.some))
         #expect(echoed.allSatisfy { ($0.compressedLength ?? 0) > 0 && $0.decodeError == nil })
     }
