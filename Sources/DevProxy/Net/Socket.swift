@@ -51,8 +51,8 @@ public final class Socket: @unchecked Sendable {
     /// `127.0.0.1` only while `localhost` also names `::1`) thus costs a quarter of a second, not
     /// the whole connect timeout per address.
     ///
-    /// - Throws: the one attempt's `NetworkError`, or, when several failed, the first address's
-    ///   kind with every distinct reason.
+    /// - Throws: the one attempt's `NetworkError`, or, when several failed, the kind of the first
+    ///   to fail with every distinct reason.
     public static func connect(to addresses: [SocketAddress], timeout: TimeInterval,
                                bound: ((Socket, SocketAddress) -> Void)? = nil) throws -> Socket {
         let ordered = interleavingFamilies(addresses)
@@ -128,7 +128,7 @@ public final class Socket: @unchecked Sendable {
         return result
     }
 
-    /// One error for attempts that all failed: the first's kind, every distinct reason.
+    /// One error for attempts that all failed: the kind of the first to fail, every distinct reason.
     private static func combined(_ failures: [NetworkError]) -> NetworkError {
         guard let first = failures.first else { return NetworkError(.failed, "no address to connect to") }
         var reasons: [String] = []
