@@ -512,6 +512,33 @@ import TestSupport
         #expect(seen.split(separator: "\n").contains("OPTIONS * HTTP/1.1"), "\(seen)")
     }
 
+    /// RFC 9112 §3.2.4: `OPTIONS http://host:port` (absolute-form, empty path, no query) goes on
+    /// as `OPTIONS *`; with a `/` it stays `OPTIONS /`. A replayed `OPTIONS *` flow, whose URL has
+    /// no path, is such a request.
+    @Test func anOptionsForTheServerItselfGoesOnAsAsterisk() throws {
+        let origin = try OriginServer(tls: false)
+        let proxy = try ProxyHarness()
+        let script = """
+        import socket, sys
+        for target in (b"http://127.0.0.1:\(origin.port)", b"http://127.0.0.1:\(origin.port)/"):
+            s = socket.create_connection(("127.0.0.1", \(proxy.port)))
+            s.sendall(b"OPTIONS " + target + b" HTTP/1.1\\r\\nHost: 127.0.0.1:\(origin.port)\\r\\nConnection: close\\r\\n\\r\\n")
+            data = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk: break
+                data += chunk
+            sys.stdout.write(data.split(b"\\r\\n")[0].decode() + "\\n")
+        """
+        let result = try Subprocess.run("python3", ["-c", script], timeout: 20)
+        #expect(result.status == 0, "\(result.output)")
+        let seen = try Subprocess.run("curl", ["-sS", origin.url("/requests", tls: false)], timeout: 20).stdout
+            .split(separator: "\n").map(String.init)
+        #expect(seen.prefix(2) == ["OPTIONS * HTTP/1.1", "OPTIONS / HTTP/1.1"], "\(seen)")
+        let urls = proxy.flows(count: 2).compactMap { $0.request?.url }
+        #expect(Set(urls) == ["http://127.0.0.1:\(origin.port)", "http://127.0.0.1:\(origin.port)/"], "\(urls)")
+    }
+
     /// An origin and a proxy that trusts it.
     /// curl offers OpenSSL's order (AES-256-GCM first); the proxy answers with AES-128-GCM, and
     /// offers it first upstream. A client that asks for ChaCha20 first keeps ChaCha20.

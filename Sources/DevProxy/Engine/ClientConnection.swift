@@ -100,7 +100,12 @@ final class ClientConnection: @unchecked Sendable {
             }
             let context = ExchangeContext(server: server, connection: self, client: reader, clientAddress: clientAddress,
                                           mode: .http, clientTLS: nil, signer: nil, persona: nil)
-            let destination = Destination(tls: scheme == "https", host: host, port: port ?? (scheme == "https" ? 443 : 80), pathAndQuery: path)
+            // RFC 9112 §3.2.4: an OPTIONS whose absolute-form URI has an empty path and no query asks
+            // about the server itself, and goes on as `OPTIONS *` (a replayed `OPTIONS *` flow's URL
+            // is `https://host:port`, so it goes on as it came).
+            let asterisk = head.method == "OPTIONS" && Self.hasEmptyPath(absoluteForm: head.target)
+            let destination = Destination(tls: scheme == "https", host: host, port: port ?? (scheme == "https" ? 443 : 80),
+                                          pathAndQuery: asterisk ? "*" : path)
             let replay = ReplayMark.take(from: &head, secret: server.configuration.replaySecret)
             let exchange = HTTPExchange(context: context, head: head, destination: destination, replay: replay)
             guard exchange.run(), !server.isStopping else { return }
@@ -197,5 +202,13 @@ final class ClientConnection: @unchecked Sendable {
         try? reader.stream.write(ErrorResponse.answer(status: status, detail: message, kind: kind, extraHeaders: extra,
                                                       bodyLimit: server.configuration.bodyLimit, recordingIn: &draft))
         server.emit(draft.finished())
+    }
+}
+
+extension ClientConnection {
+    /// Whether an absolute-form target (`http://host:port`) has neither a path nor a query.
+    static func hasEmptyPath(absoluteForm target: String) -> Bool {
+        guard let schemeEnd = target.range(of: "://") else { return false }
+        return !target[schemeEnd.upperBound...].contains { $0 == "/" || $0 == "?" }
     }
 }
