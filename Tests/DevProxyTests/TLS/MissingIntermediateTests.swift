@@ -44,6 +44,8 @@ import TestSupport
                          "-days", "2", "-extfile", "ca.ext", "-out", "int.pem"])
             try openssl(["x509", "-in", "int.pem", "-outform", "DER", "-out", "aia/int.der"])
             try openssl(["x509", "-in", "root.pem", "-outform", "DER", "-out", "aia/root.der"])
+            // The "certs-only" PKCS #7 some CAs serve (`application/pkcs7-mime`, a .p7c file).
+            try openssl(["crl2pkcs7", "-nocrl", "-certfile", "int.pem", "-outform", "DER", "-out", "aia/int.p7c"])
             try openssl(["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "leaf.key",
                          "-out", "leaf.csr", "-subj", "/CN=localhost"])
         }
@@ -149,6 +151,16 @@ import TestSupport
         #expect(download?.request?.url == pki.url("int.der"))
         #expect(download?.response?.status == 200)
         #expect(pki.downloads(of: "int.der") == 1)
+    }
+
+    /// The intermediate served as a certs-only PKCS #7 (.p7c), as some CAs publish theirs.
+    @Test func anIntermediateServedAsPKCS7IsTaken() throws {
+        let pki = try PKI()
+        let origin = try OriginServer(certificate: (try pki.leaf("leaf-p7c.pem", aia: pki.url("int.p7c")), pki.keyPath))
+        let proxy = try proxy(trusting: pki)
+        let result = try proxy.curl(["-w", "%{http_code}", "-o", "/dev/null", origin.url("/cl?n=3")])
+        #expect(result.stdout == "200", "\(result.output)")
+        #expect(proxy.flows(count: 1).first?.tls?.upstream?.fetchedIssuer == pki.url("int.p7c"))
     }
 
     @Test func aLeafThatNamesNoURLGets502SayingWhatToDo() throws {
