@@ -89,7 +89,7 @@ final class MessageReader<Parser: HTTP1Parsing> {
                 if !codings.isEmpty {
                     let list = codings.joined(separator: ", ")
                     guard let stream = ContentDecodingStream(contentEncoding: list, outputLimit: .max) else {
-                        throw HTTP1ParseError(code: .unknownTransferCoding, status: isRequest ? 501 : 502,
+                        throw HTTP1ParseError(code: .unknownTransferCoding, status: status(for: .unknownTransferCoding),
                                               reason: "transfer coding \"\(list)\" cannot be decoded (gzip and deflate can)")
                     }
                     transferDecoding = stream
@@ -118,12 +118,15 @@ final class MessageReader<Parser: HTTP1Parsing> {
     }
 
     private func transferFailure(_ end: ContentDecoder.End) -> HTTP1ParseError {
-        HTTP1ParseError(code: .invalidTransferEncoding, status: isRequest ? 400 : 502,
+        HTTP1ParseError(code: .invalidTransferEncoding, status: status(for: .invalidTransferEncoding),
                         reason: end == .inputEnded ? "the transfer-coded body (gzip or deflate) ended before its coded stream did"
                                                    : "the transfer-coded body (gzip or deflate) did not decode")
     }
 
-    private var isRequest: Bool { Parser.Head.self == HTTPRequestHead.self }
+    /// The status the parsers give `code`: a request's own (`requestStatus`), 502 for a response.
+    private func status(for code: HTTP1ParseError.Code) -> Int {
+        Parser.Head.self == HTTPRequestHead.self ? code.requestStatus : 502
+    }
 
     private func nextCoded(deadline: Date?) throws -> HTTP1Event<Parser.Head>? {
         if let event = pendingEvent {

@@ -31,8 +31,8 @@ final class IssuerFetcher: Sendable {
     }
 
     private let outcomes = Mutex<[String: Outcome]>([:])
-    /// The DER of every certificate added to the store, and the URL it came from.
-    private let added = Mutex<[[UInt8]: String]>([:])
+    /// Every certificate added to the store, by its DER, and the URL it came from.
+    private let added = Mutex<[[UInt8]: (certificate: Certificate, url: String)]>([:])
 
     static let timeout: TimeInterval = 5
     static let maxBytes = 64 * 1024
@@ -45,13 +45,10 @@ final class IssuerFetcher: Sendable {
     /// an origin sent, which lacks it), if one did. Names and key identifiers are compared, not
     /// signatures: the handshake verified the chain (or resumed a session that had).
     func source(completing chain: [Certificate]) -> String? {
-        let fetched = added.withLock { Array($0) }
-        let sent = Set(chain.map(\.der))
-        for (der, url) in fetched where !sent.contains(der) {
-            guard let issuer = try? Certificate(der: der) else { continue }
-            if chain.contains(where: { $0.names(asIssuer: issuer) }) { return url }
-        }
-        return nil
+        let fetched = added.withLock { Array($0.values) }
+        return fetched.first { issuer, _ in
+            !chain.contains(issuer) && chain.contains { $0.names(asIssuer: issuer) }
+        }?.url
     }
 
     /// Finds the issuer of `chain`'s top certificate (the chain as the origin sent it, leaf
@@ -74,7 +71,7 @@ final class IssuerFetcher: Sendable {
                 let der = issuer.der
                 let fresh = added.withLock { added in
                     guard added[der] == nil, added.count < Self.maxKept else { return false }
-                    added[der] = url
+                    added[der] = (issuer, url)
                     return true
                 }
                 if fresh {
@@ -201,6 +198,8 @@ final class IssuerFetcher: Sendable {
             return try readBody(socket, url: url)
         } catch let error as TLSError {
             throw error
+        } catch let error as NetworkError where error.kind == .timedOut {
+            throw TLSError(.verifyFailed, "fetching it from \(url) timed out")
         } catch let error as NetworkError {
             throw TLSError(.verifyFailed, "fetching it from \(url) failed: \(error.message)")
         } catch let error as UpstreamProxyFailure {
@@ -210,42 +209,31 @@ final class IssuerFetcher: Sendable {
         }
     }
 
-    /// The body of a 200 answer on `socket`, read until its end or the connection's.
+    /// The body of a 200 answer on `socket`, read until its end or the connection's, within
+    /// `timeout` in all.
     private static func readBody(_ socket: Socket, url: String) throws -> [UInt8] {
-        var parser = HTTP1ResponseParser()
-        parser.expectResponse(toMethod: "GET")
-        var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+        let reader = MessageReader(stream: PlainStream(socket), parser: HTTP1ResponseParser())
+        reader.parser.expectResponse(toMethod: "GET")
+        let deadline = Date().addingTimeInterval(timeout)
         var body: [UInt8] = []
         var status: Int?
-        var ended = false
-        let deadline = Date().addingTimeInterval(timeout)
-        while !ended {
-            guard Date() < deadline else { throw TLSError(.verifyFailed, "fetching it from \(url) timed out") }
-            let count = try buffer.withUnsafeMutableBytes { try socket.read(into: $0) }
-            if count == 0 {
-                if let event = try parser.finish(), case .end = event { ended = true; break }
-                throw TLSError(.verifyFailed, "fetching it from \(url) failed: the server closed the connection early")
-            }
-            parser.feed(buffer[..<count])
-            while let event = try parser.next() {
-                switch event {
-                case .head(let head):
-                    if head.status >= 200 { status = head.status }
-                case .body(let bytes):
-                    body += bytes
-                    guard body.count <= maxBytes else {
-                        throw TLSError(.verifyFailed, "fetching it from \(url) failed: more than \(maxBytes / 1024) KiB")
-                    }
-                case .end:
-                    ended = true
+        while let event = try reader.next(deadline: deadline) {
+            switch event {
+            case .head(let head):
+                if head.status >= 200 { status = head.status }
+            case .body(let bytes):
+                body += bytes
+                guard body.count <= maxBytes else {
+                    throw TLSError(.verifyFailed, "fetching it from \(url) failed: more than \(maxBytes / 1024) KiB")
                 }
-                if ended { break }
+            case .end:
+                guard status == 200 else {
+                    throw TLSError(.verifyFailed, "fetching it from \(url) failed: the server answered \(status ?? 0)")
+                }
+                return body
             }
         }
-        guard status == 200 else {
-            throw TLSError(.verifyFailed, "fetching it from \(url) failed: the server answered \(status ?? 0)")
-        }
-        return body
+        throw TLSError(.verifyFailed, "fetching it from \(url) failed: the server closed the connection early")
     }
 
     /// A certificate's subject as the messages name it.

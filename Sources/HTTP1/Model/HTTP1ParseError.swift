@@ -79,7 +79,7 @@ public struct HTTP1ParseError: Error, Sendable, Equatable, CustomStringConvertib
         case http2Frames
 
         /// The status a proxy answers a bad request with.
-        var requestStatus: Int {
+        public var requestStatus: Int {
             switch self {
             case .startLineTooLong: 414
             case .headerBlockTooLarge, .tooManyHeaders, .trailerBlockTooLarge, .tooManyTrailers: 431

@@ -126,24 +126,28 @@ public struct WebSocketFrameDecoder: Sendable {
         let wanted = current.frame.payloadLength - current.received
         let n = Int(min(UInt64(rest.count), wanted))
         let keep = max(0, min(n, prefixLimit - current.frame.payloadPrefix.count))
-        for (i, byte) in rest.prefix(keep).enumerated() {
-            let offset = Int((current.received + UInt64(i)) % 4)
-            current.frame.payloadPrefix.append(current.maskingKey.isEmpty ? byte : byte ^ current.maskingKey[offset])
-        }
         if streamingPayload && !current.frame.opcode.isControl && n > 0 {
-            var bytes = Array(rest.prefix(n))
-            if !current.maskingKey.isEmpty {
-                let start = Int(current.received % 4)
-                for index in bytes.indices { bytes[index] ^= current.maskingKey[(start + index) % 4] }
-            }
+            let bytes = Self.unmasked(rest.prefix(n), key: current.maskingKey, at: current.received)
+            current.frame.payloadPrefix += bytes.prefix(keep)
             var header = current.frame
             header.payloadPrefix = []
             events.append(.payload(header, bytes))
+        } else {
+            current.frame.payloadPrefix += Self.unmasked(rest.prefix(keep), key: current.maskingKey, at: current.received)
         }
         current.received += UInt64(n)
         rest.removeFirst(n)
         payload = current
         if current.received == current.frame.payloadLength { completeFrame() }
+    }
+
+    /// `bytes` of a payload unmasked (§5.3), the first of them at `offset` in the payload.
+    private static func unmasked(_ bytes: ArraySlice<UInt8>, key: [UInt8], at offset: UInt64) -> [UInt8] {
+        var result = Array(bytes)
+        guard !key.isEmpty else { return result }
+        let start = Int(offset % 4)
+        for index in result.indices { result[index] ^= key[(start + index) % 4] }
+        return result
     }
 
     /// Reports the finished frame, and its message when the frame ends one.
