@@ -120,6 +120,10 @@ struct HTTP1OriginLeg: UpstreamLeg {
         (try? upstream.reader.hasBufferedInput()) == true || upstream.stream.inputReady
     }
 
+    func awaitResponse(watching client: Socket, limit: TimeInterval) -> Socket.InputOrClose {
+        upstream.stream.socket.waitForInput(watching: client, limit: limit)
+    }
+
     var connectionReusable: Bool { !surplus }
 
     func failureBeforeResponse(_ error: Error, sending: Bool) -> LegFailure {

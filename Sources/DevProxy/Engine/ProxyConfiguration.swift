@@ -62,7 +62,9 @@ public struct ProxyConfiguration: Sendable {
     public var idleTimeout: TimeInterval = 120
     /// How long to wait for an upstream TCP connection. Default 10 s.
     public var connectTimeout: TimeInterval = 10
-    /// How long an upstream may stay silent (TLS handshake, response head, body). Default 60 s.
+    /// How long an upstream may stay silent during its TLS handshake and before its response head
+    /// (then 504). A response that has begun is never cut for silence: the client decides how long
+    /// to wait (`ResponseRelay`, `expireSilentUpstreams`). Default 60 s.
     public var upstreamTimeout: TimeInterval = 60
     /// Most client connections served at once; more get 503. Default 1,024.
     public var maxConnections = 1024

@@ -56,6 +56,8 @@ struct ResponseRelay<Leg: UpstreamLeg> {
         }
         var relayed = 0
         var pending: [UInt8]? = buffered.isEmpty ? nil : buffered
+        /// When the origin last sent something, while it is quiet (nil while bytes come).
+        var quietSince: Date?
         while true {
             let event: UpstreamEvent
             let fromLeg = pending == nil
@@ -63,12 +65,41 @@ struct ResponseRelay<Leg: UpstreamLeg> {
                 event = .body(bytes)
                 pending = nil
             } else {
-                if respondedPending && !leg.hasBufferedResponse() {
-                    respondedPending = false
-                    context.server.responded(draft.flow)
+                if !leg.hasBufferedResponse() {
+                    if respondedPending {
+                        respondedPending = false
+                        context.server.responded(draft.flow)
+                    }
+                    // A body may rightly go quiet (an event stream, a watch, a long poll answered
+                    // in parts): it is waited for as long as the client waits, as without a proxy.
+                    if quietSince == nil { quietSince = Date() }
+                    let waited: Socket.InputOrClose
+                    do {
+                        waited = try leg.awaitResponse(watching: context.client.stream.socket,
+                                                       limit: context.configuration.upstreamTimeout)
+                    } catch {
+                        waited = .input   // the read that follows reports the failure
+                    }
+                    switch waited {
+                    case .peerClosed:
+                        clientLeftQuietBody(relayed: relayed, quietSince: quietSince, draft: &draft)
+                        return RelayOutcome(clientKeepAlive: false, upstreamReusable: false)
+                    case .timedOut:
+                        continue
+                    case .input:
+                        break
+                    }
                 }
                 do {
                     event = try leg.next()
+                } catch let error as NetworkError where error.kind == .timedOut {
+                    // Input that was not yet a whole event (part of a TLS record, an HTTP/2 PING),
+                    // then quiet again: the same wait as above.
+                    if context.client.stream.socket.peerHasClosed {
+                        clientLeftQuietBody(relayed: relayed, quietSince: quietSince, draft: &draft)
+                        return RelayOutcome(clientKeepAlive: false, upstreamReusable: false)
+                    }
+                    continue
                 } catch {
                     // The head is out: the only honest signal left is to cut the client connection,
                     // never a clean end that makes a truncated body look complete.
@@ -82,6 +113,7 @@ struct ResponseRelay<Leg: UpstreamLeg> {
                     return RelayOutcome(clientKeepAlive: false, upstreamReusable: false)
                 }
             }
+            quietSince = nil
             do {
                 switch event {
                 case .body(let bytes):
@@ -112,6 +144,15 @@ struct ResponseRelay<Leg: UpstreamLeg> {
                 return RelayOutcome(clientKeepAlive: false, upstreamReusable: false)
             }
         }
+    }
+}
+
+extension ResponseRelay {
+    /// Records a client that left while the origin's body was quiet.
+    func clientLeftQuietBody(relayed: Int, quietSince: Date?, draft: inout FlowDraft) {
+        let quiet = quietSince.map { Int(Date().timeIntervalSince($0).rounded()) } ?? 0
+        draft.fail(.clientClosed, "the client closed the connection while the response streamed (\(relayed) bytes "
+                   + "sent; the origin had been quiet for \(quiet) s)")
     }
 }
 

@@ -34,6 +34,10 @@ protocol UpstreamLeg {
     mutating func hasBufferedResponse() -> Bool
     /// Whether response bytes are here or waiting on the socket.
     mutating func responsePending() -> Bool
+    /// When no event is buffered: sends what the leg owes the origin (an HTTP/2 leg's window
+    /// updates), then waits up to `limit` for the origin's next bytes or for `client`'s peer to
+    /// close its connection.
+    mutating func awaitResponse(watching client: Socket, limit: TimeInterval) throws -> Socket.InputOrClose
     /// After `.end`: whether the connection may carry another exchange (a response that left
     /// bytes behind, or an HTTP/2 connection this exchange owns, may not).
     var connectionReusable: Bool { get }

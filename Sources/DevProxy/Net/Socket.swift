@@ -221,17 +221,65 @@ public final class Socket: @unchecked Sendable {
         Int32(min(max(seconds, 0), 3600) * 1000) + 1
     }
 
-    /// Waits until the descriptor is ready for `events` or `timeout` passes.
+    /// Waits until the descriptor is ready for `events` or `limit` (by default the socket's
+    /// `timeout`) passes.
     ///
     /// - Throws: `.timedOut`.
-    public func wait(for events: Int16) throws {
+    public func wait(for events: Int16, limit: TimeInterval? = nil) throws {
         var poller = pollfd(fd: fd, events: events, revents: 0)
+        let limit = limit ?? timeout
         while true {
-            let ready = poll(&poller, 1, Int32(timeout * 1000))
+            let ready = poll(&poller, 1, Int32(max(limit, 0) * 1000))
             if ready > 0 { return }
             if ready < 0 && errno == EINTR { continue }
             throw NetworkError(.timedOut, "timed out after \(Int(timeout)) s")
         }
+    }
+
+    #if os(Linux)
+    /// The peer shut down its side (a FIN, with or without unread bytes before it); Linux's
+    /// POLLRDHUP, which Glibc's module does not carry.
+    private static let peerShutDown = Int16(0x2000)
+    #endif
+
+    /// Whether the peer has closed the connection (a FIN or a reset), without reading anything:
+    /// bytes the peer sent first (a pipelined request) stay where they are. Where the system
+    /// cannot say so alongside unread bytes (no POLLRDHUP), only a close with nothing unread counts.
+    public var peerHasClosed: Bool {
+        #if os(Linux)
+        var poller = pollfd(fd: fd, events: Self.peerShutDown, revents: 0)
+        guard poll(&poller, 1, 0) > 0 else { return false }
+        return poller.revents & (Self.peerShutDown | Int16(POLLHUP) | Int16(POLLERR)) != 0
+        #else
+        var byte: UInt8 = 0
+        let count = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        return count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+        #endif
+    }
+
+    /// What `waitForInput(watching:limit:)` saw first.
+    public enum InputOrClose { case input, peerClosed, timedOut }
+
+    /// Waits until this socket has input, `other`'s peer closes its connection, or `limit` passes:
+    /// a proxy waiting on an origin notices the client that gave up waiting.
+    public func waitForInput(watching other: Socket, limit: TimeInterval) -> InputOrClose {
+        #if os(Linux)
+        var pollers = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: other.fd, events: Self.peerShutDown, revents: 0)]
+        let deadline = Date().addingTimeInterval(limit)
+        while true {
+            let ready = poll(&pollers, 2, Self.pollMilliseconds(deadline.timeIntervalSinceNow))
+            if ready < 0 && errno == EINTR { continue }
+            // An error poll cannot wait through is the read's to report.
+            if ready < 0 { return .input }
+            if ready == 0 { return .timedOut }
+            if pollers[1].revents & (Self.peerShutDown | Int16(POLLHUP) | Int16(POLLERR)) != 0 { return .peerClosed }
+            return .input
+        }
+        #else
+        do { try wait(for: Int16(POLLIN), limit: limit) } catch { return other.peerHasClosed ? .peerClosed : .timedOut }
+        return .input
+        #endif
     }
 
     /// Bytes in the kernel's receive queue, ready for a read (FIONREAD); 0 when it cannot tell.

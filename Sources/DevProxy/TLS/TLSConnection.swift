@@ -99,6 +99,10 @@ public final class TLSConnection: @unchecked Sendable {
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         while true {
             if let count = try readAvailable(into: buffer) { return count }
+            // On a blocking socket SSL_read (SSL_MODE_AUTO_RETRY) wants more only when the
+            // socket's receive timeout passed: that was the wait. Waiting again here doubled it
+            // (an origin silent for 60 s answered 504 after 120).
+            guard socket.isNonBlocking else { throw NetworkError(.timedOut, "reading from \(peerName) timed out") }
             try socket.wait(for: Int16(POLLIN))
         }
     }

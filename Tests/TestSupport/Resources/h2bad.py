@@ -6,7 +6,8 @@ RST_STREAM INTERNAL_ERROR), /goaway (200 "bye", then GOAWAY NO_ERROR), /slow (20
 two seconds), /whole (200 "whole": head and body in one write, so in one TLS record), /late-body
 (the head at once, the body "late" a second later), /long-body (content-length 3, then "too long"), /bad-header (a
 `connection` field in the response head), /stuck (the head and "part", then silence), /mute (no answer),
-/early (200 "early" before the request body is in, then RST_STREAM NO_ERROR), /close-next (200 "ok",
+/early (200 "early" before the request body is in, then RST_STREAM NO_ERROR), /quiet?s=S (an event
+stream quiet for S seconds between its two events), /resets (the paths of the streams the peer reset), /close-next (200 "ok",
 then the connection's next request closes it unanswered, without GOAWAY: an idle connection the
 server dropped just as a request came).
 """
@@ -15,11 +16,17 @@ import ssl
 import sys
 import threading
 import time
+import urllib.parse
 
 import h2.config
 import h2.connection
 import h2.errors
 import h2.events
+
+
+# The paths of streams the peer reset (RST_STREAM), for GET /resets.
+RESETS = []
+RESETS_LOCK = threading.Lock()
 
 
 def serve_connection(tls):
@@ -50,21 +57,34 @@ def serve_connection(tls):
         return queue
 
     close_next = False
+    paths = {}
+    quiet_open = set()
+    def closed():
+        # Streams still open when the peer closed the connection count as reset.
+        with RESETS_LOCK:
+            RESETS.extend(paths[sid] + " (connection closed)" for sid in sorted(quiet_open))
+        quiet_open.clear()
+
     while True:
         try:
             data = tls.recv(65536)
         except OSError:
-            return
+            return closed()
         if not data:
-            return
+            return closed()
         with lock:
             events = conn.receive_data(data)
             tls.sendall(conn.data_to_send())
         for event in events:
+            if isinstance(event, h2.events.StreamReset) and event.stream_id in paths:
+                quiet_open.discard(event.stream_id)
+                with RESETS_LOCK:
+                    RESETS.append(paths[event.stream_id])
             if not isinstance(event, h2.events.RequestReceived):
                 continue
             sid = event.stream_id
             path = dict(event.headers).get(":path")
+            paths[sid] = path
             if close_next:
                 tls.close()
                 return
@@ -89,6 +109,27 @@ def serve_connection(tls):
                 send(in_one_write(sid, [("content-type", "text/plain")], b"part", end=False))
             elif path == "/mute":
                 pass   # never answers
+            elif path.startswith("/quiet"):
+                # An event stream quiet for s seconds between its two events; a stream the peer
+                # resets meanwhile is listed by /resets.
+                seconds = float(dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(path).query)).get("s", "3"))
+                send(lambda: conn.send_headers(sid, [(":status", "200"), ("content-type", "text/event-stream")]))
+                send(lambda: conn.send_data(sid, b"data: first\n\n"))
+                quiet_open.add(sid)
+
+                def rest(sid=sid):
+                    time.sleep(seconds)
+                    if sid not in quiet_open:
+                        return
+                    quiet_open.discard(sid)
+                    try:
+                        send(lambda: conn.send_data(sid, b"data: second\n\n", end_stream=True))
+                    except Exception:
+                        pass   # the stream was reset, or the connection closed
+                threading.Thread(target=rest, daemon=True).start()
+            elif path == "/resets":
+                with RESETS_LOCK:
+                    respond(sid, "\n".join(RESETS).encode())
             elif path == "/early":
                 # A whole answer before the request body is in, then RST_STREAM NO_ERROR: "stop
                 # sending, the response is complete" (RFC 9113 §8.1).

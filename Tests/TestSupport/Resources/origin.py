@@ -2,12 +2,12 @@
 """A test origin server for DevProxy's end-to-end tests: HTTP/1.1 over TLS (or plain), one
 behaviour per path (GET /requests: every request line received so far; GET /drop-next: the
 connection's next request is dropped unanswered; POST /too-large: 413 before the body is read; GET /events?n=N: N server-sent events 0.5 s apart;
-GET /early-hints: 103 then 200; GET /switch: an unasked-for 101; GET /te-gzip: Transfer-Encoding: gzip, chunked). Prints its port on the
+GET /early-hints: 103 then 200; GET /quiet?s=S: an event, S seconds of silence, another; GET /switch: an unasked-for 101; GET /te-gzip: Transfer-Encoding: gzip, chunked). Prints its port on the
 first line of stdout. Loopback only.
 
 Usage: origin.py [--tls CERT KEY] [--reports FILE]
 """
-import base64, hashlib, http.server, os, socket, ssl, struct, sys, threading, time, urllib.parse
+import base64, hashlib, http.server, os, select, socket, ssl, struct, sys, threading, time, urllib.parse
 
 REPORTS = None
 
@@ -195,6 +195,29 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif path == "/slow":
             time.sleep(float(q.get("s", "3")))
             self.send_body(200, b"slow", [("Content-Type", "text/plain")])
+        elif path == "/quiet":
+            # An event stream that goes quiet for s seconds between its two events. A peer that
+            # closes the connection meanwhile is noted in /requests ("/quiet abandoned").
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Content-Length", "27")
+            self.end_headers()
+            self.wfile.write(b"data: first\n\n")
+            self.wfile.flush()
+            deadline = time.time() + float(q.get("s", "3"))
+            while time.time() < deadline:
+                readable, _, _ = select.select([self.connection], [], [], 0.05)
+                if not readable:
+                    continue
+                try:
+                    gone = self.connection.recv(1) == b""   # nothing else comes mid-response but a close
+                except (OSError, ValueError):
+                    gone = True
+                if gone:
+                    REQUESTS.append("/quiet abandoned")
+                    self.close_connection = True
+                    return
+            self.wfile.write(b"data: second\n\n")
         elif path == "/drip":
             # kb KiB, then nothing until the file `gate` exists, then 5 more bytes: a proxy
             # that holds the first part back until more arrives never lets the client open the gate.

@@ -130,7 +130,16 @@ struct HTTP1StreamExchange {
             leg.post(.head(HTTPResponse(final), httpVersion: final.version.description))
             responseStarted = true
             while true {
-                switch try upstream.reader.next() {
+                let event: HTTP1ResponseEvent?
+                do {
+                    event = try upstream.reader.next()
+                } catch let error as NetworkError where error.kind == .timedOut {
+                    // A body that went quiet (an event stream, a watch) is waited for as long as
+                    // the client waits: its reset cancels this leg, which cuts the read.
+                    try leg.throwIfCancelled()
+                    continue
+                }
+                switch event {
                 case .body(let bytes)?:
                     leg.post(.body(bytes))
                     try leg.waitForRoom()
@@ -159,7 +168,8 @@ struct HTTP1StreamExchange {
             leg.post(.failed(.upstreamBadResponse, status: 502, message: "upstream \(target) sent a malformed response: \(error.reason)",
                              responseStarted: responseStarted))
         } catch let error as NetworkError where error.kind == .timedOut {
-            leg.post(.failed(.upstreamTimeout, status: 504, message: "upstream \(target) did not respond in time",
+            leg.post(.failed(.upstreamTimeout, status: 504,
+                             message: LegFailure.noResponse(target, timeout: server.configuration.upstreamTimeout).message,
                              responseStarted: responseStarted))
         } catch {
             leg.post(.failed(.upstreamReset, status: 502, message: "upstream \(target) failed: \(error)", responseStarted: responseStarted))

@@ -124,6 +124,13 @@ final class HTTP1StreamLeg: @unchecked Sendable {
 
     var trailers: HTTPFields { condition.withLock { requestTrailers } }
 
+    /// Throws when the stream was cancelled (the client reset it, or its connection ended).
+    func throwIfCancelled() throws {
+        try condition.withLock {
+            if cancelled { throw ClientGone(message: "the client reset the stream") }
+        }
+    }
+
     /// Waits while the client is behind on the response by more than the limit.
     func waitForRoom() throws {
         try condition.withLock {

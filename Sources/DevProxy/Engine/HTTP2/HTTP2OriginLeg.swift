@@ -130,6 +130,13 @@ struct HTTP2OriginLeg: UpstreamLeg {
         hasBufferedResponse() || upstream.stream.inputReady
     }
 
+    mutating func awaitResponse(watching client: Socket, limit: TimeInterval) throws -> Socket.InputOrClose {
+        // The window updates for what the client took go first: the origin may be waiting for them.
+        try driver.flush()
+        if hasBufferedResponse() || upstream.stream.pending > 0 { return .input }
+        return upstream.stream.socket.waitForInput(watching: client, limit: limit)
+    }
+
     /// The connection is this exchange's: it closes after it.
     var connectionReusable: Bool { false }
 

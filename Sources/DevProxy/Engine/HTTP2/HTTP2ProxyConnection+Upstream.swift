@@ -220,12 +220,13 @@ extension HTTP2ProxyConnection {
         try? session.submitData(stream: exchange.clientStream, served, endStream: endStream)
     }
 
-    /// Gives up on streams whose origin has been silent for the upstream timeout since the request
-    /// ended (or since it last sent something): before the head, a 504 that says so; after it, both
-    /// streams are reset, as an HTTP/1.1 client's connection is cut. Not for gRPC, gRPC-Web and
-    /// Connect calls, whose streams may rightly be quiet for long (a watch) and which carry their
-    /// own deadline (`grpc-timeout`, `connect-timeout-ms`), nor while the client has not taken what
-    /// was sent (then the origin waits for its window).
+    /// Answers 504 on streams whose origin has said nothing for the upstream timeout since the
+    /// request ended. Once a response has begun its silence is never cut: an event stream, a watch
+    /// or a long poll answered in parts may rightly be quiet for long, and the client, which keeps
+    /// or resets its stream, decides how long to wait, as it would without a proxy. Not for gRPC,
+    /// gRPC-Web and Connect calls at all, which carry their own deadline (`grpc-timeout`,
+    /// `connect-timeout-ms`), nor while the client has not taken what was sent (then the origin
+    /// waits for its window).
     func expireSilentUpstreams(now: Date = Date()) {
         let timeout = context.configuration.upstreamTimeout
         for exchange in streams.values where exchange.requestEnded && !exchange.responseEnded && !exchange.answeredLocally
@@ -235,15 +236,12 @@ extension HTTP2ProxyConnection {
                 exchange.upstreamHeard = now
                 continue
             }
+            // A response that has begun may rightly go quiet (an event stream, a watch): it is
+            // waited for as long as the client keeps its stream open, as without a proxy.
+            guard exchange.responseHead == nil, exchange.draft.flow.response == nil else { continue }
             guard now.timeIntervalSince(exchange.upstreamHeard) > timeout else { continue }
-            let started = exchange.responseHead != nil || exchange.draft.flow.response != nil
-            let target = "\(host):\(port)"
-            // `answer` sends the 504, or once the head has gone resets both streams.
             answer(exchange, status: 504, kind: .upstreamTimeout,
-                   message: started ? LegFailure.silenceMidBody(target, timeout: timeout)
-                                      + ", after \(exchange.responseBytes) bytes; both streams were reset"
-                                    : LegFailure.noResponse(target, timeout: timeout).message)
-            if started { exchange.draft.flow.error?.afterBytes = exchange.responseBytes }
+                   message: LegFailure.noResponse("\(host):\(port)", timeout: timeout).message)
         }
     }
 
