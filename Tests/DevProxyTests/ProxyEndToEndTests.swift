@@ -359,6 +359,61 @@ import TestSupport
         #expect(flow.request == nil)
     }
 
+    /// A tunnel or a WebSocket that goes quiet for longer than the idle timeout is an open session,
+    /// not an idle connection: it stays open (it used to be cut, "no traffic for N s", breaking
+    /// push connections and quiet sockets under the proxy), and its sockets probe their peers with
+    /// TCP keepalive instead, so a vanished peer still ends it.
+    @Test func aQuietTunnelOrWebSocketOutlivesTheIdleTimeout() throws {
+        let origin = try OriginServer()
+        let tunnelling = try ProxyHarness(configure: { $0.passthrough = [GlobPattern("local*")]; $0.idleTimeout = 1 })
+        let tunnel = """
+            import socket, ssl, subprocess, sys, time
+            s = socket.create_connection(("127.0.0.1", \(tunnelling.port)))
+            s.sendall(b"CONNECT localhost:\(origin.port) HTTP/1.1\\r\\nHost: localhost\\r\\n\\r\\n")
+            assert s.recv(1024).startswith(b"HTTP/1.1 200")
+            t = ssl.create_default_context(cafile="\(origin.caPath)").wrap_socket(s, server_hostname="localhost")
+            def get():
+                t.sendall(b"GET /cl?n=5 HTTP/1.1\\r\\nHost: localhost\\r\\n\\r\\n")
+                data = b""
+                while not data.endswith(b"hello"):
+                    chunk = t.recv(4096)
+                    if not chunk: return "closed"
+                    data += chunk
+                return data.split(b"\\r\\n")[0].decode()
+            first = get()
+            time.sleep(2.5)
+            timers = subprocess.run(["ss", "-tnoH", "state", "established", "dport", "= :\(origin.port)"],
+                                    capture_output=True, text=True).stdout
+            second = get()
+            sys.stdout.write(first + "|" + second + "|" + ("keepalive" if "keepalive" in timers else timers))
+            t.close()
+            """
+        let tunnelled = try Subprocess.run("python3", ["-c", tunnel], timeout: 20)
+        #expect(tunnelled.stdout == "HTTP/1.1 200 OK|HTTP/1.1 200 OK|keepalive", "\(tunnelled.output)")
+        let tunnelFlow = try #require(tunnelling.flows(count: 1).first)
+        #expect(tunnelFlow.mode == .tunnel && tunnelFlow.error == nil, "\(String(describing: tunnelFlow.error))")
+
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "origin CA"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas; $0.idleTimeout = 1 })
+        let script = Self.webSocketClient(through: proxy, to: origin.port) + """
+        import time
+        t.sendall(frame(1, b"one"))
+        first = t.recv(1024)[2:].decode()
+        time.sleep(2.5)
+        t.sendall(frame(1, b"two"))
+        second = t.recv(1024)[2:].decode()
+        t.sendall(frame(8, b""))
+        t.recv(1024)
+        sys.stdout.write(first + "|" + second)
+        """
+        let result = try Subprocess.run("python3", ["-c", script], timeout: 20)
+        #expect(result.stdout == "echo:one|echo:two", "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        // (origin.py's TLS answers the close with an alert, which the flow records as it ends.)
+        #expect(flow.mode == .websocket && flow.error?.message.contains("no traffic") != true,
+                "\(String(describing: flow.error))")
+    }
+
     @Test func webSocketMessagesAreRelayedAndLogged() throws {
         let (origin, proxy) = try setUp()
         let script = Self.webSocketClient(through: proxy, to: origin.port) + """

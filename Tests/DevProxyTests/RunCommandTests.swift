@@ -32,7 +32,7 @@ import TestSupport
     }
 
     /// Keep-alive connections between requests sleep until their next request, and quiet
-    /// passed-through tunnels until traffic or their idle timeout: forty of each cost the proxy
+    /// passed-through tunnels until traffic (or a failed keepalive probe): forty of each cost the proxy
     /// no wake-ups (a 250 ms polling loop was 160 a second for the first, a 1 s one 40 for the
     /// second), and each still serves its next request.
     @Test func idleConnectionsDoNotWakeTheProxy() throws {

@@ -130,7 +130,7 @@ struct ConnectHandler {
         server.started(draft.flow)
         if !early.isEmpty { try? upstream.stream.write(early) }
         let outcome = connection.using(upstream.stream.socket) {
-            Relay(a: reader.stream, b: upstream.stream, idleTimeout: server.configuration.idleTimeout).run()
+            Relay(a: reader.stream, b: upstream.stream).run()
         }
         upstream.stream.close()
         draft.flow.tunnel?.bytesFromClient = outcome.bytesAToB + early.count

@@ -16,8 +16,15 @@ struct Relay {
 
     let a: ByteStream
     let b: ByteStream
-    /// Close the relay when neither side sends anything for this long.
-    let idleTimeout: TimeInterval
+    /// Close the relay when neither side sends anything for this long; nil (tunnels and
+    /// WebSockets): never for quiet alone.
+    ///
+    /// A quiet tunnel or WebSocket is an open session, not an idle one (a push connection passed
+    /// through, whose heartbeat may come every half hour; a socket that speaks only when something
+    /// happens): cutting it at a timeout would break the app under the proxy and not without it.
+    /// Both sockets probe their peer instead (`Socket.probeLiveness`), so one that vanished
+    /// without a close (a laptop asleep, a phone gone from the network) ends the relay in minutes.
+    var idleTimeout: TimeInterval? = nil
 
     /// Runs until one side closes or fails, then half-closes the other so it sees EOF.
     ///
@@ -32,6 +39,8 @@ struct Relay {
         var lastTick = Date()
         a.socket.setNonBlocking()
         b.socket.setNonBlocking()
+        a.socket.probeLiveness()
+        b.socket.probeLiveness()
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
         var lastActivity = Date()
         // Each direction ends on its own (a half-close is passed on); the relay ends when both have.
@@ -55,11 +64,12 @@ struct Relay {
                     tick()
                 }
                 if moved { lastActivity = Date(); continue }
-                // Sleep until traffic or the idle timeout, in one poll: a quiet tunnel (a push
-                // connection passed through) costs no wake-ups. Shutdown cuts the sockets.
-                let remaining = idleTimeout - Date().timeIntervalSince(lastActivity)
+                // Sleep until traffic (or the idle timeout, when there is one), in one poll: a quiet
+                // tunnel (a push connection passed through) costs no wake-ups. Shutdown cuts the
+                // sockets; a peer that stopped answering the keepalive probes fails them.
+                let remaining = idleTimeout.map { $0 - Date().timeIntervalSince(lastActivity) } ?? Self.longWait
                 guard remaining > 0 else {
-                    outcome.error = NetworkError(.timedOut, "no traffic for \(Int(idleTimeout)) s")
+                    outcome.error = NetworkError(.timedOut, "no traffic for \(Int(idleTimeout ?? 0)) s")
                     break
                 }
                 var pollers = [pollfd(fd: a.socket.fd, events: aOpen ? Int16(POLLIN) : 0, revents: 0),
@@ -74,6 +84,9 @@ struct Relay {
         }
         return outcome
     }
+
+    /// One poll's wait when nothing but traffic, a failed probe or shutdown ends the relay.
+    static let longWait: TimeInterval = 3600
 
     /// Moves what is available from one side to the other.
     ///

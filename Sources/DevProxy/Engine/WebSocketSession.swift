@@ -32,7 +32,7 @@ struct WebSocketSession {
             let opened = Date()
             var schedule = ProgressSchedule()
             let server = context.server
-            let outcome = Relay(a: context.client.stream, b: upstream.stream, idleTimeout: context.configuration.idleTimeout).run(
+            let outcome = Relay(a: context.client.stream, b: upstream.stream).run(
                 observeAToB: { log.consume($0, decoder: &clientFrames, direction: "client_to_server") },
                 observeBToA: { log.consume($0, decoder: &serverFrames, direction: "server_to_client") },
                 tickInterval: server.showsRunningFlows ? ProgressSchedule.interval : nil,

@@ -242,6 +242,27 @@ public final class Socket: @unchecked Sendable {
     private static let peerShutDown = Int16(0x2000)
     #endif
 
+    /// Seconds of silence before the first keepalive probe, between probes, and the probes
+    /// unanswered before the connection counts as dead: a vanished peer is found within
+    /// `probeIdle + probeInterval × probeCount` (two minutes) of its last word.
+    public static let probeIdle: Int32 = 60, probeInterval: Int32 = 15, probeCount: Int32 = 4
+
+    /// Has the kernel probe a quiet connection's peer (TCP keepalive), so a peer that vanished
+    /// without closing (asleep, off the network) fails the socket instead of holding it forever;
+    /// a live peer's kernel answers the probes without its application seeing anything.
+    public func probeLiveness() {
+        var on: Int32 = 1, idle = Self.probeIdle, interval = Self.probeInterval, count = Self.probeCount
+        let size = socklen_t(MemoryLayout<Int32>.size)
+        setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, size)
+        #if os(Linux)
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_KEEPIDLE, &idle, size)
+        #else
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_KEEPALIVE, &idle, size)
+        #endif
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_KEEPINTVL, &interval, size)
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_KEEPCNT, &count, size)
+    }
+
     /// Whether the peer has closed the connection (a FIN or a reset), without reading anything:
     /// bytes the peer sent first (a pipelined request) stay where they are. Where the system
     /// cannot say so alongside unread bytes (no POLLRDHUP), only a close with nothing unread counts.

@@ -316,11 +316,7 @@ import TestSupport
     /// (exactly it: an HTTPS origin's read used to wait twice as long), whichever versions the
     /// client and the origin speak, and the flow says upstream_timeout with the time waited.
     @Test func aMuteOriginIsAnswered504AtTheUpstreamTimeout() throws {
-        let origin = try HTTP2Origin(.misbehaving)
-        let slow = try OriginServer(names: ["localhost"])
-        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
-            + Certificate.all(from: SecureFile.read(slow.caPath, what: "ca"))
-        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas; $0.upstreamTimeout = 2 })
+        let (origin, slow, proxy) = try Self.scriptedOriginsAndProxy(upstreamTimeout: 2)
         for (client, url) in [("--http2", origin.url("/mute")), ("--http1.1", origin.url("/mute")),
                               ("--http1.1", slow.url("/slow?s=5"))] {
             let start = Date()
@@ -345,11 +341,7 @@ import TestSupport
     /// and an h2-only origin). It used to be cut at the timeout: the h2 client's stream reset with
     /// INTERNAL_ERROR, the flow an upstream_timeout.
     @Test func aQuietResponseIsRelayedWholePastTheUpstreamTimeout() throws {
-        let h2 = try HTTP2Origin(.misbehaving)
-        let h1 = try OriginServer(names: ["localhost"])
-        let cas = try Certificate.all(from: SecureFile.read(h2.caPath, what: "ca"))
-            + Certificate.all(from: SecureFile.read(h1.caPath, what: "ca"))
-        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas; $0.upstreamTimeout = 1 })
+        let (h2, h1, proxy) = try Self.scriptedOriginsAndProxy(upstreamTimeout: 1)
         let whole = "data: first\n\ndata: second\n\n"
         for (client, url) in [("--http2", h2.url("/quiet?s=2.5")), ("--http1.1", h2.url("/quiet?s=2.5")),
                               ("--http1.1", h1.url("/quiet?s=2.5"))] {
@@ -368,11 +360,7 @@ import TestSupport
     /// flow says client_closed (or client_reset) when it left, not at the next event, and the
     /// origin's stream or connection ends with it.
     @Test func aClientLeavingAQuietResponseEndsItAtOnce() throws {
-        let h2 = try HTTP2Origin(.misbehaving)
-        let h1 = try OriginServer(names: ["localhost"])
-        let cas = try Certificate.all(from: SecureFile.read(h2.caPath, what: "ca"))
-            + Certificate.all(from: SecureFile.read(h1.caPath, what: "ca"))
-        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas; $0.upstreamTimeout = 1 })
+        let (h2, h1, proxy) = try Self.scriptedOriginsAndProxy(upstreamTimeout: 1)
         for (client, url) in [("--http2", h2.url("/quiet?s=8&h2")), ("--http1.1", h2.url("/quiet?s=8&h1")),
                               ("--http1.1", h1.url("/quiet?s=8"))] {
             let result = try proxy.curl([client, "-N", "--max-time", "2", url], timeout: 30)
@@ -684,6 +672,16 @@ import TestSupport
     }
 
     /// origin.py (HTTP/1.1 over TLS, `localhost`) and a proxy that trusts its CA.
+    /// The misbehaving h2-only origin (`h2bad.py`), an HTTP/1.1-only one (`origin.py`), and a
+    /// proxy that trusts both, with `upstreamTimeout`.
+    static func scriptedOriginsAndProxy(upstreamTimeout: TimeInterval) throws -> (HTTP2Origin, OriginServer, ProxyHarness) {
+        let h2 = try HTTP2Origin(.misbehaving)
+        let h1 = try OriginServer(names: ["localhost"])
+        let cas = try Certificate.all(from: SecureFile.read(h2.caPath, what: "ca"))
+            + Certificate.all(from: SecureFile.read(h1.caPath, what: "ca"))
+        return (h2, h1, try ProxyHarness(configure: { $0.upstreamCAs = cas; $0.upstreamTimeout = upstreamTimeout }))
+    }
+
     static func http1OriginAndProxy() throws -> (OriginServer, ProxyHarness) {
         let origin = try OriginServer(names: ["localhost"])
         let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
