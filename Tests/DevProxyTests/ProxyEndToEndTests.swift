@@ -414,6 +414,37 @@ import TestSupport
                 "\(String(describing: flow.error))")
     }
 
+    /// A client that stops reading a response for longer than the proxy's own timeouts (a video
+    /// player that buffered ahead) is waited for as long as the origin keeps its connection: it
+    /// then gets the rest (here 8 MiB after a pause of five times the timeout). DevProxy used to
+    /// give up its blocked write at the header timeout and record it as the client having closed.
+    @Test func aClientThatPausesReadingGetsTheWholeResponse() throws {
+        let origin = try OriginServer()
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "origin CA"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas; $0.headerTimeout = 1 })
+        // A small receive buffer (set before connecting, so the window is sized by it) makes the
+        // proxy's writes wait within the pause even on a loaded machine.
+        let script = proxy.pythonTunnel(to: origin.port).replacingOccurrences(
+            of: "s = socket.create_connection((\"127.0.0.1\", \(proxy.port)))",
+            with: "s = socket.socket()\ns.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)\n"
+                + "s.connect((\"127.0.0.1\", \(proxy.port)))") + """
+
+        import time
+        t.sendall(b"GET /big?mb=8 HTTP/1.1\\r\\nHost: localhost\\r\\n\\r\\n")
+        data = t.recv(1000)
+        time.sleep(5)
+        while b"\\r\\n\\r\\n" not in data or len(data) - data.index(b"\\r\\n\\r\\n") - 4 < 8 * 1024 * 1024:
+            chunk = t.recv(1 << 16)
+            if not chunk: break
+            data += chunk
+        sys.stdout.write(str(len(data) - data.index(b"\\r\\n\\r\\n") - 4))
+        """
+        let result = try Subprocess.run("python3", ["-c", script], timeout: 30)
+        #expect(result.stdout == "\(8 * 1024 * 1024)", "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.error == nil && flow.response?.body?.size == 8 * 1024 * 1024, "\(String(describing: flow.error))")
+    }
+
     @Test func webSocketMessagesAreRelayedAndLogged() throws {
         let (origin, proxy) = try setUp()
         let script = Self.webSocketClient(through: proxy, to: origin.port) + """

@@ -41,7 +41,13 @@ struct ResponseRelay<Leg: UpstreamLeg> {
                 draft: inout FlowDraft, reportResponded: Bool = false) -> RelayOutcome {
         var respondedPending = reportResponded
         let (outbound, clientKeepAlive) = clientHead(for: head, framing: framing)
-        defer { recorder.finishResponseBody(into: &draft) }
+        // A client that stops reading for a while is waited for as long as the origin waits.
+        let clientSocket = context.client.stream.socket
+        clientSocket.stalledWritesFollow = leg.upstream.stream.socket
+        defer {
+            clientSocket.stalledWritesFollow = nil
+            recorder.finishResponseBody(into: &draft)
+        }
         // When the body (or its end) is already here, the head goes out with it in one TLS
         // record and one write; otherwise at once, so a slow body never delays the headers.
         var held: [UInt8]? = HTTP1Serializer.serialize(outbound)
@@ -138,6 +144,10 @@ struct ResponseRelay<Leg: UpstreamLeg> {
                 case .interim, .final:
                     return RelayOutcome(clientKeepAlive: false, upstreamReusable: false)
                 }
+            } catch let error as NetworkError where error.kind == .timedOut {
+                draft.fail(.clientTimeout, "the client stopped taking the response, and the origin closed its "
+                           + "connection while it waited (\(relayed) bytes sent)")
+                return RelayOutcome(clientKeepAlive: false, upstreamReusable: false)
             } catch {
                 draft.fail(.clientClosed,
                            "the client closed the connection while the response streamed (\(relayed) bytes sent)")

@@ -327,12 +327,41 @@ public final class Socket: @unchecked Sendable {
             if count < 0 {
                 if errno == EINTR { continue }
                 if isNonBlocking && (errno == EAGAIN || errno == EWOULDBLOCK) {
-                    try wait(for: Int16(POLLOUT))
+                    try waitToWrite()
                     continue
                 }
+                // A blocking send's timeout passed with the peer taking nothing.
+                if (errno == EAGAIN || errno == EWOULDBLOCK) && writeMayWaitLonger { continue }
                 throw NetworkError.from(errno: errno, connectingTo: nil)
             }
             offset += count
+        }
+    }
+
+    /// While set, a write that has waited the socket's timeout for its peer to take bytes keeps
+    /// waiting as long as this other socket's peer has not closed: a client that stops reading a
+    /// response for a while (a video player that buffered ahead, a consumer busy with what it has)
+    /// is held to what the origin allows, as without a proxy, not to the proxy's own timeout; the
+    /// write fails once the origin gives up and closes. Set and cleared by the thread that writes.
+    public var stalledWritesFollow: Socket?
+
+    /// Whether a write whose wait timed out may go on waiting (`stalledWritesFollow`).
+    public var writeMayWaitLonger: Bool {
+        guard let origin = stalledWritesFollow else { return false }
+        return !origin.peerHasClosed
+    }
+
+    /// Waits until the socket can take bytes: up to the timeout, or longer while
+    /// `writeMayWaitLonger`.
+    /// - Throws: `.timedOut`.
+    public func waitToWrite() throws {
+        while true {
+            do {
+                try wait(for: Int16(POLLOUT))
+                return
+            } catch let error as NetworkError where error.kind == .timedOut {
+                if !writeMayWaitLonger { throw error }
+            }
         }
     }
 

@@ -148,9 +148,10 @@ public final class TLSConnection: @unchecked Sendable {
             if count > 0 { offset += Int(count); continue }
             let savedErrno = errno
             switch SSL_get_error(ssl, count) {
-            case SSL_ERROR_WANT_WRITE: try socket.wait(for: Int16(POLLOUT))
+            case SSL_ERROR_WANT_WRITE: try socket.waitToWrite()
             case SSL_ERROR_WANT_READ: try socket.wait(for: Int16(POLLIN))
             case SSL_ERROR_SYSCALL where savedErrno == EAGAIN || savedErrno == EWOULDBLOCK:
+                if socket.writeMayWaitLonger { continue }
                 throw NetworkError(.timedOut, "writing to \(peerName) timed out")
             default:
                 OpenSSLErrorQueue.clear()
@@ -169,7 +170,7 @@ public final class TLSConnection: @unchecked Sendable {
                 OpenSSLErrorQueue.clear()
                 throw NetworkError(.reset, "\(peerName) closed the connection while we were writing")
             }
-            try socket.wait(for: Int16(POLLOUT))
+            try socket.waitToWrite()
         }
     }
 
