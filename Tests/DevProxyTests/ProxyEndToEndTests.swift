@@ -445,6 +445,33 @@ import TestSupport
         #expect(flow.error == nil && flow.response?.body?.size == 8 * 1024 * 1024, "\(String(describing: flow.error))")
     }
 
+    /// A client that pauses in the middle of its request body (an upload streamed as it is made)
+    /// for longer than the header timeout is waited for as long as the origin waits: the origin
+    /// gets the whole body. It used to be cut at the header timeout, the flow saying the client
+    /// connection had failed.
+    @Test func aClientThatPausesItsUploadIsWaitedFor() throws {
+        let origin = try OriginServer()
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "origin CA"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas; $0.headerTimeout = 1 })
+        let script = proxy.pythonTunnel(to: origin.port) + """
+
+        import time
+        t.sendall(b"POST /echo HTTP/1.1\\r\\nHost: localhost\\r\\nContent-Length: 10\\r\\n\\r\\nfirst")
+        time.sleep(3.5)
+        t.sendall(b"later")
+        data = b""
+        while not data.endswith(b"echo:firstlater"):
+            chunk = t.recv(4096)
+            if not chunk: break
+            data += chunk
+        sys.stdout.write(data.split(b"\\r\\n")[0].decode() + "|" + data.split(b"\\r\\n\\r\\n")[-1].decode())
+        """
+        let result = try Subprocess.run("python3", ["-c", script], timeout: 30)
+        #expect(result.stdout == "HTTP/1.1 200 OK|echo:firstlater", "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.error == nil && flow.request?.body?.text == "firstlater", "\(String(describing: flow.error))")
+    }
+
     @Test func webSocketMessagesAreRelayedAndLogged() throws {
         let (origin, proxy) = try setUp()
         let script = Self.webSocketClient(through: proxy, to: origin.port) + """

@@ -179,7 +179,20 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
 
     private func readClient() throws -> HTTP1RequestEvent? {
         do {
-            return try context.client.next()
+            while true {
+                do {
+                    return try context.client.next()
+                } catch let error as NetworkError where error.kind == .timedOut {
+                    // A client that pauses its upload (a body streamed as it is made) is waited
+                    // for as long as the origin waits for it, as without a proxy.
+                    guard leg.upstream.stream.socket.peerHasClosed else { continue }
+                    throw ClientStalled(message: "the client sent nothing of its request body for "
+                                        + "\(Int(context.client.stream.socket.timeout)) s, and the origin closed its "
+                                        + "connection while it waited")
+                }
+            }
+        } catch let error as ClientStalled {
+            throw error
         } catch let error as HTTP1ParseError where error.code == .truncated {
             throw ClientGone(message: "the client closed the connection in the middle of the request body")
         } catch let error as HTTP1ParseError {
@@ -194,6 +207,8 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
         switch error {
         case let error as ClientGone:
             draft.fail(.clientClosed, error.message)
+        case let error as ClientStalled:
+            draft.fail(.clientTimeout, error.message)
         case let error as MalformedRequestBody:
             // The head went upstream but nothing came back yet: the client still gets an answer.
             let message = "the request body is malformed: \(error.error.reason)"
@@ -208,6 +223,11 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
 
 /// The client went away or sent garbage mid-exchange.
 struct ClientGone: Error {
+    let message: String
+}
+
+/// The client stopped sending its request body, and the origin gave up waiting for it.
+struct ClientStalled: Error {
     let message: String
 }
 
