@@ -135,7 +135,8 @@ struct ConnectHandler {
         upstream.stream.close()
         draft.flow.tunnel?.bytesFromClient = outcome.bytesAToB + early.count
         draft.flow.tunnel?.bytesFromServer = outcome.bytesBToA
-        if let error = outcome.error, !error.isNetworkTimeout {
+        if let error = outcome.error {
+            // A timeout is a peer that stopped answering keepalive probes (quiet alone ends nothing).
             draft.fail(.upstreamReset, "tunnel ended: \(error)")
         }
     }

@@ -14,17 +14,14 @@ struct Relay {
         var error: Error?
     }
 
+    // Quiet alone never ends a relay. A quiet tunnel or WebSocket is an open session, not an idle
+    // one (a push connection passed through, whose heartbeat may come every half hour; a socket
+    // that speaks only when something happens): cutting it at a timeout would break the app under
+    // the proxy and not without it. Both sockets probe their peer instead (`Socket.probeLiveness`),
+    // so one that vanished without a close (a laptop asleep, a phone gone from the network) ends
+    // the relay within minutes.
     let a: ByteStream
     let b: ByteStream
-    /// Close the relay when neither side sends anything for this long; nil (tunnels and
-    /// WebSockets): never for quiet alone.
-    ///
-    /// A quiet tunnel or WebSocket is an open session, not an idle one (a push connection passed
-    /// through, whose heartbeat may come every half hour; a socket that speaks only when something
-    /// happens): cutting it at a timeout would break the app under the proxy and not without it.
-    /// Both sockets probe their peer instead (`Socket.probeLiveness`), so one that vanished
-    /// without a close (a laptop asleep, a phone gone from the network) ends the relay in minutes.
-    var idleTimeout: TimeInterval? = nil
 
     /// Runs until one side closes or fails, then half-closes the other so it sees EOF.
     ///
@@ -41,8 +38,14 @@ struct Relay {
         b.socket.setNonBlocking()
         a.socket.probeLiveness()
         b.socket.probeLiveness()
+        // A side that stops reading for a while is waited for while the other side stays open.
+        a.socket.stalledWritesFollow = b.socket
+        b.socket.stalledWritesFollow = a.socket
+        defer {
+            a.socket.stalledWritesFollow = nil
+            b.socket.stalledWritesFollow = nil
+        }
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-        var lastActivity = Date()
         // Each direction ends on its own (a half-close is passed on); the relay ends when both have.
         var aOpen = true, bOpen = true
         while aOpen || bOpen {
@@ -63,15 +66,11 @@ struct Relay {
                     lastTick = Date()
                     tick()
                 }
-                if moved { lastActivity = Date(); continue }
-                // Sleep until traffic (or the idle timeout, when there is one), in one poll: a quiet
-                // tunnel (a push connection passed through) costs no wake-ups. Shutdown cuts the
-                // sockets; a peer that stopped answering the keepalive probes fails them.
-                let remaining = idleTimeout.map { $0 - Date().timeIntervalSince(lastActivity) } ?? Self.longWait
-                guard remaining > 0 else {
-                    outcome.error = NetworkError(.timedOut, "no traffic for \(Int(idleTimeout ?? 0)) s")
-                    break
-                }
+                if moved { continue }
+                // Sleep until traffic, in one poll: a quiet tunnel (a push connection passed
+                // through) costs no wake-ups. Shutdown cuts the sockets; a peer that stopped
+                // answering the keepalive probes fails them.
+                let remaining = Self.longWait
                 var pollers = [pollfd(fd: a.socket.fd, events: aOpen ? Int16(POLLIN) : 0, revents: 0),
                                pollfd(fd: b.socket.fd, events: bOpen ? Int16(POLLIN) : 0, revents: 0)]
                 let wait = tickInterval.map { min(remaining, max(0.01, $0 - Date().timeIntervalSince(lastTick))) } ?? remaining

@@ -81,8 +81,7 @@ struct ResponseRelay<Leg: UpstreamLeg> {
                     if quietSince == nil { quietSince = Date() }
                     let waited: Socket.InputOrClose
                     do {
-                        waited = try leg.awaitResponse(watching: context.client.stream.socket,
-                                                       limit: context.configuration.upstreamTimeout)
+                        waited = try leg.awaitResponse(watching: clientSocket, limit: context.configuration.upstreamTimeout)
                     } catch {
                         waited = .input   // the read that follows reports the failure
                     }
@@ -101,7 +100,7 @@ struct ResponseRelay<Leg: UpstreamLeg> {
                 } catch let error as NetworkError where error.kind == .timedOut {
                     // Input that was not yet a whole event (part of a TLS record, an HTTP/2 PING),
                     // then quiet again: the same wait as above.
-                    if context.client.stream.socket.peerHasClosed {
+                    if clientSocket.peerHasClosed {
                         clientLeftQuietBody(relayed: relayed, quietSince: quietSince, draft: &draft)
                         return RelayOutcome(clientKeepAlive: false, upstreamReusable: false)
                     }

@@ -45,7 +45,8 @@ struct WebSocketSession {
                     server.progressed(snapshot)
                 })
             draft.flow.websocket = log.records
-            if let error = outcome.error, !error.isNetworkTimeout {
+            if let error = outcome.error {
+                // A timeout is a peer that stopped answering keepalive probes (quiet alone ends nothing).
                 draft.fail(.upstreamReset, "WebSocket relay ended: \(error)")
             }
         } catch {

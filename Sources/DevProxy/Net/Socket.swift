@@ -343,7 +343,7 @@ public final class Socket: @unchecked Sendable {
     /// response for a while (a video player that buffered ahead, a consumer busy with what it has)
     /// is held to what the origin allows, as without a proxy, not to the proxy's own timeout; the
     /// write fails once the origin gives up and closes. Set and cleared by the thread that writes.
-    public var stalledWritesFollow: Socket?
+    public weak var stalledWritesFollow: Socket?
 
     /// Whether a write whose wait timed out may go on waiting (`stalledWritesFollow`).
     public var writeMayWaitLonger: Bool {
