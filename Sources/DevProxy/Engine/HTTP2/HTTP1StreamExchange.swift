@@ -37,7 +37,7 @@ struct HTTP1StreamExchange {
             upstream = fresh
             outcome = connection.using(upstream.stream.socket) { exchange(on: upstream, target: target, resending: true) }
         }
-        if outcome == .reusable { connection.pool.release(upstream) } else { upstream.stream.close() }
+        if outcome != .released { upstream.stream.close() }
     }
 
     /// A connection to the origin, pooled when `reuse` allows, reported to the loop; nil when it
@@ -61,8 +61,9 @@ struct HTTP1StreamExchange {
 
     /// How an exchange left its upstream connection.
     private enum Outcome {
-        /// It can serve another request.
-        case reusable
+        /// It can serve another request and went back to the pool already (another exchange may
+        /// be using it now).
+        case released
         /// It is closed or in an unknown state.
         case spent
         /// A pooled connection the server had closed: nothing came back, nothing was reported,
@@ -144,11 +145,18 @@ struct HTTP1StreamExchange {
                     leg.post(.body(bytes))
                     try leg.waitForRoom()
                 case .end(let trailers)?:
+                    let reusable = cutShort == nil && upstream.reader.parser.takeRemainingBytes().isEmpty
+                        && final.keepAlive && ClientFraming(request: head, response: final).upstreamDelimited
+                    // A reusable connection goes back to the pool before the client hears the end:
+                    // its next request, sent the moment it does, finds the connection there
+                    // instead of racing this thread for it (and opening another).
+                    if reusable && leg.detach() {
+                        connection.pool.release(upstream)
+                        leg.post(.end(trailers: HTTPFields(trailers)))
+                        return .released
+                    }
                     leg.post(.end(trailers: HTTPFields(trailers)))
-                    if cutShort != nil { return .spent }
-                    let surplus = !upstream.reader.parser.takeRemainingBytes().isEmpty
-                    return final.keepAlive && !surplus && ClientFraming(request: head, response: final).upstreamDelimited
-                        ? .reusable : .spent
+                    return .spent
                 case .head?, nil:
                     throw UpstreamClosed(message: "upstream \(target) closed the connection mid-response")
                 }

@@ -124,6 +124,15 @@ final class HTTP1StreamLeg: @unchecked Sendable {
 
     var trailers: HTTPFields { condition.withLock { requestTrailers } }
 
+    /// Forgets the upstream socket, so that a later `cancel` cannot cut it once it serves another
+    /// exchange from the pool; false when the stream was cancelled already (the socket is cut).
+    func detach() -> Bool {
+        condition.withLock {
+            upstreamSocket = nil
+            return !cancelled
+        }
+    }
+
     /// Throws when the stream was cancelled (the client reset it, or its connection ended).
     func throwIfCancelled() throws {
         try condition.withLock {
