@@ -430,15 +430,7 @@ import TestSupport
                 + "s.connect((\"127.0.0.1\", \(proxy.port)))") + """
 
         import time
-        t.sendall(b"GET /big?mb=8 HTTP/1.1\\r\\nHost: localhost\\r\\n\\r\\n")
-        data = t.recv(1000)
-        time.sleep(5)
-        while b"\\r\\n\\r\\n" not in data or len(data) - data.index(b"\\r\\n\\r\\n") - 4 < 8 * 1024 * 1024:
-            chunk = t.recv(1 << 16)
-            if not chunk: break
-            data += chunk
-        sys.stdout.write(str(len(data) - data.index(b"\\r\\n\\r\\n") - 4))
-        """
+        """ + Self.pythonPausedDownload
         let result = try Subprocess.run("python3", ["-c", script], timeout: 30)
         #expect(result.stdout == "\(8 * 1024 * 1024)", "\(result.output)")
         let flow = try #require(proxy.flows(count: 1).first)
@@ -487,16 +479,7 @@ import TestSupport
             s.sendall(b"CONNECT localhost:\(origin.port) HTTP/1.1\\r\\nHost: localhost\\r\\n\\r\\n")
             assert s.recv(1024).startswith(b"HTTP/1.1 200")
             t = ssl.create_default_context(cafile="\(origin.caPath)").wrap_socket(s, server_hostname="localhost")
-            t.sendall(b"GET /big?mb=8 HTTP/1.1\\r\\nHost: localhost\\r\\n\\r\\n")
-            data = t.recv(1000)
-            time.sleep(5)
-            while b"\\r\\n\\r\\n" not in data or len(data) - data.index(b"\\r\\n\\r\\n") - 4 < 8 * 1024 * 1024:
-                chunk = t.recv(1 << 16)
-                if not chunk: break
-                data += chunk
-            sys.stdout.write(str(len(data) - data.index(b"\\r\\n\\r\\n") - 4))
-            t.close()
-            """
+            """ + Self.pythonPausedDownload
         let result = try Subprocess.run("python3", ["-c", script], timeout: 30)
         #expect(result.stdout == "\(8 * 1024 * 1024)", "\(result.output)")
         let flow = try #require(proxy.flows(count: 1).first)
@@ -715,6 +698,21 @@ import TestSupport
         #expect(second.stdout.contains("Reused, TLSv1.3"), "\(second.output)")
         #expect(second.stdout.contains("HTTP/1.1 200 OK"), "\(second.output)")
     }
+
+    /// Python lines that ask `t` (a TLS socket to origin.py) for 8 MiB, stop reading for 5 s after
+    /// the first KiB, then read the rest and print how many body bytes came.
+    private static let pythonPausedDownload = """
+
+        t.sendall(b"GET /big?mb=8 HTTP/1.1\\r\\nHost: localhost\\r\\n\\r\\n")
+        data = t.recv(1000)
+        time.sleep(5)
+        while b"\\r\\n\\r\\n" not in data or len(data) - data.index(b"\\r\\n\\r\\n") - 4 < 8 * 1024 * 1024:
+            chunk = t.recv(1 << 16)
+            if not chunk: break
+            data += chunk
+        sys.stdout.write(str(len(data) - data.index(b"\\r\\n\\r\\n") - 4))
+
+        """
 
     /// Python lines that open a WebSocket to origin.py's `/ws` through `proxy` (`t`, the TLS
     /// socket; `head`, the 101's head; `frame(op, data)`, a masked client frame); scripts go on.
