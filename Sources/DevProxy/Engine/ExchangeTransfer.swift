@@ -178,27 +178,23 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
     }
 
     private func readClient() throws -> HTTP1RequestEvent? {
-        do {
-            while true {
-                do {
-                    return try context.client.next()
-                } catch let error as NetworkError where error.kind == .timedOut {
-                    // A client that pauses its upload (a body streamed as it is made) is waited
-                    // for as long as the origin waits for it, as without a proxy.
-                    guard leg.upstream.stream.socket.peerHasClosed else { continue }
-                    throw ClientStalled(message: "the client sent nothing of its request body for "
-                                        + "\(Int(context.client.stream.socket.timeout)) s, and the origin closed its "
-                                        + "connection while it waited")
-                }
+        while true {
+            do {
+                return try context.client.next()
+            } catch let error as NetworkError where error.kind == .timedOut {
+                // A client that pauses its upload (a body streamed as it is made) is waited for as
+                // long as the origin waits for it, as without a proxy.
+                guard leg.upstream.stream.socket.peerHasClosed else { continue }
+                throw ClientStalled(message: "the client sent nothing of its request body for "
+                                    + "\(Int(context.client.stream.socket.timeout)) s, and the origin closed its "
+                                    + "connection while it waited")
+            } catch let error as HTTP1ParseError where error.code == .truncated {
+                throw ClientGone(message: "the client closed the connection in the middle of the request body")
+            } catch let error as HTTP1ParseError {
+                throw MalformedRequestBody(error: error)
+            } catch {
+                throw ClientGone(message: "the client connection failed during the request body: \(error)")
             }
-        } catch let error as ClientStalled {
-            throw error
-        } catch let error as HTTP1ParseError where error.code == .truncated {
-            throw ClientGone(message: "the client closed the connection in the middle of the request body")
-        } catch let error as HTTP1ParseError {
-            throw MalformedRequestBody(error: error)
-        } catch {
-            throw ClientGone(message: "the client connection failed during the request body: \(error)")
         }
     }
 

@@ -70,10 +70,10 @@ struct Relay {
                 // Sleep until traffic, in one poll: a quiet tunnel (a push connection passed
                 // through) costs no wake-ups. Shutdown cuts the sockets; a peer that stopped
                 // answering the keepalive probes fails them.
-                let remaining = Self.longWait
                 var pollers = [pollfd(fd: a.socket.fd, events: aOpen ? Int16(POLLIN) : 0, revents: 0),
                                pollfd(fd: b.socket.fd, events: bOpen ? Int16(POLLIN) : 0, revents: 0)]
-                let wait = tickInterval.map { min(remaining, max(0.01, $0 - Date().timeIntervalSince(lastTick))) } ?? remaining
+                let wait = tickInterval.map { min(Self.longWait, max(0.01, $0 - Date().timeIntervalSince(lastTick))) }
+                    ?? Self.longWait
                 let ready = poll(&pollers, 2, Socket.pollMilliseconds(wait))
                 if ready < 0 && errno != EINTR { break }
             } catch {

@@ -232,7 +232,7 @@ public final class Socket: @unchecked Sendable {
             let ready = poll(&poller, 1, Int32(max(limit, 0) * 1000))
             if ready > 0 { return }
             if ready < 0 && errno == EINTR { continue }
-            throw NetworkError(.timedOut, "timed out after \(Int(timeout)) s")
+            throw NetworkError(.timedOut, "timed out after \(Int(limit)) s")
         }
     }
 
@@ -240,6 +240,8 @@ public final class Socket: @unchecked Sendable {
     /// The peer shut down its side (a FIN, with or without unread bytes before it); Linux's
     /// POLLRDHUP, which Glibc's module does not carry.
     private static let peerShutDown = Int16(0x2000)
+    /// The `revents` that say the peer is gone: its FIN, a hang-up or an error (a reset).
+    private static let peerGone = peerShutDown | Int16(POLLHUP) | Int16(POLLERR)
     #endif
 
     /// Seconds of silence before the first keepalive probe, between probes, and the probes
@@ -270,7 +272,7 @@ public final class Socket: @unchecked Sendable {
         #if os(Linux)
         var poller = pollfd(fd: fd, events: Self.peerShutDown, revents: 0)
         guard poll(&poller, 1, 0) > 0 else { return false }
-        return poller.revents & (Self.peerShutDown | Int16(POLLHUP) | Int16(POLLERR)) != 0
+        return poller.revents & Self.peerGone != 0
         #else
         var byte: UInt8 = 0
         let count = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
@@ -294,7 +296,7 @@ public final class Socket: @unchecked Sendable {
             // An error poll cannot wait through is the read's to report.
             if ready < 0 { return .input }
             if ready == 0 { return .timedOut }
-            if pollers[1].revents & (Self.peerShutDown | Int16(POLLHUP) | Int16(POLLERR)) != 0 { return .peerClosed }
+            if pollers[1].revents & Self.peerGone != 0 { return .peerClosed }
             return .input
         }
         #else
