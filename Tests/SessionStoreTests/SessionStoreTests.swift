@@ -370,7 +370,45 @@ final class SessionStoreTests: XCTestCase {
             .flow(StoreFixtures.record("e"), phase: .responded, json: nil, bodies: nil),
             .flow(StoreFixtures.record("e"), phase: .finished, json: FlowJSON("{}"), bodies: nil),
         ])
-        XCTAssertEqual(plain, ["f started", "e finished"])
+        XCTAssertEqual(plain, ["e finished", "f started"], "a finished flow takes its first step's place")
+        let twice = StoreWriterProbe.coalesce(in: directory, [
+            .flow(StoreFixtures.record("g", status: nil), phase: .started, json: nil, bodies: nil),
+            .flow(StoreFixtures.record("h"), phase: .finished, json: FlowJSON("{}"), bodies: nil),
+            .flow(StoreFixtures.record("g"), phase: .finished, json: FlowJSON("{}"), bodies: nil),
+            .flow(StoreFixtures.record("g"), phase: .finished, json: FlowJSON("{}"), bodies: nil),
+        ])
+        XCTAssertEqual(twice, ["g finished", "g finished", "h finished"], "a flow finished twice keeps both, in order")
+    }
+
+    /// Flows are numbered (`seq`) in the order they started, not the order they finished: a
+    /// request that started first and answered last, as one of a page's parallel requests does,
+    /// is listed below those that started after it (newest first), as browsers' network panels
+    /// and mitmproxy list them. It used to be numbered, and listed, as the newest of them when its
+    /// steps and theirs met in one writer batch.
+    func testFlowsAreNumberedInTheOrderTheyStarted() throws {
+        let directory = TemporaryDirectory()
+        // A long batch delay: every step below meets in the writer's first batch.
+        var configuration = SessionStoreConfiguration()
+        configuration.batchDelay = 30
+        let store = try SessionStore(path: directory.file("s.sqlite"), configuration: configuration)
+        defer { store.close() }
+        store.started(StoreFixtures.record("slow", status: nil))
+        store.started(StoreFixtures.record("quick", status: nil))
+        store.started(StoreFixtures.record("running", status: nil))
+        store.finished(StoreFixtures.record("quick"), json: "{}", bodies: .init())
+        store.started(StoreFixtures.record("late", status: nil))
+        store.finished(StoreFixtures.record("late"), json: "{}", bodies: .init())
+        store.finished(StoreFixtures.record("slow"), json: "{}", bodies: .init())
+        store.flush()
+        let page = try store.flows(limit: 10, order: .newestFirst)
+        XCTAssertEqual(page.flows.map(\.id), ["late", "running", "quick", "slow"])
+        XCTAssertEqual(page.flows.map(\.phase), [.finished, .started, .finished, .finished])
+        // A flow that started in an earlier batch keeps the number that batch gave it.
+        store.finished(StoreFixtures.record("running"), json: "{}", bodies: .init())
+        store.started(StoreFixtures.record("next", status: nil))
+        store.flush()
+        XCTAssertEqual(try store.flows(limit: 10, order: .newestFirst).flows.map(\.id),
+                       ["next", "late", "running", "quick", "slow"])
     }
 
     /// The writer waits `batchDelay` once an event is queued, so steps offered a few milliseconds

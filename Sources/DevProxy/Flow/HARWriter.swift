@@ -9,10 +9,20 @@ public enum HARWriter {
     /// `creator.version` when none is given.
     public static let defaultCreatorVersion = DevProxyVersion.current
 
-    /// The archive for `flows`, in the order given.
+    /// The archive for `flows`, the oldest request first, as HAR 1.2 prefers and browsers export
+    /// it (`--har` and a flow log have flows in the order they finished: a long request that
+    /// started first used to come after those it overlapped). Flows that started in the same
+    /// millisecond keep the order given; one whose `started` does not parse goes last.
     public static func document(for flows: [Flow], creatorVersion: String = defaultCreatorVersion) -> HARDocument {
         HARDocument(log: .init(version: "1.2", creator: .init(name: "DevProxy", version: creatorVersion),
-                               entries: flows.map(entry(for:))))
+                               entries: byStart(flows).map(entry(for:))))
+    }
+
+    /// `flows` in the order they started; a stable sort (an unparseable `started` sorts last).
+    static func byStart(_ flows: [Flow]) -> [Flow] {
+        let starts = flows.map { ISO8601.date($0.started)?.timeIntervalSince1970 ?? .infinity }
+        guard zip(starts, starts.dropFirst()).contains(where: { $0 > $1 }) else { return flows }
+        return flows.indices.sorted { (starts[$0], $0) < (starts[$1], $1) }.map { flows[$0] }
     }
 
     /// The archive as pretty-printed JSON, keys sorted, slashes unescaped.

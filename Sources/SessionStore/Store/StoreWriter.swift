@@ -80,9 +80,9 @@ final class StoreWriter: @unchecked Sendable {
             var changes = StoreChanges(cleared: false, flows: [])
             do {
                 let events = readingLines(batch)
-                let keep = Self.kept(events)
+                let order = Self.applyOrder(events)
                 try database.transaction {
-                    for index in events.indices where keep[index] { try apply(events[index], to: &changes) }
+                    for index in order { try apply(events[index], to: &changes) }
                     try writeFrame()
                 }
                 bodyFiles.remove(clearedFiles)
@@ -136,12 +136,13 @@ final class StoreWriter: @unchecked Sendable {
 
     /// The batch with flow-log lines read, and without the `started` and `responded` steps of
     /// flows that also finish in it: a short exchange costs one row write, not three, which is
-    /// what lets one writer keep up with a busy proxy. Order is kept (a `clear` still separates
-    /// what came before it from what came after).
+    /// what lets one writer keep up with a busy proxy. A flow that finishes in the batch is written
+    /// where its first step was, so flows get their `seq` in the order they started, as the list
+    /// shows them (a request that started first and finished last used to be numbered after the
+    /// ones it overlapped). A `clear` still separates what came before it from what came after.
     func coalesced(_ batch: [StoreEvent]) -> [StoreEvent] {
         let events = readingLines(batch)
-        let keep = Self.kept(events)
-        return events.indices.compactMap { keep[$0] ? events[$0] : nil }
+        return Self.applyOrder(events).map { events[$0] }
     }
 
     /// `batch` with its flow-log lines read (the same array when it has none, as from the proxy).
@@ -150,26 +151,44 @@ final class StoreWriter: @unchecked Sendable {
         return batch.compactMap(readingLine)
     }
 
-    /// Which of `events` to apply: all but the steps a later `finished` of the same flow (with no
-    /// `clear` between) makes stale.
-    private static func kept(_ events: [StoreEvent]) -> [Bool] {
-        var finishedAfter = Set<String>()
-        var keep = [Bool](repeating: true, count: events.count)
-        for index in events.indices.reversed() {
-            switch events[index] {
-            case .clear:
-                finishedAfter.removeAll()
-            case .step(let step):
-                if step.phase == .finished {
-                    finishedAfter.insert(step.id)
-                } else if finishedAfter.contains(step.id) {
-                    keep[index] = false
+    /// The indices of `events` to apply, in the order to apply them: a flow with a `finished` step
+    /// later in the batch (and no `clear` between) has its `finished` steps applied at its first
+    /// step's place and its other steps, made stale by them, left out; every other event stays
+    /// where it is.
+    private static func applyOrder(_ events: [StoreEvent]) -> [Int] {
+        var order: [Int] = []
+        order.reserveCapacity(events.count)
+        var segmentStart = events.startIndex
+        while segmentStart < events.endIndex {
+            // A segment ends after a `clear`: steps on either side of it are not merged.
+            let clearIndex = events[segmentStart...].firstIndex { if case .clear = $0 { true } else { false } }
+            let segmentEnd = clearIndex ?? events.endIndex
+            // Each flow's first `finished` step; a flow finished twice (a flow log read twice) has
+            // its later ones in `laterFinished`, applied after the first as they came.
+            var firstFinished = [String: Int](minimumCapacity: segmentEnd - segmentStart)
+            var laterFinished: [String: [Int]] = [:]
+            for index in segmentStart..<segmentEnd {
+                guard case .step(let step) = events[index], step.phase == .finished else { continue }
+                if firstFinished[step.id] == nil {
+                    firstFinished[step.id] = index
+                } else {
+                    laterFinished[step.id, default: []].append(index)
                 }
-            case .flowLogLine:
-                break
             }
+            var placed = Set<String>(minimumCapacity: firstFinished.count)
+            for index in segmentStart..<segmentEnd {
+                guard case .step(let step) = events[index], let first = firstFinished[step.id] else {
+                    order.append(index)
+                    continue
+                }
+                guard placed.insert(step.id).inserted else { continue }
+                order.append(first)
+                if let later = laterFinished[step.id] { order += later }
+            }
+            if let clearIndex { order.append(clearIndex) }
+            segmentStart = segmentEnd + (clearIndex == nil ? 0 : 1)
         }
-        return keep
+        return order
     }
 
     /// `event` with a flow-log line read into its finished flow; nil (counted as a dropped

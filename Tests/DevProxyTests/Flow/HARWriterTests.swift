@@ -55,7 +55,24 @@ import TestSupport
         let har = HARWriter.document(for: FlowSamples.all, creatorVersion: "9.9")
         #expect(har.log.version == "1.2")
         #expect(har.log.creator == .init(name: "DevProxy", version: "9.9"))
-        #expect(har.log.entries.map(\.flowID) == ["f1", "f2", "f3", "f4"])
+        #expect(har.log.entries.map(\.flowID) == ["f3", "f1", "f4", "f2"])
+    }
+
+    /// Entries come oldest request first, as HAR 1.2 prefers and browsers export them, whatever
+    /// order the flows came in: `--har` and a flow log have them in the order they finished, so a
+    /// long request that started first used to come last. Same-millisecond starts keep their
+    /// order; a start that does not parse goes last.
+    @Test func entriesAreInTheOrderTheRequestsStarted() {
+        let byEnd = [FlowSamples.get, FlowSamples.all[3], FlowSamples.all[1], FlowSamples.all[2]]
+        #expect(byEnd.map(\.id) == ["f1", "f4", "f2", "f3"])
+        #expect(HARWriter.document(for: byEnd).log.entries.map(\.flowID) == ["f3", "f1", "f4", "f2"])
+        var twin = FlowSamples.get
+        twin.id = "twin"
+        var undated = FlowSamples.get
+        undated.id = "undated"
+        undated.started = "yesterday"
+        let entries = HARWriter.document(for: [undated, twin, FlowSamples.all[1], FlowSamples.get]).log.entries
+        #expect(entries.map(\.flowID) == ["twin", "f1", "f2", "undated"])
     }
 
     @Test func anExchangeMapsFieldByField() throws {
