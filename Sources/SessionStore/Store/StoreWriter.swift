@@ -175,13 +175,14 @@ final class StoreWriter: @unchecked Sendable {
                     laterFinished[step.id, default: []].append(index)
                 }
             }
-            var placed = Set<String>(minimumCapacity: firstFinished.count)
             for index in segmentStart..<segmentEnd {
                 guard case .step(let step) = events[index], let first = firstFinished[step.id] else {
                     order.append(index)
                     continue
                 }
-                guard placed.insert(step.id).inserted else { continue }
+                // -1 once placed: the flow's other steps are left out.
+                guard first >= 0 else { continue }
+                firstFinished[step.id] = -1
                 order.append(first)
                 if let later = laterFinished[step.id] { order += later }
             }
