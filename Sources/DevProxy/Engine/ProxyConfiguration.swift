@@ -54,8 +54,11 @@ public struct ProxyConfiguration: Sendable {
     /// Message definitions from `--proto` descriptor sets: gRPC messages of the methods they define
     /// are also recorded with field names and types. Nil: schema-less decoding only.
     public var protoSchema: ProtoSchema? = nil
-    /// HTTP parsing limits (request line 8 KiB → 414, header block 64 KiB → 431, 256 headers).
-    public var httpLimits = HTTP1Limits.default
+    /// HTTP parsing limits: request line 64 KiB → 414, header block 64 KiB → 431, 256 headers.
+    /// The request line is not the codec's 8 KiB: origins take longer ones (Node.js and hypercorn
+    /// 16 KiB, Go 1 MiB, browsers send URLs of up to 2 MB) and an h2 client's `:path` is bounded
+    /// only by the 64 KiB header list, so a long URL refused here would fail only through the proxy.
+    public var httpLimits = HTTP1Limits(maxStartLineLength: 64 * 1024)
     /// How long a client may take to send a complete request head. Default 30 s.
     public var headerTimeout: TimeInterval = 30
     /// How long an idle keep-alive client connection is kept. Default 120 s.
