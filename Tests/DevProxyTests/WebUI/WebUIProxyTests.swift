@@ -184,4 +184,44 @@ import Testing
         #expect(run.stdout == "echo:it's curl", "\(run.output)")
         #expect(Self.hits(origin) == ["it's curl", "it's curl"])
     }
+
+    /// A form a client posts is shown as its fields: curl's `-F` (multipart, with a binary file and
+    /// a text field) and `--data-urlencode` (URL-encoded) through the proxy, read back from
+    /// `GET /api/flows/ID/request/form`; a body that is not a form says so.
+    @Test func aPostedFormIsReadAsItsFields() throws {
+        let (ui, proxy, origin) = try Self.setUp()
+        let file = ui.directory.write("photo.bin", bytes: (0..<3000).map { UInt8($0 % 256) })
+        let multipartURL = origin.url("/report")
+        let upload = try proxy.curl(["-F", "name=Ada Lovelace", "-F", "photo=@\(file);type=image/x-raw", multipartURL])
+        #expect(upload.status == 0, "\(upload.output)")
+        let multipartID = try #require(try Self.flow(ui, url: multipartURL)?["id"] as? String)
+        let multipart = try ui.request("/api/flows/\(multipartID)/request/form")
+        #expect(multipart.status == 200, "\(multipart.text)")
+        #expect(multipart.json["kind"] as? String == "multipart/form-data")
+        #expect(multipart.json["complete"] as? Bool == true)
+        let parts = try #require(multipart.json["fields"] as? [[String: Any]])
+        #expect(parts.map { $0["name"] as? String } == ["name", "photo"])
+        #expect(parts.first?["value"] as? String == "Ada Lovelace")
+        #expect(parts.last?["file_name"] as? String == "photo.bin")
+        #expect(parts.last?["content_type"] as? String == "image/x-raw")
+        #expect(parts.last?["size"] as? Int == 3000)
+        #expect(parts.last?["value"] is NSNull)
+
+        let encodedURL = origin.url("/report")   // the newest flow for it, after the multipart one
+        _ = try proxy.curl(["--data-urlencode", "q=a&b c", "--data-urlencode", "lang=fr-€", encodedURL])
+        var encodedID = multipartID
+        for _ in 0..<100 where encodedID == multipartID {
+            encodedID = try Self.flow(ui, url: encodedURL)?["id"] as? String ?? multipartID
+            if encodedID == multipartID { usleep(50_000) }
+        }
+        #expect(encodedID != multipartID, "the URL-encoded post's flow was stored")
+        let encoded = try ui.request("/api/flows/\(encodedID)/request/form")
+        let pairs = try #require(encoded.json["fields"] as? [[String: Any]])
+        #expect(pairs.map { "\($0["name"] ?? "")=\($0["value"] ?? "")" } == ["q=a&b c", "lang=fr-€"])
+
+        let notAForm = try ui.request("/api/flows/\(encodedID)/response/form")
+        #expect(notAForm.status == 404)
+        #expect(notAForm.text.contains("is not a form"), "\(notAForm.text)")
+        #expect(try ui.request("/api/flows/nope/request/form").status == 404)
+    }
 }
