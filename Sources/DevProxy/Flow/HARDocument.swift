@@ -117,11 +117,22 @@ public struct HARDocument: Codable, Sendable, Equatable {
         public var text: String
         /// `base64` when `text` holds base64 of a binary body (HAR 1.2 has no field for that).
         public var encoding: String?
+        /// A form's fields (URL-encoded or multipart), as Chrome exports a form post's: what
+        /// DevTools' Payload tab lists.
+        public var params: [Param]? = nil
 
         enum CodingKeys: String, CodingKey {
-            case mimeType, text
+            case mimeType, text, params
             case encoding = "_encoding"
         }
+    }
+
+    /// One posted field: a value, or a file's name and type (its bytes are in `text`).
+    public struct Param: Codable, Sendable, Equatable {
+        public var name: String
+        public var value: String?
+        public var fileName: String?
+        public var contentType: String?
     }
 
     public struct Content: Codable, Sendable, Equatable {

@@ -15,6 +15,7 @@ extension HARWriter {
             let mimeType = header("content-type", in: headers) ?? "application/octet-stream"
             postData = body.text.map { HARDocument.PostData(mimeType: mimeType, text: $0, encoding: nil) }
                 ?? HARDocument.PostData(mimeType: mimeType, text: body.base64 ?? "", encoding: "base64")
+            postData?.params = formParams(body, contentType: mimeType)
         }
         let target = requestTarget(of: request.url)
         var result = HARDocument.Request(
@@ -26,6 +27,19 @@ extension HARWriter {
             bodySize: request.body?.size ?? 0)
         result.trailers = request.trailers.map(nameValues)
         return result
+    }
+
+    /// A form body's fields as HAR `params` (from the logged part of the body); nil for other bodies.
+    static func formParams(_ body: Flow.Body, contentType: String) -> [HARDocument.Param]? {
+        guard FormBody.isForm(contentType: contentType) else { return nil }
+        let bytes = body.text.map { Array($0.utf8) } ?? body.base64Bytes
+            ?? body.base64.flatMap { Data(base64Encoded: $0) }.map(Array.init) ?? []
+        guard let form = FormBody.parse(contentType: contentType, body: bytes, whole: !body.truncated) else { return nil }
+        return form.fields.map { field in
+            // A text field's whole value, or a file's name and type; a value the form cut is left out.
+            HARDocument.Param(name: field.name, value: field.isCut || field.valueCut ? nil : field.value,
+                              fileName: field.fileName, contentType: field.contentType)
+        }
     }
 
     /// The response side of an entry: status 0 and `_error` when there was none (failures),

@@ -130,6 +130,11 @@ export const api = {
         if (!response.ok) throw await failure(response);
         return response;
     },
+    /** A form body's fields (`GET …/request/form`): `{kind, complete, read_bytes, fields: [{name, value,
+     * file_name, content_type, size, value_cut, cut}]}`. */
+    form(id, side, signal) {
+        return getJSON(`${flowPath(id)}/${side}/form`, signal);
+    },
     /** What the format worker needs to fetch a decoded body itself: `{url, headers}` (`limit`: bytes). */
     bodyRequest(id, side, limit) {
         return { url: `${flowPath(id)}/${side}/body${query({ limit })}`, headers: headers() };

@@ -50,9 +50,51 @@ export function bodyView(id, side, message, signal) {
         apiLink(api.paths.body(id, side, false), "download decoded",
             { download: `${side}-body-${id}-decoded`, class: "button" }));
     const content = h("div", { class: "body-content" }, h("p", { class: "muted" }, "loading…"));
-    container.append(h("p", { class: "body-facts" }, facts.join(" · ")), actions, noteLine, content);
+    container.append(h("p", { class: "body-facts" }, facts.join(" · ")));
+    if (isForm(type)) {
+        // The fields first, as the form was filled in; the bytes below for the rest.
+        const form = h("div", { class: "form-fields" }, h("p", { class: "muted" }, "reading the form…"));
+        container.append(form);
+        loadForm(id, side, form, signal);
+    }
+    container.append(actions, noteLine, content);
     load(id, side, type, logged, { content, noteLine, actions }, signal, false);
     return container;
+}
+
+/** Whether a body of this media type is a form the server reads into fields. */
+export function isForm(type) {
+    return type === "application/x-www-form-urlencoded" || type === "multipart/form-data";
+}
+
+/** Fills `container` with the form's fields: a table of name and value (files: name, type, size). */
+async function loadForm(id, side, container, signal) {
+    try {
+        const form = await api.form(id, side, signal);
+        if (signal.aborted) return;
+        const rows = form.fields.map((field) => {
+            let value;
+            if (field.file_name != null || field.value == null) {
+                const facts = [field.content_type, formatSize(field.size)].filter(Boolean).join(", ");
+                value = h("span", { class: "form-file" },
+                    field.file_name != null ? h("span", { class: "file-name" }, field.file_name) : "(binary)",
+                    h("span", { class: "muted" }, ` ${facts}`));
+            } else {
+                value = h("span", { class: "form-value" }, field.value,
+                    field.value_cut ? h("span", { class: "muted" }, ` … (${formatSize(field.size)})`) : "");
+            }
+            return h("tr", {}, h("th", { scope: "row" }, field.name),
+                h("td", {}, value, field.cut ? h("span", { class: "muted" }, " (cut: the body goes on)") : ""));
+        });
+        const count = form.fields.length;
+        const title = `${form.kind === "multipart/form-data" ? "Multipart form" : "Form"} (${count} ${count === 1 ? "field" : "fields"})`;
+        replaceChildren(container, h("table", { class: "headers form" }, h("caption", {}, title), h("tbody", {}, rows)),
+            form.complete ? null : h("p", { class: "muted" },
+                `fields from the first ${formatSize(form.read_bytes)} of the body; the rest is not shown here`));
+    } catch (error) {
+        if (signal.aborted) return;
+        replaceChildren(container, h("p", { class: "muted" }, `the form could not be read: ${error.message}`));
+    }
 }
 
 async function load(id, side, type, logged, parts, signal, whole) {
@@ -96,7 +138,7 @@ async function load(id, side, type, logged, parts, signal, whole) {
         if (logged.truncated && whole && logged.size > state.bytes) {
             notes.push("the session kept only the first part of this body");
         }
-        notes.push(`${state.lines.toLocaleString("en")} lines`);
+        notes.push(`${state.lines.toLocaleString("en")} ${state.lines === 1 ? "line" : "lines"}`);
         noteLine.textContent = notes.join("; ");
         actions.querySelector(".show-all")?.remove();
         if (state.more) {

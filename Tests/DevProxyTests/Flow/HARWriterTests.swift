@@ -75,6 +75,34 @@ import TestSupport
         #expect(entries.map(\.flowID) == ["twin", "f1", "f2", "undated"])
     }
 
+    /// A form post's fields are `postData.params`, as Chrome exports them (DevTools' Payload tab
+    /// lists them after an import): URL-encoded pairs decoded, multipart text fields with their
+    /// values and files with their names and types; other bodies have none, and the whole is still
+    /// valid HAR 1.2.
+    @Test func formPostsCarryTheirFieldsAsParams() throws {
+        var encoded = FlowSamples.post
+        encoded.request?.headers = [["Content-Type", "application/x-www-form-urlencoded"]]
+        encoded.request?.body = .init(size: 22, sha256: "00", text: "q=a+b%26c&lang=fr-%E2%82%AC", truncated: false)
+        var multipart = FlowSamples.post
+        multipart.id = "f5"
+        multipart.request?.headers = [["Content-Type", "multipart/form-data; boundary=XyZ"]]
+        let parts = "--XyZ\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nHello\r\n"
+            + "--XyZ\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a.png\"\r\nContent-Type: image/png\r\n\r\n"
+        let bytes = Array(parts.utf8) + [0x89, 0x50, 0x4E, 0x47, 0x00] + Array("\r\n--XyZ--\r\n".utf8)
+        multipart.request?.body = .init(size: bytes.count, sha256: "00", base64: Data(bytes).base64EncodedString(),
+                                        truncated: false)
+        let entries = HARWriter.document(for: [encoded, multipart]).log.entries
+        #expect(entries.map(\.flowID) == ["f2", "f5"])
+        #expect(entries[0].request.postData?.params == [
+            .init(name: "q", value: "a b&c"), .init(name: "lang", value: "fr-€")])
+        #expect(entries[1].request.postData?.params == [
+            .init(name: "title", value: "Hello"), .init(name: "f", fileName: "a.png", contentType: "image/png")])
+        #expect(HARWriter.entry(for: FlowSamples.post).request.postData?.params == nil, "an image body has no params")
+        if Self.validatorAvailable {
+            #expect(try schemaComplaint(try HARWriter.encode([encoded, multipart])) == nil)
+        }
+    }
+
     @Test func anExchangeMapsFieldByField() throws {
         let entry = HARWriter.entry(for: FlowSamples.get)
         #expect(entry.startedDateTime == "2026-03-01T12:01:02.100Z")

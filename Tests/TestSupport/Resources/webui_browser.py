@@ -2,7 +2,7 @@
 """Drives DevProxy's web UI in headless Chromium (Playwright with the system browser) for the
 browser tests: a flow made with curl through the proxy appears live; a filter narrows the list
 to exactly the matching flows and an invalid one keeps the list; a gzip JSON response shows
-pretty-printed; replay reaches the origin again and adds a flow; hostile flows show their
+pretty-printed; a posted form shows its fields; replay reaches the origin again and adds a flow; hostile flows show their
 characters and run nothing. With --shots DIR it also saves the README's screenshots.
 
 Starts its own origin (stdlib HTTP server on 127.0.0.1, port 0) and stops it at the end.
@@ -104,6 +104,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         path = urllib.parse.urlsplit(self.path).path
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if path.startswith("/form/"):
+            self.send(200, b"received", "text/plain")
+            return
         # A gRPC-Web call that fails in its head (Trailers-Only): HTTP 200, grpc-status 5, and a rich
         # status: google.rpc.Status{code: 5, message: "gone", details: [ErrorInfo{reason: "GONE"}]}.
         self.send(200, b"", "application/grpc-web+proto", [("grpc-status", "5"), ("grpc-message", "gone"),
@@ -237,6 +240,25 @@ def run(browser, options, base, origin, checks):
         page.click("#detail-tab-request")
     except Exception as error:
         checks.result("grpc-status-details", False, str(error).splitlines()[0])
+
+    # A posted form shows as its fields above the bytes: a text field (markup in it stays text) and a file.
+    form_path = "/form/%d" % int(time.time() * 1000)
+    subprocess.run(["curl", "-s", "-o", "/dev/null", "--max-time", "10", "-x", options.proxy,
+                    "--form-string", "comment=<img src=x onerror=alert(1)>", "-F", "upload=@-;filename=notes.bin;type=application/x-thing",
+                    base + form_path], input=b"\x00\x01" * 700, capture_output=True, timeout=20)
+    try:
+        open_flow(page, form_path)
+        page.click("#detail-tab-request")
+        page.wait_for_selector("flow-detail table.form tbody tr", timeout=5000)
+        rows = page.evaluate("() => [...document.querySelectorAll('flow-detail table.form tbody tr')]"
+                             ".map(r => r.querySelector('th').textContent + '=' + r.querySelector('td').textContent)")
+        caption = page.text_content("flow-detail table.form caption")
+        checks.result("form-fields", caption == "Multipart form (2 fields)" and rows[0] == "comment=<img src=x onerror=alert(1)>"
+                      and rows[1].startswith("upload=notes.bin application/x-thing, 1.4 kB")
+                      and page.query_selector("flow-detail table.form img") is None, "%r %r" % (caption, rows))
+    except Exception as error:
+        checks.result("form-fields", False, "%s; the pane: %r" % (str(error).splitlines()[0],
+                                                                   (page.text_content("flow-detail") or "")[:600]))
 
     # A filter narrows the list to exactly the matching flows; an invalid one keeps the list.
     for path in ("/alpha/1", "/alpha/2", "/beta/1"):
