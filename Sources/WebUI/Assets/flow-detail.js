@@ -265,6 +265,21 @@ function headersTable(title, headers) {
         h("tbody", {}, headers.map(([name, value]) => h("tr", {}, h("th", { scope: "row" }, name), h("td", {}, value)))));
 }
 
+/** The URL's query decoded into its parameters (as a server reads them: `+` is a space), or null. */
+function queryTable(url) {
+    let parameters;
+    try {
+        const query = new URL(url).search;
+        if (query.length <= 1) return null;
+        parameters = [...new URLSearchParams(query)];
+    } catch {
+        return null;
+    }
+    if (!parameters.length) return null;
+    const count = parameters.length;
+    return headersTable(`Query (${count} ${count === 1 ? "parameter" : "parameters"})`, parameters);
+}
+
 /** `pending`: the message of a flow still running, whose body is stored when it ends. */
 function messageView(id, side, message, signal, pending = false) {
     if (!message) return h("p", { class: "muted" }, "no request was read");
@@ -273,6 +288,7 @@ function messageView(id, side, message, signal, pending = false) {
         : `${message.http_version ?? ""} ${message.status} ${message.reason ?? ""}`;
     return h("div", { class: "message" },
         h("p", { class: "first-line" }, firstLine),
+        side === "request" ? queryTable(message.url) : null,
         headersTable("Pseudo-headers", message.pseudo_headers),
         headersTable("Headers", message.headers),
         pending ? pendingBody(message.body) : bodyView(id, side, message, signal),

@@ -242,7 +242,7 @@ def run(browser, options, base, origin, checks):
         checks.result("grpc-status-details", False, str(error).splitlines()[0])
 
     # A posted form shows as its fields above the bytes: a text field (markup in it stays text) and a file.
-    form_path = "/form/%d" % int(time.time() * 1000)
+    form_path = "/form/%d?lang=fr&q=a+b%%26c" % int(time.time() * 1000)
     subprocess.run(["curl", "-s", "-o", "/dev/null", "--max-time", "10", "-x", options.proxy,
                     "--form-string", "comment=<img src=x onerror=alert(1)>", "-F", "upload=@-;filename=notes.bin;type=application/x-thing",
                     base + form_path], input=b"\x00\x01" * 700, capture_output=True, timeout=20)
@@ -256,6 +256,12 @@ def run(browser, options, base, origin, checks):
         checks.result("form-fields", caption == "Multipart form (2 fields)" and rows[0] == "comment=<img src=x onerror=alert(1)>"
                       and rows[1].startswith("upload=notes.bin application/x-thing, 1.4 kB")
                       and page.query_selector("flow-detail table.form img") is None, "%r %r" % (caption, rows))
+        # The URL's query, decoded, in a table of its own.
+        query = page.evaluate("() => { const t = [...document.querySelectorAll('flow-detail table.headers')]"
+                              ".find(t => t.caption?.textContent.startsWith('Query'));"
+                              " return t ? [t.caption.textContent, ...[...t.querySelectorAll('tbody tr')]"
+                              ".map(r => r.querySelector('th').textContent + '=' + r.querySelector('td').textContent)] : null; }")
+        checks.result("query-parameters", query == ["Query (2 parameters)", "lang=fr", "q=a b&c"], repr(query))
     except Exception as error:
         checks.result("form-fields", False, "%s; the pane: %r" % (str(error).splitlines()[0],
                                                                    (page.text_content("flow-detail") or "")[:600]))
@@ -420,9 +426,10 @@ def run(browser, options, base, origin, checks):
         page.click("#detail-tab-request")
         # The tab's header table fills in once the flow's record has arrived: wait for the header's name
         # (plain letters), then read what the table shows of its value.
-        page.wait_for_function("() => (document.querySelector('flow-detail table.headers')?.textContent ?? '')"
-                               ".toLowerCase().includes('x-evil')", timeout=5000)
-        request_headers = page.text_content("flow-detail table.headers")
+        # (The URL's query has a table of its own above the headers: all of them are read.)
+        all_tables = "() => [...document.querySelectorAll('flow-detail table.headers')].map(t => t.textContent).join('\\n')"
+        page.wait_for_function("() => (%s)().toLowerCase().includes('x-evil')" % all_tables, timeout=5000)
+        request_headers = page.evaluate(all_tables)
         shown.append("<script>window.__pwned='url'</script>" in title and "onerror=window.__pwned='img'" in title
                      and "javascript:window.__pwned='js'" in title and HOSTILE_HEADER in request_headers)
         open_flow(page, "/hostile.json")
