@@ -76,7 +76,7 @@ let package = Package(
         // The web UI's server: its HTTP API over the session store, and the page's files (Assets/,
         // embedded at build time by the EmbedWebAssets plugin).
         .target(name: "WebUI",
-                dependencies: ["DevProxy", "CertAuthority", "HTTP1", "HTTPTypes", "SessionStore", "QRCode"],
+                dependencies: ["DevProxy", "CertAuthority", "GRPCWire", "HTTP1", "HTTPTypes", "SessionStore", "QRCode"],
                 exclude: ["Assets"], plugins: ["EmbedWebAssets"]),
         .executableTarget(name: "EmbedWebAssetsTool"),
         .plugin(name: "EmbedWebAssets", capability: .buildTool(), dependencies: ["EmbedWebAssetsTool"]),

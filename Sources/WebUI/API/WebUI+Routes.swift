@@ -22,6 +22,8 @@ extension WebUI {
                 return try body(request, id: rest[1], part: rest[2] == "request" ? .request : .response)
             case ("GET", 4, "flows") where rest[3] == "form" && (rest[2] == "request" || rest[2] == "response"):
                 return try form(id: rest[1], part: rest[2] == "request" ? .request : .response)
+            case ("GET", 4, "flows") where rest[3] == "protobuf" && (rest[2] == "request" || rest[2] == "response"):
+                return try protobuf(id: rest[1], part: rest[2] == "request" ? .request : .response)
             case ("GET", 3, "flows") where rest[2] == "export": return try export(request, id: rest[1])
             case ("POST", 3, "flows") where rest[2] == "replay": return try replay(id: rest[1])
             case ("POST", 1, "replay"): return try replayEdited(request)
@@ -56,7 +58,7 @@ extension WebUI {
         case (1, _): return true
         case (2, "flows"), (2, "export"): return true
         case (3, "flows"): return rest[2] == "export" || rest[2] == "replay"
-        case (4, "flows"): return rest[3] == "body" || rest[3] == "form"
+        case (4, "flows"): return ["body", "form", "protobuf"].contains(rest[3])
         default: return false
         }
     }

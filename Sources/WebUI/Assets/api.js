@@ -135,6 +135,18 @@ export const api = {
     form(id, side, signal) {
         return getJSON(`${flowPath(id)}/${side}/form`, signal);
     },
+    /**
+     * A protobuf body decoded without a schema (`GET …/protobuf`): `{complete, read_bytes, decoded:
+     * {fields: [{number, wire_type, varint | fixed64 | fixed32 | string | bytes | message | group}], error}}`.
+     * Integers past 2^53 keep every digit (as strings), where JSON numbers would round them.
+     */
+    async protobuf(id, side, signal) {
+        const response = await fetch(`${flowPath(id)}/${side}/protobuf`, { headers: headers(), signal, credentials: "same-origin" });
+        if (!response.ok) throw await failure(response);
+        return JSON.parse(await response.text(),
+            (key, value, context) => typeof value === "number" && !Number.isSafeInteger(value) && Number.isInteger(value)
+                && context?.source ? context.source : value);
+    },
     /** What the format worker needs to fetch a decoded body itself: `{url, headers}` (`limit`: bytes). */
     bodyRequest(id, side, limit) {
         return { url: `${flowPath(id)}/${side}/body${query({ limit })}`, headers: headers() };

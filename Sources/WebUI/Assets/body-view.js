@@ -56,6 +56,10 @@ export function bodyView(id, side, message, signal) {
         const form = h("div", { class: "form-fields" }, h("p", { class: "muted" }, "reading the form…"));
         container.append(form);
         loadForm(id, side, form, signal);
+    } else if (isProtobuf(type)) {
+        const decoded = h("div", { class: "protobuf" }, h("p", { class: "muted" }, "decoding…"));
+        container.append(decoded);
+        loadProtobuf(id, side, decoded, signal);
     }
     container.append(actions, noteLine, content);
     load(id, side, type, logged, { content, noteLine, actions }, signal, false);
@@ -65,6 +69,58 @@ export function bodyView(id, side, message, signal) {
 /** Whether a body of this media type is a form the server reads into fields. */
 export function isForm(type) {
     return type === "application/x-www-form-urlencoded" || type === "multipart/form-data";
+}
+
+/** Whether a body of this media type is protobuf outside gRPC (the server's `isProtobuf`). */
+export function isProtobuf(type) {
+    return ["application/x-protobuf", "application/protobuf", "application/vnd.google.protobuf",
+        "application/x-google-protobuf", "application/x-protobuffer"].includes(type)
+        || type.endsWith("+protobuf") || type.endsWith("+proto");
+}
+
+/** Fills `container` with the body decoded as protobuf without a schema, in `protoc --decode_raw`'s layout. */
+async function loadProtobuf(id, side, container, signal) {
+    try {
+        const answer = await api.protobuf(id, side, signal);
+        if (signal.aborted) return;
+        const lines = protobufLines(answer.decoded, 0);
+        replaceChildren(container,
+            h("p", { class: "caption" }, "Protobuf, decoded without a schema (field numbers, as protoc --decode_raw)"),
+            h("pre", { class: "protobuf-text" }, lines.length ? lines.join("\n") : "(no fields)"),
+            answer.complete ? null : h("p", { class: "muted" }, `the first ${formatSize(answer.read_bytes)} of the body`));
+    } catch (error) {
+        if (signal.aborted) return;
+        replaceChildren(container, h("p", { class: "muted" }, `not decoded as protobuf: ${error.message}`));
+    }
+}
+
+/** One decoded message as text lines: `N: value`, nested messages as `N { … }`. */
+function protobufLines(message, depth) {
+    const pad = "  ".repeat(depth);
+    const lines = [];
+    for (const field of message?.fields ?? []) {
+        const nested = field.message ?? field.group;
+        if (nested) {
+            lines.push(`${pad}${field.number} {`, ...protobufLines(nested, depth + 1), `${pad}}`);
+        } else if (field.string !== undefined) {
+            lines.push(`${pad}${field.number}: ${JSON.stringify(field.string)}`);
+        } else if (field.bytes !== undefined) {
+            lines.push(`${pad}${field.number}: bytes ${field.bytes} (base64)`);
+        } else if (field.varint !== undefined) {
+            lines.push(`${pad}${field.number}: ${field.varint}${field.int !== undefined ? ` (int ${field.int})` : ""}`);
+        } else if (field.fixed64 !== undefined) {
+            lines.push(`${pad}${field.number}: ${hex(field.fixed64, 16)}${field.double !== undefined ? ` (double ${field.double})` : ""}`);
+        } else if (field.fixed32 !== undefined) {
+            lines.push(`${pad}${field.number}: ${hex(field.fixed32, 8)}${field.float !== undefined ? ` (float ${field.float})` : ""}`);
+        }
+    }
+    if (message?.error) lines.push(`${pad}# ${message.error}`);
+    return lines;
+}
+
+/** `0x` and `digits` hex digits of an unsigned integer given as a number or a decimal string. */
+function hex(value, digits) {
+    return `0x${BigInt(value).toString(16).padStart(digits, "0")}`;
 }
 
 /** Fills `container` with the form's fields: a table of name and value (files: name, type, size). */

@@ -224,4 +224,46 @@ import Testing
         #expect(notAForm.text.contains("is not a form"), "\(notAForm.text)")
         #expect(try ui.request("/api/flows/nope/request/form").status == 404)
     }
+
+    /// A protobuf body outside gRPC (a mobile app's REST call) is decoded without a schema, as
+    /// `protoc --decode_raw` does: here a `google.protobuf.Struct` serialised by Python's protobuf
+    /// library, `{"name": "Ada", "n": 3}`, posted through the proxy.
+    @Test func aProtobufBodyIsDecodedWithoutASchema() throws {
+        let (ui, proxy, origin) = try Self.setUp()
+        let made = try Subprocess.run("python3", ["-c", """
+            import sys
+            from google.protobuf import struct_pb2
+            message = struct_pb2.Struct()
+            message["name"] = "Ada"
+            message["n"] = 3
+            print(message.SerializeToString().hex())
+            """], timeout: 20)
+        #expect(made.status == 0, "\(made.output)")
+        let hex = Array(made.stdout.trimmingCharacters(in: .whitespacesAndNewlines).utf8)
+        let bytes = stride(from: 0, to: hex.count - 1, by: 2).compactMap { UInt8(String(decoding: hex[$0...$0 + 1], as: UTF8.self), radix: 16) }
+        let file = ui.directory.write("struct.bin", bytes: bytes)
+        let url = origin.url("/report")
+        _ = try proxy.curl(["-H", "Content-Type: application/x-protobuf", "--data-binary", "@\(file)", url])
+        let id = try #require(try Self.flow(ui, url: url)?["id"] as? String)
+        let answer = try ui.request("/api/flows/\(id)/request/protobuf")
+        #expect(answer.status == 200, "\(answer.text)")
+        #expect(answer.json["complete"] as? Bool == true)
+        let entries = try #require((answer.json["decoded"] as? [String: Any])?["fields"] as? [[String: Any]])
+        func fields(_ field: [String: Any]?) -> [[String: Any]] {
+            (field?["message"] as? [String: Any])?["fields"] as? [[String: Any]] ?? []
+        }
+        #expect(entries.map { $0["number"] as? Int } == [1, 1], "two map entries")
+        // A map's entries come in no set order: each is found by its key (field 1).
+        func value(of key: String) -> [String: Any]? {
+            let entry = entries.first { fields($0).first?["string"] as? String == key }
+            return fields(fields(entry).last).first
+        }
+        #expect(value(of: "name")?["string"] as? String == "Ada", "Value.string_value")
+        #expect(value(of: "name")?["number"] as? Int == 3)
+        #expect(value(of: "n")?["double"] as? Double == 3, "Value.number_value, a fixed64")
+        #expect(value(of: "n")?["number"] as? Int == 2)
+        let notProtobuf = try ui.request("/api/flows/\(id)/response/protobuf")
+        #expect(notProtobuf.status == 404)
+        #expect(notProtobuf.text.contains("is not protobuf"), "\(notProtobuf.text)")
+    }
 }

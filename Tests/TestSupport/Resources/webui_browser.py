@@ -10,7 +10,7 @@ Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on 
 
 Usage: webui_browser.py --ui URL --proxy http://127.0.0.1:PORT [--shots DIR]
 """
-import argparse, base64, gzip, http.client, http.server, json, os, subprocess, sys, threading, time, urllib.parse
+import argparse, base64, gzip, http.client, http.server, json, os, struct, subprocess, sys, threading, time, urllib.parse
 
 from playwright.sync_api import sync_playwright
 
@@ -265,6 +265,24 @@ def run(browser, options, base, origin, checks):
     except Exception as error:
         checks.result("form-fields", False, "%s; the pane: %r" % (str(error).splitlines()[0],
                                                                    (page.text_content("flow-detail") or "")[:600]))
+
+    # A protobuf body outside gRPC shows decoded without a schema, in protoc --decode_raw's layout,
+    # a 64-bit varint with every digit.
+    proto_path = "/form/proto-%d" % int(time.time() * 1000)
+    message = (b"\x0a\x03Ada" + b"\x10\x96\x01" + b"\x1a\x02\x08\x01" + b"\x21" + struct.pack("<d", 1.5)
+               + b"\x28" + b"\xff" * 9 + b"\x01")
+    subprocess.run(["curl", "-s", "-o", "/dev/null", "--max-time", "10", "-x", options.proxy, "-H",
+                    "Content-Type: application/x-protobuf", "--data-binary", "@-", base + proto_path],
+                   input=message, capture_output=True, timeout=20)
+    try:
+        open_flow(page, proto_path)
+        page.click("#detail-tab-request")
+        page.wait_for_selector("flow-detail .protobuf-text", timeout=5000)
+        shown = page.text_content("flow-detail .protobuf-text")
+        checks.result("protobuf-decoded", shown == '1: "Ada"\n2: 150\n3 {\n  1: 1\n}\n4: 0x3ff8000000000000 (double 1.5)\n'
+                      '5: 18446744073709551615 (int -1)', repr(shown))
+    except Exception as error:
+        checks.result("protobuf-decoded", False, str(error).splitlines()[0])
 
     # A filter narrows the list to exactly the matching flows; an invalid one keeps the list.
     for path in ("/alpha/1", "/alpha/2", "/beta/1"):
