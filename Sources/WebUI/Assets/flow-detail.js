@@ -280,6 +280,57 @@ function queryTable(url) {
     return headersTable(`Query (${count} ${count === 1 ? "parameter" : "parameters"})`, parameters);
 }
 
+/** Every value of header `name` (any case), in order. */
+function headerValues(headers, name) {
+    return (headers ?? []).filter(([field]) => field.toLowerCase() === name).map(([, value]) => value);
+}
+
+/** The request's cookies, each `name=value` of every `Cookie` field (HTTP/2 sends them one per field). */
+function cookieTable(headers) {
+    const pairs = headerValues(headers, "cookie").flatMap((value) => value.split(";"))
+        .map((pair) => pair.trim()).filter(Boolean)
+        .map((pair) => {
+            const equals = pair.indexOf("=");
+            return equals < 0 ? ["", pair] : [pair.slice(0, equals), pair.slice(equals + 1)];
+        });
+    if (!pairs.length) return null;
+    return headersTable(`Cookies (${pairs.length})`, pairs);
+}
+
+/**
+ * The response's `Set-Cookie` fields read as browsers read them (RFC 6265 §5.2): name, value and
+ * attributes side by side, so a cookie that a browser will refuse or scope narrowly (no `Secure`
+ * with `SameSite=None`, a `Domain` or `Path` that does not cover the page) is seen at a glance.
+ */
+function setCookieTable(headers) {
+    const cookies = headerValues(headers, "set-cookie").map((field) => {
+        const [pair, ...rest] = field.split(";");
+        const equals = pair.indexOf("=");
+        const cookie = { name: equals < 0 ? "" : pair.slice(0, equals).trim(),
+            value: equals < 0 ? pair.trim() : pair.slice(equals + 1).trim(), flags: [] };
+        for (const attribute of rest) {
+            const at = attribute.indexOf("=");
+            const key = (at < 0 ? attribute : attribute.slice(0, at)).trim().toLowerCase();
+            const value = at < 0 ? "" : attribute.slice(at + 1).trim();
+            if (key === "domain" || key === "path" || key === "expires" || key === "max-age") cookie[key] = value;
+            else if (key === "samesite") cookie.flags.push(`SameSite=${value}`);
+            else if (key) cookie.flags.push(attribute.trim());
+        }
+        return cookie;
+    });
+    if (!cookies.length) return null;
+    const columns = ["Name", "Value", "Domain", "Path", "Expires / Max-Age", "Flags"];
+    return h("table", { class: "messages set-cookies" },
+        h("caption", {}, `Set-Cookie (${cookies.length})`),
+        h("thead", {}, h("tr", {}, columns.map((title) => h("th", { scope: "col" }, title)))),
+        h("tbody", {}, cookies.map((cookie) => h("tr", {},
+            h("td", { class: "data" }, cookie.name), h("td", { class: "data" }, cookie.value),
+            h("td", {}, cookie.domain ?? ""), h("td", {}, cookie.path ?? ""),
+            h("td", {}, [cookie["max-age"] !== undefined ? `Max-Age ${cookie["max-age"]}` : "", cookie.expires ?? ""]
+                .filter(Boolean).join("; ") || "session"),
+            h("td", {}, cookie.flags.join("; "))))));
+}
+
 /** `pending`: the message of a flow still running, whose body is stored when it ends. */
 function messageView(id, side, message, signal, pending = false) {
     if (!message) return h("p", { class: "muted" }, "no request was read");
@@ -291,6 +342,7 @@ function messageView(id, side, message, signal, pending = false) {
         side === "request" ? queryTable(message.url) : null,
         headersTable("Pseudo-headers", message.pseudo_headers),
         headersTable("Headers", message.headers),
+        side === "request" ? cookieTable(message.headers) : setCookieTable(message.headers),
         pending ? pendingBody(message.body) : bodyView(id, side, message, signal),
         headersTable("Trailers", message.trailers));
 }

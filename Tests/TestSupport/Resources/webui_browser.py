@@ -81,6 +81,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif path.startswith("/slow/"):
             time.sleep(SLOW_SECONDS)
             self.send(int(path.split("/")[2]), b"slow", "text/plain")
+        elif path.startswith("/cookies/"):
+            self.send(200, b"cookies", "text/plain", [
+                ("Set-Cookie", "sid=<b>abc</b>; Path=/; Secure; HttpOnly; SameSite=None; Max-Age=3600"),
+                ("Set-Cookie", "theme=dark; Domain=example.test; Expires=Wed, 01 Jan 2031 00:00:00 GMT")])
         elif path == "/alt-svc":
             self.send(200, b"alt", "text/plain", [("Alt-Svc", 'h3=":443"; ma=86400')])
         elif path.startswith("/events/"):
@@ -283,6 +287,27 @@ def run(browser, options, base, origin, checks):
                       '5: 18446744073709551615 (int -1)', repr(shown))
     except Exception as error:
         checks.result("protobuf-decoded", False, str(error).splitlines()[0])
+
+    # Cookies read into tables: the request's pairs, and each Set-Cookie's attributes side by side.
+    cookies_path = "/cookies/%d" % int(time.time() * 1000)
+    curl(options.proxy, base + cookies_path, ["Cookie: a=1; b=two=2"])
+    try:
+        open_flow(page, cookies_path)
+        page.click("#detail-tab-request")
+        table = ("t => { const x = [...document.querySelectorAll('flow-detail table')].find(e => e.caption?.textContent"
+                 ".startsWith(t)); return x ? [...x.querySelectorAll('tbody tr')].map(r => [...r.children]"
+                 ".map(c => c.textContent).join('|')) : null; }")
+        page.wait_for_function("() => (%s)('Cookies') !== null" % table, timeout=5000)
+        sent = page.evaluate(table, "Cookies")
+        page.click("#detail-tab-response")
+        page.wait_for_function("() => (%s)('Set-Cookie') !== null" % table, timeout=5000)
+        received = page.evaluate(table, "Set-Cookie")
+        checks.result("cookies-tables", sent == ["a|1", "b|two=2"] and received == [
+            "sid|<b>abc</b>||/|Max-Age 3600|Secure; HttpOnly; SameSite=None",
+            "theme|dark|example.test||Wed, 01 Jan 2031 00:00:00 GMT|"]
+            and page.query_selector("flow-detail table.set-cookies b") is None, "%r %r" % (sent, received))
+    except Exception as error:
+        checks.result("cookies-tables", False, str(error).splitlines()[0])
 
     # A filter narrows the list to exactly the matching flows; an invalid one keeps the list.
     for path in ("/alpha/1", "/alpha/2", "/beta/1"):
