@@ -119,9 +119,11 @@ public final class JSONLinesFlowLog: FlowSink, @unchecked Sendable {
             if let failure { recordLocked(FlowFile.error(failure, writing: path)) }
             pendingSince = DispatchTime.now().uptimeNanoseconds
         }
-        // What gathered is written; a large burst's buffers are not kept for the quiet times after.
-        spare = batch.capacity > Self.keptPendingCapacity ? [] : batch
-        if pending.capacity > Self.keptPendingCapacity { pending = [] }
+        // Both buffers keep their room while lines keep coming: under load a write takes a few
+        // hundred KiB, and a buffer given back after each one was grown again through two or three
+        // fresh mappings, every page faulted in (0.2 page faults a flow, a tenth of an h2 stream's
+        // CPU; docs/performance.md, run 36). The flusher gives large ones back once a burst is over.
+        spare = batch
         writing = false
         lock.broadcast()
     }
@@ -138,6 +140,9 @@ public final class JSONLinesFlowLog: FlowSink, @unchecked Sendable {
         while fd >= 0 {
             if pending.isEmpty || writing {
                 if !lock.wait(until: Date(timeIntervalSinceNow: Self.flusherIdle)) && pending.isEmpty && !writing {
+                    // The burst is over: its buffers are not kept for the quiet time after it.
+                    if spare.capacity > Self.keptPendingCapacity { spare = [] }
+                    if pending.capacity > Self.keptPendingCapacity { pending = [] }
                     return
                 }
                 continue

@@ -67,6 +67,13 @@ final class StoreWriter: @unchecked Sendable {
     private var frame = FrameBuilder()
     private var lastFrameID: Int64?
 
+    /// The last batch's summaries' array, empty, kept for the next batch's (`run`).
+    private var changedFlows: [FlowSummary] = []
+    /// The most summaries' room kept between batches: a full batch's.
+    private var changedFlowsKept: Int { configuration.batchSize * 2 }
+    /// A batch of at least this many events is a busy one, whose summaries' room is kept.
+    private static let busyBatch = 200
+
     /// Events committed since the heap was last trimmed (`trimHeapAfterBacklog`).
     private var committedSinceTrim = 0
 
@@ -77,7 +84,11 @@ final class StoreWriter: @unchecked Sendable {
 
     private func run() {
         while var batch = queue.take(limit: configuration.batchSize, gather: configuration.batchDelay) {
-            var changes = StoreChanges(cleared: false, flows: [])
+            // The summaries' array is the last batch's, emptied: a busy batch's (2,000 summaries,
+            // ~700 KiB) is past malloc's mmap threshold, and a fresh one a batch was three new
+            // mappings, every page faulted in (docs/performance.md, run 36).
+            var changes = StoreChanges(cleared: false, flows: changedFlows)
+            changedFlows = []
             do {
                 let events = readingLines(batch)
                 let order = Self.applyOrder(events)
@@ -99,6 +110,12 @@ final class StoreWriter: @unchecked Sendable {
                 failed(SessionStoreError(.sqlite, "\(error)"))
             }
             if changes.cleared || !changes.flows.isEmpty { notify(changes) }
+            // Kept for the next batch while batches are busy (emptied in place; an observer that
+            // held on to it keeps its copy); a quiet batch lets a burst's room go.
+            if batch.count >= Self.busyBatch, changes.flows.capacity <= changedFlowsKept {
+                changes.flows.removeAll(keepingCapacity: true)
+                changedFlows = changes.flows
+            }
             let committed = batch.count, bodyBytes = WriteQueue.bodyBytes(of: batch)
             // The batch's bodies (spool files among them) are let go before a flush can return.
             batch = []
