@@ -122,8 +122,10 @@ public final class JSONLinesFlowLog: FlowSink, @unchecked Sendable {
         // Both buffers keep their room while lines keep coming: under load a write takes a few
         // hundred KiB, and a buffer given back after each one was grown again through two or three
         // fresh mappings, every page faulted in (0.2 page faults a flow, a tenth of an h2 stream's
-        // CPU; docs/performance.md, run 36). The flusher gives large ones back once a burst is over.
+        // CPU; docs/performance.md, run 36). The flusher gives large ones back once a burst is over;
+        // a write with no flusher running (a record after a quiet spell) gives them back at once.
         spare = batch
+        if !flusherRunning { releaseLargeBuffersLocked() }
         writing = false
         lock.broadcast()
     }
@@ -141,8 +143,7 @@ public final class JSONLinesFlowLog: FlowSink, @unchecked Sendable {
             if pending.isEmpty || writing {
                 if !lock.wait(until: Date(timeIntervalSinceNow: Self.flusherIdle)) && pending.isEmpty && !writing {
                     // The burst is over: its buffers are not kept for the quiet time after it.
-                    if spare.capacity > Self.keptPendingCapacity { spare = [] }
-                    if pending.capacity > Self.keptPendingCapacity { pending = [] }
+                    releaseLargeBuffersLocked()
                     return
                 }
                 continue
@@ -155,6 +156,12 @@ public final class JSONLinesFlowLog: FlowSink, @unchecked Sendable {
             }
             writePendingLocked()
         }
+    }
+
+    /// Gives back a buffer whose room is past `keptPendingCapacity` (under the lock).
+    private func releaseLargeBuffersLocked() {
+        if spare.capacity > Self.keptPendingCapacity { spare = [] }
+        if pending.isEmpty, pending.capacity > Self.keptPendingCapacity { pending = [] }
     }
 
     /// The most of each buffer's room kept between bursts.

@@ -73,6 +73,7 @@ export function isForm(type) {
 
 /** Whether a body of this media type is protobuf outside gRPC (the server's `isProtobuf`). */
 export function isProtobuf(type) {
+    if (!type) return false;
     return ["application/x-protobuf", "application/protobuf", "application/vnd.google.protobuf",
         "application/x-google-protobuf", "application/x-protobuffer"].includes(type)
         || type.endsWith("+protobuf") || type.endsWith("+proto");
