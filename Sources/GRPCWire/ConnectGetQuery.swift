@@ -59,7 +59,8 @@ public struct ConnectGetQuery: Sendable, Equatable {
             switch byte {
             case UInt8(ascii: "+"): out.append(0x20)
             case UInt8(ascii: "%"):
-                guard let high = bytes.next().flatMap(hexValue), let low = bytes.next().flatMap(hexValue) else { return nil }
+                guard let high = bytes.next().flatMap(PercentDecoding.hexValue),
+                      let low = bytes.next().flatMap(PercentDecoding.hexValue) else { return nil }
                 out.append(high << 4 | low)
             default: out.append(byte)
             }
@@ -67,12 +68,4 @@ public struct ConnectGetQuery: Sendable, Equatable {
         return out
     }
 
-    private static func hexValue(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import GRPCWire
 
 /// The fields of a form a request posts: `application/x-www-form-urlencoded` (the WHATWG URL
 /// Standard's parser: `&`-separated pairs, `+` for space, percent-escapes, an invalid escape kept
@@ -95,9 +96,9 @@ public struct FormBody: Sendable, Equatable {
                 break
             }
             let equals = pair.firstIndex(of: UInt8(ascii: "="))
-            let name = percentDecoded(pair[pair.startIndex..<(equals ?? pair.endIndex)])
+            let name = PercentDecoding.lenient(pair[pair.startIndex..<(equals ?? pair.endIndex)], plusIsSpace: true)
             let rawValue = equals.map { pair[pair.index(after: $0)...] } ?? []
-            let value = percentDecoded(rawValue)
+            let value = PercentDecoding.lenient(rawValue, plusIsSpace: true)
             // The last pair of a cut body may be cut itself.
             let cut = !whole && index == pairs.count - 1
             var field = Field(name: String(decoding: name, as: UTF8.self), size: value.count, isCut: cut)
@@ -106,37 +107,6 @@ public struct FormBody: Sendable, Equatable {
             fields.append(field)
         }
         return FormBody(kind: .urlEncoded, fields: fields, isComplete: complete)
-    }
-
-    /// `+` as a space and `%XX` as its byte; a `%` without two hex digits stays as it is.
-    static func percentDecoded(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count)
-        var index = bytes.startIndex
-        while index < bytes.endIndex {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "+") {
-                out.append(UInt8(ascii: " "))
-            } else if byte == UInt8(ascii: "%"), bytes.distance(from: index, to: bytes.endIndex) >= 3,
-                      let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2]) {
-                out.append(high << 4 | low)
-                index += 3
-                continue
-            } else {
-                out.append(byte)
-            }
-            index += 1
-        }
-        return out
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 
     // MARK: - multipart/form-data
@@ -219,20 +189,7 @@ public struct FormBody: Sendable, Equatable {
     static func extendedValue(_ text: String) -> String? {
         let pieces = text.split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
         guard pieces.count == 3, pieces[0].lowercased() == "utf-8" else { return nil }
-        var bytes: [UInt8] = []
-        let encoded = Array(pieces[2].utf8)
-        var index = 0
-        while index < encoded.count {
-            if encoded[index] == UInt8(ascii: "%"), index + 2 < encoded.count,
-               let high = hexValue(encoded[index + 1]), let low = hexValue(encoded[index + 2]) {
-                bytes.append(high << 4 | low)
-                index += 3
-            } else {
-                bytes.append(encoded[index])
-                index += 1
-            }
-        }
-        return String(validating: bytes, as: UTF8.self)
+        return String(validating: PercentDecoding.lenient(pieces[2].utf8), as: UTF8.self)
     }
 
     /// The first index of `needle` in `haystack` at or after `from` (and, with `limit`, starting
