@@ -207,6 +207,11 @@ public struct Flow: Codable, Sendable, Equatable {
             case size, sha256, text, base64, truncated, decoded
         }
 
+        /// The logged part's bytes: `text` as UTF-8, else what `base64` spells.
+        public var loggedBytes: [UInt8] {
+            text.map { Array($0.utf8) } ?? base64Bytes ?? base64.flatMap { Data(base64Encoded: $0) }.map(Array.init) ?? []
+        }
+
         // Every field but `base64Bytes`, which follows from `base64`.
         public static func == (left: Body, right: Body) -> Bool {
             left.size == right.size && left.sha256 == right.sha256 && left.text == right.text

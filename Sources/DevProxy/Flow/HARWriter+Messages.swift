@@ -32,9 +32,8 @@ extension HARWriter {
     /// A form body's fields as HAR `params` (from the logged part of the body); nil for other bodies.
     static func formParams(_ body: Flow.Body, contentType: String) -> [HARDocument.Param]? {
         guard FormBody.isForm(contentType: contentType) else { return nil }
-        let bytes = body.text.map { Array($0.utf8) } ?? body.base64Bytes
-            ?? body.base64.flatMap { Data(base64Encoded: $0) }.map(Array.init) ?? []
-        guard let form = FormBody.parse(contentType: contentType, body: bytes, whole: !body.truncated) else { return nil }
+        guard let form = FormBody.parse(contentType: contentType, body: body.loggedBytes, whole: !body.truncated)
+        else { return nil }
         return form.fields.map { field in
             // A text field's whole value, or a file's name and type; a value the form cut is left out.
             HARDocument.Param(name: field.name, value: field.isCut || field.valueCut ? nil : field.value,

@@ -144,9 +144,7 @@ public final class SessionStoreSink: FlowSink {
     }
 
     private static func storedBody(_ body: Flow.Body) -> StoredBody {
-        let bytes = body.text.map { Array($0.utf8) } ?? body.base64Bytes
-            ?? body.base64.flatMap { Data(base64Encoded: $0) }.map { [UInt8]($0) } ?? []
-        return StoredBody(bytes: bytes, size: body.size, sha256: body.sha256, text: body.text)
+        StoredBody(bytes: body.loggedBytes, size: body.size, sha256: body.sha256, text: body.text)
     }
 
     /// `ended - started` in whole milliseconds, from the logged timestamps.

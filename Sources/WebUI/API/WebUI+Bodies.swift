@@ -32,8 +32,8 @@ extension WebUI {
             limit = value
         }
         let headers = try messageHeaders(id: id, part: part)
-        let contentType = headers.first { $0.0.lowercased() == "content-type" }?.1
-        let contentEncoding = headers.first { $0.0.lowercased() == "content-encoding" }?.1
+        let contentType = Self.value(of: "content-type", in: headers)
+        let contentEncoding = Self.value(of: "content-encoding", in: headers)
         // A `?limit=` answer reads one byte past its limit (to know there is more); a range needs the length.
         let window = range == nil ? limit.map { $0 < Int.max ? $0 + 1 : $0 } ?? .max : .max
         let cut = range == nil ? limit : nil
@@ -129,7 +129,7 @@ extension WebUI {
     /// at a time (the connection closes after it), with the same headers as any body answer.
     private func rawDownload(id: String, part: StoredBody.Part, extent: SessionStore.BodyExtent) throws -> WebResponse {
         let name = part == .request ? "request" : "response"
-        let contentType = try messageHeaders(id: id, part: part).first { $0.0.lowercased() == "content-type" }?.1
+        let contentType = try Self.value(of: "content-type", in: messageHeaders(id: id, part: part))
         let store = self.store
         var response = WebResponse(status: 200, headers: [
             ("Content-Type", "application/octet-stream"), ("Cache-Control", "no-store"), ("Accept-Ranges", "bytes"),
@@ -164,6 +164,11 @@ extension WebUI {
     /// The request's or response's header pairs ([] when there are none): from the store's
     /// header rows, else from the stored record with the bodies' text cut first (parsing a 60 MB
     /// record took seconds).
+    /// The first value of header `name` (lower case) in `headers`, any case.
+    static func value(of name: String, in headers: [(String, String)]) -> String? {
+        headers.first { $0.0.lowercased() == name }?.1
+    }
+
     func messageHeaders(id: String, part: StoredBody.Part) throws -> [(String, String)] {
         if let fields = try store.headerFields(id: id, part: part) { return fields.map { ($0.name, $0.value) } }
         guard let whole = try store.flowJSON(id: id) else { return [] }

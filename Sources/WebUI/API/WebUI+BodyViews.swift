@@ -106,14 +106,14 @@ extension WebUI {
         guard try !headers.isEmpty || store.summary(id: id) != nil else {
             return .answer(.error(404, "no flow \(id) in this session"))
         }
-        let contentType = headers.first { $0.0.lowercased() == "content-type" }?.1
+        let contentType = Self.value(of: "content-type", in: headers)
         guard accepting(contentType) else {
             return .answer(.error(404, "the \(name) of flow \(id) is not \(what) (Content-Type: \(contentType ?? "none"))"))
         }
         guard let extent = try store.bodyExtent(id: id, part: part) else {
             return .answer(.error(404, "flow \(id) has no stored \(name) body"))
         }
-        let contentEncoding = headers.first { $0.0.lowercased() == "content-encoding" }?.1
+        let contentEncoding = Self.value(of: "content-encoding", in: headers)
         var content = BodySource.Content.bytes
         if let contentEncoding, ContentDecodingStream(contentEncoding: contentEncoding, outputLimit: 0) != nil {
             content = .decoded(contentEncoding)

@@ -5,7 +5,7 @@
 
 import { api } from "./api.js";
 import { apiLink, h, replaceChildren } from "./dom.js";
-import { formatSize, headerValue, mediaType } from "./format.js";
+import { countOf, formatSize, headerValue, mediaType } from "./format.js";
 import "./line-view.js";
 
 /** Bodies up to this are shown whole; larger ones show this much first. */
@@ -144,7 +144,7 @@ async function loadForm(id, side, container, signal) {
                 h("td", {}, value, field.cut ? h("span", { class: "muted" }, " (cut: the body goes on)") : ""));
         });
         const count = form.fields.length;
-        const title = `${form.kind === "multipart/form-data" ? "Multipart form" : "Form"} (${count} ${count === 1 ? "field" : "fields"})`;
+        const title = `${form.kind === "multipart/form-data" ? "Multipart form" : "Form"} (${countOf(count, "field", "fields")})`;
         replaceChildren(container, h("table", { class: "headers form" }, h("caption", {}, title), h("tbody", {}, rows)),
             form.complete ? null : h("p", { class: "muted" },
                 `fields from the first ${formatSize(form.read_bytes)} of the body; the rest is not shown here`));
@@ -195,7 +195,7 @@ async function load(id, side, type, logged, parts, signal, whole) {
         if (logged.truncated && whole && logged.size > state.bytes) {
             notes.push("the session kept only the first part of this body");
         }
-        notes.push(`${state.lines.toLocaleString("en")} ${state.lines === 1 ? "line" : "lines"}`);
+        notes.push(countOf(state.lines, "line", "lines"));
         noteLine.textContent = notes.join("; ");
         actions.querySelector(".show-all")?.remove();
         if (state.more) {
@@ -232,9 +232,8 @@ function addFind(view, actions) {
             status.textContent = query ? "searching…" : "";
             const answer = await view.search(query);
             if (query !== input.value) return;
-            const count = (n, one, many) => `${n.toLocaleString("en")} ${n === 1 ? one : many}`;
-            found = answer.total === 0 ? "no match" : `${count(answer.matches.length, "line", "lines")}`
-                + `${answer.capped ? "+" : ""} (${count(answer.total, "match", "matches")})`;
+            found = answer.total === 0 ? "no match" : `${countOf(answer.matches.length, "line", "lines")}`
+                + `${answer.capped ? "+" : ""} (${countOf(answer.total, "match", "matches")})`;
             status.textContent = query ? found : "";
         }
         const number = view.next(direction);

@@ -4,7 +4,7 @@
 import { api } from "./api.js";
 import { apiLink, append, definitionList, h, replaceChildren, setSafeAttribute } from "./dom.js";
 import { bodyView } from "./body-view.js";
-import { formatDuration, formatSize } from "./format.js";
+import { countOf, formatDuration, formatSize, headerValues } from "./format.js";
 import { openResend } from "./resend-dialog.js";
 import { store } from "./store.js";
 
@@ -277,12 +277,7 @@ function queryTable(url) {
     }
     if (!parameters.length) return null;
     const count = parameters.length;
-    return headersTable(`Query (${count} ${count === 1 ? "parameter" : "parameters"})`, parameters);
-}
-
-/** Every value of header `name` (any case), in order. */
-function headerValues(headers, name) {
-    return (headers ?? []).filter(([field]) => field.toLowerCase() === name).map(([, value]) => value);
+    return headersTable(`Query (${countOf(count, "parameter", "parameters")})`, parameters);
 }
 
 /** The request's cookies, each `name=value` of every `Cookie` field (HTTP/2 sends them one per field). */

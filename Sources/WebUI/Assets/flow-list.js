@@ -8,6 +8,7 @@ import { api } from "./api.js";
 import { h, setSafeAttribute } from "./dom.js";
 import { liveEvents } from "./events.js";
 import { COLUMNS, isPending, markers, statusClass } from "./flow-summary.js";
+import { countOf } from "./format.js";
 import { store } from "./store.js";
 
 const ROW_HEIGHT = 24;
@@ -275,7 +276,7 @@ class FlowList extends HTMLElement {
     }
 
     #countText() {
-        const shown = this.#total === 1 ? "1 flow" : `${this.#total.toLocaleString("en")} flows`;
+        const shown = countOf(this.#total, "flow", "flows");
         return this.#filter ? `${shown} ${this.#total === 1 ? "matches" : "match"} ${this.#filter}` : shown;
     }
 

@@ -63,6 +63,17 @@ export function mediaType(contentType) {
     return String(contentType ?? "").split(";")[0].trim().toLowerCase();
 }
 
+/** `n` and the noun for it: `1 line`, `1,234 lines`. */
+export function countOf(n, one, many) {
+    return `${n.toLocaleString("en")} ${n === 1 ? one : many}`;
+}
+
+/** Every value of header `name` in `[[name, value]]` pairs, any case, in order. */
+export function headerValues(headers, name) {
+    const wanted = name.toLowerCase();
+    return (headers ?? []).filter((entry) => String(entry[0]).toLowerCase() === wanted).map((entry) => entry[1]);
+}
+
 /** The first value of header `name` in `[[name, value]]` pairs, any case. */
 export function headerValue(headers, name) {
     const wanted = name.toLowerCase();
