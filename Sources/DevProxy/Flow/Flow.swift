@@ -10,41 +10,197 @@ import SessionStore
 public struct Flow: Codable, Sendable, Equatable {
     public enum Mode: String, Codable, Sendable { case http, https, tunnel, websocket }
 
-    public var id: String
-    /// RFC 3339 with milliseconds, UTC.
-    public var started: String
-    public var ended: String
-    /// The client's address, `127.0.0.1:53122`.
-    public var client: String
-    public var mode: Mode
-    public var server: Server
-    public var tls: TLSInfo?
-    public var request: Request?
-    public var response: Response?
-    public var timings: Timings
-    /// The intermediate (or root) that minted the leaf the client saw.
-    public var signer: SignerInfo?
-    /// The TLS persona presented to the client (`team` unless configured otherwise).
-    public var persona: String?
-    /// True when upstream verification was skipped (`--insecure-upstream`).
-    public var insecureUpstream: Bool?
-    /// WebSocket messages, in order, after a 101.
-    public var websocket: [WebSocketMessageRecord]?
-    /// For tunnels: bytes relayed each way.
-    public var tunnel: TunnelInfo?
-    /// For HTTP/2 streams: the stream and the client connection it belongs to.
-    public var h2: HTTP2Info? = nil
-    /// The listener the client came in on: its mode (`regular`, `socks5`) and address.
-    public var listener: ListenerInfo? = nil
-    /// For gRPC calls: service, method, status and messages (`Flow+GRPC.swift`).
-    public var grpc: GRPCFlowInfo? = nil
-    /// The request's signature check (`--verify-signature`), for hosts with a rule.
-    public var signature: SignatureCheck? = nil
-    /// For `--pinset-rewrite` responses: whether the pin set was rewritten, and what was added.
-    public var pinset: PinSetInfo? = nil
-    public var error: FlowError?
-    /// The id of the flow this one replays (sent again from the web UI).
-    public var replayOf: String? = nil
+    /// Every field of the flow (documented here; `Flow` has an accessor for each), in one
+    /// copy-on-write box (`Storage`): a `Flow` is one reference,
+    /// so handing it on, keeping it in a draft or an event, and the stack frames of the functions
+    /// that hold one cost a word, not the ~1.3 KiB and ~40 reference counts of the fields
+    /// themselves (docs/performance.md, "Run 37": each such frame had room for several).
+    public struct Contents: Codable, Sendable, Equatable {
+        public var id: String
+        /// RFC 3339 with milliseconds, UTC.
+        public var started: String
+        public var ended: String
+        /// The client's address, `127.0.0.1:53122`.
+        public var client: String
+        public var mode: Mode
+        public var server: Server
+        public var tls: TLSInfo?
+        public var request: Request?
+        public var response: Response?
+        public var timings: Timings
+        /// The intermediate (or root) that minted the leaf the client saw.
+        public var signer: SignerInfo?
+        /// The TLS persona presented to the client (`team` unless configured otherwise).
+        public var persona: String?
+        /// True when upstream verification was skipped (`--insecure-upstream`).
+        public var insecureUpstream: Bool?
+        /// WebSocket messages, in order, after a 101.
+        public var websocket: [WebSocketMessageRecord]?
+        /// For tunnels: bytes relayed each way.
+        public var tunnel: TunnelInfo?
+        /// For HTTP/2 streams: the stream and the client connection it belongs to.
+        public var h2: HTTP2Info? = nil
+        /// The listener the client came in on: its mode (`regular`, `socks5`) and address.
+        public var listener: ListenerInfo? = nil
+        /// For gRPC calls: service, method, status and messages (`Flow+GRPC.swift`).
+        public var grpc: GRPCFlowInfo? = nil
+        /// The request's signature check (`--verify-signature`), for hosts with a rule.
+        public var signature: SignatureCheck? = nil
+        /// For `--pinset-rewrite` responses: whether the pin set was rewritten, and what was added.
+        public var pinset: PinSetInfo? = nil
+        public var error: FlowError?
+        /// The id of the flow this one replays (sent again from the web UI).
+        public var replayOf: String? = nil
+
+        enum CodingKeys: String, CodingKey {
+            case id, started, ended, client, mode, server, tls, request, response, timings, signer, persona
+            case websocket, tunnel, error, h2, grpc, listener, signature, pinset
+            case insecureUpstream = "insecure_upstream"
+            case replayOf = "replay_of"
+        }
+    }
+
+    private final class Storage: @unchecked Sendable {  // never mutated while shared: `makeUnique` copies first
+        var contents: Contents
+        init(_ contents: Contents) { self.contents = contents }
+    }
+
+    private var storage: Storage
+
+    public init(id: String, started: String, ended: String, client: String, mode: Mode, server: Server,
+                tls: TLSInfo? = nil, request: Request? = nil, response: Response? = nil, timings: Timings,
+                signer: SignerInfo? = nil, persona: String? = nil, insecureUpstream: Bool? = nil,
+                websocket: [WebSocketMessageRecord]? = nil, tunnel: TunnelInfo? = nil, h2: HTTP2Info? = nil,
+                listener: ListenerInfo? = nil, grpc: GRPCFlowInfo? = nil, signature: SignatureCheck? = nil,
+                pinset: PinSetInfo? = nil, error: FlowError? = nil, replayOf: String? = nil) {
+        storage = Storage(Contents(id: id, started: started, ended: ended, client: client, mode: mode, server: server,
+                                   tls: tls, request: request, response: response, timings: timings, signer: signer,
+                                   persona: persona, insecureUpstream: insecureUpstream, websocket: websocket,
+                                   tunnel: tunnel, h2: h2, listener: listener, grpc: grpc, signature: signature,
+                                   pinset: pinset, error: error, replayOf: replayOf))
+    }
+
+    private mutating func makeUnique() {
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.contents) }
+    }
+
+    public init(from decoder: any Decoder) throws { storage = Storage(try Contents(from: decoder)) }
+
+    public func encode(to encoder: any Encoder) throws { try storage.contents.encode(to: encoder) }
+
+    public static func == (left: Flow, right: Flow) -> Bool {
+        left.storage === right.storage || left.storage.contents == right.storage.contents
+    }
+
+    public var id: String {
+        _read { yield storage.contents.id }
+        _modify { makeUnique(); yield &storage.contents.id }
+    }
+
+    public var started: String {
+        _read { yield storage.contents.started }
+        _modify { makeUnique(); yield &storage.contents.started }
+    }
+
+    public var ended: String {
+        _read { yield storage.contents.ended }
+        _modify { makeUnique(); yield &storage.contents.ended }
+    }
+
+    public var client: String {
+        _read { yield storage.contents.client }
+        _modify { makeUnique(); yield &storage.contents.client }
+    }
+
+    public var mode: Mode {
+        _read { yield storage.contents.mode }
+        _modify { makeUnique(); yield &storage.contents.mode }
+    }
+
+    public var server: Server {
+        _read { yield storage.contents.server }
+        _modify { makeUnique(); yield &storage.contents.server }
+    }
+
+    public var tls: TLSInfo? {
+        _read { yield storage.contents.tls }
+        _modify { makeUnique(); yield &storage.contents.tls }
+    }
+
+    public var request: Request? {
+        _read { yield storage.contents.request }
+        _modify { makeUnique(); yield &storage.contents.request }
+    }
+
+    public var response: Response? {
+        _read { yield storage.contents.response }
+        _modify { makeUnique(); yield &storage.contents.response }
+    }
+
+    public var timings: Timings {
+        _read { yield storage.contents.timings }
+        _modify { makeUnique(); yield &storage.contents.timings }
+    }
+
+    public var signer: SignerInfo? {
+        _read { yield storage.contents.signer }
+        _modify { makeUnique(); yield &storage.contents.signer }
+    }
+
+    public var persona: String? {
+        _read { yield storage.contents.persona }
+        _modify { makeUnique(); yield &storage.contents.persona }
+    }
+
+    public var insecureUpstream: Bool? {
+        _read { yield storage.contents.insecureUpstream }
+        _modify { makeUnique(); yield &storage.contents.insecureUpstream }
+    }
+
+    public var websocket: [WebSocketMessageRecord]? {
+        _read { yield storage.contents.websocket }
+        _modify { makeUnique(); yield &storage.contents.websocket }
+    }
+
+    public var tunnel: TunnelInfo? {
+        _read { yield storage.contents.tunnel }
+        _modify { makeUnique(); yield &storage.contents.tunnel }
+    }
+
+    public var h2: HTTP2Info? {
+        _read { yield storage.contents.h2 }
+        _modify { makeUnique(); yield &storage.contents.h2 }
+    }
+
+    public var listener: ListenerInfo? {
+        _read { yield storage.contents.listener }
+        _modify { makeUnique(); yield &storage.contents.listener }
+    }
+
+    public var grpc: GRPCFlowInfo? {
+        _read { yield storage.contents.grpc }
+        _modify { makeUnique(); yield &storage.contents.grpc }
+    }
+
+    public var signature: SignatureCheck? {
+        _read { yield storage.contents.signature }
+        _modify { makeUnique(); yield &storage.contents.signature }
+    }
+
+    public var pinset: PinSetInfo? {
+        _read { yield storage.contents.pinset }
+        _modify { makeUnique(); yield &storage.contents.pinset }
+    }
+
+    public var error: FlowError? {
+        _read { yield storage.contents.error }
+        _modify { makeUnique(); yield &storage.contents.error }
+    }
+
+    public var replayOf: String? {
+        _read { yield storage.contents.replayOf }
+        _modify { makeUnique(); yield &storage.contents.replayOf }
+    }
 
     public struct Server: Codable, Sendable, Equatable {
         public var host: String
@@ -326,13 +482,6 @@ public struct Flow: Codable, Sendable, Equatable {
             left.kind == right.kind && left.message == right.message && left.alert == right.alert
                 && left.code == right.code && left.by == right.by && left.afterBytes == right.afterBytes
         }
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case id, started, ended, client, mode, server, tls, request, response, timings, signer, persona
-        case websocket, tunnel, error, h2, grpc, listener, signature, pinset
-        case insecureUpstream = "insecure_upstream"
-        case replayOf = "replay_of"
     }
 }
 
