@@ -118,11 +118,17 @@ extension WebUI {
         if let contentEncoding, ContentDecodingStream(contentEncoding: contentEncoding, outputLimit: 0) != nil {
             content = .decoded(contentEncoding)
         }
-        let source = BodySource(store: store, id: id, part: part, content: content,
-                                decodedLimit: store.configuration.bodyLimit)
         var bytes: [UInt8] = []
         // One byte past the limit says whether there is more.
-        let end = try source.read(upTo: limit + 1) { bytes.append(contentsOf: $0) }
+        var end = try BodySource(store: store, id: id, part: part, content: content,
+                                 decodedLimit: store.configuration.bodyLimit).read(upTo: limit + 1) { bytes.append(contentsOf: $0) }
+        if case .decoded = content, end == .corrupt, bytes.isEmpty {
+            // Labelled with a coding it does not have (a client that says gzip and sends the
+            // form as it is): read as sent, as the body view does.
+            content = .bytes
+            end = try BodySource(store: store, id: id, part: part, content: content,
+                                 decodedLimit: store.configuration.bodyLimit).read(upTo: limit + 1) { bytes.append(contentsOf: $0) }
+        }
         var whole = bytes.count <= limit && extent.stored == extent.size
         if case .decoded = content, end != .complete { whole = false }
         if bytes.count > limit { bytes.removeLast(bytes.count - limit) }

@@ -225,6 +225,19 @@ import Testing
         #expect(try ui.request("/api/flows/nope/request/form").status == 404)
     }
 
+    /// A form labelled with a content coding it does not have (a client that says gzip and sends
+    /// the fields as they are) is still read as its fields, as the body view reads it as sent.
+    @Test func aFormMislabelledAsGzipIsReadAsSent() throws {
+        let (ui, proxy, origin) = try Self.setUp()
+        let url = origin.url("/mislabelled")
+        _ = try proxy.curl(["-H", "Content-Encoding: gzip", "--data-urlencode", "q=plain text", url])
+        let id = try #require(try Self.flow(ui, url: url)?["id"] as? String)
+        let form = try ui.request("/api/flows/\(id)/request/form")
+        #expect(form.status == 200, "\(form.text)")
+        let fields = try #require(form.json["fields"] as? [[String: Any]])
+        #expect(fields.map { "\($0["name"] ?? "")=\($0["value"] ?? "")" } == ["q=plain text"])
+    }
+
     /// A protobuf body outside gRPC (a mobile app's REST call) is decoded without a schema, as
     /// `protoc --decode_raw` does: here a `google.protobuf.Struct` serialised by Python's protobuf
     /// library, `{"name": "Ada", "n": 3}`, posted through the proxy.
