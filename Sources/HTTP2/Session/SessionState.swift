@@ -68,16 +68,13 @@ final class SessionState {
     /// The bytes of HPACK's static table entries met so far (nearly every field name, and values
     /// such as `GET`, `https`, `200`), by the library's buffer for each: those buffers are static,
     /// so a name met on every stream is copied out once per connection, not once per field.
-    private var staticBytes: [OpaquePointer: [UInt8]] = [:]
+    private var staticBytes = StaticBytesCache()
 
     /// The bytes of a received name or value (`buffer` is `rcbuf`'s).
     func bytes(of rcbuf: OpaquePointer, _ buffer: nghttp2_vec) -> [UInt8] {
         let copy = { Array(UnsafeBufferPointer(start: buffer.base, count: buffer.len)) }
         guard nghttp2_rcbuf_is_static(rcbuf) != 0 else { return copy() }
-        if let known = staticBytes[rcbuf] { return known }
-        let bytes = copy()
-        staticBytes[rcbuf] = bytes
-        return bytes
+        return staticBytes.bytes(for: rcbuf, otherwise: copy)
     }
 
     init(isServer: Bool, limits: HTTP2Limits) {
