@@ -92,6 +92,9 @@ public struct Flow: Codable, Sendable, Equatable {
         left.storage === right.storage || left.storage.contents == right.storage.contents
     }
 
+    // One accessor for each of `Contents`' fields (documented there): read in place; a write
+    // copies the box first when another `Flow` shares it.
+
     public var id: String {
         _read { yield storage.contents.id }
         _modify { makeUnique(); yield &storage.contents.id }
