@@ -33,6 +33,9 @@ public final class ProxyServer: @unchecked Sendable {
     private var listeners: [(mode: ListenerMode, listener: Listener)] = []
     private let state = Mutex(State())
     private let finished = DispatchSemaphore(value: 0)
+    /// The threads client connections run on (512 KiB stacks; one kept waiting after its
+    /// connection ends, for the next).
+    let connectionThreads = ConnectionThreads(stackSize: 512 * 1024)
 
     private struct State {
         var connections: [ObjectIdentifier: ClientConnection] = [:]
@@ -179,6 +182,7 @@ public final class ProxyServer: @unchecked Sendable {
         let cut = Date().addingTimeInterval(2)
         while Date() < cut && state.withLock({ !$0.connections.isEmpty }) { usleep(10_000) }
         allPools.forEach { $0.closeAll() }
+        connectionThreads.close()
         sinks.forEach { $0.close() }
     }
 
@@ -270,7 +274,7 @@ public final class ProxyServer: @unchecked Sendable {
                 refuseOverload(connection)
                 continue
             }
-            let thread = Thread { [self] in
+            connectionThreads.run { [self] in
                 connection.run()
                 let idle = state.withLock { state in
                     state.connections.removeValue(forKey: ObjectIdentifier(connection))
@@ -281,8 +285,6 @@ public final class ProxyServer: @unchecked Sendable {
                 }
                 if idle { trimHeap() }
             }
-            thread.stackSize = 512 * 1024
-            thread.start()
         }
     }
 
