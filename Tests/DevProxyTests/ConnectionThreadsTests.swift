@@ -23,15 +23,7 @@ import TestSupport
         #expect(threads.threadsStarted == 1)
         #expect(Set(ran.withLock { $0 }).count == 1, "one thread ran all five")
 
-        let release = DispatchSemaphore(value: 0)
-        let started = DispatchSemaphore(value: 0)
-        for _ in 0..<3 {
-            threads.run {
-                started.signal()
-                release.wait()
-            }
-        }
-        for _ in 0..<3 { #expect(started.wait(timeout: .now() + 5) == .success, "three jobs at once all run") }
+        let release = Self.runBlockedJobs(3, on: threads)
         #expect(threads.threadsStarted == 3, "the waiting thread took one, two more were started")
         for _ in 0..<3 { release.signal() }
         #expect(Self.waitUntil { threads.idleCount == 3 })
@@ -64,15 +56,7 @@ import TestSupport
     @Test func atMostMaxIdleThreadsWait() {
         let threads = ConnectionThreads(stackSize: 512 * 1024, keepIdle: 5, maxIdle: 2)
         defer { threads.close() }
-        let release = DispatchSemaphore(value: 0)
-        let started = DispatchSemaphore(value: 0)
-        for _ in 0..<4 {
-            threads.run {
-                started.signal()
-                release.wait()
-            }
-        }
-        for _ in 0..<4 { #expect(started.wait(timeout: .now() + 5) == .success) }
+        let release = Self.runBlockedJobs(4, on: threads)
         for _ in 0..<4 { release.signal() }
         #expect(Self.waitUntil { threads.idleCount == 2 })
         usleep(100_000)
@@ -90,6 +74,20 @@ import TestSupport
         }
         #expect(proxy.server.connectionThreads.threadsStarted == 1)
         #expect(proxy.flows(count: 4).map { $0.response?.status } == [200, 200, 200, 200])
+    }
+
+    /// Runs `count` jobs that each wait for a signal of the returned semaphore, once all have started.
+    private static func runBlockedJobs(_ count: Int, on threads: ConnectionThreads) -> DispatchSemaphore {
+        let release = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        for _ in 0..<count {
+            threads.run {
+                started.signal()
+                release.wait()
+            }
+        }
+        for _ in 0..<count { #expect(started.wait(timeout: .now() + 5) == .success, "\(count) jobs at once all run") }
+        return release
     }
 
     private static func waitUntil(_ condition: () -> Bool) -> Bool {
