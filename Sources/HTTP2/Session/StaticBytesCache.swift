@@ -24,6 +24,6 @@ struct StaticBytesCache {
 
     /// Fibonacci hashing: the top 7 bits of the address times 2^64 / φ.
     static func slot(of key: OpaquePointer) -> Int {
-        Int(truncatingIfNeeded: (UInt64(UInt(bitPattern: Int(bitPattern: key))) &* 0x9E37_79B9_7F4A_7C15) >> 57)
+        Int(truncatingIfNeeded: (UInt64(UInt(bitPattern: key)) &* 0x9E37_79B9_7F4A_7C15) >> 57)
     }
 }

@@ -161,14 +161,14 @@ extension WebUI {
         return headers
     }
 
-    /// The request's or response's header pairs ([] when there are none): from the store's
-    /// header rows, else from the stored record with the bodies' text cut first (parsing a 60 MB
-    /// record took seconds).
     /// The first value of header `name` (lower case) in `headers`, any case.
     static func value(of name: String, in headers: [(String, String)]) -> String? {
         headers.first { $0.0.lowercased() == name }?.1
     }
 
+    /// The request's or response's header pairs ([] when there are none): from the store's
+    /// header rows, else from the stored record with the bodies' text cut first (parsing a 60 MB
+    /// record took seconds).
     func messageHeaders(id: String, part: StoredBody.Part) throws -> [(String, String)] {
         if let fields = try store.headerFields(id: id, part: part) { return fields.map { ($0.name, $0.value) } }
         guard let whole = try store.flowJSON(id: id) else { return [] }

@@ -120,14 +120,16 @@ extension WebUI {
         }
         var bytes: [UInt8] = []
         // One byte past the limit says whether there is more.
-        var end = try BodySource(store: store, id: id, part: part, content: content,
-                                 decodedLimit: store.configuration.bodyLimit).read(upTo: limit + 1) { bytes.append(contentsOf: $0) }
+        func read(_ content: BodySource.Content) throws -> ContentDecoder.End? {
+            try BodySource(store: store, id: id, part: part, content: content, decodedLimit: store.configuration.bodyLimit)
+                .read(upTo: limit + 1) { bytes.append(contentsOf: $0) }
+        }
+        var end = try read(content)
         if case .decoded = content, end == .corrupt, bytes.isEmpty {
             // Labelled with a coding it does not have (a client that says gzip and sends the
             // form as it is): read as sent, as the body view does.
             content = .bytes
-            end = try BodySource(store: store, id: id, part: part, content: content,
-                                 decodedLimit: store.configuration.bodyLimit).read(upTo: limit + 1) { bytes.append(contentsOf: $0) }
+            end = try read(content)
         }
         var whole = bytes.count <= limit && extent.stored == extent.size
         if case .decoded = content, end != .complete { whole = false }

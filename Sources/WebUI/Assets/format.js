@@ -76,7 +76,5 @@ export function headerValues(headers, name) {
 
 /** The first value of header `name` in `[[name, value]]` pairs, any case. */
 export function headerValue(headers, name) {
-    const wanted = name.toLowerCase();
-    const pair = (headers ?? []).find((entry) => String(entry[0]).toLowerCase() === wanted);
-    return pair ? pair[1] : undefined;
+    return headerValues(headers, name)[0];
 }
