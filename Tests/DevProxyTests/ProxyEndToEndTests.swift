@@ -508,6 +508,44 @@ import TestSupport
         #expect(messages.contains { $0.opcode == "close" })
     }
 
+    /// A WebSocket message is recorded whole up to 64 KiB (a 10,000-byte one and its echo), a
+    /// longer one cut there between characters and marked `truncated`, whichever way it goes.
+    @Test func webSocketMessagesAreRecordedWholeUpTo64KiB() throws {
+        let (origin, proxy) = try setUp()
+        let script = Self.webSocketClient(through: proxy, to: origin.port) + """
+        import struct
+        def long_frame(op, data):
+            size = bytes([0x80 | 126]) + struct.pack("!H", len(data)) if len(data) < 65536 else bytes([0x80 | 127]) + struct.pack("!Q", len(data))
+            return bytes([0x80 | op]) + size + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data))
+        def read_exactly(n):
+            data = b""
+            while len(data) < n: data += t.recv(n - len(data))
+            return data
+        def read_message():
+            header = read_exactly(2)
+            n = header[1] & 0x7F
+            if n == 126: n = struct.unpack("!H", read_exactly(2))[0]
+            elif n == 127: n = struct.unpack("!Q", read_exactly(8))[0]
+            return read_exactly(n)
+        sizes = []
+        for message in (b"x" * 10000, "\\u20ac".encode() * 23334):
+            t.sendall(long_frame(1, message))
+            sizes.append(len(read_message()))
+        t.sendall(frame(8, b""))
+        t.recv(1024)
+        sys.stdout.write(",".join(map(str, sizes)))
+        """
+        let result = try Subprocess.run("python3", ["-c", script], timeout: 30)
+        #expect(result.stdout == "10005,70007", "\(result.output)")
+        let messages = try #require(proxy.flows(count: 1).first?.websocket)
+        let text = messages.filter { $0.opcode == "text" }
+        #expect(text.map(\.length) == [10_000, 10_005, 70_002, 70_007])
+        #expect(text[0].text == String(repeating: "x", count: 10_000) && text[0].truncated == nil)
+        #expect(text[1].text == "echo:" + String(repeating: "x", count: 10_000) && text[1].truncated == nil)
+        #expect(text[2].text == String(repeating: "€", count: 21_845) && text[2].truncated == true)
+        #expect(text[3].text?.hasPrefix("echo:€") == true && text[3].text?.utf8.count == 65_534 && text[3].truncated == true)
+    }
+
     /// A WebSocket left open is shown with its messages so far while it runs: sinks that show
     /// running flows get its record about once a second while it has more (here five messages
     /// 0.5 s apart, then the close), each with more messages than the last, before the finished flow.

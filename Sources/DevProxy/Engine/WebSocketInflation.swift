@@ -27,7 +27,9 @@ enum WebSocketInflation {
 /// window from message to message).
 final class WebSocketMessageInflater {
     private var inflater: ZlibInflater?
-    private let prefixLimit: Int
+    /// Inflated bytes of each message kept for the record (lowered once the flow's budget for
+    /// message data is spent: `MessageLog`).
+    var prefixLimit: Int
     /// Set once a message did not inflate: later ones depend on its window, so none is decoded.
     private(set) var failure: String?
     private var prefix: [UInt8] = []

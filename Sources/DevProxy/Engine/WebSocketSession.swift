@@ -2,7 +2,7 @@ import Foundation
 import HTTP1
 
 /// After `101 Switching Protocols` to a WebSocket upgrade: relays frames both ways untouched
-/// and logs each message (direction, opcode, length, first bytes) in the flow.
+/// and logs each message (direction, opcode, length, its data) in the flow (`MessageLog`).
 struct WebSocketSession {
     let context: ExchangeContext
     let upstream: UpstreamConnection
@@ -22,9 +22,10 @@ struct WebSocketSession {
             if !fromClient.isEmpty { try upstream.stream.write(fromClient) }
             if !fromServer.isEmpty { try context.client.stream.write(fromServer) }
             let compressed = WebSocketInflation.negotiated(head.headers)
-            let log = MessageLog(limit: Self.messageLimit, inflating: compressed)
-            var clientFrames = WebSocketFrameDecoder(streamingPayload: compressed)
-            var serverFrames = WebSocketFrameDecoder(streamingPayload: compressed)
+            let log = MessageLog(limit: Self.messageLimit, inflating: compressed,
+                                 dataBudget: context.configuration.bodyLimit)
+            var clientFrames = WebSocketFrameDecoder(prefixLimit: log.dataLimit, streamingPayload: compressed)
+            var serverFrames = WebSocketFrameDecoder(prefixLimit: log.dataLimit, streamingPayload: compressed)
             log.consume(fromClient, decoder: &clientFrames, direction: "client_to_server")
             log.consume(fromServer, decoder: &serverFrames, direction: "server_to_client")
             // A socket left open (a chat, a feed) is shown with its messages so far while it runs
@@ -57,6 +58,12 @@ struct WebSocketSession {
 
 /// Collects WebSocket messages for the flow record; with permessage-deflate (`inflating`), a
 /// compressed message is recorded as it inflates (`compressed_length` holds its size on the wire).
+///
+/// A message's data is kept whole up to `messageDataLimit` (64 KiB; `truncated` marks a longer
+/// one, cut there) while the messages kept so far hold less than `dataBudget` bytes (the flow's
+/// `--body-limit`, 1 MiB by default, as a body is); after that each message keeps its first
+/// `previewBytes` (256). A text message is cut between characters, so it stays text. What a socket
+/// left open for hours holds is then bounded by the budget and `limit` messages.
 final class MessageLog {
     private(set) var records: [Flow.WebSocketMessageRecord] = []
     private let limit: Int
@@ -64,15 +71,27 @@ final class MessageLog {
     private let inflaters: [String: WebSocketMessageInflater]
     /// Per direction: whether the message whose frames are arriving is compressed (RSV1 on its first frame).
     private var compressing: [String: Bool] = [:]
+    /// Message data bytes the record may still take whole.
+    private var budgetLeft: Int
 
-    init(limit: Int, inflating: Bool = false) {
+    static let messageDataLimit = 64 * 1024
+    static let previewBytes = 256
+
+    /// Bytes of each message the frame decoders and inflaters keep now.
+    private(set) var dataLimit: Int
+
+    init(limit: Int, inflating: Bool = false, dataBudget: Int = 0) {
         self.limit = limit
-        inflaters = inflating ? ["client_to_server": WebSocketMessageInflater(prefixLimit: 256),
-                                 "server_to_client": WebSocketMessageInflater(prefixLimit: 256)] : [:]
+        budgetLeft = dataBudget
+        dataLimit = dataBudget > Self.previewBytes ? Self.messageDataLimit : Self.previewBytes
+        inflaters = inflating ? ["client_to_server": WebSocketMessageInflater(prefixLimit: dataLimit),
+                                 "server_to_client": WebSocketMessageInflater(prefixLimit: dataLimit)] : [:]
     }
 
     func consume(_ bytes: some Collection<UInt8>, decoder: inout WebSocketFrameDecoder, direction: String) {
         guard !bytes.isEmpty else { return }
+        // Once the budget is spent, the decoder keeps only what a preview needs.
+        decoder.prefixLimit = min(decoder.prefixLimit, dataLimit)
         decoder.feed(bytes)
         while let event = try? decoder.next() {
             switch event {
@@ -91,11 +110,12 @@ final class MessageLog {
                 }
                 compressing[direction] = nil
                 guard records.count < limit else { continue }
-                let prefix = inflated?.prefix ?? message.prefix
-                let text = message.opcode == .text ? String(validating: prefix, as: UTF8.self) : nil
+                let length = inflated?.length ?? Int(message.length)
+                let (data, text) = kept(inflated?.prefix ?? message.prefix, length: length, isText: message.opcode == .text)
                 var record = Flow.WebSocketMessageRecord(
-                    direction: direction, opcode: message.opcode.description, length: inflated?.length ?? Int(message.length),
-                    text: text, base64: text == nil && !prefix.isEmpty ? Data(prefix).base64EncodedString() : nil)
+                    direction: direction, opcode: message.opcode.description, length: length,
+                    text: text, base64: text == nil && !data.isEmpty ? Data(data).base64EncodedString() : nil)
+                if data.count < length { record.truncated = true }
                 record.time = (Date().timeIntervalSince1970 * 1000).rounded() / 1000
                 if compressed {
                     record.compressedLength = Int(message.length)
@@ -106,6 +126,20 @@ final class MessageLog {
                 continue
             }
         }
+    }
+
+    /// What the record keeps of a message of `length` bytes whose first bytes are `data`: its
+    /// bytes, and their text for a text message (cut between characters) when they are UTF-8.
+    /// Takes them from the budget, and lowers what the decoders keep once it is spent.
+    private func kept(_ data: [UInt8], length: Int, isText: Bool) -> (bytes: [UInt8], text: String?) {
+        var bytes = data.count > max(Self.previewBytes, budgetLeft) ? Array(data.prefix(max(Self.previewBytes, budgetLeft))) : data
+        if isText && bytes.count < length { bytes.removeLast(bytes.count - BodyText.completeUTF8Prefix(bytes)) }
+        budgetLeft -= bytes.count
+        if budgetLeft <= Self.previewBytes && dataLimit != Self.previewBytes {
+            dataLimit = Self.previewBytes
+            for inflater in inflaters.values { inflater.prefixLimit = dataLimit }
+        }
+        return (bytes, isText ? String(validating: bytes, as: UTF8.self) : nil)
     }
 }
 

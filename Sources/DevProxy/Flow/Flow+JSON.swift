@@ -483,6 +483,7 @@ extension Flow.WebSocketMessageRecord: FlowJSONWritable {
             f.string("opcode", opcode)
             f.string("text", text)
             f.double("time", time)
+            f.bool("truncated", truncated)
         }
     }
 }

@@ -400,9 +400,12 @@ public struct Flow: Codable, Sendable, Equatable {
         public var direction: String
         public var opcode: String
         public var length: Int
-        /// The first bytes: text for text frames, base64 otherwise.
+        /// The message's data, whole up to 64 KiB while the flow's budget for message data lasts
+        /// (`MessageLog`), else its first bytes: text for text messages, base64 otherwise.
         public var text: String?
         public var base64: String?
+        /// True when `text` or `base64` holds less than the whole message (`length`).
+        public var truncated: Bool? = nil
         /// A permessage-deflate message (RFC 7692): its size on the wire; `length`, `text` and
         /// `base64` are then of the inflated message, as the app reads it.
         public var compressedLength: Int? = nil
@@ -413,7 +416,7 @@ public struct Flow: Codable, Sendable, Equatable {
         public var time: Double? = nil
 
         enum CodingKeys: String, CodingKey {
-            case direction, opcode, length, text, base64, time
+            case direction, opcode, length, text, base64, time, truncated
             case compressedLength = "compressed_length"
             case decodeError = "decode_error"
         }

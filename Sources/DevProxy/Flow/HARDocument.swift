@@ -38,7 +38,8 @@ public struct HARDocument: Codable, Sendable, Equatable {
         public var grpc: GRPCFlowInfo?
         /// A WebSocket's text and binary messages, as Chrome's DevTools export them (and read
         /// them back): `type` `send` or `receive`, `time` in seconds since 1970, `opcode` 1 or 2,
-        /// `data` the text, or base64 for binary; the first 256 bytes of each, as the flow keeps them.
+        /// `data` the text, or base64 for binary; as much of each as the flow keeps (whole up to
+        /// 64 KiB while the flow's budget lasts, `MessageLog`).
         public var webSocketMessages: [WebSocketMessage]? = nil
 
         enum CodingKeys: String, CodingKey {

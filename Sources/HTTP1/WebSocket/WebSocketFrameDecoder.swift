@@ -17,8 +17,9 @@ public struct WebSocketFrameDecoder: Sendable {
         var received: UInt64 = 0
     }
 
-    /// How many payload bytes each frame and message keeps for logging.
-    public let prefixLimit: Int
+    /// How many payload bytes each frame and message keeps for logging. Lowering it applies to
+    /// what is kept from then on (a message already past it keeps what it has).
+    public var prefixLimit: Int
     private var header: [UInt8] = []
     private var payload: FramePayload?
     private var message: WebSocketMessage?
@@ -164,7 +165,7 @@ public struct WebSocketFrameDecoder: Sendable {
         var current = message ?? WebSocketMessage(opcode: frame.opcode, length: 0, prefix: [], frameCount: 0,
                                                   reservedBits: frame.reservedBits)
         current.length += frame.payloadLength
-        current.prefix.append(contentsOf: frame.payloadPrefix.prefix(prefixLimit - current.prefix.count))
+        current.prefix.append(contentsOf: frame.payloadPrefix.prefix(max(0, prefixLimit - current.prefix.count)))
         current.frameCount += 1
         if frame.fin {
             events.append(.message(current))

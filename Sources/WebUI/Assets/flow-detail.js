@@ -366,8 +366,17 @@ function webSocketView(messages) {
                 : { title: `permessage-deflate: ${formatSize(message.compressed_length)} on the wire` },
                 formatSize(message.length) + (message.compressed_length === undefined ? ""
                     : ` (${formatSize(message.compressed_length)} deflated)`)),
-            h("td", { class: "data" }, (message.decode_error ? `(${message.decode_error}) ` : "")
-                + (message.text ?? (message.base64 ? `(base64) ${message.base64}` : "")))))));
+            h("td", { class: "data" }, h("div", {}, [(message.decode_error ? `(${message.decode_error}) ` : "")
+                + (message.text ?? (message.base64 ? `(base64) ${message.base64}` : "")),
+                message.truncated ? h("span", { class: "cut" },
+                    ` … the first ${formatSize(keptBytes(message))} of ${formatSize(message.length)}`) : null]))))));
+}
+
+/** The bytes a WebSocket message record keeps: its text's UTF-8, or what its base64 decodes to. */
+function keptBytes(message) {
+    if (message.text !== undefined && message.text !== null) return new TextEncoder().encode(message.text).length;
+    const base64 = message.base64 ?? "";
+    return Math.floor(base64.length / 4) * 3 - (base64.endsWith("==") ? 2 : base64.endsWith("=") ? 1 : 0);
 }
 
 function grpcView(grpc) {

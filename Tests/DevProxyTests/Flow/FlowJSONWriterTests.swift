@@ -112,7 +112,8 @@ import Testing
                                 upstream: .init(version: "TLSv1.2", cipher: "Y", alpn: "http/1.1", verified: false, verifyError: "self-signed certificate",
                                                 chain: [.init(subject: "CN = a", issuer: "CN = b", notAfter: "2030-01-01T00:00:00Z", pin: "sha256/x+y/z=")]))
         flow.websocket = [.init(direction: "client_to_server", opcode: "text", length: 5, text: "hello", base64: nil),
-                          .init(direction: "server_to_client", opcode: "binary", length: 70000, text: nil, base64: "AAEC")]
+                          .init(direction: "server_to_client", opcode: "binary", length: 70000, text: nil, base64: "AAEC",
+                                truncated: true)]
         flow.tunnel = Flow.TunnelInfo(sni: nil, bytesFromClient: 10, bytesFromServer: 20, reason: "passthrough rule *.x")
         flow.response?.body = Flow.Body(size: 3, sha256: "ff", text: nil, base64: "AAA=", truncated: true, decoded: "gzip")
         return flow

@@ -306,7 +306,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return
             reply = b"echo:" + data
             self.wfile.write(bytes([0x80 | opcode, len(reply)]) + reply if len(reply) < 126 else
-                             bytes([0x80 | opcode, 126]) + struct.pack("!H", len(reply)) + reply)
+                             bytes([0x80 | opcode, 126]) + struct.pack("!H", len(reply)) + reply if len(reply) < 65536 else
+                             bytes([0x80 | opcode, 127]) + struct.pack("!Q", len(reply)) + reply)
             self.wfile.flush()
 
 CODED = {}

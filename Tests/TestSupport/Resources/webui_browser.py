@@ -10,7 +10,7 @@ Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on 
 
 Usage: webui_browser.py --ui URL --proxy http://127.0.0.1:PORT [--shots DIR]
 """
-import argparse, base64, gzip, http.client, http.server, json, os, struct, subprocess, sys, threading, time, urllib.parse
+import argparse, base64, gzip, hashlib, http.client, http.server, json, os, socket, struct, subprocess, sys, threading, time, urllib.parse
 
 from playwright.sync_api import sync_playwright
 
@@ -99,6 +99,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.wfile.flush()
                 time.sleep(0.4)
             self.wfile.write(b"0\r\n\r\n")
+        elif path.startswith("/ws/"):
+            # A WebSocket that sends one text message of WS_MESSAGE_BYTES (markup first), then closes.
+            key = self.headers["Sec-WebSocket-Key"]
+            accept = base64.b64encode(hashlib.sha1((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest())
+            self.send_response(101)
+            self.send_header("Upgrade", "websocket")
+            self.send_header("Connection", "Upgrade")
+            self.send_header("Sec-WebSocket-Accept", accept.decode())
+            self.end_headers()
+            data = WS_MARKUP + b"x" * (WS_MESSAGE_BYTES - len(WS_MARKUP))
+            self.wfile.write(bytes([0x81, 127]) + struct.pack("!Q", len(data)) + data + b"\x88\x00")
+            self.wfile.flush()
+            self.rfile.read(6)   # the client's close (masked, empty)
+            self.close_connection = True
         elif path.startswith("/status/"):
             self.send(int(path.split("/")[2]), b"status", "text/plain")
         else:
@@ -132,6 +146,29 @@ class Checks:
     def result(self, name, ok, detail=""):
         print(("PASS" if ok else "FAIL"), name, detail, flush=True)
         self.failed = self.failed or not ok
+
+
+WS_MARKUP = b"<img src=x onerror=alert(1)>"
+WS_MESSAGE_BYTES = 70000
+
+
+def websocket_through(proxy, url):
+    """Opens `url` (ws over plain HTTP) through the proxy as a WebSocket, reads until the server's
+    close, answers it; the bytes read after the 101's head."""
+    host, port = urllib.parse.urlsplit(proxy if "://" in proxy else "http://" + proxy).netloc.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        key = base64.b64encode(os.urandom(16)).decode()
+        sock.sendall(("GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                      "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n"
+                      % (url, urllib.parse.urlsplit(url).netloc, key)).encode())
+        data = b""
+        while not data.endswith(b"\x88\x00"):
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        sock.sendall(b"\x88\x80abcd")
+        return data.split(b"\r\n\r\n", 1)[-1]
 
 
 def curl(proxy, url, headers=()):
@@ -244,6 +281,22 @@ def run(browser, options, base, origin, checks):
         page.click("#detail-tab-request")
     except Exception as error:
         checks.result("grpc-status-details", False, str(error).splitlines()[0])
+
+    # A WebSocket's long message shows its first 64 KiB as text (markup stays text), marked as cut.
+    ws_path = "/ws/%d" % int(time.time() * 1000)
+    try:
+        websocket_through(options.proxy, base + ws_path)
+        open_flow(page, ws_path)
+        page.click("#detail-tab-messages")
+        page.wait_for_selector("flow-detail table.messages tr.server_to_client td.data .cut", timeout=5000)
+        shown = page.evaluate("() => { const d = document.querySelector('flow-detail table.messages tr.server_to_client td.data');"
+                              " return [d.firstChild.firstChild.textContent.length, d.textContent.slice(0, 28),"
+                              " d.querySelector('.cut').textContent, !!document.querySelector('flow-detail table.messages img')]; }")
+        checks.result("websocket-long-message", shown[0] == 65536 and shown[1] == WS_MARKUP.decode()
+                      and shown[2] == " \u2026 the first 66 kB of 70 kB" and not shown[3], repr(shown))
+        page.click("#detail-tab-request")
+    except Exception as error:
+        checks.result("websocket-long-message", False, str(error).splitlines()[0])
 
     # A posted form shows as its fields above the bytes: a text field (markup in it stays text) and a file.
     form_path = "/form/%d?lang=fr&q=a+b%%26c" % int(time.time() * 1000)
