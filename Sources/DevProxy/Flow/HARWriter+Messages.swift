@@ -20,7 +20,8 @@ extension HARWriter {
         let target = requestTarget(of: request.url)
         var result = HARDocument.Request(
             method: request.method, url: request.url, httpVersion: version(request.httpVersion),
-            cookies: header("cookie", in: headers).map(requestCookies) ?? [], headers: headers,
+            cookies: headers.filter { $0.name.lowercased() == "cookie" }.flatMap { requestCookies($0.value) },
+            headers: headers,
             queryString: queryString(of: request.url), postData: postData,
             headersSize: headersSize(startLine: "\(request.method) \(target) \(version(request.httpVersion))",
                                      headers: headers),
@@ -127,7 +128,8 @@ extension HARWriter {
         }
     }
 
-    /// The cookies of a `Cookie` header: `a=1; b=2`.
+    /// The cookies of a `Cookie` header: `a=1; b=2` (an HTTP/2 request may split them over
+    /// several `cookie` fields, RFC 9113 §8.2.3, as Chromium does: the entry takes every field's).
     static func requestCookies(_ header: String) -> [HARDocument.Cookie] {
         header.split(separator: ";").compactMap { item in
             let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
@@ -142,8 +144,9 @@ extension HARWriter {
     static func responseCookie(_ header: String) -> HARDocument.Cookie? {
         let items = header.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
         guard let first = items.first, let equals = first.firstIndex(of: "=") else { return nil }
-        var cookie = HARDocument.Cookie(name: String(first[..<equals]),
-                                        value: String(first[first.index(after: equals)...]))
+        // Name and value without the blanks around `=` (RFC 6265 §5.2, steps 5 and 6).
+        var cookie = HARDocument.Cookie(name: first[..<equals].trimmingCharacters(in: .whitespaces),
+                                        value: first[first.index(after: equals)...].trimmingCharacters(in: .whitespaces))
         for attribute in items.dropFirst() {
             let parts = attribute.split(separator: "=", maxSplits: 1).map(String.init)
             let value = parts.count > 1 ? parts[1] : ""

@@ -280,13 +280,17 @@ function queryTable(url) {
     return headersTable(`Query (${countOf(count, "parameter", "parameters")})`, parameters);
 }
 
-/** The request's cookies, each `name=value` of every `Cookie` field (HTTP/2 sends them one per field). */
+/**
+ * The request's cookies, each `name=value` of every `Cookie` field (HTTP/2 sends them one per
+ * field); name and value without the blanks a sloppy client puts around `=`, as a server that
+ * reads cookies the way RFC 6265 §5.2 reads them sees them.
+ */
 function cookieTable(headers) {
     const pairs = headerValues(headers, "cookie").flatMap((value) => value.split(";"))
         .map((pair) => pair.trim()).filter(Boolean)
         .map((pair) => {
             const equals = pair.indexOf("=");
-            return equals < 0 ? ["", pair] : [pair.slice(0, equals), pair.slice(equals + 1)];
+            return equals < 0 ? ["", pair] : [pair.slice(0, equals).trim(), pair.slice(equals + 1).trim()];
         });
     if (!pairs.length) return null;
     return headersTable(`Cookies (${pairs.length})`, pairs);

@@ -103,6 +103,18 @@ import TestSupport
         }
     }
 
+    /// Cookies split over several `cookie` fields (HTTP/2 crumbs, as Chromium sends them) all
+    /// reach the entry's `cookies`; names and values lose the blanks around `=` both ways.
+    @Test func cookieCrumbsAndBlanksAroundTheEqualsSign() throws {
+        var flow = FlowSamples.get
+        flow.request?.headers = [["host", "api.example.com"], ["cookie", "session=abc"], ["cookie", "theme = dark; x=1"]]
+        flow.response?.headers = [["set-cookie", "id = 7 ; Path=/; HttpOnly"]]
+        let entry = HARWriter.entry(for: flow)
+        #expect(entry.request.cookies.map { "\($0.name)=\($0.value)" } == ["session=abc", "theme=dark", "x=1"])
+        let cookie = try #require(entry.response.cookies.first)
+        #expect(cookie.name == "id" && cookie.value == "7" && cookie.path == "/" && cookie.httpOnly == true)
+    }
+
     @Test func anExchangeMapsFieldByField() throws {
         let entry = HARWriter.entry(for: FlowSamples.get)
         #expect(entry.startedDateTime == "2026-03-01T12:01:02.100Z")

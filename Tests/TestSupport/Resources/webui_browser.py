@@ -343,7 +343,7 @@ def run(browser, options, base, origin, checks):
 
     # Cookies read into tables: the request's pairs, and each Set-Cookie's attributes side by side.
     cookies_path = "/cookies/%d" % int(time.time() * 1000)
-    curl(options.proxy, base + cookies_path, ["Cookie: a=1; b=two=2"])
+    curl(options.proxy, base + cookies_path, ["Cookie: a=1; b=two=2; c = 3"])
     try:
         open_flow(page, cookies_path)
         page.click("#detail-tab-request")
@@ -355,7 +355,7 @@ def run(browser, options, base, origin, checks):
         page.click("#detail-tab-response")
         page.wait_for_function("() => (%s)('Set-Cookie') !== null" % table, timeout=5000)
         received = page.evaluate(table, "Set-Cookie")
-        checks.result("cookies-tables", sent == ["a|1", "b|two=2"] and received == [
+        checks.result("cookies-tables", sent == ["a|1", "b|two=2", "c|3"] and received == [
             "sid|<b>abc</b>||/|Max-Age 3600|Secure; HttpOnly; SameSite=None",
             "theme|dark|example.test||Wed, 01 Jan 2031 00:00:00 GMT|"]
             and page.query_selector("flow-detail table.set-cookies b") is None, "%r %r" % (sent, received))
