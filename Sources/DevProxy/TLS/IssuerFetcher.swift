@@ -21,8 +21,10 @@ import Synchronization
 /// does no fetching (Android, OkHttp, Java, Go) fails on without a proxy.
 ///
 /// Only `http://` URLs (as RFC 5280 wants them: no TLS to check a CA's certificate), 5 s, 64 KiB,
-/// at most 4 URLs a certificate, through the upstream proxy when there is one; a URL that failed is
-/// not tried again for a minute; at most 256 URLs and 256 intermediates are kept.
+/// at most 4 URLs a certificate, through the upstream proxy when there is one; a redirect (301,
+/// 302, 303, 307, 308) is followed to another `http://` URL, at most 3 in a row, as browsers'
+/// fetchers do (Chromium's refuses any other scheme); a URL that failed is not tried again for a
+/// minute; at most 256 URLs and 256 intermediates are kept.
 final class IssuerFetcher: Sendable {
     /// A download's result, by URL.
     private enum Outcome {
@@ -36,6 +38,7 @@ final class IssuerFetcher: Sendable {
 
     static let timeout: TimeInterval = 5
     static let maxBytes = 64 * 1024
+    static let maxRedirects = 3
     static let retryAfter: TimeInterval = 60
 
     /// Whether any certificate was fetched (connections check their chains only then).
@@ -165,8 +168,34 @@ final class IssuerFetcher: Sendable {
         }
     }
 
-    /// GET `url` (http only), at most `maxBytes`, within `timeout`.
+    /// What one GET got: the body of a 200, or where a redirect points.
+    private enum Answer {
+        case body([UInt8])
+        case redirect(String)
+    }
+
+    /// GET `url` (http only), following at most `maxRedirects` redirects to other http URLs; at
+    /// most `maxBytes`, within `timeout` for each request.
     private static func download(_ url: String, proxy: UpstreamProxy?, forbidden: [SocketAddress]) throws -> [UInt8] {
+        var current = url
+        for _ in 0...maxRedirects {
+            switch try get(current, proxy: proxy, forbidden: forbidden) {
+            case .body(let bytes):
+                return bytes
+            case .redirect(let location):
+                guard let next = URL(string: location, relativeTo: URL(string: current))?.absoluteURL,
+                      next.scheme?.lowercased() == "http" else {
+                    throw TLSError(.verifyFailed, "fetching it from \(url) failed: \(current) redirects to \(location), "
+                                   + "and only http:// URLs are fetched")
+                }
+                current = next.absoluteString
+            }
+        }
+        throw TLSError(.verifyFailed, "fetching it from \(url) failed: more than \(maxRedirects) redirects")
+    }
+
+    /// One GET of `url` (http only), at most `maxBytes`, within `timeout`.
+    private static func get(_ url: String, proxy: UpstreamProxy?, forbidden: [SocketAddress]) throws -> Answer {
         guard let parts = URLComponents(string: url), parts.scheme?.lowercased() == "http",
               let host = parts.host, !host.isEmpty else {
             throw TLSError(.verifyFailed, "fetching it from \(url) is not done (only http:// URLs are)")
@@ -210,8 +239,8 @@ final class IssuerFetcher: Sendable {
     }
 
     /// The body of a 200 answer on `socket`, read until its end or the connection's, within
-    /// `timeout` in all.
-    private static func readBody(_ socket: Socket, url: String) throws -> [UInt8] {
+    /// `timeout` in all; or the `Location` of a redirect.
+    private static func readBody(_ socket: Socket, url: String) throws -> Answer {
         let reader = MessageReader(stream: PlainStream(socket), parser: HTTP1ResponseParser())
         reader.parser.expectResponse(toMethod: "GET")
         let deadline = Date().addingTimeInterval(timeout)
@@ -220,6 +249,9 @@ final class IssuerFetcher: Sendable {
         while let event = try reader.next(deadline: deadline) {
             switch event {
             case .head(let head):
+                if [301, 302, 303, 307, 308].contains(head.status), let location = head.headers["Location"], !location.isEmpty {
+                    return .redirect(location)
+                }
                 if head.status >= 200 { status = head.status }
             case .body(let bytes):
                 body += bytes
@@ -230,7 +262,7 @@ final class IssuerFetcher: Sendable {
                 guard status == 200 else {
                     throw TLSError(.verifyFailed, "fetching it from \(url) failed: the server answered \(status ?? 0)")
                 }
-                return body
+                return .body(body)
             }
         }
         throw TLSError(.verifyFailed, "fetching it from \(url) failed: the server closed the connection early")

@@ -55,7 +55,8 @@ import TestSupport
             finished.wait()
         }
 
-        /// One request: `GET /NAME` answered with `aia/NAME`, or 404.
+        /// One request: `GET /NAME` answered with `aia/NAME`; with 302 to the URL in
+        /// `aia/NAME.redirect` when there is one; else 404.
         private func serve(_ socket: Socket) {
             var head: [UInt8] = []
             var buffer = [UInt8](repeating: 0, count: 4096)
@@ -65,6 +66,12 @@ import TestSupport
             }
             let path = String(decoding: head, as: UTF8.self).split(separator: " ").dropFirst().first.map(String.init) ?? "/"
             requests.withLock { $0.append(path) }
+            if let location = FileManager.default.contents(atPath: directory.file("aia") + path + ".redirect") {
+                let answer = "HTTP/1.1 302 Found\r\nLocation: \(String(decoding: location, as: UTF8.self))\r\n"
+                    + "Content-Length: 0\r\nConnection: close\r\n\r\n"
+                try? Array(answer.utf8).withUnsafeBytes { try socket.write($0) }
+                return
+            }
             let file = FileManager.default.contents(atPath: directory.file("aia") + path).map { [UInt8]($0) }
             let status = file == nil ? "404 Not Found" : "200 OK"
             let body = file ?? Array("not here\n".utf8)
@@ -173,6 +180,38 @@ import TestSupport
                 + "and its certificate names no URL to fetch it from (AIA caIssuers): give that CA certificate with "
                 + "--upstream-ca FILE\n", "\(result.output)")
         #expect(proxy.flows(count: 1).first?.error?.kind == "upstream_certificate_invalid")
+    }
+
+    /// A `caIssuers` URL that redirects (a CA that moved its files) is followed to another http
+    /// URL, relative or absolute; the flow names the URL the certificate gave.
+    @Test func aRedirectIsFollowed() throws {
+        let pki = try PKI()
+        _ = pki.directory.write("aia/moved.der.redirect", "/int.der")
+        _ = pki.directory.write("aia/moved-twice.der.redirect", pki.url("moved.der"))
+        let origin = try OriginServer(certificate: (try pki.leaf("leaf-moved.pem", aia: pki.url("moved-twice.der")), pki.keyPath))
+        let proxy = try proxy(trusting: pki)
+        let result = try proxy.curl(["-w", "%{http_code}", "-o", "/dev/null", origin.url("/cl?n=3")])
+        #expect(result.stdout == "200", "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.tls?.upstream?.fetchedIssuer == pki.url("moved-twice.der"))
+        #expect(pki.downloads(of: "moved-twice.der") == 1 && pki.downloads(of: "moved.der") == 1 && pki.downloads(of: "int.der") == 1)
+    }
+
+    /// A redirect to https (no TLS is made to fetch a CA's certificate) or a loop ends in a 502
+    /// that says so.
+    @Test func aRedirectToHTTPSOrALoopIsNamedInThe502() throws {
+        let pki = try PKI()
+        _ = pki.directory.write("aia/secure.der.redirect", "https://127.0.0.1:\(pki.aiaPort)/int.der")
+        _ = pki.directory.write("aia/loop.der.redirect", "/loop.der")
+        for (name, reason) in [("secure.der", "\(pki.url("secure.der")) redirects to https://127.0.0.1:\(pki.aiaPort)/int.der, "
+                                 + "and only http:// URLs are fetched"),
+                               ("loop.der", "more than 3 redirects")] {
+            let origin = try OriginServer(certificate: (try pki.leaf("leaf-\(name).pem", aia: pki.url(name)), pki.keyPath))
+            let proxy = try proxy(trusting: pki)
+            let result = try proxy.curl([origin.url("/cl?n=3")])
+            #expect(result.stdout.hasSuffix("and fetching it from \(pki.url(name)) failed: \(reason)\n"), "\(result.output)")
+        }
+        #expect(pki.downloads(of: "loop.der") == 4, "the first request and three redirects")
     }
 
     @Test func aFailedDownloadIsNamedInThe502() throws {
