@@ -60,6 +60,11 @@ export function bodyView(id, side, message, signal) {
         const decoded = h("div", { class: "protobuf" }, h("p", { class: "muted" }, "decoding…"));
         container.append(decoded);
         loadProtobuf(id, side, decoded, signal);
+    } else if (type === "text/event-stream") {
+        // Each event as EventSource hands it to the page; the text below for the rest.
+        const events = h("div", { class: "event-stream" }, h("p", { class: "muted" }, "reading the events…"));
+        container.append(events);
+        loadEvents(id, side, events, signal);
     }
     container.append(actions, noteLine, content);
     load(id, side, type, logged, { content, noteLine, actions }, signal, false);
@@ -122,6 +127,76 @@ function protobufLines(message, depth) {
 /** `0x` and `digits` hex digits of an unsigned integer given as a number or a decimal string. */
 function hex(value, digits) {
     return `0x${BigInt(value).toString(16).padStart(digits, "0")}`;
+}
+
+/**
+ * The events of a `text/event-stream` body as an EventSource dispatches them (HTML, "Interpreting
+ * an event stream"): `{type, id, data, retry}` each; `data` lines joined with newlines, one space
+ * after the colon dropped, comments (`:`) skipped; an event is dispatched at a blank line, so
+ * the text after the last one (a stream cut short) is no event.
+ */
+export function eventStreamEvents(text) {
+    const events = [];
+    let data = [];
+    let type = "";
+    let lastID = "";
+    let retry;
+    for (const line of text.replace(/^\uFEFF/, "").split(/\r\n|\r|\n/)) {
+        if (line === "") {
+            if (data.length) events.push({ type: type || "message", id: lastID, data: data.join("\n"), retry });
+            data = [];
+            type = "";
+            retry = undefined;
+            continue;
+        }
+        if (line.startsWith(":")) continue;
+        const colon = line.indexOf(":");
+        const field = colon < 0 ? line : line.slice(0, colon);
+        let value = colon < 0 ? "" : line.slice(colon + 1);
+        if (value.startsWith(" ")) value = value.slice(1);
+        if (field === "data") data.push(value);
+        else if (field === "event") type = value;
+        else if (field === "id" && !value.includes("\0")) lastID = value;
+        else if (field === "retry" && /^[0-9]+$/.test(value)) retry = Number(value);
+    }
+    return events;
+}
+
+/** Fills `container` with a table of the server-sent events in the body's first 1 MiB. */
+async function loadEvents(id, side, container, signal) {
+    try {
+        const response = await api.body(id, side, { signal });
+        const reader = response.body.getReader();
+        const decoder = new TextDecoder();
+        let text = "";
+        let bytes = 0;
+        let cut = false;
+        for (;;) {
+            const { done, value } = await reader.read();
+            if (done) break;
+            bytes += value.length;
+            text += decoder.decode(value, { stream: true });
+            if (bytes >= FIRST_PART) {
+                cut = true;
+                reader.cancel();
+                break;
+            }
+        }
+        if (signal.aborted) return;
+        const events = eventStreamEvents(text);
+        const rows = events.map((event, index) => h("tr", {},
+            h("td", {}, String(index + 1)), h("td", {}, event.type), h("td", { class: "data" }, event.id),
+            h("td", { class: "data" }, h("div", {}, event.data,
+                event.retry !== undefined ? h("span", { class: "muted" }, ` (retry ${event.retry} ms)`) : null))));
+        replaceChildren(container,
+            h("table", { class: "messages events" },
+                h("caption", {}, `Server-sent events (${events.length}${cut ? " in the first 1 MiB" : ""})`),
+                h("thead", {}, h("tr", {}, ["#", "Event", "ID", "Data"].map((title) => h("th", { scope: "col" }, title)))),
+                h("tbody", {}, rows)));
+    } catch (error) {
+        if (signal.aborted) return;
+        replaceChildren(container, h("p", { class: "muted" }, `the events could not be read: ${error.message}`));
+    }
 }
 
 /** Fills `container` with the form's fields: a table of name and value (files: name, type, size). */

@@ -98,6 +98,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
                 self.wfile.flush()
                 time.sleep(0.4)
+            # A comment, a named event with an id and two data lines (CRLF), markup kept as text.
+            event = b": keep-alive\n\nevent: done\r\nid: 42\r\ndata: <b>{\"a\":1}</b>\r\ndata:second\r\n\r\n"
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
             self.wfile.write(b"0\r\n\r\n")
         elif path.startswith("/ws/"):
             # A WebSocket that sends one text message of WS_MESSAGE_BYTES (markup first), then closes.
@@ -451,6 +454,19 @@ def run(browser, options, base, origin, checks):
         checks.result("pending-body-so-far", False, str(error).splitlines()[0])
     finally:
         waiter.wait(timeout=30)
+    # Once it has ended, its events are listed as an EventSource reads them.
+    try:
+        page.wait_for_selector("flow-detail .event-stream table.events tbody tr", timeout=10000)
+        rows = page.evaluate("() => [...document.querySelectorAll('flow-detail table.events tbody tr')]"
+                             ".map(r => [...r.children].map(c => c.textContent).join('|'))")
+        ticks = int(SLOW_SECONDS / 0.4) + 3
+        caption = page.text_content("flow-detail table.events caption")
+        checks.result("server-sent-events", caption == "Server-sent events (%d)" % (ticks + 1)
+                      and rows[:2] == ["1|message||tick 0", "2|message||tick 1"]
+                      and rows[-1] == '%d|done|42|<b>{"a":1}</b>\nsecond' % (ticks + 1)
+                      and page.query_selector("flow-detail table.events b") is None, "%r %r" % (caption, rows[-2:]))
+    except Exception as error:
+        checks.result("server-sent-events", False, str(error).splitlines()[0])
 
     # A gzip JSON response shows pretty-printed.
     curl(options.proxy, base + "/items.json")
