@@ -162,6 +162,9 @@ export function eventStreamEvents(text) {
     return events;
 }
 
+/** The most server-sent events listed as rows (a table of tens of thousands would stall the page). */
+const EVENT_ROWS = 2000;
+
 /** Fills `container` with a table of the server-sent events in the body's first 1 MiB. */
 async function loadEvents(id, side, container, signal) {
     try {
@@ -184,7 +187,7 @@ async function loadEvents(id, side, container, signal) {
         }
         if (signal.aborted) return;
         const events = eventStreamEvents(text);
-        const rows = events.map((event, index) => h("tr", {},
+        const rows = events.slice(0, EVENT_ROWS).map((event, index) => h("tr", {},
             h("td", {}, String(index + 1)), h("td", {}, event.type), h("td", { class: "data" }, event.id),
             h("td", { class: "data" }, h("div", {}, event.data,
                 event.retry !== undefined ? h("span", { class: "muted" }, ` (retry ${event.retry} ms)`) : null))));
@@ -192,7 +195,10 @@ async function loadEvents(id, side, container, signal) {
             h("table", { class: "messages events" },
                 h("caption", {}, `Server-sent events (${events.length}${cut ? " in the first 1 MiB" : ""})`),
                 h("thead", {}, h("tr", {}, ["#", "Event", "ID", "Data"].map((title) => h("th", { scope: "col" }, title)))),
-                h("tbody", {}, rows)));
+                h("tbody", {}, rows)),
+            events.length > EVENT_ROWS
+                ? h("p", { class: "muted" }, `the first ${EVENT_ROWS.toLocaleString("en")} events are listed; the text below shows the rest`)
+                : null);
     } catch (error) {
         if (signal.aborted) return;
         replaceChildren(container, h("p", { class: "muted" }, `the events could not be read: ${error.message}`));
