@@ -49,12 +49,20 @@ public struct HARDocument: Codable, Sendable, Equatable {
         }
     }
 
-    /// One WebSocket message in Chrome's `_webSocketMessages` form.
+    /// One WebSocket message in Chrome's `_webSocketMessages` form; a message the flow kept only
+    /// the first part of also says so (`_truncated`) and how long it was (`_length`, bytes).
     public struct WebSocketMessage: Codable, Sendable, Equatable {
         public var type: String
         public var time: Double
         public var opcode: Int
         public var data: String
+        public var truncated: Bool? = nil
+        public var length: Int? = nil
+
+        enum CodingKeys: String, CodingKey {
+            case type, time, opcode, data
+            case truncated = "_truncated", length = "_length"
+        }
     }
 
     public struct Request: Codable, Sendable, Equatable {

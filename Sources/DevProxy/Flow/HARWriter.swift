@@ -66,9 +66,11 @@ public enum HARWriter {
         let messages = records.compactMap { record -> HARDocument.WebSocketMessage? in
             let opcode = record.opcode == "text" ? 1 : record.opcode == "binary" ? 2 : 0
             guard opcode != 0 else { return nil }
+            let cut = record.truncated == true
             return HARDocument.WebSocketMessage(type: record.direction == "client_to_server" ? "send" : "receive",
                                                 time: record.time ?? started, opcode: opcode,
-                                                data: record.text ?? record.base64 ?? "")
+                                                data: record.text ?? record.base64 ?? "",
+                                                truncated: cut ? true : nil, length: cut ? record.length : nil)
         }
         return messages.isEmpty ? nil : messages
     }

@@ -184,6 +184,8 @@ import TestSupport
             .init(direction: "server_to_client", opcode: "binary", length: 3, text: nil, base64: "AQID", time: 1_796_407_500.6),
             .init(direction: "server_to_client", opcode: "ping", length: 0, text: nil, base64: nil, time: 1_796_407_501),
             .init(direction: "client_to_server", opcode: "text", length: 2, text: "hi", base64: nil),
+            .init(direction: "server_to_client", opcode: "text", length: 70_000, text: "long", base64: nil, truncated: true,
+                  time: 1_796_407_502),
         ]
         let entry = HARWriter.entry(for: flow)
         let started = try #require(ISO8601.date(flow.started)).timeIntervalSince1970
@@ -191,9 +193,12 @@ import TestSupport
             .init(type: "send", time: 1_796_407_500.588, opcode: 1, data: "ping"),
             .init(type: "receive", time: 1_796_407_500.6, opcode: 2, data: "AQID"),
             .init(type: "send", time: started, opcode: 1, data: "hi"),
+            .init(type: "receive", time: 1_796_407_502, opcode: 1, data: "long", truncated: true, length: 70_000),
         ])
         let json = String(decoding: try HARWriter.encode([flow]), as: UTF8.self)
         #expect(json.contains("\"_webSocketMessages\""), "\(json.prefix(400))")
+        // Only a cut message carries the two extra keys.
+        #expect(json.components(separatedBy: "\"_truncated\"").count == 2 && json.components(separatedBy: "\"_length\"").count == 2)
         #expect(HARWriter.entry(for: FlowSamples.get).webSocketMessages == nil)
         if Self.validatorAvailable { #expect(try schemaComplaint(try HARWriter.encode([flow])) == nil) }
     }
