@@ -183,7 +183,7 @@ class FlowDetail extends HTMLElement {
                 : h("p", { class: "muted" }, flow.error ? "no response" : "waiting for the response…"));
             break;
         case "messages":
-            replaceChildren(panel, flow.websocket ? webSocketView(flow.websocket) : null,
+            replaceChildren(panel, flow.websocket ? webSocketView(flow.websocket, flow.started) : null,
                 flow.grpc ? grpcView(flow.grpc) : null);
             break;
         default:
@@ -358,13 +358,19 @@ function pendingBody(body) {
             : h("p", { class: "muted" }, "binary: the body appears when the exchange ends"));
 }
 
-function webSocketView(messages) {
+/** A WebSocket's messages; `started` (the flow's start, RFC 3339) dates them relative to it. */
+function webSocketView(messages, started) {
+    const start = Date.parse(started) / 1000;
+    const when = (message) => message.time === undefined || Number.isNaN(start) ? ""
+        : `+${Math.max(0, message.time - start).toFixed(3)} s`;
     return h("table", { class: "messages" },
         h("caption", {}, `WebSocket messages (${messages.length})`),
-        h("thead", {}, h("tr", {}, ["", "Opcode", "Length", "Data"].map((title) => h("th", { scope: "col" }, title)))),
+        h("thead", {}, h("tr", {}, ["", "Time", "Opcode", "Length", "Data"].map((title) => h("th", { scope: "col" }, title)))),
         h("tbody", {}, messages.map((message) => h("tr", { class: message.direction },
             h("td", { title: message.direction, "aria-label": message.direction },
                 message.direction === "client_to_server" ? "→" : "←"),
+            h("td", { class: "time", title: message.time === undefined ? "" : new Date(message.time * 1000).toISOString() },
+                when(message)),
             h("td", {}, message.opcode),
             h("td", message.compressed_length === undefined ? {}
                 : { title: `permessage-deflate: ${formatSize(message.compressed_length)} on the wire` },

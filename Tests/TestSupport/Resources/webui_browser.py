@@ -10,7 +10,7 @@ Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on 
 
 Usage: webui_browser.py --ui URL --proxy http://127.0.0.1:PORT [--shots DIR]
 """
-import argparse, base64, gzip, hashlib, http.client, http.server, json, os, socket, struct, subprocess, sys, threading, time, urllib.parse
+import argparse, base64, gzip, hashlib, http.client, http.server, json, os, re, socket, struct, subprocess, sys, threading, time, urllib.parse
 
 from playwright.sync_api import sync_playwright
 
@@ -294,9 +294,11 @@ def run(browser, options, base, origin, checks):
         page.wait_for_selector("flow-detail table.messages tr.server_to_client td.data .cut", timeout=5000)
         shown = page.evaluate("() => { const d = document.querySelector('flow-detail table.messages tr.server_to_client td.data');"
                               " return [d.firstChild.firstChild.textContent.length, d.textContent.slice(0, 28),"
-                              " d.querySelector('.cut').textContent, !!document.querySelector('flow-detail table.messages img')]; }")
+                              " d.querySelector('.cut').textContent, !!document.querySelector('flow-detail table.messages img'),"
+                              " document.querySelector('flow-detail table.messages tr.server_to_client td.time').textContent]; }")
         checks.result("websocket-long-message", shown[0] == 65536 and shown[1] == WS_MARKUP.decode()
-                      and shown[2] == " \u2026 the first 66 kB of 70 kB" and not shown[3], repr(shown))
+                      and shown[2] == " \u2026 the first 66 kB of 70 kB" and not shown[3]
+                      and re.fullmatch(r"\+\d+\.\d{3} s", shown[4]) is not None, repr(shown))
         page.click("#detail-tab-request")
     except Exception as error:
         checks.result("websocket-long-message", False, str(error).splitlines()[0])
