@@ -77,15 +77,20 @@ final class MessageLog {
     static let messageDataLimit = 64 * 1024
     static let previewBytes = 256
 
-    /// Bytes of each message the frame decoders and inflaters keep now.
-    private(set) var dataLimit: Int
+    /// Bytes of each message the frame decoders and inflaters keep now: a whole message's while
+    /// the budget lasts, a preview's after.
+    var dataLimit: Int { Self.dataLimit(budgetLeft: budgetLeft) }
+
+    private static func dataLimit(budgetLeft: Int) -> Int {
+        budgetLeft > previewBytes ? messageDataLimit : previewBytes
+    }
 
     init(limit: Int, inflating: Bool = false, dataBudget: Int = 0) {
         self.limit = limit
         budgetLeft = dataBudget
-        dataLimit = dataBudget > Self.previewBytes ? Self.messageDataLimit : Self.previewBytes
-        inflaters = inflating ? ["client_to_server": WebSocketMessageInflater(prefixLimit: dataLimit),
-                                 "server_to_client": WebSocketMessageInflater(prefixLimit: dataLimit)] : [:]
+        let kept = Self.dataLimit(budgetLeft: dataBudget)
+        inflaters = inflating ? ["client_to_server": WebSocketMessageInflater(prefixLimit: kept),
+                                 "server_to_client": WebSocketMessageInflater(prefixLimit: kept)] : [:]
     }
 
     func consume(_ bytes: some Collection<UInt8>, decoder: inout WebSocketFrameDecoder, direction: String) {
@@ -132,13 +137,11 @@ final class MessageLog {
     /// bytes, and their text for a text message (cut between characters) when they are UTF-8.
     /// Takes them from the budget, and lowers what the decoders keep once it is spent.
     private func kept(_ data: [UInt8], length: Int, isText: Bool) -> (bytes: [UInt8], text: String?) {
-        var bytes = data.count > max(Self.previewBytes, budgetLeft) ? Array(data.prefix(max(Self.previewBytes, budgetLeft))) : data
+        let room = max(Self.previewBytes, budgetLeft)
+        var bytes = data.count > room ? Array(data.prefix(room)) : data
         if isText && bytes.count < length { bytes.removeLast(bytes.count - BodyText.completeUTF8Prefix(bytes)) }
         budgetLeft -= bytes.count
-        if budgetLeft <= Self.previewBytes && dataLimit != Self.previewBytes {
-            dataLimit = Self.previewBytes
-            for inflater in inflaters.values { inflater.prefixLimit = dataLimit }
-        }
+        for inflater in inflaters.values where inflater.prefixLimit > dataLimit { inflater.prefixLimit = dataLimit }
         return (bytes, isText ? String(validating: bytes, as: UTF8.self) : nil)
     }
 }

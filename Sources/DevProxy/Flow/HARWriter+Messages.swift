@@ -20,7 +20,7 @@ extension HARWriter {
         let target = requestTarget(of: request.url)
         var result = HARDocument.Request(
             method: request.method, url: request.url, httpVersion: version(request.httpVersion),
-            cookies: headers.filter { $0.name.lowercased() == "cookie" }.flatMap { requestCookies($0.value) },
+            cookies: values(of: "cookie", in: headers).flatMap(requestCookies),
             headers: headers,
             queryString: queryString(of: request.url), postData: postData,
             headersSize: headersSize(startLine: "\(request.method) \(target) \(version(request.httpVersion))",
@@ -73,7 +73,7 @@ extension HARWriter {
         }
         var result = HARDocument.Response(
             status: response.status, statusText: response.reason, httpVersion: version(response.httpVersion),
-            cookies: headers.filter { $0.name.lowercased() == "set-cookie" }.compactMap { responseCookie($0.value) },
+            cookies: values(of: "set-cookie", in: headers).compactMap(responseCookie),
             headers: headers, content: content, redirectURL: header("location", in: headers) ?? "",
             headersSize: headersSize(
                 startLine: "\(version(response.httpVersion)) \(response.status) \(response.reason)", headers: headers),
@@ -90,8 +90,14 @@ extension HARWriter {
         }
     }
 
+    /// The first value of header `name` (lower case) in `headers`, any case.
     static func header(_ name: String, in headers: [HARDocument.NameValue]) -> String? {
         headers.first { $0.name.lowercased() == name }?.value
+    }
+
+    /// Every value of header `name` (lower case) in `headers`, any case, in order.
+    static func values(of name: String, in headers: [HARDocument.NameValue]) -> [String] {
+        headers.compactMap { $0.name.lowercased() == name ? $0.value : nil }
     }
 
     /// `HTTP/1.1` whether the flow says `HTTP/1.1` or `1.1`.
