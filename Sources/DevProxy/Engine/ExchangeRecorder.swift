@@ -25,6 +25,9 @@ final class ExchangeRecorder {
     /// The gRPC view (service, method, status, each message decoded) when asked for and the
     /// request is gRPC (`application/grpc…`), gRPC-Web (`application/grpc-web…`) or Connect (`application/connect+…`, or `application/proto`|`json` with `Connect-Protocol-Version`).
     private(set) var grpc: GRPCFlowRecorder?
+    /// After a `2xx` to a WebSocket's extended CONNECT (RFC 8441): its messages each way, which
+    /// the stream's DATA carries instead of bodies (`startWebSocket`).
+    private(set) var webSocket: WebSocketRecording?
     /// When the request began to go upstream: the exchange's start unless the leg says later.
     var sendStarted: Date
     /// When the whole request had gone upstream.
@@ -75,6 +78,10 @@ final class ExchangeRecorder {
 
     /// Request body bytes, as they pass.
     func recordRequestBody(_ bytes: [UInt8]) {
+        if let webSocket {
+            webSocket.consume(bytes, fromClient: true)
+            return
+        }
         requestCapture.append(bytes)
         grpc?.requestBody(bytes)
     }
@@ -100,9 +107,22 @@ final class ExchangeRecorder {
 
     /// Response body bytes, as they pass.
     func recordResponseBody(_ bytes: [UInt8]) {
-        responseCapture.append(bytes)
         responseBytes += bytes.count
+        if let webSocket {
+            webSocket.consume(bytes, fromClient: false)
+            return
+        }
+        responseCapture.append(bytes)
         grpc?.responseBody(bytes)
+    }
+
+    /// From here on, the stream's DATA is a WebSocket's frames (RFC 8441 §5): recorded as its
+    /// messages (`Flow.websocket`), not as bodies.
+    /// - Parameters:
+    ///   - inflating: the response accepted permessage-deflate.
+    ///   - dataBudget: message bytes kept whole (`--body-limit`).
+    func startWebSocket(inflating: Bool, dataBudget: Int) {
+        webSocket = WebSocketRecording(inflating: inflating, dataBudget: dataBudget)
     }
 
     /// The response's trailers (gRPC's status and message).
@@ -128,10 +148,14 @@ final class ExchangeRecorder {
     /// Completes the flow: bodies, trailers (values of `redact`ed names masked), the gRPC view and
     /// the timings.
     func finish(into draft: inout FlowDraft, redact: [String]) {
-        finishRequestBody(into: &draft)
-        if draft.flow.response != nil { finishResponseBody(into: &draft) }
+        // A WebSocket's DATA was its messages: there are no bodies.
+        if webSocket == nil {
+            finishRequestBody(into: &draft)
+            if draft.flow.response != nil { finishResponseBody(into: &draft) }
+        }
         finishTrailers(into: &draft, redact: redact)
         finishGRPC(into: &draft)
+        if let webSocket { draft.flow.websocket = webSocket.records }
         finishTimings(into: &draft)
     }
 
@@ -140,16 +164,17 @@ final class ExchangeRecorder {
     /// seen), and the timings until now. Leaves the recorder as it was.
     func snapshot(into draft: inout FlowDraft, redact: [String]) {
         // A body already finished into the draft (an HTTP/1.1 request's, sent whole) stays.
-        if draft.flow.request != nil && draft.flow.request?.body == nil {
+        if draft.flow.request != nil && draft.flow.request?.body == nil && webSocket == nil {
             draft.flow.request?.body = requestCapture.preview(contentEncoding: request.fields["content-encoding"],
                                                               contentType: request.fields["content-type"])
         }
-        if draft.flow.response != nil && draft.flow.response?.body == nil {
+        if draft.flow.response != nil && draft.flow.response?.body == nil && webSocket == nil {
             draft.flow.response?.body = responseCapture.preview(contentEncoding: response?.fields["content-encoding"],
                                                                 contentType: response?.fields["content-type"])
         }
         finishTrailers(into: &draft, redact: redact)
         if let grpc { draft.flow.grpc = grpc.info }
+        if let webSocket { draft.flow.websocket = webSocket.records }
         finishTimings(into: &draft)
     }
 
@@ -158,6 +183,7 @@ final class ExchangeRecorder {
     var progressMark: Int {
         requestCapture.size + responseBytes + (response == nil ? 0 : 1) + requestTrailers.count + responseTrailers.count
             + (grpc.map { $0.info.messages.count + ($0.info.status == nil ? 0 : 1) } ?? 0)
+            + (webSocket?.records.count ?? 0)
     }
 
     /// When the record so far is next due (`ProgressSchedule`).

@@ -10,7 +10,13 @@ enum WebSocketInflation {
     /// `Sec-WebSocket-Extensions` named so; its window and context parameters need nothing here:
     /// one inflater with the largest window reads every allowed stream, §7.2.3).
     static func negotiated(_ headers: HTTPHeaders) -> Bool {
-        headers.values("Sec-WebSocket-Extensions").contains { value in
+        negotiated(extensions: headers.values("Sec-WebSocket-Extensions"))
+    }
+
+    /// The same for the values of the response's `Sec-WebSocket-Extensions` fields (an HTTP/2
+    /// stream's `2xx` to an extended CONNECT, RFC 8441).
+    static func negotiated(extensions: [String]) -> Bool {
+        extensions.contains { value in
             value.split(separator: ",").contains { element in
                 element.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() == "permessage-deflate"
             }

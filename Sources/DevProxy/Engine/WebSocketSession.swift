@@ -21,31 +21,29 @@ struct WebSocketSession {
             let fromServer = upstream.reader.parser.takeRemainingBytes()
             if !fromClient.isEmpty { try upstream.stream.write(fromClient) }
             if !fromServer.isEmpty { try context.client.stream.write(fromServer) }
-            let compressed = WebSocketInflation.negotiated(head.headers)
-            let log = MessageLog(limit: Self.messageLimit, inflating: compressed,
-                                 dataBudget: context.configuration.bodyLimit)
-            var clientFrames = WebSocketFrameDecoder(prefixLimit: log.dataLimit, streamingPayload: compressed)
-            var serverFrames = WebSocketFrameDecoder(prefixLimit: log.dataLimit, streamingPayload: compressed)
-            log.consume(fromClient, decoder: &clientFrames, direction: "client_to_server")
-            log.consume(fromServer, decoder: &serverFrames, direction: "server_to_client")
+            let recording = WebSocketRecording(inflating: WebSocketInflation.negotiated(head.headers),
+                                               dataBudget: context.configuration.bodyLimit)
+            recording.consume(fromClient, fromClient: true)
+            recording.consume(fromServer, fromClient: false)
             // A socket left open (a chat, a feed) is shown with its messages so far while it runs
             // (`ProgressSchedule`, `FlowSink.progressed`).
             let opened = Date()
             var schedule = ProgressSchedule()
             let server = context.server
             let outcome = Relay(a: context.client.stream, b: upstream.stream).run(
-                observeAToB: { log.consume($0, decoder: &clientFrames, direction: "client_to_server") },
-                observeBToA: { log.consume($0, decoder: &serverFrames, direction: "server_to_client") },
+                observeAToB: { recording.consume($0, fromClient: true) },
+                observeBToA: { recording.consume($0, fromClient: false) },
                 tickInterval: server.showsRunningFlows ? ProgressSchedule.interval : nil,
                 tick: {
-                    guard !log.records.isEmpty, schedule.isDue(mark: log.records.count, since: opened, now: Date()) else {
+                    let records = recording.records
+                    guard !records.isEmpty, schedule.isDue(mark: records.count, since: opened, now: Date()) else {
                         return
                     }
                     var snapshot = draft.flow
-                    snapshot.websocket = log.records
+                    snapshot.websocket = records
                     server.progressed(snapshot)
                 })
-            draft.flow.websocket = log.records
+            draft.flow.websocket = recording.records
             if let error = outcome.error {
                 // A timeout is a peer that stopped answering keepalive probes (quiet alone ends nothing).
                 draft.fail(.upstreamReset, "WebSocket relay ended: \(error)")
@@ -54,6 +52,41 @@ struct WebSocketSession {
             draft.fail(.clientClosed, "the WebSocket handshake could not be relayed: \(error)")
         }
     }
+}
+
+/// One WebSocket's recording, both directions: the frames each way decoded into `MessageLog`'s
+/// messages. Fed by the HTTP/1.1 relay after a `101` (`WebSocketSession`) and by an HTTP/2
+/// stream's DATA after a `2xx` to an extended CONNECT (RFC 8441, `HTTP2ProxyConnection`): the
+/// frames are the same either way (§5), only what carries them differs.
+final class WebSocketRecording {
+    private let log: MessageLog
+    private var clientFrames: WebSocketFrameDecoder
+    private var serverFrames: WebSocketFrameDecoder
+
+    /// - Parameters:
+    ///   - inflating: permessage-deflate was negotiated (`WebSocketInflation`).
+    ///   - dataBudget: message bytes kept whole (the flow's `--body-limit`, see `MessageLog`).
+    init(inflating: Bool, dataBudget: Int) {
+        log = MessageLog(limit: WebSocketSession.messageLimit, inflating: inflating, dataBudget: dataBudget)
+        clientFrames = WebSocketFrameDecoder(prefixLimit: log.dataLimit, streamingPayload: inflating)
+        serverFrames = WebSocketFrameDecoder(prefixLimit: log.dataLimit, streamingPayload: inflating)
+    }
+
+    /// Bytes as they passed, from the client (`fromClient`) or from the server.
+    func consume(_ bytes: some Collection<UInt8>, fromClient: Bool) {
+        if fromClient {
+            log.consume(bytes, decoder: &clientFrames, direction: "client_to_server")
+        } else {
+            log.consume(bytes, decoder: &serverFrames, direction: "server_to_client")
+        }
+    }
+
+    /// The messages so far.
+    var records: [Flow.WebSocketMessageRecord] { log.records }
+
+    /// Both sides sent a Close frame: the WebSocket ended cleanly (RFC 6455 §7.1.2), whatever
+    /// becomes of what carried it afterwards (a connection closed or a stream reset at once).
+    var closedBothWays: Bool { log.closed.count == 2 }
 }
 
 /// Collects WebSocket messages for the flow record; with permessage-deflate (`inflating`), a
@@ -73,6 +106,8 @@ final class MessageLog {
     private var compressing: [String: Bool] = [:]
     /// Message data bytes the record may still take whole.
     private var budgetLeft: Int
+    /// The directions a Close frame has gone (recorded or past `limit`).
+    private(set) var closed: Set<String> = []
 
     static let messageDataLimit = 64 * 1024
     static let previewBytes = 256
@@ -114,6 +149,7 @@ final class MessageLog {
                     failure = inflated == nil ? inflater.failure : nil
                 }
                 compressing[direction] = nil
+                if message.opcode == .close { closed.insert(direction) }
                 guard records.count < limit else { continue }
                 let length = inflated?.length ?? Int(message.length)
                 let (data, text) = kept(inflated?.prefix ?? message.prefix, length: length, isText: message.opcode == .text)
@@ -143,11 +179,5 @@ final class MessageLog {
         budgetLeft -= bytes.count
         for inflater in inflaters.values where inflater.prefixLimit > dataLimit { inflater.prefixLimit = dataLimit }
         return (bytes, isText ? String(validating: bytes, as: UTF8.self) : nil)
-    }
-}
-
-extension MessageLog {
-    func consume(_ raw: UnsafeRawBufferPointer, decoder: inout WebSocketFrameDecoder, direction: String) {
-        consume(Array(raw), decoder: &decoder, direction: direction)
     }
 }

@@ -123,6 +123,14 @@ extension HTTP2Session {
         try check(rv, "GOAWAY")
     }
 
+    /// Sends a SETTINGS frame with `settings`, after the one the session began with: a server's
+    /// SETTINGS_ENABLE_CONNECT_PROTOCOL (RFC 8441 §3) once it knows it takes extended CONNECT.
+    /// The library applies a value to what it accepts when the peer acknowledges the frame.
+    public func submitSettings(_ settings: [HTTP2Setting]) throws(HTTP2Error) {
+        var entries = settings.map { nghttp2_settings_entry(settings_id: Int32($0.id), value: $0.value) }
+        try check(nghttp2_submit_settings(handle, UInt8(NGHTTP2_FLAG_NONE.rawValue), &entries, entries.count), "SETTINGS")
+    }
+
     /// Server role: the first step of a graceful shutdown (RFC 9113 §6.8): a GOAWAY with the
     /// maximum stream id, so in-flight requests still arrive; follow with `goAway` after a round trip.
     public func shutdownNotice() throws(HTTP2Error) {

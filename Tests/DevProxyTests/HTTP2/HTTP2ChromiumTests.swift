@@ -65,4 +65,56 @@ import TestSupport
         #expect(flow.request?.headers.contains { $0.first == "user-agent" && $0.last?.contains("Chrome") == true } == true)
         #expect(flow.error == nil)
     }
+
+    /// A WebSocket opened by a page whose origin (hypercorn) enables extended CONNECT: Chromium
+    /// sees the setting from DevProxy too, opens the socket as a stream of its h2 connection (RFC
+    /// 8441), as it would without us, and the flow records it: `CONNECT` with `:protocol`
+    /// websocket over HTTP/2, and the messages both ways.
+    @Test(.timeLimit(.minutes(2))) func chromiumOpensAWebSocketOverHTTP2() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let pins = [proxy.pki.intermediate, proxy.pki.root].map { SPKIPin.base64SHA256($0.spkiDER) }
+        let script = """
+            import json, sys
+            from playwright.sync_api import sync_playwright
+            proxy, pins, url, socket_url = sys.argv[1:5]
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=[
+                    "--proxy-server=" + proxy, "--proxy-bypass-list=<-loopback>",
+                    "--ignore-certificate-errors-spki-list=" + pins])
+                try:
+                    page = browser.new_page()
+                    page.goto(url, timeout=30000)
+                    echoed = page.evaluate(\"\"\"socketURL => new Promise((resolve, reject) => {
+                        const socket = new WebSocket(socketURL);
+                        socket.onopen = () => socket.send("from chromium");
+                        socket.onmessage = event => { socket.close(1000); resolve(event.data); };
+                        socket.onerror = () => reject(new Error("the WebSocket failed"));
+                        setTimeout(() => reject(new Error("no echo within 10 s")), 10000);
+                    })\"\"\", socket_url)
+                    page.wait_for_timeout(300)
+                    print(json.dumps({"echoed": echoed}))
+                finally:
+                    browser.close()
+            """
+        let socketURL = "wss://localhost:\(origin.port)/ws"
+        let result = try Subprocess.run("python3", ["-c", script, "127.0.0.1:\(proxy.port)", pins.joined(separator: ","),
+                                                    origin.url("/echo"), socketURL], timeout: 90)
+        #expect(result.stdout.contains(#""echoed": "echo:from chromium""#), "\(result.output)")
+        let deadline = Date().addingTimeInterval(10)
+        var socket: Flow?
+        while socket == nil && Date() < deadline {
+            socket = proxy.sink.flows.first { $0.mode == .websocket }
+            if socket == nil { usleep(20_000) }
+        }
+        let flow = try #require(socket, "flows: \(proxy.sink.flows.map { $0.request?.url ?? "" })")
+        #expect(flow.request?.method == "CONNECT" && flow.request?.httpVersion == "HTTP/2",
+                "\(String(describing: flow.request))")
+        #expect(flow.request?.pseudoHeaders?.contains([":protocol", "websocket"]) == true)
+        #expect(flow.request?.url == "https://localhost:\(origin.port)/ws")
+        let texts = (flow.websocket ?? []).filter { $0.opcode == "text" }
+        #expect(texts.map { $0.text ?? "" } == ["from chromium", "echo:from chromium"], "\(String(describing: flow.websocket))")
+        #expect(flow.error == nil, "\(String(describing: flow.error))")
+    }
 }

@@ -38,6 +38,11 @@ extension HTTP2ProxyConnection {
                 stopUpstream(of: exchange, code: .cancel)
             case .streamReset(let stream, let code, let byPeer):
                 guard byPeer, let exchange = streams[stream] else { continue }
+                if exchange.recorder.webSocket?.closedBothWays == true {
+                    // After a WebSocket's close handshake the stream has nothing left to carry.
+                    stopUpstream(of: exchange, code: code)
+                    continue
+                }
                 exchange.draft.fail(.clientReset, "the client reset the stream (\(code)) after \(exchange.responseBytes) response bytes")
                 exchange.draft.flow.error?.code = code.description
                 exchange.draft.flow.error?.by = "client"
@@ -141,7 +146,20 @@ extension HTTP2ProxyConnection {
     private func sendUpstream(_ exchange: HTTP2StreamExchange, endStream: Bool) {
         let head = exchange.requestHead
         guard let leg = upstreamLeg(for: exchange) else {
-            if upstreamSpeaksHTTP1 && exchange.draft.flow.response == nil { startHTTP1Leg(exchange, head: head, endStream: endStream) }
+            if upstreamSpeaksHTTP1 && exchange.draft.flow.response == nil {
+                if exchange.isExtendedConnect {
+                    answer(exchange, status: 502, kind: .protocolMismatch, message: "the origin \(host):\(port) speaks only "
+                           + "HTTP/1.1, so it cannot take an extended CONNECT (RFC 8441: a WebSocket over HTTP/2)")
+                    return
+                }
+                startHTTP1Leg(exchange, head: head, endStream: endStream)
+            }
+            return
+        }
+        if exchange.isExtendedConnect && !leg.takesExtendedConnect {
+            // Sent only where the origin's SETTINGS allowed it; a later connection may not.
+            answer(exchange, status: 502, kind: .protocolMismatch, message: "the origin's HTTP/2 connection did not "
+                   + "enable extended CONNECT (RFC 8441 SETTINGS_ENABLE_CONNECT_PROTOCOL), so a WebSocket cannot open on it")
             return
         }
         var outbound: HTTP2HeaderBlock

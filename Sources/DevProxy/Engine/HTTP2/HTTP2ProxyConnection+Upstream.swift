@@ -29,6 +29,12 @@ extension HTTP2ProxyConnection {
                 exchange.recordResponseHead(head, response)
                 exchange.responseEnded = endStream
                 let status = response.status
+                if exchange.isWebSocket, (200..<300).contains(status), !endStream {
+                    exchange.recorder.startWebSocket(
+                        inflating: WebSocketInflation.negotiated(extensions: response.fields.values("sec-websocket-extensions")),
+                        dataBudget: context.configuration.bodyLimit)
+                    exchange.draft.flow.mode = .websocket
+                }
                 exchange.draft.flow.response = Flow.Response(response, httpVersion: "HTTP/2",
                                                              redact: context.configuration.redactHeaders)
                 // `responded` is for a body still on its way; one that has ended in this same read
@@ -126,6 +132,12 @@ extension HTTP2ProxyConnection {
                     leg.clientStreams[upstream] = nil
                     continue
                 }
+                if exchange.recorder.webSocket?.closedBothWays == true {
+                    // After a WebSocket's close handshake the stream has nothing left to carry: no
+                    // failure, and the client gets the origin's code.
+                    resetClientAfterQueuedFrames(exchange, code: code)
+                    continue
+                }
                 if code == .noError && exchange.responseEnded {
                     // A whole response, then "stop sending the request" (RFC 9113 §8.1): no failure,
                     // and the client is told the same way once the response has reached it.
@@ -171,6 +183,16 @@ extension HTTP2ProxyConnection {
                     closeLeg(leg, reason: "the origin broke the HTTP/2 protocol (\(reason))")
                 } else if let exchange = exchange(upstream, on: leg) {
                     exchange.draft.fail(.upstreamBadResponse, "the origin broke the HTTP/2 protocol on this stream: \(reason)")
+                }
+            case .settingsReceived(let settings):
+                // RFC 8441 §3: the origin takes extended CONNECT; the client is told the same.
+                guard let value = settings.last(where: { $0.id == HTTP2Setting.enableConnectProtocolID })?.value else {
+                    continue
+                }
+                leg.takesExtendedConnect = value == 1
+                if value == 1 && !offersExtendedConnect && !goingAway && self.leg === leg {
+                    offersExtendedConnect = true
+                    try? session.submitSettings([HTTP2Setting(id: HTTP2Setting.enableConnectProtocolID, value: 1)])
                 }
             case .headerListTooLarge(let upstream, let size):
                 guard let exchange = exchange(upstream, on: leg) else { continue }

@@ -43,6 +43,9 @@ final class HTTP2ProxyConnection {
     /// The highest client stream refused before it had an exchange (a malformed request head):
     /// its flow is written once, however many reasons the session gives (stream ids only grow).
     var lastRefusedStream: Int32 = 0
+    /// SETTINGS_ENABLE_CONNECT_PROTOCOL went to the client, because the origin sent it (RFC 8441:
+    /// WebSockets over HTTP/2 where the origin takes them, as the app would see without us).
+    var offersExtendedConnect = false
     /// Wakes the loop when a stream's HTTP/1.1 thread has something to report.
     let wake: WakePipe
     var server: ProxyServer { context.server }
@@ -86,8 +89,10 @@ final class HTTP2ProxyConnection {
                 exchange.http1Leg?.cancel()
                 // A stream whose whole response went out is complete even if the client hung up
                 // before its session noticed the close (a client that closes at once, as curl does).
+                // So is a WebSocket whose close handshake went both ways.
                 let complete = exchange.requestEnded && exchange.responseDelivered && exchange.pendingReset == nil
                     && session.outboundQueuedBytes(stream: exchange.clientStream) == 0
+                    || exchange.recorder.webSocket?.closedBothWays == true
                 if !complete { exchange.draft.fail(.clientClosed, "the client connection closed while the stream was open") }
                 emit(exchange)
             }
@@ -99,6 +104,10 @@ final class HTTP2ProxyConnection {
         var lastActivity = Date()
         var lastSilenceCheck = lastActivity
         do {
+            // The origin's SETTINGS, sent as its handshake ended, are usually here already: read
+            // first, so one that enables WebSockets over HTTP/2 (RFC 8441) is answered in the
+            // same write as our own SETTINGS, before the client decides how to open its sockets.
+            if let leg { readUpstream(leg, &buffer) }
             if !initialBytes.isEmpty { handleClient(try session.receive(initialBytes)) }
             try flushAll()
             while true {
@@ -252,6 +261,9 @@ final class HTTP2ProxyConnection {
                     continue
                 }
                 answer(exchange, status: 502, kind: .upstreamClosed, message: "\(reason) before the response")
+            } else if exchange.recorder.webSocket?.closedBothWays == true {
+                // The origin hung up after a WebSocket's close handshake: the stream ends cleanly.
+                try? session.submitData(stream: clientStream, [], endStream: true)
             } else if !exchange.responseEnded {
                 exchange.draft.fail(.upstreamClosed, "\(reason) after \(exchange.responseBytes) response bytes")
                 exchange.draft.flow.error?.by = "server"

@@ -55,6 +55,17 @@ final class HTTP2StreamExchange {
                                     protoSchema: protoSchema)
     }
 
+    /// An extended CONNECT (RFC 8441) opening a WebSocket: `:method` CONNECT, `:protocol` websocket.
+    var isWebSocket: Bool {
+        requestHead[pseudo: ":method"] == "CONNECT"
+            && requestHead[pseudo: ":protocol"]?.lowercased() == "websocket"
+    }
+
+    /// An extended CONNECT (RFC 8441) of any protocol: it needs an origin that enabled it.
+    var isExtendedConnect: Bool {
+        requestHead[pseudo: ":method"] == "CONNECT" && requestHead[pseudo: ":protocol"] != nil
+    }
+
     var responseCapture: BodyCapture { recorder.responseCapture }
     /// Response body bytes passed to the client so far.
     var responseBytes: Int { recorder.responseBytes }

@@ -12,6 +12,8 @@ final class HTTP2UpstreamLeg {
     var goneAway = false
     /// The connection failed or closed; its streams were ended.
     var closed = false
+    /// The origin's SETTINGS enabled extended CONNECT (RFC 8441): a WebSocket may open a stream here.
+    var takesExtendedConnect = false
     /// A stream's receive window once its client has shown it reads (`widenWindow`).
     let fullStreamWindow: UInt32
     /// Streams whose window is `fullStreamWindow`.

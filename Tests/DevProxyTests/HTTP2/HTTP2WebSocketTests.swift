@@ -1,0 +1,103 @@
+import CertAuthority
+@testable import DevProxy
+import Foundation
+import Testing
+import TestSupport
+
+/// WebSockets over HTTP/2 (RFC 8441) through the proxy. The client is Python's h2 library
+/// (`Resources/h2websocket.py`: CONNECT through the proxy, TLS offering h2, an extended CONNECT
+/// once SETTINGS_ENABLE_CONNECT_PROTOCOL arrives); the origin is hypercorn, which enables extended
+/// CONNECT in its own SETTINGS and echoes each text message as "echo:" + it. The proxy offers the
+/// setting only when the origin did, so an app opens its sockets the way it would without us.
+@Suite(.serialized) struct HTTP2WebSocketTests {
+    struct Output: Decodable {
+        struct Message: Decodable {
+            var opcode: Int
+            var text: String
+        }
+        var alpn: String?
+        /// The server's SETTINGS frames as received, each as id → value (ids as strings in JSON).
+        var settings: [[String: Int]]
+        var extendedConnect: Bool
+        var status: Int?
+        var headers: [[String]]?
+        var received: [Message]?
+        var closeCode: Int?
+        var streamEnded: Bool?
+        var reset: Int?
+    }
+
+    private func harness(for origin: HTTP2Origin, configure: @escaping (inout ProxyConfiguration) -> Void = { _ in })
+        throws -> ProxyHarness {
+        try ProxyHarness(configure: {
+            $0.upstreamCAs = try! Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+            configure(&$0)
+        })
+    }
+
+    private func client(_ proxy: ProxyHarness, _ origin: HTTP2Origin, _ extra: [String]) throws -> Output {
+        let result = try Subprocess.run("python3", [HTTP2Origin.resource("h2websocket.py"), "\(proxy.port)", proxy.pki.rootPath,
+                                                    "localhost", "\(origin.port)", "/ws"] + extra, timeout: 30)
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        guard let data = result.stdout.data(using: .utf8), let output = try? decoder.decode(Output.self, from: data) else {
+            throw TestFailure("h2websocket.py failed: \(result.output)")
+        }
+        return output
+    }
+
+    /// Whether any SETTINGS frame the client got enabled extended CONNECT.
+    private func offered(_ output: Output) -> Bool {
+        output.settings.contains { $0["8"] == 1 }
+    }
+
+    @Test func messagesPassAndAreRecordedWithTheirCompression() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let proxy = try harness(for: origin)
+        let output = try client(proxy, origin, ["--deflate", "--message", "hello hello hello hello", "--message", "second"])
+        #expect(output.alpn == "h2")
+        #expect(output.extendedConnect && offered(output), "SETTINGS seen: \(output.settings)")
+        #expect(output.status == 200)
+        #expect(output.headers?.contains(["sec-websocket-extensions", "permessage-deflate"]) == true,
+                "\(String(describing: output.headers))")
+        #expect(output.received?.map(\.text) == ["echo:hello hello hello hello", "echo:second"])
+        #expect(output.closeCode == 1000 && output.streamEnded == true, "\(output)")
+
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.mode == .websocket)
+        #expect(flow.error == nil, "a close handshake both ways is a clean end: \(String(describing: flow.error))")
+        #expect(flow.request?.method == "CONNECT" && flow.request?.httpVersion == "HTTP/2")
+        #expect(flow.request?.url == "https://localhost:\(origin.port)/ws")
+        #expect(flow.request?.pseudoHeaders?.contains([":protocol", "websocket"]) == true,
+                "\(String(describing: flow.request?.pseudoHeaders))")
+        #expect(flow.response?.status == 200)
+        // The stream's DATA was the socket's frames, recorded as messages, not as bodies.
+        #expect(flow.request?.body == nil && flow.response?.body == nil)
+        let messages = try #require(flow.websocket)
+        let texts = messages.filter { $0.opcode == "text" }
+        #expect(texts.map(\.direction) == ["client_to_server", "client_to_server", "server_to_client", "server_to_client"])
+        #expect(texts.map { $0.text ?? "" } == ["hello hello hello hello", "second", "echo:hello hello hello hello",
+                                                 "echo:second"])
+        // hypercorn compresses what it sends once permessage-deflate is accepted; the flow shows it inflated.
+        #expect(texts[2].compressedLength != nil && texts[2].compressedLength != texts[2].length, "\(texts[2])")
+        #expect(messages.filter { $0.opcode == "close" }.map(\.direction) == ["client_to_server", "server_to_client"])
+
+        let har = try #require(HARWriter.webSocketMessages(for: flow))
+        #expect(har.map(\.type) == ["send", "send", "receive", "receive"])
+        #expect(har.last?.data == "echo:second")
+    }
+
+    /// Without the origin's SETTINGS_ENABLE_CONNECT_PROTOCOL the client is never offered it, and
+    /// opens its WebSockets over HTTP/1.1 as it would talking to that origin directly: an
+    /// HTTP/1.1-only origin (the h2-only client's requests are translated) and nghttpd (h2
+    /// without RFC 8441).
+    @Test(arguments: [HTTP2Origin.Kind.hypercornHTTP1, .nghttpd])
+    func notOfferedUnlessTheOriginOffersIt(_ kind: HTTP2Origin.Kind) throws {
+        let origin = try HTTP2Origin(kind)
+        let proxy = try harness(for: origin)
+        let output = try client(proxy, origin, ["--wait-settings", "1.5"])
+        #expect(output.alpn == "h2")
+        #expect(!output.extendedConnect && !offered(output), "\(kind): \(output.settings)")
+        #expect(!output.settings.isEmpty, "the proxy's own SETTINGS arrived")
+    }
+}

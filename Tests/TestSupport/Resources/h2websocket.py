@@ -1,0 +1,186 @@
+"""A WebSocket over HTTP/2 (RFC 8441) through DevProxy, with the h2 library (PyPI) as the client:
+CONNECT through the proxy, TLS offering only h2, then an extended CONNECT once the server's
+SETTINGS allow it, text messages out and their echoes back, a close handshake.
+
+Usage: h2websocket.py PROXY_PORT CAFILE HOST PORT PATH [--deflate] [--message TEXT ...] [--wait-settings S]
+--deflate offers permessage-deflate (sent uncompressed; the server's messages may come compressed,
+as hypercorn sends them when it accepts). --wait-settings S: how long to wait for
+SETTINGS_ENABLE_CONNECT_PROTOCOL (default 5 s); without it, the extended CONNECT is not sent.
+Prints one JSON object: alpn, settings (the server's SETTINGS as received, every frame),
+extended_connect (whether it was enabled), status, headers, received (the messages that came
+back: opcode and text), close_code, stream_ended (the server ended the stream after the close
+handshake), reset (RST_STREAM code, if any), and stream_id.
+"""
+import json
+import os
+import struct
+import sys
+import time
+import zlib
+
+import h2.config
+import h2.connection
+import h2.events
+import h2.settings
+import proxytunnel
+
+ENABLE_CONNECT_PROTOCOL = h2.settings.SettingCodes.ENABLE_CONNECT_PROTOCOL
+
+
+def frame(opcode, payload):
+    """A client frame (RFC 6455 §5.2): FIN, masked."""
+    head = bytes([0x80 | opcode])
+    n = len(payload)
+    if n < 126:
+        head += bytes([0x80 | n])
+    elif n < 65536:
+        head += bytes([0x80 | 126]) + struct.pack(">H", n)
+    else:
+        head += bytes([0x80 | 127]) + struct.pack(">Q", n)
+    mask = os.urandom(4)
+    return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+
+
+class Frames:
+    """Server frames (unmasked) out of a byte stream, permessage-deflate messages inflated."""
+
+    def __init__(self):
+        self.buffer = b""
+        self.inflater = zlib.decompressobj(-15)
+
+    def feed(self, data):
+        self.buffer += data
+        out = []
+        while len(self.buffer) >= 2:
+            b0, b1 = self.buffer[0], self.buffer[1]
+            n = b1 & 0x7F
+            at = 2
+            if n == 126:
+                if len(self.buffer) < 4:
+                    break
+                n = struct.unpack(">H", self.buffer[2:4])[0]
+                at = 4
+            elif n == 127:
+                if len(self.buffer) < 10:
+                    break
+                n = struct.unpack(">Q", self.buffer[2:10])[0]
+                at = 10
+            if len(self.buffer) < at + n:
+                break
+            payload = self.buffer[at:at + n]
+            self.buffer = self.buffer[at + n:]
+            opcode = b0 & 0x0F
+            if b0 & 0x40:
+                payload = self.inflater.decompress(payload + b"\x00\x00\xff\xff")
+            out.append((opcode, payload))
+        return out
+
+
+def main():
+    args = sys.argv[1:]
+    proxy_port, cafile, host, port, path = args[:5]
+    rest = args[5:]
+    deflate = False
+    messages = []
+    wait_settings = 5.0
+    i = 0
+    while i < len(rest):
+        if rest[i] == "--deflate":
+            deflate = True
+            i += 1
+        elif rest[i] == "--message":
+            messages.append(rest[i + 1])
+            i += 2
+        elif rest[i] == "--wait-settings":
+            wait_settings = float(rest[i + 1])
+            i += 2
+        else:
+            raise SystemExit(f"unknown argument {rest[i]}")
+    tls = proxytunnel.connect(proxy_port, cafile, host, port, ["h2"])
+    result = {"alpn": tls.selected_alpn_protocol(), "settings": [], "extended_connect": False}
+    conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+    conn.initiate_connection()
+    tls.sendall(conn.data_to_send())
+    tls.settimeout(0.2)
+    deadline = time.monotonic() + wait_settings
+    while not result["extended_connect"] and time.monotonic() < deadline:
+        try:
+            data = tls.recv(65536)
+        except TimeoutError:
+            continue
+        if not data:
+            break
+        for event in conn.receive_data(data):
+            if isinstance(event, h2.events.RemoteSettingsChanged):
+                result["settings"].append({int(k): v.new_value for k, v in event.changed_settings.items()})
+                if conn.remote_settings.get(ENABLE_CONNECT_PROTOCOL) == 1:
+                    result["extended_connect"] = True
+        tls.sendall(conn.data_to_send())
+    if not result["extended_connect"]:
+        print(json.dumps(result))
+        return
+    stream = conn.get_next_available_stream_id()
+    result["stream_id"] = stream
+    headers = [(":method", "CONNECT"), (":protocol", "websocket"), (":scheme", "https"), (":path", path),
+               (":authority", f"{host}:{port}"), ("sec-websocket-version", "13")]
+    if deflate:
+        headers.append(("sec-websocket-extensions", "permessage-deflate"))
+    conn.send_headers(stream, headers)
+    tls.sendall(conn.data_to_send())
+    frames = Frames()
+    received = []
+    sent = False
+    closing = False
+    ended = False
+    tls.settimeout(10)
+    while not ended:
+        try:
+            data = tls.recv(65536)
+        except TimeoutError:
+            break
+        if not data:
+            break
+        for event in conn.receive_data(data):
+            if isinstance(event, h2.events.ResponseReceived) and event.stream_id == stream:
+                result["headers"] = [[k, v] for k, v in event.headers if not k.startswith(":")]
+                result["status"] = int(dict(event.headers)[":status"])
+                if result["status"] != 200:
+                    ended = True
+            elif isinstance(event, h2.events.DataReceived) and event.stream_id == stream:
+                conn.acknowledge_received_data(event.flow_controlled_length, stream)
+                for opcode, payload in frames.feed(event.data):
+                    if opcode == 8:
+                        result["close_code"] = struct.unpack(">H", payload[:2])[0] if len(payload) >= 2 else None
+                        if not closing:
+                            conn.send_data(stream, frame(8, payload[:2]))
+                        # RFC 8441 §5: the close handshake, then END_STREAM both ways.
+                        conn.end_stream(stream)
+                        tls.settimeout(2)
+                    else:
+                        received.append({"opcode": opcode, "text": payload.decode("utf-8", "replace")})
+            elif isinstance(event, h2.events.StreamEnded) and event.stream_id == stream:
+                result["stream_ended"] = True
+                ended = True
+            elif isinstance(event, h2.events.StreamReset) and event.stream_id == stream:
+                result["reset"] = event.error_code
+                ended = True
+        if result.get("status") == 200 and not sent:
+            sent = True
+            for text in messages:
+                conn.send_data(stream, frame(1, text.encode()))
+        if sent and not closing and not ended and len(received) >= len(messages):
+            closing = True
+            conn.send_data(stream, frame(8, struct.pack(">H", 1000)))
+        tls.sendall(conn.data_to_send())
+    result["received"] = received
+    try:
+        conn.close_connection()
+        tls.sendall(conn.data_to_send())
+        tls.close()
+    except OSError:
+        pass
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
