@@ -87,6 +87,23 @@ import TestSupport
         #expect(har.last?.data == "echo:second")
     }
 
+    /// A socket left open is shown while it runs, as over HTTP/1.1: sinks that show running flows
+    /// get its messages so far about once a second, each record holding more than the last.
+    @Test func aSocketLeftOpenIsShownWhileItRuns() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let progress = ProgressSink()
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas }, extraSinks: [progress])
+        let output = try client(proxy, origin, ["--pause", "0.5"] + (0..<5).flatMap { ["--message", "message \($0)"] })
+        #expect(output.received?.count == 5, "\(output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.websocket?.filter { $0.opcode == "text" }.count == 10)
+        let shown = progress.flows.filter { $0.id == flow.id }.map { $0.websocket?.count ?? 0 }
+        #expect(!shown.isEmpty && shown.allSatisfy { $0 > 0 && $0 < (flow.websocket?.count ?? 0) }, "\(shown)")
+        #expect(shown == shown.sorted() && Set(shown).count == shown.count, "each shows more than the last: \(shown)")
+        #expect(progress.flows.allSatisfy { $0.mode == .websocket && $0.response?.status == 200 && $0.request?.body == nil })
+    }
+
     /// Without the origin's SETTINGS_ENABLE_CONNECT_PROTOCOL the client is never offered it, and
     /// opens its WebSockets over HTTP/1.1 as it would talking to that origin directly: an
     /// HTTP/1.1-only origin (the h2-only client's requests are translated) and nghttpd (h2

@@ -3,9 +3,12 @@ CONNECT through the proxy, TLS offering only h2, then an extended CONNECT once t
 SETTINGS allow it, text messages out and their echoes back, a close handshake.
 
 Usage: h2websocket.py PROXY_PORT CAFILE HOST PORT PATH [--deflate] [--message TEXT ...] [--wait-settings S]
+       [--pause S]
 --deflate offers permessage-deflate (sent uncompressed; the server's messages may come compressed,
 as hypercorn sends them when it accepts). --wait-settings S: how long to wait for
 SETTINGS_ENABLE_CONNECT_PROTOCOL (default 5 s); without it, the extended CONNECT is not sent.
+--pause S: send the messages one at a time, each S seconds after the echo of the one before
+(default: all at once).
 Prints one JSON object: alpn, settings (the server's SETTINGS as received, every frame),
 extended_connect (whether it was enabled), status, headers, received (the messages that came
 back: opcode and text), close_code, stream_ended (the server ended the stream after the close
@@ -83,6 +86,7 @@ def main():
     deflate = False
     messages = []
     wait_settings = 5.0
+    pause = None
     i = 0
     while i < len(rest):
         if rest[i] == "--deflate":
@@ -90,6 +94,9 @@ def main():
             i += 1
         elif rest[i] == "--message":
             messages.append(rest[i + 1])
+            i += 2
+        elif rest[i] == "--pause":
+            pause = float(rest[i + 1])
             i += 2
         elif rest[i] == "--wait-settings":
             wait_settings = float(rest[i + 1])
@@ -129,7 +136,7 @@ def main():
     tls.sendall(conn.data_to_send())
     frames = Frames()
     received = []
-    sent = False
+    sent = 0
     closing = False
     ended = False
     tls.settimeout(10)
@@ -164,11 +171,16 @@ def main():
             elif isinstance(event, h2.events.StreamReset) and event.stream_id == stream:
                 result["reset"] = event.error_code
                 ended = True
-        if result.get("status") == 200 and not sent:
-            sent = True
-            for text in messages:
-                conn.send_data(stream, frame(1, text.encode()))
-        if sent and not closing and not ended and len(received) >= len(messages):
+        if result.get("status") == 200 and not ended:
+            while sent < len(messages) and (pause is None or len(received) == sent):
+                if pause is not None and sent > 0:
+                    time.sleep(pause)
+                conn.send_data(stream, frame(1, messages[sent].encode()))
+                sent += 1
+                if pause is not None:
+                    break
+        if sent == len(messages) and result.get("status") == 200 and not closing and not ended \
+                and len(received) >= len(messages):
             closing = True
             conn.send_data(stream, frame(8, struct.pack(">H", 1000)))
         tls.sendall(conn.data_to_send())
