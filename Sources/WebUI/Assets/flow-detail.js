@@ -77,7 +77,10 @@ class FlowDetail extends HTMLElement {
                 return;
             }
             this.#flow = flow;
-            if (!keepTab) this.#tab = flow.response || flow.error ? "response" : "request";
+            // A WebSocket or a gRPC call reads best as its messages, as it does while it runs.
+            if (!keepTab) {
+                this.#tab = flow.websocket || flow.grpc ? "messages" : flow.response || flow.error ? "response" : "request";
+            }
             if (!flow.response && this.#tab === "response" && !flow.error) this.#tab = "request";
             this.#render(flow, controller.signal);
         } catch (error) {
@@ -192,10 +195,13 @@ class FlowDetail extends HTMLElement {
     }
 
     #actions(flow) {
-        const replayable = Boolean(flow.request) && store.canReplay;
+        // The server replays HTTP requests only: a WebSocket's or a tunnel's flow is not one.
+        const httpFlow = flow.mode === "http" || flow.mode === "https";
+        const replayable = Boolean(flow.request) && store.canReplay && httpFlow;
         return h("div", { class: "detail-actions", role: "toolbar", "aria-label": "Flow actions" },
             h("button", {
-                type: "button", id: "replay", disabled: !replayable, title: "Replay (r)",
+                type: "button", id: "replay", disabled: !replayable,
+                title: httpFlow ? "Replay (r)" : `a ${flow.mode} flow cannot be replayed`,
                 on: { click: () => replayFlow(flow.id) },
             }, "Replay"),
             h("button", {
@@ -377,9 +383,33 @@ function webSocketView(messages, started) {
                 formatSize(message.length) + (message.compressed_length === undefined ? ""
                     : ` (${formatSize(message.compressed_length)} deflated)`)),
             h("td", { class: "data" }, h("div", {}, [(message.decode_error ? `(${message.decode_error}) ` : "")
-                + (message.text ?? (message.base64 ? `(base64) ${message.base64}` : "")),
+                + (message.opcode === "close" ? closeText(message)
+                    : message.text ?? (message.base64 ? `(base64) ${message.base64}` : "")),
                 message.truncated ? h("span", { class: "cut" },
                     ` … the first ${formatSize(keptBytes(message))} of ${formatSize(message.length)}`) : null]))))));
+}
+
+/** RFC 6455 §7.4.1 (and the IANA registry): what a Close frame's status code says. */
+const CLOSE_CODES = {
+    1000: "normal closure", 1001: "going away", 1002: "protocol error", 1003: "unsupported data",
+    1007: "invalid payload data", 1008: "policy violation", 1009: "message too big", 1010: "mandatory extension",
+    1011: "internal error", 1012: "service restart", 1013: "try again later", 1014: "bad gateway",
+};
+
+/** A Close frame's data as its status code, the code's meaning and its reason (RFC 6455 §5.5.1). */
+function closeText(message) {
+    let bytes;
+    try {
+        bytes = Uint8Array.from(atob(message.base64 ?? ""), (c) => c.charCodeAt(0));
+    } catch {
+        return `(base64) ${message.base64}`;
+    }
+    if (bytes.length === 0) return "no status code";
+    if (bytes.length === 1) return `(base64) ${message.base64}`;
+    const code = bytes[0] * 256 + bytes[1];
+    const meaning = CLOSE_CODES[code] ?? (code >= 4000 && code <= 4999 ? "the application's own" : "");
+    const reason = new TextDecoder().decode(bytes.subarray(2));
+    return `${code}${meaning ? ` (${meaning})` : ""}${reason ? ` · ${reason}` : ""}`;
 }
 
 /** The bytes a WebSocket message record keeps: its text's UTF-8, or what its base64 decodes to. */

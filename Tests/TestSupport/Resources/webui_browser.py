@@ -103,7 +103,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
             self.wfile.write(b"0\r\n\r\n")
         elif path.startswith("/ws/"):
-            # A WebSocket that sends one text message of WS_MESSAGE_BYTES (markup first), then closes.
+            # A WebSocket that sends one text message of WS_MESSAGE_BYTES (markup first), then closes
+            # with status 1000.
             key = self.headers["Sec-WebSocket-Key"]
             accept = base64.b64encode(hashlib.sha1((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest())
             self.send_response(101)
@@ -112,7 +113,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_header("Sec-WebSocket-Accept", accept.decode())
             self.end_headers()
             data = WS_MARKUP + b"x" * (WS_MESSAGE_BYTES - len(WS_MARKUP))
-            self.wfile.write(bytes([0x81, 127]) + struct.pack("!Q", len(data)) + data + b"\x88\x00")
+            self.wfile.write(bytes([0x81, 127]) + struct.pack("!Q", len(data)) + data + WS_CLOSE_1000)
             self.wfile.flush()
             self.rfile.read(6)   # the client's close (masked, empty)
             self.close_connection = True
@@ -153,6 +154,8 @@ class Checks:
 
 WS_MARKUP = b"<img src=x onerror=alert(1)>"
 WS_MESSAGE_BYTES = 70000
+# A server's Close frame with status 1000 (normal closure) and no reason.
+WS_CLOSE_1000 = b"\x88\x02\x03\xe8"
 
 
 def websocket_through(proxy, url):
@@ -165,7 +168,7 @@ def websocket_through(proxy, url):
                       "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n"
                       % (url, urllib.parse.urlsplit(url).netloc, key)).encode())
         data = b""
-        while not data.endswith(b"\x88\x00"):
+        while not data.endswith(WS_CLOSE_1000):
             chunk = sock.recv(65536)
             if not chunk:
                 break
@@ -290,6 +293,9 @@ def run(browser, options, base, origin, checks):
     try:
         websocket_through(options.proxy, base + ws_path)
         open_flow(page, ws_path)
+        # It opens on its messages, and offers no replay (the server replays HTTP requests only).
+        opened = page.evaluate("() => [document.querySelector('#detail-tab-messages')?.getAttribute('aria-selected'),"
+                               " document.querySelector('flow-detail #replay')?.disabled]")
         page.click("#detail-tab-messages")
         page.wait_for_selector("flow-detail table.messages tr.server_to_client td.data .cut", timeout=5000)
         shown = page.evaluate("() => { const d = document.querySelector('flow-detail table.messages tr.server_to_client td.data');"
@@ -299,9 +305,16 @@ def run(browser, options, base, origin, checks):
         checks.result("websocket-long-message", shown[0] == 65536 and shown[1] == WS_MARKUP.decode()
                       and shown[2] == " \u2026 the first 66 kB of 70 kB" and not shown[3]
                       and re.fullmatch(r"\+\d+\.\d{3} s", shown[4]) is not None, repr(shown))
+        # Close frames read as their status code and its meaning, not base64.
+        closes = page.evaluate("() => [...document.querySelectorAll('flow-detail table.messages tbody tr')]"
+                               ".filter(r => r.children[2].textContent === 'close')"
+                               ".map(r => r.className + ': ' + r.querySelector('td.data').textContent)")
+        checks.result("websocket-opens-on-messages", opened == ["true", True] and closes == [
+            "server_to_client: 1000 (normal closure)", "client_to_server: no status code"], repr((opened, closes)))
         page.click("#detail-tab-request")
     except Exception as error:
         checks.result("websocket-long-message", False, str(error).splitlines()[0])
+        checks.result("websocket-opens-on-messages", False, str(error).splitlines()[0])
 
     # A posted form shows as its fields above the bytes: a text field (markup in it stays text) and a file.
     form_path = "/form/%d?lang=fr&q=a+b%%26c" % int(time.time() * 1000)
