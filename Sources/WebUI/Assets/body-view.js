@@ -187,22 +187,35 @@ async function loadEvents(id, side, container, signal) {
         }
         if (signal.aborted) return;
         const events = eventStreamEvents(text);
-        const rows = events.slice(0, EVENT_ROWS).map((event, index) => h("tr", {},
-            h("td", {}, String(index + 1)), h("td", {}, event.type), h("td", { class: "data" }, event.id),
-            h("td", { class: "data" }, h("div", {}, event.data,
-                event.retry !== undefined ? h("span", { class: "muted" }, ` (retry ${event.retry} ms)`) : null))));
-        replaceChildren(container,
-            h("table", { class: "messages events" },
-                h("caption", {}, `Server-sent events (${events.length}${cut ? " in the first 1 MiB" : ""})`),
-                h("thead", {}, h("tr", {}, ["#", "Event", "ID", "Data"].map((title) => h("th", { scope: "col" }, title)))),
-                h("tbody", {}, rows)),
-            events.length > EVENT_ROWS
-                ? h("p", { class: "muted" }, `the first ${EVENT_ROWS.toLocaleString("en")} events are listed; the text below shows the rest`)
-                : null);
+        replaceChildren(container, ...eventsTable(events, `Server-sent events (${events.length}${cut ? " in the first 1 MiB" : ""})`));
     } catch (error) {
         if (signal.aborted) return;
         replaceChildren(container, h("p", { class: "muted" }, `the events could not be read: ${error.message}`));
     }
+}
+
+/**
+ * A table of server-sent events (each numbered from the stream's first) and, past `EVENT_ROWS`,
+ * a note: a finished stream lists its first events (the text below has the rest), a running one
+ * (`latest`) its latest, since those are the ones arriving.
+ */
+export function eventsTable(events, caption, latest = false) {
+    const first = latest ? Math.max(0, events.length - EVENT_ROWS) : 0;
+    const rows = events.slice(first, first + EVENT_ROWS).map((event, index) => h("tr", {},
+        h("td", {}, String(first + index + 1)), h("td", {}, event.type), h("td", { class: "data" }, event.id),
+        h("td", { class: "data" }, h("div", {}, event.data,
+            event.retry !== undefined ? h("span", { class: "muted" }, ` (retry ${event.retry} ms)`) : null))));
+    const count = EVENT_ROWS.toLocaleString("en");
+    return [
+        h("table", { class: "messages events" },
+            h("caption", {}, caption),
+            h("thead", {}, h("tr", {}, ["#", "Event", "ID", "Data"].map((title) => h("th", { scope: "col" }, title)))),
+            h("tbody", {}, rows)),
+        events.length > EVENT_ROWS
+            ? h("p", { class: "muted" }, latest ? `the latest ${count} events are listed`
+                : `the first ${count} events are listed; the text below shows the rest`)
+            : null,
+    ];
 }
 
 /** Fills `container` with the form's fields: a table of name and value (files: name, type, size). */

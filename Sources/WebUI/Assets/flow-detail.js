@@ -3,13 +3,16 @@
 
 import { api } from "./api.js";
 import { apiLink, append, definitionList, h, replaceChildren, setSafeAttribute } from "./dom.js";
-import { bodyView } from "./body-view.js";
-import { countOf, formatDuration, formatSize, headerValues } from "./format.js";
+import { bodyView, eventStreamEvents, eventsTable } from "./body-view.js";
+import { countOf, formatDuration, formatSize, headerValue, headerValues, mediaType } from "./format.js";
 import { openResend } from "./resend-dialog.js";
 import { store } from "./store.js";
 
 /** Characters of body text the record brings (`?preview=`); the body view loads bodies whole. */
 const BODY_PREVIEW = 4096;
+/** The same for a running event stream, whose events so far are listed: all the record so far
+ * holds of the body (the server caps a preview at 1 MiB; the record keeps the body's in-memory head). */
+const LIVE_EVENTS_PREVIEW = 1024 * 1024;
 
 const TABS = [
     { key: "request", title: "Request" },
@@ -25,6 +28,8 @@ class FlowDetail extends HTMLElement {
     #refetch = 0;
     /** The flow whose record so far is on show (its tab was picked then). */
     #recordShownFor = null;
+    /** The running flow whose record so far is an event stream (its refetches bring more body text). */
+    #eventStreamFor = null;
 
     connectedCallback() {
         if (this.hasAttribute("role")) return;
@@ -53,7 +58,8 @@ class FlowDetail extends HTMLElement {
         this.hidden = false;
         if (!keepTab) setSafeAttribute(this, "aria-busy", "true");
         try {
-            const flow = await api.flow(id, controller.signal, BODY_PREVIEW);
+            const flow = await api.flow(id, controller.signal,
+                this.#eventStreamFor === id ? LIVE_EVENTS_PREVIEW : BODY_PREVIEW);
             if (controller.signal.aborted) return;
             if (flow.pending) {
                 if (flow.record) {
@@ -68,6 +74,8 @@ class FlowDetail extends HTMLElement {
                     const scroll = keepTab && this.#recordShownFor === id
                         ? this.querySelector(".detail-panel")?.scrollTop ?? 0 : 0;
                     this.#recordShownFor = id;
+                    const type = mediaType(headerValue(flow.record.response?.headers ?? [], "content-type"));
+                    this.#eventStreamFor = type === "text/event-stream" ? id : null;
                     this.#render(flow.record, controller.signal, true);
                     if (scroll) this.querySelector(".detail-panel").scrollTop = scroll;
                 } else {
@@ -348,17 +356,30 @@ function messageView(id, side, message, signal, pending = false) {
         headersTable("Pseudo-headers", message.pseudo_headers),
         headersTable("Headers", message.headers),
         side === "request" ? cookieTable(message.headers) : setCookieTable(message.headers),
-        pending ? pendingBody(message.body) : bodyView(id, side, message, signal),
+        pending ? pendingBody(message) : bodyView(id, side, message, signal),
         headersTable("Trailers", message.trailers));
 }
 
-/** The body so far of a flow still running: its size, and its first bytes as text when they are. */
-function pendingBody(body) {
+/**
+ * The body so far of a flow still running: its size, and its first bytes as text when they are; a
+ * `text/event-stream` body (an LLM's tokens, a live feed) also as its events so far, the latest
+ * listed, from the part of the body the record so far holds.
+ */
+function pendingBody(message) {
+    const body = message.body;
     if (!body || !body.size) return h("p", { class: "muted" }, "no body so far");
     const facts = [`${formatSize(body.size)} so far`];
     if (body.decoded) facts.push(`decoded from ${body.decoded}`);
+    let events = null;
+    if (body.text != null && mediaType(headerValue(message.headers, "content-type")) === "text/event-stream") {
+        const parsed = eventStreamEvents(body.text);
+        const part = body.preview || body.truncated ? ` in the first ${formatSize(new TextEncoder().encode(body.text).length)}` : "";
+        events = h("div", { class: "event-stream" },
+            ...eventsTable(parsed, `Server-sent events so far (${parsed.length}${part})`, true));
+    }
     return h("section", { class: "body", "aria-label": "body so far" },
         h("p", { class: "body-facts" }, facts.join(" · ")),
+        events,
         body.text != null
             ? h("pre", { class: "body-so-far" }, body.text, body.preview || body.truncated ? "\n…" : "")
             : h("p", { class: "muted" }, "binary: the body appears when the exchange ends"));

@@ -462,11 +462,21 @@ def run(browser, options, base, origin, checks):
                                ".includes('data: tick 2')", timeout=(SLOW_SECONDS + 5) * 1000)
         shown = page.text_content("flow-detail")
         streaming = "in progress" in shown and "so far" in shown
+        # Its events so far are listed as they come, as the finished stream's are.
+        page.wait_for_function("() => [...document.querySelectorAll('flow-detail table.events tbody tr')]"
+                               ".some(r => r.textContent === '3messagetick 2')", timeout=(SLOW_SECONDS + 5) * 1000)
+        live = page.evaluate("() => [document.querySelector('flow-detail table.events caption').textContent,"
+                             " document.querySelector('flow-detail').textContent.includes('in progress'),"
+                             " [...document.querySelectorAll('flow-detail table.events tbody tr')].slice(0, 2)"
+                             ".map(r => [...r.children].map(c => c.textContent).join('|'))]")
+        checks.result("pending-server-sent-events", live[0].startswith("Server-sent events so far (") and live[1]
+                      and live[2] == ["1|message||tick 0", "2|message||tick 1"], repr(live))
         page.wait_for_function("() => !document.querySelector('flow-detail').textContent.includes('in progress')",
                                timeout=(SLOW_SECONDS + 10) * 1000)
         checks.result("pending-body-so-far", streaming, shown[:200])
     except Exception as error:
         checks.result("pending-body-so-far", False, str(error).splitlines()[0])
+        checks.result("pending-server-sent-events", False, str(error).splitlines()[0])
     finally:
         waiter.wait(timeout=30)
     # Once it has ended, its events are listed as an EventSource reads them.
