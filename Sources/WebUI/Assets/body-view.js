@@ -101,7 +101,7 @@ async function loadProtobuf(id, side, container, signal) {
 }
 
 /** One decoded message as text lines: `N: value`, nested messages as `N { … }`. */
-function protobufLines(message, depth) {
+export function protobufLines(message, depth = 0) {
     const pad = "  ".repeat(depth);
     const lines = [];
     for (const field of message?.fields ?? []) {

@@ -3,7 +3,8 @@
 
 import { api } from "./api.js";
 import { apiLink, append, definitionList, h, replaceChildren, setSafeAttribute } from "./dom.js";
-import { bodyView, eventStreamEvents, eventsTable } from "./body-view.js";
+import { bodyView, eventStreamEvents, eventsTable, protobufLines } from "./body-view.js";
+import { grpcStatusName } from "./flow-summary.js";
 import { countOf, formatDuration, formatSize, headerValue, headerValues, mediaType } from "./format.js";
 import { openResend } from "./resend-dialog.js";
 import { store } from "./store.js";
@@ -443,7 +444,8 @@ function keptBytes(message) {
 function grpcView(grpc) {
     const wire = { "grpc-web": "gRPC-Web", "grpc-web-text": "gRPC-Web, text (base64)", "connect": "Connect, streaming",
         "connect-unary": "Connect, unary" }[grpc.protocol] ?? "gRPC";
-    const facts = definitionList([["Protocol", wire], ["Service", grpc.service], ["Method", grpc.method], ["Status", grpc.status],
+    const status = grpc.status == null ? null : `${grpc.status} ${grpcStatusName(grpc.status)}`;
+    const facts = definitionList([["Protocol", wire], ["Service", grpc.service], ["Method", grpc.method], ["Status", status],
         ["Message", grpc.message], ["Encoding", grpc.encoding], ["Response encoding", grpc.response_encoding],
         ["Messages", `${grpc.request_messages} sent, ${grpc.response_messages} received`],
         ["Notes", (grpc.notes ?? []).join("; ")]]);
@@ -454,7 +456,8 @@ function grpcView(grpc) {
             // With `--proto`: the message by its schema, field names and all.
             ? `${message.message_type ?? ""} ${JSON.stringify(message.typed, null, 2)}`
             : message.decoded === undefined ? (message.first_bytes ?? "")
-            : (typeof message.decoded === "string" ? message.decoded : JSON.stringify(message.decoded, null, 2)))),
+            // Without a schema: field numbers and values, in protoc --decode_raw's layout.
+            : (typeof message.decoded === "string" ? message.decoded : decodedText(message.decoded)))),
         h("td", {}, message.note ?? "")));
     // A rich error (grpc-status-details-bin, a Connect error's details): each detail by its type.
     const details = grpc.status_details
@@ -466,6 +469,12 @@ function grpcView(grpc) {
             h("thead", {}, h("tr", {}, ["", "Length", "Compressed", "Decoded", "Note"]
                 .map((title) => h("th", { scope: "col" }, title)))),
             h("tbody", {}, rows)));
+}
+
+/** A message decoded without a schema, as `protoc --decode_raw` prints it. */
+function decodedText(decoded) {
+    const lines = protobufLines(decoded);
+    return lines.length ? lines.join("\n") : "(no fields)";
 }
 
 function connectionView(flow) {

@@ -56,9 +56,14 @@ const GRPC_STATUS = ["OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE
 /** The codes that say the server or the network failed, coloured as 5xx; the rest as 4xx. */
 const GRPC_SERVER_FAULTS = new Set([2, 4, 8, 13, 14, 15]);
 
+/** A gRPC status code's name (`NOT_FOUND`), or `gRPC N` for a code outside the list. */
+export function grpcStatusName(code) {
+    return GRPC_STATUS[code] ?? `gRPC ${code}`;
+}
+
 function statusText(summary) {
     if (summary.status != null && summary.grpc_status) {
-        return `${summary.status} · ${GRPC_STATUS[summary.grpc_status] ?? `gRPC ${summary.grpc_status}`}`;
+        return `${summary.status} · ${grpcStatusName(summary.grpc_status)}`;
     }
     if (summary.status != null) return String(summary.status);
     if (summary.error_kind) return "✕";

@@ -267,7 +267,7 @@ def run(browser, options, base, origin, checks):
     grpc_path = "/grpcweb/%d/lab.Echo/Fail" % int(time.time() * 1000)
     subprocess.run(["curl", "-s", "-o", "/dev/null", "--max-time", "10", "-x", options.proxy, "-H",
                     "content-type: application/grpc-web+proto", "--data-binary", "@-", base + grpc_path],
-                   input=b"\x00\x00\x00\x00\x00", capture_output=True, timeout=20)
+                   input=b"\x00\x00\x00\x00\x07\x0a\x03ada\x10\x2a", capture_output=True, timeout=20)
     try:
         wait_rows(page, "p => [...document.querySelectorAll('flow-list .flow-row[data-id]')]"
                         ".some(r => r.querySelector('.c-path')?.textContent === p)", grpc_path)
@@ -284,9 +284,16 @@ def run(browser, options, base, origin, checks):
         page.wait_for_selector("flow-detail .status-details pre", timeout=5000)
         shown = page.text_content("flow-detail .status-details pre")
         checks.result("grpc-status-details", "google.rpc.ErrorInfo" in shown and '"reason": "GONE"' in shown, shown[:200])
+        # The status by its name, the message (field 1 "ada", field 2 42) as protoc --decode_raw prints it.
+        readable = page.evaluate("() => [[...document.querySelectorAll('flow-detail .grpc dd')].map(d => d.textContent),"
+                                 " [...document.querySelectorAll('flow-detail .grpc table.messages td.data pre')]"
+                                 ".map(p => p.textContent)]")
+        checks.result("grpc-messages-readable", "5 NOT_FOUND" in readable[0] and readable[1] == ['1: "ada"\n2: 42'],
+                      repr(readable))
         page.click("#detail-tab-request")
     except Exception as error:
         checks.result("grpc-status-details", False, str(error).splitlines()[0])
+        checks.result("grpc-messages-readable", False, str(error).splitlines()[0])
 
     # A WebSocket's long message shows its first 64 KiB as text (markup stays text), marked as cut.
     ws_path = "/ws/%d" % int(time.time() * 1000)
