@@ -56,7 +56,7 @@ extension GRPCFlowInfo: Codable {
 }
 
 extension GRPCMessageRecord {
-    /// `{direction, compressed, length, first_bytes, decoded, message_type, typed, note}`.
+    /// `{direction, compressed, length, first_bytes, decoded, message_type, typed, note, time}`.
     public var json: JSONValue {
         .sortedObject([
             ("direction", .string(direction.rawValue)),
@@ -67,6 +67,7 @@ extension GRPCMessageRecord {
             ("message_type", messageType.map(JSONValue.string)),
             ("typed", typed),
             ("note", note.map(JSONValue.string)),
+            ("time", time.map(JSONValue.double)),
         ])
     }
 
@@ -80,6 +81,6 @@ extension GRPCMessageRecord {
                   firstBytesBase64: try read.required("first_bytes", \.stringValue),
                   decoded: try json["decoded"].map(ProtobufRawMessage.init(json:)),
                   messageType: try read.optional("message_type", \.stringValue), typed: json["typed"],
-                  note: try read.optional("note", \.stringValue))
+                  note: try read.optional("note", \.stringValue), time: try read.optional("time", \.number))
     }
 }

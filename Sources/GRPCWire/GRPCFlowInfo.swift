@@ -71,10 +71,14 @@ public struct GRPCMessageRecord: Sendable, Equatable {
     public var typed: JSONValue?
     /// Why something is missing: cut short, too large to hold, unknown encoding, damaged data.
     public var note: String?
+    /// When the message had arrived whole (its last byte read), seconds since 1970 to the
+    /// millisecond: a stream's messages show their pace, as a WebSocket's do.
+    public var time: Double?
 
     public init(direction: Direction, compressed: Bool, length: Int, firstBytesBase64: String,
                 decoded: ProtobufRawMessage? = nil, messageType: String? = nil, typed: JSONValue? = nil,
-                note: String? = nil) {
+                note: String? = nil, time: Double? = nil) {
+        self.time = time
         self.messageType = messageType
         self.typed = typed
         self.direction = direction

@@ -307,7 +307,8 @@ public struct GRPCFlowRecorder: Sendable {
             firstBytesBase64: Data(firstBytes).base64EncodedString(),
             decoded: payload.map { ProtobufRawDecoder(limits: limits.decoder).decode($0) },
             messageType: messageType, typed: typed,
-            note: notes.isEmpty ? nil : notes.joined(separator: "; ")))
+            note: notes.isEmpty ? nil : notes.joined(separator: "; "),
+            time: (Date().timeIntervalSince1970 * 1000).rounded() / 1000))
     }
 
     /// gRPC-Web's trailers frame: `name:value` lines ending in CRLF, as an HTTP/1 header block

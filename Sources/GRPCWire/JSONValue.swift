@@ -55,6 +55,16 @@ public indirect enum JSONValue: Sendable, Equatable {
         }
     }
 
+    /// The value as a double, whichever number case holds it.
+    public var number: Double? {
+        switch self {
+        case .int(let value): return Double(value)
+        case .uint(let value): return Double(value)
+        case .double(let value): return value
+        default: return nil
+        }
+    }
+
     /// The value as an unsigned integer, whichever integer case holds it.
     public var unsigned: UInt64? {
         switch self {

@@ -17,7 +17,7 @@ import Testing
                                         .init(number: 6, value: .group(.init(fields: []))),
                                      ], error: "field limit of 6 reached")),
                    GRPCMessageRecord(direction: .response, compressed: true, length: 70000, firstBytesBase64: "",
-                                     decoded: nil, note: "cut short")],
+                                     decoded: nil, note: "cut short", time: 1796454040.394)],
         notes: ["response: body ended inside a message prefix (3 of 5 bytes)"])
 
     @Test func fieldsAreSpelledAsDocumented() throws {
@@ -33,6 +33,7 @@ import Testing
         #expect(text.contains("{\"bytes\":\"AAEC\",\"number\":5,\"wire_type\":2}"))
         #expect(text.contains("{\"group\":{\"fields\":[]},\"number\":6,\"wire_type\":3}"))
         #expect(text.contains("\"first_bytes\":\"CAESAA==\""))
+        #expect(text.contains("\"note\":\"cut short\",\"time\":1796454040.394}"), "when the message had arrived")
         #expect(text.contains("\"trailers_only\":false"))
         #expect(text.contains("\"status\":5"))
         #expect(text.contains("\"request_messages\":1,\"response_messages\":2,\"service\":\"lab.Echo\""))

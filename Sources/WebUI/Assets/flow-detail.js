@@ -196,7 +196,7 @@ class FlowDetail extends HTMLElement {
             break;
         case "messages":
             replaceChildren(panel, flow.websocket ? webSocketView(flow.websocket, flow.started) : null,
-                flow.grpc ? grpcView(flow.grpc) : null);
+                flow.grpc ? grpcView(flow.grpc, flow.started) : null);
             break;
         default:
             replaceChildren(panel, connectionView(flow));
@@ -386,19 +386,23 @@ function pendingBody(message) {
             : h("p", { class: "muted" }, "binary: the body appears when the exchange ends"));
 }
 
+/** A message's time cell: `+N.NNN s` from the flow's start (`started`, RFC 3339), the clock time on hover. */
+function timeCell(message, started) {
+    const start = Date.parse(started) / 1000;
+    const known = message.time !== undefined && message.time !== null;
+    return h("td", { class: "time", title: known ? new Date(message.time * 1000).toISOString() : "" },
+        known && !Number.isNaN(start) ? `+${Math.max(0, message.time - start).toFixed(3)} s` : "");
+}
+
 /** A WebSocket's messages; `started` (the flow's start, RFC 3339) dates them relative to it. */
 function webSocketView(messages, started) {
-    const start = Date.parse(started) / 1000;
-    const when = (message) => message.time === undefined || Number.isNaN(start) ? ""
-        : `+${Math.max(0, message.time - start).toFixed(3)} s`;
     return h("table", { class: "messages" },
         h("caption", {}, `WebSocket messages (${messages.length})`),
         h("thead", {}, h("tr", {}, ["", "Time", "Opcode", "Length", "Data"].map((title) => h("th", { scope: "col" }, title)))),
         h("tbody", {}, messages.map((message) => h("tr", { class: message.direction },
             h("td", { title: message.direction, "aria-label": message.direction },
                 message.direction === "client_to_server" ? "→" : "←"),
-            h("td", { class: "time", title: message.time === undefined ? "" : new Date(message.time * 1000).toISOString() },
-                when(message)),
+            timeCell(message, started),
             h("td", {}, message.opcode),
             h("td", message.compressed_length === undefined ? {}
                 : { title: `permessage-deflate: ${formatSize(message.compressed_length)} on the wire` },
@@ -441,7 +445,8 @@ function keptBytes(message) {
     return Math.floor(base64.length / 4) * 3 - (base64.endsWith("==") ? 2 : base64.endsWith("=") ? 1 : 0);
 }
 
-function grpcView(grpc) {
+/** A gRPC call's facts and messages; `started` (the flow's start) dates the messages. */
+function grpcView(grpc, started) {
     const wire = { "grpc-web": "gRPC-Web", "grpc-web-text": "gRPC-Web, text (base64)", "connect": "Connect, streaming",
         "connect-unary": "Connect, unary" }[grpc.protocol] ?? "gRPC";
     const status = grpc.status == null ? null : `${grpc.status} ${grpcStatusName(grpc.status)}`;
@@ -451,6 +456,7 @@ function grpcView(grpc) {
         ["Notes", (grpc.notes ?? []).join("; ")]]);
     const rows = (grpc.messages ?? []).map((message) => h("tr", {},
         h("td", { "aria-label": message.direction }, message.direction === "response" ? "←" : "→"),
+        timeCell(message, started),
         h("td", {}, formatSize(message.length)), h("td", {}, message.compressed ? "yes" : ""),
         h("td", { class: "data" }, h("pre", {}, message.typed !== undefined
             // With `--proto`: the message by its schema, field names and all.
@@ -466,7 +472,7 @@ function grpcView(grpc) {
         : null;
     return h("section", { class: "grpc", "aria-label": "gRPC" }, h("h3", {}, "gRPC"), facts, details,
         h("table", { class: "messages" },
-            h("thead", {}, h("tr", {}, ["", "Length", "Compressed", "Decoded", "Note"]
+            h("thead", {}, h("tr", {}, ["", "Time", "Length", "Compressed", "Decoded", "Note"]
                 .map((title) => h("th", { scope: "col" }, title)))),
             h("tbody", {}, rows)));
 }

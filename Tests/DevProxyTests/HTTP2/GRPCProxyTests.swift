@@ -298,6 +298,10 @@ import TestSupport
         let finished = try #require(try store.flowJSON(id: flow.id))
         #expect(finished.contains("\"response_messages\":8"), "\(finished.prefix(300))")
         #expect(flow.grpc?.responseMessages == 8)
+        // Each message's time says when it had arrived: the ticks 0.5 s apart, as the server sent them.
+        let times = (flow.grpc?.messages ?? []).filter { $0.direction == .response }.compactMap(\.time)
+        #expect(times.count == 8)
+        #expect(zip(times, times.dropFirst()).allSatisfy { $1 - $0 >= 0.35 && $1 - $0 < 2 }, "\(times)")
     }
 
     /// A plaintext gRPC channel through the proxy (CONNECT, then h2 by prior knowledge, no TLS)

@@ -287,8 +287,11 @@ def run(browser, options, base, origin, checks):
         # The status by its name, the message (field 1 "ada", field 2 42) as protoc --decode_raw prints it.
         readable = page.evaluate("() => [[...document.querySelectorAll('flow-detail .grpc dd')].map(d => d.textContent),"
                                  " [...document.querySelectorAll('flow-detail .grpc table.messages td.data pre')]"
-                                 ".map(p => p.textContent)]")
-        checks.result("grpc-messages-readable", "5 NOT_FOUND" in readable[0] and readable[1] == ['1: "ada"\n2: 42'],
+                                 ".map(p => p.textContent),"
+                                 " [...document.querySelectorAll('flow-detail .grpc table.messages td.time')]"
+                                 ".map(t => t.textContent)]")
+        checks.result("grpc-messages-readable", "5 NOT_FOUND" in readable[0] and readable[1] == ['1: "ada"\n2: 42']
+                      and len(readable[2]) == 1 and re.fullmatch(r"\+\d+\.\d{3} s", readable[2][0]) is not None,
                       repr(readable))
         page.click("#detail-tab-request")
     except Exception as error:
