@@ -41,11 +41,15 @@ public struct HARDocument: Codable, Sendable, Equatable {
         /// `data` the text, or base64 for binary; as much of each as the flow keeps (whole up to
         /// 64 KiB while the flow's budget lasts, `MessageLog`).
         public var webSocketMessages: [WebSocketMessage]? = nil
+        /// `websocket` for a WebSocket, as Chrome's DevTools write it beside `_webSocketMessages`
+        /// (HAR readers tell sockets by it); nil otherwise, DevProxy not knowing what asked for a
+        /// request (a script, a fetch).
+        public var resourceType: String? = nil
 
         enum CodingKeys: String, CodingKey {
             case startedDateTime, time, request, response, cache, timings, serverIPAddress, connection
             case flowID = "_flowId", mode = "_mode", error = "_error", tunnel = "_tunnel", grpc = "_grpc"
-            case webSocketMessages = "_webSocketMessages"
+            case webSocketMessages = "_webSocketMessages", resourceType = "_resourceType"
         }
     }
 

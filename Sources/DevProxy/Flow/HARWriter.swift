@@ -55,7 +55,8 @@ public enum HARWriter {
             startedDateTime: flow.started, time: time, request: request(for: flow), response: response(for: flow),
             cache: .init(), timings: timings, serverIPAddress: flow.server.address.map(ipAddress(of:)),
             connection: flow.client, flowID: flow.id, mode: flow.mode.rawValue, error: flow.error, tunnel: flow.tunnel,
-            grpc: flow.grpc, webSocketMessages: webSocketMessages(for: flow))
+            grpc: flow.grpc, webSocketMessages: webSocketMessages(for: flow),
+            resourceType: flow.mode == .websocket ? "websocket" : nil)
     }
 
     /// The flow's text and binary WebSocket messages in Chrome's `_webSocketMessages` form; nil

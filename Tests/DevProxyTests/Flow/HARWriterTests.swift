@@ -173,7 +173,7 @@ import TestSupport
     }
 
     /// A WebSocket's text and binary messages go out in Chrome's `_webSocketMessages` form
-    /// (DevTools reads them back); control frames do not; a message recorded before messages
+    /// (DevTools reads them back), the entry's `_resourceType` `websocket`; control frames do not; a message recorded before messages
     /// carried a time takes the flow's start.
     @Test func webSocketMessagesAreExportedAsChromeDoes() throws {
         var flow = FlowSamples.get
@@ -200,6 +200,9 @@ import TestSupport
         // Only a cut message carries the two extra keys.
         #expect(json.components(separatedBy: "\"_truncated\"").count == 2 && json.components(separatedBy: "\"_length\"").count == 2)
         #expect(HARWriter.entry(for: FlowSamples.get).webSocketMessages == nil)
+        // Marked as Chrome marks a socket's entry; other entries carry no resource type.
+        #expect(entry.resourceType == "websocket" && json.contains("\"_resourceType\""), "\(json.prefix(400))")
+        #expect(HARWriter.entry(for: FlowSamples.get).resourceType == nil)
         if Self.validatorAvailable { #expect(try schemaComplaint(try HARWriter.encode([flow])) == nil) }
     }
 
