@@ -1,6 +1,7 @@
 import CertAuthority
 import Foundation
 import HTTP1
+import HTTPTypes
 
 /// A byte-level JSON writer for flow records: the flow log writes one record per exchange on
 /// the hot path, and JSONEncoder took a third of the proxy's CPU doing it. The output is the

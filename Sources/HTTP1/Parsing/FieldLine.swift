@@ -1,3 +1,5 @@
+import HTTPTypes
+
 /// Parsing of one `field-line = field-name ":" OWS field-value OWS` (RFC 9112 §5).
 enum FieldLine {
     /// Splits and validates one field line, given without its CRLF.

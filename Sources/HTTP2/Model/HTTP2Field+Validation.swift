@@ -85,7 +85,7 @@ extension HTTP2HeaderBlock {
         let pseudoLowercased = try pseudo.withUnsafeBufferPointer {
             Self.check($0, asPseudo: true, allowPseudo: allowPseudo)
         }.get()
-        let fieldsLowercased = try fields.withUnsafeBufferPointer {
+        let fieldsLowercased = fieldsChecked ? false : try fields.withUnsafeBufferPointer {
             Self.check($0, asPseudo: false, allowPseudo: allowPseudo)
         }.get()
         let lowercased = pseudoLowercased || fieldsLowercased

@@ -116,7 +116,11 @@ extension HTTP2HeaderBlock {
     ///
     /// - Throws: `HTTPFieldError` for a value with CR, LF or NUL.
     public func forwarded() throws(HTTPFieldError) -> HTTP2HeaderBlock {
-        if let fields = Self.forwardedUnchanged(fields) { return HTTP2HeaderBlock(pseudo: pseudo, fields: fields) }
+        if let fields = Self.forwardedUnchanged(fields) {
+            var block = HTTP2HeaderBlock(pseudo: pseudo, fields: fields)
+            block.fieldsChecked = true
+            return block
+        }
         return HTTP2HeaderBlock(pseudo: pseudo, fields: try [HTTP2Field](forwarding: HTTPFields(fields)))
     }
 
@@ -125,28 +129,70 @@ extension HTTP2HeaderBlock {
     ///
     /// A head received over HTTP/2 is usually already fit to relay: lower-case names, no
     /// connection-specific field, ASCII values. Relaying it as is spares every field two text
-    /// conversions per stream. Anything else — an upper-case or non-ASCII name, a value byte
-    /// outside visible ASCII and HTAB (the text round trip would repair invalid UTF-8), `te`,
-    /// `host`, a pseudo-header or connection-specific name — takes the full path.
+    /// conversions per stream. Anything else — an empty, upper-case or non-ASCII name, a colon in
+    /// a name, a value byte outside visible ASCII and HTAB (the text round trip would repair
+    /// invalid UTF-8), a value starting or ending with whitespace, `te`, `host`, a pseudo-header
+    /// or connection-specific name — takes the full path. What passes here passes every check of
+    /// `checkedForSending` too (RFC 9113 §8.2.1, §8.2.2), so the block is marked checked.
     static func forwardedUnchanged(_ fields: [HTTP2Field]) -> [HTTP2Field]? {
-        var result = fields
-        for index in fields.indices {
-            let field = fields[index]
-            for byte in field.name where byte <= 0x20 || byte >= 0x7F || (0x41...0x5A).contains(byte) { return nil }
-            for byte in field.value where byte >= 0x7F || (byte < 0x20 && byte != 0x09) { return nil }
-            guard field.name.first != UInt8(ascii: ":") else { return nil }
-            // Only names as long as one the rules drop are looked at as text.
-            switch field.name.count {
-            case 2, 4, 7, 10, 14, 16, 17, 18, 19:
-                let name = String(decoding: field.name, as: UTF8.self)
-                if name == "te" || name == "host" || HTTPFields.isConnectionSpecific(name) { return nil }
-            default:
-                break
+        // Through a buffer pointer: subscripting the array copies each field out (two retains).
+        var neverIndexed = false
+        let fit = fields.withUnsafeBufferPointer { list in
+            for index in list.indices {
+                guard nameFitToRelay(list[index].name), valueFitToRelay(list[index].value) else { return false }
+                if list[index].neverIndex { neverIndexed = true }
             }
-            // The full path builds each field afresh, without the never-index flag. Written only
-            // when set: the first write copies the whole list (and retains every field's bytes).
-            if field.neverIndex { result[index].neverIndex = false }
+            return true
         }
+        guard fit else { return nil }
+        guard neverIndexed else { return fields }
+        // The full path builds each field afresh, without the never-index flag. Written only when
+        // set: the first write copies the whole list (and retains every field's bytes).
+        var result = fields
+        for index in result.indices where result[index].neverIndex { result[index].neverIndex = false }
         return result
+    }
+
+    /// A name relayed as it is: not empty, lower-case visible ASCII without a colon, and none of
+    /// the names the rules drop (`te`, `host`, the connection-specific ones); being lower case,
+    /// those are compared as bytes.
+    private static func nameFitToRelay(_ name: [UInt8]) -> Bool {
+        name.withUnsafeBufferPointer { bytes in
+            guard !bytes.isEmpty else { return false }
+            for byte in bytes where byte <= 0x20 || byte >= 0x7F || (byte >= 0x41 && byte <= 0x5A) || byte == 0x3A {
+                return false
+            }
+            func `is`(_ literal: StaticString) -> Bool {
+                literal.withUTF8Buffer { bytes.elementsEqual($0) }
+            }
+            switch bytes.count {
+            case 2: return !`is`("te")
+            case 4: return !`is`("host")
+            case 7: return !`is`("upgrade")
+            case 10: return !`is`("connection") && !`is`("keep-alive")
+            case 14: return !`is`("http2-settings")
+            case 16: return !`is`("proxy-connection")
+            case 17: return !`is`("transfer-encoding")
+            case 18: return !`is`("proxy-authenticate")
+            case 19: return !`is`("proxy-authorization")
+            default: return true
+            }
+        }
+    }
+
+    /// A value relayed as it is: visible ASCII, spaces and HTABs, not starting or ending with
+    /// whitespace. Eight bytes at a time (values are most of a head's bytes).
+    private static func valueFitToRelay(_ value: [UInt8]) -> Bool {
+        value.withUnsafeBufferPointer { bytes in
+            if let edge = bytes.first, edge == 0x20 || edge == 0x09 { return false }
+            if let edge = bytes.last, edge == 0x20 || edge == 0x09 { return false }
+            let unfit = { (byte: UInt8) in byte >= 0x7F || (byte < 0x20 && byte != 0x09) }
+            return !WordScan.any(bytes, word: { word in
+                if WordScan.hasNonASCII(in: word) || WordScan.hasByte(0x7F, in: word) { return true }
+                // A control byte in the word: an HTAB is allowed, so those words are read byte by byte.
+                guard WordScan.hasByte(below: 0x20, in: word) else { return false }
+                return (0..<8).contains { unfit(UInt8(truncatingIfNeeded: word >> ($0 * 8))) }
+            }, byte: unfit)
+        }
     }
 }

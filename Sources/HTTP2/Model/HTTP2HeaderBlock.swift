@@ -6,7 +6,22 @@ public struct HTTP2HeaderBlock: Hashable, Sendable {
     /// `:method`, `:scheme`, `:authority`, `:path`, `:protocol` or `:status` fields.
     public var pseudo: [HTTP2Field]
     /// The regular fields, duplicates and order kept.
-    public var fields: [HTTP2Field]
+    public var fields: [HTTP2Field] {
+        didSet { fieldsChecked = false }
+    }
+    /// `fields` passed every check sending makes (`forwarded()` found them fit to relay as they
+    /// are), so `checkedBlockForSending` does not scan them again; any change to them clears it.
+    /// Not part of the block's value (`==`, hashing).
+    public internal(set) var fieldsChecked = false
+
+    public static func == (lhs: HTTP2HeaderBlock, rhs: HTTP2HeaderBlock) -> Bool {
+        lhs.pseudo == rhs.pseudo && lhs.fields == rhs.fields
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(pseudo)
+        hasher.combine(fields)
+    }
 
     /// A block from its two parts.
     public init(pseudo: [HTTP2Field] = [], fields: [HTTP2Field] = []) {

@@ -368,7 +368,10 @@ extension HTTP2ProxyConnection {
     /// `Alt-Svc` filtered (`ExchangeContext.filterAltSvc`, what was removed recorded in the flow).
     func forwardedResponse(_ head: HTTP2HeaderBlock, exchange: HTTP2StreamExchange) throws -> HTTP2HeaderBlock {
         var relayed = try head.forwarded()
-        if let removed = context.filterAltSvc(&relayed.fields) { exchange.draft.flow.response?.altSvcRemoved = removed }
+        // Looked for first: handing `fields` over inout would clear the block's checked mark.
+        if relayed.firstValue("alt-svc") != nil, let removed = context.filterAltSvc(&relayed.fields) {
+            exchange.draft.flow.response?.altSvcRemoved = removed
+        }
         return relayed
     }
 }
