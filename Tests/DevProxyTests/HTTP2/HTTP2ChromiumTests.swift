@@ -8,6 +8,34 @@ import TestSupport
 /// from an h2-only origin (nghttpd) through DevProxy: the browser offers h2 first, as it does in
 /// production, and must get it end to end.
 @Suite(.serialized) struct HTTP2ChromiumTests {
+    /// Runs `page` (Python, run with `page` a new tab of headless Chromium, `url` and `extra` the
+    /// arguments after the proxy's) through `proxy`, and returns what it printed. Chromium trusts no
+    /// team root here; it accepts a chain holding a key of a pin list instead: the intermediate that
+    /// signs DevProxy's leaves, and the root.
+    private static func chromium(through proxy: ProxyHarness, url: String, extra: [String] = [],
+                                 page: String) throws -> Subprocess.Result {
+        let pins = [proxy.pki.intermediate, proxy.pki.root].map { SPKIPin.base64SHA256($0.spkiDER) }
+        let body = page.split(separator: "\n", omittingEmptySubsequences: false).map { "        " + $0 }
+            .joined(separator: "\n")
+        let script = """
+            import json, sys
+            from playwright.sync_api import sync_playwright
+            proxy, pins, url = sys.argv[1:4]
+            extra = sys.argv[4:]
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=[
+                    "--proxy-server=" + proxy, "--proxy-bypass-list=<-loopback>",
+                    "--ignore-certificate-errors-spki-list=" + pins])
+                try:
+                    page = browser.new_page()
+            \(body)
+                finally:
+                    browser.close()
+            """
+        return try Subprocess.run("python3", ["-c", script, "127.0.0.1:\(proxy.port)", pins.joined(separator: ","), url] + extra,
+                                  timeout: 90)
+    }
+
     /// The page loads, the browser says it spoke h2 (`nextHopProtocol`, what it negotiated with
     /// the leaf DevProxy minted), and the flow says `HTTP/2` on both sides with ALPN `h2`.
     @Test(.timeLimit(.minutes(2))) func chromiumLoadsAPageOverHTTP2() throws {
@@ -15,30 +43,14 @@ import TestSupport
         try origin.serve("page.html", Array("<html><body><h1 id=t>served over h2</h1></body></html>\n".utf8))
         let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
         let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
-        // Chromium trusts no team root here; it accepts a chain holding a key of this list instead:
-        // the intermediate that signs DevProxy's leaves, and the root.
-        let pins = [proxy.pki.intermediate, proxy.pki.root].map { SPKIPin.base64SHA256($0.spkiDER) }
-        let script = """
-            import json, sys
-            from playwright.sync_api import sync_playwright
-            proxy, pins, url = sys.argv[1:4]
-            with sync_playwright() as p:
-                browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=[
-                    "--proxy-server=" + proxy, "--proxy-bypass-list=<-loopback>",
-                    "--ignore-certificate-errors-spki-list=" + pins])
-                try:
-                    page = browser.new_page()
-                    response = page.goto(url, timeout=30000)
-                    print(json.dumps({
-                        "status": response.status,
-                        "text": page.inner_text("#t"),
-                        "protocol": page.evaluate("performance.getEntriesByType('navigation')[0].nextHopProtocol"),
-                    }))
-                finally:
-                    browser.close()
-            """
-        let result = try Subprocess.run("python3", ["-c", script, "127.0.0.1:\(proxy.port)", pins.joined(separator: ","),
-                                                    origin.url("/page.html")], timeout: 90)
+        let result = try Self.chromium(through: proxy, url: origin.url("/page.html"), page: """
+            response = page.goto(url, timeout=30000)
+            print(json.dumps({
+                "status": response.status,
+                "text": page.inner_text("#t"),
+                "protocol": page.evaluate("performance.getEntriesByType('navigation')[0].nextHopProtocol"),
+            }))
+            """)
         struct Seen: Decodable {
             var status: Int
             var text: String
@@ -74,33 +86,19 @@ import TestSupport
         let origin = try HTTP2Origin(.hypercornBoth)
         let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
         let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
-        let pins = [proxy.pki.intermediate, proxy.pki.root].map { SPKIPin.base64SHA256($0.spkiDER) }
-        let script = """
-            import json, sys
-            from playwright.sync_api import sync_playwright
-            proxy, pins, url, socket_url = sys.argv[1:5]
-            with sync_playwright() as p:
-                browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=[
-                    "--proxy-server=" + proxy, "--proxy-bypass-list=<-loopback>",
-                    "--ignore-certificate-errors-spki-list=" + pins])
-                try:
-                    page = browser.new_page()
-                    page.goto(url, timeout=30000)
-                    echoed = page.evaluate(\"\"\"socketURL => new Promise((resolve, reject) => {
-                        const socket = new WebSocket(socketURL);
-                        socket.onopen = () => socket.send("from chromium");
-                        socket.onmessage = event => { socket.close(1000); resolve(event.data); };
-                        socket.onerror = () => reject(new Error("the WebSocket failed"));
-                        setTimeout(() => reject(new Error("no echo within 10 s")), 10000);
-                    })\"\"\", socket_url)
-                    page.wait_for_timeout(300)
-                    print(json.dumps({"echoed": echoed}))
-                finally:
-                    browser.close()
-            """
-        let socketURL = "wss://localhost:\(origin.port)/ws"
-        let result = try Subprocess.run("python3", ["-c", script, "127.0.0.1:\(proxy.port)", pins.joined(separator: ","),
-                                                    origin.url("/echo"), socketURL], timeout: 90)
+        let result = try Self.chromium(through: proxy, url: origin.url("/echo"), extra: ["wss://localhost:\(origin.port)/ws"],
+                                       page: """
+            page.goto(url, timeout=30000)
+            echoed = page.evaluate(\"\"\"socketURL => new Promise((resolve, reject) => {
+                const socket = new WebSocket(socketURL);
+                socket.onopen = () => socket.send("from chromium");
+                socket.onmessage = event => { socket.close(1000); resolve(event.data); };
+                socket.onerror = () => reject(new Error("the WebSocket failed"));
+                setTimeout(() => reject(new Error("no echo within 10 s")), 10000);
+            })\"\"\", extra[0])
+            page.wait_for_timeout(300)
+            print(json.dumps({"echoed": echoed}))
+            """)
         #expect(result.stdout.contains(#""echoed": "echo:from chromium""#), "\(result.output)")
         let deadline = Date().addingTimeInterval(10)
         var socket: Flow?

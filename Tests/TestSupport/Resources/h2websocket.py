@@ -14,10 +14,10 @@ extended_connect (whether it was enabled), status, headers, received (the messag
 back: opcode and text), close_code, stream_ended (the server ended the stream after the close
 handshake), reset (RST_STREAM code, if any), and stream_id.
 """
+import argparse
 import json
 import os
 import struct
-import sys
 import time
 import zlib
 
@@ -79,30 +79,31 @@ class Frames:
         return out
 
 
+def arguments():
+    parser = argparse.ArgumentParser(description="A WebSocket over HTTP/2 through DevProxy.")
+    for name in ("proxy_port", "cafile", "host", "port", "path"):
+        parser.add_argument(name)
+    parser.add_argument("--deflate", action="store_true")
+    parser.add_argument("--message", action="append", default=[])
+    parser.add_argument("--pause", type=float)
+    parser.add_argument("--wait-settings", type=float, default=5.0)
+    return parser.parse_args()
+
+
+def received_data(tls):
+    """The next bytes from the server: empty when it closed, None when it stayed silent past the
+    socket's timeout."""
+    try:
+        return tls.recv(65536)
+    except TimeoutError:
+        return None
+
+
 def main():
-    args = sys.argv[1:]
-    proxy_port, cafile, host, port, path = args[:5]
-    rest = args[5:]
-    deflate = False
-    messages = []
-    wait_settings = 5.0
-    pause = None
-    i = 0
-    while i < len(rest):
-        if rest[i] == "--deflate":
-            deflate = True
-            i += 1
-        elif rest[i] == "--message":
-            messages.append(rest[i + 1])
-            i += 2
-        elif rest[i] == "--pause":
-            pause = float(rest[i + 1])
-            i += 2
-        elif rest[i] == "--wait-settings":
-            wait_settings = float(rest[i + 1])
-            i += 2
-        else:
-            raise SystemExit(f"unknown argument {rest[i]}")
+    options = arguments()
+    proxy_port, cafile, host, port, path = (options.proxy_port, options.cafile, options.host, options.port,
+                                            options.path)
+    deflate, messages, pause, wait_settings = options.deflate, options.message, options.pause, options.wait_settings
     tls = proxytunnel.connect(proxy_port, cafile, host, port, ["h2"])
     result = {"alpn": tls.selected_alpn_protocol(), "settings": [], "extended_connect": False}
     conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
@@ -111,9 +112,8 @@ def main():
     tls.settimeout(0.2)
     deadline = time.monotonic() + wait_settings
     while not result["extended_connect"] and time.monotonic() < deadline:
-        try:
-            data = tls.recv(65536)
-        except TimeoutError:
+        data = received_data(tls)
+        if data is None:
             continue
         if not data:
             break
@@ -141,10 +141,7 @@ def main():
     ended = False
     tls.settimeout(10)
     while not ended:
-        try:
-            data = tls.recv(65536)
-        except TimeoutError:
-            break
+        data = received_data(tls)
         if not data:
             break
         for event in conn.receive_data(data):
