@@ -159,6 +159,10 @@ public final class BodyCapture {
     /// path: SHA-256 is a third of the relaying thread's CPU on a large body (1.5 GB/s with SHA-NI).
     static let inlineHashBytes = 256 * 1024
 
+    /// The most of a spooled textual body a running flow's record shows (`preview`): what the
+    /// web UI lists a live event stream's events from, read back once a second at most.
+    static let spooledPreviewBytes = 1024 * 1024
+
     /// The body as the flow log records it, after the last `append` (calling it again gives the
     /// same body).
     ///
@@ -201,12 +205,24 @@ public final class BodyCapture {
     }
 
     /// The body so far, for a flow still running (`ExchangeRecorder.snapshot`): its size until
-    /// now and, while it is held in memory, its first bytes as `finish` would show them (text,
-    /// decoded when `contentEncoding` says so, else base64); `sha256` is empty, the hash being
-    /// of the whole. Leaves the capture as it was.
+    /// now and its first bytes as `finish` would show them (text, decoded when `contentEncoding`
+    /// says so, else base64): from memory, or, for a textual body spooled past its in-memory head
+    /// (an event stream past 64 KiB: an LLM's tokens, a feed), up to `spooledPreviewBytes` read
+    /// back from the spool file while this thread still writes it (before the digest's queue takes
+    /// it over, at `limit`). `sha256` is empty, the hash being of the whole. Leaves the capture as
+    /// it was.
     public func preview(contentEncoding: String?, contentType: String?) -> Flow.Body? {
         guard size > 0 else { return nil }
-        let shown = file == nil && digest == nil ? Array(kept.prefix(limit)) : []
+        var shown: [UInt8] = []
+        if digest == nil {
+            if let file {
+                if !spoolHandedOver, BodyText.isTextual(contentType: contentType) {
+                    shown = file.read(count: min(size, limit, Self.spooledPreviewBytes)) ?? []
+                }
+            } else {
+                shown = Array(kept.prefix(limit))
+            }
+        }
         var body = Flow.Body(size: size, sha256: "", text: nil, base64: nil, truncated: size > shown.count, decoded: nil)
         if !shown.isEmpty {
             Self.show(shown, in: &body, contentEncoding: contentEncoding, contentType: contentType, running: true)

@@ -383,7 +383,8 @@ function pendingBody(message) {
         events,
         body.text != null
             ? h("pre", { class: "body-so-far" }, body.text, body.preview || body.truncated ? "\n…" : "")
-            : h("p", { class: "muted" }, "binary: the body appears when the exchange ends"));
+            : h("p", { class: "muted" }, body.base64 != null ? "binary: the body appears when the exchange ends"
+                : "past what a running flow's record shows: the body appears when the exchange ends"));
 }
 
 /** A message's time cell: `+N.NNN s` from the flow's start (`started`, RFC 3339), the clock time on hover. */

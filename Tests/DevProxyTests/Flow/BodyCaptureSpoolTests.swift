@@ -51,6 +51,30 @@ import TestSupport
         #expect(Self.mode(dir.file("spool")) == 0o700)
     }
 
+    /// A running flow's body so far (`preview`) still shows its text once a textual body is
+    /// spooled past the in-memory head (a live event stream past 64 KiB), up to the flow log's
+    /// limit; a binary one, or one past that limit, shows its size only.
+    @Test func aSpooledTextBodyIsShownWhileItComes() throws {
+        let dir = TemporaryDirectory()
+        let spool = try BodySpool(directory: dir.file("spool"), storeLimit: 64 << 20)
+        let events = Self.body(200 * 1024, text: true)
+        let capture = BodyCapture(limit: 1 << 20, spool: spool)
+        Self.feed(capture, events)
+        #expect(!Self.names(dir.file("spool")).isEmpty, "past the head: spooled")
+        let shown = try #require(capture.preview(contentEncoding: nil, contentType: "text/event-stream"))
+        #expect(shown.size == events.count && shown.sha256.isEmpty)
+        #expect(shown.text.map { Array($0.utf8) } == events, "the whole body so far, read back from the file")
+        // The same bytes read as binary are not read back (a download's record shows its size).
+        let binary = try #require(capture.preview(contentEncoding: nil, contentType: "application/octet-stream"))
+        #expect(binary.text == nil && binary.base64 == nil && binary.size == events.count)
+        // Past the flow log's limit the digest's queue writes the file: the record shows the size only.
+        Self.feed(capture, Self.body(1 << 20, text: true))
+        let past = try #require(capture.preview(contentEncoding: nil, contentType: "text/event-stream"))
+        #expect(past.text == nil && past.size == events.count + (1 << 20))
+        let finished = capture.finish(contentEncoding: nil, contentType: "text/event-stream")
+        #expect(finished.size == events.count + (1 << 20) && finished.text?.utf8.count == 1 << 20)
+    }
+
     /// The logged body (size, hash, text or base64, truncation) is what a capture without a spool
     /// records, for sizes around the head and the log's limit, text and binary.
     @Test func theLoggedBodyIsTheSameAsWithoutASpool() throws {
