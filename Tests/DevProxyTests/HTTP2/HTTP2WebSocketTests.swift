@@ -87,6 +87,26 @@ import TestSupport
         #expect(har.last?.data == "echo:second")
     }
 
+    /// A message longer than a DATA frame and than a stream window crosses in many frames both
+    /// ways, flow-controlled end to end; the flow keeps its first 64 KiB and says it is cut.
+    @Test func aLongMessageCrossesManyFrames() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let proxy = try harness(for: origin)
+        let long = String(repeating: "0123456789", count: 30_000)
+        let output = try client(proxy, origin, ["--message", "after", "--message-size", "\(long.count)"])
+        #expect(output.received?.map(\.text.count) == [10, long.count + 5], "\(String(describing: output.received?.count))")
+        #expect(output.received?.last?.text == "echo:" + long)
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.error == nil)
+        // Each direction in its order (the short echo may come back before the long message is through).
+        for (direction, lengths) in [("client_to_server", [5, long.count]), ("server_to_client", [10, long.count + 5])] {
+            let texts = (flow.websocket ?? []).filter { $0.opcode == "text" && $0.direction == direction }
+            #expect(texts.map(\.length) == lengths, "\(direction)")
+            #expect(texts.map { $0.truncated == true } == [false, true], "\(direction)")
+            #expect(texts.last?.text?.count == MessageLog.messageDataLimit, "\(direction)")
+        }
+    }
+
     /// A socket left open is shown while it runs, as over HTTP/1.1: sinks that show running flows
     /// get its messages so far about once a second, each record holding more than the last.
     @Test func aSocketLeftOpenIsShownWhileItRuns() throws {

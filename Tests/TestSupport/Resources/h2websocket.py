@@ -3,7 +3,7 @@ CONNECT through the proxy, TLS offering only h2, then an extended CONNECT once t
 SETTINGS allow it, text messages out and their echoes back, a close handshake.
 
 Usage: h2websocket.py PROXY_PORT CAFILE HOST PORT PATH [--deflate] [--message TEXT ...] [--wait-settings S]
-       [--pause S]
+       [--pause S] [--message-size N ...]
 --deflate offers permessage-deflate (sent uncompressed; the server's messages may come compressed,
 as hypercorn sends them when it accepts). --wait-settings S: how long to wait for
 SETTINGS_ENABLE_CONNECT_PROTOCOL (default 5 s); without it, the extended CONNECT is not sent.
@@ -79,12 +79,41 @@ class Frames:
         return out
 
 
+class Outbox:
+    """What the client has to send on its stream, sent as the peer's window and frame size allow
+    (a message longer than a frame goes in several DATA frames); END_STREAM after the last."""
+
+    def __init__(self, conn, stream):
+        self.conn, self.stream = conn, stream
+        self.pending = b""
+        self.ending = False
+
+    def put(self, data):
+        self.pending += data
+
+    def end(self):
+        self.ending = True
+
+    def flush(self):
+        while self.pending:
+            room = min(self.conn.local_flow_control_window(self.stream), self.conn.max_outbound_frame_size)
+            if room <= 0:
+                return
+            self.conn.send_data(self.stream, self.pending[:room])
+            self.pending = self.pending[room:]
+        if self.ending:
+            self.conn.end_stream(self.stream)
+            self.ending = False
+
+
 def arguments():
     parser = argparse.ArgumentParser(description="A WebSocket over HTTP/2 through DevProxy.")
     for name in ("proxy_port", "cafile", "host", "port", "path"):
         parser.add_argument(name)
     parser.add_argument("--deflate", action="store_true")
     parser.add_argument("--message", action="append", default=[])
+    parser.add_argument("--message-size", type=int, action="append", default=[],
+                        help="a message of this many bytes of 0123456789 repeated, after the --message ones")
     parser.add_argument("--pause", type=float)
     parser.add_argument("--wait-settings", type=float, default=5.0)
     return parser.parse_args()
@@ -104,6 +133,7 @@ def main():
     proxy_port, cafile, host, port, path = (options.proxy_port, options.cafile, options.host, options.port,
                                             options.path)
     deflate, messages, pause, wait_settings = options.deflate, options.message, options.pause, options.wait_settings
+    messages += [("0123456789" * (size // 10 + 1))[:size] for size in options.message_size]
     tls = proxytunnel.connect(proxy_port, cafile, host, port, ["h2"])
     result = {"alpn": tls.selected_alpn_protocol(), "settings": [], "extended_connect": False}
     conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
@@ -135,6 +165,7 @@ def main():
     conn.send_headers(stream, headers)
     tls.sendall(conn.data_to_send())
     frames = Frames()
+    outbox = Outbox(conn, stream)
     received = []
     sent = 0
     closing = False
@@ -156,9 +187,9 @@ def main():
                     if opcode == 8:
                         result["close_code"] = struct.unpack(">H", payload[:2])[0] if len(payload) >= 2 else None
                         if not closing:
-                            conn.send_data(stream, frame(8, payload[:2]))
+                            outbox.put(frame(8, payload[:2]))
                         # RFC 8441 §5: the close handshake, then END_STREAM both ways.
-                        conn.end_stream(stream)
+                        outbox.end()
                         tls.settimeout(2)
                     else:
                         received.append({"opcode": opcode, "text": payload.decode("utf-8", "replace")})
@@ -172,14 +203,15 @@ def main():
             while sent < len(messages) and (pause is None or len(received) == sent):
                 if pause is not None and sent > 0:
                     time.sleep(pause)
-                conn.send_data(stream, frame(1, messages[sent].encode()))
+                outbox.put(frame(1, messages[sent].encode()))
                 sent += 1
                 if pause is not None:
                     break
         if sent == len(messages) and result.get("status") == 200 and not closing and not ended \
                 and len(received) >= len(messages):
             closing = True
-            conn.send_data(stream, frame(8, struct.pack(">H", 1000)))
+            outbox.put(frame(8, struct.pack(">H", 1000)))
+        outbox.flush()
         tls.sendall(conn.data_to_send())
     result["received"] = received
     try:
