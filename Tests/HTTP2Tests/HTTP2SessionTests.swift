@@ -32,6 +32,28 @@ import Testing
         #expect(pair.takeServerEvents().contains(.dataSent(stream: stream, count: 5)))
     }
 
+    /// A received head's pseudo-header fields passed libnghttp2's checks, so relaying it checks
+    /// only what changed: the mark survives `forwarded()`, and a changed field clears it.
+    @Test func aReceivedHeadsPseudoHeaderFieldsAreMarkedChecked() throws {
+        let pair = try SessionPair()
+        let stream = try pair.client.submitRequest(Self.get.with(fields: [HTTP2Field("accept", "*/*")]), endStream: true)
+        try pair.exchange()
+        let (_, head, _) = try #require(pair.takeServerEvents().requestHeads.first)
+        #expect(head.pseudoChecked)
+        var relayed = try head.forwarded()
+        #expect(relayed.pseudoChecked && relayed.fieldsChecked)
+        #expect(try relayed.checkedBlockForSending() == relayed)
+        relayed.setPseudo(":authority", "other.test")
+        #expect(!relayed.pseudoChecked && relayed.authority == "other.test")
+        relayed.setPseudo(":path", "/a\r\nb")
+        #expect(throws: HTTP2Error.self) { try relayed.checkedBlockForSending() }
+        // A block made here, not received, is checked whole.
+        #expect(!Self.get.pseudoChecked)
+        try pair.server.submitResponse(stream: stream, .response(status: 204), endStream: true)
+        try pair.exchange()
+        #expect(try #require(pair.takeClientEvents().responseHeads.first).1.pseudoChecked)
+    }
+
     @Test func concurrentStreamsInterleaveAndStayApart() throws {
         let pair = try SessionPair()
         let streams = try (0..<5).map { i in

@@ -82,7 +82,7 @@ extension HTTP2HeaderBlock {
     func checkedBlockForSending(allowPseudo: Bool = true) throws(HTTP2Error) -> HTTP2HeaderBlock {
         // Through buffer pointers: subscripting the arrays copies each field out.
         // Both parts are checked whatever the first says (its lowercasing decides nothing yet).
-        let pseudoLowercased = try pseudo.withUnsafeBufferPointer {
+        let pseudoLowercased = pseudoChecked && allowPseudo ? false : try pseudo.withUnsafeBufferPointer {
             Self.check($0, asPseudo: true, allowPseudo: allowPseudo)
         }.get()
         let fieldsLowercased = fieldsChecked ? false : try fields.withUnsafeBufferPointer {

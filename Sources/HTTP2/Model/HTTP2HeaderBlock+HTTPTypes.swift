@@ -119,9 +119,12 @@ extension HTTP2HeaderBlock {
         if let fields = Self.forwardedUnchanged(fields) {
             var block = HTTP2HeaderBlock(pseudo: pseudo, fields: fields)
             block.fieldsChecked = true
+            block.pseudoChecked = pseudoChecked
             return block
         }
-        return HTTP2HeaderBlock(pseudo: pseudo, fields: try [HTTP2Field](forwarding: HTTPFields(fields)))
+        var block = HTTP2HeaderBlock(pseudo: pseudo, fields: try [HTTP2Field](forwarding: HTTPFields(fields)))
+        block.pseudoChecked = pseudoChecked
+        return block
     }
 
     /// `fields` as `[HTTP2Field](forwarding:)` would return them when it would change none of

@@ -4,7 +4,9 @@
 /// caller cannot put one after a regular field, and can read `:method` or `:status` directly.
 public struct HTTP2HeaderBlock: Hashable, Sendable {
     /// `:method`, `:scheme`, `:authority`, `:path`, `:protocol` or `:status` fields.
-    public var pseudo: [HTTP2Field]
+    public var pseudo: [HTTP2Field] {
+        didSet { pseudoChecked = false }
+    }
     /// The regular fields, duplicates and order kept.
     public var fields: [HTTP2Field] {
         didSet { fieldsChecked = false }
@@ -13,6 +15,11 @@ public struct HTTP2HeaderBlock: Hashable, Sendable {
     /// are), so `checkedBlockForSending` does not scan them again; any change to them clears it.
     /// Not part of the block's value (`==`, hashing).
     public internal(set) var fieldsChecked = false
+    /// The same for `pseudo`: set on a head received from a peer, whose pseudo-header fields
+    /// libnghttp2 checked (its HTTP messaging rules are stricter than sending's: `:path` and
+    /// `:authority` by character class, `:method` a token, no whitespace at a value's ends), and
+    /// kept by `forwarded()`; any change to them (`setPseudo`) clears it.
+    public internal(set) var pseudoChecked = false
 
     public static func == (lhs: HTTP2HeaderBlock, rhs: HTTP2HeaderBlock) -> Bool {
         lhs.pseudo == rhs.pseudo && lhs.fields == rhs.fields

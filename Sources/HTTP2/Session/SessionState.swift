@@ -38,7 +38,13 @@ final class SessionState {
             fields = []
         }
 
-        var head: HTTP2HeaderBlock { HTTP2HeaderBlock(pseudo: pseudo, fields: fields) }
+        /// The block as received: its pseudo-header fields passed libnghttp2's checks (one that
+        /// failed them reset the stream before the block was finished).
+        var head: HTTP2HeaderBlock {
+            var head = HTTP2HeaderBlock(pseudo: pseudo, fields: fields)
+            head.pseudoChecked = true
+            return head
+        }
     }
 
     let isServer: Bool
