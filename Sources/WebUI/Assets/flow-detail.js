@@ -71,14 +71,22 @@ class FlowDetail extends HTMLElement {
                         this.#tab = flow.record.grpc || flow.record.websocket ? "messages"
                             : flow.record.response ? "response" : "request";
                     }
-                    // A refresh keeps the reader's place in the panel (messages, the body so far).
+                    // A refresh keeps the reader's place in the panel (messages, the body so far),
+                    // and the caret in the messages filter while one types there.
                     const scroll = keepTab && this.#recordShownFor === id
                         ? this.querySelector(".detail-panel")?.scrollTop ?? 0 : 0;
+                    const typing = document.activeElement?.classList.contains("message-filter")
+                        ? document.activeElement.selectionStart : null;
                     this.#recordShownFor = id;
                     const type = mediaType(headerValue(flow.record.response?.headers ?? [], "content-type"));
                     this.#eventStreamFor = type === "text/event-stream" ? id : null;
                     this.#render(flow.record, controller.signal, true);
                     if (scroll) this.querySelector(".detail-panel").scrollTop = scroll;
+                    const filter = typing === null ? null : this.querySelector(".message-filter");
+                    if (filter) {
+                        filter.focus();
+                        filter.setSelectionRange(typing, typing);
+                    }
                 } else {
                     this.#renderPending(flow.summary ?? { id }, flow);
                 }
@@ -195,7 +203,7 @@ class FlowDetail extends HTMLElement {
                 : h("p", { class: "muted" }, flow.error ? "no response" : "waiting for the response…"));
             break;
         case "messages":
-            replaceChildren(panel, flow.websocket ? webSocketView(flow.websocket, flow.started) : null,
+            replaceChildren(panel, flow.websocket ? webSocketView(flow.websocket, flow.started, flow.id) : null,
                 flow.grpc ? grpcView(flow.grpc, flow.started) : null);
             break;
         default:
@@ -395,25 +403,54 @@ function timeCell(message, started) {
         known && !Number.isNaN(start) ? `+${Math.max(0, message.time - start).toFixed(3)} s` : "");
 }
 
-/** A WebSocket's messages; `started` (the flow's start, RFC 3339) dates them relative to it. */
-function webSocketView(messages, started) {
-    return h("table", { class: "messages" },
-        h("caption", {}, `WebSocket messages (${messages.length})`),
-        h("thead", {}, h("tr", {}, ["", "Time", "Opcode", "Length", "Data"].map((title) => h("th", { scope: "col" }, title)))),
-        h("tbody", {}, messages.map((message) => h("tr", { class: message.direction },
-            h("td", { title: message.direction, "aria-label": message.direction },
-                message.direction === "client_to_server" ? "→" : "←"),
-            timeCell(message, started),
-            h("td", {}, message.opcode),
-            h("td", message.compressed_length === undefined ? {}
-                : { title: `permessage-deflate: ${formatSize(message.compressed_length)} on the wire` },
-                formatSize(message.length) + (message.compressed_length === undefined ? ""
-                    : ` (${formatSize(message.compressed_length)} deflated)`)),
-            h("td", { class: "data" }, h("div", {}, [(message.decode_error ? `(${message.decode_error}) ` : "")
-                + (message.opcode === "close" ? closeText(message)
-                    : message.text ?? (message.base64 ? `(base64) ${message.base64}` : "")),
-                message.truncated ? h("span", { class: "cut" },
-                    ` … the first ${formatSize(keptBytes(message))} of ${formatSize(message.length)}`) : null]))))));
+/** A WebSocket's messages (of flow `id`); `started` (the flow's start, RFC 3339) dates them relative to it. */
+function webSocketView(messages, started, id) {
+    if (messageFilter.id !== id) Object.assign(messageFilter, { id, text: "" });
+    const rows = messages.map((message) => h("tr", { class: message.direction },
+        h("td", { title: message.direction, "aria-label": message.direction },
+            message.direction === "client_to_server" ? "→" : "←"),
+        timeCell(message, started),
+        h("td", {}, message.opcode),
+        h("td", message.compressed_length === undefined ? {}
+            : { title: `permessage-deflate: ${formatSize(message.compressed_length)} on the wire` },
+            formatSize(message.length) + (message.compressed_length === undefined ? ""
+                : ` (${formatSize(message.compressed_length)} deflated)`)),
+        h("td", { class: "data" }, h("div", {}, [(message.decode_error ? `(${message.decode_error}) ` : "")
+            + messageData(message),
+            message.truncated ? h("span", { class: "cut" },
+                ` … the first ${formatSize(keptBytes(message))} of ${formatSize(message.length)}`) : null]))));
+    const caption = h("caption", {});
+    // A chatty socket's messages narrowed to those whose data holds the text (any case), as
+    // DevTools' filter does; the text stays while a running flow's record is shown again.
+    const show = () => {
+        const needle = messageFilter.text.trim().toLowerCase();
+        let shown = 0;
+        rows.forEach((row, index) => {
+            row.hidden = needle !== "" && !messageData(messages[index]).toLowerCase().includes(needle);
+            if (!row.hidden) shown += 1;
+        });
+        caption.textContent = needle === "" ? `WebSocket messages (${messages.length})`
+            : `WebSocket messages (${shown} of ${messages.length} match)`;
+    };
+    const filter = h("input", {
+        type: "search", class: "message-filter", placeholder: "filter messages", "aria-label": "Filter messages",
+        spellcheck: "false", value: messageFilter.text,
+        on: { input: (event) => { messageFilter.text = event.target.value; show(); } },
+    });
+    show();
+    return h("section", { class: "websocket", "aria-label": "WebSocket messages" }, filter,
+        h("table", { class: "messages" }, caption,
+            h("thead", {}, h("tr", {}, ["", "Time", "Opcode", "Length", "Data"].map((title) => h("th", { scope: "col" }, title)))),
+            h("tbody", {}, rows)));
+}
+
+/** The WebSocket messages table's filter text, kept across a running flow's refreshes (of flow `id`). */
+const messageFilter = { id: null, text: "" };
+
+/** A WebSocket message's data as the table shows it: its text, a Close frame's status, or base64. */
+function messageData(message) {
+    return message.opcode === "close" ? closeText(message)
+        : message.text ?? (message.base64 ? `(base64) ${message.base64}` : "");
 }
 
 /** RFC 6455 §7.4.1 (and the IANA registry): what a Close frame's status code says. */

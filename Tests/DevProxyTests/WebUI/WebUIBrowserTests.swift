@@ -38,7 +38,7 @@ import TestSupport
                              "hostile-shown-as-text", "hostile-runs-nothing", "filtered-list-picks-up-late-match",
                              "filtered-list-drops-unmatched", "filtered-count-under-load", "big-json-scrolls-to-end",
                              "big-json-no-long-task", "form-fields", "query-parameters", "protobuf-decoded", "cookies-tables",
-                             "websocket-long-message", "websocket-opens-on-messages", "server-sent-events", "pending-server-sent-events", "grpc-messages-readable"]
+                             "websocket-long-message", "websocket-opens-on-messages", "websocket-message-filter", "server-sent-events", "pending-server-sent-events", "grpc-messages-readable"]
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
         #expect(expected.subtracting(passed).isEmpty, "missing: \(expected.subtracting(passed))\n\(result.output)")
         _ = proxy.stop()

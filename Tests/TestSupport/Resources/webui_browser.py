@@ -321,10 +321,21 @@ def run(browser, options, base, origin, checks):
                                ".map(r => r.className + ': ' + r.querySelector('td.data').textContent)")
         checks.result("websocket-opens-on-messages", opened == ["true", True] and closes == [
             "server_to_client: 1000 (normal closure)", "client_to_server: no status code"], repr((opened, closes)))
+        # The filter narrows the table to the messages whose data holds the text, any case.
+        page.fill("flow-detail .message-filter", "CLOSURE")
+        narrowed = page.evaluate("() => [document.querySelector('flow-detail table.messages caption').textContent,"
+                                 " [...document.querySelectorAll('flow-detail table.messages tbody tr')]"
+                                 ".filter(r => !r.hidden).map(r => r.className)]")
+        page.fill("flow-detail .message-filter", "")
+        restored = page.evaluate("() => [...document.querySelectorAll('flow-detail table.messages tbody tr')]"
+                                 ".filter(r => !r.hidden).length")
+        checks.result("websocket-message-filter", narrowed == ["WebSocket messages (1 of 3 match)", ["server_to_client"]]
+                      and restored == 3, repr((narrowed, restored)))
         page.click("#detail-tab-request")
     except Exception as error:
         checks.result("websocket-long-message", False, str(error).splitlines()[0])
         checks.result("websocket-opens-on-messages", False, str(error).splitlines()[0])
+        checks.result("websocket-message-filter", False, str(error).splitlines()[0])
 
     # A posted form shows as its fields above the bytes: a text field (markup in it stays text) and a file.
     form_path = "/form/%d?lang=fr&q=a+b%%26c" % int(time.time() * 1000)
