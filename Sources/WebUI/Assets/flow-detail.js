@@ -204,7 +204,7 @@ class FlowDetail extends HTMLElement {
             break;
         case "messages":
             replaceChildren(panel, flow.websocket ? webSocketView(flow.websocket, flow.started, flow.id) : null,
-                flow.grpc ? grpcView(flow.grpc, flow.started) : null);
+                flow.grpc ? grpcView(flow.grpc, flow.started, flow.id) : null);
             break;
         default:
             replaceChildren(panel, connectionView(flow));
@@ -405,7 +405,6 @@ function timeCell(message, started) {
 
 /** A WebSocket's messages (of flow `id`); `started` (the flow's start, RFC 3339) dates them relative to it. */
 function webSocketView(messages, started, id) {
-    if (messageFilter.id !== id) Object.assign(messageFilter, { id, text: "" });
     const rows = messages.map((message) => h("tr", { class: message.direction },
         h("td", { title: message.direction, "aria-label": message.direction },
             message.direction === "client_to_server" ? "→" : "←"),
@@ -420,32 +419,41 @@ function webSocketView(messages, started, id) {
             message.truncated ? h("span", { class: "cut" },
                 ` … the first ${formatSize(keptBytes(message))} of ${formatSize(message.length)}`) : null]))));
     const caption = h("caption", {});
-    // A chatty socket's messages narrowed to those whose data holds the text (any case), as
-    // DevTools' filter does; the text stays while a running flow's record is shown again.
-    const show = () => {
-        const needle = messageFilter.text.trim().toLowerCase();
-        let shown = 0;
-        rows.forEach((row, index) => {
-            row.hidden = needle !== "" && !messageData(messages[index]).toLowerCase().includes(needle);
-            if (!row.hidden) shown += 1;
-        });
-        caption.textContent = needle === "" ? `WebSocket messages (${messages.length})`
-            : `WebSocket messages (${shown} of ${messages.length} match)`;
-    };
-    const filter = h("input", {
-        type: "search", class: "message-filter", placeholder: "filter messages", "aria-label": "Filter messages",
-        spellcheck: "false", value: messageFilter.text,
-        on: { input: (event) => { messageFilter.text = event.target.value; show(); } },
-    });
-    show();
+    const filter = messageFilterBox(id, rows, messages.map(messageData), caption, "WebSocket messages");
     return h("section", { class: "websocket", "aria-label": "WebSocket messages" }, filter,
         h("table", { class: "messages" }, caption,
             h("thead", {}, h("tr", {}, ["", "Time", "Opcode", "Length", "Data"].map((title) => h("th", { scope: "col" }, title)))),
             h("tbody", {}, rows)));
 }
 
-/** The WebSocket messages table's filter text, kept across a running flow's refreshes (of flow `id`). */
+/** The messages table's filter text, kept across a running flow's refreshes (of flow `id`). */
 const messageFilter = { id: null, text: "" };
+
+/**
+ * A filter box over a messages table (a chatty socket's, a long stream's): it keeps the `rows`
+ * whose `texts` hold its text in any case, as DevTools' filter does, and `caption` says how many
+ * match (`label (N)`, `label (n of N match)`). The text is kept while flow `id` is on show.
+ */
+function messageFilterBox(id, rows, texts, caption, label) {
+    if (messageFilter.id !== id) Object.assign(messageFilter, { id, text: "" });
+    const lowered = texts.map((text) => text.toLowerCase());
+    const show = () => {
+        const needle = messageFilter.text.trim().toLowerCase();
+        let shown = 0;
+        rows.forEach((row, index) => {
+            row.hidden = needle !== "" && !lowered[index].includes(needle);
+            if (!row.hidden) shown += 1;
+        });
+        caption.textContent = needle === "" ? `${label} (${rows.length})` : `${label} (${shown} of ${rows.length} match)`;
+    };
+    const box = h("input", {
+        type: "search", class: "message-filter", placeholder: "filter messages", "aria-label": "Filter messages",
+        spellcheck: "false", value: messageFilter.text,
+        on: { input: (event) => { messageFilter.text = event.target.value; show(); } },
+    });
+    show();
+    return box;
+}
 
 /** A WebSocket message's data as the table shows it: its text, a Close frame's status, or base64. */
 function messageData(message) {
@@ -484,7 +492,7 @@ function keptBytes(message) {
 }
 
 /** A gRPC call's facts and messages; `started` (the flow's start) dates the messages. */
-function grpcView(grpc, started) {
+function grpcView(grpc, started, id) {
     const wire = { "grpc-web": "gRPC-Web", "grpc-web-text": "gRPC-Web, text (base64)", "connect": "Connect, streaming",
         "connect-unary": "Connect, unary" }[grpc.protocol] ?? "gRPC";
     const status = grpc.status == null ? null : `${grpc.status} ${grpcStatusName(grpc.status)}`;
@@ -492,24 +500,31 @@ function grpcView(grpc, started) {
         ["Message", grpc.message], ["Encoding", grpc.encoding], ["Response encoding", grpc.response_encoding],
         ["Messages", `${grpc.request_messages} sent, ${grpc.response_messages} received`],
         ["Notes", (grpc.notes ?? []).join("; ")]]);
-    const rows = (grpc.messages ?? []).map((message) => h("tr", {},
+    const messages = grpc.messages ?? [];
+    const shown = messages.map((message) => message.typed !== undefined
+        // With `--proto`: the message by its schema, field names and all.
+        ? `${message.message_type ?? ""} ${JSON.stringify(message.typed, null, 2)}`
+        : message.decoded === undefined ? (message.first_bytes ?? "")
+        // Without a schema: field numbers and values, in protoc --decode_raw's layout.
+        : (typeof message.decoded === "string" ? message.decoded : decodedText(message.decoded)));
+    const rows = messages.map((message, index) => h("tr", { class: message.direction },
         h("td", { "aria-label": message.direction }, message.direction === "response" ? "←" : "→"),
         timeCell(message, started),
         h("td", {}, formatSize(message.length)), h("td", {}, message.compressed ? "yes" : ""),
-        h("td", { class: "data" }, h("pre", {}, message.typed !== undefined
-            // With `--proto`: the message by its schema, field names and all.
-            ? `${message.message_type ?? ""} ${JSON.stringify(message.typed, null, 2)}`
-            : message.decoded === undefined ? (message.first_bytes ?? "")
-            // Without a schema: field numbers and values, in protoc --decode_raw's layout.
-            : (typeof message.decoded === "string" ? message.decoded : decodedText(message.decoded)))),
+        h("td", { class: "data" }, h("pre", {}, shown[index])),
         h("td", {}, message.note ?? "")));
+    const caption = h("caption", {});
+    const filter = rows.length > 1
+        ? messageFilterBox(id, rows, shown.map((text, index) => `${text} ${messages[index].note ?? ""}`), caption, "Messages")
+        : null;
     // A rich error (grpc-status-details-bin, a Connect error's details): each detail by its type.
     const details = grpc.status_details
         ? h("div", { class: "status-details" }, h("h4", {}, "Status details"),
             h("pre", {}, JSON.stringify(grpc.status_details, null, 2)))
         : null;
-    return h("section", { class: "grpc", "aria-label": "gRPC" }, h("h3", {}, "gRPC"), facts, details,
-        h("table", { class: "messages" },
+    if (!filter) caption.textContent = `Messages (${rows.length})`;
+    return h("section", { class: "grpc", "aria-label": "gRPC" }, h("h3", {}, "gRPC"), facts, details, filter,
+        h("table", { class: "messages" }, caption,
             h("thead", {}, h("tr", {}, ["", "Time", "Length", "Compressed", "Decoded", "Note"]
                 .map((title) => h("th", { scope: "col" }, title)))),
             h("tbody", {}, rows)));

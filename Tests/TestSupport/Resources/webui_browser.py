@@ -267,7 +267,8 @@ def run(browser, options, base, origin, checks):
     grpc_path = "/grpcweb/%d/lab.Echo/Fail" % int(time.time() * 1000)
     subprocess.run(["curl", "-s", "-o", "/dev/null", "--max-time", "10", "-x", options.proxy, "-H",
                     "content-type: application/grpc-web+proto", "--data-binary", "@-", base + grpc_path],
-                   input=b"\x00\x00\x00\x00\x07\x0a\x03ada\x10\x2a", capture_output=True, timeout=20)
+                   input=b"\x00\x00\x00\x00\x07\x0a\x03ada\x10\x2a\x00\x00\x00\x00\x05\x0a\x03bob",
+                   capture_output=True, timeout=20)
     try:
         wait_rows(page, "p => [...document.querySelectorAll('flow-list .flow-row[data-id]')]"
                         ".some(r => r.querySelector('.c-path')?.textContent === p)", grpc_path)
@@ -284,15 +285,21 @@ def run(browser, options, base, origin, checks):
         page.wait_for_selector("flow-detail .status-details pre", timeout=5000)
         shown = page.text_content("flow-detail .status-details pre")
         checks.result("grpc-status-details", "google.rpc.ErrorInfo" in shown and '"reason": "GONE"' in shown, shown[:200])
-        # The status by its name, the message (field 1 "ada", field 2 42) as protoc --decode_raw prints it.
+        # The status by its name, the messages (field 1 "ada", field 2 42; field 1 "bob") as protoc
+        # --decode_raw prints them, each with its time; the filter keeps the one holding "BOB".
         readable = page.evaluate("() => [[...document.querySelectorAll('flow-detail .grpc dd')].map(d => d.textContent),"
                                  " [...document.querySelectorAll('flow-detail .grpc table.messages td.data pre')]"
                                  ".map(p => p.textContent),"
                                  " [...document.querySelectorAll('flow-detail .grpc table.messages td.time')]"
                                  ".map(t => t.textContent)]")
-        checks.result("grpc-messages-readable", "5 NOT_FOUND" in readable[0] and readable[1] == ['1: "ada"\n2: 42']
-                      and len(readable[2]) == 1 and re.fullmatch(r"\+\d+\.\d{3} s", readable[2][0]) is not None,
-                      repr(readable))
+        page.fill("flow-detail .grpc .message-filter", "BOB")
+        narrowed = page.evaluate("() => [document.querySelector('flow-detail .grpc table.messages caption').textContent,"
+                                 " [...document.querySelectorAll('flow-detail .grpc table.messages tbody tr')]"
+                                 ".filter(r => !r.hidden).map(r => r.querySelector('pre').textContent)]")
+        checks.result("grpc-messages-readable", "5 NOT_FOUND" in readable[0]
+                      and readable[1] == ['1: "ada"\n2: 42', '1: "bob"'] and len(readable[2]) == 2
+                      and all(re.fullmatch(r"\+\d+\.\d{3} s", t) is not None for t in readable[2])
+                      and narrowed == ["Messages (1 of 2 match)", ['1: "bob"']], repr((readable, narrowed)))
         page.click("#detail-tab-request")
     except Exception as error:
         checks.result("grpc-status-details", False, str(error).splitlines()[0])
