@@ -98,7 +98,7 @@ let package = Package(
         .testTarget(name: "DevProxyTests", dependencies: ["DevProxy", "CertAuthority", "HTTP1", "HTTPTypes", "TestSupport",
                                                          "SessionStore", "WebUI"]),
         // DevProxy only to write real flow logs and HAR files for the importers to read.
-        .testTarget(name: "SessionStoreTests", dependencies: ["SessionStore", "CSQLite", "DevProxy", "TestSupport"]),
+        .testTarget(name: "SessionStoreTests", dependencies: ["SessionStore", "CSQLite", "DevProxy", "GRPCWire", "TestSupport"]),
         .testTarget(name: "DevProxyLoadTests", dependencies: ["DevProxyLoad", "TestSupport", "CertAuthority"]),
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode", "TestSupport"]),
     ],

@@ -1,5 +1,6 @@
 import DevProxy
 import Foundation
+import GRPCWire
 import SessionStore
 import TestSupport
 import XCTest
@@ -83,6 +84,66 @@ final class SessionImportTests: XCTestCase {
         let json = try XCTUnwrap(try store.flowJSON(id: "g1"))
         let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
         XCTAssertEqual((object["response"] as? [String: Any])?["status"] as? Int, 200, "a flow-log-shaped record")
+    }
+
+    /// A WebSocket's messages and a gRPC call's view come back from a HAR file: DevProxy's own
+    /// export (`_webSocketMessages`, `_resourceType`, `_grpc`) and Chrome's DevTools' (no `_mode`).
+    func testAHARFileBringsBackWebSocketMessagesAndGRPC() throws {
+        let socket = try JSONDecoder().decode(Flow.self, from: Data((
+            #"{"id":"ws1","started":"2026-03-01T12:01:02.100Z","ended":"2026-03-01T12:01:02.600Z","client":"127.0.0.1:1","#
+            + #""mode":"websocket","server":{"host":"chat.example.com","port":443},"#
+            + #""request":{"method":"GET","url":"https://chat.example.com/socket","http_version":"HTTP/1.1","headers":[]},"#
+            + #""response":{"status":101,"reason":"Switching Protocols","http_version":"HTTP/1.1","headers":[]},"#
+            + #""websocket":[{"direction":"client_to_server","opcode":"text","length":4,"text":"ping","time":1772366462.2},"#
+            + #"{"direction":"server_to_client","opcode":"binary","length":3,"base64":"AQID","time":1772366462.3},"#
+            + #"{"direction":"server_to_client","opcode":"text","length":70000,"text":"long","truncated":true,"#
+            + #""time":1772366462.4}],"timings":{"connect":-1,"tls":-1,"send":-1,"wait":-1,"receive":-1}}"#).utf8))
+        let call = try JSONDecoder().decode(Flow.self, from: Data((
+            #"{"id":"rpc1","started":"2026-03-01T12:01:03.100Z","ended":"2026-03-01T12:01:03.110Z","client":"127.0.0.1:2","#
+            + #""mode":"https","server":{"host":"rpc.example.com","port":443},"#
+            + #""request":{"method":"POST","url":"https://rpc.example.com/lab.Echo/Unary","http_version":"HTTP/2","#
+            + #""headers":[["content-type","application/grpc"]]},"#
+            + #""response":{"status":200,"reason":"OK","http_version":"HTTP/2","headers":[["grpc-status","5"]]},"#
+            + #""grpc":{"service":"lab.Echo","method":"Unary","status":5,"trailers_only":true,"request_messages":1,"#
+            + #""response_messages":0,"notes":[],"messages":[{"direction":"request","compressed":false,"length":5,"#
+            + #""first_bytes":"CgNhZGE=","time":1772366463.105}]},"#
+            + #""timings":{"connect":-1,"tls":-1,"send":-1,"wait":-1,"receive":-1}}"#).utf8))
+        let directory = TemporaryDirectory()
+        let path = directory.file("session.har")
+        try HARWriter.write([socket, call], to: path)
+        // Chrome's export of a socket: no DevProxy fields but `_resourceType` and the messages.
+        let chrome = directory.write("chrome.har", #"{"log":{"version":"1.2","creator":{"name":"WebInspector","version":"537.36"},"#
+            + #""entries":[{"startedDateTime":"2026-03-01T12:01:02.100Z","time":50,"_resourceType":"websocket","#
+            + #""request":{"method":"GET","url":"wss://chat.example.com/socket","httpVersion":"HTTP/1.1","headers":[]},"#
+            + #""response":{"status":101,"statusText":"Switching Protocols","httpVersion":"HTTP/1.1","headers":[]},"#
+            + #""_webSocketMessages":[{"type":"send","time":1772366462.2,"opcode":1,"data":"hello"},"#
+            + #"{"type":"receive","time":1772366462.3,"opcode":1,"data":"world"}]}]}}"#)
+        for file in [path, chrome] {
+            let (store, report) = try SessionImport.open(path: file)
+            defer { store.close() }
+            XCTAssertEqual(report?.problems, [], file)
+            let sockets = try store.flows(filter: try FilterExpression(parsing: "~websocket"), limit: 10, order: .oldestFirst)
+            XCTAssertEqual(sockets.flows.count, 1, file)
+            let id = try XCTUnwrap(sockets.flows.first?.id)
+            let json = try XCTUnwrap(try store.flowJSON(id: id))
+            let flow = try JSONDecoder().decode(Flow.self, from: Data(json.utf8))
+            XCTAssertEqual(flow.mode, .websocket, file)
+            if file == chrome {
+                XCTAssertEqual(flow.websocket?.map(\.text), ["hello", "world"])
+                XCTAssertEqual(flow.websocket?.map(\.direction), ["client_to_server", "server_to_client"])
+                XCTAssertEqual(flow.server.port, 443, "wss is TLS")
+                continue
+            }
+            XCTAssertEqual(flow.websocket?.map(\.opcode), ["text", "binary", "text"])
+            XCTAssertEqual(flow.websocket?.map(\.length), [4, 3, 70_000], "a cut message keeps its whole length")
+            XCTAssertEqual(flow.websocket?.map { $0.truncated == true }, [false, false, true])
+            XCTAssertEqual(flow.websocket?[1].base64, "AQID")
+            XCTAssertEqual(flow.websocket?[0].time, 1_772_366_462.2)
+            let rpc = try XCTUnwrap(try store.flowJSON(id: "rpc1"))
+            let imported = try JSONDecoder().decode(Flow.self, from: Data(rpc.utf8))
+            XCTAssertEqual(imported.grpc, call.grpc, "the gRPC view as exported")
+            XCTAssertEqual(try store.count(filter: FilterExpression(parsing: "~gs 5")), 1)
+        }
     }
 
     func testASavedSessionOpensReadOnly() throws {

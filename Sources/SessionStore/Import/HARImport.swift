@@ -3,8 +3,10 @@ import Foundation
 extension SessionImport {
     /// Stores every entry of the HAR 1.2 file at `path` in `store`, then flushes.
     ///
-    /// Each entry becomes a flow-log-shaped record (DevProxy's `_flowId`, `_mode`, `_error` and
-    /// `_tunnel` fields are used when present), so the UI shows imported and captured flows alike.
+    /// Each entry becomes a flow-log-shaped record (DevProxy's `_flowId`, `_mode`, `_error`,
+    /// `_tunnel` and `_grpc` fields are used when present, and a WebSocket's `_webSocketMessages`
+    /// as Chrome's DevTools and DevProxy export them), so the UI shows imported and captured flows
+    /// alike.
     /// - Throws: `SessionStoreError` when the file is unreadable or not a HAR document.
     public static func har(at path: String, into store: SessionStore) throws -> Report {
         guard let data = FileManager.default.contents(atPath: path) else {
@@ -41,13 +43,16 @@ enum HAREntry {
         }
         let components = URLComponents(string: url)
         let scheme = components?.scheme?.lowercased() ?? "http"
-        let mode = entry["_mode"] as? String ?? (scheme == "https" || scheme == "wss" ? "https" : "http")
+        let messages = entry["_webSocketMessages"] as? [[String: Any]]
+        let socket = entry["_resourceType"] as? String == "websocket" || messages != nil || scheme == "ws" || scheme == "wss"
+        let mode = entry["_mode"] as? String ?? (socket ? "websocket" : scheme == "https" ? "https" : "http")
         var object: [String: Any] = [
             "id": entry["_flowId"] as? String ?? "har-\(index + 1)",
             "started": started,
             "client": "",
             "mode": mode,
-            "server": ["host": components?.host ?? "", "port": components?.port ?? (scheme == "https" ? 443 : 80)],
+            "server": ["host": components?.host ?? "",
+                       "port": components?.port ?? (scheme == "https" || scheme == "wss" ? 443 : 80)],
             "timings": ["connect": -1, "tls": -1, "send": -1, "wait": -1, "receive": -1],
         ]
         if let time = entry["time"] as? Double, let start = FlowTimestamps.date(started) {
@@ -74,8 +79,32 @@ enum HAREntry {
             }
             object["response"] = responseObject
         }
-        for key in ["error", "tunnel"] { if let value = entry["_\(key)"] { object[key] = value } }
+        for key in ["error", "tunnel", "grpc"] { if let value = entry["_\(key)"] { object[key] = value } }
+        if let messages { object["websocket"] = messages.compactMap(webSocketMessage) }
         return object
+    }
+
+    /// One of `_webSocketMessages` (`type` send or receive, `time`, `opcode` 1 text or 2 binary,
+    /// `data` the text or base64; DevProxy's `_truncated` and `_length` for a message kept in part)
+    /// as the flow log's `websocket[]` record; nil for one without its fields.
+    private static func webSocketMessage(_ message: [String: Any]) -> [String: Any]? {
+        guard let type = message["type"] as? String, let opcode = message["opcode"] as? Int,
+              let data = message["data"] as? String else { return nil }
+        var record: [String: Any] = ["direction": type == "send" ? "client_to_server" : "server_to_client"]
+        if opcode == 1 {
+            record["opcode"] = "text"
+            record["text"] = data
+            record["length"] = message["_length"] as? Int ?? data.utf8.count
+        } else {
+            // The names the flow log gives opcodes (RFC 6455 §5.2).
+            record["opcode"] = [2: "binary", 8: "close", 9: "ping", 10: "pong"][opcode]
+                ?? "opcode 0x" + String(opcode, radix: 16, uppercase: true)
+            record["base64"] = data
+            record["length"] = message["_length"] as? Int ?? Data(base64Encoded: data)?.count ?? 0
+        }
+        if let time = message["time"] as? Double { record["time"] = time }
+        if message["_truncated"] as? Bool == true { record["truncated"] = true }
+        return record
     }
 
     /// HAR's `[{name, value}]` as the flow log's `[[name, value]]`.
