@@ -42,6 +42,10 @@ FILE *CTLS_stderr(void) { return stderr; }
 
 void CTLS_OPENSSL_free(void *ptr) { OPENSSL_free(ptr); }
 
+int CTLS_init_without_atexit(void) {
+    return OPENSSL_init_ssl(OPENSSL_INIT_NO_ATEXIT | OPENSSL_INIT_LOAD_SSL_STRINGS | OPENSSL_INIT_LOAD_CRYPTO_STRINGS, NULL);
+}
+
 STACK_OF(X509) *CTLS_sk_X509_new_null(void) { return sk_X509_new_null(); }
 int CTLS_sk_X509_push(STACK_OF(X509) *stack, X509 *cert) { return sk_X509_push(stack, cert); }
 int CTLS_sk_X509_num(const STACK_OF(X509) *stack) { return sk_X509_num(stack); }

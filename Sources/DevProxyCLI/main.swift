@@ -3,6 +3,12 @@ import CertAuthority
 import DevProxy
 import Foundation
 
+// Before anything else touches OpenSSL: no cleanup of its global state at exit. The process ends
+// with exit() while connection threads may still be freeing what they used (a thread ending
+// releases the last reference to the server, its leaf cache, the signer's certificates); with the
+// atexit cleanup, those frees met freed locks, and `run --log /dev/full` died of a segmentation
+// fault instead of exiting 1 (CI, RunCommandTests). The process's memory goes with it anyway.
+CTLS_init_without_atexit()
 // OpenSSL writes to sockets with write(); a peer that has gone must not kill the process.
 signal(SIGPIPE, SIG_IGN)
 #if os(Linux)

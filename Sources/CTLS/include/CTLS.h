@@ -68,6 +68,10 @@ FILE *CTLS_stderr(void);
 
 // MARK: memory
 void CTLS_OPENSSL_free(void *ptr);
+/// Initialises libcrypto and libssl without their atexit cleanup: called first thing, so a
+/// connection thread still freeing a certificate while exit() runs finds OpenSSL's locks intact.
+/// Returns 1 on success.
+int CTLS_init_without_atexit(void);
 
 // MARK: typed stacks
 STACK_OF(X509) *CTLS_sk_X509_new_null(void);
