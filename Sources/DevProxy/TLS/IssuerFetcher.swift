@@ -224,7 +224,7 @@ final class IssuerFetcher: Sendable {
             let request = "GET \(requestTarget) HTTP/1.1\r\nHost: \(authority)\r\nUser-Agent: devproxy\r\n"
                 + "Accept: application/pkix-cert, application/pkcs7-mime, */*\r\n\(extra)Connection: close\r\n\r\n"
             try Array(request.utf8).withUnsafeBytes { try socket.write($0) }
-            return try readBody(socket, url: url)
+            return try readAnswer(socket, url: url)
         } catch let error as TLSError {
             throw error
         } catch let error as NetworkError where error.kind == .timedOut {
@@ -240,7 +240,7 @@ final class IssuerFetcher: Sendable {
 
     /// The body of a 200 answer on `socket`, read until its end or the connection's, within
     /// `timeout` in all; or the `Location` of a redirect.
-    private static func readBody(_ socket: Socket, url: String) throws -> Answer {
+    private static func readAnswer(_ socket: Socket, url: String) throws -> Answer {
         let reader = MessageReader(stream: PlainStream(socket), parser: HTTP1ResponseParser())
         reader.parser.expectResponse(toMethod: "GET")
         let deadline = Date().addingTimeInterval(timeout)

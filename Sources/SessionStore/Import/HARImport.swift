@@ -43,16 +43,16 @@ enum HAREntry {
         }
         let components = URLComponents(string: url)
         let scheme = components?.scheme?.lowercased() ?? "http"
+        let secure = scheme == "https" || scheme == "wss"
         let messages = entry["_webSocketMessages"] as? [[String: Any]]
         let socket = entry["_resourceType"] as? String == "websocket" || messages != nil || scheme == "ws" || scheme == "wss"
-        let mode = entry["_mode"] as? String ?? (socket ? "websocket" : scheme == "https" ? "https" : "http")
+        let mode = entry["_mode"] as? String ?? (socket ? "websocket" : secure ? "https" : "http")
         var object: [String: Any] = [
             "id": entry["_flowId"] as? String ?? "har-\(index + 1)",
             "started": started,
             "client": "",
             "mode": mode,
-            "server": ["host": components?.host ?? "",
-                       "port": components?.port ?? (scheme == "https" || scheme == "wss" ? 443 : 80)],
+            "server": ["host": components?.host ?? "", "port": components?.port ?? (secure ? 443 : 80)],
             "timings": ["connect": -1, "tls": -1, "send": -1, "wait": -1, "receive": -1],
         ]
         if let time = entry["time"] as? Double, let start = FlowTimestamps.date(started) {

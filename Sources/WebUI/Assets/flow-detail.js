@@ -12,7 +12,7 @@ import { store } from "./store.js";
 /** Characters of body text the record brings (`?preview=`); the body view loads bodies whole. */
 const BODY_PREVIEW = 4096;
 /** The same for a running event stream, whose events so far are listed: all the record so far
- * holds of the body (the server caps a preview at 1 MiB; the record keeps the body's in-memory head). */
+ * holds of the body (the server caps a preview at 1 MiB, as the record caps a running body). */
 const LIVE_EVENTS_PREVIEW = 1024 * 1024;
 
 const TABS = [
@@ -78,7 +78,7 @@ class FlowDetail extends HTMLElement {
                     const typing = document.activeElement?.classList.contains("message-filter")
                         ? document.activeElement.selectionStart : null;
                     this.#recordShownFor = id;
-                    const type = mediaType(headerValue(flow.record.response?.headers ?? [], "content-type"));
+                    const type = mediaType(headerValue(flow.record.response?.headers, "content-type"));
                     this.#eventStreamFor = type === "text/event-stream" ? id : null;
                     this.#render(flow.record, controller.signal, true);
                     if (scroll) this.querySelector(".detail-panel").scrollTop = scroll;
@@ -457,8 +457,8 @@ function messageFilterBox(id, rows, texts, caption, label) {
 
 /** A WebSocket message's data as the table shows it: its text, a Close frame's status, or base64. */
 function messageData(message) {
-    return message.opcode === "close" ? closeText(message)
-        : message.text ?? (message.base64 ? `(base64) ${message.base64}` : "");
+    return (message.opcode === "close" ? closeText(message) : null)
+        ?? message.text ?? (message.base64 ? `(base64) ${message.base64}` : "");
 }
 
 /** RFC 6455 §7.4.1 (and the IANA registry): what a Close frame's status code says. */
@@ -468,16 +468,19 @@ const CLOSE_CODES = {
     1011: "internal error", 1012: "service restart", 1013: "try again later", 1014: "bad gateway",
 };
 
-/** A Close frame's data as its status code, the code's meaning and its reason (RFC 6455 §5.5.1). */
+/**
+ * A Close frame's data as its status code, the code's meaning and its reason (RFC 6455 §5.5.1);
+ * null when it is not one (not base64, a lone byte), to be shown as the bytes it is.
+ */
 function closeText(message) {
     let bytes;
     try {
         bytes = Uint8Array.from(atob(message.base64 ?? ""), (c) => c.charCodeAt(0));
     } catch {
-        return `(base64) ${message.base64}`;
+        return null;
     }
     if (bytes.length === 0) return "no status code";
-    if (bytes.length === 1) return `(base64) ${message.base64}`;
+    if (bytes.length === 1) return null;
     const code = bytes[0] * 256 + bytes[1];
     const meaning = CLOSE_CODES[code] ?? (code >= 4000 && code <= 4999 ? "the application's own" : "");
     const reason = new TextDecoder().decode(bytes.subarray(2));

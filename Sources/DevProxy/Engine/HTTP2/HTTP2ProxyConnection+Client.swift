@@ -38,7 +38,7 @@ extension HTTP2ProxyConnection {
                 stopUpstream(of: exchange, code: .cancel)
             case .streamReset(let stream, let code, let byPeer):
                 guard byPeer, let exchange = streams[stream] else { continue }
-                if exchange.recorder.webSocket?.closedBothWays == true {
+                if exchange.webSocketClosed {
                     // After a WebSocket's close handshake the stream has nothing left to carry.
                     stopUpstream(of: exchange, code: code)
                     continue

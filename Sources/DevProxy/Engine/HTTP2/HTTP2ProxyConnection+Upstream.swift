@@ -132,7 +132,7 @@ extension HTTP2ProxyConnection {
                     leg.clientStreams[upstream] = nil
                     continue
                 }
-                if exchange.recorder.webSocket?.closedBothWays == true {
+                if exchange.webSocketClosed {
                     // After a WebSocket's close handshake the stream has nothing left to carry: no
                     // failure, and the client gets the origin's code.
                     resetClientAfterQueuedFrames(exchange, code: code)

@@ -92,7 +92,7 @@ final class HTTP2ProxyConnection {
                 // So is a WebSocket whose close handshake went both ways.
                 let complete = exchange.requestEnded && exchange.responseDelivered && exchange.pendingReset == nil
                     && session.outboundQueuedBytes(stream: exchange.clientStream) == 0
-                    || exchange.recorder.webSocket?.closedBothWays == true
+                    || exchange.webSocketClosed
                 if !complete { exchange.draft.fail(.clientClosed, "the client connection closed while the stream was open") }
                 emit(exchange)
             }
@@ -261,7 +261,7 @@ final class HTTP2ProxyConnection {
                     continue
                 }
                 answer(exchange, status: 502, kind: .upstreamClosed, message: "\(reason) before the response")
-            } else if exchange.recorder.webSocket?.closedBothWays == true {
+            } else if exchange.webSocketClosed {
                 // The origin hung up after a WebSocket's close handshake: the stream ends cleanly.
                 try? session.submitData(stream: clientStream, [], endStream: true)
             } else if !exchange.responseEnded {

@@ -61,6 +61,10 @@ final class HTTP2StreamExchange {
             && requestHead[pseudo: ":protocol"]?.lowercased() == "websocket"
     }
 
+    /// A WebSocket whose close handshake went both ways: it ended cleanly, whatever becomes of
+    /// its stream or connection afterwards.
+    var webSocketClosed: Bool { recorder.webSocket?.closedBothWays == true }
+
     /// An extended CONNECT (RFC 8441) of any protocol: it needs an origin that enabled it.
     var isExtendedConnect: Bool {
         requestHead[pseudo: ":method"] == "CONNECT" && requestHead[pseudo: ":protocol"] != nil
