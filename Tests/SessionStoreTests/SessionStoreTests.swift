@@ -451,6 +451,70 @@ final class SessionStoreTests: XCTestCase {
         XCTAssertEqual(committed.value, [["b started"]], "without a delay the step is committed alone")
     }
 
+    /// A running flow's steps are held back one batch (`StoreWriter.heldBack`): those of flows that
+    /// finish in the batch, steps already held once and anything before a `clear` stay.
+    func testTheWriterHoldsBackTheStepsOfFlowsStillRunning() {
+        func names(_ events: [StoreEvent]) -> [String] {
+            events.map { event in
+                switch event {
+                case .clear: return "clear"
+                case .step(let step): return "\(step.id) \(step.phase)"
+                case .flowLogLine: return "line"
+                }
+            }
+        }
+        var batch: [StoreEvent] = [
+            .flow(StoreFixtures.record("old", status: nil), phase: .started, json: nil, bodies: nil),
+            .flow(StoreFixtures.record("a", status: nil), phase: .started, json: nil, bodies: nil),
+            .clear,
+            .flow(StoreFixtures.record("b", status: nil), phase: .started, json: nil, bodies: nil),
+            .flow(StoreFixtures.record("c", status: nil), phase: .started, json: nil, bodies: nil),
+            .flow(StoreFixtures.record("b"), phase: .responded, json: nil, bodies: nil),
+            .flow(StoreFixtures.record("c"), phase: .finished, json: FlowJSON("{}"), bodies: nil),
+        ]
+        let held = StoreWriter.heldBack(from: &batch, after: 1)
+        XCTAssertEqual(names(held), ["b started", "b responded"])
+        XCTAssertEqual(names(batch), ["old started", "a started", "clear", "c started", "c finished"])
+        var finishing: [StoreEvent] = [
+            .flow(StoreFixtures.record("d", status: nil), phase: .started, json: nil, bodies: nil),
+            .flow(StoreFixtures.record("d"), phase: .finished, json: FlowJSON("{}"), bodies: nil),
+        ]
+        XCTAssertEqual(names(StoreWriter.heldBack(from: &finishing, after: 0)), [])
+        XCTAssertEqual(names(finishing), ["d started", "d finished"], "nothing held: the batch as it was")
+    }
+
+    /// A flow whose first step reached the writer in one batch and whose end came in the next is
+    /// written once, as finished: its `started` step waited for the next batch. One that is still
+    /// running when nothing more comes is written a batch delay later, without a flush.
+    func testARunningFlowsStepWaitsOneBatchForItsEnd() throws {
+        let directory = TemporaryDirectory()
+        let store = try SessionStore(path: directory.file("s.sqlite"),
+                                     configuration: SessionStoreConfiguration(batchDelay: 1))
+        defer { store.close() }
+        let received = LockedBox<[[String]]>([])
+        _ = store.addObserver { changes in
+            received.mutate { $0.append(changes.flows.map { "\($0.id) \($0.phase)" }) }
+        }
+        func waitFor(_ last: String) {
+            let deadline = Date().addingTimeInterval(20)
+            while received.value.flatMap({ $0 }).last != last && Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.01)
+            }
+        }
+        // The writer gathers for 1 s, takes `a started` alone and holds it back, then waits up to
+        // 1 s for more: `a finished` comes half way.
+        store.started(StoreFixtures.record("a", status: nil))
+        Thread.sleep(forTimeInterval: 1.5)
+        store.finished(StoreFixtures.record("a"), json: "{}", bodies: .init())
+        waitFor("a finished")
+        XCTAssertEqual(received.value, [["a finished"]], "the running row was never written")
+        // Nothing follows `r started`: it is written once the writer has waited a batch delay.
+        store.started(StoreFixtures.record("r", status: nil))
+        waitFor("r started")
+        XCTAssertEqual(received.value.last, ["r started"])
+        XCTAssertEqual(try store.summary(id: "r")?.phase, .started)
+    }
+
     /// `flush()` does not wait out the writer's batch delay: what it waits for is committed at once.
     func testFlushCutsTheBatchDelayShort() throws {
         let directory = TemporaryDirectory()

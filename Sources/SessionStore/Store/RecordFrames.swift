@@ -93,8 +93,9 @@ enum FramedBody {
     static func encode(_ body: StoredBody) -> [UInt8] {
         let bytesAreText = body.text.map { StoreWriter.isSameText($0, body.bytes) } ?? false
         let hasText = body.text != nil && !bytesAreText
-        var out: [UInt8] = [(bytesAreText ? 1 : 0) | (hasText ? 2 : 0)]
+        var out: [UInt8] = []
         out.reserveCapacity(18 + body.bytes.count + (body.sha256?.utf8.count ?? 0) + (hasText ? body.text!.utf8.count : 0))
+        out.append((bytesAreText ? 1 : 0) | (hasText ? 2 : 0))
         func append(_ value: Int, _ width: Int) { LittleEndian.append(UInt64(value), width: width, to: &out) }
         append(body.size, 8)
         append(body.sha256?.utf8.count ?? 0, 1)

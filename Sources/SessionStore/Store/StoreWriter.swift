@@ -83,46 +83,104 @@ final class StoreWriter: @unchecked Sendable {
     private var clearedFiles: [String] = []
 
     private func run() {
-        while var batch = queue.take(limit: configuration.batchSize, gather: configuration.batchDelay) {
-            // The summaries' array is the last batch's, emptied: a busy batch's (2,000 summaries,
-            // ~700 KiB) is past malloc's mmap threshold, and a fresh one a batch was three new
-            // mappings, every page faulted in (docs/performance.md, run 36).
-            var changes = StoreChanges(cleared: false, flows: changedFlows)
-            changedFlows = []
-            do {
-                let events = readingLines(batch)
-                let order = Self.applyOrder(events)
-                try database.transaction {
-                    for index in order { try apply(events[index], to: &changes) }
-                    try writeFrame()
-                }
-                bodyFiles.remove(clearedFiles)
-                clearedFiles.removeAll()
-                linkedInBatch.removeAll()
-                failing = false
-            } catch let error as SessionStoreError {
-                changes = StoreChanges(cleared: false, flows: [])
-                // Rolled back: rows this batch inserted are gone, dictionaries too.
-                forgetWrittenRows()
-                failed(error)
-            } catch {
-                forgetWrittenRows()
-                failed(SessionStoreError(.sqlite, "\(error)"))
+        // Running flows' steps held back from the last batch (`heldBack`): they go first in the next.
+        var carried: [StoreEvent] = []
+        while true {
+            // With steps held back, wait for new events no longer than a batch delay: then the
+            // held-back steps are written whatever comes.
+            let taken = queue.take(limit: configuration.batchSize, gather: configuration.batchDelay,
+                                   waitingAtMost: carried.isEmpty ? nil : configuration.batchDelay)
+            guard let taken else {
+                // Closed and drained.
+                if !carried.isEmpty { commit(carried) }
+                break
             }
-            if changes.cleared || !changes.flows.isEmpty { notify(changes) }
-            // Kept for the next batch while batches are busy (emptied in place; an observer that
-            // held on to it keeps its copy); a quiet batch lets a burst's room go.
-            if batch.count >= Self.busyBatch, changes.flows.capacity <= changedFlowsKept {
-                changes.flows.removeAll(keepingCapacity: true)
-                changedFlows = changes.flows
+            var batch = carried
+            let carriedBefore = carried.count
+            batch += taken
+            carried = []
+            if configuration.batchDelay > 0, !taken.isEmpty, !queue.isFlushRequested {
+                carried = Self.heldBack(from: &batch, after: carriedBefore)
             }
-            let committed = batch.count, bodyBytes = WriteQueue.bodyBytes(of: batch)
-            // The batch's bodies (spool files among them) are let go before a flush can return.
-            batch = []
-            queue.done(count: committed, bodyBytes: bodyBytes)
-            trimHeapAfterBacklog(committed: committed)
+            commit(batch)
         }
         finishedSignal.signal()
+    }
+
+    /// Takes out of `batch` the `started`, `responded` and `progressed` steps of flows that do not
+    /// finish in it, from index `start` on (a step held back once is not held again) and after
+    /// the batch's last `clear`, in their order.
+    ///
+    /// They go first in the next batch, where most of those flows finish (a stream in flight when
+    /// the writer took the batch ends within milliseconds): the flow's row is then written once,
+    /// at its first step's place, as for a flow whose steps all met in one batch. Written now, such
+    /// a flow cost an INSERT of its running row and its heads, then an UPDATE and the stale rows'
+    /// DELETEs: at h2 keep-alive, 10 % of the flows, ~4,500 instructions a flow on average
+    /// (docs/performance.md, run 41). A running flow shows in the web UI one batch delay later.
+    static func heldBack(from batch: inout [StoreEvent], after start: Int) -> [StoreEvent] {
+        let lastClear = batch.lastIndex { if case .clear = $0 { true } else { false } }
+        let first = max(start, (lastClear ?? -1) + 1)
+        guard first < batch.endIndex else { return [] }
+        var finished = Set<String>(minimumCapacity: batch.count - first)
+        for index in first..<batch.endIndex {
+            if case .step(let step) = batch[index], step.phase == .finished { finished.insert(step.id) }
+        }
+        var held: [StoreEvent] = []
+        var kept: [StoreEvent] = []
+        kept.reserveCapacity(batch.count)
+        kept += batch[..<first]
+        for index in first..<batch.endIndex {
+            if case .step(let step) = batch[index], step.phase != .finished, !finished.contains(step.id) {
+                held.append(batch[index])
+            } else {
+                kept.append(batch[index])
+            }
+        }
+        guard !held.isEmpty else { return [] }
+        batch = kept
+        return held
+    }
+
+    /// Writes `batch` in one transaction, tells the observers, and reports it done to the queue.
+    private func commit(_ batch: consuming [StoreEvent]) {
+        var batch = batch
+        // The summaries' array is the last batch's, emptied: a busy batch's (2,000 summaries,
+        // ~700 KiB) is past malloc's mmap threshold, and a fresh one a batch was three new
+        // mappings, every page faulted in (docs/performance.md, run 36).
+        var changes = StoreChanges(cleared: false, flows: changedFlows)
+        changedFlows = []
+        do {
+            let events = readingLines(batch)
+            let order = Self.applyOrder(events)
+            try database.transaction {
+                for index in order { try apply(events[index], to: &changes) }
+                try writeFrame()
+            }
+            bodyFiles.remove(clearedFiles)
+            clearedFiles.removeAll()
+            linkedInBatch.removeAll()
+            failing = false
+        } catch let error as SessionStoreError {
+            changes = StoreChanges(cleared: false, flows: [])
+            // Rolled back: rows this batch inserted are gone, dictionaries too.
+            forgetWrittenRows()
+            failed(error)
+        } catch {
+            forgetWrittenRows()
+            failed(SessionStoreError(.sqlite, "\(error)"))
+        }
+        if changes.cleared || !changes.flows.isEmpty { notify(changes) }
+        // Kept for the next batch while batches are busy (emptied in place; an observer that
+        // held on to it keeps its copy); a quiet batch lets a burst's room go.
+        if batch.count >= Self.busyBatch, changes.flows.capacity <= changedFlowsKept {
+            changes.flows.removeAll(keepingCapacity: true)
+            changedFlows = changes.flows
+        }
+        let committed = batch.count, bodyBytes = WriteQueue.bodyBytes(of: batch)
+        // The batch's bodies (spool files among them) are let go before a flush can return.
+        batch = []
+        queue.done(count: committed, bodyBytes: bodyBytes)
+        trimHeapAfterBacklog(committed: committed)
     }
 
     /// Forgets what the writer knows of rows it wrote (running flows' `seq`s, compression
@@ -239,10 +297,15 @@ final class StoreWriter: @unchecked Sendable {
         case .step(let step):
             // The step's record and bodies are read where they are, not copied (a copy of a
             // record counts a reference for each of its ~25 strings, and again to let it go).
+            // Read from this one copy, with no temporary arrays of them: each copy of the bodies
+            // retains and releases their fields (copies and arrays took ~3,300 instructions a
+            // flow, callgrind).
             var bodies = step.bodies
             var shed = 0
-            if bodies != nil { shed = Self.shedIncompleteSpools(&bodies!) }
-            if shed > 0 { queue.countDroppedBodies(shed) }
+            if bodies?.request?.spooled?.isComplete == false || bodies?.response?.spooled?.isComplete == false {
+                shed = Self.shedIncompleteSpools(&bodies!)
+                queue.countDroppedBodies(shed)
+            }
             let record = step.record
             let blocks = record.headerBlocks
             let host = record.summary.host
@@ -250,17 +313,14 @@ final class StoreWriter: @unchecked Sendable {
             // flow's row points at them; a large record is kept alone, its heads in `flow_heads`.
             // Small bodies go in the frame too (`FramedBody`); the others are rows of `bodies`.
             var reference: RecordReference?
-            var framed: [StoredBody.Part] = []
+            var requestSection: [UInt8]?, responseSection: [UInt8]?
             if let json = step.json, FrameBuilder.takes(recordOfLength: json.count) {
-                let sections = [bodies?.request, bodies?.response].enumerated().map { part, body -> [UInt8]? in
-                    guard let body = body?.limited(to: configuration.bodyLimit), FramedBody.takes(body) else { return nil }
-                    framed.append(part == 0 ? .request : .response)
-                    return FramedBody.encode(body)
-                }
+                requestSection = bodies?.request.flatMap(framedSection)
+                responseSection = bodies?.response.flatMap(framedSection)
                 reference = try json.bytes.withUnsafeBytes { bytes in
                     try frame.append(record: UnsafeRawBufferPointer(rebasing: bytes.prefix(json.count)),
-                                     request: blocks.request, response: blocks.response, requestBody: sections[0],
-                                     responseBody: sections[1], host: host, newID: newFrameID)
+                                     request: blocks.request, response: blocks.response, requestBody: requestSection,
+                                     responseBody: responseSection, host: host, newID: newFrameID)
                 }
             }
             guard let (summaryWritten, isNew) = try upsert(record.summary, phase: step.phase, bodiesDropped: shed > 0,
@@ -273,7 +333,8 @@ final class StoreWriter: @unchecked Sendable {
                 if !isNew {
                     try database.statement(Self.deleteHeads).run([.integer(sequence)])
                     try database.statement(Self.deleteJSON).run([.integer(sequence)])
-                    for part in framed {
+                    for (part, section) in [(StoredBody.Part.request, requestSection), (.response, responseSection)]
+                        where section != nil {
                         try database.statement(Self.deleteBody).run([.integer(sequence), .integer(Int64(part.rawValue))])
                     }
                 }
@@ -292,18 +353,28 @@ final class StoreWriter: @unchecked Sendable {
                 }
                 try database.statement(Self.upsertJSON).run([.integer(sequence), value])
             }
-            if let bodies {
-                for (part, body) in [(StoredBody.Part.request, bodies.request), (.response, bodies.response)] {
-                    // An empty body (every GET's request) is no row: readers answer it from the
-                    // flow's size (`SessionStore.emptyBody`), and a GET costs two B-tree inserts less.
-                    guard let body, !body.isEmptyAsStored, !framed.contains(part) else { continue }
-                    try store(body.spooled == nil ? body.limited(to: configuration.bodyLimit) : body, part: part,
-                              sequence: sequence)
-                }
-            }
+            if requestSection == nil, let body = bodies?.request { try storeRow(body, part: .request, sequence: sequence) }
+            if responseSection == nil, let body = bodies?.response { try storeRow(body, part: .response, sequence: sequence) }
             summary.phase = step.phase
             changes.flows.append(summary)
         }
+    }
+
+    /// `body` as a section of its flow's frame (`FramedBody`), cut to the store's limit; nil when
+    /// it is kept as a row of `bodies` instead (too large, spooled, or empty: no row at all).
+    private func framedSection(_ body: StoredBody) -> [UInt8]? {
+        let limit = configuration.bodyLimit
+        if body.bytes.count <= limit { return FramedBody.takes(body) ? FramedBody.encode(body) : nil }
+        let cut = body.limited(to: limit)
+        return FramedBody.takes(cut) ? FramedBody.encode(cut) : nil
+    }
+
+    /// Stores `body` as a row of `bodies`, cut to the store's limit unless spooled. An empty body
+    /// (every GET's request) is no row: readers answer it from the flow's size
+    /// (`SessionStore.emptyBody`), and a GET costs two B-tree inserts less.
+    private func storeRow(_ body: StoredBody, part: StoredBody.Part, sequence: Int64) throws {
+        guard !body.isEmptyAsStored else { return }
+        try store(body.spooled == nil ? body.limited(to: configuration.bodyLimit) : body, part: part, sequence: sequence)
     }
 
     /// `text` as `compressor` stores it for a flow to `host` (NULL for none).
@@ -357,9 +428,8 @@ final class StoreWriter: @unchecked Sendable {
     ///   - record: the row's `record` (a `RecordReference`; empty for none); nil keeps what it has.
     private func upsert(_ s: FlowSummary, phase: FlowPhase, bodiesDropped: Bool,
                         record: [UInt8]?) throws -> (FlowSummary, isNew: Bool)? {
-        var values: [SQLValue] = []
-        values.reserveCapacity(25)
-        values += [
+        // One array literal, built in place (appending a literal built the 25 values twice).
+        var values: [SQLValue] = [
             .text(s.id), .integer(Int64(phase.rawValue)), .text(s.started), .string(s.method), .string(s.url),
             .text(s.host), .int(s.status), .string(s.httpVersion), .text(s.mode), .string(s.errorKind),
             .string(s.contentType), .string(s.requestContentType), .int(s.requestSize), .int(s.responseSize),

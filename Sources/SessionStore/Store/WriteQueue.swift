@@ -72,6 +72,9 @@ final class WriteQueue: @unchecked Sendable {
         }
     }
 
+    /// Whether a `flush()` is waiting: the writer holds nothing back from it.
+    var isFlushRequested: Bool { condition.withLock { flushing > 0 } }
+
     /// Whether nothing waits for the writer.
     var isEmpty: Bool { condition.withLock { events.isEmpty } }
 
@@ -146,10 +149,19 @@ final class WriteQueue: @unchecked Sendable {
     /// Up to `limit` events, waiting while the queue is empty, then up to `gather` seconds more
     /// while fewer than `limit` are there (not when closing, flushing, or half the body budget is
     /// queued, or the queue is half full and offers wait for room). Nil once closed and drained.
-    func take(limit: Int, gather: TimeInterval = 0) -> [StoreEvent]? {
+    /// - Parameter longest: how long to wait for a first event; none (`[]`) when it passes, or
+    ///   when a flush is asked for meanwhile. Nil waits as long as it takes.
+    func take(limit: Int, gather: TimeInterval = 0, waitingAtMost longest: TimeInterval? = nil) -> [StoreEvent]? {
         condition.lock()
         defer { condition.unlock() }
         wakeAt = 1
+        if let longest {
+            let deadline = Date(timeIntervalSinceNow: longest)
+            while events.isEmpty && !closed && flushing == 0 {
+                if !condition.wait(until: deadline) { break }
+            }
+            if events.isEmpty { return closed ? nil : [] }
+        }
         while events.isEmpty && !closed { condition.wait() }
         if events.isEmpty { return nil }
         if gather > 0 {
