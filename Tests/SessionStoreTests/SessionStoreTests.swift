@@ -515,6 +515,51 @@ final class SessionStoreTests: XCTestCase {
         XCTAssertEqual(try store.summary(id: "r")?.phase, .started)
     }
 
+    /// Finished flows whose rows go in together (`StoreWriter.rowsPerInsert` to a statement) are
+    /// numbered in the order they were applied and keep their own records, heads and bodies; one
+    /// whose id is already stored (a flow log read twice) is written over the stored row, as it
+    /// was one at a time, and one whose stored row is further on is left as it is.
+    func testFinishedFlowsInsertedTogetherKeepTheirOrderAndTheirRecords() throws {
+        let directory = TemporaryDirectory()
+        let store = try SessionStore(path: directory.file("s.sqlite"),
+                                     configuration: SessionStoreConfiguration(batchDelay: 30))
+        defer { store.close() }
+        store.finished(StoreFixtures.record("dup", responseHeaders: [["x-copy", "first"]]), json: #"{"copy":1}"#,
+                       bodies: FlowBodies(response: StoreFixtures.text("first copy")))
+        store.flush()
+        let observed = LockedBox<[FlowSummary]>([])
+        _ = store.addObserver { changes in observed.mutate { $0 += changes.flows } }
+        // 40 flows in one batch: two statements of 16, then 8 one at a time; the 20th is `dup`
+        // again (its statement finds the id stored and goes one row at a time).
+        let count = 40
+        XCTAssertEqual(StoreWriter.rowsPerInsert, 16)
+        for index in 0..<count {
+            let id = index == 19 ? "dup" : "f\(index)"
+            store.finished(StoreFixtures.record(id, responseHeaders: [["x-copy", id]]), json: "{\"copy\":\"\(id)\"}",
+                           bodies: FlowBodies(response: StoreFixtures.text("body of \(id)")))
+        }
+        store.flush()
+        let flows = try store.flows(limit: 100, order: .oldestFirst).flows
+        XCTAssertEqual(flows.map(\.id), ["dup"] + (0..<count).filter { $0 != 19 }.map { "f\($0)" })
+        XCTAssertEqual(Set(flows.map(\.sequence)).count, flows.count)
+        XCTAssertEqual(flows.map(\.sequence), flows.map(\.sequence).sorted())
+        XCTAssertTrue(flows.allSatisfy { $0.phase == .finished })
+        // The observers (the web UI) are told each row's number as stored.
+        let told = Dictionary(observed.value.map { ($0.id, $0.sequence) }, uniquingKeysWith: { $1 })
+        XCTAssertEqual(told.count, count)
+        for flow in flows { XCTAssertEqual(told[flow.id], flow.sequence, flow.id) }
+        for id in ["f0", "f15", "f16", "f31", "f32", "f39", "dup"] {
+            XCTAssertEqual(try store.flowJSON(id: id), "{\"copy\":\"\(id)\"}", id)
+            XCTAssertEqual(try store.body(id: id, part: .response)?.text, "body of \(id)", id)
+            XCTAssertEqual(try store.count(filter: FilterExpression(parsing: "~hs x-copy:.\(id)$")), 1, id)
+        }
+        XCTAssertEqual(try store.count(filter: FilterExpression(parsing: "~hs first")), 0, "the first copy's heads went")
+        // A flow stored as finished is not taken back by a later step of it.
+        store.responded(StoreFixtures.record("f3", status: 500))
+        store.flush()
+        XCTAssertEqual(try store.summary(id: "f3")?.status, 200)
+    }
+
     /// `flush()` does not wait out the writer's batch delay: what it waits for is committed at once.
     func testFlushCutsTheBatchDelayShort() throws {
         let directory = TemporaryDirectory()

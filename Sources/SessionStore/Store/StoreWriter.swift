@@ -154,6 +154,7 @@ final class StoreWriter: @unchecked Sendable {
             let order = Self.applyOrder(events)
             try database.transaction {
                 for index in order { try apply(events[index], to: &changes) }
+                try insertPendingRows(into: &changes)
                 try writeFrame()
             }
             bodyFiles.remove(clearedFiles)
@@ -191,6 +192,7 @@ final class StoreWriter: @unchecked Sendable {
         linkedInBatch.removeAll()
         clearedFiles.removeAll()
         runningSequences.removeAll()
+        pendingRows.removeAll()
         records.reset()
         requestHeads.reset()
         responseHeads.reset()
@@ -282,6 +284,7 @@ final class StoreWriter: @unchecked Sendable {
     private func apply(_ event: StoreEvent, to changes: inout StoreChanges) throws {
         switch event {
         case .clear:
+            try insertPendingRows(into: &changes)
             // The batch's own files go now (their rows go either way); those of earlier
             // batches once this one commits.
             forgetWrittenRows()
@@ -323,6 +326,25 @@ final class StoreWriter: @unchecked Sendable {
                                      responseBody: responseSection, host: host, newID: newFrameID)
                 }
             }
+            // A finished flow kept whole in the frame, with no row of its own so far, waits to be
+            // inserted with the next ones (`insertPendingRows`); any other write goes after them,
+            // so rows are numbered in the order they are applied.
+            if step.phase == .finished, let reference, runningSequences[record.summary.id] == nil,
+               requestSection != nil || bodies?.request.map(\.isEmptyAsStored) ?? true,
+               responseSection != nil || bodies?.response.map(\.isEmptyAsStored) ?? true {
+                var summary = record.summary
+                summary.phase = .finished
+                if shed > 0 { summary.bodiesDropped = true }
+                pendingRows.append(PendingRow(
+                    values: Self.rowValues(summary, phase: .finished, bodiesDropped: shed > 0, record: reference.bytes),
+                    change: changes.flows.count, framedRequest: requestSection != nil,
+                    framedResponse: responseSection != nil))
+                changes.flows.append(summary)
+                if pendingRows.count == Self.rowsPerInsert { try insertPendingRows(into: &changes) }
+                if frame.isFull { try writeFrame() }
+                return
+            }
+            try insertPendingRows(into: &changes)
             guard let (summaryWritten, isNew) = try upsert(record.summary, phase: step.phase, bodiesDropped: shed > 0,
                                                            record: step.json == nil ? nil : reference.map { $0.bytes } ?? [])
             else { return }
@@ -415,6 +437,94 @@ final class StoreWriter: @unchecked Sendable {
         return database.lastInsertRowID
     }
 
+    /// The parameters of `insertFlow`, `updateFlow` (without its `seq`) and `upsertFlow` for `s`.
+    private static func rowValues(_ s: FlowSummary, phase: FlowPhase, bodiesDropped: Bool, record: [UInt8]?) -> [SQLValue] {
+        // One array literal, built in place (appending a literal built the 25 values twice).
+        [
+            .text(s.id), .integer(Int64(phase.rawValue)), .text(s.started), .string(s.method), .string(s.url),
+            .text(s.host), .int(s.status), .string(s.httpVersion), .text(s.mode), .string(s.errorKind),
+            .string(s.contentType), .string(s.requestContentType), .int(s.requestSize), .int(s.responseSize),
+            .double(s.durationMs), .string(s.persona), .string(s.signerEmail), .string(s.signerSerial),
+            .string(s.verdict), .bool(s.isWebSocket), .bool(s.isTunnel), .bool(s.bodiesDropped || bodiesDropped),
+            record.map { $0.isEmpty ? .null : .blob($0) } ?? .null, .bool(record != nil), .int(s.grpcStatus),
+        ]
+    }
+
+    /// A finished flow's row waiting in `pendingRows` to be inserted with others.
+    private struct PendingRow {
+        let values: [SQLValue]
+        /// Where its summary is in the batch's changes (its `seq` is set once inserted).
+        let change: Int
+        /// Which of its bodies are sections of its frame (an earlier copy's rows for them go).
+        let framedRequest: Bool
+        let framedResponse: Bool
+    }
+
+    /// Finished flows whose rows wait to go in with others, in the order they were applied.
+    private var pendingRows: [PendingRow] = []
+
+    /// Rows an `INSERT` of `pendingRows` takes at once. SQLite's work for one statement (starting
+    /// it, `AUTOINCREMENT`'s update of `sqlite_sequence`, ending it) is then shared by this many
+    /// flows: a C program with the store's schema spent 23.6k instructions a row one at a time,
+    /// 16.8k fifty at a time (docs/performance.md, run 29); 16 takes most of that.
+    static let rowsPerInsert = 16
+
+    /// `insertFlow` for `rowsPerInsert` rows: the same columns and parameters, row after row.
+    private static let insertFlows: String = {
+        let rows = (0..<rowsPerInsert).map { row in
+            let p = { (n: Int) in "?\(row * 25 + n)" }
+            return "(" + (1...22).map(p).joined(separator: ", ") + ", iif(\(p(24)), \(p(23)), NULL), \(p(25)))"
+        }
+        return """
+            INSERT INTO flows (id, phase, started, method, url, host, status, http_version, mode, error_kind, content_type,
+                request_content_type, request_size, response_size, duration_ms, persona, signer_email, signer_serial,
+                verdict, websocket, tunnel, bodies_dropped, record, grpc_status)
+            VALUES \(rows.joined(separator: ", "))
+            ON CONFLICT (id) DO NOTHING
+            """
+    }()
+
+    /// Inserts `pendingRows` and sets their summaries' `seq` in `changes`: `rowsPerInsert` of them
+    /// in one statement, whose new rows take consecutive `seq`s (AUTOINCREMENT, one writer), or
+    /// fewer one at a time. A row whose id is already stored (a flow log imported twice) is
+    /// written as `upsert` writes it: over the stored row, whose stale heads, record and framed
+    /// bodies go.
+    private func insertPendingRows(into changes: inout StoreChanges) throws {
+        guard !pendingRows.isEmpty else { return }
+        defer { pendingRows.removeAll(keepingCapacity: true) }
+        if pendingRows.count == Self.rowsPerInsert {
+            var values: [SQLValue] = []
+            values.reserveCapacity(25 * Self.rowsPerInsert)
+            for row in pendingRows { values += row.values }
+            try database.statement(Self.insertFlows).run(values)
+            if database.changes == pendingRows.count {
+                let first = database.lastInsertRowID - Int64(pendingRows.count - 1)
+                for (offset, row) in pendingRows.enumerated() { changes.flows[row.change].sequence = first + Int64(offset) }
+                return
+            }
+            // An id was already stored: the rows go one at a time, the ones just inserted found again.
+        }
+        var superseded: [Int] = []
+        for row in pendingRows {
+            try database.statement(Self.insertFlow).run(row.values)
+            if database.changes > 0 {
+                changes.flows[row.change].sequence = database.lastInsertRowID
+                continue
+            }
+            guard let sequence = try database.rows(Self.upsertFlow, row.values, { $0.int64(0) ?? 0 }).first else {
+                superseded.append(row.change)
+                continue
+            }
+            changes.flows[row.change].sequence = sequence
+            try database.statement(Self.deleteHeads).run([.integer(sequence)])
+            try database.statement(Self.deleteJSON).run([.integer(sequence)])
+            for (part, framed) in [(StoredBody.Part.request, row.framedRequest), (.response, row.framedResponse)] where framed {
+                try database.statement(Self.deleteBody).run([.integer(sequence), .integer(Int64(part.rawValue))])
+            }
+        }
+        for change in superseded.reversed() { changes.flows.remove(at: change) }
+    }
+
     /// Inserts the flow or updates it in place; nil when the stored flow is already further on,
     /// else its summary as stored and whether its row is new.
     ///
@@ -428,15 +538,7 @@ final class StoreWriter: @unchecked Sendable {
     ///   - record: the row's `record` (a `RecordReference`; empty for none); nil keeps what it has.
     private func upsert(_ s: FlowSummary, phase: FlowPhase, bodiesDropped: Bool,
                         record: [UInt8]?) throws -> (FlowSummary, isNew: Bool)? {
-        // One array literal, built in place (appending a literal built the 25 values twice).
-        var values: [SQLValue] = [
-            .text(s.id), .integer(Int64(phase.rawValue)), .text(s.started), .string(s.method), .string(s.url),
-            .text(s.host), .int(s.status), .string(s.httpVersion), .text(s.mode), .string(s.errorKind),
-            .string(s.contentType), .string(s.requestContentType), .int(s.requestSize), .int(s.responseSize),
-            .double(s.durationMs), .string(s.persona), .string(s.signerEmail), .string(s.signerSerial),
-            .string(s.verdict), .bool(s.isWebSocket), .bool(s.isTunnel), .bool(s.bodiesDropped || bodiesDropped),
-            record.map { $0.isEmpty ? .null : .blob($0) } ?? .null, .bool(record != nil), .int(s.grpcStatus),
-        ]
+        var values = Self.rowValues(s, phase: phase, bodiesDropped: bodiesDropped, record: record)
         var written: Int64?
         var isNew = false
         if let known = runningSequences[s.id] {
