@@ -193,6 +193,7 @@ final class StoreWriter: @unchecked Sendable {
         clearedFiles.removeAll()
         runningSequences.removeAll()
         pendingRows.removeAll()
+        pendingValues.removeAll()
         records.reset()
         requestHeads.reset()
         responseHeads.reset()
@@ -335,10 +336,10 @@ final class StoreWriter: @unchecked Sendable {
                 var summary = record.summary
                 summary.phase = .finished
                 if shed > 0 { summary.bodiesDropped = true }
-                pendingRows.append(PendingRow(
-                    values: Self.rowValues(summary, phase: .finished, bodiesDropped: shed > 0, record: reference.bytes),
-                    change: changes.flows.count, framedRequest: requestSection != nil,
-                    framedResponse: responseSection != nil))
+                Self.appendRowValues(summary, phase: .finished, bodiesDropped: shed > 0, record: reference.bytes,
+                                     to: &pendingValues)
+                pendingRows.append(PendingRow(change: changes.flows.count, framedRequest: requestSection != nil,
+                                              framedResponse: responseSection != nil))
                 changes.flows.append(summary)
                 if pendingRows.count == Self.rowsPerInsert { try insertPendingRows(into: &changes) }
                 if frame.isFull { try writeFrame() }
@@ -439,20 +440,49 @@ final class StoreWriter: @unchecked Sendable {
 
     /// The parameters of `insertFlow`, `updateFlow` (without its `seq`) and `upsertFlow` for `s`.
     private static func rowValues(_ s: FlowSummary, phase: FlowPhase, bodiesDropped: Bool, record: [UInt8]?) -> [SQLValue] {
-        // One array literal, built in place (appending a literal built the 25 values twice).
-        [
-            .text(s.id), .integer(Int64(phase.rawValue)), .text(s.started), .string(s.method), .string(s.url),
-            .text(s.host), .int(s.status), .string(s.httpVersion), .text(s.mode), .string(s.errorKind),
-            .string(s.contentType), .string(s.requestContentType), .int(s.requestSize), .int(s.responseSize),
-            .double(s.durationMs), .string(s.persona), .string(s.signerEmail), .string(s.signerSerial),
-            .string(s.verdict), .bool(s.isWebSocket), .bool(s.isTunnel), .bool(s.bodiesDropped || bodiesDropped),
-            record.map { $0.isEmpty ? .null : .blob($0) } ?? .null, .bool(record != nil), .int(s.grpcStatus),
-        ]
+        var values: [SQLValue] = []
+        values.reserveCapacity(valuesPerRow)
+        appendRowValues(s, phase: phase, bodiesDropped: bodiesDropped, record: record, to: &values)
+        return values
     }
 
-    /// A finished flow's row waiting in `pendingRows` to be inserted with others.
+    /// The parameters `rowValues` gives, appended to `values`.
+    private static func appendRowValues(_ s: FlowSummary, phase: FlowPhase, bodiesDropped: Bool, record: [UInt8]?,
+                                        to values: inout [SQLValue]) {
+        // One value at a time: appending an array literal built the values twice.
+        values.append(.text(s.id))
+        values.append(.integer(Int64(phase.rawValue)))
+        values.append(.text(s.started))
+        values.append(.string(s.method))
+        values.append(.string(s.url))
+        values.append(.text(s.host))
+        values.append(.int(s.status))
+        values.append(.string(s.httpVersion))
+        values.append(.text(s.mode))
+        values.append(.string(s.errorKind))
+        values.append(.string(s.contentType))
+        values.append(.string(s.requestContentType))
+        values.append(.int(s.requestSize))
+        values.append(.int(s.responseSize))
+        values.append(.double(s.durationMs))
+        values.append(.string(s.persona))
+        values.append(.string(s.signerEmail))
+        values.append(.string(s.signerSerial))
+        values.append(.string(s.verdict))
+        values.append(.bool(s.isWebSocket))
+        values.append(.bool(s.isTunnel))
+        values.append(.bool(s.bodiesDropped || bodiesDropped))
+        values.append(record.map { $0.isEmpty ? .null : .blob($0) } ?? .null)
+        values.append(.bool(record != nil))
+        values.append(.int(s.grpcStatus))
+    }
+
+    /// Parameters of a row of `flows` (`insertFlow`).
+    static let valuesPerRow = 25
+
+    /// A finished flow's row waiting in `pendingRows` to be inserted with others; its parameters
+    /// are the `valuesPerRow` at its place in `pendingValues`.
     private struct PendingRow {
-        let values: [SQLValue]
         /// Where its summary is in the batch's changes (its `seq` is set once inserted).
         let change: Int
         /// Which of its bodies are sections of its frame (an earlier copy's rows for them go).
@@ -460,8 +490,13 @@ final class StoreWriter: @unchecked Sendable {
         let framedResponse: Bool
     }
 
-    /// Finished flows whose rows wait to go in with others, in the order they were applied.
+    /// Finished flows whose rows wait to go in with others, in the order they were applied, and
+    /// their parameters, row after row (one array for all: the statement binds them as they are).
     private var pendingRows: [PendingRow] = []
+    private var pendingValues: [SQLValue] = []
+    /// `insertFlows`, prepared once (the connection's cache finds a statement by its text, and
+    /// hashed these 3 KiB each time).
+    private var insertFlowsStatement: SQLiteStatement?
 
     /// Rows an `INSERT` of `pendingRows` takes at once. SQLite's work for one statement (starting
     /// it, `AUTOINCREMENT`'s update of `sqlite_sequence`, ending it) is then shared by this many
@@ -472,7 +507,7 @@ final class StoreWriter: @unchecked Sendable {
     /// `insertFlow` for `rowsPerInsert` rows: the same columns and parameters, row after row.
     private static let insertFlows: String = {
         let rows = (0..<rowsPerInsert).map { row in
-            let p = { (n: Int) in "?\(row * 25 + n)" }
+            let p = { (n: Int) in "?\(row * valuesPerRow + n)" }
             return "(" + (1...22).map(p).joined(separator: ", ") + ", iif(\(p(24)), \(p(23)), NULL), \(p(25)))"
         }
         return """
@@ -491,12 +526,14 @@ final class StoreWriter: @unchecked Sendable {
     /// bodies go.
     private func insertPendingRows(into changes: inout StoreChanges) throws {
         guard !pendingRows.isEmpty else { return }
-        defer { pendingRows.removeAll(keepingCapacity: true) }
+        defer {
+            pendingRows.removeAll(keepingCapacity: true)
+            pendingValues.removeAll(keepingCapacity: true)
+        }
         if pendingRows.count == Self.rowsPerInsert {
-            var values: [SQLValue] = []
-            values.reserveCapacity(25 * Self.rowsPerInsert)
-            for row in pendingRows { values += row.values }
-            try database.statement(Self.insertFlows).run(values)
+            let statement = try insertFlowsStatement ?? database.statement(Self.insertFlows)
+            insertFlowsStatement = statement
+            try statement.run(pendingValues)
             if database.changes == pendingRows.count {
                 let first = database.lastInsertRowID - Int64(pendingRows.count - 1)
                 for (offset, row) in pendingRows.enumerated() { changes.flows[row.change].sequence = first + Int64(offset) }
@@ -505,13 +542,14 @@ final class StoreWriter: @unchecked Sendable {
             // An id was already stored: the rows go one at a time, the ones just inserted found again.
         }
         var superseded: [Int] = []
-        for row in pendingRows {
-            try database.statement(Self.insertFlow).run(row.values)
+        for (index, row) in pendingRows.enumerated() {
+            let values = Array(pendingValues[(index * Self.valuesPerRow)..<((index + 1) * Self.valuesPerRow)])
+            try database.statement(Self.insertFlow).run(values)
             if database.changes > 0 {
                 changes.flows[row.change].sequence = database.lastInsertRowID
                 continue
             }
-            guard let sequence = try database.rows(Self.upsertFlow, row.values, { $0.int64(0) ?? 0 }).first else {
+            guard let sequence = try database.rows(Self.upsertFlow, values, { $0.int64(0) ?? 0 }).first else {
                 superseded.append(row.change)
                 continue
             }
