@@ -69,9 +69,7 @@ public final class SessionStoreSink: FlowSink {
     /// store keeps as the flow's record. Spooled bodies go with the bodies they belong to.
     public func record(_ flow: Flow, line: [UInt8]) {
         var record = Self.finishedRecord(flow)
-        var bodies = Self.finishedBodies(flow)
-        if let spooled = flow.request?.body?.spooled { bodies.request?.spooled = spooled }
-        if let spooled = flow.response?.body?.spooled { bodies.response?.spooled = spooled }
+        let bodies = Self.finishedBodies(flow, spooled: true)
         Self.handOver(&record)
         store.finished(consume record, jsonLine: line, bodies: bodies)
     }
@@ -128,9 +126,14 @@ public final class SessionStoreSink: FlowSink {
         return record
     }
 
-    /// `finishedEntry`'s bodies.
-    static func finishedBodies(_ flow: Flow) -> FlowBodies {
-        FlowBodies(request: flow.request?.body.map(storedBody), response: flow.response?.body.map(storedBody))
+    /// `finishedEntry`'s bodies; `spooled`: with their spool files, for the store's writer.
+    static func finishedBodies(_ flow: Flow, spooled: Bool = false) -> FlowBodies {
+        // Each message's body is read once, through the flow's accessors (an optional chain a
+        // body, for the bytes and again for the spool, copied each body twice more).
+        var bodies = FlowBodies()
+        if let body = flow.request?.body { bodies.request = storedBody(body, spooled: spooled) }
+        if let body = flow.response?.body { bodies.response = storedBody(body, spooled: spooled) }
+        return bodies
     }
 
     /// The first value of field `name` (lower case), ignoring ASCII case.
@@ -143,8 +146,10 @@ public final class SessionStoreSink: FlowSink {
         headers.allSatisfy { $0.count == 2 } ? headers : headers.filter { $0.count == 2 }
     }
 
-    private static func storedBody(_ body: Flow.Body) -> StoredBody {
-        StoredBody(bytes: body.loggedBytes, size: body.size, sha256: body.sha256, text: body.text)
+    private static func storedBody(_ body: Flow.Body, spooled: Bool) -> StoredBody {
+        var stored = StoredBody(bytes: body.loggedBytes, size: body.size, sha256: body.sha256, text: body.text)
+        if spooled { stored.spooled = body.spooled }
+        return stored
     }
 
     /// `ended - started` in whole milliseconds, from the logged timestamps.
