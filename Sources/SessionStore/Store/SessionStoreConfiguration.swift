@@ -19,7 +19,9 @@ public struct SessionStoreConfiguration: Sendable, Equatable {
     /// (fewer if `batchSize` is reached first; `flush()` cuts it short). Default 50 ms: a short
     /// exchange's three lifecycle steps then land in one batch and its row is written once, and
     /// a commit serves hundreds of flows at a busy proxy's rates; the web UI shows a flow up to
-    /// that much later (its event hub gathers 100 ms more). 0 commits whatever is there at once.
+    /// that much later (its event hub gathers 100 ms more), and a running flow one batch delay
+    /// more, its steps held for its end (`StoreWriter.heldBack`). 0 commits whatever is there at
+    /// once, holding nothing back.
     public var batchDelay: TimeInterval
     /// How long a proxy thread waits for the writer, when the queue is half full or at its body
     /// budget, before its event is queued without bodies (or dropped, when full). Default 100 ms:

@@ -115,8 +115,8 @@ final class StoreWriter: @unchecked Sendable {
     /// the writer took the batch ends within milliseconds): the flow's row is then written once,
     /// at its first step's place, as for a flow whose steps all met in one batch. Written now, such
     /// a flow cost an INSERT of its running row and its heads, then an UPDATE and the stale rows'
-    /// DELETEs: at h2 keep-alive, 10 % of the flows, ~4,500 instructions a flow on average
-    /// (docs/performance.md, run 41). A running flow shows in the web UI one batch delay later.
+    /// DELETEs: at h2 keep-alive, one flow in ten (docs/performance.md, runs 41 and 42). A running
+    /// flow shows in the web UI one batch delay later.
     static func heldBack(from batch: inout [StoreEvent], after start: Int) -> [StoreEvent] {
         let lastClear = batch.lastIndex { if case .clear = $0 { true } else { false } }
         let first = max(start, (lastClear ?? -1) + 1)
@@ -299,11 +299,10 @@ final class StoreWriter: @unchecked Sendable {
             // `coalesced` reads every line before a batch is applied; one given here directly is read the same way.
             if let resolved = readingLine(event) { try apply(resolved, to: &changes) }
         case .step(let step):
-            // The step's record and bodies are read where they are, not copied (a copy of a
-            // record counts a reference for each of its ~25 strings, and again to let it go).
-            // Read from this one copy, with no temporary arrays of them: each copy of the bodies
-            // retains and releases their fields (copies and arrays took ~3,300 instructions a
-            // flow, callgrind).
+            // The step's record is read where it is, not copied (a copy of a record counts a
+            // reference for each of its ~25 strings, and again to let it go); its bodies are
+            // copied once and read from that copy, with no temporary arrays of them (copies and
+            // arrays of them took ~3,300 instructions a flow, callgrind).
             var bodies = step.bodies
             var shed = 0
             if bodies?.request?.spooled?.isComplete == false || bodies?.response?.spooled?.isComplete == false {
