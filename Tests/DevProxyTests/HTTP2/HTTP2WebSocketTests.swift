@@ -25,6 +25,8 @@ import TestSupport
         var closeCode: Int?
         var streamEnded: Bool?
         var reset: Int?
+        var firstGetStatus: Int?
+        var body: String?
     }
 
     private func harness(for origin: HTTP2Origin, configure: @escaping (inout ProxyConfiguration) -> Void = { _ in })
@@ -136,5 +138,26 @@ import TestSupport
         #expect(output.alpn == "h2")
         #expect(!output.extendedConnect && !offered(output), "\(kind): \(output.settings)")
         #expect(!output.settings.isEmpty, "the proxy's own SETTINGS arrived")
+    }
+
+    /// The setting was offered because the origin's first connection enabled it; that connection
+    /// retired (the origin's GOAWAY), and the next one does not enable it: a WebSocket asked for
+    /// then gets a 502 that says why, recorded as `protocol_mismatch`, and the client's
+    /// connection goes on serving (its first request's answer came whole).
+    @Test func aWebSocketAnOriginsNewConnectionDoesNotTakeGetsA502() throws {
+        let origin = try HTTP2Origin(.misbehavingConnectOnce)
+        let proxy = try harness(for: origin)
+        let output = try client(proxy, origin, ["--first-get", "/goaway", "--message", "never sent"])
+        #expect(output.extendedConnect && offered(output), "SETTINGS seen: \(output.settings)")
+        #expect(output.firstGetStatus == 200)
+        #expect(output.status == 502)
+        #expect(output.body?.contains("did not enable extended CONNECT") == true, "\(output.body ?? "no body")")
+        #expect(output.received?.isEmpty != false)
+        let flows = proxy.flows(count: 2)
+        let refused = try #require(flows.first { $0.request?.method == "CONNECT" })
+        #expect(refused.error?.kind == "protocol_mismatch")
+        #expect(refused.error?.message.contains("SETTINGS_ENABLE_CONNECT_PROTOCOL") == true)
+        #expect(refused.response?.status == 502)
+        #expect(flows.contains { $0.request?.url.hasSuffix("/goaway") == true && $0.response?.status == 200 })
     }
 }

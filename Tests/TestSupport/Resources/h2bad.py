@@ -1,6 +1,9 @@
 """A scripted HTTP/2 origin (Python h2, PyPI) that misbehaves on purpose, for DevProxy's tests.
 
-Usage: h2bad.py CERT KEY      prints its port, serves until stdin closes.
+Usage: h2bad.py CERT KEY [--connect-protocol-once]      prints its port, serves until stdin closes.
+--connect-protocol-once: the first connection's SETTINGS enable extended CONNECT (RFC 8441
+SETTINGS_ENABLE_CONNECT_PROTOCOL), later connections' do not (an origin that changed between two
+connections).
 Paths: /ok (200 "ok"), /refused (RST_STREAM REFUSED_STREAM at once), /rst (200, "partial", then
 RST_STREAM INTERNAL_ERROR), /goaway (200 "bye", then GOAWAY NO_ERROR), /slow (200 "slow" after
 two seconds), /whole (200 "whole": head and body in one write, so in one TLS record), /late-body
@@ -22,6 +25,7 @@ import h2.config
 import h2.connection
 import h2.errors
 import h2.events
+import h2.settings
 
 
 # The paths of streams the peer reset (RST_STREAM), for GET /resets.
@@ -29,11 +33,15 @@ RESETS = []
 RESETS_LOCK = threading.Lock()
 
 
-def serve_connection(tls):
+def serve_connection(tls, enable_connect_protocol=False):
     # Outbound headers unchecked: /bad-header sends a field HTTP/2 forbids.
     conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=False, header_encoding="utf-8",
                                                                        validate_outbound_headers=False,
                                                                        normalize_outbound_headers=False))
+    if enable_connect_protocol:
+        # In the connection's first SETTINGS frame, as hypercorn sends it.
+        conn.local_settings = h2.settings.Settings(
+            client=False, initial_values={h2.settings.SettingCodes.ENABLE_CONNECT_PROTOCOL: 1})
     conn.initiate_connection()
     lock = threading.Lock()
     tls.sendall(conn.data_to_send())
@@ -163,7 +171,11 @@ def main():
     listener.listen(64)
     print(listener.getsockname()[1], flush=True)
 
+    connect_protocol_once = "--connect-protocol-once" in sys.argv[3:]
+    connections = 0
+
     def accept():
+        nonlocal connections
         while True:
             raw, _ = listener.accept()
             try:
@@ -171,7 +183,9 @@ def main():
             except (ssl.SSLError, OSError):
                 raw.close()
                 continue
-            threading.Thread(target=serve_connection, args=(tls,), daemon=True).start()
+            connections += 1
+            enable = connect_protocol_once and connections == 1
+            threading.Thread(target=serve_connection, args=(tls, enable), daemon=True).start()
 
     threading.Thread(target=accept, daemon=True).start()
     sys.stdin.read()

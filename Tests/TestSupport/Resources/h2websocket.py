@@ -8,11 +8,13 @@ Usage: h2websocket.py PROXY_PORT CAFILE HOST PORT PATH [--deflate] [--message TE
 as hypercorn sends them when it accepts). --wait-settings S: how long to wait for
 SETTINGS_ENABLE_CONNECT_PROTOCOL (default 5 s); without it, the extended CONNECT is not sent.
 --pause S: send the messages one at a time, each S seconds after the echo of the one before
-(default: all at once).
+(default: all at once). --first-get PATH: on the same connection, GET PATH first (its whole
+answer read; `first_get_status`), then wait --after-get S seconds (default 0.5) before the
+extended CONNECT.
 Prints one JSON object: alpn, settings (the server's SETTINGS as received, every frame),
 extended_connect (whether it was enabled), status, headers, received (the messages that came
 back: opcode and text), close_code, stream_ended (the server ended the stream after the close
-handshake), reset (RST_STREAM code, if any), and stream_id.
+handshake), reset (RST_STREAM code, if any), stream_id, and for an answer other than 200 its body.
 """
 import argparse
 import json
@@ -116,7 +118,37 @@ def arguments():
                         help="a message of this many bytes of 0123456789 repeated, after the --message ones")
     parser.add_argument("--pause", type=float)
     parser.add_argument("--wait-settings", type=float, default=5.0)
+    parser.add_argument("--first-get")
+    parser.add_argument("--after-get", type=float, default=0.5)
     return parser.parse_args()
+
+
+def first_get(conn, tls, authority, path):
+    """GET `path` on a stream of its own and read its whole answer; its status (None if it never came)."""
+    stream = conn.get_next_available_stream_id()
+    conn.send_headers(stream, [(":method", "GET"), (":scheme", "https"), (":path", path), (":authority", authority)],
+                      end_stream=True)
+    tls.sendall(conn.data_to_send())
+    status = None
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        data = received_data(tls)
+        if data is None:
+            continue
+        if not data:
+            break
+        done = False
+        for event in conn.receive_data(data):
+            if isinstance(event, h2.events.ResponseReceived) and event.stream_id == stream:
+                status = int(dict(event.headers)[":status"])
+            elif isinstance(event, h2.events.DataReceived) and event.stream_id == stream:
+                conn.acknowledge_received_data(event.flow_controlled_length, stream)
+            elif isinstance(event, (h2.events.StreamEnded, h2.events.StreamReset)) and event.stream_id == stream:
+                done = True
+        tls.sendall(conn.data_to_send())
+        if done:
+            break
+    return status
 
 
 def received_data(tls):
@@ -156,6 +188,9 @@ def main():
     if not result["extended_connect"]:
         print(json.dumps(result))
         return
+    if options.first_get:
+        result["first_get_status"] = first_get(conn, tls, f"{host}:{port}", options.first_get)
+        time.sleep(options.after_get)
     stream = conn.get_next_available_stream_id()
     result["stream_id"] = stream
     headers = [(":method", "CONNECT"), (":protocol", "websocket"), (":scheme", "https"), (":path", path),
@@ -179,10 +214,12 @@ def main():
             if isinstance(event, h2.events.ResponseReceived) and event.stream_id == stream:
                 result["headers"] = [[k, v] for k, v in event.headers if not k.startswith(":")]
                 result["status"] = int(dict(event.headers)[":status"])
-                if result["status"] != 200:
-                    ended = True
             elif isinstance(event, h2.events.DataReceived) and event.stream_id == stream:
                 conn.acknowledge_received_data(event.flow_controlled_length, stream)
+                if result.get("status") != 200:
+                    # A refusal's body: why there is no socket.
+                    result["body"] = result.get("body", "") + event.data.decode("utf-8", "replace")
+                    continue
                 for opcode, payload in frames.feed(event.data):
                     if opcode == 8:
                         result["close_code"] = struct.unpack(">H", payload[:2])[0] if len(payload) >= 2 else None
