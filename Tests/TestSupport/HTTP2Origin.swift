@@ -21,6 +21,8 @@ public final class HTTP2Origin {
         /// `h2bad.py` whose first connection enables extended CONNECT (RFC 8441) and whose later
         /// ones do not: an origin that changed between two connections.
         case misbehavingConnectOnce
+        /// The same first connection, then HTTP/1.1 only (ALPN `http/1.1`, every request 200 "ok").
+        case misbehavingThenHTTP1
         /// `Resources/grpcweb_origin.py`: sonora's gRPC-Web server under hypercorn (h2 and HTTP/1.1).
         case grpcWeb
         /// `Resources/connect_origin.py`: connect-python's Connect server under hypercorn (h2 and HTTP/1.1).
@@ -63,18 +65,20 @@ public final class HTTP2Origin {
                 process.arguments = ["--address=127.0.0.1", "-d", documentRoot, "\(chosen)", keyPath, certPath]
                 return process
             }
-        case .hypercornBoth, .hypercornHTTP1, .hypercornCleartext, .misbehaving, .misbehavingConnectOnce, .grpcWeb, .connect:
+        case .hypercornBoth, .hypercornHTTP1, .hypercornCleartext, .misbehaving, .misbehavingConnectOnce,
+             .misbehavingThenHTTP1, .grpcWeb, .connect:
             process = Process()
             process.standardInput = stdin
             let stdout = Pipe()
             process.standardOutput = stdout
             process.standardError = FileHandle.nullDevice
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            let script = [Kind.misbehaving: "h2bad.py", .misbehavingConnectOnce: "h2bad.py", .grpcWeb: "grpcweb_origin.py",
-                          .connect: "connect_origin.py"][kind]
+            let script = [Kind.misbehaving: "h2bad.py", .misbehavingConnectOnce: "h2bad.py", .misbehavingThenHTTP1: "h2bad.py",
+                          .grpcWeb: "grpcweb_origin.py", .connect: "connect_origin.py"][kind]
+            let flags = [Kind.misbehavingConnectOnce: ["--connect-protocol-once"],
+                         .misbehavingThenHTTP1: ["--connect-protocol-once", "--then-http1"]][kind] ?? []
             process.arguments = script != nil
-                ? ["python3", Self.resource(script ?? ""), certPath, keyPath]
-                    + (kind == .misbehavingConnectOnce ? ["--connect-protocol-once"] : [])
+                ? ["python3", Self.resource(script ?? ""), certPath, keyPath] + flags
                 : ["python3", Self.resource("h2origin.py"), certPath, keyPath,
                    kind == .hypercornBoth ? "h2,http/1.1" : kind == .hypercornCleartext ? "cleartext" : "http/1.1"]
                     + (clientCA.map { [$0] } ?? [])

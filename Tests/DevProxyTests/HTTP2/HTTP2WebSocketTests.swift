@@ -141,22 +141,24 @@ import TestSupport
     }
 
     /// The setting was offered because the origin's first connection enabled it; that connection
-    /// retired (the origin's GOAWAY), and the next one does not enable it: a WebSocket asked for
-    /// then gets a 502 that says why, recorded as `protocol_mismatch`, and the client's
-    /// connection goes on serving (its first request's answer came whole).
-    @Test func aWebSocketAnOriginsNewConnectionDoesNotTakeGetsA502() throws {
-        let origin = try HTTP2Origin(.misbehavingConnectOnce)
+    /// retired (the origin's GOAWAY), and the next one does not enable it, or speaks only
+    /// HTTP/1.1: a WebSocket asked for then gets a 502 that says why, recorded as
+    /// `protocol_mismatch`, after the first request's answer came whole on the same connection.
+    @Test(arguments: [(HTTP2Origin.Kind.misbehavingConnectOnce, "did not enable extended CONNECT"),
+                      (.misbehavingThenHTTP1, "speaks only HTTP/1.1")])
+    func aWebSocketTheOriginsNextConnectionCannotTakeGetsA502(_ kind: HTTP2Origin.Kind, _ reason: String) throws {
+        let origin = try HTTP2Origin(kind)
         let proxy = try harness(for: origin)
         let output = try client(proxy, origin, ["--first-get", "/goaway", "--message", "never sent"])
         #expect(output.extendedConnect && offered(output), "SETTINGS seen: \(output.settings)")
         #expect(output.firstGetStatus == 200)
         #expect(output.status == 502)
-        #expect(output.body?.contains("did not enable extended CONNECT") == true, "\(output.body ?? "no body")")
+        #expect(output.body?.contains(reason) == true, "\(output.body ?? "no body")")
         #expect(output.received?.isEmpty != false)
         let flows = proxy.flows(count: 2)
         let refused = try #require(flows.first { $0.request?.method == "CONNECT" })
         #expect(refused.error?.kind == "protocol_mismatch")
-        #expect(refused.error?.message.contains("SETTINGS_ENABLE_CONNECT_PROTOCOL") == true)
+        #expect(refused.error?.message.contains(reason) == true, "\(String(describing: refused.error))")
         #expect(refused.response?.status == 502)
         #expect(flows.contains { $0.request?.url.hasSuffix("/goaway") == true && $0.response?.status == 200 })
     }

@@ -1,9 +1,11 @@
 """A scripted HTTP/2 origin (Python h2, PyPI) that misbehaves on purpose, for DevProxy's tests.
 
-Usage: h2bad.py CERT KEY [--connect-protocol-once]      prints its port, serves until stdin closes.
+Usage: h2bad.py CERT KEY [--connect-protocol-once] [--then-http1]      prints its port, serves until
+stdin closes.
 --connect-protocol-once: the first connection's SETTINGS enable extended CONNECT (RFC 8441
 SETTINGS_ENABLE_CONNECT_PROTOCOL), later connections' do not (an origin that changed between two
-connections).
+connections). --then-http1: connections after the first offer only http/1.1 in ALPN and answer
+every request 200 "ok" over HTTP/1.1.
 Paths: /ok (200 "ok"), /refused (RST_STREAM REFUSED_STREAM at once), /rst (200, "partial", then
 RST_STREAM INTERNAL_ERROR), /goaway (200 "bye", then GOAWAY NO_ERROR), /slow (200 "slow" after
 two seconds), /whole (200 "whole": head and body in one write, so in one TLS record), /late-body
@@ -161,11 +163,31 @@ def serve_connection(tls, enable_connect_protocol=False):
                 respond(sid, b"ok")
 
 
+def serve_http1(tls):
+    """Answers each HTTP/1.1 request (no body expected) 200 "ok", keeping the connection open."""
+    pending = b""
+    while True:
+        try:
+            data = tls.recv(65536)
+        except OSError:
+            return
+        if not data:
+            return
+        pending += data
+        while b"\r\n\r\n" in pending:
+            _, pending = pending.split(b"\r\n\r\n", 1)
+            tls.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2\r\n\r\nok")
+
+
 def main():
     cert, key = sys.argv[1], sys.argv[2]
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     context.set_alpn_protocols(["h2"])
+    http1_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    http1_context.load_cert_chain(cert, key)
+    http1_context.set_alpn_protocols(["http/1.1"])
+    then_http1 = "--then-http1" in sys.argv[3:]
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(64)
@@ -178,12 +200,16 @@ def main():
         nonlocal connections
         while True:
             raw, _ = listener.accept()
+            connections += 1
+            http1 = then_http1 and connections > 1
             try:
-                tls = context.wrap_socket(raw, server_side=True)
+                tls = (http1_context if http1 else context).wrap_socket(raw, server_side=True)
             except (ssl.SSLError, OSError):
                 raw.close()
                 continue
-            connections += 1
+            if http1:
+                threading.Thread(target=serve_http1, args=(tls,), daemon=True).start()
+                continue
             enable = connect_protocol_once and connections == 1
             threading.Thread(target=serve_connection, args=(tls, enable), daemon=True).start()
 
