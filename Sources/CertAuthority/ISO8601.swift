@@ -15,6 +15,39 @@ public enum ISO8601 {
         format(date, fraction: true)
     }
 
+    /// Whole milliseconds from `start` to `end` when both are `milliseconds(_:)`'s form
+    /// (`2026-03-01T12:01:02.345Z`) on the same day, read from their times of day alone; nil
+    /// otherwise (then `date(_:)` of each tells). A flow's two timestamps are, and the session
+    /// store reads its duration from them for every flow.
+    public static func millisecondsOfSameDay(from start: String, to end: String) -> Int? {
+        var start = start, end = end
+        return start.withUTF8 { a in
+            end.withUTF8 { b in
+                guard a.count == 24, b.count == 24, let first = timeOfDay(a), let last = timeOfDay(b),
+                      memcmp(a.baseAddress!, b.baseAddress!, 11) == 0 else { return nil }
+                return last - first
+            }
+        }
+    }
+
+    /// The milliseconds since midnight of a 24-byte `YYYY-MM-DDThh:mm:ss.fffZ`, or nil.
+    private static func timeOfDay(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
+              bytes[19] == UInt8(ascii: "."), bytes[23] == UInt8(ascii: "Z") else { return nil }
+        func number(_ from: Int, _ count: Int) -> Int? {
+            var value = 0
+            for index in from..<(from + count) {
+                let digit = Int(bytes[index]) &- 0x30
+                guard digit >= 0 && digit <= 9 else { return nil }
+                value = value * 10 + digit
+            }
+            return value
+        }
+        guard let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2),
+              let millisecond = number(20, 3) else { return nil }
+        return ((hour * 60 + minute) * 60 + second) * 1000 + millisecond
+    }
+
     /// The instant an RFC 3339 date-time names (`2026-03-01T12:01:02.345Z`, or with an
     /// offset), or nil. Hand-written like the formatting: ICU costs more than the parse.
     public static func date(_ text: String) -> Date? {

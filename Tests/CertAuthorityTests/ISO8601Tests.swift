@@ -20,6 +20,28 @@ import Testing
         #expect(ISO8601.string(Date(timeIntervalSince1970: 253_402_300_799)) == "9999-12-31T23:59:59Z")
     }
 
+    /// The same-day shortcut gives what parsing both instants gives, and declines the rest.
+    @Test func millisecondsOfTheSameDayMatchParsingBoth() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<500 {
+            let start = Int64.random(in: 0...4_102_444_800_000, using: &generator)
+            let end = start + Int64.random(in: -5_000...90_000_000, using: &generator)
+            let a = ISO8601.milliseconds(Date(timeIntervalSince1970: Double(start) / 1000))
+            let b = ISO8601.milliseconds(Date(timeIntervalSince1970: Double(end) / 1000))
+            let parsed = Int(((ISO8601.date(b)!.timeIntervalSince(ISO8601.date(a)!)) * 1000).rounded())
+            if let same = ISO8601.millisecondsOfSameDay(from: a, to: b) {
+                #expect(a.prefix(10) == b.prefix(10))
+                #expect(same == parsed, "\(a) → \(b)")
+            } else {
+                #expect(a.prefix(10) != b.prefix(10), "\(a) → \(b) declined")
+            }
+        }
+        #expect(ISO8601.millisecondsOfSameDay(from: "2026-12-05T10:00:00.000Z", to: "2026-12-05T10:00:01.250Z") == 1_250)
+        #expect(ISO8601.millisecondsOfSameDay(from: "2026-12-05T23:59:59.999Z", to: "2026-12-06T00:00:00.001Z") == nil)
+        #expect(ISO8601.millisecondsOfSameDay(from: "2026-12-05T10:00:00Z", to: "2026-12-05T10:00:01Z") == nil)
+        #expect(ISO8601.millisecondsOfSameDay(from: "2026-12-05T10:00:00.000+01:00", to: "2026-12-05T10:00:01.000Z") == nil)
+    }
+
     @Test func matchesFoundationOverManyInstants() {
         let seconds = Self.reference(fraction: false)
         let millis = Self.reference(fraction: true)

@@ -154,6 +154,7 @@ public final class SessionStoreSink: FlowSink {
 
     /// `ended - started` in whole milliseconds, from the logged timestamps.
     private static func milliseconds(from started: String, to ended: String) -> Double? {
+        if let same = ISO8601.millisecondsOfSameDay(from: started, to: ended) { return Double(same) }
         guard let start = ISO8601.date(started), let end = ISO8601.date(ended) else { return nil }
         return (end.timeIntervalSince(start) * 1000).rounded()
     }
