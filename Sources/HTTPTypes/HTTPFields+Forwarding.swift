@@ -9,15 +9,23 @@ extension HTTPFields {
     /// Upgrade; Proxy-Authorization and Proxy-Authenticate (§11.7) are meant for this proxy alone;
     /// `HTTP2-Settings` belongs to the h2c upgrade (RFC 7540 §3.2.1).
     public static func isConnectionSpecific(_ name: String) -> Bool {
-        switch name.utf8.count {
-        case 2: return ASCIICase.equal(name, "TE")
-        case 7: return ASCIICase.equal(name, "Upgrade")
-        case 10: return ASCIICase.equal(name, "Connection") || ASCIICase.equal(name, "Keep-Alive")
-        case 14: return ASCIICase.equal(name, "HTTP2-Settings")
-        case 16: return ASCIICase.equal(name, "Proxy-Connection")
-        case 17: return ASCIICase.equal(name, "Transfer-Encoding")
-        case 18: return ASCIICase.equal(name, "Proxy-Authenticate")
-        case 19: return ASCIICase.equal(name, "Proxy-Authorization")
+        var name = name
+        return name.withUTF8 { isConnectionSpecific(utf8: $0) }
+    }
+
+    /// `isConnectionSpecific` of a name's bytes (the HTTP/2 relay reads names as bytes, without
+    /// making strings of them).
+    public static func isConnectionSpecific(utf8 name: UnsafeBufferPointer<UInt8>) -> Bool {
+        func `is`(_ literal: StaticString) -> Bool { literal.withUTF8Buffer { ASCIICase.equal(name, $0) } }
+        switch name.count {
+        case 2: return `is`("TE")
+        case 7: return `is`("Upgrade")
+        case 10: return `is`("Connection") || `is`("Keep-Alive")
+        case 14: return `is`("HTTP2-Settings")
+        case 16: return `is`("Proxy-Connection")
+        case 17: return `is`("Transfer-Encoding")
+        case 18: return `is`("Proxy-Authenticate")
+        case 19: return `is`("Proxy-Authorization")
         default: return false
         }
     }

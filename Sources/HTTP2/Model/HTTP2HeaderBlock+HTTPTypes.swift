@@ -157,29 +157,16 @@ extension HTTP2HeaderBlock {
     }
 
     /// A name relayed as it is: not empty, lower-case visible ASCII without a colon, and none of
-    /// the names the rules drop (`te`, `host`, the connection-specific ones); being lower case,
-    /// those are compared as bytes.
+    /// the names the rules drop (`host`, and the connection-specific ones, `te` among them),
+    /// compared as bytes.
     private static func nameFitToRelay(_ name: [UInt8]) -> Bool {
         name.withUnsafeBufferPointer { bytes in
             guard !bytes.isEmpty else { return false }
             for byte in bytes where byte <= 0x20 || byte >= 0x7F || (byte >= 0x41 && byte <= 0x5A) || byte == 0x3A {
                 return false
             }
-            func `is`(_ literal: StaticString) -> Bool {
-                literal.withUTF8Buffer { bytes.elementsEqual($0) }
-            }
-            switch bytes.count {
-            case 2: return !`is`("te")
-            case 4: return !`is`("host")
-            case 7: return !`is`("upgrade")
-            case 10: return !`is`("connection") && !`is`("keep-alive")
-            case 14: return !`is`("http2-settings")
-            case 16: return !`is`("proxy-connection")
-            case 17: return !`is`("transfer-encoding")
-            case 18: return !`is`("proxy-authenticate")
-            case 19: return !`is`("proxy-authorization")
-            default: return true
-            }
+            let host = bytes.count == 4 && StaticString("host").withUTF8Buffer { bytes.elementsEqual($0) }
+            return !host && !HTTPFields.isConnectionSpecific(utf8: bytes)
         }
     }
 
