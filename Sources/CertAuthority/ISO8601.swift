@@ -33,19 +33,22 @@ public enum ISO8601 {
     /// The milliseconds since midnight of a 24-byte `YYYY-MM-DDThh:mm:ss.fffZ`, or nil.
     private static func timeOfDay(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
         guard bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
-              bytes[19] == UInt8(ascii: "."), bytes[23] == UInt8(ascii: "Z") else { return nil }
-        func number(_ from: Int, _ count: Int) -> Int? {
-            var value = 0
-            for index in from..<(from + count) {
-                let digit = Int(bytes[index]) &- 0x30
-                guard digit >= 0 && digit <= 9 else { return nil }
-                value = value * 10 + digit
-            }
-            return value
-        }
-        guard let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2),
-              let millisecond = number(20, 3) else { return nil }
+              bytes[19] == UInt8(ascii: "."), bytes[23] == UInt8(ascii: "Z"),
+              let hour = number(bytes, 11, 2), let minute = number(bytes, 14, 2), let second = number(bytes, 17, 2),
+              let millisecond = number(bytes, 20, 3) else { return nil }
         return ((hour * 60 + minute) * 60 + second) * 1000 + millisecond
+    }
+
+    /// The decimal number `count` digits long at `from` in `bytes`; nil if any is not a digit or
+    /// `bytes` ends before.
+    private static func number(_ bytes: UnsafeBufferPointer<UInt8>, _ from: Int, _ count: Int) -> Int? {
+        guard from + count <= bytes.count else { return nil }
+        var value = 0
+        for byte in bytes[from..<(from + count)] {
+            guard byte >= 0x30 && byte <= 0x39 else { return nil }
+            value = value * 10 + Int(byte - 0x30)
+        }
+        return value
     }
 
     /// The instant an RFC 3339 date-time names (`2026-03-01T12:01:02.345Z`, or with an
@@ -57,15 +60,7 @@ public enum ISO8601 {
     }
 
     private static func date(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Date? {
-        func number(_ from: Int, _ count: Int) -> Int? {
-            guard from + count <= bytes.count else { return nil }
-            var value = 0
-            for byte in bytes[from..<(from + count)] {
-                guard byte >= 0x30 && byte <= 0x39 else { return nil }
-                value = value * 10 + Int(byte - 0x30)
-            }
-            return value
-        }
+        func number(_ from: Int, _ count: Int) -> Int? { Self.number(bytes, from, count) }
         guard bytes.count >= 20, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
               bytes[10] == UInt8(ascii: "T") || bytes[10] == UInt8(ascii: "t") || bytes[10] == UInt8(ascii: " "),
               bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
