@@ -351,14 +351,9 @@ final class StoreWriter: @unchecked Sendable {
             var summary = summaryWritten
             let sequence = summary.sequence
             if reference != nil {
-                // Rows an earlier step (or an earlier copy of the flow) left are stale now.
                 if !isNew {
-                    try database.statement(Self.deleteHeads).run([.integer(sequence)])
-                    try database.statement(Self.deleteJSON).run([.integer(sequence)])
-                    for (part, section) in [(StoredBody.Part.request, requestSection), (.response, responseSection)]
-                        where section != nil {
-                        try database.statement(Self.deleteBody).run([.integer(sequence), .integer(Int64(part.rawValue))])
-                    }
+                    try deleteStaleRows(of: sequence, framedRequest: requestSection != nil,
+                                        framedResponse: responseSection != nil)
                 }
                 if frame.isFull { try writeFrame() }
             } else {
@@ -379,6 +374,17 @@ final class StoreWriter: @unchecked Sendable {
             if responseSection == nil, let body = bodies?.response { try storeRow(body, part: .response, sequence: sequence) }
             summary.phase = step.phase
             changes.flows.append(summary)
+        }
+    }
+
+    /// Deletes what an earlier step of the flow at `sequence` (or an earlier copy of it) left
+    /// beside its row, now that its record, heads and framed bodies are in a frame: its heads,
+    /// its record kept alone, and the body rows of the parts now framed.
+    private func deleteStaleRows(of sequence: Int64, framedRequest: Bool, framedResponse: Bool) throws {
+        try database.statement(Self.deleteHeads).run([.integer(sequence)])
+        try database.statement(Self.deleteJSON).run([.integer(sequence)])
+        for (part, framed) in [(StoredBody.Part.request, framedRequest), (.response, framedResponse)] where framed {
+            try database.statement(Self.deleteBody).run([.integer(sequence), .integer(Int64(part.rawValue))])
         }
     }
 
@@ -553,11 +559,7 @@ final class StoreWriter: @unchecked Sendable {
                 continue
             }
             changes.flows[row.change].sequence = sequence
-            try database.statement(Self.deleteHeads).run([.integer(sequence)])
-            try database.statement(Self.deleteJSON).run([.integer(sequence)])
-            for (part, framed) in [(StoredBody.Part.request, row.framedRequest), (.response, row.framedResponse)] where framed {
-                try database.statement(Self.deleteBody).run([.integer(sequence), .integer(Int64(part.rawValue))])
-            }
+            try deleteStaleRows(of: sequence, framedRequest: row.framedRequest, framedResponse: row.framedResponse)
         }
         for change in superseded.reversed() { changes.flows.remove(at: change) }
     }
