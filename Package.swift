@@ -49,7 +49,7 @@ let package = Package(
         // Debian's libsqlite3 plus wrappers for the macros Swift cannot import. No logic.
         .target(name: "CSQLite", linkerSettings: [.linkedLibrary("sqlite3")]),
         // The session store: flows in SQLite, one file per run, and the filter language compiled to SQL.
-        .target(name: "SessionStore", dependencies: ["CSQLite", "CTLS", "CertAuthority", "CSystem", "CCompression"],
+        .target(name: "SessionStore", dependencies: ["CSQLite", "CTLS", "CertAuthority", "CSystem", "CCompression", "HTTPTypes"],
                 swiftSettings: hotPath),
         // Debian's libqrencode. No logic.
         .target(name: "CQRencode", linkerSettings: [.linkedLibrary("qrencode")]),

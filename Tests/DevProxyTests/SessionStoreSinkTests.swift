@@ -1,3 +1,4 @@
+import HTTPTypes
 import CertAuthority
 @testable import DevProxy
 import Foundation
@@ -36,9 +37,9 @@ import TestSupport
         #expect(stored == String(decoding: first.jsonBytes, as: UTF8.self))
         // The header blocks the sink writes on the connection's thread read back as the log's fields.
         let requestFields = try #require(try store.headerFields(id: first.id, part: .request))
-        #expect(requestFields.map { [$0.name, $0.value] } == first.request?.headers)
+        #expect(requestFields.map { [$0.name, $0.value] } == first.request?.headers.arrays)
         let responseFields = try #require(try store.headerFields(id: first.id, part: .response))
-        #expect(responseFields.map { [$0.name, $0.value] } == first.response?.headers)
+        #expect(responseFields.map { [$0.name, $0.value] } == first.response?.headers.arrays)
         #expect(try store.flows(filter: try FilterExpression(parsing: "~hq curl/")).total == 3)
         let listing = try Subprocess.run(Subprocess.devproxy, ["sessions", "--ca-dir", dir.file("ca")])
         #expect(listing.stdout.contains(String(path)), "\(listing.output)")

@@ -1,3 +1,4 @@
+import HTTPTypes
 import Foundation
 import SessionStore
 import TestSupport
@@ -18,7 +19,7 @@ enum StoreFixtures {
             requestContentType: requestHeaders.first { $0[0].lowercased() == "content-type" }?[1],
             durationMs: 12, persona: persona, signerEmail: signer, signerSerial: signer == nil ? nil : "01AB",
             verdict: verdict, isWebSocket: mode == "websocket", isTunnel: mode == "tunnel")
-        return FlowRecord(summary: summary, requestHeaders: requestHeaders, responseHeaders: responseHeaders)
+        return FlowRecord(summary: summary, requestHeaders: FieldPairs(requestHeaders), responseHeaders: FieldPairs(responseHeaders))
     }
 
     /// A text body.

@@ -21,7 +21,7 @@ enum ErrorResponse {
         let capture = BodyCapture(limit: bodyLimit)
         capture.append(body)
         draft.flow.response = Flow.Response(status: status, reason: head.reason, httpVersion: "HTTP/1.1",
-                                            headers: head.headers.map { [$0.name, $0.value] },
+                                            headers: FieldPairs(head.headers.map { [$0.name, $0.value] }),
                                             body: capture.finish(contentEncoding: nil, contentType: textPlain))
         return HTTP1Serializer.serialize(head) + body
     }

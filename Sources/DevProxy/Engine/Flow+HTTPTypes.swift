@@ -31,8 +31,11 @@ extension Flow.Response {
 
 extension FlowDraft {
     /// Fields as the log stores them: ordered `[name, value]` pairs, redacted names masked.
-    static func headerPairs(_ fields: HTTPFields, redact: [String]) -> [[String]] {
-        fields.map { headerPair($0.name, $0.value, redact: redact) }
+    static func headerPairs(_ fields: HTTPFields, redact: [String]) -> FieldPairs {
+        var pairs = FieldPairs()
+        pairs.reserveCapacity(fields.count)
+        for field in fields { appendPair(field.name, field.value, redact: redact, to: &pairs) }
+        return pairs
     }
 }
 

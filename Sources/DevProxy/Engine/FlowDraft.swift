@@ -1,5 +1,6 @@
 import CertAuthority
 import Foundation
+import HTTPTypes
 import HTTP1
 
 /// A flow being assembled while its exchange runs; `finish` stamps the end and hands it on.
@@ -54,14 +55,17 @@ struct FlowDraft {
 
     /// Headers as the log stores them: ordered `[name, value]` pairs, redacted names masked.
     /// Proxy-Authorization is always masked: it holds the password to this proxy itself.
-    static func headerPairs(_ headers: HTTPHeaders, redact: [String]) -> [[String]] {
-        headers.map { headerPair($0.name, $0.value, redact: redact) }
+    static func headerPairs(_ headers: HTTPHeaders, redact: [String]) -> FieldPairs {
+        var pairs = FieldPairs()
+        pairs.reserveCapacity(headers.count)
+        for field in headers { appendPair(field.name, field.value, redact: redact, to: &pairs) }
+        return pairs
     }
 
-    /// One field as the log stores it, its value masked when its name is redacted.
-    static func headerPair(_ name: String, _ value: String, redact: [String]) -> [String] {
-        name.equalsCaseInsensitive("Proxy-Authorization") || redact.contains { $0.equalsCaseInsensitive(name) }
-            ? [name, "<redacted>"] : [name, value]
+    /// Appends one field as the log stores it, its value masked when its name is redacted.
+    static func appendPair(_ name: String, _ value: String, redact: [String], to pairs: inout FieldPairs) {
+        let masked = name.equalsCaseInsensitive("Proxy-Authorization") || redact.contains { $0.equalsCaseInsensitive(name) }
+        pairs.append(name: name, value: masked ? "<redacted>" : value)
     }
 
     /// Milliseconds since `start`, to the microsecond.

@@ -425,8 +425,17 @@ extension Flow.Response: FlowJSONWritable {
 }
 
 extension FlowJSONWriter {
-    static func writeHeaders(_ writer: inout FlowJSONWriter, _ headers: [[String]]) {
-        writer.array(headers) { writer, pair in writer.array(pair) { $0.string($1) } }
+    static func writeHeaders(_ writer: inout FlowJSONWriter, _ headers: FieldPairs) {
+        writer.append(UInt8(ascii: "["))
+        for index in headers.indices {
+            if index > 0 { writer.append(UInt8(ascii: ",")) }
+            writer.append(UInt8(ascii: "["))
+            writer.string(headers.name(at: index))
+            writer.append(UInt8(ascii: ","))
+            writer.string(headers.value(at: index))
+            writer.append(UInt8(ascii: "]"))
+        }
+        writer.append(UInt8(ascii: "]"))
     }
 }
 

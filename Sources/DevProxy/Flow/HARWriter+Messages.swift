@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 
 extension HARWriter {
     /// The request side of an entry; a `CONNECT` to the server for flows that have no request.
@@ -82,12 +83,9 @@ extension HARWriter {
         return result
     }
 
-    /// Header pairs as HAR name/value objects (a malformed pair is kept with what it has).
-    static func nameValues(_ pairs: [[String]]) -> [HARDocument.NameValue] {
-        pairs.compactMap { pair in
-            guard let name = pair.first else { return nil }
-            return HARDocument.NameValue(name: name, value: pair.count > 1 ? pair[1] : "")
-        }
+    /// Header pairs as HAR name/value objects.
+    static func nameValues(_ pairs: FieldPairs) -> [HARDocument.NameValue] {
+        pairs.indices.map { HARDocument.NameValue(name: pairs.name(at: $0), value: pairs.value(at: $0)) }
     }
 
     /// The first value of header `name` (lower case) in `headers`, any case.

@@ -1,6 +1,7 @@
 import CertAuthority
 import Foundation
 import HTTP1
+import HTTPTypes
 import SessionStore
 
 /// Hands every flow to a session store (`--session FILE`): each running flow's summary when its
@@ -115,8 +116,6 @@ public final class SessionStoreSink: FlowSink {
     /// without a copy).
     static func finishedRecord(_ flow: Flow) -> FlowRecord {
         var record = record(flow)
-        record.requestHeaders = pairs(record.requestHeaders)
-        record.responseHeaders = pairs(record.responseHeaders)
         record.summary.requestSize = flow.request?.body?.size
         record.summary.responseSize = flow.response?.body?.size
         record.summary.durationMs = milliseconds(from: flow.started, to: flow.ended)
@@ -137,13 +136,8 @@ public final class SessionStoreSink: FlowSink {
     }
 
     /// The first value of field `name` (lower case), ignoring ASCII case.
-    private static func header(_ name: String, in headers: [[String]]) -> String? {
-        headers.first { $0.first?.equalsCaseInsensitive(name) ?? false }?.last
-    }
-
-    /// Only well-formed `[name, value]` pairs, as the store reads them from a log line.
-    private static func pairs(_ headers: [[String]]) -> [[String]] {
-        headers.allSatisfy { $0.count == 2 } ? headers : headers.filter { $0.count == 2 }
+    private static func header(_ name: String, in headers: FieldPairs) -> String? {
+        headers.first(named: name)
     }
 
     private static func storedBody(_ body: Flow.Body, spooled: Bool) -> StoredBody {

@@ -102,7 +102,7 @@ public final class SignatureVerifier: Sendable {
         let matched = target.candidatePaths.contains { path in
             let input = RequestSigner.Input(method: request.method, path: path, query: target.query, host: target.host,
                                             timestamp: timestamp, nonce: nonce, bodySHA256: bodyHash,
-                                            headers: request.headers)
+                                            headers: request.headers.arrays)
             return Self.constantTimeEqual(signer.signature(input), received, caseInsensitive: scheme.encoding == .hex)
         }
         guard matched else { return .invalid(.badSignature) }

@@ -1,5 +1,6 @@
 import CertAuthority
 import Foundation
+import HTTPTypes
 
 /// One flow-log record (a `flows.jsonl` line, parsed with `JSONSerialization`) read as what the
 /// store keeps: its summary, header fields and bodies. The HAR importer builds the same shape.
@@ -48,16 +49,18 @@ struct FlowLogEntry {
     }
 
     /// `[[name, value]]` pairs; anything else is no headers.
-    static func headers(_ value: Any?) -> [[String]] {
-        (value as? [[Any]])?.compactMap { pair in
-            guard pair.count == 2, let name = pair[0] as? String, let value = pair[1] as? String else { return nil }
-            return [name, value]
-        } ?? []
+    static func headers(_ value: Any?) -> FieldPairs {
+        var fields = FieldPairs()
+        for pair in value as? [[Any]] ?? [] {
+            guard pair.count == 2, let name = pair[0] as? String, let value = pair[1] as? String else { continue }
+            fields.append(name: name, value: value)
+        }
+        return fields
     }
 
-    /// The first value of header `name` (lower case), ignoring case.
-    static func header(_ name: String, in headers: [[String]]) -> String? {
-        headers.first { $0.first?.lowercased() == name }?.last
+    /// The first value of header `name`, ignoring case.
+    static func header(_ name: String, in headers: FieldPairs) -> String? {
+        headers.first(named: name)
     }
 
     /// A logged body: `text` (decoded) or `base64` of the kept prefix, with the whole's size and hash.

@@ -1,3 +1,5 @@
+import HTTPTypes
+
 /// What the engine hands the store at each lifecycle step: the summary as known so far, and the
 /// header fields `~h`, `~hq` and `~hs` search.
 ///
@@ -6,8 +8,8 @@
 public struct FlowRecord: Sendable, Equatable {
     public var summary: FlowSummary
     /// Ordered `[name, value]` pairs, as in the flow log.
-    public var requestHeaders: [[String]]
-    public var responseHeaders: [[String]]
+    public var requestHeaders: FieldPairs
+    public var responseHeaders: FieldPairs
 
     /// The two header blocks already written as `headerText(_:)` writes them, or nil. The proxy
     /// writes them on the connection's thread for a finished flow and leaves the arrays empty, so
@@ -20,13 +22,13 @@ public struct FlowRecord: Sendable, Equatable {
         public var request: String?
         public var response: String?
 
-        public init(request: [[String]], response: [[String]]) {
+        public init(request: FieldPairs, response: FieldPairs) {
             self.request = FlowRecord.headerText(request)
             self.response = FlowRecord.headerText(response)
         }
     }
 
-    public init(summary: FlowSummary, requestHeaders: [[String]] = [], responseHeaders: [[String]] = []) {
+    public init(summary: FlowSummary, requestHeaders: FieldPairs = [], responseHeaders: FieldPairs = []) {
         self.summary = summary
         self.requestHeaders = requestHeaders
         self.responseHeaders = responseHeaders
@@ -40,6 +42,25 @@ public struct FlowRecord: Sendable, Equatable {
     /// The header block as `~h` matches it: one `name: value` line per field (mitmproxy's form);
     /// a malformed entry (not a pair) is its parts joined. Nil for no fields. Written byte by byte
     /// into one allocation: interpolating and joining cost ~20k instructions a flow (callgrind).
+    static func headerText(_ fields: FieldPairs) -> String? {
+        guard !fields.isEmpty else { return nil }
+        var count = 3 * fields.count - 1   // ": " in each line, "\n" between lines
+        for part in fields.flat { count += part.utf8.count }
+        return String(unsafeUninitializedCapacity: count) { buffer in
+            guard var cursor = buffer.baseAddress else { return 0 }
+            for index in fields.indices {
+                if index > 0 { cursor = put(UInt8(ascii: "\n"), at: cursor) }
+                cursor = put(fields.name(at: index), at: cursor)
+                cursor = put(UInt8(ascii: ":"), at: cursor)
+                cursor = put(UInt8(ascii: " "), at: cursor)
+                cursor = put(fields.value(at: index), at: cursor)
+            }
+            return cursor - buffer.baseAddress!
+        }
+    }
+
+    /// `headerText` of fields given as arrays, where an entry that is not a pair is its parts
+    /// joined (a hand-made or imported list).
     static func headerText(_ headers: [[String]]) -> String? {
         guard !headers.isEmpty else { return nil }
         var count = max(0, headers.count - 1)

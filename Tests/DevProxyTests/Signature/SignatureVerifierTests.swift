@@ -1,3 +1,4 @@
+import HTTPTypes
 import CertAuthority
 @testable import DevProxy
 import Foundation
@@ -167,7 +168,7 @@ import TestSupport
         let recorded = Flow.Body(size: body.count, sha256: Digest.sha256(body).hex, text: nil, base64: nil,
                                  truncated: false, decoded: nil)
         let request = Flow.Request(method: "POST", url: "https://api.acme.dev/pay?x=1", httpVersion: "HTTP/1.1",
-                                   headers: headers, body: recorded)
+                                   headers: FieldPairs(headers), body: recorded)
         #expect(verifier.verify(request, signer: signer, arrived: now) == .init(valid: true, reason: nil))
         #expect(verifier.verify(request, signer: signer, arrived: now) == .init(valid: false, reason: "nonce_reused"))
         #expect(verifier.signer(for: "api.acme.dev") != nil && verifier.signer(for: "example.com") == nil)
