@@ -427,13 +427,19 @@ extension Flow.Response: FlowJSONWritable {
 extension FlowJSONWriter {
     static func writeHeaders(_ writer: inout FlowJSONWriter, _ headers: FieldPairs) {
         writer.append(UInt8(ascii: "["))
-        for index in headers.indices {
-            if index > 0 { writer.append(UInt8(ascii: ",")) }
-            writer.append(UInt8(ascii: "["))
-            writer.string(headers.name(at: index))
-            writer.append(UInt8(ascii: ","))
-            writer.string(headers.value(at: index))
-            writer.append(UInt8(ascii: "]"))
+        headers.flat.withUnsafeBufferPointer { parts in
+            // Names and values in turn: `[name,value]` for each pair, a comma between pairs.
+            for index in parts.indices {
+                if index & 1 == 0 {
+                    if index > 0 { writer.append(UInt8(ascii: ",")) }
+                    writer.append(UInt8(ascii: "["))
+                    writer.string(parts[index])
+                    writer.append(UInt8(ascii: ","))
+                } else {
+                    writer.string(parts[index])
+                    writer.append(UInt8(ascii: "]"))
+                }
+            }
         }
         writer.append(UInt8(ascii: "]"))
     }
