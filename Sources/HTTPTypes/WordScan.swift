@@ -36,6 +36,11 @@ public enum WordScan {
             if word(UnsafeRawPointer(base + offset).loadUnaligned(as: UInt64.self)) { return true }
             offset += 8
         }
+        // The last few bytes of a buffer of eight or more: one word ending at its end (the
+        // bytes it shares with the word before are looked at again, which cannot change a yes).
+        if offset < bytes.count && bytes.count >= 8 {
+            return word(UnsafeRawPointer(base + bytes.count - 8).loadUnaligned(as: UInt64.self))
+        }
         while offset < bytes.count {
             if byte(base[offset]) { return true }
             offset += 1

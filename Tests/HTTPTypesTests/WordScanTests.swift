@@ -33,4 +33,20 @@ import Testing
         }
         #expect(found, "the colon is in the 4 bytes after the first word")
     }
+
+    /// Every length up to three words, the byte looked for at every position or nowhere: the
+    /// whole words, the overlapping last word of a buffer of eight or more, and the bytes of a
+    /// shorter one all find it, and nothing is found where it is not.
+    @Test func anyFindsTheByteAtEveryPositionOfEveryLength() {
+        for length in 0...24 {
+            for position in -1..<length {
+                var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                if position >= 0 { bytes[position] = 0x3A }
+                let found = bytes.withUnsafeBufferPointer {
+                    WordScan.any($0, word: { WordScan.hasByte(0x3A, in: $0) }, byte: { $0 == 0x3A })
+                }
+                #expect(found == (position >= 0), "length \(length), colon at \(position)")
+            }
+        }
+    }
 }

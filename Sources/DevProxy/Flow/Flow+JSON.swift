@@ -32,37 +32,7 @@ struct FlowJSONWriter {
     func bytes(from start: Int) -> [UInt8] { output.bytes(from: start) }
 
     mutating func string(_ value: String) {
-        value.withUTF8Bytes { utf8 in
-            // Most strings need no escaping: copy them whole, straight from their UTF-8 storage.
-            guard Self.needsEscaping(utf8) else {
-                output.appendQuoted(UnsafeRawBufferPointer(utf8))
-                return
-            }
-            output.append(UInt8(ascii: "\""))
-            for byte in utf8 { appendEscaped(byte) }
-            output.append(UInt8(ascii: "\""))
-        }
-    }
-
-    private func appendEscaped(_ byte: UInt8) {
-        let escape: UInt8
-        switch byte {
-        case UInt8(ascii: "\""), UInt8(ascii: "\\"): escape = byte
-        case 0x0A: escape = UInt8(ascii: "n")
-        case 0x0D: escape = UInt8(ascii: "r")
-        case 0x09: escape = UInt8(ascii: "t")
-        case 0x08: escape = UInt8(ascii: "b")
-        case 0x0C: escape = UInt8(ascii: "f")
-        case 0..<0x20:
-            for unicode in "\\u00".utf8 { output.append(unicode) }
-            for digit in withUnsafeBytes(of: byte, \.hex).utf8 { output.append(digit) }
-            return
-        default:
-            output.append(byte)
-            return
-        }
-        output.append(UInt8(ascii: "\\"))
-        output.append(escape)
+        output.appendString(value)
     }
 
     /// A key: a literal of plain ASCII, written without scanning it for escapes.
@@ -230,6 +200,41 @@ extension FlowJSONWriter {
             guard let source = bytes.baseAddress, bytes.count > 0 else { return }
             UnsafeMutableRawPointer(reserve(bytes.count)).copyMemory(from: source, byteCount: bytes.count)
             storage.pointee.count += bytes.count
+        }
+
+        /// `value` as a JSON string. Most strings need no escaping: copied whole, straight from
+        /// their UTF-8 storage.
+        func appendString(_ value: String) {
+            value.withUTF8Bytes { utf8 in
+                guard FlowJSONWriter.needsEscaping(utf8) else {
+                    appendQuoted(UnsafeRawBufferPointer(utf8))
+                    return
+                }
+                append(UInt8(ascii: "\""))
+                for byte in utf8 { appendEscaped(byte) }
+                append(UInt8(ascii: "\""))
+            }
+        }
+
+        private func appendEscaped(_ byte: UInt8) {
+            let escape: UInt8
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): escape = byte
+            case 0x0A: escape = UInt8(ascii: "n")
+            case 0x0D: escape = UInt8(ascii: "r")
+            case 0x09: escape = UInt8(ascii: "t")
+            case 0x08: escape = UInt8(ascii: "b")
+            case 0x0C: escape = UInt8(ascii: "f")
+            case 0..<0x20:
+                for unicode in "\\u00".utf8 { append(unicode) }
+                for digit in withUnsafeBytes(of: byte, \.hex).utf8 { append(digit) }
+                return
+            default:
+                append(byte)
+                return
+            }
+            append(UInt8(ascii: "\\"))
+            append(escape)
         }
 
         /// `"bytes"`: a key, or a string that needs no escaping.

@@ -339,7 +339,7 @@ final class StoreWriter: @unchecked Sendable {
                                      to: &pendingValues)
                 pendingRows.append(PendingRow(change: changes.flows.count, framedRequest: requestSection != nil,
                                               framedResponse: responseSection != nil))
-                changes.flows.append(summary)
+                changes.flows.append(consume summary)
                 if pendingRows.count == Self.rowsPerInsert { try insertPendingRows(into: &changes) }
                 if frame.isFull { try writeFrame() }
                 return
