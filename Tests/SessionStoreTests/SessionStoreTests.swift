@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 @testable import SessionStore
 import TestSupport
 import XCTest
@@ -42,13 +43,14 @@ final class SessionStoreTests: XCTestCase {
     /// A flow's first write is a plain insert and its later steps update its row by `seq`; an id
     /// already stored (a second `finished`, as a re-import sends) still updates the row in place,
     /// and `bodies_dropped`, once set, stays set.
-    /// The header block `~h` searches: `name: value` lines, a malformed entry its parts joined,
-    /// UTF-8 kept byte for byte; and a record that brings its blocks made is stored with them.
+    /// The header block `~h` searches: `name: value` lines, UTF-8 kept byte for byte (an entry
+    /// that was not a pair was made one by `FieldPairs`); and a record that brings its blocks
+    /// made is stored with them.
     func testHeaderTextIsOneLinePerFieldAndPrecomputedBlocksAreStored() throws {
-        let fields = [["Host", "a.test"], ["X-Name", "Zoë ✓"], ["lonely"], [], ["Three", "parts", "x"],
-                      ["Empty", ""]]
-        XCTAssertEqual(FlowRecord.headerText(fields), "Host: a.test\nX-Name: Zoë ✓\nlonely\n\nThree: parts\nEmpty: ")
-        XCTAssertNil(FlowRecord.headerText([]))
+        let fields: FieldPairs = [["Host", "a.test"], ["X-Name", "Zoë ✓"], ["lonely"], [], ["Three", "parts", "x"],
+                                  ["Empty", ""]]
+        XCTAssertEqual(FlowRecord.headerText(fields), "Host: a.test\nX-Name: Zoë ✓\nlonely: \nThree: parts\nEmpty: ")
+        XCTAssertNil(FlowRecord.headerText(FieldPairs()))
         XCTAssertEqual(FlowRecord.headerText([["A", "1"]]), "A: 1")
         let directory = TemporaryDirectory()
         let store = try SessionStore(path: directory.file("heads.sqlite"))

@@ -40,8 +40,8 @@ public struct FlowRecord: Sendable, Equatable {
     }
 
     /// The header block as `~h` matches it: one `name: value` line per field (mitmproxy's form);
-    /// a malformed entry (not a pair) is its parts joined. Nil for no fields. Written byte by byte
-    /// into one allocation: interpolating and joining cost ~20k instructions a flow (callgrind).
+    /// nil for no fields. Written byte by byte into one allocation: interpolating and joining
+    /// cost ~20k instructions a flow (callgrind).
     static func headerText(_ fields: FieldPairs) -> String? {
         guard !fields.isEmpty else { return nil }
         var count = 3 * fields.count - 1   // ": " in each line, "\n" between lines
@@ -54,32 +54,6 @@ public struct FlowRecord: Sendable, Equatable {
                 cursor = put(UInt8(ascii: ":"), at: cursor)
                 cursor = put(UInt8(ascii: " "), at: cursor)
                 cursor = put(fields.value(at: index), at: cursor)
-            }
-            return cursor - buffer.baseAddress!
-        }
-    }
-
-    /// `headerText` of fields given as arrays, where an entry that is not a pair is its parts
-    /// joined (a hand-made or imported list).
-    static func headerText(_ headers: [[String]]) -> String? {
-        guard !headers.isEmpty else { return nil }
-        var count = max(0, headers.count - 1)
-        for field in headers {
-            for part in field { count += part.utf8.count }
-            if field.count >= 2 { count += 2 }
-        }
-        return String(unsafeUninitializedCapacity: count) { buffer in
-            guard var cursor = buffer.baseAddress else { return 0 }
-            for (index, field) in headers.enumerated() {
-                if index > 0 { cursor = put(UInt8(ascii: "\n"), at: cursor) }
-                if field.count >= 2 {
-                    cursor = put(field[0], at: cursor)
-                    cursor = put(UInt8(ascii: ":"), at: cursor)
-                    cursor = put(UInt8(ascii: " "), at: cursor)
-                    cursor = put(field[1], at: cursor)
-                } else {
-                    for part in field { cursor = put(part, at: cursor) }
-                }
             }
             return cursor - buffer.baseAddress!
         }
