@@ -98,8 +98,8 @@ public final class SessionStoreSink: FlowSink {
             id: flow.id, started: flow.started, host: flow.server.host, mode: flow.mode.rawValue,
             method: flow.request?.method, url: flow.request?.url, status: flow.response?.status,
             httpVersion: flow.response?.httpVersion ?? flow.request?.httpVersion, errorKind: flow.error?.kind,
-            contentType: header("content-type", in: responseHeaders),
-            requestContentType: header("content-type", in: requestHeaders),
+            contentType: responseHeaders.first(named: "content-type"),
+            requestContentType: requestHeaders.first(named: "content-type"),
             persona: flow.persona, signerEmail: flow.signer?.email, signerSerial: flow.signer?.serial,
             isWebSocket: flow.mode == .websocket, isTunnel: flow.mode == .tunnel, grpcStatus: flow.grpc?.status)
         return FlowRecord(summary: summary, requestHeaders: requestHeaders, responseHeaders: responseHeaders)
@@ -133,11 +133,6 @@ public final class SessionStoreSink: FlowSink {
         if let body = flow.request?.body { bodies.request = storedBody(body, spooled: spooled) }
         if let body = flow.response?.body { bodies.response = storedBody(body, spooled: spooled) }
         return bodies
-    }
-
-    /// The first value of field `name` (lower case), ignoring ASCII case.
-    private static func header(_ name: String, in headers: FieldPairs) -> String? {
-        headers.first(named: name)
     }
 
     private static func storedBody(_ body: Flow.Body, spooled: Bool) -> StoredBody {

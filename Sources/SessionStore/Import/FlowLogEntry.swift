@@ -30,8 +30,8 @@ struct FlowLogEntry {
             status: response?["status"] as? Int,
             httpVersion: (response?["http_version"] ?? request?["http_version"]) as? String,
             errorKind: (object["error"] as? [String: Any])?["kind"] as? String,
-            contentType: Self.header("content-type", in: responseHeaders),
-            requestContentType: Self.header("content-type", in: requestHeaders),
+            contentType: responseHeaders.first(named: "content-type"),
+            requestContentType: requestHeaders.first(named: "content-type"),
             requestSize: requestBody?.size, responseSize: responseBody?.size,
             durationMs: Self.milliseconds(from: started, to: object["ended"] as? String),
             persona: object["persona"] as? String, signerEmail: signer?["email"] as? String,
@@ -56,11 +56,6 @@ struct FlowLogEntry {
             fields.append(name: name, value: value)
         }
         return fields
-    }
-
-    /// The first value of header `name`, ignoring case.
-    static func header(_ name: String, in headers: FieldPairs) -> String? {
-        headers.first(named: name)
     }
 
     /// A logged body: `text` (decoded) or `base64` of the kept prefix, with the whole's size and hash.

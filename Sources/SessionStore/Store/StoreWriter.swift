@@ -304,11 +304,8 @@ final class StoreWriter: @unchecked Sendable {
             // copied once and read from that copy, with no temporary arrays of them (copies and
             // arrays of them took ~3,300 instructions a flow, callgrind).
             var bodies = step.bodies
-            var shed = 0
-            if bodies?.request?.spooled?.isComplete == false || bodies?.response?.spooled?.isComplete == false {
-                shed = Self.shedIncompleteSpools(&bodies!)
-                queue.countDroppedBodies(shed)
-            }
+            let shed = Self.shedIncompleteSpools(&bodies)
+            if shed > 0 { queue.countDroppedBodies(shed) }
             let record = step.record
             let blocks = record.headerBlocks
             let host = record.summary.host
@@ -610,16 +607,17 @@ final class StoreWriter: @unchecked Sendable {
         return (summary, isNew)
     }
 
-    /// Takes from `bodies` the spool files the spool's disk budget cut short (those keep the flow
-    /// log's part, as when nothing is spooled); how many that was: shed bodies, counted.
-    private static func shedIncompleteSpools(_ bodies: inout FlowBodies) -> Int {
+    /// Takes from `bodies` (nil: none) the spool files the spool's disk budget cut short (those
+    /// keep the flow log's part, as when nothing is spooled); how many that was: shed bodies,
+    /// counted. `bodies` is written only when one is shed (the common case reads it alone).
+    private static func shedIncompleteSpools(_ bodies: inout FlowBodies?) -> Int {
         var shed = 0
-        if bodies.request?.spooled?.isComplete == false {
-            bodies.request?.spooled = nil
+        if bodies?.request?.spooled?.isComplete == false {
+            bodies?.request?.spooled = nil
             shed += 1
         }
-        if bodies.response?.spooled?.isComplete == false {
-            bodies.response?.spooled = nil
+        if bodies?.response?.spooled?.isComplete == false {
+            bodies?.response?.spooled = nil
             shed += 1
         }
         return shed
