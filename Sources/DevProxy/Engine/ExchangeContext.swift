@@ -13,6 +13,9 @@ final class ExchangeContext {
     /// `http` for absolute-form requests, `https` inside an intercepted CONNECT.
     let mode: Flow.Mode
     let clientTLS: Flow.TLSInfo.ClientSide?
+    /// `clientTLS` as a new flow's TLS, one value for every flow of the connection (so that the
+    /// upstream side is added to it once: `UpstreamConnection.flowTLS(over:)`).
+    let clientFlowTLS: Flow.TLSInfo?
     let signer: Flow.SignerInfo?
     let persona: String?
 
@@ -25,6 +28,7 @@ final class ExchangeContext {
         self.clientAddress = clientAddress
         self.mode = mode
         self.clientTLS = clientTLS
+        clientFlowTLS = clientTLS.map { Flow.TLSInfo(client: $0, upstream: nil) }
         self.signer = signer
         self.persona = persona
     }
@@ -34,7 +38,7 @@ final class ExchangeContext {
     /// A new flow for this connection, with its request head and HTTP/2 stream when known.
     func draft(host: String, port: Int, request: Flow.Request? = nil, h2: Flow.HTTP2Info? = nil) -> FlowDraft {
         FlowDraft(client: clientAddress, listener: connection.listenerInfo, mode: mode, host: host, port: port,
-                  tls: clientTLS.map { Flow.TLSInfo(client: $0, upstream: nil) }, request: request, signer: signer,
+                  tls: clientFlowTLS, request: request, signer: signer,
                   persona: persona, insecureUpstream: configuration.insecureUpstream && mode == .https ? true : nil,
                   h2: h2)
     }

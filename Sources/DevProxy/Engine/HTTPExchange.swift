@@ -117,9 +117,7 @@ struct HTTPExchange {
         draft.flow.server.address = upstream.address
         draft.flow.timings.connect = upstream.reused ? 0 : upstream.connectMilliseconds
         draft.flow.timings.tls = upstream.reused || upstream.tls == nil ? -1 : upstream.tlsMilliseconds
-        if let tls = upstream.tlsInfo {
-            draft.flow.tls = Flow.TLSInfo(client: draft.flow.tls?.client, upstream: tls)
-        }
+        draft.flow.tls = upstream.flowTLS(over: draft.flow.tls)
     }
 
     /// Reads the request body and answers it here without contacting the origin (a `LocalRoute`).

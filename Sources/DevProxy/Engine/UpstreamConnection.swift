@@ -43,6 +43,28 @@ final class UpstreamConnection: @unchecked Sendable {
     /// The TLS details the flow log records, worked out once per connection.
     private(set) lazy var tlsInfo: Flow.TLSInfo.UpstreamSide? = describeTLS()
 
+    /// The last `flowTLS(over:)`: the client's side it was asked for and the value it gave.
+    private var flowTLSMemo: (base: Flow.TLSInfo?, combined: Flow.TLSInfo)?
+
+    /// A flow's TLS once it goes over this connection: `base` (the client's side, as the flow's
+    /// draft has it) with this connection's side added; `base` as it is for a plain connection.
+    /// The flows of one client connection get the same value, made once (`Flow.TLSInfo`).
+    func flowTLS(over base: Flow.TLSInfo?) -> Flow.TLSInfo? {
+        if let memo = flowTLSMemo, Self.identical(memo.base, base) { return memo.combined }
+        guard let upstreamSide = tlsInfo else { return base }
+        let combined = Flow.TLSInfo(client: base?.client, upstream: upstreamSide)
+        flowTLSMemo = (base, combined)
+        return combined
+    }
+
+    private static func identical(_ a: Flow.TLSInfo?, _ b: Flow.TLSInfo?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): true
+        case let (a?, b?): a.isIdentical(to: b)
+        default: false
+        }
+    }
+
     private func describeTLS() -> Flow.TLSInfo.UpstreamSide? {
         guard let tls else { return nil }
         let verification = tls.verification

@@ -17,7 +17,7 @@ import Darwin
 final class FlowJSONFragments {
     // A class, so that looking at it copies one reference rather than every string of the part.
     private final class Memo<Value: Equatable> {
-        let value: Value
+        var value: Value
         let bytes: [UInt8]
 
         init(value: Value, bytes: [UInt8]) {
@@ -38,9 +38,18 @@ final class FlowJSONFragments {
 
     private static func write<Value: FlowJSONWritable & Equatable>(_ value: Value, _ memo: inout Memo<Value>?,
                                                                      _ writer: inout FlowJSONWriter) {
-        if let memo, bitwiseEqual(memo.value, value) || memo.value == value {
-            memo.bytes.withUnsafeBytes { writer.append(raw: $0) }
-            return
+        if let memo {
+            var hit = bitwiseEqual(memo.value, value)
+            if !hit, memo.value == value {
+                // Equal, not the same bits: the new value is kept, so that the next flow of its
+                // connection, which shares it (`Flow.TLSInfo`), is found by its bits.
+                memo.value = value
+                hit = true
+            }
+            if hit {
+                memo.bytes.withUnsafeBytes { writer.append(raw: $0) }
+                return
+            }
         }
         let start = writer.count
         value.write(to: &writer)

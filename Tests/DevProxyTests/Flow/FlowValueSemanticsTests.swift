@@ -35,4 +35,36 @@ import Testing
         #expect(alone.response?.reason == "Alone" && alone.response?.status == 599)
         #expect(changed == original)
     }
+
+    /// `Flow.TLSInfo` is one immutable box the flows of a connection share: a write through it
+    /// makes a new box and leaves every copy alone; equal parts in two boxes are equal; the JSON
+    /// and `Codable` forms are what the two plain optional fields gave (absent sides left out).
+    @Test func tlsInfoIsAValueWhoseCopiesShareOneBox() throws {
+        let client = Flow.TLSInfo.ClientSide(sni: "api.test", version: "TLSv1.3", cipher: "TLS_AES_128_GCM_SHA256",
+                                             alpn: "h2")
+        let upstream = Flow.TLSInfo.UpstreamSide(version: "TLSv1.3", cipher: "TLS_AES_256_GCM_SHA384", alpn: "h2",
+                                                 verified: false, verifyError: "self-signed certificate", chain: [])
+        let shared = Flow.TLSInfo(client: client, upstream: upstream)
+        var copy = shared
+        #expect(copy.isIdentical(to: shared) && copy == shared)
+        copy.upstream?.verified = true
+        #expect(!copy.isIdentical(to: shared) && copy != shared)
+        #expect(shared.upstream?.verified == false && copy.upstream?.verified == true)
+        #expect(copy.client == client, "the other side is kept")
+        let rebuilt = Flow.TLSInfo(client: client, upstream: upstream)
+        #expect(!rebuilt.isIdentical(to: shared) && rebuilt == shared, "equal parts in two boxes are equal")
+
+        let clientOnly = Flow.TLSInfo(client: client)
+        let json = String(decoding: try JSONEncoder().encode(clientOnly), as: UTF8.self)
+        #expect(!json.contains("upstream"), "an absent side is left out: \(json)")
+        #expect(try JSONDecoder().decode(Flow.TLSInfo.self, from: Data(json.utf8)) == clientOnly)
+        #expect(try JSONDecoder().decode(Flow.TLSInfo.self, from: Data("{}".utf8)) == Flow.TLSInfo())
+
+        var flow = FlowJSONWriterTests.everything
+        flow.tls = shared
+        var other = flow
+        other.id = "second stream"
+        #expect(other.tls?.isIdentical(to: shared) == true, "a flow's copy shares its TLS box")
+        #expect(try JSONDecoder().decode(Flow.self, from: Data(flow.jsonBytes)) == flow)
+    }
 }

@@ -55,6 +55,7 @@ struct HTTP1StreamExchange {
             upstream.stream.close()
             return nil
         }
+        _ = upstream.tlsInfo   // worked out here, on the thread that owns the connection, before the loop reads it
         leg.post(.connected(upstream))
         return upstream
     }

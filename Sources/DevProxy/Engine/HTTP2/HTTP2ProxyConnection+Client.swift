@@ -273,9 +273,7 @@ extension HTTP2ProxyConnection {
     /// stream that waited for the connection to open.
     private func describe(_ leg: HTTP2UpstreamLeg, in exchange: HTTP2StreamExchange, fresh: Bool) {
         exchange.draft.flow.server.address = leg.upstream.address
-        if let tls = leg.upstream.tlsInfo {
-            exchange.draft.flow.tls = Flow.TLSInfo(client: exchange.draft.flow.tls?.client, upstream: tls)
-        }
+        exchange.draft.flow.tls = leg.upstream.flowTLS(over: exchange.draft.flow.tls)
         exchange.draft.flow.timings.connect = fresh ? leg.upstream.connectMilliseconds : 0
         exchange.draft.flow.timings.tls = fresh ? leg.upstream.tlsMilliseconds : -1
     }

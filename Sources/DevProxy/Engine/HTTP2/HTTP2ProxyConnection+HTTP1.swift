@@ -41,6 +41,8 @@ extension HTTP2ProxyConnection {
         switch report {
         case .connected(let upstream):
             exchange.draft.flow.server.address = upstream.address
+            // Not `flowTLS(over:)`: the connection is the leg thread's (and then the pool's), so
+            // this thread reads only what the leg worked out before it reported.
             if let tls = upstream.tlsInfo { exchange.draft.flow.tls = Flow.TLSInfo(client: exchange.draft.flow.tls?.client, upstream: tls) }
             exchange.draft.flow.timings.connect = upstream.reused ? 0 : upstream.connectMilliseconds
             exchange.draft.flow.timings.tls = upstream.reused ? -1 : upstream.tlsMilliseconds
