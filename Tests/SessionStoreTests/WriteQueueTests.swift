@@ -89,4 +89,42 @@ final class WriteQueueTests: XCTestCase {
             store.close()
         }
     }
+
+    /// An offer waiting for room goes on as soon as the writer takes a batch out of the queue, not
+    /// once that batch is committed: the second batch's commit is held here, and the offer that
+    /// waited for it to be taken has already returned.
+    func testAWaitingOfferGoesOnWhenTheWriterTakesABatchNotWhenItIsCommitted() throws {
+        let directory = TemporaryDirectory()
+        let store = try SessionStore(path: directory.file("s.sqlite"),
+                                     configuration: SessionStoreConfiguration(queueCapacity: 10, offerWait: 5))
+        let entered = [DispatchSemaphore(value: 0), DispatchSemaphore(value: 0)]
+        let release = [DispatchSemaphore(value: 0), DispatchSemaphore(value: 0)]
+        let commits = LockedBox(0)
+        store.addObserver { _ in
+            var commit = 0
+            commits.mutate { $0 += 1; commit = $0 }
+            guard commit <= 2 else { return }
+            entered[commit - 1].signal()
+            _ = release[commit - 1].wait(timeout: .now() + 10)
+        }
+        store.finished(StoreFixtures.record("first"), json: "{}", bodies: .init())
+        XCTAssertEqual(entered[0].wait(timeout: .now() + 10), .success, "the writer took the first batch")
+        // The queue half full: the next offer waits for room.
+        for index in 0..<5 { store.finished(StoreFixtures.record("f\(index)"), json: "{}", bodies: .init()) }
+        let offered = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            store.finished(StoreFixtures.record("waited"), json: "{}", bodies: .init())
+            offered.signal()
+        }
+        Thread.sleep(forTimeInterval: 0.05)
+        release[0].signal()
+        XCTAssertEqual(entered[1].wait(timeout: .now() + 10), .success, "the writer took the second batch")
+        XCTAssertEqual(offered.wait(timeout: .now() + 2), .success,
+                       "the offer went on while the writer committed the batch that made room for it")
+        release[1].signal()
+        store.flush()
+        XCTAssertEqual(try store.count(), 7)
+        XCTAssertEqual(store.drops, StoreDrops())
+        store.close()
+    }
 }

@@ -32,6 +32,8 @@ final class WriteQueue: @unchecked Sendable {
     private var wakeAt = 1
     /// Callers of `flush()` waiting now: the writer stops gathering for them.
     private var flushing = 0
+    /// Offers waiting for room now: `take` wakes them as soon as it makes some.
+    private var offersWaiting = 0
 
     /// How long an offer waits for room (0: never).
     private let offerWait: TimeInterval
@@ -64,6 +66,8 @@ final class WriteQueue: @unchecked Sendable {
         let now = DispatchTime.now().uptimeNanoseconds
         if let ranOut = waitRanOutAt, now &- ranOut < Self.waitPause { return }
         let deadline = Date(timeIntervalSinceNow: offerWait)
+        offersWaiting += 1
+        defer { offersWaiting -= 1 }
         while !closed && waitCanMakeRoom(bytes) {
             if !condition.wait(until: deadline) {
                 if waitCanMakeRoom(bytes) { waitRanOutAt = DispatchTime.now().uptimeNanoseconds }
@@ -173,6 +177,12 @@ final class WriteQueue: @unchecked Sendable {
             }
             wakeAt = 1
         }
+        // Offers waiting for room go on now, not once the batch is committed (`done`): committing
+        // 2,000 events takes the writer milliseconds, and a busy proxy's connection threads waited
+        // through it with room in the queue (h2 keep-alive: ~2,000–3,000 waits in 9 s;
+        // docs/performance.md, run 44). An offer waiting for body bytes still waits for `done`,
+        // which frees them.
+        defer { if offersWaiting > 0 { condition.broadcast() } }
         // Take the whole array when it fits: removing a prefix of a long queue would move the rest.
         if events.count <= limit {
             defer { events = [] }
