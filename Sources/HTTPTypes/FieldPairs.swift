@@ -87,7 +87,8 @@ extension FieldPairs: RandomAccessCollection, MutableCollection, RangeReplaceabl
 }
 
 extension FieldPairs: ExpressibleByArrayLiteral {
-    public init(arrayLiteral elements: [String]...) { flat = Self.flattened(elements) }
+    /// `[]` makes nothing (the store's records write it for every flow).
+    public init(arrayLiteral elements: [String]...) { flat = elements.isEmpty ? [] : Self.flattened(elements) }
 }
 
 extension FieldPairs: Codable {

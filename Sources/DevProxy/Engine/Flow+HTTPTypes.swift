@@ -31,10 +31,14 @@ extension Flow.Response {
 
 extension FlowDraft {
     /// Fields as the log stores them: ordered `[name, value]` pairs, redacted names masked.
+    /// The section's own storage when no name is masked (nearly always): no copy of its fields.
     static func headerPairs(_ fields: HTTPFields, redact: [String]) -> FieldPairs {
+        guard fields.indices.contains(where: { isMasked(fields.name(at: $0), redact: redact) }) else {
+            return fields.fieldPairs
+        }
         var pairs = FieldPairs()
         pairs.reserveCapacity(fields.count)
-        for field in fields { appendPair(field.name, field.value, redact: redact, to: &pairs) }
+        for index in fields.indices { appendPair(fields.name(at: index), fields.value(at: index), redact: redact, to: &pairs) }
         return pairs
     }
 }

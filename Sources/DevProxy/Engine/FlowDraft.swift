@@ -64,8 +64,12 @@ struct FlowDraft {
 
     /// Appends one field as the log stores it, its value masked when its name is redacted.
     static func appendPair(_ name: String, _ value: String, redact: [String], to pairs: inout FieldPairs) {
-        let masked = name.equalsCaseInsensitive("Proxy-Authorization") || redact.contains { $0.equalsCaseInsensitive(name) }
-        pairs.append(name: name, value: masked ? "<redacted>" : value)
+        pairs.append(name: name, value: isMasked(name, redact: redact) ? "<redacted>" : value)
+    }
+
+    /// Whether the log masks the value of a field named `name`.
+    static func isMasked(_ name: String, redact: [String]) -> Bool {
+        name.equalsCaseInsensitive("Proxy-Authorization") || redact.contains { $0.equalsCaseInsensitive(name) }
     }
 
     /// Milliseconds since `start`, to the microsecond.
