@@ -3,10 +3,11 @@ import Foundation
 /// The bounded queue between the proxy's threads and the store's writer thread.
 ///
 /// `offer` waits a little for a writer that is behind: when the queue is half full, or its body
-/// bytes are at their budget, it waits up to `offerWait` for the writer to commit a batch. A
-/// proxy busier than the writer then slows to the writer's pace instead of losing flows (on a
-/// busy machine the writer is one thread among the proxy's many, and the scheduler gives it no
-/// more than any of them: at 40,000 h2 streams a second it kept 55–70 % of the flows before).
+/// bytes are at their budget, it waits up to `offerWait` for the writer to take a batch (body
+/// bytes: to commit one, which frees them). A proxy busier than the writer then slows to the
+/// writer's pace instead of losing flows (on a busy machine the writer is one thread among the
+/// proxy's many, and the scheduler gives it no more than any of them: at 40,000 h2 streams a
+/// second it kept 55–70 % of the flows before).
 /// When the wait runs out (the writer is stuck, not behind: a disk that hangs), the event goes
 /// in without its bodies, or is dropped when the queue is full, both counted; for the next
 /// `waitPause` offers do not wait at all, so that a stuck writer never holds the proxy up for
