@@ -88,18 +88,22 @@ final class StoreWriter: @unchecked Sendable {
         while true {
             // With steps held back, wait for new events no longer than a batch delay: then the
             // held-back steps are written whatever comes.
-            let taken = queue.take(limit: configuration.batchSize, gather: configuration.batchDelay,
-                                   waitingAtMost: carried.isEmpty ? nil : configuration.batchDelay)
-            guard let taken else {
+            guard var taken = queue.take(limit: configuration.batchSize, gather: configuration.batchDelay,
+                                         waitingAtMost: carried.isEmpty ? nil : configuration.batchDelay) else {
                 // Closed and drained.
                 if !carried.isEmpty { commit(carried) }
                 break
             }
             var batch = carried
             let carriedBefore = carried.count
+            let tookAny = !taken.isEmpty
             batch += taken
+            // Let go here: held to the end of the loop's turn (as a debug build does), the events'
+            // bodies, spool files among them, outlived the batch's `done`, after which a flush
+            // returns and its caller may count the spool's files.
+            taken = []
             carried = []
-            if configuration.batchDelay > 0, !taken.isEmpty, !queue.isFlushRequested {
+            if configuration.batchDelay > 0, tookAny, !queue.isFlushRequested {
                 carried = Self.heldBack(from: &batch, after: carriedBefore)
             }
             commit(batch)
