@@ -13,6 +13,26 @@ import Testing
         return draft
     }
 
+    /// A head's fields reach its flow as they are, sharing the head's storage, unless a name is
+    /// redacted: then every redacted value (and always `Proxy-Authorization`'s) is masked, in
+    /// any letter case, and the head itself keeps its values.
+    @Test func headFieldsReachTheFlowSharedOrWithRedactedValuesMasked() throws {
+        let fields: HTTPFields = ["user-agent": "app/1", "authorization": "Bearer secret", "accept": "*/*"]
+        let shared = FlowDraft.headerPairs(fields, redact: [])
+        #expect(shared == fields.fieldPairs)
+        #expect(shared == [["user-agent", "app/1"], ["authorization", "Bearer secret"], ["accept", "*/*"]])
+        let masked = FlowDraft.headerPairs(fields, redact: ["Authorization"])
+        #expect(masked == [["user-agent", "app/1"], ["authorization", "<redacted>"], ["accept", "*/*"]])
+        #expect(fields["authorization"] == "Bearer secret", "the head keeps its value")
+        let proxy: HTTPFields = ["proxy-authorization": "Basic dXNlcjpwYXNz", "x-other": "1"]
+        #expect(FlowDraft.headerPairs(proxy, redact: []) == [["proxy-authorization", "<redacted>"], ["x-other", "1"]])
+        var request = HTTPRequest(method: "GET", fields: fields)
+        request.fields.append(name: "x-added", value: "2")
+        let flow = Flow.Request(request, url: "https://x.test/", httpVersion: "HTTP/2", redact: ["AUTHORIZATION"])
+        #expect(flow.headers.first(named: "authorization") == "<redacted>")
+        #expect(flow.headers.first(named: "x-added") == "2")
+    }
+
     @Test func bodiesAreDecodedByTheRecordedHeadsCodings() throws {
         let text = Array("hello recorder\n".utf8)
         let request = HTTPRequest(method: "POST", fields: ["Content-Encoding": "gzip", "Content-Type": "text/plain"])
