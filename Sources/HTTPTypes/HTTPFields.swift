@@ -159,6 +159,6 @@ public struct HTTPFields: Sendable, Equatable, RandomAccessCollection, Expressib
 
     /// Exact comparison: same names in the same letter case, same values, same order.
     public static func == (lhs: HTTPFields, rhs: HTTPFields) -> Bool {
-        lhs.pairs.flat == rhs.pairs.flat
+        lhs.pairs == rhs.pairs
     }
 }

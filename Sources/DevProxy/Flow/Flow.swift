@@ -257,7 +257,7 @@ public struct Flow: Codable, Sendable, Equatable {
         public func isIdentical(to other: TLSInfo) -> Bool { parts === other.parts }
 
         public static func == (left: TLSInfo, right: TLSInfo) -> Bool {
-            left.parts === right.parts || (left.client == right.client && left.upstream == right.upstream)
+            left.isIdentical(to: right) || (left.client == right.client && left.upstream == right.upstream)
         }
 
         enum CodingKeys: String, CodingKey { case client, upstream }
