@@ -14,10 +14,15 @@ enum ErrorResponse {
     /// kind`, as the HTTP/2 side and local refusals send), recorded in `draft` as the flow's
     /// response: the client saw this answer, whatever the origin did or did not send. Returns the
     /// bytes to write; the caller records the failure itself (`draft.fail`).
+    ///
+    /// The answer to a HEAD (the draft's request) is the head alone, its `Content-Length` the one
+    /// a GET would get: a response to HEAD has no content (RFC 9110 §9.3.2), and a client reads
+    /// bytes after it as the start of the next response.
     static func answer(status: Int, detail: String, kind: FlowErrorKind, extraHeaders: [(String, String)] = [],
                        bodyLimit: Int, recordingIn draft: inout FlowDraft) -> [UInt8] {
-        let (head, body) = message(status: status, detail: detail,
-                                   extraHeaders: [("X-DevProxy-Error", kind.rawValue)] + extraHeaders, keepAlive: false)
+        let (head, whole) = message(status: status, detail: detail,
+                                    extraHeaders: [("X-DevProxy-Error", kind.rawValue)] + extraHeaders, keepAlive: false)
+        let body = draft.flow.request?.method == "HEAD" ? [] : whole
         let capture = BodyCapture(limit: bodyLimit)
         capture.append(body)
         draft.flow.response = Flow.Response(status: status, reason: head.reason, httpVersion: "HTTP/1.1",

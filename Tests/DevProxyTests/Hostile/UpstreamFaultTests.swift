@@ -164,6 +164,44 @@ import TestSupport
         #expect(result.stdout.hasPrefix(flow?.response?.body?.text ?? "-"), "\(result.output)")
     }
 
+    /// A HEAD's 502 is the head alone (RFC 9110 §9.3.2), its Content-Length the one a GET's 502
+    /// has: the plain request's bytes end with the head, and over TLS curl takes the answer over
+    /// either HTTP version (it reported the DATA after an h2 HEAD's 502 as PROTOCOL_ERROR). The
+    /// flows keep the reason in their error, and no body the client did not get.
+    @Test func aHEADsOwnErrorAnswerHasNoBody() throws {
+        let proxy = try ProxyHarness()
+        let closed = try Listener(host: "127.0.0.1", port: 0).address.port   // bound, then closed: refuses
+        let socket = try Socket.connect(host: "127.0.0.1", port: proxy.port, timeout: 5)
+        socket.setTimeout(10)
+        let stream = PlainStream(socket)
+        defer { stream.close() }
+        try stream.write(Array("HEAD http://127.0.0.1:\(closed)/x HTTP/1.1\r\nHost: 127.0.0.1:\(closed)\r\n\r\n".utf8))
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {   // the answer says Connection: close; everything up to the close is the answer
+            let count = try buffer.withUnsafeMutableBytes { try stream.read(into: $0) }
+            guard count > 0 else { break }
+            received += buffer[0..<count]
+        }
+        let answer = String(decoding: received, as: UTF8.self)
+        let get = try proxy.curl(["http://127.0.0.1:\(closed)/x"]).stdout
+        #expect(answer.hasPrefix("HTTP/1.1 502 Bad Gateway\r\n") && answer.hasSuffix("\r\n\r\n"), "\(answer)")
+        #expect(answer.contains("\r\nContent-Length: \(get.utf8.count)\r\n"), "\(answer) vs GET's \(get)")
+        #expect(answer.contains("\r\nX-DevProxy-Error: upstream_refused\r\n"), "\(answer)")
+        for version in ["--http1.1", "--http2"] {
+            let result = try proxy.curl([version, "-I", "-w", "%{http_code} %{http_version}", "https://127.0.0.1:\(closed)/x"])
+            #expect(result.status == 0, "\(version): \(result.output)")
+            #expect(result.stdout.hasSuffix("502 \(version == "--http2" ? "2" : "1.1")"), "\(version): \(result.output)")
+        }
+        let flows = proxy.flows(count: 4)
+        for flow in flows where flow.request?.method == "HEAD" {
+            #expect(flow.response?.status == 502 && flow.error?.kind == "upstream_refused", "\(flow)")
+            #expect(flow.error?.message.contains("connection refused") == true, "\(String(describing: flow.error))")
+            #expect((flow.response?.body?.size ?? 0) == 0, "\(String(describing: flow.response?.body))")
+        }
+        #expect(flows.filter { $0.request?.method == "HEAD" }.count == 3, "\(flows.map(\.request?.method))")
+    }
+
     /// More bytes than Content-Length: the client gets exactly the declared body, and the
     /// surplus (here a forged second response) never reaches the next request on a pooled
     /// upstream connection.

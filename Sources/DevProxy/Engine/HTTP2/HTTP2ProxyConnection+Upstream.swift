@@ -328,9 +328,15 @@ extension HTTP2ProxyConnection {
         let head = HTTP2HeaderBlock.response(status: status, fields: fields)
         let response = HTTPResponse(head)
         exchange.draft.flow.response = Flow.Response(response, httpVersion: "HTTP/2", redact: [])
-        exchange.responseCapture.append(body)
         exchange.responseHead = head
         exchange.recorder.replaceResponseHead(response)
+        // A HEAD's answer is the head alone (RFC 9110 §9.3.2): DATA after it is a malformed
+        // response to the client (curl: PROTOCOL_ERROR), and the reason is in the flow's error.
+        guard exchange.requestHead.method != "HEAD" else {
+            try? session.submitResponse(stream: exchange.clientStream, head, endStream: true)
+            return
+        }
+        exchange.responseCapture.append(body)
         try? session.submitResponse(stream: exchange.clientStream, head, endStream: false)
         try? session.submitData(stream: exchange.clientStream, body, endStream: true)
     }
