@@ -44,7 +44,9 @@ public struct FieldPairs: Sendable, Hashable {
     /// The value of field `index`.
     public func value(at index: Int) -> String { flat[2 * index + 1] }
 
-    public mutating func append(name: String, value: String) {
+    /// Consuming: a caller's own strings move in (a borrowed one was retained to be stored, and
+    /// released again by the caller).
+    public mutating func append(name: consuming String, value: consuming String) {
         flat.append(name)
         flat.append(value)
     }

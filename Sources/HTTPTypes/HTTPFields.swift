@@ -81,8 +81,8 @@ public struct HTTPFields: Sendable, Equatable, RandomAccessCollection, Expressib
         pairs.reserveCapacity(capacity)
     }
 
-    /// Appends a field line after the existing ones.
-    public mutating func append(name: String, value: String) {
+    /// Appends a field line after the existing ones (consuming, as `FieldPairs.append`).
+    public mutating func append(name: consuming String, value: consuming String) {
         pairs.append(name: name, value: value)
     }
 

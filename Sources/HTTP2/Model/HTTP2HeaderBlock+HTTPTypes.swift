@@ -15,10 +15,13 @@ extension HTTPFields {
     init(_ fields: [HTTP2Field], each: (_ name: String, _ value: String) -> Void) {
         var result = HTTPFields()
         result.reserveCapacity(fields.count)
-        for field in fields {
-            let name = field.nameString, value = field.valueString
-            each(name, value)
-            result.append(name: name, value: value)
+        // Read in place: `for field in fields` retained and released each field's two arrays.
+        fields.withUnsafeBufferPointer { fields in
+            for index in fields.indices {
+                let name = fields[index].nameString, value = fields[index].valueString
+                each(name, value)
+                result.append(name: name, value: value)
+            }
         }
         self = result
     }
