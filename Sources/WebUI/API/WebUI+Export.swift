@@ -1,5 +1,6 @@
 import DevProxy
 import Foundation
+import HTTPTypes
 import SessionStore
 
 /// `GET /api/flows/ID/export?format=curl|har|raw` and `GET /api/export/har?filter=|ids=`.
@@ -76,7 +77,10 @@ extension WebUI {
             + parts.joined(separator: " ")
     }
 
-    /// The request and response as HTTP/1.1 text with their stored (wire) bodies.
+    /// The request and response as HTTP/1.1 text with their stored (wire) bodies. An HTTP/2
+    /// message reads as its HTTP/1.1 form (RFC 9113 §8.3.1): `Host` from `:authority` when it has
+    /// none, and trailers (gRPC's status among them) after the body sent as one chunk, since
+    /// HTTP/1.1 has trailers only in the chunked coding.
     func rawExchange(_ flow: Flow) throws -> [UInt8] {
         var bytes: [UInt8] = []
         if let request = flow.request {
@@ -85,17 +89,50 @@ extension WebUI {
                     + ($0.percentEncodedQuery.map { "?" + $0 } ?? "")
             } ?? request.url
             bytes += Array("\(request.method) \(target) HTTP/1.1\r\n".utf8)
-            for pair in request.headers where pair.count >= 2 { bytes += Array("\(pair[0]): \(pair[1])\r\n".utf8) }
-            bytes += Array("\r\n".utf8)
-            bytes += try store.body(id: flow.id, part: .request)?.bytes ?? []
+            if request.headers.first(named: "host") == nil, let authority = request.pseudoHeaders?.first(named: ":authority") {
+                bytes += Array("host: \(authority)\r\n".utf8)
+            }
+            Self.appendMessage(request.headers, body: try store.body(id: flow.id, part: .request)?.bytes ?? [],
+                               trailers: request.trailers, to: &bytes)
         }
         if let response = flow.response {
             bytes += Array("\r\n\r\nHTTP/1.1 \(response.status) \(response.reason)\r\n".utf8)
-            for pair in response.headers where pair.count >= 2 { bytes += Array("\(pair[0]): \(pair[1])\r\n".utf8) }
-            bytes += Array("\r\n".utf8)
-            bytes += try store.body(id: flow.id, part: .response)?.bytes ?? []
+            Self.appendMessage(response.headers, body: try store.body(id: flow.id, part: .response)?.bytes ?? [],
+                               trailers: response.trailers, to: &bytes)
         }
         return bytes
+    }
+
+    /// A message's header lines, blank line and body. The stored body is the content without
+    /// its transfer codings: a message that had some, or has trailers, gets it as one chunk and
+    /// its trailer section after it (`Transfer-Encoding: chunked` alone, as the bytes are now, and
+    /// no `Content-Length`).
+    private static func appendMessage(_ headers: FieldPairs, body: [UInt8], trailers: FieldPairs?, to bytes: inout [UInt8]) {
+        let transferCoded = headers.first(named: "transfer-encoding") != nil
+        let trailers = trailers ?? []
+        let chunked = transferCoded || !trailers.isEmpty
+        for pair in headers where pair.count >= 2 {
+            switch pair[0].lowercased() {
+            case "content-length" where chunked: continue
+            case "transfer-encoding": bytes += Array("\(pair[0]): chunked\r\n".utf8)
+            default: bytes += Array("\(pair[0]): \(pair[1])\r\n".utf8)
+            }
+        }
+        guard chunked else {
+            bytes += Array("\r\n".utf8)
+            bytes += body
+            return
+        }
+        if !transferCoded { bytes += Array("transfer-encoding: chunked\r\n".utf8) }
+        bytes += Array("\r\n".utf8)
+        if !body.isEmpty {
+            bytes += Array("\(String(body.count, radix: 16))\r\n".utf8)
+            bytes += body
+            bytes += Array("\r\n".utf8)
+        }
+        bytes += Array("0\r\n".utf8)
+        for pair in trailers where pair.count >= 2 { bytes += Array("\(pair[0]): \(pair[1])\r\n".utf8) }
+        bytes += Array("\r\n".utf8)
     }
 
     /// Fields a repeated request must not copy: framing and hop-by-hop fields (the new

@@ -234,6 +234,41 @@ import Testing
         #expect(try ui.request("/api/flows/e1/export?format=zip").status == 400)
     }
 
+    /// An HTTP/2 exchange exported raw reads as HTTP/1.1 would carry it: `host` from `:authority`
+    /// (the h2 request has none, and an HTTP/1.1 request without one is invalid), and the gRPC
+    /// status, a trailer, after the body sent as one chunk (it was left out before). A message
+    /// without trailers keeps its `content-length` and plain body.
+    @Test func aRawExportOfAnHTTP2ExchangeHasItsHostAndTrailers() throws {
+        let ui = try WebUIHarness()
+        let message = "AAAAAAUKAXgQBw=="   // a gRPC message: uncompressed, 5 bytes (field 1 "x", field 2 7)
+        ui.add(#"{"id":"g1","started":"2026-03-01T12:00:00.000Z","ended":"2026-03-01T12:00:00.010Z","client":"127.0.0.1:1","mode":"https","#
+               + #""server":{"host":"g.test","port":8443},"#
+               + #""request":{"method":"POST","url":"https://g.test:8443/lab.Echo/Unary","http_version":"HTTP/2","#
+               + #""pseudo_headers":[[":method","POST"],[":scheme","https"],[":authority","g.test:8443"],"#
+               + #"[":path","/lab.Echo/Unary"]],"headers":[["content-type","application/grpc"],["te","trailers"]],"#
+               + #""body":{"size":10,"sha256":"00","base64":"\#(message)","truncated":false}},"#
+               + #""response":{"status":200,"reason":"OK","http_version":"HTTP/2","#
+               + #""headers":[["content-type","application/grpc"],["content-length","10"]],"#
+               + #""body":{"size":10,"sha256":"00","base64":"\#(message)","truncated":false},"#
+               + #""trailers":[["grpc-status","0"],["grpc-message",""]]},"#
+               + #""timings":{"connect":-1,"tls":-1,"send":1,"wait":1,"receive":1}}"#)
+        let raw = try ui.request("/api/flows/g1/export?format=raw").body
+        let body = try #require(Data(base64Encoded: message)).map { $0 }
+        let request = Array("POST /lab.Echo/Unary HTTP/1.1\r\nhost: g.test:8443\r\ncontent-type: application/grpc\r\n".utf8)
+            + Array("te: trailers\r\n\r\n".utf8) + body
+        let response = Array("\r\n\r\nHTTP/1.1 200 OK\r\ncontent-type: application/grpc\r\ntransfer-encoding: chunked\r\n\r\n".utf8)
+            + Array("a\r\n".utf8) + body + Array("\r\n0\r\ngrpc-status: 0\r\ngrpc-message: \r\n\r\n".utf8)
+        #expect(raw == request + response, "\(String(decoding: raw, as: UTF8.self).debugDescription)")
+        // An HTTP/1.1 response that came `gzip, chunked`: its body is stored decoded, so the text
+        // says `chunked` alone and carries it as one chunk, its trailer after it.
+        ui.add(Self.line(id: "t1", host: "t.test", responseText: "hello").replacingOccurrences(
+            of: #"[["Content-Type","application/json"]]"#,
+            with: #"[["Content-Type","text/plain"],["Transfer-Encoding","gzip, chunked"]],"trailers":[["X-Sum","5"]]"#))
+        let coded = try ui.request("/api/flows/t1/export?format=raw").text
+        #expect(coded.hasSuffix("HTTP/1.1 200 R\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                + "5\r\nhello\r\n0\r\nX-Sum: 5\r\n\r\n"), "\(coded.debugDescription)")
+    }
+
     @Test func errorKindsComeWithTheirExplanation() throws {
         let ui = try WebUIHarness()
         let kinds = try ui.request("/api/error-kinds").json
