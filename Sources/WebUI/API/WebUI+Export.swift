@@ -56,7 +56,13 @@ extension WebUI {
     func curlCommand(for flow: Flow) throws -> String {
         guard let request = flow.request else { return "" }
         var parts = ["curl"]
-        if request.method != "GET" || request.body != nil { parts += ["-X", Self.shellQuoted(request.method)] }
+        if request.method == "HEAD" {
+            // `-X HEAD` has curl wait for the body the answer's Content-Length announces, which
+            // never comes (curl's manual says so): `--head` is how curl asks for a head.
+            parts.append("--head")
+        } else if request.method != "GET" || request.body != nil {
+            parts += ["-X", Self.shellQuoted(request.method)]
+        }
         parts.append(Self.shellQuoted(request.url))
         if request.httpVersion == "HTTP/2" {
             // As it was sent (a gRPC call needs it): over TLS by ALPN, without TLS by prior knowledge.

@@ -185,6 +185,23 @@ import Testing
         #expect(Self.hits(origin) == ["it's curl", "it's curl"])
     }
 
+    /// A HEAD exports as `curl --head`, which returns once the head is in: `-X HEAD` waited for the
+    /// body the answer's Content-Length announced and hit --max-time (exit 28), with the exit
+    /// code, output and time of a failure.
+    @Test func theCurlExportOfAHEADReturnsWithTheHead() throws {
+        let (ui, proxy, origin) = try Self.setUp()
+        let url = origin.url("/cl")
+        let head = try proxy.curl(["--head", url])
+        #expect(head.status == 0, "\(head.output)")
+        let id = try #require(try Self.flow(ui, url: url)?["id"] as? String)
+        let command = try ui.request("/api/flows/\(id)/export?format=curl").text
+        #expect(command.hasPrefix("curl --head '\(url)'"), "\(command)")
+        let run = try Subprocess.run("sh", ["-c", command.trimmingCharacters(in: .newlines)
+                                            + " --cacert '\(origin.caPath)' --max-time 5 -sS"], timeout: 15)
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.stdout.hasPrefix("HTTP/1.1 200") && run.stdout.contains("Content-Length: 11"), "\(run.output)")
+    }
+
     /// A form a client posts is shown as its fields: curl's `-F` (multipart, with a binary file and
     /// a text field) and `--data-urlencode` (URL-encoded) through the proxy, read back from
     /// `GET /api/flows/ID/request/form`; a body that is not a form says so.
