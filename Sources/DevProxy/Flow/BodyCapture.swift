@@ -192,8 +192,10 @@ public final class BodyCapture {
     /// even where the coding's stream seemed to end.
     private static func show(_ shown: [UInt8], in body: inout Flow.Body, contentEncoding: String?, contentType: String?,
                              running: Bool) {
-        if let decoded = ContentDecoder.decode(shown, contentEncoding: contentEncoding),
-           let text = BodyText.text(decoded.bytes, isPrefix: running || decoded.end != .complete, contentType: contentType) {
+        let decoded = ContentDecoder.decode(shown, contentEncoding: contentEncoding)
+        if decoded == nil, !shown.isEmpty { body.decodeError = decodeError(contentEncoding) }
+        if let decoded, let text = BodyText.text(decoded.bytes, isPrefix: running || decoded.end != .complete,
+                                                 contentType: contentType) {
             body.text = text
             body.decoded = ContentCoding.list(fromHeader: contentEncoding)?.map(\.rawValue).joined(separator: ", ")
         } else if let text = BodyText.text(shown, isPrefix: body.truncated, contentType: contentType) {
@@ -202,6 +204,21 @@ public final class BodyCapture {
             body.base64 = shown.base64
             body.base64Bytes = shown
         }
+    }
+
+    /// Why bytes labelled `contentEncoding` could not be decoded (`ContentDecoder.decode` gave
+    /// nothing): nil when the label names no coding (none, or `identity`).
+    static func decodeError(_ contentEncoding: String?) -> String? {
+        guard let contentEncoding else { return nil }
+        guard let codings = ContentCoding.list(fromHeader: contentEncoding) else {
+            let known = Set(ContentCoding.allCases.map(\.rawValue) + ["identity", "x-gzip", ""])
+            let unknown = contentEncoding.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+                .filter { !known.contains($0) }
+            return "unknown content coding \(unknown.joined(separator: ", ")): kept as sent"
+        }
+        guard !codings.isEmpty else { return nil }
+        let names = codings.map(\.rawValue).joined(separator: ", ")
+        return "could not be decoded as \(names): kept as sent"
     }
 
     /// The body so far, for a flow still running (`ExchangeRecorder.snapshot`): its size until

@@ -27,7 +27,9 @@ final class BrotliInflater: ContentInflater {
                 let piece = UnsafeRawBufferPointer(start: target.baseAddress, count: produced)
                 if produced > 0 && !emit(piece) { return .outputLimit }
                 switch result {
-                case BROTLI_DECODER_RESULT_SUCCESS: return .complete
+                // Bytes after the stream's end are not brotli (gzip bytes labelled `br` "decode"
+                // to an empty stream that ends within their first bytes): damaged, not complete.
+                case BROTLI_DECODER_RESULT_SUCCESS: return availableIn == 0 ? .complete : .corrupt
                 case BROTLI_DECODER_RESULT_NEEDS_MORE_OUTPUT: continue
                 // The decoder pushes out what it has before asking for more, so this is a clean prefix.
                 case BROTLI_DECODER_RESULT_NEEDS_MORE_INPUT: return nil

@@ -37,13 +37,15 @@ public enum ContentDecoder {
 
     /// Decodes `input` from one coding.
     ///
-    /// - Returns: the decoded bytes, or `nil` when nothing at all could be decoded from a
-    ///   corrupt input (or the decoder could not be created).
+    /// - Returns: the decoded bytes, or `nil` when nothing at all could be decoded from an input
+    ///   that is corrupt or ran out before its stream ended (or the decoder could not be
+    ///   created). Bytes in another coding can read as the start of a stream that never ends: gzip
+    ///   bytes labelled `br` were "decoded" to an empty text.
     public static func decode(_ input: [UInt8], coding: ContentCoding,
                               outputLimit: Int = defaultOutputLimit) -> Output? {
         let output = input.withUnsafeBytes { inflater(for: coding, startingWith: $0) }?
             .inflate(input, limit: outputLimit)
-        guard let output, !(output.end == .corrupt && output.bytes.isEmpty) else { return nil }
+        guard let output, !(output.bytes.isEmpty && output.end != .complete) else { return nil }
         return output
     }
 

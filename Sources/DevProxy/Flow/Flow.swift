@@ -411,6 +411,9 @@ public struct Flow: Codable, Sendable, Equatable {
         public var truncated: Bool
         /// The content coding that was decoded for `text` (`gzip`, `deflate`, `br`, `zstd`).
         public var decoded: String?
+        /// Why the body's `Content-Encoding` was not undone: a coding DevProxy does not know, or
+        /// bytes that are not what the coding says; `text`/`base64` then hold the bytes as sent.
+        public var decodeError: String? = nil
         /// What the session store keeps beyond the logged prefix (a spool file); not logged.
         public var spooled: SpooledBody? = nil
         /// The bytes `base64` spells, as the capture had them, so that the session store need
@@ -419,6 +422,7 @@ public struct Flow: Codable, Sendable, Equatable {
 
         enum CodingKeys: String, CodingKey {
             case size, sha256, text, base64, truncated, decoded
+            case decodeError = "decode_error"
         }
 
         /// The logged part's bytes: `text` as UTF-8, else what `base64` spells.
@@ -430,7 +434,7 @@ public struct Flow: Codable, Sendable, Equatable {
         public static func == (left: Body, right: Body) -> Bool {
             left.size == right.size && left.sha256 == right.sha256 && left.text == right.text
                 && left.base64 == right.base64 && left.truncated == right.truncated && left.decoded == right.decoded
-                && left.spooled == right.spooled
+                && left.decodeError == right.decodeError && left.spooled == right.spooled
         }
     }
 

@@ -379,6 +379,7 @@ function pendingBody(message) {
     if (!body || !body.size) return h("p", { class: "muted" }, "no body so far");
     const facts = [`${formatSize(body.size)} so far`];
     if (body.decoded) facts.push(`decoded from ${body.decoded}`);
+    if (body.decode_error) facts.push(`not decoded: ${body.decode_error}`);
     let events = null;
     if (body.text != null && mediaType(headerValue(message.headers, "content-type")) === "text/event-stream") {
         const parsed = eventStreamEvents(body.text);

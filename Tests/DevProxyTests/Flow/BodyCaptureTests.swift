@@ -24,6 +24,36 @@ import TestSupport
         #expect(body.text == "0123456789")
     }
 
+    /// A `Content-Encoding` that could not be undone says why in `decode_error`, the bytes kept
+    /// as sent: gzip bytes labelled `br`, a coding DevProxy does not know (`compress`, listed
+    /// with a known one). A coding that decodes, `identity`, no label, or no bytes at all (a
+    /// HEAD's or 304's label) says nothing.
+    @Test func aCodingThatCouldNotBeUndoneSaysSo() throws {
+        let text = Array(#"{"hello":"compressed"}"#.utf8)
+        let gzipped = try RealCompressors.gzip(text)
+        func body(_ bytes: [UInt8], _ coding: String?) -> Flow.Body {
+            let capture = BodyCapture()
+            capture.append(bytes)
+            return capture.finish(contentEncoding: coding, contentType: "application/json")
+        }
+        let mislabelled = body(gzipped, "br")
+        #expect(mislabelled.decodeError == "could not be decoded as br: kept as sent")
+        #expect(mislabelled.decoded == nil && mislabelled.base64 == Data(gzipped).base64EncodedString())
+        let unknown = body(text, "gzip, compress")
+        #expect(unknown.decodeError == "unknown content coding compress: kept as sent")
+        #expect(unknown.text == String(decoding: text, as: UTF8.self))
+        for (bytes, coding) in [(gzipped, "gzip"), (gzipped, "x-gzip"), (text, "identity"), (text, nil), ([], "gzip")] {
+            let fine = body(bytes, coding)
+            #expect(fine.decodeError == nil, "\(String(describing: coding)): \(String(describing: fine.decodeError))")
+        }
+        #expect(body(gzipped, "gzip").decoded == "gzip")
+        // The flow log carries it, between `base64` and `decoded` in key order.
+        var flow = FlowSamples.get
+        flow.response?.body = mislabelled
+        let line = String(decoding: flow.jsonBytes, as: UTF8.self)
+        #expect(line.contains(#""decode_error":"could not be decoded as br: kept as sent""#), "\(line)")
+    }
+
     /// The limit holds whichever way the bytes are split, down to one byte per call.
     @Test func theLimitHoldsAcrossPieces() {
         let bytes = Array("abcdefghijklmnopqrstuvwxyz".utf8)

@@ -54,6 +54,34 @@ import Testing
                 == "DevProxy brotli fixture: " + String(repeating: "hello, world! ", count: 20))
     }
 
+    /// gzip bytes labelled `br` are no br at all. Brotli has no magic number, so gzip's bytes can
+    /// read as the start of a brotli stream that never ends (this body, Python's gzip of a JSON
+    /// document, does), or as one that ends in its first bytes with more after it: both were shown
+    /// as an empty text "decoded from br". A real stream with bytes after it keeps its text,
+    /// marked damaged.
+    @Test func gzipLabelledBrotliIsNotDecodedToNothing() throws {
+        let hex = "1f8b0800003e146b02ffab56ca2c49cd2d56b28aae56ca4bcc4d55b2524acc29c84854d251ca4c51b232acd5818b27a5"
+            + "96c0848d6a637594f2f24b40c2e9559905ba59c5f979bab98945d9a9454ab50076e4509154000000"
+        let gzipped = stride(from: 0, to: hex.count, by: 2).map { offset -> UInt8 in
+            let start = hex.index(hex.startIndex, offsetBy: offset)
+            return UInt8(hex[start..<hex.index(start, offsetBy: 2)], radix: 16)!
+        }
+        #expect(ContentDecoder.decode(gzipped, coding: .br) == nil)
+        #expect(ContentDecoder.decode(gzipped, contentEncoding: "br") == nil)
+        let json = try #require(ContentDecoder.decode(gzipped, coding: .gzip))
+        #expect(String(decoding: json.bytes, as: UTF8.self).hasPrefix(#"{"items":[{"name":"alpha""#))
+        let capture = BodyCapture()
+        capture.append(gzipped)
+        let body = capture.finish(contentEncoding: "br", contentType: "application/json")
+        #expect(body.decoded == nil && body.text == nil && body.base64 != nil)
+        #expect(body.decodeError == "could not be decoded as br: kept as sent")
+
+        let trailed = try RealCompressors.brotli(original) + Array("trailing".utf8)
+        let output = try #require(ContentDecoder.decode(trailed, coding: .br))
+        #expect(output.end == .corrupt)
+        #expect(output.bytes == original)
+    }
+
     /// Every cut of a coded stream decodes to a prefix of the original and never crashes:
     /// what a `--body-limit` cut leaves behind.
     @Test(arguments: [ContentCoding.gzip, .deflate, .br, .zstd])

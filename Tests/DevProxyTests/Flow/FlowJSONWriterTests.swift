@@ -116,6 +116,8 @@ import Testing
                                 truncated: true)]
         flow.tunnel = Flow.TunnelInfo(sni: nil, bytesFromClient: 10, bytesFromServer: 20, reason: "passthrough rule *.x")
         flow.response?.body = Flow.Body(size: 3, sha256: "ff", text: nil, base64: "AAA=", truncated: true, decoded: "gzip")
+        flow.request?.body = Flow.Body(size: 2, sha256: "ee", text: "hi", base64: nil, truncated: false, decoded: nil,
+                                       decodeError: "unknown content coding compress: kept as sent")
         return flow
     }()
 }

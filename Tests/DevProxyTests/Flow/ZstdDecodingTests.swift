@@ -83,6 +83,7 @@ import Testing
         let raw = broken.finish(contentEncoding: "zstd", contentType: "text/plain")
         #expect(raw.text == "plain after all")
         #expect(raw.decoded == nil)
+        #expect(raw.decodeError == "could not be decoded as zstd: kept as sent")
 
         let long = RealCompressors.text(lines: 5000)
         let coded = try RealCompressors.zstd(long, fromPipe: true)

@@ -269,6 +269,32 @@ import Testing
                                 + "5\r\nhello\r\n0\r\nX-Sum: 5\r\n\r\n"), "\(coded.debugDescription)")
     }
 
+    /// A body whose coding could not be undone (gzip bytes labelled `br`, which read as a brotli
+    /// stream that never ends) is served as sent, with no `X-DevProxy-Decoded`: it was served as
+    /// an empty "decoded" body.
+    @Test func aBodyWhoseCodingCouldNotBeUndoneIsServedAsSent() throws {
+        let ui = try WebUIHarness()
+        let hex = "1f8b0800003e146b02ffab56ca2c49cd2d56b28aae56ca4bcc4d55b2524acc29c84854d251ca4c51b232acd5818b27a5"
+            + "96c0848d6a637594f2f24b40c2e9559905ba59c5f979bab98945d9a9454ab50076e4509154000000"
+        let gzipped = stride(from: 0, to: hex.count, by: 2).map { offset -> UInt8 in
+            let start = hex.index(hex.startIndex, offsetBy: offset)
+            return UInt8(hex[start..<hex.index(start, offsetBy: 2)], radix: 16)!
+        }
+        let base64 = Data(gzipped).base64EncodedString()
+        ui.add(Self.line(id: "m1", host: "m.test").replacingOccurrences(
+            of: #"[["Content-Type","application/json"]]"#,
+            with: #"[["Content-Type","application/json"],["Content-Encoding","br"]],"#
+                + #""body":{"size":\#(gzipped.count),"sha256":"00","base64":"\#(base64)","truncated":false,"#
+                + #""decode_error":"could not be decoded as br: kept as sent"}"#))
+        let body = try ui.request("/api/flows/m1/response/body")
+        #expect(body.status == 200)
+        #expect(body.body == gzipped, "\(body.body.count) bytes")
+        #expect(body.headers["x-devproxy-decoded"] == nil, "\(body.headers)")
+        let flow = try ui.request("/api/flows/m1").json
+        let logged = (flow["response"] as? [String: Any])?["body"] as? [String: Any]
+        #expect(logged?["decode_error"] as? String == "could not be decoded as br: kept as sent", "\(flow)")
+    }
+
     @Test func errorKindsComeWithTheirExplanation() throws {
         let ui = try WebUIHarness()
         let kinds = try ui.request("/api/error-kinds").json

@@ -70,6 +70,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if path == "/items.json":
             body = gzip.compress(json.dumps(ITEMS, separators=(",", ":")).encode())
             self.send(200, body, "application/json", [("Content-Encoding", "gzip")])
+        elif path == "/mislabelled.json":
+            # gzip bytes labelled br: the detail says the coding could not be undone.
+            body = gzip.compress(json.dumps(ITEMS, separators=(",", ":")).encode())
+            self.send(200, body, "application/json", [("Content-Encoding", "br")])
         elif path == "/hostile.json":
             self.send(200, json.dumps(HOSTILE_JSON).encode(), "application/json", [("X-Evil", HOSTILE_HEADER)])
         elif path == "/hostile.html":
@@ -546,6 +550,17 @@ def run(browser, options, base, origin, checks):
         checks.result("gzip-json-pretty", False, str(error).splitlines()[0])
     if options.shots:
         page.screenshot(path=os.path.join(options.shots, "detail.png"))
+
+    # A body whose Content-Encoding could not be undone says so beside it.
+    curl(options.proxy, base + "/mislabelled.json")
+    open_flow(page, "/mislabelled.json")
+    try:
+        page.wait_for_selector("flow-detail .body-facts", timeout=10000)
+        facts = page.text_content("flow-detail .body-facts")
+        checks.result("coding-not-undone-said", "not decoded: could not be decoded as br: kept as sent" in facts
+                      and "decoded from" not in facts, repr(facts))
+    except Exception as error:
+        checks.result("coding-not-undone-said", False, str(error).splitlines()[0])
 
     big_body(page, options, base, checks)
 
