@@ -42,23 +42,30 @@ DevProxy: an intercepting HTTPS debugging proxy with a team CA.
 Run `devproxy COMMAND --help` for more. Exit codes: 0 success, 1 failure (`error: …` says why), 2 usage.
 """
 
+/// A group's arguments (`ca`, `policy`, `qa`, `trust`), or just `--help` when one of its commands
+/// is asked for help (`devproxy ca issue --help`): the group's usage covers each command, which
+/// would otherwise refuse `--help` as an unknown option.
+func helpAsked(_ arguments: ArraySlice<String>) -> ArraySlice<String> {
+    arguments.dropFirst().contains { $0 == "--help" || $0 == "-h" } ? ["--help"] : arguments
+}
+
 func main() -> Int32 {
     let arguments = CommandLine.arguments.dropFirst()
     do {
         switch arguments.first {
         case nil: return try RunCommand.run([])
         case "run": return try RunCommand.run(arguments.dropFirst())
-        case "ca": return try CACommand.run(arguments.dropFirst())
+        case "ca": return try CACommand.run(helpAsked(arguments.dropFirst()))
         case "pins": return try PinsCommand.run(arguments.dropFirst())
         case "benchmark": return try BenchmarkCommand.run(arguments.dropFirst())
         case "har": return try HARCommand.run(arguments.dropFirst())
-        case "policy": return try PolicyCommand.run(arguments.dropFirst())
+        case "policy": return try PolicyCommand.run(helpAsked(arguments.dropFirst()))
         case "pin-check": return try PinCheckCommand.run(arguments.dropFirst())
         case "reports": return try ReportsCommand.run(arguments.dropFirst())
         case "sessions": return try SessionsCommand.run(arguments.dropFirst())
         case "web": return try WebCommand.run(arguments.dropFirst())
-        case "qa": return try QACommand.run(arguments.dropFirst())
-        case "trust": return try TrustCommand.run(arguments.dropFirst())
+        case "qa": return try QACommand.run(helpAsked(arguments.dropFirst()))
+        case "trust": return try TrustCommand.run(helpAsked(arguments.dropFirst()))
         case "transparent-rules": return try TransparentRulesCommand.run(arguments.dropFirst())
         case "--help", "-h", "help":
             Output.line(usage)
