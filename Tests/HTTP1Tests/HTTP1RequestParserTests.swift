@@ -27,6 +27,29 @@ import Testing
              Self.end])
     }
 
+    /// A TLS ClientHello where a request line belongs (a client set to use `https://` for a
+    /// plain-HTTP proxy) is named as such, whole or a byte at a time, with a 400: it was "request
+    /// line ends in a bare LF without CR", wherever a 0x0A fell in the handshake.
+    @Test func aTLSHandshakeIsNamed() throws {
+        let hello: [UInt8] = [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xFC, 0x03, 0x03, 0x0A, 0x0D]
+        var whole = HTTP1RequestParser()
+        whole.feed(hello)
+        var thrown: HTTP1ParseError?
+        do { _ = try whole.next() } catch { thrown = error }
+        #expect(thrown?.code == .tlsHandshake && thrown?.status == 400, "\(String(describing: thrown))")
+        var trickled = HTTP1RequestParser()
+        thrown = nil
+        for byte in hello where thrown == nil {
+            trickled.feed([byte])
+            do { _ = try trickled.next() } catch { thrown = error }
+        }
+        #expect(thrown?.code == .tlsHandshake)
+        // 0x16 followed by anything but a TLS version is just not a request.
+        var other = HTTP1RequestParser()
+        other.feed([0x16, 0x41, 0x0D, 0x0A])
+        do { _ = try other.next() } catch { #expect(error.code != .tlsHandshake) }
+    }
+
     @Test func contentLengthBodyIsDelivered() {
         expectEvents(
             HTTP1RequestParser.self,

@@ -141,8 +141,11 @@ final class ClientConnection: @unchecked Sendable {
         } catch let error as HTTP1ParseError {
             var draft = FlowDraft(client: clientAddress, listener: listenerInfo, mode: mode, host: "", port: 0)
             if let tlsInfo { draft.flow.tls = Flow.TLSInfo(client: tlsInfo, upstream: nil) }
-            draft.fail(.badRequest, error.reason)
-            try? reader.stream.write(ErrorResponse.answer(status: error.status, detail: error.reason, kind: .badRequest,
+            let reason = error.code == .tlsHandshake ? tlsOnPlainListener : error.reason
+            draft.fail(.badRequest, reason)
+            // To a TLS client this answer reads as "wrong version number", the symptom people
+            // search for; the flow and the console say what to change.
+            try? reader.stream.write(ErrorResponse.answer(status: error.status, detail: reason, kind: .badRequest,
                                                           bodyLimit: configuration.bodyLimit, recordingIn: &draft))
             server.emit(draft.finished())
         } catch let error as NetworkError where error.kind == .timedOut {
@@ -164,6 +167,19 @@ final class ClientConnection: @unchecked Sendable {
             }
         }
         return nil
+    }
+
+    /// Why a TLS handshake on this plain-HTTP listener failed, and what the client should use.
+    var tlsOnPlainListener: String {
+        let address = listenerInfo.address
+        switch listenerMode.kind {
+        case .reverse:
+            return "the client began a TLS handshake on this plain-HTTP reverse listener: use http://\(address), "
+                + "or run the listener with --reverse-tls"
+        default:
+            return "the client began a TLS handshake on the proxy's plain-HTTP port: it is set to use https://\(address) "
+                + "as its proxy; use http://\(address) (HTTPS goes through the proxy with CONNECT, and is still intercepted)"
+        }
     }
 
     /// Waits for the next request's first byte (or buffered TLS data); false on close, at the

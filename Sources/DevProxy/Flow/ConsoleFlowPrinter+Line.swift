@@ -9,6 +9,7 @@ extension ConsoleFlowPrinter {
     ///     12:01:02 POST https://api.example.com/lab.Echo/Fail → 200 gRPC NOT_FOUND 0 B 3 ms
     ///     12:01:02 TUNNEL api.apple.com:443 ↑1.2 kB ↓30 kB 5.1 s (passthrough rule *.apple.com)
     ///     12:01:02 ✗ CONNECT pinned.example.com:443 client_rejected_certificate (unknown_ca): the app pins …
+    ///     12:01:02 ✗ from 127.0.0.1:50412 bad_request: … — the client began a TLS handshake on the proxy's …
     ///
     /// The time is the flow's start in `timeZone`; sizes are the response body (or the
     /// tunnelled bytes each way); the duration runs from start to end.
@@ -17,7 +18,9 @@ extension ConsoleFlowPrinter {
         let time = clock(flow.started, timeZone: timeZone)
         let duration = FlowTimestamp.milliseconds(from: flow.started, to: flow.ended)
             .map(HumanUnits.duration(milliseconds:)) ?? "?"
-        let target = flow.request.map { "\($0.method) \($0.url)" } ?? "CONNECT \(flow.server.host):\(flow.server.port)"
+        // A connection refused before any request or target was read says who it came from.
+        let target = flow.request.map { "\($0.method) \($0.url)" }
+            ?? (flow.server.host.isEmpty ? "from \(flow.client)" : "CONNECT \(flow.server.host):\(flow.server.port)")
 
         if let error = flow.error {
             var text = "✗ \(target) \(error.kind)"

@@ -77,6 +77,9 @@ public struct HTTP1ParseError: Error, Sendable, Equatable, CustomStringConvertib
         /// The peer answered with HTTP/2 frames (a SETTINGS frame where a status line belongs): it
         /// speaks only HTTP/2, as an h2c server (a plaintext gRPC server) does (502).
         case http2Frames
+        /// A TLS handshake record where a request line belongs: a client speaking TLS to a
+        /// plain-HTTP port (one set to use `https://` for a proxy that speaks HTTP) (400).
+        case tlsHandshake
 
         /// The status a proxy answers a bad request with.
         public var requestStatus: Int {

@@ -142,6 +142,12 @@ struct HTTP1MessageDecoder<Role: HTTP1MessageRole>: Sendable {
             throw HTTP1ParseError(.http2Frames, "it answered with an HTTP/2 SETTINGS frame: it speaks only HTTP/2",
                                   side: side)
         }
+        // A TLS record of type handshake (22), version 3.x: a ClientHello, which no request line
+        // begins with (a method is a token, and 0x16 is a control character).
+        if side == .request, !buffer.isEmpty, buffer[0] == 0x16, buffer.count < 2 || buffer[1] == 0x03 {
+            throw HTTP1ParseError(.tlsHandshake, "the client began a TLS handshake where an HTTP request belongs: "
+                                  + "this port speaks plain HTTP", side: side)
+        }
         while true {
             let noun = side == .request ? "request line" : "status line"
             switch scanner.scan(buffer) {

@@ -102,6 +102,26 @@ import TestSupport
         try expectStillServing(proxy)
     }
 
+    /// A client set to use the proxy as `https://` (curl `--proxy https://…`, an HTTPS_PROXY
+    /// written with https) starts TLS on the plain-HTTP port: the flow and the console say so and
+    /// what to use instead (the flow said "request line ends in a bare LF without CR", the console
+    /// "CONNECT :0"), and the proxy goes on.
+    @Test func tlsToThePlainProxyPortSaysWhatToUse() throws {
+        let proxy = try ProxyHarness()
+        let result = try Subprocess.run("curl", ["-sS", "--proxy", "https://127.0.0.1:\(proxy.port)", "--proxy-insecure",
+                                                 "--max-time", "10", "https://localhost:1/"], timeout: 20)
+        #expect(result.status != 0, "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        let address = "127.0.0.1:\(proxy.port)"
+        #expect(flow.error?.kind == "bad_request")
+        #expect(flow.error?.message == "the client began a TLS handshake on the proxy's plain-HTTP port: it is set to use "
+                + "https://\(address) as its proxy; use http://\(address) (HTTPS goes through the proxy with CONNECT, "
+                + "and is still intercepted)", "\(String(describing: flow.error))")
+        let line = ConsoleFlowPrinter.line(for: flow)
+        #expect(line.contains("✗ from \(flow.client) bad_request") && line.contains("use http://\(address)"), "\(line)")
+        try expectStillServing(proxy)
+    }
+
     /// A client that sends its ClientHello and closes in the middle of the handshake.
     @Test func closeInTheMiddleOfTheHandshakeIsRecorded() throws {
         let proxy = try ProxyHarness()
