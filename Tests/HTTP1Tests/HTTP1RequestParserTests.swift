@@ -44,6 +44,14 @@ import Testing
             do { _ = try trickled.next() } catch { thrown = error }
         }
         #expect(thrown?.code == .tlsHandshake)
+        // A SOCKS greeting is named at once: its client waits for a reply, not a line end.
+        for greeting: [UInt8] in [[0x05, 0x01, 0x00], [0x04, 0x01, 0x00, 0x50, 127, 0, 0, 1, 0]] {
+            var socks = HTTP1RequestParser()
+            socks.feed(greeting)
+            do { _ = try socks.next(); Issue.record("no error for \(greeting)") } catch {
+                #expect(error.code == .socksGreeting && error.status == 400)
+            }
+        }
         // 0x16 followed by anything but a TLS version is just not a request.
         var other = HTTP1RequestParser()
         other.feed([0x16, 0x41, 0x0D, 0x0A])

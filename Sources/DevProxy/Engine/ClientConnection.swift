@@ -138,6 +138,14 @@ final class ClientConnection: @unchecked Sendable {
             // A slow head may have tightened the per-read timeout to its deadline.
             socket.setTimeout(configuration.headerTimeout)
             return head
+        } catch let error as HTTP1ParseError where error.code == .socksGreeting && mode == .http {
+            // The client waits for a SOCKS reply: it gets SOCKS's refusal at once (SOCKS5: no
+            // acceptable method; SOCKS4: request rejected), not an HTTP answer after the timeout.
+            var draft = FlowDraft(client: clientAddress, listener: listenerInfo, mode: mode, host: "", port: 0)
+            let version = reader.parser.takeRemainingBytes().first ?? 5
+            draft.fail(.badRequest, socksOnHTTPListener(version: version))
+            try? reader.stream.write(version == 4 ? [0x00, 0x5B, 0, 0, 0, 0, 0, 0] : [0x05, 0xFF])
+            server.emit(draft.finished())
         } catch let error as HTTP1ParseError {
             var draft = FlowDraft(client: clientAddress, listener: listenerInfo, mode: mode, host: "", port: 0)
             if let tlsInfo { draft.flow.tls = Flow.TLSInfo(client: tlsInfo, upstream: nil) }
@@ -180,6 +188,12 @@ final class ClientConnection: @unchecked Sendable {
             return "the client began a TLS handshake on the proxy's plain-HTTP port: it is set to use https://\(address) "
                 + "as its proxy; use http://\(address) (HTTPS goes through the proxy with CONNECT, and is still intercepted)"
         }
+    }
+
+    /// Why a SOCKS client's greeting on this HTTP listener was refused, and what to use.
+    func socksOnHTTPListener(version: UInt8) -> String {
+        "the client spoke SOCKS\(version) to the proxy's HTTP port: set it to use http://\(listenerInfo.address) as an "
+            + "HTTP proxy, or run a SOCKS5 listener (--mode socks5@HOST:PORT) and point it there"
     }
 
     /// Waits for the next request's first byte (or buffered TLS data); false on close, at the

@@ -80,6 +80,9 @@ public struct HTTP1ParseError: Error, Sendable, Equatable, CustomStringConvertib
         /// A TLS handshake record where a request line belongs: a client speaking TLS to a
         /// plain-HTTP port (one set to use `https://` for a proxy that speaks HTTP) (400).
         case tlsHandshake
+        /// A SOCKS greeting (version 4 or 5) where a request line belongs: a client set to use
+        /// this HTTP port as a SOCKS proxy (400).
+        case socksGreeting
 
         /// The status a proxy answers a bad request with.
         public var requestStatus: Int {

@@ -148,6 +148,12 @@ struct HTTP1MessageDecoder<Role: HTTP1MessageRole>: Sendable {
             throw HTTP1ParseError(.tlsHandshake, "the client began a TLS handshake where an HTTP request belongs: "
                                   + "this port speaks plain HTTP", side: side)
         }
+        // SOCKS5's greeting begins with its version, 5; SOCKS4's request with 4. Neither waits
+        // for a line end that never comes (the client waits for the reply): said at once.
+        if side == .request, !buffer.isEmpty, buffer[0] == 0x05 || buffer[0] == 0x04 {
+            throw HTTP1ParseError(.socksGreeting, "the client sent a SOCKS\(buffer[0]) greeting where an HTTP request belongs",
+                                  side: side)
+        }
         while true {
             let noun = side == .request ? "request line" : "status line"
             switch scanner.scan(buffer) {

@@ -122,6 +122,28 @@ import TestSupport
         try expectStillServing(proxy)
     }
 
+    /// A SOCKS client on the HTTP port (curl `--socks5`, `--socks4`) is refused in SOCKS's own
+    /// terms at once, and the flow says what to use: it waited the header timeout (30 s) for a
+    /// request line, then got an HTTP 408 curl read as "invalid version in initial SOCKS5
+    /// response".
+    @Test(arguments: [("--socks5", 5), ("--socks4", 4)])
+    func aSOCKSClientOnTheHTTPPortIsRefusedAtOnce(_ flag: String, _ version: Int) throws {
+        let proxy = try ProxyHarness()
+        let start = Date()
+        let result = try Subprocess.run("curl", ["-sS", flag, "127.0.0.1:\(proxy.port)", "--max-time", "10",
+                                                 "http://127.0.0.1:1/"], timeout: 20)
+        let elapsed = Date().timeIntervalSince(start)
+        #expect(result.status != 0 && elapsed < 5, "\(elapsed) s: \(result.output)")
+        #expect(!result.stderr.contains("timed out") && !result.stderr.contains("invalid version"), "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.error?.kind == "bad_request")
+        #expect(flow.error?.message == "the client spoke SOCKS\(version) to the proxy's HTTP port: set it to use "
+                + "http://127.0.0.1:\(proxy.port) as an HTTP proxy, or run a SOCKS5 listener (--mode socks5@HOST:PORT) "
+                + "and point it there", "\(String(describing: flow.error))")
+        #expect(flow.response == nil)
+        try expectStillServing(proxy)
+    }
+
     /// A client that sends its ClientHello and closes in the middle of the handshake.
     @Test func closeInTheMiddleOfTheHandshakeIsRecorded() throws {
         let proxy = try ProxyHarness()
