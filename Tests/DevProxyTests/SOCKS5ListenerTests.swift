@@ -44,6 +44,23 @@ import TestSupport
         #expect(harness.server.boundListeners.map(\.kind) == [.regular, .socks5])
     }
 
+    /// An HTTP client pointed at the SOCKS5 port gets an HTTP 400 that says where to go, and the
+    /// flow says so: it got an empty reply, and the flow "the greeting is version 71".
+    @Test func anHTTPClientOnTheSOCKS5PortIsToldWhereToGo() throws {
+        let origin = try OriginServer()
+        let (harness, socksPort) = try proxy(origin: origin)
+        let result = try curl(harness, ["--proxy", "http://127.0.0.1:\(socksPort)", "-w", "\n%{http_code}", "http://127.0.0.1:1/x"])
+        let message = "an HTTP client on the SOCKS5 port: set it to use socks5h://127.0.0.1:\(socksPort) as a SOCKS proxy, "
+            + "or the proxy's HTTP port as an HTTP proxy"
+        #expect(result.stdout == "400 Bad Request: \(message)\n\n400", "\(result.output)")
+        let flow = try #require(harness.flows(count: 1).first)
+        #expect(flow.error?.kind == "bad_request" && flow.error?.message == message, "\(String(describing: flow.error))")
+        #expect(flow.listener?.mode == "socks5")
+        // For an https URL curl sends CONNECT, and reports the 400.
+        let tunnel = try curl(harness, ["--proxy", "http://127.0.0.1:\(socksPort)", origin.url("/cl?n=5")])
+        #expect(tunnel.status != 0 && tunnel.stderr.contains("400"), "\(tunnel.output)")
+    }
+
     /// With `--proxy-auth`, SOCKS5 asks for RFC 1929 username/password: the right pair passes,
     /// a wrong one is refused and recorded.
     @Test func credentialsAreRequiredWhenProxyAuthIsSet() throws {

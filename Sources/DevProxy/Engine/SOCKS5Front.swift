@@ -56,6 +56,16 @@ struct SOCKS5Front {
                 case .established:
                     return
                 case .fail(let failure):
+                    if failure.kind == .unsupportedVersion, let first = buffer.first, let client = Self.otherClient(first) {
+                        // An HTTP client reads an HTTP answer that says where to go; a TLS client gets the close.
+                        let message = "\(client) client on the SOCKS5 port: set it to use socks5h://"
+                            + "\(connection.listenerInfo.address) as a SOCKS proxy, or the proxy's HTTP port as an HTTP proxy"
+                        if first != 0x16 {
+                            _ = try? ErrorResponse.bytes(status: 400, detail: message).withUnsafeBytes { try socket.write($0) }
+                        }
+                        record(.badRequest, message)
+                        return
+                    }
                     _ = try? failure.bytes.withUnsafeBytes { try socket.write($0) }
                     record(failure.kind == .authenticationFailed ? .proxyAuthRequired : .badRequest,
                            "SOCKS5: \(failure.reason)" + (failure.reply.map { " (reply \(String($0.rawValue, radix: 16)))" } ?? ""))
@@ -63,6 +73,13 @@ struct SOCKS5Front {
                 }
             }
         }
+    }
+
+    /// "an HTTP" or "a TLS" when a greeting's first byte is where an HTTP request (a method's
+    /// first letter) or a TLS handshake record begins; nil for anything else.
+    static func otherClient(_ first: UInt8) -> String? {
+        if first == 0x16 { return "a TLS" }
+        return (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(first) ? "an HTTP" : nil
     }
 
     private func serve(target: SOCKS5Target, early: [UInt8]) {
