@@ -26,6 +26,7 @@ final class FilterParserTests: XCTestCase {
             (#"~u 'x\d+'"#, .matches(.url, pattern: #"x\d+"#)),
             ("~u a|b", .matches(.url, pattern: "a|b")),
             ("~websocket | ~all", .or(.websocket, .all)),
+            ("~a | ~tcp & ~http", .or(.asset, .and(.tcp, .http))),
             ("!!~e", .not(.not(.error))),
             ("~persona team & ~signer ana@acme.dev ~verdict enforced",
              .and(.and(.persona("team"), .signer("ana@acme.dev")), .verdict("enforced"))),

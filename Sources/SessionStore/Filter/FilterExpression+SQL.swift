@@ -45,6 +45,14 @@ extension FilterExpression {
             return FilterSQL(sql: "f.grpc_status IS ?", bindings: [.integer(Int64(code))])
         case .websocket:
             return FilterSQL(sql: "f.websocket = 1", bindings: [])
+        case .asset:
+            // mitmproxy's list: JavaScript, CSS, images, fonts.
+            return FilterSQL(sql: "regexp(?, f.content_type)",
+                             bindings: [.text("^(text/javascript|application/(x-)?javascript|text/css|image/|font/|application/(x-)?font)")])
+        case .http:
+            return FilterSQL(sql: "f.tunnel = 0", bindings: [])
+        case .tcp:
+            return FilterSQL(sql: "f.tunnel = 1", bindings: [])
         case .persona(let name):
             return FilterSQL(sql: "(f.persona IS ? COLLATE NOCASE)", bindings: [.text(name)])
         case .signer(let email):

@@ -24,6 +24,13 @@ public indirect enum FilterExpression: Sendable, Equatable {
     case error
     /// `~websocket`
     case websocket
+    /// `~a`: an asset, by the response's content type (CSS, JavaScript, an image, a font), as
+    /// mitmproxy's `~a` means.
+    case asset
+    /// `~http`: an HTTP exchange (WebSockets included), not a tunnel (mitmproxy's `~http`).
+    case http
+    /// `~tcp`: a tunnel whose bytes were relayed, not decrypted (mitmproxy's `~tcp`).
+    case tcp
     /// `~grpc`: a gRPC, gRPC-Web or Connect call (by its request's content type, or its status).
     case grpc
     /// `~gs 5`: a gRPC call's `grpc-status`.

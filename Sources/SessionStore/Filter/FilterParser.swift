@@ -7,7 +7,7 @@ struct FilterParser {
     /// Filters that take no argument.
     private static let bare: [String: FilterExpression] = [
         "all": .all, "q": .requestWithoutResponse, "s": .hasResponse, "e": .error, "websocket": .websocket,
-        "grpc": .grpc,
+        "grpc": .grpc, "a": .asset, "http": .http, "tcp": .tcp,
     ]
 
     private let tokens: [FilterToken]
