@@ -30,7 +30,9 @@ public enum PassphraseSource: Sendable, Equatable {
             return environment[name]
         case .file(let path):
             var text = String(decoding: try SecureFile.read(path, what: "the passphrase file"), as: UTF8.self)
-            if text.hasSuffix("\r\n") { text.removeLast(2) } else if text.hasSuffix("\n") { text.removeLast() }
+            // One Character either way: Swift reads CR LF as a single grapheme, and `removeLast(2)`
+            // also took the passphrase's last character (a file saved with Windows line endings).
+            if text.hasSuffix("\r\n") || text.hasSuffix("\n") { text.removeLast() }
             guard !text.isEmpty else { throw CAError(.invalidInput, "the passphrase file \(path) is empty") }
             return text
         }

@@ -242,8 +242,9 @@ extension LoadOptions {
                 }
                 let name = text[..<colon].lowercased()
                 let value = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-                guard !name.contains(where: { $0 == " " || $0 == "\r" || $0 == "\n" }),
-                      !value.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
+                // Bytes: CR LF is one Character, equal to neither "\r" nor "\n".
+                guard !name.utf8.contains(where: { $0 == 0x20 || $0 == 0x0D || $0 == 0x0A }),
+                      !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) else {
                     throw ArgumentError(description: "\(arg): no spaces in the name, no CR, LF or NUL in the value")
                 }
                 options.headers.append((name, value))

@@ -103,6 +103,20 @@ import TestSupport
         #expect(!argv.output.contains("s3cret"))
     }
 
+    /// A passphrase file saved with Windows line endings reads as the passphrase without them:
+    /// the CR LF went with the passphrase's last character, so the key was encrypted with "s3cre"
+    /// and the passphrase itself was refused.
+    @Test func aPassphraseFileEndingInCRLFKeepsItsLastCharacter() throws {
+        let passFile = dir.write("pass-crlf", "s3cret\r\n")
+        let created = try devproxy(["ca", "init", "--ca-dir", ca, "--passphrase-file", passFile])
+        #expect(created.status == 0, "\(created.output)")
+        let viaEnv = try devproxy(["ca", "issue", "--ca-dir", ca, "--email", "a@b.co"], environment: ["DEVPROXY_CA_PASSPHRASE": "s3cret"])
+        #expect(viaEnv.status == 0, "\(viaEnv.output)")
+        #expect(try PassphraseSource.file("\(passFile)").read() == "s3cret")
+        #expect(try PassphraseSource.file(dir.write("pass-lf", "s3cret\n")).read() == "s3cret")
+        #expect(try PassphraseSource.file(dir.write("pass-bare", "s3cret")).read() == "s3cret")
+    }
+
     @Test(arguments: [
         (["ca", "issue", "--email", "not-an-email"], "is not an email address"),
         (["ca", "issue", "--email", "a@b.co", "--days", "0"], "positive"),

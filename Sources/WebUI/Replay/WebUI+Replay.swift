@@ -43,7 +43,9 @@ extension WebUI {
         var headers: [(String, String)] = []
         for pair in object["headers"] as? [Any] ?? [] {
             guard let pair = pair as? [String], pair.count == 2, Self.isToken(pair[0]),
-                  !pair[1].contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
+                  // Bytes, not Characters: CR LF is one Character, equal to neither "\r" nor "\n",
+                  // and slipped through as a second header line.
+                  !pair[1].utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) else {
                 return .error(400, "headers must be [name, value] pairs of valid field names and values")
             }
             if !Self.skippedOnRepeat(pair[0], pair[1]) { headers.append((pair[0], pair[1])) }

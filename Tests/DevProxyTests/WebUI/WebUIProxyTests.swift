@@ -65,6 +65,14 @@ import Testing
         #expect(resent.status == 200, "\(resent.text)")
         #expect(Self.hits(origin).last == "second-body")
         #expect(try ui.request("/api/replay", method: "POST", body: #"{"method":"GET","url":"ftp://x"}"#).status == 400)
+        // A value with CR LF (one Character in Swift, which passed a check for "\r" and "\n") is
+        // refused: it went out as a second header line.
+        for value in [#"a\r\nInjected: 1"#, #"a\nInjected: 1"#, #"a\rb"#, #"a\u0000b"#] {
+            let injected = #"{"method":"GET","url":"\#(url)","headers":[["X-Kind","\#(value)"]]}"#
+            let refused = try ui.request("/api/replay", method: "POST", headers: ["Content-Type: application/json"],
+                                         body: injected)
+            #expect(refused.status == 400, "\(value): \(refused.text)")
+        }
     }
 
     /// A request signed for a `--verify-signature` host is re-signed when replayed (a fresh
