@@ -120,7 +120,9 @@ public struct ProxyCredential: Sendable, Equatable {
     /// - Throws: `ConfigurationError` naming the line that has no colon.
     public static func parse(_ text: String, source: String) throws -> [ProxyCredential] {
         var result: [ProxyCredential] = []
-        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // Any line end: CR LF is one Character, which a split on "\n" does not see (a file saved
+        // on Windows read as one line, its first password running into the next line).
+        for (index, line) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
             if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
             guard let colon = trimmed.firstIndex(of: ":"), colon != trimmed.startIndex else {

@@ -36,7 +36,7 @@ public enum SessionImport {
         if head.starts(with: Array("SQLite format 3\0".utf8)) { return .session }
         // A HAR file is one JSON object whose first key is usually "log"; a flow log is one per line.
         let text = String(decoding: head, as: UTF8.self)
-        let firstLine = text.split(separator: "\n", maxSplits: 1).first.map(String.init) ?? ""
+        let firstLine = text.split(maxSplits: 1, whereSeparator: \.isNewline).first.map(String.init) ?? ""
         if firstLine.trimmingCharacters(in: .whitespaces) == "{" || text.range(of: #"^\s*\{\s*"log"\s*:"#, options: .regularExpression) != nil {
             return .har
         }
