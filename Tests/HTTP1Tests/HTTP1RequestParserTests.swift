@@ -52,10 +52,6 @@ import Testing
                 #expect(error.code == .socksGreeting && error.status == 400)
             }
         }
-        // 0x16 followed by anything but a TLS version is just not a request.
-        var other = HTTP1RequestParser()
-        other.feed([0x16, 0x41, 0x0D, 0x0A])
-        do { _ = try other.next() } catch { #expect(error.code != .tlsHandshake) }
     }
 
     @Test func contentLengthBodyIsDelivered() {

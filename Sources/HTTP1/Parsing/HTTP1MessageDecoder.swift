@@ -142,19 +142,8 @@ struct HTTP1MessageDecoder<Role: HTTP1MessageRole>: Sendable {
             throw HTTP1ParseError(.http2Frames, "it answered with an HTTP/2 SETTINGS frame: it speaks only HTTP/2",
                                   side: side)
         }
-        // A TLS record of type handshake (22), version 3.x: a ClientHello, which no request line
-        // begins with (a method is a token, and 0x16 is a control character).
-        if side == .request, !buffer.isEmpty, buffer[0] == 0x16, buffer.count < 2 || buffer[1] == 0x03 {
-            throw HTTP1ParseError(.tlsHandshake, "the client began a TLS handshake where an HTTP request belongs: "
-                                  + "this port speaks plain HTTP", side: side)
-        }
-        // SOCKS5's greeting begins with its version, 5; SOCKS4's request with 4. Neither waits
-        // for a line end that never comes (the client waits for the reply): said at once.
-        if side == .request, !buffer.isEmpty, buffer[0] == 0x05 || buffer[0] == 0x04 {
-            throw HTTP1ParseError(.socksGreeting, "the client sent a SOCKS\(buffer[0]) greeting where an HTTP request belongs",
-                                  side: side)
-        }
         while true {
+            if side == .request, !buffer.isEmpty { try checkForeignProtocol(buffer[0]) }
             let noun = side == .request ? "request line" : "status line"
             switch scanner.scan(buffer) {
             case .incomplete(let pending):
@@ -178,6 +167,24 @@ struct HTTP1MessageDecoder<Role: HTTP1MessageRole>: Sendable {
                 buffer.consume(length + 2)
                 return line
             }
+        }
+    }
+
+    /// Refuses a request line whose first byte begins another protocol's opening (a method is a
+    /// token, and these are control characters): a TLS handshake record (22, a ClientHello sent
+    /// to a plain-HTTP port), a SOCKS5 greeting (5) or SOCKS4 request (4), whose clients wait
+    /// for a reply rather than end a line. Only the first byte counts, checked where each line
+    /// starts, so the answer does not depend on how the bytes arrive.
+    private func checkForeignProtocol(_ first: UInt8) throws(HTTP1ParseError) {
+        switch first {
+        case 0x16:
+            throw HTTP1ParseError(.tlsHandshake, "the client began a TLS handshake where an HTTP request belongs: "
+                                  + "this port speaks plain HTTP", side: side)
+        case 0x04, 0x05:
+            throw HTTP1ParseError(.socksGreeting, "the client sent a SOCKS\(first) greeting where an HTTP request belongs",
+                                  side: side)
+        default:
+            return
         }
     }
 

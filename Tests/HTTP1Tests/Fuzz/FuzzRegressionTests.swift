@@ -43,6 +43,31 @@ import Testing
         }
     }
 
+    /// fuzz/corpus/http1-request/regression-socks-byte-after-empty-line: a request, an empty
+    /// line, then a line that begins with 0x04 (SOCKS4's version) and runs past the start line's
+    /// limit. The check for another protocol's first byte ran only before empty lines were
+    /// skipped: fed whole it was a 414 (too long), split after the empty line a 400 (SOCKS). It
+    /// now runs where each line starts: 400 however the bytes arrive.
+    @Test func aSOCKSByteAfterAnEmptyLineIsOneVerdict() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("fuzz/corpus/http1-request/regression-socks-byte-after-empty-line")
+        let input = [UInt8](try Data(contentsOf: url))
+        for step in [input.count, 1, 27, 80] {
+            var parser = HTTP1RequestParser(limits: HTTP1Limits(maxStartLineLength: 256, maxHeaderBlockSize: 1024,
+                                                                 maxHeaderCount: 16, maxChunkExtensionLength: 64,
+                                                                 maxTrailerBlockSize: 512, maxTrailerCount: 8))
+            var failure: HTTP1ParseError?
+            var offset = 0
+            while offset < input.count, failure == nil {
+                parser.feed(input[offset..<min(input.count, offset + step)])
+                offset += step
+                do { while try parser.next() != nil {} } catch { failure = error }
+            }
+            #expect(failure?.code == .socksGreeting && failure?.status == 400, "fed \(step) bytes at a time: \(String(describing: failure))")
+        }
+    }
+
     /// The start line's twin of the trailer case below: a request line over its 8 KiB limit
     /// and ended by a bare LF was 400 (the bare LF) fed whole and 414 (too long) fed in pieces.
     /// The line scanner now lets each reader check a line's bytes before refusing its bare LF.
