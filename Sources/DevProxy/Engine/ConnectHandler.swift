@@ -192,10 +192,13 @@ struct ConnectHandler {
                                       clientTLS: clientTLS, signer: signer, persona: persona)
         defer { tls.close() }
         var first = true
+        let handshakeEnded = Date()
         while let head = connection.readHead(inner, first: first, mode: .https, tlsInfo: clientTLS, onCleanClose: {
             guard first else { return }
             var draft = context.draft(host: host, port: port)
-            if tls.alpn == nil, !hello.alpn.isEmpty, !hello.alpn.contains("http/1.1") {
+            if let unused = Self.unusedFor(since: handshakeEnded) {
+                draft.fail(.clientClosedUnused, unused)
+            } else if tls.alpn == nil, !hello.alpn.isEmpty, !hello.alpn.contains("http/1.1") {
                 // It asked only for protocols we did not answer (an h2-only gRPC client with
                 // --no-http2): it hung up over the protocol, not over the certificate.
                 draft.fail(.clientClosedALPNMismatch,
@@ -328,6 +331,22 @@ struct ConnectHandler {
             draft.fail(.http2ProtocolError, "cannot start the HTTP/2 session: \(error)")
             server.emit(draft.finished())
         }
+    }
+
+    /// Seconds of silence after the handshake past which a client's close is an unused
+    /// connection rather than a pinning check: OkHttp closes as soon as `CertificatePinner`
+    /// refuses, in the same call as the handshake; a browser closes a preconnected socket it did
+    /// not need seconds later.
+    static let unusedAfter: TimeInterval = 2
+
+    /// The `client_closed_unused` message when the client closed at least `unusedAfter` seconds
+    /// after the handshake ended at `handshakeEnded`; nil for a close that came sooner.
+    static func unusedFor(since handshakeEnded: Date) -> String? {
+        let idle = Date().timeIntervalSince(handshakeEnded)
+        guard idle >= unusedAfter else { return nil }
+        return "the client completed the TLS handshake, sent no request for \(String(format: "%.1f", idle)) s and closed: "
+            + "a connection opened ahead of need and not used (a browser's preconnect), not a pinning check, which "
+            + "closes at once"
     }
 
     /// A request inside the tunnel may use origin-form (`/path`) or, rarely, absolute-form.

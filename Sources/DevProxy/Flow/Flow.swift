@@ -557,6 +557,10 @@ public enum FlowErrorKind: String, Sendable, CaseIterable {
     /// The client hung up after a handshake in which it got none of the protocols it offered in
     /// ALPN (an h2-only gRPC client with `--no-http2`): a protocol mismatch, never a pinning signal.
     case clientClosedALPNMismatch = "client_closed_alpn_mismatch"
+    /// The client completed the handshake, sent nothing for `ConnectHandler.unusedAfter` seconds
+    /// or more and closed: a connection opened ahead of need (a browser's preconnect) and never
+    /// used, never a pinning signal (a pinner closes as soon as its check fails).
+    case clientClosedUnused = "client_closed_unused"
     /// An HTTP/2 client reset its stream (RST_STREAM); the flow records the code.
     case clientReset = "client_reset"
     /// An HTTP/2 origin reset the stream (RST_STREAM); the code reaches the client as it came.

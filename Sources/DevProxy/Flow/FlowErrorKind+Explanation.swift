@@ -6,6 +6,8 @@ extension FlowErrorKind {
             return "the app pins a key this chain does not contain, or the device does not trust the root"
         case .clientClosedAfterHandshake:
             return "the client accepted the certificate, then hung up: often a pinning check after the handshake"
+        case .clientClosedUnused:
+            return "the client opened a connection it never used and closed it later (a browser preconnects): not a pinning signal"
         case .clientClosedALPNMismatch:
             return "the client hung up because it did not get the application protocol it asked for (h2): not a pinning signal"
         case .clientReset:

@@ -59,6 +59,32 @@ import TestSupport
         #expect(flows.contains { $0.server.host == "unpinned.example.com" && $0.error?.kind == "client_closed_after_handshake" && $0.persona == "unpinned" })
     }
 
+    /// The same story against an origin that speaks HTTP/2 (nghttpd), as most APIs now do:
+    /// OkHttp negotiates h2 with DevProxy, checks its pins after the handshake and closes before
+    /// its connection preface. That close left no flow at all, and `qa verdict` had no evidence:
+    /// it is `client_closed_after_handshake` on an h2 connection, and the host is `enforced`.
+    @Test func okHttpPinningAgainstAnHTTP2OriginIsEnforcedUnderUnpinned() throws {
+        let pki = try PKIFixture()
+        let alternate = QAAlternateRoot(store: pki.store)
+        try alternate.create()
+        let origin = try HTTP2Origin(.nghttpd)
+        let log = pki.directory.file("flows.jsonl")
+        let proxy = try DevProxyProcess(["--ca-dir", pki.store.directory, "--intermediate", pki.bundlePath, "--log", log,
+                                         "--upstream-ca", origin.caPath, "--persona", "localhost=unpinned", "--quiet"])
+        let classes = try Self.compileClient(in: pki.directory)
+        let unpinned = try Subprocess.run("java", ["-cp", classes, "PinnedClient", String(proxy.port), origin.url("/index.html"),
+                                                   pki.root.pin, pki.rootPath, alternate.certificatePath], timeout: 60)
+        #expect(unpinned.status == 3, "\(unpinned.output)")
+        #expect(unpinned.stdout.contains("SSLPeerUnverifiedException: Certificate pinning failure"), "\(unpinned.output)")
+        _ = proxy.stop()
+        let flows = try FlowLogReader.read(path: log).flows
+        let closed = try #require(flows.first { $0.error?.kind == "client_closed_after_handshake" }, "\(flows.map(\.error))")
+        #expect(closed.tls?.client?.alpn == "h2" && closed.h2 != nil && closed.persona == "unpinned", "\(closed)")
+        let verdict = try Subprocess.run(Subprocess.devproxy, ["qa", "verdict", "--log", log, "--json"])
+        #expect(verdict.status == 0, "\(verdict.output)")
+        #expect(verdict.stdout.contains("\"enforced\""), "\(verdict.stdout)")
+    }
+
     @Test func reportOnlyPolicyUnderUnpinnedSendsAReportTheProxyCaptures() throws {
         let setup = try Setup(extra: ["--sink-reports"])
         let policy = setup.pki.directory.write("report-only.json", """
@@ -111,5 +137,42 @@ import TestSupport
         let compiled = try Subprocess.run("javac", ["-cp", jars.joined(separator: ":"), "-d", output, source], timeout: 120)
         guard compiled.status == 0 else { throw TestFailure("javac failed: \(compiled.output)") }
         return ([output] + jars).joined(separator: ":")
+    }
+}
+
+/// A connection closed without a request is a pinning signal only when the close follows the
+/// handshake at once: a browser opens connections ahead of need (preconnect) and closes the
+/// unused ones seconds later, which `qa verdict` counted as pins enforced.
+@Suite struct UnusedConnectionTests {
+    @Test func aCloseSecondsAfterTheHandshakeIsAnUnusedConnection() throws {
+        let origin = try HTTP2Origin(.nghttpd)
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        // Over HTTP/1.1 and over h2, closed at once and after 2.3 s of silence.
+        let script = """
+            import socket, ssl, sys, time
+            for alpn, wait in (("http/1.1", 0), ("h2", 0), ("http/1.1", 2.3), ("h2", 2.3)):
+                s = socket.create_connection(("127.0.0.1", \(proxy.port)))
+                s.sendall(b"CONNECT localhost:\(origin.port) HTTP/1.1\\r\\nHost: localhost:\(origin.port)\\r\\n\\r\\n")
+                assert s.recv(1024).startswith(b"HTTP/1.1 200")
+                context = ssl.create_default_context(cafile="\(proxy.pki.rootPath)")
+                context.set_alpn_protocols([alpn])
+                t = context.wrap_socket(s, server_hostname="localhost")
+                assert t.selected_alpn_protocol() == alpn, t.selected_alpn_protocol()
+                time.sleep(wait)
+                t.close()
+                time.sleep(0.3)
+            """
+        let run = try Subprocess.run("python3", ["-c", script], timeout: 30)
+        #expect(run.status == 0, "\(run.output)")
+        let flows = proxy.flows(count: 4)
+        #expect(flows.map { $0.error?.kind ?? "none" } == ["client_closed_after_handshake", "client_closed_after_handshake",
+                                                          "client_closed_unused", "client_closed_unused"],
+                "\(flows.map { "\($0.tls?.client?.alpn ?? "-") \($0.error?.kind ?? "none")" })")
+        #expect(flows.map { $0.tls?.client?.alpn } == ["http/1.1", "h2", "http/1.1", "h2"])
+        #expect(flows.last?.error?.message.contains("not a pinning check") == true, "\(String(describing: flows.last?.error))")
+        // An unused connection is no evidence: the verdict stays inconclusive.
+        let verdict = QAVerdict.judge(host: "localhost", persona: "unpinned", flows: Array(flows.suffix(2)), reports: [])
+        #expect(verdict.verdict == .inconclusive, "\(verdict)")
     }
 }

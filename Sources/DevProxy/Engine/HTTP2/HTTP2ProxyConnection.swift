@@ -46,6 +46,10 @@ final class HTTP2ProxyConnection {
     /// SETTINGS_ENABLE_CONNECT_PROTOCOL went to the client, because the origin sent it (RFC 8441:
     /// WebSockets over HTTP/2 where the origin takes them, as the app would see without us).
     var offersExtendedConnect = false
+    /// The client closed the connection (or it failed reading from the client).
+    var clientHungUp = false
+    /// A connection-level protocol error was recorded as a flow.
+    var recordedConnectionError = false
     /// Wakes the loop when a stream's HTTP/1.1 thread has something to report.
     let wake: WakePipe
     var server: ProxyServer { context.server }
@@ -101,6 +105,8 @@ final class HTTP2ProxyConnection {
         client.socket.setNonBlocking()
         leg?.upstream.stream.socket.setNonBlocking()
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        let handshakeEnded = Date()
+        defer { recordCloseWithoutStream(since: handshakeEnded) }
         var lastActivity = Date()
         var lastSilenceCheck = lastActivity
         do {
@@ -173,13 +179,40 @@ final class HTTP2ProxyConnection {
         return ready
     }
 
+    /// A client that hung up before opening any stream gets the flow the HTTP/1.1 path writes
+    /// for one that closed before its first request: `client_closed_after_handshake` (OkHttp
+    /// checks pins after an h2 handshake too, and such a close left no flow at all), or
+    /// `client_closed_unused` when it sat silent first. Nothing when the proxy ended the
+    /// connection (shutdown, idle timeout) or a protocol error was already recorded.
+    private func recordCloseWithoutStream(since handshakeEnded: Date) {
+        guard !cleartext, clientHungUp, !recordedConnectionError, session.lastProcessedStreamID == 0 else { return }
+        var draft = context.draft(host: host, port: port)
+        draft.flow.h2 = Flow.HTTP2Info(streamID: 0, connectionID: connectionID, upstreamStreamID: nil)
+        if let unused = ConnectHandler.unusedFor(since: handshakeEnded) {
+            draft.fail(.clientClosedUnused, unused)
+        } else {
+            draft.fail(.clientClosedAfterHandshake, "the client completed the TLS handshake (HTTP/2) and closed without "
+                       + "opening a stream: it likely pins a key this chain does not contain")
+        }
+        server.emit(draft.finished())
+    }
+
     /// Reads what the client sent and handles it; false when the client closed or broke the
     /// protocol beyond recovery.
     private func readClient(_ buffer: inout [UInt8]) throws -> Bool {
         while true {
-            let count = try buffer.withUnsafeMutableBytes { try client.readAvailable(into: $0) }
+            let count: Int?
+            do {
+                count = try buffer.withUnsafeMutableBytes { try client.readAvailable(into: $0) }
+            } catch {
+                clientHungUp = true   // a reset, or TLS ended by the client without close_notify
+                throw error
+            }
             guard let count else { return true }
-            guard count > 0 else { return false }
+            guard count > 0 else {
+                clientHungUp = true
+                return false
+            }
             do {
                 let events = try buffer.withUnsafeBytes { try session.receive(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
                 handleClient(events)
@@ -276,6 +309,7 @@ final class HTTP2ProxyConnection {
 
     /// Records a failure of the whole client connection as a flow of its own.
     func recordConnectionError(_ message: String) {
+        recordedConnectionError = true
         var draft = context.draft(host: host, port: port)
         draft.fail(.http2ProtocolError, message)
         draft.flow.h2 = Flow.HTTP2Info(streamID: 0, connectionID: connectionID, upstreamStreamID: nil)
