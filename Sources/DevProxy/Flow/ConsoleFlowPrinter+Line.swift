@@ -8,6 +8,7 @@ extension ConsoleFlowPrinter {
     ///     12:01:02 GET https://api.example.com/v1/x → 200 1.2 kB 35 ms
     ///     12:01:02 POST https://api.example.com/lab.Echo/Fail → 200 gRPC NOT_FOUND 0 B 3 ms
     ///     12:01:02 TUNNEL api.apple.com:443 ↑1.2 kB ↓30 kB 5.1 s (passthrough rule *.apple.com)
+    ///     12:01:02 UNUSED www.example.com:443 (a connection the client opened and closed without a request)
     ///     12:01:02 ✗ CONNECT pinned.example.com:443 client_rejected_certificate (unknown_ca): the app pins …
     ///     12:01:02 ✗ from 127.0.0.1:50412 bad_request: … — the client began a TLS handshake on the proxy's …
     ///
@@ -22,6 +23,11 @@ extension ConsoleFlowPrinter {
         let target = flow.request.map { "\($0.method) \($0.url)" }
             ?? (flow.server.host.isEmpty ? "from \(flow.client)" : "CONNECT \(flow.server.host):\(flow.server.port)")
 
+        if flow.error?.kind == FlowErrorKind.clientClosedUnused.rawValue {
+            // Browsers open connections ahead of need and close the ones they did not use: no
+            // failure to act on, so not a red line (the flow log and the session keep it).
+            return "\(time) " + paint.dim("UNUSED \(flow.server.host):\(flow.server.port) (a connection the client opened and closed without a request)")
+        }
         if let error = flow.error {
             var text = "✗ \(target) \(error.kind)"
             if let alert = error.alert { text += " (\(alert))" }

@@ -40,6 +40,17 @@ import Testing
                 + "the app pins a key this chain does not contain, or the device does not trust the root")
     }
 
+    /// A connection the client opened and closed without a request after sitting silent (a
+    /// browser's preconnect) is a dim line, not a red failure: browsers leave many.
+    @Test func anUnusedConnectionIsADimLine() {
+        var flow = FlowSamples.rejected
+        flow.error = Flow.FlowError(kind: "client_closed_unused", message: "the client completed the TLS handshake, …")
+        #expect(ConsoleFlowPrinter.line(for: flow, timeZone: utc)
+                == "12:01:02 UNUSED pinned.example.com:443 (a connection the client opened and closed without a request)")
+        let styled = ConsoleFlowPrinter.line(for: flow, style: .terminal, timeZone: utc)
+        #expect(styled.contains("\u{1B}[2m") && !styled.contains("\u{1B}[31m"), "\(styled.debugDescription)")
+    }
+
     @Test func detailFromTheMessageFollowsTheExplanationWhereItHelps() {
         var flow = FlowSamples.rejected
         flow.error = Flow.FlowError(kind: "upstream_certificate_invalid", message: "certificate has expired",
