@@ -4,6 +4,11 @@ import { formatClock, formatDuration, formatSize, mediaType, pathOf } from "./fo
 
 const FINISHED = new Set(["finished", "complete", "completed", "done", 2]);
 
+/** A connection the client opened and closed without a request (a browser's preconnect): no failure. */
+export function isUnused(summary) {
+    return summary.error_kind === "client_closed_unused";
+}
+
 /** True while the flow has not ended (request head seen, response pending or streaming). */
 export function isPending(summary) {
     if (summary.error_kind) return false;
@@ -26,7 +31,11 @@ export function markers(summary) {
     if (isPending(summary)) {
         list.push({ key: "pending", symbol: "…", label: summary.status ? "response in progress" : "waiting for response" });
     }
-    if (summary.error_kind) list.push({ key: "error", symbol: "⚠", label: `error: ${summary.error_kind}` });
+    if (isUnused(summary)) {
+        list.push({ key: "unused", symbol: "○", label: "unused: the client opened this connection and closed it without a request" });
+    } else if (summary.error_kind) {
+        list.push({ key: "error", symbol: "⚠", label: `error: ${summary.error_kind}` });
+    }
     if (isTunnel(summary)) list.push({ key: "tunnel", symbol: "⇄", label: "tunnel (not decrypted)" });
     if (isWebSocket(summary)) list.push({ key: "websocket", symbol: "WS", label: "WebSocket" });
     if (summary.replay_of) list.push({ key: "replay", symbol: "↻", label: `replay of ${summary.replay_of}` });
@@ -66,6 +75,7 @@ function statusText(summary) {
         return `${summary.status} · ${grpcStatusName(summary.grpc_status)}`;
     }
     if (summary.status != null) return String(summary.status);
+    if (isUnused(summary)) return "unused";
     if (summary.error_kind) return "✕";
     if (isTunnel(summary)) return "";
     return isPending(summary) ? "…" : "";

@@ -181,6 +181,29 @@ def websocket_through(proxy, url):
         return data.split(b"\r\n\r\n", 1)[-1]
 
 
+def unused_connection(proxy):
+    """CONNECT through `proxy` to a closed port, a TLS handshake (the proxy answers it whatever
+    the origin), 2.3 s of silence, then close. Returns the port."""
+    import ssl
+    host, port = urllib.parse.urlsplit(proxy).hostname, urllib.parse.urlsplit(proxy).port
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    target = closed.getsockname()[1]
+    closed.close()
+    raw = socket.create_connection((host, port), timeout=10)
+    raw.sendall(b"CONNECT localhost:%d HTTP/1.1\r\nHost: localhost:%d\r\n\r\n" % (target, target))
+    reply = b""
+    while b"\r\n\r\n" not in reply:
+        reply += raw.recv(1)
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    tls = context.wrap_socket(raw, server_hostname="localhost")
+    time.sleep(2.3)
+    tls.close()
+    return target
+
+
 def curl(proxy, url, headers=()):
     args = ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10", "-x", proxy, "--path-as-is"]
     for header in headers:
@@ -282,6 +305,18 @@ def run(browser, options, base, origin, checks):
         checks.result("grpc-status-in-list", cell[0] == "200 \u00b7 NOT_FOUND" and "s4xx" in cell[1], repr(cell))
     except Exception as error:
         checks.result("grpc-status-in-list", False, str(error).splitlines()[0])
+    # A TLS connection opened through the proxy and closed 2.3 s later without a request (what a
+    # browser does with a preconnect it did not need) is an "unused" row, not a failure.
+    unused_port = unused_connection(options.proxy)
+    try:
+        wait_rows(page, "p => [...document.querySelectorAll('flow-list .flow-row[data-id]')]"
+                        ".some(r => r.querySelector('.c-status')?.textContent === 'unused')", unused_port)
+        cells = page.evaluate("() => { const r = [...document.querySelectorAll('flow-list .flow-row[data-id]')]"
+                              ".find(r => r.querySelector('.c-status')?.textContent === 'unused');"
+                              " return [r.querySelector('.c-marks').textContent, r.querySelector('.c-marks').title]; }")
+        checks.result("unused-connection-row", cells[0] == "\u25cb" and cells[1].startswith("unused"), repr(cells))
+    except Exception as error:
+        checks.result("unused-connection-row", False, str(error).splitlines()[0])
     # Its rich status shows in the gRPC panel, each detail by its type.
     try:
         open_flow(page, grpc_path)
