@@ -90,6 +90,20 @@ import TestSupport
         #expect(result.stderr.contains("--allow-remote"))
     }
 
+    /// A port another program holds (8080 is many tools' default) is one `error:` line that says
+    /// what to do, and exit 1.
+    @Test func aPortInUseSaysWhatToDo() throws {
+        let dir = TemporaryDirectory()
+        let holder = try Listener(host: "127.0.0.1", port: 0)
+        let port = holder.address.port
+        let result = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", dir.file("ca"), "--listen", "127.0.0.1:\(port)",
+                                                              "--no-web", "--session", "off"], timeout: 20)
+        #expect(result.status == 1, "\(result.output)")
+        #expect(result.stderr == "error: cannot listen on 127.0.0.1:\(port): Address already in use (another program listens "
+                + "there: choose another port, or port 0 for any free one)\n", "\(result.output)")
+        _ = holder
+    }
+
     @Test func configFileSuppliesOptionsAndFlagsWin() throws {
         let dir = TemporaryDirectory()
         let origin = try OriginServer(tls: false)

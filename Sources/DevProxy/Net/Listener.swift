@@ -20,9 +20,12 @@ public final class Listener: @unchecked Sendable {
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         if transparent { Self.setTransparent(fd, family: target.family) }
         guard target.withSockaddr({ bind(fd, $0, $1) }) == 0 else {
+            let inUse = errno == EADDRINUSE
             let reason = String(cString: strerror(errno))
             Glibc.close(fd)
-            throw NetworkError(.failed, "cannot listen on \(target): \(reason)")
+            // 8080 and 8081 are many tools' defaults (other proxies, dev servers): say what to do.
+            throw NetworkError(.failed, "cannot listen on \(target): \(reason)"
+                               + (inUse ? " (another program listens there: choose another port, or port 0 for any free one)" : ""))
         }
         guard listen(fd, backlog) == 0 else {
             let reason = String(cString: strerror(errno))
