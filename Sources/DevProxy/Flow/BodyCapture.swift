@@ -211,9 +211,7 @@ public final class BodyCapture {
     static func decodeError(_ contentEncoding: String?) -> String? {
         guard let contentEncoding else { return nil }
         guard let codings = ContentCoding.list(fromHeader: contentEncoding) else {
-            let known = Set(ContentCoding.allCases.map(\.rawValue) + ["identity", "x-gzip", ""])
-            let unknown = contentEncoding.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-                .filter { !known.contains($0) }
+            let unknown = ContentCoding.unknownNames(inHeader: contentEncoding)
             return "unknown content coding \(unknown.joined(separator: ", ")): kept as sent"
         }
         guard !codings.isEmpty else { return nil }

@@ -13,15 +13,37 @@ public enum ContentCoding: String, Sendable, CaseIterable {
         guard let value else { return [] }
         var codings: [ContentCoding] = []
         for item in value.split(separator: ",") {
-            let name = item.trimmingCharacters(in: .whitespaces).lowercased()
-            switch name {
-            case "", "identity": continue
-            case "x-gzip": codings.append(.gzip)
-            default:
-                guard let coding = ContentCoding(rawValue: name) else { return nil }
-                codings.append(coding)
+            switch read(item) {
+            case .none: continue
+            case .coding(let coding): codings.append(coding)
+            case .unknown: return nil
             }
         }
         return codings
+    }
+
+    /// The names in a `Content-Encoding` value that are no coding DevProxy can undo, lowercased,
+    /// in order (`compress` in `gzip, compress`); empty when `list(fromHeader:)` reads them all.
+    public static func unknownNames(inHeader value: String) -> [String] {
+        value.split(separator: ",").compactMap { item in
+            if case .unknown(let name) = read(item) { name } else { nil }
+        }
+    }
+
+    /// One comma-separated item of a `Content-Encoding` value.
+    private enum Item {
+        /// Empty, or `identity`.
+        case none
+        case coding(ContentCoding)
+        case unknown(String)
+    }
+
+    private static func read(_ item: Substring) -> Item {
+        let name = item.trimmingCharacters(in: .whitespaces).lowercased()
+        switch name {
+        case "", "identity": return .none
+        case "x-gzip": return .coding(.gzip)
+        default: return ContentCoding(rawValue: name).map(Item.coding) ?? .unknown(name)
+        }
     }
 }
