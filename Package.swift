@@ -85,7 +85,7 @@ let package = Package(
                                                              // --version reads these libraries' own versions.
                                                              "CNGHTTP2", "CSQLite", "CCompression"]),
         // Load generator for bench/run: multi-threaded HTTPS client over OpenSSL; HTTP/2 through the codec.
-        .executableTarget(name: "DevProxyLoad", dependencies: ["CTLS", "HTTP2"]),
+        .executableTarget(name: "DevProxyLoad", dependencies: ["CTLS", "HTTP2", "HTTPTypes"]),
         // Shared by the test targets: processes, temporary directories, PKI fixtures, vectors.
         .target(name: "TestSupport", dependencies: ["CertAuthority"], path: "Tests/TestSupport", exclude: ["Resources"]),
         .testTarget(name: "CertAuthorityTests", dependencies: ["CertAuthority", "CTLS", "TestSupport"]),

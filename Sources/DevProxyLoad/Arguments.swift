@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 
 /// How the generator uses its connections.
 enum LoadMode: String, Sendable {
@@ -244,7 +245,7 @@ extension LoadOptions {
                 let value = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
                 // Bytes: CR LF is one Character, equal to neither "\r" nor "\n".
                 guard !name.utf8.contains(where: { $0 == 0x20 || $0 == 0x0D || $0 == 0x0A }),
-                      !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) else {
+                      HTTPFields.isSafeValue(value) else {
                     throw ArgumentError(description: "\(arg): no spaces in the name, no CR, LF or NUL in the value")
                 }
                 options.headers.append((name, value))

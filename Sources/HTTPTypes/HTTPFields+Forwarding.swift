@@ -35,9 +35,15 @@ extension HTTPFields {
     ///
     /// - Throws: `HTTPFieldError` naming the first such field.
     public func checkValues() throws(HTTPFieldError) {
-        for field in self where field.value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {
+        for field in self where !Self.isSafeValue(field.value) {
             throw HTTPFieldError(unsafeValueOf: field.name)
         }
+    }
+
+    /// Whether `value` holds no CR, LF or NUL (`checkValues`). Bytes, not Characters: CR LF is
+    /// one Character in Swift, equal to neither "\r" nor "\n".
+    public static func isSafeValue(_ value: String) -> Bool {
+        !value.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }
     }
 
     /// Removes the connection-specific fields (`isConnectionSpecific`) and every field that

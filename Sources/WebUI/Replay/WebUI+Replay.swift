@@ -1,5 +1,6 @@
 import DevProxy
 import Foundation
+import HTTPTypes
 import SessionStore
 
 /// `POST /api/flows/ID/replay` and `POST /api/replay` (docs/web-ui.md).
@@ -42,10 +43,9 @@ extension WebUI {
         }
         var headers: [(String, String)] = []
         for pair in object["headers"] as? [Any] ?? [] {
+            // CR LF in a value slipped through a check on Characters as a second header line.
             guard let pair = pair as? [String], pair.count == 2, Self.isToken(pair[0]),
-                  // Bytes, not Characters: CR LF is one Character, equal to neither "\r" nor "\n",
-                  // and slipped through as a second header line.
-                  !pair[1].utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) else {
+                  HTTPFields.isSafeValue(pair[1]) else {
                 return .error(400, "headers must be [name, value] pairs of valid field names and values")
             }
             if !Self.skippedOnRepeat(pair[0], pair[1]) { headers.append((pair[0], pair[1])) }
