@@ -45,8 +45,15 @@ public enum ContentDecoder {
                               outputLimit: Int = defaultOutputLimit) -> Output? {
         let output = input.withUnsafeBytes { inflater(for: coding, startingWith: $0) }?
             .inflate(input, limit: outputLimit)
-        guard let output, !(output.bytes.isEmpty && output.end != .complete) else { return nil }
+        guard let output, !isNoDecoding(produced: output.bytes.count, end: output.end) else { return nil }
         return output
+    }
+
+    /// Whether a decoding that produced `produced` bytes and stopped at `end` is no decoding at
+    /// all: nothing came of a stream that did not end. Bytes in another coding can read as the
+    /// start of a stream that never ends (gzip labelled `br`); they are shown as sent.
+    public static func isNoDecoding(produced: Int, end: End?) -> Bool {
+        produced == 0 && end != .complete
     }
 
     /// Decodes `input` through every coding a `Content-Encoding` value names, last applied first.

@@ -53,8 +53,7 @@ extension WebUI {
             if let contentEncoding, extent.stored > 0,
                ContentDecodingStream(contentEncoding: contentEncoding, outputLimit: 0) != nil {
                 let candidate = try source(.decoded(contentEncoding)).scan(window: window, cutAt: cut)
-                // Nothing decoded from a stream that did not end is no decoding (as `ContentDecoder.decode`).
-                if !(candidate.count == 0 && candidate.end != .complete) { decodedScan = candidate }
+                if !ContentDecoder.isNoDecoding(produced: candidate.count, end: candidate.end) { decodedScan = candidate }
             }
             // A body kept past the flow log's part (spooled) has its wire bytes stored whole, while
             // its text is the log's decoded prefix: the decoded bytes win when they are longer text.

@@ -125,7 +125,7 @@ extension WebUI {
                 .read(upTo: limit + 1) { bytes.append(contentsOf: $0) }
         }
         var end = try read(content)
-        if case .decoded = content, end != .complete, bytes.isEmpty {
+        if case .decoded = content, ContentDecoder.isNoDecoding(produced: bytes.count, end: end) {
             // Labelled with a coding it does not have (a client that says gzip and sends the
             // form as it is, or gzip bytes labelled br, which read as a brotli stream that never
             // ends): read as sent, as the body view does.
