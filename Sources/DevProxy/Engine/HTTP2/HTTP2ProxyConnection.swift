@@ -46,7 +46,7 @@ final class HTTP2ProxyConnection {
     /// SETTINGS_ENABLE_CONNECT_PROTOCOL went to the client, because the origin sent it (RFC 8441:
     /// WebSockets over HTTP/2 where the origin takes them, as the app would see without us).
     var offersExtendedConnect = false
-    /// The client closed the connection (or it failed reading from the client).
+    /// The client closed the connection, or reading from or writing to it failed.
     var clientHungUp = false
     /// A connection-level protocol error was recorded as a flow.
     var recordedConnectionError = false
@@ -157,7 +157,9 @@ final class HTTP2ProxyConnection {
                 retiring.removeAll { $0.closed || ($0.clientStreams.isEmpty && $0.goneAway) }
             }
         } catch {
-            // The client connection failed (write error, TLS error): streams end with it.
+            // The client connection failed (write error, TLS error): streams end with it. A
+            // client that closed at once fails our first write (the SETTINGS) rather than a read.
+            clientHungUp = true
         }
     }
 
@@ -201,13 +203,7 @@ final class HTTP2ProxyConnection {
     /// protocol beyond recovery.
     private func readClient(_ buffer: inout [UInt8]) throws -> Bool {
         while true {
-            let count: Int?
-            do {
-                count = try buffer.withUnsafeMutableBytes { try client.readAvailable(into: $0) }
-            } catch {
-                clientHungUp = true   // a reset, or TLS ended by the client without close_notify
-                throw error
-            }
+            let count = try buffer.withUnsafeMutableBytes { try client.readAvailable(into: $0) }
             guard let count else { return true }
             guard count > 0 else {
                 clientHungUp = true
