@@ -10,10 +10,14 @@ import Foundation
 /// A setting the environment already makes (`MALLOC_ARENA_MAX`, `MALLOC_MMAP_THRESHOLD_`,
 /// `MALLOC_TRIM_THRESHOLD_`, or any `GLIBC_TUNABLES`) is left as the user set it.
 enum HeapTuning {
-    /// Arenas: one per core, at least 2. glibc's default is 8 per core (16 here), created as
-    /// threads collide on a lock; a flow's memory is allocated on its connection's thread and
-    /// freed on the session store's writer, so every arena ends up with holes of its own.
-    static var arenaMax: Int32 { Int32(max(2, ProcessInfo.processInfo.activeProcessorCount)) }
+    /// Arenas: four per core. glibc's default is 8 per core, created as threads collide on a
+    /// lock; a flow's memory is allocated on its connection's thread and freed on the session
+    /// store's writer, so every arena ends up with holes of its own, which the trims after bursts
+    /// (`ProxyServer`, `StoreWriter`) give back. Fewer arenas cost more than they saved: with one
+    /// per core (2 here) the connection threads and the writer's frees queued on two arena locks,
+    /// and the h2 keep-alive cell ran 15-20 % slower than with 8, while 100k flows left the proxy
+    /// at 85 MiB against 56 MiB with 8 (docs/performance.md, "Run 46").
+    static var arenaMax: Int32 { Int32(4 * max(1, ProcessInfo.processInfo.activeProcessorCount)) }
     /// Blocks from 128 KiB up are mapped on their own and unmapped when freed. 128 KiB is glibc's
     /// initial threshold; fixing it stops glibc from raising it (to 32 MiB at most) after the
     /// first such block is freed, which put every later HTTP/2 stream queue and body capture
