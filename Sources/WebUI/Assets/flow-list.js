@@ -7,7 +7,7 @@
 import { api } from "./api.js";
 import { h, setSafeAttribute } from "./dom.js";
 import { liveEvents } from "./events.js";
-import { COLUMNS, isPending, markers, statusClass } from "./flow-summary.js";
+import { COLUMNS, isPending, markers, statusClass, statusTitle } from "./flow-summary.js";
 import { countOf } from "./format.js";
 import { store } from "./store.js";
 
@@ -317,6 +317,7 @@ class FlowList extends HTMLElement {
         setSafeAttribute(cells[0], "title", labels || false);
         setSafeAttribute(cells[0], "aria-label", labels || "no markers");
         setSafeAttribute(cells[4], "title", summary.url ?? false);
+        setSafeAttribute(cells[5], "title", statusTitle(summary) || false);
         setSafeAttribute(row, "title", isPending(summary) ? "pending" : false);
     }
 

@@ -81,6 +81,15 @@ function statusText(summary) {
     return isPending(summary) ? "…" : "";
 }
 
+/** The status cell's tooltip, whole where the cell may cut it short: `HTTP 200 · gRPC 5 NOT_FOUND`. */
+export function statusTitle(summary) {
+    if (summary.status != null && summary.grpc_status) {
+        return `HTTP ${summary.status} · gRPC ${summary.grpc_status} ${grpcStatusName(summary.grpc_status)}`;
+    }
+    if (summary.error_kind && summary.status == null) return summary.error_kind;
+    return summary.status != null ? `HTTP ${summary.status}` : "";
+}
+
 /** `s2xx`…`s5xx` for colouring, or "". */
 export function statusClass(summary) {
     if (summary.grpc_status) return GRPC_SERVER_FAULTS.has(summary.grpc_status) ? "s5xx" : "s4xx";

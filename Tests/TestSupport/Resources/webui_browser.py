@@ -301,8 +301,11 @@ def run(browser, options, base, origin, checks):
                         ".some(r => r.querySelector('.c-path')?.textContent === p)", grpc_path)
         cell = page.evaluate("p => { const r = [...document.querySelectorAll('flow-list .flow-row[data-id]')]"
                              ".find(r => r.querySelector('.c-path')?.textContent === p);"
-                             " return [r.querySelector('.c-status').textContent, r.className]; }", grpc_path)
-        checks.result("grpc-status-in-list", cell[0] == "200 \u00b7 NOT_FOUND" and "s4xx" in cell[1], repr(cell))
+                             " const c = r.querySelector('.c-status');"
+                             " return [c.textContent, r.className, c.scrollWidth <= c.clientWidth, c.title]; }", grpc_path)
+        # Whole on the screen (the column was 4.5em and showed `200 ·…`), and whole in its tooltip.
+        checks.result("grpc-status-in-list", cell[0] == "200 \u00b7 NOT_FOUND" and "s4xx" in cell[1] and cell[2]
+                      and cell[3] == "HTTP 200 \u00b7 gRPC 5 NOT_FOUND", repr(cell))
     except Exception as error:
         checks.result("grpc-status-in-list", False, str(error).splitlines()[0])
     # A TLS connection opened through the proxy and closed 2.3 s later without a request (what a
