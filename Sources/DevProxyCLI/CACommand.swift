@@ -10,10 +10,10 @@ enum CACommand {
       devproxy ca init --passphrase-file root.pass         ... with the key encrypted (AES-256)
       devproxy ca issue --email ana@acme.dev               a 7-day intermediate for Ana
       devproxy ca issue --email ana@acme.dev --days 30 --permit-dns acme.dev --out ana.pem
-      devproxy ca list                                     every intermediate and its status
+      devproxy ca list                                     every intermediate and its status (--json)
       devproxy ca revoke --email ana@acme.dev --reason keyCompromise
       devproxy ca revoke 5f3a…                             by serial; rewrites crl.pem
-      devproxy ca trace leaf.pem                           which engineer's intermediate issued it
+      devproxy ca trace leaf.pem                           which engineer's intermediate issued it (--json)
       devproxy ca trace pin-failure-report.json
       devproxy ca export --format der --out root.crt       the root for phones (Android, iOS)
       devproxy ca export --bundle ana.pem --format der --out root.crt   the same, from an engineer's bundle
@@ -22,7 +22,7 @@ enum CACommand {
                                                            (new root signed by the old) keeps old devices working
 
     Every command takes --ca-dir DIR (default: $DEVPROXY_HOME, else ./ca if present,
-    else ~/.local/share/devproxy). Key types (--key): \(KeyType.choices).
+    else $XDG_DATA_HOME/devproxy, ~/.local/share/devproxy when unset). Key types (--key): \(KeyType.choices).
     The root key's passphrase comes from --passphrase-file FILE or $DEVPROXY_CA_PASSPHRASE,
     never from an argument.
     """

@@ -7,7 +7,8 @@ enum HARCommand {
     Converts a flow log (written with --log) into an HTTP Archive (HAR 1.2) for Chrome DevTools,
     Firefox or Charles.
 
-      devproxy har flows.jsonl -o session.har     write session.har (mode 0600: it holds decrypted traffic)
+      devproxy har flows.jsonl -o session.har     write session.har (mode 0600: it holds decrypted traffic;
+                                                  --output FILE is the same, and -o - is stdout)
       devproxy har flows.jsonl | jq '.log.entries | length'
                                                   HAR on stdout when -o is not given
 

@@ -26,7 +26,8 @@ enum PinsCommand {
       devproxy pins ca/root.pem                      the team root's pin
       devproxy pins chain.pem next-root.csr --json   every certificate, plus a backup pin from a CSR
       devproxy pins next-root.key                    a key's pin: the backup pin for rotation
-      devproxy pins --host api.acme.dev:443          a live server's chain (--proxy HOST:PORT, --json)
+      devproxy pins --host api.acme.dev:443          a live server's chain (--proxy HOST:PORT, --json,
+                                                     --resolve HOST:PORT:ADDRESS)
       devproxy pins snippet --domain api.acme.dev --format trustkit --backup next-root.csr
       devproxy pins publish prod-ca.pem --backup next.csr --expires 2027-06-30 --min-app-version 2.4.0 --out pins.json
       devproxy pins verify pins.json --signature pins.json.sig --key pins.json.sig.pub   (see pins publish --help)

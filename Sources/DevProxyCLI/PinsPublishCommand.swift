@@ -12,7 +12,7 @@ enum PinsPublishCommand {
                             --out pins.json
       devproxy pins publish --pin sha256/… --backup next.pub --expires 2027-06-30 --min-app-version 2.4.0 \\
                             --sign-key pinset-sign.key --out pins.json          also writes pins.json.sig
-      devproxy pins verify pins.json --signature pins.json.sig --key pinset-sign.pub
+      devproxy pins verify pins.json --signature pins.json.sig --key pins.json.sig.pub   (--json)
 
     Primary pins come from FILE arguments (certificates, keys, CSRs) and --pin; backup pins from
     --backup FILE|PIN (repeatable). --hash spki|raw-key|trustkit|certificate (default spki) is the

@@ -19,8 +19,9 @@ enum PolicyCommand {
       devproxy policy check Info.plist --chain served.pem      predict for a chain you captured instead
       devproxy policy check Info.plist --json                  {"errors", "warnings", "hosts": [...]}
 
-    The presented chain is a leaf minted now from your newest active intermediate in
-    --ca-dir DIR/intermediates (else the root), verified against the team root.
+    The presented chain is a leaf minted now from your newest active intermediate in the ledger
+    of --ca-dir DIR (else the root, whose passphrase comes from --passphrase-file FILE or
+    $DEVPROXY_CA_PASSPHRASE), verified against the team root.
     ATS hosts also get a TLS verdict (meets, refuses, uncertain) for what DevProxy offers, or the
     persona given with --persona (tls12, no-forward-secrecy).
     Exit codes: 0 the library accepts the policy (warnings may remain), 1 it would refuse it

@@ -39,13 +39,17 @@ extension RunCommand {
             configuration.tryNextPorts = false
         }
         configuration.allowRemote = try options.flag("allow-remote")
-        if let path = try options.value("web-password-file") {
-            let text = String(decoding: try SecureFile.read(path, what: "the web UI password file"), as: UTF8.self)
-            let password = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !password.isEmpty else { throw CommandFailure("\(path) is empty; put the web UI's password in it") }
-            configuration.password = password
-        }
+        if let path = try options.value("web-password-file") { configuration.password = try webPassword(path) }
         return configuration
+    }
+
+    /// The web UI's password from `--web-password-file`, for `run` and `web` alike.
+    /// - Throws: `CommandFailure` when the file is empty (an empty password would be none).
+    static func webPassword(_ path: String) throws -> String {
+        let text = String(decoding: try SecureFile.read(path, what: "the web UI password file"), as: UTF8.self)
+        let password = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !password.isEmpty else { throw CommandFailure("\(path) is empty; put the web UI's password in it") }
+        return password
     }
 
     /// Starts the UI beside the running proxy and prints `web ui: URL` (scripts read that line).

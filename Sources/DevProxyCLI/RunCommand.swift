@@ -46,11 +46,12 @@ enum RunCommand {
              --client-cert [GLOB=]FILE (PEM cert+chain+key or .p12, repeatable; presented when an origin asks)
              --client-cert-passphrase-file FILE (else $DEVPROXY_CLIENT_CERT_PASSPHRASE)
              --verify-signature GLOB=KEYFILE[,SCHEME.json] (HMAC request signatures: flow field `signature`)
-             --proto FILE (a FileDescriptorSet, protoc --include_imports --descriptor_set_out=FILE; repeatable:
-                   gRPC messages of its methods are recorded with field names, grpc.messages[].typed)
+             --proto FILE (a .proto, compiled by protoc at start, or a FileDescriptorSet, protoc --include_imports
+                   --descriptor_set_out=FILE; repeatable: gRPC and gRPC-Web messages of its methods are recorded
+                   with field names, grpc.messages[].typed)
              --qr (the onboarding address's QR code, also when stdout is not a terminal)
              --pinset-rewrite URL_GLOB (QA: add the team root's pin to remote pin sets' "hashes" in flight;
-                                        responses from HTTP/1.1 origins; see `qa verdict`'s pinset_injectable)
+                                        HTTP/1.1 and HTTP/2; see `qa verdict`'s pinset_injectable)
     Then: curl --proxy http://127.0.0.1:8080 --cacert ROOT.pem https://example.com/
     """
 

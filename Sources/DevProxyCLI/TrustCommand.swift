@@ -11,7 +11,7 @@ enum TrustCommand {
       sudo devproxy trust install --store system      Debian/Ubuntu, Fedora/RHEL, Arch; the keychain on macOS
       devproxy trust install --store nss              Chromium's ~/.pki/nssdb and every Firefox profile
       devproxy trust install --store nss --nss-db ~/work/nssdb
-      devproxy trust install --store java             the JDK's cacerts (java.home of the java on PATH)
+      devproxy trust install --store java             the JDK's cacerts ($JAVA_HOME, else java.home of java on PATH)
       devproxy trust install --store java --java-keystore ./truststore.p12
       devproxy trust install --root ana-root.pem      another root than the CA directory's root.pem
       devproxy trust status                           which stores hold the root (exit 1 if one does not)
@@ -20,7 +20,7 @@ enum TrustCommand {
     Options: --store system|nss|java|all (default all)  --root FILE (PEM or DER)  --ca-dir DIR
              --nss-db DIR (repeatable)  --java-keystore FILE
     The root defaults to root.pem in the CA directory ($DEVPROXY_HOME, else ./ca if present, else
-    ~/.local/share/devproxy). Stores keep it as devproxy-<first 8 hex digits of its SHA-256>, and status
+    $XDG_DATA_HOME/devproxy, ~/.local/share/devproxy when unset). Stores keep it as devproxy-<first 8 hex digits of its SHA-256>, and status
     matches by fingerprint. Java's store password is changeit unless $DEVPROXY_JAVA_STOREPASS is set.
     Exit codes: 0 done; 1 a store failed, needs sudo, or (status) does not hold the root; 2 usage.
     """

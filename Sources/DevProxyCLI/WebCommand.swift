@@ -15,8 +15,9 @@ enum WebCommand {
 
     Options: --web HOST:PORT (default 127.0.0.1:8081, the next free port when taken)
              --allow-remote --web-password-file FILE (both needed beyond loopback)
-    Prints `web ui: http://127.0.0.1:PORT/?token=TOKEN`; Ctrl-C stops it. A saved session opens
-    read-only; replay needs `devproxy run` (the API answers 409 here). See `devproxy sessions`.
+    Prints `web ui: http://127.0.0.1:PORT/?token=TOKEN`; Ctrl-C stops it. Nothing is proxied, so
+    replay needs `devproxy run` (the API answers 409 here). A session saved by an older devproxy is
+    brought forward to this one's schema in place (a newer one is refused). See `devproxy sessions`.
     """
 
     static func run(_ raw: ArraySlice<String>) throws -> Int32 {
@@ -44,10 +45,7 @@ enum WebCommand {
             configuration.tryNextPorts = false
         }
         configuration.allowRemote = arguments.flag("allow-remote")
-        if let file = arguments.value("web-password-file") {
-            let text = String(decoding: try SecureFile.read(file, what: "the web UI password file"), as: UTF8.self)
-            configuration.password = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        }
+        if let file = arguments.value("web-password-file") { configuration.password = try RunCommand.webPassword(file) }
         let listener: Listener
         do {
             listener = try WebUI.bind(configuration)

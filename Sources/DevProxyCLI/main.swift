@@ -27,7 +27,7 @@ DevProxy: an intercepting HTTPS debugging proxy with a team CA.
   devproxy ca issue --email ana@acme.dev      security lead: a 7-day intermediate for one engineer
   devproxy ca list | revoke | trace | export  see `devproxy ca --help`
   devproxy trust install                      trust the root here: system store (sudo), Chromium/Firefox, Java
-  devproxy transparent-rules --port 8081      the iptables/nft commands that send traffic to --mode transparent
+  devproxy transparent-rules --port 8090      the iptables/nft commands that send traffic to --mode transparent
   devproxy pins ca/root.pem                   the SPKI pin apps put in TrustKit / Android / OkHttp
   devproxy pins snippet --domain api.example.com --format trustkit-plist --backup next.key
   devproxy policy check Info.plist            validate and lint a pinning policy, predict decisions

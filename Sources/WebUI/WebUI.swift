@@ -92,7 +92,8 @@ public final class WebUI: @unchecked Sendable {
                 lastError = error
                 continue
             }
-            if !listener.address.isLoopback && !(configuration.allowRemote && configuration.password != nil) {
+            // An empty password is none: a remote UI behind it would show decrypted traffic to anyone.
+            if !listener.address.isLoopback && !(configuration.allowRemote && !(configuration.password ?? "").isEmpty) {
                 throw ConfigurationError("refusing to serve the web UI on \(listener.address): it shows decrypted "
                                          + "traffic; pass --allow-remote and --web-password-file FILE to do it anyway")
             }

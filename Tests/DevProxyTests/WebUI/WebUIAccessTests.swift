@@ -148,7 +148,24 @@ import Testing
         #expect(throws: (any Error).self) { try WebUI.bind(configuration) }
         configuration.allowRemote = true
         #expect(throws: (any Error).self) { try WebUI.bind(configuration) }
+        // An empty password is none (`devproxy web` took an empty --web-password-file as one).
+        configuration.password = ""
+        #expect(throws: (any Error).self) { try WebUI.bind(configuration) }
         configuration.password = "secret"
         _ = try WebUI.bind(configuration)
+    }
+
+    /// `devproxy web` refuses an empty password file as `run` does, before it serves anything.
+    @Test func webRefusesAnEmptyPasswordFile() throws {
+        let directory = try TemporaryDirectory()
+        let session = directory.path + "/s.jsonl"
+        let password = directory.path + "/pw"
+        FileManager.default.createFile(atPath: session, contents: Data())
+        FileManager.default.createFile(atPath: password, contents: Data("\n".utf8), attributes: [.posixPermissions: 0o600])
+        let result = try Subprocess.run(Subprocess.devproxy, ["web", session, "--web", "0.0.0.0:0", "--allow-remote",
+                                          "--web-password-file", password], timeout: 10)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("is empty; put the web UI's password in it"), "\(result.stderr)")
+        #expect(!result.stdout.contains("web ui:"))
     }
 }
