@@ -4,9 +4,23 @@ import Foundation
 /// `devproxy benchmark leaves`: how fast leaves are minted (new key + signature), per key type.
 /// Run it from a release build; it is a measurement, not a test.
 enum BenchmarkCommand {
+    static let usage = """
+    How fast leaves are minted (a new key and a signature each), per key type, on one core.
+
+      devproxy benchmark leaves                       2,000 EC P-256 leaves and 20 RSA-2048 ones
+      devproxy benchmark leaves --count 500 --rsa-count 0
+
+    Run it from a release build (`swift run -c release devproxy benchmark leaves`); a debug
+    build warns that its figures are not DevProxy's.
+    """
+
     static func run(_ raw: ArraySlice<String>) throws -> Int32 {
+        if raw.first == "--help" || raw.first == "-h" {
+            Output.line(usage)
+            return 0
+        }
         guard raw.first == "leaves" else {
-            throw UsageError("usage: devproxy benchmark leaves [--count N] [--rsa-count N]")
+            throw UsageError("usage: devproxy benchmark leaves [--count N] [--rsa-count N]; see --help")
         }
         let arguments = try Arguments(raw.dropFirst(), valued: ["count", "rsa-count"], booleans: [])
         let count = try arguments.integer("count") ?? 2000

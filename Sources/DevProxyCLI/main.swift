@@ -37,16 +37,20 @@ DevProxy: an intercepting HTTPS debugging proxy with a team CA.
   devproxy har flows.jsonl -o session.har     convert a flow log to HAR 1.2
   devproxy sessions                           saved session stores with flow counts and sizes
   devproxy web session.sqlite                 a saved session, flows.jsonl or HAR file in the web UI
+  devproxy benchmark leaves                   how fast leaves are minted, per key type
   devproxy --version                          DevProxy's version and its libraries' (for bug reports)
 
 Run `devproxy COMMAND --help` for more. Exit codes: 0 success, 1 failure (`error: …` says why), 2 usage.
 """
 
-/// A group's arguments (`ca`, `policy`, `qa`, `trust`), or just `--help` when one of its commands
-/// is asked for help (`devproxy ca issue --help`): the group's usage covers each command, which
-/// would otherwise refuse `--help` as an unknown option.
-func helpAsked(_ arguments: ArraySlice<String>) -> ArraySlice<String> {
-    arguments.dropFirst().contains { $0 == "--help" || $0 == "-h" } ? ["--help"] : arguments
+/// A command's arguments, or just `--help` when `--help` or `-h` is anywhere among them
+/// (`devproxy ca issue --help`, `devproxy run --listen 127.0.0.1:0 --help`), after the
+/// subcommand when the command has its own usage for it (`pins snippet`): the parsers would
+/// otherwise refuse a `--help` that is not first as an unknown option.
+func helpAsked(_ arguments: ArraySlice<String>, subcommands: Set<String> = []) -> ArraySlice<String> {
+    guard arguments.contains(where: { $0 == "--help" || $0 == "-h" }) else { return arguments }
+    if let first = arguments.first, subcommands.contains(first) { return [first, "--help"] }
+    return ["--help"]
 }
 
 func main() -> Int32 {
@@ -54,19 +58,19 @@ func main() -> Int32 {
     do {
         switch arguments.first {
         case nil: return try RunCommand.run([])
-        case "run": return try RunCommand.run(arguments.dropFirst())
+        case "run": return try RunCommand.run(helpAsked(arguments.dropFirst()))
         case "ca": return try CACommand.run(helpAsked(arguments.dropFirst()))
-        case "pins": return try PinsCommand.run(arguments.dropFirst())
-        case "benchmark": return try BenchmarkCommand.run(arguments.dropFirst())
-        case "har": return try HARCommand.run(arguments.dropFirst())
+        case "pins": return try PinsCommand.run(helpAsked(arguments.dropFirst(), subcommands: ["snippet", "publish", "verify"]))
+        case "benchmark": return try BenchmarkCommand.run(helpAsked(arguments.dropFirst()))
+        case "har": return try HARCommand.run(helpAsked(arguments.dropFirst()))
         case "policy": return try PolicyCommand.run(helpAsked(arguments.dropFirst()))
-        case "pin-check": return try PinCheckCommand.run(arguments.dropFirst())
-        case "reports": return try ReportsCommand.run(arguments.dropFirst())
-        case "sessions": return try SessionsCommand.run(arguments.dropFirst())
-        case "web": return try WebCommand.run(arguments.dropFirst())
+        case "pin-check": return try PinCheckCommand.run(helpAsked(arguments.dropFirst()))
+        case "reports": return try ReportsCommand.run(helpAsked(arguments.dropFirst()))
+        case "sessions": return try SessionsCommand.run(helpAsked(arguments.dropFirst()))
+        case "web": return try WebCommand.run(helpAsked(arguments.dropFirst()))
         case "qa": return try QACommand.run(helpAsked(arguments.dropFirst()))
         case "trust": return try TrustCommand.run(helpAsked(arguments.dropFirst()))
-        case "transparent-rules": return try TransparentRulesCommand.run(arguments.dropFirst())
+        case "transparent-rules": return try TransparentRulesCommand.run(helpAsked(arguments.dropFirst()))
         case "--help", "-h", "help":
             Output.line(usage)
             return 0
@@ -74,7 +78,7 @@ func main() -> Int32 {
             Output.line(VersionCommand.text())
             return 0
         case let other? where other.hasPrefix("-"):
-            return try RunCommand.run(arguments)
+            return try RunCommand.run(helpAsked(arguments))
         case let other?:
             throw UsageError("unknown command `\(other)`; run `devproxy --help`")
         }

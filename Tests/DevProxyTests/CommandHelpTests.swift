@@ -10,8 +10,32 @@ import TestSupport
         ["run"], ["ca"], ["ca", "init"], ["ca", "issue"], ["ca", "list"], ["ca", "revoke"], ["ca", "trace"],
         ["ca", "export"], ["ca", "rotate"], ["trust"], ["trust", "install"], ["trust", "uninstall"], ["trust", "status"],
         ["transparent-rules"], ["pins"], ["pins", "snippet"], ["policy"], ["policy", "check"], ["pin-check"], ["qa"],
-        ["qa", "init"], ["qa", "verdict"], ["reports"], ["har"], ["sessions"], ["web"],
+        ["qa", "init"], ["qa", "verdict"], ["reports"], ["har"], ["sessions"], ["web"], ["benchmark"],
     ]
+
+    /// `--help` after other arguments: `devproxy run --listen 127.0.0.1:0 --help` said
+    /// `error: unknown option --help` (exit 2), as did every command outside `ca`, `policy`, `qa`
+    /// and `trust`; a subcommand keeps its own usage.
+    static let helpLater: [(arguments: [String], usage: String)] = [
+        (["run", "--listen", "127.0.0.1:0", "--help"], "devproxy run"),
+        (["--listen", "127.0.0.1:0", "-h"], "devproxy run"),
+        (["har", "flows.jsonl", "--help"], "devproxy har"),
+        (["pins", "snippet", "--domain", "a.example", "--help"], "--format"),
+        (["pins", "ca/root.pem", "--help"], "devproxy pins"),
+        (["sessions", "--json", "--help"], "devproxy sessions"),
+        (["web", "session.sqlite", "--help"], "devproxy web"),
+        (["reports", "--log", "flows.jsonl", "--help"], "devproxy reports"),
+        (["transparent-rules", "--port", "8090", "--help"], "devproxy transparent-rules"),
+        (["pin-check", "https://example.com/", "--help"], "devproxy pin-check"),
+        (["benchmark", "leaves", "--help"], "devproxy benchmark"),
+    ]
+
+    @Test(arguments: helpLater)
+    func helpAfterOtherArgumentsPrintsUsage(_ arguments: [String], usage: String) throws {
+        let result = try Subprocess.run(Subprocess.devproxy, arguments, timeout: 20)
+        #expect(result.status == 0, "\(arguments): \(result.output)")
+        #expect(result.stdout.contains(usage) && !result.output.contains("error:"), "\(arguments): \(result.output)")
+    }
 
     @Test(arguments: commands)
     func helpPrintsUsage(_ command: [String]) throws {
