@@ -46,4 +46,22 @@ import TestSupport
             #expect(result.stdout.contains("devproxy \(command[0])"), "\(command) \(flag): \(result.stdout)")
         }
     }
+
+    /// `config/devproxy.example.json` says it holds every key `devproxy run` accepts: each flag of
+    /// `run --help` is there, as its key or commented out with `_` (it lacked `keep_alt_svc`,
+    /// `leaf_key`, `pinset_rewrite` and `proto`).
+    @Test func theExampleConfigHasEveryFlagOfRun() throws {
+        let help = try Subprocess.run(Subprocess.devproxy, ["run", "--help"], timeout: 20).stdout
+        let options = try #require(help.firstRange(of: "Options:").map { help[$0.lowerBound...] })
+        let section = options.split(separator: "Then:").first ?? options
+        let flags = Set(section.matches(of: /--([a-z0-9][a-z0-9-]+)/).map { String($0.1) })
+            .subtracting(["config", "include", "descriptor"])  // protoc's --include_imports, --descriptor_set_out
+        #expect(flags.count > 40, "\(flags)")
+        let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("config/devproxy.example.json")
+        let keys = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: example)) as? [String: Any]).keys
+        let named = Set(keys.map { $0.hasPrefix("_") ? String($0.dropFirst()) : $0 })
+        let missing = flags.filter { !named.contains($0.replacingOccurrences(of: "-", with: "_")) }
+        #expect(missing.isEmpty, "not in config/devproxy.example.json: \(missing.sorted())")
+    }
 }
