@@ -15,8 +15,8 @@ enum HeapTuning {
     /// store's writer, so every arena ends up with holes of its own, which the trims after bursts
     /// (`ProxyServer`, `StoreWriter`) give back. Fewer arenas cost more than they saved: with one
     /// per core (2 here) the connection threads and the writer's frees queued on two arena locks,
-    /// and the h2 keep-alive cell ran 15-20 % slower than with 8, while 100k flows left the proxy
-    /// at 85 MiB against 56 MiB with 8 (docs/performance.md, "Run 46").
+    /// and the h2 keep-alive cell served 8-20 % fewer streams a second than with 8, while 100k
+    /// flows left the proxy at 83-85 MiB against 56-65 MiB with 8 (docs/performance.md, "Run 46").
     static var arenaMax: Int32 { Int32(4 * max(1, ProcessInfo.processInfo.activeProcessorCount)) }
     /// Blocks from 128 KiB up are mapped on their own and unmapped when freed. 128 KiB is glibc's
     /// initial threshold; fixing it stops glibc from raising it (to 32 MiB at most) after the
