@@ -94,6 +94,17 @@ enum RunCommand {
         var sinks = try makeSinks(options, quiet: quiet)
         let session = try sessionSink(options, store: store)
         if let session { sinks.append(session) }
+        // A run that fails to start (a port in use, a bad option found late) keeps no session: the
+        // new file would be an empty entry in `devproxy sessions`, and pruning for it would have
+        // deleted the oldest real one each time.
+        let sessionIsNew = (try options.value("session") ?? "new") == "new"
+        var started = false
+        defer {
+            if !started, let session {
+                session.close()
+                if sessionIsNew { SessionDirectory.remove(session.store.path) }
+            }
+        }
         configuration.bodySpool = session?.spool
         let webListener = session == nil ? try noWebWithoutSession(options) : try webListener(options)
         if let webListener {
@@ -121,6 +132,10 @@ enum RunCommand {
             throw CommandFailure(error.description)
         } catch let error as NetworkError {
             throw CommandFailure(error.message)
+        }
+        started = true
+        if let session, sessionIsNew {
+            _ = SessionDirectory(path: store.directory + "/sessions").prune(sparing: session.store.path)
         }
         let address = server.address?.description ?? "?"
         if !quiet {
@@ -232,7 +247,6 @@ enum RunCommand {
         if value == "new" {
             let directory = SessionDirectory(path: store.directory + "/sessions")
             path = try directory.newSessionPath()
-            _ = directory.prune(sparing: path)
         }
         do {
             let sink = try SessionStoreSink(store: try SessionStore(path: path, configuration: configuration),

@@ -104,6 +104,27 @@ import TestSupport
         _ = holder
     }
 
+    /// A run that fails to start keeps no session and prunes none: each failed start left an empty
+    /// `session-….sqlite` behind and, keeping the newest 20, deleted the oldest real session.
+    @Test func aFailedStartLeavesTheSessionsAsTheyWere() throws {
+        let dir = TemporaryDirectory()
+        let sessions = dir.file("ca") + "/sessions"
+        try FileManager.default.createDirectory(atPath: sessions, withIntermediateDirectories: true)
+        let old = (1...20).map { String(format: "%@/session-20250101T0000%02dZ.sqlite", sessions, $0) }
+        for (index, file) in old.enumerated() {
+            FileManager.default.createFile(atPath: file, contents: Data("x".utf8),
+                                           attributes: [.modificationDate: Date(timeIntervalSince1970: Double(1_700_000_000 + index))])
+        }
+        let holder = try Listener(host: "127.0.0.1", port: 0)
+        let result = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", dir.file("ca"), "--listen",
+                                                              "127.0.0.1:\(holder.address.port)", "--no-web"], timeout: 20)
+        #expect(result.status == 1, "\(result.output)")
+        #expect(result.stderr.contains("Address already in use"), "\(result.output)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: sessions).sorted()
+        #expect(left == old.map { ($0 as NSString).lastPathComponent }, "\(left)")
+        _ = holder
+    }
+
     @Test func configFileSuppliesOptionsAndFlagsWin() throws {
         let dir = TemporaryDirectory()
         let origin = try OriginServer(tls: false)

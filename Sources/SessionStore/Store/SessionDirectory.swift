@@ -63,11 +63,14 @@ public struct SessionDirectory: Sendable {
     public func prune(sparing: String? = nil) -> [String] {
         let old = sessionPaths().filter { $0 != sparing }.dropFirst(max(keep - (sparing == nil ? 0 : 1), 0))
             .filter { !SessionLock.isHeld(sessionPath: $0) }
-        for file in old {
-            for suffix in ["", "-wal", "-shm", "-journal", "-lock"] { try? FileManager.default.removeItem(atPath: file + suffix) }
-            BodyFiles(sessionPath: file).removeAll()
-        }
+        for file in old { Self.remove(file) }
         return Array(old)
+    }
+
+    /// Deletes the session at `file`: the database, its WAL, lock and body files.
+    public static func remove(_ file: String) {
+        for suffix in ["", "-wal", "-shm", "-journal", "-lock"] { try? FileManager.default.removeItem(atPath: file + suffix) }
+        BodyFiles(sessionPath: file).removeAll()
     }
 
     /// Every session, newest first, with its flow count (each opened read-only) and size.
