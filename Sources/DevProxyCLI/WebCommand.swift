@@ -38,6 +38,12 @@ enum WebCommand {
             Output.line("imported \(report.flows) flow(s) from \(path)")
             for problem in report.problems.prefix(10) { Output.warning("\(path) \(problem)") }
             if report.problems.count > 10 { Output.warning("\(report.problems.count - 10) more unusable record(s)") }
+            // Not one record a flow: the wrong file, and an empty UI would not say so.
+            if report.flows == 0, !report.problems.isEmpty {
+                opened.store.close()
+                throw CommandFailure("\(path) holds no flow: give a saved session, a flow log written with --log, "
+                                     + "or a HAR file")
+            }
         }
         var configuration = WebUIConfiguration()
         if let web = arguments.value("web") {

@@ -68,6 +68,20 @@ import TestSupport
         #expect(result.stdout.isEmpty)
     }
 
+    /// A file none of whose lines is a flow is the wrong file: one error, exit 1, and at most ten
+    /// warnings (it wrote an empty HAR, exit 0, after a warning for every line).
+    @Test func aFileWithNoFlowIsAnError() throws {
+        let path = dir.write("notes.txt", (1...30).map { "not a flow \($0)" }.joined(separator: "\n") + "\n")
+        let result = try devproxy(["har", path])
+        #expect(result.status == 1, "\(result.output)")
+        #expect(result.stdout.isEmpty)
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 12, "\(result.stderr)")
+        #expect(lines.last.map(String.init) == "error: \(path) holds no flow: none of its lines is a flow record; give the flow log "
+                + "devproxy wrote with --log")
+        #expect(String(lines[10]) == "warning: 20 more unreadable line(s)")
+    }
+
     @Test func wrongUsageExitsTwo() throws {
         #expect(try devproxy(["har"]).status == 2)
         #expect(try devproxy(["har", "a.jsonl", "b.jsonl"]).status == 2)

@@ -155,13 +155,23 @@ import Testing
         _ = try WebUI.bind(configuration)
     }
 
+    /// A file with no flow in it is an error, not an empty web UI that serves until Ctrl-C.
+    @Test func webRefusesAFileWithNoFlow() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.write("notes.txt", "root:x:0:0\nnot a flow\n")
+        let result = try Subprocess.run(Subprocess.devproxy, ["web", path, "--web", "127.0.0.1:0"], timeout: 10)
+        #expect(result.status == 1)
+        #expect(result.stderr.hasSuffix("error: \(path) holds no flow: give a saved session, a flow log written with "
+                                        + "--log, or a HAR file\n"), "\(result.stderr)")
+        #expect(!result.stdout.contains("web ui:"))
+    }
+
     /// `devproxy web` refuses an empty password file as `run` does, before it serves anything.
     @Test func webRefusesAnEmptyPasswordFile() throws {
-        let directory = try TemporaryDirectory()
-        let session = directory.path + "/s.jsonl"
-        let password = directory.path + "/pw"
-        FileManager.default.createFile(atPath: session, contents: Data())
-        FileManager.default.createFile(atPath: password, contents: Data("\n".utf8), attributes: [.posixPermissions: 0o600])
+        let directory = TemporaryDirectory()
+        let session = directory.write("s.jsonl", "")
+        let password = directory.file("pw")
+        _ = FileManager.default.createFile(atPath: password, contents: Data("\n".utf8), attributes: [.posixPermissions: 0o600])
         let result = try Subprocess.run(Subprocess.devproxy, ["web", session, "--web", "0.0.0.0:0", "--allow-remote",
                                           "--web-password-file", password], timeout: 10)
         #expect(result.status == 1)
