@@ -25,7 +25,7 @@ extension SessionImport {
                 store.importFinished(stored.record, json: String(decoding: json, as: UTF8.self), bodies: stored.bodies)
                 report.flows += 1
             } catch let error as SessionStoreError {
-                report.problems.append(Problem(number: index + 1, reason: error.reason))
+                report.problems.append(Problem(number: index + 1, reason: error.reason, unit: "entry"))
             }
         }
         store.flush()

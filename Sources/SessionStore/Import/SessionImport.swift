@@ -16,8 +16,17 @@ public enum SessionImport {
         /// The line (flow log) or entry (HAR) number, 1-based.
         public var number: Int
         public var reason: String
+        /// What `number` counts: `line` in a flow log, `entry` in a HAR file.
+        public var unit = "line"
 
-        public var description: String { "\(number): \(reason)" }
+        public init(number: Int, reason: String, unit: String = "line") {
+            self.number = number
+            self.reason = reason
+            self.unit = unit
+        }
+
+        /// `line 3: not valid JSON`, as `devproxy har` words its warnings.
+        public var description: String { "\(unit) \(number): \(reason)" }
     }
 
     /// The kinds of file `open(path:)` accepts.

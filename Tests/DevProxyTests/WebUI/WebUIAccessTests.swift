@@ -161,6 +161,8 @@ import Testing
         let path = directory.write("notes.txt", "root:x:0:0\nnot a flow\n")
         let result = try Subprocess.run(Subprocess.devproxy, ["web", path, "--web", "127.0.0.1:0"], timeout: 10)
         #expect(result.status == 1)
+        // Its warnings name the line as `devproxy har`'s do (they read `PATH 1: …`).
+        #expect(result.stderr.contains("warning: \(path) line 1: not valid JSON\n"), "\(result.stderr)")
         #expect(result.stderr.hasSuffix("error: \(path) holds no flow: give a saved session, a flow log written with "
                                         + "--log, or a HAR file\n"), "\(result.stderr)")
         #expect(!result.stdout.contains("web ui:"))
