@@ -35,10 +35,7 @@ enum HARCommand {
             let hint = error.code == .notFound ? "; give the file the proxy wrote with --log" : ""
             throw CommandFailure(error.reason + hint)
         }
-        for problem in log.problems.prefix(10) {
-            Output.warning("\(logPath) line \(problem.line): \(problem.reason)")
-        }
-        if log.problems.count > 10 { Output.warning("\(log.problems.count - 10) more unreadable line(s)") }
+        Output.warnings(log.problems.map { "\(logPath) line \($0.line): \($0.reason)" }, rest: "unreadable line(s)")
         // Not one line a flow: the wrong file (a HAR, a session, anything else), not a torn log.
         if log.flows.isEmpty, !log.problems.isEmpty {
             throw CommandFailure("\(logPath) holds no flow: none of its lines is a flow record; give the flow log "

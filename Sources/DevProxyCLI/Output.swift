@@ -11,6 +11,13 @@ enum Output {
         writeAll(Array(("warning: " + text + "\n").utf8), to: STDERR_FILENO)
     }
 
+    /// The first `limit` of `texts` as warnings, then one that counts the rest as `rest`
+    /// (`20 more unreadable line(s)`): a wrong file of a million lines is not a million warnings.
+    static func warnings(_ texts: [String], limit: Int = 10, rest: String) {
+        texts.prefix(limit).forEach(warning)
+        if texts.count > limit { warning("\(texts.count - limit) more \(rest)") }
+    }
+
     static func error(_ text: String) {
         writeAll(Array(("error: " + text + "\n").utf8), to: STDERR_FILENO)
     }

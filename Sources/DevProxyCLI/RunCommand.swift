@@ -92,17 +92,16 @@ enum RunCommand {
                                                         pins: [Digest.sha256(root.spkiDER).base64])
         }
         var sinks = try makeSinks(options, quiet: quiet)
-        let session = try sessionSink(options, store: store)
+        let (session, sessions) = try sessionSink(options, store: store)
         if let session { sinks.append(session) }
         // A run that fails to start (a port in use, a bad option found late) keeps no session: the
         // new file would be an empty entry in `devproxy sessions`, and pruning for it would have
         // deleted the oldest real one each time.
-        let sessionIsNew = (try options.value("session") ?? "new") == "new"
         var started = false
         defer {
             if !started, let session {
                 session.close()
-                if sessionIsNew { SessionDirectory.remove(session.store.path) }
+                if sessions != nil { SessionDirectory.remove(session.store.path) }
             }
         }
         configuration.bodySpool = session?.spool
@@ -134,9 +133,7 @@ enum RunCommand {
             throw CommandFailure(error.message)
         }
         started = true
-        if let session, sessionIsNew {
-            _ = SessionDirectory(path: store.directory + "/sessions").prune(sparing: session.store.path)
-        }
+        if let session, let sessions { sessions.prune(sparing: session.store.path) }
         let address = server.address?.description ?? "?"
         if !quiet {
             printBanner(selection: selection, store: store, address: address, configuration: configuration,
@@ -227,14 +224,17 @@ enum RunCommand {
     /// 64 KiB through a spool under the data directory's `spool/` (docs/session-store.md).
     /// `--session off`: no store (nil), as mitmdump keeps nothing unless told to: flows go only
     /// to `--log`, `--har` and the console, and the web UI, which reads the store, is off.
-    private static func sessionSink(_ options: RunOptions, store: CAStore) throws -> SessionStoreSink? {
+    /// - Returns: the sink (nil with `--session off`), and the directory its file was made in for
+    ///   this run (`--session new`), which the run prunes once it has started; nil for `--session FILE`.
+    private static func sessionSink(_ options: RunOptions, store: CAStore) throws
+        -> (sink: SessionStoreSink?, sessions: SessionDirectory?) {
         let value = try options.value("session") ?? "new"
         if try sessionIsOff(options) {
             if try options.value("store-body-limit") != nil {
                 throw UsageError("--store-body-limit sets the session store's limit: it cannot go with --session off")
             }
             Output.line("session: off (flows are not stored; the web UI is off)")
-            return nil
+            return (nil, nil)
         }
         var configuration = SessionStoreConfiguration()
         if let limit = try options.value("store-body-limit") {
@@ -244,15 +244,13 @@ enum RunCommand {
             configuration.bodyLimit = bytes
         }
         var path = value
-        if value == "new" {
-            let directory = SessionDirectory(path: store.directory + "/sessions")
-            path = try directory.newSessionPath()
-        }
+        let sessions = value == "new" ? SessionDirectory(path: store.directory + "/sessions") : nil
+        if let sessions { path = try sessions.newSessionPath() }
         do {
             let sink = try SessionStoreSink(store: try SessionStore(path: path, configuration: configuration),
                                             spoolDirectory: store.directory + "/spool")
             Output.line("session: \(path)")
-            return sink
+            return (sink, sessions)
         } catch let error as SessionStoreError where error.code == .inUse {
             throw CommandFailure("cannot open the session store \(path): \(error.reason); give this run another "
                                  + "--session FILE (or watch that one with: devproxy web \(path))")

@@ -36,8 +36,7 @@ enum WebCommand {
         }
         if let report = opened.report {
             Output.line("imported \(report.flows) flow(s) from \(path)")
-            for problem in report.problems.prefix(10) { Output.warning("\(path) \(problem)") }
-            if report.problems.count > 10 { Output.warning("\(report.problems.count - 10) more unusable record(s)") }
+            Output.warnings(report.problems.map { "\(path) \($0)" }, rest: "unusable record(s)")
             // Not one record a flow: the wrong file, and an empty UI would not say so.
             if report.flows == 0, !report.problems.isEmpty {
                 opened.store.close()
