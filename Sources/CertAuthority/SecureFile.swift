@@ -125,10 +125,21 @@ public enum SecureFile {
     /// Reads a whole file.
     public static func read(_ path: String, what: String) throws -> [UInt8] {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw CAError(.notFound, "cannot read \(what) at \(path): " +
-                          (FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file"))
+            throw CAError(.notFound, "cannot read \(what) at \(path): \(unreadableReason(path))")
         }
         return [UInt8](data)
+    }
+
+    /// Why `path` could not be read as a file, in a few words: `no such file`, `it is a
+    /// directory`, `permission denied`, or the system's own words for anything else.
+    public static func unreadableReason(_ path: String) -> String {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return errno == ENOENT ? "no such file" : String(cString: strerror(errno)) }
+        if info.st_mode & S_IFMT == S_IFDIR { return "it is a directory" }
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { return errno == EACCES ? "permission denied" : String(cString: strerror(errno)) }
+        close(fd)
+        return "it cannot be read"
     }
 
     static func writeError(path: String, errno code: Int32) -> CAError {

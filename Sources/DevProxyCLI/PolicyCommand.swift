@@ -52,7 +52,13 @@ enum PolicyCommand {
             throw UsageError("give one POLICY file; see `devproxy policy --help`")
         }
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw CommandFailure("cannot read \(path): " + (FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file"))
+            throw CommandFailure("cannot read \(path): \(SecureFile.unreadableReason(path))")
+        }
+        // An empty file would read as an OkHttp pinner with no pins, which OkHttp accepts: "valid"
+        // said of the wrong or a truncated file.
+        guard data.contains(where: { !($0 == 0x20 || $0 == 0x0a || $0 == 0x0d || $0 == 0x09) }) else {
+            throw CommandFailure("\(path) is empty: give the Info.plist, network_security_config.xml, OkHttp pins or "
+                                 + "pinner JSON to check")
         }
         let store = CACommand.store(arguments)
         var notes: [String] = []

@@ -73,7 +73,12 @@ enum QACommand {
         } catch let error as FlowLogError {
             throw CommandFailure(error.code == .notFound ? "cannot read \(log): no such file" : error.reason)
         }
-        var warnings = flows.problems.map { "\(log) line \($0.line): \($0.reason)" }
+        Output.warnings(flows.problems.map { "\(log) line \($0.line): \($0.reason)" }, rest: "unreadable line(s) in \(log)")
+        // Not one line a flow: the wrong file, which must not pass a QA run as "no flows".
+        if flows.flows.isEmpty, !flows.problems.isEmpty {
+            throw CommandFailure("\(log) holds no flow: none of its lines is a flow record; give the flow log "
+                                 + "devproxy wrote with --log")
+        }
         let explicitReports = arguments.value("reports")
         let reportsPath = explicitReports ?? ((log as NSString).deletingLastPathComponent.isEmpty ? "reports.jsonl"
                                                : (log as NSString).deletingLastPathComponent + "/reports.jsonl")
@@ -82,13 +87,12 @@ enum QACommand {
             do {
                 let contents = try JSONLines.read(ReportRecord.self, from: reportsPath)
                 reports = contents.records
-                warnings += contents.problems.map { "\(reportsPath) \($0)" }
+                Output.warnings(contents.problems.map { "\(reportsPath) \($0)" }, rest: "unreadable line(s) in \(reportsPath)")
             } catch let error as QAError {
                 throw CommandFailure(error.reason)
             }
         }
         let verdicts = QAVerdict.judge(flows: flows.flows, reports: reports, hosts: arguments.values("host"))
-        for warning in warnings { Output.warning(warning) }
         if let junit = arguments.value("junit") {
             do {
                 try SecureFile.write(Array(JUnitReport.xml(verdicts, expectations: expectations).utf8), to: junit, mode: SecureFile.publicMode)

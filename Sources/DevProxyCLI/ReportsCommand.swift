@@ -30,11 +30,17 @@ enum ReportsCommand {
             throw CommandFailure("\(error.reason); run the proxy with reports captured, or give the FILE")
         }
         let warnings = contents.problems.map { "\(path) \($0)" }
+        if contents.records.isEmpty, !contents.problems.isEmpty {
+            // Not one line a report: the wrong file (a flow log, anything else), not a torn one.
+            Output.warnings(warnings, rest: "unreadable line(s)")
+            throw CommandFailure("\(path) holds no pin-failure report: none of its lines is one; give the reports.jsonl "
+                                 + "the proxy writes beside its flow log")
+        }
         if arguments.flag("json") {
             Output.json(JSONReport(reports: contents.records, warnings: warnings))
             return 0
         }
-        for warning in warnings { Output.warning(warning) }
+        Output.warnings(warnings, rest: "unreadable line(s)")
         guard !contents.records.isEmpty else {
             Output.line("No pin-failure reports in \(path).")
             return 0

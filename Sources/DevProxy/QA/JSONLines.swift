@@ -1,3 +1,4 @@
+import CertAuthority
 import Foundation
 
 /// Reads JSON Lines files (flow logs, `reports.jsonl`) record by record.
@@ -17,8 +18,7 @@ public enum JSONLines {
     /// - Throws: `QAError(.unreadable)` when the file cannot be read.
     public static func read<Record: Decodable & Sendable>(_ type: Record.Type, from path: String) throws -> Contents<Record> {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw QAError(.unreadable, "cannot read \(path): " +
-                          (FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file"))
+            throw QAError(.unreadable, "cannot read \(path): \(SecureFile.unreadableReason(path))")
         }
         return decode(type, data)
     }

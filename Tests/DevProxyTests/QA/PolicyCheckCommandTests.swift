@@ -92,6 +92,25 @@ import TestSupport
         #expect(human.status == 1 && human.stdout.contains("refuses this policy"))
     }
 
+    /// An empty file read as an OkHttp pinner with no pins ("a valid OkHttp CertificatePinner
+    /// policy", exit 0), and a directory was "permission denied".
+    @Test func anEmptyFileOrADirectoryIsAnErrorThatSaysWhich() throws {
+        for (name, text) in [("empty.xml", ""), ("blank.plist", " \n\t\n")] {
+            let path = fixture.directory.write(name, text)
+            let result = try Subprocess.run(Subprocess.devproxy, ["policy", "check", "--ca-dir", ca, path])
+            #expect(result.status == 1, "\(result.output)")
+            #expect(result.stderr == "error: \(path) is empty: give the Info.plist, network_security_config.xml, OkHttp "
+                    + "pins or pinner JSON to check\n")
+            #expect(result.stdout.isEmpty)
+        }
+        let directory = try Subprocess.run(Subprocess.devproxy, ["policy", "check", "--ca-dir", ca, fixture.directory.path])
+        #expect(directory.status == 1)
+        #expect(directory.stderr == "error: cannot read \(fixture.directory.path): it is a directory\n")
+        let trace = try Subprocess.run(Subprocess.devproxy, ["ca", "trace", fixture.directory.path])
+        #expect(trace.status == 1)
+        #expect(trace.stderr.hasSuffix("\(fixture.directory.path): it is a directory\n"), "\(trace.stderr)")
+    }
+
     @Test func servedChainWithLeafPinIsFlagged() throws {
         let leaf = try LeafIssuer(signer: fixture.signer).issue(for: [try LeafName("api.acme.dev")])
         let chain = fixture.directory.write("chain.pem", leaf.certificate.pem + fixture.intermediate.pem)

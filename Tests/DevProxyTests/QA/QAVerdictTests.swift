@@ -84,6 +84,41 @@ import TestSupport
         #expect(usage.status == 2)
     }
 
+    /// The wrong file given as --log (no line of it a flow) passed a QA run: "No flows", exit 0,
+    /// after a warning for every line. Now at most ten warnings and one error, exit 1.
+    @Test func aLogWithNoFlowFailsTheVerdict() throws {
+        let path = dir.write("notes.txt", (1...30).map { "not a flow \($0)" }.joined(separator: "\n") + "\n")
+        for extra in [[], ["--json"]] {
+            let result = try Subprocess.run(Subprocess.devproxy, ["qa", "verdict", "--log", path] + extra)
+            #expect(result.status == 1, "\(result.output)")
+            #expect(result.stdout.isEmpty)
+            let lines = result.stderr.split(separator: "\n").map(String.init)
+            try #require(lines.count == 12, "\(result.stderr)")
+            #expect(lines[10] == "warning: 20 more unreadable line(s) in \(path)")
+            #expect(lines.last == "error: \(path) holds no flow: none of its lines is a flow record; give the flow log "
+                    + "devproxy wrote with --log")
+        }
+        let empty = dir.write("empty.jsonl", "")
+        let none = try Subprocess.run(Subprocess.devproxy, ["qa", "verdict", "--log", empty])
+        #expect(none.status == 0 && none.stdout.hasPrefix("No flows in \(empty)."), "an empty log is not the wrong file")
+    }
+
+    /// `devproxy reports` on a file none of whose lines is a report said "No pin-failure reports",
+    /// exit 0 (and --json an empty list), after a warning for every line.
+    @Test func reportsOfAFileWithNoReportIsAnError() throws {
+        let path = dir.write("flows.jsonl", (1...15).map { "{\"line\": \($0)}" }.joined(separator: "\n") + "\n")
+        for extra in [[], ["--json"]] {
+            let result = try Subprocess.run(Subprocess.devproxy, ["reports", path] + extra)
+            #expect(result.status == 1, "\(result.output)")
+            #expect(result.stdout.isEmpty)
+            let lines = result.stderr.split(separator: "\n").map(String.init)
+            try #require(lines.count == 12, "\(result.stderr)")
+            #expect(lines[10] == "warning: 5 more unreadable line(s)")
+            #expect(lines.last == "error: \(path) holds no pin-failure report: none of its lines is one; give the "
+                    + "reports.jsonl the proxy writes beside its flow log")
+        }
+    }
+
     @Test func reportsCommandListsHostResultAndSigner() throws {
         let line = "{\"id\":\"rpt-1\",\"flow_id\":\"f\",\"received\":\"2026-05-01T10:00:00.100Z\",\"url\":\"https://r/p\","
             + "\"kind\":\"trustkit\",\"hostname\":\"api.acme.dev\",\"validation-result\":1,\"enforce-pinning\":false,"
