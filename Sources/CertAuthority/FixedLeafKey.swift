@@ -27,8 +27,11 @@ public struct FixedLeafKey: Sendable {
         }
         let pattern = String(argument[..<equals])
         let path = String(argument[argument.index(after: equals)...])
-        guard let bytes = FileManager.default.contents(atPath: path) else {
-            throw CAError(.invalidInput, "--leaf-key: cannot read \(path)")
+        let bytes: [UInt8]
+        do {
+            bytes = try SecureFile.contents(of: path)
+        } catch {
+            throw CAError(.invalidInput, "--leaf-key: cannot read \(path): \(error.reason)")
         }
         let key: PrivateKey
         do {

@@ -122,24 +122,61 @@ public enum SecureFile {
         chmod(path, directoryMode)
     }
 
-    /// Reads a whole file.
-    public static func read(_ path: String, what: String) throws -> [UInt8] {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw CAError(.notFound, "cannot read \(what) at \(path): \(unreadableReason(path))")
+    /// Reads a whole file (`contents(of:)`); its failure as `CAError` naming `what` was read.
+    public static func read(_ path: String, what: String, limit: Int = defaultReadLimit) throws -> [UInt8] {
+        do {
+            return try contents(of: path, limit: limit)
+        } catch {
+            throw CAError(error.tooLarge ? .invalidInput : .notFound, "cannot read \(what) at \(path): \(error.reason)")
         }
-        return [UInt8](data)
     }
 
-    /// Why `path` could not be read as a file, in a few words: `no such file`, `it is a
-    /// directory`, `permission denied`, or the system's own words for anything else.
-    public static func unreadableReason(_ path: String) -> String {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return errno == ENOENT ? "no such file" : String(cString: strerror(errno)) }
-        if info.st_mode & S_IFMT == S_IFDIR { return "it is a directory" }
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { return errno == EACCES ? "permission denied" : String(cString: strerror(errno)) }
-        close(fd)
-        return "it cannot be read"
+    /// The most `contents(of:)` reads unless told otherwise.
+    public static let defaultReadLimit = 256 << 20
+
+    /// Why a file could not be read, in a few words: `no such file`, `it is a directory`,
+    /// `permission denied`, or the system's own.
+    public struct ReadFailure: Error, Sendable {
+        public let reason: String
+        /// The file held more than the limit.
+        public let tooLarge: Bool
+    }
+
+    /// A whole file's bytes: a regular file, or a pipe or device (`--passphrase-file <(pass show
+    /// ca)`, `/dev/stdin`), which Foundation's `contents(atPath:)` could not read. More than
+    /// `limit` bytes is refused, not read into memory.
+    public static func contents(of path: String, limit: Int = defaultReadLimit) throws(ReadFailure) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw ReadFailure(reason: reason(errno: errno), tooLarge: false) }
+        defer { close(fd) }
+        var status = stat()
+        if fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
+            throw ReadFailure(reason: "it is a directory", tooLarge: false)
+        }
+        var bytes: [UInt8] = []
+        if status.st_mode & S_IFMT == S_IFREG { bytes.reserveCapacity(min(Int(status.st_size), limit)) }
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress, $0.count) }
+            if count == 0 { return bytes }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw ReadFailure(reason: reason(errno: errno), tooLarge: false)
+            }
+            guard bytes.count + count <= limit else {
+                throw ReadFailure(reason: "it holds more than \(limit >> 20) MiB", tooLarge: true)
+            }
+            bytes.append(contentsOf: chunk[..<count])
+        }
+    }
+
+    private static func reason(errno code: Int32) -> String {
+        switch code {
+        case ENOENT: return "no such file"
+        case EACCES: return "permission denied"
+        case EISDIR: return "it is a directory"
+        default: return String(cString: strerror(code))
+        }
     }
 
     static func writeError(path: String, errno code: Int32) -> CAError {

@@ -51,8 +51,11 @@ enum PolicyCommand {
         guard arguments.positionals.count == 1, let path = arguments.positionals.first else {
             throw UsageError("give one POLICY file; see `devproxy policy --help`")
         }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw CommandFailure("cannot read \(path): \(SecureFile.unreadableReason(path))")
+        let data: Data
+        do {
+            data = Data(try SecureFile.contents(of: path))
+        } catch {
+            throw CommandFailure("cannot read \(path): \(error.reason)")
         }
         // An empty file would read as an OkHttp pinner with no pins, which OkHttp accepts: "valid"
         // said of the wrong or a truncated file.

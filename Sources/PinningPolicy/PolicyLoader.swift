@@ -1,3 +1,4 @@
+import CertAuthority
 import Foundation
 
 /// Loads a pinning policy from a file, recognising its kind from the content.
@@ -30,10 +31,13 @@ public enum PolicyLoader {
     ///   - timeZone: the device time zone for Android pin-set expiration.
     /// - Throws: `PolicyError(.unreadable)` when the file cannot be read, else the parser's error.
     public static func load(path: String, timeZone: TimeZone = .current) throws -> PinningPolicy {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw PolicyError(.unreadable, "cannot read \(path)")
+        let bytes: [UInt8]
+        do {
+            bytes = try SecureFile.contents(of: path)
+        } catch {
+            throw PolicyError(.unreadable, "cannot read it: \(error.reason)")
         }
-        return try load(data: data, timeZone: timeZone)
+        return try load(data: Data(bytes), timeZone: timeZone)
     }
 
     /// Parses policy bytes of any supported kind.

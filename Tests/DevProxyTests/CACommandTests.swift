@@ -103,6 +103,23 @@ import TestSupport
         #expect(!argv.output.contains("s3cret"))
     }
 
+    /// A passphrase from a pipe, as a password manager hands it over (`<(pass show ca)`,
+    /// `/dev/stdin`): Foundation's whole-file read returned nothing for a pipe, so the command
+    /// said "cannot read the passphrase file at /dev/fd/63: permission denied".
+    @Test func aPassphraseFileMayBeAPipe() throws {
+        let created = try Subprocess.run(Subprocess.devproxy, ["ca", "init", "--ca-dir", ca, "--passphrase-file", "/dev/stdin"],
+                                         stdin: Array("s3cret pipe\n".utf8))
+        #expect(created.status == 0, "\(created.output)")
+        let script = "\"$0\" ca issue --ca-dir \"$1\" --email a@b.co --passphrase-file <(printf 's3cret pipe')"
+        let issued = try Subprocess.run("/bin/bash", ["-c", script, Subprocess.devproxy, ca])
+        #expect(issued.status == 0, "\(issued.output)")
+        #expect(issued.stdout.contains("Issued an intermediate CA for a@b.co"))
+        let policy = try Subprocess.run(Subprocess.devproxy, ["policy", "check", "/dev/stdin"], stdin: Array("{}".utf8))
+        #expect(policy.stdout.contains("TrustKit was initialized with no pinned domains"), "\(policy.output)")
+        let directory = try devproxy(["ca", "issue", "--ca-dir", ca, "--email", "a@b.co", "--passphrase-file", dir.path])
+        #expect(errorLine(directory) == "error: cannot read the passphrase file at \(dir.path): it is a directory")
+    }
+
     /// A passphrase file saved with Windows line endings reads as the passphrase without them:
     /// the CR LF went with the passphrase's last character, so the key was encrypted with "s3cre"
     /// and the passphrase itself was refused.

@@ -17,10 +17,13 @@ public enum JSONLines {
     ///
     /// - Throws: `QAError(.unreadable)` when the file cannot be read.
     public static func read<Record: Decodable & Sendable>(_ type: Record.Type, from path: String) throws -> Contents<Record> {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw QAError(.unreadable, "cannot read \(path): \(SecureFile.unreadableReason(path))")
+        let bytes: [UInt8]
+        do {
+            bytes = try SecureFile.contents(of: path)
+        } catch {
+            throw QAError(.unreadable, "cannot read \(path): \(error.reason)")
         }
-        return decode(type, data)
+        return decode(type, Data(bytes))
     }
 
     /// Decodes JSON Lines bytes.
