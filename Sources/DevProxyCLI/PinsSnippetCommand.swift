@@ -34,6 +34,12 @@ enum PinsSnippetCommand {
                                                     "hash", "scope", "leaf-key"],
                                       booleans: ["include-subdomains", "report-only"])
         guard let domain = arguments.value("domain"), !domain.isEmpty else { throw UsageError("--domain DOMAIN is required") }
+        // Every format's library matches names, never addresses or globs (which would be pinned as
+        // text no host ever matches): a subdomain wildcard is --include-subdomains.
+        guard case .dns(let name)? = try? LeafName(domain), !name.contains("*") else {
+            throw UsageError("--domain \(domain) is not a host name; give one like api.example.com "
+                             + "(--include-subdomains covers the names below it)")
+        }
         guard let formatName = arguments.value("format") else { throw UsageError("--format \(PinSnippet.Format.choices) is required") }
         guard let format = PinSnippet.Format(rawValue: formatName) else {
             throw UsageError("--format \(formatName) is not one of \(PinSnippet.Format.choices)")

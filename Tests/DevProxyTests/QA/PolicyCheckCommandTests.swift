@@ -143,4 +143,16 @@ import TestSupport
         let badFormat = try Subprocess.run(Subprocess.devproxy, ["pins", "snippet", "--ca-dir", ca, "--domain", "a.dev", "--format", "xml"])
         #expect(badFormat.status == 2 && badFormat.stderr.hasPrefix("error: --format xml is not one of"))
     }
+
+    /// `--domain 'api acme'` made a snippet that pinned a name no host has (exit 0); an address
+    /// or a glob would be matched as text too.
+    @Test(arguments: ["api acme", "*.acme.dev", "10.0.0.7", "api..acme.dev", "api.acme.dev/v1"])
+    func aSnippetForSomethingThatIsNotAHostNameIsRefused(_ domain: String) throws {
+        let result = try Subprocess.run(Subprocess.devproxy, ["pins", "snippet", "--ca-dir", ca, "--domain", domain,
+                                                              "--format", "nsc"])
+        #expect(result.status == 2, "\(result.output)")
+        #expect(result.stderr == "error: --domain \(domain) is not a host name; give one like api.example.com "
+                + "(--include-subdomains covers the names below it)\n")
+        #expect(result.stdout.isEmpty)
+    }
 }
