@@ -74,7 +74,10 @@ final class ClientConnection: @unchecked Sendable {
         while var head = readHead(reader, first: first, mode: .http, tlsInfo: nil) {
             first = false
             if let site = server.configuration.onboarding,
-               let destination = OnboardingRequest.destination(of: head, listenerAddress: listenerInfo.address) {
+               let destination = OnboardingRequest.destination(of: head, listenerAddress: listenerInfo.address,
+                                                               isOwnListener: { [server] host, port in
+                                                                   server.ownListeners.refusal(host: host, port: port) != nil
+                                                               }) {
                 // The onboarding site is public material, answered without proxy credentials.
                 let context = ExchangeContext(server: server, connection: self, client: reader,
                                               clientAddress: clientAddress, mode: .http, clientTLS: nil, signer: nil,

@@ -15,7 +15,8 @@ struct ConnectHandler {
             return
         }
         let dial = server.configuration.resolve.address(host: host, port: port)
-        if let refusal = server.configuration.forbiddenDestinations.refusal(host: dial, port: port) {
+        if let refusal = server.configuration.forbiddenDestinations.refusal(host: dial, port: port)
+            ?? server.ownListeners.refusal(host: dial, port: port) {
             connection.emitRejected(head, kind: .destinationRefused, status: 403, message: refusal, reader: reader)
             return
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The listeners the proxy never dials (`ProxyConfiguration.forbiddenDestinations`): the web UI's,
 /// so a client of the proxy cannot reach the UI's API through it (mitmweb's CVE-2025-23217).
@@ -6,12 +7,15 @@ extension Array where Element == SocketAddress {
     /// Why the proxy refuses to connect to `host:port`, or nil when it may. Only a port one of the
     /// listeners uses costs a resolution; the addresses checked are the ones that get dialled.
     func refusal(host: String, port: Int) -> String? {
+        refusal(host: host, port: port) { address in
+            "refused: \(host):\(port) is DevProxy's own web UI (\(address)); the proxy does not forward to it"
+        }
+    }
+
+    func refusal(host: String, port: Int, saying reason: (SocketAddress) -> String) -> String? {
         guard contains(where: { $0.port == port }),
               let addresses = try? Resolver.resolve(host: host, port: port) else { return nil }
-        for address in addresses where isForbidden(address) {
-            return "refused: \(host):\(port) is DevProxy's own web UI (\(address)); the proxy does not forward to it"
-        }
-        return nil
+        return addresses.first(where: isForbidden).map(reason)
     }
 
     /// Whether `address` reaches one of the listeners: its port on any loopback address, its
@@ -49,5 +53,27 @@ extension Array where Element == SocketAddress {
             }
         }
         return result
+    }
+}
+
+/// The proxy's own listeners, known once they are bound (port 0 becomes a real port): a request
+/// to one of them, or an upstream proxy that is one of them, would come back to the proxy and
+/// go round until it ran out of sockets (`--upstream-proxy http://127.0.0.1:8080` on 8080 made
+/// ~2,000 nested connections before one failed).
+final class OwnListeners: Sendable {
+    private let addresses = Mutex<[SocketAddress]>([])
+
+    func set(_ bound: [SocketAddress]) {
+        addresses.withLock { $0 = bound }
+    }
+
+    /// Why the proxy refuses to dial `host:port` (`what`: "the destination", "the upstream proxy"),
+    /// or nil when it may.
+    func refusal(host: String, port: Int, what: String = "") -> String? {
+        let own = addresses.withLock { $0 }
+        return own.refusal(host: host, port: port) { address in
+            "refused: \(what.isEmpty ? "" : what + " ")\(host):\(port) is DevProxy's own proxy listener (\(address)); "
+                + "the request would come back to it in a loop"
+        }
     }
 }

@@ -6,12 +6,18 @@ import HTTP1
 enum OnboardingRequest {
     /// Where an onboarding request on the proxy's plain listener goes, or nil when it is not one:
     /// an absolute-form request for `devproxy.test` (any path), or an origin-form request for one
-    /// of the site's paths sent straight to the proxy's port (recorded under the `Host` it named).
-    static func destination(of head: HTTPRequestHead, listenerAddress: String) -> Destination? {
+    /// of the site's paths sent straight to the proxy's port (recorded under the `Host` it named),
+    /// or through the proxy to its own port (`isOwnListener`: the onboarding address a phone opens
+    /// after its proxy is set; dialled, it would come back to the proxy).
+    static func destination(of head: HTTPRequestHead, listenerAddress: String,
+                            isOwnListener: (String, Int) -> Bool = { _, _ in false }) -> Destination? {
         switch try? head.requestTarget() {
         case .absolute(let scheme, let host, let port, let path)? where OnboardingSite.names(host):
             let tls = scheme == "https"
             return Destination(tls: tls, host: OnboardingSite.host, port: port ?? (tls ? 443 : 80), pathAndQuery: path)
+        case .absolute("http", let host, let port, let path)? where OnboardingSite.serves(path)
+            && isOwnListener(host, port ?? 80):
+            return Destination(tls: false, host: host, port: port ?? 80, pathAndQuery: path)
         case .origin(let path)? where OnboardingSite.serves(path):
             let authority = head.headers["Host"].flatMap { $0.isEmpty ? nil : $0 } ?? listenerAddress
             let (host, port) = split(authority)

@@ -24,6 +24,8 @@ public final class ProxyServer: @unchecked Sendable {
     private let proxiedPools: [ModeURL: UpstreamPool]
     /// Shared by every pool: the local ends of DevProxy's own upstream connections.
     let ownEndpoints = OwnEndpoints()
+    /// The bound listeners' addresses, which no connection dials.
+    let ownListeners = OwnListeners()
     private let sinks: [FlowSink]
     /// What DevProxy answers itself: the onboarding site, then `configuration.localRoutes`.
     let localRoutes: [LocalRoute]
@@ -71,13 +73,13 @@ public final class ProxyServer: @unchecked Sendable {
         // Connections are recorded only when a transparent listener could see them come back.
         let recorded = configuration.modes.contains { $0.kind == .transparent } ? ownEndpoints : nil
         pool = UpstreamPool(configuration: configuration, tlsContext: clientTLS, proxy: configuration.upstreamProxy,
-                            ownEndpoints: recorded)
+                            ownEndpoints: recorded, ownListeners: ownListeners)
         var proxied: [ModeURL: UpstreamPool] = [:]
         for mode in configuration.modes where mode.kind == .upstream {
             guard let url = mode.url, proxied[url] == nil else { continue }
             let proxy = try UpstreamProxy(url: url, authorization: configuration.upstreamProxyAuthorization)
             proxied[url] = UpstreamPool(configuration: configuration, tlsContext: clientTLS, proxy: proxy,
-                                        ownEndpoints: recorded)
+                                        ownEndpoints: recorded, ownListeners: ownListeners)
         }
         proxiedPools = proxied
     }
@@ -147,6 +149,7 @@ public final class ProxyServer: @unchecked Sendable {
             bound.append((mode, listener))
         }
         listeners = bound
+        ownListeners.set(bound.map(\.listener.address))
         for (mode, listener) in bound {
             let thread = Thread { [self] in acceptLoop(listener, mode: mode) }
             thread.name = "devproxy-accept-\(mode.kind.rawValue)"

@@ -117,6 +117,8 @@ final class UpstreamPool: @unchecked Sendable {
     /// The ends of connections this pool opened, so a transparent listener recognises its own
     /// traffic redirected back to it; nil without a transparent listener.
     let ownEndpoints: OwnEndpoints?
+    /// The proxy's listeners, never dialled (nil in pools made without a server).
+    let ownListeners: OwnListeners?
     /// Idle upstream connections older than this are closed rather than reused: servers
     /// commonly drop idle connections after 5–60 s and a stale one fails the next request.
     private let maxIdle: TimeInterval = 4
@@ -126,11 +128,12 @@ final class UpstreamPool: @unchecked Sendable {
     private var maxIdleTotal: Int { configuration.maxIdleUpstream }
 
     init(configuration: ProxyConfiguration, tlsContext: TLSContext, proxy: UpstreamProxy? = nil,
-         ownEndpoints: OwnEndpoints? = nil) {
+         ownEndpoints: OwnEndpoints? = nil, ownListeners: OwnListeners? = nil) {
         self.configuration = configuration
         self.tlsContext = tlsContext
         self.proxy = proxy
         self.ownEndpoints = ownEndpoints
+        self.ownListeners = ownListeners
     }
 
     /// An idle connection to reuse, or a new one.
@@ -283,7 +286,14 @@ final class UpstreamPool: @unchecked Sendable {
         // Through a proxy, the proxy resolves the name (a corporate proxy may allow names, not addresses).
         let target = proxy == nil ? dial ?? configuration.resolve.address(host: host, port: port)
                                   : configuration.resolve.address(host: host, port: port)
-        if let refusal = configuration.forbiddenDestinations.refusal(host: target, port: port) {
+        // Through a proxy, the proxy dials the target (its loopback is not ours): the proxy itself
+        // must not be one of our listeners.
+        let loop = if let proxy {
+            ownListeners?.refusal(host: proxy.url.host, port: proxy.url.port, what: "the upstream proxy")
+        } else {
+            ownListeners?.refusal(host: target, port: port)
+        }
+        if let refusal = configuration.forbiddenDestinations.refusal(host: target, port: port) ?? loop {
             throw NetworkError(.forbidden, refusal)
         }
         let start = Date()
