@@ -146,6 +146,40 @@ final class SessionImportTests: XCTestCase {
         }
     }
 
+    /// Chrome exports HTTP/2 as `http/2.0` and Playwright as `HTTP/2.0`, each with the
+    /// pseudo-header fields among the headers: the flows showed `HTTP/2.0` beside captured
+    /// `HTTP/2` ones, and `:authority` as a header.
+    func testABrowsersHTTP2HARReadsAsTheProxyRecordsHTTP2() throws {
+        let directory = TemporaryDirectory()
+        let entry = { (version: String) in
+            #"{"startedDateTime":"2026-03-01T12:01:02.100Z","time":5,"#
+                + #""request":{"method":"GET","url":"https://h2.example.com/a","httpVersion":"\#(version)","#
+                + #""headers":[{"name":":authority","value":"h2.example.com"},{"name":":method","value":"GET"},"#
+                + #"{"name":"accept","value":"*/*"}]},"#
+                + #""response":{"status":200,"statusText":"","httpVersion":"\#(version)","#
+                + #""headers":[{"name":":status","value":"200"},{"name":"content-type","value":"text/plain"}]}}"#
+        }
+        let path = directory.write("browser.har", #"{"log":{"version":"1.2","creator":{"name":"WebInspector","version":"537.36"},"#
+            + #""entries":["# + ["http/2.0", "HTTP/2.0", "h2", "http/1.1"].map(entry).joined(separator: ",") + "]}}")
+        let (store, report) = try SessionImport.open(path: path)
+        defer { store.close() }
+        XCTAssertEqual(report?.problems, [])
+        var versions: [String] = []
+        for id in ["har-1", "har-2", "har-3", "har-4"] {
+            let json = try XCTUnwrap(try store.flowJSON(id: id), id)
+            let flow = try JSONDecoder().decode(Flow.self, from: Data(json.utf8))
+            versions.append(flow.request?.httpVersion ?? "-")
+            XCTAssertEqual(flow.response?.httpVersion, flow.request?.httpVersion)
+            XCTAssertEqual(flow.request?.pseudoHeaders, [[":authority", "h2.example.com"], [":method", "GET"]], id)
+            XCTAssertEqual(flow.request?.headers, [["accept", "*/*"]], id)
+            XCTAssertEqual(flow.response?.pseudoHeaders, [[":status", "200"]], id)
+            XCTAssertEqual(flow.response?.headers, [["content-type", "text/plain"]], id)
+        }
+        XCTAssertEqual(versions, ["HTTP/2", "HTTP/2", "HTTP/2", "HTTP/1.1"])
+        XCTAssertEqual(try store.flows(filter: nil, limit: 10, order: .oldestFirst).flows.map(\.httpVersion),
+                       ["HTTP/2", "HTTP/2", "HTTP/2", "HTTP/1.1"], "the list's column too")
+    }
+
     func testASavedSessionOpensReadOnly() throws {
         let directory = TemporaryDirectory()
         try StoreFixtures.store(in: directory).close()

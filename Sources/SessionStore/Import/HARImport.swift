@@ -59,20 +59,23 @@ enum HAREntry {
             object["ended"] = FlowTimestamps.string(start.addingTimeInterval(time / 1000))
         }
         if mode != "tunnel" {
+            let (pseudo, headers) = splitPseudo(nameValues(request["headers"]))
             var requestObject: [String: Any] = [
-                "method": method, "url": url, "http_version": request["httpVersion"] as? String ?? "HTTP/1.1",
-                "headers": nameValues(request["headers"]),
+                "method": method, "url": url, "http_version": version(request["httpVersion"]), "headers": headers,
             ]
+            if !pseudo.isEmpty { requestObject["pseudo_headers"] = pseudo }
             if let post = request["postData"] as? [String: Any], let text = post["text"] as? String {
                 requestObject["body"] = body(text: text, encoding: post["encoding"] as? String, size: request["bodySize"] as? Int)
             }
             object["request"] = requestObject
         }
         if let response = entry["response"] as? [String: Any], let status = response["status"] as? Int, status > 0 {
+            let (pseudo, headers) = splitPseudo(nameValues(response["headers"]))
             var responseObject: [String: Any] = [
                 "status": status, "reason": response["statusText"] as? String ?? "",
-                "http_version": response["httpVersion"] as? String ?? "HTTP/1.1", "headers": nameValues(response["headers"]),
+                "http_version": version(response["httpVersion"]), "headers": headers,
             ]
+            if !pseudo.isEmpty { responseObject["pseudo_headers"] = pseudo }
             if let content = response["content"] as? [String: Any], let text = content["text"] as? String {
                 let size = (response["bodySize"] as? Int).flatMap { $0 >= 0 ? $0 : nil } ?? content["size"] as? Int
                 responseObject["body"] = body(text: text, encoding: content["encoding"] as? String, size: size)
@@ -108,6 +111,28 @@ enum HAREntry {
     }
 
     /// HAR's `[{name, value}]` as the flow log's `[[name, value]]`.
+    /// A HAR's `httpVersion` as DevProxy's flows write it: browsers and tools spell HTTP/2 as
+    /// `http/2.0` (Chrome), `HTTP/2.0` (Playwright), `h2` or `HTTP/2` (Firefox, DevProxy).
+    static func version(_ value: Any?) -> String {
+        guard let text = value as? String, !text.isEmpty else { return "HTTP/1.1" }
+        switch text.lowercased() {
+        case "h2", "http/2", "http/2.0": return "HTTP/2"
+        case "h3", "http/3", "http/3.0": return "HTTP/3"
+        case "http/1.1", "http/1.0", "http/0.9": return text.uppercased()
+        default: return text
+        }
+    }
+
+    /// Chrome and Playwright list an HTTP/2 message's pseudo-header fields (`:authority`,
+    /// `:status`) among its headers; a flow keeps them apart, as the proxy records them.
+    private static func splitPseudo(_ fields: [[String]]) -> (pseudo: [[String]], headers: [[String]]) {
+        var pseudo: [[String]] = [], headers: [[String]] = []
+        for field in fields {
+            if field.first?.hasPrefix(":") == true { pseudo.append(field) } else { headers.append(field) }
+        }
+        return (pseudo, headers)
+    }
+
     private static func nameValues(_ value: Any?) -> [[String]] {
         (value as? [[String: Any]])?.compactMap { field in
             guard let name = field["name"] as? String, let value = field["value"] as? String else { return nil }
