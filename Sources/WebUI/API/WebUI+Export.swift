@@ -68,15 +68,32 @@ extension WebUI {
             // As it was sent (a gRPC call needs it): over TLS by ALPN, without TLS by prior knowledge.
             parts.append(request.url.lowercased().hasPrefix("https:") ? "--http2" : "--http2-prior-knowledge")
         }
+        // An HTTP/2 client may split its cookies over several `cookie` fields (RFC 9113 §8.2.3);
+        // repeated, they reach an HTTP/1.1 origin as several Cookie lines, of which servers read
+        // one: joined with "; " as the proxy joins them for HTTP/1.1.
+        let cookies = request.headers.filter { $0.count >= 2 && $0[0].lowercased() == "cookie" }.map { $0[1] }
+        var cookieWritten = false
         for pair in request.headers where pair.count >= 2 && !Self.skippedOnRepeat(pair[0], pair[1]) {
+            if pair[0].lowercased() == "cookie" && cookies.count > 1 {
+                if !cookieWritten { parts += ["-H", Self.shellQuoted("\(pair[0]): " + cookies.joined(separator: "; "))] }
+                cookieWritten = true
+                continue
+            }
             parts += ["-H", Self.shellQuoted("\(pair[0]): \(pair[1])")]
         }
         guard let body = try store.body(id: flow.id, part: .request), body.size > 0 else {
             return parts.joined(separator: " ")
         }
         if let text = String(validating: body.bytes, as: UTF8.self), !body.bytes.contains(0) {
-            parts += ["--data-binary", Self.shellQuoted(text)]
-            return parts.joined(separator: " ")
+            // Text goes inline, but a control character (a multipart body's CR LF, an escape)
+            // pasted into a terminal is not what the shell reads (the terminal turns CR into LF):
+            // such text goes through printf's escapes, which POSIX shells all read alike.
+            guard body.bytes.contains(where: { ($0 < 0x20 && $0 != 0x0a && $0 != 0x09) || $0 == 0x7f }) else {
+                parts += ["--data-binary", Self.shellQuoted(text)]
+                return parts.joined(separator: " ")
+            }
+            parts += ["--data-binary", "@-"]
+            return "printf \(Self.shellQuoted(Self.printfEscaped(body.bytes))) | " + parts.joined(separator: " ")
         }
         parts += ["--data-binary", "@-"]
         return "printf %s \(Self.shellQuoted(Data(body.bytes).base64EncodedString())) | base64 -d | "
@@ -150,6 +167,31 @@ extension WebUI {
         if lowered == "te" { return value.trimmingCharacters(in: .whitespaces).lowercased() != "trailers" }
         return ["host", "content-length", "transfer-encoding", "connection", "keep-alive", "proxy-connection",
                 "proxy-authorization", "upgrade", "x-devproxy-replay"].contains(lowered) || name.hasPrefix(":")
+    }
+
+    /// `bytes` as a printf format that prints them back: `%` and `\` doubled, CR, LF and tab as
+    /// `\r`, `\n`, `\t`, other control bytes (and a leading `-`) as three-digit octal; the rest as
+    /// it is.
+    static func printfEscaped(_ bytes: [UInt8]) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count + bytes.count / 8)
+        for (index, byte) in bytes.enumerated() {
+            switch byte {
+            case UInt8(ascii: "-") where index == 0:
+                // A format starting with `-` reads as an option (a multipart body's boundary).
+                out += Array("\\055".utf8)
+            case UInt8(ascii: "%"): out += Array("%%".utf8)
+            case UInt8(ascii: "\\"): out += Array("\\\\".utf8)
+            case 0x0d: out += Array("\\r".utf8)
+            case 0x0a: out += Array("\\n".utf8)
+            case 0x09: out += Array("\\t".utf8)
+            case 0..<0x20, 0x7f:
+                let octal = String(byte, radix: 8)
+                out += Array(("\\" + String(repeating: "0", count: 3 - octal.count) + octal).utf8)
+            default: out.append(byte)
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// `'text'` with each `'` written `'\''`: safe in any POSIX shell.

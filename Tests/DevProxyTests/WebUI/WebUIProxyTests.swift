@@ -193,6 +193,28 @@ import Testing
         #expect(Self.hits(origin) == ["it's curl", "it's curl"])
     }
 
+    /// A multipart body's CR LF went into the command inside single quotes, where a terminal
+    /// that the command is pasted into turns CR into LF (the boundaries no longer matched): text
+    /// with control characters now goes through printf's escapes. Cookies a client split over
+    /// several fields went out as several Cookie lines, of which servers read one: now joined.
+    @Test func theCurlExportKeepsControlCharactersAndJoinsCookies() throws {
+        let (ui, proxy, origin) = try Self.setUp()
+        let url = origin.url("/report")
+        let file = ui.directory.write("note.txt", "100% \\ 'quoted'\u{1b}[1m\ttab\r\nend")
+        let sent = try proxy.curl(["-H", "Cookie: a=1", "-H", "Cookie: b=2", "-F", "note=@\(file)", "-F", "who=Ada", url])
+        #expect(sent.status == 0 && sent.stdout.contains("\r\n"), "\(sent.output)")
+        let id = try #require(try Self.flow(ui, url: url)?["id"] as? String)
+        let command = try ui.request("/api/flows/\(id)/export?format=curl").text
+        #expect(command.hasPrefix("printf '"), "\(command)")
+        #expect(!command.contains("\r"), "no raw CR in the command")
+        #expect(command.components(separatedBy: "-H 'Cookie: a=1; b=2'").count == 2, "\(command)")
+        #expect(!command.contains("Cookie: b=2'"), "\(command)")
+        let run = try Subprocess.run("sh", ["-c", command.trimmingCharacters(in: .newlines)
+                                            + " --cacert '\(origin.caPath)' --max-time 10 -sS"])
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.stdout == sent.stdout, "the origin got the same body, byte for byte: \(command)")
+    }
+
     /// A HEAD exports as `curl --head`, which returns once the head is in: `-X HEAD` waited for the
     /// body the answer's Content-Length announced and hit --max-time (exit 28), with the exit
     /// code, output and time of a failure.
