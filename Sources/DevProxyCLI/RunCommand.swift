@@ -286,16 +286,43 @@ enum RunCommand {
         let proxy = "http://\(address)"
         // An engineer running from a bundle may have no CA directory: the bundle holds the root.
         let root = bundle == nil ? (try? store.rootCertificate()) : selection.signer.root
-        let rootFile = bundle ?? store.rootCertificatePath
         guard let root else { return }
+        var rootFile = store.rootCertificatePath
+        if let bundle {
+            rootFile = teamRootFile(root, store: store) ?? bundle
+            if rootFile == bundle {
+                Output.warning("could not write the team root apart from \(bundle); the commands below name the bundle, "
+                               + "which holds your intermediate's key: never copy it to a device")
+            }
+        }
         Output.line("""
-        DevProxy: root certificate \(bundle == nil ? rootFile : "in \(rootFile) (its last certificate)")
+        DevProxy: root certificate \(rootFile == bundle ? "in \(rootFile) (its last certificate)" : rootFile)
                   pin \(root.pin)
           trust it:   curl --proxy \(proxy) --cacert \(rootFile) https://example.com/
                       HTTPS_PROXY=\(proxy) SSL_CERT_FILE=\(rootFile) your-tool
           on a phone: set the Wi-Fi proxy to this machine's address and port, then open http://devproxy.test/
                       (or the onboarding address below before the proxy is set) and install the root from there
         """)
+    }
+
+    /// The team root of an `--intermediate` bundle in a file of its own, `DIR/team-roots/root-XXXXXXXX.pem`
+    /// (0644, the first 8 hex digits of its SHA-256) under the CA directory: the banner's `--cacert`
+    /// and `SSL_CERT_FILE` named the bundle, which holds the intermediate's private key, so a
+    /// developer who copied it to a device or a CI job to trust the root copied the key with it.
+    /// Nil when the file cannot be written.
+    static func teamRootFile(_ root: Certificate, store: CAStore) -> String? {
+        let directory = store.directory + "/team-roots"
+        let name = "root-" + root.sha256Fingerprint.replacingOccurrences(of: ":", with: "").prefix(8).lowercased() + ".pem"
+        let path = directory + "/" + name
+        do {
+            try SecureFile.makePrivateDirectory(directory)
+            if (try? SecureFile.read(path, what: "the team root")) != Array(root.pem.utf8) {
+                try SecureFile.write(Array(root.pem.utf8), to: path, mode: SecureFile.publicMode)
+            }
+            return path
+        } catch {
+            return nil
+        }
     }
 
     /// `onboarding: http://HOST:PORT/` (scripts read the address from this line), and its QR code

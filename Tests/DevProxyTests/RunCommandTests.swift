@@ -174,6 +174,29 @@ import TestSupport
         }
     }
 
+    /// With `--intermediate BUNDLE` the banner's `--cacert` and `SSL_CERT_FILE` named the bundle,
+    /// which holds the intermediate's private key: a developer who copied that file to trust the
+    /// root elsewhere copied the key with it. The root now has a file of its own.
+    @Test func theBannerOfABundleNamesARootFileWithoutTheKey() throws {
+        let pki = try PKIFixture()
+        let origin = try OriginServer()
+        let data = TemporaryDirectory()
+        let proxy = try DevProxyProcess(["--ca-dir", data.file("ca"), "--intermediate", pki.bundlePath, "--session", "off",
+                                         "--upstream-ca", origin.caPath])
+        let rootFile = data.file("ca/team-roots/root-\(pki.root.sha256Fingerprint.replacingOccurrences(of: ":", with: "").prefix(8).lowercased()).pem")
+        #expect(proxy.banner.contains("DevProxy: root certificate \(rootFile)\n"), "\(proxy.banner)")
+        #expect(proxy.banner.contains("--cacert \(rootFile) "), "\(proxy.banner)")
+        #expect(!proxy.banner.contains("--cacert \(pki.bundlePath)"))
+        let text = try String(contentsOfFile: rootFile, encoding: .utf8)
+        #expect(!text.contains("PRIVATE KEY") && text == pki.root.pem)
+        let fingerprint = try Subprocess.run("openssl", ["x509", "-in", rootFile, "-noout", "-fingerprint", "-sha256"])
+        #expect(fingerprint.stdout.contains(pki.root.sha256Fingerprint), "\(fingerprint.output)")
+        // What the banner says to run works with that file.
+        let curl = try Subprocess.run("curl", ["-sS", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", rootFile,
+                                               "--max-time", "10", origin.url("/cl")])
+        #expect(curl.status == 0, "\(curl.output)")
+    }
+
     @Test func revokedIntermediateIsRefusedWithTheFix() throws {
         let pki = try PKIFixture()
         _ = try pki.store.revoke(serial: nil, email: "ana@acme.dev", reason: .keyCompromise, passphrase: nil)
