@@ -140,6 +140,8 @@ public enum SecureFile {
         public let reason: String
         /// The file held more than the limit.
         public let tooLarge: Bool
+        /// The system's error number (`ENOENT`, `EISDIR`, …); 0 for `tooLarge`.
+        public var code: Int32 = 0
     }
 
     /// A whole file's bytes: a regular file, or a pipe or device (`--passphrase-file <(pass show
@@ -147,11 +149,11 @@ public enum SecureFile {
     /// `limit` bytes is refused, not read into memory.
     public static func contents(of path: String, limit: Int = defaultReadLimit) throws(ReadFailure) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw ReadFailure(reason: reason(errno: errno), tooLarge: false) }
+        guard fd >= 0 else { throw ReadFailure(reason: reason(errno: errno), tooLarge: false, code: errno) }
         defer { close(fd) }
         var status = stat()
         if fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
-            throw ReadFailure(reason: "it is a directory", tooLarge: false)
+            throw ReadFailure(reason: "it is a directory", tooLarge: false, code: EISDIR)
         }
         var bytes: [UInt8] = []
         if status.st_mode & S_IFMT == S_IFREG { bytes.reserveCapacity(min(Int(status.st_size), limit)) }
@@ -161,7 +163,7 @@ public enum SecureFile {
             if count == 0 { return bytes }
             if count < 0 {
                 if errno == EINTR { continue }
-                throw ReadFailure(reason: reason(errno: errno), tooLarge: false)
+                throw ReadFailure(reason: reason(errno: errno), tooLarge: false, code: errno)
             }
             guard bytes.count + count <= limit else {
                 throw ReadFailure(reason: "it holds more than \(limit >> 20) MiB", tooLarge: true)

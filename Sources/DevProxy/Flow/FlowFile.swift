@@ -73,23 +73,11 @@ enum FlowFile {
 
     /// Reads a whole file.
     static func read(_ path: String) throws -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            let code = errno
-            if code == ENOENT { throw FlowLogError(.notFound, "\(path) does not exist") }
-            throw FlowLogError(.notReadable, "cannot read \(path): \(String(cString: strerror(code)))")
-        }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 256 * 1024)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw FlowLogError(.notReadable, "cannot read \(path): \(String(cString: strerror(errno)))")
-            }
-            if count == 0 { return bytes }
-            bytes.append(contentsOf: buffer[0..<count])
+        do {
+            return try SecureFile.contents(of: path, limit: .max)
+        } catch {
+            if error.code == ENOENT { throw FlowLogError(.notFound, "\(path) does not exist") }
+            throw FlowLogError(.notReadable, "cannot read \(path): \(error.reason)")
         }
     }
 
