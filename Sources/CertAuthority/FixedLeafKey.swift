@@ -36,6 +36,12 @@ public struct FixedLeafKey: Sendable {
         let key: PrivateKey
         do {
             key = try PrivateKey(pem: [UInt8](bytes), passphrase: nil)
+        } catch let error as CAError where error.code == .passphraseRequired {
+            // PrivateKey's own advice (--passphrase-file) does not apply here: that passphrase is
+            // the CA's, and a leaf key is never one.
+            throw CAError(.invalidInput, "--leaf-key \(path) is encrypted; a leaf key is read unencrypted (its pin goes "
+                          + "into a debug build anyway): openssl pkey -in \(path) -out leaf.key. An encrypted key is "
+                          + "usually a CA's, which a leaf never carries")
         } catch let error as CAError {
             throw CAError(error.code, "--leaf-key \(path): \(error.reason)")
         }

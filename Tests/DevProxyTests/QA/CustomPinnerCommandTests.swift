@@ -166,6 +166,19 @@ import TestSupport
             #expect(result.status == 1)
             #expect(result.stderr.hasPrefix("error: --leaf-key \(caKey) is the key of \(fixture.root.subject), a CA;"), "\(result.stderr)")
         }
+        // An encrypted key (a team's CA keys are) was answered "give its passphrase with
+        // --passphrase-file", which the leaf key never takes, even when that flag was given.
+        let encrypted = fixture.directory.file("encrypted.key")
+        let made = try Subprocess.run("openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
+                                                  "-aes256", "-pass", "pass:s3cret", "-out", encrypted])
+        #expect(made.status == 0, "\(made.output)")
+        let passphrase = fixture.directory.write("pass", "s3cret")
+        let result = try devproxy(["run", "--ca-dir", fixture.store.directory, "--intermediate", fixture.bundlePath,
+                                   "--listen", "127.0.0.1:0", "--leaf-key", "*=\(encrypted)", "--passphrase-file", passphrase])
+        #expect(result.status == 1)
+        #expect(result.stderr.hasPrefix("error: --leaf-key \(encrypted) is encrypted; a leaf key is read unencrypted"),
+                "\(result.stderr)")
+        #expect(!result.stderr.contains("--passphrase-file"))
     }
 }
 
