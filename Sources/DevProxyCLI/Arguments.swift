@@ -29,13 +29,20 @@ struct Arguments {
                 name = String(name[..<equals])
             }
             if valued.contains(name) {
+                let value: String
                 if let inline {
-                    options[name, default: []].append(inline)
+                    value = inline
                 } else {
                     guard index < arguments.endIndex else { throw UsageError("--\(name) needs a value") }
-                    options[name, default: []].append(arguments[index])
+                    value = arguments[index]
                     index += 1
                 }
+                // No option takes an empty value: one is a script's unset variable (`--log "$LOG"`),
+                // which read on as "cannot write : No such file or directory", or matched nothing.
+                guard !value.isEmpty else {
+                    throw UsageError("--\(name) was given an empty value (an unset variable in a script?)")
+                }
+                options[name, default: []].append(value)
             } else if booleans.contains(name), inline == nil {
                 flags.insert(name)
             } else if name == "client-cert-passphrase" || name == "client-cert-password" {

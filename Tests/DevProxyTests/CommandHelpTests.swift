@@ -30,6 +30,22 @@ import TestSupport
         (["benchmark", "leaves", "--help"], "devproxy benchmark"),
     ]
 
+    /// An empty value (a script's unset variable) read on: `run --log ""` said "cannot write : No
+    /// such file or directory", `--passthrough ""` started a proxy whose rule matched nothing.
+    @Test(arguments: [
+        (["run", "--listen", "127.0.0.1:0", "--log", ""], "log"),
+        (["run", "--listen", "127.0.0.1:0", "--passthrough="], "passthrough"),
+        (["ca", "issue", "--email", ""], "email"),
+        (["har", "flows.jsonl", "-o", ""], "o"),
+        (["qa", "verdict", "--log", ""], "log"),
+    ])
+    func anEmptyOptionValueIsAUsageError(_ arguments: [String], name: String) throws {
+        let result = try Subprocess.run(Subprocess.devproxy, arguments, timeout: 20)
+        #expect(result.status == 2, "\(arguments): \(result.output)")
+        #expect(result.stderr == "error: --\(name) was given an empty value (an unset variable in a script?)\n",
+                "\(arguments): \(result.output)")
+    }
+
     @Test(arguments: helpLater)
     func helpAfterOtherArgumentsPrintsUsage(_ arguments: [String], usage: String) throws {
         let result = try Subprocess.run(Subprocess.devproxy, arguments, timeout: 20)
