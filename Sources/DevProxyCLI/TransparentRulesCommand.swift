@@ -136,6 +136,10 @@ enum TransparentRulesCommand {
                 lines.append("# UDP 443 (QUIC, HTTP/3) cannot be redirected to DevProxy: it is refused, so apps fall "
                              + "back to TCP (--allow-quic leaves it alone).")
             }
+            if !ipv6 {
+                lines.append("# IPv4 only: a connection to an origin's IPv6 address is not redirected and goes around "
+                             + "DevProxy (--ipv6 adds the ip6tables / nft ip6 rules).")
+            }
             for family in families {
                 lines.append("# with \(family.iptables):")
                 if interface != nil { lines.append("sudo sysctl -w \(family.sysctl)=1") }

@@ -57,6 +57,10 @@ import TestSupport
         #expect(routed.stdout.contains("sudo sysctl -w net.ipv4.ip_forward=1"))
         #expect(routed.stdout.contains("sudo ip6tables -A FORWARD -i usb0 -p udp --dport 443 -j REJECT"))
         #expect(routed.stdout.contains("sudo nft 'add chain ip6 devproxy quic { type filter hook forward priority 0; }'"))
+        // Without --ipv6 an app that reaches its origin over IPv6 goes around DevProxy: said, not left to be found.
+        #expect(lines.contains("# IPv4 only: a connection to an origin's IPv6 address is not redirected and goes around "
+                               + "DevProxy (--ipv6 adds the ip6tables / nft ip6 rules)."), "\(local.stdout)")
+        #expect(!routed.stdout.contains("IPv4 only"))
         let hostile = try Subprocess.run(Subprocess.devproxy, ["transparent-rules", "--interface", "eth0;reboot"])
         #expect(hostile.status == 2)
         #expect(hostile.stderr.contains("--interface"))
