@@ -20,8 +20,8 @@ enum PinsPublishCommand {
 
     --date-format reference|iso8601|unix (default reference) is how expiresAt is written. Swift's
     JSONDecoder() reads a Date by default as a number of seconds since 2001-01-01 00:00:00 UTC
-    (.deferredToDate), so `reference` is what an app decoding with a plain JSONDecoder() (the
-    article's PinRotationManager) accepts; iso8601 needs .iso8601 and unix .secondsSince1970 in the
+    (.deferredToDate), so `reference` is what an app decoding with a plain JSONDecoder() (the usual
+    PinRotationManager) accepts; iso8601 needs .iso8601 and unix .secondsSince1970 in the
     app, or the whole set fails to decode and the app silently keeps its bundled pins.
 
     --sign-key KEY (EC P-256, PEM; passphrase from --passphrase-file or $DEVPROXY_CA_PASSPHRASE)
@@ -44,7 +44,8 @@ enum PinsPublishCommand {
             throw UsageError("--expires \(expiresText) is not a yyyy-MM-dd date or an RFC 3339 time")
         }
         guard let version = arguments.value("min-app-version"), !version.isEmpty else {
-            throw UsageError("--min-app-version VERSION is required (the article's PinConfig has no default)")
+            throw UsageError("--min-app-version VERSION is required: an app's PinConfig (hashes, expiresAt, minAppVersion) "
+                             + "has no default for it, and a set without it fails to decode")
         }
         let primary = try (arguments.positionals + arguments.values("pin")).map { try pin($0, hash: hash) }
         let backup = try arguments.values("backup").map { try pin($0, hash: hash) }
