@@ -30,7 +30,8 @@ enum CACommand {
     static func run(_ arguments: ArraySlice<String>) throws -> Int32 {
         guard let sub = arguments.first, sub != "--help", sub != "-h", sub != "help" else {
             Output.line(usage)
-            return 0
+            // `devproxy ca` alone is a missing subcommand, as for policy, qa and trust.
+            return arguments.isEmpty ? 2 : 0
         }
         let rest = arguments.dropFirst()
         switch sub {

@@ -46,6 +46,15 @@ import TestSupport
                 "\(arguments): \(result.output)")
     }
 
+    /// A command of subcommands called without one prints its usage and exits 2, as a missing
+    /// argument does (`devproxy ca` alone exited 0, where `policy`, `qa` and `trust` exit 2).
+    @Test(arguments: [["ca"], ["policy"], ["qa"], ["trust"]])
+    func aMissingSubcommandIsAUsageError(_ command: [String]) throws {
+        let result = try Subprocess.run(Subprocess.devproxy, command, timeout: 20)
+        #expect(result.status == 2, "\(command): \(result.output)")
+        #expect(result.stdout.contains("devproxy \(command[0])"), "\(command): \(result.output)")
+    }
+
     @Test(arguments: helpLater)
     func helpAfterOtherArgumentsPrintsUsage(_ arguments: [String], usage: String) throws {
         let result = try Subprocess.run(Subprocess.devproxy, arguments, timeout: 20)
