@@ -73,6 +73,9 @@ final class ClientConnection: @unchecked Sendable {
         var first = true
         while var head = readHead(reader, first: first, mode: .http, tlsInfo: nil) {
             first = false
+            // Taken off first, whatever answers the request: an onboarding request replayed from
+            // the web UI recorded the header, its secret included, under a flow id the UI never found.
+            let replay = ReplayMark.take(from: &head, secret: server.configuration.replaySecret)
             if let site = server.configuration.onboarding,
                let destination = OnboardingRequest.destination(of: head, listenerAddress: listenerInfo.address,
                                                                isOwnListener: { [server] host, port in
@@ -82,7 +85,8 @@ final class ClientConnection: @unchecked Sendable {
                 let context = ExchangeContext(server: server, connection: self, client: reader,
                                               clientAddress: clientAddress, mode: .http, clientTLS: nil, signer: nil,
                                               persona: nil)
-                guard HTTPExchange(context: context, head: head, destination: destination, route: site.route).run(),
+                guard HTTPExchange(context: context, head: head, destination: destination, route: site.route,
+                                   replay: replay).run(),
                       !server.isStopping else { return }
                 continue
             }
@@ -109,7 +113,6 @@ final class ClientConnection: @unchecked Sendable {
             let asterisk = head.method == "OPTIONS" && Self.hasEmptyPath(absoluteForm: head.target)
             let destination = Destination(tls: scheme == "https", host: host, port: port ?? (scheme == "https" ? 443 : 80),
                                           pathAndQuery: asterisk ? "*" : path)
-            let replay = ReplayMark.take(from: &head, secret: server.configuration.replaySecret)
             let exchange = HTTPExchange(context: context, head: head, destination: destination, replay: replay)
             guard exchange.run(), !server.isStopping else { return }
         }

@@ -179,6 +179,25 @@ import Testing
         #expect(run.status == 0 && run.stdout.contains("grpc-status: 0"), "\(run.output)")
     }
 
+    /// A request for the onboarding site replayed from the UI was answered by the site before the
+    /// engine took `X-DevProxy-Replay` off: the flow recorded the header, the run's secret in it,
+    /// under an id of its own, and the UI's replay pointed at a flow that did not exist.
+    @Test func aReplayedOnboardingRequestIsRecordedUnderItsIDWithoutTheSecret() throws {
+        let pki = try PKIFixture()
+        let ui = try WebUIHarness(withProxy: true) { $0.onboarding = OnboardingSite(root: pki.root) }
+        let answer = try ui.request("/api/replay", method: "POST", headers: ["Content-Type: application/json"],
+                                    body: #"{"method":"GET","url":"http://devproxy.test/root.pem"}"#)
+        let id = try #require(answer.json["id"] as? String, "\(answer.text)")
+        ui.store.flush()
+        let record = try ui.request("/api/flows/\(id)")
+        #expect(record.status == 200, "\(record.text)")
+        #expect((record.json["response"] as? [String: Any])?["status"] as? Int == 200)
+        let flows = try #require(ui.proxy).flows(count: 1)
+        #expect(flows.map(\.id) == [id])
+        let headers = flows.flatMap { $0.request?.headers ?? [] }
+        #expect(!headers.contains { $0.first?.lowercased() == "x-devproxy-replay" }, "\(headers)")
+    }
+
     @Test func theCurlExportRepeatsTheRequest() throws {
         let (ui, proxy, origin) = try Self.setUp()
         let url = origin.url("/report")
