@@ -67,8 +67,8 @@ final class OwnListeners: Sendable {
         addresses.withLock { $0 = bound }
     }
 
-    /// Why the proxy refuses to dial `host:port` (`what`: "the destination", "the upstream proxy"),
-    /// or nil when it may.
+    /// Why the proxy refuses to dial `host:port` (`what`: "the upstream proxy" when that is what
+    /// `host:port` is; empty for a request's destination), or nil when it may.
     func refusal(host: String, port: Int, what: String = "") -> String? {
         let own = addresses.withLock { $0 }
         return own.refusal(host: host, port: port) { address in
