@@ -140,6 +140,15 @@ enum RunCommand {
                         bundle: try options.value("intermediate"))
         }
         selection.warnings.forEach(Output.warning)
+        if configuration.proxyCredentials.isEmpty {
+            // --allow-remote was given (else the bind was refused): say what it opens without --proxy-auth.
+            for listener in server.boundListeners where !listener.address.isLoopback
+                && [.regular, .socks5, .upstream].contains(listener.kind) {
+                Output.warning("\(listener.address) (\(listener.name)) takes connections from the network without "
+                               + "credentials: anyone who reaches it can use the proxy, and whatever this machine reaches; "
+                               + "--proxy-auth FILE asks for a user and password (Android's Wi-Fi proxy setting cannot send them)")
+            }
+        }
         if let onboarding { try printOnboarding(onboarding, server: server, options: options, quiet: quiet) }
         // Catch SIGINT/SIGTERM before saying we listen: a script that stops us as soon as it reads
         // that line must not find the signal discarded (setting SIG_IGN drops a pending one).

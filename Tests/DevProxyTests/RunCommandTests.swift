@@ -90,6 +90,23 @@ import TestSupport
         #expect(result.stderr.contains("--allow-remote"))
     }
 
+    /// With --allow-remote and no --proxy-auth the proxy is open to whoever reaches it, and it
+    /// started without a word of that; with credentials, or on loopback, nothing is said.
+    @Test func aRemoteListenerWithoutCredentialsIsWarnedOf() throws {
+        let dir = TemporaryDirectory()
+        let open = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--session", "off", "--listen", "0.0.0.0:0",
+                                        "--allow-remote"], listen: false)
+        let openOutput = open.stop()
+        #expect(openOutput.stderr.contains("warning: 0.0.0.0:\(open.port) (regular) takes connections from the network "
+                                           + "without credentials"), "\(openOutput.stderr)")
+        let credentials = dir.write("proxy.cred", "ana:s3cret\n")
+        let guarded = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--session", "off", "--listen", "0.0.0.0:0",
+                                           "--allow-remote", "--proxy-auth", credentials], listen: false)
+        #expect(!guarded.stop().stderr.contains("without credentials"))
+        let local = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--session", "off"])
+        #expect(!local.stop().stderr.contains("without credentials"))
+    }
+
     /// A port another program holds (8080 is many tools' default) is one `error:` line that says
     /// what to do, and exit 1.
     @Test func aPortInUseSaysWhatToDo() throws {
