@@ -88,16 +88,10 @@ import TestSupport
     /// after a warning for every line. Now at most ten warnings and one error, exit 1.
     @Test func aLogWithNoFlowFailsTheVerdict() throws {
         let path = dir.write("notes.txt", (1...30).map { "not a flow \($0)" }.joined(separator: "\n") + "\n")
-        for extra in [[], ["--json"]] {
-            let result = try Subprocess.run(Subprocess.devproxy, ["qa", "verdict", "--log", path] + extra)
-            #expect(result.status == 1, "\(result.output)")
-            #expect(result.stdout.isEmpty)
-            let lines = result.stderr.split(separator: "\n").map(String.init)
-            try #require(lines.count == 12, "\(result.stderr)")
-            #expect(lines[10] == "warning: 20 more unreadable line(s) in \(path)")
-            #expect(lines.last == "error: \(path) holds no flow: none of its lines is a flow record; give the flow log "
-                    + "devproxy wrote with --log")
-        }
+        try expectRefusedAfterTenWarnings(["qa", "verdict", "--log", path],
+                                          more: "warning: 20 more unreadable line(s) in \(path)",
+                                          error: "error: \(path) holds no flow: none of its lines is a flow record; give the "
+                                              + "flow log devproxy wrote with --log")
         let empty = dir.write("empty.jsonl", "")
         let none = try Subprocess.run(Subprocess.devproxy, ["qa", "verdict", "--log", empty])
         #expect(none.status == 0 && none.stdout.hasPrefix("No flows in \(empty)."), "an empty log is not the wrong file")
@@ -107,15 +101,22 @@ import TestSupport
     /// exit 0 (and --json an empty list), after a warning for every line.
     @Test func reportsOfAFileWithNoReportIsAnError() throws {
         let path = dir.write("flows.jsonl", (1...15).map { "{\"line\": \($0)}" }.joined(separator: "\n") + "\n")
+        try expectRefusedAfterTenWarnings(["reports", path], more: "warning: 5 more unreadable line(s)",
+                                          error: "error: \(path) holds no pin-failure report: none of its lines is one; "
+                                              + "give the reports.jsonl the proxy writes beside its flow log")
+    }
+
+    /// `arguments`, and with `--json`, exit 1 with nothing on stdout and on stderr ten warnings,
+    /// `more` (how many were left out), then `error`.
+    func expectRefusedAfterTenWarnings(_ arguments: [String], more: String, error: String) throws {
         for extra in [[], ["--json"]] {
-            let result = try Subprocess.run(Subprocess.devproxy, ["reports", path] + extra)
+            let result = try Subprocess.run(Subprocess.devproxy, arguments + extra)
             #expect(result.status == 1, "\(result.output)")
             #expect(result.stdout.isEmpty)
             let lines = result.stderr.split(separator: "\n").map(String.init)
             try #require(lines.count == 12, "\(result.stderr)")
-            #expect(lines[10] == "warning: 5 more unreadable line(s)")
-            #expect(lines.last == "error: \(path) holds no pin-failure report: none of its lines is one; give the "
-                    + "reports.jsonl the proxy writes beside its flow log")
+            #expect(lines[10] == more)
+            #expect(lines.last == error)
         }
     }
 
