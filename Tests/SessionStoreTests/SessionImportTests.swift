@@ -180,6 +180,50 @@ final class SessionImportTests: XCTestCase {
                        ["HTTP/2", "HTTP/2", "HTTP/2", "HTTP/1.1"], "the list's column too")
     }
 
+    /// What other tools' HARs hold: `bodySize: -1` ("unknown", Charles) beside a posted body,
+    /// which crashed `devproxy web` (the store's writer trapped on the negative size); a form as
+    /// `params` without `text` (the HAR spec makes them exclusive), imported bodiless; a start time
+    /// with an offset, kept as written; Chrome's failed request (`_error` a string), imported with
+    /// no error. A flow log line with a negative size crashed it the same way.
+    func testOtherToolsHARsAndBadSizesImportWithoutLoss() throws {
+        let directory = TemporaryDirectory()
+        let har = directory.write("charles.har", #"{"log":{"version":"1.2","creator":{"name":"Charles Proxy","version":"4.6"},"#
+            + #""entries":[{"startedDateTime":"2026-03-01T12:01:02.1+02:00","time":12.5,"#
+            + #""request":{"method":"POST","url":"https://a.example/form","httpVersion":"HTTP/1.1","headers":[],"#
+            + #""bodySize":-1,"postData":{"mimeType":"application/x-www-form-urlencoded","#
+            + #""params":[{"name":"a","value":"1"},{"name":"b c","value":"x y&z=é"}]}},"#
+            + #""response":{"status":200,"statusText":"OK","httpVersion":"HTTP/1.1","headers":[],"#
+            + #""content":{"size":-1,"mimeType":"text/plain","text":"ok"},"bodySize":-1}},"#
+            + #"{"startedDateTime":"2026-03-01T10:01:03.000Z","time":0,"#
+            + #""request":{"method":"POST","url":"https://b.example/","httpVersion":"HTTP/1.1","headers":[],"bodySize":-1,"#
+            + #""postData":{"mimeType":"text/plain","text":"hello"}},"#
+            + #""response":{"status":0,"statusText":"","httpVersion":"","headers":[],"content":{"size":0}},"#
+            + #""_error":"net::ERR_CONNECTION_REFUSED"}]}}"#)
+        let (store, report) = try SessionImport.open(path: har)
+        defer { store.close() }
+        XCTAssertEqual(report?.problems, [])
+        let form = try JSONDecoder().decode(Flow.self, from: Data(try XCTUnwrap(try store.flowJSON(id: "har-1")).utf8))
+        XCTAssertEqual(form.started, "2026-03-01T10:01:02.100Z", "UTC, as flows write it")
+        XCTAssertEqual(form.request?.body?.text, "a=1&b+c=x+y%26z%3D%C3%A9")
+        XCTAssertEqual(form.response?.body?.size, 2)
+        let failed = try JSONDecoder().decode(Flow.self, from: Data(try XCTUnwrap(try store.flowJSON(id: "har-2")).utf8))
+        XCTAssertEqual(failed.request?.body?.size, 5)
+        XCTAssertEqual(failed.error?.kind, "request_failed")
+        XCTAssertEqual(failed.error?.message, "net::ERR_CONNECTION_REFUSED (as the HAR's tool recorded it)")
+        XCTAssertEqual(try store.count(filter: FilterExpression(parsing: "~e")), 1, "the failure shows as one")
+
+        let log = directory.write("edited.jsonl", #"{"id":"n1","started":"2026-03-01T12:01:02.100Z","#
+            + #""ended":"2026-03-01T12:01:02.135Z","client":"127.0.0.1:1","mode":"https","#
+            + #""server":{"host":"api.example.com","port":443},"request":{"method":"POST","#
+            + #""url":"https://api.example.com/v1","http_version":"HTTP/1.1","headers":[],"#
+            + #""body":{"size":-5,"sha256":"ab","text":"abc","truncated":false}},"#
+            + #""timings":{"connect":1,"tls":2,"send":1,"wait":20,"receive":4}}"# + "\n")
+        let (logStore, logReport) = try SessionImport.open(path: log)
+        defer { logStore.close() }
+        XCTAssertEqual(logReport?.flows, 1)
+        XCTAssertEqual(try logStore.body(id: "n1", part: .request)?.size, 3)
+    }
+
     func testASavedSessionOpensReadOnly() throws {
         let directory = TemporaryDirectory()
         try StoreFixtures.store(in: directory).close()

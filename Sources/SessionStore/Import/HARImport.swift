@@ -47,15 +47,17 @@ enum HAREntry {
         let messages = entry["_webSocketMessages"] as? [[String: Any]]
         let socket = entry["_resourceType"] as? String == "websocket" || messages != nil || scheme == "ws" || scheme == "wss"
         let mode = entry["_mode"] as? String ?? (socket ? "websocket" : secure ? "https" : "http")
+        // Flows say when in UTC with milliseconds; a HAR may use an offset (Charles: `+02:00`).
+        let start = FlowTimestamps.date(started)
         var object: [String: Any] = [
             "id": entry["_flowId"] as? String ?? "har-\(index + 1)",
-            "started": started,
+            "started": start.map(FlowTimestamps.string) ?? started,
             "client": "",
             "mode": mode,
             "server": ["host": components?.host ?? "", "port": components?.port ?? (secure ? 443 : 80)],
             "timings": ["connect": -1, "tls": -1, "send": -1, "wait": -1, "receive": -1],
         ]
-        if let time = entry["time"] as? Double, let start = FlowTimestamps.date(started) {
+        if let time = entry["time"] as? Double, let start {
             object["ended"] = FlowTimestamps.string(start.addingTimeInterval(time / 1000))
         }
         if mode != "tunnel" {
@@ -64,7 +66,7 @@ enum HAREntry {
                 "method": method, "url": url, "http_version": version(request["httpVersion"]), "headers": headers,
             ]
             if !pseudo.isEmpty { requestObject["pseudo_headers"] = pseudo }
-            if let post = request["postData"] as? [String: Any], let text = post["text"] as? String {
+            if let post = request["postData"] as? [String: Any], let text = post["text"] as? String ?? formText(post) {
                 requestObject["body"] = body(text: text, encoding: post["encoding"] as? String, size: request["bodySize"] as? Int)
             }
             object["request"] = requestObject
@@ -83,6 +85,11 @@ enum HAREntry {
             object["response"] = responseObject
         }
         for key in ["error", "tunnel", "grpc"] { if let value = entry["_\(key)"] { object[key] = value } }
+        // Chrome writes a failed request's `_error` as its net error (`net::ERR_CONNECTION_REFUSED`),
+        // Playwright as `_failureText`; DevProxy's own is an object, kept as it is.
+        if let text = entry["_error"] as? String ?? entry["_failureText"] as? String, !text.isEmpty {
+            object["error"] = ["kind": "request_failed", "message": text + " (as the HAR's tool recorded it)"]
+        }
         if let messages { object["websocket"] = messages.compactMap(webSocketMessage) }
         return object
     }
@@ -110,7 +117,25 @@ enum HAREntry {
         return record
     }
 
-    /// HAR's `[{name, value}]` as the flow log's `[[name, value]]`.
+    /// A URL-encoded form's body from `postData.params` when the HAR has no `text` (the HAR 1.2
+    /// spec makes the two exclusive, and Charles and Firefox write `params` alone); nil for
+    /// anything else (a multipart form's files are not in its params).
+    private static func formText(_ post: [String: Any]) -> String? {
+        guard let params = post["params"] as? [[String: Any]], !params.isEmpty,
+              (post["mimeType"] as? String ?? "").lowercased().hasPrefix("application/x-www-form-urlencoded") else {
+            return nil
+        }
+        // application/x-www-form-urlencoded as browsers write it: ASCII letters, digits and `-._*`
+        // as they are, a space as `+`, every other byte percent-encoded.
+        let allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._* ")
+        let encode = { (text: String) in
+            (text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text).replacingOccurrences(of: " ", with: "+")
+        }
+        return params.compactMap { param in
+            (param["name"] as? String).map { "\(encode($0))=\(encode(param["value"] as? String ?? ""))" }
+        }.joined(separator: "&")
+    }
+
     /// A HAR's `httpVersion` as DevProxy's flows write it: browsers and tools spell HTTP/2 as
     /// `http/2.0` (Chrome), `HTTP/2.0` (Playwright), `h2` or `HTTP/2` (Firefox, DevProxy).
     static func version(_ value: Any?) -> String {
@@ -133,6 +158,7 @@ enum HAREntry {
         return (pseudo, headers)
     }
 
+    /// HAR's `[{name, value}]` as the flow log's `[[name, value]]`.
     private static func nameValues(_ value: Any?) -> [[String]] {
         (value as? [[String: Any]])?.compactMap { field in
             guard let name = field["name"] as? String, let value = field["value"] as? String else { return nil }
@@ -142,6 +168,7 @@ enum HAREntry {
 
     /// A HAR body (text, or base64 when `encoding` says so) as a flow-log body object.
     private static func body(text: String, encoding: String?, size: Int?) -> [String: Any] {
+        let size = size.flatMap { $0 >= 0 ? $0 : nil }   // -1: unknown (HAR 1.2)
         if encoding == "base64", let data = Data(base64Encoded: text) {
             return ["base64": text, "size": size ?? data.count, "sha256": SHA256Hex.digest([UInt8](data)),
                     "truncated": false]
