@@ -111,7 +111,10 @@ public enum ISO8601 {
         let interval = date.timeIntervalSince1970
         // Round to whole milliseconds first, then split: 1796036607.045 - 1796036607 is
         // 0.04499995…, which truncated would print as .044.
-        let totalMillis = Int64((interval * 1000).rounded())
+        // Clamped to years 0001-9999 (an imported file's absurd time trapped the conversion).
+        let millisecondsSince1970 = (interval * 1000).rounded()
+        let totalMillis = millisecondsSince1970.isFinite
+            ? Int64(min(max(millisecondsSince1970, -62_135_596_800_000), 253_402_300_799_999)) : 0
         var seconds = time_t(totalMillis >= 0 ? totalMillis / 1000 : (totalMillis - 999) / 1000)
         let millis = Int(totalMillis - Int64(seconds) * 1000)
         var parts = tm()

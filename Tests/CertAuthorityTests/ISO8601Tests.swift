@@ -20,6 +20,14 @@ import Testing
         #expect(ISO8601.string(Date(timeIntervalSince1970: 253_402_300_799)) == "9999-12-31T23:59:59Z")
     }
 
+    /// An instant no clock gives (an imported HAR's `time` of 1e300 ms added to its start)
+    /// trapped converting to Int64 and took `devproxy web` down: clamped to years 0001-9999.
+    @Test func instantsBeyondTheYearsAreClampedNotATrap() {
+        #expect(ISO8601.milliseconds(Date(timeIntervalSince1970: 1e300)) == "9999-12-31T23:59:59.999Z")
+        #expect(ISO8601.string(Date(timeIntervalSince1970: -1e300)) == "0001-01-01T00:00:00Z")
+        #expect(ISO8601.milliseconds(Date(timeIntervalSince1970: .nan)) == "1970-01-01T00:00:00.000Z")
+    }
+
     /// The same-day shortcut gives what parsing both instants gives, and declines the rest.
     @Test func millisecondsOfTheSameDayMatchParsingBoth() {
         var generator = SystemRandomNumberGenerator()

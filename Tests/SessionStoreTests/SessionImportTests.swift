@@ -184,7 +184,8 @@ final class SessionImportTests: XCTestCase {
     /// which crashed `devproxy web` (the store's writer trapped on the negative size); a form as
     /// `params` without `text` (the HAR spec makes them exclusive), imported bodiless; a start time
     /// with an offset, kept as written; Chrome's failed request (`_error` a string), imported with
-    /// no error. A flow log line with a negative size crashed it the same way.
+    /// no error; a `time` no exchange takes (1e300 ms), a trap. A flow log line with a negative
+    /// size crashed it the same way.
     func testOtherToolsHARsAndBadSizesImportWithoutLoss() throws {
         let directory = TemporaryDirectory()
         let har = directory.write("charles.har", #"{"log":{"version":"1.2","creator":{"name":"Charles Proxy","version":"4.6"},"#
@@ -198,7 +199,10 @@ final class SessionImportTests: XCTestCase {
             + #""request":{"method":"POST","url":"https://b.example/","httpVersion":"HTTP/1.1","headers":[],"bodySize":-1,"#
             + #""postData":{"mimeType":"text/plain","text":"hello"}},"#
             + #""response":{"status":0,"statusText":"","httpVersion":"","headers":[],"content":{"size":0}},"#
-            + #""_error":"net::ERR_CONNECTION_REFUSED"}]}}"#)
+            + #""_error":"net::ERR_CONNECTION_REFUSED"},"#
+            + #"{"startedDateTime":"2026-03-01T10:01:04.000Z","time":1e300,"#
+            + #""request":{"method":"GET","url":"https://c.example/","httpVersion":"HTTP/1.1","headers":[]},"#
+            + #""response":{"status":204,"statusText":"","httpVersion":"HTTP/1.1","headers":[]}}]}}"#)
         let (store, report) = try SessionImport.open(path: har)
         defer { store.close() }
         XCTAssertEqual(report?.problems, [])
@@ -211,6 +215,8 @@ final class SessionImportTests: XCTestCase {
         XCTAssertEqual(failed.error?.kind, "request_failed")
         XCTAssertEqual(failed.error?.message, "net::ERR_CONNECTION_REFUSED (as the HAR's tool recorded it)")
         XCTAssertEqual(try store.count(filter: FilterExpression(parsing: "~e")), 1, "the failure shows as one")
+        let forever = try JSONDecoder().decode(Flow.self, from: Data(try XCTUnwrap(try store.flowJSON(id: "har-3")).utf8))
+        XCTAssertEqual(forever.response?.status, 204, "a time of 1e300 ms trapped the import; it is left out")
 
         let log = directory.write("edited.jsonl", #"{"id":"n1","started":"2026-03-01T12:01:02.100Z","#
             + #""ended":"2026-03-01T12:01:02.135Z","client":"127.0.0.1:1","mode":"https","#
