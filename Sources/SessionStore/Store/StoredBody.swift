@@ -24,9 +24,8 @@ public struct StoredBody: Sendable, Equatable {
 
     public init(bytes: [UInt8], size: Int? = nil, sha256: String? = nil, text: String? = nil) {
         self.bytes = bytes
-        // `bytes` is the whole body or a prefix of it: a smaller size (a HAR's `bodySize: -1`,
-        // "unknown"; a hand-edited log) is not one, and a negative one trapped the writer.
-        self.size = max(size ?? bytes.count, bytes.count)
+        // A negative size (a HAR's `bodySize: -1`, "unknown"; a hand-edited log) trapped the writer.
+        self.size = size.flatMap { $0 >= 0 ? $0 : nil } ?? bytes.count
         self.sha256 = sha256
         self.text = text
     }
