@@ -36,6 +36,7 @@ let package = Package(
         fuzzTarget("FuzzPEM", ["CertAuthority"]),
         fuzzTarget("FuzzGRPC", ["GRPCWire"]),
         fuzzTarget("FuzzSOCKS5", ["SOCKS5"]),
+        fuzzTarget("FuzzSessionImport", ["SessionStore"]),
     ],
     swiftLanguageModes: [.v6]
 )

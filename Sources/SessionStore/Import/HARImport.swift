@@ -1,3 +1,4 @@
+import CertAuthority
 import Foundation
 
 extension SessionImport {
@@ -9,8 +10,11 @@ extension SessionImport {
     /// alike.
     /// - Throws: `SessionStoreError` when the file is unreadable or not a HAR document.
     public static func har(at path: String, into store: SessionStore) throws -> Report {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw SessionStoreError(.open, "cannot read \(path)")
+        let data: Data
+        do {
+            data = Data(try SecureFile.contents(of: path, limit: .max))
+        } catch {
+            throw SessionStoreError(.open, "cannot read \(path): \(error.reason)")
         }
         guard let document = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
               let log = document["log"] as? [String: Any], let entries = log["entries"] as? [[String: Any]] else {
