@@ -1,3 +1,4 @@
+import CertAuthority
 /// How a listener learns where a client's connection is going (`--mode SPEC`, repeatable):
 /// each mode only decides that, then hands `(host, port, first bytes)` to the one interception
 /// path, so every mode keeps what the regular one guarantees.
@@ -138,6 +139,14 @@ public struct ModeURL: Sendable, Hashable, CustomStringConvertible {
         }
         guard !host.isEmpty, (1...65535).contains(port) else {
             throw ConfigurationError("\(what): \(text) needs a host and a port from 1 to 65535")
+        }
+        // `http://[::1` and `https://a b` went on as hosts named `[:` and `a b`, failing only at
+        // the first connection: a host is a name or an IP literal (an IPv6 one in brackets).
+        let bracketed = authority.hasPrefix("[")
+        guard case let name? = try? LeafName(host), !name.text.contains("*"),
+              bracketed == (host.contains(":") && name == .ip(host)) else {
+            throw ConfigurationError("\(what): \(text) does not name a host (a name, an IPv4 address, or an IPv6 "
+                                     + "address in brackets)")
         }
     }
 

@@ -24,6 +24,26 @@ import TestSupport
         #expect(throws: ConfigurationError.self) { try ListenerMode(parsing: spec) }
     }
 
+    /// A host that is no host went on (`http://[::1` as `[:` port 1, `https://a b` as `a b`) and
+    /// failed only at the first connection; an IPv6 literal needs its brackets.
+    @Test(arguments: ["reverse:http://[::1", "reverse:https://a b", "upstream:http://::1", "reverse:https://*.x.com",
+                      "reverse:http://[1.2.3.4]", "upstream:http://[::1]x"])
+    func aURLWhoseHostIsNoHostIsRefused(_ spec: String) {
+        #expect {
+            try ListenerMode(parsing: spec)
+        } throws: { error in
+            (error as? ConfigurationError)?.description.contains("does not name a host") == true
+                || (error as? ConfigurationError)?.description.contains("is not a URL") == true
+        }
+    }
+
+    @Test func hostsThatAreHostsStillParse() throws {
+        for (spec, host) in [("reverse:http://[::1]:8080", "::1"), ("upstream:http://proxy.corp:3128", "proxy.corp"),
+                             ("reverse:https://127.0.0.1", "127.0.0.1"), ("reverse:https://API.Example.com", "API.Example.com")] {
+            #expect(try ListenerMode(parsing: spec).url?.host == host, "\(spec)")
+        }
+    }
+
     @Test func anHTTPSUpstreamProxyIsRefused() throws {
         #expect(throws: ConfigurationError.self) { try UpstreamProxy(url: ModeURL(tls: true, host: "p", port: 443)) }
     }
