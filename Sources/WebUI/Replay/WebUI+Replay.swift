@@ -51,6 +51,9 @@ extension WebUI {
             if !Self.skippedOnRepeat(pair[0], pair[1]) { headers.append((pair[0], pair[1])) }
         }
         var body: [UInt8] = []
+        guard object["body"] == nil || object["body_base64"] == nil else {
+            return .error(400, "give body (text) or body_base64, not both")
+        }
         if let base64 = object["body_base64"] as? String {
             guard let data = Data(base64Encoded: base64) else { return .error(400, "body_base64 is not base64") }
             body = [UInt8](data)

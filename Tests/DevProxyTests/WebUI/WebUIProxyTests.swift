@@ -65,6 +65,10 @@ import Testing
         #expect(resent.status == 200, "\(resent.text)")
         #expect(Self.hits(origin).last == "second-body")
         #expect(try ui.request("/api/replay", method: "POST", body: #"{"method":"GET","url":"ftp://x"}"#).status == 400)
+        // Both bodies given: one was taken silently.
+        let both = try ui.request("/api/replay", method: "POST",
+                                  body: #"{"method":"POST","url":"\#(url)","body":"a","body_base64":"Yg=="}"#)
+        #expect(both.status == 400 && both.text.contains("not both"), "\(both.text)")
         // A value with CR LF (one Character in Swift, which passed a check for "\r" and "\n") is
         // refused: it went out as a second header line.
         for value in [#"a\r\nInjected: 1"#, #"a\nInjected: 1"#, #"a\rb"#, #"a\u0000b"#] {
