@@ -148,6 +148,16 @@ public enum SecureFile {
     /// ca)`, `/dev/stdin`), which Foundation's `contents(atPath:)` could not read. More than
     /// `limit` bytes is refused, not read into memory.
     public static func contents(of path: String, limit: Int = defaultReadLimit) throws(ReadFailure) -> [UInt8] {
+        try read(path, upTo: limit, refusingMore: true)
+    }
+
+    /// The first `count` bytes of a file (fewer when it is shorter), with `contents(of:)`'s failures:
+    /// enough to tell a format by, without reading a whole session.
+    public static func head(of path: String, count: Int) throws(ReadFailure) -> [UInt8] {
+        try read(path, upTo: count, refusingMore: false)
+    }
+
+    private static func read(_ path: String, upTo limit: Int, refusingMore: Bool) throws(ReadFailure) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw ReadFailure(reason: reason(errno: errno), tooLarge: false, code: errno) }
         defer { close(fd) }
@@ -159,13 +169,16 @@ public enum SecureFile {
         if status.st_mode & S_IFMT == S_IFREG { bytes.reserveCapacity(min(Int(status.st_size), limit)) }
         var chunk = [UInt8](repeating: 0, count: 64 << 10)
         while true {
-            let count = chunk.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress, $0.count) }
+            // Past the limit by one byte at most, so `refusingMore` can tell a longer file.
+            let wanted = refusingMore ? chunk.count : min(chunk.count, limit - bytes.count)
+            if wanted == 0 { return bytes }
+            let count = chunk.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress, wanted) }
             if count == 0 { return bytes }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw ReadFailure(reason: reason(errno: errno), tooLarge: false, code: errno)
             }
-            guard bytes.count + count <= limit else {
+            guard bytes.count + count <= limit || !refusingMore else {
                 throw ReadFailure(reason: "it holds more than \(limit >> 20) MiB", tooLarge: true)
             }
             bytes.append(contentsOf: chunk[..<count])

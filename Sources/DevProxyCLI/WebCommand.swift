@@ -32,7 +32,8 @@ enum WebCommand {
         do {
             opened = try SessionImport.open(path: path)
         } catch let error as SessionStoreError {
-            throw CommandFailure("cannot open \(path): \(error.reason)")
+            // Most reasons name the file already ("cannot read PATH: …", "PATH is not a HAR file").
+            throw CommandFailure(error.reason.contains(path) ? error.reason : "cannot open \(path): \(error.reason)")
         }
         if let report = opened.report {
             Output.line("imported \(report.flows) flow(s) from \(path)")

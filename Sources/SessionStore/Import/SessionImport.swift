@@ -38,11 +38,12 @@ public enum SessionImport {
     /// Which format the file at `path` is in, from its first bytes.
     /// - Throws: `SessionStoreError(.open)` when it cannot be read.
     public static func format(of path: String) throws -> Format {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw SessionStoreError(.open, "cannot read \(path)")
+        let head: [UInt8]
+        do {
+            head = try SecureFile.head(of: path, count: 4096)
+        } catch {
+            throw SessionStoreError(.open, "cannot read \(path): \(error.reason)")
         }
-        defer { try? handle.close() }
-        let head = [UInt8]((try? handle.read(upToCount: 4096)) ?? Data())
         if head.starts(with: Array("SQLite format 3\0".utf8)) { return .session }
         // A HAR file is one JSON object whose first key is usually "log"; a flow log is one per line.
         let text = String(decoding: head, as: UTF8.self)

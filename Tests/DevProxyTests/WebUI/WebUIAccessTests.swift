@@ -168,6 +168,17 @@ import Testing
         #expect(!result.stdout.contains("web ui:"))
     }
 
+    /// A file that cannot be read says why, once: "cannot read PATH" had no reason for a missing
+    /// file, and a directory read "cannot open PATH: cannot read PATH: it is a directory".
+    @Test func webSaysWhyItCannotReadAFile() throws {
+        let directory = TemporaryDirectory()
+        for (path, reason) in [(directory.file("absent.har"), "no such file"), (directory.path, "it is a directory")] {
+            let result = try Subprocess.run(Subprocess.devproxy, ["web", path, "--web", "127.0.0.1:0"], timeout: 10)
+            #expect(result.status == 1)
+            #expect(result.stderr == "error: cannot read \(path): \(reason)\n", "\(result.stderr)")
+        }
+    }
+
     /// `devproxy web` refuses an empty password file as `run` does, before it serves anything.
     @Test func webRefusesAnEmptyPasswordFile() throws {
         let directory = TemporaryDirectory()
