@@ -230,6 +230,38 @@ final class SessionImportTests: XCTestCase {
         XCTAssertEqual(try logStore.body(id: "n1", part: .request)?.size, 3)
     }
 
+    /// `devproxy web <(zcat flows.jsonl.gz)`: the format sniff read the pipe's first 4 KiB and the
+    /// import then read on from there, so the first flows were lost without a word (and before,
+    /// the import could not read a pipe at all). A pipe is now copied once and imported whole.
+    func testAFlowLogThroughAPipeImportsWhole() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("flows.jsonl")
+        let log = try JSONLinesFlowLog(path: path)
+        for round in 0..<40 {
+            for var flow in Self.samples {
+                flow.id += "-\(round)"
+                log.record(flow)
+            }
+        }
+        log.close()
+        let bytes = try XCTUnwrap(FileManager.default.contents(atPath: path))
+        XCTAssertGreaterThan(bytes.count, 4096, "more than the sniff reads")
+        let pipe = Pipe()
+        let writer = Thread {
+            pipe.fileHandleForWriting.write(bytes)
+            try? pipe.fileHandleForWriting.close()
+        }
+        writer.start()
+        let before = Set((try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? [])
+        let (store, report) = try SessionImport.open(path: "/dev/fd/\(pipe.fileHandleForReading.fileDescriptor)")
+        defer { store.close() }
+        XCTAssertEqual(report?.flows, 120)
+        XCTAssertEqual(report?.problems, [])
+        XCTAssertNotNil(try store.flowJSON(id: Self.samples[0].id + "-0"), "the first flow, within the first 4 KiB")
+        let after = Set((try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? [])
+        XCTAssertEqual(after.subtracting(before).filter { $0.hasPrefix("devproxy-import-") }, [], "the copy is removed")
+    }
+
     func testASavedSessionOpensReadOnly() throws {
         let directory = TemporaryDirectory()
         try StoreFixtures.store(in: directory).close()

@@ -58,6 +58,10 @@ public enum SessionImport {
     /// - Returns: the store and, for imports, what was read.
     /// - Throws: `SessionStoreError` when the file is unreadable or in none of the formats.
     public static func open(path: String) throws -> (store: SessionStore, report: Report?) {
+        var status = stat()
+        if stat(path, &status) == 0, [S_IFIFO, S_IFCHR, S_IFSOCK].contains(status.st_mode & S_IFMT) {
+            return try openStream(path)
+        }
         switch try format(of: path) {
         case .session:
             return (try SessionStore(path: path, readOnly: true), nil)
@@ -68,6 +72,29 @@ public enum SessionImport {
             let store = try SessionStore.temporary()
             return (store, try har(at: path, into: store))
         }
+    }
+
+    /// A pipe (`devproxy web <(zcat flows.jsonl.gz)`, `/dev/stdin`) is read once: its first bytes
+    /// cannot be looked at and then read again (the import lost them), so it is copied to a
+    /// private temporary file, imported from there, and the copy removed.
+    private static func openStream(_ path: String) throws -> (store: SessionStore, report: Report?) {
+        let bytes: [UInt8]
+        do {
+            bytes = try SecureFile.contents(of: path, limit: .max)
+        } catch {
+            throw SessionStoreError(.open, "cannot read \(path): \(error.reason)")
+        }
+        let copy = NSTemporaryDirectory() + "devproxy-import-\(UUID().uuidString).input"
+        do {
+            try SecureFile.write(bytes, to: copy, mode: SecureFile.privateMode)
+        } catch let error as CAError {
+            throw SessionStoreError(.open, "cannot keep what \(path) sent: \(error.reason)")
+        }
+        defer { unlink(copy) }
+        guard try format(of: copy) != .session else {
+            throw SessionStoreError(.open, "\(path) sends a saved session; open the session's file itself")
+        }
+        return try open(path: copy)
     }
 
     /// Stores every flow of the JSON Lines flow log at `path` in `store`, then flushes.
