@@ -12,10 +12,28 @@ extension Array where Element == SocketAddress {
         }
     }
 
-    func refusal(host: String, port: Int, saying reason: (SocketAddress) -> String) -> String? {
+    func refusal(host: String, port: Int, exactly: Bool = false, saying reason: (SocketAddress) -> String) -> String? {
         guard contains(where: { $0.port == port }),
               let addresses = try? Resolver.resolve(host: host, port: port) else { return nil }
-        return addresses.first(where: isForbidden).map(reason)
+        return addresses.first(where: exactly ? isListening : isForbidden).map(reason)
+    }
+
+    /// Whether one of the listeners itself accepts connections to `address`: its exact address, or
+    /// (a wildcard listener) any of this machine's addresses of the family it accepts. Narrower
+    /// than `isForbidden`: `[::1]:8080` is another program's while DevProxy listens on
+    /// `127.0.0.1:8080`, and dialling it is no loop.
+    func isListening(_ address: SocketAddress) -> Bool {
+        let host = address.host.lowercased()
+        let mapped = host.hasPrefix("::ffff:") ? String(host.dropFirst("::ffff:".count)) : host
+        return contains { listener in
+            guard listener.port == address.port else { return false }
+            let own = listener.host.lowercased()
+            if own == host || own == mapped { return true }
+            // `::` also takes IPv4 (a dual-stack socket); `0.0.0.0` only IPv4.
+            guard own == "::" || (own == "0.0.0.0" && !mapped.contains(":")) else { return false }
+            return address.isLoopback || mapped.hasPrefix("127.") || host == "0.0.0.0" || host == "::"
+                || Self.localHosts().contains(host) || Self.localHosts().contains(mapped)
+        }
     }
 
     /// Whether `address` reaches one of the listeners: its port on any loopback address, its
@@ -71,7 +89,7 @@ final class OwnListeners: Sendable {
     /// `host:port` is; empty for a request's destination), or nil when it may.
     func refusal(host: String, port: Int, what: String = "") -> String? {
         let own = addresses.withLock { $0 }
-        return own.refusal(host: host, port: port) { address in
+        return own.refusal(host: host, port: port, exactly: true) { address in
             "refused: \(what.isEmpty ? "" : what + " ")\(host):\(port) is DevProxy's own proxy listener (\(address)); "
                 + "the request would come back to it in a loop"
         }

@@ -47,6 +47,25 @@ import TestSupport
         }
     }
 
+    /// The loop check matches the address a listener takes, not every loopback address on its
+    /// port as the web UI's refusal does: `[::1]:8080` is another program's while DevProxy
+    /// listens on `127.0.0.1:8080`, and a request for it reached the onboarding page instead.
+    @Test func onlyWhatAListenerTakesIsItsOwn() throws {
+        func address(_ host: String) throws -> SocketAddress {
+            try #require(try Resolver.resolve(host: host, port: 8080).first)
+        }
+        let loopback = [try address("127.0.0.1")]
+        #expect(loopback.isListening(try address("127.0.0.1")))
+        #expect(!loopback.isListening(try address("::1")))
+        #expect(!loopback.isListening(try address("127.0.0.2")))
+        #expect(loopback.isForbidden(try address("::1")), "the web UI's refusal stays as wide as it was")
+        let any4 = [try address("0.0.0.0")]
+        let (v4, v6) = (try address("127.0.0.1"), try address("::1"))
+        #expect(any4.isListening(v4) && !any4.isListening(v6))
+        let any6 = [try address("::")]
+        #expect(any6.isListening(v6) && any6.isListening(v4))
+    }
+
     /// The onboarding address a phone opens after its proxy is set arrives as an absolute-form
     /// request for the proxy's own port: the site answers it, nothing is dialled.
     @Test func theOnboardingAddressThroughTheProxyIsServed() throws {
