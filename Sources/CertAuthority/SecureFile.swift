@@ -148,16 +148,16 @@ public enum SecureFile {
     /// ca)`, `/dev/stdin`), which Foundation's `contents(atPath:)` could not read. More than
     /// `limit` bytes is refused, not read into memory.
     public static func contents(of path: String, limit: Int = defaultReadLimit) throws(ReadFailure) -> [UInt8] {
-        try read(path, upTo: limit, refusingMore: true)
+        try readBytes(path, upTo: limit, refusingMore: true)
     }
 
     /// The first `count` bytes of a file (fewer when it is shorter), with `contents(of:)`'s failures:
     /// enough to tell a format by, without reading a whole session.
     public static func head(of path: String, count: Int) throws(ReadFailure) -> [UInt8] {
-        try read(path, upTo: count, refusingMore: false)
+        try readBytes(path, upTo: count, refusingMore: false)
     }
 
-    private static func read(_ path: String, upTo limit: Int, refusingMore: Bool) throws(ReadFailure) -> [UInt8] {
+    private static func readBytes(_ path: String, upTo limit: Int, refusingMore: Bool) throws(ReadFailure) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw ReadFailure(reason: reason(errno: errno), tooLarge: false, code: errno) }
         defer { close(fd) }

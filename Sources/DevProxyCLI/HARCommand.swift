@@ -35,12 +35,7 @@ enum HARCommand {
             let hint = error.code == .notFound ? "; give the file the proxy wrote with --log" : ""
             throw CommandFailure(error.reason + hint)
         }
-        Output.warnings(log.problems.map { "\(logPath) line \($0.line): \($0.reason)" }, rest: "unreadable line(s)")
-        // Not one line a flow: the wrong file (a HAR, a session, anything else), not a torn log.
-        if log.flows.isEmpty, !log.problems.isEmpty {
-            throw CommandFailure("\(logPath) holds no flow: none of its lines is a flow record; give the flow log "
-                                 + "devproxy wrote with --log")
-        }
+        try checkFlowLog(log, path: logPath, rest: "unreadable line(s)")
 
         guard let outputPath, outputPath != "-" else {
             let bytes = try HARWriter.encode(log.flows)
@@ -59,5 +54,18 @@ enum HARCommand {
                      "Next: import it in Chrome DevTools (Network → Import HAR file…), "
                         + "or `jq '.log.entries[].request.url' \(outputPath)`")
         return 0
+    }
+
+    /// Warns of a flow log's unreadable lines (the first ten; `rest` names the count of the others)
+    /// and refuses a log none of whose lines is a flow: the wrong file (a HAR, a session, anything
+    /// else), not a torn log. `har` and `qa verdict` read logs alike.
+    /// - Throws: `CommandFailure` for a file with no flow in it.
+    static func checkFlowLog(_ log: (flows: [Flow], problems: [(line: Int, reason: String)]), path: String,
+                             rest: String) throws {
+        Output.warnings(log.problems.map { "\(path) line \($0.line): \($0.reason)" }, rest: rest)
+        if log.flows.isEmpty, !log.problems.isEmpty {
+            throw CommandFailure("\(path) holds no flow: none of its lines is a flow record; give the flow log "
+                                 + "devproxy wrote with --log")
+        }
     }
 }

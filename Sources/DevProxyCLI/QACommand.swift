@@ -73,12 +73,8 @@ enum QACommand {
         } catch let error as FlowLogError {
             throw CommandFailure(error.code == .notFound ? "cannot read \(log): no such file" : error.reason)
         }
-        Output.warnings(flows.problems.map { "\(log) line \($0.line): \($0.reason)" }, rest: "unreadable line(s) in \(log)")
-        // Not one line a flow: the wrong file, which must not pass a QA run as "no flows".
-        if flows.flows.isEmpty, !flows.problems.isEmpty {
-            throw CommandFailure("\(log) holds no flow: none of its lines is a flow record; give the flow log "
-                                 + "devproxy wrote with --log")
-        }
+        // The wrong file must not pass a QA run as "no flows".
+        try HARCommand.checkFlowLog(flows, path: log, rest: "unreadable line(s) in \(log)")
         let explicitReports = arguments.value("reports")
         let reportsPath = explicitReports ?? ((log as NSString).deletingLastPathComponent.isEmpty ? "reports.jsonl"
                                                : (log as NSString).deletingLastPathComponent + "/reports.jsonl")

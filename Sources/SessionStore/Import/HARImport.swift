@@ -62,7 +62,7 @@ enum HAREntry {
             "timings": ["connect": -1, "tls": -1, "send": -1, "wait": -1, "receive": -1],
         ]
         // HAR's `time` is milliseconds; a value no exchange takes (negative, not finite, years) is left out.
-        if let time = entry["time"] as? Double, time.isFinite, (0...1e11).contains(time), let start {
+        if let time = entry["time"] as? Double, (0...1e11).contains(time), let start {
             object["ended"] = FlowTimestamps.string(start.addingTimeInterval(time / 1000))
         } else {
             // A flow has an end; without a usable `time` it is its start (its record did not

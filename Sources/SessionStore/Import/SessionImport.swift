@@ -78,6 +78,17 @@ public enum SessionImport {
     /// cannot be looked at and then read again (the import lost them), so it is copied to a
     /// private temporary file, imported from there, and the copy removed.
     private static func openStream(_ path: String) throws -> (store: SessionStore, report: Report?) {
+        let copy = try temporaryCopy(of: path)
+        defer { unlink(copy) }
+        guard try format(of: copy) != .session else {
+            throw SessionStoreError(.open, "\(path) sends a saved session; open the session's file itself")
+        }
+        return try open(path: copy)
+    }
+
+    /// What the stream at `path` sends, in a new private temporary file. Its bytes are let go
+    /// before the import reads the copy, which would otherwise hold them twice.
+    private static func temporaryCopy(of path: String) throws -> String {
         let bytes: [UInt8]
         do {
             bytes = try SecureFile.contents(of: path, limit: .max)
@@ -90,11 +101,7 @@ public enum SessionImport {
         } catch let error as CAError {
             throw SessionStoreError(.open, "cannot keep what \(path) sent: \(error.reason)")
         }
-        defer { unlink(copy) }
-        guard try format(of: copy) != .session else {
-            throw SessionStoreError(.open, "\(path) sends a saved session; open the session's file itself")
-        }
-        return try open(path: copy)
+        return copy
     }
 
     /// Stores every flow of the JSON Lines flow log at `path` in `store`, then flushes.
