@@ -21,8 +21,8 @@ public enum SecureFile {
             if let failure = writeInPlace(bytes, to: path) { throw writeError(path: path, errno: failure) }
             return
         }
-        let directory = (path as NSString).deletingLastPathComponent
-        let temporary = (directory.isEmpty ? "." : directory) + "/.\((path as NSString).lastPathComponent).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let directory = PathName.directory(of: path)
+        let temporary = (directory.isEmpty ? "." : directory) + "/.\(PathName.lastComponent(of: path)).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard fd >= 0 else { throw writeError(path: path, errno: errno) }
         var ok = fchmod(fd, mode) == 0

@@ -76,8 +76,7 @@ enum QACommand {
         // The wrong file must not pass a QA run as "no flows".
         try HARCommand.checkFlowLog(flows, path: log, rest: "unreadable line(s) in \(log)")
         let explicitReports = arguments.value("reports")
-        let reportsPath = explicitReports ?? ((log as NSString).deletingLastPathComponent.isEmpty ? "reports.jsonl"
-                                               : (log as NSString).deletingLastPathComponent + "/reports.jsonl")
+        let reportsPath = explicitReports ?? PathName.join(PathName.directory(of: log), "reports.jsonl")
         var reports: [ReportRecord] = []
         if explicitReports != nil || FileManager.default.fileExists(atPath: reportsPath) {
             do {

@@ -213,7 +213,7 @@ enum RunCommand {
             path = explicit
         } else if let log = try options.value("log"), JSONLinesFlowLog.isPlainFile(log) {
             // Not beside `/dev/stdout`: that would be a file in /dev.
-            path = ((log as NSString).deletingLastPathComponent as NSString).appendingPathComponent("reports.jsonl")
+            path = PathName.join(PathName.directory(of: log), "reports.jsonl")
         } else if personas || !patterns.isEmpty || sinking {
             path = "reports.jsonl"
         } else {

@@ -28,9 +28,11 @@ struct RunOptions {
             file = [:]
             return
         }
-        let data = try SecureFile.read(path, what: "the config file")
-        guard let object = try? JSONSerialization.jsonObject(with: Data(data)) as? [String: Any] else {
-            throw CommandFailure("\(path) is not a JSON object")
+        let object: [String: Any]
+        do {
+            object = try JSONDocument.object(try SecureFile.read(path, what: "the config file"))
+        } catch let problem as JSONDocument.Problem {
+            throw CommandFailure("\(path) is \(problem.reason)")
         }
         let known = Self.valued.union(Self.booleans).map { $0.replacingOccurrences(of: "-", with: "_") }
         if let unknown = object.keys.filter({ !$0.hasPrefix("_") && !known.contains($0) }).sorted().first {
@@ -45,8 +47,9 @@ struct RunOptions {
         let key = name.replacingOccurrences(of: "-", with: "_")
         switch file[key] {
         case nil: return nil
-        case let string as String: return string
-        case let number as NSNumber: return number.stringValue
+        case let string as String: return try Self.nonEmpty(string, key: key)
+        // `"body_limit": 1048576`; but `"log": true` is not the file "1".
+        case let number as NSNumber where !JSONDocument.isBoolean(number): return number.stringValue
         default: throw CommandFailure("config key \"\(key)\" must be a string")
         }
     }
@@ -58,19 +61,28 @@ struct RunOptions {
         let key = name.replacingOccurrences(of: "-", with: "_")
         switch file[key] {
         case nil: return []
-        case let string as String: return [string]
-        case let list as [String]: return list
+        case let string as String: return [try Self.nonEmpty(string, key: key)]
+        case let list as [String]: return try list.map { try Self.nonEmpty($0, key: key) }
         default: throw CommandFailure("config key \"\(key)\" must be a string or a list of strings")
         }
+    }
+
+    /// A config value, refused when empty as the same flag's is (`Arguments`): `"log": ""` read on
+    /// as "cannot write : No such file or directory".
+    private static func nonEmpty(_ value: String, key: String) throws -> String {
+        guard !value.isEmpty else {
+            throw UsageError("config key \"\(key)\" is empty; give it a value or leave the key out")
+        }
+        return value
     }
 
     /// A boolean: the flag, else the config key.
     func flag(_ name: String) throws -> Bool {
         if arguments.flag(name) { return true }
         let key = name.replacingOccurrences(of: "-", with: "_")
-        switch file[key] {
-        case nil: return false
-        case let bool as Bool: return bool
+        guard let value = file[key] else { return false }
+        switch value {
+        case let bool as Bool where JSONDocument.isBoolean(value): return bool
         default: throw CommandFailure("config key \"\(key)\" must be true or false")
         }
     }

@@ -75,8 +75,11 @@ public struct CustomPinnerPolicyParser: Sendable {
     ///   object, `.invalidValue` for an unknown `hash`/`scope` or a wrong type, `.invalidPin`,
     ///   `.invalidDomain`, `.tooFewPins` for no pins.
     public func parse(_ data: Data) throws -> PinningPolicy {
-        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
-            throw PolicyError(.unreadable, "a custom policy must be one JSON object")
+        let object: [String: Any]
+        do {
+            object = try JSONDocument.object([UInt8](data))
+        } catch {
+            throw PolicyError(.unreadable, "a custom policy must be one JSON object; this is \(error.reason)")
         }
         if let unknown = object.keys.filter({ !Self.keys.contains($0) && !$0.hasPrefix("_") }).sorted().first {
             let known = Self.keys.sorted().joined(separator: ", ")

@@ -17,8 +17,11 @@ public enum PolicyLoader {
         if text.contains("NSAppTransportSecurity") { return .ats }
         if text.contains("<plist") { return .trustKit }
         if text.drop(while: \.isWhitespace).first == "{" {
-            let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
-            return object?["kind"] as? String == "custom" ? .custom : .trustKit
+            if let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] {
+                return object["kind"] as? String == "custom" ? .custom : .trustKit
+            }
+            // Broken JSON is reported by the parser it was meant for, not as a TrustKit policy.
+            return text.range(of: #""kind"\s*:\s*"custom""#, options: .regularExpression) != nil ? .custom : .trustKit
         }
         return .okHttp
     }

@@ -1,3 +1,4 @@
+import CertAuthority
 import Foundation
 
 /// Parses and validates a TrustKit (iOS/macOS) configuration as `parseTrustKitConfiguration`
@@ -37,14 +38,19 @@ public struct TrustKitPolicyParser: Sendable {
     public func parse(_ data: Data) throws -> PinningPolicy {
         let root: Any
         let first = data.first { !($0 == 0x20 || $0 == 0x09 || $0 == 0x0a || $0 == 0x0d) }
-        do {
-            if first == UInt8(ascii: "{") {
-                root = try JSONSerialization.jsonObject(with: data)
-            } else {
-                root = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+        if first == UInt8(ascii: "{") {
+            do {
+                root = try JSONDocument.object([UInt8](data))
+            } catch {
+                throw PolicyError(.unreadable, "the TrustKit configuration is \(error.reason)")
             }
-        } catch {
-            throw PolicyError(.unreadable, "the TrustKit configuration is neither a property list nor JSON: \(error)")
+        } else {
+            do {
+                root = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+            } catch {
+                let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
+                throw PolicyError(.unreadable, "the TrustKit configuration is neither a property list nor JSON: \(detail)")
+            }
         }
         guard let dictionary = root as? [String: Any] else {
             throw PolicyError(.unreadable, "the TrustKit configuration's root is not a dictionary")

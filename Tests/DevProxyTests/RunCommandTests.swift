@@ -161,6 +161,50 @@ import TestSupport
         #expect(refused.stderr.contains("unknown key \"lisen\""))
     }
 
+    /// A config file's mistakes get one line each that says what to fix: a syntax error by line
+    /// and column (it was "is not a JSON object" for every one), an empty value as an empty flag
+    /// is, and `true` where a path goes is not the file "1". `"quiet": 1` is not `true`.
+    @Test func configFileMistakesSayWhatToFix() throws {
+        let dir = TemporaryDirectory()
+        let cases: [(String, Int32, String)] = [
+            ("{\"listen\": \"127.0.0.1:0\",\n \"quiet\": yes}", 1, "is not valid JSON (line 2, column 11: invalid value)"),
+            ("\n", 1, "is empty, not a JSON object"),
+            ("[\"--listen\"]", 1, "is a JSON array, not an object"),
+            ("{\"log\": true}", 1, "config key \"log\" must be a string"),
+            ("{\"log\": \"\"}", 2, "config key \"log\" is empty; give it a value or leave the key out"),
+            ("{\"passthrough\": [\"a.dev\", \"\"]}", 2, "config key \"passthrough\" is empty"),
+            ("{\"quiet\": 1}", 1, "config key \"quiet\" must be true or false"),
+        ]
+        for (index, (text, status, expected)) in cases.enumerated() {
+            let config = dir.write("config-\(index).json", text)
+            let result = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", dir.file("ca"), "--config", config,
+                                                                  "--listen", "127.0.0.1:0", "--session", "off"],
+                                            directory: dir.path, timeout: 30)
+            #expect(result.status == status, "\(text): \(result.output)")
+            #expect(result.stderr.hasPrefix("error: ") && result.stderr.contains(expected), "\(text): \(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(text): \(result.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir.file("1")))
+    }
+
+    /// Output files named by one character, relative to the working directory: Foundation's
+    /// `deletingLastPathComponent` traps on such a path on Linux, and `--har a`, `devproxy har l
+    /// -o h` and `qa verdict --log l` crashed (signal 4).
+    @Test func oneCharacterFileNamesAreFiles() throws {
+        let dir = TemporaryDirectory()
+        _ = dir.write("l", "")
+        let har = try Subprocess.run(Subprocess.devproxy, ["har", "l", "-o", "h"], directory: dir.path, timeout: 30)
+        #expect(har.status == 0 && har.stdout.contains("Wrote 0 entries to h"), "\(har.output)")
+        #expect(dir.mode("h") == 0o600)
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--har", "a", "--log", "b", "--persona",
+                                         "x.dev=unpinned", "--session", "off"], directory: dir.path)
+        let stopped = proxy.stop()
+        #expect(stopped.status == 0, "\(stopped.stderr)")
+        let written = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir.file("a"))))
+        #expect((written as? [String: Any])?["log"] != nil)
+        #expect(FileManager.default.fileExists(atPath: dir.file("reports.jsonl")))
+    }
+
     /// `--header-timeout`, `--upstream-timeout` (here from the config file) and friends set the
     /// proxy's timeouts; a value that is not a whole number of seconds from 1 to 86400 stops the
     /// start with one line.

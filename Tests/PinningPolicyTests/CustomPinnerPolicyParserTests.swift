@@ -90,4 +90,21 @@ import Testing
         let data = Data(#"{"TSKPinnedDomains": {"a.dev": {"TSKPublicKeyHashes": []}}}"#.utf8)
         #expect(PolicyLoader.detect(data) == .trustKit)
     }
+
+    /// A custom policy with a syntax error is still read as one, and the error says where it is:
+    /// it was read as a TrustKit policy ("the TrustKit library refuses this policy") with
+    /// Foundation's `Error Domain=NSCocoaErrorDomain Code=3840 … around character 36`.
+    @Test func brokenJSONSaysWhereAndStaysCustom() throws {
+        let data = Data("{\"kind\": \"custom\",\n  \"hash\": \"spki\",,\n}".utf8)
+        #expect(PolicyLoader.detect(data) == .custom)
+        #expect(throws: PolicyError(.unreadable, "a custom policy must be one JSON object; this is not valid JSON "
+                                    + "(line 2, column 18: invalid value)")) {
+            try PolicyLoader.load(data: data)
+        }
+        let trustKit = Data("{\"TSKPinnedDomains\": {\"a.dev\": }}".utf8)
+        #expect(throws: PolicyError(.unreadable, "the TrustKit configuration is not valid JSON "
+                                    + "(line 1, column 32: invalid value)")) {
+            try PolicyLoader.load(data: trustKit)
+        }
+    }
 }

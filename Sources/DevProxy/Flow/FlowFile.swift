@@ -42,8 +42,8 @@ enum FlowFile {
             }
             return
         }
-        let directory = (path as NSString).deletingLastPathComponent
-        let name = (path as NSString).lastPathComponent
+        let directory = PathName.directory(of: path)
+        let name = PathName.lastComponent(of: path)
         let unique = "\(getpid())-\(UInt32.random(in: .min ... .max))"
         let temporary = (directory.isEmpty ? "." : directory) + "/.\(name).tmp-\(unique)"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, privateMode)

@@ -1,3 +1,4 @@
+import CertAuthority
 import Foundation
 
 /// How an app signs its requests: which parts of the request go into the HMAC input, in which
@@ -70,8 +71,11 @@ public struct SignatureScheme: Sendable, Equatable {
     ///
     /// - Throws: `ConfigurationError` naming `source` and the key at fault.
     public init(json: [UInt8], source: String) throws {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(json)) as? [String: Any] else {
-            throw ConfigurationError("\(source) is not a JSON object")
+        let object: [String: Any]
+        do {
+            object = try JSONDocument.object(json)
+        } catch {
+            throw ConfigurationError("\(source) is \(error.reason)")
         }
         let known: Set<String> = ["signature_header", "timestamp_header", "nonce_header", "parts", "separator", "hash",
                                   "encoding", "max_skew_seconds"]

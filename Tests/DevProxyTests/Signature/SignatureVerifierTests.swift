@@ -183,7 +183,7 @@ import TestSupport
         let cases: [([String], String)] = [
             (["--verify-signature", "api.acme.dev=\(key),\(md5)"], "unknown hash \"md5\""),
             (["--verify-signature", "api.acme.dev=\(directory.file("missing.key"))"], "cannot read the signing key"),
-            (["--verify-signature", "api.acme.dev=\(key),\(notJSON)"], "is not a JSON object"),
+            (["--verify-signature", "api.acme.dev=\(key),\(notJSON)"], "is not valid JSON (line 1, column 1: invalid value)"),
             (["--verify-signature", "api.acme.dev=\(key),\(badPart)"], "unknown part \"cookie\""),
             (["--verify-signature", "api.acme.dev"], "HOST_GLOB=KEYFILE"),
             (["--verify-signature", "api.acme.dev=\(key)", "--redact", "X-Signature"], "--redact X-Signature"),

@@ -15,13 +15,14 @@ final class DevProxyProcess {
 
     /// Starts `devproxy run ARGS --listen 127.0.0.1:0` and waits for its `listening on` line.
     /// With `webUI`, also waits for the `web ui: URL` line. Under `launcher` (`ip netns exec NAME`,
-    /// which execs it: the process is still devproxy).
+    /// which execs it: the process is still devproxy). In `directory` when given.
     init(_ arguments: [String], environment: [String: String] = [:], listen: Bool = true, webUI: Bool = false,
-         launcher: [String] = []) throws {
+         launcher: [String] = [], directory: String? = nil) throws {
         process.executableURL = URL(fileURLWithPath: launcher.isEmpty ? Subprocess.devproxy : "/usr/bin/env")
         process.arguments = (launcher.isEmpty ? [] : launcher + [Subprocess.devproxy])
             + ["run"] + arguments + (listen ? ["--listen", "127.0.0.1:0"] : [])
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         process.standardOutput = stdout
         process.standardError = stderr
         process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
