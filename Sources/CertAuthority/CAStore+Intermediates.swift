@@ -64,10 +64,22 @@ extension CAStore {
         let bundle = try key.pem() + Array(certificate.pem.utf8) + root.chain.flatMap { Array($0.pem.utf8) }
             + Array(root.certificate.pem.utf8)
         // The ledger first: an intermediate that exists must be traceable, even if writing
-        // the bundle then fails.
+        // the bundle then fails (it is then revoked).
         try ledger.append(LedgerRecord(kind: .intermediate, certificate: certificate, issuer: root.certificate,
                                        keyType: keyType.rawValue, bundle: path, now: now))
-        try SecureFile.write(bundle, to: path, mode: SecureFile.privateMode)
+        do {
+            try SecureFile.write(bundle, to: path, mode: SecureFile.privateMode)
+        } catch let error as CAError {
+            // Its key went with the failed write, so no one holds it; revoked at once rather than
+            // listed as active (`ca list`) with nothing behind it.
+            let revoked = (try? ledger.append(LedgerRecord(revoking: certificate.serialHex, email: email,
+                                                           reason: .cessationOfOperation, now: now))) != nil
+                && (try? writeCRL(signer: root, now: now)) != nil
+            throw CAError(error.code, error.reason + (revoked
+                ? "; the intermediate \(certificate.serialHex) was recorded in the ledger and is now revoked (its key was never written)"
+                : "; the intermediate \(certificate.serialHex) is in the ledger without a bundle: revoke it with "
+                    + "`devproxy ca revoke \(certificate.serialHex)`"))
+        }
         return (certificate, path)
     }
 

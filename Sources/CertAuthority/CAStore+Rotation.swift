@@ -81,8 +81,9 @@ extension CAStore {
     /// - Throws: `.notFound` without a next key, `.signerExpired` when the current root expired.
     public func rotate(name: String?, days: Int, transitionDays: Int, passphrase: String?,
                        now: Date = Date()) throws -> RootRotation {
-        guard days > 0, transitionDays > 0 else {
-            throw CAError(.invalidInput, "--days and --transition-days must be positive numbers of days")
+        try Self.checkRootDays(days)
+        guard transitionDays > 0, transitionDays <= Self.maximumRootDays else {
+            throw CAError(.invalidInput, "--transition-days must be a number of days from 1 to \(Self.maximumRootDays)")
         }
         let old = try rootSigner(passphrase: passphrase)
         guard hasNextRootKey else {

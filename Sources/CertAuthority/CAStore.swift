@@ -45,10 +45,20 @@ public struct CAStore: Sendable {
     ///   - days: validity; 10 years by default in the CLI.
     ///   - passphrase: when given, `root.key` is PKCS#8 encrypted with AES-256-CBC.
     /// - Throws: `.caExists` when a root is already here (never overwritten), `.notWritable`.
+    /// Longest validity a root may have: 100 years. Past 9999-12-31 a certificate's notAfter
+    /// cannot be written (OpenSSL wrote "Bad time value" and reported year 1).
+    public static let maximumRootDays = 36_500
+
+    static func checkRootDays(_ days: Int) throws {
+        guard days > 0, days <= maximumRootDays else {
+            throw CAError(.invalidInput, "--days must be a number of days from 1 to \(maximumRootDays) (100 years), not \(days)")
+        }
+    }
+
     @discardableResult
     public func initialize(name: String, unit: String? = nil, keyType: KeyType, days: Int, passphrase: String?,
                            now: Date = Date()) throws -> Certificate {
-        guard days > 0 else { throw CAError(.invalidInput, "--days must be a positive number of days") }
+        try Self.checkRootDays(days)
         guard !name.isEmpty, name.count <= 64 else {
             throw CAError(.invalidInput, "--name must be 1 to 64 characters (the X.509 limit for a common name)")
         }

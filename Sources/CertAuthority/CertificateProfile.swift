@@ -31,7 +31,11 @@ enum CertificateProfile {
             (NID_subject_alt_name, "email:" + email),
         ]
         if !permittedDNS.isEmpty {
-            let subtrees = permittedDNS.map { "permitted;DNS:" + $0 }.joined(separator: ",")
+            // DNS subtrees say nothing of IP addresses (RFC 5280 §4.2.1.10): NSS accepted a leaf for
+            // any IP literal under an intermediate "for acme.dev". Every address is excluded, as the
+            // CA/Browser Forum asks of a technically constrained subordinate CA (BR 7.1.2.5.2).
+            let subtrees = (permittedDNS.map { "permitted;DNS:" + $0 }
+                            + ["excluded;IP:0.0.0.0/0.0.0.0", "excluded;IP:::/::"]).joined(separator: ",")
             extensions.append((NID_name_constraints, "critical," + subtrees))
         }
         return CertificateBuilder(
@@ -41,8 +45,11 @@ enum CertificateProfile {
             extensions: extensions)
     }
 
-    /// A per-host leaf: SAN always present, CN = the first name, serverAuth only.
-    static func leaf(names: [LeafName], notBefore: Date, notAfter: Date) -> CertificateBuilder {
+    /// A per-host leaf: SAN always present, CN = the first name, serverAuth only. An RSA key's
+    /// leaf may also encipher (`keyEncipherment`, as mkcert and public CAs issue them): TLS 1.2's
+    /// RSA key exchange, which the `no-forward-secrecy` persona offers, needs it, and Java and NSS
+    /// refused the leaf without it ("KeyUsage does not allow key encipherment").
+    static func leaf(names: [LeafName], notBefore: Date, notAfter: Date, rsa: Bool = false) -> CertificateBuilder {
         let san = names.map(\.subjectAltName).joined(separator: ",")
         // RFC 5280 upper bound for CN is 64 characters; the SAN carries the full name.
         let commonName = String((names.first?.text ?? "devproxy").prefix(64))
@@ -51,7 +58,7 @@ enum CertificateProfile {
             notBefore: notBefore, notAfter: notAfter,
             extensions: [
                 (NID_basic_constraints, "critical,CA:FALSE"),
-                (NID_key_usage, "critical,digitalSignature"),
+                (NID_key_usage, rsa ? "critical,digitalSignature,keyEncipherment" : "critical,digitalSignature"),
                 (NID_ext_key_usage, "serverAuth"),
                 (NID_subject_key_identifier, "hash"),
                 (NID_authority_key_identifier, "keyid:always"),

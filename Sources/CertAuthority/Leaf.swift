@@ -57,7 +57,7 @@ public struct LeafIssuer: Sendable {
            ([issuerCertificate] + signer.chain + [signer.root].compactMap { $0 }).contains(where: { $0.spkiDER == spki }) {
             throw CAError(.invalidInput, "a leaf key must not be a CA's key")
         }
-        let certificate = try CertificateProfile.leaf(names: names, notBefore: notBefore, notAfter: notAfter)
+        let certificate = try CertificateProfile.leaf(names: names, notBefore: notBefore, notAfter: notAfter, rsa: key.isRSA)
             .sign(publicKey: key, issuer: issuerCertificate, issuerKey: signer.key)
         return Leaf(certificate: certificate, key: key, chain: signer.chain, issuer: issuerCertificate)
     }

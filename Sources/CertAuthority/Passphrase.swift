@@ -21,7 +21,8 @@ public enum PassphraseSource: Sendable, Equatable {
 
     /// The passphrase, with one trailing newline removed from a file.
     ///
-    /// - Throws: `.notFound` when the file cannot be read, `.invalidInput` when it is empty.
+    /// - Throws: `.notFound` when the file cannot be read, `.invalidInput` when it is empty or not
+    ///   text (bytes that are not UTF-8, or a NUL).
     public func read(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String? {
         switch self {
         case .none:
@@ -29,7 +30,15 @@ public enum PassphraseSource: Sendable, Equatable {
         case .environment(let name):
             return environment[name]
         case .file(let path):
-            var text = String(decoding: try SecureFile.read(path, what: "the passphrase file"), as: UTF8.self)
+            let bytes = try SecureFile.read(path, what: "the passphrase file")
+            // Random bytes (`openssl rand 32 > root.pass`) were read as UTF-8 with every invalid byte
+            // turned into U+FFFD, so other files with the same valid bytes opened the key, and
+            // OpenSSL passes a passphrase as a C string: a NUL byte ended it there.
+            guard let decoded = String(validating: bytes, as: UTF8.self), !bytes.contains(0) else {
+                throw CAError(.invalidInput, "the passphrase file \(path) holds binary bytes, not text; a passphrase is "
+                              + "text: make one with `openssl rand -base64 32 > \(path)`")
+            }
+            var text = decoded
             // One Character either way: Swift reads CR LF as a single grapheme, and `removeLast(2)`
             // also took the passphrase's last character (a file saved with Windows line endings).
             if text.hasSuffix("\r\n") || text.hasSuffix("\n") { text.removeLast() }

@@ -104,13 +104,14 @@ public final class PersonaCertificates: Sendable {
             let notAfter = min(max(now.addingTimeInterval(-86400), issuer.notBefore.addingTimeInterval(1)), now.addingTimeInterval(-1))
             let notBefore = max(notAfter.addingTimeInterval(-7 * 86400), issuer.notBefore)
             let key = try PrivateKey.generate(keyType)
-            let certificate = try CertificateProfile.leaf(names: [name], notBefore: notBefore, notAfter: notAfter)
+            let certificate = try CertificateProfile.leaf(names: [name], notBefore: notBefore, notAfter: notAfter,
+                                                          rsa: key.isRSA)
                 .sign(publicKey: key, issuer: issuer, issuerKey: teamSigner.key)
             return Leaf(certificate: certificate, key: key, chain: teamSigner.chain, issuer: issuer)
         case .selfSigned:
             let key = try PrivateKey.generate(keyType)
             let certificate = try CertificateProfile.leaf(names: [name], notBefore: now.addingTimeInterval(-3600),
-                                                          notAfter: now.addingTimeInterval(30 * 86400))
+                                                          notAfter: now.addingTimeInterval(30 * 86400), rsa: key.isRSA)
                 .sign(publicKey: key, issuer: nil, issuerKey: key)
             return Leaf(certificate: certificate, key: key, chain: [], issuer: certificate)
         case .noForwardSecrecy:

@@ -118,6 +118,9 @@ public final class PrivateKey: @unchecked Sendable {
     /// A short description such as `EC P-256` or `RSA 2048`.
     public var algorithmDescription: String { KeyDescription.describe(pointer) }
 
+    /// Whether this is an RSA key (one that can also encipher: TLS's RSA key exchange).
+    public var isRSA: Bool { EVP_PKEY_get_base_id(pointer) == EVP_PKEY_RSA }
+
     /// The digest to sign with: SHA-384 for P-384 keys, SHA-256 otherwise.
     var signingDigest: OpaquePointer? {
         KeyDescription.describe(pointer) == "EC P-384" ? EVP_sha384() : EVP_sha256()

@@ -86,6 +86,9 @@ extension CAStore {
     /// - Throws: `.notFound` when nothing matches; entries already revoked are not revoked twice.
     public func revoke(serial: String?, email: String?, reason: RevocationReason, passphrase: String?,
                        now: Date = Date()) throws -> [IntermediateEntry] {
+        guard reason != .removeFromCRL else {
+            throw CAError(.invalidInput, "removeFromCRL is not a reason to revoke: in a full CRL it leaves the certificate valid")
+        }
         let signer = try rootSigner(passphrase: passphrase)
         _ = try ledgerOrFail()
         let all = try intermediates(now: now).entries

@@ -55,19 +55,27 @@ public final class Signer: Sendable {
     ///
     /// - Throws: `.signerExpired` or `.signerNotYetValid` with what to do.
     public func checkValidity(at date: Date = Date()) throws {
+        let what = certificate.isSelfSigned ? "the root" : "the intermediate"
         if date > certificate.notAfter {
-            throw CAError(.signerExpired, "the intermediate \(certificate.serialHex) expired on \(ISO8601.string(certificate.notAfter)); get a new one with `devproxy ca issue --email EMAIL`")
+            // The root is what `ca issue` needs: "get a new one with `ca issue`" sent a lead round
+            // in a circle.
+            let remedy = certificate.isSelfSigned
+                ? "this CA cannot sign any more; a new root takes `devproxy ca init --next` and `devproxy ca rotate`, or a new --ca-dir"
+                : "get a new one with `devproxy ca issue --email \(certificate.email ?? "EMAIL")`"
+            throw CAError(.signerExpired, "\(what) \(certificate.serialHex) expired on \(ISO8601.string(certificate.notAfter)); \(remedy)")
         }
         if date < certificate.notBefore {
-            throw CAError(.signerNotYetValid, "the intermediate \(certificate.serialHex) is not valid before \(ISO8601.string(certificate.notBefore))")
+            throw CAError(.signerNotYetValid, "\(what) \(certificate.serialHex) is not valid before \(ISO8601.string(certificate.notBefore))")
         }
     }
 
     /// Whether a leaf for `name` would satisfy the nameConstraints (RFC 5280 §4.2.1.10: a DNS
-    /// name matches a subtree when it equals it or ends with "." + it; IP names are not
-    /// constrained by DNS subtrees).
+    /// name matches a subtree when it equals it or ends with "." + it). An intermediate with DNS
+    /// subtrees signs no IP address: `ca issue --permit-dns` excludes them all, and under one made
+    /// before it did, clients disagreed (OpenSSL refused such a leaf by its CN, NSS took it).
     public func permits(_ name: LeafName) -> Bool {
-        guard !permittedDNS.isEmpty, case .dns(let host) = name else { return true }
+        guard !permittedDNS.isEmpty else { return true }
+        guard case .dns(let host) = name else { return false }
         let bare = host.hasPrefix("*.") ? String(host.dropFirst(2)) : host
         return permittedDNS.contains { subtree in
             let domain = subtree.lowercased()

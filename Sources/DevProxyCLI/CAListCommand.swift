@@ -66,8 +66,15 @@ enum CAListCommand {
             throw UsageError("give either a SERIAL or --email EMAIL (see `devproxy ca list`)")
         }
         let reasonText = arguments.value("reason") ?? "unspecified"
+        let choices = RevocationReason.allCases.filter { $0 != .removeFromCRL }.map(\.rawValue).joined(separator: ", ")
         guard let reason = RevocationReason(argument: reasonText) else {
-            throw UsageError("--reason \(reasonText) is not one of " + RevocationReason.allCases.map(\.rawValue).joined(separator: ", "))
+            throw UsageError("--reason \(reasonText) is not one of \(choices)")
+        }
+        // RFC 5280 §5.3.1: removeFromCRL is for delta CRLs, to take an entry off; in this full CRL
+        // verifiers (OpenSSL's `-crl_check`) read the intermediate as not revoked.
+        guard reason != .removeFromCRL else {
+            throw UsageError("--reason removeFromCRL takes a certificate off a delta CRL; in crl.pem it would leave the "
+                             + "intermediate valid. Use one of \(choices)")
         }
         let store = CACommand.store(arguments)
         let revoked = try store.revoke(serial: serial, email: email, reason: reason,

@@ -107,6 +107,61 @@ import TestSupport
         #expect(result.output.contains("permitted subtree violation"))
     }
 
+    /// DNS subtrees alone left IP addresses unconstrained: NSS accepted a leaf for any IP literal
+    /// under an intermediate "for acme.dev" (OpenSSL refused it only by its CN). Such an
+    /// intermediate now excludes every address, and DevProxy mints no leaf for one (it passes
+    /// the host through).
+    @Test func aDNSConstrainedIntermediateSignsNoIPAddress() throws {
+        let pki = try PKIFixture(permittedDNS: ["acme.dev"])
+        let text = try Subprocess.run("openssl", ["x509", "-noout", "-ext", "nameConstraints"],
+                                      stdin: Array(pki.intermediate.pem.utf8)).stdout
+        #expect(text.contains("Excluded:") && text.contains("IP:0.0.0.0/0.0.0.0")
+                && text.contains("IP:0:0:0:0:0:0:0:0/0:0:0:0:0:0:0:0"), "\(text)")
+        for address in ["127.0.0.1", "::1"] {
+            #expect(!pki.signer.permits(try LeafName(address)))
+            let error = #expect(throws: CAError.self) { try LeafIssuer(signer: pki.signer).issue(for: [try LeafName(address)]) }
+            #expect(error?.code == .nameNotPermitted)
+        }
+        #expect(try PKIFixture().signer.permits(try LeafName("127.0.0.1")))
+        // Bypassing our own refusal, OpenSSL now refuses by the SAN address itself.
+        let key = try PrivateKey.generate(.p256)
+        let forged = try CertificateProfile.leaf(names: [try LeafName("10.0.0.7")], notBefore: Date().addingTimeInterval(-60),
+                                                 notAfter: Date().addingTimeInterval(3600))
+            .sign(publicKey: key, issuer: pki.intermediate, issuerKey: pki.signer.key)
+        let result = try pki.opensslVerify(forged, host: "10.0.0.7")
+        #expect(result.status != 0 && result.output.contains("excluded subtree violation"), "\(result.output)")
+    }
+
+    /// An RSA leaf may encipher, which TLS 1.2's RSA key exchange (the `no-forward-secrecy`
+    /// persona) needs: Java and NSS refused it without keyEncipherment. EC leaves only sign.
+    @Test func rsaLeavesMayEncipher() throws {
+        let pki = try PKIFixture()
+        func usage(_ type: KeyType) throws -> String {
+            let leaf = try LeafIssuer(signer: pki.signer, keyType: type).issue(for: [try LeafName("api.acme.dev")])
+            #expect(try pki.opensslVerify(leaf.certificate, host: "api.acme.dev").status == 0)
+            return try Subprocess.run("openssl", ["x509", "-noout", "-ext", "keyUsage"], stdin: Array(leaf.certificate.pem.utf8)).stdout
+        }
+        #expect(try usage(.rsa2048).contains("Digital Signature, Key Encipherment"))
+        let ec = try usage(.p256)
+        #expect(ec.contains("Digital Signature") && !ec.contains("Encipherment"))
+    }
+
+    /// An expired root is named as the root, with what a lead can do about it: `ca issue` said
+    /// "the intermediate <root serial> expired … get a new one with `devproxy ca issue`".
+    @Test func anExpiredRootIsCalledTheRoot() throws {
+        let pki = try PKIFixture()
+        let later = pki.root.notAfter.addingTimeInterval(86400)
+        let error = #expect(throws: CAError.self) {
+            try pki.store.issueIntermediate(email: "bo@acme.dev", days: 1, permittedDNS: [], keyType: .p256, output: nil,
+                                            passphrase: nil, now: later)
+        }
+        #expect(error?.code == .signerExpired)
+        #expect(error?.reason.hasPrefix("the root \(pki.root.serialHex) expired on ") == true, "\(error?.reason ?? "")")
+        #expect(error?.reason.contains("devproxy ca init --next") == true)
+        let intermediate = #expect(throws: CAError.self) { try pki.signer.checkValidity(at: pki.intermediate.notAfter + 60) }
+        #expect(intermediate?.reason.contains("devproxy ca issue --email ana@acme.dev") == true, "\(intermediate?.reason ?? "")")
+    }
+
     @Test func expiredSignerIsRefused() throws {
         let pki = try PKIFixture()
         let later = pki.intermediate.notAfter.addingTimeInterval(60)

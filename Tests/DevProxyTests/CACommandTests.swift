@@ -145,6 +145,15 @@ import TestSupport
         (["ca", "revoke", "ffff"], "no intermediate with serial ffff"),
         (["ca", "frobnicate"], "unknown command"),
         (["ca", "list", "--bogus"], "unknown option --bogus"),
+        // `/` made the default bundle path leave the CA directory (`intermediates/../../x@…`).
+        (["ca", "issue", "--email", "../../x@acme.dev"], "it contains \"/\""),
+        (["ca", "issue", "--email", "ana\n@acme.dev"], "control character U+A"),
+        (["ca", "issue", "--email", "anä@acme.dev"], "non-ASCII"),
+        (["ca", "issue", "--email", String(repeating: "a", count: 65) + "@acme.dev"], "longer than 64"),
+        (["ca", "issue", "--email", "ana@-acme.dev"], "not a host name"),
+        (["ca", "revoke", "ffff", "--reason", "removeFromCRL"], "would leave the intermediate valid"),
+        (["ca", "init", "--days", "3000000"], "from 1 to 36500"),
+        (["ca", "init", "--days", "9223372036854775807"], "from 1 to 36500"),
     ])
     func badInputEndsInOneErrorLine(_ arguments: [String], _ expected: String) throws {
         _ = try devproxy(["ca", "init", "--ca-dir", ca])
@@ -153,6 +162,36 @@ import TestSupport
         let line = errorLine(result)
         #expect(line.contains(expected), "\(result.output)")
         #expect(line.split(separator: "\n").count == 1)
+    }
+
+    /// Random bytes as a passphrase file were read as UTF-8 with each invalid byte made U+FFFD:
+    /// another file with the same valid bytes opened the key, and OpenSSL could not open it with
+    /// the file that encrypted it. Such a file is refused, naming how to make a text one.
+    @Test func aBinaryPassphraseFileIsRefused() throws {
+        let binary = dir.write("binary.pass", bytes: [0x41, 0xFF, 0xFE, 0xFD, 0xFC])
+        let withNUL = dir.write("nul.pass", bytes: Array("s3cret\u{0}more".utf8))
+        for file in [binary, withNUL] {
+            let result = try devproxy(["ca", "init", "--ca-dir", dir.file("ca-\(PathName.lastComponent(of: file))"),
+                                       "--passphrase-file", file])
+            #expect(result.status == 1)
+            #expect(errorLine(result) == "error: the passphrase file \(file) holds binary bytes, not text; a passphrase is "
+                    + "text: make one with `openssl rand -base64 32 > \(file)`", "\(result.output)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir.file("ca-binary.pass/root.key")))
+    }
+
+    /// A bundle that cannot be written leaves its intermediate revoked in the ledger and on the
+    /// CRL, not listed as active with no key behind it.
+    @Test func anIntermediateWhoseBundleCannotBeWrittenIsRevoked() throws {
+        _ = try devproxy(["ca", "init", "--ca-dir", ca])
+        let failed = try devproxy(["ca", "issue", "--ca-dir", ca, "--email", "a@b.co", "--out", dir.file("no/such/dir/a.pem")])
+        #expect(failed.status == 1)
+        #expect(errorLine(failed).contains("was recorded in the ledger and is now revoked"), "\(failed.output)")
+        let list = try devproxy(["ca", "list", "--ca-dir", ca, "--json"])
+        let entries = try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]]
+        #expect(entries?.count == 1 && entries?.first?["status"] as? String == "revoked", "\(list.output)")
+        let crl = try Subprocess.run("openssl", ["crl", "-in", dir.file("ca/crl.pem"), "-noout", "-text"])
+        #expect(crl.stdout.contains("Cessation Of Operation"), "\(crl.output)")
     }
 
     @Test func missingCADirectoryNamesTheFix() throws {

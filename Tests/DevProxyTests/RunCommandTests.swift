@@ -258,6 +258,27 @@ import TestSupport
         #expect(curl.status == 0, "\(curl.output)")
     }
 
+    /// A bundle whose key the engineer encrypted opens with `--passphrase-file`, as the error for
+    /// it says: the passphrase was asked for and then never passed on.
+    @Test func anEncryptedBundleOpensWithThePassphraseFile() throws {
+        let pki = try PKIFixture()
+        let data = TemporaryDirectory()
+        let pass = data.write("bundle.pass", "correct horse\n")
+        let key = try Subprocess.run("openssl", ["pkcs8", "-topk8", "-v2", "aes-256-cbc", "-in", pki.bundlePath,
+                                                 "-passout", "file:\(pass)"])
+        #expect(key.status == 0, "\(key.output)")
+        let certificates = String(decoding: try SecureFile.read(pki.bundlePath, what: "bundle"), as: UTF8.self)
+            .components(separatedBy: "-----END PRIVATE KEY-----\n").last ?? ""
+        let bundle = data.write("encrypted-bundle.pem", key.stdout + certificates)
+        let refused = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", data.file("ca"), "--intermediate", bundle,
+                                                               "--listen", "127.0.0.1:0", "--session", "off"])
+        #expect(refused.status == 1 && refused.stderr.contains("--passphrase-file"), "\(refused.output)")
+        let proxy = try DevProxyProcess(["--ca-dir", data.file("ca"), "--intermediate", bundle, "--passphrase-file", pass,
+                                         "--session", "off"])
+        #expect(proxy.banner.contains("signing leaves with the intermediate of ana@acme.dev"), "\(proxy.banner)")
+        #expect(proxy.stop().status == 0)
+    }
+
     @Test func revokedIntermediateIsRefusedWithTheFix() throws {
         let pki = try PKIFixture()
         _ = try pki.store.revoke(serial: nil, email: "ana@acme.dev", reason: .keyCompromise, passphrase: nil)

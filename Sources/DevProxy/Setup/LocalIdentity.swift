@@ -10,7 +10,11 @@ public enum LocalIdentity {
         if let override = environment["DEVPROXY_EMAIL"], !override.isEmpty { return override }
         if let git = gitEmail(environment: environment) { return git }
         let user = environment["USER"] ?? environment["LOGNAME"] ?? "developer"
-        var host = ProcessInfo.processInfo.hostName.lowercased()
+        // A host name is not always a DNS name (`Ana's MacBook`): what an address cannot hold becomes `-`.
+        var host = String(ProcessInfo.processInfo.hostName.lowercased().unicodeScalars.map { scalar -> Character in
+            ("a"..."z").contains(scalar) || ("0"..."9").contains(scalar) || scalar == "." || scalar == "_" ? Character(scalar) : "-"
+        }).split(separator: ".").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "-")) }.filter { !$0.isEmpty }
+            .joined(separator: ".")
         if host.isEmpty || host == "localhost" { host = "devproxy" }
         if !host.contains(".") { host += ".local" }
         return "\(user)@\(host)"

@@ -37,7 +37,8 @@ public struct SignerSelection {
     public func select(now: Date = Date()) throws -> Result {
         var notes: [String] = []
         if let bundlePath {
-            let signer = try Signer(bundle: try SecureFile.read(bundlePath, what: "the intermediate bundle"))
+            let signer = try Signer(bundle: try SecureFile.read(bundlePath, what: "the intermediate bundle"),
+                                passphrase: passphrase)
             try refuseIfRevoked(signer.certificate)
             try signer.checkValidity(at: now)
             notes.append("signing leaves with \(describe(signer.certificate)) from \(bundlePath)")
@@ -78,7 +79,7 @@ public struct SignerSelection {
 
     private func loadBundle(_ entry: IntermediateEntry) throws -> Signer {
         let path = entry.record.bundle ?? store.intermediatesDirectory + "/\(entry.email)-\(entry.serial).pem"
-        return try Signer(bundle: try SecureFile.read(path, what: "the intermediate bundle"))
+        return try Signer(bundle: try SecureFile.read(path, what: "the intermediate bundle"), passphrase: passphrase)
     }
 
     /// A bundle handed over by a security lead may have been revoked since; the ledger says so
