@@ -13,6 +13,9 @@ public struct TraceFinding: Sendable {
         case issuedByRoot = "issued_by_root"
         /// A rotation's cross-certificate: a newer root of ours signed by an older one.
         case isCrossCertificate = "is_cross_certificate"
+        /// A CA certificate our root signed that the ledger does not hold: issuance nobody
+        /// recorded, or a ledger line lost. Never "team-shared signing": it can sign for anyone.
+        case unrecordedCA = "unrecorded_ca"
     }
 
     public let certificate: Certificate
@@ -49,8 +52,8 @@ extension CAStore {
             } else if let match = loaded.first(where: { certificate.isIssued(by: $0.1) }) {
                 findings.append(TraceFinding(certificate: certificate, relation: .issuedByIntermediate, intermediate: match.0))
             } else if let root = roots.first(where: { certificate.isIssued(by: $0) }) {
-                findings.append(TraceFinding(certificate: certificate, relation: .issuedByRoot, intermediate: nil,
-                                             root: root))
+                findings.append(TraceFinding(certificate: certificate, relation: certificate.isCA ? .unrecordedCA : .issuedByRoot,
+                                             intermediate: nil, root: root))
             }
         }
         return findings

@@ -34,6 +34,12 @@ enum CATraceCommand {
         }
         let store = CACommand.store(arguments)
         let findings = try store.trace(try SecureFile.read(file, what: "the certificate"))
+        // A bad ledger line may be the record a chain traces to: said, as `ca list` says it.
+        let problems = (try? store.intermediates().problems) ?? []
+        for problem in problems {
+            Output.warning("\(store.ledgerPath) \(problem)")
+        }
+        let unrecorded = findings.contains { $0.relation == .unrecordedCA }
         let rows = findings.map { finding in
             Finding(relation: finding.relation.rawValue, subject: finding.certificate.subject,
                     certificateSerial: finding.certificate.serialHex, serial: finding.intermediate?.serial,
@@ -44,7 +50,7 @@ enum CATraceCommand {
         if arguments.flag("json") {
             Output.json(Report(found: !findings.isEmpty, serial: primary?.serial, email: primary?.email,
                                status: primary?.status.rawValue, findings: rows))
-            return findings.isEmpty ? 1 : 0
+            return findings.isEmpty || unrecorded ? 1 : 0
         }
         let current = try? store.rootCertificate()
         guard !findings.isEmpty else {
@@ -61,6 +67,14 @@ enum CATraceCommand {
                 let which = finding.root == current
                     ? "this CA's root" : "a previous root of this CA (\(finding.root?.subject ?? "?"))"
                 Output.line("\(subject): signed directly by \(which) (team-shared signing).")
+            case .unrecordedCA:
+                let which = finding.root == current ? "this CA's root" : "a previous root of this CA (\(finding.root?.subject ?? "?"))"
+                Output.line("\(subject): a CA certificate signed by \(which) that the ledger does not record"
+                            + (problems.isEmpty ? "" : " (its record may be the unreadable ledger line above)")
+                            + "; serial \(finding.certificate.serialHex), email \(finding.certificate.email ?? "none"), valid "
+                            + "\(Output.date(finding.certificate.notBefore)) to \(Output.date(finding.certificate.notAfter)). "
+                            + "Whoever holds its key signs leaves that chain to the root: find out who, or revoke it with "
+                            + "`devproxy ca revoke \(finding.certificate.serialHex)` once the ledger is repaired.")
             case .isCrossCertificate:
                 let signer = finding.root?.subject ?? "an older root"
                 Output.line("\(subject): this CA's cross-certificate (the newer root signed by \(signer)), "
@@ -75,6 +89,6 @@ enum CATraceCommand {
         if let primary, primary.status == .active {
             Output.line("To stop it: devproxy ca revoke \(primary.serial) --reason keyCompromise")
         }
-        return 0
+        return unrecorded ? 1 : 0
     }
 }

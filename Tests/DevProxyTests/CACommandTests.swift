@@ -82,6 +82,28 @@ import TestSupport
         #expect(result.stdout.contains("Not issued by this CA"))
     }
 
+    /// An intermediate whose ledger line is lost is not "team-shared signing" by the root (exit
+    /// 0, no warning, as it was): it is a CA nobody recorded, said so with the ledger's problem,
+    /// and exit 1.
+    @Test func traceOfAnIntermediateTheLedgerLostSaysSo() throws {
+        _ = try devproxy(["ca", "init", "--ca-dir", ca])
+        let issued = try devproxy(["ca", "issue", "--ca-dir", ca, "--email", "bo@acme.dev", "--out", dir.file("bo.pem")])
+        #expect(issued.status == 0, "\(issued.output)")
+        let intermediate = try #require(try Certificate.all(from: Array(dir.read("bo.pem").utf8)).first)
+        let chain = dir.write("bo-int.pem", intermediate.pem)
+        var lines = dir.read("ca/ledger.jsonl").split(separator: "\n", omittingEmptySubsequences: false)
+        lines[1] = "{corrupt"
+        dir.write("ca/ledger.jsonl", lines.joined(separator: "\n"))
+        let traced = try devproxy(["ca", "trace", "--ca-dir", ca, chain])
+        #expect(traced.status == 1, "\(traced.output)")
+        #expect(traced.stdout.contains("a CA certificate signed by this CA's root that the ledger does not record"), "\(traced.output)")
+        #expect(traced.stdout.contains("serial \(intermediate.serialHex), email bo@acme.dev"))
+        #expect(!traced.stdout.contains("team-shared"))
+        #expect(traced.stderr.contains("warning: \(ca)/ledger.jsonl line 2"), "\(traced.stderr)")
+        let json = try devproxy(["ca", "trace", "--ca-dir", ca, chain, "--json"])
+        #expect(json.status == 1 && json.stdout.contains("\"relation\" : \"unrecorded_ca\""), "\(json.output)")
+    }
+
     @Test func passphraseComesFromAFileOrTheEnvironmentNeverArgv() throws {
         let passFile = dir.write("pass", "s3cret passphrase\n")
         let created = try devproxy(["ca", "init", "--ca-dir", ca, "--passphrase-file", passFile])
