@@ -74,7 +74,7 @@ extension CAStore {
             // listed as active (`ca list`) with nothing behind it.
             let revoked = (try? ledger.append(LedgerRecord(revoking: certificate.serialHex, email: email,
                                                            reason: .cessationOfOperation, now: now))) != nil
-                && (try? writeCRL(signer: root, now: now)) != nil
+                && (try? writeCRL(signer: root, passphrase: passphrase, now: now)) != nil
             throw CAError(error.code, error.reason + (revoked
                 ? "; the intermediate \(certificate.serialHex) was recorded in the ledger and is now revoked (its key was never written)"
                 : "; the intermediate \(certificate.serialHex) is in the ledger without a bundle: revoke it with "

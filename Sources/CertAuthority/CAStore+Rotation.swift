@@ -140,6 +140,10 @@ extension CAStore {
         try SecureFile.write(Array(root.pem.utf8), to: rootCertificatePath, mode: SecureFile.publicMode)
         unlink(nextRootKeyPath)
         unlink(nextRootPublicKeyPath)
+        // Revocations so far, now under the new root too (and still under the old one).
+        if FileManager.default.fileExists(atPath: crlPath) {
+            try refreshCRL(passphrase: passphrase, now: now)
+        }
         return RootRotation(previous: old.certificate, root: root, cross: cross,
                             retiredCertificatePath: retired + ".pem")
     }

@@ -38,6 +38,23 @@ enum RevocationList {
         return bio.bytes
     }
 
+    /// The cRLNumber of every CRL in `pem` (none when it holds no readable CRL).
+    static func numbers(inPEM pem: [UInt8]) -> [Int] {
+        guard let bio = try? MemoryBIO(bytes: pem) else { return [] }
+        var numbers: [Int] = []
+        while let crl = PEM_read_bio_X509_CRL(bio.pointer, nil, nil, nil) {
+            defer { X509_CRL_free(crl) }
+            if let raw = X509_CRL_get_ext_d2i(crl, NID_crl_number, nil, nil) {
+                let integer = raw.assumingMemoryBound(to: ASN1_INTEGER.self)
+                let value = ASN1_INTEGER_get(integer)
+                ASN1_INTEGER_free(integer)
+                if value > 0 { numbers.append(Int(value)) }
+            }
+        }
+        OpenSSLErrorQueue.clear()
+        return numbers
+    }
+
     private static func addEntry(_ crl: OpaquePointer, _ entry: (serial: String, date: Date, reason: RevocationReason)) throws {
         guard let revoked = X509_REVOKED_new() else { throw CAError.openSSL("allocating a CRL entry") }
         var bn: OpaquePointer?
@@ -86,6 +103,12 @@ extension CAStore {
     /// - Throws: `.notFound` when nothing matches; entries already revoked are not revoked twice.
     public func revoke(serial: String?, email: String?, reason: RevocationReason, passphrase: String?,
                        now: Date = Date()) throws -> [IntermediateEntry] {
+        try revokeAndSign(serial: serial, email: email, reason: reason, passphrase: passphrase, now: now).revoked
+    }
+
+    /// `revoke`, with what it wrote to `crl.pem`.
+    public func revokeAndSign(serial: String?, email: String?, reason: RevocationReason, passphrase: String?,
+                              now: Date = Date()) throws -> (revoked: [IntermediateEntry], crl: CRLSummary) {
         guard reason != .removeFromCRL else {
             throw CAError(.invalidInput, "removeFromCRL is not a reason to revoke: in a full CRL it leaves the certificate valid")
         }
@@ -103,20 +126,56 @@ extension CAStore {
         for entry in fresh {
             try ledger.append(LedgerRecord(revoking: entry.serial, email: entry.email, reason: reason, now: now))
         }
-        try writeCRL(signer: signer, now: now)
-        return fresh
+        return (fresh, try writeCRL(signer: signer, passphrase: passphrase, now: now))
     }
 
-    /// Rewrites `crl.pem` from the ledger.
-    func writeCRL(signer: Signer, now: Date) throws {
+    /// What `writeCRL` wrote.
+    public struct CRLSummary: Sendable {
+        /// Serials on it.
+        public let revoked: Int
+        /// Its cRLNumber.
+        public let number: Int
+        /// When relying parties need a fresh one.
+        public let nextUpdate: Date
+        /// Retired roots that signed a CRL of their own in the file.
+        public let retiredRoots: [Certificate]
+    }
+
+    /// Re-signs `crl.pem` with every revocation so far and a new nextUpdate (a week on):
+    /// `devproxy ca crl`, from cron, before the last one runs out.
+    @discardableResult
+    public func refreshCRL(passphrase: String?, now: Date = Date()) throws -> CRLSummary {
+        let signer = try rootSigner(passphrase: passphrase)
+        _ = try ledgerOrFail()
+        return try writeCRL(signer: signer, passphrase: passphrase, now: now)
+    }
+
+    /// Rewrites `crl.pem` from the ledger: the root's CRL, then one signed by each root being
+    /// retired (`ca rotate`'s transition: devices that trust only the old root check the
+    /// intermediates it issued against its own CRL, and `openssl verify -CRLfile` reads every
+    /// CRL in the file). The cRLNumber goes up with every write (RFC 5280 §5.2.3), also when
+    /// nothing was added.
+    @discardableResult
+    func writeCRL(signer: Signer, passphrase: String?, now: Date) throws -> CRLSummary {
         let contents = try ledgerOrFail()
         let revocations = contents.records.filter { $0.type == .revocation }
         let entries = revocations.map { record in
             (serial: record.serial, date: ISO8601.date(record.issuedAt) ?? now,
              reason: record.reason.flatMap(RevocationReason.init(argument:)) ?? .unspecified)
         }
-        let pem = try RevocationList.pem(signer: signer, revoked: entries, number: revocations.count + 1, now: now)
+        let previous = (try? SecureFile.read(crlPath, what: "the CRL")).map(RevocationList.numbers(inPEM:)) ?? []
+        let number = max(revocations.count + 1, (previous.max() ?? 0) + 1)
+        var pem = try RevocationList.pem(signer: signer, revoked: entries, number: number, now: now)
+        let retired = try retiringRoots(now: now).filter { now <= $0.notAfter }
+        for old in retired {
+            let keyPath = retiredDirectory + "/root-\(old.serialHex).key"
+            let key = try PrivateKey(pem: try SecureFile.read(keyPath, what: "the retired root's key"), passphrase: passphrase)
+            let oldSigner = try Signer(certificate: old, key: key, root: old, crossCertificates: [])
+            pem += try RevocationList.pem(signer: oldSigner, revoked: entries, number: number, now: now)
+        }
         try SecureFile.write(pem, to: crlPath, mode: SecureFile.publicMode)
+        return CRLSummary(revoked: entries.count, number: number, nextUpdate: now.addingTimeInterval(RevocationList.validity),
+                          retiredRoots: retired)
     }
 
     private func normalizeSerial(_ serial: String) -> String {

@@ -13,6 +13,7 @@ enum CACommand {
       devproxy ca list                                     every intermediate and its status (--json)
       devproxy ca revoke --email ana@acme.dev --reason keyCompromise
       devproxy ca revoke 5f3a…                             by serial; rewrites crl.pem
+      devproxy ca crl                                      re-signs crl.pem (valid a week): weekly, from cron
       devproxy ca trace leaf.pem                           which engineer's intermediate issued it (--json)
       devproxy ca trace pin-failure-report.json
       devproxy ca export --format der --out root.crt       the root for phones (Android, iOS)
@@ -39,6 +40,7 @@ enum CACommand {
         case "issue": return try CAIssueCommand.run(rest)
         case "list": return try CAListCommand.list(rest)
         case "revoke": return try CAListCommand.revoke(rest)
+        case "crl": return try CAListCommand.crl(rest)
         case "trace": return try CATraceCommand.run(rest)
         case "export": return try export(rest)
         case "rotate": return try CARotateCommand.rotate(rest)

@@ -77,17 +77,37 @@ enum CAListCommand {
                              + "intermediate valid. Use one of \(choices)")
         }
         let store = CACommand.store(arguments)
-        let revoked = try store.revoke(serial: serial, email: email, reason: reason,
-                                       passphrase: try CACommand.passphrase(arguments))
+        let (revoked, crl) = try store.revokeAndSign(serial: serial, email: email, reason: reason,
+                                                     passphrase: try CACommand.passphrase(arguments))
         if revoked.isEmpty {
-            Output.line("Already revoked; nothing to do. \(store.crlPath) is up to date.")
+            Output.line("Already revoked; nothing new to record.")
         }
         for entry in revoked {
             Output.line("Revoked intermediate \(entry.serial) of \(entry.email) (\(reason.rawValue)).")
         }
-        Output.line("Wrote \(store.crlPath); publish it where your devices and tools check revocation:")
-        Output.line("  openssl verify -crl_check -CRLfile \(store.crlPath) -CAfile \(store.rootCertificatePath) CERT.pem")
+        try printCRL(store, summary: crl)
         return 0
+    }
+
+    /// `devproxy ca crl`: re-signs crl.pem (every revocation so far, nextUpdate a week on).
+    static func crl(_ raw: ArraySlice<String>) throws -> Int32 {
+        let arguments = try Arguments(raw, valued: ["ca-dir", "passphrase-file"], booleans: [])
+        guard arguments.positionals.isEmpty else {
+            throw UsageError("unexpected argument \(arguments.positionals[0]); `devproxy ca crl` takes no arguments")
+        }
+        let store = CACommand.store(arguments)
+        try printCRL(store, summary: try store.refreshCRL(passphrase: try CACommand.passphrase(arguments)))
+        return 0
+    }
+
+    private static func printCRL(_ store: CAStore, summary: CAStore.CRLSummary) throws {
+        let retired = summary.retiredRoots.isEmpty ? ""
+            : "; also signed by the retired root" + (summary.retiredRoots.count == 1 ? " " : "s ")
+                + summary.retiredRoots.map { $0.commonName ?? $0.serialHex }.joined(separator: ", ")
+        Output.line("Wrote \(store.crlPath) (\(summary.revoked) revoked, CRL number \(summary.number)\(retired)).")
+        Output.line("It is valid until \(Output.date(summary.nextUpdate)): re-sign it before then with `devproxy ca crl` "
+                    + "(weekly from cron), and publish it where your devices and tools check revocation:")
+        Output.line("  openssl verify -crl_check -CRLfile \(store.crlPath) -CAfile \(store.rootCertificatePath) CERT.pem")
     }
 }
 

@@ -104,6 +104,45 @@ import TestSupport
         #expect(json.status == 1 && json.stdout.contains("\"relation\" : \"unrecorded_ca\""), "\(json.output)")
     }
 
+    /// Every CRL write has a higher cRLNumber (RFC 5280 §5.2.3; a repeated revoke re-signed with
+    /// the same one), `ca crl` re-signs before nextUpdate, and after `ca rotate` the retired root
+    /// signs a CRL too: an intermediate it issued, revoked then, showed OK under `-crl_check`
+    /// against the root devices still trust ("unable to get certificate CRL" at best).
+    @Test func crlNumbersRiseAndTheRetiredRootSignsItsOwn() throws {
+        func number() throws -> String {
+            try Subprocess.run("openssl", ["crl", "-in", dir.file("ca/crl.pem"), "-noout", "-crlnumber"]).stdout
+        }
+        func intermediate(_ bundle: String) throws -> String {
+            let certificate = try #require(try Certificate.all(from: Array(dir.read(bundle).utf8)).first)
+            return dir.write(bundle + "-int.pem", certificate.pem)
+        }
+        _ = try devproxy(["ca", "init", "--ca-dir", ca])
+        _ = try devproxy(["ca", "issue", "--ca-dir", ca, "--email", "a@acme.dev", "--out", dir.file("a.pem")])
+        _ = try devproxy(["ca", "revoke", "--ca-dir", ca, "--email", "a@acme.dev"])
+        #expect(try number() == "crlNumber=0x02\n")
+        let again = try devproxy(["ca", "revoke", "--ca-dir", ca, "--email", "a@acme.dev"])
+        #expect(again.stdout.hasPrefix("Already revoked; nothing new to record.\nWrote \(ca)/crl.pem (1 revoked, CRL number 3)."),
+                "\(again.output)")
+        let refreshed = try devproxy(["ca", "crl", "--ca-dir", ca])
+        #expect(refreshed.status == 0 && refreshed.stdout.contains("CRL number 4"), "\(refreshed.output)")
+        #expect(refreshed.stdout.contains("re-sign it before then with `devproxy ca crl`"))
+        let oldRoot = dir.write("old-root.pem", dir.read("ca/root.pem"))
+        _ = try devproxy(["ca", "init", "--next", "--ca-dir", ca])
+        let rotated = try devproxy(["ca", "rotate", "--ca-dir", ca])
+        #expect(rotated.status == 0, "\(rotated.output)")
+        _ = try devproxy(["ca", "issue", "--ca-dir", ca, "--email", "b@acme.dev", "--out", dir.file("b.pem")])
+        let revoked = try devproxy(["ca", "revoke", "--ca-dir", ca, "--email", "b@acme.dev"])
+        #expect(revoked.stdout.contains("(2 revoked, CRL number 6; also signed by the retired root DevProxy Team Root)"),
+                "\(revoked.output)")
+        let cases = [(oldRoot, try intermediate("a.pem"), [String]()), (dir.file("ca/root.pem"), try intermediate("b.pem"), []),
+                     (oldRoot, try intermediate("b.pem"), ["-untrusted", dir.file("ca/cross.pem")])]
+        for (root, certificate, extra) in cases {
+            let verify = try Subprocess.run("openssl", ["verify", "-crl_check", "-CRLfile", dir.file("ca/crl.pem"),
+                                                        "-CAfile", root] + extra + [certificate])
+            #expect(verify.status != 0 && verify.output.contains("certificate revoked"), "\(certificate): \(verify.output)")
+        }
+    }
+
     @Test func passphraseComesFromAFileOrTheEnvironmentNeverArgv() throws {
         let passFile = dir.write("pass", "s3cret passphrase\n")
         let created = try devproxy(["ca", "init", "--ca-dir", ca, "--passphrase-file", passFile])

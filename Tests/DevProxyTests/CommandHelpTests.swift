@@ -8,7 +8,7 @@ import TestSupport
 @Suite struct CommandHelpTests {
     static let commands: [[String]] = [
         ["run"], ["ca"], ["ca", "init"], ["ca", "issue"], ["ca", "list"], ["ca", "revoke"], ["ca", "trace"],
-        ["ca", "export"], ["ca", "rotate"], ["trust"], ["trust", "install"], ["trust", "uninstall"], ["trust", "status"],
+        ["ca", "export"], ["ca", "rotate"], ["ca", "crl"], ["trust"], ["trust", "install"], ["trust", "uninstall"], ["trust", "status"],
         ["transparent-rules"], ["pins"], ["pins", "snippet"], ["policy"], ["policy", "check"], ["pin-check"], ["qa"],
         ["qa", "init"], ["qa", "verdict"], ["reports"], ["har"], ["sessions"], ["web"], ["benchmark"],
     ]
