@@ -104,9 +104,11 @@ enum QACommand {
             Output.line("No flows in \(log).")
         }
         let width = max(12, verdicts.map { $0.host.count }.max() ?? 0)
+        // `no-forward-secrecy` read `no-forward-s` in a 12-column persona field.
+        let personaWidth = max(12, verdicts.map { ($0.persona ?? "-").count }.max() ?? 0)
         for verdict in verdicts {
             Output.line("\(verdict.host.padding(toLength: width, withPad: " ", startingAt: 0))  "
-                        + "\((verdict.persona ?? "-").padding(toLength: 12, withPad: " ", startingAt: 0))  "
+                        + "\((verdict.persona ?? "-").padding(toLength: personaWidth, withPad: " ", startingAt: 0))  "
                         + "\(verdict.verdict.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0))  \(verdict.note)")
             let evidence = verdict.evidence.flows.prefix(5).joined(separator: ", ")
                 + (verdict.evidence.flows.count > 5 ? ", … (\(verdict.evidence.flows.count))" : "")

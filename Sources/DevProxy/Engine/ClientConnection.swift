@@ -122,9 +122,18 @@ final class ClientConnection: @unchecked Sendable {
     /// first byte). Records a flow and answers 400/408/414/431 for a bad or slow head; nil when
     /// the connection is done.
     func readHead(_ reader: MessageReader<HTTP1RequestParser>, first: Bool, mode: Flow.Mode, tlsInfo: Flow.TLSInfo.ClientSide?,
-                  onCleanClose: (() -> Void)? = nil) -> HTTPRequestHead? {
+                  draft makeDraft: (() -> FlowDraft)? = nil, onCleanClose: (() -> Void)? = nil) -> HTTPRequestHead? {
         let configuration = server.configuration
         let before = reader.bytesRead
+        // A flow for a head that failed: inside an intercepted CONNECT, one that knows the target,
+        // signer and persona (`makeDraft`); a bad request there had host "" and port 0, and
+        // `qa verdict` counted it under the team persona.
+        func blankDraft() -> FlowDraft {
+            if let makeDraft { return makeDraft() }
+            var draft = FlowDraft(client: clientAddress, listener: listenerInfo, mode: mode, host: "", port: 0)
+            if let tlsInfo { draft.flow.tls = Flow.TLSInfo(client: tlsInfo, upstream: nil) }
+            return draft
+        }
         do {
             // A keep-alive connection may idle (poll() bounds that by the idle timeout); once a
             // request starts it has the header timeout. The socket's own per-read timeout stays
@@ -153,8 +162,7 @@ final class ClientConnection: @unchecked Sendable {
             try? reader.stream.write(version == 4 ? [0x00, 0x5B, 0, 0, 0, 0, 0, 0] : [0x05, 0xFF])
             server.emit(draft.finished())
         } catch let error as HTTP1ParseError {
-            var draft = FlowDraft(client: clientAddress, listener: listenerInfo, mode: mode, host: "", port: 0)
-            if let tlsInfo { draft.flow.tls = Flow.TLSInfo(client: tlsInfo, upstream: nil) }
+            var draft = blankDraft()
             let reason = error.code == .tlsHandshake ? tlsOnPlainListener : error.reason
             draft.fail(.badRequest, reason)
             // To a TLS client this answer reads as "wrong version number", the symptom people
@@ -164,7 +172,7 @@ final class ClientConnection: @unchecked Sendable {
             server.emit(draft.finished())
         } catch let error as NetworkError where error.kind == .timedOut {
             guard reader.bytesRead > before else { return nil }   // idle keep-alive: just close
-            var draft = FlowDraft(client: clientAddress, listener: listenerInfo, mode: mode, host: "", port: 0)
+            var draft = blankDraft()
             draft.fail(.clientTimeout, "the client did not send a complete request head within \(Int(configuration.headerTimeout)) s")
             try? reader.stream.write(ErrorResponse.answer(status: 408, detail: "request head not received within "
                                                               + "\(Int(configuration.headerTimeout)) s", kind: .clientTimeout,

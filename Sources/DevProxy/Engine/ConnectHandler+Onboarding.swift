@@ -54,7 +54,8 @@ extension ConnectHandler {
                                       clientAddress: connection.clientAddress, mode: .https, clientTLS: clientTLS,
                                       signer: signer, persona: persona)
         var first = true
-        while let head = connection.readHead(inner, first: first, mode: .https, tlsInfo: clientTLS) {
+        while let head = connection.readHead(inner, first: first, mode: .https, tlsInfo: clientTLS,
+                                             draft: { context.draft(host: host, port: port) }) {
             first = false
             var path = head.target
             if case .absolute(_, _, _, let absolutePath)? = try? head.requestTarget() { path = absolutePath }

@@ -114,8 +114,11 @@ struct ConnectHandler {
     }
 
     /// Relays bytes untouched and records a tunnel flow.
-    private func tunnel(host: String, port: Int, sni: String?, reason: String, early: [UInt8]) {
+    private func tunnel(host: String, port: Int, sni: String?, reason: String, early: [UInt8], persona: String? = nil) {
         var draft = FlowDraft(client: connection.clientAddress, listener: connection.listenerInfo, mode: .tunnel, host: host, port: port)
+        // `qa verdict` groups flows by persona: without it, a passthrough persona's tunnels read
+        // as the team persona's.
+        draft.flow.persona = persona
         draft.flow.tunnel = Flow.TunnelInfo(sni: sni, bytesFromClient: 0, bytesFromServer: 0, reason: reason)
         defer { server.emit(draft.finished()) }
         let upstream: UpstreamConnection
@@ -154,8 +157,8 @@ struct ConnectHandler {
             return
         }
         guard case .intercept(let leaf, let persona) = presentation else {
-            if case .passthrough(let reason) = presentation {
-                tunnel(host: host, port: port, sni: hello.serverName, reason: reason, early: early)
+            if case .passthrough(let reason, let persona) = presentation {
+                tunnel(host: host, port: port, sni: hello.serverName, reason: reason, early: early, persona: persona)
             }
             return
         }
@@ -194,7 +197,8 @@ struct ConnectHandler {
         defer { tls.close() }
         var first = true
         let handshakeEnded = Date()
-        while let head = connection.readHead(inner, first: first, mode: .https, tlsInfo: clientTLS, onCleanClose: {
+        while let head = connection.readHead(inner, first: first, mode: .https, tlsInfo: clientTLS,
+                                             draft: { context.draft(host: host, port: port) }, onCleanClose: {
             guard first else { return }
             var draft = context.draft(host: host, port: port)
             if let unused = Self.unusedFor(since: handshakeEnded) {

@@ -4,8 +4,8 @@ import CertAuthority
 public enum Presentation: Sendable {
     /// Terminate TLS with this leaf; `persona` goes into the flow.
     case intercept(Leaf, persona: String)
-    /// Tunnel without decryption, for this reason.
-    case passthrough(reason: String)
+    /// Tunnel without decryption, for this reason; `persona` goes into the flow when one chose it.
+    case passthrough(reason: String, persona: String? = nil)
 }
 
 /// Decides, per host, which certificate the client sees (or that it sees none of ours).

@@ -15,7 +15,7 @@ public struct PersonaLeafSource: LeafSource {
         let persona = rules.persona(for: host.text)
         if persona == .team { return try certificates.team.presentation(for: host) }
         guard let leaf = try certificates.leaf(for: persona, host: host.text) else {
-            return .passthrough(reason: "persona passthrough")
+            return .passthrough(reason: "persona passthrough", persona: persona.rawValue)
         }
         return .intercept(leaf, persona: persona.rawValue)
     }

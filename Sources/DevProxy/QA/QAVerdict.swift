@@ -89,7 +89,14 @@ public struct QAVerdict: Codable, Sendable, Equatable {
                 return verdict(.inconclusive, rejected, "the client rejected even the team certificate: is the team root "
                                + "installed on the device and among the app's pins?")
             }
+            if let tunnel = flows.first(where: { $0.mode == .tunnel }), flows.allSatisfy({ $0.mode == .tunnel }) {
+                return verdict(.inconclusive, flows, "not decrypted: DevProxy passed it through ("
+                               + "\(tunnel.tunnel?.reason ?? "a passthrough rule")), so it did not test it")
+            }
             return verdict(.inconclusive, flows, "no request decrypted under the team persona")
+        }
+        if persona == "passthrough" {
+            return verdict(.inconclusive, flows, "passed through undecrypted, as --persona …=passthrough asks: nothing to judge")
         }
         if let offer = tlsPersonas[persona] {
             let refusedTLS = flows.filter { $0.error?.kind == FlowErrorKind.clientHandshakeFailed.rawValue }

@@ -1,4 +1,5 @@
 import CertAuthority
+@testable import DevProxy
 import Foundation
 import Testing
 import TestSupport
@@ -44,6 +45,34 @@ import TestSupport
         // Each persona host saw one refused handshake; the accepted handshakes sent no request.
         #expect(byHost["v12.acme.dev/tls12"] == "refused", "\(result.output)")
         #expect(byHost["rsa.acme.dev/no-forward-secrecy"] == "refused", "\(result.output)")
+    }
+
+    /// Flows keep the persona that chose what the client saw: a `passthrough` persona's tunnel had
+    /// none, and a bad request after an intercepted handshake had no host, port or persona, so
+    /// `qa verdict` showed both as spurious `team inconclusive` rows. The persona column fits
+    /// `no-forward-secrecy` (it read `no-forward-s`).
+    @Test func passthroughTunnelsAndBadRequestsKeepTheirPersona() throws {
+        let log = fixture.directory.file("flows.jsonl")
+        let proxy = try DevProxyProcess(["--ca-dir", fixture.store.directory, "--intermediate", fixture.bundlePath, "--quiet",
+                                         "--log", log, "--persona", "rsa.acme.dev=no-forward-secrecy",
+                                         "--persona", "pt.acme.dev=passthrough", "--resolve", "pt.acme.dev:443:127.0.0.1"])
+        // `echo |` sends a bare LF after the handshake: a bad request.
+        let rsa = try sClient(proxy.port, "rsa.acme.dev", [])
+        #expect(rsa.contains("Cipher is AES128-GCM-SHA256"), "\(rsa)")
+        _ = try sClient(proxy.port, "pt.acme.dev", [])
+        _ = proxy.stop()
+        let flows = try FlowLogReader.read(path: log).flows
+        let bad = try #require(flows.first { $0.error?.kind == "bad_request" })
+        #expect(bad.server.host == "rsa.acme.dev" && bad.server.port == 443 && bad.persona == "no-forward-secrecy")
+        #expect(bad.signer?.email == "ana@acme.dev")
+        let tunnel = try #require(flows.first { $0.mode == .tunnel })
+        #expect(tunnel.server.host == "pt.acme.dev" && tunnel.persona == "passthrough", "\(tunnel)")
+        let result = try Subprocess.run(Subprocess.devproxy, ["qa", "verdict", "--log", log])
+        let rows = result.stdout.split(separator: "\n").filter { !$0.hasPrefix(" ") }
+        #expect(rows.count == 2, "\(result.output)")
+        #expect(rows.contains { $0.hasPrefix("pt.acme.dev   passthrough         inconclusive  passed through undecrypted") },
+                "\(result.output)")
+        #expect(rows.contains { $0.hasPrefix("rsa.acme.dev  no-forward-secrecy  inconclusive") }, "\(result.output)")
     }
 
     @Test func acceptedWhenARequestGoesThroughUnderTLS12() throws {
