@@ -114,6 +114,12 @@ public struct PinSnippet: Sendable {
         entry.append("            ],")
         return (["import TrustKit", "",
                  "// Pins the DevProxy team root for \(domain); call before the first request.",
+                 "// kTSKSwizzleNetworkDelegates false: TrustKit checks only the challenges you hand it, in each",
+                 "// URLSessionDelegate's urlSession(_:didReceive:completionHandler:):",
+                 "//   if !TrustKit.sharedInstance().pinningValidator.handle(challenge, completionHandler: completionHandler) {",
+                 "//       completionHandler(.performDefaultHandling, nil)",
+                 "//   }",
+                 "// (true swizzles every NSURLSession delegate instead, as the Info.plist form sets it).",
                  "let trustKitConfig: [String: Any] = [",
                  "    kTSKSwizzleNetworkDelegates: false,",
                  "    kTSKPinnedDomains: [",
@@ -167,7 +173,13 @@ public struct PinSnippet: Sendable {
 
     private func kotlin() -> String {
         let pattern = includeSubdomains ? "**." + domain : domain
-        var lines = ["// OkHttp: pins the DevProxy team root for \(pattern).", "val certificatePinner = CertificatePinner.Builder()"]
+        var lines = ["// OkHttp: pins the DevProxy team root for \(pattern)."]
+        if includeSubdomains {
+            // OkHttp 3.x reads `**.` as literal text: the pattern matches no host, and pinning is off.
+            lines.append("// `**.` (\(domain) and every subdomain) needs OkHttp 4.x; on 3.x it matches nothing: "
+                         + "list \(domain) and each subdomain (or *.\(domain), one level) instead.")
+        }
+        lines.append("val certificatePinner = CertificatePinner.Builder()")
         lines += pins.map { "    .add(\"\(pattern)\", \"sha256/\($0.base64)\") // \($0.comment)" }
         lines += ["    .build()", "val client = OkHttpClient.Builder()", "    .certificatePinner(certificatePinner)", "    .build()"]
         return lines.joined(separator: "\n") + "\n"

@@ -37,10 +37,14 @@ import Testing
         let policy = try OkHttpPinnerParser().parse(snippet().render(.okHttp))
         #expect(policy.domains.map(\.pattern) == ["**.api.acme.dev"])
         #expect(policy.entries(for: "api.acme.dev").flatMap(\.pins) == expectedPins)
+        // OkHttp 3.x reads `**.` literally and pins nothing: the snippet says so.
+        #expect(snippet().render(.okHttp).contains("needs OkHttp 4.x; on 3.x it matches nothing"))
     }
 
     @Test func swiftSnippetCarriesEveryKeyAndPin() {
         let text = snippet().render(.trustKit)
+        // Without swizzling, TrustKit sees only the challenges the app's delegate hands it.
+        #expect(text.contains("pinningValidator.handle(challenge, completionHandler: completionHandler)"))
         for needle in ["kTSKIncludeSubdomains: true", "kTSKEnforcePinning: true", "kTSKExpirationDate: \"2030-01-31\"",
                        "\"\(Self.root)\", // team root", "\"\(Self.backup)\", // backup"] {
             #expect(text.contains(needle), "\(needle)")
