@@ -85,7 +85,15 @@ enum PinsCommand {
             Output.line("  key        \(row.key)")
             if let notAfter = row.notAfter { Output.line("  not after  \(notAfter)") }
             Output.line("  pin        \(row.pin)")
-            if row.kind != "certificate" { Output.line("             (a key or CSR: use it as the backup pin for the next key)") }
+            guard row.kind != "certificate" else { continue }
+            // A bundle's key belongs to its intermediate: pinning an engineer's key as "the backup"
+            // would let that one engineer's intermediate past every app's pins.
+            if let owner = rows.first(where: { $0.file == row.file && $0.kind == "certificate" && $0.spkiSHA256 == row.spkiSHA256 }) {
+                Output.line("             (the key of \(owner.subject ?? "a certificate") in this file, not a backup pin: a backup "
+                            + "pin is a key no certificate uses yet, such as `devproxy ca init --next`)")
+            } else {
+                Output.line("             (a key or CSR: use it as the backup pin for the next key)")
+            }
         }
         return 0
     }

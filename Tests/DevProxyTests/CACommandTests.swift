@@ -292,4 +292,18 @@ import TestSupport
         #expect(bad.status == 1)
         #expect(errorLine(bad).contains("junk.pem"))
     }
+
+    /// An engineer's bundle holds the intermediate's key: `pins` called it "the backup pin for the
+    /// next key", which would let that one intermediate past every app's pins. A lone key keeps
+    /// the backup note.
+    @Test func aBundlesKeyIsNotOfferedAsTheBackupPin() throws {
+        _ = try devproxy(["ca", "init", "--ca-dir", ca])
+        _ = try devproxy(["ca", "issue", "--ca-dir", ca, "--email", "a@acme.dev", "--out", dir.file("a.pem")])
+        let bundle = try devproxy(["pins", dir.file("a.pem")])
+        #expect(bundle.stdout.contains("(the key of O = DevProxy, CN = DevProxy Intermediate a@acme.dev, emailAddress = "
+                                       + "a@acme.dev in this file, not a backup pin"), "\(bundle.output)")
+        #expect(!bundle.stdout.contains("use it as the backup pin"))
+        let key = try devproxy(["pins", dir.write("next.key", String(decoding: try PrivateKey.generate(.p256).pem(), as: UTF8.self))])
+        #expect(key.stdout.contains("(a key or CSR: use it as the backup pin for the next key)"), "\(key.output)")
+    }
 }
