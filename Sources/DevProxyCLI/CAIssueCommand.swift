@@ -1,5 +1,6 @@
 import CertAuthority
 import Foundation
+import PinningPolicy
 
 /// `devproxy ca issue`: an intermediate for one engineer.
 enum CAIssueCommand {
@@ -11,6 +12,10 @@ enum CAIssueCommand {
         }
         let days = try arguments.integer("days") ?? 7
         let store = CACommand.store(arguments)
+        // Intermediates this engineer already holds (any case: `revoke --email` matches so): a
+        // second one is often meant to replace the first, which stays valid until revoked.
+        let held = ((try? store.intermediates().entries) ?? [])
+            .filter { $0.status == .active && $0.email.lowercased() == email.lowercased() }
         let (certificate, bundle) = try store.issueIntermediate(
             email: email, days: days, permittedDNS: arguments.values("permit-dns"),
             keyType: try CACommand.keyType(arguments), output: arguments.value("out"),
@@ -28,6 +33,18 @@ enum CAIssueCommand {
         Output.line()
         Output.line("Give the bundle to \(email) over a private channel. They run:")
         Output.line("  devproxy run --intermediate \((bundle as NSString).lastPathComponent)")
+        // A public suffix (`com`, `co.uk`) permits every site registered under it.
+        if case .success(let suffixes) = PublicSuffixList.system {
+            for domain in permitted where suffixes.isPublicSuffix(domain.hasPrefix(".") ? String(domain.dropFirst()) : domain) {
+                Output.warning("--permit-dns \(domain) is a public suffix: this intermediate may sign for every site "
+                               + "under it, which constrains next to nothing; name the team's own domains")
+            }
+        }
+        for entry in held {
+            Output.warning("\(entry.email) already holds the active intermediate \(entry.serial) (valid until "
+                           + "\(Output.date(entry.notAfter))); it stays valid: if this one replaces it, "
+                           + "`devproxy ca revoke \(entry.serial) --reason superseded`")
+        }
         return 0
     }
 }

@@ -293,6 +293,23 @@ import TestSupport
         #expect(errorLine(bad).contains("junk.pem"))
     }
 
+    /// A second intermediate for an engineer who holds an active one (in any case: `revoke
+    /// --email` matches so) says the first stays valid; a public suffix as a permitted domain says
+    /// it constrains next to nothing. Both were silent.
+    @Test func issueWarnsOfAHeldIntermediateAndAPublicSuffix() throws {
+        _ = try devproxy(["ca", "init", "--ca-dir", ca])
+        let first = try devproxy(["ca", "issue", "--ca-dir", ca, "--email", "ana@acme.dev"])
+        #expect(first.status == 0 && first.stderr.isEmpty, "\(first.output)")
+        let serial = try #require(first.stdout.split(separator: "\n").first { $0.hasPrefix("  serial") }?.split(separator: " ").last)
+        let second = try devproxy(["ca", "issue", "--ca-dir", ca, "--email", "ANA@acme.dev", "--permit-dns", "co.uk",
+                                   "--permit-dns", "acme.dev"])
+        #expect(second.status == 0, "\(second.output)")
+        #expect(second.stderr.contains("warning: ana@acme.dev already holds the active intermediate \(serial)"), "\(second.stderr)")
+        #expect(second.stderr.contains("`devproxy ca revoke \(serial) --reason superseded`"))
+        #expect(second.stderr.contains("warning: --permit-dns co.uk is a public suffix"), "\(second.stderr)")
+        #expect(!second.stderr.contains("--permit-dns acme.dev"))
+    }
+
     /// An engineer's bundle holds the intermediate's key: `pins` called it "the backup pin for the
     /// next key", which would let that one intermediate past every app's pins. A lone key keeps
     /// the backup note.
