@@ -108,6 +108,9 @@ extension HTTP2Session {
     /// Resets a stream (RST_STREAM) with `code`; queued body bytes are dropped (`.dataDiscarded`).
     /// - Throws: `HTTP2Error` (`.submitRefused`) for stream 0.
     public func resetStream(_ stream: Int32, code: HTTP2ErrorCode) throws(HTTP2Error) {
+        // Once per stream: the first reset of a stream whose HEADERS are still queued cancels
+        // them, and a second went out as RST_STREAM on a stream the peer never saw.
+        guard state.resetSubmitted.insert(stream).inserted else { return }
         try check(nghttp2_submit_rst_stream(handle, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, code.rawValue),
                   "reset stream \(stream)")
     }

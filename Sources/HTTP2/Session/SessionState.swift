@@ -61,6 +61,11 @@ final class SessionState {
     /// Streams whose oversized head was answered: their later DATA and trailers are dropped
     /// (the DATA consumed at once, so the connection window is not lost).
     var rejected: Set<Int32> = []
+    /// Streams this side has reset and that have not closed yet: a second RST_STREAM for one
+    /// whose HEADERS were still queued goes out as a real frame for a stream the peer never saw,
+    /// which RFC 9113 §6.4 makes a connection error (nghttpd answered GOAWAY PROTOCOL_ERROR and
+    /// every other stream of the connection was lost).
+    var resetSubmitted: Set<Int32> = []
 
     /// Whether `stream`'s oversized head was answered. Nearly always none is, and an empty set is
     /// not hashed into for every DATA chunk and closed stream.
@@ -126,6 +131,7 @@ final class SessionState {
     func close(stream: Int32, code: UInt32) {
         if incoming?.stream == stream { incoming = nil }
         if !rejected.isEmpty { rejected.remove(stream) }
+        if !resetSubmitted.isEmpty { resetSubmitted.remove(stream) }
         if let out = outbound.removeValue(forKey: stream) {
             let dropped = out.queue.removeAll()
             if dropped > 0 { append(.dataDiscarded(stream: stream, count: dropped)) }

@@ -97,6 +97,24 @@ import TestSupport
         try Self.expectServing(proxy, origin)
     }
 
+    /// A request cancelled in the write that sent it (HEADERS and RST_STREAM together, as a
+    /// browser drops one) is withdrawn upstream once: its second RST_STREAM went to the origin for
+    /// a stream whose HEADERS were never sent, nghttpd answered GOAWAY PROTOCOL_ERROR ("RST_STREAM:
+    /// stream in idle"), and a 4 MiB download on the same origin connection died with it.
+    @Test(.timeLimit(.minutes(1))) func aRequestCancelledAtOnceLeavesTheOthersAlone() throws {
+        let origin = try HTTP2Origin(.nghttpd)
+        let size = 4 << 20
+        try origin.serve("big.bin", [UInt8](repeating: 0x5A, count: size))
+        let proxy = try Self.proxy(for: origin)
+        let result = try H2Attack.run(proxy: proxy, port: origin.port, ["cancel-at-once", "/big.bin", "\(size)"])
+        #expect(result.bytes["1"] == size && result.resets["1"] == nil && result.goaway == nil, "\(result)")
+        let flows = proxy.flows(count: 2)
+        let download = flows.first { $0.h2?.streamID == 1 }
+        #expect(download?.error == nil && download?.response?.status == 200, "\(String(describing: download))")
+        #expect(flows.first { $0.h2?.streamID == 3 }?.error?.kind == "client_reset")
+        try Self.expectServing(proxy, origin)
+    }
+
     /// The largest stream id a client may use (2^31-1) is served; a stream id going back after it
     /// is ignored (libnghttp2 cannot tell it from a stale frame), never served as a new request.
     @Test func largestStreamIDIsServedAndGoingBackIsNot() throws {

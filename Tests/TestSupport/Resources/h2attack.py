@@ -11,6 +11,9 @@ Usage: h2attack.py PROXY_PORT CAFILE HOST PORT ATTACK [ARGS...]
   stream-ids PATH          GET PATH on the largest stream id (2^31-1), then HEADERS on stream 1 (going back)
   settings-flood N         N SETTINGS frames in one write, none of the ACKs read until all are sent
   ping-flood N             the same with PING frames
+  cancel-at-once BIG SIZE  GET BIG (SIZE bytes) on stream 1 with windows that never stall it; once its
+                           first bytes are in, HEADERS and RST_STREAM(CANCEL) of a GET on stream 3 in
+                           one write (a browser dropping a request at once); then stream 1 read to its end
   smuggle                  against an HTTP/1.1-only origin: requests that would smuggle a second request past
                            a careless h2 -> HTTP/1.1 translation, each on its own stream (a
                            body longer than its content-length, a transfer-encoding field, CR LF in a field value,
@@ -156,6 +159,15 @@ def main():
         except OSError:
             peer.result["closed"] = True
         peer.read(10)
+    elif attack == "cancel-at-once":
+        big, size = args[0], int(args[1])
+        settings = SettingsFrame(0)
+        settings.settings[SettingsFrame.INITIAL_WINDOW_SIZE] = 0x7FFFFFFF
+        peer.send(settings, WindowUpdateFrame(0, 0x7FFFFFFF - 65535))
+        peer.send(peer.get(1, big))
+        peer.read(10, until=lambda: peer.result["bytes"].get("1", 0) > 0)
+        peer.send(peer.get(3, big), RstStreamFrame(3, 8))
+        peer.read(30, until=lambda: peer.result["bytes"].get("1", 0) >= size or "1" in peer.result["resets"])
     elif attack == "smuggle":
         smuggled = b"GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n"
         def request(stream, fields, body=None):
