@@ -1,4 +1,4 @@
-import SessionStore
+@testable import SessionStore
 import TestSupport
 import XCTest
 
@@ -104,6 +104,20 @@ final class FilterMatchTests: XCTestCase {
         for (expression, expected) in table {
             XCTAssertEqual(try ids(expression), expected.sorted(), expression)
         }
+    }
+
+    /// 64 terms joined by `&` or `|` run as one flat SQL group: nested two by two, 100 terms
+    /// overflowed SQLite's parser stack (`parser stack overflow`, a 500 from the web UI).
+    func testALongChainRunsFlat() throws {
+        let chain = Array(repeating: "!~c 999", count: 64).joined(separator: " & ")
+        XCTAssertEqual(try ids(chain).count, try ids("~all").count)
+        XCTAssertEqual(try ids(Array(repeating: "~c 404", count: 64).joined(separator: " | ")), ["not-found"])
+        let sql = try FilterExpression(parsing: chain).sql.sql
+        let depth = sql.reduce(into: (now: 0, most: 0)) { depth, character in
+            if character == "(" { depth.now += 1; depth.most = max(depth.most, depth.now) }
+            if character == ")" { depth.now -= 1 }
+        }.most
+        XCTAssertLessThan(depth, 8, sql)
     }
 
     func testPatternsAreBoundNotSpliced() throws {

@@ -1,4 +1,4 @@
-import SessionStore
+@testable import SessionStore
 import XCTest
 
 /// The grammar: what parses to what, and where an invalid expression is wrong.
@@ -58,6 +58,16 @@ final class FilterParserTests: XCTestCase {
             ("~u \"abc", 4, "unterminated string (no closing \")"),
             ("~u a[", 4, "'a[' is not a valid regular expression"),
             ("~persona", 9, "expected a name after '~persona'"),
+            // Backtracking that never ends on one long line (`NSRegularExpression` has no time limit).
+            ("~u \"(a+)+b\"", 4, "'(a+)+b' is a repetition inside a repetition (such as (a+)+), which ICU can take "
+             + "years to try against one long line: repeat once (a+)"),
+            ("~d '(?:[a-z]*\\.)*x'", 4, "'(?:[a-z]*\\.)*x' is a repetition inside a repetition (such as (a+)+), which ICU "
+             + "can take years to try against one long line: repeat once (a+)"),
+            // Nesting and length past any filter typed by hand: 200 `(` crashed the process.
+            (String(repeating: "(", count: 33) + "~q" + String(repeating: ")", count: 33), 33,
+             "the filter nests more than 32 levels of ( and ! deep"),
+            (String(repeating: "!", count: 40) + "~q", 33, "the filter nests more than 32 levels of ( and ! deep"),
+            (Array(repeating: "~q", count: 65).joined(separator: " & "), 321, "the filter has more than 64 terms"),
         ]
         for (text, column, reason) in table {
             XCTAssertThrowsError(try FilterExpression(parsing: text), text) { error in
@@ -66,6 +76,20 @@ final class FilterParserTests: XCTestCase {
                 XCTAssertEqual(error.reason, reason, text)
             }
         }
+    }
+
+    /// Patterns whose repetitions do not nest, or nest only boundedly, still compile; the
+    /// deepest and longest filters allowed parse.
+    func testBoundedPatternsAndFiltersAtTheLimitsParse() throws {
+        for pattern in ["a+b*", "(ab)+", "(a+)?", "(a+){2}", "[(a+)]+", "\\(a+\\)+", "(jpg|png)$", "^/api/v[0-9]+/"] {
+            XCTAssertFalse(TextPattern.hasNestedRepetition(pattern), pattern)
+            XCTAssertNoThrow(try FilterExpression(parsing: "~u '\(pattern)'"), pattern)
+        }
+        for pattern in ["(a+)+", "(a*)*", "((a+)b)+", "(a{2,})+", "(\\w+\\s?)*$"] {
+            XCTAssertTrue(TextPattern.hasNestedRepetition(pattern), pattern)
+        }
+        XCTAssertNoThrow(try FilterExpression(parsing: String(repeating: "(", count: 32) + "~q" + String(repeating: ")", count: 32)))
+        XCTAssertNoThrow(try FilterExpression(parsing: Array(repeating: "~q", count: 64).joined(separator: " & ")))
     }
 
     func testTheErrorReadsWithItsColumn() {

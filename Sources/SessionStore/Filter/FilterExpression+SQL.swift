@@ -21,10 +21,10 @@ extension FilterExpression {
         case .not(let inner):
             let compiled = inner.sql
             return FilterSQL(sql: "NOT (\(compiled.sql))", bindings: compiled.bindings)
-        case .and(let left, let right):
-            return Self.join(left.sql, "AND", right.sql)
-        case .or(let left, let right):
-            return Self.join(left.sql, "OR", right.sql)
+        case .and:
+            return Self.chain(self, "AND")
+        case .or:
+            return Self.chain(self, "OR")
         case .matches(let field, let pattern):
             return Self.match(field, pattern)
         case .status(let code):
@@ -62,8 +62,23 @@ extension FilterExpression {
         }
     }
 
-    private static func join(_ left: FilterSQL, _ operation: String, _ right: FilterSQL) -> FilterSQL {
-        FilterSQL(sql: "(\(left.sql) \(operation) \(right.sql))", bindings: left.bindings + right.bindings)
+    /// A run of one operator (`a & b & c`, a left-deep tree from the parser) as one flat group,
+    /// `(a AND b AND c)`: nested two by two, 100 terms overflowed SQLite's parser stack.
+    private static func chain(_ expression: FilterExpression, _ operation: String) -> FilterSQL {
+        var operands: [FilterExpression] = []
+        var pending = [expression]
+        while let next = pending.popLast() {
+            switch (next, operation) {
+            case (.and(let left, let right), "AND"), (.or(let left, let right), "OR"):
+                pending.append(right)
+                pending.append(left)
+            default:
+                operands.append(next)
+            }
+        }
+        let compiled = operands.map(\.sql)
+        return FilterSQL(sql: "(" + compiled.map(\.sql).joined(separator: " \(operation) ") + ")",
+                         bindings: compiled.flatMap(\.bindings))
     }
 
     /// A header condition: a finished flow's heads are in its record's frame (`stored_head` of

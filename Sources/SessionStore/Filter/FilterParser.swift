@@ -10,8 +10,15 @@ struct FilterParser {
         "grpc": .grpc, "a": .asset, "http": .http, "tcp": .tcp,
     ]
 
+    /// Limits that keep a pasted or generated filter from exhausting the stack (200 nested `(`
+    /// crashed the process with SIGSEGV) or SQLite's parser: far beyond any filter a person types.
+    static let maximumDepth = 32
+    static let maximumTerms = 64
+
     private let tokens: [FilterToken]
     private var position = 0
+    private var depth = 0
+    private var terms = 0
 
     init(tokens: [FilterToken]) { self.tokens = tokens }
 
@@ -59,17 +66,39 @@ struct FilterParser {
     private mutating func parseUnary(after: FilterToken?) throws(FilterSyntaxError) -> FilterExpression {
         if case .not = current.kind {
             let operation = advance()
+            try enter(operation)
+            defer { depth -= 1 }
             return .not(try parseUnary(after: operation))
         }
         return try parsePrimary(after: after)
+    }
+
+    /// One level deeper (a `(` or a `!`), refused past `maximumDepth`.
+    private mutating func enter(_ token: FilterToken) throws(FilterSyntaxError) {
+        depth += 1
+        guard depth <= Self.maximumDepth else {
+            throw FilterSyntaxError(column: token.column, reason: "the filter nests more than \(Self.maximumDepth) levels "
+                                    + "of ( and ! deep")
+        }
     }
 
     /// - Parameter after: the operator or parenthesis before this term, for the error message.
     private mutating func parsePrimary(after: FilterToken?) throws(FilterSyntaxError) -> FilterExpression {
         let token = current
         switch token.kind {
+        case .filter, .text:
+            terms += 1
+            guard terms <= Self.maximumTerms else {
+                throw FilterSyntaxError(column: token.column, reason: "the filter has more than \(Self.maximumTerms) terms")
+            }
+        default:
+            break
+        }
+        switch token.kind {
         case .open:
             _ = advance()
+            try enter(token)
+            defer { depth -= 1 }
             let inner = try parseOr(after: token)
             guard case .close = current.kind else {
                 throw FilterSyntaxError(column: current.column,

@@ -26,6 +26,9 @@ final class TextPattern {
         if let literal = Self.literal(pattern) {
             matcher = .literal(literal)
         } else {
+            guard !Self.hasNestedRepetition(pattern) else {
+                throw CocoaError(.formatting, userInfo: [NSLocalizedDescriptionKey: "nested repetition"])
+            }
             var options: NSRegularExpression.Options = [.caseInsensitive]
             if lines { options.insert(.anchorsMatchLines) }
             let regex = try NSRegularExpression(pattern: pattern, options: options)
@@ -38,10 +41,76 @@ final class TextPattern {
         if literal(pattern) != nil { return nil }
         do {
             _ = try NSRegularExpression(pattern: pattern, options: [.caseInsensitive])
-            return nil
         } catch {
             return "not a valid regular expression"
         }
+        if hasNestedRepetition(pattern) {
+            return "a repetition inside a repetition (such as (a+)+), which ICU can take years to try against one "
+                + "long line: repeat once (a+)"
+        }
+        return nil
+    }
+
+    /// Whether `pattern` repeats without bound a group that itself repeats without bound
+    /// (`(a+)+`, `(\w*)*`, `(x+y)*`, `(?:a{2,})+`): ICU backtracks through every way of splitting
+    /// the input between the two, which is exponential in the input's length, and
+    /// `NSRegularExpression` has no time limit. `~u "(a+)+b"` against one 64-character URL held
+    /// the web UI's queries (the store's lock) for good. Character classes and escapes are not
+    /// repetitions; a bounded one (`?`, `{2,5}`) is not counted.
+    static func hasNestedRepetition(_ pattern: String) -> Bool {
+        let scalars = Array(pattern.unicodeScalars)
+        // Per open group: whether an unbounded repetition occurred inside it.
+        var groups: [Bool] = []
+        var index = 0
+        func unboundedQuantifier(at position: Int) -> Bool {
+            guard position < scalars.count else { return false }
+            switch scalars[position] {
+            case "*", "+":
+                return true
+            case "{":
+                var end = position + 1
+                while end < scalars.count, scalars[end] != "}" { end += 1 }
+                guard end < scalars.count else { return false }
+                let body = String(String.UnicodeScalarView(scalars[(position + 1)..<end]))
+                return body.hasSuffix(",") && Int(body.dropLast()) != nil
+            default:
+                return false
+            }
+        }
+        while index < scalars.count {
+            let scalar = scalars[index]
+            var atomEnd = index + 1
+            var isGroupClose = false
+            switch scalar {
+            case "\\":
+                atomEnd = min(index + 2, scalars.count)
+            case "[":
+                // A class runs to the first `]` that is not its first character or escaped.
+                var end = index + 1
+                if end < scalars.count, scalars[end] == "^" { end += 1 }
+                if end < scalars.count, scalars[end] == "]" { end += 1 }
+                while end < scalars.count, scalars[end] != "]" { end += scalars[end] == "\\" ? 2 : 1 }
+                atomEnd = min(end + 1, scalars.count)
+            case "(":
+                groups.append(false)
+                index += 1
+                continue
+            case ")":
+                isGroupClose = true
+            default:
+                break
+            }
+            let repeatsInside = isGroupClose ? (groups.popLast() ?? false) : false
+            if unboundedQuantifier(at: atomEnd) {
+                if repeatsInside { return true }
+                if !groups.isEmpty { groups[groups.count - 1] = true }
+            } else if repeatsInside, !groups.isEmpty {
+                // `((a+)b)+`: the inner repetition still sits inside the outer group.
+                groups[groups.count - 1] = true
+            }
+            index = atomEnd
+        }
+        return false
     }
 
     /// `pattern` as plain text when its only syntax is `.` (any one character), or nil. ASCII
