@@ -23,7 +23,7 @@ extension Array where Element == SocketAddress {
     /// than `isForbidden`: `[::1]:8080` is another program's while DevProxy listens on
     /// `127.0.0.1:8080`, and dialling it is no loop.
     func isListening(_ address: SocketAddress) -> Bool {
-        let host = address.host.lowercased()
+        let host = Self.connectedHost(address.host.lowercased())
         let mapped = host.hasPrefix("::ffff:") ? String(host.dropFirst("::ffff:".count)) : host
         return contains { listener in
             guard listener.port == address.port else { return false }
@@ -31,16 +31,27 @@ extension Array where Element == SocketAddress {
             if own == host || own == mapped { return true }
             // `::` also takes IPv4 (a dual-stack socket); `0.0.0.0` only IPv4.
             guard own == "::" || (own == "0.0.0.0" && !mapped.contains(":")) else { return false }
-            return address.isLoopback || mapped.hasPrefix("127.") || host == "0.0.0.0" || host == "::"
+            return address.isLoopback || mapped.hasPrefix("127.") || host == "::1"
                 || Self.localHosts().contains(host) || Self.localHosts().contains(mapped)
+        }
+    }
+
+    /// The address a connection to `host` reaches: the unspecified address (`0.0.0.0`, `::`) is
+    /// this machine's loopback (Linux and macOS connect it there), so `http://0.0.0.0:8081/`
+    /// reached the web UI on 127.0.0.1 and `--upstream-proxy http://0.0.0.0:PORT` looped.
+    static func connectedHost(_ host: String) -> String {
+        switch host {
+        case "0.0.0.0", "::ffff:0.0.0.0": return "127.0.0.1"
+        case "::", "0:0:0:0:0:0:0:0": return "::1"
+        default: return host
         }
     }
 
     /// Whether `address` reaches one of the listeners: its port on any loopback address, its
     /// exact address, or (for a wildcard listener) any of this machine's addresses.
     func isForbidden(_ address: SocketAddress) -> Bool {
-        let host = address.host.lowercased()
-        let loopback = address.isLoopback || host.hasPrefix("::ffff:127.")
+        let host = Self.connectedHost(address.host.lowercased())
+        let loopback = address.isLoopback || host.hasPrefix("::ffff:127.") || host == "127.0.0.1" || host == "::1"
         return contains { listener in
             guard listener.port == address.port else { return false }
             if loopback || listener.host.lowercased() == host { return true }

@@ -20,8 +20,11 @@ import TestSupport
                                       + "back to it in a loop"), "\(plain.output)")
         let tunnel = try proxy.curl(["-p", "-i", "http://\(own)/"])
         #expect(tunnel.output.contains("403"), "\(tunnel.output)")
-        let flows = proxy.flows(count: 2)
-        #expect(flows.count == 2)
+        // 0.0.0.0 is where a connection to the unspecified address lands: this machine's loopback.
+        let unspecified = try proxy.curl(["-i", "http://0.0.0.0:\(proxy.port)/anything"])
+        #expect(unspecified.stdout.hasPrefix("HTTP/1.1 403"), "\(unspecified.output)")
+        let flows = proxy.flows(count: 3)
+        #expect(flows.count == 3)
         #expect(flows.allSatisfy { $0.error?.kind == "destination_refused" }, "\(flows.map { $0.error?.kind ?? "-" })")
         #expect(flows.allSatisfy { $0.error?.message.contains("own proxy listener") == true })
     }
