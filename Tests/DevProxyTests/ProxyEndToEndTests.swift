@@ -89,6 +89,37 @@ import TestSupport
         #expect(flow.response?.status == 200)
     }
 
+    /// An origin that never sends `100 Continue` (Python's http.server, many frameworks) waits for
+    /// the body: DevProxy waited only for the origin's 100, holding the body, until the upstream
+    /// timeout (a 504). After a second it tells the client to go on itself; this client would wait
+    /// 30 s for a 100 from anyone.
+    @Test(.timeLimit(.minutes(1))) func expect100ContinueGoesOnWhenTheOriginSendsNone() throws {
+        let origin = try BackgroundServer(script: """
+            import http.server
+            class Echo(http.server.BaseHTTPRequestHandler):
+                def do_POST(self):
+                    body = self.rfile.read(int(self.headers["Content-Length"]))
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                def log_message(self, *args):
+                    pass
+            server = http.server.HTTPServer(("127.0.0.1", 0), Echo)
+            print(server.server_address[1], flush=True)
+            server.serve_forever()
+            """, arguments: [])
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(configure: { $0.upstreamTimeout = 10 })
+        let started = Date()
+        let result = try proxy.curl(["-H", "Expect: 100-continue", "--expect100-timeout", "30", "--data-binary", "payload-123",
+                                     "http://127.0.0.1:\(origin.port)/"])
+        #expect(result.stdout == "payload-123", "\(result.output)")
+        #expect(Date().timeIntervalSince(started) < 5)
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.error == nil && flow.request?.body?.text == "payload-123", "\(flow)")
+    }
+
     @Test func chunkedRequestBodyIsForwarded() throws {
         let (origin, proxy) = try setUp()
         let result = try proxy.curl(["-H", "Transfer-Encoding: chunked", "--data-binary", "streamed", origin.url("/echo")])

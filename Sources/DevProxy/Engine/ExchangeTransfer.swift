@@ -42,6 +42,18 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
         HTTP1Serializer.serialize(HTTPResponseHead(version: .http11, status: 100, reason: "Continue"))
     }
 
+    /// How long an `Expect: 100-continue` request waits for the origin's `100` (or final answer)
+    /// before its body goes anyway: curl's wait.
+    static var continueWait: TimeInterval { 1 }
+
+    /// Whether the origin sends something (an interim or final head) within `seconds`.
+    private func originAnswers(within seconds: TimeInterval) -> Bool {
+        let stream = leg.upstream.stream
+        if stream.inputReady || stream.pending > 0 { return true }
+        var poller = pollfd(fd: stream.socket.fd, events: Int16(POLLIN), revents: 0)
+        return poll(&poller, 1, Int32(seconds * 1000)) != 0
+    }
+
     /// The failure is the server having closed a reused connection, and the request may go again.
     /// Not while DevProxy shuts down: then the cut is shutdown's own, and the exchange ends.
     private func isStale(_ error: Error) -> Bool {
@@ -83,6 +95,15 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
         var bodySent = !waitsForContinue && cutShort == nil
         let response = ResponseRelay<Leg>(context: context, requestHead: head, recorder: recorder)
         do {
+            if waitsForContinue && hasBody && !resending && !originAnswers(within: Self.continueWait) {
+                // RFC 9110 §10.1.1: an origin need not send 100 (Python's http.server, many
+                // frameworks), and a client need not wait for one (curl sends its body after 1 s):
+                // DevProxy waited only on the origin, holding a body the client had sent, until the
+                // upstream timeout. After the wait a client may expect, it says go on itself.
+                context.sendToClient(Self.continueHead)
+                cutShort = try sendRequestBodyUntilCut(draft: draft)
+                bodySent = cutShort == nil
+            }
             var final: UpstreamResponseHead?
             while final == nil {
                 let event: UpstreamEvent
