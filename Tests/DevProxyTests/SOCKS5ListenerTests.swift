@@ -44,6 +44,26 @@ import TestSupport
         #expect(harness.server.boundListeners.map(\.kind) == [.regular, .socks5])
     }
 
+    /// Plain HTTP in a tunnel keeps the `Host` the client sent (a virtual host behind the address
+    /// the tunnel names): DevProxy replaced it with the tunnel's `localhost:PORT`, or appended the
+    /// tunnel's port to it, and name-based hosting broke only through the proxy.
+    @Test func plainHTTPInATunnelKeepsItsHost() throws {
+        let origin = try OriginServer(tls: false)
+        let (harness, socksPort) = try proxy(origin: try OriginServer())
+        let url = "http://localhost:\(origin.port)/headers"
+        for (flags, name) in [(["--socks5-hostname", "127.0.0.1:\(socksPort)"], "site.example"),
+                              (["--socks5", "127.0.0.1:\(socksPort)"], "other.example"),
+                              (["--proxy", "http://127.0.0.1:\(harness.port)", "--proxytunnel"], "third.example")] {
+            let result = try curl(harness, flags + ["-H", "Host: \(name)", url])
+            #expect(result.stdout.lowercased().split(separator: "\n").contains("host: \(name)"), "\(flags): \(result.output)")
+            #expect(!result.stdout.contains(":\(origin.port)"), "\(flags): \(result.output)")
+        }
+        let flows = harness.flows(count: 3)
+        #expect(Set(flows.compactMap(\.request?.url)) == ["http://site.example/headers", "http://other.example/headers",
+                                                          "http://third.example/headers"], "\(flows.map { $0.request?.url ?? "-" })")
+        #expect(flows.allSatisfy { $0.server.port == origin.port && $0.response?.status == 200 })
+    }
+
     /// An HTTP client pointed at the SOCKS5 port gets an HTTP 400 that says where to go, and the
     /// flow says so: it got an empty reply, and the flow "the greeting is version 71".
     @Test func anHTTPClientOnTheSOCKS5PortIsToldWhereToGo() throws {

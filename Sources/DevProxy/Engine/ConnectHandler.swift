@@ -239,16 +239,17 @@ struct ConnectHandler {
         }
     }
 
-    /// Where a plain request in a tunnel goes: the tunnel's host and port; when the tunnel named
-    /// an IP address (transparent mode, SOCKS5 with local DNS) and `Host` names a host, that
-    /// host, dialled at the IP.
+    /// Where a plain request in a tunnel goes: the tunnel's address, always; the request keeps
+    /// the `Host` it came with (a virtual host the tunnel's `localhost:18080` or IP does not
+    /// name, which DevProxy replaced), and the flow names that host.
     private func plainDestination(_ head: HTTPRequestHead, host: String, port: Int) -> Destination {
         let path = originForm(head.target)
-        if LeafName.isIPLiteral(host), let name = head.headers["Host"].map(Self.hostName), !name.isEmpty,
-           !LeafName.isIPLiteral(name) {
-            return Destination(tls: false, host: name, port: port, pathAndQuery: path, dial: host)
+        guard let value = head.headers["Host"]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else {
+            return Destination(tls: false, host: host, port: port, pathAndQuery: path)
         }
-        return Destination(tls: false, host: host, port: port, pathAndQuery: path)
+        let name = Self.hostName(value)
+        return Destination(tls: false, host: name.isEmpty ? host : name, port: port, pathAndQuery: path,
+                           dial: name == host.lowercased() ? nil : host, authority: value)
     }
 
     /// The host of a `Host` value, without its port or brackets.

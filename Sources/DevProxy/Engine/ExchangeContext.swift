@@ -90,12 +90,18 @@ struct Destination {
     let pathAndQuery: String
     /// The address to connect to when it is not `host`'s (see `UpstreamPool.connection`).
     var dial: String? = nil
+    /// The client's own `Host`, sent on as it came: a plain request in a tunnel names its virtual
+    /// host there, which the tunnel's address (`localhost:18080`, an IP) does not.
+    var authority: String? = nil
 
     /// The URL the flow log shows; `OPTIONS *` (asterisk-form) has an empty path (RFC 9110 §7.1).
-    var url: String { joined(tls ? "https://" : "http://", pathAndQuery == "*" ? "" : pathAndQuery) }
+    var url: String {
+        if let authority { return (tls ? "https://" : "http://") + authority + (pathAndQuery == "*" ? "" : pathAndQuery) }
+        return joined(tls ? "https://" : "http://", pathAndQuery == "*" ? "" : pathAndQuery)
+    }
 
     /// The Host header value for this destination.
-    var hostHeader: String { joined("", "") }
+    var hostHeader: String { authority ?? joined("", "") }
 
     /// `prefix`, the host as it appears in an authority (an IPv6 literal in brackets, RFC 3986
     /// §3.2.2), `:port` unless it is the scheme's default, then `suffix`. Every HTTP/1.1 request
