@@ -60,9 +60,13 @@ extension WebUI {
             // `-X HEAD` has curl wait for the body the answer's Content-Length announces, which
             // never comes (curl's manual says so): `--head` is how curl asks for a head.
             parts.append("--head")
-        } else if request.method != "GET" || request.body != nil {
+        } else if request.method != "GET" || (request.body?.size ?? 0) > 0 {
+            // (A GET's empty body is recorded as size 0: that is no reason for `-X 'GET'`.)
             parts += ["-X", Self.shellQuoted(request.method)]
         }
+        // curl reads [ ] { } in a URL as its globbing (`?a[]=1` failed with "bad range in URL");
+        // `-g` sends them as they are, as Chrome's "Copy as cURL" does.
+        if request.url.contains(where: { "[]{}".contains($0) }) { parts.append("-g") }
         parts.append(Self.shellQuoted(request.url))
         if request.httpVersion == "HTTP/2" {
             // As it was sent (a gRPC call needs it): over TLS by ALPN, without TLS by prior knowledge.

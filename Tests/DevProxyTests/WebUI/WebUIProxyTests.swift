@@ -26,7 +26,9 @@ import Testing
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
             ui.store.flush()
-            let filter = url.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+            // The URL as a literal (`[` or `?` in it are not its pattern).
+            let literal = "~u '" + NSRegularExpression.escapedPattern(for: url) + "'"
+            let filter = literal.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
             let flows = try ui.request("/api/flows?filter=" + filter).json["flows"] as? [[String: Any]] ?? []
             if let first = flows.first(where: { $0["url"] as? String == url && $0["phase"] as? String == "finished" }) {
                 return first
@@ -216,6 +218,21 @@ import Testing
                                             + " --cacert '\(origin.caPath)' --max-time 10 -sS"])
         #expect(run.stdout == "echo:it's curl", "\(run.output)")
         #expect(Self.hits(origin) == ["it's curl", "it's curl"])
+    }
+
+    /// Brackets in a URL (`?a[]=1&b[0]=2`, PHP and Rails arrays) are curl's globbing: the export
+    /// failed with "bad range in URL" (exit 3) until it said `-g`.
+    @Test func theCurlExportOfABracketedQueryRuns() throws {
+        let (ui, proxy, origin) = try Self.setUp()
+        let url = origin.url("/cl?a[]=1&b[0]=2")
+        let sent = try proxy.curl(["-g", url])
+        #expect(sent.status == 0, "\(sent.output)")
+        let id = try #require(try Self.flow(ui, url: url)?["id"] as? String)
+        let command = try ui.request("/api/flows/\(id)/export?format=curl").text
+        #expect(command.hasPrefix("curl -g '\(url)'"), "\(command)")
+        let run = try Subprocess.run("sh", ["-c", command.trimmingCharacters(in: .newlines)
+                                            + " --cacert '\(origin.caPath)' --max-time 10 -sS"])
+        #expect(run.status == 0 && run.stdout == sent.stdout, "\(run.output)")
     }
 
     /// A multipart body's CR LF went into the command inside single quotes, where a terminal
