@@ -86,6 +86,36 @@ final class SessionImportTests: XCTestCase {
         XCTAssertEqual((object["response"] as? [String: Any])?["status"] as? Int, 200, "a flow-log-shaped record")
     }
 
+    /// Two entries with one `_flowId` (the UI's `ids=A,A` export wrote them) were one flow after
+    /// import, and an id that is not safe in a URL path (`..`, `../../api/clear`) could not be
+    /// opened: each gets an id of its own. A flow log's repeated id is made unique the same way.
+    func testRepeatedAndUnsafeIDsImportAsFlowsOfTheirOwn() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("session.har")
+        try HARWriter.write([Self.samples[0], Self.samples[0], Self.samples[1]], to: path)
+        var document = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path)))
+                                     as? [String: Any])
+        var harLog = try XCTUnwrap(document["log"] as? [String: Any])
+        var entries = try XCTUnwrap(harLog["entries"] as? [[String: Any]])
+        entries[2]["_flowId"] = "../../api/clear"
+        harLog["entries"] = entries
+        document["log"] = harLog
+        let text = String(decoding: try JSONSerialization.data(withJSONObject: document), as: UTF8.self)
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        let (store, report) = try SessionImport.open(path: path)
+        defer { store.close() }
+        XCTAssertEqual(report?.flows, 3)
+        XCTAssertEqual(try store.flows(limit: 10, order: .oldestFirst).flows.map(\.id).sorted(), ["g1", "g1-2", "har-3"], text)
+        let log = directory.file("flows.jsonl")
+        let line = String(decoding: try JSONEncoder().encode(Self.samples[0]), as: UTF8.self)
+        try (line + "\n" + line + "\n").write(toFile: log, atomically: true, encoding: .utf8)
+        let (logStore, logReport) = try SessionImport.open(path: log)
+        defer { logStore.close() }
+        XCTAssertEqual(logReport?.flows, 2)
+        XCTAssertEqual(try logStore.flows(limit: 10, order: .oldestFirst).flows.map(\.id).sorted(), ["g1", "g1-2"])
+        XCTAssertNotNil(try logStore.flowJSON(id: "g1-2")?.contains("\"g1-2\""))
+    }
+
     /// A WebSocket's messages and a gRPC call's view come back from a HAR file: DevProxy's own
     /// export (`_webSocketMessages`, `_resourceType`, `_grpc`) and Chrome's DevTools' (no `_mode`).
     func testAHARFileBringsBackWebSocketMessagesAndGRPC() throws {

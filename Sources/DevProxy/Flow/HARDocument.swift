@@ -133,10 +133,14 @@ public struct HARDocument: Codable, Sendable, Equatable {
         /// A form's fields (URL-encoded or multipart), as Chrome exports a form post's: what
         /// DevTools' Payload tab lists.
         public var params: [Param]? = nil
+        /// As `Content.comment` and `truncated`: the body was cut at `--body-limit`.
+        public var comment: String? = nil
+        public var truncated: Bool? = nil
 
         enum CodingKeys: String, CodingKey {
-            case mimeType, text, params
+            case mimeType, text, params, comment
             case encoding = "_encoding"
+            case truncated = "_truncated"
         }
     }
 
@@ -156,6 +160,15 @@ public struct HARDocument: Codable, Sendable, Equatable {
         public var mimeType: String
         public var text: String?
         public var encoding: String?
+        /// Set when `text` holds only the part of the body DevProxy kept (`--body-limit`): a
+        /// 4.8 MB JSON went out as its first MiB, invalid JSON, with nothing to say so.
+        public var comment: String? = nil
+        public var truncated: Bool? = nil
+
+        enum CodingKeys: String, CodingKey {
+            case size, compression, mimeType, text, encoding, comment
+            case truncated = "_truncated"
+        }
     }
 
     /// Always empty: DevProxy sees no browser cache.

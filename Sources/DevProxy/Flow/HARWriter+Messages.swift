@@ -17,6 +17,10 @@ extension HARWriter {
             postData = body.text.map { HARDocument.PostData(mimeType: mimeType, text: $0, encoding: nil) }
                 ?? HARDocument.PostData(mimeType: mimeType, text: body.base64 ?? "", encoding: "base64")
             postData?.params = formParams(body, contentType: mimeType)
+            if body.truncated {
+                postData?.comment = cutNote(body)
+                postData?.truncated = true
+            }
         }
         let target = requestTarget(of: request.url)
         var result = HARDocument.Request(
@@ -29,6 +33,11 @@ extension HARWriter {
             bodySize: request.body?.size ?? 0)
         result.trailers = request.trailers.map(nameValues)
         return result
+    }
+
+    /// What a cut body's `comment` says.
+    static func cutNote(_ body: Flow.Body) -> String {
+        "DevProxy kept only the start of this body (--body-limit); \(body.size) bytes went over the wire"
     }
 
     /// A form body's fields as HAR `params` (from the logged part of the body); nil for other bodies.
@@ -70,6 +79,10 @@ extension HARWriter {
             } else if let base64 = body.base64 {
                 content.text = base64
                 content.encoding = "base64"
+            }
+            if body.truncated && content.text != nil {
+                content.comment = cutNote(body)
+                content.truncated = true
             }
         }
         var result = HARDocument.Response(

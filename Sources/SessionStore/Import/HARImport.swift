@@ -21,9 +21,11 @@ extension SessionImport {
             throw SessionStoreError(.importFormat, "\(path) is not a HAR file (no log.entries)")
         }
         var report = Report(flows: 0, problems: [])
+        var ids = Set<String>()
         for (index, entry) in entries.enumerated() {
             do {
-                let object = try HAREntry.flowObject(entry, index: index)
+                var object = try HAREntry.flowObject(entry, index: index)
+                object["id"] = SessionImport.uniqueID(object["id"] as? String, fallback: "har-\(index + 1)", seen: &ids)
                 let stored = try FlowLogEntry(object)
                 let json = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
                 store.importFinished(stored.record, json: String(decoding: json, as: UTF8.self), bodies: stored.bodies)

@@ -104,6 +104,25 @@ public enum SessionImport {
         return copy
     }
 
+    /// A flow id for an imported record: `id` when it is new in this import and safe in a URL
+    /// path, else `fallback` (made unique). Two HAR entries with one `_flowId` (the UI's own export
+    /// of `ids=A,A` wrote them) were one flow after import, and an id such as `..` or
+    /// `../../api/clear` could not be opened (the browser resolves it out of `/api/flows/`).
+    static func uniqueID(_ id: String?, fallback: String, seen: inout Set<String>) -> String {
+        let safe = id.map { id in
+            !id.isEmpty && id != "." && id != ".." && id.utf8.count <= 200
+                && id.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.:~".unicodeScalars.contains($0)) }
+        } ?? false
+        var candidate = safe ? id! : fallback
+        var suffix = 2
+        while seen.contains(candidate) {
+            candidate = (safe ? id! : fallback) + "-\(suffix)"
+            suffix += 1
+        }
+        seen.insert(candidate)
+        return candidate
+    }
+
     /// Stores every flow of the JSON Lines flow log at `path` in `store`, then flushes.
     /// - Throws: `SessionStoreError(.open)` when unreadable; bad lines are reported, not thrown.
     public static func flowLog(at path: String, into store: SessionStore) throws -> Report {
@@ -116,6 +135,7 @@ public enum SessionImport {
             throw SessionStoreError(.open, "cannot read \(path): \(error.reason)")
         }
         var report = Report(flows: 0, problems: [])
+        var ids = Set<String>()
         var start = 0
         var number = 0
         while start < bytes.count {
@@ -125,11 +145,19 @@ public enum SessionImport {
             start = end + 1
             guard line.contains(where: { $0 > 0x20 }) else { continue }
             do {
-                guard let object = try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else {
+                guard var object = try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else {
                     throw SessionStoreError(.importFormat, "not a JSON object")
                 }
+                let given = object["id"] as? String
+                let id = uniqueID(given, fallback: "import-\(number)", seen: &ids)
+                var json = String(decoding: line, as: UTF8.self)
+                if id != given {
+                    object["id"] = id
+                    json = String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.withoutEscapingSlashes]),
+                                  as: UTF8.self)
+                }
                 let entry = try FlowLogEntry(object)
-                store.importFinished(entry.record, json: String(decoding: line, as: UTF8.self), bodies: entry.bodies)
+                store.importFinished(entry.record, json: json, bodies: entry.bodies)
                 report.flows += 1
             } catch let error as SessionStoreError {
                 report.problems.append(Problem(number: number, reason: error.reason))

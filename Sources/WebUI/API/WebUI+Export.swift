@@ -31,7 +31,10 @@ extension WebUI {
     func exportHAR(_ request: WebRequest) throws -> WebResponse {
         var ids: [String]
         if let list = request.query["ids"] {
-            ids = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            // Each once: `ids=A,A` wrote two entries with one `_flowId`.
+            var seen = Set<String>()
+            ids = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty && seen.insert($0).inserted }
             guard ids.count <= Self.maximumExport else {
                 return .error(400, "at most \(Self.maximumExport) ids in one export")
             }

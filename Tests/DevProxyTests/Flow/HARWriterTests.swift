@@ -155,6 +155,24 @@ import TestSupport
         #expect(entry.serverIPAddress == "2001:db8::1")
     }
 
+    /// A body cut at `--body-limit` says so: a 4.8 MB JSON went out as its first MiB (invalid
+    /// JSON), with nothing to tell it from the whole. The entry stays valid HAR 1.2.
+    @Test func aCutBodySaysItWasCut() throws {
+        var flow = FlowSamples.post
+        flow.request?.body?.truncated = true
+        flow.request?.body?.size = 5_000_000
+        flow.response?.body = Flow.Body(size: 4_853_463, sha256: "ab", text: "{\"items\": [", base64: nil, truncated: true)
+        let entry = HARWriter.entry(for: flow)
+        #expect(entry.response.content.truncated == true)
+        #expect(entry.response.content.comment == "DevProxy kept only the start of this body (--body-limit); 4853463 bytes "
+                + "went over the wire")
+        #expect(entry.request.postData?.truncated == true && entry.request.postData?.comment?.contains("5000000 bytes") == true)
+        #expect(HARWriter.entry(for: FlowSamples.post).response.content.truncated == nil)
+        if Self.validatorAvailable {
+            #expect(try schemaComplaint(try HARWriter.encode([flow])) == nil)
+        }
+    }
+
     /// Chrome DevTools shows status-0 entries with `_error` as failed requests.
     @Test func aFailedFlowIsAStatusZeroEntryWithItsError() {
         let entry = HARWriter.entry(for: FlowSamples.rejected)
