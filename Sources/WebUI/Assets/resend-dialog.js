@@ -26,6 +26,25 @@ export function parseHeaderLines(text) {
     return headers;
 }
 
+/** `bytes` as text when they are UTF-8 without NUL, else null. */
+export function textOf(bytes) {
+    if (bytes.includes(0)) return null;
+    try {
+        return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    } catch {
+        return null;
+    }
+}
+
+/** Base64 of `bytes`, in slices (one `String.fromCharCode` of a large array overflows the stack). */
+export function base64Of(bytes) {
+    let binary = "";
+    for (let start = 0; start < bytes.length; start += 0x8000) {
+        binary += String.fromCharCode(...bytes.subarray(start, start + 0x8000));
+    }
+    return btoa(binary);
+}
+
 /** Opens the dialog for `flow` (its record). */
 export async function openResend(flow) {
     const request = flow.request;
@@ -41,6 +60,9 @@ export async function openResend(flow) {
     url.value = request.url;
     headers.value = headerLines(request.headers);
     body.value = request.body?.text ?? "";
+    // A body that is not text (protobuf, an image in a multipart upload) goes as it came, as
+    // base64: through the text editor its bytes became U+FFFD and it grew (16 bytes arrived as 22).
+    let binary = null;
     const send = h("button", { type: "submit", id: "resend-send" }, "Send");
     const form = h("form", { class: "resend" },
         h("h2", { id: "resend-title" }, "Edit and resend"),
@@ -56,7 +78,7 @@ export async function openResend(flow) {
             send.disabled = true;
             const answer = await api.resend({
                 method: method.value.trim(), url: url.value.trim(), headers: parseHeaderLines(headers.value),
-                body: body.value, replay_of: flow.id,
+                ...(binary ? { body_base64: base64Of(binary) } : { body: body.value }), replay_of: flow.id,
             });
             dialog.close();
             store.notify(`sent as flow ${answer.id}`);
@@ -74,7 +96,15 @@ export async function openResend(flow) {
     if (request.body && request.body.size > 0 && request.body.size <= EDITABLE) {
         try {
             const response = await api.body(flow.id, "request");
-            body.value = await response.text();
+            const bytes = new Uint8Array(await response.arrayBuffer());
+            const text = textOf(bytes);
+            if (text === null) {
+                binary = bytes;
+                body.value = `(${bytes.length} bytes that are not text: sent unchanged)`;
+                body.readOnly = true;
+            } else {
+                body.value = text;
+            }
         } catch {
             // Keep the record's text; the note below says it may be partial.
             if (request.body.truncated || request.body.preview) error.textContent = "only the first part of the body was recorded";

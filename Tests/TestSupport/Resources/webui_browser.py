@@ -47,6 +47,7 @@ class Origin(http.server.ThreadingHTTPServer):
     daemon_threads = True
     hits = {}
     big = None
+    bodies = {}
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -129,7 +130,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self):
         path = urllib.parse.urlsplit(self.path).path
-        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.server.bodies.setdefault(path, []).append(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
         if path.startswith("/form/"):
             self.send(200, b"received", "text/plain")
             return
@@ -618,6 +619,34 @@ def run(browser, options, base, origin, checks):
     except Exception as error:
         checks.result("replay", False, "hits %d→%d %s" % (before, origin.hits.get("/replay-me", 0),
                                                          str(error).splitlines()[0]))
+
+    # Edit and resend sends a body that is not text unchanged (through the text editor its bytes
+    # became U+FFFD: 16 bytes arrived as 22).
+    raw = bytes([0x00, 0xFF, 0xFE, 0x80, 0x81, 0x0A, 0x41, 0xC3, 0x28, 0x10, 0x20, 0x7F, 0xF0, 0x9F, 0x00, 0x42])
+    path = "/form/binary-resend"
+    sample = os.path.join(os.environ.get("TMPDIR", "/tmp"), "resend-%d.bin" % os.getpid())
+    with open(sample, "wb") as handle:
+        handle.write(raw)
+    subprocess.run(["curl", "-s", "-o", "/dev/null", "--max-time", "10", "-x", options.proxy, "-H",
+                    "Content-Type: application/octet-stream", "--data-binary", "@" + sample, base + path],
+                   capture_output=True, timeout=20)
+    os.unlink(sample)
+    try:
+        open_flow(page, path)
+        page.click("flow-detail #resend")
+        page.wait_for_function("() => document.querySelector('#resend-dialog textarea[name=body]')?.readOnly === true",
+                               timeout=10000)
+        page.click("#resend-send")
+        page.wait_for_function("() => !document.querySelector('#resend-dialog').open", timeout=10000)
+        deadline = time.time() + 10
+        while time.time() < deadline and len(origin.bodies.get(path, [])) < 2:
+            time.sleep(0.05)
+        sent = origin.bodies.get(path, [])
+        checks.result("resend-binary-unchanged", len(sent) == 2 and sent[1] == raw,
+                      "origin got %s" % [body.hex() for body in sent])
+    except Exception as error:
+        checks.result("resend-binary-unchanged", False, str(error).splitlines()[0])
+        page.evaluate("() => document.querySelector('#resend-dialog')?.close()")
 
     # j/k move the selection; Esc closes the detail.
     selected = page.get_attribute("flow-list .flow-row.selected", "data-id")
