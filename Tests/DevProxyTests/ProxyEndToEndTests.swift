@@ -120,6 +120,26 @@ import TestSupport
         #expect(flow.error == nil && flow.request?.body?.text == "payload-123", "\(flow)")
     }
 
+    /// An HTTPS origin that accepts TCP and never answers TLS: a 504 `upstream_timeout` after the
+    /// upstream timeout, once. It was a 502 "TLS handshake with localhost failed: error 2" (the
+    /// socket timeout read as a failure), after twice the timeout for a client offering h2 (the
+    /// handshake's probe of the origin, then the stream's own dial).
+    @Test(.timeLimit(.minutes(1))) func aSilentTLSOriginIsATimeoutOnce() throws {
+        let silent = try Listener(host: "127.0.0.1", port: 0)   // the kernel completes TCP; nobody answers
+        defer { withExtendedLifetime(silent) {} }   // closed when released
+        let proxy = try ProxyHarness(configure: { $0.upstreamTimeout = 2 })
+        for flags in [[], ["--http1.1"]] {
+            let started = Date()
+            let result = try proxy.curl(flags + ["-o", "/dev/null", "-w", "%{http_code}", "https://localhost:\(silent.address.port)/"])
+            let seconds = Date().timeIntervalSince(started)
+            #expect(result.stdout == "504", "\(flags): \(result.output)")
+            #expect(seconds < 3.5, "\(flags): \(seconds) s")
+        }
+        let flows = proxy.flows(count: 2)
+        #expect(flows.allSatisfy { $0.error?.kind == "upstream_timeout" && $0.error?.message.contains("timed out") == true },
+                "\(flows.map { $0.error?.message ?? "-" })")
+    }
+
     @Test func chunkedRequestBodyIsForwarded() throws {
         let (origin, proxy) = try setUp()
         let result = try proxy.curl(["-H", "Transfer-Encoding: chunked", "--data-binary", "streamed", origin.url("/echo")])

@@ -60,6 +60,11 @@ public struct TLSError: Error, CustomStringConvertible, Sendable {
         if reasons.contains(where: { $0.contains("wrong version number") || $0.contains("http request") || $0.contains("unknown protocol") || $0.contains("record layer failure") || $0.contains("packet length too long") }) {
             return TLSError(.notTLS, "\(peer) did not speak TLS (\(reasons.joined(separator: "; ")))")
         }
+        // A blocking socket's receive timeout (SO_RCVTIMEO) surfaces as "wants to read" with
+        // EAGAIN: a peer that accepted TCP and never answered, reported as "failed: error 2".
+        if (code == SSL_ERROR_WANT_READ || code == SSL_ERROR_WANT_WRITE) && reasons.isEmpty {
+            return TLSError(.timedOut, "TLS handshake with \(peer) timed out: no answer within the timeout")
+        }
         if code == SSL_ERROR_SYSCALL || code == SSL_ERROR_ZERO_RETURN || reasons.contains(where: { $0.contains("unexpected eof") }) {
             if savedErrno == EAGAIN || savedErrno == EWOULDBLOCK {
                 return TLSError(.timedOut, "TLS handshake with \(peer) timed out")

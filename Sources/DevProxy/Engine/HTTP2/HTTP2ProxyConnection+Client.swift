@@ -232,6 +232,14 @@ extension HTTP2ProxyConnection {
             leg.upstream.reused = true
             return leg
         }
+        // A dial that just failed is not made again for each stream that arrives meanwhile (the
+        // handshake's own probe of the origin, then every stream of a burst, each waited out the
+        // whole upstream timeout in turn): for a few seconds its reason answers them.
+        if !upstreamSpeaksHTTP1, let failedAt = upstreamFailedAt, Date().timeIntervalSince(failedAt) < Self.failureReuse {
+            let (kind, status, message) = UpstreamFailure.describe(upstreamFailure, target: "\(host):\(port)")
+            answer(exchange, status: status, kind: kind, message: message)
+            return nil
+        }
         if !upstreamSpeaksHTTP1 {
             do {
                 let connection = cleartext
@@ -253,6 +261,7 @@ extension HTTP2ProxyConnection {
                 context.connection.pool.release(connection)
             } catch {
                 upstreamFailure = error
+                upstreamFailedAt = Date()
             }
         }
         if upstreamSpeaksHTTP1 {

@@ -36,6 +36,10 @@ final class HTTP2ProxyConnection {
     var retiring: [HTTP2UpstreamLeg] = []
     /// Why the origin could not be reached over h2 (it failed, or chose HTTP/1.1).
     var upstreamFailure: (any Error)?
+    /// When the last dial of the origin failed (`upstreamFailure` says why).
+    var upstreamFailedAt: Date?
+    /// Seconds a failed dial answers new streams before the origin is tried again.
+    static let failureReuse: TimeInterval = 3
     var upstreamSpeaksHTTP1 = false
     var streams: [Int32: HTTP2StreamExchange] = [:]
     /// GOAWAY sent to the client (shutdown, or the client's own GOAWAY): serve what is open, then close.
@@ -80,6 +84,7 @@ final class HTTP2ProxyConnection {
             context.connection.pool.release(connection)
         case .failure(let error):
             upstreamFailure = error
+            upstreamFailedAt = Date()
         case nil:
             break
         }
