@@ -15,7 +15,8 @@ extension ConnectHandler {
             draft.fail(kind, message)
             server.emit(draft.finished())
         }
-        guard case .hello(let hello) = peekClientHello(early: early) else {
+        var early = early
+        guard case .hello(let hello) = peekClientHello(early: &early) else {
             failure(.clientNotTLS,
                     "\(host) inside CONNECT is served over TLS only; ask for http://\(host)/ as a plain proxy request")
             return
@@ -38,7 +39,7 @@ extension ConnectHandler {
         do {
             // HTTP/1.1 only: the site's answers are small, and the HTTP/2 engine relays to origins.
             tls = try TLSConnection.accept(socket: connection.socket, context: server.serverTLS(forPersona: persona),
-                                           leaf: leaf, peerName: "the client", alpn: .http11)
+                                           leaf: leaf, peerName: "the client", alpn: .http11, received: early)
         } catch let error as TLSError {
             recordHandshakeFailure(error, host: host, port: port, sni: hello.serverName, signer: signer,
                                    persona: persona)

@@ -41,7 +41,8 @@ struct ConnectHandler {
             serveOnboarding(site, port: port, early: early)
             return
         }
-        let hello = peekClientHello(early: early)
+        var early = early
+        let hello = peekClientHello(early: &early)
         switch hello {
         case .hello(let hello):
             let sni = hello.serverName ?? host
@@ -92,9 +93,24 @@ struct ConnectHandler {
         }
     }
 
-    /// Reads the ClientHello without consuming it (MSG_PEEK), so TLS or the tunnel sees it.
-    func peekClientHello(early: [UInt8]) -> ClientHello.Parse {
-        guard early.isEmpty else { return ClientHello.parse(early) }
+    /// Reads the ClientHello without consuming it (MSG_PEEK), so TLS or the tunnel sees it. When
+    /// the client sent bytes with its CONNECT or SOCKS5 request (`early`, already read), the rest
+    /// of its ClientHello is read onto them: a ClientHello split across the two hung up at once
+    /// ("no complete ClientHello"), and one sent whole there never reached TLS (the client hung).
+    func peekClientHello(early: inout [UInt8]) -> ClientHello.Parse {
+        guard early.isEmpty else {
+            let deadline = Date().addingTimeInterval(server.configuration.headerTimeout)
+            var result = ClientHello.parse(early)
+            var buffer = [UInt8](repeating: 0, count: ClientHello.maximumLength)
+            while case .incomplete = result, early.count < ClientHello.maximumLength, Date() < deadline {
+                guard let count = try? buffer.withUnsafeMutableBytes({ try connection.socket.read(into: $0) }), count > 0 else {
+                    break
+                }
+                early += buffer[0..<count]
+                result = ClientHello.parse(early)
+            }
+            return result
+        }
         var buffer = [UInt8](repeating: 0, count: ClientHello.maximumLength)
         let deadline = Date().addingTimeInterval(server.configuration.headerTimeout)
         var last = 0
@@ -172,7 +188,7 @@ struct ConnectHandler {
         let tls: TLSConnection
         do {
             tls = try TLSConnection.accept(socket: connection.socket, context: server.serverTLS(forPersona: persona), leaf: leaf,
-                                           peerName: "the client", alpn: choice.preference)
+                                           peerName: "the client", alpn: choice.preference, received: early)
         } catch let error as TLSError {
             if case .success(let upstream)? = choice.upstream { upstream.stream.close() }
             recordHandshakeFailure(error, host: host, port: port, sni: hello.serverName, signer: signer, persona: persona)

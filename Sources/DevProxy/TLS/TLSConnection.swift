@@ -23,9 +23,11 @@ public final class TLSConnection: @unchecked Sendable {
     /// Terminates a client's TLS with `leaf` (plus its chain) and completes the handshake.
     ///
     /// - Parameter alpn: the protocols this connection may answer in ALPN, most preferred first.
+    /// - Parameter received: bytes of the handshake already read off the socket (a ClientHello
+    ///   the client sent with its CONNECT or SOCKS5 request), read before the socket's.
     /// - Throws: `TLSError` (`.alertReceived` when the client rejects the certificate).
     public static func accept(socket: Socket, context: TLSContext, leaf: Leaf, peerName: String,
-                              alpn: ALPNPreference = .http11) throws -> TLSConnection {
+                              alpn: ALPNPreference = .http11, received: [UInt8] = []) throws -> TLSConnection {
         OpenSSLErrorQueue.clear()
         guard let ssl = SSL_new(context.pointer) else { throw TLSError(.failed, "SSL_new failed") }
         let connection = TLSConnection(ssl: ssl, socket: socket, peerName: peerName)
@@ -37,6 +39,13 @@ public final class TLSConnection: @unchecked Sendable {
             && leaf.chain.allSatisfy { certificate in certificate.withX509 { CTLS_SSL_add1_chain_cert(ssl, $0) } == 1 }
         guard installed, connection.attachBufferedSocket() else {
             throw TLSError(.failed, "cannot install the leaf: \(OpenSSLErrorQueue.drain().joined(separator: "; "))")
+        }
+        if !received.isEmpty {
+            // BIO_set_buffer_read_data: the buffer BIO hands these out before reading the socket.
+            let loaded = received.withUnsafeBytes { bytes in
+                BIO_ctrl(SSL_get_rbio(ssl), BIO_C_SET_BUFF_READ_DATA, bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress))
+            }
+            guard loaded == 1 else { throw TLSError(.failed, "cannot hand the ClientHello already read to TLS") }
         }
         let result = SSL_accept(ssl)
         guard result == 1 else { throw TLSError.handshake(ssl: ssl, result: result, savedErrno: errno, peer: peerName) }
