@@ -108,6 +108,66 @@ import TestSupport
         }
     }
 
+    /// A protocol where the server speaks first (SSH's banner) through CONNECT or SOCKS5: the
+    /// client waits for the banner and sends nothing, which DevProxy, waiting for a ClientHello,
+    /// waited out for the header timeout before closing with nothing delivered. Now it dials the
+    /// origin after half a second of silence and tunnels when the origin speaks first.
+    @Test(.timeLimit(.minutes(1))) func aServerThatSpeaksFirstIsTunnelled() throws {
+        let banner = try BackgroundServer(script: #"""
+            import socket, threading
+            server = socket.socket()
+            server.bind(("127.0.0.1", 0))
+            server.listen(8)
+            print(server.getsockname()[1], flush=True)
+            def serve(conn):
+                conn.sendall(b"SSH-2.0-OpenSSH_9.2\r\n")
+                while True:
+                    data = conn.recv(4096)
+                    if not data:
+                        break
+                    conn.sendall(data.upper())
+                conn.close()
+            while True:
+                conn, _ = server.accept()
+                threading.Thread(target=serve, args=(conn,), daemon=True).start()
+            """#, arguments: [])
+        defer { banner.stop() }
+        let (harness, socksPort) = try proxy(origin: try OriginServer())
+        let client = #"""
+            import socket, struct, sys, time
+            port, target, kind = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+            sock = socket.create_connection(("127.0.0.1", port))
+            sock.settimeout(5)
+            if kind == "connect":
+                sock.sendall(b"CONNECT 127.0.0.1:%d HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % (target, target))
+                reply = b""
+                while b"\r\n\r\n" not in reply:
+                    reply += sock.recv(1)
+            else:
+                sock.sendall(b"\x05\x01\x00")
+                sock.recv(2)
+                sock.sendall(b"\x05\x01\x00\x01" + socket.inet_aton("127.0.0.1") + struct.pack(">H", target))
+                sock.recv(10)
+            started = time.time()
+            line = b""
+            while not line.endswith(b"\n"):
+                line += sock.recv(1)
+            waited = time.time() - started
+            sock.sendall(b"hello\n")
+            echo = sock.recv(64)
+            print("%s %s %.1f" % (line.strip().decode(), echo.strip().decode(), waited))
+            """#
+        for (kind, port) in [("connect", harness.port), ("socks5", socksPort)] {
+            let result = try Subprocess.run("python3", ["-c", client, "\(port)", "\(banner.port)", kind], timeout: 20)
+            let words = result.stdout.split(separator: " ")
+            #expect(words.prefix(2) == ["SSH-2.0-OpenSSH_9.2", "HELLO"], "\(kind): \(result.output)")
+            #expect((Double(words.last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 99) < 3, "\(kind): \(result.output)")
+        }
+        let flows = harness.flows(count: 2)
+        #expect(flows.allSatisfy { $0.mode == .tunnel && $0.tunnel?.reason.hasPrefix("the server spoke first") == true
+                                   && $0.error == nil }, "\(flows.map { $0.tunnel?.reason ?? $0.error?.message ?? "-" })")
+    }
+
     /// Plain HTTP in a tunnel keeps the `Host` the client sent (a virtual host behind the address
     /// the tunnel names): DevProxy replaced it with the tunnel's `localhost:PORT`, or appended the
     /// tunnel's port to it, and name-based hosting broke only through the proxy.

@@ -42,6 +42,23 @@ struct ConnectHandler {
             return
         }
         var early = early
+        if early.isEmpty, reverseName == nil {
+            switch whoSpeaksFirst(host: host, port: port) {
+            case .server(let upstream):
+                tunnel(host: host, port: port, sni: nil,
+                       reason: "the server spoke first (SSH, SMTP, FTP, a database: not TLS or HTTP)", early: [], upstream: upstream)
+                return
+            case .neither:
+                var draft = FlowDraft(client: connection.clientAddress, listener: connection.listenerInfo, mode: .tunnel,
+                                      host: host, port: port)
+                draft.fail(.clientHandshakeFailed, "neither the client nor the server sent anything within "
+                           + "\(Int(server.configuration.headerTimeout)) s")
+                server.emit(draft.finished())
+                return
+            case .client:
+                break
+            }
+        }
         let hello = peekClientHello(early: &early)
         switch hello {
         case .hello(let hello):
@@ -129,8 +146,44 @@ struct ConnectHandler {
         return .incomplete
     }
 
-    /// Relays bytes untouched and records a tunnel flow.
-    private func tunnel(host: String, port: Int, sni: String?, reason: String, early: [UInt8], persona: String? = nil) {
+    /// Seconds a client may stay silent after its tunnel opens before DevProxy asks whether the
+    /// server speaks first.
+    static let serverFirstAfter: TimeInterval = 0.5
+
+    /// Who speaks first in a tunnel whose client has sent nothing for `serverFirstAfter`: the
+    /// origin is dialled and watched with the client. A protocol where the server speaks first
+    /// (SSH's banner, SMTP's greeting, MySQL's handshake) has no ClientHello to wait for, and
+    /// such a client waited out the header timeout and got nothing.
+    private enum FirstSpeaker {
+        /// The client spoke (or closed), or the origin could not be reached: the ClientHello path.
+        case client
+        /// The origin spoke first, on this connection.
+        case server(UpstreamConnection)
+        /// Both stayed silent for the header timeout.
+        case neither
+    }
+
+    private func whoSpeaksFirst(host: String, port: Int) -> FirstSpeaker {
+        let client = connection.socket
+        var pollers = [pollfd(fd: client.fd, events: Int16(POLLIN), revents: 0)]
+        guard client.queuedBytes == 0, poll(&pollers, 1, Socket.pollMilliseconds(Self.serverFirstAfter)) == 0,
+              let upstream = try? connection.pool.connection(host: host, port: port, tls: false, reuse: false, raw: true)
+        else { return .client }
+        let deadline = Date().addingTimeInterval(server.configuration.headerTimeout)
+        var both = [pollfd(fd: client.fd, events: Int16(POLLIN), revents: 0),
+                    pollfd(fd: upstream.stream.socket.fd, events: Int16(POLLIN), revents: 0)]
+        while true {
+            let ready = poll(&both, 2, Socket.pollMilliseconds(deadline.timeIntervalSinceNow))
+            if ready < 0 && errno == EINTR { continue }
+            if ready > 0 && both[1].revents != 0 && both[0].revents == 0 { return .server(upstream) }
+            upstream.stream.close()
+            return ready == 0 ? .neither : .client
+        }
+    }
+
+    /// Relays bytes untouched and records a tunnel flow; over `upstream` when it is already open.
+    private func tunnel(host: String, port: Int, sni: String?, reason: String, early: [UInt8], persona: String? = nil,
+                        upstream opened: UpstreamConnection? = nil) {
         var draft = FlowDraft(client: connection.clientAddress, listener: connection.listenerInfo, mode: .tunnel, host: host, port: port)
         // `qa verdict` groups flows by persona: without it, a passthrough persona's tunnels read
         // as the team persona's.
@@ -139,7 +192,7 @@ struct ConnectHandler {
         defer { server.emit(draft.finished()) }
         let upstream: UpstreamConnection
         do {
-            upstream = try connection.pool.connection(host: host, port: port, tls: false, reuse: false, raw: true)
+            upstream = try opened ?? connection.pool.connection(host: host, port: port, tls: false, reuse: false, raw: true)
         } catch {
             draft.fail(error.isNetworkTimeout ? .upstreamTimeout : .upstreamRefused,
                        "cannot connect to \(host):\(port): \(error)")
