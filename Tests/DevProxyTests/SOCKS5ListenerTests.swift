@@ -168,6 +168,27 @@ import TestSupport
                                    && $0.error == nil }, "\(flows.map { $0.tunnel?.reason ?? $0.error?.message ?? "-" })")
     }
 
+    /// A silent client of a tunnel to a port nobody listens on is told at once (the flow says
+    /// `upstream_refused`), not after the header timeout as "no complete ClientHello".
+    @Test(.timeLimit(.minutes(1))) func aSilentClientOfAnUnreachableOriginIsToldSoon() throws {
+        let (harness, _) = try proxy(origin: try OriginServer())
+        let closed = try HTTP2Origin.freePort()
+        let client = #"""
+            import socket, sys, time
+            sock = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+            sock.settimeout(20)
+            sock.sendall(b"CONNECT 127.0.0.1:%s HTTP/1.1\r\nHost: 127.0.0.1:%s\r\n\r\n" % (sys.argv[2].encode(), sys.argv[2].encode()))
+            started = time.time()
+            while sock.recv(4096):
+                pass
+            print("%.1f" % (time.time() - started))
+            """#
+        let result = try Subprocess.run("python3", ["-c", client, "\(harness.port)", "\(closed)"], timeout: 30)
+        #expect((Double(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 99) < 5, "\(result.output)")
+        let flow = try #require(harness.flows(count: 1).first)
+        #expect(flow.error?.kind == "upstream_refused", "\(String(describing: flow.error))")
+    }
+
     /// Plain HTTP in a tunnel keeps the `Host` the client sent (a virtual host behind the address
     /// the tunnel names): DevProxy replaced it with the tunnel's `localhost:PORT`, or appended the
     /// tunnel's port to it, and name-based hosting broke only through the proxy.

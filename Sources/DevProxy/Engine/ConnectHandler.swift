@@ -48,6 +48,15 @@ struct ConnectHandler {
                 tunnel(host: host, port: port, sni: nil,
                        reason: "the server spoke first (SSH, SMTP, FTP, a database: not TLS or HTTP)", early: [], upstream: upstream)
                 return
+            case .unreachable(let error):
+                // A silent client and an origin that cannot be reached: said now, not after the
+                // header timeout as "no complete ClientHello".
+                var draft = FlowDraft(client: connection.clientAddress, listener: connection.listenerInfo, mode: .tunnel,
+                                      host: host, port: port)
+                let (kind, _, message) = UpstreamFailure.describe(error, target: "\(host):\(port)")
+                draft.fail(kind, message)
+                server.emit(draft.finished())
+                return
             case .neither:
                 var draft = FlowDraft(client: connection.clientAddress, listener: connection.listenerInfo, mode: .tunnel,
                                       host: host, port: port)
@@ -161,14 +170,23 @@ struct ConnectHandler {
         case server(UpstreamConnection)
         /// Both stayed silent for the header timeout.
         case neither
+        /// The client stayed silent and the origin could not be reached.
+        case unreachable(any Error)
     }
 
     private func whoSpeaksFirst(host: String, port: Int) -> FirstSpeaker {
         let client = connection.socket
         var pollers = [pollfd(fd: client.fd, events: Int16(POLLIN), revents: 0)]
-        guard client.queuedBytes == 0, poll(&pollers, 1, Socket.pollMilliseconds(Self.serverFirstAfter)) == 0,
-              let upstream = try? connection.pool.connection(host: host, port: port, tls: false, reuse: false, raw: true)
-        else { return .client }
+        guard client.queuedBytes == 0, poll(&pollers, 1, Socket.pollMilliseconds(Self.serverFirstAfter)) == 0 else {
+            return .client
+        }
+        let upstream: UpstreamConnection
+        do {
+            upstream = try connection.pool.connection(host: host, port: port, tls: false, reuse: false, raw: true)
+        } catch {
+            // The client may have spoken while the dial failed: then its ClientHello path reports it.
+            return client.queuedBytes > 0 ? .client : .unreachable(error)
+        }
         let deadline = Date().addingTimeInterval(server.configuration.headerTimeout)
         var both = [pollfd(fd: client.fd, events: Int16(POLLIN), revents: 0),
                     pollfd(fd: upstream.stream.socket.fd, events: Int16(POLLIN), revents: 0)]

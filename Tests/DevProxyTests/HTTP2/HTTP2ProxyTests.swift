@@ -310,6 +310,12 @@ import TestSupport
         let badFlows = proxy.flows(count: 5).suffix(2)
         #expect(badFlows.allSatisfy { $0.error?.kind == FlowErrorKind.upstreamBadResponse.rawValue && $0.response?.status == 502 },
                 "\(badFlows.map(\.error))")
+        // A head larger than DevProxy takes (70 KiB): an HTTP/1.1 client waited out the upstream
+        // timeout for it and got a 504 "did not respond"; it gets a 502 that says why at once.
+        let hugeStart = Date()
+        let huge = try proxy.curl(["--http1.1", "-w", "\n%{http_code}", origin.url("/huge-header")])
+        #expect(huge.stdout.hasSuffix("\n502") && huge.stdout.contains("header list"), "\(huge.output)")
+        #expect(Date().timeIntervalSince(hugeStart) < 8, "the HTTP/1.1 client waited")
     }
 
     /// An origin that says nothing after the request is answered 504 at the upstream timeout

@@ -9,7 +9,8 @@ every request 200 "ok" over HTTP/1.1.
 Paths: /ok (200 "ok"), /refused (RST_STREAM REFUSED_STREAM at once), /rst (200, "partial", then
 RST_STREAM INTERNAL_ERROR), /goaway (200 "bye", then GOAWAY NO_ERROR), /slow (200 "slow" after
 two seconds), /whole (200 "whole": head and body in one write, so in one TLS record), /late-body
-(the head at once, the body "late" a second later), /long-body (content-length 3, then "too long"), /bad-header (a
+(the head at once, the body "late" a second later), /long-body (content-length 3, then "too long"), /huge-header (a
+70 KiB field in the response head), /bad-header (a
 `connection` field in the response head), /stuck (the head and "part", then silence), /mute (no answer),
 /early (200 "early" before the request body is in, then RST_STREAM NO_ERROR), /quiet?s=S (an event
 stream quiet for S seconds between its two events), /resets (the paths of the streams the peer reset), /close-next (200 "ok",
@@ -111,6 +112,9 @@ def serve_connection(tls, enable_connect_protocol=False):
             elif path == "/long-body":
                 # A body longer than the content-length it declared (RFC 9113 §8.1.1: malformed).
                 send(in_one_write(sid, [("content-type", "text/plain"), ("content-length", "3")], b"too long"))
+            elif path == "/huge-header":
+                # A response head whose header list (70 KiB) is larger than the proxy takes.
+                send(in_one_write(sid, [("content-type", "text/plain"), ("x-huge", "h" * 70000)], b"huge"))
             elif path == "/bad-header":
                 # A connection-specific field, which HTTP/2 forbids (RFC 9113 §8.2.2: malformed).
                 send(in_one_write(sid, [("connection", "close")], b"bad"))

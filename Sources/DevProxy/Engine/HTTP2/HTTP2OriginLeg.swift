@@ -108,6 +108,12 @@ struct HTTP2OriginLeg: UpstreamLeg {
                 // The session reset the stream for the origin's fault, and said nothing else.
                 throw HTTP2StreamFailure.protocolError("its response was malformed (RFC 9113 §8.1.1: a body that did "
                                                        + "not match its content-length, or a field HTTP/2 forbids)")
+            case .headerListTooLarge(stream, let size):
+                // An HTTP/1.1 client waited out the upstream timeout for a head that was dropped.
+                throw HTTP2StreamFailure.protocolError("its response head's header list (\(size) bytes) is larger than "
+                                                       + "the \(driver.session.limits.maxHeaderListSize) bytes DevProxy accepts")
+            case .streamReset(stream, let code, false):
+                throw HTTP2StreamFailure.protocolError("DevProxy reset the stream (\(code))")
             case .goAway(let last, let code, _) where last < stream:
                 throw HTTP2StreamFailure.goAway(code)
             case .protocolError(let id, let reason) where id == 0 || id == stream:
