@@ -198,6 +198,9 @@ public final class BodyCapture {
                                                  contentType: contentType) {
             body.text = text
             body.decoded = ContentCoding.list(fromHeader: contentEncoding)?.map(\.rawValue).joined(separator: ", ")
+            if !running, body.decoded?.isEmpty == false, text.utf8.count != shown.count || !text.utf8.elementsEqual(shown) {
+                body.wireBytes = shown
+            }
         } else if let text = BodyText.text(shown, isPrefix: body.truncated, contentType: contentType) {
             body.text = text
         } else {

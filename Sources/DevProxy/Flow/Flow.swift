@@ -419,6 +419,10 @@ public struct Flow: Codable, Sendable, Equatable {
         /// The bytes `base64` spells, as the capture had them, so that the session store need
         /// not decode them again; not logged, and not compared (they follow from `base64`).
         public var base64Bytes: [UInt8]? = nil
+        /// The bytes as they crossed the wire when `text` is their decoding (`decoded`): the
+        /// session store keeps both, so replay, curl and raw export send what was sent (they sent
+        /// the decoded text under `Content-Encoding: gzip`). Not logged, and not compared.
+        public var wireBytes: [UInt8]? = nil
 
         enum CodingKeys: String, CodingKey {
             case size, sha256, text, base64, truncated, decoded

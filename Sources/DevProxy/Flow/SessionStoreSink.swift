@@ -136,7 +136,9 @@ public final class SessionStoreSink: FlowSink {
     }
 
     private static func storedBody(_ body: Flow.Body, spooled: Bool) -> StoredBody {
-        var stored = StoredBody(bytes: body.loggedBytes, size: body.size, sha256: body.sha256, text: body.text)
+        // A decoded body keeps its wire bytes beside its text (what replay and export send).
+        var stored = StoredBody(bytes: body.spooled == nil ? body.wireBytes ?? body.loggedBytes : body.loggedBytes,
+                                size: body.size, sha256: body.sha256, text: body.text)
         if spooled { stored.spooled = body.spooled }
         return stored
     }

@@ -66,7 +66,9 @@ extension WebUI {
                 chosen = source(extent.bytesAreText ? .bytes : .text)
                 scan = try chosen.scan(window: window, cutAt: cut)
                 isText = true
-                decoded = contentEncoding
+                // Text apart from the bytes is their decoding; text that is the bytes was never
+                // decoded (a coding that failed, `identity`), whatever the header says.
+                decoded = extent.bytesAreText ? nil : contentEncoding
             } else {
                 if let decodedScan, let contentEncoding {
                     (chosen, scan, decoded) = (source(.decoded(contentEncoding)), decodedScan, contentEncoding)

@@ -220,6 +220,37 @@ import Testing
         #expect(Self.hits(origin) == ["it's curl", "it's curl"])
     }
 
+    /// A gzip-encoded request body is kept as it was sent beside its decoded text: the store kept
+    /// only the text, so a replay sent that text under `Content-Encoding: gzip` (a corrupt request)
+    /// or was refused as "not stored whole" (a small body, whose gzip is longer than its text), the
+    /// curl export paired the header with the plain text, and `?raw=1` was not the wire bytes.
+    @Test(arguments: [5, 300])
+    func anEncodedRequestBodyIsReplayedAndExportedAsSent(_ count: Int) throws {
+        let (ui, proxy, origin) = try Self.setUp()
+        let json = "{\"hello\":\"world\",\"n\":[" + (0..<count).map(String.init).joined(separator: ",") + "]}"
+        let plain = ui.directory.write("plain-\(count).json", json)
+        let file = ui.directory.file("req-\(count).gz")
+        _ = try Subprocess.run("sh", ["-c", "gzip -c -n '\(plain)' > '\(file)'"])
+        let sent = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
+        let url = origin.url("/report")
+        let first = try proxy.curl(["-H", "Content-Encoding: gzip", "-H", "Content-Type: application/json",
+                                    "--data-binary", "@\(file)", url])
+        #expect(first.status == 0, "\(first.output)")
+        let id = try #require(try Self.flow(ui, url: url)?["id"] as? String)
+        let raw = try ui.request("/api/flows/\(id)/request/body?raw=1")
+        #expect(raw.body == sent, "raw: \(raw.body.count) bytes, sent \(sent.count)")
+        let shown = try ui.request("/api/flows/\(id)/request/body")
+        #expect(shown.text == json && shown.headers["x-devproxy-decoded"] == "gzip", "\(shown.headers)")
+        #expect(shown.headers["x-devproxy-truncated"] == nil, "a whole body is not said to be cut: \(shown.headers)")
+        let replay = try ui.request("/api/flows/\(id)/replay", method: "POST")
+        #expect(replay.status == 200 || replay.status == 201, "\(replay.text)")
+        let received = try [UInt8](Data(contentsOf: URL(fileURLWithPath: origin.reportsPath)))
+        let copies = received.indices.filter { received[$0...].starts(with: sent) }.count
+        #expect(copies == 2, "the origin got the gzip bytes twice, not \(copies) times")
+        let command = try ui.request("/api/flows/\(id)/export?format=curl").text
+        #expect(command.contains("base64 -d"), "binary wire bytes go through base64: \(command)")
+    }
+
     /// Brackets in a URL (`?a[]=1&b[0]=2`, PHP and Rails arrays) are curl's globbing: the export
     /// failed with "bad range in URL" (exit 3) until it said `-g`.
     @Test func theCurlExportOfABracketedQueryRuns() throws {
