@@ -189,6 +189,27 @@ import TestSupport
         #expect(flow.error?.kind == "upstream_refused", "\(String(describing: flow.error))")
     }
 
+    /// A client that hangs up right after its CONNECT is answered is recorded as having closed,
+    /// not as "no complete ClientHello within 30 s" (it was never waited for that long).
+    @Test func aClientThatClosesAfterConnectIsRecordedAsClosed() throws {
+        let origin = try OriginServer()
+        let (harness, _) = try proxy(origin: origin)
+        let client = #"""
+            import socket, sys
+            sock = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+            sock.sendall(b"CONNECT localhost:%s HTTP/1.1\r\nHost: localhost\r\n\r\n" % sys.argv[2].encode())
+            reply = b""
+            while b"\r\n\r\n" not in reply:
+                reply += sock.recv(1)
+            sock.close()
+            """#
+        let result = try Subprocess.run("python3", ["-c", client, "\(harness.port)", "\(origin.port)"], timeout: 20)
+        #expect(result.status == 0, "\(result.output)")
+        let flow = try #require(harness.flows(count: 1).first)
+        #expect(flow.error?.kind == "client_closed", "\(String(describing: flow.error))")
+        #expect(flow.error?.message == "the client closed the connection after the tunnel opened, having sent nothing")
+    }
+
     /// Plain HTTP in a tunnel keeps the `Host` the client sent (a virtual host behind the address
     /// the tunnel names): DevProxy replaced it with the tunnel's `localhost:PORT`, or appended the
     /// tunnel's port to it, and name-based hosting broke only through the proxy.

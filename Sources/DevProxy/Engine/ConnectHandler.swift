@@ -114,7 +114,14 @@ struct ConnectHandler {
             tunnel(host: host, port: port, sni: nil, reason: "not TLS or HTTP: \(why)", early: early)
         case .incomplete:
             var draft = FlowDraft(client: connection.clientAddress, listener: connection.listenerInfo, mode: .https, host: host, port: port)
-            draft.fail(.clientHandshakeFailed, "the client sent no complete ClientHello within \(Int(server.configuration.headerTimeout)) s")
+            // A client that hung up was not waited for: the flow said it took the whole header timeout.
+            if connection.socket.peerHasClosed {
+                draft.fail(.clientClosed, "the client closed the connection after the tunnel opened"
+                           + (early.isEmpty ? ", having sent nothing" : ", before its ClientHello was complete"))
+            } else {
+                draft.fail(.clientHandshakeFailed,
+                           "the client sent no complete ClientHello within \(Int(server.configuration.headerTimeout)) s")
+            }
             server.emit(draft.finished())
         }
     }
