@@ -140,6 +140,19 @@ import TestSupport
                 "\(flows.map { $0.error?.message ?? "-" })")
     }
 
+    /// A client that gives up before the origin answers (`curl -m 1`) ends the exchange then, as
+    /// `client_closed`: it ran on to the upstream timeout and recorded a 504 nobody received.
+    @Test(.timeLimit(.minutes(1))) func aClientThatGivesUpBeforeTheHeadIsRecordedAsGone() throws {
+        let silent = try ScriptedOrigin("", then: .hold(8))
+        let proxy = try ProxyHarness(configure: { $0.upstreamTimeout = 6 })
+        let started = Date()
+        let result = try proxy.curl(["-m", "1", "http://127.0.0.1:\(silent.port)/hang"])
+        #expect(result.status == 28, "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(Date().timeIntervalSince(started) < 4, "the flow waited for the upstream timeout")
+        #expect(flow.error?.kind == "client_closed" && flow.response == nil, "\(String(describing: flow.error))")
+    }
+
     @Test func chunkedRequestBodyIsForwarded() throws {
         let (origin, proxy) = try setUp()
         let result = try proxy.curl(["-H", "Transfer-Encoding: chunked", "--data-binary", "streamed", origin.url("/echo")])

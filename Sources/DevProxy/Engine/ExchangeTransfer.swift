@@ -42,6 +42,23 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
         HTTP1Serializer.serialize(HTTPResponseHead(version: .http11, status: 100, reason: "Continue"))
     }
 
+    /// Waits for the origin's answer while watching the client: a client that gives up before the
+    /// head (`curl -m 1`) ends the exchange then, as `client_closed`, where it ran on to the
+    /// upstream timeout and recorded a 504 that nobody received.
+    private mutating func awaitHead() throws {
+        if leg.responsePending() || leg.upstream.stream.pending > 0 { return }
+        let client = context.client.stream.socket
+        switch try leg.awaitResponse(watching: client, limit: context.configuration.upstreamTimeout) {
+        case .peerClosed:
+            throw ClientGone(message: "the client closed the connection before the response head arrived")
+        case .timedOut:
+            // What `next()`'s read would have thrown after the same wait.
+            throw NetworkError(.timedOut, "no response within \(Int(context.configuration.upstreamTimeout)) s")
+        case .input:
+            return
+        }
+    }
+
     /// How long an `Expect: 100-continue` request waits for the origin's `100` (or final answer)
     /// before its body goes anyway: curl's wait.
     static var continueWait: TimeInterval { 1 }
@@ -108,6 +125,7 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
             while final == nil {
                 let event: UpstreamEvent
                 do {
+                    try awaitHead()
                     event = try leg.next()
                 } catch where cutShort != nil {
                     // Nothing came back either: the failed write is the reason.
