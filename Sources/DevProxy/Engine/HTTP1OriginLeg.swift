@@ -131,6 +131,24 @@ struct HTTP1OriginLeg: UpstreamLeg {
         if let message = UpstreamFailure.missingClientCertificate(upstream, target: target) {
             return LegFailure(kind: .upstreamClientCertificateRequired, message: message)
         }
+        // Plain HTTP through `--upstream-proxy`: the connection is to the proxy, whose failures
+        // were told as the origin's (`upstream 127.0.0.1:18080 sent a malformed response`).
+        if upstream.proxyAuthorization != nil {
+            let proxy = "the upstream proxy \(upstream.address)"
+            switch error {
+            case let error as HTTP1ParseError:
+                return LegFailure(kind: .upstreamProxyFailed, message: "\(proxy) sent a malformed response for \(target): "
+                                  + error.reason)
+            case let error as NetworkError where error.kind == .timedOut:
+                return LegFailure(kind: .upstreamTimeout, message: "no response for \(target) through \(proxy) within "
+                                  + "\(Int(upstreamTimeout)) s", status: 504)
+            case let error as UpstreamClosed:
+                return LegFailure(kind: .upstreamProxyFailed, message: "\(proxy) closed the connection before answering "
+                                  + "for \(target) (\(error.message))")
+            default:
+                break
+            }
+        }
         switch error {
         case let error as HTTP1ParseError where error.code == .http2Frames:
             // An HTTP/2-only origin without TLS (h2c; with TLS, ALPN would have said h2).

@@ -195,6 +195,24 @@ import TestSupport
         #expect(refused.flows(count: 1).first?.error?.kind == FlowErrorKind.upstreamProxyFailed.rawValue)
     }
 
+    /// Plain HTTP through an upstream proxy that answers garbage or closes: the failure names the
+    /// proxy (`upstream_proxy_failed`), where it was told as the origin's ("upstream ORIGIN sent a
+    /// malformed response"), as the HTTPS path already did.
+    @Test func anUpstreamProxysBadAnswerForPlainHTTPNamesTheProxy() throws {
+        for (answer, words) in [("garbage\r\n\r\n", "sent a malformed response for"),
+                                ("", "closed the connection before answering for")] {
+            let liar = try ScriptedOrigin(answer, then: .close)
+            let proxyURL = try ModeURL(parsing: "http://127.0.0.1:\(liar.port)", what: "test")
+            let front = try ProxyHarness(configure: { $0.upstreamProxy = try! UpstreamProxy(url: proxyURL) })
+            let reply = try front.curl(["-w", "%{http_code}", "http://origin.test:8080/cl"])
+            #expect(reply.stdout.hasSuffix("502"), "\(reply.output)")
+            let flow = try #require(front.flows(count: 1).first)
+            #expect(flow.error?.kind == FlowErrorKind.upstreamProxyFailed.rawValue, "\(String(describing: flow.error))")
+            #expect(flow.error?.message.hasPrefix("the upstream proxy 127.0.0.1:\(liar.port) \(words) origin.test:8080")
+                    == true, "\(flow.error?.message ?? "")")
+        }
+    }
+
     /// `devproxy run --upstream-proxy URL --upstream-proxy-auth-file FILE`: the file's pair reaches
     /// the upstream proxy (which refuses without it), and never appears in argv.
     @Test func upstreamProxyFlagsReadTheCredentialsFile() throws {
