@@ -282,4 +282,29 @@ import TestSupport
         #expect(flows.count == 2)
         #expect(flows.allSatisfy { $0.error?.kind == FlowErrorKind.badRequest.rawValue && $0.error?.message.hasPrefix("SOCKS5:") == true })
     }
+
+    /// A SOCKS4 client on the SOCKS5 listener gets SOCKS4's refusal (`00 5B`), not a close with
+    /// no reply; a CONNECT to port 0 is refused, not answered 200; a name with its final dot
+    /// (`localhost.`) is verified as the name (it failed "hostname mismatch").
+    @Test func socks4PortZeroAndATrailingDotAreAnswered() throws {
+        let origin = try OriginServer()
+        let (harness, socksPort) = try proxy(origin: origin)
+        let script = """
+            import socket, sys
+            s = socket.create_connection(("127.0.0.1", \(socksPort)))
+            s.sendall(bytes([4, 1, 0, 80, 127, 0, 0, 1]) + b"me\\0")
+            sys.stdout.write(s.recv(16).hex())
+            """
+        let socks4 = try Subprocess.run("python3", ["-c", script], timeout: 20)
+        #expect(socks4.stdout == "005b000000000000", "\(socks4.output)")
+        let zero = try curl(harness, ["-p", "--proxy", "http://127.0.0.1:\(harness.port)", "-w", "%{http_connect}",
+                                      "https://127.0.0.1:0/"])
+        #expect(zero.stdout.hasSuffix("400"), "\(zero.output)")
+        let dotted = try curl(harness, ["--proxy", "http://127.0.0.1:\(harness.port)", "https://localhost.:\(origin.port)/cl?n=5"])
+        #expect(dotted.stdout == "hello", "\(dotted.output)")
+        let flows = harness.flows(count: 3)
+        #expect(flows.contains { $0.error?.message.contains("SOCKS4 client") == true })
+        #expect(flows.contains { $0.error?.message == "CONNECT to port 0: a port is 1 to 65535" })
+        #expect(flows.contains { $0.response?.status == 200 && $0.tls?.upstream?.verified == true }, "\(flows.map(\.error))")
+    }
 }

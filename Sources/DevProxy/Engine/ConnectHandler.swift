@@ -14,6 +14,12 @@ struct ConnectHandler {
             connection.emitRejected(head, kind: .badRequest, status: 400, message: "CONNECT needs host:port, got \"\(head.target)\"", reader: reader)
             return
         }
+        // Port 0 names no service: the tunnel was answered 200 and then waited for a ClientHello.
+        guard (1...65535).contains(port) else {
+            connection.emitRejected(head, kind: .badRequest, status: 400,
+                                    message: "CONNECT to port \(port): a port is 1 to 65535", reader: reader)
+            return
+        }
         let dial = server.configuration.resolve.address(host: host, port: port)
         if let refusal = server.configuration.forbiddenDestinations.refusal(host: dial, port: port)
             ?? server.ownListeners.refusal(host: dial, port: port) {

@@ -66,6 +66,14 @@ struct SOCKS5Front {
                         record(.badRequest, message)
                         return
                     }
+                    if failure.kind == .unsupportedVersion, buffer.first == 0x04 {
+                        // A SOCKS4 or 4a client reads SOCKS4's own refusal (request rejected, 0x5B),
+                        // not a SOCKS5 byte it cannot parse: it was closed with no reply at all.
+                        _ = try? [UInt8]([0x00, 0x5B, 0, 0, 0, 0, 0, 0]).withUnsafeBytes { try socket.write($0) }
+                        record(.badRequest, "a SOCKS4 client on the SOCKS5 listener: set it to use SOCKS5 "
+                               + "(socks5h://\(connection.listenerInfo.address))")
+                        return
+                    }
                     _ = try? failure.bytes.withUnsafeBytes { try socket.write($0) }
                     record(failure.kind == .authenticationFailed ? .proxyAuthRequired : .badRequest,
                            "SOCKS5: \(failure.reason)" + (failure.reply.map { " (reply \(String($0.rawValue, radix: 16)))" } ?? ""))

@@ -76,14 +76,17 @@ public final class TLSConnection: @unchecked Sendable {
             guard SSL_set_alpn_protos(ssl, wire, UInt32(wire.count)) == 0 else { throw TLSError(.failed, "cannot set ALPN") }
         }
         let isIP = CertAuthority.LeafName.isIPLiteral(serverName)
-        if !isIP { _ = CTLS_SSL_set_tlsext_host_name(ssl, serverName) }
+        // A fully qualified name's final dot (`localhost.`) is not part of the name a certificate
+        // holds or SNI carries (RFC 6066 §3): with it, every origin failed "hostname mismatch".
+        let name = serverName.hasSuffix(".") && !isIP ? String(serverName.dropLast()) : serverName
+        if !isIP { _ = CTLS_SSL_set_tlsext_host_name(ssl, name) }
         // Hostname checks run even when not enforced, so an insecure flow still records
         // whether the name matched.
         if isIP {
             X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), serverName)
         } else {
             SSL_set_hostflags(ssl, UInt32(X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS))
-            _ = SSL_set1_host(ssl, serverName)
+            _ = SSL_set1_host(ssl, name)
         }
         session?.resume(ssl)
         guard connection.attachBufferedSocket() else { throw TLSError(.failed, "cannot attach the socket") }
