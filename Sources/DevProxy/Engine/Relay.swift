@@ -98,7 +98,7 @@ struct Relay {
             let read = try buffer.withUnsafeMutableBytes { try source.readAvailable(into: $0) }
             guard let read else { return (moved, false) }
             if read == 0 {
-                destination.socket.shutdownWrite()
+                destination.closeWrite()
                 return (moved, true)
             }
             try buffer.withUnsafeBytes { raw in

@@ -44,7 +44,9 @@ struct WebSocketSession {
                     server.progressed(snapshot)
                 })
             draft.flow.websocket = recording.records
-            if let error = outcome.error {
+            // After both close frames (RFC 6455 §7) the WebSocket has ended: how either side then
+            // drops its connection (a bare FIN, no TLS close_notify) is no failure of it.
+            if let error = outcome.error, !recording.closedBothWays {
                 // A timeout is a peer that stopped answering keepalive probes (quiet alone ends nothing).
                 draft.fail(.upstreamReset, "WebSocket relay ended: \(error)")
             }

@@ -20,11 +20,17 @@ public protocol ByteStream: AnyObject, Sendable {
     func close()
     /// Frees buffers an idle stream need not hold; the next read or write makes new ones.
     func releaseBuffers()
+    /// Says this side will send no more (TCP FIN; TLS sends close_notify first), the read side
+    /// left open: a relay passes one peer's end on to the other.
+    func closeWrite()
 }
 
 extension ByteStream {
     /// Nothing to free by default.
     public func releaseBuffers() {}
+
+    /// A FIN by default.
+    public func closeWrite() { socket.shutdownWrite() }
 
     /// Writes all of `bytes` and sends them at once.
     public func write(_ bytes: UnsafeRawBufferPointer) throws {

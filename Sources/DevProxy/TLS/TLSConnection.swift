@@ -314,6 +314,17 @@ public final class TLSConnection: @unchecked Sendable {
     /// Whether the handshake resumed a stored session.
     public var sessionReused: Bool { SSL_session_reused(ssl) == 1 }
 
+    /// Sends close_notify, then a FIN; reading goes on. A relayed WebSocket or tunnel whose
+    /// origin ended cleanly ended the client's TLS with a bare FIN, which clients read as a cut
+    /// ("unexpected eof"; OpenSSL's s_client answered with a decode_error alert that the relay then
+    /// recorded as a failure).
+    public func closeWrite() {
+        if SSL_is_init_finished(ssl) == 1 { SSL_shutdown(ssl) }
+        try? flush()
+        ERR_clear_error()
+        socket.shutdownWrite()
+    }
+
     /// Sends close_notify (best effort, never blocks for the peer's reply).
     public func close() {
         rememberSession()

@@ -303,6 +303,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if opcode == 8:
                 self.wfile.write(b"\x88\x00")
                 self.wfile.flush()
+                # `/ws?close`: the server then closes the connection, as RFC 6455 §7.1.1 asks
+                # (plain `/ws` waits for another request on it, as some servers do).
+                self.close_connection = "close" in self.path
                 return
             reply = b"echo:" + data
             self.wfile.write(bytes([0x80 | opcode, len(reply)]) + reply if len(reply) < 126 else
