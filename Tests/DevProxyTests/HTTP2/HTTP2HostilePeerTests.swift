@@ -115,6 +115,20 @@ import TestSupport
         try Self.expectServing(proxy, origin)
     }
 
+    /// A client whose DATA runs past the stream window DevProxy granted has its stream reset with
+    /// FLOW_CONTROL_ERROR, and the flow says why: it had a request and neither a response nor an
+    /// error.
+    @Test func aWindowOverrunIsRecordedWithItsReason() throws {
+        let origin = try HTTP2Origin(.nghttpd)
+        let proxy = try Self.proxy(for: origin)
+        let result = try H2Attack.run(proxy: proxy, port: origin.port, ["window-overrun", "/index.html"])
+        #expect(result.resets["1"] == 0x3, "\(result)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.error?.kind == "http2_protocol_error" && flow.error?.code == "FLOW_CONTROL_ERROR", "\(String(describing: flow.error))")
+        #expect(flow.error?.message.hasPrefix("the client sent more DATA than the stream's flow-control window allowed") == true)
+        try Self.expectServing(proxy, origin)
+    }
+
     /// The largest stream id a client may use (2^31-1) is served; a stream id going back after it
     /// is ignored (libnghttp2 cannot tell it from a stale frame), never served as a new request.
     @Test func largestStreamIDIsServedAndGoingBackIsNot() throws {

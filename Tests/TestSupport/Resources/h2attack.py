@@ -14,6 +14,8 @@ Usage: h2attack.py PROXY_PORT CAFILE HOST PORT ATTACK [ARGS...]
   cancel-at-once BIG SIZE  GET BIG (SIZE bytes) on stream 1 with windows that never stall it; once its
                            first bytes are in, HEADERS and RST_STREAM(CANCEL) of a GET on stream 3 in
                            one write (a browser dropping a request at once); then stream 1 read to its end
+  window-overrun PATH      a POST of PATH whose DATA (320 KiB, no END_STREAM) runs past the stream window
+                           the proxy granted; then read until the stream is reset
   smuggle                  against an HTTP/1.1-only origin: requests that would smuggle a second request past
                            a careless h2 -> HTTP/1.1 translation, each on its own stream (a
                            body longer than its content-length, a transfer-encoding field, CR LF in a field value,
@@ -168,6 +170,13 @@ def main():
         peer.read(10, until=lambda: peer.result["bytes"].get("1", 0) > 0)
         peer.send(peer.get(3, big), RstStreamFrame(3, 8))
         peer.read(30, until=lambda: peer.result["bytes"].get("1", 0) >= size or "1" in peer.result["resets"])
+    elif attack == "window-overrun":
+        block = peer.encoder.encode([(":method", "POST"), (":scheme", "https"), (":authority", peer.authority),
+                                     (":path", args[0])])
+        headers = HeadersFrame(1, block)
+        headers.flags.add("END_HEADERS")
+        peer.send(headers, *[DataFrame(1, b"x" * 16384) for _ in range(20)])
+        peer.read(10, until=lambda: peer.ended(1))
     elif attack == "smuggle":
         smuggled = b"GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n"
         def request(stream, fields, body=None):

@@ -36,6 +36,20 @@ extension HTTP2ProxyConnection {
                 exchange.draft.flow.error?.code = HTTP2ErrorCode.protocolError.description
                 exchange.draft.flow.error?.by = "client"
                 stopUpstream(of: exchange, code: .cancel)
+            case .streamReset(let stream, let code, false) where code == .flowControlError || code == .streamClosed
+                                                                    || code == .frameSizeError:
+                // The session reset the stream for the client's fault in framing (more DATA than
+                // its window allowed, a frame on a half-closed stream): the flow had a request and
+                // neither a response nor a reason.
+                guard let exchange = streams[stream], exchange.draft.flow.error == nil, !exchange.responseEnded else { continue }
+                let why = code == .flowControlError ? "the client sent more DATA than the stream's flow-control window allowed"
+                    : code == .streamClosed ? "the client sent a frame on a stream it had already ended"
+                    : "the client sent a frame of the wrong size"
+                exchange.draft.fail(.http2ProtocolError, "\(why): the stream was reset with \(code) and nothing more of it "
+                                    + "was forwarded")
+                exchange.draft.flow.error?.code = code.description
+                exchange.draft.flow.error?.by = "client"
+                stopUpstream(of: exchange, code: .cancel)
             case .streamReset(let stream, let code, let byPeer):
                 guard byPeer, let exchange = streams[stream] else { continue }
                 if exchange.webSocketClosed {
