@@ -310,6 +310,12 @@ import TestSupport
         let badFlows = proxy.flows(count: 5).suffix(2)
         #expect(badFlows.allSatisfy { $0.error?.kind == FlowErrorKind.upstreamBadResponse.rawValue && $0.response?.status == 502 },
                 "\(badFlows.map(\.error))")
+        // The origin's failure in the same read as its head and first bytes: the client got only a
+        // RST_STREAM (it went out ahead of the queued HEADERS and DATA) while the flow said 200 and
+        // 7 bytes relayed. It gets the head and the bytes, then the reset.
+        let burst = try H2Client.run(proxy: proxy, port: origin.port, alpn: "h2", path: "/burst-error")
+        #expect(burst.responses.first?.status == 200 && burst.responses.first?.body == "partial"
+                && burst.responses.first?.reset != nil, "\(burst)")
         // A head larger than DevProxy takes (70 KiB): an HTTP/1.1 client waited out the upstream
         // timeout for it and got a 504 "did not respond"; it gets a 502 that says why at once.
         let hugeStart = Date()

@@ -10,7 +10,8 @@ Paths: /ok (200 "ok"), /refused (RST_STREAM REFUSED_STREAM at once), /rst (200, 
 RST_STREAM INTERNAL_ERROR), /goaway (200 "bye", then GOAWAY NO_ERROR), /slow (200 "slow" after
 two seconds), /whole (200 "whole": head and body in one write, so in one TLS record), /late-body
 (the head at once, the body "late" a second later), /long-body (content-length 3, then "too long"), /huge-header (a
-70 KiB field in the response head), /bad-header (a
+70 KiB field in the response head), /burst-error (the head, "partial" and a DATA frame on stream 0, a
+connection error, in one write), /bad-header (a
 `connection` field in the response head), /stuck (the head and "part", then silence), /mute (no answer),
 /early (200 "early" before the request body is in, then RST_STREAM NO_ERROR), /quiet?s=S (an event
 stream quiet for S seconds between its two events), /resets (the paths of the streams the peer reset), /close-next (200 "ok",
@@ -112,6 +113,14 @@ def serve_connection(tls, enable_connect_protocol=False):
             elif path == "/long-body":
                 # A body longer than the content-length it declared (RFC 9113 §8.1.1: malformed).
                 send(in_one_write(sid, [("content-type", "text/plain"), ("content-length", "3")], b"too long"))
+            elif path == "/burst-error":
+                # The head and "partial", then a frame that breaks the connection, in one write:
+                # the proxy reads the failure in the same read as the response.
+                with lock:
+                    conn.send_headers(sid, [(":status", "200"), ("content-type", "text/plain")])
+                    conn.send_data(sid, b"partial", end_stream=False)
+                    # Then a DATA frame on stream 0, which HTTP/2 forbids (a connection error).
+                    tls.sendall(conn.data_to_send() + b"\x00\x00\x01\x00\x00\x00\x00\x00\x00x")
             elif path == "/huge-header":
                 # A response head whose header list (70 KiB) is larger than the proxy takes.
                 send(in_one_write(sid, [("content-type", "text/plain"), ("x-huge", "h" * 70000)], b"huge"))

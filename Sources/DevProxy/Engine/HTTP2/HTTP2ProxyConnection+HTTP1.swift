@@ -88,7 +88,7 @@ extension HTTP2ProxyConnection {
             if responseStarted {
                 exchange.draft.fail(kind, "\(message) after \(exchange.responseBytes) response bytes")
                 exchange.draft.flow.error?.by = "server"
-                try? session.resetStream(stream, code: .internalError)
+                resetClientAfterQueuedFrames(exchange, code: .internalError)
             } else {
                 answer(exchange, status: status, kind: kind, message: message)
             }

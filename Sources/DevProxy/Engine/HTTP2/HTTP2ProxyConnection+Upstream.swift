@@ -307,7 +307,7 @@ extension HTTP2ProxyConnection {
         }
         exchange.answeredLocally = true
         guard exchange.responseHead == nil, exchange.draft.flow.response == nil else {
-            try? session.resetStream(exchange.clientStream, code: .internalError)
+            resetClientAfterQueuedFrames(exchange, code: .internalError)
             return
         }
         if exchange.isGRPC {

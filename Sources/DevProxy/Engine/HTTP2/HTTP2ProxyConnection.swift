@@ -302,7 +302,9 @@ final class HTTP2ProxyConnection {
                 exchange.draft.fail(.upstreamClosed, "\(reason) after \(exchange.responseBytes) response bytes")
                 exchange.draft.flow.error?.by = "server"
                 exchange.draft.flow.error?.afterBytes = exchange.responseBytes
-                try? session.resetStream(clientStream, code: .internalError)
+                // After what was already queued for the client (a reset goes out ahead of queued
+                // HEADERS and DATA, and the client got none of what the flow says was relayed).
+                resetClientAfterQueuedFrames(exchange, code: .internalError)
             }
         }
         upstreamLeg.clientStreams = [:]
