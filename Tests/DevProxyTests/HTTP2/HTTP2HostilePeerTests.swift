@@ -129,6 +129,19 @@ import TestSupport
         try Self.expectServing(proxy, origin)
     }
 
+    /// `:authority` with user information (`user@host`), which RFC 9113 §8.3.1 forbids, is
+    /// answered 400 with the reason; it was forwarded to the origin as it came.
+    @Test func anAuthorityWithUserInfoIsRefused() throws {
+        let origin = try HTTP2Origin(.nghttpd)
+        let proxy = try Self.proxy(for: origin)
+        let result = try H2Attack.run(proxy: proxy, port: origin.port, ["userinfo", "/index.html"])
+        #expect(result.statuses["1"] == 400, "\(result)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.error?.kind == "bad_request" && flow.error?.message.contains("RFC 9113 §8.3.1") == true,
+                "\(String(describing: flow.error))")
+        try Self.expectServing(proxy, origin)
+    }
+
     /// The largest stream id a client may use (2^31-1) is served; a stream id going back after it
     /// is ignored (libnghttp2 cannot tell it from a stale frame), never served as a new request.
     @Test func largestStreamIDIsServedAndGoingBackIsNot() throws {

@@ -14,6 +14,7 @@ Usage: h2attack.py PROXY_PORT CAFILE HOST PORT ATTACK [ARGS...]
   cancel-at-once BIG SIZE  GET BIG (SIZE bytes) on stream 1 with windows that never stall it; once its
                            first bytes are in, HEADERS and RST_STREAM(CANCEL) of a GET on stream 3 in
                            one write (a browser dropping a request at once); then stream 1 read to its end
+  userinfo PATH            GET PATH with `:authority` user@HOST:PORT (RFC 9113 §8.3.1 forbids userinfo)
   window-overrun PATH      a POST of PATH whose DATA (320 KiB, no END_STREAM) runs past the stream window
                            the proxy granted; then read until the stream is reset
   smuggle                  against an HTTP/1.1-only origin: requests that would smuggle a second request past
@@ -170,6 +171,14 @@ def main():
         peer.read(10, until=lambda: peer.result["bytes"].get("1", 0) > 0)
         peer.send(peer.get(3, big), RstStreamFrame(3, 8))
         peer.read(30, until=lambda: peer.result["bytes"].get("1", 0) >= size or "1" in peer.result["resets"])
+    elif attack == "userinfo":
+        block = peer.encoder.encode([(":method", "GET"), (":scheme", "https"), (":authority", "user@" + peer.authority),
+                                     (":path", args[0])])
+        headers = HeadersFrame(1, block)
+        headers.flags.add("END_HEADERS")
+        headers.flags.add("END_STREAM")
+        peer.send(headers)
+        peer.read(10, until=lambda: peer.ended(1))
     elif attack == "window-overrun":
         block = peer.encoder.encode([(":method", "POST"), (":scheme", "https"), (":authority", peer.authority),
                                      (":path", args[0])])

@@ -143,6 +143,13 @@ extension HTTP2ProxyConnection {
             exchange.draft.flow.pinset = Flow.PinSetInfo(rewritten: false, note: "not rewritten: no response")
         }
         streams[stream] = exchange
+        // RFC 9113 §8.3.1: `:authority` MUST NOT include the userinfo subcomponent; it was
+        // forwarded, `user@host` and all.
+        if let authority = request.authority, authority.contains("@") {
+            answer(exchange, status: 400, kind: .badRequest, message: ":authority \"\(authority)\" holds user information, "
+                   + "which HTTP/2 forbids (RFC 9113 §8.3.1): send credentials in Authorization")
+            return
+        }
         if !server.localRoutes.isEmpty {
             let request = LocalRequest(request, url: url, httpVersion: "HTTP/2")
             if let route = server.localRoute(for: request) {
