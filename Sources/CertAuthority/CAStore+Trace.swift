@@ -62,7 +62,7 @@ extension CAStore {
     /// The certificates in a trace input.
     ///
     /// - Throws: `.corruptCertificate` when the input holds none.
-    static func certificates(inTraceInput input: [UInt8]) throws -> [Certificate] {
+    public static func certificates(inTraceInput input: [UInt8]) throws -> [Certificate] {
         let trimmed = input.drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\t") }
         if trimmed.first == UInt8(ascii: "{") {
             guard let object = try? JSONSerialization.jsonObject(with: Data(trimmed)) as? [String: Any],

@@ -54,6 +54,18 @@ enum CATraceCommand {
         }
         let current = try? store.rootCertificate()
         guard !findings.isEmpty else {
+            // The `unpinned` persona's leaves come from the QA alternate root kept beside the team's.
+            let alternate = QAAlternateRoot(store: store)
+            if alternate.exists, let qaRoot = try? Certificate.all(from: SecureFile.read(alternate.certificatePath,
+                                                                                       what: "the QA alternate root")).first,
+               let certificates = try? SecureFile.read(file, what: "the certificate"),
+               (try? CAStore.certificates(inTraceInput: certificates))?.contains(where: { $0 == qaRoot || $0.isIssued(by: qaRoot) })
+                == true {
+                Output.line("Not issued by this CA's team root: \(file) comes from its QA alternate root "
+                            + "(\(alternate.certificatePath)), which signs the `unpinned` persona's leaves for pinning QA. "
+                            + "No engineer's intermediate is involved.")
+                return 1
+            }
             Output.line("Not issued by this CA (\(store.directory)): no certificate in \(file) is the root, one of its intermediates, or signed by them.")
             return 1
         }

@@ -42,6 +42,21 @@ import TestSupport
         #expect(againstTeam.output.contains("unable to get local issuer certificate"), "\(againstTeam.output)")
     }
 
+    /// `ca trace` of an `unpinned` leaf names the QA alternate root it came from: it said "Not
+    /// issued by this CA", with that root in the same directory. A stranger's leaf still gets that.
+    @Test func traceNamesTheQAAlternateRootOfAnUnpinnedLeaf() throws {
+        let leaf = try #require(try personas.leaf(for: .unpinned, host: host))
+        let path = fixture.directory.write("unpinned-leaf.pem", leaf.certificate.pem)
+        let traced = try Subprocess.run(Subprocess.devproxy, ["ca", "trace", "--ca-dir", fixture.store.directory, path])
+        #expect(traced.status == 1)
+        #expect(traced.stdout.contains("comes from its QA alternate root") && traced.stdout.contains("`unpinned` persona"),
+                "\(traced.output)")
+        let untrusted = try #require(try personas.leaf(for: .untrusted, host: host))
+        let stranger = fixture.directory.write("untrusted-leaf.pem", untrusted.certificate.pem)
+        let other = try Subprocess.run(Subprocess.devproxy, ["ca", "trace", "--ca-dir", fixture.store.directory, stranger])
+        #expect(other.status == 1 && other.stdout.hasPrefix("Not issued by this CA ("), "\(other.output)")
+    }
+
     @Test func untrustedLeafFailsAgainstBothRoots() throws {
         for anchor in [fixture.rootPath, alternateRootPath] {
             let result = try verify(.untrusted, against: anchor)
