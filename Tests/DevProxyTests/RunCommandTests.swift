@@ -279,6 +279,24 @@ import TestSupport
         #expect(proxy.stop().status == 0)
     }
 
+    /// A bundle that is not what `ca issue` writes is said: one without its root (no trust line
+    /// can be printed), or a self-signed CA given as the intermediate (leaves signed by a root,
+    /// traced to no engineer). Both were taken silently, the second as "the intermediate of …".
+    @Test func aBundleWithoutItsRootOrWithARootIsSaid() throws {
+        let pki = try PKIFixture()
+        let data = TemporaryDirectory()
+        let text = String(decoding: try SecureFile.read(pki.bundlePath, what: "bundle"), as: UTF8.self)
+        let rootless = data.write("rootless.pem", text.replacingOccurrences(of: pki.root.pem, with: ""))
+        let proxy = try DevProxyProcess(["--ca-dir", data.file("ca"), "--intermediate", rootless, "--session", "off"])
+        let stopped = proxy.stop()
+        #expect(stopped.stderr.contains("warning: \(rootless) holds no root certificate"), "\(stopped.stderr)")
+        let rootKey = String(decoding: try SecureFile.read(pki.store.rootKeyPath, what: "key"), as: UTF8.self)
+        let selfSigned = data.write("root-bundle.pem", rootKey + pki.root.pem)
+        let rooted = try DevProxyProcess(["--ca-dir", data.file("ca2"), "--intermediate", selfSigned, "--session", "off"])
+        let ended = rooted.stop()
+        #expect(ended.stderr.contains("warning: \(selfSigned) holds a self-signed CA (a root)"), "\(ended.stderr)")
+    }
+
     @Test func revokedIntermediateIsRefusedWithTheFix() throws {
         let pki = try PKIFixture()
         _ = try pki.store.revoke(serial: nil, email: "ana@acme.dev", reason: .keyCompromise, passphrase: nil)

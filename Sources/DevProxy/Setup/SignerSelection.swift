@@ -42,7 +42,16 @@ public struct SignerSelection {
             try refuseIfRevoked(signer.certificate)
             try signer.checkValidity(at: now)
             notes.append("signing leaves with \(describe(signer.certificate)) from \(bundlePath)")
-            return Result(signer: signer, notes: notes, warnings: expiryWarnings(signer.certificate, now: now), createdCA: false)
+            var warnings = expiryWarnings(signer.certificate, now: now)
+            // What `ca issue` writes is key, intermediate and root: anything else is said.
+            if signer.certificate.isSelfSigned {
+                warnings.append("\(bundlePath) holds a self-signed CA (a root), not an intermediate from `devproxy ca issue`: "
+                                + "leaves are signed by that root itself, and no ledger traces them to an engineer")
+            } else if signer.root == nil {
+                warnings.append("\(bundlePath) holds no root certificate: DevProxy cannot say which root clients must trust "
+                                + "(a bundle from `devproxy ca issue` ends with it)")
+            }
+            return Result(signer: signer, notes: notes, warnings: warnings, createdCA: false)
         }
         var created = false
         if !store.exists {
