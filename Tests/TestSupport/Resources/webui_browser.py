@@ -648,6 +648,15 @@ def run(browser, options, base, origin, checks):
         checks.result("resend-binary-unchanged", False, str(error).splitlines()[0])
         page.evaluate("() => document.querySelector('#resend-dialog')?.close()")
 
+    # A very long URL keeps the detail's tabs in view (the title grew to 10,000 px for a 60 kB URL).
+    curl(options.proxy, base + "/long-url?q=" + "x" * 20000)
+    try:
+        open_flow(page, "/long-url", prefix=True)
+        top = page.evaluate("() => document.querySelector('flow-detail .detail-tabs').getBoundingClientRect().top")
+        checks.result("long-url-keeps-tabs", top < 400, "tabs at y=%d" % top)
+    except Exception as error:
+        checks.result("long-url-keeps-tabs", False, str(error).splitlines()[0])
+
     # j/k move the selection; Esc closes the detail.
     selected = page.get_attribute("flow-list .flow-row.selected", "data-id")
     page.keyboard.press("j")
