@@ -120,6 +120,15 @@ import Testing
              "malformed HTTP version"),
     ]
 
+    /// A byte that is not ASCII in the target is named as sent: the message named 0xEF, the first
+    /// byte of U+FFFD, which the target's decoding had put in place of the client's 0xFF.
+    @Test func aNonASCIIByteInTheTargetIsNamedAsSent() {
+        expectError(HTTP1RequestParser.self, Array("GET /caf".utf8) + [0xFF] + Array(" HTTP/1.1\r\nHost: a\r\n\r\n".utf8),
+                    code: .invalidTarget, status: 400, reason: "request target contains an invalid character (0xFF)")
+        expectError(HTTP1RequestParser.self, Array("GET /caf".utf8) + [0xC3, 0xA9] + Array(" HTTP/1.1\r\n\r\n".utf8),
+                    code: .invalidTarget, status: 400, reason: "request target contains an invalid character (0xC3)")
+    }
+
     @Test(arguments: requestCases)
     func requestIsRejected(_ testCase: Case) {
         expectError(

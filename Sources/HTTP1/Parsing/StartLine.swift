@@ -40,6 +40,12 @@ enum StartLine {
             throw HTTP1ParseError(.malformedStartLine, "request line has two spaces before the target", side: side)
         }
         let version = try parseVersion(rest[(secondSpace + 1)...], side: side)
+        // Named here, from the bytes: after decoding, a byte that is not UTF-8 is U+FFFD, and the
+        // message named its first byte (0xEF) instead of the one the client sent (0xFF).
+        if let bad = target.first(where: { $0 >= ASCII.del }) {
+            throw HTTP1ParseError(.invalidTarget, "request target contains an invalid character (\(ASCII.hex(bad)))",
+                                  side: side)
+        }
         let request = Request(
             method: String(decoding: method, as: UTF8.self),
             target: String(decoding: target, as: UTF8.self),
