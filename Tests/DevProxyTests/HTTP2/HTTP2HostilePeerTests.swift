@@ -129,6 +129,20 @@ import TestSupport
         try Self.expectServing(proxy, origin)
     }
 
+    /// A client that ends its connection with GOAWAY and an error says why in the flows of the
+    /// streams it cut: its code and debug text appeared nowhere.
+    @Test func aClientsGoAwayReasonIsInTheFlowsItEnds() throws {
+        let origin = try HTTP2Origin(.nghttpd)
+        try origin.serve("big.bin", [UInt8](repeating: 0x5A, count: 1 << 20))
+        let proxy = try Self.proxy(for: origin)
+        _ = try H2Attack.run(proxy: proxy, port: origin.port, ["goaway-error", "/big.bin"])
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.error?.kind == "client_closed", "\(String(describing: flow.error))")
+        #expect(flow.error?.message.hasSuffix("(the client's GOAWAY: PROTOCOL_ERROR \"bad frame from proxy\")") == true,
+                "\(flow.error?.message ?? "")")
+        try Self.expectServing(proxy, origin)
+    }
+
     /// `:authority` with user information (`user@host`), which RFC 9113 §8.3.1 forbids, is
     /// answered 400 with the reason; it was forwarded to the origin as it came.
     @Test func anAuthorityWithUserInfoIsRefused() throws {

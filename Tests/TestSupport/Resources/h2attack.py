@@ -14,6 +14,8 @@ Usage: h2attack.py PROXY_PORT CAFILE HOST PORT ATTACK [ARGS...]
   cancel-at-once BIG SIZE  GET BIG (SIZE bytes) on stream 1 with windows that never stall it; once its
                            first bytes are in, HEADERS and RST_STREAM(CANCEL) of a GET on stream 3 in
                            one write (a browser dropping a request at once); then stream 1 read to its end
+  goaway-error PATH        GET PATH with a zero stream window (its response stalls), then GOAWAY
+                           PROTOCOL_ERROR "bad frame from proxy" and the close
   userinfo PATH            GET PATH with `:authority` user@HOST:PORT (RFC 9113 §8.3.1 forbids userinfo)
   window-overrun PATH      a POST of PATH whose DATA (320 KiB, no END_STREAM) runs past the stream window
                            the proxy granted; then read until the stream is reset
@@ -171,6 +173,14 @@ def main():
         peer.read(10, until=lambda: peer.result["bytes"].get("1", 0) > 0)
         peer.send(peer.get(3, big), RstStreamFrame(3, 8))
         peer.read(30, until=lambda: peer.result["bytes"].get("1", 0) >= size or "1" in peer.result["resets"])
+    elif attack == "goaway-error":
+        settings = SettingsFrame(0)
+        settings.settings[SettingsFrame.INITIAL_WINDOW_SIZE] = 0
+        peer.send(settings, peer.get(1, args[0]))
+        peer.read(10, until=lambda: peer.ended(1))
+        peer.send(GoAwayFrame(0, last_stream_id=0, error_code=1, additional_data=b"bad frame from proxy"))
+        peer.tls.close()
+        peer.result["closed"] = True
     elif attack == "userinfo":
         block = peer.encoder.encode([(":method", "GET"), (":scheme", "https"), (":authority", "user@" + peer.authority),
                                      (":path", args[0])])

@@ -70,9 +70,14 @@ extension HTTP2ProxyConnection {
                     leg.clientStreams[upstream] = nil
                 }
                 emit(exchange)
-            case .goAway:
+            case .goAway(_, let code, let debug):
                 // The client opens no new stream; the open ones finish.
                 goingAway = true
+                if code != .noError {
+                    let text = String(decoding: debug.prefix(256), as: UTF8.self)
+                        .filter { !$0.isASCII || $0.asciiValue! >= 0x20 && $0.asciiValue! != 0x7F }
+                    clientGoAway = "\(code)" + (text.isEmpty ? "" : " \"\(text)\"")
+                }
             case .headerListTooLarge(let stream, let size):
                 var draft = context.draft(host: host, port: port)
                 draft.flow.h2 = Flow.HTTP2Info(streamID: Int(stream), connectionID: connectionID, upstreamStreamID: nil)

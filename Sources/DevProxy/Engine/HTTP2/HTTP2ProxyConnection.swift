@@ -36,6 +36,9 @@ final class HTTP2ProxyConnection {
     var retiring: [HTTP2UpstreamLeg] = []
     /// Why the origin could not be reached over h2 (it failed, or chose HTTP/1.1).
     var upstreamFailure: (any Error)?
+    /// The client's GOAWAY when it carried an error (`PROTOCOL_ERROR "bad frame from proxy"`):
+    /// the streams it ends say why, which no flow did.
+    var clientGoAway: String?
     /// When the last dial of the origin failed (`upstreamFailure` says why).
     var upstreamFailedAt: Date?
     /// Seconds a failed dial answers new streams before the origin is tried again.
@@ -102,7 +105,10 @@ final class HTTP2ProxyConnection {
                 let complete = exchange.requestEnded && exchange.responseDelivered && exchange.pendingReset == nil
                     && session.outboundQueuedBytes(stream: exchange.clientStream) == 0
                     || exchange.webSocketClosed
-                if !complete { exchange.draft.fail(.clientClosed, "the client connection closed while the stream was open") }
+                if !complete {
+                    exchange.draft.fail(.clientClosed, "the client connection closed while the stream was open"
+                                        + (clientGoAway.map { " (the client's GOAWAY: \($0))" } ?? ""))
+                }
                 emit(exchange)
             }
             streams = [:]
