@@ -256,8 +256,33 @@ import TestSupport
         #expect(good.stdout == "hello", "\(good.output)")
         let bad = try curl(harness, ["--socks5-hostname", "qa:wrong@127.0.0.1:\(socksPort)", origin.url("/cl?n=5")])
         #expect(bad.status != 0)
-        let flows = harness.flows(count: 2)
-        #expect(flows.contains { $0.error?.kind == FlowErrorKind.proxyAuthRequired.rawValue && $0.listener?.mode == "socks5" })
+        // No credentials at all (only "no authentication" offered) is a missing credential too,
+        // not a malformed request.
+        let none = try curl(harness, ["--socks5-hostname", "127.0.0.1:\(socksPort)", origin.url("/cl?n=5")])
+        #expect(none.status != 0)
+        let flows = harness.flows(count: 3)
+        #expect(flows.filter { $0.error?.kind == FlowErrorKind.proxyAuthRequired.rawValue && $0.listener?.mode == "socks5" }
+                    .count == 2, "\(flows.map(\.error))")
+    }
+
+    /// `Proxy-Authorization: Basic` followed by several spaces is credentials (RFC 9110 §11.4:
+    /// one or more), not "must be Basic credentials"; a CONNECT that declares a body is a 400 (its
+    /// bytes would be body to one reader and tunnel to another).
+    @Test func authorizationSpacingAndAConnectWithABody() throws {
+        let origin = try OriginServer()
+        let (harness, _) = try proxy(origin: origin, credentials: [ProxyCredential(user: "qa", password: "s3cret")])
+        let token = Data("qa:s3cret".utf8).base64EncodedString()
+        let spaced = try curl(harness, ["--proxy", "http://127.0.0.1:\(harness.port)", "--proxy-header",
+                                        "Proxy-Authorization: Basic   \(token)", origin.url("/cl?n=5")])
+        #expect(spaced.stdout == "hello", "\(spaced.output)")
+        let script = """
+            import socket, sys
+            s = socket.create_connection(("127.0.0.1", \(harness.port)))
+            s.sendall(b"CONNECT localhost:\(origin.port) HTTP/1.1\\r\\nHost: localhost\\r\\nProxy-Authorization: Basic \(token)\\r\\nContent-Length: 5\\r\\n\\r\\nhello")
+            sys.stdout.write(s.recv(64).decode().split("\\r\\n")[0])
+            """
+        let smuggled = try Subprocess.run("python3", ["-c", script], timeout: 20)
+        #expect(smuggled.stdout == "HTTP/1.1 400 Bad Request", "\(smuggled.output)")
     }
 
     /// A greeting that offers no method the server accepts gets X'FF' (RFC 1928 §3) and a flow;

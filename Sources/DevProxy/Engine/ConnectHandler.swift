@@ -14,6 +14,14 @@ struct ConnectHandler {
             connection.emitRejected(head, kind: .badRequest, status: 400, message: "CONNECT needs host:port, got \"\(head.target)\"", reader: reader)
             return
         }
+        // A CONNECT has no content (RFC 9110 §9.3.6): with a length or a coding, bytes after the
+        // head would be the body to one reading and the tunnel's first bytes to another.
+        if head.headers["Transfer-Encoding"] != nil || (head.headers["Content-Length"].flatMap { Int($0) } ?? 0) > 0 {
+            connection.emitRejected(head, kind: .badRequest, status: 400,
+                                    message: "a CONNECT request has no content (RFC 9110 §9.3.6); this one declares a body",
+                                    reader: reader)
+            return
+        }
         // Port 0 names no service: the tunnel was answered 200 and then waited for a ClientHello.
         guard (1...65535).contains(port) else {
             connection.emitRejected(head, kind: .badRequest, status: 400,

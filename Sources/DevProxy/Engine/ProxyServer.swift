@@ -240,8 +240,10 @@ public final class ProxyServer: @unchecked Sendable {
     func authorizationFailure(_ head: HTTPRequestHead) -> String? {
         guard !configuration.proxyCredentials.isEmpty else { return nil }
         guard let header = head.headers["Proxy-Authorization"] else { return "proxy credentials required" }
+        // RFC 9110 §11.4: the scheme, then one or more spaces (`Basic   dXNlcg==` was refused).
         let parts = header.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "basic", let decoded = Data(base64Encoded: String(parts[1])),
+        let token = parts.count == 2 ? parts[1].drop(while: { $0 == " " }) : ""
+        guard parts.count == 2, parts[0].lowercased() == "basic", let decoded = Data(base64Encoded: String(token)),
               let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":") else {
             return "Proxy-Authorization must be Basic credentials"
         }

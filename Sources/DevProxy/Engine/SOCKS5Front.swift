@@ -75,7 +75,10 @@ struct SOCKS5Front {
                         return
                     }
                     _ = try? failure.bytes.withUnsafeBytes { try socket.write($0) }
-                    record(failure.kind == .authenticationFailed ? .proxyAuthRequired : .badRequest,
+                    // A client that offers no username/password method where credentials are required
+                    // lacks credentials, as a wrong pair does.
+                    let needsCredentials = failure.kind == .noAcceptableMethods && !credentials.isEmpty
+                    record(failure.kind == .authenticationFailed || needsCredentials ? .proxyAuthRequired : .badRequest,
                            "SOCKS5: \(failure.reason)" + (failure.reply.map { " (reply \(String($0.rawValue, radix: 16)))" } ?? ""))
                     return
                 }
