@@ -48,6 +48,11 @@ import TestSupport
         if attack.name != "stream-reuse" {  // there the first block is a valid request
             #expect(result.statuses.isEmpty, "no request of the attack is answered: \(result)")
         }
+        if attack.goAway != 0xB {
+            // One flow for the connection's error (the thrown error and the GOAWAY event each wrote one).
+            let errors = proxy.flows(count: 2, timeout: 1.5).filter { $0.h2?.streamID == 0 }
+            #expect(errors.count <= 1, "\(attack): \(errors.map { $0.error?.message ?? "-" })")
+        }
         try Self.expectServing(proxy, origin)
     }
 

@@ -318,6 +318,9 @@ final class HTTP2ProxyConnection {
 
     /// Records a failure of the whole client connection as a flow of its own.
     func recordConnectionError(_ message: String) {
+        // One flow per connection error: the thrown error and the GOAWAY event the session queued
+        // for the same fault each wrote one.
+        guard !recordedConnectionError else { return }
         recordedConnectionError = true
         var draft = context.draft(host: host, port: port)
         draft.fail(.http2ProtocolError, message)
