@@ -37,24 +37,25 @@ public struct CAStore: Sendable {
         return data + "/devproxy"
     }
 
-    /// Creates a new root here.
-    ///
-    /// - Parameters:
-    ///   - name: the root's common name.
-    ///   - keyType: the root key's algorithm.
-    ///   - days: validity; 10 years by default in the CLI.
-    ///   - passphrase: when given, `root.key` is PKCS#8 encrypted with AES-256-CBC.
-    /// - Throws: `.caExists` when a root is already here (never overwritten), `.notWritable`.
     /// Longest validity a root may have: 100 years. Past 9999-12-31 a certificate's notAfter
     /// cannot be written (OpenSSL wrote "Bad time value" and reported year 1).
     public static let maximumRootDays = 36_500
 
+    /// - Throws: `.invalidInput` for a root validity outside 1...`maximumRootDays` days.
     static func checkRootDays(_ days: Int) throws {
         guard days > 0, days <= maximumRootDays else {
             throw CAError(.invalidInput, "--days must be a number of days from 1 to \(maximumRootDays) (100 years), not \(days)")
         }
     }
 
+    /// Creates a new root here.
+    ///
+    /// - Parameters:
+    ///   - name: the root's common name.
+    ///   - keyType: the root key's algorithm.
+    ///   - days: validity; 10 years by default in the CLI, at most `maximumRootDays`.
+    ///   - passphrase: when given, `root.key` is PKCS#8 encrypted with AES-256-CBC.
+    /// - Throws: `.caExists` when a root is already here (never overwritten), `.notWritable`.
     @discardableResult
     public func initialize(name: String, unit: String? = nil, keyType: KeyType, days: Int, passphrase: String?,
                            now: Date = Date()) throws -> Certificate {

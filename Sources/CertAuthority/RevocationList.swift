@@ -145,9 +145,7 @@ extension CAStore {
     /// `devproxy ca crl`, from cron, before the last one runs out.
     @discardableResult
     public func refreshCRL(passphrase: String?, now: Date = Date()) throws -> CRLSummary {
-        let signer = try rootSigner(passphrase: passphrase)
-        _ = try ledgerOrFail()
-        return try writeCRL(signer: signer, passphrase: passphrase, now: now)
+        try writeCRL(signer: try rootSigner(passphrase: passphrase), passphrase: passphrase, now: now)
     }
 
     /// Rewrites `crl.pem` from the ledger: the root's CRL, then one signed by each root being

@@ -33,7 +33,8 @@ enum CATraceCommand {
             throw UsageError("give one FILE: a PEM/DER certificate or chain, or a TrustKit pin-failure report")
         }
         let store = CACommand.store(arguments)
-        let findings = try store.trace(try SecureFile.read(file, what: "the certificate"))
+        let input = try SecureFile.read(file, what: "the certificate")
+        let findings = try store.trace(input)
         // A bad ledger line may be the record a chain traces to: said, as `ca list` says it.
         let problems = (try? store.intermediates().problems) ?? []
         for problem in problems {
@@ -58,8 +59,7 @@ enum CATraceCommand {
             let alternate = QAAlternateRoot(store: store)
             if alternate.exists, let qaRoot = try? Certificate.all(from: SecureFile.read(alternate.certificatePath,
                                                                                        what: "the QA alternate root")).first,
-               let certificates = try? SecureFile.read(file, what: "the certificate"),
-               (try? CAStore.certificates(inTraceInput: certificates))?.contains(where: { $0 == qaRoot || $0.isIssued(by: qaRoot) })
+               (try? CAStore.certificates(inTraceInput: input))?.contains(where: { $0 == qaRoot || $0.isIssued(by: qaRoot) })
                 == true {
                 Output.line("Not issued by this CA's team root: \(file) comes from its QA alternate root "
                             + "(\(alternate.certificatePath)), which signs the `unpinned` persona's leaves for pinning QA. "

@@ -10,10 +10,7 @@ extension ConnectHandler {
     func serveOnboarding(_ site: OnboardingSite, port: Int, early: [UInt8]) {
         let host = OnboardingSite.host
         let failure = { (kind: FlowErrorKind, message: String) in
-            var draft = FlowDraft(client: connection.clientAddress, listener: connection.listenerInfo, mode: .https,
-                                  host: host, port: port)
-            draft.fail(kind, message)
-            server.emit(draft.finished())
+            recordFailure(.https, host: host, port: port, kind, message)
         }
         var early = early
         guard case .hello(let hello) = peekClientHello(early: &early) else {

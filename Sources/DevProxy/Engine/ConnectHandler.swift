@@ -65,18 +65,12 @@ struct ConnectHandler {
             case .unreachable(let error):
                 // A silent client and an origin that cannot be reached: said now, not after the
                 // header timeout as "no complete ClientHello".
-                var draft = FlowDraft(client: connection.clientAddress, listener: connection.listenerInfo, mode: .tunnel,
-                                      host: host, port: port)
                 let (kind, _, message) = UpstreamFailure.describe(error, target: "\(host):\(port)")
-                draft.fail(kind, message)
-                server.emit(draft.finished())
+                recordFailure(.tunnel, host: host, port: port, kind, message)
                 return
             case .neither:
-                var draft = FlowDraft(client: connection.clientAddress, listener: connection.listenerInfo, mode: .tunnel,
-                                      host: host, port: port)
-                draft.fail(.clientHandshakeFailed, "neither the client nor the server sent anything within "
-                           + "\(Int(server.configuration.headerTimeout)) s")
-                server.emit(draft.finished())
+                recordFailure(.tunnel, host: host, port: port, .clientHandshakeFailed,
+                              "neither the client nor the server sent anything within \(Int(server.configuration.headerTimeout)) s")
                 return
             case .client:
                 break
@@ -127,16 +121,14 @@ struct ConnectHandler {
             }
             tunnel(host: host, port: port, sni: nil, reason: "not TLS or HTTP: \(why)", early: early)
         case .incomplete:
-            var draft = FlowDraft(client: connection.clientAddress, listener: connection.listenerInfo, mode: .https, host: host, port: port)
             // A client that hung up was not waited for: the flow said it took the whole header timeout.
             if connection.socket.peerHasClosed {
-                draft.fail(.clientClosed, "the client closed the connection after the tunnel opened"
-                           + (early.isEmpty ? ", having sent nothing" : ", before its ClientHello was complete"))
+                recordFailure(.https, host: host, port: port, .clientClosed, "the client closed the connection after the "
+                              + "tunnel opened" + (early.isEmpty ? ", having sent nothing" : ", before its ClientHello was complete"))
             } else {
-                draft.fail(.clientHandshakeFailed,
-                           "the client sent no complete ClientHello within \(Int(server.configuration.headerTimeout)) s")
+                recordFailure(.https, host: host, port: port, .clientHandshakeFailed,
+                              "the client sent no complete ClientHello within \(Int(server.configuration.headerTimeout)) s")
             }
-            server.emit(draft.finished())
         }
     }
 
@@ -259,9 +251,7 @@ struct ConnectHandler {
         do {
             presentation = try server.leaves.presentation(for: try LeafName(sni))
         } catch {
-            var draft = FlowDraft(client: connection.clientAddress, listener: connection.listenerInfo, mode: .https, host: host, port: port)
-            draft.fail(.leafRefused, "no certificate for \(sni): \(error)")
-            server.emit(draft.finished())
+            recordFailure(.https, host: host, port: port, .leafRefused, "no certificate for \(sni): \(error)")
             return
         }
         guard case .intercept(let leaf, let persona) = presentation else {
@@ -467,6 +457,13 @@ struct ConnectHandler {
     private func originForm(_ target: String) -> String {
         if case .absolute(_, _, _, let path)? = try? RequestTarget(parsing: target, method: "GET") { return path }
         return target
+    }
+
+    /// A flow for a connection that ended before any exchange, saying why.
+    func recordFailure(_ mode: Flow.Mode, host: String, port: Int, _ kind: FlowErrorKind, _ message: String) {
+        var draft = FlowDraft(client: connection.clientAddress, listener: connection.listenerInfo, mode: mode, host: host, port: port)
+        draft.fail(kind, message)
+        server.emit(draft.finished())
     }
 
     func recordHandshakeFailure(_ error: TLSError, host: String, port: Int, sni: String?, signer: Flow.SignerInfo,

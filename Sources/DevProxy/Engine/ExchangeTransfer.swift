@@ -46,9 +46,7 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
     /// head (`curl -m 1`) ends the exchange then, as `client_closed`, where it ran on to the
     /// upstream timeout and recorded a 504 that nobody received.
     private mutating func awaitHead() throws {
-        if leg.responsePending() || leg.upstream.stream.pending > 0 { return }
-        let client = context.client.stream.socket
-        switch try leg.awaitResponse(watching: client, limit: context.configuration.upstreamTimeout) {
+        switch try originInput(within: context.configuration.upstreamTimeout) {
         case .peerClosed:
             throw ClientGone(message: "the client closed the connection before the response head arrived")
         case .timedOut:
@@ -63,12 +61,11 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
     /// before its body goes anyway: curl's wait.
     static var continueWait: TimeInterval { 1 }
 
-    /// Whether the origin sends something (an interim or final head) within `seconds`.
-    private func originAnswers(within seconds: TimeInterval) -> Bool {
-        let stream = leg.upstream.stream
-        if stream.inputReady || stream.pending > 0 { return true }
-        var poller = pollfd(fd: stream.socket.fd, events: Int16(POLLIN), revents: 0)
-        return poll(&poller, 1, Int32(seconds * 1000)) != 0
+    /// What comes first within `limit`: input from the origin (what it already sent counts), the
+    /// client's close, or neither.
+    private mutating func originInput(within limit: TimeInterval) throws -> Socket.InputOrClose {
+        if leg.responsePending() || leg.upstream.stream.pending > 0 { return .input }
+        return try leg.awaitResponse(watching: context.client.stream.socket, limit: limit)
     }
 
     /// The failure is the server having closed a reused connection, and the request may go again.
@@ -112,7 +109,7 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
         var bodySent = !waitsForContinue && cutShort == nil
         let response = ResponseRelay<Leg>(context: context, requestHead: head, recorder: recorder)
         do {
-            if waitsForContinue && hasBody && !resending && !originAnswers(within: Self.continueWait) {
+            if waitsForContinue && hasBody && !resending, try originInput(within: Self.continueWait) == .timedOut {
                 // RFC 9110 §10.1.1: an origin need not send 100 (Python's http.server, many
                 // frameworks), and a client need not wait for one (curl sends its body after 1 s):
                 // DevProxy waited only on the origin, holding a body the client had sent, until the

@@ -1,4 +1,3 @@
-import CertAuthority
 import Foundation
 
 extension SessionImport {
@@ -10,12 +9,7 @@ extension SessionImport {
     /// alike.
     /// - Throws: `SessionStoreError` when the file is unreadable or not a HAR document.
     public static func har(at path: String, into store: SessionStore) throws -> Report {
-        let data: Data
-        do {
-            data = Data(try SecureFile.contents(of: path, limit: .max))
-        } catch {
-            throw SessionStoreError(.open, "cannot read \(path): \(error.reason)")
-        }
+        let data = Data(try contents(of: path))
         guard let document = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
               let log = document["log"] as? [String: Any], let entries = log["entries"] as? [[String: Any]] else {
             throw SessionStoreError(.importFormat, "\(path) is not a HAR file (no log.entries)")

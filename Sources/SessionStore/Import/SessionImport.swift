@@ -89,12 +89,7 @@ public enum SessionImport {
     /// What the stream at `path` sends, in a new private temporary file. Its bytes are let go
     /// before the import reads the copy, which would otherwise hold them twice.
     private static func temporaryCopy(of path: String) throws -> String {
-        let bytes: [UInt8]
-        do {
-            bytes = try SecureFile.contents(of: path, limit: .max)
-        } catch {
-            throw SessionStoreError(.open, "cannot read \(path): \(error.reason)")
-        }
+        let bytes = try contents(of: path)
         let copy = NSTemporaryDirectory() + "devproxy-import-\(UUID().uuidString).input"
         do {
             try SecureFile.write(bytes, to: copy, mode: SecureFile.privateMode)
@@ -102,6 +97,18 @@ public enum SessionImport {
             throw SessionStoreError(.open, "cannot keep what \(path) sent: \(error.reason)")
         }
         return copy
+    }
+
+    /// The whole file at `path`, whatever its size, pipes included. Not FileManager's
+    /// `contents(atPath:)`, which leaks a buffer on an empty file (LeakSanitizer, fuzz/run
+    /// session-import) and reads no pipe.
+    /// - Throws: `SessionStoreError(.open)` with the reason (`no such file`, `it is a directory`).
+    static func contents(of path: String) throws -> [UInt8] {
+        do {
+            return try SecureFile.contents(of: path, limit: .max)
+        } catch {
+            throw SessionStoreError(.open, "cannot read \(path): \(error.reason)")
+        }
     }
 
     /// A flow id for an imported record: `id` when it is new in this import and safe in a URL
@@ -113,10 +120,11 @@ public enum SessionImport {
             !id.isEmpty && id != "." && id != ".." && id.utf8.count <= 200
                 && id.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.:~".unicodeScalars.contains($0)) }
         } ?? false
-        var candidate = safe ? id! : fallback
+        let base = safe ? id! : fallback
+        var candidate = base
         var suffix = 2
         while seen.contains(candidate) {
-            candidate = (safe ? id! : fallback) + "-\(suffix)"
+            candidate = base + "-\(suffix)"
             suffix += 1
         }
         seen.insert(candidate)
@@ -126,14 +134,7 @@ public enum SessionImport {
     /// Stores every flow of the JSON Lines flow log at `path` in `store`, then flushes.
     /// - Throws: `SessionStoreError(.open)` when unreadable; bad lines are reported, not thrown.
     public static func flowLog(at path: String, into store: SessionStore) throws -> Report {
-        let bytes: [UInt8]
-        do {
-            // Not FileManager.contents(atPath:), which leaks a buffer on an empty file (LeakSanitizer,
-            // fuzz/run session-import) and reads no pipe.
-            bytes = try SecureFile.contents(of: path, limit: .max)
-        } catch {
-            throw SessionStoreError(.open, "cannot read \(path): \(error.reason)")
-        }
+        let bytes = try contents(of: path)
         var report = Report(flows: 0, problems: [])
         var ids = Set<String>()
         var start = 0
