@@ -194,19 +194,32 @@ public final class BodyCapture {
                              running: Bool) {
         let decoded = ContentDecoder.decode(shown, contentEncoding: contentEncoding)
         if decoded == nil, !shown.isEmpty { body.decodeError = decodeError(contentEncoding) }
-        if let decoded, let text = BodyText.text(decoded.bytes, isPrefix: running || decoded.end != .complete,
-                                                 contentType: contentType) {
-            body.text = text
-            body.decoded = ContentCoding.list(fromHeader: contentEncoding)?.map(\.rawValue).joined(separator: ", ")
-            if !running, body.decoded?.isEmpty == false, text.utf8.count != shown.count || !text.utf8.elementsEqual(shown) {
-                body.wireBytes = shown
+        var reading: BodyText.Reading?
+        if let decoded {
+            reading = BodyText.reading(decoded.bytes, isPrefix: running || decoded.end != .complete,
+                                       contentType: contentType)
+            if let text = reading?.text {
+                body.text = text
+                body.decoded = ContentCoding.list(fromHeader: contentEncoding)?.map(\.rawValue).joined(separator: ", ")
+                body.charset = reading?.charset
+                if !running, body.decoded?.isEmpty == false || body.charset != nil,
+                   text.utf8.count != shown.count || !text.utf8.elementsEqual(shown) {
+                    body.wireBytes = shown
+                }
             }
-        } else if let text = BodyText.text(shown, isPrefix: body.truncated, contentType: contentType) {
-            body.text = text
-        } else {
-            body.base64 = shown.base64
-            body.base64Bytes = shown
         }
+        if body.text == nil {
+            reading = BodyText.reading(shown, isPrefix: body.truncated, contentType: contentType)
+            if let text = reading?.text {
+                body.text = text
+                body.charset = reading?.charset
+                if !running, body.charset != nil { body.wireBytes = shown }
+            } else {
+                body.base64 = shown.base64
+                body.base64Bytes = shown
+            }
+        }
+        if body.decodeError == nil { body.decodeError = reading?.charsetError }
     }
 
     /// Why bytes labelled `contentEncoding` could not be decoded (`ContentDecoder.decode` gave

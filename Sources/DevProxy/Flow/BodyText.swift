@@ -56,6 +56,43 @@ enum BodyText {
         return validUTF8(whole)
     }
 
+    /// `bytes` as text: in the charset `contentType` declares when it names one other than UTF-8
+    /// and the bytes need it (a byte past ASCII, a NUL of UTF-16, an ISO-2022 escape), else as
+    /// `text(_:isPrefix:contentType:)` reads them. `charset` names the declared charset the text
+    /// was read in; `charsetError` says why bytes labelled with one were not read in it.
+    static func reading(_ bytes: [UInt8], isPrefix: Bool, contentType: String?) -> Reading? {
+        if let charset = needsCharset(bytes) ? BodyCharset(contentType: contentType) : nil {
+            if let text = charset.text(bytes[...], isPrefix: isPrefix),
+               isTextual(contentType: contentType) || !text.utf8.contains(0) {
+                return Reading(text: text, charset: charset.name)
+            }
+            let note = "not \(charset.name) text"
+            guard let text = text(bytes, isPrefix: isPrefix, contentType: contentType) else {
+                return Reading(text: nil, charsetError: "\(note): kept as sent")
+            }
+            return Reading(text: text, charsetError: "\(note): read as UTF-8")
+        }
+        return text(bytes, isPrefix: isPrefix, contentType: contentType).map { Reading(text: $0) }
+    }
+
+    /// What `reading` made of a body's bytes.
+    struct Reading {
+        /// The text; nil when the bytes are not text (`charsetError` then says why).
+        var text: String?
+        /// The declared charset `text` was read in; nil for UTF-8 (or bytes that are ASCII in any).
+        var charset: String? = nil
+        /// Why the declared charset was not used.
+        var charsetError: String? = nil
+    }
+
+    /// Whether a declared charset changes how `bytes` read: they have a byte past ASCII, a NUL
+    /// (UTF-16), or an escape (ISO-2022-JP). ASCII bytes alone read the same in every other one.
+    private static func needsCharset(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBufferPointer { buffer in
+            buffer.contains { $0 >= 0x80 || $0 == 0 || $0 == 0x1B }
+        }
+    }
+
     /// The length of `bytes` without an incomplete UTF-8 sequence at its end.
     static func completeUTF8Prefix(_ bytes: [UInt8]) -> Int {
         var index = bytes.count - 1

@@ -454,6 +454,7 @@ extension Flow.Body: FlowJSONWritable {
     func write(to writer: inout FlowJSONWriter) {
         writer.object { f in
             f.string("base64", base64)
+            f.string("charset", charset)
             f.string("decode_error", decodeError)
             f.string("decoded", decoded)
             f.string("sha256", sha256)

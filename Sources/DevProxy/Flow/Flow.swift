@@ -403,7 +403,8 @@ public struct Flow: Codable, Sendable, Equatable {
         public var size: Int
         /// SHA-256 of those bytes, hex.
         public var sha256: String
-        /// The kept prefix as text, when it is UTF-8 text (decoded from gzip/deflate/br/zstd).
+        /// The kept prefix as text, when it is text (decoded from gzip/deflate/br/zstd; read in
+        /// `charset` when the body declared one other than UTF-8).
         public var text: String?
         /// The kept prefix as base64, when it is not text.
         public var base64: String?
@@ -414,18 +415,23 @@ public struct Flow: Codable, Sendable, Equatable {
         /// Why the body's `Content-Encoding` was not undone: a coding DevProxy does not know, or
         /// bytes that are not what the coding says; `text`/`base64` then hold the bytes as sent.
         public var decodeError: String? = nil
+        /// The character set `text` was read in, as the body's `Content-Type` declared it
+        /// (`shift_jis`, `iso-8859-1`), when it is not UTF-8 and the bytes needed it: `text` is
+        /// then their reading in UTF-8 and the store keeps the bytes as sent beside it.
+        public var charset: String? = nil
         /// What the session store keeps beyond the logged prefix (a spool file); not logged.
         public var spooled: SpooledBody? = nil
         /// The bytes `base64` spells, as the capture had them, so that the session store need
         /// not decode them again; not logged, and not compared (they follow from `base64`).
         public var base64Bytes: [UInt8]? = nil
-        /// The bytes as they crossed the wire when `text` is their decoding (`decoded`): the
+        /// The bytes as they crossed the wire when `text` is their decoding (`decoded`) or their
+        /// reading in a declared `charset`: the
         /// session store keeps both, so replay, curl and raw export send what was sent (they sent
         /// the decoded text under `Content-Encoding: gzip`). Not logged, and not compared.
         public var wireBytes: [UInt8]? = nil
 
         enum CodingKeys: String, CodingKey {
-            case size, sha256, text, base64, truncated, decoded
+            case size, sha256, text, base64, truncated, decoded, charset
             case decodeError = "decode_error"
         }
 
@@ -439,6 +445,7 @@ public struct Flow: Codable, Sendable, Equatable {
             left.size == right.size && left.sha256 == right.sha256 && left.text == right.text
                 && left.base64 == right.base64 && left.truncated == right.truncated && left.decoded == right.decoded
                 && left.decodeError == right.decodeError && left.spooled == right.spooled
+                && left.charset == right.charset
         }
     }
 

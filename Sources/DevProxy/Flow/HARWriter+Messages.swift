@@ -72,7 +72,7 @@ extension HARWriter {
             if let text = body.text {
                 content.text = text
                 // Only a whole decoded body tells how large the content really is.
-                if body.decoded != nil && !body.truncated {
+                if body.decoded != nil && body.charset == nil && !body.truncated {
                     content.size = text.utf8.count
                     content.compression = max(0, content.size - body.size)
                 }

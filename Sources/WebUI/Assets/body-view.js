@@ -43,6 +43,7 @@ export function bodyView(id, side, message, signal) {
     const type = mediaType(headerValue(message.headers, "content-type"));
     const facts = [`${formatSize(logged.size)} on the wire`];
     if (logged.decoded) facts.push(`decoded from ${logged.decoded}`);
+    if (logged.charset) facts.push(`text read as ${logged.charset}`);
     if (logged.decode_error) facts.push(`not decoded: ${logged.decode_error}`);
     if (type) facts.push(type);
     const noteLine = h("p", { class: "body-note", role: "status" });

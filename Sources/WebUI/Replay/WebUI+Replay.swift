@@ -59,6 +59,17 @@ extension WebUI {
             body = [UInt8](data)
         } else if let text = object["body"] as? String {
             body = Array(text.utf8)
+            // Text under a declared charset other than UTF-8 is sent in it, as it was captured
+            // (its record's `text` is its reading in UTF-8).
+            let contentType = headers.last { $0.0.lowercased() == "content-type" }?.1
+            if let charset = BodyCharset(contentType: contentType),
+               !charset.isASCIICompatible || body.contains(where: { $0 >= 0x80 }) {
+                guard let encoded = charset.bytes(of: text) else {
+                    return .error(400, "the body has characters \(charset.name) cannot write (its Content-Type says "
+                                  + "charset=\(charset.name)): change the charset, or send body_base64")
+                }
+                body = encoded
+            }
         }
         let replayOf = object["replay_of"] as? String
         if let replayOf, try store.summary(id: replayOf) == nil {

@@ -81,6 +81,55 @@ import Testing
         }
     }
 
+    /// A body in a declared charset other than UTF-8 (Shift_JIS from the origin, Latin-1 from
+    /// curl) passes through byte for byte, is recorded and served as its text (read as a browser
+    /// reads it), is found by `~bs`/`~bq` in that text, and downloads raw as it was sent.
+    @Test func bodiesInADeclaredCharsetReadAsTextAndKeepTheirBytes() throws {
+        let (ui, proxy, origin) = try Self.setUp()
+        let url = origin.url("/charset?name=shift_jis&label=Shift_JIS&text=%E6%97%A5%E6%9C%AC%E8%AA%9E")
+        let fetched = try proxy.curl(["-o", ui.directory.file("sjis.bin"), url])
+        #expect(fetched.status == 0, "\(fetched.stderr)")
+        let sjis: [UInt8] = [0x93, 0xFA, 0x96, 0x7B, 0x8C, 0xEA]
+        #expect([UInt8](FileManager.default.contents(atPath: ui.directory.file("sjis.bin")) ?? Data()) == sjis)
+        let summary = try #require(try Self.flow(ui, url: url))
+        let id = try #require(summary["id"] as? String)
+        let record = try ui.request("/api/flows/\(id)").json
+        let body = (record["response"] as? [String: Any])?["body"] as? [String: Any]
+        #expect(body?["text"] as? String == "日本語")
+        #expect(body?["charset"] as? String == "shift_jis")
+        let shown = try ui.request("/api/flows/\(id)/response/body")
+        #expect(shown.text == "日本語" && shown.headers["content-type"] == "text/plain; charset=utf-8", "\(shown.headers)")
+        #expect(try ui.request("/api/flows/\(id)/response/body?raw=1").body == sjis)
+        let found = try ui.request("/api/flows?filter=" + ("~bs 日本語".addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))
+        #expect((found.json["flows"] as? [[String: Any]])?.contains { $0["id"] as? String == id } == true, "\(found.text)")
+
+        let latin1File = ui.directory.write("latin1.bin", bytes: [0x63, 0x61, 0x66, 0xE9])
+        let postURL = origin.url("/echo-latin1")
+        let posted = try proxy.curl(["--data-binary", "@" + latin1File, "-H", "Content-Type: text/plain; charset=ISO-8859-1",
+                                     postURL])
+        #expect(posted.status == 0, "\(posted.stderr)")
+        let postID = try #require(try Self.flow(ui, url: postURL)?["id"] as? String)
+        let request = (try ui.request("/api/flows/\(postID)").json["request"] as? [String: Any])?["body"] as? [String: Any]
+        #expect(request?["text"] as? String == "café" && request?["charset"] as? String == "iso-8859-1", "\(String(describing: request))")
+        #expect(try ui.request("/api/flows/\(postID)/request/body?raw=1").body == [0x63, 0x61, 0x66, 0xE9])
+        let cafe = try ui.request("/api/flows?filter=" + ("~bq café".addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))
+        #expect((cafe.json["flows"] as? [[String: Any]])?.contains { $0["id"] as? String == postID } == true)
+
+        // Edited and sent again: the text goes out in the charset its Content-Type declares, and
+        // text that charset cannot write is refused with the reason.
+        let reportURL = origin.url("/report")
+        func resend(_ text: String) throws -> WebUIHarness.Answer {
+            let edited = #"{"method":"POST","url":"\#(reportURL)","headers":[["Content-Type","text/plain; charset=iso-8859-1"]],"body":"\#(text)"}"#
+            return try ui.request("/api/replay", method: "POST", headers: ["Content-Type: application/json"], body: edited)
+        }
+        let resent = try resend("déjà €")
+        #expect(resent.status == 200, "\(resent.text)")
+        let reports = [UInt8](FileManager.default.contents(atPath: origin.reportsPath) ?? Data())
+        #expect(reports == [0x64, 0xE9, 0x6A, 0xE0, 0x20, 0x80, 0x0A], "\(reports)")
+        let refused = try resend("日本")
+        #expect(refused.status == 400 && refused.text.contains("iso-8859-1 cannot write"), "\(refused.text)")
+    }
+
     /// A request signed for a `--verify-signature` host is re-signed when replayed (a fresh
     /// timestamp and nonce), so the replay passes the check the original passed rather than
     /// being a `nonce_reused` copy; the signature headers sent are new.

@@ -243,6 +243,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.flush()
             time.sleep(1)
             self.close_connection = True
+        elif path == "/charset":
+            # `text` encoded in `name` (a Python codec), labelled `label` (default: `name`).
+            body = q.get("text", "").encode(q["name"])
+            self.send_body(200, body, [("Content-Type", "text/html; charset=" + q.get("label", q["name"]))])
         elif path == "/truncate":
             self.send_response(200)
             self.send_header("Content-Length", "1000")
