@@ -5,6 +5,7 @@ import { apiLink, setSafeAttribute } from "./dom.js";
 import { liveEvents } from "./events.js";
 import { loadCA } from "./ca-panel.js";
 import { replayFlow } from "./flow-detail.js";
+import { followLocation, viewShown } from "./location.js";
 import { store } from "./store.js";
 import "./filter-box.js";
 import "./flow-list.js";
@@ -14,14 +15,16 @@ const $ = (id) => document.getElementById(id);
 
 function setupViews() {
     const tabs = ["flows", "pinning", "ca"];
-    for (const name of tabs) {
-        $(`tab-${name}`).addEventListener("click", () => {
-            for (const other of tabs) {
-                setSafeAttribute($(`tab-${other}`), "aria-selected", String(other === name));
-                $(`view-${other}`).hidden = other !== name;
-            }
-        });
-    }
+    const show = (name) => {
+        for (const other of tabs) {
+            setSafeAttribute($(`tab-${other}`), "aria-selected", String(other === name));
+            $(`view-${other}`).hidden = other !== name;
+        }
+        viewShown(name);
+    };
+    for (const name of tabs) $(`tab-${name}`).addEventListener("click", () => show(name));
+    // The address names the tab, the flow and the filter to open (a link, a reload).
+    followLocation(show);
 }
 
 /** Clicks a temporary same-origin link: exports and downloads go through the cookie. */

@@ -20,6 +20,11 @@ class FilterBox extends HTMLElement {
         });
         this.#error = h("p", { id: "filter-error", class: "filter-error", role: "alert", hidden: true });
         this.append(h("label", { for: "filter", class: "visually-hidden" }, "Filter flows"), this.#input, this.#error);
+        // The filter may come from elsewhere (the page's address, a link followed in this tab).
+        this.#input.value = store.filter;
+        store.addEventListener("filter", (event) => {
+            if (this.#input.value.trim() !== event.detail) this.#input.value = event.detail;
+        });
         this.#input.addEventListener("input", () => {
             clearTimeout(this.#timer);
             this.#timer = setTimeout(() => store.setFilter(this.#input.value.trim()), DEBOUNCE);

@@ -2,7 +2,8 @@
 // Components listen for its events instead of calling each other.
 
 class Store extends EventTarget {
-    filter = "";
+    /** The list's filter: at first the one the page's address names (`location.js` keeps it there). */
+    filter = new URLSearchParams(window.location.hash.replace(/^#/, "")).get("filter") ?? "";
     /** The flow shown in the detail pane, or null. */
     selectedID = null;
     /** Flows picked for "export selected" (Ctrl/Cmd-click, Shift-click). */

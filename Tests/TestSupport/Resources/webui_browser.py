@@ -75,6 +75,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             # gzip bytes labelled br: the detail says the coding could not be undone.
             body = gzip.compress(json.dumps(ITEMS, separators=(",", ":")).encode())
             self.send(200, body, "application/json", [("Content-Encoding", "br")])
+        elif path == "/sjis.html":
+            # A page in Shift_JIS: the detail shows its text and names the charset it was read in.
+            self.send(200, "<p>\u65e5\u672c\u8a9e</p>".encode("shift_jis"), "text/html; charset=Shift_JIS")
         elif path == "/hostile.json":
             self.send(200, json.dumps(HOSTILE_JSON).encode(), "application/json", [("X-Evil", HOSTILE_HEADER)])
         elif path == "/hostile.html":
@@ -600,6 +603,16 @@ def run(browser, options, base, origin, checks):
                       and "decoded from" not in facts, repr(facts))
     except Exception as error:
         checks.result("coding-not-undone-said", False, str(error).splitlines()[0])
+    curl(options.proxy, base + "/sjis.html")
+    open_flow(page, "/sjis.html")
+    try:
+        page.wait_for_function(VIEW_DONE, timeout=10000)
+        facts = page.text_content("flow-detail .body-facts")
+        text = view_text(page)
+        checks.result("charset-read", "text read as shift_jis" in facts and "<p>\u65e5\u672c\u8a9e</p>" in text,
+                      "%r %r" % (facts, text[:80]))
+    except Exception as error:
+        checks.result("charset-read", False, str(error).splitlines()[0])
 
     big_body(page, options, base, checks)
 
@@ -669,6 +682,7 @@ def run(browser, options, base, origin, checks):
     page.wait_for_timeout(100)
     checks.result("keyboard", moved != selected and back == selected and page.is_hidden("flow-detail"),
                   "%s → %s → %s" % (selected, moved, back))
+    deep_links(page, context, checks)
 
     # Hostile flows show their characters and run nothing.
     curl(options.proxy, base + HOSTILE_PATH + "?" + HOSTILE_QUERY, ["X-Evil: " + HOSTILE_HEADER])
@@ -727,6 +741,61 @@ def run(browser, options, base, origin, checks):
         page.wait_for_timeout(200)
         page.screenshot(path=os.path.join(options.shots, "detail-dark.png"))
     context.close()
+
+
+def detail_shows(page, path):
+    """Waits until the detail pane shows the flow whose title names `path`, loaded."""
+    page.wait_for_function("p => { const d = document.querySelector('flow-detail');"
+                           " const t = d && d.querySelector('.detail-title');"
+                           " return d && !d.hidden && t && t.textContent.includes(p) && !d.hasAttribute('aria-busy'); }",
+                           arg=path, timeout=10000)
+
+
+def deep_links(page, context, checks):
+    """The address names the open flow, the filter and the tab: the link opens the same view in
+    another tab, a flow typed into the address is followed, and a reload keeps the tab."""
+    seen = {}
+    try:
+        # Filtered first: thousands of flows came since /alpha/1, and the list renders only the rows in view.
+        page.fill("#filter", "~u /alpha/")
+        page.keyboard.press("Enter")
+        page.wait_for_function("() => document.querySelector('flow-list .list-count').textContent"
+                               ".startsWith('2 flows')", timeout=10000)
+        open_flow(page, "/alpha/1")
+        alpha1 = page.get_attribute("flow-list .flow-row.selected", "data-id")
+        page.wait_for_function("id => location.hash.includes('flow=' + encodeURIComponent(id))"
+                               " && location.hash.includes('filter=')", arg=alpha1, timeout=5000)
+        link = page.url
+        seen["link"] = link
+        other = context.new_page()
+        try:
+            other.goto(link)
+            detail_shows(other, "/alpha/1")
+            other.wait_for_function("() => document.querySelector('flow-list .list-count').textContent"
+                                    ".startsWith('2 flows')", timeout=10000)
+            seen["filter"] = other.input_value("#filter")
+            seen["selected"] = other.get_attribute("flow-list .flow-row.selected", "data-id")
+            alpha2 = page.request.get("/api/flows?filter=" + urllib.parse.quote("~u /alpha/2")).json()["flows"][0]["id"]
+            other.evaluate("id => { location.hash = 'flow=' + encodeURIComponent(id) + '&filter=' +"
+                           " encodeURIComponent('~u /alpha/'); }", alpha2)
+            detail_shows(other, "/alpha/2")
+            other.click("#tab-pinning")
+            seen["pinning"] = other.evaluate("() => location.hash")
+            other.reload()
+            other.wait_for_selector("#view-pinning:not([hidden])", timeout=10000)
+            seen["after-reload"] = other.evaluate("() => [location.hash, document.getElementById('view-flows').hidden]")
+        finally:
+            other.close()
+        ok = ("token=" not in link and seen["filter"] == "~u /alpha/" and seen["selected"] == alpha1
+              and "view=pinning" in seen["pinning"] and seen["after-reload"][1] is True
+              and "view=pinning" in seen["after-reload"][0])
+        checks.result("deep-links", ok, repr(seen))
+    except Exception as error:
+        checks.result("deep-links", False, "%s %r" % (str(error).splitlines()[0], seen))
+    page.fill("#filter", "")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => !document.querySelector('flow-list .list-count').textContent.includes('match')")
+    page.keyboard.press("Escape")
 
 
 VIEW_DONE = "() => { const v = document.querySelector('flow-detail line-view');" \
