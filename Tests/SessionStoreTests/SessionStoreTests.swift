@@ -151,6 +151,37 @@ final class SessionStoreTests: XCTestCase {
         XCTAssertNil(next.nextCursor)
     }
 
+    /// Sorted by a column: values missing (a pending flow's status) last in either direction, ties
+    /// newest first, host without regard to case, pages by cursor, under a filter too.
+    func testPagesSortedByAColumnKeepFlowsWithoutAValueLast() throws {
+        let directory = TemporaryDirectory()
+        var flows: [(FlowRecord, FlowBodies)] = []
+        for (index, status) in [200, 404, nil, 500, 200, 301].enumerated() {
+            var record = StoreFixtures.record("s\(index)", host: ["b.test", "A.test", "c.test"][index % 3], status: status)
+            record.summary.durationMs = Double(10 * (6 - index))
+            flows.append((record, FlowBodies()))
+        }
+        let store = try StoreFixtures.store(in: directory, flows: flows)
+        let ids = { (sort: String, filter: String?) in
+            try store.flows(filter: filter.map { try FilterExpression(parsing: $0) }, limit: 100,
+                            sort: XCTUnwrap(FlowSort(sort))).flows.map(\.id)
+        }
+        XCTAssertEqual(try ids("status", nil), ["s4", "s0", "s5", "s1", "s3", "s2"])
+        XCTAssertEqual(try ids("-status", nil), ["s3", "s1", "s5", "s4", "s0", "s2"])
+        XCTAssertEqual(try ids("duration", nil), ["s5", "s4", "s3", "s2", "s1", "s0"])
+        XCTAssertEqual(try ids("host", nil), ["s4", "s1", "s3", "s0", "s5", "s2"])
+        XCTAssertEqual(try ids("-time", nil), ["s5", "s4", "s3", "s2", "s1", "s0"])
+        XCTAssertEqual(try ids("-status", "!~d c.test"), ["s3", "s1", "s4", "s0"])
+        var page = try store.flows(limit: 4, sort: FlowSort(column: .status, descending: true))
+        XCTAssertEqual(page.flows.map(\.id), ["s3", "s1", "s5", "s4"])
+        XCTAssertEqual(page.total, 6)
+        page = try store.flows(limit: 4, cursor: page.nextCursor, sort: FlowSort(column: .status, descending: true))
+        XCTAssertEqual(page.flows.map(\.id), ["s0", "s2"])
+        XCTAssertNil(page.nextCursor)
+        XCTAssertNil(FlowSort("-colour"))
+        XCTAssertEqual(FlowSort("-size")?.description, "-size")
+    }
+
     func testPagingWhileAnotherThreadWritesNeverRepeatsOrSkipsAFlow() throws {
         let directory = TemporaryDirectory()
         let initial = (0..<500).map { (StoreFixtures.record("old\($0)"), FlowBodies()) }

@@ -12,11 +12,17 @@ extension SessionStore {
     ///   - limit: flows per page, 1…`maximumPageSize`.
     ///   - cursor: the previous page's `nextCursor`; nil for the first page.
     ///   - order: `.newestFirst` (default) or `.oldestFirst`.
+    ///   - sort: a column to sort by instead of arrival (`order` is then not used); the cursor
+    ///     then names the last flow of the previous page, and the next page starts after it
+    ///     wherever it is now (a flow whose value changed meanwhile may show twice or be passed).
     public func flows(filter: FilterExpression? = nil, limit: Int = 100, cursor: FlowCursor? = nil,
-                      order: FlowOrder = .newestFirst) throws -> FlowPage {
+                      order: FlowOrder = .newestFirst, sort: FlowSort? = nil) throws -> FlowPage {
         let limit = min(max(limit, 1), Self.maximumPageSize)
         let condition = filter?.sql ?? .everything
         let direction = order == .newestFirst ? "DESC" : "ASC"
+        if let sort {
+            return try sortedPage(condition: condition, limit: limit, cursor: cursor, sort: sort)
+        }
         if filter == nil {
             return try unfilteredPage(limit: limit, cursor: cursor, order: order)
         }
@@ -30,16 +36,40 @@ extension SessionStore {
             if let cursor {
                 start = Self.firstIndex(in: sequences, after: cursor.sequence, order: order)
             }
-            let page = sequences[start..<min(start + limit, sequences.count)]
-            var summaries: [FlowSummary] = []
-            summaries.reserveCapacity(page.count)
-            for sequence in page {
-                if let summary = try database.rows(Self.summaryBySequence, [.integer(sequence)], Self.summary).first {
-                    summaries.append(summary)
-                }
+            return try Self.page(of: sequences, from: start, limit: limit, in: database)
+        }
+    }
+
+    /// The page of `sequences` (all the flows that match, in the list's order) from `start`: its
+    /// summaries read by key, the total, and the cursor after it.
+    private static func page(of sequences: [Int64], from start: Int, limit: Int, in database: SQLiteDatabase) throws
+        -> FlowPage {
+        let page = sequences[start..<min(start + limit, sequences.count)]
+        var summaries: [FlowSummary] = []
+        summaries.reserveCapacity(page.count)
+        for sequence in page {
+            if let summary = try database.rows(summaryBySequence, [.integer(sequence)], summary).first {
+                summaries.append(summary)
             }
-            let next = start + limit < sequences.count ? page.last.map(FlowCursor.init(sequence:)) : nil
-            return FlowPage(flows: summaries, total: sequences.count, nextCursor: next)
+        }
+        let next = start + limit < sequences.count ? page.last.map(FlowCursor.init(sequence:)) : nil
+        return FlowPage(flows: summaries, total: sequences.count, nextCursor: next)
+    }
+
+    /// A page in `sort`'s order: the matching sequence numbers in that order (SQLite sorts them:
+    /// ~0.5 s for a million flows on this machine's debug build), the page after the cursor's flow.
+    private func sortedPage(condition: FilterSQL, limit: Int, cursor: FlowCursor?, sort: FlowSort) throws -> FlowPage {
+        try read { database in
+            try database.execute("BEGIN")
+            defer { try? database.execute("COMMIT") }
+            let sequences = try database.rows("SELECT f.seq FROM flows f WHERE \(condition.sql) ORDER BY \(sort.orderBy)",
+                                              condition.bindings) { $0.int64(0) ?? 0 }
+            var start = 0
+            if let cursor {
+                // A cursor whose flow is gone (cleared) starts over; the list drops what it has twice.
+                start = sequences.firstIndex(of: cursor.sequence).map { $0 + 1 } ?? 0
+            }
+            return try Self.page(of: sequences, from: start, limit: limit, in: database)
         }
     }
 

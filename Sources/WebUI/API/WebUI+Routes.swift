@@ -120,7 +120,7 @@ extension WebUI {
         }
     }
 
-    /// `GET /api/flows?filter=&limit=&cursor=&order=`.
+    /// `GET /api/flows?filter=&limit=&cursor=&order=&sort=`.
     private func flowList(_ request: WebRequest) throws -> WebResponse {
         let (filter, refusal) = Self.filter(of: request)
         if let refusal { return refusal }
@@ -142,7 +142,16 @@ extension WebUI {
         case "oldest": order = .oldestFirst
         case let other?: return .error(400, "order must be newest or oldest, not \(other)")
         }
-        let page = try store.flows(filter: filter, limit: limit, cursor: cursor, order: order)
+        var sort: FlowSort?
+        if let text = request.query["sort"], !text.isEmpty {
+            guard let value = FlowSort(text) else {
+                let names = FlowSort.Column.allCases.map(\.rawValue).joined(separator: ", ")
+                return .error(400, "sort must be one of \(names), with - before it for descending (-size), not \(text)")
+            }
+            guard request.query["order"]?.isEmpty != false else { return .error(400, "give sort or order, not both") }
+            sort = value
+        }
+        let page = try store.flows(filter: filter, limit: limit, cursor: cursor, order: order, sort: sort)
         let origins = try store.replayOrigins(ids: page.flows.map(\.id))
         var json = JSONText(capacity: page.flows.count * 420 + 64)
         json.raw("{\"flows\":")

@@ -82,8 +82,8 @@ const flowPath = (id) => `/api/flows/${encodeURIComponent(id)}`;
 
 export const api = {
     /** One page of summaries: `{flows, total, next_cursor}`. */
-    flows({ filter, limit, cursor }, signal) {
-        return getJSON(`/api/flows${query({ filter, limit, cursor })}`, signal);
+    flows({ filter, limit, cursor, sort }, signal) {
+        return getJSON(`/api/flows${query({ filter, limit, cursor, sort: sort || undefined })}`, signal);
     },
     /**
      * The flow as the flow log writes it. `preview`: bodies' text cut to that many characters (the

@@ -12,6 +12,39 @@ import { countOf } from "./format.js";
 import { store } from "./store.js";
 
 const ROW_HEIGHT = 24;
+/**
+ * The columns the list sorts by (the server's `sort=`), and each one's value in a summary, as the
+ * store orders it: a missing value last either way, ties newest first.
+ */
+const SORT_KEYS = {
+    time: (s) => s.seq,
+    method: (s) => s.method,
+    host: (s) => (s.host ?? "").toLowerCase(),
+    path: (s) => s.url,
+    status: (s) => s.status,
+    type: (s) => s.content_type,
+    size: (s) => s.response_size,
+    duration: (s) => s.duration_ms,
+};
+/** Columns whose first click sorts largest first (the rest sort A to Z first). */
+const LARGEST_FIRST = new Set(["status", "size", "duration"]);
+
+/** `sort` ("size", "-duration") when it names a column the list sorts by, else "" (arrival order). */
+function validSort(sort) {
+    return SORT_KEYS[String(sort ?? "").replace(/^-/, "")] ? sort : "";
+}
+
+/** Orders two summaries as the store's `sort` does (a negative number: `a` comes first). */
+function compareBy(sort, a, b) {
+    const key = SORT_KEYS[sort.replace(/^-/, "")];
+    const x = key(a);
+    const y = key(b);
+    const xMissing = x === null || x === undefined;
+    const yMissing = y === null || y === undefined;
+    if (xMissing !== yMissing) return xMissing ? 1 : -1;
+    if (!xMissing && x !== y) return (x < y ? -1 : 1) * (sort.startsWith("-") ? -1 : 1);
+    return b.seq - a.seq;
+}
 const PAGE = 200;
 /** How close to the end of what is loaded (in rows) the next page is asked for. */
 const PREFETCH = 60;
@@ -27,6 +60,9 @@ class FlowList extends HTMLElement {
     #generation = 0;
     /** The filter the shown list answers (the last valid one). */
     #filter = "";
+    /** The column sort the shown list is in ("" for arrival order, newest first). */
+    #sort = "";
+    #header;
     /** The generation whose first page is shown (live batches wait for it). */
     #loaded = 0;
     /** Live batches that came while a page was on its way. */
@@ -41,10 +77,16 @@ class FlowList extends HTMLElement {
     connectedCallback() {
         if (this.#viewport) return;
         this.#count = h("p", { class: "list-count", role: "status", "aria-live": "polite" }, "loading…");
+        // A sortable column's title is a button: the first click sorts by it (largest or A first),
+        // the second the other way, the third back to arrival order.
         const header = h("div", { class: "flow-row flow-header", role: "row" },
             COLUMNS.map((column) => h("span", {
                 role: "columnheader", class: `c-${column.key}`, title: column.label ?? column.title,
-            }, column.title)));
+            }, SORT_KEYS[column.key]
+                ? h("button", { type: "button", class: "sort", "data-col": column.key,
+                    on: { click: () => this.#sortBy(column.key) } }, column.title)
+                : column.title)));
+        this.#header = header;
         this.#spacer = h("div", { class: "flow-spacer", role: "presentation" });
         this.#viewport = h("div", {
             class: "flow-viewport", role: "grid", tabindex: 0, "aria-label": "Flows", "aria-rowcount": 1,
@@ -54,6 +96,7 @@ class FlowList extends HTMLElement {
         this.#viewport.addEventListener("click", (event) => this.#onClick(event));
         new ResizeObserver(() => this.#scheduleRender()).observe(this.#viewport);
         store.addEventListener("filter", (event) => this.#load(event.detail));
+        store.addEventListener("sort", () => this.#load(store.filter));
         store.addEventListener("select", () => this.#scheduleRender());
         store.addEventListener("picked", () => this.#scheduleRender());
         liveEvents.addEventListener("flows", (event) => this.#apply(event.detail));
@@ -64,6 +107,29 @@ class FlowList extends HTMLElement {
     /** The filter the list shows (the last one the server accepted). */
     get filter() {
         return this.#filter;
+    }
+
+    /** Sorts by `key`: the next step of that column's cycle (see the header). */
+    #sortBy(key) {
+        const current = this.#sort;
+        const first = LARGEST_FIRST.has(key) ? `-${key}` : key;
+        const second = first.startsWith("-") ? key : `-${key}`;
+        // Time's natural order is the list's own (newest first): its cycle is oldest first, then back.
+        if (key === "time") store.setSort(current === "time" ? "" : "time");
+        else store.setSort(current === first ? second : current === second ? "" : first);
+    }
+
+    /** Marks the header cell the list is sorted by (`aria-sort`, and an arrow). */
+    #showSort() {
+        const key = this.#sort.replace(/^-/, "") || "time";
+        const descending = !this.#sort || this.#sort.startsWith("-");
+        for (const cell of this.#header.children) {
+            const button = cell.querySelector("button.sort");
+            if (!button) continue;
+            const sorted = button.getAttribute("data-col") === key;
+            setSafeAttribute(cell, "aria-sort", sorted ? (descending ? "descending" : "ascending") : false);
+            button.className = sorted ? `sort ${descending ? "desc" : "asc"}` : "sort";
+        }
     }
 
     /** Ids of the loaded rows, in order. */
@@ -80,10 +146,13 @@ class FlowList extends HTMLElement {
         const seenBefore = liveEvents.lastEventID;
         this.#deferred = [];
         this.setAttribute("aria-busy", "true");
+        const sort = validSort(store.sort);
         try {
-            const page = await api.flows({ filter, limit: PAGE });
+            const page = await api.flows({ filter, limit: PAGE, sort });
             if (generation !== this.#generation) return;
             this.#filter = filter;
+            this.#sort = sort;
+            this.#showSort();
             this.#loaded = generation;
             liveEvents.follow(filter, seenBefore);
             this.#ids = [];
@@ -134,7 +203,7 @@ class FlowList extends HTMLElement {
             while (this.#cursor && index >= this.#ids.length - PREFETCH && generation === this.#generation) {
                 // A jump far down the scrollbar catches up in big pages; scrolling uses small ones.
                 const limit = index - this.#ids.length > PAGE * 2 ? 1000 : PAGE;
-                const page = await api.flows({ filter: this.#filter, limit, cursor: this.#cursor });
+                const page = await api.flows({ filter: this.#filter, limit, cursor: this.#cursor, sort: this.#sort });
                 if (generation !== this.#generation) break;
                 this.#take(page, false);
                 this.#scheduleRender();
@@ -190,7 +259,21 @@ class FlowList extends HTMLElement {
             if (known) this.#byID.set(summary.id, { ...known, ...summary });
             else added.set(summary.id, summary);
         }
-        if (added.size) {
+        if (added.size && this.#sort) {
+            // Sorted by a column: each new flow where its value puts it among the loaded rows;
+            // past them, the next page brings it. (A known flow keeps its row when its value
+            // changes, a pending one finishing: rows do not jump under the reader.)
+            let inserted = 0;
+            for (const summary of added.values()) {
+                const position = this.#sortedPositionFor(summary);
+                if (position === this.#ids.length && this.#cursor) continue;
+                this.#byID.set(summary.id, summary);
+                this.#ids.splice(position, 0, summary.id);
+                if (position < first) shift += 1;
+                inserted += 1;
+            }
+            this.#total += inserted;
+        } else if (added.size) {
             // Newest first, like the list.
             const fresh = [...added.values()].sort((a, b) => b.seq - a.seq);
             const top = this.#ids.length ? this.#byID.get(this.#ids[0]).seq : -Infinity;
@@ -227,6 +310,18 @@ class FlowList extends HTMLElement {
     /** The first row index in view. */
     #firstInView() {
         return Math.floor(this.#viewport.scrollTop / ROW_HEIGHT);
+    }
+
+    /** Where `summary` goes in a list sorted by a column (`#sort`). */
+    #sortedPositionFor(summary) {
+        let low = 0;
+        let high = this.#ids.length;
+        while (low < high) {
+            const middle = (low + high) >> 1;
+            if (compareBy(this.#sort, this.#byID.get(this.#ids[middle]), summary) <= 0) low = middle + 1;
+            else high = middle;
+        }
+        return low;
     }
 
     /** Where a flow with arrival number `seq` goes in the newest-first list. */

@@ -1,6 +1,7 @@
 // The page's address says what it shows, so that a link, a bookmark or a reload opens the same
-// view: `#flow=ID` (the flow in the detail pane), `filter=EXPR` (the list's filter) and
-// `view=pinning` or `view=ca` (the tab; the flows by default), as hash parameters that never
+// view: `#flow=ID` (the flow in the detail pane), `filter=EXPR` (the list's filter), `sort=-size`
+// (the list's column sort) and `view=pinning` or `view=ca` (the tab; the flows by default), as
+// hash parameters that never
 // reach the server. The address follows the page with `history.replaceState` (no history entry
 // for each flow looked at), and an address typed or pasted into the tab is followed (`hashchange`).
 // The sign-in token is never part of it (`api.js` takes it out of the address first).
@@ -9,7 +10,7 @@ import { store } from "./store.js";
 
 const VIEWS = ["flows", "pinning", "ca"];
 
-/** What the address asks for: `{view, flow, filter}`, each null when it does not say. */
+/** What the address asks for: `{view, flow, filter, sort}`, each null when it does not say. */
 export function readLocation() {
     const params = new URLSearchParams(window.location.hash.replace(/^#/, ""));
     const view = params.get("view");
@@ -17,6 +18,7 @@ export function readLocation() {
         view: VIEWS.includes(view) ? view : null,
         flow: params.get("flow") || null,
         filter: params.get("filter"),
+        sort: params.get("sort"),
     };
 }
 
@@ -29,6 +31,7 @@ function address() {
     if (currentView !== "flows") params.set("view", currentView);
     if (store.selectedID) params.set("flow", store.selectedID);
     if (store.filter) params.set("filter", store.filter);
+    if (store.sort) params.set("sort", store.sort);
     const hash = params.toString();
     return window.location.pathname + window.location.search + (hash ? `#${hash}` : "");
 }
@@ -45,6 +48,7 @@ function write() {
 function apply(wanted) {
     if (wanted.view && wanted.view !== currentView) showView(wanted.view);
     if (wanted.filter !== null && wanted.filter !== store.filter) store.setFilter(wanted.filter);
+    if (wanted.sort !== null && wanted.sort !== store.sort) store.setSort(wanted.sort);
     if (wanted.flow !== store.selectedID) store.select(wanted.flow);
 }
 
@@ -57,6 +61,7 @@ export function followLocation(show) {
     apply(readLocation());
     store.addEventListener("select", write);
     store.addEventListener("filter", write);
+    store.addEventListener("sort", write);
     window.addEventListener("hashchange", () => apply(readLocation()));
     write();
 }

@@ -4,6 +4,8 @@
 class Store extends EventTarget {
     /** The list's filter: at first the one the page's address names (`location.js` keeps it there). */
     filter = new URLSearchParams(window.location.hash.replace(/^#/, "")).get("filter") ?? "";
+    /** The list's column sort (`size`, `-duration`: `-` for descending), or "" for arrival order. */
+    sort = new URLSearchParams(window.location.hash.replace(/^#/, "")).get("sort") ?? "";
     /** The flow shown in the detail pane, or null. */
     selectedID = null;
     /** Flows picked for "export selected" (Ctrl/Cmd-click, Shift-click). */
@@ -19,6 +21,12 @@ class Store extends EventTarget {
         if (filter === this.filter) return;
         this.filter = filter;
         this.dispatchEvent(new CustomEvent("filter", { detail: filter }));
+    }
+
+    setSort(sort) {
+        if (sort === this.sort) return;
+        this.sort = sort;
+        this.dispatchEvent(new CustomEvent("sort", { detail: sort }));
     }
 
     select(id) {

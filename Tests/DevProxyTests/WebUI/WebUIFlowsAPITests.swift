@@ -54,6 +54,28 @@ import Testing
         #expect(try ui.request("/api/flows?order=sideways").status == 400)
     }
 
+    /// `sort=` orders by a column (`-` for descending), pages by cursor in that order, and a
+    /// column it does not know, or `order=` beside it, is a 400 that says what it takes.
+    @Test func sortOrdersByAColumnAndPagesInThatOrder() throws {
+        let ui = try WebUIHarness()
+        for (index, status) in [200, 503, 404, 201, 302].enumerated() {
+            ui.add(Self.line(id: "s\(index)", host: "h.test", status: status))
+        }
+        let ids = { (query: String) -> [String] in
+            (try ui.request("/api/flows?" + query).json["flows"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+        }
+        #expect(try ids("sort=-status") == ["s1", "s2", "s4", "s3", "s0"])
+        let first = try ui.request("/api/flows?sort=status&limit=2")
+        #expect(try ids("sort=status&limit=2") == ["s0", "s3"])
+        let cursor = try #require(first.json["next_cursor"] as? String)
+        #expect(try ids("sort=status&limit=2&cursor=\(cursor)") == ["s4", "s2"])
+        #expect(try ids("sort=-status&filter=%21%7Ec%20503") == ["s2", "s4", "s3", "s0"])
+        let unknown = try ui.request("/api/flows?sort=colour")
+        #expect(unknown.status == 400 && unknown.text.contains("time, method, host, path, status, type, size, duration"),
+                "\(unknown.text)")
+        #expect(try ui.request("/api/flows?sort=size&order=oldest").status == 400)
+    }
+
     @Test func filtersRunInTheStoreAndBadOnesSayWhere() throws {
         let ui = try WebUIHarness()
         ui.add(Self.line(id: "a", host: "api.acme.test", path: "/login", status: 200,

@@ -683,6 +683,7 @@ def run(browser, options, base, origin, checks):
     checks.result("keyboard", moved != selected and back == selected and page.is_hidden("flow-detail"),
                   "%s → %s → %s" % (selected, moved, back))
     deep_links(page, context, checks)
+    sort_by_column(page, options, base, checks)
 
     # Hostile flows show their characters and run nothing.
     curl(options.proxy, base + HOSTILE_PATH + "?" + HOSTILE_QUERY, ["X-Evil: " + HOSTILE_HEADER])
@@ -796,6 +797,46 @@ def deep_links(page, context, checks):
     page.keyboard.press("Enter")
     page.wait_for_function("() => !document.querySelector('flow-list .list-count').textContent.includes('match')")
     page.keyboard.press("Escape")
+
+
+def sort_by_column(page, options, base, checks):
+    """A column header sorts the list (A to Z, then Z to A, then arrival order again), says so in
+    aria-sort and the address, and a live flow lands where its value puts it."""
+    seen = {}
+    header = "flow-list .flow-header .c-path"
+    try:
+        page.fill("#filter", "~u /alpha/ | ~u /beta/")
+        page.keyboard.press("Enter")
+        page.wait_for_function("() => document.querySelector('flow-list .list-count').textContent"
+                               ".startsWith('3 flows')", timeout=10000)
+        page.click(header + " button")
+        page.wait_for_function("() => location.hash.includes('sort=path')", timeout=5000)
+        page.wait_for_timeout(300)
+        seen["ascending"] = (ordered_paths(page), page.get_attribute(header, "aria-sort"))
+        page.click(header + " button")
+        page.wait_for_function("() => location.hash.includes('sort=-path')", timeout=5000)
+        page.wait_for_timeout(300)
+        seen["descending"] = (ordered_paths(page), page.get_attribute(header, "aria-sort"))
+        curl(options.proxy, base + "/alpha/15")
+        page.wait_for_function("() => [...document.querySelectorAll('flow-list .c-path')]"
+                               ".some(c => c.textContent === '/alpha/15')", timeout=10000)
+        seen["live"] = ordered_paths(page)
+        page.click(header + " button")
+        page.wait_for_function("() => !location.hash.includes('sort=')", timeout=5000)
+        page.wait_for_timeout(300)
+        seen["arrival"] = (ordered_paths(page), page.get_attribute(header, "aria-sort"))
+        ok = (seen["ascending"] == (["/alpha/1", "/alpha/2", "/beta/1"], "ascending")
+              and seen["descending"] == (["/beta/1", "/alpha/2", "/alpha/1"], "descending")
+              and seen["live"] == ["/beta/1", "/alpha/2", "/alpha/15", "/alpha/1"]
+              and seen["arrival"][0][0] == "/alpha/15" and seen["arrival"][1] is None)
+        checks.result("sort-by-column", ok, repr(seen))
+    except Exception as error:
+        seen["count"] = page.text_content("flow-list .list-count")
+        seen["paths"] = ordered_paths(page)
+        checks.result("sort-by-column", False, "%s %r" % (str(error).splitlines()[0], seen))
+    page.fill("#filter", "")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => !document.querySelector('flow-list .list-count').textContent.includes('match')")
 
 
 VIEW_DONE = "() => { const v = document.querySelector('flow-detail line-view');" \

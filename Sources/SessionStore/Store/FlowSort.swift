@@ -1,0 +1,63 @@
+/// A list sorted by a column rather than by arrival (the web UI's column headers, `sort=` in
+/// `GET /api/flows`). Flows without a value (a pending flow's status, size or duration) come
+/// last either way; ties go newest first.
+public struct FlowSort: Sendable, Equatable {
+    public enum Column: String, Sendable, CaseIterable {
+        case time, method, host, path, status, type, size, duration
+
+        /// The SQL expression sorted on (columns of `flows f`).
+        var expression: String {
+            switch self {
+            case .time: "f.seq"
+            case .method: "f.method"
+            case .host: "f.host COLLATE NOCASE"
+            case .path: "f.url"
+            case .status: "f.status"
+            case .type: "f.content_type"
+            case .size: "f.response_size"
+            case .duration: "f.duration_ms"
+            }
+        }
+
+        /// The column whose NULL is "no value yet".
+        var nullable: String? {
+            switch self {
+            case .time: nil
+            case .method: "f.method"
+            case .host: nil
+            case .path: "f.url"
+            case .status: "f.status"
+            case .type: "f.content_type"
+            case .size: "f.response_size"
+            case .duration: "f.duration_ms"
+            }
+        }
+    }
+
+    public var column: Column
+    public var descending: Bool
+
+    public init(column: Column, descending: Bool) {
+        self.column = column
+        self.descending = descending
+    }
+
+    /// Parses the API's `sort=` text: a column name, `-` before it for descending (`-size`).
+    public init?(_ text: String) {
+        let descending = text.hasPrefix("-")
+        guard let column = Column(rawValue: descending ? String(text.dropFirst()) : text) else { return nil }
+        self.init(column: column, descending: descending)
+    }
+
+    /// The API's spelling.
+    public var description: String { (descending ? "-" : "") + column.rawValue }
+
+    /// The `ORDER BY` terms: values missing last, the column, then newest first.
+    var orderBy: String {
+        var terms: [String] = []
+        if let nullable = column.nullable { terms.append("(\(nullable) IS NULL)") }
+        terms.append("\(column.expression) \(descending ? "DESC" : "ASC")")
+        if column != .time { terms.append("f.seq DESC") }
+        return terms.joined(separator: ", ")
+    }
+}
