@@ -178,6 +178,22 @@ final class SessionStoreTests: XCTestCase {
         page = try store.flows(limit: 4, cursor: page.nextCursor, sort: FlowSort(column: .status, descending: true))
         XCTAssertEqual(page.flows.map(\.id), ["s0", "s2"])
         XCTAssertNil(page.nextCursor)
+        // Page by page, one flow at a time, every column both ways gives the same list as one page.
+        for column in FlowSort.Column.allCases {
+            for descending in [false, true] {
+                let sort = FlowSort(column: column, descending: descending)
+                let whole = try store.flows(limit: 100, sort: sort).flows.map(\.id)
+                var paged: [String] = []
+                var cursor: FlowCursor?
+                repeat {
+                    let page = try store.flows(limit: 1, cursor: cursor, sort: sort)
+                    paged += page.flows.map(\.id)
+                    cursor = page.nextCursor
+                } while cursor != nil && paged.count < 20
+                XCTAssertEqual(paged, whole, "\(sort.description)")
+                XCTAssertEqual(whole.count, 6)
+            }
+        }
         XCTAssertNil(FlowSort("-colour"))
         XCTAssertEqual(FlowSort("-size")?.description, "-size")
     }

@@ -149,6 +149,17 @@ final class SQLiteStatement {
         return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
     }
 
+    /// The column's value as it is stored (integer, real, text, blob or null).
+    func value(_ column: Int32) -> SQLValue {
+        switch sqlite3_column_type(handle, column) {
+        case SQLITE_INTEGER: .integer(sqlite3_column_int64(handle, column))
+        case SQLITE_FLOAT: .real(sqlite3_column_double(handle, column))
+        case SQLITE_TEXT: .string(string(column))
+        case SQLITE_BLOB: .blob(bytes(column) ?? [])
+        default: .null
+        }
+    }
+
     func bytes(_ column: Int32) -> [UInt8]? {
         if isNull(column) { return nil }
         let count = Int(sqlite3_column_bytes(handle, column))

@@ -19,6 +19,20 @@ public struct FlowSort: Sendable, Equatable {
             }
         }
 
+        /// The stored column (of `flows`, unqualified) whose value a cursor's flow is read by.
+        var rawColumn: String {
+            switch self {
+            case .time: "seq"
+            case .method: "method"
+            case .host: "host"
+            case .path: "url"
+            case .status: "status"
+            case .type: "content_type"
+            case .size: "response_size"
+            case .duration: "duration_ms"
+            }
+        }
+
         /// The column whose NULL is "no value yet".
         var nullable: String? {
             switch self {
@@ -51,6 +65,21 @@ public struct FlowSort: Sendable, Equatable {
 
     /// The API's spelling.
     public var description: String { (descending ? "-" : "") + column.rawValue }
+
+    /// The condition for the flows after one whose value is `value` and whose `seq` is `sequence`,
+    /// in `orderBy`'s order, with its bindings.
+    func after(value: SQLValue, sequence: Int64) -> (sql: String, bindings: [SQLValue]) {
+        let expression = column.expression
+        guard column != .time else { return ("f.seq \(descending ? "<" : ">") ?", [.integer(sequence)]) }
+        let beyond = descending ? "<" : ">"
+        guard value != .null else {
+            // Among the flows without a value, newest first.
+            return ("\(column.nullable ?? expression) IS NULL AND f.seq < ?", [.integer(sequence)])
+        }
+        var sql = "\(expression) \(beyond) ? OR (\(expression) = ? AND f.seq < ?)"
+        if let nullable = column.nullable { sql += " OR \(nullable) IS NULL" }
+        return (sql, [value, value, .integer(sequence)])
+    }
 
     /// The `ORDER BY` terms: values missing last, the column, then newest first.
     var orderBy: String {

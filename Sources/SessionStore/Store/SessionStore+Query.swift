@@ -56,20 +56,34 @@ extension SessionStore {
         return FlowPage(flows: summaries, total: sequences.count, nextCursor: next)
     }
 
-    /// A page in `sort`'s order: the matching sequence numbers in that order (SQLite sorts them:
-    /// ~0.5 s for a million flows on this machine's debug build), the page after the cursor's flow.
+    /// A page in `sort`'s order, from the flow after the cursor's (by its value now): SQLite keeps
+    /// the page's rows while it scans (`ORDER BY … LIMIT`, a top-N sort, not a sort of every
+    /// matching flow), and counts the matches in the same snapshot.
     private func sortedPage(condition: FilterSQL, limit: Int, cursor: FlowCursor?, sort: FlowSort) throws -> FlowPage {
         try read { database in
             try database.execute("BEGIN")
             defer { try? database.execute("COMMIT") }
-            let sequences = try database.rows("SELECT f.seq FROM flows f WHERE \(condition.sql) ORDER BY \(sort.orderBy)",
-                                              condition.bindings) { $0.int64(0) ?? 0 }
-            var start = 0
+            let total = Int(try database.integer("SELECT count(*) FROM flows f WHERE \(condition.sql)", condition.bindings))
+            var bindings = condition.bindings
+            var after = ""
             if let cursor {
-                // A cursor whose flow is gone (cleared) starts over; the list drops what it has twice.
-                start = sequences.firstIndex(of: cursor.sequence).map { $0 + 1 } ?? 0
+                // The cursor's flow's value; a flow that is gone (cleared) starts the list over.
+                let values = try database.rows("SELECT \(sort.column.rawColumn) FROM flows WHERE seq = ?",
+                                               [.integer(cursor.sequence)]) { $0.value(0) }
+                if let value = values.first {
+                    let (sql, values) = sort.after(value: value, sequence: cursor.sequence)
+                    after = " AND (\(sql))"
+                    bindings += values
+                }
             }
-            return try Self.page(of: sequences, from: start, limit: limit, in: database)
+            bindings.append(.integer(Int64(limit + 1)))
+            let rows = try database.rows("""
+                SELECT \(Self.summaryColumns) FROM flows f
+                WHERE \(condition.sql)\(after) ORDER BY \(sort.orderBy) LIMIT ?
+                """, bindings, Self.summary)
+            let flows = Array(rows.prefix(limit))
+            let next = rows.count > limit ? flows.last.map { FlowCursor(sequence: $0.sequence) } : nil
+            return FlowPage(flows: flows, total: total, nextCursor: next)
         }
     }
 
