@@ -273,7 +273,8 @@ struct ConnectHandler {
                                            peerName: "the client", alpn: choice.preference, received: early)
         } catch let error as TLSError {
             if case .success(let upstream)? = choice.upstream { upstream.stream.close() }
-            recordHandshakeFailure(error, host: host, port: port, sni: hello.serverName, signer: signer, persona: persona)
+            recordHandshakeFailure(error, host: host, port: port, sni: hello.serverName, signer: signer, persona: persona,
+                                   offeredALPN: hello.alpn)
             return
         } catch {
             if case .success(let upstream)? = choice.upstream { upstream.stream.close() }
@@ -467,16 +468,34 @@ struct ConnectHandler {
     }
 
     func recordHandshakeFailure(_ error: TLSError, host: String, port: Int, sni: String?, signer: Flow.SignerInfo,
-                                persona: String) {
+                                persona: String, offeredALPN: [String] = []) {
+        // A client that offered only protocols we do not speak may hang up over that, not over the certificate.
+        let alpnRefused = !offeredALPN.isEmpty && !offeredALPN.contains("http/1.1")
+            && !(server.configuration.http2 && offeredALPN.contains("h2"))
         var draft = FlowDraft(client: connection.clientAddress, listener: connection.listenerInfo, mode: .https, host: host, port: port)
         draft.flow.tls = Flow.TLSInfo(client: Flow.TLSInfo.ClientSide(sni: sni, version: nil, cipher: nil, alpn: nil), upstream: nil)
         draft.flow.signer = signer
         draft.flow.persona = persona
         switch error.kind {
-        case .alertReceived where Self.certificateAlerts.contains(error.alert ?? ""):
+        case .alertReceived where Self.certificateAlerts.contains(error.alert ?? "")
+            || error.afterOurCertificate && Self.verifyCallbackAlerts.contains(error.alert ?? ""):
             draft.fail(.clientRejectedCertificate,
                        "the client rejected our certificate (\(error.alert ?? "alert")): it does not trust the root, or it pins a key this chain does not contain",
                        alert: error.alert)
+        case .closedDuringHandshake where error.peerFinished && !alpnRefused:
+            // Its Finished arrived (it accepted the chain as TLS sees it), then it closed while we
+            // sent TLS 1.3's session tickets: a pinner that checks once the handshake is done
+            // (Node's checkServerIdentity), as after a handshake that ended on our side.
+            draft.fail(.clientClosedAfterHandshake,
+                       "the client completed the TLS handshake and closed without sending a request: it likely pins a key this chain does not contain")
+        case .closedDuringHandshake where error.afterOurCertificate && !alpnRefused:
+            // It had our certificate and hung up without an alert: TLS 1.3 leaves it nothing to do
+            // but send its Finished, which a close right after it (the client's RST) can take
+            // from the socket before we read it. Node's checkServerIdentity and other pinners
+            // that check once TLS is done close this way.
+            draft.fail(.clientRejectedCertificate,
+                       "the client closed the connection once it had our certificate, without an alert and without a "
+                       + "request: it likely pins a key this chain does not contain, or does not trust the root")
         case .notTLS:
             draft.fail(.clientNotTLS, error.message)
         default:
@@ -484,6 +503,12 @@ struct ConnectHandler {
         }
         server.emit(draft.finished())
     }
+
+    /// Alerts OpenSSL sends for a verify callback's own refusal (`X509_V_ERR_APPLICATION_VERIFICATION`
+    /// gives `handshake_failure`, an error left unset `internal_error`): a pinner in the callback
+    /// (libcurl's `CURLOPT_SSL_CTX_FUNCTION`, pyOpenSSL). Read as a rejection only once the client
+    /// had our certificate; before it they mean a failed negotiation.
+    static let verifyCallbackAlerts: Set<String> = ["handshake_failure", "internal_error"]
 
     /// Alerts a client sends when it does not accept the server's certificate (RFC 8446 §6.2).
     static let certificateAlerts: Set<String> = [

@@ -26,6 +26,12 @@ public struct TLSError: Error, CustomStringConvertible, Sendable {
     /// For `.verifyFailed` because no issuer was found for the chain the origin sent: that chain,
     /// leaf first (`IssuerFetcher` may find the missing intermediate).
     var incompleteChain: [Certificate]? = nil
+    /// The handshake had got past our certificate: the peer had it when it failed (our first
+    /// flight was written and we were reading its answer, or further on).
+    public var afterOurCertificate = false
+    /// The peer's Finished had arrived: it accepted the handshake, and what failed came after
+    /// (a write of ours, TLS 1.3's session tickets, met a peer that had already closed).
+    public var peerFinished = false
 
     public init(_ kind: Kind, _ message: String, alert: String? = nil) {
         self.kind = kind
@@ -45,6 +51,22 @@ public struct TLSError: Error, CustomStringConvertible, Sendable {
 
     /// Classifies a failed handshake from OpenSSL's error queue (drained) and errno.
     static func handshake(ssl: OpaquePointer, result: Int32, savedErrno: Int32, peer: String) -> TLSError {
+        var error = classify(ssl: ssl, result: result, savedErrno: savedErrno, peer: peer)
+        var finished = [UInt8](repeating: 0, count: 64)
+        error.peerFinished = SSL_get_peer_finished(ssl, &finished, finished.count) > 0
+        error.afterOurCertificate = error.peerFinished || SSL_get_finished(ssl, &finished, finished.count) > 0
+            || Self.statesAfterServerFlight.contains(SSL_get_state(ssl))
+        return error
+    }
+
+    /// Server states reading the client's answer to our first flight (ServerHello … Certificate
+    /// … ServerHelloDone or Finished), and the ones after it.
+    private static let statesAfterServerFlight: Set<OSSL_HANDSHAKE_STATE> = [
+        TLS_ST_SR_CERT, TLS_ST_SR_KEY_EXCH, TLS_ST_SR_CERT_VRFY, TLS_ST_SR_NEXT_PROTO, TLS_ST_SR_CHANGE,
+        TLS_ST_SR_FINISHED, TLS_ST_SR_END_OF_EARLY_DATA, TLS_ST_SW_SESSION_TICKET, TLS_ST_OK,
+    ]
+
+    private static func classify(ssl: OpaquePointer, result: Int32, savedErrno: Int32, peer: String) -> TLSError {
         let code = SSL_get_error(ssl, result)
         let reasons = OpenSSLErrorQueue.drain()
         if let alertReason = reasons.first(where: { $0.contains(" alert ") }) {

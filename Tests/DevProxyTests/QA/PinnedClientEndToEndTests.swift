@@ -182,3 +182,72 @@ import TestSupport
         #expect(verdict.verdict == .inconclusive, "\(verdict)")
     }
 }
+
+/// Pinners that check once TLS is done and reset the connection at once (Node's
+/// `checkServerIdentity`): the reset reaches the proxy while it writes TLS 1.3's session tickets,
+/// and can take the client's Finished with it. Recorded as `client_handshake_failed` ("during the
+/// TLS handshake"), `qa verdict` called a correctly pinned app inconclusive.
+@Suite struct ResetAfterHandshakeTests {
+    @Test func aResetRightAfterTheHandshakeIsARefusalNotAFailedHandshake() throws {
+        let origin = try OriginServer(tls: true)
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        // Through memory BIOs, as Node's TLS does: the client's Finished is made once the server's
+        // flight is in, and a pinner that destroys the socket then never sends it (the first
+        // three); the last three send it and reset at once.
+        let script = """
+            import socket, ssl, struct, time
+            context = ssl.create_default_context(cafile="\(proxy.pki.rootPath)")
+            context.minimum_version = ssl.TLSVersion.TLSv1_3
+            for sends_finished in (False, False, False, True, True, True):
+                s = socket.create_connection(("127.0.0.1", \(proxy.port)))
+                s.sendall(b"CONNECT localhost:\(origin.port) HTTP/1.1\\r\\nHost: localhost:\(origin.port)\\r\\n\\r\\n")
+                assert s.recv(1024).startswith(b"HTTP/1.1 200")
+                incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+                client = context.wrap_bio(incoming, outgoing, server_hostname="localhost")
+                while True:
+                    try:
+                        client.do_handshake()
+                        break
+                    except ssl.SSLWantReadError:
+                        pending = outgoing.read()
+                        if pending:
+                            s.sendall(pending)
+                        incoming.write(s.recv(65536))
+                if sends_finished:
+                    s.sendall(outgoing.read())
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                s.close()
+                time.sleep(0.2)
+            """
+        let run = try Subprocess.run("python3", ["-c", script], timeout: 30)
+        #expect(run.status == 0, "\(run.output)")
+        let flows = proxy.flows(count: 6)
+        let kinds = flows.map { $0.error?.kind ?? "none" }
+        #expect(kinds.count == 6 && kinds.allSatisfy { ["client_closed_after_handshake", "client_rejected_certificate"].contains($0) },
+                "\(flows.map { "\($0.error?.kind ?? "none"): \($0.error?.message ?? "")" })")
+        let verdict = QAVerdict.judge(host: "localhost", persona: "unpinned", flows: flows, reports: [])
+        #expect(verdict.verdict == .enforced, "\(verdict)")
+    }
+
+    /// A pinner in OpenSSL's verify callback (a native app through libcurl's
+    /// `CURLOPT_SSL_CTX_FUNCTION`) refuses with `handshake_failure` once it has the certificate:
+    /// a rejection of the certificate, not a failed negotiation.
+    @Test func aVerifyCallbackPinnersAlertIsARejection() throws {
+        let directory = TemporaryDirectory()
+        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("TestSupport/Resources/callback_pinner.c").path
+        let binary = directory.file("callback_pinner")
+        let compiled = try Subprocess.run("cc", ["-o", binary, source, "-lssl", "-lcrypto"], timeout: 120)
+        try #require(compiled.status == 0, "\(compiled.output)")
+        let origin = try OriginServer(tls: true)
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let run = try Subprocess.run(binary, [String(proxy.port), "localhost", String(origin.port), proxy.pki.rootPath],
+                                     timeout: 30)
+        #expect(run.stdout.contains("refused"), "\(run.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.error?.kind == "client_rejected_certificate" && flow.error?.alert == "handshake_failure",
+                "\(String(describing: flow.error))")
+    }
+}
