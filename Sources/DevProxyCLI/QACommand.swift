@@ -14,7 +14,9 @@ enum QACommand {
 
     Verdicts: enforced, report-only, not-pinned, debuggable (team persona decrypted), inconclusive;
     under the tls12 and no-forward-secrecy personas: refused (the app refused that TLS) or accepted;
-    pinset_injectable (team: the app took a pin set `run --pinset-rewrite` rewrote, then the team chain).
+    pinset_injectable (team: the app took a pin set `run --pinset-rewrite` rewrote, then the team chain);
+    cleartext (requests sent in plain http: their own group, no persona applies). pin-check's own
+    connections and reports (User-Agent devproxy-pin-check) are left out.
     Reports are read from reports.jsonl beside the log unless --reports FILE is given.
     JUnit: a testcase per host/persona, passing with the verdict in system-out; --expect HOST=VERDICT
     (or HOST/PERSONA=VERDICT) turns a different verdict into a failure.

@@ -50,7 +50,8 @@ enum ReportsCommand {
         for record in contents.records {
             rows.append([record.received, record.hostname ?? "?", record.notedHostname ?? "-",
                          record.validationResult.map { "\($0) \(resultName($0))" } ?? "-",
-                         record.enforcePinning.map { $0 ? "yes" : "no (report-only)" } ?? "-", record.kind.rawValue,
+                         record.enforcePinning.map { $0 ? "yes" : "no (report-only)" } ?? "-",
+                         record.kind.rawValue + (record.probe.map { " (\($0))" } ?? ""),
                          record.signer.map { $0.email ?? "root \($0.serial)" } ?? "not this CA", record.id])
         }
         Table.print(header: header, rows: rows)

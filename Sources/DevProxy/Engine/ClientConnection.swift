@@ -17,6 +17,9 @@ final class ClientConnection: @unchecked Sendable {
 
     /// The listener this client came in on; flows record it.
     let listenerInfo: Flow.ListenerInfo
+    /// `pin-check` when `devproxy pin-check` opened this connection (its CONNECT's User-Agent):
+    /// the flows record it, and `qa verdict` leaves them out. Set and read on its own thread.
+    var probe: String?
     let listenerMode: ListenerMode
     /// Where this connection's upstream connections come from (an `upstream:URL` listener's
     /// go through its proxy).
@@ -30,6 +33,13 @@ final class ClientConnection: @unchecked Sendable {
         self.listenerMode = listener
         self.listenerInfo = Flow.ListenerInfo(mode: listener.name, address: listenerAddress)
         self.pool = server.pool(for: listener)
+    }
+
+    /// A new flow of this connection, before any exchange: its client, listener and `probe`.
+    func draft(mode: Flow.Mode, host: String, port: Int) -> FlowDraft {
+        var draft = FlowDraft(client: clientAddress, listener: listenerInfo, mode: mode, host: host, port: port)
+        if let probe { draft.flow.probe = probe }
+        return draft
     }
 
     /// Registers an upstream socket for the duration of `body`.

@@ -34,6 +34,7 @@ struct ConnectHandler {
             connection.emitRejected(head, kind: .destinationRefused, status: 403, message: refusal, reader: reader)
             return
         }
+        if head.headers["User-Agent"] == QAVerdict.probeUserAgent { connection.probe = "pin-check" }
         // Bytes a client sent right after CONNECT (before our 200) belong to the tunnel.
         let early = reader.parser.takeRemainingBytes()
         reader.releaseBuffer()
@@ -215,7 +216,7 @@ struct ConnectHandler {
     /// Relays bytes untouched and records a tunnel flow; over `upstream` when it is already open.
     private func tunnel(host: String, port: Int, sni: String?, reason: String, early: [UInt8], persona: String? = nil,
                         upstream opened: UpstreamConnection? = nil) {
-        var draft = FlowDraft(client: connection.clientAddress, listener: connection.listenerInfo, mode: .tunnel, host: host, port: port)
+        var draft = connection.draft(mode: .tunnel, host: host, port: port)
         // `qa verdict` groups flows by persona: without it, a passthrough persona's tunnels read
         // as the team persona's.
         draft.flow.persona = persona
@@ -462,7 +463,7 @@ struct ConnectHandler {
 
     /// A flow for a connection that ended before any exchange, saying why.
     func recordFailure(_ mode: Flow.Mode, host: String, port: Int, _ kind: FlowErrorKind, _ message: String) {
-        var draft = FlowDraft(client: connection.clientAddress, listener: connection.listenerInfo, mode: mode, host: host, port: port)
+        var draft = connection.draft(mode: mode, host: host, port: port)
         draft.fail(kind, message)
         server.emit(draft.finished())
     }
@@ -472,7 +473,7 @@ struct ConnectHandler {
         // A client that offered only protocols we do not speak may hang up over that, not over the certificate.
         let alpnRefused = !offeredALPN.isEmpty && !offeredALPN.contains("http/1.1")
             && !(server.configuration.http2 && offeredALPN.contains("h2"))
-        var draft = FlowDraft(client: connection.clientAddress, listener: connection.listenerInfo, mode: .https, host: host, port: port)
+        var draft = connection.draft(mode: .https, host: host, port: port)
         draft.flow.tls = Flow.TLSInfo(client: Flow.TLSInfo.ClientSide(sni: sni, version: nil, cipher: nil, alpn: nil), upstream: nil)
         draft.flow.signer = signer
         draft.flow.persona = persona

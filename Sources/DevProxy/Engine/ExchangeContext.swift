@@ -37,10 +37,12 @@ final class ExchangeContext {
 
     /// A new flow for this connection, with its request head and HTTP/2 stream when known.
     func draft(host: String, port: Int, request: Flow.Request? = nil, h2: Flow.HTTP2Info? = nil) -> FlowDraft {
-        FlowDraft(client: clientAddress, listener: connection.listenerInfo, mode: mode, host: host, port: port,
-                  tls: clientFlowTLS, request: request, signer: signer,
-                  persona: persona, insecureUpstream: configuration.insecureUpstream && mode == .https ? true : nil,
-                  h2: h2)
+        var draft = FlowDraft(client: clientAddress, listener: connection.listenerInfo, mode: mode, host: host, port: port,
+                              tls: clientFlowTLS, request: request, signer: signer,
+                              persona: persona, insecureUpstream: configuration.insecureUpstream && mode == .https ? true : nil,
+                              h2: h2)
+        if let probe = connection.probe { draft.flow.probe = probe }
+        return draft
     }
 
     /// Sends bytes to the client, ignoring failure (the client may already be gone; the flow

@@ -304,6 +304,7 @@ extension Flow: FlowJSONWritable {
             f.string("mode", mode.rawValue)
             f.string("persona", persona)
             f.object("pinset", pinset)
+            f.string("probe", probe)
             f.string("replay_of", replayOf)
             f.object("request", request)
             f.object("response", response)

@@ -52,10 +52,13 @@ public struct Flow: Codable, Sendable, Equatable {
         public var error: FlowError?
         /// The id of the flow this one replays (sent again from the web UI).
         public var replayOf: String? = nil
+        /// `pin-check` for a connection `devproxy pin-check` opened through the proxy itself (its
+        /// chain probe), not an app's: `qa verdict` leaves it out.
+        public var probe: String? = nil
 
         enum CodingKeys: String, CodingKey {
             case id, started, ended, client, mode, server, tls, request, response, timings, signer, persona
-            case websocket, tunnel, error, h2, grpc, listener, signature, pinset
+            case websocket, tunnel, error, h2, grpc, listener, signature, pinset, probe
             case insecureUpstream = "insecure_upstream"
             case replayOf = "replay_of"
         }
@@ -163,6 +166,11 @@ public struct Flow: Codable, Sendable, Equatable {
     public var persona: String? {
         _read { yield storage.contents.persona }
         _modify { makeUnique(); yield &storage.contents.persona }
+    }
+
+    public var probe: String? {
+        _read { yield storage.contents.probe }
+        _modify { makeUnique(); yield &storage.contents.probe }
     }
 
     public var insecureUpstream: Bool? {

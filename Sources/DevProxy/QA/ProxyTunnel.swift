@@ -23,7 +23,9 @@ public struct Endpoint: Sendable, Equatable {
         socket.setTimeout(timeout)
         let authority = HostPort(host: host, port: port).description
         let stream = PlainStream(socket)
-        try stream.write(Array("CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n\r\n".utf8))
+        // Its User-Agent marks the tunnel as pin-check's own, so `qa verdict` does not take it for the app's.
+        try stream.write(Array(("CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n"
+                                + "User-Agent: \(QAVerdict.probeUserAgent)\r\n\r\n").utf8))
         let (head, _) = try stream.readHead()
         let status = head.split(separator: " ", maxSplits: 2).dropFirst().first.flatMap { Int($0) } ?? 0
         guard (200..<300).contains(status) else {

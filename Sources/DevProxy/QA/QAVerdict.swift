@@ -21,6 +21,11 @@ public struct QAVerdict: Codable, Sendable, Equatable {
         /// `--pinset-rewrite` added the team root to, and then accepted the team chain on a host
         /// those pins cover: whoever intercepts the pin-set fetch can replace the app's pins.
         case pinsetInjectable = "pinset_injectable"
+        /// The app sent requests to the host in clear text (`http://`, a plain `ws://`): no TLS,
+        /// so no persona and no pin applied to them, and anyone on the network reads and changes
+        /// them (the flows are grouped under the persona name `cleartext`). An app that retries
+        /// over http after a pin failure shows here.
+        case cleartext
         /// Nothing decisive was seen.
         case inconclusive
     }
@@ -42,13 +47,17 @@ public struct QAVerdict: Codable, Sendable, Equatable {
     /// flows gets one `inconclusive` verdict with a nil persona). Sorted by host, then persona.
     ///
     /// - Parameters:
-    ///   - flows: the flow log's records; a flow's persona is `team` when unset.
+    ///   - flows: the flow log's records; a flow's persona is `team` when unset, `cleartext` for
+    ///     one sent without TLS. `pin-check`'s own connections and reports (`isProbe`) are not the
+    ///     app's and are left out.
     ///   - reports: captured pin-failure reports; matched to hosts by their `hostname`.
     public static func judge(flows: [Flow], reports: [ReportRecord], hosts: [String] = []) -> [QAVerdict] {
+        let reports = reports.filter { $0.probe == nil }
+        let reportFlows = Set(reports.map(\.flowID))
         var groups: [String: [String: [Flow]]] = [:]
-        for flow in flows {
+        for flow in flows where !isProbe(flow) {
             let host = (flow.tls?.client?.sni ?? flow.server.host).lowercased()
-            groups[host, default: [:]][flow.persona ?? "team", default: []].append(flow)
+            groups[host, default: [:]][isCleartext(flow) ? cleartextGroup : flow.persona ?? "team", default: []].append(flow)
         }
         let wanted = hosts.isEmpty ? groups.keys.sorted() : hosts.map { $0.lowercased() }
         var verdicts: [QAVerdict] = []
@@ -60,7 +69,8 @@ public struct QAVerdict: Codable, Sendable, Equatable {
             }
             let hostReports = reports.filter { $0.hostname?.lowercased() == host }
             for persona in personas.keys.sorted() {
-                let verdict = judge(host: host, persona: persona, flows: personas[persona] ?? [], reports: hostReports)
+                let verdict = judge(host: host, persona: persona, flows: personas[persona] ?? [], reports: hostReports,
+                                    reportFlows: reportFlows)
                 let group = personas[persona] ?? []
                 verdicts.append(injectedPinSet(host: host, verdict: verdict, flows: group, all: flows) ?? verdict)
             }
@@ -68,18 +78,53 @@ public struct QAVerdict: Codable, Sendable, Equatable {
         return verdicts
     }
 
+    /// The group name of flows sent in clear text (no persona applies to them).
+    public static let cleartextGroup = "cleartext"
+
+    /// The `User-Agent` of `devproxy pin-check`'s own connections through the proxy: its CONNECT
+    /// for the chain probe and its report POSTs (`ProxyTunnel`, `ReportPoster`).
+    public static let probeUserAgent = "devproxy-pin-check"
+
+    /// Whether `flow` is DevProxy's own probe, not the app's: a tunnel `pin-check` opened
+    /// (`probe`), or a request with its `User-Agent`.
+    static func isProbe(_ flow: Flow) -> Bool {
+        flow.probe != nil || flow.request?.headers.first { $0.first?.lowercased() == "user-agent" }?.last == probeUserAgent
+    }
+
+    /// Whether `flow` went without TLS between the app and DevProxy: plain `http://` proxying (or a
+    /// plain listener), and a WebSocket upgraded from such a request.
+    static func isCleartext(_ flow: Flow) -> Bool {
+        switch flow.mode {
+        case .http: true
+        case .websocket: flow.request?.url.hasPrefix("http://") == true || flow.request?.url.hasPrefix("ws://") == true
+        case .https, .tunnel: false
+        }
+    }
+
     /// Personas that change what TLS is offered, and what they offer (for notes).
     static let tlsPersonas = ["tls12": "at most TLS 1.2", "no-forward-secrecy": "TLS 1.2 with RSA key exchange only"]
 
     /// The verdict for one host under one persona.
-    static func judge(host: String, persona: String, flows: [Flow], reports: [ReportRecord]) -> QAVerdict {
+    /// - Parameter reportFlows: the flows that carried captured reports (all hosts'; by default
+    ///   `reports`'): a report is the reporter's request, not the app's (TrustKit posts its report
+    ///   to the app's own API host while the app's requests are refused).
+    static func judge(host: String, persona: String, flows: [Flow], reports: [ReportRecord],
+                      reportFlows: Set<String>? = nil) -> QAVerdict {
         let rejectionKinds: Set<String> = [FlowErrorKind.clientRejectedCertificate.rawValue,
                                            FlowErrorKind.clientClosedAfterHandshake.rawValue]
-        let decrypted = flows.filter { $0.request != nil && $0.mode != .tunnel }
+        let reportFlows = reportFlows ?? Set(reports.map(\.flowID))
+        let decrypted = flows.filter { $0.request != nil && $0.mode != .tunnel && !reportFlows.contains($0.id) }
         let rejected = flows.filter { rejectionKinds.contains($0.error?.kind ?? "") }
         func verdict(_ verdict: Verdict, _ evidence: [Flow], _ note: String, reports: [ReportRecord] = []) -> QAVerdict {
             QAVerdict(host: host, persona: persona, verdict: verdict,
                       evidence: Evidence(flows: evidence.map(\.id), reports: reports.map(\.id)), note: note)
+        }
+        if persona == cleartextGroup {
+            if !decrypted.isEmpty {
+                return verdict(.cleartext, decrypted, "\(decrypted.count) request(s) went out in clear text (http://): "
+                               + "anyone on the network reads and changes them, and no pin applies to them")
+            }
+            return verdict(.inconclusive, flows, "no request sent in clear text reached the origin's side")
         }
         if persona == "team" {
             if !decrypted.isEmpty {

@@ -77,6 +77,7 @@ public final class ReportCollector: FlowSink {
         var record = ReportRecord(id: id, flowID: flow.id, received: flow.ended, url: request.url, kind: .unknown)
         if let parsed { record.fill(from: parsed) }
         record.signer = signer(of: record.validatedCertificateChain ?? [])
+        if QAVerdict.isProbe(flow) { record.probe = "pin-check" }
         return record
     }
 

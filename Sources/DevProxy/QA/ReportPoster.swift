@@ -72,7 +72,7 @@ public struct ReportPoster: Sendable {
         }
         defer { (keep.first as? TLSConnection)?.close() }
         let head = "POST \(target) HTTP/1.1\r\nHost: \(hostHeader)\r\nContent-Type: application/json\r\n"
-            + "Content-Length: \(body.count)\r\nUser-Agent: devproxy-pin-check\r\nConnection: close\r\n\r\n"
+            + "Content-Length: \(body.count)\r\nUser-Agent: \(QAVerdict.probeUserAgent)\r\nConnection: close\r\n\r\n"
         try stream.write(Array(head.utf8) + body)
         let (response, _) = try stream.readHead()
         let statusLine = response.split(separator: "\r\n").first ?? ""

@@ -47,9 +47,12 @@ public struct ReportRecord: Codable, Sendable, Equatable {
     public var validatedCertificateChain: [String]?
     /// nil when the chain is not from this CA (or no CA was given); encoded as an explicit null.
     public var signer: Signer?
+    /// `pin-check` for the report `devproxy pin-check --send-reports` posted itself (its
+    /// `User-Agent`), not an app: `qa verdict` leaves it out.
+    public var probe: String? = nil
 
     enum CodingKeys: String, CodingKey {
-        case id, received, url, kind, hostname, port, signer
+        case id, received, url, kind, hostname, port, signer, probe
         case flowID = "flow_id", notedHostname = "noted-hostname", includeSubdomains = "include-subdomains"
         case enforcePinning = "enforce-pinning", validationResult = "validation-result", knownPins = "known-pins"
         case knownPinsExpirationDate = "known-pins-expiration-date", appBundleID = "app-bundle-id"
@@ -100,5 +103,6 @@ public struct ReportRecord: Codable, Sendable, Equatable {
         try container.encodeIfPresent(dateTime, forKey: .dateTime)
         try container.encodeIfPresent(validatedCertificateChain, forKey: .validatedCertificateChain)
         try container.encode(signer, forKey: .signer)
+        try container.encodeIfPresent(probe, forKey: .probe)
     }
 }

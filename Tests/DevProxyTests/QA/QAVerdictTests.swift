@@ -44,6 +44,73 @@ import TestSupport
         #expect(only.last?.persona == nil && only.last?.verdict == .inconclusive)
     }
 
+    /// Requests sent in clear text are their own `cleartext` group and verdict, never the team
+    /// persona's "decrypted": an app that retries over http after its pin check refused the
+    /// unpinned chain is not `enforced`.
+    @Test func cleartextRequestsAreTheirOwnVerdict() throws {
+        let flows = [
+            try SyntheticFlows.flow(id: "e1", host: "api.acme.dev", persona: "unpinned", method: nil,
+                                    error: "client_rejected_certificate"),
+            try SyntheticFlows.flow(id: "c1", host: "api.acme.dev", persona: nil, url: "http://api.acme.dev/x", mode: "http"),
+            try SyntheticFlows.flow(id: "w1", host: "ws.acme.dev", persona: nil, url: "http://ws.acme.dev/chat", mode: "websocket"),
+            try SyntheticFlows.flow(id: "w2", host: "wss.acme.dev", persona: "unpinned", url: "https://wss.acme.dev/chat",
+                                    mode: "websocket"),
+        ]
+        let verdicts = QAVerdict.judge(flows: flows, reports: [])
+        func find(_ host: String, _ persona: String) -> QAVerdict? { verdicts.first { $0.host == host && $0.persona == persona } }
+        #expect(find("api.acme.dev", "cleartext")?.verdict == .cleartext)
+        #expect(find("api.acme.dev", "cleartext")?.evidence.flows == ["c1"])
+        #expect(find("api.acme.dev", "unpinned")?.verdict == .enforced)
+        #expect(find("api.acme.dev", "team") == nil, "\(verdicts)")
+        #expect(find("ws.acme.dev", "cleartext")?.verdict == .cleartext)
+        #expect(find("wss.acme.dev", "unpinned")?.verdict == .notPinned)
+        // `--expect HOST=enforced` applies to every non-team group: the clear-text retry fails it.
+        let expectation = try JUnitReport.Expectation(parsing: "api.acme.dev=enforced")
+        let failing = verdicts.filter { expectation.applies(to: $0) && $0.verdict != expectation.verdict }
+        #expect(failing.map(\.persona) == ["cleartext"])
+    }
+
+    /// `pin-check`'s own tunnel (its CONNECT's User-Agent) and its synthetic report are not the
+    /// app's: a host only pin-check touched stays without a verdict, and a report it posted does
+    /// not turn an app that does not pin into `report-only`.
+    @Test func pinChecksOwnProbeAndReportAreLeftOut() throws {
+        var probe = try SyntheticFlows.flow(id: "p1", host: "a.acme.dev", persona: "unpinned", method: nil,
+                                            error: "client_closed_after_handshake")
+        probe.probe = "pin-check"
+        var posted = SyntheticFlows.object(id: "p2", host: "b.acme.dev", persona: "unpinned", method: "POST")
+        var request = posted["request"] as? [String: Any] ?? [:]
+        request["headers"] = [["Host", "b.acme.dev"], ["User-Agent", "devproxy-pin-check"]]
+        posted["request"] = request
+        let flows = [probe, try JSONDecoder().decode(Flow.self, from: JSONSerialization.data(withJSONObject: posted)),
+                     try SyntheticFlows.flow(id: "n1", host: "b.acme.dev", persona: "unpinned")]
+        var report = try #require(JSONLines.decode(ReportRecord.self, Data(self.report(id: "rep1", host: "b.acme.dev").utf8))
+            .records.first)
+        report.probe = "pin-check"
+        // As `reports.jsonl` keeps it.
+        report = try JSONDecoder().decode(ReportRecord.self, from: JSONEncoder().encode(report))
+        #expect(report.probe == "pin-check")
+        let verdicts = QAVerdict.judge(flows: flows, reports: [report])
+        #expect(!verdicts.contains { $0.host == "a.acme.dev" }, "\(verdicts)")
+        let b = try #require(verdicts.first { $0.host == "b.acme.dev" })
+        #expect(b.verdict == .notPinned && b.evidence.flows == ["n1"] && b.evidence.reports.isEmpty, "\(b)")
+    }
+
+    /// A report is the reporter's request, not the app's: TrustKit posting to the app's own API
+    /// host while the app's connections were refused is `enforced`, with the report as evidence.
+    @Test func aReportPostedToThePinnedHostIsNotTheAppsRequest() throws {
+        let flows = [
+            try SyntheticFlows.flow(id: "e1", host: "api.acme.dev", persona: "unpinned", method: nil,
+                                    error: "client_rejected_certificate"),
+            try SyntheticFlows.flow(id: "rp", host: "api.acme.dev", persona: "unpinned", method: "POST"),
+        ]
+        var report = try #require(JSONLines.decode(ReportRecord.self, Data(self.report(id: "rep1", host: "api.acme.dev").utf8))
+            .records.first)
+        report.flowID = "rp"
+        let verdict = try #require(QAVerdict.judge(flows: flows, reports: [report]).first)
+        #expect(verdict.verdict == .enforced && verdict.evidence.flows == ["e1"] && verdict.evidence.reports == ["rep1"],
+                "\(verdict)")
+    }
+
     @Test func commandPrintsJSONAndWellFormedJUnit() throws {
         let log = dir.write("flows.jsonl", try SyntheticFlows.log(flows()) + "{\"id\": \"torn")
         dir.write("reports.jsonl", report(id: "rep1", host: "metrics.acme.dev") + "\n")
