@@ -54,15 +54,23 @@ struct RunOptions {
         }
     }
 
-    /// A repeatable value: the flags when given, else the config key (a string or a list).
+    /// Repeatable values whose flags replace the config file's list rather than add to it: a
+    /// `--mode` on the command line says which listeners to open, not which to open as well.
+    static let replacedByFlags: Set<String> = ["mode"]
+
+    /// A repeatable value: the flags, then the config key's (a string or a list). Flags come
+    /// first, so where the first match wins (`--persona`, `--resolve`) they win, and the file's
+    /// entries still apply: a `--redact` on the command line must not un-redact the file's
+    /// `Authorization`, nor a `--passthrough` decrypt a host the file passes through. For
+    /// `replacedByFlags`, the flags alone when given.
     func values(_ name: String) throws -> [String] {
         let flags = arguments.values(name)
-        if !flags.isEmpty { return flags }
+        if !flags.isEmpty, Self.replacedByFlags.contains(name) { return flags }
         let key = name.replacingOccurrences(of: "-", with: "_")
         switch file[key] {
-        case nil: return []
-        case let string as String: return [try Self.nonEmpty(string, key: key)]
-        case let list as [String]: return try list.map { try Self.nonEmpty($0, key: key) }
+        case nil: return flags
+        case let string as String: return flags + [try Self.nonEmpty(string, key: key)]
+        case let list as [String]: return try flags + list.map { try Self.nonEmpty($0, key: key) }
         default: throw CommandFailure("config key \"\(key)\" must be a string or a list of strings")
         }
     }

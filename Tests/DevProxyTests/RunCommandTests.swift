@@ -155,6 +155,16 @@ import TestSupport
         _ = proxy.stop()
         let flow = try #require(try FlowLogReader.read(path: dir.file("from-config.jsonl")).flows.first)
         #expect(flow.request?.headers.contains(["X-Secret", "<redacted>"]) == true)
+        // A list flag adds to the file's list: a `--redact` on the command line kept X-Secret
+        // in clear (the file's list was replaced).
+        let both = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--config", config, "--redact", "X-Api-Key",
+                                        "--log", dir.file("both.jsonl")])
+        _ = try Subprocess.run("curl", ["-sS", "--proxy", "http://127.0.0.1:\(both.port)", "-H", "X-Secret: hunter2",
+                                        "-H", "X-Api-Key: k3y", "http://127.0.0.1:\(origin.port)/cl?n=3"])
+        _ = both.stop()
+        let merged = try #require(try FlowLogReader.read(path: dir.file("both.jsonl")).flows.first)
+        #expect(merged.request?.headers.contains(["X-Secret", "<redacted>"]) == true, "\(String(describing: merged.request?.headers))")
+        #expect(merged.request?.headers.contains(["X-Api-Key", "<redacted>"]) == true)
         let bad = dir.write("bad.json", "{\"lisen\": \"127.0.0.1:1\"}")
         let refused = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", dir.file("ca"), "--config", bad])
         #expect(refused.status == 1)
