@@ -80,9 +80,13 @@ public enum SecureFile {
         let fd = mode.map { open(path, O_WRONLY | O_CREAT | O_CLOEXEC, $0) } ?? open(path, O_WRONLY | O_CLOEXEC)
         guard fd >= 0 else { return errno }
         defer { close(fd) }
-        if let failure = bytes.withUnsafeBytes({ writeAll(fd, $0) }) { return failure }
         var status = stat()
-        if fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG { _ = ftruncate(fd, off_t(bytes.count)) }
+        let regular = fstat(fd, &status) == 0 && status.st_mode & S_IFMT == S_IFREG
+        // A private file reached through a link (`--har link.har`) is tightened as one written
+        // by rename is: it already existed with its own mode.
+        if regular, let mode, fchmod(fd, mode) != 0 { return errno }
+        if let failure = bytes.withUnsafeBytes({ writeAll(fd, $0) }) { return failure }
+        if regular { _ = ftruncate(fd, off_t(bytes.count)) }
         return nil
     }
 

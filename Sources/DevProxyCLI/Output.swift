@@ -3,7 +3,15 @@ import Foundation
 
 /// Writing to the terminal: results to stdout, warnings and errors to stderr.
 enum Output {
+    /// Set when standard output carries data (`run --log /dev/stdout`, `--har /dev/stdout`): the
+    /// status lines then go to stderr, so a reader of stdout gets the flows alone.
+    nonisolated(unsafe) static var linesToStandardError = false
+
     static func line(_ text: String = "") {
+        if linesToStandardError {
+            writeAll(Array((text + "\n").utf8), to: STDERR_FILENO)
+            return
+        }
         print(text)
     }
 

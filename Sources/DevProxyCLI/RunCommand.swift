@@ -61,6 +61,12 @@ enum RunCommand {
             return 0
         }
         let options = try RunOptions(raw)
+        // A flow log or HAR on standard output (`--log /dev/stdout | jq`): the banner, the status
+        // lines and the console's flow lines go to stderr, or they land inside the data.
+        let dataOnStandardOutput = try [options.value("log"), options.value("har")].contains {
+            $0.flatMap(SecureFile.standardDescriptor(for:)) == STDOUT_FILENO
+        }
+        if dataOnStandardOutput { Output.linesToStandardError = true }
         var configuration: ProxyConfiguration
         do {
             configuration = try options.configuration()
@@ -284,7 +290,8 @@ enum RunCommand {
             let log = try options.value("log") != nil
             let keptBy = stored && log ? "the session store and --log have them"
                 : stored ? "the session store has them" : log ? "--log has them" : nil
-            sinks.append(ConsoleFlowPrinter(fileHandle: .standardOutput, keptBy: keptBy))
+            sinks.append(ConsoleFlowPrinter(fileHandle: Output.linesToStandardError ? .standardError : .standardOutput,
+                                            keptBy: keptBy))
         }
         return sinks
     }

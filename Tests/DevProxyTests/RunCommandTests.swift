@@ -361,6 +361,27 @@ import TestSupport
         #expect(randoms.count == 2, "one TLS 1.3 session with the client, one with the origin: \(lines)")
     }
 
+    /// Files that hold secrets and already exist world-readable are tightened to 0600 (O_CREAT
+    /// leaves an existing file's mode alone): the key log, the session store with its WAL, a HAR
+    /// written through a link.
+    @Test func existingSecretFilesAreTightenedTo0600() throws {
+        let dir = TemporaryDirectory()
+        let origin = try OriginServer()
+        for name in ["keys.log", "s.sqlite", "real.har"] {
+            _ = dir.write(name, "")
+            chmod(dir.file(name), 0o644)
+        }
+        try FileManager.default.createSymbolicLink(atPath: dir.file("link.har"), withDestinationPath: dir.file("real.har"))
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--keylog", dir.file("keys.log"), "--session",
+                                         dir.file("s.sqlite"), "--har", dir.file("link.har"), "--upstream-ca", origin.caPath,
+                                         "--quiet", "--no-web"])
+        try expectHello(through: proxy, root: dir.file("ca/root.pem"), origin: origin)
+        #expect(dir.mode("keys.log") == 0o600 && dir.mode("s.sqlite") == 0o600)
+        #expect(!FileManager.default.fileExists(atPath: dir.file("s.sqlite-wal")) || dir.mode("s.sqlite-wal") == 0o600)
+        _ = proxy.stop()
+        #expect(dir.mode("real.har") == 0o600)
+    }
+
     /// A key log that cannot be written any more (a FIFO whose reader went away, as a Wireshark
     /// reading it does; a full disk) stops with one warning, and the proxy goes on serving: the
     /// write had trapped and taken the proxy down on the next handshake.
@@ -387,12 +408,47 @@ import TestSupport
     @Test func aFlowLogOnStdoutStreamsFlowsAndExitsCleanly() throws {
         let stopped = try runWithRequests(["--log", "/dev/stdout"])
         #expect(stopped.status == 0, "\(stopped.stderr)")
-        #expect(stopped.stderr.isEmpty, "\(stopped.stderr)")
+        #expect(!stopped.stderr.contains("error") && !stopped.stderr.contains("warning"), "\(stopped.stderr)")
         let line = try #require(stopped.stdout.split(separator: "\n").first { $0.hasPrefix("{") })
         let flow = try JSONDecoder().decode(Flow.self, from: Data(line.utf8))
         #expect(flow.response?.status == 200)
         // Reports go beside a flow log that is a file, never into /dev.
         #expect(!FileManager.default.fileExists(atPath: "/dev/reports.jsonl"))
+    }
+
+    /// With the flow log on stdout, stdout carries the flows and nothing else, for `| jq` (the
+    /// banner, `session:` and `listening on` go to stderr, console lines too without `--quiet`),
+    /// and with stdout a file every line stays whole: the log had opened `/dev/stdout` again, with an
+    /// offset of its own, and the console's lines through descriptor 1 overwrote flow lines.
+    @Test func stdoutCarryingTheFlowLogCarriesOnlyFlows() throws {
+        let dir = TemporaryDirectory()
+        let origin = try OriginServer()
+        let out = dir.file("out.jsonl"), err = dir.file("err.txt")
+        let command = "exec \(Subprocess.devproxy) run --ca-dir \(dir.file("ca")) --upstream-ca \(origin.caPath) --session off "
+            + "--no-web --listen 127.0.0.1:0 --log /dev/stdout > \(out) 2> \(err)"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = ["-c", command]
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        var port: String?
+        for _ in 0..<200 where port == nil {
+            usleep(50_000)
+            port = dir.read("err.txt").split(separator: "\n").first { $0.hasPrefix("listening on") }
+                .flatMap { $0.split(separator: " ")[2].split(separator: ":").last.map(String.init) }
+        }
+        let proxyPort = try #require(port, "no listening line on stderr: \(dir.read("err.txt"))")
+        for path in ["/cl?n=5", "/cl?n=7", "/cl?n=9"] {
+            let result = try Subprocess.run("curl", ["-sS", "--proxy", "http://127.0.0.1:\(proxyPort)", "--cacert",
+                                                     dir.file("ca/root.pem"), origin.url(path)])
+            #expect(result.status == 0, "\(result.output)")
+        }
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        let lines = dir.read("out.jsonl").split(separator: "\n")
+        #expect(lines.count == 3, "\(lines)")
+        #expect(lines.allSatisfy { (try? JSONDecoder().decode(Flow.self, from: Data($0.utf8))) != nil }, "\(lines)")
+        #expect(dir.read("err.txt").contains("listening on"))
     }
 
     /// `--har` through a link (`/dev/stdout`, a link to a file elsewhere) is written in place: the

@@ -13,6 +13,14 @@ enum FlowFile {
     /// once the real reader went its writes would fill the pipe and block for ever.
     /// - Returns: the file descriptor, owned by the caller, and whether it is a regular file.
     static func openForAppending(_ path: String) throws -> (fd: Int32, regular: Bool) {
+        // `/dev/stdout` (or the file stdout goes to): the process's own descriptor, duplicated. A
+        // second open of a regular file has an offset of its own, and the console's lines through
+        // descriptor 1 overwrote flow lines there.
+        if let standard = SecureFile.standardDescriptor(for: path) {
+            let fd = fcntl(standard, F_DUPFD_CLOEXEC, 0)
+            guard fd >= 0 else { throw error(errno, writing: path) }
+            return (fd, false)
+        }
         if !isRegularOrAbsent(path) {
             let fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
             guard fd >= 0 else { throw error(errno, writing: path) }

@@ -91,12 +91,21 @@ public final class SessionStore: @unchecked Sendable {
 
     /// Creates `path` with mode 0600 before SQLite opens it (SQLite gives its WAL and shared-memory
     /// files the main file's mode): flows hold decrypted secrets.
+    /// An existing file (and its `-wal` and `-shm`, which hold flows until a checkpoint) is
+    /// tightened to 0600 too: O_CREAT leaves an existing file's mode alone.
     private static func createPrivateFile(_ path: String) throws {
         let descriptor = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             throw SessionStoreError(.open, "cannot create \(path): \(String(cString: strerror(errno)))")
         }
-        Glibc.close(descriptor)
+        defer { Glibc.close(descriptor) }
+        guard fchmod(descriptor, 0o600) == 0 else {
+            throw SessionStoreError(.open, "cannot make \(path) private (mode 0600): \(String(cString: strerror(errno)))")
+        }
+        for companion in [path + "-wal", path + "-shm"] {
+            var status = stat()
+            if lstat(companion, &status) == 0, status.st_mode & S_IFMT == S_IFREG { chmod(companion, 0o600) }
+        }
     }
 
     /// The file is read, not mapped, and through a small cache (`readerCacheBytes`): a mapped

@@ -27,11 +27,13 @@ final class DevProxyProcess {
         process.standardError = stderr
         process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
         try process.run()
+        // With the flow log or HAR on stdout, the status lines go to stderr.
+        let statusLines = arguments.contains("/dev/stdout") ? stderr : stdout
         var lines: [String] = []
         let deadline = Date().addingTimeInterval(20)
         var found: Int?
         while found == nil && Date() < deadline && process.isRunning {
-            let line = stdout.fileHandleForReading.readLine()
+            let line = statusLines.fileHandleForReading.readLine()
             lines.append(line)
             // `listening on 127.0.0.1:PORT (regular)`: the first listener's port.
             if line.hasPrefix("listening on ") {
@@ -43,7 +45,7 @@ final class DevProxyProcess {
         let webUIPrefix = "web ui: "
         while webUI && found != nil && !lines.contains(where: { $0.hasPrefix(webUIPrefix) }) && Date() < deadline
             && process.isRunning {
-            lines.append(stdout.fileHandleForReading.readLine())
+            lines.append(statusLines.fileHandleForReading.readLine())
         }
         self.webUI = lines.first { $0.hasPrefix(webUIPrefix) }.map { String($0.dropFirst(webUIPrefix.count)) }
         banner = lines.joined(separator: "\n")
