@@ -33,7 +33,7 @@ struct Arguments {
                 if let inline {
                     value = inline
                 } else {
-                    guard index < arguments.endIndex else { throw UsageError("--\(name) needs a value") }
+                    guard index < arguments.endIndex else { throw UsageError("\(argument) needs a value") }
                     value = arguments[index]
                     index += 1
                 }
@@ -43,6 +43,11 @@ struct Arguments {
                     throw UsageError("--\(name) was given an empty value (an unset variable in a script?)")
                 }
                 options[name, default: []].append(value)
+                // An option that takes one value given twice: the first was dropped without a word
+                // (`pin-check --ca-file A --ca-file B` checked against B alone).
+                if let given = options[name], given.count > 1, !Self.repeatable.contains(name) {
+                    throw UsageError("--\(name) was given twice (\(given[0]) and \(given[1])); it takes one value")
+                }
             } else if booleans.contains(name), inline == nil {
                 flags.insert(name)
             } else if name == "client-cert-passphrase" || name == "client-cert-password" {
@@ -56,7 +61,14 @@ struct Arguments {
         }
     }
 
-    /// The last value given for `--name`.
+    /// Options any command takes more than once (`values`); every other one takes one value.
+    static let repeatable: Set<String> = [
+        "backup", "ca-file", "client-cert", "expect", "expected", "grpc-status", "host", "leaf-key", "mode", "nss-db",
+        "passthrough", "permit-dns", "persona", "pin", "pinset-rewrite", "proto", "redact", "report-uri", "resolve",
+        "upstream-ca", "verify-signature",
+    ]
+
+    /// The value given for `--name` (one at most, unless it is `repeatable`: then the last).
     func value(_ name: String) -> String? { options[name]?.last }
 
     /// Every value given for a repeatable `--name`.

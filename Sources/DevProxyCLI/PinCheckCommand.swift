@@ -14,7 +14,7 @@ enum PinCheckCommand {
       devproxy pin-check https://api.acme.dev:8443 --policy pins.txt --resolve api.acme.dev:8443:127.0.0.1
       devproxy pin-check https://api.acme.dev --policy Info.plist --send-reports --json
 
-    The chain is verified against the system store plus --ca-file, with the host name checked.
+    The chain is verified against the system store plus each --ca-file (repeatable), with the host name checked.
     --send-reports POSTs the TrustKit pin-failure report to the policy's report URIs (through
     --proxy when given), as the app would.
     Exit codes: 0 allow, 1 block, 2 not pinned, 3 or more an error (4: usage).
@@ -114,9 +114,10 @@ enum PinCheckCommand {
         let proxy = try arguments.value("proxy").map { try HostPort(parsing: $0) }
         let resolve = try arguments.values("resolve").map(ResolveOverride.init(parsing:))
         var extraCAs: [Certificate] = []
-        if let caFile = arguments.value("ca-file") {
+        // Each --ca-file adds its roots (the team root and the QA alternate root, as the device trusts both).
+        for caFile in arguments.values("ca-file") {
             do {
-                extraCAs = try Certificate.all(from: try SecureFile.read(caFile, what: "the CA file"))
+                extraCAs += try Certificate.all(from: try SecureFile.read(caFile, what: "the CA file"))
             } catch let error as CAError {
                 throw CommandFailure("\(caFile): \(error.reason)")
             }

@@ -215,6 +215,8 @@ import TestSupport
         (["ca", "revoke", "ffff", "--reason", "removeFromCRL"], "would leave the intermediate valid"),
         (["ca", "init", "--days", "3000000"], "from 1 to 36500"),
         (["ca", "init", "--days", "9223372036854775807"], "from 1 to 36500"),
+        // An option that takes one value, given twice: the first had been dropped without a word.
+        (["ca", "issue", "--email", "a@b.co", "--email", "c@d.co"], "--email was given twice (a@b.co and c@d.co)"),
     ])
     func badInputEndsInOneErrorLine(_ arguments: [String], _ expected: String) throws {
         _ = try devproxy(["ca", "init", "--ca-dir", ca])
