@@ -53,6 +53,15 @@ enum CACommand {
         CAStore(directory: CAStore.resolveDirectory(flag: arguments.value("ca-dir")))
     }
 
+    /// ` --ca-dir DIR` when the command was given one, for the follow-up commands it prints: they
+    /// are copied and run as printed, and without it they act on the default CA (a local
+    /// development root), not the team CA just made. Quoted for a shell when it needs to be.
+    static func caDirSuffix(_ arguments: Arguments) -> String {
+        guard let directory = arguments.value("ca-dir") else { return "" }
+        let plain = directory.allSatisfy { $0.isLetter || $0.isNumber || "/._-~+@:,=".contains($0) }
+        return " --ca-dir " + (plain ? directory : "'" + directory.replacingOccurrences(of: "'", with: "'\\''") + "'")
+    }
+
     /// The passphrase from `--passphrase-file` or the environment.
     static func passphrase(_ arguments: Arguments) throws -> String? {
         try PassphraseSource.resolve(file: arguments.value("passphrase-file")).read()
@@ -85,9 +94,10 @@ enum CACommand {
         Output.line("  SPKI pin     \(root.pin)")
         Output.line("  ledger       \(store.ledgerPath)")
         Output.line()
+        let dir = caDirSuffix(arguments)
         Output.line("Next:")
-        Output.line("  devproxy ca issue --email ENGINEER@EXAMPLE.COM      an intermediate for one engineer (7 days)")
-        Output.line("  devproxy ca export --format der --out root.crt       the root for phones; apps pin \(root.pin)")
+        Output.line("  devproxy ca issue\(dir) --email ENGINEER@EXAMPLE.COM      an intermediate for one engineer (7 days)")
+        Output.line("  devproxy ca export\(dir) --format der --out root.crt       the root for phones; apps pin \(root.pin)")
         if secret == nil {
             Output.line()
             Output.line("Keep root.key on a guarded machine; consider --passphrase-file to encrypt it.")

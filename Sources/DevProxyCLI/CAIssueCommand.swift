@@ -43,7 +43,7 @@ enum CAIssueCommand {
         for entry in held {
             Output.warning("\(entry.email) already holds the active intermediate \(entry.serial) (valid until "
                            + "\(Output.date(entry.notAfter))); it stays valid: if this one replaces it, "
-                           + "`devproxy ca revoke \(entry.serial) --reason superseded`")
+                           + "`devproxy ca revoke\(CACommand.caDirSuffix(arguments)) \(entry.serial) --reason superseded`")
         }
         return 0
     }

@@ -48,7 +48,8 @@ enum CAListCommand {
         if arguments.flag("json") {
             Output.json(entries.map(Row.init))
         } else if entries.isEmpty {
-            Output.line("No intermediates issued yet. Issue one with `devproxy ca issue --email ENGINEER@EXAMPLE.COM`.")
+            Output.line("No intermediates issued yet. Issue one with "
+                        + "`devproxy ca issue\(CACommand.caDirSuffix(arguments)) --email ENGINEER@EXAMPLE.COM`.")
         } else {
             let header = ["SERIAL", "EMAIL", "NOT BEFORE", "NOT AFTER", "STATUS", "SPKI PIN"]
             let rows = entries.map { [$0.serial, $0.email, Output.date($0.notBefore), Output.date($0.notAfter),
@@ -85,7 +86,7 @@ enum CAListCommand {
         for entry in revoked {
             Output.line("Revoked intermediate \(entry.serial) of \(entry.email) (\(reason.rawValue)).")
         }
-        try printCRL(store, summary: crl)
+        try printCRL(store, summary: crl, arguments: arguments)
         return 0
     }
 
@@ -96,16 +97,17 @@ enum CAListCommand {
             throw UsageError("unexpected argument \(arguments.positionals[0]); `devproxy ca crl` takes no arguments")
         }
         let store = CACommand.store(arguments)
-        try printCRL(store, summary: try store.refreshCRL(passphrase: try CACommand.passphrase(arguments)))
+        try printCRL(store, summary: try store.refreshCRL(passphrase: try CACommand.passphrase(arguments)), arguments: arguments)
         return 0
     }
 
-    private static func printCRL(_ store: CAStore, summary: CAStore.CRLSummary) throws {
+    private static func printCRL(_ store: CAStore, summary: CAStore.CRLSummary, arguments: Arguments) throws {
         let retired = summary.retiredRoots.isEmpty ? ""
             : "; also signed by the retired root" + (summary.retiredRoots.count == 1 ? " " : "s ")
                 + summary.retiredRoots.map { $0.commonName ?? $0.serialHex }.joined(separator: ", ")
         Output.line("Wrote \(store.crlPath) (\(summary.revoked) revoked, CRL number \(summary.number)\(retired)).")
-        Output.line("It is valid until \(Output.date(summary.nextUpdate)): re-sign it before then with `devproxy ca crl` "
+        Output.line("It is valid until \(Output.date(summary.nextUpdate)): re-sign it before then with "
+                    + "`devproxy ca crl\(CACommand.caDirSuffix(arguments))` "
                     + "(weekly from cron), and publish it where your devices and tools check revocation:")
         Output.line("  openssl verify -crl_check -CRLfile \(store.crlPath) -CAfile \(store.rootCertificatePath) CERT.pem")
     }

@@ -17,7 +17,8 @@ enum CARotateCommand {
         let secret = try CACommand.passphrase(arguments)
         let key = try store.makeNextRootKey(keyType: try CACommand.keyType(arguments), passphrase: secret)
         let root = try store.rootCertificate()
-        Output.line("Made the next root key in \(store.directory); the root is unchanged until `devproxy ca rotate`.")
+        let dir = CACommand.caDirSuffix(arguments)
+        Output.line("Made the next root key in \(store.directory); the root is unchanged until `devproxy ca rotate\(dir)`.")
         Output.line()
         let keyText = String(decoding: try SecureFile.read(store.nextRootKeyPath, what: "the next root key"), as: UTF8.self)
         let encrypted = keyText.contains("ENCRYPTED") ? ", encrypted like root.key" : ", NOT encrypted, like root.key"
@@ -29,9 +30,9 @@ enum CARotateCommand {
         Output.line()
         Output.line("Next:")
         Output.line("  ship both pins in every app build now (the next key is the backup pin):")
-        Output.line("    devproxy pins snippet --domain api.example.com --format okhttp   (adds the next key from "
+        Output.line("    devproxy pins snippet\(dir) --domain api.example.com --format okhttp   (adds the next key from "
                     + "\(store.directory))")
-        Output.line("  once those builds are out: devproxy ca rotate")
+        Output.line("  once those builds are out: devproxy ca rotate\(dir)")
         return 0
     }
 
@@ -61,8 +62,9 @@ enum CARotateCommand {
         Output.line()
         Output.line("Until \(windowEnd) DevProxy serves leaf → intermediate → cross-certificate, so devices")
         Output.line("that trust only the old root and apps pinning either root keep working. Next:")
-        Output.line("  devproxy ca issue --email ENGINEER@EXAMPLE.COM      new intermediates come from the new root")
-        Output.line("  devproxy ca export --format der --out root.crt       the new root, for devices once apps pin it")
+        let dir = CACommand.caDirSuffix(arguments)
+        Output.line("  devproxy ca issue\(dir) --email ENGINEER@EXAMPLE.COM      new intermediates come from the new root")
+        Output.line("  devproxy ca export\(dir) --format der --out root.crt       the new root, for devices once apps pin it")
         return 0
     }
 }

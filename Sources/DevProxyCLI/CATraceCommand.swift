@@ -86,7 +86,8 @@ enum CATraceCommand {
                             + "; serial \(finding.certificate.serialHex), email \(finding.certificate.email ?? "none"), valid "
                             + "\(Output.date(finding.certificate.notBefore)) to \(Output.date(finding.certificate.notAfter)). "
                             + "Whoever holds its key signs leaves that chain to the root: find out who, or revoke it with "
-                            + "`devproxy ca revoke \(finding.certificate.serialHex)` once the ledger is repaired.")
+                            + "`devproxy ca revoke\(CACommand.caDirSuffix(arguments)) \(finding.certificate.serialHex)` once the "
+                            + "ledger is repaired.")
             case .isCrossCertificate:
                 let signer = finding.root?.subject ?? "an older root"
                 Output.line("\(subject): this CA's cross-certificate (the newer root signed by \(signer)), "
@@ -99,7 +100,7 @@ enum CATraceCommand {
             }
         }
         if let primary, primary.status == .active {
-            Output.line("To stop it: devproxy ca revoke \(primary.serial) --reason keyCompromise")
+            Output.line("To stop it: devproxy ca revoke\(CACommand.caDirSuffix(arguments)) \(primary.serial) --reason keyCompromise")
         }
         return unrecorded ? 1 : 0
     }

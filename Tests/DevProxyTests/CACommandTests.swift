@@ -61,6 +61,20 @@ import TestSupport
     /// (openssl reads it), the note goes to stderr, and `/dev/stdout` stays a link. The atomic
     /// write renamed a file over the path (as root, /dev/stdout became a regular file), and a
     /// second open of it wrote from offset 0 under what the process printed there.
+    /// The follow-up commands `ca init` and `ca init --next` print name the CA directory they were
+    /// given: copied as printed without it, `ca export` wrote the local development root, and
+    /// `ca issue` issued from it, with exit 0.
+    @Test func printedNextCommandsNameTheCADirectory() throws {
+        let spaced = dir.file("team ca")
+        let made = try devproxy(["ca", "init", "--ca-dir", spaced])
+        #expect(made.stdout.contains("devproxy ca issue --ca-dir '\(spaced)' --email"), "\(made.stdout)")
+        #expect(made.stdout.contains("devproxy ca export --ca-dir '\(spaced)' --format der"), "\(made.stdout)")
+        let next = try devproxy(["ca", "init", "--next", "--ca-dir", spaced])
+        #expect(next.stdout.contains("devproxy ca rotate --ca-dir '\(spaced)'"), "\(next.stdout)")
+        let plain = try devproxy(["ca", "init", "--ca-dir", ca])
+        #expect(plain.stdout.contains("devproxy ca export --ca-dir \(ca) --format der"), "\(plain.stdout)")
+    }
+
     @Test func exportToStandardOutputWritesTheBytesThere() throws {
         _ = try devproxy(["ca", "init", "--ca-dir", ca, "--name", "Acme Dev Root"])
         let file = dir.file("root.crt")
@@ -125,7 +139,7 @@ import TestSupport
                 "\(again.output)")
         let refreshed = try devproxy(["ca", "crl", "--ca-dir", ca])
         #expect(refreshed.status == 0 && refreshed.stdout.contains("CRL number 4"), "\(refreshed.output)")
-        #expect(refreshed.stdout.contains("re-sign it before then with `devproxy ca crl`"))
+        #expect(refreshed.stdout.contains("re-sign it before then with `devproxy ca crl --ca-dir \(ca)`"))
         let oldRoot = dir.write("old-root.pem", dir.read("ca/root.pem"))
         _ = try devproxy(["ca", "init", "--next", "--ca-dir", ca])
         let rotated = try devproxy(["ca", "rotate", "--ca-dir", ca])
@@ -307,7 +321,7 @@ import TestSupport
                                    "--permit-dns", "acme.dev"])
         #expect(second.status == 0, "\(second.output)")
         #expect(second.stderr.contains("warning: ana@acme.dev already holds the active intermediate \(serial)"), "\(second.stderr)")
-        #expect(second.stderr.contains("`devproxy ca revoke \(serial) --reason superseded`"))
+        #expect(second.stderr.contains("`devproxy ca revoke --ca-dir \(ca) \(serial) --reason superseded`"))
         #expect(second.stderr.contains("warning: --permit-dns co.uk is a public suffix"), "\(second.stderr)")
         #expect(!second.stderr.contains("--permit-dns acme.dev"))
     }
