@@ -27,6 +27,24 @@ import TestSupport
         #expect(email.hasPrefix("ana@") && email.dropFirst(4).contains("."), "\(email)")
     }
 
+    /// Values git accepts and a certificate cannot carry as they are: `Name <address>` gives its
+    /// address, a dotless domain gets `.local`, and anything else falls back to USER@host with one
+    /// warning naming DEVPROXY_EMAIL (the first run stopped on it with an error that named neither).
+    @Test(arguments: [("Ana <ana@acme.dev>", "ana@acme.dev"), ("ana@laptop", "ana@laptop.local"),
+                      ("not an address", nil)])
+    func gitValuesAnAddressCannotBeAreMadeOneOrSaid(_ value: String, _ expected: String?) throws {
+        let home = TemporaryDirectory()
+        try "[user]\n\temail = \(value)\n".write(toFile: home.file(".gitconfig"), atomically: true, encoding: .utf8)
+        var warnings: [String] = []
+        let email = LocalIdentity.email(environment: environment(home: home, ["USER": "ana"])) { warnings.append($0) }
+        if let expected {
+            #expect(email == expected && warnings.isEmpty, "\(email) \(warnings)")
+        } else {
+            #expect(email.hasPrefix("ana@") && warnings.count == 1, "\(email) \(warnings)")
+            #expect(warnings.first?.contains("DEVPROXY_EMAIL") == true && warnings.first?.contains(value) == true)
+        }
+    }
+
     @Test func noGitAtAll() {
         let home = TemporaryDirectory()
         #expect(LocalIdentity.gitEmail(environment: environment(home: home), git: "devproxy-test-no-such-git") == nil)
