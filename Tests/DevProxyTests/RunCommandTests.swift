@@ -490,6 +490,12 @@ import TestSupport
         #expect(refused.status == 1, "\(refused.output)")
         #expect(refused.stderr == "error: cannot write \(missing): No such file or directory; choose a writable path\n",
                 "\(refused.stderr)")
+        // A directory too: it passed, and the flows were lost at exit.
+        let directory = dir.file("out")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let toDirectory = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", dir.file("ca"), "--listen", "127.0.0.1:0",
+                                                                   "--session", "off", "--har", directory], timeout: 20)
+        #expect(toDirectory.status == 1 && toDirectory.stderr.contains("it is a directory"), "\(toDirectory.output)")
         let har = dir.file("session.har")
         let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--har", har, "--session", "off", "--quiet"])
         let document = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: har))) as? [String: Any]

@@ -28,6 +28,12 @@ public final class HARFlowSink: FlowSink, @unchecked Sendable {
     /// not at exit with the session's flows, and a proxy killed before `close` leaves a valid file.
     /// `/dev/stdout` or a FIFO gets the one document at exit only.
     public func writeEmpty() throws {
+        // A directory is refused now, not at exit with every flow lost.
+        var status = stat()
+        if stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
+            throw FlowLogError(.notWritable, "cannot write \(path): it is a directory; give --har a file path, such as "
+                               + "\(path.hasSuffix("/") ? path : path + "/")session.har")
+        }
         guard FlowFile.isRegularOrAbsent(path) else { return }
         try HARWriter.write([], to: path, creatorVersion: creatorVersion)
     }
