@@ -350,6 +350,26 @@ import TestSupport
         #expect(try client.sawClose(), "the client sees the connection close")
     }
 
+    /// A connection still recording its flow when shutdown has waited the grace period and the
+    /// cut (a long gRPC stream's record takes a while to build) keeps the logs open until it is
+    /// done: the sinks were closed under it, and a finished flow was dropped without a word.
+    @Test func shutdownWaitsForAFlowStillBeingRecorded() throws {
+        final class SlowSink: FlowSink {
+            func record(_ flow: Flow) { sleep(4) }
+        }
+        let origin = try OriginServer(tls: false)
+        let dir = TemporaryDirectory()
+        let log = try JSONLinesFlowLog(path: dir.file("flows.jsonl"))
+        let proxy = try ProxyHarness(configure: { $0.shutdownGrace = 0.5 }, extraSinks: [SlowSink(), log])
+        let client = try PlainClient(port: proxy.port)
+        defer { client.close() }
+        let request = "GET \(origin.url("/cl?n=2", tls: false)) HTTP/1.1\r\nHost: localhost:\(origin.port)\r\n\r\n"
+        #expect(try client.exchange(Array(request.utf8)) == "HTTP/1.1 200")
+        _ = proxy.flows(count: 1)  // the collecting sink has it: the slow one is now holding its thread
+        proxy.server.stop()
+        #expect(dir.read("flows.jsonl").split(separator: "\n").count == 1, "the flow log lost the flow")
+    }
+
     /// `--resolve *.pool.test:PORT:127.0.0.1` sends every name below pool.test to the origin,
     /// and the idle upstream pool stays within its bound however many hosts were visited.
     @Test func wildcardResolveAndTheIdlePoolBound() throws {

@@ -184,10 +184,28 @@ public final class ProxyServer: @unchecked Sendable {
         for connection in state.withLock({ Array($0.connections.values) }) { connection.abort() }
         let cut = Date().addingTimeInterval(2)
         while Date() < cut && state.withLock({ !$0.connections.isEmpty }) { usleep(10_000) }
+        // A cut connection may still be writing its flows (a long gRPC stream's record takes a
+        // while to build): the sinks stay open for it, up to `shutdownRecordWait`. Closed at
+        // once, flows finished before the cut were dropped without a word, exit status 0.
+        let recording = state.withLock { $0.connections.count }
+        if recording > 0 {
+            StandardError.warn("waiting up to \(Int(Self.shutdownRecordWait)) s for \(recording) connection(s) to record "
+                               + "their flows")
+            let last = Date().addingTimeInterval(Self.shutdownRecordWait)
+            while Date() < last && state.withLock({ !$0.connections.isEmpty }) { usleep(20_000) }
+        }
+        let left = state.withLock { $0.connections.count }
         allPools.forEach { $0.closeAll() }
         connectionThreads.close()
         sinks.forEach { $0.close() }
+        if left > 0 {
+            StandardError.warn("\(left) connection(s) were still recording when the logs closed: their flows are missing")
+        }
     }
+
+    /// The most shutdown waits, after the grace period and the cut, for connections that are
+    /// still recording their flows.
+    static let shutdownRecordWait: TimeInterval = 30
 
     /// Hands a finished flow to every sink; flows cut by shutdown are marked aborted, with what
     /// the cut looked like from inside kept in the message.
