@@ -35,6 +35,12 @@ struct Arguments {
                 } else {
                     guard index < arguments.endIndex else { throw UsageError("\(argument) needs a value") }
                     value = arguments[index]
+                    // The next word is another option (`--out --ca-dir DIR`): its value was forgotten,
+                    // and the file was written as `--ca-dir`. `--out=--odd-name` still works.
+                    let next = String(value.drop { $0 == "-" }).split(separator: "=").first.map(String.init) ?? ""
+                    if value.hasPrefix("-"), valued.contains(next) || booleans.contains(next) {
+                        throw UsageError("\(argument) needs a value, and got the option \(value)")
+                    }
                     index += 1
                 }
                 // No option takes an empty value: one is a script's unset variable (`--log "$LOG"`),

@@ -231,6 +231,8 @@ import TestSupport
         (["ca", "init", "--days", "9223372036854775807"], "from 1 to 36500"),
         // An option that takes one value, given twice: the first had been dropped without a word.
         (["ca", "issue", "--email", "a@b.co", "--email", "c@d.co"], "--email was given twice (a@b.co and c@d.co)"),
+        // An option where a value goes: the certificate was written to a file named `--ca-dir`.
+        (["ca", "export", "-out"], "-out needs a value, and got the option --ca-dir"),
     ])
     func badInputEndsInOneErrorLine(_ arguments: [String], _ expected: String) throws {
         _ = try devproxy(["ca", "init", "--ca-dir", ca])
