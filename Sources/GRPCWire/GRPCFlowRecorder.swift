@@ -256,7 +256,15 @@ public struct GRPCFlowRecorder: Sendable {
         case .request: info.requestMessages += 1
         case .response: info.responseMessages += 1
         }
-        guard info.messages.count < limits.recordedMessages else { return }
+        guard info.messages.count < limits.recordedMessages else {
+            // Said once, when the first message past the limit goes by: the list stops there
+            // while the call goes on (a long watch), and the counts above keep counting.
+            if info.requestMessages + info.responseMessages == limits.recordedMessages + 1 {
+                info.notes.append("only the first \(limits.recordedMessages) messages are recorded; "
+                                  + "request_messages and response_messages count them all")
+            }
+            return
+        }
         var notes: [String] = []
         if !wire.isComplete {
             notes.append("cut short: \(wire.received) of \(wire.length) bytes")
