@@ -282,6 +282,24 @@ import TestSupport
         #expect(flows.allSatisfy { $0.error == nil }, "\(flows.map(\.error))")
     }
 
+    /// An origin that cuts a gRPC call mid-response (GOAWAY INTERNAL_ERROR "boom", then the
+    /// connection closed): the client gets trailers with `grpc-status` 14 (UNAVAILABLE), as a
+    /// lost connection gives without a proxy (a reset's INTERNAL_ERROR reached the app as
+    /// INTERNAL), and the flow names the GOAWAY's code and text.
+    @Test func aGRPCCallCutByTheOriginEndsUnavailable() throws {
+        let origin = try HTTP2Origin(.misbehaving)
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let out = try H2Client.run(proxy: proxy, port: origin.port, alpn: "h2", path: "/grpc-goaway-mid",
+                                   extra: ["content-type=application/grpc", "te=trailers"])
+        let response = try #require(out.responses.first, "\(out)")
+        #expect(response.status == 200 && response.reset == nil, "\(out)")
+        #expect(response.trailers.contains(["grpc-status", "14"]), "\(response.trailers)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.error?.kind == "upstream_closed" && flow.error?.code == "INTERNAL_ERROR", "\(String(describing: flow.error))")
+        #expect(flow.error?.message.contains("GOAWAY INTERNAL_ERROR: boom") == true, "\(String(describing: flow.error))")
+    }
+
     @Test func anOriginsMalformedResponseResetsTheClientsStream() throws {
         let origin = try HTTP2Origin(.misbehaving)
         let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))

@@ -110,6 +110,14 @@ def serve_connection(tls, enable_connect_protocol=False):
             elif path == "/goaway":
                 respond(sid, b"bye")
                 send(lambda: conn.close_connection(h2.errors.ErrorCodes.NO_ERROR, last_stream_id=sid))
+            elif path == "/grpc-goaway-mid":
+                # A gRPC response's head and one message, then GOAWAY(INTERNAL_ERROR, "boom") and
+                # the connection closed: a call cut mid-stream by the origin.
+                send(lambda: conn.send_headers(sid, [(":status", "200"), ("content-type", "application/grpc")]))
+                send(lambda: conn.send_data(sid, b"\x00\x00\x00\x00\x02\x08\x01", end_stream=False))
+                send(lambda: conn.close_connection(h2.errors.ErrorCodes.INTERNAL_ERROR, additional_data=b"boom"))
+                tls.close()
+                return closed()
             elif path == "/long-body":
                 # A body longer than the content-length it declared (RFC 9113 §8.1.1: malformed).
                 send(in_one_write(sid, [("content-type", "text/plain"), ("content-length", "3")], b"too long"))

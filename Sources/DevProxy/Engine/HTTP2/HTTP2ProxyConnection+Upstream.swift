@@ -164,8 +164,14 @@ extension HTTP2ProxyConnection {
                     }
                 }
                 leg.streamClosed(upstream)
-            case .goAway(let lastStreamID, let code, _):
+            case .goAway(let lastStreamID, let code, let debugData):
                 leg.goneAway = true
+                if code != .noError {
+                    let debug = String(decoding: debugData.prefix(200), as: UTF8.self)
+                        .filter { !$0.isASCII || $0.asciiValue.map { $0 >= 0x20 && $0 < 0x7F } == true }
+                    leg.goAwayError = "GOAWAY \(code)" + (debug.isEmpty ? "" : ": \(debug)")
+                    leg.goAwayCode = code
+                }
                 if self.leg === leg {
                     retiring.append(leg)
                     self.leg = nil

@@ -1,3 +1,4 @@
+import GRPCWire
 import Foundation
 import HTTP2
 
@@ -239,7 +240,8 @@ final class HTTP2ProxyConnection {
                 let count = try buffer.withUnsafeMutableBytes { try leg.upstream.stream.readAvailable(into: $0) }
                 guard let count else { return }
                 guard count > 0 else {
-                    closeLeg(leg, reason: "the origin closed the HTTP/2 connection", byOrigin: true)
+                    closeLeg(leg, reason: "the origin closed the HTTP/2 connection"
+                             + (leg.goAwayError.map { " after \($0)" } ?? ""), byOrigin: true)
                     return
                 }
                 let events = try buffer.withUnsafeBytes { try leg.session.receive(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
@@ -308,6 +310,16 @@ final class HTTP2ProxyConnection {
                 exchange.draft.fail(.upstreamClosed, "\(reason) after \(exchange.responseBytes) response bytes")
                 exchange.draft.flow.error?.by = "server"
                 exchange.draft.flow.error?.afterBytes = exchange.responseBytes
+                exchange.draft.flow.error?.code = upstreamLeg.goAwayCode?.description
+                if exchange.isGRPC, session.canSendBody(on: clientStream) {
+                    // A gRPC call ends with UNAVAILABLE, as it does without a proxy when the
+                    // origin's connection is lost (a reset's INTERNAL_ERROR reached the app as
+                    // INTERNAL): trailers after what was relayed, which name DevProxy as their author.
+                    let fields = [HTTP2Field("grpc-status", "14"),
+                                  HTTP2Field("grpc-message", GRPCStatus.encodeMessage("\(reason) (DevProxy)")),
+                                  HTTP2Field("x-devproxy-error", FlowErrorKind.upstreamClosed.rawValue)]
+                    if (try? session.submitTrailers(stream: clientStream, fields)) != nil { continue }
+                }
                 // After what was already queued for the client (a reset goes out ahead of queued
                 // HEADERS and DATA, and the client got none of what the flow says was relayed).
                 resetClientAfterQueuedFrames(exchange, code: .internalError)

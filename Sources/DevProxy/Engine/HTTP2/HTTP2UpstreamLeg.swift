@@ -10,6 +10,11 @@ final class HTTP2UpstreamLeg {
     var clientStreams: [Int32: Int32] = [:]
     /// The origin sent GOAWAY: no new stream goes here; those above `lastStreamID` were refused.
     var goneAway = false
+    /// An error GOAWAY's code and debug text (`GOAWAY INTERNAL_ERROR: boom`), named when the
+    /// origin then closes the connection under streams still open.
+    var goAwayError: String?
+    /// That GOAWAY's code, for the flows' `error.code`.
+    var goAwayCode: HTTP2ErrorCode?
     /// The connection failed or closed; its streams were ended.
     var closed = false
     /// The origin's SETTINGS enabled extended CONNECT (RFC 8441): a WebSocket may open a stream here.
