@@ -177,9 +177,15 @@ public struct BodyCharset: Equatable, Sendable {
         "us-ascii": "WINDOWS-1252", "ascii": "WINDOWS-1252", "ansi_x3.4-1968": "WINDOWS-1252",
         "cp1252": "WINDOWS-1252", "x-cp1252": "WINDOWS-1252", "windows-1252": "WINDOWS-1252",
         "cp819": "WINDOWS-1252", "ibm819": "WINDOWS-1252", "iso-ir-100": "WINDOWS-1252",
-        "gb2312": "GBK", "x-gbk": "GBK", "chinese": "GBK", "csgb2312": "GBK",
+        // gbk's decoder is gb18030's there.
+        "gb2312": "GB18030", "gbk": "GB18030", "x-gbk": "GB18030", "chinese": "GB18030", "csgb2312": "GB18030",
         "iso-8859-9": "WINDOWS-1254", "latin5": "WINDOWS-1254", "iso-8859-11": "WINDOWS-874", "tis-620": "WINDOWS-874",
-        "x-sjis": "SHIFT_JIS", "ms_kanji": "SHIFT_JIS", "windows-31j": "CP932", "utf-16": "UTF-16LE",
+        // Shift_JIS is Microsoft's windows-31j there (① and 髙 are not in JIS X 0208), EUC-KR is
+        // windows-949, and Big5 is Big5-HKSCS.
+        "shift_jis": "CP932", "shift-jis": "CP932", "sjis": "CP932", "x-sjis": "CP932", "ms_kanji": "CP932",
+        "csshiftjis": "CP932", "windows-31j": "CP932", "euc-kr": "CP949", "cseuckr": "CP949", "korean": "CP949",
+        "ks_c_5601-1987": "CP949", "windows-949": "CP949", "big5": "BIG5-HKSCS", "big5-hkscs": "BIG5-HKSCS",
+        "x-x-big5": "BIG5-HKSCS", "cn-big5": "BIG5-HKSCS", "csbig5": "BIG5-HKSCS", "utf-16": "UTF-16LE",
     ]
 
     /// `iconv` names whose bytes below 0x80 are not ASCII.

@@ -77,6 +77,9 @@ import Testing
         let korean = try #require(BodyText.reading([0xC7, 0xD1, 0xB1, 0xB9], isPrefix: false,
                                                    contentType: "text/plain; charset=EUC-KR"))
         #expect(korean.text == "한국" && korean.charset == "euc-kr")
+        // Shift_JIS as browsers read it, Microsoft's windows-31j: ① (87 40) is not in JIS X 0208.
+        let circled = try #require(BodyText.reading([0x87, 0x40], isPrefix: false, contentType: "text/html; charset=Shift_JIS"))
+        #expect(circled.text == "①", "\(circled)")
     }
 
     /// UTF-16 is little-endian without a byte order mark (as browsers read it), and a mark decides.
