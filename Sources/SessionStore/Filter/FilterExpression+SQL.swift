@@ -31,7 +31,8 @@ extension FilterExpression {
             // IS, not =: never NULL, so `!~c 200` keeps flows with no response.
             return FilterSQL(sql: "f.status IS ?", bindings: [.integer(Int64(code))])
         case .requestWithoutResponse:
-            return FilterSQL(sql: "(f.status IS NULL AND f.tunnel = 0)", bindings: [])
+            // A connection that carried no request (closed after the handshake, unused) is not one.
+            return FilterSQL(sql: "(f.status IS NULL AND f.tunnel = 0 AND f.method IS NOT NULL)", bindings: [])
         case .hasResponse:
             return FilterSQL(sql: "f.status IS NOT NULL", bindings: [])
         case .error:

@@ -86,6 +86,9 @@ function setupKeyboard() {
         if (event.ctrlKey || event.metaKey || event.altKey || isTyping(event.target)) return;
         if (document.querySelector("dialog[open]")) return;
         const flowsShown = !$("view-flows").hidden;
+        // Inside the detail pane the arrows scroll it (a long body), not the list's selection.
+        const inDetail = Boolean(event.target instanceof Element && event.target.closest("flow-detail"));
+        if (inDetail && ["ArrowDown", "ArrowUp", "j", "k"].includes(event.key)) return;
         switch (event.key) {
         case "/":
             event.preventDefault();

@@ -68,8 +68,12 @@ class FilterBox extends HTMLElement {
                 scalars.slice(0, at).join(""),
                 h("mark", {}, scalars[at] ?? " "),
                 scalars.slice(at + 1).join("")));
-            this.#input.setSelectionRange(
-                scalars.slice(0, at).join("").length, scalars.slice(0, at + 1).join("").length);
+            // Marked in the input only when the user is not typing there: a selection made while
+            // typing was replaced by the next key (`~u [a-z]+` lost characters as it was typed).
+            if (document.activeElement !== this.#input) {
+                this.#input.setSelectionRange(
+                    scalars.slice(0, at).join("").length, scalars.slice(0, at + 1).join("").length);
+            }
         }
         this.#error.hidden = false;
     }

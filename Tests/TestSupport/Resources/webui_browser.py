@@ -683,6 +683,7 @@ def run(browser, options, base, origin, checks):
     checks.result("keyboard", moved != selected and back == selected and page.is_hidden("flow-detail"),
                   "%s → %s → %s" % (selected, moved, back))
     deep_links(page, context, checks)
+    typing_and_arrows(page, checks)
     sort_by_column(page, options, base, checks)
 
     # Hostile flows show their characters and run nothing.
@@ -797,6 +798,34 @@ def deep_links(page, context, checks):
     page.keyboard.press("Enter")
     page.wait_for_function("() => !document.querySelector('flow-list .list-count').textContent.includes('match')")
     page.keyboard.press("Escape")
+
+
+def typing_and_arrows(page, checks):
+    """A filter typed slowly keeps every character (each refusal from the server selected the
+    character it named, and the next key replaced it), and the arrows in the focused detail pane
+    leave the list's selection alone (they moved to another flow)."""
+    try:
+        page.click("#filter")
+        page.fill("#filter", "")
+        typed = "~u [a-z]+x"
+        page.keyboard.type(typed, delay=350)
+        page.wait_for_timeout(600)
+        value = page.input_value("#filter")
+        page.fill("#filter", "")
+        page.keyboard.press("Enter")
+        page.wait_for_function("() => !document.querySelector('flow-list .list-count').textContent.includes('match')")
+        page.click("flow-list .flow-row[data-id]")
+        selected = page.get_attribute("flow-list .flow-row.selected", "data-id")
+        page.keyboard.press("Enter")  # focus the detail pane
+        page.keyboard.press("ArrowDown")
+        page.keyboard.press("ArrowDown")
+        page.wait_for_timeout(200)
+        after = page.get_attribute("flow-list .flow-row.selected", "data-id")
+        page.keyboard.press("Escape")
+        checks.result("filter-typing-and-pane-arrows", value == typed and after == selected,
+                      "typed %r got %r; selected %s then %s" % (typed, value, selected, after))
+    except Exception as error:
+        checks.result("filter-typing-and-pane-arrows", False, str(error).splitlines()[0])
 
 
 def sort_by_column(page, options, base, checks):
