@@ -197,6 +197,8 @@ public final class WebUI: @unchecked Sendable {
             }
             let form = WebRequest.parseQuery(String(decoding: request.body, as: UTF8.self))
             guard let password = access.password, let given = form["password"], WebAccess.equal(given, password) else {
+                // Slowed, so that guessing through the form is slow too.
+                usleep(500_000)
                 return unauthorized("wrong password")
             }
             return .redirect("/", cookies: [access.sessionCookie])
@@ -206,8 +208,11 @@ public final class WebUI: @unchecked Sendable {
         <body><form method="post" action="/login"><label>DevProxy web UI password
         <input type="password" name="password" autofocus></label> <button>Sign in</button></form></body></html>
         """
+        // `same-origin`, not the UI's `no-referrer`: under that, Chromium posts the form with
+        // `Origin: null`, which the check above refuses, and the right password never signed in.
         return WebResponse(status: 200, headers: [("Content-Type", "text/html; charset=utf-8"),
-                                                  ("Cache-Control", "no-store")], body: Array(page.utf8))
+                                                  ("Cache-Control", "no-store"), ("Referrer-Policy", "same-origin")],
+                           body: Array(page.utf8))
     }
 }
 
