@@ -9,6 +9,8 @@ public struct HARDocument: Codable, Sendable, Equatable {
         public var version: String
         public var creator: Creator
         public var entries: [Entry]
+        /// HAR 1.2's optional comment: what an export left out (`WebUI` exports at most 10,000).
+        public var comment: String? = nil
     }
 
     public struct Creator: Codable, Sendable, Equatable {

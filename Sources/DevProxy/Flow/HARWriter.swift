@@ -26,10 +26,13 @@ public enum HARWriter {
     }
 
     /// The archive as pretty-printed JSON, keys sorted, slashes unescaped.
-    public static func encode(_ flows: [Flow], creatorVersion: String = defaultCreatorVersion) throws -> [UInt8] {
+    public static func encode(_ flows: [Flow], creatorVersion: String = defaultCreatorVersion,
+                              comment: String? = nil) throws -> [UInt8] {
         let encoder = FlowJSON.encoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        var bytes = [UInt8](try encoder.encode(document(for: flows, creatorVersion: creatorVersion)))
+        var document = document(for: flows, creatorVersion: creatorVersion)
+        document.log.comment = comment
+        var bytes = [UInt8](try encoder.encode(document))
         bytes.append(UInt8(ascii: "\n"))
         return bytes
     }

@@ -30,6 +30,7 @@ extension WebUI {
 
     func exportHAR(_ request: WebRequest) throws -> WebResponse {
         var ids: [String]
+        var cut: String?
         if let list = request.query["ids"] {
             // Each once: `ids=A,A` wrote two entries with one `_flowId`.
             var seen = Set<String>()
@@ -41,11 +42,19 @@ extension WebUI {
         } else {
             let (filter, refusal) = Self.filter(of: request)
             if let refusal { return refusal }
-            ids = try store.flows(filter: filter, limit: Self.maximumExport, order: .oldestFirst).flows.map(\.id)
+            // The newest, as the list shows them on top (the oldest 10,000 were exported, and the
+            // flows the user was looking at were left out), and the archive says what it left out.
+            let page = try store.flows(filter: filter, limit: Self.maximumExport, order: .newestFirst)
+            ids = page.flows.map(\.id).reversed()
+            if page.total > ids.count {
+                cut = "the newest \(ids.count) of \(page.total) flows: narrow the filter to export the others"
+            }
         }
         let flows = try ids.compactMap { try storedFlow($0) }
-        return .attachment(try HARWriter.encode(flows, creatorVersion: version), filename: "devproxy.har",
-                           contentType: "application/json")
+        var response = WebResponse.attachment(try HARWriter.encode(flows, creatorVersion: version, comment: cut),
+                                              filename: "devproxy.har", contentType: "application/json")
+        if let cut { response.headers.append(("X-DevProxy-Export-Cut", cut)) }
+        return response
     }
 
     /// The finished flow `id` decoded from its stored record; nil when there is none.

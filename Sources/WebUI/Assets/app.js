@@ -44,7 +44,13 @@ function setupActions() {
             ? `Export ${store.picked.size} selected as HAR` : "Export selected as HAR";
     });
     exportSelected.addEventListener("click", () => download(api.paths.harForIDs([...store.picked]), "selection.har"));
-    $("export-filtered").addEventListener("click", () => download(api.paths.harForFilter(list.filter), "flows.har"));
+    $("export-filtered").addEventListener("click", () => {
+        download(api.paths.harForFilter(list.filter), "flows.har");
+        // The server exports at most 10,000 (the newest); the archive's comment says so too.
+        if (list.total > 10000) {
+            store.notify(`exported the newest 10,000 of ${list.total} flows: narrow the filter to export the others`);
+        }
+    });
     // Two clicks, no confirm(): a modal prompt would block the page and tests watch for dialogs.
     const clear = $("clear-list");
     let armed = 0;

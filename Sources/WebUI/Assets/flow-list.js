@@ -132,6 +132,11 @@ class FlowList extends HTMLElement {
         }
     }
 
+    /** How many flows match the list's filter. */
+    get total() {
+        return this.#total;
+    }
+
     /** Ids of the loaded rows, in order. */
     get ids() {
         return this.#ids;

@@ -54,6 +54,26 @@ import Testing
         #expect(try ui.request("/api/flows?order=sideways").status == 400)
     }
 
+    /// A list over the export's 10,000 flows exports the newest 10,000 (those the list shows on
+    /// top), in the order they started, and says what it left out in the HAR's `log.comment` and
+    /// `X-DevProxy-Export-Cut`: it exported the oldest, without a word.
+    @Test func aHARExportOverTheLimitKeepsTheNewestAndSaysSo() throws {
+        let ui = try WebUIHarness()
+        for index in 1...(WebUI.maximumExport + 2) {
+            ui.store.finished(flowLogLine: Array(Self.line(id: "e\(index)", host: "h.test").utf8))
+        }
+        ui.store.flush()
+        let answer = try ui.request("/api/export/har")
+        #expect(answer.status == 200)
+        let log = answer.json["log"] as? [String: Any]
+        let entries = log?["entries"] as? [[String: Any]] ?? []
+        #expect(entries.count == WebUI.maximumExport)
+        #expect(entries.first?["_flowId"] as? String == "e3" && entries.last?["_flowId"] as? String == "e10002",
+                "\(String(describing: entries.first?["_flowId"])) … \(String(describing: entries.last?["_flowId"]))")
+        #expect(log?["comment"] as? String == "the newest 10000 of 10002 flows: narrow the filter to export the others")
+        #expect(answer.headers["x-devproxy-export-cut"] != nil)
+    }
+
     /// `sort=` orders by a column (`-` for descending), pages by cursor in that order, and a
     /// column it does not know, or `order=` beside it, is a 400 that says what it takes.
     @Test func sortOrdersByAColumnAndPagesInThatOrder() throws {
