@@ -9,5 +9,6 @@
 
 // MARK: zlib macros (they pass ZLIB_VERSION and sizeof(z_stream) to the real functions)
 int CCompression_inflateInit2(z_stream *stream, int windowBits);
+int CCompression_deflateInit2(z_stream *stream, int level, int windowBits);
 
 #endif

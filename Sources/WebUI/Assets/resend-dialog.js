@@ -63,6 +63,9 @@ export async function openResend(flow) {
     // A body that is not text (protobuf, an image in a multipart upload) goes as it came, as
     // base64: through the text editor its bytes became U+FFFD and it grew (16 bytes arrived as 22).
     let binary = null;
+    // A body over what the editor takes goes unchanged, as the store kept it (`body_from`): the
+    // editor held only the record's preview, and that was sent.
+    let unchanged = false;
     const send = h("button", { type: "submit", id: "resend-send" }, "Send");
     const form = h("form", { class: "resend" },
         h("h2", { id: "resend-title" }, "Edit and resend"),
@@ -78,7 +81,8 @@ export async function openResend(flow) {
             send.disabled = true;
             const answer = await api.resend({
                 method: method.value.trim(), url: url.value.trim(), headers: parseHeaderLines(headers.value),
-                ...(binary ? { body_base64: base64Of(binary) } : { body: body.value }), replay_of: flow.id,
+                ...(unchanged ? { body_from: flow.id } : binary ? { body_base64: base64Of(binary) } : { body: body.value }),
+                replay_of: flow.id,
             });
             dialog.close();
             store.notify(`sent as flow ${answer.id}`);
@@ -110,6 +114,8 @@ export async function openResend(flow) {
             if (request.body.truncated || request.body.preview) error.textContent = "only the first part of the body was recorded";
         }
     } else if (request.body && request.body.size > EDITABLE) {
-        error.textContent = "the body is over 1 MiB: only its first part is in the editor";
+        unchanged = true;
+        body.value = `(${request.body.size} bytes, over the 1 MiB the editor takes: sent unchanged)`;
+        body.readOnly = true;
     }
 }

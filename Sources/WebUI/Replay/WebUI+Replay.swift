@@ -51,10 +51,18 @@ extension WebUI {
             if !Self.skippedOnRepeat(pair[0], pair[1]) { headers.append((pair[0], pair[1])) }
         }
         var body: [UInt8] = []
-        guard object["body"] == nil || object["body_base64"] == nil else {
-            return .error(400, "give body (text) or body_base64, not both")
+        guard [object["body"], object["body_base64"], object["body_from"]].compactMap({ $0 }).count <= 1 else {
+            return .error(400, "give one of body (text), body_base64 or body_from, not several")
         }
-        if let base64 = object["body_base64"] as? String {
+        if let source = object["body_from"] {
+            // A body too large for the editor goes as it was stored: the request body of that flow.
+            guard let id = source as? String else { return .error(400, "body_from must be a flow id") }
+            guard try store.summary(id: id) != nil else { return .error(400, "body_from names no flow in this session: \(id)") }
+            guard let stored = try store.body(id: id, part: .request), !stored.truncated else {
+                return .error(409, "the request body of flow \(id) was not stored whole; it cannot be sent again")
+            }
+            body = stored.bytes
+        } else if let base64 = object["body_base64"] as? String {
             guard let data = Data(base64Encoded: base64) else { return .error(400, "body_base64 is not base64") }
             body = [UInt8](data)
         } else if let text = object["body"] as? String {
@@ -67,6 +75,16 @@ extension WebUI {
                 guard let encoded = charset.bytes(of: text) else {
                     return .error(400, "the body has characters \(charset.name) cannot write (its Content-Type says "
                                   + "charset=\(charset.name)): change the charset, or send body_base64")
+                }
+                body = encoded
+            }
+            // The editor shows a compressed body decoded: text sent under the Content-Encoding its
+            // headers still name goes out in that coding (it went out as plain text, mislabelled).
+            if let coding = headers.last(where: { $0.0.lowercased() == "content-encoding" })?.1,
+               ContentCoding.list(fromHeader: coding)?.isEmpty == false {
+                guard let encoded = ContentEncoder.encode(body, contentEncoding: coding) else {
+                    return .error(400, "the body is text but Content-Encoding says \(coding), which DevProxy cannot "
+                                  + "write (it writes gzip, deflate and zstd): remove the header, or send body_base64")
                 }
                 body = encoded
             }

@@ -70,7 +70,7 @@ import Testing
         // Both bodies given: one was taken silently.
         let both = try ui.request("/api/replay", method: "POST",
                                   body: #"{"method":"POST","url":"\#(url)","body":"a","body_base64":"Yg=="}"#)
-        #expect(both.status == 400 && both.text.contains("not both"), "\(both.text)")
+        #expect(both.status == 400 && both.text.contains("not several"), "\(both.text)")
         // A value with CR LF (one Character in Swift, which passed a check for "\r" and "\n") is
         // refused: it went out as a second header line.
         for value in [#"a\r\nInjected: 1"#, #"a\nInjected: 1"#, #"a\rb"#, #"a\u0000b"#] {
@@ -128,6 +128,47 @@ import Testing
         #expect(reports == [0x64, 0xE9, 0x6A, 0xE0, 0x20, 0x80, 0x0A], "\(reports)")
         let refused = try resend("日本")
         #expect(refused.status == 400 && refused.text.contains("iso-8859-1 cannot write"), "\(refused.text)")
+    }
+
+    /// An edited request whose body is over what the editor takes sends the stored body whole
+    /// (`body_from`): the dialog held only the record's 4 KiB preview, and that was sent.
+    @Test func anEditedRequestCanSendAStoredBodyWhole() throws {
+        let origin = try OriginServer(tls: true)
+        let ui = try WebUIHarness(withProxy: true) {
+            $0.upstreamCAs = [try! Certificate.all(from: try! SecureFile.read(origin.caPath, what: "ca"))[0]]
+            $0.bodyLimit = 4 << 20
+        }
+        let proxy = try #require(ui.proxy)
+        let url = origin.url("/report")
+        let big = ui.directory.write("big.bin", bytes: (0..<(2 << 20)).map { UInt8(truncatingIfNeeded: $0 % 251) })
+        let sent = try proxy.curl(["--data-binary", "@" + big, "-o", "/dev/null", url])
+        #expect(sent.status == 0, "\(sent.output)")
+        let id = try #require(try Self.flow(ui, url: url)?["id"] as? String)
+        let edited = #"{"method":"POST","url":"\#(url)","headers":[["X-Edited","1"]],"body_from":"\#(id)","replay_of":"\#(id)"}"#
+        let resent = try ui.request("/api/replay", method: "POST", headers: ["Content-Type: application/json"], body: edited)
+        #expect(resent.status == 200, "\(resent.text)")
+        let reports = [UInt8](FileManager.default.contents(atPath: origin.reportsPath) ?? Data())
+        #expect(reports.count == 2 * ((2 << 20) + 1), "\(reports.count)")
+        let both = #"{"method":"POST","url":"\#(url)","body":"x","body_from":"\#(id)"}"#
+        #expect(try ui.request("/api/replay", method: "POST", body: both).status == 400)
+    }
+
+    /// Text sent again under `Content-Encoding: gzip` (the editor shows a compressed body decoded)
+    /// goes out gzipped, as the header says; it went out as plain text under that header. A coding
+    /// DevProxy cannot write is a 400 that says what to do.
+    @Test func anEditedTextBodyIsWrittenInItsContentEncoding() throws {
+        let (ui, _, origin) = try Self.setUp()
+        let url = origin.url("/report")
+        let edited = #"{"method":"POST","url":"\#(url)","headers":[["Content-Encoding","gzip"]],"body":"{\"edited\":true}"}"#
+        let resent = try ui.request("/api/replay", method: "POST", headers: ["Content-Type: application/json"], body: edited)
+        #expect(resent.status == 200, "\(resent.text)")
+        let reports = [UInt8](FileManager.default.contents(atPath: origin.reportsPath) ?? Data())
+        let gunzipped = try Subprocess.run("python3", ["-c", "import gzip,sys; sys.stdout.write(gzip.decompress(open(sys.argv[1],'rb').read()[:-1]).decode())",
+                                                       origin.reportsPath])
+        #expect(reports.starts(with: [0x1F, 0x8B]) && gunzipped.stdout == #"{"edited":true}"#, "\(gunzipped.output)")
+        let brotli = #"{"method":"POST","url":"\#(url)","headers":[["Content-Encoding","br"]],"body":"x"}"#
+        let refused = try ui.request("/api/replay", method: "POST", body: brotli)
+        #expect(refused.status == 400 && refused.text.contains("cannot write"), "\(refused.text)")
     }
 
     /// A request signed for a `--verify-signature` host is re-signed when replayed (a fresh
