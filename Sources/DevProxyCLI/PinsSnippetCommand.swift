@@ -103,6 +103,13 @@ enum PinsSnippetCommand {
                                  reportURIs: arguments.values("report-uri"), reportOnly: arguments.flag("report-only"),
                                  expiration: arguments.value("expiration"))
         (snippet.hash, snippet.scope) = (hash, scope)
+        // A configuration TrustKit refuses at start-up is not printed as one ready to paste (it
+        // exited 0, and the app built from it crashed at launch).
+        if format == .trustKit || format == .trustKitPlist, !snippet.reportOnly, Set(pins.map(\.base64)).count < 2 {
+            throw CommandFailure("TrustKit refuses to start with fewer than two pins when enforcing: give a backup pin "
+                                 + "with --backup FILE (a CSR, key or certificate of your next root; `devproxy ca init "
+                                 + "--next` makes one), or --report-only")
+        }
         for warning in snippet.warnings(for: format) { Output.warning(warning) }
         Output.raw(Array(snippet.render(format).utf8))
         return 0
