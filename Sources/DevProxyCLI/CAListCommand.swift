@@ -78,6 +78,22 @@ enum CAListCommand {
                              + "intermediate valid. Use one of \(choices)")
         }
         let store = CACommand.store(arguments)
+        // `superseded` by email, with more than one active: the new one that supersedes the others
+        // would go too, leaving the engineer none (the README's own example did that).
+        if let email, reason == .superseded {
+            let active = try store.intermediates().entries
+                .filter { $0.email.lowercased() == email.lowercased() && $0.status == .active }
+            if active.count > 1 {
+                // The ledger's order is the order they were issued in (two issued within a second
+                // have the same notBefore).
+                let newest = active.last!
+                let older = active.filter { $0.serial != newest.serial }.map(\.serial)
+                throw CommandFailure("\(email) holds \(active.count) active intermediates; --reason superseded by email would "
+                                     + "revoke the one that supersedes the others too. Revoke the old one(s) by serial: "
+                                     + older.map { "devproxy ca revoke\(CACommand.caDirSuffix(arguments)) \($0) --reason superseded" }
+                                         .joined(separator: "; "))
+            }
+        }
         let (revoked, crl) = try store.revokeAndSign(serial: serial, email: email, reason: reason,
                                                      passphrase: try CACommand.passphrase(arguments))
         if revoked.isEmpty {

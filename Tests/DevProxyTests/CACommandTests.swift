@@ -75,6 +75,19 @@ import TestSupport
         #expect(plain.stdout.contains("devproxy ca export --ca-dir \(ca) --format der"), "\(plain.stdout)")
     }
 
+    /// `--email` with `--reason superseded` while the engineer holds two active intermediates is
+    /// refused, naming the old serial: it revoked the new one too, leaving none.
+    @Test func supersededByEmailKeepsTheNewIntermediate() throws {
+        _ = try devproxy(["ca", "init", "--ca-dir", ca])
+        _ = try devproxy(["ca", "issue", "--ca-dir", ca, "--email", "bo@acme.dev", "--out", dir.file("bo1.pem")])
+        let first = try #require(try CAStore(directory: ca).intermediates().entries.last?.serial)
+        _ = try devproxy(["ca", "issue", "--ca-dir", ca, "--email", "bo@acme.dev", "--out", dir.file("bo2.pem")])
+        let refused = try devproxy(["ca", "revoke", "--ca-dir", ca, "--email", "bo@acme.dev", "--reason", "superseded"])
+        #expect(refused.status == 1 && errorLine(refused).contains("devproxy ca revoke --ca-dir \(ca) \(first) --reason superseded"),
+                "\(refused.output)")
+        #expect(try CAStore(directory: ca).intermediates().entries.allSatisfy { $0.status == .active })
+    }
+
     @Test func exportToStandardOutputWritesTheBytesThere() throws {
         _ = try devproxy(["ca", "init", "--ca-dir", ca, "--name", "Acme Dev Root"])
         let file = dir.file("root.crt")
