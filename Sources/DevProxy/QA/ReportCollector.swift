@@ -83,14 +83,18 @@ public final class ReportCollector: FlowSink {
 
     /// Whether the engine should answer this request itself (`--sink-reports`, 204) instead of
     /// forwarding it: a POST to a `--report-uri` pattern, to TrustKit's default endpoint, or a
-    /// JSON POST whose path ends in `/report` or mentions `trustkit`.
+    /// JSON POST whose last path segment names a report (`/report`, `/log_report`, `/pin-report`)
+    /// or whose path mentions `trustkit`.
     public func isReportRequest(method: String, url: String, contentType: String?) -> Bool {
         guard method.uppercased() == "POST" else { return false }
         if matchesPattern(url) || url == PinningEvaluator.trustKitDefaultReportURI { return true }
         let type = contentType?.lowercased() ?? ""
         guard type.hasPrefix("application/json") || type.hasPrefix("application/reports+json") else { return false }
         let path = URLComponents(string: url)?.path.lowercased() ?? ""
-        return path.hasSuffix("/report") || path.contains("trustkit")
+        // TrustKit's documentation names its report URI `…/log_report`; apps use `/pin-report`,
+        // `/pinning/report` and the like: a last segment that names a report.
+        let last = path.split(separator: "/").last ?? ""
+        return last.contains("report") || path.contains("trustkit")
     }
 
     /// A fresh record id: `rpt-` and 12 hex digits.

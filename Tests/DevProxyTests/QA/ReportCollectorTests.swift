@@ -63,6 +63,11 @@ import TestSupport
         #expect(collector.isReportRequest(method: "POST", url: "https://x.dev/api/report", contentType: "application/json; charset=utf-8"))
         #expect(!collector.isReportRequest(method: "POST", url: "https://x.dev/api/report", contentType: "text/plain"))
         #expect(!collector.isReportRequest(method: "POST", url: "https://x.dev/api/login", contentType: "application/json"))
+        // TrustKit's documented form, and what apps name theirs: they went to the real collector.
+        for path in ["/log_report", "/pin-report", "/pinning/Report?v=2"] {
+            #expect(collector.isReportRequest(method: "POST", url: "https://x.dev" + path, contentType: "application/json"), "\(path)")
+        }
+        #expect(!collector.isReportRequest(method: "POST", url: "https://x.dev/reports/list", contentType: "application/json"))
     }
 
     /// A report that cannot be written (`/dev/full`: ENOSPC, as a full disk) is kept for the CLI
