@@ -201,6 +201,11 @@ public final class BodyCapture {
             if let text = reading?.text {
                 body.text = text
                 body.decoded = ContentCoding.list(fromHeader: contentEncoding)?.map(\.rawValue).joined(separator: ", ")
+                if !running, decoded.end == .outputLimit {
+                    // Said, not silently cut: the whole decodes to more than the record keeps.
+                    body.truncated = true
+                    body.decodedCut = decoded.bytes.count
+                }
                 body.charset = reading?.charset
                 if !running, body.decoded?.isEmpty == false || body.charset != nil,
                    text.utf8.count != shown.count || !text.utf8.elementsEqual(shown) {

@@ -458,6 +458,7 @@ extension Flow.Body: FlowJSONWritable {
             f.string("charset", charset)
             f.string("decode_error", decodeError)
             f.string("decoded", decoded)
+            f.int("decoded_cut", decodedCut)
             f.string("sha256", sha256)
             f.int("size", size)
             f.string("text", text)

@@ -427,6 +427,10 @@ public struct Flow: Codable, Sendable, Equatable {
         /// (`shift_jis`, `iso-8859-1`), when it is not UTF-8 and the bytes needed it: `text` is
         /// then their reading in UTF-8 and the store keeps the bytes as sent beside it.
         public var charset: String? = nil
+        /// The decoded text was cut at this many bytes: the body decodes to more than DevProxy
+        /// decodes for the record (4 MiB), though its wire bytes were kept whole. `truncated` is
+        /// then true.
+        public var decodedCut: Int? = nil
         /// What the session store keeps beyond the logged prefix (a spool file); not logged.
         public var spooled: SpooledBody? = nil
         /// The bytes `base64` spells, as the capture had them, so that the session store need
@@ -441,6 +445,7 @@ public struct Flow: Codable, Sendable, Equatable {
         enum CodingKeys: String, CodingKey {
             case size, sha256, text, base64, truncated, decoded, charset
             case decodeError = "decode_error"
+            case decodedCut = "decoded_cut"
         }
 
         /// The logged part's bytes: `text` as UTF-8, else what `base64` spells.
@@ -453,7 +458,7 @@ public struct Flow: Codable, Sendable, Equatable {
             left.size == right.size && left.sha256 == right.sha256 && left.text == right.text
                 && left.base64 == right.base64 && left.truncated == right.truncated && left.decoded == right.decoded
                 && left.decodeError == right.decodeError && left.spooled == right.spooled
-                && left.charset == right.charset
+                && left.charset == right.charset && left.decodedCut == right.decodedCut
         }
     }
 

@@ -37,7 +37,11 @@ extension HARWriter {
 
     /// What a cut body's `comment` says.
     static func cutNote(_ body: Flow.Body) -> String {
-        "DevProxy kept only the start of this body (--body-limit); \(body.size) bytes went over the wire"
+        if let cut = body.decodedCut {
+            return "DevProxy decoded only the first \(cut) bytes of this body (\(body.decoded ?? "decoded")); "
+                + "\(body.size) bytes went over the wire"
+        }
+        return "DevProxy kept only the start of this body (--body-limit); \(body.size) bytes went over the wire"
     }
 
     /// A form body's fields as HAR `params` (from the logged part of the body); nil for other bodies.

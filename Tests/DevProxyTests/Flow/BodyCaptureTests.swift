@@ -54,6 +54,27 @@ import TestSupport
         #expect(line.contains(#""decode_error":"could not be decoded as br: kept as sent""#), "\(line)")
     }
 
+    /// A small compressed body that decodes past the 4 MiB the record decodes says it was cut
+    /// (`truncated`, `decoded_cut`, and the HAR's note): its text stopped at 4 MiB with
+    /// `truncated: false`, and the HAR gave 4 MiB as the content's size.
+    @Test func aDecodingCutAtItsLimitSaysSo() throws {
+        let whole = [UInt8](repeating: UInt8(ascii: "a"), count: 5 << 20)
+        let gzipped = try RealCompressors.gzip(whole)
+        let capture = BodyCapture()
+        capture.append(gzipped)
+        let body = capture.finish(contentEncoding: "gzip", contentType: "text/plain")
+        #expect(body.truncated && body.decodedCut == ContentDecoder.defaultOutputLimit)
+        #expect(body.text?.utf8.count == ContentDecoder.defaultOutputLimit)
+        var flow = FlowSamples.get
+        flow.response?.body = body
+        let line = String(decoding: flow.jsonBytes, as: UTF8.self)
+        #expect(line.contains(#""decoded_cut":4194304"#) && line.contains(#""truncated":true"#))
+        let har = HARWriter.document(for: [flow])
+        let content = try #require(har.log.entries.first?.response.content)
+        #expect(content.truncated == true && content.comment?.contains("decoded only the first 4194304 bytes") == true,
+                "\(String(describing: content.comment))")
+    }
+
     /// The limit holds whichever way the bytes are split, down to one byte per call.
     @Test func theLimitHoldsAcrossPieces() {
         let bytes = Array("abcdefghijklmnopqrstuvwxyz".utf8)
