@@ -17,14 +17,22 @@ public struct GRPCFlowRecorder: Sendable {
         /// Per message: the first 64 KiB decoded, at most 2000 fields, 32 levels deep. With 64
         /// messages that bounds a call's decoded record near the 4 MiB a decoded body may take.
         public var decoder: ProtobufRawDecoder.Limits
+        /// Message bytes decoded per call, all messages together: 512 KiB. A decoding's JSON is
+        /// up to four or five times its input (a varint field per two bytes), and 64 messages
+        /// decoded to their 64 KiB each made records of 9 MB: twenty such calls at once took the
+        /// proxy past 1 GB (421 MB with a 1 MiB budget). Past it, messages keep their first bytes
+        /// and say why they are not decoded.
+        public var decodedBytesPerCall: Int
 
         public init(splitter: GRPCMessageSplitter.Limits = .init(), recordedMessages: Int = 64,
                     decompressedBytes: Int = 1 << 20,
-                    decoder: ProtobufRawDecoder.Limits = .init(maxFields: 2000, maxInputBytes: 64 << 10)) {
+                    decoder: ProtobufRawDecoder.Limits = .init(maxFields: 2000, maxInputBytes: 64 << 10),
+                    decodedBytesPerCall: Int = 512 << 10) {
             self.splitter = splitter
             self.recordedMessages = recordedMessages
             self.decompressedBytes = decompressedBytes
             self.decoder = decoder
+            self.decodedBytesPerCall = decodedBytesPerCall
         }
     }
 
@@ -52,6 +60,8 @@ public struct GRPCFlowRecorder: Sendable {
     private var statusInHead = false
     private var sawResponseBody = false
     private var sawTrailers = false
+    /// Message bytes decoded so far in this call (`Limits.decodedBytesPerCall`).
+    private var decodedBytes = 0
 
     /// Whether a `Content-Type` is gRPC's: `application/grpc`, optionally `+proto`, `+json` or
     /// parameters (PROTOCOL-HTTP2.md: `"application/grpc" [("+proto" / "+json" / {custom})]`).
@@ -308,6 +318,14 @@ public struct GRPCFlowRecorder: Sendable {
                 } catch {
                     notes.append("not a \(type) as the schema defines it: \(error.reason)")
                 }
+            }
+        }
+        if let whole = payload {
+            if decodedBytes >= limits.decodedBytesPerCall {
+                payload = nil
+                notes.append("not decoded: the call's \(limits.decodedBytesPerCall) bytes of decodings are spent")
+            } else {
+                decodedBytes += min(whole.count, limits.decoder.maxInputBytes)
             }
         }
         info.messages.append(GRPCMessageRecord(

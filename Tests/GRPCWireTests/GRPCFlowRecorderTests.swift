@@ -100,6 +100,18 @@ import Testing
         #expect(record.decoded?.fields.count == 2)
     }
 
+    /// The call's decodings share one budget (`decodedBytesPerCall`): past it, messages keep their
+    /// first bytes and say why they are not decoded. Twenty calls of 64 decoded 100 KB messages
+    /// took the proxy past 1 GB.
+    @Test func decodingsShareOneBudgetPerCall() throws {
+        let limits = GRPCFlowRecorder.Limits(decodedBytesPerCall: 5)
+        var recorder = GRPCFlowRecorder(path: "/a.B/C", requestHeaders: [], limits: limits)
+        for _ in 0..<4 { recorder.requestBody(Self.frame([0x08, 0x01, 0x10, 0x02])) }
+        let messages = recorder.finish().messages
+        #expect(messages.map { $0.decoded != nil } == [true, true, false, false])
+        #expect(messages.last?.note == "not decoded: the call's 5 bytes of decodings are spent", "\(String(describing: messages.last?.note))")
+    }
+
     @Test func contentTypes() {
         #expect(GRPCFlowRecorder.isGRPC(contentType: "application/grpc"))
         #expect(GRPCFlowRecorder.isGRPC(contentType: "application/grpc+proto"))
