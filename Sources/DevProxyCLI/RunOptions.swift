@@ -120,6 +120,12 @@ struct RunOptions {
         configuration.http2 = try !flag("no-http2")
         let modes = try values("mode").map(ListenerMode.init(parsing:))
         if !modes.isEmpty { configuration.modes = modes }
+        // `--listen` given with modes that all have an address of their own listens nowhere: the
+        // natural way to add a SOCKS5 listener left HTTP clients with "connection refused".
+        if let listen = try value("listen"), !modes.isEmpty, modes.allSatisfy({ $0.port != nil }) {
+            throw UsageError("--listen \(listen) is not used: every --mode has an address of its own; add "
+                             + "`--mode regular` to listen there too, or leave --listen out")
+        }
         configuration.reverseTLS = try flag("reverse-tls")
         if let path = try value("upstream-proxy-auth-file") {
             let text = String(decoding: try SecureFile.read(path, what: "the upstream proxy credentials file"),

@@ -246,6 +246,8 @@ import TestSupport
         (["ca", "issue", "--email", "a@b.co", "--email", "c@d.co"], "--email was given twice (a@b.co and c@d.co)"),
         // An option where a value goes: the certificate was written to a file named `--ca-dir`.
         (["ca", "export", "-out"], "-out needs a value, and got the option --ca-dir"),
+        // Every mode with an address of its own: the explicit --listen listened nowhere, silently.
+        (["run", "--listen", "127.0.0.1:0", "--mode", "socks5@127.0.0.1:0"], "is not used: every --mode has an address"),
     ])
     func badInputEndsInOneErrorLine(_ arguments: [String], _ expected: String) throws {
         _ = try devproxy(["ca", "init", "--ca-dir", ca])
