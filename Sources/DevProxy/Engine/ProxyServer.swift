@@ -211,7 +211,9 @@ public final class ProxyServer: @unchecked Sendable {
     /// the cut looked like from inside kept in the message.
     func emit(_ flow: consuming Flow) {
         if isStopping && Self.isCut(flow, stopBegan: state.withLock { $0.stopBegan }) {
-            let detail = flow.error.map { " (\($0.kind): \($0.message))" } ?? ""
+            // The cut seen from inside, unless it is the cut itself: shutdown aborting the client's
+            // socket reads there as the client closing, which it did not.
+            let detail = flow.error.flatMap { $0.kind == FlowErrorKind.clientClosed.rawValue ? nil : " (\($0.kind): \($0.message))" } ?? ""
             flow.error = Flow.FlowError(kind: FlowErrorKind.aborted.rawValue, message: "DevProxy was shutting down" + detail, alert: nil)
         }
         configuration.signatures?.check(&flow)
