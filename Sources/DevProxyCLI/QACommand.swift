@@ -119,6 +119,10 @@ enum QACommand {
                             + (verdict.evidence.reports.isEmpty ? "" : "; reports: \(verdict.evidence.reports.joined(separator: ", "))"))
             }
         }
+        if failures > 0 {
+            Output.line()
+            for line in JUnitReport.failureLines(verdicts, expectations) { Output.line("FAILED \(line)") }
+        }
         if let junit = arguments.value("junit") {
             Output.line()
             Output.line("Wrote JUnit XML to \(junit)\(failures > 0 ? " (\(failures) expectation(s) failed)" : "").")

@@ -52,6 +52,27 @@ public enum JUnitReport {
         return failures
     }
 
+    /// Why `expectation` matched no verdict: the host has no flow at all, or none under the
+    /// persona it is about (a bare `HOST=VERDICT` is about the non-team personas).
+    static func missingMessage(_ expectation: Expectation, _ verdicts: [QAVerdict]) -> String {
+        let personas = verdicts.filter { $0.host == expectation.host.lowercased() }
+            .map { "\($0.persona ?? "none"): \($0.verdict.rawValue)" }
+        let wanted = expectation.persona.map { "under \($0)" } ?? "under a non-team persona"
+        guard !personas.isEmpty else { return "expected \(expectation.verdict.rawValue) \(wanted), but no flow for this host" }
+        return "expected \(expectation.verdict.rawValue) \(wanted), but the log has this host only as "
+            + personas.joined(separator: ", ")
+    }
+
+    /// Every failed expectation as one line naming its host, for the console.
+    public static func failureLines(_ verdicts: [QAVerdict], _ expectations: [Expectation]) -> [String] {
+        let failures = mismatches(verdicts, expectations)
+        var lines = verdicts.indices.compactMap { index in
+            failures["\(index)"].map { "\(verdicts[index].host) (\(verdicts[index].persona ?? "none")): \($0)" }
+        }
+        lines += unmatched(verdicts, expectations).map { "\($0.host): \(missingMessage($0, verdicts))" }
+        return lines
+    }
+
     /// Expectations whose host no verdict mentions.
     public static func unmatched(_ verdicts: [QAVerdict], _ expectations: [Expectation]) -> [Expectation] {
         expectations.filter { expectation in !verdicts.contains { expectation.applies(to: $0) } }
@@ -75,8 +96,7 @@ public enum JUnitReport {
             cases.append(body)
         }
         for expectation in missing {
-            let message = "expected \(expectation.verdict.rawValue), but no flow for this host"
-                + (expectation.persona.map { " under \($0)" } ?? "")
+            let message = missingMessage(expectation, verdicts)
             cases.append("    <testcase classname=\"\(escape(expectation.host))\" name=\"\(escape(expectation.persona ?? "any"))\" time=\"0\">\n"
                          + "      <failure message=\"\(escape(message))\" type=\"verdict\"/>\n    </testcase>\n")
         }

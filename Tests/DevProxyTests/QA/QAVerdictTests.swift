@@ -138,6 +138,24 @@ import TestSupport
         #expect(parsed.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "1 6 cdn.acme.dev verdict: report-only")
     }
 
+    /// A failed `--expect` names its host and why: the console said only "1 expectation(s)
+    /// failed", and JUnit said "no flow for this host" of a host whose only flows were the team's.
+    @Test func failedExpectationsNameTheirHostAndWhy() throws {
+        let log = dir.write("flows.jsonl", try SyntheticFlows.log(flows()))
+        let junit = dir.file("qa.xml")
+        let result = try Subprocess.run(Subprocess.devproxy, ["qa", "verdict", "--log", log, "--junit", junit, "--reports",
+                                                              dir.write("none.jsonl", ""),
+                                                              "--expect", "cdn.acme.dev=enforced", "--expect", "team.acme.dev=enforced",
+                                                              "--expect", "quiet.acme.dev/team=debuggable"])
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("FAILED cdn.acme.dev (unpinned): expected enforced, got not-pinned"), "\(result.stdout)")
+        #expect(result.stdout.contains("FAILED team.acme.dev: expected enforced under a non-team persona, but no flow for this host"),
+                "\(result.stdout)")
+        #expect(result.stdout.contains("FAILED quiet.acme.dev: expected debuggable under team, but the log has this host only as "
+                                       + "expired: inconclusive"), "\(result.stdout)")
+        #expect(dir.read("qa.xml").contains("but the log has this host only as expired: inconclusive"))
+    }
+
     @Test func humanOutputAndMissingLog() throws {
         let log = dir.write("flows.jsonl", try SyntheticFlows.log(flows()))
         let result = try Subprocess.run(Subprocess.devproxy, ["qa", "verdict", "--log", log, "--host", "api.acme.dev"])
