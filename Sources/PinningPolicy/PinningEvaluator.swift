@@ -112,6 +112,15 @@ public enum PinningEvaluator {
         // The platform trust manager runs first; pins are consulted only for a trusted chain.
         let trusted = verification.isVerified && anchors.contains { $0.store == store }
         result.connects = trusted
+        // A chain the config does not trust is refused before any pin is looked at, a host with no
+        // pin-set (or an expired one) included: a config trusting only `system` anchors refuses
+        // the user-installed DevProxy root everywhere (Android's default for targetSdk 24+).
+        guard trusted, verification.path != nil else {
+            let why = verification.path == nil ? "the chain is not trusted" : "Trust anchor for certification path not "
+                + "found (the anchor is in the \(store) store, which this config does not trust)"
+            (result.validationResult, result.decision, result.reason) = (.failedInvalidCertificateChain, .shouldBlockConnection, why)
+            return result
+        }
         guard let entry, !entry.pins.isEmpty else {
             result.reason = "\(host) has no pin-set"
             return result

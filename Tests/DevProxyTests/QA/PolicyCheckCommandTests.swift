@@ -92,6 +92,23 @@ import TestSupport
         #expect(human.status == 1 && human.stdout.contains("refuses this policy"))
     }
 
+    /// A config that trusts only the system's anchors refuses the user-installed DevProxy root on
+    /// every host, pinned or not, expired pin-set or not (Android checks trust before pins): it was
+    /// predicted "not pinned", which QA reads as "DevProxy can decrypt it".
+    @Test func aSystemOnlyConfigIsPredictedToBlockEveryHost() throws {
+        let nsc = fixture.directory.write("system.xml", """
+            <network-security-config><base-config><trust-anchors><certificates src="system"/></trust-anchors></base-config>
+            <domain-config><domain>expired.acme.dev</domain>
+            <pin-set expiration="2001-01-01"><pin digest="SHA-256">\(rootPin)</pin><pin digest="SHA-256">\(rootPin)</pin></pin-set>
+            </domain-config></network-security-config>
+            """)
+        let (result, json) = try check([nsc, "--host", "api.acme.dev", "--host", "expired.acme.dev"])
+        for host in ["api.acme.dev", "expired.acme.dev"] {
+            #expect(hosts(json)[host]?["decision"] as? String == "block", "\(host): \(result.output)")
+            #expect(hosts(json)[host]?["result"] as? Int == 2, "\(host): \(result.output)")
+        }
+    }
+
     /// An empty file read as an OkHttp pinner with no pins ("a valid OkHttp CertificatePinner
     /// policy", exit 0), and a directory was "permission denied".
     @Test func anEmptyFileOrADirectoryIsAnErrorThatSaysWhich() throws {
