@@ -99,7 +99,11 @@ public struct PolicyCheck: Sendable {
         if case .served(let chain, _) = presented {
             for entry in policy.domains { chains[entry.pattern] = chain }
         }
-        var linter = PolicyLinter(teamRootPins: teamRoot.map(Self.pins(of:)) ?? [], chains: chains)
+        // Pins DevProxy's chain satisfies: the team root's, and the presenting intermediate's (an
+        // app that pins the engineer's own intermediate is decrypted; it was warned it would block).
+        var decryptablePins = teamRoot.map(Self.pins(of:)) ?? []
+        if case .minted(let issuer, _) = presented { decryptablePins += issuer.signer.chain.flatMap(Self.pins(of:)) }
+        var linter = PolicyLinter(teamRootPins: decryptablePins, chains: chains)
         (linter.teamRoot, linter.expected, linter.rotation) = (teamRoot, expected, rotation)
         warnings += linter.lint(policy, at: now).map(\.description)
         var predictions: [HostPrediction] = []

@@ -88,7 +88,9 @@ public struct PolicyLinter: Sendable {
                                                message: "pins expire \(expiration), within 30 days"))
                 }
             }
-            if policy.customPinner == nil, policy.ats == nil, !teamRootPins.isEmpty, !pins.contains(where: teamRootPins.contains) {
+            // Only where the pins are enforced: an expired pin-set and a report-only entry block nothing.
+            if policy.customPinner == nil, policy.ats == nil, !teamRootPins.isEmpty, entry.enforce, !entry.isExpired(at: date),
+               !pins.contains(where: teamRootPins.contains) {
                 findings.append(PolicyLint(kind: .teamRootNotPinned, domain: name,
                                            message: "DevProxy cannot decrypt this host; the app will block"))
             }

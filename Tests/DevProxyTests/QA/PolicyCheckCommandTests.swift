@@ -109,6 +109,18 @@ import TestSupport
         }
     }
 
+    /// A policy pinning the engineer's own intermediate (and a backup) is decrypted through
+    /// DevProxy: no "the app will block" warning beside the `allow` it predicts.
+    @Test func pinningTheEngineersIntermediateIsNotWarnedAsBlocking() throws {
+        let intermediatePin = SPKIPin.base64SHA256(fixture.intermediate.spkiDER)
+        let backup = SPKIPin.base64SHA256(try PrivateKey.generate(.p256).publicKeyDER)
+        let policy = fixture.directory.write("intermediate.txt", "api.acme.dev sha256/\(intermediatePin) sha256/\(backup)\n")
+        let (result, json) = try check([policy])
+        let warnings = (json["warnings"] as? [String]) ?? []
+        #expect(!warnings.contains { $0.contains("cannot decrypt") }, "\(warnings)")
+        #expect(hosts(json)["api.acme.dev"]?["decision"] as? String == "allow", "\(result.output)")
+    }
+
     /// An empty file read as an OkHttp pinner with no pins ("a valid OkHttp CertificatePinner
     /// policy", exit 0), and a directory was "permission denied".
     @Test func anEmptyFileOrADirectoryIsAnErrorThatSaysWhich() throws {
