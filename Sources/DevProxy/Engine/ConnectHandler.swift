@@ -288,8 +288,14 @@ struct ConnectHandler {
             return
         }
         if case .success(let upstream)? = choice.upstream {
-            // An HTTP/1.1 connection waits in the pool for this client's first request.
-            if upstream.isHTTP2 { upstream.stream.close() } else { connection.pool.release(upstream) }
+            // An HTTP/1.1 connection waits in the pool for this client's first request, whose flow
+            // is the one that paid for its connect and TLS.
+            if upstream.isHTTP2 {
+                upstream.stream.close()
+            } else {
+                upstream.neverUsed = true
+                connection.pool.release(upstream)
+            }
         }
         let inner = MessageReader(stream: tls, parser: HTTP1RequestParser(limits: server.configuration.httpLimits))
         let context = ExchangeContext(server: server, connection: connection, client: inner, clientAddress: connection.clientAddress, mode: .https,

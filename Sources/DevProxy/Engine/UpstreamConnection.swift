@@ -12,8 +12,13 @@ final class UpstreamConnection: @unchecked Sendable {
     /// Milliseconds spent on TCP connect and on the TLS handshake (0 when reused).
     let connectMilliseconds: Double
     let tlsMilliseconds: Double
-    /// Whether this connection came from the pool.
+    /// Whether this connection came from the pool having served an exchange before (its connect
+    /// and TLS were paid by an earlier flow).
     var reused = false
+    /// Pooled straight after it was opened (dialled during the client's handshake, or ahead of
+    /// need by `prepare`): the first exchange on it is the one that waited for its connect and
+    /// TLS, and its flow says so.
+    var neverUsed = false
     /// Set when the connection goes to an upstream proxy that takes absolute-form requests
     /// (plain HTTP through `--upstream-proxy`): the `Proxy-Authorization` to send, or "" for none.
     var proxyAuthorization: String?
@@ -200,7 +205,10 @@ final class UpstreamPool: @unchecked Sendable {
             var doomed: [UpstreamConnection] = []
             if preparing[key] === preparation {
                 preparing[key] = nil
-                if case .success(let connection) = result { doomed = poolLocked(connection, now: Date()) }
+                if case .success(let connection) = result {
+                    connection.neverUsed = true
+                    doomed = poolLocked(connection, now: Date())
+                }
             }
             lock.unlock()
             preparation.finish(result)
@@ -437,7 +445,8 @@ final class UpstreamPool: @unchecked Sendable {
         while let index = idle.index(forKey: key), let last = idle.values[index].popLast() {
             if idle.values[index].isEmpty { idle.remove(at: index) }
             if Date().timeIntervalSince(last.since) < maxIdle, isStillOpen(last.connection) {
-                last.connection.reused = true
+                last.connection.reused = !last.connection.neverUsed
+                last.connection.neverUsed = false
                 return last.connection
             }
             last.connection.stream.close()
