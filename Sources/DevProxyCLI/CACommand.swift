@@ -58,8 +58,7 @@ enum CACommand {
     /// development root), not the team CA just made. Quoted for a shell when it needs to be.
     static func caDirSuffix(_ arguments: Arguments) -> String {
         guard let directory = arguments.value("ca-dir") else { return "" }
-        let plain = directory.allSatisfy { $0.isLetter || $0.isNumber || "/._-~+@:,=".contains($0) }
-        return " --ca-dir " + (plain ? directory : "'" + directory.replacingOccurrences(of: "'", with: "'\\''") + "'")
+        return " --ca-dir " + RunCommand.shellQuoted(directory)
     }
 
     /// The passphrase from `--passphrase-file` or the environment.

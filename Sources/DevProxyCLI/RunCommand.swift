@@ -268,10 +268,17 @@ enum RunCommand {
             return (sink, sessions)
         } catch let error as SessionStoreError where error.code == .inUse {
             throw CommandFailure("cannot open the session store \(path): \(error.reason); give this run another "
-                                 + "--session FILE (or watch that one with: devproxy web \(path))")
+                                 + "--session FILE (or watch that one with: devproxy web \(shellQuoted(path)))")
         } catch let error as SessionStoreError {
             throw CommandFailure("cannot open the session store \(path): \(error.reason)")
         }
+    }
+
+    /// `path` as a shell reads it back: as it is when it has nothing a shell treats specially,
+    /// else single-quoted (a printed command is copied and run).
+    static func shellQuoted(_ path: String) -> String {
+        guard path.contains(where: { !($0.isLetter || $0.isNumber || "/._-~+@:,=".contains($0)) }) else { return path }
+        return "'" + path.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 
     private static func makeSinks(_ options: RunOptions, quiet: Bool) throws -> [FlowSink] {
