@@ -248,6 +248,8 @@ import TestSupport
         (["ca", "export", "-out"], "-out needs a value, and got the option --ca-dir"),
         // Every mode with an address of its own: the explicit --listen listened nowhere, silently.
         (["run", "--listen", "127.0.0.1:0", "--mode", "socks5@127.0.0.1:0"], "is not used: every --mode has an address"),
+        // A port where the address goes: accepted, and every request to the host was a 502.
+        (["run", "--resolve", "a.test:443:127.0.0.1:8443"], "127.0.0.1:8443 is not an IP address or host name"),
     ])
     func badInputEndsInOneErrorLine(_ arguments: [String], _ expected: String) throws {
         _ = try devproxy(["ca", "init", "--ca-dir", ca])

@@ -156,6 +156,12 @@ public struct ResolveOverride: Sendable, Equatable {
         self.port = port
         let address = String(parts[2])
         self.address = address.hasPrefix("[") && address.hasSuffix("]") ? String(address.dropFirst().dropLast()) : address
+        // An address, or a host name to dial instead: `127.0.0.1:8443` (a port where the
+        // address goes) or words were taken, and every request to the host got a 502.
+        guard LeafName.isIPLiteral(self.address) || (try? LeafName(self.address)) != nil else {
+            throw ConfigurationError("--resolve \(text): \(self.address) is not an IP address or host name; "
+                                     + "give HOST:PORT:ADDRESS, such as api.example.com:443:127.0.0.1 or [::1] for IPv6")
+        }
     }
 }
 
