@@ -65,6 +65,26 @@ final class SessionImportTests: XCTestCase {
         XCTAssertEqual(try store.count(filter: FilterExpression(parsing: "~e | ~t png")), 2)
     }
 
+    /// A body read in a declared charset imports as the bytes that were sent (its text written
+    /// back in that charset), not as its UTF-8 reading: download, raw export and curl gave bytes
+    /// that were never sent, under the original's SHA-256.
+    func testABodyInADeclaredCharsetImportsAsItsOriginalBytes() throws {
+        let directory = TemporaryDirectory()
+        let line = #"{"id":"j1","started":"2026-03-01T12:01:02.100Z","ended":"2026-03-01T12:01:02.135Z","client":"127.0.0.1:1","#
+            + #""mode":"https","server":{"host":"jp.example.com","port":443},"#
+            + #""request":{"method":"GET","url":"https://jp.example.com/","http_version":"HTTP/1.1","headers":[]},"#
+            + #""response":{"status":200,"reason":"OK","http_version":"HTTP/1.1","#
+            + #""headers":[["Content-Type","text/html; charset=Shift_JIS"]],"#
+            + #""body":{"size":6,"sha256":"ab","text":"日本語","charset":"shift_jis","truncated":false}},"#
+            + #""timings":{"connect":1,"tls":2,"send":1,"wait":20,"receive":4}}"#
+        let path = directory.write("flows.jsonl", line + "\n")
+        let (store, _) = try SessionImport.open(path: path)
+        defer { store.close() }
+        let body = try XCTUnwrap(try store.body(id: "j1", part: .response))
+        XCTAssertEqual(body.bytes, [0x93, 0xFA, 0x96, 0x7B, 0x8C, 0xEA])
+        XCTAssertEqual(body.text, "日本語")
+    }
+
     func testAHARFileWrittenByTheProxyImports() throws {
         let directory = TemporaryDirectory()
         let path = directory.file("session.har")

@@ -1,5 +1,6 @@
 import Foundation
 import HTTP1
+import HTTPTypes
 
 /// Whether captured body bytes should be shown as text, and the text if so.
 enum BodyText {

@@ -61,8 +61,14 @@ struct FlowLogEntry {
     /// A logged body: `text` (decoded) or `base64` of the kept prefix, with the whole's size and hash.
     static func body(_ object: [String: Any]) -> StoredBody {
         let text = object["text"] as? String
-        let bytes = text.map { Array($0.utf8) }
+        var bytes = text.map { Array($0.utf8) }
             ?? (object["base64"] as? String).flatMap { Data(base64Encoded: $0) }.map { [UInt8]($0) } ?? []
+        // Text read in a declared charset (`charset`, not a content coding) is written back in it:
+        // the bytes as they were sent (download, raw export, curl), not their UTF-8 reading.
+        if let text, object["decoded"] == nil, let name = object["charset"] as? String,
+           let charset = BodyCharset(contentType: "text/plain; charset=" + name), let original = charset.bytes(of: text) {
+            bytes = original
+        }
         return StoredBody(bytes: bytes, size: object["size"] as? Int, sha256: object["sha256"] as? String, text: text)
     }
 

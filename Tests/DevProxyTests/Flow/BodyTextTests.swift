@@ -1,5 +1,6 @@
 @testable import DevProxy
 import Foundation
+import HTTPTypes
 import Testing
 
 /// Which content types make a body text whatever its bytes look like (`BodyText.isTextual`).

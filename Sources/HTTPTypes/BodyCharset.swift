@@ -105,9 +105,10 @@ public struct BodyCharset: Equatable, Sendable {
 
     /// The value of parameter `name` (lowercase ASCII) in a `Content-Type` value, unquoted; nil
     /// when it has none.
-    static func parameter(named name: StaticString, in contentType: String) -> String? {
+    public static func parameter(named name: StaticString, in contentType: String) -> String? {
         var found: String?
-        contentType.withUTF8Bytes { utf8 in
+        var contentType = contentType
+        contentType.withUTF8 { utf8 in
             guard var index = utf8.firstIndex(of: UInt8(ascii: ";")) else { return }
             while index < utf8.endIndex {
                 // At a `;`: skip it and spaces, read `key=value` up to the next `;` outside quotes.
