@@ -143,9 +143,21 @@ function setupStatus() {
             notice.hidden = true;
         }, 6000);
     });
+    // A proxy that stopped, or restarted (a new run has a new token and maybe a new port): the
+    // page says what to do instead of showing the old run's flows under "disconnected".
+    let failures = 0;
     liveEvents.addEventListener("state", (event) => {
         $("connection-state").textContent = event.detail;
         $("connection-state").className = `state-${event.detail.replace(/\W/g, "")}`;
+        if (event.detail === "live") {
+            failures = 0;
+            return;
+        }
+        failures += 1;
+        if (event.detail === "disconnected" || failures === 3) {
+            store.notify("lost DevProxy: it stopped, or restarted with a new token. Run it again and open the "
+                + "\"web ui:\" link it prints; the flows shown here are the earlier run's", "error");
+        }
     });
     store.addEventListener("info", (event) => {
         const info = event.detail ?? {};
