@@ -280,6 +280,15 @@ public final class Socket: @unchecked Sendable {
         #endif
     }
 
+    /// Whether the peer reset the connection within `milliseconds` (POLLHUP or POLLERR: after
+    /// its FIN alone the socket shows neither). A peer that closed before our data reached it
+    /// answers that data with a reset; one that read it and closed does not.
+    public func resetWithin(milliseconds: Int32) -> Bool {
+        var poller = pollfd(fd: fd, events: 0, revents: 0)
+        guard poll(&poller, 1, milliseconds) > 0 else { return false }
+        return poller.revents & Int16(POLLHUP | POLLERR) != 0
+    }
+
     /// What `waitForInput(watching:limit:)` saw first.
     public enum InputOrClose { case input, peerClosed, timedOut }
 

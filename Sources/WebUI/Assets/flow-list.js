@@ -264,33 +264,21 @@ class FlowList extends HTMLElement {
             if (known) this.#byID.set(summary.id, { ...known, ...summary });
             else added.set(summary.id, summary);
         }
-        if (added.size && this.#sort) {
-            // Sorted by a column: each new flow where its value puts it among the loaded rows;
-            // past them, the next page brings it. (A known flow keeps its row when its value
-            // changes, a pending one finishing: rows do not jump under the reader.)
-            let inserted = 0;
-            for (const summary of added.values()) {
-                const position = this.#sortedPositionFor(summary);
-                if (position === this.#ids.length && this.#cursor) continue;
-                this.#byID.set(summary.id, summary);
-                this.#ids.splice(position, 0, summary.id);
-                if (position < first) shift += 1;
-                inserted += 1;
-            }
-            this.#total += inserted;
-        } else if (added.size) {
-            // Newest first, like the list.
+        if (added.size) {
+            // Newest first, like the list; sorted by a column, each new flow where its value puts
+            // it among the loaded rows (a known flow keeps its row when its value changes, a
+            // pending one finishing: rows do not jump under the reader).
             const fresh = [...added.values()].sort((a, b) => b.seq - a.seq);
             const top = this.#ids.length ? this.#byID.get(this.#ids[0]).seq : -Infinity;
             let inserted = 0;
-            if (fresh[fresh.length - 1].seq > top) {
+            if (!this.#sort && fresh[fresh.length - 1].seq > top) {
                 for (const summary of fresh) this.#byID.set(summary.id, summary);
                 this.#ids = fresh.map((summary) => summary.id).concat(this.#ids);
                 shift += fresh.length;
                 inserted = fresh.length;
             } else {
                 for (const summary of fresh) {
-                    const position = this.#positionFor(summary.seq);
+                    const position = this.#sort ? this.#sortedPositionFor(summary) : this.#positionFor(summary.seq);
                     // Past the loaded pages: the next page (by cursor) brings it. It may have been
                     // counted already (an update of a flow not loaded), so the total stays.
                     if (position === this.#ids.length && this.#cursor) continue;

@@ -194,7 +194,7 @@ import TestSupport
         let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
         // Through memory BIOs, as Node's TLS does: the client's Finished is made once the server's
         // flight is in, and a pinner that destroys the socket then never sends it (the first
-        // three); the last three send it and reset at once.
+        // three, a plain close); the last three send it and reset at once.
         let script = """
             import socket, ssl, struct, time
             context = ssl.create_default_context(cafile="\(proxy.pki.rootPath)")
@@ -215,8 +215,10 @@ import TestSupport
                             s.sendall(pending)
                         incoming.write(s.recv(65536))
                 if sends_finished:
+                    # Its Finished, then a reset at once (tickets on their way find it gone).
                     s.sendall(outgoing.read())
-                s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                # Without: a plain close, as Node's socket.destroy() makes, our flight read.
                 s.close()
                 time.sleep(0.2)
             """
