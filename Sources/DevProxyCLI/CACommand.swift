@@ -111,7 +111,14 @@ enum CACommand {
         // An engineer with only a bundle has no CA directory: the root is the bundle's last certificate.
         let root: Certificate
         if let bundle = arguments.value("bundle") {
-            guard let last = try Signer(bundle: try SecureFile.read(bundle, what: "the bundle")).root else {
+            let bytes = try SecureFile.read(bundle, what: "the bundle")
+            let signer: Signer
+            do {
+                signer = try Signer(bundle: bytes)
+            } catch let error as CAError {
+                throw CommandFailure("--bundle \(bundle): \(error.reason)")
+            }
+            guard let last = signer.root else {
                 throw CommandFailure("\(bundle) holds no root certificate")
             }
             root = last

@@ -34,7 +34,12 @@ enum CATraceCommand {
         }
         let store = CACommand.store(arguments)
         let input = try SecureFile.read(file, what: "the certificate")
-        let findings = try store.trace(input)
+        let findings: [TraceFinding]
+        do {
+            findings = try store.trace(input)
+        } catch let error as CAError where error.code == .invalidInput || error.code == .corruptCertificate {
+            throw CommandFailure("\(file): \(error.reason)")
+        }
         // A bad ledger line may be the record a chain traces to: said, as `ca list` says it.
         let problems = (try? store.intermediates().problems) ?? []
         for problem in problems {

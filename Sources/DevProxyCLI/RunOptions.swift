@@ -111,7 +111,13 @@ struct RunOptions {
         configuration.passthrough = try values("passthrough").map(GlobPattern.init)
         configuration.resolve = try values("resolve").map(ResolveOverride.init(parsing:))
         for path in try values("upstream-ca") {
-            configuration.upstreamCAs += try Certificate.all(from: try SecureFile.read(path, what: "the upstream CA file"))
+            let bytes = try SecureFile.read(path, what: "the upstream CA file")
+            do {
+                configuration.upstreamCAs += try Certificate.all(from: bytes)
+            } catch let error as CAError {
+                // Named: "the certificate is not valid DER: too small" said neither option nor file.
+                throw CommandFailure("--upstream-ca \(path): \(error.reason)")
+            }
         }
         configuration.clientCertificates = try clientCertificates()
         configuration.protoSchema = try protoSchema()

@@ -88,6 +88,24 @@ import TestSupport
         #expect(try CAStore(directory: ca).intermediates().entries.allSatisfy { $0.status == .active })
     }
 
+    /// A file that is not what its option takes is named in the error with its option: "the
+    /// certificate is not valid DER: too small" and "no PEM private key found" said neither.
+    @Test func aWrongFileIsNamedWithItsOption() throws {
+        _ = try devproxy(["ca", "init", "--ca-dir", ca])
+        let key = dir.write("key.pem", bytes: try PrivateKey.generate(.p256).pem())
+        let cases: [([String], String)] = [
+            (["ca", "trace", "--ca-dir", ca, key], "\(key): "),
+            (["ca", "export", "--bundle", key], "--bundle \(key): "),
+            (["run", "--ca-dir", ca, "--upstream-ca", key, "--listen", "127.0.0.1:0"], "--upstream-ca \(key): "),
+            (["run", "--ca-dir", ca, "--intermediate", "\(ca)/root.pem", "--listen", "127.0.0.1:0"],
+             "--intermediate \(ca)/root.pem: "),
+        ]
+        for (arguments, expected) in cases {
+            let result = try devproxy(arguments)
+            #expect(result.status != 0 && errorLine(result).hasPrefix("error: " + expected), "\(arguments): \(result.output)")
+        }
+    }
+
     @Test func exportToStandardOutputWritesTheBytesThere() throws {
         _ = try devproxy(["ca", "init", "--ca-dir", ca, "--name", "Acme Dev Root"])
         let file = dir.file("root.crt")

@@ -37,8 +37,13 @@ public struct SignerSelection {
     public func select(now: Date = Date()) throws -> Result {
         var notes: [String] = []
         if let bundlePath {
-            let signer = try Signer(bundle: try SecureFile.read(bundlePath, what: "the intermediate bundle"),
-                                passphrase: passphrase)
+            let bytes = try SecureFile.read(bundlePath, what: "the intermediate bundle")
+            let signer: Signer
+            do {
+                signer = try Signer(bundle: bytes, passphrase: passphrase)
+            } catch let error as CAError {
+                throw CAError(error.code, "--intermediate \(bundlePath): \(error.reason)")
+            }
             try refuseIfRevoked(signer.certificate)
             try signer.checkValidity(at: now)
             notes.append("signing leaves with \(describe(signer.certificate)) from \(bundlePath)")
