@@ -40,10 +40,25 @@ public enum ProtoCompiler {
         } catch {
             throw Failure(reason: (error as? TrustStoreError)?.reason ?? "\(error)")
         }
-        guard outcome.status == 0 else { throw Failure(reason: "protoc: \(outcome.lastLine)") }
+        guard outcome.status == 0 else { throw Failure(reason: Self.reason(outcome.output)) }
         guard let bytes = FileManager.default.contents(atPath: output) else {
             throw Failure(reason: "protoc wrote no descriptor set")
         }
         return Array(bytes)
+    }
+
+    /// protoc's failure in one line: its first error, which names the cause (the last names a
+    /// symptom: `"google.protobuf.Timestamp" is not defined` after the import was not found), and
+    /// for a well-known type's file that is missing, the package that has them.
+    static func reason(_ output: String) -> String {
+        let lines = output.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        guard let first = lines.first else { return "protoc failed with no output" }
+        var reason = "protoc: \(first)"
+        if lines.count > 1 { reason += " (and \(lines.count - 1) more line\(lines.count == 2 ? "" : "s"))" }
+        if first.hasPrefix("google/protobuf/"), first.hasSuffix("File not found.") {
+            reason += "; the well-known types' .proto files come with libprotobuf-dev (apt-get install libprotobuf-dev), "
+                + "or pass a descriptor set built with --include_imports"
+        }
+        return reason
     }
 }

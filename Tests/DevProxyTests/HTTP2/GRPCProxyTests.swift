@@ -237,7 +237,9 @@ import TestSupport
         // A file that is neither stops the start with one line, and so does a source protoc rejects.
         _ = dir.write("junk.desc", "syntax = \"proto3\";")
         _ = dir.write("typo.proto", "syntax = \"proto3\"; message A { strin x = 1; }")
-        for (file, message) in [("junk.desc", "not a FileDescriptorSet"), ("typo.proto", "protoc: typo.proto:1:")] {
+        _ = dir.write("missing.proto", "syntax = \"proto3\"; import \"nowhere/gone.proto\"; message A { nowhere.G g = 1; }")
+        for (file, message) in [("junk.desc", "not a FileDescriptorSet"), ("typo.proto", "protoc: typo.proto:1:"),
+                                ("missing.proto", "protoc: nowhere/gone.proto: File not found.")] {
             let refused = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", dir.file("ca"), "--proto",
                                                                    dir.file(file), "--listen", "127.0.0.1:0"])
             #expect(refused.status != 0)
