@@ -164,7 +164,9 @@ function setupStatus() {
         const parts = [];
         if (info.version) parts.push(`DevProxy ${info.version}`);
         const proxy = info.proxy ?? info.listeners ?? info.listen;
-        if (proxy) parts.push(`proxy ${Array.isArray(proxy) ? proxy.map((p) => p.address ?? p).join(", ") : proxy}`);
+        // `devproxy web FILE` proxies nothing: its empty list of listeners is no "proxy ·" part.
+        const listening = Array.isArray(proxy) ? proxy.map((p) => p.address ?? p).filter(Boolean).join(", ") : proxy;
+        if (listening) parts.push(`proxy ${listening}`);
         if (info.session) parts.push(`session ${info.session}`);
         if (store.readOnly) parts.push("read-only");
         $("info-line").textContent = parts.join(" · ");

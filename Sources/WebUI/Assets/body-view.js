@@ -18,7 +18,10 @@ export function viewKind(type) {
     if (!type) return "sniff";
     // gRPC and gRPC-Web bodies are framed, `+json` ones too; the gRPC view shows their messages.
     if (type.startsWith("application/grpc")) return "binary";
-    if (type === "application/json" || type.endsWith("+json") || type === "application/x-ndjson") return "json";
+    // `text/json` is an old spelling servers still send.
+    if (type === "application/json" || type === "text/json" || type.endsWith("+json") || type === "application/x-ndjson") {
+        return "json";
+    }
     if (type === "image/svg+xml") return "text";
     if (type.startsWith("image/")) return "image";
     if (type.startsWith("text/") || type.endsWith("+xml") || type.endsWith("/xml") ||
