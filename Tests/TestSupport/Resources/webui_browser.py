@@ -75,6 +75,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             # gzip bytes labelled br: the detail says the coding could not be undone.
             body = gzip.compress(json.dumps(ITEMS, separators=(",", ":")).encode())
             self.send(200, body, "application/json", [("Content-Encoding", "br")])
+        elif path == "/old.json":
+            # The old `text/json` spelling: shown as JSON (pretty, foldable), not as one text line.
+            self.send(200, b'{"spelling":["text","json"]}', "text/json")
         elif path == "/sjis.html":
             # A page in Shift_JIS: the detail shows its text and names the charset it was read in.
             self.send(200, "<p>\u65e5\u672c\u8a9e</p>".encode("shift_jis"), "text/html; charset=Shift_JIS")
@@ -603,6 +606,14 @@ def run(browser, options, base, origin, checks):
                       and "decoded from" not in facts, repr(facts))
     except Exception as error:
         checks.result("coding-not-undone-said", False, str(error).splitlines()[0])
+    curl(options.proxy, base + "/old.json")
+    open_flow(page, "/old.json")
+    try:
+        page.wait_for_function(VIEW_DONE, timeout=10000)
+        text = view_text(page)
+        checks.result("text-json-pretty", '"spelling": [' in text and "\n" in text, repr(text[:80]))
+    except Exception as error:
+        checks.result("text-json-pretty", False, str(error).splitlines()[0])
     curl(options.proxy, base + "/sjis.html")
     open_flow(page, "/sjis.html")
     try:
