@@ -98,8 +98,21 @@ struct Destination {
 
     /// The URL the flow log shows; `OPTIONS *` (asterisk-form) has an empty path (RFC 9110 §7.1).
     var url: String {
-        if let authority { return (tls ? "https://" : "http://") + authority + (pathAndQuery == "*" ? "" : pathAndQuery) }
+        if let authority {
+            // An authority without a port (grpc's `ssl_target_name_override`, a `Host` that left
+            // it out) reached a port that is not the scheme's: the URL names it, or replay and
+            // curl export went to the default port.
+            let named = Self.hasPort(authority) || port == (tls ? 443 : 80) ? authority : authority + ":" + String(port)
+            return (tls ? "https://" : "http://") + named + (pathAndQuery == "*" ? "" : pathAndQuery)
+        }
         return joined(tls ? "https://" : "http://", pathAndQuery == "*" ? "" : pathAndQuery)
+    }
+
+    /// Whether an authority (`host`, `host:port`, `[v6]`, `[v6]:port`) names a port.
+    static func hasPort(_ authority: String) -> Bool {
+        guard let colon = authority.lastIndex(of: ":") else { return false }
+        if let bracket = authority.lastIndex(of: "]"), bracket > colon { return false }
+        return authority[authority.index(after: colon)...].allSatisfy(\.isNumber) && colon != authority.startIndex
     }
 
     /// The Host header value for this destination.

@@ -282,6 +282,20 @@ import TestSupport
         #expect(flows.allSatisfy { $0.error == nil }, "\(flows.map(\.error))")
     }
 
+    /// An `:authority` without a port (grpc's `ssl_target_name_override`) that reached another
+    /// port: the flow's URL names the port, or replay and curl export went to :443.
+    @Test func anAuthorityWithoutAPortKeepsThePortInTheURL() throws {
+        let origin = try HTTP2Origin(.nghttpd)
+        try origin.serve("hello.txt", Array("hello".utf8))
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let out = try H2Client.run(proxy: proxy, port: origin.port, alpn: "h2", path: "/hello.txt",
+                                   extra: ["--authority", "localhost"])
+        #expect(out.responses.first?.status == 200, "\(out)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.request?.url == "https://localhost:\(origin.port)/hello.txt", "\(String(describing: flow.request?.url))")
+    }
+
     /// An origin that cuts a gRPC call mid-response (GOAWAY INTERNAL_ERROR "boom", then the
     /// connection closed): the client gets trailers with `grpc-status` 14 (UNAVAILABLE), as a
     /// lost connection gives without a proxy (a reset's INTERNAL_ERROR reached the app as

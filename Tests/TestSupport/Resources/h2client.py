@@ -31,6 +31,7 @@ def main():
     then = None
     then_method = "GET"
     rapid = 0
+    authority = None
     fields = []
     i = 0
     while i < len(rest):
@@ -51,6 +52,10 @@ def main():
             i += 2
         elif rest[i] == "--then-method":
             then_method = rest[i + 1]
+            i += 2
+        elif rest[i] == "--authority":
+            # The request's :authority as given (grpc's ssl_target_name_override sends no port).
+            authority = rest[i + 1]
             i += 2
         elif rest[i] == "--reset-after-headers":
             reset_after_headers = True
@@ -76,7 +81,7 @@ def main():
     for _ in range(count):
         sid = conn.get_next_available_stream_id()
         headers = [(":method", "POST" if body is not None else "GET"), (":scheme", "https"),
-                   (":authority", f"{host}:{port}"), (":path", path)] + fields
+                   (":authority", authority or f"{host}:{port}"), (":path", path)] + fields
         conn.send_headers(sid, headers, end_stream=body is None)
         if body is not None:
             uploads[sid] = memoryview(body)

@@ -125,7 +125,11 @@ extension HTTP2ProxyConnection {
         // A reverse listener's flows name its origin; elsewhere the URL is the one the client asked for.
         let ownScheme = cleartext ? "http" : "https"
         let scheme = originAuthority == nil ? request.scheme ?? ownScheme : ownScheme
-        let authority = originAuthority ?? request.authority ?? (port == 443 ? host : "\(host):\(port)")
+        var authority = originAuthority ?? request.authority ?? (port == 443 ? host : "\(host):\(port)")
+        // An `:authority` without a port (grpc's `ssl_target_name_override`) that reached another
+        // port than the scheme's: the URL names it, or replay and curl export went to :443.
+        let defaultPort = (scheme == "http" ? 80 : 443)
+        if originAuthority == nil, port != defaultPort, !Destination.hasPort(authority) { authority += ":\(port)" }
         // `OPTIONS *` (asterisk-form) asks about the server, not a resource: its target URI has an
         // empty path (RFC 9110 §7.1), as mitmproxy shows it too.
         let path = request.path == "*" ? "" : request.path ?? ""
