@@ -62,7 +62,9 @@ final class DevProxyProcess {
     }
 
     /// SIGTERM, then waits (bounded) for the exit; returns the status and what it printed after the banner.
-    func stop(timeout: TimeInterval = 15) -> (status: Int32, stdout: String, stderr: String) {
+    /// The bound covers a shutdown that waits for connections still recording (grace 5 s, the cut
+    /// 2 s, up to 30 s for the records): a SIGKILL before that left spool files behind under load.
+    func stop(timeout: TimeInterval = 45) -> (status: Int32, stdout: String, stderr: String) {
         if process.isRunning { kill(process.processIdentifier, SIGTERM) }
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { usleep(10_000) }
