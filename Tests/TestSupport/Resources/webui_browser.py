@@ -606,20 +606,13 @@ def run(browser, options, base, origin, checks):
                       and "decoded from" not in facts, repr(facts))
     except Exception as error:
         checks.result("coding-not-undone-said", False, str(error).splitlines()[0])
-    curl(options.proxy, base + "/old.json")
-    open_flow(page, "/old.json")
     try:
-        page.wait_for_function(VIEW_DONE, timeout=10000)
-        text = view_text(page)
+        text, _ = body_shown(page, options, base, "/old.json")
         checks.result("text-json-pretty", '"spelling": [' in text and "\n" in text, repr(text[:80]))
     except Exception as error:
         checks.result("text-json-pretty", False, str(error).splitlines()[0])
-    curl(options.proxy, base + "/sjis.html")
-    open_flow(page, "/sjis.html")
     try:
-        page.wait_for_function(VIEW_DONE, timeout=10000)
-        facts = page.text_content("flow-detail .body-facts")
-        text = view_text(page)
+        text, facts = body_shown(page, options, base, "/sjis.html")
         checks.result("charset-read", "text read as shift_jis" in facts and "<p>\u65e5\u672c\u8a9e</p>" in text,
                       "%r %r" % (facts, text[:80]))
     except Exception as error:
@@ -881,6 +874,15 @@ def sort_by_column(page, options, base, checks):
 
 VIEW_DONE = "() => { const v = document.querySelector('flow-detail line-view');" \
     " return v && v.done && v.lineCount > 0; }"
+
+
+def body_shown(page, options, base, path):
+    """Requests `path` through the proxy, opens its flow and waits for its body's view:
+    (the text it shows, the body's facts line)."""
+    curl(options.proxy, base + path)
+    open_flow(page, path)
+    page.wait_for_function(VIEW_DONE, timeout=10000)
+    return view_text(page), page.text_content("flow-detail .body-facts")
 
 
 def view_text(page):
