@@ -23,9 +23,10 @@ public struct BodyCharset: Equatable, Sendable {
     /// The `charset` parameter of `contentType`, when it names a character set other than UTF-8
     /// that `iconv` can read; nil otherwise (none, UTF-8, or a name it does not know).
     ///
-    /// Byte-level: it runs for every body; a content type without `;` costs one scan.
+    /// A content type without `;` costs one scan: no parameter to parse.
     public init?(contentType: String?) {
-        guard let contentType, let declared = Self.parameter(named: "charset", in: contentType) else { return nil }
+        guard let contentType, contentType.utf8.contains(UInt8(ascii: ";")),
+              let declared = MediaType.parse(contentType).parameters["charset"] else { return nil }
         let name = declared.lowercased()
         guard !name.isEmpty, !Self.utf8Labels.contains(name), name.utf8.count <= 40,
               name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return nil }
@@ -101,59 +102,6 @@ public struct BodyCharset: Equatable, Sendable {
         }
         output.removeSubrange(written...)
         return output
-    }
-
-    /// The value of parameter `name` (lowercase ASCII) in a `Content-Type` value, unquoted; nil
-    /// when it has none.
-    public static func parameter(named name: StaticString, in contentType: String) -> String? {
-        var found: String?
-        var contentType = contentType
-        contentType.withUTF8 { utf8 in
-            guard var index = utf8.firstIndex(of: UInt8(ascii: ";")) else { return }
-            while index < utf8.endIndex {
-                // At a `;`: skip it and spaces, read `key=value` up to the next `;` outside quotes.
-                index += 1
-                while index < utf8.endIndex, utf8[index] == UInt8(ascii: " ") || utf8[index] == UInt8(ascii: "\t") {
-                    index += 1
-                }
-                let keyStart = index
-                while index < utf8.endIndex, utf8[index] != UInt8(ascii: "="), utf8[index] != UInt8(ascii: ";") {
-                    index += 1
-                }
-                let key = UnsafeBufferPointer(rebasing: utf8[keyStart..<index])
-                guard index < utf8.endIndex, utf8[index] == UInt8(ascii: "=") else { continue }
-                index += 1
-                var value: [UInt8] = []
-                if index < utf8.endIndex, utf8[index] == UInt8(ascii: "\"") {
-                    index += 1
-                    while index < utf8.endIndex, utf8[index] != UInt8(ascii: "\"") {
-                        if utf8[index] == UInt8(ascii: "\\"), index + 1 < utf8.endIndex { index += 1 }
-                        value.append(utf8[index])
-                        index += 1
-                    }
-                    while index < utf8.endIndex, utf8[index] != UInt8(ascii: ";") { index += 1 }
-                } else {
-                    while index < utf8.endIndex, utf8[index] != UInt8(ascii: ";") {
-                        value.append(utf8[index])
-                        index += 1
-                    }
-                    while value.last == UInt8(ascii: " ") || value.last == UInt8(ascii: "\t") { value.removeLast() }
-                }
-                if found == nil, Self.isKey(key, name) { found = String(decoding: value, as: UTF8.self) }
-            }
-        }
-        return found
-    }
-
-    private static func isKey(_ key: UnsafeBufferPointer<UInt8>, _ name: StaticString) -> Bool {
-        // Spaces before `=` (`charset =utf-8`) are tolerated, as browsers do.
-        var end = key.count
-        while end > 0, key[end - 1] == UInt8(ascii: " ") || key[end - 1] == UInt8(ascii: "\t") { end -= 1 }
-        return name.withUTF8Buffer { name in
-            guard end == name.count else { return false }
-            for index in 0..<end where key[index] | 0x20 != name[index] { return false }
-            return true
-        }
     }
 
     /// Whether `iconv` has a converter from `name` to UTF-8 (the C library's list, which the

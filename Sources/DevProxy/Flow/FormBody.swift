@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import GRPCWire
 
 /// The fields of a form a request posts: `application/x-www-form-urlencoded` (the WHATWG URL
@@ -65,7 +66,7 @@ public struct FormBody: Sendable, Equatable {
     ///   - whole: whether `body` is the whole body.
     public static func parse(contentType: String?, body: [UInt8], whole: Bool) -> FormBody? {
         guard let contentType else { return nil }
-        let (type, parameters) = mediaType(contentType)
+        let (type, parameters) = MediaType.parse(contentType)
         switch type {
         case Kind.urlEncoded.rawValue:
             return urlEncoded(body, whole: whole)
@@ -80,7 +81,7 @@ public struct FormBody: Sendable, Equatable {
     /// Whether a body of this `Content-Type` is a form `parse` reads.
     public static func isForm(contentType: String?) -> Bool {
         guard let contentType else { return false }
-        let type = mediaType(contentType).type
+        let type = MediaType.parse(contentType).type
         return type == Kind.urlEncoded.rawValue || type == Kind.multipart.rawValue
     }
 
@@ -166,7 +167,7 @@ public struct FormBody: Sendable, Equatable {
             let fieldName = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
             let value = String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
             if fieldName == "content-disposition" {
-                let parameters = mediaType(value).parameters
+                let parameters = MediaType.parse(value).parameters
                 name = parameters["name"] ?? ""
                 fileName = parameters["filename*"].flatMap(extendedValue) ?? parameters["filename"]
             } else if fieldName == "content-type" {
@@ -174,7 +175,7 @@ public struct FormBody: Sendable, Equatable {
             }
         }
         var field = Field(name: name, fileName: fileName, contentType: contentType, size: content.count)
-        let isText = contentType.map { mediaType($0).type.hasPrefix("text/") } ?? true
+        let isText = contentType.map { MediaType.parse($0).type.hasPrefix("text/") } ?? true
         if fileName == nil, isText {
             let kept = content.prefix(valueLimit)
             if let text = String(validating: kept, as: UTF8.self), !kept.contains(0) {
@@ -204,55 +205,5 @@ public struct FormBody: Sendable, Equatable {
             index = candidate + 1
         }
         return nil
-    }
-
-    // MARK: - Media types
-
-    /// A `Content-Type` or `Content-Disposition` value's type (lowercased) and its parameters
-    /// (names lowercased; quoted values unquoted, `\` escapes removed).
-    static func mediaType(_ value: String) -> (type: String, parameters: [String: String]) {
-        var parameters: [String: String] = [:]
-        let scalars = Array(value.unicodeScalars)
-        var index = 0
-        func skipSpace() {
-            while index < scalars.count, scalars[index] == " " || scalars[index] == "\t" { index += 1 }
-        }
-        var type = ""
-        while index < scalars.count, scalars[index] != ";" {
-            type.unicodeScalars.append(scalars[index])
-            index += 1
-        }
-        while index < scalars.count {
-            index += 1   // the ";"
-            skipSpace()
-            var name = ""
-            while index < scalars.count, scalars[index] != "=", scalars[index] != ";" {
-                name.unicodeScalars.append(scalars[index])
-                index += 1
-            }
-            guard index < scalars.count, scalars[index] == "=" else { continue }
-            index += 1
-            skipSpace()
-            var parameterValue = ""
-            if index < scalars.count, scalars[index] == "\"" {
-                index += 1
-                while index < scalars.count, scalars[index] != "\"" {
-                    if scalars[index] == "\\", index + 1 < scalars.count { index += 1 }
-                    parameterValue.unicodeScalars.append(scalars[index])
-                    index += 1
-                }
-                index += 1   // the closing quote
-                while index < scalars.count, scalars[index] != ";" { index += 1 }
-            } else {
-                while index < scalars.count, scalars[index] != ";" {
-                    parameterValue.unicodeScalars.append(scalars[index])
-                    index += 1
-                }
-                parameterValue = parameterValue.trimmingCharacters(in: .whitespaces)
-            }
-            let key = name.trimmingCharacters(in: .whitespaces).lowercased()
-            if !key.isEmpty, parameters[key] == nil { parameters[key] = parameterValue }
-        }
-        return (type.trimmingCharacters(in: .whitespaces).lowercased(), parameters)
     }
 }
