@@ -115,7 +115,7 @@ public enum PinningEvaluator {
         // A chain the config does not trust is refused before any pin is looked at, a host with no
         // pin-set (or an expired one) included: a config trusting only `system` anchors refuses
         // the user-installed DevProxy root everywhere (Android's default for targetSdk 24+).
-        guard trusted, verification.path != nil else {
+        guard trusted, let path = verification.path else {
             let why = verification.path == nil ? "the chain is not trusted" : "Trust anchor for certification path not "
                 + "found (the anchor is in the \(store) store, which this config does not trust)"
             (result.validationResult, result.decision, result.reason) = (.failedInvalidCertificateChain, .shouldBlockConnection, why)
@@ -132,12 +132,6 @@ public enum PinningEvaluator {
         // Overriding refs win over non-overriding ones for the same CA (they are sorted first).
         if anchors.contains(where: { $0.store == store && $0.overridesPins }) {
             result.reason = "the \(store) trust anchors override pins"
-            return result
-        }
-        guard trusted, let path = verification.path else {
-            let why = verification.path == nil ? "the chain is not trusted" : "Trust anchor for certification path not "
-                + "found (the anchor is in the \(store) store, which this config does not trust)"
-            (result.validationResult, result.decision, result.reason) = (.failedInvalidCertificateChain, .shouldBlockConnection, why)
             return result
         }
         if let (certificate, pin) = standardMatch(path.reversed(), entry.pins) {

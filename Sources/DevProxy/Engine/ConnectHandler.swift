@@ -269,16 +269,13 @@ struct ConnectHandler {
             connection.pool.prepare(host: host, port: port, tls: true, dial: dial)
         }
         let tls: TLSConnection
-        // A client that hung up before our answer went out never saw our certificate: its close is
-        // no refusal of it, however far our side of the handshake got.
-        let closedBeforeHandshake = connection.socket.peerHasClosed
         do {
             tls = try TLSConnection.accept(socket: connection.socket, context: server.serverTLS(forPersona: persona), leaf: leaf,
                                            peerName: "the client", alpn: choice.preference, received: early)
         } catch let error as TLSError {
             if case .success(let upstream)? = choice.upstream { upstream.stream.close() }
             recordHandshakeFailure(error, host: host, port: port, sni: hello.serverName, signer: signer, persona: persona,
-                                   offeredALPN: hello.alpn, closedBeforeHandshake: closedBeforeHandshake)
+                                   offeredALPN: hello.alpn)
             return
         } catch {
             if case .success(let upstream)? = choice.upstream { upstream.stream.close() }
@@ -478,7 +475,7 @@ struct ConnectHandler {
     }
 
     func recordHandshakeFailure(_ error: TLSError, host: String, port: Int, sni: String?, signer: Flow.SignerInfo,
-                                persona: String, offeredALPN: [String] = [], closedBeforeHandshake: Bool = false) {
+                                persona: String, offeredALPN: [String] = []) {
         // A client that offered only protocols we do not speak may hang up over that, not over the certificate.
         let alpnRefused = !offeredALPN.isEmpty && !offeredALPN.contains("http/1.1")
             && !(server.configuration.http2 && offeredALPN.contains("h2"))
@@ -498,9 +495,10 @@ struct ConnectHandler {
             // (Node's checkServerIdentity), as after a handshake that ended on our side.
             draft.fail(.clientClosedAfterHandshake,
                        "the client completed the TLS handshake and closed without sending a request: it likely pins a key this chain does not contain")
-        case .closedDuringHandshake where error.afterOurCertificate && !alpnRefused && !closedBeforeHandshake
-            // Our flight met a socket the client had already closed (it reset it): it never read
-            // our certificate. One that read it and hung up leaves no reset.
+        case .closedDuringHandshake where error.afterOurCertificate && !alpnRefused
+            // Our flight met a socket the client had already closed (before the handshake began, or
+            // during it), which answered it with a reset: it never read our certificate. One that
+            // read it and hung up leaves no reset.
             && !connection.socket.resetWithin(milliseconds: 50):
             // It had our certificate and hung up without an alert: TLS 1.3 leaves it nothing to do
             // but send its Finished, which a close right after it (the client's RST) can take

@@ -10,16 +10,11 @@ public enum KeyLog {
     nonisolated(unsafe) private static var descriptor: Int32 = -1
 
     /// Starts logging to `path` (created 0600, appended to).
+    /// - Throws: `FlowLogError` when it cannot be opened or made private.
     public static func open(path: String) throws {
-        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw NetworkError(.failed, "cannot open the key log \(path): \(String(cString: strerror(errno)))") }
-        // An existing file keeps its mode through O_CREAT: TLS secrets must not stay world-readable.
-        var status = stat()
-        if fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG, fchmod(fd, 0o600) != 0 {
-            let reason = String(cString: strerror(errno))
-            Glibc.close(fd)
-            throw NetworkError(.failed, "cannot make the key log \(path) private (mode 0600): \(reason)")
-        }
+        // As the flow log opens its file: created 0600, an existing one tightened to 0600 (TLS
+        // secrets must not stay world-readable), a FIFO Wireshark reads left as it is.
+        let fd = try FlowFile.openForAppending(path).fd
         state.lock()
         descriptor = fd
         state.unlock()

@@ -5,21 +5,8 @@ public struct FlowSort: Sendable, Equatable {
     public enum Column: String, Sendable, CaseIterable {
         case time, method, host, path, status, type, size, duration
 
-        /// The SQL expression sorted on (columns of `flows f`).
-        var expression: String {
-            switch self {
-            case .time: "f.seq"
-            case .method: "f.method"
-            case .host: "f.host COLLATE NOCASE"
-            case .path: "f.url"
-            case .status: "f.status"
-            case .type: "f.content_type"
-            case .size: "f.response_size"
-            case .duration: "f.duration_ms"
-            }
-        }
-
-        /// The stored column (of `flows`, unqualified) whose value a cursor's flow is read by.
+        /// The stored column (of `flows`, unqualified) sorted on, and whose value a cursor's flow
+        /// is read by.
         var rawColumn: String {
             switch self {
             case .time: "seq"
@@ -33,19 +20,11 @@ public struct FlowSort: Sendable, Equatable {
             }
         }
 
-        /// The column whose NULL is "no value yet".
-        var nullable: String? {
-            switch self {
-            case .time: nil
-            case .method: "f.method"
-            case .host: nil
-            case .path: "f.url"
-            case .status: "f.status"
-            case .type: "f.content_type"
-            case .size: "f.response_size"
-            case .duration: "f.duration_ms"
-            }
-        }
+        /// The SQL expression sorted on (a column of `flows f`; hosts without regard to case).
+        var expression: String { "f.\(rawColumn)" + (self == .host ? " COLLATE NOCASE" : "") }
+
+        /// The column, when its NULL means "no value yet" (`seq` and `host` are never NULL).
+        var nullable: String? { self == .time || self == .host ? nil : "f.\(rawColumn)" }
     }
 
     public var column: Column

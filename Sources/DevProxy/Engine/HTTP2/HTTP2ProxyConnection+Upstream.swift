@@ -169,8 +169,7 @@ extension HTTP2ProxyConnection {
                 if code != .noError {
                     let debug = String(decoding: debugData.prefix(200), as: UTF8.self)
                         .filter { !$0.isASCII || $0.asciiValue.map { $0 >= 0x20 && $0 < 0x7F } == true }
-                    leg.goAwayError = "GOAWAY \(code)" + (debug.isEmpty ? "" : ": \(debug)")
-                    leg.goAwayCode = code
+                    leg.goAwayFault = (code, debug)
                 }
                 if self.leg === leg {
                     retiring.append(leg)

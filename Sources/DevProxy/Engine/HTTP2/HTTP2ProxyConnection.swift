@@ -310,7 +310,7 @@ final class HTTP2ProxyConnection {
                 exchange.draft.fail(.upstreamClosed, "\(reason) after \(exchange.responseBytes) response bytes")
                 exchange.draft.flow.error?.by = "server"
                 exchange.draft.flow.error?.afterBytes = exchange.responseBytes
-                exchange.draft.flow.error?.code = upstreamLeg.goAwayCode?.description
+                exchange.draft.flow.error?.code = upstreamLeg.goAwayFault?.code.description
                 if exchange.isGRPC, session.canSendBody(on: clientStream) {
                     // A gRPC call ends with UNAVAILABLE, as it does without a proxy when the
                     // origin's connection is lost (a reset's INTERNAL_ERROR reached the app as

@@ -10,11 +10,13 @@ final class HTTP2UpstreamLeg {
     var clientStreams: [Int32: Int32] = [:]
     /// The origin sent GOAWAY: no new stream goes here; those above `lastStreamID` were refused.
     var goneAway = false
-    /// An error GOAWAY's code and debug text (`GOAWAY INTERNAL_ERROR: boom`), named when the
-    /// origin then closes the connection under streams still open.
-    var goAwayError: String?
-    /// That GOAWAY's code, for the flows' `error.code`.
-    var goAwayCode: HTTP2ErrorCode?
+    /// An error GOAWAY's code and debug text, named when the origin then closes the connection
+    /// under streams still open (the flows' `error.code`, and `goAwayError` in their message).
+    var goAwayFault: (code: HTTP2ErrorCode, debug: String)?
+    /// `GOAWAY INTERNAL_ERROR: boom`, from `goAwayFault`.
+    var goAwayError: String? {
+        goAwayFault.map { "GOAWAY \($0.code)" + ($0.debug.isEmpty ? "" : ": \($0.debug)") }
+    }
     /// The connection failed or closed; its streams were ended.
     var closed = false
     /// The origin's SETTINGS enabled extended CONNECT (RFC 8441): a WebSocket may open a stream here.
