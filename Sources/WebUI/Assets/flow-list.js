@@ -278,7 +278,7 @@ class FlowList extends HTMLElement {
                 inserted = fresh.length;
             } else {
                 for (const summary of fresh) {
-                    const position = this.#sort ? this.#sortedPositionFor(summary) : this.#positionFor(summary.seq);
+                    const position = this.#positionFor(summary);
                     // Past the loaded pages: the next page (by cursor) brings it. It may have been
                     // counted already (an update of a flow not loaded), so the total stays.
                     if (position === this.#ids.length && this.#cursor) continue;
@@ -305,25 +305,14 @@ class FlowList extends HTMLElement {
         return Math.floor(this.#viewport.scrollTop / ROW_HEIGHT);
     }
 
-    /** Where `summary` goes in a list sorted by a column (`#sort`). */
-    #sortedPositionFor(summary) {
+    /** Where `summary` goes among the loaded rows, in the list's order (`#sort`, else newest first). */
+    #positionFor(summary) {
+        const sort = this.#sort || "-time";
         let low = 0;
         let high = this.#ids.length;
         while (low < high) {
             const middle = (low + high) >> 1;
-            if (compareBy(this.#sort, this.#byID.get(this.#ids[middle]), summary) <= 0) low = middle + 1;
-            else high = middle;
-        }
-        return low;
-    }
-
-    /** Where a flow with arrival number `seq` goes in the newest-first list. */
-    #positionFor(seq) {
-        let low = 0;
-        let high = this.#ids.length;
-        while (low < high) {
-            const middle = (low + high) >> 1;
-            if (this.#byID.get(this.#ids[middle]).seq > seq) low = middle + 1;
+            if (compareBy(sort, this.#byID.get(this.#ids[middle]), summary) < 0) low = middle + 1;
             else high = middle;
         }
         return low;

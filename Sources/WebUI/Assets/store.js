@@ -1,11 +1,14 @@
 // The page's one piece of shared state: the filter, the selected flow, the server's info.
 // Components listen for its events instead of calling each other.
 
+/** What the page's address asks for (`location.js` keeps it up to date), read once at load. */
+const addressed = new URLSearchParams(window.location.hash.replace(/^#/, ""));
+
 class Store extends EventTarget {
-    /** The list's filter: at first the one the page's address names (`location.js` keeps it there). */
-    filter = new URLSearchParams(window.location.hash.replace(/^#/, "")).get("filter") ?? "";
+    /** The list's filter: at first the one the page's address names. */
+    filter = addressed.get("filter") ?? "";
     /** The list's column sort (`size`, `-duration`: `-` for descending), or "" for arrival order. */
-    sort = new URLSearchParams(window.location.hash.replace(/^#/, "")).get("sort") ?? "";
+    sort = addressed.get("sort") ?? "";
     /** The flow shown in the detail pane, or null. */
     selectedID = null;
     /** Flows picked for "export selected" (Ctrl/Cmd-click, Shift-click). */

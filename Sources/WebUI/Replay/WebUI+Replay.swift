@@ -16,10 +16,10 @@ extension WebUI {
         }
         var body: [UInt8] = []
         if let logged = request.body, logged.size > 0 {
-            guard let stored = try store.body(id: id, part: .request), !stored.truncated else {
+            guard let stored = try wholeRequestBody(of: id) else {
                 return .error(409, "the request body of flow \(id) was not stored whole; it cannot be replayed")
             }
-            body = stored.bytes
+            body = stored
         }
         let headers = request.headers.compactMap { pair -> (String, String)? in
             guard pair.count >= 2, !Self.skippedOnRepeat(pair[0], pair[1]), pair[1] != "<redacted>" else { return nil }
@@ -58,10 +58,10 @@ extension WebUI {
             // A body too large for the editor goes as it was stored: the request body of that flow.
             guard let id = source as? String else { return .error(400, "body_from must be a flow id") }
             guard try store.summary(id: id) != nil else { return .error(400, "body_from names no flow in this session: \(id)") }
-            guard let stored = try store.body(id: id, part: .request), !stored.truncated else {
+            guard let stored = try wholeRequestBody(of: id) else {
                 return .error(409, "the request body of flow \(id) was not stored whole; it cannot be sent again")
             }
-            body = stored.bytes
+            body = stored
         } else if let base64 = object["body_base64"] as? String {
             guard let data = Data(base64Encoded: base64) else { return .error(400, "body_base64 is not base64") }
             body = [UInt8](data)
@@ -94,6 +94,12 @@ extension WebUI {
             return .error(400, "replay_of names no flow in this session: \(replayOf)")
         }
         return try send(link, method: method, url: url, headers: headers, body: body, replayOf: replayOf)
+    }
+
+    /// Flow `id`'s request body as the store kept it, when it kept it whole; nil otherwise.
+    private func wholeRequestBody(of id: String) throws -> [UInt8]? {
+        guard let stored = try store.body(id: id, part: .request), !stored.truncated else { return nil }
+        return stored.bytes
     }
 
     private static let noProxy = WebResponse.error(409, "replay needs a running proxy: this is devproxy web FILE, "
