@@ -116,6 +116,16 @@ def serve_connection(tls, enable_connect_protocol=False):
                 send(lambda: conn.send_headers(sid, [(":status", "200"), ("content-type", "application/grpc")]))
                 send(lambda: conn.send_data(sid, b"\x00\x00\x00\x00\x02\x08\x01", end_stream=False))
                 send(lambda: conn.close_connection(h2.errors.ErrorCodes.INTERNAL_ERROR, additional_data=b"boom"))
+                # A FIN after what was sent, not a reset: a close with the proxy's frames unread
+                # resets the connection, and the reset can discard the head and GOAWAY before the
+                # proxy reads them (under load, CI saw the call answered as never started).
+                tls.shutdown(socket.SHUT_WR)
+                tls.settimeout(2)
+                try:
+                    while tls.recv(65536):
+                        pass
+                except (OSError, ssl.SSLError):
+                    pass
                 tls.close()
                 return closed()
             elif path == "/long-body":
