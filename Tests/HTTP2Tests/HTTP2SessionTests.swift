@@ -186,13 +186,28 @@ import Testing
         try pair.exchange()
         try pair.server.goAway()
         let goAway = pair.server.pendingOutput()
-        // Submitted before the GOAWAY is read, sent after: never leaves, reported refused.
+        // Submitted before the GOAWAY is read, sent after: never leaves, reported refused, and its
+        // queued body and trailers come back whole (nothing was discarded: a relay sends them again).
         let second = try pair.client.submitRequest(Self.get, endStream: false)
+        try pair.client.submitData(stream: second, Array("part one, ".utf8), endStream: false)
+        try pair.client.submitData(stream: second, Array("part two".utf8), endStream: false)
+        try pair.client.submitTrailers(stream: second, [HTTP2Field("grpc-timeout", "1S")])
+        let third = try pair.client.submitRequest(Self.get, endStream: true)
+        let fourth = try pair.client.submitRequest(Self.get, endStream: false)
+        try pair.client.submitData(stream: fourth, Array("still coming".utf8), endStream: false)
         let events = try pair.client.receive(goAway)
-        _ = pair.client.pendingOutput()
+        let output = pair.client.pendingOutput()
         let all = events + pair.client.takeEvents()
         #expect(all.contains(.goAway(lastStreamID: first, code: .noError, debugData: [])))
-        #expect(all.contains(.streamClosed(stream: second, code: .refusedStream)))
+        #expect(all.contains(.requestNotSent(stream: second, body: Array("part one, part two".utf8), endStream: true,
+                                             trailers: [HTTP2Field("grpc-timeout", "1S")])))
+        #expect(all.contains(.requestNotSent(stream: third, body: [], endStream: true, trailers: nil)))
+        #expect(all.contains(.requestNotSent(stream: fourth, body: Array("still coming".utf8), endStream: false, trailers: nil)))
+        for stream in [second, third, fourth] {
+            #expect(all.contains(.streamClosed(stream: stream, code: .refusedStream)))
+            #expect(!all.contains { if case .dataDiscarded(stream, _) = $0 { true } else { false } })
+        }
+        #expect(ParsedFrame.parse(output).of(.headers).isEmpty && ParsedFrame.parse(output).of(.data).isEmpty)
     }
 
     @Test func pingIsAnsweredAndAcknowledged() throws {

@@ -24,6 +24,12 @@ public enum HTTP2Event: Hashable, Sendable {
     /// A RST_STREAM was received (`byPeer`) or sent (by the caller, or by the library for a
     /// protocol error on the stream).
     case streamReset(stream: Int32, code: HTTP2ErrorCode, byPeer: Bool)
+    /// Client role: a request the library dropped before its HEADERS went out (a GOAWAY arrived
+    /// first), so nothing of it reached the peer: the body bytes given to `submitData` (all still
+    /// queued), whether the body had ended, and its trailers. They are not reported as
+    /// `dataDiscarded`: a relay may send them again on another connection, whose `dataSent`
+    /// then acknowledges them. `.streamClosed(stream, .refusedStream)` follows.
+    case requestNotSent(stream: Int32, body: [UInt8], endStream: Bool, trailers: [HTTP2Field]?)
     /// The stream is closed and forgotten; `code` is NO_ERROR after a clean end of both sides.
     case streamClosed(stream: Int32, code: HTTP2ErrorCode)
     /// The peer sent GOAWAY: streams above `lastStreamID` were not and will not be processed.

@@ -58,6 +58,17 @@ struct ByteQueue {
         return copied
     }
 
+    /// Empties the queue, returning what was in it, oldest first.
+    mutating func takeAll() -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count)
+        for index in first..<chunks.count {
+            bytes.append(contentsOf: chunks[index][(index == first ? offset : 0)...])
+        }
+        _ = removeAll()
+        return bytes
+    }
+
     /// Empties the queue.
     /// - Returns: how many bytes were dropped.
     mutating func removeAll() -> Int {

@@ -80,9 +80,11 @@ enum SessionCallbacks {
         }
         nghttp2_session_callbacks_set_on_frame_not_send_callback(callbacks) { _, frame, _, userData in
             // A request HEADERS the library dropped (GOAWAY arrived first): the stream never opened,
-            // so no close callback follows; report it as the GOAWAY's refused streams are reported.
+            // so no close callback follows; report it as the GOAWAY's refused streams are reported,
+            // with the request handed back whole (nothing of it went out).
             if frame!.pointee.hd.type == UInt8(NGHTTP2_HEADERS.rawValue), frame!.pointee.headers.cat == NGHTTP2_HCAT_REQUEST {
-                stateOf(userData).close(stream: frame!.pointee.hd.stream_id, code: HTTP2ErrorCode.refusedStream.rawValue)
+                stateOf(userData).close(stream: frame!.pointee.hd.stream_id, code: HTTP2ErrorCode.refusedStream.rawValue,
+                                        notSent: true)
             }
             return 0
         }

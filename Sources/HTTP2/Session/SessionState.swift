@@ -127,12 +127,19 @@ final class SessionState {
         }
     }
 
-    /// Forgets a closed stream, reporting body bytes that will never be sent.
-    func close(stream: Int32, code: UInt32) {
+    /// Forgets a closed stream, reporting body bytes that will never be sent. `notSent`: the
+    /// library dropped the stream's request HEADERS, so the whole request is handed back
+    /// (`requestNotSent`) instead of its bytes being discarded.
+    func close(stream: Int32, code: UInt32, notSent: Bool = false) {
         if incoming?.stream == stream { incoming = nil }
         if !rejected.isEmpty { rejected.remove(stream) }
         if !resetSubmitted.isEmpty { resetSubmitted.remove(stream) }
-        if let out = outbound.removeValue(forKey: stream) {
+        if notSent {
+            let out = outbound.removeValue(forKey: stream)
+            // No outbound body: the request went with END_STREAM on its head.
+            append(.requestNotSent(stream: stream, body: out.map { $0.queue.takeAll() } ?? [],
+                                   endStream: out?.ended ?? true, trailers: out?.trailers))
+        } else if let out = outbound.removeValue(forKey: stream) {
             let dropped = out.queue.removeAll()
             if dropped > 0 { append(.dataDiscarded(stream: stream, count: dropped)) }
         }

@@ -102,6 +102,30 @@ import TestSupport
         #expect(burst.ok > 100, "\(burst.ok) calls in 2 s")
     }
 
+    /// The same server under client-streaming calls (three messages 20 ms apart) and unary calls
+    /// with a 100 KB message, from eight threads: a stream still queued in DevProxy's origin
+    /// session when the GOAWAY came had gone nowhere, yet it was refused (REFUSED_STREAM reached
+    /// the client as UNAVAILABLE for 13-40 % of such calls) because only bodiless or small ended
+    /// requests could be resent. It now moves to the next connection whole, its body still
+    /// streaming; grpcio directly sees no failure, and neither may it through DevProxy.
+    @Test func streamingAndLargeCallsOutliveAServerThatAgesItsConnections() throws {
+        let server = try EchoServer(aging: true)
+        let cas = try Certificate.all(from: SecureFile.read(server.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let result = try Subprocess.run("python3", [Self.script, "client-burst", proxy.pki.rootPath, "\(server.port)", "3",
+                                                    "mixed"],
+                                        environment: ["https_proxy": proxy.proxyURL, "no_proxy": "", "no_grpc_proxy": ""],
+                                        timeout: 60)
+        struct Burst: Decodable { var ok: Int; var errors: [String: Int] }
+        let burst = try JSONDecoder().decode(Burst.self, from: Data(result.stdout.utf8))
+        #expect(burst.errors.isEmpty, "\(burst.errors) after \(burst.ok) calls: \(result.stderr)")
+        #expect(burst.ok > 20, "\(burst.ok) calls in 3 s")
+        let flows = proxy.flows(count: burst.ok, timeout: 30)
+        let moved = flows.filter { $0.server.retried == true }
+        #expect(!moved.isEmpty, "no call had to move: the server's GOAWAYs did not catch one queued")
+        #expect(moved.allSatisfy { $0.error == nil && $0.grpc?.status == 0 }, "\(moved.prefix(2))")
+    }
+
     /// Every call shape works as it does directly: unary with trailing metadata, a trailers-only
     /// error with its code and message, 20 server-streamed messages over 64 KiB, client streaming,
     /// bidirectional ping-pong (which deadlocks a proxy that buffers the request), gzip.

@@ -7,6 +7,9 @@ methods are registered with raw-bytes handlers, and messages are protobuf bytes 
   grpc_echo.py server-aging CERT KEY    the same with TLS, each connection closed after 300 ms
                                         (grpc.max_connection_age_ms: GOAWAY, as Kubernetes services do)
   grpc_echo.py client-burst ROOT PORT S Unary calls from 4 threads for S seconds, 2 s deadline; prints JSON
+  grpc_echo.py client-burst ROOT PORT S mixed
+                                        8 threads alternating client streams (3 messages 20 ms apart)
+                                        and unary calls with a 100 KB message; prints JSON
   grpc_echo.py client ROOT PORT         through https_proxy (set by the caller); prints JSON
   grpc_echo.py client-insecure PORT     an insecure channel through https_proxy: unary and bidi
   grpc_echo.py client-quiet ROOT PORT   Quiet (a server stream silent for 2 s before its message); prints JSON
@@ -210,7 +213,14 @@ def client_ticks(root, port, count):
         print(json.dumps({"ticks": {"error": e.code().name, "details": e.details()}}))
 
 
-def client_burst(root, port, seconds):
+def paced(count, gap):
+    for i in range(count):
+        if i:
+            time.sleep(gap)
+        yield message("s" * 1000, i)
+
+
+def client_burst(root, port, seconds, shape="unary"):
     credentials = grpc.ssl_channel_credentials(root_certificates=open(root, "rb").read())
     channel = grpc.secure_channel("localhost:%s" % port, credentials)
     counts = {"ok": 0, "errors": {}}
@@ -218,15 +228,22 @@ def client_burst(root, port, seconds):
     end = time.time() + float(seconds)
 
     def worker():
+        turn = 0
         while time.time() < end:
+            turn += 1
             try:
-                channel.unary_unary("/lab.Echo/Unary")(message("burst", 1), timeout=2)
+                if shape == "mixed" and turn % 2:
+                    channel.stream_unary("/lab.Echo/ClientStream")(paced(3, 0.02), timeout=5)
+                elif shape == "mixed":
+                    channel.unary_unary("/lab.Echo/Unary")(message("b" * 100000, 1), timeout=5)
+                else:
+                    channel.unary_unary("/lab.Echo/Unary")(message("burst", 1), timeout=2)
                 with lock:
                     counts["ok"] += 1
             except grpc.RpcError as e:
                 with lock:
                     counts["errors"][e.code().name] = counts["errors"].get(e.code().name, 0) + 1
-    threads = [threading.Thread(target=worker) for _ in range(4)]
+    threads = [threading.Thread(target=worker) for _ in range(8 if shape == "mixed" else 4)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -258,7 +275,7 @@ elif sys.argv[1] == "server-aging":
     serve(sys.argv[2], sys.argv[3], options=[("grpc.max_connection_age_ms", 300),
                                              ("grpc.max_connection_age_grace_ms", 2000)])
 elif sys.argv[1] == "client-burst":
-    client_burst(sys.argv[2], sys.argv[3], sys.argv[4])
+    client_burst(*sys.argv[2:6])
 elif sys.argv[1] == "client-insecure":
     client_insecure(sys.argv[2])
 elif sys.argv[1] == "client-quiet":

@@ -254,6 +254,38 @@ extension HTTP2ProxyConnection {
         return true
     }
 
+    /// A request none of which reached the origin (`HTTP2Event.requestNotSent`: its HEADERS were
+    /// still queued when the origin's GOAWAY came) opens again on the current or a new origin
+    /// connection with what had been queued for it: `body`, ended or not (the client's later DATA
+    /// follows it there), and `trailers`. Unlike `resend`, nothing needs to be held: the bytes were
+    /// never handed to the wire, and the client's window for them reopens when the new stream
+    /// takes them. Up to `maxResends` times; the flow says `server.retried`. Returns false when it
+    /// may not go again; the caller then refuses the client's stream.
+    func move(_ exchange: HTTP2StreamExchange, body: [UInt8], endStream: Bool, trailers: [HTTP2Field]?) -> Bool {
+        guard exchange.resends < Self.maxResends, exchange.responseHead == nil, exchange.draft.flow.response == nil,
+              exchange.draft.flow.error == nil, !server.isStopping, streams[exchange.clientStream] === exchange else {
+            return false
+        }
+        exchange.resends += 1
+        exchange.leg = nil
+        exchange.upstreamStream = nil
+        exchange.draft.flow.server.retried = true
+        let bodiless = endStream && body.isEmpty && trailers == nil
+        sendUpstream(exchange, endStream: bodiless)
+        guard !bodiless else { return true }
+        if let http1Leg = exchange.http1Leg {
+            http1Leg.push(body)
+            if endStream { http1Leg.finishRequest(trailers: HTTPFields(trailers ?? [])) }
+        } else if let leg = exchange.leg, let upstream = exchange.upstreamStream {
+            try? leg.session.submitData(stream: upstream, body, endStream: endStream && trailers == nil)
+            if let trailers { try? leg.session.submitTrailers(stream: upstream, trailers) }
+        } else {
+            // Answered meanwhile (no origin, a refused stream): nobody takes the bytes.
+            try? session.consumeStream(exchange.clientStream, count: body.count)
+        }
+        return true
+    }
+
     /// The origin connection for a new stream: the current one, else a new one. Answers the
     /// stream itself (and returns nil) when the origin cannot be reached over h2.
     private func upstreamLeg(for exchange: HTTP2StreamExchange) -> HTTP2UpstreamLeg? {

@@ -151,18 +151,18 @@ extension HTTP2ProxyConnection {
                 // Its own code, whether or not the response started: REFUSED_STREAM tells the
                 // client it may retry; a made-up 502 would hide that.
                 resetClientAfterQueuedFrames(exchange, code: code)
-            case .streamClosed(let upstream, let code):
-                if code == .refusedStream, let exchange = exchange(upstream, on: leg), exchange.responseHead == nil,
-                   exchange.draft.flow.error == nil {
-                    // The session closed a stream that never went out: once the origin has sent
-                    // GOAWAY, nghttp2 opens no new stream (NGHTTP2_ERR_START_STREAM_NOT_ALLOWED), and
-                    // nothing else tells the client (a gRPC server at max_connection_age left calls
-                    // waiting until their deadline).
-                    leg.clientStreams[upstream] = nil
-                    if !resend(exchange) {
-                        refuse(exchange, "the origin's connection was going away (GOAWAY) before the stream could open")
-                    }
+            case .requestNotSent(let upstream, let body, let endStream, let trailers):
+                // Nothing of this request reached the origin (its HEADERS were still queued when the
+                // origin's GOAWAY came): it moves to a new connection whole, whatever its size and
+                // whether or not the client is still sending it.
+                guard let exchange = exchange(upstream, on: leg), exchange.responseHead == nil,
+                      exchange.draft.flow.error == nil else { continue }
+                leg.clientStreams[upstream] = nil
+                if !move(exchange, body: body, endStream: endStream, trailers: trailers) {
+                    try? session.consumeStream(exchange.clientStream, count: body.count)
+                    refuse(exchange, "the origin's connection was going away (GOAWAY) before the stream could open")
                 }
+            case .streamClosed(let upstream, _):
                 leg.streamClosed(upstream)
             case .goAway(let lastStreamID, let code, let debugData):
                 leg.goneAway = true
