@@ -149,7 +149,8 @@ function setupStatus() {
     liveEvents.addEventListener("state", (event) => {
         $("connection-state").textContent = event.detail;
         $("connection-state").className = `state-${event.detail.replace(/\W/g, "")}`;
-        if (event.detail === "live") {
+        if (event.detail === "live" || event.detail === "paused") {
+            // Paused: a tab hidden for a while let its stream go (events.js); shown, it resumes.
             failures = 0;
             return;
         }

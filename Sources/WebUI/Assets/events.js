@@ -7,6 +7,10 @@
 // matching after it was first seen enters or leaves the list. Changing the filter reopens the
 // stream from the last message seen before the list was fetched (`last_event_id`), so nothing
 // between the list's answer and the new stream is lost.
+//
+// A tab hidden for `hiddenRelease` lets its stream go ("paused") and resumes after the last
+// message seen when shown again. A browser gives one host six HTTP/1.1 connections for all its
+// tabs, and each open stream holds one: with six tabs open, a seventh could not even load.
 
 import { api } from "./api.js";
 
@@ -21,11 +25,35 @@ class LiveEvents extends EventTarget {
     #cleared = false;
     #pinning = false;
     #frame = 0;
+    #releaseTimer = 0;
+    /** How long (ms) a hidden tab keeps its stream open. */
+    hiddenRelease = 15000;
 
     /** Opens the stream; EventSource reconnects by itself (with `Last-Event-ID`) after a drop. */
     start() {
         if (this.#source) return;
+        document.addEventListener("visibilitychange", () => this.#visibilityChanged());
         this.#open(null);
+    }
+
+    #visibilityChanged() {
+        clearTimeout(this.#releaseTimer);
+        this.#releaseTimer = 0;
+        if (document.hidden) {
+            this.#releaseTimer = setTimeout(() => this.#release(), this.hiddenRelease);
+        } else if (!this.#source) {
+            this.#open(this.#lastID);
+        }
+    }
+
+    /** Closes the stream of a tab still hidden; what it gathered is handed over first. */
+    #release() {
+        this.#releaseTimer = 0;
+        if (!document.hidden || !this.#source) return;
+        this.#source.close();
+        this.#source = null;
+        this.#flush();
+        this.#state("paused");
     }
 
     /** The id of the last message received; pass it to `follow` when the list was fetched after it. */

@@ -689,6 +689,7 @@ def run(browser, options, base, origin, checks):
     deep_links(page, context, checks)
     typing_and_arrows(page, checks)
     sort_by_column(page, options, base, checks)
+    hidden_tabs_let_go(browser, options, base, checks)
 
     # Hostile flows show their characters and run nothing.
     curl(options.proxy, base + HOSTILE_PATH + "?" + HOSTILE_QUERY, ["X-Evil: " + HOSTILE_HEADER])
@@ -747,6 +748,55 @@ def run(browser, options, base, origin, checks):
         page.wait_for_timeout(200)
         page.screenshot(path=os.path.join(options.shots, "detail-dark.png"))
     context.close()
+
+
+STATE_IS = "s => document.getElementById('connection-state').textContent === s"
+HIDE = """() => {
+    Object.defineProperty(document, 'hidden', {value: true, configurable: true});
+    Object.defineProperty(document, 'visibilityState', {value: 'hidden', configurable: true});
+    document.dispatchEvent(new Event('visibilitychange'));
+}"""
+SHOW = """() => {
+    Object.defineProperty(document, 'hidden', {value: false, configurable: true});
+    Object.defineProperty(document, 'visibilityState', {value: 'visible', configurable: true});
+    document.dispatchEvent(new Event('visibilitychange'));
+}"""
+
+
+def hidden_tabs_let_go(browser, options, base, checks):
+    """A browser gives one host six HTTP/1.1 connections for all its tabs, and each tab's live
+    stream holds one: with six tabs open a seventh could not load. Three of six tabs are hidden
+    (as a tab in the background is): they let their streams go, a seventh tab loads and goes live,
+    and a hidden tab shown again resumes with what it missed."""
+    ui = urllib.parse.urlsplit(options.ui)
+    context = browser.new_context(viewport={"width": 1000, "height": 600}, base_url="%s://%s" % (ui.scheme, ui.netloc))
+    try:
+        pages = []
+        for _ in range(6):
+            page = context.new_page()
+            page.goto(options.ui)
+            page.wait_for_function(STATE_IS, arg="live", timeout=10000)
+            pages.append(page)
+        for page in pages[:3]:
+            page.evaluate("() => import('/events.js').then(m => { m.liveEvents.hiddenRelease = 100; })")
+            page.evaluate(HIDE)
+        for page in pages[:3]:
+            page.wait_for_function(STATE_IS, arg="paused", timeout=5000)
+        seventh = context.new_page()
+        seventh.goto(options.ui, timeout=10000)
+        seventh.wait_for_function(STATE_IS, arg="live", timeout=10000)
+        path = "/while-hidden/%d" % int(time.time() * 1000)
+        curl(options.proxy, base + path)
+        seventh.close()
+        pages[0].evaluate(SHOW)
+        pages[0].wait_for_function(STATE_IS, arg="live", timeout=10000)
+        wait_rows(pages[0], "p => [...document.querySelectorAll('flow-list .flow-row[data-id] .c-path')]"
+                            ".some(c => c.textContent === p)", path)
+        checks.result("hidden-tabs-let-go", True)
+    except Exception as error:
+        checks.result("hidden-tabs-let-go", False, str(error).splitlines()[0])
+    finally:
+        context.close()
 
 
 def detail_shows(page, path):
