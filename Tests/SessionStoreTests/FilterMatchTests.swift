@@ -39,6 +39,14 @@ final class FilterMatchTests: XCTestCase {
             ("~bq hunter2", ["post-form"]),
             ("~bs hunter2", []),
             ("~bs magic", ["png"]),
+            // A WebSocket's messages are its bodies: the client's on the request side.
+            ("~b subscribe:PRICES", ["socket"]),
+            ("~bq subscribe", ["socket"]),
+            ("~bs subscribe", []),
+            ("~bs 'tick \\d+'", ["socket"]),
+            ("~bq tick", []),
+            ("~b BIN-ZQX", ["socket"]),
+            ("~b ^tick", ["socket"]),
             ("~t json", ["get-json"]),
             ("~t form", ["post-form"]),
             ("~tq json", []),
@@ -59,6 +67,25 @@ final class FilterMatchTests: XCTestCase {
         ]
         for (expression, expected) in table {
             XCTAssertEqual(try ids(expression), expected.sorted(), expression)
+        }
+    }
+
+    /// A WebSocket whose record is too large for a frame (over 16 KiB: a long message) is kept
+    /// alone in `flow_records`; `~b` searches its messages there too (the first version read only
+    /// framed records, and a real socket with a 70 kB message matched nothing).
+    func testMessagesOfARecordKeptAloneAreSearched() throws {
+        let directory = TemporaryDirectory()
+        let store = try SessionStore(path: directory.file("session.sqlite"))
+        defer { store.close() }
+        let record = StoreFixtures.record("long-socket", host: "ws.example.com", path: "/feed", status: 101, mode: "websocket")
+        let long = String(repeating: "x", count: 20_000) + " needle-in-feed"
+        store.finished(record, json: #"{"id":"long-socket","websocket":[{"direction":"server_to_client","opcode":"text","#
+                       + #""length":\#(long.utf8.count),"text":"\#(long)"}]}"#, bodies: FlowBodies())
+        store.flush()
+        for (expression, expected) in [("~b needle-in-feed", ["long-socket"]), ("~bs needle", ["long-socket"]),
+                                       ("~bq needle", [])] {
+            let page = try store.flows(filter: try FilterExpression(parsing: expression), limit: 10)
+            XCTAssertEqual(page.flows.map(\.id), expected, expression)
         }
     }
 

@@ -12,7 +12,7 @@ import Testing
         // Some fixture flows, one id the session does not have; the rest of the session is left out.
         let batch = ["get-json", "post-form", "png", "pending", "socket", "no-such-flow"]
         let expressions = ["~c 404", "~q", "~d example\\.com$", "~h set-cookie", "~hq accept", "~b s3cr3t",
-                           "~bq hunter2", "~bs magic", "~t json | ~websocket", "!~b s3cr3t", "~persona team & ~s",
+                           "~bq hunter2", "~bs magic", "~bs tick", "~bq subscribe", "~t json | ~websocket", "!~b s3cr3t", "~persona team & ~s",
                            "~all"]
         for text in expressions {
             let expression = try FilterExpression(parsing: text)

@@ -49,12 +49,22 @@ enum StoreFixtures {
                 requestHeaders: [["Upgrade", "websocket"]]), FlowBodies()),
     ]
 
+    /// The flow log line stored for flow `id`: the WebSocket's carries its messages (a text one
+    /// each way and a binary one from the server), which `~b`, `~bq` and `~bs` search.
+    static func json(_ id: String) -> String {
+        guard id == "socket" else { return #"{"id":"\#(id)"}"# }
+        return #"{"id":"socket","mode":"websocket","websocket":["#
+            + #"{"direction":"client_to_server","opcode":"text","length":16,"text":"subscribe:prices"},"#
+            + #"{"direction":"server_to_client","opcode":"text","length":7,"text":"tick 42"},"#
+            + #"{"direction":"server_to_client","opcode":"binary","length":12,"base64":"AAFCSU4tWlFY/w=="}]}"#
+    }
+
     /// A store in `directory` holding `flows`, flushed.
     static func store(in directory: TemporaryDirectory, flows: [(FlowRecord, FlowBodies)] = StoreFixtures.flows,
                       configuration: SessionStoreConfiguration = .init()) throws -> SessionStore {
         let store = try SessionStore(path: directory.file("session.sqlite"), configuration: configuration)
         for (record, bodies) in flows {
-            store.finished(record, json: #"{"id":"\#(record.summary.id)"}"#, bodies: bodies)
+            store.finished(record, json: json(record.summary.id), bodies: bodies)
         }
         store.flush()
         return store

@@ -94,12 +94,21 @@ extension FilterExpression {
     }
 
     /// A body condition: a small body of a finished flow is in its record's frame (`stored_body`
-    /// of `flows.record`), any other in `bodies` (its text when it has one, else its bytes).
+    /// of `flows.record`), any other in `bodies` (its text when it has one, else its bytes). A
+    /// WebSocket's messages are its bodies too, as in mitmproxy: those the client sent for the
+    /// request side (`~bq`), the server's for the response side (`~bs`), each searched alone
+    /// (its text, or a binary message's bytes), from the record's `websocket` list (the record is in
+    /// a frame, `flows.record`, or kept alone in `flow_records`, as a long-lived socket's is).
     private static func bodies(_ parts: [Int], _ value: SQLValue) -> FilterSQL {
         let part = parts.count == 1 ? "part = \(parts[0]) AND " : ""
         let framed = parts.map { "regexp(?, stored_body(f.record, \($0)))" }.joined(separator: " OR ")
+        let direction = parts.count == 1
+            ? "json_extract(m.value, '$.direction') = '\(parts[0] == 0 ? "client_to_server" : "server_to_client")' AND " : ""
+        let record = "stored_text(coalesce(f.record, (SELECT json FROM flow_records r WHERE r.seq = f.seq)))"
+        let messages = "(f.websocket = 1 AND EXISTS (SELECT 1 FROM json_each(\(record), '$.websocket') m WHERE "
+            + "\(direction)regexp(?, coalesce(json_extract(m.value, '$.text'), base64_blob(json_extract(m.value, '$.base64'))))))"
         return FilterSQL(sql: "(f.seq IN (SELECT seq FROM bodies WHERE \(part)regexp(?, coalesce(text, body_file(file), data)))"
-                         + " OR \(framed))", bindings: Array(repeating: value, count: parts.count + 1))
+                         + " OR \(framed) OR \(messages))", bindings: Array(repeating: value, count: parts.count + 2))
     }
 
     private static func match(_ field: FilterField, _ pattern: String) -> FilterSQL {

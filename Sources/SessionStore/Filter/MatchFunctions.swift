@@ -2,7 +2,9 @@ import CSQLite
 import Foundation
 
 /// The SQL functions compiled filters call: `regexp(pattern, value)` and
-/// `regexp_lines(pattern, value)` (the same, with `^`/`$` at line breaks, for header blocks).
+/// `regexp_lines(pattern, value)` (the same, with `^`/`$` at line breaks, for header blocks), and
+/// `base64_blob(text)`: the bytes a base64 text stands for (a binary WebSocket message, which the
+/// record keeps as base64), NULL for NULL or text that is not base64.
 ///
 /// A NULL value matches nothing (never NULL, so `NOT regexp(…)` is true for a missing field).
 /// TEXT is searched as UTF-8; a BLOB (a binary body) as bytes. Patterns are compiled once per
@@ -13,6 +15,21 @@ enum MatchFunctions {
     static func register(on database: SQLiteDatabase) throws {
         try database.createFunction("regexp", arguments: 2, context: PatternCache(lines: false), call)
         try database.createFunction("regexp_lines", arguments: 2, context: PatternCache(lines: true), call)
+        try database.createFunction("base64_blob", arguments: 1, context: NSObject(), callBase64)
+    }
+
+    private static let callBase64: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = {
+        context, count, arguments in
+        guard let context, count == 1, let arguments, let value = arguments[0], sqlite3_value_type(value) == SQLITE_TEXT,
+              let text = sqlite3_value_text(value),
+              let bytes = Data(base64Encoded: Data(bytes: text, count: Int(sqlite3_value_bytes(value)))) else {
+            if let context { sqlite3_result_null(context) }
+            return
+        }
+        bytes.withUnsafeBytes { buffer in
+            sqlite3_result_blob64(context, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!, UInt64(buffer.count),
+                                  CSQLite_SQLITE_TRANSIENT())
+        }
     }
 
     /// The C entry point for both functions; the cache says which one it is.

@@ -385,8 +385,15 @@ def run(browser, options, base, origin, checks):
         page.fill("flow-detail .message-filter", "")
         restored = page.evaluate("() => [...document.querySelectorAll('flow-detail table.messages tbody tr')]"
                                  ".filter(r => !r.hidden).length")
+        # The list's filter searches the messages as bodies (as mitmproxy's ~b does): the server's
+        # message under ~bs, none of the client's (it sent only its close) under ~bq.
+        found = page.evaluate("async (exprs) => { const out = []; for (const e of exprs) {"
+                              " const r = await fetch('/api/flows?filter=' + encodeURIComponent(e));"
+                              " out.push((await r.json()).flows.map(f => f.url)); } return out; }",
+                              ["~bs 'onerror=alert' & ~websocket", "~bq 'onerror=alert' & ~websocket"])
+        by_body = [any(url.endswith(ws_path) for url in urls) for urls in found]
         checks.result("websocket-message-filter", narrowed == ["WebSocket messages (1 of 3 match)", ["server_to_client"]]
-                      and restored == 3, repr((narrowed, restored)))
+                      and restored == 3 and by_body == [True, False], repr((narrowed, restored, by_body)))
         page.click("#detail-tab-request")
     except Exception as error:
         checks.result("websocket-long-message", False, str(error).splitlines()[0])
