@@ -306,7 +306,10 @@ class Doc {
         room(length - from + 64);
         // Past `limit`, a newline and its indent might not fit: grow first.
         let limit = target.length - 4 - depth * 2;
-        for (let index = from; index < length; index += 1) {
+        // A UTF-8 byte order mark before the document (as .NET and PowerShell services write JSON)
+        // is not part of it: JSON.parse and the tokens below would call the body broken.
+        const bom = from === 0 && length >= 3 && bytes[0] === 0xEF && bytes[1] === 0xBB && bytes[2] === 0xBF;
+        for (let index = bom ? 3 : from; index < length; index += 1) {
             const code = bytes[index];
             if (o >= limit) {
                 room(length - index + 64 + depth * 2);

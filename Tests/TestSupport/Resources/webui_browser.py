@@ -78,6 +78,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif path == "/old.json":
             # The old `text/json` spelling: shown as JSON (pretty, foldable), not as one text line.
             self.send(200, b'{"spelling":["text","json"]}', "text/json")
+        elif path == "/bom.json":
+            # JSON after a UTF-8 byte order mark (as .NET and PowerShell services write it): still JSON.
+            self.send(200, b'\xef\xbb\xbf{"marked":["bom",1]}', "application/json; charset=utf-8")
         elif path == "/sjis.html":
             # A page in Shift_JIS: the detail shows its text and names the charset it was read in.
             self.send(200, "<p>\u65e5\u672c\u8a9e</p>".encode("shift_jis"), "text/html; charset=Shift_JIS")
@@ -618,6 +621,12 @@ def run(browser, options, base, origin, checks):
         checks.result("text-json-pretty", '"spelling": [' in text and "\n" in text, repr(text[:80]))
     except Exception as error:
         checks.result("text-json-pretty", False, str(error).splitlines()[0])
+    try:
+        text, facts = body_shown(page, options, base, "/bom.json")
+        checks.result("bom-json-pretty", '"marked": [' in text and "not valid JSON" not in (facts or "") + text,
+                      repr((text[:80], facts)))
+    except Exception as error:
+        checks.result("bom-json-pretty", False, str(error).splitlines()[0])
     try:
         text, facts = body_shown(page, options, base, "/sjis.html")
         checks.result("charset-read", "text read as shift_jis" in facts and "<p>\u65e5\u672c\u8a9e</p>" in text,
