@@ -18,6 +18,8 @@ public struct SessionStoreError: Error, Sendable, Equatable, CustomStringConvert
         case bodyFile
         /// Another process is writing to the session (`SessionLock`).
         case inUse
+        /// A filter's regular expression searched longer than `MatchFunctions.budget` and was stopped.
+        case filterTimedOut
     }
 
     public var code: Code

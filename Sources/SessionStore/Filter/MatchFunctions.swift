@@ -10,7 +10,19 @@ import Foundation
 /// TEXT is searched as UTF-8; a BLOB (a binary body) as bytes. Patterns are compiled once per
 /// connection (`PatternCache`) and attached to the running statement as SQLite auxiliary data,
 /// so the rows after the first find theirs without a string or a dictionary look-up.
+///
+/// A statement's pattern has `budget` to search all its rows: past it, the function fails with
+/// `timeoutMessage`, which ends the statement (`SessionStoreError.Code.filterTimedOut`). One
+/// filter that backtracks without end held the store's readers, so the web UI answered nothing
+/// more and the process ignored Ctrl-C.
 enum MatchFunctions {
+    /// How long one statement's regular expression may search, over all its rows.
+    static let budget: Duration = .seconds(10)
+    /// The error a statement ends with when its pattern ran out of `budget`.
+    static let timeoutMessage = "the filter's regular expression searched for more than 10 s and was stopped: ICU "
+        + "backtracks without end on some patterns (alternatives or several .* under a repetition) against long "
+        + "text; narrow it first (~d, ~t) or write it with fewer repetitions"
+
     /// Registers both functions on `database`.
     static func register(on database: SQLiteDatabase) throws {
         try database.createFunction("regexp", arguments: 2, context: PatternCache(lines: false), call)
@@ -38,10 +50,10 @@ enum MatchFunctions {
         guard let context, count == 2, let arguments, let patternValue = arguments[0], let value = arguments[1] else {
             return
         }
-        let pattern: TextPattern
+        let running: RunningPattern
         if let compiled = sqlite3_get_auxdata(context, 0) {
             // The same bound pattern as the previous row: SQLite kept our compiled one.
-            pattern = Unmanaged<TextPattern>.fromOpaque(compiled).takeUnretainedValue()
+            running = Unmanaged<RunningPattern>.fromOpaque(compiled).takeUnretainedValue()
         } else {
             let cache = Unmanaged<PatternCache>.fromOpaque(sqlite3_user_data(context)).takeUnretainedValue()
             guard let patternText = sqlite3_value_text(patternValue) else {
@@ -49,33 +61,51 @@ enum MatchFunctions {
                 return
             }
             do {
-                pattern = try cache.pattern(String(cString: patternText))
+                running = RunningPattern(try cache.pattern(String(cString: patternText)),
+                                         deadline: ContinuousClock.now + budget)
             } catch {
                 sqlite3_result_error(context, "invalid regular expression", -1)
                 return
             }
-            sqlite3_set_auxdata(context, 0, Unmanaged.passRetained(pattern).toOpaque(), releasePattern)
+            sqlite3_set_auxdata(context, 0, Unmanaged.passRetained(running).toOpaque(), releasePattern)
         }
-        let matched: Bool
+        let matched: Bool?
         switch sqlite3_value_type(value) {
         case SQLITE_NULL:
             matched = false
         case SQLITE_BLOB:
             let bytes = sqlite3_value_blob(value)
             let size = bytes == nil ? 0 : Int(sqlite3_value_bytes(value))
-            matched = pattern.matches(UnsafeRawBufferPointer(start: bytes, count: size))
+            matched = running.pattern.matches(UnsafeRawBufferPointer(start: bytes, count: size), until: running.deadline)
         default:
             // Text (a number would be converted to text): its UTF-8 bytes, NULs and all.
             let text = sqlite3_value_text(value)
             let size = text == nil ? 0 : Int(sqlite3_value_bytes(value))
-            matched = pattern.matches(UnsafeRawBufferPointer(start: text, count: size))
+            matched = running.pattern.matches(UnsafeRawBufferPointer(start: text, count: size), until: running.deadline)
+        }
+        guard let matched, ContinuousClock.now <= running.deadline else {
+            sqlite3_result_error(context, timeoutMessage, -1)
+            return
         }
         sqlite3_result_int(context, matched ? 1 : 0)
+    }
+}
+
+/// A statement's compiled pattern and when its search time runs out (`MatchFunctions.budget`,
+/// counted from the statement's first row). Per statement, where the compiled pattern is shared
+/// by the connection's statements (`PatternCache`).
+private final class RunningPattern {
+    let pattern: TextPattern
+    let deadline: ContinuousClock.Instant
+
+    init(_ pattern: TextPattern, deadline: ContinuousClock.Instant) {
+        self.pattern = pattern
+        self.deadline = deadline
     }
 }
 
 /// Releases the reference `call` handed to `sqlite3_set_auxdata`.
 private let releasePattern: @convention(c) (UnsafeMutableRawPointer?) -> Void = { pointer in
     guard let pointer else { return }
-    Unmanaged<TextPattern>.fromOpaque(pointer).release()
+    Unmanaged<RunningPattern>.fromOpaque(pointer).release()
 }

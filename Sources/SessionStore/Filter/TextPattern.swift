@@ -141,20 +141,37 @@ final class TextPattern {
     }
 
     /// Whether the pattern occurs in `bytes`: UTF-8 text, or a blob (a binary body, which may
-    /// hold NULs and need not be UTF-8).
-    func matches(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    /// hold NULs and need not be UTF-8). Nil when a regular expression was still searching at
+    /// `deadline` and was stopped.
+    ///
+    /// The nested-repetition check refuses the worst patterns, but not all that ICU backtracks on
+    /// without end: `(a|aa)*b` against 80 `a`s (exponential), `id.*name.*zzz` against a 1 MiB
+    /// minified JSON (polynomial). ICU reports progress while it searches (`.reportProgress`), so
+    /// the search stops there once the deadline has passed.
+    func matches(_ bytes: UnsafeRawBufferPointer, until deadline: ContinuousClock.Instant) -> Bool? {
         switch matcher {
         case .literal(let literal):
             return literal.occurs(in: bytes)
         case .regex(let regex, let required):
             // Most rows lack the literal: rule them out before building a string for ICU.
             if let required, !required.occurs(in: bytes) { return false }
-            return Self.search(regex, String(decoding: bytes, as: UTF8.self))
+            return Self.search(regex, String(decoding: bytes, as: UTF8.self), until: deadline)
         }
     }
 
-    private static func search(_ regex: NSRegularExpression, _ string: String) -> Bool {
+    private static func search(_ regex: NSRegularExpression, _ string: String,
+                               until deadline: ContinuousClock.Instant) -> Bool? {
         let range = NSRange(location: 0, length: string.utf16.count)
-        return regex.firstMatch(in: string, options: [], range: range) != nil
+        var found: Bool? = false
+        regex.enumerateMatches(in: string, options: [.reportProgress], range: range) { result, _, stop in
+            if result != nil {
+                found = true
+                stop.pointee = true
+            } else if ContinuousClock.now > deadline {
+                found = nil
+                stop.pointee = true
+            }
+        }
+        return found
     }
 }

@@ -120,6 +120,7 @@ final class SQLiteStatement {
         default:
             let message = database.errorMessage
             sqlite3_reset(handle)
+            if message == MatchFunctions.timeoutMessage { throw SessionStoreError(.filterTimedOut, message) }
             throw SessionStoreError(.sqlite, "\(message) (SQLite result \(result))")
         }
     }

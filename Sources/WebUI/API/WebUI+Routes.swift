@@ -42,6 +42,9 @@ extension WebUI {
         } catch let error as SessionStoreError where error.code == .bodyFile {
             // A session opened without its `-bodies` directory: that body is not here; nothing failed.
             return .error(404, error.reason)
+        } catch let error as SessionStoreError where error.code == .filterTimedOut {
+            // The filter's fault, not the store's: said like a filter that does not parse.
+            return .error(400, error.reason)
         } catch let error as SessionStoreError {
             return .error(500, "the session store failed: \(error.reason)")
         } catch {

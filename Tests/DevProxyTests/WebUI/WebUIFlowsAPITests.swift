@@ -136,6 +136,25 @@ import Testing
         }
     }
 
+    /// A filter ICU backtracks on without end (alternatives under a repetition against one
+    /// 80-character path) held the store's readers for good: that request, and every later one,
+    /// never answered, and Ctrl-C no longer stopped devproxy. It is stopped after 10 s of searching
+    /// and answered 400 with the reason, and the UI answers the next request.
+    @Test func aFilterThatBacktracksWithoutEndIsStoppedAndSaysSo() throws {
+        let ui = try WebUIHarness()
+        ui.add(Self.line(id: "long", host: "api.acme.test", path: "/" + String(repeating: "a", count: 80), status: 200))
+        let clock = ContinuousClock()
+        let start = clock.now
+        let encoded = #"~u "(a|aa)*b""#.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        let answer = try ui.request("/api/flows?filter=\(encoded)")
+        let took = clock.now - start
+        #expect(answer.status == 400, "\(answer.text)")
+        #expect((answer.json["error"] as? String)?.contains("searched for more than 10 s and was stopped") == true,
+                "\(answer.text)")
+        #expect(took < .seconds(25), "\(took)")
+        #expect(try ui.request("/api/flows?filter=~u%20aaaa").json["total"] as? Int == 1)
+    }
+
     @Test func aFlowIsItsLogRecordAndUnknownIdsAre404() throws {
         let ui = try WebUIHarness()
         let line = Self.line(id: "r1", host: "x.test", responseText: "<script>alert(1)</script>")
