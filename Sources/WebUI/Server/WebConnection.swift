@@ -10,6 +10,10 @@ struct WebConnection {
     let configuration: WebUIConfiguration
     let handler: @Sendable (WebRequest) -> WebResponse
     let isStopping: @Sendable () -> Bool
+    /// Told true when a request's head is in and the connection is answering it (or streaming),
+    /// false when it waits for or reads the next head: only then may the server close it to make
+    /// room (`WebServer`).
+    var busy: (Bool) -> Void = { _ in }
 
     /// Heads beyond these are refused (414/431) before any of them is buffered.
     static let limits = HTTP1Limits(maxStartLineLength: 8192, maxHeaderBlockSize: 32768, maxHeaderCount: 100)
@@ -19,17 +23,23 @@ struct WebConnection {
         let stream = PlainStream(socket)
         var parser = HTTP1RequestParser(limits: Self.limits)
         var buffer = [UInt8](repeating: 0, count: 16384)
+        var first = true
         while !isStopping() {
             var head: HTTPRequestHead?
             var waiting = true
             var body: [UInt8] = []
             var ended = false
+            // The whole head within `headerTimeout` of its first byte, not each read: a client
+            // sending a byte every few seconds held its connection for good.
+            var headDeadline = Date.distantFuture
+            busy(false)
             do {
                 while !ended {
                     if let event = try parser.next() {
                         switch event {
                         case .head(let value):
                             head = value
+                            busy(true)
                             if let length = value.headers["Content-Length"].flatMap(Int.init),
                                length > configuration.maxBodySize {
                                 answerAndClose(stream, .error(413, "the request body is over the UI's limit of "
@@ -53,9 +63,21 @@ struct WebConnection {
                     if waiting {
                         // Between requests (nothing of the next one parsed yet): wait for its first
                         // byte up to the idle timeout; from then on the head has the header timeout.
-                        guard waitForInput() else { return }
+                        // A new connection's first request has only the header timeout: one that
+                        // sends nothing was kept a minute, and 64 of them locked the UI.
+                        guard waitForInput(first ? configuration.headerTimeout : configuration.idleTimeout) else {
+                            if first { answerAndClose(stream, .error(408, "no request within "
+                                                                     + "\(Int(configuration.headerTimeout)) s")) }
+                            return
+                        }
                         socket.setTimeout(configuration.headerTimeout)
+                        headDeadline = Date().addingTimeInterval(configuration.headerTimeout)
                         waiting = false
+                        first = false
+                    } else if head == nil, Date() > headDeadline {
+                        answerAndClose(stream, .error(408, "request head not received within "
+                                                      + "\(Int(configuration.headerTimeout)) s"))
+                        return
                     }
                     let count = try buffer.withUnsafeMutableBytes { try stream.read(into: $0) }
                     guard count > 0 else {
@@ -97,11 +119,11 @@ struct WebConnection {
         }
     }
 
-    /// Waits for a request's first byte; false at the idle timeout, on close or at shutdown.
-    private func waitForInput() -> Bool {
+    /// Waits for a request's first byte; false after `timeout`, on close or at shutdown.
+    private func waitForInput(_ timeout: TimeInterval) -> Bool {
         if socket.queuedBytes > 0 { return true }
         var poller = pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0)
-        let deadline = Date().addingTimeInterval(configuration.idleTimeout)
+        let deadline = Date().addingTimeInterval(timeout)
         while !isStopping() {
             let remaining = deadline.timeIntervalSinceNow
             guard remaining > 0 else { return false }

@@ -12,8 +12,15 @@ final class WebServer: @unchecked Sendable {
     private let acceptDone = DispatchSemaphore(value: 0)
 
     private struct State {
-        var sockets: [ObjectIdentifier: Socket] = [:]
+        var sockets: [ObjectIdentifier: Entry] = [:]
         var stopping = false
+    }
+
+    /// A connection, and since when it has been waiting for (or reading) a request head rather
+    /// than answering one (nil while busy).
+    private struct Entry {
+        let socket: Socket
+        var waitingSince: Date?
     }
 
     init(listener: Listener, configuration: WebUIConfiguration,
@@ -39,7 +46,7 @@ final class WebServer: @unchecked Sendable {
         }
         guard !already else { return }
         acceptDone.wait()
-        for socket in state.withLock({ Array($0.sockets.values) }) { socket.abort() }
+        for entry in state.withLock({ Array($0.sockets.values) }) { entry.socket.abort() }
         let deadline = Date().addingTimeInterval(2)
         while Date() < deadline && state.withLock({ !$0.sockets.isEmpty }) { usleep(10_000) }
     }
@@ -49,8 +56,17 @@ final class WebServer: @unchecked Sendable {
         while !isStopping {
             guard let socket = (try? listener.accept(timeout: 0.25)) ?? nil else { continue }
             let admitted = state.withLock { state -> Bool in
-                guard !state.stopping, state.sockets.count < configuration.maxConnections else { return false }
-                state.sockets[ObjectIdentifier(socket)] = socket
+                guard !state.stopping else { return false }
+                if state.sockets.count >= configuration.maxConnections {
+                    // Full: the connection that has waited longest without a request makes room (a
+                    // keep-alive one a browser reopens at once, or one that never sent anything).
+                    // 64 silent connections used to lock everyone out, unauthenticated.
+                    guard let (key, oldest) = state.sockets.filter({ $0.value.waitingSince != nil })
+                        .min(by: { $0.value.waitingSince! < $1.value.waitingSince! }) else { return false }
+                    oldest.socket.abort()
+                    state.sockets[key] = nil
+                }
+                state.sockets[ObjectIdentifier(socket)] = Entry(socket: socket, waitingSince: Date())
                 return true
             }
             guard admitted else {
@@ -61,9 +77,14 @@ final class WebServer: @unchecked Sendable {
                 socket.close()
                 continue
             }
+            let key = ObjectIdentifier(socket)
             let thread = Thread { [self] in
-                WebConnection(socket: socket, configuration: configuration, handler: handler,
-                              isStopping: { [self] in isStopping }).run()
+                var connection = WebConnection(socket: socket, configuration: configuration, handler: handler,
+                                               isStopping: { [self] in isStopping })
+                connection.busy = { [self] busy in
+                    state.withLock { $0.sockets[key]?.waitingSince = busy ? nil : Date() }
+                }
+                connection.run()
                 socket.close()
                 _ = state.withLock { $0.sockets.removeValue(forKey: ObjectIdentifier(socket)) }
             }

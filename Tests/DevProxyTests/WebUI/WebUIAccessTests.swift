@@ -1,3 +1,4 @@
+import DevProxy
 import Foundation
 import TestSupport
 import Testing
@@ -111,6 +112,40 @@ import Testing
         let big = try ui.request("/api/replay", method: "POST", headers: ["Content-Length: 99999999"], body: "x")
         #expect(big.status == 413)
         #expect(try ui.request("/api/info").status == 200)
+    }
+
+    /// Connections that send nothing cannot lock the UI: with every slot held by one, a new
+    /// connection takes the place of the one that has waited longest without a request, and a
+    /// connection that sends nothing is answered 408 and closed at the header timeout (it was kept
+    /// for the minute of the keep-alive timeout, and 64 of them answered everyone 503, token or not).
+    @Test func silentConnectionsCannotLockTheUIOut() throws {
+        let ui = try WebUIHarness(web: { $0.maxConnections = 8; $0.headerTimeout = 2 })
+        var silent: [Socket] = []
+        for _ in 0..<8 { silent.append(try Socket.connect(host: "127.0.0.1", port: ui.port, timeout: 5)) }
+        defer { silent.forEach { $0.close() } }
+        Thread.sleep(forTimeInterval: 0.3)
+        for _ in 0..<3 { #expect(try ui.request("/api/info").status == 200) }
+        // The oldest silent connections made room (closed: a read sees the end at once).
+        silent[0].setTimeout(5)
+        var byte = [UInt8](repeating: 0, count: 64)
+        let evicted = try byte.withUnsafeMutableBytes { try silent[0].read(into: $0) }
+        #expect(evicted == 0)
+        // One that stays silent is told why and closed at the header timeout, not kept a minute.
+        let late = try Socket.connect(host: "127.0.0.1", port: ui.port, timeout: 5)
+        defer { late.close() }
+        late.setTimeout(10)
+        let clock = ContinuousClock()
+        let start = clock.now
+        var answer: [UInt8] = []
+        while true {
+            let count = try byte.withUnsafeMutableBytes { try late.read(into: $0) }
+            if count == 0 { break }
+            answer += byte.prefix(count)
+        }
+        let text = String(decoding: answer, as: UTF8.self)
+        #expect(text.hasPrefix("HTTP/1.1 408"), "\(text)")
+        #expect(text.contains("no request within 2 s"), "\(text)")
+        #expect(clock.now - start < .seconds(6))
     }
 
     @Test func thePasswordWorksByBasicAuthOrTheLoginFormAndGivesTheCookie() throws {

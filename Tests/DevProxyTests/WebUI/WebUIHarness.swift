@@ -16,11 +16,13 @@ final class WebUIHarness {
     var base: String { "http://127.0.0.1:\(port)" }
 
     init(withProxy: Bool = false, authority: WebUI.Authority? = nil, password: String? = nil,
-         signatures: SignatureVerifier? = nil, configure: (inout ProxyConfiguration) -> Void = { _ in }) throws {
+         signatures: SignatureVerifier? = nil, configure: (inout ProxyConfiguration) -> Void = { _ in },
+         web adjust: (inout WebUIConfiguration) -> Void = { _ in }) throws {
         store = try SessionStore.temporary()
         var configuration = WebUIConfiguration()
         configuration.port = 0
         configuration.password = password
+        adjust(&configuration)
         let listener = try WebUI.bind(configuration)
         var link: WebUI.ProxyLink?
         if withProxy {
