@@ -12,6 +12,13 @@ import Testing
         #expect(headers == ["Host": "a", "Accept": "*/*"])
     }
 
+    /// Connection may not take away what frames or routes the message (RFC 9110 §7.6.1).
+    @Test func connectionNeverRemovesContentLengthOrHost() {
+        var headers: HTTPHeaders = ["Host": "a", "Connection": "content-length, HOST, X-Hop", "Content-Length": "5", "X-Hop": "1"]
+        headers.removeHopByHop()
+        #expect(headers == ["Host": "a", "Content-Length": "5"])
+    }
+
     @Test func relayingAnUpgradeKeepsUpgradeAndAMinimalConnection() {
         var headers: HTTPHeaders = [
             "Host": "a", "connection": "Upgrade, X-Hop", "Upgrade": "websocket", "X-Hop": "1",

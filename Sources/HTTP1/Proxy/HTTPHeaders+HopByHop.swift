@@ -24,9 +24,19 @@ extension HTTPHeaders {
         }
     }
 
+    /// Fields that frame or route the message for every recipient (Content-Length, Host), which a
+    /// Connection option never removes: RFC 9110 §7.6.1 forbids a sender to name a field "intended
+    /// for all recipients of the content" there. `Connection: Content-Length` otherwise took the
+    /// length off a request whose body was still forwarded, and the next hop read that body as a
+    /// second request (smuggling); on a response, the client lost the body's end.
+    static func isEndToEndFraming(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        ASCII.equalsCaseInsensitive(name, "Content-Length") || ASCII.equalsCaseInsensitive(name, "Host")
+    }
+
     /// Removes hop-by-hop fields before a message is forwarded.
     ///
-    /// Removes Connection and every field it names, then the fields `isAlwaysHopByHop` lists.
+    /// Removes Connection and every field it names (but `isEndToEndFraming`'s), then the fields
+    /// `isAlwaysHopByHop` lists.
     /// Transfer-Encoding goes too: the forwarding side re-frames the body it sends.
     /// - Parameter relayingUpgrade: when true and the message asks to upgrade (Connection lists
     ///   `upgrade` and an Upgrade field is present), Upgrade is kept and Connection is reduced to
@@ -47,7 +57,9 @@ extension HTTPHeaders {
             connectionName = connectionName ?? name
             HTTPHeaders.forEachListElement(of: value) { element in
                 if ASCII.equalsCaseInsensitive(element, "upgrade") { asksToUpgrade = true }
-                if !Self.isAlwaysHopByHop(element) { namedFields.append(String(decoding: element, as: UTF8.self)) }
+                if !Self.isAlwaysHopByHop(element) && !Self.isEndToEndFraming(element) {
+                    namedFields.append(String(decoding: element, as: UTF8.self))
+                }
                 return true
             }
         }

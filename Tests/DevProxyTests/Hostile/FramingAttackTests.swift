@@ -99,6 +99,28 @@ import TestSupport
         #expect(flow.error == nil)
     }
 
+    /// `Connection: Content-Length` (RFC 9110 §7.6.1 lets Connection name hop-by-hop fields, never
+    /// one meant for every recipient): the proxy removed Content-Length with the fields Connection
+    /// names but still sent the body, so the origin read the body as a second request that nobody
+    /// recorded, and its answer went to whichever client used that pooled connection next. Framing
+    /// and routing fields stay, whatever Connection names; the origin sees one request.
+    @Test func connectionCannotStripContentLength() throws {
+        let origin = try OriginServer(tls: false)
+        let proxy = try ProxyHarness()
+        let authority = "127.0.0.1:\(origin.port)"
+        let smuggled = "DELETE /smuggled HTTP/1.1\r\nHost: \(authority)\r\nContent-Length: 0\r\n\r\n"
+        let client = try RawClient.plain(port: proxy.port)
+        client.send("POST http://\(authority)/echo HTTP/1.1\r\nHost: \(authority)\r\nConnection: close, Content-Length, Host\r\n"
+                    + "Content-Length: \(smuggled.utf8.count)\r\n\r\n" + smuggled)
+        let answer = RawAnswer(client.readToEnd())
+        #expect(answer.status == 200, "\(answer.text)")
+        #expect(answer.body == "echo:" + smuggled, "\(answer.text)")
+        let seen = try Subprocess.run("curl", ["-sS", "--max-time", "10", "-x", "http://127.0.0.1:\(proxy.port)",
+                                               "http://\(authority)/requests"], timeout: 15)
+        #expect(!seen.stdout.contains("/smuggled"), "\(seen.stdout)")
+        #expect(proxy.flows(count: 2).count == 2)
+    }
+
     private func expectRefused(_ attack: Case, _ answer: RawAnswer, proxy: ProxyHarness) throws {
         #expect(answer.status == attack.status, "\(attack.name): \(answer.text.prefix(300))")
         #expect(answer.body.contains(attack.reason), "\(attack.name): \(answer.text.prefix(300))")
