@@ -14,6 +14,8 @@ final class ClientConnection: @unchecked Sendable {
     private let upstreams = Mutex<[ObjectIdentifier: Socket]>([:])
     /// Set while the connection sleeps between requests (see `waitForFirstByte`).
     private let idle = Atomic<Bool>(false)
+    /// An origin connection this client's requests keep to themselves (`pin`), never pooled.
+    private var pinned: UpstreamConnection?
 
     /// The listener this client came in on; flows record it.
     let listenerInfo: Flow.ListenerInfo
@@ -40,6 +42,30 @@ final class ClientConnection: @unchecked Sendable {
         var draft = FlowDraft(client: clientAddress, listener: listenerInfo, mode: mode, host: host, port: port)
         if let probe { draft.flow.probe = probe }
         return draft
+    }
+
+    /// Keeps `upstream` for this client's later requests to its origin instead of the shared pool:
+    /// NTLM and Negotiate (Kerberos) authenticate the connection, not each request (RFC 4559 §4),
+    /// so a pooled one served the next client as the user who signed in on it, and a handshake
+    /// whose second leg went out on another pooled connection failed with 401. A connection pinned
+    /// before for another origin is closed. (mitmproxy gives each client its own origin
+    /// connections; Squid and Fiddler pin connections for this.)
+    func pin(_ upstream: UpstreamConnection) {
+        if let old = pinned, old !== upstream { old.stream.close() }
+        pinned = upstream
+    }
+
+    /// The pinned connection to the origin `key` names (`UpstreamPool.key`), taken; nil when none.
+    func takePinned(_ key: String) -> UpstreamConnection? {
+        guard let connection = pinned, connection.key == key else { return nil }
+        pinned = nil
+        return connection
+    }
+
+    /// Closes the pinned connection (the client has gone).
+    func closePinned() {
+        pinned?.stream.close()
+        pinned = nil
     }
 
     /// Registers an upstream socket for the duration of `body`.

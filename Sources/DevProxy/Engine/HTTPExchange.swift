@@ -40,9 +40,12 @@ struct HTTPExchange {
             }
         }
         var upstream: UpstreamConnection
+        let key = UpstreamPool.key(host: destination.host, port: destination.port, tls: destination.tls,
+                                   dial: destination.dial)
+        let pinned = context.connection.takePinned(key)
         do {
-            upstream = try context.connection.pool.connection(host: destination.host, port: destination.port,
-                                                              tls: destination.tls, dial: destination.dial)
+            upstream = try pinned ?? context.connection.pool.connection(host: destination.host, port: destination.port,
+                                                                        tls: destination.tls, dial: destination.dial)
         } catch {
             answerConnectFailure(error, draft: &draft)
             drainRequestBody()
@@ -70,11 +73,34 @@ struct HTTPExchange {
             (keepAlive, transfer) = send(leg, request: request, recorder: recorder, draft: &draft, resending: true)
         }
         if transfer.upstreamReusable {
-            context.connection.pool.release(upstream)
+            if pinned != nil || Self.authenticatesTheConnection(head, draft.flow.response) {
+                context.connection.pin(upstream)
+            } else {
+                context.connection.pool.release(upstream)
+            }
         } else {
             upstream.stream.close()
         }
         return keepAlive
+    }
+
+    /// Whether the exchange is a step of NTLM or Negotiate authentication, which binds the origin
+    /// connection to its client (`ClientConnection.pin`): the request carries such credentials, or
+    /// the response asks for them.
+    static func authenticatesTheConnection(_ request: HTTPRequestHead, _ response: Flow.Response?) -> Bool {
+        func connectionScheme(_ value: String) -> Bool {
+            let scheme = value.prefix { $0 != " " && $0 != "," }.lowercased()
+            return scheme == "ntlm" || scheme == "negotiate"
+        }
+        if request.headers.values("Authorization").contains(where: connectionScheme) { return true }
+        guard let response, response.status == 401 else { return false }
+        let fields = response.headers
+        return (0..<fields.endIndex).contains { index in
+            fields.name(at: index).lowercased() == "www-authenticate"
+                && fields.value(at: index).split(separator: ",").contains {
+                    connectionScheme($0.trimmingCharacters(in: .whitespaces))
+                }
+        }
     }
 
     /// Sends the request through `leg` and relays the response, recording the connection in the flow.

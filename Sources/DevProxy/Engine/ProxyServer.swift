@@ -301,6 +301,7 @@ public final class ProxyServer: @unchecked Sendable {
             }
             connectionThreads.run { [self] in
                 connection.run()
+                connection.closePinned()
                 let idle = state.withLock { state in
                     state.connections.removeValue(forKey: ObjectIdentifier(connection))
                     guard state.connections.isEmpty else { return false }

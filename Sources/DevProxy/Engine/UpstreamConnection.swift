@@ -174,7 +174,8 @@ final class UpstreamPool: @unchecked Sendable {
         return try open(host: host, port: port, tls: tls, key: key, dial: dial)
     }
 
-    private static func key(host: String, port: Int, tls: Bool, dial: String? = nil) -> String {
+    /// What identifies an origin connection: scheme, host, port and the address dialled.
+    static func key(host: String, port: Int, tls: Bool, dial: String? = nil) -> String {
         "\(tls ? "https" : "http")://\(host):\(port)" + (dial.map { "@\($0)" } ?? "")
     }
 

@@ -121,6 +121,37 @@ import TestSupport
         #expect(proxy.flows(count: 2).count == 2)
     }
 
+    /// NTLM (and Negotiate) authenticate the origin connection, not each request. Pooled across
+    /// clients, the connection Alice signed in on served Bob, who sent no credentials, as Alice;
+    /// and while Bob held the other pooled connection, Alice's TYPE3 went out on a fresh one and
+    /// was refused 401. A connection that carried the handshake stays with its client.
+    @Test func ntlmConnectionsStayWithTheirClient() throws {
+        let origin = try OriginServer(tls: false)
+        let proxy = try ProxyHarness()
+        let authority = "127.0.0.1:\(origin.port)"
+        @Sendable func get(_ client: RawClient, _ path: String, auth: String? = nil) throws -> RawAnswer {
+            client.send("GET http://\(authority)\(path) HTTP/1.1\r\nHost: \(authority)\r\n"
+                        + (auth.map { "Authorization: NTLM \($0)\r\n" } ?? "") + "\r\n")
+            return try client.readResponse()
+        }
+        let alice = try RawClient.plain(port: proxy.port)
+        let bob = try RawClient.plain(port: proxy.port)
+        #expect(try get(alice, "/ntlm", auth: "TYPE1").status == 401)
+        // Bob's slow request holds a second origin connection while Alice finishes her handshake.
+        let slow = Thread { _ = try? get(bob, "/ntlm-slow") }
+        slow.start()
+        Thread.sleep(forTimeInterval: 0.2)
+        let signedIn = try get(alice, "/ntlm", auth: "TYPE3-alice")
+        #expect(signedIn.status == 200 && signedIn.body == "welcome alice", "\(signedIn.text)")
+        Thread.sleep(forTimeInterval: 1.2)
+        let asBob = try get(bob, "/ntlm")
+        #expect(asBob.status == 401 && !asBob.body.contains("alice"), "\(asBob.text)")
+        let carol = try RawClient.plain(port: proxy.port)
+        #expect(try get(carol, "/ntlm").status == 401)
+        let again = try get(alice, "/ntlm")
+        #expect(again.status == 200 && again.body == "authenticated as alice", "\(again.text)")
+    }
+
     private func expectRefused(_ attack: Case, _ answer: RawAnswer, proxy: ProxyHarness) throws {
         #expect(answer.status == attack.status, "\(attack.name): \(answer.text.prefix(300))")
         #expect(answer.body.contains(attack.reason), "\(attack.name): \(answer.text.prefix(300))")

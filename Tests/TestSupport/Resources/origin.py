@@ -54,7 +54,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         path = urllib.parse.urlsplit(self.path).path
         q = self.query()
-        if path == "/requests":
+        if path in ("/ntlm", "/ntlm-slow"):
+            self.ntlm(path)
+        elif path == "/requests":
             self.send_body(200, "\n".join(REQUESTS).encode(), [("Content-Type", "text/plain")])
         elif path == "/te-gzip":
             # A transfer coding besides chunked (RFC 9112 §7): Transfer-Encoding: gzip, chunked,
@@ -256,6 +258,28 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
         else:
             self.send_body(404, b"no such path", [("Content-Type", "text/plain")])
+
+    def ntlm(self, path):
+        # NTLM as IIS does it, the handshake's state on the connection (this handler object):
+        # TYPE1 is challenged, TYPE3 on the same connection signs its user in, and later requests
+        # on that connection are that user's without credentials. (Tokens are placeholders.)
+        if path == "/ntlm-slow":
+            time.sleep(1)
+        auth = self.headers.get("Authorization", "")
+        challenge = [("WWW-Authenticate", "NTLM")]
+        if auth == "NTLM TYPE1":
+            self.challenged = True
+            self.send_body(401, b"", [("WWW-Authenticate", "NTLM CHALLENGE")])
+        elif auth.startswith("NTLM TYPE3-"):
+            if getattr(self, "challenged", False):
+                self.user = auth[len("NTLM TYPE3-"):]
+                self.send_body(200, ("welcome " + self.user).encode())
+            else:
+                self.send_body(401, b"TYPE3 without a TYPE2 on this connection", challenge)
+        elif getattr(self, "user", None):
+            self.send_body(200, ("authenticated as " + self.user).encode())
+        else:
+            self.send_body(401, b"sign in", challenge)
 
     def do_POST(self):
         if urllib.parse.urlsplit(self.path).path == "/too-large":

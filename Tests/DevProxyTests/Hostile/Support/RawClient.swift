@@ -65,6 +65,21 @@ final class RawClient: @unchecked Sendable {
         return (result, false)
     }
 
+    /// One response on a connection that stays open: its head and a body of `Content-Length`.
+    func readResponse() throws -> RawAnswer {
+        let head = try Self.readHead(stream)
+        let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+            .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+        var body: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while body.count < length {
+            let count = try buffer.withUnsafeMutableBytes { try stream.read(into: $0) }
+            guard count > 0 else { break }
+            body += buffer[0..<count]
+        }
+        return RawAnswer((Array(head.utf8) + body, false))
+    }
+
     /// Reads one response head (up to the empty line) byte by byte.
     private static func readHead(_ stream: ByteStream) throws -> String {
         var bytes: [UInt8] = []
