@@ -33,7 +33,7 @@ public struct CAStore: Sendable {
         let local = workingDirectory + "/ca"
         if FileManager.default.fileExists(atPath: local, isDirectory: &isDirectory), isDirectory.boolValue { return local }
         let data = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share"
+            ?? HomeDirectory.current(environment) + "/.local/share"
         return data + "/devproxy"
     }
 

@@ -1,3 +1,4 @@
+import CertAuthority
 import Foundation
 
 /// An NSS certificate database, driven with `certutil` (Debian: libnss3-tools): Chromium's
@@ -16,7 +17,7 @@ public struct NSSTrustStore: TrustStore {
 
     /// The NSS databases of `home`: Chromium's (also as a snap) and each Firefox profile's (also
     /// as a snap, and on macOS), the ones that exist.
-    public static func discover(home: String = NSHomeDirectory()) -> [NSSTrustStore] {
+    public static func discover(home: String = HomeDirectory.current()) -> [NSSTrustStore] {
         var found: [NSSTrustStore] = []
         for (path, reader) in [(home + "/.pki/nssdb", "Chromium"), (home + "/snap/chromium/current/.pki/nssdb", "Chromium (snap)")] {
             if isDatabase(path) { found.append(NSSTrustStore(directory: path, reader: reader)) }

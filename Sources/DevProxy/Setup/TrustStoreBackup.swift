@@ -25,7 +25,7 @@ struct TrustStoreBackup {
     init(files: [String], nickname: String, environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.files = files
         let state = environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state"
+            ?? HomeDirectory.current(environment) + "/.local/state"
         let identity = Digest.sha256(Array(files.joined(separator: "\n").utf8)).hex.prefix(12)
         directory = state + "/devproxy/trust-backups/\(nickname)-\(identity)"
     }

@@ -117,6 +117,20 @@ struct NSSTrustStoreTests {
         #expect(NSSTrustStore.parseList("certutil: function failed") == [])
     }
 
+    /// The databases are looked for under `$HOME`, as every other path of the command is (the CA
+    /// directory, the backups) and as mkcert does: `NSHomeDirectory()` read the account's home
+    /// whatever `$HOME` said, so a sandboxed HOME (CI, `sudo -E`, a test) trusted the root in the
+    /// real user's browser database.
+    @Test func theDatabasesAreLookedForUnderHOME() throws {
+        let harness = try TrustHarness()
+        let home = harness.dir.file("home")
+        try FileManager.default.createDirectory(atPath: home + "/.pki/nssdb", withIntermediateDirectories: true)
+        let made = try Subprocess.run("certutil", ["-N", "-d", "sql:" + home + "/.pki/nssdb", "--empty-password"])
+        #expect(made.status == 0, "\(made.output)")
+        let status = try harness.trust(["status", "--store", "nss"], environment: ["HOME": home])
+        #expect(status.stdout.contains("NSS database \(home)/.pki/nssdb"), "\(status.output)")
+    }
+
     @Test func discoversChromiumAndFirefoxDatabasesUnderHome() throws {
         let home = TemporaryDirectory()
         for path in [".pki/nssdb", ".mozilla/firefox/abcd.default-release", ".mozilla/firefox/empty.profile"] {
