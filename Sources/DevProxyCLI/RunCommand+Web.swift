@@ -43,12 +43,20 @@ extension RunCommand {
         return configuration
     }
 
+    /// The shortest web UI password taken: the UI is reachable from the network when it has one.
+    static let minimumPasswordLength = 12
+
     /// The web UI's password from `--web-password-file`, for `run` and `web` alike.
-    /// - Throws: `CommandFailure` when the file is empty (an empty password would be none).
+    /// - Throws: `CommandFailure` when the file is empty (an empty password would be none) or the
+    ///   password is shorter than `minimumPasswordLength`.
     static func webPassword(_ path: String) throws -> String {
         let text = String(decoding: try SecureFile.read(path, what: "the web UI password file"), as: UTF8.self)
         let password = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !password.isEmpty else { throw CommandFailure("\(path) is empty; put the web UI's password in it") }
+        guard password.count >= minimumPasswordLength else {
+            throw CommandFailure("\(path) holds a \(password.count)-character password; the web UI, reachable from the "
+                                 + "network, needs at least \(minimumPasswordLength) (openssl rand -base64 18 > \(path))")
+        }
         return password
     }
 

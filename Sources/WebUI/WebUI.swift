@@ -65,6 +65,7 @@ public final class WebUI: @unchecked Sendable {
     public var address: SocketAddress { server.listener.address }
 
     let access: WebAccess
+    let passwords = PasswordThrottle()
     let proxy: ProxyLink?
     let authority: Authority?
     let version: String
@@ -160,7 +161,14 @@ public final class WebUI: @unchecked Sendable {
             }
             return .redirect(pathWithoutToken(request), cookies: [access.sessionCookie])
         }
+        let offersBasic = access.offersBasic(request)
+        if offersBasic, let wait = passwords.retryAfter() { return tooManyPasswords(wait) }
         guard let credential = access.credential(of: request) else {
+            if offersBasic {
+                passwords.failed()
+                usleep(500_000)
+                return unauthorized("wrong password")
+            }
             return unauthorized("the DevProxy web UI needs its token: open the URL devproxy printed (web ui: …), "
                                 + "or send Authorization: Bearer TOKEN")
         }
@@ -171,6 +179,13 @@ public final class WebUI: @unchecked Sendable {
         if credential == .password, access.cookieValue(in: request) == nil {
             response.headers.append(("Set-Cookie", access.sessionCookie))
         }
+        return response
+    }
+
+    private func tooManyPasswords(_ wait: Int) -> WebResponse {
+        var response = WebResponse.error(429, "\(PasswordThrottle.limit) wrong passwords in the last minute: no "
+                                         + "password is checked for \(wait) s (the token and the session cookie still work)")
+        response.headers.append(("Retry-After", "\(wait)"))
         return response
     }
 
@@ -195,9 +210,11 @@ public final class WebUI: @unchecked Sendable {
             if let origin = request.headers["Origin"], !access.isOwnOrigin(origin) {
                 return .error(403, "refused: Origin \(origin) is not this UI")
             }
+            if let wait = passwords.retryAfter() { return tooManyPasswords(wait) }
             let form = WebRequest.parseQuery(String(decoding: request.body, as: UTF8.self))
             guard let password = access.password, let given = form["password"], WebAccess.equal(given, password) else {
-                // Slowed, so that guessing through the form is slow too.
+                // Slowed and counted, so that guessing through the form is slow too (`PasswordThrottle`).
+                passwords.failed()
                 usleep(500_000)
                 return unauthorized("wrong password")
             }

@@ -32,7 +32,6 @@ struct WebConnection {
             // The whole head within `headerTimeout` of its first byte, not each read: a client
             // sending a byte every few seconds held its connection for good.
             var headDeadline = Date.distantFuture
-            busy(false)
             do {
                 while !ended {
                     if let event = try parser.next() {
@@ -116,6 +115,8 @@ struct WebConnection {
                 return
             }
             guard keepAlive else { return }
+            // Waiting for the next request (a new connection waits from its accept, `WebServer`).
+            busy(false)
         }
     }
 

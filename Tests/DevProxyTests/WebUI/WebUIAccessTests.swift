@@ -1,5 +1,6 @@
 import DevProxy
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 @testable import WebUI
@@ -234,6 +235,50 @@ import Testing
             #expect(result.status == 1)
             #expect(result.stderr == "error: cannot read \(path): \(reason)\n", "\(result.stderr)")
         }
+    }
+
+    /// Guessing the password is slow and bounded: a wrong one by HTTP Basic waits half a second as
+    /// the form's does (it was answered at once: 4,500-9,500 guesses a second), and after 20 wrong
+    /// ones in a minute, from any number of connections, no password is checked (429 with
+    /// Retry-After), the right one neither; the token still works.
+    @Test func wrongPasswordsAreSlowAndCounted() throws {
+        let ui = try WebUIHarness(password: "correct horse battery")
+        @Sendable func basic(_ password: String) -> String {
+            "Authorization: Basic " + Data("u:\(password)".utf8).base64EncodedString()
+        }
+        let clock = ContinuousClock()
+        let start = clock.now
+        #expect(try ui.request("/api/info", headers: [basic("wrong 0")], auth: false).status == 401)
+        #expect(clock.now - start >= .milliseconds(450))
+        let statuses = Mutex<[Int]>([])
+        let threads = (1...19).map { index in
+            Thread { [ui] in
+                let status = (try? ui.request("/api/info", headers: [basic("wrong \(index)")], auth: false).status) ?? 0
+                statuses.withLock { $0.append(status) }
+            }
+        }
+        threads.forEach { $0.start() }
+        while statuses.withLock({ $0.count }) < 19 { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(statuses.withLock { $0 } == Array(repeating: 401, count: 19))
+        let refused = try ui.request("/api/info", headers: [basic("correct horse battery")], auth: false)
+        #expect(refused.status == 429, "\(refused.text)")
+        #expect(Int(refused.headers["retry-after"] ?? "") ?? 0 > 0)
+        #expect(refused.text.contains("20 wrong passwords in the last minute"), "\(refused.text)")
+        #expect(try ui.request("/login", method: "POST", body: "password=correct+horse+battery", auth: false).status == 429)
+        #expect(try ui.request("/api/info").status == 200)
+    }
+
+    /// A password too short to stand guessing from the network is refused before anything serves.
+    @Test func webRefusesAShortPassword() throws {
+        let directory = TemporaryDirectory()
+        let session = directory.write("s.jsonl", "")
+        let password = directory.file("pw")
+        _ = FileManager.default.createFile(atPath: password, contents: Data("hunter2\n".utf8), attributes: [.posixPermissions: 0o600])
+        let result = try Subprocess.run(Subprocess.devproxy, ["web", session, "--web", "0.0.0.0:0", "--allow-remote",
+                                          "--web-password-file", password], timeout: 10)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("holds a 7-character password; the web UI, reachable from the network, needs at least 12"),
+                "\(result.stderr)")
     }
 
     /// `devproxy web` refuses an empty password file as `run` does, before it serves anything.

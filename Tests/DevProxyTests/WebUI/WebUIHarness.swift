@@ -6,7 +6,7 @@ import TestSupport
 
 /// A web UI on 127.0.0.1:0 over a temporary session store, optionally beside a real proxy
 /// (`ProxyHarness`) whose flows go to that store and which replays go through. Stopped when released.
-final class WebUIHarness {
+final class WebUIHarness: @unchecked Sendable {  // request() only reads lets and runs curl
     let store: SessionStore
     let proxy: ProxyHarness?
     let web: WebUI
