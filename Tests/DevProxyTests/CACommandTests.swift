@@ -240,6 +240,25 @@ import TestSupport
         #expect(try PassphraseSource.file(dir.write("pass-bare", "s3cret")).read() == "s3cret")
     }
 
+    /// A passphrase file's first line is the passphrase, as OpenSSL's `-passin file:` reads it and
+    /// as `pass` keeps a password above its notes: the whole text was used, so `pass show` output
+    /// made a key neither OpenSSL nor the password opened. An empty DEVPROXY_CA_PASSPHRASE (a
+    /// failed `$(pass show …)`) is refused: it made an unencrypted root without a word.
+    @Test func aPassphraseIsAFilesFirstLineAndNeverAnEmptyVariable() throws {
+        let passFile = dir.write("pass-entry", "s3cret-line\nlogin: lead@acme.dev\nurl: https://ca.acme.dev\n")
+        let created = try devproxy(["ca", "init", "--ca-dir", ca, "--passphrase-file", passFile])
+        #expect(created.status == 0, "\(created.output)")
+        let opened = try Subprocess.run("openssl", ["pkey", "-in", ca + "/root.key", "-passin", "file:" + passFile, "-noout"])
+        #expect(opened.status == 0, "\(opened.output)")
+        let viaEnv = try devproxy(["ca", "issue", "--ca-dir", ca, "--email", "a@b.co"],
+                                  environment: ["DEVPROXY_CA_PASSPHRASE": "s3cret-line"])
+        #expect(viaEnv.status == 0, "\(viaEnv.output)")
+        #expect(errorLine(try devproxy(["ca", "init", "--ca-dir", dir.file("other")], environment: ["DEVPROXY_CA_PASSPHRASE": ""]))
+                == "error: DEVPROXY_CA_PASSPHRASE is set but empty: give the passphrase in it, or unset it")
+        #expect(!FileManager.default.fileExists(atPath: dir.file("other") + "/root.key"))
+        #expect(throws: (any Error).self) { try PassphraseSource.file(dir.write("pass-blank-first", "\nsecond\n")).read() }
+    }
+
     @Test(arguments: [
         (["ca", "issue", "--email", "not-an-email"], "is not an email address"),
         (["ca", "issue", "--email", "a@b.co", "--days", "0"], "positive"),
