@@ -55,6 +55,41 @@ enum RevocationList {
         return numbers
     }
 
+    /// The entries (serial in lower-case hex, revocation date, reason) of the CRLs in `pem` that
+    /// `issuer` signed (their signature checked against its key); none when it holds no such CRL.
+    static func entries(inPEM pem: [UInt8], signedBy issuer: Certificate)
+        -> [(serial: String, date: Date, reason: RevocationReason)] {
+        guard let bio = try? MemoryBIO(bytes: pem), let key = X509_get0_pubkey(issuer.pointer) else { return [] }
+        var found: [(serial: String, date: Date, reason: RevocationReason)] = []
+        while let crl = PEM_read_bio_X509_CRL(bio.pointer, nil, nil, nil) {
+            defer { X509_CRL_free(crl) }
+            guard X509_CRL_verify(crl, key) == 1, let list = X509_CRL_get_REVOKED(crl) else { continue }
+            for index in 0..<OPENSSL_sk_num(list) {
+                guard let entry = OpaquePointer(OPENSSL_sk_value(list, index)),
+                      let number = X509_REVOKED_get0_serialNumber(entry),
+                      let bn = ASN1_INTEGER_to_BN(number, nil) else { continue }
+                defer { BN_free(bn) }
+                guard let hex = BN_bn2hex(bn) else { continue }
+                let serial = String(cString: hex).lowercased()
+                CRYPTO_free(hex, nil, 0)
+                var seconds: Int64 = 0
+                var tm = tm()
+                if let time = X509_REVOKED_get0_revocationDate(entry), ASN1_TIME_to_tm(time, &tm) == 1 {
+                    seconds = Int64(timegm(&tm))
+                }
+                var reason = RevocationReason.unspecified
+                if let raw = X509_REVOKED_get_ext_d2i(entry, NID_crl_reason, nil, nil) {
+                    let code = Int(ASN1_ENUMERATED_get(raw.assumingMemoryBound(to: ASN1_ENUMERATED.self)))
+                    ASN1_ENUMERATED_free(raw.assumingMemoryBound(to: ASN1_ENUMERATED.self))
+                    reason = RevocationReason.allCases.first { $0.code == code } ?? .unspecified
+                }
+                found.append((serial, Date(timeIntervalSince1970: TimeInterval(seconds)), reason))
+            }
+        }
+        OpenSSLErrorQueue.clear()
+        return found
+    }
+
     private static func addEntry(_ crl: OpaquePointer, _ entry: (serial: String, date: Date, reason: RevocationReason)) throws {
         guard let revoked = X509_REVOKED_new() else { throw CAError.openSSL("allocating a CRL entry") }
         var bn: OpaquePointer?
@@ -139,6 +174,9 @@ extension CAStore {
         public let nextUpdate: Date
         /// Retired roots that signed a CRL of their own in the file.
         public let retiredRoots: [Certificate]
+        /// Serials (hex) the previous CRL listed and the ledger no longer records as revoked:
+        /// kept on the CRL, and worth a warning (the ledger lost a line).
+        public let keptWithoutLedger: [String]
     }
 
     /// Re-signs `crl.pem` with every revocation so far and a new nextUpdate (a week on):
@@ -157,11 +195,24 @@ extension CAStore {
     func writeCRL(signer: Signer, passphrase: String?, now: Date) throws -> CRLSummary {
         let contents = try ledgerOrFail()
         let revocations = contents.records.filter { $0.type == .revocation }
-        let entries = revocations.map { record in
+        var entries = revocations.map { record in
             (serial: record.serial, date: ISO8601.date(record.issuedAt) ?? now,
              reason: record.reason.flatMap(RevocationReason.init(argument:)) ?? .unspecified)
         }
-        let previous = (try? SecureFile.read(crlPath, what: "the CRL")).map(RevocationList.numbers(inPEM:)) ?? []
+        let previousPEM = try? SecureFile.read(crlPath, what: "the CRL")
+        let previous = previousPEM.map(RevocationList.numbers(inPEM:)) ?? []
+        // A revocation the last CRL (signed by this root) lists stays on the new one, whatever the
+        // ledger says now: a lost or edited ledger line (a torn write, a restored backup, the
+        // advice to remove a torn line) silently took a keyCompromise revocation off the CRL and
+        // made that intermediate valid again. RFC 5280 §3.3: an entry stays until the
+        // certificate expires; `openssl ca` never drops one either.
+        let listed = Set(entries.map { normalizeSerial($0.serial) })
+        var kept: [String] = []
+        for entry in previousPEM.map({ RevocationList.entries(inPEM: $0, signedBy: signer.certificate) }) ?? []
+        where !listed.contains(normalizeSerial(entry.serial)) && !kept.contains(normalizeSerial(entry.serial)) {
+            entries.append(entry)
+            kept.append(normalizeSerial(entry.serial))
+        }
         let number = max(revocations.count + 1, (previous.max() ?? 0) + 1)
         var pem = try RevocationList.pem(signer: signer, revoked: entries, number: number, now: now)
         let retired = try retiringRoots(now: now).filter { now <= $0.notAfter }
@@ -173,7 +224,7 @@ extension CAStore {
         }
         try SecureFile.write(pem, to: crlPath, mode: SecureFile.publicMode)
         return CRLSummary(revoked: entries.count, number: number, nextUpdate: now.addingTimeInterval(RevocationList.validity),
-                          retiredRoots: retired)
+                          retiredRoots: retired, keptWithoutLedger: kept)
     }
 
     private func normalizeSerial(_ serial: String) -> String {

@@ -121,6 +121,10 @@ enum CAListCommand {
         let retired = summary.retiredRoots.isEmpty ? ""
             : "; also signed by the retired root" + (summary.retiredRoots.count == 1 ? " " : "s ")
                 + summary.retiredRoots.map { $0.commonName ?? $0.serialHex }.joined(separator: ", ")
+        for serial in summary.keptWithoutLedger {
+            Output.warning("the last CRL revoked serial \(serial), which \(store.directory)/ledger.jsonl no longer records "
+                           + "as revoked (a lost or edited line): it stays on the CRL; restore the ledger's revocation line")
+        }
         Output.line("Wrote \(store.crlPath) (\(summary.revoked) revoked, CRL number \(summary.number)\(retired)).")
         Output.line("It is valid until \(Output.date(summary.nextUpdate)): re-sign it before then with "
                     + "`devproxy ca crl\(CACommand.caDirSuffix(arguments))` "

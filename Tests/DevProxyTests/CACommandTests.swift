@@ -188,6 +188,29 @@ import TestSupport
         }
     }
 
+    /// A revocation the ledger lost (a torn write, a restored backup, a line removed on the tool's
+    /// own advice) stays on the CRL, with a warning: `ca crl` re-signed from the ledger alone, and
+    /// an intermediate revoked for keyCompromise passed `openssl verify -crl_check` again.
+    @Test func aRevocationTheLedgerLostStaysOnTheCRL() throws {
+        _ = try devproxy(["ca", "init", "--ca-dir", ca])
+        _ = try devproxy(["ca", "issue", "--ca-dir", ca, "--email", "bo@acme.dev", "--out", dir.file("bo.pem")])
+        let revoked = try devproxy(["ca", "revoke", "--ca-dir", ca, "--email", "bo@acme.dev", "--reason", "keyCompromise"])
+        #expect(revoked.status == 0, "\(revoked.output)")
+        let lines = dir.read("ca/ledger.jsonl").split(separator: "\n")
+        _ = dir.write("ca/ledger.jsonl", lines.dropLast().joined(separator: "\n") + "\n")
+        let refreshed = try devproxy(["ca", "crl", "--ca-dir", ca])
+        #expect(refreshed.status == 0, "\(refreshed.output)")
+        #expect(refreshed.stdout.contains("(1 revoked, CRL number 3)"), "\(refreshed.output)")
+        #expect(refreshed.stderr.contains("no longer records as revoked (a lost or edited line): it stays on the CRL"),
+                "\(refreshed.output)")
+        let certificate = try #require(try Certificate.all(from: Array(dir.read("bo.pem").utf8)).first)
+        let verify = try Subprocess.run("openssl", ["verify", "-crl_check", "-CRLfile", dir.file("ca/crl.pem"), "-CAfile",
+                                                    dir.file("ca/root.pem"), dir.write("bo-int.pem", certificate.pem)])
+        #expect(verify.status != 0 && verify.output.contains("certificate revoked"), "\(verify.output)")
+        let reason = try Subprocess.run("openssl", ["crl", "-in", dir.file("ca/crl.pem"), "-noout", "-text"])
+        #expect(reason.stdout.contains("Key Compromise"), "\(reason.stdout)")
+    }
+
     @Test func passphraseComesFromAFileOrTheEnvironmentNeverArgv() throws {
         let passFile = dir.write("pass", "s3cret passphrase\n")
         let created = try devproxy(["ca", "init", "--ca-dir", ca, "--passphrase-file", passFile])
