@@ -448,6 +448,52 @@ import TestSupport
         #expect(flow.request == nil)
     }
 
+    /// Text protocols that open with a word and a space (Redis's inline `SET key value`, IRC's
+    /// `NICK foo`) are tunnelled, not read as HTTP: they were answered 400 "malformed HTTP version"
+    /// and closed, and their flow lost its destination. Only a line ending in `HTTP/x.y` is HTTP.
+    @Test(arguments: ["SET key value", "NICK foo", "HELLO raw bytes", "GET key"])
+    func aTextProtocolWithSpacesIsTunnelled(_ line: String) throws {
+        let proxy = try ProxyHarness()
+        let script = """
+            import socket, sys, threading
+            server = socket.socket(); server.bind(("127.0.0.1", 0)); server.listen(1)
+            def echo():
+                c, _ = server.accept()
+                data = c.recv(1024)
+                c.sendall(b"+echo " + data)
+                c.close()
+            threading.Thread(target=echo, daemon=True).start()
+            s = socket.create_connection(("127.0.0.1", \(proxy.port)), timeout=10)
+            port = server.getsockname()[1]
+            s.sendall(b"CONNECT 127.0.0.1:%d HTTP/1.1\\r\\nHost: 127.0.0.1:%d\\r\\n\\r\\n" % (port, port))
+            assert s.recv(1024).startswith(b"HTTP/1.1 200")
+            s.sendall(sys.argv[1].encode() + b"\\r\\n")
+            answer = b""
+            while True:
+                chunk = s.recv(1024)
+                if not chunk: break
+                answer += chunk
+            sys.stdout.write(answer.decode("latin-1"))
+            """
+        let result = try Subprocess.run("python3", ["-c", script, line], timeout: 20)
+        #expect(result.stdout == "+echo \(line)\r\n", "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.mode == .tunnel && flow.error == nil, "\(String(describing: flow.error))")
+        #expect(flow.server.port > 0)
+    }
+
+    @Test func requestLineVerdictNeedsTheHTTPVersion() {
+        let table: [(String, Bool?)] = [
+            ("GET / HTTP/1.1\r\n", true), ("GET http://a/ HTTP/1.0\n", true), ("OPTIONS * HTTP/1.1\r\n", true),
+            ("SET key value\r\n", false), ("NICK foo\r\n", false), ("GET key\r\n", false), ("PING\r\n", false),
+            ("get / HTTP/1.1\r\n", false), ("GET / HTTP/1.1 extra\r\n", false), ("GET  / HTTP/1.1\r\n", false),
+            ("GET / HTTP/1.", nil), ("GET /very/long", nil), ("POST", nil), ("GET / HTTP/1.1\r", nil),
+        ]
+        for (text, expected) in table {
+            #expect(ConnectHandler.requestLineVerdict(Array(text.utf8)[...]) == expected, "\(text.debugDescription)")
+        }
+    }
+
     /// A tunnel or a WebSocket that goes quiet for longer than the idle timeout is an open session,
     /// not an idle connection: it stays open (it used to be cut, "no traffic for N s", breaking
     /// push connections and quiet sockets under the proxy), and its sockets probe their peers with

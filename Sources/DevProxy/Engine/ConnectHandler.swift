@@ -368,30 +368,68 @@ struct ConnectHandler {
         return String(value[..<colon])
     }
 
-    /// Whether the tunnel's first bytes look like an HTTP/1 request line: a method token of
-    /// capital letters, then a space (peeked, not consumed; waits at most 1 s for them).
+    /// Whether the tunnel's first bytes are an HTTP/1 request line: a method token of capital
+    /// letters, a space, a target without spaces, a space, `HTTP/` digit `.` digit, then the line's
+    /// end (peeked, not consumed; waits at most 1 s for them). The version is what tells HTTP from
+    /// the text protocols that also start with a word and a space: Redis's inline `SET key value`,
+    /// IRC's `NICK foo` were answered 400 where they had to be tunnelled.
     private func startsWithHTTP1RequestLine(early: [UInt8]) -> Bool {
-        func verdict(_ bytes: ArraySlice<UInt8>) -> Bool? {
-            for (index, byte) in bytes.enumerated() {
-                if byte == UInt8(ascii: " ") { return index > 0 }
-                let isTokenByte = (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || byte == UInt8(ascii: "-")
-                guard isTokenByte, index < 20 else {
-                    return false
-                }
-            }
-            return nil
-        }
-        if !early.isEmpty, let answer = verdict(early[...]) { return answer }
-        var buffer = [UInt8](repeating: 0, count: 24)
+        if !early.isEmpty, let answer = Self.requestLineVerdict(early[...]) { return answer }
+        var buffer = [UInt8](repeating: 0, count: 8192)
         let deadline = Date().addingTimeInterval(1)
         while Date() < deadline {
             let peeked = try? buffer.withUnsafeMutableBytes { try connection.socket.peek(into: $0) }
             guard let count = peeked, count > 0 else { return false }
-            if let answer = verdict(buffer[0..<count]) { return answer }
-            if count == buffer.count { return false }
+            if let answer = Self.requestLineVerdict(buffer[0..<count]) { return answer }
+            // A line longer than the window that still reads as a request (a very long target):
+            // HTTP, whose parser then says what is wrong with it.
+            if count == buffer.count { return true }
             usleep(2_000)
         }
         return false
+    }
+
+    /// `startsWithHTTP1RequestLine`'s reading of the bytes so far: true or false, nil when more are needed.
+    static func requestLineVerdict(_ bytes: ArraySlice<UInt8>) -> Bool? {
+        var index = bytes.startIndex
+        var methodLength = 0
+        while index < bytes.endIndex, bytes[index] != UInt8(ascii: " ") {
+            let byte = bytes[index]
+            guard (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || byte == UInt8(ascii: "-"), methodLength < 20 else {
+                return false
+            }
+            methodLength += 1
+            index += 1
+        }
+        guard index < bytes.endIndex else { return nil }
+        guard methodLength > 0 else { return false }
+        index += 1
+        let targetStart = index
+        while index < bytes.endIndex, bytes[index] != UInt8(ascii: " ") {
+            guard bytes[index] > 0x20, bytes[index] != 0x7F else { return false }
+            index += 1
+        }
+        guard index < bytes.endIndex else { return nil }
+        guard index > targetStart else { return false }
+        index += 1
+        let version = Array("HTTP/".utf8)
+        for (offset, expected) in version.enumerated() {
+            guard index + offset < bytes.endIndex else { return nil }
+            guard bytes[index + offset] == expected else { return false }
+        }
+        index += version.count
+        for expected in ["digit", ".", "digit"] {
+            guard index < bytes.endIndex else { return nil }
+            let byte = bytes[index]
+            let fits = expected == "." ? byte == UInt8(ascii: ".") : (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+            guard fits else { return false }
+            index += 1
+        }
+        guard index < bytes.endIndex else { return nil }
+        if bytes[index] == UInt8(ascii: "\n") { return true }
+        guard bytes[index] == UInt8(ascii: "\r") else { return false }
+        guard index + 1 < bytes.endIndex else { return nil }
+        return bytes[index + 1] == UInt8(ascii: "\n")
     }
 
     /// The connection preface every HTTP/2 client sends first (RFC 9113 §3.4).
