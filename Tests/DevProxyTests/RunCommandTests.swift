@@ -1,12 +1,59 @@
 import CertAuthority
 @testable import DevProxy
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 
 /// `devproxy run` as a process: first-run CA creation, the `listening on` line, the flow log,
 /// graceful shutdown, bounded memory on a large download, and refusals.
 @Suite struct RunCommandTests {
+    /// An origin that accepts TCP and never answers TLS (a hung server, a firewall that stalls):
+    /// the client's connection thread waited the whole upstream timeout in the origin's handshake,
+    /// so a client that gave up was recorded a minute later, blamed for its own handshake, and a
+    /// stop meanwhile took 35 s and lost the flow. Now the client's hang-up ends the wait (its flow
+    /// says the origin had not answered), whether it offered h2 (the origin is dialled before its
+    /// handshake) or only HTTP/1.1 (its first request waits for the eager connection), and a stop
+    /// records the flow as aborted within its grace.
+    @Test func aClientThatGivesUpOnASilentOriginIsRecordedAtOnce() throws {
+        let dir = TemporaryDirectory()
+        let silent = try Listener(host: "127.0.0.1", port: 0)
+        let held = Mutex<[Socket]>([])
+        let accepting = Thread { while let socket = (try? silent.accept(timeout: 20)) ?? nil { held.withLock { $0.append(socket) } } }
+        accepting.start()
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--log", dir.file("flows.jsonl")],
+                                        environment: ["DEVPROXY_EMAIL": "dev@example.test"])
+        let url = "https://localhost:\(silent.address.port)/"
+        let clock = ContinuousClock()
+        for version in ["--http2", "--http1.1"] {
+            let start = clock.now
+            let result = try Subprocess.run("curl", ["-sS", version, "-m", "2", "--proxy", "http://127.0.0.1:\(proxy.port)",
+                                                     "--cacert", dir.file("ca/root.pem"), url], timeout: 20)
+            #expect(result.status != 0)
+            #expect(clock.now - start < .seconds(5), "\(version)")
+        }
+        Thread.sleep(forTimeInterval: 1)
+        let (recorded, _) = try FlowLogReader.read(path: dir.file("flows.jsonl"))
+        #expect(recorded.count == 2, "\(recorded.map { String(describing: $0.error) })")
+        for flow in recorded {
+            #expect(flow.error?.kind == "client_closed", "\(String(describing: flow.error))")
+            #expect(flow.error?.message.contains("while DevProxy was still connecting to localhost:\(silent.address.port)") == true,
+                    "\(String(describing: flow.error))")
+        }
+        // A stop while a client waits on the silent origin ends within its grace, the flow aborted.
+        let arguments = ["-sS", "-m", "30", "--proxy", "http://127.0.0.1:\(proxy.port)", "--cacert", dir.file("ca/root.pem"), url]
+        let waiting = Thread { _ = try? Subprocess.run("curl", arguments, timeout: 40) }
+        waiting.start()
+        Thread.sleep(forTimeInterval: 1)
+        let stopping = clock.now
+        let stopped = proxy.stop()
+        #expect(clock.now - stopping < .seconds(10), "\(stopped.stderr)")
+        #expect(!stopped.stderr.contains("their flows are missing"), "\(stopped.stderr)")
+        let (all, _) = try FlowLogReader.read(path: dir.file("flows.jsonl"))
+        #expect(all.count == 3)
+        #expect(all.last?.error?.kind == "aborted", "\(String(describing: all.last?.error))")
+    }
+
     @Test func firstRunCreatesACAAndLogsFlowsAndStopsCleanly() throws {
         let dir = TemporaryDirectory()
         let origin = try OriginServer()

@@ -44,6 +44,11 @@ final class ClientConnection: @unchecked Sendable {
         return draft
     }
 
+    /// What an origin dial for this client watches: the client hanging up, DevProxy stopping.
+    var dialWatch: DialWatch {
+        DialWatch(client: socket, isStopping: { [server] in server.isStopping })
+    }
+
     /// Keeps `upstream` for this client's later requests to its origin instead of the shared pool:
     /// NTLM and Negotiate (Kerberos) authenticate the connection, not each request (RFC 4559 §4),
     /// so a pooled one served the next client as the user who signed in on it, and a handshake

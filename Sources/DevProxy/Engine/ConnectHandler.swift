@@ -224,7 +224,11 @@ struct ConnectHandler {
         defer { server.emit(draft.finished()) }
         let upstream: UpstreamConnection
         do {
-            upstream = try opened ?? connection.pool.connection(host: host, port: port, tls: false, reuse: false, raw: true)
+            upstream = try opened ?? connection.pool.connection(host: host, port: port, tls: false, reuse: false, raw: true,
+                                                                watch: connection.dialWatch)
+        } catch let error as DialAbandoned {
+            draft.fail(error.stopping ? .aborted : .clientClosed, error.description)
+            return
         } catch {
             draft.fail(error.isNetworkTimeout ? .upstreamTimeout : .upstreamRefused,
                        "cannot connect to \(host):\(port): \(error)")
@@ -263,7 +267,14 @@ struct ConnectHandler {
         }
         let signer = Flow.SignerInfo(serial: leaf.issuer.serialHex, email: leaf.issuer.email)
         let choice = ProtocolChoice.decide(offered: hello.alpn, http2: server.configuration.http2) { offer in
-            Result { try connection.pool.connection(host: host, port: port, tls: true, alpn: offer, dial: dial) }
+            Result { try connection.pool.connection(host: host, port: port, tls: true, alpn: offer, dial: dial,
+                                                    watch: connection.dialWatch) }
+        }
+        if case .failure(let error as DialAbandoned)? = choice.upstream {
+            // The client gave up (or DevProxy stopped) while the origin had not answered: its flow
+            // says so now, not the client's handshake a minute later.
+            recordFailure(.https, host: host, port: port, error.stopping ? .aborted : .clientClosed, error.description)
+            return
         }
         if choice.upstream == nil && server.configuration.eagerUpstream {
             connection.pool.prepare(host: host, port: port, tls: true, dial: dial)

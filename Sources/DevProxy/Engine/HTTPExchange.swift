@@ -45,7 +45,8 @@ struct HTTPExchange {
         let pinned = context.connection.takePinned(key)
         do {
             upstream = try pinned ?? context.connection.pool.connection(host: destination.host, port: destination.port,
-                                                                        tls: destination.tls, dial: destination.dial)
+                                                                        tls: destination.tls, dial: destination.dial,
+                                                                        watch: context.connection.dialWatch)
         } catch {
             answerConnectFailure(error, draft: &draft)
             drainRequestBody()

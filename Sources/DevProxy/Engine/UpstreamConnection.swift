@@ -1,5 +1,6 @@
 import CertAuthority
 import Foundation
+import Synchronization
 import HTTP1
 
 /// An open connection to an origin server, plain or TLS, with what it cost to open.
@@ -154,24 +155,45 @@ final class UpstreamPool: @unchecked Sendable {
     ///     name and the name verified.
     ///   - raw: the bytes are not HTTP/1 requests (a tunnel, h2 by prior knowledge): through an
     ///     upstream proxy they need CONNECT even without TLS. Never pooled.
+    ///   - watch: the client this connection is for: while the connect and handshake run, a
+    ///     client that hangs up, or a DevProxy that stops, ends the wait (`DialAbandoned`) instead
+    ///     of the upstream timeout. The dial then runs on a thread of its own.
     func connection(host: String, port: Int, tls: Bool, reuse: Bool = true, alpn: [String]? = nil,
-                    dial: String? = nil, raw: Bool = false) throws -> UpstreamConnection {
+                    dial: String? = nil, raw: Bool = false, watch: DialWatch? = nil) throws -> UpstreamConnection {
         let key = Self.key(host: host, port: port, tls: tls, dial: dial)
+        let target = "\(host):\(port)"
         if raw {
-            return try connect(host: host, port: port, tls: tls, key: key, alpn: alpn, dial: dial, raw: true)
+            return try watched(target, watch) { [self] in
+                try connect(host: host, port: port, tls: tls, key: key, alpn: alpn, dial: dial, raw: true)
+            }
         }
         if let alpn, tls, alpn.contains("h2") {
-            return try open(host: host, port: port, tls: tls, key: key, alpn: alpn, dial: dial)
+            return try watched(target, watch) { [self] in try open(host: host, port: port, tls: tls, key: key, alpn: alpn, dial: dial) }
         }
         if reuse {
             if let reused = takeIdle(key) { return reused }
             // A connection being opened for this host (`prepare`) is this request's: waiting for
             // it costs less than opening another, and its failure is this request's failure.
-            if let preparation = claimPreparation(key) { return try preparation.result() }
+            if let preparation = claimPreparation(key) { return try preparation.result(watch: watch, target: target) }
             // It may have finished into the pool meanwhile.
             if let reused = takeIdle(key) { return reused }
         }
-        return try open(host: host, port: port, tls: tls, key: key, dial: dial)
+        return try watched(target, watch) { [self] in try open(host: host, port: port, tls: tls, key: key, dial: dial) }
+    }
+
+    /// Runs `open` here, or with a `watch` on a thread of its own while this one watches the client
+    /// (`Preparation.result(watch:target:)`). A silent origin or upstream proxy (TCP accepted, no
+    /// TLS or CONNECT answer) held the client's connection thread for the whole upstream timeout:
+    /// a client that gave up was recorded a minute later and blamed for its handshake, and a stop
+    /// meanwhile waited 35 s and then lost the flow.
+    private func watched(_ target: String, _ watch: DialWatch?,
+                         _ open: @escaping @Sendable () throws -> UpstreamConnection) throws -> UpstreamConnection {
+        guard let watch else { return try open() }
+        let preparation = Preparation()
+        let thread = Thread { preparation.finish(Result { try open() }) }
+        thread.stackSize = 512 * 1024
+        thread.start()
+        return try preparation.result(watch: watch, target: target)
     }
 
     /// What identifies an origin connection: scheme, host, port and the address dialled.
@@ -467,20 +489,68 @@ final class UpstreamPool: @unchecked Sendable {
 
 /// A connection `UpstreamPool.prepare` is opening: the first request for its host waits for it.
 private final class Preparation: @unchecked Sendable {
-    // `outcome` is written once, before `done` is signalled, and read after waiting for it.
-    private var outcome: Result<UpstreamConnection, any Error>?
+    private struct State {
+        var outcome: Result<UpstreamConnection, any Error>?
+        /// The waiter left (`DialAbandoned`): a connection that arrives later is closed.
+        var abandoned = false
+    }
+    private let state = Mutex(State())
     private let done = DispatchSemaphore(value: 0)
 
     func finish(_ result: Result<UpstreamConnection, any Error>) {
-        outcome = result
+        let orphan = state.withLock { state -> UpstreamConnection? in
+            state.outcome = result
+            guard state.abandoned, case .success(let connection) = result else { return nil }
+            return connection
+        }
+        orphan?.stream.close()
         done.signal()
     }
 
     /// Waits for the connection (the connect and handshake timeouts bound it) and returns it, or
-    /// throws what opening it threw.
-    func result() throws -> UpstreamConnection {
-        done.wait()
-        guard let outcome else { preconditionFailure("a preparation signalled without an outcome") }
+    /// throws what opening it threw; with a `watch`, throws `DialAbandoned` as soon as the client
+    /// hangs up or DevProxy stops.
+    func result(watch: DialWatch? = nil, target: String = "") throws -> UpstreamConnection {
+        let started = Date()
+        if let watch {
+            while done.wait(timeout: .now() + .milliseconds(100)) == .timedOut {
+                let stopping = watch.isStopping()
+                guard stopping || watch.client.peerHasClosed else { continue }
+                let gaveUp = state.withLock { state -> Bool in
+                    guard state.outcome == nil else { return false }
+                    state.abandoned = true
+                    return true
+                }
+                if gaveUp {
+                    throw DialAbandoned(stopping: stopping, waited: Date().timeIntervalSince(started), target: target)
+                }
+            }
+        } else {
+            done.wait()
+        }
+        guard let outcome = state.withLock({ $0.outcome }) else { preconditionFailure("a preparation signalled without an outcome") }
         return try outcome.get()
+    }
+}
+
+/// The client an origin connection is being opened for, watched while it opens.
+struct DialWatch: Sendable {
+    let client: Socket
+    let isStopping: @Sendable () -> Bool
+}
+
+/// The wait for an origin connection ended before the connection did: its client hung up, or
+/// DevProxy is stopping.
+struct DialAbandoned: Error, CustomStringConvertible {
+    let stopping: Bool
+    let waited: TimeInterval
+    let target: String
+
+    var description: String {
+        let seconds = String(format: "%.1f", waited)
+        return stopping
+            ? "DevProxy stopped while it was still connecting to \(target) (\(seconds) s: no TLS or CONNECT answer yet)"
+            : "the client closed the connection after \(seconds) s while DevProxy was still connecting to \(target): "
+                + "no TCP, TLS or upstream-proxy answer yet (a silent origin or proxy)"
     }
 }

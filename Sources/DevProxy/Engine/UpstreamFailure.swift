@@ -5,6 +5,8 @@ enum UpstreamFailure {
     /// one-line reason, for an error thrown while connecting to `target`.
     static func describe(_ error: (any Error)?, target: String) -> (FlowErrorKind, Int, String) {
         switch error {
+        case let error as DialAbandoned:
+            return (error.stopping ? .aborted : .clientClosed, 502, error.description)
         case let error as NetworkError where error.kind == .forbidden:
             return (.destinationRefused, 403, error.message)
         case let error as NetworkError:
