@@ -7,15 +7,13 @@ public struct IntermediateEntry: Sendable {
     public let record: LedgerRecord
     public let status: Status
     public let revocation: LedgerRecord?
+    /// The certificate the record holds, which a root of this CA signed (`intermediates(now:)`
+    /// keeps no other): the email and dates are its, not the record's words.
+    public let certificate: Certificate?
     public var serial: String { record.serial }
-    public var email: String { record.email ?? "" }
-    public var notBefore: Date { record.notBefore.flatMap(ISO8601.date) ?? .distantPast }
-    public var notAfter: Date { record.notAfter.flatMap(ISO8601.date) ?? .distantPast }
-
-    /// The certificate stored in the ledger record.
-    public var certificate: Certificate? {
-        record.certificate.flatMap { try? Certificate.all(from: Array($0.utf8)).first }
-    }
+    public var email: String { certificate?.email ?? record.email ?? "" }
+    public var notBefore: Date { certificate?.notBefore ?? record.notBefore.flatMap(ISO8601.date) ?? .distantPast }
+    public var notAfter: Date { certificate?.notAfter ?? record.notAfter.flatMap(ISO8601.date) ?? .distantPast }
 }
 
 extension CAStore {
@@ -84,17 +82,49 @@ extension CAStore {
     }
 
     /// Every intermediate in the ledger, oldest first, with its status at `now`.
+    ///
+    /// A record is believed only as far as the certificate it holds: one without a certificate,
+    /// with a certificate no root of this CA signed, or whose serial is not its certificate's is
+    /// left out with a problem; an email or dates that differ from the certificate's are the
+    /// certificate's, with a problem; a serial recorded twice counts once. The ledger is the
+    /// forensic record, and an edited line made `ca trace` name the wrong engineer, or a CA the
+    /// root never signed listed as active and traced to a person.
     public func intermediates(now: Date = Date()) throws -> (entries: [IntermediateEntry], problems: [Ledger.Problem]) {
         let contents = try ledger.read()
+        let roots = (try? allRoots()) ?? []
+        var problems = contents.problems
         var revocations: [String: LedgerRecord] = [:]
         for record in contents.records where record.type == .revocation { revocations[record.serial] = record }
-        let entries = contents.records.filter { $0.type == .intermediate }.map { record -> IntermediateEntry in
+        var entries: [IntermediateEntry] = []
+        var seen: Set<String> = []
+        for (index, record) in contents.records.enumerated() where record.type == .intermediate {
+            func problem(_ reason: String) {
+                problems.append(Ledger.Problem(line: index + 1, reason: "intermediate \(record.serial) \(reason)"))
+            }
+            guard let certificate = record.certificate.flatMap({ try? Certificate.all(from: Array($0.utf8)).first }) else {
+                problem("has no readable certificate: left out")
+                continue
+            }
+            guard roots.contains(where: { certificate.isIssued(by: $0) }) else {
+                problem("holds a certificate no root of this CA signed (\(certificate.subject)): left out")
+                continue
+            }
+            guard normalizeSerial(record.serial) == normalizeSerial(certificate.serialHex) else {
+                problem("holds the certificate of serial \(certificate.serialHex): left out")
+                continue
+            }
+            guard seen.insert(normalizeSerial(record.serial)).inserted else {
+                problem("is recorded twice: counted once")
+                continue
+            }
+            if let email = record.email, let actual = certificate.email, email.lowercased() != actual.lowercased() {
+                problem("names \(email), but its certificate (signed by the root) names \(actual): \(actual) it is")
+            }
             let revocation = revocations[record.serial]
-            let notAfter = record.notAfter.flatMap(ISO8601.date) ?? .distantPast
-            let status: IntermediateEntry.Status = revocation != nil ? .revoked : (notAfter < now ? .expired : .active)
-            return IntermediateEntry(record: record, status: status, revocation: revocation)
+            let status: IntermediateEntry.Status = revocation != nil ? .revoked : (certificate.notAfter < now ? .expired : .active)
+            entries.append(IntermediateEntry(record: record, status: status, revocation: revocation, certificate: certificate))
         }
-        return (entries, contents.problems)
+        return (entries, problems)
     }
 
     /// Reads the ledger, failing on a bad line (used before writing).

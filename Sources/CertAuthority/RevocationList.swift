@@ -227,7 +227,7 @@ extension CAStore {
                           retiredRoots: retired, keptWithoutLedger: kept)
     }
 
-    private func normalizeSerial(_ serial: String) -> String {
+    func normalizeSerial(_ serial: String) -> String {
         let hex = serial.lowercased().filter { $0 != ":" }
         let trimmed = hex.drop { $0 == "0" }
         return trimmed.isEmpty ? "0" : String(trimmed)

@@ -188,6 +188,40 @@ import TestSupport
         }
     }
 
+    /// Ledger records are believed only as far as the certificates they hold, which the root
+    /// signed: an email edited in bo's record made `ca trace` name carol, and a record holding a
+    /// CA the root never signed was listed as active and traced to a person.
+    @Test func theLedgerIsReadThroughItsCertificates() throws {
+        _ = try devproxy(["ca", "init", "--ca-dir", ca])
+        _ = try devproxy(["ca", "issue", "--ca-dir", ca, "--email", "bo@acme.dev", "--out", dir.file("bo.pem")])
+        let ledger = dir.read("ca/ledger.jsonl")
+        _ = dir.write("ca/ledger.jsonl", ledger.replacingOccurrences(of: #""email":"bo@acme.dev""#, with: #""email":"carol@acme.dev""#))
+        let intermediate = try #require(try Certificate.all(from: Array(dir.read("bo.pem").utf8)).first)
+        let traced = try devproxy(["ca", "trace", "--ca-dir", ca, "--json", dir.write("bo-int.pem", intermediate.pem)])
+        #expect(traced.stdout.contains(#""email" : "bo@acme.dev""#) && !traced.stdout.contains("carol"), "\(traced.output)")
+        #expect(traced.stderr.contains("names carol@acme.dev, but its certificate (signed by the root) names bo@acme.dev"),
+                "\(traced.stderr)")
+        // A CA the root never signed, recorded as carol's intermediate.
+        let key = dir.file("forged.key")
+        let made = try Subprocess.run("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                                                  "-keyout", key, "-out", dir.file("forged.pem"), "-days", "7", "-subj",
+                                                  "/CN=DevProxy Intermediate carol@acme.dev/emailAddress=carol@acme.dev",
+                                                  "-addext", "basicConstraints=critical,CA:TRUE"])
+        #expect(made.status == 0, "\(made.output)")
+        let forged = try #require(try Certificate.all(from: Array(dir.read("forged.pem").utf8)).first)
+        let record: [String: Any] = ["type": "intermediate", "serial": forged.serialHex, "email": "carol@acme.dev",
+                                     "certificate": forged.pem, "issued_at": "2026-12-01T00:00:00Z",
+                                     "not_before": "2026-12-01T00:00:00Z", "not_after": "2099-01-01T00:00:00Z"]
+        let line = String(decoding: try JSONSerialization.data(withJSONObject: record), as: UTF8.self)
+        _ = dir.write("ca/ledger.jsonl", dir.read("ca/ledger.jsonl") + line + "\n")
+        let listed = try devproxy(["ca", "list", "--ca-dir", ca])
+        #expect(!listed.stdout.contains("carol@acme.dev"), "\(listed.stdout)")
+        #expect(listed.stderr.contains("holds a certificate no root of this CA signed"), "\(listed.stderr)")
+        let forgedTrace = try devproxy(["ca", "trace", "--ca-dir", ca, dir.file("forged.pem")])
+        #expect(forgedTrace.status == 1, "\(forgedTrace.output)")
+        #expect(!forgedTrace.stdout.contains("carol@acme.dev is"), "\(forgedTrace.output)")
+    }
+
     /// A revocation the ledger lost (a torn write, a restored backup, a line removed on the tool's
     /// own advice) stays on the CRL, with a warning: `ca crl` re-signed from the ledger alone, and
     /// an intermediate revoked for keyCompromise passed `openssl verify -crl_check` again.
