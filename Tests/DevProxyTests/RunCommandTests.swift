@@ -54,6 +54,21 @@ import TestSupport
         #expect(all.last?.error?.kind == "aborted", "\(String(describing: all.last?.error))")
     }
 
+    /// The dual-stack transparent setup `transparent-rules --ipv6` prints starts: `[::]` takes IPv6
+    /// only beside `0.0.0.0` (dual-stack, it failed "Address already in use", and alone it took
+    /// IPv4 connections v4-mapped, without an original destination, refused as loops).
+    @Test func dualStackTransparentListenersStartSideBySide() throws {
+        let dir = TemporaryDirectory()
+        let free = try Subprocess.run("python3", ["-c", "import socket; s = socket.socket(); s.bind(('', 0)); print(s.getsockname()[1])"])
+        let port = try #require(Int(free.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--no-web", "--allow-remote",
+                                         "--mode", "transparent@0.0.0.0:\(port)", "--mode", "transparent@[::]:\(port)"],
+                                        environment: ["DEVPROXY_EMAIL": "dev@example.test"], listen: false)
+        let stopped = proxy.stop()
+        #expect(stopped.status == 0, "\(stopped.stderr)")
+        #expect((proxy.banner + stopped.stdout).contains("listening on [::]:\(port) (transparent)"), "\(stopped.stdout)")
+    }
+
     @Test func firstRunCreatesACAAndLogsFlowsAndStopsCleanly() throws {
         let dir = TemporaryDirectory()
         let origin = try OriginServer()

@@ -18,7 +18,15 @@ public final class Listener: @unchecked Sendable {
         guard fd >= 0 else { throw NetworkError(.failed, "socket(): \(String(cString: strerror(errno)))") }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        if transparent { Self.setTransparent(fd, family: target.family) }
+        if transparent {
+            Self.setTransparent(fd, family: target.family)
+            if target.family == AF_INET6 {
+                // `[::]` takes IPv6 only, beside the `0.0.0.0` listener `transparent-rules --ipv6`
+                // prints: dual-stack, it could not bind next to it (in use), and IPv4 connections
+                // arrived v4-mapped, without an original destination, refused as loops.
+                setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &one, socklen_t(MemoryLayout<Int32>.size))
+            }
+        }
         guard target.withSockaddr({ bind(fd, $0, $1) }) == 0 else {
             let inUse = errno == EADDRINUSE
             let reason = String(cString: strerror(errno))
