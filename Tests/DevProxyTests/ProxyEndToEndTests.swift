@@ -482,6 +482,40 @@ import TestSupport
         #expect(flow.server.port > 0)
     }
 
+    /// A tunnel where neither side speaks for the header timeout (a Redis or database pool's
+    /// connection opened ahead of use) stays a tunnel: it was closed and recorded as a failed
+    /// client handshake, and the pool's first command then failed.
+    @Test func aTunnelOpenedAheadOfUseOutlivesTheHeaderTimeout() throws {
+        let proxy = try ProxyHarness(configure: { $0.headerTimeout = 1 })
+        let script = """
+            import socket, sys, threading, time
+            server = socket.socket(); server.bind(("127.0.0.1", 0)); server.listen(1)
+            def echo():
+                c, _ = server.accept()
+                data = c.recv(1024)
+                c.sendall(b"+echo " + data)
+                c.close()
+            threading.Thread(target=echo, daemon=True).start()
+            s = socket.create_connection(("127.0.0.1", \(proxy.port)), timeout=10)
+            port = server.getsockname()[1]
+            s.sendall(b"CONNECT 127.0.0.1:%d HTTP/1.1\\r\\nHost: 127.0.0.1:%d\\r\\n\\r\\n" % (port, port))
+            assert s.recv(1024).startswith(b"HTTP/1.1 200")
+            time.sleep(2)
+            s.sendall(b"PING\\r\\n")
+            answer = b""
+            while True:
+                chunk = s.recv(1024)
+                if not chunk: break
+                answer += chunk
+            sys.stdout.write(answer.decode("latin-1"))
+            """
+        let result = try Subprocess.run("python3", ["-c", script], timeout: 20)
+        #expect(result.stdout == "+echo PING\r\n", "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.mode == .tunnel && flow.error == nil, "\(String(describing: flow.error))")
+        #expect(flow.tunnel?.reason.contains("neither side spoke within 1 s") == true, "\(String(describing: flow.tunnel))")
+    }
+
     @Test func requestLineVerdictNeedsTheHTTPVersion() {
         let table: [(String, Bool?)] = [
             ("GET / HTTP/1.1\r\n", true), ("GET http://a/ HTTP/1.0\n", true), ("OPTIONS * HTTP/1.1\r\n", true),

@@ -69,9 +69,12 @@ struct ConnectHandler {
                 let (kind, _, message) = UpstreamFailure.describe(error, target: "\(host):\(port)")
                 recordFailure(.tunnel, host: host, port: port, kind, message)
                 return
-            case .neither:
-                recordFailure(.tunnel, host: host, port: port, .clientHandshakeFailed,
-                              "neither the client nor the server sent anything within \(Int(server.configuration.headerTimeout)) s")
+            case .neither(let upstream):
+                // A connection opened ahead of use (a Redis or database pool's): quiet is no fault,
+                // and tunnels are never cut for it. It was closed here as a failed handshake.
+                tunnel(host: host, port: port, sni: nil,
+                       reason: "neither side spoke within \(Int(server.configuration.headerTimeout)) s (a connection opened "
+                           + "ahead of use): relayed as it comes, not TLS or HTTP", early: [], upstream: upstream)
                 return
             case .client:
                 break
@@ -182,8 +185,8 @@ struct ConnectHandler {
         case client
         /// The origin spoke first, on this connection.
         case server(UpstreamConnection)
-        /// Both stayed silent for the header timeout.
-        case neither
+        /// Both stayed silent for the header timeout, on this connection.
+        case neither(UpstreamConnection)
         /// The client stayed silent and the origin could not be reached.
         case unreachable(any Error)
     }
@@ -208,8 +211,9 @@ struct ConnectHandler {
             let ready = poll(&both, 2, Socket.pollMilliseconds(deadline.timeIntervalSinceNow))
             if ready < 0 && errno == EINTR { continue }
             if ready > 0 && both[1].revents != 0 && both[0].revents == 0 { return .server(upstream) }
+            if ready == 0 { return .neither(upstream) }
             upstream.stream.close()
-            return ready == 0 ? .neither : .client
+            return .client
         }
     }
 
