@@ -63,8 +63,13 @@ extension CAStore {
             + Array(root.certificate.pem.utf8)
         // The ledger first: an intermediate that exists must be traceable, even if writing
         // the bundle then fails (it is then revoked).
+        // The bundle's path as an absolute one: relative to the directory `ca issue` ran in, a
+        // `run --ca-dir` from anywhere else found no intermediate.
+        let recorded = path.hasPrefix("/") ? path
+            : URL(fileURLWithPath: path, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
+                .standardizedFileURL.path
         try ledger.append(LedgerRecord(kind: .intermediate, certificate: certificate, issuer: root.certificate,
-                                       keyType: keyType.rawValue, bundle: path, now: now))
+                                       keyType: keyType.rawValue, bundle: recorded, now: now))
         do {
             try SecureFile.write(bundle, to: path, mode: SecureFile.privateMode)
         } catch let error as CAError {

@@ -332,6 +332,35 @@ import TestSupport
 
     /// A bundle whose key the engineer encrypted opens with `--passphrase-file`, as the error for
     /// it says: the passphrase was asked for and then never passed on.
+    /// Without `--intermediate`, run signs with the engineer's newest active intermediate (a
+    /// narrower one the lead issued later wins over an older one that runs longer: it took the
+    /// one expiring last), and finds its bundle from any directory: the ledger recorded the path
+    /// relative to where `ca issue` ran, so `run --ca-dir ../team-ca` elsewhere found none.
+    @Test func runSignsWithTheNewestIntermediateFromAnyDirectory() throws {
+        let lead = TemporaryDirectory()
+        let elsewhere = TemporaryDirectory()
+        func devproxy(_ arguments: [String]) throws -> Subprocess.Result {
+            let result = try Subprocess.run("/bin/sh", ["-c", "cd \"$0\" && exec \"$@\"", lead.path, Subprocess.devproxy] + arguments)
+            #expect(result.status == 0, "\(result.output)")
+            return result
+        }
+        _ = try devproxy(["ca", "init", "--ca-dir", "team-ca"])
+        _ = try devproxy(["ca", "issue", "--ca-dir", "team-ca", "--email", "bo@acme.dev", "--days", "7"])
+        Thread.sleep(forTimeInterval: 1.1)
+        let newer = try devproxy(["ca", "issue", "--ca-dir", "team-ca", "--email", "bo@acme.dev", "--days", "1",
+                                  "--permit-dns", "acme.dev"])
+        let serial = try #require(newer.stdout.split(separator: "\n").compactMap { line -> String? in
+            guard let range = line.range(of: "serial ") else { return nil }
+            return String(line[range.upperBound...].drop { $0 == " " }.prefix { $0.isHexDigit })
+        }.first, "\(newer.stdout)")
+        // Both directories are in the same temporary directory: the CA is reached relatively.
+        let proxy = try DevProxyProcess(["--ca-dir", "../" + URL(fileURLWithPath: lead.path).lastPathComponent + "/team-ca",
+                                         "--session", "off", "--no-web"],
+                                        environment: ["DEVPROXY_EMAIL": "bo@acme.dev"], directory: elsewhere.path)
+        #expect(proxy.banner.contains("signing leaves with the intermediate of bo@acme.dev (serial \(serial)"), "\(proxy.banner)")
+        #expect(proxy.stop().status == 0)
+    }
+
     @Test func anEncryptedBundleOpensWithThePassphraseFile() throws {
         let pki = try PKIFixture()
         let data = TemporaryDirectory()

@@ -71,8 +71,10 @@ public struct SignerSelection {
             return Result(signer: signer, notes: notes, warnings: [], createdCA: created)
         }
         let entries = try store.intermediates(now: now).entries.filter { $0.email.lowercased() == email.lowercased() }
-        if let active = entries.filter({ $0.status == .active }).max(by: { $0.notAfter < $1.notAfter }),
-           let signer = try? loadBundle(active) {
+        // The newest active one whose bundle is here (the one the lead issued last: a narrower
+        // replacement wins over an older one that runs longer), else the next newest.
+        for active in entries.filter({ $0.status == .active }).sorted(by: { $0.notBefore > $1.notBefore }) {
+            guard let signer = try? loadBundle(active) else { continue }
             notes.append("signing leaves with \(describe(signer.certificate))")
             return Result(signer: signer, notes: notes, warnings: expiryWarnings(signer.certificate, now: now), createdCA: created)
         }
@@ -92,7 +94,11 @@ public struct SignerSelection {
     }
 
     private func loadBundle(_ entry: IntermediateEntry) throws -> Signer {
-        let path = entry.record.bundle ?? store.intermediatesDirectory + "/\(entry.email)-\(entry.serial).pem"
+        let standard = store.intermediatesDirectory + "/\(entry.email)-\(entry.serial).pem"
+        var path = entry.record.bundle ?? standard
+        // A ledger written before bundle paths were absolute holds them relative to where `ca
+        // issue` ran: the CA directory's own copy then.
+        if !path.hasPrefix("/"), !FileManager.default.fileExists(atPath: path) { path = standard }
         return try Signer(bundle: try SecureFile.read(path, what: "the intermediate bundle"), passphrase: passphrase)
     }
 
