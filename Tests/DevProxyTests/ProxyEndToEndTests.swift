@@ -516,6 +516,20 @@ import TestSupport
         #expect(flow.tunnel?.reason.contains("neither side spoke within 1 s") == true, "\(String(describing: flow.tunnel))")
     }
 
+    /// Inside an intercepted tunnel, an origin-form request's Host reaches the origin as the client
+    /// sent it (a virtual host behind a shared front, a Host-routed CDN): it was replaced with the
+    /// CONNECT authority, while the flow showed the client's Host.
+    @Test func theClientsHostCrossesAnInterceptedTunnelUnchanged() throws {
+        let origin = try OriginServer()
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "origin CA"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let result = try proxy.curl(["-H", "Host: tenant-b.example", origin.url("/headers")])
+        #expect(result.stdout.lowercased().contains("host: tenant-b.example"), "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.request?.url == "https://tenant-b.example:\(origin.port)/headers", "\(String(describing: flow.request?.url))")
+        #expect(flow.server.host == "localhost")
+    }
+
     @Test func requestLineVerdictNeedsTheHTTPVersion() {
         let table: [(String, Bool?)] = [
             ("GET / HTTP/1.1\r\n", true), ("GET http://a/ HTTP/1.0\n", true), ("OPTIONS * HTTP/1.1\r\n", true),

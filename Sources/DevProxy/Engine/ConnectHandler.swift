@@ -338,7 +338,13 @@ struct ConnectHandler {
             server.emit(draft.finished())
         }) {
             first = false
-            let destination = Destination(tls: true, host: host, port: port, pathAndQuery: originForm(head.target), dial: dial)
+            // An origin-form request's own Host goes on unchanged, as it would without the proxy (a
+            // virtual host behind a shared front, `curl -H 'Host: tenant-b.example'`): the RFC 9112
+            // §3.2.2 replacement is for absolute-form, and the origin got the CONNECT authority
+            // while the flow showed the client's Host.
+            let ownHost = head.target.hasPrefix("/") || head.target == "*" ? head.headers["Host"] : nil
+            let destination = Destination(tls: true, host: host, port: port, pathAndQuery: originForm(head.target), dial: dial,
+                                          authority: ownHost.flatMap { $0.isEmpty ? nil : $0 })
             guard HTTPExchange(context: context, head: head, destination: destination).run(), !server.isStopping else { return }
         }
     }
