@@ -88,6 +88,17 @@ public struct UpstreamProxy: Sendable, Equatable {
                 return String(decoding: head, as: UTF8.self)
             }
             guard count < buffer.count else { throw NetworkError(.failed, "its response head is over 8 KiB") }
+            // Not HTTP (an SSH banner, a TLS alert), or the head's start and then a close: said at
+            // once. Peeking shows the same bytes after the proxy's FIN, so this waited out the whole
+            // upstream timeout and was reported as one.
+            let version = Array("HTTP/".utf8)
+            if !window.starts(with: version.prefix(min(count, version.count))) {
+                let line = String(decoding: window.prefix { $0 != 13 && $0 != 10 }.prefix(80), as: UTF8.self)
+                throw NetworkError(.failed, "it answered \"\(line)\", not HTTP")
+            }
+            if socket.peerHasClosed {
+                throw NetworkError(.closed, "it closed the connection after \(count) bytes of an incomplete response head")
+            }
             // More of the head is on its way (peek returns what is there at once).
             guard Date() < deadline else {
                 throw NetworkError(.timedOut, "no complete response head within \(Int(socket.timeout)) s")

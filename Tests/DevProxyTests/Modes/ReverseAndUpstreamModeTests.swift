@@ -213,6 +213,26 @@ import TestSupport
         }
     }
 
+    /// HTTPS through an upstream proxy that answers CONNECT with something that is not HTTP (an
+    /// SSH banner) and closes, or with the start of a head and then closes: said at once, naming
+    /// the proxy. Peeking showed the same bytes after its close, so the whole upstream timeout
+    /// passed and the reason said the proxy timed out.
+    @Test func anUpstreamProxysBadCONNECTAnswerIsSaidAtOnce() throws {
+        for (answer, words) in [("SSH-2.0-garbage\r\n", "answered \"SSH-2.0-garbage\", not HTTP"),
+                                ("HTTP/1.1 200 Connection", "closed the connection after 23 bytes of an incomplete response head")] {
+            let liar = try ScriptedOrigin(answer, then: .close)
+            let proxyURL = try ModeURL(parsing: "http://127.0.0.1:\(liar.port)", what: "test")
+            let front = try ProxyHarness(configure: { $0.upstreamProxy = try! UpstreamProxy(url: proxyURL); $0.upstreamTimeout = 20 })
+            let clock = ContinuousClock()
+            let start = clock.now
+            let reply = try front.curl(["-w", "%{http_code}", "-k", "https://origin.test:8443/cl"])
+            #expect(clock.now - start < .seconds(5), "\(reply.output)")
+            let flow = try #require(front.flows(count: 1).first)
+            #expect(flow.error?.kind == FlowErrorKind.upstreamProxyFailed.rawValue, "\(String(describing: flow.error))")
+            #expect(flow.error?.message.contains(words) == true, "\(flow.error?.message ?? "")")
+        }
+    }
+
     /// `devproxy run --upstream-proxy URL --upstream-proxy-auth-file FILE`: the file's pair reaches
     /// the upstream proxy (which refuses without it), and never appears in argv.
     @Test func upstreamProxyFlagsReadTheCredentialsFile() throws {
