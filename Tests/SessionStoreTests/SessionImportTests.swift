@@ -252,7 +252,11 @@ final class SessionImportTests: XCTestCase {
             + #""_error":"net::ERR_CONNECTION_REFUSED"},"#
             + #"{"startedDateTime":"2026-03-01T10:01:04.000Z","time":1e300,"#
             + #""request":{"method":"GET","url":"https://c.example/","httpVersion":"HTTP/1.1","headers":[]},"#
-            + #""response":{"status":204,"statusText":"","httpVersion":"HTTP/1.1","headers":[]}}]}}"#)
+            + #""response":{"status":204,"statusText":"","httpVersion":"HTTP/1.1","headers":[]}},"#
+            // Firefox's blocked request: status 0, no reason.
+            + #"{"startedDateTime":"2026-03-01T10:01:05.000Z","time":3,"#
+            + #""request":{"method":"GET","url":"https://d.example/ad.js","httpVersion":"HTTP/1.1","headers":[]},"#
+            + #""response":{"status":0,"statusText":"","httpVersion":"","headers":[],"content":{"size":0}}}]}}"#)
         let (store, report) = try SessionImport.open(path: har)
         defer { store.close() }
         XCTAssertEqual(report?.problems, [])
@@ -264,7 +268,11 @@ final class SessionImportTests: XCTestCase {
         XCTAssertEqual(failed.request?.body?.size, 5)
         XCTAssertEqual(failed.error?.kind, "request_failed")
         XCTAssertEqual(failed.error?.message, "net::ERR_CONNECTION_REFUSED (as the HAR's tool recorded it)")
-        XCTAssertEqual(try store.count(filter: FilterExpression(parsing: "~e")), 1, "the failure shows as one")
+        XCTAssertEqual(try store.count(filter: FilterExpression(parsing: "~e")), 2, "the failures show as such")
+        let blocked = try JSONDecoder().decode(Flow.self, from: Data(try XCTUnwrap(try store.flowJSON(id: "har-4")).utf8))
+        XCTAssertNil(blocked.response)
+        XCTAssertEqual(blocked.error?.kind, "request_failed", "status 0 without a reason was shown as still waiting")
+        XCTAssertTrue(blocked.error?.message.contains("records no response for this request (status 0") == true)
         let forever = try JSONDecoder().decode(Flow.self, from: Data(try XCTUnwrap(try store.flowJSON(id: "har-3")).utf8))
         XCTAssertEqual(forever.response?.status, 204, "a time of 1e300 ms trapped the import; it is left out")
 

@@ -94,6 +94,13 @@ enum HAREntry {
         // Playwright as `_failureText`; DevProxy's own is an object, kept as it is.
         if let text = entry["_error"] as? String ?? entry["_failureText"] as? String, !text.isEmpty {
             object["error"] = ["kind": "request_failed", "message": text + " (as the HAR's tool recorded it)"]
+        } else if object["response"] == nil, object["error"] == nil, mode != "tunnel" {
+            // Firefox and others write a request that got no answer (blocked, cancelled, failed) as
+            // `status: 0` with no reason: a finished flow without a response or an error, which the
+            // UI showed as "waiting for the response…" in a file where nothing more will come.
+            object["error"] = ["kind": "request_failed",
+                               "message": "the HAR records no response for this request (status 0: blocked, cancelled "
+                                   + "or failed before an answer, as its tool wrote it)"]
         }
         if let messages { object["websocket"] = messages.compactMap(webSocketMessage) }
         return object
