@@ -117,6 +117,16 @@ public struct CAStore: Sendable {
         guard root.matches(key) else {
             throw CAError(.keyMismatch, "\(rootKeyPath) does not belong to \(rootCertificatePath)")
         }
+        // The root must be one the ledger records (`ca init`, `ca rotate`): another CA's pair put
+        // here (a mixed-up restore) issued, and signed revocations no device could check, without a
+        // word, and `trace` called the real root retired by a rotation that never happened.
+        let recorded = ((try? ledger.read().records) ?? []).filter { $0.type == .root }
+            .compactMap { $0.certificate.flatMap { try? Certificate.all(from: Array($0.utf8)).first } }
+        if !recorded.isEmpty, !recorded.contains(root) {
+            throw CAError(.keyMismatch, "\(rootCertificatePath) (\(root.subject), SHA-256 "
+                          + "\(Digest.sha256(root.der).hex.prefix(16))…) is not a root \(ledgerPath) records: another CA's root "
+                          + "and key were put here; put this CA's root.pem and root.key back")
+        }
         return try Signer(certificate: root, key: key, root: root, crossCertificates: crossCertificates(for: root))
     }
 }

@@ -222,6 +222,22 @@ import TestSupport
         #expect(!forgedTrace.stdout.contains("carol@acme.dev is"), "\(forgedTrace.output)")
     }
 
+    /// Another CA's root and key put into the directory (a mixed-up restore) are refused before
+    /// anything is signed: `issue` went on under the other root, and revocations went out signed
+    /// by it, which no device trusting the real root could check.
+    @Test func aRootTheLedgerDoesNotRecordIsRefused() throws {
+        _ = try devproxy(["ca", "init", "--ca-dir", ca])
+        _ = try devproxy(["ca", "init", "--ca-dir", dir.file("other"), "--name", "Other Root"])
+        for name in ["root.pem", "root.key"] {
+            _ = dir.write("ca/" + name, dir.read("other/" + name))
+        }
+        let issued = try devproxy(["ca", "issue", "--ca-dir", ca, "--email", "bo@acme.dev"])
+        #expect(issued.status == 1)
+        #expect(errorLine(issued).contains("is not a root \(ca)/ledger.jsonl records: another CA's root and key were put here"),
+                "\(issued.output)")
+        #expect(try devproxy(["ca", "crl", "--ca-dir", ca]).status == 1)
+    }
+
     /// A revocation the ledger lost (a torn write, a restored backup, a line removed on the tool's
     /// own advice) stays on the CRL, with a warning: `ca crl` re-signed from the ledger alone, and
     /// an intermediate revoked for keyCompromise passed `openssl verify -crl_check` again.
