@@ -396,6 +396,14 @@ import TestSupport
         let rooted = try DevProxyProcess(["--ca-dir", data.file("ca2"), "--intermediate", selfSigned, "--session", "off"])
         let ended = rooted.stop()
         #expect(ended.stderr.contains("warning: \(selfSigned) holds a self-signed CA (a root)"), "\(ended.stderr)")
+        // Ending with a root that did not sign its intermediate: every client would refuse every
+        // leaf, and the banner, onboarding page and `ca export` handed that root out.
+        let other = try PKIFixture()
+        let mismatched = data.write("mismatched.pem", text.replacingOccurrences(of: pki.root.pem, with: other.root.pem))
+        let refused = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", data.file("ca3"), "--intermediate", mismatched,
+                                                               "--listen", "127.0.0.1:0", "--session", "off"])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("did not sign its intermediate"), "\(refused.output)")
     }
 
     @Test func revokedIntermediateIsRefusedWithTheFix() throws {

@@ -55,6 +55,13 @@ public struct SignerSelection {
             } else if signer.root == nil {
                 warnings.append("\(bundlePath) holds no root certificate: DevProxy cannot say which root clients must trust "
                                 + "(a bundle from `devproxy ca issue` ends with it)")
+            } else if let root = signer.root, !signer.certificate.isIssued(by: root),
+                      !signer.chain.dropFirst().contains(where: { signer.certificate.isIssued(by: $0) && $0.isIssued(by: root) }) {
+                // The banner, the onboarding page and `ca export` hand out the bundle's root: one
+                // that did not sign the intermediate makes every client refuse every leaf.
+                throw CAError(.keyMismatch, "--intermediate \(bundlePath): its root (\(root.subject)) did not sign its "
+                              + "intermediate (issued by \(signer.certificate.issuer)); clients trusting that root would refuse "
+                              + "every leaf: use the bundle `devproxy ca issue` wrote, which ends with its own root")
             }
             return Result(signer: signer, notes: notes, warnings: warnings, createdCA: false)
         }
