@@ -51,10 +51,12 @@ enum CertificateProfile {
     /// refused the leaf without it ("KeyUsage does not allow key encipherment").
     static func leaf(names: [LeafName], notBefore: Date, notAfter: Date, rsa: Bool = false) -> CertificateBuilder {
         let san = names.map(\.subjectAltName).joined(separator: ",")
-        // RFC 5280 upper bound for CN is 64 characters; the SAN carries the full name.
-        let commonName = String((names.first?.text ?? "devproxy").prefix(64))
+        // RFC 5280 caps a CN at 64 characters, and CA/B BR §7.1.4.3 wants it to be one of the SAN
+        // values: a longer name has no CN (as mitmproxy does), where it had the name cut at 64,
+        // which matched nothing. The SAN carries every name.
+        let first = names.first?.text ?? "devproxy"
         return CertificateBuilder(
-            subject: [("O", "DevProxy"), ("CN", commonName)],
+            subject: first.utf8.count <= 64 ? [("O", "DevProxy"), ("CN", first)] : [("O", "DevProxy")],
             notBefore: notBefore, notAfter: notAfter,
             extensions: [
                 (NID_basic_constraints, "critical,CA:FALSE"),

@@ -9,7 +9,10 @@ public enum LeafName: Hashable, Sendable, CustomStringConvertible {
     ///
     /// - Throws: `.invalidInput` for anything that is neither a host name nor an IP literal.
     public init(_ text: String) throws {
-        let trimmed = text.hasPrefix("[") && text.hasSuffix("]") ? String(text.dropFirst().dropLast()) : text
+        var trimmed = text.hasPrefix("[") && text.hasSuffix("]") ? String(text.dropFirst().dropLast()) : text
+        // An absolute name (`api.acme.dev.`, as `openssl s_client` and Python send it) is the
+        // same host: a leaf names it without the root's dot, as browsers match it. It got none.
+        if trimmed.count > 1, trimmed.hasSuffix("."), !trimmed.hasSuffix("..") { trimmed.removeLast() }
         if IPAddress.isLiteral(trimmed) {
             self = .ip(trimmed)
             return

@@ -178,13 +178,26 @@ import TestSupport
         #expect(throws: CAError.self) { try LeafName(String(repeating: "a", count: 64) + ".com") }
     }
 
-    @Test func longHostNameGetsATruncatedCommonNameButFullSAN() throws {
+    /// A name over 64 characters (the CN's cap) gets no CN, as mitmproxy does (CA/B BR §7.1.4.3: a
+    /// CN is one of the SAN values; it was the name cut at 64, which matched nothing); the SAN
+    /// carries it whole, and a name of 64 or fewer is still the CN.
+    @Test func longHostNameGetsNoCommonNameButFullSAN() throws {
         let pki = try PKIFixture()
         let long = String(repeating: "a", count: 60) + "." + String(repeating: "b", count: 20) + ".example.com"
         let leaf = try LeafIssuer(signer: pki.signer).issue(for: [try LeafName(long)])
-        #expect(leaf.certificate.commonName?.count == 64)
+        #expect(leaf.certificate.commonName == nil)
         #expect(leaf.certificate.sanDNSNames == [long])
         #expect(try pki.opensslVerify(leaf.certificate, host: long).status == 0)
+        let short = String(repeating: "c", count: 52) + ".example.com"
+        #expect(try LeafIssuer(signer: pki.signer).issue(for: [try LeafName(short)]).certificate.commonName == short)
+    }
+
+    /// An absolute name (`api.acme.dev.`, as openssl s_client and Python send it) is its host:
+    /// it got no leaf ("not a host name").
+    @Test func anAbsoluteNameIsItsHost() throws {
+        #expect(try LeafName("api.acme.dev.") == .dns("api.acme.dev"))
+        #expect(throws: CAError.self) { try LeafName("api.acme.dev..") }
+        #expect(throws: CAError.self) { try LeafName(".") }
     }
 
     @Test func rootCanSignLeavesForSmallTeams() throws {
