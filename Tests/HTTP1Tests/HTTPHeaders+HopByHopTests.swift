@@ -19,6 +19,19 @@ import Testing
         #expect(headers == ["Host": "a", "Content-Length": "5"])
     }
 
+    /// Equal Content-Length values (a list, or the field twice) go on as one value.
+    @Test func equalContentLengthsBecomeOne() {
+        var listed: HTTPHeaders = ["Host": "a", "Content-Length": "4, 4"]
+        listed.collapseContentLength()
+        #expect(listed == ["Host": "a", "Content-Length": "4"])
+        var twice: HTTPHeaders = ["Content-Length": "4", "Host": "a", "content-length": "4"]
+        twice.collapseContentLength()
+        #expect(twice == ["Content-Length": "4", "Host": "a"])
+        var single: HTTPHeaders = ["Content-Length": "4"]
+        single.collapseContentLength()
+        #expect(single == ["Content-Length": "4"])
+    }
+
     @Test func relayingAnUpgradeKeepsUpgradeAndAMinimalConnection() {
         var headers: HTTPHeaders = [
             "Host": "a", "connection": "Upgrade, X-Hop", "Upgrade": "websocket", "X-Hop": "1",

@@ -39,6 +39,7 @@ struct HTTP1OriginLeg: UpstreamLeg {
         chunked = request.chunked
         var outbound = head
         outbound.headers.removeHopByHop(relayingUpgrade: head.headers["Upgrade"] != nil)
+        outbound.headers.collapseContentLength()
         if let authorization = upstream.proxyAuthorization {
             // Plain HTTP through an upstream proxy: absolute-form, with its credentials (RFC 9112 §3.2.2).
             outbound.target = destination.url

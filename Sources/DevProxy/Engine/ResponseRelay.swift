@@ -210,6 +210,7 @@ extension ResponseRelay {
         // RFC 9110 §6.2: an intermediary sends its own HTTP version, not the origin's.
         outbound.version = .http11
         outbound.headers.removeHopByHop()
+        outbound.headers.collapseContentLength()
         if framing.rechunk { outbound.headers.add(name: "Transfer-Encoding", value: "chunked") }
         let clientKeepAlive = requestHead.keepAlive && framing.clientKeepAlive && head.keepAlive
         if !clientKeepAlive {

@@ -82,6 +82,23 @@ extension HTTPHeaders {
         }
     }
 
+    /// One `Content-Length` for a list of equal values (`4, 4`, or the field twice), which the
+    /// parser accepts (RFC 9112 §6.3 lets a recipient take them as one) and which went on as it
+    /// came: stricter next hops (Node) refuse it. RFC 9110 §8.6: a sender sends one value.
+    public mutating func collapseContentLength() {
+        var count = 0
+        var first: String?
+        var listed = false
+        forEachValue(named: "Content-Length") { _, value in
+            count += 1
+            if value.contains(",") { listed = true }
+            if first == nil { first = value }
+        }
+        guard count > 1 || listed, let first else { return }
+        let single = String(first.prefix { $0 != "," }.filter { $0 != " " && $0 != "\t" })
+        replaceOrAdd(name: "Content-Length", value: single)
+    }
+
     /// Whether the connection persists after a message with `version` and `headers` (RFC 9112 §9.3).
     ///
     /// "If the close connection option is present, the connection will not persist"; otherwise
