@@ -152,6 +152,21 @@ import TestSupport
         #expect(again.status == 200 && again.body == "authenticated as alice", "\(again.text)")
     }
 
+    /// An interim response (103 Early Hints) reaches an HTTP/1.1 client and never an HTTP/1.0 one
+    /// (RFC 9110 §15.2: it would read the 103 as the response).
+    @Test func interimResponsesSkipHTTP10Clients() throws {
+        let origin = try OriginServer(tls: false)
+        let proxy = try ProxyHarness()
+        for (version, expected) in [("1.1", true), ("1.0", false)] {
+            let client = try RawClient.plain(port: proxy.port)
+            client.send("GET http://127.0.0.1:\(origin.port)/early-hints HTTP/\(version)\r\nHost: 127.0.0.1:\(origin.port)\r\n"
+                        + "Connection: close\r\n\r\n")
+            let answer = RawAnswer(client.readToEnd())
+            #expect(answer.text.contains(" 103 ") == expected, "HTTP/\(version): \(answer.text)")
+            #expect(answer.text.hasSuffix("hinted"), "HTTP/\(version): \(answer.text)")
+        }
+    }
+
     private func expectRefused(_ attack: Case, _ answer: RawAnswer, proxy: ProxyHarness) throws {
         #expect(answer.status == attack.status, "\(attack.name): \(answer.text.prefix(300))")
         #expect(answer.body.contains(attack.reason), "\(attack.name): \(answer.text.prefix(300))")
