@@ -202,6 +202,13 @@ final class ClientConnection: @unchecked Sendable {
             draft.fail(.badRequest, socksOnHTTPListener(version: version))
             try? reader.stream.write(version == 4 ? [0x00, 0x5B, 0, 0, 0, 0, 0, 0] : [0x05, 0xFF])
             server.emit(draft.finished())
+        } catch let error as HTTP1ParseError where error.code == .truncated {
+            // The client hung up partway through its head (a cancelled request): its flow says so,
+            // without a 400 nobody would read, as any other client that gives up.
+            var draft = blankDraft()
+            draft.fail(.clientClosed, "the client closed the connection after \(reader.bytesRead - before) bytes of an "
+                       + "incomplete request head")
+            server.emit(draft.finished())
         } catch let error as HTTP1ParseError {
             var draft = blankDraft()
             let reason = error.code == .tlsHandshake ? tlsOnPlainListener : error.reason

@@ -167,6 +167,20 @@ import TestSupport
         }
     }
 
+    /// A client that hangs up partway through its request head (a cancelled request) is
+    /// `client_closed`, as any client that gives up: it was `bad_request` with a 400 nobody read.
+    @Test func aHeadCutByTheClientIsClientClosed() throws {
+        let proxy = try ProxyHarness()
+        let client = try RawClient.plain(port: proxy.port)
+        client.send("GET http://127.0.0.1:9/x HTTP/1.1\r\nHost: 127.0.0.1:9\r\nAccept: te")
+        Thread.sleep(forTimeInterval: 0.2)
+        client.stream.close()
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.error?.kind == "client_closed", "\(String(describing: flow.error))")
+        #expect(flow.error?.message.contains("bytes of an incomplete request head") == true, "\(String(describing: flow.error))")
+        #expect(flow.response == nil)
+    }
+
     private func expectRefused(_ attack: Case, _ answer: RawAnswer, proxy: ProxyHarness) throws {
         #expect(answer.status == attack.status, "\(attack.name): \(answer.text.prefix(300))")
         #expect(answer.body.contains(attack.reason), "\(attack.name): \(answer.text.prefix(300))")
