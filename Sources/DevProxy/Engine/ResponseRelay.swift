@@ -111,9 +111,12 @@ struct ResponseRelay<Leg: UpstreamLeg> {
                     let failure = leg.failureMidBody(error, relayed: relayed)
                     failure.record(in: &draft)
                     if held != nil {
-                        // Nothing reached the client yet: it can still get a clean 502.
-                        context.sendToClient(ErrorResponse.bytes(status: 502,
-                                                                 detail: failure.detail ?? failure.message))
+                        // Nothing reached the client yet: it can still get a clean 502, which is then
+                        // the flow's response (it recorded the origin's head the client never saw)
+                        // and says what failed (`X-DevProxy-Error`, as DevProxy's other answers do).
+                        context.sendToClient(ErrorResponse.answer(status: 502, detail: failure.detail ?? failure.message,
+                                                                  kind: failure.kind, bodyLimit: context.configuration.bodyLimit,
+                                                                  recordingIn: &draft))
                     }
                     return RelayOutcome(clientKeepAlive: false, upstreamReusable: false)
                 }

@@ -80,9 +80,27 @@ import TestSupport
         #expect(result.status == 18, "\(name): curl must see an incomplete transfer: \(result.output)")
         let flow = try #require(proxy.flows(count: 1).first)
         #expect(flow.response?.status == 200)
-        #expect(flow.error?.kind == "upstream_closed", "\(name): \(String(describing: flow.error))")
+        // A body that does not parse is the origin's fault, not a close.
+        let kind = reason.hasPrefix("upstream sent a malformed body") ? "upstream_bad_response" : "upstream_closed"
+        #expect(flow.error?.kind == kind, "\(name): \(String(describing: flow.error))")
         #expect(flow.error?.message.contains(reason) == true, "\(name): \(String(describing: flow.error))")
         try expectStillServing(proxy)
+    }
+
+    /// A `Transfer-Encoding: gzip, chunked` body that is not gzip fails before any of it reaches
+    /// the client: the client's 502 says why (`X-DevProxy-Error`) and is the flow's response; the
+    /// flow recorded the origin's 200 the client never saw, as `upstream_closed`.
+    @Test func aTransferCodingThatDoesNotDecodeIsThe502TheClientGot() throws {
+        let origin = try ScriptedOrigin("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+                                        then: .hold(3))
+        let proxy = try ProxyHarness()
+        let result = try proxy.curl(["-i", "http://127.0.0.1:\(origin.port)/x"])
+        #expect(result.stdout.hasPrefix("HTTP/1.1 502"), "\(result.output)")
+        #expect(result.stdout.lowercased().contains("x-devproxy-error: upstream_bad_response"), "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.response?.status == 502, "\(String(describing: flow.response))")
+        #expect(flow.error?.kind == "upstream_bad_response", "\(String(describing: flow.error))")
+        #expect(flow.error?.message.contains("did not decode") == true, "\(String(describing: flow.error))")
     }
 
     /// A pooled connection the server closes just as the next request arrives: a bodiless GET
