@@ -29,6 +29,28 @@ final class SessionImportTests: XCTestCase {
             + #""timings":{"connect":-1,"tls":-1,"send":-1,"wait":-1,"receive":-1}}"#,
     ].map { try! JSONDecoder().decode(Flow.self, from: Data($0.utf8)) }
 
+    /// A flow log written with JSON spacing (Python's json.dumps, jq without -c) is stored compact:
+    /// the web UI's `?preview=` finds a body's `"text":"` to cut it, and a spaced record came back
+    /// whole each time its flow was opened.
+    func testASpacedFlowLogLineIsStoredCompact() throws {
+        let directory = TemporaryDirectory()
+        let object: [String: Any] = ["id": "s1", "started": "2026-03-01T12:01:02.100Z", "ended": "2026-03-01T12:01:02.200Z",
+                                     "client": "127.0.0.1:1", "mode": "https", "server": ["host": "a.example", "port": 443],
+                                     "request": ["method": "GET", "url": "https://a.example/", "http_version": "HTTP/1.1",
+                                                 "headers": [] as [Any]],
+                                     "response": ["status": 200, "reason": "OK", "http_version": "HTTP/1.1", "headers": [] as [Any],
+                                                  "body": ["size": 5, "sha256": "ab", "text": "hello", "truncated": false]]]
+        let spaced = String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted]), as: UTF8.self)
+            .replacingOccurrences(of: "\n", with: " ")
+        XCTAssertTrue(spaced.contains(#""text" : "hello""#) || spaced.contains(#""text": "hello""#), spaced)
+        let log = directory.write("spaced.jsonl", spaced + "\n")
+        let (store, report) = try SessionImport.open(path: log)
+        defer { store.close() }
+        XCTAssertEqual(report?.problems, [])
+        let stored = try XCTUnwrap(try store.flowJSON(id: "s1"))
+        XCTAssertTrue(stored.contains(#""text":"hello""#), stored)
+    }
+
     func testAFlowLogWrittenByTheProxyImportsWithBodiesAndRecords() throws {
         let directory = TemporaryDirectory()
         let path = directory.file("flows.jsonl")

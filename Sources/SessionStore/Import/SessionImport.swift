@@ -131,6 +131,10 @@ public enum SessionImport {
         return candidate
     }
 
+    /// What JSON spacing looks like around a key (`": "` Python's default, `" : "` Foundation's
+    /// pretty printing); DevProxy's own lines have none outside their strings.
+    private static let spacedSeparators = [Array(#"": "#.utf8), Array(#"" :"#.utf8)]
+
     /// Stores every flow of the JSON Lines flow log at `path` in `store`, then flushes.
     /// - Throws: `SessionStoreError(.open)` when unreadable; bad lines are reported, not thrown.
     public static func flowLog(at path: String, into store: SessionStore) throws -> Report {
@@ -152,7 +156,10 @@ public enum SessionImport {
                 let given = object["id"] as? String
                 let id = uniqueID(given, fallback: "import-\(number)", seen: &ids)
                 var json = String(decoding: line, as: UTF8.self)
-                if id != given {
+                // A line with JSON spacing (Python's json.dumps, jq without -c) is stored compact, as
+                // DevProxy writes its own: `?preview=` finds a body's `"text":"` to cut it, and a
+                // spaced record came back whole (megabytes) each time the flow was opened.
+                if id != given || Self.spacedSeparators.contains(where: { line.firstRange(of: $0) != nil }) {
                     object["id"] = id
                     json = String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.withoutEscapingSlashes]),
                                   as: UTF8.self)
