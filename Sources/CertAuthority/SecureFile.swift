@@ -116,6 +116,16 @@ public enum SecureFile {
     }
 
     /// Creates `path` (and parents) with mode 0700, or tightens an existing directory to it.
+    /// A warning when the key at `path` may be read by other users (group or other bits set):
+    /// a CA key or a bundle that several accounts can read signs for whoever reads it. Nil for a
+    /// 0600 (or stricter) file, a pipe, or a file that cannot be examined.
+    public static func looseKeyWarning(_ path: String, what: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_mode & 0o077 != 0 else { return nil }
+        return "\(what) \(path) may be read by other users (mode \(String(info.st_mode & 0o777, radix: 8))): "
+            + "`chmod 600 \(path)`"
+    }
+
     public static func makePrivateDirectory(_ path: String) throws {
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,

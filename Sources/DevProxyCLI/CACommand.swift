@@ -50,7 +50,10 @@ enum CACommand {
 
     /// The CA store named by `--ca-dir` or the defaults.
     static func store(_ arguments: Arguments) -> CAStore {
-        CAStore(directory: CAStore.resolveDirectory(flag: arguments.value("ca-dir")))
+        let store = CAStore(directory: CAStore.resolveDirectory(flag: arguments.value("ca-dir")))
+        // A root key others can read signs intermediates for whoever reads it: said on every use.
+        if let warning = SecureFile.looseKeyWarning(store.rootKeyPath, what: "the root key") { Output.warning(warning) }
+        return store
     }
 
     /// ` --ca-dir DIR` when the command was given one, for the follow-up commands it prints: they

@@ -238,6 +238,16 @@ import TestSupport
         #expect(try devproxy(["ca", "crl", "--ca-dir", ca]).status == 1)
     }
 
+    /// A root key other users can read is said on every use (it signs for whoever reads it).
+    @Test func aRootKeyOthersCanReadIsSaid() throws {
+        _ = try devproxy(["ca", "init", "--ca-dir", ca])
+        #expect(!(try devproxy(["ca", "list", "--ca-dir", ca]).stderr.contains("may be read by other users")))
+        chmod(ca + "/root.key", 0o644)
+        let listed = try devproxy(["ca", "list", "--ca-dir", ca])
+        #expect(listed.stderr.contains("warning: the root key \(ca)/root.key may be read by other users (mode 644): "
+                                       + "`chmod 600 \(ca)/root.key`"), "\(listed.stderr)")
+    }
+
     /// A revocation the ledger lost (a torn write, a restored backup, a line removed on the tool's
     /// own advice) stays on the CRL, with a warning: `ca crl` re-signed from the ledger alone, and
     /// an intermediate revoked for keyCompromise passed `openssl verify -crl_check` again.

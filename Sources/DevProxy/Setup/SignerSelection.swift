@@ -48,6 +48,9 @@ public struct SignerSelection {
             try signer.checkValidity(at: now)
             notes.append("signing leaves with \(describe(signer.certificate)) from \(bundlePath)")
             var warnings = expiryWarnings(signer.certificate, now: now)
+            if let loose = SecureFile.looseKeyWarning(bundlePath, what: "the intermediate bundle (it holds the key)") {
+                warnings.append(loose)
+            }
             // What `ca issue` writes is key, intermediate and root: anything else is said.
             if signer.certificate.isSelfSigned {
                 warnings.append("\(bundlePath) holds a self-signed CA (a root), not an intermediate from `devproxy ca issue`: "
