@@ -37,7 +37,7 @@ public struct PinSource: Sendable {
             switch block.label {
             case "CERTIFICATE", "TRUSTED CERTIFICATE":
                 result.append(PinSource(certificate: try Certificate(der: der)))
-            case "PUBLIC KEY", "CERTIFICATE REQUEST", "NEW CERTIFICATE REQUEST":
+            case "PUBLIC KEY", "CERTIFICATE REQUEST", "NEW CERTIFICATE REQUEST", "RSA PUBLIC KEY":
                 guard let source = fromDER(der) else { throw CAError(.corruptCertificate, "the \(block.label) is corrupt") }
                 result.append(source)
             case let label where label.hasSuffix("PRIVATE KEY"):
@@ -88,6 +88,13 @@ public struct PinSource: Sendable {
             if let key = d2i_AutoPrivateKey(nil, &cursor, buffer.count) {
                 defer { EVP_PKEY_free(key) }
                 return source(kind: .privateKey, key: key, subject: nil)
+            }
+            // PKCS#1 `RSA PUBLIC KEY` (what `openssl rsa -RSAPublicKey_out` and older toolkits
+            // write): its SubjectPublicKeyInfo is what a pin hashes. It was refused.
+            cursor = buffer.baseAddress
+            if let key = d2i_PublicKey(EVP_PKEY_RSA, nil, &cursor, buffer.count) {
+                defer { EVP_PKEY_free(key) }
+                return source(kind: .publicKey, key: key, subject: nil)
             }
             return nil
         }

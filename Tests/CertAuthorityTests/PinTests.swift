@@ -40,6 +40,24 @@ import TestSupport
         #expect(try PinSource.all(in: try SecureFile.read(derPath, what: "csr")).first?.pin == expected)
     }
 
+    /// A PKCS#1 `RSA PUBLIC KEY` (`openssl rsa -RSAPublicKey_out`), PEM or DER, pins as its
+    /// SubjectPublicKeyInfo does (checked against openssl's own hash); it was refused.
+    @Test func aPKCS1RSAPublicKeyPinsAsItsSPKI() throws {
+        let dir = TemporaryDirectory()
+        let keyPath = dir.file("r.key")
+        #expect(try Subprocess.run("openssl", ["genrsa", "-out", keyPath, "2048"]).status == 0)
+        let pkcs1 = try Subprocess.run("openssl", ["rsa", "-in", keyPath, "-RSAPublicKey_out"]).stdout
+        #expect(pkcs1.hasPrefix("-----BEGIN RSA PUBLIC KEY-----"))
+        let spki = dir.file("spki.der")
+        #expect(try Subprocess.run("openssl", ["rsa", "-in", keyPath, "-pubout", "-outform", "DER", "-out", spki]).status == 0)
+        let digest = try Subprocess.run("/bin/sh", ["-c", "openssl dgst -sha256 -binary \"$0\" | base64", spki]).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try PinSource.all(in: Array(pkcs1.utf8)).first?.pin == "sha256/" + digest)
+        let der = dir.file("pkcs1.der")
+        #expect(try Subprocess.run("openssl", ["rsa", "-in", keyPath, "-RSAPublicKey_out", "-outform", "DER", "-out", der]).status == 0)
+        #expect(try PinSource.all(in: try SecureFile.read(der, what: "key")).first?.pin == "sha256/" + digest)
+    }
+
     @Test func garbageIsACorruptCertificateError() {
         let error = #expect(throws: CAError.self) { try PinSource.all(in: Array("hello".utf8)) }
         #expect(error?.code == .corruptCertificate)
