@@ -21,7 +21,9 @@ public enum RequestTarget: Sendable, Equatable {
         if bytes.contains(UInt8(ascii: "#")) {
             throw Self.invalid("request target contains a fragment ('#')")
         }
-        if let bad = bytes.first(where: { $0 <= ASCII.space || $0 >= ASCII.del }) {
+        // Raw UTF-8 in a path or query is taken (the start line checked it is UTF-8); spaces,
+        // controls and DEL are not.
+        if let bad = bytes.first(where: { $0 <= ASCII.space || $0 == ASCII.del }) {
             throw Self.invalid("request target contains an invalid character (\(ASCII.hex(bad)))")
         }
         if method == "CONNECT" {

@@ -42,8 +42,13 @@ enum StartLine {
         let version = try parseVersion(rest[(secondSpace + 1)...], side: side)
         // Named here, from the bytes: after decoding, a byte that is not UTF-8 is U+FFFD, and the
         // message named its first byte (0xEF) instead of the one the client sent (0xFF).
-        if let bad = target.first(where: { $0 >= ASCII.del }) {
-            throw HTTP1ParseError(.invalidTarget, "request target contains an invalid character (\(ASCII.hex(bad)))",
+        // Raw UTF-8 (`curl 'http://host/café'`) is taken and forwarded as it came, as nginx and
+        // mitmproxy take it (it was refused 400, though it worked without the proxy); DEL and
+        // bytes that are not UTF-8 are not.
+        if let bad = target.first(where: { $0 >= ASCII.del }),
+           bad == ASCII.del || String(validating: target, as: UTF8.self) == nil {
+            let first = target.first { $0 == ASCII.del || $0 >= 0x80 } ?? bad
+            throw HTTP1ParseError(.invalidTarget, "request target contains an invalid character (\(ASCII.hex(bad == ASCII.del ? bad : first)))",
                                   side: side)
         }
         let request = Request(

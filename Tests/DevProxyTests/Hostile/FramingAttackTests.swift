@@ -181,6 +181,18 @@ import TestSupport
         #expect(flow.response == nil)
     }
 
+    /// A raw UTF-8 path (`curl 'http://host/café'`) reaches the origin as it came, as it does
+    /// without the proxy (nginx and mitmproxy take it): it was refused 400.
+    @Test func aRawUTF8PathIsForwarded() throws {
+        let origin = try OriginServer(tls: false)
+        let proxy = try ProxyHarness()
+        let answer = try proxy.curl(["-w", "\n%{http_code}", "http://127.0.0.1:\(origin.port)/café"])
+        #expect(answer.stdout.hasSuffix("404"), "the origin's own 404: \(answer.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.request?.url == "http://127.0.0.1:\(origin.port)/café", "\(String(describing: flow.request?.url))")
+        #expect(flow.error == nil)
+    }
+
     private func expectRefused(_ attack: Case, _ answer: RawAnswer, proxy: ProxyHarness) throws {
         #expect(answer.status == attack.status, "\(attack.name): \(answer.text.prefix(300))")
         #expect(answer.body.contains(attack.reason), "\(attack.name): \(answer.text.prefix(300))")
