@@ -89,7 +89,9 @@ struct ConnectHandler {
                 return
             }
             if let reverseName {
-                intercept(host: host, port: port, sni: hello.serverName ?? reverseName, hello: hello, early: early)
+                // A reverse proxy names its origin in Host (`reverse:URL`), not what the client named.
+                intercept(host: host, port: port, sni: hello.serverName ?? reverseName, hello: hello, early: early,
+                          keepsClientHost: false)
                 return
             }
             // A client that gave an IP address (SOCKS5 with local DNS, transparent mode) and
@@ -255,7 +257,8 @@ struct ConnectHandler {
     }
 
     /// Terminates the client's TLS with a leaf for `sni` and serves HTTP requests inside.
-    private func intercept(host: String, port: Int, sni: String, hello: ClientHello, early: [UInt8], dial: String? = nil) {
+    private func intercept(host: String, port: Int, sni: String, hello: ClientHello, early: [UInt8], dial: String? = nil,
+                           keepsClientHost: Bool = true) {
         let presentation: Presentation
         do {
             presentation = try server.leaves.presentation(for: try LeafName(sni))
@@ -342,7 +345,7 @@ struct ConnectHandler {
             // virtual host behind a shared front, `curl -H 'Host: tenant-b.example'`): the RFC 9112
             // §3.2.2 replacement is for absolute-form, and the origin got the CONNECT authority
             // while the flow showed the client's Host.
-            let ownHost = head.target.hasPrefix("/") || head.target == "*" ? head.headers["Host"] : nil
+            let ownHost = keepsClientHost && (head.target.hasPrefix("/") || head.target == "*") ? head.headers["Host"] : nil
             let destination = Destination(tls: true, host: host, port: port, pathAndQuery: originForm(head.target), dial: dial,
                                           authority: ownHost.flatMap { $0.isEmpty ? nil : $0 })
             guard HTTPExchange(context: context, head: head, destination: destination).run(), !server.isStopping else { return }
