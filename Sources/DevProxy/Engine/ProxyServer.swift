@@ -139,9 +139,6 @@ public final class ProxyServer: @unchecked Sendable {
                 throw ConfigurationError("--mode transparent needs Linux (SO_ORIGINAL_DST)")
             }
             #endif
-            if mode.kind == .reverse && configuration.reverseTLS && mode.url?.tls == false {
-                throw ConfigurationError("--mode \(mode): --reverse-tls needs an https:// URL")
-            }
             let listener = try Listener(host: host, port: port, transparent: mode.kind == .transparent)
             if !listener.address.isLoopback && !configuration.allowRemote {
                 throw ConfigurationError("refusing to listen on \(listener.address): anyone on the network could use the proxy and read decrypted traffic; pass --allow-remote (and --proxy-auth FILE) to do it anyway")

@@ -61,6 +61,27 @@ import TestSupport
         #expect(flows.allSatisfy { $0.response?.status == 200 && $0.listener?.mode.hasPrefix("reverse:") == true })
     }
 
+    /// `--reverse-tls` makes the `reverse:https://` listeners speak TLS and leaves a
+    /// `reverse:http://` one beside them plain: the process refused to start with both.
+    @Test func reverseTLSLeavesAPlainReverseListenerPlain() throws {
+        let tlsOrigin = try OriginServer()
+        let plainOrigin = try OriginServer(tls: false)
+        let tlsPort = try HTTP2Origin.freePort()
+        let plainPort = try HTTP2Origin.freePort()
+        let harness = try ProxyHarness(configure: {
+            $0.upstreamCAs = try! originCAs(tlsOrigin)
+            $0.reverseTLS = true
+            $0.modes = [ListenerMode(kind: .reverse, host: "127.0.0.1", port: tlsPort,
+                                     url: try! ModeURL(parsing: "https://localhost:\(tlsOrigin.port)", what: "test")),
+                        ListenerMode(kind: .reverse, host: "127.0.0.1", port: plainPort,
+                                     url: try! ModeURL(parsing: "http://127.0.0.1:\(plainOrigin.port)", what: "test"))]
+        })
+        let overTLS = try curl(["--cacert", harness.pki.rootPath, "https://localhost:\(tlsPort)/cl?n=5"])
+        #expect(overTLS.stdout == "hello", "\(overTLS.output)")
+        let plain = try curl(["http://127.0.0.1:\(plainPort)/cl?n=5"])
+        #expect(plain.stdout == "hello", "\(plain.output)")
+    }
+
     /// What hypercorn's `/echo` saw: its protocol and the `host` it was given (from `:authority`
     /// over h2).
     private func echoed(_ result: Subprocess.Result) throws -> (version: String, host: String?) {
