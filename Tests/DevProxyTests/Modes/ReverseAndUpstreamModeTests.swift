@@ -82,6 +82,22 @@ import TestSupport
         #expect(plain.stdout == "hello", "\(plain.output)")
     }
 
+    /// A client speaking h2 by prior knowledge (no TLS) to an HTTP/1.1-only origin is told that
+    /// (`protocol_mismatch`): it was told the origin "broke the HTTP/2 protocol (GOAWAY
+    /// PROTOCOL_ERROR: SETTINGS expected)", a GOAWAY DevProxy itself sent.
+    @Test func anH2CClientMeetingAnHTTP1OriginIsToldSo() throws {
+        let origin = try OriginServer(tls: false)
+        let reversePort = try HTTP2Origin.freePort()
+        let harness = try ProxyHarness(configure: {
+            $0.modes = [ListenerMode(kind: .reverse, host: "127.0.0.1", port: reversePort,
+                                     url: try! ModeURL(parsing: "http://127.0.0.1:\(origin.port)", what: "test"))]
+        })
+        let result = try curl(["--http2-prior-knowledge", "http://127.0.0.1:\(reversePort)/cl?n=5"])
+        #expect(result.stdout.contains("did not answer in HTTP/2: it does not speak HTTP/2 without TLS"), "\(result.output)")
+        let flow = try #require(harness.flows(count: 1).first)
+        #expect(flow.error?.kind == "protocol_mismatch", "\(String(describing: flow.error))")
+    }
+
     /// What hypercorn's `/echo` saw: its protocol and the `host` it was given (from `:authority`
     /// over h2).
     private func echoed(_ result: Subprocess.Result) throws -> (version: String, host: String?) {

@@ -244,6 +244,16 @@ final class HTTP2ProxyConnection {
                              + (leg.goAwayError.map { " after \($0)" } ?? ""), byOrigin: true)
                     return
                 }
+                if leg.received == 0, count >= 9, buffer[3] != 0x04 || buffer[5...8].contains(where: { $0 != 0 }) {
+                    // An h2 server's first frame is SETTINGS on stream 0. Anything else (`HTTP/1.1
+                    // 400`, Python's HTML error page to the preface) is an origin that does not speak
+                    // h2 without TLS: said as such, not as the origin breaking HTTP/2 with the GOAWAY
+                    // DevProxy's own session sent.
+                    leg.answeredHTTP1 = true
+                    closeLeg(leg, reason: "the origin did not answer in HTTP/2", byOrigin: true)
+                    return
+                }
+                leg.received += count
                 let events = try buffer.withUnsafeBytes { try leg.session.receive(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
                 handleUpstream(events, on: leg)
                 if leg.upstream.stream.pending == 0 { return }
@@ -295,6 +305,12 @@ final class HTTP2ProxyConnection {
             if exchange.responseHead == nil {
                 if byOrigin, upstreamLeg.streamsClosed > 0, exchange.bodiless,
                    StaleConnection.isIdempotent(exchange.draft.flow.request?.method ?? ""), resend(exchange) {
+                    continue
+                }
+                if upstreamLeg.answeredHTTP1 {
+                    answer(exchange, status: 502, kind: .protocolMismatch, message: "the origin \(host):\(port) did not answer "
+                           + "in HTTP/2: it does not speak HTTP/2 without TLS (h2c by prior knowledge, as this client spoke "
+                           + "it); reach it over HTTP/1.1")
                     continue
                 }
                 if let message = UpstreamFailure.missingClientCertificate(upstreamLeg.upstream,
