@@ -14,6 +14,15 @@ final class ClientConnection: @unchecked Sendable {
     private let upstreams = Mutex<[ObjectIdentifier: Socket]>([:])
     /// Set while the connection sleeps between requests (see `waitForFirstByte`).
     private let idle = Atomic<Bool>(false)
+    /// Since when (uptime, ms) the connection has waited for or read a request head without one
+    /// complete; 0 while it answers one, tunnels or streams. At the connection limit the longest
+    /// waiting one makes room (`ProxyServer`): 1,024 clients trickling partial heads locked every
+    /// other client out with 503 for the header timeout.
+    let waitingSince = Atomic<Int64>(0)
+
+    static func uptimeMilliseconds() -> Int64 { Int64(DispatchTime.now().uptimeNanoseconds / 1_000_000) }
+    /// Set when the server closed this connection to make room (`waitingSince`).
+    let evicted = Atomic<Bool>(false)
     /// An origin connection this client's requests keep to themselves (`pin`), never pooled.
     private var pinned: UpstreamConnection?
 
@@ -175,6 +184,8 @@ final class ClientConnection: @unchecked Sendable {
             if let tlsInfo { draft.flow.tls = Flow.TLSInfo(client: tlsInfo, upstream: nil) }
             return draft
         }
+        waitingSince.store(Self.uptimeMilliseconds(), ordering: .relaxed)
+        defer { waitingSince.store(0, ordering: .relaxed) }
         do {
             // A keep-alive connection may idle (poll() bounds that by the idle timeout); once a
             // request starts it has the header timeout. The socket's own per-read timeout stays
@@ -206,8 +217,13 @@ final class ClientConnection: @unchecked Sendable {
             // The client hung up partway through its head (a cancelled request): its flow says so,
             // without a 400 nobody would read, as any other client that gives up.
             var draft = blankDraft()
-            draft.fail(.clientClosed, "the client closed the connection after \(reader.bytesRead - before) bytes of an "
-                       + "incomplete request head")
+            if evicted.load(ordering: .relaxed) {
+                draft.fail(.overloaded, "DevProxy closed the connection to make room at its \(configuration.maxConnections) "
+                           + "connections: it had waited longest for a complete request head (\(reader.bytesRead - before) bytes)")
+            } else {
+                draft.fail(.clientClosed, "the client closed the connection after \(reader.bytesRead - before) bytes of an "
+                           + "incomplete request head")
+            }
             server.emit(draft.finished())
         } catch let error as HTTP1ParseError {
             var draft = blankDraft()

@@ -288,7 +288,17 @@ public final class ProxyServer: @unchecked Sendable {
             }
             let connection = ClientConnection(server: self, socket: socket, listener: mode, listenerAddress: address)
             let admitted = state.withLock { state -> Bool in
-                guard state.connections.count < configuration.maxConnections else { return false }
+                if state.connections.count >= configuration.maxConnections {
+                    // Full: the connection that has waited longest for a complete request head
+                    // (an idle keep-alive one, a client trickling its head) makes room; only
+                    // when every one is answering, tunnelling or streaming is the newcomer refused.
+                    guard let (key, oldest) = state.connections
+                        .map({ ($0.key, $0.value, $0.value.waitingSince.load(ordering: .relaxed)) })
+                        .filter({ $0.2 > 0 }).min(by: { $0.2 < $1.2 }).map({ ($0.0, $0.1) }) else { return false }
+                    oldest.evicted.store(true, ordering: .relaxed)
+                    oldest.socket.abort()
+                    state.connections[key] = nil
+                }
                 state.connections[ObjectIdentifier(connection)] = connection
                 return true
             }

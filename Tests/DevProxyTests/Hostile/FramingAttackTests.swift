@@ -193,6 +193,27 @@ import TestSupport
         #expect(flow.error == nil)
     }
 
+    /// Clients trickling partial request heads cannot hold every slot: at the connection limit a
+    /// newcomer takes the place of the connection that has waited longest for a complete head
+    /// (they locked everyone out with 503 for the header timeout). The one closed says why.
+    @Test func partialHeadsCannotHoldEverySlot() throws {
+        let origin = try OriginServer(tls: false)
+        let proxy = try ProxyHarness(configure: { $0.maxConnections = 4 })
+        var trickling: [RawClient] = []
+        for _ in 0..<4 {
+            let client = try RawClient.plain(port: proxy.port)
+            client.send("GET http://127.0.0.1:\(origin.port)/cl?n=5 HTTP/1.1\r\nHost: 127.0.0.1")
+            trickling.append(client)
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        let answer = try proxy.curl(["-w", "\n%{http_code}", "http://127.0.0.1:\(origin.port)/cl?n=5"])
+        #expect(answer.stdout == "hello\n200", "\(answer.output)")
+        let flows = proxy.flows(count: 2)
+        #expect(flows.contains { $0.error?.kind == "overloaded" && $0.error?.message.contains("to make room") == true },
+                "\(flows.map { String(describing: $0.error) })")
+        withExtendedLifetime(trickling) {}
+    }
+
     private func expectRefused(_ attack: Case, _ answer: RawAnswer, proxy: ProxyHarness) throws {
         #expect(answer.status == attack.status, "\(attack.name): \(answer.text.prefix(300))")
         #expect(answer.body.contains(attack.reason), "\(attack.name): \(answer.text.prefix(300))")
