@@ -303,7 +303,14 @@ final class ClientConnection: @unchecked Sendable {
     /// Answers a request the proxy refuses itself and records it.
     func emitRejected(_ head: HTTPRequestHead, kind: FlowErrorKind, status: Int, message: String,
                       reader: MessageReader<HTTP1RequestParser>, extra: [(String, String)] = []) {
-        var draft = FlowDraft(client: clientAddress, listener: listenerInfo, mode: .http, host: "", port: 0)
+        // The host the request named (CONNECT's authority, an absolute URL's), so filtering by host
+        // finds the refusal too: it was recorded with host "" and port 0.
+        let (host, port): (String, Int) = switch try? RequestTarget(parsing: head.target, method: head.method) {
+        case .authority(let host, let port)?: (host, port)
+        case .absolute(let scheme, let host, let port, _)?: (host, port ?? (scheme == "https" ? 443 : 80))
+        default: ("", 0)
+        }
+        var draft = FlowDraft(client: clientAddress, listener: listenerInfo, mode: .http, host: host, port: port)
         draft.flow.request = Flow.Request(method: head.method, url: head.target, httpVersion: head.version.description,
                                           headers: FlowDraft.headerPairs(head.headers, redact: server.configuration.redactHeaders), body: nil)
         draft.fail(kind, message)

@@ -39,6 +39,9 @@ import TestSupport
         #expect(with.stdout == "ok\n200", "\(with.output)")
         let flows = proxy.flows(count: 3)
         #expect(flows.map(\.error?.kind) == ["proxy_auth_required", "proxy_auth_required", nil])
+        // A refusal names the host the request named (it had host "" and port 0).
+        #expect(flows.prefix(2).allSatisfy { $0.server.host == "127.0.0.1" && $0.server.port == origin.port },
+                "\(flows.map(\.server))")
         #expect(flows.last?.request?.headers.contains(["Proxy-Authorization", "<redacted>"]) == true,
                 "\(String(describing: flows.last?.request?.headers))")
         let logged = try String(decoding: JSONEncoder().encode(flows), as: UTF8.self)
