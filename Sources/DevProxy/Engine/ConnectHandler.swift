@@ -364,6 +364,15 @@ struct ConnectHandler {
         var first = true
         while let head = connection.readHead(inner, first: first, mode: .http, tlsInfo: nil) {
             first = false
+            if head.method == "CONNECT" {
+                // Only a forward-proxy listener takes CONNECT: a reverse listener forwarded it to its
+                // origin (which answered 501) under a URL with the authority glued on
+                // (`http://127.0.0.1:45177localhost:443`), and inside a tunnel it means nothing.
+                connection.emitRejected(head, kind: .badRequest, status: 405,
+                                        message: "CONNECT is taken only by a proxy listener (regular or upstream), not "
+                                            + "by this one (\(connection.listenerMode.name))", reader: inner)
+                return
+            }
             let exchange = HTTPExchange(context: context, head: head, destination: route(head))
             guard exchange.run(), !server.isStopping else { return }
         }

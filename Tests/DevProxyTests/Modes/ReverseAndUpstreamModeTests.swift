@@ -98,6 +98,26 @@ import TestSupport
         #expect(flow.error?.kind == "protocol_mismatch", "\(String(describing: flow.error))")
     }
 
+    /// CONNECT sent to a reverse listener is refused (405, saying only a proxy listener takes
+    /// it): it went to the origin, which answered 501, under the URL
+    /// `http://127.0.0.1:PORTlocalhost:443`.
+    @Test func aReverseListenerRefusesCONNECT() throws {
+        let origin = try OriginServer(tls: false)
+        let reversePort = try HTTP2Origin.freePort()
+        let harness = try ProxyHarness(configure: {
+            $0.modes = [ListenerMode(kind: .reverse, host: "127.0.0.1", port: reversePort,
+                                     url: try! ModeURL(parsing: "http://127.0.0.1:\(origin.port)", what: "test"))]
+        })
+        let client = try RawClient.plain(port: reversePort)
+        client.send("CONNECT localhost:443 HTTP/1.1\r\nHost: localhost:443\r\n\r\n")
+        let answer = RawAnswer(client.readToEnd())
+        #expect(answer.status == 405, "\(answer.text)")
+        #expect(answer.body.contains("CONNECT is taken only by a proxy listener"), "\(answer.text)")
+        let flow = try #require(harness.flows(count: 1).first)
+        #expect(flow.server.host == "localhost" && flow.server.port == 443, "\(flow.server)")
+        #expect(flow.request?.url == "localhost:443")
+    }
+
     /// What hypercorn's `/echo` saw: its protocol and the `host` it was given (from `:authority`
     /// over h2).
     private func echoed(_ result: Subprocess.Result) throws -> (version: String, host: String?) {
