@@ -318,14 +318,29 @@ enum RunCommand {
                                + "which holds your intermediate's key: never copy it to a device")
             }
         }
-        Output.line("""
-        DevProxy: root certificate \(rootFile == bundle ? "in \(rootFile) (its last certificate)" : rootFile)
-                  pin \(root.pin)
-          trust it:   curl --proxy \(proxy) --cacert \(rootFile) https://example.com/
-                      HTTPS_PROXY=\(proxy) SSL_CERT_FILE=\(rootFile) your-tool
-          on a phone: set the Wi-Fi proxy to this machine's address and port, then open http://devproxy.test/
-                      (or the onboarding address below before the proxy is set) and install the root from there
-        """)
+        let rootLine = "DevProxy: root certificate \(rootFile == bundle ? "in \(rootFile) (its last certificate)" : rootFile)\n"
+            + "          pin \(root.pin)"
+        // The use lines follow the first listener: a transparent or reverse one is no HTTP proxy
+        // (pointed at as one, it refused the connection as a loop), a SOCKS5 one takes SOCKS.
+        let port = address.split(separator: ":").last.map(String.init) ?? "PORT"
+        switch configuration.modes.first?.kind {
+        case .transparent?:
+            Output.line(rootLine + "\n  use it:     redirect traffic to it (`devproxy transparent-rules --port \(port)` prints the "
+                        + "rules), and trust the root where the apps run: SSL_CERT_FILE=\(rootFile), or `devproxy trust install`")
+        case .reverse?:
+            Output.line(rootLine + "\n  use it:     point clients at \(address) in place of \(configuration.modes.first?.url.map { "\($0)" } ?? "the origin")"
+                        + "; for HTTPS (--reverse-tls) they trust the root: curl --cacert \(rootFile)")
+        case .socks5?:
+            Output.line(rootLine + "\n  trust it:   curl --socks5-hostname \(address) --cacert \(rootFile) https://example.com/")
+        default:
+            Output.line("""
+            \(rootLine)
+              trust it:   curl --proxy \(proxy) --cacert \(rootFile) https://example.com/
+                          HTTPS_PROXY=\(proxy) SSL_CERT_FILE=\(rootFile) your-tool
+              on a phone: set the Wi-Fi proxy to this machine's address and port, then open http://devproxy.test/
+                          (or the onboarding address below before the proxy is set) and install the root from there
+            """)
+        }
     }
 
     /// The team root of an `--intermediate` bundle in a file of its own, `DIR/team-roots/root-XXXXXXXX.pem`

@@ -64,6 +64,10 @@ import TestSupport
         let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--no-web", "--allow-remote",
                                          "--mode", "transparent@0.0.0.0:\(port)", "--mode", "transparent@[::]:\(port)"],
                                         environment: ["DEVPROXY_EMAIL": "dev@example.test"], listen: false)
+        // A transparent listener is no HTTP proxy: the banner points at the rules, not at `curl --proxy`.
+        #expect(proxy.banner.contains("use it:     redirect traffic to it (`devproxy transparent-rules --port \(port)`"),
+                "\(proxy.banner)")
+        #expect(!proxy.banner.contains("curl --proxy"), "\(proxy.banner)")
         let stopped = proxy.stop()
         #expect(stopped.status == 0, "\(stopped.stderr)")
         #expect((proxy.banner + stopped.stdout).contains("listening on [::]:\(port) (transparent)"), "\(stopped.stdout)")
