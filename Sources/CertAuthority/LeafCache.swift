@@ -9,11 +9,18 @@ public final class LeafCache: Sendable {
     /// 1,024 of them were 12 MiB after a crawl of many hosts; a miss costs one mint (~0.15 ms).
     public static let defaultCapacity = 256
 
-    public let issuer: LeafIssuer
+    /// The issuer leaves come from now (`renewal` may replace it).
+    public var issuer: LeafIssuer { current.withLock { $0 } }
     public let capacity: Int
     /// A leaf is replaced when it has less than this left to live.
     public let renewBefore: TimeInterval
+    /// A new issuer when the signer has less than `renewSignerBefore` left (a local development
+    /// CA issuing itself a new intermediate); nil: the signer is never replaced here.
+    private let renewal: (@Sendable (Date) throws -> LeafIssuer)?
+    /// How long before the signer's not-after `renewal` runs: a day.
+    public static let renewSignerBefore: TimeInterval = 86_400
 
+    private let current: Mutex<LeafIssuer>
     private let state: Mutex<State>
     private let minted = Condition()
 
@@ -24,11 +31,27 @@ public final class LeafCache: Sendable {
         var mintCount = 0
     }
 
-    public init(issuer: LeafIssuer, capacity: Int = LeafCache.defaultCapacity, renewBefore: TimeInterval = 3600) {
-        self.issuer = issuer
+    /// - Parameter renewal: makes a new issuer when the current signer is within a day of its
+    ///   not-after (or past it): a local development CA renews its intermediate while running.
+    ///   Leaves minted meanwhile come from the new one; a renewal that fails leaves the old one.
+    public init(issuer: LeafIssuer, capacity: Int = LeafCache.defaultCapacity, renewBefore: TimeInterval = 3600,
+                renewal: (@Sendable (Date) throws -> LeafIssuer)? = nil) {
+        self.current = Mutex(issuer)
         self.capacity = max(1, capacity)
         self.renewBefore = renewBefore
+        self.renewal = renewal
         self.state = Mutex(State())
+    }
+
+    /// The issuer to mint with at `now`, renewed first when `renewal` says so. Renewals are
+    /// serialised by `current`'s lock, so a burst of connections renews once.
+    private func issuer(at now: Date) -> LeafIssuer {
+        current.withLock { issuer in
+            guard let renewal, issuer.signer.certificate.notAfter.timeIntervalSince(now) < Self.renewSignerBefore,
+                  let renewed = try? renewal(now) else { return issuer }
+            issuer = renewed
+            return renewed
+        }
     }
 
     /// How many leaves this cache has minted (for tests and statistics).
@@ -42,8 +65,13 @@ public final class LeafCache: Sendable {
     /// - Throws: whatever `LeafIssuer.issue` throws; a failure is not cached.
     public func leaf(for name: LeafName, now: Date = Date()) throws -> Leaf {
         while true {
+            let signerEnds = issuer(at: now).signer.certificate.notAfter
             let claim: Leaf? = state.withLock { state in
-                if let entry = state.entries[name], entry.leaf.certificate.notAfter.timeIntervalSince(now) > renewBefore {
+                // Fresh when it has time left, or already lasts as long as its signer lets a new one
+                // (in an intermediate's last hour every connection minted a leaf of its own).
+                if let entry = state.entries[name], entry.leaf.certificate.notAfter > now,
+                   entry.leaf.certificate.notAfter.timeIntervalSince(now) > renewBefore
+                       || entry.leaf.certificate.notAfter >= signerEnds {
                     state.clock += 1
                     state.entries[name] = (entry.leaf, state.clock)
                     return entry.leaf
@@ -59,7 +87,7 @@ public final class LeafCache: Sendable {
             _ = state.withLock { $0.inFlight.remove(name) }
             minted.broadcast()
         }
-        let leaf = try issuer.issue(for: [name], now: now)
+        let leaf = try issuer(at: now).issue(for: [name], now: now)
         state.withLock { state in
             state.clock += 1
             state.mintCount += 1

@@ -83,8 +83,25 @@ enum RunCommand {
         let selection = try SignerSelection(store: store, email: email, bundlePath: try options.value("intermediate"),
                                             signWithRoot: try options.flag("sign-with-root"), passphrase: passphrase).select()
         var issuer = LeafIssuer(signer: selection.signer)
-        issuer.fixedKeys = try fixedLeafKeys(options, store: store, signer: selection.signer)
-        let team = LeafCache(issuer: issuer)
+        let fixedKeys = try fixedLeafKeys(options, store: store, signer: selection.signer)
+        issuer.fixedKeys = fixedKeys
+        // A local development CA (made by `run` itself) issues itself a new intermediate a day
+        // before the current one ends, while running: a proxy left running past it refused every
+        // host until restarted. A team CA's intermediates come from its security lead.
+        let ownsItsIntermediates = try options.value("intermediate") == nil && !(try options.flag("sign-with-root"))
+            && SignerSelection.isLocal(store)
+        var renewal: (@Sendable (Date) throws -> LeafIssuer)?
+        if ownsItsIntermediates {
+            renewal = { [store, email] now in
+                let (_, path) = try store.issueIntermediate(email: email, days: 30, permittedDNS: [], keyType: .p256,
+                                                            output: nil, passphrase: nil, now: now)
+                var renewed = LeafIssuer(signer: try Signer(bundle: try SecureFile.read(path, what: "the intermediate bundle")))
+                renewed.fixedKeys = fixedKeys
+                Output.line("DevProxy: issued the local CA a new intermediate for \(email) (the last one ended within a day)")
+                return renewed
+            }
+        }
+        let team = LeafCache(issuer: issuer, renewal: renewal)
         let personaRules = try PersonaRules(parsing: try options.values("persona"))
         let leaves: LeafSource = personaRules.rules.isEmpty
             ? team : PersonaLeafSource(rules: personaRules, certificates: try PersonaCertificates(store: store, team: team))

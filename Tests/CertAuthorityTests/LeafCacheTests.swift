@@ -33,6 +33,38 @@ import TestSupport
         #expect(cache.mintCount == 4)
     }
 
+    /// In its signer's last hour a cached leaf (which lasts as long as the signer lets any) is
+    /// still the leaf: every connection minted one of its own there.
+    @Test func theSignersLastHourDoesNotMintPerConnection() throws {
+        let pki = try PKIFixture()
+        let cache = LeafCache(issuer: LeafIssuer(signer: pki.signer))
+        let name = try LeafName("api.example.com")
+        let lastHour = pki.signer.certificate.notAfter.addingTimeInterval(-1800)
+        let first = try cache.leaf(for: name, now: lastHour)
+        let second = try cache.leaf(for: name, now: lastHour.addingTimeInterval(60))
+        #expect(first.certificate.serialHex == second.certificate.serialHex)
+        #expect(cache.mintCount == 1)
+    }
+
+    /// With a renewal (a local development CA), a signer within a day of its end is replaced
+    /// once, and leaves come from the new one; expired, it was refused for every host until a restart.
+    @Test func aRenewalReplacesASignerNearItsEndOnce() throws {
+        let pki = try PKIFixture()
+        let (next, path) = try pki.store.issueIntermediate(email: "ana@acme.dev", days: 30, permittedDNS: [], keyType: .p256,
+                                                           output: nil, passphrase: nil)
+        let renewed = Serials()
+        let cache = LeafCache(issuer: LeafIssuer(signer: pki.signer), renewal: { _ in
+            renewed.add("renewed")
+            return LeafIssuer(signer: try Signer(bundle: try SecureFile.read(path, what: "bundle")))
+        })
+        let soon = pki.signer.certificate.notAfter.addingTimeInterval(-3600 * 5)
+        let a = try cache.leaf(for: try LeafName("a.example.com"), now: soon)
+        let b = try cache.leaf(for: try LeafName("b.example.com"), now: soon)
+        #expect(a.issuer.serialHex == next.serialHex && b.issuer.serialHex == next.serialHex)
+        #expect(renewed.all.count == 1)
+        #expect(cache.issuer.signer.certificate.serialHex == next.serialHex)
+    }
+
     @Test func failuresAreNotCached() throws {
         let pki = try PKIFixture(permittedDNS: ["acme.dev"])
         let cache = LeafCache(issuer: LeafIssuer(signer: pki.signer))

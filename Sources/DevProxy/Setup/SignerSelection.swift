@@ -83,12 +83,15 @@ public struct SignerSelection {
         let entries = try store.intermediates(now: now).entries.filter { $0.email.lowercased() == email.lowercased() }
         // The newest active one whose bundle is here (the one the lead issued last: a narrower
         // replacement wins over an older one that runs longer), else the next newest.
+        let isLocal = Self.isLocal(store)
         for active in entries.filter({ $0.status == .active }).sorted(by: { $0.notBefore > $1.notBefore }) {
+            // A local CA's intermediate within a day of its end is replaced now (below), not
+            // used with a warning that named the security lead's command.
+            if isLocal, active.notAfter.timeIntervalSince(now) < LeafCache.renewSignerBefore { continue }
             guard let signer = try? loadBundle(active) else { continue }
             notes.append("signing leaves with \(describe(signer.certificate))")
             return Result(signer: signer, notes: notes, warnings: expiryWarnings(signer.certificate, now: now), createdCA: created)
         }
-        let isLocal = FileManager.default.fileExists(atPath: store.directory + "/" + Self.localMarker)
         guard isLocal else {
             if let latest = entries.last, latest.status != .active {
                 throw CAError(latest.status == .revoked ? .signerRevoked : .signerExpired,
@@ -101,6 +104,11 @@ public struct SignerSelection {
         notes.append("issued an intermediate for \(email) (serial \(certificate.serialHex), valid until \(ISO8601.string(certificate.notAfter)))")
         let signer = try Signer(bundle: try SecureFile.read(path, what: "the intermediate bundle"))
         return Result(signer: signer, notes: notes, warnings: [], createdCA: created)
+    }
+
+    /// Whether `store` is a local development CA `run` made itself (it may issue its own intermediates).
+    public static func isLocal(_ store: CAStore) -> Bool {
+        FileManager.default.fileExists(atPath: store.directory + "/" + localMarker)
     }
 
     private func loadBundle(_ entry: IntermediateEntry) throws -> Signer {
