@@ -164,6 +164,34 @@ extension CAStore {
         return (fresh, try writeCRL(signer: signer, passphrase: passphrase, now: now))
     }
 
+    /// Revokes a CA certificate a root of this CA signed that the ledger does not record (its line
+    /// lost, or never written: `ca trace` calls it `unrecorded_ca`), as `openssl ca -revoke` takes
+    /// any certificate its CA signed: the revocation is recorded and the CRL rewritten. Such a CA
+    /// could not be put on the CRL at all. A recorded intermediate goes through `revokeAndSign`.
+    /// - Returns: whether a revocation was recorded (false: it was already revoked), and the CRL.
+    public func revokeUnrecorded(_ certificate: Certificate, reason: RevocationReason, passphrase: String?,
+                                 now: Date = Date()) throws -> (recorded: Bool, crl: CRLSummary) {
+        guard reason != .removeFromCRL else {
+            throw CAError(.invalidInput, "removeFromCRL is not a reason to revoke: in a full CRL it leaves the certificate valid")
+        }
+        let signer = try rootSigner(passphrase: passphrase)
+        let contents = try ledgerOrFail()
+        guard try allRoots().contains(where: { certificate.isIssued(by: $0) }) else {
+            throw CAError(.notFound, "\(certificate.subject) was not signed by a root of this CA: its own CA revokes it")
+        }
+        let serial = normalizeSerial(certificate.serialHex)
+        let known = try intermediates(now: now).entries.first { normalizeSerial($0.serial) == serial }
+        if let known {
+            throw CAError(.invalidInput, "\(certificate.serialHex) is the recorded intermediate of \(known.email): revoke it with "
+                          + "`devproxy ca revoke \(certificate.serialHex)`")
+        }
+        let already = contents.records.contains { $0.type == .revocation && normalizeSerial($0.serial) == serial }
+        if !already {
+            try ledger.append(LedgerRecord(revoking: certificate.serialHex, email: certificate.email ?? "", reason: reason, now: now))
+        }
+        return (!already, try writeCRL(signer: signer, passphrase: passphrase, now: now))
+    }
+
     /// What `writeCRL` wrote.
     public struct CRLSummary: Sendable {
         /// Serials on it.

@@ -13,6 +13,7 @@ enum CACommand {
       devproxy ca list                                     every intermediate and its status (--json)
       devproxy ca revoke --email ana@acme.dev --reason keyCompromise
       devproxy ca revoke 5f3a…                             by serial; rewrites crl.pem
+      devproxy ca revoke --cert ca.pem --reason keyCompromise   a CA the root signed that the ledger lacks
       devproxy ca crl                                      re-signs crl.pem (valid a week): weekly, from cron
       devproxy ca trace leaf.pem                           which engineer's intermediate issued it (--json)
       devproxy ca trace pin-failure-report.json

@@ -60,11 +60,12 @@ enum CAListCommand {
     }
 
     static func revoke(_ raw: ArraySlice<String>) throws -> Int32 {
-        let arguments = try Arguments(raw, valued: ["ca-dir", "email", "reason", "passphrase-file"], booleans: [])
+        let arguments = try Arguments(raw, valued: ["ca-dir", "email", "reason", "passphrase-file", "cert"], booleans: [])
         let serial = arguments.positionals.first
         let email = arguments.value("email")
-        guard (serial == nil) != (email == nil), arguments.positionals.count <= 1 else {
-            throw UsageError("give either a SERIAL or --email EMAIL (see `devproxy ca list`)")
+        let certificateFile = arguments.value("cert")
+        guard [serial, email, certificateFile].compactMap({ $0 }).count == 1, arguments.positionals.count <= 1 else {
+            throw UsageError("give a SERIAL, --email EMAIL, or --cert FILE (a CA the ledger does not record; see `devproxy ca list`)")
         }
         let reasonText = arguments.value("reason") ?? "unspecified"
         let choices = RevocationReason.allCases.filter { $0 != .removeFromCRL }.map(\.rawValue).joined(separator: ", ")
@@ -93,6 +94,19 @@ enum CAListCommand {
                                      + older.map { "devproxy ca revoke\(CACommand.caDirSuffix(arguments)) \($0) --reason superseded" }
                                          .joined(separator: "; "))
             }
+        }
+        if let certificateFile {
+            let bytes = try SecureFile.read(certificateFile, what: "the certificate")
+            guard let certificate = try Certificate.all(from: bytes).first else {
+                throw CommandFailure("\(certificateFile) holds no certificate")
+            }
+            let (recorded, crl) = try store.revokeUnrecorded(certificate, reason: reason,
+                                                             passphrase: try CACommand.passphrase(arguments))
+            Output.line(recorded ? "Revoked \(certificate.subject), serial \(certificate.serialHex) (\(reason.rawValue)); the "
+                                   + "ledger did not record it as issued."
+                                 : "Already revoked; nothing new to record.")
+            try printCRL(store, summary: crl, arguments: arguments)
+            return 0
         }
         let (revoked, crl) = try store.revokeAndSign(serial: serial, email: email, reason: reason,
                                                      passphrase: try CACommand.passphrase(arguments))

@@ -90,9 +90,8 @@ enum CATraceCommand {
                             + (problems.isEmpty ? "" : " (its record may be the unreadable ledger line above)")
                             + "; serial \(finding.certificate.serialHex), email \(finding.certificate.email ?? "none"), valid "
                             + "\(Output.date(finding.certificate.notBefore)) to \(Output.date(finding.certificate.notAfter)). "
-                            + "Whoever holds its key signs leaves that chain to the root: find out who, or revoke it with "
-                            + "`devproxy ca revoke\(CACommand.caDirSuffix(arguments)) \(finding.certificate.serialHex)` once the "
-                            + "ledger is repaired.")
+                            + "Whoever holds its key signs leaves that chain to the root: find out who, and revoke it with "
+                            + "`devproxy ca revoke\(CACommand.caDirSuffix(arguments)) --cert FILE` (FILE holding this certificate).")
             case .isCrossCertificate:
                 let signer = finding.root?.subject ?? "an older root"
                 Output.line("\(subject): this CA's cross-certificate (the newer root signed by \(signer)), "

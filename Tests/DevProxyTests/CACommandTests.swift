@@ -149,6 +149,32 @@ import TestSupport
         #expect(json.status == 1 && json.stdout.contains("\"relation\" : \"unrecorded_ca\""), "\(json.output)")
     }
 
+    /// A CA the root signed that the ledger does not record can be revoked from its certificate
+    /// (`--cert`, as `openssl ca -revoke` takes any certificate its CA signed): `trace` suggested a
+    /// `ca revoke SERIAL` that then failed, "no intermediate with serial …".
+    @Test func anUnrecordedCAIsRevokedFromItsCertificate() throws {
+        _ = try devproxy(["ca", "init", "--ca-dir", ca])
+        _ = try devproxy(["ca", "issue", "--ca-dir", ca, "--email", "bo@acme.dev", "--out", dir.file("bo.pem")])
+        let intermediate = try #require(try Certificate.all(from: Array(dir.read("bo.pem").utf8)).first)
+        let chain = dir.write("bo-int.pem", intermediate.pem)
+        let lines = dir.read("ca/ledger.jsonl").split(separator: "\n")
+        _ = dir.write("ca/ledger.jsonl", lines.filter { !$0.contains(intermediate.serialHex) }.joined(separator: "\n") + "\n")
+        let traced = try devproxy(["ca", "trace", "--ca-dir", ca, chain])
+        #expect(traced.stdout.contains("devproxy ca revoke --ca-dir \(ca) --cert FILE"), "\(traced.output)")
+        #expect(try devproxy(["ca", "revoke", "--ca-dir", ca, intermediate.serialHex]).status == 1)
+        let revoked = try devproxy(["ca", "revoke", "--ca-dir", ca, "--cert", chain, "--reason", "keyCompromise"])
+        #expect(revoked.status == 0, "\(revoked.output)")
+        #expect(revoked.stdout.contains("Revoked \(intermediate.subject), serial \(intermediate.serialHex) (keyCompromise)"),
+                "\(revoked.output)")
+        let verify = try Subprocess.run("openssl", ["verify", "-crl_check", "-CRLfile", dir.file("ca/crl.pem"),
+                                                    "-CAfile", dir.file("ca/root.pem"), chain])
+        #expect(verify.status != 0 && verify.output.contains("certificate revoked"), "\(verify.output)")
+        let other = dir.file("other")
+        _ = try devproxy(["ca", "init", "--ca-dir", other])
+        let foreign = try devproxy(["ca", "revoke", "--ca-dir", ca, "--cert", other + "/root.pem"])
+        #expect(foreign.status == 1 && errorLine(foreign).contains("was not signed by a root of this CA"), "\(foreign.output)")
+    }
+
     /// Every CRL write has a higher cRLNumber (RFC 5280 §5.2.3; a repeated revoke re-signed with
     /// the same one), `ca crl` re-signs before nextUpdate, and after `ca rotate` the retired root
     /// signs a CRL too: an intermediate it issued, revoked then, showed OK under `-crl_check`
