@@ -157,7 +157,12 @@ extension CAStore {
         guard !matching.isEmpty else {
             throw CAError(.notFound, "no intermediate with " + (serial.map { "serial \($0)" } ?? "email \(email ?? "")") + " in \(ledgerPath); see `devproxy ca list`")
         }
-        let fresh = matching.filter { $0.status != .revoked }
+        // A hold (certificateHold) may become a revocation for good (keyCompromise, …): the later
+        // record is the one the CRL carries. It used to be "already revoked", the hold for ever.
+        let fresh = matching.filter { entry in
+            entry.status != .revoked || (entry.revocation?.reason.flatMap(RevocationReason.init(argument:)) == .certificateHold
+                                         && reason != .certificateHold)
+        }
         for entry in fresh {
             try ledger.append(LedgerRecord(revoking: entry.serial, email: entry.email, reason: reason, now: now))
         }
@@ -223,10 +228,14 @@ extension CAStore {
     func writeCRL(signer: Signer, passphrase: String?, now: Date) throws -> CRLSummary {
         let contents = try ledgerOrFail()
         let revocations = contents.records.filter { $0.type == .revocation }
-        var entries = revocations.map { record in
-            (serial: record.serial, date: ISO8601.date(record.issuedAt) ?? now,
-             reason: record.reason.flatMap(RevocationReason.init(argument:)) ?? .unspecified)
-        }
+        // One entry per serial, the latest record's (a hold escalated to a revocation for good).
+        var latest: [String: Int] = [:]
+        for (index, record) in revocations.enumerated() { latest[normalizeSerial(record.serial)] = index }
+        var entries = revocations.enumerated().filter { latest[normalizeSerial($0.element.serial)] == $0.offset }.map(\.element)
+            .map { record in
+                (serial: record.serial, date: ISO8601.date(record.issuedAt) ?? now,
+                 reason: record.reason.flatMap(RevocationReason.init(argument:)) ?? .unspecified)
+            }
         let previousPEM = try? SecureFile.read(crlPath, what: "the CRL")
         let previous = previousPEM.map(RevocationList.numbers(inPEM:)) ?? []
         // A revocation the last CRL (signed by this root) lists stays on the new one, whatever the

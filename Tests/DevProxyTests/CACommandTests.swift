@@ -274,6 +274,21 @@ import TestSupport
                                        + "`chmod 600 \(ca)/root.key`"), "\(listed.stderr)")
     }
 
+    /// A hold (certificateHold) can become a revocation for good: the CRL then carries the later
+    /// reason, once. It was "Already revoked", the hold for ever.
+    @Test func aHoldCanBecomeAKeyCompromise() throws {
+        _ = try devproxy(["ca", "init", "--ca-dir", ca])
+        _ = try devproxy(["ca", "issue", "--ca-dir", ca, "--email", "bo@acme.dev"])
+        let held = try devproxy(["ca", "revoke", "--ca-dir", ca, "--email", "bo@acme.dev", "--reason", "certificateHold"])
+        #expect(held.status == 0, "\(held.output)")
+        let again = try devproxy(["ca", "revoke", "--ca-dir", ca, "--email", "bo@acme.dev", "--reason", "certificateHold"])
+        #expect(again.stdout.contains("Already revoked"), "\(again.output)")
+        let escalated = try devproxy(["ca", "revoke", "--ca-dir", ca, "--email", "bo@acme.dev", "--reason", "keyCompromise"])
+        #expect(escalated.stdout.contains("(keyCompromise)") && escalated.stdout.contains("(1 revoked,"), "\(escalated.output)")
+        let text = try Subprocess.run("openssl", ["crl", "-in", dir.file("ca/crl.pem"), "-noout", "-text"]).stdout
+        #expect(text.contains("Key Compromise") && !text.contains("Certificate Hold"), "\(text)")
+    }
+
     /// A revocation the ledger lost (a torn write, a restored backup, a line removed on the tool's
     /// own advice) stays on the CRL, with a warning: `ca crl` re-signed from the ledger alone, and
     /// an intermediate revoked for keyCompromise passed `openssl verify -crl_check` again.
