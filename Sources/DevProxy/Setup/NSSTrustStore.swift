@@ -63,6 +63,17 @@ public struct NSSTrustStore: TrustStore {
     public func install(_ root: TrustRoot) throws -> TrustChange {
         let held = try holders(of: root)
         if !held.isEmpty { return TrustChange(changed: false, "already trusted as \(held.joined(separator: ", "))") }
+        // NSS keeps one nickname per certificate: adding the root where it is already, untrusted
+        // (imported by hand without "trust this CA to identify websites"), changed that entry's
+        // trust under its own name, and `uninstall` then left it trusted, saying no store held it.
+        let present = try entries().filter { $0.nickname != root.nickname }.first { entry in
+            root.isContained(inPEM: try certutil.check(["-L", "-d", database, "-n", entry.nickname, "-a"]).output)
+        }
+        if let present {
+            throw TrustStoreError(.toolFailed, "the root is already in \(directory) as \(present.nickname), not trusted for "
+                                  + "websites (trust \(present.sslTrust.isEmpty ? "none" : present.sslTrust)): trust it there yourself "
+                                  + "(certutil -M -d \(database) -n \"\(present.nickname)\" -t C,,) or delete that entry, then install")
+        }
         if let privilegeProblem { throw TrustStoreError(.needsPrivileges, privilegeProblem) }
         try backup(for: root).around {
             try root.withPEMFile { path in

@@ -117,6 +117,22 @@ struct NSSTrustStoreTests {
         #expect(NSSTrustStore.parseList("certutil: function failed") == [])
     }
 
+    /// The root already in the database under another name, untrusted (imported by hand): install
+    /// says so and changes nothing. NSS keeps one nickname per certificate, so adding it changed
+    /// that entry's trust to C,, under its own name, and uninstall then left it trusted.
+    @Test func anUntrustedCopyUnderAnotherNameIsLeftAndSaid() throws {
+        let harness = try TrustHarness()
+        let db = try makeDatabase(harness.dir)
+        let imported = try Subprocess.run("certutil", ["-A", "-d", "sql:" + db, "-n", "imported-by-hand", "-t", ",,",
+                                                       "-i", harness.rootPath])
+        #expect(imported.status == 0, "\(imported.output)")
+        let before = try Subprocess.run("certutil", ["-L", "-d", "sql:" + db]).stdout
+        let installed = try harness.trust(["install", "--store", "nss", "--nss-db", db])
+        #expect(installed.status == 1, "\(installed.output)")
+        #expect(installed.stderr.contains("already in \(db) as imported-by-hand, not trusted for websites"), "\(installed.output)")
+        #expect(try Subprocess.run("certutil", ["-L", "-d", "sql:" + db]).stdout == before, "nothing changed")
+    }
+
     /// The databases are looked for under `$HOME`, as every other path of the command is (the CA
     /// directory, the backups) and as mkcert does: `NSHomeDirectory()` read the account's home
     /// whatever `$HOME` said, so a sandboxed HOME (CI, `sudo -E`, a test) trusted the root in the
