@@ -73,8 +73,30 @@ public struct Ledger: Sendable {
         let fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
         guard fd >= 0 else { throw SecureFile.writeError(path: path, errno: errno) }
         defer { close(fd) }
-        let written = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        guard written == line.count, fsync(fd) == 0 else { throw SecureFile.writeError(path: path, errno: errno) }
+        var before = stat()
+        guard fstat(fd, &before) == 0 else { throw SecureFile.writeError(path: path, errno: errno) }
+        // The whole line, or none of it: a short write (a full disk) is continued, and a failure
+        // cuts the file back to its length before, with the write's own errno. A torn last line
+        // made every later CA command refuse until the ledger was edited by hand, and the error
+        // named a stale errno ("No such file or directory").
+        let failure: Int32? = line.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                if written == 0 { return ENOSPC }
+                offset += written
+            }
+            return fsync(fd) == 0 ? nil : errno
+        }
+        if let failure {
+            _ = ftruncate(fd, before.st_size)
+            _ = fsync(fd)
+            throw SecureFile.writeError(path: path, errno: failure)
+        }
     }
 
     private static func describe(_ error: Error) -> String {
