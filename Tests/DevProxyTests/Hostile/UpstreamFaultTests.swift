@@ -87,6 +87,14 @@ import TestSupport
         try expectStillServing(proxy)
     }
 
+    /// An IPv6 origin's address in a refusal is bracketed (`[::1]:PORT`): `::1:PORT` read as one address.
+    @Test func anIPv6OriginsRefusalBracketsItsAddress() throws {
+        let closed = try HTTP2Origin.freePort()
+        let proxy = try ProxyHarness()
+        let answer = try proxy.curl(["-g", "http://[::1]:\(closed)/"])
+        #expect(answer.stdout.contains("cannot connect to upstream [::1]:\(closed)"), "\(answer.output)")
+    }
+
     /// A `Transfer-Encoding: gzip, chunked` body that is not gzip fails before any of it reaches
     /// the client: the client's 502 says why (`X-DevProxy-Error`) and is the flow's response; the
     /// flow recorded the origin's 200 the client never saw, as `upstream_closed`.
