@@ -111,7 +111,12 @@ public struct ModeURL: Sendable, Hashable, CustomStringConvertible {
             tls = false
             rest = text.dropFirst("http://".count)
         } else {
-            throw ConfigurationError("\(what): \(text) is not an http:// or https:// URL")
+            // An upstream proxy is spoken to over plain HTTP only: "or https://" sent users to a
+            // second refusal (`UpstreamProxy`).
+            throw ConfigurationError(what.contains("upstream")
+                ? "\(what): \(text) is not an http:// URL (upstream proxies are spoken to over HTTP; SOCKS5 and "
+                    + "https:// ones are not supported)"
+                : "\(what): \(text) is not an http:// or https:// URL")
         }
         var authority = rest
         if let slash = rest.firstIndex(of: "/") {

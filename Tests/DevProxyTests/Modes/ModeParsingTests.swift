@@ -46,6 +46,11 @@ import TestSupport
 
     @Test func anHTTPSUpstreamProxyIsRefused() throws {
         #expect(throws: ConfigurationError.self) { try UpstreamProxy(url: ModeURL(tls: true, host: "p", port: 443)) }
+        // A SOCKS5 one is told what is taken, not "http:// or https://" (https:// is refused next).
+        let socks = try Subprocess.run(Subprocess.devproxy, ["run", "--upstream-proxy", "socks5://127.0.0.1:1080"])
+        #expect(socks.status != 0)
+        #expect(socks.stderr.contains("is not an http:// URL (upstream proxies are spoken to over HTTP; SOCKS5 and https:// "
+                                      + "ones are not supported)"), "\(socks.stderr)")
     }
 
     @Test func transparentRulesPrintsTheCommandsAndTheirUndo() throws {
