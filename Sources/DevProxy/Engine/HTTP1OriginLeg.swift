@@ -132,6 +132,9 @@ struct HTTP1OriginLeg: UpstreamLeg {
         if let message = UpstreamFailure.missingClientCertificate(upstream, target: target) {
             return LegFailure(kind: .upstreamClientCertificateRequired, message: message)
         }
+        if let message = UpstreamFailure.refusedClientCertificate(upstream, target: target, error: error) {
+            return LegFailure(kind: .upstreamClientCertificateRequired, message: message)
+        }
         // Plain HTTP through `--upstream-proxy`: the connection is to the proxy, whose failures
         // were told as the origin's (`upstream 127.0.0.1:18080 sent a malformed response`).
         if upstream.proxyAuthorization != nil {

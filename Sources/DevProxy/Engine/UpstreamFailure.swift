@@ -49,4 +49,26 @@ enum UpstreamFailure {
         return "\(target) requires a client certificate and none is configured for it: give one with "
             + "--client-cert \(host)=FILE (PEM or .p12)"
     }
+
+    /// For an origin that cut its connection before the first response, on a connection that
+    /// presented a client certificate: TLS 1.3 checks the certificate after the handshake, and an
+    /// origin that refuses it sends an alert (unknown_ca, bad_certificate, certificate_expired)
+    /// and closes, which DevProxy often meets as a failed write with the alert unread. Said so, with
+    /// the file, where the flow read only "closed the connection while we were writing". Nil
+    /// otherwise (no certificate presented, a connection that had answered before).
+    static func refusedClientCertificate(_ upstream: UpstreamConnection, target: String, error: Error) -> String? {
+        let cut = (error as? NetworkError).map { $0.kind == .reset || $0.kind == .closed }
+            ?? (error is TLSError || error is UpstreamClosed)
+        guard cut, !upstream.reused else { return nil }
+        return refusedClientCertificate(upstream, target: target, cause: "\(error)")
+    }
+
+    /// `refusedClientCertificate(_:target:error:)` for a connection the caller knows was cut
+    /// before its first answer; `cause` is what the cut read as.
+    static func refusedClientCertificate(_ upstream: UpstreamConnection, target: String, cause: String) -> String? {
+        guard let identity = upstream.tls?.clientIdentity else { return nil }
+        return "\(target) ended the connection before answering, after DevProxy presented the client certificate from "
+            + "\(identity.path) (\(identity.certificate.subject)): an origin that does not accept it (not from its CA, "
+            + "expired) does that, or alerts unknown_ca or bad_certificate (\(cause))"
+    }
 }

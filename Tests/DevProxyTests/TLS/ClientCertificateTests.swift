@@ -68,6 +68,30 @@ import TestSupport
         #expect(flow.error?.kind == "upstream_client_certificate_required", "\(String(describing: flow.error))")
     }
 
+    /// A certificate the origin does not accept (another CA's): the origin alerts and closes after
+    /// the TLS 1.3 handshake, which DevProxy often met as a failed write, the alert unread, so the
+    /// flow read "closed the connection while we were writing". The failure names the certificate
+    /// presented and its file, however it was met, three times over.
+    @Test func aCertificateTheOriginRefusesIsNamed() throws {
+        let origin = try HTTP2Origin(.hypercornBoth, clientCA: material.caPath("A"))
+        let cas = try Certificate.all(from: [UInt8](try Data(contentsOf: URL(fileURLWithPath: origin.caPath))))
+        let rule = try ClientCertificateRule.parse("localhost=\(material.p12Path("B"))", passphrase: "secret")
+        let proxy = try ProxyHarness(configure: {
+            $0.upstreamCAs = cas
+            $0.clientCertificates = [rule]
+        })
+        for version in ["--http1.1", "--http2", "--http1.1"] {
+            let result = try proxy.curl([version, "-i", origin.url("/echo")])
+            #expect(result.stdout.contains(" 502"), "\(version): \(result.output)")
+        }
+        let flows = proxy.flows(count: 3)
+        for flow in flows {
+            #expect(flow.error?.kind == "upstream_client_certificate_required", "\(String(describing: flow.error))")
+            #expect(flow.error?.message.contains("after DevProxy presented the client certificate from \(material.p12Path("B"))")
+                    == true, "\(String(describing: flow.error))")
+        }
+    }
+
     /// With `--lazy-upstream` the origin connection is opened for the request rather than ahead
     /// of it; the TLS 1.3 `certificate_required` alert on its first read ends the same way.
     @Test func lazyUpstreamWithoutCertificate() throws {

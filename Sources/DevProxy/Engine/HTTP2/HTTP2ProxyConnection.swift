@@ -318,6 +318,12 @@ final class HTTP2ProxyConnection {
                     answer(exchange, status: 502, kind: .upstreamClientCertificateRequired, message: message)
                     continue
                 }
+                if upstreamLeg.streamsClosed == 0, upstreamLeg.received == 0,
+                   let message = UpstreamFailure.refusedClientCertificate(upstreamLeg.upstream, target: "\(host):\(port)",
+                                                                          cause: reason) {
+                    answer(exchange, status: 502, kind: .upstreamClientCertificateRequired, message: message)
+                    continue
+                }
                 answer(exchange, status: 502, kind: .upstreamClosed, message: "\(reason) before the response")
             } else if exchange.webSocketClosed {
                 // The origin hung up after a WebSocket's close handshake: the stream ends cleanly.
