@@ -1,4 +1,5 @@
 import Testing
+import HTTPTypes
 @testable import HTTP1
 
 /// `FieldLine.parse`, which every field line of every message goes through: its eight-bytes-at-
@@ -36,9 +37,12 @@ import Testing
         #expect(parsed.1 == value)
     }
 
-    @Test func latin1ValuesStayVisible() throws {
+    /// Bytes that are not UTF-8 are kept as they came (`ObsText`) and read as Latin-1 letters.
+    @Test func latin1ValuesStayVisibleAndExact() throws {
         let line: [UInt8] = Array("X-Latin: caf".utf8) + [0xE9]
-        #expect(try FieldLine.parse(line[...], side: .response).1 == "caf\u{E9}")
+        let value = try FieldLine.parse(line[...], side: .response).1
+        #expect(ObsText.readable(value) == "caf\u{E9}")
+        #expect(ObsText.wireBytes(value) == Array("caf".utf8) + [0xE9])
     }
 
     @Test(arguments: [

@@ -1,4 +1,5 @@
 import Testing
+import HTTPTypes
 @testable import HTTP1
 
 @Suite struct HTTPHeadersTests {
@@ -56,14 +57,31 @@ import Testing
         #expect(!headers.hasListElement("Connection", ""), "empty elements are not tokens")
     }
 
-    @Test func nonUTF8ValueBytesSurviveAsLatin1() throws {
+    /// A value that is not UTF-8 leaves byte for byte (it was read as Latin-1 and written as UTF-8:
+    /// `r\xe9sum\xe9.pdf` became `r\xc3\xa9sum\xc3\xa9.pdf`, and valid UTF-8 beside a stray byte
+    /// was encoded twice); valid UTF-8 is read as UTF-8. The reason phrase likewise.
+    @Test func nonUTF8ValueBytesLeaveAsTheyCame() throws {
+        let request = Array("GET / HTTP/1.1\r\nX: caf".utf8) + [0xE9] + Array("\r\nY: caf\u{E9}\r\n".utf8)
+            + Array("Z: caf\u{E9} ".utf8) + [0xFF] + Array("\r\n\r\n".utf8)
         var parser = HTTP1RequestParser()
-        parser.feed(Array("GET / HTTP/1.1\r\nX: caf".utf8) + [0xE9] + Array("\r\nY: caf\u{E9}\r\n\r\n".utf8))
+        parser.feed(request)
         guard case .head(let head)? = try parser.next() else {
             Issue.record("expected a head")
             return
         }
-        #expect(head.headers["X"] == "caf\u{E9}", "a lone 0xE9 is not UTF-8, read as ISO-8859-1")
+        #expect(ObsText.readable(head.headers["X"] ?? "") == "caf\u{E9}", "a lone 0xE9 reads as Latin-1")
         #expect(head.headers["Y"] == "caf\u{E9}", "valid UTF-8 is read as UTF-8")
+        #expect(HTTP1Serializer.serialize(head) == request, "the bytes leave as they came")
+        let response = Array("HTTP/1.1 200 D".utf8) + [0xE9, 0x6A, 0xE0] + Array(" vu\r\nContent-Disposition: attachment; filename=\"r".utf8)
+            + [0xE9] + Array("sum".utf8) + [0xE9] + Array(".pdf\"\r\nContent-Length: 0\r\n\r\n".utf8)
+        var responses = HTTP1ResponseParser()
+        responses.expectResponse(toMethod: "GET")
+        responses.feed(response)
+        guard case .head(let answer)? = try responses.next() else {
+            Issue.record("expected a response head")
+            return
+        }
+        #expect(HTTP1Serializer.serialize(answer) == response)
+        #expect(ObsText.readable(answer.reason) == "D\u{E9}j\u{E0} vu")
     }
 }

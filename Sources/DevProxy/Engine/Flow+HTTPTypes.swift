@@ -22,7 +22,7 @@ extension Flow.Response {
     /// The response part of a flow for `response` as it arrived, before its body: the reason
     /// phrase received or made up (`HTTPResponse.reasonPhrase`), the fields as for a request.
     init(_ response: HTTPResponse, httpVersion: String, redact: [String]) {
-        self.init(status: response.status, reason: response.reasonPhrase, httpVersion: httpVersion,
+        self.init(status: response.status, reason: ObsText.readable(response.reasonPhrase), httpVersion: httpVersion,
                   headers: FlowDraft.headerPairs(response.fields, redact: redact), body: nil,
                   pseudoHeaders: response.pseudoHeaderFields.isEmpty
                       ? nil : FlowDraft.headerPairs(response.pseudoHeaderFields, redact: []))
@@ -33,7 +33,10 @@ extension FlowDraft {
     /// Fields as the log stores them: ordered `[name, value]` pairs, redacted names masked.
     /// The section's own storage when no name is masked (nearly always): no copy of its fields.
     static func headerPairs(_ fields: HTTPFields, redact: [String]) -> FieldPairs {
-        guard fields.indices.contains(where: { isMasked(fields.name(at: $0), redact: redact) }) else {
+        // A value with bytes that are not UTF-8 (`ObsText`) is shown as the Latin-1 letters they
+        // most likely are; the bytes themselves went on unchanged.
+        guard fields.indices.contains(where: { isMasked(fields.name(at: $0), redact: redact)
+                                                || ObsText.mayHoldRawBytes(fields.value(at: $0)) }) else {
             return fields.fieldPairs
         }
         var pairs = FieldPairs()

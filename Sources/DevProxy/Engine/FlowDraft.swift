@@ -64,7 +64,7 @@ struct FlowDraft {
 
     /// Appends one field as the log stores it, its value masked when its name is redacted.
     static func appendPair(_ name: String, _ value: String, redact: [String], to pairs: inout FieldPairs) {
-        pairs.append(name: name, value: isMasked(name, redact: redact) ? "<redacted>" : value)
+        pairs.append(name: name, value: isMasked(name, redact: redact) ? "<redacted>" : ObsText.readable(value))
     }
 
     /// Whether the log masks the value of a field named `name`.

@@ -1,3 +1,5 @@
+import HTTPTypes
+
 /// Byte constants and character classes from RFC 9110 §5.6 and RFC 9112 that the parsers test against.
 enum ASCII {
     static let nul: UInt8 = 0x00
@@ -71,7 +73,8 @@ enum ASCII {
         return slice
     }
 
-    /// Decodes field-value or reason-phrase bytes: UTF-8 when valid, otherwise ISO-8859-1 byte for byte.
+    /// Decodes field-value or reason-phrase bytes: UTF-8 when valid, otherwise as `ObsText`, whose
+    /// serializing gives back the same bytes.
     ///
     /// RFC 9110 §5.5 calls non-ASCII octets `obs-text` with no defined charset. UTF-8 covers what
     /// real servers send; the ISO-8859-1 fallback keeps every other byte visible rather than
@@ -83,10 +86,8 @@ enum ASCII {
         if index == bytes.endIndex {
             return String(decoding: bytes, as: UTF8.self)
         }
-        if let text = String(validating: bytes, as: UTF8.self) {
-            return text
-        }
-        return String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
+        // Not UTF-8: its bytes kept as they came (`ObsText`), where Latin-1 left as UTF-8.
+        return ObsText.string(bytes)
     }
 
     /// A byte as `0xNN`, for error reasons.

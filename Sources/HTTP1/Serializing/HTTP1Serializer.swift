@@ -1,3 +1,5 @@
+import HTTPTypes
+
 /// Writes heads and chunk framing as HTTP/1.1 bytes.
 ///
 /// Fields are written in the order and letter case given. The serializer does not validate:
@@ -26,7 +28,7 @@ public enum HTTP1Serializer {
         bytes.append(UInt8(ascii: " "))
         appendDecimal(head.status, to: &bytes)
         bytes.append(UInt8(ascii: " "))
-        append(head.reason, to: &bytes)
+        if let raw = ObsText.wireBytes(head.reason) { bytes += raw } else { append(head.reason, to: &bytes) }
         bytes += [ASCII.cr, ASCII.lf]
         appendFields(head.headers, to: &bytes)
         return bytes
@@ -56,15 +58,20 @@ public enum HTTP1Serializer {
     /// copied from its UTF-8 storage (appending piece by piece cost ~1k instructions a field).
     private static func appendFields(_ fields: HTTPHeaders, to bytes: inout [UInt8]) {
         var length = 2
-        for field in fields { length += field.name.utf8.count + field.value.utf8.count + 4 }
+        // A value holding bytes that are not UTF-8 (`ObsText`) leaves as those bytes.
+        var raw: [Int: [UInt8]] = [:]
+        for (index, field) in fields.enumerated() {
+            if ObsText.mayHoldRawBytes(field.value), let wire = ObsText.wireBytes(field.value) { raw[index] = wire }
+            length += field.name.utf8.count + (raw[index]?.count ?? field.value.utf8.count) + 4
+        }
         let start = bytes.count
         bytes.append(contentsOf: repeatElement(0, count: length))
         bytes.withUnsafeMutableBytes { buffer in
             var cursor = Cursor(at: buffer.baseAddress! + start)
-            for field in fields {
+            for (index, field) in fields.enumerated() {
                 cursor.put(field.name)
                 cursor.put(ASCII.colon, ASCII.space)
-                cursor.put(field.value)
+                if let wire = raw.isEmpty ? nil : raw[index] { cursor.put(wire) } else { cursor.put(field.value) }
                 cursor.put(ASCII.cr, ASCII.lf)
             }
             cursor.put(ASCII.cr, ASCII.lf)
@@ -84,6 +91,14 @@ public enum HTTP1Serializer {
                 guard let source = utf8.baseAddress, utf8.count > 0 else { return }
                 next.copyMemory(from: source, byteCount: utf8.count)
                 next += utf8.count
+            }
+        }
+
+        mutating func put(_ bytes: [UInt8]) {
+            bytes.withUnsafeBytes { source in
+                guard let base = source.baseAddress, source.count > 0 else { return }
+                next.copyMemory(from: base, byteCount: source.count)
+                next += source.count
             }
         }
 

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import HTTPTypes
 
 /// One header field of an HTTP/2 header block, as bytes (HTTP/2 carries octets, not text).
 ///
@@ -25,15 +26,16 @@ public struct HTTP2Field: Hashable, Sendable, CustomStringConvertible {
         self.neverIndex = neverIndex
     }
 
-    /// A field from text (UTF-8).
+    /// A field from text (UTF-8; a value's bytes that are not UTF-8, `ObsText`, as they came).
     public init(_ name: String, _ value: String, neverIndex: Bool = false) {
-        self.init(name: Array(name.utf8), value: Array(value.utf8), neverIndex: neverIndex)
+        self.init(name: Array(name.utf8), value: ObsText.wireBytes(value) ?? Array(value.utf8), neverIndex: neverIndex)
     }
 
     /// The name as text (invalid UTF-8 repaired).
     public var nameString: String { String(decoding: name, as: UTF8.self) }
-    /// The value as text (invalid UTF-8 repaired).
-    public var valueString: String { String(decoding: value, as: UTF8.self) }
+    /// The value as text: UTF-8, or bytes that are not UTF-8 kept as `ObsText` (they were
+    /// repaired to U+FFFD, and an HTTP/1.1 hop got other bytes than the ones sent).
+    public var valueString: String { ObsText.string(value) }
     /// Whether this is a pseudo-header field (`:method`, `:status`, …).
     public var isPseudo: Bool { name.first == UInt8(ascii: ":") }
 

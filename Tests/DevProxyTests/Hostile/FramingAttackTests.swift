@@ -214,6 +214,25 @@ import TestSupport
         withExtendedLifetime(trickling) {}
     }
 
+    /// Header bytes that are not UTF-8 (a Latin-1 filename, and valid UTF-8 beside a stray byte)
+    /// reach the client exactly as the origin sent them, and the flow shows them as Latin-1 letters:
+    /// they were re-encoded as UTF-8, the valid UTF-8 twice.
+    @Test func headerBytesThatAreNotUTF8CrossUnchanged() throws {
+        let head = Array("HTTP/1.1 200 OK\r\nContent-Disposition: attachment; filename=\"r".utf8) + [0xE9] + Array("sum".utf8)
+            + [0xE9] + Array(".pdf\"\r\nX-Mixed: caf\u{E9} ".utf8) + [0xFF] + Array("\r\nContent-Length: 2\r\n\r\nok".utf8)
+        let origin = try ScriptedOrigin(head, then: .close)
+        let proxy = try ProxyHarness()
+        let client = try RawClient.plain(port: proxy.port)
+        client.send("GET http://127.0.0.1:\(origin.port)/f HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nConnection: close\r\n\r\n")
+        let received = client.readToEnd().bytes
+        let disposition = Array("filename=\"r".utf8) + [0xE9] + Array("sum".utf8) + [0xE9] + Array(".pdf\"".utf8)
+        #expect(received.firstRange(of: disposition) != nil, "\(String(decoding: received, as: UTF8.self))")
+        #expect(received.firstRange(of: Array("X-Mixed: caf\u{E9} ".utf8) + [0xFF, 13, 10]) != nil)
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.response?.headers.contains(["Content-Disposition", "attachment; filename=\"r\u{E9}sum\u{E9}.pdf\""]) == true,
+                "\(String(describing: flow.response?.headers))")
+    }
+
     private func expectRefused(_ attack: Case, _ answer: RawAnswer, proxy: ProxyHarness) throws {
         #expect(answer.status == attack.status, "\(attack.name): \(answer.text.prefix(300))")
         #expect(answer.body.contains(attack.reason), "\(attack.name): \(answer.text.prefix(300))")
