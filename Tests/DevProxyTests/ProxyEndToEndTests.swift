@@ -454,29 +454,7 @@ import TestSupport
     @Test(arguments: ["SET key value", "NICK foo", "HELLO raw bytes", "GET key"])
     func aTextProtocolWithSpacesIsTunnelled(_ line: String) throws {
         let proxy = try ProxyHarness()
-        let script = """
-            import socket, sys, threading
-            server = socket.socket(); server.bind(("127.0.0.1", 0)); server.listen(1)
-            def echo():
-                c, _ = server.accept()
-                data = c.recv(1024)
-                c.sendall(b"+echo " + data)
-                c.close()
-            threading.Thread(target=echo, daemon=True).start()
-            s = socket.create_connection(("127.0.0.1", \(proxy.port)), timeout=10)
-            port = server.getsockname()[1]
-            s.sendall(b"CONNECT 127.0.0.1:%d HTTP/1.1\\r\\nHost: 127.0.0.1:%d\\r\\n\\r\\n" % (port, port))
-            assert s.recv(1024).startswith(b"HTTP/1.1 200")
-            s.sendall(sys.argv[1].encode() + b"\\r\\n")
-            answer = b""
-            while True:
-                chunk = s.recv(1024)
-                if not chunk: break
-                answer += chunk
-            sys.stdout.write(answer.decode("latin-1"))
-            """
-        let result = try Subprocess.run("python3", ["-c", script, line], timeout: 20)
-        #expect(result.stdout == "+echo \(line)\r\n", "\(result.output)")
+        #expect(try Self.echoThroughTunnel(proxy, line: line) == "+echo \(line)\r\n")
         let flow = try #require(proxy.flows(count: 1).first)
         #expect(flow.mode == .tunnel && flow.error == nil, "\(String(describing: flow.error))")
         #expect(flow.server.port > 0)
@@ -487,6 +465,15 @@ import TestSupport
     /// client handshake, and the pool's first command then failed.
     @Test func aTunnelOpenedAheadOfUseOutlivesTheHeaderTimeout() throws {
         let proxy = try ProxyHarness(configure: { $0.headerTimeout = 1 })
+        #expect(try Self.echoThroughTunnel(proxy, line: "PING", after: 2) == "+echo PING\r\n")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.mode == .tunnel && flow.error == nil, "\(String(describing: flow.error))")
+        #expect(flow.tunnel?.reason.contains("neither side spoke within 1 s") == true, "\(String(describing: flow.tunnel))")
+    }
+
+    /// `line` and CR LF through a CONNECT tunnel to a client-first TCP service (Python) that
+    /// answers `+echo ` and what it read, then closes, sent `after` seconds of silence; what came back.
+    private static func echoThroughTunnel(_ proxy: ProxyHarness, line: String, after pause: Double = 0) throws -> String {
         let script = """
             import socket, sys, threading, time
             server = socket.socket(); server.bind(("127.0.0.1", 0)); server.listen(1)
@@ -500,8 +487,8 @@ import TestSupport
             port = server.getsockname()[1]
             s.sendall(b"CONNECT 127.0.0.1:%d HTTP/1.1\\r\\nHost: 127.0.0.1:%d\\r\\n\\r\\n" % (port, port))
             assert s.recv(1024).startswith(b"HTTP/1.1 200")
-            time.sleep(2)
-            s.sendall(b"PING\\r\\n")
+            time.sleep(float(sys.argv[2]))
+            s.sendall(sys.argv[1].encode() + b"\\r\\n")
             answer = b""
             while True:
                 chunk = s.recv(1024)
@@ -509,11 +496,7 @@ import TestSupport
                 answer += chunk
             sys.stdout.write(answer.decode("latin-1"))
             """
-        let result = try Subprocess.run("python3", ["-c", script], timeout: 20)
-        #expect(result.stdout == "+echo PING\r\n", "\(result.output)")
-        let flow = try #require(proxy.flows(count: 1).first)
-        #expect(flow.mode == .tunnel && flow.error == nil, "\(String(describing: flow.error))")
-        #expect(flow.tunnel?.reason.contains("neither side spoke within 1 s") == true, "\(String(describing: flow.tunnel))")
+        return try Subprocess.run("python3", ["-c", script, line, String(pause)], timeout: 20).stdout
     }
 
     /// Inside an intercepted tunnel, an origin-form request's Host reaches the origin as the client

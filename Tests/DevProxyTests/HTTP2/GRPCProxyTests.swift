@@ -90,16 +90,26 @@ import TestSupport
     /// gone out when the GOAWAY came had been closed by nghttp2 without a word to the client
     /// (they waited for their deadline); they go again on a new connection (`server.retried`).
     @Test func callsOutliveAServerThatAgesItsConnections() throws {
+        let (burst, _) = try Self.burstAgainstAnAgingServer(["2"])
+        #expect(burst.errors.isEmpty, "\(burst.errors) after \(burst.ok) calls")
+        #expect(burst.ok > 100, "\(burst.ok) calls in 2 s")
+    }
+
+    struct Burst: Decodable { var ok: Int; var errors: [String: Int] }
+
+    /// `grpc_echo.py client-burst ROOT PORT` with `arguments` (seconds, shape) through a proxy to
+    /// an aging server (`max_connection_age` 300 ms); the counts and the proxy, for its flows.
+    private static func burstAgainstAnAgingServer(_ arguments: [String]) throws -> (Burst, ProxyHarness) {
         let server = try EchoServer(aging: true)
         let cas = try Certificate.all(from: SecureFile.read(server.caPath, what: "ca"))
         let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
-        let result = try Subprocess.run("python3", [Self.script, "client-burst", proxy.pki.rootPath, "\(server.port)", "2"],
+        let result = try Subprocess.run("python3", [script, "client-burst", proxy.pki.rootPath, "\(server.port)"] + arguments,
                                         environment: ["https_proxy": proxy.proxyURL, "no_proxy": "", "no_grpc_proxy": ""],
                                         timeout: 60)
-        struct Burst: Decodable { var ok: Int; var errors: [String: Int] }
-        let burst = try JSONDecoder().decode(Burst.self, from: Data(result.stdout.utf8))
-        #expect(burst.errors.isEmpty, "\(burst.errors) after \(burst.ok) calls: \(result.stderr)")
-        #expect(burst.ok > 100, "\(burst.ok) calls in 2 s")
+        guard let burst = try? JSONDecoder().decode(Burst.self, from: Data(result.stdout.utf8)) else {
+            throw TestFailure("grpc_echo.py client-burst failed: \(result.output)")
+        }
+        return (burst, proxy)
     }
 
     /// The same server under client-streaming calls (three messages 20 ms apart) and unary calls
@@ -109,16 +119,8 @@ import TestSupport
     /// requests could be resent. It now moves to the next connection whole, its body still
     /// streaming; grpcio directly sees no failure, and neither may it through DevProxy.
     @Test func streamingAndLargeCallsOutliveAServerThatAgesItsConnections() throws {
-        let server = try EchoServer(aging: true)
-        let cas = try Certificate.all(from: SecureFile.read(server.caPath, what: "ca"))
-        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
-        let result = try Subprocess.run("python3", [Self.script, "client-burst", proxy.pki.rootPath, "\(server.port)", "3",
-                                                    "mixed"],
-                                        environment: ["https_proxy": proxy.proxyURL, "no_proxy": "", "no_grpc_proxy": ""],
-                                        timeout: 60)
-        struct Burst: Decodable { var ok: Int; var errors: [String: Int] }
-        let burst = try JSONDecoder().decode(Burst.self, from: Data(result.stdout.utf8))
-        #expect(burst.errors.isEmpty, "\(burst.errors) after \(burst.ok) calls: \(result.stderr)")
+        let (burst, proxy) = try Self.burstAgainstAnAgingServer(["3", "mixed"])
+        #expect(burst.errors.isEmpty, "\(burst.errors) after \(burst.ok) calls")
         #expect(burst.ok > 20, "\(burst.ok) calls in 3 s")
         let flows = proxy.flows(count: burst.ok, timeout: 30)
         let moved = flows.filter { $0.server.retried == true }

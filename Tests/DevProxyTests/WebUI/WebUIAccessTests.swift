@@ -270,12 +270,7 @@ import Testing
 
     /// A password too short to stand guessing from the network is refused before anything serves.
     @Test func webRefusesAShortPassword() throws {
-        let directory = TemporaryDirectory()
-        let session = directory.write("s.jsonl", "")
-        let password = directory.file("pw")
-        _ = FileManager.default.createFile(atPath: password, contents: Data("hunter2\n".utf8), attributes: [.posixPermissions: 0o600])
-        let result = try Subprocess.run(Subprocess.devproxy, ["web", session, "--web", "0.0.0.0:0", "--allow-remote",
-                                          "--web-password-file", password], timeout: 10)
+        let result = try Self.webWithPasswordFile("hunter2\n")
         #expect(result.status == 1)
         #expect(result.stderr.contains("holds a 7-character password; the web UI, reachable from the network, needs at least 12"),
                 "\(result.stderr)")
@@ -283,14 +278,19 @@ import Testing
 
     /// `devproxy web` refuses an empty password file as `run` does, before it serves anything.
     @Test func webRefusesAnEmptyPasswordFile() throws {
-        let directory = TemporaryDirectory()
-        let session = directory.write("s.jsonl", "")
-        let password = directory.file("pw")
-        _ = FileManager.default.createFile(atPath: password, contents: Data("\n".utf8), attributes: [.posixPermissions: 0o600])
-        let result = try Subprocess.run(Subprocess.devproxy, ["web", session, "--web", "0.0.0.0:0", "--allow-remote",
-                                          "--web-password-file", password], timeout: 10)
+        let result = try Self.webWithPasswordFile("\n")
         #expect(result.status == 1)
         #expect(result.stderr.contains("is empty; put the web UI's password in it"), "\(result.stderr)")
         #expect(!result.stdout.contains("web ui:"))
+    }
+
+    /// `devproxy web` of an empty flow log beyond loopback, with a password file holding `contents`.
+    private static func webWithPasswordFile(_ contents: String) throws -> Subprocess.Result {
+        let directory = TemporaryDirectory()
+        let session = directory.write("s.jsonl", "")
+        let password = directory.file("pw")
+        _ = FileManager.default.createFile(atPath: password, contents: Data(contents.utf8), attributes: [.posixPermissions: 0o600])
+        return try Subprocess.run(Subprocess.devproxy, ["web", session, "--web", "0.0.0.0:0", "--allow-remote",
+                                                        "--web-password-file", password], timeout: 10)
     }
 }
