@@ -251,6 +251,23 @@ import TestSupport
         #expect(flow.response?.body?.size == 40 * 1024 + 5)
     }
 
+    /// With `--lazy-upstream` a client that offers h2 gets it without the origin being dialled
+    /// during its handshake (it was, and the handshake waited for it); its first stream finds the
+    /// origin speaks HTTP/1.1 and is translated.
+    @Test func lazyUpstreamAnswersH2WithoutDiallingFirst() throws {
+        let origin = try OriginServer()
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: {
+            $0.upstreamCAs = cas
+            $0.eagerUpstream = false
+        })
+        let result = try proxy.curl(["--http2", "-w", "\n%{http_version}", origin.url("/cl?n=5")])
+        #expect(result.stdout == "hello\n2", "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.request?.httpVersion == "HTTP/2" && flow.response?.httpVersion == "HTTP/1.1", "\(flow)")
+        #expect(flow.error == nil)
+    }
+
     /// By default the origin connection opens while the client's TLS handshake with the proxy
     /// runs: it waits in the pool before any request, and the first request uses it (one origin
     /// connection in all). With `--lazy-upstream` nothing reaches the origin before a request.

@@ -273,10 +273,15 @@ struct ConnectHandler {
             return
         }
         let signer = Flow.SignerInfo(serial: leaf.issuer.serialHex, email: leaf.issuer.email)
-        let choice = ProtocolChoice.decide(offered: hello.alpn, http2: server.configuration.http2) { offer in
-            Result { try connection.pool.connection(host: host, port: port, tls: true, alpn: offer, dial: dial,
-                                                    watch: connection.dialWatch) }
-        }
+        // `--lazy-upstream`: nothing is dialled before a request, also for a client that offers
+        // h2 (it gets h2, and its first stream finds out what the origin speaks, translating if
+        // need be); the origin was dialled during such a client's handshake, which waited for it.
+        let choice = !server.configuration.eagerUpstream && server.configuration.http2 && hello.alpn.contains("h2")
+            ? ProtocolChoice(preference: ProtocolChoice.preferH2, upstream: nil)
+            : ProtocolChoice.decide(offered: hello.alpn, http2: server.configuration.http2) { offer in
+                Result { try connection.pool.connection(host: host, port: port, tls: true, alpn: offer, dial: dial,
+                                                        watch: connection.dialWatch) }
+            }
         if case .failure(let error as DialAbandoned)? = choice.upstream {
             // The client gave up (or DevProxy stopped) while the origin had not answered: its flow
             // says so now, not the client's handshake a minute later.
