@@ -118,13 +118,17 @@ import TestSupport
     /// the client as UNAVAILABLE for 13-40 % of such calls) because only bodiless or small ended
     /// requests could be resent. It now moves to the next connection whole, its body still
     /// streaming; grpcio directly sees no failure, and neither may it through DevProxy.
+    /// Under load a 3 s burst may catch no stream queued at a GOAWAY (CI once saw none): up to
+    /// three bursts run until one has, every call of every burst succeeding.
     @Test func streamingAndLargeCallsOutliveAServerThatAgesItsConnections() throws {
-        let (burst, proxy) = try Self.burstAgainstAnAgingServer(["3", "mixed"])
-        #expect(burst.errors.isEmpty, "\(burst.errors) after \(burst.ok) calls")
-        #expect(burst.ok > 20, "\(burst.ok) calls in 3 s")
-        let flows = proxy.flows(count: burst.ok, timeout: 30)
-        let moved = flows.filter { $0.server.retried == true }
-        #expect(!moved.isEmpty, "no call had to move: the server's GOAWAYs did not catch one queued")
+        var moved: [Flow] = []
+        for _ in 1...3 where moved.isEmpty {
+            let (burst, proxy) = try Self.burstAgainstAnAgingServer(["3", "mixed"])
+            #expect(burst.errors.isEmpty, "\(burst.errors) after \(burst.ok) calls")
+            #expect(burst.ok > 20, "\(burst.ok) calls in 3 s")
+            moved = proxy.flows(count: burst.ok, timeout: 30).filter { $0.server.retried == true }
+        }
+        #expect(!moved.isEmpty, "no call had to move in three bursts: the server's GOAWAYs did not catch one queued")
         #expect(moved.allSatisfy { $0.error == nil && $0.grpc?.status == 0 }, "\(moved.prefix(2))")
     }
 
