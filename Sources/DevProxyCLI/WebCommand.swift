@@ -67,6 +67,12 @@ enum WebCommand {
         web.start()
         let termination = RunCommand.TerminationSignals()
         Output.line("web ui: \(web.url)")
+        if !web.address.isLoopback {
+            // The UI speaks plain HTTP: beyond loopback its password and cookie cross the network
+            // as they are (mitmweb's does too, without a word).
+            Output.warning("the web UI at \(web.address) is plain HTTP: its password and session cookie cross the network "
+                           + "unencrypted; reach it through an SSH tunnel or a VPN on networks you do not trust")
+        }
         termination.wait()
         web.stop()
         opened.store.close()

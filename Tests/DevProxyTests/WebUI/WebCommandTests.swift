@@ -41,4 +41,20 @@ import Testing
                                                viewer.base + "/api/info"])
         #expect(info.stdout.contains("\"mode\":\"viewer\""))
     }
+    /// The UI beyond loopback says it is plain HTTP (its password and cookie cross the network as
+    /// they are), where it said nothing.
+    @Test func aRemoteWebUISaysItIsPlainHTTP() throws {
+        let dir = TemporaryDirectory()
+        let log = dir.write("flows.jsonl", WebUIFlowsAPITests.line(id: "w1", host: "a.test") + "\n")
+        let password = dir.file("pw")
+        _ = FileManager.default.createFile(atPath: password, contents: Data("correct horse battery\n".utf8),
+                                           attributes: [.posixPermissions: 0o600])
+        let result = try Subprocess.run("bash", ["-c", "timeout -k 1 3 \"$0\" web \"$1\" --web 0.0.0.0:0 --allow-remote "
+                                                 + "--web-password-file \"$2\"; true", Subprocess.devproxy, log, password],
+                                        timeout: 15)
+        #expect(result.stdout.contains("web ui: http://127.0.0.1:"), "\(result.output)")
+        #expect(result.stderr.contains("is plain HTTP: its password and session cookie cross the network unencrypted"),
+                "\(result.output)")
+    }
 }
+
