@@ -106,7 +106,7 @@ extension CAStore {
             func problem(_ reason: String) {
                 problems.append(Ledger.Problem(line: index + 1, reason: "intermediate \(record.serial) \(reason)"))
             }
-            guard let certificate = record.certificate.flatMap({ try? Certificate.all(from: Array($0.utf8)).first }) else {
+            guard let certificate = record.storedCertificate else {
                 problem("has no readable certificate: left out")
                 continue
             }

@@ -159,8 +159,7 @@ extension CAStore {
 
     /// Every root this CA has had (from the ledger), the current one included, oldest first.
     public func allRoots() throws -> [Certificate] {
-        var roots = try ledger.read().records.filter { $0.type == .root }
-            .compactMap { $0.certificate.flatMap { try? Certificate.all(from: Array($0.utf8)).first } }
+        var roots = try ledgerRoots()
         let current = try rootCertificate()
         if !roots.contains(current) { roots.append(current) }
         return roots
@@ -176,10 +175,14 @@ extension CAStore {
         }
     }
 
+    /// The roots the ledger records (`ca init`, `ca rotate`), oldest first.
+    func ledgerRoots() throws -> [Certificate] {
+        try ledger.read().records.filter { $0.type == .root }.compactMap(\.storedCertificate)
+    }
+
     /// Every cross-certificate in the ledger.
     func ledgerCrossCertificates() throws -> [Certificate] {
-        try ledger.read().records.filter { $0.type == .crossCertificate }
-            .compactMap { $0.certificate.flatMap { try? Certificate.all(from: Array($0.utf8)).first } }
+        try ledger.read().records.filter { $0.type == .crossCertificate }.compactMap(\.storedCertificate)
     }
 
     /// `Acme Root` → `Acme Root G2`; `Acme Root G2` → `Acme Root G3`.

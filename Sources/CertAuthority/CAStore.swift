@@ -120,8 +120,7 @@ public struct CAStore: Sendable {
         // The root must be one the ledger records (`ca init`, `ca rotate`): another CA's pair put
         // here (a mixed-up restore) issued, and signed revocations no device could check, without a
         // word, and `trace` called the real root retired by a rotation that never happened.
-        let recorded = ((try? ledger.read().records) ?? []).filter { $0.type == .root }
-            .compactMap { $0.certificate.flatMap { try? Certificate.all(from: Array($0.utf8)).first } }
+        let recorded = (try? ledgerRoots()) ?? []
         if !recorded.isEmpty, !recorded.contains(root) {
             throw CAError(.keyMismatch, "\(rootCertificatePath) (\(root.subject), SHA-256 "
                           + "\(Digest.sha256(root.der).hex.prefix(16))…) is not a root \(ledgerPath) records: another CA's root "

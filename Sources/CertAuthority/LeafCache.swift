@@ -64,8 +64,9 @@ public final class LeafCache: Sendable {
     ///
     /// - Throws: whatever `LeafIssuer.issue` throws; a failure is not cached.
     public func leaf(for name: LeafName, now: Date = Date()) throws -> Leaf {
+        let signing = issuer(at: now)
+        let signerEnds = signing.signer.certificate.notAfter
         while true {
-            let signerEnds = issuer(at: now).signer.certificate.notAfter
             let claim: Leaf? = state.withLock { state in
                 // Fresh when it has time left, or already lasts as long as its signer lets a new one
                 // (in an intermediate's last hour every connection minted a leaf of its own).
@@ -87,7 +88,7 @@ public final class LeafCache: Sendable {
             _ = state.withLock { $0.inFlight.remove(name) }
             minted.broadcast()
         }
-        let leaf = try issuer(at: now).issue(for: [name], now: now)
+        let leaf = try signing.issue(for: [name], now: now)
         state.withLock { state in
             state.clock += 1
             state.mintCount += 1

@@ -32,6 +32,10 @@ public struct LedgerRecord: Codable, Sendable, Equatable {
     public var reason: String?
     /// The certificate itself (PEM), so `trace` works even after a bundle has left the machine.
     public var certificate: String?
+    /// `certificate` read: nil when absent or not a certificate.
+    public var storedCertificate: Certificate? {
+        certificate.flatMap { try? Certificate.all(from: Array($0.utf8)).first }
+    }
     /// Where the bundle was written.
     public var bundle: String?
 

@@ -229,13 +229,13 @@ extension CAStore {
         let contents = try ledgerOrFail()
         let revocations = contents.records.filter { $0.type == .revocation }
         // One entry per serial, the latest record's (a hold escalated to a revocation for good).
-        var latest: [String: Int] = [:]
-        for (index, record) in revocations.enumerated() { latest[normalizeSerial(record.serial)] = index }
-        var entries = revocations.enumerated().filter { latest[normalizeSerial($0.element.serial)] == $0.offset }.map(\.element)
-            .map { record in
-                (serial: record.serial, date: ISO8601.date(record.issuedAt) ?? now,
-                 reason: record.reason.flatMap(RevocationReason.init(argument:)) ?? .unspecified)
-            }
+        // (The CRL sorts its entries: the dictionary's order does not reach it.)
+        var latest: [String: LedgerRecord] = [:]
+        for record in revocations { latest[normalizeSerial(record.serial)] = record }
+        var entries = latest.values.map { record in
+            (serial: record.serial, date: ISO8601.date(record.issuedAt) ?? now,
+             reason: record.reason.flatMap(RevocationReason.init(argument:)) ?? .unspecified)
+        }
         let previousPEM = try? SecureFile.read(crlPath, what: "the CRL")
         let previous = previousPEM.map(RevocationList.numbers(inPEM:)) ?? []
         // A revocation the last CRL (signed by this root) lists stays on the new one, whatever the
@@ -243,10 +243,10 @@ extension CAStore {
         // advice to remove a torn line) silently took a keyCompromise revocation off the CRL and
         // made that intermediate valid again. RFC 5280 §3.3: an entry stays until the
         // certificate expires; `openssl ca` never drops one either.
-        let listed = Set(entries.map { normalizeSerial($0.serial) })
+        var listed = Set(latest.keys)
         var kept: [String] = []
         for entry in previousPEM.map({ RevocationList.entries(inPEM: $0, signedBy: signer.certificate) }) ?? []
-        where !listed.contains(normalizeSerial(entry.serial)) && !kept.contains(normalizeSerial(entry.serial)) {
+        where listed.insert(normalizeSerial(entry.serial)).inserted {
             entries.append(entry)
             kept.append(normalizeSerial(entry.serial))
         }

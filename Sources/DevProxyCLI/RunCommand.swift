@@ -93,9 +93,8 @@ enum RunCommand {
         var renewal: (@Sendable (Date) throws -> LeafIssuer)?
         if ownsItsIntermediates {
             renewal = { [store, email] now in
-                let (_, path) = try store.issueIntermediate(email: email, days: 30, permittedDNS: [], keyType: .p256,
-                                                            output: nil, passphrase: nil, now: now)
-                var renewed = LeafIssuer(signer: try Signer(bundle: try SecureFile.read(path, what: "the intermediate bundle")))
+                var renewed = LeafIssuer(signer: try SignerSelection.issueLocalIntermediate(store: store, email: email,
+                                                                                             passphrase: nil, now: now))
                 renewed.fixedKeys = fixedKeys
                 Output.line("DevProxy: issued the local CA a new intermediate for \(email) (the last one ended within a day)")
                 return renewed

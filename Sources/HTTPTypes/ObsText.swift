@@ -32,7 +32,7 @@ public enum ObsText {
     /// The bytes `value` stands for on the wire, when it holds mapped bytes; nil when its UTF-8 is
     /// its bytes (nearly always).
     public static func wireBytes(_ value: String) -> [UInt8]? {
-        guard mayHoldRawBytes(value), value.unicodeScalars.contains(where: isMapped) else { return nil }
+        guard holdsRawBytes(value) else { return nil }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(value.utf8.count)
         for scalar in value.unicodeScalars {
@@ -47,12 +47,17 @@ public enum ObsText {
 
     /// `value` to read: mapped bytes as the Latin-1 letters they most likely are.
     public static func readable(_ value: String) -> String {
-        guard mayHoldRawBytes(value), value.unicodeScalars.contains(where: isMapped) else { return value }
+        guard holdsRawBytes(value) else { return value }
         var scalars = String.UnicodeScalarView()
         for scalar in value.unicodeScalars {
             scalars.append(isMapped(scalar) ? Unicode.Scalar(scalar.value - base)! : scalar)
         }
         return String(scalars)
+    }
+
+    /// Whether `value` holds mapped bytes: the quick scan first, the scalars only when it finds the lead byte.
+    private static func holdsRawBytes(_ value: String) -> Bool {
+        mayHoldRawBytes(value) && value.unicodeScalars.contains(where: isMapped)
     }
 
     private static func isMapped(_ scalar: Unicode.Scalar) -> Bool {

@@ -66,7 +66,7 @@ struct ConnectHandler {
             case .unreachable(let error):
                 // A silent client and an origin that cannot be reached: said now, not after the
                 // header timeout as "no complete ClientHello".
-                let (kind, _, message) = UpstreamFailure.describe(error, target: "\(host):\(port)")
+                let (kind, _, message) = UpstreamFailure.describe(error, target: HostPort(host: host, port: port).description)
                 recordFailure(.tunnel, host: host, port: port, kind, message)
                 return
             case .neither(let upstream):

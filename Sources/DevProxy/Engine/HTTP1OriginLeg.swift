@@ -184,14 +184,12 @@ struct HTTP1OriginLeg: UpstreamLeg {
             let message = LegFailure.silenceMidBody("\(destination.host):\(destination.port)", timeout: upstreamTimeout)
             return LegFailure(kind: .upstreamTimeout, message: "\(message), after \(relayed) bytes", detail: message)
         }
+        let parse = error as? HTTP1ParseError
+        let message = parse.map { "upstream sent a malformed body: \($0.reason)" } ?? "upstream failed mid-body: \(error)"
         // A body that does not parse or decode is the origin's fault, not a close (a bad chunk size,
         // a gzip transfer coding that is not gzip: it was recorded as `upstream_closed`).
-        if let error = error as? HTTP1ParseError, error.code != .truncated {
-            let message = "upstream sent a malformed body: \(error.reason)"
-            return LegFailure(kind: .upstreamBadResponse, message: "\(message) after \(relayed) bytes", detail: message)
-        }
-        let message = (error as? HTTP1ParseError).map { "upstream sent a malformed body: \($0.reason)" }
-            ?? "upstream failed mid-body: \(error)"
-        return LegFailure(kind: .upstreamClosed, message: "\(message) after \(relayed) bytes", detail: message)
+        let malformed = parse.map { $0.code != .truncated } ?? false
+        return LegFailure(kind: malformed ? .upstreamBadResponse : .upstreamClosed, message: "\(message) after \(relayed) bytes",
+                          detail: message)
     }
 }

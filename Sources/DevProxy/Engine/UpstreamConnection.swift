@@ -161,7 +161,7 @@ final class UpstreamPool: @unchecked Sendable {
     func connection(host: String, port: Int, tls: Bool, reuse: Bool = true, alpn: [String]? = nil,
                     dial: String? = nil, raw: Bool = false, watch: DialWatch? = nil) throws -> UpstreamConnection {
         let key = Self.key(host: host, port: port, tls: tls, dial: dial)
-        let target = "\(host):\(port)"
+        let target = HostPort(host: host, port: port).description
         if raw {
             return try watched(target, watch) { [self] in
                 try connect(host: host, port: port, tls: tls, key: key, alpn: alpn, dial: dial, raw: true)

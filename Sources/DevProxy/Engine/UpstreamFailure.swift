@@ -2,13 +2,9 @@
 /// speaks.
 enum UpstreamFailure {
     /// The flow's error kind, the status the client gets (502, or 504 for a timeout) and the
-    /// one-line reason, for an error thrown while connecting to `target`.
-    static func describe(_ error: (any Error)?, target rawTarget: String) -> (FlowErrorKind, Int, String) {
-        // An IPv6 host in brackets (`[::1]:1`): `::1:1` read as one address.
-        var target = rawTarget
-        if !target.hasPrefix("["), target.filter({ $0 == ":" }).count > 1, let colon = target.lastIndex(of: ":") {
-            target = "[" + target[..<colon] + "]" + target[colon...]
-        }
+    /// one-line reason, for an error thrown while connecting to `target` (`HostPort`'s text: an
+    /// IPv6 host in brackets, where `::1:1` read as one address).
+    static func describe(_ error: (any Error)?, target: String) -> (FlowErrorKind, Int, String) {
         switch error {
         case let error as DialAbandoned:
             return (error.stopping ? .aborted : .clientClosed, 502, error.description)

@@ -38,7 +38,7 @@ public struct UpstreamProxy: Sendable, Equatable {
         }
         socket.setTimeout(readTimeout)
         guard tunnel else { return socket }
-        let authority = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        let authority = HostPort(host: host, port: port).description
         var request = "CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n"
         if let authorization { request += "Proxy-Authorization: \(authorization)\r\n" }
         request += "\r\n"

@@ -99,11 +99,18 @@ public struct SignerSelection {
             }
             throw CAError(.notFound, "no intermediate for \(email) in \(store.directory); get one with `devproxy ca issue --email \(email)` (or pass --intermediate BUNDLE)")
         }
-        let (certificate, path) = try store.issueIntermediate(email: email, days: 30, permittedDNS: [], keyType: .p256,
-                                                              output: nil, passphrase: passphrase, now: now)
+        let signer = try Self.issueLocalIntermediate(store: store, email: email, passphrase: passphrase, now: now)
+        let certificate = signer.certificate
         notes.append("issued an intermediate for \(email) (serial \(certificate.serialHex), valid until \(ISO8601.string(certificate.notAfter)))")
-        let signer = try Signer(bundle: try SecureFile.read(path, what: "the intermediate bundle"))
         return Result(signer: signer, notes: notes, warnings: [], createdCA: created)
+    }
+
+    /// A new 30-day intermediate for `email` from the local development CA `store`, as the signer
+    /// its bundle makes: at start (`select`) and while running (`LeafCache`'s renewal).
+    public static func issueLocalIntermediate(store: CAStore, email: String, passphrase: String?, now: Date) throws -> Signer {
+        let (_, path) = try store.issueIntermediate(email: email, days: 30, permittedDNS: [], keyType: .p256,
+                                                    output: nil, passphrase: passphrase, now: now)
+        return try Signer(bundle: try SecureFile.read(path, what: "the intermediate bundle"))
     }
 
     /// Whether `store` is a local development CA `run` made itself (it may issue its own intermediates).

@@ -61,8 +61,12 @@ public enum HTTP1Serializer {
         // A value holding bytes that are not UTF-8 (`ObsText`) leaves as those bytes.
         var raw: [Int: [UInt8]] = [:]
         for (index, field) in fields.enumerated() {
-            if ObsText.mayHoldRawBytes(field.value), let wire = ObsText.wireBytes(field.value) { raw[index] = wire }
-            length += field.name.utf8.count + (raw[index]?.count ?? field.value.utf8.count) + 4
+            var valueLength = field.value.utf8.count
+            if let wire = ObsText.wireBytes(field.value) {
+                raw[index] = wire
+                valueLength = wire.count
+            }
+            length += field.name.utf8.count + valueLength + 4
         }
         let start = bytes.count
         bytes.append(contentsOf: repeatElement(0, count: length))

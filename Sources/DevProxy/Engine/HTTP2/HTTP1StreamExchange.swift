@@ -25,7 +25,7 @@ struct HTTP1StreamExchange {
     }
 
     private func run() {
-        let target = "\(host):\(port)"
+        let target = HostPort(host: host, port: port).description
         guard var upstream = connect(target: target, reuse: true) else { return }
         var outcome = connection.using(upstream.stream.socket) { exchange(on: upstream, target: target, resending: false) }
         if outcome == .stale {

@@ -298,7 +298,7 @@ extension HTTP2ProxyConnection {
         // handshake's own probe of the origin, then every stream of a burst, each waited out the
         // whole upstream timeout in turn): for a few seconds its reason answers them.
         if !upstreamSpeaksHTTP1, let failedAt = upstreamFailedAt, Date().timeIntervalSince(failedAt) < Self.failureReuse {
-            let (kind, status, message) = UpstreamFailure.describe(upstreamFailure, target: "\(host):\(port)")
+            let (kind, status, message) = UpstreamFailure.describe(upstreamFailure, target: HostPort(host: host, port: port).description)
             answer(exchange, status: status, kind: kind, message: message)
             return nil
         }
@@ -334,7 +334,7 @@ extension HTTP2ProxyConnection {
                        message: "the origin \(host):\(port) speaks only HTTP/1.1 and gRPC needs HTTP/2")
             }
         } else {
-            let (kind, status, message) = UpstreamFailure.describe(upstreamFailure, target: "\(host):\(port)")
+            let (kind, status, message) = UpstreamFailure.describe(upstreamFailure, target: HostPort(host: host, port: port).description)
             answer(exchange, status: status, kind: kind, message: message)
         }
         return nil

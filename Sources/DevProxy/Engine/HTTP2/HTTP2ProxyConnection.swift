@@ -249,7 +249,7 @@ final class HTTP2ProxyConnection {
                     // 400`, Python's HTML error page to the preface) is an origin that does not speak
                     // h2 without TLS: said as such, not as the origin breaking HTTP/2 with the GOAWAY
                     // DevProxy's own session sent.
-                    leg.answeredHTTP1 = true
+                    leg.answeredOtherThanHTTP2 = true
                     closeLeg(leg, reason: "the origin did not answer in HTTP/2", byOrigin: true)
                     return
                 }
@@ -307,7 +307,7 @@ final class HTTP2ProxyConnection {
                    StaleConnection.isIdempotent(exchange.draft.flow.request?.method ?? ""), resend(exchange) {
                     continue
                 }
-                if upstreamLeg.answeredHTTP1 {
+                if upstreamLeg.answeredOtherThanHTTP2 {
                     answer(exchange, status: 502, kind: .protocolMismatch, message: "the origin \(host):\(port) did not answer "
                            + "in HTTP/2: it does not speak HTTP/2 without TLS (h2c by prior knowledge, as this client spoke "
                            + "it); reach it over HTTP/1.1")

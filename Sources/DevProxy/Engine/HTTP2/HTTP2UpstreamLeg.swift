@@ -25,7 +25,7 @@ final class HTTP2UpstreamLeg {
     var received = 0
     /// The origin's first bytes were not an HTTP/2 SETTINGS frame (an HTTP/1.1 answer to the
     /// preface): it does not speak h2 by prior knowledge.
-    var answeredHTTP1 = false
+    var answeredOtherThanHTTP2 = false
     /// A stream's receive window once its client has shown it reads (`widenWindow`).
     let fullStreamWindow: UInt32
     /// Streams whose window is `fullStreamWindow`.
