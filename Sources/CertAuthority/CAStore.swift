@@ -17,6 +17,8 @@ public struct CAStore: Sendable {
     public var rootKeyPath: String { directory + "/root.key" }
     public var ledgerPath: String { directory + "/ledger.jsonl" }
     public var crlPath: String { directory + "/crl.pem" }
+    /// The number of the last CRL written (decimal), so the next is higher even if crl.pem is lost.
+    public var crlNumberPath: String { directory + "/crlnumber" }
     public var intermediatesDirectory: String { directory + "/intermediates" }
     public var ledger: Ledger { Ledger(path: ledgerPath) }
 

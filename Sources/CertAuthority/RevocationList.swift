@@ -250,7 +250,13 @@ extension CAStore {
             entries.append(entry)
             kept.append(normalizeSerial(entry.serial))
         }
-        let number = max(revocations.count + 1, (previous.max() ?? 0) + 1)
+        // Every CRL has a higher number than the last one published (RFC 5280 §5.2.3): the last
+        // one is remembered in `crlnumber` as well as read from crl.pem, so that a lost or
+        // deleted crl.pem does not restart the count below numbers relying parties have seen
+        // (`openssl ca` keeps its `crlnumber` file for the same reason).
+        let remembered = (try? SecureFile.read(crlNumberPath, what: "the CRL number", limit: 64))
+            .flatMap { Int(String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 0
+        let number = max(revocations.count + 1, (previous.max() ?? 0) + 1, remembered + 1)
         var pem = try RevocationList.pem(signer: signer, revoked: entries, number: number, now: now)
         let retired = try retiringRoots(now: now).filter { now <= $0.notAfter }
         for old in retired {
@@ -260,6 +266,7 @@ extension CAStore {
             pem += try RevocationList.pem(signer: oldSigner, revoked: entries, number: number, now: now)
         }
         try SecureFile.write(pem, to: crlPath, mode: SecureFile.publicMode)
+        try SecureFile.write(Array("\(number)\n".utf8), to: crlNumberPath, mode: SecureFile.publicMode)
         return CRLSummary(revoked: entries.count, number: number, nextUpdate: now.addingTimeInterval(RevocationList.validity),
                           retiredRoots: retired, keptWithoutLedger: kept)
     }

@@ -317,6 +317,21 @@ import TestSupport
         #expect(result.stdout == "done\n", "\(result.output)")
     }
 
+    /// A lost crl.pem does not restart the CRL numbers below ones relying parties have already seen
+    /// (RFC 5280 §5.2.3: monotonically increasing): the last is remembered in `crlnumber`. It
+    /// restarted at the ledger's revocations + 1.
+    @Test func aLostCRLDoesNotRestartItsNumbers() throws {
+        _ = try devproxy(["ca", "init", "--ca-dir", ca])
+        for _ in 0..<3 { _ = try devproxy(["ca", "crl", "--ca-dir", ca]) }
+        let third = try Subprocess.run("openssl", ["crl", "-in", dir.file("ca/crl.pem"), "-noout", "-crlnumber"])
+        #expect(third.stdout.contains("crlNumber=0x03"), "\(third.output)")
+        try FileManager.default.removeItem(atPath: dir.file("ca/crl.pem"))
+        let again = try devproxy(["ca", "crl", "--ca-dir", ca])
+        #expect(again.status == 0 && again.stdout.contains("(0 revoked, CRL number 4)"), "\(again.output)")
+        let fourth = try Subprocess.run("openssl", ["crl", "-in", dir.file("ca/crl.pem"), "-noout", "-crlnumber"])
+        #expect(fourth.stdout.contains("crlNumber=0x04"), "\(fourth.output)")
+    }
+
     /// A revocation the ledger lost (a torn write, a restored backup, a line removed on the tool's
     /// own advice) stays on the CRL, with a warning: `ca crl` re-signed from the ledger alone, and
     /// an intermediate revoked for keyCompromise passed `openssl verify -crl_check` again.
