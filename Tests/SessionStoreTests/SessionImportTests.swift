@@ -342,6 +342,60 @@ final class SessionImportTests: XCTestCase {
         XCTAssertEqual(after.subtracting(before).filter { $0.hasPrefix("devproxy-import-") }, [], "the copy is removed")
     }
 
+    /// A flow log is read a piece at a time, one line in memory: lines that cross the 1 MiB
+    /// pieces' boundaries import whole, and a last line without its newline is still read.
+    func testAFlowLogLongerThanOneReadImportsEveryLine() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("flows.jsonl")
+        let log = try JSONLinesFlowLog(path: path)
+        for round in 0..<3_000 {
+            var flow = Self.samples[round % Self.samples.count]
+            flow.id += "-\(round)"
+            log.record(flow)
+        }
+        log.close()
+        var bytes = try XCTUnwrap(FileManager.default.contents(atPath: path))
+        XCTAssertGreaterThan(bytes.count, 1 << 20, "more than one read")
+        XCTAssertEqual(bytes.removeLast(), UInt8(ascii: "\n"))
+        FileManager.default.createFile(atPath: path, contents: bytes)
+        let (store, report) = try SessionImport.open(path: path)
+        defer { store.close() }
+        XCTAssertEqual(report?.flows, 3_000)
+        XCTAssertEqual(report?.problems, [])
+        XCTAssertNotNil(try store.flowJSON(id: Self.samples[2].id + "-2999"), "the last line, without its newline")
+    }
+
+    /// A device or file whose "line" never ends is refused once a line passes 256 MiB, with the
+    /// reason: `devproxy web /dev/zero` read it into memory without end.
+    func testALineThatNeverEndsIsRefused() throws {
+        let before = Set((try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? [])
+        XCTAssertThrowsError(try SessionImport.open(path: "/dev/zero")) { error in
+            XCTAssertEqual((error as? SessionStoreError)?.reason,
+                           "line 1 is longer than 256 MiB: not a flow log this devproxy reads")
+        }
+        let after = Set((try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? [])
+        XCTAssertEqual(after.subtracting(before).filter { $0.hasPrefix("devproxy-session-") }, [],
+                       "the temporary store is removed")
+    }
+
+    /// A HAR document through a pipe is read whole after the bytes its format was told by.
+    func testAHARFileThroughAPipeImports() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("session.har")
+        try HARWriter.write(Self.samples, to: path)
+        let bytes = try XCTUnwrap(FileManager.default.contents(atPath: path))
+        let pipe = Pipe()
+        let writer = Thread {
+            pipe.fileHandleForWriting.write(bytes)
+            try? pipe.fileHandleForWriting.close()
+        }
+        writer.start()
+        let (store, report) = try SessionImport.open(path: "/dev/fd/\(pipe.fileHandleForReading.fileDescriptor)")
+        defer { store.close() }
+        XCTAssertEqual(report?.flows, 3)
+        XCTAssertEqual(try store.flows(limit: 10, order: .oldestFirst).flows.map(\.id), ["g1", "p2", "e3"])
+    }
+
     func testASavedSessionOpensReadOnly() throws {
         let directory = TemporaryDirectory()
         try StoreFixtures.store(in: directory).close()

@@ -9,7 +9,11 @@ extension SessionImport {
     /// alike.
     /// - Throws: `SessionStoreError` when the file is unreadable or not a HAR document.
     public static func har(at path: String, into store: SessionStore) throws -> Report {
-        let data = Data(try contents(of: path))
+        try har(Data(try contents(of: path)), path: path, into: store)
+    }
+
+    /// Stores every entry of the HAR document `data` (read from `path`) in `store`, then flushes.
+    static func har(_ data: Data, path: String, into store: SessionStore) throws -> Report {
         guard let document = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
               let log = document["log"] as? [String: Any], let entries = log["entries"] as? [[String: Any]] else {
             throw SessionStoreError(.importFormat, "\(path) is not a HAR file (no log.entries)")

@@ -40,10 +40,18 @@ public enum SessionImport {
     public static func format(of path: String) throws -> Format {
         let head: [UInt8]
         do {
-            head = try SecureFile.head(of: path, count: 4096)
+            head = try SecureFile.head(of: path, count: formatHead)
         } catch {
             throw SessionStoreError(.open, "cannot read \(path): \(error.reason)")
         }
+        return format(ofHead: head)
+    }
+
+    /// The bytes `format(of:)` looks at.
+    static let formatHead = 4096
+
+    /// Which format a file whose first bytes are `head` is in.
+    static func format(ofHead head: [UInt8]) -> Format {
         if head.starts(with: Array("SQLite format 3\0".utf8)) { return .session }
         // A HAR file is one JSON object whose first key is usually "log"; a flow log is one per line.
         let text = String(decoding: head, as: UTF8.self)
@@ -66,37 +74,50 @@ public enum SessionImport {
         case .session:
             return (try SessionStore(path: path, readOnly: true), nil)
         case .flowLog:
-            let store = try SessionStore.temporary()
-            return (store, try flowLog(at: path, into: store))
+            return try importing { try flowLog(at: path, into: $0) }
         case .har:
-            let store = try SessionStore.temporary()
-            return (store, try har(at: path, into: store))
+            return try importing { try har(at: path, into: $0) }
         }
     }
 
-    /// A pipe (`devproxy web <(zcat flows.jsonl.gz)`, `/dev/stdin`) is read once: its first bytes
-    /// cannot be looked at and then read again (the import lost them), so it is copied to a
-    /// private temporary file, imported from there, and the copy removed.
-    private static func openStream(_ path: String) throws -> (store: SessionStore, report: Report?) {
-        let copy = try temporaryCopy(of: path)
-        defer { unlink(copy) }
-        guard try format(of: copy) != .session else {
-            throw SessionStoreError(.open, "\(path) sends a saved session; open the session's file itself")
-        }
-        return try open(path: copy)
-    }
-
-    /// What the stream at `path` sends, in a new private temporary file. Its bytes are let go
-    /// before the import reads the copy, which would otherwise hold them twice.
-    private static func temporaryCopy(of path: String) throws -> String {
-        let bytes = try contents(of: path)
-        let copy = NSTemporaryDirectory() + "devproxy-import-\(UUID().uuidString).input"
+    /// A temporary store `body` imports into; closed (and so removed) when the import fails.
+    private static func importing(_ body: (SessionStore) throws -> Report) throws -> (store: SessionStore, report: Report?) {
+        let store = try SessionStore.temporary()
         do {
-            try SecureFile.write(bytes, to: copy, mode: SecureFile.privateMode)
-        } catch let error as CAError {
-            throw SessionStoreError(.open, "cannot keep what \(path) sent: \(error.reason)")
+            return (store, try body(store))
+        } catch {
+            store.close()
+            throw error
         }
-        return copy
+    }
+
+    /// A pipe (`devproxy web <(zcat flows.jsonl.gz)`, `/dev/stdin`) or device is read once: its
+    /// first bytes tell the format and then come first in what is imported. A flow log is read a
+    /// line at a time as it arrives; a HAR document is read whole (its JSON is parsed whole).
+    private static func openStream(_ path: String) throws -> (store: SessionStore, report: Report?) {
+        let fd = try descriptor(reading: path)
+        defer { close(fd) }
+        var head: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: formatHead)
+        while head.count < formatHead {
+            let count = chunk.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress, formatHead - head.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else {
+                throw SessionStoreError(.open, "cannot read \(path): \(String(cString: strerror(errno)))")
+            }
+            if count == 0 { break }
+            head.append(contentsOf: chunk[..<count])
+        }
+        switch format(ofHead: head) {
+        case .session:
+            throw SessionStoreError(.open, "\(path) sends a saved session; open the session's file itself")
+        case .flowLog:
+            var lines = LineStream(descriptor: fd, prefix: head)
+            return try importing { try flowLog(&lines, into: $0) }
+        case .har:
+            var rest = LineStream(descriptor: fd, prefix: head)
+            return try importing { try har(Data(try rest.remainder()), path: path, into: $0) }
+        }
     }
 
     /// The whole file at `path`, whatever its size, pipes included. Not FileManager's
@@ -109,6 +130,26 @@ public enum SessionImport {
         } catch {
             throw SessionStoreError(.open, "cannot read \(path): \(error.reason)")
         }
+    }
+
+    /// `path` opened for reading, with `contents(of:)`'s reasons when it cannot be.
+    static func descriptor(reading path: String) throws -> Int32 {
+        let fd = Foundation.open(path, O_RDONLY | O_CLOEXEC)
+        var status = stat()
+        let reason: String
+        if fd < 0 {
+            switch errno {
+            case ENOENT: reason = "no such file"
+            case EACCES: reason = "permission denied"
+            default: reason = String(cString: strerror(errno))
+            }
+        } else if fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
+            close(fd)
+            reason = "it is a directory"
+        } else {
+            return fd
+        }
+        throw SessionStoreError(.open, "cannot read \(path): \(reason)")
     }
 
     /// A flow id for an imported record: `id` when it is new in this import and safe in a URL
@@ -138,16 +179,21 @@ public enum SessionImport {
     /// Stores every flow of the JSON Lines flow log at `path` in `store`, then flushes.
     /// - Throws: `SessionStoreError(.open)` when unreadable; bad lines are reported, not thrown.
     public static func flowLog(at path: String, into store: SessionStore) throws -> Report {
-        let bytes = try contents(of: path)
+        let fd = try descriptor(reading: path)
+        defer { close(fd) }
+        var lines = LineStream(descriptor: fd)
+        return try flowLog(&lines, into: store)
+    }
+
+    /// Stores every flow of the flow log `lines` reads, then flushes.
+    /// - Throws: `SessionStoreError` when reading fails or a line is longer than `LineStream`
+    ///   holds; bad lines are reported, not thrown.
+    static func flowLog(_ lines: inout LineStream, into store: SessionStore) throws -> Report {
         var report = Report(flows: 0, problems: [])
         var ids = Set<String>()
-        var start = 0
-        var number = 0
-        while start < bytes.count {
-            number += 1
-            let end = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
-            let line = bytes[start..<end]
-            start = end + 1
+        defer { store.flush() }
+        while let (line, _) = try lines.next() {
+            let number = lines.number
             guard line.contains(where: { $0 > 0x20 }) else { continue }
             do {
                 guard var object = try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else {
@@ -173,7 +219,6 @@ public enum SessionImport {
                 report.problems.append(Problem(number: number, reason: "not valid JSON"))
             }
         }
-        store.flush()
         return report
     }
 }
