@@ -553,7 +553,7 @@ function connectionView(flow) {
         })));
     const general = definitionList([["Started", flow.started], ["Ended", flow.ended], ["Client", flow.client],
         ["Listener", flow.listener ? `${flow.listener.mode} ${flow.listener.address}` : ""],
-        ["Server", flow.server ? `${flow.server.host}:${flow.server.port}` : ""],
+        ["Server", serverName(flow.server)],
         ["Dialled", flow.server?.address], ["Retried", flow.server?.retried ? "yes, on a fresh connection" : ""],
         ["Mode", flow.mode], ["Persona", flow.persona],
         ["HTTP/2", flow.h2 ? `stream ${flow.h2.stream_id} on ${flow.h2.connection_id}` +
@@ -573,6 +573,13 @@ function connectionView(flow) {
             client || flow.signer ? shownChain(flow) : null),
         h("section", { "aria-label": "TLS with the server" }, h("h3", {}, "TLS with the server"),
             upstream ? upstreamView(upstream) : h("p", { class: "muted" }, "no TLS")));
+}
+
+/** `host:port` as a URL writes it (`[::1]:443`); nothing for a flow that never named a server. */
+function serverName(server) {
+    if (!server?.host) return "";
+    const host = server.host.includes(":") ? `[${server.host}]` : server.host;
+    return server.port > 0 ? `${host}:${server.port}` : host;
 }
 
 /** The chain DevProxy showed the client: leaf → intermediate (serial, email) → root. */

@@ -518,6 +518,20 @@ def run(browser, options, base, origin, checks):
     except Exception as error:
         checks.result("alt-svc-removed-shown", False, str(error).splitlines()[0])
 
+    # An IPv6 server is named as a URL writes it, bracketed (it read `::1:9`).
+    curl(options.proxy, "http://[::1]:9/v6-server-probe")
+    try:
+        open_flow(page, "/v6-server-probe")
+        page.click("#detail-tab-connection")
+        page.wait_for_function("() => (document.querySelector('flow-detail .detail-panel')?.textContent ?? '')"
+                               ".includes('Mode')", timeout=5000)
+        facts = page.text_content("flow-detail .detail-panel")
+        checks.result("ipv6-server-bracketed", "Server[::1]:9" in facts and "::1:9" not in facts.replace("[::1]:9", ""),
+                      facts[:200])
+        page.click("#detail-tab-request")
+    except Exception as error:
+        checks.result("ipv6-server-bracketed", False, str(error).splitlines()[0])
+
     # A flow still waiting for its response shows the request's headers, and its whole record once
     # it ends (the pane fetches it again).
     pending_path = "/slow/200/pending-%d" % int(time.time() * 1000)
