@@ -150,7 +150,8 @@ enum CAListCommand {
 /// Aligned plain-text columns.
 enum Table {
     static func print(header: [String], rows: [[String]]) {
-        let all = [header] + rows
+        // Escaped first, so the columns line up as printed.
+        let all = ([header] + rows).map { $0.map(Output.printable) }
         let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
         for row in all {
             let cells = row.enumerated().map { index, cell in

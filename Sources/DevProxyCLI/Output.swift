@@ -8,6 +8,11 @@ enum Output {
     nonisolated(unsafe) static var linesToStandardError = false
 
     static func line(_ text: String = "") {
+        raw(printable(text))
+    }
+
+    /// `line` without `printable`: for DevProxy's own escape codes (the QR code's colours).
+    static func raw(_ text: String) {
         if linesToStandardError {
             writeAll(Array((text + "\n").utf8), to: STDERR_FILENO)
             return
@@ -15,8 +20,34 @@ enum Output {
         print(text)
     }
 
+    /// `text` with every character a terminal would act on instead of showing written as an
+    /// escape (`\x1B`, `\u202E`): C0 controls but newline and tab, DEL, C1 controls and the
+    /// bidirectional overrides. Much of what is printed came from the network or from a file (a
+    /// report's hostname, a pin list's pattern): an ESC in it set the window title or cleared the
+    /// screen, as it does in `cat`.
+    static func printable(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isActive) else { return text }
+        var result = ""
+        for scalar in text.unicodeScalars {
+            guard isActive(scalar) else {
+                result.unicodeScalars.append(scalar)
+                continue
+            }
+            result += scalar.value < 0x100 ? String(format: "\\x%02X", scalar.value) : String(format: "\\u%04X", scalar.value)
+        }
+        return result
+    }
+
+    private static func isActive(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x0A, 0x09: false
+        case 0x00...0x1F, 0x7F...0x9F, 0x202A...0x202E, 0x2066...0x2069: true
+        default: false
+        }
+    }
+
     static func warning(_ text: String) {
-        writeAll(Array(("warning: " + text + "\n").utf8), to: STDERR_FILENO)
+        writeAll(Array(("warning: " + printable(text) + "\n").utf8), to: STDERR_FILENO)
     }
 
     /// The first `limit` of `texts` as warnings, then one that counts the rest as `rest`
@@ -27,7 +58,7 @@ enum Output {
     }
 
     static func error(_ text: String) {
-        writeAll(Array(("error: " + text + "\n").utf8), to: STDERR_FILENO)
+        writeAll(Array(("error: " + printable(text) + "\n").utf8), to: STDERR_FILENO)
     }
 
     /// What a command wrote to `path`, said on stdout; on stderr when `path` is a stream

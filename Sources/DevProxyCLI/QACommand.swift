@@ -89,6 +89,16 @@ enum QACommand {
                 throw CommandFailure(error.reason)
             }
         }
+        // A report counts only beside the flow that carried it: reports.jsonl gathers every run's
+        // that logged in this directory, and a report from an earlier build made a build with its
+        // pinning removed "report-only".
+        let logged = Set(flows.flows.map(\.id))
+        let otherRuns = reports.count
+        reports = reports.filter { logged.contains($0.flowID) }
+        if reports.count < otherRuns {
+            Output.warning("\(otherRuns - reports.count) report(s) in \(reportsPath) came with flows that are not in \(log) "
+                           + "(another run's): left out")
+        }
         let verdicts = QAVerdict.judge(flows: flows.flows, reports: reports, hosts: arguments.values("host"))
         if let junit = arguments.value("junit") {
             do {
@@ -108,10 +118,11 @@ enum QACommand {
         let width = max(12, verdicts.map { $0.host.count }.max() ?? 0)
         // `no-forward-secrecy` read `no-forward-s` in a 12-column persona field.
         let personaWidth = max(12, verdicts.map { ($0.persona ?? "-").count }.max() ?? 0)
+        let verdictWidth = max(12, verdicts.map { $0.verdict.rawValue.count }.max() ?? 0)
         for verdict in verdicts {
             Output.line("\(verdict.host.padding(toLength: width, withPad: " ", startingAt: 0))  "
                         + "\((verdict.persona ?? "-").padding(toLength: personaWidth, withPad: " ", startingAt: 0))  "
-                        + "\(verdict.verdict.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0))  \(verdict.note)")
+                        + "\(verdict.verdict.rawValue.padding(toLength: verdictWidth, withPad: " ", startingAt: 0))  \(verdict.note)")
             let evidence = verdict.evidence.flows.prefix(5).joined(separator: ", ")
                 + (verdict.evidence.flows.count > 5 ? ", … (\(verdict.evidence.flows.count))" : "")
             if !evidence.isEmpty || !verdict.evidence.reports.isEmpty {

@@ -393,7 +393,7 @@ enum RunCommand {
         Output.line("onboarding: \(address.url)" + reach)
         guard try options.flag("qr") || (!quiet && isatty(STDOUT_FILENO) == 1),
               let code = try? QRCode(encoding: address.url) else { return }
-        Output.line(String(code.terminalText().dropLast()))
+        Output.raw(String(code.terminalText().dropLast()))
     }
 
     /// SIGINT and SIGTERM, caught from `init` on; `wait()` blocks until one arrives.

@@ -28,6 +28,16 @@ public struct QAVerdict: Codable, Sendable, Equatable {
         case cleartext
         /// Nothing decisive was seen.
         case inconclusive
+        /// Under a non-team persona some connections refused the certificate (or a report said the
+        /// app's pinner enforced) while other requests to the host went through: part of the app
+        /// pins the host and part does not (an SDK with its own HTTP client, a WebView).
+        case mixed
+        /// Under `untrusted`, `expired`, `wrong-host` or `self-signed`, requests went through: the
+        /// app accepts a certificate every client must reject, so it validates nothing, pinned or not.
+        case acceptsInvalidCertificate = "accepts-invalid-certificate"
+        /// Under `untrusted`, `expired`, `wrong-host` or `self-signed`, the client refused the
+        /// certificate: ordinary certificate validation, which says nothing of pinning.
+        case validates
     }
 
     public struct Evidence: Codable, Sendable, Equatable {
@@ -101,6 +111,14 @@ public struct QAVerdict: Codable, Sendable, Equatable {
         }
     }
 
+    /// Personas whose certificate every client must reject, pinned or not.
+    static let invalidCertificatePersonas: Set<String> = ["untrusted", "expired", "wrong-host", "self-signed"]
+
+    /// A note's tail naming the connections that refused while others went through (empty for none).
+    static func refusedToo(_ rejected: [Flow]) -> String {
+        rejected.isEmpty ? "" : "; \(rejected.count) connection(s) refused it (a part of the app DevProxy does not see into)"
+    }
+
     /// Personas that change what TLS is offered, and what they offer (for notes).
     static let tlsPersonas = ["tls12": "at most TLS 1.2", "no-forward-secrecy": "TLS 1.2 with RSA key exchange only"]
 
@@ -128,7 +146,8 @@ public struct QAVerdict: Codable, Sendable, Equatable {
         }
         if persona == "team" {
             if !decrypted.isEmpty {
-                return verdict(.debuggable, decrypted, "\(decrypted.count) request(s) decrypted with the team certificate")
+                return verdict(.debuggable, decrypted + rejected, "\(decrypted.count) request(s) decrypted with the team "
+                               + "certificate" + refusedToo(rejected))
             }
             if !rejected.isEmpty {
                 return verdict(.inconclusive, rejected, "the client rejected even the team certificate: is the team root "
@@ -154,7 +173,27 @@ public struct QAVerdict: Codable, Sendable, Equatable {
             }
             return verdict(.inconclusive, flows, "no request and no refused handshake seen under \(persona)")
         }
+        if invalidCertificatePersonas.contains(persona) {
+            if !decrypted.isEmpty {
+                return verdict(.acceptsInvalidCertificate, decrypted, "\(decrypted.count) request(s) went through with the "
+                               + "\(persona) certificate, which every client must reject: the app does not validate "
+                               + "certificates at all" + refusedToo(rejected))
+            }
+            if !rejected.isEmpty {
+                return verdict(.validates, rejected, "the client refused the \(persona) certificate: ordinary certificate "
+                               + "validation, not pinning (--persona HOST=unpinned tests the pins)", reports: reports)
+            }
+            return verdict(.inconclusive, flows, "no request and no rejection seen under \(persona)")
+        }
+        // A report whose app says its pinner enforces (TrustKit's enforce-pinning) is a refusal too.
+        let enforcing = reports.filter { $0.enforcePinning == true }
         if !decrypted.isEmpty {
+            if !rejected.isEmpty || !enforcing.isEmpty {
+                let refusals = rejected.isEmpty ? "the app's pinner enforces (\(enforcing.count) report(s) with "
+                    + "enforce-pinning true)" : "\(rejected.count) connection(s) refused the \(persona) certificate"
+                return verdict(.mixed, rejected + decrypted, "\(refusals), but \(decrypted.count) request(s) went through: "
+                               + "part of the app pins this host and part does not", reports: reports)
+            }
             if !reports.isEmpty {
                 return verdict(.reportOnly, decrypted, "requests went through under \(persona) and the app "
                                + "sent \(reports.count) pin-failure report(s)", reports: reports)

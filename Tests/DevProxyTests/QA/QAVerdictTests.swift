@@ -21,8 +21,9 @@ import TestSupport
         ]
     }
 
-    func report(id: String, host: String) -> String {
-        "{\"id\":\"\(id)\",\"flow_id\":\"x\",\"received\":\"t\",\"url\":\"u\",\"kind\":\"trustkit\",\"hostname\":\"\(host)\",\"signer\":null}"
+    func report(id: String, host: String, flow: String = "x", enforce: Bool? = nil) -> String {
+        "{\"id\":\"\(id)\",\"flow_id\":\"\(flow)\",\"received\":\"t\",\"url\":\"u\",\"kind\":\"trustkit\",\"hostname\":\"\(host)\","
+            + (enforce.map { "\"enforce-pinning\":\($0)," } ?? "") + "\"signer\":null}"
     }
 
     @Test func eachVerdictFromItsEvidence() throws {
@@ -111,9 +112,57 @@ import TestSupport
                 "\(verdict)")
     }
 
+    /// Evidence that disagrees is said, not dropped: refusals beside requests that went through
+    /// are `mixed` (an OkHttp client with a CertificatePinner refused while the app's other client
+    /// got through; a TrustKit report saying the pinner enforced), and the team persona's
+    /// `debuggable` names the connections that refused the team chain. Under a persona every
+    /// client must reject, a request that went through is `accepts-invalid-certificate` and a
+    /// refusal `validates` (it was `not-pinned` and `enforced`, so `--expect HOST=enforced` passed
+    /// without pins ever being tested).
+    @Test func disagreeingEvidenceAndInvalidCertificatesHaveVerdictsOfTheirOwn() throws {
+        let flows = try [
+            SyntheticFlows.flow(id: "m1", host: "mixed.acme.dev", persona: "unpinned", method: nil,
+                                error: "client_closed_after_handshake"),
+            SyntheticFlows.flow(id: "m2", host: "mixed.acme.dev", persona: "unpinned"),
+            SyntheticFlows.flow(id: "k1", host: "tk.acme.dev", persona: "unpinned"),
+            SyntheticFlows.flow(id: "d1", host: "api.acme.dev", persona: "team"),
+            SyntheticFlows.flow(id: "d2", host: "api.acme.dev", persona: "team", method: nil, error: "client_rejected_certificate"),
+            SyntheticFlows.flow(id: "s1", host: "lax.acme.dev", persona: "self-signed"),
+            SyntheticFlows.flow(id: "x1", host: "strict.acme.dev", persona: "expired", method: nil,
+                                error: "client_rejected_certificate"),
+        ]
+        let reports = JSONLines.decode(ReportRecord.self, Data(report(id: "rep1", host: "tk.acme.dev", flow: "k0",
+                                                                      enforce: true).utf8)).records
+        let verdicts = QAVerdict.judge(flows: flows, reports: reports)
+        func find(_ host: String) -> QAVerdict? { verdicts.first { $0.host == host } }
+        #expect(find("mixed.acme.dev")?.verdict.rawValue == "mixed")
+        #expect(find("mixed.acme.dev")?.evidence.flows == ["m1", "m2"])
+        #expect(find("mixed.acme.dev")?.note.hasPrefix("1 connection(s) refused the unpinned certificate, but 1 request(s) "
+                                                       + "went through") == true, "\(String(describing: find("mixed.acme.dev")))")
+        #expect(find("tk.acme.dev")?.verdict.rawValue == "mixed" && find("tk.acme.dev")?.evidence.reports == ["rep1"])
+        #expect(find("api.acme.dev")?.verdict == .debuggable && find("api.acme.dev")?.evidence.flows == ["d1", "d2"])
+        #expect(find("api.acme.dev")?.note.contains("1 connection(s) refused it") == true)
+        #expect(find("lax.acme.dev")?.verdict.rawValue == "accepts-invalid-certificate")
+        #expect(find("lax.acme.dev")?.verdict.rawValue == "accepts-invalid-certificate")
+        #expect(find("strict.acme.dev")?.verdict.rawValue == "validates")
+    }
+
+    /// reports.jsonl beside the log gathers every run's reports: one whose flow is not in this
+    /// log is another run's and does not count (an earlier build's report made a build with its
+    /// pinning removed `report-only`).
+    @Test func aReportFromAnotherRunDoesNotCount() throws {
+        let log = dir.write("flows.jsonl", try SyntheticFlows.log(flows()))
+        dir.write("reports.jsonl", report(id: "old", host: "cdn.acme.dev", flow: "run1-7") + "\n")
+        let result = try Subprocess.run(Subprocess.devproxy, ["qa", "verdict", "--log", log, "--host", "cdn.acme.dev"])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.stdout.contains("not-pinned") && !result.stdout.contains("report-only"), "\(result.stdout)")
+        #expect(result.stderr.contains("warning: 1 report(s) in \(dir.file("reports.jsonl")) came with flows that are not "
+                                       + "in \(log) (another run's): left out"), "\(result.stderr)")
+    }
+
     @Test func commandPrintsJSONAndWellFormedJUnit() throws {
         let log = dir.write("flows.jsonl", try SyntheticFlows.log(flows()) + "{\"id\": \"torn")
-        dir.write("reports.jsonl", report(id: "rep1", host: "metrics.acme.dev") + "\n")
+        dir.write("reports.jsonl", report(id: "rep1", host: "metrics.acme.dev", flow: "n1") + "\n")
         let junit = dir.file("qa.xml")
         let result = try Subprocess.run(Subprocess.devproxy, ["qa", "verdict", "--log", log, "--json", "--junit", junit,
                                                               "--expect", "api.acme.dev=enforced", "--expect", "cdn.acme.dev=enforced"])
@@ -214,6 +263,12 @@ import TestSupport
         #expect(result.status == 0, "\(result.output)")
         #expect(result.stdout.contains("api.acme.dev") && result.stdout.contains("1 no matching pin"))
         #expect(result.stdout.contains("no (report-only)") && result.stdout.contains("ana@acme.dev"))
+        // What came from the network is printed, never acted on by the terminal.
+        let hostile = line.replacingOccurrences(of: "\"api.acme.dev\"", with: "\"api.acme.dev\\u001b]0;PWNED\\u0007\\u001b[2J\"")
+        let escaped = try Subprocess.run(Subprocess.devproxy, ["reports", dir.write("hostile.jsonl", hostile + "\n")])
+        #expect(escaped.status == 0 && !escaped.stdout.contains("\u{1B}") && !escaped.stdout.contains("\u{07}"),
+                "\(escaped.stdout.debugDescription)")
+        #expect(escaped.stdout.contains("api.acme.dev\\x1B]0;PWNED\\x07\\x1B[2J"), "\(escaped.stdout)")
         let json = try Subprocess.run(Subprocess.devproxy, ["reports", file, "--json"])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         #expect((object["reports"] as? [Any])?.count == 1)
