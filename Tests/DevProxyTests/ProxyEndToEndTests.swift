@@ -857,6 +857,31 @@ import TestSupport
         #expect(proxy.flows(count: 1).first?.error?.kind == "upstream_refused")
     }
 
+    /// A request whose upstream cannot be reached keeps the body the client sent: a pin-failure
+    /// report posted to a collector that is down (common on a test network) was lost with it,
+    /// and QA then judged a report-only app not-pinned. Plain, intercepted HTTPS and HTTP/2 alike.
+    @Test func aRequestToAnUnreachableUpstreamKeepsItsBody() throws {
+        let proxy = try ProxyHarness()
+        let report = #"{"app-bundle-id":"com.acme.app","hostname":"api.acme.dev","validation-result":1}"#
+        for (index, (url, version)) in [("http://127.0.0.1:1/log_report", "--http1.1"),
+                                        ("https://127.0.0.1:1/log_report", "--http1.1"),
+                                        ("https://127.0.0.1:1/log_report", "--http2")].enumerated() {
+            let result = try proxy.curl([version, "-w", "\n%{http_code}", "-H", "Content-Type: application/json",
+                                         "--data-binary", report, url])
+            #expect(result.stdout.hasSuffix("502"), "\(result.output)")
+            let flow = try #require(proxy.flows(count: index + 1).last)
+            #expect(flow.error?.kind == "upstream_refused")
+            #expect(flow.request?.body?.text == report, "\(url) \(version): \(String(describing: flow.request?.body))")
+            #expect(flow.request?.body?.size == report.utf8.count)
+        }
+        // An h2 client that sends nothing more until it hears back gets its answer after a short wait.
+        let started = Date()
+        let held = try H2Client.run(proxy: proxy, port: 1, alpn: "h2", path: "/held", extra: ["--hold-body"])
+        #expect(held.responses.first?.status == 502, "\(held)")
+        #expect(Date().timeIntervalSince(started) < 10)
+        #expect(proxy.flows(count: 4).last?.error?.kind == "upstream_refused")
+    }
+
     @Test func originFormRequestToTheProxyGets400() throws {
         let proxy = try ProxyHarness()
         let result = try Subprocess.run("curl", ["-sS", "-w", "\n%{http_code}", "http://127.0.0.1:\(proxy.port)/"])

@@ -49,7 +49,7 @@ struct HTTPExchange {
                                                                         watch: context.connection.dialWatch)
         } catch {
             answerConnectFailure(error, draft: &draft)
-            drainRequestBody()
+            drainRequestBody(into: recorder, draft: &draft)
             return false
         }
         if upstream.isHTTP2 {
@@ -191,8 +191,19 @@ struct HTTPExchange {
     }
 
     /// After an early error the request body (if any) is still on its way; read it off so the
-    /// client sees our answer rather than a reset. Bounded by the body's own framing.
-    private func drainRequestBody() {
-        while let event = try? context.client.next(), case .body = event {}
+    /// client sees our answer rather than a reset, and record it (up to `--body-limit`, as any
+    /// body): a pin-failure report posted to a collector that is down was lost with it, and the
+    /// flow did not show what the app sent. Bounded by the body's own framing.
+    private func drainRequestBody(into recorder: ExchangeRecorder, draft: inout FlowDraft) {
+        var complete = false
+        while let event = try? context.client.next() {
+            if case .body(let bytes) = event {
+                recorder.recordRequestBody(bytes)
+                continue
+            }
+            if case .end = event { complete = true }
+            break
+        }
+        recorder.finishRequestBody(into: &draft, decoding: complete)
     }
 }

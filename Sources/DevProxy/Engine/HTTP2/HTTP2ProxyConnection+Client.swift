@@ -299,7 +299,7 @@ extension HTTP2ProxyConnection {
         // whole upstream timeout in turn): for a few seconds its reason answers them.
         if !upstreamSpeaksHTTP1, let failedAt = upstreamFailedAt, Date().timeIntervalSince(failedAt) < Self.failureReuse {
             let (kind, status, message) = UpstreamFailure.describe(upstreamFailure, target: HostPort(host: host, port: port).description)
-            answer(exchange, status: status, kind: kind, message: message)
+            answerAfterRequest(exchange, status: status, kind: kind, message: message)
             return nil
         }
         if !upstreamSpeaksHTTP1 {
@@ -335,9 +335,39 @@ extension HTTP2ProxyConnection {
             }
         } else {
             let (kind, status, message) = UpstreamFailure.describe(upstreamFailure, target: HostPort(host: host, port: port).description)
-            answer(exchange, status: status, kind: kind, message: message)
+            answerAfterRequest(exchange, status: status, kind: kind, message: message)
         }
         return nil
+    }
+
+    /// `answer`, once the request's body is in (or `--body-limit` of it): the flow keeps what the
+    /// client sent, where an answer before it reset the stream (NO_ERROR) and the body went
+    /// unread. Meanwhile nothing goes upstream and the client's DATA is acknowledged as it comes.
+    /// Not for a call or a tunnel, whose client may wait for the answer before it sends (gRPC's
+    /// UNAVAILABLE, a WebSocket's extended CONNECT), nor for a body the client holds back until
+    /// it hears `100 Continue`.
+    private func answerAfterRequest(_ exchange: HTTP2StreamExchange, status: Int, kind: FlowErrorKind, message: String) {
+        guard !exchange.requestEnded, !exchange.isGRPC, exchange.requestHead[pseudo: ":method"] != "CONNECT",
+              exchange.requestHead.firstValue("expect")?.lowercased() != "100-continue" else {
+            answer(exchange, status: status, kind: kind, message: message)
+            return
+        }
+        exchange.answeredLocally = true
+        exchange.heldFailure = (status, kind, message, Date())
+    }
+
+    /// How long a held failure waits for the rest of the request at most (a client that sends
+    /// nothing more until it hears back).
+    static let heldFailureWait: TimeInterval = 2
+
+    /// Sends a held failure's answer when the request has ended, passed `--body-limit`, or
+    /// waited `heldFailureWait`.
+    func releaseHeldFailure(_ exchange: HTTP2StreamExchange, now: Date = Date()) {
+        guard let held = exchange.heldFailure,
+              exchange.requestEnded || exchange.requestBytes > context.configuration.bodyLimit
+                || now.timeIntervalSince(held.since) >= Self.heldFailureWait else { return }
+        exchange.heldFailure = nil
+        answer(exchange, status: held.status, kind: held.kind, message: held.message)
     }
 
     /// Puts the origin connection's address and TLS into a stream's flow; timings for the one
@@ -369,6 +399,7 @@ extension HTTP2ProxyConnection {
             // Nobody upstream reads it: acknowledge at once so the client can finish sending.
             try? session.consumeStream(stream, count: bytes.count)
             if endStream && exchange.local != nil && exchange.draft.flow.response == nil { answerLocally(exchange) }
+            releaseHeldFailure(exchange)
             return
         }
         do {
@@ -385,6 +416,7 @@ extension HTTP2ProxyConnection {
         exchange.requestEnded = true
         if exchange.answeredLocally {
             if exchange.local != nil && exchange.draft.flow.response == nil { answerLocally(exchange) }
+            releaseHeldFailure(exchange)
             return
         }
         if let http1Leg = exchange.http1Leg {

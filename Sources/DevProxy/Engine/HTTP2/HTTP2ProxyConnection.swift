@@ -143,6 +143,7 @@ final class HTTP2ProxyConnection {
                 if now.timeIntervalSince(lastSilenceCheck) >= 0.25 && !streams.isEmpty {
                     lastSilenceCheck = now
                     expireSilentUpstreams(now: now)
+                    for exchange in streams.values where exchange.heldFailure != nil { releaseHeldFailure(exchange, now: now) }
                     reportProgress(now: now)
                     try flushAll()
                 }

@@ -38,6 +38,12 @@ final class HTTP2StreamExchange {
     var pendingReset: HTTP2ErrorCode?
     /// The request was answered by DevProxy (a local route, an error): nothing goes upstream.
     var answeredLocally = false
+    /// An upstream failure's answer held until the request's body is in (or `--body-limit` of
+    /// it), so that the flow keeps what the client sent: answered at once, the stream was reset
+    /// with NO_ERROR and the body never read (a pin report to a collector that is down was lost).
+    var heldFailure: (status: Int, kind: FlowErrorKind, message: String, since: Date)?
+    /// Request body bytes the client sent on this stream.
+    var requestBytes = 0
     /// The local route answering this stream once its body is in, and the request it answers.
     var local: (route: LocalRoute, request: LocalRequest)?
     var localBodyTooLong = false
@@ -85,6 +91,7 @@ final class HTTP2StreamExchange {
 
     /// Request body bytes from the client, kept for the flow.
     func recordRequest(_ bytes: [UInt8]) {
+        requestBytes += bytes.count
         recorder.recordRequestBody(bytes)
     }
 
