@@ -108,11 +108,42 @@ public struct AndroidNSCParser: Sendable {
         }
     }
 
+    /// 00:00 in `timeZone` of a pin-set's `expiration`, read as Android reads it (AOSP
+    /// `XmlConfigSource.parsePinSet`: `SimpleDateFormat("yyyy-MM-dd")`, not lenient,
+    /// `parse(String)`): digits, `-`, digits, `-`, digits (white space before each allowed), the year as
+    /// many digits as given, month and day in range; what follows the day is ignored
+    /// (`2027-06-30T00:00:00Z` is 30 June 2027). Any other separator (`2027/06/30`) is refused:
+    /// the app's every secure connection then fails. nil for what Android refuses.
+    static func expirationDay(_ text: String, timeZone: TimeZone) -> Date? {
+        var bytes = text.utf8[...]
+        func number() -> Int? {
+            // SimpleDateFormat skips white space before a number (` 2027- 06-30` parses).
+            bytes = bytes.drop { $0 == 0x20 || (0x09...0x0D).contains($0) }
+            let digits = bytes.prefix { (0x30...0x39).contains($0) }
+            guard !digits.isEmpty, digits.count <= 9 else { return nil }
+            bytes = bytes.dropFirst(digits.count)
+            return digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+        }
+        func dash() -> Bool {
+            guard bytes.first == UInt8(ascii: "-") else { return false }
+            bytes = bytes.dropFirst()
+            return true
+        }
+        guard let year = number(), dash(), let month = number(), dash(), let day = number(),
+              year >= 1, (1...12).contains(month), day >= 1 else { return nil }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let components = DateComponents(year: year, month: month, day: day)
+        guard let date = calendar.date(from: components),
+              calendar.component(.day, from: date) == day, calendar.component(.month, from: date) == month else { return nil }
+        return date
+    }
+
     /// `<pin-set expiration="yyyy-MM-dd">` with its `<pin digest="SHA-256">` children.
     private func parsePinSet(_ element: XMLElementTree) throws -> ([Pin], Date?) {
         var expiration: Date?
         if let text = element.attributes["expiration"] {
-            guard let date = TrustKitDate.day(text, timeZone: timeZone) else {
+            guard let date = Self.expirationDay(text, timeZone: timeZone) else {
                 throw PolicyError(.invalidValue, "Invalid expiration date: \(text)")
             }
             expiration = date

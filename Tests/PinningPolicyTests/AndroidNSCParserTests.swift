@@ -92,6 +92,26 @@ import Testing
         #expect(policy.domains.first?.expiration == ISO8601DateFormatter().date(from: "2014-12-31T15:00:00Z"))
     }
 
+    /// `expiration` as Android's `SimpleDateFormat("yyyy-MM-dd")` (not lenient, `parse(String)`)
+    /// reads it, checked against java.text.SimpleDateFormat on this machine's JDK: other
+    /// separators are refused (DevProxy read `2027/06/30` as a date, and Android's app then
+    /// failed every secure connection), text after the day is ignored (DevProxy refused
+    /// `2027-06-30T00:00:00Z`, which Android reads as 30 June), single digits and a short year
+    /// pass, out-of-range months and days do not.
+    @Test func expirationParsesAsAndroidParsesIt() {
+        let utc = TimeZone(identifier: "UTC")!
+        let day = { (text: String) in AndroidNSCParser.expirationDay(text, timeZone: utc).map { ISO8601DateFormatter().string(from: $0) } }
+        #expect(day("2027-06-30") == "2027-06-30T00:00:00Z")
+        #expect(day("2027-06-30T00:00:00Z") == "2027-06-30T00:00:00Z")
+        #expect(day("2027-6-3") == "2027-06-03T00:00:00Z")
+        #expect(day("2024-02-29") == "2024-02-29T00:00:00Z")
+        #expect(day(" 2027- 06-\t30") == "2027-06-30T00:00:00Z")
+        for refused in ["2027/06/30", "2020.01.01", "2020 01 01", "2015-13-45", "2023-02-29", "2027-06-31", "2027 -06-30", "+2027-06-30",
+                        "2027-06", "", "0-01-01", "2027-00-10", "2027-06-00"] {
+            #expect(day(refused) == nil, "\(refused)")
+        }
+    }
+
     @Test(arguments: [
         ("<domain-config><domain>a.com</domain></domain-config><domain-config><domain>A.com</domain></domain-config>", PolicyError.Code.duplicateDomain),
         ("<domain-config><pin-set/></domain-config>", .invalidStructure),
