@@ -88,9 +88,13 @@ public struct PolicyLinter: Sendable {
                                                message: "pins expire \(expiration), within 30 days"))
                 }
             }
-            // Only where the pins are enforced: an expired pin-set and a report-only entry block nothing.
+            // Only where the pins are enforced: an expired pin-set and a report-only entry block
+            // nothing, and neither does an Android entry whose user-installed anchors (where the
+            // team root is) override pins, as the prediction says.
+            let userOverridesPins = policy.source == .androidNSC
+                && entry.trustAnchors.contains { $0.store == .user && $0.overridesPins }
             if policy.customPinner == nil, policy.ats == nil, !teamRootPins.isEmpty, entry.enforce, !entry.isExpired(at: date),
-               !pins.contains(where: teamRootPins.contains) {
+               !userOverridesPins, !pins.contains(where: teamRootPins.contains) {
                 findings.append(PolicyLint(kind: .teamRootNotPinned, domain: name,
                                            message: "DevProxy cannot decrypt this host; the app will block"))
             }

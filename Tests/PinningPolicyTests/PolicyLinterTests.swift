@@ -25,6 +25,23 @@ import Testing
         let message = linter.lint(enforced, at: now).first { $0.kind == .teamRootNotPinned }?.message
         #expect(message == "DevProxy cannot decrypt this host; the app will block")
     }
+
+    /// An Android domain whose user-installed anchors override pins connects through DevProxy
+    /// (the evaluator predicts "not pinned"): the lint said the app would block.
+    @Test func userAnchorsThatOverridePinsAreNotABlock() throws {
+        let root = try Pin(sha256Base64: "S5z3Fz5ZfZAGJOBZjK6TYBquyLLKO+BndKXBlL3nPjo=").unwrap()
+        let other = try Pin(sha256Base64: "TwyNzy19zZi7cKfPsucs1E+h8ODOCPMrT8681sFWJvw=").unwrap()
+        let xml = """
+            <network-security-config><domain-config><domain>api.acme.dev</domain>
+            <trust-anchors><certificates src="user" overridePins="%@"/><certificates src="system"/></trust-anchors>
+            <pin-set><pin digest="SHA-256">\(Data(other.digest).base64EncodedString())</pin></pin-set></domain-config></network-security-config>
+            """
+        let linter = PolicyLinter(teamRootPins: [root])
+        for (overrides, blocks) in [("true", false), ("false", true)] {
+            let policy = try AndroidNSCParser().parse(Data(xml.replacingOccurrences(of: "%@", with: overrides).utf8))
+            #expect(linter.lint(policy).contains { $0.kind == .teamRootNotPinned } == blocks, "overridePins=\(overrides)")
+        }
+    }
 }
 
 extension Optional {
