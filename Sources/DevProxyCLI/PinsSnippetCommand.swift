@@ -110,6 +110,17 @@ enum PinsSnippetCommand {
                                  + "with --backup FILE (a CSR, key or certificate of your next root; `devproxy ca init "
                                  + "--next` makes one), or --report-only")
         }
+        if format == .trustKit || format == .trustKitPlist {
+            // Checked the way TrustKit checks it at start-up (`policy check`'s parser): a name it
+            // refuses (`localhost`, `co.uk` with subdomains, a name without a public suffix) was
+            // printed as ready to paste, and the app built from it crashed at launch.
+            do {
+                _ = try TrustKitPolicyParser().parse(Data(snippet.render(.trustKitPlist).utf8))
+            } catch let error as PolicyError {
+                throw CommandFailure("TrustKit refuses this configuration at start-up, so the app would crash at launch: "
+                                     + error.reason)
+            }
+        }
         for warning in snippet.warnings(for: format) { Output.warning(warning) }
         Output.raw(Array(snippet.render(format).utf8))
         return 0

@@ -177,6 +177,23 @@ import TestSupport
         #expect(badFormat.status == 2 && badFormat.stderr.hasPrefix("error: --format xml is not one of"))
     }
 
+    /// A TrustKit snippet is checked as TrustKit checks it at start-up, the parser `policy check`
+    /// uses: `localhost`, a public suffix with subdomains and a name with no public suffix were
+    /// printed as ready to paste (exit 0), and `policy check` of that output said the app crashes.
+    @Test(arguments: [(["localhost"], "an invalid domain localhost"),
+                      (["co.uk", "--include-subdomains"], "includeSubdomains for a domain suffix co.uk"),
+                      (["api.acme.test"], "an invalid domain api.acme.test")])
+    func aTrustKitSnippetTrustKitRefusesIsNotPrinted(_ domain: [String], _ reason: String) throws {
+        let backup = fixture.directory.write("next.key", bytes: try PrivateKey.generate(.p256).pem())
+        for format in ["trustkit", "trustkit-plist"] {
+            let result = try Subprocess.run(Subprocess.devproxy, ["pins", "snippet", "--ca-dir", ca, "--format", format,
+                                                                  "--backup", backup, "--domain"] + domain)
+            #expect(result.status == 1 && result.stdout.isEmpty, "\(result.output)")
+            #expect(result.stderr == "error: TrustKit refuses this configuration at start-up, so the app would crash at "
+                    + "launch: TrustKit was initialized with \(reason)\n", "\(result.stderr)")
+        }
+    }
+
     /// `--domain 'api acme'` made a snippet that pinned a name no host has (exit 0); an address
     /// or a glob would be matched as text too.
     @Test(arguments: ["api acme", "*.acme.dev", "10.0.0.7", "api..acme.dev", "api.acme.dev/v1"])
