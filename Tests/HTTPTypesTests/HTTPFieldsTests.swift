@@ -87,9 +87,16 @@ import Testing
         #expect(none == HTTPFields([("accept", "*/*")]))
     }
 
-    @Test func reasonPhraseIsTheOneReceivedElseMadeUp() {
+    /// A response without a phrase (from HTTP/2) gets its registered one: a 202, 307, 429 or 103
+    /// from an h2 origin reached an HTTP/1.1 client as `202 Error`; an unregistered code gets none.
+    @Test func reasonPhraseIsTheOneReceivedElseTheRegisteredOne() {
         #expect(HTTPResponse(status: 404).reasonPhrase == "Not Found")
-        #expect(HTTPResponse(status: 299).reasonPhrase == "Error")
+        #expect(HTTPResponse(status: 202).reasonPhrase == "Accepted")
+        #expect(HTTPResponse(status: 307).reasonPhrase == "Temporary Redirect")
+        #expect(HTTPResponse(status: 429).reasonPhrase == "Too Many Requests")
+        #expect(HTTPResponse(status: 103).reasonPhrase == "Early Hints")
+        #expect(HTTPResponse(status: 511).reasonPhrase == "Network Authentication Required")
+        #expect(HTTPResponse(status: 299).reasonPhrase == "")
         #expect(HTTPResponse(status: 200, reason: "Fine").reasonPhrase == "Fine")
         #expect(HTTPResponse(status: 200, reason: "").reasonPhrase == "")
     }
