@@ -111,4 +111,19 @@ import Testing
         #expect(draft.flow.timings.wait == 250)
         #expect(draft.flow.timings.receive >= 500)
     }
+
+    /// A response that began before the request ended (a bidirectional call) has no wait, and
+    /// its receive counts from the request's end: the wait was negative (-999 ms in a bidi gRPC
+    /// call) and the phases added up to twice the exchange.
+    @Test func aResponseThatOverlapsTheRequestWaitsNothing() {
+        let start = Date(timeIntervalSinceNow: -1)
+        let recorder = ExchangeRecorder(request: HTTPRequest(method: "POST"), bodyLimit: 0, grpcView: false, started: start)
+        var draft = draft()
+        recorder.responseStarted = start.addingTimeInterval(0.1)
+        recorder.requestSent = start.addingTimeInterval(0.6)
+        recorder.finishTimings(into: &draft)
+        #expect(draft.flow.timings.send == 600)
+        #expect(draft.flow.timings.wait == 0)
+        #expect(draft.flow.timings.receive >= 400 && draft.flow.timings.receive < 1_000, "\(draft.flow.timings)")
+    }
 }

@@ -221,14 +221,20 @@ final class ExchangeRecorder {
     ///   and no receive (an HTTP/1.1 exchange that failed before the response).
     func finishTimings(into draft: inout FlowDraft, openEnded: Bool = true) {
         let now = Date()
+        // A response that began before the request ended (a bidirectional call, an early answer
+        // to an upload) overlaps the send: its wait is 0 and its receive counts from the
+        // request's end, so the phases still add up to the exchange (the wait was negative,
+        // -999 ms in a bidi gRPC call).
+        var received = responseStarted
+        if let started = responseStarted, let requestSent { received = max(started, requestSent) }
         if let requestSent {
             draft.flow.timings.send = FlowDraft.milliseconds(from: sendStarted, to: requestSent)
-            if openEnded || responseStarted != nil {
-                draft.flow.timings.wait = FlowDraft.milliseconds(from: requestSent, to: responseStarted ?? now)
+            if openEnded || received != nil {
+                draft.flow.timings.wait = FlowDraft.milliseconds(from: requestSent, to: received ?? now)
             }
         }
-        if openEnded, let responseStarted {
-            draft.flow.timings.receive = FlowDraft.milliseconds(from: responseStarted, to: now)
+        if openEnded, let received {
+            draft.flow.timings.receive = FlowDraft.milliseconds(from: received, to: now)
         }
     }
 }
