@@ -76,10 +76,31 @@ import TestSupport
                                                    pki.root.pin, pki.rootPath, alternate.certificatePath], timeout: 60)
         #expect(unpinned.status == 3, "\(unpinned.output)")
         #expect(unpinned.stdout.contains("SSLPeerUnverifiedException: Certificate pinning failure"), "\(unpinned.output)")
+        // A client that went on to send its connection preface (a gRPC channel's readiness check)
+        // accepted the chain: it is no pinning evidence (it was recorded as OkHttp's refusal).
+        let preface = """
+            import socket, ssl, sys, time
+            s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+            s.sendall(("CONNECT localhost:%s HTTP/1.1\\r\\nHost: localhost:%s\\r\\n\\r\\n" % (sys.argv[2], sys.argv[2])).encode())
+            while not s.recv(4096).endswith(b"\\r\\n\\r\\n"): pass
+            context = ssl.create_default_context(cafile=sys.argv[3])
+            context.set_alpn_protocols(["h2"])
+            t = context.wrap_socket(s, server_hostname="localhost")
+            t.sendall(b"PRI * HTTP/2.0\\r\\n\\r\\nSM\\r\\n\\r\\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0]))
+            t.recv(4096)
+            t.close()
+            print(t.selected_alpn_protocol() if hasattr(t, "selected_alpn_protocol") else "closed")
+            """
+        let warmUp = try Subprocess.run("python3", ["-c", preface, String(proxy.port), String(origin.port),
+                                                    alternate.certificatePath], timeout: 30)
+        #expect(warmUp.status == 0, "\(warmUp.output)")
         _ = proxy.stop()
         let flows = try FlowLogReader.read(path: log).flows
         let closed = try #require(flows.first { $0.error?.kind == "client_closed_after_handshake" }, "\(flows.map(\.error))")
         #expect(closed.tls?.client?.alpn == "h2" && closed.h2 != nil && closed.persona == "unpinned", "\(closed)")
+        #expect(flows.filter { $0.error?.kind == "client_closed_after_handshake" }.count == 1, "\(flows.map(\.error))")
+        #expect(flows.contains { $0.error?.kind == "client_closed_unused" && $0.error?.message.contains("connection preface") == true },
+                "\(flows.map(\.error))")
         let verdict = try Subprocess.run(Subprocess.devproxy, ["qa", "verdict", "--log", log, "--json"])
         #expect(verdict.status == 0, "\(verdict.output)")
         #expect(verdict.stdout.contains("\"enforced\""), "\(verdict.stdout)")

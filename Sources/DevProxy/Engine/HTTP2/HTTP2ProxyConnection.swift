@@ -56,6 +56,9 @@ final class HTTP2ProxyConnection {
     var offersExtendedConnect = false
     /// The client closed the connection, or reading from or writing to it failed.
     var clientHungUp = false
+    /// The client sent bytes after the handshake (its connection preface, at least): it went on
+    /// with the certificate, which a post-handshake pinner (OkHttp) does not.
+    var clientSpoke = false
     /// A connection-level protocol error was recorded as a flow.
     var recordedConnectionError = false
     /// Wakes the loop when a stream's HTTP/1.1 thread has something to report.
@@ -205,6 +208,11 @@ final class HTTP2ProxyConnection {
         draft.flow.h2 = Flow.HTTP2Info(streamID: 0, connectionID: connectionID, upstreamStreamID: nil)
         if let unused = ConnectHandler.unusedFor(since: handshakeEnded) {
             draft.fail(.clientClosedUnused, unused)
+        } else if clientSpoke {
+            // OkHttp's CertificatePinner throws before its connection writes the preface; a client
+            // that sent it accepted the chain (a gRPC channel's readiness check, a warm-up).
+            draft.fail(.clientClosedUnused, "the client sent its HTTP/2 connection preface and closed without opening a "
+                       + "stream: it went on past the certificate, so this is no pinning evidence")
         } else {
             draft.fail(.clientClosedAfterHandshake, "the client completed the TLS handshake (HTTP/2) and closed without "
                        + "opening a stream: it likely pins a key this chain does not contain")
@@ -222,6 +230,7 @@ final class HTTP2ProxyConnection {
                 clientHungUp = true
                 return false
             }
+            clientSpoke = true
             do {
                 let events = try buffer.withUnsafeBytes { try session.receive(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
                 handleClient(events)
