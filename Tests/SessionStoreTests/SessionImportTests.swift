@@ -258,6 +258,76 @@ final class SessionImportTests: XCTestCase {
     /// with an offset, kept as written; Chrome's failed request (`_error` a string), imported with
     /// no error; a `time` no exchange takes (1e300 ms), a trap. A flow log line with a negative
     /// size crashed it the same way.
+    /// What other tools and DevProxy's own export put in a HAR comes back: a base64 request body
+    /// marked `_encoding` (DevProxy's export; it came back as its base64 text), a failure text on
+    /// the response object (where Chrome's DevTools and Playwright write `_error`/`_failureText`),
+    /// the timings (`ssl` inside `connect`), `serverIPAddress` and `connection` (all were dropped,
+    /// and a re-export said `time: 0`), a leading byte order mark, and entries listed in the
+    /// order they started whatever the file's order.
+    func testAHARBringsBackBodiesFailuresTimingsAndOrder() throws {
+        let directory = TemporaryDirectory()
+        let har = directory.write("other.har", "\u{FEFF}" + #"{"log":{"version":"1.2","creator":{"name":"x","version":"1"},"entries":["#
+            + #"{"startedDateTime":"2026-03-01T10:00:02.000Z","time":60,"serverIPAddress":"2001:db8::1","connection":"7",""#
+            + #"timings":{"blocked":-1,"dns":-1,"connect":30,"ssl":20,"send":1,"wait":25,"receive":4},"#
+            + #""request":{"method":"POST","url":"https://a.example/up","httpVersion":"HTTP/1.1","headers":[],"bodySize":4,"#
+            + #""postData":{"mimeType":"application/octet-stream","text":"AAH//w==","_encoding":"base64"}},"#
+            + #""response":{"status":200,"statusText":"OK","httpVersion":"HTTP/1.1","headers":[],"content":{"size":0}}},"#
+            + #"{"startedDateTime":"2026-03-01T10:00:01.000Z","time":3,"#
+            + #""request":{"method":"GET","url":"http://b.example:6666/","httpVersion":"HTTP/1.1","headers":[]},"#
+            + #""response":{"status":-1,"statusText":"","httpVersion":"","headers":[],"_failureText":"net::ERR_UNSAFE_PORT"}}]}}"#)
+        XCTAssertEqual(try SessionImport.format(of: har), .har)
+        let (store, report) = try SessionImport.open(path: har)
+        defer { store.close() }
+        XCTAssertEqual(report?.problems, [])
+        XCTAssertEqual(try store.flows(limit: 10, order: .oldestFirst).flows.map(\.id), ["har-2", "har-1"], "by start")
+        let upload = try JSONDecoder().decode(Flow.self, from: Data(try XCTUnwrap(try store.flowJSON(id: "har-1")).utf8))
+        XCTAssertEqual(try store.body(id: "har-1", part: .request)?.bytes, [0x00, 0x01, 0xFF, 0xFF])
+        let timings = upload.timings
+        XCTAssertEqual([timings.connect, timings.tls, timings.send, timings.wait, timings.receive], [10, 20, 1, 25, 4])
+        XCTAssertEqual(upload.server.address, "[2001:db8::1]:443")
+        XCTAssertEqual(upload.client, "7")
+        let failed = try JSONDecoder().decode(Flow.self, from: Data(try XCTUnwrap(try store.flowJSON(id: "har-2")).utf8))
+        XCTAssertEqual(failed.error?.message, "net::ERR_UNSAFE_PORT (as the HAR's tool recorded it)")
+        // The same through the export: the timings add up to the entry's time again.
+        let exported = directory.file("again.har")
+        try HARWriter.write([upload], to: exported)
+        let again = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: exported))) as? [String: Any])
+        let entry = try XCTUnwrap(((again["log"] as? [String: Any])?["entries"] as? [[String: Any]])?.first)
+        XCTAssertEqual(entry["time"] as? Double, 60)
+        XCTAssertEqual(entry["serverIPAddress"] as? String, "2001:db8::1")
+    }
+
+    /// A flow log is written as flows finish: a slow request's line comes after the quick one it
+    /// overlapped, and the list showed it in that order.
+    func testAFlowLogImportsInTheOrderFlowsStarted() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("flows.jsonl")
+        let log = try JSONLinesFlowLog(path: path)
+        var slow = Self.samples[0], fast = Self.samples[1]
+        (slow.id, slow.started, slow.ended) = ("slow", "2026-03-01T10:00:00.000Z", "2026-03-01T10:00:05.000Z")
+        (fast.id, fast.started, fast.ended) = ("fast", "2026-03-01T10:00:01.000Z", "2026-03-01T10:00:01.100Z")
+        log.record(fast)
+        log.record(slow)
+        log.close()
+        let (store, _) = try SessionImport.open(path: path)
+        defer { store.close() }
+        XCTAssertEqual(try store.flows(limit: 10, order: .oldestFirst).flows.map(\.id), ["slow", "fast"])
+    }
+
+    /// A HAR cut short says where, not only that it is "not a HAR file".
+    func testADamagedHARSaysWhereItBroke() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("cut.har")
+        try HARWriter.write(Self.samples, to: path)
+        let bytes = try XCTUnwrap(FileManager.default.contents(atPath: path))
+        FileManager.default.createFile(atPath: path, contents: bytes.prefix(bytes.count / 2))
+        XCTAssertThrowsError(try SessionImport.open(path: path)) { error in
+            let reason = (error as? SessionStoreError)?.reason ?? ""
+            XCTAssertTrue(reason.hasPrefix("\(path) is not valid JSON, so not a HAR file it can read: "), reason)
+            XCTAssertGreaterThan(reason.count, "\(path) is not valid JSON, so not a HAR file it can read: ".count + 5, reason)
+        }
+    }
+
     func testOtherToolsHARsAndBadSizesImportWithoutLoss() throws {
         let directory = TemporaryDirectory()
         let har = directory.write("charles.har", #"{"log":{"version":"1.2","creator":{"name":"Charles Proxy","version":"4.6"},"#

@@ -14,13 +14,28 @@ extension SessionImport {
 
     /// Stores every entry of the HAR document `data` (read from `path`) in `store`, then flushes.
     static func har(_ data: Data, path: String, into store: SessionStore) throws -> Report {
-        guard let document = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let log = document["log"] as? [String: Any], let entries = log["entries"] as? [[String: Any]] else {
+        let data = data.starts(with: byteOrderMark) ? data.dropFirst(3) : data
+        let parsed: Any
+        do {
+            parsed = try JSONSerialization.jsonObject(with: data)
+        } catch {
+            // Where it broke (a file cut short, a lone surrogate escape), not only that it did.
+            let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
+            throw SessionStoreError(.importFormat, "\(path) is not valid JSON, so not a HAR file it can read: \(detail)")
+        }
+        guard let document = parsed as? [String: Any], let log = document["log"] as? [String: Any],
+              let entries = log["entries"] as? [[String: Any]] else {
             throw SessionStoreError(.importFormat, "\(path) is not a HAR file (no log.entries)")
         }
         var report = Report(flows: 0, problems: [])
         var ids = Set<String>()
-        for (index, entry) in entries.enumerated() {
+        // In the order the requests started, as the list shows a live session's (a HAR merged
+        // from others, or written by a tool in another order, was listed in file order); ties
+        // keep the file's order.
+        let starts = entries.map { ($0["startedDateTime"] as? String).flatMap(FlowTimestamps.date) ?? .distantPast }
+        let ordered = entries.indices.sorted { starts[$0] < starts[$1] || (starts[$0] == starts[$1] && $0 < $1) }
+        for index in ordered {
+            let entry = entries[index]
             do {
                 var object = try HAREntry.flowObject(entry, index: index)
                 object["id"] = SessionImport.uniqueID(object["id"] as? String, fallback: "har-\(index + 1)", seen: &ids)
@@ -53,13 +68,18 @@ enum HAREntry {
         let mode = entry["_mode"] as? String ?? (socket ? "websocket" : secure ? "https" : "http")
         // Flows say when in UTC with milliseconds; a HAR may use an offset (Charles: `+02:00`).
         let start = FlowTimestamps.date(started)
+        let port = components?.port ?? (secure ? 443 : 80)
+        var server: [String: Any] = ["host": components?.host ?? "", "port": port]
+        if let ip = entry["serverIPAddress"] as? String, !ip.isEmpty {
+            server["address"] = (ip.contains(":") ? "[\(ip)]" : ip) + ":\(port)"
+        }
         var object: [String: Any] = [
             "id": entry["_flowId"] as? String ?? "har-\(index + 1)",
             "started": start.map(FlowTimestamps.string) ?? started,
-            "client": "",
+            "client": entry["connection"] as? String ?? "",
             "mode": mode,
-            "server": ["host": components?.host ?? "", "port": components?.port ?? (secure ? 443 : 80)],
-            "timings": ["connect": -1, "tls": -1, "send": -1, "wait": -1, "receive": -1],
+            "server": server,
+            "timings": timings(entry["timings"] as? [String: Any]),
         ]
         // HAR's `time` is milliseconds; a value no exchange takes (negative, not finite, years) is left out.
         if let time = entry["time"] as? Double, (0...1e11).contains(time), let start {
@@ -76,7 +96,10 @@ enum HAREntry {
             ]
             if !pseudo.isEmpty { requestObject["pseudo_headers"] = pseudo }
             if let post = request["postData"] as? [String: Any], let text = post["text"] as? String ?? formText(post) {
-                requestObject["body"] = body(text: text, encoding: post["encoding"] as? String, size: request["bodySize"] as? Int)
+                // `_encoding`: where DevProxy's export marks a base64 request body (HAR 1.2 has
+                // `encoding` only on a response's content); read back as the bytes, not the base64.
+                let encoding = post["encoding"] as? String ?? post["_encoding"] as? String
+                requestObject["body"] = body(text: text, encoding: encoding, size: request["bodySize"] as? Int)
             }
             object["request"] = requestObject
         }
@@ -95,8 +118,12 @@ enum HAREntry {
         }
         for key in ["error", "tunnel", "grpc"] { if let value = entry["_\(key)"] { object[key] = value } }
         // Chrome writes a failed request's `_error` as its net error (`net::ERR_CONNECTION_REFUSED`),
-        // Playwright as `_failureText`; DevProxy's own is an object, kept as it is.
-        if let text = entry["_error"] as? String ?? entry["_failureText"] as? String, !text.isEmpty {
+        // Playwright as `_failureText`, both on the response object (DevTools' `_buildResponse`;
+        // a Playwright HAR of Chromium) and some tools on the entry; DevProxy's own is an object
+        // on the entry, kept as it is.
+        let failed = entry["_error"] is [String: Any] ? nil : entry["response"] as? [String: Any]
+        if let text = entry["_error"] as? String ?? entry["_failureText"] as? String ?? failed?["_error"] as? String
+            ?? failed?["_failureText"] as? String, !text.isEmpty {
             object["error"] = ["kind": "request_failed", "message": text + " (as the HAR's tool recorded it)"]
         } else if object["response"] == nil, object["error"] == nil, mode != "tunnel" {
             // Firefox and others write a request that got no answer (blocked, cancelled, failed) as
@@ -180,6 +207,19 @@ enum HAREntry {
             guard let name = field["name"] as? String, let value = field["value"] as? String else { return nil }
             return [name, value]
         } ?? []
+    }
+
+    /// HAR's phases as the flow's: HAR counts `ssl` inside `connect` (and `dns` before it, which
+    /// the flow counts in `connect`); -1 (or anything not a number) is a phase that did not happen.
+    private static func timings(_ har: [String: Any]?) -> [String: Double] {
+        func phase(_ name: String) -> Double {
+            guard let value = har?[name] as? Double, value.isFinite, value >= 0, value < 1e11 else { return -1 }
+            return value
+        }
+        let ssl = phase("ssl"), connect = phase("connect"), dns = phase("dns")
+        var flowConnect = connect < 0 ? -1 : max(connect - max(ssl, 0), 0)
+        if dns > 0 { flowConnect = max(flowConnect, 0) + dns }
+        return ["connect": flowConnect, "tls": ssl, "send": phase("send"), "wait": phase("wait"), "receive": phase("receive")]
     }
 
     /// A HAR body (text, or base64 when `encoding` says so) as a flow-log body object.

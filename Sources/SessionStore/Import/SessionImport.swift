@@ -47,11 +47,16 @@ public enum SessionImport {
         return format(ofHead: head)
     }
 
+    /// UTF-8's byte order mark, skipped at the start of a flow log or HAR file.
+    static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
+
     /// The bytes `format(of:)` looks at.
     static let formatHead = 4096
 
     /// Which format a file whose first bytes are `head` is in.
     static func format(ofHead head: [UInt8]) -> Format {
+        // A UTF-8 byte order mark (Windows tools, PowerShell 5's `-Encoding UTF8`) says nothing of the format.
+        let head = head.starts(with: byteOrderMark) ? Array(head.dropFirst(3)) : head
         if head.starts(with: Array("SQLite format 3\0".utf8)) { return .session }
         // A HAR file is one JSON object whose first key is usually "log"; a flow log is one per line.
         let text = String(decoding: head, as: UTF8.self)
@@ -191,9 +196,14 @@ public enum SessionImport {
     static func flowLog(_ lines: inout LineStream, into store: SessionStore) throws -> Report {
         var report = Report(flows: 0, problems: [])
         var ids = Set<String>()
-        defer { store.flush() }
-        while let (line, _) = try lines.next() {
+        var order = StartOrder(store: store)
+        defer {
+            order.finish()
+            store.flush()
+        }
+        while var (line, _) = try lines.next() {
             let number = lines.number
+            if number == 1, line.starts(with: byteOrderMark) { line = line.dropFirst(3) }
             guard line.contains(where: { $0 > 0x20 }) else { continue }
             do {
                 guard var object = try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else {
@@ -211,7 +221,7 @@ public enum SessionImport {
                                   as: UTF8.self)
                 }
                 let entry = try FlowLogEntry(object)
-                store.importFinished(entry.record, json: json, bodies: entry.bodies)
+                order.add(entry.record, json: json, bodies: entry.bodies)
                 report.flows += 1
             } catch let error as SessionStoreError {
                 report.problems.append(Problem(number: number, reason: error.reason))
