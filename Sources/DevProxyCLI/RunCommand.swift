@@ -401,9 +401,15 @@ enum RunCommand {
         private let done = DispatchSemaphore(value: 0)
         private var sources: [DispatchSourceSignal] = []
 
+        /// SIGHUP too (the terminal closed, an SSH session dropped): it ended the process at once,
+        /// and `--har`, written at exit, stayed the empty document, and the store's last batch
+        /// went uncommitted. Not when it arrives ignored (`nohup devproxy run`), which is kept.
         init() {
             let queue = DispatchQueue(label: "devproxy.signals")
-            for signalNumber in [SIGINT, SIGTERM] {
+            var signals = [SIGINT, SIGTERM]
+            let hangUp = signal(SIGHUP, SIG_IGN)
+            if unsafeBitCast(hangUp, to: Int.self) != unsafeBitCast(SIG_IGN, to: Int.self) { signals.append(SIGHUP) }
+            for signalNumber in signals {
                 signal(signalNumber, SIG_IGN)
                 let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
                 source.setEventHandler { [done] in done.signal() }

@@ -556,6 +556,25 @@ import TestSupport
         #expect(dir.read("err.txt").contains("listening on"))
     }
 
+    /// SIGHUP (the terminal closed, an SSH session dropped) stops the proxy as SIGTERM does, so
+    /// `--har`, written at exit, holds the flows: it ended the process at once and the HAR stayed
+    /// the empty document.
+    @Test func aHangUpWritesTheHARAsAStopDoes() throws {
+        let dir = TemporaryDirectory()
+        let origin = try OriginServer()
+        let har = dir.file("s.har")
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--har", har, "--upstream-ca", origin.caPath,
+                                         "--session", "off", "--quiet"])
+        try expectHello(through: proxy, root: dir.file("ca/root.pem"), origin: origin)
+        kill(proxy.process.processIdentifier, SIGHUP)
+        let deadline = Date().addingTimeInterval(20)
+        while proxy.process.isRunning && Date() < deadline { usleep(20_000) }
+        #expect(!proxy.process.isRunning)
+        #expect(proxy.stop().status == 0)
+        let document = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: har))) as? [String: Any]
+        #expect(((document?["log"] as? [String: Any])?["entries"] as? [Any])?.count == 1)
+    }
+
     /// `--har` through a link (`/dev/stdout`, a link to a file elsewhere) is written in place: the
     /// atomic write renamed a new file over the path, which replaced the link itself, and run as
     /// root with stdout going to a file, `/dev/stdout` became a regular file.
