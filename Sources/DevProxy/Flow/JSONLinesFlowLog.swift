@@ -39,6 +39,9 @@ public final class JSONLinesFlowLog: FlowSink, @unchecked Sendable {
     private let regularFile: Bool
     /// The flusher thread is running (it ends after `flusherIdle` without lines).
     private var flusherRunning = false
+    /// A failed write left a fragment of a line the file could not be cut back from: the next
+    /// write begins with a newline (only the writing thread touches it).
+    private var tornTail = false
 
     /// A record this long after the previous one is written at once.
     static let quietGap: UInt64 = 2_000_000
@@ -113,7 +116,13 @@ public final class JSONLinesFlowLog: FlowSink, @unchecked Sendable {
         while !pending.isEmpty {
             swap(&batch, &pending)
             lock.unlock()
+            if tornTail {
+                batch.insert(UInt8(ascii: "\n"), at: 0)
+                tornTail = false
+            }
+            let before = regularFile ? lseek(fd, 0, SEEK_END) : -1
             let failure = batch.withUnsafeBytes { SecureFile.writeAll(fd, $0) }
+            if failure != nil { endTornWrite(of: batch, startedAt: before) }
             batch.removeAll(keepingCapacity: true)
             lock.lock()
             if let failure { recordLocked(FlowFile.error(failure, writing: path)) }
@@ -128,6 +137,19 @@ public final class JSONLinesFlowLog: FlowSink, @unchecked Sendable {
         if !flusherRunning { releaseLargeBuffersLocked() }
         writing = false
         lock.broadcast()
+    }
+
+    /// After a write that failed part way (a full disk), takes the file back to its last whole
+    /// line, so that once space is back the next record starts a line of its own: it was
+    /// appended to the torn fragment, and that flow was lost in a line no reader could parse.
+    /// Where that cannot be done (not a regular file, `ftruncate` refused), the next write begins
+    /// with a newline instead, which leaves the fragment a line of its own.
+    private func endTornWrite(of batch: [UInt8], startedAt before: off_t) {
+        let after = before >= 0 ? lseek(fd, 0, SEEK_END) : -1
+        let written = Int(after - before)
+        guard before >= 0, after >= before, written < batch.count else { return }
+        let whole = batch[..<written].lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0
+        if whole < written, ftruncate(fd, before + off_t(whole)) != 0 { tornTail = true }
     }
 
     /// The flusher thread: writes what gathered once its oldest line has waited `maxDelay`, and

@@ -172,6 +172,41 @@ import TestSupport
         #expect(read.problems.map(\.line) == [1])
     }
 
+    /// A full disk in the middle of a write leaves the file at its last whole line: once space is
+    /// back, the next flows are lines of their own. A partial write stayed in the file and the
+    /// next record was appended to it, one line no reader could parse and a flow lost. On a
+    /// 100 KiB tmpfs in a mount namespace of its own (root, as the CA's full-disk test).
+    @Test func aFullDiskLeavesOnlyWholeLines() throws {
+        let script = """
+            set -u
+            mkdir -p "$1/fs" && mount -t tmpfs -o size=100k tmpfs "$1/fs" || exit 3
+            head -c 9000 /dev/zero | tr '\\0' a > "$1/body"
+            "$0" run --ca-dir "$1/ca" --listen 127.0.0.1:0 --session off --no-web --log "$1/fs/flows.jsonl" > "$1/out" 2>&1 &
+            pid=$!
+            port=""
+            for i in $(seq 100); do
+              port=$(grep -o 'listening on 127.0.0.1:[0-9]*' "$1/out" | head -1 | cut -d: -f2)
+              [ -n "$port" ] && break
+              sleep 0.1
+            done
+            dd if=/dev/zero of="$1/fs/filler" bs=1k count=60 2>/dev/null
+            for i in 1 2 3 4 5 6 7 8; do curl -s -o /dev/null -x "127.0.0.1:$port" --data-binary @"$1/body" http://127.0.0.1:1/big; done
+            sleep 0.2
+            rm "$1/fs/filler"
+            for i in 1 2 3; do curl -s -o /dev/null -x "127.0.0.1:$port" "http://127.0.0.1:1/after$i"; done
+            kill -INT $pid; wait $pid
+            cp "$1/fs/flows.jsonl" "$1/flows.jsonl"
+            umount "$1/fs"
+            grep -c "No space left on device" "$1/out"
+            """
+        let dir = TemporaryDirectory()
+        let result = try Subprocess.run("unshare", ["-m", "sh", "-c", script, Subprocess.devproxy, dir.path], timeout: 120)
+        #expect(Int(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0 >= 1, "the disk filled: \(result.output)")
+        let (flows, problems) = try FlowLogReader.read(path: dir.file("flows.jsonl"))
+        #expect(problems.isEmpty, "\(problems)")
+        #expect(flows.filter { $0.request?.url.contains("/after") == true }.count == 3, "\(flows.map { $0.request?.url })")
+    }
+
     @Test func aMissingLogIsNotFound() throws {
         #expect(throws: FlowLogError.self) { try FlowLogReader.read(path: dir.file("absent.jsonl")) }
         do {
