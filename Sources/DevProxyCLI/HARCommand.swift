@@ -11,6 +11,8 @@ enum HARCommand {
                                                   --output FILE is the same, and -o - is stdout)
       devproxy har flows.jsonl | jq '.log.entries | length'
                                                   HAR on stdout when -o is not given
+      zcat flows.jsonl.gz | devproxy har - -o session.har
+                                                  - reads the flow log from standard input
 
     Torn or corrupt lines (say, the proxy was killed mid-write) are reported as warnings with
     their line numbers; every other flow is still converted.
@@ -27,10 +29,15 @@ enum HARCommand {
             throw UsageError("give exactly one flow log, as in `devproxy har flows.jsonl -o session.har`")
         }
         let outputPath = arguments.value("o") ?? arguments.value("output")
+        // The HAR written over the log it was read from replaced the captured log (exit 0).
+        if let outputPath, outputPath != "-", sameFile(outputPath, logPath) {
+            throw UsageError("\(outputPath) is the flow log being read; give the HAR another name")
+        }
 
         let log: (flows: [Flow], problems: [(line: Int, reason: String)])
         do {
-            log = try FlowLogReader.read(path: logPath)
+            // `-` is standard input, as `-o -` is standard output (`zcat flows.jsonl.gz | devproxy har -`).
+            log = try FlowLogReader.read(path: logPath == "-" ? "/dev/stdin" : logPath)
         } catch let error as FlowLogError {
             let hint = error.code == .notFound ? "; give the file the proxy wrote with --log" : ""
             throw CommandFailure(error.reason + hint)
@@ -54,6 +61,13 @@ enum HARCommand {
                      "Next: import it in Chrome DevTools (Network → Import HAR file…), "
                         + "or `jq '.log.entries[].request.url' \(outputPath)`")
         return 0
+    }
+
+    /// Whether `a` and `b` name one existing file (one device and inode, through links too).
+    static func sameFile(_ a: String, _ b: String) -> Bool {
+        var first = stat(), second = stat()
+        guard stat(a, &first) == 0, stat(b, &second) == 0 else { return false }
+        return first.st_dev == second.st_dev && first.st_ino == second.st_ino
     }
 
     /// Warns of a flow log's unreadable lines (the first ten; `rest` names the count of the others)

@@ -51,6 +51,29 @@ import TestSupport
         #expect(dir.mode("session.har") == 0o600)
     }
 
+    /// `-o` naming the log itself (or a link to it) is refused, the log untouched: the HAR
+    /// replaced the captured log and the command said it wrote it (exit 0).
+    @Test func theHARIsNeverWrittenOverTheLog() throws {
+        let log = try writeLog()
+        let before = dir.read("flows.jsonl")
+        try FileManager.default.createSymbolicLink(atPath: dir.file("alias.jsonl"), withDestinationPath: log)
+        for output in [log, dir.file("alias.jsonl")] {
+            let result = try devproxy(["har", log, "-o", output])
+            #expect(result.status == 2, "\(result.output)")
+            #expect(result.stderr == "error: \(output) is the flow log being read; give the HAR another name\n")
+        }
+        #expect(dir.read("flows.jsonl") == before)
+    }
+
+    /// `-` reads the log from standard input, as `-o -` writes to standard output.
+    @Test func aDashReadsTheLogFromStandardInput() throws {
+        let log = try writeLog()
+        let result = try Subprocess.run("bash", ["-c", "\"$0\" har - < \"$1\"", Subprocess.devproxy, log])
+        #expect(result.status == 0, "\(result.output)")
+        let har = try JSONDecoder().decode(HARDocument.self, from: Data(result.stdout.utf8))
+        #expect(har.log.entries.count == 4)
+    }
+
     @Test func tornLinesAreWarnedAboutAndTheRestConverted() throws {
         let log = try writeLog(tornLine: true)
         let result = try devproxy(["har", log])
