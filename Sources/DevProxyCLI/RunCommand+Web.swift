@@ -10,7 +10,12 @@ extension RunCommand {
     /// The UI's bound listener, or nil with `--no-web`. Bound before the proxy starts, so the
     /// proxy can refuse to forward to it.
     static func webListener(_ options: RunOptions) throws -> Listener? {
-        guard try !options.flag("no-web") else { return nil }
+        // `--web` and `--no-web` together contradict each other; `--web` on the command line
+        // wins over the config file's `no_web`, as flags win. Either way it was dropped silently.
+        if options.onCommandLine("web"), options.onCommandLine("no-web") {
+            throw UsageError("--web and --no-web contradict each other; give one")
+        }
+        guard try !options.flag("no-web") || options.onCommandLine("web") else { return nil }
         let configuration = try webConfiguration(options)
         do {
             return try WebUI.bind(configuration)

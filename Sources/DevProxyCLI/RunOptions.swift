@@ -84,6 +84,11 @@ struct RunOptions {
         return value
     }
 
+    /// Whether the command line itself (not the config file) gives `name`.
+    func onCommandLine(_ name: String) -> Bool {
+        arguments.value(name) != nil || arguments.flag(name)
+    }
+
     /// A boolean: the flag, else the config key.
     func flag(_ name: String) throws -> Bool {
         if arguments.flag(name) { return true }

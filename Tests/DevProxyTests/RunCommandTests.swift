@@ -187,6 +187,20 @@ import TestSupport
         _ = holder
     }
 
+    /// `--web` on the command line wins over the config file's `no_web` (flags win), and beside
+    /// `--no-web` it is a usage error: both times the UI was dropped without a word.
+    @Test func aWebFlagIsNeverDroppedSilently() throws {
+        let dir = TemporaryDirectory()
+        let both = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", dir.file("ca"), "--listen", "127.0.0.1:0",
+                                                            "--no-web", "--web", "127.0.0.1:0"], timeout: 20)
+        #expect(both.status == 2 && both.stderr == "error: --web and --no-web contradict each other; give one\n",
+                "\(both.output)")
+        let config = dir.write("c.json", #"{"no_web": true}"#)
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--config", config, "--web", "127.0.0.1:0"], webUI: true)
+        #expect(proxy.webUI != nil, "\(proxy.banner)")
+        _ = proxy.stop()
+    }
+
     /// A run that fails to start keeps no session and prunes none: each failed start left an empty
     /// `session-….sqlite` behind and, keeping the newest 20, deleted the oldest real session.
     @Test func aFailedStartLeavesTheSessionsAsTheyWere() throws {
