@@ -206,6 +206,16 @@ public final class BodyCapture {
                     body.truncated = true
                     body.decodedCut = decoded.bytes.count
                 }
+                if !running, !body.truncated, decoded.end == .inputEnded || decoded.end == .corrupt, let names = body.decoded {
+                    // The whole body was kept and its coding did not end well: an origin cut off
+                    // mid-compression, or damaged bytes. Said, where the partial text read as the
+                    // whole response ("the server returns half a list").
+                    body.decodeError = decoded.end == .inputEnded
+                        ? "the \(names) stream stops before its end (the body was cut short): the text is what "
+                            + "decoded of it, \(decoded.bytes.count) bytes"
+                        : "the \(names) stream is damaged: the text is what decoded before the damage, "
+                            + "\(decoded.bytes.count) bytes"
+                }
                 body.charset = reading?.charset
                 if !running, body.decoded?.isEmpty == false || body.charset != nil,
                    text.utf8.count != shown.count || !text.utf8.elementsEqual(shown) {

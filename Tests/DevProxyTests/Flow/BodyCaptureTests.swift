@@ -76,6 +76,31 @@ import TestSupport
     }
 
     /// The limit holds whichever way the bytes are split, down to one byte per call.
+    /// A whole body whose coding does not end well says so: cut short (an origin that died
+    /// mid-compression) or damaged. The partial text read as the whole response, with no
+    /// `decode_error`. A prefix kept by `--body-limit` is not an error.
+    @Test func aDamagedOrCutCodingSaysSo() throws {
+        let text = RealCompressors.text(lines: 200)
+        let gzip = try RealCompressors.gzip(text)
+        func record(_ bytes: [UInt8], limit: Int = 1 << 20) -> Flow.Body {
+            let capture = BodyCapture(limit: limit)
+            capture.append(bytes)
+            return capture.finish(contentEncoding: "gzip", contentType: "text/plain")
+        }
+        let whole = record(gzip)
+        #expect(whole.decodeError == nil && whole.text?.utf8.count == text.count)
+        let cut = record(Array(gzip.dropLast(20)))
+        #expect(cut.decodeError?.hasPrefix("the gzip stream stops before its end (the body was cut short)") == true,
+                "\(String(describing: cut.decodeError))")
+        #expect(cut.text.map { text.starts(with: Array($0.utf8)) } == true)
+        var damaged = gzip
+        damaged[damaged.count - 6] ^= 0xFF
+        #expect(record(damaged).decodeError?.hasPrefix("the gzip stream is damaged") == true,
+                "\(String(describing: record(damaged).decodeError))")
+        let limited = record(gzip, limit: gzip.count / 2)
+        #expect(limited.truncated && limited.decodeError == nil)
+    }
+
     @Test func theLimitHoldsAcrossPieces() {
         let bytes = Array("abcdefghijklmnopqrstuvwxyz".utf8)
         for limit in [0, 1, 9, 10, 11, 26, 27] {
