@@ -71,6 +71,14 @@ public struct HTTPFields: Sendable, Equatable, RandomAccessCollection, Expressib
         indices.compactMap { field($0, isNamed: name) ? pairs.value(at: $0) : nil }
     }
 
+    /// Every field named `name` as one list value, joined with ", " (RFC 9110 §5.3: a list
+    /// field's lines are one value); nil when there is none. `Content-Encoding: gzip` and
+    /// `Content-Encoding: br` on two lines are `gzip, br`.
+    public func combined(_ name: String) -> String? {
+        let all = values(name)
+        return all.isEmpty ? nil : all.joined(separator: ", ")
+    }
+
     /// Whether at least one field is named `name` (any case).
     public func contains(_ name: String) -> Bool {
         indices.contains { field($0, isNamed: name) }

@@ -850,6 +850,23 @@ import TestSupport
         #expect(flow.response?.body?.size == Int(result.stdout))
     }
 
+    /// `Content-Encoding` on two field lines is one list (RFC 9110 §5.3): `gzip` then `br` is
+    /// br(gzip(text)), decoded in the record as curl and mitmproxy decode it; only the first line
+    /// was read, and the record said it could not be decoded as gzip.
+    @Test func aContentEncodingOnTwoLinesIsOneList() throws {
+        let text = RealCompressors.text(lines: 40)
+        let body = try RealCompressors.brotli(try RealCompressors.gzip(text))
+        let origin = try ScriptedOrigin(Array(("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Encoding: gzip\r\n"
+                                              + "Content-Encoding: br\r\nContent-Length: \(body.count)\r\n\r\n").utf8) + body)
+        let proxy = try ProxyHarness()
+        let result = try proxy.curl(["-o", "/dev/null", "-w", "%{size_download}", "http://127.0.0.1:\(origin.port)/two"])
+        #expect(result.stdout == "\(body.count)", "the bytes go through as sent: \(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.response?.body?.decoded == "gzip, br")
+        #expect(flow.response?.body?.decodeError == nil)
+        #expect(flow.response?.body?.text.map { Array($0.utf8) == text } == true)
+    }
+
     @Test func upstreamRefusedGets502() throws {
         let proxy = try ProxyHarness()
         let result = try proxy.curl(["-w", "\n%{http_code}", "https://127.0.0.1:1/"])

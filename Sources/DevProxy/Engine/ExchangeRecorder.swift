@@ -134,14 +134,14 @@ final class ExchangeRecorder {
     /// Puts the request body into the flow, decoded by the request's Content-Encoding for its
     /// text unless `decoding` is false (a body cut short by a failure).
     func finishRequestBody(into draft: inout FlowDraft, decoding: Bool = true) {
-        let coding = decoding ? request.fields["content-encoding"] : nil
+        let coding = decoding ? request.fields.combined("content-encoding") : nil
         let type = request.fields["content-type"]
         draft.flow.request?.body = requestCapture.finish(contentEncoding: coding, contentType: type)
     }
 
     /// Puts the response body into the flow, decoded by the recorded head's Content-Encoding.
     func finishResponseBody(into draft: inout FlowDraft) {
-        draft.flow.response?.body = responseCapture.finish(contentEncoding: response?.fields["content-encoding"],
+        draft.flow.response?.body = responseCapture.finish(contentEncoding: response?.fields.combined("content-encoding"),
                                                            contentType: response?.fields["content-type"])
     }
 
@@ -165,11 +165,11 @@ final class ExchangeRecorder {
     func snapshot(into draft: inout FlowDraft, redact: [String]) {
         // A body already finished into the draft (an HTTP/1.1 request's, sent whole) stays.
         if draft.flow.request != nil && draft.flow.request?.body == nil && webSocket == nil {
-            draft.flow.request?.body = requestCapture.preview(contentEncoding: request.fields["content-encoding"],
+            draft.flow.request?.body = requestCapture.preview(contentEncoding: request.fields.combined("content-encoding"),
                                                               contentType: request.fields["content-type"])
         }
         if draft.flow.response != nil && draft.flow.response?.body == nil && webSocket == nil {
-            draft.flow.response?.body = responseCapture.preview(contentEncoding: response?.fields["content-encoding"],
+            draft.flow.response?.body = responseCapture.preview(contentEncoding: response?.fields.combined("content-encoding"),
                                                                 contentType: response?.fields["content-type"])
         }
         finishTrailers(into: &draft, redact: redact)

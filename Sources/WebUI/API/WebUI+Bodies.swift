@@ -33,7 +33,7 @@ extension WebUI {
         }
         let headers = try messageHeaders(id: id, part: part)
         let contentType = Self.value(of: "content-type", in: headers)
-        let contentEncoding = Self.value(of: "content-encoding", in: headers)
+        let contentEncoding = Self.combinedValue(of: "content-encoding", in: headers)
         // A `?limit=` answer reads one byte past its limit (to know there is more); a range needs the length.
         let window = range == nil ? limit.map { $0 < Int.max ? $0 + 1 : $0 } ?? .max : .max
         let cut = range == nil ? limit : nil
@@ -166,6 +166,12 @@ extension WebUI {
     /// The first value of header `name` (lower case) in `headers`, any case.
     static func value(of name: String, in headers: [(String, String)]) -> String? {
         headers.first { $0.0.lowercased() == name }?.1
+    }
+
+    /// Every value of the list field `name`, joined (`Content-Encoding` on two lines is one list).
+    static func combinedValue(of name: String, in headers: [(String, String)]) -> String? {
+        let values = headers.filter { $0.0.lowercased() == name }.map(\.1)
+        return values.isEmpty ? nil : values.joined(separator: ", ")
     }
 
     /// The request's or response's header pairs ([] when there are none): from the store's

@@ -113,7 +113,7 @@ extension WebUI {
         guard let extent = try store.bodyExtent(id: id, part: part) else {
             return .answer(.error(404, "flow \(id) has no stored \(name) body"))
         }
-        let contentEncoding = Self.value(of: "content-encoding", in: headers)
+        let contentEncoding = Self.combinedValue(of: "content-encoding", in: headers)
         var content = BodySource.Content.bytes
         if let contentEncoding, ContentDecodingStream(contentEncoding: contentEncoding, outputLimit: 0) != nil {
             content = .decoded(contentEncoding)
