@@ -192,7 +192,11 @@ public final class BodyCapture {
     /// even where the coding's stream seemed to end.
     private static func show(_ shown: [UInt8], in body: inout Flow.Body, contentEncoding: String?, contentType: String?,
                              running: Bool) {
-        let decoded = ContentDecoder.decode(shown, contentEncoding: contentEncoding)
+        // A running flow's preview (made on the relaying thread, once a second) decodes no more
+        // than it shows of a spooled body: a 1 MB gzip of NULs decoded 4 MiB every time, and
+        // the relay crawled.
+        let decoded = ContentDecoder.decode(shown, contentEncoding: contentEncoding,
+                                            outputLimit: running ? spooledPreviewBytes : ContentDecoder.defaultOutputLimit)
         if decoded == nil, !shown.isEmpty { body.decodeError = decodeError(contentEncoding) }
         var reading: BodyText.Reading?
         if let decoded {

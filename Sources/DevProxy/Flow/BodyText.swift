@@ -45,16 +45,29 @@ enum BodyText {
         }
     }
 
-    /// `bytes` as a string when they are valid UTF-8 and look like text: a textual content
-    /// type, or no NUL bytes.
+    /// `bytes` as a string when they are valid UTF-8 and look like text: no NUL bytes, or a
+    /// textual content type and NULs no more than one byte in `nulShare` (a text body with a
+    /// stray NUL is still text; megabytes of NULs labelled `text/plain`, a decompression bomb,
+    /// are not: each became `\u0000` in the record, 24 MB of JSON for 4 MiB of body).
     ///
     /// - Parameter isPrefix: the bytes may stop inside a character; an incomplete last
     ///   character is dropped rather than making the whole prefix "binary".
     static func text(_ bytes: [UInt8], isPrefix: Bool, contentType: String?) -> String? {
         if bytes.isEmpty { return "" }
         let whole = isPrefix ? bytes[0..<completeUTF8Prefix(bytes)] : bytes[...]
-        guard isTextual(contentType: contentType) || !whole.contains(0) else { return nil }
+        guard !whole.contains(0) || isTextual(contentType: contentType) && fewNULs(whole) else { return nil }
         return validUTF8(whole)
+    }
+
+    /// A textual body is binary once more than one byte in this many is NUL.
+    static let nulShare = 16
+
+    private static func fewNULs(_ bytes: ArraySlice<UInt8>) -> Bool {
+        bytes.withUnsafeBufferPointer { buffer in
+            var nuls = 0
+            for byte in buffer where byte == 0 { nuls += 1 }
+            return nuls * nulShare <= buffer.count
+        }
     }
 
     /// `bytes` as text: in the charset `contentType` declares when it names one other than UTF-8
@@ -64,7 +77,7 @@ enum BodyText {
     static func reading(_ bytes: [UInt8], isPrefix: Bool, contentType: String?) -> Reading? {
         if let charset = needsCharset(bytes) ? BodyCharset(contentType: contentType) : nil {
             if let text = charset.text(bytes[...], isPrefix: isPrefix),
-               isTextual(contentType: contentType) || !text.utf8.contains(0) {
+               !text.utf8.contains(0) || isTextual(contentType: contentType) && fewNULs(ArraySlice(text.utf8)) {
                 return Reading(text: text, charset: charset.name)
             }
             let note = "not \(charset.name) text"
