@@ -117,7 +117,7 @@ struct HTTPExchange {
     /// The exchange with an origin that speaks only HTTP/2 (RFC 9113 §8.2 translation both ways,
     /// `HTTP2OriginLeg`); the connection closes after it. An `Upgrade` cannot cross to HTTP/2.
     private func relayToHTTP2(_ upstream: UpstreamConnection, request: HTTPRequest, recorder: ExchangeRecorder,
-                              draft: inout FlowDraft) -> Bool {
+                              draft: inout FlowDraft, resending: Bool = false) -> Bool {
         defer { upstream.stream.close() }
         describe(upstream, in: &draft)
         let target = "\(destination.host):\(destination.port)"
@@ -136,7 +136,25 @@ struct HTTPExchange {
             context.sendError(status: 400, detail: "\(error)", kind: .badRequest, draft: &draft)
             return false
         }
-        return send(leg, request: request, recorder: recorder, draft: &draft, resending: false).0
+        let (keepAlive, transfer) = send(leg, request: request, recorder: recorder, draft: &draft, resending: resending)
+        guard transfer.staleConnection else { return keepAlive }
+        // The origin left the stream unprocessed (REFUSED_STREAM, GOAWAY below it; RFC 9113
+        // §8.7): once more on a fresh connection, as an HTTP/2 client's stream goes again.
+        let fresh: UpstreamConnection
+        do {
+            fresh = try context.connection.pool.connection(host: destination.host, port: destination.port,
+                                                           tls: destination.tls, reuse: false, dial: destination.dial)
+        } catch {
+            answerConnectFailure(error, draft: &draft)
+            return false
+        }
+        draft.flow.server.retried = true
+        if fresh.isHTTP2 {
+            return relayToHTTP2(fresh, request: request, recorder: recorder, draft: &draft, resending: true)
+        }
+        defer { fresh.stream.close() }
+        let http1 = HTTP1OriginLeg(upstream: fresh, destination: destination, configuration: context.configuration)
+        return send(http1, request: request, recorder: recorder, draft: &draft, resending: true).0
     }
 
     /// The upstream connection's address, TLS and opening costs, in the flow.

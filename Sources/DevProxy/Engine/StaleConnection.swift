@@ -11,7 +11,20 @@ enum StaleConnection {
     /// already a resend, and DevProxy is not shutting down (then the cut is shutdown's own).
     static func allowsResend(after error: any Error, of head: HTTPRequestHead, reused: Bool, resending: Bool,
                              stopping: Bool) -> Bool {
-        reused && !resending && !stopping && mayResend(head) && isServerClose(error)
+        guard !resending, !stopping else { return false }
+        // An HTTP/2 origin that refused the stream (REFUSED_STREAM) or sent GOAWAY below it did
+        // not process the request, whatever its method (RFC 9113 §8.7): it goes again, as an
+        // HTTP/2 client's stream does, when nothing of it is buffered to send twice. An HTTP/1.1
+        // client got a 502 where an HTTP/2 client's same request was resent.
+        if isUnprocessed(error) { return isBodiless(head) }
+        return reused && mayResend(head) && isServerClose(error)
+    }
+
+    private static func isUnprocessed(_ error: any Error) -> Bool {
+        switch error as? HTTP2StreamFailure {
+        case .goAway?, .reset(.refusedStream)?: true
+        default: false
+        }
     }
 
     /// Whether a request with this method may be sent again when its connection closed before
@@ -24,8 +37,12 @@ enum StaleConnection {
     /// Whether `head` may go again on a fresh connection: idempotent and bodiless (so nothing is
     /// buffered to send twice), and not waiting for `100 Continue`.
     private static func mayResend(_ head: HTTPRequestHead) -> Bool {
-        isIdempotent(head.method) && head.headers["Transfer-Encoding"] == nil
-            && (head.headers["Content-Length"] ?? "0") == "0" && !head.headers.expectsContinue
+        isIdempotent(head.method) && isBodiless(head)
+    }
+
+    private static func isBodiless(_ head: HTTPRequestHead) -> Bool {
+        head.headers["Transfer-Encoding"] == nil && (head.headers["Content-Length"] ?? "0") == "0"
+            && !head.headers.expectsContinue
     }
 
     /// Whether `error`, before any response byte on a reused connection, is the server's close.

@@ -227,6 +227,23 @@ import TestSupport
         #expect(byPath["rst"]?.response?.status == 200)
     }
 
+    /// An HTTP/1.1 client's request that an HTTP/2 origin left unprocessed (REFUSED_STREAM, or
+    /// GOAWAY below its stream: RFC 9113 §8.7) goes again on a fresh connection, as an HTTP/2
+    /// client's stream does: the HTTP/1.1 client got a 502 (an origin rotating its connections,
+    /// nginx's keepalive_requests or gRPC's max_connection_age, made them at random).
+    @Test func anHTTP1RequestTheH2OriginLeftUnprocessedGoesAgain() throws {
+        let origin = try HTTP2Origin(.misbehaving)
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        for path in ["/refused-once", "/goaway-once"] {
+            let result = try proxy.curl(["--http1.1", "-w", " %{http_code}", origin.url(path)])
+            #expect(result.stdout == "ok 200", "\(path): \(result.output)")
+        }
+        let flows = proxy.flows(count: 2)
+        #expect(flows.allSatisfy { $0.server.retried == true && $0.response?.status == 200 && $0.error == nil },
+                "\(flows.map { ($0.server.retried, $0.response?.status, $0.error) })")
+    }
+
     /// An origin whose body is longer than its content-length (malformed, RFC 9113 §8.1.1): the
     /// client's stream is reset rather than left waiting or given a body that lies, and the flow
     /// says the origin was at fault.

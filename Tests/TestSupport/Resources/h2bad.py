@@ -16,7 +16,8 @@ connection error, in one write), /bad-header (a
 /early (200 "early" before the request body is in, then RST_STREAM NO_ERROR), /quiet?s=S (an event
 stream quiet for S seconds between its two events), /resets (the paths of the streams the peer reset), /close-next (200 "ok",
 then the connection's next request closes it unanswered, without GOAWAY: an idle connection the
-server dropped just as a request came).
+server dropped just as a request came), /refused-once and /goaway-once (REFUSED_STREAM, or GOAWAY
+with last stream 0, the first time either is asked for; 200 "ok" after).
 """
 import socket
 import ssl
@@ -35,6 +36,8 @@ import h2.settings
 # The paths of streams the peer reset (RST_STREAM), for GET /resets.
 RESETS = []
 RESETS_LOCK = threading.Lock()
+# How many times each /…-once path was asked for, across connections.
+ONCE = {}
 
 
 def serve_connection(tls, enable_connect_protocol=False):
@@ -105,6 +108,18 @@ def serve_connection(tls, enable_connect_protocol=False):
                 close_next = True
             elif path == "/refused":
                 send(lambda: conn.reset_stream(sid, h2.errors.ErrorCodes.REFUSED_STREAM))
+            elif path in ("/refused-once", "/goaway-once"):
+                # Unprocessed the first time (RST_STREAM REFUSED_STREAM, or GOAWAY below the
+                # stream, RFC 9113 §8.7), 200 "ok" after: an origin rotating its connections.
+                with RESETS_LOCK:
+                    ONCE[path] = ONCE.get(path, 0) + 1
+                    first = ONCE[path] == 1
+                if not first:
+                    respond(sid, b"ok")
+                elif path == "/refused-once":
+                    send(lambda: conn.reset_stream(sid, h2.errors.ErrorCodes.REFUSED_STREAM))
+                else:
+                    send(lambda: conn.close_connection(h2.errors.ErrorCodes.NO_ERROR, last_stream_id=0))
             elif path == "/rst":
                 respond(sid, b"partial", then=lambda: conn.reset_stream(sid, h2.errors.ErrorCodes.INTERNAL_ERROR))
             elif path == "/goaway":
