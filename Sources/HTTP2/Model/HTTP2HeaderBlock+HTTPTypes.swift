@@ -127,6 +127,13 @@ extension HTTP2HeaderBlock {
         }
         var block = HTTP2HeaderBlock(pseudo: pseudo, fields: try [HTTP2Field](forwarding: HTTPFields(fields)))
         block.pseudoChecked = pseudoChecked
+        // A request that named its host with `host` alone (RFC 9113 §8.3.1 allows either) keeps
+        // it as `:authority`, which an intermediary must build from it: the `host` field is
+        // dropped above, and the origin got a request with no authority at all (nghttpd reset it).
+        if method != nil, authority == nil, let host = firstValue("host") {
+            block.pseudo.append(HTTP2Field(":authority", host))
+            block.pseudoChecked = false
+        }
         return block
     }
 

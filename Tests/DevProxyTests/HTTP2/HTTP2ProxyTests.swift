@@ -227,6 +227,19 @@ import TestSupport
         #expect(byPath["rst"]?.response?.status == 200)
     }
 
+    /// A request that names its host with a `host` field instead of `:authority` (RFC 9113
+    /// §8.3.1 allows either) reaches the origin with `:authority` built from it, as an
+    /// intermediary must: the field was dropped and nghttpd reset a request with no authority.
+    @Test func aHostFieldWithoutAuthorityBecomesTheAuthority() throws {
+        let origin = try HTTP2Origin(.nghttpd)
+        try origin.serve("hello.txt", Array("hello".utf8))
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let output = try H2Client.run(proxy: proxy, port: origin.port, alpn: "h2", path: "/hello.txt", extra: ["--host-only"])
+        #expect(output.responses.first?.status == 200 && output.responses.first?.body == "hello", "\(output)")
+        #expect(proxy.flows(count: 1).first?.response?.status == 200)
+    }
+
     /// An HTTP/1.1 client's request that an HTTP/2 origin left unprocessed (REFUSED_STREAM, or
     /// GOAWAY below its stream: RFC 9113 §8.7) goes again on a fresh connection, as an HTTP/2
     /// client's stream does: the HTTP/1.1 client got a 502 (an origin rotating its connections,
