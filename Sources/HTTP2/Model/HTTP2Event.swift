@@ -46,6 +46,9 @@ public enum HTTP2Event: Hashable, Sendable {
     /// The peer broke the protocol: on a stream (the library resets it) or on the connection
     /// (stream 0: the library sends GOAWAY, or `receive` throws). `reason` is the library's text.
     case protocolError(stream: Int32, reason: String)
+    /// The session refused a new stream of the peer's over `HTTP2Limits.maxConcurrentStreams`
+    /// (RST_STREAM REFUSED_STREAM): nothing of it was processed, and the peer may send it again.
+    case streamRefused(stream: Int32)
 }
 
 /// One SETTINGS parameter (RFC 9113 §6.5.2).

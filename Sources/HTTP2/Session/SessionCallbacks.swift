@@ -90,7 +90,10 @@ enum SessionCallbacks {
         }
         nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(callbacks) { _, frame, libraryError, userData in
             let stream = frame!.pointee.hd.stream_id
-            if stream != 0 {
+            if stream != 0, libraryError == NGHTTP2_ERR_REFUSED_STREAM.rawValue {
+                // Over the concurrent streams allowed: a refusal, not the peer's fault.
+                stateOf(userData).append(.streamRefused(stream: stream))
+            } else if stream != 0 {
                 stateOf(userData).append(.protocolError(stream: stream, reason: String(cString: nghttp2_strerror(libraryError))))
             }
             return 0

@@ -240,6 +240,25 @@ import TestSupport
         #expect(proxy.flows(count: 1).first?.response?.status == 200)
     }
 
+    /// Streams a client opens past the 100 DevProxy allows (before it read DevProxy's SETTINGS)
+    /// are refused with REFUSED_STREAM, so it may send them again, and their flows say so:
+    /// `overloaded`, code REFUSED_STREAM, by the proxy. They said the request was malformed,
+    /// with PROTOCOL_ERROR.
+    @Test func streamsOverTheLimitAreRecordedAsRefused() throws {
+        let origin = try HTTP2Origin(.nghttpd)
+        try origin.serve("hello.txt", Array("hello".utf8))
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let output = try H2Client.run(proxy: proxy, port: origin.port, alpn: "h2", path: "/hello.txt", extra: ["--count", "120"])
+        let refused = output.responses.filter { $0.reset == 7 }.count
+        #expect(refused == 20 && output.responses.filter { $0.status == 200 }.count == 100, "\(refused) refused")
+        let flows = proxy.flows(count: 120, timeout: 20)
+        let recorded = flows.filter { $0.error?.code == "REFUSED_STREAM" }
+        #expect(recorded.count == 20, "\(flows.compactMap(\.error))")
+        #expect(recorded.allSatisfy { $0.error?.kind == "overloaded" && $0.error?.by == "proxy"
+                    && $0.error?.message.hasPrefix("refused with REFUSED_STREAM") == true }, "\(recorded.map(\.error))")
+    }
+
     /// An HTTP/1.1 client's request that an HTTP/2 origin left unprocessed (REFUSED_STREAM, or
     /// GOAWAY below its stream: RFC 9113 §8.7) goes again on a fresh connection, as an HTTP/2
     /// client's stream does: the HTTP/1.1 client got a 502 (an origin rotating its connections,

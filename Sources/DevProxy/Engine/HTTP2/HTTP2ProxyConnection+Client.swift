@@ -85,6 +85,19 @@ extension HTTP2ProxyConnection {
                 draft.flow.response = Flow.Response(status: 431, reason: ErrorResponse.reasonPhrase(431), httpVersion: "HTTP/2",
                                                     headers: [], body: nil)
                 server.emit(draft.finished())
+            case .streamRefused(let stream) where stream > lastRefusedStream:
+                // A stream over the concurrent streams allowed (a client that opened more before it
+                // read DevProxy's SETTINGS): refused, and the client may send it again. Its flow said
+                // the request was malformed, with PROTOCOL_ERROR.
+                lastRefusedStream = stream
+                var draft = context.draft(host: host, port: port)
+                draft.flow.h2 = Flow.HTTP2Info(streamID: Int(stream), connectionID: connectionID, upstreamStreamID: nil)
+                draft.fail(.overloaded, "refused with REFUSED_STREAM: the client had \(limits.maxConcurrentStreams) streams "
+                           + "open on this connection, the most DevProxy allows; nothing of it was forwarded, and the "
+                           + "client may send it again (RFC 9113 §8.7)")
+                draft.flow.error?.code = HTTP2ErrorCode.refusedStream.description
+                draft.flow.error?.by = "proxy"
+                server.emit(draft.finished())
             case .protocolError(0, let reason):
                 // The session ended the connection (a flood, a bad frame): its GOAWAY goes out.
                 recordConnectionError("the client broke the HTTP/2 protocol: \(reason)")
