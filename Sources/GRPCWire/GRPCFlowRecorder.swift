@@ -178,6 +178,7 @@ public struct GRPCFlowRecorder: Sendable {
     /// `status`, the HTTP status, decides a Connect unary call's outcome.
     public mutating func responseHead(headers: [(name: String, value: String)], status: Int? = nil) {
         httpStatus = status
+        sawResponseHead = true
         if format != .grpc {
             // gRPC-Web: the response says its own mode (a text request may be answered either way).
             switch Self.wireFormat(contentType: Self.value("content-type", in: headers)) {
@@ -191,6 +192,36 @@ public struct GRPCFlowRecorder: Sendable {
             encodings[.response] = GRPCEncoding(header: value)
         }
         statusInHead = self.status(from: headers)
+        // A gRPC call answered with another HTTP status, or without a gRPC content type (a load
+        // balancer's 503 text/plain), fails with the code gRPC's HTTP status mapping gives
+        // (doc/http-grpc-status-mapping.md); its body is no gRPC frames ("invalid compressed flag").
+        if format == .grpc, !statusInHead, let status,
+           status != 200 || !Self.isGRPC(contentType: Self.value("content-type", in: headers)) {
+            info.status = Self.grpcCode(httpStatus: status)
+            let type = Self.value("content-type", in: headers).map { " \($0)" } ?? ""
+            info.notes.append("response: HTTP \(status)\(type) is not a gRPC response: the client reports "
+                              + "\(GRPCStatus.name(of: info.status ?? 2) ?? "UNKNOWN") (gRPC's HTTP status mapping)")
+            splitters[.response] = nil
+            answeredOutsideGRPC = true
+        }
+    }
+
+    /// A response head was seen (a call with none failed before its answer; its flow says why).
+    private var sawResponseHead = false
+    /// The call was answered by something other than gRPC (`responseHead`).
+    private var answeredOutsideGRPC = false
+
+    /// The code gRPC's HTTP to gRPC status mapping gives an HTTP status (doc/http-grpc-status-mapping.md
+    /// in grpc/grpc); a 200 without a gRPC content type is UNKNOWN.
+    private static func grpcCode(httpStatus: Int) -> Int {
+        switch httpStatus {
+        case 400: 13
+        case 401: 16
+        case 403: 7
+        case 404: 12
+        case 429, 502, 503, 504: 14
+        default: 2
+        }
     }
 
     /// The next chunk of the response body.
@@ -220,6 +251,13 @@ public struct GRPCFlowRecorder: Sendable {
         }
         // gRPC-Web's trailers travel in the body, so a body alone does not rule Trailers-Only out.
         info.trailersOnly = statusInHead && !sawTrailers && (format == .grpc ? !sawResponseBody : info.responseMessages == 0)
+        if format == .grpc, sawResponseHead, info.status == nil, !answeredOutsideGRPC {
+            // A response that ended without grpc-status fails at the client (grpcio: UNKNOWN,
+            // "Stream removed"): said, where the call read as a success.
+            info.status = 2
+            info.notes.append("response: no grpc-status (the response ended without it): the client reports the call "
+                              + "failed (UNKNOWN)")
+        }
         return info
     }
 

@@ -35,6 +35,31 @@ import Testing
         #expect(info.notes.isEmpty)
     }
 
+    /// A call answered with another HTTP status or without a gRPC content type (a load
+    /// balancer's 503 text/plain) fails with the code gRPC's HTTP status mapping gives, and its
+    /// body is not read as gRPC frames; a gRPC response that ends without grpc-status fails
+    /// UNKNOWN. Both read as successes (no status), with "invalid compressed flag" notes.
+    @Test func callsTheClientSeesFailHaveAStatus() {
+        var balancer = GRPCFlowRecorder(path: "/lab.Echo/Unary", requestHeaders: [("content-type", "application/grpc")])
+        balancer.requestBody(Self.frame([0x0A, 0x01, 0x78]))
+        balancer.responseHead(headers: [("content-type", "text/plain")], status: 503)
+        balancer.responseBody(Array("no healthy upstream".utf8))
+        let unavailable = balancer.finish()
+        #expect(unavailable.status == 14)
+        #expect(unavailable.notes == ["response: HTTP 503 text/plain is not a gRPC response: the client reports UNAVAILABLE "
+                                      + "(gRPC's HTTP status mapping)"])
+        #expect(unavailable.responseMessages == 0)
+        var notFound = GRPCFlowRecorder(path: "/lab.Echo/Unary", requestHeaders: [])
+        notFound.responseHead(headers: [("content-type", "text/html")], status: 404)
+        #expect(notFound.finish().status == 12)
+        var silent = GRPCFlowRecorder(path: "/lab.Echo/Unary", requestHeaders: [])
+        silent.responseHead(headers: [("content-type", "application/grpc")], status: 200)
+        silent.responseBody(Self.frame([0x0A, 0x01, 0x78]))
+        let unknown = silent.finish()
+        #expect(unknown.status == 2 && unknown.responseMessages == 1)
+        #expect(unknown.notes.first?.hasPrefix("response: no grpc-status") == true, "\(unknown.notes)")
+    }
+
     /// Status in the response head and no body: Trailers-Only, message percent-decoded.
     @Test func trailersOnlyErrorsAreRecognised() {
         var recorder = GRPCFlowRecorder(path: "/lab.Echo/Fail", requestHeaders: [])

@@ -94,6 +94,7 @@ import TestSupport
             for frame in frames["request"] ?? [] { recorder.requestBody(Self.bytes(frame)) }
             recorder.responseHead(headers: [("grpc-encoding", "gzip")])
             for frame in frames["response"] ?? [] { recorder.responseBody(Self.bytes(frame)) }
+            recorder.responseTrailers([("grpc-status", "0")])
             let info = recorder.finish()
             #expect(info.method == String(path.split(separator: "/").last!))
             #expect(info.requestMessages == 1 && info.responseMessages == responses, "stream \(id)")

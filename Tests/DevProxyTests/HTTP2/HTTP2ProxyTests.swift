@@ -361,6 +361,9 @@ import TestSupport
         let flow = try #require(proxy.flows(count: 1).first)
         #expect(flow.error?.kind == "upstream_closed" && flow.error?.code == "INTERNAL_ERROR", "\(String(describing: flow.error))")
         #expect(flow.error?.message.contains("GOAWAY INTERNAL_ERROR: boom") == true, "\(String(describing: flow.error))")
+        // The trailers DevProxy sent are the flow's, as the client got them (it had no status).
+        #expect(flow.grpc?.status == 14 && flow.response?.trailers?.contains(["grpc-status", "14"]) == true,
+                "\(String(describing: flow.grpc?.status)) \(String(describing: flow.response?.trailers))")
     }
 
     @Test func anOriginsMalformedResponseResetsTheClientsStream() throws {

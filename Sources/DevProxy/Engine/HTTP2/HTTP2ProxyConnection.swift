@@ -1,6 +1,7 @@
 import GRPCWire
 import Foundation
 import HTTP2
+import HTTPTypes
 
 /// Serves one client connection that chose `h2` in ALPN, on the client connection's own thread:
 /// one `poll()` loop drives the client's session and the origin's, relaying each stream as it
@@ -350,7 +351,11 @@ final class HTTP2ProxyConnection {
                     let fields = [HTTP2Field("grpc-status", "14"),
                                   HTTP2Field("grpc-message", GRPCStatus.encodeMessage("\(reason) (DevProxy)")),
                                   HTTP2Field("x-devproxy-error", FlowErrorKind.upstreamClosed.rawValue)]
-                    if (try? session.submitTrailers(stream: clientStream, fields)) != nil { continue }
+                    if (try? session.submitTrailers(stream: clientStream, fields)) != nil {
+                        // Recorded as the client got them: the flow had no grpc.status.
+                        exchange.recorder.recordResponseTrailers(HTTPFields(fields))
+                        continue
+                    }
                 }
                 // After what was already queued for the client (a reset goes out ahead of queued
                 // HEADERS and DATA, and the client got none of what the flow says was relayed).
