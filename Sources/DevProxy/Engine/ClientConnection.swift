@@ -10,6 +10,9 @@ final class ClientConnection: @unchecked Sendable {
     let server: ProxyServer
     let socket: Socket
     let clientAddress: String
+    /// When the connection was accepted: the start of flows of the connection itself (a tunnel,
+    /// a handshake that failed, a close without a request), which read as instantaneous.
+    let accepted: Date
     /// The upstream sockets in use, so shutdown can cut an exchange blocked on an origin.
     private let upstreams = Mutex<[ObjectIdentifier: Socket]>([:])
     /// Set while the connection sleeps between requests (see `waitForFirstByte`).
@@ -40,6 +43,7 @@ final class ClientConnection: @unchecked Sendable {
          listenerAddress: String = "") {
         self.server = server
         self.socket = socket
+        accepted = Date()
         self.clientAddress = socket.peerAddress?.description ?? "?"
         self.listenerMode = listener
         self.listenerInfo = Flow.ListenerInfo(mode: listener.name, address: listenerAddress)
@@ -48,7 +52,8 @@ final class ClientConnection: @unchecked Sendable {
 
     /// A new flow of this connection, before any exchange: its client, listener and `probe`.
     func draft(mode: Flow.Mode, host: String, port: Int) -> FlowDraft {
-        var draft = FlowDraft(client: clientAddress, listener: listenerInfo, mode: mode, host: host, port: port)
+        var draft = FlowDraft(client: clientAddress, listener: listenerInfo, mode: mode, host: host, port: port,
+                              startedAt: accepted)
         if let probe { draft.flow.probe = probe }
         return draft
     }

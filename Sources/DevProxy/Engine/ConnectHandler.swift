@@ -329,7 +329,7 @@ struct ConnectHandler {
         while let head = connection.readHead(inner, first: first, mode: .https, tlsInfo: clientTLS,
                                              draft: { context.draft(host: host, port: port) }, onCleanClose: {
             guard first else { return }
-            var draft = context.draft(host: host, port: port)
+            var draft = context.draft(host: host, port: port, sinceAccepted: true)
             if let unused = Self.unusedFor(since: handshakeEnded) {
                 draft.fail(.clientClosedUnused, unused)
             } else if tls.alpn == nil, !hello.alpn.isEmpty, !hello.alpn.contains("http/1.1") {

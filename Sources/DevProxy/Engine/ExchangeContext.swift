@@ -36,11 +36,14 @@ final class ExchangeContext {
     var configuration: ProxyConfiguration { server.configuration }
 
     /// A new flow for this connection, with its request head and HTTP/2 stream when known.
-    func draft(host: String, port: Int, request: Flow.Request? = nil, h2: Flow.HTTP2Info? = nil) -> FlowDraft {
+    /// - Parameter sinceAccepted: a flow of the connection itself (it closed without a request):
+    ///   it began when the connection was accepted, not now.
+    func draft(host: String, port: Int, request: Flow.Request? = nil, h2: Flow.HTTP2Info? = nil,
+               sinceAccepted: Bool = false) -> FlowDraft {
         var draft = FlowDraft(client: clientAddress, listener: connection.listenerInfo, mode: mode, host: host, port: port,
                               tls: clientFlowTLS, request: request, signer: signer,
                               persona: persona, insecureUpstream: configuration.insecureUpstream && mode == .https ? true : nil,
-                              h2: h2)
+                              h2: h2, startedAt: sinceAccepted ? connection.accepted : Date())
         if let probe = connection.probe { draft.flow.probe = probe }
         return draft
     }

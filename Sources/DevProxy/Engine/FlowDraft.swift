@@ -15,10 +15,12 @@ struct FlowDraft {
     /// A new draft, everything known at its start given at once: the flow is built in one piece
     /// (setting fields one by one afterwards made the optimizer copy the whole draft, ~35
     /// reference counts each way, twice per flow).
+    /// - Parameter startedAt: when it began: now for an exchange, the connection's accept for a
+    ///   flow of the connection itself (one that closed without a request began when it opened).
     init(client: String, listener: Flow.ListenerInfo? = nil, mode: Flow.Mode, host: String, port: Int,
          tls: Flow.TLSInfo? = nil, request: Flow.Request? = nil, signer: Flow.SignerInfo? = nil,
-         persona: String? = nil, insecureUpstream: Bool? = nil, h2: Flow.HTTP2Info? = nil) {
-        startedAt = Date()
+         persona: String? = nil, insecureUpstream: Bool? = nil, h2: Flow.HTTP2Info? = nil, startedAt: Date = Date()) {
+        self.startedAt = startedAt
         flow = Flow(id: "\(Self.runPrefix)-\(Self.counter.next())", started: ISO8601.milliseconds(startedAt),
                     ended: "", client: client, mode: mode, server: Flow.Server(host: host, port: port, address: nil),
                     tls: tls, request: request, response: nil, timings: .none, signer: signer, persona: persona,

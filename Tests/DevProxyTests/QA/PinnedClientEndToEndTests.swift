@@ -198,6 +198,12 @@ import TestSupport
                 "\(flows.map { "\($0.tls?.client?.alpn ?? "-") \($0.error?.kind ?? "none")" })")
         #expect(flows.map { $0.tls?.client?.alpn } == ["http/1.1", "h2", "h2", "http/1.1", "h2"])
         #expect(flows.last?.error?.message.contains("not a pinning check") == true, "\(String(describing: flows.last?.error))")
+        // They began when their connections opened, seconds before they ended: `started` was the
+        // close's own millisecond, and the log lost when a refused or idle connection came.
+        for flow in flows.suffix(2) {
+            let lasted = try #require(ISO8601.date(flow.ended)).timeIntervalSince(try #require(ISO8601.date(flow.started)))
+            #expect(lasted >= 2.2, "\(flow.started) → \(flow.ended)")
+        }
         // An unused connection is no evidence: the verdict stays inconclusive.
         let verdict = QAVerdict.judge(host: "localhost", persona: "unpinned", flows: Array(flows.suffix(2)), reports: [])
         #expect(verdict.verdict == .inconclusive, "\(verdict)")

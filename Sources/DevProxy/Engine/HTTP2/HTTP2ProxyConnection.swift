@@ -205,7 +205,7 @@ final class HTTP2ProxyConnection {
     /// connection (shutdown, idle timeout) or a protocol error was already recorded.
     private func recordCloseWithoutStream(since handshakeEnded: Date) {
         guard !cleartext, clientHungUp, !recordedConnectionError, session.lastProcessedStreamID == 0 else { return }
-        var draft = context.draft(host: host, port: port)
+        var draft = context.draft(host: host, port: port, sinceAccepted: true)
         draft.flow.h2 = Flow.HTTP2Info(streamID: 0, connectionID: connectionID, upstreamStreamID: nil)
         if let unused = ConnectHandler.unusedFor(since: handshakeEnded) {
             draft.fail(.clientClosedUnused, unused)
