@@ -385,7 +385,7 @@ enum RunCommand {
                                         quiet: Bool) throws {
         guard let listener = server.boundListeners.first(where: { $0.kind == .regular })?.address else { return }
         let address = OnboardingAddress(listener: listener)
-        site.setAddress(address.url)
+        site.setAddress(address.url, loopbackOnly: address.loopbackOnly)
         let reach = address.loopbackOnly
             ? " (this machine only: a phone cannot reach it; for a phone run with --listen 0.0.0.0:\(listener.port)"
               + " --allow-remote)"

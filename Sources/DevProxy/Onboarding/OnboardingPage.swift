@@ -10,6 +10,8 @@ struct OnboardingPage {
     let root: Certificate
     /// `http://HOST:PORT/` when known: shown with its QR code.
     let address: String?
+    /// The address is loopback: no other device reaches it.
+    var loopbackOnly = false
 
     /// A placeholder the team replaces with its API's domain in the Network Security Config.
     static let exampleDomain = "api.example.com"
@@ -57,6 +59,17 @@ struct OnboardingPage {
     private var qrSection: String {
         guard let address else { return "" }
         let escaped = MarkupText.escape(address)
+        if loopbackOnly {
+            return """
+            <section id="qr">
+            <h2>On another device</h2>
+            <p>DevProxy listens on this machine only (<code>\(escaped)</code>), which a phone or another \
+            computer cannot reach. To set one up, run <code>devproxy run --listen 0.0.0.0:PORT --allow-remote</code> \
+            and open the address it prints on the device (this page then shows its QR code), or set the \
+            device&#39;s proxy to this machine and open <code>http://devproxy.test/</code>.</p>
+            </section>
+            """
+        }
         return """
         <section id="qr">
         <h2>On another device</h2>

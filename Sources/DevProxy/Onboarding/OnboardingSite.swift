@@ -20,6 +20,8 @@ public final class OnboardingSite: Sendable {
     private let profile: [UInt8]
     /// `http://HOST:PORT/` of the proxy's own port, known once it listens (`setAddress`).
     private let addressState = Mutex<String?>(nil)
+    /// The address is a loopback one: no other device reaches it.
+    private let loopbackState = Mutex<Bool>(false)
 
     public init(root: Certificate) {
         self.root = root
@@ -42,8 +44,12 @@ public final class OnboardingSite: Sendable {
     /// shown on the page and encoded in `/qr.svg` and `/qr.png`.
     public var address: String? { addressState.withLock { $0 } }
 
-    public func setAddress(_ address: String) {
+    /// - Parameter loopbackOnly: the proxy listens on loopback only: the page says how to reach
+    ///   it from a device instead of offering a QR code of `127.0.0.1`, which the phone would open
+    ///   as itself.
+    public func setAddress(_ address: String, loopbackOnly: Bool = false) {
         addressState.withLock { $0 = address }
+        loopbackState.withLock { $0 = loopbackOnly }
     }
 
     /// Whether `host` (from a request target, a CONNECT or a SOCKS5 request) names the site:
@@ -77,7 +83,8 @@ public final class OnboardingSite: Sendable {
         switch String(path.prefix { $0 != "?" }) {
         case "/", "/index.html":
             return OnboardingResponse(status: 200, reason: "OK", contentType: "text/html; charset=utf-8",
-                                      body: Array(OnboardingPage(root: root, address: address).html.utf8))
+                                      body: Array(OnboardingPage(root: root, address: address,
+                                                                                     loopbackOnly: loopbackState.withLock { $0 }).html.utf8))
         case "/root.crt":
             return download(der, type: "application/x-x509-ca-cert", name: "devproxy-root.crt")
         case "/root.pem":

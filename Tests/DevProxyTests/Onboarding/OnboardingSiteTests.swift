@@ -80,6 +80,12 @@ import TestSupport
         #expect(page.contains("devproxy trust install"))
         #expect(page.contains("<img src=\"/qr.svg\""))
         #expect(!page.lowercased().contains("<script") && !page.contains(" style=") && !page.contains("<style"))
+        // On loopback the page says how a device reaches it instead of offering a QR code of
+        // 127.0.0.1, which the phone opens as itself (the terminal said so, the page did not).
+        site.setAddress("http://127.0.0.1:8080/", loopbackOnly: true)
+        let local = String(decoding: site.response(method: "GET", path: "/").body, as: UTF8.self)
+        #expect(!local.contains("<img src=\"/qr.svg\"") && !local.contains("Scan this code"))
+        #expect(local.contains("listens on this machine only") && local.contains("--listen 0.0.0.0:PORT --allow-remote"))
     }
 
     /// A root whose name carries markup shows it as text on the page and in the profile.
