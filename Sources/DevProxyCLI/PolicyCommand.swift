@@ -63,6 +63,7 @@ enum PolicyCommand {
             throw CommandFailure("\(path) is empty: give the Info.plist, network_security_config.xml, OkHttp pins or "
                                  + "pinner JSON to check")
         }
+        if kind == nil, let reason = PolicyLoader.notAPolicy(data) { throw CommandFailure("\(path): \(reason)") }
         let store = CACommand.store(arguments)
         var notes: [String] = []
         let teamRoot = store.exists ? try store.rootCertificate() : nil

@@ -74,7 +74,12 @@ public struct OkHttpPinnerParser: Sendable {
             }
         }
 
-        var policy: PinningPolicy { PinningPolicy(source: .okHttp, domains: domains, warnings: warnings) }
+        var policy: PinningPolicy {
+            // OkHttp accepts a pinner with no pins, which pins nothing: said, not called a valid policy silently.
+            let none = domains.isEmpty ? ["no pins found: this pins no host (a pinner whose .add(…) calls use "
+                                          + "constants, or a list of comments only?)"] : []
+            return PinningPolicy(source: .okHttp, domains: domains, warnings: warnings + none)
+        }
 
         /// `sha256/…` or `sha1/…`; the digest length is deliberately not checked (OkHttp does not).
         static func pin(_ text: String) throws -> Pin {

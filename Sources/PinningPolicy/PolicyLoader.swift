@@ -26,6 +26,47 @@ public enum PolicyLoader {
         return .okHttp
     }
 
+    /// Why `data`, which `detect` would read as an OkHttp pin list (its fallback), is no policy at
+    /// all; nil when it may be one. The wrong file (an Android layout, a Kotlin class without a
+    /// pinner, a binary) was read as pins, and its first word reported as an invalid pattern that
+    /// "the OkHttp library refuses": the app crashing at start-up, said of a file it never loads.
+    public static func notAPolicy(_ data: Data) -> String? {
+        guard detect(data) == .okHttp else { return nil }
+        let bytes = [UInt8](data.prefix(1 << 20))
+        if bytes.contains(0) || String(validatingUTF8: bytes.map { CChar(bitPattern: $0) } + [0]) == nil {
+            return "it is not text, so not a policy DevProxy reads (a TrustKit plist or JSON, network_security_config.xml, "
+                + "an ATS Info.plist, an OkHttp pin list or pinner source, a custom pinner JSON)"
+        }
+        let text = String(decoding: bytes, as: UTF8.self)
+        let start = text.drop { $0.isWhitespace || $0 == "\u{FEFF}" }
+        if start.hasPrefix("<") {
+            let root = xmlRoot(start) ?? "?"
+            return "it is XML whose root element is <\(root)>, not <network-security-config> (Android) or a property "
+                + "list (TrustKit, ATS)"
+        }
+        if !text.contains("CertificatePinner.Builder("), text.range(of: #"(?m)^\s*(package|import|class|fun|public|private|object)\b"#,
+                                                                 options: .regularExpression) != nil {
+            return "it looks like Kotlin or Java source without a CertificatePinner.Builder(): no pins to check (give the "
+                + "file that builds the pinner, or its pins as `pattern sha256/…` lines)"
+        }
+        return nil
+    }
+
+    /// The name of the first element of an XML text (after its declaration and comments).
+    private static func xmlRoot(_ text: Substring) -> String? {
+        var rest = text
+        while let open = rest.firstIndex(of: "<") {
+            let after = rest[rest.index(after: open)...]
+            if after.hasPrefix("?") || after.hasPrefix("!") {
+                guard let close = after.firstIndex(of: ">") else { return nil }
+                rest = after[after.index(after: close)...]
+                continue
+            }
+            return String(after.prefix { !$0.isWhitespace && $0 != ">" && $0 != "/" })
+        }
+        return nil
+    }
+
     /// Reads and parses the policy at `path`.
     ///
     /// - Parameters:

@@ -121,6 +121,29 @@ import TestSupport
         #expect(hosts(json)["api.acme.dev"]?["decision"] as? String == "allow", "\(result.output)")
     }
 
+    /// A file that is no policy at all is said to be so, not read as an OkHttp pin list whose
+    /// first word "the OkHttp library refuses" (an Android layout, a Kotlin class without a
+    /// pinner, a binary); a pinner with no pins found is valid to OkHttp, with a warning.
+    @Test func aFileThatIsNoPolicyIsSaidToBeNone() throws {
+        let cases: [(String, [UInt8], String)] = [
+            ("layout.xml", Array("<?xml version=\"1.0\"?>\n<!-- a screen -->\n<LinearLayout android:id=\"x\"/>".utf8),
+             "it is XML whose root element is <LinearLayout>, not <network-security-config>"),
+            ("Api.kt", Array("package com.acme\nimport okhttp3.OkHttpClient\nclass Api { val client = OkHttpClient() }\n".utf8),
+             "it looks like Kotlin or Java source without a CertificatePinner.Builder()"),
+            ("app.bin", [0x7F, 0x45, 0x4C, 0x46, 0x02, 0x01, 0x00, 0xFF, 0xFE], "it is not text"),
+        ]
+        for (name, bytes, reason) in cases {
+            let path = fixture.directory.write(name, bytes: bytes)
+            let result = try Subprocess.run(Subprocess.devproxy, ["policy", "check", "--ca-dir", ca, path])
+            #expect(result.status == 1 && result.stdout.isEmpty, "\(result.output)")
+            #expect(result.stderr.hasPrefix("error: \(path): \(reason)"), "\(result.stderr)")
+        }
+        let constants = fixture.directory.write("Pins.kt", "val pinner = CertificatePinner.Builder()\n  .add(HOST, PIN)\n  .build()\n")
+        let (result, json) = try check([constants])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(((json["warnings"] as? [String]) ?? []).contains { $0.hasPrefix("no pins found") }, "\(json)")
+    }
+
     /// An empty file read as an OkHttp pinner with no pins ("a valid OkHttp CertificatePinner
     /// policy", exit 0), and a directory was "permission denied".
     @Test func anEmptyFileOrADirectoryIsAnErrorThatSaysWhich() throws {
