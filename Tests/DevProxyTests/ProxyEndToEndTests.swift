@@ -714,6 +714,55 @@ import TestSupport
         #expect(flow.mode == .websocket && flow.error == nil, "\(String(describing: flow.error))")
     }
 
+    /// How a WebSocket ended is recorded: the server's own Close frame (4001, its reason, by the
+    /// server), a connection dropped without one (the client sees 1006: the flow said nothing),
+    /// and the messages past the first 1,000 counted, the Close frames kept beyond them.
+    @Test(.timeLimit(.minutes(1))) func howAWebSocketEndedIsRecorded() throws {
+        let (origin, proxy) = try setUp()
+        let bye = Self.webSocketClient(through: proxy, to: origin.port, path: "/ws?bye") + """
+        t.settimeout(10)
+        t.sendall(frame(1, b"hi"))
+        closing = t.recv(1024)
+        t.sendall(frame(8, closing[2:4]))
+        time.sleep(0.3)
+        t.close()
+        """
+        #expect(try Subprocess.run("python3", ["-c", "import time\n" + bye], timeout: 20).status == 0)
+        let ended = try #require(proxy.flows(count: 1).first?.websocketEnd)
+        #expect(ended == Flow.WebSocketEnd(by: "server", code: 4001, reason: "session expired", clean: true, messagesNotKept: nil))
+        let drop = Self.webSocketClient(through: proxy, to: origin.port, path: "/ws?drop") + """
+        t.settimeout(10)
+        t.sendall(frame(1, b"hi"))
+        sys.stdout.write("eof" if t.recv(1024) == b"" else "more")
+        """
+        #expect(try Subprocess.run("python3", ["-c", drop], timeout: 20).stdout == "eof")
+        let dropped = try #require(proxy.flows(count: 2).last)
+        #expect(dropped.error?.kind == "upstream_closed", "\(String(describing: dropped.error))")
+        #expect(dropped.error?.message == "the server closed the connection without a WebSocket Close frame: the other side "
+                + "sees 1006 (abnormal closure)")
+        #expect(dropped.websocketEnd?.by == nil && dropped.websocketEnd?.clean == false)
+        let many = Self.webSocketClient(through: proxy, to: origin.port, path: "/ws?close") + """
+        t.settimeout(10)
+        for i in range(505):
+            t.sendall(frame(1, b"m"))
+        t.sendall(frame(8, b"\\x03\\xe8"))
+        data = b""
+        while True:
+            chunk = t.recv(65536)
+            if not chunk: break
+            data += chunk
+        """
+        #expect(try Subprocess.run("python3", ["-c", many], timeout: 30).status == 0)
+        let busy = try #require(proxy.flows(count: 3).last)
+        // 1,010 messages and two Close frames crossed: the first 1,000 to arrive are kept, and
+        // both Close frames whenever they came; the rest are counted.
+        let kept = busy.websocket ?? []
+        #expect(kept.filter { $0.opcode == "close" }.count == 2, "\(kept.suffix(3).map { "\($0.direction) \($0.opcode)" })")
+        #expect(kept.count + (busy.websocketEnd?.messagesNotKept ?? 0) == 1_012 && kept.count <= 1_002,
+                "\(kept.count) kept, \(String(describing: busy.websocketEnd))")
+        #expect(busy.websocketEnd?.by == "client" && busy.websocketEnd?.code == 1000 && busy.websocketEnd?.clean == true)
+    }
+
     /// A WebSocket message is recorded whole up to 64 KiB (a 10,000-byte one and its echo), a
     /// longer one cut there between characters and marked `truncated`, whichever way it goes.
     @Test func webSocketMessagesAreRecordedWholeUpTo64KiB() throws {

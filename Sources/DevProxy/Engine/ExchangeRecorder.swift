@@ -155,7 +155,10 @@ final class ExchangeRecorder {
         }
         finishTrailers(into: &draft, redact: redact)
         finishGRPC(into: &draft)
-        if let webSocket { draft.flow.websocket = webSocket.records }
+        if let webSocket {
+            draft.flow.websocket = webSocket.records
+            draft.flow.websocketEnd = webSocket.end
+        }
         finishTimings(into: &draft)
     }
 

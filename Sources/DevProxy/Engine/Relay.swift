@@ -12,6 +12,8 @@ struct Relay {
         var bytesBToA = 0
         /// Why the relay ended, when it was not a clean close.
         var error: Error?
+        /// Which side closed first: true for `a`, false for `b`, nil while both were open.
+        var aClosedFirst: Bool?
     }
 
     // Quiet alone never ends a relay. A quiet tunnel or WebSocket is an open session, not an idle
@@ -56,11 +58,13 @@ struct Relay {
                     let step = try pump(from: a, to: b, buffer: &buffer, count: &outcome.bytesAToB, observe: observeAToB)
                     moved = step.moved
                     aOpen = !step.closed
+                    if step.closed, outcome.aClosedFirst == nil { outcome.aClosedFirst = true }
                 }
                 if bOpen {
                     let step = try pump(from: b, to: a, buffer: &buffer, count: &outcome.bytesBToA, observe: observeBToA)
                     moved = moved || step.moved
                     bOpen = !step.closed
+                    if step.closed, outcome.aClosedFirst == nil { outcome.aClosedFirst = false }
                 }
                 if let tickInterval, Date().timeIntervalSince(lastTick) >= tickInterval {
                     lastTick = Date()

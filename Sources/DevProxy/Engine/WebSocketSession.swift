@@ -44,11 +44,19 @@ struct WebSocketSession {
                     server.progressed(snapshot)
                 })
             draft.flow.websocket = recording.records
+            draft.flow.websocketEnd = recording.end
             // After both close frames (RFC 6455 §7) the WebSocket has ended: how either side then
             // drops its connection (a bare FIN, no TLS close_notify) is no failure of it.
             if let error = outcome.error, !recording.closedBothWays {
                 // A timeout is a peer that stopped answering keepalive probes (quiet alone ends nothing).
                 draft.fail(.upstreamReset, "WebSocket relay ended: \(error)")
+            } else if recording.end.code == nil, recording.end.by == nil, let clientFirst = outcome.aClosedFirst {
+                // No Close frame either way: the peers see 1006 (abnormal closure), which the flow
+                // did not say at all (no error, nothing of how it ended).
+                let side = clientFirst ? "client" : "server"
+                draft.fail(clientFirst ? .clientClosed : .upstreamClosed,
+                           "the \(side) closed the connection without a WebSocket Close frame: the other side sees 1006 "
+                           + "(abnormal closure)")
             }
         } catch {
             draft.fail(.clientClosed, "the WebSocket handshake could not be relayed: \(error)")
@@ -89,6 +97,13 @@ final class WebSocketRecording {
     /// Both sides sent a Close frame: the WebSocket ended cleanly (RFC 6455 §7.1.2), whatever
     /// becomes of what carried it afterwards (a connection closed or a stream reset at once).
     var closedBothWays: Bool { log.closed.count == 2 }
+
+    /// How it ended so far: the first Close frame, and the messages past the record's limit.
+    var end: Flow.WebSocketEnd {
+        Flow.WebSocketEnd(by: log.firstClose.map { $0.direction == "client_to_server" ? "client" : "server" },
+                          code: log.firstClose?.code, reason: log.firstClose?.reason, clean: closedBothWays,
+                          messagesNotKept: log.notKept > 0 ? log.notKept : nil)
+    }
 }
 
 /// Collects WebSocket messages for the flow record; with permessage-deflate (`inflating`), a
@@ -110,6 +125,10 @@ final class MessageLog {
     private var budgetLeft: Int
     /// The directions a Close frame has gone (recorded or past `limit`).
     private(set) var closed: Set<String> = []
+    /// The first Close frame: its direction, and the code and reason it carried (RFC 6455 §5.5.1).
+    private(set) var firstClose: (direction: String, code: Int?, reason: String?)?
+    /// Messages past `limit`, not kept (Close frames are kept whatever the count).
+    private(set) var notKept = 0
 
     static let messageDataLimit = 64 * 1024
     static let previewBytes = 256
@@ -151,8 +170,19 @@ final class MessageLog {
                     failure = inflated == nil ? inflater.failure : nil
                 }
                 compressing[direction] = nil
-                if message.opcode == .close { closed.insert(direction) }
-                guard records.count < limit else { continue }
+                if message.opcode == .close {
+                    closed.insert(direction)
+                    if firstClose == nil {
+                        let payload = message.prefix
+                        let code = payload.count >= 2 ? Int(payload[0]) << 8 | Int(payload[1]) : nil
+                        let reason = payload.count > 2 ? String(decoding: payload.dropFirst(2), as: UTF8.self) : nil
+                        firstClose = (direction, code, reason)
+                    }
+                }
+                guard records.count < limit || message.opcode == .close else {
+                    notKept += 1
+                    continue
+                }
                 let length = inflated?.length ?? Int(message.length)
                 let (data, text) = kept(inflated?.prefix ?? message.prefix, length: length, isText: message.opcode == .text)
                 var record = Flow.WebSocketMessageRecord(

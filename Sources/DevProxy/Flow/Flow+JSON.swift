@@ -316,6 +316,7 @@ extension Flow: FlowJSONWritable {
             f.field("tls", tls) { fragments.write($1, to: &$0) }
             f.object("tunnel", tunnel)
             f.array("websocket", websocket)
+            f.object("websocket_end", websocketEnd)
         }
     }
 }
@@ -528,6 +529,18 @@ extension Flow.HTTP2Info: FlowJSONWritable {
             f.string("connection_id", connectionID)
             f.int("stream_id", streamID)
             f.int("upstream_stream_id", upstreamStreamID)
+        }
+    }
+}
+
+extension Flow.WebSocketEnd: FlowJSONWritable {
+    func write(to writer: inout FlowJSONWriter) {
+        writer.object { f in
+            f.string("by", by)
+            f.bool("clean", clean)
+            f.int("code", code)
+            f.int("messages_not_kept", messagesNotKept)
+            f.string("reason", reason)
         }
     }
 }

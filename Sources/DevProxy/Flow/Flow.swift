@@ -37,6 +37,9 @@ public struct Flow: Codable, Sendable, Equatable {
         public var insecureUpstream: Bool?
         /// WebSocket messages, in order, after a 101.
         public var websocket: [WebSocketMessageRecord]?
+        /// For WebSockets: how the socket ended (the first Close frame, and messages past the
+        /// record's limit).
+        public var websocketEnd: WebSocketEnd? = nil
         /// For tunnels: bytes relayed each way.
         public var tunnel: TunnelInfo?
         /// For HTTP/2 streams: the stream and the client connection it belongs to.
@@ -61,6 +64,7 @@ public struct Flow: Codable, Sendable, Equatable {
             case websocket, tunnel, error, h2, grpc, listener, signature, pinset, probe
             case insecureUpstream = "insecure_upstream"
             case replayOf = "replay_of"
+            case websocketEnd = "websocket_end"
         }
     }
 
@@ -166,6 +170,11 @@ public struct Flow: Codable, Sendable, Equatable {
     public var persona: String? {
         _read { yield storage.contents.persona }
         _modify { makeUnique(); yield &storage.contents.persona }
+    }
+
+    public var websocketEnd: WebSocketEnd? {
+        _read { yield storage.contents.websocketEnd }
+        _modify { makeUnique(); yield &storage.contents.websocketEnd }
     }
 
     public var probe: String? {
@@ -502,6 +511,28 @@ public struct Flow: Codable, Sendable, Equatable {
             case direction, opcode, length, text, base64, time, truncated
             case compressedLength = "compressed_length"
             case decodeError = "decode_error"
+        }
+    }
+
+    /// How a WebSocket ended: the first Close frame's sender, code and reason (none when the
+    /// connection ended without one: the peers then see 1006, abnormal closure), whether both
+    /// sides sent theirs (a clean close, RFC 6455 §7.1.2), and how many messages came past the
+    /// record's first `WebSocketSession.messageLimit` (Close frames are kept whatever the count).
+    public struct WebSocketEnd: Codable, Sendable, Equatable {
+        /// `client` or `server`: who sent the first Close frame.
+        public var by: String?
+        public var code: Int?
+        public var reason: String?
+        public var clean: Bool
+        public var messagesNotKept: Int?
+
+        public init(by: String?, code: Int?, reason: String?, clean: Bool, messagesNotKept: Int?) {
+            (self.by, self.code, self.reason, self.clean, self.messagesNotKept) = (by, code, reason, clean, messagesNotKept)
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case by, code, reason, clean
+            case messagesNotKept = "messages_not_kept"
         }
     }
 

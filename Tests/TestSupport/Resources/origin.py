@@ -335,6 +335,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 # (plain `/ws` waits for another request on it, as some servers do).
                 self.close_connection = "close" in self.path
                 return
+            if "drop" in self.path:
+                # `/ws?drop`: the connection closed after the first message, without a Close frame.
+                self.close_connection = True
+                return
+            if "bye" in self.path:
+                # `/ws?bye`: the server ends the session with its own Close frame, 4001 and a reason.
+                reason = struct.pack("!H", 4001) + b"session expired"
+                self.wfile.write(bytes([0x88, len(reason)]) + reason)
+                self.wfile.flush()
+                continue
             reply = b"echo:" + data
             self.wfile.write(bytes([0x80 | opcode, len(reply)]) + reply if len(reply) < 126 else
                              bytes([0x80 | opcode, 126]) + struct.pack("!H", len(reply)) + reply if len(reply) < 65536 else
