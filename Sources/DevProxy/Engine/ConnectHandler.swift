@@ -350,6 +350,13 @@ struct ConnectHandler {
             // virtual host behind a shared front, `curl -H 'Host: tenant-b.example'`): the RFC 9112
             // §3.2.2 replacement is for absolute-form, and the origin got the CONNECT authority
             // while the flow showed the client's Host.
+            if head.method == "CONNECT" {
+                // Forwarded as a request, the origin's 2xx came back re-chunked, no tunnel began, and
+                // the flow's URL glued two authorities (`https://host:PORTinner:443`).
+                connection.emitRejected(head, kind: .badRequest, status: 501, message: HTTP2ProxyConnection.nestedConnect,
+                                        reader: inner)
+                return
+            }
             let ownHost = keepsClientHost && (head.target.hasPrefix("/") || head.target == "*") ? head.headers["Host"] : nil
             let destination = Destination(tls: true, host: host, port: port, pathAndQuery: originForm(head.target), dial: dial,
                                           authority: ownHost.flatMap { $0.isEmpty ? nil : $0 })

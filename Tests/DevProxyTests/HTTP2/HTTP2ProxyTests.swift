@@ -240,6 +240,28 @@ import TestSupport
         #expect(proxy.flows(count: 1).first?.response?.status == 200)
     }
 
+    /// A CONNECT inside an intercepted connection (a tunnel through a proxy behind the origin)
+    /// is answered 501 with the reason, over HTTP/1.1 and HTTP/2: the HTTP/1.1 one's 2xx came
+    /// back re-chunked and no tunnel began (its URL glued two authorities), and the HTTP/2 one
+    /// reached an HTTP/1.1 origin as `CONNECT / HTTP/1.1` with a chunked body, and hung.
+    @Test func aConnectInsideAnInterceptedConnectionIsRefused() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let h2 = try H2Client.run(proxy: proxy, port: origin.port, alpn: "h2", path: "inner.example:443", extra: ["--connect"])
+        #expect(h2.responses.first?.status == 501, "\(h2)")
+        let script = proxy.pythonTunnel(to: origin.port) + """
+
+            t.sendall(b"CONNECT inner.example:443 HTTP/1.1\\r\\nHost: inner.example:443\\r\\n\\r\\n")
+            print(t.recv(4096).split(b"\\r\\n")[0].decode())
+            """
+        let h1 = try Subprocess.run("python3", ["-c", script], timeout: 20)
+        #expect(h1.stdout.hasPrefix("HTTP/1.1 501"), "\(h1.output)")
+        let flows = proxy.flows(count: 2)
+        #expect(flows.count == 2 && flows.allSatisfy { $0.error?.message.hasPrefix("a CONNECT inside an intercepted connection") == true },
+                "\(flows.map(\.error))")
+    }
+
     /// Streams a client opens past the 100 DevProxy allows (before it read DevProxy's SETTINGS)
     /// are refused with REFUSED_STREAM, so it may send them again, and their flows say so:
     /// `overloaded`, code REFUSED_STREAM, by the proxy. They said the request was malformed,

@@ -5,6 +5,7 @@ Usage: h2client.py PROXY_PORT CAFILE HOST PORT ALPN PATH [name=value ...] [--bod
        [--reset-after-headers] [--then PATH] [--then-method METHOD] [--rapid-reset N] [--hold-body]
 --hold-body sends a POST's HEADERS without END_STREAM and then nothing: a client waiting to hear back first.
 --host-only names the host with a `host` field instead of `:authority` (RFC 9113 §8.3.1 allows either).
+--connect sends a plain CONNECT (`:method` and `:authority` alone, RFC 9113 §8.5) for PATH's authority.
 --body-size N sends a body of N bytes ("a"). --then PATH sends a second request (GET, or --then-method's, without a body) on the same
 connection once the first ones finished.
 --rapid-reset N opens and cancels N streams as fast as it can (CVE-2023-44487) and reports the
@@ -35,6 +36,7 @@ def main():
     rapid = 0
     hold = False
     host_only = False
+    connect = False
     authority = None
     fields = []
     i = 0
@@ -61,6 +63,9 @@ def main():
             # The request's :authority as given (grpc's ssl_target_name_override sends no port).
             authority = rest[i + 1]
             i += 2
+        elif rest[i] == "--connect":
+            connect = True
+            i += 1
         elif rest[i] == "--host-only":
             host_only = True
             i += 1
@@ -90,6 +95,11 @@ def main():
     uploads = {}
     for _ in range(count):
         sid = conn.get_next_available_stream_id()
+        if connect:
+            conn.send_headers(sid, [(":method", "CONNECT"), (":authority", path)], end_stream=False)
+            streams[sid] = {"status": None, "headers": [], "body": b"", "trailers": [], "reset": None,
+                            "informational": []}
+            continue
         named = ("host", f"{host}:{port}") if host_only else (":authority", authority or f"{host}:{port}")
         headers = [(":method", "POST" if body is not None or hold else "GET"), (":scheme", "https"), (":path", path)]
         headers = headers + [named] + fields if host_only else headers[:2] + [named] + headers[2:] + fields

@@ -172,6 +172,12 @@ extension HTTP2ProxyConnection {
                    + "which HTTP/2 forbids (RFC 9113 §8.3.1): send credentials in Authorization")
             return
         }
+        if request.method == "CONNECT", !exchange.isExtendedConnect {
+            // A tunnel asked of the origin (a proxy behind it) inside an intercepted connection: it
+            // went to an HTTP/1.1 origin as `CONNECT / HTTP/1.1` with a chunked body and hung.
+            answer(exchange, status: 501, kind: .badRequest, message: Self.nestedConnect)
+            return
+        }
         if !server.localRoutes.isEmpty {
             let request = LocalRequest(request, url: url, httpVersion: "HTTP/2")
             if let route = server.localRoute(for: request) {
@@ -183,6 +189,11 @@ extension HTTP2ProxyConnection {
         }
         sendUpstream(exchange, endStream: endStream)
     }
+
+    /// Why a CONNECT inside an intercepted connection is answered 501.
+    static let nestedConnect = "a CONNECT inside an intercepted connection (a tunnel through a proxy behind this origin) "
+        + "is not relayed: DevProxy opens no tunnel within a tunnel; send the client to DevProxy itself, or reach that "
+        + "proxy with --upstream-proxy"
 
     /// Sends an exchange's request head to the origin: on a stream of the current or a new HTTP/2
     /// connection, else through an HTTP/1.1 leg; answers the stream itself when neither can be had.
