@@ -22,9 +22,11 @@ struct Replayer {
     static func isReplayID(_ id: String) -> Bool { id.hasPrefix(prefix + "-replay-") }
 
     /// Sends the request and reads the response to its end (or the proxy's close).
+    /// - Returns: the response's first bytes (its head, and the start of a refusal's reason).
     /// - Throws: `NetworkError` when the proxy cannot be reached.
+    @discardableResult
     func send(method: String, url: String, headers: [(String, String)], body: [UInt8], id: String,
-              replayOf: String?) throws {
+              replayOf: String?) throws -> [UInt8] {
         let socket = try Socket.connect(host: link.replayHost, port: link.replayPort, timeout: 10)
         defer { socket.close() }
         socket.setTimeout(timeout)
@@ -44,11 +46,14 @@ struct Replayer {
                                                                    headers: fields)) + body)
         // The proxy closes after the response (Connection: close) and records the flow first.
         var buffer = [UInt8](repeating: 0, count: 65536)
+        var first: [UInt8] = []
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             let count = try buffer.withUnsafeMutableBytes { try stream.read(into: $0) }
             if count == 0 { break }
+            if first.count < 4096 { first += buffer[..<min(count, 4096 - first.count)] }
         }
+        return first
     }
 
     /// `host[:port]` of a URL, as the Host header writes it.

@@ -114,15 +114,31 @@ extension WebUI {
            let signed = signer.resign(method: method, url: url, headers: headers.map { [$0.0, $0.1] }, body: body) {
             headers = signed.compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }
         }
+        let answer: [UInt8]
         do {
-            try Replayer(link: link).send(method: method, url: url, headers: headers, body: body, id: id,
-                                          replayOf: replayOf)
+            answer = try Replayer(link: link).send(method: method, url: url, headers: headers, body: body, id: id,
+                                                   replayOf: replayOf)
         } catch let error as NetworkError {
             return .error(502, "cannot reach the proxy at \(link.replayHost):\(link.replayPort) to replay: "
                           + error.message)
         }
         store.flush()
+        // The proxy refused the request before it became the replay's flow (a header over its
+        // limit: 431): said with the proxy's reason, where the id answered named no flow (404).
+        guard try store.summary(id: id) != nil else {
+            return .error(422, "the proxy refused the request before sending it: \(Self.refusal(answer))")
+        }
         return .json("{\"id\":\(JSONText.quoted(id))}")
+    }
+
+    /// A refusal's status line and the first line of its body (DevProxy's reason), or what came.
+    static func refusal(_ answer: [UInt8]) -> String {
+        let text = String(decoding: answer, as: UTF8.self)
+        guard let status = text.split(separator: "\r\n", maxSplits: 1).first, !status.isEmpty else {
+            return "no answer came"
+        }
+        let body = text.components(separatedBy: "\r\n\r\n").dropFirst().first?.split(separator: "\n").first
+        return String(status) + (body.map { ": " + $0 } ?? "")
     }
 
     /// RFC 9110 §5.6.2 token characters.

@@ -67,6 +67,13 @@ import Testing
         #expect(resent.status == 200, "\(resent.text)")
         #expect(Self.hits(origin).last == "second-body")
         #expect(try ui.request("/api/replay", method: "POST", body: #"{"method":"GET","url":"ftp://x"}"#).status == 400)
+        // A request the proxy refuses before it becomes the replay (a header over its 64 KiB
+        // limit) is an error with the proxy's reason: the answer named a flow that did not exist.
+        let huge = String(repeating: "a", count: 70_000)
+        let refused = try ui.request("/api/replay", method: "POST", headers: ["Content-Type: application/json"],
+                                     body: #"{"method":"GET","url":"\#(url)","headers":[["X-Huge","\#(huge)"]]}"#)
+        #expect(refused.status == 422 && refused.text.contains("the proxy refused the request before sending it: HTTP/1.1 431"),
+                "\(refused.status) \(refused.text.prefix(300))")
         // Both bodies given: one was taken silently.
         let both = try ui.request("/api/replay", method: "POST",
                                   body: #"{"method":"POST","url":"\#(url)","body":"a","body_base64":"Yg=="}"#)
