@@ -122,9 +122,11 @@ public struct HARDocument: Codable, Sendable, Equatable {
         public var value: String
         public var path: String?
         public var domain: String?
+        /// ISO 8601, as HAR 1.2 specifies (from `Set-Cookie`'s HTTP date).
         public var expires: String?
         public var httpOnly: Bool?
         public var secure: Bool?
+        public var comment: String?
     }
 
     public struct PostData: Codable, Sendable, Equatable {

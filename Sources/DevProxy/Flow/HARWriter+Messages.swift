@@ -174,7 +174,10 @@ extension HARWriter {
             switch parts.first?.lowercased() {
             case "path": cookie.path = value
             case "domain": cookie.domain = value
-            case "expires": cookie.expires = value
+            // HAR's `expires` is ISO 8601; a date no browser reads stays out of it, kept in the comment.
+            case "expires":
+                cookie.expires = CookieDate.iso8601(value)
+                if cookie.expires == nil { cookie.comment = "Expires=\(value) (not a date a browser reads)" }
             case "httponly": cookie.httpOnly = true
             case "secure": cookie.secure = true
             default: continue

@@ -251,3 +251,27 @@ import TestSupport
         #expect(sink.writeError?.code == .notWritable)
     }
 }
+
+/// `Set-Cookie`'s `Expires` in HAR: ISO 8601, as HAR 1.2 specifies and Chrome writes, read from
+/// every date format servers send (RFC 6265 §5.1.1); it was the raw HTTP date, which typed HAR
+/// readers fail on. A date no browser reads is left out, kept in the cookie's comment.
+@Suite struct HARCookieExpiresTests {
+    @Test(arguments: [("Wed, 21 Oct 2026 07:28:00 GMT", "2026-10-21T07:28:00.000Z"),
+                      ("Wednesday, 21-Oct-26 07:28:00 GMT", "2026-10-21T07:28:00.000Z"),
+                      ("Wed Oct 21 07:28:00 2026", "2026-10-21T07:28:00.000Z"),
+                      ("Thu, 01-Jan-1970 00:00:01 GMT", "1970-01-01T00:00:01.000Z"),
+                      ("Wed, 21 Oct 99 7:8:9 GMT", "1999-10-21T07:08:09.000Z")])
+    func expiresIsISO8601(_ header: String, _ iso: String) {
+        #expect(CookieDate.iso8601(header) == iso)
+        let cookie = HARWriter.responseCookie("id=7; Expires=\(header); Path=/")
+        #expect(cookie?.expires == iso && cookie?.comment == nil)
+    }
+
+    @Test func aDateNoBrowserReadsIsLeftOutAndSaid() {
+        for header in ["tomorrow", "Wed, 31 Feb 2026 07:28:00 GMT", "Wed, 21 Oct 2026 25:00:00 GMT"] {
+            #expect(CookieDate.iso8601(header) == nil, "\(header)")
+        }
+        let cookie = HARWriter.responseCookie("id=7; Expires=tomorrow")
+        #expect(cookie?.expires == nil && cookie?.comment == "Expires=tomorrow (not a date a browser reads)")
+    }
+}
