@@ -38,6 +38,22 @@ public struct BodyCharset: Equatable, Sendable {
         isASCIICompatible = !Self.asciiIncompatible.contains { upper.hasPrefix($0) }
     }
 
+    /// The UTF-16 a byte order mark at the start of `bytes` names (`FE FF` big-endian, `FF FE`
+    /// little-endian), whatever the label says: the WHATWG Encoding Standard's decode sniffs the
+    /// mark first, and a browser shows such a body as that UTF-16. nil without one.
+    public init?(byteOrderMark bytes: ArraySlice<UInt8>) {
+        guard bytes.count >= 2 else { return nil }
+        let first = bytes[bytes.startIndex], second = bytes[bytes.startIndex + 1]
+        switch (first, second) {
+        case (0xFE, 0xFF): name = "utf-16be"
+        case (0xFF, 0xFE): name = "utf-16le"
+        default: return nil
+        }
+        // iconv's "UTF-16" reads the mark, and drops it.
+        iconvName = "UTF-16"
+        isASCIICompatible = false
+    }
+
     /// `bytes` read in this charset, as a String; nil when they are not text in it (a byte
     /// sequence it does not have).
     /// - Parameter isPrefix: the bytes may stop inside a character: a last character cut short

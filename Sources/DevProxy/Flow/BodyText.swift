@@ -75,6 +75,15 @@ enum BodyText {
     /// `text(_:isPrefix:contentType:)` reads them. `charset` names the declared charset the text
     /// was read in; `charsetError` says why bytes labelled with one were not read in it.
     static func reading(_ bytes: [UInt8], isPrefix: Bool, contentType: String?) -> Reading? {
+        // A byte order mark wins over the label, as in a browser (the WHATWG decode sniffs it
+        // first): UTF-8 with its mark labelled iso-8859-1 (an IIS or .NET default) read as
+        // mojibake, and UTF-16 labelled otherwise was kept as base64.
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
+            return text(bytes, isPrefix: isPrefix, contentType: contentType).map { Reading(text: $0) }
+        }
+        if let marked = BodyCharset(byteOrderMark: bytes[...]), let text = marked.text(bytes[...], isPrefix: isPrefix) {
+            return Reading(text: text, charset: marked.name)
+        }
         if let charset = needsCharset(bytes) ? BodyCharset(contentType: contentType) : nil {
             if let text = charset.text(bytes[...], isPrefix: isPrefix),
                !text.utf8.contains(0) || isTextual(contentType: contentType) && fewNULs(ArraySlice(text.utf8)) {

@@ -290,3 +290,27 @@ import TestSupport
         #expect(body.text == "abc")
     }
 }
+
+/// A byte order mark wins over the declared charset, as browsers read a body (the WHATWG
+/// Encoding Standard's decode sniffs it first): UTF-8 with its mark labelled iso-8859-1 read as
+/// mojibake, and UTF-16 under another label was kept as base64.
+@Suite struct ByteOrderMarkTests {
+    func record(_ bytes: [UInt8], _ contentType: String) -> Flow.Body {
+        let capture = BodyCapture()
+        capture.append(bytes)
+        return capture.finish(contentEncoding: nil, contentType: contentType)
+    }
+
+    @Test func theMarkWinsOverTheLabel() {
+        let text = "Grüße, café"
+        let utf8 = record([0xEF, 0xBB, 0xBF] + Array(text.utf8), "text/plain; charset=iso-8859-1")
+        #expect(utf8.text == "\u{FEFF}" + text && utf8.charset == nil && utf8.decodeError == nil)
+        let little: [UInt8] = [0xFF, 0xFE] + text.utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }
+        for label in ["utf-16be", "utf-8"] {
+            let body = record(little, "text/plain; charset=\(label)")
+            #expect(body.text == text && body.charset == "utf-16le", "\(label): \(body)")
+        }
+        let big: [UInt8] = [0xFE, 0xFF] + text.utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }
+        #expect(record(big, "text/plain").text == text)
+    }
+}
