@@ -88,7 +88,12 @@ enum PinsCommand {
             guard row.kind != "certificate" else { continue }
             // A bundle's key belongs to its intermediate: pinning an engineer's key as "the backup"
             // would let that one engineer's intermediate past every app's pins.
-            if let owner = rows.first(where: { $0.file == row.file && $0.kind == "certificate" && $0.spkiSHA256 == row.spkiSHA256 }) {
+            if Self.isQAAlternateRoot(row.spkiSHA256, beside: row.file) {
+                // It said "use it as the backup pin": an app that pinned it would trust the persona
+                // that stands for an unpinned CA, and every QA run would pass it.
+                Output.line("             (the QA alternate root's key (`devproxy qa init`): never pin it; it stands for "
+                            + "an unpinned CA under the unpinned persona)")
+            } else if let owner = rows.first(where: { $0.file == row.file && $0.kind == "certificate" && $0.spkiSHA256 == row.spkiSHA256 }) {
                 Output.line("             (the key of \(owner.subject ?? "a certificate") in this file, not a backup pin: a backup "
                             + "pin is a key no certificate uses yet, such as `devproxy ca init --next`)")
             } else {
@@ -96,5 +101,14 @@ enum PinsCommand {
             }
         }
         return 0
+    }
+
+    /// Whether a key whose SPKI hash is `spkiSHA256` is the QA alternate root's in the CA
+    /// directory `file` is in (`qa-alternate-root.pem` beside it).
+    static func isQAAlternateRoot(_ spkiSHA256: String, beside file: String) -> Bool {
+        let path = PathName.join(PathName.directory(of: file), "qa-alternate-root.pem")
+        guard let bytes = try? SecureFile.read(path, what: "the QA alternate root"),
+              let certificate = try? Certificate.all(from: bytes).first else { return false }
+        return SPKIPin.base64SHA256(certificate.spkiDER) == spkiSHA256
     }
 }

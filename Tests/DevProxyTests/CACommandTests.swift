@@ -561,5 +561,12 @@ import TestSupport
         #expect(!bundle.stdout.contains("use it as the backup pin"))
         let key = try devproxy(["pins", dir.write("next.key", String(decoding: try PrivateKey.generate(.p256).pem(), as: UTF8.self))])
         #expect(key.stdout.contains("(a key or CSR: use it as the backup pin for the next key)"), "\(key.output)")
+        // The QA alternate root's key was offered as the backup pin too: an app pinning it would
+        // trust the persona that stands for an unpinned CA.
+        let qa = try devproxy(["qa", "init", "--ca-dir", ca])
+        #expect(qa.status == 0, "\(qa.output)")
+        let alternate = try devproxy(["pins", dir.file("ca/qa-alternate-root.key")])
+        #expect(alternate.stdout.contains("(the QA alternate root's key (`devproxy qa init`): never pin it"), "\(alternate.output)")
+        #expect(!alternate.stdout.contains("use it as the backup pin"))
     }
 }
