@@ -153,6 +153,17 @@ import TestSupport
         #expect(flow.error?.kind == "client_closed" && flow.response == nil, "\(String(describing: flow.error))")
     }
 
+    /// An origin that never answers: the 504's flow says how long it waited (`wait`), where it
+    /// said -1, "did not happen" (an HTTP/2 client's same exchange said 2005 ms).
+    @Test(.timeLimit(.minutes(1))) func anUpstreamTimeoutRecordsTheWait() throws {
+        let silent = try ScriptedOrigin("", then: .hold(8))
+        let proxy = try ProxyHarness(configure: { $0.upstreamTimeout = 1 })
+        let result = try proxy.curl(["-w", "%{http_code}", "-o", "/dev/null", "http://127.0.0.1:\(silent.port)/hang"])
+        #expect(result.stdout == "504", "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.error?.kind == "upstream_timeout" && flow.timings.wait >= 900, "\(flow.timings)")
+    }
+
     @Test func chunkedRequestBodyIsForwarded() throws {
         let (origin, proxy) = try setUp()
         let result = try proxy.curl(["-H", "Transfer-Encoding: chunked", "--data-binary", "streamed", origin.url("/echo")])

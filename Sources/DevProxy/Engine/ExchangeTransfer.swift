@@ -163,7 +163,7 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
             }
             recorder.finishRequestBody(into: &draft)
             recorder.finishGRPC(into: &draft)
-            recorder.finishTimings(into: &draft, openEnded: false)
+            recorder.finishTimings(into: &draft)
             return failBeforeResponse(error, sending: false, draft: &draft)
         }
     }
