@@ -13,7 +13,7 @@ extension FlowErrorKind {
         case .clientReset:
             return "the client cancelled the stream (HTTP/2 RST_STREAM)"
         case .upstreamReset2:
-            return "the server reset the stream (HTTP/2 RST_STREAM); the client got the same code"
+            return "the server reset the HTTP/2 stream (RST_STREAM): an HTTP/2 client got the same code, an HTTP/1.1 client a 502"
         case .protocolMismatch:
             return "the client and the server speak HTTP versions that cannot carry this request"
         case .http2ProtocolError:
@@ -27,7 +27,7 @@ extension FlowErrorKind {
         case .clientTimeout:
             return "the client went quiet before sending a whole request"
         case .badRequest:
-            return "the client's request was not valid HTTP/1.1"
+            return "the client's request was malformed"
         case .proxyAuthRequired:
             return "the client did not send the proxy credentials"
         case .destinationRefused:
@@ -47,7 +47,7 @@ extension FlowErrorKind {
         case .upstreamClientCertificateRequired:
             return "the server asks for a client certificate (mTLS); give one with --client-cert HOST=FILE"
         case .upstreamBadResponse:
-            return "the server's response was not valid HTTP/1.1"
+            return "the server's response was malformed"
         case .upstreamClosed:
             return "the server closed the connection before a whole response"
         case .leafRefused:
@@ -60,7 +60,7 @@ extension FlowErrorKind {
             return "the connection was redirected to DevProxy itself; "
                 + "exclude DevProxy's own traffic from the redirect rule"
         case .overloaded:
-            return "the proxy refused the connection because it is at its connection limit"
+            return "the proxy refused it at a limit: its connections, or the HTTP/2 streams one connection may have open"
         }
     }
 

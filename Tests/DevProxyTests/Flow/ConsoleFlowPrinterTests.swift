@@ -118,3 +118,15 @@ final class PrintedLines: @unchecked Sendable {
     var all: [String] { lock.withLock { lines } }
     func append(_ line: String) { lock.withLock { lines.append(line) } }
 }
+
+/// The console's explanations hold for HTTP/1.1 and HTTP/2 alike: an HTTP/2 client's bad request
+/// and an HTTP/2 origin's bad response were "not valid HTTP/1.1", and an HTTP/1.1 client told it
+/// "got the same code" as an origin's RST_STREAM when it got a 502.
+@Suite struct FlowErrorExplanationTests {
+    @Test func explanationsNameNoWrongProtocol() {
+        for kind in FlowErrorKind.allCases {
+            #expect(!kind.explanation.contains("valid HTTP/1.1"), "\(kind)")
+        }
+        #expect(FlowErrorKind.upstreamReset2.explanation.contains("an HTTP/1.1 client a 502"))
+    }
+}
