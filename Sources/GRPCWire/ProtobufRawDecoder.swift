@@ -2,7 +2,8 @@
 ///
 /// A length-delimited value becomes a nested message when it is non-empty and parses fully
 /// (within the depth limit), otherwise a string when it is printable UTF-8, otherwise bytes —
-/// protoc's order. Malformed input gives the fields before the damage and an `error`; nothing
+/// protoc's order; a message whose bytes are printable UTF-8 too keeps that text beside it
+/// (`ProtobufRawMessage.text`), since short strings often parse as messages. Malformed input gives the fields before the damage and an `error`; nothing
 /// traps. Work is O(input × maxDepth) and the output at most `maxFields` fields.
 public struct ProtobufRawDecoder: Sendable {
     /// Bounds on the work and the output. Every default is stated.
@@ -109,8 +110,11 @@ private struct Parser {
         if !range.isEmpty, depth < limits.maxDepth {
             let countBefore = fieldCount
             var position = range.lowerBound
-            let nested = fields(from: &position, to: range.upperBound, depth: depth + 1, group: nil)
-            if nested.error == nil { return .message(nested) }
+            var nested = fields(from: &position, to: range.upperBound, depth: depth + 1, group: nil)
+            if nested.error == nil {
+                nested.text = Self.printableText(UnsafeBufferPointer(rebasing: input[range]))
+                return .message(nested)
+            }
             fieldCount = countBefore
         }
         let slice = UnsafeBufferPointer(rebasing: input[range])

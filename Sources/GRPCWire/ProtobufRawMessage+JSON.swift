@@ -4,8 +4,8 @@ import Foundation
 ///
 /// The value key says how it was read: `varint` (unsigned, with `sint`, the zigzag reading, and
 /// `int`, the two's-complement reading when it is negative), `fixed64` (with `double`), `fixed32`
-/// (with `float`), `message`, `string`, `bytes` (base64) or `group`. Float hints are left out
-/// when not finite.
+/// (with `float`), `message` (with `string` when its bytes are printable text too), `string`,
+/// `bytes` (base64) or `group`. Float hints are left out when not finite.
 extension ProtobufRawMessage {
     public var json: JSONValue {
         .sortedObject([("fields", .array(fields.map(\.json))), ("error", error.map(JSONValue.string))])
@@ -36,7 +36,10 @@ extension ProtobufRawField {
             let float = Float(bitPattern: raw)
             // The float's shortest spelling (1.1, not 1.100000023841858).
             if float.isFinite { pairs.append(("float", .double(Double("\(float)") ?? Double(float)))) }
-        case .message(let nested): pairs.append(("message", nested.json))
+        case .message(let nested):
+            pairs.append(("message", nested.json))
+            // The same bytes as text, a hint as `sint` is beside `varint`.
+            if let text = nested.text { pairs.append(("string", .string(text))) }
         case .string(let text): pairs.append(("string", .string(text)))
         case .bytes(let bytes): pairs.append(("bytes", .string(Data(bytes).base64EncodedString())))
         case .group(let nested): pairs.append(("group", nested.json))
@@ -55,7 +58,9 @@ extension ProtobufRawField {
         } else if let raw = try read.optional("fixed32", \.unsigned), let narrow = UInt32(exactly: raw) {
             value = .fixed32(narrow)
         } else if let nested = json["message"] {
-            value = .message(try ProtobufRawMessage(json: nested))
+            var message = try ProtobufRawMessage(json: nested)
+            message.text = try read.optional("string", \.stringValue)
+            value = .message(message)
         } else if let text = try read.optional("string", \.stringValue) {
             value = .string(text)
         } else if let base64 = try read.optional("bytes", \.stringValue), let data = Data(base64Encoded: base64) {

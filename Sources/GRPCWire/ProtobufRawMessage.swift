@@ -5,6 +5,10 @@ public struct ProtobufRawMessage: Sendable, Equatable {
     public var fields: [ProtobufRawField]
     /// Why decoding stopped before the end, when it did; `fields` holds what came before.
     public var error: String?
+    /// For a length-delimited value read as this message: its bytes as text, when they are
+    /// printable UTF-8 too. Short strings often parse as messages (`hi` is field 13 = 105), and
+    /// protoc's order, which prefers the message, hid them.
+    public var text: String? = nil
 
     public init(fields: [ProtobufRawField], error: String? = nil) {
         self.fields = fields

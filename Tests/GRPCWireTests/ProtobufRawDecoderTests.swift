@@ -1,5 +1,5 @@
 import Foundation
-import GRPCWire
+@testable import GRPCWire
 import Testing
 
 /// The schema-less decoder against protoc's `--decode_raw` on messages Python's protobuf
@@ -127,10 +127,16 @@ import Testing
 
     /// A length-delimited value that is not printable UTF-8 and not a message is bytes; printable
     /// text that does not parse is a string, but text that does parse is a message, as in protoc
-    /// ("hi" is field 13 = 105).
-    @Test func lengthDelimitedValuesAreClassified() {
-        #expect(decoder.decode([0x0A, 0x02, 0x68, 0x69]).fields.first?.value
-                == .message(.init(fields: [.init(number: 13, value: .varint(105))])))
+    /// ("hi" is field 13 = 105), with its text beside it (the string was nowhere: "hi" and
+    /// "error" read as `13: 105` and `12: fixed32 …`), in the flow log's JSON too.
+    @Test func lengthDelimitedValuesAreClassified() throws {
+        var hi = ProtobufRawMessage(fields: [.init(number: 13, value: .varint(105))])
+        hi.text = "hi"
+        let decoded = decoder.decode([0x0A, 0x02, 0x68, 0x69])
+        #expect(decoded.fields.first?.value == .message(hi))
+        let json = decoded.fields.first?.json
+        #expect(json?["string"] == .string("hi") && json?["message"] != nil, "\(String(describing: json))")
+        #expect(try ProtobufRawMessage(json: decoded.json) == decoded, "the hint reads back")
         let text = decoder.decode([0x0A, 0x05] + Array("hello".utf8))
         #expect(text.fields.first?.value == .string("hello"))
         let binary = decoder.decode([0x0A, 0x03, 0xFF, 0xFE, 0x00])

@@ -111,7 +111,12 @@ export function protobufLines(message, depth = 0) {
     const lines = [];
     for (const field of message?.fields ?? []) {
         const nested = field.message ?? field.group;
-        if (nested) {
+        if (nested && field.string !== undefined) {
+            // Bytes that read as text and parse as a message: the text first (short strings
+            // often parse as messages), the message after.
+            lines.push(`${pad}${field.number}: ${JSON.stringify(field.string)}`,
+                `${pad}${field.number} { (the same bytes read as a message)`, ...protobufLines(nested, depth + 1), `${pad}}`);
+        } else if (nested) {
             lines.push(`${pad}${field.number} {`, ...protobufLines(nested, depth + 1), `${pad}}`);
         } else if (field.string !== undefined) {
             lines.push(`${pad}${field.number}: ${JSON.stringify(field.string)}`);
