@@ -121,6 +121,18 @@ import TestSupport
         #expect(hosts(json)["api.acme.dev"]?["decision"] as? String == "allow", "\(result.output)")
     }
 
+    /// An absolute host name (`api.acme.dev.`) is checked against the minted chain without its
+    /// trailing dot, as clients check it: the chain was predicted "not trusted" where a real
+    /// OkHttp client took it.
+    @Test func anAbsoluteHostNameIsCheckedAsClientsCheckIt() throws {
+        let pins = fixture.directory.write("pins.txt", "api.acme.dev sha256/\(rootPin) sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n")
+        let (result, json) = try check([pins, "--host", "api.acme.dev."])
+        #expect(result.status == 0, "\(result.output)")
+        let row = hosts(json)["api.acme.dev."]
+        #expect(row?["decision"] as? String != "block" && (row?["reason"] as? String)?.contains("not trusted") != true,
+                "\(String(describing: row))")
+    }
+
     /// A file that is no policy at all is said to be so, not read as an OkHttp pin list whose
     /// first word "the OkHttp library refuses" (an Android layout, a Kotlin class without a
     /// pinner, a binary); a pinner with no pins found is valid to OkHttp, with a warning.
