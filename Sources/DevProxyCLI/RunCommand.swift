@@ -101,7 +101,13 @@ enum RunCommand {
             }
         }
         let team = LeafCache(issuer: issuer, renewal: renewal)
-        let personaRules = try PersonaRules(parsing: try options.values("persona"))
+        // A rule that does not parse is a usage error (exit 2), as a bad --mode is.
+        let personaRules: PersonaRules
+        do {
+            personaRules = try PersonaRules(parsing: try options.values("persona"))
+        } catch let error as CAError {
+            throw UsageError(error.reason)
+        }
         let leaves: LeafSource = personaRules.rules.isEmpty
             ? team : PersonaLeafSource(rules: personaRules, certificates: try PersonaCertificates(store: store, team: team))
         let pinSetRewrites = try options.values("pinset-rewrite")

@@ -187,6 +187,17 @@ import TestSupport
         _ = holder
     }
 
+    /// A `--persona` rule that does not parse is a usage error (exit 2, as a bad `--mode`), with
+    /// the valid names: it was exit 1, which scripts read as a runtime failure.
+    @Test func aBadPersonaRuleIsAUsageError() throws {
+        let dir = TemporaryDirectory()
+        let result = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", dir.file("ca"), "--listen", "127.0.0.1:0",
+                                                              "--no-web", "--persona", "x=bogus"], timeout: 20)
+        #expect(result.status == 2, "\(result.output)")
+        #expect(result.stderr.hasPrefix("error: unknown persona \"bogus\" in \"x=bogus\"; choose one of team, unpinned"),
+                "\(result.stderr)")
+    }
+
     /// `--web` on the command line wins over the config file's `no_web` (flags win), and beside
     /// `--no-web` it is a usage error: both times the UI was dropped without a word.
     @Test func aWebFlagIsNeverDroppedSilently() throws {
