@@ -31,9 +31,8 @@ enum CACommand {
 
     static func run(_ arguments: ArraySlice<String>) throws -> Int32 {
         guard let sub = arguments.first, sub != "--help", sub != "-h", sub != "help" else {
-            Output.line(usage)
             // `devproxy ca` alone is a missing subcommand, as for policy, qa and trust.
-            return arguments.isEmpty ? 2 : 0
+            return Output.usage(usage, missing: arguments.isEmpty)
         }
         let rest = arguments.dropFirst()
         switch sub {

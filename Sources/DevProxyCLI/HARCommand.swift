@@ -21,8 +21,7 @@ enum HARCommand {
 
     static func run(_ raw: ArraySlice<String>) throws -> Int32 {
         if raw.isEmpty || raw.first == "--help" || raw.first == "-h" {
-            Output.line(usage)
-            return raw.isEmpty ? 2 : 0
+            return Output.usage(usage, missing: raw.isEmpty)
         }
         let arguments = try Arguments(raw, valued: ["o", "output"], booleans: [])
         guard arguments.positionals.count == 1, let logPath = arguments.positionals.first else {

@@ -7,6 +7,18 @@ enum Output {
     /// status lines then go to stderr, so a reader of stdout gets the flows alone.
     nonisolated(unsafe) static var linesToStandardError = false
 
+    /// A command's usage: asked for (`--help`), on stdout and exit 0; for a command called without
+    /// what it needs (`devproxy har`), on stderr and exit 2, as for any usage error, so a script
+    /// reading stdout does not take the help for output.
+    static func usage(_ text: String, missing: Bool) -> Int32 {
+        guard missing else {
+            line(text)
+            return 0
+        }
+        writeAll(Array((printable(text) + "\n").utf8), to: STDERR_FILENO)
+        return 2
+    }
+
     static func line(_ text: String = "") {
         raw(printable(text))
     }

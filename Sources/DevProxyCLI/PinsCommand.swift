@@ -44,8 +44,7 @@ enum PinsCommand {
 
     static func run(_ raw: ArraySlice<String>) throws -> Int32 {
         if raw.first == "--help" || raw.first == "-h" || raw.isEmpty {
-            Output.line(usage)
-            return raw.isEmpty ? 2 : 0
+            return Output.usage(usage, missing: raw.isEmpty)
         }
         if raw.first == "snippet" { return try PinsSnippetCommand.run(raw.dropFirst()) }
         if raw.first == "publish" { return try PinsPublishCommand.publish(raw.dropFirst()) }

@@ -27,8 +27,7 @@ enum PinsSnippetCommand {
 
     static func run(_ raw: ArraySlice<String>) throws -> Int32 {
         if raw.first == "--help" || raw.first == "-h" || raw.isEmpty {
-            Output.line(usage)
-            return raw.isEmpty ? 2 : 0
+            return Output.usage(usage, missing: raw.isEmpty)
         }
         let arguments = try Arguments(raw, valued: ["domain", "format", "report-uri", "expiration", "backup", "ca-dir",
                                                     "hash", "scope", "leaf-key"],

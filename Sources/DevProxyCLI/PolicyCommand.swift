@@ -30,8 +30,7 @@ enum PolicyCommand {
 
     static func run(_ raw: ArraySlice<String>) throws -> Int32 {
         guard let sub = raw.first, sub != "--help", sub != "-h" else {
-            Output.line(usage)
-            return raw.isEmpty ? 2 : 0
+            return Output.usage(usage, missing: raw.isEmpty)
         }
         guard sub == "check" else { throw UsageError("unknown command `policy \(sub)`; see `devproxy policy --help`") }
         let arguments = try Arguments(raw.dropFirst(), valued: ["host", "chain", "ca-dir", "passphrase-file", "persona", "kind",

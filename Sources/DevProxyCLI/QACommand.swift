@@ -25,8 +25,7 @@ enum QACommand {
 
     static func run(_ raw: ArraySlice<String>) throws -> Int32 {
         guard let sub = raw.first, sub != "--help", sub != "-h" else {
-            Output.line(usage)
-            return raw.isEmpty ? 2 : 0
+            return Output.usage(usage, missing: raw.isEmpty)
         }
         switch sub {
         case "init": return try initialize(raw.dropFirst())

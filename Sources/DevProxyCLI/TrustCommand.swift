@@ -32,8 +32,7 @@ enum TrustCommand {
 
     static func run(_ raw: ArraySlice<String>) throws -> Int32 {
         guard let word = raw.first, word != "--help", word != "-h", word != "help" else {
-            Output.line(usage)
-            return raw.isEmpty ? 2 : 0
+            return Output.usage(usage, missing: raw.isEmpty)
         }
         guard let action = Action(rawValue: word) else {
             throw UsageError("unknown command `trust \(word)`; see `devproxy trust --help`")

@@ -22,8 +22,7 @@ enum WebCommand {
 
     static func run(_ raw: ArraySlice<String>) throws -> Int32 {
         if raw.first == "--help" || raw.first == "-h" || raw.isEmpty {
-            Output.line(usage)
-            return raw.isEmpty ? 2 : 0
+            return Output.usage(usage, missing: raw.isEmpty)
         }
         let arguments = try Arguments(raw, valued: ["web", "web-password-file"], booleans: ["allow-remote"])
         guard arguments.positionals.count == 1 else { throw UsageError("`devproxy web` takes one FILE; see --help") }
