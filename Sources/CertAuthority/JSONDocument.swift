@@ -17,12 +17,73 @@ public enum JSONDocument {
         } catch {
             throw Problem(reason: "not valid JSON (\(location(of: error, in: bytes)))")
         }
+        try strictCheck(bytes)
         guard let object = value as? [String: Any] else {
             let kind = value is [Any] ? "a JSON array" : value is String ? "a JSON string" : value is NSNull ? "JSON null"
                 : "a JSON number or boolean"
             throw Problem(reason: "\(kind), not an object")
         }
         return object
+    }
+
+    /// What Foundation's parser lets through and RFC 8259 does not, refused with where it is: a
+    /// comma before `}` or `]`, and a key given twice in one object (one of the two values was
+    /// dropped without a word: a config file's `"listen"` written twice).
+    private static func strictCheck(_ bytes: [UInt8]) throws(Problem) {
+        // Per open container: whether it is an object, the keys seen, where the last comma was.
+        var stack: [(object: Bool, keys: Set<[UInt8]>, comma: Int?)] = []
+        var index = 0
+        var expectingKey = false
+        func position(_ offset: Int) -> String {
+            var line = 1, lineStart = 0
+            for (at, byte) in bytes.prefix(offset).enumerated() where byte == 0x0A {
+                line += 1
+                lineStart = at + 1
+            }
+            return "line \(line), column \(String(decoding: bytes[lineStart..<offset], as: UTF8.self).count + 1)"
+        }
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                let start = index
+                index += 1
+                while index < bytes.count, bytes[index] != UInt8(ascii: "\"") {
+                    index += bytes[index] == UInt8(ascii: "\\") ? 2 : 1
+                }
+                if expectingKey, !stack.isEmpty, stack[stack.count - 1].object {
+                    let key = Array(bytes[(start + 1)..<min(index, bytes.count)])
+                    if !stack[stack.count - 1].keys.insert(key).inserted {
+                        throw Problem(reason: "not valid JSON (\(position(start)): the key \(String(decoding: key, as: UTF8.self)) "
+                                      + "is given twice in one object)")
+                    }
+                }
+                expectingKey = false
+                if !stack.isEmpty { stack[stack.count - 1].comma = nil }
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                if !stack.isEmpty { stack[stack.count - 1].comma = nil }
+                stack.append((byte == UInt8(ascii: "{"), [], nil))
+                expectingKey = byte == UInt8(ascii: "{")
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                if let comma = stack.last?.comma {
+                    throw Problem(reason: "not valid JSON (\(position(comma)): a comma before the \(byte == UInt8(ascii: "}") ? "}" : "]") "
+                                  + "that closes it)")
+                }
+                if !stack.isEmpty { stack.removeLast() }
+                if !stack.isEmpty { stack[stack.count - 1].comma = nil }
+                expectingKey = false
+            case UInt8(ascii: ","):
+                if !stack.isEmpty {
+                    stack[stack.count - 1].comma = index
+                    expectingKey = stack[stack.count - 1].object
+                }
+            case 0x20, 0x09, 0x0A, 0x0D, UInt8(ascii: ":"):
+                break
+            default:
+                if !stack.isEmpty { stack[stack.count - 1].comma = nil }
+            }
+            index += 1
+        }
     }
 
     /// Whether a value JSONSerialization gave is `true` or `false` (an `NSNumber` of type `c`),

@@ -275,6 +275,13 @@ import TestSupport
             ("{\"log\": \"\"}", 2, "config key \"log\" is empty; give it a value or leave the key out"),
             ("{\"passthrough\": [\"a.dev\", \"\"]}", 2, "config key \"passthrough\" is empty"),
             ("{\"quiet\": 1}", 1, "config key \"quiet\" must be true or false"),
+            // Foundation's parser let these through: the first kept a comma RFC 8259 refuses, the
+            // second dropped one of two values without a word.
+            ("{\"listen\": \"127.0.0.1:0\",\n \"no_web\": true,}", 1,
+             "is not valid JSON (line 2, column 16: a comma before the } that closes it)"),
+            ("{\"listen\": \"127.0.0.1:0\", \"listen\": \"127.0.0.1:1\"}", 1,
+             "is not valid JSON (line 1, column 27: the key listen is given twice in one object)"),
+            ("{\"passthrough\": [\"a.dev\", ]}", 1, "a comma before the ] that closes it"),
         ]
         for (index, (text, status, expected)) in cases.enumerated() {
             let config = dir.write("config-\(index).json", text)
