@@ -27,6 +27,9 @@ enum WebCommand {
         let arguments = try Arguments(raw, valued: ["web", "web-password-file"], booleans: ["allow-remote"])
         guard arguments.positionals.count == 1 else { throw UsageError("`devproxy web` takes one FILE; see --help") }
         let path = arguments.positionals[0]
+        // The address is checked before the file is read: a mistyped --web made a large log
+        // import whole before it was refused.
+        let webAddress = try arguments.value("web").map(RunOptions.hostPort)
         let opened: (store: SessionStore, report: SessionImport.Report?)
         do {
             opened = try SessionImport.open(path: path)
@@ -45,8 +48,8 @@ enum WebCommand {
             }
         }
         var configuration = WebUIConfiguration()
-        if let web = arguments.value("web") {
-            (configuration.host, configuration.port) = try RunOptions.hostPort(web)
+        if let (host, port) = webAddress {
+            (configuration.host, configuration.port) = (host, port)
             configuration.tryNextPorts = false
         }
         configuration.allowRemote = arguments.flag("allow-remote")

@@ -187,6 +187,15 @@ import TestSupport
         _ = holder
     }
 
+    /// `devproxy web` checks `--web` before it reads the file: a mistyped address made a large
+    /// log import whole before it was refused.
+    @Test(.timeLimit(.minutes(1))) func aBadWebAddressIsRefusedBeforeTheFileIsRead() throws {
+        let started = Date()
+        let result = try Subprocess.run(Subprocess.devproxy, ["web", "--web", "notaport", "/dev/zero"], timeout: 20)
+        #expect(result.status == 2 && result.stderr == "error: notaport is not HOST:PORT\n", "\(result.output)")
+        #expect(Date().timeIntervalSince(started) < 2)
+    }
+
     /// A `--persona` rule that does not parse is a usage error (exit 2, as a bad `--mode`), with
     /// the valid names: it was exit 1, which scripts read as a runtime failure.
     @Test func aBadPersonaRuleIsAUsageError() throws {
