@@ -65,9 +65,9 @@ public struct QAVerdict: Codable, Sendable, Equatable {
         let reports = reports.filter { $0.probe == nil }
         let reportFlows = Set(reports.map(\.flowID))
         var groups: [String: [String: [Flow]]] = [:]
-        for flow in flows where !isProbe(flow) {
-            let host = (flow.tls?.client?.sni ?? flow.server.host).lowercased()
-            groups[host, default: [:]][isCleartext(flow) ? cleartextGroup : flow.persona ?? "team", default: []].append(flow)
+        for flow in flows {
+            guard let (host, persona) = group(of: flow) else { continue }
+            groups[host, default: [:]][persona, default: []].append(flow)
         }
         let wanted = hosts.isEmpty ? groups.keys.sorted() : hosts.map { $0.lowercased() }
         var verdicts: [QAVerdict] = []
@@ -86,6 +86,14 @@ public struct QAVerdict: Codable, Sendable, Equatable {
             }
         }
         return verdicts
+    }
+
+    /// The host and persona a flow is judged under (the persona `team` when unset, `cleartext`
+    /// for one sent without TLS); nil for `pin-check`'s own probes, which are not judged.
+    public static func group(of flow: Flow) -> (host: String, persona: String)? {
+        guard !isProbe(flow) else { return nil }
+        return ((flow.tls?.client?.sni ?? flow.server.host).lowercased(),
+                isCleartext(flow) ? cleartextGroup : flow.persona ?? "team")
     }
 
     /// The group name of flows sent in clear text (no persona applies to them).

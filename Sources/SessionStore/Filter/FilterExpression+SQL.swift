@@ -60,6 +60,11 @@ extension FilterExpression {
             return FilterSQL(sql: "(f.signer_email IS ? COLLATE NOCASE)", bindings: [.text(email)])
         case .verdict(let name):
             return FilterSQL(sql: "(f.verdict IS ? COLLATE NOCASE)", bindings: [.text(name)])
+        case .ids(let ids):
+            guard !ids.isEmpty else { return FilterSQL(sql: "0", bindings: []) }
+            // One bound parameter each (the caller's list is bounded: the pinning window).
+            return FilterSQL(sql: "f.id IN (" + Array(repeating: "?", count: ids.count).joined(separator: ",") + ")",
+                             bindings: ids.map { .text($0) })
         }
     }
 

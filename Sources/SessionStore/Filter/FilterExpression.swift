@@ -41,6 +41,9 @@ public indirect enum FilterExpression: Sendable, Equatable {
     case signer(String)
     /// `~verdict NAME`: the pinning QA verdict (`enforced`, `report-only`…), compared whole, ignoring case.
     case verdict(String)
+    /// The flows with these ids (not written in the language: what `~verdict` resolves to, the
+    /// verdict being judged over the session's flows when a filter runs).
+    case ids([String])
 }
 
 /// The field a regular-expression filter searches.
@@ -69,4 +72,28 @@ public enum FilterField: String, Sendable, CaseIterable {
     case requestContentType = "tq"
     /// `~ts`
     case responseContentType = "ts"
+}
+
+extension FilterExpression {
+    /// This expression with every `~verdict NAME` replaced by the flows `members(NAME)` names:
+    /// a verdict is judged over a session's flows (host × persona), not stored with each flow.
+    public func resolvingVerdicts(_ members: (String) -> [String]) -> FilterExpression {
+        switch self {
+        case .verdict(let name): .ids(members(name))
+        case .not(let inner): .not(inner.resolvingVerdicts(members))
+        case .and(let left, let right): .and(left.resolvingVerdicts(members), right.resolvingVerdicts(members))
+        case .or(let left, let right): .or(left.resolvingVerdicts(members), right.resolvingVerdicts(members))
+        default: self
+        }
+    }
+
+    /// Whether the expression holds a `~verdict` term.
+    public var namesVerdict: Bool {
+        switch self {
+        case .verdict: true
+        case .not(let inner): inner.namesVerdict
+        case .and(let left, let right), .or(let left, let right): left.namesVerdict || right.namesVerdict
+        default: false
+        }
+    }
 }

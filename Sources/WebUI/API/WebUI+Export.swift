@@ -40,7 +40,7 @@ extension WebUI {
                 return .error(400, "at most \(Self.maximumExport) ids in one export")
             }
         } else {
-            let (filter, refusal) = Self.filter(of: request)
+            let (filter, refusal) = try filter(of: request)
             if let refusal { return refusal }
             // The newest, as the list shows them on top (the oldest 10,000 were exported, and the
             // flows the user was looking at were left out), and the archive says what it left out.

@@ -28,7 +28,9 @@ extension WebUI {
         return .json(object: object)
     }
 
-    func pinning() throws -> WebResponse {
+    /// The flows the pinning verdicts are judged over (the latest `pinningWindow`, oldest first)
+    /// and the reports that came with them.
+    private func pinningInputs() throws -> (flows: [Flow], reports: [ReportRecord]) {
         let ids = try store.flows(limit: Self.pinningWindow).flows.map(\.id)
         let lines = try ids.reversed().compactMap { try store.flowJSON(id: $0) }.joined(separator: "\n")
         let flows = FlowLogReader.parse(Array(lines.utf8)).flows
@@ -38,6 +40,28 @@ extension WebUI {
             let all = (try? JSONLines.read(ReportRecord.self, from: path))?.records ?? []
             reports = all.filter { known.contains($0.flowID) }
         }
+        return (flows, reports)
+    }
+
+    /// `filter` with its `~verdict NAME` terms resolved to the flows of the host × persona groups
+    /// judged NAME, as the pinning panel judges them: the term read a `verdict` column no flow
+    /// ever had, and matched nothing.
+    func resolvingVerdicts(_ filter: FilterExpression?) throws -> FilterExpression? {
+        guard let filter, filter.namesVerdict else { return filter }
+        let (flows, reports) = try pinningInputs()
+        let verdicts = QAVerdict.judge(flows: flows, reports: reports)
+        var judged: [String: String] = [:]
+        for verdict in verdicts { judged[verdict.host + "\u{0}" + (verdict.persona ?? "")] = verdict.verdict.rawValue }
+        var members: [String: [String]] = [:]
+        for flow in flows {
+            guard let (host, persona) = QAVerdict.group(of: flow), let name = judged[host + "\u{0}" + persona] else { continue }
+            members[name, default: []].append(flow.id)
+        }
+        return filter.resolvingVerdicts { members[$0.lowercased()] ?? [] }
+    }
+
+    func pinning() throws -> WebResponse {
+        let (flows, reports) = try pinningInputs()
         let verdicts = QAVerdict.judge(flows: flows, reports: reports)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

@@ -29,7 +29,7 @@ extension WebUI {
             case ("POST", 1, "replay"): return try replayEdited(request)
             case ("GET", 2, "export") where rest[1] == "har": return try exportHAR(request)
             case ("POST", 1, "clear"): return clear()
-            case ("GET", 1, "events"): return eventStream(request)
+            case ("GET", 1, "events"): return try eventStream(request)
             case ("GET", 1, "ca"): return certificateAuthority()
             case ("GET", 1, "pinning"): return try pinning()
             case ("GET", 2, "onboarding") where rest[1] == "qr.svg": return onboardingQRCode()
@@ -112,20 +112,23 @@ extension WebUI {
 
     /// The `filter` query parameter, parsed (nil when absent or blank), or the 400 that names the
     /// column where it does not parse: the list, the event stream and the export all take one.
-    static func filter(of request: WebRequest) -> (filter: FilterExpression?, refusal: WebResponse?) {
+    /// `~verdict` terms are resolved to the flows judged so (`resolvingVerdicts`).
+    func filter(of request: WebRequest) throws -> (filter: FilterExpression?, refusal: WebResponse?) {
         guard let text = request.query["filter"], !text.trimmingCharacters(in: .whitespaces).isEmpty else {
             return (nil, nil)
         }
+        let parsed: FilterExpression
         do {
-            return (try FilterExpression(parsing: text), nil)
+            parsed = try FilterExpression(parsing: text)
         } catch {
             return (nil, .error(400, error.description, extra: ["column": error.column]))
         }
+        return (try resolvingVerdicts(parsed), nil)
     }
 
     /// `GET /api/flows?filter=&limit=&cursor=&order=&sort=`.
     private func flowList(_ request: WebRequest) throws -> WebResponse {
-        let (filter, refusal) = Self.filter(of: request)
+        let (filter, refusal) = try filter(of: request)
         if let refusal { return refusal }
         var limit = 100
         if let text = request.query["limit"] {
@@ -169,8 +172,8 @@ extension WebUI {
 
     /// `GET /api/events?filter=EXPR&last_event_id=N`: the live stream, filtered when asked. The
     /// `Last-Event-ID` header (an `EventSource` reconnecting) wins over the query's id.
-    private func eventStream(_ request: WebRequest) -> WebResponse {
-        let (filter, refusal) = Self.filter(of: request)
+    private func eventStream(_ request: WebRequest) throws -> WebResponse {
+        let (filter, refusal) = try filter(of: request)
         if let refusal { return refusal }
         let resume = request.headers["Last-Event-ID"] ?? request.query["last_event_id"]
         return events.stream(lastEventID: resume, filter: filter)

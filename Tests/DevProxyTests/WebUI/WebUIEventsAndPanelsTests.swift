@@ -136,5 +136,17 @@ import Testing
         #expect(verdict("pinned.test", "unpinned")?["verdict"] as? String == "enforced")
         #expect(verdict("pinned.test", "unpinned")?["flows"] as? [String] == ["t2"])
         #expect(verdict("pinned.test", "team")?["verdict"] as? String == "debuggable")
+        // `~verdict` finds the flows of the groups judged so: it read a column no flow had, and
+        // matched nothing, while the panel showed the verdicts.
+        func ids(_ filter: String) throws -> [String] {
+            let query = filter.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+            let flows = try ui.request("/api/flows?order=oldest&filter=\(query)").json["flows"] as? [[String: Any]] ?? []
+            return flows.compactMap { $0["id"] as? String }
+        }
+        #expect(try ids("~verdict debuggable") == ["t3"])
+        #expect(try ids("~verdict ENFORCED") == ["t2"])
+        #expect(try ids("~verdict not-pinned | ~verdict enforced") == ["t1", "t2"])
+        #expect(try ids("!~verdict debuggable") == ["t1", "t2"])
+        #expect(try ids("~verdict report-only").isEmpty)
     }
 }
