@@ -89,7 +89,7 @@ enum TrustCommand {
             Output.line("Done. `devproxy trust status` confirms no store holds it.")
         case .status where failures.isEmpty:
             Output.line(untrusted == 0 ? "Every store checked holds this root."
-                        : "Not trusted by \(untrusted) store\(untrusted == 1 ? "" : "s"): run `devproxy trust install`.")
+                        : "Not trusted by \(untrusted) store\(untrusted == 1 ? "" : "s"): run `\(installCommand(arguments))`.")
         default:
             break
         }
@@ -137,6 +137,18 @@ enum TrustCommand {
         var words = ["sudo", executablePath(), "trust", action.rawValue, "--store", store, "--root", root]
         if store == "java", let keystore = arguments.value("java-keystore") { words += ["--java-keystore", keystore] }
         if store == "nss" { for db in arguments.values("nss-db") { words += ["--nss-db", db] } }
+        return words.map { $0.contains(" ") ? "'\($0)'" : $0 }.joined(separator: " ")
+    }
+
+    /// `devproxy trust install` for the stores and root this status was asked about: without
+    /// them it acted on every store (the system's with sudo, every NSS profile, the JDK's).
+    private static func installCommand(_ arguments: Arguments) -> String {
+        var words = ["devproxy", "trust", "install"]
+        if let store = arguments.value("store") { words += ["--store", store] }
+        for db in arguments.values("nss-db") { words += ["--nss-db", db] }
+        if let keystore = arguments.value("java-keystore") { words += ["--java-keystore", keystore] }
+        if let root = arguments.value("root") { words += ["--root", root] }
+        if let directory = arguments.value("ca-dir") { words += ["--ca-dir", directory] }
         return words.map { $0.contains(" ") ? "'\($0)'" : $0 }.joined(separator: " ")
     }
 

@@ -187,6 +187,18 @@ import TestSupport
         _ = holder
     }
 
+    /// The command a refusal names issues from the CA the run was given: without `--ca-dir` it
+    /// went to another CA (`./ca`, or the local development CA).
+    @Test func theIssueHintNamesTheCAItWasGiven() throws {
+        let dir = TemporaryDirectory()
+        let ca = dir.file("team-ca")
+        #expect(try Subprocess.run(Subprocess.devproxy, ["ca", "init", "--ca-dir", ca]).status == 0)
+        let result = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", ca, "--listen", "127.0.0.1:0", "--no-web"],
+                                        environment: ["DEVPROXY_EMAIL": "ana@acme.dev"], timeout: 20)
+        #expect(result.status == 1, "\(result.output)")
+        #expect(result.stderr.contains("get one with `devproxy ca issue --ca-dir \(ca) --email ana@acme.dev`"), "\(result.stderr)")
+    }
+
     /// `devproxy web` checks `--web` before it reads the file: a mistyped address made a large
     /// log import whole before it was refused.
     @Test(.timeLimit(.minutes(1))) func aBadWebAddressIsRefusedBeforeTheFileIsRead() throws {

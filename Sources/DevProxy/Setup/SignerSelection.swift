@@ -95,9 +95,9 @@ public struct SignerSelection {
         guard isLocal else {
             if let latest = entries.last, latest.status != .active {
                 throw CAError(latest.status == .revoked ? .signerRevoked : .signerExpired,
-                              "your intermediate \(latest.serial) is \(latest.status.rawValue); ask your security lead for a new one: devproxy ca issue --email \(email)")
+                              "your intermediate \(latest.serial) is \(latest.status.rawValue); ask your security lead for a new one: \(issueCommand(email))")
             }
-            throw CAError(.notFound, "no intermediate for \(email) in \(store.directory); get one with `devproxy ca issue --email \(email)` (or pass --intermediate BUNDLE)")
+            throw CAError(.notFound, "no intermediate for \(email) in \(store.directory); get one with `\(issueCommand(email))` (or pass --intermediate BUNDLE)")
         }
         let signer = try Self.issueLocalIntermediate(store: store, email: email, passphrase: passphrase, now: now)
         let certificate = signer.certificate
@@ -132,7 +132,13 @@ public struct SignerSelection {
     private func refuseIfRevoked(_ certificate: Certificate) throws {
         guard store.exists, let entries = try? store.intermediates().entries,
               let entry = entries.first(where: { $0.serial == certificate.serialHex }), entry.status == .revoked else { return }
-        throw CAError(.signerRevoked, "the intermediate \(entry.serial) was revoked; get a new one with `devproxy ca issue --email \(entry.email)`")
+        throw CAError(.signerRevoked, "the intermediate \(entry.serial) was revoked; get a new one with `\(issueCommand(entry.email))`")
+    }
+
+    /// The command that issues `email` an intermediate from this CA: with its `--ca-dir`, which a
+    /// hint without it sent to another CA (`./ca`, or the local development CA).
+    private func issueCommand(_ email: String) -> String {
+        "devproxy ca issue --ca-dir \(store.directory) --email \(email)"
     }
 
     private func describe(_ certificate: Certificate) -> String {

@@ -91,6 +91,18 @@ struct NSSTrustStoreTests {
         #expect(try Subprocess.run("certutil", ["-L", "-d", "sql:" + db]).stdout.contains("Our Team Root"))
     }
 
+    /// A status that finds the root missing names the install for the same store, database and
+    /// CA: `run devproxy trust install` acted on every store (the system's with sudo, every NSS
+    /// profile, the JDK's).
+    @Test func aStatusNamesTheInstallForTheStoreItChecked() throws {
+        let harness = try TrustHarness()
+        let db = try makeDatabase(harness.dir)
+        let status = try harness.trust(["status", "--store", "nss", "--nss-db", db])
+        #expect(status.status == 1, "\(status.output)")
+        #expect(status.stdout.contains("run `devproxy trust install --store nss --nss-db \(db) --ca-dir \(harness.ca)`."),
+                "\(status.stdout)")
+    }
+
     @Test func aDirectoryWithoutADatabaseSaysHowToMakeOne() throws {
         let harness = try TrustHarness()
         let result = try harness.trust(["install", "--store", "nss", "--nss-db", harness.dir.path])
