@@ -161,6 +161,8 @@ enum RunCommand {
             throw CommandFailure(error.message)
         }
         started = true
+        // Said once the run has started: a failed start named a file it then removed.
+        if let session { Output.line("session: \(session.store.path)") }
         if let session, let sessions { sessions.prune(sparing: session.store.path) }
         let address = server.address?.description ?? "?"
         if !quiet {
@@ -286,7 +288,6 @@ enum RunCommand {
         do {
             let sink = try SessionStoreSink(store: try SessionStore(path: path, configuration: configuration),
                                             spoolDirectory: store.directory + "/spool")
-            Output.line("session: \(path)")
             return (sink, sessions)
         } catch let error as SessionStoreError where error.code == .inUse {
             throw CommandFailure("cannot open the session store \(path): \(error.reason); give this run another "
