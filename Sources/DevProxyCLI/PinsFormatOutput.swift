@@ -44,6 +44,13 @@ enum PinsFormatOutput {
             Output.json(rows)
             return
         }
+        // One form of one key: the hash alone, bare base64 as a pinner holds it, so
+        // `curl --pinnedpubkey sha256//$(devproxy pins --format spki KEY)` works as written (the
+        // source's heading line and the form's label went into the pin).
+        if rows.count == 1, let pin = rows[0].pin {
+            Output.line(pin)
+            return
+        }
         var last: (String, Int)?
         for row in rows {
             if last.map({ $0 != (row.source, row.position) }) ?? true {
