@@ -398,6 +398,8 @@ enum RunCommand {
               + " --allow-remote)"
             : " (open it on the device, or http://\(OnboardingSite.host)/ once the device uses the proxy)"
         Output.line("onboarding: \(address.url)" + reach)
+        // No QR code a phone would open as itself (127.0.0.1), even asked for; the line above says why.
+        guard !address.loopbackOnly else { return }
         guard try options.flag("qr") || (!quiet && isatty(STDOUT_FILENO) == 1),
               let code = try? QRCode(encoding: address.url) else { return }
         Output.raw(String(code.terminalText().dropLast()))
