@@ -430,6 +430,17 @@ import TestSupport
         let flow = try #require(proxy.flows(count: 1).first)
         #expect(flow.error?.kind == "upstream_certificate_invalid")
         #expect(flow.error?.message.contains("unable to get local issuer certificate") == true)
+        // What the origin sent is recorded, over HTTP/1.1 and HTTP/2 alike: the certificate that
+        // failed, why, the address dialled and the connect and TLS times (the flow had the error
+        // alone, its timings all -1).
+        _ = try proxy.curl(["--http2", "-o", "/dev/null", origin.url("/cl")])
+        for flow in proxy.flows(count: 2) {
+            let upstream = try #require(flow.tls?.upstream, "\(flow.request?.httpVersion ?? "?") \(String(describing: flow.error))")
+            #expect(upstream.verified == false && upstream.verifyError == "unable to get local issuer certificate")
+            #expect(upstream.chain.first?.subject.contains("localhost") == true, "\(upstream.chain.map(\.subject))")
+            #expect(flow.server.address?.hasPrefix("127.0.0.1:") == true && flow.timings.connect >= 0 && flow.timings.tls >= 0,
+                    "\(String(describing: flow.server.address)) \(flow.timings)")
+        }
     }
 
     @Test func insecureUpstreamIsAllowedButRecorded() throws {

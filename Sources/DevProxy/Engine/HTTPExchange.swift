@@ -204,6 +204,7 @@ struct HTTPExchange {
     /// 502 or 504 for an upstream that could not be reached, with the reason in the body.
     private func answerConnectFailure(_ error: Error, draft: inout FlowDraft) {
         let (kind, status, message) = UpstreamFailure.describe(error, target: HostPort(host: destination.host, port: destination.port).description)
+        UpstreamFailure.annotate(&draft, with: error)
         draft.fail(kind, message)
         context.sendError(status: status, detail: message, kind: kind, draft: &draft)
     }

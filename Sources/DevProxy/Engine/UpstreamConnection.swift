@@ -306,8 +306,14 @@ final class UpstreamPool: @unchecked Sendable {
         do {
             return try connectOnce(host: host, port: port, tls: tls, key: key, alpn: alpn, dial: dial, raw: raw)
         } catch let error as TLSError where error.incompleteChain != nil && tlsContext.verifiesPeer {
-            _ = try tlsContext.fetchMissingIssuer(of: error.incompleteChain ?? [], proxy: proxy,
-                                                  forbidden: configuration.forbiddenDestinations)
+            do {
+                _ = try tlsContext.fetchMissingIssuer(of: error.incompleteChain ?? [], proxy: proxy,
+                                                      forbidden: configuration.forbiddenDestinations)
+            } catch var unfetched as TLSError {
+                // Why the issuer could not be had is the error; what the origin sent stays with it.
+                unfetched.failedUpstream = unfetched.failedUpstream ?? error.failedUpstream
+                throw unfetched
+            }
             return try connectOnce(host: host, port: port, tls: tls, key: key, alpn: alpn, dial: dial, raw: raw)
         }
     }
@@ -348,9 +354,17 @@ final class UpstreamPool: @unchecked Sendable {
             if proxy != nil && !raw { connection.proxyAuthorization = proxy?.authorization ?? "" }
             return connection
         }
-        let connection = try TLSConnection.connect(socket: socket, context: tlsContext, serverName: host,
+        let connection: TLSConnection
+        do {
+            connection = try TLSConnection.connect(socket: socket, context: tlsContext, serverName: host,
                                                    session: sessions.handle(for: key), alpn: alpn,
                                                    clientCertificates: configuration.clientCertificates)
+        } catch var error as TLSError where error.failedUpstream != nil {
+            error.failedUpstream?.address = address
+            error.failedUpstream?.connectMilliseconds = FlowDraft.milliseconds(from: start, to: connected)
+            error.failedUpstream?.tlsMilliseconds = FlowDraft.milliseconds(since: connected)
+            throw error
+        }
         let upstream = UpstreamConnection(stream: connection, key: key, address: address, tls: connection,
                                           connectMilliseconds: FlowDraft.milliseconds(from: start, to: connected),
                                           tlsMilliseconds: FlowDraft.milliseconds(since: connected),

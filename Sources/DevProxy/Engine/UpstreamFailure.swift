@@ -36,6 +36,21 @@ enum UpstreamFailure {
         }
     }
 
+    /// What a failed dial still tells the flow: for an origin whose certificate did not verify,
+    /// the chain it sent and why it failed (`tls.upstream`), the address dialled and the connect
+    /// and TLS times, where the flow had the error alone (the first question after
+    /// `upstream_certificate_invalid` is which certificate the origin sent).
+    static func annotate(_ draft: inout FlowDraft, with error: (any Error)?) {
+        guard let failed = (error as? TLSError)?.failedUpstream else { return }
+        if let address = failed.address { draft.flow.server.address = address }
+        draft.flow.timings.connect = failed.connectMilliseconds
+        draft.flow.timings.tls = failed.tlsMilliseconds
+        let upstream = Flow.TLSInfo.UpstreamSide(version: nil, cipher: nil, alpn: nil, verified: false,
+                                                 verifyError: failed.verifyError,
+                                                 chain: failed.chain.map(Flow.ChainCertificate.init))
+        draft.flow.tls = Flow.TLSInfo(client: draft.flow.tls?.client, upstream: upstream)
+    }
+
     /// For a failure on an established connection: the origin had asked for a client certificate,
     /// got none, and failed the connection (TLS 1.3 sends its `certificate_required` alert after
     /// the handshake, on the first read). Nil when the failure is not that.

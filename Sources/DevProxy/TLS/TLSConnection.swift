@@ -96,6 +96,10 @@ public final class TLSConnection: @unchecked Sendable {
             if error.kind == .verifyFailed, SSL_get_verify_result(ssl) == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY {
                 error.incompleteChain = connection.peerChain
             }
+            if error.kind == .verifyFailed {
+                let reason = X509_verify_cert_error_string(Int(SSL_get_verify_result(ssl))).map { String(cString: $0) }
+                error.failedUpstream = TLSError.FailedUpstream(chain: connection.peerChain, verifyError: reason)
+            }
             guard request.missing, error.kind != .verifyFailed, error.kind != .timedOut else { throw error }
             throw TLSError.clientCertificateRequired(peer: serverName, after: error)
         }

@@ -26,6 +26,18 @@ public struct TLSError: Error, CustomStringConvertible, Sendable {
     /// For `.verifyFailed` because no issuer was found for the chain the origin sent: that chain,
     /// leaf first (`IssuerFetcher` may find the missing intermediate).
     var incompleteChain: [Certificate]? = nil
+    /// For an upstream handshake that failed verification: what the flow still records (the
+    /// chain the origin sent, the address dialled, the connect and TLS times), where it had
+    /// nothing but the error (`UpstreamFailure.annotate`).
+    var failedUpstream: FailedUpstream? = nil
+
+    struct FailedUpstream: Sendable {
+        var chain: [Certificate]
+        var verifyError: String?
+        var address: String? = nil
+        var connectMilliseconds: Double = -1
+        var tlsMilliseconds: Double = -1
+    }
     /// The handshake had got past our certificate: the peer had it when it failed (our first
     /// flight was written and we were reading its answer, or further on).
     public var afterOurCertificate = false

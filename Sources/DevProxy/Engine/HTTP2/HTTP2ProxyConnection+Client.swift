@@ -323,6 +323,7 @@ extension HTTP2ProxyConnection {
         // whole upstream timeout in turn): for a few seconds its reason answers them.
         if !upstreamSpeaksHTTP1, let failedAt = upstreamFailedAt, Date().timeIntervalSince(failedAt) < Self.failureReuse {
             let (kind, status, message) = UpstreamFailure.describe(upstreamFailure, target: HostPort(host: host, port: port).description)
+            UpstreamFailure.annotate(&exchange.draft, with: upstreamFailure)
             answerAfterRequest(exchange, status: status, kind: kind, message: message)
             return nil
         }
@@ -359,6 +360,7 @@ extension HTTP2ProxyConnection {
             }
         } else {
             let (kind, status, message) = UpstreamFailure.describe(upstreamFailure, target: HostPort(host: host, port: port).description)
+            UpstreamFailure.annotate(&exchange.draft, with: upstreamFailure)
             answerAfterRequest(exchange, status: status, kind: kind, message: message)
         }
         return nil
