@@ -125,7 +125,13 @@ public struct JavaTrustStore: TrustStore {
 
     @discardableResult
     private func run(_ arguments: [String]) throws -> ExternalTool.Outcome {
-        try keytool.check(arguments + ["-keystore", keystore, "-storepass:env", "DEVPROXY_JAVA_STOREPASS"],
-                          environment: ["DEVPROXY_JAVA_STOREPASS": password])
+        do {
+            return try keytool.check(arguments + ["-keystore", keystore, "-storepass:env", "DEVPROXY_JAVA_STOREPASS"],
+                                     environment: ["DEVPROXY_JAVA_STOREPASS": password])
+        } catch let error as TrustStoreError where error.reason.contains("password was incorrect") {
+            // keytool's own words named no way to give the right one.
+            throw TrustStoreError(.toolFailed, "\(keystore) refused the keystore password: set DEVPROXY_JAVA_STOREPASS to "
+                                  + "its password (the JDK's cacerts uses changeit, the default)")
+        }
     }
 }
