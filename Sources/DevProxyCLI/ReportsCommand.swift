@@ -52,7 +52,8 @@ enum ReportsCommand {
                          record.validationResult.map { "\($0) \(resultName($0))" } ?? "-",
                          record.enforcePinning.map { $0 ? "yes" : "no (report-only)" } ?? "-",
                          record.kind.rawValue + (record.probe.map { " (\($0))" } ?? ""),
-                         record.signer.map { $0.email ?? "root \($0.serial)" } ?? "not this CA", record.id])
+                         record.signer.map { $0.qaAlternateRoot == true ? "QA alternate root" : $0.email ?? "root \($0.serial)" }
+                            ?? "not this CA", record.id])
         }
         Table.print(header: header, rows: rows)
         Output.line()

@@ -19,10 +19,19 @@ public struct ReportRecord: Codable, Sendable, Equatable {
     public struct Signer: Codable, Sendable, Equatable {
         public var serial: String
         public var email: String?
+        /// The chain came from the CA's QA alternate root (the `unpinned` persona's), not its
+        /// team root: no engineer's intermediate (it read "not this CA").
+        public var qaAlternateRoot: Bool?
 
-        public init(serial: String, email: String?) {
+        public init(serial: String, email: String?, qaAlternateRoot: Bool? = nil) {
             self.serial = serial
             self.email = email
+            self.qaAlternateRoot = qaAlternateRoot
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case serial, email
+            case qaAlternateRoot = "qa_alternate_root"
         }
     }
 

@@ -44,6 +44,25 @@ import TestSupport
         }
     }
 
+    /// A report whose chain came from the QA alternate root (the `unpinned` persona's) says so:
+    /// it read "not this CA", where `ca trace` named the QA alternate root.
+    @Test func aChainFromTheQAAlternateRootIsNamed() throws {
+        try QAAlternateRoot(store: fixture.store).create()
+        let personas = try PersonaCertificates(store: fixture.store, team: LeafCache(issuer: LeafIssuer(signer: fixture.signer)))
+        let leaf = try #require(try personas.leaf(for: .unpinned, host: "api.acme.dev"))
+        let chain = [leaf.certificate.pem] + leaf.chain.map(\.pem)
+        let collector = try ReportCollector(path: path, store: fixture.store)
+        let body = try SyntheticFlows.trustKitReport(host: "api.acme.dev", chain: chain)
+        let flow = try SyntheticFlows.flow(id: "q1", host: "reports.acme.dev", persona: "unpinned", method: "POST",
+                                           url: "https://reports.acme.dev/pins", body: body)
+        let record = collector.report(in: flow)
+        #expect(record?.signer?.qaAlternateRoot == true && record?.signer?.email == nil, "\(String(describing: record?.signer))")
+        collector.record(flow)
+        collector.close()
+        let printed = try Subprocess.run(Subprocess.devproxy, ["reports", path])
+        #expect(printed.stdout.contains("QA alternate root") && !printed.stdout.contains("not this CA"), "\(printed.stdout)")
+    }
+
     @Test func rfc7469ReportAndPatternMatchedUnknownBodies() throws {
         let collector = try ReportCollector(path: path, reportURIPatterns: ["collector.acme.dev/hpkp*"], store: fixture.store)
         let hpkp = "{\"hostname\": \"www.acme.dev\", \"port\": 443, \"known-pins\": [\"pin-sha256=\\\"x\\\"\"], \"served-certificate-chain\": []}"
