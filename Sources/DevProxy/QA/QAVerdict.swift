@@ -79,6 +79,9 @@ public struct QAVerdict: Codable, Sendable, Equatable {
             }
             let hostReports = reports.filter { $0.hostname?.lowercased() == host }
             for persona in personas.keys.sorted() {
+                // A group of nothing but reports' own requests (a report posted to a collector)
+                // is the reporter's, not the app's: it made an "inconclusive" row of noise.
+                if hosts.isEmpty, personas[persona]?.allSatisfy({ reportFlows.contains($0.id) }) == true { continue }
                 let verdict = judge(host: host, persona: persona, flows: personas[persona] ?? [], reports: hostReports,
                                     reportFlows: reportFlows)
                 let group = personas[persona] ?? []

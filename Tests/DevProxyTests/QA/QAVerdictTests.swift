@@ -147,6 +147,22 @@ import TestSupport
         #expect(find("strict.acme.dev")?.verdict.rawValue == "validates")
     }
 
+    /// A host whose only flows are reports' own requests (a report posted in clear text to its
+    /// collector) gets no verdict row: it read "cleartext inconclusive", noise about the reporter.
+    @Test func aCollectorThatOnlyReceivedReportsIsNotJudged() throws {
+        let flows = try [
+            SyntheticFlows.flow(id: "a1", host: "api.acme.dev", persona: "unpinned"),
+            SyntheticFlows.flow(id: "p1", host: "reports.acme.dev", persona: nil, method: "POST",
+                                url: "http://reports.acme.dev/log_report", mode: "http"),
+        ]
+        let reports = JSONLines.decode(ReportRecord.self, Data(report(id: "rep1", host: "api.acme.dev", flow: "p1").utf8)).records
+        let verdicts = QAVerdict.judge(flows: flows, reports: reports)
+        #expect(verdicts.map(\.host) == ["api.acme.dev"], "\(verdicts)")
+        #expect(verdicts.first?.verdict == .reportOnly)
+        // Asked about by name, it is still answered.
+        #expect(QAVerdict.judge(flows: flows, reports: reports, hosts: ["reports.acme.dev"]).count == 1)
+    }
+
     /// reports.jsonl beside the log gathers every run's reports: one whose flow is not in this
     /// log is another run's and does not count (an earlier build's report made a build with its
     /// pinning removed `report-only`).
