@@ -104,7 +104,11 @@ class CAPanel extends HTMLElement {
                     ["SHA-256", root?.sha256 ?? root?.sha256_fingerprint ?? root?.fingerprint],
                     ["Valid until", root?.not_after]])),
             onboarding || qrImage ? h("section", { class: "card" }, h("h2", {}, "Put the root on a phone"),
-                onboarding ? h("p", {}, "Open ", h("code", {}, onboarding), " on the device.") : null, qrImage) : null);
+                store.info?.onboarding_loopback
+                    ? h("p", { class: "onboarding-loopback" }, "DevProxy listens on this machine only (", h("code", {}, onboarding),
+                        "): a phone cannot reach it. Run with ", h("code", {}, "--listen 0.0.0.0:PORT --allow-remote"),
+                        " and open the address it prints on the device.")
+                    : onboarding ? h("p", {}, "Open ", h("code", {}, onboarding), " on the device.") : null, qrImage) : null);
         this.#tick();
     }
 

@@ -203,7 +203,7 @@ class FlowDetail extends HTMLElement {
                 : h("p", { class: "muted" }, flow.error ? "no response" : "waiting for the response…"));
             break;
         case "messages":
-            replaceChildren(panel, flow.websocket ? webSocketView(flow.websocket, flow.started, flow.id) : null,
+            replaceChildren(panel, flow.websocket ? webSocketView(flow.websocket, flow.started, flow.id, flow.websocket_end) : null,
                 flow.grpc ? grpcView(flow.grpc, flow.started, flow.id) : null);
             break;
         default:
@@ -405,7 +405,7 @@ function timeCell(message, started) {
 }
 
 /** A WebSocket's messages (of flow `id`); `started` (the flow's start, RFC 3339) dates them relative to it. */
-function webSocketView(messages, started, id) {
+function webSocketView(messages, started, id, end) {
     const rows = messages.map((message) => h("tr", { class: message.direction },
         h("td", { title: message.direction, "aria-label": message.direction },
             message.direction === "client_to_server" ? "→" : "←"),
@@ -421,7 +421,17 @@ function webSocketView(messages, started, id) {
                 ` … the first ${formatSize(keptBytes(message))} of ${formatSize(message.length)}`) : null]))));
     const caption = h("caption", {});
     const filter = messageFilterBox(id, rows, messages.map(messageData), caption, "WebSocket messages");
-    return h("section", { class: "websocket", "aria-label": "WebSocket messages" }, filter,
+    // How it ended, and what the record did not keep: a socket past 1,000 messages read as if it
+    // had carried only those.
+    const notKept = end?.messages_not_kept > 0
+        ? h("p", { class: "muted websocket-not-kept" }, `${end.messages_not_kept} more message(s) crossed and were not `
+            + `kept: ${messages.length + end.messages_not_kept} in all (a flow keeps its first 1,000; Close frames always)`)
+        : null;
+    const ending = end ? h("p", { class: "muted websocket-end" }, end.by
+        ? `Ended: the ${end.by} sent Close${end.code != null ? ` ${end.code}` : ""}${end.reason ? ` “${end.reason}”` : ""}`
+            + (end.clean ? ", and the other side answered it" : ", unanswered")
+        : "Ended without a Close frame (the peers saw 1006, abnormal closure)") : null;
+    return h("section", { class: "websocket", "aria-label": "WebSocket messages" }, filter, ending, notKept,
         h("table", { class: "messages" }, caption,
             h("thead", {}, h("tr", {}, ["", "Time", "Opcode", "Length", "Data"].map((title) => h("th", { scope: "col" }, title)))),
             h("tbody", {}, rows)));

@@ -41,6 +41,22 @@ import Testing
                                                viewer.base + "/api/info"])
         #expect(info.stdout.contains("\"mode\":\"viewer\""))
     }
+    /// Beside a proxy on loopback, `/api/info` offers the onboarding address without its QR code
+    /// (`onboarding_loopback`), which a phone would open as itself; the CA tab says why.
+    @Test func aLoopbackOnboardingAddressComesWithoutAQRCode() throws {
+        let dir = TemporaryDirectory()
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--web", "127.0.0.1:0", "--quiet"],
+                                        environment: ["DEVPROXY_EMAIL": "dev@example.test"], webUI: true)
+        let ui = try #require(proxy.webUI)
+        let base = String(ui.prefix { $0 != "?" }.dropLast())
+        let token = String(ui.split(separator: "=").last ?? "")
+        let info = try Subprocess.run("curl", ["-sS", "--max-time", "10", "-H", "Authorization: Bearer \(token)", base + "/api/info"])
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(info.stdout.utf8)) as? [String: Any])
+        #expect(json["onboarding_loopback"] as? Bool == true && json["qr_svg_path"] == nil, "\(json)")
+        #expect((json["onboarding_url"] as? String)?.hasPrefix("http://127.0.0.1:") == true)
+        _ = proxy.stop()
+    }
+
     /// The UI beyond loopback says it is plain HTTP (its password and cookie cross the network as
     /// they are), where it said nothing.
     @Test func aRemoteWebUISaysItIsPlainHTTP() throws {

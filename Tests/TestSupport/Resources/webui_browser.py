@@ -116,6 +116,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
             event = b": keep-alive\n\nevent: done\r\nid: 42\r\ndata: <b>{\"a\":1}</b>\r\ndata:second\r\n\r\n"
             self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
             self.wfile.write(b"0\r\n\r\n")
+        elif path.startswith("/ws-many/"):
+            # A WebSocket of 1,005 small text messages, then Close 1000: past the 1,000 a flow keeps.
+            key = self.headers["Sec-WebSocket-Key"]
+            accept = base64.b64encode(hashlib.sha1((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest())
+            self.send_response(101)
+            self.send_header("Upgrade", "websocket")
+            self.send_header("Connection", "Upgrade")
+            self.send_header("Sec-WebSocket-Accept", accept.decode())
+            self.end_headers()
+            frames = b"".join(bytes([0x81, len(b"m%d" % i)]) + b"m%d" % i for i in range(1005))
+            self.wfile.write(frames + WS_CLOSE_1000)
+            self.wfile.flush()
+            self.rfile.read(6)
+            self.close_connection = True
         elif path.startswith("/ws/"):
             # A WebSocket that sends one text message of WS_MESSAGE_BYTES (markup first), then closes
             # with status 1000.
@@ -397,11 +411,24 @@ def run(browser, options, base, origin, checks):
         by_body = [any(url.endswith(ws_path) for url in urls) for urls in found]
         checks.result("websocket-message-filter", narrowed == ["WebSocket messages (1 of 3 match)", ["server_to_client"]]
                       and restored == 3 and by_body == [True, False], repr((narrowed, restored, by_body)))
+        ending = page.text_content("flow-detail .websocket-end")
+        page.click("#detail-tab-request")
+        # Past 1,000 messages the pane says how many more crossed (it showed the 1,002 kept as all).
+        many_path = "/ws-many/%d" % int(time.time() * 1000)
+        websocket_through(options.proxy, base + many_path)
+        open_flow(page, many_path)
+        page.click("#detail-tab-messages")
+        page.wait_for_selector("flow-detail .websocket-not-kept", timeout=5000)
+        not_kept = page.text_content("flow-detail .websocket-not-kept")
+        checks.result("websocket-end-and-not-kept", ending == "Ended: the server sent Close 1000, and the other side answered it"
+                      and not_kept.startswith("5 more message(s) crossed and were not kept: 1007 in all"),
+                      repr((ending, not_kept)))
         page.click("#detail-tab-request")
     except Exception as error:
         checks.result("websocket-long-message", False, str(error).splitlines()[0])
         checks.result("websocket-opens-on-messages", False, str(error).splitlines()[0])
         checks.result("websocket-message-filter", False, str(error).splitlines()[0])
+        checks.result("websocket-end-and-not-kept", False, str(error).splitlines()[0])
 
     # A posted form shows as its fields above the bytes: a text field (markup in it stays text) and a file.
     form_path = "/form/%d?lang=fr&q=a+b%%26c" % int(time.time() * 1000)
