@@ -362,6 +362,11 @@ class Doc {
                 breakLine = true;
                 ends.array[line] = starts.length;
             }
+            // A value after a whole one at the top (newline-delimited JSON, several documents in
+            // one body) starts its own line: the records ran together as `}{`.
+            if (!breakLine && open.length === 0 && !pendingClose && o > 0
+                && (target[o - 1] === CLOSE_BRACE || target[o - 1] === CLOSE_BRACKET || target[o - 1] === QUOTE)
+                && (code === OPEN_BRACE || code === OPEN_BRACKET || code === QUOTE || WORD[code])) breakLine = true;
             if (breakLine) newLine(index);
             if (code === QUOTE) {
                 target[o++] = code;

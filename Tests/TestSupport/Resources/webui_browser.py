@@ -78,6 +78,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif path == "/old.json":
             # The old `text/json` spelling: shown as JSON (pretty, foldable), not as one text line.
             self.send(200, b'{"spelling":["text","json"]}', "text/json")
+        elif path == "/records.ndjson":
+            # Newline-delimited JSON: two records, each on its line.
+            self.send(200, b'{"first":1}\n{"second":[2,3]}\n', "application/x-ndjson")
         elif path == "/bom.json":
             # JSON after a UTF-8 byte order mark (as .NET and PowerShell services write it): still JSON.
             self.send(200, b'\xef\xbb\xbf{"marked":["bom",1]}', "application/json; charset=utf-8")
@@ -668,6 +671,13 @@ def run(browser, options, base, origin, checks):
                       repr((text[:80], facts)))
     except Exception as error:
         checks.result("bom-json-pretty", False, str(error).splitlines()[0])
+    # Records of newline-delimited JSON stay apart when pretty-printed (they ran together, `}{`).
+    try:
+        text, facts = body_shown(page, options, base, "/records.ndjson")
+        checks.result("ndjson-records-apart", "}{" not in text and "}\n{" in text and '"second": [' in text,
+                      repr((text[:120], facts)))
+    except Exception as error:
+        checks.result("ndjson-records-apart", False, str(error).splitlines()[0])
     try:
         text, facts = body_shown(page, options, base, "/sjis.html")
         checks.result("charset-read", "text read as shift_jis" in facts and "<p>\u65e5\u672c\u8a9e</p>" in text,
