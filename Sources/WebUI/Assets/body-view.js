@@ -296,7 +296,10 @@ async function load(id, side, type, logged, parts, signal, whole) {
         const notes = [];
         if (state.more) notes.push("showing the first 1 MiB");
         if (state.note) notes.push(state.note);
-        if (logged.truncated && whole && logged.size > state.bytes) {
+        if (state.storedCut) {
+            // Said whenever the store cut it (`--store-body-limit`), not only when the flow log did.
+            notes.push(`the session kept the first ${formatSize(state.storedCut.stored)} of ${formatSize(state.storedCut.size)}`);
+        } else if (logged.truncated && whole && logged.size > state.bytes) {
             notes.push("the session kept only the first part of this body");
         }
         notes.push(countOf(state.lines, "line", "lines"));

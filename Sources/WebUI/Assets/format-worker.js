@@ -116,6 +116,12 @@ async function open({ doc: id, url, headers, kind }) {
         doc = new Doc(id, kind, size, response.headers.get("X-DevProxy-Limited") === "1", controller);
         // The server decodes at most the session's body limit; past it the body arrives cut.
         doc.decodedCut = Number(response.headers.get("X-DevProxy-Decoded-Cut")) || 0;
+        // The session kept only the first part (`--store-body-limit`): what ends early is the
+        // stored part, not the origin's body.
+        if (response.headers.get("X-DevProxy-Truncated") === "1") {
+            doc.storedCut = { stored: Number(response.headers.get("X-DevProxy-Stored")) || 0,
+                size: Number(response.headers.get("X-DevProxy-Body-Size")) || 0 };
+        }
         if (!docs.has(id)) return;
         docs.set(id, doc);
         const reader = response.body.getReader();
@@ -204,7 +210,8 @@ class Doc {
         if (this.kind === "sniff") this.sniff();
         if (this.kind === "json") {
             if (this.open.length || this.pendingClose) {
-                this.note = this.more ? "the first part of the JSON; \"show all\" for the rest" : "the JSON ends early";
+                this.note = this.more ? "the first part of the JSON; \"show all\" for the rest"
+                    : this.storedCut ? "the JSON is cut where the session stopped keeping the body" : "the JSON ends early";
             }
             // The formatted text is all the lines need now.
             this.source = new Buffer(Uint8Array, 0);
@@ -421,7 +428,7 @@ class Doc {
     progress(done) {
         return {
             type: "progress", doc: this.id, kind: this.kind, lines: this.lineCount, bytes: this.received,
-            done, more: this.more, note: this.decodedCut ? [this.note, `decoded text cut at `
+            done, more: this.more, storedCut: this.storedCut ?? null, note: this.decodedCut ? [this.note, `decoded text cut at `
                 + `${Math.round(this.decodedCut / 1048576)} MiB (the session's body limit)`].filter(Boolean).join("; ")
                 : this.note,
         };

@@ -47,6 +47,19 @@ import TestSupport
     /// A session store on a disk that fills up (a 1 MiB tmpfs, so root) is said in the open page
     /// within seconds, as an alert that names the reason: the list would otherwise just stop
     /// growing while the proxy goes on serving.
+    /// A body the session stored only part of (`--store-body-limit` below its size, under the flow
+    /// log's 1 MiB) is said to be cut, not called broken JSON ("the JSON ends early").
+    @Test(.enabled(if: WebUIBrowser.missing == nil, "needs chromium and playwright"))
+    func aBodyTheStoreCutIsSaidToBeCut() throws {
+        let dir = TemporaryDirectory()
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--store-body-limit", "100000", "--web", "127.0.0.1:0",
+                                         "--quiet"], webUI: true)
+        let ui = try #require(proxy.webUI)
+        let result = try WebUIBrowser.run(ui: ui, proxy: "http://127.0.0.1:\(proxy.port)", only: "store-cut", timeout: 120)
+        #expect(WebUIBrowser.passed(result).contains("store-cut-said"), "\(result.output)")
+        _ = proxy.stop()
+    }
+
     @Test(.enabled(if: WebUIBrowser.missing == nil && geteuid() == 0, "needs chromium, playwright and root (tmpfs)"))
     func pageSaysWhenTheSessionStoreCannotWrite() throws {
         let dir = TemporaryDirectory()

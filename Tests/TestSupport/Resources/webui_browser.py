@@ -78,6 +78,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif path == "/old.json":
             # The old `text/json` spelling: shown as JSON (pretty, foldable), not as one text line.
             self.send(200, b'{"spelling":["text","json"]}', "text/json")
+        elif path == "/big.json":
+            # A JSON array of about 300 KB.
+            self.send(200, ("[" + ",".join('{"n":%d,"pad":"%s"}' % (i, "x" * 40) for i in range(5500)) + "]").encode(),
+                      "application/json")
         elif path == "/records.ndjson":
             # Newline-delimited JSON: two records, each on its line.
             self.send(200, b'{"first":1}\n{"second":[2,3]}\n', "application/x-ndjson")
@@ -253,7 +257,8 @@ def main():
     parser.add_argument("--proxy", required=True)
     parser.add_argument("--shots")
     parser.add_argument("--only", help="run one check: filtered-count, store-error (a proxy whose session "
-                                       "store is on a disk that fills up)")
+                                       "store is on a disk that fills up), store-cut (a proxy run with "
+                                       "--store-body-limit 100000)")
     options = parser.parse_args()
     checks = Checks()
     origin = Origin(("127.0.0.1", 0), Handler)
@@ -269,6 +274,8 @@ def main():
                     filtered_count_under_load(page, options, base, checks)
                 elif options.only == "store-error":
                     store_error_shown(open_page(browser, options), options, base, checks)
+                elif options.only == "store-cut":
+                    store_cut_said(open_page(browser, options), options, base, checks)
                 else:
                     run(browser, options, base, origin, checks)
             finally:
@@ -1072,6 +1079,18 @@ def store_error_shown(page, options, base, checks):
         checks.result("store-error-shown", "database or disk is full" in text and role == "alert", text)
     except Exception as error:
         checks.result("store-error-shown", False, str(error).splitlines()[0])
+
+
+def store_cut_said(page, options, base, checks):
+    """A 300 KB JSON body through a proxy that stores 100 KB of each: the pane says the session
+    kept its first part, and does not call the JSON broken ("the JSON ends early")."""
+    try:
+        text, facts = body_shown(page, options, base, "/big.json")
+        notes = page.text_content("flow-detail .body-note") or ""
+        checks.result("store-cut-said", "the session kept the first 100 kB of" in notes and "ends early" not in notes,
+                      repr((notes, facts)))
+    except Exception as error:
+        checks.result("store-cut-said", False, str(error).splitlines()[0])
 
 
 def open_page(browser, options):
