@@ -37,6 +37,8 @@ enum WebCommand {
             // Most reasons name the file already ("cannot read PATH: …", "PATH is not a HAR file").
             throw CommandFailure(error.reason.contains(path) ? error.reason : "cannot open \(path): \(error.reason)")
         }
+        // A saved session may still be written by the `devproxy run` beside it: the list follows it.
+        if opened.report == nil { opened.store.watchExternalWrites() }
         if let report = opened.report {
             Output.line("imported \(report.flows) flow(s) from \(path)")
             Output.warnings(report.problems.map { "\(path) \($0)" }, rest: "unusable record(s)")

@@ -26,7 +26,7 @@ public final class SessionStore: @unchecked Sendable {
     private let writer: StoreWriter?
     private let readLock = NSLock()
     private var reader: SQLiteDatabase?
-    private let observers = StoreObservers()
+    let observers = StoreObservers()
     private let removeOnClose: Bool
     /// Held while this store writes: one writer to a file at a time.
     private let lock: SessionLock?

@@ -41,6 +41,30 @@ import Testing
                                                viewer.base + "/api/info"])
         #expect(info.stdout.contains("\"mode\":\"viewer\""))
     }
+    /// `devproxy web SESSION` beside the `devproxy run` writing it follows the file: a flow the
+    /// proxy records after the viewer opened reaches the viewer's live stream (it said "live" and
+    /// never changed until a reload).
+    @Test(.timeLimit(.minutes(1))) func aViewerFollowsTheSessionAProxyWrites() throws {
+        let dir = TemporaryDirectory()
+        let origin = try OriginServer()
+        let session = dir.file("s.sqlite")
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--session", session, "--no-web", "--quiet"])
+        let curl = ["-sS", "--max-time", "10", "--proxy", "http://127.0.0.1:\(proxy.port)"]
+        _ = try Subprocess.run("curl", curl + ["http://127.0.0.1:\(origin.port)/before-viewer"])
+        let viewer = try DevProxyViewer(session)
+        let script = """
+            curl -sN --max-time 6 -H "Authorization: Bearer $1" "$2/api/events" > "$3" &
+            sleep 1.5
+            curl -sS --max-time 5 --proxy "http://127.0.0.1:$4" "http://127.0.0.1:$5/after-viewer" > /dev/null
+            wait
+            """
+        let events = dir.file("events.txt")
+        _ = try Subprocess.run("bash", ["-c", script, "bash", viewer.token, viewer.base, events, String(proxy.port),
+                                        String(origin.port)], timeout: 20)
+        #expect(dir.read("events.txt").contains("/after-viewer"), "\(dir.read("events.txt").prefix(600))")
+        _ = proxy.stop()
+    }
+
     /// Beside a proxy on loopback, `/api/info` offers the onboarding address without its QR code
     /// (`onboarding_loopback`), which a phone would open as itself; the CA tab says why.
     @Test func aLoopbackOnboardingAddressComesWithoutAQRCode() throws {
