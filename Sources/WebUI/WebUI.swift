@@ -169,8 +169,17 @@ public final class WebUI: @unchecked Sendable {
                 usleep(500_000)
                 return unauthorized("wrong password")
             }
-            return unauthorized("the DevProxy web UI needs its token: open the URL devproxy printed (web ui: …), "
-                                + "or send Authorization: Bearer TOKEN")
+            var refusal = unauthorized("the DevProxy web UI needs its token: open the URL devproxy printed (web ui: …), "
+                                       + "or send Authorization: Bearer TOKEN")
+            // A browser opening the page (not a script calling the API) gets a page that says so,
+            // where it got a line of JSON.
+            if request.method == "GET", !request.path.hasPrefix("/api/"),
+               request.headers["Accept"]?.contains("text/html") == true {
+                refusal.headers.removeAll { $0.0 == "Content-Type" }
+                refusal.headers.append(("Content-Type", "text/html; charset=utf-8"))
+                refusal.body = Array(Self.signInPage.utf8)
+            }
+            return refusal
         }
         if request.isStateChanging, let refusal = access.csrfRefusal(request, credential: credential) {
             return .error(403, refusal)
@@ -188,6 +197,17 @@ public final class WebUI: @unchecked Sendable {
         response.headers.append(("Retry-After", "\(wait)"))
         return response
     }
+
+    /// What a browser without the token is shown: no script, nothing from the request.
+    static let signInPage = """
+        <!doctype html>
+        <html lang="en"><head><meta charset="utf-8"><title>DevProxy: open the web UI with its token</title></head>
+        <body><main><h1>This DevProxy web UI needs its token</h1>
+        <p>Open the address <code>devproxy run</code> (or <code>devproxy web</code>) printed on its <code>web ui:</code> line:
+        it ends with <code>?token=…</code>, which signs this browser in. Scripts send <code>Authorization: Bearer TOKEN</code>.</p>
+        </main></body></html>
+
+        """
 
     private func unauthorized(_ message: String) -> WebResponse {
         var response = WebResponse.error(401, message)

@@ -19,6 +19,13 @@ import Testing
         #expect(try ui.request("/api/flows", headers: ["Authorization: Bearer 0123456789abcdef0123456789abcdef"],
                                auth: false).status == 401)
         #expect(try ui.request("/?token=wrong", auth: false).status == 401)
+        // A browser opening the page without the token gets a page that says what to open (a line
+        // of JSON read as broken); the API and scripts keep the JSON.
+        let browser = try ui.request("/", headers: ["Accept: text/html,application/xhtml+xml"], auth: false)
+        #expect(browser.status == 401 && browser.headers["content-type"]?.hasPrefix("text/html") == true)
+        #expect(browser.text.contains("needs its token") && browser.text.contains("?token=") && !browser.text.contains("<script"))
+        let api = try ui.request("/api/flows", headers: ["Accept: text/html"], auth: false)
+        #expect(api.status == 401 && api.headers["content-type"] == "application/json")
     }
 
     @Test func theTokenOnceBecomesAnHttpOnlyStrictCookieAndTheURLDropsIt() throws {
