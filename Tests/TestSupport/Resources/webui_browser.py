@@ -78,7 +78,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif path == "/old.json":
             # The old `text/json` spelling: shown as JSON (pretty, foldable), not as one text line.
             self.send(200, b'{"spelling":["text","json"]}', "text/json")
-        elif path == "/big.json":
+        elif path == "/300k.json":
             # A JSON array of about 300 KB.
             self.send(200, ("[" + ",".join('{"n":%d,"pad":"%s"}' % (i, "x" * 40) for i in range(5500)) + "]").encode(),
                       "application/json")
@@ -125,13 +125,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(b"0\r\n\r\n")
         elif path.startswith("/ws-many/"):
             # A WebSocket of 1,005 small text messages, then Close 1000: past the 1,000 a flow keeps.
-            key = self.headers["Sec-WebSocket-Key"]
-            accept = base64.b64encode(hashlib.sha1((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest())
-            self.send_response(101)
-            self.send_header("Upgrade", "websocket")
-            self.send_header("Connection", "Upgrade")
-            self.send_header("Sec-WebSocket-Accept", accept.decode())
-            self.end_headers()
+            self.accept_websocket()
             frames = b"".join(bytes([0x81, len(b"m%d" % i)]) + b"m%d" % i for i in range(1005))
             self.wfile.write(frames + WS_CLOSE_1000)
             self.wfile.flush()
@@ -140,13 +134,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif path.startswith("/ws/"):
             # A WebSocket that sends one text message of WS_MESSAGE_BYTES (markup first), then closes
             # with status 1000.
-            key = self.headers["Sec-WebSocket-Key"]
-            accept = base64.b64encode(hashlib.sha1((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest())
-            self.send_response(101)
-            self.send_header("Upgrade", "websocket")
-            self.send_header("Connection", "Upgrade")
-            self.send_header("Sec-WebSocket-Accept", accept.decode())
-            self.end_headers()
+            self.accept_websocket()
             data = WS_MARKUP + b"x" * (WS_MESSAGE_BYTES - len(WS_MARKUP))
             self.wfile.write(bytes([0x81, 127]) + struct.pack("!Q", len(data)) + data + WS_CLOSE_1000)
             self.wfile.flush()
@@ -157,6 +145,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
         else:
             self.send(200, ("hello from " + path).encode(), "text/plain", [("X-Evil", HOSTILE_HEADER)])
 
+
+    def accept_websocket(self):
+        """The 101 that opens the WebSocket the request asked for (RFC 6455 §4.2.2)."""
+        key = self.headers["Sec-WebSocket-Key"]
+        accept = base64.b64encode(hashlib.sha1((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest())
+        self.send_response(101)
+        self.send_header("Upgrade", "websocket")
+        self.send_header("Connection", "Upgrade")
+        self.send_header("Sec-WebSocket-Accept", accept.decode())
+        self.end_headers()
 
     def do_POST(self):
         path = urllib.parse.urlsplit(self.path).path
@@ -1085,7 +1083,7 @@ def store_cut_said(page, options, base, checks):
     """A 300 KB JSON body through a proxy that stores 100 KB of each: the pane says the session
     kept its first part, and does not call the JSON broken ("the JSON ends early")."""
     try:
-        text, facts = body_shown(page, options, base, "/big.json")
+        text, facts = body_shown(page, options, base, "/300k.json")
         notes = page.text_content("flow-detail .body-note") or ""
         checks.result("store-cut-said", "the session kept the first 100 kB of" in notes and "ends early" not in notes,
                       repr((notes, facts)))
