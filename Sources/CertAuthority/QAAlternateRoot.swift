@@ -18,6 +18,19 @@ public struct QAAlternateRoot: Sendable {
     /// Whether the alternate root exists.
     public var exists: Bool { FileManager.default.fileExists(atPath: certificatePath) }
 
+    /// The alternate root's certificate; nil when there is none (or it does not read).
+    public var certificate: Certificate? {
+        guard exists else { return nil }
+        return try? Certificate.all(from: SecureFile.read(certificatePath, what: "the QA alternate root")).first
+    }
+
+    /// The alternate root, when `certificates` (a chain, a report's, a file traced) hold it or one
+    /// it issued: the `unpinned` persona's chain, no engineer's intermediate.
+    public func root(of certificates: [Certificate]) -> Certificate? {
+        guard let root = certificate, certificates.contains(where: { $0 == root || $0.isIssued(by: root) }) else { return nil }
+        return root
+    }
+
     /// Creates the alternate root (P-256, `O=DevProxy, CN=DevProxy QA Alternate Root`).
     ///
     /// - Throws: `.caExists` when one is already there (never overwritten), `.notWritable`.

@@ -62,10 +62,7 @@ enum CATraceCommand {
         guard !findings.isEmpty else {
             // The `unpinned` persona's leaves come from the QA alternate root kept beside the team's.
             let alternate = QAAlternateRoot(store: store)
-            if alternate.exists, let qaRoot = try? Certificate.all(from: SecureFile.read(alternate.certificatePath,
-                                                                                       what: "the QA alternate root")).first,
-               (try? CAStore.certificates(inTraceInput: input))?.contains(where: { $0 == qaRoot || $0.isIssued(by: qaRoot) })
-                == true {
+            if alternate.root(of: (try? CAStore.certificates(inTraceInput: input)) ?? []) != nil {
                 Output.line("Not issued by this CA's team root: \(file) comes from its QA alternate root "
                             + "(\(alternate.certificatePath)), which signs the `unpinned` persona's leaves for pinning QA. "
                             + "No engineer's intermediate is involved.")

@@ -105,9 +105,7 @@ enum PinsCommand {
     /// Whether a key whose SPKI hash is `spkiSHA256` is the QA alternate root's in the CA
     /// directory `file` is in (`qa-alternate-root.pem` beside it).
     static func isQAAlternateRoot(_ spkiSHA256: String, beside file: String) -> Bool {
-        let path = PathName.join(PathName.directory(of: file), "qa-alternate-root.pem")
-        guard let bytes = try? SecureFile.read(path, what: "the QA alternate root"),
-              let certificate = try? Certificate.all(from: bytes).first else { return false }
-        return SPKIPin.base64SHA256(certificate.spkiDER) == spkiSHA256
+        guard let root = QAAlternateRoot(store: CAStore(directory: PathName.directory(of: file))).certificate else { return false }
+        return SPKIPin.base64SHA256(root.spkiDER) == spkiSHA256
     }
 }

@@ -114,11 +114,8 @@ public final class ReportCollector: FlowSink {
               let findings = try? store.trace(Array(chain.joined(separator: "\n").utf8)) else { return nil }
         if findings.isEmpty {
             // The `unpinned` persona's chains come from the QA alternate root kept beside the team's.
-            let alternate = QAAlternateRoot(store: store)
-            guard alternate.exists,
-                  let qaRoot = try? Certificate.all(from: SecureFile.read(alternate.certificatePath, what: "the QA alternate root")).first,
-                  let certificates = try? chain.flatMap({ try Certificate.all(from: Array($0.utf8)) }),
-                  certificates.contains(where: { $0 == qaRoot || $0.isIssued(by: qaRoot) }) else { return nil }
+            guard let certificates = try? chain.flatMap({ try Certificate.all(from: Array($0.utf8)) }),
+                  let qaRoot = QAAlternateRoot(store: store).root(of: certificates) else { return nil }
             return ReportRecord.Signer(serial: qaRoot.serialHex, email: nil, qaAlternateRoot: true)
         }
         if let entry = findings.first(where: { $0.intermediate != nil })?.intermediate {
