@@ -171,14 +171,24 @@ public enum SecureFile {
         try readBytes(path, upTo: count, refusingMore: false)
     }
 
-    private static func readBytes(_ path: String, upTo limit: Int, refusingMore: Bool) throws(ReadFailure) -> [UInt8] {
+    /// `path` opened for reading (the caller closes it), with `contents(of:)`'s reasons when it
+    /// cannot be: no such file, permission denied, a directory.
+    public static func openForReading(_ path: String) throws(ReadFailure) -> Int32 {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw ReadFailure(reason: reason(errno: errno), tooLarge: false, code: errno) }
-        defer { close(fd) }
         var status = stat()
         if fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
+            close(fd)
             throw ReadFailure(reason: "it is a directory", tooLarge: false, code: EISDIR)
         }
+        return fd
+    }
+
+    private static func readBytes(_ path: String, upTo limit: Int, refusingMore: Bool) throws(ReadFailure) -> [UInt8] {
+        let fd = try openForReading(path)
+        defer { close(fd) }
+        var status = stat()
+        _ = fstat(fd, &status)
         var bytes: [UInt8] = []
         if status.st_mode & S_IFMT == S_IFREG { bytes.reserveCapacity(min(Int(status.st_size), limit)) }
         var chunk = [UInt8](repeating: 0, count: 64 << 10)

@@ -17,13 +17,18 @@ struct LineStream {
     /// Lines returned so far: the number of the last one.
     private(set) var number = 0
 
-    /// - Parameters:
-    ///   - descriptor: read until end of file; not closed here.
-    ///   - prefix: bytes already read from it (a format check's), which come first.
-    init(descriptor: Int32, prefix: [UInt8] = [], lineLimit: Int = defaultLineLimit) {
+    /// - Parameter descriptor: read until end of file; not closed here.
+    init(descriptor: Int32, lineLimit: Int = defaultLineLimit) {
         self.descriptor = descriptor
-        self.buffer = prefix
+        self.buffer = []
         self.lineLimit = lineLimit
+    }
+
+    /// The first `count` bytes not yet returned (fewer at the end), left to be read: what a pipe
+    /// sends is looked at (its format told) and then imported, without reading it twice.
+    mutating func peek(_ count: Int) throws -> ArraySlice<UInt8> {
+        while buffer.count - start < count, !ended { try fill() }
+        return buffer[start..<min(buffer.count, start + count)]
     }
 
     /// The next line without its newline, and whether it had one (a last line may not); nil at

@@ -102,26 +102,14 @@ public enum SessionImport {
     private static func openStream(_ path: String) throws -> (store: SessionStore, report: Report?) {
         let fd = try descriptor(reading: path)
         defer { close(fd) }
-        var head: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: formatHead)
-        while head.count < formatHead {
-            let count = chunk.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress, formatHead - head.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count >= 0 else {
-                throw SessionStoreError(.open, "cannot read \(path): \(String(cString: strerror(errno)))")
-            }
-            if count == 0 { break }
-            head.append(contentsOf: chunk[..<count])
-        }
-        switch format(ofHead: head) {
+        var lines = LineStream(descriptor: fd)
+        switch format(ofHead: Array(try lines.peek(formatHead))) {
         case .session:
             throw SessionStoreError(.open, "\(path) sends a saved session; open the session's file itself")
         case .flowLog:
-            var lines = LineStream(descriptor: fd, prefix: head)
             return try importing { try flowLog(&lines, into: $0) }
         case .har:
-            var rest = LineStream(descriptor: fd, prefix: head)
-            return try importing { try har(Data(try rest.remainder()), path: path, into: $0) }
+            return try importing { try har(Data(try lines.remainder()), path: path, into: $0) }
         }
     }
 
@@ -139,22 +127,11 @@ public enum SessionImport {
 
     /// `path` opened for reading, with `contents(of:)`'s reasons when it cannot be.
     static func descriptor(reading path: String) throws -> Int32 {
-        let fd = Foundation.open(path, O_RDONLY | O_CLOEXEC)
-        var status = stat()
-        let reason: String
-        if fd < 0 {
-            switch errno {
-            case ENOENT: reason = "no such file"
-            case EACCES: reason = "permission denied"
-            default: reason = String(cString: strerror(errno))
-            }
-        } else if fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
-            close(fd)
-            reason = "it is a directory"
-        } else {
-            return fd
+        do {
+            return try SecureFile.openForReading(path)
+        } catch {
+            throw SessionStoreError(.open, "cannot read \(path): \(error.reason)")
         }
-        throw SessionStoreError(.open, "cannot read \(path): \(reason)")
     }
 
     /// A flow id for an imported record: `id` when it is new in this import and safe in a URL
