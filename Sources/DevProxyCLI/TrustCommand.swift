@@ -137,7 +137,12 @@ enum TrustCommand {
         var words = ["sudo", executablePath(), "trust", action.rawValue, "--store", store, "--root", root]
         if store == "java", let keystore = arguments.value("java-keystore") { words += ["--java-keystore", keystore] }
         if store == "nss" { for db in arguments.values("nss-db") { words += ["--nss-db", db] } }
-        return words.map { $0.contains(" ") ? "'\($0)'" : $0 }.joined(separator: " ")
+        return commandLine(words)
+    }
+
+    /// Words as a command line to copy: one with a space quoted.
+    private static func commandLine(_ words: [String]) -> String {
+        words.map { $0.contains(" ") ? "'\($0)'" : $0 }.joined(separator: " ")
     }
 
     /// `devproxy trust install` for the stores and root this status was asked about: without
@@ -149,7 +154,7 @@ enum TrustCommand {
         if let keystore = arguments.value("java-keystore") { words += ["--java-keystore", keystore] }
         if let root = arguments.value("root") { words += ["--root", root] }
         if let directory = arguments.value("ca-dir") { words += ["--ca-dir", directory] }
-        return words.map { $0.contains(" ") ? "'\($0)'" : $0 }.joined(separator: " ")
+        return commandLine(words)
     }
 
     private static func executablePath() -> String {
