@@ -76,11 +76,12 @@ extension RunCommand {
         let credential = configuration.proxyCredentials.first.map {
             "Basic " + Data("\($0.user):\($0.password)".utf8).base64EncodedString()
         }
-        let link = WebUI.ProxyLink(listeners: server.boundListeners.map { ($0.kind.rawValue, $0.address.description) },
+        var link = WebUI.ProxyLink(listeners: server.boundListeners.map { ($0.kind.rawValue, $0.address.description) },
                                    replayHost: replayHost, replayPort: regular?.port ?? 0,
                                    replaySecret: configuration.replaySecret ?? "", proxyAuthorization: credential,
                                    reportsPath: reportsPath, onboardingURL: configuration.onboarding?.address,
                                    signatures: configuration.signatures)
+        link.onboardingLoopback = configuration.onboarding?.isLoopbackOnly ?? false
         let signer = selection.signer
         let root = signer.root ?? (try? ca.rootCertificate())
         let renew = signer.certificate.isSelfSigned ? nil

@@ -24,6 +24,8 @@ public final class WebUI: @unchecked Sendable {
         /// The onboarding page's address on the proxy's port (`onboarding:` line), for `/api/info`
         /// and the QR code at `/api/onboarding/qr.svg`.
         public var onboardingURL: String?
+        /// `onboardingURL` is a loopback address: `/api/info` offers it without its QR code.
+        public var onboardingLoopback = false
         /// `--verify-signature` rules: a replay to a host with a known key is signed afresh (new
         /// timestamp and nonce), so the server does not reject it as stale or replayed.
         public var signatures: SignatureVerifier?

@@ -44,6 +44,9 @@ public final class OnboardingSite: Sendable {
     /// shown on the page and encoded in `/qr.svg` and `/qr.png`.
     public var address: String? { addressState.withLock { $0 } }
 
+    /// The address is a loopback one, which no other device reaches (`setAddress`).
+    public var isLoopbackOnly: Bool { loopbackState.withLock { $0 } }
+
     /// - Parameter loopbackOnly: the proxy listens on loopback only: the page says how to reach
     ///   it from a device instead of offering a QR code of `127.0.0.1`, which the phone would open
     ///   as itself.
@@ -84,7 +87,7 @@ public final class OnboardingSite: Sendable {
         case "/", "/index.html":
             return OnboardingResponse(status: 200, reason: "OK", contentType: "text/html; charset=utf-8",
                                       body: Array(OnboardingPage(root: root, address: address,
-                                                                                     loopbackOnly: loopbackState.withLock { $0 }).html.utf8))
+                                                                                     loopbackOnly: isLoopbackOnly).html.utf8))
         case "/root.crt":
             return download(der, type: "application/x-x509-ca-cert", name: "devproxy-root.crt")
         case "/root.pem":

@@ -98,8 +98,7 @@ extension WebUI {
         ]
         guard let onboarding = proxy?.onboardingURL else { return .json(object: object) }
         // A loopback address is offered without its QR code: a phone would open 127.0.0.1 as itself.
-        let host = URLComponents(string: onboarding)?.host?.trimmingCharacters(in: CharacterSet(charactersIn: "[]")) ?? ""
-        if host == "localhost" || host == "::1" || host.hasPrefix("127.") {
+        if proxy?.onboardingLoopback == true {
             return .json(object: object.merging(["onboarding_url": onboarding, "onboarding_loopback": true]) { $1 })
         }
         return .json(object: object.merging(["onboarding_url": onboarding, "qr_svg_path": "/api/onboarding/qr.svg"]) { $1 })
