@@ -322,9 +322,7 @@ extension HTTP2ProxyConnection {
         // handshake's own probe of the origin, then every stream of a burst, each waited out the
         // whole upstream timeout in turn): for a few seconds its reason answers them.
         if !upstreamSpeaksHTTP1, let failedAt = upstreamFailedAt, Date().timeIntervalSince(failedAt) < Self.failureReuse {
-            let (kind, status, message) = UpstreamFailure.describe(upstreamFailure, target: HostPort(host: host, port: port).description)
-            UpstreamFailure.annotate(&exchange.draft, with: upstreamFailure)
-            answerAfterRequest(exchange, status: status, kind: kind, message: message)
+            answerUpstreamFailure(exchange)
             return nil
         }
         if !upstreamSpeaksHTTP1 {
@@ -359,11 +357,17 @@ extension HTTP2ProxyConnection {
                        message: "the origin \(host):\(port) speaks only HTTP/1.1 and gRPC needs HTTP/2")
             }
         } else {
-            let (kind, status, message) = UpstreamFailure.describe(upstreamFailure, target: HostPort(host: host, port: port).description)
-            UpstreamFailure.annotate(&exchange.draft, with: upstreamFailure)
-            answerAfterRequest(exchange, status: status, kind: kind, message: message)
+            answerUpstreamFailure(exchange)
         }
         return nil
+    }
+
+    /// Answers `exchange` with why the origin could not be reached (`upstreamFailure`), the flow
+    /// keeping what the failed dial saw (`UpstreamFailure.annotate`), once its request is in.
+    private func answerUpstreamFailure(_ exchange: HTTP2StreamExchange) {
+        let (kind, status, message) = UpstreamFailure.describe(upstreamFailure, target: HostPort(host: host, port: port).description)
+        UpstreamFailure.annotate(&exchange.draft, with: upstreamFailure)
+        answerAfterRequest(exchange, status: status, kind: kind, message: message)
     }
 
     /// `answer`, once the request's body is in (or `--body-limit` of it): the flow keeps what the
