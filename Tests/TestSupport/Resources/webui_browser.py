@@ -543,27 +543,17 @@ def run(browser, options, base, origin, checks):
     # An HTTP/3 alternative DevProxy removed is named under Connection.
     curl(options.proxy, base + "/alt-svc")
     try:
-        open_flow(page, "/alt-svc")
-        page.click("#detail-tab-connection")
-        page.wait_for_function("() => (document.querySelector('flow-detail .detail-panel')?.textContent ?? '')"
-                               ".includes('Alt-Svc removed')", timeout=5000)
-        facts = page.text_content("flow-detail .detail-panel")
+        facts = connection_facts(page, "/alt-svc", "Alt-Svc removed")
         checks.result("alt-svc-removed-shown", 'h3=":443"; ma=86400' in facts, facts[:200])
-        page.click("#detail-tab-request")
     except Exception as error:
         checks.result("alt-svc-removed-shown", False, str(error).splitlines()[0])
 
     # An IPv6 server is named as a URL writes it, bracketed (it read `::1:9`).
     curl(options.proxy, "http://[::1]:9/v6-server-probe")
     try:
-        open_flow(page, "/v6-server-probe")
-        page.click("#detail-tab-connection")
-        page.wait_for_function("() => (document.querySelector('flow-detail .detail-panel')?.textContent ?? '')"
-                               ".includes('Mode')", timeout=5000)
-        facts = page.text_content("flow-detail .detail-panel")
+        facts = connection_facts(page, "/v6-server-probe", "Mode")
         checks.result("ipv6-server-bracketed", "Server[::1]:9" in facts and "::1:9" not in facts.replace("[::1]:9", ""),
                       facts[:200])
-        page.click("#detail-tab-request")
     except Exception as error:
         checks.result("ipv6-server-bracketed", False, str(error).splitlines()[0])
 
@@ -996,6 +986,18 @@ def sort_by_column(page, options, base, checks):
 
 VIEW_DONE = "() => { const v = document.querySelector('flow-detail line-view');" \
     " return v && v.done && v.lineCount > 0; }"
+
+
+def connection_facts(page, path, shown):
+    """Opens the flow of `path` on its Connection tab, waits until it shows `shown`, and returns
+    the tab's text (the pane back on its Request tab)."""
+    open_flow(page, path)
+    page.click("#detail-tab-connection")
+    page.wait_for_function("t => (document.querySelector('flow-detail .detail-panel')?.textContent ?? '').includes(t)",
+                           arg=shown, timeout=5000)
+    facts = page.text_content("flow-detail .detail-panel")
+    page.click("#detail-tab-request")
+    return facts
 
 
 def body_shown(page, options, base, path):
