@@ -1,6 +1,7 @@
 import CertAuthority
-/// Parsed command-line arguments: positionals, `--name VALUE` / `--name=VALUE` options
-/// (repeatable) and boolean `--flag`s. Unknown options are an error, never ignored.
+/// Parsed command-line arguments: positionals, `--name VALUE` / `--name=VALUE` options and
+/// boolean `--flag`s. An option given twice takes the last value, unless it is `repeatable`
+/// (`--resolve`, `--passthrough`): then every value counts. Unknown options are an error, never ignored.
 struct Arguments {
     private(set) var positionals: [String] = []
     private var options: [String: [String]] = [:]
@@ -48,11 +49,13 @@ struct Arguments {
                 guard !value.isEmpty else {
                     throw UsageError("--\(name) was given an empty value (an unset variable in a script?)")
                 }
-                options[name, default: []].append(value)
-                // An option that takes one value given twice: the first was dropped without a word
-                // (`pin-check --ca-file A --ca-file B` checked against B alone).
-                if let given = options[name], given.count > 1, !Self.repeatable.contains(name) {
-                    throw UsageError("--\(name) was given twice (\(given[0]) and \(given[1])); it takes one value")
+                // An option that takes one value, given again, takes the last (as curl, getopt's
+                // users and argparse do): `alias dp='devproxy run --listen 127.0.0.1:8080'` then
+                // `dp --listen 127.0.0.1:9090` listens on 9090. A repeatable one keeps them all.
+                if Self.repeatable.contains(name) {
+                    options[name, default: []].append(value)
+                } else {
+                    options[name] = [value]
                 }
             } else if booleans.contains(name), inline == nil {
                 flags.insert(name)
@@ -74,7 +77,7 @@ struct Arguments {
         "upstream-ca", "verify-signature",
     ]
 
-    /// The value given for `--name` (one at most, unless it is `repeatable`: then the last).
+    /// The value given for `--name`: the last one given.
     func value(_ name: String) -> String? { options[name]?.last }
 
     /// Every value given for a repeatable `--name`.
