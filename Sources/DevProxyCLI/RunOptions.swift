@@ -4,7 +4,9 @@ import Foundation
 import GRPCWire
 
 /// `devproxy run`'s settings: flags first, then the JSON config file (`--config`), then the
-/// defaults in `ProxyConfiguration`. Config keys are the flag names with `_` for `-`.
+/// defaults in `ProxyConfiguration`. Config keys are the flag names with `_` for `-`; the file's
+/// relative paths are read against its own directory (`ConfigFilePaths`), the flags' against the
+/// working directory.
 struct RunOptions {
     static let valued: Set<String> = ["listen", "ca-dir", "intermediate", "log", "har", "passthrough", "upstream-ca", "resolve",
                                       "keylog", "body-limit", "config", "proxy-auth", "persona", "report-uri", "redact",
@@ -18,6 +20,8 @@ struct RunOptions {
 
     private let arguments: Arguments
     private let file: [String: Any]
+    /// The config file's directory (`""`: the working directory).
+    private let fileDirectory: String
 
     init(_ raw: ArraySlice<String>) throws {
         arguments = try Arguments(raw, valued: Self.valued, booleans: Self.booleans)
@@ -26,8 +30,10 @@ struct RunOptions {
         }
         guard let path = arguments.value("config") else {
             file = [:]
+            fileDirectory = ""
             return
         }
+        fileDirectory = PathName.directory(of: path)
         let object: [String: Any]
         do {
             object = try JSONDocument.object(try SecureFile.read(path, what: "the config file"))
@@ -47,7 +53,7 @@ struct RunOptions {
         let key = name.replacingOccurrences(of: "-", with: "_")
         switch file[key] {
         case nil: return nil
-        case let string as String: return try Self.nonEmpty(string, key: key)
+        case let string as String: return try fromFile(try Self.nonEmpty(string, key: key), name)
         // `"body_limit": 1048576`; but `"log": true` is not the file "1".
         case let number as NSNumber where !JSONDocument.isBoolean(number): return number.stringValue
         default: throw CommandFailure("config key \"\(key)\" must be a string")
@@ -69,10 +75,15 @@ struct RunOptions {
         let key = name.replacingOccurrences(of: "-", with: "_")
         switch file[key] {
         case nil: return flags
-        case let string as String: return flags + [try Self.nonEmpty(string, key: key)]
-        case let list as [String]: return try flags + list.map { try Self.nonEmpty($0, key: key) }
+        case let string as String: return flags + [try fromFile(try Self.nonEmpty(string, key: key), name)]
+        case let list as [String]: return try flags + list.map { try fromFile(try Self.nonEmpty($0, key: key), name) }
         default: throw CommandFailure("config key \"\(key)\" must be a string or a list of strings")
         }
+    }
+
+    /// A value of the config file's, its paths read against the file's directory.
+    private func fromFile(_ value: String, _ name: String) throws -> String {
+        try ConfigFilePaths.resolve(value, option: name, directory: fileDirectory)
     }
 
     /// A config value, refused when empty as the same flag's is (`Arguments`): `"log": ""` read on

@@ -285,6 +285,70 @@ import TestSupport
         #expect(refused.stderr.contains("unknown key \"lisen\""))
     }
 
+    /// `--listen` given twice listens on the last (an alias `dp='devproxy run --listen
+    /// 127.0.0.1:8080'` then `dp --listen …`): it said "--listen was given twice". Here the
+    /// harness appends `--listen 127.0.0.1:0` after a `--listen` on a port that cannot be bound
+    /// without root; `--resolve`, repeatable, keeps both rules.
+    @Test func theLastListenWinsAndRepeatableOptionsAccumulate() throws {
+        let dir = TemporaryDirectory()
+        let origin = try OriginServer(tls: false)
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--session", "off", "--quiet", "--listen", "127.0.0.1:1",
+                                         "--resolve", "one.test:\(origin.port):127.0.0.1",
+                                         "--resolve", "two.test:\(origin.port):127.0.0.1"])
+        #expect(proxy.port != 1)
+        for host in ["one.test", "two.test"] {
+            let answer = try Subprocess.run("curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10",
+                                                     "--proxy", "http://127.0.0.1:\(proxy.port)",
+                                                     "http://\(host):\(origin.port)/cl?n=3"])
+            #expect(answer.stdout == "200", "\(host): \(answer.output)")
+        }
+        let stopped = proxy.stop()
+        #expect(stopped.status == 0, "\(stopped.stderr)")
+    }
+
+    /// A team config checked into a repository names its files relative to itself: run from
+    /// another directory, its `upstream_ca`, `ca_dir`, `log` and `leaf_key`-style `GLOB=FILE`
+    /// values were read against the working directory ("cannot read certs/origin.pem"), and its
+    /// log landed wherever the run started. `~` is the home directory, as in ssh_config; a path on
+    /// the command line stays the working directory's.
+    @Test func aConfigFilesPathsAreReadAgainstItsDirectory() throws {
+        let dir = TemporaryDirectory()
+        let origin = try OriginServer()
+        try FileManager.default.createDirectory(atPath: dir.file("repo/team/certs"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: dir.file("home"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: dir.file("elsewhere"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: origin.caPath, toPath: dir.file("repo/team/certs/origin.pem"))
+        _ = dir.write("repo/team/hmac.key", "k3y")
+        _ = dir.write("repo/team/devproxy.json", """
+        {"ca_dir": "ca", "log": "flows.jsonl", "upstream_ca": ["certs/origin.pem"], "har": "~/team.har",
+         "verify_signature": ["localhost=hmac.key"], "session": "off", "quiet": true}
+        """)
+        let proxy = try DevProxyProcess(["--config", "../repo/team/devproxy.json", "--keylog", "keys.log"],
+                                        environment: ["HOME": dir.file("home"), "DEVPROXY_EMAIL": "dev@example.test"],
+                                        directory: dir.file("elsewhere"))
+        let answer = try Subprocess.run("curl", ["-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10",
+                                                 "--proxy", "http://127.0.0.1:\(proxy.port)",
+                                                 "--cacert", dir.file("repo/team/ca/root.pem"), origin.url("/cl?n=3")])
+        #expect(answer.stdout == "200", "\(answer.output)")
+        let stopped = proxy.stop()
+        #expect(stopped.status == 0, "\(stopped.stderr)")
+        let flow = try #require(try FlowLogReader.read(path: dir.file("repo/team/flows.jsonl")).flows.first)
+        #expect(flow.response?.status == 200)
+        #expect(flow.signature != nil, "the key file beside the config was read")
+        #expect(FileManager.default.fileExists(atPath: dir.file("home/team.har")))
+        #expect(FileManager.default.fileExists(atPath: dir.file("elsewhere/keys.log")), "a flag's path is the cwd's")
+        #expect(!FileManager.default.fileExists(atPath: dir.file("elsewhere/flows.jsonl")))
+        #expect(!FileManager.default.fileExists(atPath: dir.file("elsewhere/ca")))
+        // `~USER` that names nobody is one line naming the key.
+        _ = dir.write("repo/team/nobody.json", "{\"log\": \"~no-such-user-here/flows.jsonl\", \"session\": \"off\"}")
+        let refused = try Subprocess.run(Subprocess.devproxy, ["run", "--config", dir.file("repo/team/nobody.json"),
+                                                               "--ca-dir", dir.file("ca"), "--listen", "127.0.0.1:0"],
+                                         timeout: 30)
+        #expect(refused.status == 1, "\(refused.output)")
+        #expect(refused.stderr == "error: config key \"log\": ~no-such-user-here/flows.jsonl starts with ~no-such-user-here, "
+                + "but there is no user no-such-user-here here\n", "\(refused.stderr)")
+    }
+
     /// A config file's mistakes get one line each that says what to fix: a syntax error by line
     /// and column (it was "is not a JSON object" for every one), an empty value as an empty flag
     /// is, and `true` where a path goes is not the file "1". `"quiet": 1` is not `true`.
