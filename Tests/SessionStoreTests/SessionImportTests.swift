@@ -128,6 +128,36 @@ final class SessionImportTests: XCTestCase {
         XCTAssertEqual((object["response"] as? [String: Any])?["status"] as? Int, 200, "a flow-log-shaped record")
     }
 
+    /// DevProxy's export of an HTTP/2 flow lists its pseudo-header fields among the headers, as
+    /// Chrome's does; read back, they are the flow's `pseudo_headers` again, never ordinary
+    /// headers (the store's headers, which replay and curl export send, have no `:method`).
+    func testAnExportedHTTP2HARReimportsWithItsPseudoHeadersApart() throws {
+        let directory = TemporaryDirectory()
+        let flow = try JSONDecoder().decode(Flow.self, from: Data((
+            #"{"id":"h2","started":"2026-03-01T12:01:02.100Z","ended":"2026-03-01T12:01:02.135Z","client":"127.0.0.1:1","#
+            + #""mode":"https","server":{"host":"h2.example.com","port":443},"#
+            + #""request":{"method":"POST","url":"https://h2.example.com/a","http_version":"HTTP/2","#
+            + #""pseudo_headers":[[":method","POST"],[":scheme","https"],[":authority","h2.example.com"],[":path","/a"]],"#
+            + #""headers":[["accept","*/*"]]},"#
+            + #""response":{"status":200,"reason":"","http_version":"HTTP/2","pseudo_headers":[[":status","200"]],"#
+            + #""headers":[["content-type","text/plain"]]},"#
+            + #""timings":{"connect":1,"tls":2,"send":1,"wait":20,"receive":4}}"#).utf8))
+        let path = directory.file("h2.har")
+        try HARWriter.write([flow], to: path)
+        let (store, report) = try SessionImport.open(path: path)
+        defer { store.close() }
+        XCTAssertEqual(report?.problems, [])
+        let imported = try JSONDecoder().decode(Flow.self, from: Data(try XCTUnwrap(try store.flowJSON(id: "h2")).utf8))
+        XCTAssertEqual(imported.request?.pseudoHeaders, flow.request?.pseudoHeaders)
+        XCTAssertEqual(imported.request?.headers, [["accept", "*/*"]])
+        XCTAssertEqual(imported.response?.headers, [["content-type", "text/plain"]])
+        XCTAssertEqual(try store.count(filter: FilterExpression(parsing: "~hq accept")), 1)
+        XCTAssertEqual(try store.count(filter: FilterExpression(parsing: "~hq :method")), 0, "no pseudo-header as a header")
+        // Exported again, the entry lists them as the first export did.
+        let again = HARWriter.document(for: [imported]).log.entries[0]
+        XCTAssertEqual(again, HARWriter.document(for: [flow]).log.entries[0])
+    }
+
     /// Two entries with one `_flowId` (the UI's `ids=A,A` export wrote them) were one flow after
     /// import, and an id that is not safe in a URL path (`..`, `../../api/clear`) could not be
     /// opened: each gets an id of its own. A flow log's repeated id is made unique the same way.

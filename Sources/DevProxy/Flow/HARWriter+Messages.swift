@@ -23,13 +23,18 @@ extension HARWriter {
             }
         }
         let target = requestTarget(of: request.url)
+        // An HTTP/2 request lists its pseudo-header fields first, as received, as Chrome's
+        // DevTools export them (tools that diff HARs by header compare them); its head has no
+        // text whose size HAR could give (HPACK), so `headersSize` is -1 as Chrome writes it.
+        let pseudo = request.pseudoHeaders.map(nameValues) ?? []
+        let http2 = !pseudo.isEmpty || isHTTP2(request.httpVersion)
         var result = HARDocument.Request(
             method: request.method, url: request.url, httpVersion: version(request.httpVersion),
             cookies: values(of: "cookie", in: headers).flatMap(requestCookies),
-            headers: headers,
+            headers: pseudo + headers,
             queryString: queryString(of: request.url), postData: postData,
-            headersSize: headersSize(startLine: "\(request.method) \(target) \(version(request.httpVersion))",
-                                     headers: headers),
+            headersSize: http2 ? -1 : headersSize(
+                startLine: "\(request.method) \(target) \(version(request.httpVersion))", headers: headers),
             bodySize: request.body?.size ?? 0)
         result.trailers = request.trailers.map(nameValues)
         return result
@@ -92,8 +97,10 @@ extension HARWriter {
         var result = HARDocument.Response(
             status: response.status, statusText: response.reason, httpVersion: version(response.httpVersion),
             cookies: values(of: "set-cookie", in: headers).compactMap(responseCookie),
+            // Chrome lists no `:status` among an HTTP/2 response's headers (the status is `status`),
+            // and gives its size as -1, as for the request.
             headers: headers, content: content, redirectURL: header("location", in: headers) ?? "",
-            headersSize: headersSize(
+            headersSize: isHTTP2(response.httpVersion) || response.pseudoHeaders != nil ? -1 : headersSize(
                 startLine: "\(version(response.httpVersion)) \(response.status) \(response.reason)", headers: headers),
             bodySize: response.body?.size ?? 0, error: flow.error.map { "\($0.kind): \($0.message)" })
         result.trailers = response.trailers.map(nameValues)
@@ -113,6 +120,12 @@ extension HARWriter {
     /// Every value of header `name` (lower case) in `headers`, any case, in order.
     static func values(of name: String, in headers: [HARDocument.NameValue]) -> [String] {
         headers.compactMap { $0.name.lowercased() == name ? $0.value : nil }
+    }
+
+    /// Whether a flow's version is HTTP/2 (or 3): a head of fields, not of text.
+    static func isHTTP2(_ version: String) -> Bool {
+        let upper = version.uppercased()
+        return upper.hasPrefix("HTTP/2") || upper.hasPrefix("HTTP/3") || upper == "2" || upper == "3"
     }
 
     /// `HTTP/1.1` whether the flow says `HTTP/1.1` or `1.1`.

@@ -224,6 +224,44 @@ import TestSupport
         if Self.validatorAvailable { #expect(try schemaComplaint(try HARWriter.encode([flow])) == nil) }
     }
 
+    /// An HTTP/2 request lists `:method`, `:authority`, `:scheme` and `:path` among its headers, as
+    /// received and first, as Chrome's DevTools export them (a diff by header saw none); the
+    /// response no `:status` (Chrome lists none); both heads' `headersSize` is -1, as Chrome's: an
+    /// HPACK block has no text to count. HTTP/1.1 entries keep theirs.
+    @Test func anHTTP2EntryListsItsPseudoHeadersAsChromeDoes() throws {
+        let flow = FlowSamples.decode("""
+        {"id":"h2","started":"2026-03-01T12:01:02.100Z","ended":"2026-03-01T12:01:02.135Z","client":"127.0.0.1:53122",
+         "mode":"https","server":{"host":"api.example.com","port":443},
+         "request":{"method":"GET","url":"https://api.example.com/v1/x?q=1","http_version":"HTTP/2",
+           "pseudo_headers":[[":method","GET"],[":scheme","https"],[":authority","api.example.com"],[":path","/v1/x?q=1"]],
+           "headers":[["user-agent","curl/8"],["cookie","a=1"]]},
+         "response":{"status":200,"reason":"","http_version":"HTTP/2","pseudo_headers":[[":status","200"]],
+           "headers":[["content-type","text/plain"]],
+           "body":{"size":2,"sha256":"00","text":"ok","truncated":false}},
+         "timings":{"connect":3,"tls":7,"send":1,"wait":20,"receive":4}}
+        """)
+        let entry = HARWriter.entry(for: flow)
+        #expect(entry.request.headers.map(\.name) == [":method", ":scheme", ":authority", ":path", "user-agent", "cookie"])
+        #expect(entry.request.headers[3].value == "/v1/x?q=1")
+        #expect(entry.request.cookies.map(\.name) == ["a"])
+        #expect(entry.request.headersSize == -1 && entry.response.headersSize == -1)
+        #expect(entry.response.headers.map(\.name) == ["content-type"])
+        #expect(entry.response.status == 200)
+        let http1 = HARWriter.entry(for: FlowSamples.get)
+        #expect(http1.request.headers.map(\.name) == ["Host", "Cookie"] && http1.request.headersSize > 0)
+        #expect(http1.response.headersSize > 0)
+        // Read back by Python's json as any HAR consumer would.
+        let document = dir.write("h2.har", bytes: try HARWriter.encode([flow]))
+        let names = try Subprocess.run("python3", ["-c", """
+            import json, sys
+            e = json.load(open(sys.argv[1]))["log"]["entries"][0]
+            print(",".join(h["name"] for h in e["request"]["headers"]), e["request"]["headersSize"])
+            """, document])
+        #expect(names.output.trimmingCharacters(in: .whitespacesAndNewlines)
+                == ":method,:scheme,:authority,:path,user-agent,cookie -1")
+        if Self.validatorAvailable { #expect(try schemaComplaint(try HARWriter.encode([flow])) == nil) }
+    }
+
     /// A decoded, whole body reports its decoded size and what compression saved.
     @Test func decodedContentReportsCompression() {
         var flow = FlowSamples.get
