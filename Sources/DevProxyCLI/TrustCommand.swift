@@ -12,7 +12,7 @@ enum TrustCommand {
       devproxy trust install --store nss              Chromium's ~/.pki/nssdb and every Firefox profile
       devproxy trust install --store nss --nss-db ~/work/nssdb
       devproxy trust install --store java             the JDK's cacerts ($JAVA_HOME, else java.home of java on PATH)
-      devproxy trust install --store java --java-keystore ./truststore.p12
+      devproxy trust install --store java --java-keystore ./truststore.p12   created (PKCS12, 0600) if it is not there
       devproxy trust install --root ana-root.pem      another root than the CA directory's root.pem
       devproxy trust status                           which stores hold the root (exit 1 if one does not)
       devproxy trust uninstall                        remove exactly what install added

@@ -6,18 +6,32 @@ import Foundation
 /// The store password is `changeit` (the JDK's well-known default, not a secret) unless
 /// `$DEVPROXY_JAVA_STOREPASS` says otherwise; it reaches keytool through the environment
 /// (`-storepass:env`), never argv.
+///
+/// A keystore that does not exist yet is created by `install`, as `keytool -importcert` would
+/// (PKCS12, the JDK's default type since 9), but 0600: it is the app's trust decision.
 public struct JavaTrustStore: TrustStore {
     /// The keystore file.
     public let keystore: String
     /// The `keytool` to run: `$JAVA_HOME/bin/keytool` when there is one, else from PATH.
     private let keytool: ExternalTool
     private let password: String
+    /// Whether the password is `$DEVPROXY_JAVA_STOREPASS`'s rather than the default.
+    private let passwordFromEnvironment: Bool
+    /// For the description while the keystore is missing, when it was missing already when this
+    /// value was made (so not after an uninstall removed it) and install can create it.
+    private let creationNote: String
 
     public init(keystore: String, environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.keystore = keystore
         let bundled = environment["JAVA_HOME"].map { $0 + "/bin/keytool" }
         keytool = ExternalTool(bundled.flatMap { FileManager.default.isExecutableFile(atPath: $0) ? $0 : nil } ?? "keytool")
         password = environment["DEVPROXY_JAVA_STOREPASS"] ?? "changeit"
+        passwordFromEnvironment = environment["DEVPROXY_JAVA_STOREPASS"] != nil
+        let parent = (keystore as NSString).deletingLastPathComponent
+        var isDirectory: ObjCBool = false
+        let creatable = !FileManager.default.fileExists(atPath: keystore)
+            && FileManager.default.fileExists(atPath: parent.isEmpty ? "." : parent, isDirectory: &isDirectory) && isDirectory.boolValue
+        creationNote = creatable ? " (does not exist yet; `devproxy trust install` creates it)" : ""
     }
 
     /// The JDK's `cacerts`: under `$JAVA_HOME`, else under the `java.home` of the `java` on PATH;
@@ -38,36 +52,81 @@ public struct JavaTrustStore: TrustStore {
 
     public var description: String {
         let resolved = (try? FileManager.default.destinationOfSymbolicLink(atPath: keystore)).map { " → \($0)" } ?? ""
-        return "Java keystore \(keystore)\(resolved)"
+        return "Java keystore \(keystore)\(resolved)\(exists ? "" : creationNote)"
     }
 
     public var unavailableReason: String? {
         guard keytool.isInstalled else { return "keytool is not installed (it comes with a JDK or JRE)" }
-        return FileManager.default.fileExists(atPath: keystore) ? nil : "\(keystore) does not exist"
+        guard !exists else { return nil }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            return "the directory \(directory) does not exist; create it first"
+        }
+        return nil
     }
 
     public var privilegeProblem: String? {
-        access(keystore, W_OK) == 0 ? nil : "this user cannot write to \(keystore)"
+        // A keystore still to be created needs its directory writable, as keytool would.
+        let target = exists ? keystore : directory
+        return access(target, W_OK) == 0 ? nil : "this user cannot write to \(target)"
     }
 
-    /// Aliases whose certificate is the root.
+    /// Whether the keystore file (or what its link leads to) is there.
+    private var exists: Bool { FileManager.default.fileExists(atPath: keystore) }
+
+    /// The directory the keystore is, or is to be, in.
+    private var directory: String {
+        let parent = (keystore as NSString).deletingLastPathComponent
+        return parent.isEmpty ? "." : parent
+    }
+
+    /// Aliases whose certificate is the root; none in a keystore not created yet.
     public func holders(of root: TrustRoot) throws -> [String] {
-        try entries().filter { root.isContained(inPEM: $0.pem) }.map(\.alias)
+        guard exists else { return [] }
+        return try entries().filter { root.isContained(inPEM: $0.pem) }.map(\.alias)
     }
 
     public func install(_ root: TrustRoot) throws -> TrustChange {
         let held = try holders(of: root)
         if !held.isEmpty { return TrustChange(changed: false, "already trusted as \(held.joined(separator: ", "))") }
         if let privilegeProblem { throw TrustStoreError(.needsPrivileges, privilegeProblem) }
+        let creating = !exists
         try backup(for: root).around {
             try root.withPEMFile { path in
-                _ = try run(["-importcert", "-noprompt", "-alias", root.nickname, "-file", path])
+                if creating {
+                    try create(importing: path, alias: root.nickname)
+                } else {
+                    _ = try run(["-importcert", "-noprompt", "-alias", root.nickname, "-file", path])
+                }
             }
         }
-        return TrustChange(changed: true, "added alias \(root.nickname)")
+        guard creating else { return TrustChange(changed: true, "added alias \(root.nickname)") }
+        let source = passwordFromEnvironment ? "store password from $DEVPROXY_JAVA_STOREPASS"
+            : "store password changeit, the default; set $DEVPROXY_JAVA_STOREPASS for another"
+        return TrustChange(changed: true, "created \(keystore) (PKCS12, 0600, \(source)) and added alias \(root.nickname); "
+                           + "Java programs read it with -Djavax.net.ssl.trustStore=\(keystore)")
+    }
+
+    /// Creates the keystore holding the certificate in `pemFile`: keytool writes it in a private
+    /// directory beside the target, it is made 0600 there, then linked into place, so no other
+    /// user can open it in between and a file that appeared meanwhile is never replaced.
+    private func create(importing pemFile: String, alias: String) throws {
+        let work = directory + "/.devproxy-keystore-" + UUID().uuidString
+        guard mkdir(work, 0o700) == 0 else {
+            throw TrustStoreError(.fileError, "cannot create \(keystore): \(String(cString: strerror(errno)))")
+        }
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let made = work + "/keystore.p12"
+        _ = try run(["-importcert", "-noprompt", "-alias", alias, "-file", pemFile, "-storetype", "PKCS12"], keystore: made)
+        guard chmod(made, 0o600) == 0, link(made, keystore) == 0 else {
+            let reason = errno == EEXIST ? "it appeared while devproxy was creating it; run the command again"
+                : String(cString: strerror(errno))
+            throw TrustStoreError(.fileError, "cannot create \(keystore): \(reason)")
+        }
     }
 
     public func uninstall(_ root: TrustRoot) throws -> TrustChange {
+        guard exists else { return TrustChange(changed: false, "\(keystore) does not exist; nothing to remove") }
         guard try entries().contains(where: { $0.alias == root.nickname }) else {
             return TrustChange(changed: false, nothingToRemove(try holders(of: root), expected: "alias \(root.nickname)"))
         }
@@ -79,6 +138,11 @@ public struct JavaTrustStore: TrustStore {
             // Changed since install: keytool rewrites the file, so the entries come back, not the bytes.
             try run(["-delete", "-alias", root.nickname])
             how = "with keytool -delete, as the keystore changed after install"
+        }
+        guard exists else {
+            // The backup recorded no keystore before install: restoring it removed the file.
+            return TrustChange(changed: true, "removed alias \(root.nickname) and \(keystore), which install created "
+                               + "(nothing else was added to it since)")
         }
         let left = try holders(of: root)
         let tail = left.isEmpty ? "" : "; still trusted as \(left.joined(separator: ", ")), which devproxy did not add"
@@ -124,7 +188,8 @@ public struct JavaTrustStore: TrustStore {
     }
 
     @discardableResult
-    private func run(_ arguments: [String]) throws -> ExternalTool.Outcome {
+    private func run(_ arguments: [String], keystore: String? = nil) throws -> ExternalTool.Outcome {
+        let keystore = keystore ?? self.keystore
         do {
             return try keytool.check(arguments + ["-keystore", keystore, "-storepass:env", "DEVPROXY_JAVA_STOREPASS"],
                                      environment: ["DEVPROXY_JAVA_STOREPASS": password])

@@ -49,7 +49,11 @@ struct TrustStoreBackup {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
             for (index, file) in files.enumerated() {
-                guard let bytes = FileManager.default.contents(atPath: file) else { continue }
+                guard let bytes = FileManager.default.contents(atPath: file) else {
+                    // Install creates it (a new Java keystore): restoring means removing it.
+                    if !FileManager.default.fileExists(atPath: file) { try SecureFile.write([], to: absent(index), mode: 0o600) }
+                    continue
+                }
                 try SecureFile.write([UInt8](bytes), to: original(index), mode: 0o600)
             }
         } catch let error as CAError {
@@ -70,7 +74,7 @@ struct TrustStoreBackup {
     }
 
     /// Writes the originals back in place (same inode, mode and owner) when every file is as
-    /// `install` left it, and forgets the copy either way.
+    /// `install` left it, removing those install created, and forgets the copy either way.
     ///
     /// - Returns: true when the files were restored.
     func restoreIfUnchanged() throws -> Bool {
@@ -79,6 +83,12 @@ struct TrustStoreBackup {
         let sealed = manifest.split(separator: "\n").map(String.init)
         guard sealed.count == files.count, zip(files, sealed).allSatisfy({ digest(of: $0.0) ?? "-" == $0.1 }) else { return false }
         for (index, file) in files.enumerated() {
+            if FileManager.default.fileExists(atPath: absent(index)) {
+                guard unlink(file) == 0 || errno == ENOENT else {
+                    throw TrustStoreError(.fileError, "cannot remove \(file), which install created: \(String(cString: strerror(errno)))")
+                }
+                continue
+            }
             guard let bytes = FileManager.default.contents(atPath: original(index)) else { continue }
             guard let handle = FileHandle(forUpdatingAtPath: file) else {
                 throw TrustStoreError(.fileError, "cannot write \(file) to restore it")
@@ -97,6 +107,9 @@ struct TrustStoreBackup {
     }
 
     private func original(_ index: Int) -> String { directory + "/\(index).orig" }
+
+    /// The mark that file `index` did not exist before install.
+    private func absent(_ index: Int) -> String { directory + "/\(index).absent" }
 
     private func digest(of file: String) -> String? {
         FileManager.default.contents(atPath: file).map { Digest.sha256([UInt8]($0)).hex }
