@@ -135,6 +135,7 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
                     cutShort = try sendRequestBodyUntilCut(draft: draft)
                     bodySent = cutShort == nil
                 case .interim(let interim):
+                    draft.recordInformational(interim.response, redact: context.configuration.redactHeaders)
                     // RFC 9110 §15.2: no 1xx to an HTTP/1.0 client, which reads it as the response.
                     guard head.version != .http10 else { continue }
                     context.sendToClient(HTTP1Serializer.serialize(interim.asHTTP1))

@@ -35,6 +35,28 @@ struct FlowDraft {
                                     recordedAt: ProcessInfo.processInfo.systemUptime)
     }
 
+    /// How many informational responses a flow keeps; later ones are only counted
+    /// (`informational_not_kept`): an origin sending 10,000 `103`s must not grow the record.
+    static var informationalLimit: Int { 20 }
+
+    /// Records an informational (1xx) response the origin sent before its final one; `100
+    /// Continue` (the body's go-ahead) and `101` (a switch, whose record is the WebSocket's) are not.
+    mutating func recordInformational(_ response: HTTPResponse, redact: [String]) {
+        guard (102..<200).contains(response.status) else { return }
+        if (flow.informational?.count ?? 0) >= Self.informationalLimit {
+            flow.informationalNotKept = (flow.informationalNotKept ?? 0) + 1
+            return
+        }
+        let record = Flow.InformationalResponse(status: response.status, reason: response.reason.map(ObsText.readable),
+                                                headers: Self.headerPairs(response.fields, redact: redact),
+                                                time: ISO8601.milliseconds(Date()))
+        if flow.informational == nil {
+            flow.informational = [record]
+        } else {
+            flow.informational?.append(record)
+        }
+    }
+
     /// The finished record. Consuming: the draft's last use hands its flow on without a copy.
     consuming func finished() -> Flow {
         flow.ended = ISO8601.milliseconds(Date())

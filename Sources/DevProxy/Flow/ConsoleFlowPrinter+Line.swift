@@ -7,6 +7,8 @@ extension ConsoleFlowPrinter {
     ///
     ///     12:01:02 GET https://api.example.com/v1/x → 200 1.2 kB 35 ms
     ///     12:01:02 POST https://api.example.com/lab.Echo/Fail → 200 gRPC NOT_FOUND 0 B 3 ms
+    ///     12:01:02 GET https://shop.example.com/ → 200 14 kB 80 ms (after 103)
+    ///     12:01:02 PUT https://api.example.com/upload → 413 20 B 9 ms (request body cut after 64 kB)
     ///     12:01:02 TUNNEL api.apple.com:443 ↑1.2 kB ↓30 kB 5.1 s (passthrough rule *.apple.com)
     ///     12:01:02 UNUSED www.example.com:443 (a connection the client opened and closed without a request)
     ///     12:01:02 ✗ CONNECT pinned.example.com:443 client_rejected_certificate (unknown_ca): the app pins …
@@ -58,6 +60,17 @@ extension ConsoleFlowPrinter {
             text += "no response"
         }
         text += " \(duration)"
+        if let informational = flow.informational, let first = informational.first {
+            // `(after 103)`; several: `(after 3 informational responses: 102, 103)`.
+            let count = informational.count + (flow.informationalNotKept ?? 0)
+            var statuses: [Int] = []
+            for record in informational where !statuses.contains(record.status) { statuses.append(record.status) }
+            text += count == 1 ? " (after \(first.status))"
+                : " (after \(count) informational responses: \(statuses.map(String.init).joined(separator: ", ")))"
+        }
+        if let cut = flow.request?.bodyCut {
+            text += " (request body cut after \(HumanUnits.size(cut.sent)))"
+        }
         if let messages = flow.websocket, !messages.isEmpty {
             text += " (\(messages.count) WebSocket message\(messages.count == 1 ? "" : "s"))"
         }

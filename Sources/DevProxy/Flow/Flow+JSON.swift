@@ -299,6 +299,8 @@ extension Flow: FlowJSONWritable {
             f.object("grpc", grpc)
             f.object("h2", h2)
             f.string("id", id)
+            f.array("informational", informational)
+            f.int("informational_not_kept", informationalNotKept)
             f.bool("insecure_upstream", insecureUpstream)
             f.field("listener", listener) { fragments.write($1, to: &$0) }
             f.string("mode", mode.rawValue)
@@ -406,10 +408,12 @@ extension Flow.Request: FlowJSONWritable {
     func write(to writer: inout FlowJSONWriter) {
         writer.object { f in
             f.object("body", body)
+            f.object("body_cut", bodyCut)
             f.field("headers", headers) { FlowJSONWriter.writeHeaders(&$0, $1) }
             f.string("http_version", httpVersion)
             f.string("method", method)
             if let pseudoHeaders { f.field("pseudo_headers", pseudoHeaders) { FlowJSONWriter.writeHeaders(&$0, $1) } }
+            f.string("target", target)
             if let trailers { f.field("trailers", trailers) { FlowJSONWriter.writeHeaders(&$0, $1) } }
             f.string("url", url)
         }

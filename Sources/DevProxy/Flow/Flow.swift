@@ -58,10 +58,17 @@ public struct Flow: Codable, Sendable, Equatable {
         /// `pin-check` for a connection `devproxy pin-check` opened through the proxy itself (its
         /// chain probe), not an app's: `qa verdict` leaves it out.
         public var probe: String? = nil
+        /// Informational (1xx) responses the origin sent before its final one (103 Early Hints,
+        /// 102 Processing), in order; `100 Continue` and `101` are not among them. The first
+        /// `FlowDraft.informationalLimit` are kept.
+        public var informational: [InformationalResponse]? = nil
+        /// Informational responses past the kept ones (an origin sending thousands).
+        public var informationalNotKept: Int? = nil
 
         enum CodingKeys: String, CodingKey {
             case id, started, ended, client, mode, server, tls, request, response, timings, signer, persona
-            case websocket, tunnel, error, h2, grpc, listener, signature, pinset, probe
+            case websocket, tunnel, error, h2, grpc, listener, signature, pinset, probe, informational
+            case informationalNotKept = "informational_not_kept"
             case insecureUpstream = "insecure_upstream"
             case replayOf = "replay_of"
             case websocketEnd = "websocket_end"
@@ -232,6 +239,16 @@ public struct Flow: Codable, Sendable, Equatable {
         _modify { makeUnique(); yield &storage.contents.replayOf }
     }
 
+    public var informational: [InformationalResponse]? {
+        _read { yield storage.contents.informational }
+        _modify { makeUnique(); yield &storage.contents.informational }
+    }
+
+    public var informationalNotKept: Int? {
+        _read { yield storage.contents.informationalNotKept }
+        _modify { makeUnique(); yield &storage.contents.informationalNotKept }
+    }
+
     public struct Server: Codable, Sendable, Equatable {
         public var host: String
         public var port: Int
@@ -363,12 +380,28 @@ public struct Flow: Codable, Sendable, Equatable {
         public var pseudoHeaders: FieldPairs? = nil
         /// Trailer fields after the body (HTTP/2 trailers, HTTP/1.1 chunked trailers).
         public var trailers: FieldPairs? = nil
+        /// The request target as an HTTP/1.x client sent it when it was not the URL's path and
+        /// query: the absolute-form a client sends a proxy (`http://host/path`), for the request
+        /// line as received; nil for origin-form, `*` and HTTP/2.
+        public var target: String? = nil
+        /// The body stopped going to the origin before its end, because the origin answered
+        /// first (RFC 9112 §9.6); `body` is what the client sent.
+        public var bodyCut: BodyCut? = nil
 
         enum CodingKeys: String, CodingKey {
-            case method, url, headers, body, trailers
+            case method, url, headers, body, trailers, target
             case httpVersion = "http_version"
             case pseudoHeaders = "pseudo_headers"
+            case bodyCut = "body_cut"
         }
+    }
+
+    /// A request body the origin did not get whole: it answered before the body was in.
+    public struct BodyCut: Codable, Sendable, Equatable {
+        /// Body bytes that went to the origin.
+        public var sent: Int
+        /// Why the rest did not (`the origin answered 413 with Connection: close`).
+        public var reason: String
     }
 
     public struct Response: Codable, Sendable, Equatable {

@@ -13,7 +13,8 @@ two seconds), /whole (200 "whole": head and body in one write, so in one TLS rec
 70 KiB field in the response head), /burst-error (the head, "partial" and a DATA frame on stream 0, a
 connection error, in one write), /bad-header (a
 `connection` field in the response head), /stuck (the head and "part", then silence), /mute (no answer),
-/early (200 "early" before the request body is in, then RST_STREAM NO_ERROR), /quiet?s=S (an event
+/early (200 "early" before the request body is in, then RST_STREAM NO_ERROR), /early-hints (103 Early Hints with a
+`link` field, then 200 "hinted"), /quiet?s=S (an event
 stream quiet for S seconds between its two events), /resets (the paths of the streams the peer reset), /close-next (200 "ok",
 then the connection's next request closes it unanswered, without GOAWAY: an idle connection the
 server dropped just as a request came), /refused-once and /goaway-once (REFUSED_STREAM, or GOAWAY
@@ -193,6 +194,10 @@ def serve_connection(tls, enable_connect_protocol=False):
                 send(lambda: conn.reset_stream(sid, h2.errors.ErrorCodes.NO_ERROR))
             elif path == "/whole":
                 send(in_one_write(sid, [("content-type", "text/plain")], b"whole"))
+            elif path == "/early-hints":
+                # 103 Early Hints (RFC 8297), a HEADERS frame of its own, then the answer "hinted".
+                send(lambda: conn.send_headers(sid, [(":status", "103"), ("link", "</style.css>; rel=preload; as=style")]))
+                respond(sid, b"hinted")
             elif path == "/late-body":
                 send(lambda: conn.send_headers(sid, [(":status", "200"), ("content-type", "text/plain")]))
 

@@ -53,6 +53,7 @@ extension HTTP2ProxyConnection {
             try? session.consumeStream(stream, count: count)
             if exchange.requestEnded && exchange.requestSent == nil { exchange.requestSent = Date() }
         case .interim(let response):
+            exchange.draft.recordInformational(response, redact: context.configuration.redactHeaders)
             let block = (try? HTTP2HeaderBlock(forwarding: response)) ?? .response(status: response.status)
             try? session.submitResponse(stream: stream, block, endStream: false)
         case .head(let response, let version):

@@ -64,6 +64,7 @@ extension HTTP2ProxyConnection {
                 // 103 Early Hints and the like pass on; 100 Continue too (the client may wait for it).
                 guard let exchange = exchange(upstream, on: leg) else { continue }
                 exchange.upstreamHeard = now
+                exchange.draft.recordInformational(HTTPResponse(head), redact: context.configuration.redactHeaders)
                 guard let relayed = try? head.forwarded() else { continue }
                 try? session.submitResponse(stream: exchange.clientStream, relayed, endStream: false)
             case .data(let upstream, let bytes, let endStream):
