@@ -57,22 +57,30 @@ public struct Ledger: Sendable {
         return contents
     }
 
-    /// Appends one record and fsyncs it.
+    /// Appends one record, naming the SHA-256 of the line before it, and fsyncs it.
     ///
+    /// The ledger is locked (`flock`) from reading the last line to the fsync, so two commands
+    /// appending at once never name the same predecessor.
     /// - Throws: `.ledgerCorrupt` when the ledger already has a bad line (appending would bury
     ///   it), `.notWritable` / `.io` when the write fails.
     func append(_ record: LedgerRecord) throws {
-        let existing = try read()
+        let fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC)
+        guard fd >= 0 else { throw SecureFile.writeError(path: path, errno: errno) }
+        defer { close(fd) }
+        while flock(fd, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw SecureFile.writeError(path: path, errno: errno) }
+        }
+        let existingBytes = try SecureFile.read(path, what: "the ledger")
+        let existing = Self.parse(existingBytes)
         if let problem = existing.problems.first {
             throw CAError(.ledgerCorrupt, "\(path) \(problem); repair or remove that line, then retry")
         }
+        var record = record
+        record.previousSHA256 = Digest.sha256(Self.lastLine(of: existingBytes)).hex
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var line = [UInt8](try encoder.encode(record))
         line.append(UInt8(ascii: "\n"))
-        let fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
-        guard fd >= 0 else { throw SecureFile.writeError(path: path, errno: errno) }
-        defer { close(fd) }
         var before = stat()
         guard fstat(fd, &before) == 0 else { throw SecureFile.writeError(path: path, errno: errno) }
         // The whole line, or none of it: a short write (a full disk) is continued, and a failure

@@ -38,6 +38,10 @@ public struct LedgerRecord: Codable, Sendable, Equatable {
     }
     /// Where the bundle was written.
     public var bundle: String?
+    /// SHA-256 (hex) of the previous record's line as written, newline included; of no bytes at
+    /// all for a ledger's first record. Set by `Ledger.append`; nil in records written before the
+    /// ledger was chained. See `Ledger.verifyChain`.
+    public var previousSHA256: String?
 
     enum CodingKeys: String, CodingKey {
         case type, serial, email, subject
@@ -50,6 +54,7 @@ public struct LedgerRecord: Codable, Sendable, Equatable {
         case keyType = "key_type"
         case issuedAt = "issued_at"
         case reason, certificate, bundle
+        case previousSHA256 = "previous_sha256"
     }
 
     /// A record describing `certificate`.

@@ -17,6 +17,7 @@ enum CACommand {
       devproxy ca crl                                      re-signs crl.pem (valid a week): weekly, from cron
       devproxy ca trace leaf.pem                           which engineer's intermediate issued it (--json)
       devproxy ca trace pin-failure-report.json
+      devproxy ca ledger verify                            no ledger record edited or deleted (each names the one before)
       devproxy ca export --format der --out root.crt       the root for phones (Android, iOS)
       devproxy ca export --bundle ana.pem --format der --out root.crt   the same, from an engineer's bundle
       devproxy ca init --next                              the next root key, made now; apps ship its pin as the backup
@@ -44,6 +45,7 @@ enum CACommand {
         case "trace": return try CATraceCommand.run(rest)
         case "export": return try export(rest)
         case "rotate": return try CARotateCommand.rotate(rest)
+        case "ledger": return try CALedgerCommand.run(rest)
         default: throw UsageError("unknown command `ca \(sub)`; see `devproxy ca --help`")
         }
     }
