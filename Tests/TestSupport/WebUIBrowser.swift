@@ -16,11 +16,13 @@ public enum WebUIBrowser {
 
     /// Runs the script: `ui` is the `web ui:` URL (with its token), `proxy` the proxy's
     /// `http://127.0.0.1:PORT`; screenshots go to `shots` when given; `only` runs that one check.
+    /// `script` names another script in `Resources/` taking the same `--ui` and `--proxy`.
     /// - Returns: the script's result; it prints `PASS name …` / `FAIL name …` a check.
     public static func run(ui: String, proxy: String, shots: String? = nil, only: String? = nil,
+                           script name: String = "webui_browser.py",
                            timeout: TimeInterval = 180) throws -> Subprocess.Result {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("Resources/webui_browser.py").path
+            .appendingPathComponent("Resources/\(name)").path
         return try Subprocess.run("python3", [script, "--ui", ui, "--proxy", proxy] + (shots.map { ["--shots", $0] } ?? [])
                                       + (only.map { ["--only", $0] } ?? []),
                                   timeout: timeout)

@@ -1,7 +1,8 @@
 // A request or response body in the detail pane: fetched from the API (decoded), the first
-// MiB only until "show all", and shown by type — JSON pretty-printed and foldable, XML/HTML/text
-// as source, images inline from a blob: URL, hex for the rest. Everything but images is fetched,
-// formatted and kept by the format worker (line-view.js); the page only ever holds the lines in view.
+// MiB only until "show all", and shown by type — JSON, XML and HTML pretty-printed and foldable
+// (the body as sent one click away: "raw"), text as it is, images inline from a blob: URL, hex for
+// the rest. Everything but images is fetched, formatted and kept by the format worker
+// (line-view.js); the page only ever holds the lines in view.
 
 import { api } from "./api.js";
 import { apiLink, h, replaceChildren } from "./dom.js";
@@ -13,7 +14,10 @@ export const FIRST_PART = 1024 * 1024;
 /** Images larger than this are offered as a download, not decoded in the page. */
 const IMAGE_LIMIT = 32 * 1024 * 1024;
 
-/** How to show a body of this media type: "json", "text", "image", "svg" or "binary" (sniff). */
+/** Formats shown pretty-printed, with the text as sent a click away. */
+const PRETTY = new Set(["json", "xml", "html"]);
+
+/** How to show a body of this media type: "json", "xml", "html", "text", "image", "binary" or "sniff". */
 export function viewKind(type) {
     if (!type) return "sniff";
     // gRPC and gRPC-Web bodies are framed, `+json` ones too; the gRPC view shows their messages.
@@ -22,9 +26,12 @@ export function viewKind(type) {
     if (type === "application/json" || type === "text/json" || type.endsWith("+json") || type === "application/x-ndjson") {
         return "json";
     }
-    if (type === "image/svg+xml") return "text";
+    // SVG is shown as its source, never drawn: it can hold script and fetch.
+    if (type === "image/svg+xml") return "xml";
     if (type.startsWith("image/")) return "image";
-    if (type.startsWith("text/") || type.endsWith("+xml") || type.endsWith("/xml") ||
+    if (type === "text/html" || type === "application/xhtml+xml") return "html";
+    if (type.endsWith("+xml") || type.endsWith("/xml")) return "xml";
+    if (type.startsWith("text/") ||
         type.includes("javascript") || type === "application/x-www-form-urlencoded" ||
         type === "application/graphql") return "text";
     if (type.startsWith("application/grpc") || type === "application/octet-stream" ||
@@ -72,7 +79,7 @@ export function bodyView(id, side, message, signal) {
         loadEvents(id, side, events, signal);
     }
     container.append(actions, noteLine, content);
-    load(id, side, type, logged, { content, noteLine, actions }, signal, false);
+    load(id, side, type, logged, { content, noteLine, actions, raw: false }, signal, false);
     return container;
 }
 
@@ -283,7 +290,9 @@ async function load(id, side, type, logged, parts, signal, whole) {
             replaceChildren(content, view);
             signal.addEventListener("abort", () => view.close());
         }
-        view.className = `body-lines kind-${kind === "binary" ? "hex" : kind}`;
+        // "raw": the body as sent, as text, instead of pretty-printed.
+        const wanted = parts.raw ? "text" : kind === "binary" ? "hex" : kind;
+        view.className = `body-lines kind-${wanted}`;
         const request = api.bodyRequest(id, side, whole ? undefined : FIRST_PART);
         const progress = (state) => {
             view.className = `body-lines kind-${state.kind}`;
@@ -291,7 +300,7 @@ async function load(id, side, type, logged, parts, signal, whole) {
                 noteLine.textContent = `loading… ${formatSize(state.bytes)} of ${formatSize(logged.size)}`;
             }
         };
-        const state = await view.open({ ...request, kind: kind === "binary" ? "hex" : kind, onProgress: progress });
+        const state = await view.open({ ...request, kind: wanted, onProgress: progress });
         if (signal.aborted) return;
         const notes = [];
         if (state.more) notes.push("showing the first 1 MiB");
@@ -302,9 +311,24 @@ async function load(id, side, type, logged, parts, signal, whole) {
         } else if (logged.truncated && whole && logged.size > state.bytes) {
             notes.push("the session kept only the first part of this body");
         }
+        if (parts.raw) notes.push("as sent");
         notes.push(countOf(state.lines, "line", "lines"));
         noteLine.textContent = notes.join("; ");
         actions.querySelector(".show-all")?.remove();
+        actions.querySelector(".body-raw")?.remove();
+        // Broken JSON or XML is shown as sent already (the note says why): nothing to switch to.
+        if (parts.raw || PRETTY.has(state.kind)) {
+            actions.prepend(h("button", {
+                type: "button", class: "body-raw", "aria-pressed": String(parts.raw),
+                title: parts.raw ? "show the body pretty-printed" : "show the body as sent", on: {
+                    click: (event) => {
+                        event.currentTarget.disabled = true;
+                        parts.raw = !parts.raw;
+                        load(id, side, type, logged, parts, signal, whole);
+                    },
+                },
+            }, parts.raw ? "pretty" : "raw"));
+        }
         if (state.more) {
             actions.prepend(h("button", {
                 type: "button", class: "show-all", on: {
@@ -326,25 +350,38 @@ async function load(id, side, type, logged, parts, signal, whole) {
 /** A find box for the body: the worker searches; the view marks the lines and walks them. */
 function addFind(view, actions) {
     if (actions.querySelector(".body-find")) return;
+    const hex = view.kind === "hex";
     const input = h("input", {
-        type: "search", class: "body-find", placeholder: "find in body", spellcheck: "false",
-        "aria-label": "find in body",
+        type: "search", class: "body-find", placeholder: hex ? "find text or hex bytes (de ad be ef)" : "find in body",
+        spellcheck: "false", "aria-label": hex ? "find text or hex bytes in body" : "find in body",
     });
     const status = h("span", { class: "body-find-status muted", role: "status" });
     let query = "";
     let found = "";
+    // The document searched: the raw/pretty switch and "show all" open a new one.
+    let searched = 0;
     const step = async (direction) => {
-        if (input.value !== query) {
+        if (input.value !== query || view.generation !== searched) {
             query = input.value;
+            searched = view.generation;
             status.textContent = query ? "searching…" : "";
             const answer = await view.search(query);
             if (query !== input.value) return;
-            found = answer.total === 0 ? "no match" : `${countOf(answer.matches.length, "line", "lines")}`
+            if (answer.total === 0) found = "no match";
+            else if (answer.starts) found = `${answer.total.toLocaleString("en")}${answer.capped ? "+" : ""}`;
+            else found = `${countOf(answer.matches.length, "line", "lines")}`
                 + `${answer.capped ? "+" : ""} (${countOf(answer.total, "match", "matches")})`;
             status.textContent = query ? found : "";
         }
         const number = view.next(direction);
-        if (number) status.textContent = `line ${number.toLocaleString("en")} of ${found}`;
+        const match = view.currentMatch;
+        if (number && match?.offset !== undefined) {
+            // A hex dump's match by its place in the body, as hex editors give it.
+            status.textContent = `match ${number.toLocaleString("en")} of ${found} at offset `
+                + `0x${match.offset.toString(16).padStart(8, "0")}`;
+        } else if (number) {
+            status.textContent = `line ${number.toLocaleString("en")} of ${found}`;
+        }
     };
     input.addEventListener("keydown", (event) => {
         if (event.key === "Enter") {

@@ -5,17 +5,21 @@
 //
 // Formatting works on UTF-8 bytes, never on a decoded string: JSON's structural characters are
 // ASCII and never occur inside a multi-byte sequence, so JSON is re-indented by its tokens (key
-// order, duplicate keys and big numbers stay exactly as sent) byte by byte, text is cut into
-// lines where its newlines are, and a hex dump is computed per line on demand.
+// order, duplicate keys and big numbers stay exactly as sent) byte by byte, its `\uXXXX` escapes
+// shown as the characters they stand for (controls, NUL and lone surrogates stay escapes); XML and
+// HTML are indented by element (markup-format.js, a tokenizer: nothing is parsed into a document);
+// text is cut into lines where its newlines are, and a hex dump is computed per line on demand.
 //
-// In:  {type: "open", doc, url, headers, kind: "json" | "text" | "hex" | "sniff"}
+// In:  {type: "open", doc, url, headers, kind: "json" | "xml" | "html" | "text" | "hex" | "sniff"}
 //      {type: "lines", doc, req, lines: Uint32Array}   the bytes of these lines
-//      {type: "search", doc, req, query}                 the lines that contain `query` (any case)
+//      {type: "search", doc, req, query}                 the lines that contain `query` (any case);
+//                                                        hex: the bytes, as text or as hex (`de ad`)
 //      {type: "text", doc, req, from, to}                lines from…to-1 as one string (tests, copy)
 //      {type: "close", doc}
 // Out: {type: "progress", doc, kind, lines, bytes, done, more, note}
 //      {type: "lines", doc, req, lines, bytes: Uint8Array, offsets: Uint32Array, ends: Int32Array}
 //      {type: "search", doc, req, matches: Uint32Array, total, capped}
+//                                 hex also: starts: Uint32Array, lengths: Uint32Array (each match's bytes)
 //      {type: "text", doc, req, text}
 //      {type: "error", doc, message}
 
@@ -27,6 +31,8 @@ const PROGRESS_EVERY = 250;
 const SEARCH_CAP = 100000;
 
 const docs = new Map();
+
+importScripts("markup-format.js");
 
 self.onmessage = (event) => {
     const message = event.data;
@@ -151,6 +157,90 @@ const COMMA = 44, COLON = 58, QUOTE = 34, BACKSLASH = 92, SPACE = 32, NEWLINE = 
 const WORD = new Uint8Array(256);
 for (const c of "0123456789+-.eEtrufalsn") WORD[c.charCodeAt(0)] = 1;
 
+/** Where `copyEscape` left off writing in its target. */
+let escapeEnd = 0;
+
+const HEX_VALUE = new Int8Array(256).fill(-1);
+for (let i = 0; i < 16; i += 1) {
+    HEX_VALUE["0123456789abcdef".charCodeAt(i)] = i;
+    HEX_VALUE["0123456789ABCDEF".charCodeAt(i)] = i;
+}
+
+/** The value of the four hex digits at bytes[at…at+4), or -1. */
+function hex4(bytes, at) {
+    let value = 0;
+    for (let k = 0; k < 4; k += 1) {
+        const digit = HEX_VALUE[bytes[at + k]];
+        if (digit < 0) return -1;
+        value = value * 16 + digit;
+    }
+    return value;
+}
+
+/**
+ * Whether a `\uXXXX` escape of this code point stays an escape in the pretty view: what would
+ * be invisible or would change the text around it (controls, NUL, line and paragraph separators,
+ * bidirectional overrides, the byte order mark), and `"` and `\`, which JSON must escape.
+ */
+function keepsEscape(point) {
+    return point < 0x20 || point === 0x22 || point === 0x5C || (point >= 0x7F && point <= 0x9F)
+        || point === 0x2028 || point === 0x2029 || point === 0x200E || point === 0x200F
+        || (point >= 0x202A && point <= 0x202E) || (point >= 0x2066 && point <= 0x2069) || point === 0xFEFF;
+}
+
+/**
+ * Copies the escape at bytes[index] (a backslash inside a string) into `target` at `o`, as the
+ * character it stands for when it is one to show (`\u00e9` → é, `\ud83d\ude00` → 😀, `\/` → /),
+ * else as sent. Sets `escapeEnd`.
+ * - Returns: the source bytes it took, or 0 when the escape is not all in yet (and `final` is not set).
+ */
+function copyEscape(bytes, index, length, final, target, o) {
+    const copy = (count) => {
+        const end = Math.min(length, index + count);
+        for (let k = index; k < end; k += 1) target[o++] = bytes[k];
+        escapeEnd = o;
+        return end - index;
+    };
+    if (index + 1 >= length) return final ? copy(1) : 0;
+    const kind = bytes[index + 1];
+    if (kind === 47) {
+        target[o] = 47;
+        escapeEnd = o + 1;
+        return 2;
+    }
+    if (kind !== 117) return copy(2);
+    if (index + 6 > length) return final ? copy(length - index) : 0;
+    let point = hex4(bytes, index + 2);
+    let used = 6;
+    if (point < 0 || keepsEscape(point) || (point >= 0xDC00 && point <= 0xDFFF)) return copy(6);
+    if (point >= 0xD800 && point <= 0xDBFF) {
+        // A high surrogate is a character only with the low one after it; alone it stays an escape.
+        if (index + 12 > length && !final) return 0;
+        const low = index + 12 <= length && bytes[index + 6] === BACKSLASH && bytes[index + 7] === 117
+            ? hex4(bytes, index + 8) : -1;
+        if (low < 0xDC00 || low > 0xDFFF) return copy(6);
+        point = 0x10000 + ((point - 0xD800) << 10) + (low - 0xDC00);
+        used = 12;
+    }
+    if (point < 0x80) {
+        target[o++] = point;
+    } else if (point < 0x800) {
+        target[o++] = 0xC0 | (point >> 6);
+        target[o++] = 0x80 | (point & 0x3F);
+    } else if (point < 0x10000) {
+        target[o++] = 0xE0 | (point >> 12);
+        target[o++] = 0x80 | ((point >> 6) & 0x3F);
+        target[o++] = 0x80 | (point & 0x3F);
+    } else {
+        target[o++] = 0xF0 | (point >> 18);
+        target[o++] = 0x80 | ((point >> 12) & 0x3F);
+        target[o++] = 0x80 | ((point >> 6) & 0x3F);
+        target[o++] = 0x80 | (point & 0x3F);
+    }
+    escapeEnd = o;
+    return used;
+}
+
 /** One body: its bytes as they arrive and its lines, formatted as `kind`. */
 class Doc {
     constructor(id, kind, size, more, controller) {
@@ -174,12 +264,16 @@ class Doc {
         this.scanned = 0;
         // JSON state, carried from chunk to chunk.
         this.inString = false;
-        this.escape = false;
         this.depth = 0;
         this.pendingClose = 0;
         this.pendingLine = 0;
         this.open = [];
+        /** JSON: where formatting goes on (an escape split across chunks waits for its end). */
+        this.jsonNext = 0;
+        /** XML and HTML: the formatter (markup-format.js). */
+        this.markup = null;
         if (kind === "json") this.startJSON(size);
+        if (kind === "xml" || kind === "html") this.startMarkup(size);
     }
 
     close() {
@@ -191,6 +285,27 @@ class Doc {
         this.out = new Buffer(Uint8Array, Math.ceil((size || 65536) * 1.6));
         this.ends = new Buffer(Int32Array, 1024);
         this.ends.push(-1);
+        this.jsonNext = 0;
+    }
+
+    startMarkup(size) {
+        this.out = new Buffer(Uint8Array, Math.ceil((size || 65536) * 1.5));
+        this.ends = new Buffer(Int32Array, 1024);
+        this.ends.push(-1);
+        this.markup = new MarkupFormatter(this.kind, this.out, this.starts, this.ends);
+    }
+
+    /** Formats the markup that has arrived; broken XML is shown as sent, saying why. */
+    formatMarkup(final) {
+        this.markup.cut = this.more || Boolean(this.storedCut) || Boolean(this.decodedCut);
+        const problem = this.markup.format(this.source.array, this.source.length, final);
+        if (problem) {
+            this.asText(`${problem}; shown as sent`);
+        } else if (final && this.markup.cut && (this.markup.stack.length || this.markup.unfinished)) {
+            const what = this.kind === "xml" ? "XML" : "HTML";
+            this.note = this.more ? `the first part of the ${what}; "show all" for the rest`
+                : `the ${what} is cut where the session stopped keeping the body`;
+        }
     }
 
     take(chunk) {
@@ -202,12 +317,21 @@ class Doc {
             if (this.source.length >= 4096) this.sniff();
             return;
         }
-        if (this.kind === "json") this.formatJSON(from);
+        if (this.kind === "json") this.formatJSON(false);
+        else if (this.markup) this.formatMarkup(false);
         else if (this.kind === "text") this.indexText(false);
     }
 
     finish() {
         if (this.kind === "sniff") this.sniff();
+        if (this.kind === "json" && this.jsonNext < this.source.length) this.formatJSON(true);
+        if (this.markup) {
+            this.formatMarkup(true);
+            if (this.markup) {
+                this.markup = null;
+                this.source = new Buffer(Uint8Array, 0);
+            }
+        }
         if (this.kind === "json") {
             if (this.open.length || this.pendingClose) {
                 this.note = this.more ? "the first part of the JSON; \"show all\" for the rest"
@@ -232,6 +356,8 @@ class Doc {
                 const cut = this.source.length > sample.length ? Math.max(0, sample.length - 4) : sample.length;
                 const text = new TextDecoder("utf-8", { fatal: true }).decode(sample.subarray(0, cut));
                 if (/^\s*[[{]/.test(text)) kind = "json";
+                else if (/^\uFEFF?\s*<\?xml[\s?]/.test(text)) kind = "xml";
+                else if (/^\uFEFF?\s*(<!--[\s\S]*?-->\s*)*<(!doctype\s+html|html[\s>])/i.test(text)) kind = "html";
             } catch {
                 kind = "hex";
             }
@@ -239,7 +365,10 @@ class Doc {
         this.kind = kind;
         if (kind === "json") {
             this.startJSON(this.source.array.length);
-            this.formatJSON(0);
+            this.formatJSON(false);
+        } else if (kind === "xml" || kind === "html") {
+            this.startMarkup(this.source.array.length);
+            this.formatMarkup(false);
         } else if (kind === "text") {
             this.indexText(false);
         }
@@ -276,10 +405,12 @@ class Doc {
     }
 
     /**
-     * Re-indents the source's bytes from `from` on, carrying state across chunks. The hot loop
-     * keeps its state in locals and writes into the array directly.
+     * Re-indents the source's bytes from where the last call stopped, carrying state across chunks
+     * (`final`: the body is all in). The hot loop keeps its state in locals and writes into the
+     * array directly.
      */
-    formatJSON(from) {
+    formatJSON(final) {
+        const from = this.jsonNext;
         const bytes = this.source.array;
         const length = this.source.length;
         // What has arrived: a search must not run on into the buffer's unused capacity.
@@ -289,7 +420,6 @@ class Doc {
         const ends = this.ends;
         const open = this.open;
         let inString = this.inString;
-        let escape = this.escape;
         let depth = this.depth;
         let pendingClose = this.pendingClose;
         let o = out.length;
@@ -316,16 +446,24 @@ class Doc {
         // A UTF-8 byte order mark before the document (as .NET and PowerShell services write JSON)
         // is not part of it: JSON.parse and the tokens below would call the body broken.
         const bom = from === 0 && length >= 3 && bytes[0] === 0xEF && bytes[1] === 0xBB && bytes[2] === 0xBF;
-        for (let index = bom ? 3 : from; index < length; index += 1) {
+        let index = bom ? 3 : from;
+        for (; index < length; index += 1) {
             const code = bytes[index];
             if (o >= limit) {
                 room(length - index + 64 + depth * 2);
                 limit = target.length - 4 - depth * 2;
             }
             if (inString) {
-                if (escape || code === BACKSLASH) {
-                    target[o++] = code;
-                    escape = !escape;
+                if (code === BACKSLASH) {
+                    if (o + 12 >= target.length) {
+                        room(length - index + 64 + depth * 2);
+                        limit = target.length - 4 - depth * 2;
+                    }
+                    const used = copyEscape(bytes, index, length, final, target, o);
+                    // An escape cut by the chunk's end: formatting goes on from it with the next chunk.
+                    if (used === 0) break;
+                    o = escapeEnd;
+                    index += used - 1;
                     continue;
                 }
                 // The rest of the string up to its quote or next backslash, copied at once (most of
@@ -398,8 +536,8 @@ class Doc {
             }
         }
         out.length = o;
+        this.jsonNext = broken ? length : index;
         this.inString = inString;
-        this.escape = escape;
         this.depth = depth;
         this.pendingClose = pendingClose;
         if (broken) this.notJSON();
@@ -407,8 +545,14 @@ class Doc {
 
     /** The body turned out not to be JSON: show it as text from the start. */
     notJSON() {
+        this.asText("not valid JSON; shown as text");
+    }
+
+    /** Shows the body as text from the start, saying why in `note`. */
+    asText(note) {
         this.kind = "text";
-        this.note = "not valid JSON; shown as text";
+        this.note = note;
+        this.markup = null;
         this.out = null;
         this.ends = null;
         this.open = [];
@@ -434,9 +578,9 @@ class Doc {
         };
     }
 
-    /** The bytes that lines are cut from: the formatted JSON or the source. */
+    /** The bytes that lines are cut from: the formatted JSON, XML or HTML, or the source. */
     get store() {
-        return this.kind === "json" ? this.out : this.source;
+        return this.kind === "json" || this.kind === "xml" || this.kind === "html" ? this.out : this.source;
     }
 
     /** Line `index` as [start, end) in `store` (without its newline). */
@@ -498,8 +642,40 @@ class Doc {
         return new TextEncoder().encode(`${offset.toString(16).padStart(8, "0")}  ${bytes} |${ascii}|`);
     }
 
-    /** Lines whose bytes contain `query`, ignoring ASCII case (hex: the bytes, 16 a line). */
+    /**
+     * The bytes of a hex dump that match `query`: as text (ASCII case ignored) and, when it reads
+     * as hex bytes (`de ad be ef`, `DEADBEEF`, `0xde 0xad`), as those bytes; each match by its
+     * first byte and length, in order, and the rows (16 bytes) they cover.
+     */
+    searchHex(req, query) {
+        const source = this.source.array;
+        const length = this.source.length;
+        const found = [];
+        const text = new TextEncoder().encode(query.toLowerCase());
+        if (text.length) forEachMatch(source, length, text, true, (at) => found.push([at, text.length]));
+        const bytes = hexBytes(query);
+        if (bytes) forEachMatch(source, length, bytes, false, (at) => found.push([at, bytes.length]));
+        // Both readings (`dead` as text and as bytes) merge into one list in the order of the bytes.
+        if (text.length && bytes) found.sort((a, b) => a[0] - b[0] || b[1] - a[1]);
+        const total = found.length;
+        const count = Math.min(total, SEARCH_CAP);
+        const starts = new Uint32Array(count);
+        const lengths = new Uint32Array(count);
+        const rows = new Buffer(Uint32Array, 1024);
+        for (let i = 0; i < count; i += 1) {
+            [starts[i], lengths[i]] = found[i];
+            const last = Math.floor((starts[i] + lengths[i] - 1) / 16);
+            for (let row = Math.floor(starts[i] / 16); row <= last; row += 1) {
+                if (!rows.length || rows.array[rows.length - 1] < row) rows.push(row);
+            }
+        }
+        return { type: "search", doc: this.id, req, matches: rows.view.slice(), starts, lengths, total,
+            capped: total > SEARCH_CAP };
+    }
+
+    /** Lines whose bytes contain `query`, ignoring ASCII case (hex: see `searchHex`). */
     search(req, query) {
+        if (this.kind === "hex") return this.searchHex(req, query);
         const needle = new TextEncoder().encode(query.toLowerCase());
         const matches = new Buffer(Uint32Array, 1024);
         let total = 0;
@@ -553,6 +729,42 @@ class Doc {
         }
         return lines.join("\n");
     }
+}
+
+/**
+ * Calls `found(at)` for each place `needle` occurs in hay[0…length), not overlapping (`fold`:
+ * ignoring ASCII case; the needle is lower case then). Stops after SEARCH_CAP + 1 matches.
+ */
+function forEachMatch(hay, length, needle, fold, found) {
+    const first = needle[0];
+    const firstUpper = fold && first >= 97 && first <= 122 ? first - 32 : first;
+    let count = 0;
+    for (let index = 0; index + needle.length <= length; index += 1) {
+        const code = hay[index];
+        if (code !== first && code !== firstUpper) continue;
+        let k = 1;
+        while (k < needle.length) {
+            let c = hay[index + k];
+            if (fold && c >= 65 && c <= 90) c += 32;
+            if (c !== needle[k]) break;
+            k += 1;
+        }
+        if (k < needle.length) continue;
+        found(index);
+        count += 1;
+        if (count > SEARCH_CAP) return;
+        index += needle.length - 1;
+    }
+}
+
+/** The bytes a query spells in hex (`de ad be ef`, `deadbeef`, `0xde,0xad`, `de:ad`), or null. */
+function hexBytes(query) {
+    const digits = query.trim().replace(/0x/gi, " ").split(/[\s,:-]+/).filter(Boolean);
+    if (!digits.length || !digits.every((group) => /^(?:[0-9a-f]{2})+$/i.test(group))) return null;
+    const joined = digits.join("");
+    const bytes = new Uint8Array(joined.length / 2);
+    for (let i = 0; i < bytes.length; i += 1) bytes[i] = parseInt(joined.slice(i * 2, i * 2 + 2), 16);
+    return bytes;
 }
 
 /** What a document that is not there answers with. */

@@ -2,7 +2,8 @@
 // (format-worker.js), which fetches, formats and keeps it; this element knows only how many lines
 // there are, which the user folded, and the few lines in view, which it asks the worker for. So
 // nothing here grows with the body: a 50 MiB JSON costs the same DOM and main-thread work as a
-// 50-byte one. Lines are always set with textContent, never parsed as markup.
+// 50-byte one. Lines are always set with textContent, never parsed as markup; a find in a hex
+// dump marks the matched bytes with <mark> elements whose text is set the same way.
 
 import { h, setSafeAttribute } from "./dom.js";
 
@@ -102,7 +103,10 @@ class LineView extends HTMLElement {
         this.#collapsed.clear();
         this.#foldsChanged();
         this.#hits = new Set();
+        this.#matches = new Uint32Array(0);
+        this.#starts = null;
         this.#current = -1;
+        this.#kind = kind;
         this.scrollTop = 0;
         return new Promise((resolve, reject) => {
             documents.set(doc, (message) => {
@@ -113,6 +117,8 @@ class LineView extends HTMLElement {
                     return;
                 }
                 const previous = this.#lineCount;
+                // A body that turned out not to be what it said (broken JSON or XML) starts again as text.
+                if (message.kind !== this.#kind) this.#cache.clear();
                 this.#lineCount = message.lines;
                 this.#bytes = message.bytes;
                 this.#kind = message.kind;
@@ -135,12 +141,13 @@ class LineView extends HTMLElement {
      * Only those are asked for again.
      */
     #forgetChanged(previous, kind) {
-        if (kind !== "json") {
+        const opens = kind === "json" ? /[[{]$/ : kind === "xml" || kind === "html" ? /^\s*<[^/!?]/ : null;
+        if (!opens) {
             this.#cache.delete(previous - 1);
             return;
         }
         for (const [line, cached] of this.#cache) {
-            if (line >= previous - 1 || (cached.end < 0 && /[[{]$/.test(cached.text))) this.#cache.delete(line);
+            if (line >= previous - 1 || (cached.end < 0 && opens.test(cached.text))) this.#cache.delete(line);
         }
     }
 
@@ -163,12 +170,17 @@ class LineView extends HTMLElement {
         return this.#done;
     }
 
+    /** A number for the document shown, new each time `open` is called. */
+    get generation() {
+        return this.#doc;
+    }
+
     /** Bytes of the body received so far. */
     get bytes() {
         return this.#bytes;
     }
 
-    /** The format the worker chose ("json", "text", "hex"). */
+    /** The format the worker chose ("json", "xml", "html", "text", "hex"). */
     get kind() {
         return this.#kind;
     }
@@ -181,26 +193,44 @@ class LineView extends HTMLElement {
 
     /**
      * Finds `query` (any case) in the body, in the worker. Resolves to `{matches, total, capped}`:
-     * the lines that contain it; they are marked, and `next()` walks them.
+     * the lines that contain it; they are marked, and `next()` walks them. In a hex dump the
+     * query is also read as hex bytes (`de ad be ef`); each match's bytes are marked in both
+     * columns, and `next()` walks the matches (`starts`, `lengths`: each one's bytes).
      */
     async search(query) {
         if (!this.#doc) return { matches: new Uint32Array(0), total: 0, capped: false };
         const answer = await ask({ type: "search", doc: this.#doc, query });
         this.#hits = new Set(answer.matches);
         this.#matches = answer.matches;
+        this.#starts = answer.starts ? { starts: answer.starts, lengths: answer.lengths,
+            longest: answer.lengths.reduce((a, b) => Math.max(a, b), 0) } : null;
         this.#current = -1;
+        this.#drawnMarks = new WeakMap();
         this.#schedule();
         return answer;
     }
 
     #matches = new Uint32Array(0);
+    /** A hex search's matches by their bytes, or null. */
+    #starts = null;
+    /** The marks drawn in each hex row's code element, so a redraw writes only what changed. */
+    #drawnMarks = new WeakMap();
+
+    /** The match `next()` showed: `{offset, length}` (hex) or `{line}`; null before it. */
+    get currentMatch() {
+        if (this.#current < 0) return null;
+        if (this.#starts) {
+            return { offset: this.#starts.starts[this.#current], length: this.#starts.lengths[this.#current] };
+        }
+        return { line: this.#matches[this.#current] };
+    }
 
     /** Shows the next (step 1) or previous (-1) match; returns its number (1-based) or 0. */
     next(step = 1) {
-        const matches = this.#matches;
-        if (!matches.length) return 0;
-        this.#current = (this.#current + step + matches.length) % matches.length;
-        const line = matches[this.#current];
+        const count = this.#starts ? this.#starts.starts.length : this.#matches.length;
+        if (!count) return 0;
+        this.#current = (this.#current + step + count) % count;
+        const line = this.#starts ? Math.floor(this.#starts.starts[this.#current] / 16) : this.#matches[this.#current];
         // A match inside a folded range unfolds it.
         let unfolded = false;
         for (const [start, end] of [...this.#collapsed]) {
@@ -330,7 +360,11 @@ class LineView extends HTMLElement {
             this.#pool.push(row);
             this.append(row);
         }
-        const matchLine = this.#current >= 0 ? this.#matches[this.#current] : -1;
+        const current = this.currentMatch;
+        // The rows the current match covers (a hex match may run on into the next row).
+        const [currentFirst, currentLast] = !current ? [-1, -1] : this.#starts
+            ? [Math.floor(current.offset / 16), Math.floor((current.offset + current.length - 1) / 16)]
+            : [current.line, current.line];
         for (let slot = 0; slot < this.#pool.length; slot += 1) {
             const row = this.#pool[slot];
             if (slot >= rows.length) {
@@ -343,7 +377,8 @@ class LineView extends HTMLElement {
             const y = this.scrollTop + (position - top) * LINE_HEIGHT;
             const transform = `translateY(${Math.round(y)}px)`;
             if (row.style.transform !== transform) row.style.transform = transform;
-            const className = this.#hits.has(index) ? (index === matchLine ? "line hit current" : "line hit") : "line";
+            const className = this.#hits.has(index)
+                ? (index >= currentFirst && index <= currentLast ? "line hit current" : "line hit") : "line";
             if (row.className !== className) row.className = className;
             const [gutter, fold, code] = row.children;
             const number = String(index + 1);
@@ -362,8 +397,60 @@ class LineView extends HTMLElement {
                 const closing = this.#cache.get(end)?.text.trim() ?? "";
                 text += ` … ${end - index - 1} lines … ${closing}`;
             }
-            if (code.textContent !== text) code.textContent = text;
+            if (this.#starts && this.#hits.has(index) && cached) {
+                this.#markHex(code, index, text);
+            } else if (code.textContent !== text || code.childElementCount) {
+                code.textContent = text;
+            }
         }
+    }
+
+    /**
+     * Draws hex row `row` (`text`, as hexLine lays it out) with the bytes of each match in it
+     * marked, in the hex column and in the text column (`mark.current`: the match shown).
+     */
+    #markHex(code, row, text) {
+        const { starts, lengths, longest } = this.#starts;
+        const rowStart = row * 16;
+        // The first match that may reach this row: matches are in order, none longer than `longest`.
+        let low = 0;
+        let high = starts.length;
+        while (low < high) {
+            const middle = (low + high) >> 1;
+            if (starts[middle] + longest <= rowStart) low = middle + 1;
+            else high = middle;
+        }
+        const ranges = [];
+        for (let i = low; i < starts.length && starts[i] < rowStart + 16; i += 1) {
+            const first = Math.max(starts[i], rowStart) - rowStart;
+            const last = Math.min(starts[i] + lengths[i], rowStart + 16) - 1 - rowStart;
+            if (last < first) continue;
+            const isCurrent = i === this.#current;
+            const previous = ranges[ranges.length - 1];
+            // Overlapping matches (a query read both as text and as bytes) are marked as one.
+            if (previous && first <= previous[1] + 1) {
+                previous[1] = Math.max(previous[1], last);
+                previous[2] ||= isCurrent;
+            } else {
+                ranges.push([first, last, isCurrent]);
+            }
+        }
+        const signature = `${text}|${ranges.join(";")}`;
+        if (this.#drawnMarks.get(code) === signature) return;
+        this.#drawnMarks.set(code, signature);
+        // `00000000  de ad …  |..|`: byte i at 10 + 3i (+1 past the eighth), its character at 61 + i.
+        const hexAt = (i) => 10 + 3 * i + (i >= 8 ? 1 : 0);
+        const pieces = [];
+        let at = 0;
+        const mark = (from, to, isCurrent) => {
+            if (from > at) pieces.push(text.slice(at, from));
+            pieces.push(h("mark", { class: isCurrent ? "current" : false }, text.slice(from, to)));
+            at = to;
+        };
+        for (const [first, last, isCurrent] of ranges) mark(hexAt(first), hexAt(last) + 2, isCurrent);
+        for (const [first, last, isCurrent] of ranges) mark(61 + first, 61 + last + 1, isCurrent);
+        pieces.push(text.slice(at));
+        code.replaceChildren(...pieces);
     }
 
     /** Asks the worker for `lines`; one request at a time, the latest wish wins. */
