@@ -27,7 +27,68 @@ enum CACommand {
     Every command takes --ca-dir DIR (default: $DEVPROXY_HOME, else ./ca if present,
     else $XDG_DATA_HOME/devproxy, ~/.local/share/devproxy when unset). Key types (--key): \(KeyType.choices).
     The root key's passphrase comes from --passphrase-file FILE or $DEVPROXY_CA_PASSPHRASE,
-    never from an argument.
+    never from an argument. Each command has its own page: devproxy ca issue --help, …
+    """
+
+    /// Each subcommand's own page (`devproxy ca issue --help`); `main` sends `--help` after one
+    /// of these words here as `[SUB, "--help"]`.
+    static let subcommandUsage: [String: String] = [
+        "init": initUsage, "issue": CAIssueCommand.usage, "list": CAListCommand.listUsage,
+        "revoke": CAListCommand.revokeUsage, "crl": CAListCommand.crlUsage, "trace": CATraceCommand.usage,
+        "export": exportUsage, "rotate": CARotateCommand.rotateUsage, "ledger": ledgerUsage,
+    ]
+
+    static let commonOptions = """
+    --ca-dir DIR: the CA directory (default: $DEVPROXY_HOME, else ./ca if present, else
+    $XDG_DATA_HOME/devproxy, ~/.local/share/devproxy when unset).
+    """
+
+    static let passphraseNote = """
+    The root key's passphrase comes from --passphrase-file FILE or $DEVPROXY_CA_PASSPHRASE, never
+    from an argument.
+    """
+
+    static let initUsage = """
+    devproxy ca init: create the team root CA (security lead, once, on a guarded machine).
+
+      devproxy ca init --name "Acme Dev Root"                      a 10-year root, key unencrypted
+      devproxy ca init --name "Acme Dev Root" --passphrase-file root.pass   the key encrypted (AES-256)
+      devproxy ca init --key rsa-3072 --days 1825 --ca-dir /secure/acme-ca
+      devproxy ca init --next --passphrase-file root.pass          the next root key only: its pin ships in
+                                                                   apps as the backup pin before `ca rotate`
+
+    Options: --name NAME (default "DevProxy Team Root")  --key \(KeyType.choices) (default ec-p256)
+             --days N (1 to 36500, default 3650)  --passphrase-file FILE  --next  --ca-dir DIR
+    Writes root.pem (0644), root.key (0600) and ledger.jsonl in a 0700 directory; prints the SPKI pin.
+    \(commonOptions)
+    \(passphraseNote)
+    Then: devproxy ca issue --email ENGINEER@EXAMPLE.COM
+    """
+
+    static let exportUsage = """
+    devproxy ca export: the team root's certificate, for devices and tools to trust.
+
+      devproxy ca export                                       PEM on stdout
+      devproxy ca export --out root.pem                        PEM to a file (0644)
+      devproxy ca export --format der --out root.crt           DER, for Android and iOS
+      devproxy ca export --bundle ana@acme.dev.pem --format der --out root.crt
+                                                               from an engineer's bundle, no CA directory needed
+
+    Options: --format pem|der (default pem; DER needs --out)  --out FILE  --bundle FILE  --ca-dir DIR
+    \(commonOptions)
+    """
+
+    static let ledgerUsage = """
+    devproxy ca ledger verify: whether the ledger is whole (each record names the SHA-256 of the one before).
+
+      devproxy ca ledger verify                                'ledger intact: N records' and the last digest
+      devproxy ca ledger verify --ca-dir /secure/acme-ca
+
+    Options: --ca-dir DIR. Keep the printed digest elsewhere (a ticket, the next audit): the chain shows
+    an edited or deleted record, not records cut off its end.
+    Exit codes: 0 intact; 1 a record was edited or deleted, or a line cannot be read (each an error:
+    line); 2 usage.
+    \(commonOptions)
     """
 
     static func run(_ arguments: ArraySlice<String>) throws -> Int32 {
@@ -36,6 +97,10 @@ enum CACommand {
             return Output.usage(usage, missing: arguments.isEmpty)
         }
         let rest = arguments.dropFirst()
+        if let page = subcommandUsage[sub], rest.first == "--help" || rest.first == "-h" {
+            Output.line(page)
+            return 0
+        }
         switch sub {
         case "init": return try initialize(rest)
         case "issue": return try CAIssueCommand.run(rest)

@@ -4,6 +4,24 @@ import PinningPolicy
 
 /// `devproxy ca issue`: an intermediate for one engineer.
 enum CAIssueCommand {
+    static let usage = """
+    devproxy ca issue: a short-lived intermediate CA for one engineer, signed by the team root.
+
+      devproxy ca issue --email ana@acme.dev                    7 days, may sign any host name
+      devproxy ca issue --email ana@acme.dev --days 30 --permit-dns acme.dev --permit-dns acme.test
+                                                                only acme.dev, acme.test and their subdomains
+      devproxy ca issue --email ana@acme.dev --out ana.pem --passphrase-file root.pass
+
+    Options: --email EMAIL (required)  --days N (1 to \(CAStore.maximumIntermediateDays), default 7)
+             --permit-dns DOMAIN (repeatable: X.509 name constraints)  --key \(KeyType.choices) (default ec-p256)
+             --out FILE (default: intermediates/EMAIL-SERIAL.pem in the CA directory)  --passphrase-file FILE
+             --ca-dir DIR
+    Writes a bundle (the intermediate's key, the intermediate, the root; 0600) and records it in the ledger.
+    \(CACommand.commonOptions)
+    \(CACommand.passphraseNote)
+    Then, on the engineer's machine: devproxy run --intermediate ana@acme.dev-SERIAL.pem
+    """
+
     static func run(_ raw: ArraySlice<String>) throws -> Int32 {
         let arguments = try Arguments(raw, valued: ["ca-dir", "email", "days", "permit-dns", "key", "out", "passphrase-file"],
                                       booleans: [])

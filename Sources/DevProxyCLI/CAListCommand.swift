@@ -3,6 +3,48 @@ import Foundation
 
 /// `devproxy ca list` and `devproxy ca revoke`.
 enum CAListCommand {
+    static let listUsage = """
+    devproxy ca list: every intermediate the ledger records, with its status.
+
+      devproxy ca list                          SERIAL, EMAIL, NOT BEFORE, NOT AFTER, STATUS, SPKI PIN
+      devproxy ca list --json                   the same as JSON (serial, email, status, spki_pin, …)
+      devproxy ca list --ca-dir /secure/acme-ca
+
+    Status: active, expired or revoked. Exit codes: 0; 1 when a ledger line cannot be read (each is a
+    warning), 2 usage.
+    \(CACommand.commonOptions)
+    """
+
+    static let revokeUsage = """
+    devproxy ca revoke: revoke an intermediate and re-sign crl.pem.
+
+      devproxy ca revoke 5f3a…                                   by serial (see devproxy ca list)
+      devproxy ca revoke --email ana@acme.dev --reason keyCompromise
+                                                                 every active intermediate of an engineer
+      devproxy ca revoke 5f3a… --reason superseded               one replaced by a newer intermediate
+      devproxy ca revoke --cert rogue.pem --reason keyCompromise  a CA the root signed that the ledger lacks
+
+    Options: SERIAL | --email EMAIL | --cert FILE (one of them)  --reason REASON (default unspecified)
+             --passphrase-file FILE  --ca-dir DIR
+    Reasons (RFC 5280): \(RevocationReason.allCases.filter { $0 != .removeFromCRL }.map(\.rawValue).joined(separator: ", ")).
+    \(CACommand.commonOptions)
+    \(CACommand.passphraseNote)
+    Then: publish crl.pem where your devices and tools check revocation.
+    """
+
+    static let crlUsage = """
+    devproxy ca crl: re-sign crl.pem (every revocation so far, valid a week).
+
+      devproxy ca crl                                   re-sign now
+      devproxy ca crl --passphrase-file root.pass       with an encrypted root key
+      0 3 * * 1  devproxy ca crl --ca-dir /secure/acme-ca --passphrase-file /secure/root.pass   weekly, from cron
+
+    Options: --passphrase-file FILE  --ca-dir DIR. Takes no arguments.
+    \(CACommand.commonOptions)
+    \(CACommand.passphraseNote)
+    Check a certificate against it: openssl verify -crl_check -CRLfile crl.pem -CAfile root.pem CERT.pem
+    """
+
     /// One intermediate as `ca list --json` prints it.
     struct Row: Encodable {
         let serial: String

@@ -7,6 +7,22 @@ import Foundation
 /// the backup pin; rotate once those builds are out; move devices to the new root; retire the
 /// old pin after the transition window.
 enum CARotateCommand {
+    static let rotateUsage = """
+    devproxy ca rotate: the next root key (from `ca init --next`) becomes the root.
+
+      devproxy ca rotate                                      once app builds that pin the next key are out
+      devproxy ca rotate --name "Acme Dev Root 2027" --days 3650 --transition-days 180 --passphrase-file root.pass
+      devproxy ca init --next                                 before: make the next key; ship its pin as the backup
+
+    Options: --name NAME (default: the current root's, with a generation: "Acme Dev Root G2")  --days N (default 3650)
+             --transition-days N (default 180: how long the cross-certificate, the new root signed by
+             the old, keeps devices that trust only the old root working)  --passphrase-file FILE  --ca-dir DIR
+    The old root is kept as a retired root; new intermediates come from the new one.
+    \(CACommand.commonOptions)
+    \(CACommand.passphraseNote)
+    Then: devproxy ca issue --email ENGINEER@EXAMPLE.COM, and devproxy ca export --format der --out root.crt
+    """
+
     /// `ca init --next`: the next root key, encrypted like `root.key`, and its pin.
     static func initializeNext(_ arguments: Arguments) throws -> Int32 {
         for option in ["name", "days"] where arguments.value(option) != nil {

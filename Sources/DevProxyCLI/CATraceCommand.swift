@@ -3,6 +3,20 @@ import Foundation
 
 /// `devproxy ca trace FILE`: which engineer's intermediate a certificate or chain came from.
 enum CATraceCommand {
+    static let usage = """
+    devproxy ca trace: which engineer's intermediate issued a certificate (the ledger's record).
+
+      devproxy ca trace leaf.pem                            a PEM or DER certificate, or a whole chain
+      devproxy ca trace pin-failure-report.json             a TrustKit pin-failure report's served chain
+      devproxy ca trace leaf.pem --json                     found, serial, email, status, findings
+
+    Options: FILE (one)  --json  --ca-dir DIR
+    Exit codes: 0 traced; 1 not issued by this CA, or a CA certificate the ledger does not record;
+    2 usage.
+    \(CACommand.commonOptions)
+    Then, for an active intermediate: devproxy ca revoke SERIAL --reason keyCompromise
+    """
+
     struct Finding: Encodable {
         let relation: String
         let subject: String

@@ -23,9 +23,42 @@ enum QACommand {
     Exit codes: 0 done (and every --expect held), 1 an --expect failed or an error, 2 usage.
     """
 
+    static let initUsage = """
+    devproxy qa init: create the QA alternate root, which signs the `unpinned` persona's leaves.
+
+      devproxy qa init                                  in the CA directory, beside the team root
+      devproxy qa init --ca-dir /secure/acme-ca
+
+    Options: --ca-dir DIR (default: $DEVPROXY_HOME, else ./ca if present, else $XDG_DATA_HOME/devproxy).
+    Install its certificate on test devices beside the team root; apps must NOT pin it.
+    Then: devproxy run --persona 'api.acme.dev=unpinned' --log flows.jsonl, and devproxy qa verdict --log flows.jsonl
+    """
+
+    static let verdictUsage = """
+    devproxy qa verdict: one verdict per host and persona, from a flow log and its pin-failure reports.
+
+      devproxy qa verdict --log flows.jsonl                              a table: host, persona, verdict, note
+      devproxy qa verdict --log flows.jsonl --host api.acme.dev --json
+      devproxy qa verdict --log flows.jsonl --junit qa.xml --expect api.acme.dev=enforced
+      devproxy qa verdict --log flows.jsonl --expect api.acme.dev/unpinned=enforced --reports reports.jsonl
+
+    Options: --log FILE (required)  --reports FILE (default: reports.jsonl beside the log)  --host HOST
+             (repeatable)  --junit FILE  --expect HOST[/PERSONA]=VERDICT (repeatable)  --json
+    Verdicts (devproxy qa --help says what each means):
+      \(QAVerdict.Verdict.allCases.map(\.rawValue).joined(separator: ", "))
+    Exit codes: 0 done (and every --expect held), 1 an --expect failed or an error, 2 usage.
+    """
+
+    /// Each subcommand's own page (`devproxy qa verdict --help`).
+    static let subcommandUsage: [String: String] = ["init": initUsage, "verdict": verdictUsage]
+
     static func run(_ raw: ArraySlice<String>) throws -> Int32 {
         guard let sub = raw.first, sub != "--help", sub != "-h" else {
             return Output.usage(usage, missing: raw.isEmpty)
+        }
+        if let page = subcommandUsage[sub], raw.dropFirst().first == "--help" || raw.dropFirst().first == "-h" {
+            Output.line(page)
+            return 0
         }
         switch sub {
         case "init": return try initialize(raw.dropFirst())

@@ -59,7 +59,7 @@ func main() -> Int32 {
         switch arguments.first {
         case nil: return try RunCommand.run([])
         case "run": return try RunCommand.run(helpAsked(arguments.dropFirst()))
-        case "ca": return try CACommand.run(helpAsked(arguments.dropFirst()))
+        case "ca": return try CACommand.run(helpAsked(arguments.dropFirst(), subcommands: Set(CACommand.subcommandUsage.keys)))
         case "pins": return try PinsCommand.run(helpAsked(arguments.dropFirst(), subcommands: ["snippet", "publish", "verify"]))
         case "benchmark": return try BenchmarkCommand.run(helpAsked(arguments.dropFirst()))
         case "har": return try HARCommand.run(helpAsked(arguments.dropFirst()))
@@ -68,7 +68,7 @@ func main() -> Int32 {
         case "reports": return try ReportsCommand.run(helpAsked(arguments.dropFirst()))
         case "sessions": return try SessionsCommand.run(helpAsked(arguments.dropFirst()))
         case "web": return try WebCommand.run(helpAsked(arguments.dropFirst()))
-        case "qa": return try QACommand.run(helpAsked(arguments.dropFirst()))
+        case "qa": return try QACommand.run(helpAsked(arguments.dropFirst(), subcommands: Set(QACommand.subcommandUsage.keys)))
         case "trust": return try TrustCommand.run(helpAsked(arguments.dropFirst()))
         case "transparent-rules": return try TransparentRulesCommand.run(helpAsked(arguments.dropFirst()))
         case "--help", "-h", "help":

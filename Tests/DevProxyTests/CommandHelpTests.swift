@@ -73,6 +73,57 @@ import TestSupport
         }
     }
 
+    /// Every subcommand's `--help` is its own page: `devproxy ca issue --help` (every `ca` and `qa`
+    /// subcommand) printed the group's page. The subcommands are walked from the pages themselves
+    /// (each `devproxy GROUP WORD` example of a group named by `devproxy --help`), so a new one is
+    /// checked too; its page names it in its title or its first worked example, and is not the
+    /// group's page (unless the group has no other subcommand).
+    @Test func everySubcommandHasAPageThatNamesIt() throws {
+        func page(_ arguments: [String]) throws -> String {
+            let result = try Subprocess.run(Subprocess.devproxy, arguments, timeout: 20)
+            #expect(result.status == 0 && !result.stderr.contains("error:"), "\(arguments): \(result.output)")
+            return result.stdout
+        }
+        func words(after command: [String], in text: String) -> [String] {
+            let pattern = try! Regex((["devproxy"] + command).joined(separator: " ") + " ([a-z][a-z-]*)(?![a-z./-])")
+            var found: [String] = []
+            for match in text.matches(of: pattern) {
+                let word = String(match.output[1].substring ?? "")
+                if !found.contains(word) { found.append(word) }
+            }
+            return found
+        }
+        // Pages that still share another's; their commands' owners give them their own.
+        let sharedPages: Set = ["pins verify", "trust install", "trust status", "trust uninstall"]
+        let groups = words(after: [], in: try page(["--help"])).filter { !["run", "help"].contains($0) }
+        var walked: [String] = []
+        for group in groups {
+            let groupPage = try page([group, "--help"])
+            let subcommands = words(after: [group], in: groupPage)
+            for sub in subcommands {
+                let command = "\(group) \(sub)"
+                walked.append(command)
+                let text = try page([group, sub, "--help"])
+                let lines = text.split(separator: "\n").map(String.init)
+                let title = lines.first ?? ""
+                let firstExample = lines.first { $0.hasPrefix("  devproxy ") || $0.hasPrefix("  sudo devproxy ") } ?? ""
+                let ownPage = (title + firstExample).contains("devproxy \(command)")
+                    && (text != groupPage || subcommands.count == 1)
+                if sharedPages.contains(command) {
+                    withKnownIssue("\(command) --help prints a page shared with another command") {
+                        #expect(ownPage, "\(command) --help:\n\(text)")
+                    }
+                } else {
+                    #expect(ownPage, "\(command) --help:\n\(text)")
+                }
+            }
+        }
+        for command in ["ca init", "ca issue", "ca list", "ca revoke", "ca crl", "ca trace", "ca export", "ca rotate",
+                        "qa init", "qa verdict", "pins snippet", "policy check", "benchmark leaves"] {
+            #expect(walked.contains(command), "\(command) was not found in the help pages: \(walked)")
+        }
+    }
+
     /// `config/devproxy.example.json` says it holds every key `devproxy run` accepts: each flag of
     /// `run --help` is there, as its key or commented out with `_` (it lacked `keep_alt_svc`,
     /// `leaf_key`, `pinset_rewrite` and `proto`).
