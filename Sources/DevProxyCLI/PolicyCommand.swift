@@ -17,11 +17,14 @@ enum PolicyCommand {
       devproxy policy check Info.plist --kind ats              App Transport Security (found alone without --kind)
       devproxy policy check Info.plist --persona tls12         ATS: would the app refuse DevProxy offering at most TLS 1.2?
       devproxy policy check Info.plist --chain served.pem      predict for a chain you captured instead
+      devproxy policy check pins.txt --leaf-key debug-leaf.pub  ... for DevProxy's leaf carrying this key (a PEM public
+                                                               key or certificate), as `devproxy run --leaf-key` serves it
       devproxy policy check Info.plist --json                  {"errors", "warnings", "hosts": [...]}
 
     The presented chain is a leaf minted now from your newest active intermediate in the ledger
     of --ca-dir DIR (else the root, whose passphrase comes from --passphrase-file FILE or
-    $DEVPROXY_CA_PASSPHRASE), verified against the team root.
+    $DEVPROXY_CA_PASSPHRASE), verified against the team root; with --leaf-key FILE that leaf
+    certifies FILE's key (a public key, certificate, private key or CSR) instead of a fresh one.
     ATS hosts also get a TLS verdict (meets, refuses, uncertain) for what DevProxy offers, or the
     persona given with --persona (tls12, no-forward-secrecy).
     Exit codes: 0 the library accepts the policy (warnings may remain), 1 it would refuse it
@@ -34,7 +37,7 @@ enum PolicyCommand {
         }
         guard sub == "check" else { throw UsageError("unknown command `policy \(sub)`; see `devproxy policy --help`") }
         let arguments = try Arguments(raw.dropFirst(), valued: ["host", "chain", "ca-dir", "passphrase-file", "persona", "kind",
-                                                                  "expected"],
+                                                                  "expected", "leaf-key"],
                                       booleans: ["json"])
         var offer = TLSOffer.devProxy
         if let persona = arguments.value("persona") {
@@ -63,6 +66,7 @@ enum PolicyCommand {
                                  + "pinner JSON to check")
         }
         if kind == nil, let reason = PolicyLoader.notAPolicy(data) { throw CommandFailure("\(path): \(reason)") }
+        let leafKey = try leafKeySource(arguments)
         let store = CACommand.store(arguments)
         var notes: [String] = []
         let teamRoot = store.exists ? try store.rootCertificate() : nil
@@ -81,13 +85,26 @@ enum PolicyCommand {
                 let signer = try currentSigner(store, arguments: arguments)
                 presented = .minted(issuer: LeafIssuer(signer: signer), teamRoot: teamRoot)
                 presentedBy = "a leaf minted now by " + (signer.certificate.email.map { "\($0)'s intermediate" } ?? "the team root")
+                if let (path, source) = leafKey {
+                    let authorities = [teamRoot, signer.certificate] + signer.chain
+                    if let authority = authorities.first(where: { $0.spkiDER == source.spkiDER }) {
+                        throw CommandFailure("--leaf-key \(path) is the key of \(authority.subject), a CA; a leaf never carries "
+                                             + "a CA's key (devproxy run refuses it too): give the leaf's own key")
+                    }
+                    presentedBy += " with the key in \(path)"
+                }
             } catch let error as CAError {
                 notes.append("cannot mint a leaf from \(store.directory): \(error.reason)")
             }
         } else {
             notes.append("no CA in \(store.directory): the team-root lint is skipped (give --ca-dir DIR)")
         }
+        if let (path, _) = leafKey, presented == nil {
+            throw CommandFailure("--leaf-key needs a CA to mint the leaf with, and \(store.directory) has "
+                                 + (teamRoot == nil ? "none" : "no signer (\(notes.last ?? ""))") + ": give --ca-dir DIR")
+        }
         var check = PolicyCheck(teamRoot: teamRoot, presented: presented)
+        check.leafKey = leafKey?.source.spkiDER
         (check.offer, check.kind) = (offer, kind)
         check.rotation = rotation(of: store, root: teamRoot)
         for file in arguments.values("expected") {
@@ -132,6 +149,25 @@ enum PolicyCommand {
             }
         }
         return 0
+    }
+
+    /// `--leaf-key FILE` read: its path and the first key in it; nil when not given.
+    private static func leafKeySource(_ arguments: Arguments) throws -> (path: String, source: PinSource)? {
+        let given = arguments.values("leaf-key")
+        guard let path = given.first else { return nil }
+        guard given.count == 1 else { throw UsageError("--leaf-key was given \(given.count) times; a chain has one leaf: give one") }
+        guard arguments.value("chain") == nil else {
+            throw UsageError("--leaf-key and --chain both say what the leaf is: give --chain for a captured chain, or "
+                             + "--leaf-key for the key DevProxy's minted leaf carries")
+        }
+        do {
+            guard let source = try PinSource.all(in: try SecureFile.read(path, what: "the leaf key")).first else {
+                throw CommandFailure("\(path): no public key in it; give a PEM public key or certificate")
+            }
+            return (path, source)
+        } catch let error as CAError {
+            throw CommandFailure("\(path): \(error.reason)")
+        }
     }
 
     /// The JSON shape: exactly errors, warnings, hosts.

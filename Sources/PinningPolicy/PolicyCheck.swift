@@ -72,6 +72,10 @@ public struct PolicyCheck: Sendable {
     public var expected: [Certificate] = []
     /// A team root rotation under way, for the retiring-root lint. Default none.
     public var rotation: PolicyLinter.Rotation? = nil
+    /// The key (DER SubjectPublicKeyInfo) minted leaves carry instead of a fresh one, as
+    /// `devproxy run --leaf-key` serves them: a leaf-only pinner holding its pin then matches.
+    /// Only for `.minted`. Default nil (a fresh key per leaf).
+    public var leafKey: [UInt8]? = nil
 
     public init(teamRoot: Certificate?, presented: PresentedChain?, context: EvaluationContext = EvaluationContext()) {
         self.teamRoot = teamRoot
@@ -103,6 +107,7 @@ public struct PolicyCheck: Sendable {
         // app that pins the engineer's own intermediate is decrypted; it was warned it would block).
         var decryptablePins = teamRoot.map(Self.pins(of:)) ?? []
         if case .minted(let issuer, _) = presented { decryptablePins += issuer.signer.chain.flatMap(Self.pins(of:)) }
+        if let leafKey { decryptablePins += [Pin(.sha256, digest: Digest.sha256(leafKey)), Pin(.sha1, digest: Digest.sha1(leafKey))] }
         var linter = PolicyLinter(teamRootPins: decryptablePins, chains: chains)
         (linter.teamRoot, linter.expected, linter.rotation) = (teamRoot, expected, rotation)
         warnings += linter.lint(policy, at: now).map(\.description)
@@ -172,9 +177,11 @@ public struct PolicyCheck: Sendable {
                 .verify(chain: chain, host: host)
         case .minted(let issuer, let teamRoot):
             do {
-                let leaf = try issuer.issue(for: [try LeafName(host)], now: now)
+                let names = [try LeafName(host)]
+                let leaf = try leafKey.map { try issuer.certificate(for: names, certifying: $0, now: now) }
+                    ?? issuer.issue(for: names, now: now).certificate
                 return ChainVerifier(trustAnchors: [teamRoot], verificationTime: now)
-                    .verify(chain: [leaf.certificate] + leaf.chain, host: host)
+                    .verify(chain: [leaf] + issuer.signer.chain, host: host)
             } catch let error as CAError where error.code == .nameNotPermitted {
                 warnings.append("\(host): outside the intermediate's permitted domains; DevProxy passes it through "
                                 + "undecrypted (predicted as a permitted-subtree violation)")
