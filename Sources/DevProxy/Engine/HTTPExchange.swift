@@ -24,6 +24,10 @@ struct HTTPExchange {
         var draft = context.draft(host: destination.host, port: destination.port,
                                   request: Flow.Request(request, url: url, httpVersion: version,
                                                         redact: context.configuration.redactHeaders))
+        // The absolute-form a client sends a proxy, kept for the request line as it came (raw export).
+        if head.target.first != "/", head.target != "*" {
+            draft.flow.request?.target = head.target
+        }
         if let replay {
             draft.flow.id = replay.id
             draft.flow.replayOf = replay.original

@@ -22,7 +22,7 @@ extension HARWriter {
                 postData?.truncated = true
             }
         }
-        let target = requestTarget(of: request.url)
+        let target = request.target ?? requestTarget(of: request.url, method: request.method)
         // An HTTP/2 request lists its pseudo-header fields first, as received, as Chrome's
         // DevTools export them (tools that diff HARs by header compare them); its head has no
         // text whose size HAR could give (HPACK), so `headersSize` is -1 as Chrome writes it.
@@ -123,7 +123,7 @@ extension HARWriter {
     }
 
     /// Whether a flow's version is HTTP/2 (or 3): a head of fields, not of text.
-    static func isHTTP2(_ version: String) -> Bool {
+    public static func isHTTP2(_ version: String) -> Bool {
         let upper = version.uppercased()
         return upper.hasPrefix("HTTP/2") || upper.hasPrefix("HTTP/3") || upper == "2" || upper == "3"
     }
@@ -139,11 +139,14 @@ extension HARWriter {
         headers.reduce(startLine.utf8.count + 4) { $0 + $1.name.utf8.count + 2 + $1.value.utf8.count + 2 }
     }
 
-    /// The origin-form target (`/v1/x?q=1`) of an absolute URL.
-    static func requestTarget(of url: String) -> String {
+    /// The origin-form target (`/v1/x?q=1`) of an absolute URL, as written there (not re-encoded);
+    /// `*` for an `OPTIONS` whose URL has no path (asterisk-form, RFC 9112 §3.2.4).
+    public static func requestTarget(of url: String, method: String = "GET") -> String {
         guard let scheme = url.range(of: "://") else { return url }
         let rest = url[scheme.upperBound...]
-        guard let slash = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) else { return "/" }
+        guard let slash = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) else {
+            return method == "OPTIONS" ? "*" : "/"
+        }
         let target = String(rest[slash...].prefix { $0 != "#" })
         return target.hasPrefix("?") ? "/" + target : target
     }

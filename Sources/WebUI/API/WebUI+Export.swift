@@ -116,30 +116,53 @@ extension WebUI {
             + parts.joined(separator: " ")
     }
 
-    /// The request and response as HTTP/1.1 text with their stored (wire) bodies. An HTTP/2
-    /// message reads as its HTTP/1.1 form (RFC 9113 §8.3.1): `Host` from `:authority` when it has
-    /// none, and trailers (gRPC's status among them) after the body sent as one chunk, since
-    /// HTTP/1.1 has trailers only in the chunked coding.
+    /// The request and response as text with their stored (wire) bodies, each head as it came:
+    /// an HTTP/1.x request line as the client sent it (absolute-form to a proxy, origin-form in a
+    /// tunnel, its own version), an HTTP/2 one as `curl -v` shows it (`GET /path HTTP/2`, `Host`
+    /// from `:authority` when the request has none; `HTTP/2 200` for the response). Trailers
+    /// (gRPC's status among them) follow the body sent as one chunk, as HTTP/1.1 carries them.
     func rawExchange(_ flow: Flow) throws -> [UInt8] {
         var bytes: [UInt8] = []
         if let request = flow.request {
-            let target = URLComponents(string: request.url).map {
-                ($0.percentEncodedPath.isEmpty ? "/" : $0.percentEncodedPath)
-                    + ($0.percentEncodedQuery.map { "?" + $0 } ?? "")
-            } ?? request.url
-            bytes += Array("\(request.method) \(target) HTTP/1.1\r\n".utf8)
+            bytes += Array((Self.requestLine(request) + "\r\n").utf8)
             if request.headers.first(named: "host") == nil, let authority = request.pseudoHeaders?.first(named: ":authority") {
-                bytes += Array("host: \(authority)\r\n".utf8)
+                bytes += Array("Host: \(authority)\r\n".utf8)
             }
             Self.appendMessage(request.headers, body: try store.body(id: flow.id, part: .request)?.bytes ?? [],
                                trailers: request.trailers, to: &bytes)
         }
         if let response = flow.response {
-            bytes += Array("\r\n\r\nHTTP/1.1 \(response.status) \(response.reason)\r\n".utf8)
+            let statusLine = Self.isHTTP2(response.httpVersion, pseudo: response.pseudoHeaders)
+                ? "HTTP/2 \(response.status)"
+                : "\(Self.version(response.httpVersion)) \(response.status) \(response.reason)"
+            bytes += Array("\r\n\r\n\(statusLine)\r\n".utf8)
             Self.appendMessage(response.headers, body: try store.body(id: flow.id, part: .response)?.bytes ?? [],
                                trailers: response.trailers, to: &bytes)
         }
         return bytes
+    }
+
+    /// The request line as the client sent it: HTTP/1.x's target as it came (`Flow.Request.target`
+    /// for absolute-form, else the URL's path and query as they were, never re-encoded), an
+    /// HTTP/2 request's `:method` and `:path` with `HTTP/2`.
+    static func requestLine(_ request: Flow.Request) -> String {
+        if isHTTP2(request.httpVersion, pseudo: request.pseudoHeaders) {
+            let method = request.pseudoHeaders?.first(named: ":method") ?? request.method
+            let path = request.pseudoHeaders?.first(named: ":path") ?? HARWriter.requestTarget(of: request.url)
+            return "\(method) \(path) HTTP/2"
+        }
+        let target = request.target ?? HARWriter.requestTarget(of: request.url, method: request.method)
+        return "\(request.method) \(target) \(version(request.httpVersion))"
+    }
+
+    /// Whether a message came over HTTP/2 (its flow says so, or it has pseudo-header fields).
+    private static func isHTTP2(_ version: String, pseudo: FieldPairs?) -> Bool {
+        pseudo != nil || HARWriter.isHTTP2(version)
+    }
+
+    /// `HTTP/1.0` whether the flow says `HTTP/1.0` or `1.0`.
+    private static func version(_ text: String) -> String {
+        text.uppercased().hasPrefix("HTTP/") ? text : "HTTP/" + text
     }
 
     /// A message's header lines, blank line and body. The stored body is the content without

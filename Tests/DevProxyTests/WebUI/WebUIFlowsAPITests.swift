@@ -295,8 +295,8 @@ import Testing
         #expect(try ui.request("/api/flows/e1/export?format=zip").status == 400)
     }
 
-    /// An HTTP/2 exchange exported raw reads as HTTP/1.1 would carry it: `host` from `:authority`
-    /// (the h2 request has none, and an HTTP/1.1 request without one is invalid), and the gRPC
+    /// An HTTP/2 exchange exported raw reads as `curl -v` shows one (`POST /path HTTP/2`, `Host`
+    /// from `:authority`, which the h2 request has instead, `HTTP/2 200`), and the gRPC
     /// status, a trailer, after the body sent as one chunk (it was left out before). A message
     /// without trailers keeps its `content-length` and plain body.
     @Test func aRawExportOfAnHTTP2ExchangeHasItsHostAndTrailers() throws {
@@ -315,9 +315,9 @@ import Testing
                + #""timings":{"connect":-1,"tls":-1,"send":1,"wait":1,"receive":1}}"#)
         let raw = try ui.request("/api/flows/g1/export?format=raw").body
         let body = try #require(Data(base64Encoded: message)).map { $0 }
-        let request = Array("POST /lab.Echo/Unary HTTP/1.1\r\nhost: g.test:8443\r\ncontent-type: application/grpc\r\n".utf8)
+        let request = Array("POST /lab.Echo/Unary HTTP/2\r\nHost: g.test:8443\r\ncontent-type: application/grpc\r\n".utf8)
             + Array("te: trailers\r\n\r\n".utf8) + body
-        let response = Array("\r\n\r\nHTTP/1.1 200 OK\r\ncontent-type: application/grpc\r\ntransfer-encoding: chunked\r\n\r\n".utf8)
+        let response = Array("\r\n\r\nHTTP/2 200\r\ncontent-type: application/grpc\r\ntransfer-encoding: chunked\r\n\r\n".utf8)
             + Array("a\r\n".utf8) + body + Array("\r\n0\r\ngrpc-status: 0\r\ngrpc-message: \r\n\r\n".utf8)
         #expect(raw == request + response, "\(String(decoding: raw, as: UTF8.self).debugDescription)")
         // An HTTP/1.1 response that came `gzip, chunked`: its body is stored decoded, so the text

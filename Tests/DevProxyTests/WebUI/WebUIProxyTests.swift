@@ -303,6 +303,53 @@ import Testing
         #expect(!headers.contains { $0.first?.lowercased() == "x-devproxy-replay" }, "\(headers)")
     }
 
+    /// The raw export gives each request line as the client sent it: a plain-proxy request's
+    /// absolute-form with its own version and bytes (`%7e`, `|{}`, raw UTF-8 were re-encoded
+    /// through URLComponents, the target cut to origin-form and the version made `HTTP/1.1`), a
+    /// tunnelled request's origin-form, and an HTTP/2 request as `curl -v` shows it.
+    @Test func aRawExportGivesTheRequestLineAsReceived() throws {
+        let origin = try OriginServer(tls: true)
+        let plain = try OriginServer(tls: false)
+        let hypercorn = try HTTP2Origin(.hypercornBoth)
+        let ui = try WebUIHarness(withProxy: true) {
+            $0.upstreamCAs = try! [origin.caPath, hypercorn.caPath].map {
+                try Certificate.all(from: try SecureFile.read($0, what: "ca"))[0]
+            }
+        }
+        let proxy = try #require(ui.proxy)
+        func raw(_ url: String) throws -> String {
+            let id = try #require(try Self.flow(ui, url: url)?["id"] as? String, "no flow for \(url)")
+            return try ui.request("/api/flows/\(id)/export?format=raw").text
+        }
+        let path = "/p/%7e|{x}?q=a%2Fb&\u{e9}"
+        let absolute = plain.url(path, tls: false)
+        let sent = try Subprocess.run("python3", ["-c", """
+            import socket, sys
+            s = socket.create_connection(("127.0.0.1", \(proxy.port)))
+            s.sendall(sys.argv[1].encode() + b" HTTP/1.0\\r\\nHost: localhost:\(plain.port)\\r\\n\\r\\n")
+            print(s.recv(100).split(b"\\r\\n")[0].decode())
+            """, "GET " + absolute], timeout: 20)
+        #expect(sent.stdout.hasPrefix("HTTP/1."), "\(sent.output)")
+        let proxied = try raw(absolute)
+        #expect(proxied.hasPrefix("GET \(absolute) HTTP/1.0\r\nHost: localhost:\(plain.port)\r\n"), "\(proxied.debugDescription)")
+
+        let tunnelled = try Subprocess.run("python3", ["-c", proxy.pythonTunnel(to: origin.port) + """
+
+            t.sendall(sys.argv[1].encode() + b" HTTP/1.1\\r\\nHost: localhost:\(origin.port)\\r\\nConnection: close\\r\\n\\r\\n")
+            print(t.recv(100).split(b"\\r\\n")[0].decode())
+            """, "GET " + path], timeout: 20)
+        #expect(tunnelled.stdout.hasPrefix("HTTP/1.1"), "\(tunnelled.output)")
+        let inTunnel = try raw(origin.url(path))
+        #expect(inTunnel.hasPrefix("GET \(path) HTTP/1.1\r\nHost: localhost:\(origin.port)\r\n"), "\(inTunnel.debugDescription)")
+
+        let h2 = hypercorn.url("/echo?x=%41")
+        let fetched = try proxy.curl(["--http2", "-o", "/dev/null", "-w", "%{http_version}", h2])
+        #expect(fetched.stdout == "2", "\(fetched.output)")
+        let overH2 = try raw(h2)
+        #expect(overH2.hasPrefix("GET /echo?x=%41 HTTP/2\r\nHost: localhost:\(hypercorn.port)\r\n"), "\(overH2.debugDescription)")
+        #expect(overH2.contains("\r\n\r\nHTTP/2 200\r\n"), "\(overH2.debugDescription)")
+    }
+
     @Test func theCurlExportRepeatsTheRequest() throws {
         let (ui, proxy, origin) = try Self.setUp()
         let url = origin.url("/report")
