@@ -57,6 +57,12 @@ final class StoreWriter: @unchecked Sendable {
     /// The `seq` of each flow written and not finished yet (`upsert`), by id.
     private var runningSequences: [String: Int64] = [:]
 
+    /// Flows that were running when the store was last cleared: their later steps are not written,
+    /// so a request pending at a clear does not come back when it ends (mitmproxy's `view.clear`
+    /// drops a flow for good; its later updates find nothing to update). An id leaves the set with
+    /// its `finished` step; the set is emptied past `runningSequencesKept` (flows that never end).
+    private var clearedRunning: Set<String> = []
+
     /// Compress flow records and header blocks against earlier ones (`RecordCompression.swift`).
     private let records = RecordCompressor()
     private let requestHeads = RecordCompressor()
@@ -153,6 +159,8 @@ final class StoreWriter: @unchecked Sendable {
         // mappings, every page faulted in (docs/performance.md, run 36).
         var changes = StoreChanges(cleared: false, flows: changedFlows)
         changedFlows = []
+        // A batch rolled back did not clear: the flows it set aside are the store's again.
+        let clearedBefore = clearedRunning
         do {
             let events = readingLines(batch)
             let order = Self.applyOrder(events)
@@ -169,9 +177,11 @@ final class StoreWriter: @unchecked Sendable {
             changes = StoreChanges(cleared: false, flows: [])
             // Rolled back: rows this batch inserted are gone, dictionaries too.
             forgetWrittenRows()
+            clearedRunning = clearedBefore
             failed(error)
         } catch {
             forgetWrittenRows()
+            clearedRunning = clearedBefore
             failed(SessionStoreError(.sqlite, "\(error)"))
         }
         if changes.cleared || !changes.flows.isEmpty { notify(changes) }
@@ -290,6 +300,8 @@ final class StoreWriter: @unchecked Sendable {
         switch event {
         case .clear:
             try insertPendingRows(into: &changes)
+            if clearedRunning.count + runningSequences.count > Self.runningSequencesKept { clearedRunning.removeAll() }
+            clearedRunning.formUnion(runningSequences.keys)
             // The batch's own files go now (their rows go either way); those of earlier
             // batches once this one commits.
             forgetWrittenRows()
@@ -303,6 +315,10 @@ final class StoreWriter: @unchecked Sendable {
             // `coalesced` reads every line before a batch is applied; one given here directly is read the same way.
             if let resolved = readingLine(event) { try apply(resolved, to: &changes) }
         case .step(let step):
+            if !clearedRunning.isEmpty, clearedRunning.contains(step.id) {
+                if step.phase == .finished { clearedRunning.remove(step.id) }
+                return
+            }
             // The step's record is read where it is, not copied (a copy of a record counts a
             // reference for each of its ~25 strings, and again to let it go); its bodies are
             // copied once and read from that copy, with no temporary arrays of them (copies and
