@@ -4,4 +4,7 @@ public struct FlowPage: Sendable, Equatable {
     public var flows: [FlowSummary]
     public var total: Int
     public var nextCursor: FlowCursor?
+    /// The largest `seq` in the store when the page was read (0 for none), from the same snapshot
+    /// as `total`: a flow numbered above it came later and is not in `total`.
+    public var newestSequence: Int64 = 0
 }

@@ -36,7 +36,9 @@ extension SessionStore {
             if let cursor {
                 start = Self.firstIndex(in: sequences, after: cursor.sequence, order: order)
             }
-            return try Self.page(of: sequences, from: start, limit: limit, in: database)
+            var page = try Self.page(of: sequences, from: start, limit: limit, in: database)
+            page.newestSequence = try Self.newestSequence(in: database)
+            return page
         }
     }
 
@@ -83,8 +85,14 @@ extension SessionStore {
                 """, bindings, Self.summary)
             let flows = Array(rows.prefix(limit))
             let next = rows.count > limit ? flows.last.map { FlowCursor(sequence: $0.sequence) } : nil
-            return FlowPage(flows: flows, total: total, nextCursor: next)
+            return FlowPage(flows: flows, total: total, nextCursor: next,
+                            newestSequence: try Self.newestSequence(in: database))
         }
+    }
+
+    /// The largest `seq` in the store (0 when it is empty): SQLite reads it off the rowid's B-tree.
+    private static func newestSequence(in database: SQLiteDatabase) throws -> Int64 {
+        try database.integer("SELECT coalesce(max(seq), 0) FROM flows")
     }
 
     /// A page of every flow: the count from SQLite's count, the page straight from the primary key.
@@ -100,7 +108,8 @@ extension SessionStore {
             let rows = try database.rows(sql, [.integer(after), .integer(Int64(limit + 1))], Self.summary)
             let flows = Array(rows.prefix(limit))
             let next = rows.count > limit ? flows.last.map { FlowCursor(sequence: $0.sequence) } : nil
-            return FlowPage(flows: flows, total: total, nextCursor: next)
+            return FlowPage(flows: flows, total: total, nextCursor: next,
+                            newestSequence: try Self.newestSequence(in: database))
         }
     }
 

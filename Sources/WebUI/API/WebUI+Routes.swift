@@ -170,6 +170,9 @@ extension WebUI {
         json.number(page.total)
         json.raw(",\"next_cursor\":")
         json.string(page.nextCursor?.description)
+        // What `total` counted up to: a live flow numbered above it is new since (the list counts it).
+        json.raw(",\"max_seq\":")
+        json.raw(String(page.newestSequence))
         json.raw("}")
         return .json(json.text)
     }

@@ -6,6 +6,7 @@ import { apiLink, append, definitionList, h, replaceChildren, setSafeAttribute }
 import { bodyView, eventStreamEvents, eventsTable, protobufLines } from "./body-view.js";
 import { grpcStatusName } from "./flow-summary.js";
 import { countOf, formatDuration, formatSize, headerValue, headerValues, mediaType } from "./format.js";
+import { morphChildren } from "./morph.js";
 import { openResend } from "./resend-dialog.js";
 import { store } from "./store.js";
 
@@ -31,6 +32,10 @@ class FlowDetail extends HTMLElement {
     #recordShownFor = null;
     /** The running flow whose record so far is an event stream (its refetches bring more body text). */
     #eventStreamFor = null;
+    /** The running flow whose view is on show: its next view is merged into it (`#put`). */
+    #runningShown = null;
+    /** What the tabs show: `{flow, signal, pending}` (a tab's click reads it, as it is now). */
+    #shown = null;
 
     connectedCallback() {
         if (this.hasAttribute("role")) return;
@@ -51,6 +56,7 @@ class FlowDetail extends HTMLElement {
         this.#flow = null;
         if (!id) {
             this.hidden = true;
+            this.#runningShown = null;
             replaceChildren(this);
             return;
         }
@@ -71,22 +77,10 @@ class FlowDetail extends HTMLElement {
                         this.#tab = flow.record.grpc || flow.record.websocket ? "messages"
                             : flow.record.response ? "response" : "request";
                     }
-                    // A refresh keeps the reader's place in the panel (messages, the body so far),
-                    // and the caret in the messages filter while one types there.
-                    const scroll = keepTab && this.#recordShownFor === id
-                        ? this.querySelector(".detail-panel")?.scrollTop ?? 0 : 0;
-                    const typing = document.activeElement?.classList.contains("message-filter")
-                        ? document.activeElement.selectionStart : null;
                     this.#recordShownFor = id;
                     const type = mediaType(headerValue(flow.record.response?.headers, "content-type"));
                     this.#eventStreamFor = type === "text/event-stream" ? id : null;
-                    this.#render(flow.record, controller.signal, true);
-                    if (scroll) this.querySelector(".detail-panel").scrollTop = scroll;
-                    const filter = typing === null ? null : this.querySelector(".message-filter");
-                    if (filter) {
-                        filter.focus();
-                        filter.setSelectionRange(typing, typing);
-                    }
+                    this.#render(flow.record, controller.signal, true, id);
                 } else {
                     this.#renderPending(flow.summary ?? { id }, flow);
                 }
@@ -102,6 +96,7 @@ class FlowDetail extends HTMLElement {
             this.#render(flow, controller.signal);
         } catch (error) {
             if (controller.signal.aborted) return;
+            this.#runningShown = null;
             replaceChildren(this, this.#closeButton(), h("p", { class: "error-text", role: "alert" },
                 `could not load flow ${id}: ${error.message}`));
         } finally {
@@ -143,11 +138,27 @@ class FlowDetail extends HTMLElement {
                 h("p", { class: "first-line" }, `${summary.http_version ?? ""} ${summary.status ?? ""}`),
                 headersTable("Response headers", partial.response.headers)));
         }
-        replaceChildren(this, h("div", { class: "detail-head" }, this.#closeButton(),
+        this.#put(summary.id, true, h("div", { class: "detail-head" }, this.#closeButton(),
             h("h2", { class: "detail-title" }, h("span", { class: "method" }, summary.method ?? ""), " ",
                 h("span", { class: "url" }, summary.url ?? summary.host ?? "")),
             h("p", { class: "detail-status" }, summary.status ? `${summary.status} · ` : "", "in progress: ", note)),
             h("div", { class: "detail-panel pending-panel" }, sections));
+    }
+
+    /**
+     * Shows `nodes` in the pane. While flow `id` runs, its refreshes (every half second) and its
+     * finished view are merged into what shows (`morphChildren`): only what changed (status,
+     * sizes, timings, the body and messages so far) is touched, so a text selection, the focus,
+     * the panel's scroll position and the caret in the messages filter stay where the reader put
+     * them. `running`: the view is of the flow still running.
+     */
+    #put(id, running, ...nodes) {
+        if (id && this.#runningShown === id) {
+            morphChildren(this, append(document.createDocumentFragment(), nodes));
+        } else {
+            replaceChildren(this, ...nodes);
+        }
+        this.#runningShown = running ? id : null;
     }
 
     #closeButton() {
@@ -156,8 +167,8 @@ class FlowDetail extends HTMLElement {
         }, "×");
     }
 
-    /** `pending`: the record so far of a flow still running (bodies come when it ends). */
-    #render(flow, signal, pending = false) {
+    /** `pending`: the record so far of a flow still running (bodies come when it ends); `id`: the flow's. */
+    #render(flow, signal, pending = false, id = flow.id) {
         const request = flow.request;
         const title = h("h2", { class: "detail-title" },
             h("span", { class: "method" }, request?.method ?? (flow.mode === "tunnel" ? "CONNECT" : "")), " ",
@@ -173,21 +184,28 @@ class FlowDetail extends HTMLElement {
         const tabs = TABS.filter((tab) => tab.key !== "messages" || flow.websocket || flow.grpc);
         if (!tabs.some((tab) => tab.key === this.#tab)) this.#tab = tabs[0].key;
         const panel = h("div", { class: "detail-panel", role: "tabpanel", id: "detail-panel", tabindex: 0 });
+        // The tabs' listeners read what is on show when clicked: a running flow's view is merged
+        // into the one on show (`#put`), which keeps its first tabs and their listeners.
         const tabList = h("div", { class: "detail-tabs", role: "tablist", "aria-label": "Flow parts" },
             tabs.map((tab) => h("button", {
                 type: "button", role: "tab", id: `detail-tab-${tab.key}`, "aria-controls": "detail-panel",
                 "aria-selected": String(tab.key === this.#tab), "data-tab": tab.key,
-                on: { click: () => this.#switch(tab.key, tabList, panel, flow, signal, pending) },
+                on: { click: () => this.#switch(tab.key) },
             }, tab.title)));
-        replaceChildren(this, head, flow.error ? errorBanner(flow.error) : null, tabList, panel);
+        this.#shown = { flow, signal, pending };
         this.#fillPanel(panel, flow, signal, pending);
+        this.#put(id, pending, head, flow.error ? errorBanner(flow.error) : null, tabList, panel);
     }
 
-    #switch(key, tabList, panel, flow, signal, pending) {
+    #switch(key) {
+        const tabList = this.querySelector(".detail-tabs");
+        const panel = this.querySelector(".detail-panel");
+        if (!this.#shown || !tabList || !panel) return;
         this.#tab = key;
         for (const tab of tabList.children) {
             setSafeAttribute(tab, "aria-selected", String(tab.getAttribute("data-tab") === key));
         }
+        const { flow, signal, pending } = this.#shown;
         this.#fillPanel(panel, flow, signal, pending);
     }
 
@@ -440,30 +458,42 @@ function webSocketView(messages, started, id, end) {
 /** The messages table's filter text, kept across a running flow's refreshes (of flow `id`). */
 const messageFilter = { id: null, text: "" };
 
+/** Each message row's text as the filter searches it, lowercased. */
+const rowText = new WeakMap();
+
 /**
  * A filter box over a messages table (a chatty socket's, a long stream's): it keeps the `rows`
  * whose `texts` hold its text in any case, as DevTools' filter does, and `caption` says how many
  * match (`label (N)`, `label (n of N match)`). The text is kept while flow `id` is on show.
+ * Typing filters the rows the table holds then: a running flow's refresh adds rows to it.
  */
 function messageFilterBox(id, rows, texts, caption, label) {
     if (messageFilter.id !== id) Object.assign(messageFilter, { id, text: "" });
-    const lowered = texts.map((text) => text.toLowerCase());
-    const show = () => {
-        const needle = messageFilter.text.trim().toLowerCase();
-        let shown = 0;
-        rows.forEach((row, index) => {
-            row.hidden = needle !== "" && !lowered[index].includes(needle);
-            if (!row.hidden) shown += 1;
-        });
-        caption.textContent = needle === "" ? `${label} (${rows.length})` : `${label} (${shown} of ${rows.length} match)`;
-    };
+    rows.forEach((row, index) => rowText.set(row, texts[index].toLowerCase()));
     const box = h("input", {
         type: "search", class: "message-filter", placeholder: "filter messages", "aria-label": "Filter messages",
         spellcheck: "false", value: messageFilter.text,
-        on: { input: (event) => { messageFilter.text = event.target.value; show(); } },
+        on: {
+            input: (event) => {
+                messageFilter.text = event.target.value;
+                const table = event.target.closest("section")?.querySelector("table.messages");
+                if (table?.tBodies[0]) filterRows([...table.tBodies[0].rows], table.caption, label);
+            },
+        },
     });
-    show();
+    filterRows(rows, caption, label);
     return box;
+}
+
+/** Hides the `rows` that do not hold the filter's text and says in `caption` how many match. */
+function filterRows(rows, caption, label) {
+    const needle = messageFilter.text.trim().toLowerCase();
+    let shown = 0;
+    for (const row of rows) {
+        row.hidden = needle !== "" && !(rowText.get(row) ?? "").includes(needle);
+        if (!row.hidden) shown += 1;
+    }
+    if (caption) caption.textContent = needle === "" ? `${label} (${rows.length})` : `${label} (${shown} of ${rows.length} match)`;
 }
 
 /** A WebSocket message's data as the table shows it: its text, a Close frame's status, or base64. */

@@ -54,6 +54,13 @@ class FlowList extends HTMLElement {
     #ids = [];
     #byID = new Map();
     #total = 0;
+    /** The largest `seq` in the store when the first page was read: the total counts none above it. */
+    #countedThrough = Infinity;
+    /**
+     * Flows that came after the first page and sort past the loaded rows (a column sort with more
+     * pages to load): counted in the total, and said ("N new below"), until a page loads them.
+     */
+    #below = new Set();
     #cursor = null;
     #loading = false;
     /** Bumped when the filter changes, so answers to older requests are dropped. */
@@ -162,7 +169,10 @@ class FlowList extends HTMLElement {
             liveEvents.follow(filter, seenBefore);
             this.#ids = [];
             this.#byID.clear();
+            this.#below.clear();
             this.#cursor = null;
+            // A server without `max_seq` (an older one): nothing is counted past the loaded rows.
+            this.#countedThrough = Number(page.max_seq ?? Infinity);
             this.#take(page, true);
             if (!keepScroll) this.#viewport.scrollTop = 0;
             this.dispatchEvent(new CustomEvent("filter-result", { detail: { filter, total: this.#total } }));
@@ -190,6 +200,7 @@ class FlowList extends HTMLElement {
      */
     #take(page, first) {
         for (const summary of page.flows ?? []) {
+            this.#below.delete(summary.id);
             if (this.#byID.has(summary.id)) continue;
             this.#byID.set(summary.id, summary);
             this.#ids.push(summary.id);
@@ -231,7 +242,9 @@ class FlowList extends HTMLElement {
         if (cleared) {
             this.#ids = [];
             this.#byID.clear();
+            this.#below.clear();
             this.#total = 0;
+            this.#countedThrough = 0;
             this.#cursor = null;
         }
         if (this.#generation !== this.#loaded) {
@@ -258,6 +271,9 @@ class FlowList extends HTMLElement {
             for (const id of gone) this.#byID.delete(id);
             this.#total = Math.max(this.#ids.length, this.#total - gone.size);
         }
+        for (const id of unmatched) {
+            if (this.#below.delete(id)) this.#total = Math.max(this.#ids.length, this.#total - 1);
+        }
         const added = new Map();
         for (const summary of flows) {
             const known = this.#byID.get(summary.id);
@@ -279,13 +295,21 @@ class FlowList extends HTMLElement {
             } else {
                 for (const summary of fresh) {
                     const position = this.#positionFor(summary);
-                    // Past the loaded pages: the next page (by cursor) brings it. It may have been
-                    // counted already (an update of a flow not loaded), so the total stays.
-                    if (position === this.#ids.length && this.#cursor) continue;
+                    // Past the loaded pages: the next page (by cursor) brings it. A flow numbered
+                    // after the first page's total is counted once (a flow not loaded that had
+                    // been counted, an update of one, is not counted again).
+                    if (position === this.#ids.length && this.#cursor) {
+                        if (summary.seq > this.#countedThrough && !this.#below.has(summary.id)) {
+                            this.#below.add(summary.id);
+                            this.#total += 1;
+                        }
+                        continue;
+                    }
                     this.#byID.set(summary.id, summary);
                     this.#ids.splice(position, 0, summary.id);
                     if (position < first) shift += 1;
-                    inserted += 1;
+                    // One counted below that now sorts among the loaded rows was counted then.
+                    if (!this.#below.delete(summary.id)) inserted += 1;
                 }
             }
             this.#total += inserted;
@@ -354,7 +378,10 @@ class FlowList extends HTMLElement {
 
     #countText() {
         const shown = countOf(this.#total, "flow", "flows");
-        return this.#filter ? `${shown} ${this.#total === 1 ? "matches" : "match"} ${this.#filter}` : shown;
+        const text = this.#filter ? `${shown} ${this.#total === 1 ? "matches" : "match"} ${this.#filter}` : shown;
+        // Sorted by a column, new flows land where their value puts them: past the loaded rows
+        // they would go unseen, so the list says how many wait below.
+        return this.#below.size ? `${text} · ${this.#below.size.toLocaleString("en")} new below` : text;
     }
 
     #makeRow() {
@@ -393,6 +420,7 @@ class FlowList extends HTMLElement {
         const labels = markers(summary).map((marker) => marker.label).join(", ");
         setSafeAttribute(cells[0], "title", labels || false);
         setSafeAttribute(cells[0], "aria-label", labels || "no markers");
+        setSafeAttribute(cells[3], "title", cells[3].textContent || false);
         setSafeAttribute(cells[4], "title", summary.url ?? false);
         setSafeAttribute(cells[5], "title", statusTitle(summary) || false);
         setSafeAttribute(row, "title", isPending(summary) ? "pending" : false);

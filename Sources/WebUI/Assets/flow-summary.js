@@ -47,7 +47,7 @@ export const COLUMNS = [
     { key: "marks", title: "", label: "Markers", text: (s) => markers(s).map((m) => m.symbol).join(" ") },
     { key: "time", title: "Time", text: (s) => formatClock(s.started) },
     { key: "method", title: "Method", text: (s) => s.method ?? (isTunnel(s) ? "CONNECT" : "") },
-    { key: "host", title: "Host", text: (s) => s.host ?? "" },
+    { key: "host", title: "Host", text: hostText },
     { key: "path", title: "Path", text: (s) => (isTunnel(s) ? "" : pathOf(s.url)) },
     { key: "status", title: "Status", text: statusText },
     { key: "protocol", title: "Protocol", text: (s) => s.http_version ?? s.mode ?? "" },
@@ -57,6 +57,28 @@ export const COLUMNS = [
     { key: "persona", title: "Persona", text: (s) => s.persona ?? "" },
     { key: "signer", title: "Signer", text: (s) => s.signer_email ?? "" },
 ];
+
+/**
+ * The Host cell: the host, and `:port` when the URL names a port other than its scheme's default
+ * (`localhost:8080`; not `:443` for https, `:80` for http), as a browser's address bar writes it;
+ * an IPv6 address in brackets (`[::1]:9`). The column sorts and filters (`~d`) by the host alone.
+ * A tunnel has no URL: its port is under Connection.
+ */
+export function hostText(summary) {
+    const host = summary.host ?? "";
+    if (!host) return "";
+    const shown = host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
+    let url;
+    try {
+        url = new URL(summary.url ?? "");
+    } catch {
+        return shown;
+    }
+    // The URL's port is the server's only when the URL names that server (a URL parser drops a
+    // scheme's default port, and writes an IPv6 host bracketed).
+    const same = url.hostname.replace(/^\[|\]$/g, "").toLowerCase() === host.replace(/^\[|\]$/g, "").toLowerCase();
+    return same && url.port ? `${shown}:${url.port}` : shown;
+}
 
 /** gRPC status names (grpc/grpc doc/statuscodes.md), for a failed call whose HTTP status is 200. */
 const GRPC_STATUS = ["OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",

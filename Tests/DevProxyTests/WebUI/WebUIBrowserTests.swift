@@ -17,6 +17,9 @@ import TestSupport
     /// them 404s) made while a filtered list follows them, the filter set and more pages loaded
     /// mid-burst, leave the list's count equal to the API's total and to the 404s made; a 12 MiB JSON response
     /// opens and shows whole with no main-thread task over 200 ms, and scrolls to its last line.
+    /// Last (`live_list_checks`): a running flow's pane updates in place (a selection, the focus and
+    /// the scroll position survive); sorted by a column, new flows below the loaded rows are counted;
+    /// the Host column says host:port for a port not the scheme's; Clear keeps out a flow pending then.
     ///
     /// `DEVPROXY_SCREENSHOTS=DIR` also writes the README's screenshots (`docs/screenshots/`).
     /// `--quiet`: nothing reads the proxy's stdout after its banner, and a console line per flow
@@ -38,7 +41,9 @@ import TestSupport
                              "hostile-shown-as-text", "hostile-runs-nothing", "filtered-list-picks-up-late-match",
                              "filtered-list-drops-unmatched", "filtered-count-under-load", "big-json-scrolls-to-end",
                              "big-json-no-long-task", "form-fields", "query-parameters", "protobuf-decoded", "cookies-tables",
-                             "websocket-long-message", "websocket-opens-on-messages", "websocket-message-filter", "server-sent-events", "pending-server-sent-events", "grpc-messages-readable"]
+                             "websocket-long-message", "websocket-opens-on-messages", "websocket-message-filter", "server-sent-events", "pending-server-sent-events", "grpc-messages-readable",
+                             "pending-detail-updates-in-place", "sorted-list-counts-new-below", "host-column-port",
+                             "clear-keeps-pending-out"]
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
         #expect(expected.subtracting(passed).isEmpty, "missing: \(expected.subtracting(passed))\n\(result.output)")
         _ = proxy.stop()

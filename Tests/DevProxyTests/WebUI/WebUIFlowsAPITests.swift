@@ -96,6 +96,25 @@ import Testing
         #expect(try ui.request("/api/flows?sort=size&order=oldest").status == 400)
     }
 
+    /// Every page says the largest `seq` its `total` counted up to (`max_seq`, the store's newest
+    /// flow then, whatever the filter or sort): a live flow numbered above it is new since, which
+    /// a sorted list counts when it lands below the loaded rows. 0 for an empty store.
+    @Test func aPageSaysUpToWhichFlowItsTotalCounts() throws {
+        let ui = try WebUIHarness()
+        #expect(try ui.request("/api/flows").json["max_seq"] as? Int == 0)
+        for index in 1...3 { ui.add(Self.line(id: "m\(index)", host: "h\(index).test")) }
+        let newest = try #require((try ui.request("/api/flows?limit=1").json["flows"] as? [[String: Any]])?.first)
+        let seq = try #require(newest["seq"] as? Int)
+        for query in ["limit=1", "sort=host&limit=1", "filter=%7Ed%20h1.test", "sort=-size&filter=%7Ed%20h1.test"] {
+            let page = try ui.request("/api/flows?" + query).json
+            #expect(page["max_seq"] as? Int == seq, "\(query): \(page)")
+        }
+        ui.add(Self.line(id: "m4", host: "h4.test"))
+        let later = try ui.request("/api/flows?sort=host&limit=1").json
+        let added = try #require((try ui.request("/api/flows?filter=%7Ed%20h4.test").json["flows"] as? [[String: Any]])?.first)
+        #expect((added["seq"] as? Int ?? 0) > seq && later["max_seq"] as? Int == added["seq"] as? Int && later["total"] as? Int == 4)
+    }
+
     @Test func filtersRunInTheStoreAndBadOnesSayWhere() throws {
         let ui = try WebUIHarness()
         ui.add(Self.line(id: "a", host: "api.acme.test", path: "/login", status: 200,

@@ -256,7 +256,8 @@ def main():
     parser.add_argument("--shots")
     parser.add_argument("--only", help="run one check: filtered-count, store-error (a proxy whose session "
                                        "store is on a disk that fills up), store-cut (a proxy run with "
-                                       "--store-body-limit 100000)")
+                                       "--store-body-limit 100000), live-list (the live list and detail "
+                                       "pane: updates in place, counts, ports, clear)")
     options = parser.parse_args()
     checks = Checks()
     origin = Origin(("127.0.0.1", 0), Handler)
@@ -274,6 +275,9 @@ def main():
                     store_error_shown(open_page(browser, options), options, base, checks)
                 elif options.only == "store-cut":
                     store_cut_said(open_page(browser, options), options, base, checks)
+                elif options.only == "live-list":
+                    page = open_page(browser, options)
+                    live_list_checks(page, options, base, checks)
                 else:
                     run(browser, options, base, origin, checks)
             finally:
@@ -779,7 +783,8 @@ def run(browser, options, base, origin, checks):
                      and "javascript:window.__pwned='value'" in text and HOSTILE_HEADER in response_headers)
         open_flow(page, "/hostile.html")
         page.wait_for_function(VIEW_DONE, timeout=10000)
-        shown.append(HOSTILE_HTML.decode() in view_text(page))
+        # Indented by element (the markup view), every character of it shown as text.
+        shown.append("".join(HOSTILE_HTML.decode().split()) in "".join(view_text(page).split()))
     except Exception as error:
         shown.append("error: " + str(error).splitlines()[0])
     page.wait_for_timeout(500)
@@ -809,7 +814,216 @@ def run(browser, options, base, origin, checks):
         page.wait_for_function(VIEW_DONE, timeout=10000)
         page.wait_for_timeout(200)
         page.screenshot(path=os.path.join(options.shots, "detail-dark.png"))
+        page.emulate_media(color_scheme="light")
+    # Last: it clears the list.
+    live_list_checks(page, options, base, checks)
     context.close()
+
+
+def live_list_checks(page, options, base, checks):
+    """The live list and the detail pane as flows move on: a running flow's pane updates in
+    place, a column-sorted list counts the flows that land below its loaded rows, the Host column
+    names a port that is not the scheme's, and Clear keeps out the flows running at the time (it
+    clears the list: run it last)."""
+    pending_updates_in_place(page, options, base, checks)
+    sorted_list_counts_below(page, options, base, checks)
+    host_column_port(page, options, base, checks)
+    clear_keeps_pending_out(page, options, base, checks)
+
+
+def set_filter(page, expression):
+    """Sets the list's filter and waits until the list shows its answer."""
+    page.fill("#filter", expression)
+    page.keyboard.press("Enter")
+    if expression:
+        page.wait_for_function(LIST_FOR % (expression, expression), timeout=10000)
+    else:
+        page.wait_for_function("() => !document.querySelector('flow-list .list-count').textContent.includes('match')",
+                               timeout=10000)
+
+
+def pending_updates_in_place(page, options, base, checks):
+    """A running flow's pane (an event stream, a tick every 0.4 s) is refreshed twice a second: a
+    text selection in a header, the focus on a tab and the panel's scroll position survive the
+    refreshes, and the end of the flow, while the new events show."""
+    path = "/events/in-place-%d" % int(time.time() * 1000)
+    page.set_viewport_size({"width": 1400, "height": 420})
+    waiter = subprocess.Popen(["curl", "-sN", "-o", "/dev/null", "--max-time", "20", "-x", options.proxy, base + path])
+    seen = {}
+    try:
+        open_flow(page, path, timeout=10000)
+        page.click("#detail-tab-response")
+        page.wait_for_function("() => (document.querySelector('flow-detail .body-so-far')?.textContent ?? '')"
+                               ".includes('data: tick 1')", timeout=(SLOW_SECONDS + 5) * 1000)
+        seen["marked"] = page.evaluate("""() => {
+            const d = document.querySelector('flow-detail');
+            const panel = d.querySelector('.detail-panel');
+            const tab = d.querySelector('#detail-tab-response');
+            tab.focus();
+            const cell = [...d.querySelectorAll('table.headers td')].find(c => c.textContent === 'text/event-stream');
+            const range = document.createRange();
+            range.selectNodeContents(cell);
+            getSelection().removeAllRanges();
+            getSelection().addRange(range);
+            panel.scrollTop = 40;
+            const ticks = (d.querySelector('.body-so-far').textContent.match(/tick \\d+/g) ?? []).length;
+            window.__inPlace = {panel, tab, cell, scroll: panel.scrollTop, ticks};
+            return [getSelection().toString(), panel.scrollTop, panel.scrollHeight - panel.clientHeight, ticks];
+        }""")
+        # Two more events: at least two refreshes of the pane.
+        page.wait_for_function("() => (document.querySelector('flow-detail .body-so-far')?.textContent.match(/tick \\d+/g)"
+                               " ?? []).length >= window.__inPlace.ticks + 2", timeout=(SLOW_SECONDS + 5) * 1000)
+        state = """() => {
+            const m = window.__inPlace;
+            const d = document.querySelector('flow-detail');
+            return {selection: getSelection().toString(), cell: m.cell.isConnected, tab: document.activeElement === m.tab,
+                    panel: d.querySelector('.detail-panel') === m.panel, scroll: m.panel.scrollTop === m.scroll,
+                    running: d.textContent.includes('in progress')};
+        }"""
+        seen["running"] = page.evaluate(state)
+        page.wait_for_function("() => !document.querySelector('flow-detail').textContent.includes('in progress')",
+                               timeout=(SLOW_SECONDS + 10) * 1000)
+        seen["ended"] = page.evaluate(state)
+        kept = {"selection": "text/event-stream", "cell": True, "tab": True, "panel": True, "scroll": True}
+        ok = (seen["marked"][0] == "text/event-stream" and seen["marked"][1] == 40
+              and all(seen["running"][key] == value for key, value in kept.items()) and seen["running"]["running"]
+              and all(seen["ended"][key] == value for key, value in kept.items()))
+        checks.result("pending-detail-updates-in-place", ok, repr(seen))
+    except Exception as error:
+        checks.result("pending-detail-updates-in-place", False, "%s %r" % (str(error).splitlines()[0], seen))
+    finally:
+        waiter.wait(timeout=30)
+        page.evaluate("() => getSelection().removeAllRanges()")
+        page.set_viewport_size({"width": 1400, "height": 800})
+        page.keyboard.press("Escape")
+
+
+def requests_through(proxy, base, paths):
+    """GETs every path through the proxy on one keep-alive connection (quicker than a curl each)."""
+    address = urllib.parse.urlsplit(proxy)
+    connection = http.client.HTTPConnection(address.hostname, address.port, timeout=30)
+    try:
+        for path in paths:
+            connection.request("GET", base + path)
+            connection.getresponse().read()
+    finally:
+        connection.close()
+
+
+def sorted_list_counts_below(page, options, base, checks):
+    """Sorted by path with more flows than a page (200) loaded, two new flows that sort past the
+    loaded rows are counted ("232 flows … · 2 new below"); scrolled to the end, they show."""
+    stamp = int(time.time() * 1000)
+    prefix = "/sorted-count-%d/" % stamp
+    expression = "~u sorted-count-%d" % stamp
+    header = "flow-list .flow-header .c-path button"
+    seen = {}
+    try:
+        requests_through(options.proxy, base, [prefix + "a-%03d" % index for index in range(230)])
+        set_filter(page, expression)
+        page.wait_for_function("() => document.querySelector('flow-list .list-count').textContent"
+                               ".startsWith('230 flows')", timeout=15000)
+        page.click(header)
+        page.wait_for_function("() => location.hash.includes('sort=path')", timeout=5000)
+        page.wait_for_function("p => [...document.querySelectorAll('flow-list .flow-row[data-id] .c-path')]"
+                               ".some(c => c.textContent === p)", arg=prefix + "a-000", timeout=10000)
+        requests_through(options.proxy, base, [prefix + "z-1", prefix + "z-2"])
+        try:
+            page.wait_for_function("() => document.querySelector('flow-list .list-count').textContent"
+                                   ".startsWith('232 flows')", timeout=10000)
+        except Exception:
+            pass
+        seen["count"] = page.text_content("flow-list .list-count")
+        page.eval_on_selector("flow-list .flow-viewport", "v => { v.scrollTop = v.scrollHeight; }")
+        page.wait_for_function("p => [...document.querySelectorAll('flow-list .flow-row[data-id] .c-path')]"
+                               ".some(c => c.textContent === p)", arg=prefix + "z-2", timeout=10000)
+        page.wait_for_timeout(300)
+        seen["end"] = (ordered_paths(page)[-3:], page.text_content("flow-list .list-count"))
+        ok = (seen["count"] == "232 flows match %s \u00b7 2 new below" % expression
+              and seen["end"] == ([prefix + "a-229", prefix + "z-1", prefix + "z-2"], "232 flows match %s" % expression))
+        checks.result("sorted-list-counts-new-below", ok, repr(seen))
+    except Exception as error:
+        seen["now"] = page.text_content("flow-list .list-count")
+        checks.result("sorted-list-counts-new-below", False, "%s %r" % (str(error).splitlines()[0], seen))
+    # Back to arrival order (path: A to Z, Z to A, arrival) and every flow.
+    page.eval_on_selector("flow-list .flow-viewport", "v => { v.scrollTop = 0; }")
+    for _ in range(2):
+        if "sort=" in page.evaluate("() => location.hash"):
+            page.click(header)
+            page.wait_for_timeout(200)
+    set_filter(page, "")
+
+
+def host_column_port(page, options, base, checks):
+    """The Host column says host:port for a port other than the scheme's (the origin's, an IPv6
+    server's, bracketed) and the host alone for port 80 over http; sorted by host and filtered
+    with ~d, the list still finds and orders them."""
+    stamp = int(time.time() * 1000)
+    port = urllib.parse.urlsplit(base).port
+    paths = {"/host-port-%d/origin" % stamp: "127.0.0.1:%d" % port,
+             "/host-port-%d/v6" % stamp: "[::1]:9",
+             "/host-port-%d/default" % stamp: "localhost"}
+    curl(options.proxy, base + "/host-port-%d/origin" % stamp)
+    curl(options.proxy, "http://[::1]:9/host-port-%d/v6" % stamp)
+    curl(options.proxy, "http://localhost:80/host-port-%d/default" % stamp)
+    rows = ("() => [...document.querySelectorAll('flow-list .flow-row[data-id]')]"
+            ".sort((a, b) => a.getAttribute('aria-rowindex') - b.getAttribute('aria-rowindex'))"
+            ".map(r => [r.querySelector('.c-path').textContent, r.querySelector('.c-host').textContent])")
+    seen = {}
+    header = "flow-list .flow-header .c-host button"
+    try:
+        set_filter(page, "~u host-port-%d" % stamp)
+        page.wait_for_function("() => document.querySelector('flow-list .list-count').textContent"
+                               ".startsWith('3 flows')", timeout=10000)
+        page.wait_for_function("n => document.querySelectorAll('flow-list .flow-row[data-id]').length === n", arg=3,
+                               timeout=5000)
+        seen["shown"] = dict(page.evaluate(rows))
+        page.click(header)
+        page.wait_for_function("() => location.hash.includes('sort=host')", timeout=5000)
+        page.wait_for_timeout(400)
+        seen["sorted"] = [host for _, host in page.evaluate(rows)]
+        page.click(header)
+        page.click(header)
+        page.wait_for_function("() => !location.hash.includes('sort=')", timeout=5000)
+        set_filter(page, "~d localhost & ~u host-port-%d" % stamp)
+        page.wait_for_timeout(300)
+        seen["by-domain"] = page.evaluate(rows)
+        ok = (seen["shown"] == paths and seen["sorted"] == ["127.0.0.1:%d" % port, "[::1]:9", "localhost"]
+              and [host for _, host in seen["by-domain"]] == ["localhost"])
+        checks.result("host-column-port", ok, repr(seen))
+    except Exception as error:
+        checks.result("host-column-port", False, "%s %r" % (str(error).splitlines()[0], seen))
+    set_filter(page, "")
+
+
+def clear_keeps_pending_out(page, options, base, checks):
+    """Clear while a request is pending: once it is answered it does not come back (in the list or
+    the API), while a flow made after the clear shows."""
+    stamp = int(time.time() * 1000)
+    slow, after = "/slow/200/cleared-pending-%d" % stamp, "/after-clear-%d" % stamp
+    waiter = subprocess.Popen(["curl", "-s", "-o", "/dev/null", "--max-time", "20", "-x", options.proxy, base + slow])
+    seen = {}
+    try:
+        seen["pending"] = wait_phase(page, slow, "started")
+        page.click("#clear-list")
+        page.click("#clear-list")
+        page.wait_for_function("() => document.querySelector('flow-list .list-count').textContent === '0 flows'",
+                               timeout=10000)
+        curl(options.proxy, base + after)
+        wait_rows(page, "p => %s" % HAS_ROW, after, timeout=10000)
+        waiter.wait(timeout=30)
+        # The answered flow's batch would reach the page within a second.
+        page.wait_for_timeout(1500)
+        seen["rows"] = row_texts(page)
+        seen["api"] = page.request.get("/api/flows?filter=" + urllib.parse.quote("~u cleared-pending-%d" % stamp)).json()["total"]
+        seen["count"] = page.text_content("flow-list .list-count")
+        ok = seen["pending"] and seen["rows"] == [after] and seen["api"] == 0 and seen["count"] == "1 flow"
+        checks.result("clear-keeps-pending-out", ok, repr(seen))
+    except Exception as error:
+        checks.result("clear-keeps-pending-out", False, "%s %r" % (str(error).splitlines()[0], seen))
+    finally:
+        if waiter.poll() is None:
+            waiter.wait(timeout=30)
 
 
 STATE_IS = "s => document.getElementById('connection-state').textContent === s"
