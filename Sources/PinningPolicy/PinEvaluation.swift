@@ -55,6 +55,13 @@ public struct EvaluationContext: Sendable {
     public var androidAnchorStore: TrustAnchorReference.Store
     /// TrustKit: host matching and registry lookups. Default: the system public suffix list.
     public var trustKitMatcher: TrustKitDomainMatcher
+    /// Android: the certificates of `<certificates src="@raw/name"/>` resources that were read,
+    /// by `src`. A resource not here is taken not to hold the chain's anchor; `PolicyCheck`
+    /// predicts both ways and says when the verdict depends on it. Default none.
+    public var androidResources: [String: AndroidRawResource] = [:]
+    /// Android: whether the app's resources were looked for (a res directory was given), so a
+    /// resource missing from `androidResources` was not found rather than not looked for.
+    public var androidResourcesLookedFor = false
 
     /// A context with the defaults stated on each property unless overridden.
     public init(androidAnchorStore: TrustAnchorReference.Store = .user,

@@ -109,15 +109,28 @@ public enum PinningEvaluator {
                                    notedHostname: entry?.pattern, entry: entry,
                                    evaluatedChain: verification.path ?? [], reason: "", reportURIs: [],
                                    connects: false)
+        // A source holds the chain's anchor when it is where the root is installed, or a resource
+        // read holding a certificate of the path (`findTrustAnchorBySubjectAndPublicKey`).
+        func holdsAnchor(_ source: TrustAnchorReference.Store) -> Bool {
+            if source == store { return true }
+            guard case .resource(let name) = source, let resource = context.androidResources[name] else { return false }
+            return (verification.path ?? []).contains(where: resource.holds)
+        }
         // The platform trust manager runs first; pins are consulted only for a trusted chain.
-        let trusted = verification.isVerified && anchors.contains { $0.store == store }
+        let trusted = verification.isVerified && anchors.contains { holdsAnchor($0.store) }
         result.connects = trusted
         // A chain the config does not trust is refused before any pin is looked at, a host with no
         // pin-set (or an expired one) included: a config trusting only `system` anchors refuses
         // the user-installed DevProxy root everywhere (Android's default for targetSdk 24+).
         guard trusted, let path = verification.path else {
+            // Resources read and found wanting are named, so the reader sees they were looked at.
+            let read = anchors.compactMap { anchor -> String? in
+                guard case .resource(let name) = anchor.store, let resource = context.androidResources[name] else { return nil }
+                return "\(name) (read from \(resource.file)) does not hold it"
+            }
             let why = verification.path == nil ? "the chain is not trusted" : "Trust anchor for certification path not "
-                + "found (the anchor is in the \(store) store, which this config does not trust)"
+                + "found (the anchor is in the \(store) store, which this config does not trust"
+                + (read.isEmpty ? "" : "; " + read.joined(separator: "; ")) + ")"
             (result.validationResult, result.decision, result.reason) = (.failedInvalidCertificateChain, .shouldBlockConnection, why)
             return result
         }
@@ -130,8 +143,9 @@ public enum PinningEvaluator {
             return result
         }
         // Overriding refs win over non-overriding ones for the same CA (they are sorted first).
-        if anchors.contains(where: { $0.store == store && $0.overridesPins }) {
-            result.reason = "the \(store) trust anchors override pins"
+        if let overriding = anchors.first(where: { holdsAnchor($0.store) && $0.overridesPins }) {
+            result.reason = overriding.store == store ? "the \(store) trust anchors override pins"
+                : "the \(overriding.store) trust anchors hold the chain's anchor and override pins"
             return result
         }
         if let (certificate, pin) = standardMatch(path.reversed(), entry.pins) {

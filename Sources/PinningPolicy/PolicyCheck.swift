@@ -76,6 +76,9 @@ public struct PolicyCheck: Sendable {
     /// `devproxy run --leaf-key` serves them: a leaf-only pinner holding its pin then matches.
     /// Only for `.minted`. Default nil (a fresh key per leaf).
     public var leafKey: [UInt8]? = nil
+    /// Android: the app's `res` directory, whose `raw/` holds the `@raw/name` trust anchors the
+    /// policy names. Default nil: none is read, and a verdict that depends on one says so.
+    public var androidResDirectory: String? = nil
 
     public init(teamRoot: Certificate?, presented: PresentedChain?, context: EvaluationContext = EvaluationContext()) {
         self.teamRoot = teamRoot
@@ -111,6 +114,19 @@ public struct PolicyCheck: Sendable {
         var linter = PolicyLinter(teamRootPins: decryptablePins, chains: chains)
         (linter.teamRoot, linter.expected, linter.rotation) = (teamRoot, expected, rotation)
         warnings += linter.lint(policy, at: now).map(\.description)
+        var context = context
+        if policy.source == .androidNSC, let androidResDirectory {
+            context.androidResourcesLookedFor = true
+            for name in Self.rawResources(of: policy) {
+                do {
+                    context.androidResources[name] = try AndroidRawResource.read(name, resDirectory: androidResDirectory)
+                } catch let error as PolicyError {
+                    warnings.append("\(error.reason); the verdicts that depend on it say so")
+                } catch {
+                    warnings.append("\(name): \(error)")
+                }
+            }
+        }
         var predictions: [HostPrediction] = []
         if presented == nil {
             warnings.append("no CA directory with a root and no --chain: decisions were not predicted")
@@ -128,18 +144,65 @@ public struct PolicyCheck: Sendable {
             }
             let evaluation = PinningEvaluator.evaluate(policy: policy, host: host, verification: verification, at: now,
                                                        context: context)
-            let decision: String
-            switch evaluation.decision {
-            case .shouldAllowConnection: decision = "allow"
-            case .shouldBlockConnection: decision = "block"
-            case .domainNotPinned: decision = "not_pinned"
-            }
+            let decision = Self.name(of: evaluation.decision)
             var prediction = HostPrediction(host: host, policyDomain: evaluation.notedHostname, decision: decision,
                                             result: evaluation.validationResult?.rawValue, reason: evaluation.reason)
+            if policy.source == .androidNSC {
+                Self.applyUnreadResources(policy: policy, host: host, verification: verification, at: now, context: context,
+                                          to: &prediction)
+            }
             if let ats = policy.ats { Self.apply(ats.transport(for: host, offer: offer), to: &prediction) }
             predictions.append(prediction)
         }
         return Report(errors: [], warnings: warnings, hosts: predictions, source: policy.source)
+    }
+
+    /// Every `@raw/` resource an Android policy names as a trust anchor, in order.
+    static func rawResources(of policy: PinningPolicy) -> [String] {
+        let anchors = policy.baseTrustAnchors + policy.debugOverrideAnchors + policy.domains.flatMap(\.trustAnchors)
+        var seen: Set<String> = []
+        return anchors.compactMap { anchor in
+            guard case .resource(let name) = anchor.store, name.hasPrefix("@raw/"), seen.insert(name).inserted else { return nil }
+            return name
+        }
+    }
+
+    /// Makes an Android prediction `uncertain` when it turns on `@raw/` resources nobody read:
+    /// evaluated again as if they held the chain's anchor, a different outcome means the verdict
+    /// depends on them, and the reason gives both.
+    static func applyUnreadResources(policy: PinningPolicy, host: String, verification: ChainVerification, at now: Date,
+                                     context: EvaluationContext, to prediction: inout HostPrediction) {
+        guard let anchor = verification.path?.last else { return }
+        let anchors = policy.entry(for: host)?.trustAnchors ?? policy.baseTrustAnchors
+        let unread = anchors.compactMap { reference -> String? in
+            guard case .resource(let name) = reference.store, context.androidResources[name] == nil else { return nil }
+            return name
+        }
+        guard !unread.isEmpty else { return }
+        var holding = context
+        for name in unread { holding.androidResources[name] = AndroidRawResource(file: name, certificates: [anchor]) }
+        let other = PinningEvaluator.evaluate(policy: policy, host: host, verification: verification, at: now, context: holding)
+        let otherDecision = name(of: other.decision)
+        guard otherDecision != prediction.decision || other.validationResult?.rawValue != prediction.result else { return }
+        func outcome(_ decision: String, _ result: Int?, _ reason: String) -> String {
+            "\(decision.replacingOccurrences(of: "_", with: " "))\(result.map { " (result \($0))" } ?? ""): \(reason)"
+        }
+        let names = unread.joined(separator: " and ")
+        prediction.reason = "depends on \(names), which DevProxy has not read: if it holds \(anchor.subject): "
+            + outcome(otherDecision, other.validationResult?.rawValue, other.reason) + "; if not: "
+            + outcome(prediction.decision, prediction.result, prediction.reason)
+            + (context.androidResourcesLookedFor ? "; see the warning about it"
+                : "; give the app's res directory with --res DIR to decide")
+        (prediction.decision, prediction.result) = ("uncertain", nil)
+    }
+
+    /// `allow`, `block` or `not_pinned`.
+    static func name(of decision: TrustDecision) -> String {
+        switch decision {
+        case .shouldAllowConnection: return "allow"
+        case .shouldBlockConnection: return "block"
+        case .domainNotPinned: return "not_pinned"
+        }
     }
 
     /// Folds ATS's TLS verdict into a host's prediction: a refusal blocks whatever pinning says;

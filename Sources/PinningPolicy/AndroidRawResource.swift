@@ -1,0 +1,46 @@
+import CertAuthority
+import Foundation
+
+/// The certificates of an Android `<certificates src="@raw/name"/>` trust anchor, read from the
+/// app's `res/raw/name.*`: PEM (one or several) or DER, as Android's `ResourceCertificateSource`
+/// reads them with `CertificateFactory.generateCertificates`.
+public struct AndroidRawResource: Sendable {
+    /// Where it was read from, for messages.
+    public let file: String
+    public let certificates: [Certificate]
+
+    public init(file: String, certificates: [Certificate]) {
+        self.file = file
+        self.certificates = certificates
+    }
+
+    /// Whether `certificate` is one of these anchors, matched as Android matches a trust anchor:
+    /// by subject and public key (`findTrustAnchorBySubjectAndPublicKey`).
+    public func holds(_ certificate: Certificate) -> Bool {
+        certificates.contains { $0.subject == certificate.subject && $0.spkiDER == certificate.spkiDER }
+    }
+
+    /// Reads `@raw/name` from the res directory `resDirectory`: the file in `raw/` whose name
+    /// without its extension is `name`.
+    ///
+    /// - Returns: nil when `source` is not an `@raw/` reference.
+    /// - Throws: `PolicyError` `.unreadable` saying why when there is no such file or it
+    ///   holds no certificate (the app would fail to load it too).
+    public static func read(_ source: String, resDirectory: String) throws -> AndroidRawResource? {
+        guard source.hasPrefix("@raw/") else { return nil }
+        let name = String(source.dropFirst("@raw/".count))
+        let directory = resDirectory + "/raw"
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        guard let match = files.sorted().first(where: { ($0 as NSString).deletingPathExtension == name }) else {
+            throw PolicyError(.unreadable, "\(directory) has no \(name) (or \(name).pem, .crt, …) for \(source)")
+        }
+        let path = directory + "/" + match
+        do {
+            let certificates = try Certificate.all(from: try SecureFile.read(path, what: source))
+            guard !certificates.isEmpty else { throw CAError(.corruptCertificate, "no certificate in it") }
+            return AndroidRawResource(file: path, certificates: certificates)
+        } catch let error as CAError {
+            throw PolicyError(.unreadable, "\(path) (\(source)): \(error.reason)")
+        }
+    }
+}
