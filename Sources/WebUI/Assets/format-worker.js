@@ -29,6 +29,16 @@ const WRAP = 2000;
 const PROGRESS_EVERY = 250;
 /** Search reports at most this many matching lines. */
 const SEARCH_CAP = 100000;
+/**
+ * Lines deeper than this are indented as at this depth: indentation that grew with depth made
+ * output quadratic in the body (120 KB of `[[[…]]]` ran the worker out of memory).
+ */
+const INDENT_CAP = 64;
+
+/** The spaces a line at `depth` is indented by. */
+function indentOf(depth) {
+    return (depth < INDENT_CAP ? depth : INDENT_CAP) * 2;
+}
 
 const docs = new Map();
 
@@ -433,16 +443,16 @@ class Doc {
         // Ends the output line and starts the next at the current depth (a line of its own in
         // `starts`, its fold end unknown yet), growing the output first if they might not fit.
         const newLine = (index) => {
-            if (o + 4 + depth * 2 >= target.length) room(length - index + 64 + depth * 2);
-            limit = target.length - 4 - depth * 2;
+            if (o + 4 + indentOf(depth) >= target.length) room(length - index + 64 + indentOf(depth));
+            limit = target.length - 4 - indentOf(depth);
             target[o++] = NEWLINE;
             starts.push(o);
             ends.push(-1);
-            for (let k = depth * 2; k > 0; k -= 1) target[o++] = SPACE;
+            for (let k = indentOf(depth); k > 0; k -= 1) target[o++] = SPACE;
         };
         room(length - from + 64);
         // Past `limit`, a newline and its indent might not fit: grow first.
-        let limit = target.length - 4 - depth * 2;
+        let limit = target.length - 4 - indentOf(depth);
         // A UTF-8 byte order mark before the document (as .NET and PowerShell services write JSON)
         // is not part of it: JSON.parse and the tokens below would call the body broken.
         const bom = from === 0 && length >= 3 && bytes[0] === 0xEF && bytes[1] === 0xBB && bytes[2] === 0xBF;
@@ -450,14 +460,14 @@ class Doc {
         for (; index < length; index += 1) {
             const code = bytes[index];
             if (o >= limit) {
-                room(length - index + 64 + depth * 2);
-                limit = target.length - 4 - depth * 2;
+                room(length - index + 64 + indentOf(depth));
+                limit = target.length - 4 - indentOf(depth);
             }
             if (inString) {
                 if (code === BACKSLASH) {
                     if (o + 12 >= target.length) {
-                        room(length - index + 64 + depth * 2);
-                        limit = target.length - 4 - depth * 2;
+                        room(length - index + 64 + indentOf(depth));
+                        limit = target.length - 4 - indentOf(depth);
                     }
                     const used = copyEscape(bytes, index, length, final, target, o);
                     // An escape cut by the chunk's end: formatting goes on from it with the next chunk.
@@ -474,8 +484,8 @@ class Doc {
                 if (backslash >= 0) stop = index + backslash;
                 else if (stop < length) stop += 1;
                 if (o + (stop - index) >= limit) {
-                    room(length - index + 64 + depth * 2);
-                    limit = target.length - 4 - depth * 2;
+                    room(length - index + 64 + indentOf(depth));
+                    limit = target.length - 4 - indentOf(depth);
                 }
                 target.set(bytes.subarray(index, stop), o);
                 o += stop - index;

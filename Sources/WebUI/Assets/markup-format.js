@@ -158,7 +158,8 @@ class MarkupFormatter {
         if (this.unfinished) return this.cut ? "" : this.fail(`the XML ends inside ${this.unfinished}`);
         if (this.stack.length) {
             const open = this.stack[this.stack.length - 1];
-            return this.cut ? "" : this.fail(`<${open.name}> (line ${this.lineAt(this.bytes, open.at)}) is never closed`);
+            if (this.cut) return "";
+            return this.fail(`<${open.name}> (line ${this.lineAt(this.bytes, open.at)}) is never closed`);
         }
         if (this.elements === 0) return this.fail("no element in it");
         this.bytes = null;
@@ -450,9 +451,11 @@ class MarkupFormatter {
             this.ends.push(-1);
         }
         this.lines += 1;
-        this.out.reserve(depth * 2);
-        this.out.array.fill(SP, this.out.length, this.out.length + depth * 2);
-        this.out.length += depth * 2;
+        // Deeper than the worker's INDENT_CAP, lines are indented as at that depth.
+        const width = indentOf(depth);
+        this.out.reserve(width);
+        this.out.array.fill(SP, this.out.length, this.out.length + width);
+        this.out.length += width;
     }
 
     /** Copies bytes[from…to) onto the line, cutting it every MARKUP_WRAP bytes (on a character). */

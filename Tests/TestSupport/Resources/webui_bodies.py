@@ -100,6 +100,11 @@ BLOB[40:44] = b"\xde\xad\xbe\xef"
 BLOB[20:25] = b"MAGIC"
 BLOB = bytes(BLOB)
 BIG_XML_ITEMS = 30000
+# Nesting deep enough that indentation growing with depth would be quadratic: 120 KB of JSON made
+# gigabytes of spaces and ran the worker out of memory.
+DEEP = 60000
+DEEP_JSON = b"[" * DEEP + b"]" * DEEP
+DEEP_XML = b"<a>" * (DEEP // 2) + b"</a>" * (DEEP // 2)
 
 
 def big_xml():
@@ -123,6 +128,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         "/broken": (BROKEN_XML, "application/xml"),
         "/escapes": (ESCAPES, "application/json"),
         "/blob": (BLOB, "application/octet-stream"),
+        "/deep-json": (DEEP_JSON, "application/json"),
+        "/deep-xml": (DEEP_XML, "application/xml"),
     }
 
     def log_message(self, *args):
@@ -273,7 +280,8 @@ def run(browser, options, base, checks):
         }).observe({type: 'longtask', buffered: true});
     """)
     stamp = int(time.time() * 1000)
-    paths = {name: "%s/%d" % (name, stamp) for name in ("/soap", "/feed", "/page", "/broken", "/escapes", "/blob")}
+    paths = {name: "%s/%d" % (name, stamp) for name in ("/soap", "/feed", "/page", "/broken", "/escapes", "/blob",
+                                                        "/deep-json", "/deep-xml")}
     for path in paths.values():
         curl(options.proxy, base + path)
     big_path = "/big.xml/%d" % stamp
@@ -337,6 +345,18 @@ def run(browser, options, base, checks):
     except Exception as error:
         checks.result("hex-find-bytes", False, str(error).splitlines()[0])
         checks.result("hex-find-text", False, str(error).splitlines()[0])
+
+    # Deep nesting opens, indented as at depth 64 past it.
+    # The innermost pair shares a line (`[]`, `<a></a>`).
+    for name, path, lines, line in (("deep-json-opens", paths["/deep-json"], DEEP * 2 - 1, "["),
+                                    ("deep-xml-opens", paths["/deep-xml"], DEEP - 1, "<a>")):
+        try:
+            open_flow(page, path, timeout=60000)
+            got = page.evaluate("() => { const v = document.querySelector('flow-detail line-view');"
+                                " return Promise.all([v.lineCount, v.textOf(100, 101), v.textOf(10, 11)]); }")
+            checks.result(name, got == [lines, " " * 128 + line, " " * 20 + line], repr(got)[:200])
+        except Exception as error:
+            checks.result(name, False, str(error).splitlines()[0])
 
     # A 3 MB XML on one line is formatted by the worker, with no main-thread task over 200 ms.
     try:
