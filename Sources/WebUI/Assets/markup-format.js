@@ -94,6 +94,8 @@ class MarkupFormatter {
         this.lookFrom = 0;
         /** What the source ends inside, when it ends inside a token. */
         this.unfinished = "";
+        /** How deep in a DOCTYPE's `[ … ]` the scan that stopped at `lookFrom` was. */
+        this.bracketDepth = 0;
         /** Element names seen, by a hash of their bytes (`nameAt`). */
         this.names = new Map();
         /** The body is cut (the first part, or what the session kept): unclosed elements are not a fault. */
@@ -231,16 +233,25 @@ class MarkupFormatter {
             end = this.find(bytes, length, CDATA_END, p + 9);
             if (end >= 0) end += 3;
         } else {
-            end = this.find(bytes, length, [GT], p + 2);
-            // A DOCTYPE's internal subset holds declarations of its own: it ends at `]>`.
-            if (end >= 0 && !this.html) {
-                const open = bytes.subarray(p, end).indexOf(91);
-                if (open >= 0) {
-                    end = this.find(bytes, length, [93], p + open);
-                    end = end < 0 ? -1 : this.find(bytes, length, [GT], end);
+            // `<!DOCTYPE …>`. In XML its internal subset (`[ … ]`) holds declarations with `>` of
+            // their own: the `>` that ends it is outside the brackets. The scan goes on where it stopped.
+            let depth = this.lookFrom > p ? this.bracketDepth : 0;
+            end = -1;
+            for (let index = Math.max(p + 2, this.lookFrom); index < length; index += 1) {
+                const code = bytes[index];
+                if (code === 91 && !this.html) {
+                    depth += 1;
+                } else if (code === 93 && depth > 0) {
+                    depth -= 1;
+                } else if (code === GT && depth === 0) {
+                    end = index + 1;
+                    break;
                 }
             }
-            if (end >= 0) end += 1;
+            if (end < 0) {
+                this.lookFrom = length;
+                this.bracketDepth = depth;
+            }
         }
         if (end < 0) return false;
         this.block(bytes, p, end, this.stack.length, false);

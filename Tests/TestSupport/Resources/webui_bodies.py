@@ -238,6 +238,51 @@ def hex_find(page, query):
                          ".map(g => Number(g.textContent)).sort((a, b) => a - b)]")
 
 
+# Bodies the formatter must format the same whether they arrive whole or a few bytes at a time.
+CHUNKED = [
+    ("xml", SOAP), ("xml", RSS), ("html", HTML), ("json", ESCAPES), ("xml", BROKEN_XML),
+    ("xml", b"<a x='1>2' y=\"3\r\n4\">\r\n  <b>t</b>\r\n  <!-- a -- b -->\r\n  <c><![CDATA[ ]] ]]></c>\r\n</a>"),
+    ("xml", b'<?xml version="1.0"?>\n<!DOCTYPE n [\n<!ENTITY x "y">\n]>\n<n>&x;</n>'),
+    ("html", b"<p>a < b<script>s = '</scr' + 'ipt>';\n  f();</script><textarea><b></textarea><p>c"),
+    ("json", b'["\\u00e9\\ud83d\\ude00\\ud800\\u0000\\/", {"\\u4e2d": "\\"\\\\"}]'),
+]
+
+# Runs in a blank page (no DevProxy page, so no CSP is loosened): the worker's formatting code,
+# taken from the UI's server, formats each body whole and in chunks of 1, 2, 3, 5 and 64 bytes.
+CHUNKED_JS = """([bodies]) => bodies.map(([kind, codes]) => {
+    const bytes = Uint8Array.from(codes);
+    return [1, 2, 3, 5, 64, bytes.length || 1].map((size) => {
+        const doc = new Doc(1, kind, bytes.length, false, new AbortController());
+        for (let i = 0; i < bytes.length; i += size) doc.take(bytes.slice(i, i + size));
+        doc.finish();
+        return [doc.kind, doc.note, doc.text(0, doc.lineCount)];
+    });
+})"""
+
+
+def chunked(browser, context, ui, checks):
+    """Formatting a body a few bytes at a time (as it streams in) gives what formatting it whole gives."""
+    try:
+        sources = [context.request.get(ui + name).text() for name in ("markup-format.js", "format-worker.js")]
+        blank = browser.new_context()
+        try:
+            page = blank.new_page()
+            page.add_script_tag(content="window.importScripts = () => {};")
+            for source in sources:
+                page.add_script_tag(content=source)
+            results = page.evaluate(CHUNKED_JS, [[[kind, list(body)] for kind, body in CHUNKED]])
+        finally:
+            blank.close()
+        uneven = [CHUNKED[i][1][:40] for i, runs in enumerate(results) if any(run != runs[-1] for run in runs)]
+        wholes = [runs[-1] for runs in results]
+        checks.result("formatter-chunked", not uneven and wholes[0][2] == SOAP_PRETTY and wholes[2][2] == HTML_PRETTY
+                      and wholes[3][2] == ESCAPES_PRETTY and wholes[4][0] == "text"
+                      and [whole[0] for whole in wholes[5:]] == ["xml", "xml", "html", "json"],
+                      "uneven: %r; %r" % (uneven, wholes[5:]))
+    except Exception as error:
+        checks.result("formatter-chunked", False, str(error).splitlines()[0])
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--ui", required=True)
@@ -289,6 +334,7 @@ def run(browser, options, base, checks):
     page.goto(options.ui)
     page.wait_for_selector("flow-list .list-count", timeout=10000)
 
+    chunked(browser, context, "%s://%s/" % (ui.scheme, ui.netloc), checks)
     pretty_then_raw(page, checks, "xml-pretty", paths["/soap"], SOAP, SOAP_PRETTY)
     pretty_then_raw(page, checks, "rss-pretty", paths["/feed"], RSS, RSS_PRETTY)
     pretty_then_raw(page, checks, "html-pretty", paths["/page"], HTML, HTML_PRETTY)
