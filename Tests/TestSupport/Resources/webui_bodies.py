@@ -341,7 +341,8 @@ def run(browser, options, base, checks):
     # The pretty HTML is text: nothing in it ran, loaded or became an element.
     hostile = page.evaluate("() => [window.__pwned ?? null, [...document.querySelectorAll('flow-detail line-view *')]"
                             ".map(e => e.tagName).filter(t => t !== 'DIV' && t !== 'SPAN'),"
-                            " document.querySelectorAll('img, flow-detail meta, flow-detail script').length, window.__violations.length]")
+                            " document.querySelectorAll('img, flow-detail meta, flow-detail script').length,"
+                            " window.__violations.length]")
     checks.result("html-pretty-runs-nothing", hostile == [None, [], 0, 0] and not problems, repr((hostile, problems)))
 
     # Broken XML: the text as sent, and one line saying why.
@@ -359,11 +360,13 @@ def run(browser, options, base, checks):
     try:
         page.fill("flow-detail input.body-find", "caf\u00e9")
         page.press("flow-detail input.body-find", "Enter")
-        page.wait_for_function("() => document.querySelector('flow-detail .body-find-status').textContent.includes('of')",
+        page.wait_for_function("() => document.querySelector('flow-detail .body-find-status')"
+                               ".textContent.includes('of')",
                                timeout=5000)
         page.wait_for_timeout(150)
         found = page.evaluate("() => [document.querySelector('flow-detail .body-find-status').textContent,"
-                              " document.querySelector('flow-detail line-view .line.hit.current .gutter')?.textContent]")
+                              " document.querySelector('flow-detail line-view .line.hit.current .gutter')"
+                              "?.textContent]")
         checks.result("json-escapes-findable", found == ["line 1 of 1 line (1 match)", "2"], repr(found))
     except Exception as error:
         checks.result("json-escapes-findable", False, str(error).splitlines()[0])
@@ -376,7 +379,8 @@ def run(browser, options, base, checks):
         page.press("flow-detail input.body-find", "Enter")
         page.wait_for_timeout(150)
         second = page.evaluate("() => [document.querySelector('flow-detail .body-find-status').textContent,"
-                               " [...document.querySelectorAll('flow-detail line-view .line:not([hidden]) mark.current')]"
+                               " [...document.querySelectorAll("
+                               "'flow-detail line-view .line:not([hidden]) mark.current')]"
                                ".map(m => m.textContent)]")
         checks.result("hex-find-bytes", kind == "hex" and first[0].startswith("match 1 of 2 ")
                       and first[1] == ["de ad", "..", "be ef", ".."] and first[2] == [1, 2, 3]
