@@ -167,7 +167,7 @@ final class ClientConnection: @unchecked Sendable {
             // is `https://host:port`, so it goes on as it came).
             let asterisk = head.method == "OPTIONS" && Self.hasEmptyPath(absoluteForm: head.target)
             let destination = Destination(tls: scheme == "https", host: host, port: port ?? (scheme == "https" ? 443 : 80),
-                                          pathAndQuery: asterisk ? "*" : path)
+                                          pathAndQuery: asterisk ? "*" : path, editedHost: replay?.host)
             let exchange = HTTPExchange(context: context, head: head, destination: destination, replay: replay)
             guard exchange.run(), !server.isStopping else { return }
         }

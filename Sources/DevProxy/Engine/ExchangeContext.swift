@@ -98,6 +98,9 @@ struct Destination {
     /// The client's own `Host`, sent on as it came: a plain request in a tunnel names its virtual
     /// host there, which the tunnel's address (`localhost:18080`, an IP) does not.
     var authority: String? = nil
+    /// A `Host` edited in the web UI's resend dialog (`ReplayMark.host`): sent in place of the
+    /// URL's, while the URL, and so the connection, the flow and any replay of it, stay the URL's.
+    var editedHost: String? = nil
 
     /// The URL the flow log shows; `OPTIONS *` (asterisk-form) has an empty path (RFC 9110 §7.1).
     var url: String {
@@ -119,7 +122,7 @@ struct Destination {
     }
 
     /// The Host header value for this destination.
-    var hostHeader: String { authority ?? joined("", "") }
+    var hostHeader: String { editedHost ?? authority ?? joined("", "") }
 
     /// `prefix`, the host as it appears in an authority (an IPv6 literal in brackets, RFC 3986
     /// §3.2.2), `:port` unless it is the scheme's default, then `suffix`. Every HTTP/1.1 request

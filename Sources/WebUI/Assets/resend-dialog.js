@@ -26,6 +26,29 @@ export function parseHeaderLines(text) {
     return headers;
 }
 
+/** Whether a Host value names the authority of `url` (letter case and the scheme's default port aside). */
+export function namesAuthorityOf(host, url) {
+    try {
+        const parsed = new URL(url);
+        const port = parsed.protocol === "https:" ? ":443" : ":80";
+        const typed = host.trim().toLowerCase();
+        return (typed.endsWith(port) ? typed.slice(0, -port.length) : typed) === parsed.host.toLowerCase();
+    } catch {
+        return false;
+    }
+}
+
+/**
+ * The headers to send: a Host line left as it was filled in, naming the URL as it was filled in,
+ * is dropped, so an edited URL takes its own host (as mitmproxy's editor keeps Host in step with
+ * the URL); a Host the user typed, or one that already differed from the URL, goes as it is, and
+ * the server sends it to the URL's host.
+ */
+export function headersToSend(headers, filledHost, filledURL) {
+    if (filledHost === null || !namesAuthorityOf(filledHost, filledURL)) return headers;
+    return headers.filter(([name, value]) => name.toLowerCase() !== "host" || value !== filledHost);
+}
+
 /** `bytes` as text when they are UTF-8 without NUL, else null. */
 export function textOf(bytes) {
     if (bytes.includes(0)) return null;
@@ -59,6 +82,8 @@ export async function openResend(flow) {
     method.value = request.method;
     url.value = request.url;
     headers.value = headerLines(request.headers);
+    // The Host as filled in (the last line's value, as `parseHeaderLines` reads it back).
+    const filledHost = parseHeaderLines(headers.value).findLast(([name]) => name.toLowerCase() === "host")?.[1] ?? null;
     body.value = request.body?.text ?? "";
     // A body that is not text (protobuf, an image in a multipart upload) goes as it came, as
     // base64: through the text editor its bytes became U+FFFD and it grew (16 bytes arrived as 22).
@@ -80,7 +105,8 @@ export async function openResend(flow) {
         try {
             send.disabled = true;
             const answer = await api.resend({
-                method: method.value.trim(), url: url.value.trim(), headers: parseHeaderLines(headers.value),
+                method: method.value.trim(), url: url.value.trim(),
+                headers: headersToSend(parseHeaderLines(headers.value), filledHost, request.url),
                 ...(unchanged ? { body_from: flow.id } : binary ? { body_base64: base64Of(binary) } : { body: body.value }),
                 replay_of: flow.id,
             });

@@ -4,8 +4,8 @@ import HTTP1
 
 /// Sends a request through the proxy's own regular listener, as a client would, so a replay gets
 /// everything a real request gets (upstream TLS and HTTP/2, `--resolve`, sinks, the session
-/// store). The request carries `X-DevProxy-Replay: SECRET NEW_ID [ORIGINAL_ID]`, which the engine
-/// takes off and turns into the new flow's id and `replay_of`.
+/// store). The request carries `X-DevProxy-Replay` (`ReplayMark`), which the engine takes off and
+/// turns into the new flow's id, its `replay_of`, and the `Host` it sends when one was edited.
 struct Replayer {
     let link: WebUI.ProxyLink
     /// How long the whole exchange may take.
@@ -22,16 +22,18 @@ struct Replayer {
     static func isReplayID(_ id: String) -> Bool { id.hasPrefix(prefix + "-replay-") }
 
     /// Sends the request and reads the response to its end (or the proxy's close).
+    /// - Parameter host: a `Host` to send in place of the URL's (one the user edited); the
+    ///   connection still goes to the URL's host.
     /// - Returns: the response's first bytes (its head, and the start of a refusal's reason).
     /// - Throws: `NetworkError` when the proxy cannot be reached.
     @discardableResult
     func send(method: String, url: String, headers: [(String, String)], body: [UInt8], id: String,
-              replayOf: String?) throws -> [UInt8] {
+              replayOf: String?, host: String? = nil) throws -> [UInt8] {
         let socket = try Socket.connect(host: link.replayHost, port: link.replayPort, timeout: 10)
         defer { socket.close() }
         socket.setTimeout(timeout)
         var fields = HTTPHeaders()
-        if let host = URLComponents(string: url).flatMap(Self.authority) { fields.add(name: "Host", value: host) }
+        if let host = host ?? URLComponents(string: url).flatMap(Self.authority) { fields.add(name: "Host", value: host) }
         for (name, value) in headers { fields.add(name: name, value: value) }
         if !body.isEmpty || ["POST", "PUT", "PATCH"].contains(method) {
             fields.add(name: "Content-Length", value: String(body.count))
@@ -39,8 +41,8 @@ struct Replayer {
         // RFC 9110 §10.1.4: a TE field (gRPC's `TE: trailers`) comes with a `TE` connection option.
         fields.add(name: "Connection", value: fields.contains("TE") ? "TE, close" : "close")
         if let authorization = link.proxyAuthorization { fields.add(name: "Proxy-Authorization", value: authorization) }
-        let mark = [link.replaySecret, id, replayOf].compactMap { $0 }.joined(separator: " ")
-        fields.add(name: "X-DevProxy-Replay", value: mark)
+        fields.add(name: ReplayMark.header,
+                   value: ReplayMark(id: id, original: replayOf, host: host).value(secret: link.replaySecret))
         let stream = PlainStream(socket)
         try stream.write(HTTP1Serializer.serialize(HTTPRequestHead(method: method, target: url, version: .http11,
                                                                    headers: fields)) + body)
@@ -57,7 +59,7 @@ struct Replayer {
     }
 
     /// `host[:port]` of a URL, as the Host header writes it.
-    private static func authority(_ components: URLComponents) -> String? {
+    static func authority(_ components: URLComponents) -> String? {
         guard let host = components.percentEncodedHost, !host.isEmpty else { return nil }
         return components.port.map { "\(host):\($0)" } ?? host
     }

@@ -42,13 +42,23 @@ extension WebUI {
             return .error(400, "url must be an absolute http:// or https:// URL")
         }
         var headers: [(String, String)] = []
+        var typedHosts: [String] = []
         for pair in object["headers"] as? [Any] ?? [] {
             // CR LF in a value slipped through a check on Characters as a second header line.
             guard let pair = pair as? [String], pair.count == 2, Self.isToken(pair[0]),
                   HTTPFields.isSafeValue(pair[1]) else {
                 return .error(400, "headers must be [name, value] pairs of valid field names and values")
             }
+            if pair[0].lowercased() == "host" { typedHosts.append(pair[1].trimmingCharacters(in: .whitespaces)) }
             if !Self.skippedOnRepeat(pair[0], pair[1]) { headers.append((pair[0], pair[1])) }
+        }
+        // RFC 9110 §7.2: one Host. One that differs from the URL's is sent as typed (a virtual
+        // host behind a shared front, a staging name on a production address), as mitmproxy and
+        // Charles send an edited Host; the connection still goes to the URL's host.
+        guard typedHosts.count <= 1 else { return .error(400, "give one Host header, not \(typedHosts.count)") }
+        let editedHost = typedHosts.first.flatMap { Self.differs($0, fromAuthorityOf: components) ? $0 : nil }
+        if let editedHost, !ReplayMark.canCarry(host: editedHost) {
+            return .error(400, "the Host header must be a host name or address (with :port if any), without spaces")
         }
         var body: [UInt8] = []
         guard [object["body"], object["body_base64"], object["body_from"]].compactMap({ $0 }).count <= 1 else {
@@ -93,7 +103,20 @@ extension WebUI {
         if let replayOf, try store.summary(id: replayOf) == nil {
             return .error(400, "replay_of names no flow in this session: \(replayOf)")
         }
-        return try send(link, method: method, url: url, headers: headers, body: body, replayOf: replayOf)
+        return try send(link, method: method, url: url, headers: headers, body: body, replayOf: replayOf,
+                        host: editedHost)
+    }
+
+    /// Whether `host`, a Host header's value, names other than `components`' authority (the
+    /// scheme's default port and letter case aside); an empty one names none, so the URL's.
+    static func differs(_ host: String, fromAuthorityOf components: URLComponents) -> Bool {
+        guard !host.isEmpty, let authority = Replayer.authority(components) else { return false }
+        func normal(_ value: String) -> String {
+            let lowered = value.lowercased()
+            let port = components.scheme?.lowercased() == "https" ? ":443" : ":80"
+            return lowered.hasSuffix(port) ? String(lowered.dropLast(port.count)) : lowered
+        }
+        return normal(host) != normal(authority)
     }
 
     /// Flow `id`'s request body as the store kept it, when it kept it whole; nil otherwise.
@@ -107,7 +130,7 @@ extension WebUI {
 
     /// Replays through the proxy, waits until the new flow is in the store, answers its id.
     private func send(_ link: ProxyLink, method: String, url: String, headers: [(String, String)], body: [UInt8],
-                      replayOf: String?) throws -> WebResponse {
+                      replayOf: String?, host: String? = nil) throws -> WebResponse {
         let id = Replayer.newFlowID()
         var headers = headers
         if let host = URLComponents(string: url)?.host, let signer = link.signatures?.signer(for: host),
@@ -117,7 +140,7 @@ extension WebUI {
         let answer: [UInt8]
         do {
             answer = try Replayer(link: link).send(method: method, url: url, headers: headers, body: body, id: id,
-                                                   replayOf: replayOf)
+                                                   replayOf: replayOf, host: host)
         } catch let error as NetworkError {
             return .error(502, "cannot reach the proxy at \(link.replayHost):\(link.replayPort) to replay: "
                           + error.message)

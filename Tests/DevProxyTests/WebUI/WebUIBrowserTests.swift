@@ -65,6 +65,20 @@ import TestSupport
         _ = proxy.stop()
     }
 
+    /// Edit and resend in the page: the proxy replaced an edited Host with the URL's, so the edit
+    /// did nothing; now it goes as typed (to the URL's address). A Host line left as filled in
+    /// follows an edited URL, so a request moved to another host does not carry the old one's Host.
+    @Test(.enabled(if: WebUIBrowser.missing == nil, "needs chromium and playwright"))
+    func theResendDialogSendsTheHostItShows() throws {
+        let dir = TemporaryDirectory()
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--web", "127.0.0.1:0", "--quiet"], webUI: true)
+        let ui = try #require(proxy.webUI)
+        let result = try WebUIBrowser.run(ui: ui, proxy: "http://127.0.0.1:\(proxy.port)", only: "resend-host", timeout: 120)
+        let passed = WebUIBrowser.passed(result)
+        #expect(passed.isSuperset(of: ["resend-url-takes-its-host", "resend-host-as-typed"]), "\(result.output)")
+        _ = proxy.stop()
+    }
+
     @Test(.enabled(if: WebUIBrowser.missing == nil && geteuid() == 0, "needs chromium, playwright and root (tmpfs)"))
     func pageSaysWhenTheSessionStoreCannotWrite() throws {
         let dir = TemporaryDirectory()

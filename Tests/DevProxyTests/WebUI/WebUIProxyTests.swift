@@ -88,6 +88,52 @@ import Testing
         }
     }
 
+    /// A Host edited in the resend dialog is sent as typed, over a connection to the URL's host
+    /// (TLS verified for that host): the proxy replaced it with the URL's, as it does for any
+    /// absolute-form request, so the edit did nothing. Checked against origins that echo the Host
+    /// they received (Python's http.server and hypercorn). The new flow keeps the
+    /// URL it went to, so a replay of it goes there again; a Host that spells the URL's authority
+    /// in other letters or with the default port is the URL's; two Hosts, or one with a space,
+    /// are refused.
+    @Test func anEditedHostIsSentAsTypedToTheURLsHost() throws {
+        let origin = try OriginServer(tls: true)
+        let hypercorn = try HTTP2Origin(.hypercornBoth)
+        let ui = try WebUIHarness(withProxy: true) {
+            $0.upstreamCAs = try! [origin.caPath, hypercorn.caPath].map {
+                try Certificate.all(from: try SecureFile.read($0, what: "ca"))[0]
+            }
+        }
+        func resend(_ url: String, _ headers: String) throws -> WebUIHarness.Answer {
+            try ui.request("/api/replay", method: "POST", headers: ["Content-Type: application/json"],
+                           body: #"{"method":"GET","url":"\#(url)","headers":\#(headers)}"#)
+        }
+        func received(_ answer: WebUIHarness.Answer) throws -> (flow: [String: Any], echoed: String) {
+            let id = try #require(answer.json["id"] as? String, "\(answer.status) \(answer.text)")
+            return (try ui.request("/api/flows/\(id)").json, try ui.request("/api/flows/\(id)/response/body").text)
+        }
+        let url = origin.url("/headers")
+        let edited = try received(try resend(url, #"[["Host","Tenant-B.example:8443"],["X-Kind","edited"]]"#))
+        #expect(edited.echoed.contains("Host: Tenant-B.example:8443\n"), "\(edited.echoed)")
+        let request = edited.flow["request"] as? [String: Any]
+        #expect(request?["url"] as? String == url)
+        #expect((request?["headers"] as? [[String]])?.contains(["Host", "Tenant-B.example:8443"]) == true, "\(edited.flow)")
+        #expect((edited.flow["response"] as? [String: Any])?["status"] as? Int == 200)
+        // Replayed as it was recorded, it goes to the URL with the URL's Host (`Host` is not repeated).
+        let again = try received(try ui.request("/api/flows/\(edited.flow["id"] as? String ?? "")/replay", method: "POST"))
+        #expect(again.echoed.contains("Host: localhost:\(origin.port)"), "\(again.echoed)")
+        // Another server (hypercorn), a name without a port.
+        let other = try received(try resend(hypercorn.url("/echo"), #"[["Host","tenant-b.example"]]"#))
+        let echo = try JSONSerialization.jsonObject(with: Data(other.echoed.utf8)) as? [String: Any]
+        #expect((echo?["headers"] as? [[String]])?.contains(["host", "tenant-b.example"]) == true, "\(other.echoed)")
+
+        let sameHost = try received(try resend(origin.url("/headers"), #"[["Host","LOCALHOST:\#(origin.port)"]]"#))
+        #expect(sameHost.echoed.contains("Host: localhost:\(origin.port)"), "\(sameHost.echoed)")
+        let two = try resend(url, #"[["Host","a.example"],["host","b.example"]]"#)
+        #expect(two.status == 400 && two.text.contains("give one Host header"), "\(two.text)")
+        let spaced = try resend(url, #"[["Host","a example"]]"#)
+        #expect(spaced.status == 400 && spaced.text.contains("without spaces"), "\(spaced.text)")
+    }
+
     /// A body in a declared charset other than UTF-8 (Shift_JIS from the origin, Latin-1 from
     /// curl) passes through byte for byte, is recorded and served as its text (read as a browser
     /// reads it), is found by `~bs`/`~bq` in that text, and downloads raw as it was sent.

@@ -48,6 +48,7 @@ class Origin(http.server.ThreadingHTTPServer):
     hits = {}
     big = None
     bodies = {}
+    hosts = {}
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -68,6 +69,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         path = urllib.parse.urlsplit(self.path).path
         self.server.hits[path] = self.server.hits.get(path, 0) + 1
+        self.server.hosts.setdefault(path, []).append(self.headers.get("Host"))
         if path == "/items.json":
             body = gzip.compress(json.dumps(ITEMS, separators=(",", ":")).encode())
             self.send(200, body, "application/json", [("Content-Encoding", "gzip")])
@@ -257,7 +259,8 @@ def main():
     parser.add_argument("--only", help="run one check: filtered-count, store-error (a proxy whose session "
                                        "store is on a disk that fills up), store-cut (a proxy run with "
                                        "--store-body-limit 100000), live-list (the live list and detail "
-                                       "pane: updates in place, counts, ports, clear)")
+                                       "pane: updates in place, counts, ports, clear), resend-host (the "
+                                       "resend dialog's Host, with an edited URL and edited itself)")
     options = parser.parse_args()
     checks = Checks()
     origin = Origin(("127.0.0.1", 0), Handler)
@@ -275,6 +278,8 @@ def main():
                     store_error_shown(open_page(browser, options), options, base, checks)
                 elif options.only == "store-cut":
                     store_cut_said(open_page(browser, options), options, base, checks)
+                elif options.only == "resend-host":
+                    resend_host(open_page(browser, options), options, base, origin, checks)
                 elif options.only == "live-list":
                     page = open_page(browser, options)
                     live_list_checks(page, options, base, checks)
@@ -1468,6 +1473,47 @@ def measure_big_body(page, checks, first):
     steps = {name: round(at - since) for name, at in marks.items()}
     return max(tasks, default=0), ("longest main-thread task %d ms, %d over 50 ms; %d lines; tasks (start, ms) %s;"
                                    " steps %s" % (max(tasks, default=0), len(tasks), lines, entries[:12], steps))
+
+
+def resend_host(page, options, base, origin, checks):
+    """Edit and resend: a URL edited to another name, its Host line left as filled in, goes with the
+    new URL's Host (the line followed the old URL); a Host line edited goes as typed, to the URL's
+    address. The origin records the Host of each request it got."""
+    path = "/resend-host"
+    curl(options.proxy, base + path)
+    other = base.replace("127.0.0.1", "localhost")
+
+    def resend(url=None, host=None):
+        open_flow(page, path)
+        page.click("flow-detail #resend")
+        page.wait_for_selector("#resend-dialog[open] textarea[name=headers]", timeout=10000)
+        if url is not None:
+            page.fill("#resend-dialog input[name=url]", url)
+        if host is not None:
+            lines = page.input_value("#resend-dialog textarea[name=headers]").split("\n")
+            edited = ["Host: " + host if line.lower().startswith("host:") else line for line in lines]
+            page.fill("#resend-dialog textarea[name=headers]", "\n".join(edited))
+        count = len(origin.hosts.get(path, []))
+        page.click("#resend-send")
+        page.wait_for_function("() => !document.querySelector('#resend-dialog').open", timeout=10000)
+        deadline = time.time() + 10
+        while time.time() < deadline and len(origin.hosts.get(path, [])) == count:
+            time.sleep(0.05)
+        received = origin.hosts.get(path, [])
+        return received[-1] if len(received) > count else None
+
+    try:
+        got = resend(url=other + path)
+        expected = urllib.parse.urlsplit(other).netloc
+        checks.result("resend-url-takes-its-host", got == expected, "origin got Host %r, expected %r" % (got, expected))
+    except Exception as error:
+        checks.result("resend-url-takes-its-host", False, str(error).splitlines()[0])
+        page.evaluate("() => document.querySelector('#resend-dialog')?.close()")
+    try:
+        got = resend(host="tenant-b.example")
+        checks.result("resend-host-as-typed", got == "tenant-b.example", "origin got Host %r" % got)
+    except Exception as error:
+        checks.result("resend-host-as-typed", False, str(error).splitlines()[0])
 
 
 def open_flow(page, path, prefix=False, timeout=10000):
