@@ -16,14 +16,15 @@ import TestSupport
     /// dump takes hex bytes (`de ad be ef`, `DEADBEEF`) and text, marks the bytes in both columns,
     /// and walks the matches. JSON and XML nested 60,000 deep open (indentation stops growing at
     /// depth 64; it made the output quadratic and ran the worker out of memory).
-    @Test(.enabled(if: WebUIBrowser.missing == nil, "needs /usr/bin/chromium and playwright (scripts/test installs them)"))
+    @Test(.enabled(if: WebUIBrowser.missing == nil, "needs chromium and playwright (scripts/test installs them)"))
     func bodiesShowPrettyRawAndFindable() throws {
         let dir = TemporaryDirectory()
         let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--web", "127.0.0.1:0", "--quiet"], webUI: true)
         let ui = try #require(proxy.webUI)
         let result = try WebUIBrowser.run(ui: ui, proxy: "http://127.0.0.1:\(proxy.port)", script: "webui_bodies.py",
                                           timeout: 240)
-        let expected: Set = ["formatter-chunked", "xml-pretty", "xml-pretty-raw", "rss-pretty", "rss-pretty-raw",
+        let expected: Set = ["formatter-chunked", "xml-pretty", "xml-pretty-raw", "xml-folds", "rss-pretty",
+                             "rss-pretty-raw",
                              "html-pretty", "html-pretty-raw", "html-pretty-runs-nothing", "xml-broken-raw-with-reason",
                              "json-escapes-shown", "json-escapes-shown-raw", "json-escapes-findable", "hex-find-bytes",
                              "hex-find-text", "deep-json-opens", "deep-xml-opens", "big-xml-pretty",

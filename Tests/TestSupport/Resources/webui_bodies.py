@@ -336,6 +336,17 @@ def run(browser, options, base, checks):
 
     chunked(browser, context, "%s://%s/" % (ui.scheme, ui.netloc), checks)
     pretty_then_raw(page, checks, "xml-pretty", paths["/soap"], SOAP, SOAP_PRETTY)
+    # An element folds to its end tag, as a JSON object folds to its brace.
+    try:
+        page.click("flow-detail line-view .line:not([hidden]) .fold[data-id='2']")
+        page.wait_for_timeout(200)
+        rows = page.evaluate("() => [...document.querySelectorAll('flow-detail line-view .line:not([hidden])')]"
+                             ".map(r => [Number(r.querySelector('.gutter').textContent), r.querySelector('.code')"
+                             ".textContent]).sort((a, b) => a[0] - b[0]).map(r => r[1])")
+        folded = "  <soap:Body> \u2026 5 lines \u2026 </soap:Body>"
+        checks.result("xml-folds", rows == SOAP_PRETTY.split("\n")[:2] + [folded, "</soap:Envelope>"], repr(rows))
+    except Exception as error:
+        checks.result("xml-folds", False, str(error).splitlines()[0])
     pretty_then_raw(page, checks, "rss-pretty", paths["/feed"], RSS, RSS_PRETTY)
     pretty_then_raw(page, checks, "html-pretty", paths["/page"], HTML, HTML_PRETTY)
     # The pretty HTML is text: nothing in it ran, loaded or became an element.
