@@ -1,4 +1,5 @@
 import CertAuthority
+import DevProxy
 import Foundation
 import PinningPolicy
 
@@ -17,9 +18,9 @@ enum PolicyCommand {
       devproxy policy check Info.plist --kind ats              App Transport Security (found alone without --kind)
       devproxy policy check Info.plist --persona tls12         ATS: would the app refuse DevProxy offering at most TLS 1.2?
       devproxy policy check Info.plist --chain served.pem      predict for a chain you captured instead
-      devproxy policy check nsc.xml --res app/src/main/res     read <certificates src="@raw/…"/> from res/raw (a policy
-                                                               in res/xml/ finds it alone); unread, a verdict that
-                                                               turns on it is `uncertain` and says why
+      devproxy policy check nsc.xml --res app/src/main/res     read <certificates src="@raw/…"/> from res/raw (or
+                                                               --res app.apk; a policy in res/xml/ finds it alone);
+                                                               unread, a verdict that turns on it is `uncertain`
       devproxy policy check pins.txt --leaf-key debug-leaf.pub  ... for DevProxy's leaf carrying this key (a PEM public
                                                                key or certificate), as `devproxy run --leaf-key` serves it
       devproxy policy check Info.plist --json                  {"errors", "warnings", "hosts": [...]}
@@ -108,7 +109,7 @@ enum PolicyCommand {
         }
         var check = PolicyCheck(teamRoot: teamRoot, presented: presented)
         check.leafKey = leafKey?.source.spkiDER
-        check.androidResDirectory = try resDirectory(arguments, policy: path)
+        check.androidResources = try androidResources(arguments, policyPath: path, policy: data, kind: kind)
         (check.offer, check.kind) = (offer, kind)
         check.rotation = rotation(of: store, root: teamRoot)
         for file in arguments.values("expected") {
@@ -155,25 +156,33 @@ enum PolicyCommand {
         return 0
     }
 
-    /// Where Android `@raw/` trust anchors are read from: `--res DIR`, else the res directory the
-    /// policy is in (`res/xml/network_security_config.xml` → `res`) when it has a `raw/`.
-    private static func resDirectory(_ arguments: Arguments, policy: String) throws -> String? {
+    /// Where Android `@raw/` trust anchors are read from: `--res DIR` or `--res APP.apk`, else the
+    /// res directory the policy is in (`res/xml/network_security_config.xml` → `res`) when it has
+    /// a `raw/`.
+    private static func androidResources(_ arguments: Arguments, policyPath policy: String, policy data: Data,
+                                         kind: PolicySource?) throws -> AndroidResources? {
         var isDirectory: ObjCBool = false
         if let given = arguments.value("res") {
+            let hint = "give the app's res directory (the one holding xml/ and raw/) or its .apk"
             guard FileManager.default.fileExists(atPath: given, isDirectory: &isDirectory) else {
-                throw CommandFailure("--res \(given): no such directory; give the app's res directory (the one holding xml/ and raw/)")
+                throw CommandFailure("--res \(given): no such file or directory; \(hint)")
             }
-            guard isDirectory.boolValue else {
-                throw CommandFailure("--res \(given): not a directory; give the app's res directory (the one holding xml/ and raw/)")
+            if isDirectory.boolValue { return .directory(given) }
+            guard AndroidPackage.isPackage(given) else { throw CommandFailure("--res \(given): not a directory or an .apk; \(hint)") }
+            guard let parsed = try? PolicyLoader.load(data: data, kind: kind), parsed.source == .androidNSC else { return nil }
+            let names = Set(PolicyCheck.rawResources(of: parsed).map { String($0.dropFirst("@raw/".count)) })
+            do {
+                return .package(given, raw: try AndroidPackage.rawFiles(in: given, named: names))
+            } catch {
+                throw CommandFailure("--res \(given): \(error.reason)")
             }
-            return given
         }
         let xml = (policy as NSString).deletingLastPathComponent
         guard (xml as NSString).lastPathComponent.hasPrefix("xml") else { return nil }
         let res = (xml as NSString).deletingLastPathComponent
         let raw = (res.isEmpty ? "." : res) + "/raw"
         return FileManager.default.fileExists(atPath: raw, isDirectory: &isDirectory) && isDirectory.boolValue
-            ? (res.isEmpty ? "." : res) : nil
+            ? .directory(res.isEmpty ? "." : res) : nil
     }
 
     /// `--leaf-key FILE` read: its path and the first key in it; nil when not given.

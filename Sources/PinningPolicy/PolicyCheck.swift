@@ -76,9 +76,9 @@ public struct PolicyCheck: Sendable {
     /// `devproxy run --leaf-key` serves them: a leaf-only pinner holding its pin then matches.
     /// Only for `.minted`. Default nil (a fresh key per leaf).
     public var leafKey: [UInt8]? = nil
-    /// Android: the app's `res` directory, whose `raw/` holds the `@raw/name` trust anchors the
-    /// policy names. Default nil: none is read, and a verdict that depends on one says so.
-    public var androidResDirectory: String? = nil
+    /// Android: the app's resources, whose `raw/` holds the `@raw/name` trust anchors the policy
+    /// names. Default nil: none is read, and a verdict that depends on one says so.
+    public var androidResources: AndroidResources? = nil
 
     public init(teamRoot: Certificate?, presented: PresentedChain?, context: EvaluationContext = EvaluationContext()) {
         self.teamRoot = teamRoot
@@ -115,11 +115,11 @@ public struct PolicyCheck: Sendable {
         (linter.teamRoot, linter.expected, linter.rotation) = (teamRoot, expected, rotation)
         warnings += linter.lint(policy, at: now).map(\.description)
         var context = context
-        if policy.source == .androidNSC, let androidResDirectory {
+        if policy.source == .androidNSC, let androidResources {
             context.androidResourcesLookedFor = true
             for name in Self.rawResources(of: policy) {
                 do {
-                    context.androidResources[name] = try AndroidRawResource.read(name, resDirectory: androidResDirectory)
+                    context.androidResources[name] = try AndroidRawResource.read(name, from: androidResources)
                 } catch let error as PolicyError {
                     warnings.append("\(error.reason); the verdicts that depend on it say so")
                 } catch {
@@ -158,7 +158,7 @@ public struct PolicyCheck: Sendable {
     }
 
     /// Every `@raw/` resource an Android policy names as a trust anchor, in order.
-    static func rawResources(of policy: PinningPolicy) -> [String] {
+    public static func rawResources(of policy: PinningPolicy) -> [String] {
         let anchors = policy.baseTrustAnchors + policy.debugOverrideAnchors + policy.domains.flatMap(\.trustAnchors)
         var seen: Set<String> = []
         return anchors.compactMap { anchor in

@@ -126,6 +126,30 @@ import TestSupport
         #expect(!(row["reason"] as? String ?? "").contains("@raw"), "\(row)")
     }
 
+    /// An .apk (a ZIP made here with `zip`, the raw file deflated as aapt stores it) is read the
+    /// same way: the team root in res/raw/team_ca.pem allows, another CA blocks.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/zip")
+                   && FileManager.default.isExecutableFile(atPath: "/usr/bin/unzip"), "no zip or unzip"))
+    func theResourceIsReadFromAnAPK() throws {
+        let policy = fixture.directory.write("nsc.xml", config())
+        for (name, pem, decision) in [("team", try teamRootPEM(), "allow"), ("other", try otherCA(), "block")] {
+            let tree = try resDirectory("apk-" + name, config: config(), rawPEM: pem)
+            let apk = fixture.directory.file("\(name).apk")
+            let zipped = try Subprocess.run("sh", ["-c", "cd \"$0/..\" && zip -q -r \"$1\" res", tree.res, apk])
+            #expect(zipped.status == 0, "\(zipped.output)")
+            let (result, row) = try check([policy, "--res", apk])
+            #expect(result.status == 0, "\(result.output)")
+            #expect(row["decision"] as? String == decision, "\(name): \(result.output)")
+            if decision == "block" {
+                #expect((row["reason"] as? String)?.contains("\(apk)!/res/raw/team_ca.pem") == true, "\(row)")
+            }
+        }
+        let notAPK = fixture.directory.write("notes.txt", "hello\n")
+        let refused = try Subprocess.run(Subprocess.devproxy, ["policy", "check", "--ca-dir", ca, policy, "--res", notAPK])
+        #expect(refused.status == 1, "\(refused.output)")
+        #expect(refused.stderr.hasPrefix("error: --res \(notAPK): not a directory or an .apk"), "\(refused.output)")
+    }
+
     @Test func aResDirectoryThatIsNotThereIsOneErrorLine() throws {
         let policy = fixture.directory.write("nsc.xml", config())
         let result = try Subprocess.run(Subprocess.devproxy, ["policy", "check", "--ca-dir", ca, policy, "--res",
