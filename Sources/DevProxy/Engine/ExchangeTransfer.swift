@@ -11,7 +11,8 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
     /// `head` as the neutral request the flow records (and a non-HTTP/1.1 leg translates).
     let request: HTTPRequest
     let destination: Destination
-    private(set) var leg: Leg
+    /// Set only here (`ExchangeTransfer+EarlyAnswer` reads the origin's early answer through it).
+    var leg: Leg
     /// Where the request and response are recorded for the flow.
     let recorder: ExchangeRecorder
     /// True once the response ended cleanly with a keep-alive framing and the request body was
@@ -25,6 +26,12 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
     private let resending: Bool
     /// Whether the request has a body (chunked, or a Content-Length above 0).
     private var hasBody = false
+    /// A final response that came while the request body was still going up (`originAnsweredEarly`).
+    var earlyFinal: UpstreamResponseHead?
+    /// `earlyFinal` goes to the client before the rest of the request body goes up (or instead).
+    var relaysEarly = false
+    /// Request body bytes that went to the origin, for `request.body_cut`.
+    var bodyBytesSent = 0
 
     init(context: ExchangeContext, head: HTTPRequestHead, request: HTTPRequest, destination: Destination, leg: Leg,
          recorder: ExchangeRecorder, resending: Bool = false) {
@@ -93,11 +100,11 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
             if !waitsForContinue && !resending {
                 // A leg that does not relay the origin's `100` (HTTP/2): the client goes on at once.
                 if expectsContinue && hasBody { context.sendToClient(Self.continueHead) }
-                cutShort = try sendRequestBodyUntilCut(draft: draft)
+                cutShort = try sendRequestBodyUntilCut(draft: &draft)
             }
         } catch {
             // The (empty) body is read off the client here, so the retry finds its next request.
-            if isStale(error), (try? sendRequestBody(upstreamWrites: false)) != nil {
+            if isStale(error), (try? sendRequestBody(upstreamWrites: false, draft: &draft)) != nil {
                 staleConnection = true
                 return false
             }
@@ -106,7 +113,7 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
         }
         recorder.requestSent = Date()
         recorder.finishTimings(into: &draft, openEnded: false)
-        var bodySent = !waitsForContinue && cutShort == nil
+        var bodySent = !waitsForContinue && cutShort == nil && !relaysEarly
         let response = ResponseRelay<Leg>(context: context, requestHead: head, recorder: recorder)
         do {
             if waitsForContinue && hasBody && !resending, try originInput(within: Self.continueWait) == .timedOut {
@@ -115,11 +122,15 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
                 // DevProxy waited only on the origin, holding a body the client had sent, until the
                 // upstream timeout. After the wait a client may expect, it says go on itself.
                 context.sendToClient(Self.continueHead)
-                cutShort = try sendRequestBodyUntilCut(draft: draft)
-                bodySent = cutShort == nil
+                cutShort = try sendRequestBodyUntilCut(draft: &draft)
+                bodySent = cutShort == nil && !relaysEarly
             }
             var final: UpstreamResponseHead?
             while final == nil {
+                if let earlyFinal {
+                    final = earlyFinal
+                    break
+                }
                 let event: UpstreamEvent
                 do {
                     try awaitHead()
@@ -132,13 +143,10 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
                 case .interim(let interim) where interim.response.status == 100:
                     guard !bodySent, cutShort == nil else { continue }
                     context.sendToClient(Self.continueHead)
-                    cutShort = try sendRequestBodyUntilCut(draft: draft)
-                    bodySent = cutShort == nil
+                    cutShort = try sendRequestBodyUntilCut(draft: &draft)
+                    bodySent = cutShort == nil && !relaysEarly
                 case .interim(let interim):
-                    draft.recordInformational(interim.response, redact: context.configuration.redactHeaders)
-                    // RFC 9110 §15.2: no 1xx to an HTTP/1.0 client, which reads it as the response.
-                    guard head.version != .http10 else { continue }
-                    context.sendToClient(HTTP1Serializer.serialize(interim.asHTTP1))
+                    relayInterim(interim, draft: &draft)
                 case .final(let head):
                     final = head
                 case .body, .end:
@@ -147,15 +155,23 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
             }
             guard let final else { return false }
             recorder.recordResponseHead(final.response)
-            recorder.finishRequestBody(into: &draft)
+            // After an early answer the body is finished once the rest went up or was cut.
+            if !relaysEarly { recorder.finishRequestBody(into: &draft) }
             let outcome = response.relay(final, leg: &leg, draft: &draft)
+            if relaysEarly {
+                bodySent = finishEarlyAnswer(final, upstreamKept: outcome.upstreamReusable, draft: &draft)
+            } else if cutShort != nil {
+                draft.flow.request?.bodyCut = Flow.BodyCut(sent: bodyBytesSent, reason: "the origin answered "
+                                                           + "\(final.response.status) and closed the connection before "
+                                                           + "the request body was in")
+            }
             if !recorder.requestTrailers.isEmpty || !recorder.responseTrailers.isEmpty {
                 recorder.finishTrailers(into: &draft, redact: context.configuration.redactHeaders)
             }
             recorder.finishGRPC(into: &draft)
             recorder.finishTimings(into: &draft)
             upstreamReusable = outcome.upstreamReusable && bodySent
-            if cutShort != nil { lingerOnUnreadBody() }
+            if cutShort != nil || (relaysEarly && !bodySent) { lingerOnUnreadBody() }
             return outcome.clientKeepAlive && bodySent && head.keepAlive
         } catch {
             if isStale(error) {
@@ -185,9 +201,9 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
 
     /// `sendRequestBody()`; a failure to write to an origin that closed the connection is
     /// returned instead of thrown (the origin may have answered already).
-    private mutating func sendRequestBodyUntilCut(draft: FlowDraft) throws -> (any Error)? {
+    mutating func sendRequestBodyUntilCut(draft: inout FlowDraft) throws -> (any Error)? {
         do {
-            try sendRequestBody(showingProgressOf: draft)
+            try sendRequestBody(draft: &draft, showingProgress: true)
             return nil
         } catch let error as NetworkError where (error.kind == .reset || error.kind == .closed) && !isStale(error) {
             return error
@@ -195,17 +211,27 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
     }
 
     /// Streams the client's request body through the leg; with `upstreamWrites: false` only
-    /// reads it off the client. A long upload is shown while it goes when `draft` is given
-    /// (`ExchangeRecorder.progress`).
-    private mutating func sendRequestBody(upstreamWrites: Bool = true, showingProgressOf draft: FlowDraft? = nil) throws {
-        while let event = try readClient() {
+    /// reads it off the client. A long upload is shown while it goes with `showingProgress`
+    /// (`ExchangeRecorder.progress`). Returns early, `relaysEarly` set, when the origin answers
+    /// before the body is in and the answer goes to the client first (`originAnsweredEarly`).
+    private mutating func sendRequestBody(upstreamWrites: Bool = true, draft: inout FlowDraft,
+                                          showingProgress: Bool = false) throws {
+        while true {
+            if upstreamWrites && hasBody && Leg.answersWhileBodyGoesUp && earlyFinal == nil,
+               try originAnsweredEarly(draft: &draft) {
+                return
+            }
+            guard let event = try readClient() else { break }
             switch event {
             case .head:
                 return
             case .body(let bytes):
                 recorder.recordRequestBody(bytes)
-                if upstreamWrites { try leg.sendBody(bytes) }
-                if let draft { context.showProgress(of: draft, recorder: recorder) }
+                if upstreamWrites {
+                    try leg.sendBody(bytes)
+                    bodyBytesSent += bytes.count
+                }
+                if showingProgress { context.showProgress(of: draft, recorder: recorder) }
             case .end(let trailers):
                 let fields = trailers.isEmpty ? HTTPFields() : HTTPFields(trailers)
                 if !fields.isEmpty { recorder.recordRequestTrailers(fields) }

@@ -24,6 +24,7 @@ struct HTTP1OriginLeg: UpstreamLeg {
     private var surplus = false
 
     static var relaysContinue: Bool { true }
+    static var answersWhileBodyGoesUp: Bool { true }
 
     init(upstream: UpstreamConnection, destination: Destination, configuration: ProxyConfiguration) {
         self.upstream = upstream
@@ -112,6 +113,11 @@ struct HTTP1OriginLeg: UpstreamLeg {
     }
 
     func consumed(_ count: Int) {}
+
+    func responseArrived() -> Bool {
+        // A failure (a malformed head) is the next read's to report.
+        (try? upstream.reader.hasArrivedInput()) ?? true
+    }
 
     func hasBufferedResponse() -> Bool {
         (try? upstream.reader.hasBufferedInput()) == true

@@ -165,6 +165,34 @@ final class MessageReader<Parser: HTTP1Parsing> {
         }
     }
 
+    /// Whether input has arrived, without waiting: an event the parser holds, or bytes the stream
+    /// or the socket received, read here (without blocking) into the parser; TLS's own messages
+    /// (a TLS 1.3 server's session tickets) are not input. True at the peer's close too, which
+    /// the next read reports.
+    func hasArrivedInput() throws -> Bool {
+        if try hasParsedEvent() { return true }
+        guard stream.pending > 0 || stream.inputReady else { return false }
+        var chunk = [UInt8](repeating: 0, count: bufferSize)
+        let read = try? stream.socket.withoutBlocking {
+            try chunk.withUnsafeMutableBytes { try stream.readAvailable(into: $0) }
+        }
+        guard let count = read else { return false }
+        if count == 0 {
+            sawEOF = true
+            return true
+        }
+        bytesRead += count
+        parser.feed(chunk[0..<count])
+        return true
+    }
+
+    /// Whether the parser has an event ready from the bytes it holds (kept for the next `next`).
+    private func hasParsedEvent() throws -> Bool {
+        if pendingEvent != nil { return true }
+        pendingEvent = try parser.next()
+        return pendingEvent != nil
+    }
+
     /// Whether the next message has already begun arriving: a pipelined request the parser
     /// holds, or bytes TLS has decrypted (neither shows up in poll()).
     func hasBufferedInput() throws -> Bool {

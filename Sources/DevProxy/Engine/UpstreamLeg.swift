@@ -17,6 +17,14 @@ protocol UpstreamLeg {
     /// Whether the origin itself answers `Expect: 100-continue` (the body is held until its
     /// `100`); false: DevProxy tells the client to go on and sends the body at once.
     static var relaysContinue: Bool { get }
+    /// Whether bytes from the origin while the request body goes up can only be its response
+    /// (HTTP/1.1), so the upload watches for an answer that comes before the body is in
+    /// (`ExchangeTransfer.originAnsweredEarly`); an HTTP/2 leg's are frames it handles itself
+    /// (window updates; an early answer ends the stream with RST_STREAM NO_ERROR).
+    static var answersWhileBodyGoesUp: Bool { get }
+    /// With `answersWhileBodyGoesUp`: whether response bytes (or the origin's close) arrived,
+    /// without waiting; what the socket holds is taken in, and TLS's own messages do not count.
+    mutating func responseArrived() -> Bool
 
     /// Sends the request head; `request.hasBody` says whether body chunks and an end follow.
     mutating func sendHead(_ request: UpstreamRequest) throws

@@ -26,6 +26,8 @@ struct HTTP2OriginLeg: UpstreamLeg {
     private static let queueLimit = 256 * 1024
 
     static var relaysContinue: Bool { false }
+    static var answersWhileBodyGoesUp: Bool { false }
+    func responseArrived() -> Bool { false }
 
     /// How long the origin may stay silent (`--upstream-timeout`), for the failure's message.
     private let upstreamTimeout: TimeInterval

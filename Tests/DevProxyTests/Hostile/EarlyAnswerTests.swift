@@ -1,0 +1,125 @@
+@testable import DevProxy
+import Foundation
+import Testing
+import TestSupport
+
+/// An HTTP/1.1 origin that answers before the request body is in (RFC 9110 §10.1.1, RFC 9112
+/// §9.6): the answer reaches the client as soon as it comes, not once the upload ended or the
+/// origin closed; the rest of the body goes on where the origin reads on and stops where it
+/// closes, and the flow says how much went up (`request.body_cut`).
+@Suite(.serialized) struct EarlyAnswerTests {
+    /// 4 MB sent at 1 MB/s: the upload alone takes four seconds. curl sends it without `Expect:
+    /// 100-continue` (its default for a large body), as many clients do.
+    static let uploadSize = 4 << 20
+    static let rate = "1M"
+
+    /// 413 with `Connection: close` after the head only, then the connection left open, unread,
+    /// for five seconds: curl gets the 413 within a second or two (it waited for the origin's
+    /// close), and the flow says the body was cut, how much went up and why.
+    @Test func anEarlyAnswerThatClosesReachesTheClientAtOnce() throws {
+        let origin = try BackgroundServer(script: Self.origin, arguments: [])
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let dir = TemporaryDirectory()
+        let upload = dir.write("upload.bin", bytes: [UInt8](repeating: 0x61, count: Self.uploadSize))
+        let started = Date()
+        let result = try proxy.curl(["--http1.1", "-X", "POST", "-H", "Expect:", "--data-binary", "@\(upload)", "--limit-rate", Self.rate,
+                                     "-w", "\n%{http_code}", "http://127.0.0.1:\(origin.port)/close"])
+        // curl stops sending on an early error: it is done once the 413 reaches it.
+        let waited = Date().timeIntervalSince(started)
+        #expect(result.stdout == "too large\n413", "\(result.output)")
+        #expect(waited < 3, "the 413 took \(waited) s to reach the client")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.response?.status == 413 && flow.error == nil, "\(flow)")
+        let cut = try #require(flow.request?.bodyCut, "no body_cut in \(flow)")
+        #expect(cut.sent < Self.uploadSize && cut.sent <= flow.request?.body?.size ?? 0, "\(cut)")
+        #expect(cut.reason.contains("answered 413") && cut.reason.contains("Connection: close"), "\(cut)")
+        #expect(ConsoleFlowPrinter.line(for: flow).contains("(request body cut after"))
+    }
+
+    /// 401 after the head only, on a connection the origin keeps (it reads and drops the rest):
+    /// curl gets the 401 at once (it waited for its whole upload), stops sending as it does on
+    /// an early error, and the flow says the client stopped.
+    @Test func anEarlyAnswerOnAKeptConnectionReachesCurlAtOnce() throws {
+        let origin = try BackgroundServer(script: Self.origin, arguments: [])
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let dir = TemporaryDirectory()
+        let upload = dir.write("upload.bin", bytes: [UInt8](repeating: 0x61, count: Self.uploadSize))
+        let started = Date()
+        let result = try proxy.curl(["--http1.1", "-X", "POST", "-H", "Expect:", "--data-binary", "@\(upload)", "--limit-rate", Self.rate,
+                                     "-w", "\n%{http_code}", "http://127.0.0.1:\(origin.port)/keep"])
+        let waited = Date().timeIntervalSince(started)
+        #expect(result.stdout == "unauthorized\n401", "\(result.output)")
+        #expect(waited < 3, "the 401 took \(waited) s to reach the client")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.response?.status == 401, "\(flow)")
+        #expect(flow.request?.bodyCut?.reason.contains("the client stopped sending") == true,
+                "\(String(describing: flow.request?.bodyCut))")
+    }
+
+    /// A client that reads the early 401 and then sends the rest of its body anyway: the rest goes
+    /// on to the origin, which reads it, and both connections serve the next request. The 401 is
+    /// read before the body is sent whole (before: the proxy sent nothing back until the body
+    /// was in, and this client waited for it).
+    @Test func theRestOfTheBodyGoesOnWhereTheOriginReadsOn() throws {
+        let origin = try BackgroundServer(script: Self.origin, arguments: [])
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let client = try RawClient.plain(port: proxy.port, timeout: 5)
+        let part = String(repeating: "a", count: 1000)
+        client.send("POST http://127.0.0.1:\(origin.port)/keep HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n"
+                    + "Content-Length: 2000\r\n\r\n" + part)
+        let early = try client.readResponse()
+        #expect(early.status == 401 && early.body == "unauthorized", "\(early.text)")
+        client.send(part)
+        client.send("POST http://127.0.0.1:\(origin.port)/count HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n"
+                    + "Content-Length: 5\r\n\r\nhello")
+        let next = try client.readResponse()
+        #expect(next.status == 200 && next.body == "5 bytes on connection 1", "\(next.text)")
+        let flows = proxy.flows(count: 2)
+        let first = try #require(flows.first { $0.request?.url.hasSuffix("/keep") == true })
+        #expect(first.response?.status == 401 && first.request?.bodyCut == nil, "\(first)")
+        #expect(first.request?.body?.size == 2000, "\(String(describing: first.request?.body))")
+    }
+
+    /// Plain HTTP/1.1 on 127.0.0.1:0. POST /close: 413 with `Connection: close` after the head,
+    /// then five seconds with the body unread before it closes. POST /keep: 401 after the head,
+    /// then it reads and drops the body and serves the connection's next request. Anything else:
+    /// 200 "N bytes on connection C" once the body is read (C counts the connections accepted).
+    static let origin = #"""
+    import itertools, socket, threading, time
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+    print(s.getsockname()[1], flush=True)
+    connections = itertools.count(1)
+    def serve(c, number):
+        data = b""
+        while True:
+            while b"\r\n\r\n" not in data:
+                chunk = c.recv(65536)
+                if not chunk:
+                    c.close(); return
+                data += chunk
+            head, data = data.split(b"\r\n\r\n", 1)
+            lines = head.split(b"\r\n")
+            path = lines[0].split(b" ")[1]
+            length = next((int(l.split(b":", 1)[1]) for l in lines[1:] if l.lower().startswith(b"content-length:")), 0)
+            if path == b"/close":
+                c.sendall(b"HTTP/1.1 413 Content Too Large\r\nContent-Length: 9\r\nConnection: close\r\n\r\ntoo large")
+                time.sleep(5); c.close(); return
+            if path == b"/keep":
+                c.sendall(b"HTTP/1.1 401 Unauthorized\r\nContent-Length: 12\r\nWWW-Authenticate: Basic\r\n\r\nunauthorized")
+            while len(data) < length:
+                chunk = c.recv(65536)
+                if not chunk:
+                    c.close(); return
+                data += chunk
+            body, data = data[:length], data[length:]
+            if path != b"/keep":
+                text = b"%d bytes on connection %d" % (len(body), number)
+                c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(text), text))
+    while True:
+        c, _ = s.accept()
+        threading.Thread(target=serve, args=(c, next(connections)), daemon=True).start()
+    """#
+}
