@@ -32,7 +32,9 @@ enum RunCommand {
              --keylog FILE  --mode regular|socks5|transparent|reverse:URL|upstream:URL[@HOST:PORT] (repeatable; the
                    first takes --listen)  --reverse-tls  --upstream-proxy URL
              --upstream-proxy-auth-file FILE (user:password)
-             --body-limit BYTES (default 1048576)  --redact HEADER  --via  --keep-alt-svc  --quiet  --config FILE
+             --body-limit BYTES (default 1048576)  --redact HEADER  --via  --keep-alt-svc  --quiet
+             --config FILE (JSON, keys as in config/devproxy.example.json; its relative paths are read from its
+                   directory, ~ is the home directory; flags win, and their paths are the working directory's)
              --header-timeout S (default 30)  --idle-timeout S (120)  --connect-timeout S (10)  --upstream-timeout S (60)
              --allow-remote  --proxy-auth FILE (user:password lines)  --passphrase-file FILE
              --persona GLOB=NAME (team, unpinned, untrusted, expired, wrong-host, self-signed, passthrough, tls12,
