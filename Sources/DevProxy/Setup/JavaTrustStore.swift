@@ -27,10 +27,9 @@ public struct JavaTrustStore: TrustStore {
         keytool = ExternalTool(bundled.flatMap { FileManager.default.isExecutableFile(atPath: $0) ? $0 : nil } ?? "keytool")
         password = environment["DEVPROXY_JAVA_STOREPASS"] ?? "changeit"
         passwordFromEnvironment = environment["DEVPROXY_JAVA_STOREPASS"] != nil
-        let parent = (keystore as NSString).deletingLastPathComponent
         var isDirectory: ObjCBool = false
         let creatable = !FileManager.default.fileExists(atPath: keystore)
-            && FileManager.default.fileExists(atPath: parent.isEmpty ? "." : parent, isDirectory: &isDirectory) && isDirectory.boolValue
+            && FileManager.default.fileExists(atPath: Self.directory(of: keystore), isDirectory: &isDirectory) && isDirectory.boolValue
         creationNote = creatable ? " (does not exist yet; `devproxy trust install` creates it)" : ""
     }
 
@@ -75,8 +74,10 @@ public struct JavaTrustStore: TrustStore {
     private var exists: Bool { FileManager.default.fileExists(atPath: keystore) }
 
     /// The directory the keystore is, or is to be, in.
-    private var directory: String {
-        let parent = (keystore as NSString).deletingLastPathComponent
+    private var directory: String { Self.directory(of: keystore) }
+
+    private static func directory(of path: String) -> String {
+        let parent = (path as NSString).deletingLastPathComponent
         return parent.isEmpty ? "." : parent
     }
 
