@@ -91,15 +91,17 @@ import Testing
     /// A Host edited in the resend dialog is sent as typed, over a connection to the URL's host
     /// (TLS verified for that host): the proxy replaced it with the URL's, as it does for any
     /// absolute-form request, so the edit did nothing. Checked against origins that echo the Host
-    /// they received (Python's http.server and hypercorn). The new flow keeps the
+    /// they received (Python's http.server, hypercorn, and an HTTP/2-only origin, which gets it as
+    /// `:authority`). The new flow keeps the
     /// URL it went to, so a replay of it goes there again; a Host that spells the URL's authority
     /// in other letters or with the default port is the URL's; two Hosts, or one with a space,
     /// are refused.
     @Test func anEditedHostIsSentAsTypedToTheURLsHost() throws {
         let origin = try OriginServer(tls: true)
         let hypercorn = try HTTP2Origin(.hypercornBoth)
+        let h2Only = try HTTP2Origin(.misbehaving)
         let ui = try WebUIHarness(withProxy: true) {
-            $0.upstreamCAs = try! [origin.caPath, hypercorn.caPath].map {
+            $0.upstreamCAs = try! [origin.caPath, hypercorn.caPath, h2Only.caPath].map {
                 try Certificate.all(from: try SecureFile.read($0, what: "ca"))[0]
             }
         }
@@ -125,6 +127,10 @@ import Testing
         let other = try received(try resend(hypercorn.url("/echo"), #"[["Host","tenant-b.example"]]"#))
         let echo = try JSONSerialization.jsonObject(with: Data(other.echoed.utf8)) as? [String: Any]
         #expect((echo?["headers"] as? [[String]])?.contains(["host", "tenant-b.example"]) == true, "\(other.echoed)")
+        // An HTTP/2-only origin gets it as :authority.
+        let overH2 = try received(try resend(h2Only.url("/authority"), #"[["Host","tenant-b.example:8443"]]"#))
+        #expect(overH2.echoed == "tenant-b.example:8443", "\(overH2.echoed)")
+        #expect(((overH2.flow["tls"] as? [String: Any])?["upstream"] as? [String: Any])?["alpn"] as? String == "h2")
 
         let sameHost = try received(try resend(origin.url("/headers"), #"[["Host","LOCALHOST:\#(origin.port)"]]"#))
         #expect(sameHost.echoed.contains("Host: localhost:\(origin.port)"), "\(sameHost.echoed)")

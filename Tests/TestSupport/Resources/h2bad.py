@@ -18,7 +18,8 @@ connection error, in one write), /bad-header (a
 stream quiet for S seconds between its two events), /resets (the paths of the streams the peer reset), /close-next (200 "ok",
 then the connection's next request closes it unanswered, without GOAWAY: an idle connection the
 server dropped just as a request came), /refused-once and /goaway-once (REFUSED_STREAM, or GOAWAY
-with last stream 0, the first time either is asked for; 200 "ok" after).
+with last stream 0, the first time either is asked for; 200 "ok" after), /authority (200, the
+:authority the request came with).
 """
 import socket
 import ssl
@@ -205,6 +206,8 @@ def serve_connection(tls, enable_connect_protocol=False):
                     time.sleep(1)
                     send(lambda: conn.send_data(sid, b"late", end_stream=True))
                 threading.Thread(target=late, daemon=True).start()
+            elif path == "/authority":
+                respond(sid, dict(event.headers).get(":authority", "").encode())
             elif path == "/slow":
                 def later(sid=sid):
                     time.sleep(2)
