@@ -679,7 +679,8 @@ class Doc {
                 if (!rows.length || rows.array[rows.length - 1] < row) rows.push(row);
             }
         }
-        return { type: "search", doc: this.id, req, matches: rows.view.slice(), starts, lengths, total,
+        // Past the cap the count is "100,000+": the matches shown, not a total never counted.
+        return { type: "search", doc: this.id, req, matches: rows.view.slice(), starts, lengths, total: count,
             capped: total > SEARCH_CAP };
     }
 

@@ -27,7 +27,7 @@ import TestSupport
                              "rss-pretty-raw",
                              "html-pretty", "html-pretty-raw", "html-pretty-runs-nothing", "xml-broken-raw-with-reason",
                              "json-escapes-shown", "json-escapes-shown-raw", "json-escapes-findable", "hex-find-bytes",
-                             "hex-find-text", "deep-json-opens", "deep-xml-opens", "big-xml-pretty",
+                             "hex-find-text", "hex-find-capped", "deep-json-opens", "deep-xml-opens", "big-xml-pretty",
                              "big-xml-no-long-task", "no-page-errors"]
         let passed = WebUIBrowser.passed(result)
         #expect(result.status == 0, "\(result.output)")

@@ -128,6 +128,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         "/broken": (BROKEN_XML, "application/xml"),
         "/escapes": (ESCAPES, "application/json"),
         "/blob": (BLOB, "application/octet-stream"),
+        "/many": (b"\xab" * 300000, "application/octet-stream"),
         "/deep-json": (DEEP_JSON, "application/json"),
         "/deep-xml": (DEEP_XML, "application/xml"),
     }
@@ -326,7 +327,7 @@ def run(browser, options, base, checks):
     """)
     stamp = int(time.time() * 1000)
     paths = {name: "%s/%d" % (name, stamp) for name in ("/soap", "/feed", "/page", "/broken", "/escapes", "/blob",
-                                                        "/deep-json", "/deep-xml")}
+                                                        "/many", "/deep-json", "/deep-xml")}
     for path in paths.values():
         curl(options.proxy, base + path)
     big_path = "/big.xml/%d" % stamp
@@ -406,6 +407,14 @@ def run(browser, options, base, checks):
     except Exception as error:
         checks.result("hex-find-bytes", False, str(error).splitlines()[0])
         checks.result("hex-find-text", False, str(error).splitlines()[0])
+
+    # 300,000 matches: the first 100,000 are kept, and the count says so.
+    try:
+        open_flow(page, paths["/many"])
+        many = hex_find(page, "ab")
+        checks.result("hex-find-capped", many[0] == "match 1 of 100,000+ at offset 0x00000000", repr(many[0]))
+    except Exception as error:
+        checks.result("hex-find-capped", False, str(error).splitlines()[0])
 
     # Deep nesting opens, indented as at depth 64 past it.
     # The innermost pair shares a line (`[]`, `<a></a>`).
