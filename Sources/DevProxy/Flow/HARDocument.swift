@@ -104,11 +104,15 @@ public struct HARDocument: Codable, Sendable, Equatable {
         public var error: String?
         /// Trailer fields after the body (gRPC's `grpc-status` lives here).
         public var trailers: [NameValue]? = nil
+        /// Chrome's `_transferSize` (the response's bytes on the wire), for an entry imported from
+        /// a HAR that gave it; DevProxy does not count it itself.
+        public var transferSize: Int? = nil
 
         enum CodingKeys: String, CodingKey {
             case status, statusText, httpVersion, cookies, headers, content, redirectURL, headersSize, bodySize
             case error = "_error"
             case trailers = "_trailers"
+            case transferSize = "_transferSize"
         }
     }
 

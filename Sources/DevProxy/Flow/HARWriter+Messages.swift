@@ -3,7 +3,8 @@ import HTTPTypes
 
 extension HARWriter {
     /// The request side of an entry; a `CONNECT` to the server for flows that have no request.
-    static func request(for flow: Flow) -> HARDocument.Request {
+    /// `sizes`: those the flow's HAR gave, which replace the ones counted here.
+    static func request(for flow: Flow, sizes: HARSizes.Message? = nil) -> HARDocument.Request {
         guard let request = flow.request else {
             let authority = "\(flow.server.host):\(flow.server.port)"
             return HARDocument.Request(method: "CONNECT", url: "https://\(authority)/", httpVersion: "HTTP/1.1",
@@ -37,6 +38,10 @@ extension HARWriter {
                 startLine: "\(request.method) \(target) \(version(request.httpVersion))", headers: headers),
             bodySize: request.body?.size ?? 0)
         result.trailers = request.trailers.map(nameValues)
+        if let sizes {
+            result.headersSize = sizes.headersSize ?? result.headersSize
+            result.bodySize = sizes.bodySize ?? result.bodySize
+        }
         return result
     }
 
@@ -62,8 +67,9 @@ extension HARWriter {
     }
 
     /// The response side of an entry: status 0 and `_error` when there was none (failures),
-    /// `200 Connection established` for a tunnel.
-    static func response(for flow: Flow) -> HARDocument.Response {
+    /// `200 Connection established` for a tunnel. `sizes`: those the flow's HAR gave, which
+    /// replace the ones counted here (`compression` and `_transferSize` as it gave them or not).
+    static func response(for flow: Flow, sizes: HARSizes.Message? = nil) -> HARDocument.Response {
         guard let response = flow.response else {
             let tunnelled = flow.mode == .tunnel && flow.error == nil
             let failure = flow.error.map { "\($0.kind): \($0.message)" }
@@ -104,6 +110,13 @@ extension HARWriter {
                 startLine: "\(version(response.httpVersion)) \(response.status) \(response.reason)", headers: headers),
             bodySize: response.body?.size ?? 0, error: flow.error.map { "\($0.kind): \($0.message)" })
         result.trailers = response.trailers.map(nameValues)
+        if let sizes {
+            result.headersSize = sizes.headersSize ?? result.headersSize
+            result.bodySize = sizes.bodySize ?? result.bodySize
+            result.content.size = sizes.contentSize ?? result.content.size
+            result.content.compression = sizes.compression
+            result.transferSize = sizes.transferSize
+        }
         return result
     }
 

@@ -13,9 +13,12 @@ public enum HARWriter {
     /// it (`--har` and a flow log have flows in the order they finished: a long request that
     /// started first used to come after those it overlapped). Flows that started in the same
     /// millisecond keep the order given; one whose `started` does not parse goes last.
-    public static func document(for flows: [Flow], creatorVersion: String = defaultCreatorVersion) -> HARDocument {
+    /// - Parameter sizes: by flow id, the sizes a HAR gave for flows imported from one, given back
+    ///   as they were (`HARSizes`).
+    public static func document(for flows: [Flow], creatorVersion: String = defaultCreatorVersion,
+                                sizes: [String: HARSizes] = [:]) -> HARDocument {
         HARDocument(log: .init(version: "1.2", creator: .init(name: "DevProxy", version: creatorVersion),
-                               entries: byStart(flows).map(entry(for:))))
+                               entries: byStart(flows).map { entry(for: $0, sizes: sizes[$0.id]) }))
     }
 
     /// `flows` in the order they started; a stable sort (an unparseable `started` sorts last).
@@ -27,10 +30,10 @@ public enum HARWriter {
 
     /// The archive as pretty-printed JSON, keys sorted, slashes unescaped.
     public static func encode(_ flows: [Flow], creatorVersion: String = defaultCreatorVersion,
-                              comment: String? = nil) throws -> [UInt8] {
+                              comment: String? = nil, sizes: [String: HARSizes] = [:]) throws -> [UInt8] {
         let encoder = FlowJSON.encoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        var document = document(for: flows, creatorVersion: creatorVersion)
+        var document = document(for: flows, creatorVersion: creatorVersion, sizes: sizes)
         document.log.comment = comment
         var bytes = [UInt8](try encoder.encode(document))
         bytes.append(UInt8(ascii: "\n"))
@@ -49,13 +52,14 @@ public enum HARWriter {
         try FlowFile.writeAtomically(bytes, to: path)
     }
 
-    /// One HAR entry for one flow.
-    static func entry(for flow: Flow) -> HARDocument.Entry {
+    /// One HAR entry for one flow; `sizes` those its HAR gave, for a flow imported from one.
+    static func entry(for flow: Flow, sizes: HARSizes? = nil) -> HARDocument.Entry {
         let timings = timings(for: flow.timings)
         let time = [timings.blocked, timings.dns, timings.connect, timings.send, timings.wait, timings.receive]
             .filter { $0 >= 0 }.reduce(0, +)
         return HARDocument.Entry(
-            startedDateTime: flow.started, time: time, request: request(for: flow), response: response(for: flow),
+            startedDateTime: flow.started, time: time, request: request(for: flow, sizes: sizes?.request),
+            response: response(for: flow, sizes: sizes?.response),
             cache: .init(), timings: timings, serverIPAddress: flow.server.address.map(ipAddress(of:)),
             connection: flow.client, flowID: flow.id, mode: flow.mode.rawValue, error: flow.error, tunnel: flow.tunnel,
             grpc: flow.grpc, webSocketMessages: webSocketMessages(for: flow),

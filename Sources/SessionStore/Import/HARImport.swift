@@ -116,6 +116,15 @@ enum HAREntry {
             }
             object["response"] = responseObject
         }
+        // The sizes the HAR gave, for its export to give them back (`HARSizes`): the flow keeps one
+        // body size, and a gzip body's three (wire, decoded, saved) came back as one.
+        var sizes: [String: Any] = [:]
+        if object["request"] != nil, let request = sizeFields(request, content: nil) { sizes["request"] = request }
+        if let response = entry["response"] as? [String: Any], object["response"] != nil,
+           let fields = sizeFields(response, content: response["content"] as? [String: Any]) {
+            sizes["response"] = fields
+        }
+        if !sizes.isEmpty { object["har_sizes"] = sizes }
         for key in ["error", "tunnel", "grpc"] { if let value = entry["_\(key)"] { object[key] = value } }
         // Chrome writes a failed request's `_error` as its net error (`net::ERR_CONNECTION_REFUSED`),
         // Playwright as `_failureText`, both on the response object (DevTools' `_buildResponse`;
@@ -199,6 +208,26 @@ enum HAREntry {
             if field.first?.hasPrefix(":") == true { pseudo.append(field) } else { headers.append(field) }
         }
         return (pseudo, headers)
+    }
+
+    /// A message's sizes as the HAR gave them (`headersSize`, `bodySize`; a response's
+    /// `content.size`, `content.compression` and Chrome's `_transferSize`), in `HARSizes`' keys;
+    /// nil when it gave none. Only whole numbers are sizes.
+    private static func sizeFields(_ message: [String: Any], content: [String: Any]?) -> [String: Int]? {
+        func whole(_ value: Any?) -> Int? {
+            if let int = value as? Int { return int }
+            guard let double = value as? Double, double.isFinite, double == double.rounded(), abs(double) < 1e15 else {
+                return nil
+            }
+            return Int(double)
+        }
+        var fields: [String: Int] = [:]
+        fields["headers_size"] = whole(message["headersSize"])
+        fields["body_size"] = whole(message["bodySize"])
+        fields["content_size"] = whole(content?["size"])
+        fields["compression"] = whole(content?["compression"])
+        fields["transfer_size"] = whole(message["_transferSize"])
+        return fields.isEmpty ? nil : fields
     }
 
     /// HAR's `[{name, value}]` as the flow log's `[[name, value]]`.

@@ -18,7 +18,9 @@ extension WebUI {
             guard flow.request != nil else { return .error(409, "flow \(id) has no HTTP request to repeat") }
             return .text(try curlCommand(for: flow) + "\n")
         case "har":
-            return .attachment(try HARWriter.encode([flow], creatorVersion: version),
+            // A flow imported from a HAR gives back the sizes that HAR gave.
+            let sizes = try store.flowJSON(id: id).flatMap { HARSizes.of(record: $0) }.map { [flow.id: $0] } ?? [:]
+            return .attachment(try HARWriter.encode([flow], creatorVersion: version, sizes: sizes),
                                filename: "\(Self.safeFileName(id)).har", contentType: "application/json")
         case "raw":
             return .attachment(try rawExchange(flow), filename: "\(Self.safeFileName(id)).http",
@@ -50,8 +52,17 @@ extension WebUI {
                 cut = "the newest \(ids.count) of \(page.total) flows: narrow the filter to export the others"
             }
         }
-        let flows = try ids.compactMap { try storedFlow($0) }
-        var response = WebResponse.attachment(try HARWriter.encode(flows, creatorVersion: version, comment: cut),
+        var flows: [Flow] = []
+        var sizes: [String: HARSizes] = [:]
+        for id in ids {
+            guard let json = try store.flowJSON(id: id), let flow = FlowLogReader.parse(Array(json.utf8)).flows.first
+            else { continue }
+            flows.append(flow)
+            // A flow imported from a HAR gives back the sizes that HAR gave.
+            sizes[flow.id] = HARSizes.of(record: json)
+        }
+        var response = WebResponse.attachment(try HARWriter.encode(flows, creatorVersion: version, comment: cut,
+                                                                   sizes: sizes),
                                               filename: "devproxy.har", contentType: "application/json")
         if let cut { response.headers.append(("X-DevProxy-Export-Cut", cut)) }
         return response
