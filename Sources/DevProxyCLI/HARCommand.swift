@@ -46,6 +46,12 @@ enum HARCommand {
         guard let outputPath, outputPath != "-" else {
             let bytes = try HARWriter.encode(log.flows)
             Output.raw(bytes)
+            // Said on stderr, as with -o FILE on the summary line (`devproxy web` says it alike).
+            if !log.problems.isEmpty {
+                let lines = log.problems.count == 1 ? "1 unreadable line" : "\(log.problems.count) unreadable lines"
+                let flows = log.flows.count == 1 ? "1 flow" : "\(log.flows.count) flows"
+                Output.warning("\(lines) of \(logPath) skipped, see the warnings; the HAR holds the \(flows) of the others")
+            }
             return 0
         }
         do {

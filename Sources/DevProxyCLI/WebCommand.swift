@@ -32,7 +32,8 @@ enum WebCommand {
         let webAddress = try arguments.value("web").map(RunOptions.hostPort)
         let opened: (store: SessionStore, report: SessionImport.Report?)
         do {
-            opened = try SessionImport.open(path: path)
+            // A flow log's lines are taken as `devproxy har` takes them, and skipped for the same reasons.
+            opened = try SessionImport.open(path: path, checkingLines: FlowLogReader.problem(in:terminated:))
         } catch let error as SessionStoreError {
             // Most reasons name the file already ("cannot read PATH: …", "PATH is not a HAR file").
             throw CommandFailure(error.reason.contains(path) ? error.reason : "cannot open \(path): \(error.reason)")
@@ -40,7 +41,11 @@ enum WebCommand {
         // A saved session may still be written by the `devproxy run` beside it: the list follows it.
         if opened.report == nil { opened.store.watchExternalWrites() }
         if let report = opened.report {
-            Output.line("imported \(report.flows) flow(s) from \(path)")
+            let count = report.problems.count
+            let unit = report.problems.first?.unit ?? "line"
+            let units = count == 1 ? unit : unit == "entry" ? "entries" : unit + "s"
+            let skipped = count == 0 ? "" : " (\(count) unreadable \(units) skipped, see the warnings)"
+            Output.line("imported \(report.flows) flow(s) from \(path)\(skipped)")
             Output.warnings(report.problems.map { "\(path) \($0)" }, rest: "unusable record(s)")
             // Not one record a flow: the wrong file, and an empty UI would not say so.
             if report.flows == 0, !report.problems.isEmpty {
@@ -55,6 +60,10 @@ enum WebCommand {
             configuration.tryNextPorts = false
         }
         configuration.allowRemote = arguments.flag("allow-remote")
+        configuration.imported = opened.report.map { report in
+            WebUIConfiguration.ImportNote(file: path, flows: report.flows, skipped: report.problems.count,
+                                          firstSkipped: report.problems.first.map { ($0.unit, $0.number, $0.reason) })
+        }
         if let file = arguments.value("web-password-file") { configuration.password = try RunCommand.webPassword(file) }
         let listener: Listener
         do {

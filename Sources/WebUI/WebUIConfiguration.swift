@@ -20,6 +20,40 @@ public struct WebUIConfiguration: Sendable {
     public var headerTimeout: TimeInterval = 10
     /// How long an idle keep-alive connection is kept. Default 60 s.
     public var idleTimeout: TimeInterval = 60
+    /// What `devproxy web FILE` imported, for `/api/info`'s `import` and the page's note of the
+    /// records it skipped; nil for a live session or a saved one.
+    public var imported: ImportNote?
+
+    /// An imported file's flows and the records it skipped, the first of them with its reason.
+    public struct ImportNote: Sendable, Equatable {
+        public var file: String
+        public var flows: Int
+        public var skipped: Int
+        /// `line` (flow log) or `entry` (HAR), its 1-based number and why it was skipped.
+        public var firstSkipped: (unit: String, number: Int, reason: String)?
+
+        public init(file: String, flows: Int, skipped: Int,
+                    firstSkipped: (unit: String, number: Int, reason: String)?) {
+            self.file = file
+            self.flows = flows
+            self.skipped = skipped
+            self.firstSkipped = firstSkipped
+        }
+
+        public static func == (left: ImportNote, right: ImportNote) -> Bool {
+            left.file == right.file && left.flows == right.flows && left.skipped == right.skipped
+                && left.firstSkipped?.unit == right.firstSkipped?.unit
+                && left.firstSkipped?.number == right.firstSkipped?.number
+                && left.firstSkipped?.reason == right.firstSkipped?.reason
+        }
+
+        /// As `/api/info` gives it: `{"file", "flows", "skipped", "first_skipped": {"line": N, "reason"}}`.
+        var json: [String: Any] {
+            var object: [String: Any] = ["file": file, "flows": flows, "skipped": skipped]
+            if let first = firstSkipped { object["first_skipped"] = [first.unit: first.number, "reason": first.reason] }
+            return object
+        }
+    }
 
     public init() {}
 }

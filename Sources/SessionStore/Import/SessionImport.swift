@@ -30,6 +30,11 @@ public enum SessionImport {
         public var description: String { "\(unit) \(number): \(reason)" }
     }
 
+    /// Why one line of a flow log (without its newline; `terminated` when a newline ended it) is
+    /// not a flow, or nil when it is: `devproxy web` passes `FlowLogReader.problem(in:terminated:)`,
+    /// so that it takes the lines `devproxy har` takes and skips the others for the same reasons.
+    public typealias LineCheck = @Sendable (_ line: ArraySlice<UInt8>, _ terminated: Bool) -> String?
+
     /// The kinds of file `open(path:)` accepts.
     public enum Format: Sendable, Equatable {
         case session, flowLog, har
@@ -68,18 +73,21 @@ public enum SessionImport {
     }
 
     /// Opens `path` for viewing: a session read-only, a flow log or HAR imported into a temporary store.
+    /// - Parameter check: what each flow-log line must pass besides being a JSON object with a
+    ///   flow's summary fields (see `LineCheck`).
     /// - Returns: the store and, for imports, what was read.
     /// - Throws: `SessionStoreError` when the file is unreadable or in none of the formats.
-    public static func open(path: String) throws -> (store: SessionStore, report: Report?) {
+    public static func open(path: String, checkingLines check: LineCheck? = nil) throws
+        -> (store: SessionStore, report: Report?) {
         var status = stat()
         if stat(path, &status) == 0, [S_IFIFO, S_IFCHR, S_IFSOCK].contains(status.st_mode & S_IFMT) {
-            return try openStream(path)
+            return try openStream(path, check: check)
         }
         switch try format(of: path) {
         case .session:
             return (try SessionStore(path: path, readOnly: true), nil)
         case .flowLog:
-            return try importing { try flowLog(at: path, into: $0) }
+            return try importing { try flowLog(at: path, into: $0, checkingLines: check) }
         case .har:
             return try importing { try har(at: path, into: $0) }
         }
@@ -99,7 +107,7 @@ public enum SessionImport {
     /// A pipe (`devproxy web <(zcat flows.jsonl.gz)`, `/dev/stdin`) or device is read once: its
     /// first bytes tell the format and then come first in what is imported. A flow log is read a
     /// line at a time as it arrives; a HAR document is read whole (its JSON is parsed whole).
-    private static func openStream(_ path: String) throws -> (store: SessionStore, report: Report?) {
+    private static func openStream(_ path: String, check: LineCheck?) throws -> (store: SessionStore, report: Report?) {
         let fd = try descriptor(reading: path)
         defer { close(fd) }
         var lines = LineStream(descriptor: fd)
@@ -107,7 +115,7 @@ public enum SessionImport {
         case .session:
             throw SessionStoreError(.open, "\(path) sends a saved session; open the session's file itself")
         case .flowLog:
-            return try importing { try flowLog(&lines, into: $0) }
+            return try importing { try flowLog(&lines, into: $0, check: check) }
         case .har:
             return try importing { try har(Data(try lines.remainder()), path: path, into: $0) }
         }
@@ -159,18 +167,21 @@ public enum SessionImport {
     private static let spacedSeparators = [Array(#"": "#.utf8), Array(#"" :"#.utf8)]
 
     /// Stores every flow of the JSON Lines flow log at `path` in `store`, then flushes.
+    /// - Parameter check: what each line must pass besides (see `LineCheck`); without one, blank
+    ///   lines are passed over and any JSON object with a flow's summary fields is taken.
     /// - Throws: `SessionStoreError(.open)` when unreadable; bad lines are reported, not thrown.
-    public static func flowLog(at path: String, into store: SessionStore) throws -> Report {
+    public static func flowLog(at path: String, into store: SessionStore, checkingLines check: LineCheck? = nil) throws
+        -> Report {
         let fd = try descriptor(reading: path)
         defer { close(fd) }
         var lines = LineStream(descriptor: fd)
-        return try flowLog(&lines, into: store)
+        return try flowLog(&lines, into: store, check: check)
     }
 
     /// Stores every flow of the flow log `lines` reads, then flushes.
     /// - Throws: `SessionStoreError` when reading fails or a line is longer than `LineStream`
     ///   holds; bad lines are reported, not thrown.
-    static func flowLog(_ lines: inout LineStream, into store: SessionStore) throws -> Report {
+    static func flowLog(_ lines: inout LineStream, into store: SessionStore, check: LineCheck? = nil) throws -> Report {
         var report = Report(flows: 0, problems: [])
         var ids = Set<String>()
         var order = StartOrder(store: store)
@@ -178,9 +189,14 @@ public enum SessionImport {
             order.finish()
             store.flush()
         }
-        while var (line, _) = try lines.next() {
+        while let next = try lines.next() {
+            var line = next.line
             let number = lines.number
             if number == 1, line.starts(with: byteOrderMark) { line = line.dropFirst(3) }
+            if let check, let reason = check(line, next.terminated) {
+                report.problems.append(Problem(number: number, reason: reason))
+                continue
+            }
             guard line.contains(where: { $0 > 0x20 }) else { continue }
             do {
                 guard var object = try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else {

@@ -85,7 +85,7 @@ extension WebUI {
     /// `GET /api/info`.
     private func info() -> WebResponse {
         let drops = store.drops
-        let object: [String: Any] = [
+        var object: [String: Any] = [
             "version": version,
             "mode": proxy == nil ? "viewer" : "proxy",
             "proxy": (proxy?.listeners ?? []).map { ["mode": $0.mode, "address": $0.address] },
@@ -96,6 +96,8 @@ extension WebUI {
             "store_drops": ["records": drops.records, "bodies": drops.bodies],
             "store_error": store.writeFailure.map { $0.reason as Any } ?? NSNull(),
         ]
+        // `devproxy web FILE`: what it imported and the records it skipped (the page says so).
+        if let imported = configuration.imported { object["import"] = imported.json }
         guard let onboarding = proxy?.onboardingURL else { return .json(object: object) }
         // A loopback address is offered without its QR code: a phone would open 127.0.0.1 as itself.
         if proxy?.onboardingLoopback == true {

@@ -178,7 +178,22 @@ function setupStatus() {
             ? `The session store could not write some flows (${info.store_error}): they are missing from this ` +
               "list and from the saved session."
             : "";
+        // `devproxy web FILE` skipped records it could not read: said here as on its terminal.
+        const imported = info.import;
+        const importNote = $("import-note");
+        importNote.hidden = !(imported?.skipped > 0);
+        importNote.textContent = importNote.hidden ? "" : importNoteText(imported);
     });
+}
+
+/** What the page says of an import that skipped records: how many, and the first with its reason. */
+function importNoteText(imported) {
+    const first = imported.first_skipped ?? {};
+    const unit = first.entry !== undefined ? "entry" : "line";
+    const units = imported.skipped === 1 ? unit : unit === "entry" ? "entries" : "lines";
+    const where = first[unit] !== undefined ? ` (the first, ${unit} ${first[unit]}: ${first.reason})` : "";
+    return `Imported ${imported.flows} flow${imported.flows === 1 ? "" : "s"} from ${imported.file}; ` +
+        `${imported.skipped} ${units} could not be read and ${imported.skipped === 1 ? "was" : "were"} skipped${where}.`;
 }
 
 /** Asks for the server's info again every few seconds while a proxy runs, so that a session store

@@ -83,6 +83,56 @@ import TestSupport
         #expect(har.log.entries.count == 4)
     }
 
+    /// `devproxy har` and `devproxy web` read one damaged log alike: the same flows, the same
+    /// lines skipped for the same reasons, and each says how many and which came first (the web
+    /// UI in `/api/info`'s `import`). `devproxy web` took a record without `timings` (which the
+    /// UI then could not export or replay), passed over an empty line without a word and said
+    /// nothing of the lines it skipped but the warnings.
+    @Test func harAndWebSkipTheSameLinesAndSaySo() throws {
+        let good = { (id: String) in
+            String(decoding: JSONLinesFlowLog.line(for: { var flow = FlowSamples.get; flow.id = id; return flow }()),
+                   as: UTF8.self).trimmingCharacters(in: .newlines)
+        }
+        var record = try #require(try JSONSerialization.jsonObject(with: Data(good("u1").utf8)) as? [String: Any])
+        #expect(record.removeValue(forKey: "timings") != nil)
+        let untimed = String(decoding: try JSONSerialization.data(withJSONObject: record, options: [.sortedKeys]), as: UTF8.self)
+        let lines = ["\u{FEFF}" + good("g1"), "", "not json at all", #"{"foo":1}"#, untimed, good("g2"), #"{"id":"torn""#]
+        let log = dir.write("mixed.jsonl", lines.joined(separator: "\n"))
+        let skipped = [2, 3, 4, 5, 7]
+
+        let har = try devproxy(["har", log, "-o", dir.file("mixed.har")])
+        #expect(har.status == 0, "\(har.output)")
+        #expect(har.stdout.contains("Wrote 2 entries to \(dir.file("mixed.har")) (mode 0600) (5 unreadable lines skipped"),
+                "\(har.stdout)")
+        let harWarnings = har.stderr.split(separator: "\n").map(String.init)
+        #expect(harWarnings.map { $0.hasPrefix("warning: \(log) line ") } == Array(repeating: true, count: 5), "\(har.stderr)")
+        #expect(harWarnings.first == "warning: \(log) line 2: empty line")
+        let entries = try JSONDecoder().decode(HARDocument.self, from: Data(contentsOf: URL(fileURLWithPath: dir.file("mixed.har"))))
+            .log.entries
+        #expect(entries.map(\.flowID) == ["g1", "g2"])
+        let toStdout = try devproxy(["har", log])
+        #expect(toStdout.stderr.hasSuffix("warning: 5 unreadable lines of \(log) skipped, see the warnings; "
+                                          + "the HAR holds the 2 flows of the others\n"), "\(toStdout.stderr)")
+
+        let stderr = dir.file("web.err")
+        let viewer = try DevProxyViewer(log, stderr: stderr)
+        #expect(viewer.printed == ["imported 2 flow(s) from \(log) (5 unreadable lines skipped, see the warnings)"],
+                "\(viewer.printed)")
+        #expect(dir.read("web.err").split(separator: "\n").map(String.init) == harWarnings, "\(dir.read("web.err"))")
+        func get(_ path: String) throws -> [String: Any] {
+            let answer = try Subprocess.run("curl", ["-sS", "--max-time", "10", "-H", "Authorization: Bearer \(viewer.token)",
+                                                     viewer.base + path])
+            return try JSONSerialization.jsonObject(with: Data(answer.stdout.utf8)) as? [String: Any] ?? [:]
+        }
+        let flows = try get("/api/flows?order=oldest")["flows"] as? [[String: Any]] ?? []
+        #expect(flows.compactMap { $0["id"] as? String } == ["g1", "g2"])
+        let imported = try get("/api/info")["import"] as? [String: Any]
+        #expect(imported?["file"] as? String == log && imported?["flows"] as? Int == 2)
+        #expect(imported?["skipped"] as? Int == skipped.count, "\(imported ?? [:])")
+        let first = imported?["first_skipped"] as? [String: Any]
+        #expect(first?["line"] as? Int == 2 && first?["reason"] as? String == "empty line", "\(first ?? [:])")
+    }
+
     @Test func aMissingLogIsOneErrorLineAndExitOne() throws {
         let result = try devproxy(["har", dir.file("absent.jsonl")])
         #expect(result.status == 1)

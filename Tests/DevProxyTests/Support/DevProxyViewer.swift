@@ -9,17 +9,22 @@ final class DevProxyViewer {
     let base: String
     /// The UI's token (the URL's `token=`).
     let token: String
+    /// The lines it printed on stdout before its `web ui:` line (`imported N flow(s) from FILE`).
+    private(set) var printed: [String] = []
 
-    init(_ file: String) throws {
+    /// - Parameter stderr: a file for what it prints on stderr (its warnings); else discarded.
+    init(_ file: String, stderr: String? = nil) throws {
         process.executableURL = URL(fileURLWithPath: Subprocess.devproxy)
         process.arguments = ["web", file, "--web", "127.0.0.1:0"]
         let stdout = Pipe()
         process.standardOutput = stdout
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        if let stderr { FileManager.default.createFile(atPath: stderr, contents: nil) }
+        process.standardError = FileHandle(forWritingAtPath: stderr ?? "/dev/null")
         try process.run()
         var line = ""
         let deadline = Date().addingTimeInterval(20)
         while !line.hasPrefix("web ui:") && Date() < deadline && process.isRunning {
+            if !line.isEmpty { printed.append(line) }
             line = stdout.fileHandleForReading.readLine()
         }
         guard let match = try? #/^web ui: (http://127\.0\.0\.1:\d+)/\?token=([0-9a-f]{32})$/#.wholeMatch(in: line) else {
