@@ -216,7 +216,8 @@ class FlowDetail extends HTMLElement {
             replaceChildren(panel, messageView(flow.id, "request", flow.request, signal, pending));
             break;
         case "response":
-            replaceChildren(panel, flow.response
+            // 103 Early Hints and the like came first: listed above the final response, in order.
+            replaceChildren(panel, informationalView(flow), flow.response
                 ? messageView(flow.id, "response", flow.response, signal, pending)
                 : h("p", { class: "muted" }, flow.error ? "no response" : "waiting for the response…"));
             break;
@@ -383,8 +384,54 @@ function messageView(id, side, message, signal, pending = false) {
         headersTable("Pseudo-headers", message.pseudo_headers),
         headersTable("Headers", message.headers),
         side === "request" ? cookieTable(message.headers) : setCookieTable(message.headers),
+        side === "request" ? bodyCutNote(message.body_cut) : null,
         pending ? pendingBody(message) : bodyView(id, side, message, signal),
         headersTable("Trailers", message.trailers));
+}
+
+/** What an HTTP/2 informational response, which has no reason phrase, is called (IANA registry). */
+const INFORMATIONAL_NAMES = { 102: "Processing", 103: "Early Hints", 104: "Upload Resumption Supported" };
+
+/**
+ * The informational (1xx) responses the origin sent before its final one (103 Early Hints, 102
+ * Processing; RFC 9110 §15.2), in order: each one's status line, its headers (an Early Hints'
+ * `Link: </style.css>; rel=preload`) and when it came, from the flow's start; and how many more
+ * came than the flow keeps. Null when there were none.
+ */
+function informationalView(flow) {
+    const responses = flow.informational ?? [];
+    const notKept = flow.informational_not_kept > 0 ? flow.informational_not_kept : 0;
+    if (!responses.length && !notKept) return null;
+    const start = Date.parse(flow.started);
+    const total = responses.length + notKept;
+    const items = responses.map((response, index) => {
+        const at = Date.parse(response.time);
+        const after = Number.isNaN(at) || Number.isNaN(start) ? "" : `+${formatDuration(Math.max(0, at - start))}`;
+        const reason = response.reason ?? INFORMATIONAL_NAMES[response.status] ?? "";
+        return h("li", { class: "informational-response", "aria-label": `Informational response ${index + 1}` },
+            h("p", { class: "first-line" }, h("span", { class: "informational-status" }, `${response.status} ${reason}`.trim()),
+                after ? h("span", { class: "informational-time muted", title: response.time ?? "" },
+                    ` · ${after} after the request began`) : null),
+            headersTable("Headers", response.headers) ?? h("p", { class: "muted" }, "no header fields"));
+    });
+    return h("section", { class: "informational", "aria-label": "Informational responses" },
+        h("h3", {}, `Before the response: ${countOf(total, "informational response", "informational responses")}`),
+        h("ol", { class: "informational-list" }, items),
+        notKept ? h("p", { class: "muted informational-not-kept" }, `${notKept} more not kept `
+            + `(a flow keeps the first ${responses.length}; all ${total} went to the client)`) : null);
+}
+
+/**
+ * A request body the origin did not get whole: it answered before the upload was in (a 413, a
+ * 401 to a large POST), and the rest was not sent (RFC 9112 §9.6). The body below is what the
+ * client sent.
+ */
+function bodyCutNote(cut) {
+    if (!cut) return null;
+    const bytes = `${Number(cut.sent).toLocaleString("en-US")} ${cut.sent === 1 ? "byte" : "bytes"}`;
+    return h("p", { class: "body-cut", role: "note" },
+        `Request body cut after ${bytes}${cut.sent >= 1000 ? ` (${formatSize(cut.sent)})` : ""}: ${cut.reason ?? ""}`,
+        h("span", { class: "muted" }, " · the origin got only those; the body below is what the client sent"));
 }
 
 /**

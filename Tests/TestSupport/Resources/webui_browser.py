@@ -260,7 +260,9 @@ def main():
                                        "store is on a disk that fills up), store-cut (a proxy run with "
                                        "--store-body-limit 100000), live-list (the live list and detail "
                                        "pane: updates in place, counts, ports, clear), resend-host (the "
-                                       "resend dialog's Host, with an edited URL and edited itself)")
+                                       "resend dialog's Host, with an edited URL and edited itself), "
+                                       "informational (103 Early Hints listed before the response; a "
+                                       "request body cut by an early answer)")
     options = parser.parse_args()
     checks = Checks()
     origin = Origin(("127.0.0.1", 0), Handler)
@@ -280,6 +282,8 @@ def main():
                     store_cut_said(open_page(browser, options), options, base, checks)
                 elif options.only == "resend-host":
                     resend_host(open_page(browser, options), options, base, origin, checks)
+                elif options.only == "informational":
+                    informational_checks(open_page(browser, options), options, checks)
                 elif options.only == "live-list":
                     page = open_page(browser, options)
                     live_list_checks(page, options, base, checks)
@@ -1514,6 +1518,141 @@ def resend_host(page, options, base, origin, checks):
         checks.result("resend-host-as-typed", got == "tenant-b.example", "origin got Host %r" % got)
     except Exception as error:
         checks.result("resend-host-as-typed", False, str(error).splitlines()[0])
+
+
+# The Link field of the origin's Early Hints (RFC 8297's example), and one carrying markup.
+HINT_LINK = "</style.css>; rel=preload; as=style"
+HINT_HOSTILE = "</x.js>; rel=preload; title=\"<img src=x onerror=window.__pwned='hint'>\""
+# How many 103s /many-hints sends: 3 past the 20 a flow keeps.
+MANY_HINTS = 23
+
+
+def hints_origin():
+    """A raw HTTP/1.1 origin on 127.0.0.1:0 (http.server cannot send 1xx) that answers GET
+    /early-hints with `102 Processing`, then `103 Early Hints` (Link: style.css, and one with
+    markup in it) 150 ms later, then 200 150 ms after that; GET /many-hints with 23 103s then
+    200; POST /early-answer with 413 and `Connection: close` right after the head, leaving the
+    body unread for five seconds. Returns the listening socket (close it to stop)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+
+    def serve(client):
+        try:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                chunk = client.recv(65536)
+                if not chunk:
+                    return
+                data += chunk
+            target = data.split(b" ")[1]
+            if target.endswith(b"/early-hints"):
+                client.sendall(b"HTTP/1.1 102 Processing\r\n\r\n")
+                time.sleep(0.15)
+                client.sendall(("HTTP/1.1 103 Early Hints\r\nLink: %s\r\nLink: %s\r\n\r\n"
+                                % (HINT_LINK, HINT_HOSTILE)).encode())
+                time.sleep(0.15)
+                client.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 6\r\n"
+                               b"Connection: close\r\n\r\nhinted")
+            elif target.endswith(b"/many-hints"):
+                hints = b"".join(b"HTTP/1.1 103 Early Hints\r\nLink: </n/%d>\r\n\r\n" % i for i in range(MANY_HINTS))
+                client.sendall(hints + b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nhinted")
+            else:
+                client.sendall(b"HTTP/1.1 413 Content Too Large\r\nContent-Type: text/plain\r\n"
+                               b"Content-Length: 9\r\nConnection: close\r\n\r\ntoo large")
+                time.sleep(5)
+        except OSError:
+            pass
+        finally:
+            client.close()
+
+    def accept():
+        while True:
+            try:
+                client, _ = server.accept()
+            except OSError:
+                return
+            threading.Thread(target=serve, args=(client,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    return server
+
+
+def informational_checks(page, options, checks):
+    """103 Early Hints in the Response tab, through the proxy from a raw origin: listed above the
+    final response, in order, each with its status line, its Link fields (markup shown as text,
+    run never) and when it came; "3 more not kept" past the 20 a flow keeps. A 4 MB upload the
+    origin answers with 413 after its head: the Request tab says the body was cut, after how many
+    bytes and why."""
+    server = hints_origin()
+    origin = "http://127.0.0.1:%d" % server.getsockname()[1]
+    try:
+        curl(options.proxy, origin + "/early-hints")
+        open_flow(page, "/early-hints")
+        shown = page.evaluate("""() => {
+            const panel = document.querySelector('flow-detail .detail-panel');
+            const section = panel.querySelector('section.informational');
+            const items = section ? [...section.querySelectorAll('li.informational-response')] : [];
+            return {
+                heading: section?.querySelector('h3')?.textContent ?? null,
+                statuses: items.map((li) => li.querySelector('.informational-status').textContent),
+                times: items.map((li) => li.querySelector('.informational-time')?.textContent ?? ''),
+                links: items.map((li) => [...li.querySelectorAll('table.headers tr')].map((tr) => [
+                    tr.querySelector('th').textContent, tr.querySelector('td').textContent])),
+                // The list comes before the final response's status line.
+                before: Boolean(section && panel.querySelector('.message > .first-line')
+                    && (section.compareDocumentPosition(panel.querySelector('.message > .first-line'))
+                        & Node.DOCUMENT_POSITION_FOLLOWING)),
+                markup: panel.querySelectorAll('section.informational img, section.informational script').length,
+                pwned: window.__pwned ?? null,
+            };
+        }""")
+        times = [re.fullmatch(r" · \+(\d+) ms after the request began", text) for text in shown["times"]]
+        ok = (shown["heading"] == "Before the response: 2 informational responses"
+              and shown["statuses"] == ["102 Processing", "103 Early Hints"]
+              and shown["links"] == [[], [["Link", HINT_LINK], ["Link", HINT_HOSTILE]]]
+              and shown["before"] and all(times)
+              # The 103 came 150 ms after the 102, each told from the flow's start.
+              and int(times[1].group(1)) - int(times[0].group(1)) >= 100)
+        checks.result("early-hints-listed", ok, repr(shown))
+        checks.result("early-hints-as-text", shown["markup"] == 0 and shown["pwned"] is None
+                      and HINT_HOSTILE in [value for pairs in shown["links"] for _, value in pairs], repr(shown))
+    except Exception as error:
+        checks.result("early-hints-listed", False, str(error).splitlines()[0])
+    try:
+        curl(options.proxy, origin + "/many-hints")
+        open_flow(page, "/many-hints")
+        shown = page.evaluate("""() => {
+            const section = document.querySelector('flow-detail section.informational');
+            return {
+                heading: section?.querySelector('h3')?.textContent ?? null,
+                items: section ? section.querySelectorAll('li.informational-response').length : 0,
+                last: [...(section?.querySelectorAll('li.informational-response td') ?? [])].pop()?.textContent ?? null,
+                notKept: section?.querySelector('.informational-not-kept')?.textContent ?? null,
+            };
+        }""")
+        checks.result("early-hints-not-kept-counted",
+                      shown["heading"] == "Before the response: %d informational responses" % MANY_HINTS
+                      and shown["items"] == 20 and shown["last"] == "</n/19>"
+                      and (shown["notKept"] or "").startswith("3 more not kept"), repr(shown))
+    except Exception as error:
+        checks.result("early-hints-not-kept-counted", False, str(error).splitlines()[0])
+    try:
+        # 4 MB at 1 MB/s, no `Expect: 100-continue`: the 413 comes long before the upload is in.
+        subprocess.run(["curl", "-s", "-o", "/dev/null", "--max-time", "20", "-x", options.proxy, "--http1.1",
+                        "-H", "Expect:", "--limit-rate", "1M", "--data-binary", "@-", origin + "/early-answer"],
+                       input=b"a" * (4 << 20), capture_output=True, timeout=30)
+        open_flow(page, "/early-answer")
+        page.click("flow-detail [role=tab][data-tab=request]")
+        note = page.wait_for_selector("flow-detail .detail-panel .body-cut", timeout=10000).text_content()
+        match = re.match(r"Request body cut after ([\d,]+) bytes?(?: \([^)]*\))?: (.+?) · ", note)
+        sent = int(match.group(1).replace(",", "")) if match else -1
+        checks.result("request-body-cut-said", match is not None and 0 <= sent < (4 << 20)
+                      and "413" in match.group(2), repr(note))
+    except Exception as error:
+        checks.result("request-body-cut-said", False, str(error).splitlines()[0])
+    finally:
+        server.close()
 
 
 def open_flow(page, path, prefix=False, timeout=10000):
