@@ -1,7 +1,8 @@
 import CertAuthority
 /// Parsed command-line arguments: positionals, `--name VALUE` / `--name=VALUE` options and
 /// boolean `--flag`s. An option given twice takes the last value, unless it is `repeatable`
-/// (`--resolve`, `--passthrough`): then every value counts. Unknown options are an error, never ignored.
+/// (`--resolve`, `--passthrough`): then every value counts; or one of the `identities` (`--email`):
+/// then two different values are an error. Unknown options are an error, never ignored.
 struct Arguments {
     private(set) var positionals: [String] = []
     private var options: [String: [String]] = [:]
@@ -54,6 +55,10 @@ struct Arguments {
                 // `dp --listen 127.0.0.1:9090` listens on 9090. A repeatable one keeps them all.
                 if Self.repeatable.contains(name) {
                     options[name, default: []].append(value)
+                } else if Self.identities.contains(name), let earlier = options[name]?.first, earlier != value {
+                    // Except the engineer an intermediate is tagged with: the ledger traces a chain to
+                    // that person for the certificate's life, so two of them is a mistake to stop at.
+                    throw UsageError("--\(name) was given twice (\(earlier) and \(value)); it names one engineer")
                 } else {
                     options[name] = [value]
                 }
@@ -76,6 +81,10 @@ struct Arguments {
         "passthrough", "permit-dns", "persona", "pin", "pinset-rewrite", "proto", "redact", "report-uri", "resolve",
         "upstream-ca", "verify-signature",
     ]
+
+    /// Options a second, different value of is an error rather than an override: who a certificate
+    /// is issued to is written into it and the ledger, where a silent override cannot be undone.
+    static let identities: Set<String> = ["email"]
 
     /// The value given for `--name`: the last one given.
     func value(_ name: String) -> String? { options[name]?.last }

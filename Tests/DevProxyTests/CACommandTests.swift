@@ -59,10 +59,11 @@ import TestSupport
 
     /// An option that takes one value, given twice, takes the last (as curl and argparse do), so
     /// an alias or a script's defaults can be overridden by appending; a repeatable one keeps
-    /// every value. `ca issue --email a --email b` said "--email was given twice".
+    /// every value. The same `--email` twice is one engineer; two different ones stay an error
+    /// (`badInputEndsInOneErrorLine`).
     @Test func theLastOfAnOptionGivenTwiceWins() throws {
         _ = try devproxy(["ca", "init", "--ca-dir", ca])
-        let issued = try devproxy(["ca", "issue", "--ca-dir", dir.file("elsewhere"), "--email", "a@b.co", "--days", "30",
+        let issued = try devproxy(["ca", "issue", "--ca-dir", dir.file("elsewhere"), "--email", "c@d.co", "--days", "30",
                                    "--permit-dns", "acme.dev", "--permit-dns", "acme.test", "--days", "3",
                                    "--email", "c@d.co", "--ca-dir", ca])
         #expect(issued.status == 0, "\(issued.output)")
@@ -466,6 +467,8 @@ import TestSupport
         (["ca", "revoke", "ffff", "--reason", "removeFromCRL"], "would leave the intermediate valid"),
         (["ca", "init", "--days", "3000000"], "from 1 to 36500"),
         (["ca", "init", "--days", "9223372036854775807"], "from 1 to 36500"),
+        // Two engineers for one intermediate: the ledger would trace it to the last one typed.
+        (["ca", "issue", "--email", "a@b.co", "--email", "c@d.co"], "--email was given twice (a@b.co and c@d.co)"),
         // An option where a value goes: the certificate was written to a file named `--ca-dir`.
         (["ca", "export", "-out"], "-out needs a value, and got the option --ca-dir"),
         // Every mode with an address of its own: the explicit --listen listened nowhere, silently.
