@@ -67,5 +67,16 @@ import Testing
                 if given[url] != back.get(url): print(url, "gave", given[url], "exported", back.get(url))
             """, har, dir.file("exported.har")])
         #expect(compared.output.trimmingCharacters(in: .whitespacesAndNewlines) == "3 3", "\(compared.output)")
+        if HARWriterTests.validatorAvailable {
+            #expect(try HARWriterTests().schemaComplaint(Array(dir.read("exported.har").utf8)) == nil)
+        }
+        // One flow's export gives them back too.
+        let one = try Subprocess.run("curl", ["-sS", "--max-time", "10", "-H", "Authorization: Bearer \(viewer.token)",
+                                              viewer.base + "/api/flows/har-1/export?format=har"])
+        let entry = try #require(((try JSONSerialization.jsonObject(with: Data(one.stdout.utf8)) as? [String: Any])?["log"]
+            as? [String: Any])?["entries"] as? [[String: Any]]).first
+        let response = entry?["response"] as? [String: Any]
+        #expect(response?["bodySize"] as? Int == 923 && response?["_transferSize"] as? Int == 1110, "\(one.stdout.prefix(600))")
+        #expect((response?["content"] as? [String: Any])?["size"] as? Int == 4096)
     }
 }
