@@ -1531,7 +1531,7 @@ def hints_origin():
     """A raw HTTP/1.1 origin on 127.0.0.1:0 (http.server cannot send 1xx) that answers GET
     /early-hints with `102 Processing`, then `103 Early Hints` (Link: style.css, and one with
     markup in it) 150 ms later, then 200 150 ms after that; GET /many-hints with 23 103s then
-    200; POST /early-answer with 413 and `Connection: close` right after the head, leaving the
+    200; GET /slow-hints with a 103, then a 200 whose body comes over 4.5 seconds; POST /early-answer with 413 and `Connection: close` right after the head, leaving the
     body unread for five seconds. Returns the listening socket (close it to stop)."""
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
@@ -1554,6 +1554,14 @@ def hints_origin():
                 time.sleep(0.15)
                 client.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 6\r\n"
                                b"Connection: close\r\n\r\nhinted")
+            elif target.endswith(b"/slow-hints"):
+                client.sendall(("HTTP/1.1 103 Early Hints\r\nLink: %s\r\n\r\n" % HINT_LINK).encode()
+                               + b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n"
+                               b"Connection: close\r\n\r\n")
+                for _ in range(SLOW_SECONDS * 6):
+                    client.sendall(b"5\r\nhello\r\n")
+                    time.sleep(0.25)
+                client.sendall(b"0\r\n\r\n")
             elif target.endswith(b"/many-hints"):
                 hints = b"".join(b"HTTP/1.1 103 Early Hints\r\nLink: </n/%d>\r\n\r\n" % i for i in range(MANY_HINTS))
                 client.sendall(hints + b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nhinted")
@@ -1581,7 +1589,7 @@ def hints_origin():
 def informational_checks(page, options, checks):
     """103 Early Hints in the Response tab, through the proxy from a raw origin: listed above the
     final response, in order, each with its status line, its Link fields (markup shown as text,
-    run never) and when it came; "3 more not kept" past the 20 a flow keeps. A 4 MB upload the
+    run never) and when it came, while the flow runs too; "3 more not kept" past the 20 a flow keeps. A 4 MB upload the
     origin answers with 413 after its head: the Request tab says the body was cut, after how many
     bytes and why."""
     server = hints_origin()
@@ -1619,6 +1627,23 @@ def informational_checks(page, options, checks):
                       and HINT_HOSTILE in [value for pairs in shown["links"] for _, value in pairs], repr(shown))
     except Exception as error:
         checks.result("early-hints-listed", False, str(error).splitlines()[0])
+    try:
+        # A running flow's record so far lists the 103 too, and the pane's refreshes and its end
+        # are merged into the list on show (morph.js), which stays the same node.
+        slow = threading.Thread(target=curl, args=(options.proxy, origin + "/slow-hints"))
+        slow.start()
+        open_flow(page, "/slow-hints")
+        page.wait_for_function("() => document.querySelector('flow-detail .pending-note')"
+                               " && document.querySelector('flow-detail section.informational .informational-status')"
+                               "?.textContent === '103 Early Hints'", timeout=4000)
+        page.evaluate("() => { window.__hintList = document.querySelector('flow-detail section.informational'); }")
+        slow.join()
+        page.wait_for_function("() => !document.querySelector('flow-detail .pending-note')", timeout=10000)
+        kept = page.evaluate("() => document.querySelector('flow-detail section.informational') === window.__hintList"
+                             " && window.__hintList.querySelector('td').textContent")
+        checks.result("early-hints-while-running", kept == HINT_LINK, repr(kept))
+    except Exception as error:
+        checks.result("early-hints-while-running", False, str(error).splitlines()[0])
     try:
         curl(options.proxy, origin + "/many-hints")
         open_flow(page, "/many-hints")
