@@ -41,6 +41,7 @@ struct HTTP1OriginLeg: UpstreamLeg {
         var outbound = head
         outbound.headers.removeHopByHop(relayingUpgrade: head.headers["Upgrade"] != nil)
         outbound.headers.collapseContentLength()
+        MaxForwards.forward(&outbound.headers, method: head.method)
         if let authorization = upstream.proxyAuthorization {
             // Plain HTTP through an upstream proxy: absolute-form, with its credentials (RFC 9112 §3.2.2).
             outbound.target = destination.url

@@ -37,9 +37,11 @@ struct HTTPExchange {
         let recorder = ExchangeRecorder(request: request, bodyLimit: context.configuration.bodyLimit,
                                         spool: context.configuration.bodySpool, grpcView: true, lowercaseNames: false,
                                         protoSchema: context.configuration.protoSchema)
-        if route != nil || !context.server.localRoutes.isEmpty {
+        // RFC 9110 §7.6.2: a TRACE or OPTIONS whose hops ran out here is DevProxy's to answer.
+        let lastHop = MaxForwards.answersHere(method: head.method, value: head.headers["Max-Forwards"]) ? MaxForwards.route : nil
+        if route != nil || lastHop != nil || !context.server.localRoutes.isEmpty {
             let request = LocalRequest(request, url: url, httpVersion: version)
-            if let route = route ?? context.server.localRoute(for: request) {
+            if let route = route ?? lastHop ?? context.server.localRoute(for: request) {
                 return answerLocally(request, route: route, recorder: recorder, draft: &draft)
             }
         }

@@ -6,7 +6,7 @@ Usage: h2client.py PROXY_PORT CAFILE HOST PORT ALPN PATH [name=value ...] [--bod
 --hold-body sends a POST's HEADERS without END_STREAM and then nothing: a client waiting to hear back first.
 --host-only names the host with a `host` field instead of `:authority` (RFC 9113 §8.3.1 allows either).
 --connect sends a plain CONNECT (`:method` and `:authority` alone, RFC 9113 §8.5) for PATH's authority.
---body-size N sends a body of N bytes ("a"). --then PATH sends a second request (GET, or --then-method's, without a body) on the same
+--body-size N sends a body of N bytes ("a"). --method METHOD sends the first requests with it. --then PATH sends a second request (GET, or --then-method's, without a body) on the same
 connection once the first ones finished.
 --rapid-reset N opens and cancels N streams as fast as it can (CVE-2023-44487) and reports the
 GOAWAY it got (or none) and how many responses came back.
@@ -33,6 +33,7 @@ def main():
     reset_after_headers = False
     then = None
     then_method = "GET"
+    method = None
     rapid = 0
     hold = False
     host_only = False
@@ -58,6 +59,9 @@ def main():
             i += 2
         elif rest[i] == "--then-method":
             then_method = rest[i + 1]
+            i += 2
+        elif rest[i] == "--method":
+            method = rest[i + 1]
             i += 2
         elif rest[i] == "--authority":
             # The request's :authority as given (grpc's ssl_target_name_override sends no port).
@@ -101,7 +105,8 @@ def main():
                             "informational": []}
             continue
         named = ("host", f"{host}:{port}") if host_only else (":authority", authority or f"{host}:{port}")
-        headers = [(":method", "POST" if body is not None or hold else "GET"), (":scheme", "https"), (":path", path)]
+        headers = [(":method", method or ("POST" if body is not None or hold else "GET")), (":scheme", "https"),
+                   (":path", path)]
         headers = headers + [named] + fields if host_only else headers[:2] + [named] + headers[2:] + fields
         conn.send_headers(sid, headers, end_stream=body is None and not hold)
         if body is not None:

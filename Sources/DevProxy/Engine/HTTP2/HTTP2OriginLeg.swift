@@ -45,8 +45,10 @@ struct HTTP2OriginLeg: UpstreamLeg {
 
     mutating func sendHead(_ request: UpstreamRequest) throws {
         let block: HTTP2HeaderBlock
+        var neutral = request.request
+        MaxForwards.forward(&neutral.fields, method: neutral.method)
         do {
-            block = try HTTP2HeaderBlock(forwarding: request.request)
+            block = try HTTP2HeaderBlock(forwarding: neutral)
         } catch {
             throw UntranslatableRequest(error: error)
         }

@@ -178,9 +178,12 @@ extension HTTP2ProxyConnection {
             answer(exchange, status: 501, kind: .badRequest, message: Self.nestedConnect)
             return
         }
-        if !server.localRoutes.isEmpty {
+        // RFC 9110 §7.6.2: a TRACE or OPTIONS whose hops ran out here is DevProxy's to answer.
+        let lastHop = MaxForwards.answersHere(method: request.method, value: request.fields["max-forwards"])
+            ? MaxForwards.route : nil
+        if lastHop != nil || !server.localRoutes.isEmpty {
             let request = LocalRequest(request, url: url, httpVersion: "HTTP/2")
-            if let route = server.localRoute(for: request) {
+            if let route = lastHop ?? server.localRoute(for: request) {
                 exchange.local = (route, request)
                 exchange.answeredLocally = true
                 if endStream { answerLocally(exchange) }
@@ -220,6 +223,7 @@ extension HTTP2ProxyConnection {
         do {
             outbound = try head.forwarded()
             if let originAuthority { outbound.setPseudo(":authority", originAuthority) }
+            MaxForwards.forward(&outbound)
         } catch {
             answer(exchange, status: 400, kind: .badRequest, message: "\(error)")
             return

@@ -11,13 +11,14 @@ extension HTTP2ProxyConnection {
     func startHTTP1Leg(_ exchange: HTTP2StreamExchange, head: HTTP2HeaderBlock, endStream: Bool) {
         var neutral = HTTPRequest(head)
         neutral.authority = originAuthority ?? neutral.authority ?? (port == 443 ? host : "\(host):\(port)")
-        let request: HTTPRequestHead
+        var request: HTTPRequestHead
         do {
             request = try HTTPRequestHead(forwarding: neutral)
         } catch {
             answer(exchange, status: 400, kind: .badRequest, message: "\(error)")
             return
         }
+        MaxForwards.forward(&request.headers, method: request.method)
         let leg = HTTP1StreamLeg(wake: wake)
         exchange.http1Leg = leg
         if endStream {
