@@ -400,6 +400,14 @@ import Testing
         let overH2 = try raw(h2)
         #expect(overH2.hasPrefix("GET /echo?x=%41 HTTP/2\r\nHost: localhost:\(hypercorn.port)\r\n"), "\(overH2.debugDescription)")
         #expect(overH2.contains("\r\n\r\nHTTP/2 200\r\n"), "\(overH2.debugDescription)")
+        // Its HAR entry lists curl's pseudo-header fields first, as Chrome's export does.
+        let id = try #require(try Self.flow(ui, url: h2)?["id"] as? String)
+        let har = try ui.request("/api/flows/\(id)/export?format=har").json
+        let entry = ((har["log"] as? [String: Any])?["entries"] as? [[String: Any]])?.first
+        let request = entry?["request"] as? [String: Any]
+        let names = (request?["headers"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+        #expect(Set(names.prefix(4)) == [":method", ":scheme", ":authority", ":path"], "\(names)")
+        #expect(!names.dropFirst(4).contains { $0.hasPrefix(":") } && request?["headersSize"] as? Int == -1)
     }
 
     @Test func theCurlExportRepeatsTheRequest() throws {
