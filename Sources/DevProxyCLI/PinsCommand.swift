@@ -30,7 +30,7 @@ enum PinsCommand {
                                                      --resolve HOST:PORT:ADDRESS)
       devproxy pins snippet --domain api.acme.dev --format trustkit --backup next-root.csr
       devproxy pins publish prod-ca.pem --backup next.csr --expires 2027-06-30 --min-app-version 2.4.0 --out pins.json
-      devproxy pins verify pins.json --signature pins.json.sig --key pins.json.sig.pub   (see pins publish --help)
+      devproxy pins verify pins.json --signature pins.json.sig --key pins.json.sig.pub   (see pins verify --help)
       devproxy pins --format raw-key chain.pem        what a hand-written pinner hashing SecKey bytes holds
       devproxy pins --format all --host api.acme.dev  spki, raw-key, trustkit and certificate, per certificate
 

@@ -12,7 +12,6 @@ enum PinsPublishCommand {
                             --out pins.json
       devproxy pins publish --pin sha256/… --backup next.pub --expires 2027-06-30 --min-app-version 2.4.0 \\
                             --sign-key pinset-sign.key --out pins.json          also writes pins.json.sig
-      devproxy pins verify pins.json --signature pins.json.sig --key pins.json.sig.pub   (--json)
 
     Primary pins come from FILE arguments (certificates, keys, CSRs) and --pin; backup pins from
     --backup FILE|PIN (repeatable). --hash spki|raw-key|trustkit|certificate (default spki) is the
@@ -27,8 +26,23 @@ enum PinsPublishCommand {
     --sign-key KEY (EC P-256, PEM; passphrase from --passphrase-file or $DEVPROXY_CA_PASSPHRASE)
     writes a detached ECDSA-SHA256 signature (DER) of the file's exact bytes to OUT.sig (or
     --signature FILE); `openssl dgst -sha256 -verify KEY.pub -signature pins.json.sig pins.json`
-    checks it, as does `devproxy pins verify`. verify exits 0 when the set decodes (and the
-    signature, if given, is valid), 1 otherwise.
+    checks it, as does `devproxy pins verify` (see `devproxy pins verify --help`).
+    """
+
+    static let verifyUsage = """
+    devproxy pins verify: check a remote pin set as an app would read it: does it decode, is it
+    signed by the key, when does it expire, which pins does it carry.
+
+      devproxy pins verify pins.json                                             decodes? expired?
+      devproxy pins verify pins.json --signature pins.json.sig --key pins.json.sig.pub
+      devproxy pins verify pins.json --date-format iso8601 --json                one JSON object
+
+    Options: --signature FILE (a detached ECDSA-SHA256 signature, DER, as `pins publish --sign-key`
+             writes it)  --key FILE (the signer's public key, PEM)  --date-format reference|iso8601|unix
+             (default reference: how the app's JSONDecoder reads expiresAt)  --json
+    The same check by hand: openssl dgst -sha256 -verify pins.json.sig.pub -signature pins.json.sig pins.json
+    Exit codes: 0 the set decodes (and the signature, if given, is valid); 1 it does not; 2 usage.
+    Next: publish a new set with `devproxy pins publish` (its --help has examples).
     """
 
     static func publish(_ raw: ArraySlice<String>) throws -> Int32 {
@@ -87,10 +101,10 @@ enum PinsPublishCommand {
     }
 
     static func verify(_ raw: ArraySlice<String>) throws -> Int32 {
-        if raw.first == "--help" || raw.first == "-h" { Output.line(usage); return 0 }
+        if raw.first == "--help" || raw.first == "-h" { Output.line(verifyUsage); return 0 }
         let arguments = try Arguments(raw, valued: ["date-format", "signature", "key"], booleans: ["json"])
         guard arguments.positionals.count == 1, let path = arguments.positionals.first else {
-            throw UsageError("give one pin set FILE; see `devproxy pins publish --help`")
+            throw UsageError("give one pin set FILE; see `devproxy pins verify --help`")
         }
         let format = try dateFormat(arguments)
         let bytes = try SecureFile.read(path, what: "the pin set")

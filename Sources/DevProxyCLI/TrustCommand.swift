@@ -17,13 +17,69 @@ enum TrustCommand {
       devproxy trust status                           which stores hold the root (exit 1 if one does not)
       devproxy trust uninstall                        remove exactly what install added
 
+    \(storeOptions)
+    Stores keep it as devproxy-<first 8 hex digits of its SHA-256>, and status matches by fingerprint.
+    Exit codes: 0 done; 1 a store failed, needs sudo, or (status) does not hold the root; 2 usage.
+    Each has its own page: devproxy trust install --help (status, uninstall).
+    """
+
+    /// The options every subcommand takes, and where the root comes from.
+    static let storeOptions = """
     Options: --store system|nss|java|all (default all)  --root FILE (PEM or DER)  --ca-dir DIR
              --nss-db DIR (repeatable)  --java-keystore FILE
     The root defaults to root.pem in the CA directory ($DEVPROXY_HOME, else ./ca if present, else
-    $XDG_DATA_HOME/devproxy, ~/.local/share/devproxy when unset). Stores keep it as devproxy-<first 8 hex digits of its SHA-256>, and status
-    matches by fingerprint. Java's store password is changeit unless $DEVPROXY_JAVA_STOREPASS is set.
-    Exit codes: 0 done; 1 a store failed, needs sudo, or (status) does not hold the root; 2 usage.
+    $XDG_DATA_HOME/devproxy, ~/.local/share/devproxy when unset). Java's store password is changeit
+    unless $DEVPROXY_JAVA_STOREPASS is set (it reaches keytool through the environment, never argv).
     """
+
+    static let installUsage = """
+    devproxy trust install: add the root to this machine's trust stores, as `mkcert -install` does.
+
+      devproxy trust install                          every store found; the system store needs sudo
+      sudo devproxy trust install --store system      Debian/Ubuntu, Fedora/RHEL, Arch; the keychain on macOS
+      devproxy trust install --store nss              Chromium's ~/.pki/nssdb and every Firefox profile
+      devproxy trust install --store java --java-keystore ./truststore.p12   created (PKCS12, 0600) if it is not there
+      devproxy trust install --root ana-root.pem      another root than the CA directory's root.pem
+
+    \(storeOptions)
+    Each store keeps it as devproxy-<first 8 hex digits of its SHA-256>; installing twice changes
+    nothing, and a backup of what was there is kept for `trust uninstall`.
+    Exit codes: 0 every store chosen holds it; 1 a store failed or needs sudo (the line says the
+    exact command); 2 usage.
+    Next: `devproxy trust status` shows which stores hold it; restart browsers and Java programs.
+    """
+
+    static let statusUsage = """
+    devproxy trust status: which of this machine's trust stores hold the root (matched by fingerprint).
+
+      devproxy trust status                           every store found
+      devproxy trust status --store nss --nss-db ~/work/nssdb
+      devproxy trust status --root ana-root.pem       another root than the CA directory's root.pem
+
+    \(storeOptions)
+    Exit codes: 0 every store checked holds it; 1 one does not (the last line says the install
+    command) or a store could not be read; 2 usage.
+    Next: `devproxy trust install` for the stores that do not hold it.
+    """
+
+    static let uninstallUsage = """
+    devproxy trust uninstall: remove exactly what `trust install` added, nothing else.
+
+      devproxy trust uninstall                        every store found; the system store needs sudo
+      sudo devproxy trust uninstall --store system
+      devproxy trust uninstall --store java --java-keystore ./truststore.p12
+
+    \(storeOptions)
+    A keystore `trust install` created is deleted if nothing was added to it since; otherwise only
+    the devproxy-… entry goes.
+    Exit codes: 0 no store chosen holds it any more; 1 a store failed or needs sudo; 2 usage.
+    Next: `devproxy trust status` confirms no store holds it.
+    """
+
+    /// Each subcommand's own `--help` page.
+    static let subcommandUsage: [String: String] = [
+        "install": installUsage, "status": statusUsage, "uninstall": uninstallUsage,
+    ]
 
     /// What the command does to each store.
     enum Action: String {
@@ -36,6 +92,10 @@ enum TrustCommand {
         }
         guard let action = Action(rawValue: word) else {
             throw UsageError("unknown command `trust \(word)`; see `devproxy trust --help`")
+        }
+        if let page = subcommandUsage[word], raw.dropFirst().first == "--help" || raw.dropFirst().first == "-h" {
+            Output.line(page)
+            return 0
         }
         let arguments = try Arguments(raw.dropFirst(), valued: ["store", "root", "ca-dir", "nss-db", "java-keystore"], booleans: [])
         guard arguments.positionals.isEmpty else {

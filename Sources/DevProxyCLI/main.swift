@@ -69,7 +69,7 @@ func main() -> Int32 {
         case "sessions": return try SessionsCommand.run(helpAsked(arguments.dropFirst()))
         case "web": return try WebCommand.run(helpAsked(arguments.dropFirst()))
         case "qa": return try QACommand.run(helpAsked(arguments.dropFirst(), subcommands: Set(QACommand.subcommandUsage.keys)))
-        case "trust": return try TrustCommand.run(helpAsked(arguments.dropFirst()))
+        case "trust": return try TrustCommand.run(helpAsked(arguments.dropFirst(), subcommands: Set(TrustCommand.subcommandUsage.keys)))
         case "transparent-rules": return try TransparentRulesCommand.run(helpAsked(arguments.dropFirst()))
         case "--help", "-h", "help":
             Output.line(usage)

@@ -93,8 +93,6 @@ import TestSupport
             }
             return found
         }
-        // Pages that still share another's; their commands' owners give them their own.
-        let sharedPages: Set = ["pins verify", "trust install", "trust status", "trust uninstall"]
         let groups = words(after: [], in: try page(["--help"])).filter { !["run", "help"].contains($0) }
         var walked: [String] = []
         for group in groups {
@@ -109,17 +107,12 @@ import TestSupport
                 let firstExample = lines.first { $0.hasPrefix("  devproxy ") || $0.hasPrefix("  sudo devproxy ") } ?? ""
                 let ownPage = (title + firstExample).contains("devproxy \(command)")
                     && (text != groupPage || subcommands.count == 1)
-                if sharedPages.contains(command) {
-                    withKnownIssue("\(command) --help prints a page shared with another command") {
-                        #expect(ownPage, "\(command) --help:\n\(text)")
-                    }
-                } else {
-                    #expect(ownPage, "\(command) --help:\n\(text)")
-                }
+                #expect(ownPage, "\(command) --help:\n\(text)")
             }
         }
         for command in ["ca init", "ca issue", "ca list", "ca revoke", "ca crl", "ca trace", "ca export", "ca rotate",
-                        "qa init", "qa verdict", "pins snippet", "policy check", "benchmark leaves"] {
+                        "qa init", "qa verdict", "pins snippet", "pins verify", "policy check", "benchmark leaves",
+                        "trust install", "trust status", "trust uninstall"] {
             #expect(walked.contains(command), "\(command) was not found in the help pages: \(walked)")
         }
     }
