@@ -128,6 +128,18 @@ final class SessionImportTests: XCTestCase {
         XCTAssertEqual((object["response"] as? [String: Any])?["status"] as? Int, 200, "a flow-log-shaped record")
     }
 
+    /// The two importers as functions of a path and a store, as the fuzz target (fuzz/Sources/
+    /// FuzzSessionImport) takes them: a flow log's line check is an overload, not a new argument.
+    func testTheImportersTakeAPathAndAStore() throws {
+        let directory = TemporaryDirectory()
+        let log = directory.write("one.jsonl", OneFlowLogLine.flow + "\n")
+        for (importer, flows) in [(SessionImport.har(at:into:), 0), (SessionImport.flowLog(at:into:), 1)] {
+            let store = try SessionStore.temporary()
+            defer { store.close() }
+            XCTAssertEqual((try? importer(log, store))?.flows ?? 0, flows)
+        }
+    }
+
     /// DevProxy's export of an HTTP/2 flow lists its pseudo-header fields among the headers, as
     /// Chrome's does; read back, they are the flow's `pseudo_headers` again, never ordinary
     /// headers (the store's headers, which replay and curl export send, have no `:method`).
@@ -516,4 +528,11 @@ final class SessionImportTests: XCTestCase {
         XCTAssertEqual(report?.flows, 0)
         XCTAssertEqual(report?.problems.map(\.number), [1, 2])
     }
+}
+
+/// One flow-log line.
+private enum OneFlowLogLine {
+    static let flow = #"{"id":"o1","started":"2026-03-01T12:01:02.100Z","ended":"2026-03-01T12:01:02.135Z","#
+        + #""client":"127.0.0.1:1","mode":"https","server":{"host":"a.example","port":443},"#
+        + #""timings":{"connect":1,"tls":2,"send":1,"wait":20,"receive":4}}"#
 }

@@ -166,11 +166,18 @@ public enum SessionImport {
     /// pretty printing); DevProxy's own lines have none outside their strings.
     private static let spacedSeparators = [Array(#"": "#.utf8), Array(#"" :"#.utf8)]
 
-    /// Stores every flow of the JSON Lines flow log at `path` in `store`, then flushes.
-    /// - Parameter check: what each line must pass besides (see `LineCheck`); without one, blank
-    ///   lines are passed over and any JSON object with a flow's summary fields is taken.
+    /// Stores every flow of the JSON Lines flow log at `path` in `store`, then flushes: blank lines
+    /// are passed over and any JSON object with a flow's summary fields is taken.
     /// - Throws: `SessionStoreError(.open)` when unreadable; bad lines are reported, not thrown.
-    public static func flowLog(at path: String, into store: SessionStore, checkingLines check: LineCheck? = nil) throws
+    public static func flowLog(at path: String, into store: SessionStore) throws -> Report {
+        try flowLog(at: path, into: store, checkingLines: nil)
+    }
+
+    /// Stores every flow of the JSON Lines flow log at `path` in `store`, then flushes.
+    /// - Parameter check: what each line must pass besides (see `LineCheck`); nil: as
+    ///   `flowLog(at:into:)`.
+    /// - Throws: `SessionStoreError(.open)` when unreadable; bad lines are reported, not thrown.
+    public static func flowLog(at path: String, into store: SessionStore, checkingLines check: LineCheck?) throws
         -> Report {
         let fd = try descriptor(reading: path)
         defer { close(fd) }
