@@ -1,3 +1,4 @@
+import CertAuthority
 @testable import DevProxy
 import Foundation
 import Testing
@@ -83,16 +84,45 @@ import TestSupport
         #expect(first.request?.body?.size == 2000, "\(String(describing: first.request?.body))")
     }
 
-    /// Plain HTTP/1.1 on 127.0.0.1:0. POST /close: 413 with `Connection: close` after the head,
+    /// An HTTP/2 client (Python h2, offering only h2) of an HTTP/1.1-only origin that answers 413
+    /// with `Connection: close` after the head, then leaves the body unread for five seconds: the
+    /// client gets the 413 at once (it waited for the origin's close), its stream then told to stop.
+    @Test func anH2ClientOfAnHTTP1OriginGetsTheEarlyAnswerAtOnce() throws {
+        let dir = TemporaryDirectory()
+        let store = CAStore(directory: dir.file("origin-ca"))
+        try store.initialize(name: "Early Answer Origin CA", keyType: .p256, days: 2, passphrase: nil)
+        let leaf = try LeafIssuer(signer: try store.rootSigner(passphrase: nil)).issue(for: [try LeafName("localhost")])
+        let origin = try BackgroundServer(script: Self.origin, arguments: [dir.write("origin.pem", leaf.certificate.pem),
+                                                                           dir.write("origin.key", bytes: try leaf.key.pem())])
+        defer { origin.stop() }
+        let cas = try Certificate.all(from: SecureFile.read(store.rootCertificatePath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let started = Date()
+        let json = try H2Client.run(proxy: proxy, port: origin.port, alpn: "h2", path: "/close",
+                                    extra: ["--body-size", "\(Self.uploadSize)"])
+        let waited = Date().timeIntervalSince(started)
+        #expect(json.responses.first?.status == 413 && json.responses.first?.body == "too large", "\(json)")
+        #expect(waited < 3, "the 413 took \(waited) s to reach the client")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.response?.status == 413, "\(flow)")
+    }
+
+    /// Plain HTTP/1.1 on 127.0.0.1:0 (TLS with CERT KEY as arguments). POST /close: 413 with `Connection: close` after the head,
     /// then five seconds with the body unread before it closes. POST /keep: 401 after the head,
     /// then it reads and drops the body and serves the connection's next request. Anything else:
     /// 200 "N bytes on connection C" once the body is read (C counts the connections accepted).
     static let origin = #"""
-    import itertools, socket, threading, time
+    import itertools, socket, ssl, sys, threading, time
     s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
     print(s.getsockname()[1], flush=True)
     connections = itertools.count(1)
+    tls = None
+    if len(sys.argv) > 2:
+        tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); tls.load_cert_chain(sys.argv[1], sys.argv[2])
+        tls.set_alpn_protocols(["http/1.1"])
     def serve(c, number):
+        if tls:
+            c = tls.wrap_socket(c, server_side=True)
         data = b""
         while True:
             while b"\r\n\r\n" not in data:

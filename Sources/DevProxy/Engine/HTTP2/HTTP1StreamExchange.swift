@@ -81,6 +81,21 @@ struct HTTP1StreamExchange {
                                                  stopping: server.isStopping)
     }
 
+    /// Reads what the origin sent while the request body went up (an answer before the body is
+    /// in: a 413, a 401): interim heads are posted (a `100` says nothing now) and the final head
+    /// returned; nil when only interim ones had come.
+    private func earlyAnswer(from upstream: UpstreamConnection) throws -> HTTPResponseHead? {
+        repeat {
+            guard let event = try upstream.reader.next() else {
+                throw UpstreamClosed(message: "upstream \(host):\(port) closed the connection without sending a response")
+            }
+            guard case .head(let response) = event else { continue }
+            if !response.isInterim { return response }
+            if response.status != 100 { leg.post(.interim(HTTPResponse(response))) }
+        } while try upstream.reader.hasArrivedInput()
+        return nil
+    }
+
     private func exchange(on upstream: UpstreamConnection, target: String, resending: Bool) -> Outcome {
         var outbound = head
         let chunked = hasBody && head.headers["Content-Length"] == nil
@@ -89,15 +104,30 @@ struct HTTP1StreamExchange {
         // A write that failed once the head had gone: the origin may have answered before the
         // whole body (a 413, a 401) and closed, and its answer is what the client gets.
         var cutShort: (any Error)?
+        // A final head that came while the body went up (`earlyAnswer`), and whether it goes to the
+        // client before the rest of the body (which then stops).
+        var early: HTTPResponseHead?
+        var answeredEarly = false
         do {
             try upstream.stream.write(HTTP1Serializer.serialize(outbound))
+            upstream.reader.parser.expectResponse(toMethod: head.method)
             if hasBody {
                 do {
                     while let chunk = try leg.nextRequestChunk() {
+                        if early == nil, try upstream.reader.hasArrivedInput() {
+                            early = try earlyAnswer(from: upstream)
+                            if let early, early.status >= 300 || !early.keepAlive {
+                                // RFC 9112 §9.6: the answer goes to the client now, and the rest of
+                                // the body is not sent; the client's stream is told to stop after it.
+                                answeredEarly = true
+                                break
+                            }
+                        }
                         if !chunk.isEmpty { try upstream.stream.write(chunked ? HTTP1Serializer.chunk(chunk) : chunk) }
                         leg.post(.consumed(chunk.count))
                     }
-                    if chunked {
+                    if answeredEarly { cutShort = UpstreamClosed(message: "the origin answered before the request body was in") }
+                    if chunked && !answeredEarly {
                         let trailers = (try? HTTPHeaders(forwarding: leg.trailers)) ?? HTTPHeaders()
                         try upstream.stream.write(HTTP1Serializer.lastChunk(trailers: trailers))
                     }
@@ -105,8 +135,7 @@ struct HTTP1StreamExchange {
                     cutShort = error
                 }
             }
-            upstream.reader.parser.expectResponse(toMethod: head.method)
-            var final: HTTPResponseHead?
+            var final: HTTPResponseHead? = early
             while final == nil {
                 let event: HTTP1ResponseEvent?
                 do {
