@@ -691,36 +691,17 @@ class Doc {
         const matches = new Buffer(Uint32Array, 1024);
         let total = 0;
         if (needle.length && this.kind !== "sniff") {
-            const store = this.store;
-            const hay = store.array;
-            const length = store.length;
-            const first = needle[0];
-            const firstUpper = first >= 97 && first <= 122 ? first - 32 : first;
             let line = 0;
             let lastLine = -1;
-            for (let index = 0; index + needle.length <= length; index += 1) {
-                const code = hay[index];
-                if (code !== first && code !== firstUpper) continue;
-                let k = 1;
-                while (k < needle.length) {
-                    let c = hay[index + k];
-                    if (c >= 65 && c <= 90) c += 32;
-                    if (c !== needle[k]) break;
-                    k += 1;
-                }
-                if (k < needle.length) continue;
+            // Every match is counted; the lines holding them are listed up to SEARCH_CAP.
+            forEachMatch(this.store.array, this.store.length, needle, true, (index) => {
                 total += 1;
-                if (this.kind === "hex") {
-                    line = Math.floor(index / 16);
-                } else {
-                    while (line + 1 < this.starts.length && this.starts.array[line + 1] <= index) line += 1;
-                }
+                while (line + 1 < this.starts.length && this.starts.array[line + 1] <= index) line += 1;
                 if (line !== lastLine && matches.length < SEARCH_CAP) {
                     matches.push(line);
                     lastLine = line;
                 }
-                index += needle.length - 1;
-            }
+            }, Infinity);
         }
         const found = matches.view.slice();
         return { type: "search", doc: this.id, req, matches: found, total, capped: found.length >= SEARCH_CAP };
@@ -744,9 +725,9 @@ class Doc {
 
 /**
  * Calls `found(at)` for each place `needle` occurs in hay[0…length), not overlapping (`fold`:
- * ignoring ASCII case; the needle is lower case then). Stops after SEARCH_CAP + 1 matches.
+ * ignoring ASCII case; the needle is lower case then). Stops after `limit` matches.
  */
-function forEachMatch(hay, length, needle, fold, found) {
+function forEachMatch(hay, length, needle, fold, found, limit = SEARCH_CAP + 1) {
     const first = needle[0];
     const firstUpper = fold && first >= 97 && first <= 122 ? first - 32 : first;
     let count = 0;
@@ -763,7 +744,7 @@ function forEachMatch(hay, length, needle, fold, found) {
         if (k < needle.length) continue;
         found(index);
         count += 1;
-        if (count > SEARCH_CAP) return;
+        if (count >= limit) return;
         index += needle.length - 1;
     }
 }

@@ -13,7 +13,7 @@ Usage: webui_bodies.py --ui URL --proxy http://127.0.0.1:PORT
 """
 import argparse, http.server, subprocess, sys, threading, time, urllib.parse
 
-from playwright.sync_api import sync_playwright
+from browser_page import Checks, chromium, ui_context, watched_page
 
 SOAP = (b'<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://www.w3.org/2003/05/soap-envelope">'
         b'<soap:Body><m:GetPrice xmlns:m="urn:x" note="a &gt; b"><m:Item>Apples &amp; pears</m:Item><m:Empty/>'
@@ -152,15 +152,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-class Checks:
-    def __init__(self):
-        self.failed = False
-
-    def result(self, name, ok, detail=""):
-        print(("PASS" if ok else "FAIL"), name, detail, flush=True)
-        self.failed = self.failed or not ok
-
-
 def curl(proxy, url):
     return subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "60", "-x", proxy, url],
                           capture_output=True, text=True, timeout=90).stdout
@@ -294,13 +285,8 @@ def main():
     threading.Thread(target=origin.serve_forever, daemon=True).start()
     base = "http://127.0.0.1:%d" % origin.server_address[1]
     try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
-                                                 args=["--no-sandbox"])
-            try:
-                run(browser, options, base, checks)
-            finally:
-                browser.close()
+        with chromium() as browser:
+            run(browser, options, base, checks)
     finally:
         origin.shutdown()
         origin.server_close()
@@ -308,23 +294,8 @@ def main():
 
 
 def run(browser, options, base, checks):
-    ui = urllib.parse.urlsplit(options.ui)
-    context = browser.new_context(viewport={"width": 1400, "height": 900}, base_url="%s://%s" % (ui.scheme, ui.netloc))
-    page = context.new_page()
-    problems = []
-    page.on("dialog", lambda dialog: (problems.append("dialog: " + dialog.message), dialog.dismiss()))
-    page.on("console", lambda message: message.type == "error" and not message.text.startswith(
-        "Failed to load resource") and problems.append("console: " + message.text))
-    page.on("pageerror", lambda error: problems.append("page error: %s" % error))
-    page.add_init_script("""
-        window.__violations = [];
-        document.addEventListener('securitypolicyviolation',
-            (e) => window.__violations.push(e.violatedDirective + ' ' + e.blockedURI));
-        window.__long = [];
-        new PerformanceObserver((list) => {
-            for (const e of list.getEntries()) window.__long.push({start: e.startTime, ms: e.duration});
-        }).observe({type: 'longtask', buffered: true});
-    """)
+    context = ui_context(browser, options.ui, 1400, 900)
+    page, problems = watched_page(context)
     stamp = int(time.time() * 1000)
     paths = {name: "%s/%d" % (name, stamp) for name in ("/soap", "/feed", "/page", "/broken", "/escapes", "/blob",
                                                         "/many", "/deep-json", "/deep-xml")}
@@ -335,7 +306,7 @@ def run(browser, options, base, checks):
     page.goto(options.ui)
     page.wait_for_selector("flow-list .list-count", timeout=10000)
 
-    chunked(browser, context, "%s://%s/" % (ui.scheme, ui.netloc), checks)
+    chunked(browser, context, urllib.parse.urljoin(options.ui, "/"), checks)
     pretty_then_raw(page, checks, "xml-pretty", paths["/soap"], SOAP, SOAP_PRETTY)
     # An element folds to its end tag, as a JSON object folds to its brace.
     try:

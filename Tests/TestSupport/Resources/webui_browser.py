@@ -12,7 +12,7 @@ Usage: webui_browser.py --ui URL --proxy http://127.0.0.1:PORT [--shots DIR]
 """
 import argparse, base64, gzip, hashlib, http.client, http.server, json, os, re, socket, struct, subprocess, sys, threading, time, urllib.parse
 
-from playwright.sync_api import sync_playwright
+from browser_page import Checks, chromium, ui_context, watched_page
 
 HOSTILE_PATH = "/evil/<script>window.__pwned='url'</script>/<img/src=x/onerror=window.__pwned='img'>"
 HOSTILE_QUERY = "next=javascript:window.__pwned='js'"
@@ -178,15 +178,6 @@ RICH_STATUS = base64.b64encode(bytes([0x08, 5]) + _field(2, b"gone") + _field(3,
     1, b"type.googleapis.com/google.rpc.ErrorInfo") + _field(2, _field(1, b"GONE")))).decode().rstrip("=")
 
 
-class Checks:
-    def __init__(self):
-        self.failed = False
-
-    def result(self, name, ok, detail=""):
-        print(("PASS" if ok else "FAIL"), name, detail, flush=True)
-        self.failed = self.failed or not ok
-
-
 WS_MARKUP = b"<img src=x onerror=alert(1)>"
 WS_MESSAGE_BYTES = 70000
 # A server's Close frame with status 1000 (normal closure) and no reason.
@@ -269,28 +260,23 @@ def main():
     threading.Thread(target=origin.serve_forever, daemon=True).start()
     base = "http://127.0.0.1:%d" % origin.server_address[1]
     try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
-                                                 args=["--no-sandbox"])
-            try:
-                if options.only == "filtered-count":
-                    page = open_page(browser, options)
-                    filtered_count_under_load(page, options, base, checks)
-                elif options.only == "store-error":
-                    store_error_shown(open_page(browser, options), options, base, checks)
-                elif options.only == "store-cut":
-                    store_cut_said(open_page(browser, options), options, base, checks)
-                elif options.only == "resend-host":
-                    resend_host(open_page(browser, options), options, base, origin, checks)
-                elif options.only == "informational":
-                    informational_checks(open_page(browser, options), options, checks)
-                elif options.only == "live-list":
-                    page = open_page(browser, options)
-                    live_list_checks(page, options, base, checks)
-                else:
-                    run(browser, options, base, origin, checks)
-            finally:
-                browser.close()
+        with chromium() as browser:
+            if options.only == "filtered-count":
+                page = open_page(browser, options)
+                filtered_count_under_load(page, options, base, checks)
+            elif options.only == "store-error":
+                store_error_shown(open_page(browser, options), options, base, checks)
+            elif options.only == "store-cut":
+                store_cut_said(open_page(browser, options), options, base, checks)
+            elif options.only == "resend-host":
+                resend_host(open_page(browser, options), options, base, origin, checks)
+            elif options.only == "informational":
+                informational_checks(open_page(browser, options), options, checks)
+            elif options.only == "live-list":
+                page = open_page(browser, options)
+                live_list_checks(page, options, base, checks)
+            else:
+                run(browser, options, base, origin, checks)
     finally:
         origin.shutdown()
         origin.server_close()
@@ -298,26 +284,8 @@ def main():
 
 
 def run(browser, options, base, origin, checks):
-    ui = urllib.parse.urlsplit(options.ui)
-    context = browser.new_context(viewport={"width": 1400, "height": 800}, base_url="%s://%s" % (ui.scheme, ui.netloc))
-    page = context.new_page()
-    problems = []
-    page.on("dialog", lambda dialog: (problems.append("dialog: " + dialog.message), dialog.dismiss()))
-    # Failed loads (the invalid filter's 400) are network log lines, not script errors; CSP
-    # violations are caught by the listener below.
-    page.on("console", lambda message: message.type == "error" and not message.text.startswith(
-        "Failed to load resource") and problems.append("console: " + message.text))
-    page.on("pageerror", lambda error: problems.append("page error: %s" % error))
-    # Init scripts run through the DevTools protocol, outside the page's CSP.
-    page.add_init_script("""
-        window.__violations = [];
-        document.addEventListener('securitypolicyviolation',
-            (e) => window.__violations.push(e.violatedDirective + ' ' + e.blockedURI));
-        window.__long = [];
-        new PerformanceObserver((list) => {
-            for (const e of list.getEntries()) window.__long.push({start: e.startTime, ms: e.duration});
-        }).observe({type: 'longtask', buffered: true});
-    """)
+    context = ui_context(browser, options.ui, 1400, 800)
+    page, problems = watched_page(context)
     page.goto(options.ui)
     page.wait_for_selector("flow-list .list-count", timeout=10000)
     page.wait_for_function("() => document.getElementById('connection-state').textContent === 'live'",
@@ -1053,8 +1021,7 @@ def hidden_tabs_let_go(browser, options, base, checks):
     stream holds one: with six tabs open a seventh could not load. Three of six tabs are hidden
     (as a tab in the background is): they let their streams go, a seventh tab loads and goes live,
     and a hidden tab shown again resumes with what it missed."""
-    ui = urllib.parse.urlsplit(options.ui)
-    context = browser.new_context(viewport={"width": 1000, "height": 600}, base_url="%s://%s" % (ui.scheme, ui.netloc))
+    context = ui_context(browser, options.ui, 1000, 600)
     try:
         pages = []
         for _ in range(6):
@@ -1318,9 +1285,7 @@ def store_cut_said(page, options, base, checks):
 
 def open_page(browser, options):
     """A page on the UI, following the live stream."""
-    ui = urllib.parse.urlsplit(options.ui)
-    context = browser.new_context(viewport={"width": 1400, "height": 800}, base_url="%s://%s" % (ui.scheme, ui.netloc))
-    page = context.new_page()
+    page = ui_context(browser, options.ui).new_page()
     page.goto(options.ui)
     page.wait_for_function("() => document.getElementById('connection-state').textContent === 'live'",
                            timeout=10000)

@@ -1,0 +1,60 @@
+"""What the web UI's browser scripts (webui_browser.py, webui_bodies.py) share: checks printed one
+a line, the system Chromium driven by Playwright, and a page on the UI that records what must never
+happen on it (a dialog, a script error, a CSP violation) and the long tasks that block its thread.
+"""
+import contextlib, urllib.parse
+
+from playwright.sync_api import sync_playwright
+
+
+class Checks:
+    """Prints `PASS name detail` or `FAIL name detail` a check; `failed` says whether one failed."""
+
+    def __init__(self):
+        self.failed = False
+
+    def result(self, name, ok, detail=""):
+        print(("PASS" if ok else "FAIL"), name, detail, flush=True)
+        self.failed = self.failed or not ok
+
+
+@contextlib.contextmanager
+def chromium():
+    """The system's headless Chromium (Debian's `chromium`; Playwright's own download is never used)."""
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
+                                             args=["--no-sandbox"])
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def ui_context(browser, ui, width=1400, height=800):
+    """A browser context whose relative URLs resolve against the UI's origin (`ui` is its URL)."""
+    parts = urllib.parse.urlsplit(ui)
+    return browser.new_context(viewport={"width": width, "height": height},
+                               base_url="%s://%s" % (parts.scheme, parts.netloc))
+
+
+def watched_page(context):
+    """A new page of `context` and the list its problems go to: dialogs, console errors (failed
+    loads aside: an invalid filter's 400 is a network log line) and page errors. In the page,
+    `window.__violations` lists CSP violations and `window.__long` the long tasks (start, ms)."""
+    page = context.new_page()
+    problems = []
+    page.on("dialog", lambda dialog: (problems.append("dialog: " + dialog.message), dialog.dismiss()))
+    page.on("console", lambda message: message.type == "error" and not message.text.startswith(
+        "Failed to load resource") and problems.append("console: " + message.text))
+    page.on("pageerror", lambda error: problems.append("page error: %s" % error))
+    # Init scripts run through the DevTools protocol, outside the page's CSP.
+    page.add_init_script("""
+        window.__violations = [];
+        document.addEventListener('securitypolicyviolation',
+            (e) => window.__violations.push(e.violatedDirective + ' ' + e.blockedURI));
+        window.__long = [];
+        new PerformanceObserver((list) => {
+            for (const e of list.getEntries()) window.__long.push({start: e.startTime, ms: e.duration});
+        }).observe({type: 'longtask', buffered: true});
+    """)
+    return page, problems
