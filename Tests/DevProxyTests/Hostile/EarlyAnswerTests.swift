@@ -18,19 +18,10 @@ import TestSupport
     /// for five seconds: curl gets the 413 within a second or two (it waited for the origin's
     /// close), and the flow says the body was cut, how much went up and why.
     @Test func anEarlyAnswerThatClosesReachesTheClientAtOnce() throws {
-        let origin = try BackgroundServer(script: Self.origin, arguments: [])
-        defer { origin.stop() }
-        let proxy = try ProxyHarness()
-        let dir = TemporaryDirectory()
-        let upload = dir.write("upload.bin", bytes: [UInt8](repeating: 0x61, count: Self.uploadSize))
-        let started = Date()
-        let result = try proxy.curl(["--http1.1", "-X", "POST", "-H", "Expect:", "--data-binary", "@\(upload)", "--limit-rate", Self.rate,
-                                     "-w", "\n%{http_code}", "http://127.0.0.1:\(origin.port)/close"])
         // curl stops sending on an early error: it is done once the 413 reaches it.
-        let waited = Date().timeIntervalSince(started)
+        let (result, waited, flow) = try curlUploadsSlowly(to: "/close")
         #expect(result.stdout == "too large\n413", "\(result.output)")
         #expect(waited < 3, "the 413 took \(waited) s to reach the client")
-        let flow = try #require(proxy.flows(count: 1).first)
         #expect(flow.response?.status == 413 && flow.error == nil, "\(flow)")
         let cut = try #require(flow.request?.bodyCut, "no body_cut in \(flow)")
         #expect(cut.sent < Self.uploadSize && cut.sent <= flow.request?.body?.size ?? 0, "\(cut)")
@@ -42,6 +33,17 @@ import TestSupport
     /// curl gets the 401 at once (it waited for its whole upload), stops sending as it does on
     /// an early error, and the flow says the client stopped.
     @Test func anEarlyAnswerOnAKeptConnectionReachesCurlAtOnce() throws {
+        let (result, waited, flow) = try curlUploadsSlowly(to: "/keep")
+        #expect(result.stdout == "unauthorized\n401", "\(result.output)")
+        #expect(waited < 3, "the 401 took \(waited) s to reach the client")
+        #expect(flow.response?.status == 401, "\(flow)")
+        #expect(flow.request?.bodyCut?.reason.contains("the client stopped sending") == true,
+                "\(String(describing: flow.request?.bodyCut))")
+    }
+
+    /// curl POSTs `uploadSize` bytes at `rate` through a proxy to the origin's `path` over HTTP/1.1:
+    /// what it printed (body, then the status), how long it took, and the one flow recorded.
+    private func curlUploadsSlowly(to path: String) throws -> (Subprocess.Result, TimeInterval, Flow) {
         let origin = try BackgroundServer(script: Self.origin, arguments: [])
         defer { origin.stop() }
         let proxy = try ProxyHarness()
@@ -49,14 +51,9 @@ import TestSupport
         let upload = dir.write("upload.bin", bytes: [UInt8](repeating: 0x61, count: Self.uploadSize))
         let started = Date()
         let result = try proxy.curl(["--http1.1", "-X", "POST", "-H", "Expect:", "--data-binary", "@\(upload)", "--limit-rate", Self.rate,
-                                     "-w", "\n%{http_code}", "http://127.0.0.1:\(origin.port)/keep"])
+                                     "-w", "\n%{http_code}", "http://127.0.0.1:\(origin.port)\(path)"])
         let waited = Date().timeIntervalSince(started)
-        #expect(result.stdout == "unauthorized\n401", "\(result.output)")
-        #expect(waited < 3, "the 401 took \(waited) s to reach the client")
-        let flow = try #require(proxy.flows(count: 1).first)
-        #expect(flow.response?.status == 401, "\(flow)")
-        #expect(flow.request?.bodyCut?.reason.contains("the client stopped sending") == true,
-                "\(String(describing: flow.request?.bodyCut))")
+        return (result, waited, try #require(proxy.flows(count: 1).first))
     }
 
     /// A client that reads the early 401 and then sends the rest of its body anyway: the rest goes
