@@ -84,13 +84,33 @@ extension ExchangeTransfer {
                 reason = "the origin answered \(status) before the request body was in, and the client stopped sending it"
             }
         } else if final.http1?.keepAlive == false {
-            reason = "the origin answered \(status) before the request body was in, and closes the connection "
-                + "(Connection: close; RFC 9112 §9.6)"
+            reason = EarlyAnswerCut.closing(status)
         } else {
             reason = "the origin answered \(status) before the request body was in, and its connection could not carry the rest"
         }
         draft.flow.request?.bodyCut = Flow.BodyCut(sent: bodyBytesSent, reason: reason)
         recorder.finishRequestBody(into: &draft, decoding: false)
         return false
+    }
+}
+
+/// Why a request body stopped going to the origin (`request.body_cut.reason`), in the same words
+/// whichever client leg (HTTP/1.1 or HTTP/2) carried the upload to an HTTP/1.1 origin.
+enum EarlyAnswerCut {
+    /// The origin answered before the body was in and said it closes the connection.
+    static func closing(_ status: Int) -> String {
+        "the origin answered \(status) before the request body was in, and closes the connection (Connection: close; RFC 9112 §9.6)"
+    }
+
+    /// A write failed because the origin had closed the connection; it had answered.
+    static func closed(_ status: Int) -> String {
+        "the origin answered \(status) and closed the connection before the request body was in"
+    }
+
+    /// The origin answered with an error on a connection it keeps: an HTTP/2 client's upload stops
+    /// there, and its stream is told to stop (RFC 9113 §8.1).
+    static func stopped(_ status: Int) -> String {
+        "the origin answered \(status) before the request body was in, and the client was told to stop sending it "
+            + "(RST_STREAM NO_ERROR; RFC 9113 §8.1)"
     }
 }

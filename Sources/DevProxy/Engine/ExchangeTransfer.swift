@@ -161,9 +161,8 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
             if relaysEarly {
                 bodySent = finishEarlyAnswer(final, upstreamKept: outcome.upstreamReusable, draft: &draft)
             } else if cutShort != nil {
-                draft.flow.request?.bodyCut = Flow.BodyCut(sent: bodyBytesSent, reason: "the origin answered "
-                                                           + "\(final.response.status) and closed the connection before "
-                                                           + "the request body was in")
+                draft.flow.request?.bodyCut = Flow.BodyCut(sent: bodyBytesSent,
+                                                           reason: EarlyAnswerCut.closed(final.response.status))
             }
             if !recorder.requestTrailers.isEmpty || !recorder.responseTrailers.isEmpty {
                 recorder.finishTrailers(into: &draft, redact: context.configuration.redactHeaders)

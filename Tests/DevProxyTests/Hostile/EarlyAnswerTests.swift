@@ -102,6 +102,11 @@ import TestSupport
         #expect(waited < 3, "the 413 took \(waited) s to reach the client")
         let flow = try #require(proxy.flows(count: 1).first)
         #expect(flow.response?.status == 413, "\(flow)")
+        // As for an HTTP/1.1 client: how much went up, and why no more did.
+        let cut = try #require(flow.request?.bodyCut, "no body_cut in \(flow)")
+        #expect(cut.sent < Self.uploadSize && cut.sent <= flow.request?.body?.size ?? 0, "\(cut)")
+        #expect(cut.reason == EarlyAnswerCut.closing(413) && cut.reason.contains("Connection: close"), "\(cut)")
+        #expect(ConsoleFlowPrinter.line(for: flow).contains("(request body cut after"))
     }
 
     /// Plain HTTP/1.1 on 127.0.0.1:0 (TLS with CERT KEY as arguments). POST /close: 413 with `Connection: close` after the head,

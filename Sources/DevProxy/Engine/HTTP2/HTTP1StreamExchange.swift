@@ -108,6 +108,8 @@ struct HTTP1StreamExchange {
         // client before the rest of the body (which then stops).
         var early: HTTPResponseHead?
         var answeredEarly = false
+        // Request body bytes written to the origin, for `request.body_cut`.
+        var sent = 0
         do {
             try upstream.stream.write(HTTP1Serializer.serialize(outbound))
             upstream.reader.parser.expectResponse(toMethod: head.method)
@@ -124,6 +126,7 @@ struct HTTP1StreamExchange {
                             }
                         }
                         if !chunk.isEmpty { try upstream.stream.write(chunked ? HTTP1Serializer.chunk(chunk) : chunk) }
+                        sent += chunk.count
                         leg.post(.consumed(chunk.count))
                     }
                     if answeredEarly { cutShort = UpstreamClosed(message: "the origin answered before the request body was in") }
@@ -158,6 +161,12 @@ struct HTTP1StreamExchange {
             }
             guard let final else { return .spent }
             if final.status == 101 { throw UnrequestedSwitch(target: target, http2Client: true) }
+            if cutShort != nil {
+                // As an HTTP/1.1 client's flow says it (`ExchangeTransfer.finishEarlyAnswer`).
+                let reason = !answeredEarly ? EarlyAnswerCut.closed(final.status)
+                    : final.keepAlive ? EarlyAnswerCut.stopped(final.status) : EarlyAnswerCut.closing(final.status)
+                leg.post(.bodyCut(Flow.BodyCut(sent: sent, reason: reason)))
+            }
             leg.post(.head(HTTPResponse(final), httpVersion: final.version.description))
             responseStarted = true
             while true {

@@ -21,6 +21,9 @@ final class HTTP1StreamLeg: @unchecked Sendable {
         /// This many request bytes went upstream: the client's window may reopen by as many.
         case consumed(Int)
         case interim(HTTPResponse)
+        /// The request body stopped going up before its end: the origin answered first (it comes
+        /// before the answer's `head`).
+        case bodyCut(Flow.BodyCut)
         /// The final response head, and the version of the origin's status line (`HTTP/1.1`).
         case head(HTTPResponse, httpVersion: String)
         case body([UInt8])

@@ -57,6 +57,8 @@ extension HTTP2ProxyConnection {
             exchange.draft.recordInformational(response, redact: context.configuration.redactHeaders)
             let block = (try? HTTP2HeaderBlock(forwarding: response)) ?? .response(status: response.status)
             try? session.submitResponse(stream: stream, block, endStream: false)
+        case .bodyCut(let cut):
+            exchange.draft.flow.request?.bodyCut = cut
         case .head(let response, let version):
             var block = (try? HTTP2HeaderBlock(forwarding: response)) ?? .response(status: response.status)
             exchange.recordResponseHead(block, HTTPResponse(block))
