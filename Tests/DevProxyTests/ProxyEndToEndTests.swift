@@ -217,6 +217,36 @@ import TestSupport
         #expect(!result.stdout.contains("evil.example"))
     }
 
+    /// The flow shows the Host the origin got (the absolute-form URL's authority, RFC 9112 §3.2.2;
+    /// a resend's edited Host), and the client's in `request.client_host`: it showed the client's
+    /// Host, which never went to the origin, in the Request tab, HAR and the flow log.
+    @Test func theFlowRecordsTheHostThatWentToTheOrigin() throws {
+        let origin = try OriginServer(tls: false)
+        let proxy = try ProxyHarness(configure: { $0.replaySecret = "s3cret" })
+        let authority = "127.0.0.1:\(origin.port)"
+        let cases: [(id: String, extra: String, sent: String)] = [
+            ("absolute", "", authority),
+            ("edited", "X-DevProxy-Replay: s3cret edited host=edited.test\r\n", "edited.test"),
+        ]
+        for (index, (id, extra, sent)) in cases.enumerated() {
+            let client = try RawClient.plain(port: proxy.port, timeout: 5)
+            client.send("GET http://\(authority)/headers?\(id) HTTP/1.1\r\nHost: other.test\r\n\(extra)Connection: close\r\n\r\n")
+            let answer = try client.readResponse()
+            let received = answer.body.split(separator: "\n").first { $0.lowercased().hasPrefix("host: ") }
+                .map { String($0.dropFirst("host: ".count)) }
+            #expect(answer.status == 200 && received == sent, "\(answer.text)")
+            let flow = try #require(proxy.flows(count: index + 1).first { $0.request?.url.hasSuffix("?\(id)") == true },
+                                    "no flow for \(id)")
+            #expect(flow.request?.headers.first(named: "Host") == received, "\(String(describing: flow.request?.headers))")
+            #expect(flow.request?.clientHost == "other.test", "\(String(describing: flow.request))")
+            #expect(flow.request?.target == "http://\(authority)/headers?\(id)")
+            // The flow log's line carries both, and reads back.
+            let line = String(decoding: flow.jsonBytes, as: UTF8.self)
+            #expect(line.contains("\"client_host\":\"other.test\""), "\(line)")
+            #expect(try FlowJSON.decoder().decode(Flow.self, from: Data(flow.jsonBytes)) == flow)
+        }
+    }
+
     @Test func resolveOverridesWhereUpstreamConnectionsGo() throws {
         let origin = try OriginServer()
         let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))

@@ -21,9 +21,18 @@ struct HTTPExchange {
                                   path: destination.pathAndQuery)
         let version = head.version.description
         let url = destination.url
+        // The flow shows the Host that went to the origin (RFC 9112 §3.2.2: an absolute-form
+        // request's is the URL's authority; a resend's may be edited), and the client's beside it.
+        let clientHost = head.headers["Host"]
+        let replaced = clientHost.map { $0 != destination.hostHeader } ?? false
+        var sent = head
+        if replaced { sent.headers.replaceOrAdd(name: "Host", value: destination.hostHeader) }
+        let recorded = replaced ? HTTPRequest(sent, scheme: request.scheme, authority: request.authority, path: request.path)
+            : request
         var draft = context.draft(host: destination.host, port: destination.port,
-                                  request: Flow.Request(request, url: url, httpVersion: version,
+                                  request: Flow.Request(recorded, url: url, httpVersion: version,
                                                         redact: context.configuration.redactHeaders))
+        if replaced { draft.flow.request?.clientHost = clientHost }
         // The absolute-form a client sends a proxy, kept for the request line as it came (raw export).
         if head.target.first != "/", head.target != "*" {
             draft.flow.request?.target = head.target

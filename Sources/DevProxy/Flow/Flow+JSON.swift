@@ -409,6 +409,7 @@ extension Flow.Request: FlowJSONWritable {
         writer.object { f in
             f.object("body", body)
             f.object("body_cut", bodyCut)
+            f.string("client_host", clientHost)
             f.field("headers", headers) { FlowJSONWriter.writeHeaders(&$0, $1) }
             f.string("http_version", httpVersion)
             f.string("method", method)

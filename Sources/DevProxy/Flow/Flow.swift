@@ -373,7 +373,8 @@ public struct Flow: Codable, Sendable, Equatable {
         public var method: String
         public var url: String
         public var httpVersion: String
-        /// Ordered `[name, value]` pairs as received (HTTP/2: without the pseudo-headers).
+        /// Ordered `[name, value]` pairs as received (HTTP/2: without the pseudo-headers), but for
+        /// a `Host` DevProxy replaced, which is the one sent (`clientHost` keeps the client's).
         public var headers: FieldPairs
         public var body: Body?
         /// HTTP/2: `:method`, `:scheme`, `:authority`, `:path` as received, apart from the headers.
@@ -384,6 +385,10 @@ public struct Flow: Codable, Sendable, Equatable {
         /// query: the absolute-form a client sends a proxy (`http://host/path`), for the request
         /// line as received; nil for origin-form, `*` and HTTP/2.
         public var target: String? = nil
+        /// The `Host` the HTTP/1.x client sent, when the one that went to the origin (in `headers`)
+        /// differs: an absolute-form request's Host is replaced with the URL's authority (RFC 9112
+        /// §3.2.2), a resend's with the one edited in the web UI; nil when it went on as sent.
+        public var clientHost: String? = nil
         /// The body stopped going to the origin before its end, because the origin answered
         /// first (RFC 9112 §9.6); `body` is what the client sent.
         public var bodyCut: BodyCut? = nil
@@ -393,6 +398,7 @@ public struct Flow: Codable, Sendable, Equatable {
             case httpVersion = "http_version"
             case pseudoHeaders = "pseudo_headers"
             case bodyCut = "body_cut"
+            case clientHost = "client_host"
         }
     }
 
