@@ -139,7 +139,7 @@ extension WebUI {
             if request.headers.first(named: "host") == nil, let authority = request.pseudoHeaders?.first(named: ":authority") {
                 bytes += Array("Host: \(authority)\r\n".utf8)
             }
-            Self.appendMessage(request.headers, body: try store.body(id: flow.id, part: .request)?.bytes ?? [],
+            Self.appendMessage(Self.headersAsSent(by: request), body: try store.body(id: flow.id, part: .request)?.bytes ?? [],
                                trailers: request.trailers, to: &bytes)
         }
         if let response = flow.response {
@@ -151,6 +151,18 @@ extension WebUI {
                                trailers: response.trailers, to: &bytes)
         }
         return bytes
+    }
+
+    /// The request's header fields as the client sent them: the flow records the `Host` that went
+    /// to the origin, and the client's, when DevProxy replaced it, as `client_host`.
+    static func headersAsSent(by request: Flow.Request) -> FieldPairs {
+        guard let clientHost = request.clientHost else { return request.headers }
+        var headers = request.headers
+        for index in headers.indices where headers.name(at: index).lowercased() == "host" {
+            headers[index] = [headers.name(at: index), clientHost]
+            break
+        }
+        return headers
     }
 
     /// The request line as the client sent it: HTTP/1.x's target as it came (`Flow.Request.target`

@@ -383,6 +383,7 @@ function messageView(id, side, message, signal, pending = false) {
         side === "request" ? queryTable(message.url) : null,
         headersTable("Pseudo-headers", message.pseudo_headers),
         headersTable("Headers", message.headers),
+        side === "request" ? clientHostNote(message.client_host) : null,
         side === "request" ? cookieTable(message.headers) : setCookieTable(message.headers),
         side === "request" ? bodyCutNote(message.body_cut) : null,
         pending ? pendingBody(message) : bodyView(id, side, message, signal),
@@ -419,6 +420,18 @@ function informationalView(flow) {
         h("ol", { class: "informational-list" }, items),
         notKept ? h("p", { class: "muted informational-not-kept" }, `${notKept} more not kept `
             + `(a flow keeps the first ${responses.length}; all ${total} went to the client)`) : null);
+}
+
+/**
+ * The `Host` the client sent, when DevProxy sent another: an absolute-form request's Host is
+ * replaced by the URL's authority (RFC 9112 §3.2.2), and the headers above show what went.
+ */
+function clientHostNote(clientHost) {
+    if (!clientHost) return null;
+    return h("p", { class: "client-host", role: "note" },
+        `The client sent Host: ${clientHost}`,
+        h("span", { class: "muted" }, " · replaced by the URL's authority, as RFC 9112 §3.2.2 has a proxy do;"
+            + " the Host above is the one the origin got"));
 }
 
 /**

@@ -107,7 +107,7 @@ import TestSupport
         let ui = try #require(proxy.webUI)
         let result = try WebUIBrowser.run(ui: ui, proxy: "http://127.0.0.1:\(proxy.port)", only: "informational", timeout: 120)
         let expected: Set = ["early-hints-listed", "early-hints-as-text", "early-hints-while-running", "early-hints-not-kept-counted",
-                             "request-body-cut-said"]
+                             "request-body-cut-said", "client-host-said"]
         #expect(expected.isSubset(of: WebUIBrowser.passed(result)), "\(result.output)")
         _ = proxy.stop()
     }

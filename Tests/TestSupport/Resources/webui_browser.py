@@ -1556,7 +1556,7 @@ def informational_checks(page, options, checks):
     final response, in order, each with its status line, its Link fields (markup shown as text,
     run never) and when it came, while the flow runs too; "3 more not kept" past the 20 a flow keeps. A 4 MB upload the
     origin answers with 413 after its head: the Request tab says the body was cut, after how many
-    bytes and why."""
+    bytes and why. An absolute-form request with another Host: the note says what the client sent."""
     server = hints_origin()
     origin = "http://127.0.0.1:%d" % server.getsockname()[1]
     try:
@@ -1627,6 +1627,20 @@ def informational_checks(page, options, checks):
                       and (shown["notKept"] or "").startswith("3 more not kept"), repr(shown))
     except Exception as error:
         checks.result("early-hints-not-kept-counted", False, str(error).splitlines()[0])
+    try:
+        # An absolute-form request whose Host names another host: DevProxy sends the URL's
+        # authority (RFC 9112 §3.2.2), the headers show it, and a note says what the client sent.
+        curl(options.proxy, origin + "/client-host", headers=["Host: other.test"])
+        open_flow(page, "/client-host")
+        page.click("flow-detail [role=tab][data-tab=request]")
+        note = page.wait_for_selector("flow-detail .detail-panel .client-host", timeout=10000).text_content()
+        host = page.evaluate("() => [...document.querySelectorAll('flow-detail .detail-panel table.headers tr')]"
+                             ".filter((tr) => tr.querySelector('th')?.textContent.toLowerCase() === 'host')"
+                             ".map((tr) => tr.querySelector('td').textContent)")
+        checks.result("client-host-said", note.startswith("The client sent Host: other.test")
+                      and host == ["127.0.0.1:%d" % server.getsockname()[1]], repr((note, host)))
+    except Exception as error:
+        checks.result("client-host-said", False, str(error).splitlines()[0])
     try:
         # 4 MB at 1 MB/s, no `Expect: 100-continue`: the 413 comes long before the upload is in.
         subprocess.run(["curl", "-s", "-o", "/dev/null", "--max-time", "20", "-x", options.proxy, "--http1.1",
