@@ -477,6 +477,51 @@ final class SessionImportTests: XCTestCase {
         XCTAssertNotNil(try store.flowJSON(id: Self.samples[2].id + "-2999"), "the last line, without its newline")
     }
 
+    /// `devproxy web`'s line check runs on another thread, a batch of lines ahead of the import
+    /// (it was run inline, doubling the parse of each line): its verdicts still land on their
+    /// own lines, in file order, across batches, for a log whose first line has a byte order mark
+    /// and whose last is torn.
+    func testTheLineCheckRunsAheadAndEachVerdictLandsOnItsLine() throws {
+        let directory = TemporaryDirectory()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var lines: [String] = []
+        for number in 1...1_000 {
+            var flow = Self.samples[number % Self.samples.count]
+            flow.id += "-\(number)"
+            let good = String(decoding: try encoder.encode(flow), as: UTF8.self)
+            lines.append(number % 97 == 0 ? "not json \(number)" : number % 89 == 0 ? "" : number % 131 == 0 ? #"{"id":"x"}"# : good)
+        }
+        lines[0] = "\u{FEFF}" + lines[0]
+        lines[999] = String(lines[999].prefix(40))
+        let path = directory.write("mixed.jsonl", lines.joined(separator: "\n"))
+        let callers = LockedSet()
+        let importing = pthread_self()
+        let check: SessionImport.LineCheck = { line, terminated in
+            callers.insert(pthread_equal(pthread_self(), importing) != 0 ? "importing thread" : "another thread")
+            // Beside the full decode: a rule of this test's own, to see each verdict land on its line.
+            if line.starts(with: Array(#"{"client":"127.0.0.1:"#.utf8)), String(decoding: line, as: UTF8.self).contains("-7\"") {
+                return "the test's rule"
+            }
+            return FlowLogReader.problem(in: line, terminated: terminated)
+        }
+        let (store, report) = try SessionImport.open(path: path, checkingLines: check)
+        defer { store.close() }
+
+        var expected: [SessionImport.Problem] = []
+        for (index, line) in lines.enumerated() {
+            let bytes = Array((index == 0 ? String(line.dropFirst()) : line).utf8)[...]
+            if let reason = check(bytes, index < 999) { expected.append(SessionImport.Problem(number: index + 1, reason: reason)) }
+        }
+        XCTAssertEqual(report?.problems, expected)
+        XCTAssertEqual(report?.flows, 1_000 - expected.count)
+        XCTAssertEqual(Set(expected.map(\.reason)).count, 5, "empty, not JSON, not a flow, the test's rule, torn: \(Set(expected.map(\.reason)))")
+        XCTAssertNotNil(try store.flowJSON(id: Self.samples[1].id + "-1"), "the first line, after its byte order mark")
+        XCTAssertNotNil(try store.flowJSON(id: Self.samples[998 % 3].id + "-998"))
+        XCTAssertNil(try store.flowJSON(id: Self.samples[7 % 3].id + "-7"), "refused by the check alone")
+        XCTAssertTrue(callers.values.contains("another thread"), "\(callers.values)")
+    }
+
     /// A device or file whose "line" never ends is refused once a line passes 256 MiB, with the
     /// reason: `devproxy web /dev/zero` read it into memory without end.
     func testALineThatNeverEndsIsRefused() throws {
@@ -535,4 +580,13 @@ private enum OneFlowLogLine {
     static let flow = #"{"id":"o1","started":"2026-03-01T12:01:02.100Z","ended":"2026-03-01T12:01:02.135Z","#
         + #""client":"127.0.0.1:1","mode":"https","server":{"host":"a.example","port":443},"#
         + #""timings":{"connect":1,"tls":2,"send":1,"wait":20,"receive":4}}"#
+}
+
+/// Strings inserted from any thread.
+private final class LockedSet: @unchecked Sendable {  // `set` is only touched under `lock`
+    private let lock = NSLock()
+    private var set = Set<String>()
+
+    func insert(_ value: String) { lock.withLock { _ = set.insert(value) } }
+    var values: Set<String> { lock.withLock { set } }
 }

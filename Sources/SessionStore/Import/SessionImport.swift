@@ -33,6 +33,7 @@ public enum SessionImport {
     /// Why one line of a flow log (without its newline; `terminated` when a newline ended it) is
     /// not a flow, or nil when it is: `devproxy web` passes `FlowLogReader.problem(in:terminated:)`,
     /// so that it takes the lines `devproxy har` takes and skips the others for the same reasons.
+    /// It is called on another thread than the import's, a batch of lines ahead (`CheckedBatch`).
     public typealias LineCheck = @Sendable (_ line: ArraySlice<UInt8>, _ terminated: Bool) -> String?
 
     /// The kinds of file `open(path:)` accepts.
@@ -186,6 +187,11 @@ public enum SessionImport {
     }
 
     /// Stores every flow of the flow log `lines` reads, then flushes.
+    ///
+    /// With a check, lines are read ahead in batches (`CheckedBatch`) and each batch is checked on
+    /// another thread while the one before it is imported here: the check (`devproxy web`'s full
+    /// decode of a flow) and the import's own parse of the same line run side by side on two cores
+    /// instead of one after the other. Lines are still taken, skipped and reported in file order.
     /// - Throws: `SessionStoreError` when reading fails or a line is longer than `LineStream`
     ///   holds; bad lines are reported, not thrown.
     static func flowLog(_ lines: inout LineStream, into store: SessionStore, check: LineCheck? = nil) throws -> Report {
@@ -196,39 +202,56 @@ public enum SessionImport {
             order.finish()
             store.flush()
         }
-        while let next = try lines.next() {
-            var line = next.line
-            let number = lines.number
-            if number == 1, line.starts(with: byteOrderMark) { line = line.dropFirst(3) }
-            if let check, let reason = check(line, next.terminated) {
-                report.problems.append(Problem(number: number, reason: reason))
-                continue
+        guard let check else {
+            while let next = try lines.next() {
+                var line = next.line
+                if lines.number == 1, line.starts(with: byteOrderMark) { line = line.dropFirst(3) }
+                importLine(line, number: lines.number, into: &order, ids: &ids, report: &report)
             }
-            guard line.contains(where: { $0 > 0x20 }) else { continue }
-            do {
-                guard var object = try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else {
-                    throw SessionStoreError(.importFormat, "not a JSON object")
+            return report
+        }
+        var batch = try CheckedBatch.read(&lines, check: check)
+        while let current = batch {
+            batch = try CheckedBatch.read(&lines, check: check)
+            for (index, reason) in current.reasons().enumerated() {
+                let line = current.lines[index]
+                if let reason {
+                    report.problems.append(Problem(number: line.number, reason: reason))
+                } else {
+                    importLine(line.bytes[...], number: line.number, into: &order, ids: &ids, report: &report)
                 }
-                let given = object["id"] as? String
-                let id = uniqueID(given, fallback: "import-\(number)", seen: &ids)
-                var json = String(decoding: line, as: UTF8.self)
-                // A line with JSON spacing (Python's json.dumps, jq without -c) is stored compact, as
-                // DevProxy writes its own: `?preview=` finds a body's `"text":"` to cut it, and a
-                // spaced record came back whole (megabytes) each time the flow was opened.
-                if id != given || Self.spacedSeparators.contains(where: { line.firstRange(of: $0) != nil }) {
-                    object["id"] = id
-                    json = String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.withoutEscapingSlashes]),
-                                  as: UTF8.self)
-                }
-                let entry = try FlowLogEntry(object)
-                order.add(entry.record, json: json, bodies: entry.bodies)
-                report.flows += 1
-            } catch let error as SessionStoreError {
-                report.problems.append(Problem(number: number, reason: error.reason))
-            } catch {
-                report.problems.append(Problem(number: number, reason: "not valid JSON"))
             }
         }
         return report
+    }
+
+    /// Stores the flow of one flow-log line (without its newline and byte order mark), or adds
+    /// why it holds none to `report`; a blank line is passed over.
+    private static func importLine(_ line: ArraySlice<UInt8>, number: Int, into order: inout StartOrder,
+                                   ids: inout Set<String>, report: inout Report) {
+        guard line.contains(where: { $0 > 0x20 }) else { return }
+        do {
+            guard var object = try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else {
+                throw SessionStoreError(.importFormat, "not a JSON object")
+            }
+            let given = object["id"] as? String
+            let id = uniqueID(given, fallback: "import-\(number)", seen: &ids)
+            var json = String(decoding: line, as: UTF8.self)
+            // A line with JSON spacing (Python's json.dumps, jq without -c) is stored compact, as
+            // DevProxy writes its own: `?preview=` finds a body's `"text":"` to cut it, and a
+            // spaced record came back whole (megabytes) each time the flow was opened.
+            if id != given || Self.spacedSeparators.contains(where: { line.firstRange(of: $0) != nil }) {
+                object["id"] = id
+                json = String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.withoutEscapingSlashes]),
+                              as: UTF8.self)
+            }
+            let entry = try FlowLogEntry(object)
+            order.add(entry.record, json: json, bodies: entry.bodies)
+            report.flows += 1
+        } catch let error as SessionStoreError {
+            report.problems.append(Problem(number: number, reason: error.reason))
+        } catch {
+            report.problems.append(Problem(number: number, reason: "not valid JSON"))
+        }
     }
 }
