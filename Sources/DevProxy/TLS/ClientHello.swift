@@ -65,8 +65,9 @@ public struct ClientHello: Sendable, Equatable {
             let type = try list.u8()
             let name = try list.bytes(try list.u16())
             if type == 0 {
-                // Host names are ASCII (RFC 6066 §3); anything else is not a usable SNI.
-                guard name.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else { throw Reader.Failure() }
+                // Host names are ASCII (RFC 6066 §3: `HostName<1..2^16-1>`, so never empty); anything
+                // else is not a usable SNI. An empty one passed this check and named a leaf for "".
+                guard !name.isEmpty, name.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else { throw Reader.Failure() }
                 return String(decoding: name, as: UTF8.self).lowercased()
             }
         }
