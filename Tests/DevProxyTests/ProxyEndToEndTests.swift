@@ -93,7 +93,7 @@ import TestSupport
     /// the body: DevProxy waited only for the origin's 100, holding the body, until the upstream
     /// timeout (a 504). After a second it tells the client to go on itself; this client would wait
     /// 30 s for a 100 from anyone.
-    @Test(.timeLimit(.minutes(1))) func expect100ContinueGoesOnWhenTheOriginSendsNone() throws {
+    @Test(.backstop) func expect100ContinueGoesOnWhenTheOriginSendsNone() throws {
         let origin = try BackgroundServer(script: """
             import http.server
             class Echo(http.server.BaseHTTPRequestHandler):
@@ -124,7 +124,7 @@ import TestSupport
     /// upstream timeout, once. It was a 502 "TLS handshake with localhost failed: error 2" (the
     /// socket timeout read as a failure), after twice the timeout for a client offering h2 (the
     /// handshake's probe of the origin, then the stream's own dial).
-    @Test(.timeLimit(.minutes(1))) func aSilentTLSOriginIsATimeoutOnce() throws {
+    @Test(.backstop) func aSilentTLSOriginIsATimeoutOnce() throws {
         let silent = try Listener(host: "127.0.0.1", port: 0)   // the kernel completes TCP; nobody answers
         defer { withExtendedLifetime(silent) {} }   // closed when released
         let proxy = try ProxyHarness(configure: { $0.upstreamTimeout = 2 })
@@ -142,7 +142,7 @@ import TestSupport
 
     /// A client that gives up before the origin answers (`curl -m 1`) ends the exchange then, as
     /// `client_closed`: it ran on to the upstream timeout and recorded a 504 nobody received.
-    @Test(.timeLimit(.minutes(1))) func aClientThatGivesUpBeforeTheHeadIsRecordedAsGone() throws {
+    @Test(.backstop) func aClientThatGivesUpBeforeTheHeadIsRecordedAsGone() throws {
         let silent = try ScriptedOrigin("", then: .hold(8))
         let proxy = try ProxyHarness(configure: { $0.upstreamTimeout = 6 })
         let started = Date()
@@ -155,7 +155,7 @@ import TestSupport
 
     /// An origin that never answers: the 504's flow says how long it waited (`wait`), where it
     /// said -1, "did not happen" (an HTTP/2 client's same exchange said 2005 ms).
-    @Test(.timeLimit(.minutes(1))) func anUpstreamTimeoutRecordsTheWait() throws {
+    @Test(.backstop) func anUpstreamTimeoutRecordsTheWait() throws {
         let silent = try ScriptedOrigin("", then: .hold(8))
         let proxy = try ProxyHarness(configure: { $0.upstreamTimeout = 1 })
         let result = try proxy.curl(["-w", "%{http_code}", "-o", "/dev/null", "http://127.0.0.1:\(silent.port)/hang"])
@@ -746,7 +746,7 @@ import TestSupport
     /// A WebSocket whose origin closes its connection after the close frames (without TLS's
     /// close_notify, as Python's ssl does) ended well: the flow recorded `upstream_reset`
     /// ("WebSocket relay ended: …"). The client's TLS ends with close_notify, not a bare cut.
-    @Test(.timeLimit(.minutes(1))) func aWebSocketClosedBothWaysEndsWithoutAnError() throws {
+    @Test(.backstop) func aWebSocketClosedBothWaysEndsWithoutAnError() throws {
         let (origin, proxy) = try setUp()
         let script = Self.webSocketClient(through: proxy, to: origin.port, path: "/ws?close") + """
         t.settimeout(10)
@@ -769,7 +769,7 @@ import TestSupport
     /// How a WebSocket ended is recorded: the server's own Close frame (4001, its reason, by the
     /// server), a connection dropped without one (the client sees 1006: the flow said nothing),
     /// and the messages past the first 1,000 counted, the Close frames kept beyond them.
-    @Test(.timeLimit(.minutes(1))) func howAWebSocketEndedIsRecorded() throws {
+    @Test(.backstop) func howAWebSocketEndedIsRecorded() throws {
         let (origin, proxy) = try setUp()
         let bye = Self.webSocketClient(through: proxy, to: origin.port, path: "/ws?bye") + """
         t.settimeout(10)

@@ -47,7 +47,7 @@ import TestSupport
     /// A client that sends its ClientHello with its CONNECT or SOCKS5 request, before the reply
     /// (optimistic data), whole or split: the bytes read with the request never reached TLS
     /// (the whole case hung), and a split one was closed at once as "no complete ClientHello".
-    @Test(.timeLimit(.minutes(1))) func aClientHelloSentWithTheRequestIsIntercepted() throws {
+    @Test(.backstop) func aClientHelloSentWithTheRequestIsIntercepted() throws {
         let origin = try OriginServer()
         let (harness, socksPort) = try proxy(origin: origin)
         let script = #"""
@@ -112,7 +112,7 @@ import TestSupport
     /// client waits for the banner and sends nothing, which DevProxy, waiting for a ClientHello,
     /// waited out for the header timeout before closing with nothing delivered. Now it dials the
     /// origin after half a second of silence and tunnels when the origin speaks first.
-    @Test(.timeLimit(.minutes(1))) func aServerThatSpeaksFirstIsTunnelled() throws {
+    @Test(.backstop) func aServerThatSpeaksFirstIsTunnelled() throws {
         let banner = try BackgroundServer(script: #"""
             import socket, threading
             server = socket.socket()
@@ -170,7 +170,7 @@ import TestSupport
 
     /// A silent client of a tunnel to a port nobody listens on is told at once (the flow says
     /// `upstream_refused`), not after the header timeout as "no complete ClientHello".
-    @Test(.timeLimit(.minutes(1))) func aSilentClientOfAnUnreachableOriginIsToldSoon() throws {
+    @Test(.backstop) func aSilentClientOfAnUnreachableOriginIsToldSoon() throws {
         let (harness, _) = try proxy(origin: try OriginServer())
         let closed = try HTTP2Origin.freePort()
         let client = #"""

@@ -38,7 +38,7 @@ import TestSupport
 
     /// The page loads, the browser says it spoke h2 (`nextHopProtocol`, what it negotiated with
     /// the leaf DevProxy minted), and the flow says `HTTP/2` on both sides with ALPN `h2`.
-    @Test(.timeLimit(.minutes(2))) func chromiumLoadsAPageOverHTTP2() throws {
+    @Test(.backstop) func chromiumLoadsAPageOverHTTP2() throws {
         let origin = try HTTP2Origin(.nghttpd)
         try origin.serve("page.html", Array("<html><body><h1 id=t>served over h2</h1></body></html>\n".utf8))
         let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
@@ -82,7 +82,7 @@ import TestSupport
     /// sees the setting from DevProxy too, opens the socket as a stream of its h2 connection (RFC
     /// 8441), as it would without us, and the flow records it: `CONNECT` with `:protocol`
     /// websocket over HTTP/2, and the messages both ways.
-    @Test(.timeLimit(.minutes(2))) func chromiumOpensAWebSocketOverHTTP2() throws {
+    @Test(.backstop) func chromiumOpensAWebSocketOverHTTP2() throws {
         let origin = try HTTP2Origin(.hypercornBoth)
         let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
         let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })

@@ -106,7 +106,7 @@ import TestSupport
     /// browser drops one) is withdrawn upstream once: its second RST_STREAM went to the origin for
     /// a stream whose HEADERS were never sent, nghttpd answered GOAWAY PROTOCOL_ERROR ("RST_STREAM:
     /// stream in idle"), and a 4 MiB download on the same origin connection died with it.
-    @Test(.timeLimit(.minutes(1))) func aRequestCancelledAtOnceLeavesTheOthersAlone() throws {
+    @Test(.backstop) func aRequestCancelledAtOnceLeavesTheOthersAlone() throws {
         let origin = try HTTP2Origin(.nghttpd)
         let size = 4 << 20
         try origin.serve("big.bin", [UInt8](repeating: 0x5A, count: size))
@@ -179,7 +179,7 @@ import TestSupport
     /// own RSS is measured) holds at most a stream window per stream; a new stream on the same
     /// connection that grants its own window is answered at once (the stalled streams do not eat
     /// the connection's window upstream), and so is another client.
-    @Test(.timeLimit(.minutes(2))) func clientThatNeverReadsKeepsMemoryBoundedAndOthersServed() throws {
+    @Test(.backstop) func clientThatNeverReadsKeepsMemoryBoundedAndOthersServed() throws {
         let origin = try HTTP2Origin(.nghttpd)
         try origin.serve("big.bin", [UInt8](repeating: 0x5A, count: 10 << 20))
         let directory = TemporaryDirectory()

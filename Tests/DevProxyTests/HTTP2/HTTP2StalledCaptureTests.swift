@@ -7,7 +7,7 @@ import TestSupport
 /// already relayed is captured in the session store's spool on disk, not in the proxy's memory,
 /// so the proxy's memory does not grow with streams × `--body-limit`.
 @Suite struct HTTP2StalledCaptureTests {
-    @Test(.timeLimit(.minutes(3))) func stalledStreamsKeepTheirCapturedBodiesOnDiskNotInMemory() throws {
+    @Test(.backstop) func stalledStreamsKeepTheirCapturedBodiesOnDiskNotInMemory() throws {
         let origin = try HTTP2Origin(.nghttpd)
         try origin.serve("big.bin", [UInt8](repeating: 0x5A, count: 10 << 20))
         let directory = TemporaryDirectory()

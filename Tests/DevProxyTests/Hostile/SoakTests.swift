@@ -11,7 +11,7 @@ import TestSupport
 /// descriptors, threads and memory come back to where they started. Measured on the child, the
 /// counts are the proxy's alone, whatever other suites run in this process meanwhile.
 @Suite(.serialized) struct SoakTests {
-    @Test(.timeLimit(.minutes(1))) func mixedTrafficLeavesNothingBehind() throws {
+    @Test(.backstop) func mixedTrafficLeavesNothingBehind() throws {
         let healthy = try ScriptedOrigin("HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\nhealthy", then: .keepAlive)
         let malformed = try ScriptedOrigin("HTTP/1.1 200 OK\r\nX-Bad : 1\r\nContent-Length: 0\r\n\r\n")
         let truncated = try ScriptedOrigin("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort", then: .reset)

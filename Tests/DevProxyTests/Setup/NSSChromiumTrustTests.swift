@@ -9,7 +9,7 @@ import TestSupport
 @Suite(.enabled(if: ExternalToolCheck.installed("certutil") && FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"),
                 "certutil (libnss3-tools) or chromium is not installed"))
 struct NSSChromiumTrustTests {
-    @Test(.timeLimit(.minutes(3))) func chromiumTrustsTheRootThroughItsNSSDatabase() throws {
+    @Test(.backstop) func chromiumTrustsTheRootThroughItsNSSDatabase() throws {
         let harness = try TrustHarness()
         let db = harness.dir.file(".pki/nssdb")
         try FileManager.default.createDirectory(atPath: db, withIntermediateDirectories: true)

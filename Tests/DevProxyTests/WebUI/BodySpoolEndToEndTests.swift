@@ -20,7 +20,7 @@ import TestSupport
         ((try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? NSNumber)?.intValue ?? -1
     }
 
-    @Test(.timeLimit(.minutes(4))) func largeBodiesAreStoredWholeUpTo64MiBAndTheSpoolEmpties() throws {
+    @Test(.backstop) func largeBodiesAreStoredWholeUpTo64MiBAndTheSpoolEmpties() throws {
         let origin = try OriginServer(tls: true)
         let dir = TemporaryDirectory()
         let log = dir.file("flows.jsonl")

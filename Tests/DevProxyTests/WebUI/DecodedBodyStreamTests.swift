@@ -12,7 +12,7 @@ import TestSupport
     /// The session's body limit in this test (`--store-body-limit`): also the decoded answers' cap.
     static let storeLimit = 32 << 20
 
-    @Test(.timeLimit(.minutes(5))) func bigCodedBodiesAreServedDecodedInPieces() throws {
+    @Test(.backstop) func bigCodedBodiesAreServedDecodedInPieces() throws {
         let origin = try OriginServer(tls: true)
         let dir = TemporaryDirectory()
         let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--session", dir.file("session.sqlite"),

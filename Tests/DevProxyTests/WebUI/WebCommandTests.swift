@@ -44,7 +44,7 @@ import Testing
     /// `devproxy web SESSION` beside the `devproxy run` writing it follows the file: a flow the
     /// proxy records after the viewer opened reaches the viewer's live stream (it said "live" and
     /// never changed until a reload).
-    @Test(.timeLimit(.minutes(1))) func aViewerFollowsTheSessionAProxyWrites() throws {
+    @Test(.backstop) func aViewerFollowsTheSessionAProxyWrites() throws {
         let dir = TemporaryDirectory()
         let origin = try OriginServer()
         let session = dir.file("s.sqlite")
