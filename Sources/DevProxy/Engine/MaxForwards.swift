@@ -36,7 +36,7 @@ enum MaxForwards {
 
     /// The answer to a TRACE or OPTIONS whose `Max-Forwards` is 0.
     static let route = LocalRoute(name: "Max-Forwards: 0", bodyLimit: 64 << 10,
-                                  matches: { applies(to: $0.method) && hops($0.header("Max-Forwards")) == 0 },
+                                  matches: { answersHere(method: $0.method, value: $0.header("Max-Forwards")) },
                                   respond: answer)
 
     /// The answer itself: `200` with `Allow` for OPTIONS; `405` with `Allow` and the reason for TRACE.

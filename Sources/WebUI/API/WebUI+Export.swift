@@ -9,7 +9,7 @@ extension WebUI {
     static let maximumExport = 10_000
 
     func export(_ request: WebRequest, id: String) throws -> WebResponse {
-        guard let flow = try storedFlow(id) else {
+        guard let (flow, record) = try storedRecord(id) else {
             if try store.summary(id: id) != nil { return .error(409, "flow \(id) has not finished yet") }
             return .error(404, "no flow \(id) in this session")
         }
@@ -19,7 +19,7 @@ extension WebUI {
             return .text(try curlCommand(for: flow) + "\n")
         case "har":
             // A flow imported from a HAR gives back the sizes that HAR gave.
-            let sizes = try store.flowJSON(id: id).flatMap { HARSizes.of(record: $0) }.map { [flow.id: $0] } ?? [:]
+            let sizes = HARSizes.of(record: record).map { [flow.id: $0] } ?? [:]
             return .attachment(try HARWriter.encode([flow], creatorVersion: version, sizes: sizes),
                                filename: "\(Self.safeFileName(id)).har", contentType: "application/json")
         case "raw":
@@ -55,11 +55,10 @@ extension WebUI {
         var flows: [Flow] = []
         var sizes: [String: HARSizes] = [:]
         for id in ids {
-            guard let json = try store.flowJSON(id: id), let flow = FlowLogReader.parse(Array(json.utf8)).flows.first
-            else { continue }
+            guard let (flow, record) = try storedRecord(id) else { continue }
             flows.append(flow)
             // A flow imported from a HAR gives back the sizes that HAR gave.
-            sizes[flow.id] = HARSizes.of(record: json)
+            sizes[flow.id] = HARSizes.of(record: record)
         }
         var response = WebResponse.attachment(try HARWriter.encode(flows, creatorVersion: version, comment: cut,
                                                                    sizes: sizes),
@@ -70,8 +69,15 @@ extension WebUI {
 
     /// The finished flow `id` decoded from its stored record; nil when there is none.
     func storedFlow(_ id: String) throws -> Flow? {
-        guard let json = try store.flowJSON(id: id) else { return nil }
-        return FlowLogReader.parse(Array(json.utf8)).flows.first
+        try storedRecord(id)?.flow
+    }
+
+    /// The finished flow `id` and the record it was decoded from (read once: an export also
+    /// takes an imported HAR's sizes from the record); nil when there is none.
+    func storedRecord(_ id: String) throws -> (flow: Flow, record: String)? {
+        guard let json = try store.flowJSON(id: id), let flow = FlowLogReader.parse(Array(json.utf8)).flows.first
+        else { return nil }
+        return (flow, json)
     }
 
     /// A shell command that repeats the request: curl with single-quoted arguments; a binary body
