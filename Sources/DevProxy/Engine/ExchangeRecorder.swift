@@ -150,7 +150,9 @@ final class ExchangeRecorder {
     func finish(into draft: inout FlowDraft, redact: [String]) {
         // A WebSocket's DATA was its messages: there are no bodies.
         if webSocket == nil {
-            finishRequestBody(into: &draft)
+            // A body an early answer cut (`request.body_cut`) is a prefix of a coded stream: kept
+            // as the bytes that went, as the HTTP/1.1 exchange keeps it (`finishEarlyAnswer`).
+            finishRequestBody(into: &draft, decoding: draft.flow.request?.bodyCut == nil)
             if draft.flow.response != nil { finishResponseBody(into: &draft) }
         }
         finishTrailers(into: &draft, redact: redact)
