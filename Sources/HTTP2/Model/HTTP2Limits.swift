@@ -49,4 +49,10 @@ public struct HTTP2Limits: Hashable, Sendable {
 
     /// The defaults above.
     public init() {}
+
+    /// The text body of the 431 a server session answers to a request head of `size` bytes over
+    /// `limit` (`maxHeaderListSize`), in the words of the proxy's other answers (`status reason: detail`).
+    public static func headerListAnswer(size: Int, limit: Int) -> [UInt8] {
+        Array("431 Request Header Fields Too Large: the request's header list (\(size) bytes) exceeds \(limit) bytes\n".utf8)
+    }
 }

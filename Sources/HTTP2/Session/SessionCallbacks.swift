@@ -147,15 +147,25 @@ enum SessionCallbacks {
     }
 
     /// Answers a header block beyond `maxHeaderListSize`: 431 to a request head (RFC 9113 §10.5.1
-    /// "can send an HTTP 431"), RST_STREAM(CANCEL) to anything else; later frames are dropped.
+    /// "can send an HTTP 431") with a one-line text body saying why, RST_STREAM(CANCEL) to anything
+    /// else; later frames are dropped.
     private static func reject(_ session: OpaquePointer, stream: Int32, size: Int, isRequest: Bool,
                                _ state: SessionState) {
         state.rejected.insert(stream)
         state.append(.headerListTooLarge(stream: stream, size: size))
         if isRequest {
-            let status = [HTTP2Field(":status", "431")]
-            let rv = withNameValueList(status) { nghttp2_submit_response(session, stream, $0, $1, nil) }
-            if rv == 0 { return }
+            // A bare 431 left the client (curl, Python h2) with an empty body and no reason.
+            let out = OutboundStream()
+            out.queue.append(HTTP2Limits.headerListAnswer(size: size, limit: state.maxHeaderListSize))
+            out.ended = true
+            let head = [HTTP2Field(":status", "431"), HTTP2Field("content-type", "text/plain; charset=utf-8"),
+                        HTTP2Field("content-length", "\(out.queue.count)")]
+            var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: readData)
+            let rv = withNameValueList(head) { nghttp2_submit_response(session, stream, $0, $1, &provider) }
+            if rv == 0 {
+                state.outbound[stream] = out
+                return
+            }
         }
         nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, HTTP2ErrorCode.cancel.rawValue)
     }

@@ -23,12 +23,33 @@ import TestSupport
                                         extra: ["x-big=\(big)", "--then", path])
             #expect(json.responses.map(\.status) == [431, 200] && json.goaway == nil, "\(json)")
             #expect(json.responses.last?.body == body, "\(json)")
+            // The answer says why, as DevProxy's other answers do (it was a bare 431 head).
+            let answer = try #require(json.responses.first)
+            #expect(answer.body.hasPrefix("431 Request Header Fields Too Large: the request's header list (")
+                    && answer.body.contains("exceeds 65536 bytes"), "\(json)")
+            #expect(answer.headers.contains(["content-type", "text/plain; charset=utf-8"]), "\(json)")
             let flows = proxy.flows(count: 2 * (index + 1)).suffix(2)
             let refused = try #require(flows.first { $0.response?.status == 431 }, "\(flows)")
             #expect(refused.error?.kind == "bad_request" && refused.error?.message.contains("exceeds 65536 bytes") == true,
                     "\(String(describing: refused.error))")
+            #expect(refused.error?.by == "proxy", "\(String(describing: refused.error))")
             #expect(refused.server.address == nil, "the request went upstream: \(refused)")
         }
+    }
+
+    /// curl over HTTP/2 with a field of 65,300 bytes (over the list's 64 KiB, under what curl's
+    /// nghttp2 will send: 70 KiB it refuses itself): it prints the 431 and its reason.
+    @Test func curlGetsThe431AndItsReason() throws {
+        let origin = try HTTP2Origin(.misbehaving)
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let result = try proxy.curl(["--http2", "-H", "x-big: " + String(repeating: "a", count: 65_300),
+                                     "-w", "\n%{http_code} %{http_version}", "https://localhost:\(origin.port)/ok"])
+        #expect(result.stdout.hasPrefix("431 Request Header Fields Too Large: the request's header list (")
+                && result.stdout.hasSuffix("\n431 2"), "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.response?.status == 431 && flow.error?.by == "proxy", "\(flow)")
+        #expect(flow.response?.body?.text?.hasPrefix("431 Request Header Fields Too Large") == true, "\(flow)")
     }
 
     /// A 70 KiB response field from an h2 origin to an h2 client: 502 saying why on that stream,

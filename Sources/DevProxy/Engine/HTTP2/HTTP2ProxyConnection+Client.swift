@@ -82,8 +82,15 @@ extension HTTP2ProxyConnection {
                 var draft = context.draft(host: host, port: port)
                 draft.flow.h2 = Flow.HTTP2Info(streamID: Int(stream), connectionID: connectionID, upstreamStreamID: nil)
                 draft.fail(.badRequest, "the request's header list (\(size) bytes) exceeds \(limits.maxHeaderListSize) bytes: answered 431")
+                draft.flow.error?.by = "proxy"
+                // The session answered it (HTTP2Limits.headerListAnswer): recorded as the client got it.
+                let body = HTTP2Limits.headerListAnswer(size: size, limit: limits.maxHeaderListSize)
+                let capture = BodyCapture(limit: context.configuration.bodyLimit)
+                capture.append(body)
                 draft.flow.response = Flow.Response(status: 431, reason: ErrorResponse.reasonPhrase(431), httpVersion: "HTTP/2",
-                                                    headers: [], body: nil)
+                                                    headers: [["content-type", ErrorResponse.textPlain],
+                                                              ["content-length", "\(body.count)"]],
+                                                    body: capture.finish(contentEncoding: nil, contentType: ErrorResponse.textPlain))
                 server.emit(draft.finished())
             case .streamRefused(let stream) where stream > lastRefusedStream:
                 // A stream over the concurrent streams allowed (a client that opened more before it
@@ -156,7 +163,9 @@ extension HTTP2ProxyConnection {
         let exchange = HTTP2StreamExchange(clientStream: stream, draft: consume draft, requestHead: head, request: request,
                                            bodyLimit: context.configuration.bodyLimit,
                                            spool: context.configuration.bodySpool,
-                                           protoSchema: context.configuration.protoSchema)
+                                           protoSchema: server.protoSchema(host: host, port: port, tls: scheme == "https",
+                                                                           path: request.path,
+                                                                           contentType: request.fields["content-type"]))
         exchange.requestEnded = endStream
         exchange.bodiless = endStream
         if context.configuration.pinSetRewrite?.matches(url) == true {
