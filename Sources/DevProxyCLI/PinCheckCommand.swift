@@ -13,11 +13,15 @@ enum PinCheckCommand {
       devproxy pin-check https://api.acme.dev --policy Info.plist --proxy 127.0.0.1:8080 --ca-file ca/root.pem
       devproxy pin-check https://api.acme.dev:8443 --policy pins.txt --resolve api.acme.dev:8443:127.0.0.1
       devproxy pin-check https://api.acme.dev --policy Info.plist --send-reports --json
+      devproxy pin-check https://api.acme.dev --policy nsc.xml --res app/src/main/res    (or --res app.apk)
 
     The chain is verified against the system store plus each --ca-file (repeatable), with the host name checked.
     --send-reports POSTs the TrustKit pin-failure report to the policy's report URIs (through
     --proxy when given), as the app would.
-    Exit codes: 0 allow, 1 block, 2 not pinned, 3 or more an error (4: usage).
+    An Android config's <certificates src="@raw/…"/> anchors are read from res/raw of --res DIR or
+    --res APP.apk (a policy in res/xml/ finds them alone), as `policy check` reads them.
+    Exit codes: 0 allow, 1 block, 2 not pinned, 3 or more an error (4: usage; 5: uncertain, the
+    decision turns on an @raw/ resource that was not read).
     """
 
     struct Matched: Encodable {
@@ -95,7 +99,7 @@ enum PinCheckCommand {
     }
 
     private static func check(_ raw: ArraySlice<String>) throws -> Int32 {
-        let arguments = try Arguments(raw, valued: ["policy", "proxy", "ca-file", "resolve"], booleans: ["send-reports", "json"])
+        let arguments = try Arguments(raw, valued: ["policy", "proxy", "ca-file", "resolve", "res"], booleans: ["send-reports", "json"])
         guard arguments.positionals.count == 1, let url = arguments.positionals.first else {
             throw UsageError("give one URL, e.g. https://api.acme.dev")
         }
@@ -106,10 +110,24 @@ enum PinCheckCommand {
         let port = components.port ?? 443
         guard let policyPath = arguments.value("policy") else { throw UsageError("--policy POLICY is required") }
         let policy: PinningPolicy
+        let policyData: Data
         do {
-            policy = try PolicyLoader.load(path: policyPath)
+            // Read once: the policy may be a pipe (`--policy <(…)`), and `--res APP.apk` needs its bytes too.
+            do {
+                policyData = Data(try SecureFile.contents(of: policyPath))
+            } catch {
+                throw PolicyError(.unreadable, "cannot read it: \(error.reason)")
+            }
+            policy = try PolicyLoader.load(data: policyData)
         } catch let error as PolicyError {
             throw CommandFailure("\(policyPath): \(error.reason) (check it with `devproxy policy check \(policyPath)`)")
+        }
+        // An Android config's `@raw/` anchors, read as `policy check` reads them: unread, a chain
+        // the resource holds the root of was judged as if the app did not trust it.
+        var context = EvaluationContext()
+        if let resources = try AndroidResourcesOption.resolve(arguments.value("res"), policyPath: policyPath, policy: policyData,
+                                                             kind: policy.source) {
+            for warning in PolicyCheck.readRawResources(of: policy, from: resources, into: &context) { Output.warning(warning) }
         }
         let proxy = try arguments.value("proxy").map { try HostPort(parsing: $0) }
         let resolve = try arguments.values("resolve").map(ResolveOverride.init(parsing:))
@@ -131,7 +149,10 @@ enum PinCheckCommand {
         }
         let now = Date()
         let verification = ChainVerifier(trustAnchors: extraCAs, useSystemTrustStore: true).verify(chain: chain, host: host)
-        let evaluation = PinningEvaluator.evaluate(policy: policy, host: host, verification: verification, at: now)
+        var evaluation = PinningEvaluator.evaluate(policy: policy, host: host, verification: verification, at: now, context: context)
+        let dependency = PolicyCheck.unreadResourceDependency(policy: policy, host: host, verification: verification,
+                                                              evaluation: evaluation, at: now, context: context)
+        if let dependency { (evaluation.reason, evaluation.validationResult) = (dependency, nil) }
         let app = TrustKitReport.App(bundleID: "devproxy.pin-check", version: "", vendorID: UUID().uuidString)
         let report = policy.source == .trustKit ? TrustKitReport.make(for: evaluation, host: host, app: app, at: now) : nil
         var deliveries: [ReportPoster.Delivery] = []
@@ -143,6 +164,7 @@ enum PinCheckCommand {
         let decision: String
         let exitCode: Int32
         switch evaluation.decision {
+        case _ where dependency != nil: (decision, exitCode) = ("uncertain", 5)
         case .shouldAllowConnection: (decision, exitCode) = ("allow", 0)
         case .shouldBlockConnection: (decision, exitCode) = ("block", 1)
         case .domainNotPinned: (decision, exitCode) = ("not_pinned", 2)

@@ -109,7 +109,7 @@ enum PolicyCommand {
         }
         var check = PolicyCheck(teamRoot: teamRoot, presented: presented)
         check.leafKey = leafKey?.source.spkiDER
-        check.androidResources = try androidResources(arguments, policyPath: path, policy: data, kind: kind)
+        check.androidResources = try AndroidResourcesOption.resolve(arguments.value("res"), policyPath: path, policy: data, kind: kind)
         (check.offer, check.kind) = (offer, kind)
         check.rotation = rotation(of: store, root: teamRoot)
         for file in arguments.values("expected") {
@@ -154,35 +154,6 @@ enum PolicyCommand {
             }
         }
         return 0
-    }
-
-    /// Where Android `@raw/` trust anchors are read from: `--res DIR` or `--res APP.apk`, else the
-    /// res directory the policy is in (`res/xml/network_security_config.xml` → `res`) when it has
-    /// a `raw/`.
-    private static func androidResources(_ arguments: Arguments, policyPath policy: String, policy data: Data,
-                                         kind: PolicySource?) throws -> AndroidResources? {
-        var isDirectory: ObjCBool = false
-        if let given = arguments.value("res") {
-            let hint = "give the app's res directory (the one holding xml/ and raw/) or its .apk"
-            guard FileManager.default.fileExists(atPath: given, isDirectory: &isDirectory) else {
-                throw CommandFailure("--res \(given): no such file or directory; \(hint)")
-            }
-            if isDirectory.boolValue { return .directory(given) }
-            guard AndroidPackage.isPackage(given) else { throw CommandFailure("--res \(given): not a directory or an .apk; \(hint)") }
-            guard let parsed = try? PolicyLoader.load(data: data, kind: kind), parsed.source == .androidNSC else { return nil }
-            let names = Set(PolicyCheck.rawResources(of: parsed).map { String($0.dropFirst("@raw/".count)) })
-            do {
-                return .package(given, raw: try AndroidPackage.rawFiles(in: given, named: names))
-            } catch {
-                throw CommandFailure("--res \(given): \(error.reason)")
-            }
-        }
-        let xml = (policy as NSString).deletingLastPathComponent
-        guard (xml as NSString).lastPathComponent.hasPrefix("xml") else { return nil }
-        let res = (xml as NSString).deletingLastPathComponent
-        let raw = (res.isEmpty ? "." : res) + "/raw"
-        return FileManager.default.fileExists(atPath: raw, isDirectory: &isDirectory) && isDirectory.boolValue
-            ? .directory(res.isEmpty ? "." : res) : nil
     }
 
     /// `--leaf-key FILE` read: its path and the first key in it; nil when not given.

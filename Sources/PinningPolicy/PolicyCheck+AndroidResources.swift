@@ -14,6 +14,42 @@ extension PolicyCheck {
         }
     }
 
+    /// Reads every `@raw/` trust anchor an Android `policy` names from the app's `resources` into
+    /// `context`, as `policy check` and `pin-check` both do.
+    ///
+    /// - Returns: one warning per resource that could not be read (the verdicts that depend on it
+    ///   then say so); empty for a policy of another library.
+    public static func readRawResources(of policy: PinningPolicy, from resources: AndroidResources,
+                                        into context: inout EvaluationContext) -> [String] {
+        guard policy.source == .androidNSC else { return [] }
+        context.androidResourcesLookedFor = true
+        var warnings: [String] = []
+        for name in rawResources(of: policy) {
+            do {
+                context.androidResources[name] = try AndroidRawResource.read(name, from: resources)
+            } catch let error as PolicyError {
+                warnings.append("\(error.reason); the verdicts that depend on it say so")
+            } catch {
+                warnings.append("\(name): \(error)")
+            }
+        }
+        return warnings
+    }
+
+    /// Why an Android `evaluation` of a live chain is not certain: it turns on `@raw/` resources
+    /// nobody read (`pin-check` without the app's resources), in `policy check`'s words.
+    ///
+    /// - Returns: the reason, or nil when the verdict is the same whatever they hold.
+    public static func unreadResourceDependency(policy: PinningPolicy, host: String, verification: ChainVerification,
+                                                evaluation: PinEvaluation, at now: Date,
+                                                context: EvaluationContext) -> String? {
+        guard policy.source == .androidNSC else { return nil }
+        var prediction = HostPrediction(host: host, policyDomain: evaluation.notedHostname, decision: name(of: evaluation.decision),
+                                        result: evaluation.validationResult?.rawValue, reason: evaluation.reason)
+        applyUnreadResources(policy: policy, host: host, verification: verification, at: now, context: context, to: &prediction)
+        return prediction.decision == "uncertain" ? prediction.reason : nil
+    }
+
     /// Makes an Android prediction `uncertain` when it turns on `@raw/` resources nobody read:
     /// evaluated again as if they held the chain's anchor, a different outcome means the verdict
     /// depends on them, and the reason gives both.

@@ -115,17 +115,8 @@ public struct PolicyCheck: Sendable {
         (linter.teamRoot, linter.expected, linter.rotation) = (teamRoot, expected, rotation)
         warnings += linter.lint(policy, at: now).map(\.description)
         var context = context
-        if policy.source == .androidNSC, let androidResources {
-            context.androidResourcesLookedFor = true
-            for name in Self.rawResources(of: policy) {
-                do {
-                    context.androidResources[name] = try AndroidRawResource.read(name, from: androidResources)
-                } catch let error as PolicyError {
-                    warnings.append("\(error.reason); the verdicts that depend on it say so")
-                } catch {
-                    warnings.append("\(name): \(error)")
-                }
-            }
+        if let androidResources {
+            warnings += Self.readRawResources(of: policy, from: androidResources, into: &context)
         }
         var predictions: [HostPrediction] = []
         if presented == nil {
