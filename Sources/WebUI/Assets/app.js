@@ -94,7 +94,7 @@ function setupKeyboard() {
         const flowsShown = !$("view-flows").hidden;
         // Inside the detail pane the arrows scroll it (a long body), not the list's selection.
         const inDetail = Boolean(event.target instanceof Element && event.target.closest("flow-detail"));
-        if (inDetail && ["ArrowDown", "ArrowUp", "j", "k"].includes(event.key)) return;
+        if (inDetail && ["ArrowDown", "ArrowUp", "j", "k", "PageDown", "PageUp", "Home", "End"].includes(event.key)) return;
         switch (event.key) {
         case "/":
             event.preventDefault();
@@ -111,6 +111,19 @@ function setupKeyboard() {
             if (!flowsShown) return;
             event.preventDefault();
             list.move(-1);
+            break;
+        case "PageDown":
+        case "PageUp":
+            if (!flowsShown) return;
+            event.preventDefault();
+            list.move(event.key === "PageDown" ? list.pageRows : -list.pageRows);
+            break;
+        case "Home":
+        case "End":
+            // As in mitmweb and a list box: the first flow, or the last (the pages down to it load).
+            if (!flowsShown) return;
+            event.preventDefault();
+            list.moveTo(event.key === "Home" ? 0 : Infinity);
             break;
         case "Enter":
             if (!flowsShown || !store.selectedID || event.target.closest?.("button, a")) return;

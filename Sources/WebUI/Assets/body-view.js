@@ -5,6 +5,7 @@
 // (line-view.js); the page only ever holds the lines in view.
 
 import { api } from "./api.js";
+import { copyBody } from "./clipboard.js";
 import { apiLink, h, replaceChildren } from "./dom.js";
 import { countOf, formatSize, headerValue, mediaType } from "./format.js";
 import "./line-view.js";
@@ -60,7 +61,12 @@ export function bodyView(id, side, message, signal) {
     const actions = h("div", { class: "body-actions" },
         apiLink(api.paths.body(id, side, true), "download", { download: `${side}-body-${id}`, class: "button" }),
         apiLink(api.paths.body(id, side, false), "download decoded",
-            { download: `${side}-body-${id}-decoded`, class: "button" }));
+            { download: `${side}-body-${id}-decoded`, class: "button" }),
+        // Text goes to the clipboard as the pane reads it; an image or bytes only as a download.
+        ["image", "binary"].includes(viewKind(type)) ? null : h("button", {
+            type: "button", class: "body-copy", title: `Copy the ${side} body as text`,
+            on: { click: () => copyBody(id, side, logged) },
+        }, "copy"));
     const content = h("div", { class: "body-content" }, h("p", { class: "muted" }, "loading…"));
     container.append(h("p", { class: "body-facts" }, facts.join(" · ")));
     if (isForm(type)) {

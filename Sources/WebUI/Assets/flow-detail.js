@@ -2,6 +2,7 @@
 // sides and the chain the client was shown, the error explained — and the actions on it.
 
 import { api } from "./api.js";
+import { copyButton, copyLoaded, copyText } from "./clipboard.js";
 import { apiLink, append, definitionList, h, replaceChildren, setSafeAttribute } from "./dom.js";
 import { bodyView, eventStreamEvents, eventsTable, protobufLines } from "./body-view.js";
 import { grpcStatusName } from "./flow-summary.js";
@@ -244,6 +245,10 @@ class FlowDetail extends HTMLElement {
                 type: "button", id: "resend", disabled: !replayable, on: { click: () => openResend(flow) },
             }, "Edit and resend"),
             h("button", { type: "button", id: "copy-curl", on: { click: () => copyCurl(flow.id) } }, "Copy as curl"),
+            flow.request?.url ? h("button", {
+                type: "button", id: "copy-url", title: "Copy the request's URL",
+                on: { click: () => copyText(flow.request.url, "the URL", "Copy URL") },
+            }, "Copy URL") : null,
             apiLink(`/api/flows/${encodeURIComponent(flow.id)}/export?format=har`, "HAR",
                 { class: "button", download: `flow-${flow.id}.har` }),
             apiLink(`/api/flows/${encodeURIComponent(flow.id)}/export?format=raw`, "Raw",
@@ -268,25 +273,8 @@ export async function replayFlow(id) {
     }
 }
 
-async function copyCurl(id) {
-    try {
-        const text = await api.exportText(id, "curl");
-        try {
-            await navigator.clipboard.writeText(text);
-            store.notify("copied the curl command");
-        } catch {
-            // No clipboard permission (a headless or embedded browser): show it to copy by hand.
-            const dialog = document.getElementById("resend-dialog");
-            const area = h("textarea", { rows: 8, cols: 80, "aria-label": "curl command", spellcheck: "false" });
-            area.value = text;
-            replaceChildren(dialog, h("h2", { id: "resend-title" }, "Copy as curl"), area,
-                h("form", { method: "dialog" }, h("button", { type: "submit" }, "Close")));
-            dialog.showModal();
-            area.select();
-        }
-    } catch (error) {
-        store.notify(`could not export: ${error.message}`, "error");
-    }
+function copyCurl(id) {
+    return copyLoaded(() => api.exportText(id, "curl"), "the curl command", "Copy as curl");
 }
 
 function errorBanner(error) {
@@ -304,7 +292,17 @@ function headersTable(title, headers) {
     if (!headers || !headers.length) return null;
     return h("table", { class: "headers" },
         h("caption", {}, title),
-        h("tbody", {}, headers.map(([name, value]) => h("tr", {}, h("th", { scope: "row" }, name), h("td", {}, value)))));
+        h("tbody", {}, headers.map(([name, value]) => h("tr", {}, h("th", { scope: "row" }, name),
+            h("td", {}, value, copyButton(`Copy the value of ${name}`, copyRowValue, ""))))));
+}
+
+/**
+ * Copies the value of the header row whose button was clicked, read from the row then: a running
+ * flow's view is merged into the one on show, which keeps the button and its listener.
+ */
+function copyRowValue(event) {
+    const row = event.currentTarget.closest("tr");
+    copyText(row.cells[1].textContent, `the value of ${row.cells[0].textContent}`);
 }
 
 /** The URL's query decoded into its parameters (as a server reads them: `+` is a space), or null. */

@@ -80,6 +80,8 @@ class FlowList extends HTMLElement {
     #spacer;
     #rows = [];
     #count;
+    /** End was pressed while pages were still to load: the last row is selected once they have. */
+    #selectLast = false;
 
     connectedCallback() {
         if (this.#viewport) return;
@@ -228,6 +230,7 @@ class FlowList extends HTMLElement {
             store.notify(`could not load more flows: ${error.message}`, "error");
         } finally {
             this.#loading = false;
+            if (this.#selectLast && generation === this.#generation) this.moveTo(Infinity);
         }
     }
 
@@ -455,7 +458,27 @@ class FlowList extends HTMLElement {
     move(step) {
         if (!this.#ids.length) return;
         const current = this.#ids.indexOf(store.selectedID);
-        const next = current < 0 ? 0 : Math.min(this.#ids.length - 1, Math.max(0, current + step));
+        this.moveTo(current < 0 ? 0 : current + step);
+    }
+
+    /** Rows a page holds (PageUp / PageDown move by that many, less one kept in view, as a list box does). */
+    get pageRows() {
+        return Math.max(1, Math.floor(this.#viewport.clientHeight / ROW_HEIGHT) - 2);
+    }
+
+    /**
+     * Selects row `index` (clamped to the loaded rows) and keeps it in view. Infinity (End) is the
+     * last of every flow that matches: while pages remain, the list scrolls to the end, loads
+     * them, and selects the last row once they are in.
+     */
+    moveTo(index) {
+        this.#selectLast = index === Infinity && Boolean(this.#cursor);
+        if (this.#selectLast) {
+            this.scrollToIndex(Math.max(this.#total, this.#ids.length) - 1);
+            return;
+        }
+        if (!this.#ids.length) return;
+        const next = Math.min(this.#ids.length - 1, Math.max(0, index));
         this.#anchor = this.#ids[next];
         store.select(this.#ids[next]);
         this.scrollToIndex(next);

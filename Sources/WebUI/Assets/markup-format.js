@@ -25,6 +25,9 @@ const VOID_ELEMENTS = new Set(["area", "base", "br", "col", "embed", "hr", "img"
 const TEXT_ELEMENTS = new Set(["script", "style", "xmp", "iframe", "noembed", "noframes", "textarea", "title"]);
 /** Of those, the ones holding code: always on lines of their own, their indentation kept. */
 const CODE_ELEMENTS = new Set(["script", "style"]);
+/** HTML elements whose white space is their content (`pre`, `textarea`; HTML §4.4.3): kept as sent,
+ * tags inside included, with nothing indented, trimmed or joined. */
+const PREFORMATTED = new Set(["pre", "listing", "textarea"]);
 const CLOSES_P = ["address", "article", "aside", "blockquote", "details", "div", "dl", "fieldset", "figcaption",
     "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "hr", "main", "menu", "nav",
     "ol", "p", "pre", "section", "table", "ul"];
@@ -345,7 +348,9 @@ class MarkupFormatter {
             this.advance(close + 1);
             return true;
         }
-        if (this.html && TEXT_ELEMENTS.has(name)) return this.textElement(bytes, length, p, close, name, final);
+        if (this.html && (TEXT_ELEMENTS.has(name) || PREFORMATTED.has(name))) {
+            return this.textElement(bytes, length, p, close, name, final);
+        }
         // Text alone up to this element's end tag, short and on one line: all on one line.
         const window = Math.min(length, close + 1 + MARKUP_INLINE);
         const next = bytes.subarray(0, window).indexOf(LT, close + 1);
@@ -407,6 +412,15 @@ class MarkupFormatter {
         }
         if ((end < 0 || gt < 0) && !final) return false;
         const depth = this.stack.length;
+        if (PREFORMATTED.has(name)) {
+            this.line(depth);
+            const opened = this.starts.length - 1;
+            this.verbatim(bytes, p, gt >= 0 ? gt + 1 : length);
+            if (this.starts.length - 1 > opened) this.ends.array[opened] = this.starts.length - 1;
+            this.elements += 1;
+            this.advance(gt >= 0 ? gt + 1 : length);
+            return true;
+        }
         const contentEnd = end < 0 ? length : end;
         const inner = bytes.subarray(close + 1, contentEnd);
         const oneLine = !CODE_ELEMENTS.has(name) && !inner.includes(NL) && !inner.includes(CR)
@@ -452,6 +466,23 @@ class MarkupFormatter {
         }
         this.advance(close + 1);
         return true;
+    }
+
+    /**
+     * bytes[from…to) as sent from the current line on: a new line, not indented, at each of its
+     * line breaks (CR LF, LF or CR), so its white space reads as in the raw view.
+     */
+    verbatim(bytes, from, to) {
+        let start = from;
+        for (let index = from; index < to; index += 1) {
+            const code = bytes[index];
+            if (code !== NL && code !== CR) continue;
+            this.put(bytes, start, index);
+            if (code === CR && index + 1 < to && bytes[index + 1] === NL) index += 1;
+            start = index + 1;
+            this.line(0);
+        }
+        this.put(bytes, start, to);
     }
 
     /** Starts an output line at `depth`. */

@@ -9,7 +9,8 @@ import TestSupport
     /// The worker's formatting gives the same text for a body that arrives whole or a few bytes at
     /// a time. XML (SOAP, RSS) and HTML bodies show indented by element, as text (the page's script
     /// never runs, no element is made of it), with the body as sent one click away and back; XML that is
-    /// not well-formed shows as sent with a line saying why; a 3 MB one-line XML is formatted in
+    /// not well-formed shows as sent with a line saying why; white space inside `<pre>` and
+    /// `<textarea>` stays as sent (the pretty view trimmed it); a 3 MB one-line XML is formatted in
     /// the worker (no main-thread task over 250 ms). JSON's `\u00e9`, `\u4e2d`, surrogate pairs and
     /// `\/` read as their characters (and are found by them) while NUL, controls, lone surrogates,
     /// `\"` and `\n` stay escapes, and the raw view is the body byte for byte. Find in the hex
@@ -28,7 +29,7 @@ import TestSupport
                              "html-pretty", "html-pretty-raw", "html-pretty-runs-nothing", "xml-broken-raw-with-reason",
                              "json-escapes-shown", "json-escapes-shown-raw", "json-escapes-findable", "hex-find-bytes",
                              "hex-find-text", "hex-find-capped", "deep-json-opens", "deep-xml-opens", "big-xml-pretty",
-                             "big-xml-no-long-task", "no-page-errors"]
+                             "big-xml-no-long-task", "no-page-errors", "html-pre-kept"]
         let passed = WebUIBrowser.passed(result)
         #expect(result.status == 0, "\(result.output)")
         #expect(expected.subtracting(passed).isEmpty, "missing: \(expected.subtracting(passed))\n\(result.output)")

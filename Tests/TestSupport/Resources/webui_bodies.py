@@ -230,6 +230,23 @@ def hex_find(page, query):
                          ".map(g => Number(g.textContent)).sort((a, b) => a - b)]")
 
 
+# White space inside <pre> and <textarea> is their content: the pretty view keeps it as sent (it
+# trimmed each line and dropped the blank ones), tags inside a <pre> included.
+PRE_HTML = (b"<div><pre class=c>  two spaces\n\tline two\r\n\n  <b>bold</b>  end </pre>"
+            b"<textarea>\n  a\n\n  b</textarea><p>x</p></div>")
+PRE_PRETTY = "\n".join([
+    "<div>",
+    "  <pre class=c>  two spaces",
+    "\tline two",
+    "",
+    "  <b>bold</b>  end </pre>",
+    "  <textarea>",
+    "  a",
+    "",
+    "  b</textarea>",
+    "  <p>x</p>",
+    "</div>"])
+
 # Bodies the formatter must format the same whether they arrive whole or a few bytes at a time.
 CHUNKED = [
     ("xml", SOAP), ("xml", RSS), ("html", HTML), ("json", ESCAPES), ("xml", BROKEN_XML),
@@ -237,6 +254,7 @@ CHUNKED = [
     ("xml", b'<?xml version="1.0"?>\n<!DOCTYPE n [\n<!ENTITY x "y">\n]>\n<n>&x;</n>'),
     ("html", b"<p>a < b<script>s = '</scr' + 'ipt>';\n  f();</script><textarea><b></textarea><p>c"),
     ("json", b'["\\u00e9\\ud83d\\ude00\\ud800\\u0000\\/", {"\\u4e2d": "\\"\\\\"}]'),
+    ("html", PRE_HTML),
 ]
 
 # Runs in a blank page (no DevProxy page, so no CSP is loosened): the worker's formatting code,
@@ -269,8 +287,9 @@ def chunked(browser, context, ui, checks):
         wholes = [runs[-1] for runs in results]
         checks.result("formatter-chunked", not uneven and wholes[0][2] == SOAP_PRETTY and wholes[2][2] == HTML_PRETTY
                       and wholes[3][2] == ESCAPES_PRETTY and wholes[4][0] == "text"
-                      and [whole[0] for whole in wholes[5:]] == ["xml", "xml", "html", "json"],
+                      and [whole[0] for whole in wholes[5:]] == ["xml", "xml", "html", "json", "html"],
                       "uneven: %r; %r" % (uneven, wholes[5:]))
+        checks.result("html-pre-kept", wholes[9][2] == PRE_PRETTY, repr(wholes[9][2]))
     except Exception as error:
         checks.result("formatter-chunked", False, str(error).splitlines()[0])
 

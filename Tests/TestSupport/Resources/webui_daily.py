@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""The web UI as a daily driver uses it, in headless Chromium (Playwright with the system browser):
+the list walked with the keyboard as in mitmweb and DevTools (PageDown / PageUp by a page, Home,
+End to the oldest flow past the loaded pages); a flow's URL, a header's value, its body and its
+curl command copied to the clipboard; the Host column beside the open pane shows an address
+and port whole; and a narrow window (480 px) with a flow open still shows
+rows of the list above the detail pane.
+
+Starts its own origin (webui_browser.py's, on 127.0.0.1 port 0) and stops it at the end.
+Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on any failure.
+
+Usage: webui_daily.py --ui URL --proxy http://127.0.0.1:PORT
+"""
+import argparse, json, sys, threading, time
+
+from browser_page import Checks, chromium, ui_context, watched_page
+from webui_browser import Handler, Origin, ITEMS, open_flow, requests_through
+
+# More than the list's first page (200 rows), so End has pages to load before it can select.
+KEYBOARD_FLOWS = 260
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--ui", required=True)
+    parser.add_argument("--proxy", required=True)
+    parser.add_argument("--only")
+    options = parser.parse_args()
+    checks = Checks()
+    origin = Origin(("127.0.0.1", 0), Handler)
+    threading.Thread(target=origin.serve_forever, daemon=True).start()
+    base = "http://127.0.0.1:%d" % origin.server_address[1]
+    try:
+        with chromium() as browser:
+            context = ui_context(browser, options.ui, 1400, 800)
+            context.grant_permissions(["clipboard-read", "clipboard-write"])
+            page, problems = watched_page(context)
+            page.goto(options.ui)
+            page.wait_for_function("() => document.getElementById('connection-state').textContent === 'live'",
+                                   timeout=10000)
+            stamp = int(time.time() * 1000)
+            keyboard(page, options, base, stamp, checks)
+            copying(page, options, base, stamp, checks)
+            host_whole(page, checks)
+            narrow(page, checks)
+            checks.result("no-page-errors", not problems and not page.evaluate("window.__violations"),
+                          repr((problems, page.evaluate("window.__violations"))))
+    finally:
+        origin.shutdown()
+        origin.server_close()
+    sys.exit(1 if checks.failed else 0)
+
+
+def selected(page):
+    """The selected row's path and its index in the list (0 the newest), or None."""
+    return page.evaluate("() => { const r = document.querySelector('flow-list .flow-row.selected');"
+                         " return r ? [r.querySelector('.c-path').textContent, r.getAttribute('aria-rowindex') - 2]"
+                         " : null; }")
+
+
+def press_until(page, key, predicate_js, timeout=15000):
+    page.keyboard.press(key)
+    page.wait_for_function(predicate_js, timeout=timeout)
+
+
+def keyboard(page, options, base, stamp, checks):
+    """PageDown and PageUp move the selection by a page of rows, Home to the newest flow, and End
+    to the oldest one, loading the pages below the first (260 flows; a page is 200)."""
+    prefix = "/keys/%d/" % stamp
+    requests_through(options.proxy, base, ["%s%03d" % (prefix, i) for i in range(KEYBOARD_FLOWS)])
+    last = "%s%03d" % (prefix, KEYBOARD_FLOWS - 1)
+    try:
+        page.wait_for_function("p => document.querySelector('flow-list .flow-row[data-id] .c-path')?.textContent === p",
+                               arg=last, timeout=20000)
+        page.click("flow-list .flow-row[data-id] >> nth=0")
+        page.wait_for_function("() => !document.querySelector('flow-detail').hidden", timeout=5000)
+        rows = page.evaluate("() => document.querySelector('flow-list').pageRows")
+        page.keyboard.press("PageDown")
+        down = selected(page)
+        page.keyboard.press("PageDown")
+        page.keyboard.press("PageUp")
+        back = selected(page)
+        checks.result("keyboard-page-down-up", rows > 5 and down and down[1] == rows and back and back[1] == rows,
+                      "page of %r rows; PageDown: %r, PageDown PageUp: %r" % (rows, down, back))
+        page.keyboard.press("End")
+        first = "%s000" % prefix
+        page.wait_for_function("p => document.querySelector('flow-list .flow-row.selected .c-path')?.textContent === p",
+                               arg=first, timeout=20000)
+        end = selected(page)
+        count = page.evaluate("() => document.querySelector('flow-list').ids.length")
+        page.keyboard.press("Home")
+        home = selected(page)
+        checks.result("keyboard-home-end", end and end[0] == first and count >= KEYBOARD_FLOWS
+                      and home == [last, 0], "End: %r (%r rows loaded), Home: %r" % (end, count, home))
+    except Exception as error:
+        checks.result("keyboard-home-end", False, "%s; selected %r" % (str(error).splitlines()[0], selected(page)))
+
+
+def clipboard(page):
+    return page.evaluate("() => navigator.clipboard.readText()")
+
+
+def copying(page, options, base, stamp, checks):
+    """Copy URL, a header's value (the row's copy button), the response body (decoded from gzip)
+    and the curl command each put that text on the clipboard."""
+    path = "/items.json"
+    url = base + path + "?copy=%d" % stamp
+    requests_through(options.proxy, base, [path + "?copy=%d" % stamp])
+    try:
+        open_flow(page, path + "?copy=%d" % stamp)
+        copied = {}
+        page.click("#copy-url")
+        page.wait_for_function("u => document.getElementById('notice').textContent === 'copied the URL'", arg=url)
+        copied["url"] = clipboard(page)
+        page.click("#detail-tab-response")
+        row = page.locator("flow-detail table.headers tr", has=page.locator("th", has_text="Content-Type")).first
+        row.hover()
+        row.locator("button.copy").click()
+        page.wait_for_function("() => document.getElementById('notice').textContent.startsWith('copied the value')")
+        copied["header"] = clipboard(page)
+        copied["header_cell"] = row.locator("td").text_content()
+        page.click("flow-detail .body-copy")
+        page.wait_for_function("() => document.getElementById('notice').textContent === 'copied the response body'")
+        copied["body"] = clipboard(page)
+        page.click("#copy-curl")
+        page.wait_for_function("() => document.getElementById('notice').textContent === 'copied the curl command'")
+        copied["curl"] = clipboard(page)
+        checks.result("copy-url", copied["url"] == url, repr(copied["url"]))
+        checks.result("copy-header-value", copied["header"] == "application/json"
+                      and copied["header_cell"] == "application/json", repr(copied))
+        checks.result("copy-body", json.loads(copied["body"]) == ITEMS, repr(copied["body"][:200]))
+        checks.result("copy-curl", copied["curl"].startswith("curl ") and url in copied["curl"], repr(copied["curl"]))
+    except Exception as error:
+        checks.result("copy-url", False, "%s; notice %r" % (str(error).splitlines()[0],
+                                                              page.text_content("#notice")))
+
+
+def host_whole(page, checks):
+    """With the detail pane open at 1400 px, the Host column shows an address and port whole
+    (`127.0.0.1:PORT`, the origin's), not cut to `127.0.0.1:…`."""
+    cells = page.evaluate("() => [...document.querySelectorAll('flow-list .flow-row[data-id] .c-host')]"
+                          ".slice(0, 3).map((c) => [c.textContent, c.scrollWidth <= c.clientWidth])")
+    shown = not page.evaluate("() => document.querySelector('flow-detail').hidden")
+    checks.result("host-port-whole-beside-pane", shown and cells and all(whole for _, whole in cells)
+                  and all(":" in text for text, _ in cells), repr(cells))
+
+
+def narrow(page, checks):
+    """At 480 px wide, a flow open: the list keeps rows in view above the pane, which shows its tabs."""
+    page.set_viewport_size({"width": 480, "height": 800})
+    time.sleep(0.5)
+    sizes = page.evaluate("""() => {
+        const list = document.querySelector('flow-list .flow-viewport').getBoundingClientRect();
+        const pane = document.querySelector('flow-detail').getBoundingClientRect();
+        const rows = [...document.querySelectorAll('flow-list .flow-row[data-id]')]
+            .filter((r) => { const b = r.getBoundingClientRect(); return b.top >= list.top && b.bottom <= list.bottom; });
+        return {list: Math.round(list.height), pane: Math.round(pane.height), paneTop: Math.round(pane.top),
+                listBottom: Math.round(list.bottom), rows: rows.length};
+    }""")
+    checks.result("narrow-window-keeps-list", sizes["rows"] >= 4 and sizes["pane"] >= 250
+                  and sizes["paneTop"] >= sizes["listBottom"] - 1, repr(sizes))
+    page.set_viewport_size({"width": 1400, "height": 800})
+
+
+if __name__ == "__main__":
+    main()
