@@ -16,7 +16,7 @@ struct RunOptions {
                                       "header-timeout", "idle-timeout", "connect-timeout", "upstream-timeout", "proto"]
     static let booleans: Set<String> = ["insecure-upstream", "lazy-upstream", "quiet", "allow-remote", "sink-reports",
                                         "sign-with-root", "via", "no-http2", "no-web", "qr", "reverse-tls",
-                                        "keep-alt-svc"]
+                                        "keep-alt-svc", "grpc-reflection"]
 
     private let arguments: Arguments
     private let file: [String: Any]
@@ -137,6 +137,7 @@ struct RunOptions {
         }
         configuration.clientCertificates = try clientCertificates()
         configuration.protoSchema = try protoSchema()
+        configuration.grpcReflection = try flag("grpc-reflection")
         configuration.insecureUpstream = try flag("insecure-upstream")
         configuration.eagerUpstream = try !flag("lazy-upstream")
         configuration.http2 = try !flag("no-http2")

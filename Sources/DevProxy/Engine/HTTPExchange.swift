@@ -45,7 +45,9 @@ struct HTTPExchange {
         context.server.started(draft.flow)
         let recorder = ExchangeRecorder(request: request, bodyLimit: context.configuration.bodyLimit,
                                         spool: context.configuration.bodySpool, grpcView: true, lowercaseNames: false,
-                                        protoSchema: context.configuration.protoSchema)
+                                        protoSchema: context.server.protoSchema(host: destination.host, port: destination.port,
+                                                                                tls: destination.tls, path: request.path,
+                                                                                contentType: head.headers["Content-Type"]))
         // RFC 9110 §7.6.2: a TRACE or OPTIONS whose hops ran out here is DevProxy's to answer.
         let lastHop = MaxForwards.answersHere(method: head.method, value: head.headers["Max-Forwards"]) ? MaxForwards.route : nil
         if route != nil || lastHop != nil || !context.server.localRoutes.isEmpty {

@@ -54,6 +54,9 @@ public struct ProxyConfiguration: Sendable {
     /// Message definitions from `--proto` descriptor sets: gRPC messages of the methods they define
     /// are also recorded with field names and types. Nil: schema-less decoding only.
     public var protoSchema: ProtoSchema? = nil
+    /// `--grpc-reflection`: ask a gRPC server for the `.proto` of a service `protoSchema` does not
+    /// define (server reflection), once, and type its later calls by the answer (`GRPCReflection`).
+    public var grpcReflection = false
     /// HTTP parsing limits: request line 64 KiB → 414, header block 64 KiB → 431, 256 headers.
     /// The request line is not the codec's 8 KiB: origins take longer ones (Node.js and hypercorn
     /// 16 KiB, Go 1 MiB, browsers send URLs of up to 2 MB) and an h2 client's `:path` is bounded

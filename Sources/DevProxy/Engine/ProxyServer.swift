@@ -1,6 +1,7 @@
 import CertAuthority
 import CSystem
 import Foundation
+import GRPCWire
 import HTTP1
 import Synchronization
 
@@ -60,6 +61,12 @@ public final class ProxyServer: @unchecked Sendable {
 
     /// - Throws: `ConfigurationError` for a non-loopback listen without `allowRemote`.
     public init(configuration: ProxyConfiguration, leaves: LeafSource, sinks: [FlowSink]) throws {
+        var configuration = configuration
+        // `--grpc-reflection` names the flows of its questions, as the web UI's replays do.
+        if configuration.grpcReflection, configuration.replaySecret == nil {
+            configuration.replaySecret = String(UInt64.random(in: .min ... .max), radix: 16)
+                + String(UInt64.random(in: .min ... .max), radix: 16)
+        }
         self.configuration = configuration
         self.leaves = leaves
         self.sinks = sinks
@@ -147,11 +154,40 @@ public final class ProxyServer: @unchecked Sendable {
         }
         listeners = bound
         ownListeners.set(bound.map(\.listener.address))
+        if configuration.grpcReflection { grpcReflection = makeReflection() }
         for (mode, listener) in bound {
             let thread = Thread { [self] in acceptLoop(listener, mode: mode) }
             thread.name = "devproxy-accept-\(mode.kind.rawValue)"
             thread.start()
         }
+    }
+
+    /// `--grpc-reflection`'s questions and answers; set in `start`, before any connection.
+    private(set) var grpcReflection: GRPCReflection?
+
+    /// The reflection client, asking through the regular listener (none: a warning, and no question).
+    private func makeReflection() -> GRPCReflection? {
+        guard let regular = listeners.first(where: { $0.mode.kind == .regular })?.listener.address else {
+            StandardError.warn("--grpc-reflection asks servers through a regular listener, and there is none: "
+                               + "no server will be asked (add --mode regular@127.0.0.1:PORT)")
+            return nil
+        }
+        let host = regular.host == "0.0.0.0" ? "127.0.0.1" : regular.host == "::" ? "::1" : regular.host
+        let authorization = configuration.proxyCredentials.first.map {
+            "Basic " + Data("\($0.user):\($0.password)".utf8).base64EncodedString()
+        }
+        return GRPCReflection(listener: .init(host: host, port: regular.port, authorization: authorization,
+                                              secret: configuration.replaySecret),
+                              base: configuration.protoSchema)
+    }
+
+    /// The schema a gRPC call's messages are typed by: `--proto`'s, with what `--grpc-reflection`
+    /// learnt from the server (asking it when the call's method is new; https origins only).
+    func protoSchema(host: String, port: Int, tls: Bool, path: String?, contentType: String?) -> ProtoSchema? {
+        guard let grpcReflection, tls, let path, GRPCReflection.isGRPC(contentType: contentType) else {
+            return configuration.protoSchema
+        }
+        return grpcReflection.schema(host: host, port: port, path: path)
     }
 
     /// `state.stopping`, readable without the lock: every connection asks at every request, and

@@ -18,7 +18,8 @@ import TestSupport
         private let stdin = Pipe()
         private let directory = TemporaryDirectory()
 
-        init(insecure: Bool = false, aging: Bool = false) throws {
+        /// - Parameter reflect: TLS, and server reflection describing lab.Echo (`server-reflect`).
+        init(insecure: Bool = false, aging: Bool = false, reflect: Bool = false) throws {
             let store = CAStore(directory: directory.file("grpc-ca"))
             try store.initialize(name: "gRPC Origin Test CA", keyType: .p256, days: 2, passphrase: nil)
             let leaf = try LeafIssuer(signer: try store.rootSigner(passphrase: nil)).issue(for: [try LeafName("localhost")])
@@ -28,7 +29,7 @@ import TestSupport
             let stdout = Pipe()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = ["python3", GRPCProxyTests.script]
-                + (insecure ? ["server-insecure"] : [aging ? "server-aging" : "server", cert, key])
+                + (insecure ? ["server-insecure"] : [aging ? "server-aging" : reflect ? "server-reflect" : "server", cert, key])
             process.standardOutput = stdout
             process.standardInput = stdin
             process.standardError = FileHandle.nullDevice

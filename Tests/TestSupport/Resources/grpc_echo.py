@@ -4,6 +4,8 @@ methods are registered with raw-bytes handlers, and messages are protobuf bytes 
 
   grpc_echo.py server CERT KEY          prints the port, serves until stdin closes
   grpc_echo.py server-insecure          the same without TLS (h2 by prior knowledge)
+  grpc_echo.py server-reflect CERT KEY  the same with TLS and server reflection (grpcio-reflection, v1alpha)
+                                        describing lab.Echo in lab/echo.proto, which imports Timestamp
   grpc_echo.py server-aging CERT KEY    the same with TLS, each connection closed after 300 ms
                                         (grpc.max_connection_age_ms: GOAWAY, as Kubernetes services do)
   grpc_echo.py client-burst ROOT PORT S Unary calls from 4 threads for S seconds, 2 s deadline; prints JSON
@@ -107,7 +109,36 @@ def bidi(requests, context):
         yield r
 
 
-def serve(cert, key, insecure=False, options=()):
+def echo_descriptors():
+    """A descriptor pool with lab.Echo's file (lab/echo.proto, which imports Timestamp), for server
+    reflection (grpcio-reflection): what a server built from a .proto offers grpcurl."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, timestamp_pb2
+    pool = descriptor_pool.DescriptorPool()
+    timestamp = descriptor_pb2.FileDescriptorProto()
+    timestamp_pb2.DESCRIPTOR.CopyToProto(timestamp)
+    pool.Add(timestamp)
+    field = descriptor_pb2.FieldDescriptorProto
+    echo = descriptor_pb2.FileDescriptorProto(name="lab/echo.proto", package="lab", syntax="proto3",
+                                              dependency=["google/protobuf/timestamp.proto"])
+    note = echo.message_type.add(name="Note")
+    for name, number, kind, type_name in [("text", 1, field.TYPE_STRING, None), ("number", 2, field.TYPE_INT32, None),
+                                          ("payload", 3, field.TYPE_BYTES, None),
+                                          ("when", 4, field.TYPE_MESSAGE, ".google.protobuf.Timestamp")]:
+        added = note.field.add(name=name, number=number, type=kind, label=field.LABEL_OPTIONAL, json_name=name)
+        if type_name:
+            added.type_name = type_name
+    service = echo.service.add(name="Echo")
+    for name, client_streams, server_streams in [("Unary", False, False), ("Fail", False, False),
+                                                 ("Invalid", False, False), ("ServerStream", False, True),
+                                                 ("Quiet", False, True), ("Ticks", False, True),
+                                                 ("ClientStream", True, False), ("Bidi", True, True)]:
+        service.method.add(name=name, input_type=".lab.Note", output_type=".lab.Note",
+                           client_streaming=client_streams, server_streaming=server_streams)
+    pool.Add(echo)
+    return pool
+
+
+def serve(cert, key, insecure=False, options=(), reflect=False):
     handlers = {
         "Unary": grpc.unary_unary_rpc_method_handler(unary),
         "Fail": grpc.unary_unary_rpc_method_handler(fail),
@@ -120,6 +151,9 @@ def serve(cert, key, insecure=False, options=()):
     }
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=8), options=list(options))
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("lab.Echo", handlers),))
+    if reflect:
+        from grpc_reflection.v1alpha import reflection
+        reflection.enable_server_reflection(("lab.Echo", reflection.SERVICE_NAME), server, echo_descriptors())
     if insecure:
         port = server.add_insecure_port("127.0.0.1:0")
     else:
@@ -269,6 +303,8 @@ def client_insecure(port):
 
 if sys.argv[1] == "server":
     serve(sys.argv[2], sys.argv[3])
+elif sys.argv[1] == "server-reflect":
+    serve(sys.argv[2], sys.argv[3], reflect=True)
 elif sys.argv[1] == "server-insecure":
     serve(None, None, insecure=True)
 elif sys.argv[1] == "server-aging":

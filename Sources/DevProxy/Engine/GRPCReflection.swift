@@ -1,0 +1,248 @@
+import Foundation
+import GRPCWire
+import HTTP1
+import Synchronization
+
+/// `devproxy run --grpc-reflection`: the field names of a gRPC service's messages without its
+/// `.proto`, from the server itself, as grpcurl and Postman get them.
+///
+/// The first call to a service that neither `--proto` nor an earlier answer defines has DevProxy
+/// ask that server, once, in the background, for the files that define the service (server
+/// reflection: `grpc.reflection.v1`, then `v1alpha`), and the calls after the answer are recorded
+/// typed, as with `--proto` (`grpc.messages[].typed`). The question goes through DevProxy's own
+/// regular listener, as the web UI's replays do, so it reaches the server as any request would
+/// (upstream TLS verification, `--resolve`, an upstream proxy) and is itself recorded as a flow,
+/// with an id that says what it is (`…-reflection-N`). A server that does not offer reflection
+/// is named once in a warning, and its calls stay decoded without field names.
+final class GRPCReflection: Sendable {
+    /// Where DevProxy's regular listener is, and what a request to it needs.
+    struct Listener: Sendable {
+        var host: String
+        var port: Int
+        /// `Proxy-Authorization` when the proxy wants credentials (`--proxy-auth`).
+        var authorization: String?
+        /// The run's replay secret: the question's flow then takes the id given it.
+        var secret: String?
+    }
+
+    private struct State {
+        /// By origin (`host:port`): what `--proto` and the server's answers define.
+        var schemas: [String: ProtoSchema] = [:]
+        /// `origin service` pairs asked (or being asked) already.
+        var asked: Set<String> = []
+    }
+
+    private let listener: Listener
+    /// `--proto`'s schema: it wins over a server's answer on the same names.
+    private let base: ProtoSchema?
+    private let state = Mutex(State())
+    private let counter = Atomic<Int>(0)
+    private let prefix = String(UInt64.random(in: .min ... .max), radix: 16)
+    /// How long one question may take, connection and answer.
+    let timeout: TimeInterval
+    /// Called with a reason when a server could not be asked (a warning on stderr in `run`).
+    private let warn: @Sendable (String) -> Void
+    /// Called when a lookup ended, answered or not (tests wait on it).
+    private let finished: @Sendable (String) -> Void
+
+    /// Origin-service pairs asked at most: past it, a new service is not asked (an app calling
+    /// thousands of hosts does not grow the set without end).
+    static let askedKept = 1_000
+    /// The largest answer read: descriptor files of a large API run to a few MiB.
+    static let largestAnswer = 32 * 1024 * 1024
+
+    init(listener: Listener, base: ProtoSchema?, timeout: TimeInterval = 15,
+         warn: @escaping @Sendable (String) -> Void = { StandardError.warn($0) },
+         finished: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.listener = listener
+        self.base = base
+        self.timeout = timeout
+        self.warn = warn
+        self.finished = finished
+    }
+
+    /// Whether a request of `contentType` is a gRPC call this asks about (not gRPC-Web, whose
+    /// servers sit behind a translating proxy).
+    static func isGRPC(contentType: String?) -> Bool {
+        guard let type = contentType?.lowercased() else { return false }
+        return type.hasPrefix("application/grpc") && !type.hasPrefix("application/grpc-web")
+    }
+
+    /// The schema to record a call to `host`:`port` at `path` with; when it defines no such
+    /// method, a background question to the server starts (once per server and service).
+    func schema(host: String, port: Int, path: String) -> ProtoSchema? {
+        let origin = Self.authority(host: host, port: port, defaultPort: -1).lowercased()
+        guard let call = GRPCPath(path), !ServerReflection.services.contains(call.service) else {
+            return state.withLock { $0.schemas[origin] } ?? base
+        }
+        let (schema, ask) = state.withLock { state -> (ProtoSchema?, Bool) in
+            let schema = state.schemas[origin] ?? base
+            guard schema?.method(path: path) == nil, state.asked.count < Self.askedKept else { return (schema, false) }
+            return (schema, state.asked.insert(origin + " " + call.service).inserted)
+        }
+        if ask {
+            let thread = Thread { [self] in lookUp(service: call.service, host: host, port: port, origin: origin) }
+            thread.name = "devproxy-grpc-reflection"
+            thread.start()
+        }
+        return schema
+    }
+
+    /// `host:port`, the port left out when it is `defaultPort`, an IPv6 address bracketed.
+    static func authority(host: String, port: Int, defaultPort: Int = 443) -> String {
+        let name = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+        return port == defaultPort ? name : "\(name):\(port)"
+    }
+
+    /// Why one question got no usable answer; `unimplemented`: the server does not have this
+    /// version of the service (try the next).
+    private struct Failure: Error {
+        var reason: String
+        var unimplemented = false
+    }
+
+    private func lookUp(service: String, host: String, port: Int, origin: String) {
+        defer { finished(origin + " " + service) }
+        let authority = Self.authority(host: host, port: port)
+        var reasons: [String] = []
+        var unimplemented = 0
+        for path in ServerReflection.paths {
+            let version = path.split(separator: ".").dropFirst(2).first.map(String.init) ?? path
+            do {
+                let files = try files(defining: service, at: authority, path: path)
+                var schema = try ProtoSchema(descriptorSet: ServerReflection.descriptorSet(files))
+                guard schema.methods.keys.contains(where: { $0.hasPrefix(service + "/") }) else {
+                    throw Failure(reason: "the files it sent define no service \(service)")
+                }
+                if let base { schema.merge(base) }
+                state.withLock { state in
+                    var merged = state.schemas[origin] ?? ProtoSchema()
+                    merged.merge(schema)
+                    state.schemas[origin] = merged
+                }
+                return
+            } catch let failure as Failure {
+                reasons.append("\(version): \(failure.reason)")
+                if !failure.unimplemented { break }
+                unimplemented += 1
+            } catch let error as ProtoWireError {
+                reasons.append("\(version): its answer is not server reflection's: \(error.reason)")
+                break
+            } catch {
+                reasons.append("\(version): \(error)")
+                break
+            }
+        }
+        let why = unimplemented == ServerReflection.paths.count
+            ? "it does not offer server reflection: v1 and v1alpha are UNIMPLEMENTED" : reasons.joined(separator: "; ")
+        warn("grpc reflection: \(authority) did not describe \(service) (\(why)); "
+             + "its calls are recorded without field names: give --proto FILE")
+    }
+
+    /// The files that define `service` and the ones they import, asking again for imports the
+    /// server did not send with them (at most four rounds).
+    private func files(defining service: String, at authority: String, path: String) throws -> [[UInt8]] {
+        var files: [[UInt8]] = []
+        var have: Set<String> = []
+        var asked: Set<String> = []
+        var queries: [ServerReflection.Query] = [.fileContainingSymbol(service)]
+        for _ in 0..<4 where !queries.isEmpty {
+            let answer = try ask(queries, at: authority, path: path)
+            if files.isEmpty && answer.files.isEmpty {
+                throw Failure(reason: answer.errors.first ?? "it sent no file")
+            }
+            var imports: [String] = []
+            for file in answer.files {
+                let (name, dependencies) = try ServerReflection.nameAndDependencies(of: file)
+                guard have.insert(name).inserted else { continue }
+                files.append(file)
+                imports += dependencies
+            }
+            queries = imports.filter { !have.contains($0) && asked.insert($0).inserted }.map { .fileByFilename($0) }
+        }
+        return files
+    }
+
+    /// One call to the reflection service at `path`, through the proxy's own listener.
+    private func ask(_ queries: [ServerReflection.Query], at authority: String, path: String) throws -> ServerReflection.Answer {
+        let socket: Socket
+        do {
+            socket = try Socket.connect(host: listener.host, port: listener.port, timeout: 10)
+        } catch {
+            throw Failure(reason: "DevProxy's own listener \(listener.host):\(listener.port) refused the question")
+        }
+        defer { socket.close() }
+        socket.setTimeout(timeout)
+        let body = ServerReflection.requestBody(host: "", queries: queries)
+        var fields = HTTPHeaders()
+        fields.add(name: "Host", value: authority)
+        fields.add(name: "Content-Type", value: "application/grpc")
+        fields.add(name: "TE", value: "trailers")
+        fields.add(name: "User-Agent", value: "devproxy-grpc-reflection")
+        fields.add(name: "Content-Length", value: String(body.count))
+        fields.add(name: "Connection", value: "TE, close")
+        if let authorization = listener.authorization { fields.add(name: "Proxy-Authorization", value: authorization) }
+        if let secret = listener.secret {
+            let id = "\(prefix)-reflection-\(counter.add(1, ordering: .relaxed).newValue)"
+            fields.add(name: ReplayMark.header, value: ReplayMark(id: id, original: nil).value(secret: secret))
+        }
+        let stream = PlainStream(socket)
+        try stream.write(HTTP1Serializer.serialize(HTTPRequestHead(method: "POST", target: "https://\(authority)\(path)",
+                                                                   version: .http11, headers: fields)) + body)
+        let (head, answer, trailers) = try readResponse(stream)
+        let status = trailers["grpc-status"] ?? head.headers["grpc-status"]
+        guard head.status == 200 else {
+            let text = String(decoding: answer.prefix(300), as: UTF8.self)
+            let reason = text.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+            throw Failure(reason: "HTTP \(head.status)\(reason.isEmpty ? "" : ": " + reason)",
+                          unimplemented: head.status == 404)
+        }
+        if let status, status.trimmingCharacters(in: .whitespaces) != "0" {
+            let code = GRPCStatus.code(fromHeader: status)
+            let message = (trailers["grpc-message"] ?? head.headers["grpc-message"]).map(GRPCStatus.decodeMessage)
+            let name = code.flatMap(GRPCStatus.name(of:)) ?? "grpc-status \(status)"
+            throw Failure(reason: name + (message.map { ": " + $0 } ?? ""), unimplemented: code == 12)
+        }
+        do {
+            return try ServerReflection.answer(answer)
+        } catch {
+            throw Failure(reason: "its answer is not server reflection's: \(error.reason)")
+        }
+    }
+
+    /// Reads the response to its end (the proxy closes after it): its head, body and trailers.
+    private func readResponse(_ stream: PlainStream) throws -> (HTTPResponseHead, [UInt8], HTTPHeaders) {
+        var parser = HTTP1ResponseParser()
+        parser.expectResponse(toMethod: "POST")
+        var head: HTTPResponseHead?
+        var body: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            while let event = try parser.next() {
+                switch event {
+                case .head(let received) where !received.isInterim: head = received
+                case .head: break
+                case .body(let bytes):
+                    guard body.count + bytes.count <= Self.largestAnswer else {
+                        throw Failure(reason: "its answer is over \(Self.largestAnswer / 1_048_576) MiB")
+                    }
+                    body += bytes
+                case .end(let trailers):
+                    guard let head else { throw Failure(reason: "the response had no head") }
+                    return (head, body, trailers)
+                }
+            }
+            let count = try buffer.withUnsafeMutableBytes { try stream.read(into: $0) }
+            if count == 0 {
+                while let event = try parser.finish() {
+                    if case .body(let bytes) = event { body += bytes }
+                    if case .end(let trailers) = event, let head { return (head, body, trailers) }
+                }
+                throw Failure(reason: "the connection closed before the answer ended")
+            }
+            parser.feed(buffer[..<count])
+        }
+        throw Failure(reason: "no answer within \(Int(timeout)) s")
+    }
+}

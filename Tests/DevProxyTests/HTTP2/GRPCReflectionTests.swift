@@ -1,0 +1,108 @@
+@testable import DevProxy
+import Foundation
+import GRPCWire
+import Testing
+import TestSupport
+
+/// `devproxy run --grpc-reflection` with grpcio on both ends: a server that offers server
+/// reflection (grpcio-reflection, v1alpha only, as Python's does) gets its calls typed without a
+/// `.proto`; one that does not is named in a warning.
+@Suite(.serialized) struct GRPCReflectionTests {
+    /// The flows of the flow log at `path` once one matching `until` is there (at most `seconds`).
+    private static func flows(_ path: String, until done: ([Flow]) -> Bool, seconds: TimeInterval = 20) throws -> [Flow] {
+        let deadline = Date().addingTimeInterval(seconds)
+        while true {
+            let flows = (try? FlowLogReader.read(path: path).flows) ?? []
+            if done(flows) || Date() >= deadline { return flows }
+            usleep(50_000)
+        }
+    }
+
+    private static func runClient(_ root: String, _ server: GRPCProxyTests.EchoServer, proxy: DevProxyProcess) throws {
+        let result = try Subprocess.run("python3", [GRPCProxyTests.script, "client", root, "\(server.port)"],
+                                        environment: ["https_proxy": "http://127.0.0.1:\(proxy.port)", "no_proxy": "",
+                                                      "no_grpc_proxy": ""], timeout: 60)
+        #expect(result.stdout.contains("\"unary\": {\"ok\": true"), "\(result.output)")
+    }
+
+    private static func isReflection(_ flow: Flow) -> Bool {
+        flow.request?.url.hasSuffix("/ServerReflectionInfo") == true
+    }
+
+    @Test(.backstop) func aServerThatOffersReflectionHasItsCallsTyped() throws {
+        let server = try GRPCProxyTests.EchoServer(reflect: true)
+        let dir = TemporaryDirectory()
+        let log = dir.file("flows.jsonl")
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--grpc-reflection", "--upstream-ca", server.caPath,
+                                         "--log", log, "--quiet", "--session", "off"])
+        // The first calls ask the server (once, in the background), then the next ones are typed.
+        try Self.runClient(dir.file("ca") + "/root.pem", server, proxy: proxy)
+        let asked = try Self.flows(log) { $0.contains { Self.isReflection($0) && $0.grpc?.status == 0 } }
+        try Self.runClient(dir.file("ca") + "/root.pem", server, proxy: proxy)
+        let unaryCount = asked.filter { $0.request?.url.hasSuffix("/lab.Echo/Unary") == true }.count
+        let flows = try Self.flows(log) { $0.filter { $0.request?.url.hasSuffix("/lab.Echo/Unary") == true }.count > unaryCount }
+        let stopped = proxy.stop()
+
+        // v1 first (grpc-go, grpc-java), then v1alpha, which grpcio has: one question each, both recorded.
+        let questions = flows.filter(Self.isReflection)
+        #expect(questions.map { $0.request?.url.contains("/grpc.reflection.v1.") == true } == [true, false],
+                "\(questions.map { $0.request?.url ?? "" })")
+        #expect(questions.first?.grpc?.status == 12, "v1: UNIMPLEMENTED")
+        #expect(questions.last?.grpc?.status == 0)
+        #expect(questions.allSatisfy { $0.id.contains("-reflection-") }, "\(questions.map(\.id))")
+        #expect(questions.allSatisfy { $0.request?.headers.contains { $0.first?.lowercased() == "x-devproxy-replay" } == false })
+
+        let unary = try #require(flows.last { $0.request?.url.hasSuffix("/lab.Echo/Unary") == true && $0.grpc?.encoding == nil })
+        let request = try #require(unary.grpc?.messages.first)
+        #expect(request.messageType == "lab.Note")
+        #expect(request.typed == .object([(key: "number", value: .int(7)), (key: "text", value: .string("hello"))]),
+                "\(String(describing: request.typed))")
+        let stream = try #require(flows.last { $0.request?.url.hasSuffix("/lab.Echo/ServerStream") == true })
+        #expect(stream.grpc?.messages.first?.typed?["text"] == .string("n"))
+        // Every method of the service came with the answer: ClientStream too (no --proto here defines it).
+        let client = try #require(flows.last { $0.request?.url.hasSuffix("/lab.Echo/ClientStream") == true })
+        #expect(client.grpc?.messages.first?.messageType == "lab.Note")
+        #expect(!stopped.stderr.contains("grpc reflection"), "\(stopped.stderr)")
+    }
+
+    @Test(.backstop) func aServerWithoutReflectionIsNamedOnce() throws {
+        let server = try GRPCProxyTests.EchoServer()
+        let dir = TemporaryDirectory()
+        let log = dir.file("flows.jsonl")
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--grpc-reflection", "--upstream-ca", server.caPath,
+                                         "--log", log, "--quiet", "--session", "off"])
+        try Self.runClient(dir.file("ca") + "/root.pem", server, proxy: proxy)
+        _ = try Self.flows(log) { $0.filter(Self.isReflection).count == 2 }
+        try Self.runClient(dir.file("ca") + "/root.pem", server, proxy: proxy)
+        let flows = try FlowLogReader.read(path: log).flows
+        let stopped = proxy.stop()
+        // Asked once (v1, then v1alpha), not again on the second run.
+        #expect(flows.filter(Self.isReflection).count == 2)
+        let warnings = stopped.stderr.split(separator: "\n").filter { $0.contains("grpc reflection") }
+        #expect(warnings == ["warning: grpc reflection: localhost:\(server.port) did not describe lab.Echo (it does not offer "
+                             + "server reflection: v1 and v1alpha are UNIMPLEMENTED); its calls are recorded without field names: give --proto FILE"],
+                "\(stopped.stderr)")
+        let unary = try #require(flows.last { $0.request?.url.hasSuffix("/lab.Echo/Unary") == true })
+        #expect(unary.grpc?.messages.first?.typed == nil && unary.grpc?.messages.first?.decoded != nil)
+    }
+
+    @Test func reflectionMessagesAreReadAsGrpcurlSendsThem() throws {
+        // The request: `host` (1) and `file_containing_symbol` (4), framed, as protoc --decode_raw reads it.
+        let body = ServerReflection.requestBody(host: "", queries: [.fileContainingSymbol("lab.Echo"),
+                                                                    .fileByFilename("a/b.proto")])
+        #expect(body == [0, 0, 0, 0, 12, 0x0A, 0, 0x22, 8] + Array("lab.Echo".utf8)
+                + [0, 0, 0, 0, 13, 0x0A, 0, 0x1A, 9] + Array("a/b.proto".utf8))
+        // An answer with a file twice (left out the second time) and an error.
+        let file: [UInt8] = [0x0A, 3] + Array("x.p".utf8) + [0x1A, 3] + Array("y.p".utf8)
+        let files: [UInt8] = [0x22, UInt8(2 + file.count), 0x0A, UInt8(file.count)] + file
+        let error: [UInt8] = [0x3A, 8, 0x08, 5, 0x12, 4] + Array("gone".utf8)
+        let framed: [UInt8] = [files, files, error].flatMap { message -> [UInt8] in [0, 0, 0, 0, UInt8(message.count)] + message }
+        let answer = try ServerReflection.answer(framed)
+        #expect(answer.files == [file])
+        #expect(answer.errors == ["NOT_FOUND (5): gone"])
+        let named = try ServerReflection.nameAndDependencies(of: file)
+        #expect(named.name == "x.p" && named.dependencies == ["y.p"])
+        #expect(throws: ProtoWireError.self) { try ServerReflection.answer([1, 0, 0, 0, 1, 0]) }
+        #expect(throws: ProtoWireError.self) { try ServerReflection.answer([0, 0, 0, 0, 9, 0]) }
+    }
+}
