@@ -136,6 +136,9 @@ struct HTTP1OriginLeg: UpstreamLeg {
 
     func failureBeforeResponse(_ error: Error, sending: Bool) -> LegFailure {
         let target = "\(destination.host):\(destination.port)"
+        if upstream.redirectedBack {
+            return LegFailure(kind: .wouldLoop, message: OwnEndpoints.loopReason(target: target))
+        }
         if let message = UpstreamFailure.missingClientCertificate(upstream, target: target) {
             return LegFailure(kind: .upstreamClientCertificateRequired, message: message)
         }

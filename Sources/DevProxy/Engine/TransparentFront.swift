@@ -22,7 +22,7 @@ struct TransparentFront {
                    + "redirected): serving it would loop, so it is refused")
             return
         }
-        if let peer = socket.peerAddress, server.ownEndpoints.contains(peer: peer, destination: original) {
+        if let peer = socket.peerAddress, server.ownEndpoints.refuseLoop(peer: peer, destination: original) {
             record(host: original.host, port: original.port, .wouldLoop,
                    "transparent: this is DevProxy's own connection to \(original), redirected back to it: serving "
                    + "it would loop, so it is refused; exclude DevProxy's traffic from the rule "

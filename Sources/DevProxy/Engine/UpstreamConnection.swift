@@ -23,6 +23,12 @@ final class UpstreamConnection: @unchecked Sendable {
     /// Set when the connection goes to an upstream proxy that takes absolute-form requests
     /// (plain HTTP through `--upstream-proxy`): the `Proxy-Authorization` to send, or "" for none.
     var proxyAuthorization: String?
+    /// DevProxy's own upstream endpoints, when a transparent listener may refuse this connection
+    /// as one of them redirected back (`redirectedBack`).
+    var ownEndpoints: OwnEndpoints?
+    /// Whether a transparent listener refused this connection as DevProxy's own, redirected back
+    /// to it: the connection's failure is that loop, not the origin's.
+    var redirectedBack: Bool { ownEndpoints?.redirectedBack(stream.socket) ?? false }
     /// Reads responses; lives with the connection so a pooled one keeps its parser state.
     let reader: MessageReader<HTTP1ResponseParser>
     /// The protocol the origin chose in ALPN (`h2`, `http/1.1`), nil when it chose none or the
@@ -352,6 +358,7 @@ final class UpstreamPool: @unchecked Sendable {
                                                 connectMilliseconds: FlowDraft.milliseconds(from: start, to: connected),
                                                 tlsMilliseconds: -1, limits: configuration.httpLimits)
             if proxy != nil && !raw { connection.proxyAuthorization = proxy?.authorization ?? "" }
+            connection.ownEndpoints = ownEndpoints
             return connection
         }
         let connection: TLSConnection
@@ -359,6 +366,8 @@ final class UpstreamPool: @unchecked Sendable {
             connection = try TLSConnection.connect(socket: socket, context: tlsContext, serverName: host,
                                                    session: sessions.handle(for: key), alpn: alpn,
                                                    clientCertificates: configuration.clientCertificates)
+        } catch where ownEndpoints?.redirectedBack(socket) == true {
+            throw RedirectedBack(target: "\(host):\(port)")
         } catch var error as TLSError where error.failedUpstream != nil {
             error.failedUpstream?.address = address
             error.failedUpstream?.connectMilliseconds = FlowDraft.milliseconds(from: start, to: connected)
@@ -369,6 +378,7 @@ final class UpstreamPool: @unchecked Sendable {
                                           connectMilliseconds: FlowDraft.milliseconds(from: start, to: connected),
                                           tlsMilliseconds: FlowDraft.milliseconds(since: connected),
                                           limits: configuration.httpLimits)
+        upstream.ownEndpoints = ownEndpoints
         if tlsContext.issuers.hasFetched {
             upstream.fetchedIssuer = tlsContext.issuers.source(completing: connection.peerChain)
         }

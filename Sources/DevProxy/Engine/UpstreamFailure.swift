@@ -8,6 +8,8 @@ enum UpstreamFailure {
         switch error {
         case let error as DialAbandoned:
             return (error.stopping ? .aborted : .clientClosed, 502, error.description)
+        case let error as RedirectedBack:
+            return (.wouldLoop, 502, error.description)
         case let error as NetworkError where error.kind == .forbidden:
             return (.destinationRefused, 403, error.message)
         case let error as NetworkError:
