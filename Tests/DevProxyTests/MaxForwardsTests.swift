@@ -81,6 +81,22 @@ import TestSupport
         #expect(flows.first?.h2 != nil && flows.first?.server.address == nil, "\(String(describing: flows.first))")
     }
 
+    /// An HTTP/1.1 client (curl --http1.1) of an origin that speaks only h2 (`h2bad.py`'s
+    /// /headers lists the fields that arrived): the translated request carries the value one
+    /// lower, as from an HTTP/1.1 origin; other methods' values go on as they came.
+    @Test func anHTTP1ClientOfAnH2OnlyOriginSendsOneLower() throws {
+        let origin = try HTTP2Origin(.misbehaving)
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        for (method, sent, expected) in [("OPTIONS", "4", "3"), ("TRACE", "1", "0"), ("GET", "5", "5")] {
+            let result = try proxy.curl(["--http1.1", "-X", method, "-H", "Max-Forwards: \(sent)", origin.url("/headers")])
+            #expect(result.stdout.contains(":method: \(method)\n"), "\(result.output)")
+            #expect(result.stdout.contains("\nmax-forwards: \(expected)\n"), "\(method) \(sent): \(result.output)")
+        }
+        let flows = proxy.flows(count: 3)
+        #expect(flows.allSatisfy { $0.response?.status == 200 && $0.response?.httpVersion == "HTTP/2" }, "\(flows)")
+    }
+
     /// The request lines `echoOrigin` received (its `/seen`).
     static func requestsSeen(by origin: BackgroundServer) throws -> String {
         let seen = try Subprocess.run("curl", ["-sS", "--max-time", "5", "http://127.0.0.1:\(origin.port)/seen"], timeout: 10)

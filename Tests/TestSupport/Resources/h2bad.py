@@ -19,7 +19,8 @@ stream quiet for S seconds between its two events), /resets (the paths of the st
 then the connection's next request closes it unanswered, without GOAWAY: an idle connection the
 server dropped just as a request came), /refused-once and /goaway-once (REFUSED_STREAM, or GOAWAY
 with last stream 0, the first time either is asked for; 200 "ok" after), /authority (200, the
-:authority the request came with).
+:authority the request came with), /headers (200, the request's fields as they arrived, one
+"name: value" a line, pseudo-header fields first).
 """
 import socket
 import ssl
@@ -208,6 +209,8 @@ def serve_connection(tls, enable_connect_protocol=False):
                 threading.Thread(target=late, daemon=True).start()
             elif path == "/authority":
                 respond(sid, dict(event.headers).get(":authority", "").encode())
+            elif path == "/headers":
+                respond(sid, "".join(f"{name}: {value}\n" for name, value in event.headers).encode())
             elif path == "/slow":
                 def later(sid=sid):
                     time.sleep(2)
