@@ -86,7 +86,12 @@ extension RunCommand {
         let root = signer.root ?? (try? ca.rootCertificate())
         let renew = signer.certificate.isSelfSigned ? nil
             : "devproxy ca issue --email \(signer.certificate.email ?? "ENGINEER@EXAMPLE.COM")"
-        let web = WebUI(listener: listener, configuration: try webConfiguration(options), store: store,
+        var settings = try webConfiguration(options)
+        // Calls recorded before a --grpc-reflection answer came are typed when shown.
+        if configuration.protoSchema != nil || configuration.grpcReflection {
+            settings.grpcSchema = { [server] host, port in server.knownSchema(host: host, port: port) }
+        }
+        let web = WebUI(listener: listener, configuration: settings, store: store,
                         proxy: regular == nil ? nil : link,
                         authority: WebUI.Authority(signer: signer.certificate, root: root, renewCommand: renew))
         web.start()

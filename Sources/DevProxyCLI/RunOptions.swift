@@ -190,37 +190,13 @@ struct RunOptions {
         return TimeInterval(seconds)
     }
 
-    /// `--client-cert [HOST_GLOB=]FILE` rules, each file read (and its key checked against its
-    /// certificate) now, so a bad one stops the start with one line rather than failing later.
-    /// `--proto FILE`, repeatable: `FileDescriptorSet`s (`protoc --include_imports
-    /// --descriptor_set_out=FILE x.proto`) or `.proto` sources protoc compiles to one
-    /// (`ProtoCompiler`), merged; nil without any.
+    /// `--proto FILE`, repeatable (`ProtoFiles`); nil without any.
     private func protoSchema() throws -> ProtoSchema? {
-        let paths = try values("proto")
-        guard !paths.isEmpty else { return nil }
-        var schema = ProtoSchema()
-        for path in paths {
-            let source = ProtoCompiler.isSource(path)
-            var bytes = try SecureFile.read(path, what: source ? "the --proto source" : "the --proto descriptor set")
-            if source {
-                do {
-                    bytes = try ProtoCompiler.descriptorSet(compiling: path)
-                } catch {
-                    throw UsageError("--proto \(path): \(error.reason)")
-                }
-            }
-            let file: ProtoSchema
-            do {
-                file = try ProtoSchema(descriptorSet: bytes)
-            } catch {
-                throw UsageError("--proto \(path): \(error.reason); pass a .proto source (read with protoc) or a "
-                                 + "descriptor set: protoc --include_imports --descriptor_set_out=api.desc api.proto")
-            }
-            schema.merge(file)
-        }
-        return schema
+        try ProtoFiles.schema(try values("proto"))
     }
 
+    /// `--client-cert [HOST_GLOB=]FILE` rules, each file read (and its key checked against its
+    /// certificate) now, so a bad one stops the start with one line rather than failing later.
     private func clientCertificates() throws -> [ClientCertificateRule] {
         let arguments = try values("client-cert")
         guard !arguments.isEmpty else { return [] }

@@ -15,6 +15,8 @@ enum WebCommand {
 
     Options: --web HOST:PORT (default 127.0.0.1:8081, the next free port when taken)
              --allow-remote --web-password-file FILE (both needed beyond loopback)
+             --proto FILE (a .proto or a FileDescriptorSet, repeatable: gRPC calls recorded without
+                   their types are shown typed by it, as `run --proto` records them)
     Prints `web ui: http://127.0.0.1:PORT/?token=TOKEN`; Ctrl-C stops it. Nothing is proxied, so
     replay needs `devproxy run` (the API answers 409 here). A session saved by an older devproxy is
     brought forward to this one's schema in place (a newer one is refused). See `devproxy sessions`.
@@ -24,12 +26,14 @@ enum WebCommand {
         if raw.first == "--help" || raw.first == "-h" || raw.isEmpty {
             return Output.usage(usage, missing: raw.isEmpty)
         }
-        let arguments = try Arguments(raw, valued: ["web", "web-password-file"], booleans: ["allow-remote"])
+        let arguments = try Arguments(raw, valued: ["web", "web-password-file", "proto"], booleans: ["allow-remote"])
         guard arguments.positionals.count == 1 else { throw UsageError("`devproxy web` takes one FILE; see --help") }
         let path = arguments.positionals[0]
         // The address is checked before the file is read: a mistyped --web made a large log
         // import whole before it was refused.
         let webAddress = try arguments.value("web").map(RunOptions.hostPort)
+        // Read before the file too: a typo in it stops the start before a long import.
+        let schema = try ProtoFiles.schema(arguments.values("proto"))
         let opened: (store: SessionStore, report: SessionImport.Report?)
         do {
             // A flow log's lines are taken as `devproxy har` takes them, and skipped for the same reasons.
@@ -60,6 +64,7 @@ enum WebCommand {
             configuration.tryNextPorts = false
         }
         configuration.allowRemote = arguments.flag("allow-remote")
+        if let schema { configuration.grpcSchema = { _, _ in schema } }
         configuration.imported = opened.report.map { report in
             WebUIConfiguration.ImportNote(file: path, flows: report.flows, skipped: report.problems.count,
                                           firstSkipped: report.problems.first.map { ($0.unit, $0.number, $0.reason) })

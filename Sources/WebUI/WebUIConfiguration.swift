@@ -1,4 +1,5 @@
 import Foundation
+import GRPCWire
 
 /// How the web UI listens and what it accepts, with every default stated.
 public struct WebUIConfiguration: Sendable {
@@ -23,6 +24,10 @@ public struct WebUIConfiguration: Sendable {
     /// What `devproxy web FILE` imported, for `/api/info`'s `import` and the page's note of the
     /// records it skipped; nil for a live session or a saved one.
     public var imported: ImportNote?
+    /// The message definitions a gRPC call to a host and port is typed by when it was recorded
+    /// without them (`devproxy web FILE --proto`, `run --grpc-reflection`): `Flow.typed(by:…)`
+    /// when `GET /api/flows/ID` reads the record. Nil: records as stored.
+    public var grpcSchema: (@Sendable (_ host: String, _ port: Int) -> ProtoSchema?)?
 
     /// An imported file's flows and the records it skipped, the first of them with its reason.
     public struct ImportNote: Sendable, Equatable {

@@ -88,6 +88,12 @@ final class GRPCReflection: Sendable {
         return schema
     }
 
+    /// What calls to `host`:`port` are typed by now, without asking.
+    func known(host: String, port: Int) -> ProtoSchema? {
+        let origin = Self.authority(host: host, port: port, defaultPort: -1).lowercased()
+        return state.withLock { $0.schemas[origin] } ?? base
+    }
+
     /// `host:port`, the port left out when it is `defaultPort`, an IPv6 address bracketed.
     static func authority(host: String, port: Int, defaultPort: Int = 443) -> String {
         let name = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host

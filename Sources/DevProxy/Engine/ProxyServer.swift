@@ -190,6 +190,12 @@ public final class ProxyServer: @unchecked Sendable {
         return grpcReflection.schema(host: host, port: port, path: path)
     }
 
+    /// What a gRPC call to `host`:`port` is typed by now (`--proto`, and what the server told
+    /// `--grpc-reflection`), asking nothing: for calls recorded before an answer came (web UI).
+    public func knownSchema(host: String, port: Int) -> ProtoSchema? {
+        grpcReflection?.known(host: host, port: port) ?? configuration.protoSchema
+    }
+
     /// `state.stopping`, readable without the lock: every connection asks at every request, and
     /// sixteen connections taking turns on `state` for it showed as 3 % of the proxy's CPU in
     /// lock contention (perf of HTTP/1.1 keep-alive at 16 connections). Set inside the lock, when

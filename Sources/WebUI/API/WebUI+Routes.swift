@@ -194,7 +194,8 @@ extension WebUI {
     /// far (`record`: the messages until now).
     /// `?preview=N`: bodies' text cut to N characters (`FlowRecordPreview`).
     private func flow(_ id: String, preview: Int?) throws -> WebResponse {
-        if let record = try store.flowJSON(id: id) {
+        if let stored = try store.flowJSON(id: id) {
+            let record = try typedLater(stored, id: id)
             guard let preview else { return .json(record) }
             return .json(FlowRecordPreview.cut(record, limit: min(max(preview, 0), 1 << 20)))
         }

@@ -34,13 +34,21 @@ import TestSupport
         let dir = TemporaryDirectory()
         let log = dir.file("flows.jsonl")
         let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--grpc-reflection", "--upstream-ca", server.caPath,
-                                         "--log", log, "--quiet", "--session", "off"])
+                                         "--log", log, "--quiet", "--session", dir.file("session.sqlite"),
+                                         "--web", "127.0.0.1:0"], webUI: true)
         // The first calls ask the server (once, in the background), then the next ones are typed.
         try Self.runClient(dir.file("ca") + "/root.pem", server, proxy: proxy)
         let asked = try Self.flows(log) { $0.contains { Self.isReflection($0) && $0.grpc?.status == 0 } }
         try Self.runClient(dir.file("ca") + "/root.pem", server, proxy: proxy)
         let unaryCount = asked.filter { $0.request?.url.hasSuffix("/lab.Echo/Unary") == true }.count
         let flows = try Self.flows(log) { $0.filter { $0.request?.url.hasSuffix("/lab.Echo/Unary") == true }.count > unaryCount }
+        // The first run's Unary started before the question: its record has no types, and the
+        // web UI shows it typed by the answer that came after it.
+        let first = try #require(asked.first { $0.request?.url.hasSuffix("/lab.Echo/Unary") == true && $0.grpc?.encoding == nil })
+        #expect(first.grpc?.messages.first?.typed == nil)
+        let shown = try Self.shown(first.id, web: try #require(proxy.webUI))
+        #expect(shown.typed == #"{"number":7,"text":"hello"}"#, "\(shown)")
+        #expect(shown.notes.contains(Flow.typedLaterNote))
         let stopped = proxy.stop()
 
         // v1 first (grpc-go, grpc-java), then v1alpha, which grpcio has: one question each, both recorded.
@@ -63,6 +71,57 @@ import TestSupport
         let client = try #require(flows.last { $0.request?.url.hasSuffix("/lab.Echo/ClientStream") == true })
         #expect(client.grpc?.messages.first?.messageType == "lab.Note")
         #expect(!stopped.stderr.contains("grpc reflection"), "\(stopped.stderr)")
+    }
+
+    /// `GET /api/flows/ID` of the UI at `web` (`http://HOST:PORT/?token=…`, or a base and a token):
+    /// its first gRPC message's `typed` (JSON, keys sorted) and the call's notes.
+    private static func shown(_ id: String, web: String, token: String? = nil) throws -> (typed: String?, notes: [String]) {
+        let base = web.components(separatedBy: "/?token=")[0]
+        let token = token ?? web.components(separatedBy: "token=").last ?? ""
+        let result = try Subprocess.run("curl", ["-s", "-H", "Authorization: Bearer \(token)", "\(base)/api/flows/\(id)"],
+                                        timeout: 20)
+        let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        let grpc = object?["grpc"] as? [String: Any]
+        let message = (grpc?["messages"] as? [[String: Any]])?.first
+        let typed = try message?["typed"].map {
+            String(decoding: try JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys]), as: UTF8.self)
+        }
+        return (typed, grpc?["notes"] as? [String] ?? [])
+    }
+
+    @Test(.backstop) func aSessionRecordedWithoutAProtoIsShownTypedByOneGivenLater() throws {
+        let server = try GRPCProxyTests.EchoServer()
+        let dir = TemporaryDirectory()
+        _ = dir.write("echo.proto", """
+            syntax = "proto3";
+            package lab;
+            message Note { string text = 1; int32 number = 2; bytes payload = 3; }
+            service Echo { rpc Unary(Note) returns (Note); rpc ServerStream(Note) returns (stream Note); }
+            """)
+        let session = dir.file("session.sqlite")
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--upstream-ca", server.caPath, "--log", dir.file("flows.jsonl"),
+                                         "--quiet", "--session", session])
+        try Self.runClient(dir.file("ca") + "/root.pem", server, proxy: proxy)
+        _ = proxy.stop()
+        let flows = try FlowLogReader.read(path: dir.file("flows.jsonl")).flows
+        let unary = try #require(flows.first { $0.request?.url.hasSuffix("/lab.Echo/Unary") == true && $0.grpc?.encoding == nil })
+        let fail = try #require(flows.first { $0.request?.url.hasSuffix("/lab.Echo/Fail") == true })
+        #expect(unary.grpc?.messages.first?.typed == nil)
+
+        // devproxy web SESSION --proto echo.proto: the stored calls of the methods it defines are shown typed.
+        let typed = try DevProxyViewer(session, options: ["--proto", dir.file("echo.proto")])
+        let shown = try Self.shown(unary.id, web: typed.base, token: typed.token)
+        #expect(shown.typed == #"{"number":7,"text":"hello"}"#, "\(shown)")
+        #expect(shown.notes.contains(Flow.typedLaterNote))
+        // A method the file does not define (Fail) stays as recorded.
+        #expect(try Self.shown(fail.id, web: typed.base, token: typed.token).notes.contains(Flow.typedLaterNote) == false)
+        // Without --proto, as recorded.
+        let plain = try DevProxyViewer(session)
+        #expect(try Self.shown(unary.id, web: plain.base, token: plain.token).typed == nil)
+        // A --proto that is not one stops the start with one line, before the session is read.
+        let refused = try Subprocess.run(Subprocess.devproxy, ["web", session, "--proto", dir.file("flows.jsonl")])
+        #expect(refused.status != 0 && refused.stderr.hasPrefix("error: --proto \(dir.file("flows.jsonl")): not a FileDescriptorSet"),
+                "\(refused.output)")
     }
 
     @Test(.backstop) func aServerWithoutReflectionIsNamedOnce() throws {

@@ -12,10 +12,12 @@ final class DevProxyViewer {
     /// The lines it printed on stdout before its `web ui:` line (`imported N flow(s) from FILE`).
     private(set) var printed: [String] = []
 
-    /// - Parameter stderr: a file for what it prints on stderr (its warnings); else discarded.
-    init(_ file: String, stderr: String? = nil) throws {
+    /// - Parameters:
+    ///   - stderr: a file for what it prints on stderr (its warnings); else discarded.
+    ///   - options: more of `devproxy web`'s options (`--proto FILE`).
+    init(_ file: String, stderr: String? = nil, options: [String] = []) throws {
         process.executableURL = URL(fileURLWithPath: Subprocess.devproxy)
-        process.arguments = ["web", file, "--web", "127.0.0.1:0"]
+        process.arguments = ["web", file, "--web", "127.0.0.1:0"] + options
         let stdout = Pipe()
         process.standardOutput = stdout
         if let stderr { FileManager.default.createFile(atPath: stderr, contents: nil) }
