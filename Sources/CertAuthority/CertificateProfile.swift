@@ -21,11 +21,15 @@ enum CertificateProfile {
     /// An engineer's intermediate: `CA:TRUE, pathlen:0` so it signs leaves only, the email in
     /// the subject and as SAN rfc822Name (RFC 5280 §4.1.2.6 prefers the SAN; viewers show the
     /// subject), and optional permitted DNS subtrees so a leaked intermediate cannot
-    /// impersonate hosts outside the team's domains.
+    /// impersonate hosts outside the team's domains. EKU serverAuth, as the CA/Browser Forum asks
+    /// of a TLS subordinate CA (BR 7.1.2.2.g): verifiers that chain EKUs (OpenSSL's `-purpose`,
+    /// Windows, macOS) then refuse what a leaked key signs for any other use, a client
+    /// certificate, S/MIME for any address or code signing, where without it they took them.
     static func intermediate(email: String, permittedDNS: [String], notBefore: Date, notAfter: Date) -> CertificateBuilder {
         var extensions: [CertificateBuilder.Extension] = [
             (NID_basic_constraints, "critical,CA:TRUE,pathlen:0"),
             (NID_key_usage, "critical,keyCertSign,cRLSign"),
+            (NID_ext_key_usage, "serverAuth"),
             (NID_subject_key_identifier, "hash"),
             (NID_authority_key_identifier, "keyid:always"),
             (NID_subject_alt_name, "email:" + email),

@@ -27,6 +27,46 @@ import TestSupport
         #expect(verify.status == 0, "\(verify.output)")
     }
 
+    /// An intermediate is for TLS servers (EKU serverAuth): what its key signs for another use, as
+    /// whoever stole a bundle would sign, is refused by a verifier that chains EKUs, OpenSSL's
+    /// `verify -purpose` here, while its server leaves pass. Without the EKU the client
+    /// certificate and the S/MIME certificate for anyone's address both verified.
+    @Test func anIntermediateSignsForTLSServersOnly() throws {
+        let pki = try PKIFixture()
+        let text = try Subprocess.run("openssl", ["x509", "-noout", "-ext", "extendedKeyUsage"],
+                                      stdin: Array(pki.intermediate.pem.utf8)).stdout
+        #expect(text.contains("TLS Web Server Authentication") && !text.contains("critical"), "\(text)")
+        let intermediate = pki.intermediatePath()
+        func signed(_ name: String, subject: String, extensions: String) throws -> String {
+            let key = pki.directory.file(name + ".key"), csr = pki.directory.file(name + ".csr")
+            let certificate = pki.directory.file(name + ".pem"), ext = pki.directory.write(name + ".ext", extensions + "\n")
+            let request = try Subprocess.run("openssl", ["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                                                         "-nodes", "-subj", subject, "-keyout", key, "-out", csr])
+            #expect(request.status == 0, "\(request.output)")
+            // The bundle's key signs, as a stolen bundle would.
+            let made = try Subprocess.run("openssl", ["x509", "-req", "-in", csr, "-CA", intermediate, "-CAkey", pki.bundlePath,
+                                                      "-CAcreateserial", "-days", "1", "-extfile", ext, "-out", certificate])
+            #expect(made.status == 0, "\(made.output)")
+            return certificate
+        }
+        func verify(_ certificate: String, purpose: String) throws -> Subprocess.Result {
+            try Subprocess.run("openssl", ["verify", "-purpose", purpose, "-CAfile", pki.rootPath, "-untrusted", intermediate,
+                                           certificate])
+        }
+        let server = try signed("server", subject: "/CN=api.acme.dev",
+                                extensions: "extendedKeyUsage=serverAuth\nsubjectAltName=DNS:api.acme.dev")
+        let passed = try verify(server, purpose: "sslserver")
+        #expect(passed.status == 0, "\(passed.output)")
+        let client = try signed("client", subject: "/CN=admin", extensions: "extendedKeyUsage=clientAuth")
+        let smime = try signed("smime", subject: "/CN=ceo@example.com",
+                               extensions: "extendedKeyUsage=emailProtection\nsubjectAltName=email:ceo@example.com")
+        for (certificate, purpose) in [(client, "sslclient"), (smime, "smimesign")] {
+            let refused = try verify(certificate, purpose: purpose)
+            #expect(refused.status != 0, "\(purpose): \(refused.output)")
+            #expect(refused.output.contains("at 1 depth lookup: unsuitable certificate purpose"), "\(purpose): \(refused.output)")
+        }
+    }
+
     @Test func bundleHoldsKeyIntermediateAndRootAt0600() throws {
         let pki = try PKIFixture()
         #expect(pki.directory.mode(pki.bundlePath) == 0o600)
