@@ -125,6 +125,13 @@ extension CAStore {
             if let email = record.email, let actual = certificate.email, email.lowercased() != actual.lowercased() {
                 problem("names \(email), but its certificate (signed by the root) names \(actual): \(actual) it is")
             }
+            // An edited date (a longer life written over the real one) is the certificate's too, and said.
+            for (key, recorded, actual) in [("not_before", record.notBefore, certificate.notBefore),
+                                            ("not_after", record.notAfter, certificate.notAfter)] {
+                guard let recorded, ISO8601.date(recorded) != actual else { continue }
+                problem("names \(key) \(recorded), but its certificate (signed by the root) says \(ISO8601.string(actual)): "
+                        + "\(ISO8601.string(actual)) it is")
+            }
             let revocation = revocations[record.serial]
             let status: IntermediateEntry.Status = revocation != nil ? .revoked : (certificate.notAfter < now ? .expired : .active)
             entries.append(IntermediateEntry(record: record, status: status, revocation: revocation, certificate: certificate))

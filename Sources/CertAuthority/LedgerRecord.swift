@@ -30,6 +30,8 @@ public struct LedgerRecord: Codable, Sendable, Equatable {
     public var issuedAt: String
     /// For revocations: RFC 5280 reason name.
     public var reason: String?
+    /// For revocations: when it was recorded (`issued_at`); nil for other records.
+    public var revokedAt: Date? { type == .revocation ? ISO8601.date(issuedAt) : nil }
     /// The certificate itself (PEM), so `trace` works even after a bundle has left the machine.
     public var certificate: String?
     /// `certificate` read: nil when absent or not a certificate.

@@ -45,7 +45,8 @@ enum CAListCommand {
     Check a certificate against it: openssl verify -crl_check -CRLfile crl.pem -CAfile root.pem CERT.pem
     """
 
-    /// One intermediate as `ca list --json` prints it.
+    /// One intermediate as `ca list --json` prints it: the certificate's facts (the root signed
+    /// them), never a ledger line's words, which an edit could change (the text table's already).
     struct Row: Encodable {
         let serial: String
         let email: String
@@ -57,25 +58,28 @@ enum CAListCommand {
         let permittedDomains: [String]
         let sha256Fingerprint: String
         let revocationReason: String?
+        /// When the revocation was recorded.
+        let revokedAt: String?
 
         enum CodingKeys: String, CodingKey {
             case serial, email, status, subject
             case notBefore = "not_before", notAfter = "not_after", spkiPin = "spki_pin"
             case permittedDomains = "permitted_domains", sha256Fingerprint = "sha256_fingerprint"
-            case revocationReason = "revocation_reason"
+            case revocationReason = "revocation_reason", revokedAt = "revoked_at"
         }
 
         init(_ entry: IntermediateEntry) {
             serial = entry.serial
             email = entry.email
-            notBefore = entry.record.notBefore ?? ""
-            notAfter = entry.record.notAfter ?? ""
+            notBefore = ISO8601.string(entry.notBefore)
+            notAfter = ISO8601.string(entry.notAfter)
             status = entry.status.rawValue
-            spkiPin = entry.record.spkiPin ?? ""
-            subject = entry.record.subject ?? ""
-            permittedDomains = entry.record.permittedDomains ?? []
-            sha256Fingerprint = entry.record.sha256Fingerprint ?? ""
+            spkiPin = entry.certificate?.pin ?? entry.record.spkiPin ?? ""
+            subject = entry.certificate?.subject ?? entry.record.subject ?? ""
+            permittedDomains = entry.certificate?.permittedDNSSubtrees ?? entry.record.permittedDomains ?? []
+            sha256Fingerprint = entry.certificate?.sha256Fingerprint ?? entry.record.sha256Fingerprint ?? ""
             revocationReason = entry.revocation?.reason
+            revokedAt = entry.revocation?.issuedAt
         }
     }
 

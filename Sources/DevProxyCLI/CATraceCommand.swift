@@ -26,10 +26,18 @@ enum CATraceCommand {
         let status: String?
         let notBefore: String?
         let notAfter: String?
+        /// When the intermediate's revocation was recorded, and why.
+        let revokedAt: String?
+        let revocationReason: String?
+        /// A certificate the intermediate signed whose not-before is past that revocation: its key
+        /// was still in use afterwards.
+        let signedAfterRevocation: Bool?
 
         enum CodingKeys: String, CodingKey {
             case relation, subject, serial, email, status
             case certificateSerial = "certificate_serial", notBefore = "not_before", notAfter = "not_after"
+            case revokedAt = "revoked_at", revocationReason = "revocation_reason"
+            case signedAfterRevocation = "signed_after_revocation"
         }
     }
 
@@ -61,10 +69,16 @@ enum CATraceCommand {
         }
         let unrecorded = findings.contains { $0.relation == .unrecordedCA }
         let rows = findings.map { finding in
+            // The intermediate's dates are its certificate's (the root signed them), not a ledger line's words.
             Finding(relation: finding.relation.rawValue, subject: finding.certificate.subject,
                     certificateSerial: finding.certificate.serialHex, serial: finding.intermediate?.serial,
                     email: finding.intermediate?.email, status: finding.intermediate?.status.rawValue,
-                    notBefore: finding.intermediate?.record.notBefore, notAfter: finding.intermediate?.record.notAfter)
+                    notBefore: finding.intermediate.map { ISO8601.string($0.notBefore) },
+                    notAfter: finding.intermediate.map { ISO8601.string($0.notAfter) },
+                    revokedAt: finding.intermediate?.revocation?.issuedAt,
+                    revocationReason: finding.intermediate?.revocation?.reason,
+                    signedAfterRevocation: finding.relation == .issuedByIntermediate
+                        ? signedAfterRevocation(finding.certificate, finding.intermediate) : nil)
         }
         let primary = findings.first { $0.intermediate != nil }?.intermediate
         if arguments.flag("json") {
@@ -111,12 +125,28 @@ enum CATraceCommand {
                 guard let entry = finding.intermediate else { continue }
                 let what = finding.relation == .isIntermediate ? "is the intermediate of" : "was issued by the intermediate of"
                 Output.line("\(subject): \(what) \(entry.email)")
-                Output.line("  serial \(entry.serial), \(entry.status.rawValue), valid \(Output.date(entry.notBefore)) to \(Output.date(entry.notAfter))")
+                var revoked = ""
+                if let revocation = entry.revocation {
+                    let when = revocation.revokedAt.map { Output.date($0) } ?? revocation.issuedAt
+                    revoked = " " + when + (revocation.reason.map { " (\($0))" } ?? "")
+                }
+                Output.line("  serial \(entry.serial), \(entry.status.rawValue)\(revoked), valid \(Output.date(entry.notBefore)) to \(Output.date(entry.notAfter))")
+                if finding.relation == .issuedByIntermediate, signedAfterRevocation(finding.certificate, entry) == true {
+                    Output.line("  signed after that revocation (its not-before, \(Output.date(finding.certificate.notBefore)), is later): "
+                                + "the intermediate's key was still in use, by its engineer's proxy or by whoever holds a copy")
+                }
             }
         }
         if let primary, primary.status == .active {
             Output.line("To stop it: devproxy ca revoke\(CACommand.caDirSuffix(arguments)) \(primary.serial) --reason keyCompromise")
         }
         return unrecorded ? 1 : 0
+    }
+
+    /// Whether `certificate`, signed by `entry`'s intermediate, starts after that intermediate's
+    /// revocation was recorded; nil when it is not revoked.
+    private static func signedAfterRevocation(_ certificate: Certificate, _ entry: IntermediateEntry?) -> Bool? {
+        guard let revokedAt = entry?.revocation?.revokedAt else { return nil }
+        return certificate.notBefore > revokedAt
     }
 }
