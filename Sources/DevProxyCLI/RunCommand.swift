@@ -51,7 +51,7 @@ enum RunCommand {
              --proto FILE (a .proto, compiled by protoc at start, or a FileDescriptorSet, protoc --include_imports
                    --descriptor_set_out=FILE; repeatable: gRPC and gRPC-Web messages of its methods are recorded
                    with field names, grpc.messages[].typed)
-             --grpc-reflection (ask an https gRPC server for a service --proto does not define, by server
+             --grpc-reflection (ask a gRPC server for a service --proto does not define, by server
                    reflection, once; its later calls are recorded with field names)
              --qr (the onboarding address's QR code, also when stdout is not a terminal)
              --pinset-rewrite URL_GLOB (QA: add the team root's pin to remote pin sets' "hashes" in flight;

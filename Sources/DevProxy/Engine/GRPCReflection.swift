@@ -1,6 +1,7 @@
 import Foundation
 import GRPCWire
 import HTTP1
+import HTTP2
 import Synchronization
 
 /// `devproxy run --grpc-reflection`: the field names of a gRPC service's messages without its
@@ -70,7 +71,7 @@ final class GRPCReflection: Sendable {
 
     /// The schema to record a call to `host`:`port` at `path` with; when it defines no such
     /// method, a background question to the server starts (once per server and service).
-    func schema(host: String, port: Int, path: String) -> ProtoSchema? {
+    func schema(host: String, port: Int, tls: Bool, path: String) -> ProtoSchema? {
         let origin = Self.authority(host: host, port: port, defaultPort: -1).lowercased()
         guard let call = GRPCPath(path), !ServerReflection.services.contains(call.service) else {
             return state.withLock { $0.schemas[origin] } ?? base
@@ -81,7 +82,7 @@ final class GRPCReflection: Sendable {
             return (schema, state.asked.insert(origin + " " + call.service).inserted)
         }
         if ask {
-            let thread = Thread { [self] in lookUp(service: call.service, host: host, port: port, origin: origin) }
+            let thread = Thread { [self] in lookUp(service: call.service, host: host, port: port, tls: tls, origin: origin) }
             thread.name = "devproxy-grpc-reflection"
             thread.start()
         }
@@ -107,15 +108,21 @@ final class GRPCReflection: Sendable {
         var unimplemented = false
     }
 
-    private func lookUp(service: String, host: String, port: Int, origin: String) {
+    /// The server a question goes to: its authority, and whether it speaks TLS (else h2c).
+    private struct Server {
+        var authority: String
+        var tls: Bool
+    }
+
+    private func lookUp(service: String, host: String, port: Int, tls: Bool, origin: String) {
         defer { finished(origin + " " + service) }
-        let authority = Self.authority(host: host, port: port)
+        let server = Server(authority: Self.authority(host: host, port: port, defaultPort: tls ? 443 : 80), tls: tls)
         var reasons: [String] = []
         var unimplemented = 0
         for path in ServerReflection.paths {
             let version = path.split(separator: ".").dropFirst(2).first.map(String.init) ?? path
             do {
-                let files = try files(defining: service, at: authority, path: path)
+                let files = try files(defining: service, at: server, path: path)
                 var schema = try ProtoSchema(descriptorSet: ServerReflection.descriptorSet(files))
                 guard schema.methods.keys.contains(where: { $0.hasPrefix(service + "/") }) else {
                     throw Failure(reason: "the files it sent define no service \(service)")
@@ -141,19 +148,19 @@ final class GRPCReflection: Sendable {
         }
         let why = unimplemented == ServerReflection.paths.count
             ? "it does not offer server reflection: v1 and v1alpha are UNIMPLEMENTED" : reasons.joined(separator: "; ")
-        warn("grpc reflection: \(authority) did not describe \(service) (\(why)); "
+        warn("grpc reflection: \(server.authority) did not describe \(service) (\(why)); "
              + "its calls are recorded without field names: give --proto FILE")
     }
 
     /// The files that define `service` and the ones they import, asking again for imports the
     /// server did not send with them (at most four rounds).
-    private func files(defining service: String, at authority: String, path: String) throws -> [[UInt8]] {
+    private func files(defining service: String, at server: Server, path: String) throws -> [[UInt8]] {
         var files: [[UInt8]] = []
         var have: Set<String> = []
         var asked: Set<String> = []
         var queries: [ServerReflection.Query] = [.fileContainingSymbol(service)]
         for _ in 0..<4 where !queries.isEmpty {
-            let answer = try ask(queries, at: authority, path: path)
+            let answer = try ask(queries, at: server, path: path)
             if files.isEmpty && answer.files.isEmpty {
                 throw Failure(reason: answer.errors.first ?? "it sent no file")
             }
@@ -169,8 +176,16 @@ final class GRPCReflection: Sendable {
         return files
     }
 
+    /// A response as either transport read it.
+    private struct Reply {
+        var status: Int
+        var body: [UInt8]
+        /// A field of the head or, first, of the trailers (names in lower case).
+        var field: (String) -> String?
+    }
+
     /// One call to the reflection service at `path`, through the proxy's own listener.
-    private func ask(_ queries: [ServerReflection.Query], at authority: String, path: String) throws -> ServerReflection.Answer {
+    private func ask(_ queries: [ServerReflection.Query], at server: Server, path: String) throws -> ServerReflection.Answer {
         let socket: Socket
         do {
             socket = try Socket.connect(host: listener.host, port: listener.port, timeout: 10)
@@ -180,11 +195,36 @@ final class GRPCReflection: Sendable {
         defer { socket.close() }
         socket.setTimeout(timeout)
         let body = ServerReflection.requestBody(host: "", queries: queries)
+        let stream = PlainStream(socket)
+        let reply = server.tls ? try askOverHTTP1(stream, body: body, server: server, path: path)
+            : try askOverTunnel(stream, body: body, server: server, path: path)
+        guard reply.status == 200 else {
+            let text = String(decoding: reply.body.prefix(300), as: UTF8.self)
+            let reason = text.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+            throw Failure(reason: "HTTP \(reply.status)\(reason.isEmpty ? "" : ": " + reason)",
+                          unimplemented: reply.status == 404)
+        }
+        if let status = reply.field("grpc-status"), status.trimmingCharacters(in: .whitespaces) != "0" {
+            let code = GRPCStatus.code(fromHeader: status)
+            let message = reply.field("grpc-message").map(GRPCStatus.decodeMessage)
+            let name = code.flatMap(GRPCStatus.name(of:)) ?? "grpc-status \(status)"
+            throw Failure(reason: name + (message.map { ": " + $0 } ?? ""), unimplemented: code == 12)
+        }
+        do {
+            return try ServerReflection.answer(reply.body)
+        } catch {
+            throw Failure(reason: "its answer is not server reflection's: \(error.reason)")
+        }
+    }
+
+    /// An https server: an absolute-form HTTP/1.1 request, as the web UI's replays send, which the
+    /// proxy sends on over h2 (`TE: trailers` kept) and whose trailers come back chunked.
+    private func askOverHTTP1(_ stream: PlainStream, body: [UInt8], server: Server, path: String) throws -> Reply {
         var fields = HTTPHeaders()
-        fields.add(name: "Host", value: authority)
+        fields.add(name: "Host", value: server.authority)
         fields.add(name: "Content-Type", value: "application/grpc")
         fields.add(name: "TE", value: "trailers")
-        fields.add(name: "User-Agent", value: "devproxy-grpc-reflection")
+        fields.add(name: "User-Agent", value: Self.userAgent)
         fields.add(name: "Content-Length", value: String(body.count))
         fields.add(name: "Connection", value: "TE, close")
         if let authorization = listener.authorization { fields.add(name: "Proxy-Authorization", value: authorization) }
@@ -192,34 +232,98 @@ final class GRPCReflection: Sendable {
             let id = "\(prefix)-reflection-\(counter.add(1, ordering: .relaxed).newValue)"
             fields.add(name: ReplayMark.header, value: ReplayMark(id: id, original: nil).value(secret: secret))
         }
-        let stream = PlainStream(socket)
-        try stream.write(HTTP1Serializer.serialize(HTTPRequestHead(method: "POST", target: "https://\(authority)\(path)",
+        try stream.write(HTTP1Serializer.serialize(HTTPRequestHead(method: "POST", target: "https://\(server.authority)\(path)",
                                                                    version: .http11, headers: fields)) + body)
-        let (head, answer, trailers) = try readResponse(stream)
-        let status = trailers["grpc-status"] ?? head.headers["grpc-status"]
-        guard head.status == 200 else {
-            let text = String(decoding: answer.prefix(300), as: UTF8.self)
-            let reason = text.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
-            throw Failure(reason: "HTTP \(head.status)\(reason.isEmpty ? "" : ": " + reason)",
-                          unimplemented: head.status == 404)
-        }
-        if let status, status.trimmingCharacters(in: .whitespaces) != "0" {
-            let code = GRPCStatus.code(fromHeader: status)
-            let message = (trailers["grpc-message"] ?? head.headers["grpc-message"]).map(GRPCStatus.decodeMessage)
-            let name = code.flatMap(GRPCStatus.name(of:)) ?? "grpc-status \(status)"
-            throw Failure(reason: name + (message.map { ": " + $0 } ?? ""), unimplemented: code == 12)
-        }
-        do {
-            return try ServerReflection.answer(answer)
-        } catch {
-            throw Failure(reason: "its answer is not server reflection's: \(error.reason)")
-        }
-    }
-
-    /// Reads the response to its end (the proxy closes after it): its head, body and trailers.
-    private func readResponse(_ stream: PlainStream) throws -> (HTTPResponseHead, [UInt8], HTTPHeaders) {
         var parser = HTTP1ResponseParser()
         parser.expectResponse(toMethod: "POST")
+        let (head, answer, trailers) = try readHTTP1(stream, &parser)
+        return Reply(status: head.status, body: answer) { trailers[$0] ?? head.headers[$0] }
+    }
+
+    /// A cleartext (h2c) server: a CONNECT tunnel through the proxy and HTTP/2 by prior knowledge
+    /// in it, as grpcio's insecure channel goes, which the proxy intercepts. (The replay mark is
+    /// not sent: it is taken off HTTP/1.1 heads only, and an origin must never see it.)
+    private func askOverTunnel(_ stream: PlainStream, body: [UInt8], server: Server, path: String) throws -> Reply {
+        var fields = HTTPHeaders()
+        fields.add(name: "Host", value: server.authority)
+        if let authorization = listener.authorization { fields.add(name: "Proxy-Authorization", value: authorization) }
+        try stream.write(HTTP1Serializer.serialize(HTTPRequestHead(method: "CONNECT", target: server.authority,
+                                                                   version: .http11, headers: fields)))
+        var parser = HTTP1ResponseParser()
+        parser.expectResponse(toMethod: "CONNECT")
+        let (head, refusal, _) = try readHTTP1(stream, &parser)
+        guard head.status == 200 else { return Reply(status: head.status, body: refusal) { _ in nil } }
+        let session: HTTP2Session
+        let id: Int32
+        do {
+            session = try HTTP2Session(role: .client)
+            let request = HTTP2HeaderBlock.request(method: "POST", scheme: "http", authority: server.authority, path: path,
+                                                   fields: [HTTP2Field("content-type", "application/grpc"),
+                                                            HTTP2Field("te", "trailers"),
+                                                            HTTP2Field("user-agent", Self.userAgent)])
+            id = try session.submitRequest(request, endStream: false)
+            try session.submitData(stream: id, body, endStream: true)
+        } catch {
+            throw Failure(reason: "HTTP/2: \(error)")
+        }
+        var status: Int?
+        var head2: [HTTP2Field] = []
+        var trailers: [HTTP2Field] = []
+        var answer: [UInt8] = []
+        var pending = parser.takeRemainingBytes()
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let output = session.pendingOutput()
+            if !output.isEmpty { try stream.write(output) }
+            if pending.isEmpty {
+                let count = try buffer.withUnsafeMutableBytes { try stream.read(into: $0) }
+                guard count > 0 else { throw Failure(reason: "the connection closed before the answer ended") }
+                pending = Array(buffer[..<count])
+            }
+            let events: [HTTP2Event]
+            do {
+                events = try session.receive(pending)
+            } catch {
+                throw Failure(reason: "HTTP/2: \(error)")
+            }
+            pending = []
+            for event in events {
+                switch event {
+                case .responseHead(id, let block, _):
+                    status = block.status
+                    head2 = block.fields
+                case .data(id, let bytes, _):
+                    guard answer.count + bytes.count <= Self.largestAnswer else {
+                        throw Failure(reason: "its answer is over \(Self.largestAnswer / 1_048_576) MiB")
+                    }
+                    answer += bytes
+                    try? session.consume(stream: id, count: bytes.count)
+                case .trailers(id, let fields):
+                    trailers = fields
+                case .streamReset(id, let code, _):
+                    throw Failure(reason: "the stream was reset with \(code)")
+                case .streamClosed(id, _):
+                    guard let status else { throw Failure(reason: "the stream closed without a response") }
+                    return Reply(status: status, body: answer) { name in
+                        (trailers.first { $0.nameString == name } ?? head2.first { $0.nameString == name })?.valueString
+                    }
+                case .goAway(_, let code, _) where status == nil:
+                    throw Failure(reason: "the connection was closed with GOAWAY \(code)")
+                default:
+                    break
+                }
+            }
+        }
+        throw Failure(reason: "no answer within \(Int(timeout)) s")
+    }
+
+    private static let userAgent = "devproxy-grpc-reflection"
+
+    /// Reads an HTTP/1.1 response to its end: its head, body and trailers. Nothing past a CONNECT's
+    /// 200 is read (`takeRemainingBytes` has what came with it).
+    private func readHTTP1(_ stream: PlainStream, _ parser: inout HTTP1ResponseParser) throws
+        -> (HTTPResponseHead, [UInt8], HTTPHeaders) {
         var head: HTTPResponseHead?
         var body: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)

@@ -18,7 +18,7 @@ import TestSupport
         private let stdin = Pipe()
         private let directory = TemporaryDirectory()
 
-        /// - Parameter reflect: TLS, and server reflection describing lab.Echo (`server-reflect`).
+        /// - Parameter reflect: server reflection describing lab.Echo (`server-reflect`, `server-insecure-reflect`).
         init(insecure: Bool = false, aging: Bool = false, reflect: Bool = false) throws {
             let store = CAStore(directory: directory.file("grpc-ca"))
             try store.initialize(name: "gRPC Origin Test CA", keyType: .p256, days: 2, passphrase: nil)
@@ -29,7 +29,8 @@ import TestSupport
             let stdout = Pipe()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = ["python3", GRPCProxyTests.script]
-                + (insecure ? ["server-insecure"] : [aging ? "server-aging" : reflect ? "server-reflect" : "server", cert, key])
+                + (insecure ? [reflect ? "server-insecure-reflect" : "server-insecure"]
+                   : [aging ? "server-aging" : reflect ? "server-reflect" : "server", cert, key])
             process.standardOutput = stdout
             process.standardInput = stdin
             process.standardError = FileHandle.nullDevice

@@ -124,6 +124,36 @@ import TestSupport
                 "\(refused.output)")
     }
 
+    /// A cleartext (h2c) server, as local services run: asked through a CONNECT tunnel with h2 by
+    /// prior knowledge, as grpcio's insecure channel goes.
+    @Test(.backstop) func aCleartextServerIsAskedThroughATunnel() throws {
+        let server = try GRPCProxyTests.EchoServer(insecure: true, reflect: true)
+        let dir = TemporaryDirectory()
+        let log = dir.file("flows.jsonl")
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--grpc-reflection", "--log", log, "--quiet",
+                                         "--session", "off"])
+        func run() throws {
+            let result = try Subprocess.run("python3", [GRPCProxyTests.script, "client-insecure", "\(server.port)"],
+                                            environment: ["https_proxy": "http://127.0.0.1:\(proxy.port)",
+                                                          "http_proxy": "http://127.0.0.1:\(proxy.port)", "no_proxy": "",
+                                                          "no_grpc_proxy": ""], timeout: 60)
+            #expect(result.stdout.contains("\"unary\": {\"ok\": true"), "\(result.output)")
+        }
+        try run()
+        _ = try Self.flows(log) { $0.contains { Self.isReflection($0) && $0.grpc?.status == 0 } }
+        try run()
+        let flows = try Self.flows(log) { $0.filter { $0.request?.url.hasSuffix("/lab.Echo/Unary") == true }.count == 2 }
+        let stopped = proxy.stop()
+        let questions = flows.filter(Self.isReflection)
+        #expect(questions.map { $0.request?.url ?? "" } == ["http://localhost:\(server.port)/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+                                                          "http://localhost:\(server.port)/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo"])
+        #expect(questions.allSatisfy { $0.request?.httpVersion == "HTTP/2" })
+        let unary = try #require(flows.last { $0.request?.url.hasSuffix("/lab.Echo/Unary") == true })
+        #expect(unary.grpc?.messages.first?.typed == .object([(key: "number", value: .int(9)), (key: "text", value: .string("plain"))]),
+                "\(String(describing: unary.grpc?.messages.first))")
+        #expect(!stopped.stderr.contains("grpc reflection"), "\(stopped.stderr)")
+    }
+
     @Test(.backstop) func aServerWithoutReflectionIsNamedOnce() throws {
         let server = try GRPCProxyTests.EchoServer()
         let dir = TemporaryDirectory()

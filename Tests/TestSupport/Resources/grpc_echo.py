@@ -6,6 +6,7 @@ methods are registered with raw-bytes handlers, and messages are protobuf bytes 
   grpc_echo.py server-insecure          the same without TLS (h2 by prior knowledge)
   grpc_echo.py server-reflect CERT KEY  the same with TLS and server reflection (grpcio-reflection, v1alpha)
                                         describing lab.Echo in lab/echo.proto, which imports Timestamp
+  grpc_echo.py server-insecure-reflect  the same without TLS
   grpc_echo.py server-aging CERT KEY    the same with TLS, each connection closed after 300 ms
                                         (grpc.max_connection_age_ms: GOAWAY, as Kubernetes services do)
   grpc_echo.py client-burst ROOT PORT S Unary calls from 4 threads for S seconds, 2 s deadline; prints JSON
@@ -305,6 +306,8 @@ if sys.argv[1] == "server":
     serve(sys.argv[2], sys.argv[3])
 elif sys.argv[1] == "server-reflect":
     serve(sys.argv[2], sys.argv[3], reflect=True)
+elif sys.argv[1] == "server-insecure-reflect":
+    serve(None, None, insecure=True, reflect=True)
 elif sys.argv[1] == "server-insecure":
     serve(None, None, insecure=True)
 elif sys.argv[1] == "server-aging":
