@@ -94,9 +94,10 @@ struct ConnectHandler {
                           keepsClientHost: false)
                 return
             }
-            // A client that gave an IP address (SOCKS5 with local DNS, transparent mode) and
-            // named the host in its ClientHello: the origin is verified as that host, at that IP.
-            if LeafName.isIPLiteral(host), let name = hello.serverName, !LeafName.isIPLiteral(name) {
+            // A client that gave an IP address (SOCKS5 with local DNS, transparent mode) or another
+            // host (`curl --connect-to`) and named the host in its ClientHello: the origin is
+            // verified as that host, where the request said.
+            if let name = hello.serverName, Self.namesAnotherHost(name, than: host) {
                 intercept(host: name, port: port, sni: sni, hello: hello, early: early, dial: host)
                 return
             }

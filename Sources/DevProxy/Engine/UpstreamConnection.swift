@@ -326,9 +326,13 @@ final class UpstreamPool: @unchecked Sendable {
 
     private func connectOnce(host: String, port: Int, tls: Bool, key: String, alpn: [String]?,
                              dial: String?, raw: Bool) throws -> UpstreamConnection {
-        // Through a proxy, the proxy resolves the name (a corporate proxy may allow names, not addresses).
-        let target = proxy == nil ? dial ?? configuration.resolve.address(host: host, port: port)
-                                  : configuration.resolve.address(host: host, port: port)
+        // Through a proxy, the proxy resolves the name (a corporate proxy may allow names, not
+        // addresses): the ClientHello's name for a client that gave an address, the request's own
+        // host for one that named another than its ClientHello (`curl --connect-to`).
+        let named = dial.flatMap { LeafName.isIPLiteral($0) ? nil : $0 }
+        let target = proxy == nil ? dial.map { configuration.resolve.address(host: $0, port: port) }
+                                        ?? configuration.resolve.address(host: host, port: port)
+                                  : configuration.resolve.address(host: named ?? host, port: port)
         // Through a proxy, the proxy dials the target (its loopback is not ours): the proxy itself
         // must not be one of our listeners.
         let loop = if let proxy {
