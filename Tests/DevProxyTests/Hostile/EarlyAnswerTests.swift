@@ -85,15 +85,8 @@ import TestSupport
     /// with `Connection: close` after the head, then leaves the body unread for five seconds: the
     /// client gets the 413 at once (it waited for the origin's close), its stream then told to stop.
     @Test func anH2ClientOfAnHTTP1OriginGetsTheEarlyAnswerAtOnce() throws {
-        let dir = TemporaryDirectory()
-        let store = CAStore(directory: dir.file("origin-ca"))
-        try store.initialize(name: "Early Answer Origin CA", keyType: .p256, days: 2, passphrase: nil)
-        let leaf = try LeafIssuer(signer: try store.rootSigner(passphrase: nil)).issue(for: [try LeafName("localhost")])
-        let origin = try BackgroundServer(script: Self.origin, arguments: [dir.write("origin.pem", leaf.certificate.pem),
-                                                                           dir.write("origin.key", bytes: try leaf.key.pem())])
-        defer { origin.stop() }
-        let cas = try Certificate.all(from: SecureFile.read(store.rootCertificatePath, what: "ca"))
-        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let (origin, proxy, files) = try Self.tlsOriginAndProxy()
+        defer { origin.stop(); _ = files }
         let started = Date()
         // Said to be gzip, and not: a cut body is recorded as the bytes that went, undecoded, as
         // on the HTTP/1.1 path (a decode of a cut stream would be an error or a partial text).
@@ -111,6 +104,37 @@ import TestSupport
         let body = try #require(flow.request?.body)
         #expect(body.decoded == nil && body.decodeError == nil, "a cut body was decoded: \(body)")
         #expect(ConsoleFlowPrinter.line(for: flow).contains("(request body cut after"))
+    }
+
+    /// An HTTP/2 client that sends its POST's head and then waits before any of the body (Python
+    /// h2, `--hold-body`): the origin's 413 (`Connection: close`) or 401 (kept) reaches it at once,
+    /// and the flow says none of the body went up. Before, the stream's thread waited for the client's next DATA
+    /// and never looked at the origin, so this client heard nothing (the 413's origin closed after
+    /// five seconds, still unheard).
+    @Test(arguments: [("/close", 413), ("/keep", 401)])
+    func anH2ClientThatPausesMidUploadGetsTheAnswerAtOnce(_ path: String, _ status: Int) throws {
+        let (origin, proxy, files) = try Self.tlsOriginAndProxy()
+        defer { origin.stop(); _ = files }
+        let started = Date()
+        let json = try H2Client.run(proxy: proxy, port: origin.port, alpn: "h2", path: path, extra: ["--hold-body"])
+        let waited = Date().timeIntervalSince(started)
+        #expect(json.responses.first?.status == status, "\(json)")
+        #expect(waited < 3, "the \(status) took \(waited) s to reach the client")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.response?.status == status && flow.request?.bodyCut?.sent == 0, "\(flow)")
+    }
+
+    /// `origin` over TLS (a leaf for localhost from a CA of its own, in a directory kept as long
+    /// as the origin is) and a proxy that trusts it.
+    private static func tlsOriginAndProxy() throws -> (BackgroundServer, ProxyHarness, TemporaryDirectory) {
+        let dir = TemporaryDirectory()
+        let store = CAStore(directory: dir.file("origin-ca"))
+        try store.initialize(name: "Early Answer Origin CA", keyType: .p256, days: 2, passphrase: nil)
+        let leaf = try LeafIssuer(signer: try store.rootSigner(passphrase: nil)).issue(for: [try LeafName("localhost")])
+        let origin = try BackgroundServer(script: Self.origin, arguments: [dir.write("origin.pem", leaf.certificate.pem),
+                                                                           dir.write("origin.key", bytes: try leaf.key.pem())])
+        let cas = try Certificate.all(from: SecureFile.read(store.rootCertificatePath, what: "ca"))
+        return (origin, try ProxyHarness(configure: { $0.upstreamCAs = cas }), dir)
     }
 
     /// Plain HTTP/1.1 on 127.0.0.1:0 (TLS with CERT KEY as arguments). POST /close: 413 with `Connection: close` after the head,

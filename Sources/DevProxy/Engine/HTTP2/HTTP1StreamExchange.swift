@@ -115,7 +115,11 @@ struct HTTP1StreamExchange {
             upstream.reader.parser.expectResponse(toMethod: head.method)
             if hasBody {
                 do {
-                    while let chunk = try leg.nextRequestChunk() {
+                    body: while true {
+                        // Until a final head came, the origin is watched while the client pauses too.
+                        let part = early == nil ? try leg.nextRequestPart(watching: upstream.stream.socket)
+                            : try leg.nextRequestChunk().map { .chunk($0) } ?? .end
+                        if case .end = part { break }
                         if early == nil, try upstream.reader.hasArrivedInput() {
                             early = try earlyAnswer(from: upstream)
                             if let early, early.status >= 300 || !early.keepAlive {
@@ -125,6 +129,7 @@ struct HTTP1StreamExchange {
                                 break
                             }
                         }
+                        guard case .chunk(let chunk) = part else { continue body }
                         if !chunk.isEmpty { try upstream.stream.write(chunked ? HTTP1Serializer.chunk(chunk) : chunk) }
                         sent += chunk.count
                         leg.post(.consumed(chunk.count))

@@ -42,6 +42,9 @@ final class HTTP1StreamLeg: @unchecked Sendable {
     private var reports: [Report] = []
     private var unacknowledged = 0
     private var upstreamSocket: Socket?
+    /// Made when the thread first waits for the client's body while watching the origin
+    /// (`nextRequestPart`): what the loop hands over (`push`, `finishRequest`, `cancel`) wakes its `poll()`.
+    private var bodyWake: WakePipe?
 
     /// Response bytes posted and not yet handed to the client, at most.
     static let responseQueueLimit = 256 * 1024
@@ -59,6 +62,7 @@ final class HTTP1StreamLeg: @unchecked Sendable {
         condition.withLock {
             requestChunks.append(bytes)
             condition.broadcast()
+            bodyWake?.signal()
         }
     }
 
@@ -68,6 +72,7 @@ final class HTTP1StreamLeg: @unchecked Sendable {
             requestEnded = true
             requestTrailers = trailers
             condition.broadcast()
+            bodyWake?.signal()
         }
     }
 
@@ -85,6 +90,7 @@ final class HTTP1StreamLeg: @unchecked Sendable {
             cancelled = true
             upstreamSocket?.abort()
             condition.broadcast()
+            bodyWake?.signal()
         }
     }
 
@@ -122,6 +128,53 @@ final class HTTP1StreamLeg: @unchecked Sendable {
             if cancelled { throw ClientGone(message: "the client reset the stream") }
             if !requestChunks.isEmpty { return requestChunks.removeFirst() }
             return nil
+        }
+    }
+
+    /// What `nextRequestPart` found first.
+    enum RequestPart {
+        case chunk([UInt8])
+        /// The request ended (`trailers` holds its trailers).
+        case end
+        /// The origin sent something (or closed) before the client's next part.
+        case originSpoke
+    }
+
+    /// The next request chunk, the request's end, or the origin speaking while the client has
+    /// sent nothing more (a client that pauses mid-upload), whichever comes first: an early answer
+    /// (a 413, a 401) reaches the client at once instead of when its next DATA comes. Throws when
+    /// the stream was cancelled.
+    /// - Parameter origin: the origin connection's socket, watched for input.
+    func nextRequestPart(watching origin: Socket) throws -> RequestPart {
+        while true {
+            // The pipe is made only for a wait, and emptied before the state is read again: a part
+            // handed over after that read signals it anew.
+            if let ready = try readyPart() { return ready }
+            let wake: WakePipe = try condition.withLock {
+                if bodyWake == nil { bodyWake = try WakePipe() }
+                return bodyWake!
+            }
+            wake.drain()
+            if let ready = try readyPart() { return ready }
+            var pollers = [pollfd(fd: wake.readFD, events: Int16(POLLIN), revents: 0),
+                           pollfd(fd: origin.fd, events: Int16(POLLIN), revents: 0)]
+            // As long as the client takes to send more (the condition wait of `nextRequestChunk`
+            // has no limit either): its reset or its connection's end cancels the leg.
+            let count = poll(&pollers, 2, -1)
+            if count < 0 && errno != EINTR { throw NetworkError(.failed, "poll failed: errno \(errno)") }
+            if count > 0, pollers[1].revents != 0 {
+                try throwIfCancelled()
+                return .originSpoke
+            }
+        }
+    }
+
+    /// The next chunk or the request's end if either is there; throws when the stream was cancelled.
+    private func readyPart() throws -> RequestPart? {
+        try condition.withLock {
+            if cancelled { throw ClientGone(message: "the client reset the stream") }
+            if !requestChunks.isEmpty { return .chunk(requestChunks.removeFirst()) }
+            return requestEnded ? .end : nil
         }
     }
 
