@@ -84,8 +84,9 @@ enum RunCommand {
         let store = CAStore(directory: CAStore.resolveDirectory(flag: try options.value("ca-dir")))
         let passphrase = try PassphraseSource.resolve(file: try options.value("passphrase-file")).read()
         let email = LocalIdentity.email()
-        let selection = try SignerSelection(store: store, email: email, bundlePath: try options.value("intermediate"),
-                                            signWithRoot: try options.flag("sign-with-root"), passphrase: passphrase).select()
+        let selector = SignerSelection(store: store, email: email, bundlePath: try options.value("intermediate"),
+                                       signWithRoot: try options.flag("sign-with-root"), passphrase: passphrase)
+        let selection = try selector.select()
         var issuer = LeafIssuer(signer: selection.signer)
         let fixedKeys = try fixedLeafKeys(options, store: store, signer: selection.signer)
         issuer.fixedKeys = fixedKeys
@@ -101,6 +102,21 @@ enum RunCommand {
                                                                                              passphrase: nil, now: now))
                 renewed.fixedKeys = fixedKeys
                 Output.line("DevProxy: issued the local CA a new intermediate for \(email) (the last one ended within a day)")
+                return renewed
+            }
+        } else if !(try options.flag("sign-with-root")) {
+            // A team CA's intermediate: from a day before its end, the one that replaces it (the
+            // bundle copied over --intermediate, or a newer one in the CA directory) is taken as it
+            // arrives, and the end is announced once before and once after.
+            let watch = SignerWatch(selection: selector, current: selection.signer)
+            renewal = { now in
+                let outcome = watch.look(at: now)
+                for warning in outcome.warnings { Output.warning(warning) }
+                guard let signer = outcome.replacement else { throw CAError(.notFound, "no new intermediate yet") }
+                var renewed = LeafIssuer(signer: signer)
+                renewed.fixedKeys = fixedKeys
+                Output.line("DevProxy: signing leaves with the new intermediate of \(signer.certificate.email ?? email) (serial "
+                            + "\(signer.certificate.serialHex), valid until \(ISO8601.string(signer.certificate.notAfter)))")
                 return renewed
             }
         }

@@ -3,7 +3,7 @@ import Foundation
 
 /// Picks the CA that mints leaves for `devproxy run`, creating a local development CA on a
 /// fresh machine so `swift run devproxy` works with no setup.
-public struct SignerSelection {
+public struct SignerSelection: Sendable {
     /// What was chosen, and what to tell the user.
     public struct Result {
         public let signer: Signer
@@ -137,7 +137,7 @@ public struct SignerSelection {
 
     /// The command that issues `email` an intermediate from this CA: with its `--ca-dir`, which a
     /// hint without it sent to another CA (`./ca`, or the local development CA).
-    private func issueCommand(_ email: String) -> String {
+    func issueCommand(_ email: String) -> String {
         "devproxy ca issue --ca-dir \(store.directory) --email \(email)"
     }
 
