@@ -105,7 +105,7 @@ enum TrustCommand {
         guard ["system", "nss", "java", "all"].contains(choice) else {
             throw UsageError("--store must be system, nss, java or all, not \(choice)")
         }
-        let (root, rootPath) = try loadRoot(arguments)
+        let (root, rootPath) = try loadRoot(arguments, for: action)
         let selection = TrustStoreSelection(choice: choice, nssDatabases: arguments.values("nss-db"),
                                             javaKeystore: arguments.value("java-keystore"))
         let heading = action == .install ? "Installing" : action == .uninstall ? "Uninstalling" : "Checking"
@@ -158,7 +158,11 @@ enum TrustCommand {
     }
 
     /// The root from `--root FILE` or the CA directory, and the absolute path it came from.
-    private static func loadRoot(_ arguments: Arguments) throws -> (TrustRoot, String) {
+    ///
+    /// - Throws: `CommandFailure` for a file with no CA in it, and, to install, for a CA that is
+    ///   not a root (an engineer's intermediate): `uninstall` and `status` take one, so an
+    ///   intermediate installed before can be found and removed.
+    private static func loadRoot(_ arguments: Arguments, for action: Action) throws -> (TrustRoot, String) {
         let path: String
         if let given = arguments.value("root") {
             path = given
@@ -181,6 +185,13 @@ enum TrustCommand {
         }
         guard certificate.isCA else {
             throw CommandFailure("\(path) is not a CA certificate (\(certificate.subject)); trust stores want the root")
+        }
+        // An intermediate as a trust anchor: trusted only until it ends (a week), not the root apps
+        // pin, and revoked in no CRL a client reads; one more dead entry in the store each week.
+        if action == .install, !certificate.isSelfSigned {
+            throw CommandFailure("\(path) holds an intermediate CA (\(certificate.subject), issued by \(certificate.issuer), valid "
+                                 + "until \(Output.date(certificate.notAfter))), not a root; install the root it chains to: "
+                                 + "`devproxy ca export --bundle BUNDLE --out root.pem` takes it from your bundle")
         }
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         return (TrustRoot(certificate: certificate), URL(fileURLWithPath: absolute).standardized.path)

@@ -1,3 +1,4 @@
+import CertAuthority
 import Foundation
 import Testing
 import TestSupport
@@ -42,5 +43,44 @@ import TestSupport
         let result = try Subprocess.run(Subprocess.devproxy, ["trust", "status", "--root", path])
         #expect(result.status == 1)
         #expect(TrustHarness.errorLines(result).first?.hasPrefix("error: \(path) is not a CA certificate") == true, "\(result.output)")
+    }
+
+    /// An engineer's intermediate (what `openssl x509 -in bundle.pem` prints first) is not
+    /// installed as a trust anchor: it was, with trust C,, in NSS, trusted only until it ended and
+    /// not the root apps pin. `status` and `uninstall` still take it, so one installed before goes.
+    @Test func anIntermediateIsNotInstalledAsARoot() throws {
+        let pki = try PKIFixture()
+        let database = pki.directory.file("nssdb")
+        try FileManager.default.createDirectory(atPath: database, withIntermediateDirectories: true)
+        let created = try Subprocess.run("certutil", ["-N", "-d", "sql:" + database, "--empty-password"])
+        #expect(created.status == 0, "\(created.output)")
+        let intermediate = pki.intermediatePath()
+        let refused = try Subprocess.run(Subprocess.devproxy, ["trust", "install", "--store", "nss", "--nss-db", database,
+                                                               "--root", intermediate])
+        #expect(refused.status == 1, "\(refused.output)")
+        #expect(TrustHarness.errorLines(refused) == ["error: \(intermediate) holds an intermediate CA (\(pki.intermediate.subject), "
+                                                     + "issued by \(pki.root.subject), valid until "
+                                                     + "\(Self.utc(pki.intermediate.notAfter))), not a root; install the root it "
+                                                     + "chains to: `devproxy ca export --bundle BUNDLE --out root.pem` takes it "
+                                                     + "from your bundle"], "\(refused.output)")
+        let listed = try Subprocess.run("certutil", ["-L", "-d", "sql:" + database])
+        #expect(!listed.stdout.contains("devproxy-"), "\(listed.output)")
+        // The bundle itself names its root, which is installed.
+        let bundle = try Subprocess.run(Subprocess.devproxy, ["trust", "install", "--store", "nss", "--nss-db", database,
+                                                              "--root", pki.bundlePath])
+        #expect(bundle.status == 0, "\(bundle.output)")
+        #expect(bundle.stdout.contains("Installing \"Test Root\""), "\(bundle.output)")
+        let status = try Subprocess.run(Subprocess.devproxy, ["trust", "status", "--store", "nss", "--nss-db", database,
+                                                              "--root", intermediate])
+        #expect(status.status == 1 && TrustHarness.errorLines(status).isEmpty, "\(status.output)")
+    }
+
+    /// `yyyy-MM-dd HH:mm UTC`, as the CLI prints dates.
+    static func utc(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm 'UTC'"
+        return formatter.string(from: date)
     }
 }
