@@ -254,7 +254,7 @@ final class SessionStoreTests: XCTestCase {
         reopened.close()
 
         try SessionStore(path: path).close()
-        XCTAssertEqual(try SQLitePeek.userVersion(path), 7)
+        XCTAssertEqual(try SQLitePeek.userVersion(path), 8)
         XCTAssertEqual(try SQLitePeek.indexes(path, table: "flows"), ["sqlite_autoindex_flows_1"])
         // A version-1 file (with the host index no query used, no record dictionaries, its records
         // as plain text in `flow_records`, no body files, no frames) is migrated on open, flows and
@@ -265,6 +265,7 @@ final class SessionStoreTests: XCTestCase {
             ALTER TABLE bodies DROP COLUMN file;
             INSERT OR REPLACE INTO flow_records SELECT seq, '{"old":true}' FROM flows;
             ALTER TABLE flows DROP COLUMN record; DROP TABLE record_frames; ALTER TABLE flows DROP COLUMN grpc_status;
+            ALTER TABLE flows DROP COLUMN port; ALTER TABLE flows DROP COLUMN informational;
             PRAGMA user_version = 1
             """)
         // Opened for reading only (`devproxy web FILE`, `devproxy sessions`), it is brought
@@ -279,9 +280,10 @@ final class SessionStoreTests: XCTestCase {
         let someID = StoreFixtures.flows[0].0.summary.id
         XCTAssertEqual(try migrated.flowJSON(id: someID), #"{"old":true}"#)
         migrated.close()
-        XCTAssertEqual(try SQLitePeek.userVersion(old), 7)
+        XCTAssertEqual(try SQLitePeek.userVersion(old), 8)
         XCTAssertEqual(try SQLitePeek.integer(old, "SELECT count(*) FROM pragma_table_info('flows') WHERE name = 'record'"), 1)
         XCTAssertEqual(try SQLitePeek.integer(old, "SELECT count(*) FROM pragma_table_info('flows') WHERE name = 'grpc_status'"), 1)
+        XCTAssertEqual(try SQLitePeek.integer(old, "SELECT count(*) FROM pragma_table_info('flows') WHERE name IN ('port', 'informational')"), 2)
         XCTAssertEqual(try SQLitePeek.integer(old, "SELECT count(*) FROM pragma_table_info('bodies') WHERE name = 'file'"), 1)
         XCTAssertEqual(try SQLitePeek.indexes(old, table: "flows"), ["sqlite_autoindex_flows_1"], "no host or status index")
         XCTAssertEqual(try SQLitePeek.integer(old, "SELECT count(*) FROM record_dictionaries"), 0)

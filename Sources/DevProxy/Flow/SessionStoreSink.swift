@@ -94,7 +94,7 @@ public final class SessionStoreSink: FlowSink {
     static func record(_ flow: Flow) -> FlowRecord {
         let requestHeaders = flow.request?.headers ?? []
         let responseHeaders = flow.response?.headers ?? []
-        let summary = FlowSummary(
+        var summary = FlowSummary(
             id: flow.id, started: flow.started, host: flow.server.host, mode: flow.mode.rawValue,
             method: flow.request?.method, url: flow.request?.url, status: flow.response?.status,
             httpVersion: flow.response?.httpVersion ?? flow.request?.httpVersion, errorKind: flow.error?.kind,
@@ -102,6 +102,10 @@ public final class SessionStoreSink: FlowSink {
             requestContentType: requestHeaders.first(named: "content-type"),
             persona: flow.persona, signerEmail: flow.signer?.email, signerSerial: flow.signer?.serial,
             isWebSocket: flow.mode == .websocket, isTunnel: flow.mode == .tunnel, grpcStatus: flow.grpc?.status)
+        summary.port = flow.server.port
+        if let informational = flow.informational {
+            summary.informational = FlowSummary.informationalCodes(informational.map(\.status))
+        }
         return FlowRecord(summary: summary, requestHeaders: requestHeaders, responseHeaders: responseHeaders)
     }
 

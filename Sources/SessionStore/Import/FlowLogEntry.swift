@@ -40,6 +40,9 @@ struct FlowLogEntry {
             isTunnel: mode == "tunnel" || object["tunnel"] != nil,
             grpcStatus: (object["grpc"] as? [String: Any])?["status"] as? Int)
         summary.phase = .finished
+        summary.port = server["port"] as? Int
+        summary.informational = FlowSummary.informationalCodes(
+            ((object["informational"] as? [Any]) ?? []).compactMap { ($0 as? [String: Any])?["status"] as? Int })
         record = FlowRecord(summary: summary, requestHeaders: requestHeaders, responseHeaders: responseHeaders)
         bodies = FlowBodies(request: requestBody, response: responseBody)
     }

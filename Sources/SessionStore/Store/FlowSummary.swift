@@ -43,6 +43,11 @@ public struct FlowSummary: Sendable, Equatable {
     public var bodiesDropped: Bool
     /// A gRPC or gRPC-Web call's `grpc-status` (0 OK; a failed call still has HTTP status 200).
     public var grpcStatus: Int?
+    /// The server's port (the request's, or the tunnel's target's).
+    public var port: Int?
+    /// The codes of the informational (1xx) responses that came before the final one, each once,
+    /// in the order they first came (`[103]`, `[102, 103]`); empty when none did.
+    public var informational: [Int] = []
 
     public init(id: String, started: String, host: String, mode: String, method: String? = nil, url: String? = nil,
                 status: Int? = nil, httpVersion: String? = nil, errorKind: String? = nil, contentType: String? = nil,
@@ -74,5 +79,15 @@ public struct FlowSummary: Sendable, Equatable {
         self.isTunnel = isTunnel
         self.bodiesDropped = false
         self.grpcStatus = grpcStatus
+    }
+}
+
+extension FlowSummary {
+    /// `statuses` (the informational responses' codes, in the order they came) each once, in the
+    /// order each first came: what `informational` holds.
+    public static func informationalCodes(_ statuses: [Int]) -> [Int] {
+        var codes: [Int] = []
+        for status in statuses where !codes.contains(status) { codes.append(status) }
+        return codes
     }
 }

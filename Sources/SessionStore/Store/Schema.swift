@@ -91,6 +91,9 @@ enum Schema {
         "DROP INDEX IF EXISTS flows_status;",
         // A gRPC call's `grpc-status` (`~gs`, and the list shows a failed call whose HTTP status is 200).
         "ALTER TABLE flows ADD COLUMN grpc_status INTEGER;",
+        // The server's port (a tunnel's row names it: a tunnel has no URL) and the codes of the
+        // informational responses before the final one, `102 103` (the list marks Early Hints).
+        "ALTER TABLE flows ADD COLUMN port INTEGER; ALTER TABLE flows ADD COLUMN informational TEXT;",
     ]
 
     /// Brings the open database up to `version`, one migration per transaction.

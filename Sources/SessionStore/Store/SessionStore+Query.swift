@@ -205,7 +205,7 @@ extension SessionStore {
     private static let summaryColumns = """
         seq, id, phase, started, method, url, host, status, http_version, mode, error_kind, content_type,
         request_content_type, request_size, response_size, duration_ms, persona, signer_email, signer_serial, verdict,
-        websocket, tunnel, bodies_dropped, grpc_status
+        websocket, tunnel, bodies_dropped, grpc_status, port, informational
         """
     private static let summaryBySequence = "SELECT \(summaryColumns) FROM flows WHERE seq = ?"
     private static let summaryByID = "SELECT \(summaryColumns) FROM flows WHERE id = ?"
@@ -223,6 +223,8 @@ extension SessionStore {
         summary.phase = FlowPhase(rawValue: row.int(2) ?? 0) ?? .started
         summary.bodiesDropped = row.bool(22)
         summary.grpcStatus = row.int(23)
+        summary.port = row.int(24)
+        summary.informational = (row.string(25) ?? "").split(separator: " ").compactMap { Int($0) }
         return summary
     }
 }

@@ -497,10 +497,12 @@ final class StoreWriter: @unchecked Sendable {
         values.append(record.map { $0.isEmpty ? .null : .blob($0) } ?? .null)
         values.append(.bool(record != nil))
         values.append(.int(s.grpcStatus))
+        values.append(.int(s.port))
+        values.append(s.informational.isEmpty ? .null : .text(s.informational.map(String.init).joined(separator: " ")))
     }
 
     /// Parameters of a row of `flows` (`insertFlow`).
-    static let valuesPerRow = 25
+    static let valuesPerRow = 27
 
     /// A finished flow's row waiting in `pendingRows` to be inserted with others; its parameters
     /// are the `valuesPerRow` at its place in `pendingValues`.
@@ -530,12 +532,13 @@ final class StoreWriter: @unchecked Sendable {
     private static let insertFlows: String = {
         let rows = (0..<rowsPerInsert).map { row in
             let p = { (n: Int) in "?\(row * valuesPerRow + n)" }
-            return "(" + (1...22).map(p).joined(separator: ", ") + ", iif(\(p(24)), \(p(23)), NULL), \(p(25)))"
+            return "(" + (1...22).map(p).joined(separator: ", ")
+                + ", iif(\(p(24)), \(p(23)), NULL), \(p(25)), \(p(26)), \(p(27)))"
         }
         return """
             INSERT INTO flows (id, phase, started, method, url, host, status, http_version, mode, error_kind, content_type,
                 request_content_type, request_size, response_size, duration_ms, persona, signer_email, signer_serial,
-                verdict, websocket, tunnel, bodies_dropped, record, grpc_status)
+                verdict, websocket, tunnel, bodies_dropped, record, grpc_status, port, informational)
             VALUES \(rows.joined(separator: ", "))
             ON CONFLICT (id) DO NOTHING
             """
@@ -729,14 +732,14 @@ final class StoreWriter: @unchecked Sendable {
         }
     }
 
-    /// The flow's columns are ?1–?22 and ?25 (`grpc_status`); ?23 its `record`, which ?24 (0 or 1)
-    /// says whether to set.
+    /// The flow's columns are ?1–?22 and ?25–?27 (`grpc_status`, `port`, `informational`); ?23 its
+    /// `record`, which ?24 (0 or 1) says whether to set.
     private static let upsertFlow: StaticString = """
         INSERT INTO flows (id, phase, started, method, url, host, status, http_version, mode, error_kind, content_type,
             request_content_type, request_size, response_size, duration_ms, persona, signer_email, signer_serial,
-            verdict, websocket, tunnel, bodies_dropped, record, grpc_status)
+            verdict, websocket, tunnel, bodies_dropped, record, grpc_status, port, informational)
         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
-            iif(?24, ?23, NULL), ?25)
+            iif(?24, ?23, NULL), ?25, ?26, ?27)
         ON CONFLICT (id) DO UPDATE SET phase = excluded.phase, started = excluded.started, method = excluded.method,
             url = excluded.url, host = excluded.host, status = excluded.status, http_version = excluded.http_version,
             mode = excluded.mode, error_kind = excluded.error_kind, content_type = excluded.content_type,
@@ -744,6 +747,7 @@ final class StoreWriter: @unchecked Sendable {
             response_size = excluded.response_size, duration_ms = excluded.duration_ms, persona = excluded.persona,
             signer_email = excluded.signer_email, signer_serial = excluded.signer_serial, verdict = excluded.verdict,
             websocket = excluded.websocket, tunnel = excluded.tunnel, grpc_status = excluded.grpc_status,
+            port = excluded.port, informational = excluded.informational,
             bodies_dropped = max(flows.bodies_dropped, excluded.bodies_dropped),
             record = iif(?24, excluded.record, flows.record)
         WHERE excluded.phase >= flows.phase
@@ -753,19 +757,19 @@ final class StoreWriter: @unchecked Sendable {
     private static let insertFlow: StaticString = """
         INSERT INTO flows (id, phase, started, method, url, host, status, http_version, mode, error_kind, content_type,
             request_content_type, request_size, response_size, duration_ms, persona, signer_email, signer_serial,
-            verdict, websocket, tunnel, bodies_dropped, record, grpc_status)
+            verdict, websocket, tunnel, bodies_dropped, record, grpc_status, port, informational)
         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
-            iif(?24, ?23, NULL), ?25)
+            iif(?24, ?23, NULL), ?25, ?26, ?27)
         ON CONFLICT (id) DO NOTHING
         """
-    /// `upsertFlow`'s update for a row whose `seq` (?26) is known: the same parameters, the same rule.
+    /// `upsertFlow`'s update for a row whose `seq` (?28) is known: the same parameters, the same rule.
     private static let updateFlow: StaticString = """
         UPDATE flows SET phase = ?2, started = ?3, method = ?4, url = ?5, host = ?6, status = ?7, http_version = ?8,
             mode = ?9, error_kind = ?10, content_type = ?11, request_content_type = ?12, request_size = ?13,
             response_size = ?14, duration_ms = ?15, persona = ?16, signer_email = ?17, signer_serial = ?18,
             verdict = ?19, websocket = ?20, tunnel = ?21, bodies_dropped = max(bodies_dropped, ?22),
-            record = iif(?24, ?23, record), grpc_status = ?25
-        WHERE seq = ?26 AND id = ?1 AND phase <= ?2
+            record = iif(?24, ?23, record), grpc_status = ?25, port = ?26, informational = ?27
+        WHERE seq = ?28 AND id = ?1 AND phase <= ?2
         """
     private static let insertFrame: StaticString = "INSERT INTO record_frames (id, data) VALUES (?, ?)"
     private static let deleteHeads: StaticString = "DELETE FROM flow_heads WHERE seq = ?"

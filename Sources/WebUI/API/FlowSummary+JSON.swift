@@ -53,7 +53,11 @@ extension FlowSummary {
         json.number(grpcStatus)
         json.raw(",\"replay_of\":")
         json.string(replayOf)
-        json.raw("}")
+        json.raw(",\"port\":")
+        json.number(port)
+        json.raw(",\"informational\":[")
+        json.raw(informational.map(String.init).joined(separator: ","))
+        json.raw("]}")
     }
 
     /// A JSON array of summaries, each with its `replay_of` from `origins`.

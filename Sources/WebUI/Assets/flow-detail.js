@@ -5,7 +5,7 @@ import { api } from "./api.js";
 import { copyButton, copyLoaded, copyText } from "./clipboard.js";
 import { apiLink, append, definitionList, h, replaceChildren, setSafeAttribute } from "./dom.js";
 import { bodyView, eventStreamEvents, eventsTable, protobufLines } from "./body-view.js";
-import { grpcStatusName } from "./flow-summary.js";
+import { INFORMATIONAL_NAMES, grpcStatusName } from "./flow-summary.js";
 import { countOf, formatDuration, formatSize, headerValue, headerValues, mediaType } from "./format.js";
 import { morphChildren } from "./morph.js";
 import { openResend } from "./resend-dialog.js";
@@ -387,9 +387,6 @@ function messageView(id, side, message, signal, pending = false) {
         pending ? pendingBody(message) : bodyView(id, side, message, signal),
         headersTable("Trailers", message.trailers));
 }
-
-/** What an HTTP/2 informational response, which has no reason phrase, is called (IANA registry). */
-const INFORMATIONAL_NAMES = { 102: "Processing", 103: "Early Hints", 104: "Upload Resumption Supported" };
 
 /**
  * The informational (1xx) responses the origin sent before its final one (103 Early Hints, 102

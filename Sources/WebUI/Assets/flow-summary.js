@@ -39,8 +39,20 @@ export function markers(summary) {
     if (isTunnel(summary)) list.push({ key: "tunnel", symbol: "⇄", label: "tunnel (not decrypted)" });
     if (isWebSocket(summary)) list.push({ key: "websocket", symbol: "WS", label: "WebSocket" });
     if (summary.replay_of) list.push({ key: "replay", symbol: "↻", label: `replay of ${summary.replay_of}` });
+    const informational = Array.isArray(summary.informational) ? summary.informational : [];
+    if (informational.length) {
+        // Early Hints is the one a reader looks for (the console line says `(after 103)`).
+        const shown = informational.includes(103) ? 103 : informational[0];
+        list.push({ key: "informational", symbol: String(shown),
+            label: `informational ${informational.length === 1 ? "response" : "responses"} before the final one: `
+                + informational.map((code) => INFORMATIONAL_NAMES[code] ? `${code} ${INFORMATIONAL_NAMES[code]}` : code)
+                    .join(", ") });
+    }
     return list;
 }
+
+/** What an informational response is called (IANA registry), for the marker's label. */
+export const INFORMATIONAL_NAMES = { 102: "Processing", 103: "Early Hints", 104: "Upload Resumption Supported" };
 
 /** The columns: key, header and the cell text of a summary (widths are in app.css, `.flow-row`). */
 export const COLUMNS = [
@@ -62,12 +74,13 @@ export const COLUMNS = [
  * The Host cell: the host, and `:port` when the URL names a port other than its scheme's default
  * (`localhost:8080`; not `:443` for https, `:80` for http), as a browser's address bar writes it;
  * an IPv6 address in brackets (`[::1]:9`). The column sorts and filters (`~d`) by the host alone.
- * A tunnel has no URL: its port is under Connection.
+ * A tunnel has no URL: its `port` is shown unless it is 443, TLS's (`db.internal:5432`).
  */
 export function hostText(summary) {
     const host = summary.host ?? "";
     if (!host) return "";
     const shown = host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
+    if (isTunnel(summary)) return summary.port && summary.port !== 443 ? `${shown}:${summary.port}` : shown;
     let url;
     try {
         url = new URL(summary.url ?? "");

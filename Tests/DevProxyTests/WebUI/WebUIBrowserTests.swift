@@ -117,17 +117,21 @@ import TestSupport
     /// End to the oldest, loading the pages past the first (260 flows); Copy URL, a header row's copy
     /// button, the body's copy (decoded from gzip) and Copy as curl put that text on the clipboard;
     /// beside the open pane the Host column shows `127.0.0.1:PORT` whole; in a 480 px window the
-    /// list keeps rows above the open pane. Before: those keys did nothing, only curl could be copied,
-    /// the host read `127.0.0.1:…`, and the narrow pane took the whole height.
+    /// list keeps rows above the open pane; a tunnel (passed through) reads `localhost:PORT` in the Host
+    /// column and a flow that had 102 and 103 before its 200 is marked `103`. Before: those keys did
+    /// nothing, only curl could be copied, the host read `127.0.0.1:…`, the narrow pane took the whole
+    /// height, a tunnel's port and the Early Hints were not in the list.
     @Test(.enabled(if: WebUIBrowser.missing == nil, "needs chromium and playwright"))
     func theListAnswersTheKeysAndCopiesWhatIsShown() throws {
         let dir = TemporaryDirectory()
-        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--web", "127.0.0.1:0", "--quiet"], webUI: true)
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--web", "127.0.0.1:0", "--passthrough", "localhost",
+                                         "--quiet"], webUI: true)
         let ui = try #require(proxy.webUI)
         let result = try WebUIBrowser.run(ui: ui, proxy: "http://127.0.0.1:\(proxy.port)", script: "webui_daily.py",
                                           timeout: 120)
         let expected: Set = ["keyboard-page-down-up", "keyboard-home-end", "copy-url", "copy-header-value", "copy-body",
-                             "copy-curl", "host-port-whole-beside-pane", "narrow-window-keeps-list", "no-page-errors"]
+                             "copy-curl", "host-port-whole-beside-pane", "narrow-window-keeps-list", "tunnel-host-port",
+                             "early-hints-marked", "no-page-errors"]
         #expect(result.status == 0, "\(result.output)")
         #expect(expected.subtracting(WebUIBrowser.passed(result)).isEmpty,
                 "missing: \(expected.subtracting(WebUIBrowser.passed(result)))\n\(result.output)")

@@ -54,6 +54,28 @@ import Testing
         #expect(try ui.request("/api/flows?order=sideways").status == 400)
     }
 
+    /// A summary names the server's port (a tunnel's row shows it: a tunnel has no URL) and the
+    /// codes of the informational responses before the final one, each once in the order they came
+    /// (the list marks a flow that had 103 Early Hints); `[]` when none came. Neither was in it.
+    @Test func aSummaryNamesThePortAndTheInformationalCodes() throws {
+        let ui = try WebUIHarness()
+        ui.add(#"{"id":"t1","started":"2026-03-01T12:00:00.000Z","ended":"2026-03-01T12:00:01.000Z","#
+            + #""client":"127.0.0.1:1","mode":"tunnel","server":{"host":"db.internal","port":5432},"#
+            + #""tunnel":{"bytes_up":10,"bytes_down":20}}"#)
+        var hinted = Self.line(id: "h1", host: "shop.test")
+        hinted.removeLast()
+        hinted += #","informational":[{"status":102,"headers":[],"time":"2026-03-01T12:00:00.001Z"},"#
+            + #"{"status":103,"headers":[["Link","</a.css>; rel=preload"]],"time":"2026-03-01T12:00:00.002Z"},"#
+            + #"{"status":103,"headers":[],"time":"2026-03-01T12:00:00.003Z"}]}"#
+        ui.add(hinted)
+        ui.add(Self.line(id: "p1", host: "plain.test"))
+        let flows = try #require(try ui.request("/api/flows").json["flows"] as? [[String: Any]])
+        let byID = Dictionary(uniqueKeysWithValues: flows.compactMap { flow in (flow["id"] as? String).map { ($0, flow) } })
+        #expect(byID["t1"]?["port"] as? Int == 5432 && byID["t1"]?["is_tunnel"] as? Bool == true, "\(flows)")
+        #expect(byID["h1"]?["informational"] as? [Int] == [102, 103] && byID["h1"]?["port"] as? Int == 443, "\(flows)")
+        #expect(byID["p1"]?["informational"] as? [Int] == [], "\(flows)")
+    }
+
     /// A list over the export's 10,000 flows exports the newest 10,000 (those the list shows on
     /// top), in the order they started, and says what it left out in the HAR's `log.comment` and
     /// `X-DevProxy-Export-Cut`: it exported the oldest, without a word.

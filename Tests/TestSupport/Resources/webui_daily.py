@@ -3,18 +3,20 @@
 the list walked with the keyboard as in mitmweb and DevTools (PageDown / PageUp by a page, Home,
 End to the oldest flow past the loaded pages); a flow's URL, a header's value, its body and its
 curl command copied to the clipboard; the Host column beside the open pane shows an address
-and port whole; and a narrow window (480 px) with a flow open still shows
-rows of the list above the detail pane.
+and port whole; a narrow window (480 px) with a flow open still shows
+rows of the list above the detail pane; and the list's rows say what the summary knows: a tunnel's
+Host cell names its port, and a flow that had 103 Early Hints is marked `103`. The proxy must run
+with `--passthrough localhost` (the tunnel).
 
 Starts its own origin (webui_browser.py's, on 127.0.0.1 port 0) and stops it at the end.
 Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on any failure.
 
 Usage: webui_daily.py --ui URL --proxy http://127.0.0.1:PORT
 """
-import argparse, json, sys, threading, time
+import argparse, json, subprocess, sys, threading, time
 
 from browser_page import Checks, chromium, ui_context, watched_page
-from webui_browser import Handler, Origin, ITEMS, open_flow, requests_through
+from webui_browser import Handler, Origin, ITEMS, curl, hints_origin, open_flow, requests_through
 
 # More than the list's first page (200 rows), so End has pages to load before it can select.
 KEYBOARD_FLOWS = 260
@@ -43,6 +45,7 @@ def main():
             copying(page, options, base, stamp, checks)
             host_whole(page, checks)
             narrow(page, checks)
+            list_markers(page, options, base, origin, checks)
             checks.result("no-page-errors", not problems and not page.evaluate("window.__violations"),
                           repr((problems, page.evaluate("window.__violations"))))
     finally:
@@ -58,9 +61,13 @@ def selected(page):
                          " : null; }")
 
 
-def press_until(page, key, predicate_js, timeout=15000):
-    page.keyboard.press(key)
-    page.wait_for_function(predicate_js, timeout=timeout)
+def settle(page, index):
+    """Waits (up to 5 s) until the list draws row `index` selected: it draws once a frame."""
+    try:
+        page.wait_for_function("n => { const r = document.querySelector('flow-list .flow-row.selected');"
+                               " return r && Number(r.getAttribute('aria-rowindex')) - 2 === n; }", arg=index, timeout=5000)
+    except Exception:
+        pass
 
 
 def keyboard(page, options, base, stamp, checks):
@@ -76,22 +83,30 @@ def keyboard(page, options, base, stamp, checks):
         page.wait_for_function("() => !document.querySelector('flow-detail').hidden", timeout=5000)
         rows = page.evaluate("() => document.querySelector('flow-list').pageRows")
         page.keyboard.press("PageDown")
+        settle(page, rows)
         down = selected(page)
         page.keyboard.press("PageDown")
+        settle(page, rows * 2)
         page.keyboard.press("PageUp")
+        settle(page, rows)
         back = selected(page)
         checks.result("keyboard-page-down-up", rows > 5 and down and down[1] == rows and back and back[1] == rows,
                       "page of %r rows; PageDown: %r, PageDown PageUp: %r" % (rows, down, back))
         page.keyboard.press("End")
-        first = "%s000" % prefix
-        page.wait_for_function("p => document.querySelector('flow-list .flow-row.selected .c-path')?.textContent === p",
-                               arg=first, timeout=20000)
+        # The oldest flow of the session: this check's first unless an earlier run used the proxy.
+        total = page.evaluate("() => document.querySelector('flow-list').total")
+        page.wait_for_function("n => { const r = document.querySelector('flow-list .flow-row.selected');"
+                               " return r && Number(r.getAttribute('aria-rowindex')) - 2 === n - 1; }",
+                               arg=total, timeout=20000)
         end = selected(page)
         count = page.evaluate("() => document.querySelector('flow-list').ids.length")
         page.keyboard.press("Home")
+        settle(page, 0)
         home = selected(page)
-        checks.result("keyboard-home-end", end and end[0] == first and count >= KEYBOARD_FLOWS
-                      and home == [last, 0], "End: %r (%r rows loaded), Home: %r" % (end, count, home))
+        first = "%s000" % prefix
+        checks.result("keyboard-home-end", end and (end[0] == first or total > KEYBOARD_FLOWS)
+                      and count == total >= KEYBOARD_FLOWS and home == [last, 0],
+                      "End: %r (%r of %r rows loaded), Home: %r" % (end, count, total, home))
     except Exception as error:
         checks.result("keyboard-home-end", False, "%s; selected %r" % (str(error).splitlines()[0], selected(page)))
 
@@ -160,6 +175,44 @@ def narrow(page, checks):
     checks.result("narrow-window-keeps-list", sizes["rows"] >= 4 and sizes["pane"] >= 250
                   and sizes["paneTop"] >= sizes["listBottom"] - 1, repr(sizes))
     page.set_viewport_size({"width": 1400, "height": 800})
+
+
+def row_cells(page, path_or_host, column):
+    """The `.c-COLUMN` cell text and title of the newest row whose path (or, for a tunnel, host) starts with it."""
+    return page.evaluate("""([p, column]) => {
+        const row = [...document.querySelectorAll('flow-list .flow-row[data-id]')].find((r) =>
+            r.querySelector('.c-path').textContent.startsWith(p) || r.querySelector('.c-host').textContent.startsWith(p));
+        const cell = row?.querySelector('.c-' + column);
+        return cell ? [cell.textContent, cell.getAttribute('title') ?? ''] : null; }""", [path_or_host, column])
+
+
+def list_markers(page, options, base, origin, checks):
+    """A tunnel (CONNECT to localhost:PORT, passed through) reads `localhost:PORT` in the Host column
+    (it read `localhost`); a flow whose origin sent 102 and 103 before its 200 is marked `103`, its
+    tooltip naming both (the list showed nothing of them)."""
+    port = origin.server_address[1]
+    page.evaluate("() => { document.querySelector('flow-list .flow-viewport').scrollTop = 0; }")
+    subprocess.run(["curl", "-s", "-o", "/dev/null", "--max-time", "10", "-p", "-x", options.proxy,
+                    "http://localhost:%d/tunnelled" % port], timeout=20)
+    hints = hints_origin()
+    try:
+        curl(options.proxy, "http://127.0.0.1:%d/early-hints" % hints.getsockname()[1])
+    finally:
+        hints.close()
+    try:
+        page.wait_for_function("""() => [...document.querySelectorAll('flow-list .flow-row[data-id]')]
+            .some((r) => r.querySelector('.c-path').textContent === '/early-hints'
+                && r.querySelector('.c-status').textContent === '200')""", timeout=10000)
+        page.wait_for_function("""() => [...document.querySelectorAll('flow-list .flow-row.m-tunnel')].length > 0""",
+                               timeout=10000)
+        tunnel = row_cells(page, "localhost", "host")
+        checks.result("tunnel-host-port", tunnel is not None and tunnel[0] == "localhost:%d" % port, repr(tunnel))
+        marks = row_cells(page, "/early-hints", "marks")
+        checks.result("early-hints-marked", marks is not None and marks[0].split() == ["103"]
+                      and "102 Processing, 103 Early Hints" in marks[1], repr(marks))
+    except Exception as error:
+        checks.result("tunnel-host-port", False, "%s; rows %r" % (str(error).splitlines()[0], page.evaluate(
+            "() => [...document.querySelectorAll('flow-list .flow-row[data-id]')].slice(0, 3).map((r) => r.textContent)")))
 
 
 if __name__ == "__main__":
