@@ -45,7 +45,28 @@ final class ExchangeContext {
                               persona: persona, insecureUpstream: configuration.insecureUpstream && mode == .https ? true : nil,
                               h2: h2, startedAt: sinceAccepted ? connection.accepted : Date())
         if let probe = connection.probe { draft.flow.probe = probe }
+        if mode == .https, let url = request?.url, let named = Self.otherHost(in: url, than: host) {
+            draft.flow.server.requestHost = named
+        }
         return draft
+    }
+
+    /// The host `url` names, lower-cased and without a final dot, when it is not `host`: a request
+    /// that went on a connection for another name (`Flow.Server.requestHost`). Nil when they match.
+    static func otherHost(in url: String, than host: String) -> String? {
+        guard let start = url.range(of: "://")?.upperBound else { return nil }
+        let authority = url[start...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        var named = Substring(authority)
+        if named.hasPrefix("["), let close = named.firstIndex(of: "]") {
+            named = named[named.index(after: named.startIndex)..<close]
+        } else if let colon = named.lastIndex(of: ":") {
+            named = named[..<colon]
+        }
+        func plain(_ text: Substring) -> String {
+            (text.hasSuffix(".") && text.count > 1 ? text.dropLast() : text).lowercased()
+        }
+        let (requested, connection) = (plain(named), plain(Substring(host)))
+        return requested.isEmpty || requested == connection ? nil : requested
     }
 
     /// Sends bytes to the client, ignoring failure (the client may already be gone; the flow

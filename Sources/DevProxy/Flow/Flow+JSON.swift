@@ -340,6 +340,7 @@ extension Flow.Server: FlowJSONWritable {
             f.string("address", address)
             f.string("host", host)
             f.int("port", port)
+            f.string("request_host", requestHost)
             f.bool("retried", retried)
         }
     }

@@ -257,6 +257,16 @@ public struct Flow: Codable, Sendable, Equatable {
         /// True when the request first went on a pooled keep-alive connection the server had
         /// already closed, and was sent again on a fresh one (idempotent, bodiless requests only).
         public var retried: Bool?
+        /// The host an intercepted request names (its `Host` or `:authority`) when it is not
+        /// `host`, the name of the connection it went on (the ClientHello's, else the CONNECT's
+        /// or SOCKS5 request's): it went there as the client sent it (`curl -H 'Host: …'`, a
+        /// coalesced HTTP/2 stream), and `tls.upstream` was verified for `host`, not for this one.
+        public var requestHost: String? = nil
+
+        enum CodingKeys: String, CodingKey {
+            case host, port, address, retried
+            case requestHost = "request_host"
+        }
     }
 
     /// Both TLS sides of a flow, in one immutable box (`Parts`): a copy is one reference, and

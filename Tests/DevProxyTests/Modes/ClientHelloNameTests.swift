@@ -64,4 +64,31 @@ import TestSupport
         let flow = try #require(front.flows(count: 1).first)
         #expect(flow.response?.status == 200, "\(String(describing: flow.error))")
     }
+
+    /// A request whose `Host` (HTTP/1.1) or `:authority` (h2) names another host than its
+    /// connection's goes on that connection as the client sent it, as `curl -H 'Host: …'` does
+    /// without a proxy (and mitmproxy does: the origin answers, or says 421); its flow says so in
+    /// `server.request_host`, where only `server.host` beside the URL told it, and the upstream
+    /// side was verified for the connection's name. A request for its own host has none.
+    @Test func aRequestNamingAnotherHostSaysWhereItWent() throws {
+        let origin = try OriginServer()
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let harness = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        for version in ["--http1.1", "--http2"] {
+            let other = try harness.curl([version, "-H", "Host: Tenant-B.test", origin.url("/headers")])
+            #expect(other.stdout.lowercased().contains("host: tenant-b.test"), "\(version): \(other.output)")
+            let own = try harness.curl([version, origin.url("/cl?n=5")])
+            #expect(own.stdout == "hello", "\(version): \(own.output)")
+        }
+        let flows = harness.flows(count: 4)
+        let named = flows.filter { $0.request?.url.contains("/headers") == true }
+        #expect(named.count == 2)
+        for flow in named {
+            #expect(flow.server.host == "localhost" && flow.server.requestHost == "tenant-b.test", "\(flow.server)")
+            let line = JSONLinesFlowLog.line(for: flow)
+            #expect(String(decoding: line, as: UTF8.self).contains("\"request_host\":\"tenant-b.test\""))
+            #expect(try JSONDecoder().decode(Flow.self, from: Data(line)).server == flow.server)
+        }
+        #expect(flows.filter { $0.request?.url.contains("/cl") == true }.allSatisfy { $0.server.requestHost == nil })
+    }
 }
