@@ -67,16 +67,22 @@ extension HTTP2ProxyConnection {
                                                          redact: context.configuration.redactHeaders)
             if let removed = context.filterAltSvc(&block.fields) { exchange.draft.flow.response?.altSvcRemoved = removed }
             server.responded(exchange.draft.flow)
-            try? session.submitResponse(stream: stream, block, endStream: false)
+            // A response without content (RFC 9110 §6.4.1) ends with its HEADERS: a `content-length`
+            // it carries (a 304's, a HEAD's) then binds no DATA, where an empty DATA frame after it
+            // is a length mismatch to a strict client (Python h2 failed the connection).
+            let noContent = response.status == 204 || response.status == 304 || exchange.requestHead.method == "HEAD"
+            if noContent { exchange.responseEnded = true }
+            try? session.submitResponse(stream: stream, block, endStream: noContent)
         case .body(let bytes):
             exchange.recordResponse(bytes)
             try? session.submitData(stream: stream, bytes, endStream: false)
         case .end(let trailers):
-            exchange.responseEnded = true
             // The flow keeps the origin's trailers; the client gets those that may cross.
             if !trailers.isEmpty { exchange.recorder.recordResponseTrailers(trailers) }
             let fields = trailers.isEmpty ? [] : (try? [HTTP2Field](forwardingTrailers: trailers)) ?? []
-            if fields.isEmpty {
+            if exchange.responseEnded {
+                // Its HEADERS ended the stream (no content).
+            } else if fields.isEmpty {
                 try? session.submitData(stream: stream, [], endStream: true)
             } else {
                 try? session.submitTrailers(stream: stream, fields)

@@ -1,0 +1,62 @@
+import CertAuthority
+@testable import DevProxy
+import Foundation
+import Testing
+import TestSupport
+
+/// Responses translated between HTTP/1.1 and HTTP/2 keep what the other version can carry:
+/// a response without content (RFC 9110 §6.4.1: to HEAD, 204, 304) ends with its HEADERS frame,
+/// and trailers an h2 origin announced reach an HTTP/1.1 client in a chunked trailer section.
+@Suite(.serialized) struct HTTP2TranslationTests {
+    /// An HTTP/1.1-only origin's `304` with `Content-Length: 1234` (RFC 9110 §8.6 allows it) to an
+    /// h2 client (Python h2): the HEADERS frame ends the stream. An empty DATA frame with
+    /// END_STREAM after it made Python h2 fail the connection ("Expected 1234 bytes, received 0"),
+    /// since RFC 9113 §8.1.1 exempts only a response that has no content from its length.
+    @Test func a304WithALengthEndsWithItsHeadersForAnH2Client() throws {
+        let (origin, proxy, files) = try Self.http1OriginAndProxy()
+        defer { origin.stop(); _ = files }
+        let json = try H2Client.run(proxy: proxy, port: origin.port, alpn: "h2", path: "/304", extra: ["--then", "/204"])
+        #expect(json.responses.map(\.status) == [304, 204] && json.goaway == nil, "\(json)")
+        #expect(json.responses.first?.headers.contains(["content-length", "1234"]) == true, "\(json)")
+        let flows = proxy.flows(count: 2)
+        #expect(flows.map { $0.response?.status } == [304, 204] && flows.allSatisfy { $0.error == nil }, "\(flows)")
+    }
+
+    /// An HTTP/1.1 origin over TLS (ALPN `http/1.1` only) and a proxy that trusts it. /304: `304`
+    /// with `Content-Length: 1234` and an ETag; /204: `204`; anything else `200` "ok".
+    static func http1OriginAndProxy() throws -> (BackgroundServer, ProxyHarness, TemporaryDirectory) {
+        let dir = TemporaryDirectory()
+        let store = CAStore(directory: dir.file("origin-ca"))
+        try store.initialize(name: "Translation Origin CA", keyType: .p256, days: 2, passphrase: nil)
+        let leaf = try LeafIssuer(signer: try store.rootSigner(passphrase: nil)).issue(for: [try LeafName("localhost")])
+        let origin = try BackgroundServer(script: Self.http1Origin, arguments: [dir.write("origin.pem", leaf.certificate.pem),
+                                                                                dir.write("origin.key", bytes: try leaf.key.pem())])
+        let cas = try Certificate.all(from: SecureFile.read(store.rootCertificatePath, what: "ca"))
+        return (origin, try ProxyHarness(configure: { $0.upstreamCAs = cas }), dir)
+    }
+
+    static let http1Origin = #"""
+    import socket, ssl, sys, threading
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); tls.load_cert_chain(sys.argv[1], sys.argv[2])
+    tls.set_alpn_protocols(["http/1.1"])
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+    print(s.getsockname()[1], flush=True)
+    answers = {b"/304": b"HTTP/1.1 304 Not Modified\r\nContent-Length: 1234\r\nETag: \"v1\"\r\n\r\n",
+               b"/204": b"HTTP/1.1 204 No Content\r\n\r\n"}
+    def serve(c):
+        c = tls.wrap_socket(c, server_side=True)
+        data = b""
+        while True:
+            while b"\r\n\r\n" not in data:
+                chunk = c.recv(65536)
+                if not chunk:
+                    c.close(); return
+                data += chunk
+            head, data = data.split(b"\r\n\r\n", 1)
+            path = head.split(b"\r\n")[0].split(b" ")[1]
+            c.sendall(answers.get(path, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+    while True:
+        c, _ = s.accept()
+        threading.Thread(target=serve, args=(c,), daemon=True).start()
+    """#
+}
