@@ -251,6 +251,10 @@ struct ConnectHandler {
         upstream.stream.close()
         draft.flow.tunnel?.bytesFromClient = outcome.bytesAToB + early.count
         draft.flow.tunnel?.bytesFromServer = outcome.bytesBToA
+        if upstream.redirectedBack {
+            // Its end read as the origin's reset; it was DevProxy refusing its own connection.
+            draft.fail(.wouldLoop, OwnEndpoints.loopReason(target: HostPort(host: host, port: port).description))
+        }
         if let error = outcome.error {
             // A timeout is a peer that stopped answering keepalive probes (quiet alone ends nothing).
             draft.fail(.upstreamReset, "tunnel ended: \(error)")

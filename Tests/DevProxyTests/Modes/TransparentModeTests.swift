@@ -24,7 +24,7 @@ struct TransparentModeTests {
         let proxy: DevProxyProcess
         let rootPath: String
 
-        init(uidExclude: String = "0") throws {
+        init(uidExclude: String = "0", extra: [String] = []) throws {
             namespace = try NetworkNamespace()
             try namespace.sh("ip addr add 10.77.0.2/32 dev lo && ip -6 addr add fd77::2/128 dev lo nodad")
             let launcher = namespace.launcher
@@ -35,7 +35,7 @@ struct TransparentModeTests {
             proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--log", dir.file("flows.jsonl"),
                                          "--upstream-ca", tls4.caPath, "--upstream-ca", tls6.caPath,
                                          "--mode", "transparent@127.0.0.1:\(TransparentModeTests.port)",
-                                         "--mode", "transparent@[::1]:\(TransparentModeTests.port)", "--no-web"],
+                                         "--mode", "transparent@[::1]:\(TransparentModeTests.port)", "--no-web"] + extra,
                                         environment: ["DEVPROXY_EMAIL": "dev@example.test"], listen: false,
                                         launcher: launcher)
             let rules = try Subprocess.run(Subprocess.devproxy, ["transparent-rules", "--port",
@@ -160,5 +160,16 @@ struct TransparentModeTests {
             #expect(flow.error?.message.contains("--uid-exclude") == true, "\(mode): \(String(describing: flow.error))")
             #expect(flow.response?.status == 502)
         }
+    }
+
+    /// A passthrough tunnel in that loop says so too: it read `tunnel ended: connection reset by peer`.
+    @Test func aPassthroughTunnelInALoopSaysWhyItEnded() throws {
+        let setup = try Setup(uidExclude: "12345", extra: ["--passthrough", "origin.test"])
+        let https = try setup.curlAsNobody(["--resolve", "origin.test:443:10.77.0.2", "https://origin.test/cl?n=5"])
+        #expect(https.status != 0, "\(https.output)")
+        let flows = setup.flows()
+        let tunnel = try #require(flows.first { $0.tunnel?.sni == "origin.test" }, "\(flows)")
+        #expect(tunnel.error?.kind == FlowErrorKind.wouldLoop.rawValue, "\(String(describing: tunnel.error))")
+        #expect(tunnel.error?.message.contains("--uid-exclude") == true, "\(String(describing: tunnel.error))")
     }
 }
