@@ -58,6 +58,15 @@ enum CAIssueCommand {
                                + "under it, which constrains next to nothing; name the team's own domains")
             }
         }
+        // An intermediate never outlives its root: asked for longer, it ends with the root, silently.
+        if let root = try? store.rootCertificate(), abs(certificate.notAfter.timeIntervalSince(root.notAfter)) < 1 {
+            let short = Int((Date().addingTimeInterval(TimeInterval(days) * 86_400).timeIntervalSince(root.notAfter) / 3600).rounded())
+            if short > 0 {
+                Output.warning("the root ends on \(Output.date(root.notAfter)), and this intermediate with it: \(short) h short of the "
+                               + "\(days) day(s) asked; make the next root now (`devproxy ca init --next`, then `devproxy ca "
+                               + "rotate`), or every intermediate after this one is shorter")
+            }
+        }
         for entry in held {
             Output.warning("\(entry.email) already holds the active intermediate \(entry.serial) (valid until "
                            + "\(Output.date(entry.notAfter))); it stays valid: if this one replaces it, "

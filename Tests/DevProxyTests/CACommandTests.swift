@@ -57,6 +57,24 @@ import TestSupport
         #expect(FileManager.default.contents(atPath: dir.file("from-bundle.crt")) == FileManager.default.contents(atPath: dir.file("root.crt")))
     }
 
+    /// An intermediate asked to outlive its root ends with the root, and `ca issue` says so with
+    /// the rotation that fixes it (`openssl x509 -enddate` shows the two ends equal); it was silent.
+    @Test func anIntermediateCutShortByItsRootIsAWarning() throws {
+        #expect(try devproxy(["ca", "init", "--ca-dir", ca, "--days", "3"]).status == 0)
+        let bundle = dir.file("ana.pem")
+        let issued = try devproxy(["ca", "issue", "--ca-dir", ca, "--email", "ana@acme.dev", "--days", "7", "--out", bundle])
+        #expect(issued.status == 0, "\(issued.output)")
+        let intermediateEnd = try Subprocess.run("openssl", ["x509", "-in", bundle, "-noout", "-enddate"]).stdout
+        let rootEnd = try Subprocess.run("openssl", ["x509", "-in", ca + "/root.pem", "-noout", "-enddate"]).stdout
+        #expect(intermediateEnd == rootEnd, "\(intermediateEnd) \(rootEnd)")
+        let warning = errorLine(issued).isEmpty ? issued.stderr : ""
+        #expect(warning.contains("warning: the root ends on ") && warning.contains(" h short of the 7 day(s) asked; make the next "
+                                                                                  + "root now (`devproxy ca init --next`"),
+                "\(issued.output)")
+        let fits = try devproxy(["ca", "issue", "--ca-dir", ca, "--email", "bo@acme.dev", "--days", "1"])
+        #expect(fits.status == 0 && !fits.stderr.contains("the root ends"), "\(fits.output)")
+    }
+
     /// An option that takes one value, given twice, takes the last (as curl and argparse do), so
     /// an alias or a script's defaults can be overridden by appending; a repeatable one keeps
     /// every value. The same `--email` twice is one engineer; two different ones stay an error
