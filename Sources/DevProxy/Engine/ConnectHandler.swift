@@ -51,6 +51,9 @@ struct ConnectHandler {
     func serve(host: String, port: Int, early: [UInt8], reverseName: String? = nil) {
         let socket = connection.socket
         socket.setTimeout(server.configuration.headerTimeout)
+        // Until its ClientHello and handshake are in, the connection may make room at the limit.
+        waitsForClient(true)
+        defer { waitsForClient(false) }
         if let site = server.configuration.onboarding, OnboardingSite.names(host) {
             // DevProxy's own site: answered here, never tunnelled, resolved or passed through.
             serveOnboarding(site, port: port, early: early)
@@ -74,13 +77,14 @@ struct ConnectHandler {
                 // and tunnels are never cut for it. It was closed here as a failed handshake.
                 tunnel(host: host, port: port, sni: nil,
                        reason: "neither side spoke within \(Int(server.configuration.headerTimeout)) s (a connection opened "
-                           + "ahead of use): relayed as it comes, not TLS or HTTP", early: [], upstream: upstream)
+                           + "ahead of use): relayed as it comes, not TLS or HTTP", early: [], upstream: upstream, quiet: true)
                 return
             case .client:
                 break
             }
         }
         let hello = peekClientHello(early: &early)
+        if case .hello = hello {} else { waitsForClient(false) }
         switch hello {
         case .hello(let hello):
             let sni = hello.serverName ?? host
@@ -158,21 +162,20 @@ struct ConnectHandler {
             return result
         }
         var buffer = [UInt8](repeating: 0, count: ClientHello.maximumLength)
-        let deadline = Date().addingTimeInterval(server.configuration.headerTimeout)
-        var last = 0
-        while Date() < deadline {
-            guard let count = try? buffer.withUnsafeMutableBytes({ try connection.socket.peek(into: $0) }), count > 0 else {
-                return .incomplete
-            }
-            let result = ClientHello.parse(Array(buffer[0..<count]))
-            if case .incomplete = result, count < buffer.count {
-                if count == last { usleep(2_000) }
-                last = count
-                continue
-            }
-            return result
+        guard let count = try? buffer.withUnsafeMutableBytes({ try connection.socket.peek(into: $0) }), count > 0 else {
+            return .incomplete
         }
-        return .incomplete
+        let result = ClientHello.parse(Array(buffer[0..<count]))
+        guard case .incomplete = result, count < buffer.count else { return result }
+        // Not all there yet: what came is read (TLS and the tunnel take it as `early`) and the rest
+        // waited for in blocking reads. Peeking again until more came spun: 1,000 clients holding
+        // half a ClientHello kept two cores busy for the header timeout, and one that hung up was
+        // noticed only then.
+        guard let read = try? buffer.withUnsafeMutableBytes({ try connection.socket.read(into: $0) }), read > 0 else {
+            return .incomplete
+        }
+        early = Array(buffer[0..<read])
+        return peekClientHello(early: &early)
     }
 
     /// Seconds a client may stay silent after its tunnel opens before DevProxy asks whether the
@@ -221,8 +224,11 @@ struct ConnectHandler {
     }
 
     /// Relays bytes untouched and records a tunnel flow; over `upstream` when it is already open.
+    ///
+    /// A `quiet` tunnel (neither side has spoken yet) may make room at the connection limit until a byte passes.
     private func tunnel(host: String, port: Int, sni: String?, reason: String, early: [UInt8], persona: String? = nil,
-                        upstream opened: UpstreamConnection? = nil) {
+                        upstream opened: UpstreamConnection? = nil, quiet: Bool = false) {
+        if !quiet { waitsForClient(false) }
         var draft = connection.draft(mode: .tunnel, host: host, port: port)
         // `qa verdict` groups flows by persona: without it, a passthrough persona's tunnels read
         // as the team persona's.
@@ -246,7 +252,11 @@ struct ConnectHandler {
         server.started(draft.flow)
         if !early.isEmpty { try? upstream.stream.write(early) }
         let outcome = connection.using(upstream.stream.socket) {
-            Relay(a: reader.stream, b: upstream.stream).run()
+            // A quiet one that made room ends at once, not when its origin next speaks or closes.
+            Relay(a: reader.stream, b: upstream.stream).run(observeAToB: { _ in if quiet { waitsForClient(false) } },
+                                                            observeBToA: { _ in if quiet { waitsForClient(false) } },
+                                                            tickInterval: quiet ? 1 : nil,
+                                                            tick: { if madeRoom { upstream.stream.socket.abort() } })
         }
         upstream.stream.close()
         draft.flow.tunnel?.bytesFromClient = outcome.bytesAToB + early.count
@@ -255,7 +265,9 @@ struct ConnectHandler {
             // Its end read as the origin's reset; it was DevProxy refusing its own connection.
             draft.fail(.wouldLoop, OwnEndpoints.loopReason(target: HostPort(host: host, port: port).description))
         }
-        if let error = outcome.error {
+        if madeRoom {
+            draft.fail(.overloaded, madeRoomReason(waitingFor: "either side of its tunnel to speak"))
+        } else if let error = outcome.error {
             // A timeout is a peer that stopped answering keepalive probes (quiet alone ends nothing).
             draft.fail(.upstreamReset, "tunnel ended: \(error)")
         }
@@ -302,6 +314,10 @@ struct ConnectHandler {
                                            peerName: "the client", alpn: choice.preference, received: early)
         } catch let error as TLSError {
             if case .success(let upstream)? = choice.upstream { upstream.stream.close() }
+            if madeRoom {
+                recordFailure(.https, host: host, port: port, .overloaded, madeRoomReason(waitingFor: Self.handshakeWait))
+                return
+            }
             recordHandshakeFailure(error, host: host, port: port, sni: hello.serverName, signer: signer, persona: persona,
                                    offeredALPN: hello.alpn)
             return
@@ -309,6 +325,7 @@ struct ConnectHandler {
             if case .success(let upstream)? = choice.upstream { upstream.stream.close() }
             return
         }
+        waitsForClient(false)
         let clientTLS = Flow.TLSInfo.ClientSide(sni: hello.serverName, version: tls.version, cipher: tls.cipher, alpn: tls.alpn)
         if tls.alpn == "h2" {
             serveHTTP2(tls: tls, clientTLS: clientTLS, host: host, port: port, dial: dial, signer: signer, persona: persona,
@@ -558,7 +575,12 @@ struct ConnectHandler {
     /// A flow for a connection that ended before any exchange, saying why.
     func recordFailure(_ mode: Flow.Mode, host: String, port: Int, _ kind: FlowErrorKind, _ message: String) {
         var draft = connection.draft(mode: mode, host: host, port: port)
-        draft.fail(kind, message)
+        // Closed to make room, the client seems to have hung up (its ClientHello cut, a dial abandoned).
+        if madeRoom && kind != .overloaded {
+            draft.fail(.overloaded, madeRoomReason(waitingFor: Self.handshakeWait))
+        } else {
+            draft.fail(kind, message)
+        }
         server.emit(draft.finished())
     }
 

@@ -46,9 +46,11 @@ import TestSupport
         #expect(proxy.sink.flows.count == 1, "\(proxy.sink.flows.map(\.error))")
     }
 
-    /// Beyond `maxConnections`, with every connection busy (tunnels here), a client gets 503 at
-    /// once; when a slot frees, clients are served again. (A connection still waiting for its
-    /// request head gives its place instead: `FramingAttackTests.partialHeadsCannotHoldEverySlot`.)
+    /// Beyond `maxConnections`, with every connection busy (tunnels here, each with bytes relayed),
+    /// a client gets 503 at once; when a slot frees, clients are served again. (A connection still
+    /// waiting for its request head gives its place instead: `FramingAttackTests.partialHeadsCannotHoldEverySlot`;
+    /// so does one waiting for its ClientHello, or a tunnel where neither side has spoken:
+    /// `HalfOpenConnectionTests`.)
     @Test func connectionsBeyondTheLimitGet503() throws {
         let origin = try ScriptedOrigin("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
         let quiet = try ScriptedOrigin("", then: .hold(20), waitForHead: true)
@@ -56,6 +58,7 @@ import TestSupport
         var holders = try (0..<3).map { _ in try RawClient.plain(port: proxy.port) }
         for holder in holders {
             holder.send("CONNECT 127.0.0.1:\(quiet.port) HTTP/1.1\r\nHost: 127.0.0.1:\(quiet.port)\r\n\r\n")
+            holder.send([0x00, 0x01, 0x02])
         }
         usleep(300_000)
         let extra = try RawClient.plain(port: proxy.port)
