@@ -176,7 +176,8 @@ struct RelayOutcome {
 
 /// How a response is framed towards the client (RFC 9112 §6.3 on the way in, §6.1 out).
 struct ClientFraming {
-    /// Send the body with chunked coding (it arrived chunked, or close-delimited to a 1.1 client).
+    /// Send the body with chunked coding (it arrived chunked, or close-delimited to a 1.1 client,
+    /// or with a length and announced trailers).
     let rechunk: Bool
     /// The client connection can stay open after this response.
     let clientKeepAlive: Bool
@@ -199,6 +200,11 @@ struct ClientFraming {
             let closeDelimited = !chunked
             let canChunk = request.version == .http11
             (rechunk, clientKeepAlive, upstreamDelimited) = (canChunk, canChunk, !closeDelimited)
+        } else if response.headers["Trailer"] != nil && request.version == .http11 {
+            // An h2 origin's length and the trailers it announced (RFC 9110 §6.6.2): only a chunked
+            // body carries trailers over HTTP/1.1 (RFC 9112 §7.1.2); framed by its length, they
+            // were lost on the way.
+            (rechunk, clientKeepAlive, upstreamDelimited) = (true, true, true)
         } else {
             (rechunk, clientKeepAlive, upstreamDelimited) = (false, true, true)
         }
@@ -214,7 +220,11 @@ extension ResponseRelay {
         outbound.version = .http11
         outbound.headers.removeHopByHop()
         outbound.headers.collapseContentLength()
-        if framing.rechunk { outbound.headers.add(name: "Transfer-Encoding", value: "chunked") }
+        if framing.rechunk {
+            // RFC 9112 §6.1: no Content-Length beside Transfer-Encoding.
+            outbound.headers.remove("Content-Length")
+            outbound.headers.add(name: "Transfer-Encoding", value: "chunked")
+        }
         let clientKeepAlive = requestHead.keepAlive && framing.clientKeepAlive && head.keepAlive
         if !clientKeepAlive {
             outbound.headers.add(name: "Connection", value: "close")

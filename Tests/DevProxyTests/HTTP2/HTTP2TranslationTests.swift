@@ -22,6 +22,23 @@ import TestSupport
         #expect(flows.map { $0.response?.status } == [304, 204] && flows.allSatisfy { $0.error == nil }, "\(flows)")
     }
 
+    /// An h2-only origin's response with `content-length: 5`, `trailer: x-checksum` and that
+    /// trailer after its body, to an HTTP/1.1 client (curl --http1.1 --raw): chunked, its last
+    /// chunk carrying the trailer, no Content-Length beside Transfer-Encoding (RFC 9112 §6.1).
+    /// It went out framed by its length, and the trailer the flow showed never reached the client.
+    @Test func announcedTrailersFromAnH2OriginReachAnHTTP1Client() throws {
+        let origin = try HTTP2Origin(.misbehaving)
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let result = try proxy.curl(["--http1.1", "-i", "--raw", origin.url("/trailers")])
+        let text = result.stdout.replacingOccurrences(of: "\r\n", with: "\n")
+        #expect(text.contains("\nTransfer-Encoding: chunked\n") && !text.lowercased().contains("content-length"),
+                "\(result.output)")
+        #expect(text.hasSuffix("\n\n5\nhello\n0\nx-checksum: 5d41402a\n\n"), "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.response?.trailers?.flat.contains("5d41402a") == true, "\(flow)")
+    }
+
     /// An HTTP/1.1 origin over TLS (ALPN `http/1.1` only) and a proxy that trusts it. /304: `304`
     /// with `Content-Length: 1234` and an ETag; /204: `204`; anything else `200` "ok".
     static func http1OriginAndProxy() throws -> (BackgroundServer, ProxyHarness, TemporaryDirectory) {

@@ -20,7 +20,8 @@ then the connection's next request closes it unanswered, without GOAWAY: an idle
 server dropped just as a request came), /refused-once and /goaway-once (REFUSED_STREAM, or GOAWAY
 with last stream 0, the first time either is asked for; 200 "ok" after), /authority (200, the
 :authority the request came with), /headers (200, the request's fields as they arrived, one
-"name: value" a line, pseudo-header fields first).
+"name: value" a line, pseudo-header fields first), /trailers (200 with content-length 5 and `trailer:
+x-checksum`, "hello", then the trailer x-checksum: 5d41402a).
 """
 import socket
 import ssl
@@ -209,6 +210,11 @@ def serve_connection(tls, enable_connect_protocol=False):
                 threading.Thread(target=late, daemon=True).start()
             elif path == "/authority":
                 respond(sid, dict(event.headers).get(":authority", "").encode())
+            elif path == "/trailers":
+                send(lambda: conn.send_headers(sid, [(":status", "200"), ("content-length", "5"),
+                                                     ("trailer", "x-checksum")]))
+                send(lambda: conn.send_data(sid, b"hello"))
+                send(lambda: conn.send_headers(sid, [("x-checksum", "5d41402a")], end_stream=True))
             elif path == "/headers":
                 respond(sid, "".join(f"{name}: {value}\n" for name, value in event.headers).encode())
             elif path == "/slow":
