@@ -174,11 +174,13 @@ class FlowDetail extends HTMLElement {
         const title = h("h2", { class: "detail-title" },
             h("span", { class: "method" }, request?.method ?? (flow.mode === "tunnel" ? "CONNECT" : "")), " ",
             h("span", { class: "url" }, request?.url ?? `${flow.server?.host ?? ""}:${flow.server?.port ?? ""}`));
-        const status = flow.response ? `${flow.response.status} ${flow.response.reason ?? ""}` : "";
+        // A flow that failed before its response (a client that refused the certificate) has no
+        // status: its facts begin with the persona, not with " · ".
+        const facts = [flow.response ? `${flow.response.status} ${flow.response.reason ?? ""}`.trim() : "",
+            flow.persona ? `persona ${flow.persona}` : "", flow.signer?.email ? `signed by ${flow.signer.email}` : "",
+            flow.replay_of ? `replay of ${flow.replay_of}` : ""].filter(Boolean);
         const head = h("div", { class: "detail-head" }, this.#closeButton(), title,
-            h("p", { class: "detail-status" }, status, flow.persona ? ` · persona ${flow.persona}` : "",
-                flow.signer?.email ? ` · signed by ${flow.signer.email}` : "",
-                flow.replay_of ? ` · replay of ${flow.replay_of}` : ""),
+            h("p", { class: "detail-status" }, facts.join(" · ")),
             pending ? h("p", { class: "detail-status pending-note", role: "status" },
                 "in progress: what came so far; the rest appears when it ends")
                 : this.#actions(flow));
@@ -244,7 +246,12 @@ class FlowDetail extends HTMLElement {
             h("button", {
                 type: "button", id: "resend", disabled: !replayable, on: { click: () => openResend(flow) },
             }, "Edit and resend"),
-            h("button", { type: "button", id: "copy-curl", on: { click: () => copyCurl(flow.id) } }, "Copy as curl"),
+            // A flow without a request (a tunnel, a handshake the client refused) has no curl command.
+            h("button", {
+                type: "button", id: "copy-curl", disabled: !flow.request,
+                title: flow.request ? "Copy the request as a curl command" : "no request was read",
+                on: { click: () => copyCurl(flow.id) },
+            }, "Copy as curl"),
             flow.request?.url ? h("button", {
                 type: "button", id: "copy-url", title: "Copy the request's URL",
                 on: { click: () => copyText(flow.request.url, "the URL", "Copy URL") },

@@ -120,7 +120,9 @@ import TestSupport
     /// list keeps rows above the open pane; a tunnel (passed through) reads `localhost:PORT` in the Host
     /// column and a flow that had 102 and 103 before its 200 is marked `103`. Before: those keys did
     /// nothing, only curl could be copied, the host read `127.0.0.1:…`, the narrow pane took the whole
-    /// height, a tunnel's port and the Early Hints were not in the list.
+    /// height, a tunnel's port and the Early Hints were not in the list. A handshake curl refused: the
+    /// pane's facts begin with the persona (they began with " · ") and Copy as curl is disabled (it
+    /// answered "no HTTP request to repeat").
     @Test(.enabled(if: WebUIBrowser.missing == nil, "needs chromium and playwright"))
     func theListAnswersTheKeysAndCopiesWhatIsShown() throws {
         let dir = TemporaryDirectory()
@@ -131,7 +133,7 @@ import TestSupport
                                           timeout: 120)
         let expected: Set = ["keyboard-page-down-up", "keyboard-home-end", "copy-url", "copy-header-value", "copy-body",
                              "copy-curl", "host-port-whole-beside-pane", "narrow-window-keeps-list", "tunnel-host-port",
-                             "early-hints-marked", "no-page-errors"]
+                             "early-hints-marked", "refused-handshake-pane", "no-page-errors"]
         #expect(result.status == 0, "\(result.output)")
         #expect(expected.subtracting(WebUIBrowser.passed(result)).isEmpty,
                 "missing: \(expected.subtracting(WebUIBrowser.passed(result)))\n\(result.output)")

@@ -46,6 +46,7 @@ def main():
             host_whole(page, checks)
             narrow(page, checks)
             list_markers(page, options, base, origin, checks)
+            refused_handshake_pane(page, options, origin, checks)
             checks.result("no-page-errors", not problems and not page.evaluate("window.__violations"),
                           repr((problems, page.evaluate("window.__violations"))))
     finally:
@@ -213,6 +214,34 @@ def list_markers(page, options, base, origin, checks):
     except Exception as error:
         checks.result("tunnel-host-port", False, "%s; rows %r" % (str(error).splitlines()[0], page.evaluate(
             "() => [...document.querySelectorAll('flow-list .flow-row[data-id]')].slice(0, 3).map((r) => r.textContent)")))
+
+
+def refused_handshake_pane(page, options, origin, checks):
+    """curl refuses the proxy's certificate (it trusts no DevProxy CA): the flow's pane explains
+    client_rejected_certificate, its facts line starts with the persona (it started with " · "), and
+    Copy as curl is disabled like Replay (it was enabled and answered "no HTTP request to repeat")."""
+    port = origin.server_address[1]
+    page.evaluate("() => { document.querySelector('flow-list .flow-viewport').scrollTop = 0; }")
+    subprocess.run(["curl", "-s", "-o", "/dev/null", "--max-time", "10", "-p", "-x", options.proxy,
+                    "https://127.0.0.1:%d/refused-handshake" % port], timeout=20)
+    try:
+        page.wait_for_function("""() => [...document.querySelectorAll('flow-list .flow-row.m-error[data-id]')]
+            .some((r) => r.querySelector('.c-marks').getAttribute('title')?.includes('client_rejected_certificate'))""",
+                               timeout=10000)
+        page.evaluate("""() => [...document.querySelectorAll('flow-list .flow-row.m-error[data-id]')]
+            .find((r) => r.querySelector('.c-marks').getAttribute('title')?.includes('client_rejected_certificate'))
+            .click()""")
+        page.wait_for_selector("flow-detail .error-banner", timeout=10000)
+        shown = page.evaluate("""() => ({
+            banner: document.querySelector('flow-detail .error-banner strong')?.textContent,
+            facts: document.querySelector('flow-detail .detail-status')?.textContent,
+            curl: document.getElementById('copy-curl')?.disabled,
+            replay: document.getElementById('replay')?.disabled})""")
+        checks.result("refused-handshake-pane", shown["banner"] == "client_rejected_certificate"
+                      and shown["facts"].startswith("persona ") and shown["curl"] is True and shown["replay"] is True,
+                      repr(shown))
+    except Exception as error:
+        checks.result("refused-handshake-pane", False, str(error).splitlines()[0])
 
 
 if __name__ == "__main__":
