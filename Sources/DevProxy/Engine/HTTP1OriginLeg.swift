@@ -20,8 +20,8 @@ struct HTTP1OriginLeg: UpstreamLeg {
     private var chunked = false
     /// The final head arrived.
     private var responseStarted = false
-    /// Bytes followed the response's end: they answer no request.
-    private var surplus = false
+    /// Bytes that followed the response's end, already read: they answer no request.
+    private var surplus = 0
 
     static var relaysContinue: Bool { true }
     static var answersWhileBodyGoesUp: Bool { true }
@@ -104,7 +104,7 @@ struct HTTP1OriginLeg: UpstreamLeg {
             case .end(let trailers) where responseStarted:
                 // Bytes after the end of the response answer no request: reusing the connection
                 // would hand them to the next client as its response.
-                surplus = !upstream.reader.parser.takeRemainingBytes().isEmpty
+                surplus = upstream.reader.parser.takeRemainingBytes().count
                 return .end(trailers: trailers.isEmpty ? HTTPFields() : HTTPFields(trailers))
             case .body, .end:
                 // The end of an interim response.
@@ -132,7 +132,9 @@ struct HTTP1OriginLeg: UpstreamLeg {
         upstream.stream.socket.waitForInput(watching: client, limit: limit)
     }
 
-    var connectionReusable: Bool { !surplus }
+    var connectionReusable: Bool { surplus == 0 }
+
+    var overrun: Int { surplus }
 
     func failureBeforeResponse(_ error: Error, sending: Bool) -> LegFailure {
         let target = "\(destination.host):\(destination.port)"

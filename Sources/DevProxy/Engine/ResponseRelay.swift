@@ -141,6 +141,12 @@ struct ResponseRelay<Leg: UpstreamLeg> {
                 case .end(let trailers):
                     if !trailers.isEmpty { recorder.recordResponseTrailers(trailers) }
                     try send(framing.rechunk ? Self.lastChunk(trailers) : [], after: &held, flush: true)
+                    if leg.overrun > 0 {
+                        draft.fail(.upstreamBadResponse, UpstreamOverrun.reason(leg.overrun, target: HostPort(host: draft.flow.server.host,
+                                                                                                  port: draft.flow.server.port).description,
+                                                                                length: head.headers["Content-Length"]))
+                        draft.flow.error?.by = "server"
+                    }
                     return RelayOutcome(clientKeepAlive: clientKeepAlive, upstreamReusable: head.keepAlive
                                         && framing.upstreamDelimited && leg.connectionReusable)
                 case .interim, .final:

@@ -49,6 +49,9 @@ protocol UpstreamLeg {
     /// After `.end`: whether the connection may carry another exchange (a response that left
     /// bytes behind, or an HTTP/2 connection this exchange owns, may not).
     var connectionReusable: Bool { get }
+    /// After `.end`: bytes that had come after the response's end (an origin that sent more than
+    /// its `Content-Length`); 0 where the leg's framing cannot overrun.
+    var overrun: Int { get }
 
     /// How a failure before the final response head is recorded and answered.
     /// - Parameter sending: the request was still going up.

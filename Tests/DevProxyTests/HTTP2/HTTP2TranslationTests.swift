@@ -6,7 +6,8 @@ import TestSupport
 
 /// Responses translated between HTTP/1.1 and HTTP/2 keep what the other version can carry:
 /// a response without content (RFC 9110 §6.4.1: to HEAD, 204, 304) ends with its HEADERS frame,
-/// and trailers an h2 origin announced reach an HTTP/1.1 client in a chunked trailer section.
+/// and trailers an h2 origin announced reach an HTTP/1.1 client in a chunked trailer section; an
+/// origin whose framing lies is said in the flow whichever version the client speaks.
 @Suite(.serialized) struct HTTP2TranslationTests {
     /// An HTTP/1.1-only origin's `304` with `Content-Length: 1234` (RFC 9110 §8.6 allows it) to an
     /// h2 client (Python h2): the HEADERS frame ends the stream. An empty DATA frame with
@@ -39,8 +40,30 @@ import TestSupport
         #expect(flow.response?.trailers?.flat.contains("5d41402a") == true, "\(flow)")
     }
 
+    /// An HTTP/1.1 origin that sends more than its `Content-Length` (5, then "hello world" in one
+    /// write): the client gets the 5 bytes, over HTTP/1.1 or h2, and the flow says what the origin
+    /// did (`upstream_bad_response`, by the server: how many bytes followed the response's end, and
+    /// that they were dropped with the connection, RFC 9112 §6.3). It said nothing.
+    @Test func bytesPastAResponsesLengthAreSaidInTheFlow() throws {
+        let (origin, proxy, files) = try Self.http1OriginAndProxy()
+        defer { origin.stop(); _ = files }
+        let result = try proxy.curl(["--http1.1", "https://localhost:\(origin.port)/more"])
+        #expect(result.stdout == "hello", "\(result.output)")
+        let json = try H2Client.run(proxy: proxy, port: origin.port, alpn: "h2", path: "/more")
+        #expect(json.responses.first?.status == 200 && json.responses.first?.body == "hello", "\(json)")
+        let flows = proxy.flows(count: 2)
+        #expect(flows.count == 2, "\(flows)")
+        for flow in flows {
+            #expect(flow.response?.status == 200 && flow.response?.body?.size == 5, "\(flow)")
+            #expect(flow.error?.kind == "upstream_bad_response" && flow.error?.by == "server", "\(String(describing: flow.error))")
+            #expect(flow.error?.message.contains("6 bytes after the end of its response (Content-Length: 5)") == true,
+                    "\(String(describing: flow.error))")
+        }
+    }
+
     /// An HTTP/1.1 origin over TLS (ALPN `http/1.1` only) and a proxy that trusts it. /304: `304`
-    /// with `Content-Length: 1234` and an ETag; /204: `204`; anything else `200` "ok".
+    /// with `Content-Length: 1234` and an ETag; /204: `204`; /more: `Content-Length: 5` and 11
+    /// bytes; anything else `200` "ok".
     static func http1OriginAndProxy() throws -> (BackgroundServer, ProxyHarness, TemporaryDirectory) {
         let dir = TemporaryDirectory()
         let store = CAStore(directory: dir.file("origin-ca"))
@@ -59,7 +82,8 @@ import TestSupport
     s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
     print(s.getsockname()[1], flush=True)
     answers = {b"/304": b"HTTP/1.1 304 Not Modified\r\nContent-Length: 1234\r\nETag: \"v1\"\r\n\r\n",
-               b"/204": b"HTTP/1.1 204 No Content\r\n\r\n"}
+               b"/204": b"HTTP/1.1 204 No Content\r\n\r\n",
+               b"/more": b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello world"}
     def serve(c):
         c = tls.wrap_socket(c, server_side=True)
         data = b""

@@ -189,7 +189,9 @@ struct HTTP1StreamExchange {
                     leg.post(.body(bytes))
                     try leg.waitForRoom()
                 case .end(let trailers)?:
-                    let reusable = cutShort == nil && upstream.reader.parser.takeRemainingBytes().isEmpty
+                    let overrun = upstream.reader.parser.takeRemainingBytes().count
+                    if overrun > 0 { leg.post(.overran(overrun, contentLength: final.headers["Content-Length"])) }
+                    let reusable = cutShort == nil && overrun == 0
                         && final.keepAlive && ClientFraming(request: head, response: final).upstreamDelimited
                     // A reusable connection goes back to the pool before the client hears the end:
                     // its next request, sent the moment it does, finds the connection there

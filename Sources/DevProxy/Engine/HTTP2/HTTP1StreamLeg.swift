@@ -27,6 +27,9 @@ final class HTTP1StreamLeg: @unchecked Sendable {
         /// The final response head, and the version of the origin's status line (`HTTP/1.1`).
         case head(HTTPResponse, httpVersion: String)
         case body([UInt8])
+        /// Bytes came after the response's end (`UpstreamOverrun`); they were dropped (it comes
+        /// before `end`).
+        case overran(Int, contentLength: String?)
         /// The response ended, with the origin's trailers (chunked), if any.
         case end(trailers: HTTPFields)
         /// The exchange failed; `responseStarted` tells whether a head was already posted.

@@ -150,6 +150,9 @@ struct HTTP2OriginLeg: UpstreamLeg {
     /// The connection is this exchange's: it closes after it.
     var connectionReusable: Bool { false }
 
+    /// HTTP/2 frames the body: a longer one is a malformed response, reported as a failure.
+    var overrun: Int { 0 }
+
     func failureBeforeResponse(_ error: Error, sending: Bool) -> LegFailure {
         switch error {
         case let error as UntranslatableRequest:

@@ -76,6 +76,10 @@ extension HTTP2ProxyConnection {
         case .body(let bytes):
             exchange.recordResponse(bytes)
             try? session.submitData(stream: stream, bytes, endStream: false)
+        case .overran(let count, let length):
+            exchange.draft.fail(.upstreamBadResponse, UpstreamOverrun.reason(count, target: HostPort(host: host, port: port).description,
+                                                                             length: length))
+            exchange.draft.flow.error?.by = "server"
         case .end(let trailers):
             // The flow keeps the origin's trailers; the client gets those that may cross.
             if !trailers.isEmpty { exchange.recorder.recordResponseTrailers(trailers) }
