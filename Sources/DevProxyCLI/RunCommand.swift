@@ -366,6 +366,10 @@ enum RunCommand {
         // The use lines follow the first listener: a transparent or reverse one is no HTTP proxy
         // (pointed at as one, it refused the connection as a loop), a SOCKS5 one takes SOCKS.
         let port = address.split(separator: ":").last.map(String.init) ?? "PORT"
+        // A name-constrained intermediate passes example.com through with its real certificate,
+        // which `--cacert ROOT` then refuses: the example names a host it decrypts.
+        let example = selection.signer.permittedDNS.first.map { "https://\($0.hasPrefix(".") ? String($0.dropFirst()) : $0)/" }
+            ?? "https://example.com/"
         switch configuration.modes.first?.kind {
         case .transparent?:
             Output.line(rootLine + "\n  use it:     redirect traffic to it (`devproxy transparent-rules --port \(port)` prints the "
@@ -374,11 +378,11 @@ enum RunCommand {
             Output.line(rootLine + "\n  use it:     point clients at \(address) in place of \(configuration.modes.first?.url.map { "\($0)" } ?? "the origin")"
                         + "; for HTTPS (--reverse-tls) they trust the root: curl --cacert \(rootFile)")
         case .socks5?:
-            Output.line(rootLine + "\n  trust it:   curl --socks5-hostname \(address) --cacert \(rootFile) https://example.com/")
+            Output.line(rootLine + "\n  trust it:   curl --socks5-hostname \(address) --cacert \(rootFile) \(example)")
         default:
             Output.line("""
             \(rootLine)
-              trust it:   curl --proxy \(proxy) --cacert \(rootFile) https://example.com/
+              trust it:   curl --proxy \(proxy) --cacert \(rootFile) \(example)
                           HTTPS_PROXY=\(proxy) SSL_CERT_FILE=\(rootFile) your-tool
               on a phone: set the Wi-Fi proxy to this machine's address and port, then open http://devproxy.test/
                           (or the onboarding address below before the proxy is set) and install the root from there

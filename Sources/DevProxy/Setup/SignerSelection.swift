@@ -47,6 +47,7 @@ public struct SignerSelection: Sendable {
             try refuseIfRevoked(signer.certificate)
             try signer.checkValidity(at: now)
             notes.append("signing leaves with \(describe(signer.certificate)) from \(bundlePath)")
+            notes += constraintNotes(signer)
             var warnings = expiryWarnings(signer.certificate, now: now)
             if let loose = SecureFile.looseKeyWarning(bundlePath, what: "the intermediate bundle (it holds the key)") {
                 warnings.append(loose)
@@ -90,6 +91,7 @@ public struct SignerSelection: Sendable {
             if isLocal, active.notAfter.timeIntervalSince(now) < LeafCache.renewSignerBefore { continue }
             guard let signer = try? loadBundle(active) else { continue }
             notes.append("signing leaves with \(describe(signer.certificate))")
+            notes += constraintNotes(signer)
             return Result(signer: signer, notes: notes, warnings: expiryWarnings(signer.certificate, now: now), createdCA: created)
         }
         guard isLocal else {
@@ -139,6 +141,14 @@ public struct SignerSelection: Sendable {
     /// hint without it sent to another CA (`./ca`, or the local development CA).
     func issueCommand(_ email: String) -> String {
         "devproxy ca issue --ca-dir \(store.directory) --email \(email)"
+    }
+
+    /// What a name-constrained intermediate leaves undecrypted, said before the first flow
+    /// passes through: the banner's curl example names a host it may sign.
+    private func constraintNotes(_ signer: Signer) -> [String] {
+        guard !signer.permittedDNS.isEmpty else { return [] }
+        return ["it may sign \(signer.permittedDNS.joined(separator: ", ")) (and their subdomains); other hosts and IP "
+                + "addresses pass through undecrypted"]
     }
 
     private func describe(_ certificate: Certificate) -> String {
