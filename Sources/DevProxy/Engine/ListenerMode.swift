@@ -46,6 +46,9 @@ public struct ListenerMode: Sendable, Equatable, CustomStringConvertible {
         let colon = spec.firstIndex(of: ":")
         let name = colon.map { String(spec[..<$0]) } ?? spec
         guard let kind = Kind(rawValue: name.lowercased()) else {
+            if let advice = Self.mitmproxyCaptureModes[name.lowercased()] {
+                throw ConfigurationError("--mode \(text): \(advice)")
+            }
             throw ConfigurationError("--mode \(text) is not a mode; the modes are \(Self.choices)")
         }
         self.kind = kind
@@ -59,10 +62,15 @@ public struct ListenerMode: Sendable, Equatable, CustomStringConvertible {
         default:
             guard colon == nil else { throw ConfigurationError("--mode \(text): \(kind.rawValue) takes no URL") }
         }
-        if let address {
+        if var address {
+            let given = address
+            // mitmproxy's `@PORT` (`socks5@1080`): loopback, as `--listen`'s default.
+            if !address.isEmpty && address.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
+                address = "127.0.0.1:" + address
+            }
             guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]),
                   (0...65535).contains(port) else {
-                throw ConfigurationError("--mode \(text): \(address) is not HOST:PORT")
+                throw ConfigurationError("--mode \(text): \(given) is not HOST:PORT")
             }
             var host = String(address[..<colon])
             if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
@@ -72,6 +80,16 @@ public struct ListenerMode: Sendable, Equatable, CustomStringConvertible {
     }
 
     public static var choices: String { "regular, socks5, transparent, reverse:URL, upstream:URL" }
+
+    /// mitmproxy's modes that capture apps with no proxy setting, and what does that here.
+    static let mitmproxyCaptureModes = [
+        "wireguard": "mitmproxy's WireGuard mode has no counterpart here: route the phone or VM through this machine "
+            + "and use --mode transparent (devproxy transparent-rules --interface IF prints the rules), or set its "
+            + "proxy to a regular or socks5 listener",
+        "local": "mitmproxy's local capture mode has no counterpart here: run the app as another user than DevProxy "
+            + "and use --mode transparent (devproxy transparent-rules --uid-exclude UID prints the rules), or point "
+            + "it at a regular or socks5 listener",
+    ]
 
     /// `regular`, `reverse:https://api.example.com`: what `listening on … (MODE)` shows.
     public var name: String {

@@ -18,6 +18,29 @@ import TestSupport
         #expect(transparent.kind == .transparent && transparent.host == "::1" && transparent.port == 8090)
     }
 
+    /// mitmproxy's `@PORT` (`socks5@1080`, `reverse:http://example.com@8081`) listens on loopback,
+    /// as `--listen`'s default does; it stopped the start with "1080 is not HOST:PORT".
+    @Test func aPortAloneListensOnLoopback() throws {
+        let socks = try ListenerMode(parsing: "socks5@1080")
+        #expect(socks.kind == .socks5 && socks.host == "127.0.0.1" && socks.port == 1080)
+        let reverse = try ListenerMode(parsing: "reverse:http://example.com@8081")
+        #expect(reverse.url == ModeURL(tls: false, host: "example.com", port: 80))
+        #expect(reverse.host == "127.0.0.1" && reverse.port == 8081)
+        #expect(throws: ConfigurationError.self) { try ListenerMode(parsing: "socks5@70000") }
+    }
+
+    /// mitmproxy's modes that capture without a proxy setting (`wireguard`, `local`) are answered
+    /// with the mode that does it here, not only the list of modes.
+    @Test(arguments: ["wireguard", "wireguard@51820", "local", "local:curl"])
+    func mitmproxysCaptureModesNameTheOneToUse(_ spec: String) {
+        #expect {
+            try ListenerMode(parsing: spec)
+        } throws: { error in
+            let text = (error as? ConfigurationError)?.description ?? ""
+            return text.contains("mitmproxy's") && text.contains("--mode transparent") && text.contains("transparent-rules")
+        }
+    }
+
     @Test(arguments: ["reverse", "reverse:ftp://x", "upstream:http://user:pw@proxy:3128", "reverse:http://x/path",
                       "transparent:http://x", "bogus", "reverse:http://:80", "socks5@host"])
     func badModeSpecsAreRefusedWithAReason(_ spec: String) {
