@@ -61,8 +61,10 @@ public final class SignerWatch: Sendable {
             guard due || file != state.lastFile else { return outcome }
             (state.lastLook, state.lastFile) = (now, file)
             let current = state.current
+            // Issued after the current one (a replacement, even one with a shorter life), or lasting longer.
             if let found = candidate(at: now), found.certificate.serialHex != current.certificate.serialHex,
-               found.certificate.notAfter > current.certificate.notAfter {
+               found.certificate.notBefore > current.certificate.notBefore
+                   || found.certificate.notAfter > current.certificate.notAfter {
                 if trusted(found, sameAs: current) {
                     state = State(current: found, lastLook: now, lastFile: file, warnedEnding: false)
                     outcome.replacement = found
