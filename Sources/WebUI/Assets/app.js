@@ -118,6 +118,14 @@ function setupKeyboard() {
             event.preventDefault();
             list.move(event.key === "PageDown" ? list.pageRows : -list.pageRows);
             break;
+        case "ArrowLeft":
+        case "ArrowRight":
+            // The open flow's tabs (Request, Response, …), as in mitmweb; inside the panel the
+            // arrows scroll it (a long line of a body).
+            if (!flowsShown || !store.selectedID || event.target.closest?.(".detail-panel, filter-box")) return;
+            event.preventDefault();
+            detail.stepTab(event.key === "ArrowRight" ? 1 : -1);
+            break;
         case "Home":
         case "End":
             // As in mitmweb and a list box: the first flow, or the last (the pages down to it load).

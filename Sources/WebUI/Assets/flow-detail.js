@@ -262,6 +262,20 @@ class FlowDetail extends HTMLElement {
                 { class: "button", download: `flow-${flow.id}.txt` }));
     }
 
+    /**
+     * Shows the tab `step` places after the one on show (ArrowRight / ArrowLeft, as in mitmweb;
+     * the first after the last), moving the focus along when it was on a tab (ARIA's tabs pattern).
+     */
+    stepTab(step) {
+        const tabs = [...this.querySelectorAll(".detail-tabs [role='tab']")];
+        if (!tabs.length) return;
+        const current = tabs.findIndex((tab) => tab.getAttribute("data-tab") === this.#tab);
+        const next = tabs[(current + step + tabs.length) % tabs.length];
+        const focused = tabs.includes(document.activeElement);
+        this.#switch(next.getAttribute("data-tab"));
+        if (focused) next.focus();
+    }
+
     /** Moves focus into the pane (Enter from the list). */
     focusPane() {
         (this.querySelector(".detail-panel") ?? this).focus();

@@ -116,7 +116,7 @@ import TestSupport
     /// DevTools: PageDown / PageUp move the selection by a page of rows, Home to the newest flow and
     /// End to the oldest, loading the pages past the first (260 flows); Copy URL, a header row's copy
     /// button, the body's copy (decoded from gzip) and Copy as curl put that text on the clipboard;
-    /// beside the open pane the Host column shows `127.0.0.1:PORT` whole; in a 480 px window the
+    /// ArrowRight / ArrowLeft step through the open flow's tabs (they did nothing); beside the open pane the Host column shows `127.0.0.1:PORT` whole; in a 480 px window the
     /// list keeps rows above the open pane; a tunnel (passed through) reads `localhost:PORT` in the Host
     /// column and a flow that had 102 and 103 before its 200 is marked `103`. Before: those keys did
     /// nothing, only curl could be copied, the host read `127.0.0.1:…`, the narrow pane took the whole
@@ -133,7 +133,8 @@ import TestSupport
                                           timeout: 120)
         let expected: Set = ["keyboard-page-down-up", "keyboard-home-end", "copy-url", "copy-header-value", "copy-body",
                              "copy-curl", "host-port-whole-beside-pane", "narrow-window-keeps-list", "tunnel-host-port",
-                             "early-hints-marked", "refused-handshake-pane", "no-page-errors"]
+                             "early-hints-marked", "refused-handshake-pane", "tabs-follow-arrows",
+                             "no-page-errors"]
         #expect(result.status == 0, "\(result.output)")
         #expect(expected.subtracting(WebUIBrowser.passed(result)).isEmpty,
                 "missing: \(expected.subtracting(WebUIBrowser.passed(result)))\n\(result.output)")

@@ -43,6 +43,7 @@ def main():
             stamp = int(time.time() * 1000)
             keyboard(page, options, base, stamp, checks)
             copying(page, options, base, stamp, checks)
+            tab_arrows(page, checks)
             host_whole(page, checks)
             narrow(page, checks)
             list_markers(page, options, base, origin, checks)
@@ -149,6 +150,27 @@ def copying(page, options, base, stamp, checks):
     except Exception as error:
         checks.result("copy-url", False, "%s; notice %r" % (str(error).splitlines()[0],
                                                               page.text_content("#notice")))
+
+
+def tab_arrows(page, checks):
+    """With a flow open and the list focused, ArrowRight and ArrowLeft step through the pane's tabs
+    (Response → Connection → Request, wrapping), as in mitmweb; on a focused tab the focus follows."""
+    def current():
+        return page.evaluate("() => document.querySelector('flow-detail .detail-tabs [aria-selected=\"true\"]')"
+                             "?.textContent")
+    page.click("flow-list .flow-row.selected")
+    # The click opens the flow again: the keys wait for it, which would otherwise reset the tab.
+    page.wait_for_function("() => !document.querySelector('flow-detail').hasAttribute('aria-busy')", timeout=10000)
+    steps = [current()]
+    for key in ("ArrowRight", "ArrowRight", "ArrowLeft"):
+        page.keyboard.press(key)
+        steps.append(current())
+    page.focus("#detail-tab-connection")
+    page.keyboard.press("ArrowRight")
+    steps.append(current())
+    focused = page.evaluate("() => document.activeElement?.id")
+    checks.result("tabs-follow-arrows", steps == ["Response", "Connection", "Request", "Connection", "Request"]
+                  and focused == "detail-tab-request", repr((steps, focused)))
 
 
 def host_whole(page, checks):
