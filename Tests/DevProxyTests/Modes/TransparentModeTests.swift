@@ -141,7 +141,8 @@ struct TransparentModeTests {
         #expect(flows.count <= 3, "the loop went on: \(flows.map { "\($0.client) \($0.error?.message ?? "-")" })")
     }
 
-    /// The app's own request in that loop says why it failed, over plain HTTP and HTTPS: its 502
+    /// The app's own request in that loop says why it failed, over plain HTTP and HTTPS (IPv4 and
+    /// IPv6): its 502
     /// and its flow (`would_loop`, how to exclude DevProxy's traffic), where they said "connection
     /// reset by peer" (`upstream_reset`) or a failed TLS handshake, and only a second flow, from an
     /// address the user never saw, named the loop.
@@ -151,9 +152,13 @@ struct TransparentModeTests {
         #expect(plain.stdout.hasPrefix("HTTP/1.1 502"), "\(plain.output)")
         #expect(plain.stdout.contains("X-DevProxy-Error: would_loop"), "\(plain.output)")
         #expect(plain.stdout.contains("redirected back to DevProxy"), "\(plain.output)")
-        let https = try setup.curlAsNobody(["-i", "--resolve", "origin.test:443:10.77.0.2", "https://origin.test/cl?n=5"])
-        #expect(https.stdout.lowercased().contains("x-devproxy-error: would_loop"), "\(https.output)")
+        for address in ["10.77.0.2", "[fd77::2]"] {
+            let https = try setup.curlAsNobody(["-i", "--resolve", "origin.test:443:\(address)", "https://origin.test/cl?n=5"])
+            #expect(https.stdout.lowercased().contains("x-devproxy-error: would_loop"), "\(address): \(https.output)")
+        }
         let flows = setup.flows()
+        #expect(flows.filter { $0.mode == .https && $0.error?.kind == FlowErrorKind.wouldLoop.rawValue }.count == 2,
+                "IPv4 and IPv6: \(flows.map { "\($0.mode) \($0.error?.kind ?? "-")" })")
         for mode in [Flow.Mode.http, .https] {
             let flow = try #require(flows.first { $0.mode == mode && $0.request != nil }, "\(mode): \(flows)")
             #expect(flow.error?.kind == FlowErrorKind.wouldLoop.rawValue, "\(mode): \(String(describing: flow.error))")
