@@ -142,10 +142,9 @@ struct TransparentModeTests {
     }
 
     /// The app's own request in that loop says why it failed, over plain HTTP and HTTPS (IPv4 and
-    /// IPv6): its 502
-    /// and its flow (`would_loop`, how to exclude DevProxy's traffic), where they said "connection
-    /// reset by peer" (`upstream_reset`) or a failed TLS handshake, and only a second flow, from an
-    /// address the user never saw, named the loop.
+    /// IPv6): its 502 and its flow (`would_loop`, how to exclude DevProxy's traffic), where they
+    /// said "connection reset by peer" (`upstream_reset`) or a failed TLS handshake, and only a
+    /// second flow, from an address the user never saw, named the loop.
     @Test func theAppsRequestInALoopSaysWhyItFailed() throws {
         let setup = try Setup(uidExclude: "12345")
         let plain = try setup.curlAsNobody(["-i", "--resolve", "origin.test:80:10.77.0.2", "http://origin.test/cl?n=5"])
