@@ -8,7 +8,7 @@ import { formatSize } from "./format.js";
 import { store } from "./store.js";
 
 /** Bodies longer than this (characters) are not copied: the download link takes them. */
-export const COPY_LIMIT = 16 * 1024 * 1024;
+const COPY_LIMIT = 16 * 1024 * 1024;
 
 /**
  * Copies `text`; `what` names it in the notice ("the URL", "the value of content-type").
@@ -42,9 +42,12 @@ export async function copyLoaded(load, what, title) {
     await copyText(text, what, title);
 }
 
-/** A small "copy" button: `label` is what a screen reader says ("Copy the value of accept"). */
-export function copyButton(label, onCopy, text = "copy") {
-    return h("button", { type: "button", class: "copy", title: label, "aria-label": label, on: { click: onCopy } }, text);
+/**
+ * A header row's copy button: `label` is what a screen reader says ("Copy the value of accept").
+ * It has no text of its own (the stylesheet writes "copy"), so its cell's text stays the value.
+ */
+export function copyButton(label, onCopy) {
+    return h("button", { type: "button", class: "copy", title: label, "aria-label": label, on: { click: onCopy } });
 }
 
 /**

@@ -314,7 +314,7 @@ function headersTable(title, headers) {
     return h("table", { class: "headers" },
         h("caption", {}, title),
         h("tbody", {}, headers.map(([name, value]) => h("tr", {}, h("th", { scope: "row" }, name),
-            h("td", {}, value, copyButton(`Copy the value of ${name}`, copyRowValue, ""))))));
+            h("td", {}, value, copyButton(`Copy the value of ${name}`, copyRowValue))))));
 }
 
 /**
