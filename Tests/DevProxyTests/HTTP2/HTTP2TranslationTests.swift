@@ -61,9 +61,29 @@ import TestSupport
         }
     }
 
+    /// An HTTP/1.1 origin that closes 5 bytes into the 50 its `Content-Length` declared: the
+    /// client's response is cut (curl: "transfer closed"; Python h2: the stream reset), and the
+    /// flow says the same, `upstream_closed` after 5 bytes, whichever version the client speaks.
+    /// An h2 client's flow said `upstream_bad_response`, an HTTP/1.1 client's `upstream_closed`.
+    @Test func aResponseShortOfItsLengthIsRecordedAlikeForEitherClient() throws {
+        let (origin, proxy, files) = try Self.http1OriginAndProxy()
+        defer { origin.stop(); _ = files }
+        let result = try proxy.curl(["--http1.1", "https://localhost:\(origin.port)/fewer"])
+        #expect(result.stdout == "hello" && result.output.contains("transfer closed"), "\(result.output)")
+        let json = try H2Client.run(proxy: proxy, port: origin.port, alpn: "h2", path: "/fewer")
+        #expect(json.responses.first?.body == "hello" && json.responses.first?.reset != nil, "\(json)")
+        let flows = proxy.flows(count: 2)
+        #expect(flows.count == 2, "\(flows)")
+        for flow in flows {
+            #expect(flow.error?.kind == "upstream_closed"
+                    && flow.error?.message.contains("connection closed before the message was complete after 5") == true,
+                    "\(String(describing: flow.error))")
+        }
+    }
+
     /// An HTTP/1.1 origin over TLS (ALPN `http/1.1` only) and a proxy that trusts it. /304: `304`
     /// with `Content-Length: 1234` and an ETag; /204: `204`; /more: `Content-Length: 5` and 11
-    /// bytes; anything else `200` "ok".
+    /// bytes; /fewer: `Content-Length: 50`, 5 bytes, then the connection closed; anything else `200` "ok".
     static func http1OriginAndProxy() throws -> (BackgroundServer, ProxyHarness, TemporaryDirectory) {
         let dir = TemporaryDirectory()
         let store = CAStore(directory: dir.file("origin-ca"))
@@ -83,7 +103,8 @@ import TestSupport
     print(s.getsockname()[1], flush=True)
     answers = {b"/304": b"HTTP/1.1 304 Not Modified\r\nContent-Length: 1234\r\nETag: \"v1\"\r\n\r\n",
                b"/204": b"HTTP/1.1 204 No Content\r\n\r\n",
-               b"/more": b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello world"}
+               b"/more": b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello world",
+               b"/fewer": b"HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\nhello"}
     def serve(c):
         c = tls.wrap_socket(c, server_side=True)
         data = b""
@@ -96,6 +117,8 @@ import TestSupport
             head, data = data.split(b"\r\n\r\n", 1)
             path = head.split(b"\r\n")[0].split(b" ")[1]
             c.sendall(answers.get(path, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+            if path == b"/fewer":
+                c.close(); return
     while True:
         c, _ = s.accept()
         threading.Thread(target=serve, args=(c,), daemon=True).start()

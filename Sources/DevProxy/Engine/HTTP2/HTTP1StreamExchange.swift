@@ -218,6 +218,11 @@ struct HTTP1StreamExchange {
             leg.post(.failed(.upstreamClosed, status: 502, message: error.message, responseStarted: responseStarted))
         } catch let error as UnrequestedSwitch {
             leg.post(.failed(.upstreamBadResponse, status: 502, message: error.message, responseStarted: false))
+        } catch let error as HTTP1ParseError where responseStarted && error.code == .truncated {
+            // A body cut short by the origin's close, in the kind and words of an HTTP/1.1
+            // client's flow (`HTTP1OriginLeg.failureMidBody`).
+            leg.post(.failed(.upstreamClosed, status: 502, message: "upstream \(target) sent a malformed body: \(error.reason)",
+                             responseStarted: true))
         } catch let error as HTTP1ParseError {
             leg.post(.failed(.upstreamBadResponse, status: 502, message: "upstream \(target) sent a malformed response: \(error.reason)",
                              responseStarted: responseStarted))
