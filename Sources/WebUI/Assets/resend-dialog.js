@@ -68,6 +68,32 @@ export function base64Of(bytes) {
     return btoa(binary);
 }
 
+/**
+ * A gRPC call's request messages as JSON to edit, when every one was recorded typed (the run has
+ * the method's schema: `--proto`, `--grpc-reflection`): `{type, text}`, one message as an object
+ * and several as an array. Null otherwise (the body then goes as it came). The server writes the
+ * edited JSON as protobuf by the same schema (`grpc_messages`).
+ */
+export function grpcEditable(grpc) {
+    if (!grpc || grpc.protocol) return null;
+    const sent = (grpc.messages ?? []).filter((message) => message.direction === "request");
+    if (sent.length === 0 || sent.length !== grpc.request_messages
+        || sent.some((message) => message.typed === undefined || !message.message_type)) return null;
+    const typed = sent.map((message) => message.typed);
+    return { type: sent[0].message_type, text: JSON.stringify(typed.length === 1 ? typed[0] : typed, null, 2) };
+}
+
+/** `grpc_messages` from the editor's text: an object is one message, an array several. */
+export function grpcMessagesOf(text) {
+    let parsed;
+    try {
+        parsed = JSON.parse(text);
+    } catch (failure) {
+        throw new Error(`the messages are not JSON: ${failure.message}`);
+    }
+    return Array.isArray(parsed) ? parsed : [parsed];
+}
+
 /** Opens the dialog for `flow` (its record). */
 export async function openResend(flow) {
     const request = flow.request;
@@ -91,12 +117,16 @@ export async function openResend(flow) {
     // A body over what the editor takes goes unchanged, as the store kept it (`body_from`): the
     // editor held only the record's preview, and that was sent.
     let unchanged = false;
+    // A typed gRPC call: its request messages as JSON, written as protobuf again when sent.
+    const grpc = grpcEditable(flow.grpc);
+    if (grpc) body.value = grpc.text;
     const send = h("button", { type: "submit", id: "resend-send" }, "Send");
     const form = h("form", { class: "resend" },
         h("h2", { id: "resend-title" }, "Edit and resend"),
         h("div", { class: "resend-line" }, field("Method", method), field("URL", url)),
         field("Headers (one “Name: value” a line)", headers),
-        field("Body", body), error,
+        field(grpc ? `Request ${grpc.text.startsWith("[") ? "messages" : "message"} as JSON (${grpc.type}; `
+                     + "written as protobuf when sent)" : "Body", body), error,
         h("div", { class: "dialog-buttons" },
             h("button", { type: "button", on: { click: () => dialog.close() } }, "Cancel"), send));
     form.addEventListener("submit", async (event) => {
@@ -107,7 +137,8 @@ export async function openResend(flow) {
             const answer = await api.resend({
                 method: method.value.trim(), url: url.value.trim(),
                 headers: headersToSend(parseHeaderLines(headers.value), filledHost, request.url),
-                ...(unchanged ? { body_from: flow.id } : binary ? { body_base64: base64Of(binary) } : { body: body.value }),
+                ...(grpc ? { grpc_messages: grpcMessagesOf(body.value) }
+                    : unchanged ? { body_from: flow.id } : binary ? { body_base64: base64Of(binary) } : { body: body.value }),
                 replay_of: flow.id,
             });
             dialog.close();
@@ -123,7 +154,9 @@ export async function openResend(flow) {
     dialog.showModal();
     method.focus();
     // The record holds only a prefix of the body; the store has it whole.
-    if (request.body && request.body.size > 0 && request.body.size <= EDITABLE) {
+    if (grpc) {
+        // Edited as JSON above.
+    } else if (request.body && request.body.size > 0 && request.body.size <= EDITABLE) {
         try {
             const response = await api.body(flow.id, "request");
             const bytes = new Uint8Array(await response.arrayBuffer());

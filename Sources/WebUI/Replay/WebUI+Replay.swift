@@ -61,10 +61,15 @@ extension WebUI {
             return .error(400, "the Host header must be a host name or address (with :port if any), without spaces")
         }
         var body: [UInt8] = []
-        guard [object["body"], object["body_base64"], object["body_from"]].compactMap({ $0 }).count <= 1 else {
-            return .error(400, "give one of body (text), body_base64 or body_from, not several")
+        guard [object["body"], object["body_base64"], object["body_from"], object["grpc_messages"]].compactMap({ $0 }).count <= 1 else {
+            return .error(400, "give one of body (text), body_base64, body_from or grpc_messages, not several")
         }
-        if let source = object["body_from"] {
+        if Self.hasGRPCMessages(object) {
+            switch grpcBody(request.body, url: components) {
+            case .body(let framed): body = framed
+            case .refused(let answer): return answer
+            }
+        } else if let source = object["body_from"] {
             // A body too large for the editor goes as it was stored: the request body of that flow.
             guard let id = source as? String else { return .error(400, "body_from must be a flow id") }
             guard try store.summary(id: id) != nil else { return .error(400, "body_from names no flow in this session: \(id)") }

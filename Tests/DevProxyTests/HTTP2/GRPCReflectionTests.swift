@@ -154,6 +154,70 @@ import TestSupport
         #expect(!stopped.stderr.contains("grpc reflection"), "\(stopped.stderr)")
     }
 
+    /// Edit and resend of a gRPC call with its request message edited as JSON: the UI writes it
+    /// as protobuf by the run's schema, and the new call's flow shows the edit typed.
+    @Test(.backstop) func aCallIsResentWithItsMessageEditedAsJSON() throws {
+        let server = try GRPCProxyTests.EchoServer()
+        let dir = TemporaryDirectory()
+        _ = dir.write("echo.proto", """
+            syntax = "proto3";
+            package lab;
+            message Note { string text = 1; int32 number = 2; bytes payload = 3; }
+            service Echo { rpc Unary(Note) returns (Note); }
+            """)
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--upstream-ca", server.caPath, "--proto", dir.file("echo.proto"),
+                                         "--log", dir.file("flows.jsonl"), "--quiet", "--session", dir.file("session.sqlite"),
+                                         "--web", "127.0.0.1:0"], webUI: true)
+        try Self.runClient(dir.file("ca") + "/root.pem", server, proxy: proxy)
+        let flows = try Self.flows(dir.file("flows.jsonl")) { $0.contains { $0.request?.url.hasSuffix("/lab.Echo/Unary") == true } }
+        let unary = try #require(flows.first { $0.request?.url.hasSuffix("/lab.Echo/Unary") == true && $0.grpc?.encoding == nil })
+        let web = try #require(proxy.webUI)
+        let base = web.components(separatedBy: "/?token=")[0]
+        let token = web.components(separatedBy: "token=").last ?? ""
+        func resend(_ messages: String, path: String = "/lab.Echo/Unary") throws -> (status: Int, body: String) {
+            let request = """
+                {"method": "POST", "url": "https://localhost:\(server.port)\(path)", "replay_of": "\(unary.id)",
+                 "headers": [["content-type", "application/grpc"], ["te", "trailers"]], "grpc_messages": \(messages)}
+                """
+            let result = try Subprocess.run("curl", ["-s", "-w", "\n%{http_code}", "-H", "Authorization: Bearer \(token)",
+                                                     "-H", "Content-Type: application/json", "--data-binary", request,
+                                                     "\(base)/api/replay"], timeout: 30)
+            let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+            return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
+        }
+        // In the page: the dialog of the newest Unary call (the gzip one: sent back uncompressed,
+        // each message's flag saying so) shows its message as JSON, and sends the edit.
+        if WebUIBrowser.missing == nil {
+            let script = URL(fileURLWithPath: GRPCProxyTests.script).deletingLastPathComponent()
+                .appendingPathComponent("webui_grpc_resend.py").path
+            let zipped = String(repeating: "zipped ", count: 50)
+            let page = try Subprocess.run("python3", [script, "--ui", web, "--path", "/lab.Echo/Unary",
+                                                      "--expect", #"{"text": "\#(zipped)", "number": 3}"#,
+                                                      "--send", #"{"text": "from the dialog", "number": 5}"#], timeout: 120)
+            #expect(page.status == 0, "\(page.output)")
+            let again = try Self.flows(dir.file("flows.jsonl")) { flows in
+                flows.contains { $0.grpc?.messages.first?.typed?["text"] == .string("from the dialog") }
+            }
+            let resent = again.first { $0.grpc?.messages.first?.typed?["text"] == .string("from the dialog") }
+            #expect(resent?.grpc?.messages.last?.typed == .object([(key: "number", value: .int(5)),
+                                                                   (key: "text", value: .string("from the dialog"))]),
+                    "the echo of the edited message: \(String(describing: resent?.grpc))")
+            #expect(resent?.replayOf != nil)
+        }
+        let sent = try resend(#"[{"text": "edited", "number": 42}]"#)
+        #expect(sent.status == 200, "\(sent)")
+        let id = try #require((try JSONSerialization.jsonObject(with: Data(sent.body.utf8)) as? [String: Any])?["id"] as? String)
+        let edited = try Self.shown(id, web: base, token: token)
+        #expect(edited.typed == #"{"number":42,"text":"edited"}"#, "\(edited)")
+        // What the type cannot take, and a method no schema defines, are refused saying why.
+        let wrong = try resend(#"[{"text": 7}]"#)
+        #expect(wrong.status == 400 && wrong.body.contains("grpc_messages[0] is not a lab.Note: lab.Note.text is a string, not a number"),
+                "\(wrong)")
+        let unknown = try resend(#"[{}]"#, path: "/lab.Echo/Fail")
+        #expect(unknown.status == 409 && unknown.body.contains("no schema defines /lab.Echo/Fail"), "\(unknown)")
+        _ = proxy.stop()
+    }
+
     @Test(.backstop) func aServerWithoutReflectionIsNamedOnce() throws {
         let server = try GRPCProxyTests.EchoServer()
         let dir = TemporaryDirectory()
