@@ -158,6 +158,12 @@ public struct SignerSelection: Sendable {
     private func expiryWarnings(_ certificate: Certificate, now: Date) -> [String] {
         let left = certificate.notAfter.timeIntervalSince(now)
         guard left < 24 * 3600 else { return [] }
-        return ["your intermediate expires in \(Int(left / 3600)) h \(Int(left.truncatingRemainder(dividingBy: 3600) / 60)) min; get a new one with `devproxy ca issue --email \(certificate.email ?? email)`"]
+        let email = certificate.email ?? email
+        // Where the next one goes: `run` takes it there without a restart (SignerWatch). A bundle
+        // came from the security lead's CA directory, not this machine's: its command names none.
+        let next = bundlePath.map { "get a new one with `devproxy ca issue --email \(email)` and put it at \($0)" }
+            ?? "get a new one with `\(issueCommand(email))`"
+        return ["your intermediate expires in \(Int(left / 3600)) h \(Int(left.truncatingRemainder(dividingBy: 3600) / 60)) min; "
+                + next + ": a running devproxy takes it without a restart"]
     }
 }

@@ -51,6 +51,10 @@ import TestSupport
         let stopped = proxy.stop()
         #expect(stopped.stdout.contains("DevProxy: signing leaves with the new intermediate of ana@acme.dev (serial \(second)"),
                 "\(stopped.stdout)")
+        // The start-up warning (a day left) says where the next one goes, not only the lead's command.
+        #expect(stopped.stderr.contains("warning: your intermediate expires in 23 h ")
+                && stopped.stderr.contains("min; get a new one with `devproxy ca issue --email ana@acme.dev` and put it at "
+                                         + "\(bundle): a running devproxy takes it without a restart"), "\(stopped.stderr)")
     }
 
     /// Near the end, one warning saying how to get the next one in; after it, one saying every
