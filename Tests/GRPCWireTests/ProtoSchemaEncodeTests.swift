@@ -10,20 +10,7 @@ import TestSupport
     @Test func encodingsParseBackAsProtobufsOwnMessages() throws {
         let dir = TemporaryDirectory()
         _ = dir.write("shop.proto", ProtoSchemaTests.proto)
-        var script = """
-        import json, sys
-        sys.path.insert(0, sys.argv[1])
-        from grpc_tools import protoc
-        import grpc_tools, os
-        include = os.path.join(os.path.dirname(grpc_tools.__file__), "_proto")
-        assert protoc.main(["protoc", "-I" + sys.argv[1], "-I" + include, "--python_out=" + sys.argv[1],
-                            "--include_imports", "--descriptor_set_out=" + sys.argv[1] + "/shop.desc",
-                            sys.argv[1] + "/shop.proto"]) == 0
-        import shop_pb2
-        from google.protobuf import duration_pb2, empty_pb2, json_format
-        samples = {}
-
-        """
+        var script = ProtoSchemaTests.pythonPrelude + "samples = {}\n"
         for (name, lines) in ProtoSchemaTests.samples {
             script += "m = shop_pb2.Order()\n" + lines + "\nsamples['\(name)'] = m\n"
         }

@@ -78,10 +78,9 @@ import TestSupport
         let json: [String: String]
     }
 
-    static func compile() throws -> Compiled {
-        let dir = TemporaryDirectory()
-        _ = dir.write("shop.proto", proto)
-        var script = """
+    /// Python that compiles `shop.proto` in the directory `sys.argv[1]` (grpcio-tools' protoc,
+    /// with protobuf's own well-known .proto files) into `shop.desc` and `shop_pb2`, and imports it.
+    static let pythonPrelude = """
         import json, sys
         sys.path.insert(0, sys.argv[1])
         from grpc_tools import protoc
@@ -94,6 +93,11 @@ import TestSupport
         from google.protobuf import duration_pb2, empty_pb2, json_format
 
         """
+
+    static func compile() throws -> Compiled {
+        let dir = TemporaryDirectory()
+        _ = dir.write("shop.proto", proto)
+        var script = pythonPrelude
         for (name, lines) in samples {
             script += "m = shop_pb2.Order()\n" + lines + "\n"
             script += "open(sys.argv[1] + '/\(name).bin', 'wb').write(m.SerializeToString())\n"

@@ -73,6 +73,16 @@ import TestSupport
         #expect(!stopped.stderr.contains("grpc reflection"), "\(stopped.stderr)")
     }
 
+    /// `echo.proto` in `dir`: lab.Echo with `methods` (Fail and the others left out: no schema defines them).
+    private static func writeEchoProto(in dir: TemporaryDirectory, methods: String) {
+        _ = dir.write("echo.proto", """
+            syntax = "proto3";
+            package lab;
+            message Note { string text = 1; int32 number = 2; bytes payload = 3; }
+            service Echo { \(methods) }
+            """)
+    }
+
     /// `GET /api/flows/ID` of the UI at `web` (`http://HOST:PORT/?token=…`, or a base and a token):
     /// its first gRPC message's `typed` (JSON, keys sorted) and the call's notes.
     private static func shown(_ id: String, web: String, token: String? = nil) throws -> (typed: String?, notes: [String]) {
@@ -92,12 +102,7 @@ import TestSupport
     @Test(.backstop) func aSessionRecordedWithoutAProtoIsShownTypedByOneGivenLater() throws {
         let server = try GRPCProxyTests.EchoServer()
         let dir = TemporaryDirectory()
-        _ = dir.write("echo.proto", """
-            syntax = "proto3";
-            package lab;
-            message Note { string text = 1; int32 number = 2; bytes payload = 3; }
-            service Echo { rpc Unary(Note) returns (Note); rpc ServerStream(Note) returns (stream Note); }
-            """)
+        Self.writeEchoProto(in: dir, methods: "rpc Unary(Note) returns (Note); rpc ServerStream(Note) returns (stream Note);")
         let session = dir.file("session.sqlite")
         let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--upstream-ca", server.caPath, "--log", dir.file("flows.jsonl"),
                                          "--quiet", "--session", session])
@@ -159,12 +164,7 @@ import TestSupport
     @Test(.backstop) func aCallIsResentWithItsMessageEditedAsJSON() throws {
         let server = try GRPCProxyTests.EchoServer()
         let dir = TemporaryDirectory()
-        _ = dir.write("echo.proto", """
-            syntax = "proto3";
-            package lab;
-            message Note { string text = 1; int32 number = 2; bytes payload = 3; }
-            service Echo { rpc Unary(Note) returns (Note); }
-            """)
+        Self.writeEchoProto(in: dir, methods: "rpc Unary(Note) returns (Note);")
         let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--upstream-ca", server.caPath, "--proto", dir.file("echo.proto"),
                                          "--log", dir.file("flows.jsonl"), "--quiet", "--session", dir.file("session.sqlite"),
                                          "--web", "127.0.0.1:0"], webUI: true)
