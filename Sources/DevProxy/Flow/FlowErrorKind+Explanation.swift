@@ -51,7 +51,7 @@ extension FlowErrorKind {
         case .upstreamClosed:
             return "the server closed the connection before a whole response"
         case .leafRefused:
-            return "the intermediate may not sign for this host (outside its name constraints or revoked)"
+            return "the intermediate may not sign for this host (outside its name constraints, expired or revoked)"
         case .aborted:
             return "the proxy was stopped while the exchange was in flight"
         case .upstreamProxyFailed:

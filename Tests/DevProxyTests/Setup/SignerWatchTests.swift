@@ -1,4 +1,4 @@
-import CertAuthority
+@testable import CertAuthority
 @testable import DevProxy
 import Foundation
 import Testing
@@ -55,6 +55,40 @@ import TestSupport
         #expect(stopped.stderr.contains("warning: your intermediate expires in 23 h ")
                 && stopped.stderr.contains("min; get a new one with `devproxy ca issue --email ana@acme.dev` and put it at "
                                          + "\(bundle): a running devproxy takes it without a restart"), "\(stopped.stderr)")
+    }
+
+    /// An intermediate that ends while the proxy runs: one console warning says so and what to do,
+    /// and each refused host's line says the intermediate expired; it named only name constraints
+    /// or a revocation, and nothing was said once.
+    @Test(.backstop) func anIntermediateThatEndsWhileRunningIsSaidOnce() throws {
+        let pki = try PKIFixture()
+        let root = try pki.store.rootSigner(passphrase: nil)
+        let key = try PrivateKey.generate(.p256)
+        let ends = Date().addingTimeInterval(2)
+        let certificate = try CertificateProfile.intermediate(email: "ana@acme.dev", permittedDNS: [],
+                                                              notBefore: Date().addingTimeInterval(-60), notAfter: ends)
+            .sign(publicKey: key, issuer: root.certificate, issuerKey: root.key)
+        let bundle = dir.write("short.pem", bytes: try key.pem() + Array(certificate.pem.utf8) + Array(root.certificate.pem.utf8))
+        chmod(bundle, 0o600)
+        let origin = try OriginServer()
+        let proxy = try DevProxyProcess(["--intermediate", bundle, "--ca-dir", dir.file("engineer"), "--no-web",
+                                         "--insecure-upstream", "--resolve", "origin.test:\(origin.port):127.0.0.1"])
+        Thread.sleep(until: ends.addingTimeInterval(1.2))
+        for host in ["localhost", "origin.test"] {
+            let refused = try Subprocess.run("curl", ["-sS", "-o", "/dev/null", "--proxy", "http://127.0.0.1:\(proxy.port)",
+                                                      "--cacert", pki.rootPath, "https://\(host):\(origin.port)/"], timeout: 30)
+            #expect(refused.status != 0, "\(refused.output)")
+        }
+        let stopped = proxy.stop()
+        let ended = stopped.stderr.components(separatedBy: "warning: your intermediate \(certificate.serialHex) ended at ").count - 1
+        #expect(ended == 1, "\(stopped.stderr)")
+        #expect(stopped.stderr.contains("every intercepted host fails (leaf_refused) until a new one is in place: put a new "
+                                        + "bundle from your security lead (`devproxy ca issue --email ana@acme.dev`) at \(bundle)"),
+                "\(stopped.stderr)")
+        let refusedLines = stopped.stdout.split(separator: "\n").filter { $0.contains("leaf_refused") }
+        #expect(refusedLines.count == 2, "\(stopped.stdout)")
+        #expect(refusedLines.allSatisfy { $0.contains("the intermediate may not sign for this host (outside its name constraints, "
+                                                         + "expired or revoked)") }, "\(stopped.stdout)")
     }
 
     /// Near the end, one warning saying how to get the next one in; after it, one saying every
