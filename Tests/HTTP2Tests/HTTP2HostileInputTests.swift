@@ -168,6 +168,16 @@ import Testing
         #expect(goAway.errorCode == HTTP2ErrorCode.protocolError.rawValue)
     }
 
+    /// The promise's fault is the connection's (RFC 9113 §6.6), whatever stream carried it: reported
+    /// as stream 0 with a reason naming it (it was stream 1's "Protocol error", so a proxy recorded
+    /// a stream failure that hid the connection's).
+    @Test func pushPromiseAfterPushWasTurnedOffIsReportedAsTheConnectionsFault() throws {
+        let (client, stream) = try Self.clientWithRequest(ack: true)
+        let events = try client.receive(Frame.pushPromise(stream: UInt32(stream), promised: 2, Frame.getBlock(path: "/pushed")))
+        let faults = events.compactMap { if case let .protocolError(stream, reason) = $0 { (stream, reason) } else { nil } }
+        #expect(faults.map(\.0) == [0] && faults.first?.1.contains("PUSH_PROMISE") == true, "\(events)")
+    }
+
     @Test func pushPromiseBeforeTheAckIsRefusedStreamByStream() throws {
         let (client, stream) = try Self.clientWithRequest(ack: false)
         let events = try client.receive(Frame.pushPromise(stream: UInt32(stream), promised: 2, Frame.getBlock(path: "/pushed"))

@@ -90,7 +90,14 @@ enum SessionCallbacks {
         }
         nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(callbacks) { _, frame, libraryError, userData in
             let stream = frame!.pointee.hd.stream_id
-            if stream != 0, libraryError == NGHTTP2_ERR_REFUSED_STREAM.rawValue {
+            if frame!.pointee.hd.type == UInt8(NGHTTP2_PUSH_PROMISE.rawValue) {
+                // Every PUSH_PROMISE the library refuses here is a connection error (RFC 9113 §6.6),
+                // whatever stream carried it: the connection's fault, said as such.
+                let reason = stateOf(userData).isServer
+                    ? "a PUSH_PROMISE from the client (only a server may push, RFC 9113 §8.4)"
+                    : "a PUSH_PROMISE though push was turned off (SETTINGS_ENABLE_PUSH 0, RFC 9113 §6.6)"
+                stateOf(userData).append(.protocolError(stream: 0, reason: reason))
+            } else if stream != 0, libraryError == NGHTTP2_ERR_REFUSED_STREAM.rawValue {
                 // Over the concurrent streams allowed: a refusal, not the peer's fault.
                 stateOf(userData).append(.streamRefused(stream: stream))
             } else if stream != 0 {

@@ -81,6 +81,23 @@ import TestSupport
         }
     }
 
+    /// An h2 origin that sends a PUSH_PROMISE after it acknowledged DevProxy's SETTINGS_ENABLE_PUSH
+    /// 0 (RFC 9113 §6.6: a connection error): the h2 client gets a 502 whose `X-DevProxy-Error`
+    /// and reason are the flow's, naming the push; the flow said "on this stream: Protocol error"
+    /// as `upstream_bad_response` while the client was told `upstream_closed`.
+    @Test func aPushFromAnOriginThatWasToldNotToIsAnsweredAndRecordedAlike() throws {
+        let origin = try HTTP2Origin(.misbehaving)
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let json = try H2Client.run(proxy: proxy, port: origin.port, alpn: "h2", path: "/push")
+        let answer = try #require(json.responses.first, "\(json)")
+        #expect(answer.status == 502 && answer.body.contains("PUSH_PROMISE"), "\(json)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        let kind = answer.headers.first { $0.first == "x-devproxy-error" }?.last
+        #expect(flow.error?.kind == kind && flow.error?.message.contains("PUSH_PROMISE") == true,
+                "\(String(describing: flow.error)) vs \(json)")
+    }
+
     /// An HTTP/1.1 origin over TLS (ALPN `http/1.1` only) and a proxy that trusts it. /304: `304`
     /// with `Content-Length: 1234` and an ETag; /204: `204`; /more: `Content-Length: 5` and 11
     /// bytes; /fewer: `Content-Length: 50`, 5 bytes, then the connection closed; anything else `200` "ok".

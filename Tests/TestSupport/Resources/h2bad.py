@@ -21,7 +21,8 @@ server dropped just as a request came), /refused-once and /goaway-once (REFUSED_
 with last stream 0, the first time either is asked for; 200 "ok" after), /authority (200, the
 :authority the request came with), /headers (200, the request's fields as they arrived, one
 "name: value" a line, pseudo-header fields first), /trailers (200 with content-length 5 and `trailer:
-x-checksum`, "hello", then the trailer x-checksum: 5d41402a).
+x-checksum`, "hello", then the trailer x-checksum: 5d41402a), /push (a PUSH_PROMISE for /pushed though
+the peer turned push off, after the SETTINGS ACK, then 200 "ok").
 """
 import socket
 import ssl
@@ -35,6 +36,7 @@ import h2.connection
 import h2.errors
 import h2.events
 import h2.settings
+import hyperframe.frame
 
 
 # The paths of streams the peer reset (RST_STREAM), for GET /resets.
@@ -210,6 +212,16 @@ def serve_connection(tls, enable_connect_protocol=False):
                 threading.Thread(target=late, daemon=True).start()
             elif path == "/authority":
                 respond(sid, dict(event.headers).get(":authority", "").encode())
+            elif path == "/push":
+                # Python h2 will not push to a peer that turned push off: the frame is built by hand,
+                # its block from the connection's own encoder (its ACK of the peer's SETTINGS went before).
+                def promise(sid=sid):
+                    frame = hyperframe.frame.PushPromiseFrame(sid, promised_stream_id=2, flags=["END_HEADERS"])
+                    frame.data = conn.encoder.encode([(":method", "GET"), (":scheme", "https"),
+                                                      (":authority", "localhost"), (":path", "/pushed")])
+                    tls.sendall(frame.serialize())
+                send(promise)
+                respond(sid, b"ok")
             elif path == "/trailers":
                 send(lambda: conn.send_headers(sid, [(":status", "200"), ("content-length", "5"),
                                                      ("trailer", "x-checksum")]))
