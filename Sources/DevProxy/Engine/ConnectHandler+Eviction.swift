@@ -2,12 +2,19 @@
 /// its place to a newcomer (`ProxyServer`, `ClientConnection.waitingSince`), as one waiting for a
 /// request head does: after its CONNECT (or SOCKS5 request, or transparent redirect) it waits for
 /// the client's ClientHello, then for the TLS handshake to end; a tunnel where neither side has
-/// sent a byte yet waits too. 1,024 clients that sent a CONNECT and then nothing, or half a
+/// sent a byte yet waits too, and so does a SOCKS5 client before its handshake is done
+/// (`SOCKS5Front`). 1,024 clients that sent a CONNECT and then nothing, or half a
 /// ClientHello, locked every other client out with 503 for as long as they stayed.
 extension ConnectHandler {
-    /// Marks the connection as waiting for its client (it may make room) or as busy with it.
+    /// Marks the connection as waiting for its client (it may make room) or as busy with it. A
+    /// connection already waiting (a SOCKS5 handshake before it) keeps the time it began to.
     func waitsForClient(_ waiting: Bool) {
-        connection.waitingSince.store(waiting ? ClientConnection.uptimeMilliseconds() : 0, ordering: .relaxed)
+        if waiting {
+            _ = connection.waitingSince.compareExchange(expected: 0, desired: ClientConnection.uptimeMilliseconds(),
+                                                        ordering: .relaxed)
+        } else {
+            connection.waitingSince.store(0, ordering: .relaxed)
+        }
     }
 
     /// Whether DevProxy closed this connection to make room for another.

@@ -15,6 +15,8 @@ struct SOCKS5Front {
     func run() {
         let socket = connection.socket
         socket.setTimeout(server.configuration.headerTimeout)
+        // Until its handshake is done the client may make room at the connection limit (`ConnectHandler+Eviction`).
+        connection.waitingSince.store(ClientConnection.uptimeMilliseconds(), ordering: .relaxed)
         let credentials = server.configuration.proxyCredentials
         var handshake = SOCKS5Handshake(configuration: credentials.isEmpty ? .noAuthentication : .usernamePassword { user, password in
             credentials.contains(ProxyCredential(user: user, password: password))
@@ -30,7 +32,12 @@ struct SOCKS5Front {
                 return
             }
             guard count > 0 else {
-                if received > 0 { record(.clientClosed, "the client closed the connection during the SOCKS5 handshake") }
+                if connection.evicted.load(ordering: .relaxed) {
+                    record(.overloaded, "DevProxy closed the connection to make room at its "
+                           + "\(server.configuration.maxConnections) connections: it had waited longest for its SOCKS5 handshake")
+                } else if received > 0 {
+                    record(.clientClosed, "the client closed the connection during the SOCKS5 handshake")
+                }
                 return
             }
             received += count

@@ -68,6 +68,32 @@ import TestSupport
         withExtendedLifetime(holders) {}
     }
 
+    /// SOCKS5 clients that sent half a greeting (or nothing) hold no slot either: they locked the
+    /// HTTP listener out with 503 too, the limit being the proxy's, for the header timeout.
+    @Test(.backstop) func socks5ClientsMidHandshakeMakeRoom() throws {
+        let origin = try ScriptedOrigin("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        let socksPort = try HTTP2Origin.freePort()
+        let proxy = try ProxyHarness(configure: {
+            $0.maxConnections = 3
+            $0.modes = [ListenerMode(kind: .regular), ListenerMode(kind: .socks5, host: "127.0.0.1", port: socksPort)]
+        })
+        // One after the other: each waits from when its connection was accepted.
+        let holders = try (0..<3).map { _ in
+            let holder = try RawClient.plain(port: socksPort)
+            holder.send([0x05, 0x02])
+            usleep(50_000)
+            return holder
+        }
+        usleep(300_000)
+        let result = try proxy.curl(["-w", " %{http_code}", "http://127.0.0.1:\(origin.port)/"])
+        #expect(result.stdout == "ok 200", "\(result.output)")
+        let flow = try #require(proxy.flows(count: 2).first { $0.error?.kind == "overloaded" },
+                                "\(proxy.sink.flows.map(\.error))")
+        #expect(flow.error?.message == "DevProxy closed the connection to make room at its 3 connections: it had waited "
+                + "longest for its SOCKS5 handshake", "\(String(describing: flow.error))")
+        #expect(holders.map { $0.readToEnd(timeout: 1).closed } == [true, false, false])
+    }
+
     /// A client that sends half its ClientHello after the tunnel opened, then hangs up, is recorded
     /// at once. The proxy peeked at the socket every 2 ms until the rest came: the peek saw the
     /// same bytes whether or not the client was still there, so it noticed the hang-up only at the
