@@ -37,7 +37,8 @@ import Testing
         #expect(head.method == "GET")
         #expect(head.target == "/p?q")
         #expect(head.version == .http11)
-        #expect(head.headers == HTTPHeaders([("accept", "*/*"), ("cookie", "a=1; b=2"), ("Host", "x.test")]))
+        // Host first, as RFC 9110 §7.2 has a user agent send it.
+        #expect(head.headers == HTTPHeaders([("Host", "x.test"), ("accept", "*/*"), ("cookie", "a=1; b=2")]))
     }
 
     @Test func http1ToHTTP2DropsConnectionSpecificFieldsAndHost() throws {

@@ -71,6 +71,11 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence, ExpressibleByDictionar
         fields.append((name: name, value: value))
     }
 
+    /// Puts a field line before the existing ones.
+    public mutating func addFirst(name: String, value: String) {
+        fields.insert((name: name, value: value), at: 0)
+    }
+
     /// Removes every field named `name`.
     public mutating func remove(_ name: String) {
         fields.removeAll { $0.name.equalsCaseInsensitive(name) }

@@ -48,13 +48,20 @@ extension HTTPRequest {
 
 extension HTTPRequestHead {
     /// `request` for an HTTP/1.1 hop: an origin-form target from its path (`/` without one),
-    /// `Host` from its authority (RFC 9113 §8.3.1: `:authority` takes the place of `Host`), and
-    /// its fields forwarded (`HTTPHeaders(forwarding:)`).
+    /// `Host` from its authority (RFC 9113 §8.3.1: `:authority` takes the place of `Host`; first
+    /// when the request had none, as RFC 9110 §7.2 has a user agent send it), and its fields
+    /// forwarded (`HTTPHeaders(forwarding:)`).
     ///
     /// - Throws: `HTTPFieldError` for a value with CR, LF or NUL.
     public init(forwarding request: HTTPRequest) throws(HTTPFieldError) {
         var headers = try HTTPHeaders(forwarding: request.fields)
-        if let authority = request.authority { headers.replaceOrAdd(name: "Host", value: authority) }
+        if let authority = request.authority {
+            if headers.contains("Host") {
+                headers.replaceOrAdd(name: "Host", value: authority)
+            } else {
+                headers.addFirst(name: "Host", value: authority)
+            }
+        }
         self.init(method: request.method, target: request.path ?? "/", version: .http11, headers: headers)
     }
 }

@@ -98,9 +98,24 @@ import TestSupport
                 "\(String(describing: flow.error)) vs \(json)")
     }
 
+    /// An h2 client's request (`:authority`, no `host`) to an HTTP/1.1-only origin: `Host` is the
+    /// first field of the translated head (RFC 9110 §7.2: a user agent sends it first; curl and
+    /// browsers do), the client's fields after it, cookie crumbs joined (RFC 9113 §8.2.3). It came last.
+    @Test func theTranslatedHeadNamesItsHostFirst() throws {
+        let (origin, proxy, files) = try Self.http1OriginAndProxy()
+        defer { origin.stop(); _ = files }
+        let json = try H2Client.run(proxy: proxy, port: origin.port, alpn: "h2", path: "/echo",
+                                    extra: ["x-first=1", "cookie=a=1", "cookie=b=2", "x-last=2"])
+        let lines = (json.responses.first?.body ?? "").components(separatedBy: "\r\n")
+        #expect(Array(lines.prefix(3)) == ["GET /echo HTTP/1.1", "Host: localhost:\(origin.port)", "x-first: 1"], "\(json)")
+        #expect(lines.contains("cookie: a=1; b=2") && lines.contains("x-last: 2")
+                && lines.filter { $0.lowercased().hasPrefix("host:") }.count == 1, "\(json)")
+    }
+
     /// An HTTP/1.1 origin over TLS (ALPN `http/1.1` only) and a proxy that trusts it. /304: `304`
     /// with `Content-Length: 1234` and an ETag; /204: `204`; /more: `Content-Length: 5` and 11
-    /// bytes; /fewer: `Content-Length: 50`, 5 bytes, then the connection closed; anything else `200` "ok".
+    /// bytes; /fewer: `Content-Length: 50`, 5 bytes, then the connection closed; /echo: the request head as
+    /// it arrived; anything else `200` "ok".
     static func http1OriginAndProxy() throws -> (BackgroundServer, ProxyHarness, TemporaryDirectory) {
         let dir = TemporaryDirectory()
         let store = CAStore(directory: dir.file("origin-ca"))
@@ -133,6 +148,9 @@ import TestSupport
                 data += chunk
             head, data = data.split(b"\r\n\r\n", 1)
             path = head.split(b"\r\n")[0].split(b" ")[1]
+            if path == b"/echo":
+                c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(head), head))
+                continue
             c.sendall(answers.get(path, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
             if path == b"/fewer":
                 c.close(); return
