@@ -172,6 +172,7 @@ enum RunCommand {
         let onboarding = teamRoot.map(OnboardingSite.init(root:))
         configuration.onboarding = onboarding
         let server: ProxyServer
+        DescriptorLimit.raise()
         do {
             server = try ProxyServer(configuration: configuration, leaves: leaves, sinks: sinks)
             try server.start()

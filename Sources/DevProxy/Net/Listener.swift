@@ -60,6 +60,13 @@ public final class Listener: @unchecked Sendable {
         let client = Glibc.accept(fd, nil, nil)
         guard client >= 0 else {
             if errno == EAGAIN || errno == EINTR || errno == ECONNABORTED { return nil }
+            if errno == EMFILE || errno == ENFILE {
+                // Out of descriptors: the connection stays queued until one frees. poll() says it is
+                // ready again at once, so without a pause the accept loop spun a core (98 % measured)
+                // and starved the connections being served.
+                usleep(UInt32(min(timeout, 0.1) * 1_000_000))
+                return nil
+            }
             throw NetworkError.from(errno: errno, connectingTo: nil)
         }
         _ = fcntl(client, F_SETFD, FD_CLOEXEC)
