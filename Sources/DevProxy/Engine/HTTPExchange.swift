@@ -61,8 +61,11 @@ struct HTTPExchange {
                                    dial: destination.dial)
         let pinned = context.connection.takePinned(key)
         do {
+            // A replay of an HTTP/2 flow offers h2 first, as the original's client did (`ReplayMark.http2`).
+            let alpn = replay?.http2 == true && destination.tls && context.configuration.http2 ? ["h2", "http/1.1"] : nil
             upstream = try pinned ?? context.connection.pool.connection(host: destination.host, port: destination.port,
-                                                                        tls: destination.tls, dial: destination.dial,
+                                                                        tls: destination.tls, alpn: alpn,
+                                                                        dial: destination.dial,
                                                                         watch: context.connection.dialWatch)
         } catch {
             answerConnectFailure(error, draft: &draft)
@@ -70,7 +73,10 @@ struct HTTPExchange {
             return false
         }
         if upstream.isHTTP2 {
-            // The origin speaks only HTTP/2: one h2 stream, on a connection of its own.
+            // The origin speaks only HTTP/2 (or a replay of an HTTP/2 flow offered it first): one
+            // h2 stream, on a connection of its own. The replay's flow says HTTP/2, as the flow it
+            // repeats did: the replayer's HTTP/1.1 hop is DevProxy's own.
+            if replay?.http2 == true { draft.flow.request?.httpVersion = "HTTP/2" }
             return relayToHTTP2(upstream, request: request, recorder: recorder, draft: &draft)
         }
         var leg = HTTP1OriginLeg(upstream: upstream, destination: destination, configuration: context.configuration)

@@ -1,8 +1,8 @@
 import HTTP1
 
-/// `X-DevProxy-Replay: SECRET NEW_ID [ORIGINAL_ID] [host=HOST]`: how the web UI's replayer, a
-/// client of the proxy's own listener, names the flow it makes, the flow it replays, and a `Host`
-/// edited to differ from the URL's.
+/// `X-DevProxy-Replay: SECRET NEW_ID [ORIGINAL_ID] [host=HOST] [alpn=h2]`: how the web UI's
+/// replayer, a client of the proxy's own listener, names the flow it makes, the flow it replays, a
+/// `Host` edited to differ from the URL's, and that the replayed flow went over HTTP/2.
 public struct ReplayMark: Equatable, Sendable {
     public static let header = "X-DevProxy-Replay"
 
@@ -15,19 +15,26 @@ public struct ReplayMark: Equatable, Sendable {
     /// 9112 §3.2.2 has a proxy replace an absolute-form request's Host with the URL's authority,
     /// which made the edit a no-op.
     public let host: String?
+    /// The replayed flow went over HTTP/2: the origin is offered `h2` first, so that the replay
+    /// (which the replayer sends over HTTP/1.1) reaches it as the original did, as mitmproxy's
+    /// replays of HTTP/2 flows do. Without it an origin that speaks both got HTTP/1.1.
+    public let http2: Bool
 
-    public init(id: String, original: String?, host: String? = nil) {
+    public init(id: String, original: String?, host: String? = nil, http2: Bool = false) {
         self.id = id
         self.original = original
         self.host = host
+        self.http2 = http2
     }
 
     /// The header's value for this mark under `secret`.
     public func value(secret: String) -> String {
-        [secret, id, original, host.map { Self.hostPrefix + $0 }].compactMap { $0 }.joined(separator: " ")
+        [secret, id, original, host.map { Self.hostPrefix + $0 }, http2 ? Self.http2Token : nil].compactMap { $0 }
+            .joined(separator: " ")
     }
 
     private static let hostPrefix = "host="
+    private static let http2Token = "alpn=h2"
 
     /// Whether `host` can travel in the mark: not empty, no whitespace or control character
     /// (the mark's parts are separated by spaces, and no authority holds one).
@@ -41,6 +48,11 @@ public struct ReplayMark: Equatable, Sendable {
         guard let value = head.headers[header] else { return nil }
         head.headers.remove(header)
         var parts = value.split(separator: " ").map(String.init)
+        var http2 = false
+        if parts.count >= 3, parts.last == http2Token {
+            http2 = true
+            parts.removeLast()
+        }
         var host: String?
         if parts.count >= 3, let last = parts.last, last.hasPrefix(hostPrefix) {
             host = String(last.dropFirst(hostPrefix.count))
@@ -48,7 +60,7 @@ public struct ReplayMark: Equatable, Sendable {
         }
         guard let secret, parts.count == 2 || parts.count == 3, constantTimeEqual(parts[0], secret),
               parts[1].utf8.count <= 128, host.map(canCarry) != false else { return nil }
-        return ReplayMark(id: parts[1], original: parts.count == 3 ? parts[2] : nil, host: host)
+        return ReplayMark(id: parts[1], original: parts.count == 3 ? parts[2] : nil, host: host, http2: http2)
     }
 
     private static func constantTimeEqual(_ a: String, _ b: String) -> Bool {

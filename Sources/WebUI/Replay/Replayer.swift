@@ -22,13 +22,15 @@ struct Replayer {
     static func isReplayID(_ id: String) -> Bool { id.hasPrefix(prefix + "-replay-") }
 
     /// Sends the request and reads the response to its end (or the proxy's close).
-    /// - Parameter host: a `Host` to send in place of the URL's (one the user edited); the
-    ///   connection still goes to the URL's host.
+    /// - Parameters:
+    ///   - host: a `Host` to send in place of the URL's (one the user edited); the connection
+    ///     still goes to the URL's host.
+    ///   - http2: the replayed flow went over HTTP/2: the origin is offered h2 first.
     /// - Returns: the response's first bytes (its head, and the start of a refusal's reason).
     /// - Throws: `NetworkError` when the proxy cannot be reached.
     @discardableResult
     func send(method: String, url: String, headers: [(String, String)], body: [UInt8], id: String,
-              replayOf: String?, host: String? = nil) throws -> [UInt8] {
+              replayOf: String?, host: String? = nil, http2: Bool = false) throws -> [UInt8] {
         let socket = try Socket.connect(host: link.replayHost, port: link.replayPort, timeout: 10)
         defer { socket.close() }
         socket.setTimeout(timeout)
@@ -42,7 +44,7 @@ struct Replayer {
         fields.add(name: "Connection", value: fields.contains("TE") ? "TE, close" : "close")
         if let authorization = link.proxyAuthorization { fields.add(name: "Proxy-Authorization", value: authorization) }
         fields.add(name: ReplayMark.header,
-                   value: ReplayMark(id: id, original: replayOf, host: host).value(secret: link.replaySecret))
+                   value: ReplayMark(id: id, original: replayOf, host: host, http2: http2).value(secret: link.replaySecret))
         let stream = PlainStream(socket)
         try stream.write(HTTP1Serializer.serialize(HTTPRequestHead(method: method, target: url, version: .http11,
                                                                    headers: fields)) + body)

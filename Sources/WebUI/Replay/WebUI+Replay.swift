@@ -25,7 +25,8 @@ extension WebUI {
             guard pair.count >= 2, !Self.skippedOnRepeat(pair[0], pair[1]), pair[1] != "<redacted>" else { return nil }
             return (pair[0], pair[1])
         }
-        return try send(link, method: request.method, url: request.url, headers: headers, body: body, replayOf: id)
+        return try send(link, method: request.method, url: request.url, headers: headers, body: body, replayOf: id,
+                        http2: request.httpVersion == "HTTP/2")
     }
 
     func replayEdited(_ request: WebRequest) throws -> WebResponse {
@@ -105,11 +106,13 @@ extension WebUI {
             }
         }
         let replayOf = object["replay_of"] as? String
-        if let replayOf, try store.summary(id: replayOf) == nil {
-            return .error(400, "replay_of names no flow in this session: \(replayOf)")
+        var original: FlowSummary?
+        if let replayOf {
+            original = try store.summary(id: replayOf)
+            guard original != nil else { return .error(400, "replay_of names no flow in this session: \(replayOf)") }
         }
         return try send(link, method: method, url: url, headers: headers, body: body, replayOf: replayOf,
-                        host: editedHost)
+                        host: editedHost, http2: original?.httpVersion == "HTTP/2")
     }
 
     /// Whether `host`, a Host header's value, names other than `components`' authority (the
@@ -135,7 +138,7 @@ extension WebUI {
 
     /// Replays through the proxy, waits until the new flow is in the store, answers its id.
     private func send(_ link: ProxyLink, method: String, url: String, headers: [(String, String)], body: [UInt8],
-                      replayOf: String?, host: String? = nil) throws -> WebResponse {
+                      replayOf: String?, host: String? = nil, http2: Bool = false) throws -> WebResponse {
         let id = Replayer.newFlowID()
         var headers = headers
         if let host = URLComponents(string: url)?.host, let signer = link.signatures?.signer(for: host),
@@ -145,7 +148,7 @@ extension WebUI {
         let answer: [UInt8]
         do {
             answer = try Replayer(link: link).send(method: method, url: url, headers: headers, body: body, id: id,
-                                                   replayOf: replayOf, host: host)
+                                                   replayOf: replayOf, host: host, http2: http2)
         } catch let error as NetworkError {
             return .error(502, "cannot reach the proxy at \(link.replayHost):\(link.replayPort) to replay: "
                           + error.message)

@@ -38,6 +38,40 @@ import Testing
         return nil
     }
 
+    /// A flow the client made over HTTP/2 replays over HTTP/2 to an origin that speaks both
+    /// (hypercorn), as mitmproxy replays it: the replayer is an HTTP/1.1 client of the proxy, and
+    /// the origin was offered only http/1.1, so the replay's flow said HTTP/1.1. An edited resend
+    /// of it goes the same way; one of an HTTP/1.1 flow stays HTTP/1.1.
+    @Test func anHTTP2FlowIsReplayedOverHTTP2() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let ui = try WebUIHarness(withProxy: true) { $0.upstreamCAs = [try! Certificate.all(
+            from: try! SecureFile.read(origin.caPath, what: "ca"))[0]] }
+        let proxy = try #require(ui.proxy)
+        let url = origin.url("/replayed-h2")
+        let sent = try proxy.curl(["--http2", "-o", "/dev/null", "-w", "%{http_version}", url])
+        #expect(sent.stdout == "2", "\(sent.output)")
+        let original = try #require(try Self.flow(ui, url: url))
+        #expect(original["http_version"] as? String == "HTTP/2")
+        let originalID = try #require(original["id"] as? String)
+        /// The replay's flow: its request's version, and the protocol the origin chose in ALPN.
+        func version(of answer: WebUIHarness.Answer) throws -> String? {
+            let id = try #require(answer.json["id"] as? String, "\(answer.text)")
+            let flow = try ui.request("/api/flows/\(id)").json
+            let alpn = ((flow["tls"] as? [String: Any])?["upstream"] as? [String: Any])?["alpn"] as? String
+            let version = (flow["request"] as? [String: Any])?["http_version"] as? String
+            #expect(alpn == (version == "HTTP/2" ? "h2" : "http/1.1"), "\(version ?? "") over \(alpn ?? "")")
+            return version
+        }
+        #expect(try version(of: try ui.request("/api/flows/\(originalID)/replay", method: "POST")) == "HTTP/2")
+        let edited = #"{"method":"GET","url":"\#(url)","headers":[["X-Edited","1"]],"replay_of":"\#(originalID)"}"#
+        #expect(try version(of: try ui.request("/api/replay", method: "POST", headers: ["Content-Type: application/json"],
+                                                body: edited)) == "HTTP/2")
+        _ = try proxy.curl(["--http1.1", "-o", "/dev/null", origin.url("/replayed-h1")])
+        let plain = try #require(try Self.flow(ui, url: origin.url("/replayed-h1")))
+        let plainID = try #require(plain["id"] as? String)
+        #expect(try version(of: try ui.request("/api/flows/\(plainID)/replay", method: "POST")) == "HTTP/1.1")
+    }
+
     @Test func replayReachesTheOriginAgainAndAddsAFlowMarkedAsAReplay() throws {
         let (ui, proxy, origin) = try Self.setUp()
         let url = origin.url("/report")
