@@ -25,6 +25,7 @@ struct HTTP1StreamExchange {
     }
 
     private func run() {
+        defer { server.releaseStreamLeg() }
         let target = HostPort(host: host, port: port).description
         guard var upstream = connect(target: target, reuse: true) else { return }
         var outcome = connection.using(upstream.stream.socket) { exchange(on: upstream, target: target, resending: false) }

@@ -19,6 +19,18 @@ extension HTTP2ProxyConnection {
             return
         }
         MaxForwards.forward(&request.headers, method: request.method)
+        // Each leg is a thread and an origin connection: as many at once as DevProxy takes
+        // connections, and a stream past that may go again later (RFC 9113 §8.7).
+        guard server.reserveStreamLeg() else {
+            exchange.draft.fail(.overloaded, "refused with REFUSED_STREAM: DevProxy had \(context.configuration.maxConnections) "
+                                + "HTTP/1.1 requests of HTTP/2 streams in flight, the most it runs at once (each takes a "
+                                + "thread and a connection to the origin); nothing of it was forwarded, and the client may "
+                                + "send it again (RFC 9113 §8.7)")
+            exchange.draft.flow.error?.code = HTTP2ErrorCode.refusedStream.description
+            exchange.draft.flow.error?.by = "proxy"
+            try? session.resetStream(exchange.clientStream, code: .refusedStream)
+            return
+        }
         let leg = HTTP1StreamLeg(wake: wake)
         exchange.http1Leg = leg
         if endStream {
