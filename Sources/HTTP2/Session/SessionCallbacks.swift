@@ -68,7 +68,12 @@ enum SessionCallbacks {
                 let debug = String(decoding: UnsafeBufferPointer(start: goAway.opaque_data, count: goAway.opaque_data_len),
                                    as: UTF8.self)
                 let code = HTTP2ErrorCode(rawValue: goAway.error_code)
-                state.append(.protocolError(stream: 0, reason: debug.isEmpty ? "GOAWAY \(code)" : "GOAWAY \(code): \(debug)"))
+                var reason = debug.isEmpty ? "GOAWAY \(code)" : "GOAWAY \(code): \(debug)"
+                if state.isServer, code == .internalError, debug.isEmpty, state.resetsReceived >= state.streamResetBurst {
+                    reason = "it reset \(state.resetsReceived) streams, faster than the \(state.streamResetBurst) at once "
+                        + "(then 33 a second) DevProxy allows against rapid reset (CVE-2023-44487): GOAWAY \(code)"
+                }
+                state.append(.protocolError(stream: 0, reason: reason))
                 state.goAwayExplained = true
             }
             if hd.type == UInt8(NGHTTP2_RST_STREAM.rawValue) {
@@ -134,6 +139,7 @@ enum SessionCallbacks {
                 state.finishBlock(block, stream: hd.stream_id, isRequest: isRequest, endStream: endStream)
             }
         case NGHTTP2_RST_STREAM.rawValue:
+            state.resetsReceived &+= 1
             state.append(.streamReset(stream: hd.stream_id, code: HTTP2ErrorCode(rawValue: frame.rst_stream.error_code),
                                       byPeer: true))
         case NGHTTP2_SETTINGS.rawValue where hd.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0:

@@ -92,7 +92,14 @@ final class SessionState {
         self.isServer = isServer
         self.maxHeaderListSize = limits.maxHeaderListSize
         self.pushEnabled = limits.enablePush
+        self.streamResetBurst = limits.streamResetBurst
     }
+
+    /// RST_STREAM frames the peer sent, and the burst the library's reset-rate limit allows (server
+    /// role): a GOAWAY INTERNAL_ERROR the library sends past that many is the limit's (rapid reset,
+    /// CVE-2023-44487), and the reason says so instead of the bare code.
+    var resetsReceived: UInt64 = 0
+    let streamResetBurst: UInt64
 
     /// Queues an event, merging body chunks and sent counts of the same stream with the one
     /// just before, so a large frame read in pieces is one event.

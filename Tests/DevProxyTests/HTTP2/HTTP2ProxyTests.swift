@@ -733,6 +733,10 @@ import TestSupport
         #expect(attack.goaway == 2, "INTERNAL_ERROR: \(attack)")
         let flows = proxy.flows(count: 1)
         #expect(flows.contains { $0.error?.kind == FlowErrorKind.http2ProtocolError.rawValue })
+        // The flow names the flood, where it said "the client broke the HTTP/2 protocol: GOAWAY INTERNAL_ERROR".
+        #expect(flows.contains { $0.error?.message.contains("faster than the 1000 at once (then 33 a second) DevProxy "
+                                                                + "allows against rapid reset (CVE-2023-44487)") == true },
+                "\(flows.compactMap(\.error?.message))")
         let after = try H2Client.run(proxy: proxy, port: origin.port, alpn: "h2", path: "/echo")
         #expect(after.responses.first?.status == 200)
     }
