@@ -19,6 +19,12 @@ public struct GRPCWireMessage: Sendable, Equatable {
     /// Whether `bytes` is the whole message.
     public var isHeld: Bool
 
+    /// `message` as it goes in a gRPC body: uncompressed (flag 0), its length, its bytes.
+    public static func framed(_ message: [UInt8]) -> [UInt8] {
+        let length = UInt32(message.count)
+        return [0, UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)] + message
+    }
+
     public init(compressed: Bool, length: Int, received: Int, bytes: [UInt8], isHeld: Bool, isTrailers: Bool = false) {
         self.compressed = compressed
         self.isTrailers = isTrailers

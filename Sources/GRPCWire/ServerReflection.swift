@@ -26,18 +26,15 @@ public enum ServerReflection {
     /// `ServerReflectionRequest { string host = 1; oneof { string file_by_filename = 3;
     /// string file_containing_symbol = 4; … } }`, gRPC-framed (uncompressed), one after another.
     public static func requestBody(host: String, queries: [Query]) -> [UInt8] {
-        var body: [UInt8] = []
-        for query in queries {
-            var message = field(1, Array(host.utf8))
+        queries.flatMap { query in
+            var message = ProtoWireWriter()
+            message.lengthDelimited(1, Array(host.utf8))
             switch query {
-            case .fileByFilename(let name): message += field(3, Array(name.utf8))
-            case .fileContainingSymbol(let symbol): message += field(4, Array(symbol.utf8))
+            case .fileByFilename(let name): message.lengthDelimited(3, Array(name.utf8))
+            case .fileContainingSymbol(let symbol): message.lengthDelimited(4, Array(symbol.utf8))
             }
-            let length = UInt32(message.count)
-            body += [0, UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)]
-            body += message
+            return GRPCWireMessage.framed(message.bytes)
         }
-        return body
     }
 
     /// What the server answered to the requests of one call.
@@ -112,21 +109,8 @@ public enum ServerReflection {
     /// The `FileDescriptorSet` of `files` (`repeated FileDescriptorProto file = 1`), as
     /// `ProtoSchema(descriptorSet:)` reads it.
     public static func descriptorSet(_ files: [[UInt8]]) -> [UInt8] {
-        files.reduce(into: []) { $0 += field(1, $1) }
-    }
-
-    private static func field(_ number: Int, _ bytes: [UInt8]) -> [UInt8] {
-        varint(UInt64(number << 3 | 2)) + varint(UInt64(bytes.count)) + bytes
-    }
-
-    private static func varint(_ value: UInt64) -> [UInt8] {
-        var value = value
-        var out: [UInt8] = []
-        while value >= 0x80 {
-            out.append(UInt8(value & 0x7F) | 0x80)
-            value >>= 7
-        }
-        out.append(UInt8(value))
-        return out
+        var set = ProtoWireWriter()
+        for file in files { set.lengthDelimited(1, file) }
+        return set.bytes
     }
 }

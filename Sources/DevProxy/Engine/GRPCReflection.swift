@@ -72,7 +72,7 @@ final class GRPCReflection: Sendable {
     /// The schema to record a call to `host`:`port` at `path` with; when it defines no such
     /// method, a background question to the server starts (once per server and service).
     func schema(host: String, port: Int, tls: Bool, path: String) -> ProtoSchema? {
-        let origin = Self.authority(host: host, port: port, defaultPort: -1).lowercased()
+        let origin = Self.origin(host: host, port: port)
         guard let call = GRPCPath(path), !ServerReflection.services.contains(call.service) else {
             return state.withLock { $0.schemas[origin] } ?? base
         }
@@ -91,8 +91,13 @@ final class GRPCReflection: Sendable {
 
     /// What calls to `host`:`port` are typed by now, without asking.
     func known(host: String, port: Int) -> ProtoSchema? {
-        let origin = Self.authority(host: host, port: port, defaultPort: -1).lowercased()
+        let origin = Self.origin(host: host, port: port)
         return state.withLock { $0.schemas[origin] } ?? base
+    }
+
+    /// The key a server's schema is kept under: `host:port` in lower case, the port always named.
+    private static func origin(host: String, port: Int) -> String {
+        authority(host: host, port: port, defaultPort: -1).lowercased()
     }
 
     /// `host:port`, the port left out when it is `defaultPort`, an IPv6 address bracketed.

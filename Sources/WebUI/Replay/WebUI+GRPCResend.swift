@@ -42,9 +42,7 @@ extension WebUI {
             } catch {
                 return .refused(.error(400, "grpc_messages[\(index)] is not a \(method.input): \(error.reason)"))
             }
-            let length = UInt32(bytes.count)
-            framed += [0, UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)]
-            framed += bytes
+            framed += GRPCWireMessage.framed(bytes)
         }
         return .body(framed)
     }
