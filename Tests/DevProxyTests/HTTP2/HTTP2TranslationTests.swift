@@ -117,14 +117,7 @@ import TestSupport
     /// bytes; /fewer: `Content-Length: 50`, 5 bytes, then the connection closed; /echo: the request head as
     /// it arrived; anything else `200` "ok".
     static func http1OriginAndProxy() throws -> (BackgroundServer, ProxyHarness, TemporaryDirectory) {
-        let dir = TemporaryDirectory()
-        let store = CAStore(directory: dir.file("origin-ca"))
-        try store.initialize(name: "Translation Origin CA", keyType: .p256, days: 2, passphrase: nil)
-        let leaf = try LeafIssuer(signer: try store.rootSigner(passphrase: nil)).issue(for: [try LeafName("localhost")])
-        let origin = try BackgroundServer(script: Self.http1Origin, arguments: [dir.write("origin.pem", leaf.certificate.pem),
-                                                                                dir.write("origin.key", bytes: try leaf.key.pem())])
-        let cas = try Certificate.all(from: SecureFile.read(store.rootCertificatePath, what: "ca"))
-        return (origin, try ProxyHarness(configure: { $0.upstreamCAs = cas }), dir)
+        try BackgroundServer.tlsOriginAndProxy(script: Self.http1Origin, caName: "Translation Origin CA")
     }
 
     static let http1Origin = #"""

@@ -127,14 +127,7 @@ import TestSupport
     /// `origin` over TLS (a leaf for localhost from a CA of its own, in a directory kept as long
     /// as the origin is) and a proxy that trusts it.
     private static func tlsOriginAndProxy() throws -> (BackgroundServer, ProxyHarness, TemporaryDirectory) {
-        let dir = TemporaryDirectory()
-        let store = CAStore(directory: dir.file("origin-ca"))
-        try store.initialize(name: "Early Answer Origin CA", keyType: .p256, days: 2, passphrase: nil)
-        let leaf = try LeafIssuer(signer: try store.rootSigner(passphrase: nil)).issue(for: [try LeafName("localhost")])
-        let origin = try BackgroundServer(script: Self.origin, arguments: [dir.write("origin.pem", leaf.certificate.pem),
-                                                                           dir.write("origin.key", bytes: try leaf.key.pem())])
-        let cas = try Certificate.all(from: SecureFile.read(store.rootCertificatePath, what: "ca"))
-        return (origin, try ProxyHarness(configure: { $0.upstreamCAs = cas }), dir)
+        try BackgroundServer.tlsOriginAndProxy(script: Self.origin, caName: "Early Answer Origin CA")
     }
 
     /// Plain HTTP/1.1 on 127.0.0.1:0 (TLS with CERT KEY as arguments). POST /close: 413 with `Connection: close` after the head,

@@ -1,3 +1,5 @@
+import CertAuthority
+@testable import DevProxy
 import Foundation
 import TestSupport
 
@@ -28,6 +30,29 @@ final class BackgroundServer {
             throw TestFailure("the Python server did not print its port (got \"\(String(decoding: line, as: UTF8.self))\")")
         }
         self.port = port
+    }
+
+    /// `script` serving TLS as `localhost` with a certificate and key from a CA of its own (their
+    /// paths its two arguments), and a proxy that trusts that CA; `directory` holds the CA and the
+    /// files, kept while the two run.
+    static func tlsOriginAndProxy(script: String, caName: String) throws
+        -> (origin: BackgroundServer, proxy: ProxyHarness, directory: TemporaryDirectory) {
+        let dir = TemporaryDirectory()
+        let store = CAStore(directory: dir.file("origin-ca"))
+        try store.initialize(name: caName, keyType: .p256, days: 2, passphrase: nil)
+        let leaf = try LeafIssuer(signer: try store.rootSigner(passphrase: nil)).issue(for: [try LeafName("localhost")])
+        let origin = try BackgroundServer(script: script, arguments: [dir.write("origin.pem", leaf.certificate.pem),
+                                                                      dir.write("origin.key", bytes: try leaf.key.pem())])
+        let cas = try Certificate.all(from: SecureFile.read(store.rootCertificatePath, what: "ca"))
+        return (origin, try ProxyHarness(configure: { $0.upstreamCAs = cas }), dir)
+    }
+
+    /// `tlsScript` serving `host` with a leaf (and its chain) from `fixture`'s signer.
+    static func tlsServer(for host: String, signedBy fixture: PKIFixture) throws -> BackgroundServer {
+        let leaf = try LeafIssuer(signer: fixture.signer).issue(for: [try LeafName(host)])
+        let certificatePath = fixture.directory.write("server.pem", leaf.certificate.pem + leaf.chain.map(\.pem).joined())
+        let keyPath = fixture.directory.write("server.key", bytes: try leaf.key.pem())
+        return try BackgroundServer(script: tlsScript, arguments: [certificatePath, keyPath])
     }
 
     /// SIGKILL, not terminate(): a child spawned from a dispatch worker thread inherits its

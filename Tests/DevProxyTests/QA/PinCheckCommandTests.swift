@@ -12,10 +12,7 @@ import TestSupport
 
     init() throws {
         fixture = try PKIFixture()
-        let leaf = try LeafIssuer(signer: fixture.signer).issue(for: [try LeafName(host)])
-        let certificatePath = fixture.directory.write("server.pem", leaf.certificate.pem + leaf.chain.map(\.pem).joined())
-        let keyPath = fixture.directory.write("server.key", bytes: try leaf.key.pem())
-        server = try BackgroundServer(script: BackgroundServer.tlsScript, arguments: [certificatePath, keyPath])
+        server = try BackgroundServer.tlsServer(for: host, signedBy: fixture)
     }
 
     var rootPin: String { SPKIPin.base64SHA256(fixture.root.spkiDER) }
