@@ -69,16 +69,10 @@ extension RunCommand {
     static func startWeb(_ listener: Listener, options: RunOptions, store: SessionStore, server: ProxyServer,
                          configuration: ProxyConfiguration, selection: SignerSelection.Result, ca: CAStore,
                          reportsPath: String?) throws -> WebUI {
-        let regular = server.boundListeners.first { $0.kind == .regular }?.address
-        var replayHost = regular?.host ?? "127.0.0.1"
-        if replayHost == "0.0.0.0" { replayHost = "127.0.0.1" }
-        if replayHost == "::" { replayHost = "::1" }
-        let credential = configuration.proxyCredentials.first.map {
-            "Basic " + Data("\($0.user):\($0.password)".utf8).base64EncodedString()
-        }
+        let entry = server.ownEntry
         var link = WebUI.ProxyLink(listeners: server.boundListeners.map { ($0.kind.rawValue, $0.address.description) },
-                                   replayHost: replayHost, replayPort: regular?.port ?? 0,
-                                   replaySecret: configuration.replaySecret ?? "", proxyAuthorization: credential,
+                                   replayHost: entry?.host ?? "127.0.0.1", replayPort: entry?.port ?? 0,
+                                   replaySecret: configuration.replaySecret ?? "", proxyAuthorization: entry?.authorization,
                                    reportsPath: reportsPath, onboardingURL: configuration.onboarding?.address,
                                    signatures: configuration.signatures)
         link.onboardingLoopback = configuration.onboarding?.isLoopbackOnly ?? false
@@ -92,7 +86,7 @@ extension RunCommand {
             settings.grpcSchema = { [server] host, port in server.knownSchema(host: host, port: port) }
         }
         let web = WebUI(listener: listener, configuration: settings, store: store,
-                        proxy: regular == nil ? nil : link,
+                        proxy: entry == nil ? nil : link,
                         authority: WebUI.Authority(signer: signer.certificate, root: root, renewCommand: renew))
         web.start()
         Output.line("web ui: \(web.url)")

@@ -186,16 +186,12 @@ public final class ProxyServer: @unchecked Sendable {
 
     /// The reflection client, asking through the regular listener (none: a warning, and no question).
     private func makeReflection() -> GRPCReflection? {
-        guard let regular = listeners.first(where: { $0.mode.kind == .regular })?.listener.address else {
+        guard let entry = ownEntry else {
             StandardError.warn("--grpc-reflection asks servers through a regular listener, and there is none: "
                                + "no server will be asked (add --mode regular@127.0.0.1:PORT)")
             return nil
         }
-        let host = regular.host == "0.0.0.0" ? "127.0.0.1" : regular.host == "::" ? "::1" : regular.host
-        let authorization = configuration.proxyCredentials.first.map {
-            "Basic " + Data("\($0.user):\($0.password)".utf8).base64EncodedString()
-        }
-        return GRPCReflection(listener: .init(host: host, port: regular.port, authorization: authorization,
+        return GRPCReflection(listener: .init(host: entry.host, port: entry.port, authorization: entry.authorization,
                                               secret: configuration.replaySecret),
                               base: configuration.protoSchema)
     }
