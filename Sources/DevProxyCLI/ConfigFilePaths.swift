@@ -20,6 +20,8 @@ enum ConfigFilePaths {
         /// What follows the first `=`, split at the first `,` into two names
         /// (`--verify-signature GLOB=KEYFILE[,SCHEME.json]`).
         case afterEqualsCommaSeparated
+        /// The last part of a map rule, its first character the separator (`--map-local |REGEX|PATH`).
+        case mapTarget
     }
 
     /// The options of `devproxy run` whose values name files or directories, and how.
@@ -28,7 +30,7 @@ enum ConfigFilePaths {
         "proxy-auth": .whole, "passphrase-file": .whole, "reports": .whole, "web-password-file": .whole,
         "client-cert-passphrase-file": .whole, "upstream-proxy-auth-file": .whole, "proto": .whole,
         "session": .wholeExcept(["new", "off"]), "leaf-key": .afterEquals, "client-cert": .afterOptionalEquals,
-        "verify-signature": .afterEqualsCommaSeparated,
+        "verify-signature": .afterEqualsCommaSeparated, "map-local": .mapTarget,
     ]
 
     /// `value` of `option`, as written in a config file in `directory`, with the names in it read
@@ -44,6 +46,14 @@ enum ConfigFilePaths {
             guard value.contains("=") else { return try place(value[...]) }
             return try afterEquals(value, place)
         case .afterEquals?: return try afterEquals(value, place)
+        case .mapTarget?:
+            // `|FILTER|REGEX|PATH` or `|REGEX|PATH`: the path is what follows the second (else the
+            // first) separator after the leading one, as `MapRules.parts` splits it.
+            guard let separator = value.first else { return value }
+            var parts = value.dropFirst().split(separator: separator, maxSplits: 2, omittingEmptySubsequences: false)
+            guard parts.count >= 2, let last = parts.last, !last.isEmpty else { return value }
+            parts[parts.count - 1] = Substring(try place(last))
+            return String(separator) + parts.joined(separator: String(separator))
         case .afterEqualsCommaSeparated?:
             return try afterEquals(value) { files in
                 try files.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).map(place)

@@ -13,7 +13,8 @@ struct RunOptions {
                                       "passphrase-file", "reports", "mode", "session", "leaf-key", "web",
                                       "web-password-file", "store-body-limit", "client-cert", "client-cert-passphrase-file",
                                       "verify-signature", "pinset-rewrite", "upstream-proxy", "upstream-proxy-auth-file",
-                                      "header-timeout", "idle-timeout", "connect-timeout", "upstream-timeout", "proto"]
+                                      "header-timeout", "idle-timeout", "connect-timeout", "upstream-timeout", "proto",
+                                      "map-remote", "map-local"]
     static let booleans: Set<String> = ["insecure-upstream", "lazy-upstream", "quiet", "allow-remote", "sink-reports",
                                         "sign-with-root", "via", "no-http2", "no-web", "qr", "reverse-tls",
                                         "keep-alt-svc", "grpc-reflection"]
@@ -167,6 +168,7 @@ struct RunOptions {
             configuration.bodyLimit = bytes
         }
         configuration.redactHeaders = try values("redact")
+        configuration.mapRules = try MapRules(remote: try values("map-remote"), local: try values("map-local"))
         let signatureRules = try values("verify-signature").map(SignatureRule.parse)
         if !signatureRules.isEmpty {
             configuration.signatures = try SignatureVerifier(rules: signatureRules,

@@ -8,15 +8,18 @@ import HTTPTypes
 struct HTTPExchange {
     let context: ExchangeContext
     let head: HTTPRequestHead
-    let destination: Destination
+    var destination: Destination
     /// The local route that answers this request whatever it names (the onboarding site for a
     /// request sent straight to the proxy's port); nil: the server's routes decide.
     var route: LocalRoute? = nil
     /// Set when the web UI's replayer sent this request (`X-DevProxy-Replay`).
     var replay: ReplayMark? = nil
+    /// What `--map-remote` or `--map-local` did to the request (`mapped()`), once they were applied.
+    var mapping: Flow.Mapping? = nil
 
     /// Runs the exchange.
     func run() -> Bool {
+        if mapping == nil, !context.configuration.mapRules.isEmpty, let mapped = mapped() { return mapped.run() }
         let request = HTTPRequest(head, scheme: destination.tls ? "https" : "http", authority: destination.hostHeader,
                                   path: destination.pathAndQuery)
         let version = head.version.description
@@ -41,6 +44,7 @@ struct HTTPExchange {
             draft.flow.id = replay.id
             draft.flow.replayOf = replay.original
         }
+        if let mapping { draft.flow.mapped = mapping }
         defer { context.server.emit(draft.takeFinished()) }
         context.server.started(draft.flow)
         let recorder = ExchangeRecorder(request: request, bodyLimit: context.configuration.bodyLimit,

@@ -104,6 +104,9 @@ public struct ProxyConfiguration: Sendable {
     /// Pin-set responses rewritten to hold the team root's pin (`--pinset-rewrite`; responses
     /// read over HTTP/1.1 from the origin). Nil relays every response untouched.
     public var pinSetRewrite: PinSetRewrite?
+    /// `--map-remote` and `--map-local` rules, put to every request before it is answered or sent
+    /// (`MapRules`). Empty: requests go where they name.
+    public var mapRules = MapRules()
 
     public init() {}
 }

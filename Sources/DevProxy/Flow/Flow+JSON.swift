@@ -303,6 +303,7 @@ extension Flow: FlowJSONWritable {
             f.int("informational_not_kept", informationalNotKept)
             f.bool("insecure_upstream", insecureUpstream)
             f.field("listener", listener) { fragments.write($1, to: &$0) }
+            f.object("mapped", mapped)
             f.string("mode", mode.rawValue)
             f.string("persona", persona)
             f.object("pinset", pinset)

@@ -52,6 +52,8 @@ public struct Flow: Codable, Sendable, Equatable {
         public var signature: SignatureCheck? = nil
         /// For `--pinset-rewrite` responses: whether the pin set was rewritten, and what was added.
         public var pinset: PinSetInfo? = nil
+        /// A request `--map-remote` sent elsewhere or `--map-local` answered from a file (`Flow+Mapping.swift`).
+        public var mapped: Mapping? = nil
         public var error: FlowError?
         /// The id of the flow this one replays (sent again from the web UI).
         public var replayOf: String? = nil
@@ -67,7 +69,7 @@ public struct Flow: Codable, Sendable, Equatable {
 
         enum CodingKeys: String, CodingKey {
             case id, started, ended, client, mode, server, tls, request, response, timings, signer, persona
-            case websocket, tunnel, error, h2, grpc, listener, signature, pinset, probe, informational
+            case websocket, tunnel, error, h2, grpc, listener, signature, pinset, probe, informational, mapped
             case informationalNotKept = "informational_not_kept"
             case insecureUpstream = "insecure_upstream"
             case replayOf = "replay_of"
@@ -227,6 +229,11 @@ public struct Flow: Codable, Sendable, Equatable {
     public var pinset: PinSetInfo? {
         _read { yield storage.contents.pinset }
         _modify { makeUnique(); yield &storage.contents.pinset }
+    }
+
+    public var mapped: Mapping? {
+        _read { yield storage.contents.mapped }
+        _modify { makeUnique(); yield &storage.contents.mapped }
     }
 
     public var error: FlowError? {

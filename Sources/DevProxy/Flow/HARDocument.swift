@@ -47,11 +47,13 @@ public struct HARDocument: Codable, Sendable, Equatable {
         /// (HAR readers tell sockets by it); nil otherwise, DevProxy not knowing what asked for a
         /// request (a script, a fetch).
         public var resourceType: String? = nil
+        /// What `--map-remote` or `--map-local` did to the request (the flow log's `mapped`).
+        public var mapped: Flow.Mapping? = nil
 
         enum CodingKeys: String, CodingKey {
             case startedDateTime, time, request, response, cache, timings, serverIPAddress, connection
             case flowID = "_flowId", mode = "_mode", error = "_error", tunnel = "_tunnel", grpc = "_grpc"
-            case webSocketMessages = "_webSocketMessages", resourceType = "_resourceType"
+            case webSocketMessages = "_webSocketMessages", resourceType = "_resourceType", mapped = "_mapped"
         }
     }
 

@@ -16,6 +16,8 @@ struct HTTP1StreamExchange {
     let head: HTTPRequestHead
     /// Whether the request carries a body (no END_STREAM on its HEADERS).
     let hasBody: Bool
+    /// TLS to the origin: always, but for a `--map-remote` to an `http://` URL.
+    var tls = true
 
     /// Starts the exchange on a thread of its own.
     func start() {
@@ -46,7 +48,7 @@ struct HTTP1StreamExchange {
     private func connect(target: String, reuse: Bool) -> UpstreamConnection? {
         let upstream: UpstreamConnection
         do {
-            upstream = try connection.pool.connection(host: host, port: port, tls: true, reuse: reuse, dial: dial)
+            upstream = try connection.pool.connection(host: host, port: port, tls: tls, reuse: reuse, dial: dial)
         } catch {
             let (kind, status, message) = UpstreamFailure.describe(error, target: target)
             leg.post(.failed(kind, status: status, message: message, responseStarted: false))

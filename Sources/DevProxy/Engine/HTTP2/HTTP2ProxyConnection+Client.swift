@@ -141,7 +141,8 @@ extension HTTP2ProxyConnection {
 
     /// A request head arrived: record it, then answer it here or send it to the origin.
     private func startExchange(stream: Int32, head: HTTP2HeaderBlock, endStream: Bool) {
-        let request = HTTPRequest(head)
+        var head = head
+        var request = HTTPRequest(head)
         // A reverse listener's flows name its origin; elsewhere the URL is the one the client asked for.
         let ownScheme = cleartext ? "http" : "https"
         let scheme = originAuthority == nil ? request.scheme ?? ownScheme : ownScheme
@@ -153,8 +154,10 @@ extension HTTP2ProxyConnection {
         // `OPTIONS *` (asterisk-form) asks about the server, not a resource: its target URI has an
         // empty path (RFC 9110 §7.1), as mitmproxy shows it too.
         let path = request.path == "*" ? "" : request.path ?? ""
-        let url = "\(scheme)://\(authority)\(path)"
-        let draft = context.draft(host: host, port: port,
+        var url = "\(scheme)://\(authority)\(path)"
+        // `--map-remote` and `--map-local` (`MapRules`), before anything answers the stream.
+        let mapping = context.configuration.mapRules.isEmpty ? nil : map(&head, request: &request, url: &url)
+        let draft = context.draft(host: mapping?.destination?.host ?? host, port: mapping?.destination?.port ?? port,
                                   request: Flow.Request(request, url: url, httpVersion: "HTTP/2",
                                                         redact: context.configuration.redactHeaders),
                                   h2: Flow.HTTP2Info(streamID: Int(stream), connectionID: connectionID, upstreamStreamID: nil))
@@ -168,6 +171,10 @@ extension HTTP2ProxyConnection {
                                                                            contentType: request.fields["content-type"]))
         exchange.requestEnded = endStream
         exchange.bodiless = endStream
+        if let mapping {
+            exchange.draft.flow.mapped = mapping.record
+            exchange.mappedDestination = elsewhere(mapping.destination)
+        }
         if context.configuration.pinSetRewrite?.matches(url) == true {
             // Replaced by what the response turns out to be (ResponseRelay for an HTTP/1.1 origin,
             // `releasePinSet` for an HTTP/2 one), so a pass-through is never silent.
@@ -190,9 +197,9 @@ extension HTTP2ProxyConnection {
         // RFC 9110 §7.6.2: a TRACE or OPTIONS whose hops ran out here is DevProxy's to answer.
         let lastHop = MaxForwards.answersHere(method: request.method, value: request.fields["max-forwards"])
             ? MaxForwards.route : nil
-        if lastHop != nil || !server.localRoutes.isEmpty {
+        if lastHop != nil || mapping?.route != nil || !server.localRoutes.isEmpty {
             let request = LocalRequest(request, url: url, httpVersion: "HTTP/2")
-            if let route = lastHop ?? server.localRoute(for: request) {
+            if let route = mapping?.route ?? lastHop ?? server.localRoute(for: request) {
                 exchange.local = (route, request)
                 exchange.answeredLocally = true
                 if endStream { answerLocally(exchange) }
@@ -211,6 +218,10 @@ extension HTTP2ProxyConnection {
     /// connection, else through an HTTP/1.1 leg; answers the stream itself when neither can be had.
     private func sendUpstream(_ exchange: HTTP2StreamExchange, endStream: Bool) {
         let head = exchange.requestHead
+        if let destination = exchange.mappedDestination {
+            sendMapped(exchange, to: destination, endStream: endStream)
+            return
+        }
         guard let leg = upstreamLeg(for: exchange) else {
             if upstreamSpeaksHTTP1 && exchange.draft.flow.response == nil {
                 if exchange.isExtendedConnect {

@@ -7,10 +7,13 @@ import HTTPTypes
 /// thread of its own (`HTTP1StreamLeg`), translated (RFC 9113 §8.2.3 cookies joined, `Host` from
 /// `:authority`, chunked when the length is unknown), and the response comes back as h2.
 extension HTTP2ProxyConnection {
-    /// Starts the HTTP/1.1 half of `exchange`.
-    func startHTTP1Leg(_ exchange: HTTP2StreamExchange, head: HTTP2HeaderBlock, endStream: Bool) {
+    /// Starts the HTTP/1.1 half of `exchange`, to this connection's origin or to `destination`
+    /// (`--map-remote`'s).
+    func startHTTP1Leg(_ exchange: HTTP2StreamExchange, head: HTTP2HeaderBlock, endStream: Bool,
+                       to destination: Destination? = nil) {
         var neutral = HTTPRequest(head)
-        neutral.authority = originAuthority ?? neutral.authority ?? (port == 443 ? host : "\(host):\(port)")
+        neutral.authority = destination?.hostHeader ?? originAuthority ?? neutral.authority
+            ?? (port == 443 ? host : "\(host):\(port)")
         var request: HTTPRequestHead
         do {
             request = try HTTPRequestHead(forwarding: neutral)
@@ -37,8 +40,9 @@ extension HTTP2ProxyConnection {
             leg.finishRequest()
             exchange.requestSent = Date()
         }
-        HTTP1StreamExchange(server: server, connection: context.connection, leg: leg, host: host, port: port, dial: dial,
-                            head: request, hasBody: !endStream).start()
+        HTTP1StreamExchange(server: server, connection: context.connection, leg: leg, host: destination?.host ?? host,
+                            port: destination?.port ?? port, dial: destination == nil ? dial : nil, head: request,
+                            hasBody: !endStream, tls: destination?.tls ?? true).start()
     }
 
     /// Applies what the streams' HTTP/1.1 threads reported.

@@ -1,0 +1,20 @@
+import HTTPTypes
+
+extension HTTPExchange {
+    /// This exchange as `--map-remote` and `--map-local` make it (`MapRules`): bound for the new
+    /// URL's scheme, host, port and path, its `Host` the new URL's (the client's is kept in the
+    /// flow's `request.client_host`), or answered from a local file. Nil when no rule applied, or
+    /// for a request DevProxy answers whatever it names (the onboarding site).
+    func mapped() -> HTTPExchange? {
+        guard route == nil else { return nil }
+        let request = HTTPRequest(head, scheme: destination.tls ? "https" : "http", authority: destination.hostHeader,
+                                  path: destination.pathAndQuery)
+        let asked = LocalRequest(request, url: destination.url, httpVersion: head.version.description)
+        guard let outcome = context.configuration.mapRules.apply(to: asked) else { return nil }
+        var exchange = self
+        exchange.mapping = outcome.record
+        if let destination = outcome.destination { exchange.destination = destination }
+        exchange.route = outcome.route
+        return exchange
+    }
+}

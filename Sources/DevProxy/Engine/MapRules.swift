@@ -1,0 +1,121 @@
+import Foundation
+
+/// `--map-remote` and `--map-local`, in mitmproxy's syntax so its options paste as they are: the
+/// first character is the separator, then an optional FLOW-FILTER, a URL regex and the target
+/// (`|~d api.example.com|https://api.example.com|http://localhost:3000`, `|example.com/static|./static`).
+///
+/// Every request is put to the rules before anything answers it, HTTP/1.1 and HTTP/2 alike: the
+/// map-remote rules in order, each rewriting the URL as the ones before left it (`MapRemoteRule`),
+/// then the map-local rules on that URL, the first whose file exists answering it
+/// (`MapLocalRule`), as mitmproxy runs its MapRemote add-on before MapLocal. Without rules the
+/// engine pays one empty-array check a request.
+public struct MapRules: Sendable {
+    public var remote: [MapRemoteRule] = []
+    public var local: [MapLocalRule] = []
+
+    public init() {}
+
+    /// Parses the options' values (`--map-remote`, `--map-local`), in the order given.
+    /// - Parameter directory: what a relative LOCAL-PATH is read against (the working directory).
+    /// - Throws: `ConfigurationError` naming the option and what is wrong with it.
+    public init(remote: [String], local: [String], directory: String = FileManager.default.currentDirectoryPath) throws {
+        self.remote = try remote.map { try MapRemoteRule(parsing: $0) }
+        self.local = try local.map { try MapLocalRule(parsing: $0, directory: directory) }
+    }
+
+    /// Whether there is no rule at all (the engine's only cost then).
+    public var isEmpty: Bool { remote.isEmpty && local.isEmpty }
+
+    /// What the rules make of `request` (its URL absolute, as the flow shows it): nil when none
+    /// applied.
+    func apply(to request: LocalRequest) -> MapOutcome? {
+        var current = request
+        var by: [String] = []
+        for rule in remote where rule.filter?.matches(current) ?? true {
+            guard let url = rule.rewrite(current.url), url != current.url else { continue }
+            current.url = url
+            by.append(rule.option)
+        }
+        var missing: [String] = []
+        var missedBy: [String] = []
+        for rule in local where rule.filter?.matches(current) ?? true {
+            guard let answer = rule.answer(for: current.url) else { continue }
+            // The first rule with an existing file answers; a miss lets the later rules try, and
+            // only when none has its file is the answer a 404 naming every file looked for (mitmproxy).
+            guard let files = answer.missing else {
+                let record = Flow.Mapping(rule: "map-local", from: request.url, to: answer.file, by: by + [rule.option])
+                return MapOutcome(record: record, destination: nil, route: answer.route)
+            }
+            missing += files
+            missedBy.append(rule.option)
+        }
+        if let first = missing.first {
+            let record = Flow.Mapping(rule: "map-local", from: request.url, to: first, by: by + missedBy, missing: missing)
+            return MapOutcome.missing(record)
+        }
+        guard !by.isEmpty else { return nil }
+        let record = Flow.Mapping(rule: "map-remote", from: request.url, to: current.url, by: by)
+        guard let destination = MapRemoteRule.destination(of: current.url) else {
+            let reason = "\(by.last ?? "--map-remote") made \(current.url), which is not an http:// or https:// URL "
+                + "with a host"
+            return MapOutcome(record: record, destination: nil,
+                              route: MapOutcome.route(.refusal(status: 502, kind: .badRequest, reason)))
+        }
+        return MapOutcome(record: record, destination: destination, route: nil)
+    }
+
+    /// Splits a rule into its filter (nil when left out), its regex and its target, as mitmproxy
+    /// does: the first character separates, and the last part keeps any further separator.
+    /// - Throws: `ConfigurationError` for fewer than two parts or an empty one.
+    static func parts(of option: String, name: String, target: String) throws -> (filter: String?, regex: String,
+                                                                                  target: String) {
+        let usage = "give \(name) |FLOW-FILTER|URL-REGEX|\(target) or |URL-REGEX|\(target) (the first character "
+            + "is the separator)"
+        guard let separator = option.first else { throw ConfigurationError("\(name) is empty; \(usage)") }
+        let parts = option.dropFirst().split(separator: separator, maxSplits: 2, omittingEmptySubsequences: false)
+            .map(String.init)
+        switch parts.count {
+        case 2 where !parts[0].isEmpty && !parts[1].isEmpty:
+            return (nil, parts[0], parts[1])
+        case 3 where !parts[1].isEmpty && !parts[2].isEmpty:
+            return (parts[0].isEmpty ? nil : parts[0], parts[1], parts[2])
+        default:
+            throw ConfigurationError("\(name) \(option) is not a rule: \(usage)")
+        }
+    }
+
+    /// `pattern` compiled as mitmproxy's Python regexes read (case-sensitive; `(?P<name>…)` named
+    /// groups become ICU's `(?<name>…)`).
+    static func regex(_ pattern: String, option: String) throws -> NSRegularExpression {
+        let icu = pattern.replacingOccurrences(of: "(?P<", with: "(?<")
+        do {
+            return try NSRegularExpression(pattern: icu)
+        } catch {
+            throw ConfigurationError("\(option): \(pattern) is not a valid regular expression")
+        }
+    }
+}
+
+/// What the map rules did to one request: the flow's record, and either where it now goes
+/// (`destination`) or what answers it here (`route`).
+struct MapOutcome {
+    var record: Flow.Mapping
+    var destination: Destination?
+    var route: LocalRoute?
+
+    /// The local route that sends `response`, whatever the request's body (read up to 64 MiB, as
+    /// any local route reads it, then dropped).
+    static func route(_ response: LocalResponse) -> LocalRoute {
+        LocalRoute(name: "--map-local", bodyLimit: 64 << 20, matches: { _ in true }, respond: { _ in response })
+    }
+
+    /// A 404 for a map-local miss, its body naming every file looked for.
+    static func missing(_ record: Flow.Mapping) -> MapOutcome {
+        let files = record.missing ?? [record.to]
+        let message = "--map-local found none of the files this request maps to: " + files.joined(separator: ", ")
+        let response = LocalResponse(status: 404, headers: [("Content-Type", ErrorResponse.textPlain),
+                                                            ("X-DevProxy", "answered by DevProxy (--map-local): no such file")],
+                                     body: ErrorResponse.body(status: 404, detail: message))
+        return MapOutcome(record: record, destination: nil, route: route(response))
+    }
+}
