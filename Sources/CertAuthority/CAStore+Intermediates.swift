@@ -46,7 +46,7 @@ extension CAStore {
         _ = try ledgerOrFail()
         let key = try PrivateKey.generate(keyType)
         let notAfter = min(now.addingTimeInterval(TimeInterval(days) * 86400), root.certificate.notAfter)
-        let notBefore = max(now.addingTimeInterval(-300), root.certificate.notBefore)
+        let notBefore = max(now.addingTimeInterval(-CertificateProfile.backdate), root.certificate.notBefore)
         let certificate = try CertificateProfile.intermediate(email: email, permittedDNS: permittedDNS,
                                                               notBefore: notBefore, notAfter: notAfter)
             .sign(publicKey: key, issuer: root.certificate, issuerKey: root.key)

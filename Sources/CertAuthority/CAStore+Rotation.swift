@@ -110,7 +110,7 @@ extension CAStore {
             throw CAError(.invalidInput, "--name \(subjectName) is the current root's name; give the new root another")
         }
         let unit = old.certificate.subject.contains("OU = ") ? Self.organizationalUnit(old.certificate) : nil
-        let notBefore = now.addingTimeInterval(-3600)
+        let notBefore = now.addingTimeInterval(-CertificateProfile.backdate)
         let profile = CertificateProfile.root(name: subjectName, unit: unit, notBefore: notBefore,
                                               notAfter: now.addingTimeInterval(TimeInterval(days) * 86400))
         let root = try profile.sign(publicKey: next, issuer: nil, issuerKey: next)

@@ -73,7 +73,7 @@ public struct CAStore: Sendable {
             throw CAError(.notWritable, "the CA directory \(directory) is not writable")
         }
         let key = try PrivateKey.generate(keyType)
-        let root = try CertificateProfile.root(name: name, unit: unit, notBefore: now.addingTimeInterval(-3600),
+        let root = try CertificateProfile.root(name: name, unit: unit, notBefore: now.addingTimeInterval(-CertificateProfile.backdate),
                                                notAfter: now.addingTimeInterval(TimeInterval(days) * 86400))
             .sign(publicKey: key, issuer: nil, issuerKey: key)
         // Key first: a root certificate without its key would make the directory look usable.

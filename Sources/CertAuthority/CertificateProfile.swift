@@ -4,6 +4,11 @@ import Foundation
 /// What DevProxy puts in each kind of certificate, read as data: one function per role,
 /// extensions in a fixed order with criticality visible.
 enum CertificateProfile {
+    /// How far every certificate's not-before is set back for devices whose clocks run slow (a
+    /// phone that was off, a VM restored from a snapshot). One figure for the whole chain: a
+    /// verifier takes a chain only as early as its latest not-before.
+    static let backdate: TimeInterval = 3600
+
     /// The team root: self-signed, `CA:TRUE` without a path length (it signs intermediates,
     /// and small teams may let it sign leaves directly).
     static func root(name: String, unit: String?, notBefore: Date, notAfter: Date) -> CertificateBuilder {

@@ -29,7 +29,7 @@ public struct LeafIssuer: Sendable {
     /// How long a leaf lives at most.
     public var lifetime: TimeInterval = 30 * 24 * 3600
     /// How far not-before is backdated for clients whose clocks run slow.
-    public var backdate: TimeInterval = 3600
+    public var backdate: TimeInterval = CertificateProfile.backdate
     /// Hosts whose leaves carry a fixed key (`--leaf-key`) instead of a fresh one. Default none.
     public var fixedKeys: [FixedLeafKey] = []
 

@@ -27,6 +27,23 @@ import TestSupport
         #expect(verify.status == 0, "\(verify.output)")
     }
 
+    /// A device whose clock runs behind (a phone that has been off, a VM restored from a snapshot)
+    /// takes a chain issued a moment ago: the intermediate is backdated an hour as the root and the
+    /// leaves are. It was backdated five minutes, so for a device 30 minutes behind the leaf was
+    /// valid but the intermediate above it "not yet valid" for the first half hour of its life.
+    @Test func aFreshChainVerifiesOnADeviceWhoseClockIsBehind() throws {
+        let pki = try PKIFixture()
+        let leaf = try LeafIssuer(signer: pki.signer).issue(for: [try LeafName("api.acme.dev")])
+        let leafPath = pki.directory.write("behind-leaf.pem", leaf.certificate.pem)
+        let behind = String(Int(Date().timeIntervalSince1970) - 30 * 60)
+        let verify = try Subprocess.run("openssl", ["verify", "-attime", behind, "-purpose", "sslserver", "-CAfile", pki.rootPath,
+                                                    "-untrusted", pki.intermediatePath(), leafPath])
+        #expect(verify.status == 0, "\(verify.output)")
+        #expect(Date().timeIntervalSince(pki.intermediate.notBefore) >= 3600 - 60)
+        // Never before the root it chains to.
+        #expect(pki.intermediate.notBefore >= pki.root.notBefore)
+    }
+
     /// An intermediate is for TLS servers (EKU serverAuth): what its key signs for another use, as
     /// whoever stole a bundle would sign, is refused by a verifier that chains EKUs, OpenSSL's
     /// `verify -purpose` here, while its server leaves pass. Without the EKU the client
