@@ -47,6 +47,10 @@ public struct OkHttpPattern: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// True when `host` (canonicalised first) is covered by this pattern (`Pin.matchesHostname`).
+    ///
+    /// A trailing dot is part of the name on both sides, as in OkHttp, whose canonical host keeps
+    /// it: `api.example.com` does not cover `api.example.com.`, so an app that requests the
+    /// absolute name is not pinned by that pattern.
     public func matches(_ host: String) -> Bool {
         guard let host = Self.canonicalHost(host) else { return false }
         switch wildcard {
@@ -62,15 +66,15 @@ public struct OkHttpPattern: Hashable, Sendable, CustomStringConvertible {
 
     /// A lower-cased ASCII host name with valid labels, or nil (`toCanonicalHost()`).
     ///
-    /// Non-ASCII names would be IDNA-mapped to punycode by OkHttp; we do not implement IDNA and
-    /// reject them instead.
+    /// One trailing dot is kept, as OkHttp keeps it (`containsInvalidLabelLengths`: "Trailing '.'
+    /// is allowed"). Non-ASCII names would be IDNA-mapped to punycode by OkHttp; we do not
+    /// implement IDNA and reject them instead.
     static func canonicalHost(_ host: String) -> String? {
-        var host = host.lowercased()
-        if host.hasSuffix(".") { host.removeLast() }
+        let host = host.lowercased()
         guard !host.isEmpty, host.utf8.count <= 253, host.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else { return nil }
         // OkHttp's containsInvalidHostnameCharacters set, minus the control and non-ASCII ranges.
         guard !host.contains(where: { " #%/:?@[\\]".contains($0) }) else { return nil }
-        let labels = host.split(separator: ".", omittingEmptySubsequences: false)
+        let labels = (host.hasSuffix(".") ? host.dropLast() : Substring(host)).split(separator: ".", omittingEmptySubsequences: false)
         guard labels.allSatisfy({ (1...63).contains($0.utf8.count) }) else { return nil }
         return host
     }

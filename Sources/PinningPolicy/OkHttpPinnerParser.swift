@@ -39,7 +39,8 @@ public struct OkHttpPinnerParser: Sendable {
                 let (arguments, after) = SourceArguments.split(text, from: add.upperBound)
                 let literals = arguments.map(SourceArguments.stringLiteral)
                 if let pattern = literals.first ?? nil {
-                    try builder.add(pattern, literals.dropFirst().compactMap { $0 })
+                    try builder.add(pattern, literals.dropFirst().compactMap { $0 },
+                                    unreadPins: literals.contains(where: { $0 == nil }))
                     if literals.contains(where: { $0 == nil }) {
                         builder.warnings.append("\(pattern): some arguments of .add(…) are not string literals and were skipped")
                     }
@@ -59,7 +60,17 @@ public struct OkHttpPinnerParser: Sendable {
         var warnings: [String] = []
 
         /// `Builder.add(pattern, vararg pins)`.
-        mutating func add<S: Sequence>(_ pattern: String, _ pins: S) throws where S.Element == String {
+        ///
+        /// With no pin at all OkHttp constructs no `Pin`, so the call pins nothing and its pattern
+        /// is not even validated: the host stays unpinned (it was predicted blocked, "Certificate
+        /// pinning failure!", and a pattern such as a URL was refused). Pins given as expressions
+        /// DevProxy cannot read (`unreadPins`) still pin the pattern, with pins unknown.
+        mutating func add<S: Collection>(_ pattern: String, _ pins: S, unreadPins: Bool = false) throws
+            where S.Element == String {
+            guard !pins.isEmpty || unreadPins else {
+                warnings.append("\(pattern): no pin is given, so OkHttp pins nothing for it (.add(pattern) with no pins adds none)")
+                return
+            }
             let parsed = try OkHttpPattern(pattern)
             var list: [Pin] = []
             for text in pins {

@@ -13,12 +13,20 @@ import Testing
         ("*.example.com", "a.b.example.com", false), ("**.example.com", "example.com", true),
         ("**.example.com", "a.b.example.com", true), ("**.example.co.uk", "anotherexample.co.uk", false),
         ("*.example.com", "aexample.com", false),
+        // OkHttp's canonical host keeps a trailing dot (`containsInvalidLabelLengths`: "Trailing '.'
+        // is allowed"), so an absolute name is a different host to the pinner. DevProxy dropped it
+        // and predicted `api.example.com.` pinned where OkHttp leaves it unpinned.
+        ("example.com", "example.com.", false), ("example.com.", "example.com.", true),
+        ("example.com.", "example.com", false), ("*.example.com", "a.example.com.", false),
+        ("**.example.com", "example.com.", false), ("**.example.com.", "a.b.example.com.", true),
+        ("*.example.com.", "a.example.com.", true),
     ])
     func patternMatching(_ pattern: String, _ host: String, _ expected: Bool) throws {
         #expect(try OkHttpPattern(pattern).matches(host) == expected)
     }
 
-    @Test(arguments: ["a.*.example.com", "*example.com", "https://example.com/", "example.com:443", "***.example.com"])
+    @Test(arguments: ["a.*.example.com", "*example.com", "https://example.com/", "example.com:443", "***.example.com",
+                      "example.com..", "."])
     func rejectsInvalidPatterns(_ pattern: String) {
         #expect(throws: PolicyError.self) { try OkHttpPattern(pattern) }
     }
@@ -69,5 +77,32 @@ import Testing
         #expect(throws: PolicyError.self) { try OkHttpPinnerParser().parse("a.com sha256/!!!!") }
         // OkHttp does not validate the decoded length: a truncated pin is accepted.
         #expect(try OkHttpPinnerParser().parse("a.com sha256/AAAA").domains.first?.pins.first?.digest.count == 3)
+    }
+
+    /// `.add(pattern)` with no pin constructs no `CertificatePinner.Pin`: OkHttp pins nothing for
+    /// the pattern and never validates it. DevProxy kept a pin-less entry, so the host was
+    /// predicted `block` ("Certificate pinning failure!") where OkHttp connects, and a pattern
+    /// such as a URL was refused. Pins written as expressions DevProxy cannot read still pin.
+    @Test(arguments: [
+        ("pin list, pattern alone", "api.example.com\n", "api.example.com", TrustDecision.domainNotPinned),
+        ("source, .add(pattern)", "CertificatePinner.Builder().add(\"api.example.com\").build()", "api.example.com",
+         .domainNotPinned),
+        ("source, a URL with no pin", "CertificatePinner.Builder().add(\"https://api.example.com/\").build()",
+         "api.example.com", .domainNotPinned),
+        ("source, pins unreadable", "CertificatePinner.Builder().add(\"api.example.com\", BuildConfig.PIN).build()",
+         "api.example.com", .shouldBlockConnection),
+        ("pooled with a pin-less pattern", "CertificatePinner.Builder().add(\"**.example.com\")"
+         + ".add(\"api.example.com\", \"sha256/S5z3Fz5ZfZAGJOBZjK6TYBquyLLKO+BndKXBlL3nPjo=\").build()",
+         "api.example.com", .shouldAllowConnection),
+    ])
+    func anAddWithNoPinPinsNothing(_ label: String, _ text: String, _ host: String, _ expected: TrustDecision) throws {
+        let policy = try OkHttpPinnerParser().parse(text)
+        let verification = ChainVerifier(trustAnchors: [try Vectors.fixture("root_anchor")], verificationTime: Vectors.trustKitTestDate)
+            .verify(chain: [try Vectors.fixture("leaf")], host: nil)
+        let evaluation = PinningEvaluator.evaluate(policy: policy, host: host, verification: verification, at: Vectors.trustKitTestDate)
+        #expect(evaluation.decision == expected, "\(label): \(evaluation.reason)")
+        if expected == .domainNotPinned {
+            #expect(policy.warnings.contains { $0.contains("no pin is given") }, "\(label): \(policy.warnings)")
+        }
     }
 }
