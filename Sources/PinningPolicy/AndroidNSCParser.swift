@@ -49,12 +49,18 @@ public struct AndroidNSCParser: Sendable {
 
         var debugAnchors: [TrustAnchorReference] = []
         if let element = debugs.first {
-            try forbid(["domain", "pin-set"], in: element, context: "debug-overrides")
-            debugAnchors = try anchorsOf(element, context: "debug-overrides", overrideDefault: true) ?? []
+            if debuggable {
+                try forbid(["domain", "pin-set", "domain-config"], in: element, context: "debug-overrides")
+                debugAnchors = try anchorsOf(element, context: "debug-overrides", overrideDefault: true) ?? []
+            } else {
+                // A release build skips the element unread (`XmlUtils.skipCurrentTag`), so what it
+                // holds cannot make the file invalid there; its anchors are kept as written.
+                debugAnchors = (try? anchorsOf(element, context: "debug-overrides", overrideDefault: true)) ?? []
+            }
         }
         var base = Inherited(pins: nil, expiration: nil, trustAnchors: platform, cleartext: nil)
         if let element = bases.first {
-            try forbid(["domain", "pin-set"], in: element, context: "base-config")
+            try forbid(["domain", "pin-set", "domain-config"], in: element, context: "base-config")
             if let anchors = try anchorsOf(element, context: "base-config", overrideDefault: false) {
                 base.trustAnchors = anchors
             }
@@ -179,14 +185,21 @@ public struct AndroidNSCParser: Sendable {
             guard let source = certificates.attributes["src"], !source.isEmpty else {
                 throw PolicyError(.invalidStructure, "certificates element missing src attribute")
             }
+            // `parseCertificatesEntry`: a resource reference, or exactly one of these words.
+            guard source.hasPrefix("@") || ["system", "user", "wfa"].contains(source) else {
+                throw PolicyError(.invalidValue, "Unknown certificates src. Should be one of system|user|@resourceVal: \(source)")
+            }
             let overrides = try boolAttribute("overridePins", of: certificates) ?? overrideDefault
             return TrustAnchorReference(.init(source: source), overridesPins: overrides)
         }
     }
 
-    /// Throws when `element` has a child the schema forbids there.
+    /// Throws when `element` has a child the schema forbids there (`parseConfigEntry`).
     private func forbid(_ names: [String], in element: XMLElementTree, context: String) throws {
         for child in element.children where names.contains(child.name) {
+            if child.name == "domain-config" {
+                throw PolicyError(.invalidStructure, "Nested domain-config not allowed in \(context)")
+            }
             throw PolicyError(.invalidStructure, "<\(child.name)> is not allowed in \(context)")
         }
     }

@@ -119,10 +119,33 @@ import Testing
         ("<domain-config><domain>a.com</domain><pin-set><pin digest=\"SHA-1\">AAAA</pin></pin-set></domain-config>", .invalidPin),
         ("<domain-config><domain>a.com</domain><pin-set><pin digest=\"SHA-256\">AAAA</pin></pin-set></domain-config>", .invalidPin),
         ("<domain-config><domain>a.com</domain><pin-set expiration=\"2015-13-45\"/></domain-config>", .invalidValue),
+        // `parseConfigEntry`: "Nested domain-config not allowed in base-config" (DevProxy ignored it).
+        ("<base-config><domain-config><domain>a.com</domain></domain-config></base-config>", .invalidStructure),
+        // `parseCertificatesEntry`: "Unknown certificates src" for anything but system, user, wfa or
+        // a resource reference (DevProxy read `User` and `raw/team_ca` as resources).
+        ("<base-config><trust-anchors><certificates src=\"User\"/></trust-anchors></base-config>", .invalidValue),
+        ("<domain-config><domain>a.com</domain><trust-anchors><certificates src=\"raw/team_ca\"/></trust-anchors></domain-config>",
+         .invalidValue),
     ])
     func rejectsWhatXmlConfigSourceRejects(_ body: String, _ code: PolicyError.Code) {
         let xml = "<network-security-config>\(body)</network-security-config>"
         #expect { try AndroidNSCParser().parse(Data(xml.utf8)) } throws: { ($0 as? PolicyError)?.code == code }
+    }
+
+    /// A release build skips `<debug-overrides>` unread (`XmlUtils.skipCurrentTag`), so what it holds
+    /// cannot break the file there; a debuggable build parses it and refuses what `parseConfigEntry`
+    /// refuses. DevProxy refused both builds, predicting a crash for a release build that runs.
+    @Test(arguments: [
+        "<pin-set/>", "<domain>a.com</domain>", "<domain-config><domain>b.com</domain></domain-config>",
+        "<trust-anchors><certificates src=\"nonsense\"/></trust-anchors>",
+        "<trust-anchors><certificates src=\"user\"/></trust-anchors><trust-anchors/>",
+    ])
+    func debugOverridesAreReadOnlyInDebuggableBuilds(_ body: String) throws {
+        let xml = "<network-security-config><debug-overrides>\(body)</debug-overrides>"
+            + "<domain-config><domain>a.example</domain></domain-config></network-security-config>"
+        let release = try AndroidNSCParser(debuggable: false).parse(Data(xml.utf8))
+        #expect(release.entry(for: "a.example")?.trustAnchors == [TrustAnchorReference(.system, overridesPins: false)])
+        #expect(throws: PolicyError.self) { try AndroidNSCParser(debuggable: true).parse(Data(xml.utf8)) }
     }
 
     @Test func userInstalledProxyCAFailsBeforePins() throws {
