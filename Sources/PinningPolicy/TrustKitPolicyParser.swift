@@ -129,7 +129,7 @@ public struct TrustKitPolicyParser: Sendable {
         let disableDefault = entry[Key.disableDefaultReportUri].flatMap(ObjCValue.bool) ?? false
         var reportURIs: [String] = []
         if let raw = entry[Key.reportUris] {
-            for value in raw as? [Any] ?? [raw] {
+            for value in try enumerated(raw, Key.reportUris, of: name) {
                 guard let text = value as? String, URL(string: text) != nil else {
                     throw PolicyError(.invalidValue,
                                       "TrustKit was initialized with an invalid value for TSKReportUris for domain \(name)")
@@ -138,7 +138,7 @@ public struct TrustKitPolicyParser: Sendable {
             }
         }
         var pins: [Pin] = []
-        let rawPins = entry[Key.publicKeyHashes].map { $0 as? [Any] ?? [$0] } ?? []
+        let rawPins = try entry[Key.publicKeyHashes].map { try enumerated($0, Key.publicKeyHashes, of: name) } ?? []
         for value in rawPins {
             // initWithBase64EncodedString:options:0 is strict: padding required, no whitespace.
             guard let text = value as? String, let pin = Pin(sha256Base64: text), pin.digest.count == 32 else {
@@ -155,5 +155,19 @@ public struct TrustKitPolicyParser: Sendable {
         return PinnedDomain(pattern: name, includeSubdomains: includeSubdomains, pins: pins, enforce: enforce,
                             expiration: expiration, reportURIs: reportURIs, disablesDefaultReportURI: disableDefault,
                             source: .trustKit)
+    }
+
+    /// What TrustKit's `for (NSString *value in list)` visits: an array's elements, a
+    /// dictionary's keys (fast enumeration of an NSDictionary yields its keys).
+    ///
+    /// - Throws: `PolicyError(.invalidValue)` for anything else (a lone string, a number): it has
+    ///   no fast enumeration, so TrustKit's loop raises "unrecognized selector" and the app crashes
+    ///   at start-up, where DevProxy read a lone string as a one-element list.
+    private func enumerated(_ value: Any, _ key: String, of name: String) throws -> [Any] {
+        if let array = value as? [Any] { return array }
+        if let dictionary = value as? [String: Any] { return Array(dictionary.keys.sorted()) }
+        let kind = value is String ? "a string" : value is Date ? "a date" : value is Data ? "data" : "a number"
+        throw PolicyError(.invalidValue, "TrustKit was initialized with \(key) for domain \(name) as \(kind), not an array: "
+                          + "TrustKit enumerates it and the app crashes at start-up; write an array")
     }
 }

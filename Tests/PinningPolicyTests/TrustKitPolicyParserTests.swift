@@ -93,4 +93,29 @@ import Testing
         #expect(policy.domains.first?.expiration == nil)
         #expect(policy.warnings.contains { $0.contains("never expiring") })
     }
+
+    /// TrustKit walks `TSKPublicKeyHashes` and `TSKReportUris` with `for (NSString *x in list)`:
+    /// an array gives its elements, a dictionary its keys, and anything else (a lone string)
+    /// has no fast enumeration, so the app crashes at start-up. DevProxy read a lone string as a
+    /// one-element list and called a report-only policy valid.
+    @Test func listsAreWhatFastEnumerationVisits() {
+        let pin = "TQEtdMbmwFgYUifM4LDF+xgEtd0z69mPGmkp014d6ZY="
+        let cases: [(String, [String: Any], Int?)] = [
+            ("pins as one string", ["TSKEnforcePinning": false, "TSKPublicKeyHashes": pin], nil),
+            ("report URI as one string", ["TSKEnforcePinning": false, "TSKReportUris": "https://r.example/report",
+                                          "TSKPublicKeyHashes": [pin]], nil),
+            ("pins as a dictionary's keys", ["TSKPublicKeyHashes": [pin: true, "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=": true]], 2),
+        ]
+        for (label, entry, pins) in cases {
+            let outcome = Result { try parser.parse(configuration: ["TSKPinnedDomains": ["good.com": entry]]) }
+            switch (outcome, pins) {
+            case (.success(let policy), let count?):
+                #expect(policy.domains.first?.pins.count == count, "\(label)")
+            case (.failure(let error), nil):
+                #expect((error as? PolicyError)?.code == .invalidValue && "\(error)".contains("not an array"), "\(label): \(error)")
+            default:
+                Issue.record("\(label): \(outcome)")
+            }
+        }
+    }
 }
