@@ -1,4 +1,5 @@
 import Foundation
+import PinningPolicy
 
 /// What QA concludes about one host under one persona, with the flows and reports behind it.
 public struct QAVerdict: Codable, Sendable, Equatable {
@@ -212,9 +213,24 @@ public struct QAVerdict: Codable, Sendable, Equatable {
             return verdict(.notPinned, decrypted, "requests went through under \(persona) and no pin-failure report arrived")
         }
         if !rejected.isEmpty {
+            // TrustKit's report says why it blocked: validation-result 2 is a chain the device did
+            // not trust (TSKTrustEvaluationFailedInvalidCertificateChain), decided before any pin
+            // was looked at. Such a refusal says nothing of the pins (it read `enforced`).
+            let untrusted = reports.filter { $0.validationResult == TrustEvaluationResult.failedInvalidCertificateChain.rawValue }
+            if !untrusted.isEmpty, untrusted.count == reports.count {
+                return verdict(.inconclusive, rejected, "the client refused the \(persona) certificate, but its "
+                               + "\(untrusted.count) pin-failure report(s) say the device did not trust the chain "
+                               + "(validation-result 2), so no pin was looked at: trust \(rootOf(persona)) on the device "
+                               + "and test again", reports: untrusted)
+            }
             return verdict(.enforced, rejected, "the client refused the \(persona) certificate and sent no request",
                            reports: reports)
         }
         return verdict(.inconclusive, flows, "no request and no rejection seen under \(persona)")
+    }
+
+    /// The root a persona's chain ends at, for notes.
+    private static func rootOf(_ persona: String) -> String {
+        persona == "unpinned" ? "the QA alternate root (devproxy qa init)" : "the root of the \(persona) persona"
     }
 }

@@ -147,6 +147,32 @@ import TestSupport
         #expect(find("strict.acme.dev")?.verdict.rawValue == "validates")
     }
 
+    /// A TrustKit app that refused the unpinned chain and reported `validation-result` 2 did not
+    /// trust the chain (the QA alternate root is missing on the device): TrustKit never looked at
+    /// a pin, so the refusal is `inconclusive`, not `enforced` as it was. A report of result 1 (no
+    /// matching pin), or none (OkHttp, Android), keeps `enforced`.
+    @Test(arguments: [
+        ("chain not trusted", [2], QAVerdict.Verdict.inconclusive), ("no matching pin", [1], .enforced),
+        ("both seen", [2, 1], .enforced), ("no report", [], .enforced),
+    ])
+    func aRefusalTrustKitReportsAsAnUntrustedChainIsNoPinEvidence(_ label: String, _ results: [Int], _ expected: QAVerdict.Verdict) throws {
+        let flows = try [SyntheticFlows.flow(id: "e1", host: "api.acme.dev", persona: "unpinned", method: nil,
+                                             error: "client_rejected_certificate")]
+        let lines = results.enumerated().map { index, result in
+            "{\"id\":\"rep\(index)\",\"flow_id\":\"k\(index)\",\"received\":\"t\",\"url\":\"u\",\"kind\":\"trustkit\","
+                + "\"hostname\":\"api.acme.dev\",\"enforce-pinning\":true,\"validation-result\":\(result),\"signer\":null}"
+        }
+        let reports = JSONLines.decode(ReportRecord.self, Data(lines.joined(separator: "\n").utf8)).records
+        #expect(reports.count == results.count)
+        let verdict = try #require(QAVerdict.judge(flows: flows, reports: reports).first)
+        #expect(verdict.verdict == expected, "\(label): \(verdict.note)")
+        #expect(verdict.evidence.flows == ["e1"], "\(label)")
+        if expected == .inconclusive {
+            #expect(verdict.note.contains("did not trust the chain (validation-result 2)") && verdict.evidence.reports == ["rep0"],
+                    "\(label): \(verdict)")
+        }
+    }
+
     /// A host whose only flows are reports' own requests (a report posted in clear text to its
     /// collector) gets no verdict row: it read "cleartext inconclusive", noise about the reporter.
     @Test func aCollectorThatOnlyReceivedReportsIsNotJudged() throws {
