@@ -27,6 +27,8 @@ DevProxy: an intercepting HTTPS debugging proxy with a team CA.
   devproxy ca issue --email ana@acme.dev      security lead: a 7-day intermediate for one engineer
   devproxy ca list | revoke | trace | export  see `devproxy ca --help`
   devproxy trust install                      trust the root here: system store (sudo), Chromium/Firefox, Java
+  eval "$(devproxy env)"                      this shell's curl, Python, git, Go, Node, Java… through the proxy
+  devproxy exec -- curl https://example.com/  one command through the proxy, trusting the root
   devproxy transparent-rules --port 8090      the iptables/nft commands that send traffic to --mode transparent
   devproxy pins ca/root.pem                   the SPKI pin apps put in TrustKit / Android / OkHttp
   devproxy pins snippet --domain api.example.com --format trustkit-plist --backup next.key
@@ -69,6 +71,9 @@ func main() -> Int32 {
         case "sessions": return try SessionsCommand.run(helpAsked(arguments.dropFirst()))
         case "web": return try WebCommand.run(helpAsked(arguments.dropFirst()))
         case "qa": return try QACommand.run(helpAsked(arguments.dropFirst(), subcommands: Set(QACommand.subcommandUsage.keys)))
+        case "env": return try EnvCommand.run(helpAsked(arguments.dropFirst()))
+        // Not helpAsked: `devproxy exec -- curl --help` is curl's help.
+        case "exec": return try ExecCommand.run(arguments.dropFirst())
         case "trust": return try TrustCommand.run(helpAsked(arguments.dropFirst(), subcommands: Set(TrustCommand.subcommandUsage.keys)))
         case "transparent-rules": return try TransparentRulesCommand.run(helpAsked(arguments.dropFirst()))
         case "--help", "-h", "help":

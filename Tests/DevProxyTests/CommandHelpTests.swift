@@ -11,6 +11,7 @@ import TestSupport
         ["ca", "export"], ["ca", "rotate"], ["ca", "crl"], ["trust"], ["trust", "install"], ["trust", "uninstall"], ["trust", "status"],
         ["transparent-rules"], ["pins"], ["pins", "snippet"], ["policy"], ["policy", "check"], ["pin-check"], ["qa"],
         ["qa", "init"], ["qa", "verdict"], ["reports"], ["har"], ["sessions"], ["web"], ["benchmark"],
+        ["env"], ["exec"],
     ]
 
     /// `--help` after other arguments: `devproxy run --listen 127.0.0.1:0 --help` said
