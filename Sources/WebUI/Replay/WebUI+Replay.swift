@@ -25,8 +25,10 @@ extension WebUI {
             guard pair.count >= 2, !Self.skippedOnRepeat(pair[0], pair[1]), pair[1] != "<redacted>" else { return nil }
             return (pair[0], pair[1])
         }
-        return try send(link, method: request.method, url: request.url, headers: headers, body: body, replayOf: id,
-                        http2: request.httpVersion == "HTTP/2")
+        // To the server the original went to, with its Host as recorded (`ReplayTarget`).
+        let target = ReplayTarget(replaying: flow, request: request)
+        return try send(link, method: request.method, url: target.url, headers: headers, body: body, replayOf: id,
+                        host: target.host, http2: request.httpVersion == "HTTP/2")
     }
 
     func replayEdited(_ request: WebRequest) throws -> WebResponse {

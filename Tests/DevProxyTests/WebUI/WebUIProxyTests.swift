@@ -154,9 +154,10 @@ import Testing
         #expect(request?["url"] as? String == url)
         #expect((request?["headers"] as? [[String]])?.contains(["Host", "Tenant-B.example:8443"]) == true, "\(edited.flow)")
         #expect((edited.flow["response"] as? [String: Any])?["status"] as? Int == 200)
-        // Replayed as it was recorded, it goes to the URL with the URL's Host (`Host` is not repeated).
+        // Replayed as it was recorded, it goes to the URL with the Host it was sent with, as mitmproxy replays it.
         let again = try received(try ui.request("/api/flows/\(edited.flow["id"] as? String ?? "")/replay", method: "POST"))
-        #expect(again.echoed.contains("Host: localhost:\(origin.port)"), "\(again.echoed)")
+        #expect(again.echoed.contains("Host: Tenant-B.example:8443\n"), "\(again.echoed)")
+        #expect((again.flow["request"] as? [String: Any])?["url"] as? String == url, "\(again.flow)")
         // Another server (hypercorn), a name without a port.
         let other = try received(try resend(hypercorn.url("/echo"), #"[["Host","tenant-b.example"]]"#))
         let echo = try JSONSerialization.jsonObject(with: Data(other.echoed.utf8)) as? [String: Any]
@@ -172,6 +173,43 @@ import Testing
         #expect(two.status == 400 && two.text.contains("give one Host header"), "\(two.text)")
         let spaced = try resend(url, #"[["Host","a example"]]"#)
         #expect(spaced.status == 400 && spaced.text.contains("without spaces"), "\(spaced.text)")
+    }
+
+    /// A flow whose request named another host than its connection's is replayed to the server
+    /// the original went to, with its Host as recorded, as mitmproxy replays a flow (its host and
+    /// port, the headers it recorded): an intercepted HTTPS request sent with `Host: tenant-b.test`
+    /// to localhost (`server.request_host`) goes to localhost again, and a plain request in a
+    /// CONNECT tunnel to the tunnel's address. Both went to the Host's name (`tenant-b.test:PORT`,
+    /// which does not resolve: upstream_unresolvable) with the URL's authority as their Host.
+    @Test func aFlowIsReplayedToTheServerItWentToWithItsHostAsRecorded() throws {
+        let (ui, proxy, origin) = try Self.setUp()
+        let plain = try OriginServer(tls: false)
+        func replayed(_ url: String) throws -> (flow: [String: Any], echoed: String) {
+            let original = try #require(try Self.flow(ui, url: url), "no flow for \(url)")
+            let answer = try ui.request("/api/flows/\(original["id"] as? String ?? "")/replay", method: "POST")
+            let id = try #require(answer.json["id"] as? String, "\(answer.status) \(answer.text)")
+            return (try ui.request("/api/flows/\(id)").json, try ui.request("/api/flows/\(id)/response/body").text)
+        }
+        let sent = try proxy.curl(["-H", "Host: tenant-b.test", origin.url("/headers")])
+        #expect(sent.stdout.contains("Host: tenant-b.test\n"), "\(sent.output)")
+        let intercepted = try replayed("https://tenant-b.test:\(origin.port)/headers")
+        #expect(intercepted.echoed.contains("Host: tenant-b.test\n"), "\(intercepted.echoed) \(intercepted.flow)")
+        let server = intercepted.flow["server"] as? [String: Any]
+        #expect(server?["host"] as? String == "localhost" && server?["port"] as? Int == origin.port, "\(intercepted.flow)")
+        #expect((intercepted.flow["response"] as? [String: Any])?["status"] as? Int == 200, "\(intercepted.flow)")
+
+        let tunnelled = try proxy.curl(["-p", "-H", "Host: tenant-b.test", plain.url("/headers", tls: false)])
+        #expect(tunnelled.stdout.contains("Host: tenant-b.test\n"), "\(tunnelled.output)")
+        let again = try replayed("http://tenant-b.test:\(plain.port)/headers")
+        #expect(again.echoed.contains("Host: tenant-b.test\n"), "\(again.echoed) \(again.flow)")
+        #expect((again.flow["server"] as? [String: Any])?["address"] as? String == "127.0.0.1:\(plain.port)", "\(again.flow)")
+
+        // A request whose Host named its URL's host is replayed with that Host (not the URL's
+        // authority, `localhost:PORT`, where the client left the port out).
+        let portless = try proxy.curl(["-H", "Host: localhost", origin.url("/headers?portless")])
+        #expect(portless.stdout.contains("Host: localhost\n"), "\(portless.output)")
+        let same = try replayed(origin.url("/headers?portless"))
+        #expect(same.echoed.contains("Host: localhost\n"), "\(same.echoed)")
     }
 
     /// A body in a declared charset other than UTF-8 (Shift_JIS from the origin, Latin-1 from
