@@ -16,7 +16,8 @@ enum WebCommand {
     Options: --web HOST:PORT (default 127.0.0.1:8081, the next free port when taken)
              --allow-remote --web-password-file FILE (both needed beyond loopback)
              --proto FILE (a .proto or a FileDescriptorSet, repeatable: gRPC calls recorded without
-                   their types are shown typed by it, as `run --proto` records them)
+                   their types are shown typed by it, as `run --proto` records them; a saved session
+                   also types them by the answers `run --grpc-reflection` kept in it)
     Prints `web ui: http://127.0.0.1:PORT/?token=TOKEN`; Ctrl-C stops it. Nothing is proxied, so
     replay needs `devproxy run` (the API answers 409 here). A session saved by an older devproxy is
     brought forward to this one's schema in place (a newer one is refused). See `devproxy sessions`.
@@ -64,7 +65,13 @@ enum WebCommand {
             configuration.tryNextPorts = false
         }
         configuration.allowRemote = arguments.flag("allow-remote")
-        if let schema { configuration.grpcSchema = { _, _ in schema } }
+        if opened.report == nil {
+            // A saved session: what --grpc-reflection learnt while it was recorded, and --proto.
+            let kept = SessionGRPCSchemas(store: opened.store, base: schema)
+            configuration.grpcSchema = { host, port in kept.schema(host: host, port: port) }
+        } else if let schema {
+            configuration.grpcSchema = { _, _ in schema }
+        }
         configuration.imported = opened.report.map { report in
             WebUIConfiguration.ImportNote(file: path, flows: report.flows, skipped: report.problems.count,
                                           firstSkipped: report.problems.first.map { ($0.unit, $0.number, $0.reason) })

@@ -254,7 +254,7 @@ final class SessionStoreTests: XCTestCase {
         reopened.close()
 
         try SessionStore(path: path).close()
-        XCTAssertEqual(try SQLitePeek.userVersion(path), 8)
+        XCTAssertEqual(try SQLitePeek.userVersion(path), 9)
         XCTAssertEqual(try SQLitePeek.indexes(path, table: "flows"), ["sqlite_autoindex_flows_1"])
         // A version-1 file (with the host index no query used, no record dictionaries, its records
         // as plain text in `flow_records`, no body files, no frames) is migrated on open, flows and
@@ -265,7 +265,7 @@ final class SessionStoreTests: XCTestCase {
             ALTER TABLE bodies DROP COLUMN file;
             INSERT OR REPLACE INTO flow_records SELECT seq, '{"old":true}' FROM flows;
             ALTER TABLE flows DROP COLUMN record; DROP TABLE record_frames; ALTER TABLE flows DROP COLUMN grpc_status;
-            ALTER TABLE flows DROP COLUMN port; ALTER TABLE flows DROP COLUMN informational;
+            ALTER TABLE flows DROP COLUMN port; ALTER TABLE flows DROP COLUMN informational; DROP TABLE grpc_schemas;
             PRAGMA user_version = 1
             """)
         // Opened for reading only (`devproxy web FILE`, `devproxy sessions`), it is brought
@@ -280,7 +280,8 @@ final class SessionStoreTests: XCTestCase {
         let someID = StoreFixtures.flows[0].0.summary.id
         XCTAssertEqual(try migrated.flowJSON(id: someID), #"{"old":true}"#)
         migrated.close()
-        XCTAssertEqual(try SQLitePeek.userVersion(old), 8)
+        XCTAssertEqual(try SQLitePeek.userVersion(old), 9)
+        XCTAssertEqual(try SQLitePeek.integer(old, "SELECT count(*) FROM grpc_schemas"), 0)
         XCTAssertEqual(try SQLitePeek.integer(old, "SELECT count(*) FROM pragma_table_info('flows') WHERE name = 'record'"), 1)
         XCTAssertEqual(try SQLitePeek.integer(old, "SELECT count(*) FROM pragma_table_info('flows') WHERE name = 'grpc_status'"), 1)
         XCTAssertEqual(try SQLitePeek.integer(old, "SELECT count(*) FROM pragma_table_info('flows') WHERE name IN ('port', 'informational')"), 2)
@@ -293,6 +294,38 @@ final class SessionStoreTests: XCTestCase {
         }
         let notASession = directory.write("plain.sqlite", "")
         XCTAssertThrowsError(try SessionStore(path: notASession, readOnly: true))
+    }
+
+    /// `--grpc-reflection`'s answers (`grpc_schemas`): kept after the flows queued before them,
+    /// read back in order and from a row on (a viewer reads only the new ones), left by `clear`
+    /// (they describe servers, not flows), and readable through a read-only store.
+    func testGRPCSchemasAreKeptInOrderAndOutliveClear() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("s.sqlite")
+        let store = try SessionStore(path: path)
+        XCTAssertEqual(try store.grpcSchemas(), [])
+        let first = StoredGRPCSchema(host: "api.example", port: 443, service: "lab.Echo", learned: "2026-12-06T17:00:00Z",
+                                     descriptorSet: [0x0A, 0x02, 0x0A, 0x00])
+        var second = first
+        (second.host, second.port, second.service, second.descriptorSet) = ("[::1]", 50051, "lab.Other", Array(repeating: 7, count: 70_000))
+        store.saveGRPCSchema(first)
+        store.saveGRPCSchema(second)
+        store.flush()
+        let read = try store.grpcSchemas()
+        XCTAssertEqual(read.map(\.service), ["lab.Echo", "lab.Other"])
+        XCTAssertEqual(read.map(\.descriptorSet), [first.descriptorSet, second.descriptorSet])
+        XCTAssertEqual(read.map(\.host), ["api.example", "[::1]"])
+        XCTAssertEqual(read.last?.port, 50051)
+        XCTAssertEqual(read.first?.learned, "2026-12-06T17:00:00Z")
+        XCTAssertEqual(try store.grpcSchemas(after: read[0].id).map(\.service), ["lab.Other"])
+        XCTAssertEqual(try store.grpcSchemas(after: read[1].id), [])
+        store.clear()
+        XCTAssertEqual(try store.grpcSchemas().count, 2)
+        store.close()
+        let viewed = try SessionStore(path: path, readOnly: true)
+        XCTAssertEqual(try viewed.grpcSchemas().map(\.service), ["lab.Echo", "lab.Other"])
+        viewed.saveGRPCSchema(first)
+        viewed.close()
     }
 
     /// An empty body (a GET's request) is stored as no row, and read back exactly as it was
@@ -522,6 +555,7 @@ final class SessionStoreTests: XCTestCase {
                 case .clear: return "clear"
                 case .step(let step): return "\(step.id) \(step.phase)"
                 case .flowLogLine: return "line"
+                case .grpcSchema: return "grpc schema"
                 }
             }
         }
@@ -698,6 +732,7 @@ enum StoreWriterProbe {
             case .clear: return "clear"
             case .step(let step): return "\(step.id) \(step.phase)"
             case .flowLogLine: return "line"
+            case .grpcSchema: return "grpc schema"
             }
         }
     }

@@ -31,6 +31,10 @@ final class GRPCReflection: Sendable {
         var schemas: [String: ProtoSchema] = [:]
         /// `origin service` pairs asked (or being asked) already.
         var asked: Set<String> = []
+        /// Told of each answer (`onLearned`): the session store keeps them.
+        var learnedHandler: (@Sendable (LearnedGRPCSchema) -> Void)?
+        /// Answers that came before a handler was set, given to it when it is.
+        var unhandled: [LearnedGRPCSchema] = []
     }
 
     private let listener: Listener
@@ -89,6 +93,16 @@ final class GRPCReflection: Sendable {
         return schema
     }
 
+    /// Calls `handler` with every answer so far and each one after (on the thread that asked).
+    func onLearned(_ handler: @escaping @Sendable (LearnedGRPCSchema) -> Void) {
+        let earlier = state.withLock { state in
+            state.learnedHandler = handler
+            defer { state.unhandled = [] }
+            return state.unhandled
+        }
+        earlier.forEach(handler)
+    }
+
     /// What calls to `host`:`port` are typed by now, without asking.
     func known(host: String, port: Int) -> ProtoSchema? {
         let origin = Self.origin(host: host, port: port)
@@ -128,16 +142,21 @@ final class GRPCReflection: Sendable {
             let version = path.split(separator: ".").dropFirst(2).first.map(String.init) ?? path
             do {
                 let files = try files(defining: service, at: server, path: path)
-                var schema = try ProtoSchema(descriptorSet: ServerReflection.descriptorSet(files))
+                let descriptorSet = ServerReflection.descriptorSet(files)
+                var schema = try ProtoSchema(descriptorSet: descriptorSet)
                 guard schema.methods.keys.contains(where: { $0.hasPrefix(service + "/") }) else {
                     throw Failure(reason: "the files it sent define no service \(service)")
                 }
                 if let base { schema.merge(base) }
-                state.withLock { state in
+                let learned = LearnedGRPCSchema(host: host, port: port, service: service, descriptorSet: descriptorSet)
+                let handler = state.withLock { state -> (@Sendable (LearnedGRPCSchema) -> Void)? in
                     var merged = state.schemas[origin] ?? ProtoSchema()
                     merged.merge(schema)
                     state.schemas[origin] = merged
+                    if state.learnedHandler == nil { state.unhandled.append(learned) }
+                    return state.learnedHandler
                 }
+                handler?(learned)
                 return
             } catch let failure as Failure {
                 reasons.append("\(version): \(failure.reason)")

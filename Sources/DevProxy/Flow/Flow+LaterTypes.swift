@@ -28,7 +28,9 @@ extension Flow {
     /// This flow with the messages it recorded without a type typed by `schema`, read again from
     /// `requestBody` and `responseBody` (the bodies as on the wire, as the store keeps them); nil
     /// when nothing changed (no body, or the bodies' messages do not line up with the record's).
-    public func typed(by schema: ProtoSchema, requestBody: [UInt8]?, responseBody: [UInt8]?) -> Flow? {
+    /// `note` goes among the call's `grpc.notes` to say when the types came.
+    public func typed(by schema: ProtoSchema, requestBody: [UInt8]?, responseBody: [UInt8]?,
+                      note: String = typedLaterNote) -> Flow? {
         guard wantsTypes(from: schema), let path = callPath, let request, var grpc,
               let format = GRPCFlowRecorder.wireFormat(contentType: request.headers.first(named: "content-type"))
         else { return nil }
@@ -53,15 +55,29 @@ extension Flow {
             changed = true
         }
         guard changed else { return nil }
-        grpc.notes.append(Self.typedLaterNote)
+        grpc.notes.append(note)
         var flow = self
         flow.grpc = grpc
         return flow
     }
 
-    /// The note a call typed when looked at carries: its flow log line and HAR entry have no types.
+    /// This flow typed by `schema` as `typed(by:requestBody:responseBody:)` does, from the bodies
+    /// its record kept (the flow log's part of each, `--body-limit`): for the HAR `devproxy run
+    /// --har` writes at exit, once `--grpc-reflection` answers have come.
+    public func typedFromRecord(by schema: ProtoSchema, note: String = typedInHARNote) -> Flow? {
+        guard wantsTypes(from: schema) else { return nil }
+        return typed(by: schema, requestBody: request?.body?.loggedBytes, responseBody: response?.body?.loggedBytes,
+                     note: note)
+    }
+
+    /// The note a call typed when looked at carries: its flow log line has no types.
     public static let typedLaterNote = "messages typed when shown, by a schema that came after the call "
-        + "(--proto given to devproxy web, or a --grpc-reflection answer); the flow log and exports have them untyped"
+        + "(--proto given to devproxy web, a --grpc-reflection answer, or one its session kept); the flow log has them untyped"
+
+    /// The note a call typed when its HAR entry was written carries (`run --har` at exit, an export
+    /// from the web UI).
+    public static let typedInHARNote = "messages typed when this HAR was written, by a schema that came after the call "
+        + "(a --grpc-reflection answer, --proto given to devproxy web, or one its session kept); the flow log has them untyped"
 
     /// The record as the flow log writes it, one line of JSON.
     public var recordText: String { String(decoding: jsonBytes, as: UTF8.self) }

@@ -1,4 +1,5 @@
 import Foundation
+import GRPCWire
 
 /// The `--har FILE` sink: keeps every flow in memory and writes one HAR file (0600) at
 /// `close()`, when the proxy exits.
@@ -10,6 +11,7 @@ public final class HARFlowSink: FlowSink, @unchecked Sendable {
     private var flows: [Flow] = []
     private var closed = false
     private var firstError: FlowLogError?
+    private var laterSchema: (@Sendable (_ host: String, _ port: Int) -> ProtoSchema?)?
 
     public init(path: String, creatorVersion: String = HARWriter.defaultCreatorVersion) {
         self.path = path
@@ -38,12 +40,26 @@ public final class HARFlowSink: FlowSink, @unchecked Sendable {
         try HARWriter.write([], to: path, creatorVersion: creatorVersion)
     }
 
+    /// At `close()`, gRPC calls recorded without their messages' types are written typed by what
+    /// `schema` gives for their server then (`--grpc-reflection` answers that came after them).
+    public func typeLater(by schema: @escaping @Sendable (_ host: String, _ port: Int) -> ProtoSchema?) {
+        lock.withLock { laterSchema = schema }
+    }
+
     /// Writes the HAR file once; later flows are dropped. A failure is kept for `writeError`.
     public func close() {
         lock.lock()
         defer { lock.unlock() }
         guard !closed else { return }
         closed = true
+        if let laterSchema {
+            for index in flows.indices where flows[index].grpc != nil {
+                let flow = flows[index]
+                if let schema = laterSchema(flow.server.host, flow.server.port), let typed = flow.typedFromRecord(by: schema) {
+                    flows[index] = typed
+                }
+            }
+        }
         do {
             try HARWriter.write(flows, to: path, creatorVersion: creatorVersion)
         } catch let error as FlowLogError {

@@ -94,6 +94,19 @@ enum Schema {
         // The server's port (a tunnel's row names it: a tunnel has no URL) and the codes of the
         // informational responses before the final one, `102 103` (the list marks Early Hints).
         "ALTER TABLE flows ADD COLUMN port INTEGER; ALTER TABLE flows ADD COLUMN informational TEXT;",
+        // What `devproxy run --grpc-reflection` learnt from servers: a `FileDescriptorSet` per
+        // answer, so that `devproxy web FILE` types the calls recorded before the answer came
+        // (`SessionStore+GRPCSchemas.swift`). AUTOINCREMENT: a reader keeps the rows it has read by id.
+        """
+        CREATE TABLE grpc_schemas (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            host TEXT NOT NULL,
+            port INTEGER NOT NULL,
+            service TEXT NOT NULL,
+            learned TEXT NOT NULL,
+            descriptor_set BLOB NOT NULL
+        );
+        """,
     ]
 
     /// Brings the open database up to `version`, one migration per transaction.

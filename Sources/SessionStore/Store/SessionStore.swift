@@ -215,6 +215,12 @@ public final class SessionStore: @unchecked Sendable {
         queue.put(.flow(record, phase: .finished, json: FlowJSON(json), bodies: bodies))
     }
 
+    /// Queues `event`, waiting for room rather than dropping it (`saveGRPCSchema`).
+    func put(_ event: StoreEvent) {
+        guard writer != nil else { return }
+        queue.put(event)
+    }
+
     /// What was shed because the queue was full.
     public var drops: StoreDrops { queue.drops }
 

@@ -10,6 +10,9 @@ enum StoreEvent: Sendable {
     case flowLogLine([UInt8], spooled: SpooledBodies?)
     /// Delete every flow.
     case clear
+    /// The descriptor set a gRPC server described a service with (`devproxy run --grpc-reflection`):
+    /// one row of `grpc_schemas`, which `clear` leaves (it describes the server, not a flow).
+    case grpcSchema(StoredGRPCSchema)
 
     /// A lifecycle step of `record`.
     static func flow(_ record: consuming FlowRecord, phase: FlowPhase, json: FlowJSON?,
@@ -23,6 +26,7 @@ enum StoreEvent: Sendable {
         case .step(let step): return (step.bodies?.byteCount ?? 0) + (step.partial?.count ?? 0)
         case .flowLogLine(let line, let spooled): return line.count + (spooled?.memoryBytes ?? 0)
         case .clear: return 0
+        case .grpcSchema(let schema): return schema.descriptorSet.count
         }
     }
 }

@@ -311,6 +311,10 @@ final class StoreWriter: @unchecked Sendable {
                 DELETE FROM record_dictionaries; DELETE FROM record_frames;
                 """)
             changes = StoreChanges(cleared: true, flows: [])
+        case .grpcSchema(let schema):
+            try database.statement(Self.insertGRPCSchema).run([.text(schema.host), .integer(Int64(schema.port)),
+                                                                .text(schema.service), .text(schema.learned),
+                                                                .blob(schema.descriptorSet)])
         case .flowLogLine:
             // `coalesced` reads every line before a batch is applied; one given here directly is read the same way.
             if let resolved = readingLine(event) { try apply(resolved, to: &changes) }
@@ -780,6 +784,8 @@ final class StoreWriter: @unchecked Sendable {
         "INSERT OR REPLACE INTO flow_heads (seq, request_headers, response_headers) VALUES (?, ?, ?)"
     private static let upsertJSON: StaticString = "INSERT OR REPLACE INTO flow_records (seq, json) VALUES (?, ?)"
     private static let insertDictionary: StaticString = "INSERT INTO record_dictionaries (data) VALUES (?)"
+    private static let insertGRPCSchema: StaticString =
+        "INSERT INTO grpc_schemas (host, port, service, learned, descriptor_set) VALUES (?, ?, ?, ?, ?)"
     private static let markBodiesDropped: StaticString = "UPDATE flows SET bodies_dropped = 1 WHERE seq = ?"
     private static let upsertBody: StaticString =
         "INSERT OR REPLACE INTO bodies (seq, part, size, sha256, data, text) VALUES (?, ?, ?, ?, ?, ?)"

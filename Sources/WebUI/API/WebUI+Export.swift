@@ -20,7 +20,7 @@ extension WebUI {
         case "har":
             // A flow imported from a HAR gives back the sizes that HAR gave.
             let sizes = HARSizes.of(record: record).map { [flow.id: $0] } ?? [:]
-            return .attachment(try HARWriter.encode([flow], creatorVersion: version, sizes: sizes),
+            return .attachment(try HARWriter.encode([try typedForHAR(flow)], creatorVersion: version, sizes: sizes),
                                filename: "\(Self.safeFileName(id)).har", contentType: "application/json")
         case "raw":
             return .attachment(try rawExchange(flow), filename: "\(Self.safeFileName(id)).http",
@@ -56,7 +56,7 @@ extension WebUI {
         var sizes: [String: HARSizes] = [:]
         for id in ids {
             guard let (flow, record) = try storedRecord(id) else { continue }
-            flows.append(flow)
+            flows.append(try typedForHAR(flow))
             // A flow imported from a HAR gives back the sizes that HAR gave.
             sizes[flow.id] = HARSizes.of(record: record)
         }

@@ -129,6 +129,120 @@ import TestSupport
                 "\(refused.output)")
     }
 
+    /// The `_grpc` object of the HAR entry of flow `id` (`run --har`, or an export from the web UI).
+    private static func harCall(_ id: String, in har: Data) throws -> [String: Any]? {
+        let document = try JSONSerialization.jsonObject(with: har) as? [String: Any]
+        let entries = (document?["log"] as? [String: Any])?["entries"] as? [[String: Any]] ?? []
+        return entries.first { $0["_flowId"] as? String == id }?["_grpc"] as? [String: Any]
+    }
+
+    /// A gRPC message's `typed` as JSON with sorted keys.
+    private static func typedText(_ grpc: [String: Any]?) throws -> String? {
+        let message = (grpc?["messages"] as? [[String: Any]])?.first
+        return try message?["typed"].map {
+            String(decoding: try JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys]), as: UTF8.self)
+        }
+    }
+
+    /// What a run learnt by reflection outlives it: the session keeps the answer, so `devproxy web
+    /// FILE` (no `--proto`) shows the calls recorded before it typed, and so does a HAR exported
+    /// there; the HAR `--har` writes at exit has them typed too. Only the flow log keeps them as recorded.
+    @Test(.backstop) func aRunsReflectionAnswersTypeItsSavedSessionAndItsHAR() throws {
+        let server = try GRPCProxyTests.EchoServer(reflect: true)
+        let dir = TemporaryDirectory()
+        let log = dir.file("flows.jsonl"), har = dir.file("run.har"), session = dir.file("session.sqlite")
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--grpc-reflection", "--upstream-ca", server.caPath,
+                                         "--log", log, "--har", har, "--quiet", "--session", session])
+        try Self.runClient(dir.file("ca") + "/root.pem", server, proxy: proxy)
+        let flows = try Self.flows(log) { $0.contains { Self.isReflection($0) && $0.grpc?.status == 0 } }
+        let stopped = proxy.stop()
+        #expect(stopped.status == 0, "\(stopped.stderr)")
+        // The first Unary started before the question: the flow log has it untyped, for good.
+        let first = try #require(flows.first { $0.request?.url.hasSuffix("/lab.Echo/Unary") == true && $0.grpc?.encoding == nil })
+        #expect(first.grpc?.messages.first?.typed == nil)
+
+        // The HAR written at exit: typed by the answer that came after the call.
+        let written = try Self.harCall(first.id, in: Data(contentsOf: URL(fileURLWithPath: har)))
+        #expect(try Self.typedText(written) == #"{"number":7,"text":"hello"}"#, "\(String(describing: written))")
+        let writtenNotes = written?["notes"] as? [String] ?? []
+        #expect(writtenNotes.contains(Flow.typedInHARNote), "\(writtenNotes)")
+
+        // devproxy web SESSION, no --proto: the session's own answer types it, as the run's UI did.
+        let viewer = try DevProxyViewer(session)
+        let shown = try Self.shown(first.id, web: viewer.base, token: viewer.token)
+        #expect(shown.typed == #"{"number":7,"text":"hello"}"#, "\(shown)")
+        #expect(shown.notes.contains(Flow.typedLaterNote))
+        // A HAR exported there has it typed as shown.
+        let export = try Subprocess.run("curl", ["-s", "-H", "Authorization: Bearer \(viewer.token)",
+                                                 "\(viewer.base)/api/export/har?ids=\(first.id)"], timeout: 20)
+        let exported = try Self.harCall(first.id, in: Data(export.stdout.utf8))
+        #expect(try Self.typedText(exported) == #"{"number":7,"text":"hello"}"#, "\(export.stdout.prefix(600))")
+        let exportedNotes = exported?["notes"] as? [String] ?? []
+        #expect(exportedNotes.contains(Flow.typedInHARNote), "\(exportedNotes)")
+
+        // With --proto too, the file wins where both name a message (as `run --proto` does).
+        _ = dir.write("renamed.proto", """
+            syntax = "proto3";
+            package lab;
+            message Note { string title = 1; int32 count = 2; }
+            service Echo { rpc Unary(Note) returns (Note); }
+            """)
+        let both = try DevProxyViewer(session, options: ["--proto", dir.file("renamed.proto")])
+        #expect(try Self.shown(first.id, web: both.base, token: both.token).typed == #"{"count":7,"title":"hello"}"#)
+    }
+
+    /// A session written before the answers were kept (schema 8) opens, is brought forward, and
+    /// shows its calls as recorded, or typed by `--proto`; an answer the session kept that does not
+    /// read as a descriptor set is named once, and the calls stay as recorded.
+    @Test(.backstop) func aSessionFromBeforeAnswersWereKeptOpens() throws {
+        let server = try GRPCProxyTests.EchoServer()
+        let dir = TemporaryDirectory()
+        Self.writeEchoProto(in: dir, methods: "rpc Unary(Note) returns (Note);")
+        let session = dir.file("session.sqlite")
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--upstream-ca", server.caPath, "--log", dir.file("flows.jsonl"),
+                                         "--quiet", "--session", session])
+        try Self.runClient(dir.file("ca") + "/root.pem", server, proxy: proxy)
+        _ = proxy.stop()
+        let flows = try FlowLogReader.read(path: dir.file("flows.jsonl")).flows
+        let unary = try #require(flows.first { $0.request?.url.hasSuffix("/lab.Echo/Unary") == true && $0.grpc?.encoding == nil })
+        func sql(_ script: String) throws -> String {
+            let python = """
+                import sqlite3, sys
+                c = sqlite3.connect(sys.argv[1])
+                if sys.argv[2].startswith('SELECT'):
+                    for row in c.execute(sys.argv[2]): print(*row)
+                else:
+                    c.executescript(sys.argv[2])
+                    c.commit()
+                """
+            let result = try Subprocess.run("python3", ["-c", python, session, script], timeout: 20)
+            #expect(result.status == 0, "\(result.output)")
+            return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        // As devproxy 8 left it: no grpc_schemas.
+        _ = try sql("DROP TABLE IF EXISTS grpc_schemas; PRAGMA user_version = 8;")
+        #expect(try sql("SELECT count(*) FROM sqlite_master WHERE name = 'grpc_schemas'") == "0")
+        do {
+            let viewer = try DevProxyViewer(session)
+            #expect(try Self.shown(unary.id, web: viewer.base, token: viewer.token).typed == nil)
+            let typed = try DevProxyViewer(session, options: ["--proto", dir.file("echo.proto")])
+            #expect(try Self.shown(unary.id, web: typed.base, token: typed.token).typed == #"{"number":7,"text":"hello"}"#)
+        }
+        #expect(try sql("SELECT * FROM pragma_user_version") == "9")
+        #expect(try sql("SELECT count(*) FROM grpc_schemas") == "0")
+
+        // A kept answer that is not a descriptor set (a damaged or hand-made file).
+        _ = try sql("INSERT INTO grpc_schemas (host, port, service, learned, descriptor_set) "
+                    + "VALUES ('localhost', \(server.port), 'lab.Echo', '2026-12-06T00:00:00Z', X'0A0501')")
+        let stderr = dir.file("viewer.err")
+        let viewer = try DevProxyViewer(session, stderr: stderr)
+        #expect(try Self.shown(unary.id, web: viewer.base, token: viewer.token).typed == nil)
+        #expect(try Self.shown(unary.id, web: viewer.base, token: viewer.token).typed == nil)
+        let warnings = try String(contentsOfFile: stderr, encoding: .utf8).split(separator: "\n")
+        #expect(warnings.count == 1 && warnings.first?.hasPrefix("warning: the session's gRPC schema of localhost:\(server.port) "
+                                                                  + "(lab.Echo) cannot be read: ") == true, "\(warnings)")
+    }
+
     /// A cleartext (h2c) server, as local services run: asked through a CONNECT tunnel with h2 by
     /// prior knowledge, as grpcio's insecure channel goes.
     @Test(.backstop) func aCleartextServerIsAskedThroughATunnel() throws {
