@@ -44,7 +44,7 @@ import TestSupport
         }
     }
 
-    @Test func curlAndPythonAreInterceptedAndAPassedThroughHostStillVerifies() throws {
+    @Test func curlPythonAndGitAreInterceptedAndAPassedThroughHostStillVerifies() throws {
         let setup = try Setup()
         let clients: [(String, [String])] = [
             ("curl", ["curl", "-sS", "--max-time", "20", setup.url()]),
@@ -57,12 +57,18 @@ import TestSupport
             let result = try setup.exec(command)
             #expect(result.status == 0 && result.stdout == "hello", "\(name): \(result.output)")
         }
+        // git over HTTPS (http_proxy, GIT_SSL_CAINFO): the origin is no git server, so git is told
+        // 404, after verifying the leaf DevProxy made.
+        let git = try setup.exec(["git", "ls-remote", setup.url("origin.test", "/repo.git")])
+        #expect(git.status != 0 && git.stderr.contains("not found") && !git.stderr.contains("SSL"), "git: \(git.output)")
         let passed = try setup.exec(["curl", "-sS", "--max-time", "20", setup.url("pass.test")])
         #expect(passed.status == 0 && passed.stdout == "hello", "pass.test: \(passed.output)")
         let flows = try setup.flows()
         let intercepted = flows.filter { $0.request?.url == setup.url() }
         #expect(intercepted.count == clients.count, "\(flows.map { $0.request?.url ?? $0.server.host ?? "?" })")
         #expect(intercepted.allSatisfy { $0.mode == .https && $0.response?.status == 200 && $0.tls?.client?.sni == "origin.test" })
+        #expect(flows.contains { $0.request?.url.hasPrefix(setup.url("origin.test", "/repo.git/info/refs")) == true
+                && $0.response?.status == 404 }, "git's request is not among the flows")
         #expect(flows.contains { $0.mode == .tunnel && $0.server.host == "pass.test" }, "\(flows.map(\.mode))")
     }
 
@@ -101,8 +107,8 @@ import TestSupport
         #expect(flows.count == (honoursProxy ? 2 : 1), "\(flows.count)")
     }
 
-    /// Java's `HttpsURLConnection` follows `JAVA_TOOL_OPTIONS`: the proxy properties, and the
-    /// trust store of the JDK's CAs and the root.
+    /// Java's `HttpsURLConnection` and `java.net.http.HttpClient` follow `JAVA_TOOL_OPTIONS`: the
+    /// proxy properties, and the trust store of the JDK's CAs and the root.
     @Test func javaIsInterceptedThroughJavaToolOptions() throws {
         guard TerminalTrust.javaCacerts() != nil else { return }
         let setup = try Setup()
@@ -111,12 +117,15 @@ import TestSupport
                 public static void main(String[] arguments) throws Exception {
                     var connection = (java.net.HttpURLConnection) new java.net.URL(arguments[0]).openConnection();
                     System.out.print(new String(connection.getInputStream().readAllBytes()));
+                    var client = java.net.http.HttpClient.newHttpClient();
+                    var request = java.net.http.HttpRequest.newBuilder(java.net.URI.create(arguments[0])).build();
+                    System.out.print(" " + client.send(request, java.net.http.HttpResponse.BodyHandlers.ofString()).body());
                 }
             }
             """)
         let result = try setup.exec(["java", source, setup.url()])
-        #expect(result.status == 0 && result.stdout == "hello", "\(result.output)")
+        #expect(result.status == 0 && result.stdout == "hello hello", "\(result.output)")
         let flows = try setup.flows()
-        #expect(flows.contains { $0.request?.url == setup.url() && $0.response?.status == 200 }, "\(flows.count)")
+        #expect(flows.filter { $0.request?.url == setup.url() && $0.response?.status == 200 }.count == 2, "\(flows.count)")
     }
 }
