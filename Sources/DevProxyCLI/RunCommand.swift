@@ -187,7 +187,6 @@ enum RunCommand {
             throw CommandFailure(error.message)
         }
         started = true
-        keepGRPCSchemas(server: server, configuration: configuration, session: session?.store, sinks: sinks)
         // Said once the run has started: a failed start named a file it then removed.
         if let session { Output.line("session: \(session.store.path)") }
         if let session, let sessions { sessions.prune(sparing: session.store.path) }
