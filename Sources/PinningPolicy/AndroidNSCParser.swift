@@ -47,43 +47,46 @@ public struct AndroidNSCParser: Sendable {
         var platform = [TrustAnchorReference(.system, overridesPins: false)]
         if targetSdkVersion <= 23 { platform.append(TrustAnchorReference(.user, overridesPins: false)) }
 
+        var warnings: [String] = []
         var debugAnchors: [TrustAnchorReference] = []
         if let element = debugs.first {
             if debuggable {
                 try forbid(["domain", "pin-set", "domain-config"], in: element, context: "debug-overrides")
-                debugAnchors = try anchorsOf(element, context: "debug-overrides", overrideDefault: true) ?? []
+                debugAnchors = try anchorsOf(element, context: "debug-overrides", overrideDefault: true, warnings: &warnings) ?? []
             } else {
                 // A release build skips the element unread (`XmlUtils.skipCurrentTag`), so what it
                 // holds cannot make the file invalid there; its anchors are kept as written.
-                debugAnchors = (try? anchorsOf(element, context: "debug-overrides", overrideDefault: true)) ?? []
+                var unread: [String] = []
+                debugAnchors = (try? anchorsOf(element, context: "debug-overrides", overrideDefault: true, warnings: &unread)) ?? []
             }
         }
         var base = Inherited(pins: nil, expiration: nil, trustAnchors: platform, cleartext: nil)
         if let element = bases.first {
             try forbid(["domain", "pin-set", "domain-config"], in: element, context: "base-config")
-            if let anchors = try anchorsOf(element, context: "base-config", overrideDefault: false) {
+            if let anchors = try anchorsOf(element, context: "base-config", overrideDefault: false, warnings: &warnings) {
                 base.trustAnchors = anchors
             }
-            base.cleartext = try boolAttribute("cleartextTrafficPermitted", of: element)
+            base.cleartext = boolAttribute("cleartextTrafficPermitted", of: element, default: true, warnings: &warnings)
         }
         if debuggable { base.trustAnchors = merged(base.trustAnchors, debugAnchors) }
 
         var domains: [PinnedDomain] = []
         var seen = Set<String>()
         for element in root.children(named: "domain-config") {
-            try collect(element, inheriting: base, debugAnchors: debugAnchors, into: &domains, seen: &seen)
+            try collect(element, inheriting: base, debugAnchors: debugAnchors, into: &domains, seen: &seen, warnings: &warnings)
         }
         return PinningPolicy(source: .androidNSC, domains: domains, baseTrustAnchors: base.trustAnchors,
-                             baseCleartextTrafficPermitted: base.cleartext, debugOverrideAnchors: debugAnchors)
+                             baseCleartextTrafficPermitted: base.cleartext, debugOverrideAnchors: debugAnchors,
+                             warnings: warnings)
     }
 
     /// Adds the `<domain>`s of one `<domain-config>` and recurses into nested ones.
     private func collect(_ element: XMLElementTree, inheriting parent: Inherited, debugAnchors: [TrustAnchorReference],
-                         into domains: inout [PinnedDomain], seen: inout Set<String>) throws {
+                         into domains: inout [PinnedDomain], seen: inout Set<String>, warnings: inout [String]) throws {
         let names = element.children(named: "domain")
         guard !names.isEmpty else { throw PolicyError(.invalidStructure, "No domain elements in domain-config") }
         var settings = parent
-        if let anchors = try anchorsOf(element, context: "domain-config", overrideDefault: false) {
+        if let anchors = try anchorsOf(element, context: "domain-config", overrideDefault: false, warnings: &warnings) {
             settings.trustAnchors = debuggable ? merged(anchors, debugAnchors) : anchors
         }
         let pinSets = element.children(named: "pin-set")
@@ -91,7 +94,9 @@ public struct AndroidNSCParser: Sendable {
         if let pinSet = pinSets.first {
             (settings.pins, settings.expiration) = try parsePinSet(pinSet)
         }
-        if let cleartext = try boolAttribute("cleartextTrafficPermitted", of: element) { settings.cleartext = cleartext }
+        if let cleartext = boolAttribute("cleartextTrafficPermitted", of: element, default: true, warnings: &warnings) {
+            settings.cleartext = cleartext
+        }
 
         for name in names {
             let domain = name.text.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
@@ -101,7 +106,7 @@ public struct AndroidNSCParser: Sendable {
             }
             domains.append(PinnedDomain(
                 pattern: domain,
-                includeSubdomains: try boolAttribute("includeSubdomains", of: name) ?? false,
+                includeSubdomains: boolAttribute("includeSubdomains", of: name, default: false, warnings: &warnings) ?? false,
                 pins: settings.pins ?? [],
                 expiration: settings.expiration,
                 trustAnchors: settings.trustAnchors,
@@ -110,7 +115,7 @@ public struct AndroidNSCParser: Sendable {
             ))
         }
         for nested in element.children(named: "domain-config") {
-            try collect(nested, inheriting: settings, debugAnchors: debugAnchors, into: &domains, seen: &seen)
+            try collect(nested, inheriting: settings, debugAnchors: debugAnchors, into: &domains, seen: &seen, warnings: &warnings)
         }
     }
 
@@ -174,8 +179,8 @@ public struct AndroidNSCParser: Sendable {
     }
 
     /// The `<certificates>` of an element's `<trust-anchors>`, or nil when it has none.
-    private func anchorsOf(_ element: XMLElementTree, context: String,
-                           overrideDefault: Bool) throws -> [TrustAnchorReference]? {
+    private func anchorsOf(_ element: XMLElementTree, context: String, overrideDefault: Bool,
+                           warnings: inout [String]) throws -> [TrustAnchorReference]? {
         let blocks = element.children(named: "trust-anchors")
         guard blocks.count <= 1 else {
             throw PolicyError(.invalidStructure, "Multiple trust-anchors elements not allowed in \(context)")
@@ -189,7 +194,7 @@ public struct AndroidNSCParser: Sendable {
             guard source.hasPrefix("@") || ["system", "user", "wfa"].contains(source) else {
                 throw PolicyError(.invalidValue, "Unknown certificates src. Should be one of system|user|@resourceVal: \(source)")
             }
-            let overrides = try boolAttribute("overridePins", of: certificates) ?? overrideDefault
+            let overrides = boolAttribute("overridePins", of: certificates, default: overrideDefault, warnings: &warnings) ?? overrideDefault
             return TrustAnchorReference(.init(source: source), overridesPins: overrides)
         }
     }
@@ -204,14 +209,45 @@ public struct AndroidNSCParser: Sendable {
         }
     }
 
-    /// A `true`/`false` attribute; absent is nil.
-    private func boolAttribute(_ name: String, of element: XMLElementTree) throws -> Bool? {
+    /// A boolean attribute as the device reads it; absent is nil. Never an error.
+    ///
+    /// aapt2 compiles an attribute without a namespace by trying, on the trimmed text,
+    /// `true`/`TRUE`/`True` (or the `false` forms), a reference, a color, an integer, a float,
+    /// and otherwise keeps the text (`ResourceUtils::TryParseItemForAttribute`,
+    /// `link/XmlReferenceLinker.cpp`); `XmlBlock.Parser.getAttributeBooleanValue` then reads an
+    /// integer type (boolean, integer, color) as "not zero" and anything else (text such as
+    /// `yes`, `tRuE`, a reference `@bool/x`, a float) as `fallback`. DevProxy refused those values
+    /// ("Invalid value"), predicting a crash for an app that runs, and read `tRuE` as true.
+    private func boolAttribute(_ name: String, of element: XMLElementTree, default fallback: Bool,
+                               warnings: inout [String]) -> Bool? {
         guard let value = element.attributes[name] else { return nil }
-        switch value.lowercased() {
-        case "true": return true
-        case "false": return false
-        default: throw PolicyError(.invalidValue, "Invalid value for \(name): \(value)")
+        let text = value.trimmingCharacters(in: .whitespacesAndNewlines)
+        if ["true", "TRUE", "True"].contains(text) { return true }
+        if ["false", "FALSE", "False"].contains(text) { return false }
+        if let nonZero = Self.compiledNumberIsNonZero(text) {
+            warnings.append("\(name)=\"\(value)\" is compiled as a number, which Android reads as \(nonZero); write \(nonZero)")
+            return nonZero
         }
+        warnings.append("\(name)=\"\(value)\" is not true or false: aapt2 keeps it as text and Android reads the "
+                        + "default, \(fallback)")
+        return fallback
+    }
+
+    /// Whether the number aapt2 stores for `text` is not zero, when `text` compiles as a color or
+    /// an integer (`TryParseColor`, `ResTable::stringToInt`: decimal, or `0x` hex, 32 bits); nil
+    /// when it compiles as neither.
+    static func compiledNumberIsNonZero(_ text: String) -> Bool? {
+        if text.hasPrefix("#") {
+            let digits = text.dropFirst()
+            guard [3, 4, 6, 8].contains(digits.count), let value = UInt32(digits, radix: 16) else { return nil }
+            // #rgb and #rrggbb get an alpha of 0xff: never zero.
+            return digits.count == 3 || digits.count == 6 || value != 0
+        }
+        if text.lowercased().hasPrefix("0x") {
+            return UInt32(text.dropFirst(2), radix: 16).map { $0 != 0 }
+        }
+        guard let value = Int64(text), value >= Int64(Int32.min), value <= Int64(UInt32.max) else { return nil }
+        return value != 0
     }
 
     /// `extra` appended to `anchors`, skipping ones already present.

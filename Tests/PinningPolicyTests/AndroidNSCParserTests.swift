@@ -148,6 +148,42 @@ import Testing
         #expect(throws: PolicyError.self) { try AndroidNSCParser(debuggable: true).parse(Data(xml.utf8)) }
     }
 
+    /// A boolean attribute reads as the device reads it: aapt2 compiles `true`/`TRUE`/`True` (and the
+    /// false forms), colors and integers to numbers and keeps anything else as text, and
+    /// `getAttributeBooleanValue` reads a number as "not zero" and text as the default. DevProxy
+    /// refused `yes`, `1` or `@bool/x` ("Invalid value", the app predicted to crash) and read
+    /// `tRuE` as true.
+    @Test(arguments: [
+        ("true", true), ("True", true), ("TRUE", true), (" true ", true), ("false", false), ("False", false),
+        ("tRuE", false), ("yes", false), ("1", true), ("0", false), ("-1", true), ("0x10", true), ("0x0", false),
+        ("#000", true), ("#0000", false), ("@bool/include_subdomains", false), ("1.5", false), ("", false),
+    ])
+    func booleanAttributesReadAsTheDeviceReadsThem(_ value: String, _ expected: Bool) throws {
+        let xml = "<network-security-config><domain-config><domain includeSubdomains=\"\(value)\">example.com</domain>"
+            + "<pin-set><pin digest=\"SHA-256\">\(String(repeating: "A", count: 43))=</pin></pin-set>"
+            + "</domain-config></network-security-config>"
+        let policy = try AndroidNSCParser().parse(Data(xml.utf8))
+        #expect(policy.domains.first?.includeSubdomains == expected, "includeSubdomains=\"\(value)\"")
+        #expect((policy.entry(for: "api.example.com") != nil) == expected, "includeSubdomains=\"\(value)\"")
+        let spelled = ["true", "True", "TRUE", " true ", "false", "False"].contains(value)
+        #expect(policy.warnings.isEmpty == spelled, "\(value): \(policy.warnings)")
+    }
+
+    /// Text in `overridePins` and `cleartextTrafficPermitted` gives their defaults: overriding inside
+    /// `<debug-overrides>` and not elsewhere, and cleartext permitted.
+    @Test func textInABooleanAttributeGivesItsDefault() throws {
+        let xml = """
+            <network-security-config><base-config cleartextTrafficPermitted="no"><trust-anchors>
+            <certificates src="system" overridePins="yes"/></trust-anchors></base-config>
+            <debug-overrides><trust-anchors><certificates src="user" overridePins="yes"/></trust-anchors></debug-overrides>
+            </network-security-config>
+            """
+        let policy = try AndroidNSCParser(debuggable: true).parse(Data(xml.utf8))
+        #expect(policy.baseTrustAnchors == [TrustAnchorReference(.system, overridesPins: false), TrustAnchorReference(.user, overridesPins: true)])
+        #expect(policy.baseCleartextTrafficPermitted == true)
+        #expect(policy.warnings.count == 3, "\(policy.warnings)")
+    }
+
     @Test func userInstalledProxyCAFailsBeforePins() throws {
         let policy = try AndroidNSCParser().parse(try Vectors.data("android-nsc/pins1.xml"))
         let verification = ChainVerifier(trustAnchors: [try Vectors.fixture("root_anchor")])
