@@ -28,8 +28,6 @@ enum RunCommand {
       devproxy run --verify-signature 'api.acme.dev=hmac.key' --log flows.jsonl   check RequestSigner's X-Signature
       devproxy run --map-remote '|https://api\\.example\\.com/|http://localhost:3000/' --map-local '|/v1/user$|mocks/user.json'
                                                         send the API to a local build, answer one call from a file
-      devproxy run --map-remote '|https://api\\.example\\.com/|http://localhost:3000/' --map-local '|/v1/user$|mocks/user.json'
-                                                        send the API to a local build, answer one call from a file
 
     Options: --listen HOST:PORT  --ca-dir DIR  --intermediate BUNDLE  --sign-with-root  --log FILE  --har FILE
              --passthrough GLOB  --upstream-ca FILE  --insecure-upstream  --lazy-upstream  --no-http2  --resolve HOST:PORT:ADDRESS
@@ -60,9 +58,6 @@ enum RunCommand {
              --qr (the onboarding address's QR code, also when stdout is not a terminal)
              --pinset-rewrite URL_GLOB (QA: add the team root's pin to remote pin sets' "hashes" in flight;
                                         HTTP/1.1 and HTTP/2; see `qa verdict`'s pinset_injectable)
-             --map-remote |FLOW-FILTER|URL-REGEX|REPLACEMENT (repeatable, mitmproxy's syntax: matching requests go to the
-                   rewritten URL, \\1 its groups; the filter part may be left out: |URL-REGEX|REPLACEMENT)
-             --map-local |FLOW-FILTER|URL-REGEX|FILE-OR-DIRECTORY (repeatable: answer matching requests from local files)
              --map-remote |FLOW-FILTER|URL-REGEX|REPLACEMENT (repeatable, mitmproxy's syntax: matching requests go to the
                    rewritten URL, \\1 its groups; the filter part may be left out: |URL-REGEX|REPLACEMENT)
              --map-local |FLOW-FILTER|URL-REGEX|FILE-OR-DIRECTORY (repeatable: answer matching requests from local files)
