@@ -62,6 +62,8 @@ final class FilterMatchTests: XCTestCase {
             ("!~http", ["tunnel"]),
             ("~persona TEAM", ["failed", "get-json"]),
             ("~signer ana@acme.dev", ["get-json"]),
+            // Or by the intermediate's serial: one engineer's renewed intermediate signs apart.
+            ("~signer 01ab", ["get-json", "post-form"]),
             ("~verdict report-only", ["failed"]),
             ("~all", StoreFixtures.flows.map(\.0.summary.id).sorted()),
         ]

@@ -56,8 +56,11 @@ extension FilterExpression {
             return FilterSQL(sql: "f.tunnel = 1", bindings: [])
         case .persona(let name):
             return FilterSQL(sql: "(f.persona IS ? COLLATE NOCASE)", bindings: [.text(name)])
-        case .signer(let email):
-            return FilterSQL(sql: "(f.signer_email IS ? COLLATE NOCASE)", bindings: [.text(email)])
+        case .signer(let name):
+            // The engineer, or the intermediate's serial: a run that took a renewed intermediate
+            // mid-run (`SignerWatch`) has flows of one engineer signed by two.
+            return FilterSQL(sql: "(f.signer_email IS ? COLLATE NOCASE OR f.signer_serial IS ? COLLATE NOCASE)",
+                             bindings: [.text(name), .text(name)])
         case .verdict(let name):
             return FilterSQL(sql: "(f.verdict IS ? COLLATE NOCASE)", bindings: [.text(name)])
         case .ids(let ids):

@@ -37,7 +37,8 @@ public indirect enum FilterExpression: Sendable, Equatable {
     case grpcStatus(Int)
     /// `~persona NAME`: the TLS persona, compared whole, ignoring case.
     case persona(String)
-    /// `~signer EMAIL`: the signing intermediate's engineer, compared whole, ignoring case.
+    /// `~signer EMAIL` or `~signer SERIAL`: the signing intermediate's engineer or its serial (hex),
+    /// compared whole, ignoring case.
     case signer(String)
     /// `~verdict NAME`: the pinning QA verdict (`enforced`, `report-only`…), compared whole, ignoring case.
     case verdict(String)

@@ -177,7 +177,7 @@ class FlowDetail extends HTMLElement {
         // A flow that failed before its response (a client that refused the certificate) has no
         // status: its facts begin with the persona, not with " · ".
         const facts = [flow.response ? `${flow.response.status} ${flow.response.reason ?? ""}`.trim() : "",
-            flow.persona ? `persona ${flow.persona}` : "", flow.signer?.email ? `signed by ${flow.signer.email}` : "",
+            flow.persona ? `persona ${flow.persona}` : "", signedBy(flow.signer),
             flow.replay_of ? `replay of ${flow.replay_of}` : ""].filter(Boolean);
         const head = h("div", { class: "detail-head" }, this.#closeButton(), title,
             h("p", { class: "detail-status" }, facts.join(" · ")),
@@ -670,6 +670,7 @@ function connectionView(flow) {
     const general = definitionList([["Started", flow.started], ["Ended", flow.ended], ["Client", flow.client],
         ["Listener", flow.listener ? `${flow.listener.mode} ${flow.listener.address}` : ""],
         ["Server", serverName(flow.server)],
+        ["Request named", requestNamed(flow.server)],
         ["Dialled", flow.server?.address], ["Retried", flow.server?.retried ? "yes, on a fresh connection" : ""],
         ["Mode", flow.mode], ["Persona", flow.persona],
         ["HTTP/2", flow.h2 ? `stream ${flow.h2.stream_id} on ${flow.h2.connection_id}` +
@@ -696,6 +697,26 @@ function serverName(server) {
     if (!server?.host) return "";
     const host = server.host.includes(":") ? `[${server.host}]` : server.host;
     return server.port > 0 ? `${host}:${server.port}` : host;
+}
+
+/**
+ * Another host than the server's, named by the request (its Host, or HTTP/2's `:authority`) and
+ * sent on the connection for the server's name (`server.request_host`): where the request really
+ * went, and that the server's TLS was made for the connection's name, not this one.
+ */
+function requestNamed(server) {
+    if (!server?.request_host) return "";
+    return `${server.request_host} (its Host; sent on the connection to ${serverName(server)}, ` +
+        `whose TLS was for ${server.host}, not this name)`;
+}
+
+/**
+ * Which intermediate signed the leaf the client saw: its engineer and serial, so flows signed
+ * before and after a new intermediate was taken mid-run (the same engineer's, renewed) differ.
+ */
+export function signedBy(signer) {
+    if (!signer?.email && !signer?.serial) return "";
+    return `signed by ${signer.email ?? "(no email)"}${signer.serial ? ` (serial ${signer.serial})` : ""}`;
 }
 
 /** The chain DevProxy showed the client: leaf → intermediate (serial, email) → root. */

@@ -7,11 +7,13 @@
 import { api } from "./api.js";
 import { h, setSafeAttribute } from "./dom.js";
 import { liveEvents } from "./events.js";
-import { COLUMNS, isPending, markers, statusClass, statusTitle } from "./flow-summary.js";
+import { COLUMNS, isPending, markers, signerTitle, statusClass, statusTitle } from "./flow-summary.js";
 import { countOf } from "./format.js";
 import { store } from "./store.js";
 
 const ROW_HEIGHT = 24;
+/** The Signer cell's index (its tooltip names the serial whole). */
+const SIGNER_CELL = COLUMNS.findIndex((column) => column.key === "signer");
 /**
  * The columns the list sorts by (the server's `sort=`), and each one's value in a summary, as the
  * store orders it: a missing value last either way, ties newest first.
@@ -426,6 +428,7 @@ class FlowList extends HTMLElement {
         setSafeAttribute(cells[3], "title", cells[3].textContent || false);
         setSafeAttribute(cells[4], "title", summary.url ?? false);
         setSafeAttribute(cells[5], "title", statusTitle(summary) || false);
+        setSafeAttribute(cells[SIGNER_CELL], "title", signerTitle(summary) || false);
         setSafeAttribute(row, "title", isPending(summary) ? "pending" : false);
     }
 

@@ -67,7 +67,7 @@ export const COLUMNS = [
     { key: "size", title: "Size", text: (s) => formatSize(s.response_size) },
     { key: "duration", title: "Duration", text: (s) => formatDuration(s.duration_ms) },
     { key: "persona", title: "Persona", text: (s) => s.persona ?? "" },
-    { key: "signer", title: "Signer", text: (s) => s.signer_email ?? "" },
+    { key: "signer", title: "Signer", text: signerText },
 ];
 
 /**
@@ -91,6 +91,23 @@ export function hostText(summary) {
     // scheme's default port, and writes an IPv6 host bracketed).
     const same = url.hostname.replace(/^\[|\]$/g, "").toLowerCase() === host.replace(/^\[|\]$/g, "").toLowerCase();
     return same && url.port ? `${shown}:${url.port}` : shown;
+}
+
+/**
+ * The Signer cell: the engineer and the start of the intermediate's serial (`ana@acme.dev ·
+ * 58a1e555`), so flows signed by an intermediate taken mid-run (the same engineer's, renewed)
+ * read apart from the earlier ones. `~signer` takes either, whole.
+ */
+export function signerText(summary) {
+    const serial = summary.signer_serial ? summary.signer_serial.slice(0, 8) : "";
+    return [summary.signer_email ?? "", serial].filter(Boolean).join(" · ");
+}
+
+/** The Signer cell's tooltip: the engineer and the serial whole. */
+export function signerTitle(summary) {
+    if (!summary.signer_email && !summary.signer_serial) return "";
+    return `signed by ${summary.signer_email ?? "(no email)"}` +
+        (summary.signer_serial ? `, intermediate serial ${summary.signer_serial}` : "");
 }
 
 /** gRPC status names (grpc/grpc doc/statuscodes.md), for a failed call whose HTTP status is 200. */

@@ -49,6 +49,36 @@ export function headersToSend(headers, filledHost, filledURL) {
     return headers.filter(([name, value]) => name.toLowerCase() !== "host" || value !== filledHost);
 }
 
+/**
+ * The URL of the server `flow`'s request went to, as `POST /api/flows/ID/replay` sends it
+ * (`ReplayTarget.swift`): its URL names the host of its Host header, and an intercepted request
+ * whose Host named another host (`server.request_host`) went on the connection for `server.host`,
+ * a plain request in a tunnel to the tunnel's address. With the Host line as recorded, which then
+ * differs from this URL, the resend goes where the original went, as mitmproxy's does.
+ */
+export function connectionURL(flow) {
+    const request = flow.request;
+    const server = flow.server ?? {};
+    let url;
+    try {
+        url = new URL(request.url);
+    } catch {
+        return request.url;
+    }
+    let target = null;
+    if (server.request_host && server.host && server.port > 0) {
+        target = [server.host, server.port];
+    } else if (flow.mode === "http" && !request.target && !request.pseudo_headers && server.address
+        && !(flow.listener?.mode ?? "").startsWith("reverse")) {
+        const match = /^\[?(.*?)\]?:(\d+)$/.exec(server.address);
+        if (match && match[1]) target = [match[1], Number(match[2])];
+    }
+    if (!target || target[0].toLowerCase() === url.hostname.replace(/^\[|\]$/g, "").toLowerCase()) return request.url;
+    url.hostname = target[0].includes(":") ? `[${target[0]}]` : target[0];
+    url.port = String(target[1]);
+    return url.href;
+}
+
 /** `bytes` as text when they are UTF-8 without NUL, else null. */
 export function textOf(bytes) {
     if (bytes.includes(0)) return null;
@@ -106,7 +136,9 @@ export async function openResend(flow) {
     const body = h("textarea", { name: "body", rows: 8, "aria-label": "Body", spellcheck: "false" });
     const error = h("p", { class: "error-text", role: "alert" });
     method.value = request.method;
-    url.value = request.url;
+    // Where the original went (its Host line, as recorded, names any other host).
+    const filledURL = connectionURL(flow);
+    url.value = filledURL;
     headers.value = headerLines(request.headers);
     // The Host as filled in (the last line's value, as `parseHeaderLines` reads it back).
     const filledHost = parseHeaderLines(headers.value).findLast(([name]) => name.toLowerCase() === "host")?.[1] ?? null;
@@ -136,7 +168,7 @@ export async function openResend(flow) {
             send.disabled = true;
             const answer = await api.resend({
                 method: method.value.trim(), url: url.value.trim(),
-                headers: headersToSend(parseHeaderLines(headers.value), filledHost, request.url),
+                headers: headersToSend(parseHeaderLines(headers.value), filledHost, filledURL),
                 ...(grpc ? { grpc_messages: grpcMessagesOf(body.value) }
                     : unchanged ? { body_from: flow.id } : binary ? { body_base64: base64Of(binary) } : { body: body.value }),
                 replay_of: flow.id,

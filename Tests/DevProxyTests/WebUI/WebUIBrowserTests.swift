@@ -112,6 +112,52 @@ import TestSupport
         _ = proxy.stop()
     }
 
+    /// Where a request went and who signed its leaf (`Resources/webui_where_and_who.py`): a request
+    /// sent with `Host: tenant-b.test` to localhost shows `Request named tenant-b.test (its Host; sent on
+    /// the connection to localhost:PORT …)` under Server in the Connection tab (the pane said nothing
+    /// of `server.request_host`); the facts say `signed by ana@acme.dev (serial …)` and the Signer
+    /// column `ana@acme.dev · 1a2b3c4d`, so flows signed before and after her renewed intermediate
+    /// was taken mid-run (`SignerWatch`) read apart (both read `ana@acme.dev`), and `~signer SERIAL`
+    /// keeps the second's (it took an email only); Edit and resend of the tenant-b flow fills the URL
+    /// of localhost, where it went, beside its recorded Host, which the origin gets (it filled
+    /// `https://tenant-b.test:PORT`, which does not resolve).
+    @Test(.enabled(if: WebUIBrowser.missing == nil, "needs chromium and playwright"))
+    func theDetailSaysWhereARequestWentAndWhoSignedIt() throws {
+        let dir = TemporaryDirectory()
+        let ca = dir.file("ca")
+        #expect(try Subprocess.run(Subprocess.devproxy, ["ca", "init", "--ca-dir", ca]).status == 0)
+        let bundle = dir.file("ana.pem")
+        func issue(days: Int) throws {
+            let issued = try Subprocess.run(Subprocess.devproxy, ["ca", "issue", "--ca-dir", ca, "--email", "ana@acme.dev",
+                                                                  "--days", String(days), "--out", bundle])
+            #expect(issued.status == 0, "\(issued.output)")
+        }
+        try issue(days: 1)
+        let origin = try OriginServer()
+        let proxy = try DevProxyProcess(["--intermediate", bundle, "--ca-dir", ca, "--upstream-ca", origin.caPath,
+                                         "--resolve", "origin.test:\(origin.port):127.0.0.1", "--web", "127.0.0.1:0",
+                                         "--quiet"], webUI: true)
+        let ui = try #require(proxy.webUI)
+        func curl(_ arguments: [String]) throws {
+            let result = try Subprocess.run("curl", ["-sS", "--max-time", "20", "--proxy", "http://127.0.0.1:\(proxy.port)",
+                                                     "--cacert", dir.file("ca/root.pem")] + arguments, timeout: 30)
+            #expect(result.status == 0 && result.stdout.contains("Host: "), "\(result.output)")
+        }
+        try curl([origin.url("/headers?first")])
+        // Her next intermediate, copied over the bundle: the running proxy signs with it from now on.
+        try issue(days: 7)
+        try curl(["https://origin.test:\(origin.port)/headers?second"])
+        try curl(["-H", "Host: tenant-b.test", origin.url("/headers?named")])
+        let result = try WebUIBrowser.run(ui: ui, proxy: "http://127.0.0.1:\(proxy.port)", script: "webui_where_and_who.py",
+                                          timeout: 120)
+        let expected: Set = ["request-host-shown", "signer-serial-in-detail", "signers-told-apart-in-list",
+                             "signer-filter-by-serial", "resend-goes-where-original-went", "no-page-errors"]
+        #expect(result.status == 0, "\(result.output)")
+        #expect(expected.subtracting(WebUIBrowser.passed(result)).isEmpty,
+                "missing: \(expected.subtracting(WebUIBrowser.passed(result)))\n\(result.output)")
+        _ = proxy.stop()
+    }
+
     /// The page as a daily driver uses it (`Resources/webui_daily.py`), coming from mitmweb and
     /// DevTools: PageDown / PageUp move the selection by a page of rows, Home to the newest flow and
     /// End to the oldest, loading the pages past the first (260 flows); Copy URL, a header row's copy
