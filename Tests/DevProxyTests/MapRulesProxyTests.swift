@@ -168,6 +168,31 @@ import TestSupport
         #expect(flow.h2 != nil && flow.mapped?.rule == "map-local" && flow.mapped?.to == file)
     }
 
+    /// The web UI (`Resources/webui_mapped.py`): the session store's record of a flow a rule
+    /// touched holds `mapped`, and the Connection tab names the rule, the file or the URL the client
+    /// asked for, and the option.
+    @Test(.enabled(if: WebUIBrowser.missing == nil, "needs chromium and playwright"))
+    func theWebUISaysWhatARuleDid() throws {
+        let dir = TemporaryDirectory()
+        let file = dir.write("user.json", #"{"name":"ana"}"#)
+        let origin = try BackgroundServer(script: Self.namedOrigin, arguments: ["a"])
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--web", "127.0.0.1:0", "--quiet",
+                                         "--map-local", "|/mock/user|\(file)", "--map-remote", "|/old/|/new/"], webUI: true)
+        let ui = try #require(proxy.webUI)
+        for path in ["/mock/user", "/old/x"] {
+            let result = try Subprocess.run("curl", ["-sS", "--max-time", "20", "--proxy", "http://127.0.0.1:\(proxy.port)",
+                                                     "http://127.0.0.1:\(origin.port)\(path)"])
+            #expect(result.status == 0, "\(result.output)")
+        }
+        let result = try WebUIBrowser.run(ui: ui, proxy: "http://127.0.0.1:\(proxy.port)", script: "webui_mapped.py",
+                                          timeout: 120)
+        let expected: Set = ["map-local-stored", "map-local-shown", "map-remote-stored", "map-remote-shown", "no-page-errors"]
+        #expect(result.status == 0, "\(result.output)")
+        #expect(expected.subtracting(WebUIBrowser.passed(result)).isEmpty,
+                "missing: \(expected.subtracting(WebUIBrowser.passed(result)))\n\(result.output)")
+        _ = proxy.stop()
+    }
+
     @Test func badRulesStopTheStartWithOneLine() throws {
         let dir = TemporaryDirectory()
         let cases = [

@@ -670,6 +670,7 @@ function connectionView(flow) {
     const general = definitionList([["Started", flow.started], ["Ended", flow.ended], ["Client", flow.client],
         ["Listener", flow.listener ? `${flow.listener.mode} ${flow.listener.address}` : ""],
         ["Server", serverName(flow.server)],
+        ["Mapped", mappedBy(flow.mapped)],
         ["Request named", requestNamed(flow.server)],
         ["Dialled", flow.server?.address], ["Retried", flow.server?.retried ? "yes, on a fresh connection" : ""],
         ["Mode", flow.mode], ["Persona", flow.persona],
@@ -717,6 +718,18 @@ function requestNamed(server) {
 export function signedBy(signer) {
     if (!signer?.email && !signer?.serial) return "";
     return `signed by ${signer.email ?? "(no email)"}${signer.serial ? ` (serial ${signer.serial})` : ""}`;
+}
+
+/**
+ * What `--map-remote` or `--map-local` did to the request (`mapped`), and by which options;
+ * nothing when no rule touched it.
+ */
+function mappedBy(mapped) {
+    if (!mapped) return "";
+    const by = `(--${mapped.rule} ${(mapped.by ?? []).join(" then ")})`;
+    if (mapped.rule === "map-remote") return `sent to ${mapped.to}, asked for ${mapped.from} ${by}`;
+    if (mapped.missing) return `${mapped.from}: none of ${mapped.missing.join(", ")} exists, answered 404 ${by}`;
+    return `${mapped.from} answered from the file ${mapped.to} ${by}`;
 }
 
 /** The chain DevProxy showed the client: leaf → intermediate (serial, email) → root. */

@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""What --map-remote and --map-local did, in the web UI (headless Chromium, Playwright with the
+system browser), over flows the caller made through a proxy running with
+`--map-local '|/mock/user|FILE'` and `--map-remote '|/old/|/new/'`: `/mock/user` answered from the
+file, and `/old/x` sent on as `/new/x` to a plain origin.
+
+Checks: the session store's record of each flow (the API's `/api/flows/ID`) holds `mapped`; its
+Connection tab names the rule, the file or the URL the client asked for, and the option, as text.
+
+Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on any failure.
+
+Usage: webui_mapped.py --ui URL --proxy http://127.0.0.1:PORT
+"""
+import argparse, sys
+
+from browser_page import Checks, chromium, ui_context, watched_page
+from webui_browser import STATE_IS, open_flow
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--ui", required=True)
+    parser.add_argument("--proxy", required=True)
+    options = parser.parse_args()
+    checks = Checks()
+    with chromium() as browser:
+        page, problems = watched_page(ui_context(browser, options.ui))
+        page.goto(options.ui)
+        page.wait_for_function(STATE_IS, arg="live", timeout=10000)
+        for name, path, words in (("map-local", "/mock/user", ["answered from the file", "user.json", "(--map-local |/mock/user|"]),
+                                  ("map-remote", "/new/x", ["sent to http://", "/new/x, asked for http://", "/old/x",
+                                                            "(--map-remote |/old/|/new/)"])):
+            try:
+                open_flow(page, path)
+                record = page.evaluate("""async (p) => {
+                    const list = await (await fetch('/api/flows?limit=50')).json();
+                    const flow = list.flows.find((f) => (f.url ?? '').endsWith(p));
+                    return flow ? (await fetch('/api/flows/' + encodeURIComponent(flow.id))).json() : null;
+                }""", path)
+                checks.result(name + "-stored", record is not None and (record.get("mapped") or {}).get("rule") == name,
+                              repr(record and record.get("mapped")))
+                page.click("#detail-tab-connection")
+                shown = page.evaluate("""() => {
+                    const dt = [...document.querySelectorAll('flow-detail .connection dt')]
+                        .find((t) => t.textContent === 'Mapped');
+                    return dt ? {text: dt.nextElementSibling.textContent,
+                                 elements: dt.nextElementSibling.children.length} : null;
+                }""")
+                checks.result(name + "-shown", shown is not None and shown["elements"] == 0
+                              and all(word in shown["text"] for word in words), repr(shown))
+                page.click("#detail-tab-request")
+            except Exception as error:
+                checks.result(name + "-shown", False, str(error).splitlines()[0])
+        checks.result("no-page-errors", not problems and not page.evaluate("window.__violations"),
+                      repr((problems, page.evaluate("window.__violations"))))
+    sys.exit(1 if checks.failed else 0)
+
+
+if __name__ == "__main__":
+    main()
