@@ -216,8 +216,7 @@ public struct AndroidNSCParser: Sendable {
     /// and otherwise keeps the text (`ResourceUtils::TryParseItemForAttribute`,
     /// `link/XmlReferenceLinker.cpp`); `XmlBlock.Parser.getAttributeBooleanValue` then reads an
     /// integer type (boolean, integer, color) as "not zero" and anything else (text such as
-    /// `yes`, `tRuE`, a reference `@bool/x`, a float) as `fallback`. DevProxy refused those values
-    /// ("Invalid value"), predicting a crash for an app that runs, and read `tRuE` as true.
+    /// `yes`, `tRuE`, a reference `@bool/x`, a float) as `fallback`.
     private func boolAttribute(_ name: String, of element: XMLElementTree, default fallback: Bool,
                                warnings: inout [String]) -> Bool? {
         guard let value = element.attributes[name] else { return nil }

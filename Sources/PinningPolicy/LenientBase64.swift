@@ -4,15 +4,27 @@ import Foundation
 enum LenientBase64 {
     private static let standard = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
-    /// `android.util.Base64.decode(text, DEFAULT)`: characters outside the alphabet are skipped,
-    /// decoding stops at `=`, missing padding is tolerated; a lone trailing sextet is an error.
-    /// (The skipping of arbitrary bytes is read from the decoder's table, not tried on a device.)
+    /// `android.util.Base64.decode(text, DEFAULT)`, its decoder's state machine: a byte that is
+    /// neither in the alphabet nor `=` is skipped anywhere; padding is optional, but when present
+    /// it must be complete (`xx==`, `xxx=`) and nothing but skipped bytes may follow it, so `…==`
+    /// after three characters, or two pins pasted into one `<pin>`, is an error ("bad base-64"),
+    /// as are `=` before the second character of a quad and a lone trailing sextet.
     static func android(_ text: String) -> [UInt8]? {
         var values: [UInt8] = []
+        var padding = 0
         for byte in text.utf8 {
-            if byte == UInt8(ascii: "=") { break }
-            if let value = standard.firstIndex(of: byte) { values.append(UInt8(value)) }
+            if byte == UInt8(ascii: "=") {
+                // One `=` after two characters of a quad needs a second; one after three ends it.
+                switch (values.count % 4, padding) {
+                case (2, 0), (2, 1), (3, 0): padding += 1
+                default: return nil
+                }
+            } else if let value = standard.firstIndex(of: byte) {
+                guard padding == 0 else { return nil }
+                values.append(UInt8(value))
+            }
         }
+        if values.count % 4 == 2, padding == 1 { return nil }
         return decode(values)
     }
 

@@ -62,9 +62,8 @@ public struct OkHttpPinnerParser: Sendable {
         /// `Builder.add(pattern, vararg pins)`.
         ///
         /// With no pin at all OkHttp constructs no `Pin`, so the call pins nothing and its pattern
-        /// is not even validated: the host stays unpinned (it was predicted blocked, "Certificate
-        /// pinning failure!", and a pattern such as a URL was refused). Pins given as expressions
-        /// DevProxy cannot read (`unreadPins`) still pin the pattern, with pins unknown.
+        /// is not even validated: the host stays unpinned. Pins given as expressions DevProxy
+        /// cannot read (`unreadPins`) still pin the pattern, with pins unknown.
         mutating func add<S: Collection>(_ pattern: String, _ pins: S, unreadPins: Bool = false) throws
             where S.Element == String {
             guard !pins.isEmpty || unreadPins else {

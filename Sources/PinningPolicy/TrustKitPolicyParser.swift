@@ -162,7 +162,7 @@ public struct TrustKitPolicyParser: Sendable {
     ///
     /// - Throws: `PolicyError(.invalidValue)` for anything else (a lone string, a number): it has
     ///   no fast enumeration, so TrustKit's loop raises "unrecognized selector" and the app crashes
-    ///   at start-up, where DevProxy read a lone string as a one-element list.
+    ///   at start-up.
     private func enumerated(_ value: Any, _ key: String, of name: String) throws -> [Any] {
         if let array = value as? [Any] { return array }
         if let dictionary = value as? [String: Any] { return Array(dictionary.keys.sorted()) }

@@ -3,6 +3,9 @@ import Foundation
 import Testing
 @testable import PinningPolicy
 
+/// 43 base64 characters: a 32-byte digest without its `=`.
+private let pin43 = "TQEtdMbmwFgYUifM4LDF+xgEtd0z69mPGmkp014d6ZY"
+
 /// Every AOSP Network Security Config test file under `Tests/Fixtures/android-nsc/`, with the outcome
 /// its `SOURCES.md` (from AOSP's `XmlConfigTests.java`) states, evaluated with the GoodRootCA chain
 /// standing in for android.com's (none of the files pins its key).
@@ -146,6 +149,27 @@ import Testing
         let release = try AndroidNSCParser(debuggable: false).parse(Data(xml.utf8))
         #expect(release.entry(for: "a.example")?.trustAnchors == [TrustAnchorReference(.system, overridesPins: false)])
         #expect(throws: PolicyError.self) { try AndroidNSCParser(debuggable: true).parse(Data(xml.utf8)) }
+    }
+
+    /// `<pin>` text decoded by `android.util.Base64.decode(…, DEFAULT)`'s state machine: bytes
+    /// outside the alphabet are skipped, padding is optional but must be whole and end the text.
+    /// DevProxy stopped at the first `=`, so `…==` after 43 characters and two pins pasted into
+    /// one `<pin>` were accepted, where Android throws "bad base-64" and the app's every secure
+    /// connection fails.
+    @Test(arguments: [
+        ("43 characters and =", "\(pin43)=", true), ("no padding", pin43, true), ("white space inside", " \(pin43)\n = ", true),
+        ("non-alphabet bytes skipped", "\(pin43.prefix(20))*\(pin43.dropFirst(20))=", true),
+        ("too much padding", "\(pin43)==", false), ("two pins in one", "\(pin43)=\(pin43)=", false),
+        ("= inside", "\(pin43.prefix(20))=\(pin43.dropFirst(20))", false), ("= first", "=\(pin43)", false),
+    ])
+    func pinTextDecodesAsAndroidBase64DecodesIt(_ label: String, _ text: String, _ accepted: Bool) {
+        let xml = "<network-security-config><domain-config><domain>a.example</domain><pin-set>"
+            + "<pin digest=\"SHA-256\">\(text)</pin></pin-set></domain-config></network-security-config>"
+        let outcome = Result { try AndroidNSCParser().parse(Data(xml.utf8)) }
+        switch outcome {
+        case .success(let policy): #expect(accepted && policy.domains.first?.pins.first?.digest.count == 32, "\(label)")
+        case .failure(let error): #expect(!accepted && (error as? PolicyError)?.code == .invalidPin, "\(label): \(error)")
+        }
     }
 
     /// A boolean attribute reads as the device reads it: aapt2 compiles `true`/`TRUE`/`True` (and the

@@ -215,7 +215,7 @@ public struct QAVerdict: Codable, Sendable, Equatable {
         if !rejected.isEmpty {
             // TrustKit's report says why it blocked: validation-result 2 is a chain the device did
             // not trust (TSKTrustEvaluationFailedInvalidCertificateChain), decided before any pin
-            // was looked at. Such a refusal says nothing of the pins (it read `enforced`).
+            // was looked at. Such a refusal says nothing of the pins.
             let untrusted = reports.filter { $0.validationResult == TrustEvaluationResult.failedInvalidCertificateChain.rawValue }
             if !untrusted.isEmpty, untrusted.count == reports.count {
                 return verdict(.inconclusive, rejected, "the client refused the \(persona) certificate, but its "
