@@ -25,7 +25,7 @@ enum EnvCommand {
     Options: --proxy HOST:PORT (default 127.0.0.1:8080, where `devproxy run` listens)  --shell sh|fish|powershell
              (default sh)  --ca-dir DIR  --root FILE (default the CA directory's root.pem)  --intercept-loopback
              --unset (env only)
-    It sets HTTP_PROXY, HTTPS_PROXY, http_proxy and https_proxy to http://HOST:PORT; NO_PROXY and no_proxy to
+    It sets HTTP_PROXY, HTTPS_PROXY, http_proxy, https_proxy and grpc_proxy to http://HOST:PORT; NO_PROXY and no_proxy to
     localhost,127.0.0.1,::1 and the hosts they held (--intercept-loopback: loopback too goes through DevProxy);
     SSL_CERT_FILE, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, NODE_EXTRA_CA_CERTS, GIT_SSL_CAINFO, PIP_CERT, AWS_CA_BUNDLE,
     CARGO_HTTP_CAINFO, GRPC_DEFAULT_SSL_ROOTS_FILE_PATH and DENO_CERT to DIR/terminal/ca-bundle.pem, the system's

@@ -43,8 +43,9 @@ public struct TerminalEnvironment: Sendable {
     public static let javaTrustStorePassword = "changeit"
 
     /// Both spellings: curl reads only the lowercase `http_proxy`, and the uppercase `HTTPS_PROXY`
-    /// is what Go, Node's `NODE_USE_ENV_PROXY` and most documentation write.
-    public static let proxyVariables = ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"]
+    /// is what Go, Node's `NODE_USE_ENV_PROXY` and most documentation write. gRPC C-core reads
+    /// `grpc_proxy` before `https_proxy`, so one left from elsewhere would take it past DevProxy.
+    public static let proxyVariables = ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "grpc_proxy"]
     public static let noProxyVariables = ["NO_PROXY", "no_proxy"]
     /// Each names the bundle: OpenSSL's default file (Python's ssl, urllib, httpx, Ruby, Go,
     /// rustls-native-certs, curl), Python requests, curl, Node.js (added to its own), git, pip,

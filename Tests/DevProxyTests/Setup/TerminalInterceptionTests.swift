@@ -107,6 +107,52 @@ import TestSupport
         #expect(flows.count == (honoursProxy ? 2 : 1), "\(flows.count)")
     }
 
+    /// grpcio finds the proxy through `grpc_proxy` (which it reads before `https_proxy`, so one set
+    /// elsewhere is replaced) and trusts the root through
+    /// `GRPC_DEFAULT_SSL_ROOTS_FILE_PATH`: a channel made with default credentials (no root given)
+    /// calls a TLS gRPC server through DevProxy, and the call is a flow.
+    @Test func grpcioIsInterceptedWithDefaultCredentials() throws {
+        let dir = TemporaryDirectory()
+        let originCA = CAStore(directory: dir.file("grpc-ca"))
+        try originCA.initialize(name: "gRPC Origin Test CA", keyType: .p256, days: 2, passphrase: nil)
+        let leaf = try LeafIssuer(signer: try originCA.rootSigner(passphrase: nil)).issue(for: [try LeafName("grpc.test")])
+        let server = Process()
+        let serverInput = Pipe(), serverOutput = Pipe()
+        server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        server.arguments = ["python3", GRPCProxyTests.script, "server", dir.write("grpc.pem", leaf.certificate.pem),
+                            dir.write("grpc.key", bytes: try leaf.key.pem())]
+        server.standardInput = serverInput
+        server.standardOutput = serverOutput
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        defer {
+            try? serverInput.fileHandleForWriting.close()
+            kill(server.processIdentifier, SIGKILL)
+            server.waitUntilExit()
+        }
+        let port = try #require(Int(serverOutput.fileHandleForReading.readLine()), "grpc_echo.py server printed no port")
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--log", dir.file("flows.jsonl"), "--upstream-ca",
+                                         originCA.rootCertificatePath, "--session", "off", "--no-web", "--quiet",
+                                         "--resolve", "grpc.test:\(port):127.0.0.1"], environment: ["DEVPROXY_EMAIL": "dev@example.test"])
+        let client = """
+            import sys, grpc
+            request = b"\\x0a\\x05hello\\x10\\x07"
+            channel = grpc.secure_channel(sys.argv[1], grpc.ssl_channel_credentials())
+            answer = channel.unary_unary("/lab.Echo/Unary")(request, timeout=20)
+            print("echoed" if answer == request else "wrong answer", end="")
+            """
+        let result = try Subprocess.run(Subprocess.devproxy, ["exec", "--ca-dir", dir.file("ca"), "--proxy", "127.0.0.1:\(proxy.port)",
+                                                              "--", "python3", "-c", client, "grpc.test:\(port)"],
+                                        environment: ["NO_PROXY": "", "no_proxy": "", "SSL_CERT_FILE": "", "grpc_proxy": "http://127.0.0.1:9"],
+                                        timeout: 60)
+        #expect(result.status == 0 && result.stdout == "echoed", "\(result.output)")
+        let stopped = proxy.stop()
+        #expect(stopped.status == 0, "\(stopped.stderr)")
+        let flows = try FlowLogReader.read(path: dir.file("flows.jsonl")).flows
+        #expect(flows.contains { $0.request?.url == "https://grpc.test:\(port)/lab.Echo/Unary" && $0.response?.status == 200 },
+                "\(flows.map { $0.request?.url ?? "?" })")
+    }
+
     /// Java's `HttpsURLConnection` and `java.net.http.HttpClient` follow `JAVA_TOOL_OPTIONS`: the
     /// proxy properties, and the trust store of the JDK's CAs and the root.
     @Test func javaIsInterceptedThroughJavaToolOptions() throws {
