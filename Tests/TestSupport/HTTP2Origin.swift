@@ -25,6 +25,8 @@ public final class HTTP2Origin {
         case misbehavingThenHTTP1
         /// `Resources/grpcweb_origin.py`: sonora's gRPC-Web server under hypercorn (h2 and HTTP/1.1).
         case grpcWeb
+        /// The same with server reflection describing lab.Echo, over gRPC-Web (`--reflect`).
+        case grpcWebReflecting
         /// `Resources/connect_origin.py`: connect-python's Connect server under hypercorn (h2 and HTTP/1.1).
         case connect
         public var description: String { rawValue }
@@ -66,7 +68,7 @@ public final class HTTP2Origin {
                 return process
             }
         case .hypercornBoth, .hypercornHTTP1, .hypercornCleartext, .misbehaving, .misbehavingConnectOnce,
-             .misbehavingThenHTTP1, .grpcWeb, .connect:
+             .misbehavingThenHTTP1, .grpcWeb, .grpcWebReflecting, .connect:
             process = Process()
             process.standardInput = stdin
             let stdout = Pipe()
@@ -74,9 +76,11 @@ public final class HTTP2Origin {
             process.standardError = FileHandle.nullDevice
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             let script = [Kind.misbehaving: "h2bad.py", .misbehavingConnectOnce: "h2bad.py", .misbehavingThenHTTP1: "h2bad.py",
-                          .grpcWeb: "grpcweb_origin.py", .connect: "connect_origin.py"][kind]
+                          .grpcWeb: "grpcweb_origin.py", .grpcWebReflecting: "grpcweb_origin.py",
+                          .connect: "connect_origin.py"][kind]
             let flags = [Kind.misbehavingConnectOnce: ["--connect-protocol-once"],
-                         .misbehavingThenHTTP1: ["--connect-protocol-once", "--then-http1"]][kind] ?? []
+                         .misbehavingThenHTTP1: ["--connect-protocol-once", "--then-http1"],
+                         .grpcWebReflecting: ["--reflect"]][kind] ?? []
             process.arguments = script != nil
                 ? ["python3", Self.resource(script ?? ""), certPath, keyPath] + flags
                 : ["python3", Self.resource("h2origin.py"), certPath, keyPath,

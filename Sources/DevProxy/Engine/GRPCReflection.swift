@@ -66,16 +66,28 @@ final class GRPCReflection: Sendable {
         self.finished = finished
     }
 
-    /// Whether a request of `contentType` is a gRPC call this asks about (not gRPC-Web, whose
-    /// servers sit behind a translating proxy).
-    static func isGRPC(contentType: String?) -> Bool {
-        guard let type = contentType?.lowercased() else { return false }
-        return type.hasPrefix("application/grpc") && !type.hasPrefix("application/grpc-web")
+    /// How a server is asked: as its calls came.
+    enum Framing: Sendable {
+        /// gRPC over HTTP/2 (`application/grpc`).
+        case grpc
+        /// gRPC-Web (`application/grpc-web`, `-text`): a browser's calls, to a server that speaks
+        /// it (Envoy's grpc_web filter, grpcwebproxy, Connect, tonic-web, sonora), asked over
+        /// HTTP/1.1 in binary mode, which every such server takes; its trailers come in the body.
+        case grpcWeb
+    }
+
+    /// How a request of `contentType` is a call this asks about; nil for one that is no gRPC or
+    /// gRPC-Web call (Connect's own protocol has no reflection of its own: its servers offer
+    /// reflection over gRPC and gRPC-Web, which a Connect client's calls do not say).
+    static func framing(contentType: String?) -> Framing? {
+        guard let type = contentType?.lowercased(), type.hasPrefix("application/grpc") else { return nil }
+        return type.hasPrefix("application/grpc-web") ? .grpcWeb : .grpc
     }
 
     /// The schema to record a call to `host`:`port` at `path` with; when it defines no such
-    /// method, a background question to the server starts (once per server and service).
-    func schema(host: String, port: Int, tls: Bool, path: String) -> ProtoSchema? {
+    /// method, a background question to the server starts (once per server and service), framed
+    /// as the call was (`framing`).
+    func schema(host: String, port: Int, tls: Bool, path: String, framing: Framing = .grpc) -> ProtoSchema? {
         let origin = Self.origin(host: host, port: port)
         guard let call = GRPCPath(path), !ServerReflection.services.contains(call.service) else {
             return state.withLock { $0.schemas[origin] } ?? base
@@ -86,7 +98,9 @@ final class GRPCReflection: Sendable {
             return (schema, state.asked.insert(origin + " " + call.service).inserted)
         }
         if ask {
-            let thread = Thread { [self] in lookUp(service: call.service, host: host, port: port, tls: tls, origin: origin) }
+            let thread = Thread { [self] in
+                lookUp(service: call.service, host: host, port: port, tls: tls, web: framing == .grpcWeb, origin: origin)
+            }
             thread.name = "devproxy-grpc-reflection"
             thread.start()
         }
@@ -127,15 +141,17 @@ final class GRPCReflection: Sendable {
         var unimplemented = false
     }
 
-    /// The server a question goes to: its authority, and whether it speaks TLS (else h2c).
+    /// The server a question goes to: its authority, whether it speaks TLS (else h2c), and
+    /// whether it is asked over gRPC-Web.
     private struct Server {
         var authority: String
         var tls: Bool
+        var web = false
     }
 
-    private func lookUp(service: String, host: String, port: Int, tls: Bool, origin: String) {
+    private func lookUp(service: String, host: String, port: Int, tls: Bool, web: Bool, origin: String) {
         defer { finished(origin + " " + service) }
-        let server = Server(authority: Self.authority(host: host, port: port, defaultPort: tls ? 443 : 80), tls: tls)
+        let server = Server(authority: Self.authority(host: host, port: port, defaultPort: tls ? 443 : 80), tls: tls, web: web)
         var reasons: [String] = []
         var unimplemented = 0
         for path in ServerReflection.paths {
@@ -172,7 +188,7 @@ final class GRPCReflection: Sendable {
         }
         let why = unimplemented == ServerReflection.paths.count
             ? "it does not offer server reflection: v1 and v1alpha are UNIMPLEMENTED" : reasons.joined(separator: "; ")
-        warn("grpc reflection: \(server.authority) did not describe \(service) (\(why)); "
+        warn("grpc reflection: \(server.authority)\(server.web ? " (asked over gRPC-Web)" : "") did not describe \(service) (\(why)); "
              + "its calls are recorded without field names: give --proto FILE")
     }
 
@@ -220,8 +236,14 @@ final class GRPCReflection: Sendable {
         socket.setTimeout(timeout)
         let body = ServerReflection.requestBody(host: "", queries: queries)
         let stream = PlainStream(socket)
-        let reply = server.tls ? try askOverHTTP1(stream, body: body, server: server, path: path)
+        var reply = server.tls || server.web ? try askOverHTTP1(stream, body: body, server: server, path: path)
             : try askOverTunnel(stream, body: body, server: server, path: path)
+        if server.web, reply.status == 200 {
+            // gRPC-Web: the trailers are the body's last frame (flag 0x80), after the messages.
+            let (messages, trailers) = try Self.gRPCWebParts(reply.body)
+            let head = reply.field
+            reply = Reply(status: reply.status, body: messages) { trailers[$0] ?? head($0) }
+        }
         guard reply.status == 200 else {
             let text = String(decoding: reply.body.prefix(300), as: UTF8.self)
             let reason = text.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
@@ -242,21 +264,29 @@ final class GRPCReflection: Sendable {
     }
 
     /// An https server: an absolute-form HTTP/1.1 request, as the web UI's replays send, which the
-    /// proxy sends on over h2 (`TE: trailers` kept) and whose trailers come back chunked.
+    /// proxy sends on over h2 (`TE: trailers` kept) and whose trailers come back chunked. A gRPC-Web
+    /// server (https or http): the same request framed as a browser's gRPC-Web client frames it.
     private func askOverHTTP1(_ stream: PlainStream, body: [UInt8], server: Server, path: String) throws -> Reply {
         var fields = HTTPHeaders()
         fields.add(name: "Host", value: server.authority)
-        fields.add(name: "Content-Type", value: "application/grpc")
-        fields.add(name: "TE", value: "trailers")
+        if server.web {
+            fields.add(name: "Content-Type", value: "application/grpc-web+proto")
+            fields.add(name: "Accept", value: "application/grpc-web+proto")
+            fields.add(name: "X-Grpc-Web", value: "1")
+        } else {
+            fields.add(name: "Content-Type", value: "application/grpc")
+            fields.add(name: "TE", value: "trailers")
+        }
         fields.add(name: "User-Agent", value: Self.userAgent)
         fields.add(name: "Content-Length", value: String(body.count))
-        fields.add(name: "Connection", value: "TE, close")
+        fields.add(name: "Connection", value: server.web ? "close" : "TE, close")
         if let authorization = listener.authorization { fields.add(name: "Proxy-Authorization", value: authorization) }
         if let secret = listener.secret {
             let id = "\(prefix)-reflection-\(counter.add(1, ordering: .relaxed).newValue)"
             fields.add(name: ReplayMark.header, value: ReplayMark(id: id, original: nil).value(secret: secret))
         }
-        try stream.write(HTTP1Serializer.serialize(HTTPRequestHead(method: "POST", target: "https://\(server.authority)\(path)",
+        let scheme = server.tls ? "https" : "http"
+        try stream.write(HTTP1Serializer.serialize(HTTPRequestHead(method: "POST", target: "\(scheme)://\(server.authority)\(path)",
                                                                    version: .http11, headers: fields)) + body)
         var parser = HTTP1ResponseParser()
         parser.expectResponse(toMethod: "POST")
@@ -343,6 +373,32 @@ final class GRPCReflection: Sendable {
     }
 
     private static let userAgent = "devproxy-grpc-reflection"
+
+    /// A gRPC-Web response body's message frames, as a gRPC body, and the fields of its trailers
+    /// frame (names in lower case).
+    static func gRPCWebParts(_ body: [UInt8]) throws -> (messages: [UInt8], trailers: [String: String]) {
+        var messages: [UInt8] = []
+        var trailers: [String: String] = [:]
+        var offset = 0
+        while offset < body.count {
+            guard body.count - offset >= 5 else { throw Failure(reason: "a gRPC-Web frame's prefix is cut at byte \(offset)") }
+            let length = body[offset + 1 ..< offset + 5].reduce(0) { $0 << 8 | Int($1) }
+            guard length <= body.count - offset - 5 else { throw Failure(reason: "a gRPC-Web frame of \(length) bytes is cut") }
+            let frame = body[offset ..< offset + 5 + length]
+            offset += 5 + length
+            guard body[frame.startIndex] & 0x80 != 0 else {
+                messages += frame
+                continue
+            }
+            let text = String(decoding: frame.dropFirst(5), as: UTF8.self)
+            for line in text.split(whereSeparator: { $0 == "\r\n" || $0 == "\n" || $0 == "\r" }) {
+                guard let colon = line.firstIndex(of: ":") else { continue }
+                trailers[line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()] =
+                    line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            }
+        }
+        return (messages, trailers)
+    }
 
     /// Reads an HTTP/1.1 response to its end: its head, body and trailers. Nothing past a CONNECT's
     /// 200 is read (`takeRemainingBytes` has what came with it).

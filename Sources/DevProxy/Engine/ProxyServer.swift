@@ -199,10 +199,10 @@ public final class ProxyServer: @unchecked Sendable {
     /// The schema a gRPC call's messages are typed by: `--proto`'s, with what `--grpc-reflection`
     /// learnt from the server (asking it when the call's method is new).
     func protoSchema(host: String, port: Int, tls: Bool, path: String?, contentType: String?) -> ProtoSchema? {
-        guard let grpcReflection, let path, GRPCReflection.isGRPC(contentType: contentType) else {
+        guard let grpcReflection, let path, let framing = GRPCReflection.framing(contentType: contentType) else {
             return configuration.protoSchema
         }
-        return grpcReflection.schema(host: host, port: port, tls: tls, path: path)
+        return grpcReflection.schema(host: host, port: port, tls: tls, path: path, framing: framing)
     }
 
     /// What a gRPC call to `host`:`port` is typed by now (`--proto`, and what the server told

@@ -243,6 +243,62 @@ import TestSupport
                                                                   + "(lab.Echo) cannot be read: ") == true, "\(warnings)")
     }
 
+    /// A gRPC-Web server (a browser's calls to an Envoy-style front; sonora here, with
+    /// grpcio-reflection behind it) is asked over gRPC-Web, as its calls came: the answer's
+    /// trailers come in the body, and the later calls, binary or text, HTTP/1.1 or h2, are typed.
+    /// One without reflection is named once, saying it was asked over gRPC-Web.
+    @Test(.backstop) func aGRPCWebServerIsAskedOverGRPCWeb() throws {
+        let origin = try HTTP2Origin(.grpcWebReflecting)
+        let plain = try HTTP2Origin(.grpcWeb)
+        let dir = TemporaryDirectory()
+        let log = dir.file("flows.jsonl")
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--grpc-reflection", "--upstream-ca", origin.caPath,
+                                         "--upstream-ca", plain.caPath, "--log", log, "--quiet", "--session", "off"])
+        let message: [UInt8] = [0x0A, 0x05] + Array("hello".utf8) + [0x10, 7]
+        let input = dir.write("request", bytes: [0, 0, 0, 0, UInt8(message.count)] + message)
+        let text = dir.write("request.txt", Data([0, 0, 0, 0, UInt8(message.count)] + message).base64EncodedString())
+        func call(http2: Bool, textMode: Bool, to server: HTTP2Origin? = nil) throws {
+            let type = textMode ? "application/grpc-web-text" : "application/grpc-web+proto"
+            let result = try Subprocess.run("curl", ["-s", "-S", "-o", "/dev/null", "-w", "%{http_code}",
+                                                     "-x", "http://127.0.0.1:\(proxy.port)", "--cacert", dir.file("ca") + "/root.pem",
+                                                     http2 ? "--http2" : "--http1.1", "-H", "content-type: \(type)",
+                                                     "-H", "x-grpc-web: 1", "--data-binary", "@" + (textMode ? text : input),
+                                                     (server ?? origin).url("/lab.Echo/Unary")], timeout: 30)
+            #expect(result.stdout == "200", "\(result.output)")
+        }
+        try call(http2: false, textMode: false)
+        _ = try Self.flows(log) { $0.contains { Self.isReflection($0) && $0.grpc?.status == 0 } }
+        try call(http2: false, textMode: false)
+        try call(http2: true, textMode: true)
+        try call(http2: false, textMode: false, to: plain)
+        try call(http2: false, textMode: false, to: plain)
+        let flows = try Self.flows(log) { flows in
+            flows.filter { $0.request?.url.hasSuffix("/lab.Echo/Unary") == true }.count == 5
+                && flows.filter { Self.isReflection($0) && $0.request?.url.contains(":\(plain.port)/") == true }.count == 2
+        }
+        let stopped = proxy.stop()
+        let warnings = stopped.stderr.split(separator: "\n").filter { $0.contains("grpc reflection") }
+        #expect(warnings == ["warning: grpc reflection: localhost:\(plain.port) (asked over gRPC-Web) did not describe lab.Echo "
+                             + "(it does not offer server reflection: v1 and v1alpha are UNIMPLEMENTED); its calls are recorded "
+                             + "without field names: give --proto FILE"], "\(stopped.stderr)")
+        // v1 (sonora answers 404: no such method), then v1alpha, both over gRPC-Web.
+        let questions = flows.filter { Self.isReflection($0) && $0.request?.url.contains(":\(origin.port)/") == true }
+        #expect(questions.map { $0.request?.url.contains("/grpc.reflection.v1.") == true } == [true, false],
+                "\(questions.map { $0.request?.url ?? "" })")
+        #expect(questions.allSatisfy { $0.request?.headers.contains { $0 == ["Content-Type", "application/grpc-web+proto"] } == true },
+                "\(questions.map { $0.request?.headers ?? [] })")
+        #expect(questions.first?.response?.status == 404)
+        #expect(questions.last?.grpc?.status == 0 && questions.last?.grpc?.wireProtocol == "grpc-web")
+        let unary = flows.filter { $0.request?.url.hasSuffix(":\(origin.port)/lab.Echo/Unary") == true }
+        #expect(unary.count == 3)
+        #expect(unary.first?.grpc?.messages.first?.typed == nil, "the first call came before the answer")
+        let typed = JSONValue.object([(key: "number", value: .int(7)), (key: "text", value: .string("hello"))])
+        for later in unary.dropFirst() {
+            #expect(later.grpc?.messages.map(\.typed) == [typed, typed], "\(later.request?.httpVersion ?? "") \(String(describing: later.grpc))")
+        }
+        #expect(unary.last?.grpc?.wireProtocol == "grpc-web-text")
+    }
+
     /// A cleartext (h2c) server, as local services run: asked through a CONNECT tunnel with h2 by
     /// prior knowledge, as grpcio's insecure channel goes.
     @Test(.backstop) func aCleartextServerIsAskedThroughATunnel() throws {
