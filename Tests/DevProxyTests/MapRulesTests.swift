@@ -53,6 +53,17 @@ import TestSupport
         #expect(rules.apply(to: request("https://z.test/y")) == nil)
     }
 
+    /// A replacement that makes no http(s) URL is answered 502 naming the rule, never dialled.
+    @Test func aRewriteToSomethingElseThanAURLIsA502() throws {
+        let rules = try MapRules(remote: ["|https://a.test/|localhost:3000/"], local: [])
+        let outcome = try #require(rules.apply(to: request("https://a.test/x")))
+        #expect(outcome.destination == nil && outcome.record.to == "localhost:3000/x")
+        let answer = try #require(outcome.route).answer(request("https://a.test/x"), bodyTooLong: false)
+        #expect(answer.status == 502)
+        #expect(String(decoding: answer.body, as: UTF8.self) == "502 Bad Gateway: --map-remote |https://a.test/|localhost:3000/ "
+                + "made localhost:3000/x, which is not an http:// or https:// URL with a host\n")
+    }
+
     @Test func theFilterIsEvaluatedOnTheRequest() throws {
         let rules = try MapRules(remote: ["|~m POST & ~hq \"x-env: staging\" & !~u /health|a.test|b.test"], local: [])
         #expect(rules.apply(to: request("http://a.test/p", method: "POST", headers: [("X-Env", "staging")])) != nil)

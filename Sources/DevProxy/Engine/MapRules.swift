@@ -56,7 +56,7 @@ public struct MapRules: Sendable {
         guard !by.isEmpty else { return nil }
         let record = Flow.Mapping(rule: "map-remote", from: request.url, to: current.url, by: by)
         guard let destination = MapRemoteRule.destination(of: current.url) else {
-            let reason = "\(by.last ?? "--map-remote") made \(current.url), which is not an http:// or https:// URL "
+            let reason = "--map-remote \(by.last ?? "") made \(current.url), which is not an http:// or https:// URL "
                 + "with a host"
             return MapOutcome(record: record, destination: nil,
                               route: MapOutcome.route(.refusal(status: 502, kind: .badRequest, reason)))
