@@ -167,14 +167,27 @@ function setupStatus() {
     // A proxy that stopped, or restarted (a new run has a new token and maybe a new port): the
     // page says what to do instead of showing the old run's flows under "disconnected".
     let failures = 0;
+    // The server refused the stream for being full: said once until the stream is live again.
+    let fullSaid = false;
+    liveEvents.addEventListener("full", (event) => {
+        if (fullSaid) return;
+        fullSaid = true;
+        store.notify(`${event.detail.message || "the web UI is serving all the connections it can"} (other tabs or ` +
+            "scripts hold its live streams): this tab tries again on its own, less often each time; close a tab " +
+            "to make room", "error");
+    });
     liveEvents.addEventListener("state", (event) => {
+        const full = event.detail.startsWith("server full");
         $("connection-state").textContent = event.detail;
-        $("connection-state").className = `state-${event.detail.replace(/\W/g, "")}`;
+        $("connection-state").className = full ? "state-full" : `state-${event.detail.replace(/\W/g, "")}`;
         if (event.detail === "live" || event.detail === "paused") {
             // Paused: a tab hidden for a while let its stream go (events.js); shown, it resumes.
             failures = 0;
+            fullSaid = false;
             return;
         }
+        // A full server is not a lost one: the countdown says when the next try is.
+        if (full) return;
         failures += 1;
         if (event.detail === "disconnected" || failures === 3) {
             store.notify("lost DevProxy: it stopped, or restarted with a new token. Run it again and open the "

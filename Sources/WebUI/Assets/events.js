@@ -11,6 +11,11 @@
 // A tab hidden for `hiddenRelease` lets its stream go ("paused") and resumes after the last
 // message seen when shown again. A browser gives one host six HTTP/1.1 connections for all its
 // tabs, and each open stream holds one: with six tabs open, a seventh could not even load.
+//
+// The server serves 64 connections at once and answers more with 503, which an EventSource takes
+// as final: it closes without a word of why. The page asks the server why (`#diagnose`) and, when
+// it is full (other tabs, scripts reading the stream), says so and tries again after 1 s, 2 s, 4 s…
+// up to 30 s, where it used to say "disconnected" (and "lost DevProxy") and never come back.
 
 import { api } from "./api.js";
 
@@ -26,8 +31,15 @@ class LiveEvents extends EventTarget {
     #pinning = false;
     #frame = 0;
     #releaseTimer = 0;
+    /** The next try after a refused stream: its timer, the countdown's, and the wait (ms) after it. */
+    #retryTimer = 0;
+    #countdown = 0;
+    #retryDelay = 0;
     /** How long (ms) a hidden tab keeps its stream open. */
     hiddenRelease = 15000;
+    /** The first wait (ms) after the server refused a stream for being full, doubled each time up to `retryMax`. */
+    retryFirst = 1000;
+    retryMax = 30000;
 
     /** Opens the stream; EventSource reconnects by itself (with `Last-Event-ID`) after a drop. */
     start() {
@@ -41,7 +53,7 @@ class LiveEvents extends EventTarget {
         this.#releaseTimer = 0;
         if (document.hidden) {
             this.#releaseTimer = setTimeout(() => this.#release(), this.hiddenRelease);
-        } else if (!this.#source) {
+        } else if (!this.#source && !this.#retryTimer) {
             this.#open(this.#lastID);
         }
     }
@@ -76,6 +88,7 @@ class LiveEvents extends EventTarget {
     }
 
     #open(resumeAfter) {
+        this.#stopRetry();
         const filter = this.#filter;
         const source = new EventSource(api.paths.events(filter, resumeAfter), { withCredentials: true });
         this.#source = source;
@@ -103,10 +116,73 @@ class LiveEvents extends EventTarget {
                 this.#schedule();
             });
         }
-        source.addEventListener("open", () => this.#state("live"));
-        source.addEventListener("error", () => {
-            this.#state(source.readyState === EventSource.CLOSED ? "disconnected" : "reconnecting…");
+        source.addEventListener("open", () => {
+            this.#retryDelay = 0;
+            this.#state("live");
         });
+        source.addEventListener("error", () => {
+            if (source !== this.#source) return;
+            if (source.readyState !== EventSource.CLOSED) {
+                this.#state("reconnecting…");
+                return;
+            }
+            // An answer other than the stream (a 503, a 401): EventSource gives up for good.
+            this.#source = null;
+            this.#diagnose(resumeAfter);
+        });
+    }
+
+    /**
+     * Why the stream was refused, asked of `/api/info`: full (503), the next try is scheduled;
+     * answered (the room freed meanwhile), likewise; anything else (a token the server no longer
+     * knows: it restarted) is "disconnected", as before.
+     */
+    async #diagnose(resumeAfter) {
+        let status = 0;
+        let message = "";
+        try {
+            await api.info();
+            status = 200;
+        } catch (error) {
+            status = error.status ?? 0;
+            message = error.message ?? "";
+        }
+        // Meanwhile the filter changed (a new stream is open) or the tab let its stream go.
+        if (this.#source) return;
+        if (status !== 503 && status !== 200) {
+            this.#state("disconnected");
+            return;
+        }
+        this.#retryDelay = this.#retryDelay ? Math.min(this.#retryDelay * 2, this.retryMax) : this.retryFirst;
+        const delay = this.#retryDelay;
+        if (status === 503) {
+            this.dispatchEvent(new CustomEvent("full", { detail: { message, seconds: Math.ceil(delay / 1000) } }));
+        }
+        if (status === 503) {
+            const due = Date.now() + delay;
+            const say = () => this.#state(`server full: retrying in ${Math.max(1, Math.ceil((due - Date.now()) / 1000))} s`);
+            say();
+            this.#countdown = setInterval(say, 1000);
+        } else {
+            this.#state("reconnecting…");
+        }
+        this.#retryTimer = setTimeout(() => {
+            this.#stopRetry();
+            if (this.#source) return;
+            // A hidden tab waits to be shown (`#visibilityChanged` opens it then).
+            if (document.hidden) {
+                this.#state("paused");
+                return;
+            }
+            this.#open(this.#lastID ?? resumeAfter);
+        }, delay);
+    }
+
+    #stopRetry() {
+        clearTimeout(this.#retryTimer);
+        clearInterval(this.#countdown);
+        this.#retryTimer = 0;
+        this.#countdown = 0;
     }
 
     #seen(event) {
