@@ -99,8 +99,9 @@ struct TerminalSetup {
             Output.warning("Java is left out (JAVA_TOOL_OPTIONS not set): cannot make its trust store: \(problem)")
         }
         if prepared.systemBundle == nil {
-            Output.warning("no system CA bundle found (SSL_CERT_FILE, \(TerminalTrust.systemBundle() ?? "/etc/ssl/certs/ca-certificates.crt")): "
-                           + "\(prepared.bundle) holds the root alone, so hosts DevProxy passes through fail verification")
+            Output.warning("no system CA bundle found ($SSL_CERT_FILE, OpenSSL's default file, /etc/ssl/certs/ca-certificates.crt, "
+                           + "/etc/pki/tls/certs/ca-bundle.crt, …): \(prepared.bundle) holds the root alone, so hosts DevProxy "
+                           + "passes through fail verification; install ca-certificates, or set SSL_CERT_FILE to your CA bundle")
         }
         environment = TerminalEnvironment(proxy: proxy, caBundle: prepared.bundle, javaTrustStore: prepared.javaTrustStore,
                                           interceptLoopback: arguments.flag("intercept-loopback"))
