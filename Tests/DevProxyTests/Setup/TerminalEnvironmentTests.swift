@@ -113,6 +113,53 @@ import TestSupport
         #expect(oldRoot.status != 0, "\(oldRoot.output)")
     }
 
+    /// The bundle follows the system bundle (`SSL_CERT_FILE` names it here): one CA, then two,
+    /// then the bundle is written again with each, and left alone (same bytes, same inode) when
+    /// nothing changed.
+    @Test func theBundleFollowsTheSystemBundle() throws {
+        let (dir, ca) = try Self.awkwardCA()
+        defer { withExtendedLifetime(dir) {} }
+        var systemCAs: [String] = []
+        for index in 0..<2 {
+            let store = CAStore(directory: dir.file("system-\(index)"))
+            try store.initialize(name: "System CA \(index)", keyType: .p256, days: 2, passphrase: nil)
+            systemCAs.append(try store.rootCertificate().pem)
+        }
+        let one = dir.write("one.pem", systemCAs[0])
+        let two = dir.write("two.pem", systemCAs.joined())
+        let bundle = ca + "/terminal/ca-bundle.pem"
+        func names(withSystemBundle system: String) throws -> [String?] {
+            let result = try Subprocess.run(Subprocess.devproxy, ["env", "--ca-dir", ca], environment: ["SSL_CERT_FILE": system])
+            #expect(result.status == 0 && result.stdout.contains("CA bundle \(bundle): 1 CAs of \(one)") == (system == one),
+                    "\(result.output)")
+            return try Certificate.all(from: SecureFile.read(bundle, what: "bundle")).map(\.commonName)
+        }
+        #expect(try names(withSystemBundle: one) == ["System CA 0", "Terminal Test Root"])
+        #expect(try names(withSystemBundle: two) == ["System CA 0", "System CA 1", "Terminal Test Root"])
+        let inode = try FileManager.default.attributesOfItem(atPath: bundle)[.systemFileNumber] as? Int
+        #expect(try names(withSystemBundle: two).count == 3)
+        #expect(try FileManager.default.attributesOfItem(atPath: bundle)[.systemFileNumber] as? Int == inode)
+    }
+
+    /// On a machine with no system CA bundle (here /etc/ssl/certs hidden by an empty tmpfs in a
+    /// private mount namespace), the bundle holds the root alone and a warning says what that
+    /// breaks and what to do.
+    @Test(.enabled(if: geteuid() == 0 && (try? Subprocess.run("unshare", ["--mount", "--propagation", "private", "true"]).status) == 0,
+                   "needs root and unshare"))
+    func noSystemBundleLeavesTheRootAloneAndSaysSo() throws {
+        let (dir, ca) = try Self.awkwardCA()
+        defer { withExtendedLifetime(dir) {} }
+        let script = "mount -t tmpfs none /etc/ssl/certs && mount -t tmpfs none /etc/pki 2>/dev/null; \"$0\" env --ca-dir \"$1\""
+        let result = try Subprocess.run("unshare", ["--mount", "--propagation", "private", "sh", "-c", script, Subprocess.devproxy, ca],
+                                        environment: ["SSL_CERT_FILE": ""])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.stderr.contains("warning: no system CA bundle found") && result.stderr.contains("holds the root alone"),
+                "\(result.stderr)")
+        #expect(result.stdout.contains("no system CAs and the root"), "\(result.stdout)")
+        let names = try Certificate.all(from: SecureFile.read(ca + "/terminal/ca-bundle.pem", what: "bundle")).map(\.commonName)
+        #expect(names == ["Terminal Test Root"])
+    }
+
     /// A bundle of ours in `SSL_CERT_FILE` (a shell that evaluated the lines before) is not taken
     /// for the system's: the bundle does not grow each time.
     @Test func evaluatingTwiceChangesNothing() throws {
