@@ -1,3 +1,5 @@
+import Foundation
+
 /// An OkHttp `CertificatePinner` host pattern: `host`, `*.host` or `**.host`
 /// (`CertificatePinner.Pin` in `okhttp3/CertificatePinner.kt`).
 public struct OkHttpPattern: Hashable, Sendable, CustomStringConvertible {
@@ -30,6 +32,8 @@ public struct OkHttpPattern: Hashable, Sendable, CustomStringConvertible {
             (wildcard, rest) = (.none, Substring(pattern))
         }
         guard !rest.contains("*") else { throw PolicyError(.invalidDomain, "Unexpected pattern: \(pattern)") }
+        // OkHttp canonicalises the whole pattern, wildcard included, and `*.::1` is no IPv6 literal.
+        guard wildcard == .none || !rest.contains(":") else { throw PolicyError(.invalidDomain, "Invalid pattern: \(pattern)") }
         guard let canonical = Self.canonicalHost(String(rest)) else {
             throw PolicyError(.invalidDomain, "Invalid pattern: \(pattern)")
         }
@@ -64,12 +68,38 @@ public struct OkHttpPattern: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// OkHttp's canonical text of an IPv6 literal, bracketed or not (`toCanonicalHost()`): the
+    /// IPv4 address of an IPv4-mapped one, else RFC 5952 §4 text (lower-case hex without leading
+    /// zeros, the first longest run of two or more zero groups as `::`); nil when it does not parse.
+    static func canonicalIPv6(_ text: String) -> String? {
+        let bare = text.hasPrefix("[") && text.hasSuffix("]") ? String(text.dropFirst().dropLast()) : text
+        var address = in6_addr()
+        guard inet_pton(AF_INET6, bare, &address) == 1 else { return nil }
+        let bytes = withUnsafeBytes(of: &address) { Array($0) }
+        if bytes[..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xff, bytes[11] == 0xff {
+            return bytes[12...].map { String($0) }.joined(separator: ".")
+        }
+        let groups = stride(from: 0, to: 16, by: 2).map { Int(bytes[$0]) << 8 | Int(bytes[$0 + 1]) }
+        var zeros = (start: 0, count: 0)
+        var index = 0
+        while index < groups.count {
+            let start = index
+            while index < groups.count, groups[index] == 0 { index += 1 }
+            if index - start >= 2, index - start > zeros.count { zeros = (start, index - start) }
+            index = max(index, start + 1)
+        }
+        func hex(_ slice: ArraySlice<Int>) -> String { slice.map { String($0, radix: 16) }.joined(separator: ":") }
+        guard zeros.count > 0 else { return hex(groups[...]) }
+        return hex(groups[..<zeros.start]) + "::" + hex(groups[(zeros.start + zeros.count)...])
+    }
+
     /// A lower-cased ASCII host name with valid labels, or nil (`toCanonicalHost()`).
     ///
     /// One trailing dot is kept, as OkHttp keeps it (`containsInvalidLabelLengths`: "Trailing '.'
     /// is allowed"). Non-ASCII names would be IDNA-mapped to punycode by OkHttp; we do not
     /// implement IDNA and reject them instead.
     static func canonicalHost(_ host: String) -> String? {
+        if host.contains(":") { return canonicalIPv6(host) }
         let host = host.lowercased()
         guard !host.isEmpty, host.utf8.count <= 253, host.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else { return nil }
         // OkHttp's containsInvalidHostnameCharacters set, minus the control and non-ASCII ranges.

@@ -20,13 +20,17 @@ import Testing
         ("example.com.", "example.com", false), ("*.example.com", "a.example.com.", false),
         ("**.example.com", "example.com.", false), ("**.example.com.", "a.b.example.com.", true),
         ("*.example.com.", "a.example.com.", true),
+        // IPv6 literals are canonicalised as OkHttp's toCanonicalHost does (DevProxy refused them as
+        // "Invalid pattern", so a pinner of an address was called one OkHttp throws on).
+        ("[::1]", "::1", true), ("0:0:0:0:0:0:0:1", "[::1]", true), ("2001:DB8:0:0:1:0:0:1", "2001:db8::1:0:0:1", true),
+        ("::ffff:127.0.0.1", "127.0.0.1", true), ("::1", "::2", false),
     ])
     func patternMatching(_ pattern: String, _ host: String, _ expected: Bool) throws {
         #expect(try OkHttpPattern(pattern).matches(host) == expected)
     }
 
     @Test(arguments: ["a.*.example.com", "*example.com", "https://example.com/", "example.com:443", "***.example.com",
-                      "example.com..", "."])
+                      "example.com..", ".", "*.::1", "**.[::1]", "1::2::3", "[::1"])
     func rejectsInvalidPatterns(_ pattern: String) {
         #expect(throws: PolicyError.self) { try OkHttpPattern(pattern) }
     }
@@ -77,6 +81,15 @@ import Testing
         #expect(throws: PolicyError.self) { try OkHttpPinnerParser().parse("a.com sha256/!!!!") }
         // OkHttp does not validate the decoded length: a truncated pin is accepted.
         #expect(try OkHttpPinnerParser().parse("a.com sha256/AAAA").domains.first?.pins.first?.digest.count == 3)
+    }
+
+    /// An IPv6 pattern prints as OkHttp's `Pin.pattern` holds it: RFC 5952 text, an IPv4-mapped
+    /// address as IPv4.
+    @Test(arguments: [("[0:0::1]", "::1"), ("2001:0db8:0000:0000:0000:0000:0000:0001", "2001:db8::1"),
+                      ("1:0:0:2:0:0:0:3", "1:0:0:2::3"), ("1:0:0:2:0:0:3:4", "1::2:0:0:3:4"), ("1:2:3:4:5:6:7:0", "1:2:3:4:5:6:7:0"),
+                      ("::ffff:10.0.0.1", "10.0.0.1")])
+    func ipv6PatternsAreCanonical(_ pattern: String, _ canonical: String) throws {
+        #expect(try OkHttpPattern(pattern).description == canonical)
     }
 
     /// `.add(pattern)` with no pin constructs no `CertificatePinner.Pin`: OkHttp pins nothing for
