@@ -37,17 +37,21 @@ final class SessionGRPCSchemas: Sendable {
             for row in rows where row.id > state.lastID {
                 state.lastID = row.id
                 let key = Self.key(host: row.host, port: row.port)
-                do throws(ProtoWireError) {
-                    let learned = try ProtoSchema(descriptorSet: row.descriptorSet)
-                    var merged = state.schemas[key] ?? ProtoSchema()
-                    merged.merge(learned)
-                    if let base { merged.merge(base) }
-                    state.schemas[key] = merged
-                } catch {
-                    let server = row.host.contains(":") ? "[\(row.host)]:\(row.port)" : "\(row.host):\(row.port)"
-                    problems.append("the session's gRPC schema of \(server) (\(row.service)) cannot be read: \(error.reason); "
-                                    + "its calls are shown as recorded")
+                guard row.descriptorSet.count == row.size else {
+                    problems.append(Self.unreadable(row, "it is \(row.size) bytes, over the \(StoredGRPCSchema.largestRead >> 20) MiB read"))
+                    continue
                 }
+                let learned: ProtoSchema
+                do throws(ProtoWireError) {
+                    learned = try ProtoSchema(descriptorSet: row.descriptorSet)
+                } catch {
+                    problems.append(Self.unreadable(row, error.reason))
+                    continue
+                }
+                var merged = state.schemas[key] ?? ProtoSchema()
+                merged.merge(learned)
+                if let base { merged.merge(base) }
+                state.schemas[key] = merged
             }
             return state.schemas[Self.key(host: host, port: port)] ?? base
         }
@@ -56,4 +60,10 @@ final class SessionGRPCSchemas: Sendable {
     }
 
     private static func key(host: String, port: Int) -> String { "\(host.lowercased()) \(port)" }
+
+    /// The warning for a kept answer that cannot be read, and why.
+    private static func unreadable(_ row: StoredGRPCSchema, _ reason: String) -> String {
+        let server = row.host.contains(":") ? "[\(row.host)]:\(row.port)" : "\(row.host):\(row.port)"
+        return "the session's gRPC schema of \(server) (\(row.service)) cannot be read: \(reason); its calls are shown as recorded"
+    }
 }

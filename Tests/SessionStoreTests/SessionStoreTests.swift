@@ -319,6 +319,10 @@ final class SessionStoreTests: XCTestCase {
         XCTAssertEqual(read.first?.learned, "2026-12-06T17:00:00Z")
         XCTAssertEqual(try store.grpcSchemas(after: read[0].id).map(\.service), ["lab.Other"])
         XCTAssertEqual(try store.grpcSchemas(after: read[1].id), [])
+        // A set larger than a reader takes comes without its bytes, its size said.
+        let capped = try store.grpcSchemas(largest: 1_000)
+        XCTAssertEqual(capped.map(\.descriptorSet), [first.descriptorSet, []])
+        XCTAssertEqual(capped.map(\.size), [4, 70_000])
         store.clear()
         XCTAssertEqual(try store.grpcSchemas().count, 2)
         store.close()

@@ -13,8 +13,11 @@ public struct StoredGRPCSchema: Sendable, Equatable {
     public var service: String
     /// When the answer came, ISO 8601.
     public var learned: String
-    /// A serialized `FileDescriptorSet` (`protoc --include_imports --descriptor_set_out`'s format).
+    /// A serialized `FileDescriptorSet` (`protoc --include_imports --descriptor_set_out`'s format);
+    /// empty when read from a row over `largestRead`.
     public var descriptorSet: [UInt8]
+    /// The stored set's size in bytes.
+    public var size: Int
 
     public init(id: Int64 = 0, host: String, port: Int, service: String, learned: String, descriptorSet: [UInt8]) {
         self.id = id
@@ -23,7 +26,12 @@ public struct StoredGRPCSchema: Sendable, Equatable {
         self.service = service
         self.learned = learned
         self.descriptorSet = descriptorSet
+        size = descriptorSet.count
     }
+
+    /// The largest set read back: a server's answer is at most 32 MiB (`GRPCReflection`), and a
+    /// session file from elsewhere must not have a reader take in whatever it holds.
+    public static let largestRead = 64 * 1024 * 1024
 }
 
 extension SessionStore {
@@ -34,16 +42,21 @@ extension SessionStore {
         put(.grpcSchema(schema))
     }
 
-    /// The schemas kept after row `id` (0: all), oldest first. A session written before they were
-    /// kept (schema 8 and older, brought forward when opened) has none.
-    public func grpcSchemas(after id: Int64 = 0) throws -> [StoredGRPCSchema] {
+    /// The schemas kept after row `id` (0: all), oldest first; a set over `largest` bytes comes
+    /// without its bytes (`size` says how large it is). A session written before they were kept
+    /// (schema 8 and older, brought forward when opened) has none.
+    public func grpcSchemas(after id: Int64 = 0, largest: Int = StoredGRPCSchema.largestRead) throws -> [StoredGRPCSchema] {
         try read { database in
             try database.rows("""
-                SELECT id, host, port, service, learned, descriptor_set FROM grpc_schemas WHERE id > ? ORDER BY id
-                """, [.integer(id)]) { row in
-                StoredGRPCSchema(id: row.int64(0) ?? 0, host: row.string(1) ?? "", port: row.int(2) ?? 0,
-                                 service: row.string(3) ?? "", learned: row.string(4) ?? "",
-                                 descriptorSet: row.bytes(5) ?? [])
+                SELECT id, host, port, service, learned,
+                       CASE WHEN length(descriptor_set) <= ? THEN descriptor_set END, length(descriptor_set)
+                FROM grpc_schemas WHERE id > ? ORDER BY id
+                """, [.integer(Int64(largest)), .integer(id)]) { row in
+                var schema = StoredGRPCSchema(id: row.int64(0) ?? 0, host: row.string(1) ?? "", port: row.int(2) ?? 0,
+                                              service: row.string(3) ?? "", learned: row.string(4) ?? "",
+                                              descriptorSet: row.bytes(5) ?? [])
+                schema.size = row.int(6) ?? 0
+                return schema
             }
         }
     }
