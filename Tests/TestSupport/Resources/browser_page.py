@@ -1,8 +1,9 @@
-"""What the web UI's browser scripts (webui_browser.py, webui_bodies.py) share: checks printed one
-a line, the system Chromium driven by Playwright, and a page on the UI that records what must never
-happen on it (a dialog, a script error, a CSP violation) and the long tasks that block its thread.
+"""What the web UI's browser scripts (webui_browser.py, webui_bodies.py, webui_daily.py, …) share:
+checks printed one a line, the system Chromium driven by Playwright (alone, or beside an origin the
+script serves), and a page on the UI that records what must never happen on it (a dialog, a script
+error, a CSP violation) and the long tasks that block its thread.
 """
-import contextlib, urllib.parse
+import contextlib, threading, urllib.parse
 
 from playwright.sync_api import sync_playwright
 
@@ -28,6 +29,21 @@ def chromium():
             yield browser
         finally:
             browser.close()
+
+
+@contextlib.contextmanager
+def origin_and_chromium(server_class, handler):
+    """An origin (`server_class`, an `http.server` server, with `handler`) on 127.0.0.1 port 0,
+    serving from a thread, and the system's Chromium: yields `(browser, base, origin)`, `base` the
+    origin's `http://127.0.0.1:PORT`. Both are stopped at the end."""
+    origin = server_class(("127.0.0.1", 0), handler)
+    threading.Thread(target=origin.serve_forever, daemon=True).start()
+    try:
+        with chromium() as browser:
+            yield browser, "http://127.0.0.1:%d" % origin.server_address[1], origin
+    finally:
+        origin.shutdown()
+        origin.server_close()
 
 
 def ui_context(browser, ui, width=1400, height=800):

@@ -11,9 +11,9 @@ detail`; exits 1 on any failure.
 
 Usage: webui_bodies.py --ui URL --proxy http://127.0.0.1:PORT
 """
-import argparse, http.server, subprocess, sys, threading, time, urllib.parse
+import argparse, http.server, subprocess, sys, time, urllib.parse
 
-from browser_page import Checks, chromium, ui_context, watched_page
+from browser_page import Checks, origin_and_chromium, ui_context, watched_page
 
 SOAP = (b'<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://www.w3.org/2003/05/soap-envelope">'
         b'<soap:Body><m:GetPrice xmlns:m="urn:x" note="a &gt; b"><m:Item>Apples &amp; pears</m:Item><m:Empty/>'
@@ -300,15 +300,8 @@ def main():
     parser.add_argument("--proxy", required=True)
     options = parser.parse_args()
     checks = Checks()
-    origin = Origin(("127.0.0.1", 0), Handler)
-    threading.Thread(target=origin.serve_forever, daemon=True).start()
-    base = "http://127.0.0.1:%d" % origin.server_address[1]
-    try:
-        with chromium() as browser:
-            run(browser, options, base, checks)
-    finally:
-        origin.shutdown()
-        origin.server_close()
+    with origin_and_chromium(Origin, Handler) as (browser, base, _):
+        run(browser, options, base, checks)
     sys.exit(1 if checks.failed else 0)
 
 

@@ -12,7 +12,7 @@ Usage: webui_browser.py --ui URL --proxy http://127.0.0.1:PORT [--shots DIR]
 """
 import argparse, base64, gzip, hashlib, http.client, http.server, json, os, re, socket, struct, subprocess, sys, threading, time, urllib.parse
 
-from browser_page import Checks, chromium, ui_context, watched_page
+from browser_page import Checks, origin_and_chromium, ui_context, watched_page
 
 HOSTILE_PATH = "/evil/<script>window.__pwned='url'</script>/<img/src=x/onerror=window.__pwned='img'>"
 HOSTILE_QUERY = "next=javascript:window.__pwned='js'"
@@ -256,30 +256,23 @@ def main():
                                        "request body cut by an early answer)")
     options = parser.parse_args()
     checks = Checks()
-    origin = Origin(("127.0.0.1", 0), Handler)
-    threading.Thread(target=origin.serve_forever, daemon=True).start()
-    base = "http://127.0.0.1:%d" % origin.server_address[1]
-    try:
-        with chromium() as browser:
-            if options.only == "filtered-count":
-                page = open_page(browser, options)
-                filtered_count_under_load(page, options, base, checks)
-            elif options.only == "store-error":
-                store_error_shown(open_page(browser, options), options, base, checks)
-            elif options.only == "store-cut":
-                store_cut_said(open_page(browser, options), options, base, checks)
-            elif options.only == "resend-host":
-                resend_host(open_page(browser, options), options, base, origin, checks)
-            elif options.only == "informational":
-                informational_checks(open_page(browser, options), options, checks)
-            elif options.only == "live-list":
-                page = open_page(browser, options)
-                live_list_checks(page, options, base, checks)
-            else:
-                run(browser, options, base, origin, checks)
-    finally:
-        origin.shutdown()
-        origin.server_close()
+    with origin_and_chromium(Origin, Handler) as (browser, base, origin):
+        if options.only == "filtered-count":
+            page = open_page(browser, options)
+            filtered_count_under_load(page, options, base, checks)
+        elif options.only == "store-error":
+            store_error_shown(open_page(browser, options), options, base, checks)
+        elif options.only == "store-cut":
+            store_cut_said(open_page(browser, options), options, base, checks)
+        elif options.only == "resend-host":
+            resend_host(open_page(browser, options), options, base, origin, checks)
+        elif options.only == "informational":
+            informational_checks(open_page(browser, options), options, checks)
+        elif options.only == "live-list":
+            page = open_page(browser, options)
+            live_list_checks(page, options, base, checks)
+        else:
+            run(browser, options, base, origin, checks)
     sys.exit(1 if checks.failed else 0)
 
 

@@ -13,9 +13,9 @@ Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on 
 
 Usage: webui_daily.py --ui URL --proxy http://127.0.0.1:PORT
 """
-import argparse, json, subprocess, sys, threading, time
+import argparse, json, subprocess, sys, time
 
-from browser_page import Checks, chromium, ui_context, watched_page
+from browser_page import Checks, origin_and_chromium, ui_context, watched_page
 from webui_browser import Handler, Origin, ITEMS, curl, hints_origin, open_flow, requests_through
 
 # More than the list's first page (200 rows), so End has pages to load before it can select.
@@ -29,30 +29,23 @@ def main():
     parser.add_argument("--only")
     options = parser.parse_args()
     checks = Checks()
-    origin = Origin(("127.0.0.1", 0), Handler)
-    threading.Thread(target=origin.serve_forever, daemon=True).start()
-    base = "http://127.0.0.1:%d" % origin.server_address[1]
-    try:
-        with chromium() as browser:
-            context = ui_context(browser, options.ui, 1400, 800)
-            context.grant_permissions(["clipboard-read", "clipboard-write"])
-            page, problems = watched_page(context)
-            page.goto(options.ui)
-            page.wait_for_function("() => document.getElementById('connection-state').textContent === 'live'",
-                                   timeout=10000)
-            stamp = int(time.time() * 1000)
-            keyboard(page, options, base, stamp, checks)
-            copying(page, options, base, stamp, checks)
-            tab_arrows(page, checks)
-            host_whole(page, checks)
-            narrow(page, checks)
-            list_markers(page, options, base, origin, checks)
-            refused_handshake_pane(page, options, origin, checks)
-            checks.result("no-page-errors", not problems and not page.evaluate("window.__violations"),
-                          repr((problems, page.evaluate("window.__violations"))))
-    finally:
-        origin.shutdown()
-        origin.server_close()
+    with origin_and_chromium(Origin, Handler) as (browser, base, origin):
+        context = ui_context(browser, options.ui, 1400, 800)
+        context.grant_permissions(["clipboard-read", "clipboard-write"])
+        page, problems = watched_page(context)
+        page.goto(options.ui)
+        page.wait_for_function("() => document.getElementById('connection-state').textContent === 'live'",
+                               timeout=10000)
+        stamp = int(time.time() * 1000)
+        keyboard(page, options, base, stamp, checks)
+        copying(page, options, base, stamp, checks)
+        tab_arrows(page, checks)
+        host_whole(page, checks)
+        narrow(page, checks)
+        list_markers(page, options, base, origin, checks)
+        refused_handshake_pane(page, options, origin, checks)
+        checks.result("no-page-errors", not problems and not page.evaluate("window.__violations"),
+                      repr((problems, page.evaluate("window.__violations"))))
     sys.exit(1 if checks.failed else 0)
 
 
