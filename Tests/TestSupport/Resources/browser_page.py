@@ -74,3 +74,13 @@ def watched_page(context):
         }).observe({type: 'longtask', buffered: true});
     """)
     return page, problems
+
+
+def live_page(browser, ui, width=1400, height=800):
+    """A watched page (`watched_page`) opened on the UI at `ui` (its `web ui:` URL) and following
+    its live stream: the status bar says `live`. Returns the page and its list of problems."""
+    page, problems = watched_page(ui_context(browser, ui, width, height))
+    page.goto(ui)
+    page.wait_for_function("() => document.getElementById('connection-state').textContent === 'live'",
+                           timeout=10000)
+    return page, problems

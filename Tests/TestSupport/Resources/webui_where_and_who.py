@@ -17,8 +17,8 @@ Usage: webui_where_and_who.py --ui URL --proxy http://127.0.0.1:PORT
 """
 import argparse, sys
 
-from browser_page import Checks, chromium, ui_context, watched_page
-from webui_browser import STATE_IS, open_flow, set_filter
+from browser_page import Checks, chromium, live_page
+from webui_browser import open_flow, set_filter
 
 
 def main():
@@ -28,9 +28,7 @@ def main():
     options = parser.parse_args()
     checks = Checks()
     with chromium() as browser:
-        page, problems = watched_page(ui_context(browser, options.ui))
-        page.goto(options.ui)
-        page.wait_for_function(STATE_IS, arg="live", timeout=10000)
+        page, problems = live_page(browser, options.ui)
         request_host(page, checks)
         signers(page, checks)
         resend_to_the_server(page, checks)
