@@ -27,7 +27,9 @@ public struct OkHttpPinnerParser: Sendable {
         return builder.policy
     }
 
-    /// Every `.add(…)` inside a `CertificatePinner.Builder()` … `.build()` expression.
+    /// Every `add(…)` call inside a `CertificatePinner.Builder()` … `.build()` expression: chained
+    /// (`.add(…)`), on the builder in a variable (`builder.add(…)`), or bare in a Kotlin scope
+    /// function (`.apply { add(…) }`).
     public func parseSource(_ text: String) throws -> PinningPolicy {
         var builder = Builder()
         var cursor = text.startIndex
@@ -35,7 +37,7 @@ public struct OkHttpPinnerParser: Sendable {
             let end = text.range(of: ".build()", range: start.upperBound..<text.endIndex)?.lowerBound ?? text.endIndex
             var scan = start.upperBound
             // An unbalanced `.add(` can run past `.build()`: stop there rather than search a reversed range.
-            while scan < end, let add = text.range(of: ".add(", range: scan..<end) {
+            while scan < end, let add = SourceArguments.nextAddCall(in: text, range: scan..<end) {
                 let (arguments, after) = SourceArguments.split(text, from: add.upperBound)
                 let literals = arguments.map(SourceArguments.stringLiteral)
                 if let pattern = literals.first ?? nil {
@@ -112,6 +114,19 @@ public struct OkHttpPinnerParser: Sendable {
 
 /// Splitting Kotlin/Java call arguments without a real parser.
 enum SourceArguments {
+    /// The next `add(` in `range` that is a call of `add` itself, not of a name ending in it
+    /// (`readd(`, `my_add(`): the character before it is not part of an identifier.
+    static func nextAddCall(in text: String, range: Range<String.Index>) -> Range<String.Index>? {
+        var from = range.lowerBound
+        while let found = text.range(of: "add(", range: from..<range.upperBound) {
+            guard found.lowerBound > text.startIndex else { return found }
+            let before = text[text.index(before: found.lowerBound)]
+            if !(before.isLetter || before.isNumber || before == "_") { return found }
+            from = found.upperBound
+        }
+        return nil
+    }
+
     /// The top-level comma-separated arguments of a call whose `(` ends just before `start`,
     /// and the index after the matching `)`. Strings and nested parentheses are respected.
     static func split(_ text: String, from start: String.Index) -> ([String], String.Index) {

@@ -6,6 +6,9 @@ import Testing
 /// OkHttp `CertificatePinner` pattern rules (spec §5.1, OkHttp `CertificatePinnerTest.kt`) and
 /// the two input forms.
 @Suite struct OkHttpPinnerParserTests {
+    /// A pin of GoodRootCA's key.
+    static let pin = "sha256/S5z3Fz5ZfZAGJOBZjK6TYBquyLLKO+BndKXBlL3nPjo="
+
     @Test(arguments: [
         ("example.com", "example.com", true), ("example.com", "www.example.com", false),
         ("www.example.com", "us.www.example.com", false), ("example.com", "EXAMPLE.com", true),
@@ -52,6 +55,24 @@ import Testing
                                                               "sha1/TEF4rzaX+BAha8UD6atiCYtJnfM="])
         #expect(!policy.warnings.isEmpty, "BuildConfig.PIN is not a literal")
         #expect(policy.entries(for: "api.example.com").count == 2, "patterns are pooled")
+    }
+
+    /// Every way Kotlin and Java code calls the builder's `add`: chained, on a variable, and bare
+    /// inside a scope function. DevProxy looked for `.add(` only, so a Kotlin
+    /// `CertificatePinner.Builder().apply { add(…) }.build()` read as "no pins found", every host
+    /// predicted not pinned where OkHttp pins it. A function whose name merely ends in `add` is
+    /// not the builder's.
+    @Test(arguments: [
+        ("chained", "CertificatePinner.Builder()\n    .add(\"api.example.com\", \"\(pin)\")\n    .build()", 1),
+        ("Kotlin apply", "CertificatePinner.Builder().apply {\n    add(\"api.example.com\", \"\(pin)\")\n}.build()", 1),
+        ("Kotlin also", "CertificatePinner.Builder().also { it.add(\"api.example.com\", \"\(pin)\") }.build()", 1),
+        ("Java variable", "CertificatePinner.Builder b = new CertificatePinner.Builder();\nb.add(\"api.example.com\", \"\(pin)\");\n"
+         + "CertificatePinner p = b.build();", 1),
+        ("not add itself", "CertificatePinner.Builder().apply { readd(\"api.example.com\", \"\(pin)\") }.build()", 0),
+    ])
+    func readsEveryFormOfAddInSource(_ label: String, _ source: String, _ pinned: Int) throws {
+        let policy = try OkHttpPinnerParser().parse(source)
+        #expect(policy.entries(for: "api.example.com").flatMap(\.pins).count == pinned, "\(label): \(policy.warnings)")
     }
 
     @Test func parsesPinListAndPoolsPatterns() throws {
