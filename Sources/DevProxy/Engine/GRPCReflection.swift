@@ -14,7 +14,9 @@ import Synchronization
 /// regular listener, as the web UI's replays do, so it reaches the server as any request would
 /// (upstream TLS verification, `--resolve`, an upstream proxy) and is itself recorded as a flow,
 /// with an id that says what it is (`…-reflection-N`). A server that does not offer reflection
-/// is named once in a warning, and its calls stay decoded without field names.
+/// is named once in a warning, and its calls stay decoded without field names. A gRPC-Web call's
+/// server is asked over gRPC-Web (`Framing`). Each answer also goes to `onLearned`'s handler:
+/// `devproxy run` keeps it in the session, which `devproxy web FILE` types earlier calls by.
 final class GRPCReflection: Sendable {
     /// Where DevProxy's regular listener is, and what a request to it needs.
     struct Listener: Sendable {
