@@ -93,10 +93,14 @@ extension WebUI {
             // (A GET's empty body is recorded as size 0: that is no reason for `-X 'GET'`.)
             parts += ["-X", Self.shellQuoted(request.method)]
         }
+        // To the server the request went to, with its Host as recorded, as a replay goes: a
+        // request that named another host than its connection's (`server.request_host`) was
+        // copied with the Host's name as its URL, which curl could not resolve.
+        let target = ReplayTarget(replaying: flow, request: request)
         // curl reads [ ] { } in a URL as its globbing (`?a[]=1` failed with "bad range in URL");
         // `-g` sends them as they are, as Chrome's "Copy as cURL" does.
-        if request.url.contains(where: { "[]{}".contains($0) }) { parts.append("-g") }
-        parts.append(Self.shellQuoted(request.url))
+        if target.url.contains(where: { "[]{}".contains($0) }) { parts.append("-g") }
+        parts.append(Self.shellQuoted(target.url))
         if request.httpVersion == "HTTP/2" {
             // As it was sent (a gRPC call needs it): over TLS by ALPN, without TLS by prior knowledge.
             parts.append(request.url.lowercased().hasPrefix("https:") ? "--http2" : "--http2-prior-knowledge")
@@ -104,6 +108,7 @@ extension WebUI {
         // An HTTP/2 client may split its cookies over several `cookie` fields (RFC 9113 §8.2.3);
         // repeated, they reach an HTTP/1.1 origin as several Cookie lines, of which servers read
         // one: joined with "; " as the proxy joins them for HTTP/1.1.
+        if let host = target.host { parts += ["-H", Self.shellQuoted("Host: \(host)")] }
         let cookies = request.headers.filter { $0.count >= 2 && $0[0].lowercased() == "cookie" }.map { $0[1] }
         var cookieWritten = false
         for pair in request.headers where pair.count >= 2 && !Self.skippedOnRepeat(pair[0], pair[1]) {

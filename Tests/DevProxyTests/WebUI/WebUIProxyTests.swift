@@ -528,6 +528,21 @@ import Testing
         #expect(command.contains("base64 -d"), "binary wire bytes go through base64: \(command)")
     }
 
+    /// A request that named another host than its connection's (`server.request_host`) is copied
+    /// as curl to the server it went to, its Host as recorded, as a replay goes: the command named
+    /// the Host's name as its URL (`https://tenant-b.test:PORT/`), which curl could not resolve.
+    @Test func theCurlExportOfARequestToAnotherHostGoesWhereItWent() throws {
+        let (ui, proxy, origin) = try Self.setUp()
+        let sent = try proxy.curl(["-H", "Host: tenant-b.test", origin.url("/headers?copied")])
+        #expect(sent.stdout.contains("Host: tenant-b.test\n"), "\(sent.output)")
+        let id = try #require(try Self.flow(ui, url: "https://tenant-b.test:\(origin.port)/headers?copied")?["id"] as? String)
+        let command = try ui.request("/api/flows/\(id)/export?format=curl").text
+        #expect(command.hasPrefix("curl '\(origin.url("/headers?copied"))'"), "\(command)")
+        let run = try Subprocess.run("sh", ["-c", command.trimmingCharacters(in: .newlines)
+                                            + " --cacert '\(origin.caPath)' --max-time 10 -sS"])
+        #expect(run.status == 0 && run.stdout.contains("Host: tenant-b.test\n"), "\(run.output)")
+    }
+
     /// Brackets in a URL (`?a[]=1&b[0]=2`, PHP and Rails arrays) are curl's globbing: the export
     /// failed with "bad range in URL" (exit 3) until it said `-g`.
     @Test func theCurlExportOfABracketedQueryRuns() throws {
