@@ -69,12 +69,14 @@ import TestSupport
         #expect(flows.first { $0.request?.method == "POST" }?.mapped?.to == "http://127.0.0.1:\(b.port)/x")
     }
 
-    /// Inside CONNECT, from an HTTP/1.1 or an HTTP/2 client, to an origin that speaks only
-    /// HTTP/1.1: the request gets there with its new Host and path.
-    @Test(arguments: ["--http1.1", "--http2"])
-    func mapRemoteInsideAnInterceptedConnection(_ version: String) throws {
+    /// Inside CONNECT, from an HTTP/1.1 or an HTTP/2 client, to another origin that speaks only
+    /// HTTP/1.1 or HTTP/2 as well: the request gets there with its new Host and path, an HTTP/2
+    /// client's over HTTP/2 where the origin speaks it.
+    @Test(arguments: [("--http1.1", HTTP2Origin.Kind.hypercornHTTP1), ("--http2", .hypercornHTTP1),
+                      ("--http1.1", .hypercornBoth), ("--http2", .hypercornBoth)])
+    func mapRemoteInsideAnInterceptedConnection(_ version: String, _ kind: HTTP2Origin.Kind) throws {
         let a = try HTTP2Origin(.hypercornBoth)
-        let b = try HTTP2Origin(.hypercornHTTP1)
+        let b = try HTTP2Origin(kind)
         let cas = try [a.caPath, b.caPath].flatMap { try Certificate.all(from: SecureFile.read($0, what: "ca")) }
         let rule = "|https://localhost:\(a.port)/api/|https://localhost:\(b.port)/"
         let proxy = try ProxyHarness(configure: {
@@ -86,12 +88,35 @@ import TestSupport
         let echo = try json(result.stdout)
         #expect(echo["path"] as? String == "/echo" && echo["query"] as? String == "q=1")
         #expect(echoedHost(echo) == "localhost:\(b.port)", "\(echo)")
-        #expect(echo["http_version"] as? String == "1.1")
+        #expect(echo["http_version"] as? String == (version == "--http2" && kind == .hypercornBoth ? "2" : "1.1"))
         let flow = try #require(proxy.flows(count: 1).first)
         #expect(flow.mapped?.from == a.url("/api/echo?q=1") && flow.mapped?.to == b.url("/echo?q=1"))
         #expect(flow.request?.url == b.url("/echo?q=1") && flow.server.port == b.port)
         #expect((flow.h2 != nil) == (version == "--http2"))
         #expect(flow.response?.status == 200)
+    }
+
+    /// gRPC (grpcio on both ends) mapped from a TLS server to another one without TLS (h2 by prior
+    /// knowledge, as a local dev server speaks it): every kind of call works, and goes to the second.
+    @Test func gRPCCallsAreMappedToAnotherServer() throws {
+        let a = try GRPCProxyTests.EchoServer()
+        let b = try GRPCProxyTests.EchoServer(insecure: true)
+        let cas = try Certificate.all(from: SecureFile.read(a.caPath, what: "ca"))
+        let rule = "|https://localhost:\(a.port)/|http://localhost:\(b.port)/"
+        let proxy = try ProxyHarness(configure: {
+            $0.upstreamCAs = cas
+            $0.mapRules = try! MapRules(remote: [rule], local: [])
+        })
+        let result = try Subprocess.run("python3", [GRPCProxyTests.script, "client", proxy.pki.rootPath, "\(a.port)"],
+                                        environment: ["https_proxy": proxy.proxyURL, "no_proxy": "", "no_grpc_proxy": ""],
+                                        timeout: 90)
+        let calls = try JSONDecoder().decode(GRPCProxyTests.Results.self, from: Data(result.stdout.utf8))
+        #expect(calls.unary.ok == true && calls.unary.trailer == "t1", "\(result.output)")
+        #expect(calls.fail.error == "NOT_FOUND" && calls.bidi.answers == 5 && calls.server_stream.sizes_ok == true
+                && calls.client_stream.ok == true && calls.gzip.ok == true && calls.invalid.rich == true,
+                "\(result.output)")
+        let flows = proxy.flows(count: 7).filter { $0.grpc != nil }
+        #expect(flows.count == 7 && flows.allSatisfy { $0.server.port == b.port && $0.mapped?.by == [rule] }, "\(flows.map(\.server))")
     }
 
     /// Within its own origin (another path), an HTTP/2 stream goes on over HTTP/2.

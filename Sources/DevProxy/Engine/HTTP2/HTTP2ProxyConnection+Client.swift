@@ -218,11 +218,15 @@ extension HTTP2ProxyConnection {
     /// connection, else through an HTTP/1.1 leg; answers the stream itself when neither can be had.
     private func sendUpstream(_ exchange: HTTP2StreamExchange, endStream: Bool) {
         let head = exchange.requestHead
+        let chosen: HTTP2UpstreamLeg?
         if let destination = exchange.mappedDestination {
-            sendMapped(exchange, to: destination, endStream: endStream)
-            return
+            // `--map-remote` to another origin: an HTTP/2 connection there, else HTTP/1.1 (`mappedLeg`).
+            guard let mapped = mappedLeg(to: destination, for: exchange, endStream: endStream) else { return }
+            chosen = mapped
+        } else {
+            chosen = upstreamLeg(for: exchange)
         }
-        guard let leg = upstreamLeg(for: exchange) else {
+        guard let leg = chosen else {
             if upstreamSpeaksHTTP1 && exchange.draft.flow.response == nil {
                 if exchange.isExtendedConnect {
                     answer(exchange, status: 502, kind: .protocolMismatch, message: "the origin \(host):\(port) speaks only "
@@ -242,7 +246,7 @@ extension HTTP2ProxyConnection {
         var outbound: HTTP2HeaderBlock
         do {
             outbound = try head.forwarded()
-            if let originAuthority { outbound.setPseudo(":authority", originAuthority) }
+            if let originAuthority, exchange.mappedDestination == nil { outbound.setPseudo(":authority", originAuthority) }
             MaxForwards.forward(&outbound)
         } catch {
             answer(exchange, status: 400, kind: .badRequest, message: "\(error)")
@@ -426,7 +430,7 @@ extension HTTP2ProxyConnection {
 
     /// Puts the origin connection's address and TLS into a stream's flow; timings for the one
     /// stream that waited for the connection to open.
-    private func describe(_ leg: HTTP2UpstreamLeg, in exchange: HTTP2StreamExchange, fresh: Bool) {
+    func describe(_ leg: HTTP2UpstreamLeg, in exchange: HTTP2StreamExchange, fresh: Bool) {
         exchange.draft.flow.server.address = leg.upstream.address
         exchange.draft.flow.tls = leg.upstream.flowTLS(over: exchange.draft.flow.tls)
         exchange.draft.flow.timings.connect = fresh ? leg.upstream.connectMilliseconds : 0

@@ -3,8 +3,8 @@ import HTTPTypes
 
 /// `--map-remote` and `--map-local` for an HTTP/2 client's streams (`MapRules`). A stream mapped
 /// to this connection's own origin (another path) goes on as any other; one mapped to another
-/// origin goes there on an HTTP/1.1 leg of its own (`startHTTP1Leg`), as a stream to an
-/// HTTP/1.1-only origin does, so gRPC and WebSockets over HTTP/2 can be mapped only within their origin.
+/// origin goes there on an HTTP/2 connection of its own (`mappedLeg`), or, when that origin speaks
+/// only HTTP/1.1, on an HTTP/1.1 leg (`startHTTP1Leg`), as a stream to an HTTP/1.1-only origin does.
 extension HTTP2ProxyConnection {
     /// What the rules make of a stream's request: for map-remote, `head`, `request` and `url`
     /// rewritten to the new URL (`:scheme`, `:authority`, `:path`; a `host` field dropped, as
@@ -31,16 +31,50 @@ extension HTTP2ProxyConnection {
         return same ? nil : destination
     }
 
-    /// Sends a stream `--map-remote` mapped to another origin there, over HTTP/1.1.
-    func sendMapped(_ exchange: HTTP2StreamExchange, to destination: Destination, endStream: Bool) {
+    /// The HTTP/2 connection to `destination` for a stream `--map-remote` sent there: one this
+    /// client connection opened there before, else a new one (TLS offering h2, as the client's own
+    /// origin is asked; without TLS, h2 by prior knowledge for gRPC only, as a plaintext gRPC
+    /// channel speaks it). It is kept with the connection's other legs (`retiring`: polled, flushed,
+    /// closed with the connection, dropped once the origin sent GOAWAY and its streams ended). Nil
+    /// when the stream went another way: over HTTP/1.1 (the origin chose it, or plain HTTP), or
+    /// answered (the dial failed; gRPC or an extended CONNECT to an origin without HTTP/2).
+    func mappedLeg(to destination: Destination, for exchange: HTTP2StreamExchange, endStream: Bool) -> HTTP2UpstreamLeg? {
+        let key = UpstreamPool.key(host: destination.host, port: destination.port, tls: destination.tls, dial: nil)
+        if let open = retiring.first(where: { $0.upstream.key == key && $0.acceptsStreams }) {
+            describe(open, in: exchange, fresh: false)
+            return open
+        }
         let origin = HostPort(host: destination.host, port: destination.port).description
+        if destination.tls || exchange.isGRPC {
+            do {
+                let connection = destination.tls
+                    ? try context.connection.pool.connection(host: destination.host, port: destination.port, tls: true,
+                                                             alpn: ["h2", "http/1.1"])
+                    : try context.connection.pool.connection(host: destination.host, port: destination.port, tls: false,
+                                                             reuse: false, raw: true)
+                if connection.isHTTP2 || !destination.tls {
+                    connection.stream.socket.setNonBlocking()
+                    let leg = try HTTP2UpstreamLeg(upstream: connection, limits: limits)
+                    retiring.append(leg)
+                    describe(leg, in: exchange, fresh: true)
+                    leg.upstream.reused = true
+                    return leg
+                }
+                context.connection.pool.release(connection)
+            } catch {
+                let (kind, status, message) = UpstreamFailure.describe(error, target: origin)
+                UpstreamFailure.annotate(&exchange.draft, with: error)
+                answer(exchange, status: status, kind: kind, message: message)
+                return nil
+            }
+        }
         if exchange.isGRPC || exchange.isExtendedConnect {
             answer(exchange, status: 502, kind: .protocolMismatch,
-                   message: "--map-remote sent this HTTP/2 stream to another origin (\(origin)), which DevProxy reaches "
-                       + "over HTTP/1.1, and " + (exchange.isGRPC ? "gRPC needs HTTP/2" : "an extended CONNECT (RFC 8441) "
-                       + "cannot cross to HTTP/1.1") + "; map within the same origin (another path) instead")
-            return
+                   message: "--map-remote sent this HTTP/2 stream to \(origin), which speaks only HTTP/1.1, and "
+                       + (exchange.isGRPC ? "gRPC needs HTTP/2" : "an extended CONNECT (RFC 8441) cannot cross to HTTP/1.1"))
+            return nil
         }
         startHTTP1Leg(exchange, head: exchange.requestHead, endStream: endStream, to: destination)
+        return nil
     }
 }
