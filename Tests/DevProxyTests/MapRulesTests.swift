@@ -160,6 +160,16 @@ import TestSupport
         #expect(MapRules().isEmpty && !rules.isEmpty)
     }
 
+    @Test func theConsoleLineSaysWhatARuleDid() {
+        var flow = FlowSamples.get
+        flow.mapped = Flow.Mapping(rule: "map-remote", from: "https://a.test/x", to: "http://localhost:3000/x", by: ["|a|b"])
+        #expect(ConsoleFlowPrinter.line(for: flow).hasSuffix(" (mapped from https://a.test/x)"))
+        flow.mapped = Flow.Mapping(rule: "map-local", from: "https://a.test/x", to: "/srv/x.json", by: ["|a|/srv/x.json"])
+        #expect(ConsoleFlowPrinter.line(for: flow).hasSuffix(" (map-local /srv/x.json)"))
+        flow.mapped?.missing = ["/srv/x", "/srv/x/index.html"]
+        #expect(ConsoleFlowPrinter.line(for: flow).hasSuffix(" (map-local: none of /srv/x, /srv/x/index.html)"))
+    }
+
     @Test func theRecordGoesToTheFlowLogAndHAR() throws {
         var flow = FlowSamples.get
         flow.mapped = Flow.Mapping(rule: "map-remote", from: "http://a.test/", to: "http://b.test/", by: ["|a.test|b.test"])

@@ -71,6 +71,16 @@ extension ConsoleFlowPrinter {
         if let cut = flow.request?.bodyCut {
             text += " (request body cut after \(HumanUnits.size(cut.sent)))"
         }
+        if let mapped = flow.mapped {
+            // `(mapped from https://api.example.com/v1/user)`, `(map-local /work/mocks/user.json)`.
+            if mapped.rule != "map-local" {
+                text += " (mapped from \(mapped.from))"
+            } else if let missing = mapped.missing {
+                text += " (map-local: none of \(missing.joined(separator: ", ")))"
+            } else {
+                text += " (map-local \(mapped.to))"
+            }
+        }
         if let messages = flow.websocket, !messages.isEmpty {
             text += " (\(messages.count) WebSocket message\(messages.count == 1 ? "" : "s"))"
         }
