@@ -155,6 +155,8 @@ import TestSupport
                                          "--log", log, "--har", har, "--quiet", "--session", session])
         try Self.runClient(dir.file("ca") + "/root.pem", server, proxy: proxy)
         let flows = try Self.flows(log) { $0.contains { Self.isReflection($0) && $0.grpc?.status == 0 } }
+        // The answer is read on the question's thread while its flow is logged: a moment for it.
+        usleep(300_000)
         let stopped = proxy.stop()
         #expect(stopped.status == 0, "\(stopped.stderr)")
         // The first Unary started before the question: the flow log has it untyped, for good.
@@ -268,6 +270,8 @@ import TestSupport
         }
         try call(http2: false, textMode: false)
         _ = try Self.flows(log) { $0.contains { Self.isReflection($0) && $0.grpc?.status == 0 } }
+        // The answer is read on the question's thread while its flow is logged: a moment for it.
+        usleep(300_000)
         try call(http2: false, textMode: false)
         try call(http2: true, textMode: true)
         try call(http2: false, textMode: false, to: plain)
