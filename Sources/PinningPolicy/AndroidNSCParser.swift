@@ -29,6 +29,11 @@ public struct AndroidNSCParser: Sendable {
         var expiration: Date?
         var trustAnchors: [TrustAnchorReference]
         var cleartext: Bool?
+        /// TrustKit-Android's `<trustkit-config>` settings, each inherited on its own when unset
+        /// (`DomainPinningPolicy.Builder.build`).
+        var enforcePinning: Bool?
+        var reportURIs: [String]?
+        var disablesDefaultReportURI: Bool?
     }
 
     /// Parses and validates the XML.
@@ -61,6 +66,9 @@ public struct AndroidNSCParser: Sendable {
             }
         }
         var base = Inherited(pins: nil, expiration: nil, trustAnchors: platform, cleartext: nil)
+        // A `<trustkit-config>` anywhere says the app runs TrustKit-Android on this file: every
+        // `<domain-config>` is then also one of its policies, report-only unless it enforces.
+        let trustKitAndroid = root.contains(named: "trustkit-config")
         if let element = bases.first {
             try forbid(["domain", "pin-set", "domain-config"], in: element, context: "base-config")
             if let anchors = try anchorsOf(element, context: "base-config", overrideDefault: false, warnings: &warnings) {
@@ -73,7 +81,8 @@ public struct AndroidNSCParser: Sendable {
         var domains: [PinnedDomain] = []
         var seen = Set<String>()
         for element in root.children(named: "domain-config") {
-            try collect(element, inheriting: base, debugAnchors: debugAnchors, into: &domains, seen: &seen, warnings: &warnings)
+            try collect(element, inheriting: base, debugAnchors: debugAnchors, trustKitAndroid: trustKitAndroid,
+                        into: &domains, seen: &seen, warnings: &warnings)
         }
         return PinningPolicy(source: .androidNSC, domains: domains, baseTrustAnchors: base.trustAnchors,
                              baseCleartextTrafficPermitted: base.cleartext, debugOverrideAnchors: debugAnchors,
@@ -82,7 +91,8 @@ public struct AndroidNSCParser: Sendable {
 
     /// Adds the `<domain>`s of one `<domain-config>` and recurses into nested ones.
     private func collect(_ element: XMLElementTree, inheriting parent: Inherited, debugAnchors: [TrustAnchorReference],
-                         into domains: inout [PinnedDomain], seen: inout Set<String>, warnings: inout [String]) throws {
+                         trustKitAndroid: Bool, into domains: inout [PinnedDomain], seen: inout Set<String>,
+                         warnings: inout [String]) throws {
         let names = element.children(named: "domain")
         guard !names.isEmpty else { throw PolicyError(.invalidStructure, "No domain elements in domain-config") }
         var settings = parent
@@ -96,6 +106,14 @@ public struct AndroidNSCParser: Sendable {
         }
         if let cleartext = boolAttribute("cleartextTrafficPermitted", of: element, default: true, warnings: &warnings) {
             settings.cleartext = cleartext
+        }
+        if let trustKit = element.children(named: "trustkit-config").first {
+            // `TrustKitConfigurationParser.readTrustkitConfig`: Boolean.parseBoolean of the value.
+            if let value = trustKit.attributes["enforcePinning"] { settings.enforcePinning = Self.javaBoolean(value) }
+            if let value = trustKit.attributes["disableDefaultReportUri"] {
+                settings.disablesDefaultReportURI = Self.javaBoolean(value)
+            }
+            settings.reportURIs = trustKit.children(named: "report-uri").map { $0.text.trimmingCharacters(in: .whitespacesAndNewlines) }
         }
 
         for name in names {
@@ -113,9 +131,16 @@ public struct AndroidNSCParser: Sendable {
                 cleartextTrafficPermitted: settings.cleartext,
                 source: .androidNSC
             ))
+            if trustKitAndroid {
+                domains[domains.count - 1].trustKitAndroid = true
+                domains[domains.count - 1].enforce = settings.enforcePinning ?? false
+                domains[domains.count - 1].reportURIs = settings.reportURIs ?? []
+                domains[domains.count - 1].disablesDefaultReportURI = settings.disablesDefaultReportURI ?? false
+            }
         }
         for nested in element.children(named: "domain-config") {
-            try collect(nested, inheriting: settings, debugAnchors: debugAnchors, into: &domains, seen: &seen, warnings: &warnings)
+            try collect(nested, inheriting: settings, debugAnchors: debugAnchors, trustKitAndroid: trustKitAndroid,
+                        into: &domains, seen: &seen, warnings: &warnings)
         }
     }
 
@@ -230,6 +255,11 @@ public struct AndroidNSCParser: Sendable {
         warnings.append("\(name)=\"\(value)\" is not true or false: aapt2 keeps it as text and Android reads the "
                         + "default, \(fallback)")
         return fallback
+    }
+
+    /// Java's `Boolean.parseBoolean` of an attribute as aapt2 left it: `true` in any case.
+    static func javaBoolean(_ value: String) -> Bool {
+        value.trimmingCharacters(in: .whitespacesAndNewlines).lowercased() == "true"
     }
 
     /// Whether the number aapt2 stores for `text` is not zero, when `text` compiles as a color or

@@ -14,11 +14,12 @@ public struct PinnedDomain: Sendable, Equatable {
     /// The pins, in file order, duplicates removed. Empty means "no pinning" (NSC) or an exclude
     /// entry (TrustKit).
     public var pins: [Pin]
-    /// False for report-only (TrustKit `TSKEnforcePinning NO`); NSC and OkHttp always enforce.
+    /// False for report-only (TrustKit `TSKEnforcePinning NO`, TrustKit-Android's
+    /// `enforcePinning`, false by default); NSC itself and OkHttp always enforce.
     public var enforce: Bool
     /// After this instant the pins are ignored (TrustKit: strict `<`; NSC: `now > expiration`).
     public var expiration: Date?
-    /// TrustKit `TSKReportUris`, in order.
+    /// TrustKit `TSKReportUris`, in order (TrustKit-Android: the `<report-uri>`s).
     public var reportURIs: [String]
     /// TrustKit `TSKDisableDefaultReportUri`.
     public var disablesDefaultReportURI: Bool
@@ -28,6 +29,9 @@ public struct PinnedDomain: Sendable, Equatable {
     public var trustAnchors: [TrustAnchorReference]
     /// Android: the effective `cleartextTrafficPermitted`, when the file or its parents set it.
     public var cleartextTrafficPermitted: Bool?
+    /// Android: the file holds a `<trustkit-config>`, so the app runs TrustKit-Android on it, which
+    /// turns this domain's pin failures into reports and blocks only when `enforce`.
+    public var trustKitAndroid: Bool = false
     /// The library this entry follows.
     public var source: PolicySource
 

@@ -132,6 +132,7 @@ public enum PinningEvaluator {
                 + "found (the anchor is in the \(store) store, which this config does not trust"
                 + (read.isEmpty ? "" : "; " + read.joined(separator: "; ")) + ")"
             (result.validationResult, result.decision, result.reason) = (.failedInvalidCertificateChain, .shouldBlockConnection, why)
+            result.reportURIs = trustKitAndroidReportURIs(entry)
             return result
         }
         guard let entry, !entry.pins.isEmpty else {
@@ -152,11 +153,28 @@ public enum PinningEvaluator {
             (result.validationResult, result.decision) = (.success, .shouldAllowConnection)
             (result.matchedCertificate, result.matchedPin) = (certificate, pin)
             result.reason = "\(pin) matches \(certificate.subject)"
+        } else if entry.trustKitAndroid, !entry.enforce {
+            // `PinningTrustManager`: the platform's "Pin verification failed" is reported, and
+            // thrown only when enforcing.
+            (result.validationResult, result.decision) = (.failedNoMatchingPin, .shouldAllowConnection)
+            result.reason = "no pin matches, but TrustKit-Android does not enforce for \(entry.pattern) (enforcePinning "
+                + "false, its default): a connection through TrustKit's SSLSocketFactory goes ahead and is reported; one "
+                + "through the platform's own trust manager fails (Pin verification failed)"
+            result.reportURIs = trustKitAndroidReportURIs(entry)
         } else {
             (result.validationResult, result.decision, result.connects) = (.failedNoMatchingPin, .shouldBlockConnection, false)
             result.reason = "Pin verification failed"
+            result.reportURIs = trustKitAndroidReportURIs(entry)
         }
         return result
+    }
+
+    /// Where TrustKit-Android reports a failure for `entry`: its `<report-uri>`s plus the default
+    /// collector unless `disableDefaultReportUri` (`DomainPinningPolicy`); none without
+    /// TrustKit-Android or for a domain with no pins, which it does not validate.
+    private static func trustKitAndroidReportURIs(_ entry: PinnedDomain?) -> [String] {
+        guard let entry, entry.trustKitAndroid, !entry.pins.isEmpty else { return [] }
+        return entry.reportURIs + (entry.disablesDefaultReportURI ? [] : [trustKitDefaultReportURI])
     }
 
     /// OkHttp `CertificatePinner.check`, §5 of the pinning spec.

@@ -43,6 +43,9 @@ struct XMLElementTree {
     /// Children named `name`, in document order.
     func children(named name: String) -> [XMLElementTree] { children.filter { $0.name == name } }
 
+    /// Whether this element, or any element below it, is named `name`.
+    func contains(named name: String) -> Bool { self.name == name || children.contains { $0.contains(named: name) } }
+
     /// Builds the tree from element events.
     private final class Builder {
         var stack: [XMLElementTree] = []

@@ -208,6 +208,39 @@ private let pin43 = "TQEtdMbmwFgYUifM4LDF+xgEtd0z69mPGmkp014d6ZY"
         #expect(policy.warnings.count == 3, "\(policy.warnings)")
     }
 
+    /// A `<trustkit-config>` in the file means the app runs TrustKit-Android on it, whose
+    /// `PinningTrustManager` reports the platform's "Pin verification failed" and throws it only
+    /// when `enforcePinning` (default false, inherited by nested configs). DevProxy ignored the
+    /// element and predicted `block` for a connection TrustKit-Android lets through and reports.
+    @Test(arguments: [
+        ("plain NSC", "", "", TrustDecision.shouldBlockConnection, [String]()),
+        ("trustkit-config, enforcePinning unset", "<trustkit-config/>", "", .shouldAllowConnection,
+         [PinningEvaluator.trustKitDefaultReportURI]),
+        ("enforcing, own report URI only", "<trustkit-config enforcePinning=\"true\" disableDefaultReportUri=\"true\">"
+         + "<report-uri> https://r.example/report </report-uri></trustkit-config>", "", .shouldBlockConnection, ["https://r.example/report"]),
+        ("enforcing parent, nested child", "<trustkit-config enforcePinning=\"true\"/>", "api.", .shouldBlockConnection,
+         [PinningEvaluator.trustKitDefaultReportURI]),
+        ("TrustKit-Android elsewhere in the file", "", "", .shouldAllowConnection, [PinningEvaluator.trustKitDefaultReportURI]),
+    ])
+    func trustKitAndroidReportsAndEnforcesOnlyWhenAsked(_ label: String, _ trustKit: String, _ nestedPrefix: String,
+                                                        _ decision: TrustDecision, _ reports: [String]) throws {
+        let elsewhere = label.hasSuffix("elsewhere in the file")
+            ? "<domain-config><domain>other.example</domain><trustkit-config/></domain-config>" : ""
+        let nested = nestedPrefix.isEmpty ? "" : "<domain-config><domain>\(nestedPrefix)example.com</domain></domain-config>"
+        let xml = "<network-security-config><domain-config><domain>example.com</domain><pin-set>"
+            + "<pin digest=\"SHA-256\">\(pin43)=</pin><pin digest=\"SHA-256\">\(String(repeating: "A", count: 43))=</pin></pin-set>"
+            + trustKit + nested + "</domain-config>" + elsewhere + "</network-security-config>"
+        let policy = try AndroidNSCParser().parse(Data(xml.utf8))
+        let date = Date()
+        let verification = ChainVerifier(trustAnchors: [try Vectors.fixture("root_anchor")], verificationTime: date)
+            .verify(chain: [try Vectors.fixture("leaf")], host: nil)
+        let evaluation = PinningEvaluator.evaluate(policy: policy, host: nestedPrefix + "example.com", verification: verification,
+                                                   at: date, context: EvaluationContext(androidAnchorStore: .system))
+        #expect(evaluation.decision == decision && evaluation.validationResult == .failedNoMatchingPin, "\(label): \(evaluation.reason)")
+        #expect(evaluation.connects == (decision == .shouldAllowConnection), "\(label)")
+        #expect(evaluation.reportURIs == reports, "\(label)")
+    }
+
     @Test func userInstalledProxyCAFailsBeforePins() throws {
         let policy = try AndroidNSCParser().parse(try Vectors.data("android-nsc/pins1.xml"))
         let verification = ChainVerifier(trustAnchors: [try Vectors.fixture("root_anchor")])
