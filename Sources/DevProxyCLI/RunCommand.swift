@@ -387,10 +387,15 @@ enum RunCommand {
         case .socks5?:
             Output.line(rootLine + "\n  trust it:   curl --socks5-hostname \(address) --cacert \(rootFile) \(example)")
         default:
+            // A terminal's tools through the proxy (`devproxy exec`): the root alone in
+            // SSL_CERT_FILE, as this line used to say, failed every host passed through.
+            let options = ((address == "127.0.0.1:8080" ? [] : [" --proxy \(address)"])
+                + (bundle == nil && store.directory == CAStore.resolveDirectory(flag: nil) ? [] : [" --root \(rootFile)"]))
+                .joined()
             Output.line("""
             \(rootLine)
               trust it:   curl --proxy \(proxy) --cacert \(rootFile) \(example)
-                          HTTPS_PROXY=\(proxy) SSL_CERT_FILE=\(rootFile) your-tool
+                          devproxy exec\(options) -- your-tool   (this shell: eval "$(devproxy env\(options))")
               on a phone: set the Wi-Fi proxy to this machine's address and port, then open http://devproxy.test/
                           (or the onboarding address below before the proxy is set) and install the root from there
             """)

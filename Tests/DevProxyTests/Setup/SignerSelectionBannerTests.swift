@@ -35,5 +35,16 @@ import TestSupport
                                       timeout: 30)
         #expect(curl.status == 0, "\(curl.output)")
         #expect(curl.stdout == "502 0", "verified against the team root alone, then no origin: \(curl.output)")
+
+        // The next line's `devproxy exec` as printed, for a terminal's tools: it said
+        // `SSL_CERT_FILE=ROOT your-tool`, the root alone, which fails every host passed through.
+        let execLine = try #require(proxy.banner.split(separator: "\n").first { $0.contains("devproxy exec") }, "\(proxy.banner)")
+        let printed = execLine.split(separator: " ").map(String.init)
+        let options = Array(printed[try #require(printed.firstIndex(of: "exec")) + 1 ..< (try #require(printed.firstIndex(of: "--")))])
+        #expect(options.contains("127.0.0.1:\(proxy.port)") && options.contains("--root"), "\(execLine)")
+        let viaExec = try Subprocess.run(Subprocess.devproxy, ["exec"] + options + ["--", "curl", "-sS", "-o", "/dev/null", "-w",
+                                                                                 "%{http_code} %{ssl_verify_result}", "https://acme.dev/"],
+                                         environment: ["HOME": dir.file("home")], timeout: 30)
+        #expect(viaExec.stdout == "502 0", "through the proxy, the team root trusted: \(viaExec.output)")
     }
 }
