@@ -119,6 +119,43 @@ import TestSupport
         #expect(flows.count == 7 && flows.allSatisfy { $0.server.port == b.port && $0.mapped?.by == [rule] }, "\(flows.map(\.server))")
     }
 
+    /// One HTTP/2 connection of Python httpx, its streams going three ways at once: to its own
+    /// origin, mapped to another HTTP/2 origin, and answered from a file.
+    @Test func oneHTTP2ConnectionsStreamsGoWhereTheirRulesSay() throws {
+        let a = try HTTP2Origin(.hypercornBoth)
+        let b = try HTTP2Origin(.hypercornBoth)
+        let dir = TemporaryDirectory()
+        let file = dir.write("mock.json", #"{"mock":1}"#)
+        let cas = try [a.caPath, b.caPath].flatMap { try Certificate.all(from: SecureFile.read($0, what: "ca")) }
+        let proxy = try ProxyHarness(configure: {
+            $0.upstreamCAs = cas
+            $0.mapRules = try! MapRules(remote: ["|localhost:\(a.port)/b/|localhost:\(b.port)/"], local: ["|/mock$|\(file)"])
+        })
+        let script = """
+            import concurrent.futures, httpx, json, sys
+            with httpx.Client(http2=True, proxy="\(proxy.proxyURL)", verify="\(proxy.pki.rootPath)", timeout=15) as c:
+                c.get("\(a.url("/warm"))")
+                paths = ["/echo", "/b/echo", "/mock"] * 3
+                with concurrent.futures.ThreadPoolExecutor(9) as pool:
+                    answers = list(pool.map(lambda p: c.get("\(a.url(""))" + p), paths))
+                sys.stdout.write(json.dumps([[r.http_version, r.text] for r in answers]))
+            """
+        let result = try Subprocess.run("python3", ["-c", script], timeout: 60)
+        let answers = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String]], "\(result.output)")
+        #expect(answers.count == 9 && answers.allSatisfy { $0.first == "HTTP/2" }, "\(answers)")
+        for (index, answer) in answers.enumerated() {
+            switch index % 3 {
+            case 0: #expect(try echoedHost(json(answer[1])) == "localhost:\(a.port)", "\(answer)")
+            case 1: #expect(try echoedHost(json(answer[1])) == "localhost:\(b.port)", "\(answer)")
+            default: #expect(answer[1] == #"{"mock":1}"#)
+            }
+        }
+        let flows = proxy.flows(count: 10)
+        #expect(Set(flows.compactMap { $0.h2?.connectionID }).count == 1)
+        #expect(flows.filter { $0.server.port == b.port && $0.mapped?.rule == "map-remote" }.count == 3)
+        #expect(flows.filter { $0.mapped?.rule == "map-local" }.count == 3)
+    }
+
     /// Within its own origin (another path), an HTTP/2 stream goes on over HTTP/2.
     @Test func anHTTP2StreamMappedWithinItsOriginStaysOnHTTP2() throws {
         let a = try HTTP2Origin(.hypercornBoth)
