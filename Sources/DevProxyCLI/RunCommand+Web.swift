@@ -81,9 +81,14 @@ extension RunCommand {
         let renew = signer.certificate.isSelfSigned ? nil
             : "devproxy ca issue --email \(signer.certificate.email ?? "ENGINEER@EXAMPLE.COM")"
         var settings = try webConfiguration(options)
-        // Calls recorded before a --grpc-reflection answer came are typed when shown.
-        if configuration.protoSchema != nil || configuration.grpcReflection {
-            settings.grpcSchema = { [server] host, port in server.knownSchema(host: host, port: port) }
+        // Calls recorded before a --grpc-reflection answer came are typed when shown, and so are
+        // those of earlier runs into the same --session FILE, by the answers it kept.
+        let kept = SessionGRPCSchemas(store: store, base: nil)
+        settings.grpcSchema = { [server] host, port in
+            let known = server.knownSchema(host: host, port: port)
+            guard var stored = kept.schema(host: host, port: port) else { return known }
+            if let known { stored.merge(known) }
+            return stored
         }
         let web = WebUI(listener: listener, configuration: settings, store: store,
                         proxy: entry == nil ? nil : link,

@@ -193,6 +193,29 @@ import TestSupport
         #expect(try Self.shown(first.id, web: both.base, token: both.token).typed == #"{"count":7,"title":"hello"}"#)
     }
 
+    /// A run into a session file an earlier run with `--grpc-reflection` wrote: its web UI shows
+    /// the earlier run's calls typed by the answers the file kept, though this run asks nothing.
+    @Test(.backstop) func aLaterRunIntoTheSameSessionShowsItsCallsTyped() throws {
+        let server = try GRPCProxyTests.EchoServer(reflect: true)
+        let dir = TemporaryDirectory()
+        let log = dir.file("flows.jsonl"), session = dir.file("session.sqlite")
+        let first = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--grpc-reflection", "--upstream-ca", server.caPath,
+                                         "--log", log, "--quiet", "--session", session])
+        try Self.runClient(dir.file("ca") + "/root.pem", server, proxy: first)
+        let flows = try Self.flows(log) { $0.contains { Self.isReflection($0) && $0.grpc?.status == 0 } }
+        // The answer is read on the question's thread while its flow is logged: a moment for it.
+        usleep(300_000)
+        _ = first.stop()
+        let early = try #require(flows.first { $0.request?.url.hasSuffix("/lab.Echo/Unary") == true && $0.grpc?.encoding == nil })
+        #expect(early.grpc?.messages.first?.typed == nil)
+        let second = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--quiet", "--session", session, "--web", "127.0.0.1:0"],
+                                         webUI: true)
+        let shown = try Self.shown(early.id, web: try #require(second.webUI))
+        #expect(shown.typed == #"{"number":7,"text":"hello"}"#, "\(shown)")
+        #expect(shown.notes.contains(Flow.typedLaterNote))
+        _ = second.stop()
+    }
+
     /// A session written before the answers were kept (schema 8) opens, is brought forward, and
     /// shows its calls as recorded, or typed by `--proto`; an answer the session kept that does not
     /// read as a descriptor set is named once, and the calls stay as recorded.
