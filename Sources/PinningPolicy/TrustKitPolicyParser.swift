@@ -5,7 +5,9 @@ import Foundation
 /// does (`TrustKit/parse_configuration.m`), raising what TrustKit would raise at start-up.
 ///
 /// Accepts an app's Info.plist (XML or binary) holding `TSKConfiguration`, a plist of the
-/// configuration dictionary itself, or the same dictionary as JSON.
+/// configuration dictionary itself, the same dictionary as JSON, or the Swift or Objective-C
+/// source that passes it to `initSharedInstance(withConfiguration:)` as a literal
+/// (`TrustKitSourceReader`).
 public struct TrustKitPolicyParser: Sendable {
     /// Raw key strings of TrustKit's constants (`TrustKit/TSKTrustKitConfig.m`).
     public enum Key {
@@ -48,8 +50,13 @@ public struct TrustKitPolicyParser: Sendable {
             do {
                 root = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
             } catch {
+                // Swift or Objective-C source that builds the configuration as a literal.
+                if let configuration = try TrustKitSourceReader.configuration(in: String(decoding: data, as: UTF8.self)) {
+                    return try parse(configuration: configuration)
+                }
                 let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
-                throw PolicyError(.unreadable, "the TrustKit configuration is neither a property list nor JSON: \(detail)")
+                throw PolicyError(.unreadable, "the TrustKit configuration is neither a property list, JSON nor Swift or "
+                                  + "Objective-C source with a kTSKPinnedDomains literal: \(detail)")
             }
         }
         guard let dictionary = root as? [String: Any] else {
