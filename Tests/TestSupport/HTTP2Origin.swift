@@ -27,6 +27,8 @@ public final class HTTP2Origin {
         case grpcWeb
         /// The same with server reflection describing lab.Echo, over gRPC-Web (`--reflect`).
         case grpcWebReflecting
+        /// The same without TLS (`http://`; `url(_:)` does not apply).
+        case grpcWebReflectingCleartext
         /// `Resources/connect_origin.py`: connect-python's Connect server under hypercorn (h2 and HTTP/1.1).
         case connect
         public var description: String { rawValue }
@@ -68,7 +70,7 @@ public final class HTTP2Origin {
                 return process
             }
         case .hypercornBoth, .hypercornHTTP1, .hypercornCleartext, .misbehaving, .misbehavingConnectOnce,
-             .misbehavingThenHTTP1, .grpcWeb, .grpcWebReflecting, .connect:
+             .misbehavingThenHTTP1, .grpcWeb, .grpcWebReflecting, .grpcWebReflectingCleartext, .connect:
             process = Process()
             process.standardInput = stdin
             let stdout = Pipe()
@@ -77,10 +79,11 @@ public final class HTTP2Origin {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             let script = [Kind.misbehaving: "h2bad.py", .misbehavingConnectOnce: "h2bad.py", .misbehavingThenHTTP1: "h2bad.py",
                           .grpcWeb: "grpcweb_origin.py", .grpcWebReflecting: "grpcweb_origin.py",
+                          .grpcWebReflectingCleartext: "grpcweb_origin.py",
                           .connect: "connect_origin.py"][kind]
             let flags = [Kind.misbehavingConnectOnce: ["--connect-protocol-once"],
                          .misbehavingThenHTTP1: ["--connect-protocol-once", "--then-http1"],
-                         .grpcWebReflecting: ["--reflect"]][kind] ?? []
+                         .grpcWebReflecting: ["--reflect"], .grpcWebReflectingCleartext: ["--reflect", "--cleartext"]][kind] ?? []
             process.arguments = script != nil
                 ? ["python3", Self.resource(script ?? ""), certPath, keyPath] + flags
                 : ["python3", Self.resource("h2origin.py"), certPath, keyPath,

@@ -271,10 +271,12 @@ import TestSupport
     /// A gRPC-Web server (a browser's calls to an Envoy-style front; sonora here, with
     /// grpcio-reflection behind it) is asked over gRPC-Web, as its calls came: the answer's
     /// trailers come in the body, and the later calls, binary or text, HTTP/1.1 or h2, are typed.
-    /// One without reflection is named once, saying it was asked over gRPC-Web.
+    /// One without TLS is asked over `http://`. One without reflection is named once, saying it
+    /// was asked over gRPC-Web.
     @Test(.backstop) func aGRPCWebServerIsAskedOverGRPCWeb() throws {
         let origin = try HTTP2Origin(.grpcWebReflecting)
         let plain = try HTTP2Origin(.grpcWeb)
+        let cleartext = try HTTP2Origin(.grpcWebReflectingCleartext)
         let dir = TemporaryDirectory()
         let log = dir.file("flows.jsonl")
         let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--grpc-reflection", "--upstream-ca", origin.caPath,
@@ -288,19 +290,23 @@ import TestSupport
                                                      "-x", "http://127.0.0.1:\(proxy.port)", "--cacert", dir.file("ca") + "/root.pem",
                                                      http2 ? "--http2" : "--http1.1", "-H", "content-type: \(type)",
                                                      "-H", "x-grpc-web: 1", "--data-binary", "@" + (textMode ? text : input),
-                                                     (server ?? origin).url("/lab.Echo/Unary")], timeout: 30)
+                                                     server?.kind == .grpcWebReflectingCleartext
+                                                        ? "http://127.0.0.1:\(cleartext.port)/lab.Echo/Unary"
+                                                        : (server ?? origin).url("/lab.Echo/Unary")], timeout: 30)
             #expect(result.stdout == "200", "\(result.output)")
         }
         try call(http2: false, textMode: false)
-        _ = try Self.flows(log) { $0.contains { Self.isReflection($0) && $0.grpc?.status == 0 } }
+        try call(http2: false, textMode: false, to: cleartext)
+        _ = try Self.flows(log) { $0.filter { Self.isReflection($0) && $0.grpc?.status == 0 }.count == 2 }
         // The answer is read on the question's thread while its flow is logged: a moment for it.
         usleep(300_000)
         try call(http2: false, textMode: false)
         try call(http2: true, textMode: true)
+        try call(http2: false, textMode: false, to: cleartext)
         try call(http2: false, textMode: false, to: plain)
         try call(http2: false, textMode: false, to: plain)
         let flows = try Self.flows(log) { flows in
-            flows.filter { $0.request?.url.hasSuffix("/lab.Echo/Unary") == true }.count == 5
+            flows.filter { $0.request?.url.hasSuffix("/lab.Echo/Unary") == true }.count == 7
                 && flows.filter { Self.isReflection($0) && $0.request?.url.contains(":\(plain.port)/") == true }.count == 2
         }
         let stopped = proxy.stop()
@@ -324,6 +330,10 @@ import TestSupport
             #expect(later.grpc?.messages.map(\.typed) == [typed, typed], "\(later.request?.httpVersion ?? "") \(String(describing: later.grpc))")
         }
         #expect(unary.last?.grpc?.wireProtocol == "grpc-web-text")
+        // Without TLS: asked at http://, the later call typed.
+        let plainText = flows.filter { $0.request?.url.hasPrefix("http://127.0.0.1:\(cleartext.port)/") == true }
+        #expect(plainText.filter(Self.isReflection).last?.grpc?.status == 0, "\(plainText.map { $0.request?.url ?? "" })")
+        #expect(plainText.last?.grpc?.messages.first?.typed == typed, "\(String(describing: plainText.last?.grpc))")
     }
 
     /// A cleartext (h2c) server, as local services run: asked through a CONNECT tunnel with h2 by

@@ -2,8 +2,9 @@
 the dependencies of its client, which the tests do not use) under hypercorn, HTTPS with h2 and
 HTTP/1.1 in ALPN.
 
-Usage: grpcweb_origin.py CERT KEY [--reflect]   prints its port on the first line, then serves until
-stdin closes. --reflect adds server reflection (grpcio-reflection's asyncio servicer, v1alpha only,
+Usage: grpcweb_origin.py CERT KEY [--reflect] [--cleartext]   prints its port on the first line, then
+serves until stdin closes (--cleartext: without TLS, HTTP/1.1 and h2 by prior knowledge).
+--reflect adds server reflection (grpcio-reflection's asyncio servicer, v1alpha only,
 as grpcio has it) describing lab.Echo, served over gRPC-Web as the other methods are: what Envoy's
 grpc_web filter in front of a gRPC server with reflection answers a browser's gRPC-Web client.
 
@@ -87,6 +88,8 @@ def main():
     app.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("lab.Echo", handlers),))
     if "--reflect" in sys.argv[3:]:
         add_reflection(app)
+    if "--cleartext" in sys.argv[3:]:
+        cert = key = None
     serve_until_stdin_closes(app, cert, key)
 
 main()
