@@ -11,8 +11,8 @@ extension RunCommand {
         guard configuration.grpcReflection else { return }
         if let session {
             server.onGRPCSchemaLearned { learned in
-                session.saveGRPCSchema(StoredGRPCSchema(host: learned.host, port: learned.port, service: learned.service,
-                                                        learned: ISO8601.string(learned.learned),
+                session.saveGRPCSchema(StoredGRPCSchema(host: learned.host, port: learned.port,
+                                                        service: learned.service, learned: ISO8601.string(learned.learned),
                                                         descriptorSet: learned.descriptorSet))
             }
         }

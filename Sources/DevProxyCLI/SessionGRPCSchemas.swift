@@ -38,7 +38,8 @@ final class SessionGRPCSchemas: Sendable {
                 state.lastID = row.id
                 let key = Self.key(host: row.host, port: row.port)
                 guard row.descriptorSet.count == row.size else {
-                    problems.append(Self.unreadable(row, "it is \(row.size) bytes, over the \(StoredGRPCSchema.largestRead >> 20) MiB read"))
+                    let limit = StoredGRPCSchema.largestRead >> 20
+                    problems.append(Self.unreadable(row, "it is \(row.size) bytes, over the \(limit) MiB read"))
                     continue
                 }
                 let learned: ProtoSchema
@@ -64,6 +65,7 @@ final class SessionGRPCSchemas: Sendable {
     /// The warning for a kept answer that cannot be read, and why.
     private static func unreadable(_ row: StoredGRPCSchema, _ reason: String) -> String {
         let server = row.host.contains(":") ? "[\(row.host)]:\(row.port)" : "\(row.host):\(row.port)"
-        return "the session's gRPC schema of \(server) (\(row.service)) cannot be read: \(reason); its calls are shown as recorded"
+        return "the session's gRPC schema of \(server) (\(row.service)) cannot be read: \(reason); "
+            + "its calls are shown as recorded"
     }
 }

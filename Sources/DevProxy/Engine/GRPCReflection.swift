@@ -101,7 +101,8 @@ final class GRPCReflection: Sendable {
         }
         if ask {
             let thread = Thread { [self] in
-                lookUp(service: call.service, host: host, port: port, tls: tls, web: framing == .grpcWeb, origin: origin)
+                lookUp(service: call.service, host: host, port: port, tls: tls, web: framing == .grpcWeb,
+                       origin: origin)
             }
             thread.name = "devproxy-grpc-reflection"
             thread.start()
@@ -153,7 +154,8 @@ final class GRPCReflection: Sendable {
 
     private func lookUp(service: String, host: String, port: Int, tls: Bool, web: Bool, origin: String) {
         defer { finished(origin + " " + service) }
-        let server = Server(authority: Self.authority(host: host, port: port, defaultPort: tls ? 443 : 80), tls: tls, web: web)
+        let server = Server(authority: Self.authority(host: host, port: port, defaultPort: tls ? 443 : 80),
+                            tls: tls, web: web)
         var reasons: [String] = []
         var unimplemented = 0
         for path in ServerReflection.paths {
@@ -190,7 +192,8 @@ final class GRPCReflection: Sendable {
         }
         let why = unimplemented == ServerReflection.paths.count
             ? "it does not offer server reflection: v1 and v1alpha are UNIMPLEMENTED" : reasons.joined(separator: "; ")
-        warn("grpc reflection: \(server.authority)\(server.web ? " (asked over gRPC-Web)" : "") did not describe \(service) (\(why)); "
+        let named = server.authority + (server.web ? " (asked over gRPC-Web)" : "")
+        warn("grpc reflection: \(named) did not describe \(service) (\(why)); "
              + "its calls are recorded without field names: give --proto FILE")
     }
 
@@ -288,7 +291,8 @@ final class GRPCReflection: Sendable {
             fields.add(name: ReplayMark.header, value: ReplayMark(id: id, original: nil).value(secret: secret))
         }
         let scheme = server.tls ? "https" : "http"
-        try stream.write(HTTP1Serializer.serialize(HTTPRequestHead(method: "POST", target: "\(scheme)://\(server.authority)\(path)",
+        let target = "\(scheme)://\(server.authority)\(path)"
+        try stream.write(HTTP1Serializer.serialize(HTTPRequestHead(method: "POST", target: target,
                                                                    version: .http11, headers: fields)) + body)
         var parser = HTTP1ResponseParser()
         parser.expectResponse(toMethod: "POST")
@@ -383,9 +387,13 @@ final class GRPCReflection: Sendable {
         var trailers: [String: String] = [:]
         var offset = 0
         while offset < body.count {
-            guard body.count - offset >= 5 else { throw Failure(reason: "a gRPC-Web frame's prefix is cut at byte \(offset)") }
+            guard body.count - offset >= 5 else {
+                throw Failure(reason: "a gRPC-Web frame's prefix is cut at byte \(offset)")
+            }
             let length = body[offset + 1 ..< offset + 5].reduce(0) { $0 << 8 | Int($1) }
-            guard length <= body.count - offset - 5 else { throw Failure(reason: "a gRPC-Web frame of \(length) bytes is cut") }
+            guard length <= body.count - offset - 5 else {
+                throw Failure(reason: "a gRPC-Web frame of \(length) bytes is cut")
+            }
             let frame = body[offset ..< offset + 5 + length]
             offset += 5 + length
             guard body[frame.startIndex] & 0x80 != 0 else {

@@ -72,12 +72,14 @@ extension Flow {
 
     /// The note a call typed when looked at carries: its flow log line has no types.
     public static let typedLaterNote = "messages typed when shown, by a schema that came after the call "
-        + "(--proto given to devproxy web, a --grpc-reflection answer, or one its session kept); the flow log has them untyped"
+        + "(--proto given to devproxy web, a --grpc-reflection answer, or one its session kept); "
+        + "the flow log has them untyped"
 
     /// The note a call typed when its HAR entry was written carries (`run --har` at exit, an export
     /// from the web UI).
     public static let typedInHARNote = "messages typed when this HAR was written, by a schema that came after the call "
-        + "(a --grpc-reflection answer, --proto given to devproxy web, or one its session kept); the flow log has them untyped"
+        + "(a --grpc-reflection answer, --proto given to devproxy web, or one its session kept); "
+        + "the flow log has them untyped"
 
     /// The record as the flow log writes it, one line of JSON.
     public var recordText: String { String(decoding: jsonBytes, as: UTF8.self) }

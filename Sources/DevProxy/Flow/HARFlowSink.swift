@@ -55,7 +55,8 @@ public final class HARFlowSink: FlowSink, @unchecked Sendable {
         if let laterSchema {
             for index in flows.indices where flows[index].grpc != nil {
                 let flow = flows[index]
-                if let schema = laterSchema(flow.server.host, flow.server.port), let typed = flow.typedFromRecord(by: schema) {
+                if let schema = laterSchema(flow.server.host, flow.server.port),
+                   let typed = flow.typedFromRecord(by: schema) {
                     flows[index] = typed
                 }
             }

@@ -45,7 +45,8 @@ extension SessionStore {
     /// The schemas kept after row `id` (0: all), oldest first; a set over `largest` bytes comes
     /// without its bytes (`size` says how large it is). A session written before they were kept
     /// (schema 8 and older, brought forward when opened) has none.
-    public func grpcSchemas(after id: Int64 = 0, largest: Int = StoredGRPCSchema.largestRead) throws -> [StoredGRPCSchema] {
+    public func grpcSchemas(after id: Int64 = 0,
+                            largest: Int = StoredGRPCSchema.largestRead) throws -> [StoredGRPCSchema] {
         try read { database in
             try database.rows("""
                 SELECT id, host, port, service, learned,

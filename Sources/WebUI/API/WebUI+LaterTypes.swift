@@ -22,7 +22,8 @@ extension WebUI {
     /// as `typedLater` shows it, when the UI has a schema for its server now.
     func typedForHAR(_ flow: Flow) throws -> Flow {
         guard let schemas = configuration.grpcSchema, flow.grpc != nil,
-              let schema = schemas(flow.server.host, flow.server.port), flow.wantsTypes(from: schema) else { return flow }
+              let schema = schemas(flow.server.host, flow.server.port), flow.wantsTypes(from: schema)
+        else { return flow }
         let request = try store.body(id: flow.id, part: .request)?.bytes
         let response = try store.body(id: flow.id, part: .response)?.bytes
         return flow.typed(by: schema, requestBody: request, responseBody: response, note: Flow.typedInHARNote) ?? flow
