@@ -780,9 +780,11 @@ import TestSupport
         #expect(stopped.status == 1, "\(stopped.stderr)")
         #expect(stopped.stderr.hasPrefix("warning: the session store \(disk)/session.sqlite failed: database or disk is full"),
                 "\(stopped.stderr)")
-        // Said when the store starts failing (again after a commit that worked), not once a batch.
+        // Said when the store starts failing, not once a batch, and again (after a commit that
+        // worked) only 30 s later: a disk on the edge of full, where some batches fit, said it up
+        // to six times here.
         let warnings = stopped.stderr.components(separatedBy: "warning: the session store").count - 1
-        #expect((1...3).contains(warnings), "\(warnings) warnings: \(stopped.stderr)")
+        #expect(warnings == 1, "\(warnings) warnings: \(stopped.stderr)")
         #expect(stopped.stderr.contains("error: the session store \(disk)/session.sqlite could not write some flows"),
                 "\(stopped.stderr)")
     }

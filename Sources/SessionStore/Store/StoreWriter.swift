@@ -19,6 +19,10 @@ final class StoreWriter: @unchecked Sendable {
     private var failureHandler: (@Sendable (SessionStoreError) -> Void)?
     /// The last commit failed (the writer's thread only): the next failure is not news.
     private var failing = false
+    /// When the handler was last told (the writer's thread only): a disk on the edge of full, where
+    /// a small batch fits and the next does not, is said again at most every `failureRepeat`.
+    private var lastReported: ContinuousClock.Instant?
+    static let failureRepeat: Duration = .seconds(30)
 
     /// Starts the thread. `database` is handed over: only this writer's thread uses it from now on.
     init(database: SQLiteDatabase, queue: WriteQueue, configuration: SessionStoreConfiguration, bodyFiles: BodyFiles,
@@ -37,18 +41,25 @@ final class StoreWriter: @unchecked Sendable {
     var failure: SessionStoreError? { errorLock.withLock { lastFailure } }
 
     /// Calls `handler` (on the writer's thread) when a commit fails after one that worked, or the
-    /// first one does: a full disk is said once, not once a batch.
+    /// first one does, and at most every `failureRepeat`: a full disk is said once, not once a
+    /// batch, nor once a flip of a disk on the edge of full (where the test on a small disk
+    /// counted up to six).
     func reportFailures(to handler: @escaping @Sendable (SessionStoreError) -> Void) {
         errorLock.withLock { failureHandler = handler }
     }
 
     private func failed(_ error: SessionStoreError) {
+        let now = ContinuousClock.now
+        let news = !failing && lastReported.map { now - $0 >= Self.failureRepeat } ?? true
         let handler = errorLock.withLock { () -> (@Sendable (SessionStoreError) -> Void)? in
             lastFailure = error
-            return failing ? nil : failureHandler
+            return news ? failureHandler : nil
         }
         failing = true
-        handler?(error)
+        if let handler {
+            lastReported = now
+            handler(error)
+        }
     }
 
     /// Waits for the thread to drain the queue and stop (after `queue.close()`).
