@@ -33,7 +33,7 @@ public enum PolicyLoader {
     public static func notAPolicy(_ data: Data) -> String? {
         guard detect(data) == .okHttp else { return nil }
         let bytes = [UInt8](data.prefix(1 << 20))
-        if bytes.contains(0) || String(validatingUTF8: bytes.map { CChar(bitPattern: $0) } + [0]) == nil {
+        if bytes.contains(0) || String(validating: bytes, as: UTF8.self) == nil {
             return "it is not text, so not a policy DevProxy reads (a TrustKit plist or JSON, network_security_config.xml, "
                 + "an ATS Info.plist, an OkHttp pin list or pinner source, a custom pinner JSON)"
         }
