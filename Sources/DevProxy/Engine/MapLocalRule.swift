@@ -51,7 +51,9 @@ public struct MapLocalRule: @unchecked Sendable {  // NSRegularExpression is imm
     /// when none exists; nil when the regex does not match.
     func answer(for url: String) -> (file: String, missing: [String]?, route: LocalRoute?)? {
         let text = url as NSString
-        guard let match = regex.firstMatch(in: url, range: NSRange(location: 0, length: text.length)) else { return nil }
+        guard let match = regex.firstMatch(in: url, range: NSRange(location: 0, length: text.length)) else {
+            return nil
+        }
         let files: [String]
         if isDirectory {
             // mitmproxy takes `re.split(regex, url, 1)[1]`: the first group when the regex has one.
@@ -80,7 +82,8 @@ public struct MapLocalRule: @unchecked Sendable {  // NSRegularExpression is imm
         let decoded = trimmed.removingPercentEncoding ?? trimmed
         var names = [decoded, decoded + "/index.html"]
         let escaped = String(decoded.map { character -> Character in
-            character.isASCII && (character.isLetter || character.isNumber || "-_.=(),/".contains(character)) ? character : "_"
+            let kept = character.isLetter || character.isNumber || "-_.=(),/".contains(character)
+            return character.isASCII && kept ? character : "_"
         })
         if escaped != decoded { names += [escaped, escaped + "/index.html"] }
         var files: [String] = []
@@ -105,13 +108,14 @@ public struct MapLocalRule: @unchecked Sendable {  // NSRegularExpression is imm
     /// 200 with the file's bytes and its content type; 500 saying why when it cannot be read.
     private func serve(_ file: String) -> LocalResponse {
         guard let handle = FileHandle(forReadingAtPath: file) else {
-            return .refusal(status: 500, kind: .badRequest, "--map-local could not read \(file): \(String(cString: strerror(errno)))")
+            let reason = String(cString: strerror(errno))
+            return .refusal(status: 500, kind: .badRequest, "--map-local could not read \(file): \(reason)")
         }
         defer { try? handle.close() }
         let data = (try? handle.read(upToCount: Self.fileLimit + 1)) ?? Data()
         guard data.count <= Self.fileLimit else {
-            return .refusal(status: 500, kind: .badRequest, "--map-local serves files of at most \(Self.fileLimit >> 20) MiB, "
-                            + "and \(file) is larger")
+            return .refusal(status: 500, kind: .badRequest,
+                            "--map-local serves files of at most \(Self.fileLimit >> 20) MiB, and \(file) is larger")
         }
         var headers: [(name: String, value: String)] = []
         if let type = Self.contentType(of: file) { headers.append(("Content-Type", type)) }

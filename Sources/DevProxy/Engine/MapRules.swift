@@ -18,7 +18,8 @@ public struct MapRules: Sendable {
     /// Parses the options' values (`--map-remote`, `--map-local`), in the order given.
     /// - Parameter directory: what a relative LOCAL-PATH is read against (the working directory).
     /// - Throws: `ConfigurationError` naming the option and what is wrong with it.
-    public init(remote: [String], local: [String], directory: String = FileManager.default.currentDirectoryPath) throws {
+    public init(remote: [String], local: [String],
+                directory: String = FileManager.default.currentDirectoryPath) throws {
         self.remote = try remote.map { try MapRemoteRule(parsing: $0) }
         self.local = try local.map { try MapLocalRule(parsing: $0, directory: directory) }
     }
@@ -50,7 +51,8 @@ public struct MapRules: Sendable {
             missedBy.append(rule.option)
         }
         if let first = missing.first {
-            let record = Flow.Mapping(rule: "map-local", from: request.url, to: first, by: by + missedBy, missing: missing)
+            let record = Flow.Mapping(rule: "map-local", from: request.url, to: first, by: by + missedBy,
+                                      missing: missing)
             return MapOutcome.missing(record)
         }
         guard !by.isEmpty else { return nil }
@@ -113,9 +115,9 @@ struct MapOutcome {
     static func missing(_ record: Flow.Mapping) -> MapOutcome {
         let files = record.missing ?? [record.to]
         let message = "--map-local found none of the files this request maps to: " + files.joined(separator: ", ")
-        let response = LocalResponse(status: 404, headers: [("Content-Type", ErrorResponse.textPlain),
-                                                            ("X-DevProxy", "answered by DevProxy (--map-local): no such file")],
-                                     body: ErrorResponse.body(status: 404, detail: message))
+        let headers = [("Content-Type", ErrorResponse.textPlain),
+                       ("X-DevProxy", "answered by DevProxy (--map-local): no such file")]
+        let response = LocalResponse(status: 404, headers: headers, body: ErrorResponse.body(status: 404, detail: message))
         return MapOutcome(record: record, destination: nil, route: route(response))
     }
 }

@@ -38,7 +38,8 @@ extension HTTP2ProxyConnection {
     /// closed with the connection, dropped once the origin sent GOAWAY and its streams ended). Nil
     /// when the stream went another way: over HTTP/1.1 (the origin chose it, or plain HTTP), or
     /// answered (the dial failed; gRPC or an extended CONNECT to an origin without HTTP/2).
-    func mappedLeg(to destination: Destination, for exchange: HTTP2StreamExchange, endStream: Bool) -> HTTP2UpstreamLeg? {
+    func mappedLeg(to destination: Destination, for exchange: HTTP2StreamExchange,
+                   endStream: Bool) -> HTTP2UpstreamLeg? {
         let key = UpstreamPool.key(host: destination.host, port: destination.port, tls: destination.tls, dial: nil)
         if let open = retiring.first(where: { $0.upstream.key == key && $0.acceptsStreams }) {
             describe(open, in: exchange, fresh: false)
@@ -71,7 +72,8 @@ extension HTTP2ProxyConnection {
         if exchange.isGRPC || exchange.isExtendedConnect {
             answer(exchange, status: 502, kind: .protocolMismatch,
                    message: "--map-remote sent this HTTP/2 stream to \(origin), which speaks only HTTP/1.1, and "
-                       + (exchange.isGRPC ? "gRPC needs HTTP/2" : "an extended CONNECT (RFC 8441) cannot cross to HTTP/1.1"))
+                       + (exchange.isGRPC ? "gRPC needs HTTP/2"
+                          : "an extended CONNECT (RFC 8441) cannot cross to HTTP/1.1"))
             return nil
         }
         startHTTP1Leg(exchange, head: exchange.requestHead, endStream: endStream, to: destination)

@@ -14,8 +14,8 @@ final class HTTP2StreamExchange {
     var upstreamStream: Int32?
     /// Instead, for an HTTP/1.1-only origin: the thread carrying the request there.
     var http1Leg: HTTP1StreamLeg?
-    /// Where `--map-remote` sent the request when it is not this connection's origin: an
-    /// HTTP/1.1 leg carries it there (`HTTP2ProxyConnection.sendMapped`).
+    /// Where `--map-remote` sent the request when it is not this connection's origin: an HTTP/2
+    /// connection there, or an HTTP/1.1 leg, carries it (`HTTP2ProxyConnection.mappedLeg`).
     var mappedDestination: Destination?
     /// The flow's bodies, trailers, gRPC view and timings (shared with the HTTP/1.1 exchange).
     let recorder: ExchangeRecorder
