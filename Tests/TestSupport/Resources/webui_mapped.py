@@ -13,8 +13,8 @@ Usage: webui_mapped.py --ui URL --proxy http://127.0.0.1:PORT
 """
 import argparse, sys
 
-from browser_page import Checks, chromium, ui_context, watched_page
-from webui_browser import STATE_IS, open_flow
+from browser_page import Checks, chromium, live_page
+from webui_browser import open_flow
 
 
 def main():
@@ -24,9 +24,7 @@ def main():
     options = parser.parse_args()
     checks = Checks()
     with chromium() as browser:
-        page, problems = watched_page(ui_context(browser, options.ui))
-        page.goto(options.ui)
-        page.wait_for_function(STATE_IS, arg="live", timeout=10000)
+        page, problems = live_page(browser, options.ui)
         for name, path, words in (("map-local", "/mock/user", ["answered from the file", "user.json", "(--map-local |/mock/user|"]),
                                   ("map-remote", "/new/x", ["sent to http://", "/new/x, asked for http://", "/old/x",
                                                             "(--map-remote |/old/|/new/)"])):
