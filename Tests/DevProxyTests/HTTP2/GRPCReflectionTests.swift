@@ -99,17 +99,23 @@ import TestSupport
         return (typed, grpc?["notes"] as? [String] ?? [])
     }
 
-    @Test(.backstop) func aSessionRecordedWithoutAProtoIsShownTypedByOneGivenLater() throws {
+    /// The echo client's calls through a run without `--proto` into `session.sqlite` in `dir`,
+    /// with an `echo.proto` beside it that defines `methods`: the run's flows and its plain unary call.
+    private static func recordedSession(in dir: TemporaryDirectory, methods: String) throws -> (flows: [Flow], unary: Flow) {
         let server = try GRPCProxyTests.EchoServer()
-        let dir = TemporaryDirectory()
-        Self.writeEchoProto(in: dir, methods: "rpc Unary(Note) returns (Note); rpc ServerStream(Note) returns (stream Note);")
-        let session = dir.file("session.sqlite")
+        writeEchoProto(in: dir, methods: methods)
         let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--upstream-ca", server.caPath, "--log", dir.file("flows.jsonl"),
-                                         "--quiet", "--session", session])
-        try Self.runClient(dir.file("ca") + "/root.pem", server, proxy: proxy)
+                                         "--quiet", "--session", dir.file("session.sqlite")])
+        try runClient(dir.file("ca") + "/root.pem", server, proxy: proxy)
         _ = proxy.stop()
         let flows = try FlowLogReader.read(path: dir.file("flows.jsonl")).flows
-        let unary = try #require(flows.first { $0.request?.url.hasSuffix("/lab.Echo/Unary") == true && $0.grpc?.encoding == nil })
+        return (flows, try #require(flows.first { $0.request?.url.hasSuffix("/lab.Echo/Unary") == true && $0.grpc?.encoding == nil }))
+    }
+
+    @Test(.backstop) func aSessionRecordedWithoutAProtoIsShownTypedByOneGivenLater() throws {
+        let dir = TemporaryDirectory()
+        let session = dir.file("session.sqlite")
+        let (flows, unary) = try Self.recordedSession(in: dir, methods: "rpc Unary(Note) returns (Note); rpc ServerStream(Note) returns (stream Note);")
         let fail = try #require(flows.first { $0.request?.url.hasSuffix("/lab.Echo/Fail") == true })
         #expect(unary.grpc?.messages.first?.typed == nil)
 
@@ -220,16 +226,9 @@ import TestSupport
     /// shows its calls as recorded, or typed by `--proto`; an answer the session kept that does not
     /// read as a descriptor set is named once, and the calls stay as recorded.
     @Test(.backstop) func aSessionFromBeforeAnswersWereKeptOpens() throws {
-        let server = try GRPCProxyTests.EchoServer()
         let dir = TemporaryDirectory()
-        Self.writeEchoProto(in: dir, methods: "rpc Unary(Note) returns (Note);")
         let session = dir.file("session.sqlite")
-        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--upstream-ca", server.caPath, "--log", dir.file("flows.jsonl"),
-                                         "--quiet", "--session", session])
-        try Self.runClient(dir.file("ca") + "/root.pem", server, proxy: proxy)
-        _ = proxy.stop()
-        let flows = try FlowLogReader.read(path: dir.file("flows.jsonl")).flows
-        let unary = try #require(flows.first { $0.request?.url.hasSuffix("/lab.Echo/Unary") == true && $0.grpc?.encoding == nil })
+        let unary = try Self.recordedSession(in: dir, methods: "rpc Unary(Note) returns (Note);").unary
         func sql(_ script: String) throws -> String {
             let python = """
                 import sqlite3, sys
@@ -258,13 +257,13 @@ import TestSupport
 
         // A kept answer that is not a descriptor set (a damaged or hand-made file).
         _ = try sql("INSERT INTO grpc_schemas (host, port, service, learned, descriptor_set) "
-                    + "VALUES ('localhost', \(server.port), 'lab.Echo', '2026-12-06T00:00:00Z', X'0A0501')")
+                    + "VALUES ('localhost', \(unary.server.port), 'lab.Echo', '2026-12-06T00:00:00Z', X'0A0501')")
         let stderr = dir.file("viewer.err")
         let viewer = try DevProxyViewer(session, stderr: stderr)
         #expect(try Self.shown(unary.id, web: viewer.base, token: viewer.token).typed == nil)
         #expect(try Self.shown(unary.id, web: viewer.base, token: viewer.token).typed == nil)
         let warnings = try String(contentsOfFile: stderr, encoding: .utf8).split(separator: "\n")
-        #expect(warnings.count == 1 && warnings.first?.hasPrefix("warning: the session's gRPC schema of localhost:\(server.port) "
+        #expect(warnings.count == 1 && warnings.first?.hasPrefix("warning: the session's gRPC schema of localhost:\(unary.server.port) "
                                                                   + "(lab.Echo) cannot be read: ") == true, "\(warnings)")
     }
 
