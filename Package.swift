@@ -81,7 +81,7 @@ let package = Package(
         .executableTarget(name: "EmbedWebAssetsTool"),
         .plugin(name: "EmbedWebAssets", capability: .buildTool(), dependencies: ["EmbedWebAssetsTool"]),
         .executableTarget(name: "DevProxyCLI", dependencies: ["DevProxy", "CertAuthority", "PinningPolicy", "CTLS", "SessionStore",
-                                                             "WebUI", "QRCode", "CSystem", "GRPCWire",
+                                                             "WebUI", "QRCode", "CSystem", "GRPCWire", "HTTPTypes",
                                                              // --version reads these libraries' own versions.
                                                              "CNGHTTP2", "CSQLite", "CCompression"]),
         // Load generator for bench/run: multi-threaded HTTPS client over OpenSSL; HTTP/2 through the codec.

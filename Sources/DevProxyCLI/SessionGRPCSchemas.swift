@@ -1,6 +1,7 @@
 import DevProxy
 import Foundation
 import GRPCWire
+import HTTPTypes
 import SessionStore
 import Synchronization
 
@@ -64,7 +65,7 @@ final class SessionGRPCSchemas: Sendable {
 
     /// The warning for a kept answer that cannot be read, and why.
     private static func unreadable(_ row: StoredGRPCSchema, _ reason: String) -> String {
-        let server = row.host.contains(":") ? "[\(row.host)]:\(row.port)" : "\(row.host):\(row.port)"
+        let server = URIHost.authority(host: row.host, port: row.port)
         return "the session's gRPC schema of \(server) (\(row.service)) cannot be read: \(reason); "
             + "its calls are shown as recorded"
     }

@@ -1,6 +1,7 @@
 import CertAuthority
 import DevProxy
 import Foundation
+import HTTPTypes
 import SessionStore
 
 /// The web UI: its listener, token and API over one session store (docs/web-ui.md).
@@ -126,8 +127,7 @@ public final class WebUI: @unchecked Sendable {
     public var url: String {
         var host = address.host
         if host == "0.0.0.0" || host == "::" { host = "127.0.0.1" }
-        let authority = host.contains(":") ? "[\(host)]" : host
-        return "http://\(authority):\(address.port)/?token=\(token)"
+        return "http://\(URIHost.authority(host: host, port: address.port))/?token=\(token)"
     }
 
     /// Starts serving (and following the store for the event stream).

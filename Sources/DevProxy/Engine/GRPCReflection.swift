@@ -2,6 +2,7 @@ import Foundation
 import GRPCWire
 import HTTP1
 import HTTP2
+import HTTPTypes
 import Synchronization
 
 /// `devproxy run --grpc-reflection`: the field names of a gRPC service's messages without its
@@ -133,8 +134,7 @@ final class GRPCReflection: Sendable {
 
     /// `host:port`, the port left out when it is `defaultPort`, an IPv6 address bracketed.
     static func authority(host: String, port: Int, defaultPort: Int = 443) -> String {
-        let name = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
-        return port == defaultPort ? name : "\(name):\(port)"
+        URIHost.authority(host: host, port: port == defaultPort ? nil : port)
     }
 
     /// Why one question got no usable answer; `unimplemented`: the server does not have this

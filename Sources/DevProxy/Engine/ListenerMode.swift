@@ -1,4 +1,5 @@
 import CertAuthority
+import HTTPTypes
 /// How a listener learns where a client's connection is going (`--mode SPEC`, repeatable):
 /// each mode only decides that, then hands `(host, port, first bytes)` to the one interception
 /// path, so every mode keeps what the regular one guarantees.
@@ -99,7 +100,7 @@ public struct ListenerMode: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         guard let host, let port else { return name }
-        return "\(name)@\(host.contains(":") ? "[\(host)]" : host):\(port)"
+        return "\(name)@\(URIHost.authority(host: host, port: port))"
     }
 }
 
@@ -175,7 +176,7 @@ public struct ModeURL: Sendable, Hashable, CustomStringConvertible {
 
     /// `https://api.example.com`, the port shown only when it is not the scheme's default.
     public var description: String {
-        let authority = host.contains(":") ? "[\(host)]" : host
-        return "\(tls ? "https" : "http")://\(authority)" + (port == (tls ? 443 : 80) ? "" : ":\(port)")
+        let authority = URIHost.authority(host: host, port: port == (tls ? 443 : 80) ? nil : port)
+        return "\(tls ? "https" : "http")://\(authority)"
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 
 /// An IPv4 or IPv6 socket address.
 public struct SocketAddress: CustomStringConvertible, Sendable {
@@ -34,7 +35,7 @@ public struct SocketAddress: CustomStringConvertible, Sendable {
     }
 
     /// `127.0.0.1:8080` or `[::1]:8080`.
-    public var description: String { family == AF_INET6 ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    public var description: String { URIHost.authority(host: host, port: port) }
 
     /// Whether this is a loopback address (127.0.0.0/8 or ::1).
     public var isLoopback: Bool {

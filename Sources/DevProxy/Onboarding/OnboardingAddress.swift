@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 
 /// The address a device uses to reach the onboarding page on the proxy's own port.
 public struct OnboardingAddress: Sendable, Equatable {
@@ -22,7 +23,7 @@ public struct OnboardingAddress: Sendable, Equatable {
             host = Self.interfaceAddresses().first ?? bound
         }
         loopbackOnly = listener.isLoopback
-        url = "http://\(host.contains(":") ? "[\(host)]" : host):\(listener.port)/"
+        url = "http://\(URIHost.authority(host: host, port: listener.port))/"
     }
 
     /// The non-loopback addresses of interfaces that are up, IPv4 before IPv6, link-local IPv6

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 
 /// The address of DevProxy's HTTP proxy listener as a terminal's tools reach it: `--proxy
 /// HOST:PORT` of `devproxy env` and `devproxy exec`, written into `HTTPS_PROXY` as `http://HOST:PORT`.
@@ -61,7 +62,7 @@ public struct ProxyAddress: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// `HOST:PORT`, the IPv6 address in brackets.
-    public var description: String { (host.contains(":") ? "[\(host)]" : host) + ":\(port)" }
+    public var description: String { URIHost.authority(host: host, port: port) }
 
     /// `http://HOST:PORT`, as the proxy variables want it.
     public var url: String { "http://\(description)" }

@@ -2,6 +2,7 @@ import CertAuthority
 import CTLS
 import Foundation
 import HTTP1
+import HTTPTypes
 import Synchronization
 
 /// Intermediates an origin left out of its chain, fetched from the URL its certificate names for
@@ -204,7 +205,7 @@ final class IssuerFetcher: Sendable {
         let path = parts.percentEncodedPath.isEmpty ? "/" : parts.percentEncodedPath
         let target = path + (parts.percentEncodedQuery.map { "?" + $0 } ?? "")
         let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
-        let authority = (bare.contains(":") ? "[\(bare)]" : bare) + (parts.port.map { ":\($0)" } ?? "")
+        let authority = URIHost.authority(host: bare, port: parts.port)
         do {
             let socket: Socket
             var requestTarget = target

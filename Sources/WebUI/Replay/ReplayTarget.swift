@@ -1,5 +1,6 @@
 import DevProxy
 import Foundation
+import HTTPTypes
 
 /// Where a replay of a recorded flow goes, and the `Host` it carries: the server the original
 /// went to, with the Host header as recorded, as mitmproxy replays a flow (it connects to the
@@ -27,7 +28,7 @@ struct ReplayTarget: Equatable {
     init(replaying flow: Flow, request: Flow.Request) {
         var url = request.url
         if var components = URLComponents(string: url), let (host, port) = Self.server(of: flow, request: request, url: components) {
-            components.percentEncodedHost = host.contains(":") ? "[\(host)]" : host
+            components.percentEncodedHost = URIHost.bracketed(host)
             components.port = port
             url = components.string ?? url
         }

@@ -1,5 +1,6 @@
 import CertAuthority
 import Foundation
+import HTTPTypes
 import Synchronization
 
 /// The UI's access rules (docs/web-ui.md, "Security"): the Host check against DNS rebinding, the
@@ -34,10 +35,8 @@ struct WebAccess: Sendable {
         self.password = password
         cookieName = "devproxy_token_\(port)"
         var hosts: Set<String> = ["127.0.0.1:\(port)", "localhost:\(port)", "[::1]:\(port)"]
-        let bound = boundHost.contains(":") ? "[\(boundHost)]" : boundHost
-        hosts.insert("\(bound.lowercased()):\(port)")
-        let named = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
-        hosts.insert("\(named.lowercased()):\(port)")
+        hosts.insert(URIHost.authority(host: boundHost, port: port).lowercased())
+        hosts.insert(URIHost.authority(host: host, port: port).lowercased())
         allowedHosts = hosts
         wildcardPort = boundHost == "0.0.0.0" || boundHost == "::" ? port : nil
     }
