@@ -13,7 +13,8 @@ public struct PolicyLint: Sendable, Equatable, CustomStringConvertible {
         case expired
         /// The pins expire within 30 days.
         case expiresSoon
-        /// Every pinned entry is report-only (TrustKit `TSKEnforcePinning NO`).
+        /// Every pinned entry is report-only (TrustKit `TSKEnforcePinning NO`; TrustKit-Android's
+        /// default, which relaxes only the connections through its socket factory).
         case reportOnlyEverywhere
         /// The team root is not among the host's pins, so DevProxy's re-signed chain fails.
         case teamRootNotPinned
@@ -103,8 +104,14 @@ public struct PolicyLinter: Sendable {
         if let ats = policy.ats { findings += lint(ats) }
         findings += lintRotation(policy)
         if !pinned.isEmpty, pinned.allSatisfy({ !$0.enforce }) {
-            findings.append(PolicyLint(kind: .reportOnlyEverywhere, domain: nil,
-                                       message: "every entry is report-only; nothing is blocked"))
+            // TrustKit-Android relaxes only the connections given its SSLSocketFactory or trust
+            // manager (`PinningTrustManager` swallows the platform's "Pin verification failed");
+            // from API 24 the platform's own trust manager enforces the <pin-set> on all others.
+            let message = pinned.contains(where: \.trustKitAndroid)
+                ? "every entry is report-only through TrustKit-Android's socket factory; from Android 7 the platform's "
+                    + "Network Security Config still blocks a pin mismatch on every other connection"
+                : "every entry is report-only; nothing is blocked"
+            findings.append(PolicyLint(kind: .reportOnlyEverywhere, domain: nil, message: message))
         }
         return findings
     }

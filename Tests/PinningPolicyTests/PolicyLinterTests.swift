@@ -42,6 +42,26 @@ import Testing
             #expect(linter.lint(policy).contains { $0.kind == .teamRootNotPinned } == blocks, "overridePins=\(overrides)")
         }
     }
+
+    /// TrustKit-Android's report-only default relaxes only the connections given its socket
+    /// factory: from Android 7 the platform's Network Security Config still blocks a pin mismatch
+    /// everywhere else. The lint said "nothing is blocked" of such an app.
+    @Test func trustKitAndroidReportOnlyStillBlocksOutsideItsSocketFactory() throws {
+        let pins = ["TwyNzy19zZi7cKfPsucs1E+h8ODOCPMrT8681sFWJvw=", "S5z3Fz5ZfZAGJOBZjK6TYBquyLLKO+BndKXBlL3nPjo="]
+        let xml = "<network-security-config><domain-config><domain>api.acme.dev</domain><pin-set>"
+            + pins.map { "<pin digest=\"SHA-256\">\($0)</pin>" }.joined() + "</pin-set><trustkit-config/></domain-config>"
+            + "</network-security-config>"
+        let policy = try AndroidNSCParser().parse(Data(xml.utf8))
+        let lint = try PolicyLinter().lint(policy).first { $0.kind == .reportOnlyEverywhere }.unwrap()
+        #expect(lint.message == "every entry is report-only through TrustKit-Android's socket factory; from Android 7 "
+                + "the platform's Network Security Config still blocks a pin mismatch on every other connection")
+        #expect(!lint.message.contains("nothing is blocked"))
+        let iOS = PinningPolicy(source: .trustKit, domains: [
+            PinnedDomain(pattern: "api.acme.dev", pins: try pins.map { try Pin(sha256Base64: $0).unwrap() }, enforce: false,
+                         source: .trustKit),
+        ])
+        #expect(PolicyLinter().lint(iOS).map(\.message) == ["every entry is report-only; nothing is blocked"])
+    }
 }
 
 extension Optional {
