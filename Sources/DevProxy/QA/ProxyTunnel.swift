@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 
 /// Where to connect: a host and port, optionally reached through an HTTP proxy, optionally with
 /// the address pinned (`--resolve HOST:PORT:ADDRESS`, as curl does).
@@ -69,5 +70,5 @@ public struct HostPort: Sendable, Equatable, CustomStringConvertible {
         (self.host, self.port) = (host, port)
     }
 
-    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    public var description: String { URIHost.authority(host: host, port: port) }
 }

@@ -1,5 +1,6 @@
 import CertAuthority
 import Foundation
+import HTTPTypes
 
 /// Sends a pin-failure report as an app would: `POST` with `Content-Type: application/json`,
 /// HTTP/1.1 over plain TCP or TLS, through an HTTP proxy when given (absolute-form for `http:`,
@@ -45,9 +46,9 @@ public struct ReportPoster: Sendable {
             throw QAError(.invalidInput, "\(uri) is not an http: or https: URL")
         }
         let port = components.port ?? (scheme == "https" ? 443 : 80)
-        let authority = HostPort(host: host, port: port)
         let defaultPort = (scheme == "https" ? 443 : 80) == port
-        let hostHeader = defaultPort ? (host.contains(":") ? "[\(host)]" : host) : authority.description
+        // URLComponents keeps an IPv6 host in its brackets: bracketing it again made `[[::1]]`.
+        let hostHeader = URIHost.authority(host: host, port: defaultPort ? nil : port)
         var target = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
         if let query = components.percentEncodedQuery { target += "?" + query }
         let endpoint = Endpoint(host: host, port: port, proxy: scheme == "https" ? proxy : nil, resolve: resolve)
