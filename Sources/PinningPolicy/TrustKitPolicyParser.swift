@@ -125,12 +125,7 @@ public struct TrustKitPolicyParser: Sendable {
         }
         var expiration: Date?
         if let raw = entry[Key.expirationDate] {
-            expiration = (raw as? String).flatMap(TrustKitDate.expiration)
-            if expiration == nil {
-                // TrustKit assigns the nil date, which removes the key: the pins never expire.
-                warnings.append("\(name): TSKExpirationDate \(raw) does not parse as yyyy-MM-dd; TrustKit treats "
-                                + "the pins as never expiring")
-            }
+            expiration = try parseExpiration(raw, of: name, warnings: &warnings)
         }
         let enforce = entry[Key.enforcePinning].flatMap(ObjCValue.bool) ?? true
         let disableDefault = entry[Key.disableDefaultReportUri].flatMap(ObjCValue.bool) ?? false
@@ -162,6 +157,35 @@ public struct TrustKitPolicyParser: Sendable {
         return PinnedDomain(pattern: name, includeSubdomains: includeSubdomains, pins: pins, enforce: enforce,
                             expiration: expiration, reportURIs: reportURIs, disablesDefaultReportURI: disableDefault,
                             source: .trustKit)
+    }
+
+    /// `TSKExpirationDate` as `[dateFormatter dateFromString:value]` reads it: 00:00 UTC of a
+    /// `yyyy-MM-dd` string, nil (never expires, with a warning) for any other string.
+    ///
+    /// - Throws: `PolicyError(.invalidValue)` for a date, number, boolean, array or dictionary:
+    ///   TrustKit passes the value on unchecked and Foundation's formatter sends it `-length`,
+    ///   which none of them has, so the app crashes at start-up ("unrecognized selector").
+    private func parseExpiration(_ raw: Any, of name: String, warnings: inout [String]) throws -> Date? {
+        if let text = raw as? String {
+            guard let date = TrustKitDate.expiration(text) else {
+                // TrustKit assigns the nil date, which removes the key: the pins never expire.
+                warnings.append("\(name): TSKExpirationDate \(text) does not parse as yyyy-MM-dd; TrustKit treats "
+                                + "the pins as never expiring")
+                return nil
+            }
+            return date
+        }
+        if raw is Data {
+            // NSData has -length, so the formatter gets further than with a date; what it does
+            // with data in place of a string is not known.
+            warnings.append("\(name): TSKExpirationDate is data, not a yyyy-MM-dd string; what TrustKit does with it is "
+                            + "not known (predicted: never expiring); write a string")
+            return nil
+        }
+        let kind = raw is Date ? "a date" : raw is [Any] ? "an array" : raw is [String: Any] ? "a dictionary" : "a number"
+        throw PolicyError(.invalidValue, "TrustKit was initialized with TSKExpirationDate for domain \(name) as \(kind), not a "
+                          + "yyyy-MM-dd string: TrustKit hands it to NSDateFormatter as a string and the app crashes at "
+                          + "start-up; write a string")
     }
 
     /// What TrustKit's `for (NSString *value in list)` visits: an array's elements, a

@@ -94,6 +94,32 @@ import Testing
         #expect(policy.warnings.contains { $0.contains("never expiring") })
     }
 
+    /// TrustKit hands the `TSKExpirationDate` value to `-[NSDateFormatter dateFromString:]`
+    /// unchecked, and Foundation sends it `-length`: a plist `<date>` (or a number) has none, so
+    /// the app crashes at start-up with "unrecognized selector". DevProxy read the `<date>` as
+    /// never expiring, with a warning, and predicted the pins enforced.
+    @Test func anExpirationThatIsNotAStringCrashesTheApp() throws {
+        let pins = "<array><string>TQEtdMbmwFgYUifM4LDF+xgEtd0z69mPGmkp014d6ZY=</string>"
+            + "<string>AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=</string></array>"
+        for (label, value) in [("a date", "<date>2030-06-01T00:00:00Z</date>"), ("a number", "<integer>20300601</integer>")] {
+            let plist = """
+                <?xml version="1.0" encoding="UTF-8"?>
+                <plist version="1.0"><dict><key>TSKConfiguration</key><dict><key>TSKPinnedDomains</key><dict>
+                <key>good.com</key><dict><key>TSKExpirationDate</key>\(value)<key>TSKPublicKeyHashes</key>\(pins)</dict>
+                </dict></dict></dict></plist>
+                """
+            #expect(throws: PolicyError.self, "\(label)") { try PolicyLoader.load(data: Data(plist.utf8)) }
+            do {
+                _ = try PolicyLoader.load(data: Data(plist.utf8))
+            } catch let error as PolicyError {
+                #expect(error.code == .invalidValue, "\(label)")
+                #expect("\(error)".contains("TSKExpirationDate for domain good.com as \(label), not a yyyy-MM-dd string"),
+                        "\(label): \(error)")
+                #expect("\(error)".contains("crashes at start-up"), "\(label): \(error)")
+            }
+        }
+    }
+
     /// TrustKit walks `TSKPublicKeyHashes` and `TSKReportUris` with `for (NSString *x in list)`:
     /// an array gives its elements, a dictionary its keys, and anything else (a lone string)
     /// has no fast enumeration, so the app crashes at start-up. DevProxy read a lone string as a
