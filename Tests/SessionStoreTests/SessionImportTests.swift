@@ -339,6 +339,21 @@ final class SessionImportTests: XCTestCase {
         XCTAssertEqual(entry["serverIPAddress"] as? String, "2001:db8::1")
     }
 
+    /// Chrome's DevTools wrote an IPv6 `serverIPAddress` in its brackets until its export learnt
+    /// to strip them (`[2001:db8::1]`); it imported as `[[2001:db8::1]]:443`.
+    func testAHARsBracketedIPv6ServerAddressIsBracketedOnce() throws {
+        let directory = TemporaryDirectory()
+        let har = directory.write("chrome.har", #"{"log":{"version":"1.2","creator":{"name":"x","version":"1"},"entries":["#
+            + #"{"startedDateTime":"2026-03-01T10:00:02.000Z","time":6,"serverIPAddress":"[2001:db8::1]","#
+            + #""request":{"method":"GET","url":"https://a.example/","httpVersion":"HTTP/1.1","headers":[]},"#
+            + #""response":{"status":204,"statusText":"","httpVersion":"HTTP/1.1","headers":[],"content":{"size":0}}}]}}"#)
+        let (store, report) = try SessionImport.open(path: har)
+        defer { store.close() }
+        XCTAssertEqual(report?.problems, [])
+        let flow = try JSONDecoder().decode(Flow.self, from: Data(try XCTUnwrap(try store.flowJSON(id: "har-1")).utf8))
+        XCTAssertEqual(flow.server.address, "[2001:db8::1]:443")
+    }
+
     /// A flow log is written as flows finish: a slow request's line comes after the quick one it
     /// overlapped, and the list showed it in that order.
     func testAFlowLogImportsInTheOrderFlowsStarted() throws {

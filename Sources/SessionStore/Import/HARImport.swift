@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 
 extension SessionImport {
     /// Stores every entry of the HAR 1.2 file at `path` in `store`, then flushes.
@@ -71,7 +72,8 @@ enum HAREntry {
         let port = components?.port ?? (secure ? 443 : 80)
         var server: [String: Any] = ["host": components?.host ?? "", "port": port]
         if let ip = entry["serverIPAddress"] as? String, !ip.isEmpty {
-            server["address"] = (ip.contains(":") ? "[\(ip)]" : ip) + ":\(port)"
+            // Older Chrome DevTools wrote an IPv6 address in its brackets.
+            server["address"] = URIHost.authority(host: ip, port: port)
         }
         var object: [String: Any] = [
             "id": entry["_flowId"] as? String ?? "har-\(index + 1)",
