@@ -178,14 +178,15 @@ public struct TrustKitPolicyParser: Sendable {
         if raw is Data {
             // NSData has -length, so the formatter gets further than with a date; what it does
             // with data in place of a string is not known.
-            warnings.append("\(name): TSKExpirationDate is data, not a yyyy-MM-dd string; what TrustKit does with it is "
-                            + "not known (predicted: never expiring); write a string")
+            warnings.append("\(name): TSKExpirationDate is data, not a yyyy-MM-dd string; what TrustKit does "
+                            + "with it is not known (predicted: never expiring); write a string")
             return nil
         }
-        let kind = raw is Date ? "a date" : raw is [Any] ? "an array" : raw is [String: Any] ? "a dictionary" : "a number"
-        throw PolicyError(.invalidValue, "TrustKit was initialized with TSKExpirationDate for domain \(name) as \(kind), not a "
-                          + "yyyy-MM-dd string: TrustKit hands it to NSDateFormatter as a string and the app crashes at "
-                          + "start-up; write a string")
+        let kind = raw is Date ? "a date"
+            : raw is [Any] ? "an array" : raw is [String: Any] ? "a dictionary" : "a number"
+        throw PolicyError(.invalidValue, "TrustKit was initialized with TSKExpirationDate for domain \(name) as "
+                          + "\(kind), not a yyyy-MM-dd string: TrustKit hands it to NSDateFormatter as a string and "
+                          + "the app crashes at start-up; write a string")
     }
 
     /// What TrustKit's `for (NSString *value in list)` visits: an array's elements, a

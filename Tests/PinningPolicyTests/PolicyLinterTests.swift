@@ -49,7 +49,8 @@ import Testing
     @Test func trustKitAndroidReportOnlyStillBlocksOutsideItsSocketFactory() throws {
         let pins = ["TwyNzy19zZi7cKfPsucs1E+h8ODOCPMrT8681sFWJvw=", "S5z3Fz5ZfZAGJOBZjK6TYBquyLLKO+BndKXBlL3nPjo="]
         let xml = "<network-security-config><domain-config><domain>api.acme.dev</domain><pin-set>"
-            + pins.map { "<pin digest=\"SHA-256\">\($0)</pin>" }.joined() + "</pin-set><trustkit-config/></domain-config>"
+            + pins.map { "<pin digest=\"SHA-256\">\($0)</pin>" }.joined()
+            + "</pin-set><trustkit-config/></domain-config>"
             + "</network-security-config>"
         let policy = try AndroidNSCParser().parse(Data(xml.utf8))
         let lint = try PolicyLinter().lint(policy).first { $0.kind == .reportOnlyEverywhere }.unwrap()
@@ -57,8 +58,8 @@ import Testing
                 + "the platform's Network Security Config still blocks a pin mismatch on every other connection")
         #expect(!lint.message.contains("nothing is blocked"))
         let iOS = PinningPolicy(source: .trustKit, domains: [
-            PinnedDomain(pattern: "api.acme.dev", pins: try pins.map { try Pin(sha256Base64: $0).unwrap() }, enforce: false,
-                         source: .trustKit),
+            PinnedDomain(pattern: "api.acme.dev", pins: try pins.map { try Pin(sha256Base64: $0).unwrap() },
+                         enforce: false, source: .trustKit),
         ])
         #expect(PolicyLinter().lint(iOS).map(\.message) == ["every entry is report-only; nothing is blocked"])
     }

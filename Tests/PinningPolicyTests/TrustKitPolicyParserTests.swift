@@ -101,7 +101,8 @@ import Testing
     @Test func anExpirationThatIsNotAStringCrashesTheApp() throws {
         let pins = "<array><string>TQEtdMbmwFgYUifM4LDF+xgEtd0z69mPGmkp014d6ZY=</string>"
             + "<string>AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=</string></array>"
-        for (label, value) in [("a date", "<date>2030-06-01T00:00:00Z</date>"), ("a number", "<integer>20300601</integer>")] {
+        let values = [("a date", "<date>2030-06-01T00:00:00Z</date>"), ("a number", "<integer>20300601</integer>")]
+        for (label, value) in values {
             let plist = """
                 <?xml version="1.0" encoding="UTF-8"?>
                 <plist version="1.0"><dict><key>TSKConfiguration</key><dict><key>TSKPinnedDomains</key><dict>
@@ -113,8 +114,8 @@ import Testing
                 _ = try PolicyLoader.load(data: Data(plist.utf8))
             } catch let error as PolicyError {
                 #expect(error.code == .invalidValue, "\(label)")
-                #expect("\(error)".contains("TSKExpirationDate for domain good.com as \(label), not a yyyy-MM-dd string"),
-                        "\(label): \(error)")
+                let expected = "TSKExpirationDate for domain good.com as \(label), not a yyyy-MM-dd string"
+                #expect("\(error)".contains(expected), "\(label): \(error)")
                 #expect("\(error)".contains("crashes at start-up"), "\(label): \(error)")
             }
         }
