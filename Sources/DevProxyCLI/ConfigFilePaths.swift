@@ -22,6 +22,8 @@ enum ConfigFilePaths {
         case afterEqualsCommaSeparated
         /// The last part of a map rule, its first character the separator (`--map-local |REGEX|PATH`).
         case mapTarget
+        /// The last part of a `--modify-headers` rule when it is `@FILE` (`|NAME|@token.txt`).
+        case headerValueFile
     }
 
     /// The options of `devproxy run` whose values name files or directories, and how.
@@ -31,6 +33,7 @@ enum ConfigFilePaths {
         "client-cert-passphrase-file": .whole, "upstream-proxy-auth-file": .whole, "proto": .whole,
         "session": .wholeExcept(["new", "off"]), "leaf-key": .afterEquals, "client-cert": .afterOptionalEquals,
         "verify-signature": .afterEqualsCommaSeparated, "map-local": .mapTarget,
+        "modify-headers": .headerValueFile,
     ]
 
     /// `value` of `option`, as written in a config file in `directory`, with the names in it read
@@ -53,6 +56,12 @@ enum ConfigFilePaths {
             var parts = value.dropFirst().split(separator: separator, maxSplits: 2, omittingEmptySubsequences: false)
             guard parts.count >= 2, let last = parts.last, !last.isEmpty else { return value }
             parts[parts.count - 1] = Substring(try place(last))
+            return String(separator) + parts.joined(separator: String(separator))
+        case .headerValueFile?:
+            guard let separator = value.first else { return value }
+            var parts = value.dropFirst().split(separator: separator, maxSplits: 2, omittingEmptySubsequences: false)
+            guard parts.count >= 2, let last = parts.last, last.hasPrefix("@"), last.count > 1 else { return value }
+            parts[parts.count - 1] = "@" + Substring(try place(last.dropFirst()))
             return String(separator) + parts.joined(separator: String(separator))
         case .afterEqualsCommaSeparated?:
             return try afterEquals(value) { files in

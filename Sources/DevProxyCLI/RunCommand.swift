@@ -61,6 +61,8 @@ enum RunCommand {
              --map-remote |FLOW-FILTER|URL-REGEX|REPLACEMENT (repeatable, mitmproxy's syntax: matching requests go to the
                    rewritten URL, \\1 its groups; the filter part may be left out: |URL-REGEX|REPLACEMENT)
              --map-local |FLOW-FILTER|URL-REGEX|FILE-OR-DIRECTORY (repeatable: answer matching requests from local files)
+             --modify-headers |FLOW-FILTER|NAME|VALUE (repeatable, mitmproxy's syntax: on matching requests remove
+                   every NAME header, then set NAME: VALUE; an empty VALUE only removes, @FILE reads the value)
     Then: curl --proxy http://127.0.0.1:8080 --cacert ROOT.pem https://example.com/
     """
 

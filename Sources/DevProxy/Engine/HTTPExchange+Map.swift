@@ -13,6 +13,10 @@ extension HTTPExchange {
         guard let outcome = context.configuration.mapRules.apply(to: asked) else { return nil }
         var exchange = self
         exchange.mapping = outcome.record
+        if let edits = outcome.edits {
+            exchange.head.headers.removeAll { edits.removed.contains($0.name.lowercased()) }
+            for field in edits.added { exchange.head.headers.add(name: field.name, value: field.value) }
+        }
         if let destination = outcome.destination { exchange.destination = destination }
         exchange.route = outcome.route
         return exchange

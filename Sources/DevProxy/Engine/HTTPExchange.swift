@@ -7,7 +7,7 @@ import HTTPTypes
 /// and records the flow. Returns whether the client connection can carry another request.
 struct HTTPExchange {
     let context: ExchangeContext
-    let head: HTTPRequestHead
+    var head: HTTPRequestHead
     var destination: Destination
     /// The local route that answers this request whatever it names (the onboarding site for a
     /// request sent straight to the proxy's port); nil: the server's routes decide.

@@ -12,20 +12,24 @@ import Foundation
 public struct MapRules: Sendable {
     public var remote: [MapRemoteRule] = []
     public var local: [MapLocalRule] = []
+    /// `--modify-headers`, applied after the map rules to a request no map-local rule answered.
+    public var headers: [ModifyHeadersRule] = []
 
     public init() {}
 
     /// Parses the options' values (`--map-remote`, `--map-local`), in the order given.
     /// - Parameter directory: what a relative LOCAL-PATH is read against (the working directory).
     /// - Throws: `ConfigurationError` naming the option and what is wrong with it.
-    public init(remote: [String], local: [String],
+    /// - Parameter redact: `--redact`'s names, masked in what the flow records of `--modify-headers`.
+    public init(remote: [String], local: [String], headers: [String] = [], redact: [String] = [],
                 directory: String = FileManager.default.currentDirectoryPath) throws {
         self.remote = try remote.map { try MapRemoteRule(parsing: $0) }
         self.local = try local.map { try MapLocalRule(parsing: $0, directory: directory) }
+        self.headers = try headers.map { try ModifyHeadersRule(parsing: $0, redact: redact, directory: directory) }
     }
 
     /// Whether there is no rule at all (the engine's only cost then).
-    public var isEmpty: Bool { remote.isEmpty && local.isEmpty }
+    public var isEmpty: Bool { remote.isEmpty && local.isEmpty && headers.isEmpty }
 
     /// What the rules make of `request` (its URL absolute, as the flow shows it): nil when none
     /// applied.
@@ -55,15 +59,38 @@ public struct MapRules: Sendable {
                                       missing: missing)
             return MapOutcome.missing(record)
         }
-        guard !by.isEmpty else { return nil }
-        let record = Flow.Mapping(rule: "map-remote", from: request.url, to: current.url, by: by)
+        let (edits, changes) = headerEdits(for: current)
+        guard !by.isEmpty else {
+            guard let changes else { return nil }
+            let record = Flow.Mapping(rule: "modify-headers", from: request.url, to: current.url, by: [],
+                                      headers: changes)
+            return MapOutcome(record: record, destination: nil, route: nil, edits: edits)
+        }
+        let record = Flow.Mapping(rule: "map-remote", from: request.url, to: current.url, by: by, headers: changes)
         guard let destination = MapRemoteRule.destination(of: current.url) else {
             let reason = "--map-remote \(by.last ?? "") made \(current.url), which is not an http:// or https:// URL "
                 + "with a host"
             return MapOutcome(record: record, destination: nil,
                               route: MapOutcome.route(.refusal(status: 502, kind: .badRequest, reason)))
         }
-        return MapOutcome(record: record, destination: destination, route: nil)
+        return MapOutcome(record: record, destination: destination, route: nil, edits: edits)
+    }
+
+    /// What `--modify-headers` does to `request`, as mitmproxy's modify_headers does it: every
+    /// rule's filter asked first, then every matching rule's header removed, then the values added.
+    private func headerEdits(for request: LocalRequest) -> (HeaderEdits?, [Flow.HeaderChange]?) {
+        guard !headers.isEmpty else { return (nil, nil) }
+        let matching = headers.filter { $0.filter?.matches(request) ?? true }
+        guard !matching.isEmpty else { return (nil, nil) }
+        var edits = HeaderEdits()
+        var changes: [Flow.HeaderChange] = []
+        for rule in matching {
+            edits.removed.insert(rule.lowercased)
+            let value = rule.currentValue()
+            if let value { edits.added.append((rule.name, value)) }
+            changes.append(Flow.HeaderChange(name: rule.name, action: value == nil ? "removed" : "set", by: rule.shown))
+        }
+        return (edits, changes)
     }
 
     /// Splits a rule into its filter (nil when left out), its regex and its target, as mitmproxy
@@ -104,6 +131,8 @@ struct MapOutcome {
     var record: Flow.Mapping
     var destination: Destination?
     var route: LocalRoute?
+    /// The request's headers as `--modify-headers` changes them; nil: as they came.
+    var edits: HeaderEdits? = nil
 
     /// The local route that sends `response`, whatever the request's body (read up to 64 MiB, as
     /// any local route reads it, then dropped).

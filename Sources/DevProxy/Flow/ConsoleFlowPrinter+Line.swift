@@ -73,7 +73,11 @@ extension ConsoleFlowPrinter {
         }
         if let mapped = flow.mapped {
             // `(mapped from https://api.example.com/v1/user)`, `(map-local /work/mocks/user.json)`.
-            if mapped.rule != "map-local" {
+            // `(headers: set X-Env, removed Cookie)` for `--modify-headers`.
+            if mapped.rule == "modify-headers" {
+                let changes = (mapped.headers ?? []).map { "\($0.action) \($0.name)" }
+                text += " (headers: \(changes.joined(separator: ", ")))"
+            } else if mapped.rule != "map-local" {
                 text += " (mapped from \(mapped.from))"
             } else if let missing = mapped.missing {
                 text += " (map-local: none of \(missing.joined(separator: ", ")))"

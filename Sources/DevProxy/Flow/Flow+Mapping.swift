@@ -3,7 +3,8 @@ extension Flow {
     /// HAR's `_mapped`. The flow's own URL is the one the request went to (mitmproxy's view);
     /// `from` keeps the one the client asked for.
     public struct Mapping: Codable, Sendable, Equatable {
-        /// `map-remote` (sent to another URL) or `map-local` (answered from a local file).
+        /// `map-remote` (sent to another URL), `map-local` (answered from a local file) or
+        /// `modify-headers` (only headers changed: `from` and `to` are the same URL).
         public var rule: String
         /// The URL the client asked for.
         public var from: String
@@ -14,13 +15,31 @@ extension Flow {
         public var by: [String]
         /// `map-local` found none of these files, and answered 404.
         public var missing: [String]?
+        /// The headers `--modify-headers` set or removed, in the order of its options.
+        public var headers: [HeaderChange]?
 
-        public init(rule: String, from: String, to: String, by: [String], missing: [String]? = nil) {
+        public init(rule: String, from: String, to: String, by: [String], missing: [String]? = nil,
+                    headers: [HeaderChange]? = nil) {
             self.rule = rule
             self.from = from
             self.to = to
             self.by = by
             self.missing = missing
+            self.headers = headers
+        }
+    }
+
+    /// One header `--modify-headers` changed on a request: `set` (removed, then added with the
+    /// rule's value) or `removed`; `by` the option (an inline value `--redact` names masked).
+    public struct HeaderChange: Codable, Sendable, Equatable {
+        public var name: String
+        public var action: String
+        public var by: String
+
+        public init(name: String, action: String, by: String) {
+            self.name = name
+            self.action = action
+            self.by = by
         }
     }
 }
@@ -30,6 +49,15 @@ extension Flow.Mapping: FlowJSONWritable {
         writer.object { f in
             f.field("by", by) { writer, values in writer.array(values) { $0.string($1) } }
             f.string("from", from)
+            f.field("headers", headers) { writer, changes in
+                writer.array(changes) { writer, change in
+                    writer.object { f in
+                        f.string("action", change.action)
+                        f.string("by", change.by)
+                        f.string("name", change.name)
+                    }
+                }
+            }
             f.field("missing", missing) { writer, values in writer.array(values) { $0.string($1) } }
             f.string("rule", rule)
             f.string("to", to)

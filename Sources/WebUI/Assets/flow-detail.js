@@ -726,7 +726,10 @@ export function signedBy(signer) {
  */
 function mappedBy(mapped) {
     if (!mapped) return "";
-    const by = `(--${mapped.rule} ${(mapped.by ?? []).join(" then ")})`;
+    // `--modify-headers`: each header set or removed, and by which option.
+    const headers = (mapped.headers ?? []).map(c => `${c.action} ${c.name} (--modify-headers ${c.by})`).join("; ");
+    if (mapped.rule === "modify-headers") return headers;
+    const by = `(--${mapped.rule} ${(mapped.by ?? []).join(" then ")})` + (headers ? `; ${headers}` : "");
     if (mapped.rule === "map-remote") return `sent to ${mapped.to}, asked for ${mapped.from} ${by}`;
     if (mapped.missing) return `${mapped.from}: none of ${mapped.missing.join(", ")} exists, answered 404 ${by}`;
     return `${mapped.from} answered from the file ${mapped.to} ${by}`;

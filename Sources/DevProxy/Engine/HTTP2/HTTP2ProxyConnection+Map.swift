@@ -12,6 +12,13 @@ extension HTTP2ProxyConnection {
     func map(_ head: inout HTTP2HeaderBlock, request: inout HTTPRequest, url: inout String) -> MapOutcome? {
         let asked = LocalRequest(request, url: url, httpVersion: "HTTP/2")
         guard let outcome = context.configuration.mapRules.apply(to: asked) else { return nil }
+        if let edits = outcome.edits {
+            head.fields.removeAll { edits.removed.contains(String(decoding: $0.name, as: UTF8.self)) }
+            for field in edits.added {
+                head.fields.append(HTTP2Field(name: Array(field.name.lowercased().utf8), value: Array(field.value.utf8)))
+            }
+            request = HTTPRequest(head)
+        }
         guard let destination = outcome.destination else { return outcome }
         head.setPseudo(":scheme", destination.tls ? "https" : "http")
         head.setPseudo(":authority", destination.hostHeader)

@@ -1,0 +1,149 @@
+import CertAuthority
+@testable import DevProxy
+import Foundation
+import SessionStore
+import Testing
+import TestSupport
+
+/// `--modify-headers` through the proxy with curl over HTTP/1.1 (plain proxying) and HTTP/2
+/// (CONNECT interception): the origin gets the headers the rules set and not the ones they
+/// removed, and the flow's `mapped` says which and by which option.
+@Suite(.serialized) struct ModifyHeadersProxyTests {
+    /// A plain HTTP origin that answers every request with its header fields as JSON
+    /// (`{"headers": [[name, value], …]}`).
+    static let headerEcho = """
+    import http.server, json
+    class H(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        def do_GET(self):
+            body = json.dumps({"headers": [[k, v] for k, v in self.headers.items()]}).encode()
+            self.send_response(200); self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
+        do_POST = do_GET
+        def log_message(self, *a): pass
+    s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+    print(s.server_address[1], flush=True)
+    s.serve_forever()
+    """
+
+    /// The values of every header `name` (any case) the origin echoed.
+    private func echoed(_ text: String, _ name: String) throws -> [String] {
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "\(text)")
+        let headers = try #require(object["headers"] as? [[String]], "\(text)")
+        return headers.filter { $0.first?.lowercased() == name.lowercased() }.compactMap(\.last)
+    }
+
+    /// The rules of both tests below: set (replacing the client's), remove, a filter that does not
+    /// match, a value read from a file, and a value `--redact` masks in the record.
+    private func rules(token: String) -> [String] {
+        ["#~d localhost | ~d 127.0.0.1#X-Env#staging", "|User-Agent|", "|~m POST|X-Post-Only|yes", "|X-Token|@\(token)",
+         "#X-Secret#s3cr3t"]
+    }
+
+    private func expectModified(_ stdout: String, flow: Flow?, url: String) throws {
+        #expect(try echoed(stdout, "X-Env") == ["staging"], "\(stdout)")
+        #expect(try echoed(stdout, "User-Agent") == [])
+        #expect(try echoed(stdout, "X-Post-Only") == [])
+        #expect(try echoed(stdout, "X-Token") == ["from-file"])
+        #expect(try echoed(stdout, "X-Secret") == ["s3cr3t"])
+        #expect(try echoed(stdout, "X-Kept") == ["yes"])
+        let flow = try #require(flow)
+        let mapped = try #require(flow.mapped)
+        #expect(mapped.rule == "modify-headers" && mapped.from == url && mapped.to == url && mapped.by == [])
+        #expect(mapped.headers?.map { "\($0.action) \($0.name)" } == ["set X-Env", "removed User-Agent", "set X-Token",
+                                                                        "set X-Secret"])
+        #expect(mapped.headers?.last?.by == "#X-Secret#[redacted]")
+        #expect(flow.request?.headers.first(named: "x-env") == "staging")
+        #expect(flow.request?.headers.first(named: "user-agent") == nil)
+    }
+
+    @Test func anHTTP1RequestGetsTheHeadersTheRulesSay() throws {
+        let dir = TemporaryDirectory()
+        let token = dir.write("token.txt", "from-file\n")
+        let origin = try BackgroundServer(script: Self.headerEcho, arguments: [])
+        let proxy = try ProxyHarness(configure: { [rules = rules(token: token)] in
+            $0.redactHeaders = ["X-Secret"]
+            $0.mapRules = try! MapRules(remote: [], local: [], headers: rules, redact: ["X-Secret"])
+        })
+        let url = "http://127.0.0.1:\(origin.port)/h"
+        let result = try proxy.curl(["--http1.1", "-H", "X-Env: prod", "-H", "X-Kept: yes", url])
+        #expect(result.status == 0, "\(result.output)")
+        try expectModified(result.stdout, flow: proxy.flows(count: 1).first, url: url)
+    }
+
+    @Test func anHTTP2StreamGetsTheHeadersTheRulesSay() throws {
+        let dir = TemporaryDirectory()
+        let token = dir.write("token.txt", "from-file\n")
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { [rules = rules(token: token)] in
+            $0.upstreamCAs = cas
+            $0.mapRules = try! MapRules(remote: [], local: [], headers: rules, redact: ["X-Secret"])
+        })
+        let url = origin.url("/echo")
+        let result = try proxy.curl(["--http2", "-H", "X-Env: prod", "-H", "X-Kept: yes", url])
+        #expect(result.status == 0, "\(result.output)")
+        let flow = proxy.flows(count: 1).first
+        #expect(flow?.h2 != nil)
+        try expectModified(result.stdout, flow: flow, url: url)
+    }
+
+    /// A map-remote rule and a modify-headers rule on one request: both apply, the record is the
+    /// map-remote one with the headers beside it, and the header rule's filter sees the new URL.
+    @Test func headerRulesSeeTheURLMapRemoteMade() throws {
+        let rules = try MapRules(remote: ["|/old/|/new/"], local: [], headers: ["|~u /new/|X-Mapped|1"])
+        let request = LocalRequest(method: "GET", url: "http://example.com/old/x", httpVersion: "HTTP/1.1", headers: [])
+        let outcome = try #require(rules.apply(to: request))
+        #expect(outcome.record.rule == "map-remote" && outcome.record.to == "http://example.com/new/x")
+        #expect(outcome.record.headers == [Flow.HeaderChange(name: "X-Mapped", action: "set", by: "|~u /new/|X-Mapped|1")])
+        #expect(outcome.edits?.added.map(\.value) == ["1"] && outcome.edits?.removed == ["x-mapped"])
+        var flow = FlowSamples.get
+        flow.mapped = Flow.Mapping(rule: "modify-headers", from: "http://a/", to: "http://a/", by: [],
+                                   headers: [Flow.HeaderChange(name: "X-Env", action: "set", by: "|X-Env|1"),
+                                             Flow.HeaderChange(name: "Cookie", action: "removed", by: "|Cookie|")])
+        #expect(ConsoleFlowPrinter.line(for: flow).hasSuffix(" (headers: set X-Env, removed Cookie)"))
+    }
+
+    @Test func badRulesStopTheStartWithOneLine() throws {
+        let dir = TemporaryDirectory()
+        let usage = "give --modify-headers |FLOW-FILTER|NAME|VALUE or |NAME|VALUE (the first character is the separator; "
+            + "an empty VALUE removes the header)"
+        let cases = [
+            (["--modify-headers", "|only"], "error: --modify-headers |only is not a rule: \(usage)\n"),
+            (["--modify-headers", "|~s|Server|"], "error: --modify-headers |~s|Server|: the filter's ~s is not known "
+                + "before the request is sent (a map rule decides then); use ~d, ~u, ~m, ~h, ~hq, ~t, ~tq, ~q, ~http, "
+                + "~grpc, ~all, !, & and |\n"),
+            (["--modify-headers", "|Bad Name|x"], "error: --modify-headers |Bad Name|x: \"Bad Name\" is not a header "
+                + "name (letters, digits and !#$%&'*+-.^_`|~)\n"),
+            (["--modify-headers", "|Content-Length|5"], "error: --modify-headers |Content-Length|5: DevProxy writes "
+                + "Content-Length itself and a rule may not change it\n"),
+            (["--modify-headers", "|X-Token|@\(dir.file("none"))"], "error: --modify-headers |X-Token|@\(dir.file("none")): "
+                + "\(dir.file("none")) is not a file to read the value from\n"),
+        ]
+        for (arguments, expected) in cases {
+            let result = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", dir.file("ca"), "--listen", "127.0.0.1:0",
+                                                                  "--no-web", "--session", "off"] + arguments, timeout: 20)
+            #expect(result.status == 2, "\(result.output)")
+            #expect(result.stderr == expected, "\(result.stderr)")
+        }
+    }
+
+    /// A config file's `modify_headers` reads an `@FILE` value against the file's directory, and the
+    /// flow log carries what the rule did.
+    @Test func aConfigFilesRuleReadsItsValueFileFromItsDirectory() throws {
+        let dir = TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.file("team"), withIntermediateDirectories: true)
+        dir.write("team/token.txt", "Bearer team\n")
+        let config = dir.write("team/devproxy.json", #"{"modify_headers": ["|Authorization|@token.txt"]}"#)
+        let origin = try BackgroundServer(script: Self.headerEcho, arguments: [])
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--config", config, "--no-web", "--session", "off",
+                                         "--quiet", "--log", dir.file("flows.jsonl")], directory: NSTemporaryDirectory())
+        let result = try Subprocess.run("curl", ["-sS", "--max-time", "20", "--proxy", "http://127.0.0.1:\(proxy.port)",
+                                                 "http://127.0.0.1:\(origin.port)/"])
+        #expect(try echoed(result.stdout, "Authorization") == ["Bearer team"], "\(result.output)")
+        #expect(proxy.stop().status == 0)
+        let flow = try #require(try FlowLogReader.read(path: dir.file("flows.jsonl")).flows.first)
+        #expect(flow.mapped?.headers == [Flow.HeaderChange(name: "Authorization", action: "set",
+                                                           by: "|Authorization|@\(dir.file("team/token.txt"))")])
+    }
+}
