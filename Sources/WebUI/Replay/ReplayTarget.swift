@@ -28,9 +28,12 @@ struct ReplayTarget: Equatable {
     init(replaying flow: Flow, request: Flow.Request) {
         var url = request.url
         if var components = URLComponents(string: url), let (host, port) = Self.server(of: flow, request: request, url: components) {
-            components.percentEncodedHost = URIHost.bracketed(host)
-            components.port = port
-            url = components.string ?? url
+            // A zone id's `%` is `%25` in a URI (RFC 6874 §2); unencoded, Foundation traps on it.
+            if let encoded = URIHost.bracketed(host).addingPercentEncoding(withAllowedCharacters: .urlHostAllowed) {
+                components.percentEncodedHost = encoded
+                components.port = port
+                url = components.string ?? url
+            }
         }
         // An HTTP/2 request names its host in `:authority` when it has no Host field.
         let recorded = (request.headers.first(named: "host") ?? request.pseudoHeaders?.first(named: ":authority"))?
