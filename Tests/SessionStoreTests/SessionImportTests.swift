@@ -343,10 +343,11 @@ final class SessionImportTests: XCTestCase {
     /// to strip them (`[2001:db8::1]`); it imported as `[[2001:db8::1]]:443`.
     func testAHARsBracketedIPv6ServerAddressIsBracketedOnce() throws {
         let directory = TemporaryDirectory()
-        let har = directory.write("chrome.har", #"{"log":{"version":"1.2","creator":{"name":"x","version":"1"},"entries":["#
-            + #"{"startedDateTime":"2026-03-01T10:00:02.000Z","time":6,"serverIPAddress":"[2001:db8::1]","#
+        let har = directory.write("chrome.har", #"{"log":{"version":"1.2","creator":{"name":"x","version":"1"},"#
+            + #""entries":[{"startedDateTime":"2026-03-01T10:00:02.000Z","time":6,"serverIPAddress":"[2001:db8::1]","#
             + #""request":{"method":"GET","url":"https://a.example/","httpVersion":"HTTP/1.1","headers":[]},"#
-            + #""response":{"status":204,"statusText":"","httpVersion":"HTTP/1.1","headers":[],"content":{"size":0}}}]}}"#)
+            + #""response":{"status":204,"statusText":"","httpVersion":"HTTP/1.1","headers":[],"#
+            + #""content":{"size":0}}}]}}"#)
         let (store, report) = try SessionImport.open(path: har)
         defer { store.close() }
         XCTAssertEqual(report?.problems, [])
