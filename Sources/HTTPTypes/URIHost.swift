@@ -5,7 +5,9 @@
 /// without any leading zero-suppression", so anything with a colon is taken for one. A host
 /// already in brackets (`URLComponents.host` keeps them) is left alone, not bracketed twice.
 /// A zone id (`fe80::1%eth0`) is bracketed as it is, its `%` not encoded as RFC 6874's `%25`:
-/// these authorities are shown, sent as `Host` or used as keys, never parsed back as a URI.
+/// most of these authorities are shown, sent as `Host` or used as keys; a caller that builds a
+/// URL for Foundation to parse percent-encodes the result (`ReplayTarget`), as Foundation traps
+/// on a bare `%` in a host.
 public enum URIHost {
     /// `example.com`, `203.0.113.5`, `[::1]` (from `::1` or `[::1]`).
     public static func bracketed(_ host: String) -> String {
