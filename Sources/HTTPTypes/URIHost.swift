@@ -1,8 +1,8 @@
 /// A host as a URI's authority writes it (RFC 3986 §3.2.2): an IPv6 literal in brackets, a
 /// name or an IPv4 address as it is.
 ///
-/// "A host identified by an IPv6 literal address is represented inside the square brackets
-/// without any leading zero-suppression", so anything with a colon is taken for one. A host
+/// An IPv6 literal "is distinguished by enclosing the IP literal within square brackets"; a
+/// name or an IPv4 address has no colon, so anything with one is taken for IPv6. A host
 /// already in brackets (`URLComponents.host` keeps them) is left alone, not bracketed twice.
 /// A zone id (`fe80::1%eth0`) is bracketed as it is, its `%` not encoded as RFC 6874's `%25`:
 /// most of these authorities are shown, sent as `Host` or used as keys; a caller that builds a
