@@ -63,6 +63,8 @@ enum RunCommand {
              --map-local |FLOW-FILTER|URL-REGEX|FILE-OR-DIRECTORY (repeatable: answer matching requests from local files)
              --modify-headers |FLOW-FILTER|NAME|VALUE (repeatable, mitmproxy's syntax: on matching requests remove
                    every NAME header, then set NAME: VALUE; an empty VALUE only removes, @FILE reads the value)
+             --block-list |FLOW-FILTER|STATUS-CODE (repeatable, mitmproxy's syntax: answer matching requests with the
+                   status, never sending them on; 444 closes the connection without an answer)
     Then: curl --proxy http://127.0.0.1:8080 --cacert ROOT.pem https://example.com/
     """
 

@@ -147,3 +147,53 @@ import TestSupport
                                                            by: "|Authorization|@\(dir.file("team/token.txt"))")])
     }
 }
+
+/// `--block-list` through the proxy with curl over HTTP/1.1 and HTTP/2: a matching request is
+/// answered with the rule's status and never reaches the origin; 444 closes without an answer.
+@Suite(.serialized) struct BlockListProxyTests {
+    @Test(arguments: ["--http1.1", "--http2"])
+    func aMatchingRequestIsAnsweredWithTheStatusAndNeverSent(_ version: String) throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: {
+            $0.upstreamCAs = cas
+            $0.mapRules = try! MapRules(remote: [], local: [], block: ["|~u /ads/|403", "|~u /track|444"])
+        })
+        let blocked = try proxy.curl([version, "-i", origin.url("/ads/banner")])
+        #expect(blocked.status == 0, "\(blocked.output)")
+        #expect(blocked.stdout.contains(version == "--http2" ? "\r\nHTTP/2 403" : "\r\nHTTP/1.1 403"), "\(blocked.output)")
+        #expect(blocked.stdout.contains("blocked by DevProxy's --block-list |~u /ads/|403"))
+        let closed = try proxy.curl([version, origin.url("/track")])
+        #expect(closed.status != 0 && closed.stdout.isEmpty, "\(closed.output)")
+        let passed = try proxy.curl([version, origin.url("/echo")])
+        #expect(passed.status == 0 && passed.stdout.contains("\"path\""), "\(passed.output)")
+        let flows = proxy.flows(count: 3)
+        let ads = try #require(flows.first { $0.request?.url == origin.url("/ads/banner") })
+        #expect(ads.mapped == Flow.Mapping(rule: "block-list", from: origin.url("/ads/banner"),
+                                           to: origin.url("/ads/banner"), by: ["|~u /ads/|403"]))
+        #expect(ads.response?.status == 403 && ads.server.address == nil)
+        let track = try #require(flows.first { $0.request?.url == origin.url("/track") })
+        #expect(track.mapped?.rule == "block-list" && track.mapped?.by == ["|~u /track|444"])
+        #expect(track.error?.message.contains("closed without an answer (444)") == true, "\(String(describing: track.error))")
+        #expect(flows.first { $0.request?.url == origin.url("/echo") }?.mapped == nil)
+        var line = FlowSamples.get
+        line.mapped = ads.mapped
+        #expect(ConsoleFlowPrinter.line(for: line).hasSuffix(" (blocked by --block-list |~u /ads/|403)"))
+    }
+
+    @Test func badRulesStopTheStartWithOneLine() throws {
+        let dir = TemporaryDirectory()
+        let cases = [
+            (["--block-list", "|403"], "error: --block-list |403 is not a rule: give --block-list |FLOW-FILTER|STATUS-CODE "
+                + "(the first character is the separator; 444 closes the connection without an answer)\n"),
+            (["--block-list", "|~d ads|99"], "error: --block-list |~d ads|99: \"99\" is not a status code to answer "
+                + "with (200–599, or 444 to close the connection without an answer)\n"),
+        ]
+        for (arguments, expected) in cases {
+            let result = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", dir.file("ca"), "--listen", "127.0.0.1:0",
+                                                                  "--no-web", "--session", "off"] + arguments, timeout: 20)
+            #expect(result.status == 2, "\(result.output)")
+            #expect(result.stderr == expected, "\(result.stderr)")
+        }
+    }
+}

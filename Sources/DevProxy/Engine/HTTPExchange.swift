@@ -212,6 +212,8 @@ struct HTTPExchange {
         recorder.finishRequestBody(into: &draft)
         let response = route.answer(request, bodyTooLong: tooLong)
         if let error = response.error { draft.fail(error.kind, error.message) }
+        // `--block-list |…|444`: the connection closes without an answer (nginx's 444, mitmproxy).
+        if response.status == BlockListRule.noResponse { return false }
         let keepAlive = head.keepAlive && !tooLong && !context.server.isStopping
         var headers = HTTPHeaders(LocalRoute.sentHeaders(response).map { ($0.name, $0.value) })
         if !keepAlive { headers.add(name: "Connection", value: "close") }

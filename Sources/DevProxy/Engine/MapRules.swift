@@ -14,6 +14,8 @@ public struct MapRules: Sendable {
     public var local: [MapLocalRule] = []
     /// `--modify-headers`, applied after the map rules to a request no map-local rule answered.
     public var headers: [ModifyHeadersRule] = []
+    /// `--block-list`, asked before every other rule (mitmproxy's BlockList add-on runs first).
+    public var block: [BlockListRule] = []
 
     public init() {}
 
@@ -21,19 +23,24 @@ public struct MapRules: Sendable {
     /// - Parameter directory: what a relative LOCAL-PATH is read against (the working directory).
     /// - Throws: `ConfigurationError` naming the option and what is wrong with it.
     /// - Parameter redact: `--redact`'s names, masked in what the flow records of `--modify-headers`.
-    public init(remote: [String], local: [String], headers: [String] = [], redact: [String] = [],
-                directory: String = FileManager.default.currentDirectoryPath) throws {
+    public init(remote: [String], local: [String], headers: [String] = [], block: [String] = [],
+                redact: [String] = [], directory: String = FileManager.default.currentDirectoryPath) throws {
+        self.block = try block.map { try BlockListRule(parsing: $0) }
         self.remote = try remote.map { try MapRemoteRule(parsing: $0) }
         self.local = try local.map { try MapLocalRule(parsing: $0, directory: directory) }
         self.headers = try headers.map { try ModifyHeadersRule(parsing: $0, redact: redact, directory: directory) }
     }
 
     /// Whether there is no rule at all (the engine's only cost then).
-    public var isEmpty: Bool { remote.isEmpty && local.isEmpty && headers.isEmpty }
+    public var isEmpty: Bool { remote.isEmpty && local.isEmpty && headers.isEmpty && block.isEmpty }
 
     /// What the rules make of `request` (its URL absolute, as the flow shows it): nil when none
     /// applied.
     func apply(to request: LocalRequest) -> MapOutcome? {
+        if let rule = block.first(where: { $0.filter.matches(request) }) {
+            let record = Flow.Mapping(rule: "block-list", from: request.url, to: request.url, by: [rule.option])
+            return MapOutcome(record: record, destination: nil, route: MapOutcome.route(rule.response, name: "--block-list"))
+        }
         var current = request
         var by: [String] = []
         for rule in remote where rule.filter?.matches(current) ?? true {
@@ -136,8 +143,8 @@ struct MapOutcome {
 
     /// The local route that sends `response`, whatever the request's body (read up to 64 MiB, as
     /// any local route reads it, then dropped).
-    static func route(_ response: LocalResponse) -> LocalRoute {
-        LocalRoute(name: "--map-local", bodyLimit: 64 << 20, matches: { _ in true }, respond: { _ in response })
+    static func route(_ response: LocalResponse, name: String = "--map-local") -> LocalRoute {
+        LocalRoute(name: name, bodyLimit: 64 << 20, matches: { _ in true }, respond: { _ in response })
     }
 
     /// A 404 for a map-local miss, its body naming every file looked for.

@@ -77,6 +77,8 @@ extension ConsoleFlowPrinter {
             if mapped.rule == "modify-headers" {
                 let changes = (mapped.headers ?? []).map { "\($0.action) \($0.name)" }
                 text += " (headers: \(changes.joined(separator: ", ")))"
+            } else if mapped.rule == "block-list" {
+                text += " (blocked by --block-list \(mapped.by.joined()))"
             } else if mapped.rule != "map-local" {
                 text += " (mapped from \(mapped.from))"
             } else if let missing = mapped.missing {

@@ -729,6 +729,7 @@ function mappedBy(mapped) {
     // `--modify-headers`: each header set or removed, and by which option.
     const headers = (mapped.headers ?? []).map(c => `${c.action} ${c.name} (--modify-headers ${c.by})`).join("; ");
     if (mapped.rule === "modify-headers") return headers;
+    if (mapped.rule === "block-list") return `blocked, never sent on (--block-list ${(mapped.by ?? []).join("")})`;
     const by = `(--${mapped.rule} ${(mapped.by ?? []).join(" then ")})` + (headers ? `; ${headers}` : "");
     if (mapped.rule === "map-remote") return `sent to ${mapped.to}, asked for ${mapped.from} ${by}`;
     if (mapped.missing) return `${mapped.from}: none of ${mapped.missing.join(", ")} exists, answered 404 ${by}`;

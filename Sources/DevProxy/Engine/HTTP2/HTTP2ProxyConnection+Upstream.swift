@@ -356,6 +356,11 @@ extension HTTP2ProxyConnection {
             exchange.draft.fail(error.kind, error.message)
             exchange.draft.flow.error?.by = "proxy"
         }
+        // `--block-list |…|444`: no answer; the stream is reset, as mitmproxy kills such a flow.
+        if response.status == BlockListRule.noResponse {
+            resetClientAfterQueuedFrames(exchange, code: .cancel)
+            return
+        }
         let fields = LocalRoute.sentHeaders(response).compactMap { field -> HTTP2Field? in
             let name = field.name.lowercased()
             return HTTPHeaders.isAlwaysHopByHop(name) ? nil : HTTP2Field(name, field.value)
