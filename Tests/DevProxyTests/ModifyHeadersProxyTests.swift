@@ -95,7 +95,8 @@ import TestSupport
         let request = LocalRequest(method: "GET", url: "http://example.com/old/x", httpVersion: "HTTP/1.1", headers: [])
         let outcome = try #require(rules.apply(to: request))
         #expect(outcome.record.rule == "map-remote" && outcome.record.to == "http://example.com/new/x")
-        #expect(outcome.record.headers == [Flow.HeaderChange(name: "X-Mapped", action: "set", by: "|~u /new/|X-Mapped|1")])
+        let change = Flow.HeaderChange(name: "X-Mapped", action: "set", by: "|~u /new/|X-Mapped|1")
+        #expect(outcome.record.headers == [change])
         #expect(outcome.edits?.added.map(\.value) == ["1"] && outcome.edits?.removed == ["x-mapped"])
         var flow = FlowSamples.get
         flow.mapped = Flow.Mapping(rule: "modify-headers", from: "http://a/", to: "http://a/", by: [],
@@ -106,8 +107,8 @@ import TestSupport
 
     @Test func badRulesStopTheStartWithOneLine() throws {
         let dir = TemporaryDirectory()
-        let usage = "give --modify-headers |FLOW-FILTER|NAME|VALUE or |NAME|VALUE (the first character is the separator; "
-            + "an empty VALUE removes the header)"
+        let usage = "give --modify-headers |FLOW-FILTER|NAME|VALUE or |NAME|VALUE (the first character is the "
+            + "separator; an empty VALUE removes the header)"
         let cases = [
             (["--modify-headers", "|only"], "error: --modify-headers |only is not a rule: \(usage)\n"),
             (["--modify-headers", "|~s|Server|"], "error: --modify-headers |~s|Server|: the filter's ~s is not known "
@@ -117,12 +118,13 @@ import TestSupport
                 + "name (letters, digits and !#$%&'*+-.^_`|~)\n"),
             (["--modify-headers", "|Content-Length|5"], "error: --modify-headers |Content-Length|5: DevProxy writes "
                 + "Content-Length itself and a rule may not change it\n"),
-            (["--modify-headers", "|X-Token|@\(dir.file("none"))"], "error: --modify-headers |X-Token|@\(dir.file("none")): "
-                + "\(dir.file("none")) is not a file to read the value from\n"),
+            (["--modify-headers", "|X-Token|@\(dir.file("none"))"],
+             "error: --modify-headers |X-Token|@\(dir.file("none")): \(dir.file("none")) is not a file to read "
+                + "the value from\n"),
         ]
         for (arguments, expected) in cases {
-            let result = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", dir.file("ca"), "--listen", "127.0.0.1:0",
-                                                                  "--no-web", "--session", "off"] + arguments, timeout: 20)
+            let start = ["run", "--ca-dir", dir.file("ca"), "--listen", "127.0.0.1:0", "--no-web", "--session", "off"]
+            let result = try Subprocess.run(Subprocess.devproxy, start + arguments, timeout: 20)
             #expect(result.status == 2, "\(result.output)")
             #expect(result.stderr == expected, "\(result.stderr)")
         }
@@ -136,8 +138,9 @@ import TestSupport
         dir.write("team/token.txt", "Bearer team\n")
         let config = dir.write("team/devproxy.json", #"{"modify_headers": ["|Authorization|@token.txt"]}"#)
         let origin = try BackgroundServer(script: Self.headerEcho, arguments: [])
-        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--config", config, "--no-web", "--session", "off",
-                                         "--quiet", "--log", dir.file("flows.jsonl")], directory: NSTemporaryDirectory())
+        let arguments = ["--ca-dir", dir.file("ca"), "--config", config, "--no-web", "--session", "off", "--quiet",
+                         "--log", dir.file("flows.jsonl")]
+        let proxy = try DevProxyProcess(arguments, directory: NSTemporaryDirectory())
         let result = try Subprocess.run("curl", ["-sS", "--max-time", "20", "--proxy", "http://127.0.0.1:\(proxy.port)",
                                                  "http://127.0.0.1:\(origin.port)/"])
         #expect(try echoed(result.stdout, "Authorization") == ["Bearer team"], "\(result.output)")
@@ -161,7 +164,8 @@ import TestSupport
         })
         let blocked = try proxy.curl([version, "-i", origin.url("/ads/banner")])
         #expect(blocked.status == 0, "\(blocked.output)")
-        #expect(blocked.stdout.contains(version == "--http2" ? "\r\nHTTP/2 403" : "\r\nHTTP/1.1 403"), "\(blocked.output)")
+        let statusLine = version == "--http2" ? "\r\nHTTP/2 403" : "\r\nHTTP/1.1 403"
+        #expect(blocked.stdout.contains(statusLine), "\(blocked.output)")
         #expect(blocked.stdout.contains("blocked by DevProxy's --block-list |~u /ads/|403"))
         let closed = try proxy.curl([version, origin.url("/track")])
         #expect(closed.status != 0 && closed.stdout.isEmpty, "\(closed.output)")
@@ -174,7 +178,8 @@ import TestSupport
         #expect(ads.response?.status == 403 && ads.server.address == nil)
         let track = try #require(flows.first { $0.request?.url == origin.url("/track") })
         #expect(track.mapped?.rule == "block-list" && track.mapped?.by == ["|~u /track|444"])
-        #expect(track.error?.message.contains("closed without an answer (444)") == true, "\(String(describing: track.error))")
+        #expect(track.error?.message.contains("closed without an answer (444)") == true,
+                "\(String(describing: track.error))")
         #expect(flows.first { $0.request?.url == origin.url("/echo") }?.mapped == nil)
         var line = FlowSamples.get
         line.mapped = ads.mapped
@@ -184,14 +189,15 @@ import TestSupport
     @Test func badRulesStopTheStartWithOneLine() throws {
         let dir = TemporaryDirectory()
         let cases = [
-            (["--block-list", "|403"], "error: --block-list |403 is not a rule: give --block-list |FLOW-FILTER|STATUS-CODE "
-                + "(the first character is the separator; 444 closes the connection without an answer)\n"),
+            (["--block-list", "|403"], "error: --block-list |403 is not a rule: give --block-list "
+                + "|FLOW-FILTER|STATUS-CODE (the first character is the separator; 444 closes the connection without "
+                + "an answer)\n"),
             (["--block-list", "|~d ads|99"], "error: --block-list |~d ads|99: \"99\" is not a status code to answer "
                 + "with (200–599, or 444 to close the connection without an answer)\n"),
         ]
         for (arguments, expected) in cases {
-            let result = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", dir.file("ca"), "--listen", "127.0.0.1:0",
-                                                                  "--no-web", "--session", "off"] + arguments, timeout: 20)
+            let start = ["run", "--ca-dir", dir.file("ca"), "--listen", "127.0.0.1:0", "--no-web", "--session", "off"]
+            let result = try Subprocess.run(Subprocess.devproxy, start + arguments, timeout: 20)
             #expect(result.status == 2, "\(result.output)")
             #expect(result.stderr == expected, "\(result.stderr)")
         }

@@ -44,6 +44,7 @@ public struct BlockListRule: Sendable {
                                          + "answer (444)"))
         }
         let headers = [("Content-Type", ErrorResponse.textPlain), ("X-DevProxy", "blocked by DevProxy (--block-list)")]
-        return LocalResponse(status: status, headers: headers, body: ErrorResponse.body(status: status, detail: message))
+        return LocalResponse(status: status, headers: headers,
+                             body: ErrorResponse.body(status: status, detail: message))
     }
 }

@@ -39,7 +39,8 @@ public struct MapRules: Sendable {
     func apply(to request: LocalRequest) -> MapOutcome? {
         if let rule = block.first(where: { $0.filter.matches(request) }) {
             let record = Flow.Mapping(rule: "block-list", from: request.url, to: request.url, by: [rule.option])
-            return MapOutcome(record: record, destination: nil, route: MapOutcome.route(rule.response, name: "--block-list"))
+            return MapOutcome(record: record, destination: nil,
+                              route: MapOutcome.route(rule.response, name: "--block-list"))
         }
         var current = request
         var by: [String] = []

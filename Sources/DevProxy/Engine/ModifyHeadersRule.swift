@@ -47,8 +47,8 @@ public struct ModifyHeadersRule: Sendable {
             throw ConfigurationError("\(label): \"\(name)\" is not a header name (letters, digits and !#$%&'*+-.^_`|~)")
         }
         guard !Self.refused.contains(name.lowercased()) else {
-            throw ConfigurationError("\(label): DevProxy writes \(name) itself and a rule may not change it"
-                                     + (name.lowercased() == "host" ? " (--map-remote sends a request to another host)" : ""))
+            let hint = name.lowercased() == "host" ? " (--map-remote sends a request to another host)" : ""
+            throw ConfigurationError("\(label): DevProxy writes \(name) itself and a rule may not change it\(hint)")
         }
         filter = try filterText.map { try MapRequestFilter(parsing: $0, option: label) }
         self.name = name

@@ -15,7 +15,8 @@ extension HTTP2ProxyConnection {
         if let edits = outcome.edits {
             head.fields.removeAll { edits.removed.contains(String(decoding: $0.name, as: UTF8.self)) }
             for field in edits.added {
-                head.fields.append(HTTP2Field(name: Array(field.name.lowercased().utf8), value: Array(field.value.utf8)))
+                head.fields.append(HTTP2Field(name: Array(field.name.lowercased().utf8),
+                                              value: Array(field.value.utf8)))
             }
             request = HTTPRequest(head)
         }
