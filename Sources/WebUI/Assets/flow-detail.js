@@ -29,8 +29,10 @@ class FlowDetail extends HTMLElement {
     #flow = null;
     #tab = "response";
     #refetch = 0;
-    /** The flow whose record so far is on show (its tab was picked then). */
-    #recordShownFor = null;
+    /** The flow whose tab is picked: when its record (or its record so far) first showed, or by a
+     * click. A flow opened while it waited for its response (no tabs yet) gets its own tab when it
+     * ends, not the one the flow shown before it had. */
+    #tabPickedFor = null;
     /** The running flow whose record so far is an event stream (its refetches bring more body text). */
     #eventStreamFor = null;
     /** The running flow whose view is on show: its next view is merged into it (`#put`). */
@@ -74,11 +76,11 @@ class FlowDetail extends HTMLElement {
                     // A long stream (gRPC, a WebSocket, an event stream, a download): its record so far.
                     // The tab is picked when the record so far first shows (the pane may have shown
                     // only the headers before), and kept on later refreshes.
-                    if (!keepTab || this.#recordShownFor !== id) {
+                    if (!keepTab || this.#tabPickedFor !== id) {
                         this.#tab = flow.record.grpc || flow.record.websocket ? "messages"
                             : flow.record.response ? "response" : "request";
                     }
-                    this.#recordShownFor = id;
+                    this.#tabPickedFor = id;
                     const type = mediaType(headerValue(flow.record.response?.headers, "content-type"));
                     this.#eventStreamFor = type === "text/event-stream" ? id : null;
                     this.#render(flow.record, controller.signal, true, id);
@@ -90,9 +92,10 @@ class FlowDetail extends HTMLElement {
             }
             this.#flow = flow;
             // A WebSocket or a gRPC call reads best as its messages, as it does while it runs.
-            if (!keepTab) {
+            if (!keepTab || this.#tabPickedFor !== id) {
                 this.#tab = flow.websocket || flow.grpc ? "messages" : flow.response || flow.error ? "response" : "request";
             }
+            this.#tabPickedFor = id;
             if (!flow.response && this.#tab === "response" && !flow.error) this.#tab = "request";
             this.#render(flow, controller.signal);
         } catch (error) {
@@ -205,6 +208,7 @@ class FlowDetail extends HTMLElement {
         const panel = this.querySelector(".detail-panel");
         if (!this.#shown || !tabList || !panel) return;
         this.#tab = key;
+        this.#tabPickedFor = store.selectedID;
         for (const tab of tabList.children) {
             setSafeAttribute(tab, "aria-selected", String(tab.getAttribute("data-tab") === key));
         }

@@ -1520,6 +1520,9 @@ def hints_origin():
                     client.sendall(b"5\r\nhello\r\n")
                     time.sleep(0.25)
                 client.sendall(b"0\r\n\r\n")
+            elif target.endswith(b"/late-answer"):
+                time.sleep(1.5)
+                client.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\nConnection: close\r\n\r\nlate")
             elif target.endswith(b"/many-hints"):
                 hints = b"".join(b"HTTP/1.1 103 Early Hints\r\nLink: </n/%d>\r\n\r\n" % i for i in range(MANY_HINTS))
                 client.sendall(hints + b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nhinted")
@@ -1555,6 +1558,7 @@ def informational_checks(page, options, checks):
     try:
         curl(options.proxy, origin + "/early-hints")
         open_flow(page, "/early-hints")
+        finished_shown(page)
         shown = page.evaluate("""() => {
             const panel = document.querySelector('flow-detail .detail-panel');
             const section = panel.querySelector('section.informational');
@@ -1605,6 +1609,7 @@ def informational_checks(page, options, checks):
     try:
         curl(options.proxy, origin + "/many-hints")
         open_flow(page, "/many-hints")
+        finished_shown(page)
         shown = page.evaluate("""() => {
             const section = document.querySelector('flow-detail section.informational');
             return {
@@ -1648,8 +1653,34 @@ def informational_checks(page, options, checks):
                       and "413" in match.group(2), repr(note))
     except Exception as error:
         checks.result("request-body-cut-said", False, str(error).splitlines()[0])
+    try:
+        # Opened while it waits for its answer (the pane shows it pending, with no tabs), after a
+        # flow left on its Request tab: once it ends it shows its own tab, the Response, where it
+        # kept the Request tab of the flow shown before it.
+        late = threading.Thread(target=curl, args=(options.proxy, origin + "/late-answer"))
+        late.start()
+        open_flow(page, "/late-answer")
+        pending = page.evaluate("() => Boolean(document.querySelector('flow-detail .pending-panel'))")
+        late.join()
+        finished_shown(page)
+        tab = page.evaluate("() => document.querySelector('flow-detail [role=tab][aria-selected=true]')?.dataset.tab")
+        checks.result("a-flow-opened-pending-gets-its-own-tab", pending and tab == "response", repr((pending, tab)))
+    except Exception as error:
+        checks.result("a-flow-opened-pending-gets-its-own-tab", False, str(error).splitlines()[0])
     finally:
         server.close()
+
+
+def finished_shown(page, timeout=5000):
+    """Waits until the pane shows the selected flow finished: a flow whose end the store had not
+    written when its row was clicked shows pending first, then finished at the pane's next
+    refresh (half a second on). A pane that never gets there is left to the caller's check."""
+    try:
+        page.wait_for_function("() => { const d = document.querySelector('flow-detail');"
+                               " return d.querySelector('.detail-tabs') && !d.querySelector('.pending-note'); }",
+                               timeout=timeout)
+    except Exception:
+        pass
 
 
 def open_flow(page, path, prefix=False, timeout=10000):
