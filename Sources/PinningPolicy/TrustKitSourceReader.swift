@@ -116,7 +116,9 @@ struct TrustKitSourceReader {
                 position += 1
             }
             guard let number = Double(digits) else { throw Unreadable(expression: digits) }
-            return number == number.rounded() ? NSNumber(value: Int(number)) : NSNumber(value: number)
+            // A whole number past Int's range (`4444…4`, 60 digits) stays a Double: converting it trapped.
+            if number == number.rounded(), let whole = Int(exactly: number) { return NSNumber(value: whole) }
+            return NSNumber(value: number)
         case let character where character.isLetter || character == "_":
             let name = identifier()
             switch name {

@@ -1,5 +1,5 @@
 import Foundation
-import PinningPolicy
+@testable import PinningPolicy
 import Testing
 
 /// Inputs fuzz/run found that trapped the policy parsers (kept in fuzz/known-crashes/): each
@@ -58,5 +58,18 @@ import Testing
         ])
         #expect(policy.domains.first?.expiration == nil)
         #expect(policy.warnings.contains { $0.contains("TSKExpirationDate") })
+    }
+
+    /// A whole number in TrustKit source past Int's range (60 digits) trapped converting it to
+    /// Int ("Double value cannot be converted to Int"); it reads as a Double now.
+    @Test func aWholeNumberPastIntInSourceIsNotATrap() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../fuzz/known-crashes/trustkit/whole-number-past-int").standardized.path
+        let data = try #require(FileManager.default.contents(atPath: path))
+        // A policy or a thrown PolicyError are both fine; reaching this line is the test.
+        _ = try? TrustKitPolicyParser().parse(data)
+        let number = try #require(try TrustKitSourceReader.configuration(in: "[kTSKPinnedDomains: \"x\", \"n\": 4\(String(repeating: "4", count: 59))]")
+                                  as? [String: Any])["n"] as? NSNumber
+        #expect(number?.doubleValue == Double(String(repeating: "4", count: 60)))
     }
 }
