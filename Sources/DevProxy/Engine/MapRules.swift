@@ -108,16 +108,26 @@ public struct MapRules: Sendable {
                                                                                   target: String) {
         let usage = "give \(name) |FLOW-FILTER|URL-REGEX|\(target) or |URL-REGEX|\(target) (the first character "
             + "is the separator)"
+        let parts = try split(option, name: name, usage: usage)
+        guard !parts.first.isEmpty, !parts.last.isEmpty else {
+            throw ConfigurationError("\(name) \(option) is not a rule: \(usage)")
+        }
+        return (parts.filter, parts.first, parts.last)
+    }
+
+    /// Splits `|FLOW-FILTER|A|B` or `|A|B` at its first character, as mitmproxy's rule options
+    /// do: the filter is nil when left out, and B keeps any further separator. Empty parts are the
+    /// caller's to refuse.
+    /// - Throws: `ConfigurationError` for an empty option or one of fewer than two parts.
+    static func split(_ option: String, name: String, usage: String) throws -> (filter: String?, first: String,
+                                                                               last: String) {
         guard let separator = option.first else { throw ConfigurationError("\(name) is empty; \(usage)") }
         let parts = option.dropFirst().split(separator: separator, maxSplits: 2, omittingEmptySubsequences: false)
             .map(String.init)
         switch parts.count {
-        case 2 where !parts[0].isEmpty && !parts[1].isEmpty:
-            return (nil, parts[0], parts[1])
-        case 3 where !parts[1].isEmpty && !parts[2].isEmpty:
-            return (parts[0].isEmpty ? nil : parts[0], parts[1], parts[2])
-        default:
-            throw ConfigurationError("\(name) \(option) is not a rule: \(usage)")
+        case 2: return (nil, parts[0], parts[1])
+        case 3: return (parts[0].isEmpty ? nil : parts[0], parts[1], parts[2])
+        default: throw ConfigurationError("\(name) \(option) is not a rule: \(usage)")
         }
     }
 

@@ -31,17 +31,7 @@ public struct ModifyHeadersRule: Sendable {
                 directory: String = FileManager.default.currentDirectoryPath) throws {
         let usage = "give --modify-headers |FLOW-FILTER|NAME|VALUE or |NAME|VALUE (the first character is the "
             + "separator; an empty VALUE removes the header)"
-        guard let separator = option.first else { throw ConfigurationError("--modify-headers is empty; \(usage)") }
-        let parts = option.dropFirst().split(separator: separator, maxSplits: 2, omittingEmptySubsequences: false)
-            .map(String.init)
-        let filterText: String?
-        let name: String
-        let valueText: String
-        switch parts.count {
-        case 2: (filterText, name, valueText) = (nil, parts[0], parts[1])
-        case 3: (filterText, name, valueText) = (parts[0].isEmpty ? nil : parts[0], parts[1], parts[2])
-        default: throw ConfigurationError("--modify-headers \(option) is not a rule: \(usage)")
-        }
+        let (filterText, name, valueText) = try MapRules.split(option, name: "--modify-headers", usage: usage)
         let label = "--modify-headers \(option)"
         guard !name.isEmpty, name.utf8.allSatisfy(Self.isTokenByte) else {
             throw ConfigurationError("\(label): \"\(name)\" is not a header name (letters, digits and !#$%&'*+-.^_`|~)")
