@@ -76,6 +76,7 @@ extension RunCommand {
                                    reportsPath: reportsPath, onboardingURL: configuration.onboarding?.address,
                                    signatures: configuration.signatures)
         link.onboardingLoopback = configuration.onboarding?.isLoopbackOnly ?? false
+        link.intercepts = configuration.intercepts
         let signer = selection.signer
         let root = signer.root ?? (try? ca.rootCertificate())
         let renew = signer.certificate.isSelfSigned ? nil

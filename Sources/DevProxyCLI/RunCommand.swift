@@ -65,6 +65,8 @@ enum RunCommand {
                    every NAME header, then set NAME: VALUE; an empty VALUE only removes, @FILE reads the value)
              --block-list |FLOW-FILTER|STATUS-CODE (repeatable, mitmproxy's syntax: answer matching requests with the
                    status, never sending them on; 444 closes the connection without an answer)
+             --intercept FLOW-FILTER (mitmproxy's option: hold matching requests, with their bodies, until the web UI
+                   resumes them, as sent or edited, or aborts them; the UI's Intercept box changes it while running)
     Then: curl --proxy http://127.0.0.1:8080 --cacert ROOT.pem https://example.com/
     """
 
@@ -166,6 +168,16 @@ enum RunCommand {
         if let webListener {
             configuration.forbiddenDestinations = [webListener.address]
             configuration.replaySecret = WebUI.newSecret()
+            // Breakpoints: the web UI (or its API) resumes what they hold, so they come with it;
+            // its Intercept box sets the filter when --intercept did not.
+            do {
+                configuration.intercepts = try Intercepts(filter: try options.value("intercept"))
+            } catch let error as ConfigurationError {
+                throw UsageError(error.description)
+            }
+        } else if try options.value("intercept") != nil {
+            throw UsageError("--intercept holds requests until the web UI resumes them: it cannot go with "
+                             + (session == nil ? "--session off" : "--no-web"))
         }
         if let reports = try reportCollector(options, store: store, personas: !personaRules.rules.isEmpty) {
             sinks.append(reports)

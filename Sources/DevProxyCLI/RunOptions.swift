@@ -14,7 +14,7 @@ struct RunOptions {
                                       "web-password-file", "store-body-limit", "client-cert", "client-cert-passphrase-file",
                                       "verify-signature", "pinset-rewrite", "upstream-proxy", "upstream-proxy-auth-file",
                                       "header-timeout", "idle-timeout", "connect-timeout", "upstream-timeout", "proto",
-                                      "map-remote", "map-local", "modify-headers", "block-list"]
+                                      "map-remote", "map-local", "modify-headers", "block-list", "intercept"]
     static let booleans: Set<String> = ["insecure-upstream", "lazy-upstream", "quiet", "allow-remote", "sink-reports",
                                         "sign-with-root", "via", "no-http2", "no-web", "qr", "reverse-tls",
                                         "keep-alt-svc", "grpc-reflection"]

@@ -20,6 +20,8 @@ public final class WebUI: @unchecked Sendable {
         public var replaySecret: String
         /// `Proxy-Authorization` for replays when the proxy wants credentials (`--proxy-auth`).
         public var proxyAuthorization: String?
+        /// The proxy's breakpoints (`--intercept`, `/api/intercept`): nil when it holds nothing.
+        public var intercepts: Intercepts?
         /// The pin-failure reports file (`reports.jsonl`) the proxy appends to, for `/api/pinning`.
         public var reportsPath: String?
         /// The onboarding page's address on the proxy's port (`onboarding:` line), for `/api/info`

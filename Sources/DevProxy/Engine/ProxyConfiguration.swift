@@ -107,6 +107,9 @@ public struct ProxyConfiguration: Sendable {
     /// `--map-remote` and `--map-local` rules, put to every request before it is answered or sent
     /// (`MapRules`). Empty: requests go where they name.
     public var mapRules = MapRules()
+    /// Breakpoints on requests (`--intercept FILTER`, the web UI's Intercept box): requests the
+    /// filter passes are held until the web UI resumes or aborts them. Nil: none are ever held.
+    public var intercepts: Intercepts? = nil
 
     public init() {}
 }

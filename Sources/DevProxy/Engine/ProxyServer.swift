@@ -230,6 +230,9 @@ public final class ProxyServer: @unchecked Sendable {
             return false
         }
         guard !alreadyStopping else { return }
+        // Held requests are answered now (502, `intercept.outcome` `stopped`): their threads
+        // would otherwise wait out the grace period for a web UI that is going too.
+        configuration.intercepts?.stop()
         for _ in listeners { finished.wait() }
         // Connections between requests go now; exchanges in flight get the grace period.
         for connection in state.withLock({ Array($0.connections.values) }) { connection.abortIfIdle() }

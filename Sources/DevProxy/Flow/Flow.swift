@@ -54,6 +54,8 @@ public struct Flow: Codable, Sendable, Equatable {
         public var pinset: PinSetInfo? = nil
         /// A request `--map-remote` sent elsewhere or `--map-local` answered from a file (`Flow+Mapping.swift`).
         public var mapped: Mapping? = nil
+        /// A request held at a breakpoint (`--intercept`, the web UI; `Flow+Intercept.swift`).
+        public var intercept: Intercept? = nil
         public var error: FlowError?
         /// The id of the flow this one replays (sent again from the web UI).
         public var replayOf: String? = nil
@@ -69,7 +71,7 @@ public struct Flow: Codable, Sendable, Equatable {
 
         enum CodingKeys: String, CodingKey {
             case id, started, ended, client, mode, server, tls, request, response, timings, signer, persona
-            case websocket, tunnel, error, h2, grpc, listener, signature, pinset, probe, informational, mapped
+            case websocket, tunnel, error, h2, grpc, listener, signature, pinset, probe, informational, mapped, intercept
             case informationalNotKept = "informational_not_kept"
             case insecureUpstream = "insecure_upstream"
             case replayOf = "replay_of"
@@ -234,6 +236,11 @@ public struct Flow: Codable, Sendable, Equatable {
     public var mapped: Mapping? {
         _read { yield storage.contents.mapped }
         _modify { makeUnique(); yield &storage.contents.mapped }
+    }
+
+    public var intercept: Intercept? {
+        _read { yield storage.contents.intercept }
+        _modify { makeUnique(); yield &storage.contents.intercept }
     }
 
     public var error: FlowError? {

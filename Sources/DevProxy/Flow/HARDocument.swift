@@ -49,11 +49,14 @@ public struct HARDocument: Codable, Sendable, Equatable {
         public var resourceType: String? = nil
         /// What `--map-remote` or `--map-local` did to the request (the flow log's `mapped`).
         public var mapped: Flow.Mapping? = nil
+        /// A request held at a breakpoint (the flow log's `intercept`).
+        public var intercept: Flow.Intercept? = nil
 
         enum CodingKeys: String, CodingKey {
             case startedDateTime, time, request, response, cache, timings, serverIPAddress, connection
             case flowID = "_flowId", mode = "_mode", error = "_error", tunnel = "_tunnel", grpc = "_grpc"
             case webSocketMessages = "_webSocketMessages", resourceType = "_resourceType", mapped = "_mapped"
+            case intercept = "_intercept"
         }
     }
 

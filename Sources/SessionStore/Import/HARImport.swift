@@ -127,7 +127,7 @@ enum HAREntry {
             sizes["response"] = fields
         }
         if !sizes.isEmpty { object["har_sizes"] = sizes }
-        for key in ["error", "tunnel", "grpc"] { if let value = entry["_\(key)"] { object[key] = value } }
+        for key in ["error", "tunnel", "grpc", "mapped", "intercept"] { if let value = entry["_\(key)"] { object[key] = value } }
         // Chrome writes a failed request's `_error` as its net error (`net::ERR_CONNECTION_REFUSED`),
         // Playwright as `_failureText`, both on the response object (DevTools' `_buildResponse`;
         // a Playwright HAR of Chromium) and some tools on the entry; DevProxy's own is an object

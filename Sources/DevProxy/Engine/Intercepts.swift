@@ -1,0 +1,311 @@
+import Foundation
+import Synchronization
+
+/// Breakpoints on requests: mitmproxy's `intercept`, Charles's and Proxyman's breakpoints. A
+/// request that passes the filter (`devproxy run --intercept FILTER`, or the web UI's Intercept
+/// box, which changes it while the proxy runs) is held, after `--map-remote`, `--map-local` and
+/// `--modify-headers` made it what would be sent, with its whole body, until the web UI or its
+/// API resumes it (as it came, or edited: method, URL, header fields, body) or aborts it (the
+/// client gets a 502 that says so). The filter is the web UI's language on the request, as a map
+/// rule's is (`MapRequestFilter`). Not held: a request a local route answers (`--map-local`, the
+/// onboarding site), a replay from the web UI (as mitmproxy does not intercept replays), a body
+/// over `maxBody` (the flow says so), WebSocket and tunnel traffic.
+///
+/// One board per proxy, shared by every connection thread and the web UI. The engine checks
+/// `isActive` (one atomic load) before anything else, so a proxy without a filter pays nothing.
+public final class Intercepts: Sendable {
+    /// A held request, as the web UI shows and edits it.
+    public struct Held: Sendable {
+        /// The flow's id (`/api/flows/ID`).
+        public let id: String
+        public let method: String
+        /// The absolute URL the request would go to.
+        public let url: String
+        /// `HTTP/1.1`, `HTTP/1.0` or `HTTP/2`.
+        public let httpVersion: String
+        /// Header fields in order, names as sent (HTTP/2: lower case, no pseudo-headers).
+        public let headers: [HeaderField]
+        /// The whole request body, as sent (content-coded, if it was).
+        public let body: [UInt8]
+        /// When it was held.
+        public let since: Date
+        /// The filter that held it.
+        public let filter: String
+
+        public init(id: String, method: String, url: String, httpVersion: String, headers: [HeaderField],
+                    body: [UInt8], since: Date = Date(), filter: String) {
+            self.id = id
+            self.method = method
+            self.url = url
+            self.httpVersion = httpVersion
+            self.headers = headers
+            self.body = body
+            self.since = since
+            self.filter = filter
+        }
+    }
+
+    /// One header field of a held or edited request.
+    public struct HeaderField: Sendable, Equatable {
+        public var name: String
+        public var value: String
+
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    /// What the web UI changed before resuming; nil parts stay as the client sent them.
+    public struct Edit: Sendable, Equatable {
+        public var method: String?
+        public var url: String?
+        public var headers: [HeaderField]?
+        public var body: [UInt8]?
+
+        public init(method: String? = nil, url: String? = nil, headers: [HeaderField]? = nil, body: [UInt8]? = nil) {
+            self.method = method
+            self.url = url
+            self.headers = headers
+            self.body = body
+        }
+    }
+
+    /// What becomes of a held request.
+    public enum Decision: Sendable, Equatable {
+        /// Sent on, with the edit applied (nil: as it came).
+        case resume(Edit?)
+        /// Answered 502 here with `reason` (`aborted in the web UI`, `DevProxy stopped`); the flow's
+        /// `intercept.outcome` is `outcome`.
+        case abort(reason: String, outcome: String)
+    }
+
+    /// The largest request body held: one a developer edits in a text box. A larger one goes on
+    /// without stopping, and its flow says why (`intercept.outcome` `not_held`).
+    public static let maxBody = 4 << 20
+    /// The most requests held at once; more go on without stopping (their flows say so), so a
+    /// filter that matches a flood cannot hold every connection thread.
+    public static let maxHeld = 256
+
+    private struct Entry {
+        let held: Held
+        let decide: @Sendable (Decision) -> Void
+    }
+
+    private struct State {
+        var text: String?
+        var filter: MapRequestFilter?
+        var entries: [Entry] = []
+        var observers: [Int: @Sendable () -> Void] = [:]
+        var nextObserver = 0
+        var stopped = false
+    }
+
+    private let state: Mutex<State>
+    private let active = Atomic<Bool>(false)
+
+    /// - Parameter filter: the initial filter (`--intercept`); nil or empty holds nothing.
+    /// - Throws: `ConfigurationError` when the filter does not parse or asks about the response.
+    public init(filter: String? = nil) throws {
+        state = Mutex(State())
+        try setFilter(filter)
+    }
+
+    /// True when a filter is set: the one check a request pays when none is.
+    public var isActive: Bool { active.load(ordering: .relaxed) }
+
+    /// The filter as given; nil when none is set.
+    public var filterText: String? { state.withLock { $0.text } }
+
+    /// Sets (or with nil or blank text, clears) the filter. Requests already held stay held.
+    /// - Throws: `ConfigurationError` saying what is wrong with `text`; the old filter stays.
+    public func setFilter(_ text: String?) throws {
+        let trimmed = text?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        let filter = trimmed.isEmpty ? nil : try MapRequestFilter(parsing: trimmed, option: "--intercept")
+        state.withLock { state in
+            state.text = filter == nil ? nil : trimmed
+            state.filter = filter
+        }
+        active.store(filter != nil, ordering: .relaxed)
+        notify()
+    }
+
+    /// Whether `request` (as the map rules left it) is to be held: the filter passes it and the
+    /// board has room. Returns the filter's text when it is.
+    public func shouldHold(_ request: LocalRequest) -> String? {
+        guard isActive else { return nil }
+        let (filter, text) = state.withLock { ($0.filter, $0.text) }
+        guard let filter, let text, filter.matches(request) else { return nil }
+        return text
+    }
+
+    /// Whether the board has room for one more held request.
+    public var hasRoom: Bool { state.withLock { $0.entries.count < Self.maxHeld && !$0.stopped } }
+
+    /// Holds `held` until it is decided: `decide` is called once, on the thread that decides (the
+    /// web UI's, or `stop`'s), never while a lock is held. After `stop`, it is called at once.
+    public func hold(_ held: Held, decide: @escaping @Sendable (Decision) -> Void) {
+        let stopped = state.withLock { state -> Bool in
+            if state.stopped { return true }
+            state.entries.append(Entry(held: held, decide: decide))
+            return false
+        }
+        if stopped {
+            decide(.abort(reason: Self.stoppedReason, outcome: "stopped"))
+            return
+        }
+        notify()
+    }
+
+    /// Holds `held` and waits for its decision on this thread (an HTTP/1.1 connection's). Every
+    /// 250 ms `clientGone` is asked whether the client hung up; when it did, the request is
+    /// withdrawn and nil returned.
+    public func wait(_ held: Held, clientGone: () -> Bool) -> Decision? {
+        let decided = Mutex<Decision?>(nil)
+        let signal = DispatchSemaphore(value: 0)
+        hold(held) { decision in
+            decided.withLock { $0 = decision }
+            signal.signal()
+        }
+        while signal.wait(timeout: .now() + 0.25) == .timedOut {
+            if clientGone(), withdraw(held.id) { return nil }
+        }
+        return decided.withLock { $0 }
+    }
+
+    /// Takes a held request off the board without a decision (its client hung up); true when it
+    /// was there (false: decided meanwhile).
+    @discardableResult
+    public func withdraw(_ id: String) -> Bool {
+        let removed = state.withLock { state -> Bool in
+            guard let index = state.entries.firstIndex(where: { $0.held.id == id }) else { return false }
+            state.entries.remove(at: index)
+            return true
+        }
+        if removed { notify() }
+        return removed
+    }
+
+    /// The held requests, oldest first.
+    public var held: [Held] { state.withLock { $0.entries.map(\.held) } }
+
+    /// One held request.
+    public func held(_ id: String) -> Held? { state.withLock { $0.entries.first { $0.held.id == id }?.held } }
+
+    /// Sends a held request on, edited or not; false when no request with that id is held.
+    @discardableResult
+    public func resume(_ id: String, edit: Edit? = nil) -> Bool {
+        decide(id, .resume(edit))
+    }
+
+    /// Answers a held request with a 502 saying it was aborted; false when none with that id is held.
+    @discardableResult
+    public func abort(_ id: String) -> Bool {
+        decide(id, .abort(reason: Self.abortedReason, outcome: "aborted"))
+    }
+
+    /// Sends every held request on as it came; returns how many.
+    @discardableResult
+    public func resumeAll() -> Int {
+        let entries = state.withLock { state -> [Entry] in
+            defer { state.entries = [] }
+            return state.entries
+        }
+        for entry in entries { entry.decide(.resume(nil)) }
+        if !entries.isEmpty { notify() }
+        return entries.count
+    }
+
+    /// DevProxy is stopping: every held request is answered 502 (`stopped`), and any held later too.
+    public func stop() {
+        let entries = state.withLock { state -> [Entry] in
+            state.stopped = true
+            defer { state.entries = [] }
+            return state.entries
+        }
+        for entry in entries { entry.decide(.abort(reason: Self.stoppedReason, outcome: "stopped")) }
+        if !entries.isEmpty { notify() }
+    }
+
+    /// Calls `handler` (on whatever thread changed it, no lock held) whenever the filter or the
+    /// held requests change; returns a token for `unobserve`.
+    public func observe(_ handler: @escaping @Sendable () -> Void) -> Int {
+        state.withLock { state in
+            state.nextObserver += 1
+            state.observers[state.nextObserver] = handler
+            return state.nextObserver
+        }
+    }
+
+    public func unobserve(_ token: Int) {
+        _ = state.withLock { $0.observers.removeValue(forKey: token) }
+    }
+
+    static let abortedReason = "aborted at a breakpoint in DevProxy's web UI: the request was not sent"
+    static let stoppedReason = "DevProxy stopped while the request was held at a breakpoint: it was not sent"
+
+    private func decide(_ id: String, _ decision: Decision) -> Bool {
+        let entry = state.withLock { state -> Entry? in
+            guard let index = state.entries.firstIndex(where: { $0.held.id == id }) else { return nil }
+            return state.entries.remove(at: index)
+        }
+        guard let entry else { return false }
+        entry.decide(decision)
+        notify()
+        return true
+    }
+
+    private func notify() {
+        let handlers = state.withLock { Array($0.observers.values) }
+        for handler in handlers { handler() }
+    }
+}
+
+extension Intercepts.Held {
+    /// The request as it goes on after `edit`: each part the edit sets, else the client's.
+    public func applying(_ edit: Intercepts.Edit?) -> (method: String, url: String, headers: [Intercepts.HeaderField],
+                                                        body: [UInt8]) {
+        (edit?.method ?? method, edit?.url ?? url, edit?.headers ?? headers, edit?.body ?? body)
+    }
+
+    /// The flow's `intercept` record for a request whose client hung up while it was held.
+    public func withdrawnRecord(now: Date = Date()) -> Flow.Intercept {
+        Flow.Intercept(pausedMs: (now.timeIntervalSince(since) * 10_000).rounded() / 10, outcome: "client_gone",
+                       edited: [], filter: filter)
+    }
+
+    /// The flow's `intercept` record for `decision`, taken `now`.
+    public func record(_ decision: Intercepts.Decision, now: Date = Date()) -> Flow.Intercept {
+        let pausedMs = (now.timeIntervalSince(since) * 10_000).rounded() / 10
+        switch decision {
+        case .abort(_, let outcome):
+            return Flow.Intercept(pausedMs: pausedMs, outcome: outcome, edited: [], filter: filter)
+        case .resume(let edit):
+            var edited: [String] = []
+            if let changed = edit?.method, changed != method { edited.append("method") }
+            if let changed = edit?.url, changed != url { edited.append("url") }
+            if let changed = edit?.headers, changed != headers { edited.append("headers") }
+            if let changed = edit?.body, changed != body { edited.append("body") }
+            return Flow.Intercept(pausedMs: pausedMs, outcome: "resumed", edited: edited, filter: filter,
+                                  originalMethod: edited.contains("method") ? method : nil,
+                                  originalURL: edited.contains("url") ? url : nil)
+        }
+    }
+}
+
+extension Intercepts {
+    /// The flow's `intercept` record for a request the filter passed that went on at once.
+    public static func notHeld(filter: String, because note: String) -> Flow.Intercept {
+        Flow.Intercept(pausedMs: 0, outcome: "not_held", edited: [], filter: filter, note: note)
+    }
+
+    /// Why a request the filter passed goes on at once, or nil when it may be held: its body
+    /// (by its length so far, or its `Content-Length`) is over `maxBody`, or the board is full.
+    public static func refusal(bodyBytes: Int, board: Intercepts) -> String? {
+        if bodyBytes > maxBody {
+            return "not held: its body is over \(maxBody >> 20) MiB, more than a breakpoint holds"
+        }
+        if !board.hasRoom { return "not held: \(maxHeld) requests are held already, the most a breakpoint holds" }
+        return nil
+    }
+}

@@ -1,0 +1,55 @@
+extension Flow {
+    /// A request held at a breakpoint (`devproxy run --intercept FILTER`, the web UI's Intercept
+    /// box; `Intercepts`): the flow log's `intercept`, HAR's `_intercept`. The flow's request is
+    /// the one that went on, as edited; `original_method` and `original_url` keep what the
+    /// client sent when those were changed, and `edited` names every part that was.
+    public struct Intercept: Codable, Sendable, Equatable {
+        /// How long the request waited at the breakpoint, in milliseconds.
+        public var pausedMs: Double
+        /// `resumed` (sent on, edited or not), `aborted` (answered 502 from the web UI or the
+        /// API), `client_gone` (the client hung up while it waited), `stopped` (DevProxy stopped
+        /// while it waited) or `not_held` (the filter passed it but it went on at once: `note`
+        /// says why).
+        public var outcome: String
+        /// Why a request the filter passed was not held (`not_held`).
+        public var note: String?
+        /// The parts of the request changed before it went on, in this order: `method`, `url`,
+        /// `headers`, `body`; empty when it went on as the client sent it.
+        public var edited: [String]
+        /// The filter that held it (`~d api.acme.dev & ~m POST`).
+        public var filter: String
+        /// What the client sent, when an edit changed it.
+        public var originalMethod: String?
+        public var originalURL: String?
+
+        enum CodingKeys: String, CodingKey {
+            case pausedMs = "paused_ms", outcome, edited, filter
+            case originalMethod = "original_method", originalURL = "original_url", note
+        }
+
+        public init(pausedMs: Double, outcome: String, edited: [String], filter: String,
+                    originalMethod: String? = nil, originalURL: String? = nil, note: String? = nil) {
+            self.pausedMs = pausedMs
+            self.outcome = outcome
+            self.edited = edited
+            self.filter = filter
+            self.originalMethod = originalMethod
+            self.originalURL = originalURL
+            self.note = note
+        }
+    }
+}
+
+extension Flow.Intercept: FlowJSONWritable {
+    func write(to writer: inout FlowJSONWriter) {
+        writer.object { f in
+            f.field("edited", edited) { writer, values in writer.array(values) { $0.string($1) } }
+            f.string("filter", filter)
+            f.string("note", note)
+            f.string("original_method", originalMethod)
+            f.string("original_url", originalURL)
+            f.string("outcome", outcome)
+            f.double("paused_ms", pausedMs)
+        }
+    }
+}
