@@ -23,8 +23,7 @@ public struct JavaTrustStore: TrustStore {
 
     public init(keystore: String, environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.keystore = keystore
-        let bundled = environment["JAVA_HOME"].map { $0 + "/bin/keytool" }
-        keytool = ExternalTool(bundled.flatMap { FileManager.default.isExecutableFile(atPath: $0) ? $0 : nil } ?? "keytool")
+        keytool = Self.keytool(environment: environment)
         password = environment["DEVPROXY_JAVA_STOREPASS"] ?? "changeit"
         passwordFromEnvironment = environment["DEVPROXY_JAVA_STOREPASS"] != nil
         var isDirectory: ObjCBool = false
@@ -44,9 +43,23 @@ public struct JavaTrustStore: TrustStore {
                 if parts.count == 2, parts[0] == "java.home" { homes.append(parts[1]) }
             }
         }
-        // JDK 9 and later keep cacerts in lib/security; JDK 8 in jre/lib/security.
-        let candidates = homes.flatMap { [$0 + "/lib/security/cacerts", $0 + "/jre/lib/security/cacerts"] }
-        return candidates.first { FileManager.default.fileExists(atPath: $0) }
+        return cacerts(underAnyOf: homes)
+    }
+
+    /// The `cacerts` of the first of the Java homes `homes` that has one: JDK 9 and later keep it
+    /// in `lib/security`, JDK 8 in `jre/lib/security`. Nil when none has.
+    static func cacerts(underAnyOf homes: [String]) -> String? {
+        homes.flatMap { [$0 + "/lib/security/cacerts", $0 + "/jre/lib/security/cacerts"] }
+            .first { FileManager.default.fileExists(atPath: $0) }
+    }
+
+    /// The `keytool` to run, for this store and `TerminalTrust`'s: `$JAVA_HOME/bin/keytool` when
+    /// there is one, else keytool from PATH.
+    static func keytool(environment: [String: String]) -> ExternalTool {
+        if let home = environment["JAVA_HOME"], FileManager.default.isExecutableFile(atPath: home + "/bin/keytool") {
+            return ExternalTool(home + "/bin/keytool")
+        }
+        return ExternalTool("keytool")
     }
 
     public var description: String {

@@ -43,6 +43,14 @@ public struct SystemTrustStore: TrustStore {
         /// Every layout, in the order they are tried.
         public static let all: [Layout] = [.debian, .fedora, .arch]
 
+        /// Every system CA bundle file known, in the order looked for: each layout's bundle, then
+        /// the others Go's crypto/x509 looks for (openSUSE, OpenELEC, CentOS/RHEL 7, Alpine and
+        /// macOS). `TerminalTrust` copies the first that exists into the terminal's bundle.
+        public static let bundles: [String] = all.map(\.bundle).reduce(into: []) { known, bundle in
+            if !known.contains(bundle) { known.append(bundle) }
+        } + ["/etc/ssl/ca-bundle.pem", "/etc/pki/tls/cacert.pem", "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",
+             "/etc/ssl/cert.pem"]
+
         /// The first layout whose anchors directory exists and whose tool is installed.
         public static func detect() -> Layout? {
             all.first { layout in

@@ -115,7 +115,7 @@ public struct TerminalTrust: Sendable {
            (try? SecureFile.read(javaSourcePath, what: "the stamp")) == Array(stamp.utf8) {
             return false
         }
-        let keytool = ExternalTool(Self.keytool(environment: environment))
+        let keytool = JavaTrustStore.keytool(environment: environment)
         guard keytool.isInstalled else { throw TrustStoreError(.toolMissing, "keytool is not installed") }
         let work = directory + "/.truststore-" + UUID().uuidString
         guard mkdir(work, 0o700) == 0 else {
@@ -145,16 +145,14 @@ public struct TerminalTrust: Sendable {
     }
 
     /// The system's CA bundle: `$SSL_CERT_FILE` when it names one that is not a bundle of ours,
-    /// else OpenSSL's default file, else the first of the files Go's crypto/x509 looks for that
-    /// exists (Debian, Fedora/RHEL, openSUSE, Alpine, macOS). Nil when there is none.
+    /// else OpenSSL's default file, else the first of the system store's known bundles that exists
+    /// (`SystemTrustStore.Layout.bundles`: Debian, Fedora/RHEL, openSUSE, Alpine, macOS). Nil when
+    /// there is none.
     public static func systemBundle(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
         var candidates: [String] = []
         if let given = environment["SSL_CERT_FILE"], !given.isEmpty, !isOurs(given) { candidates.append(given) }
         candidates.append(String(cString: X509_get_default_cert_file()))
-        candidates += [
-            "/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/ca-bundle.pem",
-            "/etc/pki/tls/cacert.pem", "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", "/etc/ssl/cert.pem",
-        ]
+        candidates += SystemTrustStore.Layout.bundles
         return candidates.first { path in
             var isDirectory: ObjCBool = false
             return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue
@@ -177,16 +175,6 @@ public struct TerminalTrust: Sendable {
             let real = URL(fileURLWithPath: java).resolvingSymlinksInPath()
             homes.append(real.deletingLastPathComponent().deletingLastPathComponent().path)
         }
-        // JDK 9 and later keep cacerts in lib/security; JDK 8 in jre/lib/security.
-        return homes.flatMap { [$0 + "/lib/security/cacerts", $0 + "/jre/lib/security/cacerts"] }
-            .first { FileManager.default.fileExists(atPath: $0) }
-    }
-
-    /// `$JAVA_HOME/bin/keytool` when there is one, else keytool from PATH.
-    private static func keytool(environment: [String: String]) -> String {
-        if let home = environment["JAVA_HOME"], FileManager.default.isExecutableFile(atPath: home + "/bin/keytool") {
-            return home + "/bin/keytool"
-        }
-        return "keytool"
+        return JavaTrustStore.cacerts(underAnyOf: homes)
     }
 }
