@@ -260,6 +260,33 @@ final class SessionImportTests: XCTestCase {
         }
     }
 
+    /// What a map rule did (`_mapped`) and a breakpoint's record (`_intercept`) come back from
+    /// DevProxy's own HAR export; the import left both out, so a reopened HAR lost them.
+    func testAHARBringsBackMappedAndIntercept() throws {
+        var flow = try JSONDecoder().decode(Flow.self, from: Data((
+            #"{"id":"m1","started":"2026-03-01T12:01:02.100Z","ended":"2026-03-01T12:01:02.600Z","client":"127.0.0.1:1","#
+            + #""mode":"https","server":{"host":"localhost","port":3000},"#
+            + #""request":{"method":"PUT","url":"http://localhost:3000/v2/user","http_version":"HTTP/1.1","headers":[]},"#
+            + #""response":{"status":200,"reason":"OK","http_version":"HTTP/1.1","headers":[]},"#
+            + #""timings":{"connect":-1,"tls":-1,"send":-1,"wait":-1,"receive":-1}}"#).utf8))
+        flow.mapped = Flow.Mapping(rule: "map-remote", from: "https://api.example.com/v1/user",
+                                   to: "http://localhost:3000/v2/user", by: ["|~d api|https://api.example.com/v1|http://localhost:3000/v2"])
+        flow.intercept = Flow.Intercept(pausedMs: 2412.5, outcome: "resumed", edited: ["method", "body"],
+                                        filter: "~d api & ~m POST", originalMethod: "POST")
+        let directory = TemporaryDirectory()
+        let path = directory.file("session.har")
+        try HARWriter.write([flow], to: path)
+        let (store, report) = try SessionImport.open(path: path)
+        defer { store.close() }
+        XCTAssertEqual(report?.problems, [])
+        let json = try XCTUnwrap(try store.flowJSON(id: "m1"))
+        let imported = try JSONDecoder().decode(Flow.self, from: Data(json.utf8))
+        XCTAssertEqual(imported.mapped, flow.mapped)
+        XCTAssertEqual(imported.intercept, flow.intercept)
+        XCTAssertTrue(json.contains(#""intercept":{"edited":["method","body"],"filter":"~d api & ~m POST","#
+                                    + #""original_method":"POST","outcome":"resumed","paused_ms":2412.5}"#), json)
+    }
+
     /// Chrome exports HTTP/2 as `http/2.0` and Playwright as `HTTP/2.0`, each with the
     /// pseudo-header fields among the headers: the flows showed `HTTP/2.0` beside captured
     /// `HTTP/2` ones, and `:authority` as a header.
