@@ -33,6 +33,7 @@ extension WebUI {
             case ("GET", 1, "ca"): return certificateAuthority()
             case ("GET", 1, "pinning"): return try pinning()
             case ("GET", 2, "onboarding") where rest[1] == "qr.svg": return onboardingQRCode()
+            case (_, _, "intercept"): return intercept(request, rest)
             default:
                 if Self.knownRoutes.contains(rest.first ?? "") && Self.exists(rest) {
                     return .error(405, "\(method) is not allowed on \(request.path)")

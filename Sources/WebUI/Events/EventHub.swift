@@ -22,6 +22,10 @@ import SessionStore
 /// ids of the others, so the page adds a flow that starts matching late (a pending flow that gets
 /// its status) and drops one that stops matching. The store evaluates the filter over the
 /// batch's ids only (`SessionStore.matchingIDs`), once per message and connection.
+///
+/// Beside a proxy, the breakpoints' board (`Intercepts`) is observed too: a change (a request
+/// held, resumed, aborted, its client gone; the filter set) is folded by the same flusher into
+/// one `intercept` message with the board as it is then, `{"filter", "held": [ids]}`.
 final class EventHub: @unchecked Sendable {
     /// One numbered message.
     struct Message: Sendable {
@@ -52,11 +56,16 @@ final class EventHub: @unchecked Sendable {
     static let resumeWindow: TimeInterval = 60
 
     private let store: SessionStore
+    /// The proxy's breakpoints, observed while started; nil beside no proxy.
+    private let intercepts: Intercepts?
+    private var interceptObserver: Int?
     private let condition = NSCondition()
     // Guarded by `condition`.
     private var pendingOrder: [String] = []
     private var pending: [String: FlowSummary] = [:]
     private var pendingCleared = false
+    /// The board changed since the last message.
+    private var pendingIntercept = false
     private var recent: [Message] = []
     private var lastID = 0
     private var stopped = false
@@ -68,13 +77,15 @@ final class EventHub: @unchecked Sendable {
     private var lastListenerLeft: UInt64?
     private let flusherDone = DispatchSemaphore(value: 0)
 
-    init(store: SessionStore) {
+    init(store: SessionStore, intercepts: Intercepts? = nil) {
         self.store = store
+        self.intercepts = intercepts
     }
 
     func start() {
         started = true
         observer = store.addObserver { [weak self] changes in self?.receive(changes) }
+        interceptObserver = intercepts?.observe { [weak self] in self?.interceptChanged() }
         let thread = Thread { [self] in flushLoop() }
         thread.name = "devproxy-web-events"
         thread.start()
@@ -83,6 +94,7 @@ final class EventHub: @unchecked Sendable {
     func stop() {
         guard started else { return }
         if let observer { store.removeObserver(observer) }
+        if let interceptObserver { intercepts?.unobserve(interceptObserver) }
         condition.withLock {
             stopped = true
             condition.broadcast()
@@ -106,7 +118,7 @@ final class EventHub: @unchecked Sendable {
                 recent.removeAll()
                 return
             }
-            let wasIdle = pendingOrder.isEmpty && !pendingCleared
+            let wasIdle = pendingOrder.isEmpty && !pendingCleared && !pendingIntercept
             defer { if wasIdle { condition.broadcast() } }
             if changes.cleared {
                 pendingCleared = true
@@ -119,28 +131,46 @@ final class EventHub: @unchecked Sendable {
         }
     }
 
+    /// Called on whatever thread changed the board (no lock of the board held): only marks it.
+    private func interceptChanged() {
+        condition.withLock {
+            guard isFollowed else {
+                lastID += 1
+                recent.removeAll()
+                return
+            }
+            let wasIdle = pendingOrder.isEmpty && !pendingCleared && !pendingIntercept
+            pendingIntercept = true
+            if wasIdle { condition.broadcast() }
+        }
+    }
+
     private func flushLoop() {
         defer { flusherDone.signal() }
         while true {
             // Asleep until something arrives (no wake-ups while the proxy is idle), then one
             // interval more to gather the batch.
             let running = condition.withLock { () -> Bool in
-                while pendingOrder.isEmpty && !pendingCleared && !stopped { condition.wait() }
+                while pendingOrder.isEmpty && !pendingCleared && !pendingIntercept && !stopped { condition.wait() }
                 return !stopped
             }
             guard running else { return }
             Thread.sleep(forTimeInterval: Self.interval)
-            let (cleared, flows, done) = condition.withLock { () -> (Bool, [FlowSummary], Bool) in
-                let batch = (pendingCleared, pendingOrder.compactMap { pending[$0] }, stopped)
+            let (cleared, flows, board, done) = condition.withLock { () -> (Bool, [FlowSummary], Bool, Bool) in
+                let batch = (pendingCleared, pendingOrder.compactMap { pending[$0] }, pendingIntercept, stopped)
                 pendingCleared = false
+                pendingIntercept = false
                 pendingOrder.removeAll(keepingCapacity: true)
                 pending.removeAll(keepingCapacity: true)
                 return batch
             }
             if done { return }
-            guard cleared || !flows.isEmpty else { continue }
+            guard cleared || !flows.isEmpty || board else { continue }
             var messages: [(String, [FlowJSON])] = []
             if cleared { messages.append(("cleared", [])) }
+            // The board as it is now, after the flows: a flow that ended is in the list before its
+            // row stops being marked held.
+            let interceptData = board ? intercepts.map(WebUI.boardEventJSON) : nil
             if !flows.isEmpty {
                 // A query per batch only when the batch has a replay (a statement prepared and every
                 // record read back cost ~100k instructions per flow at h2 rates otherwise).
@@ -157,6 +187,10 @@ final class EventHub: @unchecked Sendable {
                     lastID += 1
                     recent.append(event == "flows" ? Message(id: lastID, event: event, flows: flows)
                                                    : Message(id: lastID, event: event, data: "{}"))
+                }
+                if let interceptData {
+                    lastID += 1
+                    recent.append(Message(id: lastID, event: "intercept", data: interceptData))
                 }
                 if recent.count > Self.kept { recent.removeFirst(recent.count - Self.kept) }
                 var bytes = recent.reduce(0) { $0 + $1.size }

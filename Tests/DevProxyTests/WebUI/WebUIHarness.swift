@@ -16,7 +16,7 @@ final class WebUIHarness: @unchecked Sendable {  // request() only reads lets an
     var base: String { "http://127.0.0.1:\(port)" }
 
     init(withProxy: Bool = false, authority: WebUI.Authority? = nil, password: String? = nil,
-         signatures: SignatureVerifier? = nil, configure: (inout ProxyConfiguration) -> Void = { _ in },
+         signatures: SignatureVerifier? = nil, intercepts: Intercepts? = nil, configure: (inout ProxyConfiguration) -> Void = { _ in },
          web adjust: (inout WebUIConfiguration) -> Void = { _ in }) throws {
         store = try SessionStore.temporary()
         var configuration = WebUIConfiguration()
@@ -38,7 +38,12 @@ final class WebUIHarness: @unchecked Sendable {  // request() only reads lets an
                                    replayPort: proxy.port, replaySecret: secret, signatures: signatures)
         } else {
             proxy = nil
+            // Breakpoints without a proxy: the board alone, held and decided by the test.
+            if intercepts != nil {
+                link = WebUI.ProxyLink(listeners: [], replayHost: "127.0.0.1", replayPort: 9, replaySecret: "unused")
+            }
         }
+        link?.intercepts = intercepts
         web = WebUI(listener: listener, configuration: configuration, store: store, proxy: link, authority: authority)
         web.start()
         port = listener.address.port

@@ -1,0 +1,230 @@
+import CertAuthority
+import DevProxy
+import Foundation
+
+/// Breakpoints (`/api/intercept`, docs/web-ui.md): the proxy's `Intercepts` board, read, edited
+/// and decided from the page or a script. The held request's id is its flow's (`/api/flows/ID`).
+extension WebUI {
+    /// `/api/intercept…`: `rest` is the path after `/api/` (`["intercept", ID, "resume"]`).
+    func intercept(_ request: WebRequest, _ rest: [String]) -> WebResponse {
+        guard let board = proxy?.intercepts else {
+            return .error(404, "no proxy: breakpoints need devproxy run (this is devproxy web FILE, which holds nothing)")
+        }
+        switch (request.method, rest.count) {
+        case ("GET", 1):
+            return .json(Self.boardJSON(board))
+        case ("PUT", 1):
+            return setInterceptFilter(request, board: board)
+        case ("POST", 2) where rest[1] == "resume-all":
+            return .json("{\"resumed\":\(board.resumeAll())}")
+        case ("GET", 2):
+            guard let held = board.held(rest[1]) else { return Self.notHeld(rest[1]) }
+            var json = JSONText(capacity: held.body.count * 2 + 512)
+            Self.write(held, to: &json, withBody: true)
+            return .json(json.text)
+        case ("POST", 3) where rest[2] == "resume":
+            guard board.held(rest[1]) != nil else { return Self.notHeld(rest[1]) }
+            let edit: Intercepts.Edit?
+            switch Self.interceptEdit(request.body) {
+            case .edit(let parsed): edit = parsed
+            case .refused(let reason): return .error(400, reason)
+            }
+            guard board.resume(rest[1], edit: edit) else { return Self.notHeld(rest[1]) }
+            return .json("{\"resumed\":\(JSONText.quoted(rest[1]))}")
+        case ("POST", 3) where rest[2] == "abort":
+            guard board.abort(rest[1]) else { return Self.notHeld(rest[1]) }
+            return .json("{\"aborted\":\(JSONText.quoted(rest[1]))}")
+        default:
+            let exists = rest.count <= 2 || (rest.count == 3 && ["resume", "abort"].contains(rest[2]))
+            return exists ? .error(405, "\(request.method) is not allowed on \(request.path)")
+                : .error(404, "no API route \(request.method) \(request.path); see docs/web-ui.md")
+        }
+    }
+
+    /// `PUT /api/intercept` with `{"filter": "…"}`: null or blank clears it.
+    private func setInterceptFilter(_ request: WebRequest, board: Intercepts) -> WebResponse {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any],
+              let value = object["filter"] else {
+            return .error(400, "the body must be a JSON object {\"filter\": \"~d api.example.com\"} (null or \"\" clears it)")
+        }
+        guard value is NSNull || value is String else { return .error(400, "filter must be a string or null") }
+        do {
+            try board.setFilter(value as? String)
+        } catch let error as ConfigurationError {
+            // The board names the run's option; here the filter came from the page or a script.
+            let prefix = "--intercept: "
+            let reason = error.description.hasPrefix(prefix) ? String(error.description.dropFirst(prefix.count))
+                : error.description
+            return .error(400, reason)
+        } catch {
+            return .error(400, "\(error)")
+        }
+        var json = JSONText(capacity: 64)
+        json.raw("{\"filter\":")
+        json.string(board.filterText)
+        json.raw("}")
+        return .json(json.text)
+    }
+
+    private static func notHeld(_ id: String) -> WebResponse {
+        .error(404, "no request \(id) is held: it was resumed or aborted already, its client left, or it was never held")
+    }
+
+    /// `{"filter", "held": [item…]}` (`GET /api/intercept`).
+    static func boardJSON(_ board: Intercepts) -> String {
+        let held = board.held
+        var json = JSONText(capacity: 256 + held.count * 512)
+        json.raw("{\"filter\":")
+        json.string(board.filterText)
+        json.raw(",\"held\":[")
+        for (index, item) in held.enumerated() {
+            if index > 0 { json.raw(",") }
+            write(item, to: &json, withBody: false)
+        }
+        json.raw("]}")
+        return json.text
+    }
+
+    /// `{"filter", "held": [ID…]}`: the event stream's `intercept` message.
+    static func boardEventJSON(_ board: Intercepts) -> String {
+        var json = JSONText(capacity: 128)
+        json.raw("{\"filter\":")
+        json.string(board.filterText)
+        json.raw(",\"held\":[")
+        for (index, item) in board.held.enumerated() {
+            if index > 0 { json.raw(",") }
+            json.string(item.id)
+        }
+        json.raw("]}")
+        return json.text
+    }
+
+    /// One held request; `withBody` adds `body_base64` and, for valid UTF-8, `body_text`.
+    private static func write(_ held: Intercepts.Held, to json: inout JSONText, withBody: Bool, now: Date = Date()) {
+        json.raw("{\"id\":")
+        json.string(held.id)
+        json.raw(",\"method\":")
+        json.string(held.method)
+        json.raw(",\"url\":")
+        json.string(held.url)
+        json.raw(",\"http_version\":")
+        json.string(held.httpVersion)
+        json.raw(",\"headers\":[")
+        for (index, field) in held.headers.enumerated() {
+            json.raw(index == 0 ? "[" : ",[")
+            json.string(field.name)
+            json.raw(",")
+            json.string(field.value)
+            json.raw("]")
+        }
+        json.raw("],\"body_size\":")
+        json.number(held.body.count)
+        json.raw(",\"since\":")
+        json.string(ISO8601.milliseconds(held.since))
+        json.raw(",\"held_ms\":")
+        json.number(max(0, Int((now.timeIntervalSince(held.since) * 1000).rounded())))
+        json.raw(",\"filter\":")
+        json.string(held.filter)
+        if withBody {
+            json.raw(",\"body_base64\":")
+            json.string(Data(held.body).base64EncodedString())
+            if let text = String(validating: held.body, as: UTF8.self) {
+                json.raw(",\"body_text\":")
+                json.string(text)
+            }
+        }
+        json.raw("}")
+    }
+
+    /// What `POST /api/intercept/ID/resume` asks for.
+    enum InterceptEditParse: Equatable {
+        /// nil: resume as it came (no body, `{}`).
+        case edit(Intercepts.Edit?)
+        /// A 400's one line: which part cannot go on the wire, and why.
+        case refused(String)
+    }
+
+    /// Reads a resume's optional body: `{"method", "url", "headers": [[n, v]…], "body" | "body_base64"}`,
+    /// each optional, each checked so that what goes on is a request the wire can carry.
+    static func interceptEdit(_ body: [UInt8]) -> InterceptEditParse {
+        if body.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) { return .edit(nil) }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
+            return .refused("the body must be a JSON object: {\"method\", \"url\", \"headers\": [[name, value]…], "
+                            + "\"body\" or \"body_base64\"}, each optional")
+        }
+        var edit = Intercepts.Edit()
+        if let value = object["method"] {
+            guard let method = value as? String, isToken(method) else {
+                return .refused("method: \(describe(value)) is not an HTTP method (a token: letters, digits, "
+                                + "!#$%&'*+-.^_`|~)")
+            }
+            edit.method = method
+        }
+        if let value = object["url"] {
+            guard let url = value as? String else { return .refused("url must be a string") }
+            if let reason = urlRefusal(url) { return .refused("url: \(reason)") }
+            edit.url = url
+        }
+        if let value = object["headers"] {
+            guard let pairs = value as? [Any] else { return .refused("headers must be a list of [name, value] pairs") }
+            var fields: [Intercepts.HeaderField] = []
+            for (index, pair) in pairs.enumerated() {
+                guard let pair = pair as? [Any], pair.count == 2, let name = pair[0] as? String,
+                      let value = pair[1] as? String else {
+                    return .refused("headers[\(index)] must be a [name, value] pair of strings")
+                }
+                guard isToken(name) else {
+                    return .refused("headers[\(index)]: the name \(describe(name)) is not a token (no spaces, colons "
+                                    + "or control characters)")
+                }
+                if let bad = value.unicodeScalars.first(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) {
+                    let which = bad == "\r" ? "CR" : bad == "\n" ? "LF" : "NUL"
+                    return .refused("headers[\(index)]: the value of \(name) holds \(which), which would end the "
+                                    + "field on the wire")
+                }
+                fields.append(Intercepts.HeaderField(name: name, value: value))
+            }
+            edit.headers = fields
+        }
+        switch (object["body"], object["body_base64"]) {
+        case (.some, .some):
+            return .refused("give body (text) or body_base64, not both")
+        case (let text?, nil):
+            guard let text = text as? String else { return .refused("body must be text (or give body_base64)") }
+            edit.body = Array(text.utf8)
+        case (nil, let base64?):
+            guard let base64 = base64 as? String, let data = Data(base64Encoded: base64) else {
+                return .refused("body_base64 is not base64")
+            }
+            edit.body = [UInt8](data)
+        case (nil, nil):
+            break
+        }
+        if let size = edit.body?.count, size > Intercepts.maxBody {
+            return .refused("body: \(size) bytes is over the \(Intercepts.maxBody >> 20) MiB a held request takes")
+        }
+        return .edit(edit)
+    }
+
+    /// Why `url` cannot be a held request's new target, or nil: it must be absolute, http or
+    /// https, with a host, and hold no white space or control characters.
+    private static func urlRefusal(_ url: String) -> String? {
+        if url.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F }) {
+            return "\(describe(url)) holds white space or control characters"
+        }
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased() else {
+            return "\(describe(url)) is not an absolute URL (http://host/path)"
+        }
+        guard scheme == "http" || scheme == "https" else { return "the scheme must be http or https, not \(scheme)" }
+        guard let host = components.host, !host.isEmpty else { return "\(describe(url)) names no host" }
+        return nil
+    }
+
+    /// A value quoted for a one-line reason, cut to 80 characters.
+    private static func describe(_ value: Any) -> String {
+        let text = value as? String ?? "\(value)"
+        let cut = text.count > 80 ? String(text.prefix(80)) + "…" : text
+        return "\"" + cut.unicodeScalars.map { $0.value < 0x20 ? String(format: "\\u%04x", $0.value) : String($0) }
+            .joined() + "\""
+    }
+}

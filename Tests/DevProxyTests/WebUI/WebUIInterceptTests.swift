@@ -1,0 +1,249 @@
+import DevProxy
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+@testable import WebUI
+
+/// Breakpoints through the web UI's API (`/api/intercept`) against a real `Intercepts` board: the
+/// test holds requests as the engine would (`hold(_:decide:)`) and reads what the API decided.
+@Suite struct WebUIInterceptTests {
+    /// The decisions a held request got (one, when all is well).
+    final class Decisions: Sendable {
+        private let taken = Mutex<[Intercepts.Decision]>([])
+        var all: [Intercepts.Decision] { taken.withLock { $0 } }
+        func take(_ decision: Intercepts.Decision) { taken.withLock { $0.append(decision) } }
+    }
+
+    static func held(_ id: String, method: String = "POST", url: String = "https://api.test/v1/users?x=1",
+                     headers: [(String, String)] = [("Host", "api.test"), ("Content-Type", "application/json")],
+                     body: [UInt8] = Array("{\"name\":\"ana\"}".utf8)) -> Intercepts.Held {
+        Intercepts.Held(id: id, method: method, url: url, httpVersion: "HTTP/1.1",
+                        headers: headers.map { Intercepts.HeaderField(name: $0.0, value: $0.1) }, body: body,
+                        since: Date().addingTimeInterval(-1.5), filter: "~d api")
+    }
+
+    /// Holds `held` on `board`; returns where its decisions go.
+    static func hold(_ held: Intercepts.Held, on board: Intercepts) -> Decisions {
+        let decisions = Decisions()
+        board.hold(held) { decisions.take($0) }
+        return decisions
+    }
+
+    static let csrf = ["X-DevProxy-CSRF: 1", "Content-Type: application/json"]
+
+    @Test func theBoardListsHeldRequestsOldestFirstAndOneWithItsBody() throws {
+        let board = try Intercepts(filter: "~d api")
+        let ui = try WebUIHarness(intercepts: board)
+        _ = Self.hold(Self.held("run-1"), on: board)
+        _ = Self.hold(Self.held("run-2", method: "PUT", body: [0xFF, 0xFE, 0x00, 0x41]), on: board)
+        let list = try ui.request("/api/intercept")
+        #expect(list.status == 200)
+        #expect(list.json["filter"] as? String == "~d api")
+        let items = try #require(list.json["held"] as? [[String: Any]])
+        #expect(items.map { $0["id"] as? String } == ["run-1", "run-2"])
+        let first = items[0]
+        #expect(first["method"] as? String == "POST" && first["url"] as? String == "https://api.test/v1/users?x=1")
+        #expect(first["http_version"] as? String == "HTTP/1.1" && first["body_size"] as? Int == 14)
+        #expect((first["headers"] as? [[String]]) == [["Host", "api.test"], ["Content-Type", "application/json"]])
+        #expect((first["held_ms"] as? Int ?? 0) >= 1500, "\(first)")
+        let since = try #require(first["since"] as? String)
+        #expect(since.count == 24 && since.hasSuffix("Z") && since.contains("."), "RFC 3339 with ms, UTC: \(since)")
+        #expect(first["body_base64"] == nil, "the list carries no bodies")
+
+        let text = try ui.request("/api/intercept/run-1")
+        #expect(text.status == 200)
+        #expect(text.json["body_text"] as? String == "{\"name\":\"ana\"}")
+        #expect(text.json["body_base64"] as? String == Data("{\"name\":\"ana\"}".utf8).base64EncodedString())
+        let binary = try ui.request("/api/intercept/run-2")
+        #expect(binary.json["body_base64"] as? String == "//4AQQ==")
+        #expect(binary.json["body_text"] == nil, "not UTF-8: no body_text")
+        let missing = try ui.request("/api/intercept/run-9")
+        #expect(missing.status == 404 && (missing.json["error"] as? String ?? "").contains("run-9"), "\(missing.text)")
+    }
+
+    @Test func resumeSendsTheEditedPartsAndNothingElse() throws {
+        let board = try Intercepts(filter: "~d api")
+        let ui = try WebUIHarness(intercepts: board)
+        let plain = Self.hold(Self.held("run-1"), on: board)
+        let edited = Self.hold(Self.held("run-2"), on: board)
+        let binary = Self.hold(Self.held("run-3"), on: board)
+
+        let asItCame = try ui.request("/api/intercept/run-1/resume", method: "POST", headers: ["X-DevProxy-CSRF: 1"])
+        #expect(asItCame.status == 200 && asItCame.json["resumed"] as? String == "run-1", "\(asItCame.text)")
+        #expect(plain.all == [.resume(nil)])
+
+        let edit = """
+            {"method": "PATCH", "url": "http://other.test:8080/v2?y=2",
+             "headers": [["Host", "other.test:8080"], ["X-Debug", "1 2"]], "body": "{\\"name\\":\\"bea\\"}"}
+            """
+        let answer = try ui.request("/api/intercept/run-2/resume", method: "POST", headers: Self.csrf, body: edit)
+        #expect(answer.status == 200 && answer.json["resumed"] as? String == "run-2", "\(answer.text)")
+        #expect(edited.all == [.resume(Intercepts.Edit(
+            method: "PATCH", url: "http://other.test:8080/v2?y=2",
+            headers: [.init(name: "Host", value: "other.test:8080"), .init(name: "X-Debug", value: "1 2")],
+            body: Array("{\"name\":\"bea\"}".utf8)))])
+
+        let bytes = try ui.request("/api/intercept/run-3/resume", method: "POST", headers: Self.csrf,
+                                   body: "{\"body_base64\": \"AAEC/w==\"}")
+        #expect(bytes.status == 200, "\(bytes.text)")
+        #expect(binary.all == [.resume(Intercepts.Edit(body: [0, 1, 2, 255]))])
+
+        // Decided already: 404, and the request is decided once.
+        let again = try ui.request("/api/intercept/run-2/resume", method: "POST", headers: ["X-DevProxy-CSRF: 1"])
+        #expect(again.status == 404 && (again.json["error"] as? String ?? "").contains("no request run-2 is held"))
+        #expect(edited.all.count == 1)
+        #expect(board.held.isEmpty)
+    }
+
+    /// Each edit that cannot go on the wire is a 400 naming the part and why; the request stays held.
+    @Test func anEditTheWireCannotCarryIsRefusedAndTheRequestStaysHeld() throws {
+        let board = try Intercepts(filter: "~d api")
+        let ui = try WebUIHarness(intercepts: board)
+        let decisions = Self.hold(Self.held("run-1"), on: board)
+        let cases: [(String, String)] = [
+            ("{\"method\": \"GE T\"}", "method: \"GE T\" is not an HTTP method"),
+            ("{\"method\": \"\"}", "method: \"\" is not an HTTP method"),
+            ("{\"url\": \"/v1/users\"}", "url: \"/v1/users\" is not an absolute URL"),
+            ("{\"url\": \"ftp://api.test/x\"}", "url: the scheme must be http or https, not ftp"),
+            ("{\"url\": \"http:///path\"}", "url: \"http:///path\" names no host"),
+            ("{\"url\": \"http://api.test/a b\"}", "holds white space or control characters"),
+            ("{\"headers\": [[\"Bad Name\", \"x\"]]}", "headers[0]: the name \"Bad Name\" is not a token"),
+            ("{\"headers\": [[\"Host\", \"api.test\"], [\"X-A\", \"1\\r\\nX-Injected: 1\"]]}",
+             "headers[1]: the value of X-A holds CR"),
+            ("{\"headers\": [[\"X-A\", \"1\\nX-Injected: 1\"]]}", "headers[0]: the value of X-A holds LF"),
+            ("{\"headers\": [[\"X-A\", \"a\\u0000b\"]]}", "headers[0]: the value of X-A holds NUL"),
+            ("{\"headers\": [[\"X-A\"]]}", "headers[0] must be a [name, value] pair"),
+            ("{\"body\": \"a\", \"body_base64\": \"YQ==\"}", "give body (text) or body_base64, not both"),
+            ("{\"body_base64\": \"not base64!\"}", "body_base64 is not base64"),
+            ("[1, 2]", "the body must be a JSON object"),
+        ]
+        for (body, reason) in cases {
+            let answer = try ui.request("/api/intercept/run-1/resume", method: "POST", headers: Self.csrf, body: body)
+            #expect(answer.status == 400, "\(body): \(answer.status) \(answer.text)")
+            #expect((answer.json["error"] as? String ?? "").contains(reason), "\(body): \(answer.text)")
+        }
+        // A body over what a held request takes (Intercepts.maxBody), sent from a file.
+        let file = ui.directory.file("big.json")
+        try Data(("{\"body\": \"" + String(repeating: "a", count: Intercepts.maxBody + 1) + "\"}").utf8)
+            .write(to: URL(fileURLWithPath: file))
+        let big = try ui.request("/api/intercept/run-1/resume", method: "POST", headers: Self.csrf,
+                                 extra: ["--data-binary", "@" + file])
+        #expect(big.status == 400 && (big.json["error"] as? String ?? "")
+            .contains("body: \(Intercepts.maxBody + 1) bytes is over the 4 MiB"), "\(big.text)")
+        #expect(decisions.all.isEmpty)
+        #expect(board.held.map(\.id) == ["run-1"])
+        // The largest body it takes goes on.
+        let most = String(repeating: "b", count: Intercepts.maxBody)
+        try Data(("{\"body\": \"" + most + "\"}").utf8).write(to: URL(fileURLWithPath: file))
+        let fits = try ui.request("/api/intercept/run-1/resume", method: "POST", headers: Self.csrf,
+                                  extra: ["--data-binary", "@" + file])
+        #expect(fits.status == 200, "\(fits.text)")
+        #expect(decisions.all == [.resume(Intercepts.Edit(body: Array(most.utf8)))])
+    }
+
+    @Test func abortAnswersTheClient502AndResumeAllSendsEveryOneOn() throws {
+        let board = try Intercepts(filter: "~d api")
+        let ui = try WebUIHarness(intercepts: board)
+        let aborted = Self.hold(Self.held("run-1"), on: board)
+        let answer = try ui.request("/api/intercept/run-1/abort", method: "POST", headers: ["X-DevProxy-CSRF: 1"])
+        #expect(answer.status == 200 && answer.json["aborted"] as? String == "run-1", "\(answer.text)")
+        guard case .abort(let reason, let outcome)? = aborted.all.first, aborted.all.count == 1 else {
+            Issue.record("not aborted once: \(aborted.all)")
+            return
+        }
+        #expect(outcome == "aborted" && reason.contains("aborted at a breakpoint"))
+        let again = try ui.request("/api/intercept/run-1/abort", method: "POST", headers: ["X-DevProxy-CSRF: 1"])
+        #expect(again.status == 404)
+
+        let all = (2...4).map { Self.hold(Self.held("run-\($0)"), on: board) }
+        let resumed = try ui.request("/api/intercept/resume-all", method: "POST", headers: ["X-DevProxy-CSRF: 1"])
+        #expect(resumed.status == 200 && resumed.json["resumed"] as? Int == 3, "\(resumed.text)")
+        for decisions in all { #expect(decisions.all == [.resume(nil)]) }
+        let none = try ui.request("/api/intercept/resume-all", method: "POST", headers: ["X-DevProxy-CSRF: 1"])
+        #expect(none.json["resumed"] as? Int == 0)
+        let wrongMethod = try ui.request("/api/intercept/run-2/resume")
+        #expect(wrongMethod.status == 405, "\(wrongMethod.text)")
+    }
+
+    /// The filter is evaluated on the request: a term that needs the response is a 400 saying so,
+    /// and the filter before it stays.
+    @Test func theFilterIsSetClearedAndARefusedOneSaysWhy() throws {
+        let board = try Intercepts()
+        let ui = try WebUIHarness(intercepts: board)
+        #expect(try ui.request("/api/intercept").json["filter"] is NSNull)
+        let set = try ui.request("/api/intercept", method: "PUT", headers: Self.csrf, body: "{\"filter\": \"~m POST\"}")
+        #expect(set.status == 200 && set.json["filter"] as? String == "~m POST", "\(set.text)")
+        #expect(board.filterText == "~m POST" && board.isActive)
+
+        let response = try ui.request("/api/intercept", method: "PUT", headers: Self.csrf, body: "{\"filter\": \"~s\"}")
+        let reason = response.json["error"] as? String ?? ""
+        #expect(response.status == 400 && reason.contains("~s is not known before the request is sent"), "\(response.text)")
+        #expect(!reason.hasPrefix("--intercept"), "the page set it, not the option: \(reason)")
+        let broken = try ui.request("/api/intercept", method: "PUT", headers: Self.csrf, body: "{\"filter\": \"~d (\"}")
+        #expect(broken.status == 400 && (broken.json["error"] as? String ?? "").contains("does not parse"), "\(broken.text)")
+        #expect(board.filterText == "~m POST")
+
+        for clear in ["{\"filter\": null}", "{\"filter\": \"  \"}"] {
+            #expect(try ui.request("/api/intercept", method: "PUT", headers: Self.csrf, body: "{\"filter\": \"~d x\"}")
+                .status == 200)
+            let cleared = try ui.request("/api/intercept", method: "PUT", headers: Self.csrf, body: clear)
+            #expect(cleared.status == 200 && cleared.json["filter"] is NSNull, "\(clear): \(cleared.text)")
+            #expect(board.filterText == nil && !board.isActive)
+        }
+        for bad in ["not json", "{}", "{\"filter\": 3}"] {
+            #expect(try ui.request("/api/intercept", method: "PUT", headers: Self.csrf, body: bad).status == 400, "\(bad)")
+        }
+    }
+
+    /// The token, and the CSRF checks on every change: a request from another site's page
+    /// decides nothing.
+    @Test func changesNeedTheTokenAndPassTheCSRFChecks() throws {
+        let board = try Intercepts(filter: "~d api")
+        let ui = try WebUIHarness(intercepts: board)
+        let decisions = Self.hold(Self.held("run-1"), on: board)
+        #expect(try ui.request("/api/intercept", auth: false).status == 401)
+        #expect(try ui.request("/api/intercept/run-1/resume", method: "POST", auth: false).status == 401)
+        let cookie = "Cookie: devproxy_token_\(ui.port)=\(ui.token)"
+        // The cookie without the CSRF header; a cross-site fetch; a foreign Origin.
+        let refused = [
+            try ui.request("/api/intercept/run-1/abort", method: "POST", headers: [cookie], auth: false),
+            try ui.request("/api/intercept/run-1/abort", method: "POST",
+                           headers: [cookie, "X-DevProxy-CSRF: 1", "Sec-Fetch-Site: cross-site"], auth: false),
+            try ui.request("/api/intercept", method: "PUT", headers: Self.csrf + ["Origin: http://evil.test"],
+                           body: "{\"filter\": null}"),
+        ]
+        for answer in refused { #expect(answer.status == 403, "\(answer.text)") }
+        #expect(decisions.all.isEmpty && board.filterText == "~d api")
+        let page = try ui.request("/api/intercept/run-1/abort", method: "POST",
+                                  headers: [cookie, "X-DevProxy-CSRF: 1", "Sec-Fetch-Site: same-origin"], auth: false)
+        #expect(page.status == 200 && decisions.all.count == 1)
+    }
+
+    @Test func withoutAProxyTheRoutesSaySo() throws {
+        let ui = try WebUIHarness()
+        for (method, path) in [("GET", "/api/intercept"), ("PUT", "/api/intercept"), ("POST", "/api/intercept/x/resume")] {
+            let answer = try ui.request(path, method: method, headers: ["X-DevProxy-CSRF: 1"], body: "{}")
+            #expect(answer.status == 404 && (answer.json["error"] as? String ?? "")
+                .hasPrefix("no proxy: breakpoints need devproxy run"), "\(method) \(path): \(answer.text)")
+        }
+    }
+
+    /// The live stream says when the board changes: `intercept` with the filter and the held ids.
+    @Test func theEventStreamSaysWhatIsHeld() throws {
+        let board = try Intercepts(filter: "~d api")
+        let ui = try WebUIHarness(intercepts: board)
+        let events = try WebUIHarness.EventStream(ui)
+        #expect(events.read(until: "event: hello"))
+        _ = Self.hold(Self.held("run-1"), on: board)
+        _ = Self.hold(Self.held("run-2"), on: board)
+        #expect(events.read(until: "data: {\"filter\":\"~d api\",\"held\":[\"run-1\",\"run-2\"]}"), "\(events.received)")
+        #expect(try ui.request("/api/intercept/run-1/abort", method: "POST", headers: ["X-DevProxy-CSRF: 1"]).status == 200)
+        #expect(events.read(until: "\"held\":[\"run-2\"]}"), "\(events.received)")
+        #expect(try ui.request("/api/intercept", method: "PUT", headers: Self.csrf, body: "{\"filter\": null}").status == 200)
+        #expect(events.read(until: "data: {\"filter\":null,\"held\":[\"run-2\"]}"), "\(events.received)")
+        #expect(events.received.contains("event: intercept\n"))
+        board.resumeAll()
+        #expect(events.read(until: "data: {\"filter\":null,\"held\":[]}"), "\(events.received)")
+    }
+}
