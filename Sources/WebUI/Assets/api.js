@@ -57,8 +57,8 @@ async function getJSON(path, signal) {
     return response.json();
 }
 
-async function post(path, body) {
-    const init = { method: "POST", credentials: "same-origin", headers: headers(CSRF_HEADER) };
+async function post(path, body, method = "POST") {
+    const init = { method, credentials: "same-origin", headers: headers(CSRF_HEADER) };
     if (body !== undefined) {
         init.headers = headers({ ...CSRF_HEADER, "Content-Type": "application/json" });
         init.body = JSON.stringify(body);
@@ -79,6 +79,7 @@ function query(parameters) {
 }
 
 const flowPath = (id) => `/api/flows/${encodeURIComponent(id)}`;
+const heldPath = (id) => `/api/intercept/${encodeURIComponent(id)}`;
 
 export const api = {
     /** One page of summaries: `{flows, total, next_cursor}`. */
@@ -115,6 +116,29 @@ export const api = {
     },
     clear() {
         return post("/api/clear");
+    },
+    /** Breakpoints: `{filter, held: [{id, method, url, http_version, headers, body_size, since, held_ms}]}`. */
+    intercept() {
+        return getJSON("/api/intercept");
+    },
+    /** One held request, with `body_base64` and (when UTF-8) `body_text`. */
+    heldRequest(id, signal) {
+        return getJSON(heldPath(id), signal);
+    },
+    /** Sets the Intercept filter ("" clears it); resolves to `{filter}`, rejects with the reason. */
+    setInterceptFilter(filter) {
+        return post("/api/intercept", { filter }, "PUT");
+    },
+    /** Sends held request `id` on; `edit` holds only the parts changed (`method`, `url`, `headers`, `body`). */
+    resumeHeld(id, edit) {
+        return post(`${heldPath(id)}/resume`, edit && Object.keys(edit).length ? edit : undefined);
+    },
+    /** Answers held request `id` with a 502 (its client is told it was aborted here). */
+    abortHeld(id) {
+        return post(`${heldPath(id)}/abort`);
+    },
+    resumeAllHeld() {
+        return post("/api/intercept/resume-all");
     },
     /** The export of one flow as text (`curl`, `har`, `raw`). */
     async exportText(id, format) {

@@ -8,6 +8,7 @@ import { replayFlow } from "./flow-detail.js";
 import { followLocation, viewShown } from "./location.js";
 import { store } from "./store.js";
 import "./filter-box.js";
+import { abortHeld, resumeAllHeld, resumeHeld } from "./intercept.js";
 import "./flow-list.js";
 import "./pinning-panel.js";
 
@@ -146,6 +147,24 @@ function setupKeyboard() {
             break;
         case "r":
             if (store.selectedID) replayFlow(store.selectedID);
+            break;
+        // Breakpoints, as in mitmweb: `a` resumes the selected held request (with the editor's
+        // changes, as its Resume button sends them), `A` every held one, `x` aborts it.
+        case "a":
+            if (!store.isHeld(store.selectedID)) return;
+            event.preventDefault();
+            if ($("intercept-resume")) $("intercept-resume").click();
+            else resumeHeld(store.selectedID);
+            break;
+        case "A":
+            if (!store.intercept.held.length) return;
+            event.preventDefault();
+            resumeAllHeld();
+            break;
+        case "x":
+            if (!store.isHeld(store.selectedID)) return;
+            event.preventDefault();
+            abortHeld(store.selectedID);
             break;
         default:
         }

@@ -105,6 +105,15 @@ class LiveEvents extends EventTarget {
             this.#seen(event);
             this.#queue([], [], true);
         });
+        // The breakpoints' board changed: `{filter, held: [ids]}` (intercept.js).
+        source.addEventListener("intercept", (event) => {
+            this.#seen(event);
+            try {
+                this.dispatchEvent(new CustomEvent("intercept", { detail: JSON.parse(event.data) }));
+            } catch {
+                // Not JSON: the next change, or the next fetch, says it.
+            }
+        });
         // Missed too much while away: the list must be fetched again.
         source.addEventListener("reset", (event) => {
             this.#seen(event);

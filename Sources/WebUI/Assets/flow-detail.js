@@ -8,6 +8,7 @@ import { bodyView, eventStreamEvents, eventsTable, protobufLines } from "./body-
 import { INFORMATIONAL_NAMES, grpcStatusName } from "./flow-summary.js";
 import { countOf, formatDuration, formatSize, headerValue, headerValues, mediaType } from "./format.js";
 import { morphChildren } from "./morph.js";
+import { interceptEditor, interceptFacts } from "./intercept.js";
 import { openResend } from "./resend-dialog.js";
 import { store } from "./store.js";
 
@@ -39,6 +40,9 @@ class FlowDetail extends HTMLElement {
     #runningShown = null;
     /** What the tabs show: `{flow, signal, pending}` (a tab's click reads it, as it is now). */
     #shown = null;
+    /** The held flow whose editor is on show: it is not refetched while it stays held (the edits in
+     * progress would go), and opened again once the board lets it go. */
+    #heldShown = null;
 
     connectedCallback() {
         if (this.hasAttribute("role")) return;
@@ -47,6 +51,12 @@ class FlowDetail extends HTMLElement {
         setSafeAttribute(this, "tabindex", -1);
         store.addEventListener("select", (event) => this.#open(event.detail));
         document.querySelector("flow-list")?.addEventListener("selected-changed", () => this.#scheduleRefetch());
+        store.addEventListener("intercept", () => {
+            const id = store.selectedID;
+            if (!id) return;
+            const held = store.isHeld(id);
+            if (held !== (this.#heldShown === id)) this.#open(id, true);
+        });
     }
 
     /** The flow on show (its record), or null. */
@@ -65,9 +75,11 @@ class FlowDetail extends HTMLElement {
         }
         const controller = new AbortController();
         this.#controller = controller;
+        this.#heldShown = null;
         this.hidden = false;
         if (!keepTab) setSafeAttribute(this, "aria-busy", "true");
         try {
+            if (store.isHeld(id) && await this.#openHeld(id, controller.signal)) return;
             const flow = await api.flow(id, controller.signal,
                 this.#eventStreamFor === id ? LIVE_EVENTS_PREVIEW : BODY_PREVIEW);
             if (controller.signal.aborted) return;
@@ -108,6 +120,29 @@ class FlowDetail extends HTMLElement {
         }
     }
 
+    /**
+     * A request held at a breakpoint: its editor on top (method, URL, header fields, body; Resume,
+     * Abort), as the board has it now. False when it is no longer held (the pane shows the flow).
+     */
+    async #openHeld(id, signal) {
+        let held;
+        try {
+            held = await api.heldRequest(id, signal);
+        } catch (error) {
+            if (signal.aborted || error.status === 404) return signal.aborted;
+            throw error;
+        }
+        if (signal.aborted) return true;
+        this.#heldShown = id;
+        this.#put(id, false, h("div", { class: "detail-head" }, this.#closeButton(),
+            h("h2", { class: "detail-title" }, h("span", { class: "method" }, held.method), " ",
+                h("span", { class: "url" }, held.url)),
+            h("p", { class: "detail-status held-note", role: "status" },
+                "⏸ held at a breakpoint: nothing was sent yet. Resume (a) sends it on, Abort (x) answers 502")),
+            h("div", { class: "detail-panel held-panel" }, interceptEditor(held)));
+        return true;
+    }
+
     /** A pending flow on show changed: fetch it again (at most every half second). A finished
      * flow's record does not change: a later batch naming it (a deferred one, replayed after a page
      * load) must not reload the pane, which would drop a "show all" on its way. */
@@ -122,7 +157,7 @@ class FlowDetail extends HTMLElement {
 
     /** A flow is selected and the pane does not show its finished record. */
     get #needsRefetch() {
-        return Boolean(store.selectedID) && this.#flow?.id !== store.selectedID;
+        return Boolean(store.selectedID) && this.#flow?.id !== store.selectedID && this.#heldShown !== store.selectedID;
     }
 
     /** A flow still in progress: the API has its summary and the header fields known so far
@@ -675,6 +710,7 @@ function connectionView(flow) {
         ["Listener", flow.listener ? `${flow.listener.mode} ${flow.listener.address}` : ""],
         ["Server", serverName(flow.server)],
         ["Mapped", mappedBy(flow.mapped)],
+        ["Intercepted", interceptFacts(flow.intercept)],
         ["Request named", requestNamed(flow.server)],
         ["Dialled", flow.server?.address], ["Retried", flow.server?.retried ? "yes, on a fresh connection" : ""],
         ["Mode", flow.mode], ["Persona", flow.persona],

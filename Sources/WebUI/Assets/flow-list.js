@@ -47,6 +47,8 @@ function compareBy(sort, a, b) {
     if (!xMissing && x !== y) return (x < y ? -1 : 1) * (sort.startsWith("-") ? -1 : 1);
     return b.seq - a.seq;
 }
+/** The first column's mark of a request held at a breakpoint (`intercept.js`). */
+const HELD_MARKER = { key: "held", symbol: "⏸", label: "held at a breakpoint: a resumes it, x aborts it" };
 const PAGE = 200;
 /** How close to the end of what is loaded (in rows) the next page is asked for. */
 const PREFETCH = 60;
@@ -110,6 +112,7 @@ class FlowList extends HTMLElement {
         store.addEventListener("sort", () => this.#load(store.filter));
         store.addEventListener("select", () => this.#scheduleRender());
         store.addEventListener("picked", () => this.#scheduleRender());
+        store.addEventListener("intercept", () => this.#scheduleRender());
         liveEvents.addEventListener("flows", (event) => this.#apply(event.detail));
         liveEvents.addEventListener("reset", () => this.#load(this.#filter, true));
         this.#load(store.filter);
@@ -413,23 +416,27 @@ class FlowList extends HTMLElement {
         }
         setSafeAttribute(row, "data-id", id);
         const classes = ["flow-row", statusClass(summary)];
-        for (const marker of markers(summary)) classes.push(`m-${marker.key}`);
+        // Held at a breakpoint (the board says so, not the summary): ⏸ in place of the pending mark.
+        const held = store.isHeld(id);
+        const marks = held ? [HELD_MARKER, ...markers(summary).filter((marker) => marker.key !== "pending")]
+            : markers(summary);
+        for (const marker of marks) classes.push(`m-${marker.key}`);
         if (id === store.selectedID) classes.push("selected");
         if (store.picked.has(id)) classes.push("picked");
         row.className = classes.filter(Boolean).join(" ");
         setSafeAttribute(row, "aria-selected", id === store.selectedID || store.picked.has(id) ? "true" : "false");
         for (let c = 0; c < COLUMNS.length; c += 1) {
-            const text = COLUMNS[c].text(summary);
+            const text = c === 0 ? marks.map((marker) => marker.symbol).join(" ") : COLUMNS[c].text(summary);
             if (cells[c].textContent !== text) cells[c].textContent = text;
         }
-        const labels = markers(summary).map((marker) => marker.label).join(", ");
+        const labels = marks.map((marker) => marker.label).join(", ");
         setSafeAttribute(cells[0], "title", labels || false);
         setSafeAttribute(cells[0], "aria-label", labels || "no markers");
         setSafeAttribute(cells[3], "title", cells[3].textContent || false);
         setSafeAttribute(cells[4], "title", summary.url ?? false);
         setSafeAttribute(cells[5], "title", statusTitle(summary) || false);
         setSafeAttribute(cells[SIGNER_CELL], "title", signerTitle(summary) || false);
-        setSafeAttribute(row, "title", isPending(summary) ? "pending" : false);
+        setSafeAttribute(row, "title", held ? "held at a breakpoint" : isPending(summary) ? "pending" : false);
     }
 
     #onClick(event) {

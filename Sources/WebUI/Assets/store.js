@@ -19,6 +19,11 @@ class Store extends EventTarget {
     errorKinds = {};
     /** `GET /api/ca`, once it arrives. */
     ca = null;
+    /**
+     * Breakpoints (`GET /api/intercept`, the live `intercept` event): the Intercept filter (null for
+     * none) and the ids of the held requests, oldest first; `available` is false beside no proxy.
+     */
+    intercept = { available: false, filter: null, held: [] };
 
     setFilter(filter) {
         if (filter === this.filter) return;
@@ -50,6 +55,17 @@ class Store extends EventTarget {
     setCA(ca) {
         this.ca = ca;
         this.dispatchEvent(new CustomEvent("ca", { detail: ca }));
+    }
+
+    /** The breakpoints' board changed: `{filter, held: [ids]}` (and `available` once known). */
+    setIntercept({ filter = null, held = [], available = true }) {
+        this.intercept = { available, filter, held };
+        this.dispatchEvent(new CustomEvent("intercept", { detail: this.intercept }));
+    }
+
+    /** Whether flow `id` is held at a breakpoint now. */
+    isHeld(id) {
+        return Boolean(id) && this.intercept.held.includes(id);
     }
 
     /** Says something to the user in the status line (and to screen readers). */

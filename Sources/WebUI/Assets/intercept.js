@@ -1,0 +1,237 @@
+// Breakpoints (mitmweb's intercept, Charles's and Proxyman's breakpoints): <intercept-box> in the
+// top bar sets the filter and resumes every held request; `interceptEditor` is the held request's
+// editor at the top of the detail pane; the actions below are what the keys `a`, `A` and `x` do.
+// Which flows are held comes from `GET /api/intercept` and the live `intercept` event (store.js).
+
+import { api } from "./api.js";
+import { h, setSafeAttribute } from "./dom.js";
+import { liveEvents } from "./events.js";
+import { formatDuration, formatSize } from "./format.js";
+import { headerLines, parseHeaderLines } from "./resend-dialog.js";
+import { store } from "./store.js";
+
+/** Asks for the board; beside no proxy (404) breakpoints are not offered. */
+async function loadBoard() {
+    try {
+        const board = await api.intercept();
+        store.setIntercept({ filter: board.filter ?? null, held: (board.held ?? []).map((item) => item.id) });
+    } catch (error) {
+        if (error.status === 404) store.setIntercept({ available: false });
+    }
+}
+
+liveEvents.addEventListener("intercept", (event) => {
+    const { filter = null, held = [] } = event.detail ?? {};
+    store.setIntercept({ filter, held });
+});
+// A stream that (re)opened may have missed changes: the board is asked again.
+liveEvents.addEventListener("state", (event) => {
+    if (event.detail === "live") loadBoard();
+});
+liveEvents.addEventListener("reset", () => loadBoard());
+
+/** Takes `id` off the held list at once (the live event confirms it). */
+function released(id) {
+    const { filter, held } = store.intercept;
+    store.setIntercept({ filter, held: held.filter((other) => other !== id) });
+}
+
+/**
+ * Sends held request `id` on with `edit` (only the parts changed); resolves to true when it went.
+ * A refused edit (400) throws its reason for the editor to show.
+ */
+export async function resumeHeld(id, edit) {
+    try {
+        await api.resumeHeld(id, edit);
+    } catch (error) {
+        if (error.status === 400) throw error;
+        store.notify(`could not resume ${id}: ${error.message}`, "error");
+        if (error.status === 404) released(id);
+        return false;
+    }
+    const parts = Object.keys(edit ?? {}).map((part) => (part === "body_base64" ? "body" : part));
+    store.notify(parts.length ? `resumed ${id}, edited: ${parts.join(", ")}` : `resumed ${id}`);
+    released(id);
+    return true;
+}
+
+/** Aborts held request `id`: its client gets a 502 saying it was aborted here. */
+export async function abortHeld(id) {
+    try {
+        await api.abortHeld(id);
+        store.notify(`aborted ${id}: its client got a 502, nothing was sent`);
+    } catch (error) {
+        store.notify(`could not abort ${id}: ${error.message}`, "error");
+    }
+    released(id);
+}
+
+/** Sends every held request on as it came. */
+export async function resumeAllHeld() {
+    try {
+        const answer = await api.resumeAllHeld();
+        store.notify(`resumed ${answer.resumed} held request${answer.resumed === 1 ? "" : "s"}`);
+        store.setIntercept({ filter: store.intercept.filter, held: [] });
+    } catch (error) {
+        store.notify(`could not resume them: ${error.message}`, "error");
+    }
+}
+
+/**
+ * The editor of a held request (`GET /api/intercept/ID`): method, URL, header fields (one
+ * `Name: value` a line) and the body as text when it is text; Resume sends only what changed.
+ * Every value goes in as an input's value, never as markup.
+ */
+export function interceptEditor(held) {
+    const method = h("input", { id: "intercept-method", name: "method", spellcheck: "false", autocomplete: "off",
+        "aria-label": "Method", value: held.method });
+    const url = h("input", { id: "intercept-url", name: "url", spellcheck: "false", autocomplete: "off",
+        "aria-label": "URL", value: held.url });
+    const fields = headerLines(held.headers);
+    const headers = h("textarea", { id: "intercept-headers", name: "headers", spellcheck: "false",
+        rows: Math.min(12, Math.max(3, held.headers.length + 1)), "aria-label": "Header fields, one Name: value a line" });
+    headers.value = fields;
+    const isText = typeof held.body_text === "string";
+    let body = null;
+    if (isText) {
+        body = h("textarea", { id: "intercept-body", name: "body", spellcheck: "false", rows: 8, "aria-label": "Body" });
+        body.value = held.body_text;
+    }
+    const error = h("p", { id: "intercept-edit-error", class: "error-text", role: "alert", hidden: true });
+    const resume = h("button", { type: "button", id: "intercept-resume", title: "Resume (a): sends what changed" },
+        "Resume");
+    const abort = h("button", { type: "button", id: "intercept-abort", class: "danger",
+        title: "Abort (x): the client gets a 502, nothing is sent" }, "Abort");
+    const say = (message) => {
+        error.textContent = message;
+        error.hidden = !message;
+    };
+    resume.addEventListener("click", async () => {
+        const edit = {};
+        if (method.value.trim() !== held.method) edit.method = method.value.trim();
+        if (url.value.trim() !== held.url) edit.url = url.value.trim();
+        if (headers.value !== fields) {
+            try {
+                edit.headers = parseHeaderLines(headers.value);
+            } catch (problem) {
+                say(problem.message);
+                return;
+            }
+        }
+        if (body && body.value !== held.body_text) edit.body = body.value;
+        say("");
+        resume.disabled = true;
+        try {
+            await resumeHeld(held.id, edit);
+        } catch (refused) {
+            say(refused.message);
+        } finally {
+            resume.disabled = false;
+        }
+    });
+    abort.addEventListener("click", () => abortHeld(held.id));
+    const since = Date.parse(held.since);
+    return h("section", { class: "intercept-editor", "aria-label": "Held at a breakpoint" },
+        h("h3", {}, "⏸ Held at a breakpoint"),
+        h("p", { class: "muted intercept-facts" }, `${held.http_version} · filter ${held.filter ?? store.intercept.filter ?? ""}`
+            + (Number.isFinite(since) ? ` · held since ${new Date(since).toLocaleTimeString()}` : "")
+            + " · edit, then Resume (a) sends what changed; Abort (x) answers the client 502"),
+        h("div", { class: "intercept-line" },
+            h("label", { class: "field" }, h("span", {}, "Method"), method),
+            h("label", { class: "field" }, h("span", {}, "URL"), url)),
+        h("label", { class: "field" }, h("span", {}, "Header fields (one Name: value a line)"), headers),
+        isText
+            ? h("label", { class: "field" }, h("span", {}, `Body (${formatSize(held.body_size)})`), body)
+            : h("p", { class: "muted intercept-binary" }, `binary body, ${held.body_size} bytes: sent unchanged`),
+        error,
+        h("div", { class: "dialog-buttons intercept-buttons" }, abort, resume));
+}
+
+/** What the flow's `intercept` record says, for the pane's facts: held how long, and what became of it. */
+export function interceptFacts(intercept) {
+    if (!intercept) return "";
+    const held = `held ${formatDuration(intercept.paused_ms) || "0 ms"} at a breakpoint (${intercept.filter})`;
+    switch (intercept.outcome) {
+    case "resumed": {
+        const edited = intercept.edited ?? [];
+        const was = [intercept.original_method ? `the client sent ${intercept.original_method}` : "",
+            intercept.original_url ? `the client asked for ${intercept.original_url}` : ""].filter(Boolean);
+        return `${held}, resumed ${edited.length ? `edited: ${edited.join(", ")}` : "as it came"}`
+            + (was.length ? `; ${was.join(", ")}` : "");
+    }
+    case "aborted": return `${held}, aborted: the client got a 502, nothing was sent`;
+    case "client_gone": return `${held}; the client left before it was resumed`;
+    case "stopped": return `${held}; DevProxy stopped: the client got a 502, nothing was sent`;
+    case "not_held": return `the filter ${intercept.filter} passed it, but it went on at once: ${intercept.note ?? ""}`;
+    default: return `${held}, ${intercept.outcome}`;
+    }
+}
+
+/** <intercept-box>: the Intercept filter (Enter sets it; the server's reason beside it when refused)
+ * and, while any are held, "⏸ N held · Resume all". Hidden beside no proxy. */
+class InterceptBox extends HTMLElement {
+    #input;
+    #error;
+    #resumeAll;
+
+    connectedCallback() {
+        if (this.#input) return;
+        setSafeAttribute(this, "role", "group");
+        setSafeAttribute(this, "aria-label", "Breakpoints");
+        this.hidden = true;
+        this.#input = h("input", {
+            type: "search", id: "intercept-filter", name: "intercept", autocomplete: "off", spellcheck: "false",
+            placeholder: "intercept: ~d api.example.com & ~m POST", "aria-describedby": "intercept-error",
+            title: "Hold the requests this filter passes (Enter sets it; empty clears it)",
+        });
+        this.#error = h("p", { id: "intercept-error", class: "filter-error", role: "alert", hidden: true });
+        this.#resumeAll = h("button", { type: "button", id: "intercept-resume-all", hidden: true,
+            title: "Resume every held request as it came (A)", on: { click: () => resumeAllHeld() } });
+        this.append(h("label", { for: "intercept-filter", class: "intercept-label" }, "Intercept"), this.#input,
+            this.#error, this.#resumeAll);
+        this.#input.addEventListener("keydown", (event) => {
+            if (event.key === "Enter") this.#set();
+            else if (event.key === "Escape") {
+                this.#input.value = store.intercept.filter ?? "";
+                this.#say(null);
+                this.#input.blur();
+            }
+        });
+        store.addEventListener("intercept", () => this.#show());
+        store.addEventListener("info", () => {
+            if (store.info?.mode === "viewer") store.setIntercept({ available: false });
+        });
+        loadBoard();
+    }
+
+    #show() {
+        const { available, filter, held } = store.intercept;
+        this.hidden = !available;
+        // The user's typing is left alone; otherwise the box shows the filter in force.
+        if (document.activeElement !== this.#input) this.#input.value = filter ?? "";
+        setSafeAttribute(this.#input, "aria-label", filter ? `Intercept filter, holding ${filter}` : "Intercept filter, off");
+        this.#input.classList.toggle("active", Boolean(filter));
+        this.#resumeAll.hidden = held.length === 0;
+        this.#resumeAll.textContent = `⏸ ${held.length} held · Resume all`;
+    }
+
+    async #set() {
+        const text = this.#input.value.trim();
+        try {
+            const answer = await api.setInterceptFilter(text);
+            this.#say(null);
+            store.setIntercept({ filter: answer.filter ?? null, held: store.intercept.held });
+            store.notify(answer.filter ? `intercepting ${answer.filter}` : "intercept off: nothing more is held");
+        } catch (error) {
+            this.#say(error.message);
+        }
+    }
+
+    #say(message) {
+        setSafeAttribute(this.#input, "aria-invalid", message ? "true" : false);
+        this.#error.textContent = message ?? "";
+        this.#error.hidden = !message;
+    }
+}
+
+customElements.define("intercept-box", InterceptBox);
