@@ -32,6 +32,13 @@ public struct PinnedDomain: Sendable, Equatable {
     /// Android: the file holds a `<trustkit-config>`, so the app runs TrustKit-Android on it, which
     /// turns this domain's pin failures into reports and blocks only when `enforce`.
     public var trustKitAndroid: Bool = false
+
+    /// What a TrustKit-Android entry that does not enforce lets through, in the words of the lint
+    /// and of each host's prediction alike: its `PinningTrustManager` swallows the platform's
+    /// "Pin verification failed" only for connections given its SSLSocketFactory or trust
+    /// manager, and from API 24 the platform's own trust manager enforces the <pin-set> on all others.
+    public static let trustKitAndroidReportOnlyReach = "report-only through TrustKit-Android's socket factory; "
+        + "from Android 7 the platform's Network Security Config still blocks a pin mismatch on every other connection"
     /// The library this entry follows.
     public var source: PolicySource
 

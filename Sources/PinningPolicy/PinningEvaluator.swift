@@ -155,11 +155,11 @@ public enum PinningEvaluator {
             result.reason = "\(pin) matches \(certificate.subject)"
         } else if entry.trustKitAndroid, !entry.enforce {
             // `PinningTrustManager`: the platform's "Pin verification failed" is reported, and
-            // thrown only when enforcing.
+            // thrown only when enforcing; the allow holds for its socket factory's connections alone.
             (result.validationResult, result.decision) = (.failedNoMatchingPin, .shouldAllowConnection)
-            result.reason = "no pin matches, but TrustKit-Android does not enforce for \(entry.pattern) (enforcePinning "
-                + "false, its default): a connection through TrustKit's SSLSocketFactory goes ahead and is reported; one "
-                + "through the platform's own trust manager fails (Pin verification failed)"
+            result.reason = "no pin matches, but TrustKit-Android does not enforce for \(entry.pattern) "
+                + "(enforcePinning false, its default): the mismatch is reported, and the entry is "
+                + PinnedDomain.trustKitAndroidReportOnlyReach
             result.reportURIs = trustKitAndroidReportURIs(entry)
         } else {
             (result.validationResult, result.decision, result.connects) = (.failedNoMatchingPin, .shouldBlockConnection, false)

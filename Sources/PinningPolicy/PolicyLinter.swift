@@ -105,11 +105,9 @@ public struct PolicyLinter: Sendable {
         findings += lintRotation(policy)
         if !pinned.isEmpty, pinned.allSatisfy({ !$0.enforce }) {
             // TrustKit-Android relaxes only the connections given its SSLSocketFactory or trust
-            // manager (`PinningTrustManager` swallows the platform's "Pin verification failed");
-            // from API 24 the platform's own trust manager enforces the <pin-set> on all others.
+            // manager (`PinnedDomain.trustKitAndroidReportOnlyReach`).
             let message = pinned.contains(where: \.trustKitAndroid)
-                ? "every entry is report-only through TrustKit-Android's socket factory; from Android 7 the platform's "
-                    + "Network Security Config still blocks a pin mismatch on every other connection"
+                ? "every entry is " + PinnedDomain.trustKitAndroidReportOnlyReach
                 : "every entry is report-only; nothing is blocked"
             findings.append(PolicyLint(kind: .reportOnlyEverywhere, domain: nil, message: message))
         }
