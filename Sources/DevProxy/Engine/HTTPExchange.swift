@@ -47,11 +47,7 @@ struct HTTPExchange {
         if let mapping { draft.flow.mapped = mapping }
         defer { context.server.emit(draft.takeFinished()) }
         context.server.started(draft.flow)
-        let recorder = ExchangeRecorder(request: request, bodyLimit: context.configuration.bodyLimit,
-                                        spool: context.configuration.bodySpool, grpcView: true, lowercaseNames: false,
-                                        protoSchema: context.server.protoSchema(host: destination.host, port: destination.port,
-                                                                                tls: destination.tls, path: request.path,
-                                                                                contentType: head.headers["Content-Type"]))
+        let recorder = makeRecorder(request)
         // RFC 9110 §7.6.2: a TRACE or OPTIONS whose hops ran out here is DevProxy's to answer.
         let lastHop = MaxForwards.answersHere(method: head.method, value: head.headers["Max-Forwards"]) ? MaxForwards.route : nil
         if route != nil || lastHop != nil || !context.server.localRoutes.isEmpty {
@@ -60,6 +56,26 @@ struct HTTPExchange {
                 return answerLocally(request, route: route, recorder: recorder, draft: &draft)
             }
         }
+        // Breakpoints (`--intercept`): one atomic load when no filter is set.
+        if let board = context.configuration.intercepts, board.isActive, replay == nil,
+           let held = breakpoint(board, request: request, sent: sent, draft: &draft) {
+            return held
+        }
+        return forward(request, recorder: recorder, draft: &draft)
+    }
+
+    /// Records `request` (the one that goes upstream) for the flow, its gRPC view decoded by the
+    /// schema the origin offers, if any.
+    func makeRecorder(_ request: HTTPRequest) -> ExchangeRecorder {
+        ExchangeRecorder(request: request, bodyLimit: context.configuration.bodyLimit,
+                         spool: context.configuration.bodySpool, grpcView: true, lowercaseNames: false,
+                         protoSchema: context.server.protoSchema(host: destination.host, port: destination.port,
+                                                                 tls: destination.tls, path: request.path,
+                                                                 contentType: head.headers["Content-Type"]))
+    }
+
+    /// Sends the request to its origin (dialled or pooled) and relays the response.
+    func forward(_ request: HTTPRequest, recorder: ExchangeRecorder, draft: inout FlowDraft) -> Bool {
         var upstream: UpstreamConnection
         let key = UpstreamPool.key(host: destination.host, port: destination.port, tls: destination.tls,
                                    dial: destination.dial)

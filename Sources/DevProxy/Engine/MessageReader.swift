@@ -44,6 +44,8 @@ final class MessageReader<Parser: HTTP1Parsing> {
     private(set) var bytesRead = 0
     /// An event parsed from buffered bytes by `hasBufferedInput`, returned by the next `next`.
     private var pendingEvent: HTTP1Event<Parser.Head>?
+    /// Events `inject` handed back, returned by `next` before anything is read.
+    private var injected: [HTTP1Event<Parser.Head>] = []
 
     /// Reads at least this long give the parser their array instead of a copy; shorter ones (a
     /// request head) are copied and the read buffer is kept for the next read.
@@ -76,6 +78,7 @@ final class MessageReader<Parser: HTTP1Parsing> {
     ///   trickling one byte at a time cannot hold the connection past it).
     /// - Throws: `HTTP1ParseError`, `NetworkError` (`.timedOut` past the deadline), `TLSError`.
     func next(deadline: Date? = nil) throws -> HTTP1Event<Parser.Head>? {
+        if !injected.isEmpty { return injected.removeFirst() }
         while true {
             let event = try nextCoded(deadline: deadline)
             switch event {
@@ -115,6 +118,13 @@ final class MessageReader<Parser: HTTP1Parsing> {
                 return event
             }
         }
+    }
+
+    /// Hands `events` out again before anything else is read: a request body a breakpoint read
+    /// off the client (`HTTPExchange+Intercept`), decoded already, goes on through the usual
+    /// transfer as if it were still arriving.
+    func inject(_ events: [HTTP1Event<Parser.Head>]) {
+        injected = events + injected
     }
 
     private func transferFailure(_ end: ContentDecoder.End) -> HTTP1ParseError {
@@ -170,6 +180,7 @@ final class MessageReader<Parser: HTTP1Parsing> {
     /// (a TLS 1.3 server's session tickets) are not input. True at the peer's close too, which
     /// the next read reports.
     func hasArrivedInput() throws -> Bool {
+        if !injected.isEmpty { return true }
         if try hasParsedEvent() { return true }
         guard stream.pending > 0 || stream.inputReady else { return false }
         var chunk = [UInt8](repeating: 0, count: bufferSize)
@@ -196,6 +207,7 @@ final class MessageReader<Parser: HTTP1Parsing> {
     /// Whether the next message has already begun arriving: a pipelined request the parser
     /// holds, or bytes TLS has decrypted (neither shows up in poll()).
     func hasBufferedInput() throws -> Bool {
+        if !injected.isEmpty { return true }
         if pendingEvent != nil || stream.pending > 0 { return true }
         pendingEvent = try parser.next()
         return pendingEvent != nil

@@ -291,7 +291,10 @@ public final class ProxyServer: @unchecked Sendable {
     /// (an upstream timeout answered 504, say, its flow emitted a moment after `stop` began) keeps
     /// its own cause.
     static func isCut(_ flow: borrowing Flow, stopBegan: TimeInterval) -> Bool {
-        if let error = flow.error { return (error.recordedAt ?? .infinity) >= stopBegan }
+        // A request held at a breakpoint that stopping answered (502, `intercept_aborted`) was not cut.
+        if let error = flow.error {
+            return error.kind != FlowErrorKind.interceptAborted.rawValue && (error.recordedAt ?? .infinity) >= stopBegan
+        }
         return flow.response == nil && flow.mode != .tunnel
     }
 

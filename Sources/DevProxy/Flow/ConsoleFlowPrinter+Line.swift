@@ -39,6 +39,7 @@ extension ConsoleFlowPrinter {
             } else if !error.message.isEmpty {
                 text += ": " + error.message
             }
+            if let intercept = flow.intercept { text += breakpointNote(intercept) }
             return "\(time) " + paint.red(text)
         }
 
@@ -73,10 +74,13 @@ extension ConsoleFlowPrinter {
         }
         if let mapped = flow.mapped {
             // `(mapped from https://api.example.com/v1/user)`, `(map-local /work/mocks/user.json)`.
-            // `(headers: set X-Env, removed Cookie)` for `--modify-headers`.
+            // `(headers: set X-Env, removed Cookie)` for `--modify-headers`, and `(response headers:
+            // removed Strict-Transport-Security)` for what it changed on the response.
+            let changes = mapped.headers ?? []
+            let onRequest = changes.filter { !$0.isOnResponse }.map { "\($0.action) \($0.name)" }
+            let onResponse = changes.filter(\.isOnResponse).map { "\($0.action) \($0.name)" }
             if mapped.rule == "modify-headers" {
-                let changes = (mapped.headers ?? []).map { "\($0.action) \($0.name)" }
-                text += " (headers: \(changes.joined(separator: ", ")))"
+                if !onRequest.isEmpty { text += " (headers: \(onRequest.joined(separator: ", ")))" }
             } else if mapped.rule == "block-list" {
                 text += " (blocked by --block-list \(mapped.by.joined()))"
             } else if mapped.rule != "map-local" {
@@ -86,11 +90,28 @@ extension ConsoleFlowPrinter {
             } else {
                 text += " (map-local \(mapped.to))"
             }
+            if !onResponse.isEmpty { text += " (response headers: \(onResponse.joined(separator: ", ")))" }
         }
+        if let intercept = flow.intercept { text += breakpointNote(intercept) }
         if let messages = flow.websocket, !messages.isEmpty {
             text += " (\(messages.count) WebSocket message\(messages.count == 1 ? "" : "s"))"
         }
         return text
+    }
+
+    /// What a breakpoint (`--intercept`) did to the request: `(held 2.4 s at a breakpoint; edited
+    /// url, body)`, `(aborted at a breakpoint)`, `(not held: its body is over 4 MiB, …)`.
+    static func breakpointNote(_ intercept: Flow.Intercept) -> String {
+        let held = HumanUnits.duration(milliseconds: intercept.pausedMs)
+        switch intercept.outcome {
+        case "resumed":
+            let edited = intercept.edited.isEmpty ? "" : "; edited " + intercept.edited.joined(separator: ", ")
+            return " (held \(held) at a breakpoint\(edited))"
+        case "aborted": return " (aborted at a breakpoint)"
+        case "stopped": return " (held at a breakpoint until DevProxy stopped)"
+        case "client_gone": return " (the client hung up after \(held) at a breakpoint)"
+        default: return intercept.note.map { " (\($0))" } ?? ""
+        }
     }
 
     /// `HH:mm:ss` of an RFC 3339 timestamp in `timeZone`; `--:--:--` when it does not parse.

@@ -716,4 +716,7 @@ public enum FlowErrorKind: String, Sendable, CaseIterable {
     case destinationRefused = "destination_refused"
     case aborted
     case overloaded
+    /// The request was held at a breakpoint (`--intercept`) and aborted there, from the web UI or
+    /// by DevProxy stopping: the client got a 502 and nothing was sent upstream.
+    case interceptAborted = "intercept_aborted"
 }

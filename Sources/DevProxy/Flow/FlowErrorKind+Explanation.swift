@@ -54,6 +54,8 @@ extension FlowErrorKind {
             return "the intermediate may not sign for this host (outside its name constraints, expired or revoked)"
         case .aborted:
             return "the proxy was stopped while the exchange was in flight"
+        case .interceptAborted:
+            return "the request was held at a breakpoint and aborted there (web UI, or DevProxy stopping): it was not sent"
         case .upstreamProxyFailed:
             return "the upstream proxy DevProxy goes through refused the connection or wanted other credentials"
         case .wouldLoop:
