@@ -421,6 +421,7 @@ class FlowList extends HTMLElement {
         const marks = held ? [HELD_MARKER, ...markers(summary).filter((marker) => marker.key !== "pending")]
             : markers(summary);
         for (const marker of marks) classes.push(`m-${marker.key}`);
+        if (held) classes.push("held");
         if (id === store.selectedID) classes.push("selected");
         if (store.picked.has(id)) classes.push("picked");
         row.className = classes.filter(Boolean).join(" ");

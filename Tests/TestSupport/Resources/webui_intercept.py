@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""Breakpoints in the web UI (headless Chromium, Playwright with the system browser), through a
+proxy started with `--intercept '~u /never-held'`; the script serves an origin that echoes what it
+got and makes requests with curl through the proxy.
+
+Checks: the Intercept box shows the run's filter; a filter asking about the response (`~s`) is
+refused with the server's reason beside the box; `~u /held/` set with Enter holds a curl POST: its
+row is marked (⏸, class `held`) and the top bar says `⏸ 1 held · Resume all`; its pane shows the
+editor (method, URL, header fields, body as text; a hostile header value as text); the body edited
+and Resume: curl gets the origin's answer to the edited body, the row is no longer held and the
+Connection tab says `held … resumed edited: body`; `x` aborts a held request (curl gets a 502 that
+says so); `A` resumes two; `a` resumes with the editor's changed URL; Enter on an empty box clears
+the filter. No dialog, script error or CSP violation on the way.
+
+Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on any failure.
+
+Usage: webui_intercept.py --ui URL --proxy http://127.0.0.1:PORT
+"""
+import argparse, http.server, json, subprocess, sys, threading
+
+from browser_page import Checks, live_page, origin_and_chromium
+from webui_browser import open_flow
+
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+
+class Echo(http.server.BaseHTTPRequestHandler):
+    """Answers every request with what it got: method, path and body, as JSON."""
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def answer(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length).decode("utf-8", "replace") if length else ""
+        data = json.dumps({"method": self.command, "path": self.path, "body": body}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_GET = do_POST = do_PUT = do_PATCH = answer
+
+
+class Curl:
+    """curl through the proxy, in a thread: the request waits at the breakpoint meanwhile."""
+
+    def __init__(self, proxy, url, data=None, headers=()):
+        arguments = ["curl", "-sS", "--max-time", "60", "--proxy", proxy, "-w", "\n%{http_code}"]
+        for header in headers:
+            arguments += ["-H", header]
+        if data is not None:
+            arguments += ["--data-binary", data]
+        self.result = None
+        self.thread = threading.Thread(target=self.run, args=(arguments + [url],), daemon=True)
+        self.thread.start()
+
+    def run(self, arguments):
+        done = subprocess.run(arguments, capture_output=True, text=True, timeout=90)
+        self.result = done.stdout + done.stderr
+
+    def wait(self, timeout=30):
+        self.thread.join(timeout)
+        return self.result or ""
+
+
+def held_row(page, path, held=True, timeout=15000):
+    """Waits until the row of `path` is (or is no longer) marked held; returns its id."""
+    page.wait_for_function("""([p, held]) => [...document.querySelectorAll('flow-list .flow-row[data-id]')]
+        .some((r) => r.querySelector('.c-path').textContent === p && r.classList.contains('held') === held
+            && (r.querySelector('.c-marks').textContent.includes('⏸') === held))""", arg=[path, held], timeout=timeout)
+    return page.evaluate("""(p) => [...document.querySelectorAll('flow-list .flow-row[data-id]')]
+        .find((r) => r.querySelector('.c-path').textContent === p).getAttribute('data-id')""", path)
+
+
+def set_intercept(page, text):
+    page.fill("#intercept-filter", text)
+    page.press("#intercept-filter", "Enter")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--ui", required=True)
+    parser.add_argument("--proxy", required=True)
+    options = parser.parse_args()
+    checks = Checks()
+    with origin_and_chromium(http.server.ThreadingHTTPServer, Echo) as (browser, base, _):
+        page, problems = live_page(browser, options.ui)
+        try:
+            run(page, options, base, checks)
+        except Exception as error:
+            checks.result("intercept-checks", False, str(error).splitlines()[0])
+        checks.result("no-page-errors", not problems and not page.evaluate("window.__violations"),
+                      repr((problems, page.evaluate("window.__violations"))))
+    sys.exit(1 if checks.failed else 0)
+
+
+def run(page, options, base, checks):
+    page.wait_for_selector("intercept-box:not([hidden])", timeout=10000)
+    shown = page.input_value("#intercept-filter")
+    checks.result("intercept-box-shows-filter", shown == "~u /never-held", repr(shown))
+
+    set_intercept(page, "~s")
+    page.wait_for_selector("#intercept-error:not([hidden])", timeout=10000)
+    said = page.text_content("#intercept-error")
+    board = page.evaluate("async () => (await fetch('/api/intercept')).json()")
+    checks.result("intercept-refused-filter-said", "~s is not known before the request is sent" in said
+                  and board["filter"] == "~u /never-held"
+                  and page.get_attribute("#intercept-filter", "aria-invalid") == "true", repr((said, board)))
+
+    set_intercept(page, "~u /held/")
+    page.wait_for_function("async () => (await (await fetch('/api/intercept')).json()).filter === '~u /held/'",
+                           timeout=10000)
+    page.wait_for_selector("#intercept-error[hidden]", state="attached", timeout=5000)
+
+    # A POST held; its body edited in the pane and resumed.
+    post = Curl(options.proxy, base + "/held/echo", data="name=ana", headers=("X-Note: " + HOSTILE,))
+    held_row(page, "/held/echo")
+    page.wait_for_function("() => document.getElementById('intercept-resume-all')?.textContent === "
+                           "'⏸ 1 held · Resume all' && !document.getElementById('intercept-resume-all').hidden",
+                           timeout=10000)
+    checks.result("row-marked-held", True, "⏸ in the first column, ⏸ 1 held · Resume all in the top bar")
+    open_flow(page, "/held/echo")
+    page.wait_for_selector("flow-detail #intercept-body", timeout=10000)
+    headers = page.input_value("#intercept-headers")
+    checks.result("editor-shows-request", page.input_value("#intercept-method") == "POST"
+                  and page.input_value("#intercept-url") == base + "/held/echo"
+                  and page.input_value("#intercept-body") == "name=ana"
+                  and "X-Note: " + HOSTILE in headers
+                  and not page.query_selector("flow-detail img"), repr(headers))
+    page.fill("#intercept-body", "name=bea&edited=1")
+    page.click("#intercept-resume")
+    answer = post.wait()
+    checks.result("resumed-edited-body-reaches-origin", '"body": "name=bea&edited=1"' in answer
+                  and '"method": "POST"' in answer and answer.rstrip().endswith("200"), repr(answer))
+    held_row(page, "/held/echo", held=False)
+    page.wait_for_function("() => !document.querySelector('flow-detail #intercept-body')"
+                           " && document.querySelector('flow-detail #detail-tab-connection')", timeout=15000)
+    page.click("#detail-tab-connection")
+    facts = page.evaluate("""() => {
+        const dt = [...document.querySelectorAll('flow-detail .connection dt')]
+            .find((t) => t.textContent === 'Intercepted');
+        return dt ? dt.nextElementSibling.textContent : null;
+    }""")
+    checks.result("row-no-longer-held", page.evaluate("() => document.getElementById('intercept-resume-all').hidden")
+                  is True, "the row and the top bar are back to normal")
+    checks.result("intercept-facts-shown", facts is not None and "at a breakpoint (~u /held/), resumed edited: body" in facts,
+                  repr(facts))
+    page.click("#detail-tab-request")
+
+    # `x` aborts the selected held request: its client gets the 502.
+    aborted = Curl(options.proxy, base + "/held/abort")
+    held_row(page, "/held/abort")
+    open_flow(page, "/held/abort")
+    page.wait_for_selector("flow-detail #intercept-resume", timeout=10000)
+    page.focus("flow-list .flow-viewport")
+    page.keyboard.press("x")
+    answer = aborted.wait()
+    checks.result("abort-key-502", answer.rstrip().endswith("502") and "aborted at a breakpoint" in answer, repr(answer))
+    held_row(page, "/held/abort", held=False)
+
+    # `A` resumes every held request.
+    both = [Curl(options.proxy, base + "/held/all-%d" % n) for n in (1, 2)]
+    for n in (1, 2):
+        held_row(page, "/held/all-%d" % n)
+    page.wait_for_function("() => document.getElementById('intercept-resume-all').textContent.startsWith('⏸ 2 held')",
+                           timeout=10000)
+    page.focus("flow-list .flow-viewport")
+    page.keyboard.press("Shift+A")
+    answers = [curl.wait() for curl in both]
+    checks.result("resume-all-key", all(a.rstrip().endswith("200") and '"path": "/held/all-' in a for a in answers),
+                  repr(answers))
+
+    # `a` resumes the selected one with the editor's changes (the URL here).
+    moved = Curl(options.proxy, base + "/held/key-a")
+    held_row(page, "/held/key-a")
+    open_flow(page, "/held/key-a")
+    page.wait_for_selector("flow-detail #intercept-url", timeout=10000)
+    page.fill("#intercept-url", base + "/held/key-a-moved?x=1")
+    page.focus("flow-list .flow-viewport")
+    page.keyboard.press("a")
+    answer = moved.wait()
+    checks.result("resume-key-sends-edits", '"path": "/held/key-a-moved?x=1"' in answer
+                  and answer.rstrip().endswith("200"), repr(answer))
+
+    set_intercept(page, "")
+    page.wait_for_function("async () => (await (await fetch('/api/intercept')).json()).filter === null", timeout=10000)
+    free = Curl(options.proxy, base + "/held/free")
+    answer = free.wait()
+    checks.result("intercept-cleared", answer.rstrip().endswith("200"), repr(answer))
+
+
+if __name__ == "__main__":
+    main()
