@@ -43,6 +43,11 @@ struct HTTPExchange {
         if let replay {
             draft.flow.id = replay.id
             draft.flow.replayOf = replay.original
+            // A Host the replay sends in place of the URL's names another host than the TLS
+            // connection's, as the intercepted request it repeats did (`server.request_host`).
+            if destination.tls, let host = replay.host {
+                draft.flow.server.requestHost = ExchangeContext.otherHost(in: "https://" + host, than: destination.host)
+            }
         }
         if let mapping { draft.flow.mapped = mapping }
         defer { context.server.emit(draft.takeFinished()) }

@@ -197,6 +197,9 @@ import Testing
         let server = intercepted.flow["server"] as? [String: Any]
         #expect(server?["host"] as? String == "localhost" && server?["port"] as? Int == origin.port, "\(intercepted.flow)")
         #expect((intercepted.flow["response"] as? [String: Any])?["status"] as? Int == 200, "\(intercepted.flow)")
+        // The replay names tenant-b.test on the connection to localhost, as the original did: its
+        // Connection tab says "Request named: tenant-b.test" too (the replay had no request_host).
+        #expect(server?["request_host"] as? String == "tenant-b.test", "\(intercepted.flow)")
 
         let tunnelled = try proxy.curl(["-p", "-H", "Host: tenant-b.test", plain.url("/headers", tls: false)])
         #expect(tunnelled.stdout.contains("Host: tenant-b.test\n"), "\(tunnelled.output)")
