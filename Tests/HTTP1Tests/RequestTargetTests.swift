@@ -17,6 +17,13 @@ import Testing
         ("CONNECT", "example.com:443", .authority(host: "example.com", port: 443)),
         ("CONNECT", "[::1]:8443", .authority(host: "::1", port: 8443)),
         ("CONNECT", "192.168.1.1:0", .authority(host: "192.168.1.1", port: 0)),
+        // RFC 6874: a link-local literal's zone id, kept as the URI writes it (the web UI's replay
+        // names a peer getnameinfo gave as fe80::1%eth0 so).
+        ("GET", "http://[fe80::1%25eth0]:8080/x",
+         .absolute(scheme: "http", host: "fe80::1%25eth0", port: 8080, pathAndQuery: "/x")),
+        ("GET", "http://[fe80::1%25en%301]/",
+         .absolute(scheme: "http", host: "fe80::1%25en%301", port: nil, pathAndQuery: "/")),
+        ("CONNECT", "[fe80::1%25wlan0.5_a~b-c]:443", .authority(host: "fe80::1%25wlan0.5_a~b-c", port: 443)),
         ("OPTIONS", "*", .asterisk),
     ])
     func parsesEachForm(method: String, target: String, expected: RequestTarget) throws {
@@ -30,6 +37,12 @@ import Testing
         ("CONNECT", "/path", "host contains an invalid character (0x2F)"),
         ("CONNECT", "[::1:443", "no closing ']'"),
         ("CONNECT", "[zz::1]:443", "invalid IPv6 literal"),
+        ("GET", "http://[fe80::1%eth0]/", "invalid IPv6 literal"),
+        ("GET", "http://[fe80::1%25]/", "invalid IPv6 zone id"),
+        ("GET", "http://[fe80::1%25eth%zz]/", "invalid IPv6 zone id"),
+        ("GET", "http://[fe80::1%25eth0%2]/", "invalid IPv6 zone id"),
+        ("GET", "http://[fe80::1%25eth:0]/", "invalid IPv6 zone id"),
+        ("GET", "http://[%25eth0]/", "invalid IPv6 literal"),
         ("CONNECT", "example.com:65536", "invalid port"),
         ("CONNECT", "example.com:44a", "invalid port"),
         ("GET", "*", "only allowed with OPTIONS"),

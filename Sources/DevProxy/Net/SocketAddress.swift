@@ -67,8 +67,15 @@ public enum Resolver {
     /// (RFC 6761 §6.3, as Chromium, Firefox and curl resolve them): a development server that
     /// listens on `::1` alone (Node.js binds `localhost` there), or on a name such as
     /// `app.localhost` that no resolver knows, is reached through the proxy as without it.
+    ///
+    /// An IPv6 literal's zone id may be written as a URI writes it, `fe80::1%25eth0` (RFC 6874 §2:
+    /// a request target's host keeps it so), or as getaddrinfo takes it, `fe80::1%eth0`.
     public static func resolve(host: String, port: Int, passive: Bool = false) throws -> [SocketAddress] {
-        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        var bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        if bare.contains(":"), let zone = bare.range(of: "%25"),
+           let id = bare[zone.upperBound...].removingPercentEncoding, !id.isEmpty {
+            bare = bare[..<zone.lowerBound] + "%" + id
+        }
         if !passive && isLocalhostName(bare) {
             return try resolve(host: "::1", port: port, passive: true) + resolve(host: "127.0.0.1", port: port, passive: true)
         }

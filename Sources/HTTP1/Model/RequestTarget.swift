@@ -3,7 +3,8 @@ public enum RequestTarget: Sendable, Equatable {
     /// `origin-form`: absolute path and optional query, e.g. `/search?q=x`. Sent to origin servers.
     case origin(String)
     /// `absolute-form`: a full URI, as sent to a forward proxy. `scheme` is lowercased, `host` has
-    /// no brackets (an IPv6 literal reads `::1`), `pathAndQuery` is at least `/`.
+    /// no brackets (an IPv6 literal reads `::1`, one with a zone `fe80::1%25eth0`, as RFC 6874
+    /// writes it), `pathAndQuery` is at least `/`.
     case absolute(scheme: String, host: String, port: Int?, pathAndQuery: String)
     /// `authority-form`: `host:port`, only with CONNECT. `host` has no brackets.
     case authority(host: String, port: Int)
@@ -78,9 +79,17 @@ public enum RequestTarget: Sendable, Equatable {
             }
             host = bytes[(bytes.startIndex + 1)..<close]
             afterHost = bytes[(close + 1)...]
+            // RFC 6874 §2: `IPv6addrz = IPv6address "%25" ZoneID`, a link-local peer's interface
+            // (`[fe80::1%25eth0]`, how the web UI's replay names one); the host keeps it as written.
+            let zone = host.firstRange(of: "%25".utf8)
+            let address = zone.map { host[..<$0.lowerBound] } ?? host
             let ipv6Chars = "0123456789abcdefABCDEF:.".utf8
-            guard host.contains(ASCII.colon), host.allSatisfy({ ipv6Chars.contains($0) }) else {
+            guard address.contains(ASCII.colon), address.allSatisfy({ ipv6Chars.contains($0) }) else {
                 throw invalid("request target has an invalid IPv6 literal")
+            }
+            if let zone, !isZoneID(host[zone.upperBound...]) {
+                throw invalid("request target has an invalid IPv6 zone id (RFC 6874: %25 then letters, digits, "
+                              + "'-._~' or %XX)")
             }
         } else {
             let colon = bytes.firstIndex(of: ASCII.colon) ?? bytes.endIndex
@@ -107,6 +116,29 @@ public enum RequestTarget: Sendable, Equatable {
             throw invalid("request target has an invalid port")
         }
         return port
+    }
+
+    /// `ZoneID = 1*( unreserved / pct-encoded )` (RFC 6874 §2).
+    private static func isZoneID(_ bytes: ArraySlice<UInt8>) -> Bool {
+        guard !bytes.isEmpty else { return false }
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "%") {
+                guard index + 2 < bytes.endIndex, isHexDigit(bytes[index + 1]), isHexDigit(bytes[index + 2]) else {
+                    return false
+                }
+                index += 3
+            } else {
+                guard isAlphanumeric(byte) || "-._~".utf8.contains(byte) else { return false }
+                index += 1
+            }
+        }
+        return true
+    }
+
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        ASCII.isDigit(byte) || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "f"))
     }
 
     /// `scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )` (RFC 3986 §3.1).
