@@ -35,8 +35,11 @@ import TestSupport
         #expect(reason.hasSuffix(Self.reach), "\(reason)")
         #expect((object["warnings"] as? [String])?.contains("every entry is " + Self.reach) == true, "\(object)")
 
-        let text = try Subprocess.run(Subprocess.devproxy, ["policy", "check", "--ca-dir", fixture.store.directory, policy])
-        let line = text.stdout.split(separator: "\n").first { $0.contains("api.acme.dev") && $0.contains("allow (result 1)") }
+        let text = try Subprocess.run(Subprocess.devproxy,
+                                      ["policy", "check", "--ca-dir", fixture.store.directory, policy])
+        let line = text.stdout.split(separator: "\n").first {
+            $0.contains("api.acme.dev") && $0.contains("allow (result 1)")
+        }
         #expect(line?.hasSuffix(Self.reach) == true, "\(text.output)")
     }
 }

@@ -73,7 +73,8 @@ import TestSupport
         let server = try Self.tlsServer(on: address, certifiedFor: address, fixture: fixture, names: names)
         defer { server.stop() }
         let to = uri.replacingOccurrences(of: "PORT", with: String(server.port))
-        let delivery = try #require(ReportPoster(extraCAs: [fixture.root], timeout: 5).post(Array("{}".utf8), to: [to]).first)
+        let poster = ReportPoster(extraCAs: [fixture.root], timeout: 5)
+        let delivery = try #require(poster.post(Array("{}".utf8), to: [to]).first)
         #expect(delivery.status == 204 && delivery.error == nil, "\(String(describing: delivery.error))")
         #expect(try String(contentsOfFile: names, encoding: .utf8) == "None\n")
     }
@@ -87,7 +88,8 @@ import TestSupport
                                         names: fixture.directory.file("names"))
         defer { server.stop() }
         let to = uri.replacingOccurrences(of: "PORT", with: String(server.port))
-        let delivery = try #require(ReportPoster(extraCAs: [fixture.root], timeout: 5).post(Array("{}".utf8), to: [to]).first)
+        let poster = ReportPoster(extraCAs: [fixture.root], timeout: 5)
+        let delivery = try #require(poster.post(Array("{}".utf8), to: [to]).first)
         #expect(delivery.status == nil)
         #expect(delivery.error?.contains("IP address mismatch") == true, "\(String(describing: delivery.error))")
     }

@@ -68,7 +68,8 @@ struct ReplayZoneTests {
                + #""client":"127.0.0.1:1","mode":"http","#
                + #""server":{"host":"a.example","port":80,"address":"[\#(zoned)]:\#(origin.port)"},"#
                + #""request":{"method":"GET","url":"http://a.example/x","http_version":"HTTP/1.1","#
-               + #""headers":[["Host","a.example"]]},"response":{"status":200,"reason":"OK","http_version":"HTTP/1.1","headers":[]},"#
+               + #""headers":[["Host","a.example"]]},"#
+               + #""response":{"status":200,"reason":"OK","http_version":"HTTP/1.1","headers":[]},"#
                + #""timings":{"connect":1,"tls":-1,"send":1,"wait":1,"receive":1}}"#)
         let answer = try ui.request("/api/flows/zoned-1/replay", method: "POST")
         let id = try #require(answer.json["id"] as? String, "\(answer.status) \(answer.text)")
