@@ -50,8 +50,10 @@ import TestSupport
         let flow = try #require(flow)
         let mapped = try #require(flow.mapped)
         #expect(mapped.rule == "modify-headers" && mapped.from == url && mapped.to == url && mapped.by == [])
-        #expect(mapped.headers?.map { "\($0.action) \($0.name)" } == ["set X-Env", "removed User-Agent", "set X-Token",
-                                                                        "set X-Secret"])
+        let expected = ["set X-Env", "removed User-Agent", "set X-Token", "set X-Secret"]
+        #expect(mapped.headers?.filter { !$0.isOnResponse }.map { "\($0.action) \($0.name)" } == expected)
+        // None of these rules says ~q: as mitmproxy, each applies to the response too.
+        #expect(mapped.headers?.filter(\.isOnResponse).map { "\($0.action) \($0.name)" } == expected)
         #expect(mapped.headers?.last?.by == "#X-Secret#[redacted]")
         #expect(flow.request?.headers.first(named: "x-env") == "staging")
         #expect(flow.request?.headers.first(named: "user-agent") == nil)
@@ -105,19 +107,53 @@ import TestSupport
         #expect(ConsoleFlowPrinter.line(for: flow).hasSuffix(" (headers: set X-Env, removed Cookie)"))
     }
 
+    /// mitmproxy's own example, `/~q/Host/example.org`: the origin gets `Host: example.org`
+    /// (`:authority` over HTTP/2) while the connection, the flow's URL and the answer are the
+    /// URL's, as an edited Host in the web UI's resend goes. DevProxy refused it at start.
+    @Test(arguments: ["--http1.1", "--http2", "h2-only"])
+    func aHostRuleSendsItsHostWhileTheConnectionGoesToTheURL(_ client: String) throws {
+        let origin = try HTTP2Origin(client == "--http2" ? .hypercornBoth : .hypercornHTTP1)
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let rules = try MapRules(remote: [], local: [], headers: ["/~q/Host/example.org"])
+        let proxy = try ProxyHarness(configure: {
+            $0.upstreamCAs = cas
+            $0.mapRules = rules
+        })
+        let body: String
+        if client == "h2-only" {
+            // An HTTP/2 client of an HTTP/1.1-only origin: `:authority` becomes the Host it is sent.
+            let json = try H2Client.run(proxy: proxy, port: origin.port, alpn: "h2", path: "/echo")
+            #expect(json.alpn == "h2", "\(json)")
+            body = json.responses.first?.body ?? ""
+        } else {
+            let result = try proxy.curl([client, origin.url("/echo")])
+            #expect(result.status == 0, "\(result.output)")
+            body = result.stdout
+        }
+        #expect(try echoed(body, "Host") == ["example.org"], "\(body)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.request?.url == origin.url("/echo") && flow.response?.status == 200, "\(flow)")
+        #expect(flow.mapped?.headers == [Flow.HeaderChange(name: "Host", action: "set", by: "/~q/Host/example.org")])
+    }
+
     @Test func badRulesStopTheStartWithOneLine() throws {
         let dir = TemporaryDirectory()
         let usage = "give --modify-headers |FLOW-FILTER|NAME|VALUE or |NAME|VALUE (the first character is the "
             + "separator; an empty VALUE removes the header)"
+        let hostUsage = "give Host a host[:port] inline (a request cannot go without its Host; the connection still "
+            + "goes to the URL's host: --map-remote sends a request to another one)"
         let cases = [
             (["--modify-headers", "|only"], "error: --modify-headers |only is not a rule: \(usage)\n"),
-            (["--modify-headers", "|~s|Server|"], "error: --modify-headers |~s|Server|: the filter's ~s is not known "
-                + "before the request is sent (a map rule decides then); use ~d, ~u, ~m, ~h, ~hq, ~t, ~tq, ~q, ~http, "
-                + "~grpc, ~all, !, & and |\n"),
+            (["--modify-headers", "|~bs secret|Server|"], "error: --modify-headers |~bs secret|Server|: the filter's "
+                + "~bs is not known when the rule runs (on the request's head, then on the response's, before the "
+                + "bodies); use ~d, ~u, ~m, ~h, ~hq, ~hs, ~t, ~tq, ~ts, ~q, ~s, ~c, ~http, ~grpc, ~all, !, & and |\n"),
             (["--modify-headers", "|Bad Name|x"], "error: --modify-headers |Bad Name|x: \"Bad Name\" is not a header "
                 + "name (letters, digits and !#$%&'*+-.^_`|~)\n"),
             (["--modify-headers", "|Content-Length|5"], "error: --modify-headers |Content-Length|5: DevProxy writes "
                 + "Content-Length itself and a rule may not change it\n"),
+            (["--modify-headers", "|~q|Host|"], "error: --modify-headers |~q|Host|: \(hostUsage)\n"),
+            (["--modify-headers", "|Host|user@example.org"],
+             "error: --modify-headers |Host|user@example.org: \(hostUsage)\n"),
             (["--modify-headers", "|X-Token|@\(dir.file("none"))"],
              "error: --modify-headers |X-Token|@\(dir.file("none")): \(dir.file("none")) is not a file to read "
                 + "the value from\n"),
@@ -146,8 +182,10 @@ import TestSupport
         #expect(try echoed(result.stdout, "Authorization") == ["Bearer team"], "\(result.output)")
         #expect(proxy.stop().status == 0)
         let flow = try #require(try FlowLogReader.read(path: dir.file("flows.jsonl")).flows.first)
-        #expect(flow.mapped?.headers == [Flow.HeaderChange(name: "Authorization", action: "set",
-                                                           by: "|Authorization|@\(dir.file("team/token.txt"))")])
+        let option = "|Authorization|@\(dir.file("team/token.txt"))"
+        #expect(flow.mapped?.headers == [Flow.HeaderChange(name: "Authorization", action: "set", by: option),
+                                         Flow.HeaderChange(name: "Authorization", action: "set", by: option,
+                                                           on: "response")])
     }
 }
 

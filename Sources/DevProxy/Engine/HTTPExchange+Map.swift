@@ -3,7 +3,9 @@ import HTTPTypes
 extension HTTPExchange {
     /// This exchange as `--map-remote` and `--map-local` make it (`MapRules`): bound for the new
     /// URL's scheme, host, port and path, its `Host` the new URL's (the client's is kept in the
-    /// flow's `request.client_host`), or answered from a local file. Nil when no rule applied, or
+    /// flow's `request.client_host`), or answered from a local file; its headers as
+    /// `--modify-headers` makes them (a `Host` it sets is sent, the connection still going to
+    /// the URL's host: `Destination.editedHost`). Nil when no rule applied, or
     /// for a request DevProxy answers whatever it names (the onboarding site).
     func mapped() -> HTTPExchange? {
         guard route == nil else { return nil }
@@ -18,6 +20,11 @@ extension HTTPExchange {
             for field in edits.added { exchange.head.headers.add(name: field.name, value: field.value) }
         }
         if let destination = outcome.destination { exchange.destination = destination }
+        if let host = outcome.edits?.host {
+            // `--modify-headers |~q|Host|example.org`: one Host, sent as the rule says.
+            exchange.head.headers.replaceOrAdd(name: "Host", value: host)
+            exchange.destination.editedHost = host
+        }
         exchange.route = outcome.route
         return exchange
     }

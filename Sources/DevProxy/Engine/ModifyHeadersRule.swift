@@ -1,9 +1,11 @@
 import Foundation
 
-/// `--modify-headers |FLOW-FILTER|NAME|VALUE`, mitmproxy's modify_headers on requests: on a
-/// request the filter passes (every request without one), every header NAME is removed and, when
-/// VALUE is not empty, NAME: VALUE added. `@FILE` as the value reads the file at each request (one
-/// trailing newline dropped), as mitmproxy reads it. DevProxy applies the rules to requests only.
+/// `--modify-headers |FLOW-FILTER|NAME|VALUE`, mitmproxy's modify_headers: on a request, and then
+/// on its response's head, that the filter passes (every one without a filter), every header NAME
+/// is removed and, when VALUE is not empty, NAME: VALUE added. The filter is asked of the flow as
+/// it stands (`MapRequestFilter`, `allowingResponse`): `~q` passes the request alone, `~s`, `~c`,
+/// `~hs` and `~ts` the response alone. `@FILE` as the value reads the file each time (one trailing
+/// newline dropped), as mitmproxy reads it. Interim (1xx) responses are left as they came.
 public struct ModifyHeadersRule: Sendable {
     /// The option as given, an inline value masked when `--redact` names the header.
     public let shown: String
@@ -19,9 +21,11 @@ public struct ModifyHeadersRule: Sendable {
         case file(String)
     }
 
-    /// Headers a rule may not set or remove: the message's framing and routing, which DevProxy
-    /// writes itself (`--map-remote` sends a request elsewhere).
-    private static let refused: Set<String> = ["host", "content-length", "transfer-encoding", "connection",
+    /// Headers a rule may not set or remove: the message's framing and its connection's, which
+    /// DevProxy writes itself (and HTTP/2 forbids, RFC 9113 §8.2.2). `Host` may be set, not
+    /// removed: it is sent in place of the URL's (`:authority` over HTTP/2) while the connection
+    /// still goes to the URL's host, as an edited Host in the web UI's resend goes.
+    private static let refused: Set<String> = ["content-length", "transfer-encoding", "connection",
                                                "keep-alive", "upgrade", "te", "proxy-connection"]
 
     /// Parses `|FLOW-FILTER|NAME|VALUE` or `|NAME|VALUE` (an empty VALUE removes the header).
@@ -37,10 +41,16 @@ public struct ModifyHeadersRule: Sendable {
             throw ConfigurationError("\(label): \"\(name)\" is not a header name (letters, digits and !#$%&'*+-.^_`|~)")
         }
         guard !Self.refused.contains(name.lowercased()) else {
-            let hint = name.lowercased() == "host" ? " (--map-remote sends a request to another host)" : ""
-            throw ConfigurationError("\(label): DevProxy writes \(name) itself and a rule may not change it\(hint)")
+            throw ConfigurationError("\(label): DevProxy writes \(name) itself and a rule may not change it")
         }
-        filter = try filterText.map { try MapRequestFilter(parsing: $0, option: label) }
+        if name.lowercased() == "host" {
+            guard !valueText.isEmpty, !valueText.hasPrefix("@"), Self.isAuthority(valueText) else {
+                throw ConfigurationError("\(label): give Host a host[:port] inline (a request cannot go without "
+                                         + "its Host; the connection still goes to the URL's host: --map-remote "
+                                         + "sends a request to another one)")
+            }
+        }
+        filter = try filterText.map { try MapRequestFilter(parsing: $0, option: label, allowingResponse: true) }
         self.name = name
         lowercased = name.lowercased()
         if valueText.hasPrefix("@") {
@@ -92,6 +102,20 @@ public struct ModifyHeadersRule: Sendable {
         !text.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F }
     }
 
+    /// Whether `text` reads as an authority's host and port (RFC 3986 §3.2.2: a name, an IPv4
+    /// or a bracketed IPv6 literal): no user information, path, query, space or control character.
+    private static func isAuthority(_ text: String) -> Bool {
+        text.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"):
+                return true
+            default:
+                return "-._~%!$&'()*+,;=:[]".utf8.contains(byte)
+            }
+        }
+    }
+
     private static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
@@ -103,9 +127,15 @@ public struct ModifyHeadersRule: Sendable {
     }
 }
 
-/// What `--modify-headers` does to one request: the names removed (lower case) and the fields
-/// added, in the order of the rules.
+/// What `--modify-headers` does to one request or response head: the names removed (lower case)
+/// and the fields added, in the order of the rules.
 struct HeaderEdits: Sendable {
     var removed: Set<String> = []
     var added: [(name: String, value: String)] = []
+
+    /// The `Host` a rule set on a request (the last, when several did): sent in place of the
+    /// URL's, the connection still going to the URL's host.
+    var host: String? {
+        added.last { $0.name.lowercased() == "host" }?.value
+    }
 }

@@ -12,8 +12,15 @@ struct ResponseRelay<Leg: UpstreamLeg> {
     /// Where the response is recorded for the flow; the exchange has recorded the final head.
     let recorder: ExchangeRecorder
 
-    /// Sends the final head and streams the body; records the response in the flow.
-    func relay(_ final: UpstreamResponseHead, leg: inout Leg, draft: inout FlowDraft) -> RelayOutcome {
+    /// Sends the final head (as `--modify-headers` makes it) and streams the body; records the
+    /// response in the flow, its head as the client gets it.
+    func relay(_ origin: UpstreamResponseHead, leg: inout Leg, draft: inout FlowDraft) -> RelayOutcome {
+        var final = origin
+        if !context.configuration.mapRules.headers.isEmpty {
+            final = context.modifyingHeaders(of: origin, request: recorder.request, url: draft.flow.request?.url ?? "",
+                                             draft: &draft)
+            if final.response != origin.response { recorder.replaceResponseHead(final.response) }
+        }
         draft.flow.response = Flow.Response(recorder.response ?? final.response, httpVersion: final.httpVersion,
                                             redact: context.configuration.redactHeaders)
         var head = final.asHTTP1

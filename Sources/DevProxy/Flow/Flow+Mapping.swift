@@ -4,7 +4,8 @@ extension Flow {
     /// `from` keeps the one the client asked for.
     public struct Mapping: Codable, Sendable, Equatable {
         /// `map-remote` (sent to another URL), `map-local` (answered from a local file) or
-        /// `modify-headers` (only headers changed: `from` and `to` are the same URL).
+        /// `modify-headers` (only headers changed, the request's or the response's: `from` and
+        /// `to` are the same URL).
         public var rule: String
         /// The URL the client asked for.
         public var from: String
@@ -15,7 +16,8 @@ extension Flow {
         public var by: [String]
         /// `map-local` found none of these files, and answered 404.
         public var missing: [String]?
-        /// The headers `--modify-headers` set or removed, in the order of its options.
+        /// The headers `--modify-headers` set or removed, in the order of its options: the
+        /// request's, then the response's (`HeaderChange.on`).
         public var headers: [HeaderChange]?
 
         public init(rule: String, from: String, to: String, by: [String], missing: [String]? = nil,
@@ -29,18 +31,24 @@ extension Flow {
         }
     }
 
-    /// One header `--modify-headers` changed on a request: `set` (removed, then added with the
-    /// rule's value) or `removed`; `by` the option (an inline value `--redact` names masked).
+    /// One header `--modify-headers` changed: `set` (removed, then added with the rule's value)
+    /// or `removed`; `by` the option (an inline value `--redact` names masked); `on` is
+    /// `response` for a change to the response's head, absent for one to the request.
     public struct HeaderChange: Codable, Sendable, Equatable {
         public var name: String
         public var action: String
         public var by: String
+        public var on: String?
 
-        public init(name: String, action: String, by: String) {
+        public init(name: String, action: String, by: String, on: String? = nil) {
             self.name = name
             self.action = action
             self.by = by
+            self.on = on
         }
+
+        /// Whether the change was made to the response (`on` is `response`).
+        public var isOnResponse: Bool { on == "response" }
     }
 }
 
@@ -55,6 +63,7 @@ extension Flow.Mapping: FlowJSONWritable {
                         f.string("action", change.action)
                         f.string("by", change.by)
                         f.string("name", change.name)
+                        f.string("on", change.on)
                     }
                 }
             }

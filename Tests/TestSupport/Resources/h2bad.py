@@ -20,7 +20,8 @@ then the connection's next request closes it unanswered, without GOAWAY: an idle
 server dropped just as a request came), /refused-once and /goaway-once (REFUSED_STREAM, or GOAWAY
 with last stream 0, the first time either is asked for; 200 "ok" after), /authority (200, the
 :authority the request came with), /headers (200, the request's fields as they arrived, one
-"name: value" a line, pseudo-header fields first), /trailers (200 with content-length 5 and `trailer:
+"name: value" a line, pseudo-header fields first), /secured?status=N (as /headers, with status N, 200 when left
+out, and Strict-Transport-Security and Content-Security-Policy), /trailers (200 with content-length 5 and `trailer:
 x-checksum`, "hello", then the trailer x-checksum: 5d41402a), /push (a PUSH_PROMISE for /pushed though
 the peer turned push off, after the SETTINGS ACK, then 200 "ok").
 """
@@ -229,6 +230,13 @@ def serve_connection(tls, enable_connect_protocol=False):
                 send(lambda: conn.send_headers(sid, [("x-checksum", "5d41402a")], end_stream=True))
             elif path == "/headers":
                 respond(sid, "".join(f"{name}: {value}\n" for name, value in event.headers).encode())
+            elif path.startswith("/secured"):
+                fields = [(":status", path.partition("status=")[2] or "200"), ("content-type", "text/plain"),
+                          ("strict-transport-security", "max-age=31536000"),
+                          ("content-security-policy", "default-src 'none'")]
+                send(lambda: conn.send_headers(sid, fields))
+                lines = "".join(f"{name}: {value}\n" for name, value in event.headers).encode()
+                send(lambda: conn.send_data(sid, lines, end_stream=True))
             elif path == "/slow":
                 def later(sid=sid):
                     time.sleep(2)

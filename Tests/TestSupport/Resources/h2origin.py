@@ -10,6 +10,8 @@ Routes:
   /big?n=N    N bytes of a repeating pattern
   /trailers   "body" then the trailer x-checksum: abc123 (when the client sent te: trailers)
   /alt-svc    "alt" with two Alt-Svc fields advertising HTTP/3 (h3, h3-29, quic) beside an h2 alternative
+  /secured?status=N  as /echo, answered with status N (200 when left out) and the security headers a
+              --modify-headers rule on responses removes: Strict-Transport-Security, Content-Security-Policy
   /ws         WebSocket (HTTP/1.1 upgrade): each text message comes back as "echo:" + it; hypercorn
               (wsproto) accepts permessage-deflate when the client offers it
 """
@@ -70,11 +72,17 @@ async def app(scope, receive, send):
                                 (b"alt-svc", b'quic=":443"; ma=2592000; v="46,43"')]})
         await send({"type": "http.response.body", "body": b"alt"})
         return
+    status, extra = 200, []
+    if path == "/secured":
+        status = int(scope["query_string"].decode().partition("=")[2] or "200")
+        extra = [(b"strict-transport-security", b"max-age=31536000"),
+                 (b"content-security-policy", b"default-src 'none'")]
     payload = json.dumps({"http_version": scope["http_version"], "method": scope["method"], "path": path,
                           "query": scope["query_string"].decode(), "headers": headers,
                           "body": body.decode("latin-1")}).encode()
-    await send({"type": "http.response.start", "status": 200,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
+                + extra})
     await send({"type": "http.response.body", "body": payload})
 
 

@@ -75,7 +75,8 @@ extension HTTP2ProxyConnection {
             try? session.submitResponse(stream: stream, block, endStream: false)
         case .bodyCut(let cut):
             exchange.draft.flow.request?.bodyCut = cut
-        case .head(let response, let version):
+        case .head(let origin, let version):
+            let response = modifyingHeaders(of: origin, exchange: exchange)
             var block = (try? HTTP2HeaderBlock(forwarding: response)) ?? .response(status: response.status)
             exchange.recordResponseHead(block, HTTPResponse(block))
             if exchange.requestSent == nil { exchange.requestSent = Date() }

@@ -8,7 +8,8 @@ import HTTPTypes
 extension HTTP2ProxyConnection {
     /// What the rules make of a stream's request: for map-remote, `head`, `request` and `url`
     /// rewritten to the new URL (`:scheme`, `:authority`, `:path`; a `host` field dropped, as
-    /// `:authority` says it); nil when no rule applied.
+    /// `:authority` says it); for modify-headers, its fields (a `Host` it sets becomes
+    /// `:authority`, `url` kept); nil when no rule applied.
     func map(_ head: inout HTTP2HeaderBlock, request: inout HTTPRequest, url: inout String) -> MapOutcome? {
         let asked = LocalRequest(request, url: url, httpVersion: "HTTP/2")
         guard let outcome = context.configuration.mapRules.apply(to: asked) else { return nil }
@@ -20,7 +21,10 @@ extension HTTP2ProxyConnection {
             }
             request = HTTPRequest(head)
         }
-        guard let destination = outcome.destination else { return outcome }
+        guard let destination = outcome.destination else {
+            if let host = outcome.edits?.host { sendHost(host, head: &head, request: &request) }
+            return outcome
+        }
         head.setPseudo(":scheme", destination.tls ? "https" : "http")
         head.setPseudo(":authority", destination.hostHeader)
         head.setPseudo(":path", destination.pathAndQuery)
@@ -28,7 +32,17 @@ extension HTTP2ProxyConnection {
         head.fields.removeAll { $0.name == hostName }
         request = HTTPRequest(head)
         url = destination.url
+        if let host = outcome.edits?.host { sendHost(host, head: &head, request: &request) }
         return outcome
+    }
+
+    /// A `Host` `--modify-headers` set, as HTTP/2 carries it: `:authority` (RFC 9113 §8.3.1),
+    /// without a `host` field beside it. The stream still goes to the URL's origin.
+    private func sendHost(_ host: String, head: inout HTTP2HeaderBlock, request: inout HTTPRequest) {
+        let hostName = Array("host".utf8)
+        head.fields.removeAll { $0.name == hostName }
+        head.setPseudo(":authority", host)
+        request = HTTPRequest(head)
     }
 
     /// `destination` when it is not this connection's origin (scheme, host and port); nil otherwise.

@@ -22,9 +22,10 @@ extension HTTP2ProxyConnection {
         let now = Date()
         for (index, event) in events.enumerated() {
             switch event {
-            case .responseHead(let upstream, let head, let endStream):
+            case .responseHead(let upstream, let origin, let endStream):
                 guard let exchange = exchange(upstream, on: leg) else { continue }
                 exchange.upstreamHeard = now
+                let head = modifyingHeaders(of: origin, exchange: exchange)
                 let response = HTTPResponse(head)
                 exchange.recordResponseHead(head, response)
                 exchange.responseEnded = endStream
@@ -379,6 +380,21 @@ extension HTTP2ProxyConnection {
             try? session.submitData(stream: exchange.clientStream, response.body, endStream: true)
             exchange.responseEnded = true
         }
+    }
+
+    /// An HTTP/2 origin's final response `head` as `--modify-headers` makes it for the client
+    /// (`ExchangeContext.modifyingHeaders`); `head` itself without rules.
+    func modifyingHeaders(of head: HTTP2HeaderBlock, exchange: HTTP2StreamExchange) -> HTTP2HeaderBlock {
+        guard !context.configuration.mapRules.headers.isEmpty else { return head }
+        return context.modifyingHeaders(of: head, request: exchange.recorder.request,
+                                        url: exchange.draft.flow.request?.url ?? "", draft: &exchange.draft)
+    }
+
+    /// An HTTP/1.1 origin's final `response` as `--modify-headers` makes it for the client.
+    func modifyingHeaders(of response: HTTPResponse, exchange: HTTP2StreamExchange) -> HTTPResponse {
+        guard !context.configuration.mapRules.headers.isEmpty else { return response }
+        return context.modifyingHeaders(of: response, request: exchange.recorder.request,
+                                        url: exchange.draft.flow.request?.url ?? "", draft: &exchange.draft) ?? response
     }
 
     /// The origin's final response head for the client: forwarded (`HTTP2HeaderBlock.forwarded`),
