@@ -61,8 +61,9 @@ enum RunCommand {
              --map-remote |FLOW-FILTER|URL-REGEX|REPLACEMENT (repeatable, mitmproxy's syntax: matching requests go to the
                    rewritten URL, \\1 its groups; the filter part may be left out: |URL-REGEX|REPLACEMENT)
              --map-local |FLOW-FILTER|URL-REGEX|FILE-OR-DIRECTORY (repeatable: answer matching requests from local files)
-             --modify-headers |FLOW-FILTER|NAME|VALUE (repeatable, mitmproxy's syntax: on matching requests remove
-                   every NAME header, then set NAME: VALUE; an empty VALUE only removes, @FILE reads the value)
+             --modify-headers |FLOW-FILTER|NAME|VALUE (repeatable, mitmproxy's syntax: on matching requests and
+                   responses remove every NAME header, then set NAME: VALUE; an empty VALUE only removes, @FILE reads
+                   the value; ~q requests only, ~s or ~c 404 responses only, no filter both)
              --block-list |FLOW-FILTER|STATUS-CODE (repeatable, mitmproxy's syntax: answer matching requests with the
                    status, never sending them on; 444 closes the connection without an answer)
              --intercept FLOW-FILTER (mitmproxy's option: hold matching requests, with their bodies, until the web UI

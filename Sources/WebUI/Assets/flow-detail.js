@@ -766,8 +766,9 @@ export function signedBy(signer) {
  */
 function mappedBy(mapped) {
     if (!mapped) return "";
-    // `--modify-headers`: each header set or removed, and by which option.
-    const headers = (mapped.headers ?? []).map(c => `${c.action} ${c.name} (--modify-headers ${c.by})`).join("; ");
+    // `--modify-headers`: each header set or removed (on the request, or `on` the response), and by which option.
+    const headers = (mapped.headers ?? []).map(c => `${c.action} ${c.name}`
+        + (c.on === "response" ? " on the response" : "") + ` (--modify-headers ${c.by})`).join("; ");
     if (mapped.rule === "modify-headers") return headers;
     if (mapped.rule === "block-list") return `blocked, never sent on (--block-list ${(mapped.by ?? []).join("")})`;
     const by = `(--${mapped.rule} ${(mapped.by ?? []).join(" then ")})` + (headers ? `; ${headers}` : "");

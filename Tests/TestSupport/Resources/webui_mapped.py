@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """What --map-remote and --map-local did, in the web UI (headless Chromium, Playwright with the
 system browser), over flows the caller made through a proxy running with
-`--map-local '|/mock/user|FILE'` and `--map-remote '|/old/|/new/'`: `/mock/user` answered from the
-file, and `/old/x` sent on as `/new/x` to a plain origin.
+`--map-local '|/mock/user|FILE'`, `--map-remote '|/old/|/new/'` and `--modify-headers '|~s ~u /seen|X-Seen|yes'`:
+`/mock/user` answered from the file, `/old/x` sent on as `/new/x` to a plain origin, and `/seen`'s response
+given X-Seen.
 
 Checks: the session store's record of each flow (the API's `/api/flows/ID`) holds `mapped`; its
 Connection tab names the rule, the file or the URL the client asked for, and the option, as text.
@@ -27,7 +28,9 @@ def main():
         page, problems = live_page(browser, options.ui)
         for name, path, words in (("map-local", "/mock/user", ["answered from the file", "user.json", "(--map-local |/mock/user|"]),
                                   ("map-remote", "/new/x", ["sent to http://", "/new/x, asked for http://", "/old/x",
-                                                            "(--map-remote |/old/|/new/)"])):
+                                                            "(--map-remote |/old/|/new/)"]),
+                                  ("modify-headers", "/seen", ["set X-Seen on the response",
+                                                               "(--modify-headers |~s ~u /seen|X-Seen|yes)"])):
             try:
                 open_flow(page, path)
                 record = page.evaluate("""async (p) => {
