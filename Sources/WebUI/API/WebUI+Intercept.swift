@@ -8,7 +8,8 @@ extension WebUI {
     /// `/api/intercept…`: `rest` is the path after `/api/` (`["intercept", ID, "resume"]`).
     func intercept(_ request: WebRequest, _ rest: [String]) -> WebResponse {
         guard let board = proxy?.intercepts else {
-            return .error(404, "no proxy: breakpoints need devproxy run (this is devproxy web FILE, which holds nothing)")
+            return .error(404, "no proxy: breakpoints need devproxy run (this is devproxy web FILE, "
+                          + "which holds nothing)")
         }
         switch (request.method, rest.count) {
         case ("GET", 1):
@@ -45,7 +46,8 @@ extension WebUI {
     private func setInterceptFilter(_ request: WebRequest, board: Intercepts) -> WebResponse {
         guard let object = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any],
               let value = object["filter"] else {
-            return .error(400, "the body must be a JSON object {\"filter\": \"~d api.example.com\"} (null or \"\" clears it)")
+            return .error(400, "the body must be a JSON object {\"filter\": \"~d api.example.com\"} "
+                          + "(null or \"\" clears it)")
         }
         guard value is NSNull || value is String else { return .error(400, "filter must be a string or null") }
         do {
@@ -67,7 +69,8 @@ extension WebUI {
     }
 
     private static func notHeld(_ id: String) -> WebResponse {
-        .error(404, "no request \(id) is held: it was resumed or aborted already, its client left, or it was never held")
+        .error(404, "no request \(id) is held: it was resumed or aborted already, its client left, "
+               + "or it was never held")
     }
 
     /// `{"filter", "held": [item…]}` (`GET /api/intercept`).

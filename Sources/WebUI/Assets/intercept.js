@@ -89,12 +89,14 @@ export function interceptEditor(held) {
         "aria-label": "URL", value: held.url });
     const fields = headerLines(held.headers);
     const headers = h("textarea", { id: "intercept-headers", name: "headers", spellcheck: "false",
-        rows: Math.min(12, Math.max(3, held.headers.length + 1)), "aria-label": "Header fields, one Name: value a line" });
+        rows: Math.min(12, Math.max(3, held.headers.length + 1)),
+        "aria-label": "Header fields, one Name: value a line" });
     headers.value = fields;
     const isText = typeof held.body_text === "string";
     let body = null;
     if (isText) {
-        body = h("textarea", { id: "intercept-body", name: "body", spellcheck: "false", rows: 8, "aria-label": "Body" });
+        body = h("textarea", { id: "intercept-body", name: "body", spellcheck: "false", rows: 8,
+            "aria-label": "Body" });
         body.value = held.body_text;
     }
     const error = h("p", { id: "intercept-edit-error", class: "error-text", role: "alert", hidden: true });
@@ -133,7 +135,8 @@ export function interceptEditor(held) {
     const since = Date.parse(held.since);
     return h("section", { class: "intercept-editor", "aria-label": "Held at a breakpoint" },
         h("h3", {}, "⏸ Held at a breakpoint"),
-        h("p", { class: "muted intercept-facts" }, `${held.http_version} · filter ${held.filter ?? store.intercept.filter ?? ""}`
+        h("p", { class: "muted intercept-facts" },
+            `${held.http_version} · filter ${held.filter ?? store.intercept.filter ?? ""}`
             + (Number.isFinite(since) ? ` · held since ${new Date(since).toLocaleTimeString()}` : "")
             + " · edit, then Resume (a) sends what changed; Abort (x) answers the client 502"),
         h("div", { class: "intercept-line" },
@@ -209,7 +212,8 @@ class InterceptBox extends HTMLElement {
         this.hidden = !available;
         // The user's typing is left alone; otherwise the box shows the filter in force.
         if (document.activeElement !== this.#input) this.#input.value = filter ?? "";
-        setSafeAttribute(this.#input, "aria-label", filter ? `Intercept filter, holding ${filter}` : "Intercept filter, off");
+        setSafeAttribute(this.#input, "aria-label",
+            filter ? `Intercept filter, holding ${filter}` : "Intercept filter, off");
         this.#input.classList.toggle("active", Boolean(filter));
         this.#resumeAll.hidden = held.length === 0;
         this.#resumeAll.textContent = `⏸ ${held.length} held · Resume all`;

@@ -178,10 +178,12 @@ import Testing
 
         let response = try ui.request("/api/intercept", method: "PUT", headers: Self.csrf, body: "{\"filter\": \"~s\"}")
         let reason = response.json["error"] as? String ?? ""
-        #expect(response.status == 400 && reason.contains("~s is not known before the request is sent"), "\(response.text)")
+        #expect(response.status == 400 && reason.contains("~s is not known before the request is sent"),
+                "\(response.text)")
         #expect(!reason.hasPrefix("--intercept"), "the page set it, not the option: \(reason)")
         let broken = try ui.request("/api/intercept", method: "PUT", headers: Self.csrf, body: "{\"filter\": \"~d (\"}")
-        #expect(broken.status == 400 && (broken.json["error"] as? String ?? "").contains("does not parse"), "\(broken.text)")
+        #expect(broken.status == 400 && (broken.json["error"] as? String ?? "").contains("does not parse"),
+                "\(broken.text)")
         #expect(board.filterText == "~m POST")
 
         for clear in ["{\"filter\": null}", "{\"filter\": \"  \"}"] {
@@ -192,7 +194,8 @@ import Testing
             #expect(board.filterText == nil && !board.isActive)
         }
         for bad in ["not json", "{}", "{\"filter\": 3}"] {
-            #expect(try ui.request("/api/intercept", method: "PUT", headers: Self.csrf, body: bad).status == 400, "\(bad)")
+            let answer = try ui.request("/api/intercept", method: "PUT", headers: Self.csrf, body: bad)
+            #expect(answer.status == 400, "\(bad): \(answer.text)")
         }
     }
 
@@ -222,7 +225,8 @@ import Testing
 
     @Test func withoutAProxyTheRoutesSaySo() throws {
         let ui = try WebUIHarness()
-        for (method, path) in [("GET", "/api/intercept"), ("PUT", "/api/intercept"), ("POST", "/api/intercept/x/resume")] {
+        let routes = [("GET", "/api/intercept"), ("PUT", "/api/intercept"), ("POST", "/api/intercept/x/resume")]
+        for (method, path) in routes {
             let answer = try ui.request(path, method: method, headers: ["X-DevProxy-CSRF: 1"], body: "{}")
             #expect(answer.status == 404 && (answer.json["error"] as? String ?? "")
                 .hasPrefix("no proxy: breakpoints need devproxy run"), "\(method) \(path): \(answer.text)")
@@ -237,10 +241,13 @@ import Testing
         #expect(events.read(until: "event: hello"))
         _ = Self.hold(Self.held("run-1"), on: board)
         _ = Self.hold(Self.held("run-2"), on: board)
-        #expect(events.read(until: "data: {\"filter\":\"~d api\",\"held\":[\"run-1\",\"run-2\"]}"), "\(events.received)")
-        #expect(try ui.request("/api/intercept/run-1/abort", method: "POST", headers: ["X-DevProxy-CSRF: 1"]).status == 200)
+        #expect(events.read(until: "data: {\"filter\":\"~d api\",\"held\":[\"run-1\",\"run-2\"]}"),
+                "\(events.received)")
+        let abort = try ui.request("/api/intercept/run-1/abort", method: "POST", headers: ["X-DevProxy-CSRF: 1"])
+        #expect(abort.status == 200)
         #expect(events.read(until: "\"held\":[\"run-2\"]}"), "\(events.received)")
-        #expect(try ui.request("/api/intercept", method: "PUT", headers: Self.csrf, body: "{\"filter\": null}").status == 200)
+        let clear = try ui.request("/api/intercept", method: "PUT", headers: Self.csrf, body: "{\"filter\": null}")
+        #expect(clear.status == 200)
         #expect(events.read(until: "data: {\"filter\":null,\"held\":[\"run-2\"]}"), "\(events.received)")
         #expect(events.received.contains("event: intercept\n"))
         board.resumeAll()

@@ -70,7 +70,8 @@ def held_row(page, path, held=True, timeout=15000):
     """Waits until the row of `path` is (or is no longer) marked held; returns its id."""
     page.wait_for_function("""([p, held]) => [...document.querySelectorAll('flow-list .flow-row[data-id]')]
         .some((r) => r.querySelector('.c-path').textContent === p && r.classList.contains('held') === held
-            && (r.querySelector('.c-marks').textContent.includes('⏸') === held))""", arg=[path, held], timeout=timeout)
+            && (r.querySelector('.c-marks').textContent.includes('⏸') === held))""",
+                           arg=[path, held], timeout=timeout)
     return page.evaluate("""(p) => [...document.querySelectorAll('flow-list .flow-row[data-id]')]
         .find((r) => r.querySelector('.c-path').textContent === p).getAttribute('data-id')""", path)
 
@@ -146,8 +147,8 @@ def run(page, options, base, checks):
     }""")
     checks.result("row-no-longer-held", page.evaluate("() => document.getElementById('intercept-resume-all').hidden")
                   is True, "the row and the top bar are back to normal")
-    checks.result("intercept-facts-shown", facts is not None and "at a breakpoint (~u /held/), resumed edited: body" in facts,
-                  repr(facts))
+    checks.result("intercept-facts-shown",
+                  facts is not None and "at a breakpoint (~u /held/), resumed edited: body" in facts, repr(facts))
     page.click("#detail-tab-request")
 
     # `x` aborts the selected held request: its client gets the 502.
@@ -158,7 +159,8 @@ def run(page, options, base, checks):
     page.focus("flow-list .flow-viewport")
     page.keyboard.press("x")
     answer = aborted.wait()
-    checks.result("abort-key-502", answer.rstrip().endswith("502") and "aborted at a breakpoint" in answer, repr(answer))
+    checks.result("abort-key-502", answer.rstrip().endswith("502") and "aborted at a breakpoint" in answer,
+                  repr(answer))
     held_row(page, "/held/abort", held=False)
 
     # `A` resumes every held request.
