@@ -194,17 +194,185 @@ import TestSupport
         #expect(flow.intercept == nil && board.held.isEmpty)
     }
 
-    /// DevProxy stopping answers what it holds: 502, `stopped`.
-    @Test func stoppingAnswersHeldRequests() throws {
+    /// DevProxy stopping answers what it holds, HTTP/1.1 and HTTP/2: 502, `stopped`.
+    @Test(arguments: ["--http1.1", "--http2"])
+    func stoppingAnswersHeldRequests(_ version: String) throws {
         let origin = try HTTP2Origin(.hypercornBoth)
         let (proxy, board) = try proxy("~u /echo", [origin])
-        let client = curl(proxy, ["--http1.1", "-w", "%{http_code}", origin.url("/echo")])
+        let client = curl(proxy, [version, "-w", "%{http_code}", origin.url("/echo")])
         _ = try held(board)
         proxy.server.stop()
         let result = try client.result()
         #expect(result.stdout == "502 Bad Gateway: \(Intercepts.stoppedReason)\n502", "\(result.output)")
         let flow = try #require(proxy.flows(count: 1).first)
         #expect(flow.intercept?.outcome == "stopped" && flow.error?.kind == "intercept_aborted", "\(String(describing: flow.error))")
+    }
+
+    // MARK: HTTP/2
+
+    /// Python httpx over one HTTP/2 connection through `proxy`, running `body` (lines using `c`,
+    /// the client, and `out`, a dict printed as JSON at the end).
+    private func httpx(_ proxy: ProxyHarness, _ body: String) -> Running<Subprocess.Result> {
+        let script = """
+            import httpx, json, sys, threading, time
+            out = {}
+            with httpx.Client(http2=True, proxy="\(proxy.proxyURL)", verify="\(proxy.pki.rootPath)", timeout=30) as c:
+            \(body.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
+            sys.stdout.write(json.dumps(out))
+            """
+        return Running { try Subprocess.run("python3", ["-c", script], timeout: 60) }
+    }
+
+    /// A held stream does not stop the connection: a second stream on it is answered meanwhile,
+    /// and the held one, resumed with an edited body, completes.
+    @Test func aHeldStreamLetsTheConnectionsOtherStreamsFlow() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let (proxy, board) = try proxy("~u held", [origin])
+        let client = httpx(proxy, """
+            c.get("\(origin.url("/warm"))")
+            def first(): out["held"] = c.post("\(origin.url("/echo?held"))", content=b"as sent").json()
+            t = threading.Thread(target=first); t.start()
+            time.sleep(0.3)
+            r = c.get("\(origin.url("/echo?free"))")
+            out["free"] = [r.http_version, r.status_code]
+            t.join()
+            """)
+        let held = try #require(try held(board).first)
+        #expect(held.httpVersion == "HTTP/2" && held.body == Array("as sent".utf8) && held.method == "POST")
+        #expect(held.headers.contains(Intercepts.HeaderField(name: "content-length", value: "7")))
+        // The other stream's flow ends while this one waits.
+        let deadline = Date().addingTimeInterval(10)
+        while !proxy.sink.flows.contains(where: { $0.request?.url == origin.url("/echo?free") }) && Date() < deadline {
+            usleep(20_000)
+        }
+        #expect(board.held.count == 1)
+        let free = try #require(proxy.sink.flows.first { $0.request?.url == origin.url("/echo?free") })
+        #expect(free.response?.status == 200)
+        #expect(board.resume(held.id, edit: Intercepts.Edit(body: Array("edited!!".utf8))))
+        let result = try client.result()
+        let out = try json(result.stdout)
+        #expect((out["free"] as? [Any])?.first as? String == "HTTP/2", "\(result.output)")
+        let echo = try #require(out["held"] as? [String: Any], "\(result.output)")
+        #expect(echo["body"] as? String == "edited!!" && echoed(echo, "content-length") == ["8"], "\(echo)")
+        #expect(echo["http_version"] as? String == "2")
+        let flows = proxy.flows(count: 3)
+        let flow = try #require(flows.first { $0.id == held.id })
+        #expect(flow.intercept?.outcome == "resumed" && flow.intercept?.edited == ["body"])
+        #expect(flow.request?.body?.text == "edited!!" && flow.response?.status == 200)
+        #expect(Set(flows.compactMap { $0.h2?.connectionID }).count == 1)
+    }
+
+    /// Over HTTP/2, the method and URL edited to another origin (one that speaks only HTTP/1.1)
+    /// and a field added: the stream goes there as edited.
+    @Test func anEditedStreamGoesToAnotherOrigin() throws {
+        let a = try HTTP2Origin(.hypercornBoth)
+        let b = try HTTP2Origin(.hypercornHTTP1)
+        let (proxy, board) = try proxy("~u /echo", [a, b])
+        let client = curl(proxy, ["--http2", "-d", "x=1", a.url("/echo")])
+        let held = try #require(try held(board).first)
+        let headers = held.headers + [Intercepts.HeaderField(name: "x-edited", value: "yes")]
+        #expect(board.resume(held.id, edit: Intercepts.Edit(method: "PATCH", url: b.url("/echo?moved"), headers: headers,
+                                                            body: Array("y=22".utf8))))
+        let result = try client.result()
+        let echo = try json(result.stdout)
+        #expect(echo["method"] as? String == "PATCH" && echo["query"] as? String == "moved", "\(result.output)")
+        #expect(echo["body"] as? String == "y=22" && echoed(echo, "content-length") == ["4"])
+        #expect(echoed(echo, "x-edited") == ["yes"] && echoed(echo, "host") == ["localhost:\(b.port)"])
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.request?.url == b.url("/echo?moved") && flow.server.port == b.port && flow.h2 != nil)
+        #expect(flow.intercept?.edited == ["method", "url", "headers", "body"])
+        #expect(flow.intercept?.originalURL == a.url("/echo") && flow.intercept?.originalMethod == "POST")
+    }
+
+    /// Aborted over HTTP/2: a 502 saying why; a client that closes while held withdraws it.
+    @Test func anHTTP2StreamIsAbortedOrWithdrawn() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let (proxy, board) = try proxy("~u /echo", [origin])
+        let client = curl(proxy, ["--http2", "-w", "%{http_code}", origin.url("/echo")])
+        let held = try #require(try held(board).first)
+        #expect(board.abort(held.id))
+        let result = try client.result()
+        #expect(result.stdout == "502 Bad Gateway: \(Intercepts.abortedReason)\n502", "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.error?.kind == "intercept_aborted" && flow.intercept?.outcome == "aborted" && flow.h2 != nil)
+        let gone = curl(proxy, ["--http2", "--max-time", "1", origin.url("/echo")])
+        _ = try self.held(board)
+        #expect(try gone.result().status == 28)
+        let deadline = Date().addingTimeInterval(3)
+        while !board.held.isEmpty && Date() < deadline { usleep(20_000) }
+        #expect(board.held.isEmpty)
+        let left = try #require(proxy.flows(count: 2).last)
+        #expect(left.intercept?.outcome == "client_gone" && left.error?.kind == "client_closed", "\(String(describing: left.error))")
+    }
+
+    /// A stream whose body has not ended 2 s after its head (a streaming upload) is not held: it
+    /// goes on as it comes, and the flow says why.
+    @Test func aStreamThatDoesNotEndIsNotHeld() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let (proxy, board) = try proxy("~u /echo", [origin])
+        let client = httpx(proxy, """
+            def chunks():
+                yield b"first,"
+                time.sleep(3)
+                yield b"second"
+            out["echo"] = c.post("\(origin.url("/echo"))", content=chunks()).json()
+            """)
+        let result = try client.result()
+        let echo = try #require(try json(result.stdout)["echo"] as? [String: Any], "\(result.output)")
+        #expect(echo["body"] as? String == "first,second" && echo["http_version"] as? String == "2")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.intercept?.outcome == "not_held" && flow.intercept?.note?.contains("had not ended 2 s") == true)
+        #expect(board.held.isEmpty)
+    }
+
+    /// Over HTTP/2 too, a body over the limit goes on unheld and arrives whole (the window widened
+    /// for it narrows again).
+    @Test func anHTTP2BodyOverTheLimitArrivesWhole() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let (proxy, _) = try proxy("~u /echo", [origin])
+        let dir = TemporaryDirectory()
+        let body = (0..<(Intercepts.maxBody + 300_000)).map { UInt8(ascii: "a") + UInt8($0 % 26) }
+        let file = dir.write("big.bin", bytes: body)
+        let result = try proxy.curl(["--http2", "-H", "Content-Length:", "--data-binary", "@\(file)", origin.url("/echo")])
+        let echo = try json(result.stdout)
+        #expect((echo["body"] as? String).map { Array($0.utf8) == body } == true, "\(result.stderr)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.intercept?.outcome == "not_held" && flow.intercept?.note?.contains("over 4 MiB") == true)
+    }
+
+    /// A gRPC call aborted at a breakpoint ends `UNAVAILABLE` with the reason, as gRPC clients
+    /// read DevProxy's other answers; one resumed completes.
+    @Test func aGRPCCallIsAbortedWithItsStatus() throws {
+        let origin = try GRPCProxyTests.EchoServer()
+        let board = try Intercepts(filter: "~grpc")
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: {
+            $0.upstreamCAs = cas
+            $0.intercepts = board
+        })
+        let script = """
+            import grpc, sys
+            creds = grpc.ssl_channel_credentials(open("\(proxy.pki.rootPath)", "rb").read())
+            with grpc.secure_channel("localhost:\(origin.port)", creds) as channel:
+                for _ in range(2):
+                    try:
+                        channel.unary_unary("/lab.Echo/Unary")(b"\\x0a\\x02hi", timeout=30)
+                        print("OK", flush=True)
+                    except grpc.RpcError as error:
+                        print(error.code().name, error.details(), flush=True)
+            """
+        let environment = ["https_proxy": proxy.proxyURL, "no_proxy": "", "no_grpc_proxy": ""]
+        let client = Running { try Subprocess.run("python3", ["-c", script], environment: environment, timeout: 60) }
+        let first = try #require(try held(board).first)
+        #expect(board.abort(first.id))
+        let deadline = Date().addingTimeInterval(15)
+        while (board.held.isEmpty || board.held.first?.id == first.id) && Date() < deadline { usleep(20_000) }
+        let second = try #require(board.held.first)
+        #expect(board.resume(second.id))
+        let result = try client.result()
+        #expect(result.stdout == "UNAVAILABLE \(Intercepts.abortedReason)\nOK\n", "\(result.output)")
+        let flow = try #require(proxy.flows(count: 2).first { $0.id == first.id })
+        #expect(flow.grpc?.status == 14 && flow.error?.kind == "intercept_aborted")
     }
 
     // MARK: The command line

@@ -61,6 +61,7 @@ extension HTTP2ProxyConnection {
                 exchange.draft.flow.error?.code = code.description
                 exchange.draft.flow.error?.by = "client"
                 exchange.draft.flow.error?.afterBytes = exchange.responseBytes
+                if exchange.breakpoint != nil { leaveBreakpoint(exchange) }
                 stopUpstream(of: exchange, code: code)
             case .streamClosed(let stream, _):
                 guard let exchange = streams.removeValue(forKey: stream) else { continue }
@@ -206,6 +207,11 @@ extension HTTP2ProxyConnection {
                 return
             }
         }
+        // Breakpoints (`--intercept`): one atomic load when no filter is set.
+        if let board = context.configuration.intercepts, board.isActive,
+           stopsAtBreakpoint(exchange, board: board, request: request, url: url, endStream: endStream) {
+            return
+        }
         sendUpstream(exchange, endStream: endStream)
     }
 
@@ -216,7 +222,7 @@ extension HTTP2ProxyConnection {
 
     /// Sends an exchange's request head to the origin: on a stream of the current or a new HTTP/2
     /// connection, else through an HTTP/1.1 leg; answers the stream itself when neither can be had.
-    private func sendUpstream(_ exchange: HTTP2StreamExchange, endStream: Bool) {
+    func sendUpstream(_ exchange: HTTP2StreamExchange, endStream: Bool) {
         let head = exchange.requestHead
         let chosen: HTTP2UpstreamLeg?
         if let destination = exchange.mappedDestination {
@@ -454,6 +460,10 @@ extension HTTP2ProxyConnection {
             return
         }
         guard !exchange.answeredLocally, let leg = exchange.leg, let upstream = exchange.upstreamStream else {
+            if exchange.breakpoint != nil {
+                gatherAtBreakpoint(exchange, bytes, endStream: endStream)
+                return
+            }
             // Nobody upstream reads it: acknowledge at once so the client can finish sending.
             try? session.consumeStream(stream, count: bytes.count)
             if endStream && exchange.local != nil && exchange.draft.flow.response == nil { answerLocally(exchange) }
@@ -473,6 +483,11 @@ extension HTTP2ProxyConnection {
         exchange.recorder.recordRequestTrailers(HTTPFields(fields))
         exchange.requestEnded = true
         if exchange.answeredLocally {
+            if exchange.breakpoint != nil {
+                exchange.breakpoint?.trailers = fields
+                holdAtBreakpoint(exchange)
+                return
+            }
             if exchange.local != nil && exchange.draft.flow.response == nil { answerLocally(exchange) }
             releaseHeldFailure(exchange)
             return

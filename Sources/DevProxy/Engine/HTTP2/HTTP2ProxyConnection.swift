@@ -64,6 +64,12 @@ final class HTTP2ProxyConnection {
     var recordedConnectionError = false
     /// Wakes the loop when a stream's HTTP/1.1 thread has something to report.
     let wake: WakePipe
+    /// Decisions on streams held at a breakpoint, posted from the web UI's thread (`Intercepts`).
+    let breakpointInbox: BreakpointInbox
+    /// Streams gathering their body at a breakpoint, not yet held (`releaseStalledBreakpoints`).
+    var gathering: Set<Int32> = []
+    /// Streams held on the board, waiting for a decision (`takeBreakpointDecisions`).
+    var heldAtBreakpoint: Set<Int32> = []
     var server: ProxyServer { context.server }
 
     private static let counter = Counter()
@@ -83,6 +89,7 @@ final class HTTP2ProxyConnection {
         self.limits = limits
         self.session = try HTTP2Session(role: .server, limits: limits)
         self.wake = try WakePipe()
+        self.breakpointInbox = BreakpointInbox(wake: wake)
         self.connectionID = "\(context.clientAddress)#\(Self.counter.next())"
         switch upstream {
         case .success(let connection) where connection.isHTTP2:
@@ -103,6 +110,7 @@ final class HTTP2ProxyConnection {
         defer {
             for leg in [leg].compactMap({ $0 }) + retiring { leg.upstream.stream.close() }
             for exchange in streams.values {
+                if exchange.breakpoint != nil { leaveBreakpoint(exchange) }
                 exchange.http1Leg?.cancel()
                 // A stream whose whole response went out is complete even if the client hung up
                 // before its session noticed the close (a client that closes at once, as curl does).
@@ -148,6 +156,7 @@ final class HTTP2ProxyConnection {
                     lastSilenceCheck = now
                     expireSilentUpstreams(now: now)
                     for exchange in streams.values where exchange.heldFailure != nil { releaseHeldFailure(exchange, now: now) }
+                    if !gathering.isEmpty { releaseStalledBreakpoints(now: now) }
                     reportProgress(now: now)
                     try flushAll()
                 }
@@ -166,6 +175,7 @@ final class HTTP2ProxyConnection {
                 if ready.contains(-2) {
                     wake.drain()
                     pumpHTTP1Legs()
+                    if !heldAtBreakpoint.isEmpty { takeBreakpointDecisions() }
                 }
                 for (index, upstreamLeg) in legs.enumerated() where ready.contains(index) {
                     readUpstream(upstreamLeg, &buffer)

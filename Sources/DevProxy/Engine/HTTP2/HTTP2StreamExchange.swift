@@ -17,8 +17,9 @@ final class HTTP2StreamExchange {
     /// Where `--map-remote` sent the request when it is not this connection's origin: an HTTP/2
     /// connection there, or an HTTP/1.1 leg, carries it (`HTTP2ProxyConnection.mappedLeg`).
     var mappedDestination: Destination?
-    /// The flow's bodies, trailers, gRPC view and timings (shared with the HTTP/1.1 exchange).
-    let recorder: ExchangeRecorder
+    /// The flow's bodies, trailers, gRPC view and timings (shared with the HTTP/1.1 exchange); a
+    /// new one when a breakpoint's edit changed the request (`HTTP2ProxyConnection+Intercept`).
+    var recorder: ExchangeRecorder
     var requestHead: HTTP2HeaderBlock
     /// The response head as relayed to the client, once there is one.
     var responseHead: HTTP2HeaderBlock?
@@ -53,6 +54,9 @@ final class HTTP2StreamExchange {
     /// A `--pinset-rewrite` response held until its body is whole: the head as it would be
     /// relayed, and the body so far (`HTTP2ProxyConnection.releasePinSet`).
     var heldPinSet: (head: HTTP2HeaderBlock, body: [UInt8])?
+    /// The stream stopped at a breakpoint (`--intercept`): its body gathered, then held on the
+    /// board until the web UI decides (`HTTP2ProxyConnection+Intercept`).
+    var breakpoint: StreamBreakpoint?
 
     /// - Parameter request: `requestHead` as a neutral head.
     init(clientStream: Int32, draft: FlowDraft, requestHead: HTTP2HeaderBlock, request: HTTPRequest, bodyLimit: Int,
@@ -133,4 +137,15 @@ final class HTTP2StreamExchange {
         recorder.finish(into: &draft, redact: redact)
         return draft.takeFinished()
     }
+}
+
+/// A stream at a breakpoint: the filter that stopped it, the body and trailers gathered so far,
+/// and, once the request ended, what the board holds.
+struct StreamBreakpoint {
+    let filter: String
+    /// When the head arrived: a body not ended `HTTP2ProxyConnection.breakpointWait` later goes on.
+    let since = Date()
+    var body: [UInt8] = []
+    var trailers: [HTTP2Field]?
+    var held: Intercepts.Held?
 }
