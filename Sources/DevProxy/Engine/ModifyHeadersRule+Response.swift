@@ -60,15 +60,15 @@ extension ExchangeContext {
         guard let (edits, changes) = configuration.mapRules.responseEdits(for: asked, status: final.response.status,
                                                                           fields: fields) else { return final }
         draft.recordResponseHeaderChanges(changes)
-        var response = final.response
-        response.fields = edits.applied(to: final.response.fields)
-        var http1 = final.http1
-        if let head = http1 {
-            http1?.headers.removeAll { edits.removed.contains($0.name.lowercased()) }
-            for field in edits.added { http1?.headers.add(name: field.name, value: field.value) }
-            response = HTTPResponse(http1 ?? head)
+        guard var http1 = final.http1 else {
+            var response = final.response
+            response.fields = edits.applied(to: final.response.fields)
+            return UpstreamResponseHead(response: response, httpVersion: final.httpVersion, http1: nil)
         }
-        return UpstreamResponseHead(response: response, httpVersion: final.httpVersion, http1: http1)
+        // An HTTP/1.1 origin's head is relayed as it came (`asHTTP1`): edited there, the record made from it.
+        http1.headers.removeAll { edits.removed.contains($0.name.lowercased()) }
+        for field in edits.added { http1.headers.add(name: field.name, value: field.value) }
+        return UpstreamResponseHead(response: HTTPResponse(http1), httpVersion: final.httpVersion, http1: http1)
     }
 
     /// `response` as `--modify-headers` makes it for an HTTP/2 client's stream (`request` as it
