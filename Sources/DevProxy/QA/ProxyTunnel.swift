@@ -15,6 +15,14 @@ public struct Endpoint: Sendable, Equatable {
         (self.host, self.port, self.proxy, self.resolve) = (host, port, proxy, resolve)
     }
 
+    /// The name a TLS client gives the endpoint: the host without the brackets a URL puts an IPv6
+    /// literal in. `TLSConnection.connect` sends no server name for an address (RFC 6066 §3
+    /// permits no IP literal there) and checks the certificate's IP address entry, as curl does;
+    /// bracketed, `[::1]` went out as SNI and was checked as a DNS name.
+    public var serverName: String {
+        host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+    }
+
     /// A TCP connection to the endpoint, through the proxy with CONNECT when there is one.
     ///
     /// - Throws: `NetworkError` for connect failures, `QAError(.network)` when the proxy refuses.

@@ -58,10 +58,7 @@ public struct ReportPoster: Sendable {
             let socket = try endpoint.openTunnel(timeout: timeout)
             socket.setTimeout(timeout)
             let context = try TLSContext.client(extraCAs: extraCAs, insecure: false)
-            // The bare address: bracketed, `[::1]` went out as SNI (RFC 6066 §3 permits no IP
-            // literal there) and was checked as a DNS name, which no certificate for IP:::1 matched.
-            let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-            let tls = try TLSConnection.connect(socket: socket, context: context, serverName: bare)
+            let tls = try TLSConnection.connect(socket: socket, context: context, serverName: endpoint.serverName)
             stream = tls
             keep.append(tls)
         } else if let proxy {
