@@ -164,14 +164,23 @@ extension WebUI {
         return .json("{\"id\":\(JSONText.quoted(id))}")
     }
 
-    /// A refusal's status line and the first line of its body (DevProxy's reason), or what came.
+    /// A refusal's status line and the first line of its body (DevProxy's reason), or what came:
+    /// `HTTP/1.1 400 Bad Request: request target has an invalid IPv6 literal`. DevProxy's own
+    /// error bodies start with the status (`400 Bad Request: …`, `ErrorResponse.body`), which is
+    /// said once: it was said twice, the status line's and the body's.
     static func refusal(_ answer: [UInt8]) -> String {
         let text = String(decoding: answer, as: UTF8.self)
         guard let status = text.split(separator: "\r\n", maxSplits: 1).first, !status.isEmpty else {
             return "no answer came"
         }
-        let body = text.components(separatedBy: "\r\n\r\n").dropFirst().first?.split(separator: "\n").first
-        return String(status) + (body.map { ": " + $0 } ?? "")
+        guard var body = text.components(separatedBy: "\r\n\r\n").dropFirst().first?.split(separator: "\n").first else {
+            return String(status)
+        }
+        if let code = status.split(separator: " ", maxSplits: 2).dropFirst().first, body.hasPrefix(code + " "),
+           let colon = body.range(of: ": ") {
+            body = body[colon.upperBound...]
+        }
+        return String(status) + (body.isEmpty ? "" : ": " + body)
     }
 
     /// RFC 9110 §5.6.2 token characters.
