@@ -184,6 +184,26 @@ import TestSupport
         #expect(board.held.isEmpty && flow.response?.status == 200)
     }
 
+    /// A body with a transfer coding besides chunked (`gzip, chunked`) is not held (it is decoded
+    /// as it is read, so a part read ahead could not be handed back): it arrives decoded.
+    @Test func aTransferCodedBodyIsNotHeld() throws {
+        let origin = try HTTP2Origin(.hypercornHTTP1)
+        let (proxy, board) = try proxy("~u /echo", [origin])
+        let script = proxy.pythonTunnel(to: origin.port) + """
+
+            import gzip
+            coded = gzip.compress(b"decoded here")
+            t.sendall(b"POST /echo HTTP/1.1\\r\\nHost: localhost:\(origin.port)\\r\\nConnection: close\\r\\n"
+                      b"Transfer-Encoding: gzip, chunked\\r\\n\\r\\n" + b"%x\\r\\n" % len(coded) + coded + b"\\r\\n0\\r\\n\\r\\n")
+            """ + ProxyHarness.pythonPrintUntilClose
+        let result = try Subprocess.run("python3", ["-c", script], timeout: 30)
+        let body = try #require(result.stdout.range(of: "\r\n\r\n").map { String(result.stdout[$0.upperBound...]) })
+        #expect(try json(body)["body"] as? String == "decoded here", "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.intercept?.outcome == "not_held" && flow.intercept?.note?.contains("transfer coding") == true)
+        #expect(board.held.isEmpty)
+    }
+
     /// A filter that passes nothing holds nothing, and the flow has no `intercept`.
     @Test func aFilterThatDoesNotMatchHoldsNothing() throws {
         let origin = try HTTP2Origin(.hypercornBoth)

@@ -19,6 +19,13 @@ extension HTTPExchange {
             draft.flow.intercept = Intercepts.notHeld(filter: filter, because: note)
             return nil
         }
+        if head.headers.transferCodings.contains(where: { $0 != "chunked" }) {
+            // Undone as it is read (`MessageReader`): a part read ahead could not be handed back.
+            draft.flow.intercept = Intercepts.notHeld(filter: filter, because: "not held: its body is sent with a "
+                                                      + "transfer coding other than chunked, which a breakpoint does "
+                                                      + "not take")
+            return nil
+        }
         var exchange = self
         let hasBody = head.headers.transferCodings.last == "chunked" || declared > 0
         if head.headers.expectsContinue {

@@ -44,7 +44,7 @@ final class MessageReader<Parser: HTTP1Parsing> {
     private(set) var bytesRead = 0
     /// An event parsed from buffered bytes by `hasBufferedInput`, returned by the next `next`.
     private var pendingEvent: HTTP1Event<Parser.Head>?
-    /// Events `inject` handed back, returned by `next` before anything is read.
+    /// Events `inject` handed back, returned after `pendingEvent`, before anything is read.
     private var injected: [HTTP1Event<Parser.Head>] = []
 
     /// Reads at least this long give the parser their array instead of a copy; shorter ones (a
@@ -78,7 +78,6 @@ final class MessageReader<Parser: HTTP1Parsing> {
     ///   trickling one byte at a time cannot hold the connection past it).
     /// - Throws: `HTTP1ParseError`, `NetworkError` (`.timedOut` past the deadline), `TLSError`.
     func next(deadline: Date? = nil) throws -> HTTP1Event<Parser.Head>? {
-        if !injected.isEmpty { return injected.removeFirst() }
         while true {
             let event = try nextCoded(deadline: deadline)
             switch event {
@@ -121,10 +120,16 @@ final class MessageReader<Parser: HTTP1Parsing> {
     }
 
     /// Hands `events` out again before anything else is read: a request body a breakpoint read
-    /// off the client (`HTTPExchange+Intercept`), decoded already, goes on through the usual
-    /// transfer as if it were still arriving.
+    /// off the client (`HTTPExchange+Intercept`) goes on through the usual transfer as if it were
+    /// still arriving. They go out through `pendingEvent`, so a reader given none pays nothing.
+    /// Only between messages or within one without transfer codings other than chunked: `next`
+    /// would decode the events again.
     func inject(_ events: [HTTP1Event<Parser.Head>]) {
-        injected = events + injected
+        var queue = events
+        if let pending = pendingEvent { queue.append(pending) }
+        guard !queue.isEmpty else { return }
+        pendingEvent = queue.removeFirst()
+        injected = queue + injected
     }
 
     private func transferFailure(_ end: ContentDecoder.End) -> HTTP1ParseError {
@@ -140,7 +145,7 @@ final class MessageReader<Parser: HTTP1Parsing> {
 
     private func nextCoded(deadline: Date?) throws -> HTTP1Event<Parser.Head>? {
         if let event = pendingEvent {
-            pendingEvent = nil
+            pendingEvent = injected.isEmpty ? nil : injected.removeFirst()
             return event
         }
         while true {
@@ -180,7 +185,6 @@ final class MessageReader<Parser: HTTP1Parsing> {
     /// (a TLS 1.3 server's session tickets) are not input. True at the peer's close too, which
     /// the next read reports.
     func hasArrivedInput() throws -> Bool {
-        if !injected.isEmpty { return true }
         if try hasParsedEvent() { return true }
         guard stream.pending > 0 || stream.inputReady else { return false }
         var chunk = [UInt8](repeating: 0, count: bufferSize)
@@ -207,7 +211,6 @@ final class MessageReader<Parser: HTTP1Parsing> {
     /// Whether the next message has already begun arriving: a pipelined request the parser
     /// holds, or bytes TLS has decrypted (neither shows up in poll()).
     func hasBufferedInput() throws -> Bool {
-        if !injected.isEmpty { return true }
         if pendingEvent != nil || stream.pending > 0 { return true }
         pendingEvent = try parser.next()
         return pendingEvent != nil
