@@ -96,7 +96,8 @@ import TestSupport
     @Test func anEditedRequestGoesOnAsEdited() throws {
         let origin = try HTTP2Origin(.hypercornBoth)
         let (proxy, board) = try proxy("~u /echo", [origin])
-        let client = curl(proxy, ["--http1.1", "-H", "Transfer-Encoding: chunked", "-d", "original", origin.url("/echo?x=1")])
+        let client = curl(proxy, ["--http1.1", "-H", "Transfer-Encoding: chunked", "-d", "original",
+                                  origin.url("/echo?x=1")])
         let held = try #require(try held(board).first)
         #expect(held.body == Array("original".utf8))
         #expect(!held.headers.contains { $0.name.lowercased() == "transfer-encoding" })
@@ -161,7 +162,8 @@ import TestSupport
         while !board.held.isEmpty && Date() < deadline { usleep(20_000) }
         #expect(board.held.isEmpty)
         let flow = try #require(proxy.flows(count: 1).first)
-        #expect(flow.error?.kind == "client_closed" && flow.intercept?.outcome == "client_gone", "\(String(describing: flow.error))")
+        #expect(flow.error?.kind == "client_closed" && flow.intercept?.outcome == "client_gone",
+                "\(String(describing: flow.error))")
         let next = try proxy.curl(["--http1.1", origin.url("/next")])
         #expect(try json(next.stdout)["path"] as? String == "/next", "\(next.output)")
     }
@@ -194,7 +196,8 @@ import TestSupport
             import gzip
             coded = gzip.compress(b"decoded here")
             t.sendall(b"POST /echo HTTP/1.1\\r\\nHost: localhost:\(origin.port)\\r\\nConnection: close\\r\\n"
-                      b"Transfer-Encoding: gzip, chunked\\r\\n\\r\\n" + b"%x\\r\\n" % len(coded) + coded + b"\\r\\n0\\r\\n\\r\\n")
+                      b"Transfer-Encoding: gzip, chunked\\r\\n\\r\\n"
+                      + b"%x\\r\\n" % len(coded) + coded + b"\\r\\n0\\r\\n\\r\\n")
             """ + ProxyHarness.pythonPrintUntilClose
         let result = try Subprocess.run("python3", ["-c", script], timeout: 30)
         let body = try #require(result.stdout.range(of: "\r\n\r\n").map { String(result.stdout[$0.upperBound...]) })
@@ -225,7 +228,8 @@ import TestSupport
         let result = try client.result()
         #expect(result.stdout == "502 Bad Gateway: \(Intercepts.stoppedReason)\n502", "\(result.output)")
         let flow = try #require(proxy.flows(count: 1).first)
-        #expect(flow.intercept?.outcome == "stopped" && flow.error?.kind == "intercept_aborted", "\(String(describing: flow.error))")
+        #expect(flow.intercept?.outcome == "stopped" && flow.error?.kind == "intercept_aborted",
+                "\(String(describing: flow.error))")
     }
 
     // MARK: HTTP/2
@@ -291,8 +295,9 @@ import TestSupport
         let client = curl(proxy, ["--http2", "-d", "x=1", a.url("/echo")])
         let held = try #require(try held(board).first)
         let headers = held.headers + [Intercepts.HeaderField(name: "x-edited", value: "yes")]
-        #expect(board.resume(held.id, edit: Intercepts.Edit(method: "PATCH", url: b.url("/echo?moved"), headers: headers,
-                                                            body: Array("y=22".utf8))))
+        let edit = Intercepts.Edit(method: "PATCH", url: b.url("/echo?moved"), headers: headers,
+                                   body: Array("y=22".utf8))
+        #expect(board.resume(held.id, edit: edit))
         let result = try client.result()
         let echo = try json(result.stdout)
         #expect(echo["method"] as? String == "PATCH" && echo["query"] as? String == "moved", "\(result.output)")
@@ -322,7 +327,8 @@ import TestSupport
         while !board.held.isEmpty && Date() < deadline { usleep(20_000) }
         #expect(board.held.isEmpty)
         let left = try #require(proxy.flows(count: 2).last)
-        #expect(left.intercept?.outcome == "client_gone" && left.error?.kind == "client_closed", "\(String(describing: left.error))")
+        #expect(left.intercept?.outcome == "client_gone" && left.error?.kind == "client_closed",
+                "\(String(describing: left.error))")
     }
 
     /// A stream whose body has not ended 2 s after its head (a streaming upload) is not held: it
@@ -353,7 +359,8 @@ import TestSupport
         let dir = TemporaryDirectory()
         let body = (0..<(Intercepts.maxBody + 300_000)).map { UInt8(ascii: "a") + UInt8($0 % 26) }
         let file = dir.write("big.bin", bytes: body)
-        let result = try proxy.curl(["--http2", "-H", "Content-Length:", "--data-binary", "@\(file)", origin.url("/echo")])
+        let result = try proxy.curl(["--http2", "-H", "Content-Length:", "--data-binary", "@\(file)",
+                                     origin.url("/echo")])
         let echo = try json(result.stdout)
         #expect((echo["body"] as? String).map { Array($0.utf8) == body } == true, "\(result.stderr)")
         let flow = try #require(proxy.flows(count: 1).first)

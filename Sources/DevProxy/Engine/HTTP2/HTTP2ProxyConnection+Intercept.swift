@@ -20,7 +20,9 @@ extension HTTP2ProxyConnection {
     func stopsAtBreakpoint(_ exchange: HTTP2StreamExchange, board: Intercepts, request: HTTPRequest, url: String,
                            endStream: Bool) -> Bool {
         guard !exchange.isExtendedConnect,
-              let filter = board.shouldHold(LocalRequest(request, url: url, httpVersion: "HTTP/2")) else { return false }
+              let filter = board.shouldHold(LocalRequest(request, url: url, httpVersion: "HTTP/2")) else {
+            return false
+        }
         let declared = request.fields["content-length"].flatMap { Int($0) } ?? 0
         if let note = Intercepts.refusal(bodyBytes: declared, board: board) {
             exchange.draft.flow.intercept = Intercepts.notHeld(filter: filter, because: note)
@@ -135,7 +137,9 @@ extension HTTP2ProxyConnection {
                        message: "the edited URL \(applied.url) is not an http:// or https:// URL with a host")
                 return
             }
-            if edit != nil { apply(applied, to: exchange, destination: destination, urlEdited: applied.url != held.url) }
+            if edit != nil {
+                apply(applied, to: exchange, destination: destination, urlEdited: applied.url != held.url)
+            }
             exchange.answeredLocally = false
             exchange.upstreamHeard = Date()
             send(exchange, body: applied.body, trailers: trailers, ended: true)
@@ -177,7 +181,8 @@ extension HTTP2ProxyConnection {
                                                                         tls: destination.tls, path: request.path,
                                                                         contentType: request.fields["content-type"]))
         recorder.recordRequestBody(applied.body)
-        if !exchange.recorder.requestTrailers.isEmpty { recorder.recordRequestTrailers(exchange.recorder.requestTrailers) }
+        let trailers = exchange.recorder.requestTrailers
+        if !trailers.isEmpty { recorder.recordRequestTrailers(trailers) }
         exchange.recorder = recorder
     }
 
