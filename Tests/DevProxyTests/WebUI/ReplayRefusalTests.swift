@@ -36,8 +36,10 @@ import TestSupport
         let ui = try WebUIHarness(withProxy: true)
         let origin = try OriginServer(tls: false)
         let huge = String(repeating: "a", count: 70_000)
+        let url = origin.url("/x", tls: false)
+        let body = #"{"method":"GET","url":"\#(url)","headers":[["X-Huge","\#(huge)"]]}"#
         let answer = try ui.request("/api/replay", method: "POST", headers: ["Content-Type: application/json"],
-                                    body: #"{"method":"GET","url":"\#(origin.url("/x", tls: false))","headers":[["X-Huge","\#(huge)"]]}"#)
+                                    body: body)
         Self.expectRefusal(answer, status: "431 Request Header Fields Too Large", reason: "")
     }
 }
