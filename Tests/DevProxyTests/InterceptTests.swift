@@ -207,6 +207,23 @@ import TestSupport
         #expect(board.held.isEmpty)
     }
 
+    /// A WebSocket's upgrade request is never held, whatever the filter says.
+    @Test func aWebSocketUpgradeIsNotHeld() throws {
+        let origin = try HTTP2Origin(.hypercornHTTP1)
+        let (proxy, board) = try proxy("~u /ws", [origin])
+        let script = proxy.pythonTunnel(to: origin.port) + """
+
+            t.settimeout(10)
+            t.sendall(b"GET /ws HTTP/1.1\\r\\nHost: localhost:\(origin.port)\\r\\nUpgrade: websocket\\r\\n"
+                      b"Connection: Upgrade\\r\\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\\r\\n"
+                      b"Sec-WebSocket-Version: 13\\r\\n\\r\\n")
+            sys.stdout.write(t.recv(4096).decode().split("\\r\\n")[0])
+            """
+        let result = try Subprocess.run("python3", ["-c", script], timeout: 30)
+        #expect(result.stdout == "HTTP/1.1 101 ", "\(result.output)")
+        #expect(board.held.isEmpty)
+    }
+
     /// A filter that passes nothing holds nothing, and the flow has no `intercept`.
     @Test func aFilterThatDoesNotMatchHoldsNothing() throws {
         let origin = try HTTP2Origin(.hypercornBoth)
