@@ -12,9 +12,14 @@ Connection tab says `held … resumed edited: body`; `x` aborts a held request (
 says so); `A` resumes two; `a` resumes with the editor's changed URL; Enter on an empty box clears
 the filter. No dialog, script error or CSP violation on the way.
 
+`--only h2`: the caller started the proxy with `--intercept '~u h2-held'` and made an HTTP/2 POST
+(curl --http2) to `/echo?h2-held` of its own origin; the check finds it held, its editor showing
+HTTP/2 and the header names as sent (lower case), edits the body and resumes it (the caller reads
+what the origin got from curl).
+
 Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on any failure.
 
-Usage: webui_intercept.py --ui URL --proxy http://127.0.0.1:PORT
+Usage: webui_intercept.py --ui URL --proxy http://127.0.0.1:PORT [--only h2]
 """
 import argparse, http.server, json, subprocess, sys, threading
 
@@ -85,17 +90,37 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--ui", required=True)
     parser.add_argument("--proxy", required=True)
+    parser.add_argument("--only")
     options = parser.parse_args()
     checks = Checks()
     with origin_and_chromium(http.server.ThreadingHTTPServer, Echo) as (browser, base, _):
         page, problems = live_page(browser, options.ui)
         try:
-            run(page, options, base, checks)
+            if options.only == "h2":
+                held_http2(page, checks)
+            else:
+                run(page, options, base, checks)
         except Exception as error:
             checks.result("intercept-checks", False, str(error).splitlines()[0])
         checks.result("no-page-errors", not problems and not page.evaluate("window.__violations"),
                       repr((problems, page.evaluate("window.__violations"))))
     sys.exit(1 if checks.failed else 0)
+
+
+def held_http2(page, checks):
+    """An HTTP/2 stream the caller's curl made, held: the editor shows it as sent; its body edited."""
+    held_row(page, "/echo?h2-held")
+    open_flow(page, "/echo?h2-held")
+    page.wait_for_selector("flow-detail #intercept-body", timeout=10000)
+    headers = page.input_value("#intercept-headers").split("\n")
+    facts = page.text_content("flow-detail .intercept-facts")
+    checks.result("h2-editor-shows-stream", facts.startswith("HTTP/2 ") and "user-agent: curl" in [
+        line[:len("user-agent: curl")] for line in headers] and page.input_value("#intercept-body") == "x=1"
+                  and not any(line.startswith(":") for line in headers), repr((facts, headers)))
+    page.fill("#intercept-body", "x=2&h2=edited")
+    page.click("#intercept-resume")
+    held_row(page, "/echo?h2-held", held=False)
+    checks.result("h2-resumed", True, "the row is no longer held")
 
 
 def run(page, options, base, checks):
