@@ -78,7 +78,7 @@ struct Arguments {
     /// Options any command takes more than once (`values`); every other one takes one value.
     static let repeatable: Set<String> = [
         "backup", "block-list", "ca-file", "client-cert", "expect", "expected", "grpc-status", "host", "leaf-key", "map-local",
-        "map-remote", "mode", "modify-headers", "nss-db",
+        "map-remote", "mode", "modify-body", "modify-headers", "nss-db",
         "passthrough", "permit-dns", "persona", "pin", "pinset-rewrite", "proto", "redact", "report-uri", "resolve",
         "upstream-ca", "verify-signature",
     ]

@@ -22,7 +22,8 @@ enum ConfigFilePaths {
         case afterEqualsCommaSeparated
         /// The last part of a map rule, its first character the separator (`--map-local |REGEX|PATH`).
         case mapTarget
-        /// The last part of a `--modify-headers` rule when it is `@FILE` (`|NAME|@token.txt`).
+        /// The last part of a `--modify-headers` or `--modify-body` rule when it is `@FILE`
+        /// (`|NAME|@token.txt`, `|REGEX|@replacement.json`).
         case headerValueFile
     }
 
@@ -33,7 +34,7 @@ enum ConfigFilePaths {
         "client-cert-passphrase-file": .whole, "upstream-proxy-auth-file": .whole, "proto": .whole,
         "session": .wholeExcept(["new", "off"]), "leaf-key": .afterEquals, "client-cert": .afterOptionalEquals,
         "verify-signature": .afterEqualsCommaSeparated, "map-local": .mapTarget,
-        "modify-headers": .headerValueFile,
+        "modify-headers": .headerValueFile, "modify-body": .headerValueFile,
     ]
 
     /// `value` of `option`, as written in a config file in `directory`, with the names in it read

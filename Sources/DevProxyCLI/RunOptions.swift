@@ -14,7 +14,8 @@ struct RunOptions {
                                       "web-password-file", "store-body-limit", "client-cert", "client-cert-passphrase-file",
                                       "verify-signature", "pinset-rewrite", "upstream-proxy", "upstream-proxy-auth-file",
                                       "header-timeout", "idle-timeout", "connect-timeout", "upstream-timeout", "proto",
-                                      "map-remote", "map-local", "modify-headers", "block-list", "intercept"]
+                                      "map-remote", "map-local", "modify-headers", "modify-body", "block-list",
+                                      "intercept"]
     static let booleans: Set<String> = ["insecure-upstream", "lazy-upstream", "quiet", "allow-remote", "sink-reports",
                                         "sign-with-root", "via", "no-http2", "no-web", "qr", "reverse-tls",
                                         "keep-alt-svc", "grpc-reflection"]
@@ -170,7 +171,8 @@ struct RunOptions {
         configuration.redactHeaders = try values("redact")
         configuration.mapRules = try MapRules(remote: try values("map-remote"), local: try values("map-local"),
                                                headers: try values("modify-headers"),
-                                               block: try values("block-list"), redact: configuration.redactHeaders)
+                                               block: try values("block-list"), body: try values("modify-body"),
+                                               redact: configuration.redactHeaders)
         let signatureRules = try values("verify-signature").map(SignatureRule.parse)
         if !signatureRules.isEmpty {
             configuration.signatures = try SignatureVerifier(rules: signatureRules,

@@ -12,8 +12,8 @@ public struct MapRemoteRule: @unchecked Sendable {  // NSRegularExpression is im
     private let regex: NSRegularExpression
     private let replacement: [Piece]
 
-    /// A part of the replacement: text as it is, or a group of the match.
-    private enum Piece {
+    /// A part of the replacement: text as it is, or a group of the match (`--modify-body`'s too).
+    enum Piece {
         case text(String)
         case group(Int)
         case named(String)
@@ -95,7 +95,7 @@ public struct MapRemoteRule: @unchecked Sendable {  // NSRegularExpression is im
     }
 
     /// The replacement read as Python's `re.sub` reads it.
-    private static func pieces(_ template: String, groups: Int, pattern: String, option: String) throws -> [Piece] {
+    static func pieces(_ template: String, groups: Int, pattern: String, option: String) throws -> [Piece] {
         var pieces: [Piece] = []
         var text = ""
         var characters = Array(template)[...]

@@ -16,6 +16,8 @@ public struct MapRules: Sendable {
     public var headers: [ModifyHeadersRule] = []
     /// `--block-list`, asked before every other rule (mitmproxy's BlockList add-on runs first).
     public var block: [BlockListRule] = []
+    /// `--modify-body`, applied to the response bodies their filters pass (`ModifyBodyRule`).
+    public var body: [ModifyBodyRule] = []
 
     public init() {}
 
@@ -24,15 +26,17 @@ public struct MapRules: Sendable {
     /// - Throws: `ConfigurationError` naming the option and what is wrong with it.
     /// - Parameter redact: `--redact`'s names, masked in what the flow records of `--modify-headers`.
     public init(remote: [String], local: [String], headers: [String] = [], block: [String] = [],
-                redact: [String] = [], directory: String = FileManager.default.currentDirectoryPath) throws {
+                body: [String] = [], redact: [String] = [],
+                directory: String = FileManager.default.currentDirectoryPath) throws {
         self.block = try block.map { try BlockListRule(parsing: $0) }
         self.remote = try remote.map { try MapRemoteRule(parsing: $0) }
         self.local = try local.map { try MapLocalRule(parsing: $0, directory: directory) }
         self.headers = try headers.map { try ModifyHeadersRule(parsing: $0, redact: redact, directory: directory) }
+        self.body = try body.map { try ModifyBodyRule(parsing: $0, directory: directory) }
     }
 
     /// Whether there is no rule at all (the engine's only cost then).
-    public var isEmpty: Bool { remote.isEmpty && local.isEmpty && headers.isEmpty && block.isEmpty }
+    public var isEmpty: Bool { remote.isEmpty && local.isEmpty && headers.isEmpty && block.isEmpty && body.isEmpty }
 
     /// What the rules make of `request` (its URL absolute, as the flow shows it): nil when none
     /// applied.

@@ -35,6 +35,8 @@ struct ResponseRelay<Leg: UpstreamLeg> {
             context.server.responded(draft.flow)
             return relayPinSet(head, rewrite: rewrite, leg: &leg, draft: &draft)
         }
+        let bodyRules = bodyRules(for: head, draft: draft)
+        if !bodyRules.isEmpty { return relayEditingBody(head, rules: bodyRules, leg: &leg, draft: &draft) }
         return stream(head, framing: ClientFraming(request: requestHead, response: head), leg: &leg, draft: &draft,
                       reportResponded: true)
     }

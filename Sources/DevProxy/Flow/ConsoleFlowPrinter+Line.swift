@@ -79,7 +79,7 @@ extension ConsoleFlowPrinter {
             let changes = mapped.headers ?? []
             let onRequest = changes.filter { !$0.isOnResponse }.map { "\($0.action) \($0.name)" }
             let onResponse = changes.filter(\.isOnResponse).map { "\($0.action) \($0.name)" }
-            if mapped.rule == "modify-headers" {
+            if mapped.rule == "modify-headers" || mapped.rule == "modify-body" {
                 if !onRequest.isEmpty { text += " (headers: \(onRequest.joined(separator: ", ")))" }
             } else if mapped.rule == "block-list" {
                 text += " (blocked by --block-list \(mapped.by.joined()))"
@@ -91,6 +91,12 @@ extension ConsoleFlowPrinter {
                 text += " (map-local \(mapped.to))"
             }
             if !onResponse.isEmpty { text += " (response headers: \(onResponse.joined(separator: ", ")))" }
+            // `(response body: 2 replacements)` for `--modify-body`, `(body not modified: …)` when it could not.
+            if let body = mapped.body, !body.isEmpty {
+                let count = body.reduce(0) { $0 + $1.replacements }
+                text += " (response body: \(count) replacement\(count == 1 ? "" : "s"))"
+            }
+            if let note = mapped.note { text += " (\(note))" }
         }
         if let intercept = flow.intercept { text += breakpointNote(intercept) }
         if let messages = flow.websocket, !messages.isEmpty {

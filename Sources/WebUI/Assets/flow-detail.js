@@ -767,9 +767,12 @@ export function signedBy(signer) {
 function mappedBy(mapped) {
     if (!mapped) return "";
     // `--modify-headers`: each header set or removed (on the request, or `on` the response), and by which option.
+    // `--modify-body`: how many matches each rule replaced in which body, or why a body was left as it came.
     const headers = (mapped.headers ?? []).map(c => `${c.action} ${c.name}`
-        + (c.on === "response" ? " on the response" : "") + ` (--modify-headers ${c.by})`).join("; ");
-    if (mapped.rule === "modify-headers") return headers;
+        + (c.on === "response" ? " on the response" : "") + ` (--modify-headers ${c.by})`)
+        .concat((mapped.body ?? []).map(c => `${c.replacements} replaced in the ${c.on} body (--modify-body ${c.by})`),
+            mapped.note ? [mapped.note] : []).join("; ");
+    if (mapped.rule === "modify-headers" || mapped.rule === "modify-body") return headers;
     if (mapped.rule === "block-list") return `blocked, never sent on (--block-list ${(mapped.by ?? []).join("")})`;
     const by = `(--${mapped.rule} ${(mapped.by ?? []).join(" then ")})` + (headers ? `; ${headers}` : "");
     if (mapped.rule === "map-remote") return `sent to ${mapped.to}, asked for ${mapped.from} ${by}`;

@@ -23,8 +23,10 @@ with last stream 0, the first time either is asked for; 200 "ok" after), /author
 "name: value" a line, pseudo-header fields first), /secured?status=N (as /headers, with status N, 200 when left
 out, and Strict-Transport-Security and Content-Security-Policy), /trailers (200 with content-length 5 and `trailer:
 x-checksum`, "hello", then the trailer x-checksum: 5d41402a), /push (a PUSH_PROMISE for /pushed though
-the peer turned push off, after the SETTINGS ACK, then 200 "ok").
+the peer turned push off, after the SETTINGS ACK, then 200 "ok"), /account (200 JSON '{"user": "ana",
+"premium":false}' with its content-length; /account?gzip gzip-coded).
 """
+import gzip
 import socket
 import ssl
 import sys
@@ -237,6 +239,14 @@ def serve_connection(tls, enable_connect_protocol=False):
                 send(lambda: conn.send_headers(sid, fields))
                 lines = "".join(f"{name}: {value}\n" for name, value in event.headers).encode()
                 send(lambda: conn.send_data(sid, lines, end_stream=True))
+            elif path.startswith("/account"):
+                account = b'{"user": "ana", "premium":false}'
+                fields = [(":status", "200"), ("content-type", "application/json")]
+                if path.endswith("?gzip"):
+                    account = gzip.compress(account)
+                    fields.append(("content-encoding", "gzip"))
+                fields.append(("content-length", str(len(account))))
+                send(in_one_write(sid, fields[1:], account))
             elif path == "/slow":
                 def later(sid=sid):
                     time.sleep(2)

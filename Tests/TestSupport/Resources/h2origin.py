@@ -12,9 +12,14 @@ Routes:
   /alt-svc    "alt" with two Alt-Svc fields advertising HTTP/3 (h3, h3-29, quic) beside an h2 alternative
   /secured?status=N  as /echo, answered with status N (200 when left out) and the security headers a
               --modify-headers rule on responses removes: Strict-Transport-Security, Content-Security-Policy
+  /account    '{"user": "ana", "premium":false}' (Content-Length); /account?gzip: gzip-coded; ?chunked: in two
+              parts without a length (HTTP/1.1: chunked) -- what a --modify-body rule edits
+  /events     text/event-stream: 'data: "premium":false', then, 3 s later, a second event
   /ws         WebSocket (HTTP/1.1 upgrade): each text message comes back as "echo:" + it; hypercorn
               (wsproto) accepts permessage-deflate when the client offers it
 """
+import asyncio
+import gzip
 import json
 import sys
 
@@ -58,6 +63,30 @@ async def app(scope, receive, send):
             await send({"type": "http.response.body", "body": piece, "more_body": sent < n})
         if n == 0:
             await send({"type": "http.response.body", "body": b""})
+        return
+    if path == "/account":
+        query = scope["query_string"].decode()
+        account = b'{"user": "ana", "premium":false}'
+        fields = [(b"content-type", b"application/json")]
+        if query == "gzip":
+            account = gzip.compress(account)
+            fields.append((b"content-encoding", b"gzip"))
+        if query == "chunked":
+            await send({"type": "http.response.start", "status": 200, "headers": fields})
+            await send({"type": "http.response.body", "body": account[:12], "more_body": True})
+            await asyncio.sleep(0.05)
+            await send({"type": "http.response.body", "body": account[12:]})
+            return
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": fields + [(b"content-length", str(len(account)).encode())]})
+        await send({"type": "http.response.body", "body": account})
+        return
+    if path == "/events":
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]})
+        await send({"type": "http.response.body", "body": b'data: "premium":false\n\n', "more_body": True})
+        await asyncio.sleep(3)
+        await send({"type": "http.response.body", "body": b"data: second\n\n"})
         return
     if path == "/trailers":
         await send({"type": "http.response.start", "status": 200, "trailers": True,

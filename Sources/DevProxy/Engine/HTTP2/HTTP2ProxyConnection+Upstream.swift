@@ -385,6 +385,7 @@ extension HTTP2ProxyConnection {
     /// An HTTP/2 origin's final response `head` as `--modify-headers` makes it for the client
     /// (`ExchangeContext.modifyingHeaders`); `head` itself without rules.
     func modifyingHeaders(of head: HTTP2HeaderBlock, exchange: HTTP2StreamExchange) -> HTTP2HeaderBlock {
+        noteBodyRules(HTTPResponse(head), exchange: exchange)
         guard !context.configuration.mapRules.headers.isEmpty else { return head }
         return context.modifyingHeaders(of: head, request: exchange.recorder.request,
                                         url: exchange.draft.flow.request?.url ?? "", draft: &exchange.draft)
@@ -392,9 +393,23 @@ extension HTTP2ProxyConnection {
 
     /// An HTTP/1.1 origin's final `response` as `--modify-headers` makes it for the client.
     func modifyingHeaders(of response: HTTPResponse, exchange: HTTP2StreamExchange) -> HTTPResponse {
+        noteBodyRules(response, exchange: exchange)
         guard !context.configuration.mapRules.headers.isEmpty else { return response }
         return context.modifyingHeaders(of: response, request: exchange.recorder.request,
                                         url: exchange.draft.flow.request?.url ?? "", draft: &exchange.draft) ?? response
+    }
+
+    /// A `--modify-body` rule that matches the response of an HTTP/2 client's stream leaves its
+    /// body as it comes (bodies are edited for HTTP/1.1 clients so far): the flow says so.
+    private func noteBodyRules(_ response: HTTPResponse, exchange: HTTP2StreamExchange) {
+        let rules = context.configuration.mapRules
+        guard !rules.body.isEmpty else { return }
+        let asked = LocalRequest(exchange.recorder.request, url: exchange.draft.flow.request?.url ?? "",
+                                 httpVersion: "HTTP/2")
+        let fields = response.fields.map { ($0.name, $0.value) }
+        guard !rules.bodyRules(for: asked, status: response.status, fields: fields).isEmpty else { return }
+        exchange.draft.recordBodyChanges([], note: "body not modified: --modify-body edits the responses of "
+                                         + "HTTP/1.1 clients so far, and this client spoke HTTP/2")
     }
 
     /// The origin's final response head for the client: forwarded (`HTTP2HeaderBlock.forwarded`),

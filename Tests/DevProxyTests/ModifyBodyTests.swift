@@ -1,0 +1,223 @@
+import CertAuthority
+@testable import DevProxy
+import Foundation
+import Testing
+import TestSupport
+
+/// `--modify-body`, mitmproxy's modify_body on responses: curl through the proxy to real origins
+/// (hypercorn over HTTP/1.1, Python h2 over HTTP/2), a JSON body, a gzip'd one, a chunked one, an
+/// `@FILE` replacement, a body over the limit, an event stream; the flow's record of it.
+@Suite(.serialized) struct ModifyBodyTests {
+    /// As mitmproxy splits it: the part after the third `/` is the replacement whole (a trailing
+    /// `/` would be put in too).
+    static let premium = #"/~s & ~d localhost/"premium":false/"premium":true"#
+    static let edited = #"{"user": "ana", "premium":true}"#
+
+    /// The origins an HTTP/1.1 client's request reaches: hypercorn over HTTP/1.1, and Python h2
+    /// (h2 only, so the proxy speaks h2 upstream).
+    enum Origin: String, CaseIterable, CustomStringConvertible {
+        case http1, http2
+        var description: String { rawValue }
+        var kind: HTTP2Origin.Kind { self == .http1 ? .hypercornHTTP1 : .misbehaving }
+    }
+
+    private func proxy(_ origin: HTTP2Origin, rules: [String], directory: String? = nil) throws -> ProxyHarness {
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let mapRules = try MapRules(remote: [], local: [], body: rules,
+                                    directory: directory ?? FileManager.default.currentDirectoryPath)
+        return try ProxyHarness(configure: {
+            $0.upstreamCAs = cas
+            $0.mapRules = mapRules
+        })
+    }
+
+    /// Header fields (lower-cased names) and the body of what `curl -i` printed.
+    private func split(_ text: String) -> (fields: [String: String], body: String) {
+        var parts = text.components(separatedBy: "\r\n\r\n")
+        while parts.count > 1, parts[1].hasPrefix("HTTP/") { parts.removeFirst() }
+        var fields: [String: String] = [:]
+        for line in (parts.first ?? "").components(separatedBy: "\r\n").dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        return (fields, parts.dropFirst().joined(separator: "\r\n\r\n"))
+    }
+
+    @Test(arguments: Origin.allCases)
+    func aJSONResponseIsEditedWithItsNewLength(_ which: Origin) throws {
+        let origin = try HTTP2Origin(which.kind)
+        let proxy = try proxy(origin, rules: [Self.premium])
+        let result = try proxy.curl(["--http1.1", "-i", origin.url("/account")])
+        let (fields, body) = split(result.stdout)
+        #expect(body == Self.edited, "\(result.output)")
+        #expect(fields["content-length"] == String(body.utf8.count) && fields["transfer-encoding"] == nil,
+                "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        let url = origin.url("/account")
+        #expect(flow.mapped == Flow.Mapping(rule: "modify-body", from: url, to: url, by: [],
+                                            body: [Flow.BodyChange(on: "response", by: Self.premium, replacements: 1)]),
+                "\(String(describing: flow.mapped))")
+        // The flow's body is what the client got; the console line, the flow log and HAR say what was done.
+        #expect(flow.response?.body?.text == Self.edited, "\(String(describing: flow.response?.body))")
+        #expect(flow.response?.headers.first(named: "content-length") == String(body.utf8.count))
+        #expect(ConsoleFlowPrinter.line(for: flow).hasSuffix(" (response body: 1 replacement)"),
+                "\(ConsoleFlowPrinter.line(for: flow))")
+        let json = String(decoding: flow.jsonBytes, as: UTF8.self)
+        #expect(json.contains(#""body":[{"by":"\#(Self.premium.replacingOccurrences(of: "\"", with: "\\\""))","#
+                              + #""on":"response","replacements":1}]"#), "\(json)")
+        let har = try JSONSerialization.jsonObject(with: JSONEncoder().encode(HARWriter.document(for: [flow])))
+            as? [String: Any]
+        let entry = ((har?["log"] as? [String: Any])?["entries"] as? [[String: Any]])?.first
+        let mapped = entry?["_mapped"] as? [String: Any]
+        #expect((mapped?["body"] as? [[String: Any]])?.first?["replacements"] as? Int == 1, "\(String(describing: entry))")
+    }
+
+    /// A chunked answer (hypercorn sends one without a length in two parts) goes to the client
+    /// with a Content-Length.
+    @Test func aChunkedResponseGoesWithALength() throws {
+        let origin = try HTTP2Origin(.hypercornHTTP1)
+        let proxy = try proxy(origin, rules: [Self.premium])
+        let result = try proxy.curl(["--http1.1", "-i", origin.url("/account?chunked")])
+        let (fields, body) = split(result.stdout)
+        #expect(body == Self.edited, "\(result.output)")
+        #expect(fields["content-length"] == String(body.utf8.count) && fields["transfer-encoding"] == nil,
+                "\(result.output)")
+    }
+
+    /// A gzip'd body is matched decoded, and the client gets gzip again, whose text is edited.
+    @Test(arguments: Origin.allCases)
+    func aGzipResponseIsEditedAndStillGzip(_ which: Origin) throws {
+        let origin = try HTTP2Origin(which.kind)
+        let proxy = try proxy(origin, rules: [Self.premium])
+        let dir = TemporaryDirectory()
+        let result = try proxy.curl(["--http1.1", "-D", dir.file("head"), "-o", dir.file("body"),
+                                     origin.url("/account?gzip")])
+        #expect(result.status == 0, "\(result.output)")
+        let head = try String(contentsOfFile: dir.file("head"), encoding: .utf8).lowercased()
+        let size = try #require(FileManager.default.attributesOfItem(atPath: dir.file("body"))[.size] as? Int)
+        #expect(head.contains("content-encoding: gzip") && head.contains("content-length: \(size)\r\n"), "\(head)")
+        let text = try Subprocess.run("python3", ["-c", "import gzip,sys; sys.stdout.write(gzip.decompress("
+                                                  + "open(sys.argv[1],'rb').read()).decode())", dir.file("body")])
+        #expect(text.status == 0 && text.stdout == Self.edited, "\(text.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.mapped?.body?.first?.replacements == 1 && flow.response?.body?.text == Self.edited,
+                "\(flow)")
+    }
+
+    /// `@FILE` puts the file's bytes in as they are (no group references), read at each response.
+    @Test func aReplacementFileIsReadEachTime() throws {
+        let dir = TemporaryDirectory()
+        dir.write("premium.txt", #""premium":"gold\1""#)
+        let origin = try HTTP2Origin(.hypercornHTTP1)
+        let rule = #"|~u /account|"premium":false|@premium.txt"#
+        let proxy = try proxy(origin, rules: [rule], directory: dir.path)
+        let first = try proxy.curl(["--http1.1", origin.url("/account")])
+        #expect(first.stdout == #"{"user": "ana", "premium":"gold\1"}"#, "\(first.output)")
+        dir.write("premium.txt", #""premium":"silver""#)
+        let second = try proxy.curl(["--http1.1", origin.url("/account")])
+        #expect(second.stdout == #"{"user": "ana", "premium":"silver"}"#, "\(second.output)")
+    }
+
+    /// A body over 8 MiB goes on whole and unchanged, what was gathered first, and the flow says why.
+    @Test func aBodyOverTheLimitIsRelayedUnchanged() throws {
+        let origin = try HTTP2Origin(.hypercornHTTP1)
+        let proxy = try proxy(origin, rules: ["|~u /big|0123|XXXX"])
+        let dir = TemporaryDirectory()
+        let size = 9 << 20
+        let result = try proxy.curl(["--http1.1", "-o", dir.file("big"), origin.url("/big?n=\(size)")])
+        #expect(result.status == 0, "\(result.output)")
+        let expected = try Subprocess.run("python3", ["-c", "import hashlib; p = b'0123456789abcdef' * 4096; "
+            + "d = (p * (\(size) // len(p) + 1))[:\(size)]; print(hashlib.sha256(d).hexdigest())"]).stdout
+        let got = try Subprocess.run("sha256sum", [dir.file("big")]).stdout.split(separator: " ").first
+        #expect(got.map(String.init) == expected.trimmingCharacters(in: .whitespacesAndNewlines), "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.mapped?.note?.contains("went over the 8 MiB --modify-body holds") == true,
+                "\(String(describing: flow.mapped))")
+        #expect(flow.mapped?.body == nil)
+    }
+
+    /// An event stream is not held: its first event reaches the client before the second is sent.
+    @Test func anEventStreamIsStreamedUntouched() throws {
+        let origin = try HTTP2Origin(.hypercornHTTP1)
+        let proxy = try proxy(origin, rules: [#"|"premium":false|"premium":true"#])
+        let result = try proxy.curl(["--http1.1", "-N", "-w", "\n%{time_starttransfer}", origin.url("/events")])
+        let lines = result.stdout.components(separatedBy: "\n")
+        #expect(result.stdout.hasPrefix("data: \"premium\":false\n\ndata: second\n\n"), "\(result.output)")
+        #expect((Double(lines.last ?? "") ?? 99) < 2.5, "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.mapped?.note == "body not modified: an event stream is relayed as it comes",
+                "\(String(describing: flow.mapped))")
+    }
+
+    /// A response without a rule that matches it keeps its body, and the flow no mapping.
+    @Test func aResponseNoRuleMatchesIsLeftAlone() throws {
+        let origin = try HTTP2Origin(.hypercornHTTP1)
+        let proxy = try proxy(origin, rules: [#"|~c 404|"premium":false|"premium":true"#])
+        let result = try proxy.curl(["--http1.1", origin.url("/account")])
+        #expect(result.stdout == #"{"user": "ana", "premium":false}"#, "\(result.output)")
+        #expect(try #require(proxy.flows(count: 1).first).mapped == nil)
+    }
+
+    @Test func badRulesStopTheStartWithOneLine() throws {
+        let dir = TemporaryDirectory()
+        let cases = [
+            (["--modify-body", "|(|x"], "error: --modify-body |(|x: ( is not a valid regular expression\n"),
+            (["--modify-body", "||x"], "error: --modify-body ||x: the regex is empty; give --modify-body "
+                + "|FLOW-FILTER|REGEX|REPLACEMENT or |REGEX|REPLACEMENT (the first character is the separator; @FILE "
+                + "as the replacement reads it from a file)\n"),
+            (["--modify-body", "|a|@\(dir.file("none"))"],
+             "error: --modify-body |a|@\(dir.file("none")): \(dir.file("none")) is not a file to read the "
+                + "replacement from\n"),
+            (["--modify-body", "|~q|a|b"], "error: --modify-body |~q|a|b: the filter passes requests only (~q), and "
+                + "DevProxy does not modify request bodies yet; --modify-body changes response bodies\n"),
+            (["--modify-body", "|~bs x|a|b"], "error: --modify-body |~bs x|a|b: the filter's ~bs is not known when the "
+                + "rule runs (on the request's head, then on the response's, before the bodies); use ~d, ~u, ~m, ~h, "
+                + "~hq, ~hs, ~t, ~tq, ~ts, ~q, ~s, ~c, ~http, ~grpc, ~all, !, & and |\n"),
+        ]
+        for (arguments, expected) in cases {
+            let start = ["run", "--ca-dir", dir.file("ca"), "--listen", "127.0.0.1:0", "--no-web", "--session", "off"]
+            let result = try Subprocess.run(Subprocess.devproxy, start + arguments, timeout: 20)
+            #expect(result.status == 2, "\(result.output)")
+            #expect(result.stderr == expected, "\(result.stderr)")
+        }
+        // Response terms and mixed filters are taken.
+        for filter in ["~s", "~c 200 & ~d api", "~q | ~s", "!~q", "~t json"] {
+            #expect(throws: Never.self) { try ModifyBodyRule(parsing: "/\(filter)/a/b") }
+        }
+        for filter in ["~q", "~q & ~d api", "!~s"] {
+            #expect(throws: ConfigurationError.self, "\(filter)") { try ModifyBodyRule(parsing: "/\(filter)/a/b") }
+        }
+    }
+
+    /// A config file's `modify_body` reads its `@FILE` against the file's directory; the flow log
+    /// carries what the rule did.
+    @Test func aConfigFilesRuleReadsItsFileFromItsDirectory() throws {
+        let dir = TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.file("team"), withIntermediateDirectories: true)
+        dir.write("team/premium.txt", #""premium":true"#)
+        let config = dir.write("team/devproxy.json", #"{"modify_body": ["|\"premium\":false|@premium.txt"]}"#)
+        let origin = try HTTP2Origin(.hypercornHTTP1)
+        let arguments = ["--ca-dir", dir.file("ca"), "--config", config, "--no-web", "--session", "off", "--quiet",
+                         "--upstream-ca", origin.caPath, "--log", dir.file("flows.jsonl")]
+        let proxy = try DevProxyProcess(arguments, directory: NSTemporaryDirectory())
+        let result = try Subprocess.run("curl", ["-sS", "--max-time", "20", "--proxy", "http://127.0.0.1:\(proxy.port)",
+                                                 "--cacert", dir.file("ca/root.pem"), origin.url("/account")])
+        #expect(result.stdout == Self.edited, "\(result.output)")
+        #expect(proxy.stop().status == 0)
+        let flow = try #require(try FlowLogReader.read(path: dir.file("flows.jsonl")).flows.first)
+        #expect(flow.mapped?.body == [Flow.BodyChange(on: "response", by: #"|"premium":false|@"#
+                                                          + dir.file("team/premium.txt"), replacements: 1)],
+                "\(String(describing: flow.mapped))")
+    }
+
+    /// An HTTP/2 client's response is not edited yet: it comes as it was, and the flow says why.
+    @Test func anHTTP2ClientsResponseIsLeftAndTheFlowSaysWhy() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let proxy = try proxy(origin, rules: [Self.premium])
+        let result = try proxy.curl(["--http2", origin.url("/account")])
+        #expect(result.stdout == #"{"user": "ana", "premium":false}"#, "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.mapped?.note?.hasPrefix("body not modified: --modify-body edits the responses of HTTP/1.1") == true,
+                "\(String(describing: flow.mapped))")
+    }
+}
