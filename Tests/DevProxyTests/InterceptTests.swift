@@ -419,6 +419,74 @@ import TestSupport
         #expect(flow.grpc?.status == 14 && flow.error?.kind == "intercept_aborted")
     }
 
+    // MARK: What breakpoints keep
+
+    /// Breakpoints keep at most `budget` bytes of request bodies at once, across connections and
+    /// HTTP versions: past it a request goes on unheld and whole, its flow saying why; the bytes
+    /// come back when a held request is decided or its client leaves. Without the budget, a
+    /// filter that matched many large uploads kept 4 MiB for each (a hundred HTTP/2 streams of
+    /// one connection: 400 MiB).
+    @Test func breakpointsKeepABoundedAmountOfBodies() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let board = try Intercepts(filter: "~u /echo", budget: 1 << 20)
+        let proxy = try ProxyHarness(configure: {
+            $0.upstreamCAs = cas
+            $0.intercepts = board
+        })
+        let dir = TemporaryDirectory()
+        let body = (0..<700_000).map { UInt8(ascii: "a") + UInt8($0 % 26) }
+        let file = dir.write("part.bin", bytes: body)
+        let post = ["--data-binary", "@\(file)", "-H", "Content-Type: application/octet-stream"]
+        // HTTP/1.1 takes 700 kB of the 1 MiB; an HTTP/2 stream of 700 kB more does not fit.
+        let first = curl(proxy, ["--http1.1"] + post + [origin.url("/echo?first")])
+        let held = try #require(try self.held(board).first)
+        #expect(board.bufferedBytes == body.count)
+        let second = try proxy.curl(["--http2"] + post + [origin.url("/echo?second")])
+        let echo = try json(second.stdout)
+        #expect((echo["body"] as? String).map { Array($0.utf8) == body } == true, "\(second.stderr)")
+        let unheld = try #require(proxy.flows(count: 1).first)
+        #expect(unheld.request?.url == origin.url("/echo?second") && unheld.intercept?.outcome == "not_held")
+        #expect(unheld.intercept?.note == "not held: breakpoints keep 1 MiB of request bodies already, the most they "
+                + "keep at once", "\(String(describing: unheld.intercept))")
+        #expect(board.bufferedBytes == body.count, "the unheld stream gave back what it gathered")
+        #expect(board.resume(held.id))
+        #expect(try json(try first.result().stdout)["body"] as? String == String(decoding: body, as: UTF8.self))
+        #expect(board.bufferedBytes == 0)
+        // Room again: an HTTP/2 stream is held, and gives its bytes back when its client leaves.
+        let third = curl(proxy, ["--http2", "--max-time", "3"] + post + [origin.url("/echo?third")])
+        let again = try #require(try self.held(board).first)
+        #expect(again.url == origin.url("/echo?third") && board.bufferedBytes == body.count)
+        _ = try? third.result()
+        let deadline = Date().addingTimeInterval(10)
+        while board.bufferedBytes > 0 && Date() < deadline { usleep(20_000) }
+        #expect(board.bufferedBytes == 0 && board.held.isEmpty)
+        let gone = try #require(proxy.flows(count: 3).first { $0.id == again.id })
+        #expect(gone.intercept?.outcome == "client_gone")
+    }
+
+    /// The fields a held HTTP/1.1 request shows are the ones that would go upstream: the
+    /// client's hop-by-hop fields (`Connection` and what it names, `Proxy-Connection`) are its
+    /// connection's to DevProxy, so the editor does not offer them; the client's connection still
+    /// does what they said.
+    @Test func aHeldRequestShowsTheFieldsThatGoUpstream() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let (proxy, board) = try proxy("~u /echo", [origin])
+        let client = curl(proxy, ["--http1.1", "-H", "Connection: close, X-Hop", "-H", "X-Hop: 1",
+                                  "-H", "Proxy-Connection: Keep-Alive", "-H", "X-Kept: 2", origin.url("/echo")])
+        let held = try #require(try held(board).first)
+        let names = held.headers.map { $0.name.lowercased() }
+        #expect(!names.contains("connection") && !names.contains("x-hop") && !names.contains("proxy-connection"),
+                "\(held.headers)")
+        #expect(held.headers.contains(Intercepts.HeaderField(name: "X-Kept", value: "2")))
+        #expect(board.resume(held.id, edit: Intercepts.Edit(headers: held.headers
+                                                                + [Intercepts.HeaderField(name: "X-Added", value: "3")])))
+        let result = try client.result()
+        let echo = try json(result.stdout)
+        #expect(echoed(echo, "x-added") == ["3"] && echoed(echo, "x-kept") == ["2"] && echoed(echo, "x-hop").isEmpty)
+        #expect(result.stderr.isEmpty, "\(result.stderr)")
+    }
+
     // MARK: The command line
 
     /// `--intercept` with a filter about the response, or without the web UI's session, stops the
@@ -430,7 +498,8 @@ import TestSupport
                                                                         dir.file("session"), "--intercept", "~s"],
                                           timeout: 20)
         #expect(response.status == 2 && response.stderr.hasPrefix("error: --intercept: "), "\(response.output)")
-        #expect(response.stderr.contains("~s is not known before the request is sent"), "\(response.stderr)")
+        #expect(response.stderr.contains("~s is not known before the request is sent (a breakpoint holds the request "
+                                         + "then)"), "\(response.stderr)")
         let off = try Subprocess.run(Subprocess.devproxy, start + ["--session", "off", "--intercept", "~m POST"],
                                      timeout: 20)
         #expect(off.status == 2, "\(off.output)")

@@ -36,6 +36,7 @@ extension HTTPExchange {
         let body: [UInt8]
         switch readWholeBody(board) {
         case .whole(let bytes):
+            // Kept in `board`'s budget (`reserve`) until the decision.
             body = bytes
         case .partial(let bytes, let note):
             // Too long, or paused: what was read goes up first, then the rest as it comes.
@@ -51,8 +52,12 @@ extension HTTPExchange {
             if let status { context.sendError(status: status, detail: message, kind: kind, draft: &draft) }
             return false
         }
+        // The fields that go upstream: the client's hop-by-hop ones (`Proxy-Connection`,
+        // `Connection`, `Keep-Alive`) are its connection's to DevProxy, not the origin's, so the
+        // editor does not offer them; `apply` keeps them for the client's connection.
         var fields = sent.headers
         fields.remove("Expect")
+        fields.removeHopByHop()
         if hasBody { Self.frame(&fields, bodyLength: body.count) }
         let held = Intercepts.Held(id: draft.flow.id, method: head.method, url: destination.url,
                                    httpVersion: head.version.description,
@@ -60,6 +65,7 @@ extension HTTPExchange {
                                    body: body, filter: filter)
         let socket = context.client.stream.socket
         let decision = board.wait(held) { socket.peerHasClosed }
+        board.release(body.count)
         guard let decision else {
             draft.flow.intercept = held.withdrawnRecord()
             recordAndEnd(body, request: request, draft: &draft)
@@ -104,9 +110,17 @@ extension HTTPExchange {
         case failed(FlowErrorKind, String, status: Int?, read: [UInt8])
     }
 
-    /// Reads the request body to its end (decoded of any transfer coding, as the transfer reads it).
+    /// Reads the request body to its end (decoded of any transfer coding, as the transfer reads it),
+    /// each part taken from `board`'s budget: a whole body stays taken, anything else is given back.
     private func readWholeBody(_ board: Intercepts) -> BodyRead {
         var body: [UInt8] = []
+        let read = readWholeBody(board, into: &body)
+        if case .whole = read { return read }
+        board.release(body.count)
+        return read
+    }
+
+    private func readWholeBody(_ board: Intercepts, into body: inout [UInt8]) -> BodyRead {
         while true {
             let event: HTTP1RequestEvent?
             do {
@@ -124,6 +138,7 @@ extension HTTPExchange {
             }
             switch event {
             case .body(let bytes)?:
+                guard board.reserve(bytes.count) else { return .partial(body + bytes, note: board.fullNote) }
                 body += bytes
                 if body.count > Intercepts.maxBody {
                     return .partial(body, note: Intercepts.refusal(bodyBytes: body.count, board: board) ?? "")
@@ -153,6 +168,11 @@ extension HTTPExchange {
         head.method = applied.method
         var fields = HTTPHeaders(applied.headers.map { ($0.name, $0.value) })
         if hadBody || bodyEdited || !applied.body.isEmpty { Self.frame(&fields, bodyLength: applied.body.count) }
+        // Whether the client's connection stays open is still the client's to say.
+        for name in ["Connection", "Proxy-Connection", "Keep-Alive"] {
+            fields.remove(name)
+            for value in head.headers.values(name) { fields.add(name: name, value: value) }
+        }
         head.headers = fields
         guard applied.url != held.url else {
             let sentHost = held.headers.first { $0.name.equalsCaseInsensitive("Host") }?.value

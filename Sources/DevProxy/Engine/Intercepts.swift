@@ -86,6 +86,11 @@ public final class Intercepts: Sendable {
     /// The most requests held at once; more go on without stopping (their flows say so), so a
     /// filter that matches a flood cannot hold every connection thread.
     public static let maxHeld = 256
+    /// The most request-body bytes breakpoints keep at once, gathering and held, across every
+    /// connection: past it a request goes on unheld (its flow says so), so a filter that matches
+    /// many large uploads (a hundred HTTP/2 streams of 4 MiB each) cannot grow the proxy's memory
+    /// without bound.
+    public static let maxBuffered = 64 << 20
 
     private struct Entry {
         let held: Held
@@ -103,11 +108,17 @@ public final class Intercepts: Sendable {
 
     private let state: Mutex<State>
     private let active = Atomic<Bool>(false)
+    private let buffered = Atomic<Int>(0)
+    /// The bytes of request bodies kept at once (`maxBuffered` unless a test says less).
+    public let budget: Int
 
-    /// - Parameter filter: the initial filter (`--intercept`); nil or empty holds nothing.
+    /// - Parameters:
+    ///   - filter: the initial filter (`--intercept`); nil or empty holds nothing.
+    ///   - budget: the most request-body bytes kept at once (`maxBuffered`).
     /// - Throws: `ConfigurationError` when the filter does not parse or asks about the response.
-    public init(filter: String? = nil) throws {
+    public init(filter: String? = nil, budget: Int = Intercepts.maxBuffered) throws {
         state = Mutex(State())
+        self.budget = budget
         try setFilter(filter)
     }
 
@@ -137,6 +148,33 @@ public final class Intercepts: Sendable {
         let (filter, text) = state.withLock { ($0.filter, $0.text) }
         guard let filter, let text, filter.matches(request) else { return nil }
         return text
+    }
+
+    /// Takes `count` bytes of `maxBuffered` for a body being gathered or held; false when they
+    /// would pass it (nothing is taken then). Each byte taken is given back with `release`.
+    public func reserve(_ count: Int) -> Bool {
+        var current = buffered.load(ordering: .relaxed)
+        while true {
+            guard current + count <= budget else { return false }
+            let (exchanged, original) = buffered.compareExchange(expected: current, desired: current + count,
+                                                                 ordering: .relaxed)
+            if exchanged { return true }
+            current = original
+        }
+    }
+
+    /// Gives back bytes `reserve` took.
+    public func release(_ count: Int) {
+        if count > 0 { buffered.subtract(count, ordering: .relaxed) }
+    }
+
+    /// Request-body bytes breakpoints keep now (gathering and held).
+    public var bufferedBytes: Int { buffered.load(ordering: .relaxed) }
+
+    /// Why a request goes on unheld when breakpoints keep `budget` already.
+    public var fullNote: String {
+        let amount = budget % (1 << 20) == 0 ? "\(budget >> 20) MiB" : "\(budget) bytes"
+        return "not held: breakpoints keep \(amount) of request bodies already, the most they keep at once"
     }
 
     /// Whether the board has room for one more held request.

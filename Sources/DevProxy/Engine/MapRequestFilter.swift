@@ -168,8 +168,9 @@ struct MapRequestFilter: @unchecked Sendable {  // NSRegularExpression is immuta
     }
 
     private static func unavailable(_ name: String, option: String) -> ConfigurationError {
-        ConfigurationError("\(option): the filter's \(name) is not known before the request is sent (a map rule "
-                           + "decides then); use ~d, ~u, ~m, ~h, ~hq, ~t, ~tq, ~q, ~http, ~grpc, ~all, !, & and |")
+        let when = option == "--intercept" ? "a breakpoint holds the request then" : "a map rule decides then"
+        return ConfigurationError("\(option): the filter's \(name) is not known before the request is sent (\(when)); "
+                                  + "use ~d, ~u, ~m, ~h, ~hq, ~t, ~tq, ~q, ~http, ~grpc, ~all, !, & and |")
     }
 
     /// The refusal of a term a rule run on each head (`--modify-headers`) cannot ask: bodies,

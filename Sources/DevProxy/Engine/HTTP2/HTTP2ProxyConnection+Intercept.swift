@@ -42,8 +42,13 @@ extension HTTP2ProxyConnection {
 
     /// Request body bytes of a stream at a breakpoint.
     func gatherAtBreakpoint(_ exchange: HTTP2StreamExchange, _ bytes: [UInt8], endStream: Bool) {
+        guard let board = context.configuration.intercepts, board.reserve(bytes.count) else {
+            // Past the budget of every breakpoint: what was gathered goes on, then these bytes.
+            goOnUnheld(exchange, because: context.configuration.intercepts?.fullNote ?? "", then: bytes)
+            return
+        }
         exchange.breakpoint?.body += bytes
-        if (exchange.breakpoint?.body.count ?? 0) > Intercepts.maxBody, let board = context.configuration.intercepts {
+        if (exchange.breakpoint?.body.count ?? 0) > Intercepts.maxBody {
             goOnUnheld(exchange, because: Intercepts.refusal(bodyBytes: Intercepts.maxBody + 1, board: board) ?? "")
         } else if endStream {
             holdAtBreakpoint(exchange)
@@ -87,16 +92,25 @@ extension HTTP2ProxyConnection {
 
     /// The stream goes upstream as if no breakpoint had stopped it: what it gathered first, then
     /// the rest as it comes; its flow says why.
-    private func goOnUnheld(_ exchange: HTTP2StreamExchange, because note: String) {
-        guard let stop = exchange.breakpoint else { return }
+    private func goOnUnheld(_ exchange: HTTP2StreamExchange, because note: String, then more: [UInt8] = []) {
+        guard var stop = endBreakpoint(exchange) else { return }
+        stop.body += more
         gathering.remove(exchange.clientStream)
-        exchange.breakpoint = nil
         exchange.answeredLocally = false
         exchange.draft.flow.intercept = Intercepts.notHeld(filter: stop.filter, because: note)
         if !exchange.requestEnded {
             try? session.setReceiveWindow(stream: exchange.clientStream, size: limits.initialWindowSize)
         }
         send(exchange, body: stop.body, trailers: stop.trailers, ended: exchange.requestEnded)
+    }
+
+    /// Ends the stream's breakpoint, giving its body's bytes back to the board's budget; the
+    /// breakpoint as it was, or nil when there was none.
+    func endBreakpoint(_ exchange: HTTP2StreamExchange) -> StreamBreakpoint? {
+        guard let stop = exchange.breakpoint else { return nil }
+        exchange.breakpoint = nil
+        context.configuration.intercepts?.release(stop.body.count)
+        return stop
     }
 
     /// Acts on the decisions the web UI posted.
@@ -114,18 +128,13 @@ extension HTTP2ProxyConnection {
     func leaveBreakpoint(_ exchange: HTTP2StreamExchange) {
         gathering.remove(exchange.clientStream)
         heldAtBreakpoint.remove(exchange.clientStream)
-        guard let held = exchange.breakpoint?.held else {
-            exchange.breakpoint = nil
-            return
-        }
-        exchange.breakpoint = nil
+        guard let held = endBreakpoint(exchange)?.held else { return }
         context.configuration.intercepts?.withdraw(held.id)
         exchange.draft.flow.intercept = held.withdrawnRecord()
     }
 
     private func decide(_ exchange: HTTP2StreamExchange, held: Intercepts.Held, _ decision: Intercepts.Decision) {
-        let trailers = exchange.breakpoint?.trailers
-        exchange.breakpoint = nil
+        let trailers = endBreakpoint(exchange)?.trailers
         exchange.draft.flow.intercept = held.record(decision)
         switch decision {
         case .abort(let reason, _):

@@ -145,6 +145,8 @@ struct StreamBreakpoint {
     let filter: String
     /// When the head arrived: a body not ended `HTTP2ProxyConnection.breakpointWait` later goes on.
     let since = Date()
+    /// The body so far, all of it taken from the board's budget (`Intercepts.reserve`) and given
+    /// back when the breakpoint ends (`HTTP2ProxyConnection.endBreakpoint`).
     var body: [UInt8] = []
     var trailers: [HTTP2Field]?
     var held: Intercepts.Held?
