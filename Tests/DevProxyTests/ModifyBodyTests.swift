@@ -210,14 +210,65 @@ import TestSupport
                 "\(String(describing: flow.mapped))")
     }
 
-    /// An HTTP/2 client's response is not edited yet: it comes as it was, and the flow says why.
-    @Test func anHTTP2ClientsResponseIsLeftAndTheFlowSaysWhy() throws {
+    /// An HTTP/2 client's response is edited too, from an HTTP/2 origin (curl --http2 to hypercorn)
+    /// and from an HTTP/1.1 one (Python h2 offering only h2; hypercorn answering chunked): a fresh
+    /// content-length, a gzip body still gzip.
+    @Test func anHTTP2ClientsResponseIsEdited() throws {
         let origin = try HTTP2Origin(.hypercornBoth)
         let proxy = try proxy(origin, rules: [Self.premium])
-        let result = try proxy.curl(["--http2", origin.url("/account")])
-        #expect(result.stdout == #"{"user": "ana", "premium":false}"#, "\(result.output)")
-        let flow = try #require(proxy.flows(count: 1).first)
-        #expect(flow.mapped?.note?.hasPrefix("body not modified: --modify-body edits the responses of HTTP/1.1") == true,
-                "\(String(describing: flow.mapped))")
+        let result = try proxy.curl(["--http2", "-i", origin.url("/account")])
+        let (fields, body) = split(result.stdout)
+        #expect(result.stdout.contains("\r\nHTTP/2 200") && body == Self.edited, "\(result.output)")
+        #expect(fields["content-length"] == String(body.utf8.count), "\(result.output)")
+        let dir = TemporaryDirectory()
+        let gzipped = try proxy.curl(["--http2", "-D", dir.file("head"), "-o", dir.file("body"),
+                                      origin.url("/account?gzip")])
+        #expect(gzipped.status == 0, "\(gzipped.output)")
+        let head = try String(contentsOfFile: dir.file("head"), encoding: .utf8).lowercased()
+        let size = try #require(FileManager.default.attributesOfItem(atPath: dir.file("body"))[.size] as? Int)
+        #expect(head.contains("content-encoding: gzip") && head.contains("content-length: \(size)\r\n"), "\(head)")
+        let text = try Subprocess.run("python3", ["-c", "import gzip,sys; sys.stdout.write(gzip.decompress("
+                                                  + "open(sys.argv[1],'rb').read()).decode())", dir.file("body")])
+        #expect(text.stdout == Self.edited, "\(text.output)")
+        let flows = proxy.flows(count: 2)
+        #expect(flows.allSatisfy { $0.h2 != nil && $0.mapped?.body?.first?.replacements == 1 }, "\(flows)")
+        #expect(flows.first { $0.request?.url == origin.url("/account") }?.response?.body?.text == Self.edited)
+
+        let http1 = try HTTP2Origin(.hypercornHTTP1)
+        let throughLeg = try self.proxy(http1, rules: [Self.premium])
+        let json = try H2Client.run(proxy: throughLeg, port: http1.port, alpn: "h2", path: "/account",
+                                    extra: ["--then", "/account?chunked"])
+        #expect(json.alpn == "h2" && json.responses.count == 2, "\(json)")
+        for response in json.responses {
+            #expect(response.body == Self.edited, "\(json)")
+            let length = response.headers.first { $0.first?.lowercased() == "content-length" }?.last
+            #expect(length == String(Self.edited.utf8.count), "\(json)")
+        }
+        #expect(throughLeg.flows(count: 2).allSatisfy { $0.mapped?.body?.first?.replacements == 1 })
+    }
+
+    /// Over HTTP/2 a body is held up to what the origin may send unacknowledged (256 KiB); a longer
+    /// one goes on whole and unchanged, and an event stream is not held.
+    @Test func anHTTP2ClientsLongBodyAndEventStreamAreRelayedUnchanged() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let proxy = try proxy(origin, rules: ["|0123|XXXX", #"|"premium":false|"premium":true"#])
+        let dir = TemporaryDirectory()
+        let size = 1 << 20
+        let result = try proxy.curl(["--http2", "-o", dir.file("big"), origin.url("/big?n=\(size)")])
+        #expect(result.status == 0, "\(result.output)")
+        let expected = try Subprocess.run("python3", ["-c", "import hashlib; p = b'0123456789abcdef' * 4096; "
+            + "d = (p * (\(size) // len(p) + 1))[:\(size)]; print(hashlib.sha256(d).hexdigest())"]).stdout
+        let got = try Subprocess.run("sha256sum", [dir.file("big")]).stdout.split(separator: " ").first
+        #expect(got.map(String.init) == expected.trimmingCharacters(in: .whitespacesAndNewlines), "\(result.output)")
+        let events = try proxy.curl(["--http2", "-N", "-w", "\n%{time_starttransfer}", origin.url("/events")])
+        #expect(events.stdout.hasPrefix("data: \"premium\":false\n\ndata: second\n\n"), "\(events.output)")
+        #expect((Double(events.stdout.components(separatedBy: "\n").last ?? "") ?? 99) < 2.5, "\(events.output)")
+        let flows = proxy.flows(count: 2)
+        let big = flows.first { $0.request?.url.contains("/big") == true }
+        #expect(big?.mapped?.note?.contains("held for an HTTP/2 client's stream") == true,
+                "\(String(describing: big?.mapped))")
+        let stream = flows.first { $0.request?.url.contains("/events") == true }
+        #expect(stream?.mapped?.note == "body not modified: an event stream is relayed as it comes",
+                "\(String(describing: stream?.mapped))")
     }
 }

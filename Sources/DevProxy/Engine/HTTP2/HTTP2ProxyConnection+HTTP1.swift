@@ -89,8 +89,17 @@ extension HTTP2ProxyConnection {
             // is a length mismatch to a strict client (Python h2 failed the connection).
             let noContent = response.status == 204 || response.status == 304 || exchange.requestHead.method == "HEAD"
             if noContent { exchange.responseEnded = true }
+            // --modify-body: held until its body is whole (bounded), then edited and sent.
+            if holdsForBodyRules(exchange, head: block, endStream: noContent) { return }
             try? session.submitResponse(stream: stream, block, endStream: noContent)
         case .body(let bytes):
+            if exchange.heldPinSet != nil {
+                exchange.heldPinSet?.body += bytes
+                if let held = exchange.heldPinSet, held.body.count > bodyHoldLimit(exchange) {
+                    releaseHeld(exchange, whole: false, endStream: false)
+                }
+                return
+            }
             exchange.recordResponse(bytes)
             try? session.submitData(stream: stream, bytes, endStream: false)
         case .overran(let count, let length):
@@ -100,6 +109,7 @@ extension HTTP2ProxyConnection {
         case .end(let trailers):
             // The flow keeps the origin's trailers; the client gets those that may cross.
             if !trailers.isEmpty { exchange.recorder.recordResponseTrailers(trailers) }
+            if exchange.heldPinSet != nil { releaseHeld(exchange, whole: true, endStream: false) }
             let fields = trailers.isEmpty ? [] : (try? [HTTP2Field](forwardingTrailers: trailers)) ?? []
             if exchange.responseEnded {
                 // Its HEADERS ended the stream (no content).

@@ -55,6 +55,11 @@ extension HTTP2ProxyConnection {
                         exchange.draft.flow.pinset = Flow.PinSetInfo(rewritten: false, note: "not rewritten: status "
                                                                      + "\(status)" + (endStream ? " without a body" : ""))
                     }
+                    if holdsForBodyRules(exchange, head: relayed, endStream: endStream) {
+                        // --modify-body: held until its body is whole (bounded), then edited and sent.
+                        leg.widenWindow(of: upstream)
+                        continue
+                    }
                     try session.submitResponse(stream: exchange.clientStream, relayed, endStream: endStream)
                 } catch {
                     exchange.draft.fail(.upstreamBadResponse, "the origin's response head cannot be relayed: \(error)")
@@ -81,9 +86,9 @@ extension HTTP2ProxyConnection {
                     exchange.heldPinSet?.body += bytes
                     if endStream {
                         exchange.responseEnded = true
-                        releasePinSet(exchange, whole: true, endStream: true)
-                    } else if let held = exchange.heldPinSet, held.body.count >= pinSetHoldLimit {
-                        releasePinSet(exchange, whole: false, endStream: false)
+                        releaseHeld(exchange, whole: true, endStream: true)
+                    } else if let held = exchange.heldPinSet, held.body.count >= heldLimit(exchange) {
+                        releaseHeld(exchange, whole: false, endStream: false)
                     }
                     continue
                 }
@@ -97,7 +102,7 @@ extension HTTP2ProxyConnection {
             case .trailers(let upstream, let fields):
                 guard let exchange = exchange(upstream, on: leg) else { continue }
                 exchange.upstreamHeard = now
-                if exchange.heldPinSet != nil { releasePinSet(exchange, whole: true, endStream: false) }
+                if exchange.heldPinSet != nil { releaseHeld(exchange, whole: true, endStream: false) }
                 exchange.recorder.recordResponseTrailers(HTTPFields(fields))
                 exchange.responseEnded = true
                 let relayed = (try? [HTTP2Field](forwarding: HTTPFields(fields))) ?? []
@@ -216,6 +221,12 @@ extension HTTP2ProxyConnection {
     /// origin (it stops sending at a full window).
     var pinSetHoldLimit: Int {
         min(context.configuration.pinSetRewrite?.limit ?? 0, Int(limits.initialWindowSize) - 1)
+    }
+
+    /// The most held for `exchange`: a pin set's `pinSetHoldLimit`, else `--modify-body`'s.
+    func heldLimit(_ exchange: HTTP2StreamExchange) -> Int {
+        exchange.draft.flow.pinset != nil && context.configuration.pinSetRewrite != nil
+            ? pinSetHoldLimit : bodyHoldLimit(exchange)
     }
 
     /// Sends a held pin-set response on: rewritten (`PinSetRewrite.rewrite`, a fresh
@@ -385,7 +396,6 @@ extension HTTP2ProxyConnection {
     /// An HTTP/2 origin's final response `head` as `--modify-headers` makes it for the client
     /// (`ExchangeContext.modifyingHeaders`); `head` itself without rules.
     func modifyingHeaders(of head: HTTP2HeaderBlock, exchange: HTTP2StreamExchange) -> HTTP2HeaderBlock {
-        noteBodyRules(HTTPResponse(head), exchange: exchange)
         guard !context.configuration.mapRules.headers.isEmpty else { return head }
         return context.modifyingHeaders(of: head, request: exchange.recorder.request,
                                         url: exchange.draft.flow.request?.url ?? "", draft: &exchange.draft)
@@ -393,23 +403,9 @@ extension HTTP2ProxyConnection {
 
     /// An HTTP/1.1 origin's final `response` as `--modify-headers` makes it for the client.
     func modifyingHeaders(of response: HTTPResponse, exchange: HTTP2StreamExchange) -> HTTPResponse {
-        noteBodyRules(response, exchange: exchange)
         guard !context.configuration.mapRules.headers.isEmpty else { return response }
         return context.modifyingHeaders(of: response, request: exchange.recorder.request,
                                         url: exchange.draft.flow.request?.url ?? "", draft: &exchange.draft) ?? response
-    }
-
-    /// A `--modify-body` rule that matches the response of an HTTP/2 client's stream leaves its
-    /// body as it comes (bodies are edited for HTTP/1.1 clients so far): the flow says so.
-    private func noteBodyRules(_ response: HTTPResponse, exchange: HTTP2StreamExchange) {
-        let rules = context.configuration.mapRules
-        guard !rules.body.isEmpty else { return }
-        let asked = LocalRequest(exchange.recorder.request, url: exchange.draft.flow.request?.url ?? "",
-                                 httpVersion: "HTTP/2")
-        let fields = response.fields.map { ($0.name, $0.value) }
-        guard !rules.bodyRules(for: asked, status: response.status, fields: fields).isEmpty else { return }
-        exchange.draft.recordBodyChanges([], note: "body not modified: --modify-body edits the responses of "
-                                         + "HTTP/1.1 clients so far, and this client spoke HTTP/2")
     }
 
     /// The origin's final response head for the client: forwarded (`HTTP2HeaderBlock.forwarded`),
