@@ -240,9 +240,10 @@ import TestSupport
         let origin = try BackgroundServer(script: Self.namedOrigin, arguments: ["a"])
         let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--web", "127.0.0.1:0", "--quiet",
                                          "--map-local", "|/mock/user|\(file)", "--map-remote", "|/old/|/new/",
-                                         "--modify-headers", "|~s ~u /seen|X-Seen|yes"], webUI: true)
+                                         "--modify-headers", "|~s ~u /seen|X-Seen|yes",
+                                         "--modify-body", #"|~u /edited|"origin"|"proxied""#], webUI: true)
         let ui = try #require(proxy.webUI)
-        for path in ["/mock/user", "/old/x", "/seen"] {
+        for path in ["/mock/user", "/old/x", "/seen", "/edited"] {
             let result = try Subprocess.run("curl", ["-sS", "--max-time", "20", "--proxy", "http://127.0.0.1:\(proxy.port)",
                                                      "http://127.0.0.1:\(origin.port)\(path)"])
             #expect(result.status == 0, "\(result.output)")
@@ -250,7 +251,8 @@ import TestSupport
         let result = try WebUIBrowser.run(ui: ui, proxy: "http://127.0.0.1:\(proxy.port)", script: "webui_mapped.py",
                                           timeout: 120)
         let expected: Set = ["map-local-stored", "map-local-shown", "map-remote-stored", "map-remote-shown",
-                             "modify-headers-stored", "modify-headers-shown", "no-page-errors"]
+                             "modify-headers-stored", "modify-headers-shown", "modify-body-stored", "modify-body-shown",
+                             "no-page-errors"]
         #expect(result.status == 0, "\(result.output)")
         #expect(expected.subtracting(WebUIBrowser.passed(result)).isEmpty,
                 "missing: \(expected.subtracting(WebUIBrowser.passed(result)))\n\(result.output)")

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """What --map-remote and --map-local did, in the web UI (headless Chromium, Playwright with the
 system browser), over flows the caller made through a proxy running with
-`--map-local '|/mock/user|FILE'`, `--map-remote '|/old/|/new/'` and `--modify-headers '|~s ~u /seen|X-Seen|yes'`:
-`/mock/user` answered from the file, `/old/x` sent on as `/new/x` to a plain origin, and `/seen`'s response
-given X-Seen.
+`--map-local '|/mock/user|FILE'`, `--map-remote '|/old/|/new/'`, `--modify-headers '|~s ~u /seen|X-Seen|yes'`
+and `--modify-body '|~u /edited|"origin"|"proxied"'`: `/mock/user` answered from the file, `/old/x` sent on as
+`/new/x` to a plain origin, `/seen`'s response given X-Seen, and `/edited`'s body edited.
 
 Checks: the session store's record of each flow (the API's `/api/flows/ID`) holds `mapped`; its
 Connection tab names the rule, the file or the URL the client asked for, and the option, as text.
@@ -30,7 +30,9 @@ def main():
                                   ("map-remote", "/new/x", ["sent to http://", "/new/x, asked for http://", "/old/x",
                                                             "(--map-remote |/old/|/new/)"]),
                                   ("modify-headers", "/seen", ["set X-Seen on the response",
-                                                               "(--modify-headers |~s ~u /seen|X-Seen|yes)"])):
+                                                               "(--modify-headers |~s ~u /seen|X-Seen|yes)"]),
+                                  ("modify-body", "/edited", ["1 replaced in the response body",
+                                                              '(--modify-body |~u /edited|"origin"|"proxied")'])):
             try:
                 open_flow(page, path)
                 record = page.evaluate("""async (p) => {
