@@ -84,6 +84,27 @@ import TestSupport
                 "\(result.output)")
     }
 
+    /// Trailers are kept: an HTTP/1.1 client gets the edited body chunked with the origin's trailer
+    /// (Python h2, content-length 5 and `trailer: x-checksum`), an HTTP/2 client the body with a
+    /// fresh content-length, then the trailer (hypercorn).
+    @Test func trailersAreKept() throws {
+        let origin = try HTTP2Origin(.misbehaving)
+        let proxy = try proxy(origin, rules: ["|hello|HELLO!"])
+        let result = try proxy.curl(["--http1.1", "-i", "--raw", origin.url("/trailers")])
+        let text = result.stdout.replacingOccurrences(of: "\r\n", with: "\n")
+        #expect(text.contains("\nTransfer-Encoding: chunked\n") && !text.lowercased().contains("content-length"),
+                "\(result.output)")
+        #expect(text.hasSuffix("\n\n6\nHELLO!\n0\nx-checksum: 5d41402a\n\n"), "\(result.output)")
+
+        let both = try HTTP2Origin(.hypercornBoth)
+        let h2 = try self.proxy(both, rules: ["|body|BODY!"])
+        let json = try H2Client.run(proxy: h2, port: both.port, alpn: "h2", path: "/trailers", extra: ["te=trailers"])
+        let response = try #require(json.responses.first)
+        #expect(response.body == "BODY!" && response.trailers == [["x-checksum", "abc123"]], "\(json)")
+        #expect(response.headers.first { $0.first == "content-length" }?.last == "5", "\(json)")
+        #expect(h2.flows(count: 1).first?.response?.trailers == [["x-checksum", "abc123"]])
+    }
+
     /// A gzip'd body is matched decoded, and the client gets gzip again, whose text is edited.
     @Test(arguments: Origin.allCases)
     func aGzipResponseIsEditedAndStillGzip(_ which: Origin) throws {
@@ -270,5 +291,46 @@ import TestSupport
         let stream = flows.first { $0.request?.url.contains("/events") == true }
         #expect(stream?.mapped?.note == "body not modified: an event stream is relayed as it comes",
                 "\(String(describing: stream?.mapped))")
+    }
+}
+
+/// How a `--modify-body` rule reads its regex and replacement: as Python's `re.sub` on bytes with
+/// `re.DOTALL`, as mitmproxy's modify_body applies it.
+@Suite struct ModifyBodyRuleTests {
+    private func apply(_ option: String, _ body: [UInt8]) throws -> ([UInt8], Int) {
+        try #require(try ModifyBodyRule(parsing: option).apply(to: body))
+    }
+
+    @Test func matchesAreReplacedAsPythonsReSubOnBytes() throws {
+        // DOTALL: `.` takes a newline; groups and named groups go in.
+        #expect(try apply("|a.b|X", Array("a\nb a-b".utf8)) == (Array("X X".utf8), 2))
+        #expect(try apply(#"|(\w+)@(?P<host>\w+)|\g<host>:\1"#, Array("ana@example".utf8))
+                == (Array("example:ana".utf8), 1))
+        // Bytes that are not UTF-8 survive, and a UTF-8 pattern matches its bytes.
+        #expect(try apply("|é|e", [0xFF, 0xC3, 0xA9, 0x00]) == ([0xFF, 0x65, 0x00], 1))
+        #expect(try apply("|x|y", [0xFE, 0xFF]) == ([0xFE, 0xFF], 0))
+        // `\\` is a backslash; a lone `\` at the end or an unknown escape is refused at start.
+        #expect(try apply(#"|a|\\"#, Array("a".utf8)) == (Array(#"\"#.utf8), 1))
+        #expect(throws: ConfigurationError.self) { try ModifyBodyRule(parsing: #"|a|\2"#) }
+        #expect(throws: ConfigurationError.self) { try ModifyBodyRule(parsing: "|a|b\\") }
+    }
+
+    /// The body is matched decoded and written in its coding again; an unknown coding is left.
+    @Test func codedBodiesAreDecodedAndEncodedAgain() throws {
+        let rule = try ModifyBodyRule(parsing: "|false|true")
+        for coding in ["gzip", "deflate", "zstd"] {
+            let coded = try #require(ContentEncoder.encode(Array("premium: false".utf8), contentEncoding: coding))
+            let edit = BodyEdit.apply([rule], to: coded, contentEncoding: coding)
+            let sent = try #require(edit.bytes, "\(coding)")
+            #expect(ContentDecoder.decode(sent, contentEncoding: coding)?.bytes == Array("premium: true".utf8))
+            #expect(!edit.dropEncoding && edit.changes.first?.replacements == 1)
+        }
+        #expect(BodyEdit.skipReason(method: "GET", status: 200, fields: [("Content-Encoding", "compress")])?
+            .contains("compress is not one DevProxy decodes") == true)
+        #expect(BodyEdit.skipReason(method: "HEAD", status: 200, fields: []) == "")
+        #expect(BodyEdit.skipReason(method: "GET", status: 304, fields: []) == "")
+        #expect(BodyEdit.skipReason(method: "POST", status: 200, fields: [("Content-Type", "application/grpc+proto")])
+                != nil)
+        #expect(BodyEdit.skipReason(method: "GET", status: 200, fields: [("Content-Type", "application/json")]) == nil)
     }
 }
