@@ -80,7 +80,7 @@ struct Arguments {
         "backup", "block-list", "ca-file", "client-cert", "expect", "expected", "grpc-status", "host", "leaf-key", "map-local",
         "map-remote", "mode", "modify-body", "modify-headers", "nss-db",
         "passthrough", "permit-dns", "persona", "pin", "pinset-rewrite", "proto", "redact", "report-uri", "resolve",
-        "upstream-ca", "verify-signature",
+        "throttle-hosts", "upstream-ca", "verify-signature",
     ]
 
     /// Options a second, different value of is an error rather than an override: who a certificate

@@ -72,6 +72,9 @@ enum RunCommand {
                    status, never sending them on; 444 closes the connection without an answer)
              --intercept FLOW-FILTER (mitmproxy's option: hold matching requests, with their bodies, until the web UI
                    resumes them, as sent or edited, or aborts them; the UI's Intercept box changes it while running)
+             --throttle PROFILE (a slow link on each client connection: Chrome DevTools' presets fast-4g, slow-4g, 3g,
+                   or DOWN/UP/LATENCY, rates in kbit or mbit a second, the latency in ms: 1.6mbit/750kbit/150ms)
+             --throttle-hosts GLOB (repeatable: throttle only connections to these hosts; default all)
     Then: curl --proxy http://127.0.0.1:8080 --cacert ROOT.pem https://example.com/
     """
 
@@ -218,6 +221,12 @@ enum RunCommand {
                         bundle: try options.value("intermediate"))
         }
         selection.warnings.forEach(Output.warning)
+        // Said even with --quiet: a proxy that is slow on purpose says so.
+        if let throttle = configuration.throttle {
+            let hosts = configuration.throttleHosts.isEmpty ? "every connection"
+                : "connections to " + configuration.throttleHosts.map(\.pattern).joined(separator: ", ")
+            Output.line("throttle: \(throttle), on \(hosts)")
+        }
         if configuration.proxyCredentials.isEmpty {
             // --allow-remote was given (else the bind was refused): say what it opens without --proxy-auth.
             for listener in server.boundListeners where !listener.address.isLoopback

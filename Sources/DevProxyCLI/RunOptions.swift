@@ -15,7 +15,7 @@ struct RunOptions {
                                       "verify-signature", "pinset-rewrite", "upstream-proxy", "upstream-proxy-auth-file",
                                       "header-timeout", "idle-timeout", "connect-timeout", "upstream-timeout", "proto",
                                       "map-remote", "map-local", "modify-headers", "modify-body", "block-list",
-                                      "intercept"]
+                                      "intercept", "throttle", "throttle-hosts"]
     static let booleans: Set<String> = ["insecure-upstream", "lazy-upstream", "quiet", "allow-remote", "sink-reports",
                                         "sign-with-root", "via", "no-http2", "no-web", "qr", "reverse-tls",
                                         "keep-alt-svc", "grpc-reflection"]
@@ -184,6 +184,11 @@ struct RunOptions {
         if let seconds = try seconds("idle-timeout") { configuration.idleTimeout = seconds }
         if let seconds = try seconds("connect-timeout") { configuration.connectTimeout = seconds }
         if let seconds = try seconds("upstream-timeout") { configuration.upstreamTimeout = seconds }
+        configuration.throttle = try value("throttle").map(ThrottleProfile.init(parsing:))
+        configuration.throttleHosts = try values("throttle-hosts").map(GlobPattern.init)
+        if configuration.throttle == nil, let host = configuration.throttleHosts.first {
+            throw UsageError("--throttle-hosts \(host) names hosts to throttle: add --throttle PROFILE")
+        }
         return configuration
     }
 

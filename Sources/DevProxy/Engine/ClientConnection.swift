@@ -38,6 +38,8 @@ final class ClientConnection: @unchecked Sendable {
     /// Where this connection's upstream connections come from (an `upstream:URL` listener's
     /// go through its proxy).
     let pool: UpstreamPool
+    /// The simulated link the client's bytes cross (`--throttle`); nil without one.
+    let link: ThrottledLink?
 
     init(server: ProxyServer, socket: Socket, listener: ListenerMode = ListenerMode(kind: .regular),
          listenerAddress: String = "") {
@@ -48,6 +50,28 @@ final class ClientConnection: @unchecked Sendable {
         self.listenerMode = listener
         self.listenerInfo = Flow.ListenerInfo(mode: listener.name, address: listenerAddress)
         self.pool = server.pool(for: listener)
+        self.link = server.configuration.throttle.map(ThrottledLink.init(profile:))
+    }
+
+    /// The client's stream as the engine reads and writes it: through the simulated link when
+    /// `--throttle` is on.
+    func clientStream(_ stream: ByteStream) -> ByteStream {
+        guard let link else { return stream }
+        return ThrottledStream(stream, link: link)
+    }
+
+    /// Throttles the connection from now on when `--throttle` is on and any of `hosts` is one
+    /// `--throttle-hosts` names (all of them without it); stops throttling it otherwise.
+    func throttle(hosts: String...) {
+        guard let link else { return }
+        let patterns = server.configuration.throttleHosts
+        link.active = patterns.isEmpty || hosts.contains { host in patterns.contains { $0.matches(host) } }
+    }
+
+    /// The profile name flows record while the connection is throttled.
+    var throttleName: String? {
+        guard let link, link.active else { return nil }
+        return link.profile.name
     }
 
     /// A new flow of this connection, before any exchange: its client, listener and `probe`.
@@ -55,6 +79,7 @@ final class ClientConnection: @unchecked Sendable {
         var draft = FlowDraft(client: clientAddress, listener: listenerInfo, mode: mode, host: host, port: port,
                               startedAt: accepted)
         if let probe { draft.flow.probe = probe }
+        draft.flow.throttle = throttleName
         return draft
     }
 
@@ -124,7 +149,8 @@ final class ClientConnection: @unchecked Sendable {
             break
         }
         socket.setTimeout(server.configuration.headerTimeout)
-        let reader = MessageReader(stream: PlainStream(socket), parser: HTTP1RequestParser(limits: server.configuration.httpLimits))
+        let reader = MessageReader(stream: clientStream(PlainStream(socket)),
+                                   parser: HTTP1RequestParser(limits: server.configuration.httpLimits))
         var first = true
         while var head = readHead(reader, first: first, mode: .http, tlsInfo: nil) {
             first = false
@@ -151,6 +177,8 @@ final class ClientConnection: @unchecked Sendable {
                 return
             }
             if head.method == "CONNECT" {
+                // Its 200 goes unthrottled: the link is the one to the target, set once it is known.
+                link?.active = false
                 ConnectHandler(connection: self, reader: reader).run(head)
                 return
             }
@@ -160,6 +188,8 @@ final class ClientConnection: @unchecked Sendable {
                              reader: reader)
                 return
             }
+            // Plain-HTTP proxying: each request's host decides, as a client may send any host on one connection.
+            throttle(hosts: host)
             let context = ExchangeContext(server: server, connection: self, client: reader, clientAddress: clientAddress,
                                           mode: .http, clientTLS: nil, signer: nil, persona: nil)
             // RFC 9112 §3.2.4: an OPTIONS whose absolute-form URI has an empty path and no query asks

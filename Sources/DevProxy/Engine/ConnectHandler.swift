@@ -59,6 +59,7 @@ struct ConnectHandler {
             serveOnboarding(site, port: port, early: early)
             return
         }
+        connection.throttle(hosts: host)
         var early = early
         if early.isEmpty, reverseName == nil {
             switch whoSpeaksFirst(host: host, port: port) {
@@ -88,6 +89,7 @@ struct ConnectHandler {
         switch hello {
         case .hello(let hello):
             let sni = hello.serverName ?? host
+            connection.throttle(hosts: host, sni)
             if let rule = server.configuration.passthrough.first(where: { $0.matches(sni) || $0.matches(host) }) {
                 tunnel(host: host, port: port, sni: hello.serverName, reason: "passthrough rule \(rule)", early: early)
                 return
@@ -342,7 +344,8 @@ struct ConnectHandler {
                 connection.pool.release(upstream)
             }
         }
-        let inner = MessageReader(stream: tls, parser: HTTP1RequestParser(limits: server.configuration.httpLimits))
+        let inner = MessageReader(stream: connection.clientStream(tls),
+                                  parser: HTTP1RequestParser(limits: server.configuration.httpLimits))
         let context = ExchangeContext(server: server, connection: connection, client: inner, clientAddress: connection.clientAddress, mode: .https,
                                       clientTLS: clientTLS, signer: signer, persona: persona)
         defer { tls.close() }
@@ -389,7 +392,7 @@ struct ConnectHandler {
     /// Serves HTTP/1 requests sent in plain text on the client socket (after `early`), each to
     /// the destination `route` gives it; absolute-form and origin-form targets alike.
     func servePlainHTTP(early: [UInt8], route: (HTTPRequestHead) -> Destination) {
-        let inner = MessageReader(stream: PlainStream(connection.socket),
+        let inner = MessageReader(stream: connection.clientStream(PlainStream(connection.socket)),
                                   parser: HTTP1RequestParser(limits: server.configuration.httpLimits))
         if !early.isEmpty { inner.parser.feed(early) }
         let context = ExchangeContext(server: server, connection: connection, client: inner,
@@ -520,7 +523,9 @@ struct ConnectHandler {
     /// the origin by prior knowledge, or with `upstreamTLS` over TLS (ALPN h2, else translated to
     /// HTTP/1.1) as a reverse listener's https URL asks.
     func serveCleartextHTTP2(host: String, port: Int, early: [UInt8], upstreamTLS: Bool = false) {
-        let stream = PlainStream(connection.socket)
+        // HTTP/2 frames that keep a response streaming (WINDOW_UPDATE, PING) are no new request.
+        connection.link?.speaksHTTP2(after: early)
+        let stream = connection.clientStream(PlainStream(connection.socket))
         let inner = MessageReader(stream: stream, parser: HTTP1RequestParser(limits: server.configuration.httpLimits))
         let context = ExchangeContext(server: server, connection: connection, client: inner, clientAddress: connection.clientAddress,
                                       mode: .http, clientTLS: nil, signer: nil, persona: nil)
@@ -538,11 +543,14 @@ struct ConnectHandler {
     private func serveHTTP2(tls: TLSConnection, clientTLS: Flow.TLSInfo.ClientSide, host: String, port: Int, dial: String?,
                             signer: Flow.SignerInfo, persona: String, upstream: Result<UpstreamConnection, any Error>?) {
         defer { tls.close() }
-        let inner = MessageReader(stream: tls, parser: HTTP1RequestParser(limits: server.configuration.httpLimits))
+        // HTTP/2 frames that keep a response streaming (WINDOW_UPDATE, PING) are no new request.
+        connection.link?.speaksHTTP2(after: [])
+        let client = connection.clientStream(tls)
+        let inner = MessageReader(stream: client, parser: HTTP1RequestParser(limits: server.configuration.httpLimits))
         let context = ExchangeContext(server: server, connection: connection, client: inner, clientAddress: connection.clientAddress,
                                       mode: .https, clientTLS: clientTLS, signer: signer, persona: persona)
         do {
-            try HTTP2ProxyConnection(context: context, client: tls, host: host, port: port, dial: dial, upstream: upstream).run()
+            try HTTP2ProxyConnection(context: context, client: client, host: host, port: port, dial: dial, upstream: upstream).run()
         } catch {
             var draft = context.draft(host: host, port: port)
             draft.fail(.http2ProtocolError, "cannot start the HTTP/2 session: \(error)")

@@ -45,6 +45,7 @@ final class ExchangeContext {
                               persona: persona, insecureUpstream: configuration.insecureUpstream && mode == .https ? true : nil,
                               h2: h2, startedAt: sinceAccepted ? connection.accepted : Date())
         if let probe = connection.probe { draft.flow.probe = probe }
+        draft.flow.throttle = connection.throttleName
         if mode == .https, let url = request?.url, let named = Self.otherHost(in: url, than: host) {
             draft.flow.server.requestHost = named
         }

@@ -101,7 +101,7 @@ struct SOCKS5Front {
     }
 
     private func serve(target: SOCKS5Target, early: [UInt8]) {
-        let reader = MessageReader(stream: PlainStream(connection.socket),
+        let reader = MessageReader(stream: connection.clientStream(PlainStream(connection.socket)),
                                    parser: HTTP1RequestParser(limits: server.configuration.httpLimits))
         ConnectHandler(connection: connection, reader: reader).serve(host: target.host, port: Int(target.port), early: early)
     }

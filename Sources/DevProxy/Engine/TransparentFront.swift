@@ -29,7 +29,7 @@ struct TransparentFront {
                    + "(devproxy transparent-rules --uid-exclude UID)")
             return
         }
-        let reader = MessageReader(stream: PlainStream(socket),
+        let reader = MessageReader(stream: connection.clientStream(PlainStream(socket)),
                                    parser: HTTP1RequestParser(limits: server.configuration.httpLimits))
         let handler = ConnectHandler(connection: connection, reader: reader)
         handler.serve(host: original.host, port: original.port, early: [])
@@ -54,7 +54,8 @@ struct ReverseFront {
 
     func run() {
         guard let url = connection.listenerMode.url else { return }
-        let reader = MessageReader(stream: PlainStream(connection.socket),
+        connection.throttle(hosts: url.host)
+        let reader = MessageReader(stream: connection.clientStream(PlainStream(connection.socket)),
                                    parser: HTTP1RequestParser(limits: server.configuration.httpLimits))
         let handler = ConnectHandler(connection: connection, reader: reader)
         if server.configuration.reverseTLS && url.tls {

@@ -316,6 +316,7 @@ extension Flow: FlowJSONWritable {
             f.object("signature", signature)
             f.field("signer", signer) { fragments.write($1, to: &$0) }
             f.string("started", started)
+            f.string("throttle", throttle)
             f.object("timings", timings)
             f.field("tls", tls) { fragments.write($1, to: &$0) }
             f.object("tunnel", tunnel)

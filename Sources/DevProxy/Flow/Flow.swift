@@ -62,6 +62,8 @@ public struct Flow: Codable, Sendable, Equatable {
         /// `pin-check` for a connection `devproxy pin-check` opened through the proxy itself (its
         /// chain probe), not an app's: `qa verdict` leaves it out.
         public var probe: String? = nil
+        /// The `--throttle` profile the client's connection went through (`slow-4g`), when it was throttled.
+        public var throttle: String? = nil
         /// Informational (1xx) responses the origin sent before its final one (103 Early Hints,
         /// 102 Processing), in order; `100 Continue` and `101` are not among them. The first
         /// `FlowDraft.informationalLimit` are kept.
@@ -72,6 +74,7 @@ public struct Flow: Codable, Sendable, Equatable {
         enum CodingKeys: String, CodingKey {
             case id, started, ended, client, mode, server, tls, request, response, timings, signer, persona
             case websocket, tunnel, error, h2, grpc, listener, signature, pinset, probe, informational, mapped, intercept
+            case throttle
             case informationalNotKept = "informational_not_kept"
             case insecureUpstream = "insecure_upstream"
             case replayOf = "replay_of"
@@ -191,6 +194,11 @@ public struct Flow: Codable, Sendable, Equatable {
     public var probe: String? {
         _read { yield storage.contents.probe }
         _modify { makeUnique(); yield &storage.contents.probe }
+    }
+
+    public var throttle: String? {
+        _read { yield storage.contents.throttle }
+        _modify { makeUnique(); yield &storage.contents.throttle }
     }
 
     public var insecureUpstream: Bool? {

@@ -1,0 +1,138 @@
+import CertAuthority
+@testable import DevProxy
+import Foundation
+import Testing
+import TestSupport
+
+/// `--throttle`: each client connection crosses a simulated slow link. curl through the proxy to
+/// real origins (hypercorn over HTTPS, HTTP/1.1 and HTTP/2; Python's http.server in plain HTTP):
+/// downloads go no faster than DOWN, uploads than UP, a small request takes the latency at
+/// least, `--throttle-hosts` picks the hosts, and flows say they were throttled. Bounds are
+/// generous lower bounds, never speed targets.
+@Suite(.serialized) struct ThrottleTests {
+    /// A plain HTTP origin: GET /?n=N answers N bytes.
+    static let bytesOrigin = """
+    import http.server
+    class H(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        def do_GET(self):
+            n = int(self.path.partition("n=")[2] or "0")
+            self.send_response(200); self.send_header("Content-Length", str(n)); self.end_headers()
+            self.wfile.write(b"x" * n)
+        def log_message(self, *a): pass
+    s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+    print(s.server_address[1], flush=True)
+    s.serve_forever()
+    """
+
+    /// A proxy with `profile` (and `hosts`) in front of a hypercorn origin it trusts.
+    private func proxy(_ profile: String, hosts: [String] = [], origin: HTTP2Origin? = nil) throws -> ProxyHarness {
+        let cas = try origin.map { try Certificate.all(from: SecureFile.read($0.caPath, what: "ca")) } ?? []
+        let parsed = try ThrottleProfile(parsing: profile)
+        return try ProxyHarness(configure: {
+            $0.upstreamCAs = cas
+            $0.throttle = parsed
+            $0.throttleHosts = hosts.map(GlobPattern.init)
+        })
+    }
+
+    /// curl's `time_total` for `arguments` through `proxy`, after checking it succeeded.
+    private func seconds(_ proxy: ProxyHarness, _ arguments: [String]) throws -> Double {
+        let result = try proxy.curl(["-o", "/dev/null", "-w", "%{http_code} %{time_total}"] + arguments, timeout: 60)
+        let fields = result.stdout.split(separator: " ")
+        #expect(result.status == 0 && fields.first == "200", "\(result.output)")
+        return try require(fields.last.flatMap { Double($0) }, result.output)
+    }
+
+    @Test(arguments: ["--http1.1", "--http2"])
+    func aDownloadGoesNoFasterThanTheDownRate(version: String) throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let proxy = try proxy("1mbit/50mbit/0ms", origin: origin)
+        // 200,000 bytes at 125,000 bytes a second, less the 16 KiB burst: 1.47 s.
+        let elapsed = try seconds(proxy, [version, origin.url("/big?n=200000")])
+        #expect(elapsed >= 1.3, "\(elapsed) s")
+        let flow = try require(proxy.flows(count: 1).first)
+        #expect(flow.throttle == "1mbit/50mbit/0ms")
+        #expect(String(decoding: flow.lineBytes, as: UTF8.self).contains(#""throttle":"1mbit/50mbit/0ms""#))
+    }
+
+    @Test(arguments: ["--http1.1", "--http2"])
+    func anUploadGoesNoFasterThanTheUpRate(version: String) throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let dir = TemporaryDirectory()
+        let file = dir.write("upload.bin", String(repeating: "u", count: 200_000))
+        let proxy = try proxy("50mbit/1mbit/0ms", origin: origin)
+        let elapsed = try seconds(proxy, [version, "--data-binary", "@\(file)", origin.url("/echo")])
+        #expect(elapsed >= 1.3, "\(elapsed) s")
+    }
+
+    @Test(arguments: ["--http1.1", "--http2"])
+    func aSmallRequestTakesTheLatencyAtLeast(version: String) throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let proxy = try proxy("100mbit/100mbit/700ms", origin: origin)
+        let elapsed = try seconds(proxy, [version, origin.url("/echo")])
+        #expect(elapsed >= 0.7, "\(elapsed) s")
+        // Two requests on one connection: each waits its round trip.
+        let both = try proxy.curl([version, "-o", "/dev/null", "-o", "/dev/null", "-w", "%{time_total}\n",
+                                   origin.url("/echo"), origin.url("/echo?again")], timeout: 60)
+        let times = both.stdout.split(separator: "\n").compactMap { Double($0) }
+        #expect(times.count == 2 && times.allSatisfy { $0 >= 0.7 }, "\(both.output)")
+        // One connection: the second request waited for its own round trip, not for a handshake.
+        #expect(proxy.flows(count: 3).compactMap(\.h2?.connectionID).count == (version == "--http2" ? 3 : 0))
+    }
+
+    /// Plain-HTTP proxying decides per request: one connection's requests to a host
+    /// `--throttle-hosts` names are throttled, to another not.
+    @Test func throttleHostsPicksTheHosts() throws {
+        let origin = try BackgroundServer(script: Self.bytesOrigin, arguments: [])
+        let proxy = try proxy("1mbit/1mbit/0ms", hosts: ["local*"])
+        let slow = try seconds(proxy, ["http://localhost:\(origin.port)/?n=200000"])
+        let fast = try seconds(proxy, ["http://127.0.0.1:\(origin.port)/?n=200000"])
+        #expect(slow >= 1.3, "\(slow) s")
+        #expect(fast < 1.0, "\(fast) s: 127.0.0.1 is not throttled")
+        let flows = proxy.flows(count: 2)
+        #expect(flows.first { $0.server.host == "localhost" }?.throttle == "1mbit/1mbit/0ms")
+        #expect(flows.first { $0.server.host == "127.0.0.1" }.map { $0.throttle == nil } == true)
+    }
+
+    @Test func profilesParseAsChromeNamesThem() throws {
+        let slow4G = try ThrottleProfile(parsing: "slow-4g")
+        #expect(slow4G.downloadBytesPerSecond == 180_000 && slow4G.uploadBytesPerSecond == 84_375)
+        #expect(slow4G.description == "slow-4g (1.44 Mbit/s down, 675 kbit/s up, +563 ms)")
+        #expect(try ThrottleProfile(parsing: "Slow-3G").name == "3g")
+        let custom = try ThrottleProfile(parsing: "1.6mbit/750kbit/150ms")
+        #expect(custom.downloadBytesPerSecond == 200_000 && custom.uploadBytesPerSecond == 93_750)
+        #expect(abs(custom.latency - 0.15) < 1e-9)
+        for bad in ["5g", "1mbit/1mbit", "1mb/1mbit/0ms", "0kbit/1mbit/0ms", "1mbit/1mbit/150", "1mbit/1mbit/-5ms", ""] {
+            #expect(throws: ConfigurationError.self, "\(bad)") { try ThrottleProfile(parsing: bad) }
+        }
+    }
+
+    /// The run says it throttles, and which hosts (`--throttle-hosts` repeated: both count), and
+    /// the config file's `throttle` key works as the flag does.
+    @Test func theBannerSaysThrottlingIsOn() throws {
+        let dir = TemporaryDirectory()
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--session", "off", "--throttle", "slow-4g",
+                                         "--throttle-hosts", "api.example.com", "--throttle-hosts", "*.cdn.example.com"])
+        #expect(proxy.banner.contains("throttle: slow-4g (1.44 Mbit/s down, 675 kbit/s up, +563 ms), on connections to "
+                                      + "api.example.com, *.cdn.example.com"), "\(proxy.banner)")
+        let config = dir.write("devproxy.json", #"{"throttle": "3g"}"#)
+        let configured = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--session", "off", "--config", config])
+        #expect(configured.banner.contains("throttle: 3g (400 kbit/s down, 400 kbit/s up, +2000 ms), on every connection"),
+                "\(configured.banner)")
+    }
+
+    @Test func aBadProfileStopsTheStartWithOneErrorLine() throws {
+        let dir = TemporaryDirectory()
+        let result = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", dir.file("ca"), "--listen", "127.0.0.1:0",
+                                                              "--throttle", "5g"], timeout: 30)
+        #expect(result.status != 0)
+        let errors = result.stderr.split(separator: "\n").filter { $0.hasPrefix("error:") }
+        #expect(errors.count == 1, "\(result.output)")
+        #expect(errors.first?.contains("fast-4g, slow-4g, 3g") == true, "\(result.output)")
+        let hostsOnly = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", dir.file("ca"), "--listen",
+                                                                 "127.0.0.1:0", "--throttle-hosts", "api.example.com"],
+                                           timeout: 30)
+        #expect(hostsOnly.status != 0 && hostsOnly.stderr.contains("error: --throttle-hosts"), "\(hostsOnly.output)")
+    }
+}
