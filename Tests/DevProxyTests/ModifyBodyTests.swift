@@ -69,7 +69,8 @@ import TestSupport
             as? [String: Any]
         let entry = ((har?["log"] as? [String: Any])?["entries"] as? [[String: Any]])?.first
         let mapped = entry?["_mapped"] as? [String: Any]
-        #expect((mapped?["body"] as? [[String: Any]])?.first?["replacements"] as? Int == 1, "\(String(describing: entry))")
+        #expect((mapped?["body"] as? [[String: Any]])?.first?["replacements"] as? Int == 1,
+                "\(String(describing: entry))")
     }
 
     /// A chunked answer (hypercorn sends one without a length in two parts) goes to the client

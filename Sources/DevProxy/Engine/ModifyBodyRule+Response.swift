@@ -8,7 +8,8 @@ import HTTPTypes
 extension MapRules {
     /// The `--modify-body` rules whose filters pass the final response `status` and `fields` of
     /// `request` (as it was sent), in order; empty for an interim response.
-    func bodyRules(for request: LocalRequest, status: Int, fields: [(name: String, value: String)]) -> [ModifyBodyRule] {
+    func bodyRules(for request: LocalRequest, status: Int,
+                   fields: [(name: String, value: String)]) -> [ModifyBodyRule] {
         guard !body.isEmpty, status >= 200 else { return [] }
         let response = MapRequestFilter.ResponseHead(status: status, headers: fields)
         return body.filter { $0.filter?.matches(request, response: response) ?? true }
@@ -83,7 +84,9 @@ enum BodyEdit {
             current = bytes
             result.changes.append(Flow.BodyChange(on: "response", by: rule.option, replacements: count))
         }
-        if !unread.isEmpty { result.note = "the replacement file of \(unread.joined(separator: ", ")) could not be read" }
+        if !unread.isEmpty {
+            result.note = "the replacement file of \(unread.joined(separator: ", ")) could not be read"
+        }
         guard result.changes.contains(where: { $0.replacements > 0 }) else { return result }
         if codings.isEmpty {
             result.bytes = current

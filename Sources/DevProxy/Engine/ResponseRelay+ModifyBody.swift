@@ -31,8 +31,8 @@ extension ResponseRelay {
         var trailers = HTTPFields()
         gathering: while true {
             if !leg.hasBufferedResponse() {
-                let waited = (try? leg.awaitResponse(watching: clientSocket, limit: context.configuration.upstreamTimeout))
-                    ?? .input
+                let limit = context.configuration.upstreamTimeout
+                let waited = (try? leg.awaitResponse(watching: clientSocket, limit: limit)) ?? .input
                 if waited == .peerClosed {
                     draft.fail(.clientClosed, "the client closed the connection while --modify-body gathered the "
                                + "response body (\(body.count) bytes)")
@@ -48,8 +48,10 @@ extension ResponseRelay {
             } catch {
                 let failure = leg.failureMidBody(error, relayed: 0)
                 failure.record(in: &draft)
+                // Nothing reached the client yet: it gets a clean 502 saying what failed.
                 context.sendToClient(ErrorResponse.answer(status: 502, detail: failure.detail ?? failure.message,
-                                                          kind: failure.kind, bodyLimit: context.configuration.bodyLimit,
+                                                          kind: failure.kind,
+                                                          bodyLimit: context.configuration.bodyLimit,
                                                           recordingIn: &draft))
                 return RelayOutcome(clientKeepAlive: false, upstreamReusable: false)
             }
@@ -59,7 +61,8 @@ extension ResponseRelay {
                 try? leg.consumed(bytes.count)
                 if body.count > BodyEdit.limit {
                     draft.recordBodyChanges([], note: "body not modified: " + BodyEdit.overLimit)
-                    return stream(head, framing: origin, buffered: body, leg: &leg, draft: &draft, reportResponded: true)
+                    return stream(head, framing: origin, buffered: body, leg: &leg, draft: &draft,
+                                  reportResponded: true)
                 }
             case .end(let fields):
                 trailers = fields

@@ -18,8 +18,11 @@ extension HTTP2ProxyConnection {
         let response = HTTPResponse(head)
         guard !bodyRules(for: exchange, response: response).isEmpty else { return false }
         let fields = response.fields.map { ($0.name, $0.value) }
-        var reason = BodyEdit.skipReason(method: exchange.recorder.request.method, status: response.status, fields: fields)
-        if exchange.isWebSocket || exchange.isExtendedConnect { reason = "a WebSocket's messages are relayed as they come" }
+        var reason = BodyEdit.skipReason(method: exchange.recorder.request.method, status: response.status,
+                                         fields: fields)
+        if exchange.isWebSocket || exchange.isExtendedConnect {
+            reason = "a WebSocket's messages are relayed as they come"
+        }
         if let length = response.fields["content-length"].flatMap(Int.init), length > bodyHoldLimit(exchange) {
             reason = reason ?? "its body (\(length) bytes) is over the \(bodyHoldLimit(exchange)) bytes held for an "
                 + "HTTP/2 client's stream"
