@@ -56,6 +56,20 @@ import TestSupport
         #expect(String(decoding: flow.lineBytes, as: UTF8.self).contains(#""throttle":"1mbit/50mbit/0ms""#))
     }
 
+    /// A host passed through (`--passthrough`): the tunnel's bytes cross the same link.
+    @Test func aTunnelIsThrottledToo() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let parsed = try ThrottleProfile(parsing: "1mbit/1mbit/0ms")
+        let proxy = try ProxyHarness(configure: {
+            $0.throttle = parsed
+            $0.passthrough = [GlobPattern("localhost")]
+        })
+        let elapsed = try seconds(proxy, ["--cacert", origin.caPath, "--http1.1", origin.url("/big?n=200000")])
+        #expect(elapsed >= 1.3, "\(elapsed) s")
+        let flow = try require(proxy.flows(count: 1).first)
+        #expect(flow.mode == .tunnel && flow.throttle == "1mbit/1mbit/0ms")
+    }
+
     @Test(arguments: ["--http1.1", "--http2"])
     func anUploadGoesNoFasterThanTheUpRate(version: String) throws {
         let origin = try HTTP2Origin(.hypercornBoth)
