@@ -54,6 +54,8 @@ import TestSupport
         let flow = try require(proxy.flows(count: 1).first)
         #expect(flow.throttle == "1mbit/50mbit/0ms")
         #expect(String(decoding: flow.lineBytes, as: UTF8.self).contains(#""throttle":"1mbit/50mbit/0ms""#))
+        #expect(HARWriter.entry(for: flow).throttle == "1mbit/50mbit/0ms")
+        #expect(ConsoleFlowPrinter.line(for: flow).hasSuffix(" (throttled: 1mbit/50mbit/0ms)"))
     }
 
     /// A host passed through (`--passthrough`): the tunnel's bytes cross the same link.
@@ -68,6 +70,7 @@ import TestSupport
         #expect(elapsed >= 1.3, "\(elapsed) s")
         let flow = try require(proxy.flows(count: 1).first)
         #expect(flow.mode == .tunnel && flow.throttle == "1mbit/1mbit/0ms")
+        #expect(ConsoleFlowPrinter.line(for: flow).contains(" (throttled: 1mbit/1mbit/0ms)"))
     }
 
     @Test(arguments: ["--http1.1", "--http2"])

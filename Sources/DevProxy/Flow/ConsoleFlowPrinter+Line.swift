@@ -46,6 +46,7 @@ extension ConsoleFlowPrinter {
         if flow.mode == .tunnel, let tunnel = flow.tunnel {
             let text = "TUNNEL \(flow.server.host):\(flow.server.port) ↑\(HumanUnits.size(tunnel.bytesFromClient)) "
                 + "↓\(HumanUnits.size(tunnel.bytesFromServer)) \(duration) (\(tunnel.reason))"
+                + (flow.throttle.map { " (throttled: \($0))" } ?? "")
             return "\(time) " + paint.dim(text)
         }
 
@@ -99,6 +100,8 @@ extension ConsoleFlowPrinter {
             if let note = mapped.note { text += " (\(note))" }
         }
         if let intercept = flow.intercept { text += breakpointNote(intercept) }
+        // A slow flow says why (`--throttle`).
+        if let throttle = flow.throttle { text += " (throttled: \(throttle))" }
         if let messages = flow.websocket, !messages.isEmpty {
             text += " (\(messages.count) WebSocket message\(messages.count == 1 ? "" : "s"))"
         }

@@ -51,12 +51,14 @@ public struct HARDocument: Codable, Sendable, Equatable {
         public var mapped: Flow.Mapping? = nil
         /// A request held at a breakpoint (the flow log's `intercept`).
         public var intercept: Flow.Intercept? = nil
+        /// The `--throttle` profile the client's connection went through (the flow log's `throttle`).
+        public var throttle: String? = nil
 
         enum CodingKeys: String, CodingKey {
             case startedDateTime, time, request, response, cache, timings, serverIPAddress, connection
             case flowID = "_flowId", mode = "_mode", error = "_error", tunnel = "_tunnel", grpc = "_grpc"
             case webSocketMessages = "_webSocketMessages", resourceType = "_resourceType", mapped = "_mapped"
-            case intercept = "_intercept"
+            case intercept = "_intercept", throttle = "_throttle"
         }
     }
 

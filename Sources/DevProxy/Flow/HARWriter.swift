@@ -63,7 +63,8 @@ public enum HARWriter {
             cache: .init(), timings: timings, serverIPAddress: flow.server.address.map(ipAddress(of:)),
             connection: flow.client, flowID: flow.id, mode: flow.mode.rawValue, error: flow.error, tunnel: flow.tunnel,
             grpc: flow.grpc, webSocketMessages: webSocketMessages(for: flow),
-            resourceType: flow.mode == .websocket ? "websocket" : nil, mapped: flow.mapped, intercept: flow.intercept)
+            resourceType: flow.mode == .websocket ? "websocket" : nil, mapped: flow.mapped, intercept: flow.intercept,
+            throttle: flow.throttle)
     }
 
     /// The flow's text and binary WebSocket messages in Chrome's `_webSocketMessages` form; nil
