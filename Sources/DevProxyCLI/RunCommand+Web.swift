@@ -77,6 +77,7 @@ extension RunCommand {
                                    signatures: configuration.signatures)
         link.onboardingLoopback = configuration.onboarding?.isLoopbackOnly ?? false
         link.intercepts = configuration.intercepts
+        link.throttle = configuration.throttle.map { ($0, configuration.throttleHosts.map(\.pattern)) }
         let signer = selection.signer
         let root = signer.root ?? (try? ca.rootCertificate())
         let renew = signer.certificate.isSelfSigned ? nil

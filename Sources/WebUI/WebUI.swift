@@ -32,6 +32,8 @@ public final class WebUI: @unchecked Sendable {
         /// `--verify-signature` rules: a replay to a host with a known key is signed afresh (new
         /// timestamp and nonce), so the server does not reject it as stale or replayed.
         public var signatures: SignatureVerifier?
+        /// The proxy's `--throttle` profile and `--throttle-hosts`, for `/api/info`'s `throttle`; nil without one.
+        public var throttle: (profile: ThrottleProfile, hosts: [String])?
 
         public init(listeners: [(mode: String, address: String)], replayHost: String, replayPort: Int,
                     replaySecret: String, proxyAuthorization: String? = nil, reportsPath: String? = nil,

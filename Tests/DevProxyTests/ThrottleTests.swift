@@ -139,6 +139,29 @@ import TestSupport
                 "\(configured.banner)")
     }
 
+    /// The web UI's `/api/info` says the proxy throttles (`throttle`), and says nothing without it.
+    @Test func apiInfoSaysThrottlingIsOn() throws {
+        let dir = TemporaryDirectory()
+        func info(_ arguments: [String]) throws -> [String: Any] {
+            let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--web", "127.0.0.1:0", "--quiet"] + arguments,
+                                            environment: ["DEVPROXY_EMAIL": "dev@example.test"], webUI: true)
+            defer { _ = proxy.stop() }
+            let ui = try require(proxy.webUI)
+            let base = String(ui.prefix { $0 != "?" }.dropLast())
+            let token = String(ui.split(separator: "=").last ?? "")
+            let result = try Subprocess.run("curl", ["-sS", "--max-time", "10", "-H", "Authorization: Bearer \(token)",
+                                                     base + "/api/info"])
+            return try require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
+                               result.output)
+        }
+        let throttled = try info(["--throttle", "fast-4g", "--throttle-hosts", "*.example.com"])
+        let throttle = try require(throttled["throttle"] as? [String: Any], "\(throttled)")
+        #expect(throttle["profile"] as? String == "fast-4g")
+        #expect(throttle["description"] as? String == "fast-4g (8.1 Mbit/s down, 1.35 Mbit/s up, +165 ms)")
+        #expect(throttle["hosts"] as? [String] == ["*.example.com"])
+        #expect(try info([])["throttle"] == nil)
+    }
+
     @Test func aBadProfileStopsTheStartWithOneErrorLine() throws {
         let dir = TemporaryDirectory()
         let result = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", dir.file("ca"), "--listen", "127.0.0.1:0",

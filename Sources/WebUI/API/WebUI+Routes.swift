@@ -99,6 +99,11 @@ extension WebUI {
         ]
         // `devproxy web FILE`: what it imported and the records it skipped (the page says so).
         if let imported = configuration.imported { object["import"] = imported.json }
+        // `--throttle`: the page may say why every flow is slow. Absent without it.
+        if let throttle = proxy?.throttle {
+            object["throttle"] = ["profile": throttle.profile.name, "description": throttle.profile.description,
+                                  "hosts": throttle.hosts] as [String: Any]
+        }
         guard let onboarding = proxy?.onboardingURL else { return .json(object: object) }
         // A loopback address is offered without its QR code: a phone would open 127.0.0.1 as itself.
         if proxy?.onboardingLoopback == true {
