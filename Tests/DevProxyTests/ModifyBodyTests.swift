@@ -1,6 +1,7 @@
 import CertAuthority
 @testable import DevProxy
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 
@@ -190,8 +191,6 @@ import TestSupport
             (["--modify-body", "|a|@\(dir.file("none"))"],
              "error: --modify-body |a|@\(dir.file("none")): \(dir.file("none")) is not a file to read the "
                 + "replacement from\n"),
-            (["--modify-body", "|~q|a|b"], "error: --modify-body |~q|a|b: the filter passes requests only (~q), and "
-                + "DevProxy does not modify request bodies yet; --modify-body changes response bodies\n"),
             (["--modify-body", "|~bs x|a|b"], "error: --modify-body |~bs x|a|b: the filter's ~bs is not known when the "
                 + "rule runs (on the request's head, then on the response's, before the bodies); use ~d, ~u, ~m, ~h, "
                 + "~hq, ~hs, ~t, ~tq, ~ts, ~q, ~s, ~c, ~http, ~grpc, ~all, !, & and |\n"),
@@ -202,12 +201,9 @@ import TestSupport
             #expect(result.status == 2, "\(result.output)")
             #expect(result.stderr == expected, "\(result.stderr)")
         }
-        // Response terms and mixed filters are taken.
-        for filter in ["~s", "~c 200 & ~d api", "~q | ~s", "!~q", "~t json"] {
+        // Request terms, response terms and mixed filters are taken (a `~q` rule edits request bodies).
+        for filter in ["~s", "~c 200 & ~d api", "~q | ~s", "!~q", "~t json", "~q", "~q & ~d api", "!~s"] {
             #expect(throws: Never.self) { try ModifyBodyRule(parsing: "/\(filter)/a/b") }
-        }
-        for filter in ["~q", "~q & ~d api", "!~s"] {
-            #expect(throws: ConfigurationError.self, "\(filter)") { try ModifyBodyRule(parsing: "/\(filter)/a/b") }
         }
     }
 
@@ -292,6 +288,120 @@ import TestSupport
         let stream = flows.first { $0.request?.url.contains("/events") == true }
         #expect(stream?.mapped?.note == "body not modified: an event stream is relayed as it comes",
                 "\(String(describing: stream?.mapped))")
+    }
+}
+
+/// `--modify-body` on requests, as mitmproxy's modify_body runs in its request hook too: a rule
+/// whose filter passes the request before it is sent (`~q`, or none) edits its body, over
+/// HTTP/1.1 and HTTP/2; before, a `~q` rule was refused and a rule without a filter changed
+/// responses only.
+@Suite(.serialized) struct ModifyRequestBodyTests {
+    static let role = #"|~q & ~m POST|"role":"user"|"role":"admin""#
+
+    private func proxy(_ origin: HTTP2Origin, rules: [String], board: Intercepts? = nil) throws -> ProxyHarness {
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let mapRules = try MapRules(remote: [], local: [], body: rules)
+        return try ProxyHarness(configure: {
+            $0.upstreamCAs = cas
+            $0.mapRules = mapRules
+            $0.intercepts = board
+        })
+    }
+
+    private func json(_ text: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "\(text.prefix(300))")
+    }
+
+    private func echoed(_ echo: [String: Any], _ name: String) -> [String] {
+        ((echo["headers"] as? [[String]]) ?? []).filter { $0.first?.lowercased() == name }.compactMap(\.last)
+    }
+
+    /// The origin gets the edited body with its new length, over HTTP/1.1 (with `Expect:
+    /// 100-continue`, answered by DevProxy, and chunked) and HTTP/2; the flow's request is the one
+    /// that went, and says what was done.
+    @Test(arguments: ["--http1.1", "--http2"])
+    func aRequestBodyIsEditedWithItsNewLength(_ version: String) throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let proxy = try proxy(origin, rules: [Self.role])
+        let sent = #"{"name":"ana","role":"user"}"#
+        let edited = #"{"name":"ana","role":"admin"}"#
+        var extra = ["-H", "Content-Type: application/json"]
+        if version == "--http1.1" { extra += ["-H", "Expect: 100-continue", "-H", "Transfer-Encoding: chunked"] }
+        let result = try proxy.curl([version, "-d", sent] + extra + [origin.url("/echo")])
+        let echo = try json(result.stdout)
+        #expect(echo["body"] as? String == edited, "\(result.output)")
+        #expect(echoed(echo, "content-length") == [String(edited.utf8.count)] && echoed(echo, "expect").isEmpty,
+                "\(echo)")
+        #expect(echoed(echo, "transfer-encoding").isEmpty)
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.mapped?.body == [Flow.BodyChange(on: "request", by: Self.role, replacements: 1)],
+                "\(String(describing: flow.mapped))")
+        #expect(flow.request?.body?.text == edited, "\(String(describing: flow.request?.body))")
+        #expect(flow.request?.headers.first(named: "content-length") == String(edited.utf8.count))
+        #expect(ConsoleFlowPrinter.line(for: flow).hasSuffix(" (request body: 1 replacement)"),
+                "\(ConsoleFlowPrinter.line(for: flow))")
+    }
+
+    /// A rule without a filter edits both bodies, as in mitmproxy; `~s` only the response's.
+    @Test func aRuleWithoutAFilterEditsBothBodies() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let proxy = try proxy(origin, rules: ["|ana|bob", "/~s/bob/eve"])
+        let result = try proxy.curl(["--http1.1", "-d", "name=ana", origin.url("/echo")])
+        // The origin got "bob"; its echo of it came back as "eve".
+        let echo = try json(result.stdout)
+        #expect(echo["body"] as? String == "name=eve", "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.request?.body?.text == "name=bob")
+        #expect(flow.mapped?.body == [Flow.BodyChange(on: "request", by: "|ana|bob", replacements: 1),
+                                      Flow.BodyChange(on: "response", by: "|ana|bob", replacements: 0),
+                                      Flow.BodyChange(on: "response", by: "/~s/bob/eve", replacements: 1)],
+                "\(String(describing: flow.mapped))")
+    }
+
+    /// A request body over what is gathered goes on whole and unchanged, the flow saying why.
+    @Test(arguments: ["--http1.1", "--http2"])
+    func aRequestBodyOverTheLimitGoesOnUnchanged(_ version: String) throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let proxy = try proxy(origin, rules: ["|~q|abc|XYZ"])
+        let size = version == "--http2" ? Intercepts.maxBody + 300_000 : BodyEdit.limit + 300_000
+        let body = (0..<size).map { UInt8(ascii: "a") + UInt8($0 % 26) }
+        let dir = TemporaryDirectory()
+        let file = dir.write("big.bin", bytes: body)
+        let result = try proxy.curl([version, "-H", "Content-Length:", "-H", "Transfer-Encoding: chunked",
+                                     "--data-binary", "@\(file)", origin.url("/echo")])
+        let echo = try json(result.stdout)
+        #expect((echo["body"] as? String).map { Array($0.utf8) == body } == true, "\(result.stderr)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.mapped?.note?.hasPrefix("request body not modified: ") == true
+                && flow.mapped?.note?.contains("over the") == true, "\(String(describing: flow.mapped))")
+    }
+
+    /// `--modify-body` runs before a breakpoint, as mitmproxy's addons run: the held request shows
+    /// the edited body (HTTP/1.1 and HTTP/2).
+    @Test(arguments: ["--http1.1", "--http2"])
+    func aBreakpointHoldsTheEditedBody(_ version: String) throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let board = try Intercepts(filter: "~u /echo")
+        let proxy = try proxy(origin, rules: [Self.role], board: board)
+        let sent = #"{"role":"user"}"#
+        let client = DispatchQueue.global()
+        let done = DispatchSemaphore(value: 0)
+        let output = Mutex<String>("")
+        let start = ["-sS", "--proxy", proxy.proxyURL, "--cacert", proxy.pki.rootPath, "--max-time", "30", version,
+                     "-d", sent]
+        let url = origin.url("/echo")
+        client.async {
+            let result = try? Subprocess.run("curl", start + [url], timeout: 40)
+            output.withLock { $0 = result?.stdout ?? "" }
+            done.signal()
+        }
+        let deadline = Date().addingTimeInterval(15)
+        while board.held.isEmpty && Date() < deadline { usleep(10_000) }
+        let held = try #require(board.held.first)
+        #expect(held.body == Array(#"{"role":"admin"}"#.utf8), "\(String(decoding: held.body, as: UTF8.self))")
+        #expect(board.resume(held.id))
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        #expect(try json(output.withLock { $0 })["body"] as? String == #"{"role":"admin"}"#)
     }
 }
 

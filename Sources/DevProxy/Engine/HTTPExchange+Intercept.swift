@@ -38,9 +38,14 @@ extension HTTPExchange {
         case .whole(let bytes):
             // Kept in `board`'s budget (`reserve`) until the decision.
             body = bytes
-        case .partial(let bytes, let note):
+        case .partial(let bytes, let stop):
             // Too long, or paused: what was read goes up first, then the rest as it comes.
             if !bytes.isEmpty { context.client.inject([.body(bytes)]) }
+            let note = switch stop {
+            case .paused(let seconds): "not held: the client paused its body for \(seconds) s, so it goes on as it comes"
+            case .tooLong: Intercepts.refusal(bodyBytes: Intercepts.maxBody + 1, board: board) ?? ""
+            case .refused: board.fullNote
+            }
             draft.flow.intercept = Intercepts.notHeld(filter: filter, because: note)
             let request = exchange.outgoingRequest()
             return exchange.forward(request, recorder: exchange.makeRecorder(request), draft: &draft)
@@ -97,38 +102,48 @@ extension HTTPExchange {
     }
 
     /// `100 Continue`, as DevProxy sends it to a client whose body a breakpoint reads.
-    private static var continueHead: [UInt8] {
+    static var continueHead: [UInt8] {
         HTTP1Serializer.serialize(HTTPResponseHead(version: .http11, status: 100, reason: "Continue"))
     }
 
-    /// How reading a held request's body ended.
-    private enum BodyRead {
+    /// How reading a whole request body (a breakpoint's, `--modify-body`'s) ended.
+    enum BodyRead {
         case whole([UInt8])
-        /// Not held: over `Intercepts.maxBody`, or the client paused; `note` says which.
-        case partial([UInt8], note: String)
+        /// What was read before `stop`: the rest is still to come from the client.
+        case partial([UInt8], stop: BodyStop)
         /// The client hung up or broke the framing; `status` is the answer it gets, if any.
         case failed(FlowErrorKind, String, status: Int?, read: [UInt8])
+    }
+
+    /// Why a whole body was not read.
+    enum BodyStop {
+        /// The client sent nothing of it for this many seconds.
+        case paused(Int)
+        /// Past the reader's limit.
+        case tooLong
+        /// `admit` refused a part (a budget spent).
+        case refused
     }
 
     /// Reads the request body to its end (decoded of any transfer coding, as the transfer reads it),
     /// each part taken from `board`'s budget: a whole body stays taken, anything else is given back.
     private func readWholeBody(_ board: Intercepts) -> BodyRead {
         var body: [UInt8] = []
-        let read = readWholeBody(board, into: &body)
+        let read = readWholeBody(into: &body, limit: Intercepts.maxBody) { board.reserve($0.count) }
         if case .whole = read { return read }
         board.release(body.count)
         return read
     }
 
-    private func readWholeBody(_ board: Intercepts, into body: inout [UInt8]) -> BodyRead {
+    /// Reads the request body to its end into `body`, at most `limit` bytes, asking `admit` of
+    /// each part before it is kept.
+    func readWholeBody(into body: inout [UInt8], limit: Int, admit: ([UInt8]) -> Bool = { _ in true }) -> BodyRead {
         while true {
             let event: HTTP1RequestEvent?
             do {
                 event = try context.client.next()
             } catch let error as NetworkError where error.kind == .timedOut {
-                let seconds = Int(context.client.stream.socket.timeout)
-                return .partial(body, note: "not held: the client paused its body for \(seconds) s, so it goes on as "
-                                + "it comes")
+                return .partial(body, stop: .paused(Int(context.client.stream.socket.timeout)))
             } catch let error as HTTP1ParseError where error.code != .truncated {
                 return .failed(.badRequest, "the request body is malformed: \(error.reason)", status: error.status,
                                 read: body)
@@ -138,11 +153,9 @@ extension HTTPExchange {
             }
             switch event {
             case .body(let bytes)?:
-                guard board.reserve(bytes.count) else { return .partial(body + bytes, note: board.fullNote) }
+                guard admit(bytes) else { return .partial(body + bytes, stop: .refused) }
                 body += bytes
-                if body.count > Intercepts.maxBody {
-                    return .partial(body, note: Intercepts.refusal(bodyBytes: body.count, board: board) ?? "")
-                }
+                if body.count > limit { return .partial(body, stop: .tooLong) }
             case .end?, .head?:
                 return .whole(body)
             case nil:
@@ -154,7 +167,7 @@ extension HTTPExchange {
 
     /// Frames a held body by its length: `Content-Length`, no `Transfer-Encoding` (its codings
     /// were undone as it was read).
-    private static func frame(_ fields: inout HTTPHeaders, bodyLength: Int) {
+    static func frame(_ fields: inout HTTPHeaders, bodyLength: Int) {
         fields.remove("Transfer-Encoding")
         fields.replaceOrAdd(name: "Content-Length", value: String(bodyLength))
     }
@@ -193,7 +206,7 @@ extension HTTPExchange {
     }
 
     /// The request as it goes upstream, `Host` the destination's.
-    private func outgoingRequest() -> HTTPRequest {
+    func outgoingRequest() -> HTTPRequest {
         var sent = head
         sent.headers.replaceOrAdd(name: "Host", value: destination.hostHeader)
         return HTTPRequest(sent, scheme: destination.tls ? "https" : "http", authority: destination.hostHeader,
@@ -201,7 +214,7 @@ extension HTTPExchange {
     }
 
     /// The flow's request and server become the edited request's.
-    private func describe(_ request: HTTPRequest, in draft: inout FlowDraft, urlEdited: Bool) {
+    func describe(_ request: HTTPRequest, in draft: inout FlowDraft, urlEdited: Bool) {
         let clientHost = draft.flow.request?.clientHost
         let target = draft.flow.request?.target
         draft.flow.request = Flow.Request(request, url: destination.url, httpVersion: head.version.description,

@@ -61,12 +61,31 @@ struct HTTPExchange {
                 return answerLocally(request, route: route, recorder: recorder, draft: &draft)
             }
         }
+        // `--modify-body` on the request, then breakpoints, each seeing what the one before made.
+        var exchange = self
+        var outgoing = request
+        var upstreamHead = sent
+        var recording = recorder
+        if !context.configuration.mapRules.body.isEmpty {
+            switch modifyingRequestBody(request, draft: &draft) {
+            case .unchanged:
+                break
+            case .read(let read, let request):
+                exchange = read
+                outgoing = request
+                recording = read.makeRecorder(request)
+                upstreamHead = read.head
+                if replaced { upstreamHead.headers.replaceOrAdd(name: "Host", value: destination.hostHeader) }
+            case .failed(let keepAlive):
+                return keepAlive
+            }
+        }
         // Breakpoints (`--intercept`): one atomic load when no filter is set.
         if let board = context.configuration.intercepts, board.isActive, replay == nil,
-           let held = breakpoint(board, request: request, sent: sent, draft: &draft) {
+           let held = exchange.breakpoint(board, request: outgoing, sent: upstreamHead, draft: &draft) {
             return held
         }
-        return forward(request, recorder: recorder, draft: &draft)
+        return exchange.forward(outgoing, recorder: recording, draft: &draft)
     }
 
     /// Records `request` (the one that goes upstream) for the flow, its gRPC view decoded by the

@@ -108,9 +108,8 @@ public final class Intercepts: Sendable {
 
     private let state: Mutex<State>
     private let active = Atomic<Bool>(false)
-    private let buffered = Atomic<Int>(0)
-    /// The bytes of request bodies kept at once (`maxBuffered` unless a test says less).
-    public let budget: Int
+    /// The request-body bytes kept at once (`maxBuffered` unless a test says less).
+    public let bodies: ByteBudget
 
     /// - Parameters:
     ///   - filter: the initial filter (`--intercept`); nil or empty holds nothing.
@@ -118,7 +117,7 @@ public final class Intercepts: Sendable {
     /// - Throws: `ConfigurationError` when the filter does not parse or asks about the response.
     public init(filter: String? = nil, budget: Int = Intercepts.maxBuffered) throws {
         state = Mutex(State())
-        self.budget = budget
+        bodies = ByteBudget(limit: budget)
         try setFilter(filter)
     }
 
@@ -150,31 +149,18 @@ public final class Intercepts: Sendable {
         return text
     }
 
-    /// Takes `count` bytes of `maxBuffered` for a body being gathered or held; false when they
-    /// would pass it (nothing is taken then). Each byte taken is given back with `release`.
-    public func reserve(_ count: Int) -> Bool {
-        var current = buffered.load(ordering: .relaxed)
-        while true {
-            guard current + count <= budget else { return false }
-            let (exchanged, original) = buffered.compareExchange(expected: current, desired: current + count,
-                                                                 ordering: .relaxed)
-            if exchanged { return true }
-            current = original
-        }
-    }
+    /// Takes `count` bytes of the budget for a body being gathered or held (`ByteBudget.reserve`).
+    public func reserve(_ count: Int) -> Bool { bodies.reserve(count) }
 
     /// Gives back bytes `reserve` took.
-    public func release(_ count: Int) {
-        if count > 0 { buffered.subtract(count, ordering: .relaxed) }
-    }
+    public func release(_ count: Int) { bodies.release(count) }
 
     /// Request-body bytes breakpoints keep now (gathering and held).
-    public var bufferedBytes: Int { buffered.load(ordering: .relaxed) }
+    public var bufferedBytes: Int { bodies.bytes }
 
-    /// Why a request goes on unheld when breakpoints keep `budget` already.
+    /// Why a request goes on unheld when breakpoints keep their budget already.
     public var fullNote: String {
-        let amount = budget % (1 << 20) == 0 ? "\(budget >> 20) MiB" : "\(budget) bytes"
-        return "not held: breakpoints keep \(amount) of request bodies already, the most they keep at once"
+        "not held: breakpoints keep \(bodies.limitText) of request bodies already, the most they keep at once"
     }
 
     /// Whether the board has room for one more held request.

@@ -68,30 +68,6 @@ struct MapRequestFilter: @unchecked Sendable {  // NSRegularExpression is immuta
         Self.evaluate(term, request, response)
     }
 
-    /// Whether the filter can pass once the flow has a response (`--modify-body` changes
-    /// responses only): false for one every way of which needs `~q`.
-    var canPassWithResponse: Bool { Self.withResponse(term) != false }
-
-    /// What `term` is once there is a response: true or false when that decides it, nil when
-    /// the request or the response's head does.
-    private static func withResponse(_ term: Term) -> Bool? {
-        switch term {
-        case .constant(let value): return value
-        case .withoutResponse: return false
-        case .hasResponse: return true
-        case .not(let inner): return withResponse(inner).map { !$0 }
-        case .and(let left, let right):
-            let (a, b) = (withResponse(left), withResponse(right))
-            if a == false || b == false { return false }
-            return a == true && b == true ? true : nil
-        case .or(let left, let right):
-            let (a, b) = (withResponse(left), withResponse(right))
-            if a == true || b == true { return true }
-            return a == false && b == false ? false : nil
-        default: return nil
-        }
-    }
-
     private static func evaluate(_ term: Term, _ request: LocalRequest, _ response: ResponseHead?) -> Bool {
         switch term {
         case .constant(let value): return value

@@ -8,6 +8,13 @@ import HTTPTypes
 extension MapRules {
     /// The `--modify-body` rules whose filters pass the final response `status` and `fields` of
     /// `request` (as it was sent), in order; empty for an interim response.
+    /// The `--modify-body` rules whose filters pass `request` before it is sent (no response yet:
+    /// `~q` passes, `~s` does not), in order.
+    func requestBodyRules(for request: LocalRequest) -> [ModifyBodyRule] {
+        guard !body.isEmpty else { return [] }
+        return body.filter { $0.filter?.matches(request) ?? true }
+    }
+
     func bodyRules(for request: LocalRequest, status: Int,
                    fields: [(name: String, value: String)]) -> [ModifyBodyRule] {
         guard !body.isEmpty, status >= 200 else { return [] }
@@ -44,6 +51,20 @@ enum BodyEdit {
         return nil
     }
 
+    /// Why a request with these fields keeps its body as it comes, whatever the rules: nil when it
+    /// can be edited, "" for one without a body.
+    static func requestSkipReason(fields: [(name: String, value: String)]) -> String? {
+        func header(_ name: String) -> String? { fields.first { $0.name.equalsCaseInsensitive(name) }?.value }
+        let length = header("Content-Length").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        let chunked = header("Transfer-Encoding") != nil
+        if !chunked && (length ?? 0) == 0 && header("Content-Type") == nil { return "" }
+        return skipReason(method: "POST", status: 200, fields: fields)
+    }
+
+    /// What the request bodies `--modify-body` gathers from HTTP/2 streams keep at once, across
+    /// connections (an HTTP/1.1 request's is read on its own thread, one at a time).
+    static let requestBodies = ByteBudget(limit: 64 << 20)
+
     /// The reason recorded when a body grew past `limit` while it was gathered.
     static var overLimit: String {
         "its body went over the 8 MiB --modify-body holds, and was relayed as it came"
@@ -60,7 +81,8 @@ enum BodyEdit {
     }
 
     /// `body` (coded as `contentEncoding` says) with `rules` applied to its decoded bytes, in order.
-    static func apply(_ rules: [ModifyBodyRule], to body: [UInt8], contentEncoding: String?) -> Result {
+    static func apply(_ rules: [ModifyBodyRule], to body: [UInt8], contentEncoding: String?,
+                      on side: String = "response") -> Result {
         let codings = ContentCoding.list(fromHeader: contentEncoding) ?? []
         var decoded = body
         if !codings.isEmpty {
@@ -82,7 +104,7 @@ enum BodyEdit {
                 continue
             }
             current = bytes
-            result.changes.append(Flow.BodyChange(on: "response", by: rule.option, replacements: count))
+            result.changes.append(Flow.BodyChange(on: side, by: rule.option, replacements: count))
         }
         if !unread.isEmpty {
             result.note = "the replacement file of \(unread.joined(separator: ", ")) could not be read"
@@ -115,6 +137,10 @@ extension FlowDraft {
             let earlier = flow.mapped?.body ?? []
             flow.mapped?.body = earlier + changes
         }
-        if let note { flow.mapped?.note = note }
+        // A request's note and its response's are both kept.
+        if let note {
+            let earlier = flow.mapped?.note
+            flow.mapped?.note = earlier.map { "\($0); \(note)" } ?? note
+        }
     }
 }

@@ -5,9 +5,10 @@ import Foundation
 /// `re.sub` replaces matches on bytes with `re.DOTALL` (`\1`, `\g<name>` and `\\` in
 /// REPLACEMENT). The body is matched decoded (gzip, deflate, br, zstd) and re-encoded in the same
 /// coding. `@FILE` as the replacement reads the file each time, its bytes put in as they are.
-/// The filter is asked of the flow once the response's head is here (`MapRequestFilter`,
-/// `allowingResponse`); request bodies are not modified yet, and a filter that passes only
-/// requests (`~q`) is refused.
+/// The filter is asked of the request before it is sent (`~q` passes, response terms do not) and
+/// of the flow once the response's head is here (`MapRequestFilter`, `allowingResponse`), as
+/// mitmproxy runs the addon in its request and response hooks: a rule without a filter changes
+/// both bodies.
 public struct ModifyBodyRule: @unchecked Sendable {  // NSRegularExpression is immutable and thread-safe once made
     /// The option as given, for the flow's `mapped.body[].by`.
     public let option: String
@@ -32,10 +33,6 @@ public struct ModifyBodyRule: @unchecked Sendable {  // NSRegularExpression is i
         let label = "--modify-body \(option)"
         guard !pattern.isEmpty else { throw ConfigurationError("\(label): the regex is empty; \(usage)") }
         filter = try filterText.map { try MapRequestFilter(parsing: $0, option: label, allowingResponse: true) }
-        if let filter, !filter.canPassWithResponse {
-            throw ConfigurationError("\(label): the filter passes requests only (~q), and DevProxy does not modify "
-                                     + "request bodies yet; --modify-body changes response bodies")
-        }
         let bytePattern = Self.latin1(pattern)
         do {
             regex = try NSRegularExpression(pattern: bytePattern.replacingOccurrences(of: "(?P<", with: "(?<"),

@@ -92,10 +92,13 @@ extension ConsoleFlowPrinter {
                 text += " (map-local \(mapped.to))"
             }
             if !onResponse.isEmpty { text += " (response headers: \(onResponse.joined(separator: ", ")))" }
-            // `(response body: 2 replacements)` for `--modify-body`, `(body not modified: …)` when it could not.
-            if let body = mapped.body, !body.isEmpty {
-                let count = body.reduce(0) { $0 + $1.replacements }
-                text += " (response body: \(count) replacement\(count == 1 ? "" : "s"))"
+            // `(response body: 2 replacements)` for `--modify-body` (`request body` for the request's),
+            // `(body not modified: …)` when it could not.
+            for side in ["request", "response"] {
+                let changes = (mapped.body ?? []).filter { $0.on == side }
+                guard !changes.isEmpty else { continue }
+                let count = changes.reduce(0) { $0 + $1.replacements }
+                text += " (\(side) body: \(count) replacement\(count == 1 ? "" : "s"))"
             }
             if let note = mapped.note { text += " (\(note))" }
         }

@@ -209,9 +209,10 @@ extension HTTP2ProxyConnection {
                 return
             }
         }
-        // Breakpoints (`--intercept`): one atomic load when no filter is set.
-        if let board = context.configuration.intercepts, board.isActive,
-           stopsAtBreakpoint(exchange, board: board, request: request, url: url, endStream: endStream) {
+        // Breakpoints (`--intercept`) and `--modify-body` on the request: one atomic load and one
+        // check when neither is set.
+        if context.configuration.intercepts?.isActive == true || !context.configuration.mapRules.body.isEmpty,
+           gathers(exchange, request: request, url: url, endStream: endStream) {
             return
         }
         sendUpstream(exchange, endStream: endStream)

@@ -15,52 +15,79 @@ extension HTTP2ProxyConnection {
     /// How long a stream at a breakpoint may take to end its body before it goes on unheld.
     static let breakpointWait: TimeInterval = 2
 
-    /// Stops `exchange` at the breakpoint when the filter passes its request; false when it goes
-    /// on at once (the flow says why when the filter passed it).
-    func stopsAtBreakpoint(_ exchange: HTTP2StreamExchange, board: Intercepts, request: HTTPRequest, url: String,
-                           endStream: Bool) -> Bool {
-        guard !exchange.isExtendedConnect,
-              let filter = board.shouldHold(LocalRequest(request, url: url, httpVersion: "HTTP/2")) else {
-            return false
-        }
+    /// Gathers `exchange`'s body when a breakpoint's filter passes its request (to hold it) or
+    /// `--modify-body` rules do (to edit it); false when it goes on at once (the flow says why
+    /// when either passed it).
+    func gathers(_ exchange: HTTP2StreamExchange, request: HTTPRequest, url: String, endStream: Bool) -> Bool {
+        guard !exchange.isExtendedConnect else { return false }
+        let asked = LocalRequest(request, url: url, httpVersion: "HTTP/2")
         let declared = request.fields["content-length"].flatMap { Int($0) } ?? 0
-        if let note = Intercepts.refusal(bodyBytes: declared, board: board) {
-            exchange.draft.flow.intercept = Intercepts.notHeld(filter: filter, because: note)
-            return false
+        let board = context.configuration.intercepts
+        var filter = board?.isActive == true ? board?.shouldHold(asked) : nil
+        if let board, let held = filter, let note = Intercepts.refusal(bodyBytes: declared, board: board) {
+            exchange.draft.flow.intercept = Intercepts.notHeld(filter: held, because: note)
+            filter = nil
         }
-        exchange.breakpoint = StreamBreakpoint(filter: filter)
+        var rules = context.configuration.mapRules.requestBodyRules(for: asked)
+        if !rules.isEmpty {
+            let fields = request.fields.map { (name: $0.name, value: $0.value) }
+            if let reason = BodyEdit.requestSkipReason(fields: fields) ?? (declared > Intercepts.maxBody
+                ? "its body is over the 4 MiB an HTTP/2 request is gathered to" : nil) {
+                if !reason.isEmpty {
+                    exchange.draft.recordBodyChanges([], note: "request body not modified: \(reason)")
+                }
+                rules = []
+            }
+        }
+        guard filter != nil || !rules.isEmpty else { return false }
+        let budget = filter != nil ? board?.bodies ?? BodyEdit.requestBodies : BodyEdit.requestBodies
+        exchange.breakpoint = StreamBreakpoint(filter: filter, rules: rules, budget: budget)
         exchange.answeredLocally = true
         if endStream {
             holdAtBreakpoint(exchange)
         } else {
             gathering.insert(exchange.clientStream)
-            // Room for the whole body the breakpoint holds, and a frame past it.
+            // Room for the whole body gathered, and a frame past it.
             try? session.setReceiveWindow(stream: exchange.clientStream, size: UInt32(Intercepts.maxBody + 16_384))
         }
         return true
     }
 
-    /// Request body bytes of a stream at a breakpoint.
+    /// Request body bytes of a stream gathering its body.
     func gatherAtBreakpoint(_ exchange: HTTP2StreamExchange, _ bytes: [UInt8], endStream: Bool) {
-        guard let board = context.configuration.intercepts, board.reserve(bytes.count) else {
-            // Past the budget of every breakpoint: what was gathered goes on, then these bytes.
-            goOnUnheld(exchange, because: context.configuration.intercepts?.fullNote ?? "", then: bytes)
+        guard let stop = exchange.breakpoint else { return }
+        guard stop.budget.reserve(bytes.count) else {
+            // Past the budget every such stream shares: what was gathered goes on, then these bytes.
+            goOnUnheld(exchange, because: .budget(stop.budget), then: bytes)
             return
         }
+        exchange.breakpoint?.reserved += bytes.count
         exchange.breakpoint?.body += bytes
-        if (exchange.breakpoint?.body.count ?? 0) > Intercepts.maxBody {
-            goOnUnheld(exchange, because: Intercepts.refusal(bodyBytes: Intercepts.maxBody + 1, board: board) ?? "")
+        if stop.body.count + bytes.count > Intercepts.maxBody {
+            goOnUnheld(exchange, because: .tooLong)
         } else if endStream {
             holdAtBreakpoint(exchange)
         }
     }
 
-    /// The request ended: it goes on the board, unless the board is full.
+    /// The request ended: `--modify-body` edits its body, then it goes on the board (unless the
+    /// board is full), or on upstream when no breakpoint holds it.
     func holdAtBreakpoint(_ exchange: HTTP2StreamExchange) {
         gathering.remove(exchange.clientStream)
-        guard let board = context.configuration.intercepts, let stop = exchange.breakpoint else { return }
+        guard var stop = exchange.breakpoint else { return }
+        if !stop.rules.isEmpty {
+            stop.body = editBody(exchange, stop.body, rules: stop.rules)
+            stop.rules = []
+            exchange.breakpoint = stop
+        }
+        guard let filter = stop.filter, let board = context.configuration.intercepts else {
+            _ = endBreakpoint(exchange)
+            exchange.answeredLocally = false
+            send(exchange, body: stop.body, trailers: stop.trailers, ended: true)
+            return
+        }
         if let note = Intercepts.refusal(bodyBytes: stop.body.count, board: board) {
-            goOnUnheld(exchange, because: note)
+            goOnUnheld(exchange, because: .note(note))
             return
         }
         let held = Intercepts.Held(id: exchange.draft.flow.id, method: exchange.requestHead.method ?? "",
@@ -69,12 +96,31 @@ extension HTTP2ProxyConnection {
                                        Intercepts.HeaderField(name: String(decoding: $0.name, as: UTF8.self),
                                                               value: String(decoding: $0.value, as: UTF8.self))
                                    },
-                                   body: stop.body, filter: stop.filter)
+                                   body: stop.body, filter: filter)
         exchange.breakpoint?.held = held
         heldAtBreakpoint.insert(exchange.clientStream)
         let inbox = breakpointInbox
         let stream = exchange.clientStream
         board.hold(held) { inbox.post(stream, $0) }
+    }
+
+    /// `body` as `rules` make it (`BodyEdit`), the stream's head and recorded request following
+    /// it (`content-length`, a `content-encoding` DevProxy cannot write dropped); the flow's
+    /// `mapped` says what changed.
+    private func editBody(_ exchange: HTTP2StreamExchange, _ body: [UInt8], rules: [ModifyBodyRule]) -> [UInt8] {
+        let edit = BodyEdit.apply(rules, to: body, contentEncoding: exchange.requestHead.firstValue("content-encoding"),
+                                  on: "request")
+        exchange.draft.recordBodyChanges(edit.changes, note: edit.note.map { "request body: \($0)" })
+        guard let edited = edit.bytes else { return body }
+        var head = exchange.requestHead
+        head.fields.removeAll { field in
+            field.name == Array("content-length".utf8) || edit.dropEncoding && field.name == Array("content-encoding".utf8)
+        }
+        head.fields.append(HTTP2Field("content-length", String(edited.count)))
+        exchange.requestHead = head
+        rerecord(exchange, head: head, body: edited, url: exchange.draft.flow.request?.url ?? "",
+                 destination: exchange.mappedDestination)
+        return edited
     }
 
     /// Streams whose body did not end `breakpointWait` after their head go on unheld.
@@ -85,23 +131,53 @@ extension HTTP2ProxyConnection {
                 continue
             }
             guard now.timeIntervalSince(stop.since) >= Self.breakpointWait else { continue }
-            goOnUnheld(exchange, because: "not held: its body had not ended \(Int(Self.breakpointWait)) s after its "
-                       + "head (a streaming call or a long upload), so it goes on as it comes")
+            goOnUnheld(exchange, because: .stalled)
         }
     }
 
-    /// The stream goes upstream as if no breakpoint had stopped it: what it gathered first, then
-    /// the rest as it comes; its flow says why.
-    private func goOnUnheld(_ exchange: HTTP2StreamExchange, because note: String, then more: [UInt8] = []) {
-        guard var stop = endBreakpoint(exchange) else { return }
-        stop.body += more
+    /// Why a stream that gathered its body goes on without it being held or edited.
+    enum GatherStop {
+        case tooLong, stalled
+        case budget(ByteBudget)
+        /// The board's own refusal (`Intercepts.refusal`).
+        case note(String)
+    }
+
+    /// The stream goes upstream as if nothing had stopped it: what it gathered first, then the
+    /// rest as it comes; its flow says why (`intercept` for a breakpoint, `mapped.note` for
+    /// `--modify-body`).
+    private func goOnUnheld(_ exchange: HTTP2StreamExchange, because stop: GatherStop, then more: [UInt8] = []) {
+        guard var gathered = endBreakpoint(exchange) else { return }
+        gathered.body += more
         gathering.remove(exchange.clientStream)
         exchange.answeredLocally = false
-        exchange.draft.flow.intercept = Intercepts.notHeld(filter: stop.filter, because: note)
+        let wait = Int(Self.breakpointWait)
+        if let filter = gathered.filter {
+            let note = switch stop {
+            case .tooLong: "not held: its body is over \(Intercepts.maxBody >> 20) MiB, more than a breakpoint holds"
+            case .stalled: "not held: its body had not ended \(wait) s after its head (a streaming call or a long "
+                + "upload), so it goes on as it comes"
+            case .budget(let budget): budget === context.configuration.intercepts?.bodies
+                ? context.configuration.intercepts?.fullNote ?? ""
+                : "not held: DevProxy keeps \(budget.limitText) of request bodies already, the most it keeps at once"
+            case .note(let note): note
+            }
+            exchange.draft.flow.intercept = Intercepts.notHeld(filter: filter, because: note)
+        }
+        if !gathered.rules.isEmpty {
+            let why = switch stop {
+            case .tooLong: "its body is over the 4 MiB an HTTP/2 request is gathered to"
+            case .stalled: "its body had not ended \(wait) s after its head (a streaming call or a long upload)"
+            case .budget(let budget): "DevProxy keeps \(budget.limitText) of request bodies already"
+            case .note(let note): note
+            }
+            exchange.draft.recordBodyChanges([], note: "request body not modified: \(why), and it was relayed as "
+                                             + "it came")
+        }
         if !exchange.requestEnded {
             try? session.setReceiveWindow(stream: exchange.clientStream, size: limits.initialWindowSize)
         }
-        send(exchange, body: stop.body, trailers: stop.trailers, ended: exchange.requestEnded)
+        send(exchange, body: gathered.body, trailers: gathered.trailers, ended: exchange.requestEnded)
     }
 
     /// Ends the stream's breakpoint, giving its body's bytes back to the board's budget; the
@@ -109,7 +185,7 @@ extension HTTP2ProxyConnection {
     func endBreakpoint(_ exchange: HTTP2StreamExchange) -> StreamBreakpoint? {
         guard let stop = exchange.breakpoint else { return nil }
         exchange.breakpoint = nil
-        context.configuration.intercepts?.release(stop.body.count)
+        stop.budget.release(stop.reserved)
         return stop
     }
 
@@ -181,15 +257,26 @@ extension HTTP2ProxyConnection {
             head.fields.append(HTTP2Field("content-length", String(applied.body.count)))
         }
         exchange.requestHead = head
+        rerecord(exchange, head: head, body: applied.body, url: urlEdited ? destination.url : applied.url,
+                 destination: destination)
+    }
+
+    /// The flow records `head` and `body` as the request that goes upstream (to `destination`,
+    /// or the URL's origin), with the trailers the client sent.
+    private func rerecord(_ exchange: HTTP2StreamExchange, head: HTTP2HeaderBlock, body: [UInt8], url: String,
+                          destination: Destination?) {
         let request = HTTPRequest(head)
-        exchange.draft.flow.request = Flow.Request(request, url: urlEdited ? destination.url : applied.url,
-                                                   httpVersion: "HTTP/2", redact: context.configuration.redactHeaders)
+        exchange.draft.flow.request = Flow.Request(request, url: url, httpVersion: "HTTP/2",
+                                                   redact: context.configuration.redactHeaders)
+        let origin = destination ?? MapRemoteRule.destination(of: url)
         let recorder = ExchangeRecorder(request: request, bodyLimit: context.configuration.bodyLimit,
                                         spool: context.configuration.bodySpool, grpcView: true,
-                                        protoSchema: server.protoSchema(host: destination.host, port: destination.port,
-                                                                        tls: destination.tls, path: request.path,
-                                                                        contentType: request.fields["content-type"]))
-        recorder.recordRequestBody(applied.body)
+                                        protoSchema: origin.flatMap {
+                                            server.protoSchema(host: $0.host, port: $0.port, tls: $0.tls,
+                                                               path: request.path,
+                                                               contentType: request.fields["content-type"])
+                                        })
+        recorder.recordRequestBody(body)
         let trailers = exchange.recorder.requestTrailers
         if !trailers.isEmpty { recorder.recordRequestTrailers(trailers) }
         exchange.recorder = recorder

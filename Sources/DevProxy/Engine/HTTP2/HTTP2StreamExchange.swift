@@ -142,12 +142,19 @@ final class HTTP2StreamExchange {
 /// A stream at a breakpoint: the filter that stopped it, the body and trailers gathered so far,
 /// and, once the request ended, what the board holds.
 struct StreamBreakpoint {
-    let filter: String
+    /// The breakpoint's filter; nil when the stream gathers its body for `--modify-body` only.
+    var filter: String?
+    /// The `--modify-body` rules that passed the request, applied once its body is in.
+    var rules: [ModifyBodyRule] = []
+    /// What the gathered bytes are taken from: the board's budget, or `BodyEdit.requestBodies`.
+    let budget: ByteBudget
     /// When the head arrived: a body not ended `HTTP2ProxyConnection.breakpointWait` later goes on.
     let since = Date()
-    /// The body so far, all of it taken from the board's budget (`Intercepts.reserve`) and given
-    /// back when the breakpoint ends (`HTTP2ProxyConnection.endBreakpoint`).
+    /// The body so far.
     var body: [UInt8] = []
+    /// The bytes taken from `budget`, given back when the breakpoint ends
+    /// (`HTTP2ProxyConnection.endBreakpoint`).
+    var reserved = 0
     var trailers: [HTTP2Field]?
     var held: Intercepts.Held?
 }
