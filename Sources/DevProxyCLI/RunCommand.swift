@@ -64,10 +64,11 @@ enum RunCommand {
              --modify-headers |FLOW-FILTER|NAME|VALUE (repeatable, mitmproxy's syntax: on matching requests and
                    responses remove every NAME header, then set NAME: VALUE; an empty VALUE only removes, @FILE reads
                    the value; ~q requests only, ~s or ~c 404 responses only, no filter both)
-             --modify-body |FLOW-FILTER|REGEX|REPLACEMENT (repeatable, mitmproxy's syntax: in matching response bodies,
-                   decoded, replace every REGEX match (\\1 its groups), re-encoded and sent with a new Content-Length;
-                   @FILE reads the replacement each time; bodies over 8 MiB (256 KiB to an HTTP/2 client), event
-                   streams and gRPC go on as they came; request bodies are not modified yet)
+             --modify-body |FLOW-FILTER|REGEX|REPLACEMENT (repeatable, mitmproxy's syntax: in matching request and
+                   response bodies, decoded, replace every REGEX match (\\1 its groups), re-encoded and sent with a new
+                   Content-Length; ~q requests only, ~s responses only, no filter both; @FILE reads the replacement
+                   each time; larger bodies (8 MiB; 256 KiB to an HTTP/2 client, 4 MiB from one), event streams and
+                   gRPC go on as they came)
              --block-list |FLOW-FILTER|STATUS-CODE (repeatable, mitmproxy's syntax: answer matching requests with the
                    status, never sending them on; 444 closes the connection without an answer)
              --intercept FLOW-FILTER (mitmproxy's option: hold matching requests, with their bodies, until the web UI
