@@ -69,15 +69,8 @@ extension HTTP2ProxyConnection {
                                              + "\(bodyHoldLimit(exchange)) bytes held for an HTTP/2 client's stream, "
                                              + "and was relayed as it came")
         }
-        let block = HTTP2HeaderBlock(pseudo: head.pseudo, fields: fields)
-        exchange.responseHead = block
-        let response = HTTPResponse(block)
-        exchange.recorder.replaceResponseHead(response)
-        exchange.draft.flow.response?.headers = FlowDraft.headerPairs(response.fields,
-                                                                      redact: context.configuration.redactHeaders)
-        exchange.recordResponse(served)
-        try? session.submitResponse(stream: exchange.clientStream, block, endStream: false)
-        try? session.submitData(stream: exchange.clientStream, served, endStream: endStream)
+        serveHeld(exchange, head: HTTP2HeaderBlock(pseudo: head.pseudo, fields: fields), body: served,
+                  endStream: endStream)
     }
 
     /// The `--modify-body` rules that match `response` of `exchange`'s request as it was sent.

@@ -249,7 +249,14 @@ extension HTTP2ProxyConnection {
             exchange.draft.flow.pinset = Flow.PinSetInfo(rewritten: false, note: "not rewritten: more than the "
                                                          + "\(pinSetHoldLimit) bytes held for a pin set")
         }
-        let block = HTTP2HeaderBlock(pseudo: head.pseudo, fields: fields)
+        serveHeld(exchange, head: HTTP2HeaderBlock(pseudo: head.pseudo, fields: fields), body: served,
+                  endStream: endStream)
+    }
+
+    /// Sends a response held whole (a pin set rewritten, a body `--modify-body` edited) to the
+    /// client as `head` and `body`, the flow recording what the client got.
+    func serveHeld(_ exchange: HTTP2StreamExchange, head block: HTTP2HeaderBlock, body served: [UInt8],
+                   endStream: Bool) {
         exchange.responseHead = block
         let response = HTTPResponse(block)
         exchange.recorder.replaceResponseHead(response)
