@@ -120,7 +120,8 @@ import TestSupport
         let custom = try ThrottleProfile(parsing: "1.6mbit/750kbit/150ms")
         #expect(custom.downloadBytesPerSecond == 200_000 && custom.uploadBytesPerSecond == 93_750)
         #expect(abs(custom.latency - 0.15) < 1e-9)
-        for bad in ["5g", "1mbit/1mbit", "1mb/1mbit/0ms", "0kbit/1mbit/0ms", "1mbit/1mbit/150", "1mbit/1mbit/-5ms", ""] {
+        let malformed = ["5g", "1mbit/1mbit", "1mb/1mbit/0ms", "0kbit/1mbit/0ms", "1mbit/1mbit/150", "1mbit/1mbit/-5ms", ""]
+        for bad in malformed {
             #expect(throws: ConfigurationError.self, "\(bad)") { try ThrottleProfile(parsing: bad) }
         }
     }
@@ -130,12 +131,14 @@ import TestSupport
     @Test func theBannerSaysThrottlingIsOn() throws {
         let dir = TemporaryDirectory()
         let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--session", "off", "--throttle", "slow-4g",
-                                         "--throttle-hosts", "api.example.com", "--throttle-hosts", "*.cdn.example.com"])
+                                         "--throttle-hosts", "api.example.com",
+                                         "--throttle-hosts", "*.cdn.example.com"])
         #expect(proxy.banner.contains("throttle: slow-4g (1.44 Mbit/s down, 675 kbit/s up, +563 ms), on connections to "
                                       + "api.example.com, *.cdn.example.com"), "\(proxy.banner)")
         let config = dir.write("devproxy.json", #"{"throttle": "3g"}"#)
         let configured = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--session", "off", "--config", config])
-        #expect(configured.banner.contains("throttle: 3g (400 kbit/s down, 400 kbit/s up, +2000 ms), on every connection"),
+        #expect(configured.banner.contains("throttle: 3g (400 kbit/s down, 400 kbit/s up, +2000 ms), on every "
+                                           + "connection"),
                 "\(configured.banner)")
     }
 
@@ -164,8 +167,8 @@ import TestSupport
 
     @Test func aBadProfileStopsTheStartWithOneErrorLine() throws {
         let dir = TemporaryDirectory()
-        let result = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", dir.file("ca"), "--listen", "127.0.0.1:0",
-                                                              "--throttle", "5g"], timeout: 30)
+        let result = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", dir.file("ca"), "--listen",
+                                                              "127.0.0.1:0", "--throttle", "5g"], timeout: 30)
         #expect(result.status != 0)
         let errors = result.stderr.split(separator: "\n").filter { $0.hasPrefix("error:") }
         #expect(errors.count == 1, "\(result.output)")

@@ -550,7 +550,8 @@ struct ConnectHandler {
         let context = ExchangeContext(server: server, connection: connection, client: inner, clientAddress: connection.clientAddress,
                                       mode: .https, clientTLS: clientTLS, signer: signer, persona: persona)
         do {
-            try HTTP2ProxyConnection(context: context, client: client, host: host, port: port, dial: dial, upstream: upstream).run()
+            try HTTP2ProxyConnection(context: context, client: client, host: host, port: port, dial: dial,
+                                     upstream: upstream).run()
         } catch {
             var draft = context.draft(host: host, port: port)
             draft.fail(.http2ProtocolError, "cannot start the HTTP/2 session: \(error)")
