@@ -3,7 +3,7 @@ import Foundation
 import HTTPTypes
 import SessionStore
 
-/// `GET /api/flows/ID/export?format=curl|har|raw` and `GET /api/export/har?filter=|ids=`.
+/// `GET /api/flows/ID/export?format=curl|har|raw|fetch|node|python|httpie|powershell|wget` and `GET /api/export/har?filter=|ids=`.
 extension WebUI {
     /// The most flows one HAR export holds.
     static let maximumExport = 10_000
@@ -25,8 +25,14 @@ extension WebUI {
         case "raw":
             return .attachment(try rawExchange(flow), filename: "\(Self.safeFileName(id)).http",
                                contentType: "text/plain")
+        case let name where RequestCode(rawValue: name) != nil:
+            guard let code = RequestCode(rawValue: name), let repeated = try repeatedRequest(for: flow) else {
+                return .error(409, "flow \(id) has no HTTP request to repeat")
+            }
+            if let refusal = code.refusal(of: repeated) { return .error(422, "cannot copy as \(name): \(refusal)") }
+            return .text(code.write(repeated))
         case let other:
-            return .error(400, "format must be curl, har or raw, not \(other.isEmpty ? "nothing" : other)")
+            return .error(400, "format must be curl, har, raw or \(RequestCode.names), not \(other.isEmpty ? "nothing" : other)")
         }
     }
 
@@ -96,46 +102,37 @@ extension WebUI {
         // To the server the request went to, with its Host as recorded, as a replay goes: a
         // request that named another host than its connection's (`server.request_host`) was
         // copied with the Host's name as its URL, which curl could not resolve.
-        let target = ReplayTarget(replaying: flow, request: request)
+        guard let repeated = try repeatedRequest(for: flow) else { return "" }
         // curl reads [ ] { } in a URL as its globbing (`?a[]=1` failed with "bad range in URL");
         // `-g` sends them as they are, as Chrome's "Copy as cURL" does.
-        if target.url.contains(where: { "[]{}".contains($0) }) { parts.append("-g") }
-        parts.append(Self.shellQuoted(target.url))
-        if request.httpVersion == "HTTP/2" {
+        if repeated.url.contains(where: { "[]{}".contains($0) }) { parts.append("-g") }
+        parts.append(Self.shellQuoted(repeated.url))
+        if repeated.http2 {
             // As it was sent (a gRPC call needs it): over TLS by ALPN, without TLS by prior knowledge.
             parts.append(request.url.lowercased().hasPrefix("https:") ? "--http2" : "--http2-prior-knowledge")
         }
-        // An HTTP/2 client may split its cookies over several `cookie` fields (RFC 9113 §8.2.3);
-        // repeated, they reach an HTTP/1.1 origin as several Cookie lines, of which servers read
-        // one: joined with "; " as the proxy joins them for HTTP/1.1.
-        if let host = target.host { parts += ["-H", Self.shellQuoted("Host: \(host)")] }
-        let cookies = request.headers.filter { $0.count >= 2 && $0[0].lowercased() == "cookie" }.map { $0[1] }
-        var cookieWritten = false
-        for pair in request.headers where pair.count >= 2 && !Self.skippedOnRepeat(pair[0], pair[1]) {
-            if pair[0].lowercased() == "cookie" && cookies.count > 1 {
-                if !cookieWritten { parts += ["-H", Self.shellQuoted("\(pair[0]): " + cookies.joined(separator: "; "))] }
-                cookieWritten = true
-                continue
-            }
-            parts += ["-H", Self.shellQuoted("\(pair[0]): \(pair[1])")]
-        }
-        guard let body = try store.body(id: flow.id, part: .request), body.size > 0 else {
+        for (name, value) in repeated.headers { parts += ["-H", Self.shellQuoted("\(name): \(value)")] }
+        guard repeated.bodySize > 0 else { return parts.joined(separator: " ") }
+        guard let feed = Self.shellFeed(of: repeated.body) else {
+            parts += ["--data-binary", Self.shellQuoted(repeated.textBody ?? "")]
             return parts.joined(separator: " ")
         }
-        if let text = String(validating: body.bytes, as: UTF8.self), !body.bytes.contains(0) {
-            // Text goes inline, but a control character (a multipart body's CR LF, an escape)
-            // pasted into a terminal is not what the shell reads (the terminal turns CR into LF):
-            // such text goes through printf's escapes, which POSIX shells all read alike.
-            guard body.bytes.contains(where: { ($0 < 0x20 && $0 != 0x0a && $0 != 0x09) || $0 == 0x7f }) else {
-                parts += ["--data-binary", Self.shellQuoted(text)]
-                return parts.joined(separator: " ")
-            }
-            parts += ["--data-binary", "@-"]
-            return "printf \(Self.shellQuoted(Self.printfEscaped(body.bytes))) | " + parts.joined(separator: " ")
-        }
         parts += ["--data-binary", "@-"]
-        return "printf %s \(Self.shellQuoted(Data(body.bytes).base64EncodedString())) | base64 -d | "
-            + parts.joined(separator: " ")
+        return feed + parts.joined(separator: " ")
+    }
+
+    /// A shell pipeline's start (`printf … | `) that writes `body` to the next command's standard
+    /// input, when the body cannot go inline in single quotes; nil when it can.
+    ///
+    /// Text goes inline, but a control character (a multipart body's CR LF, an escape) pasted into
+    /// a terminal is not what the shell reads (the terminal turns CR into LF): such text goes
+    /// through printf's escapes, which POSIX shells all read alike; a binary body through `base64 -d`.
+    static func shellFeed(of body: [UInt8]) -> String? {
+        if !body.contains(0), String(validating: body, as: UTF8.self) != nil {
+            guard body.contains(where: { ($0 < 0x20 && $0 != 0x0a && $0 != 0x09) || $0 == 0x7f }) else { return nil }
+            return "printf \(shellQuoted(printfEscaped(body))) | "
+        }
+        return "printf %s \(shellQuoted(Data(body).base64EncodedString())) | base64 -d | "
     }
 
     /// The request and response as text with their stored (wire) bodies, each head as it came:

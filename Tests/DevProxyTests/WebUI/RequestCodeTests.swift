@@ -1,0 +1,241 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import WebUI
+
+/// `GET /api/flows/ID/export?format=fetch|node|python|httpie|powershell|wget`: a request recorded
+/// through the proxy, with quotes, `$(…)`, backticks, a backslash, non-ASCII and control bytes in
+/// its path, headers and body, is copied as code, the code is run where its runtime is on this
+/// machine, and the origin gets the same method, path, headers and body as from the proxy.
+@Suite(.serialized) struct RequestCodeTests {
+    /// The bodies sent: text with CR and an escape (goes through printf for the shell formats,
+    /// refused by wget), text with a newline only (inline everywhere), and binary with NUL and 0xFF.
+    enum Body: String, CaseIterable {
+        case controlText, plainText, binary
+
+        var bytes: [UInt8] {
+            switch self {
+            case .controlText: Array("it's \"q\" \\ $(touch /tmp/x) `id` $HOME café ☕\r\nline2\ttab\u{1b}[1m%s".utf8)
+            case .plainText: Array("{\"a\": \"it's \\\"q\\\" $(id) `id` $HOME café ☕ \u{2028}\"}\nline2".utf8)
+            case .binary: [0, 0xff, 0x22, 0x27, 0x5c, 0x0a, 0x0d, 0x24, 0x28, 0x60, 0x80, 0xc3, 0x00, 0x41]
+            }
+        }
+    }
+
+    /// Characters a URL may hold as they are (RFC 3986), that a shell or a string literal reads;
+    /// a backtick is one a client percent-encodes, as it is not in a URL's grammar.
+    static let path = "/echo/it's$HOME(1)?q=%22x%22&b=$(id)"
+    /// Hostile header values; `X-Empty` has none.
+    static let headers = ["X-Quote: it's \"q\" \\ $(touch /tmp/x) `id` $HOME ; a=b:c@d", "X-Uni: café ☕",
+                          "Cookie: a=1; b=\"2\"", "Content-Type: text/plain; charset=utf-8", "User-Agent: lab/1.0",
+                          "X-Empty;", "X-Eq: =@x"]
+    /// Fields not compared: the connection's own, and what a client sets itself.
+    static let unrepeated: Set<String> = ["connection", "content-length", "transfer-encoding", "keep-alive",
+                                          "proxy-connection", "expect"]
+
+    static func has(_ tool: String) -> Bool {
+        (try? Subprocess.run("sh", ["-c", "command -v \(tool)"]).status == 0) ?? false
+    }
+
+    static let haveHTTPie = has("http")
+    static let haveWget = has("wget")
+    static let havePwsh = has("pwsh")
+
+    @Test(arguments: Body.allCases) func pythonRequestsRepeatsTheRequest(_ body: Body) throws {
+        try repeatRequest(body, format: "python", extension: "py") { ["python3", $0] }
+    }
+
+    @Test(arguments: Body.allCases) func nodeFetchRepeatsTheRequest(_ body: Body) throws {
+        try repeatRequest(body, format: "node", extension: "js") { ["node", $0] }
+    }
+
+    /// The browser's fetch, run in Node: the headers a browser would not send are left out.
+    @Test(arguments: Body.allCases) func browserFetchRepeatsTheRequest(_ body: Body) throws {
+        try repeatRequest(body, format: "fetch", extension: "js", skipped: ["cookie"]) { ["node", $0] }
+    }
+
+    @Test(.enabled(if: haveHTTPie, "needs HTTPie's http (scripts/test installs it)"), arguments: Body.allCases)
+    func httpieRepeatsTheRequest(_ body: Body) throws {
+        try repeatRequest(body, format: "httpie", extension: "sh") { ["sh", $0] }
+    }
+
+    @Test(.enabled(if: haveWget, "needs wget"), arguments: Body.allCases)
+    func wgetRepeatsTheRequestOrSaysWhyNot(_ body: Body) throws {
+        try repeatRequest(body, format: "wget", extension: "sh", refused: body != .plainText) { ["sh", $0] }
+    }
+
+    @Test(.enabled(if: havePwsh, "needs PowerShell 7 (pwsh), which this machine lacks"), arguments: Body.allCases)
+    func powerShellRepeatsTheRequest(_ body: Body) throws {
+        try repeatRequest(body, format: "powershell", extension: "ps1") { ["pwsh", "-NoProfile", "-File", $0] }
+    }
+
+    /// PowerShell's double-quoted strings: a backtick, `$`, every double quote it knows and
+    /// control characters are escaped, so `$(…)` is never a subexpression (checked without pwsh).
+    @Test func powerShellStringsEscapeWhatPowerShellExpands() {
+        #expect(RequestCode.powerShellString("a\"b`c$(id)$HOME“x”„\n\r\t\u{0}\u{1b}é")
+                == "\"a`\"b``c`$(id)`$HOME`“x`”`„`n`r`t`0$([char]27)é\"")
+        #expect(RequestCode.javaScriptString("a\"\\\n\u{0}\u{2028}é") == "\"a\\\"\\\\\\n\\u0000\\u2028é\"")
+        #expect(RequestCode.httpieCannotSend("a\\:b") && !RequestCode.httpieCannotSend("a\\ :b"))
+        #expect(RequestCode.pythonBytes([0, 0x22, 0x5c, 0x41, 0xff]) == "b\"\\x00\\\"\\\\A\\xff\"")
+    }
+
+    /// An unknown format names the ones there are; curl's answer is as it was.
+    @Test func anUnknownFormatListsTheFormats() throws {
+        let ui = try WebUIHarness(withProxy: true)
+        let origin = try EchoOrigin()
+        _ = try #require(ui.proxy).curl([origin.url("/x")])
+        let id = try #require(try Self.flowID(ui, urlPrefix: origin.url("/x")))
+        let answer = try ui.request("/api/flows/\(id)/export?format=ruby")
+        #expect(answer.status == 400)
+        #expect(answer.text.contains("curl, har, raw or fetch, node, python, httpie, powershell, wget"), "\(answer.text)")
+        let curl = try ui.request("/api/flows/\(id)/export?format=curl").text
+        let agent = try curlUserAgent()
+        #expect(curl == "curl '\(origin.url("/x"))' -H 'User-Agent: \(agent)' -H 'Accept: */*'\n", "\(curl)")
+    }
+
+    /// The id of the finished flow whose URL starts with `urlPrefix` (a `~u` filter would read the
+    /// quotes in the path), waiting up to 10 s.
+    static func flowID(_ ui: WebUIHarness, urlPrefix: String) throws -> String? {
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            ui.store.flush()
+            let flows = try ui.request("/api/flows").json["flows"] as? [[String: Any]] ?? []
+            if let flow = flows.first(where: {
+                ($0["url"] as? String)?.hasPrefix(urlPrefix) == true && $0["phase"] as? String == "finished"
+            }) {
+                return flow["id"] as? String
+            }
+            usleep(50_000)
+        }
+        return nil
+    }
+
+    private func curlUserAgent() throws -> String {
+        let version = try Subprocess.run("curl", ["--version"]).stdout
+        return "curl/" + (version.split(separator: " ").dropFirst().first.map(String.init) ?? "")
+    }
+
+    /// Sends `body` through the proxy, copies the flow as `format`, runs the code with `command`
+    /// and compares what the origin got the second time with the first.
+    private func repeatRequest(_ body: Body, format: String, extension: String, skipped: Set<String> = [],
+                               refused: Bool = false, command: (String) -> [String]) throws {
+        let ui = try WebUIHarness(withProxy: true)
+        let proxy = try #require(ui.proxy)
+        let origin = try EchoOrigin()
+        let file = ui.directory.write("body-\(body)", bytes: body.bytes)
+        let url = origin.url(Self.path)
+        let sent = try proxy.curl(["-X", "PUT", "-g"] + Self.headers.flatMap { ["-H", $0] }
+                                  + ["--data-binary", "@\(file)", url])
+        #expect(sent.status == 0, "\(sent.output)")
+        let id = try #require(try Self.flowID(ui, urlPrefix: origin.url("/echo/")), "no flow for \(url)")
+        let answer = try ui.request("/api/flows/\(id)/export?format=\(format)")
+        if refused {
+            #expect(answer.status == 422 && answer.text.contains("copy it as curl"), "\(answer.text)")
+            return
+        }
+        #expect(answer.status == 200, "\(answer.text)")
+        let script = ui.directory.write("copied-\(format)-\(body).\(`extension`)", answer.text)
+        let arguments = command(script)
+        let run = try Subprocess.run(arguments[0], Array(arguments.dropFirst()),
+                                     environment: ["http_proxy": "", "HTTP_PROXY": "", "no_proxy": "*"], timeout: 30)
+        #expect(run.status == 0, "\(run.output)\n\(answer.text)")
+        let received = origin.requests()
+        try #require(received.count == 2, "the origin got \(received.count) requests:\n\(answer.text)\n\(run.output)")
+        let (first, second) = (received[0], received[1])
+        #expect(second.method == "PUT" && second.path == first.path, "\(second.path) ≠ \(first.path)")
+        #expect(second.body == body.bytes, "the body, byte for byte:\n\(answer.text)")
+        for field in first.headers where !Self.unrepeated.union(skipped).contains(field[0].lowercased()) {
+            #expect(second.headers.contains { $0[0].lowercased() == field[0].lowercased() && $0[1] == field[1] },
+                    "\(field) did not arrive as sent: \(second.headers)\n\(answer.text)")
+        }
+    }
+}
+
+/// A plain HTTP origin on 127.0.0.1 that answers every request `ok` and keeps each one's method,
+/// target, header fields (as bytes, read as Latin-1) and body. Stopped when released.
+final class EchoOrigin {
+    struct Received {
+        let method: String
+        let path: String
+        let headers: [[String]]
+        let body: [UInt8]
+    }
+
+    let port: Int
+    private let process = Process()
+    private let stdin = Pipe()
+    private let directory = TemporaryDirectory()
+    private let log: String
+
+    init() throws {
+        log = directory.file("requests.jsonl")
+        let script = directory.write("echo.py", """
+            import base64, http.server, json, sys, threading
+            class Echo(http.server.BaseHTTPRequestHandler):
+                protocol_version = "HTTP/1.1"
+                def handle_one_request(self):
+                    self.raw_requestline = self.rfile.readline(65537)
+                    if not self.raw_requestline or not self.parse_request():
+                        self.close_connection = True
+                        return
+                    if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+                        body = b""
+                        while True:
+                            size = int(self.rfile.readline().split(b";")[0], 16)
+                            body += self.rfile.read(size)
+                            self.rfile.readline()
+                            if size == 0:
+                                break
+                    else:
+                        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                    with open(sys.argv[1], "a") as out:
+                        out.write(json.dumps({"method": self.command, "path": self.path,
+                                              "headers": [[k, v] for k, v in self.headers.items()],
+                                              "body": base64.b64encode(body).decode()}) + "\\n")
+                    self.send_response(200)
+                    self.send_header("Content-Length", "2")
+                    self.end_headers()
+                    self.wfile.write(b"ok")
+                    self.wfile.flush()
+                def log_message(self, *args):
+                    pass
+            server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Echo)
+            server.daemon_threads = True
+            print(server.server_address[1], flush=True)
+            # Ends when the test closes standard input (SIGTERM may be ignored under the test runner).
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+            sys.stdin.read()
+            """)
+        let stdout = Pipe()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script, log]
+        process.standardOutput = stdout
+        process.standardInput = stdin
+        try process.run()
+        let line = stdout.fileHandleForReading.readLine()
+        guard let port = Int(line) else {
+            process.terminate()
+            throw TestFailure("echo.py did not print its port (got \"\(line)\")")
+        }
+        self.port = port
+    }
+
+    deinit {
+        try? stdin.fileHandleForWriting.close()
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+
+    /// The requests received so far, oldest first.
+    func requests() -> [Received] {
+        let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { line in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
+            return Received(method: object["method"] as? String ?? "", path: object["path"] as? String ?? "",
+                            headers: object["headers"] as? [[String]] ?? [],
+                            body: [UInt8](Data(base64Encoded: object["body"] as? String ?? "") ?? Data()))
+        }
+    }
+}
