@@ -3,6 +3,7 @@
 
 import { api } from "./api.js";
 import { copyButton, copyLoaded, copyText } from "./clipboard.js";
+import { copyAsMenu } from "./copy-as.js";
 import { apiLink, append, definitionList, h, replaceChildren, setSafeAttribute } from "./dom.js";
 import { bodyView, eventStreamEvents, eventsTable, protobufLines } from "./body-view.js";
 import { INFORMATIONAL_NAMES, grpcStatusName } from "./flow-summary.js";
@@ -291,6 +292,8 @@ class FlowDetail extends HTMLElement {
                 title: flow.request ? "Copy the request as a curl command" : "no request was read",
                 on: { click: () => copyCurl(flow.id) },
             }, "Copy as curl"),
+            // The request as code in other languages: fetch, Python, HTTPie, PowerShell, wget.
+            copyAsMenu(flow),
             flow.request?.url ? h("button", {
                 type: "button", id: "copy-url", title: "Copy the request's URL",
                 on: { click: () => copyText(flow.request.url, "the URL", "Copy URL") },

@@ -182,7 +182,9 @@ import TestSupport
     /// The page as a daily driver uses it (`Resources/webui_daily.py`), coming from mitmweb and
     /// DevTools: PageDown / PageUp move the selection by a page of rows, Home to the newest flow and
     /// End to the oldest, loading the pages past the first (260 flows); Copy URL, a header row's copy
-    /// button, the body's copy (decoded from gzip) and Copy as curl put that text on the clipboard;
+    /// button, the body's copy (decoded from gzip) and Copy as curl put that text on the clipboard, and
+    /// "Copy as ▾" reached by keyboard copies the request as Python (the menu closes, Escape gives the
+    /// focus back);
     /// ArrowRight / ArrowLeft step through the open flow's tabs (they did nothing); beside the open pane the Host column shows `127.0.0.1:PORT` whole; in a 480 px window the
     /// list keeps rows above the open pane; a tunnel (passed through) reads `localhost:PORT` in the Host
     /// column and a flow that had 102 and 103 before its 200 is marked `103`. Before: those keys did
@@ -199,7 +201,7 @@ import TestSupport
         let result = try WebUIBrowser.run(ui: ui, proxy: "http://127.0.0.1:\(proxy.port)", script: "webui_daily.py",
                                           timeout: 120)
         let expected: Set = ["keyboard-page-down-up", "keyboard-home-end", "copy-url", "copy-header-value", "copy-body",
-                             "copy-curl", "host-port-whole-beside-pane", "narrow-window-keeps-list", "tunnel-host-port",
+                             "copy-curl", "copy-as-menu", "host-port-whole-beside-pane", "narrow-window-keeps-list", "tunnel-host-port",
                              "early-hints-marked", "refused-handshake-pane", "tabs-follow-arrows",
                              "no-page-errors"]
         #expect(result.status == 0, "\(result.output)")

@@ -140,9 +140,37 @@ def copying(page, options, base, stamp, checks):
                       and copied["header_cell"] == "application/json", repr(copied))
         checks.result("copy-body", json.loads(copied["body"]) == ITEMS, repr(copied["body"][:200]))
         checks.result("copy-curl", copied["curl"].startswith("curl ") and url in copied["curl"], repr(copied["curl"]))
+        copy_as_menu(page, url, checks)
     except Exception as error:
         checks.result("copy-url", False, "%s; notice %r" % (str(error).splitlines()[0],
                                                               page.text_content("#notice")))
+
+
+def copy_as_menu(page, url, checks):
+    """"Copy as ▾" by keyboard alone: ArrowDown opens the menu on curl, three more reach Python,
+    Enter copies it and closes the menu; Escape closes it again with the focus on the button (the
+    pane stays open)."""
+    try:
+        page.focus("#copy-as")
+        for key in ("ArrowDown", "ArrowDown", "ArrowDown", "ArrowDown"):
+            page.keyboard.press(key)
+        item = page.evaluate("() => document.activeElement?.textContent")
+        page.keyboard.press("Enter")
+        page.wait_for_function("() => document.getElementById('notice').textContent === 'copied the Python code'")
+        python = clipboard(page)
+        closed = page.evaluate("() => document.getElementById('copy-as-menu').hidden")
+        page.focus("#copy-as")
+        page.keyboard.press("Enter")
+        opened = page.evaluate("() => document.activeElement?.getAttribute('role')")
+        page.keyboard.press("Escape")
+        back = page.evaluate("() => [document.activeElement?.id, document.getElementById('copy-as-menu').hidden,"
+                             " document.getElementById('copy-as').getAttribute('aria-expanded')]")
+        checks.result("copy-as-menu", item == "Python requests" and closed and opened == "menuitem"
+                      and back == ["copy-as", True, "false"] and python.startswith("import requests\n")
+                      and url in python, repr((item, closed, opened, back, python[:300])))
+    except Exception as error:
+        checks.result("copy-as-menu", False, "%s; notice %r" % (str(error).splitlines()[0],
+                                                                  page.text_content("#notice")))
 
 
 def tab_arrows(page, checks):
