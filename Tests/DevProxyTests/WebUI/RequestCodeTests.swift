@@ -79,6 +79,34 @@ import TestSupport
         #expect(RequestCode.pythonBytes([0, 0x22, 0x5c, 0x41, 0xff]) == "b\"\\x00\\\"\\\\A\\xff\"")
     }
 
+    /// A body the store kept only part of (`--store-body-limit`) is not copied as code that would
+    /// send another body: 422 saying how much was kept; curl's export is as it was.
+    @Test func aCutBodyIsRefusedWithItsSizes() throws {
+        let origin = try EchoOrigin()
+        let dir = TemporaryDirectory()
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--session", dir.file("session.sqlite"),
+                                         "--store-body-limit", "1024", "--web", "127.0.0.1:0", "--quiet"], webUI: true)
+        defer { _ = proxy.stop() }
+        let ui = try #require(proxy.webUI)
+        let base = String(ui.prefix { $0 != "?" }.dropLast())
+        let token = String(ui.split(separator: "=").last ?? "")
+        let url = origin.url("/echo/cut")
+        let sent = try Subprocess.run("curl", ["-sS", "--proxy", "http://127.0.0.1:\(proxy.port)", "--max-time", "20",
+                                               "--data-binary", String(repeating: "x", count: 4096), url])
+        #expect(sent.stdout == "ok", "\(sent.output)")
+        let id = try BodySpoolEndToEndTests.flowID(base: base, token: token, url: url)
+        func export(_ format: String) throws -> Subprocess.Result {
+            try Subprocess.run("curl", ["-sS", "-w", " %{http_code}", "-H", "Authorization: Bearer \(token)",
+                                        "\(base)/api/flows/\(id)/export?format=\(format)"])
+        }
+        for format in ["python", "node", "fetch", "httpie", "powershell", "wget"] {
+            let answer = try export(format).stdout
+            #expect(answer.contains("cannot copy as \(format): the store kept 1024 of the request body's 4096 bytes")
+                    && answer.hasSuffix(" 422"), "\(answer)")
+        }
+        #expect(try export("curl").stdout.hasSuffix(" 200"))
+    }
+
     /// An unknown format names the ones there are; curl's answer is as it was.
     @Test func anUnknownFormatListsTheFormats() throws {
         let ui = try WebUIHarness(withProxy: true)
