@@ -18,7 +18,8 @@ enum RequestCode: String, CaseIterable {
                 + "a copy would send another body"
         }
         if self == .httpie, let field = request.headers.first(where: { Self.httpieCannotSend($0.value) }) {
-            return "HTTPie reads a backslash before : = @ ; as an escape, and \(field.name)'s value has one: copy it as curl"
+            return "HTTPie reads a backslash before : = @ ; as an escape, and \(field.name)'s value has one: "
+                + "copy it as curl"
         }
         if self == .wget, !request.body.isEmpty, WebUI.shellFeed(of: request.body) != nil {
             return "wget reads a body from an argument or a regular file, and this one has binary or control "
@@ -67,11 +68,13 @@ enum RequestCode: String, CaseIterable {
         let headers = request.headers.filter { field in
             let name = field.name.lowercased()
             guard name != "host", !isNegotiated(name) else { return false }
-            return !browser || !(forbiddenInBrowsers.contains(name) || name.hasPrefix("proxy-") || name.hasPrefix("sec-"))
+            let forbidden = forbiddenInBrowsers.contains(name) || name.hasPrefix("proxy-") || name.hasPrefix("sec-")
+            return !browser || !forbidden
         }
         var options: [String] = []
         let fields = headers.map { "    \(javaScriptByteString($0.name)): \(javaScriptByteString($0.value))" }
-        options.append(fields.isEmpty ? "  \"headers\": {}" : "  \"headers\": {\n" + fields.joined(separator: ",\n") + "\n  }")
+        options.append(fields.isEmpty ? "  \"headers\": {}"
+                       : "  \"headers\": {\n" + fields.joined(separator: ",\n") + "\n  }")
         if browser, let referrer = request.headers.first(where: { $0.name.lowercased() == "referer" })?.value {
             options.append("  \"referrer\": \(javaScriptString(referrer))")
         }
@@ -163,7 +166,7 @@ enum RequestCode: String, CaseIterable {
             case "\r": out += "\\r"
             case "\t": out += "\\t"
             case "\u{0}"..."\u{1f}", "\u{7f}", "\u{2028}", "\u{2029}", "\u{85}":
-                out += scalar.value < 0x100 ? String(format: "\\x%02x", scalar.value) : String(format: "\\u%04x", scalar.value)
+                out += String(format: scalar.value < 0x100 ? "\\x%02x" : "\\u%04x", scalar.value)
             default: out.unicodeScalars.append(scalar)
             }
         }

@@ -3,7 +3,8 @@ import Foundation
 import HTTPTypes
 import SessionStore
 
-/// `GET /api/flows/ID/export?format=curl|har|raw|fetch|node|python|httpie|powershell|wget` and `GET /api/export/har?filter=|ids=`.
+/// `GET /api/flows/ID/export?format=curl|har|raw|fetch|node|python|httpie|powershell|wget` and
+/// `GET /api/export/har?filter=|ids=`.
 extension WebUI {
     /// The most flows one HAR export holds.
     static let maximumExport = 10_000
@@ -32,7 +33,8 @@ extension WebUI {
             if let refusal = code.refusal(of: repeated) { return .error(422, "cannot copy as \(name): \(refusal)") }
             return .text(code.write(repeated))
         case let other:
-            return .error(400, "format must be curl, har, raw or \(RequestCode.names), not \(other.isEmpty ? "nothing" : other)")
+            return .error(400, "format must be curl, har, raw or \(RequestCode.names), "
+                               + "not \(other.isEmpty ? "nothing" : other)")
         }
     }
 

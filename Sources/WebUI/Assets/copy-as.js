@@ -25,12 +25,18 @@ export function copyAsMenu(flow) {
         "aria-label": "Copy the request as" },
     ...COPY_FORMATS.map(({ format, label, what }) => h("button", {
         type: "button", role: "menuitem", tabindex: "-1", "data-id": format,
-        on: { click: () => { close(false); copyLoaded(() => api.exportText(flow.id, format), what, `Copy as ${label}`); } },
+        on: {
+            click: () => {
+                close(false);
+                copyLoaded(() => api.exportText(flow.id, format), what, `Copy as ${label}`);
+            },
+        },
     }, label)));
     const button = h("button", {
         type: "button", id: "copy-as", disabled: !flow.request, "aria-label": "Copy as…",
         "aria-expanded": "false", "aria-controls": "copy-as-menu",
-        title: flow.request ? "Copy the request as code: curl, fetch, Python, HTTPie, PowerShell, wget" : "no request was read",
+        title: flow.request ? "Copy the request as code: curl, fetch, Python, HTTPie, PowerShell, wget"
+            : "no request was read",
         on: {
             click: () => (menu.hidden ? open(0) : close(true)),
             keydown: (event) => {

@@ -115,7 +115,8 @@ import TestSupport
         let id = try #require(try Self.flowID(ui, urlPrefix: origin.url("/x")))
         let answer = try ui.request("/api/flows/\(id)/export?format=ruby")
         #expect(answer.status == 400)
-        #expect(answer.text.contains("curl, har, raw or fetch, node, python, httpie, powershell, wget"), "\(answer.text)")
+        #expect(answer.text.contains("curl, har, raw or fetch, node, python, httpie, powershell, wget"),
+                "\(answer.text)")
         let curl = try ui.request("/api/flows/\(id)/export?format=curl").text
         let agent = try curlUserAgent()
         #expect(curl == "curl '\(origin.url("/x"))' -H 'User-Agent: \(agent)' -H 'Accept: */*'\n", "\(curl)")
@@ -260,7 +261,8 @@ final class EchoOrigin {
     func requests() -> [Received] {
         let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         return text.split(separator: "\n").compactMap { line in
-            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            else { return nil }
             return Received(method: object["method"] as? String ?? "", path: object["path"] as? String ?? "",
                             headers: object["headers"] as? [[String]] ?? [],
                             body: [UInt8](Data(base64Encoded: object["body"] as? String ?? "") ?? Data()))
