@@ -79,6 +79,27 @@ import TestSupport
         #expect(RequestCode.pythonBytes([0, 0x22, 0x5c, 0x41, 0xff]) == "b\"\\x00\\\"\\\\A\\xff\"")
     }
 
+    /// A request that named another host than its connection's (`server.request_host`) is copied
+    /// to the server it went to with its Host as recorded, as the curl export is: the Python code
+    /// reaches the origin on `localhost` (TLS) and sends `Host: tenant-b.test`; the Node.js code
+    /// says in a comment that its fetch sends the URL's host instead.
+    @Test func codeForARequestToAnotherHostGoesWhereItWent() throws {
+        let (ui, proxy, origin) = try WebUIProxyTests.setUp()
+        let sent = try proxy.curl(["-H", "Host: tenant-b.test", origin.url("/headers?copied")])
+        #expect(sent.stdout.contains("Host: tenant-b.test\n"), "\(sent.output)")
+        let id = try #require(try Self.flowID(ui, urlPrefix: "https://tenant-b.test:\(origin.port)/headers"))
+        let python = try ui.request("/api/flows/\(id)/export?format=python").text
+        #expect(python.contains("    \"\(origin.url("/headers?copied"))\",\n"), "\(python)")
+        let script = ui.directory.write("host.py", python)
+        let run = try Subprocess.run("python3", [script], environment: ["REQUESTS_CA_BUNDLE": origin.caPath,
+                                                                        "https_proxy": "", "HTTPS_PROXY": ""])
+        #expect(run.status == 0 && run.stdout.hasPrefix("200\n") && run.stdout.contains("Host: tenant-b.test\n"),
+                "\(run.output)")
+        let node = try ui.request("/api/flows/\(id)/export?format=node").text
+        #expect(node.hasPrefix("// fetch sends the URL's host as Host; the request sent Host: tenant-b.test\n"
+                               + "fetch(\"\(origin.url("/headers?copied"))\""), "\(node)")
+    }
+
     /// A body the store kept only part of (`--store-body-limit`) is not copied as code that would
     /// send another body: 422 saying how much was kept; curl's export is as it was.
     @Test func aCutBodyIsRefusedWithItsSizes() throws {
