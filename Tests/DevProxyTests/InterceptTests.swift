@@ -489,6 +489,22 @@ import TestSupport
 
     // MARK: The command line
 
+    /// A run with `--intercept` says so beside its other status lines, even with `--quiet`, where
+    /// it said nothing and a POST through it just hung until someone opened the web UI.
+    @Test func theBannerSaysRequestsWillBeHeld() throws {
+        let dir = TemporaryDirectory()
+        for quiet in [false, true] {
+            let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--session", dir.file("s\(quiet).sqlite"),
+                                             "--web", "127.0.0.1:0", "--intercept", "~m POST & ~d api"]
+                                            + (quiet ? ["--quiet"] : []), webUI: true)
+            #expect(proxy.banner.contains("intercept: ~m POST & ~d api (matching requests wait in the web UI until "
+                                          + "they are resumed or aborted there)"), "\(proxy.banner)")
+        }
+        let none = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--session", dir.file("none.sqlite"),
+                                        "--web", "127.0.0.1:0"], webUI: true)
+        #expect(!none.banner.contains("intercept:"), "\(none.banner)")
+    }
+
     /// `--intercept` with a filter about the response, or without the web UI's session, stops the
     /// start with one line.
     @Test func badInterceptOptionsStopTheStartWithOneLine() throws {
