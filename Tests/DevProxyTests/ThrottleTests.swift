@@ -165,6 +165,27 @@ import TestSupport
         #expect(try info([])["throttle"] == nil)
     }
 
+    /// The page says it too (`Resources/webui_throttle.py`, Chromium): `⏱ throttled: slow-4g (…)` in
+    /// the top bar, the hosts in its tooltip; nothing without `--throttle`. It showed nothing either way.
+    @Test(.enabled(if: WebUIBrowser.missing == nil, "needs chromium and playwright"))
+    func thePageShowsThrottlingIsOn() throws {
+        let dir = TemporaryDirectory()
+        func page(_ arguments: [String], _ mode: String) throws -> Subprocess.Result {
+            let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--web", "127.0.0.1:0", "--quiet"] + arguments,
+                                            environment: ["DEVPROXY_EMAIL": "dev@example.test"], webUI: true)
+            defer { _ = proxy.stop() }
+            return try WebUIBrowser.run(ui: try require(proxy.webUI), proxy: "http://127.0.0.1:\(proxy.port)",
+                                        only: mode, script: "webui_throttle.py", timeout: 90)
+        }
+        let throttled = try page(["--throttle", "slow-4g", "--throttle-hosts", "*.example.com"], "throttled")
+        #expect(throttled.status == 0, "\(throttled.output)")
+        #expect(WebUIBrowser.passed(throttled).isSuperset(of: ["throttle-shown", "throttle-hosts-in-tooltip",
+                                                                 "no-page-errors"]), "\(throttled.output)")
+        let plain = try page([], "plain")
+        #expect(plain.status == 0, "\(plain.output)")
+        #expect(WebUIBrowser.passed(plain).isSuperset(of: ["throttle-absent", "no-page-errors"]), "\(plain.output)")
+    }
+
     @Test func aBadProfileStopsTheStartWithOneErrorLine() throws {
         let dir = TemporaryDirectory()
         let result = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", dir.file("ca"), "--listen",

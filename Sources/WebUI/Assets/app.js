@@ -236,7 +236,26 @@ function setupStatus() {
         const importNote = $("import-note");
         importNote.hidden = !(imported?.skipped > 0);
         importNote.textContent = importNote.hidden ? "" : importNoteText(imported);
+        showThrottle(info.throttle);
     });
+}
+
+/** `devproxy run --throttle`: a marker in the top bar, so a slow app is not blamed on its backend;
+ * its tooltip says which connections (`--throttle-hosts`). Nothing when the proxy does not throttle. */
+function showThrottle(throttle) {
+    const marker = $("throttle-state");
+    const description = throttle?.description ?? throttle?.profile;
+    marker.hidden = !description;
+    if (marker.hidden) {
+        marker.textContent = "";
+        marker.removeAttribute("title");
+        return;
+    }
+    const hosts = Array.isArray(throttle.hosts) ? throttle.hosts.filter((host) => typeof host === "string") : [];
+    marker.textContent = `⏱ throttled: ${description}`;
+    marker.title = `devproxy run --throttle ${throttle.profile ?? description}: ` +
+        (hosts.length ? `only connections to ${hosts.join(", ")} are slowed` : "every connection is slowed") +
+        "; run without --throttle for full speed";
 }
 
 /** What the page says of an import that skipped records: how many, and the first with its reason. */
