@@ -143,17 +143,23 @@ struct Destination {
         return authority[authority.index(after: colon)...].allSatisfy(\.isNumber) && colon != authority.startIndex
     }
 
-    /// The Host header value for this destination.
-    var hostHeader: String { editedHost ?? authority ?? joined("", "") }
+    /// The Host header value for this destination. One built from the URL leaves out an IPv6
+    /// literal's zone id (`[fe80::1%25eth0]:8080` sends `Host: [fe80::1]:8080`): it names an
+    /// interface of the sending host only, and RFC 6874 §4 keeps it out of Host and `:authority`.
+    /// The URL and the dial keep it, as they name where the request went.
+    var hostHeader: String { editedHost ?? authority ?? joined("", "", zone: false) }
 
     /// `prefix`, the host as it appears in an authority (an IPv6 literal in brackets, RFC 3986
     /// §3.2.2), `:port` unless it is the scheme's default, then `suffix`. Every HTTP/1.1 request
     /// builds both: written into one string of the right size, where interpolation or `+=` took
-    /// ~5,000 instructions for the URL.
-    private func joined(_ prefix: StaticString, _ suffix: String) -> String {
+    /// ~5,000 instructions for the URL. `zone: false` leaves out an IPv6 literal's zone id (from
+    /// its `%`, RFC 6874).
+    private func joined(_ prefix: StaticString, _ suffix: String, zone: Bool = true) -> String {
         let port = port == (tls ? 443 : 80) ? "" : ":" + String(port)
         return host.withUTF8Bytes { host in
-            suffix.withUTF8Bytes { suffix in
+            let end = zone ? host.endIndex : host.firstIndex(of: UInt8(ascii: "%")) ?? host.endIndex
+            let host = UnsafeBufferPointer(rebasing: host[..<end])
+            return suffix.withUTF8Bytes { suffix in
                 port.withUTF8Bytes { port in
                     // A byte scan: `String.contains(_: String)` goes through Foundation's search.
                     let bracketed = host.contains(UInt8(ascii: ":"))
