@@ -54,3 +54,38 @@ import TestSupport
         #expect(flow.response?.status == 200, "\(flow)")
     }
 }
+
+/// The console line of a CONNECT, a tunnel or an unused connection to an IPv6 literal names it
+/// in brackets (`[::1]:8443`): `::1:8443` reads as either host `::1` port 8443 or host `::1:8443`.
+@Suite struct IPv6ConsoleLineTests {
+    let utc = TimeZone(identifier: "UTC")!
+
+    @Test func aConnectTunnelAndUnusedConnectionBracketTheLiteral() {
+        var rejected = FlowSamples.rejected
+        rejected.server.host = "::1"
+        rejected.server.port = 8443
+        #expect(ConsoleFlowPrinter.line(for: rejected, timeZone: utc)
+            .hasPrefix("12:01:02 ✗ CONNECT [::1]:8443 client_rejected_certificate"))
+        var unused = rejected
+        unused.error = Flow.FlowError(kind: "client_closed_unused", message: "")
+        #expect(ConsoleFlowPrinter.line(for: unused, timeZone: utc).hasPrefix("12:01:02 UNUSED [::1]:8443 ("))
+        var tunnel = FlowSamples.tunnel
+        tunnel.server.host = "2001:db8::5"
+        #expect(ConsoleFlowPrinter.line(for: tunnel, timeZone: utc).hasPrefix("12:01:02 TUNNEL [2001:db8::5]:443 ↑"))
+        #expect(ConsoleFlowPrinter.line(for: FlowSamples.tunnel, timeZone: utc).hasPrefix("12:01:02 TUNNEL api.apple.com:443 ↑"))
+    }
+
+    /// curl through `devproxy run` to https://[::1]:PORT/, trusting only the system roots, so it
+    /// refuses DevProxy's leaf: the console says `✗ CONNECT [::1]:PORT client_rejected_certificate`.
+    @Test func aRefusedConnectToLoopbackV6IsPrintedInBrackets() throws {
+        let directory = TemporaryDirectory()
+        let origin = try OriginServer(bind: "::1")
+        let proxy = try DevProxyProcess(["--ca-dir", directory.file("ca")])
+        let curl = try Subprocess.run("curl", ["-sS", "-g", "--max-time", "10", "--proxy", "http://127.0.0.1:\(proxy.port)",
+                                               "https://[::1]:\(origin.port)/"], timeout: 20)
+        #expect(curl.status != 0, "\(curl.output)")
+        let stop = proxy.stop()
+        let lines = stop.stdout.split(separator: "\n").filter { $0.contains(" CONNECT ") }
+        #expect(lines.count == 1 && lines[0].contains("✗ CONNECT [::1]:\(origin.port) "), "\(stop.stdout)")
+    }
+}

@@ -1,6 +1,7 @@
 import CertAuthority
 import Foundation
 import GRPCWire
+import HTTPTypes
 
 extension ConsoleFlowPrinter {
     /// The console line for one flow. Pure: same flow, style and zone, same line.
@@ -21,14 +22,16 @@ extension ConsoleFlowPrinter {
         let time = clock(flow.started, timeZone: timeZone)
         let duration = FlowTimestamp.milliseconds(from: flow.started, to: flow.ended)
             .map(HumanUnits.duration(milliseconds:)) ?? "?"
+        // A CONNECT's target as an authority: an IPv6 literal in brackets (`[::1]:8443`, not `::1:8443`).
+        let server = URIHost.authority(host: flow.server.host, port: flow.server.port)
         // A connection refused before any request or target was read says who it came from.
         let target = flow.request.map { "\($0.method) \($0.url)" }
-            ?? (flow.server.host.isEmpty ? "from \(flow.client)" : "CONNECT \(flow.server.host):\(flow.server.port)")
+            ?? (flow.server.host.isEmpty ? "from \(flow.client)" : "CONNECT \(server)")
 
         if flow.error?.kind == FlowErrorKind.clientClosedUnused.rawValue {
             // Browsers open connections ahead of need and close the ones they did not use: no
             // failure to act on, so not a red line (the flow log and the session keep it).
-            return "\(time) " + paint.dim("UNUSED \(flow.server.host):\(flow.server.port) (a connection the client opened and closed without a request)")
+            return "\(time) " + paint.dim("UNUSED \(server) (a connection the client opened and closed without a request)")
         }
         if let error = flow.error {
             var text = "✗ \(target) \(error.kind)"
@@ -44,7 +47,7 @@ extension ConsoleFlowPrinter {
         }
 
         if flow.mode == .tunnel, let tunnel = flow.tunnel {
-            let text = "TUNNEL \(flow.server.host):\(flow.server.port) ↑\(HumanUnits.size(tunnel.bytesFromClient)) "
+            let text = "TUNNEL \(server) ↑\(HumanUnits.size(tunnel.bytesFromClient)) "
                 + "↓\(HumanUnits.size(tunnel.bytesFromServer)) \(duration) (\(tunnel.reason))"
                 + (flow.throttle.map { " (throttled: \($0))" } ?? "")
             return "\(time) " + paint.dim(text)
