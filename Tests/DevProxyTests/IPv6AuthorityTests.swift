@@ -25,7 +25,8 @@ import TestSupport
     static let absoluteFormGet = """
     import socket, sys
     s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
-    s.sendall(("GET %s HTTP/1.1\\r\\nHost: %s\\r\\nConnection: close\\r\\n\\r\\n" % (sys.argv[2], sys.argv[3])).encode())
+    head = "GET %s HTTP/1.1\\r\\nHost: %s\\r\\nConnection: close\\r\\n\\r\\n" % (sys.argv[2], sys.argv[3])
+    s.sendall(head.encode())
     answer = b""
     while chunk := s.recv(65536): answer += chunk
     print(answer.split(b"\\r\\n\\r\\n", 1)[-1].decode(), end="")
@@ -34,7 +35,8 @@ import TestSupport
     /// A request through the proxy to a server on this machine's link-local address, its URL
     /// naming the zone: the server got `Host: [fe80::…]:PORT`; the flow's URL names the zone it
     /// went through.
-    @Test(.enabled(if: LinkLocal.interface != nil, "no interface but lo has a link-local IPv6 address (/proc/net/if_inet6)"))
+    @Test(.enabled(if: LinkLocal.interface != nil,
+                   "no interface but lo has a link-local IPv6 address (/proc/net/if_inet6)"))
     func aRequestThroughTheProxySendsNoZoneInItsHost() throws {
         let interface = try #require(LinkLocal.interface)
         let directory = TemporaryDirectory()
@@ -46,7 +48,8 @@ import TestSupport
         let url = "http://[\(zoned.replacingOccurrences(of: "%", with: "%25"))]:\(origin.port)/z"
         let proxy = try ProxyHarness()
         let host = "[\(address)]:\(origin.port)"
-        let result = try Subprocess.run("python3", ["-c", Self.absoluteFormGet, String(proxy.port), url, host], timeout: 20)
+        let result = try Subprocess.run("python3", ["-c", Self.absoluteFormGet, String(proxy.port), url, host],
+                                        timeout: 20)
         #expect(result.stdout == "Host: \(host)\n", "\(result.output)")
         let flow = try #require(proxy.flows(count: 1).first)
         #expect(flow.request?.url == url, "\(flow)")
@@ -72,7 +75,8 @@ import TestSupport
         var tunnel = FlowSamples.tunnel
         tunnel.server.host = "2001:db8::5"
         #expect(ConsoleFlowPrinter.line(for: tunnel, timeZone: utc).hasPrefix("12:01:02 TUNNEL [2001:db8::5]:443 ↑"))
-        #expect(ConsoleFlowPrinter.line(for: FlowSamples.tunnel, timeZone: utc).hasPrefix("12:01:02 TUNNEL api.apple.com:443 ↑"))
+        #expect(ConsoleFlowPrinter.line(for: FlowSamples.tunnel, timeZone: utc)
+            .hasPrefix("12:01:02 TUNNEL api.apple.com:443 ↑"))
     }
 
     /// curl through `devproxy run` to https://[::1]:PORT/, trusting only the system roots, so it
@@ -81,8 +85,9 @@ import TestSupport
         let directory = TemporaryDirectory()
         let origin = try OriginServer(bind: "::1")
         let proxy = try DevProxyProcess(["--ca-dir", directory.file("ca")])
-        let curl = try Subprocess.run("curl", ["-sS", "-g", "--max-time", "10", "--proxy", "http://127.0.0.1:\(proxy.port)",
-                                               "https://[::1]:\(origin.port)/"], timeout: 20)
+        let curl = try Subprocess.run("curl", ["-sS", "-g", "--max-time", "10", "--proxy",
+                                               "http://127.0.0.1:\(proxy.port)", "https://[::1]:\(origin.port)/"],
+                                      timeout: 20)
         #expect(curl.status != 0, "\(curl.output)")
         let stop = proxy.stop()
         let lines = stop.stdout.split(separator: "\n").filter { $0.contains(" CONNECT ") }

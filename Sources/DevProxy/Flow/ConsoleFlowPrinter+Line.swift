@@ -31,7 +31,8 @@ extension ConsoleFlowPrinter {
         if flow.error?.kind == FlowErrorKind.clientClosedUnused.rawValue {
             // Browsers open connections ahead of need and close the ones they did not use: no
             // failure to act on, so not a red line (the flow log and the session keep it).
-            return "\(time) " + paint.dim("UNUSED \(server) (a connection the client opened and closed without a request)")
+            return "\(time) "
+                + paint.dim("UNUSED \(server) (a connection the client opened and closed without a request)")
         }
         if let error = flow.error {
             var text = "✗ \(target) \(error.kind)"
