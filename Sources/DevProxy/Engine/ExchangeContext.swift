@@ -70,6 +70,12 @@ final class ExchangeContext {
         return requested.isEmpty || requested == connection ? nil : requested
     }
 
+    /// `100 Continue`, as DevProxy sends it to the client (the transfer, and a body a breakpoint
+    /// or `--modify-body` reads whole).
+    static var continueHead: [UInt8] {
+        HTTP1Serializer.serialize(HTTPResponseHead(version: .http11, status: 100, reason: "Continue"))
+    }
+
     /// Sends bytes to the client, ignoring failure (the client may already be gone; the flow
     /// records the cause).
     func sendToClient(_ bytes: [UInt8]) {

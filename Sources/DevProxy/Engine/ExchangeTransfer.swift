@@ -44,11 +44,6 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
         self.resending = resending
     }
 
-    /// `100 Continue`, as DevProxy sends it to the client.
-    private static var continueHead: [UInt8] {
-        HTTP1Serializer.serialize(HTTPResponseHead(version: .http11, status: 100, reason: "Continue"))
-    }
-
     /// Waits for the origin's answer while watching the client: a client that gives up before the
     /// head (`curl -m 1`) ends the exchange then, as `client_closed`, where it ran on to the
     /// upstream timeout and recorded a 504 that nobody received.
@@ -99,7 +94,7 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
                                              chunked: chunked))
             if !waitsForContinue && !resending {
                 // A leg that does not relay the origin's `100` (HTTP/2): the client goes on at once.
-                if expectsContinue && hasBody { context.sendToClient(Self.continueHead) }
+                if expectsContinue && hasBody { context.sendToClient(ExchangeContext.continueHead) }
                 cutShort = try sendRequestBodyUntilCut(draft: &draft)
             }
         } catch {
@@ -121,7 +116,7 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
                 // frameworks), and a client need not wait for one (curl sends its body after 1 s):
                 // DevProxy waited only on the origin, holding a body the client had sent, until the
                 // upstream timeout. After the wait a client may expect, it says go on itself.
-                context.sendToClient(Self.continueHead)
+                context.sendToClient(ExchangeContext.continueHead)
                 cutShort = try sendRequestBodyUntilCut(draft: &draft)
                 bodySent = cutShort == nil && !relaysEarly
             }
@@ -142,7 +137,7 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
                 switch event {
                 case .interim(let interim) where interim.response.status == 100:
                     guard !bodySent, cutShort == nil else { continue }
-                    context.sendToClient(Self.continueHead)
+                    context.sendToClient(ExchangeContext.continueHead)
                     cutShort = try sendRequestBodyUntilCut(draft: &draft)
                     bodySent = cutShort == nil && !relaysEarly
                 case .interim(let interim):

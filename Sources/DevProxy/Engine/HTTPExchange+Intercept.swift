@@ -28,11 +28,7 @@ extension HTTPExchange {
         }
         var exchange = self
         let hasBody = head.headers.transferCodings.last == "chunked" || declared > 0
-        if head.headers.expectsContinue {
-            // The body is wanted now, not when the origin says so: the `Expect` does not go up.
-            if hasBody { context.sendToClient(Self.continueHead) }
-            exchange.head.headers.remove("Expect")
-        }
+        exchange.answerExpectation(hasBody: hasBody)
         let body: [UInt8]
         switch readWholeBody(board) {
         case .whole(let bytes):
@@ -50,11 +46,7 @@ extension HTTPExchange {
             let request = exchange.outgoingRequest()
             return exchange.forward(request, recorder: exchange.makeRecorder(request), draft: &draft)
         case .failed(let kind, let message, let status, let bytes):
-            let recorder = makeRecorder(request)
-            recorder.recordRequestBody(bytes)
-            recorder.finishRequestBody(into: &draft, decoding: false)
-            draft.fail(kind, message)
-            if let status { context.sendError(status: status, detail: message, kind: kind, draft: &draft) }
+            recordFailedRead(request, kind: kind, message: message, status: status, read: bytes, draft: &draft)
             return false
         }
         // The fields that go upstream: the client's hop-by-hop ones (`Proxy-Connection`,
@@ -101,9 +93,24 @@ extension HTTPExchange {
         }
     }
 
-    /// `100 Continue`, as DevProxy sends it to a client whose body a breakpoint reads.
-    static var continueHead: [UInt8] {
-        HTTP1Serializer.serialize(HTTPResponseHead(version: .http11, status: 100, reason: "Continue"))
+    /// Before a whole body is read here (a breakpoint's, `--modify-body`'s): a client that sent
+    /// `Expect: 100-continue` is told to go on now when it has a body to send, and the `Expect`
+    /// does not go up, since the body is wanted now, not when the origin says so.
+    mutating func answerExpectation(hasBody: Bool) {
+        guard head.headers.expectsContinue else { return }
+        if hasBody { context.sendToClient(ExchangeContext.continueHead) }
+        head.headers.remove("Expect")
+    }
+
+    /// A whole-body read that failed (`BodyRead.failed`): the flow keeps what was read and why,
+    /// and the client gets `status` when there is one.
+    func recordFailedRead(_ request: HTTPRequest, kind: FlowErrorKind, message: String, status: Int?, read bytes: [UInt8],
+                          draft: inout FlowDraft) {
+        let recorder = makeRecorder(request)
+        recorder.recordRequestBody(bytes)
+        recorder.finishRequestBody(into: &draft, decoding: false)
+        draft.fail(kind, message)
+        if let status { context.sendError(status: status, detail: message, kind: kind, draft: &draft) }
     }
 
     /// How reading a whole request body (a breakpoint's, `--modify-body`'s) ended.

@@ -33,11 +33,8 @@ extension HTTPExchange {
             return .unchanged
         }
         var exchange = self
-        if head.headers.expectsContinue {
-            // The body is wanted now, not when the origin says so: the `Expect` does not go up.
-            context.sendToClient(Self.continueHead)
-            exchange.head.headers.remove("Expect")
-        }
+        // `requestSkipReason` let only a request that may have a body through.
+        exchange.answerExpectation(hasBody: true)
         var body: [UInt8] = []
         switch readWholeBody(into: &body, limit: BodyEdit.limit) {
         case .whole:
@@ -52,11 +49,7 @@ extension HTTPExchange {
             draft.recordBodyChanges([], note: "request body not modified: \(why)")
             return .read(exchange, exchange.outgoingRequest())
         case .failed(let kind, let message, let status, let bytes):
-            let recorder = makeRecorder(request)
-            recorder.recordRequestBody(bytes)
-            recorder.finishRequestBody(into: &draft, decoding: false)
-            draft.fail(kind, message)
-            if let status { context.sendError(status: status, detail: message, kind: kind, draft: &draft) }
+            recordFailedRead(request, kind: kind, message: message, status: status, read: bytes, draft: &draft)
             return .failed(false)
         }
         let edit = BodyEdit.apply(rules, to: body, contentEncoding: head.headers["Content-Encoding"], on: "request")
