@@ -1,8 +1,14 @@
 import Foundation
 import Synchronization
 
-/// Breakpoints on requests: mitmproxy's `intercept`, Charles's and Proxyman's breakpoints. A
-/// request that passes the filter (`devproxy run --intercept FILTER`, or the web UI's Intercept
+/// Breakpoints on requests and responses: mitmproxy's `intercept`, Charles's and Proxyman's
+/// breakpoints. As in mitmproxy, the filter is asked twice of a flow: when its request is ready to
+/// go (no response yet: `~q` passes, `~s`, `~c`, `~hs`, `~ts` do not) and when its response's head
+/// has come (`~q` no longer passes); so `~d api.example.com` holds both, `~d api.example.com & ~q`
+/// the request alone and `~d api.example.com & ~s` the response alone. A held response comes with
+/// its whole body (after `--modify-headers` and `--modify-body` made it what the client would get)
+/// and is resumed as it came or edited (status, header fields, body), or aborted (the client gets
+/// a 502 that says so). A request that passes the filter (`devproxy run --intercept FILTER`, or the web UI's Intercept
 /// box, which changes it while the proxy runs) is held, after `--map-remote`, `--map-local` and
 /// `--modify-headers` made it what would be sent, with its whole body, until the web UI or its
 /// API resumes it (as it came, or edited: method, URL, header fields, body) or aborts it (the
@@ -14,23 +20,37 @@ import Synchronization
 /// One board per proxy, shared by every connection thread and the web UI. The engine checks
 /// `isActive` (one atomic load) before anything else, so a proxy without a filter pays nothing.
 public final class Intercepts: Sendable {
-    /// A held request, as the web UI shows and edits it.
+    /// Which half of a flow a breakpoint holds.
+    public enum Phase: String, Sendable {
+        /// The request, before it is sent upstream.
+        case request
+        /// The response, before it is sent to the client.
+        case response
+    }
+
+    /// A held request or response, as the web UI shows and edits it.
     public struct Held: Sendable {
-        /// The flow's id (`/api/flows/ID`).
+        /// The flow's id (`/api/flows/ID`); a flow is held at most once at a time.
         public let id: String
+        /// The request's; for a held response, the request that was sent.
         public let method: String
-        /// The absolute URL the request would go to.
+        /// The absolute URL the request would go to (for a held response: went to).
         public let url: String
-        /// `HTTP/1.1`, `HTTP/1.0` or `HTTP/2`.
+        /// `HTTP/1.1`, `HTTP/1.0` or `HTTP/2`: the client's side.
         public let httpVersion: String
-        /// Header fields in order, names as sent (HTTP/2: lower case, no pseudo-headers).
+        /// Header fields in order, names as sent (HTTP/2: lower case, no pseudo-headers): the
+        /// request's, or for a held response the response's.
         public let headers: [HeaderField]
-        /// The whole request body, as sent (content-coded, if it was).
+        /// The whole body, as sent (content-coded, if it was): the request's, or the response's.
         public let body: [UInt8]
         /// When it was held.
         public let since: Date
         /// The filter that held it.
         public let filter: String
+        /// `request` or `response`.
+        public let phase: Phase
+        /// A held response's status; nil for a request.
+        public let status: Int?
 
         public init(id: String, method: String, url: String, httpVersion: String, headers: [HeaderField],
                     body: [UInt8], since: Date = Date(), filter: String) {
@@ -42,6 +62,24 @@ public final class Intercepts: Sendable {
             self.body = body
             self.since = since
             self.filter = filter
+            phase = .request
+            status = nil
+        }
+
+        /// A held response: `status`, `headers` and `body` are the response's as the client would
+        /// get them; `method` and `url` the request's that was sent.
+        public init(id: String, method: String, url: String, httpVersion: String, status: Int,
+                    headers: [HeaderField], body: [UInt8], since: Date = Date(), filter: String) {
+            self.id = id
+            self.method = method
+            self.url = url
+            self.httpVersion = httpVersion
+            self.headers = headers
+            self.body = body
+            self.since = since
+            self.filter = filter
+            phase = .response
+            self.status = status
         }
     }
 
@@ -56,38 +94,42 @@ public final class Intercepts: Sendable {
         }
     }
 
-    /// What the web UI changed before resuming; nil parts stay as the client sent them.
+    /// What the web UI changed before resuming; nil parts stay as they came. `method` and `url`
+    /// are a request's to change, `status` a response's.
     public struct Edit: Sendable, Equatable {
         public var method: String?
         public var url: String?
         public var headers: [HeaderField]?
         public var body: [UInt8]?
+        public var status: Int?
 
-        public init(method: String? = nil, url: String? = nil, headers: [HeaderField]? = nil, body: [UInt8]? = nil) {
+        public init(method: String? = nil, url: String? = nil, headers: [HeaderField]? = nil, body: [UInt8]? = nil,
+                    status: Int? = nil) {
             self.method = method
             self.url = url
             self.headers = headers
             self.body = body
+            self.status = status
         }
     }
 
-    /// What becomes of a held request.
+    /// What becomes of a held request or response.
     public enum Decision: Sendable, Equatable {
         /// Sent on, with the edit applied (nil: as it came).
         case resume(Edit?)
         /// Answered 502 here with `reason` (`aborted in the web UI`, `DevProxy stopped`); the flow's
-        /// `intercept.outcome` is `outcome`.
+        /// `intercept.outcome` (for a response, `intercept_response.outcome`) is `outcome`.
         case abort(reason: String, outcome: String)
     }
 
-    /// The largest request body held: one a developer edits in a text box. A larger one goes on
-    /// without stopping, and its flow says why (`intercept.outcome` `not_held`).
+    /// The largest body held, a request's or a response's: one a developer edits in a text box. A
+    /// larger one goes on without stopping, and its flow says why (`outcome` `not_held`).
     public static let maxBody = 4 << 20
     /// The most requests held at once; more go on without stopping (their flows say so), so a
     /// filter that matches a flood cannot hold every connection thread.
     public static let maxHeld = 256
-    /// The most request-body bytes breakpoints keep at once, gathering and held, across every
-    /// connection: past it a request goes on unheld (its flow says so), so a filter that matches
+    /// The most body bytes breakpoints keep at once, requests' and responses', gathering and held,
+    /// across every connection: past it a request or response goes on unheld (its flow says so), so a filter that matches
     /// many large uploads (a hundred HTTP/2 streams of 4 MiB each) cannot grow the proxy's memory
     /// without bound.
     public static let maxBuffered = 64 << 20
@@ -108,13 +150,14 @@ public final class Intercepts: Sendable {
 
     private let state: Mutex<State>
     private let active = Atomic<Bool>(false)
-    /// The request-body bytes kept at once (`maxBuffered` unless a test says less).
+    /// The body bytes kept at once (`maxBuffered` unless a test says less).
     public let bodies: ByteBudget
 
     /// - Parameters:
     ///   - filter: the initial filter (`--intercept`); nil or empty holds nothing.
-    ///   - budget: the most request-body bytes kept at once (`maxBuffered`).
-    /// - Throws: `ConfigurationError` when the filter does not parse or asks about the response.
+    ///   - budget: the most body bytes kept at once (`maxBuffered`).
+    /// - Throws: `ConfigurationError` when the filter does not parse or asks what neither head tells
+    ///   (a body, an error).
     public init(filter: String? = nil, budget: Int = Intercepts.maxBuffered) throws {
         state = Mutex(State())
         bodies = ByteBudget(limit: budget)
@@ -131,7 +174,8 @@ public final class Intercepts: Sendable {
     /// - Throws: `ConfigurationError` saying what is wrong with `text`; the old filter stays.
     public func setFilter(_ text: String?) throws {
         let trimmed = text?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-        let filter = trimmed.isEmpty ? nil : try MapRequestFilter(parsing: trimmed, option: "--intercept")
+        let filter = trimmed.isEmpty ? nil : try MapRequestFilter(parsing: trimmed, option: "--intercept",
+                                                                              allowingResponse: true)
         state.withLock { state in
             state.text = filter == nil ? nil : trimmed
             state.filter = filter
@@ -140,12 +184,24 @@ public final class Intercepts: Sendable {
         notify()
     }
 
-    /// Whether `request` (as the map rules left it) is to be held: the filter passes it and the
-    /// board has room. Returns the filter's text when it is.
+    /// Whether `request` (as the map rules left it) is to be held: the filter passes it, asked
+    /// before there is a response. Returns the filter's text when it does.
     public func shouldHold(_ request: LocalRequest) -> String? {
         guard isActive else { return nil }
         let (filter, text) = state.withLock { ($0.filter, $0.text) }
         guard let filter, let text, filter.matches(request) else { return nil }
+        return text
+    }
+
+    /// Whether the response whose head is `status` and `fields` (as the client would get them), to
+    /// `request` (as it was sent), is to be held: the filter passes the flow with its response.
+    /// Returns the filter's text when it does.
+    public func shouldHold(_ request: LocalRequest, status: Int, fields: [(name: String, value: String)]) -> String? {
+        guard isActive else { return nil }
+        let (filter, text) = state.withLock { ($0.filter, $0.text) }
+        guard let filter, let text,
+              filter.matches(request, response: MapRequestFilter.ResponseHead(status: status, headers: fields))
+        else { return nil }
         return text
     }
 
@@ -158,9 +214,9 @@ public final class Intercepts: Sendable {
     /// Request-body bytes breakpoints keep now (gathering and held).
     public var bufferedBytes: Int { bodies.bytes }
 
-    /// Why a request goes on unheld when breakpoints keep their budget already.
+    /// Why a request or response goes on unheld when breakpoints keep their budget already.
     public var fullNote: String {
-        "not held: breakpoints keep \(bodies.limitText) of request bodies already, the most they keep at once"
+        "not held: breakpoints keep \(bodies.limitText) of bodies already, the most they keep at once"
     }
 
     /// Whether the board has room for one more held request.
@@ -175,15 +231,15 @@ public final class Intercepts: Sendable {
             return false
         }
         if stopped {
-            decide(.abort(reason: Self.stoppedReason, outcome: "stopped"))
+            decide(Self.stopped(held.phase))
             return
         }
         notify()
     }
 
     /// Holds `held` and waits for its decision on this thread (an HTTP/1.1 connection's). Every
-    /// 250 ms `clientGone` is asked whether the client hung up; when it did, the request is
-    /// withdrawn and nil returned.
+    /// 250 ms `clientGone` is asked whether the client hung up; when it did, the request (or
+    /// response) is withdrawn and nil returned.
     public func wait(_ held: Held, clientGone: () -> Bool) -> Decision? {
         let decided = Mutex<Decision?>(nil)
         let signal = DispatchSemaphore(value: 0)
@@ -197,8 +253,8 @@ public final class Intercepts: Sendable {
         return decided.withLock { $0 }
     }
 
-    /// Takes a held request off the board without a decision (its client hung up); true when it
-    /// was there (false: decided meanwhile).
+    /// Takes a held request or response off the board without a decision (its client hung up);
+    /// true when it was there (false: decided meanwhile).
     @discardableResult
     public func withdraw(_ id: String) -> Bool {
         let removed = state.withLock { state -> Bool in
@@ -210,25 +266,28 @@ public final class Intercepts: Sendable {
         return removed
     }
 
-    /// The held requests, oldest first.
+    /// The held requests and responses, oldest first.
     public var held: [Held] { state.withLock { $0.entries.map(\.held) } }
 
-    /// One held request.
+    /// One held request or response.
     public func held(_ id: String) -> Held? { state.withLock { $0.entries.first { $0.held.id == id }?.held } }
 
-    /// Sends a held request on, edited or not; false when no request with that id is held.
+    /// Sends a held request or response on, edited or not; false when none with that id is held.
     @discardableResult
     public func resume(_ id: String, edit: Edit? = nil) -> Bool {
         decide(id, .resume(edit))
     }
 
-    /// Answers a held request with a 502 saying it was aborted; false when none with that id is held.
+    /// Answers a held request or response with a 502 saying it was aborted; false when none with
+    /// that id is held.
     @discardableResult
     public func abort(_ id: String) -> Bool {
-        decide(id, .abort(reason: Self.abortedReason, outcome: "aborted"))
+        let phase = state.withLock { $0.entries.first { $0.held.id == id }?.held.phase } ?? .request
+        return decide(id, .abort(reason: phase == .request ? Self.abortedReason : Self.abortedResponseReason,
+                                 outcome: "aborted"))
     }
 
-    /// Sends every held request on as it came; returns how many.
+    /// Sends every held request and response on as it came; returns how many.
     @discardableResult
     public func resumeAll() -> Int {
         let entries = state.withLock { state -> [Entry] in
@@ -240,14 +299,15 @@ public final class Intercepts: Sendable {
         return entries.count
     }
 
-    /// DevProxy is stopping: every held request is answered 502 (`stopped`), and any held later too.
+    /// DevProxy is stopping: every held request or response is answered 502 (`stopped`), and any
+    /// held later too.
     public func stop() {
         let entries = state.withLock { state -> [Entry] in
             state.stopped = true
             defer { state.entries = [] }
             return state.entries
         }
-        for entry in entries { entry.decide(.abort(reason: Self.stoppedReason, outcome: "stopped")) }
+        for entry in entries { entry.decide(Self.stopped(entry.held.phase)) }
         if !entries.isEmpty { notify() }
     }
 
@@ -267,6 +327,14 @@ public final class Intercepts: Sendable {
 
     static let abortedReason = "aborted at a breakpoint in DevProxy's web UI: the request was not sent"
     static let stoppedReason = "DevProxy stopped while the request was held at a breakpoint: it was not sent"
+    static let abortedResponseReason = "aborted at a breakpoint in DevProxy's web UI: the origin's response was "
+        + "not delivered"
+    static let stoppedResponseReason = "DevProxy stopped while the response was held at a breakpoint: it was not "
+        + "delivered"
+
+    private static func stopped(_ phase: Phase) -> Decision {
+        .abort(reason: phase == .request ? stoppedReason : stoppedResponseReason, outcome: "stopped")
+    }
 
     private func decide(_ id: String, _ decision: Decision) -> Bool {
         let entry = state.withLock { state -> Entry? in
@@ -292,6 +360,12 @@ extension Intercepts.Held {
         (edit?.method ?? method, edit?.url ?? url, edit?.headers ?? headers, edit?.body ?? body)
     }
 
+    /// The response as it goes to the client after `edit`: each part the edit sets, else the origin's.
+    public func applyingToResponse(_ edit: Intercepts.Edit?) -> (status: Int, headers: [Intercepts.HeaderField],
+                                                                  body: [UInt8]) {
+        (edit?.status ?? status ?? 200, edit?.headers ?? headers, edit?.body ?? body)
+    }
+
     /// The flow's `intercept` record for a request whose client hung up while it was held.
     public func withdrawnRecord(now: Date = Date()) -> Flow.Intercept {
         Flow.Intercept(pausedMs: (now.timeIntervalSince(since) * 10_000).rounded() / 10, outcome: "client_gone",
@@ -304,6 +378,13 @@ extension Intercepts.Held {
         switch decision {
         case .abort(_, let outcome):
             return Flow.Intercept(pausedMs: pausedMs, outcome: outcome, edited: [], filter: filter)
+        case .resume(let edit) where phase == .response:
+            var edited: [String] = []
+            if let changed = edit?.status, changed != status { edited.append("status") }
+            if let changed = edit?.headers, changed != headers { edited.append("headers") }
+            if let changed = edit?.body, changed != body { edited.append("body") }
+            return Flow.Intercept(pausedMs: pausedMs, outcome: "resumed", edited: edited, filter: filter,
+                                  originalStatus: edited.contains("status") ? status : nil)
         case .resume(let edit):
             var edited: [String] = []
             if let changed = edit?.method, changed != method { edited.append("method") }
@@ -323,13 +404,15 @@ extension Intercepts {
         Flow.Intercept(pausedMs: 0, outcome: "not_held", edited: [], filter: filter, note: note)
     }
 
-    /// Why a request the filter passed goes on at once, or nil when it may be held: its body
-    /// (by its length so far, or its `Content-Length`) is over `maxBody`, or the board is full.
+    /// Why a request or response the filter passed goes on at once, or nil when it may be held:
+    /// its body (by its length so far, or its `Content-Length`) is over `maxBody`, or the board is full.
     public static func refusal(bodyBytes: Int, board: Intercepts) -> String? {
         if bodyBytes > maxBody {
             return "not held: its body is over \(maxBody >> 20) MiB, more than a breakpoint holds"
         }
-        if !board.hasRoom { return "not held: \(maxHeld) requests are held already, the most a breakpoint holds" }
+        if !board.hasRoom {
+            return "not held: \(maxHeld) requests and responses are held already, the most breakpoints hold"
+        }
         return nil
     }
 }

@@ -7,9 +7,9 @@ import SessionStore
 /// `~m`, `~h`/`~hq`, `~t`/`~tq`, `~q`, `~http`, `~grpc`, `~all`, bare words, `!`, `&`, `|` and
 /// parentheses. Patterns ignore case, as in the web UI.
 ///
-/// `--modify-headers` runs on responses too (`allowingResponse`): its filter may also ask the
-/// response's head (`~s`, `~c`, `~hs`, `~ts`; `~h` and `~t` then search both heads), and is
-/// asked of the flow as it stands, as mitmproxy's filters are: before a response `~s`, `~c`,
+/// `--modify-headers`, `--modify-body` and `--intercept` run on responses too (`allowingResponse`):
+/// their filters may also ask the response's head (`~s`, `~c`, `~hs`, `~ts`; `~h` and `~t` then
+/// search both heads), and are asked of the flow as it stands, as mitmproxy's filters are: before a response `~s`, `~c`,
 /// `~hs` and `~ts` are false and `~q` true; once there is one, `~q` is false.
 struct MapRequestFilter: @unchecked Sendable {  // NSRegularExpression is immutable and thread-safe once made
     private indirect enum Term {
@@ -152,8 +152,9 @@ struct MapRequestFilter: @unchecked Sendable {  // NSRegularExpression is immuta
     /// The refusal of a term a rule run on each head (`--modify-headers`) cannot ask: bodies,
     /// errors and what is known only once a flow has ended.
     private static func unavailableOnHead(_ name: String, option: String) -> ConfigurationError {
-        ConfigurationError("\(option): the filter's \(name) is not known when the rule runs (on the request's head, "
-                           + "then on the response's, before the bodies); use ~d, ~u, ~m, ~h, ~hq, ~hs, ~t, ~tq, ~ts, "
-                           + "~q, ~s, ~c, ~http, ~grpc, ~all, !, & and |")
+        let when = option == "--intercept" ? "a breakpoint decides" : "the rule runs"
+        return ConfigurationError("\(option): the filter's \(name) is not known when \(when) (on the request's head, "
+                                  + "then on the response's, before the bodies); use ~d, ~u, ~m, ~h, ~hq, ~hs, ~t, "
+                                  + "~tq, ~ts, ~q, ~s, ~c, ~http, ~grpc, ~all, !, & and |")
     }
 }

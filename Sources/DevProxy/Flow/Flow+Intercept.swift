@@ -2,7 +2,9 @@ extension Flow {
     /// A request held at a breakpoint (`devproxy run --intercept FILTER`, the web UI's Intercept
     /// box; `Intercepts`): the flow log's `intercept`, HAR's `_intercept`. The flow's request is
     /// the one that went on, as edited; `original_method` and `original_url` keep what the
-    /// client sent when those were changed, and `edited` names every part that was.
+    /// client sent when those were changed, and `edited` names every part that was. A held
+    /// response has one of its own: `intercept_response`, HAR's `_interceptResponse`, whose
+    /// `edited` names `status`, `headers`, `body`, and `original_status` the origin's status.
     public struct Intercept: Codable, Sendable, Equatable {
         /// How long the request waited at the breakpoint, in milliseconds.
         public var pausedMs: Double
@@ -13,22 +15,27 @@ extension Flow {
         public var outcome: String
         /// Why a request the filter passed was not held (`not_held`).
         public var note: String?
-        /// The parts of the request changed before it went on, in this order: `method`, `url`,
-        /// `headers`, `body`; empty when it went on as the client sent it.
+        /// The parts changed before it went on, in this order: a request's `method`, `url`,
+        /// `headers`, `body`, a response's `status`, `headers`, `body`; empty when it went on as it came.
         public var edited: [String]
         /// The filter that held it (`~d api.acme.dev & ~m POST`).
         public var filter: String
         /// What the client sent, when an edit changed it.
         public var originalMethod: String?
         public var originalURL: String?
+        /// A held response's status as the origin sent it, when an edit changed it.
+        public var originalStatus: Int?
 
         enum CodingKeys: String, CodingKey {
             case pausedMs = "paused_ms", outcome, edited, filter
             case originalMethod = "original_method", originalURL = "original_url", note
+            case originalStatus = "original_status"
         }
 
         public init(pausedMs: Double, outcome: String, edited: [String], filter: String,
-                    originalMethod: String? = nil, originalURL: String? = nil, note: String? = nil) {
+                    originalMethod: String? = nil, originalURL: String? = nil, note: String? = nil,
+                    originalStatus: Int? = nil) {
+            self.originalStatus = originalStatus
             self.pausedMs = pausedMs
             self.outcome = outcome
             self.edited = edited
@@ -47,6 +54,7 @@ extension Flow.Intercept: FlowJSONWritable {
             f.string("filter", filter)
             f.string("note", note)
             f.string("original_method", originalMethod)
+            f.int("original_status", originalStatus)
             f.string("original_url", originalURL)
             f.string("outcome", outcome)
             f.double("paused_ms", pausedMs)

@@ -303,6 +303,7 @@ extension Flow: FlowJSONWritable {
             f.int("informational_not_kept", informationalNotKept)
             f.bool("insecure_upstream", insecureUpstream)
             f.object("intercept", intercept)
+            f.object("intercept_response", interceptResponse)
             f.field("listener", listener) { fragments.write($1, to: &$0) }
             f.object("mapped", mapped)
             f.string("mode", mode.rawValue)

@@ -56,6 +56,8 @@ public struct Flow: Codable, Sendable, Equatable {
         public var mapped: Mapping? = nil
         /// A request held at a breakpoint (`--intercept`, the web UI; `Flow+Intercept.swift`).
         public var intercept: Intercept? = nil
+        /// A response held at a breakpoint (`Flow+Intercept.swift`).
+        public var interceptResponse: Intercept? = nil
         public var error: FlowError?
         /// The id of the flow this one replays (sent again from the web UI).
         public var replayOf: String? = nil
@@ -76,6 +78,7 @@ public struct Flow: Codable, Sendable, Equatable {
             case websocket, tunnel, error, h2, grpc, listener, signature, pinset, probe, informational, mapped, intercept
             case throttle
             case informationalNotKept = "informational_not_kept"
+            case interceptResponse = "intercept_response"
             case insecureUpstream = "insecure_upstream"
             case replayOf = "replay_of"
             case websocketEnd = "websocket_end"
@@ -249,6 +252,11 @@ public struct Flow: Codable, Sendable, Equatable {
     public var intercept: Intercept? {
         _read { yield storage.contents.intercept }
         _modify { makeUnique(); yield &storage.contents.intercept }
+    }
+
+    public var interceptResponse: Intercept? {
+        _read { yield storage.contents.interceptResponse }
+        _modify { makeUnique(); yield &storage.contents.interceptResponse }
     }
 
     public var error: FlowError? {

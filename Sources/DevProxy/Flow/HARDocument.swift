@@ -51,6 +51,8 @@ public struct HARDocument: Codable, Sendable, Equatable {
         public var mapped: Flow.Mapping? = nil
         /// A request held at a breakpoint (the flow log's `intercept`).
         public var intercept: Flow.Intercept? = nil
+        /// A response held at a breakpoint (the flow log's `intercept_response`).
+        public var interceptResponse: Flow.Intercept? = nil
         /// The `--throttle` profile the client's connection went through (the flow log's `throttle`).
         public var throttle: String? = nil
 
@@ -58,7 +60,7 @@ public struct HARDocument: Codable, Sendable, Equatable {
             case startedDateTime, time, request, response, cache, timings, serverIPAddress, connection
             case flowID = "_flowId", mode = "_mode", error = "_error", tunnel = "_tunnel", grpc = "_grpc"
             case webSocketMessages = "_webSocketMessages", resourceType = "_resourceType", mapped = "_mapped"
-            case intercept = "_intercept", throttle = "_throttle"
+            case intercept = "_intercept", throttle = "_throttle", interceptResponse = "_interceptResponse"
         }
     }
 

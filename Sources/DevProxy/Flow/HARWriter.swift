@@ -64,7 +64,7 @@ public enum HARWriter {
             connection: flow.client, flowID: flow.id, mode: flow.mode.rawValue, error: flow.error, tunnel: flow.tunnel,
             grpc: flow.grpc, webSocketMessages: webSocketMessages(for: flow),
             resourceType: flow.mode == .websocket ? "websocket" : nil, mapped: flow.mapped, intercept: flow.intercept,
-            throttle: flow.throttle)
+            interceptResponse: flow.interceptResponse, throttle: flow.throttle)
     }
 
     /// The flow's text and binary WebSocket messages in Chrome's `_webSocketMessages` form; nil

@@ -3,7 +3,8 @@ import DevProxy
 import Foundation
 
 /// Breakpoints (`/api/intercept`, docs/web-ui.md): the proxy's `Intercepts` board, read, edited
-/// and decided from the page or a script. The held request's id is its flow's (`/api/flows/ID`).
+/// and decided from the page or a script. A held request's or response's id is its flow's
+/// (`/api/flows/ID`): a flow is held at most once at a time, its request first, then its response.
 extension WebUI {
     /// `/api/intercept…`: `rest` is the path after `/api/` (`["intercept", ID, "resume"]`).
     func intercept(_ request: WebRequest, _ rest: [String]) -> WebResponse {
@@ -24,12 +25,13 @@ extension WebUI {
             Self.write(held, to: &json, withBody: true)
             return .json(json.text)
         case ("POST", 3) where rest[2] == "resume":
-            guard board.held(rest[1]) != nil else { return Self.notHeld(rest[1]) }
+            guard let held = board.held(rest[1]) else { return Self.notHeld(rest[1]) }
             let edit: Intercepts.Edit?
             switch Self.interceptEdit(request.body) {
             case .edit(let parsed): edit = parsed
             case .refused(let reason): return .error(400, reason)
             }
+            if let reason = Self.phaseRefusal(edit, held: held) { return .error(400, reason) }
             guard board.resume(rest[1], edit: edit) else { return Self.notHeld(rest[1]) }
             return .json("{\"resumed\":\(JSONText.quoted(rest[1]))}")
         case ("POST", 3) where rest[2] == "abort":
@@ -69,8 +71,23 @@ extension WebUI {
     }
 
     private static func notHeld(_ id: String) -> WebResponse {
-        .error(404, "no request \(id) is held: it was resumed or aborted already, its client left, "
+        .error(404, "nothing of flow \(id) is held: it was resumed or aborted already, its client left, "
                + "or it was never held")
+    }
+
+    /// Why `edit` cannot go with what is held: a request has no status to set, a response's
+    /// method and URL are the request's that was sent already.
+    static func phaseRefusal(_ edit: Intercepts.Edit?, held: Intercepts.Held) -> String? {
+        guard let edit else { return nil }
+        switch held.phase {
+        case .request where edit.status != nil:
+            return "status: \(held.id) is a held request; a status is a response's to edit"
+        case .response where edit.method != nil || edit.url != nil:
+            return "\(edit.method != nil ? "method" : "url"): \(held.id) is a held response, whose request was sent "
+                + "already; edit its status, headers or body"
+        default:
+            return nil
+        }
     }
 
     /// `{"filter", "held": [item…]}` (`GET /api/intercept`).
@@ -102,10 +119,18 @@ extension WebUI {
         return json.text
     }
 
-    /// One held request; `withBody` adds `body_base64` and, for valid UTF-8, `body_text`.
+    /// One held request or response; `withBody` adds `body_base64` and, for valid UTF-8, `body_text`.
+    /// `phase` says which; a response's `status`, `headers` and body are the response's, its
+    /// `method` and `url` the request's that was sent.
     private static func write(_ held: Intercepts.Held, to json: inout JSONText, withBody: Bool, now: Date = Date()) {
         json.raw("{\"id\":")
         json.string(held.id)
+        json.raw(",\"phase\":")
+        json.string(held.phase.rawValue)
+        if let status = held.status {
+            json.raw(",\"status\":")
+            json.number(status)
+        }
         json.raw(",\"method\":")
         json.string(held.method)
         json.raw(",\"url\":")
@@ -147,13 +172,14 @@ extension WebUI {
         case refused(String)
     }
 
-    /// Reads a resume's optional body: `{"method", "url", "headers": [[n, v]…], "body" | "body_base64"}`,
-    /// each optional, each checked so that what goes on is a request the wire can carry.
+    /// Reads a resume's optional body: `{"method", "url", "status", "headers": [[n, v]…], "body" |
+    /// "body_base64"}`, each optional, each checked so that what goes on is a message the wire can
+    /// carry (`method` and `url` for a request, `status` for a response: `phaseRefusal`).
     static func interceptEdit(_ body: [UInt8]) -> InterceptEditParse {
         if body.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) { return .edit(nil) }
         guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
-            return .refused("the body must be a JSON object: {\"method\", \"url\", \"headers\": [[name, value]…], "
-                            + "\"body\" or \"body_base64\"}, each optional")
+            return .refused("the body must be a JSON object: {\"method\", \"url\", \"status\", \"headers\": "
+                            + "[[name, value]…], \"body\" or \"body_base64\"}, each optional")
         }
         var edit = Intercepts.Edit()
         if let value = object["method"] {
@@ -167,6 +193,14 @@ extension WebUI {
             guard let url = value as? String else { return .refused("url must be a string") }
             if let reason = urlRefusal(url) { return .refused("url: \(reason)") }
             edit.url = url
+        }
+        if let value = object["status"] {
+            // A final response's: 1xx are interim, and a status is three digits (RFC 9110 §15).
+            guard let number = value as? NSNumber, !JSONDocument.isBoolean(number),
+                  let status = Int(exactly: number.doubleValue), (200...599).contains(status) else {
+                return .refused("status: \(describe(value)) is not a final response's status (200 to 599)")
+            }
+            edit.status = status
         }
         if let value = object["headers"] {
             guard let pairs = value as? [Any] else { return .refused("headers must be a list of [name, value] pairs") }
@@ -204,7 +238,7 @@ extension WebUI {
             break
         }
         if let size = edit.body?.count, size > Intercepts.maxBody {
-            return .refused("body: \(size) bytes is over the \(Intercepts.maxBody >> 20) MiB a held request takes")
+            return .refused("body: \(size) bytes is over the \(Intercepts.maxBody >> 20) MiB a breakpoint holds")
         }
         return .edit(edit)
     }

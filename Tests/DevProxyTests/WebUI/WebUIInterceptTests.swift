@@ -91,7 +91,7 @@ import Testing
 
         // Decided already: 404, and the request is decided once.
         let again = try ui.request("/api/intercept/run-2/resume", method: "POST", headers: ["X-DevProxy-CSRF: 1"])
-        #expect(again.status == 404 && (again.json["error"] as? String ?? "").contains("no request run-2 is held"))
+        #expect(again.status == 404 && (again.json["error"] as? String ?? "").contains("nothing of flow run-2 is held"))
         #expect(edited.all.count == 1)
         #expect(board.held.isEmpty)
     }
