@@ -228,10 +228,10 @@ enum RunCommand {
                 : "connections to " + configuration.throttleHosts.map(\.pattern).joined(separator: ", ")
             Output.line("throttle: \(throttle), on \(hosts)")
         }
-        // Said even with --quiet: requests will wait until someone resumes them.
+        // Said even with --quiet: requests and responses will wait until someone resumes them.
         if let filter = configuration.intercepts?.filterText {
-            Output.line("intercept: \(filter) (matching requests wait in the web UI until they are resumed or aborted "
-                        + "there)")
+            Output.line("intercept: \(filter) (matching requests and responses wait in the web UI until they are "
+                        + "resumed or aborted there)")
         }
         if configuration.proxyCredentials.isEmpty {
             // --allow-remote was given (else the bind was refused): say what it opens without --proxy-auth.

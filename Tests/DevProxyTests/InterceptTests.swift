@@ -29,9 +29,10 @@ import TestSupport
         }
     }
 
-    /// A proxy holding what `filter` passes, trusting `origins`' CAs.
+    /// A proxy holding the requests `filter` passes (`& ~q`: these tests are about requests; a
+    /// response's breakpoint has tests of its own), trusting `origins`' CAs.
     private func proxy(_ filter: String, _ origins: [HTTP2Origin]) throws -> (ProxyHarness, Intercepts) {
-        let board = try Intercepts(filter: filter)
+        let board = try Intercepts(filter: "(\(filter)) & ~q")
         let cas = try origins.flatMap { try Certificate.all(from: SecureFile.read($0.caPath, what: "ca")) }
         let proxy = try ProxyHarness(configure: {
             $0.upstreamCAs = cas
@@ -73,7 +74,7 @@ import TestSupport
         let client = curl(proxy, ["--http1.1", "-H", "Expect: 100-continue", "-d", "a=1&b=2", origin.url("/echo")])
         let held = try #require(try held(board).first)
         #expect(held.method == "POST" && held.url == origin.url("/echo") && held.httpVersion == "HTTP/1.1")
-        #expect(held.body == Array("a=1&b=2".utf8) && held.filter == "~u /echo & ~m POST")
+        #expect(held.body == Array("a=1&b=2".utf8) && held.filter == "(~u /echo & ~m POST) & ~q")
         #expect(held.headers.contains(Intercepts.HeaderField(name: "Content-Length", value: "7")))
         #expect(!held.headers.contains { $0.name.lowercased() == "expect" })
         usleep(300_000)
@@ -388,7 +389,7 @@ import TestSupport
     /// read DevProxy's other answers; one resumed completes.
     @Test func aGRPCCallIsAbortedWithItsStatus() throws {
         let origin = try GRPCProxyTests.EchoServer()
-        let board = try Intercepts(filter: "~grpc")
+        let board = try Intercepts(filter: "~grpc & ~q")
         let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
         let proxy = try ProxyHarness(configure: {
             $0.upstreamCAs = cas
@@ -429,7 +430,7 @@ import TestSupport
     @Test func breakpointsKeepABoundedAmountOfBodies() throws {
         let origin = try HTTP2Origin(.hypercornBoth)
         let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
-        let board = try Intercepts(filter: "~u /echo", budget: 1 << 20)
+        let board = try Intercepts(filter: "~u /echo & ~q", budget: 1 << 20)
         let proxy = try ProxyHarness(configure: {
             $0.upstreamCAs = cas
             $0.intercepts = board
@@ -447,8 +448,8 @@ import TestSupport
         #expect((echo["body"] as? String).map { Array($0.utf8) == body } == true, "\(second.stderr)")
         let unheld = try #require(proxy.flows(count: 1).first)
         #expect(unheld.request?.url == origin.url("/echo?second") && unheld.intercept?.outcome == "not_held")
-        #expect(unheld.intercept?.note == "not held: breakpoints keep 1 MiB of request bodies already, the most they "
-                + "keep at once", "\(String(describing: unheld.intercept))")
+        #expect(unheld.intercept?.note == "not held: breakpoints keep 1 MiB of bodies already, the most they keep at "
+                + "once", "\(String(describing: unheld.intercept))")
         #expect(board.bufferedBytes == body.count, "the unheld stream gave back what it gathered")
         #expect(board.resume(held.id))
         #expect(try json(try first.result().stdout)["body"] as? String == String(decoding: body, as: UTF8.self))
@@ -497,25 +498,25 @@ import TestSupport
             let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--session", dir.file("s\(quiet).sqlite"),
                                              "--web", "127.0.0.1:0", "--intercept", "~m POST & ~d api"]
                                             + (quiet ? ["--quiet"] : []), webUI: true)
-            #expect(proxy.banner.contains("intercept: ~m POST & ~d api (matching requests wait in the web UI until "
-                                          + "they are resumed or aborted there)"), "\(proxy.banner)")
+            #expect(proxy.banner.contains("intercept: ~m POST & ~d api (matching requests and responses wait in the "
+                                          + "web UI until they are resumed or aborted there)"), "\(proxy.banner)")
         }
         let none = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--session", dir.file("none.sqlite"),
                                         "--web", "127.0.0.1:0"], webUI: true)
         #expect(!none.banner.contains("intercept:"), "\(none.banner)")
     }
 
-    /// `--intercept` with a filter about the response, or without the web UI's session, stops the
+    /// `--intercept` with a filter about a body, or without the web UI's session, stops the
     /// start with one line.
     @Test func badInterceptOptionsStopTheStartWithOneLine() throws {
         let dir = TemporaryDirectory()
         let start = ["run", "--ca-dir", dir.file("ca"), "--listen", "127.0.0.1:0"]
         let response = try Subprocess.run(Subprocess.devproxy, start + ["--web", "127.0.0.1:0", "--session",
-                                                                        dir.file("session"), "--intercept", "~s"],
+                                                                        dir.file("session"), "--intercept", "~b x"],
                                           timeout: 20)
         #expect(response.status == 2 && response.stderr.hasPrefix("error: --intercept: "), "\(response.output)")
-        #expect(response.stderr.contains("~s is not known before the request is sent (a breakpoint holds the request "
-                                         + "then)"), "\(response.stderr)")
+        #expect(response.stderr.contains("~b is not known when a breakpoint decides (on the request's head, then on "
+                                         + "the response's, before the bodies)"), "\(response.stderr)")
         let off = try Subprocess.run(Subprocess.devproxy, start + ["--session", "off", "--intercept", "~m POST"],
                                      timeout: 20)
         #expect(off.status == 2, "\(off.output)")

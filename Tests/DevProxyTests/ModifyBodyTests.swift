@@ -381,7 +381,7 @@ import TestSupport
     @Test(arguments: ["--http1.1", "--http2"])
     func aBreakpointHoldsTheEditedBody(_ version: String) throws {
         let origin = try HTTP2Origin(.hypercornBoth)
-        let board = try Intercepts(filter: "~u /echo")
+        let board = try Intercepts(filter: "~u /echo & ~q")
         let proxy = try proxy(origin, rules: [Self.role], board: board)
         let sent = #"{"role":"user"}"#
         let client = DispatchQueue.global()

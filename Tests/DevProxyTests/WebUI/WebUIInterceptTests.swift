@@ -176,9 +176,9 @@ import Testing
         #expect(set.status == 200 && set.json["filter"] as? String == "~m POST", "\(set.text)")
         #expect(board.filterText == "~m POST" && board.isActive)
 
-        let response = try ui.request("/api/intercept", method: "PUT", headers: Self.csrf, body: "{\"filter\": \"~s\"}")
+        let response = try ui.request("/api/intercept", method: "PUT", headers: Self.csrf, body: "{\"filter\": \"~b x\"}")
         let reason = response.json["error"] as? String ?? ""
-        #expect(response.status == 400 && reason.contains("~s is not known before the request is sent"),
+        #expect(response.status == 400 && reason.contains("~b is not known when a breakpoint decides"),
                 "\(response.text)")
         #expect(!reason.hasPrefix("--intercept"), "the page set it, not the option: \(reason)")
         let broken = try ui.request("/api/intercept", method: "PUT", headers: Self.csrf, body: "{\"filter\": \"~d (\"}")
