@@ -33,6 +33,17 @@ struct RepeatedRequest {
         return String(validating: body, as: UTF8.self)
     }
 
+    /// A request given part by part; `bodySize` is `body`'s size unless the store cut it.
+    init(method: String, url: String, headers: [(name: String, value: String)], body: [UInt8], bodySize: Int? = nil,
+         http2: Bool = false) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.bodySize = bodySize ?? body.count
+        self.http2 = http2
+    }
+
     /// The request of `flow`, its stored request body in `body`; nil when the flow has no request.
     init?(flow: Flow, body: StoredBody?) {
         guard let request = flow.request else { return nil }

@@ -2,14 +2,15 @@ import Foundation
 
 /// A recorded request written as code to paste into a test or a bug report, as Chrome's
 /// "Copy as fetch", "Copy as fetch (Node.js)" and "Copy as PowerShell" and HTTP Toolkit's
-/// snippets write it: `fetch`, `node`, `python` (requests), `httpie`, `powershell`, `wget`.
+/// snippets write it: `fetch`, `node`, `python` (requests), `httpie`, `powershell`, `wget`, and for
+/// the apps DevProxy debugs `swift` (URLSession) and `okhttp` (OkHttp from Java).
 ///
 /// Each goes where the request went, with its headers and body as `RepeatedRequest` gives them;
 /// curl is `WebUI.curlCommand(for:)`. Strings are quoted for their language: JSON escapes for
 /// JavaScript, Python literals with `\x` escapes (bytes for a binary body), PowerShell's backtick
 /// escapes in double quotes, POSIX single quotes for the shell commands.
 enum RequestCode: String, CaseIterable {
-    case fetch, node, python, httpie, powershell, wget
+    case fetch, node, python, httpie, powershell, wget, swift, okhttp
 
     /// Why the request cannot be written in this format, in one line; nil when it can.
     func refusal(of request: RepeatedRequest) -> String? {
@@ -20,6 +21,9 @@ enum RequestCode: String, CaseIterable {
         if self == .httpie, let field = request.headers.first(where: { Self.httpieCannotSend($0.value) }) {
             return "HTTPie reads a backslash before : = @ ; as an escape, and \(field.name)'s value has one: "
                 + "copy it as curl"
+        }
+        if self == .swift || self == .okhttp {
+            return Self.mobileRefusal(of: request, library: self == .swift ? "URLSession" : "OkHttp")
         }
         if self == .wget, !request.body.isEmpty, WebUI.shellFeed(of: request.body) != nil {
             return "wget reads a body from an argument or a regular file, and this one has binary or control "
@@ -37,6 +41,8 @@ enum RequestCode: String, CaseIterable {
         case .httpie: return Self.httpie(request)
         case .powershell: return Self.powerShell(request)
         case .wget: return Self.wget(request)
+        case .swift: return Self.swift(request)
+        case .okhttp: return Self.okHttp(request)
         }
     }
 

@@ -3,7 +3,7 @@ import Foundation
 import HTTPTypes
 import SessionStore
 
-/// `GET /api/flows/ID/export?format=curl|har|raw|fetch|node|python|httpie|powershell|wget` and
+/// `GET /api/flows/ID/export?format=curl|har|raw|fetch|node|python|httpie|powershell|wget|swift|okhttp` and
 /// `GET /api/export/har?filter=|ids=`.
 extension WebUI {
     /// The most flows one HAR export holds.

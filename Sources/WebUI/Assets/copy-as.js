@@ -17,6 +17,8 @@ export const COPY_FORMATS = [
     { format: "httpie", label: "HTTPie", what: "the HTTPie command" },
     { format: "powershell", label: "PowerShell", what: "the PowerShell command" },
     { format: "wget", label: "wget", what: "the wget command" },
+    { format: "swift", label: "Swift (URLSession)", what: "the Swift code" },
+    { format: "okhttp", label: "Java (OkHttp)", what: "the Java code" },
 ];
 
 /** The "▾" button and its menu for `flow`; disabled when the flow has no request. */
@@ -35,7 +37,7 @@ export function copyAsMenu(flow) {
     const button = h("button", {
         type: "button", id: "copy-as", disabled: !flow.request, "aria-label": "Copy as…",
         "aria-expanded": "false", "aria-controls": "copy-as-menu",
-        title: flow.request ? "Copy the request as code: curl, fetch, Python, HTTPie, PowerShell, wget"
+        title: flow.request ? "Copy the request as code: curl, fetch, Python, HTTPie, PowerShell, wget, Swift, OkHttp"
             : "no request was read",
         on: {
             click: () => (menu.hidden ? open(0) : close(true)),

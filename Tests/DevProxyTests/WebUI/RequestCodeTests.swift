@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 @testable import WebUI
 
-/// `GET /api/flows/ID/export?format=fetch|node|python|httpie|powershell|wget`: a request recorded
+/// `GET /api/flows/ID/export?format=fetch|node|python|httpie|powershell|wget|swift|okhttp`: a request recorded
 /// through the proxy, with quotes, `$(…)`, backticks, a backslash, non-ASCII and control bytes in
 /// its path, headers and body, is copied as code, the code is run where its runtime is on this
 /// machine, and the origin gets the same method, path, headers and body as from the proxy.
@@ -40,6 +40,9 @@ import TestSupport
     static let haveHTTPie = has("http")
     static let haveWget = has("wget")
     static let havePwsh = has("pwsh")
+    /// Debian's OkHttp 3.13 and Okio (libokhttp-java, which scripts/test installs) for `java -cp`.
+    static let okHttpClassPath = ["/usr/share/java/okhttp.jar", "/usr/share/java/okio.jar"]
+    static let haveOkHttp = has("java") && okHttpClassPath.allSatisfy { FileManager.default.fileExists(atPath: $0) }
 
     @Test(arguments: Body.allCases) func pythonRequestsRepeatsTheRequest(_ body: Body) throws {
         try repeatRequest(body, format: "python", extension: "py") { ["python3", $0] }
@@ -67,6 +70,42 @@ import TestSupport
     @Test(.enabled(if: havePwsh, "needs PowerShell 7 (pwsh), which this machine lacks"), arguments: Body.allCases)
     func powerShellRepeatsTheRequest(_ body: Body) throws {
         try repeatRequest(body, format: "powershell", extension: "ps1") { ["pwsh", "-NoProfile", "-File", $0] }
+    }
+
+    /// Swift's URLSession (FoundationNetworking on Linux), the script run by `swift`.
+    @Test(arguments: Body.allCases) func swiftURLSessionRepeatsTheRequest(_ body: Body) throws {
+        try repeatRequest(body, format: "swift", extension: "swift") { ["swift", $0] }
+    }
+
+    /// OkHttp from Java, run as a single-file program (`java -cp okhttp.jar:okio.jar File.java`).
+    @Test(.enabled(if: haveOkHttp, "needs java and libokhttp-java (scripts/test installs them)"),
+          arguments: Body.allCases)
+    func okHttpRepeatsTheRequest(_ body: Body) throws {
+        try repeatRequest(body, format: "okhttp", extension: "java") {
+            ["java", "-cp", Self.okHttpClassPath.joined(separator: ":"), $0]
+        }
+    }
+
+    /// URLSession and OkHttp refuse a body on GET, so their copies do too, saying so; a GET
+    /// without one is copied.
+    @Test func aGETWithABodyIsRefusedForURLSessionAndOkHttp() {
+        let get = RepeatedRequest(method: "GET", url: "http://127.0.0.1/x", headers: [], body: Array("b".utf8))
+        #expect(RequestCode.swift.refusal(of: get) == "URLSession refuses a body on GET, and this request has 1 "
+                + "bytes: copy it as curl")
+        #expect(RequestCode.okhttp.refusal(of: get)?.hasPrefix("OkHttp refuses a body on GET") == true)
+        let plain = RepeatedRequest(method: "GET", url: "http://127.0.0.1/x", headers: [], body: [])
+        #expect(RequestCode.swift.refusal(of: plain) == nil && RequestCode.okhttp.refusal(of: plain) == nil)
+    }
+
+    /// Java reads `\u` escapes before literals, so a control character is an octal escape of three
+    /// digits (`\1` then `2` would be a line feed); past ASCII each UTF-16 unit is `\uXXXX`; a long
+    /// text is joined from literals a class file can hold. Swift's literals escape `\(`.
+    @Test func javaAndSwiftStringsHoldWhatTheirCompilersWouldReadOtherwise() {
+        #expect(RequestCode.javaString("a\u{1}2\n\"\\u000a é☕😀\u{7f}")
+                == "\"a\\0012\\n\\\"\\\\u000a \\u00e9\\u2615\\ud83d\\ude00\\177\"")
+        let long = String(repeating: "x", count: RequestCode.javaLiteralLimit + 1)
+        #expect(RequestCode.javaText(long).hasPrefix("String.join(\"\",\n"))
+        #expect(RequestCode.swiftString("\\(x)\u{0}\u{1b}\u{2028}\"é") == "\"\\\\(x)\\0\\u{1B}\\u{2028}\\\"é\"")
     }
 
     /// PowerShell's double-quoted strings: a backtick, `$`, every double quote it knows and
@@ -120,7 +159,7 @@ import TestSupport
             try Subprocess.run("curl", ["-sS", "-w", " %{http_code}", "-H", "Authorization: Bearer \(token)",
                                         "\(base)/api/flows/\(id)/export?format=\(format)"])
         }
-        for format in ["python", "node", "fetch", "httpie", "powershell", "wget"] {
+        for format in ["python", "node", "fetch", "httpie", "powershell", "wget", "swift", "okhttp"] {
             let answer = try export(format).stdout
             #expect(answer.contains("cannot copy as \(format): the store kept 1024 of the request body's 4096 bytes")
                     && answer.hasSuffix(" 422"), "\(answer)")
@@ -136,7 +175,7 @@ import TestSupport
         let id = try #require(try Self.flowID(ui, urlPrefix: origin.url("/x")))
         let answer = try ui.request("/api/flows/\(id)/export?format=ruby")
         #expect(answer.status == 400)
-        #expect(answer.text.contains("curl, har, raw or fetch, node, python, httpie, powershell, wget"),
+        #expect(answer.text.contains("curl, har, raw or fetch, node, python, httpie, powershell, wget, swift, okhttp"),
                 "\(answer.text)")
         let curl = try ui.request("/api/flows/\(id)/export?format=curl").text
         let agent = try curlUserAgent()
