@@ -76,7 +76,9 @@ extension WebUI {
     }
 
     /// Why `edit` cannot go with what is held: a request has no status to set, a response's
-    /// method and URL are the request's that was sent already.
+    /// method and URL are the request's that was sent already, and a response that carries no
+    /// body (to HEAD, 204, 304: RFC 9110 §6.4.1) cannot be given one, whose bytes the client would
+    /// read as the start of the next response.
     static func phaseRefusal(_ edit: Intercepts.Edit?, held: Intercepts.Held) -> String? {
         guard let edit else { return nil }
         switch held.phase {
@@ -85,6 +87,16 @@ extension WebUI {
         case .response where edit.method != nil || edit.url != nil:
             return "\(edit.method != nil ? "method" : "url"): \(held.id) is a held response, whose request was sent "
                 + "already; edit its status, headers or body"
+        case .response:
+            let status = edit.status ?? held.status ?? 200
+            guard !(edit.body ?? held.body).isEmpty, edit.body != nil || edit.status != nil else { return nil }
+            if held.method.uppercased() == "HEAD" {
+                return "body: a response to HEAD carries no body; leave the body empty"
+            }
+            if status == 204 || status == 304 {
+                return "body: a \(status) response carries no body; leave the body empty or give another status"
+            }
+            return nil
         default:
             return nil
         }
@@ -105,17 +117,24 @@ extension WebUI {
         return json.text
     }
 
-    /// `{"filter", "held": [ID…]}`: the event stream's `intercept` message.
+    /// `{"filter", "held": [ID…], "responses": [ID…]}`: the event stream's `intercept` message.
+    /// `held` names every flow held, oldest first; `responses` those of them held at their response,
+    /// so the page tells a response from a request, and sees a flow whose request was resumed and
+    /// whose response is held within one batch change from one to the other.
     static func boardEventJSON(_ board: Intercepts) -> String {
+        let held = board.held
         var json = JSONText(capacity: 128)
         json.raw("{\"filter\":")
         json.string(board.filterText)
-        json.raw(",\"held\":[")
-        for (index, item) in board.held.enumerated() {
-            if index > 0 { json.raw(",") }
-            json.string(item.id)
+        for (key, items) in [("held", held), ("responses", held.filter { $0.phase == .response })] {
+            json.raw(",\"\(key)\":[")
+            for (index, item) in items.enumerated() {
+                if index > 0 { json.raw(",") }
+                json.string(item.id)
+            }
+            json.raw("]")
         }
-        json.raw("]}")
+        json.raw("}")
         return json.text
     }
 

@@ -23,6 +23,17 @@ import Testing
                         since: Date().addingTimeInterval(-1.5), filter: "~d api")
     }
 
+    /// A response held as the engine holds one: the origin's status, header fields and body, with
+    /// the method and URL of the request that was sent.
+    static func heldResponse(_ id: String, method: String = "GET", status: Int = 200,
+                             headers: [(String, String)] = [("Content-Type", "application/json"),
+                                                            ("Content-Length", "11")],
+                             body: [UInt8] = Array("{\"ok\":true}".utf8)) -> Intercepts.Held {
+        Intercepts.Held(id: id, method: method, url: "https://api.test/v1/users/7", httpVersion: "HTTP/1.1",
+                        status: status, headers: headers.map { Intercepts.HeaderField(name: $0.0, value: $0.1) },
+                        body: body, since: Date().addingTimeInterval(-2.4), filter: "~d api & ~s")
+    }
+
     /// Holds `held` on `board`; returns where its decisions go.
     static func hold(_ held: Intercepts.Held, on board: Intercepts) -> Decisions {
         let decisions = Decisions()
@@ -176,7 +187,8 @@ import Testing
         #expect(set.status == 200 && set.json["filter"] as? String == "~m POST", "\(set.text)")
         #expect(board.filterText == "~m POST" && board.isActive)
 
-        let response = try ui.request("/api/intercept", method: "PUT", headers: Self.csrf, body: "{\"filter\": \"~b x\"}")
+        let response = try ui.request("/api/intercept", method: "PUT", headers: Self.csrf,
+                                      body: "{\"filter\": \"~b x\"}")
         let reason = response.json["error"] as? String ?? ""
         #expect(response.status == 400 && reason.contains("~b is not known when a breakpoint decides"),
                 "\(response.text)")
@@ -223,6 +235,113 @@ import Testing
         #expect(page.status == 200 && decisions.all.count == 1)
     }
 
+    /// A held response is listed and shown as one: `phase` `response`, its `status`, its own header
+    /// fields and body, the method and URL of the request that was sent; a held request says
+    /// `phase` `request` and has no status.
+    @Test func aHeldResponseSaysItsPhaseAndStatus() throws {
+        let board = try Intercepts(filter: "~d api")
+        let ui = try WebUIHarness(intercepts: board)
+        _ = Self.hold(Self.held("run-1"), on: board)
+        _ = Self.hold(Self.heldResponse("run-2", status: 201), on: board)
+        let list = try ui.request("/api/intercept")
+        let items = try #require(list.json["held"] as? [[String: Any]], "\(list.text)")
+        #expect(items.map { $0["id"] as? String } == ["run-1", "run-2"])
+        #expect(items[0]["phase"] as? String == "request" && items[0]["status"] == nil, "\(items[0])")
+        #expect(items[1]["phase"] as? String == "response" && items[1]["status"] as? Int == 201, "\(items[1])")
+        #expect(items[1]["method"] as? String == "GET" && items[1]["url"] as? String == "https://api.test/v1/users/7")
+        #expect((items[1]["held_ms"] as? Int ?? 0) >= 2400 && items[1]["filter"] as? String == "~d api & ~s")
+
+        let one = try ui.request("/api/intercept/run-2")
+        #expect(one.status == 200 && one.json["phase"] as? String == "response" && one.json["status"] as? Int == 201)
+        #expect((one.json["headers"] as? [[String]])
+                == [["Content-Type", "application/json"], ["Content-Length", "11"]])
+        #expect(one.json["body_text"] as? String == "{\"ok\":true}" && one.json["body_size"] as? Int == 11)
+    }
+
+    /// A held response resumes with its status, header fields and body edited (what the engine gets
+    /// is the edit as sent), or as it came.
+    @Test func aHeldResponseResumesWithItsStatusEdited() throws {
+        let board = try Intercepts(filter: "~d api")
+        let ui = try WebUIHarness(intercepts: board)
+        let edited = Self.hold(Self.heldResponse("run-1"), on: board)
+        let plain = Self.hold(Self.heldResponse("run-2"), on: board)
+        let edit = #"{"status": 503, "headers": [["Content-Type", "text/plain"], ["Retry-After", "5"]], "#
+            + #""body": "down"}"#
+        let answer = try ui.request("/api/intercept/run-1/resume", method: "POST", headers: Self.csrf, body: edit)
+        #expect(answer.status == 200 && answer.json["resumed"] as? String == "run-1", "\(answer.text)")
+        let expected = Intercepts.Edit(headers: [.init(name: "Content-Type", value: "text/plain"),
+                                                 .init(name: "Retry-After", value: "5")],
+                                       body: Array("down".utf8), status: 503)
+        #expect(edited.all == [.resume(expected)])
+        let record = Self.heldResponse("run-1").record(.resume(expected))
+        #expect(record.edited == ["status", "headers", "body"] && record.originalStatus == 200, "\(record)")
+
+        let asItCame = try ui.request("/api/intercept/run-2/resume", method: "POST", headers: Self.csrf, body: "{}")
+        #expect(asItCame.status == 200, "\(asItCame.text)")
+        #expect(plain.all == [.resume(Intercepts.Edit())])
+        #expect(board.held.isEmpty)
+    }
+
+    /// What cannot go with what is held is a 400 naming the part, and it stays held: a status for a
+    /// request, a method or URL for a response (its request was sent), a status that is not a final
+    /// response's, a body for a response that carries none.
+    @Test func anEditForTheOtherPhaseIsRefusedAndItStaysHeld() throws {
+        let board = try Intercepts(filter: "~d api")
+        let ui = try WebUIHarness(intercepts: board)
+        let request = Self.hold(Self.held("run-1"), on: board)
+        let response = Self.hold(Self.heldResponse("run-2"), on: board)
+        let head = Self.hold(Self.heldResponse("run-3", method: "HEAD", body: []), on: board)
+        let empty = Self.hold(Self.heldResponse("run-4", status: 204, headers: [], body: []), on: board)
+        let cases: [(String, String, String)] = [
+            ("run-1", #"{"status": 404}"#, "status: run-1 is a held request; a status is a response's to edit"),
+            ("run-2", #"{"method": "POST"}"#, "method: run-2 is a held response, whose request was sent already"),
+            ("run-2", #"{"url": "https://api.test/other"}"#, "url: run-2 is a held response"),
+            ("run-2", #"{"status": 99}"#, "status: \"99\" is not a final response's status (200 to 599)"),
+            ("run-2", #"{"status": 101}"#, "status: \"101\" is not a final response's status"),
+            ("run-2", #"{"status": 600}"#, "status: \"600\" is not a final response's status"),
+            ("run-2", #"{"status": 200.5}"#, "is not a final response's status"),
+            ("run-2", #"{"status": true}"#, "is not a final response's status"),
+            ("run-2", #"{"status": "404"}"#, "status: \"404\" is not a final response's status"),
+            ("run-2", #"{"status": "x"}"#, "status: \"x\" is not a final response's status"),
+            ("run-2", #"{"status": null}"#, "is not a final response's status"),
+            ("run-2", #"{"status": 204}"#, "body: a 204 response carries no body"),
+            ("run-2", #"{"status": 304, "body": "x"}"#, "body: a 304 response carries no body"),
+            ("run-3", #"{"body": "x"}"#, "body: a response to HEAD carries no body"),
+            ("run-4", #"{"body": "x"}"#, "body: a 204 response carries no body"),
+        ]
+        for (id, body, reason) in cases {
+            let answer = try ui.request("/api/intercept/\(id)/resume", method: "POST", headers: Self.csrf, body: body)
+            #expect(answer.status == 400, "\(id) \(body): \(answer.status) \(answer.text)")
+            #expect((answer.json["error"] as? String ?? "").contains(reason), "\(id) \(body): \(answer.text)")
+        }
+        #expect(request.all.isEmpty && response.all.isEmpty && head.all.isEmpty && empty.all.isEmpty)
+        #expect(board.held.map(\.id) == ["run-1", "run-2", "run-3", "run-4"])
+        // A 204 given with its body emptied, a HEAD's status changed: they go on.
+        let emptied = try ui.request("/api/intercept/run-2/resume", method: "POST", headers: Self.csrf,
+                                     body: #"{"status": 204, "body": ""}"#)
+        #expect(emptied.status == 200 && response.all == [.resume(Intercepts.Edit(body: [], status: 204))],
+                "\(emptied.text)")
+        let status = try ui.request("/api/intercept/run-3/resume", method: "POST", headers: Self.csrf,
+                                    body: #"{"status": 404}"#)
+        #expect(status.status == 200 && head.all == [.resume(Intercepts.Edit(status: 404))], "\(status.text)")
+    }
+
+    /// Abort of a held response: its client gets a 502 saying the origin's response was not delivered.
+    @Test func abortOfAHeldResponseSaysItWasNotDelivered() throws {
+        let board = try Intercepts(filter: "~d api")
+        let ui = try WebUIHarness(intercepts: board)
+        let decisions = Self.hold(Self.heldResponse("run-1"), on: board)
+        let answer = try ui.request("/api/intercept/run-1/abort", method: "POST", headers: ["X-DevProxy-CSRF: 1"])
+        #expect(answer.status == 200 && answer.json["aborted"] as? String == "run-1", "\(answer.text)")
+        guard case .abort(let reason, let outcome)? = decisions.all.first, decisions.all.count == 1 else {
+            Issue.record("not aborted once: \(decisions.all)")
+            return
+        }
+        #expect(outcome == "aborted" && reason.contains("the origin's response was not delivered"), "\(reason)")
+        #expect(try ui.request("/api/intercept/run-1/abort", method: "POST", headers: ["X-DevProxy-CSRF: 1"])
+            .status == 404)
+    }
+
     @Test func withoutAProxyTheRoutesSaySo() throws {
         let ui = try WebUIHarness()
         let routes = [("GET", "/api/intercept"), ("PUT", "/api/intercept"), ("POST", "/api/intercept/x/resume")]
@@ -233,7 +352,8 @@ import Testing
         }
     }
 
-    /// The live stream says when the board changes: `intercept` with the filter and the held ids.
+    /// The live stream says when the board changes: `intercept` with the filter, the held ids and
+    /// those of them held at their response.
     @Test func theEventStreamSaysWhatIsHeld() throws {
         let board = try Intercepts(filter: "~d api")
         let ui = try WebUIHarness(intercepts: board)
@@ -241,17 +361,22 @@ import Testing
         #expect(events.read(until: "event: hello"))
         _ = Self.hold(Self.held("run-1"), on: board)
         _ = Self.hold(Self.held("run-2"), on: board)
-        #expect(events.read(until: "data: {\"filter\":\"~d api\",\"held\":[\"run-1\",\"run-2\"]}"),
+        #expect(events.read(until: "data: {\"filter\":\"~d api\",\"held\":[\"run-1\",\"run-2\"],\"responses\":[]}"),
                 "\(events.received)")
         let abort = try ui.request("/api/intercept/run-1/abort", method: "POST", headers: ["X-DevProxy-CSRF: 1"])
         #expect(abort.status == 200)
-        #expect(events.read(until: "\"held\":[\"run-2\"]}"), "\(events.received)")
+        #expect(events.read(until: "\"held\":[\"run-2\"],\"responses\":[]}"), "\(events.received)")
+        // run-2's request resumed and its response held: the same id, now among the responses.
+        #expect(board.resume("run-2"))
+        _ = Self.hold(Self.heldResponse("run-2"), on: board)
+        #expect(events.read(until: "\"held\":[\"run-2\"],\"responses\":[\"run-2\"]}"), "\(events.received)")
         let clear = try ui.request("/api/intercept", method: "PUT", headers: Self.csrf, body: "{\"filter\": null}")
         #expect(clear.status == 200)
-        #expect(events.read(until: "data: {\"filter\":null,\"held\":[\"run-2\"]}"), "\(events.received)")
+        #expect(events.read(until: "data: {\"filter\":null,\"held\":[\"run-2\"],\"responses\":[\"run-2\"]}"),
+                "\(events.received)")
         #expect(events.received.contains("event: intercept\n"))
         board.resumeAll()
-        #expect(events.read(until: "data: {\"filter\":null,\"held\":[]}"), "\(events.received)")
+        #expect(events.read(until: "data: {\"filter\":null,\"held\":[],\"responses\":[]}"), "\(events.received)")
     }
 }
 
@@ -287,7 +412,7 @@ extension WebUIInterceptBrowserTests {
         let origin = try HTTP2Origin(.hypercornBoth)
         let dir = TemporaryDirectory()
         let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--web", "127.0.0.1:0", "--quiet",
-                                         "--upstream-ca", origin.caPath, "--intercept", "~u h2-held"], webUI: true)
+                                         "--upstream-ca", origin.caPath, "--intercept", "~u h2-held & ~q"], webUI: true)
         let ui = try #require(proxy.webUI)
         let client = Process()
         client.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
