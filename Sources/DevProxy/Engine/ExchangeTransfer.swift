@@ -32,6 +32,8 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
     var relaysEarly = false
     /// Request body bytes that went to the origin, for `request.body_cut`.
     var bodyBytesSent = 0
+    /// The web UI's replayer sent the request: breakpoints do not hold its response.
+    var replayed = false
 
     init(context: ExchangeContext, head: HTTPRequestHead, request: HTTPRequest, destination: Destination, leg: Leg,
          recorder: ExchangeRecorder, resending: Bool = false) {
@@ -109,7 +111,7 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
         recorder.requestSent = Date()
         recorder.finishTimings(into: &draft, openEnded: false)
         var bodySent = !waitsForContinue && cutShort == nil && !relaysEarly
-        let response = ResponseRelay<Leg>(context: context, requestHead: head, recorder: recorder)
+        let response = ResponseRelay<Leg>(context: context, requestHead: head, recorder: recorder, replayed: replayed)
         do {
             if waitsForContinue && hasBody && !resending, try originInput(within: Self.continueWait) == .timedOut {
                 // RFC 9110 §10.1.1: an origin need not send 100 (Python's http.server, many

@@ -177,6 +177,7 @@ struct HTTPExchange {
         describe(leg.upstream, in: &draft)
         var transfer = ExchangeTransfer(context: context, head: head, request: request, destination: destination,
                                         leg: leg, recorder: recorder, resending: resending)
+        transfer.replayed = replay != nil
         let keepAlive = context.connection.using(leg.upstream.stream.socket) { transfer.run(draft: &draft) }
         return (keepAlive, transfer)
     }

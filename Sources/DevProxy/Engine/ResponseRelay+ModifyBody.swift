@@ -17,59 +17,26 @@ extension ResponseRelay {
     }
 
     /// Relays `head` and its body edited by `rules`; the body as it came when it cannot be
-    /// (the flow's `mapped.note` says why).
-    func relayEditingBody(_ head: HTTPResponseHead, rules: [ModifyBodyRule], leg: inout Leg,
+    /// (the flow's `mapped.note` says why). `gathered`: the start of the body, read off the leg
+    /// already (by a breakpoint that did not hold it).
+    func relayEditingBody(_ head: HTTPResponseHead, rules: [ModifyBodyRule], gathered: [UInt8] = [], leg: inout Leg,
                           draft: inout FlowDraft) -> RelayOutcome {
         let origin = ClientFraming(request: requestHead, response: head)
         let fields = head.headers.map { ($0.name, $0.value) }
         if let reason = BodyEdit.skipReason(method: requestHead.method, status: head.status, fields: fields) {
             if !reason.isEmpty { draft.recordBodyChanges([], note: "body not modified: " + reason) }
-            return stream(head, framing: origin, leg: &leg, draft: &draft, reportResponded: true)
+            return stream(head, framing: origin, buffered: gathered, leg: &leg, draft: &draft, reportResponded: true)
         }
-        var body: [UInt8] = []
-        let clientSocket = context.client.stream.socket
-        var trailers = HTTPFields()
-        gathering: while true {
-            if !leg.hasBufferedResponse() {
-                let limit = context.configuration.upstreamTimeout
-                let waited = (try? leg.awaitResponse(watching: clientSocket, limit: limit)) ?? .input
-                if waited == .peerClosed {
-                    draft.fail(.clientClosed, "the client closed the connection while --modify-body gathered the "
-                               + "response body (\(body.count) bytes)")
-                    return RelayOutcome(clientKeepAlive: false, upstreamReusable: false)
-                }
-                if waited == .timedOut { continue }
-            }
-            let event: UpstreamEvent
-            do {
-                event = try leg.next()
-            } catch let error as NetworkError where error.kind == .timedOut {
-                continue
-            } catch {
-                let failure = leg.failureMidBody(error, relayed: 0)
-                failure.record(in: &draft)
-                // Nothing reached the client yet: it gets a clean 502 saying what failed.
-                context.sendToClient(ErrorResponse.answer(status: 502, detail: failure.detail ?? failure.message,
-                                                          kind: failure.kind,
-                                                          bodyLimit: context.configuration.bodyLimit,
-                                                          recordingIn: &draft))
-                return RelayOutcome(clientKeepAlive: false, upstreamReusable: false)
-            }
-            switch event {
-            case .body(let bytes):
-                body += bytes
-                try? leg.consumed(bytes.count)
-                if body.count > BodyEdit.limit {
-                    draft.recordBodyChanges([], note: "body not modified: " + BodyEdit.overLimit)
-                    return stream(head, framing: origin, buffered: body, leg: &leg, draft: &draft,
-                                  reportResponded: true)
-                }
-            case .end(let fields):
-                trailers = fields
-                break gathering
-            case .interim, .final:
-                return RelayOutcome(clientKeepAlive: false, upstreamReusable: false)
-            }
+        var body = gathered
+        let trailers: HTTPFields
+        switch gatherBody(into: &body, limit: BodyEdit.limit, gatherer: "--modify-body", leg: &leg, draft: &draft) {
+        case .end(let fields):
+            trailers = fields
+        case .stopped:
+            draft.recordBodyChanges([], note: "body not modified: " + BodyEdit.overLimit)
+            return stream(head, framing: origin, buffered: body, leg: &leg, draft: &draft, reportResponded: true)
+        case .over(let outcome):
+            return outcome
         }
         let edit = BodyEdit.apply(rules, to: body, contentEncoding: head.headers["Content-Encoding"])
         draft.recordBodyChanges(edit.changes, note: edit.note)
@@ -79,40 +46,9 @@ extension ResponseRelay {
             if edit.dropEncoding { edited.headers.remove("Content-Encoding") }
         }
         // The whole body is here: sent with its length, or chunked to carry trailers to a 1.1 client.
-        edited.headers.remove("Transfer-Encoding")
-        edited.headers.remove("Content-Length")
-        if trailers.isEmpty || requestHead.version != .http11 {
-            edited.headers.add(name: "Content-Length", value: String(body.count))
-        } else {
-            edited.headers.add(name: "Transfer-Encoding", value: "chunked")
-        }
-        if edit.bytes != nil {
-            // The flow records the head the client got.
-            recorder.replaceResponseHead(HTTPResponse(edited))
-            let altSvcRemoved = draft.flow.response?.altSvcRemoved
-            draft.flow.response = Flow.Response(HTTPResponse(edited), httpVersion: draft.flow.response?.httpVersion
-                                                ?? "HTTP/1.1", redact: context.configuration.redactHeaders)
-            draft.flow.response?.altSvcRemoved = altSvcRemoved
-        }
-        let framing = ClientFraming(request: requestHead, response: edited)
-        let (outbound, clientKeepAlive) = clientHead(for: edited, framing: framing)
-        recorder.recordResponseBody(body)
-        if !trailers.isEmpty { recorder.recordResponseTrailers(trailers) }
-        defer { recorder.finishResponseBody(into: &draft) }
-        let out = framing.rechunk ? (body.isEmpty ? [] : HTTP1Serializer.chunk(body)) + Self.lastChunk(trailers) : body
-        do {
-            try context.client.stream.write(HTTP1Serializer.serialize(outbound) + out, flush: true)
-        } catch {
-            draft.fail(.clientClosed, "the client closed the connection before the response: \(error)")
-            return RelayOutcome(clientKeepAlive: false, upstreamReusable: false)
-        }
-        if leg.overrun > 0 {
-            draft.fail(.upstreamBadResponse, UpstreamOverrun.reason(leg.overrun, target: HostPort(
-                host: draft.flow.server.host, port: draft.flow.server.port).description,
-                length: head.headers["Content-Length"]))
-            draft.flow.error?.by = "server"
-        }
-        return RelayOutcome(clientKeepAlive: clientKeepAlive,
-                            upstreamReusable: head.keepAlive && origin.upstreamDelimited && leg.connectionReusable)
+        edited = framedWhole(edited, count: body.count, trailers: trailers)
+        // The flow records the head the client got.
+        if edit.bytes != nil { recordAsSent(edited, draft: &draft) }
+        return sendWhole(edited, body: body, trailers: trailers, origin: head, leg: &leg, draft: &draft)
     }
 }

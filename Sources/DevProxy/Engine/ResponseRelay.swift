@@ -5,12 +5,16 @@ import HTTPTypes
 /// Relays the origin's response, read through an `UpstreamLeg` whatever version the origin
 /// speaks, to an HTTP/1.1 client: the final head with framing fixed for the client (and a
 /// reason phrase made up when the origin had none), then the body, then trailers as a chunked
-/// trailer section. Interim responses are the exchange's (`ExchangeTransfer`).
+/// trailer section; or, when a breakpoint holds it, as decided there (`relayHolding`). Interim
+/// responses are the exchange's (`ExchangeTransfer`).
 struct ResponseRelay<Leg: UpstreamLeg> {
     let context: ExchangeContext
     let requestHead: HTTPRequestHead
     /// Where the response is recorded for the flow; the exchange has recorded the final head.
     let recorder: ExchangeRecorder
+    /// The web UI's replayer sent the request (`ReplayMark`): breakpoints do not hold its response,
+    /// as they do not hold its request.
+    var replayed = false
 
     /// Sends the final head (as `--modify-headers` makes it) and streams the body; records the
     /// response in the flow, its head as the client gets it.
@@ -36,6 +40,11 @@ struct ResponseRelay<Leg: UpstreamLeg> {
             return relayPinSet(head, rewrite: rewrite, leg: &leg, draft: &draft)
         }
         let bodyRules = bodyRules(for: head, draft: draft)
+        // Breakpoints (`--intercept`): one atomic load when no filter is set.
+        if let board = context.configuration.intercepts, board.isActive,
+           let filter = breakpointFilter(for: head, board: board, draft: draft) {
+            return relayHolding(head, filter: filter, board: board, rules: bodyRules, leg: &leg, draft: &draft)
+        }
         if !bodyRules.isEmpty { return relayEditingBody(head, rules: bodyRules, leg: &leg, draft: &draft) }
         return stream(head, framing: ClientFraming(request: requestHead, response: head), leg: &leg, draft: &draft,
                       reportResponded: true)

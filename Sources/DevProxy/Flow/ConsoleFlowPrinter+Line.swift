@@ -44,6 +44,7 @@ extension ConsoleFlowPrinter {
                 text += ": " + error.message
             }
             if let intercept = flow.intercept { text += breakpointNote(intercept) }
+            if let intercept = flow.interceptResponse { text += responseBreakpointNote(intercept) }
             return "\(time) " + paint.red(text)
         }
 
@@ -107,6 +108,7 @@ extension ConsoleFlowPrinter {
             if let note = mapped.note { text += " (\(note))" }
         }
         if let intercept = flow.intercept { text += breakpointNote(intercept) }
+        if let intercept = flow.interceptResponse { text += responseBreakpointNote(intercept) }
         // A slow flow says why (`--throttle`).
         if let throttle = flow.throttle { text += " (throttled: \(throttle))" }
         if let messages = flow.websocket, !messages.isEmpty {
@@ -127,6 +129,23 @@ extension ConsoleFlowPrinter {
         case "stopped": return " (held at a breakpoint until DevProxy stopped)"
         case "client_gone": return " (the client hung up after \(held) at a breakpoint)"
         default: return intercept.note.map { " (\($0))" } ?? ""
+        }
+    }
+
+    /// What a breakpoint did to the response, as `breakpointNote` says it of the request:
+    /// `(response held 1.2 s at a breakpoint; edited status, body)`, `(response aborted at a
+    /// breakpoint)`, `(response not held: an event stream (text/event-stream) goes on as it comes)`.
+    static func responseBreakpointNote(_ intercept: Flow.Intercept) -> String {
+        let held = HumanUnits.duration(milliseconds: intercept.pausedMs)
+        let note = intercept.note.map { "; " + $0 } ?? ""
+        switch intercept.outcome {
+        case "resumed":
+            let edited = intercept.edited.isEmpty ? "" : "; edited " + intercept.edited.joined(separator: ", ")
+            return " (response held \(held) at a breakpoint\(edited)\(note))"
+        case "aborted": return " (response aborted at a breakpoint)"
+        case "stopped": return " (response held at a breakpoint until DevProxy stopped)"
+        case "client_gone": return " (the client hung up after \(held) with its response at a breakpoint)"
+        default: return intercept.note.map { " (response \($0))" } ?? ""
         }
     }
 
