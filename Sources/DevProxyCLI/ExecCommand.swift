@@ -12,15 +12,18 @@ enum ExecCommand {
       devproxy exec -- python3 app.py                 requests, httpx, urllib, pip, grpcio…
       devproxy exec --proxy 127.0.0.1:9090 -- npm install
       devproxy exec -- bash                           a shell whose every command is intercepted
+      devproxy exec --transparent -- node app.js      every TCP connection, whether or not it reads proxy settings (Linux)
 
     Options come before the command (or before --): --proxy HOST:PORT (default 127.0.0.1:8080)  --ca-dir DIR
-    --root FILE  --intercept-loopback. `devproxy env --help` says what is set.
+    --root FILE  --intercept-loopback  --transparent. `devproxy env --help` says what is set.
+    --transparent runs the command in a network namespace of its own, where every TCP connection and DNS lookup
+    goes to DevProxy (as mitmproxy's local mode); it needs root or unprivileged user namespaces, ip and iptables.
     Exit codes: the command's own; 127 the command was not found, 126 it could not be run (as a shell
     says); 1 no CA yet or its files cannot be written; 2 usage.
     """
 
     static let valued: Set<String> = ["proxy", "ca-dir", "root"]
-    static let booleans: Set<String> = ["intercept-loopback"]
+    static let booleans: Set<String> = ["intercept-loopback", "transparent"]
 
     static func run(_ raw: ArraySlice<String>) throws -> Int32 {
         let (options, command) = split(raw)
@@ -35,6 +38,9 @@ enum ExecCommand {
         }
         let setup = try TerminalSetup(arguments)
         setup.warnIfNothingListens()
+        if arguments.flag("transparent") {
+            return try runTransparent(command, setup: setup, loopback: arguments.flag("intercept-loopback"))
+        }
         for variable in setup.environment.variables(current: ProcessInfo.processInfo.environment) {
             if let value = variable.value { setenv(variable.name, value, 1) } else { unsetenv(variable.name) }
         }

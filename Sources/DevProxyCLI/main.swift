@@ -74,6 +74,7 @@ func main() -> Int32 {
         case "env": return try EnvCommand.run(helpAsked(arguments.dropFirst()))
         // Not helpAsked: `devproxy exec -- curl --help` is curl's help.
         case "exec": return try ExecCommand.run(arguments.dropFirst())
+        case ExecCommand.insideCommand: return try ExecCommand.runInside(arguments.dropFirst())
         case "trust": return try TrustCommand.run(helpAsked(arguments.dropFirst(), subcommands: Set(TrustCommand.subcommandUsage.keys)))
         case "transparent-rules": return try TransparentRulesCommand.run(helpAsked(arguments.dropFirst()))
         case "--help", "-h", "help":

@@ -1,0 +1,456 @@
+import Foundation
+import HTTPTypes
+import Synchronization
+
+/// `devproxy exec --transparent`: one command, and every process it starts, in a network
+/// namespace of its own (Linux), where the kernel sends each TCP connection it opens to a bridge
+/// that hands it to DevProxy as a `CONNECT`, whether or not the program reads proxy settings: a Go
+/// or Node.js program, a Flutter desktop build, a test suite that clears its environment. As
+/// mitmproxy's `local` mode captures one application, without the machine-wide iptables rules and
+/// separate user that `--mode transparent` needs, and without root where unprivileged user
+/// namespaces are allowed.
+///
+/// The parts, in the order a connection meets them:
+/// - inside the namespace, `iptables -t nat … REDIRECT` sends every TCP connection (loopback aside,
+///   unless asked) to the `Bridge`'s port; the bridge reads where it was going (`SO_ORIGINAL_DST`)
+///   and opens a `CONNECT host:port` on a Unix socket, which is a file and so reachable from both
+///   namespaces;
+/// - DNS (UDP port 53, whatever server a program asks) is answered by the bridge with an address
+///   of 198.18.0.0/15 (RFC 2544's benchmarking range) kept for that name (`FakeDNS`), so the
+///   `CONNECT` names the host, which DevProxy resolves where it runs; AAAA gets no answer, so
+///   programs use IPv4;
+/// - the `HostRelay`, in `devproxy exec`'s own process outside the namespace, joins each Unix
+///   connection to DevProxy's listener;
+/// - other UDP (QUIC) is refused, so HTTP/3 falls back to TCP, as with `--mode transparent`.
+public enum NamespaceCapture {
+    /// The first address `FakeDNS` gives: 198.18.0.1.
+    static let fakeBase: UInt32 = 0xC612_0001
+    /// How many it gives (198.18.0.0/15 less the network and broadcast addresses and `source`).
+    static let fakeCount: UInt32 = (1 << 17) - 3
+    /// The namespace's own address, the source of every connection it opens: with none (a route
+    /// through loopback alone), packets leave from 0.0.0.0, and the kernel cannot match a DNS
+    /// reply to the query it redirected, so a resolver waiting on a connected socket never gets it.
+    static let source = "198.19.255.254"
+    /// The same for IPv6, in the discard-only prefix (RFC 6666).
+    static let sourceV6 = "100::1"
+
+    /// Names and the addresses `FakeDNS` gave them, both ways.
+    public final class FakeDNS: Sendable {
+        private struct Table {
+            var addresses: [String: UInt32] = [:]
+            var names: [UInt32: String] = [:]
+            var next: UInt32 = 0
+        }
+
+        private let table = Mutex(Table())
+
+        public init() {}
+
+        /// The address kept for `name` (lower case, no final dot), given now if it has none; the
+        /// oldest is given again once all 131,070 are used.
+        public func address(for name: String) -> UInt32 {
+            let key = Self.key(name)
+            return table.withLock { table in
+                if let known = table.addresses[key] { return known }
+                let address = NamespaceCapture.fakeBase + table.next % NamespaceCapture.fakeCount
+                table.next += 1
+                if let old = table.names[address] { table.addresses[old] = nil }
+                table.addresses[key] = address
+                table.names[address] = key
+                return address
+            }
+        }
+
+        /// The name `address` was given for, or nil when it is no address of ours.
+        public func name(for address: UInt32) -> String? {
+            table.withLock { $0.names[address] }
+        }
+
+        private static func key(_ name: String) -> String {
+            var key = name.lowercased()
+            if key.hasSuffix(".") { key.removeLast() }
+            return key
+        }
+
+        /// The answer to the DNS query `message` (RFC 1035 §4): for one question of class IN, type
+        /// A gets this name's address (TTL 60 s), any other type no record (NOERROR, so a program
+        /// asking AAAA then A goes on with A); a message that is no such query gets FORMERR, or
+        /// nil when it is too short to answer at all.
+        public func answer(_ message: [UInt8]) -> [UInt8]? {
+            guard message.count >= 12, message[2] & 0x80 == 0 else { return nil }
+            func reply(code: UInt8, question: ArraySlice<UInt8>, record: [UInt8]?) -> [UInt8] {
+                var out = Array(message[0..<2])
+                // QR, the query's opcode and RD; RA; the response code.
+                out.append(0x80 | (message[2] & 0x79))
+                out.append(0x80 | code)
+                out += [0, question.isEmpty ? 0 : 1, 0, record == nil ? 0 : 1, 0, 0, 0, 0]
+                out += question
+                out += record ?? []
+                return out
+            }
+            let opcode = (message[2] >> 3) & 0x0F
+            let questions = Int(message[4]) << 8 | Int(message[5])
+            guard opcode == 0, questions == 1 else { return reply(code: 1, question: [], record: nil) }
+            var index = 12
+            var labels: [String] = []
+            while true {
+                guard index < message.count else { return reply(code: 1, question: [], record: nil) }
+                let length = Int(message[index])
+                if length == 0 { index += 1; break }
+                // A query's name is written out; a pointer (0xC0) or a label past 63 is malformed.
+                guard length <= 63, index + 1 + length <= message.count else {
+                    return reply(code: 1, question: [], record: nil)
+                }
+                labels.append(String(decoding: message[(index + 1)...(index + length)], as: UTF8.self))
+                index += 1 + length
+            }
+            guard index + 4 <= message.count else { return reply(code: 1, question: [], record: nil) }
+            let type = Int(message[index]) << 8 | Int(message[index + 1])
+            let dnsClass = Int(message[index + 2]) << 8 | Int(message[index + 3])
+            let question = message[12..<(index + 4)]
+            guard type == 1, dnsClass == 1, !labels.isEmpty else { return reply(code: 0, question: question, record: nil) }
+            let address = self.address(for: labels.joined(separator: "."))
+            var record: [UInt8] = [0xC0, 0x0C, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4]
+            record += [UInt8(address >> 24), UInt8(address >> 16 & 0xFF), UInt8(address >> 8 & 0xFF),
+                       UInt8(address & 0xFF)]
+            return reply(code: 0, question: question, record: record)
+        }
+    }
+
+    /// The dotted form of an IPv4 address held in a UInt32.
+    public static func dotted(_ address: UInt32) -> String {
+        "\(address >> 24).\(address >> 16 & 0xFF).\(address >> 8 & 0xFF).\(address & 0xFF)"
+    }
+
+    /// The UInt32 of a dotted IPv4 address, or nil.
+    static func number(_ dotted: String) -> UInt32? {
+        var address = in_addr()
+        guard inet_pton(AF_INET, dotted, &address) == 1 else { return nil }
+        return UInt32(bigEndian: address.s_addr)
+    }
+
+    /// Copies bytes both ways between two connected descriptors until both directions end (a
+    /// direction's end shuts its destination's writing side; a failure shuts both sockets, so the
+    /// other direction ends too). Blocks; one more thread for the other direction. The caller
+    /// closes both afterwards.
+    static func join(_ a: Int32, _ b: Int32) {
+        blocking(a)
+        blocking(b)
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            copy(from: b, to: a)
+            done.signal()
+        }.start()
+        copy(from: a, to: b)
+        done.wait()
+    }
+
+    /// Makes `fd` block without a timeout: the relay's sockets wait as long as their peers do.
+    static func blocking(_ fd: Int32) {
+        let flags = fcntl(fd, F_GETFL)
+        if flags >= 0, flags & O_NONBLOCK != 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
+        var none = timeval()
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &none, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &none, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    private static func copy(from source: Int32, to destination: Int32) {
+        var buffer = [UInt8](repeating: 0, count: 32_768)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(source, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count == 0 {
+                _ = shutdown(destination, Int32(SHUT_WR))
+                return
+            }
+            guard count > 0 else { break }
+            var written = 0
+            while written < count {
+                let sent = buffer.withUnsafeBytes {
+                    send(destination, $0.baseAddress! + written, count - written, Int32(MSG_NOSIGNAL))
+                }
+                if sent < 0 && errno == EINTR { continue }
+                guard sent > 0 else { break }
+                written += sent
+            }
+            guard written == count else { break }
+        }
+        _ = shutdown(source, Int32(SHUT_RDWR))
+        _ = shutdown(destination, Int32(SHUT_RDWR))
+    }
+
+    /// A Unix-socket listener at `path` (made 0600) that joins each connection to a fresh TCP
+    /// connection to `proxy`: the namespace's only way out, run in `devproxy exec`'s own process.
+    public final class HostRelay: @unchecked Sendable {  // `fd` is set once; `stopped` is atomic
+        public let path: String
+        private let fd: Int32
+        private let proxy: (host: String, port: Int)
+        private let stopped = Atomic<Bool>(false)
+
+        /// - Throws: `NetworkError` when the socket cannot be made or bound.
+        public init(path: String, proxyHost: String, proxyPort: Int) throws {
+            self.path = path
+            proxy = (proxyHost, proxyPort)
+            fd = try Self.unixSocket(path: path, listen: true)
+        }
+
+        /// Accepts and joins connections on threads of their own until `stop`.
+        public func start() {
+            let thread = Thread { [self] in
+                while !stopped.load(ordering: .relaxed) {
+                    var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                    guard poll(&poller, 1, 200) > 0 else { continue }
+                    let client = Glibc.accept(fd, nil, nil)
+                    guard client >= 0 else { continue }
+                    _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+                    let target = proxy
+                    Thread {
+                        defer { Glibc.close(client) }
+                        guard let upstream = try? Socket.connect(host: target.host, port: target.port, timeout: 10)
+                        else { return }
+                        NamespaceCapture.join(client, upstream.fd)
+                        upstream.close()
+                    }.start()
+                }
+            }
+            thread.start()
+        }
+
+        public func stop() {
+            stopped.store(true, ordering: .relaxed)
+            unlink(path)
+        }
+
+        /// A Unix stream socket, bound and listening at `path`, or connected to it.
+        static func unixSocket(path: String, listen: Bool) throws -> Int32 {
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            guard fd >= 0 else { throw NetworkError(.failed, "socket(AF_UNIX): \(String(cString: strerror(errno)))") }
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            let bytes = Array(path.utf8)
+            guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+                Glibc.close(fd)
+                throw NetworkError(.failed, "the socket path \(path) is longer than a Unix socket's address holds")
+            }
+            withUnsafeMutableBytes(of: &address.sun_path) { raw in
+                raw.copyBytes(from: bytes)
+                raw[bytes.count] = 0
+            }
+            let length = socklen_t(MemoryLayout<sockaddr_un>.size)
+            let result = withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    listen ? bind(fd, $0, length) : connect(fd, $0, length)
+                }
+            }
+            guard result == 0 else {
+                let reason = String(cString: strerror(errno))
+                Glibc.close(fd)
+                throw NetworkError(.failed, "\(listen ? "cannot listen on" : "cannot connect to") \(path): \(reason)")
+            }
+            if listen {
+                chmod(path, 0o600)
+                guard Glibc.listen(fd, 256) == 0 else {
+                    Glibc.close(fd)
+                    throw NetworkError(.failed, "cannot listen on \(path): \(String(cString: strerror(errno)))")
+                }
+            }
+            return fd
+        }
+    }
+
+    /// What runs inside the namespace: the TCP listener the kernel redirects connections to, a
+    /// second one that is an explicit proxy for programs that read proxy settings (each
+    /// connection joined to the relay as it is), and the DNS responder.
+    public final class Bridge: @unchecked Sendable {  // sockets set once at init
+        /// Where connections are redirected (127.0.0.1), and its IPv6 twin (::1) when there is one.
+        public let redirected: Listener
+        public let redirectedV6: Listener?
+        /// An HTTP proxy at DevProxy's own address, inside the namespace (whose ports are its own):
+        /// a program that reads `HTTP_PROXY` reaches DevProxy through it, each connection joined to
+        /// the relay as it is.
+        public let explicit: Listener
+        /// The DNS responder's UDP port on 127.0.0.1.
+        public let dnsPort: Int
+        private let dnsFD: Int32
+        private let relayPath: String
+        public let dns = FakeDNS()
+
+        /// - Parameters:
+        ///   - relayPath: the `HostRelay`'s socket.
+        ///   - proxyHost: DevProxy's listening address, where `explicit` listens in the namespace
+        ///     (an address that is not loopback is added to the namespace's loopback first).
+        /// - Throws: `NetworkError` when a socket cannot be made.
+        public init(relayPath: String, proxyHost: String, proxyPort: Int) throws {
+            self.relayPath = relayPath
+            redirected = try Listener(host: "127.0.0.1", port: 0)
+            redirectedV6 = try? Listener(host: "::1", port: 0)
+            explicit = try Listener(host: proxyHost, port: proxyPort)
+            let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            guard fd >= 0 else { throw NetworkError(.failed, "socket(): \(String(cString: strerror(errno)))") }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+                }
+            }
+            guard bound else {
+                Glibc.close(fd)
+                throw NetworkError(.failed, "cannot bind the DNS responder: \(String(cString: strerror(errno)))")
+            }
+            dnsFD = fd
+            dnsPort = Int(UInt16(bigEndian: address.sin_port))
+        }
+
+        /// Serves on threads of its own for the life of the process.
+        public func start() {
+            for listener in [redirected, redirectedV6].compactMap({ $0 }) {
+                Thread { [self] in accepting(listener, redirected: true) }.start()
+            }
+            Thread { [self] in accepting(explicit, redirected: false) }.start()
+            Thread { [self] in answeringDNS() }.start()
+        }
+
+        private func accepting(_ listener: Listener, redirected: Bool) {
+            while true {
+                guard let client = try? listener.accept(timeout: 1) else { continue }
+                Thread { [self] in
+                    serve(client, redirected: redirected)
+                }.start()
+            }
+        }
+
+        /// The `CONNECT` target for a connection the kernel redirected: the name behind a fake
+        /// address, else the address itself.
+        func target(of client: Socket) -> String? {
+            guard let destination = client.originalDestination else { return nil }
+            if destination.family == AF_INET, let number = NamespaceCapture.number(destination.host),
+               let name = dns.name(for: number) {
+                return URIHost.authority(host: name, port: destination.port)
+            }
+            return destination.description
+        }
+
+        private func serve(_ client: Socket, redirected: Bool) {
+            defer { client.close() }
+            var preface: [UInt8] = []
+            if redirected {
+                // A connection to the listener itself (nothing redirected it) would loop.
+                guard let authority = target(of: client), authority != client.localAddress?.description else { return }
+                preface = Array("CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n\r\n".utf8)
+            }
+            guard let upstream = try? HostRelay.unixSocket(path: relayPath, listen: false) else { return }
+            defer { Glibc.close(upstream) }
+            if redirected {
+                guard preface.withUnsafeBytes({ send(upstream, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) })
+                        == preface.count,
+                      Self.connectAnswered(upstream) else { return }
+            }
+            NamespaceCapture.join(client.fd, upstream)
+        }
+
+        /// Reads the proxy's answer to the `CONNECT`, byte by byte up to its blank line (so no byte
+        /// of the tunnel is taken), and says whether it was 2xx.
+        static func connectAnswered(_ fd: Int32) -> Bool {
+            var head: [UInt8] = []
+            var byte: UInt8 = 0
+            while head.count < 16_384 {
+                guard Glibc.read(fd, &byte, 1) == 1 else { return false }
+                head.append(byte)
+                if head.count >= 4, head.suffix(4).elementsEqual([13, 10, 13, 10]) { break }
+            }
+            let line = String(decoding: head.prefix { $0 != 13 }, as: UTF8.self)
+            let parts = line.split(separator: " ")
+            return parts.count >= 2 && parts[1].hasPrefix("2")
+        }
+
+        private func answeringDNS() {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                var from = sockaddr_storage()
+                var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+                let count = buffer.withUnsafeMutableBytes { raw in
+                    withUnsafeMutablePointer(to: &from) { pointer in
+                        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                            recvfrom(dnsFD, raw.baseAddress, raw.count, 0, $0, &length)
+                        }
+                    }
+                }
+                guard count > 0, let reply = dns.answer(Array(buffer[0..<count])) else { continue }
+                _ = reply.withUnsafeBytes { raw in
+                    withUnsafePointer(to: &from) { pointer in
+                        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                            sendto(dnsFD, raw.baseAddress, raw.count, 0, $0, length)
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// What comes before the bridge can listen: loopback up, and DevProxy's own address on it when
+    /// that is not a loopback one (`--proxy 192.168.1.5:8080`), so the explicit listener can take it.
+    public static func preparationCommands(proxyHost: String) -> [[String]] {
+        var commands = [["ip", "link", "set", "lo", "up"]]
+        let v6 = proxyHost.contains(":")
+        let loopback = v6 ? proxyHost == "::1" : proxyHost.hasPrefix("127.") || proxyHost == "localhost"
+        if !loopback { commands.append(["ip", "addr", "add", proxyHost + (v6 ? "/128" : "/32"), "dev", "lo"]) }
+        return commands
+    }
+
+    /// The commands that make the rest of the namespace's network: an address of its own (`source`)
+    /// and a default route through loopback
+    /// (so a connection to any address gets as far as the rules), the redirects, and QUIC and
+    /// other UDP refused. `loopback`: loopback connections too go to DevProxy (the machine's own
+    /// servers, outside the namespace), except the bridge's own ports.
+    public static func networkCommands(bridgePort: Int, dnsPort: Int, excluded: [Int], loopback: Bool) -> [[String]] {
+        var commands: [[String]] = [
+            ["ip", "addr", "add", source + "/32", "dev", "lo"],
+            ["ip", "route", "add", "default", "dev", "lo", "src", source],
+            ["iptables", "-t", "nat", "-A", "OUTPUT", "-p", "udp", "--dport", "53", "-j", "REDIRECT", "--to-ports",
+             String(dnsPort)],
+        ]
+        let ports = ([bridgePort, dnsPort] + excluded).map(String.init)
+        let keep = ["-m", "multiport", "!", "--dports", ports.joined(separator: ",")]
+        commands.append(["iptables", "-t", "nat", "-A", "OUTPUT", "-p", "tcp"] + (loopback ? keep : ["!", "-d", "127.0.0.0/8"])
+                        + ["-j", "REDIRECT", "--to-ports", String(bridgePort)])
+        // Not the DNS responder's replies, which leave loopback for the namespace's own address.
+        commands.append(["iptables", "-A", "OUTPUT", "-p", "udp", "!", "-s", "127.0.0.0/8", "!", "-d", "127.0.0.0/8",
+                         "-j", "REJECT"])
+        return commands
+    }
+
+    /// The same for IPv6, when the namespace has it (`bridgePortV6`: the bridge could listen on
+    /// ::1); a kernel without IPv6 leaves these out, and programs then have IPv4 alone.
+    public static func networkCommandsV6(bridgePort: Int, dnsPort: Int, excluded: [Int], loopback: Bool) -> [[String]] {
+        let ports = ([bridgePort, dnsPort] + excluded).map(String.init)
+        let keep = ["-m", "multiport", "!", "--dports", ports.joined(separator: ",")]
+        return [
+            ["ip", "-6", "addr", "add", sourceV6 + "/128", "dev", "lo", "nodad"],
+            ["ip", "-6", "route", "add", "default", "dev", "lo", "src", sourceV6],
+            ["ip6tables", "-t", "nat", "-A", "OUTPUT", "-p", "tcp"] + (loopback ? keep : ["!", "-d", "::1"])
+                + ["-j", "REDIRECT", "--to-ports", String(bridgePort)],
+            ["ip6tables", "-A", "OUTPUT", "-p", "udp", "!", "-s", "::1", "!", "-d", "::1", "-j", "REJECT"],
+        ]
+    }
+
+    /// Runs `networkCommands`; the first that fails is thrown as one line with its output.
+    public static func configureNetwork(_ commands: [[String]], environment: [String: String]) throws {
+        for command in commands {
+            let finished: ChildProcess.Finished
+            do {
+                finished = try ChildProcess.run(command[0], Array(command.dropFirst()), environment: environment,
+                                                standardError: true, outputLimit: 4096)
+            } catch {
+                throw NetworkError(.failed, "\(command[0]) cannot be run (install iproute2 and iptables): \(error)")
+            }
+            guard finished.status == 0 else {
+                let said = String(decoding: finished.output, as: UTF8.self)
+                    .split(separator: "\n").first.map(String.init) ?? "exit \(finished.status)"
+                throw NetworkError(.failed, "`\(command.joined(separator: " "))` failed: \(said)")
+            }
+        }
+    }
+}
