@@ -10,7 +10,8 @@ import HTTPTypes
 /// converts with its own codec's conversions. Backpressure holds both ways: the
 /// loop acknowledges the client's request bytes once the thread has written them upstream
 /// (`consumed`), and the thread reads no more of the response while `responseQueueLimit` bytes
-/// it posted are not yet on their way to the client (`acknowledge`).
+/// it posted are not yet on their way to the client (`acknowledge`), or `Intercepts.maxBody`
+/// while a breakpoint gathers the response (`setQueueLimit`).
 final class HTTP1StreamLeg: @unchecked Sendable {
     /// What the thread reports to the loop.
     enum Report {
@@ -44,6 +45,8 @@ final class HTTP1StreamLeg: @unchecked Sendable {
     private var cancelled = false
     private var reports: [Report] = []
     private var unacknowledged = 0
+    /// `responseQueueLimit`, or more while a breakpoint gathers the response (`setQueueLimit`).
+    private var queueLimit = HTTP1StreamLeg.responseQueueLimit
     private var upstreamSocket: Socket?
     /// Made when the thread first waits for the client's body while watching the origin
     /// (`nextRequestPart`): what the loop hands over (`push`, `finishRequest`, `cancel`) wakes its `poll()`.
@@ -83,6 +86,15 @@ final class HTTP1StreamLeg: @unchecked Sendable {
     func acknowledge(_ count: Int) {
         condition.withLock {
             unacknowledged = max(0, unacknowledged - count)
+            condition.broadcast()
+        }
+    }
+
+    /// Lets the thread post up to `limit` response bytes the client has not taken (a breakpoint
+    /// gathers the whole body before any goes on), or with nil `responseQueueLimit` again.
+    func setQueueLimit(_ limit: Int?) {
+        condition.withLock {
+            queueLimit = limit ?? Self.responseQueueLimit
             condition.broadcast()
         }
     }
@@ -202,7 +214,7 @@ final class HTTP1StreamLeg: @unchecked Sendable {
     /// Waits while the client is behind on the response by more than the limit.
     func waitForRoom() throws {
         try condition.withLock {
-            while unacknowledged > Self.responseQueueLimit && !cancelled { condition.wait() }
+            while unacknowledged > queueLimit && !cancelled { condition.wait() }
             if cancelled { throw ClientGone(message: "the client reset the stream") }
         }
     }

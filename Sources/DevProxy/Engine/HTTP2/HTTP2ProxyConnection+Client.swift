@@ -61,12 +61,12 @@ extension HTTP2ProxyConnection {
                 exchange.draft.flow.error?.code = code.description
                 exchange.draft.flow.error?.by = "client"
                 exchange.draft.flow.error?.afterBytes = exchange.responseBytes
-                if exchange.breakpoint != nil { leaveBreakpoint(exchange) }
+                if exchange.atBreakpoint { leaveBreakpoint(exchange) }
                 stopUpstream(of: exchange, code: code)
             case .streamClosed(let stream, _):
                 guard let exchange = streams.removeValue(forKey: stream) else { continue }
                 // Closed at a breakpoint without the client's reset (the session reset it): withdrawn.
-                if exchange.breakpoint != nil { leaveBreakpoint(exchange) }
+                if exchange.atBreakpoint { leaveBreakpoint(exchange) }
                 if !exchange.responseEnded { exchange.http1Leg?.cancel() }
                 if let leg = exchange.leg, let upstream = exchange.upstreamStream, leg.clientStreams[upstream] != nil {
                     if !exchange.responseEnded { try? leg.session.resetStream(upstream, code: .cancel) }

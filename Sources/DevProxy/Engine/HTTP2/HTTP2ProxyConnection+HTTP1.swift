@@ -89,11 +89,16 @@ extension HTTP2ProxyConnection {
             // is a length mismatch to a strict client (Python h2 failed the connection).
             let noContent = response.status == 204 || response.status == 304 || exchange.requestHead.method == "HEAD"
             if noContent { exchange.responseEnded = true }
-            // --modify-body: held until its body is whole (bounded), then edited and sent.
-            if holdsForBodyRules(exchange, head: block, endStream: noContent) { return }
+            // --modify-body, a breakpoint: held until its body is whole (bounded), then edited, or
+            // decided in the web UI, and sent.
+            if holdsResponse(exchange, head: block, endStream: noContent) { return }
             try? session.submitResponse(stream: stream, block, endStream: noContent)
         case .body(let bytes):
             if exchange.heldPinSet != nil {
+                if exchange.responseBreakpoint != nil {
+                    gatherResponse(exchange, bytes, endStream: false)
+                    return
+                }
                 exchange.heldPinSet?.body += bytes
                 if let held = exchange.heldPinSet, held.body.count > bodyHoldLimit(exchange) {
                     releaseHeld(exchange, whole: false, endStream: false)
@@ -108,9 +113,10 @@ extension HTTP2ProxyConnection {
             exchange.draft.flow.error?.by = "server"
         case .end(let trailers):
             // The flow keeps the origin's trailers; the client gets those that may cross.
+            let fields = trailers.isEmpty ? [] : (try? [HTTP2Field](forwardingTrailers: trailers)) ?? []
+            if endsResponseAtBreakpoint(exchange, trailers: trailers, relayed: fields) { return }
             if !trailers.isEmpty { exchange.recorder.recordResponseTrailers(trailers) }
             if exchange.heldPinSet != nil { releaseHeld(exchange, whole: true, endStream: false) }
-            let fields = trailers.isEmpty ? [] : (try? [HTTP2Field](forwardingTrailers: trailers)) ?? []
             if exchange.responseEnded {
                 // Its HEADERS ended the stream (no content).
             } else if fields.isEmpty {
@@ -126,6 +132,7 @@ extension HTTP2ProxyConnection {
             }
         case .failed(let kind, let status, let message, let responseStarted):
             exchange.http1Leg = nil
+            responseFailedAtBreakpoint(exchange)
             if responseStarted {
                 exchange.draft.fail(kind, "\(message) after \(exchange.responseBytes) response bytes")
                 exchange.draft.flow.error?.by = "server"

@@ -101,7 +101,7 @@ extension HTTP2ProxyConnection {
         heldAtBreakpoint.insert(exchange.clientStream)
         let inbox = breakpointInbox
         let stream = exchange.clientStream
-        board.hold(held) { inbox.post(stream, $0) }
+        board.hold(held) { inbox.post(stream, phase: .request, $0) }
     }
 
     /// `body` as `rules` make it (`BodyEdit`), the stream's head and recorded request following
@@ -191,19 +191,25 @@ extension HTTP2ProxyConnection {
 
     /// Acts on the decisions the web UI posted.
     func takeBreakpointDecisions() {
-        for (stream, decision) in breakpointInbox.take() {
+        for (stream, phase, decision) in breakpointInbox.take() {
             heldAtBreakpoint.remove(stream)
             // A stream that ended meanwhile (the client reset it) has nothing left to decide.
-            guard let exchange = streams[stream], let held = exchange.breakpoint?.held else { continue }
+            guard let exchange = streams[stream] else { continue }
+            if phase == .response {
+                decideResponse(exchange, decision)
+                continue
+            }
+            guard let held = exchange.breakpoint?.held else { continue }
             decide(exchange, held: held, decision)
         }
     }
 
-    /// The client reset the stream or closed the connection: a held request is withdrawn, its flow
-    /// saying `client_gone`.
+    /// The client reset the stream or closed the connection: a held request (or response,
+    /// `leaveResponseBreakpoint`) is withdrawn, its flow saying `client_gone`.
     func leaveBreakpoint(_ exchange: HTTP2StreamExchange) {
         gathering.remove(exchange.clientStream)
         heldAtBreakpoint.remove(exchange.clientStream)
+        leaveResponseBreakpoint(exchange)
         guard let held = endBreakpoint(exchange)?.held else { return }
         context.configuration.intercepts?.withdraw(held.id)
         exchange.draft.flow.intercept = held.withdrawnRecord()
@@ -309,20 +315,20 @@ extension HTTP2ProxyConnection {
 /// Where the web UI's thread leaves decisions for an HTTP/2 connection's held streams; the
 /// connection's loop, woken by the pipe, takes them (`takeBreakpointDecisions`).
 final class BreakpointInbox: Sendable {
-    private let decisions = Mutex<[(Int32, Intercepts.Decision)]>([])
+    private let decisions = Mutex<[(Int32, Intercepts.Phase, Intercepts.Decision)]>([])
     private let wake: WakePipe
 
     init(wake: WakePipe) {
         self.wake = wake
     }
 
-    /// Called on the deciding thread.
-    func post(_ stream: Int32, _ decision: Intercepts.Decision) {
-        decisions.withLock { $0.append((stream, decision)) }
+    /// Called on the deciding thread: `decision` on `stream`'s held request or response (`phase`).
+    func post(_ stream: Int32, phase: Intercepts.Phase, _ decision: Intercepts.Decision) {
+        decisions.withLock { $0.append((stream, phase, decision)) }
         wake.signal()
     }
 
-    func take() -> [(Int32, Intercepts.Decision)] {
+    func take() -> [(Int32, Intercepts.Phase, Intercepts.Decision)] {
         decisions.withLock { list in
             defer { list = [] }
             return list

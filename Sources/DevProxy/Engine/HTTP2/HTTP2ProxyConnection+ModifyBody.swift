@@ -35,8 +35,10 @@ extension HTTP2ProxyConnection {
         return true
     }
 
-    /// The most body bytes held for `exchange`: what its origin may send unacknowledged.
+    /// The most body bytes held for `exchange`: what its origin may send unacknowledged
+    /// (`Intercepts.maxBody` for a response a breakpoint gathers, whose window is widened to it).
     func bodyHoldLimit(_ exchange: HTTP2StreamExchange) -> Int {
+        if exchange.responseBreakpoint != nil { return min(BodyEdit.limit, Intercepts.maxBody) }
         let window = exchange.http1Leg != nil ? HTTP1StreamLeg.responseQueueLimit : Int(limits.initialWindowSize) - 1
         return min(BodyEdit.limit, window)
     }
@@ -50,27 +52,33 @@ extension HTTP2ProxyConnection {
         }
         guard let (head, body) = exchange.heldPinSet else { return }
         exchange.heldPinSet = nil
-        var fields = head.fields
-        var served = body
-        if whole {
-            let coding = fields.first { $0.nameString == "content-encoding" }?.valueString
-            let edit = BodyEdit.apply(bodyRules(for: exchange, response: HTTPResponse(head)), to: body,
-                                      contentEncoding: coding)
-            exchange.draft.recordBodyChanges(edit.changes, note: edit.note)
-            if let bytes = edit.bytes {
-                served = bytes
-                fields.removeAll {
-                    $0.nameString == "content-length" || (edit.dropEncoding && $0.nameString == "content-encoding")
-                }
-                fields.append(HTTP2Field("content-length", "\(served.count)"))
-            }
-        } else {
+        guard whole else {
             exchange.draft.recordBodyChanges([], note: "body not modified: its body went over the "
                                              + "\(bodyHoldLimit(exchange)) bytes held for an HTTP/2 client's stream, "
                                              + "and was relayed as it came")
+            serveHeld(exchange, head: head, body: body, endStream: endStream)
+            return
         }
-        serveHeld(exchange, head: HTTP2HeaderBlock(pseudo: head.pseudo, fields: fields), body: served,
-                  endStream: endStream)
+        let edited = editedByBodyRules(exchange, head: head, body: body)
+        serveHeld(exchange, head: edited.head, body: edited.body, endStream: endStream)
+    }
+
+    /// A whole response as the `--modify-body` rules that match it make it (`BodyEdit`): a fresh
+    /// content-length, a content-encoding DevProxy cannot write dropped; the flow's `mapped` says
+    /// what changed.
+    func editedByBodyRules(_ exchange: HTTP2StreamExchange, head: HTTP2HeaderBlock,
+                           body: [UInt8]) -> (head: HTTP2HeaderBlock, body: [UInt8]) {
+        var fields = head.fields
+        let coding = fields.first { $0.nameString == "content-encoding" }?.valueString
+        let edit = BodyEdit.apply(bodyRules(for: exchange, response: HTTPResponse(head)), to: body,
+                                  contentEncoding: coding)
+        exchange.draft.recordBodyChanges(edit.changes, note: edit.note)
+        guard let bytes = edit.bytes else { return (HTTP2HeaderBlock(pseudo: head.pseudo, fields: fields), body) }
+        fields.removeAll {
+            $0.nameString == "content-length" || (edit.dropEncoding && $0.nameString == "content-encoding")
+        }
+        fields.append(HTTP2Field("content-length", "\(bytes.count)"))
+        return (HTTP2HeaderBlock(pseudo: head.pseudo, fields: fields), bytes)
     }
 
     /// The `--modify-body` rules that match `response` of `exchange`'s request as it was sent.

@@ -55,8 +55,9 @@ extension HTTP2ProxyConnection {
                         exchange.draft.flow.pinset = Flow.PinSetInfo(rewritten: false, note: "not rewritten: status "
                                                                      + "\(status)" + (endStream ? " without a body" : ""))
                     }
-                    if holdsForBodyRules(exchange, head: relayed, endStream: endStream) {
-                        // --modify-body: held until its body is whole (bounded), then edited and sent.
+                    if holdsResponse(exchange, head: relayed, endStream: endStream) {
+                        // --modify-body, a breakpoint: held until its body is whole (bounded), then
+                        // edited, or decided in the web UI, and sent.
                         leg.widenWindow(of: upstream)
                         continue
                     }
@@ -83,6 +84,11 @@ extension HTTP2ProxyConnection {
                 }
                 exchange.upstreamHeard = now
                 if exchange.heldPinSet != nil {
+                    if exchange.responseBreakpoint != nil {
+                        if endStream { exchange.responseEnded = true }
+                        gatherResponse(exchange, bytes, endStream: endStream)
+                        continue
+                    }
                     exchange.heldPinSet?.body += bytes
                     if endStream {
                         exchange.responseEnded = true
@@ -102,10 +108,11 @@ extension HTTP2ProxyConnection {
             case .trailers(let upstream, let fields):
                 guard let exchange = exchange(upstream, on: leg) else { continue }
                 exchange.upstreamHeard = now
-                if exchange.heldPinSet != nil { releaseHeld(exchange, whole: true, endStream: false) }
-                exchange.recorder.recordResponseTrailers(HTTPFields(fields))
                 exchange.responseEnded = true
                 let relayed = (try? [HTTP2Field](forwarding: HTTPFields(fields))) ?? []
+                if endsResponseAtBreakpoint(exchange, trailers: HTTPFields(fields), relayed: relayed) { continue }
+                if exchange.heldPinSet != nil { releaseHeld(exchange, whole: true, endStream: false) }
+                exchange.recorder.recordResponseTrailers(HTTPFields(fields))
                 try? session.submitTrailers(stream: exchange.clientStream, relayed)
             case .dataSent(let upstream, let count), .dataDiscarded(let upstream, let count):
                 // The origin took request bytes: the client may send as many more.
@@ -120,6 +127,7 @@ extension HTTP2ProxyConnection {
                 guard let exchange = exchange(upstream, on: leg), !exchange.responseEnded,
                       exchange.draft.flow.error?.by != "client" else { continue }
                 leg.clientStreams[upstream] = nil
+                responseFailedAtBreakpoint(exchange)
                 let message = exchange.draft.flow.error?.message ?? "the origin's response was malformed (RFC 9113 "
                     + "§8.1.1: its body did not match its content-length, or it had a field HTTP/2 forbids)"
                 if exchange.responseHead == nil && exchange.draft.flow.response == nil {
@@ -151,6 +159,7 @@ extension HTTP2ProxyConnection {
                     resetClientAfterQueuedFrames(exchange, code: .noError)
                     continue
                 }
+                responseFailedAtBreakpoint(exchange)
                 exchange.draft.fail(.upstreamReset2, "the origin reset the stream (\(code)) after \(exchange.responseBytes) response bytes")
                 exchange.draft.flow.error?.code = code.description
                 exchange.draft.flow.error?.by = "server"
@@ -253,18 +262,24 @@ extension HTTP2ProxyConnection {
                   endStream: endStream)
     }
 
-    /// Sends a response held whole (a pin set rewritten, a body `--modify-body` edited) to the
-    /// client as `head` and `body`, the flow recording what the client got.
+    /// Sends a response held whole (a pin set rewritten, a body `--modify-body` edited, a
+    /// response a breakpoint held) to the client as `head`, `body` and `trailers`, the flow
+    /// recording what the client got. A response that ends without a body ends with its HEADERS.
     func serveHeld(_ exchange: HTTP2StreamExchange, head block: HTTP2HeaderBlock, body served: [UInt8],
-                   endStream: Bool) {
+                   endStream: Bool, trailers: [HTTP2Field]? = nil) {
         exchange.responseHead = block
         let response = HTTPResponse(block)
         exchange.recorder.replaceResponseHead(response)
         exchange.draft.flow.response?.headers = FlowDraft.headerPairs(response.fields,
                                                                       redact: context.configuration.redactHeaders)
         exchange.recordResponse(served)
-        try? session.submitResponse(stream: exchange.clientStream, block, endStream: false)
-        try? session.submitData(stream: exchange.clientStream, served, endStream: endStream)
+        let bodiless = served.isEmpty && endStream && trailers == nil
+        try? session.submitResponse(stream: exchange.clientStream, block, endStream: bodiless)
+        guard !bodiless else { return }
+        if !served.isEmpty || trailers == nil {
+            try? session.submitData(stream: exchange.clientStream, served, endStream: endStream && trailers == nil)
+        }
+        if let trailers { try? session.submitTrailers(stream: exchange.clientStream, trailers) }
     }
 
     /// Answers 504 on streams whose origin has said nothing for the upstream timeout since the

@@ -68,8 +68,11 @@ final class HTTP2ProxyConnection {
     let breakpointInbox: BreakpointInbox
     /// Streams gathering their body at a breakpoint, not yet held (`releaseStalledBreakpoints`).
     var gathering: Set<Int32> = []
-    /// Streams held on the board, waiting for a decision (`takeBreakpointDecisions`).
+    /// Streams held on the board, waiting for a decision (`takeBreakpointDecisions`): a request
+    /// or a response.
     var heldAtBreakpoint: Set<Int32> = []
+    /// Streams whose response a breakpoint gathers, not yet held (`releaseStalledResponses`).
+    var gatheringResponses: Set<Int32> = []
     var server: ProxyServer { context.server }
 
     private static let counter = Counter()
@@ -110,7 +113,7 @@ final class HTTP2ProxyConnection {
         defer {
             for leg in [leg].compactMap({ $0 }) + retiring { leg.upstream.stream.close() }
             for exchange in streams.values {
-                if exchange.breakpoint != nil { leaveBreakpoint(exchange) }
+                if exchange.atBreakpoint { leaveBreakpoint(exchange) }
                 exchange.http1Leg?.cancel()
                 // A stream whose whole response went out is complete even if the client hung up
                 // before its session noticed the close (a client that closes at once, as curl does).
@@ -157,6 +160,7 @@ final class HTTP2ProxyConnection {
                     expireSilentUpstreams(now: now)
                     for exchange in streams.values where exchange.heldFailure != nil { releaseHeldFailure(exchange, now: now) }
                     if !gathering.isEmpty { releaseStalledBreakpoints(now: now) }
+                    if !gatheringResponses.isEmpty { releaseStalledResponses(now: now) }
                     reportProgress(now: now)
                     try flushAll()
                 }
@@ -350,6 +354,7 @@ final class HTTP2ProxyConnection {
                 // The origin hung up after a WebSocket's close handshake: the stream ends cleanly.
                 try? session.submitData(stream: clientStream, [], endStream: true)
             } else if !exchange.responseEnded {
+                responseFailedAtBreakpoint(exchange)
                 exchange.draft.fail(.upstreamClosed, "\(reason) after \(exchange.responseBytes) response bytes")
                 exchange.draft.flow.error?.by = "server"
                 exchange.draft.flow.error?.afterBytes = exchange.responseBytes

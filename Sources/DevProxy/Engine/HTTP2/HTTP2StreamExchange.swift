@@ -57,6 +57,11 @@ final class HTTP2StreamExchange {
     /// The stream stopped at a breakpoint (`--intercept`): its body gathered, then held on the
     /// board until the web UI decides (`HTTP2ProxyConnection+Intercept`).
     var breakpoint: StreamBreakpoint?
+    /// The response stopped at a breakpoint: gathered in `heldPinSet`, then held on the board
+    /// until the web UI decides (`HTTP2ProxyConnection+ResponseIntercept`).
+    var responseBreakpoint: ResponseBreakpoint?
+    /// At a breakpoint, the request's or the response's.
+    var atBreakpoint: Bool { breakpoint != nil || responseBreakpoint != nil }
 
     /// - Parameter request: `requestHead` as a neutral head.
     init(clientStream: Int32, draft: FlowDraft, requestHead: HTTP2HeaderBlock, request: HTTPRequest, bodyLimit: Int,

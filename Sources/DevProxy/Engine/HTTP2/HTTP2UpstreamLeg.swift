@@ -52,6 +52,21 @@ final class HTTP2UpstreamLeg {
         try? session.setReceiveWindow(stream: stream, size: fullStreamWindow)
     }
 
+    /// Raises `stream`'s receive window to `size` (a response gathered whole at a breakpoint),
+    /// which `widenWindow` then leaves as it is.
+    func openWindow(of stream: Int32, to size: UInt32) {
+        guard clientStreams[stream] != nil else { return }
+        widened.insert(stream)
+        try? session.setReceiveWindow(stream: stream, size: size)
+    }
+
+    /// Sets `stream`'s receive window back to `fullStreamWindow` after `openWindow`: what the
+    /// origin sends from now on waits for the client, as any stream's does.
+    func narrowWindow(of stream: Int32) {
+        guard clientStreams[stream] != nil else { return }
+        try? session.setReceiveWindow(stream: stream, size: fullStreamWindow)
+    }
+
     /// Streams that have closed here: a connection that served one before is a reused one.
     private(set) var streamsClosed = 0
 

@@ -1,0 +1,330 @@
+import CertAuthority
+@testable import DevProxy
+import Foundation
+import Testing
+import TestSupport
+
+/// Breakpoints (`--intercept`) on the responses of HTTP/2 clients' streams, through the proxy with
+/// real peers: curl --http2, Python httpx (h2 only, for an HTTP/1.1 origin) and grpcio, to
+/// hypercorn and a gRPC server; the test drives the board as the web UI does. A held response
+/// waits with its whole body (past the 256 KiB a stream window or an HTTP/1.1 leg's queue holds
+/// otherwise), goes to the client as it came or edited, or becomes a 502 (a gRPC client's
+/// UNAVAILABLE); the connection's other streams flow meanwhile; a body that has not ended 2 s after
+/// its head goes on unheld.
+@Suite(.serialized) struct HTTP2ResponseInterceptTests {
+    typealias Running = InterceptTests.Running
+
+    /// A proxy with a board holding what `filter` passes, trusting `origins`' CAs.
+    private func proxy(_ filter: String, caPaths: [String]) throws -> (ProxyHarness, Intercepts) {
+        let board = try Intercepts(filter: filter)
+        let cas = try caPaths.flatMap { try Certificate.all(from: SecureFile.read($0, what: "ca")) }
+        let proxy = try ProxyHarness(configure: {
+            $0.upstreamCAs = cas
+            $0.intercepts = board
+        })
+        return (proxy, board)
+    }
+
+    /// curl through `proxy` on a thread of its own.
+    private func curl(_ proxy: ProxyHarness, _ arguments: [String]) -> Running<Subprocess.Result> {
+        let start = ["-sS", "--proxy", proxy.proxyURL, "--cacert", proxy.pki.rootPath, "--max-time", "20"]
+        return Running { try Subprocess.run("curl", start + arguments, timeout: 30) }
+    }
+
+    /// Python httpx through `proxy` offering `h2` alone (so an HTTP/1.1 origin is reached through
+    /// an HTTP/1.1 leg), running `body` (lines using `c`, the client, and `out`, a dict printed as
+    /// JSON at the end).
+    private func httpx(_ proxy: ProxyHarness, _ body: String) -> Running<Subprocess.Result> {
+        let script = """
+            import httpx, json, sys, threading, time
+            out = {}
+            with httpx.Client(http1=False, http2=True, proxy="\(proxy.proxyURL)", verify="\(proxy.pki.rootPath)",
+                              timeout=20) as c:
+            \(body.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n"))
+            sys.stdout.write(json.dumps(out))
+            """
+        return Running { try Subprocess.run("python3", ["-c", script], timeout: 30) }
+    }
+
+    /// Waits until something of `phase` is held, and returns it.
+    private func held(_ board: Intercepts, _ phase: Intercepts.Phase = .response,
+                      timeout: TimeInterval = 8) throws -> Intercepts.Held {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let held = board.held.first(where: { $0.phase == phase }) { return held }
+            usleep(10_000)
+        }
+        throw TestFailure("no \(phase) held (\(board.held.map(\.phase)))")
+    }
+
+    private func json(_ text: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "\(text.prefix(300))")
+    }
+
+    private func field(_ held: Intercepts.Held, _ name: String) -> String? {
+        held.headers.first { $0.name == name }?.value
+    }
+
+    /// The response of an h2 origin is held with its head and whole body, nothing reaching the
+    /// client meanwhile, and resumed as it came: the client gets it, the flow says `resumed`.
+    @Test func aHeldResponseResumedAsItCameReachesTheClient() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let (proxy, board) = try proxy("~u /echo & ~s", caPaths: [origin.caPath])
+        let client = curl(proxy, ["--http2", "-d", "x=1", origin.url("/echo")])
+        let held = try held(board)
+        #expect(held.status == 200 && held.method == "POST" && held.url == origin.url("/echo"))
+        #expect(held.httpVersion == "HTTP/2" && field(held, "content-type") == "application/json")
+        let echo = try json(String(decoding: held.body, as: UTF8.self))
+        #expect(echo["body"] as? String == "x=1" && echo["http_version"] as? String == "2")
+        #expect(proxy.sink.flows.isEmpty, "the flow ends once the response went to the client")
+        #expect(board.resume(held.id))
+        let result = try client.result()
+        #expect(result.stdout == String(decoding: held.body, as: UTF8.self), "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.id == held.id && flow.intercept == nil && flow.error == nil)
+        #expect(flow.interceptResponse?.outcome == "resumed" && flow.interceptResponse?.edited == [])
+        #expect(flow.response?.status == 200 && flow.response?.body?.size == held.body.count)
+        #expect(board.bufferedBytes == 0)
+    }
+
+    /// A response edited at the breakpoint (status, a field, the body) reaches the client as
+    /// edited, with the edited body's content-length; the flow records what the client got, and
+    /// the origin's status.
+    @Test func anEditedResponseReachesTheClientAsEdited() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let (proxy, board) = try proxy("~u /echo & ~s", caPaths: [origin.caPath])
+        let client = curl(proxy, ["--http2", "-i", origin.url("/echo")])
+        let held = try held(board)
+        let headers = held.headers.filter { $0.name != "content-type" }
+            + [Intercepts.HeaderField(name: "Content-Type", value: "text/plain"),
+               Intercepts.HeaderField(name: "x-edited", value: "yes")]
+        #expect(board.resume(held.id, edit: Intercepts.Edit(headers: headers, body: Array("edited!".utf8),
+                                                             status: 418)))
+        let result = try client.result()
+        let text = result.stdout.replacingOccurrences(of: "\r\n", with: "\n")
+        // After the proxy's own `HTTP/1.1 200 Connection established`.
+        #expect(text.contains("\nHTTP/2 418 \n") && text.hasSuffix("\n\nedited!"), "\(result.output)")
+        #expect(text.contains("\ncontent-length: 7\n") && text.contains("\nx-edited: yes\n"), "\(text)")
+        #expect(text.contains("\ncontent-type: text/plain\n"), "\(text)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.response?.status == 418 && flow.response?.body?.text == "edited!")
+        #expect(flow.response?.headers.flat.contains("x-edited") == true)
+        #expect(flow.interceptResponse?.edited == ["status", "headers", "body"])
+        #expect(flow.interceptResponse?.originalStatus == 200 && flow.interceptResponse?.outcome == "resumed")
+    }
+
+    /// An aborted response: the client gets a 502 saying why, the flow `intercept_aborted`.
+    @Test func anAbortedResponseIsA502SayingWhy() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let (proxy, board) = try proxy("~u /echo & ~s", caPaths: [origin.caPath])
+        let client = curl(proxy, ["--http2", "-w", "%{http_code}", origin.url("/echo")])
+        let held = try held(board)
+        #expect(board.abort(held.id))
+        let result = try client.result()
+        #expect(result.stdout == "502 Bad Gateway: \(Intercepts.abortedResponseReason)\n502", "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.error?.kind == "intercept_aborted" && flow.response?.status == 502)
+        #expect(flow.interceptResponse?.outcome == "aborted" && flow.h2 != nil)
+        #expect(board.bufferedBytes == 0)
+    }
+
+    /// A held response does not stop its connection: another stream on it is answered meanwhile.
+    @Test func aHeldResponseLetsTheConnectionsOtherStreamsFlow() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let (proxy, board) = try proxy("~u held & ~s", caPaths: [origin.caPath])
+        let client = httpx(proxy, """
+            c.get("\(origin.url("/warm"))")
+            def first():
+                r = c.get("\(origin.url("/echo?held"))")
+                out["held"] = [r.http_version, r.status_code, r.text]
+            t = threading.Thread(target=first); t.start()
+            time.sleep(0.3)
+            r = c.get("\(origin.url("/echo?free"))")
+            out["free"] = [r.http_version, r.status_code]
+            t.join()
+            """)
+        let held = try held(board)
+        let deadline = Date().addingTimeInterval(8)
+        while !proxy.sink.flows.contains(where: { $0.request?.url == origin.url("/echo?free") }) && Date() < deadline {
+            usleep(20_000)
+        }
+        // The other stream's flow ended (its response went to the client) while this one waits.
+        #expect(board.held.count == 1 && board.held.first?.id == held.id)
+        let free = try #require(proxy.sink.flows.first { $0.request?.url == origin.url("/echo?free") })
+        #expect(free.response?.status == 200 && free.interceptResponse == nil)
+        #expect(board.resume(held.id, edit: Intercepts.Edit(body: Array("later".utf8))))
+        let result = try client.result()
+        let out = try json(result.stdout)
+        #expect(out["free"] as? [AnyHashable] == ["HTTP/2", 200], "\(result.output)")
+        #expect(out["held"] as? [AnyHashable] == ["HTTP/2", 200, "later"], "\(result.output)")
+        let flows = proxy.flows(count: 3)
+        #expect(Set(flows.compactMap { $0.h2?.connectionID }).count == 1)
+    }
+
+    /// A filter that asks nothing of the phase (`~u /echo`) holds the request, then, once it was
+    /// resumed, its response: one at a time, under the flow's one id.
+    @Test func aFilterWithoutAPhaseHoldsTheRequestThenItsResponse() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let (proxy, board) = try proxy("~u /echo", caPaths: [origin.caPath])
+        let client = curl(proxy, ["--http2", "-d", "x=1", origin.url("/echo")])
+        let request = try held(board, .request)
+        #expect(board.held.count == 1)
+        #expect(board.resume(request.id, edit: Intercepts.Edit(body: Array("x=22".utf8))))
+        let response = try held(board)
+        #expect(response.id == request.id && board.held.count == 1)
+        #expect(try json(String(decoding: response.body, as: UTF8.self))["body"] as? String == "x=22")
+        #expect(board.resume(response.id))
+        #expect(try json(try client.result().stdout)["body"] as? String == "x=22")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.intercept?.outcome == "resumed" && flow.intercept?.edited == ["body"])
+        #expect(flow.interceptResponse?.outcome == "resumed" && flow.interceptResponse?.edited == [])
+    }
+
+    /// A client that gives up while its response is held (it resets the stream) withdraws it:
+    /// the board lets it go, its bytes leave the budget, and the flow says `client_gone`.
+    @Test func aClientThatResetsWhileItsResponseIsHeldWithdrawsIt() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let (proxy, board) = try proxy("~u /echo & ~s", caPaths: [origin.caPath])
+        let client = httpx(proxy, """
+            try:
+                c.get("\(origin.url("/echo?gone"))", timeout=1.5)
+            except httpx.TimeoutException as error:
+                out["timeout"] = type(error).__name__
+            out["after"] = c.get("\(origin.url("/warm"))").status_code
+            """)
+        let held = try held(board)
+        #expect(board.bufferedBytes == held.body.count && !held.body.isEmpty)
+        let result = try client.result()
+        let out = try json(result.stdout)
+        #expect(out["timeout"] as? String == "ReadTimeout" && out["after"] as? Int == 200, "\(result.output)")
+        let deadline = Date().addingTimeInterval(5)
+        while !board.held.isEmpty && Date() < deadline { usleep(20_000) }
+        #expect(board.held.isEmpty && board.bufferedBytes == 0)
+        #expect(!board.resume(held.id), "nothing is left to resume")
+        let flow = try #require(proxy.flows(count: 2).first { $0.id == held.id })
+        #expect(flow.interceptResponse?.outcome == "client_gone", "\(String(describing: flow.interceptResponse))")
+        #expect(flow.error?.by == "client" || flow.error?.kind == "client_closed", "\(String(describing: flow.error))")
+    }
+
+    /// A gRPC unary call's response is held with its message and resumed: the client gets the
+    /// message and the trailers (status, trailing metadata); one aborted ends UNAVAILABLE with the
+    /// reason, as an aborted request does.
+    @Test func aGRPCResponseIsHeldWithItsTrailers() throws {
+        let origin = try GRPCProxyTests.EchoServer()
+        let (proxy, board) = try proxy("~grpc & ~s", caPaths: [origin.caPath])
+        let script = """
+            import grpc, sys
+            creds = grpc.ssl_channel_credentials(open("\(proxy.pki.rootPath)", "rb").read())
+            with grpc.secure_channel("localhost:\(origin.port)", creds) as channel:
+                for _ in range(2):
+                    try:
+                        reply, call = channel.unary_unary("/lab.Echo/Unary").with_call(b"\\x0a\\x02hi", timeout=20)
+                        trailers = dict(call.trailing_metadata())
+                        print("OK", reply.hex(), call.code().name, trailers.get("x-trailer"), flush=True)
+                    except grpc.RpcError as error:
+                        print(error.code().name, error.details(), flush=True)
+            """
+        let environment = ["https_proxy": proxy.proxyURL, "no_proxy": "", "no_grpc_proxy": ""]
+        let client = Running { try Subprocess.run("python3", ["-c", script], environment: environment, timeout: 30) }
+        let first = try held(board)
+        #expect(first.status == 200 && field(first, "content-type") == "application/grpc")
+        #expect(first.body == [0, 0, 0, 0, 4, 0x0a, 0x02, 0x68, 0x69], "\(first.body)")
+        #expect(board.resume(first.id))
+        let deadline = Date().addingTimeInterval(8)
+        while (board.held.isEmpty || board.held.first?.id == first.id) && Date() < deadline { usleep(20_000) }
+        let second = try #require(board.held.first)
+        #expect(board.abort(second.id))
+        let result = try client.result()
+        #expect(result.stdout == "OK 0a026869 OK t1\nUNAVAILABLE \(Intercepts.abortedResponseReason)\n",
+                "\(result.output)")
+        let flows = proxy.flows(count: 2)
+        let resumed = try #require(flows.first { $0.id == first.id })
+        #expect(resumed.grpc?.status == 0 && resumed.response?.trailers?.flat.contains("t1") == true, "\(resumed)")
+        #expect(resumed.interceptResponse?.outcome == "resumed")
+        let aborted = try #require(flows.first { $0.id == second.id })
+        #expect(aborted.grpc?.status == 14 && aborted.error?.kind == "intercept_aborted")
+        #expect(aborted.interceptResponse?.outcome == "aborted")
+    }
+
+    /// A 1 MiB body from an h2 origin, four times the stream window DevProxy grants otherwise, is
+    /// gathered and held whole (the window is widened for it), and reaches the client whole.
+    @Test func aLargeBodyFromAnH2OriginIsHeldWhole() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let (proxy, board) = try proxy("~u /big & ~s", caPaths: [origin.caPath])
+        let size = 1 << 20
+        let client = curl(proxy, ["--http2", "-o", "/dev/null", "-w", "%{http_version} %{size_download}",
+                                  origin.url("/big?n=\(size)")])
+        let held = try held(board)
+        #expect(held.body.count == size && board.bufferedBytes == size)
+        #expect(held.body.prefix(16) == Array("0123456789abcdef".utf8)[...])
+        #expect(board.resume(held.id))
+        let result = try client.result()
+        #expect(result.stdout == "2 \(size)", "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.interceptResponse?.outcome == "resumed" && flow.response?.body?.size == size)
+        #expect(board.bufferedBytes == 0)
+    }
+
+    /// The same from an HTTP/1.1 origin to a client that offers only h2 (Python h2): an HTTP/1.1
+    /// leg, whose response queue holds 256 KiB otherwise.
+    @Test func aLargeBodyFromAnHTTP1OriginIsHeldWhole() throws {
+        let origin = try HTTP2Origin(.hypercornHTTP1)
+        let (proxy, board) = try proxy("~u /big & ~s", caPaths: [origin.caPath])
+        let size = 1 << 20
+        let (proxyPort, root, port) = (proxy.port, proxy.pki.rootPath, origin.port)
+        let client = Running {
+            try H2Client.run(proxyPort: proxyPort, root: root, port: port, alpn: "h2", path: "/big?n=\(size)")
+        }
+        let held = try held(board)
+        #expect(held.body.count == size && board.bufferedBytes == size)
+        #expect(board.resume(held.id))
+        let output = try client.result()
+        let response = try #require(output.responses.first, "\(output)")
+        #expect(output.alpn == "h2" && response.status == 200 && response.reset == nil)
+        #expect(response.body.utf8.count == size && response.body.hasPrefix("0123456789abcdef"))
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.response?.httpVersion == "HTTP/1.1" && flow.interceptResponse?.outcome == "resumed")
+        #expect(board.bufferedBytes == 0)
+    }
+
+    /// A streaming response (a gRPC server stream of 7 messages half a second apart) whose body
+    /// has not ended 2 s after its head is not held: what came goes on then, the rest as it
+    /// comes, and the flow says why.
+    @Test func aStreamingResponseThatDoesNotEndIsNotHeld() throws {
+        let origin = try GRPCProxyTests.EchoServer()
+        let (proxy, board) = try proxy("~grpc & ~s", caPaths: [origin.caPath])
+        let script = """
+            import grpc, sys, time
+            creds = grpc.ssl_channel_credentials(open("\(proxy.pki.rootPath)", "rb").read())
+            with grpc.secure_channel("localhost:\(origin.port)", creds) as channel:
+                start = time.time()
+                times = [time.time() - start for _ in channel.unary_stream("/lab.Echo/Ticks")(b"\\x10\\x07", timeout=20)]
+                print(len(times), round(times[0], 2), round(times[-1], 2))
+            """
+        let environment = ["https_proxy": proxy.proxyURL, "no_proxy": "", "no_grpc_proxy": ""]
+        let result = try Subprocess.run("python3", ["-c", script], environment: environment, timeout: 30)
+        let parts = result.stdout.split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .newlines)) }
+        #expect(parts.count == 3 && parts.first == 7, "\(result.output)")
+        // The first message reached the client at the 2 s mark, before the last was sent (3 s).
+        #expect(parts.count == 3 && parts[1] >= 1.9 && parts[1] < 2.9 && parts[2] >= 2.9, "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.interceptResponse?.outcome == "not_held", "\(String(describing: flow.interceptResponse))")
+        #expect(flow.interceptResponse?.note?.contains("had not ended 2 s after its head") == true)
+        #expect(flow.grpc?.status == 0 && board.held.isEmpty && board.bufferedBytes == 0)
+    }
+
+    /// An event stream (server-sent events) is not held at all: its first event reaches the client
+    /// at once, as over HTTP/1.1, and the flow says why.
+    @Test func anEventStreamIsNotHeld() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let (proxy, board) = try proxy("~u /events & ~s", caPaths: [origin.caPath])
+        let result = try proxy.curl(["--http2", "-N", "-w", "\n%{time_starttransfer}", origin.url("/events")])
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.prefix(2) == ["data: \"premium\":false", "data: second"], "\(result.output)")
+        let firstByte = try #require(Double(lines.last ?? ""), "\(result.output)")
+        #expect(firstByte < 1, "\(firstByte)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.interceptResponse?.note == "not held: an event stream (text/event-stream) goes on as it comes")
+        #expect(flow.interceptResponse?.outcome == "not_held" && board.held.isEmpty)
+    }
+}
