@@ -117,11 +117,14 @@ export const api = {
     clear() {
         return post("/api/clear");
     },
-    /** Breakpoints: `{filter, held: [{id, method, url, http_version, headers, body_size, since, held_ms}]}`. */
+    /**
+     * Breakpoints: `{filter, held: [{id, phase, status, method, url, http_version, headers, body_size, since,
+     * held_ms}]}`; `phase` is `request` or `response` (whose `status`, `headers` and body are the response's).
+     */
     intercept() {
         return getJSON("/api/intercept");
     },
-    /** One held request, with `body_base64` and (when UTF-8) `body_text`. */
+    /** One held request or response, with `body_base64` and (when UTF-8) `body_text`. */
     heldRequest(id, signal) {
         return getJSON(heldPath(id), signal);
     },
@@ -129,11 +132,14 @@ export const api = {
     setInterceptFilter(filter) {
         return post("/api/intercept", { filter }, "PUT");
     },
-    /** Sends held request `id` on; `edit` holds only the parts changed (`method`, `url`, `headers`, `body`). */
+    /**
+     * Sends held request or response `id` on; `edit` holds only the parts changed (a request's `method`,
+     * `url`, a response's `status`; `headers`, `body`).
+     */
     resumeHeld(id, edit) {
         return post(`${heldPath(id)}/resume`, edit && Object.keys(edit).length ? edit : undefined);
     },
-    /** Answers held request `id` with a 502 (its client is told it was aborted here). */
+    /** Answers held request or response `id` with a 502 (its client is told it was aborted here). */
     abortHeld(id) {
         return post(`${heldPath(id)}/abort`);
     },

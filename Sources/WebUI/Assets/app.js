@@ -148,8 +148,8 @@ function setupKeyboard() {
         case "r":
             if (store.selectedID) replayFlow(store.selectedID);
             break;
-        // Breakpoints, as in mitmweb: `a` resumes the selected held request (with the editor's
-        // changes, as its Resume button sends them), `A` every held one, `x` aborts it.
+        // Breakpoints, as in mitmweb: `a` resumes the selected held request or response (with the
+        // editor's changes, as its Resume button sends them), `A` every held one, `x` aborts it.
         case "a":
             if (!store.isHeld(store.selectedID)) return;
             event.preventDefault();

@@ -7,7 +7,7 @@ const SAFE_ATTRIBUTES = new Set([
     "aria-label", "aria-labelledby", "aria-describedby", "aria-selected", "aria-expanded", "aria-controls",
     "aria-live", "aria-rowcount", "aria-rowindex", "aria-colindex", "aria-busy", "aria-invalid",
     "aria-hidden", "aria-level", "aria-pressed", "aria-current", "aria-sort", "data-id", "data-col", "data-tab",
-    "datetime", "open", "method", "scope", "alt", "required", "readonly",
+    "datetime", "open", "method", "scope", "alt", "required", "readonly", "min", "max", "step", "inputmode",
 ]);
 
 /**

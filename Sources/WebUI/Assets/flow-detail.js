@@ -10,6 +10,7 @@ import { INFORMATIONAL_NAMES, grpcStatusName } from "./flow-summary.js";
 import { countOf, formatDuration, formatSize, headerValue, headerValues, mediaType } from "./format.js";
 import { morphChildren } from "./morph.js";
 import { interceptEditor, interceptFacts } from "./intercept.js";
+import { responseEditor } from "./intercept-response.js";
 import { openResend } from "./resend-dialog.js";
 import { store } from "./store.js";
 
@@ -42,8 +43,10 @@ class FlowDetail extends HTMLElement {
     /** What the tabs show: `{flow, signal, pending}` (a tab's click reads it, as it is now). */
     #shown = null;
     /** The held flow whose editor is on show: it is not refetched while it stays held (the edits in
-     * progress would go), and opened again once the board lets it go. */
+     * progress would go), and opened again once the board lets it go, or holds its response. */
     #heldShown = null;
+    /** What of `#heldShown` the editor shows: `"request"` or `"response"`. */
+    #heldPhaseShown = null;
 
     connectedCallback() {
         if (this.hasAttribute("role")) return;
@@ -55,8 +58,9 @@ class FlowDetail extends HTMLElement {
         store.addEventListener("intercept", () => {
             const id = store.selectedID;
             if (!id) return;
-            const held = store.isHeld(id);
-            if (held !== (this.#heldShown === id)) this.#open(id, true);
+            // Held or let go, or its request resumed and its response held (one id, another editor).
+            const phase = store.heldPhase(id);
+            if (phase !== (this.#heldShown === id ? this.#heldPhaseShown : null)) this.#open(id, true);
         });
     }
 
@@ -123,7 +127,8 @@ class FlowDetail extends HTMLElement {
 
     /**
      * A request held at a breakpoint: its editor on top (method, URL, header fields, body; Resume,
-     * Abort), as the board has it now. False when it is no longer held (the pane shows the flow).
+     * Abort), as the board has it now; a held response: its own (status, header fields, body).
+     * False when it is no longer held (the pane shows the flow).
      */
     async #openHeld(id, signal) {
         let held;
@@ -134,13 +139,17 @@ class FlowDetail extends HTMLElement {
             throw error;
         }
         if (signal.aborted) return true;
+        const response = held.phase === "response";
         this.#heldShown = id;
+        this.#heldPhaseShown = response ? "response" : "request";
         this.#put(id, false, h("div", { class: "detail-head" }, this.#closeButton(),
             h("h2", { class: "detail-title" }, h("span", { class: "method" }, held.method), " ",
                 h("span", { class: "url" }, held.url)),
-            h("p", { class: "detail-status held-note", role: "status" },
-                "⏸ held at a breakpoint: nothing was sent yet. Resume (a) sends it on, Abort (x) answers 502")),
-            h("div", { class: "detail-panel held-panel" }, interceptEditor(held)));
+            h("p", { class: "detail-status held-note", role: "status" }, response
+                ? `⏸ response held at a breakpoint: the origin answered ${held.status}, the client has not got it `
+                    + "yet. Resume (a) sends it on, Abort (x) answers 502"
+                : "⏸ held at a breakpoint: nothing was sent yet. Resume (a) sends it on, Abort (x) answers 502")),
+            h("div", { class: "detail-panel held-panel" }, response ? responseEditor(held) : interceptEditor(held)));
         return true;
     }
 
@@ -714,6 +723,7 @@ function connectionView(flow) {
         ["Server", serverName(flow.server)],
         ["Mapped", mappedBy(flow.mapped)],
         ["Intercepted", interceptFacts(flow.intercept)],
+        ["Response intercepted", interceptFacts(flow.intercept_response, true)],
         ["Request named", requestNamed(flow.server)],
         ["Dialled", flow.server?.address], ["Retried", flow.server?.retried ? "yes, on a fresh connection" : ""],
         ["Mode", flow.mode], ["Persona", flow.persona],

@@ -47,8 +47,14 @@ function compareBy(sort, a, b) {
     if (!xMissing && x !== y) return (x < y ? -1 : 1) * (sort.startsWith("-") ? -1 : 1);
     return b.seq - a.seq;
 }
-/** The first column's mark of a request held at a breakpoint (`intercept.js`). */
-const HELD_MARKER = { key: "held", symbol: "⏸", label: "held at a breakpoint: a resumes it, x aborts it" };
+/** The first column's mark of a request, or a response, held at a breakpoint (`intercept.js`); the
+ * Status cell says which (`⏸ request`, `⏸ response`). */
+const HELD_MARKERS = {
+    request: { key: "held", symbol: "⏸", label: "held at a breakpoint: a resumes it, x aborts it" },
+    response: { key: "held", symbol: "⏸", label: "response held at a breakpoint: a resumes it, x aborts it" },
+};
+/** The Status column's index (a held row says there what is held). */
+const STATUS_CELL = COLUMNS.findIndex((column) => column.key === "status");
 const PAGE = 200;
 /** How close to the end of what is loaded (in rows) the next page is asked for. */
 const PREFETCH = 60;
@@ -416,18 +422,21 @@ class FlowList extends HTMLElement {
         }
         setSafeAttribute(row, "data-id", id);
         const classes = ["flow-row", statusClass(summary)];
-        // Held at a breakpoint (the board says so, not the summary): ⏸ in place of the pending mark.
-        const held = store.isHeld(id);
-        const marks = held ? [HELD_MARKER, ...markers(summary).filter((marker) => marker.key !== "pending")]
+        // Held at a breakpoint (the board says so, not the summary): ⏸ in place of the pending mark,
+        // and what is held, the request or the response, in the Status cell.
+        const phase = store.heldPhase(id);
+        const held = Boolean(phase);
+        const marks = held ? [HELD_MARKERS[phase], ...markers(summary).filter((marker) => marker.key !== "pending")]
             : markers(summary);
         for (const marker of marks) classes.push(`m-${marker.key}`);
-        if (held) classes.push("held");
+        if (held) classes.push("held", `held-${phase}`);
         if (id === store.selectedID) classes.push("selected");
         if (store.picked.has(id)) classes.push("picked");
         row.className = classes.filter(Boolean).join(" ");
         setSafeAttribute(row, "aria-selected", id === store.selectedID || store.picked.has(id) ? "true" : "false");
         for (let c = 0; c < COLUMNS.length; c += 1) {
-            const text = c === 0 ? marks.map((marker) => marker.symbol).join(" ") : COLUMNS[c].text(summary);
+            const text = c === 0 ? marks.map((marker) => marker.symbol).join(" ")
+                : c === STATUS_CELL && held ? `⏸ ${phase}` : COLUMNS[c].text(summary);
             if (cells[c].textContent !== text) cells[c].textContent = text;
         }
         const labels = marks.map((marker) => marker.label).join(", ");
@@ -435,9 +444,10 @@ class FlowList extends HTMLElement {
         setSafeAttribute(cells[0], "aria-label", labels || "no markers");
         setSafeAttribute(cells[3], "title", cells[3].textContent || false);
         setSafeAttribute(cells[4], "title", summary.url ?? false);
-        setSafeAttribute(cells[5], "title", statusTitle(summary) || false);
+        setSafeAttribute(cells[5], "title", held ? HELD_MARKERS[phase].label : statusTitle(summary) || false);
         setSafeAttribute(cells[SIGNER_CELL], "title", signerTitle(summary) || false);
-        setSafeAttribute(row, "title", held ? "held at a breakpoint" : isPending(summary) ? "pending" : false);
+        setSafeAttribute(row, "title", held ? (phase === "response" ? "response held at a breakpoint"
+            : "held at a breakpoint") : isPending(summary) ? "pending" : false);
     }
 
     #onClick(event) {

@@ -1,7 +1,8 @@
 // Breakpoints (mitmweb's intercept, Charles's and Proxyman's breakpoints): <intercept-box> in the
-// top bar sets the filter and resumes every held request; `interceptEditor` is the held request's
-// editor at the top of the detail pane; the actions below are what the keys `a`, `A` and `x` do.
-// Which flows are held comes from `GET /api/intercept` and the live `intercept` event (store.js).
+// top bar sets the filter and resumes everything held; `interceptEditor` is the held request's
+// editor at the top of the detail pane (a held response's is in intercept-response.js); the
+// actions below are what the keys `a`, `A` and `x` do. Which flows are held, and whether at their
+// request or their response, comes from `GET /api/intercept` and the live `intercept` event (store.js).
 
 import { api } from "./api.js";
 import { h, setSafeAttribute } from "./dom.js";
@@ -14,15 +15,17 @@ import { store } from "./store.js";
 async function loadBoard() {
     try {
         const board = await api.intercept();
-        store.setIntercept({ filter: board.filter ?? null, held: (board.held ?? []).map((item) => item.id) });
+        const held = board.held ?? [];
+        store.setIntercept({ filter: board.filter ?? null, held: held.map((item) => item.id),
+            responses: held.filter((item) => item.phase === "response").map((item) => item.id) });
     } catch (error) {
         if (error.status === 404) store.setIntercept({ available: false });
     }
 }
 
 liveEvents.addEventListener("intercept", (event) => {
-    const { filter = null, held = [] } = event.detail ?? {};
-    store.setIntercept({ filter, held });
+    const { filter = null, held = [], responses = [] } = event.detail ?? {};
+    store.setIntercept({ filter, held, responses });
 });
 // A stream that (re)opened may have missed changes: the board is asked again.
 liveEvents.addEventListener("state", (event) => {
@@ -32,45 +35,54 @@ liveEvents.addEventListener("reset", () => loadBoard());
 
 /** Takes `id` off the held list at once (the live event confirms it). */
 function released(id) {
-    const { filter, held } = store.intercept;
-    store.setIntercept({ filter, held: held.filter((other) => other !== id) });
+    const { filter, held, responses } = store.intercept;
+    store.setIntercept({ filter, held: held.filter((other) => other !== id), responses });
+}
+
+/** `id`, or `the response of id` when its response is what is held: what the status line names. */
+function heldName(id) {
+    return store.heldPhase(id) === "response" ? `the response of ${id}` : id;
 }
 
 /**
- * Sends held request `id` on with `edit` (only the parts changed); resolves to true when it went.
- * A refused edit (400) throws its reason for the editor to show.
+ * Sends held request or response `id` on with `edit` (only the parts changed); resolves to true
+ * when it went. A refused edit (400) throws its reason for the editor to show.
  */
 export async function resumeHeld(id, edit) {
+    const name = heldName(id);
     try {
         await api.resumeHeld(id, edit);
     } catch (error) {
         if (error.status === 400) throw error;
-        store.notify(`could not resume ${id}: ${error.message}`, "error");
+        store.notify(`could not resume ${name}: ${error.message}`, "error");
         if (error.status === 404) released(id);
         return false;
     }
     const parts = Object.keys(edit ?? {}).map((part) => (part === "body_base64" ? "body" : part));
-    store.notify(parts.length ? `resumed ${id}, edited: ${parts.join(", ")}` : `resumed ${id}`);
+    store.notify(parts.length ? `resumed ${name}, edited: ${parts.join(", ")}` : `resumed ${name}`);
     released(id);
     return true;
 }
 
-/** Aborts held request `id`: its client gets a 502 saying it was aborted here. */
+/** Aborts held request or response `id`: its client gets a 502 saying it was aborted here. */
 export async function abortHeld(id) {
+    const response = store.heldPhase(id) === "response";
+    const name = heldName(id);
     try {
         await api.abortHeld(id);
-        store.notify(`aborted ${id}: its client got a 502, nothing was sent`);
+        store.notify(`aborted ${name}: its client got a 502, `
+            + (response ? "the origin's response was not delivered" : "nothing was sent"));
     } catch (error) {
-        store.notify(`could not abort ${id}: ${error.message}`, "error");
+        store.notify(`could not abort ${name}: ${error.message}`, "error");
     }
     released(id);
 }
 
-/** Sends every held request on as it came. */
+/** Sends every held request and response on as it came. */
 export async function resumeAllHeld() {
     try {
         const answer = await api.resumeAllHeld();
-        store.notify(`resumed ${answer.resumed} held request${answer.resumed === 1 ? "" : "s"}`);
+        store.notify(`resumed everything held as it came (${answer.resumed})`);
         store.setIntercept({ filter: store.intercept.filter, held: [] });
     } catch (error) {
         store.notify(`could not resume them: ${error.message}`, "error");
@@ -150,21 +162,26 @@ export function interceptEditor(held) {
         h("div", { class: "dialog-buttons intercept-buttons" }, abort, resume));
 }
 
-/** What the flow's `intercept` record says, for the pane's facts: held how long, and what became of it. */
-export function interceptFacts(intercept) {
+/**
+ * What the flow's `intercept` record (or, `response` true, its `intercept_response`) says, for the
+ * pane's facts: held how long, and what became of it.
+ */
+export function interceptFacts(intercept, response = false) {
     if (!intercept) return "";
     const held = `held ${formatDuration(intercept.paused_ms) || "0 ms"} at a breakpoint (${intercept.filter})`;
+    const lost = response ? "the origin's response was not delivered" : "nothing was sent";
     switch (intercept.outcome) {
     case "resumed": {
         const edited = intercept.edited ?? [];
         const was = [intercept.original_method ? `the client sent ${intercept.original_method}` : "",
             intercept.original_url ? `the client asked for ${intercept.original_url}` : ""].filter(Boolean);
         return `${held}, resumed ${edited.length ? `edited: ${edited.join(", ")}` : "as it came"}`
+            + (Number.isInteger(intercept.original_status) ? ` (was ${intercept.original_status})` : "")
             + (was.length ? `; ${was.join(", ")}` : "");
     }
-    case "aborted": return `${held}, aborted: the client got a 502, nothing was sent`;
+    case "aborted": return `${held}, aborted: the client got a 502, ${lost}`;
     case "client_gone": return `${held}; the client left before it was resumed`;
-    case "stopped": return `${held}; DevProxy stopped: the client got a 502, nothing was sent`;
+    case "stopped": return `${held}; DevProxy stopped: the client got a 502, ${lost}`;
     case "not_held": return `the filter ${intercept.filter} passed it, but it went on at once: ${intercept.note ?? ""}`;
     default: return `${held}, ${intercept.outcome}`;
     }
@@ -184,12 +201,15 @@ class InterceptBox extends HTMLElement {
         this.hidden = true;
         this.#input = h("input", {
             type: "search", id: "intercept-filter", name: "intercept", autocomplete: "off", spellcheck: "false",
-            placeholder: "intercept: ~d api.example.com & ~m POST", "aria-describedby": "intercept-error",
-            title: "Hold the requests this filter passes (Enter sets it; empty clears it)",
+            placeholder: "intercept: ~d api.example.com (& ~q requests, & ~s responses)",
+            "aria-describedby": "intercept-error",
+            title: "Hold the requests and the responses this filter passes, as mitmproxy does: it is asked of "
+                + "the request, then of the response's head; & ~q holds requests only, & ~s responses only "
+                + "(Enter sets it; empty clears it)",
         });
         this.#error = h("p", { id: "intercept-error", class: "filter-error", role: "alert", hidden: true });
         this.#resumeAll = h("button", { type: "button", id: "intercept-resume-all", hidden: true,
-            title: "Resume every held request as it came (A)", on: { click: () => resumeAllHeld() } });
+            title: "Resume every held request and response as it came (A)", on: { click: () => resumeAllHeld() } });
         this.append(h("label", { for: "intercept-filter", class: "intercept-label" }, "Intercept"), this.#input,
             this.#error, this.#resumeAll);
         this.#input.addEventListener("keydown", (event) => {

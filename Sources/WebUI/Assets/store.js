@@ -21,9 +21,10 @@ class Store extends EventTarget {
     ca = null;
     /**
      * Breakpoints (`GET /api/intercept`, the live `intercept` event): the Intercept filter (null for
-     * none) and the ids of the held requests, oldest first; `available` is false beside no proxy.
+     * none), the ids of the held flows, oldest first, and those of them held at their response
+     * (`responses`; the rest are held requests); `available` is false beside no proxy.
      */
-    intercept = { available: false, filter: null, held: [] };
+    intercept = { available: false, filter: null, held: [], responses: [] };
 
     setFilter(filter) {
         if (filter === this.filter) return;
@@ -57,15 +58,21 @@ class Store extends EventTarget {
         this.dispatchEvent(new CustomEvent("ca", { detail: ca }));
     }
 
-    /** The breakpoints' board changed: `{filter, held: [ids]}` (and `available` once known). */
-    setIntercept({ filter = null, held = [], available = true }) {
-        this.intercept = { available, filter, held };
+    /** The breakpoints' board changed: `{filter, held: [ids], responses: [ids]}` (and `available` once known). */
+    setIntercept({ filter = null, held = [], responses = [], available = true }) {
+        this.intercept = { available, filter, held, responses: responses.filter((id) => held.includes(id)) };
         this.dispatchEvent(new CustomEvent("intercept", { detail: this.intercept }));
     }
 
-    /** Whether flow `id` is held at a breakpoint now. */
+    /** Whether flow `id` is held at a breakpoint now (its request or its response). */
     isHeld(id) {
         return Boolean(id) && this.intercept.held.includes(id);
+    }
+
+    /** What of flow `id` is held: `"request"`, `"response"`, or null when nothing is. */
+    heldPhase(id) {
+        if (!this.isHeld(id)) return null;
+        return this.intercept.responses.includes(id) ? "response" : "request";
     }
 
     /** Says something to the user in the status line (and to screen readers). */

@@ -382,7 +382,9 @@ import Testing
 
 /// Breakpoints in a real headless Chromium (`Resources/webui_intercept.py`): `devproxy run
 /// --intercept`, the Intercept box, a curl request held, marked in the list, edited in the pane and
-/// resumed (curl gets the origin's answer to the edited body), the keys `x`, `A` and `a`.
+/// resumed (curl gets the origin's answer to the edited body), the keys `x`, `A` and `a`; a curl
+/// response held (HTTP/1.1), its status and body edited in the pane, curl getting them, the flow's
+/// facts saying so; a response aborted; one flow held at its request, then at its response.
 @Suite(.serialized) struct WebUIInterceptBrowserTests {
     @Test(.enabled(if: WebUIBrowser.missing == nil, "needs chromium and playwright"))
     func aHeldRequestIsEditedAndResumedInThePage() throws {
@@ -395,7 +397,10 @@ import Testing
         let expected: Set = ["intercept-box-shows-filter", "intercept-refused-filter-said", "row-marked-held",
                              "editor-shows-request", "resumed-edited-body-reaches-origin", "row-no-longer-held",
                              "intercept-facts-shown", "abort-key-502", "resume-all-key", "resume-key-sends-edits",
-                             "intercept-cleared", "no-page-errors"]
+                             "intercept-cleared", "no-page-errors", "response-row-marked-held",
+                             "response-editor-shows-response", "response-resumed-edited-reaches-client",
+                             "response-intercept-facts-shown", "response-binary-body-unchanged",
+                             "response-abort-key-502", "both-phases-one-row"]
         #expect(result.status == 0, "\(result.output)")
         #expect(expected.subtracting(WebUIBrowser.passed(result)).isEmpty,
                 "missing: \(expected.subtracting(WebUIBrowser.passed(result)))\n\(result.output)")

@@ -3,13 +3,22 @@
 proxy started with `--intercept '~u /never-held'`; the script serves an origin that echoes what it
 got and makes requests with curl through the proxy.
 
-Checks: the Intercept box shows the run's filter; a filter asking about the response (`~s`) is
-refused with the server's reason beside the box; `~u /held/` set with Enter holds a curl POST: its
-row is marked (⏸, class `held`) and the top bar says `⏸ 1 held · Resume all`; its pane shows the
-editor (method, URL, header fields, body as text; a hostile header value as text); the body edited
-and Resume: curl gets the origin's answer to the edited body, the row is no longer held and the
-Connection tab says `held … resumed edited: body`; `x` aborts a held request (curl gets a 502 that
-says so); `A` resumes two; `a` resumes with the editor's changed URL; Enter on an empty box clears
+Checks: the Intercept box shows the run's filter; a filter asking about a body (`~b x`, known when
+no breakpoint decides) is refused with the server's reason beside the box; `~u /held/ & ~q` set with
+Enter holds a curl POST (its request alone): its row is marked (⏸, class `held`, `⏸ request` in the
+Status cell) and the top bar says `⏸ 1 held · Resume all`; its pane shows the editor (method, URL,
+header fields, body as text; a hostile header value as text); the body edited and Resume: curl gets
+the origin's answer to the edited body, the row is no longer held and the Connection tab says
+`held … resumed edited: body`; `x` aborts a held request (curl gets a 502 that says so); `A` resumes
+two; `a` resumes with the editor's changed URL.
+
+Responses (`~u /held/response & ~s`, the response alone): a curl GET's response is held, its row
+says `⏸ response`; its pane shows the response's editor (status, header fields, body; no method or
+URL); status and body edited, Resume says `Resume edited` and `a` sends them: curl gets the edited
+status and body, and the Connection tab says `Response intercepted … resumed edited: status, body
+(was 200)`; a binary body is said to go on unchanged while the status is edited; `x` aborts a held
+response (curl gets a 502 saying it was not delivered). Both phases (`~u /held/both`): one row held
+at its request, then at its response, the pane's editor following. Enter on an empty box clears
 the filter. No dialog, script error or CSP violation on the way.
 
 `--only h2`: the caller started the proxy with `--intercept '~u h2-held'` and made an HTTP/2 POST
@@ -27,6 +36,8 @@ from browser_page import Checks, live_page, origin_and_chromium
 from webui_browser import open_flow
 
 HOSTILE = "<img src=x onerror=alert(1)>"
+# Not UTF-8: the response editor cannot show it as text, and sends it on unchanged.
+BINARY = bytes([0xFF, 0xFE, 0x00, 0x41, 0x80])
 
 
 class Echo(http.server.BaseHTTPRequestHandler):
@@ -40,8 +51,11 @@ class Echo(http.server.BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length).decode("utf-8", "replace") if length else ""
         data = json.dumps({"method": self.command, "path": self.path, "body": body}).encode()
+        binary = "binary" in self.path
+        if binary:
+            data = BINARY
         self.send_response(200)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", "application/octet-stream" if binary else "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
@@ -50,10 +64,12 @@ class Echo(http.server.BaseHTTPRequestHandler):
 
 
 class Curl:
-    """curl through the proxy, in a thread: the request waits at the breakpoint meanwhile."""
+    """curl through the proxy (HTTP/1.1), in a thread: the request waits at the breakpoint meanwhile.
+    `binary`: the answer's bytes, as hex, before the status."""
 
-    def __init__(self, proxy, url, data=None, headers=()):
-        arguments = ["curl", "-sS", "--max-time", "60", "--proxy", proxy, "-w", "\n%{http_code}"]
+    def __init__(self, proxy, url, data=None, headers=(), binary=False):
+        arguments = ["curl", "-sS", "--http1.1", "--max-time", "60", "--proxy", proxy, "-w", "\n%{http_code}"]
+        self.binary = binary
         for header in headers:
             arguments += ["-H", header]
         if data is not None:
@@ -63,8 +79,10 @@ class Curl:
         self.thread.start()
 
     def run(self, arguments):
-        done = subprocess.run(arguments, capture_output=True, text=True, timeout=90)
-        self.result = done.stdout + done.stderr
+        done = subprocess.run(arguments, capture_output=True, timeout=90)
+        body, _, status = done.stdout.rpartition(b"\n")
+        text = body.hex() if self.binary else body.decode("utf-8", "replace")
+        self.result = text + "\n" + status.decode() + done.stderr.decode("utf-8", "replace")
 
     def wait(self, timeout=30):
         self.thread.join(timeout)
@@ -84,6 +102,31 @@ def held_row(page, path, held=True, timeout=15000):
 def set_intercept(page, text):
     page.fill("#intercept-filter", text)
     page.press("#intercept-filter", "Enter")
+
+
+def set_filter(page, text):
+    """Sets the Intercept filter in the box and waits until the board has it."""
+    set_intercept(page, text)
+    page.wait_for_function("async (f) => (await (await fetch('/api/intercept')).json()).filter === f", arg=text,
+                           timeout=10000)
+
+
+def status_cell(page, path):
+    """The Status cell's text in the newest row of `path`."""
+    return page.evaluate("""(p) => [...document.querySelectorAll('flow-list .flow-row[data-id]')]
+        .find((r) => r.querySelector('.c-path').textContent === p).querySelector('.c-status').textContent""", path)
+
+
+def connection_fact(page, name):
+    """The open flow's Connection tab's fact `name` (`Intercepted`), or None."""
+    page.wait_for_selector("flow-detail #detail-tab-connection", timeout=15000)
+    page.click("#detail-tab-connection")
+    facts = page.evaluate("""(name) => {
+        const dt = [...document.querySelectorAll('flow-detail .connection dt')].find((t) => t.textContent === name);
+        return dt ? dt.nextElementSibling.textContent : null;
+    }""", name)
+    page.click("#detail-tab-request")
+    return facts
 
 
 def main():
@@ -128,17 +171,15 @@ def run(page, options, base, checks):
     shown = page.input_value("#intercept-filter")
     checks.result("intercept-box-shows-filter", shown == "~u /never-held", repr(shown))
 
-    set_intercept(page, "~s")
+    set_intercept(page, "~b x")
     page.wait_for_selector("#intercept-error:not([hidden])", timeout=10000)
     said = page.text_content("#intercept-error")
     board = page.evaluate("async () => (await fetch('/api/intercept')).json()")
-    checks.result("intercept-refused-filter-said", "~s is not known before the request is sent" in said
+    checks.result("intercept-refused-filter-said", "~b is not known when a breakpoint decides" in said
                   and board["filter"] == "~u /never-held"
                   and page.get_attribute("#intercept-filter", "aria-invalid") == "true", repr((said, board)))
 
-    set_intercept(page, "~u /held/")
-    page.wait_for_function("async () => (await (await fetch('/api/intercept')).json()).filter === '~u /held/'",
-                           timeout=10000)
+    set_filter(page, "~u /held/ & ~q")
     page.wait_for_selector("#intercept-error[hidden]", state="attached", timeout=5000)
 
     # A POST held; its body edited in the pane and resumed.
@@ -147,7 +188,9 @@ def run(page, options, base, checks):
     page.wait_for_function("() => document.getElementById('intercept-resume-all')?.textContent === "
                            "'⏸ 1 held · Resume all' && !document.getElementById('intercept-resume-all').hidden",
                            timeout=10000)
-    checks.result("row-marked-held", True, "⏸ in the first column, ⏸ 1 held · Resume all in the top bar")
+    status = status_cell(page, "/held/echo")
+    checks.result("row-marked-held", status == "⏸ request",
+                  "⏸ in the first column, ⏸ 1 held · Resume all in the top bar; status %r" % status)
     open_flow(page, "/held/echo")
     page.wait_for_selector("flow-detail #intercept-body", timeout=10000)
     headers = page.input_value("#intercept-headers")
@@ -173,7 +216,7 @@ def run(page, options, base, checks):
     checks.result("row-no-longer-held", page.evaluate("() => document.getElementById('intercept-resume-all').hidden")
                   is True, "the row and the top bar are back to normal")
     checks.result("intercept-facts-shown",
-                  facts is not None and "at a breakpoint (~u /held/), resumed edited: body" in facts, repr(facts))
+                  facts is not None and "at a breakpoint (~u /held/ & ~q), resumed edited: body" in facts, repr(facts))
     page.click("#detail-tab-request")
 
     # `x` aborts the selected held request: its client gets the 502.
@@ -212,11 +255,95 @@ def run(page, options, base, checks):
     checks.result("resume-key-sends-edits", '"path": "/held/key-a-moved?x=1"' in answer
                   and answer.rstrip().endswith("200"), repr(answer))
 
+    responses(page, options, base, checks)
+
     set_intercept(page, "")
     page.wait_for_function("async () => (await (await fetch('/api/intercept')).json()).filter === null", timeout=10000)
     free = Curl(options.proxy, base + "/held/free")
     answer = free.wait()
     checks.result("intercept-cleared", answer.rstrip().endswith("200"), repr(answer))
+
+
+def responses(page, options, base, checks):
+    """Response breakpoints: held, shown, edited (status and body) and resumed with `a`, aborted with
+    `x`; a binary body goes on unchanged; both phases of one flow, one after the other."""
+    set_filter(page, "~u /held/response & ~s")
+    got = Curl(options.proxy, base + "/held/response", headers=("X-Note: " + HOSTILE,))
+    held_row(page, "/held/response")
+    status = status_cell(page, "/held/response")
+    row_class = page.evaluate("""() => [...document.querySelectorAll('flow-list .flow-row[data-id]')]
+        .find((r) => r.querySelector('.c-path').textContent === '/held/response').className""")
+    checks.result("response-row-marked-held", status == "⏸ response" and "held-response" in row_class,
+                  repr((status, row_class)))
+    open_flow(page, "/held/response")
+    page.wait_for_selector("flow-detail #intercept-status", timeout=10000)
+    headers = page.input_value("#intercept-headers")
+    body = page.input_value("#intercept-body")
+    note = page.text_content("flow-detail .held-note")
+    checks.result("response-editor-shows-response", page.input_value("#intercept-status") == "200"
+                  and "Content-Type: application/json" in headers and '"path": "/held/response"' in body
+                  and HOSTILE not in headers and not page.query_selector("flow-detail #intercept-method")
+                  and not page.query_selector("flow-detail #intercept-url")
+                  and "response held at a breakpoint: the origin answered 200" in note
+                  and page.text_content("#intercept-resume") == "Resume", repr((headers, body, note)))
+    page.fill("#intercept-status", "418")
+    page.fill("#intercept-body", "edited in the page <b>not markup</b>")
+    label = page.text_content("#intercept-resume")
+    page.focus("flow-list .flow-viewport")
+    page.keyboard.press("a")
+    answer = got.wait()
+    checks.result("response-resumed-edited-reaches-client", label == "Resume edited"
+                  and answer.rstrip().endswith("418") and answer.startswith("edited in the page <b>not markup</b>\n"),
+                  repr((label, answer)))
+    held_row(page, "/held/response", held=False)
+    page.wait_for_function("() => !document.querySelector('flow-detail #intercept-status')", timeout=15000)
+    facts = connection_fact(page, "Response intercepted")
+    checks.result("response-intercept-facts-shown", facts is not None
+                  and "at a breakpoint (~u /held/response & ~s), resumed edited: status, body (was 200)" in facts
+                  and not page.query_selector("flow-detail b"), repr(facts))
+
+    # A body that is not UTF-8 is said to go on as it came; the status edited alone.
+    binary = Curl(options.proxy, base + "/held/response-binary", binary=True)
+    held_row(page, "/held/response-binary")
+    open_flow(page, "/held/response-binary")
+    page.wait_for_selector("flow-detail #intercept-status", timeout=10000)
+    said = page.text_content("flow-detail .intercept-binary")
+    page.fill("#intercept-status", "203")
+    page.click("#intercept-resume")
+    answer = binary.wait()
+    checks.result("response-binary-body-unchanged", not page.query_selector("flow-detail #intercept-body")
+                  and said == "binary body, %d bytes: sent unchanged" % len(BINARY)
+                  and answer.startswith(BINARY.hex() + "\n") and answer.rstrip().endswith("203"), repr((said, answer)))
+
+    # `x` aborts a held response: its client gets the 502.
+    aborted = Curl(options.proxy, base + "/held/response-abort")
+    held_row(page, "/held/response-abort")
+    open_flow(page, "/held/response-abort")
+    page.wait_for_selector("flow-detail #intercept-status", timeout=10000)
+    page.focus("flow-list .flow-viewport")
+    page.keyboard.press("x")
+    answer = aborted.wait()
+    checks.result("response-abort-key-502", answer.rstrip().endswith("502")
+                  and "the origin's response was not delivered" in answer, repr(answer))
+    held_row(page, "/held/response-abort", held=False)
+
+    # Both phases: the request is held, then (resumed) its response, in the same row.
+    set_filter(page, "~u /held/both")
+    both = Curl(options.proxy, base + "/held/both", data="x=1")
+    held_row(page, "/held/both")
+    open_flow(page, "/held/both")
+    page.wait_for_selector("flow-detail #intercept-method", timeout=10000)
+    first = status_cell(page, "/held/both")
+    page.fill("#intercept-body", "x=2")
+    page.click("#intercept-resume")
+    page.wait_for_selector("flow-detail #intercept-status", timeout=15000)
+    second = status_cell(page, "/held/both")
+    body = page.input_value("#intercept-body")
+    page.click("#intercept-resume")
+    answer = both.wait()
+    checks.result("both-phases-one-row", first == "⏸ request" and second == "⏸ response"
+                  and '"body": "x=2"' in body and '"body": "x=2"' in answer and answer.rstrip().endswith("200"),
+                  repr((first, second, body, answer)))
 
 
 if __name__ == "__main__":
