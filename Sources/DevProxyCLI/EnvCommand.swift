@@ -118,7 +118,7 @@ struct TerminalSetup {
     /// The root to trust: `--root FILE` (a bundle names it as its self-signed CA), else the CA
     /// directory's root.pem, else the team root `run --intermediate` wrote under team-roots/ (the
     /// newest).
-    private static func root(_ given: String?, caDirectory: String) throws -> (Certificate, String) {
+    static func root(_ given: String?, caDirectory: String) throws -> (Certificate, String) {
         var path = given
         if path == nil {
             let store = CAStore(directory: caDirectory)

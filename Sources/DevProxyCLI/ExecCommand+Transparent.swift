@@ -104,7 +104,7 @@ extension ExecCommand {
     /// for it; SIGINT and SIGQUIT, which the terminal sends the whole foreground group, are left
     /// to it meanwhile. Returns its exit status (128 + the signal that killed it) and, when
     /// `reportsReady`, whether it wrote `readyLine` on descriptor 3 first.
-    private static func spawnAndWait(_ argv: [String], reportsReady: Bool = true) throws -> (Int32, Bool) {
+    static func spawnAndWait(_ argv: [String], reportsReady: Bool = true) throws -> (Int32, Bool) {
         var pipeEnds: [Int32] = [-1, -1]
         if reportsReady {
             guard pipe(&pipeEnds) == 0 else { throw CommandFailure("pipe: \(String(cString: strerror(errno)))") }

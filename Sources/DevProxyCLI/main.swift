@@ -29,6 +29,8 @@ DevProxy: an intercepting HTTPS debugging proxy with a team CA.
   devproxy trust install                      trust the root here: system store (sudo), Chromium/Firefox, Java
   eval "$(devproxy env)"                      this shell's curl, Python, git, Go, Node, Java… through the proxy
   devproxy exec -- curl https://example.com/  one command through the proxy, trusting the root
+  devproxy exec --transparent -- node app.js  every TCP connection of one command, proxy settings or not (Linux)
+  devproxy browser https://app.acme.dev/      a fresh Chrome/Chromium/Edge through the proxy, trusting the root
   devproxy transparent-rules --port 8090      the iptables/nft commands that send traffic to --mode transparent
   devproxy pins ca/root.pem                   the SPKI pin apps put in TrustKit / Android / OkHttp
   devproxy pins snippet --domain api.example.com --format trustkit-plist --backup next.key
@@ -74,6 +76,7 @@ func main() -> Int32 {
         case "env": return try EnvCommand.run(helpAsked(arguments.dropFirst()))
         // Not helpAsked: `devproxy exec -- curl --help` is curl's help.
         case "exec": return try ExecCommand.run(arguments.dropFirst())
+        case "browser": return try BrowserCommand.run(arguments.dropFirst())
         case ExecCommand.insideCommand: return try ExecCommand.runInside(arguments.dropFirst())
         case "trust": return try TrustCommand.run(helpAsked(arguments.dropFirst(), subcommands: Set(TrustCommand.subcommandUsage.keys)))
         case "transparent-rules": return try TransparentRulesCommand.run(helpAsked(arguments.dropFirst()))
