@@ -74,21 +74,14 @@ extension RequestCode {
     /// A Swift string literal: `\\`, `\"`, `\n`, `\r`, `\t`, `\0` and `\u{…}` for other control
     /// characters and line separators; everything else as it is (the file is UTF-8).
     static func swiftString(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
+        backslashQuoted(text) { scalar in
             switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{0}": out += "\\0"
+            case "\u{0}": "\\0"
             case "\u{1}"..."\u{1f}", "\u{7f}", "\u{85}", "\u{2028}", "\u{2029}":
-                out += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
-            default: out.unicodeScalars.append(scalar)
+                "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+            default: nil
             }
         }
-        return out + "\""
     }
 
     // MARK: OkHttp (Java)
@@ -166,21 +159,13 @@ extension RequestCode {
     /// characters are never written as `\u000a`: javac reads `\u` escapes before it reads
     /// literals, and a line feed written so would end the line.
     static func javaString(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
+        backslashQuoted(text) { scalar in
             switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
             // Three digits always: `\1` before a `2` would read as `\12`, a line feed.
-            case "\u{0}"..."\u{1f}", "\u{7f}": out += String(format: "\\%03o", scalar.value)
-            case _ where scalar.isASCII: out.unicodeScalars.append(scalar)
-            default:
-                for unit in String(scalar).utf16 { out += String(format: "\\u%04x", unit) }
+            case "\u{0}"..."\u{1f}", "\u{7f}": String(format: "\\%03o", scalar.value)
+            case _ where scalar.isASCII: nil
+            default: String(scalar).utf16.map { String(format: "\\u%04x", $0) }.joined()
             }
         }
-        return out + "\""
     }
 }

@@ -107,6 +107,17 @@ enum RequestCode: String, CaseIterable {
 
     /// A JavaScript string literal (JSON's escapes, and U+2028/U+2029, which older engines end a line at).
     static func javaScriptString(_ text: String) -> String {
+        backslashQuoted(text) { scalar in
+            switch scalar {
+            case "\u{2028}", "\u{2029}", "\u{0}"..."\u{1f}", "\u{7f}": String(format: "\\u%04x", scalar.value)
+            default: nil
+            }
+        }
+    }
+
+    /// `text` in double quotes as C-family languages write a string: `\"`, `\\`, `\n`, `\r` and
+    /// `\t`, and what `other` returns for any other character (nil: the character as it is).
+    static func backslashQuoted(_ text: String, other: (Unicode.Scalar) -> String?) -> String {
         var out = "\""
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -115,8 +126,8 @@ enum RequestCode: String, CaseIterable {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case "\u{2028}", "\u{2029}", "\u{0}"..."\u{1f}", "\u{7f}": out += String(format: "\\u%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
+            default:
+                if let escaped = other(scalar) { out += escaped } else { out.unicodeScalars.append(scalar) }
             }
         }
         return out + "\""
@@ -163,20 +174,13 @@ enum RequestCode: String, CaseIterable {
 
     /// A Python str literal: `\\`, `\"`, `\n`, `\r`, `\t`, `\xNN` for other control characters.
     static func pythonString(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
+        backslashQuoted(text) { scalar in
             switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
             case "\u{0}"..."\u{1f}", "\u{7f}", "\u{2028}", "\u{2029}", "\u{85}":
-                out += String(format: scalar.value < 0x100 ? "\\x%02x" : "\\u%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
+                String(format: scalar.value < 0x100 ? "\\x%02x" : "\\u%04x", scalar.value)
+            default: nil
             }
         }
-        return out + "\""
     }
 
     /// A Python bytes literal: printable ASCII as it is (`\\` and `\"` escaped), every other byte `\xNN`.

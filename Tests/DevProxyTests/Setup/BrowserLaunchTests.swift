@@ -11,27 +11,8 @@ import TestSupport
 @Suite(.serialized) struct BrowserLaunchTests {
     static let haveChromium = BrowserLaunch.find("chromium", environment: ProcessInfo.processInfo.environment) != nil
 
-    final class Setup {
-        let dir = TemporaryDirectory()
-        let origin: OriginServer
-        let proxy: DevProxyProcess
-
-        init() throws {
-            origin = try OriginServer(names: ["origin.test"])
-            proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--log", dir.file("flows.jsonl"),
-                                         "--upstream-ca", origin.caPath, "--session", "off", "--no-web", "--quiet",
-                                         "--resolve", "origin.test:\(origin.port):127.0.0.1"],
-                                        environment: ["DEVPROXY_EMAIL": "dev@example.test"])
-        }
-
-        /// `devproxy browser` with headless Chromium printing the page's DOM.
-        func browse(_ url: String, options: [String] = []) throws -> Subprocess.Result {
-            try Subprocess.run(Subprocess.devproxy, ["browser", "--browser", "chromium", "--ca-dir", dir.file("ca"),
-                                                     "--proxy", "127.0.0.1:\(proxy.port)"] + options
-                               + [url, "--", "--headless=new", "--dump-dom", "--disable-gpu"],
-                               environment: ["HOME": dir.path], timeout: 90)
-        }
-    }
+    /// The proxy and the origin of `TransparentExecTests`.
+    typealias Setup = TransparentExecTests.Setup
 
     /// The page loads through DevProxy with its root trusted in the profile alone: the DOM holds
     /// the origin's body, the flow's SNI is the origin's name, and the temporary profile is gone
@@ -113,5 +94,15 @@ import TestSupport
         let given = try Subprocess.run(Subprocess.devproxy, ["browser", "--browser", "/nonexistent/chrome"], timeout: 30)
         #expect(given.status == 1 && given.stderr.contains("--browser /nonexistent/chrome: no such program"), "\(given.output)")
         _ = setup.proxy.stop()
+    }
+}
+
+extension TransparentExecTests.Setup {
+    /// `devproxy browser` with headless Chromium printing the page's DOM.
+    func browse(_ url: String, options: [String] = []) throws -> Subprocess.Result {
+        try Subprocess.run(Subprocess.devproxy, ["browser", "--browser", "chromium", "--ca-dir", dir.file("ca"),
+                                                 "--proxy", "127.0.0.1:\(proxy.port)"] + options
+                           + [url, "--", "--headless=new", "--dump-dom", "--disable-gpu"],
+                           environment: ["HOME": dir.path], timeout: 90)
     }
 }

@@ -18,7 +18,7 @@ import TestSupport
     }()
 
     /// A proxy in front of an HTTPS origin that answers as `origin.test` (resolved by the proxy
-    /// alone: nothing inside the namespace can resolve it but the bridge's DNS).
+    /// alone: nothing inside the namespace, or a browser, can resolve it but through DevProxy).
     final class Setup {
         let dir = TemporaryDirectory()
         let origin: OriginServer
