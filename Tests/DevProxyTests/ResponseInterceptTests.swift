@@ -300,6 +300,22 @@ import TestSupport
                 "\(oldRaw)")
     }
 
+    /// A body that ends when the origin closes its connection (`Connection: close`) is held whole
+    /// and sent with its length: the origin's connection closed, the client's carries its next
+    /// request.
+    @Test func aCloseDelimitedBodyIsHeldWholeAndFramedByItsLength() throws {
+        let origin = try OriginServer()
+        let (proxy, board) = try proxy("~u /close & ~s", [origin.caPath])
+        let client = curl(proxy, ["-w", "|%{num_connects}|", origin.url("/close"), origin.url("/cl")])
+        let held = try held(board)
+        #expect(held.body == Array("until the connection closes".utf8))
+        #expect(held.headers.contains(Intercepts.HeaderField(name: "Content-Length", value: "27")), "\(held.headers)")
+        #expect(!held.headers.contains { $0.name.lowercased() == "connection" })
+        #expect(board.resume(held.id))
+        let result = try client.result()
+        #expect(result.stdout == "until the connection closes|1|hello world|0|", "\(result.output)")
+    }
+
     /// A response without a body (to HEAD, a 204) is held by its head; an edited body does not go
     /// with it, and the flow says so. A HEAD's Content-Length stays the GET's, and the connection
     /// goes on.

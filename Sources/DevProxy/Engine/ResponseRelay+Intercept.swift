@@ -117,9 +117,8 @@ extension ResponseRelay {
                 sent.status = applied.status
                 sent.reason = HTTPResponse.standardReason(applied.status)
             }
-            if let edited = edit?.headers {
-                sent.headers = HTTPHeaders(edited.map { ($0.name, $0.value) })
-            }
+            // The fields shown, or as edited: the origin's connection fields were its connection's.
+            sent.headers = HTTPHeaders(applied.headers.map { ($0.name, $0.value) })
             var sentBody = applied.body
             if Self.hasNoBody(sent, request: requestHead) {
                 if !sentBody.isEmpty, edit?.body != nil {
