@@ -506,6 +506,15 @@ import TestSupport
         #expect(!none.banner.contains("intercept:"), "\(none.banner)")
     }
 
+    /// Once DevProxy is stopping, what the filter passes goes on with a note that says so (it said
+    /// the board was full).
+    @Test func aStoppedBoardSaysWhyNothingIsHeld() throws {
+        let board = try Intercepts(filter: "~d x")
+        #expect(Intercepts.refusal(bodyBytes: 0, board: board) == nil)
+        board.stop()
+        #expect(Intercepts.refusal(bodyBytes: 0, board: board) == "not held: DevProxy is stopping")
+    }
+
     /// `--intercept` with a filter about a body, or without the web UI's session, stops the
     /// start with one line.
     @Test func badInterceptOptionsStopTheStartWithOneLine() throws {

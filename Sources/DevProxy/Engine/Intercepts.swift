@@ -222,6 +222,9 @@ public final class Intercepts: Sendable {
     /// Whether the board has room for one more held request.
     public var hasRoom: Bool { state.withLock { $0.entries.count < Self.maxHeld && !$0.stopped } }
 
+    /// Whether DevProxy is stopping (`stop`): nothing more is held.
+    public var isStopped: Bool { state.withLock { $0.stopped } }
+
     /// Holds `held` until it is decided: `decide` is called once, on the thread that decides (the
     /// web UI's, or `stop`'s), never while a lock is held. After `stop`, it is called at once.
     public func hold(_ held: Held, decide: @escaping @Sendable (Decision) -> Void) {
@@ -410,6 +413,7 @@ extension Intercepts {
         if bodyBytes > maxBody {
             return "not held: its body is over \(maxBody >> 20) MiB, more than a breakpoint holds"
         }
+        if board.isStopped { return "not held: DevProxy is stopping" }
         if !board.hasRoom {
             return "not held: \(maxHeld) requests and responses are held already, the most breakpoints hold"
         }
