@@ -113,7 +113,8 @@ import TestSupport
         #expect(flow.interceptResponse?.originalStatus == 200 && flow.interceptResponse?.outcome == "resumed")
     }
 
-    /// An aborted response: the client gets a 502 saying why, the flow `intercept_aborted`.
+    /// An aborted response: the client gets a 502 saying why; the flow says `intercept_aborted`
+    /// and keeps the response the origin sent, as over HTTP/1.1.
     @Test func anAbortedResponseIsA502SayingWhy() throws {
         let origin = try HTTP2Origin(.hypercornBoth)
         let (proxy, board) = try proxy("~u /echo & ~s", caPaths: [origin.caPath])
@@ -123,7 +124,8 @@ import TestSupport
         let result = try client.result()
         #expect(result.stdout == "502 Bad Gateway: \(Intercepts.abortedResponseReason)\n502", "\(result.output)")
         let flow = try #require(proxy.flows(count: 1).first)
-        #expect(flow.error?.kind == "intercept_aborted" && flow.response?.status == 502)
+        #expect(flow.error?.kind == "intercept_aborted" && flow.error?.by == "proxy")
+        #expect(flow.response?.status == 200 && flow.response?.body?.size == held.body.count)
         #expect(flow.interceptResponse?.outcome == "aborted" && flow.h2 != nil)
         #expect(board.bufferedBytes == 0)
     }
@@ -242,7 +244,7 @@ import TestSupport
         #expect(resumed.grpc?.status == 0 && resumed.response?.trailers?.flat.contains("t1") == true, "\(resumed)")
         #expect(resumed.interceptResponse?.outcome == "resumed")
         let aborted = try #require(flows.first { $0.id == second.id })
-        #expect(aborted.grpc?.status == 14 && aborted.error?.kind == "intercept_aborted")
+        #expect(aborted.error?.kind == "intercept_aborted" && aborted.response?.trailers?.flat.contains("t1") == true)
         #expect(aborted.interceptResponse?.outcome == "aborted")
     }
 
@@ -285,6 +287,28 @@ import TestSupport
         let flow = try #require(proxy.flows(count: 1).first)
         #expect(flow.response?.httpVersion == "HTTP/1.1" && flow.interceptResponse?.outcome == "resumed")
         #expect(board.bufferedBytes == 0)
+    }
+
+    /// What a breakpoint cannot hold goes on whole, its flow saying why: a body that grows past
+    /// 4 MiB (no content-length to refuse it by), and one past the bytes the board keeps at once.
+    @Test(arguments: [false, true])
+    func aBodyPastTheLimitOrTheBudgetGoesOnWhole(_ smallBudget: Bool) throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let board = try Intercepts(filter: "~u /big & ~s", budget: smallBudget ? 512 << 10 : Intercepts.maxBuffered)
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: {
+            $0.upstreamCAs = cas
+            $0.intercepts = board
+        })
+        let size = smallBudget ? 600 << 10 : Intercepts.maxBody + 100_000
+        let result = try proxy.curl(["--http2", "-o", "/dev/null", "-w", "%{size_download}",
+                                     origin.url("/big?n=\(size)")])
+        #expect(result.stdout == "\(size)", "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.interceptResponse?.outcome == "not_held" && flow.response?.body?.size == size)
+        #expect(flow.interceptResponse?.note == (smallBudget ? board.fullNote
+                    : "not held: its body is over 4 MiB, more than a breakpoint holds"))
+        #expect(board.held.isEmpty && board.bufferedBytes == 0)
     }
 
     /// A streaming response (a gRPC server stream of 7 messages half a second apart) whose body

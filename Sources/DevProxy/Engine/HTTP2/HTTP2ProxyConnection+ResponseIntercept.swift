@@ -163,10 +163,19 @@ extension HTTP2ProxyConnection {
         exchange.draft.flow.interceptResponse = held.record(decision)
         switch decision {
         case .abort(let reason, _):
-            // Nothing of the origin's response reached the client: DevProxy's answer is the flow's.
-            exchange.responseHead = nil
-            exchange.draft.flow.response = nil
-            answer(exchange, status: 502, kind: .interceptAborted, message: reason)
+            // The client gets DevProxy's answer; the flow keeps the response as it was held, as
+            // over HTTP/1.1, its error saying why the client did not get it.
+            record(exchange, head: head, body: body, trailers: stop.trailers)
+            exchange.draft.fail(.interceptAborted, reason)
+            exchange.draft.flow.error?.by = "proxy"
+            exchange.answeredLocally = true
+            if let leg = exchange.leg, let upstream = exchange.upstreamStream, leg.clientStreams[upstream] != nil {
+                try? leg.session.resetStream(upstream, code: .cancel)
+                leg.clientStreams[upstream] = nil
+            }
+            let answer = ownAnswer(exchange, status: 502, kind: .interceptAborted, message: reason)
+            exchange.responseHead = answer.head
+            sendOwnAnswer(exchange, head: answer.head, body: answer.body)
         case .resume(let edit):
             guard let edit else {
                 deliverResponse(exchange, head: head, body: body, stop: stop)
@@ -207,6 +216,17 @@ extension HTTP2ProxyConnection {
             }
             deliverResponse(exchange, head: block, body: served, stop: stop)
         }
+    }
+
+    /// The flow records `head`, `body` and `trailers` as the response (one the client did not get).
+    private func record(_ exchange: HTTP2StreamExchange, head: HTTP2HeaderBlock, body: [UInt8],
+                        trailers: HTTPFields?) {
+        let response = HTTPResponse(head)
+        exchange.recorder.replaceResponseHead(response)
+        exchange.draft.flow.response?.headers = FlowDraft.headerPairs(response.fields,
+                                                                      redact: context.configuration.redactHeaders)
+        exchange.recordResponse(body)
+        if let trailers, !trailers.isEmpty { exchange.recorder.recordResponseTrailers(trailers) }
     }
 
     /// A held response edited into one that cannot be sent: the client gets a 502 saying why.

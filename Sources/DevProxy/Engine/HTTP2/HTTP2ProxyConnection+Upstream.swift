@@ -350,35 +350,43 @@ extension HTTP2ProxyConnection {
             resetClientAfterQueuedFrames(exchange, code: .internalError)
             return
         }
+        let (head, body) = ownAnswer(exchange, status: status, kind: kind, message: message)
+        let response = HTTPResponse(head)
+        exchange.draft.flow.response = Flow.Response(response, httpVersion: "HTTP/2", redact: [])
+        if exchange.isGRPC {
+            exchange.draft.flow.response?.body = .empty
+            exchange.recordResponseHead(head, response)
+        } else {
+            exchange.responseHead = head
+            exchange.recorder.replaceResponseHead(response)
+            exchange.responseCapture.append(body)
+        }
+        sendOwnAnswer(exchange, head: head, body: body)
+    }
+
+    /// DevProxy's own answer to `exchange` (`answer`): for a gRPC call HTTP 200 with `grpc-status`
+    /// 14 and `message` and no body; else `status` with `message` as a one-line text body (none to
+    /// a HEAD: RFC 9110 §9.3.2, DATA after it is a malformed response to the client, curl's
+    /// PROTOCOL_ERROR, and the reason is in the flow's error).
+    func ownAnswer(_ exchange: HTTP2StreamExchange, status: Int, kind: FlowErrorKind,
+                   message: String) -> (head: HTTP2HeaderBlock, body: [UInt8]) {
         if exchange.isGRPC {
             let fields = [HTTP2Field("content-type", "application/grpc"), HTTP2Field("grpc-status", "14"),
                           HTTP2Field("grpc-message", GRPCStatus.encodeMessage(message)),
                           HTTP2Field("x-devproxy-error", kind.rawValue)]
-            let head = HTTP2HeaderBlock.response(status: 200, fields: fields)
-            let response = HTTPResponse(head)
-            exchange.draft.flow.response = Flow.Response(response, httpVersion: "HTTP/2", redact: [])
-            exchange.draft.flow.response?.body = .empty
-            exchange.recordResponseHead(head, response)
-            try? session.submitResponse(stream: exchange.clientStream, head, endStream: true)
-            return
+            return (HTTP2HeaderBlock.response(status: 200, fields: fields), [])
         }
         let body = ErrorResponse.body(status: status, detail: message)
         let fields = [HTTP2Field("content-type", ErrorResponse.textPlain), HTTP2Field("content-length", "\(body.count)"),
                       HTTP2Field("x-devproxy-error", kind.rawValue)]
-        let head = HTTP2HeaderBlock.response(status: status, fields: fields)
-        let response = HTTPResponse(head)
-        exchange.draft.flow.response = Flow.Response(response, httpVersion: "HTTP/2", redact: [])
-        exchange.responseHead = head
-        exchange.recorder.replaceResponseHead(response)
-        // A HEAD's answer is the head alone (RFC 9110 §9.3.2): DATA after it is a malformed
-        // response to the client (curl: PROTOCOL_ERROR), and the reason is in the flow's error.
-        guard exchange.requestHead.method != "HEAD" else {
-            try? session.submitResponse(stream: exchange.clientStream, head, endStream: true)
-            return
-        }
-        exchange.responseCapture.append(body)
-        try? session.submitResponse(stream: exchange.clientStream, head, endStream: false)
-        try? session.submitData(stream: exchange.clientStream, body, endStream: true)
+        return (HTTP2HeaderBlock.response(status: status, fields: fields),
+                exchange.requestHead.method == "HEAD" ? [] : body)
+    }
+
+    /// Sends `ownAnswer`'s head and body to the client, ending the stream.
+    func sendOwnAnswer(_ exchange: HTTP2StreamExchange, head: HTTP2HeaderBlock, body: [UInt8]) {
+        try? session.submitResponse(stream: exchange.clientStream, head, endStream: body.isEmpty)
+        if !body.isEmpty { try? session.submitData(stream: exchange.clientStream, body, endStream: true) }
     }
 
     /// A request a `LocalRoute` claimed, now that its body is in: DevProxy's own answer, never
