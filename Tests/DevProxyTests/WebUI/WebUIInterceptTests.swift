@@ -411,33 +411,48 @@ import Testing
 extension WebUIInterceptBrowserTests {
     /// An HTTP/2 stream held (`webui_intercept.py --only h2`): the page shows it as sent (HTTP/2,
     /// header names in lower case, no pseudo-headers), and the body edited there reaches the origin
-    /// over HTTP/2.
+    /// over HTTP/2. Another stream's response held: its editor shows the status and the header names
+    /// as the HTTP/2 client would get them (no `:status`), and the status and body edited there reach
+    /// curl over HTTP/2.
     @Test(.enabled(if: WebUIBrowser.missing == nil, "needs chromium and playwright"))
     func aHeldHTTP2StreamIsEditedInThePage() throws {
         let origin = try HTTP2Origin(.hypercornBoth)
         let dir = TemporaryDirectory()
         let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--web", "127.0.0.1:0", "--quiet",
-                                         "--upstream-ca", origin.caPath, "--intercept", "~u h2-held & ~q"], webUI: true)
+                                         "--upstream-ca", origin.caPath,
+                                         "--intercept", "(~u h2-held & ~q) | (~u h2-response & ~s)"], webUI: true)
         let ui = try #require(proxy.webUI)
-        let client = Process()
-        client.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        client.arguments = ["-sS", "--max-time", "60", "--http2", "--proxy", "http://127.0.0.1:\(proxy.port)",
-                            "--cacert", dir.file("ca/root.pem"), "-d", "x=1", origin.url("/echo?h2-held")]
-        let output = Pipe()
-        client.standardOutput = output
-        client.standardError = output
-        try client.run()
+        /// curl --http2 through the proxy, started now; its output read once it ends.
+        func curl(_ arguments: [String]) throws -> (Process, Pipe) {
+            let client = Process()
+            client.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+            client.arguments = ["-sS", "--max-time", "60", "--http2", "--proxy", "http://127.0.0.1:\(proxy.port)",
+                                "--cacert", dir.file("ca/root.pem")] + arguments
+            let output = Pipe()
+            client.standardOutput = output
+            client.standardError = output
+            try client.run()
+            return (client, output)
+        }
+        let (client, output) = try curl(["-d", "x=1", origin.url("/echo?h2-held")])
         defer { if client.isRunning { client.terminate() } }
+        let (answered, answer) = try curl(["-w", "\n%{http_code} %{http_version}", origin.url("/echo?h2-response")])
+        defer { if answered.isRunning { answered.terminate() } }
         let result = try WebUIBrowser.run(ui: ui, proxy: "http://127.0.0.1:\(proxy.port)", only: "h2",
                                           script: "webui_intercept.py", timeout: 120)
         #expect(result.status == 0, "\(result.output)")
-        #expect(WebUIBrowser.passed(result).isSuperset(of: ["h2-editor-shows-stream", "h2-resumed", "no-page-errors"]),
+        #expect(WebUIBrowser.passed(result).isSuperset(of: ["h2-editor-shows-stream", "h2-resumed",
+                                                            "h2-response-editor-shows-response", "h2-response-resumed",
+                                                            "no-page-errors"]),
                 "\(result.output)")
         let echoed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         client.waitUntilExit()
         let echo = try JSONSerialization.jsonObject(with: Data(echoed.utf8)) as? [String: Any]
         #expect(echo?["body"] as? String == "x=2&h2=edited" && echo?["http_version"] as? String == "2",
                 "\(echoed)")
+        let got = String(decoding: answer.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        answered.waitUntilExit()
+        #expect(got == "{\"edited\": \"over h2\"}\n202 2", "\(got)")
         _ = proxy.stop()
     }
 }

@@ -21,10 +21,12 @@ response (curl gets a 502 saying it was not delivered). Both phases (`~u /held/b
 at its request, then at its response, the pane's editor following. Enter on an empty box clears
 the filter. No dialog, script error or CSP violation on the way.
 
-`--only h2`: the caller started the proxy with `--intercept '~u h2-held'` and made an HTTP/2 POST
-(curl --http2) to `/echo?h2-held` of its own origin; the check finds it held, its editor showing
-HTTP/2 and the header names as sent (lower case), edits the body and resumes it (the caller reads
-what the origin got from curl).
+`--only h2`: the caller started the proxy with `--intercept '(~u h2-held & ~q) | (~u h2-response &
+~s)'` and made an HTTP/2 POST (curl --http2) to `/echo?h2-held` of its own origin and a GET to
+`/echo?h2-response`; the check finds the first held, its editor showing HTTP/2 and the header names
+as sent (lower case), edits the body and resumes it; then the second's response held, its editor
+showing the status and the header names as the client would get them, and sets status 202 and a
+body (the caller reads what curl got).
 
 Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on any failure.
 
@@ -164,6 +166,22 @@ def held_http2(page, checks):
     page.click("#intercept-resume")
     held_row(page, "/echo?h2-held", held=False)
     checks.result("h2-resumed", True, "the row is no longer held")
+
+    # Another stream's response held: the editor shows it as the HTTP/2 client would get it.
+    held_row(page, "/echo?h2-response")
+    open_flow(page, "/echo?h2-response")
+    page.wait_for_selector("flow-detail #intercept-status", timeout=10000)
+    headers = page.input_value("#intercept-headers").split("\n")
+    facts = page.text_content("flow-detail .intercept-facts")
+    checks.result("h2-response-editor-shows-response", facts.startswith("HTTP/2 ")
+                  and page.input_value("#intercept-status") == "200" and "content-type: application/json" in headers
+                  and not any(line.startswith(":") for line in headers)
+                  and '"http_version": "2"' in page.input_value("#intercept-body"), repr((facts, headers)))
+    page.fill("#intercept-status", "202")
+    page.fill("#intercept-body", '{"edited": "over h2"}')
+    page.click("#intercept-resume")
+    held_row(page, "/echo?h2-response", held=False)
+    checks.result("h2-response-resumed", True, "the row is no longer held")
 
 
 def run(page, options, base, checks):
