@@ -244,7 +244,8 @@ class InterceptBox extends HTMLElement {
         try {
             const answer = await api.setInterceptFilter(text);
             this.#say(null);
-            store.setIntercept({ filter: answer.filter ?? null, held: store.intercept.held });
+            store.setIntercept({ filter: answer.filter ?? null, held: store.intercept.held,
+                responses: store.intercept.responses });
             store.notify(answer.filter ? `intercepting ${answer.filter}` : "intercept off: nothing more is held");
         } catch (error) {
             this.#say(error.message);

@@ -307,6 +307,15 @@ def responses(page, options, base, checks):
     page.fill("#intercept-status", "418")
     page.fill("#intercept-body", "edited in the page <b>not markup</b>")
     label = page.text_content("#intercept-resume")
+    # The filter changed meanwhile: what is held stays held, a response still, its edits in progress kept.
+    set_filter(page, "~u /held/response & ~s & ~m GET")
+    page.wait_for_function("() => document.getElementById('intercept-filter').getAttribute('aria-label')"
+                           " === 'Intercept filter, holding ~u /held/response & ~s & ~m GET'", timeout=10000)
+    page.wait_for_timeout(300)
+    status = status_cell(page, "/held/response")
+    checks.result("response-survives-filter-change", status == "⏸ response"
+                  and page.input_value("#intercept-status") == "418"
+                  and page.input_value("#intercept-body") == "edited in the page <b>not markup</b>", repr(status))
     page.focus("flow-list .flow-viewport")
     page.keyboard.press("a")
     answer = got.wait()
