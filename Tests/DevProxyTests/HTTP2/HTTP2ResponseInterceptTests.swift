@@ -289,6 +289,28 @@ import TestSupport
         #expect(board.bufferedBytes == 0)
     }
 
+    /// A response without content (to HEAD) from an HTTP/1.1 origin is held by its head, and stays
+    /// held after the origin's response ended; resumed, the client gets it ending with its HEADERS.
+    @Test func aResponseToHEADFromAnHTTP1OriginStaysHeldByItsHead() throws {
+        let origin = try HTTP2Origin(.hypercornHTTP1)
+        let (proxy, board) = try proxy("~u /echo & ~s", caPaths: [origin.caPath])
+        let (proxyPort, root, port) = (proxy.port, proxy.pki.rootPath, origin.port)
+        let client = Running {
+            try H2Client.run(proxyPort: proxyPort, root: root, port: port, alpn: "h2", path: "/echo",
+                             extra: ["--method", "HEAD"])
+        }
+        let held = try held(board)
+        #expect(held.status == 200 && held.body.isEmpty && held.method == "HEAD")
+        usleep(500_000)
+        #expect(board.held.count == 1 && proxy.sink.flows.isEmpty, "the origin's end did not send it on")
+        #expect(board.resume(held.id))
+        let output = try client.result()
+        let response = try #require(output.responses.first, "\(output)")
+        #expect(response.status == 200 && response.body.isEmpty && response.reset == nil, "\(output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.interceptResponse?.outcome == "resumed" && flow.error == nil, "\(String(describing: flow.error))")
+    }
+
     /// What a breakpoint cannot hold goes on whole, its flow saying why: a body that grows past
     /// 4 MiB (no content-length to refuse it by), and one past the bytes the board keeps at once.
     @Test(arguments: [false, true])

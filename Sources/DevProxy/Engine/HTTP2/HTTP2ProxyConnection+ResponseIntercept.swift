@@ -85,15 +85,17 @@ extension HTTP2ProxyConnection {
     }
 
     /// The response of a stream at a breakpoint ended with `trailers` (relayed to the client as
-    /// `relayed`); false when no breakpoint gathers it.
+    /// `relayed`); false when no breakpoint holds it.
     func endsResponseAtBreakpoint(_ exchange: HTTP2StreamExchange, trailers: HTTPFields, relayed: [HTTP2Field]) -> Bool {
-        guard exchange.responseBreakpoint?.held == nil, exchange.responseBreakpoint != nil,
-              exchange.heldPinSet != nil else { return false }
-        exchange.responseBreakpoint?.trailers = trailers
-        exchange.responseBreakpoint?.relayedTrailers = relayed
+        guard let stop = exchange.responseBreakpoint, exchange.heldPinSet != nil else { return false }
         // An HTTP/1.1 origin that answered before the whole request: the client is told to stop
         // sending once the response has reached it, as when nothing holds it (`.end`).
         exchange.responseBreakpoint?.stopsRequest = exchange.http1Leg != nil && !exchange.requestEnded
+        // Held by its head already (an HTTP/1.1 origin's response without content, whose end
+        // follows): it stays held.
+        guard stop.held == nil else { return true }
+        exchange.responseBreakpoint?.trailers = trailers
+        exchange.responseBreakpoint?.relayedTrailers = relayed
         holdResponseOnBoard(exchange)
         return true
     }
