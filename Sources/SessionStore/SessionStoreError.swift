@@ -20,6 +20,9 @@ public struct SessionStoreError: Error, Sendable, Equatable, CustomStringConvert
         case inUse
         /// A filter's regular expression searched longer than `MatchFunctions.budget` and was stopped.
         case filterTimedOut
+        /// A flow's mark or comment cannot be kept: the session file is not writable, or the
+        /// comment is too long (`FlowNote`).
+        case note
     }
 
     public var code: Code

@@ -130,6 +130,10 @@ import TestSupport
         ("|(|x", "is not a valid regular expression"),
         ("|~c 200|a|b", "the filter's ~c is not known before the request is sent"),
         ("|~bq secret|a|b", "the filter's ~bq is not known"),
+        // A rule runs before anyone could mark the flow in the web UI.
+        ("|~marked|a|b", "the filter's ~marked is not known before the request is sent"),
+        ("|~mark red|a|b", "the filter's ~mark is not known before the request is sent"),
+        ("|~d a & ~comment why|a|b", "the filter's ~comment is not known before the request is sent"),
         ("|~d (|a|b", "does not parse"),
         ("|(a)|\\2", "the replacement names group 2, and the regex has one"),
         ("|a|\\q", "\\q in the replacement is not a group reference"),

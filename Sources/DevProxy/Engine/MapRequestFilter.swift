@@ -140,6 +140,9 @@ struct MapRequestFilter: @unchecked Sendable {  // NSRegularExpression is immuta
         case .persona: throw refused("~persona")
         case .signer: throw refused("~signer")
         case .verdict, .ids: throw refused("~verdict")
+        case .marked(nil): throw refused("~marked")
+        case .marked: throw refused("~mark")
+        case .comment: throw refused("~comment")
         }
     }
 

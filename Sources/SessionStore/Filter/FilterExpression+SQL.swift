@@ -63,6 +63,14 @@ extension FilterExpression {
                              bindings: [.text(name), .text(name)])
         case .verdict(let name):
             return FilterSQL(sql: "(f.verdict IS ? COLLATE NOCASE)", bindings: [.text(name)])
+        case .marked(let mark):
+            // Notes are few (a person wrote each): their table is read once per query, not per flow.
+            guard let mark else { return FilterSQL(sql: "f.seq IN (SELECT seq FROM flow_notes WHERE mark IS NOT NULL)",
+                                                   bindings: []) }
+            return FilterSQL(sql: "f.seq IN (SELECT seq FROM flow_notes WHERE mark = ?)", bindings: [.text(mark.rawValue)])
+        case .comment(let pattern):
+            return FilterSQL(sql: "f.seq IN (SELECT seq FROM flow_notes WHERE regexp(?, comment))",
+                             bindings: [.text(pattern)])
         case .ids(let ids):
             guard !ids.isEmpty else { return FilterSQL(sql: "0", bindings: []) }
             // One bound parameter each (the caller's list is bounded: the pinning window).

@@ -42,6 +42,11 @@ public indirect enum FilterExpression: Sendable, Equatable {
     case signer(String)
     /// `~verdict NAME`: the pinning QA verdict (`enforced`, `report-only`…), compared whole, ignoring case.
     case verdict(String)
+    /// `~marked`: a flow someone marked, in any colour (mitmproxy's `~marked`); `~mark red`: in
+    /// that colour (`.marked(.red)`).
+    case marked(FlowMark?)
+    /// `~comment REGEX`: a case-insensitive regular expression searched for in the flow's comment.
+    case comment(pattern: String)
     /// The flows with these ids (not written in the language: what `~verdict` resolves to, the
     /// verdict being judged over the session's flows when a filter runs).
     case ids([String])

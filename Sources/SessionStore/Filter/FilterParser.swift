@@ -7,7 +7,7 @@ struct FilterParser {
     /// Filters that take no argument.
     private static let bare: [String: FilterExpression] = [
         "all": .all, "q": .requestWithoutResponse, "s": .hasResponse, "e": .error, "websocket": .websocket,
-        "grpc": .grpc, "a": .asset, "http": .http, "tcp": .tcp,
+        "grpc": .grpc, "a": .asset, "http": .http, "tcp": .tcp, "marked": .marked(nil),
     ]
 
     /// Limits that keep a pasted or generated filter from exhausting the stack (200 nested `(`
@@ -123,12 +123,14 @@ struct FilterParser {
 
     private mutating func parseFilter(_ name: String, _ token: FilterToken) throws(FilterSyntaxError) -> FilterExpression {
         if let expression = Self.bare[name] { return expression }
-        let known = FilterField(rawValue: name) != nil || ["c", "gs", "persona", "signer", "verdict"].contains(name)
+        let known = FilterField(rawValue: name) != nil
+            || ["c", "gs", "persona", "signer", "verdict", "mark", "comment"].contains(name)
         guard known else {
             throw FilterSyntaxError(column: token.column, reason: "unknown filter '~\(name)'")
         }
         let what = name == "c" ? "a status code" : name == "gs" ? "a gRPC status code"
-            : ["persona", "signer", "verdict"].contains(name) ? "a name" : "a pattern"
+            : ["persona", "signer", "verdict"].contains(name) ? "a name"
+            : name == "mark" ? "a colour (\(FlowMark.names))" : "a pattern"
         guard case .text(let value, _) = current.kind else {
             throw FilterSyntaxError(column: current.column, reason: "expected \(what) after '~\(name)'")
         }
@@ -139,6 +141,12 @@ struct FilterParser {
         case "persona": return .persona(value)
         case "signer": return .signer(value)
         case "verdict": return .verdict(value)
+        case "mark":
+            guard let mark = FlowMark(name: value) else {
+                throw FilterSyntaxError(column: argument.column, reason: "'~mark' needs \(what), not '\(value)'")
+            }
+            return .marked(mark)
+        case "comment": return .comment(pattern: try Self.checked(value, argument))
         default:
             // `known` above guarantees a field.
             return .matches(FilterField(rawValue: name) ?? .url, pattern: try Self.checked(value, argument))

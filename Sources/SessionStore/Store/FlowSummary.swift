@@ -48,6 +48,11 @@ public struct FlowSummary: Sendable, Equatable {
     /// The codes of the informational (1xx) responses that came before the final one, each once,
     /// in the order they first came (`[103]`, `[102, 103]`); empty when none did.
     public var informational: [Int] = []
+    /// The mark a person gave the flow (`SessionStore.setNote`); nil when none. Only the store's
+    /// queries fill it (and `comment`): a summary from the engine has none yet.
+    public var mark: FlowMark?
+    /// The comment a person wrote on the flow; nil when none.
+    public var comment: String?
 
     public init(id: String, started: String, host: String, mode: String, method: String? = nil, url: String? = nil,
                 status: Int? = nil, httpVersion: String? = nil, errorKind: String? = nil, contentType: String? = nil,

@@ -107,6 +107,15 @@ enum Schema {
             descriptor_set BLOB NOT NULL
         );
         """,
+        // What a person noted on a flow (`FlowNote`): its mark and comment, by the flow's `seq`, in
+        // a table of their own that the notes' connection writes (`NoteWriter`), never the writer.
+        """
+        CREATE TABLE flow_notes (
+            seq INTEGER PRIMARY KEY,
+            mark TEXT,
+            comment TEXT
+        );
+        """,
     ]
 
     /// Brings the open database up to `version`, one migration per transaction.

@@ -98,7 +98,7 @@ extension SessionStore {
     /// A page of every flow: the count from SQLite's count, the page straight from the primary key.
     private func unfilteredPage(limit: Int, cursor: FlowCursor?, order: FlowOrder) throws -> FlowPage {
         let newest = order == .newestFirst
-        let sql = "SELECT \(Self.summaryColumns) FROM flows WHERE seq \(newest ? "<" : ">") ? ORDER BY seq "
+        let sql = "SELECT \(Self.summaryColumns) FROM flows f WHERE seq \(newest ? "<" : ">") ? ORDER BY seq "
             + "\(newest ? "DESC" : "ASC") LIMIT ?"
         let after = cursor?.sequence ?? (newest ? Int64.max : 0)
         return try read { database in
@@ -205,12 +205,13 @@ extension SessionStore {
     private static let summaryColumns = """
         seq, id, phase, started, method, url, host, status, http_version, mode, error_kind, content_type,
         request_content_type, request_size, response_size, duration_ms, persona, signer_email, signer_serial, verdict,
-        websocket, tunnel, bodies_dropped, grpc_status, port, informational
+        websocket, tunnel, bodies_dropped, grpc_status, port, informational,
+        (SELECT mark FROM flow_notes n WHERE n.seq = f.seq), (SELECT comment FROM flow_notes n WHERE n.seq = f.seq)
         """
-    private static let summaryBySequence = "SELECT \(summaryColumns) FROM flows WHERE seq = ?"
-    private static let summaryByID = "SELECT \(summaryColumns) FROM flows WHERE id = ?"
+    private static let summaryBySequence = "SELECT \(summaryColumns) FROM flows f WHERE seq = ?"
+    private static let summaryByID = "SELECT \(summaryColumns) FROM flows f WHERE id = ?"
 
-    /// A summary from a row of `summaryColumns`.
+    /// A summary from a row of `summaryColumns` (over `flows f`: its note is read by `f.seq`).
     private static func summary(_ row: SQLiteStatement) -> FlowSummary {
         var summary = FlowSummary(
             id: row.string(1) ?? "", started: row.string(3) ?? "", host: row.string(6) ?? "", mode: row.string(9) ?? "",
@@ -225,6 +226,8 @@ extension SessionStore {
         summary.grpcStatus = row.int(23)
         summary.port = row.int(24)
         summary.informational = (row.string(25) ?? "").split(separator: " ").compactMap { Int($0) }
+        summary.mark = row.string(26).flatMap(FlowMark.init(name:))
+        summary.comment = row.string(27)
         return summary
     }
 }

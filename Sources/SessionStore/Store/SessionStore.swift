@@ -21,6 +21,8 @@ public final class SessionStore: @unchecked Sendable {
     public let isReadOnly: Bool
     /// The files beside the session that hold its spooled bodies.
     let bodyFiles: BodyFiles
+    /// Writes flows' marks and comments (`setNote`).
+    let notes: NoteWriter
 
     private let queue: WriteQueue
     private let writer: StoreWriter?
@@ -54,6 +56,7 @@ public final class SessionStore: @unchecked Sendable {
         self.isReadOnly = readOnly
         self.removeOnClose = removeOnClose
         bodyFiles = BodyFiles(sessionPath: path)
+        notes = NoteWriter(path: path, readOnly: readOnly)
         queue = WriteQueue(capacity: configuration.queueCapacity, bodyBudget: configuration.queuedBodyBytes,
                            offerWait: configuration.offerWait)
         if readOnly {
@@ -285,6 +288,8 @@ public final class SessionStore: @unchecked Sendable {
         guard wasOpen else { return }
         queue.close()
         writer?.join()
+        // Before `detach`: the writer's connection leaves WAL mode only when it is the last one open.
+        notes.close()
         readLock.withLock { reader = nil }
         writer?.detach()
         if removeOnClose {

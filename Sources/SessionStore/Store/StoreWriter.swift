@@ -319,7 +319,7 @@ final class StoreWriter: @unchecked Sendable {
             clearedFiles = bodyFiles.names()
             try database.execute("""
                 DELETE FROM flows; DELETE FROM flow_heads; DELETE FROM flow_records; DELETE FROM bodies;
-                DELETE FROM record_dictionaries; DELETE FROM record_frames;
+                DELETE FROM record_dictionaries; DELETE FROM record_frames; DELETE FROM flow_notes;
                 """)
             changes = StoreChanges(cleared: true, flows: [])
         case .grpcSchema(let schema):
