@@ -1,6 +1,7 @@
 import CertAuthority
 @testable import DevProxy
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 
@@ -513,6 +514,19 @@ import TestSupport
         #expect(Intercepts.refusal(bodyBytes: 0, board: board) == nil)
         board.stop()
         #expect(Intercepts.refusal(bodyBytes: 0, board: board) == "not held: DevProxy is stopping")
+    }
+
+    /// A resume checked against a held request does not reach the response the same flow is held
+    /// at since (its request resumed from another page): the edit was for the other phase.
+    @Test func aResumeForTheRequestLeavesTheResponseHeld() throws {
+        let board = try Intercepts(filter: "~d x")
+        let decided = Mutex<[Intercepts.Decision]>([])
+        board.hold(Intercepts.Held(id: "f1", method: "GET", url: "https://x/", httpVersion: "HTTP/1.1", status: 200,
+                                   headers: [], body: [], filter: "~d x")) { decision in decided.withLock { $0.append(decision) } }
+        #expect(!board.resume("f1", edit: Intercepts.Edit(method: "POST"), phase: .request))
+        #expect(board.held("f1")?.phase == .response && decided.withLock { $0.isEmpty })
+        #expect(board.abort("f1", phase: .response))
+        #expect(decided.withLock { $0 } == [.abort(reason: Intercepts.abortedResponseReason, outcome: "aborted")])
     }
 
     /// `--intercept` with a filter about a body, or without the web UI's session, stops the

@@ -275,19 +275,21 @@ public final class Intercepts: Sendable {
     /// One held request or response.
     public func held(_ id: String) -> Held? { state.withLock { $0.entries.first { $0.held.id == id }?.held } }
 
-    /// Sends a held request or response on, edited or not; false when none with that id is held.
+    /// Sends a held request or response on, edited or not; false when none with that id is held
+    /// (or, given `phase`, none in that phase: an edit checked against the request is never
+    /// applied to the response the same flow was held at since).
     @discardableResult
-    public func resume(_ id: String, edit: Edit? = nil) -> Bool {
-        decide(id, .resume(edit))
+    public func resume(_ id: String, edit: Edit? = nil, phase: Phase? = nil) -> Bool {
+        decide(id, phase: phase) { _ in .resume(edit) }
     }
 
     /// Answers a held request or response with a 502 saying it was aborted; false when none with
-    /// that id is held.
+    /// that id (and `phase`, when given) is held.
     @discardableResult
-    public func abort(_ id: String) -> Bool {
-        let phase = state.withLock { $0.entries.first { $0.held.id == id }?.held.phase } ?? .request
-        return decide(id, .abort(reason: phase == .request ? Self.abortedReason : Self.abortedResponseReason,
-                                 outcome: "aborted"))
+    public func abort(_ id: String, phase: Phase? = nil) -> Bool {
+        decide(id, phase: phase) { held in
+            .abort(reason: held.phase == .request ? Self.abortedReason : Self.abortedResponseReason, outcome: "aborted")
+        }
     }
 
     /// Sends every held request and response on as it came; returns how many.
@@ -339,13 +341,16 @@ public final class Intercepts: Sendable {
         .abort(reason: phase == .request ? stoppedReason : stoppedResponseReason, outcome: "stopped")
     }
 
-    private func decide(_ id: String, _ decision: Decision) -> Bool {
+    /// Takes the entry `id` (in `phase`, when given) off the board and decides it as `decision`
+    /// says for what it holds, both under one look at the board.
+    private func decide(_ id: String, phase: Phase?, _ decision: (Held) -> Decision) -> Bool {
         let entry = state.withLock { state -> Entry? in
-            guard let index = state.entries.firstIndex(where: { $0.held.id == id }) else { return nil }
+            guard let index = state.entries.firstIndex(where: { $0.held.id == id && (phase == nil || $0.held.phase == phase) })
+            else { return nil }
             return state.entries.remove(at: index)
         }
         guard let entry else { return false }
-        entry.decide(decision)
+        entry.decide(decision(entry.held))
         notify()
         return true
     }

@@ -32,7 +32,9 @@ extension WebUI {
             case .refused(let reason): return .error(400, reason)
             }
             if let reason = Self.phaseRefusal(edit, held: held) { return .error(400, reason) }
-            guard board.resume(rest[1], edit: edit) else { return Self.notHeld(rest[1]) }
+            // The edit was checked against what was held; a flow whose request was resumed from
+            // another page meanwhile, now held at its response, is not given it.
+            guard board.resume(rest[1], edit: edit, phase: held.phase) else { return Self.notHeld(rest[1]) }
             return .json("{\"resumed\":\(JSONText.quoted(rest[1]))}")
         case ("POST", 3) where rest[2] == "abort":
             guard board.abort(rest[1]) else { return Self.notHeld(rest[1]) }
