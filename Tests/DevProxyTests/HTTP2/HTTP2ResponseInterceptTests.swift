@@ -311,6 +311,60 @@ import TestSupport
         #expect(flow.interceptResponse?.outcome == "resumed" && flow.error == nil, "\(String(describing: flow.error))")
     }
 
+    /// A response status edited to 204 goes without its body or content-length (RFC 9110 §8.6), and
+    /// the flow says the edited body was not sent.
+    @Test func aStatusEditedTo204SendsNoBody() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let (proxy, board) = try proxy("~u /echo & ~s", caPaths: [origin.caPath])
+        let client = curl(proxy, ["--http2", "-D", "-", origin.url("/echo")])
+        let held = try held(board)
+        #expect(board.resume(held.id, edit: Intercepts.Edit(body: Array("ignored".utf8), status: 204)))
+        let result = try client.result()
+        let text = result.stdout.replacingOccurrences(of: "\r\n", with: "\n")
+        #expect(text.contains("\nHTTP/2 204 \n") && text.hasSuffix("\n\n"), "\(result.output)")
+        #expect(!text.contains("content-length") && !text.contains("ignored"), "\(text)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.response?.status == 204 && flow.error == nil)
+        #expect(flow.interceptResponse?.note == "the edited body was not sent: a response with status 204 has none")
+    }
+
+    /// `--modify-body` edits a response before the breakpoint holds it: the held body is what the
+    /// client would get, with its content-length, and goes so.
+    @Test func aHeldResponseShowsWhatModifyBodyMadeOfIt() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let board = try Intercepts(filter: "~u /account & ~s")
+        let rules = try MapRules(remote: [], local: [], body: [#"/~u account/"premium":false/"premium":true"#])
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: {
+            $0.upstreamCAs = cas
+            $0.intercepts = board
+            $0.mapRules = rules
+        })
+        let client = curl(proxy, ["--http2", origin.url("/account?chunked")])
+        let held = try held(board)
+        let edited = #"{"user": "ana", "premium":true}"#
+        #expect(String(decoding: held.body, as: UTF8.self) == edited)
+        #expect(field(held, "content-length") == String(edited.utf8.count))
+        #expect(board.resume(held.id))
+        #expect(try client.result().stdout == edited)
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.mapped?.body?.first?.replacements == 1 && flow.interceptResponse?.outcome == "resumed")
+        #expect(flow.response?.body?.text == edited)
+    }
+
+    /// DevProxy stopping answers a held response 502 saying so (`stopped`).
+    @Test func stoppingAnswersAHeldResponse() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let (proxy, board) = try proxy("~u /echo & ~s", caPaths: [origin.caPath])
+        let client = curl(proxy, ["--http2", "-w", "%{http_code}", origin.url("/echo")])
+        _ = try held(board)
+        proxy.server.stop()
+        let result = try client.result()
+        #expect(result.stdout == "502 Bad Gateway: \(Intercepts.stoppedResponseReason)\n502", "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.interceptResponse?.outcome == "stopped" && flow.error?.kind == "intercept_aborted")
+    }
+
     /// What a breakpoint cannot hold goes on whole, its flow saying why: a body that grows past
     /// 4 MiB (no content-length to refuse it by), and one past the bytes the board keeps at once.
     @Test(arguments: [false, true])

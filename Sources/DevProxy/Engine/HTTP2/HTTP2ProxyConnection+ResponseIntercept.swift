@@ -197,6 +197,8 @@ extension HTTP2ProxyConnection {
                     + " has none"
             }
             if bodiless { served = [] }
+            // RFC 9110 §8.6: no content-length in a 204.
+            if applied.status == 204 { fields.removeAll { $0.nameString == "content-length" } }
             if edit.body != nil {
                 // The length is the edited body's.
                 fields.removeAll { $0.nameString == "content-length" }
