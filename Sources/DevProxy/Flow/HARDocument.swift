@@ -55,12 +55,17 @@ public struct HARDocument: Codable, Sendable, Equatable {
         public var interceptResponse: Flow.Intercept? = nil
         /// The `--throttle` profile the client's connection went through (the flow log's `throttle`).
         public var throttle: String? = nil
+        /// What a person wrote on the flow in the web UI: HAR 1.2's own `comment` of an entry.
+        public var comment: String? = nil
+        /// The colour the flow was marked with in the web UI (`red`, `orange`, …).
+        public var mark: String? = nil
 
         enum CodingKeys: String, CodingKey {
             case startedDateTime, time, request, response, cache, timings, serverIPAddress, connection
             case flowID = "_flowId", mode = "_mode", error = "_error", tunnel = "_tunnel", grpc = "_grpc"
             case webSocketMessages = "_webSocketMessages", resourceType = "_resourceType", mapped = "_mapped"
             case intercept = "_intercept", throttle = "_throttle", interceptResponse = "_interceptResponse"
+            case comment, mark = "_mark"
         }
     }
 

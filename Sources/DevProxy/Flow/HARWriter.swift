@@ -1,5 +1,6 @@
 import CertAuthority
 import Foundation
+import SessionStore
 
 /// Turns flows into an HTTP Archive (HAR 1.2) that Chrome DevTools, Firefox and Charles import.
 ///
@@ -15,10 +16,17 @@ public enum HARWriter {
     /// millisecond keep the order given; one whose `started` does not parse goes last.
     /// - Parameter sizes: by flow id, the sizes a HAR gave for flows imported from one, given back
     ///   as they were (`HARSizes`).
+    /// - Parameter notes: by flow id, the mark and comment given in the web UI: the entry's
+    ///   `_mark` and its `comment` (HAR 1.2's).
     public static func document(for flows: [Flow], creatorVersion: String = defaultCreatorVersion,
-                                sizes: [String: HARSizes] = [:]) -> HARDocument {
+                                sizes: [String: HARSizes] = [:], notes: [String: FlowNote] = [:]) -> HARDocument {
         HARDocument(log: .init(version: "1.2", creator: .init(name: "DevProxy", version: creatorVersion),
-                               entries: byStart(flows).map { entry(for: $0, sizes: sizes[$0.id]) }))
+                               entries: byStart(flows).map { flow in
+            var entry = entry(for: flow, sizes: sizes[flow.id])
+            entry.comment = notes[flow.id]?.comment
+            entry.mark = notes[flow.id]?.mark?.rawValue
+            return entry
+        }))
     }
 
     /// `flows` in the order they started; a stable sort (an unparseable `started` sorts last).
@@ -30,10 +38,11 @@ public enum HARWriter {
 
     /// The archive as pretty-printed JSON, keys sorted, slashes unescaped.
     public static func encode(_ flows: [Flow], creatorVersion: String = defaultCreatorVersion,
-                              comment: String? = nil, sizes: [String: HARSizes] = [:]) throws -> [UInt8] {
+                              comment: String? = nil, sizes: [String: HARSizes] = [:],
+                              notes: [String: FlowNote] = [:]) throws -> [UInt8] {
         let encoder = FlowJSON.encoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        var document = document(for: flows, creatorVersion: creatorVersion, sizes: sizes)
+        var document = document(for: flows, creatorVersion: creatorVersion, sizes: sizes, notes: notes)
         document.log.comment = comment
         var bytes = [UInt8](try encoder.encode(document))
         bytes.append(UInt8(ascii: "\n"))

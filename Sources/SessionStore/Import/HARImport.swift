@@ -30,6 +30,7 @@ extension SessionImport {
         }
         var report = Report(flows: 0, problems: [])
         var ids = Set<String>()
+        var notes: [(id: String, note: FlowNote)] = []
         // In the order the requests started, as the list shows a live session's (a HAR merged
         // from others, or written by a tool in another order, was listed in file order); ties
         // keep the file's order.
@@ -44,17 +45,31 @@ extension SessionImport {
                 let json = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
                 store.importFinished(stored.record, json: String(decoding: json, as: UTF8.self), bodies: stored.bodies)
                 report.flows += 1
+                if let note = HAREntry.note(entry), let id = object["id"] as? String { notes.append((id, note)) }
             } catch let error as SessionStoreError {
                 report.problems.append(Problem(number: index + 1, reason: error.reason, unit: "entry"))
             }
         }
         store.flush()
+        // Once the flows are in: a note is kept by its flow's row.
+        for (id, note) in notes {
+            try store.setNote(id: id, mark: .set(note.mark), comment: .set(note.comment))
+        }
         return report
     }
 }
 
 /// One HAR entry rewritten as a flow-log object.
 enum HAREntry {
+    /// The entry's note: HAR 1.2's `comment` (what DevProxy, Charles and others write there; cut
+    /// to `FlowNote.maximumCommentLength`) and DevProxy's `_mark` (a colour it knows, else none);
+    /// nil when it has neither.
+    static func note(_ entry: [String: Any]) -> FlowNote? {
+        let comment = (entry["comment"] as? String).map { String($0.prefix(FlowNote.maximumCommentLength)) }
+        let note = FlowNote(mark: (entry["_mark"] as? String).flatMap(FlowMark.init(name:)), comment: comment)
+        return note.isEmpty ? nil : note
+    }
+
     /// - Throws: `SessionStoreError(.importFormat)` when the entry lacks its request.
     static func flowObject(_ entry: [String: Any], index: Int) throws -> [String: Any] {
         guard let request = entry["request"] as? [String: Any], let method = request["method"] as? String,

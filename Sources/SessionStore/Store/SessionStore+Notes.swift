@@ -42,7 +42,14 @@ extension SessionStore {
         return summary
     }
 
-    /// The notes of those of `ids` that have one, by id.
+    /// Whether any flow of the session has a note: a live batch of flows looks their notes up only
+    /// then (one look-up of an empty table, not one per flow).
+    public func hasNotes() throws -> Bool {
+        try read { try $0.integer("SELECT EXISTS (SELECT 1 FROM flow_notes)") != 0 }
+    }
+
+    /// The notes of those of `ids` that have one, by id. Notes are few (a person wrote each): they
+    /// are read first (`CROSS JOIN` keeps SQLite from starting with the ids), each joined to its flow.
     public func notes(ids: [String]) throws -> [String: FlowNote] {
         guard !ids.isEmpty else { return [:] }
         var result: [String: FlowNote] = [:]
@@ -52,7 +59,7 @@ extension SessionStore {
             let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
             let rows = try read { database in
                 try database.rows("""
-                    SELECT f.id, n.mark, n.comment FROM flow_notes n JOIN flows f ON f.seq = n.seq
+                    SELECT f.id, n.mark, n.comment FROM flow_notes n CROSS JOIN flows f ON f.seq = n.seq
                     WHERE f.id IN (\(marks))
                     """, chunk) { ($0.string(0), FlowNote(mark: $0.string(1).flatMap(FlowMark.init(name:)),
                                                           comment: $0.string(2))) }

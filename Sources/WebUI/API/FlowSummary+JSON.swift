@@ -1,7 +1,8 @@
 import SessionStore
 
 extension FlowSummary {
-    /// The API's summary object (docs/web-ui.md): every key present, `null` when unknown.
+    /// The API's summary object (docs/web-ui.md): every key present, `null` when unknown; `mark` and
+    /// `comment` only when the flow has them.
     func write(to json: inout JSONText, replayOf: String?) {
         json.raw("{\"id\":")
         json.string(id)
@@ -57,7 +58,17 @@ extension FlowSummary {
         json.number(port)
         json.raw(",\"informational\":[")
         json.raw(informational.map(String.init).joined(separator: ","))
-        json.raw("]}")
+        json.raw("]")
+        // Only when set: a list of thousands of unmarked flows stays as it was.
+        if let mark {
+            json.raw(",\"mark\":")
+            json.string(mark.rawValue)
+        }
+        if let comment {
+            json.raw(",\"comment\":")
+            json.string(comment)
+        }
+        json.raw("}")
     }
 
     /// A JSON array of summaries, each with its `replay_of` from `origins`.

@@ -21,7 +21,8 @@ extension WebUI {
         case "har":
             // A flow imported from a HAR gives back the sizes that HAR gave.
             let sizes = HARSizes.of(record: record).map { [flow.id: $0] } ?? [:]
-            return .attachment(try HARWriter.encode([try typedForHAR(flow)], creatorVersion: version, sizes: sizes),
+            return .attachment(try HARWriter.encode([try typedForHAR(flow)], creatorVersion: version, sizes: sizes,
+                                                    notes: try store.notes(ids: [flow.id])),
                                filename: "\(Self.safeFileName(id)).har", contentType: "application/json")
         case "raw":
             return .attachment(try rawExchange(flow), filename: "\(Self.safeFileName(id)).http",
@@ -69,7 +70,7 @@ extension WebUI {
             sizes[flow.id] = HARSizes.of(record: record)
         }
         var response = WebResponse.attachment(try HARWriter.encode(flows, creatorVersion: version, comment: cut,
-                                                                   sizes: sizes),
+                                                                   sizes: sizes, notes: try store.notes(ids: ids)),
                                               filename: "devproxy.har", contentType: "application/json")
         if let cut { response.headers.append(("X-DevProxy-Export-Cut", cut)) }
         return response

@@ -26,6 +26,7 @@ extension WebUI {
                 return try protobuf(id: rest[1], part: rest[2] == "request" ? .request : .response)
             case ("GET", 3, "flows") where rest[2] == "export": return try export(request, id: rest[1])
             case ("POST", 3, "flows") where rest[2] == "replay": return try replay(id: rest[1])
+            case ("PUT", 3, "flows") where rest[2] == "mark": return try setNote(request, id: rest[1])
             case ("POST", 1, "replay"): return try replayEdited(request)
             case ("GET", 2, "export") where rest[1] == "har": return try exportHAR(request)
             case ("POST", 1, "clear"): return clear()
@@ -43,6 +44,9 @@ extension WebUI {
         } catch let error as SessionStoreError where error.code == .bodyFile {
             // A session opened without its `-bodies` directory: that body is not here; nothing failed.
             return .error(404, error.reason)
+        } catch let error as SessionStoreError where error.code == .note {
+            // A session file that is not writable: nothing failed, the mark cannot be kept.
+            return .error(409, error.reason)
         } catch let error as SessionStoreError where error.code == .filterTimedOut {
             // The filter's fault, not the store's: said like a filter that does not parse.
             return .error(400, error.reason)
@@ -61,7 +65,7 @@ extension WebUI {
         switch (rest.count, rest.first ?? "") {
         case (1, _): return true
         case (2, "flows"), (2, "export"): return true
-        case (3, "flows"): return rest[2] == "export" || rest[2] == "replay"
+        case (3, "flows"): return ["export", "replay", "mark"].contains(rest[2])
         case (4, "flows"): return ["body", "form", "protobuf"].contains(rest[3])
         default: return false
         }
@@ -92,6 +96,9 @@ extension WebUI {
             "proxy": (proxy?.listeners ?? []).map { ["mode": $0.mode, "address": $0.address] },
             "session": store.path,
             "read_only": store.isReadOnly,
+            // Whether flows can be marked and commented, and if not why (a session file not writable).
+            "can_mark": store.noteRefusal == nil,
+            "mark_refusal": store.noteRefusal.map { $0 as Any } ?? NSNull(),
             "replay": proxy != nil,
             "flows": (try? store.count()) ?? 0,
             "store_drops": ["records": drops.records, "bodies": drops.bodies],
@@ -202,8 +209,8 @@ extension WebUI {
     private func flow(_ id: String, preview: Int?) throws -> WebResponse {
         if let stored = try store.flowJSON(id: id) {
             let record = try typedLater(stored, id: id)
-            guard let preview else { return .json(record) }
-            return .json(FlowRecordPreview.cut(record, limit: min(max(preview, 0), 1 << 20)))
+            guard let preview else { return .json(try withNote(record, id: id)) }
+            return .json(try withNote(FlowRecordPreview.cut(record, limit: min(max(preview, 0), 1 << 20)), id: id))
         }
         guard let summary = try store.summary(id: id) else { return .error(404, "no flow \(id) in this session") }
         var json = JSONText()
@@ -229,7 +236,7 @@ extension WebUI {
                      ?? partial)
         }
         json.raw("}")
-        return .json(json.text)
+        return .json(try withNote(json.text, id: id))
     }
 
     /// The least a running flow's record so far keeps of each body when a preview is asked for.

@@ -176,7 +176,13 @@ final class EventHub: @unchecked Sendable {
                 // record read back cost ~100k instructions per flow at h2 rates otherwise).
                 let replays = flows.map(\.id).filter(Replayer.isReplayID)
                 let origins = replays.isEmpty ? [:] : (try? store.replayOrigins(ids: replays)) ?? [:]
+                // The writer's summaries carry no note (a flow marked while it runs keeps its mark
+                // when it ends): the notes as they are now, read from their small table.
+                let notes = (try? store.hasNotes()) == true ? (try? store.notes(ids: flows.map(\.id))) ?? [:] : [:]
                 messages.append(("flows", flows.map { summary in
+                    var summary = summary
+                    summary.mark = notes[summary.id]?.mark
+                    summary.comment = notes[summary.id]?.comment
                     var json = JSONText(capacity: 480)
                     summary.write(to: &json, replayOf: origins[summary.id])
                     return FlowJSON(id: summary.id, json: json.text)
