@@ -222,4 +222,36 @@ import Testing
         let flows = try call(again, [again.base + "/api/flows?filter=~marked"])["flows"] as? [[String: Any]] ?? []
         #expect(flows.count == 1 && flows.first?["comment"] as? String == "reviewed", "\(flows)")
     }
+
+    /// A saved session on a read-only file system opens and reads as before, and a mark is
+    /// refused with the one line that says why and what to do (409), the page told by /api/info.
+    @Test(.enabled(if: geteuid() == 0, "needs root (a read-only tmpfs)"))
+    func aSessionThatCannotBeWrittenSaysWhyItCannotBeMarked() throws {
+        let disk = try SmallDisk()
+        let path = disk.path + "/saved.sqlite"
+        do {
+            // Released before the remount: its writer's connection is closed with the object.
+            let store = try SessionStore(path: path)
+            store.finished(flowLogLine: Array(WebUIFlowsAPITests.line(id: "s1", host: "saved.test").utf8))
+            store.close()
+        }
+        let remounted = try Subprocess.run("mount", ["-o", "remount,ro", disk.path])
+        #expect(remounted.status == 0, "\(remounted.output)")
+        let viewer = try DevProxyViewer(path)
+        func call(_ arguments: [String]) throws -> (status: String, json: [String: Any]) {
+            let result = try Subprocess.run("curl", ["-sS", "--max-time", "10", "-w", "\n%{http_code}",
+                                                     "-H", "Authorization: Bearer \(viewer.token)"] + arguments)
+            let parts = result.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+            let json = (try? JSONSerialization.jsonObject(with: Data(parts.dropLast().joined(separator: "\n").utf8)))
+            return (String(parts.last ?? ""), json as? [String: Any] ?? [:])
+        }
+        let info = try call([viewer.base + "/api/info"]).json
+        let reason = "\(path) is not writable, so marks and comments cannot be saved in it: copy it somewhere writable "
+            + "and open the copy"
+        #expect(info["can_mark"] as? Bool == false && info["mark_refusal"] as? String == reason, "\(info)")
+        let refused = try call(["-X", "PUT", "--data-binary", #"{"mark":"red"}"#, viewer.base + "/api/flows/s1/mark"])
+        #expect(refused.status == "409" && refused.json["error"] as? String == reason, "\(refused)")
+        let list = try call([viewer.base + "/api/flows"]).json["flows"] as? [[String: Any]] ?? []
+        #expect(list.count == 1 && list.first?["mark"] == nil)
+    }
 }
