@@ -398,7 +398,8 @@ import TestSupport
             creds = grpc.ssl_channel_credentials(open("\(proxy.pki.rootPath)", "rb").read())
             with grpc.secure_channel("localhost:\(origin.port)", creds) as channel:
                 start = time.time()
-                times = [time.time() - start for _ in channel.unary_stream("/lab.Echo/Ticks")(b"\\x10\\x07", timeout=20)]
+                ticks = channel.unary_stream("/lab.Echo/Ticks")(b"\\x10\\x07", timeout=20)
+                times = [time.time() - start for _ in ticks]
                 print(len(times), round(times[0], 2), round(times[-1], 2))
             """
         let environment = ["https_proxy": proxy.proxyURL, "no_proxy": "", "no_grpc_proxy": ""]

@@ -86,7 +86,8 @@ extension HTTP2ProxyConnection {
 
     /// The response of a stream at a breakpoint ended with `trailers` (relayed to the client as
     /// `relayed`); false when no breakpoint holds it.
-    func endsResponseAtBreakpoint(_ exchange: HTTP2StreamExchange, trailers: HTTPFields, relayed: [HTTP2Field]) -> Bool {
+    func endsResponseAtBreakpoint(_ exchange: HTTP2StreamExchange, trailers: HTTPFields,
+                                  relayed: [HTTP2Field]) -> Bool {
         guard let stop = exchange.responseBreakpoint, exchange.heldPinSet != nil else { return false }
         // An HTTP/1.1 origin that answered before the whole request: the client is told to stop
         // sending once the response has reached it, as when nothing holds it (`.end`).
