@@ -182,30 +182,69 @@ import TestSupport
         #expect(flow.interceptResponse?.outcome == "resumed" && flow.interceptResponse?.edited == [])
     }
 
-    /// A client that gives up while its response is held (it resets the stream) withdraws it:
-    /// the board lets it go, its bytes leave the budget, and the flow says `client_gone`.
+    /// A client that gives up while its response is held (it resets the stream, or closes its
+    /// connection) withdraws it: the board lets it go, its bytes leave the budget, and the flow
+    /// says `client_gone`.
     @Test func aClientThatResetsWhileItsResponseIsHeldWithdrawsIt() throws {
         let origin = try HTTP2Origin(.hypercornBoth)
         let (proxy, board) = try proxy("~u /echo & ~s", caPaths: [origin.caPath])
-        let client = httpx(proxy, """
-            try:
-                c.get("\(origin.url("/echo?gone"))", timeout=1.5)
-            except httpx.TimeoutException as error:
-                out["timeout"] = type(error).__name__
-            out["after"] = c.get("\(origin.url("/warm"))").status_code
-            """)
+        // Python h2: RST_STREAM (CANCEL) on the held stream a second in, then another stream on
+        // the same connection.
+        let resources = URL(fileURLWithPath: HTTP2Origin.resource("proxytunnel.py")).deletingLastPathComponent().path
+        let script = """
+            import json, sys, time
+            sys.path.insert(0, "\(resources)")
+            import h2.config, h2.connection, h2.events, proxytunnel
+            tls = proxytunnel.connect(\(proxy.port), "\(proxy.pki.rootPath)", "localhost", \(origin.port), ["h2"])
+            conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=True,
+                                                                               header_encoding="utf-8"))
+            conn.initiate_connection()
+            def get(stream, path):
+                head = [(":method", "GET"), (":scheme", "https"), (":authority", "localhost:\(origin.port)"),
+                        (":path", path)]
+                conn.send_headers(stream, head, end_stream=True)
+                tls.sendall(conn.data_to_send())
+            get(1, "/echo?gone")
+            time.sleep(1)
+            conn.reset_stream(1, error_code=8)
+            get(3, "/warm")
+            out = {"first": None}
+            while "after" not in out:
+                data = tls.recv(65536)
+                if not data:
+                    break
+                for event in conn.receive_data(data):
+                    if isinstance(event, h2.events.ResponseReceived):
+                        out["first" if event.stream_id == 1 else "after"] = int(dict(event.headers)[":status"])
+                    if isinstance(event, h2.events.DataReceived):
+                        conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+                tls.sendall(conn.data_to_send())
+            print(json.dumps(out))
+            """
+        let client = Running { try Subprocess.run("python3", ["-c", script], timeout: 20) }
         let held = try held(board)
         #expect(board.bufferedBytes == held.body.count && !held.body.isEmpty)
         let result = try client.result()
         let out = try json(result.stdout)
-        #expect(out["timeout"] as? String == "ReadTimeout" && out["after"] as? Int == 200, "\(result.output)")
+        #expect(out["after"] as? Int == 200 && out["first"] is NSNull, "\(result.output)")
         let deadline = Date().addingTimeInterval(5)
         while !board.held.isEmpty && Date() < deadline { usleep(20_000) }
         #expect(board.held.isEmpty && board.bufferedBytes == 0)
         #expect(!board.resume(held.id), "nothing is left to resume")
         let flow = try #require(proxy.flows(count: 2).first { $0.id == held.id })
         #expect(flow.interceptResponse?.outcome == "client_gone", "\(String(describing: flow.interceptResponse))")
-        #expect(flow.error?.by == "client" || flow.error?.kind == "client_closed", "\(String(describing: flow.error))")
+        #expect(flow.error?.kind == "client_reset" && flow.error?.by == "client",
+                "\(String(describing: flow.error))")
+        // A client that closes its connection instead (curl giving up) withdraws it too.
+        let closing = curl(proxy, ["--http2", "--max-time", "1", origin.url("/echo?closed")])
+        let again = try self.held(board)
+        #expect(try closing.result().status == 28)
+        let until = Date().addingTimeInterval(5)
+        while !board.held.isEmpty && Date() < until { usleep(20_000) }
+        #expect(board.held.isEmpty && board.bufferedBytes == 0)
+        let closed = try #require(proxy.flows(count: 3).first { $0.id == again.id })
+        #expect(closed.interceptResponse?.outcome == "client_gone" && closed.error?.kind == "client_closed",
+                "\(String(describing: closed.error))")
     }
 
     /// A gRPC unary call's response is held with its message and resumed: the client gets the
