@@ -10,7 +10,7 @@ import Synchronization
 /// `breakpointInbox` and wakes the loop, which acts on it; the connection's other streams flow
 /// meanwhile. A body that has not ended `breakpointWait` after its head (a gRPC stream, a long
 /// upload) or that passes `Intercepts.maxBody` goes on as it comes, so a streaming call never
-/// waits for a decision it cannot get.
+/// waits for a decision it cannot get. Responses are held by `HTTP2ProxyConnection+ResponseIntercept`.
 extension HTTP2ProxyConnection {
     /// How long a stream at a breakpoint may take to end its body before it goes on unheld.
     static let breakpointWait: TimeInterval = 2
