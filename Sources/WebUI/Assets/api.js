@@ -117,6 +117,10 @@ export const api = {
     clear() {
         return post("/api/clear");
     },
+    /** Sets flow `id`'s mark and/or comment (`{mark: "red"|null, comment: "…"|null}`); resolves to its summary. */
+    mark(id, change) {
+        return post(`${flowPath(id)}/mark`, change, "PUT");
+    },
     /**
      * Breakpoints: `{filter, held: [{id, phase, status, method, url, http_version, headers, body_size, since,
      * held_ms}]}`; `phase` is `request` or `response` (whose `status`, `headers` and body are the response's).

@@ -9,6 +9,7 @@ import { followLocation, viewShown } from "./location.js";
 import { store } from "./store.js";
 import "./filter-box.js";
 import { abortHeld, resumeAllHeld, resumeHeld } from "./intercept.js";
+import { toggleMark } from "./marks.js";
 import "./flow-list.js";
 import "./pinning-panel.js";
 
@@ -147,6 +148,12 @@ function setupKeyboard() {
             break;
         case "r":
             if (store.selectedID) replayFlow(store.selectedID);
+            break;
+        // As in mitmweb: `m` marks the selected flow (red), or takes its mark away.
+        case "m":
+            if (!flowsShown || !store.selectedID) return;
+            event.preventDefault();
+            toggleMark(store.selectedID);
             break;
         // Breakpoints, as in mitmweb: `a` resumes the selected held request or response (with the
         // editor's changes, as its Resume button sends them), `A` every held one, `x` aborts it.

@@ -10,6 +10,7 @@ import { INFORMATIONAL_NAMES, grpcStatusName } from "./flow-summary.js";
 import { countOf, formatDuration, formatSize, headerValue, headerValues, mediaType } from "./format.js";
 import { morphChildren } from "./morph.js";
 import { interceptEditor, interceptFacts } from "./intercept.js";
+import { notePanel, rememberNote } from "./marks.js";
 import { responseEditor } from "./intercept-response.js";
 import { openResend } from "./resend-dialog.js";
 import { store } from "./store.js";
@@ -88,6 +89,7 @@ class FlowDetail extends HTMLElement {
             const flow = await api.flow(id, controller.signal,
                 this.#eventStreamFor === id ? LIVE_EVENTS_PREVIEW : BODY_PREVIEW);
             if (controller.signal.aborted) return;
+            rememberNote(id, flow);
             if (flow.pending) {
                 if (flow.record) {
                     // A long stream (gRPC, a WebSocket, an event stream, a download): its record so far.
@@ -190,7 +192,8 @@ class FlowDetail extends HTMLElement {
         this.#put(summary.id, true, h("div", { class: "detail-head" }, this.#closeButton(),
             h("h2", { class: "detail-title" }, h("span", { class: "method" }, summary.method ?? ""), " ",
                 h("span", { class: "url" }, summary.url ?? summary.host ?? "")),
-            h("p", { class: "detail-status" }, summary.status ? `${summary.status} · ` : "", "in progress: ", note)),
+            h("p", { class: "detail-status" }, summary.status ? `${summary.status} · ` : "", "in progress: ", note),
+            notePanel(summary.id)),
             h("div", { class: "detail-panel pending-panel" }, sections));
     }
 
@@ -228,7 +231,7 @@ class FlowDetail extends HTMLElement {
             flow.persona ? `persona ${flow.persona}` : "", signedBy(flow.signer),
             flow.replay_of ? `replay of ${flow.replay_of}` : ""].filter(Boolean);
         const head = h("div", { class: "detail-head" }, this.#closeButton(), title,
-            h("p", { class: "detail-status" }, facts.join(" · ")),
+            h("p", { class: "detail-status" }, facts.join(" · ")), notePanel(id),
             pending ? h("p", { class: "detail-status pending-note", role: "status" },
                 "in progress: what came so far; the rest appears when it ends")
                 : this.#actions(flow));

@@ -291,7 +291,8 @@ class FlowList extends HTMLElement {
         const added = new Map();
         for (const summary of flows) {
             const known = this.#byID.get(summary.id);
-            if (known) this.#byID.set(summary.id, { ...known, ...summary });
+            // A summary has `mark` and `comment` only when set: one without them took them away.
+            if (known) this.#byID.set(summary.id, { ...known, mark: undefined, comment: undefined, ...summary });
             else added.set(summary.id, summary);
         }
         if (added.size) {

@@ -28,6 +28,14 @@ export function isWebSocket(summary) {
 /** The markers a row carries: `{key, symbol, label}`, in a fixed order. */
 export function markers(summary) {
     const list = [];
+    // A person's mark and comment (marks.js): the row's stripe is the mark's colour, and the words
+    // say it too (a colour alone tells nothing to a screen reader or to colour-blind eyes).
+    if (MARK_COLOURS.includes(summary.mark)) {
+        list.push({ key: `mark-${summary.mark}`, symbol: "●", label: `marked ${summary.mark}` });
+    }
+    if (typeof summary.comment === "string" && summary.comment) {
+        list.push({ key: "comment", symbol: "✎", label: `comment: ${summary.comment}` });
+    }
     if (isPending(summary)) {
         list.push({ key: "pending", symbol: "…", label: summary.status ? "response in progress" : "waiting for response" });
     }
@@ -50,6 +58,9 @@ export function markers(summary) {
     }
     return list;
 }
+
+/** The colours a flow can be marked with (`PUT /api/flows/ID/mark`). */
+const MARK_COLOURS = ["red", "orange", "yellow", "green", "blue", "purple"];
 
 /** What an informational response is called (IANA registry), for the marker's label. */
 export const INFORMATIONAL_NAMES = { 102: "Processing", 103: "Early Hints", 104: "Upload Resumption Supported" };
