@@ -149,7 +149,9 @@ extension HTTP2ProxyConnection {
         // A reverse listener's flows name its origin; elsewhere the URL is the one the client asked for.
         let ownScheme = cleartext ? "http" : "https"
         let scheme = originAuthority == nil ? request.scheme ?? ownScheme : ownScheme
-        var authority = originAuthority ?? request.authority ?? (port == 443 ? host : "\(host):\(port)")
+        // Neither `:authority` nor `host` (nghttp2 refuses such a request before it gets here, so
+        // this is the connection's): bracketed as a URI writes an IPv6 literal.
+        var authority = originAuthority ?? request.authority ?? URIHost.authority(host: host, port: port == 443 ? nil : port)
         // An `:authority` without a port (grpc's `ssl_target_name_override`) that reached another
         // port than the scheme's: the URL names it, or replay and curl export went to :443.
         let defaultPort = (scheme == "http" ? 80 : 443)

@@ -13,7 +13,7 @@ extension HTTP2ProxyConnection {
                        to destination: Destination? = nil) {
         var neutral = HTTPRequest(head)
         neutral.authority = destination?.hostHeader ?? originAuthority ?? neutral.authority
-            ?? (port == 443 ? host : "\(host):\(port)")
+            ?? URIHost.authority(host: host, port: port == 443 ? nil : port)
         var request: HTTPRequestHead
         do {
             request = try HTTPRequestHead(forwarding: neutral)
