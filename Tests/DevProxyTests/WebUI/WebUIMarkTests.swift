@@ -253,6 +253,13 @@ import Testing
         #expect(refused.status == "409" && refused.json["error"] as? String == reason, "\(refused)")
         let list = try call([viewer.base + "/api/flows"]).json["flows"] as? [[String: Any]] ?? []
         #expect(list.count == 1 && list.first?["mark"] == nil)
+        // The page (`webui_marks.py --only refused`): the swatches and the box disabled, the reason their tooltip.
+        guard WebUIBrowser.missing == nil else { return }
+        let page = try WebUIBrowser.run(ui: "\(viewer.base)/?token=\(viewer.token)", proxy: "http://127.0.0.1:9",
+                                        only: "refused", script: "webui_marks.py", timeout: 90)
+        #expect(page.status == 0, "\(page.output)")
+        #expect(WebUIBrowser.passed(page).isSuperset(of: ["refused-disabled-with-reason", "refused-m-says-why",
+                                                          "no-page-errors"]), "\(page.output)")
     }
 }
 

@@ -9,7 +9,9 @@ everything is still there. No dialog, script error or CSP violation on either pa
 
 Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on any failure.
 
-Usage: webui_marks.py --ui URL --proxy UNUSED
+`--only refused`: over a session file that cannot be written, the page disables them and says why.
+
+Usage: webui_marks.py --ui URL --proxy UNUSED [--only refused]
 """
 import argparse, sys
 
@@ -59,6 +61,9 @@ def main():
     parser.add_argument("--only")
     options = parser.parse_args()
     checks = Checks()
+    if options.only == "refused":
+        refused(options, checks)
+        sys.exit(1 if checks.failed else 0)
     with chromium() as browser:
         page, problems = live_page(browser, options.ui)
         other, other_problems = live_page(browser, options.ui)
@@ -150,6 +155,38 @@ def main():
         checks.result("no-page-errors", not problems and not other_problems and not violations,
                       repr((problems, other_problems, violations)))
     sys.exit(1 if checks.failed else 0)
+
+
+def refused(options, checks):
+    """A session file that cannot be written (one flow, `s1`): the swatches are disabled and the comment
+    box read-only, each with the reason as its tooltip; `m` says the reason and marks nothing."""
+    with chromium() as browser:
+        page, problems = live_page(browser, options.ui)
+        page.wait_for_function("() => document.querySelectorAll('flow-list .flow-row[data-id]').length === 1",
+                               timeout=10000)
+        select(page, "s1")
+        state = page.evaluate("""() => {
+            const swatches = [...document.querySelectorAll('flow-detail .flow-note .swatch')];
+            const box = document.querySelector('flow-detail .note-comment');
+            return {disabled: swatches.length === 7 && swatches.every(s => s.disabled), titles: [...new Set(swatches.map(s => s.title))],
+                    readOnly: box.readOnly, boxTitle: box.title};
+        }""")
+        ok = (state["disabled"] and state["readOnly"] and len(state["titles"]) == 1
+              and "is not writable, so marks and comments cannot be saved" in state["titles"][0]
+              and state["boxTitle"] == state["titles"][0])
+        checks.result("refused-disabled-with-reason", ok, repr(state))
+        page.locator("flow-list").focus()
+        page.keyboard.press("m")
+        try:
+            page.wait_for_function("() => document.getElementById('notice').textContent.includes('is not writable')",
+                                   timeout=5000)
+            said = True
+        except Exception:
+            said = False
+        checks.result("refused-m-says-why", said and not any(c.startswith("m-mark-") for c in row(page, "s1")["classes"]),
+                      repr((page.evaluate("() => document.getElementById('notice').textContent"), row(page, "s1"))))
+        checks.result("no-page-errors", not problems and not page.evaluate("window.__violations"),
+                      repr((problems, page.evaluate("window.__violations"))))
 
 
 if __name__ == "__main__":
