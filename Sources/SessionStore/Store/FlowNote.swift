@@ -25,34 +25,3 @@ public struct FlowNote: Sendable, Equatable {
         return "a comment is at most \(maximumCommentLength) characters, not \(comment.count)"
     }
 }
-
-/// A flow's mark: one of six colours (Proxyman's and Charles' highlight colours; mitmproxy's
-/// marks are a colour or an emoji).
-public enum FlowMark: String, Sendable, CaseIterable {
-    case red, orange, yellow, green, blue, purple
-
-    /// The colour `name` names, ignoring case; nil for any other word.
-    public init?(name: String) {
-        self.init(rawValue: name.lowercased())
-    }
-
-    /// `red, orange, yellow, green, blue or purple`: what a refusal lists.
-    public static var names: String {
-        allCases.dropLast().map(\.rawValue).joined(separator: ", ") + " or " + (allCases.last?.rawValue ?? "")
-    }
-}
-
-/// One change to a flow's note (`SessionStore.setNote`): leave a part as it is, or set it (nil
-/// removes it).
-public enum FlowNoteChange<Value: Sendable & Equatable>: Sendable, Equatable {
-    case keep
-    case set(Value?)
-
-    /// The value after the change of `current`.
-    func applied(to current: Value?) -> Value? {
-        switch self {
-        case .keep: current
-        case .set(let value): value
-        }
-    }
-}
