@@ -25,7 +25,8 @@ import Testing
             #expect(row.mark == .red && row.comment == "token leaks here")
             #expect(page.flows.filter { $0.mark != nil }.count == 1)
         }
-        #expect(try store.notes(ids: ["get-json", "png", "nope"]) == ["get-json": FlowNote(mark: .red, comment: "token leaks here")])
+        #expect(try store.notes(ids: ["get-json", "png", "nope"])
+                == ["get-json": FlowNote(mark: .red, comment: "token leaks here")])
         // Another colour, then the mark removed: the comment stays; an empty comment is none.
         #expect(try store.setNote(id: "get-json", mark: .set(.blue))?.mark == .blue)
         #expect(try store.setNote(id: "get-json", mark: .set(nil))?.comment == "token leaks here")
@@ -44,7 +45,9 @@ import Testing
         defer { store.close() }
         let longest = String(repeating: "é", count: FlowNote.maximumCommentLength)
         #expect(try store.setNote(id: "png", comment: .set(longest))?.comment == longest)
-        #expect(throws: SessionStoreError.self) { try store.setNote(id: "png", mark: .set(.red), comment: .set(longest + "x")) }
+        #expect(throws: SessionStoreError.self) {
+            try store.setNote(id: "png", mark: .set(.red), comment: .set(longest + "x"))
+        }
         #expect(try store.summary(id: "png")?.comment == longest)
         #expect(try store.summary(id: "png")?.mark == nil)
         #expect(FlowNote.refusal(ofComment: longest + "x") == "a comment is at most 2000 characters, not 2001")
@@ -139,7 +142,8 @@ import Testing
         #expect(try FilterExpression(parsing: "~MARKED & ~mark Purple") == .and(.marked(nil), .marked(.purple)))
         #expect(try FilterExpression(parsing: "~comment 'why not'") == .comment(pattern: "why not"))
         let refusals: [(String, String)] = [
-            ("~mark pink", "'~mark' needs a colour (red, orange, yellow, green, blue or purple), not 'pink' at column 7"),
+            ("~mark pink",
+             "'~mark' needs a colour (red, orange, yellow, green, blue or purple), not 'pink' at column 7"),
             ("~mark", "expected a colour (red, orange, yellow, green, blue or purple) after '~mark' at column 6"),
             ("~comment", "expected a pattern after '~comment' at column 9"),
             ("~comment a[", "'a[' is not a valid regular expression at column 10"),

@@ -67,7 +67,8 @@ extension FilterExpression {
             // Notes are few (a person wrote each): their table is read once per query, not per flow.
             guard let mark else { return FilterSQL(sql: "f.seq IN (SELECT seq FROM flow_notes WHERE mark IS NOT NULL)",
                                                    bindings: []) }
-            return FilterSQL(sql: "f.seq IN (SELECT seq FROM flow_notes WHERE mark = ?)", bindings: [.text(mark.rawValue)])
+            return FilterSQL(sql: "f.seq IN (SELECT seq FROM flow_notes WHERE mark = ?)",
+                             bindings: [.text(mark.rawValue)])
         case .comment(let pattern):
             return FilterSQL(sql: "f.seq IN (SELECT seq FROM flow_notes WHERE regexp(?, comment))",
                              bindings: [.text(pattern)])

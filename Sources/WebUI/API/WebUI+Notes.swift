@@ -8,7 +8,8 @@ extension WebUI {
     /// is) and answers the flow's summary, which the live stream also carries to the other pages.
     func setNote(_ request: WebRequest, id: String) throws -> WebResponse {
         guard let object = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any] else {
-            return .error(400, "the body must be a JSON object: {\"mark\": \"red\" or null, \"comment\": \"text\" or null}")
+            return .error(400, "the body must be a JSON object: {\"mark\": \"red\" or null, "
+                               + "\"comment\": \"text\" or null}")
         }
         if let unknown = object.keys.sorted().first(where: { $0 != "mark" && $0 != "comment" }) {
             return .error(400, "unknown key \(unknown): give mark, comment or both")

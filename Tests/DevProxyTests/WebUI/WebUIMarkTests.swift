@@ -16,7 +16,8 @@ import Testing
     }
 
     private func rows(_ ui: WebUIHarness, filter: String? = nil) throws -> [String: [String: Any]] {
-        let query = filter.map { "?filter=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "") } ?? ""
+        let query = filter.map { "?filter=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "") }
+            ?? ""
         let list = try ui.request("/api/flows" + query)
         #expect(list.status == 200, "\(list.text)")
         let flows = list.json["flows"] as? [[String: Any]] ?? []
@@ -60,7 +61,8 @@ import Testing
         ui.add(WebUIFlowsAPITests.line(id: "a", host: "api.acme.test"))
         let cases: [(String, String, Int, String)] = [
             ("nope", #"{"mark":"red"}"#, 404, "no flow nope in this session"),
-            ("a", #"{"mark":"pink"}"#, 400, "mark must be red, orange, yellow, green, blue or purple, or null for none; not pink"),
+            ("a", #"{"mark":"pink"}"#, 400,
+             "mark must be red, orange, yellow, green, blue or purple, or null for none; not pink"),
             ("a", #"{"mark":1}"#, 400, "mark must be red, orange, yellow, green, blue or purple, or null for none"),
             ("a", #"{"comment":7}"#, 400, "comment must be text, or null for none"),
             ("a", #"{"colour":"red"}"#, 400, "unknown key colour: give mark, comment or both"),
@@ -174,7 +176,8 @@ import Testing
         let dir = TemporaryDirectory()
         func entry(_ url: String, _ extra: String) -> String {
             #"{"startedDateTime":"2026-03-01T12:00:00.000Z","time":1,"request":{"method":"GET","url":"\#(url)","#
-                + #""httpVersion":"HTTP/1.1","headers":[],"queryString":[],"cookies":[],"headersSize":-1,"bodySize":0},"#
+                + #""httpVersion":"HTTP/1.1","headers":[],"queryString":[],"cookies":[],"#
+                + #""headersSize":-1,"bodySize":0},"#
                 + #""response":{"status":200,"statusText":"OK","httpVersion":"HTTP/1.1","headers":[],"cookies":[],"#
                 + #""content":{"size":0,"mimeType":"text/plain"},"redirectURL":"","headersSize":-1,"bodySize":0},"#
                 + #""cache":{},"timings":{"send":0,"wait":1,"receive":0}\#(extra)}"#
@@ -206,8 +209,8 @@ import Testing
         store.finished(flowLogLine: Array(WebUIFlowsAPITests.line(id: "s1", host: "saved.test").utf8))
         store.close()
         func call(_ viewer: DevProxyViewer, _ arguments: [String]) throws -> [String: Any] {
-            let result = try Subprocess.run("curl", ["-sS", "--max-time", "10", "-H", "Authorization: Bearer \(viewer.token)"]
-                                            + arguments)
+            let result = try Subprocess.run("curl", ["-sS", "--max-time", "10",
+                                                     "-H", "Authorization: Bearer \(viewer.token)"] + arguments)
             return (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]) ?? [:]
         }
         do {
@@ -215,7 +218,8 @@ import Testing
             let info = try call(viewer, [viewer.base + "/api/info"])
             #expect(info["read_only"] as? Bool == true && info["can_mark"] as? Bool == true)
             let marked = try call(viewer, ["-X", "PUT", "-H", "Content-Type: application/json", "--data-binary",
-                                           #"{"mark":"green","comment":"reviewed"}"#, viewer.base + "/api/flows/s1/mark"])
+                                           #"{"mark":"green","comment":"reviewed"}"#,
+                                           viewer.base + "/api/flows/s1/mark"])
             #expect(marked["mark"] as? String == "green", "\(marked)")
         }
         let again = try DevProxyViewer(path)
@@ -284,7 +288,8 @@ import Testing
         let result = try WebUIBrowser.run(ui: "\(viewer.base)/?token=\(viewer.token)", proxy: "http://127.0.0.1:9",
                                           script: "webui_marks.py", timeout: 120)
         let expected: Set = ["m-marks-red", "other-page-sees-mark", "swatch-marks-blue", "m-toggles-off",
-                             "comment-saved-on-enter", "other-page-sees-comment", "escape-cancels", "comment-saved-on-blur",
+                             "comment-saved-on-enter", "other-page-sees-comment", "escape-cancels",
+                             "comment-saved-on-blur",
                              "filter-marked", "filter-comment", "filter-help-names-them", "reload-keeps-them",
                              "no-page-errors"]
         #expect(result.status == 0, "\(result.output)")

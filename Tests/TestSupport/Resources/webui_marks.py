@@ -21,7 +21,8 @@ ROW = """id => {
     const row = document.querySelector(`flow-list .flow-row[data-id="${id}"]`);
     if (!row) return null;
     const cell = row.querySelector('.c-marks');
-    return {classes: [...row.classList], title: cell.getAttribute('title') || '', label: cell.getAttribute('aria-label') || '',
+    return {classes: [...row.classList], title: cell.getAttribute('title') || '',
+            label: cell.getAttribute('aria-label') || '',
             stripe: getComputedStyle(row).boxShadow, bold: row.querySelectorAll('b').length};
 }"""
 IDS = "() => [...document.querySelectorAll('flow-list .flow-row[data-id]')].map(r => r.dataset.id).sort()"
@@ -86,7 +87,8 @@ def main():
         page.click("flow-detail .flow-note .swatch-blue")
         blue = wait_row(page, "alpha", "r.classes.includes('m-mark-blue') && !r.classes.includes('m-mark-red')")
         checks.result("swatch-marks-blue", blue and page.evaluate(PRESSED) == ["mark blue"]
-                      and "marked blue" in row(page, "alpha")["title"], repr((row(page, "alpha"), page.evaluate(PRESSED))))
+                      and "marked blue" in row(page, "alpha")["title"],
+                      repr((row(page, "alpha"), page.evaluate(PRESSED))))
         page.locator("flow-list").focus()
         page.keyboard.press("m")
         unmarked = wait_row(page, "alpha", "!r.classes.some(c => c.startsWith('m-mark-'))")
@@ -104,7 +106,8 @@ def main():
         facts = row(page, "beta")
         checks.result("comment-saved-on-enter", commented and facts["bold"] == 0
                       and not any(c.startswith("m-mark-") for c in facts["classes"]), repr(facts))
-        checks.result("other-page-sees-comment", wait_row(other, "beta", "r.title.includes('why is <b>this</b> slow?')"),
+        checks.result("other-page-sees-comment",
+                      wait_row(other, "beta", "r.title.includes('why is <b>this</b> slow?')"),
                       repr(row(other, "beta")))
         # Escape puts back what was there; leaving the box saves.
         page.fill("flow-detail .note-comment", "not this")
@@ -168,7 +171,8 @@ def refused(options, checks):
         state = page.evaluate("""() => {
             const swatches = [...document.querySelectorAll('flow-detail .flow-note .swatch')];
             const box = document.querySelector('flow-detail .note-comment');
-            return {disabled: swatches.length === 7 && swatches.every(s => s.disabled), titles: [...new Set(swatches.map(s => s.title))],
+            return {disabled: swatches.length === 7 && swatches.every(s => s.disabled),
+                    titles: [...new Set(swatches.map(s => s.title))],
                     readOnly: box.readOnly, boxTitle: box.title};
         }""")
         ok = (state["disabled"] and state["readOnly"] and len(state["titles"]) == 1
@@ -183,7 +187,8 @@ def refused(options, checks):
             said = True
         except Exception:
             said = False
-        checks.result("refused-m-says-why", said and not any(c.startswith("m-mark-") for c in row(page, "s1")["classes"]),
+        checks.result("refused-m-says-why",
+                      said and not any(c.startswith("m-mark-") for c in row(page, "s1")["classes"]),
                       repr((page.evaluate("() => document.getElementById('notice').textContent"), row(page, "s1"))))
         checks.result("no-page-errors", not problems and not page.evaluate("window.__violations"),
                       repr((problems, page.evaluate("window.__violations"))))
