@@ -14,17 +14,23 @@ const DEFAULT_MARK = "red";
 /** The longest comment the server keeps (characters). */
 const COMMENT_LIMIT = 2000;
 
-/** Each flow's note as last seen (its record, a live batch, a change made here): id → {mark, comment}. */
+/**
+ * Flows' notes as last seen (a record opened in the pane, a live batch, a change made here):
+ * id → {mark, comment}. A live flow without a note is not kept (a long session streams millions):
+ * a flow not here has none, or was never opened (`m` then asks for it).
+ */
 const known = new Map();
 
-function remember(id, { mark = null, comment = null } = {}) {
-    known.set(id, { mark: MARKS.includes(mark) ? mark : null, comment: typeof comment === "string" ? comment : null });
+function remember(id, { mark = null, comment = null } = {}, keepEmpty = true) {
+    const note = { mark: MARKS.includes(mark) ? mark : null, comment: typeof comment === "string" ? comment : null };
+    if (keepEmpty || note.mark || note.comment) known.set(id, note);
+    else known.delete(id);
 }
 
 liveEvents.addEventListener("flows", (event) => {
     if (event.detail.cleared) known.clear();
     for (const summary of event.detail.flows) {
-        remember(summary.id, summary);
+        remember(summary.id, summary, false);
         refresh(summary.id);
     }
 });
@@ -137,8 +143,7 @@ function panels(id) {
 
 /** Shows flow `id`'s note as known now in its marks row, if on show (a comment being typed is left alone). */
 function refresh(id) {
-    const note = known.get(id);
-    if (!note) return;
+    const note = known.get(id) ?? { mark: null, comment: null };
     for (const panel of panels(id)) {
         for (const swatch of panel.querySelectorAll(".swatch")) {
             const mark = MARKS.find((name) => swatch.classList.contains(`swatch-${name}`)) ?? null;
