@@ -76,7 +76,8 @@ import TestSupport
 
     /// Every subcommand's `--help` is its own page: `devproxy ca issue --help` (every `ca` and `qa`
     /// subcommand) printed the group's page. The subcommands are walked from the pages themselves
-    /// (each `devproxy GROUP WORD` example of a group named by `devproxy --help`), so a new one is
+    /// (each `devproxy GROUP WORD` example of a group named by `devproxy --help`; a URL such as
+    /// `devproxy browser https://…` is no subcommand), so a new one is
     /// checked too; its page names it in its title or its first worked example, and is not the
     /// group's page (unless the group has no other subcommand).
     @Test func everySubcommandHasAPageThatNamesIt() throws {
@@ -86,7 +87,7 @@ import TestSupport
             return result.stdout
         }
         func words(after command: [String], in text: String) -> [String] {
-            let pattern = try! Regex((["devproxy"] + command).joined(separator: " ") + " ([a-z][a-z-]*)(?![a-z./-])")
+            let pattern = try! Regex((["devproxy"] + command).joined(separator: " ") + " ([a-z][a-z-]*)(?![a-z./:-])")
             var found: [String] = []
             for match in text.matches(of: pattern) {
                 let word = String(match.output[1].substring ?? "")

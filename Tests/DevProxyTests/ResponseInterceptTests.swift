@@ -31,15 +31,10 @@ import TestSupport
         return Running { try Subprocess.run("curl", start + arguments, timeout: 30) }
     }
 
-    /// Waits until something of a flow in `phase` is held.
+    /// Waits until something of a flow in `phase` is held (`Intercepts.firstHeld`).
     private func held(_ board: Intercepts, _ phase: Intercepts.Phase = .response,
                       timeout: TimeInterval = 10) throws -> Intercepts.Held {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if let held = board.held.first(where: { $0.phase == phase }) { return held }
-            usleep(10_000)
-        }
-        throw TestFailure("no \(phase) held; held: \(board.held.map { "\($0.phase) \($0.url)" })")
+        try board.firstHeld(phase, timeout: timeout)
     }
 
     /// `-D -`'s head in curl's output: the status line and the fields, names lower-cased.
@@ -461,5 +456,18 @@ import TestSupport
         #expect(result.stdout == "hello world", "\(result.output)")
         let flow = try #require(proxy.flows(count: 1).first)
         #expect(flow.id == "replay-1" && flow.intercept == nil && flow.interceptResponse == nil && board.held.isEmpty)
+    }
+}
+
+extension Intercepts {
+    /// The first held request or response in `phase`, waiting up to `timeout` for one (the
+    /// response and HTTP/2 breakpoint tests).
+    func firstHeld(_ phase: Phase, timeout: TimeInterval) throws -> Held {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let held = held.first(where: { $0.phase == phase }) { return held }
+            usleep(10_000)
+        }
+        throw TestFailure("no \(phase) held; held: \(held.map { "\($0.phase) \($0.url)" })")
     }
 }

@@ -6,8 +6,8 @@
 
 import { h } from "./dom.js";
 import { formatSize } from "./format.js";
-import { abortHeld, resumeHeld } from "./intercept.js";
-import { headerLines, parseHeaderLines } from "./resend-dialog.js";
+import { abortHeld, editorParts, submitEdit } from "./intercept.js";
+import { parseHeaderLines } from "./resend-dialog.js";
 import { store } from "./store.js";
 
 /** The edit Resume sends: the parts that differ from what came, `{status, headers, body}`; throws
@@ -35,28 +35,12 @@ function editOf(held, fields, { status, headers, body }) {
 export function responseEditor(held) {
     const status = h("input", { id: "intercept-status", name: "status", type: "number", min: 200, max: 599,
         step: 1, inputmode: "numeric", autocomplete: "off", "aria-label": "Status", value: held.status });
-    const fields = headerLines(held.headers);
-    const headers = h("textarea", { id: "intercept-headers", name: "headers", spellcheck: "false",
-        rows: Math.min(12, Math.max(3, held.headers.length + 1)),
-        "aria-label": "Response header fields, one Name: value a line" });
-    headers.value = fields;
-    const isText = typeof held.body_text === "string";
-    let body = null;
-    if (isText) {
-        body = h("textarea", { id: "intercept-body", name: "body", spellcheck: "false", rows: 8,
-            "aria-label": "Response body" });
-        body.value = held.body_text;
-    }
-    const error = h("p", { id: "intercept-edit-error", class: "error-text", role: "alert", hidden: true });
+    const { fields, headers, body, isText, error, say } = editorParts(held, "Response ");
     const resume = h("button", { type: "button", id: "intercept-resume",
         title: "Resume (a): the client gets the response, with what changed" }, "Resume");
     const abort = h("button", { type: "button", id: "intercept-abort", class: "danger",
         title: "Abort (x): the client gets a 502, the origin's response is not delivered" }, "Abort");
     const parts = { status, headers, body };
-    const say = (message) => {
-        error.textContent = message;
-        error.hidden = !message;
-    };
     // The button says whether what goes on is what came.
     const relabel = () => {
         let edited;
@@ -76,15 +60,7 @@ export function responseEditor(held) {
             say(problem.message);
             return;
         }
-        say("");
-        resume.disabled = true;
-        try {
-            await resumeHeld(held.id, edit);
-        } catch (refused) {
-            say(refused.message);
-        } finally {
-            resume.disabled = false;
-        }
+        await submitEdit(held, edit, resume, say);
     });
     abort.addEventListener("click", () => abortHeld(held.id));
     const since = Date.parse(held.since);

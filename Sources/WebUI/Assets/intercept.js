@@ -90,6 +90,45 @@ export async function resumeAllHeld() {
 }
 
 /**
+ * What a held request's and a held response's editors share: the header fields (one `Name: value`
+ * a line), the body as text when it is UTF-8 (else null: it goes on unchanged), and the line that
+ * says why an edit was refused. `what` prefixes the labels ("Response ").
+ */
+export function editorParts(held, what) {
+    const fields = headerLines(held.headers);
+    const headers = h("textarea", { id: "intercept-headers", name: "headers", spellcheck: "false",
+        rows: Math.min(12, Math.max(3, held.headers.length + 1)),
+        "aria-label": `${what}${what ? "header" : "Header"} fields, one Name: value a line` });
+    headers.value = fields;
+    const isText = typeof held.body_text === "string";
+    let body = null;
+    if (isText) {
+        body = h("textarea", { id: "intercept-body", name: "body", spellcheck: "false", rows: 8,
+            "aria-label": `${what}${what ? "body" : "Body"}` });
+        body.value = held.body_text;
+    }
+    const error = h("p", { id: "intercept-edit-error", class: "error-text", role: "alert", hidden: true });
+    const say = (message) => {
+        error.textContent = message;
+        error.hidden = !message;
+    };
+    return { fields, headers, body, isText, error, say };
+}
+
+/** Resumes `held` with `edit` from its editor: Resume disabled meanwhile, a refusal said by `say`. */
+export async function submitEdit(held, edit, resume, say) {
+    say("");
+    resume.disabled = true;
+    try {
+        await resumeHeld(held.id, edit);
+    } catch (refused) {
+        say(refused.message);
+    } finally {
+        resume.disabled = false;
+    }
+}
+
+/**
  * The editor of a held request (`GET /api/intercept/ID`): method, URL, header fields (one
  * `Name: value` a line) and the body as text when it is text; Resume sends only what changed.
  * Every value goes in as an input's value, never as markup.
@@ -99,27 +138,11 @@ export function interceptEditor(held) {
         "aria-label": "Method", value: held.method });
     const url = h("input", { id: "intercept-url", name: "url", spellcheck: "false", autocomplete: "off",
         "aria-label": "URL", value: held.url });
-    const fields = headerLines(held.headers);
-    const headers = h("textarea", { id: "intercept-headers", name: "headers", spellcheck: "false",
-        rows: Math.min(12, Math.max(3, held.headers.length + 1)),
-        "aria-label": "Header fields, one Name: value a line" });
-    headers.value = fields;
-    const isText = typeof held.body_text === "string";
-    let body = null;
-    if (isText) {
-        body = h("textarea", { id: "intercept-body", name: "body", spellcheck: "false", rows: 8,
-            "aria-label": "Body" });
-        body.value = held.body_text;
-    }
-    const error = h("p", { id: "intercept-edit-error", class: "error-text", role: "alert", hidden: true });
+    const { fields, headers, body, isText, error, say } = editorParts(held, "");
     const resume = h("button", { type: "button", id: "intercept-resume", title: "Resume (a): sends what changed" },
         "Resume");
     const abort = h("button", { type: "button", id: "intercept-abort", class: "danger",
         title: "Abort (x): the client gets a 502, nothing is sent" }, "Abort");
-    const say = (message) => {
-        error.textContent = message;
-        error.hidden = !message;
-    };
     resume.addEventListener("click", async () => {
         const edit = {};
         if (method.value.trim() !== held.method) edit.method = method.value.trim();
@@ -133,15 +156,7 @@ export function interceptEditor(held) {
             }
         }
         if (body && body.value !== held.body_text) edit.body = body.value;
-        say("");
-        resume.disabled = true;
-        try {
-            await resumeHeld(held.id, edit);
-        } catch (refused) {
-            say(refused.message);
-        } finally {
-            resume.disabled = false;
-        }
+        await submitEdit(held, edit, resume, say);
     });
     abort.addEventListener("click", () => abortHeld(held.id));
     const since = Date.parse(held.since);

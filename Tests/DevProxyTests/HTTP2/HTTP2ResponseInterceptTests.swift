@@ -46,15 +46,10 @@ import TestSupport
         return Running { try Subprocess.run("python3", ["-c", script], timeout: 30) }
     }
 
-    /// Waits until something of `phase` is held, and returns it.
+    /// Waits until something of `phase` is held, and returns it (`Intercepts.firstHeld`).
     private func held(_ board: Intercepts, _ phase: Intercepts.Phase = .response,
                       timeout: TimeInterval = 8) throws -> Intercepts.Held {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if let held = board.held.first(where: { $0.phase == phase }) { return held }
-            usleep(10_000)
-        }
-        throw TestFailure("no \(phase) held (\(board.held.map(\.phase)))")
+        try board.firstHeld(phase, timeout: timeout)
     }
 
     private func json(_ text: String) throws -> [String: Any] {
