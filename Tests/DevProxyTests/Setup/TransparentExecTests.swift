@@ -106,7 +106,12 @@ import TestSupport
         }
         #expect(try Subprocess.run("chown", ["-R", "65534:65534", ca]).status == 0)
         #expect(try Subprocess.run("chmod", ["o+r", setup.origin.caPath]).status == 0)
-        let run = try Subprocess.run("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", Subprocess.devproxy,
+        // A copy nobody can reach: the checkout may sit in a 0700 directory (CI's mktemp -d), which
+        // the namespace's side, run again by its /proc/self/exe path, could not enter.
+        let devproxy = setup.dir.file("devproxy")
+        try FileManager.default.copyItem(atPath: Subprocess.devproxy, toPath: devproxy)
+        #expect(try Subprocess.run("chmod", ["755", devproxy]).status == 0)
+        let run = try Subprocess.run("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", devproxy,
                                                  "exec", "--transparent", "--ca-dir", ca, "--proxy",
                                                  "127.0.0.1:\(setup.proxy.port)", "--", "curl", "--noproxy", "*", "-sS",
                                                  "--max-time", "20", setup.url("/cl?n=5&by=nobody")],
