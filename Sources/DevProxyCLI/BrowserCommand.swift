@@ -56,7 +56,7 @@ enum BrowserCommand {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
             return path
-        } ?? temporaryProfile()
+        } ?? ExecCommand.temporaryDirectory("devproxy-browser", what: "a profile directory")
         defer { if kept == nil { try? FileManager.default.removeItem(atPath: profile) } }
 
         var keys: [String] = []
@@ -83,10 +83,7 @@ enum BrowserCommand {
             keys = BrowserLaunch.keys(root: root, caDirectory: caDirectory)
             trust = "by its key and its intermediates' (--ignore-certificate-errors-spki-list)"
         }
-        if !proxy.isListening() {
-            Output.warning("nothing listens at \(proxy) yet: start `devproxy run"
-                           + (proxy == .runDefault ? "" : " --listen \(proxy)") + "`, or every page fails to load")
-        }
+        TerminalSetup.warnIfNothingListens(at: proxy, or: "every page fails to load")
         let name = root.commonName ?? root.subject
         note("devproxy browser: \(browser) through \(proxy.url), trusting \(name) (\(rootPath)) \(trust)")
         note("  profile \(profile)" + (kept == nil ? " (removed when the browser closes)" : ""))
@@ -100,15 +97,5 @@ enum BrowserCommand {
     /// A line on standard error, so standard output stays the browser's (`--dump-dom`).
     private static func note(_ text: String) {
         FileHandle.standardError.write(Data((Output.printable(text) + "\n").utf8))
-    }
-
-    /// A fresh 0700 directory for a profile used once.
-    private static func temporaryProfile() throws -> String {
-        let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        var template = Array((base + "/devproxy-browser-XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else {
-            throw CommandFailure("cannot make a profile directory in \(base): \(String(cString: strerror(errno)))")
-        }
-        return String(cString: made)
     }
 }

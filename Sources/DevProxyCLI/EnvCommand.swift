@@ -157,9 +157,13 @@ struct TerminalSetup {
     /// A warning when nothing accepts connections at the proxy address: the tools would fail to
     /// connect (`curl: (7) Failed to connect to 127.0.0.1 port 8080`) with no word of DevProxy.
     func warnIfNothingListens() {
+        Self.warnIfNothingListens(at: proxy, or: "tools going through it fail to connect")
+    }
+
+    /// The warning when nothing listens at `proxy`, saying what fails (`consequence`) otherwise.
+    static func warnIfNothingListens(at proxy: ProxyAddress, or consequence: String) {
         guard !proxy.isListening() else { return }
         Output.warning("nothing listens at \(proxy) yet: start `devproxy run"
-                       + (proxy == .runDefault ? "" : " --listen \(proxy)")
-                       + "`, or tools going through it fail to connect")
+                       + (proxy == .runDefault ? "" : " --listen \(proxy)") + "`, or " + consequence)
     }
 }

@@ -14,7 +14,7 @@ extension ExecCommand {
 
     static func runTransparent(_ command: [String], setup: TerminalSetup, loopback: Bool) throws -> Int32 {
         #if os(Linux)
-        let directory = try temporaryDirectory()
+        let directory = try temporaryDirectory("devproxy-exec")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let relayPath = directory + "/relay.sock"
         let relay: NamespaceCapture.HostRelay
@@ -162,12 +162,13 @@ extension ExecCommand {
         return String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// A fresh 0700 directory for the relay's socket.
-    private static func temporaryDirectory() throws -> String {
+    /// A fresh 0700 directory `PREFIX-XXXXXX` under `$TMPDIR` (else /tmp): the relay's socket's,
+    /// `devproxy browser`'s profile used once. `what` names it in the error.
+    static func temporaryDirectory(_ prefix: String, what: String = "a directory") throws -> String {
         let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        var template = Array((base + "/devproxy-exec-XXXXXX").utf8CString)
+        var template = Array((base + "/" + prefix + "-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else {
-            throw CommandFailure("cannot make a directory in \(base): \(String(cString: strerror(errno)))")
+            throw CommandFailure("cannot make \(what) in \(base): \(String(cString: strerror(errno)))")
         }
         return String(cString: made)
     }

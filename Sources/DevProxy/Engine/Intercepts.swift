@@ -54,22 +54,20 @@ public final class Intercepts: Sendable {
 
         public init(id: String, method: String, url: String, httpVersion: String, headers: [HeaderField],
                     body: [UInt8], since: Date = Date(), filter: String) {
-            self.id = id
-            self.method = method
-            self.url = url
-            self.httpVersion = httpVersion
-            self.headers = headers
-            self.body = body
-            self.since = since
-            self.filter = filter
-            phase = .request
-            status = nil
+            self.init(id: id, method: method, url: url, httpVersion: httpVersion, phase: .request, status: nil,
+                      headers: headers, body: body, since: since, filter: filter)
         }
 
         /// A held response: `status`, `headers` and `body` are the response's as the client would
         /// get them; `method` and `url` the request's that was sent.
         public init(id: String, method: String, url: String, httpVersion: String, status: Int,
                     headers: [HeaderField], body: [UInt8], since: Date = Date(), filter: String) {
+            self.init(id: id, method: method, url: url, httpVersion: httpVersion, phase: .response, status: status,
+                      headers: headers, body: body, since: since, filter: filter)
+        }
+
+        private init(id: String, method: String, url: String, httpVersion: String, phase: Phase, status: Int?,
+                     headers: [HeaderField], body: [UInt8], since: Date, filter: String) {
             self.id = id
             self.method = method
             self.url = url
@@ -78,7 +76,7 @@ public final class Intercepts: Sendable {
             self.body = body
             self.since = since
             self.filter = filter
-            phase = .response
+            self.phase = phase
             self.status = status
         }
     }
