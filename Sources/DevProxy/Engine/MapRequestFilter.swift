@@ -137,6 +137,8 @@ struct MapRequestFilter: @unchecked Sendable {  // NSRegularExpression is immuta
         case .asset: throw refused("~a")
         case .tcp: throw refused("~tcp")
         case .grpcStatus: throw refused("~gs")
+        case .graphQL: throw refused("~graphql")
+        case .graphQLErrors: throw refused("~gqlerr")
         case .persona: throw refused("~persona")
         case .signer: throw refused("~signer")
         case .verdict, .ids: throw refused("~verdict")

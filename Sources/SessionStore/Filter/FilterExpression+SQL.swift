@@ -44,6 +44,14 @@ extension FilterExpression {
                              + "'application/connect%' OR f.grpc_status IS NOT NULL)", bindings: [])
         case .grpcStatus(let code):
             return FilterSQL(sql: "f.grpc_status IS ?", bindings: [.integer(Int64(code))])
+        case .graphQL(nil):
+            return FilterSQL(sql: "f.graphql IS NOT NULL", bindings: [])
+        case .graphQL(let pattern?):
+            // CASE, so that a damaged column (not JSON) matches nothing rather than failing the query.
+            return FilterSQL(sql: "(CASE WHEN json_valid(f.graphql) THEN EXISTS (SELECT 1 FROM json_each(f.graphql) o "
+                             + "WHERE regexp(?, json_extract(o.value, '$.name'))) ELSE 0 END)", bindings: [.text(pattern)])
+        case .graphQLErrors:
+            return FilterSQL(sql: "(f.graphql IS NOT NULL AND f.graphql_errors > 0)", bindings: [])
         case .websocket:
             return FilterSQL(sql: "f.websocket = 1", bindings: [])
         case .asset:

@@ -35,6 +35,12 @@ public indirect enum FilterExpression: Sendable, Equatable {
     case grpc
     /// `~gs 5`: a gRPC call's `grpc-status`.
     case grpcStatus(Int)
+    /// `~graphql`: a GraphQL call (`GraphQLCall.detect`); `~graphql REGEX`: one whose operation
+    /// name (any of a batch's) the case-insensitive regular expression is found in.
+    case graphQL(pattern: String?)
+    /// `~gqlerr`: a GraphQL call whose response reported errors (a top-level `errors` list that
+    /// is not empty), whatever its HTTP status.
+    case graphQLErrors
     /// `~persona NAME`: the TLS persona, compared whole, ignoring case.
     case persona(String)
     /// `~signer EMAIL` or `~signer SERIAL`: the signing intermediate's engineer or its serial (hex),

@@ -7,7 +7,7 @@ struct FilterParser {
     /// Filters that take no argument.
     private static let bare: [String: FilterExpression] = [
         "all": .all, "q": .requestWithoutResponse, "s": .hasResponse, "e": .error, "websocket": .websocket,
-        "grpc": .grpc, "a": .asset, "http": .http, "tcp": .tcp, "marked": .marked(nil),
+        "grpc": .grpc, "a": .asset, "http": .http, "tcp": .tcp, "marked": .marked(nil), "gqlerr": .graphQLErrors,
     ]
 
     /// Limits that keep a pasted or generated filter from exhausting the stack (200 nested `(`
@@ -123,6 +123,13 @@ struct FilterParser {
 
     private mutating func parseFilter(_ name: String, _ token: FilterToken) throws(FilterSyntaxError) -> FilterExpression {
         if let expression = Self.bare[name] { return expression }
+        if name == "graphql" {
+            // The pattern is optional: `~graphql` alone is any GraphQL call; a word after it is
+            // its pattern (`~graphql & WORD` searches the URL for WORD as well).
+            guard case .text(let value, _) = current.kind else { return .graphQL(pattern: nil) }
+            let argument = advance()
+            return .graphQL(pattern: try Self.checked(value, argument))
+        }
         let known = FilterField(rawValue: name) != nil
             || ["c", "gs", "persona", "signer", "verdict", "mark", "comment"].contains(name)
         guard known else {

@@ -53,6 +53,10 @@ public struct FlowSummary: Sendable, Equatable {
     public var mark: FlowMark?
     /// The comment a person wrote on the flow; nil when none.
     public var comment: String?
+    /// The GraphQL operations the request asked for and the errors its response reported; nil
+    /// for a flow that is no GraphQL call. The store's writer fills it from the finished flow's
+    /// bodies (`GraphQLCall.detect`), so a summary from the engine has none.
+    public var graphQL: GraphQLCall?
 
     public init(id: String, started: String, host: String, mode: String, method: String? = nil, url: String? = nil,
                 status: Int? = nil, httpVersion: String? = nil, errorKind: String? = nil, contentType: String? = nil,

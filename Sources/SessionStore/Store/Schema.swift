@@ -116,7 +116,16 @@ enum Schema {
             comment TEXT
         );
         """,
+        // A GraphQL call's operations (a JSON array of `{"type", "name", "persisted"}`, one per
+        // operation of a batch) and the entries of its response's top-level `errors`: the list
+        // names the operation, `~graphql`, `~graphql REGEX` and `~gqlerr` select by them. NULL
+        // for any other flow. A session written before this version is read again for them once
+        // (`GraphQLBackfill`).
+        "ALTER TABLE flows ADD COLUMN graphql TEXT; ALTER TABLE flows ADD COLUMN graphql_errors INTEGER;",
     ]
+
+    /// The version that added `flows.graphql` (`GraphQLBackfill`).
+    static let graphQLVersion = 11
 
     /// Brings the open database up to `version`, one migration per transaction.
     /// - Throws: `SessionStoreError(.schema)` when the file is newer than this build.
@@ -129,6 +138,8 @@ enum Schema {
         for index in current..<version {
             try database.transaction {
                 try database.execute(migrations[index])
+                // The columns are filled for the flows already kept, which no SQL can read for them.
+                if index + 1 == graphQLVersion { try GraphQLBackfill.run(database) }
                 // PRAGMA takes no bound parameters; the value is our own integer.
                 try database.execute("PRAGMA user_version = \(index + 1)")
             }

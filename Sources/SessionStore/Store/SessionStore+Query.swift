@@ -206,7 +206,8 @@ extension SessionStore {
         seq, id, phase, started, method, url, host, status, http_version, mode, error_kind, content_type,
         request_content_type, request_size, response_size, duration_ms, persona, signer_email, signer_serial, verdict,
         websocket, tunnel, bodies_dropped, grpc_status, port, informational,
-        (SELECT mark FROM flow_notes n WHERE n.seq = f.seq), (SELECT comment FROM flow_notes n WHERE n.seq = f.seq)
+        (SELECT mark FROM flow_notes n WHERE n.seq = f.seq), (SELECT comment FROM flow_notes n WHERE n.seq = f.seq),
+        graphql, graphql_errors
         """
     private static let summaryBySequence = "SELECT \(summaryColumns) FROM flows f WHERE seq = ?"
     private static let summaryByID = "SELECT \(summaryColumns) FROM flows f WHERE id = ?"
@@ -228,6 +229,7 @@ extension SessionStore {
         summary.informational = (row.string(25) ?? "").split(separator: " ").compactMap { Int($0) }
         summary.mark = row.string(26).flatMap(FlowMark.init(name:))
         summary.comment = row.string(27)
+        summary.graphQL = GraphQLCall(stored: row.string(28), errors: row.int(29))
         return summary
     }
 }

@@ -367,18 +367,25 @@ final class StoreWriter: @unchecked Sendable {
                 var summary = record.summary
                 summary.phase = .finished
                 if shed > 0 { summary.bodiesDropped = true }
+                // Read from the finished flow's bodies here, on the writer's thread, never on the
+                // proxy's; a flow that is no GraphQL call is ruled out by its method and content type.
+                let graphQL = Self.graphQL(of: summary, bodies: bodies)
                 Self.appendRowValues(summary, phase: .finished, bodiesDropped: shed > 0, record: reference.bytes,
-                                     to: &pendingValues)
+                                     graphQL: graphQL, to: &pendingValues)
                 pendingRows.append(PendingRow(change: changes.flows.count, framedRequest: requestSection != nil,
                                               framedResponse: responseSection != nil))
                 changes.flows.append(consume summary)
+                // Set in place: set on `summary` before, it kept the compiler from consuming it.
+                if let graphQL { changes.flows[changes.flows.count - 1].graphQL = graphQL }
                 if pendingRows.count == Self.rowsPerInsert { try insertPendingRows(into: &changes) }
                 if frame.isFull { try writeFrame() }
                 return
             }
             try insertPendingRows(into: &changes)
+            let graphQL = step.phase == .finished ? Self.graphQL(of: record.summary, bodies: bodies) : nil
             guard let (summaryWritten, isNew) = try upsert(record.summary, phase: step.phase, bodiesDropped: shed > 0,
-                                                           record: step.json == nil ? nil : reference.map { $0.bytes } ?? [])
+                                                           record: step.json == nil ? nil : reference.map { $0.bytes } ?? [],
+                                                           graphQL: graphQL)
             else { return }
             var summary = summaryWritten
             let sequence = summary.sequence
@@ -407,6 +414,14 @@ final class StoreWriter: @unchecked Sendable {
             summary.phase = step.phase
             changes.flows.append(summary)
         }
+    }
+
+    /// The GraphQL call a finished flow is (`GraphQLCall.detect`), from its bodies as the flow
+    /// log has them (a spooled body's first bytes, or its decoded text); nil for any other flow.
+    private static func graphQL(of summary: FlowSummary, bodies: FlowBodies?) -> GraphQLCall? {
+        GraphQLCall.detect(method: summary.method, url: summary.url, requestContentType: summary.requestContentType,
+                           requestBody: bodies?.request, responseContentType: summary.contentType,
+                           responseBody: bodies?.response)
     }
 
     /// Deletes what an earlier step of the flow at `sequence` (or an earlier copy of it) left
@@ -476,16 +491,18 @@ final class StoreWriter: @unchecked Sendable {
     }
 
     /// The parameters of `insertFlow`, `updateFlow` (without its `seq`) and `upsertFlow` for `s`.
-    private static func rowValues(_ s: FlowSummary, phase: FlowPhase, bodiesDropped: Bool, record: [UInt8]?) -> [SQLValue] {
+    private static func rowValues(_ s: FlowSummary, phase: FlowPhase, bodiesDropped: Bool, record: [UInt8]?,
+                                  graphQL: GraphQLCall?) -> [SQLValue] {
         var values: [SQLValue] = []
         values.reserveCapacity(valuesPerRow)
-        appendRowValues(s, phase: phase, bodiesDropped: bodiesDropped, record: record, to: &values)
+        appendRowValues(s, phase: phase, bodiesDropped: bodiesDropped, record: record, graphQL: graphQL, to: &values)
         return values
     }
 
-    /// The parameters `rowValues` gives, appended to `values`.
+    /// The parameters `rowValues` gives, appended to `values`; `graphQL` is the flow's GraphQL call
+    /// (the writer's reading of its bodies, where `s.graphQL` is nil).
     private static func appendRowValues(_ s: FlowSummary, phase: FlowPhase, bodiesDropped: Bool, record: [UInt8]?,
-                                        to values: inout [SQLValue]) {
+                                        graphQL: GraphQLCall?, to values: inout [SQLValue]) {
         // One value at a time: appending an array literal built the values twice.
         values.append(.text(s.id))
         values.append(.integer(Int64(phase.rawValue)))
@@ -514,10 +531,13 @@ final class StoreWriter: @unchecked Sendable {
         values.append(.int(s.grpcStatus))
         values.append(.int(s.port))
         values.append(s.informational.isEmpty ? .null : .text(s.informational.map(String.init).joined(separator: " ")))
+        let call = graphQL ?? s.graphQL
+        values.append(call.map { .text($0.storedOperations) } ?? .null)
+        values.append(.int(call?.errors))
     }
 
     /// Parameters of a row of `flows` (`insertFlow`).
-    static let valuesPerRow = 27
+    static let valuesPerRow = 29
 
     /// A finished flow's row waiting in `pendingRows` to be inserted with others; its parameters
     /// are the `valuesPerRow` at its place in `pendingValues`.
@@ -548,12 +568,13 @@ final class StoreWriter: @unchecked Sendable {
         let rows = (0..<rowsPerInsert).map { row in
             let p = { (n: Int) in "?\(row * valuesPerRow + n)" }
             return "(" + (1...22).map(p).joined(separator: ", ")
-                + ", iif(\(p(24)), \(p(23)), NULL), \(p(25)), \(p(26)), \(p(27)))"
+                + ", iif(\(p(24)), \(p(23)), NULL), \(p(25)), \(p(26)), \(p(27)), \(p(28)), \(p(29)))"
         }
         return """
             INSERT INTO flows (id, phase, started, method, url, host, status, http_version, mode, error_kind, content_type,
                 request_content_type, request_size, response_size, duration_ms, persona, signer_email, signer_serial,
-                verdict, websocket, tunnel, bodies_dropped, record, grpc_status, port, informational)
+                verdict, websocket, tunnel, bodies_dropped, record, grpc_status, port, informational, graphql,
+            graphql_errors)
             VALUES \(rows.joined(separator: ", "))
             ON CONFLICT (id) DO NOTHING
             """
@@ -610,9 +631,10 @@ final class StoreWriter: @unchecked Sendable {
     /// - Parameters:
     ///   - bodiesDropped: set on the stored row whatever `s` says (its bodies were shed).
     ///   - record: the row's `record` (a `RecordReference`; empty for none); nil keeps what it has.
-    private func upsert(_ s: FlowSummary, phase: FlowPhase, bodiesDropped: Bool,
-                        record: [UInt8]?) throws -> (FlowSummary, isNew: Bool)? {
-        var values = Self.rowValues(s, phase: phase, bodiesDropped: bodiesDropped, record: record)
+    ///   - graphQL: the GraphQL call the finished flow is (`GraphQLCall.detect`), nil for none.
+    private func upsert(_ s: FlowSummary, phase: FlowPhase, bodiesDropped: Bool, record: [UInt8]?,
+                        graphQL: GraphQLCall?) throws -> (FlowSummary, isNew: Bool)? {
+        var values = Self.rowValues(s, phase: phase, bodiesDropped: bodiesDropped, record: record, graphQL: graphQL)
         var written: Int64?
         var isNew = false
         if let known = runningSequences[s.id] {
@@ -642,6 +664,7 @@ final class StoreWriter: @unchecked Sendable {
         var summary = s
         summary.sequence = sequence
         if bodiesDropped { summary.bodiesDropped = true }
+        if let graphQL { summary.graphQL = graphQL }
         return (summary, isNew)
     }
 
@@ -747,14 +770,16 @@ final class StoreWriter: @unchecked Sendable {
         }
     }
 
-    /// The flow's columns are ?1–?22 and ?25–?27 (`grpc_status`, `port`, `informational`); ?23 its
+    /// The flow's columns are ?1–?22 and ?25–?29 (`grpc_status`, `port`, `informational`, `graphql`,
+    /// `graphql_errors`); ?23 its
     /// `record`, which ?24 (0 or 1) says whether to set.
     private static let upsertFlow: StaticString = """
         INSERT INTO flows (id, phase, started, method, url, host, status, http_version, mode, error_kind, content_type,
             request_content_type, request_size, response_size, duration_ms, persona, signer_email, signer_serial,
-            verdict, websocket, tunnel, bodies_dropped, record, grpc_status, port, informational)
+            verdict, websocket, tunnel, bodies_dropped, record, grpc_status, port, informational, graphql,
+            graphql_errors)
         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
-            iif(?24, ?23, NULL), ?25, ?26, ?27)
+            iif(?24, ?23, NULL), ?25, ?26, ?27, ?28, ?29)
         ON CONFLICT (id) DO UPDATE SET phase = excluded.phase, started = excluded.started, method = excluded.method,
             url = excluded.url, host = excluded.host, status = excluded.status, http_version = excluded.http_version,
             mode = excluded.mode, error_kind = excluded.error_kind, content_type = excluded.content_type,
@@ -762,7 +787,8 @@ final class StoreWriter: @unchecked Sendable {
             response_size = excluded.response_size, duration_ms = excluded.duration_ms, persona = excluded.persona,
             signer_email = excluded.signer_email, signer_serial = excluded.signer_serial, verdict = excluded.verdict,
             websocket = excluded.websocket, tunnel = excluded.tunnel, grpc_status = excluded.grpc_status,
-            port = excluded.port, informational = excluded.informational,
+            port = excluded.port, informational = excluded.informational, graphql = excluded.graphql,
+            graphql_errors = excluded.graphql_errors,
             bodies_dropped = max(flows.bodies_dropped, excluded.bodies_dropped),
             record = iif(?24, excluded.record, flows.record)
         WHERE excluded.phase >= flows.phase
@@ -772,19 +798,21 @@ final class StoreWriter: @unchecked Sendable {
     private static let insertFlow: StaticString = """
         INSERT INTO flows (id, phase, started, method, url, host, status, http_version, mode, error_kind, content_type,
             request_content_type, request_size, response_size, duration_ms, persona, signer_email, signer_serial,
-            verdict, websocket, tunnel, bodies_dropped, record, grpc_status, port, informational)
+            verdict, websocket, tunnel, bodies_dropped, record, grpc_status, port, informational, graphql,
+            graphql_errors)
         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
-            iif(?24, ?23, NULL), ?25, ?26, ?27)
+            iif(?24, ?23, NULL), ?25, ?26, ?27, ?28, ?29)
         ON CONFLICT (id) DO NOTHING
         """
-    /// `upsertFlow`'s update for a row whose `seq` (?28) is known: the same parameters, the same rule.
+    /// `upsertFlow`'s update for a row whose `seq` (?30) is known: the same parameters, the same rule.
     private static let updateFlow: StaticString = """
         UPDATE flows SET phase = ?2, started = ?3, method = ?4, url = ?5, host = ?6, status = ?7, http_version = ?8,
             mode = ?9, error_kind = ?10, content_type = ?11, request_content_type = ?12, request_size = ?13,
             response_size = ?14, duration_ms = ?15, persona = ?16, signer_email = ?17, signer_serial = ?18,
             verdict = ?19, websocket = ?20, tunnel = ?21, bodies_dropped = max(bodies_dropped, ?22),
-            record = iif(?24, ?23, record), grpc_status = ?25, port = ?26, informational = ?27
-        WHERE seq = ?28 AND id = ?1 AND phase <= ?2
+            record = iif(?24, ?23, record), grpc_status = ?25, port = ?26, informational = ?27, graphql = ?28,
+            graphql_errors = ?29
+        WHERE seq = ?30 AND id = ?1 AND phase <= ?2
         """
     private static let insertFrame: StaticString = "INSERT INTO record_frames (id, data) VALUES (?, ?)"
     private static let deleteHeads: StaticString = "DELETE FROM flow_heads WHERE seq = ?"

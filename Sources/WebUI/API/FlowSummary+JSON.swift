@@ -1,8 +1,8 @@
 import SessionStore
 
 extension FlowSummary {
-    /// The API's summary object (docs/web-ui.md): every key present, `null` when unknown; `mark` and
-    /// `comment` only when the flow has them.
+    /// The API's summary object (docs/web-ui.md): every key present, `null` when unknown; `mark`,
+    /// `comment` and `graphql` only when the flow has them.
     func write(to json: inout JSONText, replayOf: String?) {
         json.raw("{\"id\":")
         json.string(id)
@@ -68,6 +68,10 @@ extension FlowSummary {
             json.raw(",\"comment\":")
             json.string(comment)
         }
+        if let graphQL {
+            json.raw(",\"graphql\":")
+            graphQL.write(to: &json)
+        }
         json.raw("}")
     }
 
@@ -81,6 +85,27 @@ extension FlowSummary {
         }
         json.raw("]")
         return json.text
+    }
+}
+
+extension GraphQLCall {
+    /// `{"operations":[{"type":"query","name":"GetUser","persisted":false}],"errors":1}`: `type`
+    /// null when the request sent no document (a persisted query by its hash), `name` null for an
+    /// anonymous operation, `errors` null when there is no JSON response to count them in.
+    func write(to json: inout JSONText) {
+        json.raw("{\"operations\":[")
+        for (index, operation) in operations.enumerated() {
+            json.raw(index == 0 ? "{\"type\":" : ",{\"type\":")
+            json.string(operation.kind?.rawValue)
+            json.raw(",\"name\":")
+            json.string(operation.name)
+            json.raw(",\"persisted\":")
+            json.bool(operation.persisted)
+            json.raw("}")
+        }
+        json.raw("],\"errors\":")
+        json.number(errors)
+        json.raw("}")
     }
 }
 
