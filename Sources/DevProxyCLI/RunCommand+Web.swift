@@ -78,6 +78,7 @@ extension RunCommand {
         link.onboardingLoopback = configuration.onboarding?.isLoopbackOnly ?? false
         link.intercepts = configuration.intercepts
         link.throttle = configuration.throttle.map { ($0, configuration.throttleHosts.map(\.pattern)) }
+        link.throttleSwitch = configuration.throttleSwitch
         let signer = selection.signer
         let root = signer.root ?? (try? ca.rootCertificate())
         let renew = signer.certificate.isSelfSigned ? nil

@@ -177,6 +177,10 @@ enum RunCommand {
         if let webListener {
             configuration.forbiddenDestinations = [webListener.address]
             configuration.replaySecret = WebUI.newSecret()
+            // Its throttle menu sets the network conditions while the proxy runs.
+            configuration.throttleSwitch = ThrottleSwitch(configuration.throttle.map {
+                ThrottleSwitch.Setting(profile: $0, hosts: configuration.throttleHosts)
+            })
             // Breakpoints: the web UI (or its API) resumes what they hold, so they come with it;
             // its Intercept box sets the filter when --intercept did not.
             do {
@@ -224,9 +228,11 @@ enum RunCommand {
         selection.warnings.forEach(Output.warning)
         // Said even with --quiet: a proxy that is slow on purpose says so.
         if let throttle = configuration.throttle {
-            let hosts = configuration.throttleHosts.isEmpty ? "every connection"
-                : "connections to " + configuration.throttleHosts.map(\.pattern).joined(separator: ", ")
-            Output.line("throttle: \(throttle), on \(hosts)")
+            Output.line("throttle: \(ThrottleSwitch.Setting(profile: throttle, hosts: configuration.throttleHosts))")
+        }
+        // The web UI's throttle menu changes it while the proxy runs; the console says each change.
+        configuration.throttleSwitch?.observe { setting in
+            Output.line("throttle: " + (setting.map { "\($0) (set in the web UI)" } ?? "off (set in the web UI)"))
         }
         // Said even with --quiet: requests and responses will wait until someone resumes them.
         if let filter = configuration.intercepts?.filterText {

@@ -34,6 +34,9 @@ public final class WebUI: @unchecked Sendable {
         public var signatures: SignatureVerifier?
         /// The proxy's `--throttle` profile and `--throttle-hosts`, for `/api/info`'s `throttle`; nil without one.
         public var throttle: (profile: ThrottleProfile, hosts: [String])?
+        /// The conditions the proxy's connections follow, which `/api/throttle` changes; nil when
+        /// they cannot change (then `throttle` says what they are).
+        public var throttleSwitch: ThrottleSwitch?
 
         public init(listeners: [(mode: String, address: String)], replayHost: String, replayPort: Int,
                     replaySecret: String, proxyAuthorization: String? = nil, reportsPath: String? = nil,

@@ -41,7 +41,7 @@ import TestSupport
         let result = try proxy.curl(["-o", "/dev/null", "-w", "%{http_code} %{time_total}"] + arguments, timeout: 60)
         let fields = result.stdout.split(separator: " ")
         #expect(result.status == 0 && fields.first == "200", "\(result.output)")
-        return try require(fields.last.flatMap { Double($0) }, result.output)
+        return try require(fields.last.flatMap { Double($0) }, "\(result.output)")
     }
 
     @Test(arguments: ["--http1.1", "--http2"])
@@ -184,6 +184,109 @@ import TestSupport
         let plain = try page([], "plain")
         #expect(plain.status == 0, "\(plain.output)")
         #expect(WebUIBrowser.passed(plain).isSuperset(of: ["throttle-absent", "no-page-errors"]), "\(plain.output)")
+    }
+
+    /// The web UI's throttle menu (`PUT /api/throttle`) reaches a connection already open: an
+    /// httpx client's keep-alive connection (HTTP/1.1, and HTTP/2) through `devproxy run`, fast,
+    /// then slowed from its next request once a profile is set, then fast again once it is cleared,
+    /// all on the one connection; the flows say which were throttled and the console says each
+    /// change. Before, throttling was fixed at start: the connection never slowed.
+    @Test(arguments: [false, true])
+    func aThrottleSetWhileRunningReachesAnOpenConnection(http2: Bool) throws {
+        let dir = TemporaryDirectory()
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--web", "127.0.0.1:0", "--upstream-ca",
+                                         origin.caPath, "--log", dir.file("flows.jsonl"), "--quiet"],
+                                        environment: ["DEVPROXY_EMAIL": "dev@example.test"], webUI: true)
+        var stopped = false
+        defer { if !stopped { _ = proxy.stop() } }
+        let ui = try #require(proxy.webUI)
+        let base = String(ui.prefix { $0 != "?" }.dropLast())
+        let token = String(ui.split(separator: "=").last ?? "")
+        let script = """
+            import httpx, json, sys, time, urllib.request
+            def throttle(profile):
+                request = urllib.request.Request("\(base)/api/throttle", method="PUT",
+                    data=json.dumps({"profile": profile}).encode(),
+                    headers={"Authorization": "Bearer \(token)", "Content-Type": "application/json"})
+                return json.load(urllib.request.urlopen(request, timeout=10))["throttle"]
+            out = {"times": [], "versions": [], "set": []}
+            with httpx.Client(http2=\(http2 ? "True" : "False"), proxy="http://127.0.0.1:\(proxy.port)",
+                              verify="\(dir.file("ca/root.pem"))", timeout=30) as c:
+                def get(n):
+                    start = time.monotonic()
+                    r = c.get("\(origin.url("/echo"))?n=%d" % n)
+                    out["times"].append(time.monotonic() - start)
+                    out["versions"].append(r.http_version)
+                get(1)
+                out["set"].append(throttle("100mbit/100mbit/700ms"))
+                get(2)
+                get(3)
+                out["set"].append(throttle(None))
+                get(4)
+            sys.stdout.write(json.dumps(out))
+            """
+        let result = try Subprocess.run("python3", ["-c", script], timeout: 60)
+        let out = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
+                               "\(result.output)")
+        let times = try #require(out["times"] as? [Double], "\(result.output)")
+        #expect(times.count == 4, "\(result.output)")
+        #expect(out["versions"] as? [String] == Array(repeating: http2 ? "HTTP/2" : "HTTP/1.1", count: 4), "\(result.output)")
+        // Generous bounds: a throttled request waits its 700 ms round trip, an unthrottled one does not.
+        #expect(times.count == 4 && times[1] >= 0.7 && times[2] >= 0.7, "\(times)")
+        #expect(times.count == 4 && times[0] < 0.7 && times[3] < 0.7, "\(times)")
+        let set = out["set"] as? [Any]
+        #expect((set?.first as? [String: Any])?["profile"] as? String == "100mbit/100mbit/700ms", "\(result.output)")
+        #expect(set?.last is NSNull, "\(result.output)")
+        let console = proxy.stop()
+        stopped = true
+        #expect(console.stdout.contains("throttle: 100mbit/100mbit/700ms (100 Mbit/s down, 100 Mbit/s up, +700 ms), "
+                                        + "on every connection (set in the web UI)"), "\(console.stdout)")
+        #expect(console.stdout.contains("throttle: off (set in the web UI)"), "\(console.stdout)")
+        let flows = try FlowLogReader.read(path: dir.file("flows.jsonl")).flows
+            .sorted { ($0.request?.url ?? "") < ($1.request?.url ?? "") }
+        #expect(flows.map(\.throttle) == [nil, "100mbit/100mbit/700ms", "100mbit/100mbit/700ms", nil],
+                "\(flows.map(\.throttle))")
+        // One connection carried all four.
+        #expect(Set(flows.map(\.client)).count == 1, "\(flows.map(\.client))")
+    }
+
+    /// `/api/throttle` refuses what it cannot set with one line saying why, and changes nothing.
+    @Test func theThrottleAPIRefusesWhatItCannotSet() throws {
+        let dir = TemporaryDirectory()
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--web", "127.0.0.1:0", "--quiet",
+                                         "--throttle", "3g"],
+                                        environment: ["DEVPROXY_EMAIL": "dev@example.test"], webUI: true)
+        defer { _ = proxy.stop() }
+        let ui = try #require(proxy.webUI)
+        let base = String(ui.prefix { $0 != "?" }.dropLast())
+        let token = String(ui.split(separator: "=").last ?? "")
+        func call(_ method: String, _ body: String?, csrf: Bool = true) throws -> (Int, String) {
+            var arguments = ["-sS", "--max-time", "10", "-X", method, "-w", "\n%{http_code}", base + "/api/throttle"]
+            if csrf { arguments += ["-H", "Authorization: Bearer \(token)"] }
+            if let body { arguments += ["-H", "Content-Type: application/json", "--data", body] }
+            let result = try Subprocess.run("curl", arguments)
+            let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+            return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
+        }
+        let (status, body) = try call("GET", nil)
+        #expect(status == 200 && body.contains(#""profile":"3g""#) && body.contains(#""name":"slow-4g""#), "\(body)")
+        for (bad, reason) in [(#"{"profile": "5g"}"#, "profile 5g: not a profile"),
+                              (#"{"profile": 5}"#, "profile must be"),
+                              (#"{"hosts": "x"}"#, "hosts must be a list"),
+                              (#"{"speed": 1}"#, "unknown key speed"),
+                              ("not json", "the body must be a JSON object")] {
+            let (code, text) = try call("PUT", bad)
+            #expect(code == 400 && text.contains(reason), "\(bad): \(code) \(text)")
+        }
+        // Without the bearer token or the CSRF header (the cookie alone is not enough), refused too.
+        let (unauthorised, _) = try call("PUT", #"{"profile": null}"#, csrf: false)
+        #expect(unauthorised == 401 || unauthorised == 403, "\(unauthorised)")
+        let (after, kept) = try call("GET", nil)
+        #expect(after == 200 && kept.contains(#""profile":"3g""#), "\(kept)")
+        // Hosts alone keep the profile.
+        let (narrowed, text) = try call("PUT", #"{"hosts": ["*.example.com"]}"#)
+        #expect(narrowed == 200 && text.contains(#""profile":"3g""#) && text.contains(#""hosts":["*.example.com"]"#), "\(text)")
     }
 
     @Test func aBadProfileStopsTheStartWithOneErrorLine() throws {

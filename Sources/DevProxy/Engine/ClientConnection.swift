@@ -38,7 +38,8 @@ final class ClientConnection: @unchecked Sendable {
     /// Where this connection's upstream connections come from (an `upstream:URL` listener's
     /// go through its proxy).
     let pool: UpstreamPool
-    /// The simulated link the client's bytes cross (`--throttle`); nil without one.
+    /// The simulated link the client's bytes cross (`--throttle`, the web UI's throttle menu); nil
+    /// when the proxy can never throttle (no `--throttle` and no web UI to set one).
     let link: ThrottledLink?
 
     init(server: ProxyServer, socket: Socket, listener: ListenerMode = ListenerMode(kind: .regular),
@@ -50,28 +51,25 @@ final class ClientConnection: @unchecked Sendable {
         self.listenerMode = listener
         self.listenerInfo = Flow.ListenerInfo(mode: listener.name, address: listenerAddress)
         self.pool = server.pool(for: listener)
-        self.link = server.configuration.throttle.map(ThrottledLink.init(profile:))
+        self.link = server.throttle.map(ThrottledLink.init(conditions:))
     }
 
     /// The client's stream as the engine reads and writes it: through the simulated link when
-    /// `--throttle` is on.
+    /// the proxy can throttle.
     func clientStream(_ stream: ByteStream) -> ByteStream {
         guard let link else { return stream }
         return ThrottledStream(stream, link: link)
     }
 
-    /// Throttles the connection from now on when `--throttle` is on and any of `hosts` is one
-    /// `--throttle-hosts` names (all of them without it); stops throttling it otherwise.
+    /// The connection goes to `hosts` from now on: it is throttled while a profile is set and any
+    /// of them is one `--throttle-hosts` names (all of them without it).
     func throttle(hosts: String...) {
-        guard let link else { return }
-        let patterns = server.configuration.throttleHosts
-        link.active = patterns.isEmpty || hosts.contains { host in patterns.contains { $0.matches(host) } }
+        link?.destination(hosts)
     }
 
     /// The profile name flows record while the connection is throttled.
     var throttleName: String? {
-        guard let link, link.active else { return nil }
-        return link.profile.name
+        link?.profile?.name
     }
 
     /// A new flow of this connection, before any exchange: its client, listener and `probe`.
@@ -178,7 +176,7 @@ final class ClientConnection: @unchecked Sendable {
             }
             if head.method == "CONNECT" {
                 // Its 200 goes unthrottled: the link is the one to the target, set once it is known.
-                link?.active = false
+                link?.destination(nil)
                 ConnectHandler(connection: self, reader: reader).run(head)
                 return
             }

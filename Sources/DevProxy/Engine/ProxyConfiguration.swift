@@ -115,6 +115,11 @@ public struct ProxyConfiguration: Sendable {
     /// The hosts whose connections are throttled (`--throttle-hosts`, matched as `passthrough`
     /// is); empty: every connection is.
     public var throttleHosts: [GlobPattern] = []
+    /// Network conditions that change while the proxy runs (the web UI's throttle menu): every
+    /// connection, open or not, follows what it says; it starts as `throttle` and `throttleHosts`
+    /// say. Nil: those two stay as the proxy started (and with no `throttle`, no connection is
+    /// ever slowed, nor pays for the possibility).
+    public var throttleSwitch: ThrottleSwitch? = nil
 
     public init() {}
 }

@@ -16,6 +16,9 @@ import Synchronization
 public final class ProxyServer: @unchecked Sendable {
     // Immutable after init except `listener` (set in start) and `state` (a Mutex).
     public let configuration: ProxyConfiguration
+    /// The network conditions connections follow (`ProxyConfiguration.throttleSwitch`, else one
+    /// fixed by `--throttle`); nil when no connection can ever be slowed.
+    let throttle: ThrottleSwitch?
     let leaves: LeafSource
     let serverTLS: TLSContext
     /// The listener contexts of personas that change TLS settings, by persona name.
@@ -68,6 +71,9 @@ public final class ProxyServer: @unchecked Sendable {
                 + String(UInt64.random(in: .min ... .max), radix: 16)
         }
         self.configuration = configuration
+        throttle = configuration.throttleSwitch ?? configuration.throttle.map {
+            ThrottleSwitch(ThrottleSwitch.Setting(profile: $0, hosts: configuration.throttleHosts))
+        }
         self.leaves = leaves
         self.sinks = sinks
         lifecycleSinks = sinks.filter(\.observesLifecycle)

@@ -1,32 +1,76 @@
 import Foundation
 
-/// One client connection's simulated link (`--throttle`): a token bucket each way and the added
-/// latency, shared by the streams the connection reads and writes through (the plain socket,
-/// then TLS over it), so a CONNECT's tunnel or intercepted session has the one link.
+/// One client connection's simulated link (`--throttle`, the web UI's throttle menu): a token
+/// bucket each way and the added latency, shared by the streams the connection reads and writes
+/// through (the plain socket, then TLS over it), so a CONNECT's tunnel or intercepted session has
+/// the one link. It follows the proxy's `ThrottleSwitch`: a profile set or cleared while the
+/// connection is open applies from its next read or write.
 ///
 /// Used by the connection's own thread only.
 final class ThrottledLink: @unchecked Sendable {
-    let profile: ThrottleProfile
-    /// Whether the connection's destination is throttled now (`--throttle-hosts`); set when it is
-    /// known (a CONNECT's target, each plain-HTTP request's host).
-    var active = false
+    private let conditions: ThrottleSwitch
+    /// The switch's generation this link last read `setting` at.
+    private var seen: UInt64
+    /// What the switch says now; nil at full speed.
+    private(set) var setting: ThrottleSwitch.Setting?
+    /// The connection's destination names (a CONNECT's target, the server name, each plain-HTTP
+    /// request's host), which `--throttle-hosts` is matched against; nil until one is known.
+    private var names: [String]?
+    /// Whether the connection is slowed now: a profile is set, the destination is known and covered.
+    private(set) var active = false
     /// For an HTTP/2 client: only its HEADERS and DATA frames make a turn, not the WINDOW_UPDATE,
     /// PING and SETTINGS frames that come while a response streams (`speaksHTTP2(after:)`).
     private var http2: HTTP2RequestFrames?
 
     /// Bytes either way may go at once after a pause: a small burst, so the long-run rate is the profile's.
     static let burst = 16 * 1024
-    private var down: TokenBucket
-    private var up: TokenBucket
+    private var down = TokenBucket(rate: 1, now: 0)
+    private var up = TokenBucket(rate: 1, now: 0)
     /// When a read last returned part of a request, and whether one has since the last write.
     private var lastRead: TimeInterval = 0
     private var readSinceWrite = false
 
-    init(profile: ThrottleProfile) {
-        self.profile = profile
-        let now = Self.now()
-        down = TokenBucket(rate: profile.downloadBytesPerSecond, now: now)
-        up = TokenBucket(rate: profile.uploadBytesPerSecond, now: now)
+    init(conditions: ThrottleSwitch) {
+        self.conditions = conditions
+        seen = conditions.generation
+        adopt(conditions.setting)
+    }
+
+    /// `active`, after reading the switch again if it moved.
+    var isActive: Bool {
+        follow()
+        return active
+    }
+
+    /// The profile flows record while the connection is slowed.
+    var profile: ThrottleProfile? {
+        follow()
+        return active ? setting?.profile : nil
+    }
+
+    /// The connection's destination is `names` from now on (nil: none, as while a CONNECT's `200` goes).
+    func destination(_ names: [String]?) {
+        self.names = names
+        follow()
+        active = setting != nil && names.map { setting?.covers($0) == true } == true
+    }
+
+    /// Reads the switch again when it moved since the last look.
+    @inline(__always) private func follow() {
+        let now = conditions.generation
+        guard now != seen else { return }
+        seen = now
+        adopt(conditions.setting)
+    }
+
+    private func adopt(_ setting: ThrottleSwitch.Setting?) {
+        if setting?.profile != self.setting?.profile, let profile = setting?.profile {
+            let now = Self.now()
+            down = TokenBucket(rate: profile.downloadBytesPerSecond, now: now)
+            up = TokenBucket(rate: profile.uploadBytesPerSecond, now: now)
+        }
+        self.setting = setting
+        active = setting != nil && names.map { setting?.covers($0) == true } == true
     }
 
     static func now() -> TimeInterval { TimeInterval(DispatchTime.now().uptimeNanoseconds) / 1e9 }
@@ -34,6 +78,7 @@ final class ThrottledLink: @unchecked Sendable {
     /// How many of `wanted` bytes the next read may take, after waiting for the upload bucket
     /// when bytes are `ready` to be read (a read that would find nothing does not wait).
     func allowedRead(_ wanted: Int, ready: Bool, socket: Socket) -> Int {
+        follow()
         guard active, wanted > 0 else { return wanted }
         let least = Double(min(wanted, Self.burst / 4))
         if ready, up.tokens(at: Self.now()) < least {
@@ -50,10 +95,14 @@ final class ThrottledLink: @unchecked Sendable {
     }
 
     /// Counts the bytes a read returned from the client.
+    /// An HTTP/2 client's frames are followed even while the link is idle, so that a profile set
+    /// later knows where its frames begin.
     func didRead(_ bytes: UnsafeRawBufferPointer) {
         guard !bytes.isEmpty else { return }
-        if active { up.take(Double(bytes.count)) }
-        if http2?.scan(bytes) == false { return }
+        let request = http2?.scan(bytes) ?? true
+        guard active else { return }
+        up.take(Double(bytes.count))
+        guard request else { return }
         lastRead = Self.now()
         readSinceWrite = true
     }
@@ -62,8 +111,8 @@ final class ThrottledLink: @unchecked Sendable {
     /// than `latency` after the request's last byte; here, the first write after the client sent
     /// something waits until `latency` after that read).
     func beforeWrite(socket: Socket) {
-        guard active, readSinceWrite, profile.latency > 0 else { return }
-        Self.sleep(until: lastRead + profile.latency, socket: socket)
+        guard active, readSinceWrite, let latency = setting?.profile.latency, latency > 0 else { return }
+        Self.sleep(until: lastRead + latency, socket: socket)
         readSinceWrite = false
     }
 
@@ -147,7 +196,7 @@ final class ThrottledStream: ByteStream, @unchecked Sendable {
     }
 
     func readAvailable(into buffer: UnsafeMutableRawBufferPointer) throws -> Int? {
-        let ready = link.active && (inner.pending > 0 || inner.inputReady)
+        let ready = link.isActive && (inner.pending > 0 || inner.inputReady)
         let allowed = link.allowedRead(buffer.count, ready: ready, socket: socket)
         let count = try inner.readAvailable(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<allowed]))
         if let count { link.didRead(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) }
@@ -155,7 +204,7 @@ final class ThrottledStream: ByteStream, @unchecked Sendable {
     }
 
     func write(_ bytes: UnsafeRawBufferPointer, flush: Bool) throws {
-        guard link.active, !bytes.isEmpty else {
+        guard link.isActive, !bytes.isEmpty else {
             try inner.write(bytes, flush: flush)
             if !bytes.isEmpty { link.didWrite() }
             return
@@ -179,9 +228,14 @@ final class ThrottledStream: ByteStream, @unchecked Sendable {
 
 /// Follows the frames an HTTP/2 client sends (after its 24-byte connection preface) across reads,
 /// and says whether a read carried part of a request: a HEADERS (RFC 9113 §6.2) or DATA (§6.1) frame.
+/// It runs on every read of an HTTP/2 client whose proxy can throttle, so it steps over payloads
+/// and keeps a frame header's first four bytes (length and type, §4.1) in one integer.
 struct HTTP2RequestFrames {
     private var prefaceLeft = 24
-    private var header: [UInt8] = []
+    /// How many bytes of the current 9-byte frame header were read.
+    private var headerRead = 0
+    /// The header's length (24 bits) and type (8 bits), as far as they were read.
+    private var lengthAndType: UInt32 = 0
     private var payloadLeft = 0
     private var inRequestFrame = false
 
@@ -198,13 +252,23 @@ struct HTTP2RequestFrames {
                 found = found || inRequestFrame
                 continue
             }
-            header.append(bytes[index])
-            index += 1
-            guard header.count == 9 else { continue }
-            payloadLeft = Int(header[0]) << 16 | Int(header[1]) << 8 | Int(header[2])
-            inRequestFrame = header[3] == 0x0 || header[3] == 0x1
+            if headerRead < 4 {
+                lengthAndType = lengthAndType << 8 | UInt32(bytes[index])
+                headerRead += 1
+                index += 1
+            } else {
+                // Flags and stream identifier: not needed.
+                let skip = min(9 - headerRead, bytes.count - index)
+                headerRead += skip
+                index += skip
+            }
+            guard headerRead == 9 else { continue }
+            payloadLeft = Int(lengthAndType >> 8)
+            let type = lengthAndType & 0xff
+            inRequestFrame = type == 0x0 || type == 0x1
             found = found || inRequestFrame
-            header.removeAll(keepingCapacity: true)
+            headerRead = 0
+            lengthAndType = 0
         }
         return found
     }

@@ -35,6 +35,7 @@ extension WebUI {
             case ("GET", 1, "pinning"): return try pinning()
             case ("GET", 2, "onboarding") where rest[1] == "qr.svg": return onboardingQRCode()
             case (_, _, "intercept"): return intercept(request, rest)
+            case (_, 1, "throttle"): return throttle(request)
             default:
                 if Self.knownRoutes.contains(rest.first ?? "") && Self.exists(rest) {
                     return .error(405, "\(method) is not allowed on \(request.path)")
@@ -106,8 +107,11 @@ extension WebUI {
         ]
         // `devproxy web FILE`: what it imported and the records it skipped (the page says so).
         if let imported = configuration.imported { object["import"] = imported.json }
-        // `--throttle`: the page may say why every flow is slow. Absent without it.
-        if let throttle = proxy?.throttle {
+        // `--throttle` or the throttle menu: the page may say why every flow is slow. Absent at full speed.
+        if let conditions = proxy?.throttleSwitch {
+            if let setting = conditions.setting { object["throttle"] = Self.throttleObject(setting) }
+            object["can_throttle"] = true
+        } else if let throttle = proxy?.throttle {
             object["throttle"] = ["profile": throttle.profile.name, "description": throttle.profile.description,
                                   "hosts": throttle.hosts] as [String: Any]
         }

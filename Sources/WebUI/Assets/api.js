@@ -117,6 +117,14 @@ export const api = {
     clear() {
         return post("/api/clear");
     },
+    /** Network conditions: `{throttle: {profile, description, hosts} | null, presets: [{name, description}]}`. */
+    throttle() {
+        return getJSON("/api/throttle");
+    },
+    /** Sets them (`{profile: "slow-4g" | "DOWN/UP/LATENCY" | null, hosts?: [glob]}`); resolves as `throttle()`. */
+    setThrottle(change) {
+        return post("/api/throttle", change, "PUT");
+    },
     /** Sets flow `id`'s mark and/or comment (`{mark: "red"|null, comment: "…"|null}`); resolves to its summary. */
     mark(id, change) {
         return post(`${flowPath(id)}/mark`, change, "PUT");

@@ -11,6 +11,7 @@ import "./filter-box.js";
 import { abortHeld, resumeAllHeld, resumeHeld } from "./intercept.js";
 import { toggleMark } from "./marks.js";
 import "./flow-list.js";
+import "./throttle-menu.js";
 import "./pinning-panel.js";
 
 const $ = (id) => document.getElementById(id);
@@ -260,9 +261,10 @@ function showThrottle(throttle) {
     }
     const hosts = Array.isArray(throttle.hosts) ? throttle.hosts.filter((host) => typeof host === "string") : [];
     marker.textContent = `⏱ throttled: ${description}`;
-    marker.title = `devproxy run --throttle ${throttle.profile ?? description}: ` +
+    marker.title = `throttle ${throttle.profile ?? description}: ` +
         (hosts.length ? `only connections to ${hosts.join(", ")} are slowed` : "every connection is slowed") +
-        "; run without --throttle for full speed";
+        (store.info?.can_throttle ? "; choose No throttling in the menu beside it for full speed"
+            : "; run without --throttle for full speed");
 }
 
 /** What the page says of an import that skipped records: how many, and the first with its reason. */
@@ -283,7 +285,9 @@ function watchInfo() {
         if (store.readOnly) return;
         try {
             const info = await api.info();
-            if ((info.store_error ?? null) !== (store.info?.store_error ?? null)) store.setInfo(info);
+            // Another tab (or a script) may have changed the throttle.
+            if ((info.store_error ?? null) !== (store.info?.store_error ?? null) ||
+                JSON.stringify(info.throttle ?? null) !== JSON.stringify(store.info?.throttle ?? null)) store.setInfo(info);
         } catch {
             // A server that went away shows in the connection state.
         }
