@@ -10,6 +10,7 @@ import { store } from "./store.js";
 import "./filter-box.js";
 import { abortHeld, resumeAllHeld, resumeHeld } from "./intercept.js";
 import { toggleMark } from "./marks.js";
+import { compareFrom } from "./compare.js";
 import "./flow-list.js";
 import "./throttle-menu.js";
 import "./pinning-panel.js";
@@ -94,6 +95,14 @@ function setupKeyboard() {
     document.addEventListener("keydown", (event) => {
         if (event.ctrlKey || event.metaKey || event.altKey || isTyping(event.target)) return;
         if (document.querySelector("dialog[open]")) return;
+        // The comparison covers the list and the pane: Esc closes it, the list's keys wait for it.
+        if (store.comparing) {
+            if (event.key === "Escape") {
+                event.preventDefault();
+                store.setComparing(null);
+            }
+            return;
+        }
         const flowsShown = !$("view-flows").hidden;
         // Inside the detail pane the arrows scroll it (a long body), not the list's selection.
         const inDetail = Boolean(event.target instanceof Element && event.target.closest("flow-detail"));
@@ -155,6 +164,13 @@ function setupKeyboard() {
             if (!flowsShown || !store.selectedID) return;
             event.preventDefault();
             toggleMark(store.selectedID);
+            break;
+        // As Proxyman's Diff: `c` makes the selected flow the base of a comparison, and on another
+        // flow opens the comparison of the base with it (on the base itself, unsets it).
+        case "c":
+            if (!flowsShown || !store.selectedID) return;
+            event.preventDefault();
+            compareFrom(store.selectedID);
             break;
         // Breakpoints, as in mitmweb: `a` resumes the selected held request or response (with the
         // editor's changes, as its Resume button sends them), `A` every held one, `x` aborts it.

@@ -13,6 +13,7 @@ import { interceptEditor, interceptFacts } from "./intercept.js";
 import { notePanel, rememberNote } from "./marks.js";
 import { responseEditor } from "./intercept-response.js";
 import { openResend } from "./resend-dialog.js";
+import { compareButton } from "./compare.js";
 import { store } from "./store.js";
 
 /** Characters of body text the record brings (`?preview=`); the body view loads bodies whole. */
@@ -298,6 +299,8 @@ class FlowDetail extends HTMLElement {
             h("button", {
                 type: "button", id: "resend", disabled: !replayable, on: { click: () => openResend(flow) },
             }, "Edit and resend"),
+            // "Compare…" makes it the base; on another flow, "Compare with GET /path" (compare.js).
+            compareButton(flow),
             // A flow without a request (a tunnel, a handshake the client refused) has no curl command.
             h("button", {
                 type: "button", id: "copy-curl", disabled: !flow.request,

@@ -118,6 +118,7 @@ class FlowList extends HTMLElement {
         store.addEventListener("sort", () => this.#load(store.filter));
         store.addEventListener("select", () => this.#scheduleRender());
         store.addEventListener("picked", () => this.#scheduleRender());
+        store.addEventListener("compare-base", () => this.#scheduleRender());
         store.addEventListener("intercept", () => this.#scheduleRender());
         liveEvents.addEventListener("flows", (event) => this.#apply(event.detail));
         liveEvents.addEventListener("reset", () => this.#load(this.#filter, true));
@@ -429,6 +430,8 @@ class FlowList extends HTMLElement {
         const held = Boolean(phase);
         const marks = held ? [HELD_MARKERS[phase], ...markers(summary).filter((marker) => marker.key !== "pending")]
             : markers(summary);
+        // The base of a comparison ("Compare…" or `c`, compare.js), said in words as the other markers are.
+        if (id === store.compareBase) marks.push({ key: "compare-base", symbol: "⇆", label: "comparison base" });
         for (const marker of marks) classes.push(`m-${marker.key}`);
         if (held) classes.push("held", `held-${phase}`);
         if (id === store.selectedID) classes.push("selected");

@@ -1,7 +1,7 @@
 // The page's address says what it shows, so that a link, a bookmark or a reload opens the same
 // view: `#flow=ID` (the flow in the detail pane), `filter=EXPR` (the list's filter), `sort=-size`
-// (the list's column sort) and `view=pinning` or `view=ca` (the tab; the flows by default), as
-// hash parameters that never
+// (the list's column sort), `view=pinning` or `view=ca` (the tab; the flows by default) and
+// `compare=BASE,OTHER` (two flows compared side by side, compare.js), as hash parameters that never
 // reach the server. The address follows the page with `history.replaceState` (no history entry
 // for each flow looked at), and an address typed or pasted into the tab is followed (`hashchange`).
 // The sign-in token is never part of it (`api.js` takes it out of the address first).
@@ -10,7 +10,7 @@ import { store } from "./store.js";
 
 const VIEWS = ["flows", "pinning", "ca"];
 
-/** What the address asks for: `{view, flow, filter, sort}`, each null when it does not say. */
+/** What the address asks for: `{view, flow, filter, sort, compare}`, each null when it does not say. */
 export function readLocation() {
     const params = new URLSearchParams(window.location.hash.replace(/^#/, ""));
     const view = params.get("view");
@@ -19,7 +19,14 @@ export function readLocation() {
         flow: params.get("flow") || null,
         filter: params.get("filter"),
         sort: params.get("sort"),
+        compare: comparedPair(params.get("compare")),
     };
+}
+
+/** `BASE,OTHER` as the two ids, or null when it does not name two. */
+function comparedPair(value) {
+    const ids = (value ?? "").split(",");
+    return ids.length === 2 && ids[0] && ids[1] ? ids : null;
 }
 
 let currentView = "flows";
@@ -32,7 +39,9 @@ function address() {
     if (store.selectedID) params.set("flow", store.selectedID);
     if (store.filter) params.set("filter", store.filter);
     if (store.sort) params.set("sort", store.sort);
-    const hash = params.toString();
+    let hash = params.toString();
+    // The comma stays a comma (URLSearchParams would write %2C), as the address is typed and read.
+    if (store.comparing) hash += `${hash ? "&" : ""}compare=${store.comparing.map(encodeURIComponent).join(",")}`;
     return window.location.pathname + window.location.search + (hash ? `#${hash}` : "");
 }
 
@@ -50,6 +59,7 @@ function apply(wanted) {
     if (wanted.filter !== null && wanted.filter !== store.filter) store.setFilter(wanted.filter);
     if (wanted.sort !== null && wanted.sort !== store.sort) store.setSort(wanted.sort);
     if (wanted.flow !== store.selectedID) store.select(wanted.flow);
+    store.setComparing(wanted.compare);
 }
 
 /**
@@ -62,6 +72,7 @@ export function followLocation(show) {
     store.addEventListener("select", write);
     store.addEventListener("filter", write);
     store.addEventListener("sort", write);
+    store.addEventListener("compare", write);
     window.addEventListener("hashchange", () => apply(readLocation()));
     write();
 }

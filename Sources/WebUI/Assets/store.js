@@ -25,6 +25,10 @@ class Store extends EventTarget {
      * (`responses`; the rest are held requests); `available` is false beside no proxy.
      */
     intercept = { available: false, filter: null, held: [], responses: [] };
+    /** The flow "Compare…" (or `c`) made the base of a comparison (compare.js), or null. */
+    compareBase = null;
+    /** The flows compared, `[base, other]` ids, while the comparison is open (`#compare=`); else null. */
+    comparing = null;
 
     setFilter(filter) {
         if (filter === this.filter) return;
@@ -41,6 +45,21 @@ class Store extends EventTarget {
     select(id) {
         this.selectedID = id;
         this.dispatchEvent(new CustomEvent("select", { detail: id }));
+    }
+
+    setCompareBase(id) {
+        if (id === this.compareBase) return;
+        this.compareBase = id;
+        this.dispatchEvent(new CustomEvent("compare-base", { detail: id }));
+    }
+
+    /** Opens the comparison of two flows (`[base, other]`), or closes it (null). */
+    setComparing(pair) {
+        const next = Array.isArray(pair) && pair.length === 2 && pair[0] && pair[1] ? [String(pair[0]), String(pair[1])]
+            : null;
+        if (String(next) === String(this.comparing)) return;
+        this.comparing = next;
+        this.dispatchEvent(new CustomEvent("compare", { detail: next }));
     }
 
     setPicked(ids) {
