@@ -13,6 +13,7 @@ import { interceptEditor, interceptFacts } from "./intercept.js";
 import { notePanel, rememberNote } from "./marks.js";
 import { responseEditor } from "./intercept-response.js";
 import { openResend } from "./resend-dialog.js";
+import { graphQLView, looksLikeGraphQL } from "./graphql-view.js";
 import { compareButton } from "./compare.js";
 import { store } from "./store.js";
 
@@ -26,6 +27,7 @@ const TABS = [
     { key: "request", title: "Request" },
     { key: "response", title: "Response" },
     { key: "messages", title: "Messages" },
+    { key: "graphql", title: "GraphQL" },
     { key: "connection", title: "Connection" },
 ];
 
@@ -236,7 +238,8 @@ class FlowDetail extends HTMLElement {
             pending ? h("p", { class: "detail-status pending-note", role: "status" },
                 "in progress: what came so far; the rest appears when it ends")
                 : this.#actions(flow));
-        const tabs = TABS.filter((tab) => tab.key !== "messages" || flow.websocket || flow.grpc);
+        const tabs = TABS.filter((tab) => (tab.key !== "messages" || flow.websocket || flow.grpc)
+            && (tab.key !== "graphql" || isGraphQL(flow)));
         if (!tabs.some((tab) => tab.key === this.#tab)) this.#tab = tabs[0].key;
         const panel = h("div", { class: "detail-panel", role: "tabpanel", id: "detail-panel", tabindex: 0 });
         // The tabs' listeners read what is on show when clicked: a running flow's view is merged
@@ -276,6 +279,9 @@ class FlowDetail extends HTMLElement {
             replaceChildren(panel, informationalView(flow), flow.response
                 ? messageView(flow.id, "response", flow.response, signal, pending)
                 : h("p", { class: "muted" }, flow.error ? "no response" : "waiting for the response…"));
+            break;
+        case "graphql":
+            replaceChildren(panel, graphQLView(flow, listSummary(flow.id), signal));
             break;
         case "messages":
             replaceChildren(panel, flow.websocket ? webSocketView(flow.websocket, flow.started, flow.id, flow.websocket_end) : null,
@@ -669,6 +675,17 @@ function keptBytes(message) {
 }
 
 /** A gRPC call's facts and messages; `started` (the flow's start) dates the messages. */
+/** The list's summary of flow `id` (its `graphql`, as the store read it), or null. */
+function listSummary(id) {
+    return document.querySelector("flow-list")?.summaryOf?.(id) ?? null;
+}
+
+/** Whether the GraphQL tab shows: the store named its operations, or (a row not loaded) it reads as one. */
+function isGraphQL(flow) {
+    const summary = listSummary(flow.id);
+    return summary ? Boolean(summary.graphql) : looksLikeGraphQL(flow);
+}
+
 function grpcView(grpc, started, id) {
     const wire = { "grpc-web": "gRPC-Web", "grpc-web-text": "gRPC-Web, text (base64)", "connect": "Connect, streaming",
         "connect-unary": "Connect, unary" }[grpc.protocol] ?? "gRPC";

@@ -163,6 +163,11 @@ class FlowList extends HTMLElement {
         return this.#ids;
     }
 
+    /** The summary of a loaded row (the detail pane reads its `graphql`), or null. */
+    summaryOf(id) {
+        return this.#byID.get(id) ?? null;
+    }
+
     /**
      * Asks the server for the first page under `filter`; an invalid filter keeps the list. Then
      * the live stream follows the filter from the last message seen before the page was asked for.

@@ -1,6 +1,7 @@
 // What the list shows of one flow summary (`GET /api/flows`): cells and markers, as text.
 
 import { formatClock, formatDuration, formatSize, mediaType, pathOf } from "./format.js";
+import { errorsText, operationsText } from "./graphql-view.js";
 
 const FINISHED = new Set(["finished", "complete", "completed", "done", 2]);
 
@@ -71,7 +72,7 @@ export const COLUMNS = [
     { key: "time", title: "Time", text: (s) => formatClock(s.started) },
     { key: "method", title: "Method", text: (s) => s.method ?? (isTunnel(s) ? "CONNECT" : "") },
     { key: "host", title: "Host", text: hostText },
-    { key: "path", title: "Path", text: (s) => (isTunnel(s) ? "" : pathOf(s.url)) },
+    { key: "path", title: "Path", text: pathText },
     { key: "status", title: "Status", text: statusText },
     { key: "protocol", title: "Protocol", text: (s) => s.http_version ?? s.mode ?? "" },
     { key: "type", title: "Type", text: (s) => mediaType(s.content_type) },
@@ -121,6 +122,30 @@ export function signerTitle(summary) {
         (summary.signer_serial ? `, intermediate serial ${summary.signer_serial}` : "");
 }
 
+/**
+ * The Path cell: the URL's path and query; for a GraphQL call the path alone and the operation
+ * beside it (`/graphql · query GetUser`, `/graphql · 2 operations: GetUser, GetFeed`), as HTTP
+ * Toolkit and Proxyman name them (a GET's `?query=…` would push the name out of sight).
+ */
+export function pathText(summary) {
+    if (isTunnel(summary)) return "";
+    const operations = operationsText(summary.graphql);
+    if (!operations) return pathOf(summary.url);
+    let path = pathOf(summary.url);
+    try {
+        path = new URL(summary.url).pathname;
+    } catch {
+        // Not a URL: its text as it is.
+    }
+    return `${path} · ${operations}`;
+}
+
+/** The errors a GraphQL response reported (its top-level `errors`), 0 when none or not known. */
+function graphQLErrors(summary) {
+    const errors = summary.graphql?.errors;
+    return typeof errors === "number" && errors > 0 ? errors : 0;
+}
+
 /** gRPC status names (grpc/grpc doc/statuscodes.md), for a failed call whose HTTP status is 200. */
 const GRPC_STATUS = ["OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
     "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
@@ -137,6 +162,8 @@ function statusText(summary) {
     if (summary.status != null && summary.grpc_status) {
         return `${summary.status} · ${grpcStatusName(summary.grpc_status)}`;
     }
+    // A GraphQL call whose response reported errors, whatever its HTTP status said.
+    if (summary.status != null && graphQLErrors(summary)) return `${summary.status} · errors`;
     if (summary.status != null) return String(summary.status);
     if (isUnused(summary)) return "unused";
     if (summary.error_kind) return "✕";
@@ -149,6 +176,9 @@ export function statusTitle(summary) {
     if (summary.status != null && summary.grpc_status) {
         return `HTTP ${summary.status} · gRPC ${summary.grpc_status} ${grpcStatusName(summary.grpc_status)}`;
     }
+    if (summary.status != null && graphQLErrors(summary)) {
+        return `HTTP ${summary.status} · GraphQL: ${errorsText(graphQLErrors(summary))}`;
+    }
     if (summary.error_kind && summary.status == null) return summary.error_kind;
     return summary.status != null ? `HTTP ${summary.status}` : "";
 }
@@ -157,6 +187,8 @@ export function statusTitle(summary) {
 export function statusClass(summary) {
     if (summary.grpc_status) return GRPC_SERVER_FAULTS.has(summary.grpc_status) ? "s5xx" : "s4xx";
     const status = summary.status;
+    // Coloured as a failed request is: the list's 200s read as fine.
+    if (graphQLErrors(summary) && status >= 200 && status < 300) return "s4xx";
     if (typeof status !== "number" || status < 100 || status > 599) return "";
     return `s${Math.floor(status / 100)}xx`;
 }
