@@ -35,10 +35,11 @@ let package = Package(
         // C library declarations the Glibc module lacks (malloc_trim, mallopt). No logic.
         .target(name: "CSystem"),
         .target(name: "CertAuthority", dependencies: ["CTLS"]),
-        // zlib, the brotli decoder and zstd, for showing gzip/deflate/br/zstd bodies as text. No logic.
+        // zlib, brotli and zstd, for showing gzip/deflate/br/zstd bodies as text and coding edited ones. No logic.
         .target(
             name: "CCompression",
-            linkerSettings: [.linkedLibrary("z"), .linkedLibrary("brotlidec"), .linkedLibrary("zstd")]
+            linkerSettings: [.linkedLibrary("z"), .linkedLibrary("brotlidec"), .linkedLibrary("brotlienc"),
+                            .linkedLibrary("zstd")]
         ),
         // libnghttp2 headers plus one-line wrappers for its macros. No logic.
         .target(name: "CNGHTTP2", linkerSettings: [.linkedLibrary("nghttp2")]),

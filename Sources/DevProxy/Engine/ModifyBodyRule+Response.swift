@@ -117,8 +117,8 @@ enum BodyEdit {
         } else {
             result.bytes = current
             result.dropEncoding = true
-            result.note = "sent decoded, without its Content-Encoding \(contentEncoding ?? ""): DevProxy writes gzip, "
-                + "deflate and zstd, not br"
+            result.note = "sent decoded, without its Content-Encoding \(contentEncoding ?? ""): DevProxy could not "
+                + "encode it again"
         }
         return result
     }

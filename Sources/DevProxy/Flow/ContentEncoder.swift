@@ -1,9 +1,8 @@
 import CCompression
 
 /// Writes bytes in a content coding, for a request body edited as text and sent again under the
-/// `Content-Encoding` its headers still name (`/api/replay`): gzip and deflate through zlib, zstd
-/// through libzstd. br is read (`ContentDecoder`) but not written: Debian's brotli encoder is not
-/// linked.
+/// `Content-Encoding` its headers still name (`/api/replay`, a body edited at a breakpoint): gzip and
+/// deflate through zlib, br through libbrotlienc, zstd through libzstd.
 public enum ContentEncoder {
     /// `bytes` in `codings` (a `Content-Encoding` value, applied in the order it lists them);
     /// nil when one of them is not one this can write (the caller says so).
@@ -15,6 +14,8 @@ public enum ContentEncoder {
             case "gzip": output = zlib(output, windowBits: 31)
             case "deflate": output = zlib(output, windowBits: 15)
             case "zstd": output = zstd(output)
+            case "br": guard let coded = brotli(output) else { return nil }
+                output = coded
             default: return nil
             }
         }
@@ -39,6 +40,21 @@ public enum ContentEncoder {
             }
         }
         return Array(output.prefix(written))
+    }
+
+    /// `input` as one brotli stream (quality 5, as a server compressing on the fly would); nil
+    /// when the encoder fails.
+    private static func brotli(_ input: [UInt8]) -> [UInt8]? {
+        var size = BrotliEncoderMaxCompressedSize(input.count)
+        if size == 0 { size = input.count + 1024 }
+        var output = [UInt8](repeating: 0, count: size)
+        let done = output.withUnsafeMutableBufferPointer { out in
+            input.withUnsafeBufferPointer {
+                BrotliEncoderCompress(5, BROTLI_DEFAULT_WINDOW, BROTLI_MODE_GENERIC, $0.count, $0.baseAddress, &size,
+                                      out.baseAddress)
+            }
+        }
+        return done == BROTLI_TRUE ? Array(output.prefix(size)) : nil
     }
 
     private static func zstd(_ input: [UInt8]) -> [UInt8] {

@@ -27,7 +27,7 @@ extension WebUI {
         case ("POST", 3) where rest[2] == "resume":
             guard let held = board.held(rest[1]) else { return Self.notHeld(rest[1]) }
             let edit: Intercepts.Edit?
-            switch Self.interceptEdit(request.body) {
+            switch Self.interceptEdit(request.body, held: held) {
             case .edit(let parsed): edit = parsed
             case .refused(let reason): return .error(400, reason)
             }
@@ -140,7 +140,10 @@ extension WebUI {
         return json.text
     }
 
-    /// One held request or response; `withBody` adds `body_base64` and, for valid UTF-8, `body_text`.
+    /// One held request or response; `withBody` adds `body_base64` and, for valid UTF-8, `body_text`,
+    /// and for a body with content codings or in a declared charset `body_decoded_text` (what the
+    /// editor shows), `body_decoded_size`, `body_shown` and `charset`, or `body_note` saying why it
+    /// is sent unchanged. `content_encoding` lists the body's codings (none: `[]`).
     /// `phase` says which; a response's `status`, `headers` and body are the response's, its
     /// `method` and `url` the request's that was sent.
     private static func write(_ held: Intercepts.Held, to json: inout JSONText, withBody: Bool, now: Date = Date()) {
@@ -174,7 +177,30 @@ extension WebUI {
         json.number(max(0, Int((now.timeIntervalSince(held.since) * 1000).rounded())))
         json.raw(",\"filter\":")
         json.string(held.filter)
+        let shown = withBody ? held.shownBody : Intercepts.ShownBody(headers: held.headers, body: [])
+        json.raw(",\"content_encoding\":[")
+        for (index, coding) in shown.codings.enumerated() {
+            if index > 0 { json.raw(",") }
+            json.string(coding)
+        }
+        json.raw("]")
         if withBody {
+            if let text = shown.text {
+                json.raw(",\"body_decoded_text\":")
+                json.string(text)
+                json.raw(",\"body_decoded_size\":")
+                json.number(shown.decodedSize ?? 0)
+                json.raw(",\"body_shown\":")
+                json.string(shown.summary)
+            }
+            if let charset = shown.charset {
+                json.raw(",\"charset\":")
+                json.string(charset)
+            }
+            if let note = shown.note {
+                json.raw(",\"body_note\":")
+                json.string(note)
+            }
             json.raw(",\"body_base64\":")
             json.string(Data(held.body).base64EncodedString())
             if let text = String(validating: held.body, as: UTF8.self) {
@@ -194,9 +220,12 @@ extension WebUI {
     }
 
     /// Reads a resume's optional body: `{"method", "url", "status", "headers": [[n, v]…], "body" |
-    /// "body_base64"}`, each optional, each checked so that what goes on is a message the wire can
-    /// carry (`method` and `url` for a request, `status` for a response: `phaseRefusal`).
-    static func interceptEdit(_ body: [UInt8]) -> InterceptEditParse {
+    /// "body_base64" | "body_decoded"}`, each optional, each checked so that what goes on is a message
+    /// the wire can carry (`method` and `url` for a request, `status` for a response: `phaseRefusal`).
+    /// `body_decoded` is an edit of `held`'s `body_decoded_text`: written back in its charset and coded
+    /// with the codings of the header fields that go on (`Intercepts.encodeShown`); the same text
+    /// under the same fields leaves the body as it came, byte for byte.
+    static func interceptEdit(_ body: [UInt8], held: Intercepts.Held? = nil) -> InterceptEditParse {
         if body.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) { return .edit(nil) }
         guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
             return .refused("the body must be a JSON object: {\"method\", \"url\", \"status\", \"headers\": "
@@ -243,6 +272,31 @@ extension WebUI {
                 fields.append(Intercepts.HeaderField(name: name, value: value))
             }
             edit.headers = fields
+        }
+        if let decoded = object["body_decoded"] {
+            guard object["body"] == nil, object["body_base64"] == nil else {
+                return .refused("give one of body (text), body_base64 or body_decoded, not several")
+            }
+            guard let text = decoded as? String else { return .refused("body_decoded must be text") }
+            guard let held else { return .refused("body_decoded: nothing is held to decode") }
+            let shown = held.shownBody
+            guard let was = shown.text else {
+                return .refused("body_decoded: the held body is not shown decoded ("
+                                + (shown.note ?? "it has no content coding and is UTF-8 text") + "); send body or "
+                                + "body_base64")
+            }
+            let fields = edit.headers ?? held.headers
+            let sameFraming = ["Content-Encoding", "Content-Type"].allSatisfy { name in
+                fields.filter { $0.name.lowercased() == name.lowercased() }.map(\.value)
+                    == held.headers.filter { $0.name.lowercased() == name.lowercased() }.map(\.value)
+            }
+            if text != was || !sameFraming {
+                do {
+                    edit.body = try Intercepts.encodeShown(text, headers: fields)
+                } catch {
+                    return .refused(error.description)
+                }
+            }
         }
         switch (object["body"], object["body_base64"]) {
         case (.some, .some):

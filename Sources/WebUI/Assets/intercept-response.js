@@ -5,14 +5,13 @@
 // Resume, `x` aborts (app.js). Every value goes in as an input's value, never as markup.
 
 import { h } from "./dom.js";
-import { formatSize } from "./format.js";
 import { abortHeld, editorParts, submitEdit } from "./intercept.js";
 import { parseHeaderLines } from "./resend-dialog.js";
 import { store } from "./store.js";
 
 /** The edit Resume sends: the parts that differ from what came, `{status, headers, body}`; throws
  * the reason when a part cannot be read (a status that is not a number, a header line without `:`). */
-function editOf(held, fields, { status, headers, body }) {
+function editOf(held, fields, { status, headers }, bodyEdit) {
     const edit = {};
     const typed = status.value.trim();
     if (typed !== String(held.status)) {
@@ -23,8 +22,7 @@ function editOf(held, fields, { status, headers, body }) {
         edit.status = number;
     }
     if (headers.value !== fields) edit.headers = parseHeaderLines(headers.value);
-    if (body && body.value !== held.body_text) edit.body = body.value;
-    return edit;
+    return bodyEdit(edit);
 }
 
 /**
@@ -35,17 +33,17 @@ function editOf(held, fields, { status, headers, body }) {
 export function responseEditor(held) {
     const status = h("input", { id: "intercept-status", name: "status", type: "number", min: 200, max: 599,
         step: 1, inputmode: "numeric", autocomplete: "off", "aria-label": "Status", value: held.status });
-    const { fields, headers, body, isText, error, say } = editorParts(held, "Response ");
+    const { fields, headers, body, error, say, bodyView, bodyEdit } = editorParts(held, "Response ");
     const resume = h("button", { type: "button", id: "intercept-resume",
         title: "Resume (a): the client gets the response, with what changed" }, "Resume");
     const abort = h("button", { type: "button", id: "intercept-abort", class: "danger",
         title: "Abort (x): the client gets a 502, the origin's response is not delivered" }, "Abort");
-    const parts = { status, headers, body };
+    const parts = { status, headers };
     // The button says whether what goes on is what came.
     const relabel = () => {
         let edited;
         try {
-            edited = Object.keys(editOf(held, fields, parts)).length > 0;
+            edited = Object.keys(editOf(held, fields, parts, bodyEdit)).length > 0;
         } catch {
             edited = true;
         }
@@ -55,7 +53,7 @@ export function responseEditor(held) {
     resume.addEventListener("click", async () => {
         let edit;
         try {
-            edit = editOf(held, fields, parts);
+            edit = editOf(held, fields, parts, bodyEdit);
         } catch (problem) {
             say(problem.message);
             return;
@@ -74,10 +72,7 @@ export function responseEditor(held) {
         h("div", { class: "intercept-line" },
             h("label", { class: "field" }, h("span", {}, "Status"), status)),
         h("label", { class: "field" }, h("span", {}, "Response header fields (one Name: value a line)"), headers),
-        isText
-            ? h("label", { class: "field" }, h("span", {}, `Response body (${formatSize(held.body_size)})`), body)
-            : h("p", { class: "muted intercept-binary" },
-                `binary body, ${held.body_size} bytes: sent unchanged`),
+        bodyView,
         error,
         h("div", { class: "dialog-buttons intercept-buttons" }, abort, resume));
 }

@@ -91,8 +91,12 @@ export async function resumeAllHeld() {
 
 /**
  * What a held request's and a held response's editors share: the header fields (one `Name: value`
- * a line), the body as text when it is UTF-8 (else null: it goes on unchanged), and the line that
- * says why an edit was refused. `what` prefixes the labels ("Response ").
+ * a line), the body as text (decoded of its content codings and charset when the server offers
+ * `body_decoded_text`, as mitmproxy's `message.text`; else when it is UTF-8; else null: it goes on
+ * unchanged), the line under it (`bodyView`: its size and how it is shown, or why it is sent
+ * unchanged), and the line that says why an edit was refused. `what` prefixes the labels
+ * ("Response "). `bodyEdit(edit)` adds the body to `edit` when it was changed: `body_decoded`
+ * for decoded text (the server codes it again), `body` otherwise.
  */
 export function editorParts(held, what) {
     const fields = headerLines(held.headers);
@@ -100,19 +104,38 @@ export function editorParts(held, what) {
         rows: Math.min(12, Math.max(3, held.headers.length + 1)),
         "aria-label": `${what}${what ? "header" : "Header"} fields, one Name: value a line` });
     headers.value = fields;
-    const isText = typeof held.body_text === "string";
+    const decoded = typeof held.body_decoded_text === "string";
+    // A coded body that did not decode goes on as it came, whatever its bytes look like.
+    const undecodable = !decoded && (held.content_encoding ?? []).length > 0;
+    const shownText = decoded ? held.body_decoded_text : undecodable ? null : held.body_text;
+    const isText = typeof shownText === "string";
     let body = null;
     if (isText) {
         body = h("textarea", { id: "intercept-body", name: "body", spellcheck: "false", rows: 8,
             "aria-label": `${what}${what ? "body" : "Body"}` });
-        body.value = held.body_text;
+        body.value = shownText;
     }
     const error = h("p", { id: "intercept-edit-error", class: "error-text", role: "alert", hidden: true });
     const say = (message) => {
         error.textContent = message;
         error.hidden = !message;
     };
-    return { fields, headers, body, isText, error, say };
+    const label = `${what}${what ? "body" : "Body"}`;
+    const bodyView = isText
+        ? h("div", { class: "intercept-body-field" },
+            h("label", { class: "field" },
+                h("span", {}, decoded ? `${label} (${formatSize(held.body_size)}, ${formatSize(held.body_decoded_size)}`
+                    + " decoded)" : `${label} (${formatSize(held.body_size)})`), body),
+            decoded && held.body_shown
+                ? h("p", { class: "muted intercept-coding", id: "intercept-coding" }, held.body_shown) : null)
+        : h("p", { class: "muted intercept-binary" }, `binary body, ${held.body_size} bytes: sent unchanged`
+            + (held.body_note ? ` (${held.body_note})` : ""));
+    const bodyEdit = (edit) => {
+        if (!body || body.value === shownText) return edit;
+        edit[decoded ? "body_decoded" : "body"] = body.value;
+        return edit;
+    };
+    return { fields, headers, body, isText, error, say, bodyView, bodyEdit };
 }
 
 /** Resumes `held` with `edit` from its editor: Resume disabled meanwhile, a refusal said by `say`. */
@@ -138,7 +161,7 @@ export function interceptEditor(held) {
         "aria-label": "Method", value: held.method });
     const url = h("input", { id: "intercept-url", name: "url", spellcheck: "false", autocomplete: "off",
         "aria-label": "URL", value: held.url });
-    const { fields, headers, body, isText, error, say } = editorParts(held, "");
+    const { fields, headers, error, say, bodyView, bodyEdit } = editorParts(held, "");
     const resume = h("button", { type: "button", id: "intercept-resume", title: "Resume (a): sends what changed" },
         "Resume");
     const abort = h("button", { type: "button", id: "intercept-abort", class: "danger",
@@ -155,7 +178,7 @@ export function interceptEditor(held) {
                 return;
             }
         }
-        if (body && body.value !== held.body_text) edit.body = body.value;
+        bodyEdit(edit);
         await submitEdit(held, edit, resume, say);
     });
     abort.addEventListener("click", () => abortHeld(held.id));
@@ -170,9 +193,7 @@ export function interceptEditor(held) {
             h("label", { class: "field" }, h("span", {}, "Method"), method),
             h("label", { class: "field" }, h("span", {}, "URL"), url)),
         h("label", { class: "field" }, h("span", {}, "Header fields (one Name: value a line)"), headers),
-        isText
-            ? h("label", { class: "field" }, h("span", {}, `Body (${formatSize(held.body_size)})`), body)
-            : h("p", { class: "muted intercept-binary" }, `binary body, ${held.body_size} bytes: sent unchanged`),
+        bodyView,
         error,
         h("div", { class: "dialog-buttons intercept-buttons" }, abort, resume));
 }

@@ -102,7 +102,7 @@ extension WebUI {
                ContentCoding.list(fromHeader: coding)?.isEmpty == false {
                 guard let encoded = ContentEncoder.encode(body, contentEncoding: coding) else {
                     return .error(400, "the body is text but Content-Encoding says \(coding), which DevProxy cannot "
-                                  + "write (it writes gzip, deflate and zstd): remove the header, or send body_base64")
+                                  + "write (it writes gzip, deflate, br and zstd): remove the header, or send body_base64")
                 }
                 body = encoded
             }

@@ -140,12 +140,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.wfile.write(b"0\r\n\r\n")
         elif path == "/coded":
             # ?mb=N MiB of JSON lines (with non-ASCII text), the same each time, in ?coding= gzip,
-            # br, zstd or identity.
+            # br, zstd or identity; ?bad=1 sends a gzip stream cut off and garbled under that coding.
             coding = q.get("coding", "identity")
             headers = [("Content-Type", "application/json")]
             if coding != "identity":
                 headers.append(("Content-Encoding", coding))
-            self.send_body(200, coded_body(int(q.get("mb", "1")), coding), headers)
+            body = coded_body(int(q.get("mb", "1")), coding)
+            if q.get("bad"):
+                body = b"\x1f\x8b\x08\x00garbled, not deflate"
+            self.send_body(200, body, headers)
         elif path == "/gzip":
             import gzip
             body = gzip.compress(b'{"compressed": true}')

@@ -16,7 +16,9 @@ Responses (`~u /held/response & ~s`, the response alone): a curl GET's response 
 says `⏸ response`; its pane shows the response's editor (status, header fields, body; no method or
 URL); status and body edited, Resume says `Resume edited` and `a` sends them: curl gets the edited
 status and body, and the Connection tab says `Response intercepted … resumed edited: status, body
-(was 200)`; a binary body is said to go on unchanged while the status is edited; `x` aborts a held
+(was 200)`; a binary body is said to go on unchanged while the status is edited; a gzip body is
+shown decoded, with the line that says so, and the text edited there reaches curl --compressed
+gzip-coded again; `x` aborts a held
 response (curl gets a 502 saying it was not delivered). Both phases (`~u /held/both`): one row held
 at its request, then at its response, the pane's editor following. Enter on an empty box clears
 the filter. No dialog, script error or CSP violation on the way.
@@ -57,6 +59,10 @@ class Echo(http.server.BaseHTTPRequestHandler):
         if binary:
             data = BINARY
         self.send_response(200)
+        if "gzip" in self.path:
+            import gzip
+            data = gzip.compress(data)
+            self.send_header("Content-Encoding", "gzip")
         self.send_header("Content-Type", "application/octet-stream" if binary else "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
@@ -69,8 +75,10 @@ class Curl:
     """curl through the proxy (HTTP/1.1), in a thread: the request waits at the breakpoint meanwhile.
     `binary`: the answer's bytes, as hex, before the status."""
 
-    def __init__(self, proxy, url, data=None, headers=(), binary=False):
+    def __init__(self, proxy, url, data=None, headers=(), binary=False, compressed=False):
         arguments = ["curl", "-sS", "--http1.1", "--max-time", "60", "--proxy", proxy, "-w", "\n%{http_code}"]
+        if compressed:
+            arguments.append("--compressed")
         self.binary = binary
         for header in headers:
             arguments += ["-H", header]
@@ -341,6 +349,20 @@ def responses(page, options, base, checks):
     checks.result("response-binary-body-unchanged", not page.query_selector("flow-detail #intercept-body")
                   and said == "binary body, %d bytes: sent unchanged" % len(BINARY)
                   and answer.startswith(BINARY.hex() + "\n") and answer.rstrip().endswith("203"), repr((said, answer)))
+
+    # A gzip body is shown decoded (mitmproxy's message.text), and the edit goes gzip-coded again.
+    coded = Curl(options.proxy, base + "/held/response-gzip", compressed=True)
+    held_row(page, "/held/response-gzip")
+    open_flow(page, "/held/response-gzip")
+    page.wait_for_selector("flow-detail #intercept-body", timeout=10000)
+    shown = page.input_value("#intercept-body")
+    line = page.text_content("flow-detail #intercept-coding")
+    page.fill("#intercept-body", '{"edited": "decoded"}')
+    page.click("#intercept-resume")
+    answer = coded.wait()
+    checks.result("response-gzip-shown-decoded", '"path": "/held/response-gzip"' in shown
+                  and line == "gzip: shown decoded, sent re-encoded as gzip"
+                  and answer.startswith('{"edited": "decoded"}\n200'), repr((shown, line, answer)))
 
     # `x` aborts a held response: its client gets the 502.
     aborted = Curl(options.proxy, base + "/held/response-abort")
