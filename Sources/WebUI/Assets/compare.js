@@ -9,17 +9,12 @@
 // diff), which the page asks for the rows it shows. Captured content is only ever text.
 
 import { api } from "./api.js";
-import { FIRST_PART, viewKind } from "./body-view.js";
+import { bodySection } from "./compare-body.js";
+import { cookiesOf, overviewRows, pairRows, queryOf, responseRows, sectionOf, setCookiesOf, sizeRows }
+    from "./compare-fields.js";
 import { h, replaceChildren, setSafeAttribute } from "./dom.js";
-import { countOf, formatDuration, formatSize, headerValue, headerValues, mediaType, pathOf } from "./format.js";
+import { countOf, pathOf } from "./format.js";
 import { store } from "./store.js";
-
-/** Kept lines shown around each changed one when only differences are shown. */
-const CONTEXT = 3;
-/** Body rows drawn at a time; "show more" draws the next. */
-const ROW_PAGE = 1000;
-const SYMBOLS = { same: "=", changed: "≠", removed: "−", added: "+", info: "" };
-const TITLES = { same: "the same", changed: "differs", removed: "only in the base", added: "only in the other", info: "" };
 
 /** "GET /path" of each flow seen here (a pane's, a comparison's), for the button and the notes. */
 const labels = new Map();
@@ -97,28 +92,6 @@ function paintButton(button) {
 
 store.addEventListener("compare-base", () => paintButton(document.getElementById("compare")));
 
-// The worker, shared by every comparison; each asks by request number.
-let worker = null;
-let nextRequest = 1;
-let nextDoc = 1;
-const waiting = new Map();
-
-function ask(message) {
-    if (!worker) {
-        worker = new Worker("compare-worker.js");
-        worker.onmessage = (event) => {
-            const done = waiting.get(event.data.req);
-            waiting.delete(event.data.req);
-            done?.(event.data);
-        };
-    }
-    const req = nextRequest++;
-    return new Promise((resolve) => {
-        waiting.set(req, resolve);
-        worker.postMessage({ ...message, req });
-    });
-}
-
 /**
  * A flow as the API answers it, as a record to compare: a finished flow's record, a running one's
  * record so far, or what its summary and header fields so far say. `pending`: it has not ended.
@@ -139,8 +112,8 @@ function comparable(answer) {
 
 class FlowCompare extends HTMLElement {
     #controller = null;
-    /** The worker's documents of the comparison on show (closed when it goes). */
-    #docs = [];
+    /** Aborted when what is drawn goes (drawn again, or closed): the bodies' worker documents close. */
+    #drawn = null;
     /** `{base, other}` of the comparison on show: `{flow, pending}` each. */
     #shown = null;
     #onlyDifferences = true;
@@ -155,14 +128,22 @@ class FlowCompare extends HTMLElement {
         setSafeAttribute(this, "tabindex", -1);
         store.addEventListener("compare", () => this.#open(store.comparing));
         if (store.comparing) this.#open(store.comparing);
+        // Esc closes it from anywhere in it, the "only differences" box included (app.js leaves keys
+        // typed into a field alone).
+        this.addEventListener("keydown", (event) => {
+            if (event.key !== "Escape" || !store.comparing) return;
+            event.preventDefault();
+            event.stopPropagation();
+            store.setComparing(null);
+        });
     }
 
     #release() {
         this.#controller?.abort();
         clearTimeout(this.#refresh);
         this.#refresh = 0;
-        for (const doc of this.#docs) worker?.postMessage({ type: "close", doc });
-        this.#docs = [];
+        this.#drawn?.abort();
+        this.#drawn = null;
     }
 
     async #open(pair, again = false) {
@@ -237,8 +218,10 @@ class FlowCompare extends HTMLElement {
 
     #render(signal) {
         const { base, other } = this.#shown;
-        for (const doc of this.#docs) worker?.postMessage({ type: "close", doc });
-        this.#docs = [];
+        this.#drawn?.abort();
+        this.#drawn = new AbortController();
+        const drawn = AbortSignal.any([signal, this.#drawn.signal]);
+        const bodies = { signal: drawn, onlyDifferences: this.#onlyDifferences, compared: () => this.#summarise() };
         const a = base.flow;
         const b = other.flow;
         const only = this.#onlyDifferences;
@@ -248,13 +231,13 @@ class FlowCompare extends HTMLElement {
             fieldSection("Query parameters", pairRows(queryOf(a), queryOf(b), false), "query"),
             fieldSection("Request headers", pairRows(a.request?.headers, b.request?.headers, true), "request-headers"),
             fieldSection("Cookies", pairRows(cookiesOf(a), cookiesOf(b), false), "cookies"),
-            this.#bodySection("Request body", "request", base, other, signal),
+            bodySection("Request body", "request", base, other, bodies),
             fieldSection("Response", responseRows(a, b), "response-line"),
             fieldSection("Response headers", pairRows(a.response?.headers, b.response?.headers, true),
                 "response-headers"),
             fieldSection("Set-Cookie", pairRows(setCookiesOf(a), setCookiesOf(b), false), "set-cookies"),
             fieldSection("Trailers", pairRows(a.response?.trailers, b.response?.trailers, true), "trailers"),
-            this.#bodySection("Response body", "response", base, other, signal),
+            bodySection("Response body", "response", base, other, bodies),
             fieldSection("Sizes and timings", sizeRows(a, b), "timings",
                 "timings are measurements: shown side by side, not counted as differences"),
         ].filter(Boolean);
@@ -286,300 +269,6 @@ class FlowCompare extends HTMLElement {
         }
     }
 
-    /** A body's section: the same or not by its bytes, or its lines side by side (in the worker). */
-    #bodySection(title, side, base, other, signal) {
-        const bodyA = base.flow[side]?.body;
-        const bodyB = other.flow[side]?.body;
-        const content = h("div", { class: "compare-body-diff" });
-        const section = { title, differences: null, node: null };
-        section.node = h("section", { class: `compare-section compare-${side}-body`, "aria-label": title },
-            h("h3", {}, title, " ", h("span", { class: "compare-count muted" })), content);
-        const note = (text) => content.append(h("p", { class: "compare-note" }, text));
-        if (base.pending || other.pending) {
-            const running = [base.pending ? "the base" : "", other.pending ? "the other" : ""].filter(Boolean);
-            note(`${running.join(" and ")} ${running.length > 1 ? "have" : "has"} not ended: bodies are compared `
-                + "when both have");
-            section.differences = 0;
-            return section;
-        }
-        const sizeA = bodyA?.size ?? 0;
-        const sizeB = bodyB?.size ?? 0;
-        if (!sizeA && !sizeB) {
-            note("no body on either side");
-            section.differences = 0;
-            return section;
-        }
-        const typeA = mediaType(headerValue(base.flow[side]?.headers, "content-type"));
-        const typeB = mediaType(headerValue(other.flow[side]?.headers, "content-type"));
-        const binary = (type, size) => size > 0 && ["image", "binary"].includes(viewKind(type));
-        if ((sizeA === sizeB && bodyA?.sha256 && bodyA.sha256 === bodyB?.sha256)
-            || binary(typeA, sizeA) || binary(typeB, sizeB)) {
-            section.differences = bytesVerdict(content, bodyA, bodyB);
-            return section;
-        }
-        const doc = nextDoc++;
-        this.#docs.push(doc);
-        content.append(h("p", { class: "muted" }, "comparing…"));
-        const request = (flow) => {
-            const { url, headers } = api.bodyRequest(flow.id, side, FIRST_PART);
-            return { url, headers };
-        };
-        ask({ type: "compare", doc, base: request(base.flow), other: request(other.flow) }).then(async (answer) => {
-            if (signal.aborted || !this.#docs.includes(doc)) return;
-            replaceChildren(content);
-            if (answer.type === "error") {
-                note(`the bodies could not be compared: ${answer.message}`);
-                section.differences = 0;
-            } else if (answer.binary) {
-                section.differences = bytesVerdict(content, bodyA, bodyB);
-            } else {
-                section.differences = answer.counts.changed + answer.counts.removed + answer.counts.added;
-                content.append(...bodyNotes(answer, sizeA, sizeB));
-                if (section.differences === 0) {
-                    note(`the same ${answer.json ? "JSON" : "text"} (${countOf(answer.lines[0], "line", "lines")})`);
-                }
-                if (section.differences > 0 || !this.#onlyDifferences) {
-                    await this.#bodyRows(content, doc, 0, signal);
-                }
-            }
-            this.#summarise();
-        });
-        return section;
-    }
-
-    /** Draws body rows from `from` on (a page of them) and, past them, "show more". */
-    async #bodyRows(content, doc, from, signal) {
-        const answer = await ask({ type: "rows", doc, from, count: ROW_PAGE,
-            context: this.#onlyDifferences ? CONTEXT : null });
-        if (signal.aborted || !this.#docs.includes(doc)) return;
-        let table = content.querySelector("table.diff-lines");
-        if (!table) {
-            table = h("table", { class: "diff-lines" },
-                h("thead", {}, h("tr", {}, h("th", { scope: "col", class: "diff-number" }, "#"),
-                    h("th", { scope: "col" }, "Base"), h("th", { scope: "col", class: "diff-number" }, "#"),
-                    h("th", { scope: "col" }, "Other"))),
-                h("tbody", {}));
-            content.append(table);
-        }
-        const body = table.tBodies[0];
-        for (const row of answer.rows) {
-            if (row[0] === "gap") {
-                body.append(h("tr", { class: "diff-gap" }, h("td", { colspan: 4 },
-                    `⋯ ${countOf(row[1], "unchanged line", "unchanged lines")}`)));
-                continue;
-            }
-            const [kind, lineA, textA, lineB, textB] = row;
-            const [cellA, cellB] = textCells(textA, textB, kind);
-            body.append(h("tr", { class: `diff-${kind}`, title: TITLES[kind] },
-                h("td", { class: "diff-number" }, lineA >= 0 ? lineA + 1 : ""), cellA,
-                h("td", { class: "diff-number" }, lineB >= 0 ? lineB + 1 : ""), cellB));
-        }
-        content.querySelector(".diff-more")?.remove();
-        const next = from + answer.rows.length;
-        if (next < answer.total) {
-            content.append(h("button", {
-                type: "button", class: "diff-more", on: {
-                    click: (event) => {
-                        event.currentTarget.disabled = true;
-                        this.#bodyRows(content, doc, next, signal);
-                    },
-                },
-            }, `show ${countOf(Math.min(ROW_PAGE, answer.total - next), "more row", "more rows")} `
-                + `(${(answer.total - next).toLocaleString("en")} left)`));
-        }
-    }
-}
-
-/** What the worker's answer says of how the bodies were compared: JSON canonical, cut, approximate. */
-function bodyNotes(answer, sizeA, sizeB) {
-    const notes = [];
-    if (answer.json) {
-        notes.push("JSON on both sides: compared with keys sorted and pretty-printed, so key order and spacing "
-            + "are not differences");
-    } else if (answer.base.json !== answer.other.json && (answer.base.json || answer.other.json)) {
-        notes.push(`compared as text: the ${answer.base.json ? "other's" : "base's"} body is not JSON`);
-    }
-    if (answer.base.cut || answer.other.cut) {
-        notes.push(`compared the first ${formatSize(FIRST_PART)} of each body (the base's is ${formatSize(sizeA)}, `
-            + `the other's ${formatSize(sizeB)}): the rest is not compared`);
-    }
-    if (answer.approximate) {
-        notes.push("the bodies differ in too many places to match every line: some differing stretches are shown "
-            + "as removed and added whole");
-    }
-    return notes.map((text) => h("p", { class: "compare-note" }, text));
-}
-
-/** Same or different bytes, by size and SHA-256 (of the bytes as sent): no byte diff. */
-function bytesVerdict(content, bodyA, bodyB) {
-    const same = (bodyA?.size ?? 0) === (bodyB?.size ?? 0) && (bodyA?.sha256 ?? "") === (bodyB?.sha256 ?? "");
-    const rows = [
-        fieldRow("Size", bodyA ? exactSize(bodyA.size) : null, bodyB ? exactSize(bodyB.size) : null),
-        fieldRow("SHA-256", bodyA?.sha256 || null, bodyB?.sha256 || null),
-    ];
-    content.append(h("p", { class: "compare-note" }, same
-        ? "the same bytes (size and SHA-256 of the body as sent)"
-        : "different bytes (size or SHA-256 of the body as sent); not compared byte by byte"),
-    fieldTable(rows.map((row) => row.node)));
-    return same ? 0 : 1;
-}
-
-function exactSize(bytes) {
-    return `${Number(bytes ?? 0).toLocaleString("en")} ${bytes === 1 ? "byte" : "bytes"}`;
-}
-
-/**
- * Name/value pairs of both sides, matched by name (in any case when `caseless`, as HTTP field names
- * are), the n-th value of a name against the other's n-th: `[name, baseValue, otherValue]`, null
- * where a side has none; names in the base's order, then the other's new ones.
- */
-function pairRows(pairsA, pairsB, caseless) {
-    const groups = new Map();
-    [pairsA ?? [], pairsB ?? []].forEach((pairs, side) => {
-        for (const [name, value] of pairs) {
-            const key = caseless ? String(name).toLowerCase() : String(name);
-            if (!groups.has(key)) groups.set(key, { name: String(name), values: [[], []] });
-            groups.get(key).values[side].push(String(value ?? ""));
-        }
-    });
-    const rows = [];
-    for (const { name, values } of groups.values()) {
-        for (let index = 0; index < Math.max(values[0].length, values[1].length); index += 1) {
-            rows.push(fieldRow(name, values[0][index] ?? null, values[1][index] ?? null));
-        }
-    }
-    return rows;
-}
-
-/** The URL's query parameters as a server reads them, or none. */
-function queryOf(flow) {
-    try {
-        return [...new URL(flow.request?.url ?? "").searchParams];
-    } catch {
-        return [];
-    }
-}
-
-/** The request's cookies: `name=value` of each `Cookie` field (RFC 6265 §5.4). */
-function cookiesOf(flow) {
-    return headerValues(flow.request?.headers, "cookie").flatMap((value) => value.split(";"))
-        .map((pair) => pair.trim()).filter(Boolean)
-        .map((pair) => {
-            const equals = pair.indexOf("=");
-            return equals < 0 ? ["", pair] : [pair.slice(0, equals).trim(), pair.slice(equals + 1).trim()];
-        });
-}
-
-/** Each `Set-Cookie` by the cookie's name: its value and attributes as sent. */
-function setCookiesOf(flow) {
-    return headerValues(flow.response?.headers, "set-cookie").map((field) => {
-        const equals = field.indexOf("=");
-        const semicolon = field.indexOf(";");
-        if (equals < 0 || (semicolon >= 0 && semicolon < equals)) return ["", field.trim()];
-        return [field.slice(0, equals).trim(), field.slice(equals + 1).trim()];
-    });
-}
-
-/** The URL without its query (the parameters have rows of their own). */
-function withoutQuery(url) {
-    try {
-        const parsed = new URL(url);
-        return `${parsed.origin}${parsed.pathname}`;
-    } catch {
-        return url ?? null;
-    }
-}
-
-function overviewRows(a, b) {
-    const value = (text) => text === undefined || text === null || text === "" ? null : String(text);
-    return [
-        fieldRow("Method", value(a.request?.method), value(b.request?.method)),
-        fieldRow("URL", value(withoutQuery(a.request?.url)), value(withoutQuery(b.request?.url))),
-        fieldRow("HTTP version", value(a.request?.http_version), value(b.request?.http_version)),
-    ];
-}
-
-function responseRows(a, b) {
-    const status = (flow) => flow.response ? `${flow.response.status ?? ""} ${flow.response.reason ?? ""}`.trim() : null;
-    const error = (flow) => flow.error ? `${flow.error.kind ?? "error"}: ${flow.error.message ?? ""}` : null;
-    const version = (flow) => flow.response?.http_version || null;
-    const rows = [fieldRow("Status", status(a), status(b)), fieldRow("HTTP version", version(a), version(b))];
-    if (a.error || b.error) rows.push(fieldRow("Error", error(a), error(b)));
-    return rows;
-}
-
-function sizeRows(a, b) {
-    const size = (flow, side) => flow[side]?.body ? exactSize(flow[side].body.size) : null;
-    const rows = [fieldRow("Request body", size(a, "request"), size(b, "request")),
-        fieldRow("Response body", size(a, "response"), size(b, "response"))];
-    const phases = ["connect", "tls", "send", "wait", "receive"];
-    const total = (flow) => {
-        if (!flow.timings) return null;
-        return phases.reduce((sum, phase) => sum + (flow.timings[phase] > 0 ? flow.timings[phase] : 0), 0);
-    };
-    const time = (ms) => ms === null || ms === undefined || ms < 0 ? null : formatDuration(ms) || "0 ms";
-    for (const phase of phases) {
-        rows.push(fieldRow(phase === "tls" ? "TLS" : phase, time(a.timings?.[phase]), time(b.timings?.[phase]), true));
-    }
-    rows.push(fieldRow("total", time(total(a)), time(total(b)), true));
-    return rows;
-}
-
-/**
- * One compared row: `{kind, node}`, kind `same`, `changed`, `removed` (base only) or `added`
- * (other only); `info` rows (timings) say their values and count as no difference.
- */
-function fieldRow(name, valueA, valueB, info = false) {
-    let kind = valueA === null && valueB === null ? "same"
-        : valueA === null ? "added" : valueB === null ? "removed" : valueA === valueB ? "same" : "changed";
-    if (info) kind = "info";
-    const [cellA, cellB] = textCells(valueA, valueB, kind);
-    const node = h("tr", { class: `diff-${kind}` },
-        h("td", { class: "diff-mark", title: TITLES[kind] || false, "aria-label": TITLES[kind] || false }, SYMBOLS[kind]),
-        h("th", { scope: "row" }, name), cellA, cellB);
-    return { kind, node };
-}
-
-/**
- * The two cells of a row; a changed pair has what differs between their common start and end
- * marked, so a token that changed in one character is seen at once.
- */
-function textCells(textA, textB, kind) {
-    const cell = (text, other) => {
-        if (text === null || text === undefined) return h("td", { class: "diff-text diff-absent" }, "—");
-        if (kind !== "changed" || other === null || other === undefined) return h("td", { class: "diff-text" }, text);
-        let start = 0;
-        while (start < text.length && start < other.length && text[start] === other[start]) start += 1;
-        let end = 0;
-        while (end < text.length - start && end < other.length - start
-            && text[text.length - 1 - end] === other[other.length - 1 - end]) end += 1;
-        return h("td", { class: "diff-text" }, text.slice(0, start),
-            h("mark", {}, text.slice(start, text.length - end)), text.slice(text.length - end));
-    };
-    return [cell(textA, textB), cell(textB, textA)];
-}
-
-function fieldTable(rows) {
-    return h("table", { class: "compare-fields" },
-        h("thead", {}, h("tr", {}, h("th", { scope: "col", class: "diff-mark" }, ""), h("th", { scope: "col" }, "Name"),
-            h("th", { scope: "col" }, "Base"), h("th", { scope: "col" }, "Other"))),
-        h("tbody", {}, rows));
-}
-
-/**
- * A section of compared rows: `{title, differences, node}`; null when neither side has any row.
- * With only differences shown, the rows that are the same are left out (timings always show).
- */
-function sectionOf(title, rows, key, onlyDifferences, note) {
-    if (!rows.length) return null;
-    const differences = rows.filter((row) => row.kind !== "same" && row.kind !== "info").length;
-    const shown = rows.filter((row) => !onlyDifferences || row.kind !== "same");
-    const node = h("section", { class: `compare-section compare-${key}`, "aria-label": title },
-        h("h3", {}, title, " ", h("span", { class: "compare-count muted" })),
-        note ? h("p", { class: "compare-note" }, note) : null,
-        shown.length ? fieldTable(shown.map((row) => row.node))
-            : h("p", { class: "muted" }, `the same (${countOf(rows.length, "row", "rows")})`));
-    return { title, differences, node };
 }
 
 customElements.define("flow-compare", FlowCompare);

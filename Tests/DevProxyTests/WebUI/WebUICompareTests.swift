@@ -44,7 +44,7 @@ import Testing
                                           timeout: 240)
         let expected: Set = ["base-marked-in-list", "compare-with-base-offered", "header-difference-exact",
                              "query-difference-exact", "json-field-difference-exact", "nothing-else-differs",
-                             "sides-base-left", "address-says-compare", "reload-opens-comparison", "swap-reverses",
+                             "sides-base-left", "only-differences-toggle", "address-says-compare", "reload-opens-comparison", "swap-reverses",
                              "escape-closes", "typed-address-opens", "c-key-sets-and-unsets-base", "c-key-compares",
                              "markup-shown-as-text", "big-bodies-first-mib", "big-bodies-page-answers",
                              "running-flow-compares-what-it-has", "running-flow-compared-again-when-ended",

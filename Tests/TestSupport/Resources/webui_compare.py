@@ -199,6 +199,22 @@ def run(page, options, base, checks):
     checks.result("sides-base-left", facts["sides"][0].startswith("Base GET") and "v=1" in facts["sides"][0]
                   and "v=2" in facts["sides"][1], repr(facts["sides"]))
 
+    # "only differences" off: the header fields that are the same show too, and the body's every line
+    # (on: its changed line with three kept ones around it, `⋯ N unchanged lines` for the rest).
+    counts = """() => ({same: document.querySelectorAll('flow-compare .compare-request-headers tr.diff-same').length,
+        lines: document.querySelectorAll('flow-compare .compare-response-body tr:is(.diff-same, .diff-changed)').length,
+        gaps: document.querySelectorAll('flow-compare .compare-response-body tr.diff-gap').length})"""
+    only = page.evaluate(counts)
+    page.click("#compare-only")
+    page.wait_for_function("() => document.querySelectorAll('flow-compare .compare-request-headers tr.diff-same')"
+                           ".length > 0 && document.querySelector('flow-compare .compare-response-body tr')", timeout=10000)
+    every = page.evaluate(counts)
+    page.click("#compare-only")
+    page.wait_for_function("() => !document.querySelector('flow-compare .compare-request-headers tr.diff-same')"
+                           " && document.querySelector('flow-compare .compare-response-body tr.diff-gap')", timeout=10000)
+    checks.result("only-differences-toggle", only == {"same": 0, "lines": 7, "gaps": 2}
+                  and every["same"] >= 3 and every["lines"] == 10 and every["gaps"] == 0, repr((only, every)))
+
     # The address carries it; a reload opens the same comparison.
     hash_ = page.evaluate("location.hash")
     checks.result("address-says-compare", hash_.endswith("compare=%s,%s" % (first, second)), repr(hash_))
@@ -213,7 +229,8 @@ def run(page, options, base, checks):
     swapped = shown(page)
     checks.result("swap-reverses", swapped["sections"]["Request headers"]["rows"]
                   == [["changed", "X-Client", "app-1.1", "app-1.0"]], repr(swapped["sections"]["Request headers"]))
-    # Esc closes it, and the address forgets it; the list is back.
+    # Esc closes it (from the "only differences" box too), and the address forgets it; the list is back.
+    page.focus("#compare-only")
     page.keyboard.press("Escape")
     page.wait_for_function("() => document.querySelector('flow-compare').hidden && !location.hash.includes('compare')"
                            " && document.querySelector('flow-list').offsetParent !== null", timeout=10000)
