@@ -77,7 +77,8 @@ export function bodySection(title, side, base, other, { signal, onlyDifferences,
         const { url, headers } = api.bodyRequest(flow.id, side, FIRST_PART);
         return { url, headers };
     };
-    ask({ type: "compare", doc, base: request(base.flow), other: request(other.flow) }).then(async (answer) => {
+    const form = typeA === "application/x-www-form-urlencoded" && typeB === typeA;
+    ask({ type: "compare", doc, base: request(base.flow), other: request(other.flow), form }).then(async (answer) => {
         if (signal.aborted) return;
         replaceChildren(content);
         if (answer.type === "error") {
@@ -89,7 +90,8 @@ export function bodySection(title, side, base, other, { signal, onlyDifferences,
             section.differences = answer.counts.changed + answer.counts.removed + answer.counts.added;
             content.append(...bodyNotes(answer, sizeA, sizeB));
             if (section.differences === 0) {
-                note(`the same ${answer.json ? "JSON" : "text"} (${countOf(answer.lines[0], "line", "lines")})`);
+                note(answer.form ? `the same form (${countOf(answer.lines[0], "field", "fields")})`
+                    : `the same ${answer.json ? "JSON" : "text"} (${countOf(answer.lines[0], "line", "lines")})`);
             }
             if (section.differences > 0 || !onlyDifferences) {
                 await bodyRows(content, doc, 0, signal, onlyDifferences);
@@ -148,6 +150,9 @@ function bodyNotes(answer, sizeA, sizeB) {
     if (answer.json) {
         notes.push("JSON on both sides: compared with keys sorted and pretty-printed, so key order and spacing "
             + "are not differences");
+    } else if (answer.form) {
+        notes.push("URL-encoded forms on both sides: compared as their fields, name=value one a line, decoded and "
+            + "sorted by name, so field order is not a difference");
     } else if (answer.base.json !== answer.other.json && (answer.base.json || answer.other.json)) {
         notes.push(`compared as text: the ${answer.base.json ? "other's" : "base's"} body is not JSON`);
     }

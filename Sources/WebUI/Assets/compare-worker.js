@@ -4,11 +4,12 @@
 // time. So a pair of megabyte bodies costs the page's main thread the rows in view, never the
 // bodies or the diff.
 //
-// In:  {type: "compare", req, doc, base: {url, headers}, other: {url, headers}}
+// In:  {type: "compare", req, doc, base: {url, headers}, other: {url, headers}, form}
+//                                                        form: both are URL-encoded forms
 //      {type: "rows", req, doc, from, count, context}   context: lines kept around each change
 //                                                        (null: every line)
 //      {type: "close", doc}
-// Out: {type: "compared", req, doc, base: SIDE, other: SIDE, json, approximate, lines: [a, b],
+// Out: {type: "compared", req, doc, base: SIDE, other: SIDE, json, form, approximate, lines: [a, b],
 //       counts: {same, changed, removed, added}}
 //      SIDE: {text: bool, bytes, cut, absent, error, json: bool | null}
 //      {type: "rows", req, doc, rows: [[kind, aLine, aText, bLine, bText] | ["gap", count]], total}
@@ -20,6 +21,8 @@ importScripts("compare-diff.js");
 const LINE_SHOWN = 4000;
 
 const docs = new Map();
+/** The comparisons under way, by document: closing one stops its fetches and drops its result. */
+const running = new Map();
 
 self.onmessage = async (event) => {
     const message = event.data;
@@ -30,6 +33,7 @@ self.onmessage = async (event) => {
             self.postMessage(rows(message));
         } else if (message.type === "close") {
             docs.delete(message.doc);
+            running.get(message.doc)?.abort();
         }
     } catch (error) {
         self.postMessage({ type: "error", req: message.req, doc: message.doc, message: String(error?.message ?? error) });
@@ -41,8 +45,8 @@ self.onmessage = async (event) => {
  * when the route serves it as bytes (not text: an image, octet-stream), `absent` when nothing is
  * stored (404).
  */
-async function fetchBody({ url, headers }) {
-    const response = await fetch(url, { headers, credentials: "same-origin" });
+async function fetchBody({ url, headers }, signal) {
+    const response = await fetch(url, { headers, credentials: "same-origin", signal });
     if (response.status === 404) return { text: "", bytes: 0, cut: false, absent: true };
     if (!response.ok) throw new Error(`the body could not be loaded: ${response.status} ${response.statusText}`);
     const buffer = await response.arrayBuffer();
@@ -55,8 +59,29 @@ async function fetchBody({ url, headers }) {
     };
 }
 
-async function compare({ req, doc, base, other }) {
-    const [a, b] = await Promise.all([fetchBody(base), fetchBody(other)]);
+async function compare({ req, doc, base, other, form }) {
+    const controller = new AbortController();
+    running.set(doc, controller);
+    try {
+        return await compareBodies(req, doc, base, other, form, controller.signal);
+    } finally {
+        running.delete(doc);
+    }
+}
+
+/**
+ * A URL-encoded form as lines `name=value`, decoded as a server reads them, sorted by name (a
+ * repeated name's values in order): field order is no difference, as JSON's key order is not.
+ */
+function formLines(text) {
+    return [...new URLSearchParams(text.trim())]
+        .map(([name, value], index) => [name, index, `${name}=${value}`])
+        .sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : x[1] - y[1]))
+        .map((entry) => entry[2]).join("\n");
+}
+
+async function compareBodies(req, doc, base, other, form, signal) {
+    const [a, b] = await Promise.all([fetchBody(base, signal), fetchBody(other, signal)]);
     const side = (body, json) => ({ text: body.text !== null, bytes: body.bytes, cut: body.cut, absent: body.absent,
         json });
     if (a.text === null || b.text === null) {
@@ -66,13 +91,16 @@ async function compare({ req, doc, base, other }) {
     const canonicalA = a.cut ? null : canonicalJSON(a.text);
     const canonicalB = b.cut ? null : canonicalJSON(b.text);
     const json = canonicalA !== null && canonicalB !== null;
-    const diff = diffLines(json ? canonicalA : a.text, json ? canonicalB : b.text);
+    const fields = !json && form && !a.cut && !b.cut;
+    const diff = json ? diffLines(canonicalA, canonicalB)
+        : fields ? diffLines(formLines(a.text), formLines(b.text)) : diffLines(a.text, b.text);
     const rowsOf = pairRows(diff, diff.a, diff.b);
+    if (signal.aborted) return { type: "compared", req, doc, closed: true };
     docs.set(doc, { rows: rowsOf, a: diff.a, b: diff.b, collapsed: new Map() });
     const counts = { same: 0, changed: 0, removed: 0, added: 0 };
     for (let index = 0; index < rowsOf.kinds.length; index += 1) counts[KINDS[rowsOf.kinds[index]]] += 1;
     return {
-        type: "compared", req, doc, binary: false, json, approximate: diff.approximate,
+        type: "compared", req, doc, binary: false, json, form: fields, approximate: diff.approximate,
         base: side(a, a.cut ? null : canonicalA !== null), other: side(b, b.cut ? null : canonicalB !== null),
         lines: [diff.a.length, diff.b.length], counts,
     };
