@@ -18,7 +18,8 @@ class FilterBox extends HTMLElement {
             type: "search", id: "filter", name: "filter", autocomplete: "off", spellcheck: "false",
             placeholder: "filter: ~d example.com & ~c 500   ( / )", "aria-describedby": "filter-error",
             title: "~d host, ~u URL, ~m method, ~c status, ~h header, ~b body, ~t type, ~q, ~s, ~e, "
-                + "~marked (any mark), ~mark red, ~comment text; & | ! and ( ); patterns are regular expressions",
+                + "~marked (any mark), ~mark red, ~comment text, ~graphql (name), ~gqlerr (GraphQL errors); "
+                + "& | ! and ( ); patterns are regular expressions",
         });
         this.#error = h("p", { id: "filter-error", class: "filter-error", role: "alert", hidden: true });
         this.append(h("label", { for: "filter", class: "visually-hidden" }, "Filter flows"), this.#input, this.#error);

@@ -119,7 +119,7 @@ import Testing
         let expected: Set = ["list-names-operation", "list-names-batch", "list-names-get", "search-json-is-no-graphql",
                              "status-says-errors", "status-plain-without-errors", "tab-shows-query",
                              "tab-shows-variables", "tab-shows-errors", "markup-stays-text", "filter-gqlerr",
-                             "filter-graphql-name", "no-page-errors"]
+                             "filter-graphql-name", "filter-help-names-them", "no-page-errors"]
         #expect(result.status == 0, "\(result.output)")
         #expect(expected.subtracting(WebUIBrowser.passed(result)).isEmpty, "\(result.output)")
     }

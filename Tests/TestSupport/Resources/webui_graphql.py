@@ -101,6 +101,9 @@ def main():
         checks.result("filter-graphql-name", sorted(row["path"] for row in rows(page))
                       == ["/graphql · 2 operations: GetUser, GetFeed", "/graphql · query GetUser"], repr(rows(page)))
 
+        title = page.get_attribute("filter-box input", "title") or ""
+        checks.result("filter-help-names-them", "~graphql" in title and "~gqlerr" in title, title)
+
         violations = page.evaluate("window.__violations")
         checks.result("no-page-errors", not problems and not violations, repr((problems, violations)))
     sys.exit(1 if checks.failed else 0)
