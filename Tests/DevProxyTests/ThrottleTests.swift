@@ -117,6 +117,7 @@ import TestSupport
         #expect(slow4G.downloadBytesPerSecond == 180_000 && slow4G.uploadBytesPerSecond == 84_375)
         #expect(slow4G.description == "slow-4g (1.44 Mbit/s down, 675 kbit/s up, +563 ms)")
         #expect(try ThrottleProfile(parsing: "Slow-3G").name == "3g")
+        #expect(try ThrottleProfile(parsing: "Offline").offline && !slow4G.offline)
         let custom = try ThrottleProfile(parsing: "1.6mbit/750kbit/150ms")
         #expect(custom.downloadBytesPerSecond == 200_000 && custom.uploadBytesPerSecond == 93_750)
         #expect(abs(custom.latency - 0.15) < 1e-9)
@@ -249,6 +250,95 @@ import TestSupport
                 "\(flows.map(\.throttle))")
         // One connection carried all four.
         #expect(Set(flows.map(\.client)).count == 1, "\(flows.map(\.client))")
+    }
+
+    /// DevTools' Offline, set while an httpx client (HTTP/1.1, and HTTP/2) holds a keep-alive
+    /// connection through `devproxy run`: its next request fails as with no network (the
+    /// connection closed, the h2 stream reset), a new connection's CONNECT is never answered, and
+    /// the origin sees neither; back to full speed, a new connection works again. The flows say
+    /// `offline`. Before, there was no Offline profile.
+    @Test(arguments: [false, true])
+    func offlineFailsNewRequestsAndConnections(http2: Bool) throws {
+        let dir = TemporaryDirectory()
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--web", "127.0.0.1:0", "--upstream-ca",
+                                         origin.caPath, "--log", dir.file("flows.jsonl"), "--quiet"],
+                                        environment: ["DEVPROXY_EMAIL": "dev@example.test"], webUI: true)
+        var stopped = false
+        defer { if !stopped { _ = proxy.stop() } }
+        let ui = try #require(proxy.webUI)
+        let base = String(ui.prefix { $0 != "?" }.dropLast())
+        let token = String(ui.split(separator: "=").last ?? "")
+        let script = """
+            import httpx, json, sys, urllib.request
+            def throttle(profile):
+                request = urllib.request.Request("\(base)/api/throttle", method="PUT",
+                    data=json.dumps({"profile": profile}).encode(),
+                    headers={"Authorization": "Bearer \(token)", "Content-Type": "application/json"})
+                return json.load(urllib.request.urlopen(request, timeout=10))["throttle"]
+            def client():
+                return httpx.Client(http2=\(http2 ? "True" : "False"), proxy="http://127.0.0.1:\(proxy.port)",
+                                    verify="\(dir.file("ca/root.pem"))", timeout=10)
+            def get(c, n):
+                try:
+                    r = c.get("\(origin.url("/echo"))?n=%d" % n)
+                    return [r.status_code, r.http_version]
+                except httpx.HTTPError as error:
+                    return ["failed", type(error).__name__]
+            out = {}
+            with client() as open_one:
+                out["before"] = get(open_one, 1)
+                out["set"] = throttle("offline")
+                out["open"] = get(open_one, 2)
+                with client() as fresh:
+                    out["new"] = get(fresh, 3)
+                out["cleared"] = throttle(None)
+            with client() as again:
+                out["after"] = get(again, 4)
+            sys.stdout.write(json.dumps(out))
+            """
+        let result = try Subprocess.run("python3", ["-c", script], timeout: 60)
+        let out = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
+                               "\(result.output)")
+        let version = http2 ? "HTTP/2" : "HTTP/1.1"
+        #expect((out["before"] as? [Any])?.first as? Int == 200, "\(out)")
+        #expect((out["set"] as? [String: Any])?["description"] as? String
+                == "offline (no network: new requests and connections fail)", "\(out)")
+        #expect((out["open"] as? [Any])?.first as? String == "failed", "\(out)")
+        #expect((out["new"] as? [Any])?.first as? String == "failed", "\(out)")
+        #expect((out["after"] as? [Any]).map { $0.first as? Int == 200 && $0.last as? String == version } == true,
+                "\(out)")
+        _ = proxy.stop()
+        stopped = true
+        let flows = try FlowLogReader.read(path: dir.file("flows.jsonl")).flows
+        let offline = flows.filter { $0.error?.kind == "offline" }
+        #expect(offline.count == 2 && offline.allSatisfy { $0.throttle == "offline" },
+                "\(flows.map { ($0.request?.url, $0.error?.kind, $0.throttle) })")
+        // The failed request on the open connection is recorded as a request, with its URL.
+        #expect(offline.contains { $0.request?.url == origin.url("/echo") + "?n=2" }, "\(offline.map(\.request?.url))")
+        // The origin saw requests 1 and 4 only.
+        let answered = flows.filter { $0.response?.status == 200 }.compactMap(\.request?.url)
+        #expect(answered.sorted() == [origin.url("/echo") + "?n=1", origin.url("/echo") + "?n=4"], "\(answered)")
+    }
+
+    /// `--throttle offline` from the start, with `--throttle-hosts`: a plain-HTTP request and a
+    /// CONNECT to a covered host get no answer at all (curl: empty reply, CONNECT aborted), one to
+    /// another host goes through, and the failed flows name the host they were for.
+    @Test func offlineFromTheStartFailsOnlyTheHostsItCovers() throws {
+        let origin = try BackgroundServer(script: Self.bytesOrigin, arguments: [])
+        let proxy = try proxy("offline", hosts: ["local*"])
+        let plain = try proxy.curl(["-o", "/dev/null", "-w", "%{http_code}", "http://localhost:\(origin.port)/?n=10"])
+        #expect(plain.status == 52, "\(plain.output)")   // CURLE_GOT_NOTHING
+        let tunnel = try proxy.curl(["-o", "/dev/null", "https://localhost:\(origin.port)/"])
+        #expect(tunnel.status != 0 && !tunnel.stderr.contains("200"), "\(tunnel.output)")
+        let other = try seconds(proxy, ["http://127.0.0.1:\(origin.port)/?n=10"])
+        #expect(other < 5, "\(other) s")
+        let flows = proxy.flows(count: 3)
+        let failed = flows.filter { $0.error?.kind == "offline" }
+        #expect(failed.count == 2 && failed.allSatisfy { $0.server.host == "localhost" && $0.throttle == "offline" },
+                "\(flows.map { ($0.server.host, $0.mode, $0.error?.kind) })")
+        #expect(failed.contains { $0.request?.url == "http://localhost:\(origin.port)/?n=10" })
+        #expect(flows.contains { $0.server.host == "127.0.0.1" && $0.response?.status == 200 && $0.throttle == nil })
     }
 
     /// `/api/throttle` refuses what it cannot set with one line saying why, and changes nothing.

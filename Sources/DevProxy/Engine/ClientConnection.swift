@@ -67,6 +67,13 @@ final class ClientConnection: @unchecked Sendable {
         link?.destination(hosts)
     }
 
+    /// Why a new request or connection fails, when the throttle is Offline for the destination.
+    var offlineReason: String? {
+        guard link?.isOffline == true else { return nil }
+        return "the throttle is Offline (DevTools' Offline, set by --throttle offline or the web UI's throttle menu): "
+            + "DevProxy closed the connection without an answer, as a device with no network fails it"
+    }
+
     /// The profile name flows record while the connection is throttled.
     var throttleName: String? {
         link?.profile?.name

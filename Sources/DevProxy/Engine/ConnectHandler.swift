@@ -35,6 +35,12 @@ struct ConnectHandler {
             return
         }
         if head.headers["User-Agent"] == QAVerdict.probeUserAgent { connection.probe = "pin-check" }
+        // Offline: the tunnel is never opened, its CONNECT never answered.
+        connection.throttle(hosts: host)
+        if let reason = connection.offlineReason {
+            recordFailure(.https, host: host, port: port, .offline, reason)
+            return
+        }
         // Bytes a client sent right after CONNECT (before our 200) belong to the tunnel.
         let early = reader.parser.takeRemainingBytes()
         reader.releaseBuffer()
@@ -60,6 +66,11 @@ struct ConnectHandler {
             return
         }
         connection.throttle(hosts: host)
+        // Offline: a SOCKS5, transparent or reverse connection goes no further.
+        if let reason = connection.offlineReason {
+            recordFailure(.https, host: host, port: port, .offline, reason)
+            return
+        }
         var early = early
         if early.isEmpty, reverseName == nil {
             switch whoSpeaksFirst(host: host, port: port) {

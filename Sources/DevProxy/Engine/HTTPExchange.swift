@@ -53,6 +53,11 @@ struct HTTPExchange {
         defer { context.server.emit(draft.takeFinished()) }
         context.server.started(draft.flow)
         let recorder = makeRecorder(request)
+        // Offline (the throttle): no answer, the connection closes, as with no network.
+        if let reason = context.connection.offlineReason {
+            draft.fail(.offline, reason)
+            return false
+        }
         // RFC 9110 §7.6.2: a TRACE or OPTIONS whose hops ran out here is DevProxy's to answer.
         let lastHop = MaxForwards.answersHere(method: head.method, value: head.headers["Max-Forwards"]) ? MaxForwards.route : nil
         if route != nil || lastHop != nil || !context.server.localRoutes.isEmpty {

@@ -12,12 +12,17 @@ public struct ThrottleProfile: Sendable, Equatable, CustomStringConvertible {
     public let uploadBytesPerSecond: Double
     /// Seconds a response waits at least after the request's last byte (a minimum round trip).
     public let latency: TimeInterval
+    /// Chrome's Offline: no network at all. Each new request or connection fails (DevProxy closes
+    /// it without an answer, or resets the HTTP/2 stream); the rates and latency mean nothing.
+    public let offline: Bool
 
-    public init(name: String, downloadBytesPerSecond: Double, uploadBytesPerSecond: Double, latency: TimeInterval) {
+    public init(name: String, downloadBytesPerSecond: Double, uploadBytesPerSecond: Double, latency: TimeInterval,
+                offline: Bool = false) {
         self.name = name
         self.downloadBytesPerSecond = downloadBytesPerSecond
         self.uploadBytesPerSecond = uploadBytesPerSecond
         self.latency = latency
+        self.offline = offline
     }
 
     /// Chrome DevTools' presets, with the figures Chrome applies (front_end/core/sdk/NetworkManager.ts,
@@ -32,6 +37,8 @@ public struct ThrottleProfile: Sendable, Equatable, CustomStringConvertible {
                         uploadBytesPerSecond: 750_000 / 8 * 0.9, latency: 0.150 * 3.75),
         ThrottleProfile(name: "3g", downloadBytesPerSecond: 500_000 / 8 * 0.8,
                         uploadBytesPerSecond: 500_000 / 8 * 0.8, latency: 0.400 * 5),
+        // DevTools' Offline (`OfflineConditions`): every request fails.
+        ThrottleProfile(name: "offline", downloadBytesPerSecond: 1, uploadBytesPerSecond: 1, latency: 0, offline: true),
     ]
 
     /// Other names a preset answers to.
@@ -77,7 +84,8 @@ public struct ThrottleProfile: Sendable, Equatable, CustomStringConvertible {
 
     /// `slow-4g (1.44 Mbit/s down, 675 kbit/s up, +563 ms)`, as the run's banner says it.
     public var description: String {
-        "\(name) (\(Self.rateText(downloadBytesPerSecond)) down, \(Self.rateText(uploadBytesPerSecond)) up, "
+        if offline { return "\(name) (no network: new requests and connections fail)" }
+        return "\(name) (\(Self.rateText(downloadBytesPerSecond)) down, \(Self.rateText(uploadBytesPerSecond)) up, "
             + "+\(Int((latency * 1000).rounded())) ms)"
     }
 

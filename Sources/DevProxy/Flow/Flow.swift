@@ -735,4 +735,7 @@ public enum FlowErrorKind: String, Sendable, CaseIterable {
     /// The request was held at a breakpoint (`--intercept`) and aborted there, from the web UI or
     /// by DevProxy stopping: the client got a 502 and nothing was sent upstream.
     case interceptAborted = "intercept_aborted"
+    /// The throttle was Offline (`--throttle offline`, the web UI's throttle menu): the request or
+    /// connection was closed (an HTTP/2 stream reset) without an answer, as with no network.
+    case offline
 }

@@ -56,6 +56,8 @@ extension FlowErrorKind {
             return "the proxy was stopped while the exchange was in flight"
         case .interceptAborted:
             return "the request was held at a breakpoint and aborted there (web UI, or DevProxy stopping): it was not sent"
+        case .offline:
+            return "the throttle was Offline: DevProxy failed the request as a device with no network would, nothing was sent"
         case .upstreamProxyFailed:
             return "the upstream proxy DevProxy goes through refused the connection or wanted other credentials"
         case .wouldLoop:

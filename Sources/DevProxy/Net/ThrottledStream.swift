@@ -18,6 +18,8 @@ final class ThrottledLink: @unchecked Sendable {
     private var names: [String]?
     /// Whether the connection is slowed now: a profile is set, the destination is known and covered.
     private(set) var active = false
+    /// Whether the profile set is Offline and covers the destination: new requests fail.
+    private var offline = false
     /// For an HTTP/2 client: only its HEADERS and DATA frames make a turn, not the WINDOW_UPDATE,
     /// PING and SETTINGS frames that come while a response streams (`speaksHTTP2(after:)`).
     private var http2: HTTP2RequestFrames?
@@ -42,17 +44,30 @@ final class ThrottledLink: @unchecked Sendable {
         return active
     }
 
-    /// The profile flows record while the connection is slowed.
+    /// Whether requests to the destination fail now (the Offline profile).
+    var isOffline: Bool {
+        follow()
+        return offline
+    }
+
+    /// The profile flows record while the connection is slowed (or offline).
     var profile: ThrottleProfile? {
         follow()
-        return active ? setting?.profile : nil
+        return active || offline ? setting?.profile : nil
     }
 
     /// The connection's destination is `names` from now on (nil: none, as while a CONNECT's `200` goes).
     func destination(_ names: [String]?) {
         self.names = names
         follow()
-        active = setting != nil && names.map { setting?.covers($0) == true } == true
+        decide()
+    }
+
+    /// `active` and `offline`, from the setting and the destination.
+    private func decide() {
+        let covered = setting != nil && names.map { setting?.covers($0) == true } == true
+        offline = covered && setting?.profile.offline == true
+        active = covered && !offline
     }
 
     /// Reads the switch again when it moved since the last look.
@@ -70,7 +85,7 @@ final class ThrottledLink: @unchecked Sendable {
             up = TokenBucket(rate: profile.uploadBytesPerSecond, now: now)
         }
         self.setting = setting
-        active = setting != nil && names.map { setting?.covers($0) == true } == true
+        decide()
     }
 
     static func now() -> TimeInterval { TimeInterval(DispatchTime.now().uptimeNanoseconds) / 1e9 }

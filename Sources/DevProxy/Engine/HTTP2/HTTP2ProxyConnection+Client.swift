@@ -186,6 +186,13 @@ extension HTTP2ProxyConnection {
             exchange.draft.flow.pinset = Flow.PinSetInfo(rewritten: false, note: "not rewritten: no response")
         }
         streams[stream] = exchange
+        // Offline (the throttle): the stream is reset without an answer, as a lost network fails it.
+        if let reason = context.connection.offlineReason {
+            exchange.draft.fail(.offline, reason)
+            exchange.draft.flow.error?.by = "proxy"
+            try? session.resetStream(stream, code: .cancel)
+            return
+        }
         // RFC 9113 §8.3.1: `:authority` MUST NOT include the userinfo subcomponent; it was
         // forwarded, `user@host` and all.
         if let authority = request.authority, authority.contains("@") {
