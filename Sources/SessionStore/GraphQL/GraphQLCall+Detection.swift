@@ -22,7 +22,10 @@ extension GraphQLCall {
             if Self.contains(contentType, "json") {
                 let first = Self.firstByte(of: body)
                 guard first == UInt8(ascii: "{") || first == UInt8(ascii: "[") else { return nil }
-                operations = Self.operations(json: Self.bytes(of: body))
+                // A JSON API's POST that names neither key is not parsed at all.
+                let bytes = Self.bytes(of: body)
+                guard Self.holds(bytes, "\"query\"") || Self.holds(bytes, "\"extensions\"") else { return nil }
+                operations = Self.operations(json: bytes)
             } else if Self.contains(contentType, "graphql") {
                 operations = Self.operation(document: Self.bytes(of: body), operationName: Self.parameters(url)["operationName"],
                                             persisted: false).map { [$0] }
@@ -118,12 +121,27 @@ extension GraphQLCall {
     /// Whether `text` holds `word` (lowercase ASCII), ignoring ASCII case: a content type's words.
     static func contains(_ text: String, _ word: StaticString) -> Bool {
         let needle = UnsafeRawBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
-        let haystack = Array(text.utf8)
-        guard haystack.count >= needle.count, !needle.isEmpty else { return false }
-        for start in 0...(haystack.count - needle.count) {
-            var index = 0
-            while index < needle.count, haystack[start + index] | 0x20 == needle[index] { index += 1 }
-            if index == needle.count { return true }
+        var text = text
+        return text.withUTF8 { haystack in
+            guard haystack.count >= needle.count, !needle.isEmpty else { return false }
+            for start in 0...(haystack.count - needle.count) {
+                var index = 0
+                while index < needle.count, haystack[start + index] | 0x20 == needle[index] { index += 1 }
+                if index == needle.count { return true }
+            }
+            return false
+        }
+    }
+
+    /// Whether `bytes` hold `word` exactly (a JSON key with its quotes).
+    private static func holds(_ bytes: [UInt8], _ word: StaticString) -> Bool {
+        let needle = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
+        guard let first = needle.first, bytes.count >= needle.count else { return false }
+        var start = 0
+        while let found = bytes[start...(bytes.count - needle.count)].firstIndex(of: first) {
+            if bytes[found..<(found + needle.count)].elementsEqual(needle) { return true }
+            start = found + 1
+            if start > bytes.count - needle.count { return false }
         }
         return false
     }
