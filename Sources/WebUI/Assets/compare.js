@@ -13,6 +13,7 @@ import { bodySection } from "./compare-body.js";
 import { cookiesOf, overviewRows, pairRows, queryOf, responseRows, sectionOf, setCookiesOf, sizeRows }
     from "./compare-fields.js";
 import { h, replaceChildren, setSafeAttribute } from "./dom.js";
+import { liveEvents } from "./events.js";
 import { countOf, pathOf } from "./format.js";
 import { store } from "./store.js";
 
@@ -91,6 +92,29 @@ function paintButton(button) {
 }
 
 store.addEventListener("compare-base", () => paintButton(document.getElementById("compare")));
+
+/** Whether the session no longer has flow `id` (Clear took it): the API answers 404. */
+async function gone(id) {
+    try {
+        await api.flow(id, undefined, 0);
+        return false;
+    } catch (error) {
+        return error.status === 404;
+    }
+}
+
+// Clear (here or in another page) takes the flows away: the base is unset and a comparison of them
+// closed. The live stream also says "cleared" when it starts over (a reset), so the API is asked.
+liveEvents.addEventListener("flows", async (event) => {
+    if (!event.detail.cleared) return;
+    const base = store.compareBase;
+    if (base && await gone(base) && store.compareBase === base) store.setCompareBase(null);
+    const pair = store.comparing;
+    if (pair && (await Promise.all(pair.map(gone))).some(Boolean) && store.comparing === pair) {
+        store.setComparing(null);
+        store.notify("the compared flows were cleared");
+    }
+});
 
 /**
  * A flow as the API answers it, as a record to compare: a finished flow's record, a running one's

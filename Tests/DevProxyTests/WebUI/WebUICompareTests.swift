@@ -47,7 +47,7 @@ import Testing
                              "sides-base-left", "only-differences-toggle", "address-says-compare", "reload-opens-comparison", "swap-reverses",
                              "escape-closes", "typed-address-opens", "c-key-sets-and-unsets-base", "c-key-compares",
                              "markup-shown-as-text", "form-fields-compared", "big-bodies-first-mib", "big-bodies-page-answers",
-                             "running-flow-compares-what-it-has", "running-flow-compared-again-when-ended",
+                             "running-flow-compares-what-it-has", "running-flow-compared-again-when-ended", "clear-closes-and-unsets",
                              "no-page-errors"]
         #expect(result.status == 0, "\(result.output)")
         #expect(expected.subtracting(WebUIBrowser.passed(result)).isEmpty,

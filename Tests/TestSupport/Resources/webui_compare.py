@@ -16,7 +16,7 @@ nothing run. Two text bodies of 1.5 MB that differ in three lines (two of them i
 are compared in the worker while the page keeps answering (no timer late by more than the bound),
 the first MiB of each, as a note says, with exactly two differing lines. A request still waiting
 for its response compares what it has and says it has not ended. No dialog, script error or CSP
-violation on the way. Two URL-encoded request bodies whose fields come in another order compare as
+violation on the way. Clear closes a comparison and unsets the base. Two URL-encoded request bodies whose fields come in another order compare as
 the one field whose value changed.
 
 Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on any failure.
@@ -347,6 +347,18 @@ def run(page, options, base, checks):
     ended = shown(page)
     checks.result("running-flow-compared-again-when-ended", not any("has not ended" in note for note in
                   ended["sections"]["Response body"]["notes"]), repr(ended["sections"]["Response body"]))
+
+    # Clear takes the flows away: the comparison closes, the address forgets it, the base is unset.
+    page.click("flow-compare #compare-swap")
+    page.wait_for_function("s => location.hash.endsWith(s)", arg="compare=%s,%s" % (slow_id, first), timeout=10000)
+    page.click("#clear-list")
+    page.click("#clear-list")
+    page.wait_for_function("() => document.querySelector('flow-compare').hidden && !location.hash.includes('compare')",
+                           timeout=10000)
+    curl(proxy, base + "/api/user?v=1&lang=en")
+    open_row(page, row_id(page, "/api/user?v=1&lang=en"))
+    checks.result("clear-closes-and-unsets", page.text_content("flow-detail #compare") == "Compare…",
+                  page.text_content("flow-detail #compare"))
 
 
 if __name__ == "__main__":
