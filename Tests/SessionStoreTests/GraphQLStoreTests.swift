@@ -59,6 +59,10 @@ import Testing
         #expect(try ids("~graphql & !~gqlerr") == ["batch", "get-user"])
         #expect(try ids("~GRAPHQL Get ~c 200") == ["batch", "get-user"])
         #expect(try ids("!~graphql & ~m POST") == ["post-form", "search"])
+        // `~graphql` takes no pattern from what is no word: a parenthesis, an operator, a filter.
+        #expect(try ids("(~graphql) & !~gqlerr") == ["batch", "get-user"])
+        #expect(try ids("~graphql !~gqlerr") == ["batch", "get-user"])
+        #expect(try ids("~graphql ~c 200 ~gqlerr") == ["like"])
         #expect(throws: FilterSyntaxError.self) { try FilterExpression(parsing: "~graphql '('") }
         #expect(throws: FilterSyntaxError.self) { try FilterExpression(parsing: "~gqlerr x(") }
     }

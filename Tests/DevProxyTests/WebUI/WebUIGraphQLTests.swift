@@ -86,7 +86,12 @@ import Testing
         let origin = try GraphQLOrigin()
         let ui = try WebUIHarness(withProxy: true)
         let proxy = try #require(ui.proxy)
+        // Open pages hear of each call on the live stream, named as the list's pages name it.
+        let events = try WebUIHarness.EventStream(ui)
+        #expect(events.read(until: "event: hello"))
         try Self.sendCalls(proxy, origin)
+        #expect(events.read(until: #""graphql":{"operations":[{"type":"mutation","name":"Like","persisted":false}],"#
+                             + #""errors":1}"#), "\(events.received.suffix(2000))")
         let all = try Self.summaries(ui, filter: "~graphql", count: 5)
         func operations(_ summary: [String: Any]) -> [String] {
             let list = (summary["graphql"] as? [String: Any])?["operations"] as? [[String: Any]] ?? []
