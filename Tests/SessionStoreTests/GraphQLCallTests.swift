@@ -125,6 +125,8 @@ import Testing
         // Not JSON, or cut short before the count is known: unknown.
         #expect(post(query, response: "<html>oops</html>", responseType: "text/html")?.errors == nil)
         #expect(post(query, response: #"{"data":{"me":{"id":1"#)?.errors == nil)
+        // Errors first, then a data cut to the store's limit: the count is known.
+        #expect(post(query, response: #"{"errors":[{"message":"a"}],"data":{"me":{"id":1"#)?.errors == 1)
         #expect(post(query)?.errors == nil)
     }
 

@@ -9,12 +9,18 @@ enum GraphQLResponseErrors {
     /// limit before `errors`).
     static func count(contentType: String?, body: StoredBody?) -> Int? {
         guard let body, let contentType, GraphQLCall.contains(contentType, "json") else { return nil }
-        let bytes = body.text.map { Array($0.utf8) } ?? body.bytes
+        // Read in place: a response can be megabytes.
+        if var text = body.text { return text.withUTF8 { count(in: $0) } }
+        return body.bytes.withUnsafeBufferPointer { count(in: $0) }
+    }
+
+    private static func count(in bytes: UnsafeBufferPointer<UInt8>) -> Int? {
         var skimmer = Skimmer(bytes: bytes)
         skimmer.skipSpace()
         switch skimmer.peek {
         case UInt8(ascii: "{"):
-            return skimmer.errorsOfObject()
+            // A member's name is unique: the count is known once `errors` is read.
+            return skimmer.errorsOfObject(stoppingAtErrors: true)
         case UInt8(ascii: "["):
             skimmer.index += 1
             var total = 0
@@ -35,7 +41,7 @@ enum GraphQLResponseErrors {
     }
 
     private struct Skimmer {
-        let bytes: [UInt8]
+        let bytes: UnsafeBufferPointer<UInt8>
         var index = 0
 
         var peek: UInt8? { index < bytes.count ? bytes[index] : nil }
@@ -51,8 +57,8 @@ enum GraphQLResponseErrors {
         }
 
         /// At a `{`: the entries of its `errors` member (0 without one); nil when it is malformed
-        /// or ends before the object does.
-        mutating func errorsOfObject() -> Int? {
+        /// or ends before the object does (or, `stoppingAtErrors`, before its `errors` are read).
+        mutating func errorsOfObject(stoppingAtErrors: Bool = false) -> Int? {
             index += 1
             var errors = 0
             skipSpace()
@@ -66,8 +72,9 @@ enum GraphQLResponseErrors {
                 skipSpace()
                 guard take() == UInt8(ascii: ":") else { return nil }
                 skipSpace()
-                if key == Array("errors".utf8), peek == UInt8(ascii: "[") {
+                if key.elementsEqual("errors".utf8), peek == UInt8(ascii: "[") {
                     guard let count = entries() else { return nil }
+                    if stoppingAtErrors { return count }
                     errors = count
                 } else {
                     guard skipValue() else { return nil }
@@ -100,7 +107,7 @@ enum GraphQLResponseErrors {
         }
 
         /// At a `"`: the string's raw bytes (escapes left as they are), read past.
-        mutating func string() -> [UInt8]? {
+        mutating func string() -> Slice<UnsafeBufferPointer<UInt8>>? {
             let start = index + 1
             index += 1
             while index < bytes.count {
@@ -108,7 +115,7 @@ enum GraphQLResponseErrors {
                 case UInt8(ascii: "\\"): index += 2
                 case UInt8(ascii: "\""):
                     index += 1
-                    return Array(bytes[start..<(index - 1)])
+                    return bytes[start..<(index - 1)]
                 default: index += 1
                 }
             }
