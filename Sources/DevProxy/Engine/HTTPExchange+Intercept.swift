@@ -76,6 +76,8 @@ extension HTTPExchange {
             draft.fail(.interceptAborted, reason)
             context.sendError(status: 502, detail: reason, kind: .interceptAborted, draft: &draft)
             return false
+        case .respond(let answer):
+            return exchange.answerAtBreakpoint(answer, body: body, request: request, draft: &draft)
         case .resume(let edit):
             let applied = held.applying(edit)
             guard exchange.apply(applied, held: held, bodyEdited: edit?.body != nil, hadBody: hasBody) else {
@@ -91,6 +93,32 @@ extension HTTPExchange {
             exchange.describe(request, in: &draft, urlEdited: applied.url != held.url)
             return exchange.forward(request, recorder: exchange.makeRecorder(request), draft: &draft)
         }
+    }
+
+    /// Answers the held request with `answer`, typed at the breakpoint: the request (`body` its
+    /// body) is recorded as the client sent it and goes nowhere; the client gets exactly the
+    /// status, fields and body typed, framed by DevProxy (`Intercepts.Answer.framedHeaders`).
+    /// Whether the client connection can carry another request.
+    private func answerAtBreakpoint(_ answer: Intercepts.Answer, body: [UInt8], request: HTTPRequest,
+                                    draft: inout FlowDraft) -> Bool {
+        let recorder = makeRecorder(request)
+        recorder.recordRequestBody(body)
+        recorder.finishRequestBody(into: &draft)
+        let keepAlive = head.keepAlive && !context.server.isStopping
+        var headers = HTTPHeaders(answer.framedHeaders(method: head.method).map { ($0.name, $0.value) })
+        if !keepAlive { headers.add(name: "Connection", value: "close") }
+        let reason = HTTPResponse.standardReason(answer.status)
+        let noBody = answer.isBodiless(method: head.method)
+        let response = HTTPResponse(status: answer.status, reason: reason, fields: HTTPFields(headers))
+        recorder.replaceResponseHead(response)
+        if !noBody { recorder.recordResponseBody(answer.body) }
+        draft.flow.response = Flow.Response(response, httpVersion: "HTTP/1.1",
+                                            redact: context.configuration.redactHeaders)
+        recorder.finishResponseBody(into: &draft)
+        context.server.responded(draft.flow)
+        let responseHead = HTTPResponseHead(version: .http11, status: answer.status, reason: reason, headers: headers)
+        context.sendToClient(HTTP1Serializer.serialize(responseHead) + (noBody ? [] : answer.body))
+        return keepAlive
     }
 
     /// Before a whole body is read here (a breakpoint's, `--modify-body`'s): a client that sent

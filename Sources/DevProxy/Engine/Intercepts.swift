@@ -111,10 +111,52 @@ public final class Intercepts: Sendable {
         }
     }
 
+    /// A response typed at a breakpoint, answering a held request without sending it upstream
+    /// (HTTP Toolkit's "respond directly", Charles's breakpoint response): the client gets exactly
+    /// this status, these header fields (framed by DevProxy: `Content-Length` the body's) and body.
+    public struct Answer: Sendable, Equatable {
+        public var status: Int
+        public var headers: [HeaderField]
+        public var body: [UInt8]
+
+        public init(status: Int, headers: [HeaderField] = [], body: [UInt8] = []) {
+            self.status = status
+            self.headers = headers
+            self.body = body
+        }
+
+        /// Whether the answer carries no body on the wire: to HEAD, a 204, a 304 (RFC 9110 §6.4.1).
+        public func isBodiless(method: String) -> Bool {
+            method.uppercased() == "HEAD" || status == 204 || status == 304
+        }
+
+        /// The header fields as sent: the typed ones less those DevProxy frames (`Content-Length`,
+        /// `Transfer-Encoding`) and the connection's own (`Connection` and what it names,
+        /// `Keep-Alive`, `Proxy-Connection`, `Upgrade`), then `Content-Length` the body's (none
+        /// for a 204; a 304's and a HEAD's the typed one, if any, as a GET would get it).
+        public func framedHeaders(method: String) -> [HeaderField] {
+            let named = headers.filter { $0.name.lowercased() == "connection" }.flatMap { field in
+                field.value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            }
+            let own = Set(named + ["content-length", "transfer-encoding", "connection", "keep-alive",
+                                   "proxy-connection", "upgrade", "te", "trailer"])
+            var fields = headers.filter { !own.contains($0.name.lowercased()) }
+            if status == 204 { return fields }
+            if isBodiless(method: method) {
+                let typed = headers.last { $0.name.lowercased() == "content-length" }
+                return fields + (typed.map { [$0] } ?? [])
+            }
+            fields.append(HeaderField(name: "Content-Length", value: String(body.count)))
+            return fields
+        }
+    }
+
     /// What becomes of a held request or response.
     public enum Decision: Sendable, Equatable {
         /// Sent on, with the edit applied (nil: as it came).
         case resume(Edit?)
+        /// A held request answered with `Answer` here, never sent upstream.
+        case respond(Answer)
         /// Answered 502 here with `reason` (`aborted in the web UI`, `DevProxy stopped`); the flow's
         /// `intercept.outcome` (for a response, `intercept_response.outcome`) is `outcome`.
         case abort(reason: String, outcome: String)
@@ -281,6 +323,14 @@ public final class Intercepts: Sendable {
         decide(id, phase: phase) { _ in .resume(edit) }
     }
 
+    /// Answers the held request `id` with `answer`, without sending it upstream; false when no
+    /// request with that id is held (a flow whose request went on and whose response is held now
+    /// is not answered so: its request was sent).
+    @discardableResult
+    public func respond(_ id: String, with answer: Answer) -> Bool {
+        decide(id, phase: .request) { _ in .respond(answer) }
+    }
+
     /// Answers a held request or response with a 502 saying it was aborted; false when none with
     /// that id (and `phase`, when given) is held.
     @discardableResult
@@ -384,6 +434,10 @@ extension Intercepts.Held {
         switch decision {
         case .abort(_, let outcome):
             return Flow.Intercept(pausedMs: pausedMs, outcome: outcome, edited: [], filter: filter)
+        case .respond(let answer):
+            var record = Flow.Intercept(pausedMs: pausedMs, outcome: "answered", edited: [], filter: filter)
+            record.answeredStatus = answer.status
+            return record
         case .resume(let edit) where phase == .response:
             var edited: [String] = []
             if let changed = edit?.status, changed != status { edited.append("status") }

@@ -110,6 +110,10 @@ extension ResponseRelay {
             context.sendError(status: 502, detail: reason, kind: .interceptAborted, draft: &draft)
             draft.flow.response = originResponse
             return RelayOutcome(clientKeepAlive: false, upstreamReusable: reusable(head, leg: leg))
+        case .respond:
+            // Only a held request is answered at its breakpoint (`Intercepts.respond`).
+            return send(shown, body: body, trailers: trailers, origin: head, recordHead: modified, leg: &leg,
+                        draft: &draft)
         case .resume(let edit):
             let applied = held.applyingToResponse(edit)
             var sent = shown

@@ -126,6 +126,7 @@ extension ConsoleFlowPrinter {
             let edited = intercept.edited.isEmpty ? "" : "; edited " + intercept.edited.joined(separator: ", ")
             return " (held \(held) at a breakpoint\(edited))"
         case "aborted": return " (aborted at a breakpoint)"
+        case "answered": return " (held \(held) at a breakpoint, answered there: \(intercept.answeredStatus ?? 0))"
         case "stopped": return " (held at a breakpoint until DevProxy stopped)"
         case "client_gone": return " (the client hung up after \(held) at a breakpoint)"
         default: return intercept.note.map { " (\($0))" } ?? ""

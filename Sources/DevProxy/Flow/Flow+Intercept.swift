@@ -4,12 +4,15 @@ extension Flow {
     /// the one that went on, as edited; `original_method` and `original_url` keep what the
     /// client sent when those were changed, and `edited` names every part that was. A held
     /// response has one of its own: `intercept_response`, HAR's `_interceptResponse`, whose
-    /// `edited` names `status`, `headers`, `body`, and `original_status` the origin's status.
+    /// `edited` names `status`, `headers`, `body`, and `original_status` the origin's status. A
+    /// request answered at its breakpoint (`answered`) was never sent: `answered_status` is the
+    /// status typed there, and the flow's response the answer the client got.
     public struct Intercept: Codable, Sendable, Equatable {
         /// How long the request waited at the breakpoint, in milliseconds.
         public var pausedMs: Double
         /// `resumed` (sent on, edited or not), `aborted` (answered 502 from the web UI or the
-        /// API), `client_gone` (the client hung up while it waited), `stopped` (DevProxy stopped
+        /// API), `answered` (a held request answered with a response typed there, not sent
+        /// upstream), `client_gone` (the client hung up while it waited), `stopped` (DevProxy stopped
         /// while it waited) or `not_held` (the filter passed it but it went on at once: `note`
         /// says why).
         public var outcome: String
@@ -25,11 +28,14 @@ extension Flow {
         public var originalURL: String?
         /// A held response's status as the origin sent it, when an edit changed it.
         public var originalStatus: Int?
+        /// The status of the response typed at the breakpoint (`answered`).
+        public var answeredStatus: Int?
 
         enum CodingKeys: String, CodingKey {
             case pausedMs = "paused_ms", outcome, edited, filter
             case originalMethod = "original_method", originalURL = "original_url", note
             case originalStatus = "original_status"
+            case answeredStatus = "answered_status"
         }
 
         public init(pausedMs: Double, outcome: String, edited: [String], filter: String,
@@ -50,6 +56,7 @@ extension Flow {
 extension Flow.Intercept: FlowJSONWritable {
     func write(to writer: inout FlowJSONWriter) {
         writer.object { f in
+            f.int("answered_status", answeredStatus)
             f.field("edited", edited) { writer, values in writer.array(values) { $0.string($1) } }
             f.string("filter", filter)
             f.string("note", note)

@@ -36,11 +36,20 @@ extension WebUI {
             // another page meanwhile, now held at its response, is not given it.
             guard board.resume(rest[1], edit: edit, phase: held.phase) else { return Self.notHeld(rest[1]) }
             return .json("{\"resumed\":\(JSONText.quoted(rest[1]))}")
+        case ("POST", 3) where rest[2] == "respond":
+            guard let held = board.held(rest[1]) else { return Self.notHeld(rest[1]) }
+            let answer: Intercepts.Answer
+            switch Self.interceptAnswer(request.body, held: held) {
+            case .answer(let parsed): answer = parsed
+            case .refused(let reason): return .error(400, reason)
+            }
+            guard board.respond(rest[1], with: answer) else { return Self.notHeld(rest[1]) }
+            return .json("{\"answered\":\(JSONText.quoted(rest[1])),\"status\":\(answer.status)}")
         case ("POST", 3) where rest[2] == "abort":
             guard board.abort(rest[1]) else { return Self.notHeld(rest[1]) }
             return .json("{\"aborted\":\(JSONText.quoted(rest[1]))}")
         default:
-            let exists = rest.count <= 2 || (rest.count == 3 && ["resume", "abort"].contains(rest[2]))
+            let exists = rest.count <= 2 || (rest.count == 3 && ["resume", "abort", "respond"].contains(rest[2]))
             return exists ? .error(405, "\(request.method) is not allowed on \(request.path)")
                 : .error(404, "no API route \(request.method) \(request.path); see docs/web-ui.md")
         }
@@ -316,6 +325,45 @@ extension WebUI {
             return .refused("body: \(size) bytes is over the \(Intercepts.maxBody >> 20) MiB a breakpoint holds")
         }
         return .edit(edit)
+    }
+
+    /// What `POST /api/intercept/ID/respond` asks for.
+    enum InterceptAnswerParse: Equatable {
+        case answer(Intercepts.Answer)
+        /// A 400's one line.
+        case refused(String)
+    }
+
+    /// Reads a direct answer to the held request `held`: `{"status", "headers": [[n, v]…], "body" |
+    /// "body_base64"}`, each checked as a held response's edit is (`interceptEdit`: a final status,
+    /// 200 to 599, 200 when left out; names that are tokens, values without CR, LF or NUL; at most
+    /// 4 MiB), and no body where the response carries none (to HEAD, a 204, a 304). Only a held
+    /// request is answered so: a held response's request was sent already.
+    static func interceptAnswer(_ body: [UInt8], held: Intercepts.Held) -> InterceptAnswerParse {
+        guard held.phase == .request else {
+            return .refused("\(held.id) is a held response, whose request was sent already; edit it and resume it")
+        }
+        let parts = ["status", "headers", "body", "body_base64"]
+        if let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+           let extra = object.keys.sorted().first(where: { !parts.contains($0) }) {
+            return .refused("\(extra): a direct answer has a status, headers and a body (or body_base64)")
+        }
+        let edit: Intercepts.Edit
+        switch interceptEdit(body) {
+        case .edit(let parsed): edit = parsed ?? Intercepts.Edit()
+        case .refused(let reason): return .refused(reason)
+        }
+        let answer = Intercepts.Answer(status: edit.status ?? 200, headers: edit.headers ?? [], body: edit.body ?? [])
+        if !answer.body.isEmpty {
+            if held.method.uppercased() == "HEAD" {
+                return .refused("body: a response to HEAD carries no body; leave the body empty")
+            }
+            if answer.status == 204 || answer.status == 304 {
+                return .refused("body: a \(answer.status) response carries no body; leave the body empty or give "
+                                + "another status")
+            }
+        }
+        return .answer(answer)
     }
 
     /// Why `url` cannot be a held request's new target, or nil: it must be absolute, http or

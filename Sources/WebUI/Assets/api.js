@@ -151,6 +151,10 @@ export const api = {
     resumeHeld(id, edit) {
         return post(`${heldPath(id)}/resume`, edit && Object.keys(edit).length ? edit : undefined);
     },
+    /** Answers held request `id` with `answer` (`{status, headers, body}`), never sending it upstream. */
+    respondHeld(id, answer) {
+        return post(`${heldPath(id)}/respond`, answer);
+    },
     /** Answers held request or response `id` with a 502 (its client is told it was aborted here). */
     abortHeld(id) {
         return post(`${heldPath(id)}/abort`);

@@ -64,6 +64,24 @@ export async function resumeHeld(id, edit) {
     return true;
 }
 
+/**
+ * Answers held request `id` with `answer` (`{status, headers, body}`) typed in the page, never
+ * sending it upstream; resolves to true when it went. A refused answer (400) throws its reason.
+ */
+export async function respondHeld(id, answer) {
+    try {
+        await api.respondHeld(id, answer);
+    } catch (error) {
+        if (error.status === 400) throw error;
+        store.notify(`could not answer ${id}: ${error.message}`, "error");
+        if (error.status === 404) released(id);
+        return false;
+    }
+    store.notify(`answered ${id} here with ${answer.status}: nothing was sent upstream`);
+    released(id);
+    return true;
+}
+
 /** Aborts held request or response `id`: its client gets a 502 saying it was aborted here. */
 export async function abortHeld(id) {
     const response = store.heldPhase(id) === "response";
@@ -152,6 +170,58 @@ export async function submitEdit(held, edit, resume, say) {
 }
 
 /**
+ * The form "Respond…" opens under a held request's editor (HTTP Toolkit's "respond directly",
+ * Charles's breakpoint response): a status, header fields (one `Name: value` a line) and a body
+ * typed here; Send response answers the client with exactly them (`POST /api/intercept/ID/respond`)
+ * and sends nothing upstream. A status that is not a number or a header line without a colon is
+ * said before anything is sent, a 400's reason (a status outside 200 to 599, a body for a 204 or
+ * 304, a name or value the wire cannot carry) after.
+ */
+function respondForm(held, say) {
+    const status = h("input", { id: "intercept-respond-status", name: "respond-status", type: "number", min: 200,
+        max: 599, step: 1, inputmode: "numeric", autocomplete: "off", "aria-label": "Response status", value: "200" });
+    const headers = h("textarea", { id: "intercept-respond-headers", name: "respond-headers", spellcheck: "false",
+        rows: 3, "aria-label": "Response header fields, one Name: value a line" });
+    headers.value = "Content-Type: text/plain; charset=utf-8";
+    const body = h("textarea", { id: "intercept-respond-body", name: "respond-body", spellcheck: "false", rows: 6,
+        "aria-label": "Response body" });
+    const send = h("button", { type: "button", id: "intercept-respond-send",
+        title: "The client gets this response; the request is not sent upstream" }, "Send response");
+    const cancel = h("button", { type: "button", id: "intercept-respond-cancel" }, "Cancel");
+    const form = h("fieldset", { class: "intercept-respond", hidden: true },
+        h("legend", {}, "Respond directly: the client gets this response, nothing is sent upstream"),
+        h("div", { class: "intercept-line" }, h("label", { class: "field" }, h("span", {}, "Status"), status)),
+        h("label", { class: "field" }, h("span", {}, "Response header fields (one Name: value a line)"), headers),
+        h("label", { class: "field" }, h("span", {}, "Response body"), body),
+        h("div", { class: "dialog-buttons" }, cancel, send));
+    send.addEventListener("click", async () => {
+        say("");
+        const typed = status.value.trim();
+        const number = Number(typed);
+        if (!typed || !Number.isInteger(number)) {
+            say(`status: "${typed}" is not a final response's status (200 to 599)`);
+            return;
+        }
+        let fields;
+        try {
+            fields = parseHeaderLines(headers.value);
+        } catch (problem) {
+            say(problem.message);
+            return;
+        }
+        send.disabled = true;
+        try {
+            await respondHeld(held.id, { status: number, headers: fields, body: body.value });
+        } catch (refused) {
+            say(refused.message);
+        } finally {
+            send.disabled = false;
+        }
+    });
+    return { form, cancel, status };
+}
+
+/**
  * The editor of a held request (`GET /api/intercept/ID`): method, URL, header fields (one
  * `Name: value` a line) and the body as text when it is text; Resume sends only what changed.
  * Every value goes in as an input's value, never as markup.
@@ -182,6 +252,16 @@ export function interceptEditor(held) {
         await submitEdit(held, edit, resume, say);
     });
     abort.addEventListener("click", () => abortHeld(held.id));
+    const respond = respondForm(held, say);
+    const opener = h("button", { type: "button", id: "intercept-respond", "aria-expanded": "false",
+        title: "Answer the client with a response typed here, without sending the request upstream" }, "Respond…");
+    const show = (open) => {
+        respond.form.hidden = !open;
+        setSafeAttribute(opener, "aria-expanded", String(open));
+        if (open) respond.status.focus();
+    };
+    opener.addEventListener("click", () => show(respond.form.hidden));
+    respond.cancel.addEventListener("click", () => show(false));
     const since = Date.parse(held.since);
     return h("section", { class: "intercept-editor", "aria-label": "Held at a breakpoint" },
         h("h3", {}, "⏸ Held at a breakpoint"),
@@ -195,7 +275,8 @@ export function interceptEditor(held) {
         h("label", { class: "field" }, h("span", {}, "Header fields (one Name: value a line)"), headers),
         bodyView,
         error,
-        h("div", { class: "dialog-buttons intercept-buttons" }, abort, resume));
+        h("div", { class: "dialog-buttons intercept-buttons" }, abort, opener, resume),
+        respond.form);
 }
 
 /**
@@ -216,6 +297,7 @@ export function interceptFacts(intercept, response = false) {
             + (was.length ? `; ${was.join(", ")}` : "");
     }
     case "aborted": return `${held}, aborted: the client got a 502, ${lost}`;
+    case "answered": return `${held}, answered here: ${intercept.answered_status}`;
     case "client_gone": return `${held}; the client left before it was resumed`;
     case "stopped": return `${held}; DevProxy stopped: the client got a 502, ${lost}`;
     case "not_held": return `the filter ${intercept.filter} passed it, but it went on at once: ${intercept.note ?? ""}`;

@@ -400,7 +400,7 @@ import Testing
                              "intercept-cleared", "no-page-errors", "response-row-marked-held",
                              "response-editor-shows-response", "response-resumed-edited-reaches-client",
                              "response-intercept-facts-shown", "response-binary-body-unchanged",
-                             "response-gzip-shown-decoded",
+                             "response-gzip-shown-decoded", "respond-directly",
                              "response-abort-key-502", "both-phases-one-row", "response-survives-filter-change"]
         #expect(result.status == 0, "\(result.output)")
         #expect(expected.subtracting(WebUIBrowser.passed(result)).isEmpty,

@@ -10,7 +10,9 @@ Status cell) and the top bar says `⏸ 1 held · Resume all`; its pane shows the
 header fields, body as text; a hostile header value as text); the body edited and Resume: curl gets
 the origin's answer to the edited body, the row is no longer held and the Connection tab says
 `held … resumed edited: body`; `x` aborts a held request (curl gets a 502 that says so); `A` resumes
-two; `a` resumes with the editor's changed URL.
+two; `a` resumes with the editor's changed URL. Respond… answers a held POST with a response typed in
+the page: a 204 with a body is refused with the server's reason, then curl gets the 418, header and
+body typed, the origin never sees the request, and the Connection tab says `answered here: 418`.
 
 Responses (`~u /held/response & ~s`, the response alone): a curl GET's response is held, its row
 says `⏸ response`; its pane shows the response's editor (status, header fields, body; no method or
@@ -44,6 +46,10 @@ HOSTILE = "<img src=x onerror=alert(1)>"
 BINARY = bytes([0xFF, 0xFE, 0x00, 0x41, 0x80])
 
 
+# Every path the origin was asked for.
+SEEN = []
+
+
 class Echo(http.server.BaseHTTPRequestHandler):
     """Answers every request with what it got: method, path and body, as JSON."""
     protocol_version = "HTTP/1.1"
@@ -52,6 +58,7 @@ class Echo(http.server.BaseHTTPRequestHandler):
         pass
 
     def answer(self):
+        SEEN.append(self.path)
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length).decode("utf-8", "replace") if length else ""
         data = json.dumps({"method": self.command, "path": self.path, "body": body}).encode()
@@ -280,6 +287,30 @@ def run(page, options, base, checks):
     answer = moved.wait()
     checks.result("resume-key-sends-edits", '"path": "/held/key-a-moved?x=1"' in answer
                   and answer.rstrip().endswith("200"), repr(answer))
+
+    # Respond…: the held request is answered with what is typed in the page, never sent upstream.
+    typed = Curl(options.proxy, base + "/held/respond", data="x=1")
+    held_row(page, "/held/respond")
+    open_flow(page, "/held/respond")
+    page.wait_for_selector("flow-detail #intercept-respond", timeout=10000)
+    page.click("#intercept-respond")
+    page.fill("#intercept-respond-status", "204")
+    page.fill("#intercept-respond-body", "no body for a 204")
+    page.click("#intercept-respond-send")
+    page.wait_for_selector("flow-detail #intercept-edit-error:not([hidden])", timeout=10000)
+    refused = page.text_content("flow-detail #intercept-edit-error")
+    page.fill("#intercept-respond-status", "418")
+    page.fill("#intercept-respond-headers", "Content-Type: text/plain\nX-Typed: " + HOSTILE)
+    page.fill("#intercept-respond-body", "typed in the page")
+    page.click("#intercept-respond-send")
+    answer = typed.wait()
+    held_row(page, "/held/respond", held=False)
+    page.wait_for_function("() => !document.querySelector('flow-detail #intercept-respond')", timeout=15000)
+    facts = connection_fact(page, "Intercepted")
+    checks.result("respond-directly", refused.startswith("body: a 204 response carries no body")
+                  and answer == "typed in the page\n418" and "/held/respond" not in SEEN
+                  and facts is not None and "at a breakpoint (~u /held/ & ~q), answered here: 418" in facts,
+                  repr((refused, answer, facts, SEEN)))
 
     responses(page, options, base, checks)
 

@@ -221,6 +221,8 @@ extension HTTP2ProxyConnection {
         switch decision {
         case .abort(let reason, _):
             answer(exchange, status: 502, kind: .interceptAborted, message: reason)
+        case .respond(let typed):
+            respondAtBreakpoint(exchange, typed)
         case .resume(let edit):
             let applied = held.applying(edit)
             guard let destination = MapRemoteRule.destination(of: applied.url) else {
@@ -235,6 +237,36 @@ extension HTTP2ProxyConnection {
             exchange.upstreamHeard = Date()
             send(exchange, body: applied.body, trailers: trailers, ended: true)
         }
+    }
+
+    /// Answers the held stream with `typed`, a response typed at the breakpoint: nothing goes
+    /// upstream (no origin is dialled for it); the client gets the status, the fields (lower case,
+    /// framed by DevProxy: `Intercepts.Answer.framedHeaders`, less what HTTP/2 does not carry) and
+    /// the body. A head HTTP/2 cannot carry is a 502 saying why.
+    private func respondAtBreakpoint(_ exchange: HTTP2StreamExchange, _ typed: Intercepts.Answer) {
+        let method = exchange.requestHead.method ?? ""
+        let fields = typed.framedHeaders(method: method).map { HTTP2Field($0.name.lowercased(), $0.value) }
+        let head: HTTP2HeaderBlock
+        do {
+            head = try HTTP2HeaderBlock.response(status: typed.status, fields: fields).forwarded()
+        } catch {
+            answer(exchange, status: 502, kind: .badRequest,
+                   message: "the response typed at the breakpoint cannot be sent over HTTP/2: \(error)")
+            return
+        }
+        let noBody = typed.isBodiless(method: method) || typed.body.isEmpty
+        let response = HTTPResponse(head)
+        exchange.answeredLocally = true
+        exchange.draft.flow.response = Flow.Response(response, httpVersion: "HTTP/2",
+                                                     redact: context.configuration.redactHeaders)
+        exchange.recordResponseHead(head, response)
+        server.responded(exchange.draft.flow)
+        try? session.submitResponse(stream: exchange.clientStream, head, endStream: noBody)
+        if !noBody {
+            exchange.recordResponse(typed.body)
+            try? session.submitData(stream: exchange.clientStream, typed.body, endStream: true)
+        }
+        exchange.responseEnded = true
     }
 
     /// Makes the stream's head the edited request: `:method`, and for an edited URL `:scheme`,

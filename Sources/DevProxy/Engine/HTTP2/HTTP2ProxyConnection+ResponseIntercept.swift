@@ -179,6 +179,9 @@ extension HTTP2ProxyConnection {
             let answer = ownAnswer(exchange, status: 502, kind: .interceptAborted, message: reason)
             exchange.responseHead = answer.head
             sendOwnAnswer(exchange, head: answer.head, body: answer.body)
+        case .respond:
+            // Only a held request is answered at its breakpoint (`Intercepts.respond`).
+            deliverResponse(exchange, head: head, body: body, stop: stop)
         case .resume(let edit):
             guard let edit else {
                 deliverResponse(exchange, head: head, body: body, stop: stop)
