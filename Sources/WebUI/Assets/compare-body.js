@@ -88,7 +88,7 @@ export function bodySection(title, side, base, other, { signal, onlyDifferences,
             section.differences = bytesVerdict(content, bodyA, bodyB);
         } else {
             section.differences = answer.counts.changed + answer.counts.removed + answer.counts.added;
-            content.append(...bodyNotes(answer, sizeA, sizeB));
+            content.append(...bodyNotes(answer, sizeA, sizeB, [typeA, typeB].some((type) => viewKind(type) === "json")));
             if (section.differences === 0) {
                 note(answer.form ? `the same form (${countOf(answer.lines[0], "field", "fields")})`
                     : `the same ${answer.json ? "JSON" : "text"} (${countOf(answer.lines[0], "line", "lines")})`);
@@ -144,8 +144,11 @@ async function bodyRows(content, doc, from, signal, onlyDifferences) {
     }
 }
 
-/** What the worker's answer says of how the bodies were compared: JSON canonical, cut, approximate. */
-function bodyNotes(answer, sizeA, sizeB) {
+/**
+ * What the worker's answer says of how the bodies were compared: JSON canonical, forms by field, cut,
+ * approximate. `jsonType`: a side's Content-Type is JSON (cut short, it is compared as text).
+ */
+function bodyNotes(answer, sizeA, sizeB, jsonType) {
     const notes = [];
     if (answer.json) {
         notes.push("JSON on both sides: compared with keys sorted and pretty-printed, so key order and spacing "
@@ -158,7 +161,8 @@ function bodyNotes(answer, sizeA, sizeB) {
     }
     if (answer.base.cut || answer.other.cut) {
         notes.push(`compared the first ${formatSize(FIRST_PART)} of each body (the base's is ${formatSize(sizeA)}, `
-            + `the other's ${formatSize(sizeB)}): the rest is not compared`);
+            + `the other's ${formatSize(sizeB)}): the rest is not compared`
+            + (jsonType && !answer.json ? "; JSON cut short is compared as text, its keys as sent" : ""));
     }
     if (answer.approximate) {
         notes.push("the bodies differ in too many places to match every line: some differing stretches are shown "

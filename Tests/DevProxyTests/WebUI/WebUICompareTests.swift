@@ -46,7 +46,7 @@ import Testing
                              "query-difference-exact", "json-field-difference-exact", "nothing-else-differs",
                              "sides-base-left", "only-differences-toggle", "address-says-compare", "reload-opens-comparison", "swap-reverses",
                              "escape-closes", "typed-address-opens", "c-key-sets-and-unsets-base", "c-key-compares",
-                             "markup-shown-as-text", "form-fields-compared", "big-bodies-first-mib", "big-bodies-page-answers",
+                             "markup-shown-as-text", "form-fields-compared", "big-bodies-first-mib", "cut-json-said", "big-bodies-page-answers",
                              "running-flow-compares-what-it-has", "running-flow-compared-again-when-ended", "clear-closes-and-unsets",
                              "no-page-errors"]
         #expect(result.status == 0, "\(result.output)")

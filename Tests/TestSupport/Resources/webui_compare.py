@@ -72,6 +72,8 @@ class Origin(http.server.BaseHTTPRequestHandler):
         elif url.path == "/big":
             kind = "text/plain; charset=utf-8"
             data = big_body(int(query.get("n", "1")))
+        elif url.path == "/bigjson":
+            data = json.dumps([{"n": index, "v": query.get("n")} for index in range(60000)]).encode()
         elif url.path == "/slow":
             time.sleep(4)
             data = b'{"slow": true}'
@@ -308,6 +310,17 @@ def run(page, options, base, checks):
                   and any("first 1.0 MB of each body" in note for note in big_body_facts["notes"])
                   and all("line %06d other" % index in row[4] for index, row in zip(BIG_CHANGED, big_body_facts["rows"])),
                   repr((kinds, big_body_facts["notes"], [row[1:] for row in big_body_facts["rows"]])))
+    page.keyboard.press("Escape")
+    page.wait_for_function("() => document.querySelector('flow-compare').hidden", timeout=10000)
+
+    # JSON past the first MiB: compared as text (it cannot be parsed cut), and the note says so.
+    curl(proxy, base + "/bigjson?n=1")
+    curl(proxy, base + "/bigjson?n=2")
+    page.evaluate("h => { location.hash = h; }", "compare=%s,%s" % (row_id(page, "/bigjson?n=1"),
+                                                                    row_id(page, "/bigjson?n=2")))
+    cut_json = shown(page, timeout=60000)["sections"]["Response body"]
+    checks.result("cut-json-said", any("JSON cut short is compared as text" in note for note in cut_json["notes"])
+                  and cut_json["rows"] and cut_json["rows"][0][0] == "changed", repr(cut_json["notes"]))
     page.keyboard.press("Escape")
     page.wait_for_function("() => document.querySelector('flow-compare').hidden", timeout=10000)
 
