@@ -88,7 +88,8 @@ export function bodySection(title, side, base, other, { signal, onlyDifferences,
             section.differences = bytesVerdict(content, bodyA, bodyB);
         } else {
             section.differences = answer.counts.changed + answer.counts.removed + answer.counts.added;
-            content.append(...bodyNotes(answer, sizeA, sizeB, [typeA, typeB].some((type) => viewKind(type) === "json")));
+            const jsonType = [typeA, typeB].some((type) => viewKind(type) === "json");
+            content.append(...bodyNotes(answer, sizeA, sizeB, jsonType));
             if (section.differences === 0) {
                 note(answer.form ? `the same form (${countOf(answer.lines[0], "field", "fields")})`
                     : `the same ${answer.json ? "JSON" : "text"} (${countOf(answer.lines[0], "line", "lines")})`);

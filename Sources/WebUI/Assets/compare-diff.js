@@ -172,7 +172,8 @@ function canonicalJSON(text) {
     let value;
     try {
         value = JSON.parse(text.replace(/^\uFEFF/, ""), (key, parsed, context) =>
-            typeof parsed === "number" && context?.source !== undefined ? new JSONNumberText(parsed, context.source) : parsed);
+            typeof parsed === "number" && context?.source !== undefined
+                ? new JSONNumberText(parsed, context.source) : parsed);
     } catch {
         return null;
     }

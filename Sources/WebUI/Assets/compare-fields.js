@@ -100,7 +100,8 @@ export function overviewRows(a, b) {
 }
 
 export function responseRows(a, b) {
-    const status = (flow) => flow.response ? `${flow.response.status ?? ""} ${flow.response.reason ?? ""}`.trim() : null;
+    const status = (flow) => flow.response
+        ? `${flow.response.status ?? ""} ${flow.response.reason ?? ""}`.trim() : null;
     const error = (flow) => flow.error ? `${flow.error.kind ?? "error"}: ${flow.error.message ?? ""}` : null;
     const version = (flow) => flow.response?.http_version || null;
     const rows = [fieldRow("Status", status(a), status(b)), fieldRow("HTTP version", version(a), version(b))];
@@ -135,7 +136,8 @@ function fieldRow(name, valueA, valueB, info = false) {
     if (info) kind = "info";
     const [cellA, cellB] = textCells(valueA, valueB, kind);
     const node = h("tr", { class: `diff-${kind}` },
-        h("td", { class: "diff-mark", title: TITLES[kind] || false, "aria-label": TITLES[kind] || false }, SYMBOLS[kind]),
+        h("td", { class: "diff-mark", title: TITLES[kind] || false, "aria-label": TITLES[kind] || false },
+            SYMBOLS[kind]),
         h("th", { scope: "row" }, name), cellA, cellB);
     return { kind, node };
 }

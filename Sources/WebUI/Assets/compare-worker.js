@@ -36,7 +36,8 @@ self.onmessage = async (event) => {
             running.get(message.doc)?.abort();
         }
     } catch (error) {
-        self.postMessage({ type: "error", req: message.req, doc: message.doc, message: String(error?.message ?? error) });
+        self.postMessage({ type: "error", req: message.req, doc: message.doc,
+            message: String(error?.message ?? error) });
     }
 };
 

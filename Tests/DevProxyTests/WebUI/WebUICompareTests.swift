@@ -32,8 +32,10 @@ import Testing
 /// (their keys in another order) compare as exactly those three differences; the base is marked in
 /// the list; the address round-trips (`#compare=BASE,OTHER`, a reload, swap, Esc, a typed address);
 /// `c` sets and unsets the base and compares; markup in a header value and a body stays text; 1.5 MB
-/// bodies compare their first MiB, and a worst-case diff runs in the worker while the page's timers
-/// stay on time; a request still waiting compares what it has, and again when it ends.
+/// bodies compare their first MiB (JSON cut there is said to be compared as text), and a worst-case
+/// diff runs in the worker while the page's timers stay on time; two URL-encoded forms compare by
+/// field; a request still waiting compares what it has, and again when it ends; Clear closes a
+/// comparison and unsets the base.
 @Suite(.serialized) struct WebUICompareBrowserTests {
     @Test(.enabled(if: WebUIBrowser.missing == nil, "needs chromium and playwright"))
     func twoFlowsAreComparedSideBySide() throws {
@@ -44,11 +46,12 @@ import Testing
                                           timeout: 240)
         let expected: Set = ["base-marked-in-list", "compare-with-base-offered", "header-difference-exact",
                              "query-difference-exact", "json-field-difference-exact", "nothing-else-differs",
-                             "sides-base-left", "only-differences-toggle", "address-says-compare", "reload-opens-comparison", "swap-reverses",
-                             "escape-closes", "typed-address-opens", "c-key-sets-and-unsets-base", "c-key-compares",
-                             "markup-shown-as-text", "form-fields-compared", "big-bodies-first-mib", "cut-json-said", "big-bodies-page-answers",
-                             "running-flow-compares-what-it-has", "running-flow-compared-again-when-ended", "clear-closes-and-unsets",
-                             "no-page-errors"]
+                             "sides-base-left", "only-differences-toggle", "address-says-compare",
+                             "reload-opens-comparison", "swap-reverses", "escape-closes", "typed-address-opens",
+                             "c-key-sets-and-unsets-base", "c-key-compares", "markup-shown-as-text",
+                             "form-fields-compared", "big-bodies-first-mib", "cut-json-said",
+                             "big-bodies-page-answers", "running-flow-compares-what-it-has",
+                             "running-flow-compared-again-when-ended", "clear-closes-and-unsets", "no-page-errors"]
         #expect(result.status == 0, "\(result.output)")
         #expect(expected.subtracting(WebUIBrowser.passed(result)).isEmpty,
                 "missing: \(expected.subtracting(WebUIBrowser.passed(result)))\n\(result.output)")

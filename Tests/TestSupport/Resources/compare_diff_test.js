@@ -95,8 +95,10 @@ result("budget-approximates", capped.approximate && replay(capped.ops, left, rig
 result("line-ends", JSON.stringify(splitLines("a\r\nb\rc\nd\n")) === JSON.stringify(["a", "b", "c", "d"])
     && splitLines("").length === 0 && JSON.stringify(splitLines("x\n\n")) === JSON.stringify(["x", ""]));
 
-const canonical = canonicalJSON('\uFEFF{"b": 1, "a": [3, {"z": 12345678901234567891, "y": null, "x": 1.50, "w": -0.1000000000000000000001}], "e": {}, "f": []}');
-const expected = '{\n  "a": [\n    3,\n    {\n      "w": -0.1000000000000000000001,\n      "x": 1.5,\n      "y": null,\n      "z": 12345678901234567891\n    }\n  ],\n'
+const canonical = canonicalJSON('\uFEFF{"b": 1, "a": [3, {"z": 12345678901234567891, "y": null, "x": 1.50, '
+    + '"w": -0.1000000000000000000001}], "e": {}, "f": []}');
+const expected = '{\n  "a": [\n    3,\n    {\n      "w": -0.1000000000000000000001,\n      "x": 1.5,\n'
+    + '      "y": null,\n      "z": 12345678901234567891\n    }\n  ],\n'
     + '  "b": 1,\n  "e": {},\n  "f": []\n}';
 result("json-keys-sorted-numbers-kept", canonical === expected, JSON.stringify(canonical));
 result("json-order-is-no-difference", canonicalJSON('{"x": 1, "y": [1, 2]}') === canonicalJSON('{ "y":[1,2],"x":1 }')

@@ -16,8 +16,9 @@ nothing run. Two text bodies of 1.5 MB that differ in three lines (two of them i
 are compared in the worker while the page keeps answering (no timer late by more than the bound),
 the first MiB of each, as a note says, with exactly two differing lines. A request still waiting
 for its response compares what it has and says it has not ended. No dialog, script error or CSP
-violation on the way. Clear closes a comparison and unsets the base. Two URL-encoded request bodies whose fields come in another order compare as
-the one field whose value changed.
+violation on the way. Clear closes a comparison and unsets the base. Two URL-encoded request bodies
+whose fields come in another order compare as the one field whose value changed; JSON past the first
+MiB is said to be compared as text.
 
 Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on any failure.
 
@@ -143,7 +144,8 @@ SHOWN = """() => {
 DONE = """(ended) => { const v = document.querySelector('flow-compare');
     return v && !v.hidden && v.querySelector('.compare-summary')
         && !v.querySelector('.compare-summary').textContent.includes('comparing')
-        && (!ended || ![...v.querySelectorAll('.compare-side')].some((s) => s.textContent.includes('in progress'))); }"""
+        && (!ended || ![...v.querySelectorAll('.compare-side')]
+            .some((s) => s.textContent.includes('in progress'))); }"""
 
 
 def shown(page, timeout=20000, ended=True):
@@ -217,11 +219,13 @@ def run(page, options, base, checks):
     only = page.evaluate(counts)
     page.click("#compare-only")
     page.wait_for_function("() => document.querySelectorAll('flow-compare .compare-request-headers tr.diff-same')"
-                           ".length > 0 && document.querySelector('flow-compare .compare-response-body tr')", timeout=10000)
+                           ".length > 0 && document.querySelector('flow-compare .compare-response-body tr')",
+                           timeout=10000)
     every = page.evaluate(counts)
     page.click("#compare-only")
     page.wait_for_function("() => !document.querySelector('flow-compare .compare-request-headers tr.diff-same')"
-                           " && document.querySelector('flow-compare .compare-response-body tr.diff-gap')", timeout=10000)
+                           " && document.querySelector('flow-compare .compare-response-body tr.diff-gap')",
+                           timeout=10000)
     checks.result("only-differences-toggle", only == {"same": 0, "lines": 7, "gaps": 2}
                   and every["same"] >= 3 and every["lines"] == 10 and every["gaps"] == 0, repr((only, every)))
 
@@ -248,7 +252,8 @@ def run(page, options, base, checks):
     # An address typed into the tab opens a comparison.
     page.evaluate("h => { location.hash = h; }", "compare=%s,%s" % (first, second))
     typed = shown(page)
-    checks.result("typed-address-opens", "v=1" in typed["sides"][0] and "v=2" in typed["sides"][1], repr(typed["sides"]))
+    checks.result("typed-address-opens", "v=1" in typed["sides"][0] and "v=2" in typed["sides"][1],
+                  repr(typed["sides"]))
     page.keyboard.press("Escape")
     page.wait_for_function("() => document.querySelector('flow-compare').hidden", timeout=10000)
 
@@ -276,7 +281,8 @@ def run(page, options, base, checks):
     text_rows = hostile["sections"]["Response body"]["rows"]
     made = page.evaluate("() => document.querySelectorAll('flow-compare img, flow-compare [onerror]').length")
     time.sleep(0.5)
-    checks.result("c-key-compares", "n=1" in hostile["sides"][0] and "n=2" in hostile["sides"][1], repr(hostile["sides"]))
+    checks.result("c-key-compares", "n=1" in hostile["sides"][0] and "n=2" in hostile["sides"][1],
+                  repr(hostile["sides"]))
     checks.result("markup-shown-as-text", made == 0 and page.evaluate("window.__xss") == 0
                   and note == [["changed", "X-Note", HOSTILE + " 1", HOSTILE + " 2"]]
                   and any(HOSTILE + "1" in a and HOSTILE + "2" in b for _, _, a, _, b in text_rows),
@@ -287,7 +293,8 @@ def run(page, options, base, checks):
     # Two URL-encoded forms, their fields in another order, one value changed: that field alone differs.
     curl(proxy, base + "/login?n=1", form="user=ana&token=abc%2B1&remember=on")
     curl(proxy, base + "/login?n=2", form="remember=on&user=ana&token=abc%2B2")
-    page.evaluate("h => { location.hash = h; }", "compare=%s,%s" % (row_id(page, "/login?n=1"), row_id(page, "/login?n=2")))
+    page.evaluate("h => { location.hash = h; }",
+                  "compare=%s,%s" % (row_id(page, "/login?n=1"), row_id(page, "/login?n=2")))
     login = shown(page)["sections"]["Request body"]
     checks.result("form-fields-compared", [[kind, a, b] for kind, _, a, _, b in login["rows"]]
                   == [["changed", "token=abc+1", "token=abc+2"]] and any("sorted by name" in n for n in login["notes"]),
@@ -308,7 +315,8 @@ def run(page, options, base, checks):
     kinds = [row[0] for row in big_body_facts["rows"]]
     checks.result("big-bodies-first-mib", kinds == ["changed", "changed"]
                   and any("first 1.0 MB of each body" in note for note in big_body_facts["notes"])
-                  and all("line %06d other" % index in row[4] for index, row in zip(BIG_CHANGED, big_body_facts["rows"])),
+                  and all("line %06d other" % index in row[4]
+                          for index, row in zip(BIG_CHANGED, big_body_facts["rows"])),
                   repr((kinds, big_body_facts["notes"], [row[1:] for row in big_body_facts["rows"]])))
     page.keyboard.press("Escape")
     page.wait_for_function("() => document.querySelector('flow-compare').hidden", timeout=10000)
