@@ -22,10 +22,9 @@ extension GraphQLCall {
             if Self.contains(contentType, "json") {
                 let first = Self.firstByte(of: body)
                 guard first == UInt8(ascii: "{") || first == UInt8(ascii: "[") else { return nil }
-                // A JSON API's POST that names neither key is not parsed at all.
-                let bytes = Self.bytes(of: body)
-                guard Self.holds(bytes, "\"query\"") || Self.holds(bytes, "\"extensions\"") else { return nil }
-                operations = Self.operations(json: bytes)
+                // A JSON API's POST that names neither key is not parsed at all (nor copied).
+                guard Self.mentionsGraphQLKeys(body) else { return nil }
+                operations = Self.operations(json: Self.bytes(of: body))
             } else if Self.contains(contentType, "graphql") {
                 operations = Self.operation(document: Self.bytes(of: body), operationName: Self.parameters(url)["operationName"],
                                             persisted: false).map { [$0] }
@@ -133,15 +132,26 @@ extension GraphQLCall {
         }
     }
 
-    /// Whether `bytes` hold `word` exactly (a JSON key with its quotes).
-    private static func holds(_ bytes: [UInt8], _ word: StaticString) -> Bool {
+    /// Whether the body holds `"query"` or `"extensions"` (a JSON key with its quotes), read in place.
+    private static func mentionsGraphQLKeys(_ body: StoredBody) -> Bool {
+        let search = { (bytes: UnsafeBufferPointer<UInt8>) in holds(bytes, "\"query\"") || holds(bytes, "\"extensions\"") }
+        if var text = body.text { return text.withUTF8(search) }
+        return body.bytes.withUnsafeBufferPointer(search)
+    }
+
+    /// Whether `bytes` hold `word` exactly.
+    private static func holds(_ bytes: UnsafeBufferPointer<UInt8>, _ word: StaticString) -> Bool {
         let needle = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
-        guard let first = needle.first, bytes.count >= needle.count else { return false }
+        guard needle.count > 0, bytes.count >= needle.count else { return false }
+        let first = needle[0]
         var start = 0
-        while let found = bytes[start...(bytes.count - needle.count)].firstIndex(of: first) {
-            if bytes[found..<(found + needle.count)].elementsEqual(needle) { return true }
-            start = found + 1
-            if start > bytes.count - needle.count { return false }
+        while start <= bytes.count - needle.count {
+            if bytes[start] == first {
+                var index = 1
+                while index < needle.count, bytes[start + index] == needle[index] { index += 1 }
+                if index == needle.count { return true }
+            }
+            start += 1
         }
         return false
     }
