@@ -46,7 +46,20 @@ extension WebUI {
             guard board.respond(rest[1], with: answer) else { return Self.notHeld(rest[1]) }
             return .json("{\"answered\":\(JSONText.quoted(rest[1])),\"status\":\(answer.status)}")
         case ("POST", 3) where rest[2] == "abort":
-            guard board.abort(rest[1]) else { return Self.notHeld(rest[1]) }
+            // An abort sent for the request (or the response) the page showed: a flow whose request
+            // went on meanwhile, now held at its response, is not aborted by it.
+            let phase: Intercepts.Phase?
+            switch Self.abortPhase(request.body) {
+            case .success(let asked): phase = asked
+            case .failure(let refusal): return .error(400, refusal.description)
+            }
+            guard board.abort(rest[1], phase: phase) else {
+                if let phase, let held = board.held(rest[1]), held.phase != phase {
+                    return .error(404, "the \(phase.rawValue) of flow \(rest[1]) is not held: it went on, and its "
+                                  + "\(held.phase.rawValue) is held now; nothing was aborted")
+                }
+                return Self.notHeld(rest[1])
+            }
             return .json("{\"aborted\":\(JSONText.quoted(rest[1]))}")
         default:
             let exists = rest.count <= 2 || (rest.count == 3 && ["resume", "abort", "respond"].contains(rest[2]))
@@ -325,6 +338,21 @@ extension WebUI {
             return .refused("body: \(size) bytes is over the \(Intercepts.maxBody >> 20) MiB a breakpoint holds")
         }
         return .edit(edit)
+    }
+
+    /// The phase an abort is for: `{"phase": "request" | "response"}`; nil (no body, `{}`) aborts
+    /// whatever of the flow is held.
+    static func abortPhase(_ body: [UInt8]) -> Result<Intercepts.Phase?, ConfigurationError> {
+        if body.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) { return .success(nil) }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
+            return .failure(ConfigurationError("the body must be a JSON object: {\"phase\": \"request\"} or "
+                                               + "{\"phase\": \"response\"}, or none"))
+        }
+        guard let value = object["phase"] else { return .success(nil) }
+        guard let text = value as? String, let phase = Intercepts.Phase(rawValue: text) else {
+            return .failure(ConfigurationError("phase must be \"request\" or \"response\""))
+        }
+        return .success(phase)
     }
 
     /// What `POST /api/intercept/ID/respond` asks for.

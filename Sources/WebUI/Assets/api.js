@@ -155,9 +155,13 @@ export const api = {
     respondHeld(id, answer) {
         return post(`${heldPath(id)}/respond`, answer);
     },
-    /** Answers held request or response `id` with a 502 (its client is told it was aborted here). */
-    abortHeld(id) {
-        return post(`${heldPath(id)}/abort`);
+    /**
+     * Answers held request or response `id` with a 502 (its client is told it was aborted here);
+     * `phase` (`request`, `response`) is what the page showed, so a flow whose request went on
+     * meanwhile does not have its response aborted instead.
+     */
+    abortHeld(id, phase) {
+        return post(`${heldPath(id)}/abort`, phase ? { phase } : undefined);
     },
     resumeAllHeld() {
         return post("/api/intercept/resume-all");

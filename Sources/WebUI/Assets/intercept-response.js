@@ -60,7 +60,7 @@ export function responseEditor(held) {
         }
         await submitEdit(held, edit, resume, say);
     });
-    abort.addEventListener("click", () => abortHeld(held.id));
+    abort.addEventListener("click", () => abortHeld(held.id, "response"));
     const since = Date.parse(held.since);
     return h("section", { class: "intercept-editor intercept-response", "aria-label": "Response held at a breakpoint" },
         h("h3", {}, "⏸ Response held at a breakpoint"),

@@ -82,18 +82,24 @@ export async function respondHeld(id, answer) {
     return true;
 }
 
-/** Aborts held request or response `id`: its client gets a 502 saying it was aborted here. */
-export async function abortHeld(id) {
-    const response = store.heldPhase(id) === "response";
-    const name = heldName(id);
+/**
+ * Aborts held request or response `id`: its client gets a 502 saying it was aborted here. `phase` is
+ * what the page shows held (the editor's, else the list's), so that an abort meant for a request
+ * that went on meanwhile does not abort its response (the server answers 404 then).
+ */
+export async function abortHeld(id, phase = store.heldPhase(id)) {
+    const response = phase === "response";
+    const name = response ? `the response of ${id}` : id;
     try {
-        await api.abortHeld(id);
+        await api.abortHeld(id, phase ?? undefined);
         store.notify(`aborted ${name}: its client got a 502, `
             + (response ? "the origin's response was not delivered" : "nothing was sent"));
+        released(id);
     } catch (error) {
         store.notify(`could not abort ${name}: ${error.message}`, "error");
+        // What is held now (the flow's response, say) is asked again rather than guessed.
+        loadBoard();
     }
-    released(id);
 }
 
 /** Sends every held request and response on as it came. */
@@ -251,7 +257,7 @@ export function interceptEditor(held) {
         bodyEdit(edit);
         await submitEdit(held, edit, resume, say);
     });
-    abort.addEventListener("click", () => abortHeld(held.id));
+    abort.addEventListener("click", () => abortHeld(held.id, "request"));
     const respond = respondForm(held, say);
     const opener = h("button", { type: "button", id: "intercept-respond", "aria-expanded": "false",
         title: "Answer the client with a response typed here, without sending the request upstream" }, "Respond…");

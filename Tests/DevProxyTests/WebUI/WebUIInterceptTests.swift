@@ -342,6 +342,36 @@ import Testing
             .status == 404)
     }
 
+    /// An abort sent for a held request (`{"phase": "request"}`, as the page sends it) whose request
+    /// was resumed meanwhile (from another page, a script) and whose response is held now does not
+    /// abort that response: 404 saying so, and the response stays held, as resume does. Without a
+    /// phase it aborts whatever is held, as before; a phase that is neither is a 400.
+    @Test func anAbortForTheRequestLeavesTheResponseHeldSince() throws {
+        let board = try Intercepts(filter: "~d api")
+        let ui = try WebUIHarness(intercepts: board)
+        let request = Self.hold(Self.held("run-1"), on: board)
+        // Another page resumes the request; the origin answers and the response is held.
+        #expect(board.resume("run-1"))
+        let response = Self.hold(Self.heldResponse("run-1"), on: board)
+        let late = try ui.request("/api/intercept/run-1/abort", method: "POST", headers: Self.csrf,
+                                  body: #"{"phase": "request"}"#)
+        #expect(late.status == 404, "\(late.text)")
+        #expect((late.json["error"] as? String ?? "").contains("the request of flow run-1 is not held: it went on, "
+                                                                + "and its response is held now"), "\(late.text)")
+        #expect(request.all == [.resume(nil)] && response.all.isEmpty && board.held.map(\.phase) == [.response])
+        let bad = try ui.request("/api/intercept/run-1/abort", method: "POST", headers: Self.csrf,
+                                 body: #"{"phase": "both"}"#)
+        #expect(bad.status == 400 && (bad.json["error"] as? String ?? "").contains("phase must be"), "\(bad.text)")
+        let aimed = try ui.request("/api/intercept/run-1/abort", method: "POST", headers: Self.csrf,
+                                   body: #"{"phase": "response"}"#)
+        #expect(aimed.status == 200 && response.all.count == 1 && board.held.isEmpty, "\(aimed.text)")
+        // Without a phase: whatever is held, as before.
+        let other = Self.hold(Self.heldResponse("run-2"), on: board)
+        #expect(try ui.request("/api/intercept/run-2/abort", method: "POST", headers: ["X-DevProxy-CSRF: 1"])
+            .status == 200)
+        #expect(other.all.count == 1)
+    }
+
     @Test func withoutAProxyTheRoutesSaySo() throws {
         let ui = try WebUIHarness()
         let routes = [("GET", "/api/intercept"), ("PUT", "/api/intercept"), ("POST", "/api/intercept/x/resume")]
