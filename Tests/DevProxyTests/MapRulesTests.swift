@@ -134,6 +134,9 @@ import TestSupport
         ("|~marked|a|b", "the filter's ~marked is not known before the request is sent"),
         ("|~mark red|a|b", "the filter's ~mark is not known before the request is sent"),
         ("|~d a & ~comment why|a|b", "the filter's ~comment is not known before the request is sent"),
+        // A GraphQL call is named from its finished flow's bodies, in the store.
+        ("|~graphql GetUser|a|b", "the filter's ~graphql is not known before the request is sent"),
+        ("|~gqlerr|a|b", "the filter's ~gqlerr is not known before the request is sent"),
         ("|~d (|a|b", "does not parse"),
         ("|(a)|\\2", "the replacement names group 2, and the regex has one"),
         ("|a|\\q", "\\q in the replacement is not a group reference"),
