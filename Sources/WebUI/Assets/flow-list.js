@@ -7,7 +7,7 @@
 import { api } from "./api.js";
 import { h, setSafeAttribute } from "./dom.js";
 import { liveEvents } from "./events.js";
-import { COLUMNS, isPending, markers, signerTitle, statusClass, statusTitle } from "./flow-summary.js";
+import { COLUMNS, isPending, markers, pathTitle, signerTitle, statusClass, statusTitle } from "./flow-summary.js";
 import { countOf } from "./format.js";
 import { store } from "./store.js";
 
@@ -452,7 +452,7 @@ class FlowList extends HTMLElement {
         setSafeAttribute(cells[0], "title", labels || false);
         setSafeAttribute(cells[0], "aria-label", labels || "no markers");
         setSafeAttribute(cells[3], "title", cells[3].textContent || false);
-        setSafeAttribute(cells[4], "title", summary.url ?? false);
+        setSafeAttribute(cells[4], "title", pathTitle(summary) ?? false);
         setSafeAttribute(cells[5], "title", held ? HELD_MARKERS[phase].label : statusTitle(summary) || false);
         setSafeAttribute(cells[SIGNER_CELL], "title", signerTitle(summary) || false);
         setSafeAttribute(row, "title", held ? (phase === "response" ? "response held at a breakpoint"

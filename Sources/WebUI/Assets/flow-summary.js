@@ -140,6 +140,12 @@ export function pathText(summary) {
     return `${path} · ${operations}`;
 }
 
+/** The Path cell's tooltip: the URL; for a GraphQL call the operations too, on a line of their own. */
+export function pathTitle(summary) {
+    const operations = operationsText(summary.graphql);
+    return operations ? `${summary.url ?? ""}\n${operations}` : summary.url;
+}
+
 /** The errors a GraphQL response reported (its top-level `errors`), 0 when none or not known. */
 function graphQLErrors(summary) {
     const errors = summary.graphql?.errors;

@@ -101,13 +101,16 @@ function answerView(answered) {
             Array.isArray(error?.path) ? h("span", { class: "graphql-error-path" }, ` at ${error.path.join(".")}`) : null,
             error?.extensions?.code != null
                 ? h("code", { class: "graphql-error-code" }, String(error.extensions.code)) : null))) : null;
-    const rest = { ...answered };
-    delete rest.errors;
+    const others = { ...answered };
+    delete others.errors;
+    delete others.data;
     return [h("h4", {}, errors.length ? `Errors (${errors.length})` : "Response"), list,
-        errors.length ? h("h4", {}, "Data") : null,
-        h("pre", { class: "graphql-json graphql-data" }, JSON.stringify("data" in rest ? rest.data : rest, null, 2)),
-        "extensions" in rest && "data" in rest ? h("pre", { class: "graphql-json" }, JSON.stringify(rest.extensions, null, 2))
-            : null];
+        // `data` as the server sent it (null when the operation failed before it ran); absent: none.
+        "data" in answered ? [errors.length ? h("h4", {}, "Data") : null,
+            h("pre", { class: "graphql-json graphql-data" }, JSON.stringify(answered.data, null, 2))] : null,
+        // `extensions` and anything else the server added, below.
+        Object.keys(others).length ? [h("h4", {}, "Other members"),
+            h("pre", { class: "graphql-json" }, JSON.stringify(others, null, 2))] : null];
 }
 
 /** The GraphQL requests of a flow: one, or a batch's several (`{query, operationName, variables, extensions}`). */

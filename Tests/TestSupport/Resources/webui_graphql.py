@@ -16,7 +16,7 @@ import argparse, sys
 from browser_page import Checks, chromium, live_page
 
 ROWS = """() => [...document.querySelectorAll('flow-list .flow-row[data-id]')].map(r => ({
-    id: r.dataset.id, path: r.querySelector('.c-path').textContent,
+    id: r.dataset.id, path: r.querySelector('.c-path').textContent, pathTitle: r.querySelector('.c-path').title || '',
     status: r.querySelector('.c-status').textContent, statusTitle: r.querySelector('.c-status').title || ''}))"""
 
 
@@ -66,6 +66,9 @@ def main():
                       and "GraphQL: 1 error" in liked["statusTitle"], repr(liked))
         fine = row_with(page, "query GetUser")
         checks.result("status-plain-without-errors", fine is not None and fine["status"] == "200", repr(fine))
+        # A narrow Path cell cuts the name short: its tooltip has it whole, below the URL.
+        checks.result("path-tooltip-names-operation", fine is not None
+                      and fine["pathTitle"].endswith("/graphql\nquery GetUser"), repr(fine))
 
         # The tab: the document indented, the variables as JSON.
         open_graphql_tab(page, fine)
@@ -78,6 +81,8 @@ def main():
         # The errors above the data: message, path, code.
         open_graphql_tab(page, liked)
         errors = text_of(page, "flow-detail .graphql-errors li")
+        data = text_of(page, "flow-detail .graphql-data")
+        checks.result("tab-shows-data", '"like": null' in data, repr(data))
         checks.result("tab-shows-errors", "not allowed to like 1" in errors and "at like" in errors
                       and "FORBIDDEN" in errors, repr(errors))
 
