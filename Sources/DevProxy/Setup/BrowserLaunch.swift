@@ -1,8 +1,8 @@
 import CertAuthority
 import Foundation
 
-/// `devproxy browser`: a Chromium-family browser (Chrome, Chromium, Edge, Brave, Vivaldi) in a
-/// profile of its own, every request through DevProxy and its root trusted, with nothing changed
+/// `devproxy browser`: a Chromium-family browser (Chrome, Chromium, Edge, Brave, Vivaldi), or
+/// else Firefox (`FirefoxLaunch`), in a profile of its own, every request through DevProxy and its root trusted, with nothing changed
 /// in the system's trust store or the everyday profile: HTTP Toolkit's "intercept a fresh Chrome".
 ///
 /// Trust: on Linux, Chromium reads the user's NSS database, `$HOME/.pki/nssdb`; the browser runs
@@ -23,17 +23,23 @@ public enum BrowserLaunch {
         "/Applications/Brave Browser.app/Contents/MacOS/Brave Browser",
     ]
 
-    /// The browser to run: `given` (a path, or a name on PATH), else the first of `names` on PATH
-    /// or of `macApplications`; nil when there is none.
+    /// The browser to run: `given` (a path, or a name on PATH, or on macOS the application that
+    /// name stands for), else the first of `names` on PATH or of `macApplications`, else the first
+    /// Firefox (`FirefoxLaunch.names`, then its macOS application); nil when there is none.
     public static func find(_ given: String?, environment: [String: String]) -> String? {
         let path = (environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":").map(String.init)
         func onPath(_ name: String) -> String? {
             if name.contains("/") { return FileManager.default.isExecutableFile(atPath: name) ? name : nil }
             return path.map { $0 + "/" + name }.first { FileManager.default.isExecutableFile(atPath: $0) }
         }
-        if let given { return onPath(given) }
+        func installed(_ application: String?) -> String? {
+            application.flatMap { FileManager.default.isExecutableFile(atPath: $0) ? $0 : nil }
+        }
+        if let given { return onPath(given) ?? installed(FirefoxLaunch.macApplications[given]) }
         return names.lazy.compactMap(onPath).first
             ?? macApplications.first { FileManager.default.isExecutableFile(atPath: $0) }
+            ?? FirefoxLaunch.names.lazy.compactMap(onPath).first
+            ?? installed(FirefoxLaunch.macApplications["firefox"])
     }
 
     /// The browser's command-line options (before any the user adds and the URLs).
@@ -74,12 +80,35 @@ public enum BrowserLaunch {
         let directory = home + "/.pki/nssdb"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
+        try trust(root, inDatabase: directory, creating: true)
+    }
+
+    /// Adds `root` to the NSS database in `directory`, trusted to identify websites (`C,,`), under
+    /// `TrustRoot.nickname`; with `creating`, first makes the database (no password).
+    ///
+    /// certutil directly, not `NSSTrustStore.install`: that keeps a copy of the store for
+    /// `devproxy trust uninstall` under `~/.local/state`, which a profile's own database does
+    /// not need and which would outlive the profile.
+    /// - Throws: `TrustStoreError` when certutil is missing or fails.
+    static func trust(_ root: Certificate, inDatabase directory: String, creating: Bool) throws {
         let certutil = ExternalTool("certutil")
-        let made = try certutil.run(["-N", "-d", "sql:" + directory, "--empty-password"])
-        guard made.status == 0 else {
-            throw TrustStoreError(.toolFailed, "certutil -N failed: \(made.lastLine)")
+        let database = "sql:" + directory
+        if creating {
+            let made = try certutil.run(["-N", "-d", database, "--empty-password"])
+            guard made.status == 0 else { throw TrustStoreError(.toolFailed, "certutil -N failed: \(made.lastLine)") }
         }
-        _ = try NSSTrustStore(directory: directory, reader: "devproxy browser").install(TrustRoot(certificate: root))
+        let trustRoot = TrustRoot(certificate: root)
+        let added: ExternalTool.Outcome
+        do {
+            added = try trustRoot.withPEMFile { path in
+                try certutil.run(["-A", "-d", database, "-t", "C,,", "-n", trustRoot.nickname, "-i", path])
+            }
+        } catch let error as TrustStoreError {
+            throw error
+        } catch {
+            throw TrustStoreError(.fileError, "cannot write the root for certutil: \(error)")
+        }
+        guard added.status == 0 else { throw TrustStoreError(.toolFailed, "certutil -A failed: \(added.lastLine)") }
     }
 
     /// Whether certutil is on PATH (Linux's way to trust the root in the profile alone).

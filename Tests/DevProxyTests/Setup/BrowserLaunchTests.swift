@@ -27,6 +27,9 @@ import TestSupport
         let profile = String(said.dropFirst("  profile ".count).prefix { $0 != " " })
         #expect(!profile.isEmpty && !FileManager.default.fileExists(atPath: profile), "\(run.stderr.prefix(600))")
         #expect(!FileManager.default.fileExists(atPath: setup.dir.path + "/.pki"), "the user's own NSS database")
+        // The profile's database is made with certutil alone: `devproxy trust install`'s copy of
+        // the store for uninstalling (under XDG_STATE_HOME) was left behind by every run.
+        #expect(!FileManager.default.fileExists(atPath: setup.dir.file("state/devproxy")), "a trust backup outside the profile")
         _ = setup.proxy.stop()
         let flows = try FlowLogReader.read(path: setup.dir.file("flows.jsonl")).flows
         #expect(flows.contains { $0.request?.url == url && $0.response?.status == 200 && $0.tls?.client?.sni == "origin.test" },
@@ -90,7 +93,8 @@ import TestSupport
         let setup = try Setup()
         let run = try Subprocess.run(Subprocess.devproxy, ["browser", "--ca-dir", setup.dir.file("ca")],
                                      environment: ["PATH": setup.dir.path], timeout: 30)
-        #expect(run.status == 1 && run.stderr.contains("error: no Chrome, Chromium, Edge or Brave found"), "\(run.output)")
+        #expect(run.status == 1 && run.stderr.contains("error: no Chrome, Chromium, Edge or Brave found, nor Firefox")
+                && run.stderr.contains("vivaldi, firefox, firefox-esr)"), "\(run.output)")
         let given = try Subprocess.run(Subprocess.devproxy, ["browser", "--browser", "/nonexistent/chrome"], timeout: 30)
         #expect(given.status == 1 && given.stderr.contains("--browser /nonexistent/chrome: no such program"), "\(given.output)")
         _ = setup.proxy.stop()
@@ -103,6 +107,6 @@ extension TransparentExecTests.Setup {
         try Subprocess.run(Subprocess.devproxy, ["browser", "--browser", "chromium", "--ca-dir", dir.file("ca"),
                                                  "--proxy", "127.0.0.1:\(proxy.port)"] + options
                            + [url, "--", "--headless=new", "--dump-dom", "--disable-gpu"],
-                           environment: ["HOME": dir.path], timeout: 90)
+                           environment: ["HOME": dir.path, "XDG_STATE_HOME": dir.file("state")], timeout: 90)
     }
 }
