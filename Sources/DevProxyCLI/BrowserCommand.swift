@@ -88,9 +88,12 @@ enum BrowserCommand {
             if useNSS {
                 let home = profile + "/home"
                 do {
-                    if !NSSTrustStore.isDatabase(home + "/.pki/nssdb") { try BrowserLaunch.prepareNSS(home: home, root: root) }
+                    if !NSSTrustStore.isDatabase(home + "/.pki/nssdb") {
+                        try BrowserLaunch.prepareNSS(home: home, root: root)
+                    }
                 } catch let error as TrustStoreError {
-                    throw CommandFailure("cannot make the profile's NSS database in \(home)/.pki/nssdb: \(error.reason)")
+                    throw CommandFailure("cannot make the profile's NSS database in \(home)/.pki/nssdb: "
+                                         + error.reason)
                 }
                 // Chromium finds its NSS database under HOME.
                 runWithHome(home)
@@ -114,13 +117,15 @@ enum BrowserCommand {
     /// NSS database, which only certutil writes: one line saying so, before anything is made.
     private static func refuseWhatFirefoxCannotDo(_ arguments: Arguments) throws {
         if arguments.flag("trust-by-key") {
-            throw UsageError("--trust-by-key is Chromium's (--ignore-certificate-errors-spki-list); Firefox has no such "
-                             + "option: it trusts the root in its profile's own NSS database (certutil), as without the flag")
+            throw UsageError("--trust-by-key is Chromium's (--ignore-certificate-errors-spki-list); Firefox has no "
+                             + "such option: it trusts the root in its profile's own NSS database (certutil), as "
+                             + "without the flag")
         }
         if !BrowserLaunch.canMakeNSSDatabase {
-            throw CommandFailure("Firefox trusts only its profile's own NSS database, which certutil makes: install it "
-                                 + "(Debian/Ubuntu: apt install libnss3-tools; Fedora: dnf install nss-tools; macOS: brew "
-                                 + "install nss), or use a Chromium-family browser (--trust-by-key needs no certutil)")
+            throw CommandFailure("Firefox trusts only its profile's own NSS database, which certutil makes: "
+                                 + "install it (Debian/Ubuntu: apt install libnss3-tools; Fedora: dnf install "
+                                 + "nss-tools; macOS: brew install nss), or use a Chromium-family browser "
+                                 + "(--trust-by-key needs no certutil)")
         }
     }
 
@@ -144,7 +149,8 @@ enum BrowserCommand {
         }
         runWithHome(home)
         setenv("XDG_CACHE_HOME", home + "/.cache", 1)
-        try checkXAuthorityAsRoot(headless: headless || !(getenv("MOZ_HEADLESS").map { String(cString: $0) } ?? "").isEmpty)
+        let headlessByEnvironment = !(getenv("MOZ_HEADLESS").map { String(cString: $0) } ?? "").isEmpty
+        try checkXAuthorityAsRoot(headless: headless || headlessByEnvironment)
         #endif
         return "in the profile's own NSS database (cert9.db)"
     }
@@ -169,8 +175,9 @@ enum BrowserCommand {
             unsetenv("XAUTHORITY")
             return
         }
-        throw CommandFailure("Firefox will not run as root in another user's X session (XAUTHORITY \(xauthority) belongs "
-                             + "to uid \(info.st_uid)): run devproxy browser as that user, or headless (-- -headless)")
+        throw CommandFailure("Firefox will not run as root in another user's X session (XAUTHORITY \(xauthority) "
+                             + "belongs to uid \(info.st_uid)): run devproxy browser as that user, or headless "
+                             + "(-- -headless)")
     }
 
     /// A line on standard error, so standard output stays the browser's (`--dump-dom`).

@@ -2,8 +2,9 @@ import CertAuthority
 import Foundation
 
 /// `devproxy browser`: a Chromium-family browser (Chrome, Chromium, Edge, Brave, Vivaldi), or
-/// else Firefox (`FirefoxLaunch`), in a profile of its own, every request through DevProxy and its root trusted, with nothing changed
-/// in the system's trust store or the everyday profile: HTTP Toolkit's "intercept a fresh Chrome".
+/// else Firefox (`FirefoxLaunch`), in a profile of its own, every request through DevProxy and
+/// its root trusted, with nothing changed in the system's trust store or the everyday profile:
+/// HTTP Toolkit's "intercept a fresh Chrome".
 ///
 /// Trust: on Linux, Chromium reads the user's NSS database, `$HOME/.pki/nssdb`; the browser runs
 /// with `HOME` in the profile, whose own database holds the root (`certutil`), so every chain to

@@ -83,7 +83,8 @@ public enum FirefoxLaunch {
             ("network.connectivity-service.enabled", "false"),
         ]
         if interceptLoopback {
-            preferences += [("network.proxy.allow_hijacking_localhost", "true"), ("network.proxy.no_proxies_on", quoted(""))]
+            preferences += [("network.proxy.allow_hijacking_localhost", "true"),
+                            ("network.proxy.no_proxies_on", quoted(""))]
         }
         return preferences
     }
@@ -100,7 +101,8 @@ public enum FirefoxLaunch {
     /// `--intercept-loopback` take effect in a kept profile), and its NSS database trusting `root`
     /// for websites (made when missing; the root added when the database does not trust it yet).
     /// - Throws: `TrustStoreError` when certutil is missing or fails, or `user.js` cannot be written.
-    public static func prepare(profile: String, root: Certificate, proxy: ProxyAddress, interceptLoopback: Bool) throws {
+    public static func prepare(profile: String, root: Certificate, proxy: ProxyAddress,
+                               interceptLoopback: Bool) throws {
         do {
             try SecureFile.write(Array(userJS(proxy: proxy, interceptLoopback: interceptLoopback).utf8),
                                  to: profile + "/user.js", mode: 0o600)

@@ -29,7 +29,8 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: setup.dir.path + "/.pki"), "the user's own NSS database")
         // The profile's database is made with certutil alone: `devproxy trust install`'s copy of
         // the store for uninstalling (under XDG_STATE_HOME) was left behind by every run.
-        #expect(!FileManager.default.fileExists(atPath: setup.dir.file("state/devproxy")), "a trust backup outside the profile")
+        #expect(!FileManager.default.fileExists(atPath: setup.dir.file("state/devproxy")),
+                "a trust backup outside the profile")
         _ = setup.proxy.stop()
         let flows = try FlowLogReader.read(path: setup.dir.file("flows.jsonl")).flows
         #expect(flows.contains { $0.request?.url == url && $0.response?.status == 200 && $0.tls?.client?.sni == "origin.test" },

@@ -40,13 +40,14 @@ import TestSupport
         let profile = String(said.dropFirst("  profile ".count).prefix { $0 != " " })
         #expect(!profile.isEmpty && !FileManager.default.fileExists(atPath: profile), "\(run.stderr.prefix(600))")
         for left in [".mozilla", ".cache/mozilla", ".pki", "state/devproxy"] {
-            #expect(!FileManager.default.fileExists(atPath: setup.dir.file(left)), "\(left) written outside the profile")
+            #expect(!FileManager.default.fileExists(atPath: setup.dir.file(left)), "\(left) outside the profile")
         }
         let flows = try setup.flows()
         let flow = flows.first { $0.request?.url == url }
         #expect(flow?.response?.status == 200 && flow?.tls?.client?.sni == "origin.test",
                 "\(flows.map { $0.request?.url ?? $0.server.host ?? "?" })")
-        #expect(["HTTP/2", "HTTP/1.1"].contains(flow?.request?.httpVersion ?? ""), "\(flow?.request?.httpVersion ?? "none")")
+        let version = flow?.request?.httpVersion ?? "none"
+        #expect(["HTTP/2", "HTTP/1.1"].contains(version), "\(version)")
     }
 
     /// The negative: the same Firefox, options and `user.js`, in a profile whose NSS database
@@ -74,7 +75,8 @@ import TestSupport
         #expect(seen.contains("GET /requests") && !seen.contains("untrusted=1"), "\(seen)")
         let flows = try setup.flows()
         #expect(!flows.contains { $0.request?.url == url }, "the request got through")
-        #expect(flows.contains { $0.tls?.client?.sni == "origin.test" && $0.error?.kind == "client_rejected_certificate" },
+        #expect(flows.contains { $0.tls?.client?.sni == "origin.test"
+                                 && $0.error?.kind == "client_rejected_certificate" },
                 "\(flows.map { "\($0.server.host ?? "?") \($0.error?.kind ?? "-")" })")
     }
 
@@ -84,7 +86,8 @@ import TestSupport
         let setup = try Setup()
         let bin = setup.dir.file("bin")
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(atPath: bin + "/firefox-esr", withDestinationPath: Self.firefox ?? "")
+        try FileManager.default.createSymbolicLink(atPath: bin + "/firefox-esr",
+                                                   withDestinationPath: Self.firefox ?? "")
         let url = setup.url("/cl?n=5&found=1")
         let run = try setup.firefox(url, browser: nil, extra: ["-headless", "-screenshot", setup.dir.file("page.png")],
                                     environment: ["PATH": bin])
@@ -99,7 +102,8 @@ import TestSupport
     func trustByKeyIsRefusedForFirefox() throws {
         let setup = try Setup()
         let profile = setup.dir.file("never-made")
-        let run = try setup.firefox(setup.url("/"), extra: ["-headless"], options: ["--trust-by-key", "--profile", profile])
+        let run = try setup.firefox(setup.url("/"), extra: ["-headless"],
+                                    options: ["--trust-by-key", "--profile", profile])
         let errors = run.stderr.split(separator: "\n").filter { $0.hasPrefix("error:") }
         #expect(run.status == 2 && errors.count == 1 && errors[0].contains("--trust-by-key")
                 && errors[0].contains("Firefox has no such option"), "\(run.output)")
@@ -115,7 +119,8 @@ import TestSupport
         let cookie = setup.dir.write("xauthority", "")
         #expect(chown(cookie, 65534, 65534) == 0)
         let run = try setup.firefox(setup.url("/"), extra: [], environment: ["XAUTHORITY": cookie, "DISPLAY": ":99"])
-        #expect(run.status == 1 && run.stderr.contains("error: Firefox will not run as root in another user's X session")
+        #expect(run.status == 1
+                && run.stderr.contains("error: Firefox will not run as root in another user's X session")
                 && run.stderr.contains("-- -headless"), "\(run.output)")
         _ = setup.proxy.stop()
     }
@@ -127,7 +132,8 @@ import TestSupport
         let dir = TemporaryDirectory()
         let store = CAStore(directory: dir.file("ca"))
         try store.initialize(name: "Firefox Test Root", keyType: .p256, days: 2, passphrase: nil)
-        let root = try #require(try Certificate.all(from: SecureFile.read(store.rootCertificatePath, what: "root")).first)
+        let pem = try SecureFile.read(store.rootCertificatePath, what: "root")
+        let root = try #require(try Certificate.all(from: pem).first)
         let profile = dir.file("profile")
         try FileManager.default.createDirectory(atPath: profile, withIntermediateDirectories: true)
         try FirefoxLaunch.prepare(profile: profile, root: root, proxy: ProxyAddress(host: "127.0.0.1", port: 8080),
@@ -147,12 +153,14 @@ import TestSupport
         let proxy = ProxyAddress(host: "127.0.0.1", port: 9090)
         let plain = FirefoxLaunch.userJS(proxy: proxy, interceptLoopback: false)
         for line in ["user_pref(\"network.proxy.type\", 1);", "user_pref(\"network.proxy.http\", \"127.0.0.1\");",
-                     "user_pref(\"network.proxy.http_port\", 9090);", "user_pref(\"network.proxy.ssl\", \"127.0.0.1\");",
-                     "user_pref(\"network.proxy.ssl_port\", 9090);", "user_pref(\"network.proxy.share_proxy_settings\", true);",
+                     "user_pref(\"network.proxy.http_port\", 9090);",
+                     "user_pref(\"network.proxy.ssl\", \"127.0.0.1\");", "user_pref(\"network.proxy.ssl_port\", 9090);",
+                     "user_pref(\"network.proxy.share_proxy_settings\", true);",
                      "user_pref(\"browser.shell.checkDefaultBrowser\", false);",
                      "user_pref(\"browser.aboutwelcome.enabled\", false);",
                      "user_pref(\"datareporting.policy.dataSubmissionEnabled\", false);",
-                     "user_pref(\"toolkit.telemetry.enabled\", false);", "user_pref(\"app.normandy.enabled\", false);"] {
+                     "user_pref(\"toolkit.telemetry.enabled\", false);",
+                     "user_pref(\"app.normandy.enabled\", false);"] {
             #expect(plain.contains(line + "\n"), "\(line)")
         }
         #expect(!plain.contains("allow_hijacking_localhost") && !plain.contains("no_proxies_on"))
