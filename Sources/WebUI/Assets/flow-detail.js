@@ -113,9 +113,11 @@ class FlowDetail extends HTMLElement {
                 return;
             }
             this.#flow = flow;
-            // A WebSocket or a gRPC call reads best as its messages, as it does while it runs.
+            // A WebSocket or a gRPC call reads best as its messages, as it does while it runs; a
+            // GraphQL call as its operation.
             if (!keepTab || this.#tabPickedFor !== id) {
-                this.#tab = flow.websocket || flow.grpc ? "messages" : flow.response || flow.error ? "response" : "request";
+                this.#tab = flow.websocket || flow.grpc ? "messages" : isGraphQL(flow) ? "graphql"
+                    : flow.response || flow.error ? "response" : "request";
             }
             this.#tabPickedFor = id;
             if (!flow.response && this.#tab === "response" && !flow.error) this.#tab = "request";

@@ -122,7 +122,7 @@ import Testing
         let result = try WebUIBrowser.run(ui: "\(ui.base)/?token=\(ui.token)", proxy: proxy.proxyURL,
                                           script: "webui_graphql.py", timeout: 120)
         let expected: Set = ["list-names-operation", "list-names-batch", "list-names-get", "search-json-is-no-graphql",
-                             "status-says-errors", "status-plain-without-errors", "path-tooltip-names-operation", "tab-shows-query",
+                             "status-says-errors", "status-plain-without-errors", "path-tooltip-names-operation", "opens-on-graphql-tab", "tab-shows-query",
                              "tab-shows-variables", "tab-shows-errors", "tab-shows-data", "markup-stays-text", "filter-gqlerr",
                              "filter-graphql-name", "filter-help-names-them", "no-page-errors"]
         #expect(result.status == 0, "\(result.output)")

@@ -70,6 +70,15 @@ def main():
         checks.result("path-tooltip-names-operation", fine is not None
                       and fine["pathTitle"].endswith("/graphql\nquery GetUser"), repr(fine))
 
+        # A GraphQL call opens on its GraphQL tab, as a gRPC call opens on its messages.
+        page.click('flow-list .flow-row[data-id="%s"] .c-host' % fine["id"])
+        try:
+            page.wait_for_selector('flow-detail #detail-tab-graphql[aria-selected="true"]', timeout=10000)
+            opened = True
+        except Exception:
+            opened = False
+        checks.result("opens-on-graphql-tab", opened)
+
         # The tab: the document indented, the variables as JSON.
         open_graphql_tab(page, fine)
         document = text_of(page, "flow-detail .graphql-document")
