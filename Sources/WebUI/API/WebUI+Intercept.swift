@@ -26,11 +26,21 @@ extension WebUI {
             return .json(json.text)
         case ("POST", 3) where rest[2] == "resume":
             guard let held = board.held(rest[1]) else { return Self.notHeld(rest[1]) }
-            let edit: Intercepts.Edit?
+            // A resume sent for the request (or the response) the page showed: a flow whose
+            // request went on meanwhile, now held at its response, is not sent on by it.
+            let asked: Intercepts.Phase?
+            switch Self.askedPhase(request.body) {
+            case .success(let phase): asked = phase
+            case .failure(let refusal): return .error(400, refusal.description)
+            }
+            if let asked, asked != held.phase { return Self.wentOn(rest[1], asked: asked, held: held, "resumed") }
+            var edit: Intercepts.Edit?
             switch Self.interceptEdit(request.body, held: held) {
             case .edit(let parsed): edit = parsed
             case .refused(let reason): return .error(400, reason)
             }
+            // `{"phase": …}` alone asks for no edit.
+            if asked != nil, edit == Intercepts.Edit(), Self.onlyPhase(request.body) { edit = nil }
             if let reason = Self.phaseRefusal(edit, held: held) { return .error(400, reason) }
             // The edit was checked against what was held; a flow whose request was resumed from
             // another page meanwhile, now held at its response, is not given it.
@@ -49,14 +59,13 @@ extension WebUI {
             // An abort sent for the request (or the response) the page showed: a flow whose request
             // went on meanwhile, now held at its response, is not aborted by it.
             let phase: Intercepts.Phase?
-            switch Self.abortPhase(request.body) {
+            switch Self.askedPhase(request.body) {
             case .success(let asked): phase = asked
             case .failure(let refusal): return .error(400, refusal.description)
             }
             guard board.abort(rest[1], phase: phase) else {
                 if let phase, let held = board.held(rest[1]), held.phase != phase {
-                    return .error(404, "the \(phase.rawValue) of flow \(rest[1]) is not held: it went on, and its "
-                                  + "\(held.phase.rawValue) is held now; nothing was aborted")
+                    return Self.wentOn(rest[1], asked: phase, held: held, "aborted")
                 }
                 return Self.notHeld(rest[1])
             }
@@ -340,9 +349,21 @@ extension WebUI {
         return .edit(edit)
     }
 
-    /// The phase an abort is for: `{"phase": "request" | "response"}`; nil (no body, `{}`) aborts
-    /// whatever of the flow is held.
-    static func abortPhase(_ body: [UInt8]) -> Result<Intercepts.Phase?, ConfigurationError> {
+    /// 404 for a resume or an abort (`done`) sent for `asked` when `held` is the flow's other phase.
+    private static func wentOn(_ id: String, asked: Intercepts.Phase, held: Intercepts.Held, _ done: String)
+        -> WebResponse {
+        .error(404, "the \(asked.rawValue) of flow \(id) is not held: it went on, and its \(held.phase.rawValue) is "
+               + "held now; nothing was \(done)")
+    }
+
+    /// Whether `body` is a JSON object with `phase` alone.
+    private static func onlyPhase(_ body: [UInt8]) -> Bool {
+        (try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])?.keys.sorted() == ["phase"]
+    }
+
+    /// The phase a resume or an abort is for: `{"phase": "request" | "response", …}`; nil (no body,
+    /// no `phase`) is whatever of the flow is held.
+    static func askedPhase(_ body: [UInt8]) -> Result<Intercepts.Phase?, ConfigurationError> {
         if body.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) { return .success(nil) }
         guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
             return .failure(ConfigurationError("the body must be a JSON object: {\"phase\": \"request\"} or "

@@ -148,8 +148,9 @@ export const api = {
      * Sends held request or response `id` on; `edit` holds only the parts changed (a request's `method`,
      * `url`, a response's `status`; `headers`, `body`).
      */
-    resumeHeld(id, edit) {
-        return post(`${heldPath(id)}/resume`, edit && Object.keys(edit).length ? edit : undefined);
+    resumeHeld(id, edit, phase) {
+        const body = { ...(edit ?? {}), ...(phase ? { phase } : {}) };
+        return post(`${heldPath(id)}/resume`, Object.keys(body).length ? body : undefined);
     },
     /** Answers held request `id` with `answer` (`{status, headers, body}`), never sending it upstream. */
     respondHeld(id, answer) {

@@ -40,22 +40,24 @@ function released(id) {
 }
 
 /** `id`, or `the response of id` when its response is what is held: what the status line names. */
-function heldName(id) {
-    return store.heldPhase(id) === "response" ? `the response of ${id}` : id;
+function heldName(id, phase = store.heldPhase(id)) {
+    return phase === "response" ? `the response of ${id}` : id;
 }
 
 /**
  * Sends held request or response `id` on with `edit` (only the parts changed); resolves to true
- * when it went. A refused edit (400) throws its reason for the editor to show.
+ * when it went. A refused edit (400) throws its reason for the editor to show. `phase` is what the
+ * page shows held (the editor's, else the list's): a request that went on meanwhile does not have
+ * its response sent on instead (the server answers 404, and the board is asked again).
  */
-export async function resumeHeld(id, edit) {
-    const name = heldName(id);
+export async function resumeHeld(id, edit, phase = store.heldPhase(id)) {
+    const name = heldName(id, phase);
     try {
-        await api.resumeHeld(id, edit);
+        await api.resumeHeld(id, edit, phase ?? undefined);
     } catch (error) {
         if (error.status === 400) throw error;
         store.notify(`could not resume ${name}: ${error.message}`, "error");
-        if (error.status === 404) released(id);
+        if (error.status === 404) loadBoard();
         return false;
     }
     const parts = Object.keys(edit ?? {}).map((part) => (part === "body_base64" ? "body" : part));
@@ -89,7 +91,7 @@ export async function respondHeld(id, answer) {
  */
 export async function abortHeld(id, phase = store.heldPhase(id)) {
     const response = phase === "response";
-    const name = response ? `the response of ${id}` : id;
+    const name = heldName(id, phase);
     try {
         await api.abortHeld(id, phase ?? undefined);
         store.notify(`aborted ${name}: its client got a 502, `
@@ -167,7 +169,7 @@ export async function submitEdit(held, edit, resume, say) {
     say("");
     resume.disabled = true;
     try {
-        await resumeHeld(held.id, edit);
+        await resumeHeld(held.id, edit, held.phase);
     } catch (refused) {
         say(refused.message);
     } finally {

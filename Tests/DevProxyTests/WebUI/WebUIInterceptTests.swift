@@ -372,6 +372,30 @@ import Testing
         #expect(other.all.count == 1)
     }
 
+    /// A resume sent for a held request (`{"phase": "request"}`, with or without an edit) whose request
+    /// went on meanwhile does not send the response now held on: 404, and it stays held. `phase`
+    /// alone is no edit: the response goes on as it came.
+    @Test func aResumeForTheRequestLeavesTheResponseHeldSince() throws {
+        let board = try Intercepts(filter: "~d api")
+        let ui = try WebUIHarness(intercepts: board)
+        _ = Self.hold(Self.held("run-1"), on: board)
+        #expect(board.resume("run-1"))
+        let response = Self.hold(Self.heldResponse("run-1"), on: board)
+        for body in [#"{"phase": "request"}"#, #"{"phase": "request", "headers": [["X-A", "1"]]}"#] {
+            let late = try ui.request("/api/intercept/run-1/resume", method: "POST", headers: Self.csrf, body: body)
+            #expect(late.status == 404 && (late.json["error"] as? String ?? "").contains(
+                "the request of flow run-1 is not held: it went on, and its response is held now; nothing was resumed"),
+                "\(body): \(late.text)")
+        }
+        #expect(response.all.isEmpty && board.held.map(\.phase) == [.response])
+        let bad = try ui.request("/api/intercept/run-1/resume", method: "POST", headers: Self.csrf,
+                                 body: #"{"phase": 1}"#)
+        #expect(bad.status == 400 && (bad.json["error"] as? String ?? "").contains("phase must be"), "\(bad.text)")
+        let aimed = try ui.request("/api/intercept/run-1/resume", method: "POST", headers: Self.csrf,
+                                   body: #"{"phase": "response"}"#)
+        #expect(aimed.status == 200 && response.all == [.resume(nil)] && board.held.isEmpty, "\(aimed.text)")
+    }
+
     @Test func withoutAProxyTheRoutesSaySo() throws {
         let ui = try WebUIHarness()
         let routes = [("GET", "/api/intercept"), ("PUT", "/api/intercept"), ("POST", "/api/intercept/x/resume")]
