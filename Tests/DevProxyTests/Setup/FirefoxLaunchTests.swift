@@ -80,6 +80,21 @@ import TestSupport
                 "\(flows.map { "\($0.server.host ?? "?") \($0.error?.kind ?? "-")" })")
     }
 
+    /// `--intercept-loopback`: Firefox sends `localhost` through DevProxy too (it never does by
+    /// itself): the proxy has a flow for localhost at the origin's port. The origin's certificate
+    /// names origin.test only, so DevProxy answers with its own error page, which Firefox trusts,
+    /// loads and screenshots.
+    @Test(.enabled(if: canRun, "needs firefox-esr and certutil"))
+    func interceptLoopbackSendsLocalhostThroughDevProxy() throws {
+        let setup = try Setup()
+        let url = "https://localhost:\(setup.origin.port)/cl?n=5&loopback=1"
+        let run = try setup.firefox(url, extra: ["-headless", "-screenshot", setup.dir.file("page.png")],
+                                    options: ["--intercept-loopback"])
+        #expect(run.status == 0, "\(run.output.suffix(1200))")
+        let flows = try setup.flows()
+        #expect(flows.contains { $0.request?.url == url }, "\(flows.map { $0.request?.url ?? $0.server.host ?? "?" })")
+    }
+
     /// Auto-detection: with no Chromium on PATH, Firefox ESR is the one `devproxy browser` runs.
     @Test(.enabled(if: canRun, "needs firefox-esr and certutil"))
     func withoutChromiumFirefoxIsFound() throws {
