@@ -5,14 +5,16 @@ import Testing
 /// `GraphQLDocument`, `GraphQLLexer`), and how many errors a response reports.
 @Suite struct GraphQLCallTests {
     /// The call a POST of `json` (as `application/json`) is.
-    private func post(_ json: String, contentType: String = "application/json", url: String = "https://api.test/graphql",
-                      response: String? = nil, responseType: String = "application/json") -> GraphQLCall? {
+    private func post(_ json: String, contentType: String = "application/json",
+                      url: String = "https://api.test/graphql", response: String? = nil,
+                      responseType: String = "application/json") -> GraphQLCall? {
         GraphQLCall.detect(method: "POST", url: url, requestContentType: contentType,
                            requestBody: StoredBody(bytes: Array(json.utf8)), responseContentType: responseType,
                            responseBody: response.map { StoredBody(bytes: Array($0.utf8)) })
     }
 
-    private func operation(_ kind: GraphQLOperation.Kind?, _ name: String?, persisted: Bool = false) -> [GraphQLOperation] {
+    private func operation(_ kind: GraphQLOperation.Kind?, _ name: String?,
+                           persisted: Bool = false) -> [GraphQLOperation] {
         [GraphQLOperation(kind: kind, name: name, persisted: persisted)]
     }
 
@@ -39,7 +41,8 @@ import Testing
     }
 
     @Test func commentsStringsAndFragmentsAreReadPastNotTakenForOperations() {
-        let commented = ##"{"query":"# mutation Evil { drop }\nquery Safe { search(text: \"mutation Evil { x }\") { id } }"}"##
+        let commented = ##"{"query":"# mutation Evil { drop }\nquery Safe "##
+            + ##"{ search(text: \"mutation Evil { x }\") { id } }"}"##
         #expect(post(commented)?.operations == operation(.query, "Safe"))
         let block = #"{"query":"query Doc { note(text: \"\"\"a \\\"\"\" mutation B { b }\"\"\") }"}"#
         #expect(post(block)?.operations == operation(.query, "Doc"))

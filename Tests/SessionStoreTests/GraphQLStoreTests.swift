@@ -81,10 +81,13 @@ import Testing
                 + #""content":{"mimeType":"application/json","text":\#(answer)}}}"#
         }
         let quoted = { (text: String) in
-            String(decoding: try JSONSerialization.data(withJSONObject: text, options: [.fragmentsAllowed]), as: UTF8.self)
+            String(decoding: try JSONSerialization.data(withJSONObject: text, options: [.fragmentsAllowed]),
+                   as: UTF8.self)
         }
-        let har = directory.write("browser.har", #"{"log":{"version":"1.2","creator":{"name":"x","version":"1"},"entries":["#
-            + entry("1", try quoted(#"{"query":"query Feed { feed { id } }"}"#), try quoted(#"{"data":{"feed":[]}}"#)) + ","
+        let har = directory.write("browser.har", #"{"log":{"version":"1.2","creator":{"name":"x","version":"1"},"#
+            + #""entries":["#
+            + entry("1", try quoted(#"{"query":"query Feed { feed { id } }"}"#), try quoted(#"{"data":{"feed":[]}}"#))
+            + ","
             + entry("2", try quoted(#"{"operationName":"Save","query":"mutation Save { save }"}"#),
                     try quoted(#"{"errors":[{"message":"denied"}],"data":null}"#))
             + "]}}")
@@ -105,10 +108,11 @@ import Testing
         try StoreFixtures.store(in: directory, flows: Self.flows).close()
         let path = directory.file("session.sqlite")
         try SQLitePeek.execute(path, """
-            ALTER TABLE flows DROP COLUMN graphql; ALTER TABLE flows DROP COLUMN graphql_errors; PRAGMA user_version = 10
+            ALTER TABLE flows DROP COLUMN graphql; ALTER TABLE flows DROP COLUMN graphql_errors;
+            PRAGMA user_version = 10
             """)
-        #expect(try SQLitePeek.integer(path, "SELECT count(*) FROM pragma_table_info('flows') WHERE name LIKE 'graphql%'")
-                == 0)
+        #expect(try SQLitePeek.integer(path, "SELECT count(*) FROM pragma_table_info('flows') "
+                                       + "WHERE name LIKE 'graphql%'") == 0)
         let viewed = try SessionStore(path: path, readOnly: true)
         #expect(try SQLitePeek.userVersion(path) == Schema.version)
         #expect(Schema.version == 11)

@@ -49,7 +49,8 @@ extension FilterExpression {
         case .graphQL(let pattern?):
             // CASE, so that a damaged column (not JSON) matches nothing rather than failing the query.
             return FilterSQL(sql: "(CASE WHEN json_valid(f.graphql) THEN EXISTS (SELECT 1 FROM json_each(f.graphql) o "
-                             + "WHERE regexp(?, json_extract(o.value, '$.name'))) ELSE 0 END)", bindings: [.text(pattern)])
+                             + "WHERE regexp(?, json_extract(o.value, '$.name'))) ELSE 0 END)",
+                             bindings: [.text(pattern)])
         case .graphQLErrors:
             return FilterSQL(sql: "(f.graphql IS NOT NULL AND f.graphql_errors > 0)", bindings: [])
         case .websocket:

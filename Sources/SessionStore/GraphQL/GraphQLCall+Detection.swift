@@ -26,8 +26,9 @@ extension GraphQLCall {
                 guard Self.mentionsGraphQLKeys(body) else { return nil }
                 operations = Self.operations(json: Self.bytes(of: body))
             } else if Self.contains(contentType, "graphql") {
-                operations = Self.operation(document: Self.bytes(of: body), operationName: Self.parameters(url)["operationName"],
-                                            persisted: false).map { [$0] }
+                operations = Self.operation(document: Self.bytes(of: body),
+                                            operationName: Self.parameters(url)["operationName"], persisted: false)
+                    .map { [$0] }
             } else {
                 return nil
             }
@@ -114,7 +115,8 @@ extension GraphQLCall {
     }
 
     static func isSpace(_ byte: UInt8) -> Bool {
-        byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") || byte == UInt8(ascii: "\t")
+        byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r")
+            || byte == UInt8(ascii: "\t")
     }
 
     /// Whether `text` holds `word` (lowercase ASCII), ignoring ASCII case: a content type's words.
@@ -134,7 +136,9 @@ extension GraphQLCall {
 
     /// Whether the body holds `"query"` or `"extensions"` (a JSON key with its quotes), read in place.
     private static func mentionsGraphQLKeys(_ body: StoredBody) -> Bool {
-        let search = { (bytes: UnsafeBufferPointer<UInt8>) in holds(bytes, "\"query\"") || holds(bytes, "\"extensions\"") }
+        let search = { (bytes: UnsafeBufferPointer<UInt8>) in
+            holds(bytes, "\"query\"") || holds(bytes, "\"extensions\"")
+        }
         if var text = body.text { return text.withUTF8(search) }
         return body.bytes.withUnsafeBufferPointer(search)
     }

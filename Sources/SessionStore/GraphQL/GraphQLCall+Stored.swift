@@ -12,7 +12,9 @@ extension GraphQLCall {
             if operation.persisted { object["persisted"] = true }
             return object
         }
-        guard let data = try? JSONSerialization.data(withJSONObject: objects, options: [.sortedKeys]) else { return "[]" }
+        guard let data = try? JSONSerialization.data(withJSONObject: objects, options: [.sortedKeys]) else {
+            return "[]"
+        }
         return String(decoding: data, as: UTF8.self)
     }
 

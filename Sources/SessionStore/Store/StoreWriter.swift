@@ -383,9 +383,9 @@ final class StoreWriter: @unchecked Sendable {
             }
             try insertPendingRows(into: &changes)
             let graphQL = step.phase == .finished ? Self.graphQL(of: record.summary, bodies: bodies) : nil
+            let recordValue = step.json == nil ? nil : reference.map { $0.bytes } ?? []
             guard let (summaryWritten, isNew) = try upsert(record.summary, phase: step.phase, bodiesDropped: shed > 0,
-                                                           record: step.json == nil ? nil : reference.map { $0.bytes } ?? [],
-                                                           graphQL: graphQL)
+                                                           record: recordValue, graphQL: graphQL)
             else { return }
             var summary = summaryWritten
             let sequence = summary.sequence

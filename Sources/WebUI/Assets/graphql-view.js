@@ -21,7 +21,8 @@ export function operationsText(graphql) {
     const operations = Array.isArray(graphql?.operations) ? graphql.operations : [];
     if (operations.length === 1) return operationText(operations[0]);
     if (operations.length === 0) return "";
-    return `${operations.length} operations: ${operations.map((operation) => operation.name ?? "(anonymous)").join(", ")}`;
+    const names = operations.map((operation) => operation.name ?? "(anonymous)");
+    return `${operations.length} operations: ${names.join(", ")}`;
 }
 
 /**
@@ -56,7 +57,9 @@ async function load(section, flow, summary, signal) {
         if (signal?.aborted) return;
         const parts = [];
         const names = summary?.graphql?.operations ?? [];
-        if (requests.length > 1) parts.push(h("p", { class: "graphql-batch" }, `a batch of ${requests.length} operations`));
+        if (requests.length > 1) {
+            parts.push(h("p", { class: "graphql-batch" }, `a batch of ${requests.length} operations`));
+        }
         requests.forEach((request, index) => {
             const answered = Array.isArray(answer.value) ? answer.value[index] : index === 0 ? answer.value : undefined;
             parts.push(operationSection(request, names[index], answered, requests.length > 1 ? index + 1 : null));
@@ -65,7 +68,8 @@ async function load(section, flow, summary, signal) {
         replaceChildren(section, parts);
     } catch (error) {
         if (signal?.aborted) return;
-        replaceChildren(section, h("p", { class: "error-text" }, `could not read the GraphQL request: ${error.message}`));
+        replaceChildren(section,
+            h("p", { class: "error-text" }, `could not read the GraphQL request: ${error.message}`));
     }
 }
 
@@ -82,7 +86,8 @@ function operationSection(request, named, answered, number) {
         ? h("pre", { class: "graphql-document", "aria-label": "GraphQL document" }, formatGraphQL(request.query))
         : h("p", { class: "muted" }, "no document was sent (a persisted query, by its hash)");
     const variables = request.variables === undefined || request.variables === null ? null
-        : [h("h4", {}, "Variables"), h("pre", { class: "graphql-json graphql-variables" }, JSON.stringify(request.variables, null, 2))];
+        : [h("h4", {}, "Variables"),
+            h("pre", { class: "graphql-json graphql-variables" }, JSON.stringify(request.variables, null, 2))];
     return h("section", { class: "graphql-operation", "aria-label": number ? `operation ${number}` : "operation" },
         h("h3", {}, number ? `${number}. ${operationText(operation)}` : operationText(operation)),
         facts, h("h4", {}, "Query"), document, variables, answerView(answered));
@@ -98,7 +103,8 @@ function answerView(answered) {
     const list = errors.length ? h("ol", { class: "graphql-errors", "aria-label": "GraphQL errors" },
         errors.map((error) => h("li", {},
             h("span", { class: "graphql-error-message" }, String(error?.message ?? JSON.stringify(error))),
-            Array.isArray(error?.path) ? h("span", { class: "graphql-error-path" }, ` at ${error.path.join(".")}`) : null,
+            Array.isArray(error?.path)
+                ? h("span", { class: "graphql-error-path" }, ` at ${error.path.join(".")}`) : null,
             error?.extensions?.code != null
                 ? h("code", { class: "graphql-error-code" }, String(error.extensions.code)) : null))) : null;
     const others = { ...answered };
@@ -133,7 +139,8 @@ async function requestsOf(flow, signal) {
     const entries = Array.isArray(value) ? value : [value];
     return entries.map((entry) => ({
         query: typeof entry?.query === "string" ? entry.query : undefined,
-        operationName: typeof entry?.operationName === "string" && entry.operationName ? entry.operationName : undefined,
+        operationName: typeof entry?.operationName === "string" && entry.operationName
+            ? entry.operationName : undefined,
         variables: entry?.variables, extensions: entry?.extensions,
     }));
 }
@@ -142,7 +149,9 @@ async function requestsOf(flow, signal) {
 async function responseOf(flow, signal) {
     if (!flow.response) return { note: "no response" };
     const type = mediaType(headerValue(flow.response.headers, "content-type"));
-    if (!type.includes("json")) return { note: type ? `the response is ${type}, not JSON` : "the response has no content type" };
+    if (!type.includes("json")) {
+        return { note: type ? `the response is ${type}, not JSON` : "the response has no content type" };
+    }
     try {
         return { value: JSON.parse(await bodyText(flow, "response", signal)) };
     } catch (error) {
@@ -155,7 +164,9 @@ async function responseOf(flow, signal) {
 async function bodyText(flow, side, signal) {
     const logged = flow[side]?.body;
     if (!logged || logged.size === 0) return "";
-    if (logged.size > BODY_LIMIT) throw new Error(`the ${side} body is ${formatSize(logged.size)}: see the ${side} tab`);
+    if (logged.size > BODY_LIMIT) {
+        throw new Error(`the ${side} body is ${formatSize(logged.size)}: see the ${side} tab`);
+    }
     const response = await api.body(flow.id, side, { signal });
     return response.text();
 }
@@ -264,7 +275,7 @@ export function formatGraphQL(text) {
         }
         if (inline.length) {
             // Between two values of a list, or two arguments or fields of an input object: a comma.
-            const ends = previous && (previous.kind === "name" || previous.kind === "value" || previous.kind === "string"
+            const ends = previous && (["name", "value", "string"].includes(previous.kind)
                 || ["]", "}", "!", ")"].includes(previous.text));
             const starts = isName || token.kind === "value" || token.kind === "string" || ["$", "[", "{"].includes(t);
             if (ends && starts && !["$", "@", ":", "="].includes(previous.text)) line += ", ";
@@ -296,8 +307,9 @@ export function formatGraphQL(text) {
             const afterField = previous && depth > 0 && (previous.kind === "name" || previous.text === ")")
                 && !(previous.text === "on" && beforePrevious?.text === "...") && (isName || t === "...");
             if (afterField) newLine();
-            const glued = !line.trim() || ["$", "@", "...", "("].includes(previous?.text) && !(previous?.text === "..." && t === "on")
-                || t === ":" || t === "!" || t === ")" || t === "]";
+            const afterPrefix = ["$", "@", "...", "("].includes(previous?.text)
+                && !(previous?.text === "..." && t === "on");
+            const glued = !line.trim() || afterPrefix || t === ":" || t === "!" || t === ")" || t === "]";
             if (!glued && !line.endsWith(" ")) line += " ";
             line += t;
         }
