@@ -64,11 +64,19 @@ enum BrowserCommand {
         let (root, rootPath) = try TerminalSetup.root(arguments.value("root"), caDirectory: caDirectory)
 
         let kept = arguments.value("profile")
+        let snap = isFirefox && FirefoxLaunch.isSnap(browser)
+        if snap, let kept {
+            let readable = HomeDirectory.current() + "/snap/firefox/"
+            guard URL(fileURLWithPath: kept).standardized.path.hasPrefix(readable) else {
+                throw CommandFailure("--profile \(kept): the Firefox snap cannot read it (it sees only \(readable) of "
+                                     + "your home, and a /tmp of its own): give a directory under \(readable)common")
+            }
+        }
         let profile = try kept.map { path -> String in
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
             return path
-        } ?? ExecCommand.temporaryDirectory("devproxy-browser", what: "a profile directory")
+        } ?? (snap ? snapProfile() : ExecCommand.temporaryDirectory("devproxy-browser", what: "a profile directory"))
         defer { if kept == nil { try? FileManager.default.removeItem(atPath: profile) } }
 
         let interceptLoopback = arguments.flag("intercept-loopback")
@@ -76,7 +84,8 @@ enum BrowserCommand {
         let launchOptions: [String]
         if isFirefox {
             trust = try prepareFirefox(profile: profile, root: root, proxy: proxy, interceptLoopback: interceptLoopback,
-                                       headless: extra.contains { ["-headless", "--headless"].contains($0) })
+                                       headless: extra.contains { ["-headless", "--headless"].contains($0) },
+                                       snap: snap)
             launchOptions = FirefoxLaunch.arguments(profile: profile)
         } else {
             var keys: [String] = []
@@ -133,13 +142,15 @@ enum BrowserCommand {
     /// `HOME` inside the profile (Firefox keeps its cache and crash reports under HOME, and as
     /// root refuses a HOME another user owns). Returns how the root is trusted, for the banner.
     private static func prepareFirefox(profile: String, root: Certificate, proxy: ProxyAddress, interceptLoopback: Bool,
-                                       headless: Bool) throws -> String {
+                                       headless: Bool, snap: Bool) throws -> String {
         do {
             try FirefoxLaunch.prepare(profile: profile, root: root, proxy: proxy, interceptLoopback: interceptLoopback)
         } catch let error as TrustStoreError {
             throw CommandFailure("cannot prepare the Firefox profile \(profile): \(error.reason)")
         }
         #if os(Linux)
+        // The snap sets HOME itself, to a directory of its own under ~/snap/firefox.
+        if snap { return "in the profile's own NSS database (cert9.db)" }
         let home = profile + "/home"
         do {
             try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true,
@@ -153,6 +164,23 @@ enum BrowserCommand {
         try checkXAuthorityAsRoot(headless: headless || headlessByEnvironment)
         #endif
         return "in the profile's own NSS database (cert9.db)"
+    }
+
+    /// A fresh 0700 profile directory where Ubuntu's Firefox snap can read it: under
+    /// `~/snap/firefox/common` (the snap's /tmp is its own, and it sees no other part of HOME).
+    private static func snapProfile() throws -> String {
+        let base = HomeDirectory.current() + "/snap/firefox/common"
+        do {
+            try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw CommandFailure("cannot make \(base) for the Firefox snap's profile: \(error.localizedDescription)")
+        }
+        var template = Array((base + "/devproxy-browser-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw CommandFailure("cannot make a profile directory in \(base): \(String(cString: strerror(errno)))")
+        }
+        return String(cString: made)
     }
 
     /// HOME for the browser; X11's cookie stays where it was.

@@ -29,6 +29,23 @@ public enum FirefoxLaunch {
             || browser.contains("/LibreWolf.app/")
     }
 
+    /// Whether `browser` is Ubuntu's Firefox snap: a path under /snap, `snap` itself (what
+    /// /snap/bin/firefox links to), or the small script Ubuntu puts at /usr/bin/firefox to run it.
+    /// A snap sees a /tmp of its own and files under the user's home only in
+    /// `~/snap/firefox/`, so its profile must be made there.
+    public static func isSnap(_ browser: String) -> Bool {
+        let resolved = URL(fileURLWithPath: browser).resolvingSymlinksInPath().path
+        if browser.hasPrefix("/snap/") || resolved.hasPrefix("/snap/") || resolved.hasSuffix("/bin/snap") {
+            return true
+        }
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: resolved),
+              let size = attributes[.size] as? Int, size < 4096,
+              let bytes = FileManager.default.contents(atPath: resolved), bytes.starts(with: Array("#!".utf8)) else {
+            return false
+        }
+        return String(decoding: bytes, as: UTF8.self).contains("/snap/bin/")
+    }
+
     /// Firefox's command-line options (before any the user adds and the URLs): the profile
     /// directory, no remote (a Firefox already running with another profile does not take the
     /// URLs), a new instance.

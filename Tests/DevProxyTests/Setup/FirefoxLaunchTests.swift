@@ -112,6 +112,32 @@ import TestSupport
         _ = setup.proxy.stop()
     }
 
+    /// Ubuntu's Firefox is a snap (its /usr/bin/firefox a script running /snap/bin/firefox),
+    /// which has a /tmp of its own and sees only `~/snap/firefox` of HOME: the fresh profile goes
+    /// under `~/snap/firefox/common`, with its user.js, and is removed afterwards. A stand-in for
+    /// the script prints the profile it was given and that profile's proxy.
+    @Test(.enabled(if: BrowserLaunch.canMakeNSSDatabase, "needs certutil"))
+    func theFirefoxSnapGetsItsProfileWhereItCanReadIt() throws {
+        let setup = try Setup()
+        let bin = setup.dir.file("bin")
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        let script = setup.dir.write("bin/firefox", "#!/bin/sh\n# Ubuntu's: exec /snap/bin/firefox \"$@\"\n"
+                                     + "echo \"profile=$2\"; grep network.proxy.ssl_port \"$2/user.js\"\n")
+        #expect(chmod(script, 0o755) == 0)
+        #expect(FirefoxLaunch.isSnap(script) && FirefoxLaunch.isSnap("/snap/bin/firefox"))
+        #expect(!FirefoxLaunch.isSnap(Self.firefox ?? "/usr/bin/firefox-esr"))
+        let run = try setup.firefox(setup.url("/"), browser: script, extra: [])
+        let common = setup.dir.file("snap/firefox/common")
+        #expect(run.status == 0 && run.stdout.contains("profile=\(common)/devproxy-browser-")
+                && run.stdout.contains("user_pref(\"network.proxy.ssl_port\", \(setup.proxy.port));"), "\(run.output)")
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: common)) == [], "the profile is removed")
+        let elsewhere = try setup.firefox(setup.url("/"), browser: script, extra: [],
+                                          options: ["--profile", setup.dir.file("elsewhere")])
+        #expect(elsewhere.status == 1 && elsewhere.stderr.contains("the Firefox snap cannot read it")
+                && !elsewhere.stdout.contains("profile="), "\(elsewhere.output)")
+        _ = setup.proxy.stop()
+    }
+
     /// `--trust-by-key` has no Firefox equivalent: one `error:` line, exit 2, no profile made.
     @Test(.enabled(if: canRun, "needs firefox-esr and certutil"))
     func trustByKeyIsRefusedForFirefox() throws {
