@@ -26,7 +26,8 @@ enum BrowserCommand {
     Firefox (-profile DIR -no-remote -new-instance): the profile's user.js sets the manual proxy for HTTP and HTTPS,
     no first-run pages, no default-browser check, no telemetry, studies or updates (--intercept-loopback:
     network.proxy.allow_hijacking_localhost); the root is trusted in the profile's own NSS database, which needs
-    certutil (libnss3-tools); --trust-by-key is refused (Firefox has no such option).
+    certutil (libnss3-tools); --trust-by-key is refused (Firefox has no such option). Ubuntu's Firefox snap gets its
+    fresh profile in ~/snap/firefox/common, the only part of your home it can read.
     Exit codes: the browser's own; 1 no browser, no CA yet, no certutil for Firefox, or the profile cannot be made;
     2 usage.
     """
