@@ -104,6 +104,11 @@ import Testing
         #expect(post(#"{"query":7}"#) == nil)
         #expect(post(#"{"search":"query A { a }"}"#) == nil)
         #expect(post("not json", contentType: "application/json") == nil)
+        // Past the largest request read (an upload with a `query` key): not parsed, not named.
+        let padding = String(repeating: " ", count: GraphQLCall.largestRequest)
+        #expect(post(#"{"query":"query Big { a }","pad":"# + "\"\(padding)\"}") == nil)
+        #expect(post(#"{"query":"query Small { a }","pad":"# + "\"\(padding.dropLast(100))\"}")?.operations
+                == operation(.query, "Small"))
         // The cheap checks: not POST or GET, another content type, a GET without query=.
         #expect(post(#"{"query":"query A { a }"}"#, contentType: "text/plain") == nil)
         #expect(GraphQLCall.detect(method: "PUT", url: nil, requestContentType: "application/json",

@@ -17,8 +17,8 @@ extension GraphQLCall {
         guard let method else { return nil }
         let operations: [GraphQLOperation]?
         if method == "POST" {
-            guard let contentType = requestContentType, let body = requestBody, !body.bytes.isEmpty || body.text != nil
-            else { return nil }
+            guard let contentType = requestContentType, let body = requestBody, !body.bytes.isEmpty || body.text != nil,
+                  max(body.bytes.count, body.text?.utf8.count ?? 0) <= Self.largestRequest else { return nil }
             if Self.contains(contentType, "json") {
                 let first = Self.firstByte(of: body)
                 guard first == UInt8(ascii: "{") || first == UInt8(ascii: "[") else { return nil }
@@ -49,6 +49,11 @@ extension GraphQLCall {
         return GraphQLCall(operations: operations,
                            errors: GraphQLResponseErrors.count(contentType: responseContentType, body: responseBody))
     }
+
+    /// The largest request body read for its operations (4 MiB): a GraphQL request is its document
+    /// and variables, kilobytes; a larger JSON POST (an upload that happens to have a `query` key)
+    /// would cost the writer a parse of all of it.
+    static let largestRequest = 4 << 20
 
     /// The operations of a JSON request body: one for an object, one per entry of an array (a
     /// batch); nil unless every entry is a GraphQL request.
