@@ -10,6 +10,7 @@ import { store } from "./store.js";
 import "./filter-box.js";
 import { abortHeld, resumeAllHeld, resumeHeld } from "./intercept.js";
 import { toggleMark } from "./marks.js";
+import { openNewRequest } from "./new-request.js";
 import { compareFrom } from "./compare.js";
 import "./flow-list.js";
 import "./throttle-menu.js";
@@ -81,6 +82,12 @@ function setupActions() {
     });
     store.addEventListener("info", () => {
         clear.disabled = store.readOnly;
+    });
+    // A request written or pasted as curl: only where a proxy runs to send it.
+    const compose = $("new-request");
+    compose.addEventListener("click", () => openNewRequest());
+    store.addEventListener("info", (event) => {
+        compose.hidden = !event.detail?.replay;
     });
 }
 
@@ -158,6 +165,12 @@ function setupKeyboard() {
             break;
         case "r":
             if (store.selectedID) replayFlow(store.selectedID);
+            break;
+        // A new request (Proxyman's Compose): `n`, as the toolbar's button.
+        case "n":
+            if (!store.info?.replay) return;
+            event.preventDefault();
+            openNewRequest();
             break;
         // As in mitmweb: `m` marks the selected flow (red), or takes its mark away.
         case "m":
