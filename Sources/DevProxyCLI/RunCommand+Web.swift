@@ -79,6 +79,7 @@ extension RunCommand {
         link.intercepts = configuration.intercepts
         link.throttle = configuration.throttle.map { ($0, configuration.throttleHosts.map(\.pattern)) }
         link.throttleSwitch = configuration.throttleSwitch
+        link.ruleBoard = configuration.ruleBoard
         let signer = selection.signer
         let root = signer.root ?? (try? ca.rootCertificate())
         let renew = signer.certificate.isSelfSigned ? nil

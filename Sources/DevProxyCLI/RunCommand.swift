@@ -182,6 +182,13 @@ enum RunCommand {
             configuration.throttleSwitch = ThrottleSwitch(configuration.throttle.map {
                 ThrottleSwitch.Setting(profile: $0, hosts: configuration.throttleHosts)
             })
+            // Its Rules view adds, switches and deletes map rules while the proxy runs.
+            do {
+                configuration.ruleBoard = try RuleBoard(start: try options.startRules(),
+                                                        redact: configuration.redactHeaders)
+            } catch let error as ConfigurationError {
+                throw UsageError(error.description)
+            }
             // Breakpoints: the web UI (or its API) resumes what they hold, so they come with it;
             // its Intercept box sets the filter when --intercept did not.
             do {
@@ -235,6 +242,8 @@ enum RunCommand {
         configuration.throttleSwitch?.observe { setting in
             Output.line("throttle: " + (setting.map { "\($0) (set in the web UI)" } ?? "off (set in the web UI)"))
         }
+        // The web UI's Rules view changes the map rules while the proxy runs; the console says each change.
+        configuration.ruleBoard?.observe { Output.line($0.description) }
         // Said even with --quiet: requests and responses will wait until someone resumes them.
         if let filter = configuration.intercepts?.filterText {
             Output.line("intercept: \(filter) (matching requests and responses wait in the web UI until they are "

@@ -97,6 +97,18 @@ struct RunOptions {
         return value
     }
 
+    /// The map rules' options as given, each kind's flags then its config entries, for the web
+    /// UI's Rules view (`RuleBoard`), which shows where each came from.
+    func startRules() throws -> [(kind: RuleBoard.Kind, text: String, origin: RuleBoard.Origin)] {
+        let kinds: [RuleBoard.Kind] = [.blockList, .mapRemote, .mapLocal, .modifyHeaders, .modifyBody]
+        return try kinds.flatMap { kind in
+            let flags = arguments.values(kind.rawValue).count
+            return try values(kind.rawValue).enumerated().map { index, text in
+                (kind, text, index < flags ? RuleBoard.Origin.flag : .config)
+            }
+        }
+    }
+
     /// Whether the command line itself (not the config file) gives `name`.
     func onCommandLine(_ name: String) -> Bool {
         arguments.value(name) != nil || arguments.flag(name)

@@ -37,6 +37,8 @@ public final class WebUI: @unchecked Sendable {
         /// The conditions the proxy's connections follow, which `/api/throttle` changes; nil when
         /// they cannot change (then `throttle` says what they are).
         public var throttleSwitch: ThrottleSwitch?
+        /// The map rules the proxy applies, which `/api/rules` changes; nil when they cannot change.
+        public var ruleBoard: RuleBoard?
 
         public init(listeners: [(mode: String, address: String)], replayHost: String, replayPort: Int,
                     replaySecret: String, proxyAuthorization: String? = nil, reportsPath: String? = nil,

@@ -18,6 +18,8 @@ public struct MapLocalRule: @unchecked Sendable {  // NSRegularExpression is imm
     private let isDirectory: Bool
     /// The directory with its symbolic links resolved: what a served file must be inside of.
     private let resolvedDirectory: String
+    /// A mock's answer, typed in the web UI's Rules view (`RuleBoard`): sent in place of a file.
+    let inline: LocalResponse?
 
     /// The largest file served (a bigger one is answered 500 saying so): it is read whole.
     static let fileLimit = 256 << 20
@@ -45,6 +47,27 @@ public struct MapLocalRule: @unchecked Sendable {  // NSRegularExpression is imm
         }
         self.path = path
         resolvedDirectory = isDirectory ? Self.resolved(path) ?? path : ""
+        inline = nil
+    }
+
+    /// A mock: `|FLOW-FILTER|URL-REGEX` or `|URL-REGEX` answered with `response`, no file read.
+    /// - Parameter path: what the flow's `mapped.to` says answered (`mock 200 application/json`).
+    /// - Throws: `ConfigurationError` for a bad rule.
+    init(mock option: String, response: LocalResponse, path: String) throws {
+        let name = "mock \(option)"
+        let usage = "give a mock |FLOW-FILTER|URL-REGEX or |URL-REGEX (the first character is the separator)"
+        guard let separator = option.first else { throw ConfigurationError("mock is empty; \(usage)") }
+        let parts = option.dropFirst().split(separator: separator, omittingEmptySubsequences: false).map(String.init)
+        guard (1...2).contains(parts.count), let pattern = parts.last, !pattern.isEmpty else {
+            throw ConfigurationError("\(name) is not a rule: \(usage)")
+        }
+        self.option = option
+        filter = parts.count == 2 && !parts[0].isEmpty ? try MapRequestFilter(parsing: parts[0], option: name) : nil
+        regex = try MapRules.regex(pattern, option: name)
+        self.path = path
+        isDirectory = false
+        resolvedDirectory = ""
+        inline = response
     }
 
     /// What answers `url`: the file and the route serving it, or (`missing`) the files looked for
@@ -54,6 +77,7 @@ public struct MapLocalRule: @unchecked Sendable {  // NSRegularExpression is imm
         guard let match = regex.firstMatch(in: url, range: NSRange(location: 0, length: text.length)) else {
             return nil
         }
+        if let inline { return (path, nil, MapOutcome.route(inline, name: "mock")) }
         let files: [String]
         if isDirectory {
             // mitmproxy takes `re.split(regex, url, 1)[1]`: the first group when the regex has one.

@@ -60,7 +60,8 @@ public struct MapRules: Sendable {
             // The first rule with an existing file answers; a miss lets the later rules try, and
             // only when none has its file is the answer a 404 naming every file looked for (mitmproxy).
             guard let files = answer.missing else {
-                let record = Flow.Mapping(rule: "map-local", from: request.url, to: answer.file, by: by + [rule.option])
+                let record = Flow.Mapping(rule: rule.inline == nil ? "map-local" : "mock", from: request.url,
+                                          to: answer.file, by: by + [rule.option])
                 return MapOutcome(record: record, destination: nil, route: answer.route)
             }
             missing += files

@@ -105,8 +105,16 @@ public struct ProxyConfiguration: Sendable {
     /// read over HTTP/1.1 from the origin). Nil relays every response untouched.
     public var pinSetRewrite: PinSetRewrite?
     /// `--map-remote` and `--map-local` rules, put to every request before it is answered or sent
-    /// (`MapRules`). Empty: requests go where they name.
-    public var mapRules = MapRules()
+    /// (`MapRules`). Empty: requests go where they name. With a `ruleBoard`, what it has switched
+    /// on now (what is set here is then not read).
+    public var mapRules: MapRules {
+        get { ruleBoard?.rules ?? startRules }
+        set { startRules = newValue }
+    }
+    private var startRules = MapRules()
+    /// Rules that change while the proxy runs (the web UI's Rules view): every request, on any
+    /// connection, is put to what it has switched on then. Nil: `mapRules` stays as set.
+    public var ruleBoard: RuleBoard? = nil
     /// Breakpoints on requests (`--intercept FILTER`, the web UI's Intercept box): requests the
     /// filter passes are held until the web UI resumes or aborts them. Nil: none are ever held.
     public var intercepts: Intercepts? = nil

@@ -36,6 +36,7 @@ extension WebUI {
             case ("GET", 2, "onboarding") where rest[1] == "qr.svg": return onboardingQRCode()
             case (_, _, "intercept"): return intercept(request, rest)
             case (_, 1, "throttle"): return throttle(request)
+            case (_, 1...2, "rules"): return rules(request, rest)
             default:
                 if Self.knownRoutes.contains(rest.first ?? "") && Self.exists(rest) {
                     return .error(405, "\(method) is not allowed on \(request.path)")
