@@ -125,6 +125,22 @@ export const api = {
     setThrottle(change) {
         return post("/api/throttle", change, "PUT");
     },
+    /** Map rules: `{rules: [{id, kind, text, enabled, origin, answer?}], kinds}`. */
+    rules() {
+        return getJSON("/api/rules");
+    },
+    /** Adds one (`{kind, text, answer?: {status, content_type, body}}`); resolves to the rule. */
+    addRule(rule) {
+        return post("/api/rules", rule);
+    },
+    /** Changes rule `id` (`{enabled?, text?, answer?, position?}`); resolves to the rule. */
+    changeRule(id, change) {
+        return post(`/api/rules/${encodeURIComponent(id)}`, change, "PUT");
+    },
+    /** Deletes rule `id` (one added in the web UI). */
+    removeRule(id) {
+        return post(`/api/rules/${encodeURIComponent(id)}`, undefined, "DELETE");
+    },
     /** Sets flow `id`'s mark and/or comment (`{mark: "red"|null, comment: "…"|null}`); resolves to its summary. */
     mark(id, change) {
         return post(`${flowPath(id)}/mark`, change, "PUT");

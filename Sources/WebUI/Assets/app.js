@@ -15,11 +15,12 @@ import { compareFrom } from "./compare.js";
 import "./flow-list.js";
 import "./throttle-menu.js";
 import "./pinning-panel.js";
+import "./rules-panel.js";
 
 const $ = (id) => document.getElementById(id);
 
 function setupViews() {
-    const tabs = ["flows", "pinning", "ca"];
+    const tabs = ["flows", "pinning", "rules", "ca"];
     const show = (name) => {
         for (const other of tabs) {
             setSafeAttribute($(`tab-${other}`), "aria-selected", String(other === name));

@@ -1,6 +1,6 @@
 // The page's address says what it shows, so that a link, a bookmark or a reload opens the same
 // view: `#flow=ID` (the flow in the detail pane), `filter=EXPR` (the list's filter), `sort=-size`
-// (the list's column sort), `view=pinning` or `view=ca` (the tab; the flows by default) and
+// (the list's column sort), `view=pinning`, `view=rules` or `view=ca` (the tab; the flows by default) and
 // `compare=BASE,OTHER` (two flows compared side by side, compare.js), as hash parameters that never
 // reach the server. The address follows the page with `history.replaceState` (no history entry
 // for each flow looked at), and an address typed or pasted into the tab is followed (`hashchange`).
@@ -8,7 +8,7 @@
 
 import { store } from "./store.js";
 
-const VIEWS = ["flows", "pinning", "ca"];
+const VIEWS = ["flows", "pinning", "rules", "ca"];
 
 /** What the address asks for: `{view, flow, filter, sort, compare}`, each null when it does not say. */
 export function readLocation() {
