@@ -126,8 +126,9 @@ import TestSupport
         let dir = TemporaryDirectory()
         let origin = try HTTP2Origin(.hypercornBoth)
         try Data("local answer\n".utf8).write(to: URL(fileURLWithPath: dir.file("local.txt")))
+        let config = dir.write("devproxy.json", "{\"block_list\": [\"|~u from-config|410\"]}")
         let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--web", "127.0.0.1:0", "--upstream-ca",
-                                         origin.caPath, "--quiet"],
+                                         origin.caPath, "--quiet", "--config", config],
                                         environment: ["DEVPROXY_EMAIL": "dev@example.test"], webUI: true)
         defer { _ = proxy.stop() }
         let ui = try #require(proxy.webUI)
@@ -151,6 +152,11 @@ import TestSupport
         #expect(try fetch() == "local answer\n")
         _ = try api("PUT", "/\(id)", "{\"enabled\": false}")
         #expect(try fetch().contains("/echo"))
+        let listed = try Subprocess.run("curl", ["-sS", "-H", "Authorization: Bearer \(token)", "\(base)/api/rules"],
+                                        timeout: 30).stdout
+        let rules = (try JSONSerialization.jsonObject(with: Data(listed.utf8)) as? [String: Any])?["rules"] as? [[String: Any]]
+        #expect(rules?.map { "\($0["origin"] ?? "") \($0["kind"] ?? "") \($0["text"] ?? "")" }
+                == ["config block-list |~u from-config|410", "web map-local \(rule)"], "\(listed)")
         // A file that is not there: the parser's reason, and nothing added.
         let missing = try api("POST", "", "{\"kind\": \"map-local\", \"text\": \"|/echo|\(dir.file("none.txt"))\"}")
         #expect(missing.contains("--map-local |/echo|\(dir.file("none.txt")): \(dir.file("none.txt")) does not exist"),
@@ -194,5 +200,24 @@ import TestSupport
         board.set(rule.id, enabled: false)
         #expect(board.rules.isEmpty)
         #expect(throws: ConfigurationError.self) { try board.add(.mock, text: "|/x", answer: .init(status: 99)) }
+        #expect(board.list.count == 1)
+    }
+
+    /// Rules of one kind apply in the board's order, which a move changes; an edit keeps a rule's
+    /// place and switch; a rule from the flags is switched, never edited or deleted.
+    @Test func movesAndEditsKeepTheOrderTheEngineApplies() throws {
+        let board = try RuleBoard(start: [(.mapRemote, "|/a|https://first.test/", .flag)])
+        let second = try board.add(.mapRemote, text: "|/a|https://second.test/")
+        #expect(board.rules.remote.map(\.option) == ["|/a|https://first.test/", "|/a|https://second.test/"])
+        board.move(second.id, to: 0)
+        #expect(board.rules.remote.map(\.option) == ["|/a|https://second.test/", "|/a|https://first.test/"])
+        board.set(second.id, enabled: false)
+        let edited = try #require(try board.edit(second.id, text: "|/b|https://third.test/", answer: nil))
+        #expect(!edited.enabled && board.list.map(\.text) == ["|/b|https://third.test/", "|/a|https://first.test/"])
+        #expect(board.rules.remote.map(\.option) == ["|/a|https://first.test/"])
+        #expect(throws: ConfigurationError.self) { try board.edit(1, text: "|/c|https://x.test/", answer: nil) }
+        #expect(throws: ConfigurationError.self) { try board.remove(1) }
+        #expect(throws: ConfigurationError.self) { try board.edit(second.id, text: "|(|https://x.test/", answer: nil) }
+        #expect(board.list.map(\.text) == ["|/b|https://third.test/", "|/a|https://first.test/"])
     }
 }
