@@ -203,6 +203,13 @@ import TestSupport
         #expect(board.list.count == 1)
     }
 
+    /// A mock's flow says so on the console (it said `(mapped from URL)`, as for a map-remote).
+    @Test func theConsoleLineSaysAMockAnswered() {
+        var flow = FlowSamples.get
+        flow.mapped = Flow.Mapping(rule: "mock", from: "https://a.test/x", to: "mock 200 application/json", by: ["|/x"])
+        #expect(ConsoleFlowPrinter.line(for: flow).hasSuffix(" (mock |/x)"))
+    }
+
     /// Rules of one kind apply in the board's order, which a move changes; an edit keeps a rule's
     /// place and switch; a rule from the flags is switched, never edited or deleted.
     @Test func movesAndEditsKeepTheOrderTheEngineApplies() throws {

@@ -89,6 +89,9 @@ extension ConsoleFlowPrinter {
                 if !onRequest.isEmpty { text += " (headers: \(onRequest.joined(separator: ", ")))" }
             } else if mapped.rule == "block-list" {
                 text += " (blocked by --block-list \(mapped.by.joined()))"
+            } else if mapped.rule == "mock" {
+                // `(mock |~m GET|/v1/user$)`: answered by a mock made in the web UI's Rules view.
+                text += " (mock \(mapped.by.last ?? ""))"
             } else if mapped.rule != "map-local" {
                 text += " (mapped from \(mapped.from))"
             } else if let missing = mapped.missing {

@@ -3,7 +3,8 @@ extension Flow {
     /// HAR's `_mapped`. The flow's own URL is the one the request went to (mitmproxy's view);
     /// `from` keeps the one the client asked for.
     public struct Mapping: Codable, Sendable, Equatable {
-        /// `map-remote` (sent to another URL), `map-local` (answered from a local file) or
+        /// `map-remote` (sent to another URL), `map-local` (answered from a local file), `mock`
+        /// (answered by a mock rule made in the web UI's Rules view: `to` is `mock STATUS TYPE`) or
         /// `modify-headers` (only headers changed, the request's or the response's: `from` and
         /// `to` are the same URL) or `modify-body` (only a body changed, or a rule matched and
         /// `note` says why the body was left as it came).

@@ -814,6 +814,9 @@ function mappedBy(mapped) {
     if (mapped.rule === "block-list") return `blocked, never sent on (--block-list ${(mapped.by ?? []).join("")})`;
     const by = `(--${mapped.rule} ${(mapped.by ?? []).join(" then ")})` + (headers ? `; ${headers}` : "");
     if (mapped.rule === "map-remote") return `sent to ${mapped.to}, asked for ${mapped.from} ${by}`;
+    if (mapped.rule === "mock") {
+        return `${mapped.from} answered by a mock from the Rules view: ${mapped.to.replace(/^mock /, "")} ${by}`;
+    }
     if (mapped.missing) return `${mapped.from}: none of ${mapped.missing.join(", ")} exists, answered 404 ${by}`;
     return `${mapped.from} answered from the file ${mapped.to} ${by}`;
 }
