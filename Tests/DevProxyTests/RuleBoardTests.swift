@@ -86,11 +86,13 @@ import TestSupport
 
         let listed = ((api["list"]?[1] as? [String: Any])?["rules"] as? [[String: Any]]) ?? []
         #expect(listed.count == 1 && listed.first?["origin"] as? String == "flag"
-                && listed.first?["kind"] as? String == "block-list" && listed.first?["text"] as? String == "|~u flagged|404"
+                && listed.first?["kind"] as? String == "block-list"
+                && listed.first?["text"] as? String == "|~u flagged|404"
                 && listed.first?["enabled"] as? Bool == true, "\(listed)")
         #expect(api["unauthorized"]?[0] as? Int == 401, "\(api["unauthorized"] ?? [])")
         let mock = api["mock"]?[1] as? [String: Any]
-        #expect(api["mock"]?[0] as? Int == 201 && mock?["origin"] as? String == "web" && mock?["kind"] as? String == "mock"
+        #expect(api["mock"]?[0] as? Int == 201 && mock?["origin"] as? String == "web"
+                && mock?["kind"] as? String == "mock"
                 && (mock?["answer"] as? [String: Any])?["status"] as? Int == 201, "\(api["mock"] ?? [])")
         #expect((api["off"]?[1] as? [String: Any])?["enabled"] as? Bool == false, "\(api["off"] ?? [])")
         #expect(api["bad"]?[0] as? Int == 400, "\(api["bad"] ?? [])")
@@ -147,14 +149,16 @@ import TestSupport
         let rule = "|/echo|\(dir.file("local.txt"))"
         let added = try api("POST", "", String(decoding: try JSONSerialization.data(withJSONObject: [
             "kind": "map-local", "text": rule]), as: UTF8.self))
-        let id = try #require((try JSONSerialization.jsonObject(with: Data(added.utf8)) as? [String: Any])?["id"] as? Int,
+        let addedObject = try JSONSerialization.jsonObject(with: Data(added.utf8)) as? [String: Any]
+        let id = try #require(addedObject?["id"] as? Int,
                               "\(added)")
         #expect(try fetch() == "local answer\n")
         _ = try api("PUT", "/\(id)", "{\"enabled\": false}")
         #expect(try fetch().contains("/echo"))
         let listed = try Subprocess.run("curl", ["-sS", "-H", "Authorization: Bearer \(token)", "\(base)/api/rules"],
                                         timeout: 30).stdout
-        let rules = (try JSONSerialization.jsonObject(with: Data(listed.utf8)) as? [String: Any])?["rules"] as? [[String: Any]]
+        let listedObject = try JSONSerialization.jsonObject(with: Data(listed.utf8)) as? [String: Any]
+        let rules = listedObject?["rules"] as? [[String: Any]]
         #expect(rules?.map { "\($0["origin"] ?? "") \($0["kind"] ?? "") \($0["text"] ?? "")" }
                 == ["config block-list |~u from-config|410", "web map-local \(rule)"], "\(listed)")
         // A file that is not there: the parser's reason, and nothing added.

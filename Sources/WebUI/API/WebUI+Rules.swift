@@ -16,11 +16,11 @@ extension WebUI {
             default: return .error(405, "\(request.method) is not allowed on \(request.path): GET or POST")
             }
         }
-        guard let id = Int(rest[1]), board.list.contains(where: { $0.id == id }) else {
+        guard let id = Int(rest[1]), let rule = board.list.first(where: { $0.id == id }) else {
             return .error(404, "no rule \(rest[1]); GET /api/rules lists them")
         }
         switch request.method {
-        case "GET": return .json(object: Self.ruleObject(board.list.first { $0.id == id }!))
+        case "GET": return .json(object: Self.ruleObject(rule))
         case "PUT": return changeRule(request, id: id, board: board)
         case "DELETE":
             do {
@@ -36,7 +36,8 @@ extension WebUI {
     /// `POST /api/rules` `{"kind", "text", "answer"?}`.
     private func addRule(_ request: WebRequest, board: RuleBoard) -> WebResponse {
         guard let object = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any] else {
-            return .error(400, "the body must be a JSON object: {\"kind\": \"map-local\", \"text\": \"|URL-REGEX|PATH\"}")
+            return .error(400, "the body must be a JSON object: {\"kind\": \"map-local\", "
+                               + "\"text\": \"|URL-REGEX|PATH\"}")
         }
         if let unknown = object.keys.sorted().first(where: { !["kind", "text", "answer"].contains($0) }) {
             return .error(400, "unknown key \(unknown): give kind, text and, for a mock, answer")
@@ -45,7 +46,9 @@ extension WebUI {
         guard let name = object["kind"] as? String, let kind = RuleBoard.Kind(rawValue: name) else {
             return .error(400, "kind must be one of \(kinds)")
         }
-        guard let text = object["text"] as? String else { return .error(400, "text must be the rule, as its option takes it") }
+        guard let text = object["text"] as? String else {
+            return .error(400, "text must be the rule, as its option takes it")
+        }
         let answer: RuleBoard.Answer?
         switch Self.answer(object["answer"], kind: kind) {
         case .success(let value): answer = value
@@ -64,7 +67,8 @@ extension WebUI {
         guard let object = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any] else {
             return .error(400, "the body must be a JSON object: {\"enabled\": false}")
         }
-        if let unknown = object.keys.sorted().first(where: { !["enabled", "text", "answer", "position"].contains($0) }) {
+        let keys = ["enabled", "text", "answer", "position"]
+        if let unknown = object.keys.sorted().first(where: { !keys.contains($0) }) {
             return .error(400, "unknown key \(unknown): give enabled, text, answer or position")
         }
         guard let rule = board.list.first(where: { $0.id == id }) else { return .error(404, "no rule \(id)") }
@@ -110,9 +114,12 @@ extension WebUI {
     /// A mock's `answer` object: `{"status": 200, "content_type": "application/json", "body": "…"}`.
     private static func answer(_ value: Any?, kind: RuleBoard.Kind) -> Result<RuleBoard.Answer?, Refusal> {
         guard let value else { return .success(nil) }
-        guard kind == .mock else { return .failure(Refusal(message: "answer is for a mock rule; a \(kind.rawValue) rule has none")) }
+        guard kind == .mock else {
+            return .failure(Refusal(message: "answer is for a mock rule; a \(kind.rawValue) rule has none"))
+        }
         guard let object = value as? [String: Any] else {
-            return .failure(Refusal(message: "answer must be an object: {\"status\": 200, \"content_type\": …, \"body\": …}"))
+            return .failure(Refusal(message: "answer must be an object: {\"status\": 200, \"content_type\": …, "
+                                             + "\"body\": …}"))
         }
         if let unknown = object.keys.sorted().first(where: { !["status", "content_type", "body"].contains($0) }) {
             return .failure(Refusal(message: "unknown key answer.\(unknown): give status, content_type and body"))
@@ -125,7 +132,9 @@ extension WebUI {
             answer.status = number
         }
         if let type = object["content_type"] {
-            guard let text = type as? String else { return .failure(Refusal(message: "answer.content_type must be text")) }
+            guard let text = type as? String else {
+                return .failure(Refusal(message: "answer.content_type must be text"))
+            }
             answer.contentType = text
         }
         if let body = object["body"] {
