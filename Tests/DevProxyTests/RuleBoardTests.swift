@@ -169,7 +169,8 @@ import TestSupport
 
     /// The Rules view in Chromium (`Resources/webui_rules.py`): a bad rule shows the server's
     /// reason, a mock typed in the page answers a request through the proxy, switched off the
-    /// origin answers, deleted it leaves the list. There was no such view.
+    /// origin answers, a second mock answers once moved above the first, deleted they leave the
+    /// list. There was no such view.
     @Test(.enabled(if: WebUIBrowser.missing == nil, "needs chromium and playwright"))
     func theRulesViewAddsAMockThatAnswers() throws {
         let dir = TemporaryDirectory()
@@ -181,7 +182,7 @@ import TestSupport
         #expect(result.status == 0, "\(result.output)")
         #expect(WebUIBrowser.passed(result).isSuperset(of: [
             "rules-view-opens", "bad-rule-shows-the-reason", "mock-fields-shown", "mock-listed", "mock-answers",
-            "mock-switched-off", "mock-deleted", "no-page-errors"]), "\(result.output)")
+            "mock-switched-off", "first-mock-wins-until-moved", "mock-deleted", "no-page-errors"]), "\(result.output)")
     }
 
     /// `devproxy web FILE` shows a saved session: no proxy runs behind it, so `/api/rules` is 409.

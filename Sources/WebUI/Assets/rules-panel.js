@@ -54,9 +54,9 @@ class RulesPanel extends HTMLElement {
     #render() {
         const list = this.#rules.length
             ? h("table", { class: "rules-table" },
-                h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "On"), h("th", { scope: "col" }, "Kind"),
-                    h("th", { scope: "col" }, "Rule"), h("th", { scope: "col" }, "From"), h("th", { scope: "col" }, ""))),
-                h("tbody", {}, this.#rules.map((rule) => this.#row(rule))))
+                h("thead", {}, h("tr", {},
+                    ["On", "Kind", "Rule", "From", ""].map((name) => h("th", { scope: "col" }, name)))),
+                h("tbody", {}, this.#rules.map((rule, index) => this.#row(rule, index))))
             : h("p", { class: "empty" }, "No rules: requests go where they name. Add one below.");
         replaceChildren(this,
             h("h2", {}, "Rules"),
@@ -65,7 +65,8 @@ class RulesPanel extends HTMLElement {
             this.#error ? null : this.#form);
     }
 
-    #row(rule) {
+    /** One rule's row; `index` its place in the list (rules of one kind apply in that order). */
+    #row(rule, index) {
         const toggle = h("input", {
             type: "checkbox", checked: rule.enabled, "aria-label": `${rule.kind} ${rule.text} on`,
             on: { change: (event) => this.#change(rule.id, { enabled: event.target.checked }) },
@@ -78,10 +79,14 @@ class RulesPanel extends HTMLElement {
             ? h("button", { type: "button", class: "rule-delete", title: "delete this rule",
                 on: { click: () => this.#remove(rule.id) } }, "Delete")
             : null;
+        const up = index > 0
+            ? h("button", { type: "button", class: "rule-up", title: "move up: applied before the rule above",
+                "aria-label": "move up", on: { click: () => this.#change(rule.id, { position: index - 1 }) } }, "↑")
+            : null;
         return h("tr", { "data-id": rule.id, class: rule.enabled ? "rule" : "rule rule-off" },
             h("td", {}, toggle), h("td", { class: "rule-kind" }, rule.kind),
             h("td", {}, h("code", { class: "rule-text" }, rule.text), answer),
-            h("td", {}, ORIGINS[rule.origin] ?? rule.origin), h("td", {}, remove));
+            h("td", {}, ORIGINS[rule.origin] ?? rule.origin), h("td", {}, up, " ", remove));
     }
 
     #buildForm() {

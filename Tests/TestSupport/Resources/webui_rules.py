@@ -3,7 +3,8 @@
 `devproxy run`: the tab opens the view; a rule that does not parse shows the server's reason beside
 the form and adds nothing; a mock typed in the form (URL regex, status, content type, body) is
 listed, switched on, and answers a request sent through the proxy (the origin, served here, is not
-asked); switched off in the list, the origin answers again; deleted, it leaves the list.
+asked); switched off in the list, the origin answers again; a second mock for the same URL added
+below it answers only once moved above it; deleted, they leave the list.
 
 Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on any failure.
 
@@ -86,8 +87,25 @@ def main():
         answer = through_proxy(options.proxy, base + "/rules-mock")
         checks.result("mock-switched-off", answer[0] == 200 and answer[2] == "from the origin", repr(answer))
 
-        page.click("rules-panel .rule-delete")
-        page.wait_for_function("() => document.querySelectorAll('rules-panel tbody tr').length === 0", timeout=10000)
+        page.check("rules-panel tbody tr input[type=checkbox]")
+        page.wait_for_function("() => !document.querySelector('rules-panel tbody tr.rule-off')", timeout=10000)
+        page.fill("#rule-text", "|/rules-mock")
+        page.fill("#mock-body", "the second mock")
+        page.click("rules-panel button[type=submit]")
+        page.wait_for_function("() => document.querySelectorAll('rules-panel tbody tr').length === 2", timeout=10000)
+        first = through_proxy(options.proxy, base + "/rules-mock")
+        page.click("rules-panel tbody tr:nth-child(2) .rule-up")
+        page.wait_for_function(
+            "() => document.querySelector('rules-panel tbody tr .rule-answer pre').textContent === 'the second mock'",
+            timeout=10000)
+        moved = through_proxy(options.proxy, base + "/rules-mock")
+        checks.result("first-mock-wins-until-moved", first[2] == "<b>typed in the page</b>"
+                      and moved[2] == "the second mock", repr((first, moved)))
+
+        for remaining in (1, 0):
+            page.click("rules-panel .rule-delete")
+            page.wait_for_function("(n) => document.querySelectorAll('rules-panel tbody tr').length === n",
+                                   arg=remaining, timeout=10000)
         checks.result("mock-deleted", page.evaluate(ROWS) == [], "")
         checks.result("no-page-errors", not problems and not page.evaluate("window.__violations"),
                       repr((problems, page.evaluate("window.__violations"))))
