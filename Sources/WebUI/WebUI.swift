@@ -82,6 +82,8 @@ public final class WebUI: @unchecked Sendable {
     let authority: Authority?
     let version: String
     let events: EventHub
+    /// The "Repeat…" runs (`POST /api/flows/ID/repeat`); stopping the UI ends them.
+    let repeats = RepeatBoard()
     // Set once in init (it needs `self` for its handler); never changed after.
     private var server: WebServer!
 
@@ -147,6 +149,7 @@ public final class WebUI: @unchecked Sendable {
 
     /// Stops serving: cuts every connection, event streams included.
     public func stop() {
+        repeats.stop()
         events.stop()
         server.stop()
     }

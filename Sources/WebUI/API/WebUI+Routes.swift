@@ -26,6 +26,9 @@ extension WebUI {
                 return try protobuf(id: rest[1], part: rest[2] == "request" ? .request : .response)
             case ("GET", 3, "flows") where rest[2] == "export": return try export(request, id: rest[1])
             case ("POST", 3, "flows") where rest[2] == "replay": return try replay(id: rest[1])
+            case ("POST", 3, "flows") where rest[2] == "repeat": return try startRepeat(request, id: rest[1])
+            case ("GET", 2, "repeats"): return repeatProgress(id: rest[1])
+            case ("DELETE", 2, "repeats"): return cancelRepeat(id: rest[1])
             case ("PUT", 3, "flows") where rest[2] == "mark": return try setNote(request, id: rest[1])
             case ("POST", 1, "replay"): return try replayEdited(request)
             case ("GET", 2, "export") where rest[1] == "har": return try exportHAR(request)
@@ -60,14 +63,14 @@ extension WebUI {
     }
 
     private static let knownRoutes: Set<String> = ["info", "flows", "replay", "export", "clear", "events", "ca",
-                                                   "pinning", "error-kinds"]
+                                                   "pinning", "error-kinds", "repeats"]
 
     /// Whether the path is a route under some method (so the answer is 405, not 404).
     private static func exists(_ rest: [String]) -> Bool {
         switch (rest.count, rest.first ?? "") {
         case (1, _): return true
-        case (2, "flows"), (2, "export"): return true
-        case (3, "flows"): return ["export", "replay", "mark"].contains(rest[2])
+        case (2, "flows"), (2, "export"), (2, "repeats"): return true
+        case (3, "flows"): return ["export", "replay", "mark", "repeat"].contains(rest[2])
         case (4, "flows"): return ["body", "form", "protobuf"].contains(rest[3])
         default: return false
         }

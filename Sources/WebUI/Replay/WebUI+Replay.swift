@@ -7,17 +7,34 @@ import SessionStore
 extension WebUI {
     func replay(id: String) throws -> WebResponse {
         guard let link = proxy else { return Self.noProxy }
+        switch try replayPlan(of: id) {
+        case .refused(let answer): return answer
+        case .plan(let plan):
+            return try send(link, method: plan.method, url: plan.url, headers: plan.headers, body: plan.body,
+                            replayOf: id, host: plan.host, http2: plan.http2)
+        }
+    }
+
+    /// What a replay of flow `id` sends: its request as recorded, to the server it went to.
+    enum PlannedReplay {
+        case plan(ReplayPlan)
+        /// Why it cannot be replayed (404, 409), said as `POST /api/flows/ID/replay` says it.
+        case refused(WebResponse)
+    }
+
+    /// The request a replay of flow `id` sends (`replay` and `repeat` send the same).
+    func replayPlan(of id: String) throws -> PlannedReplay {
         guard let flow = try storedFlow(id) else {
-            if try store.summary(id: id) != nil { return .error(409, "flow \(id) has not finished yet") }
-            return .error(404, "no flow \(id) in this session")
+            if try store.summary(id: id) != nil { return .refused(.error(409, "flow \(id) has not finished yet")) }
+            return .refused(.error(404, "no flow \(id) in this session"))
         }
         guard flow.mode == .http || flow.mode == .https, let request = flow.request else {
-            return .error(409, "flow \(id) is a \(flow.mode.rawValue) flow; only HTTP requests can be replayed")
+            return .refused(.error(409, "flow \(id) is a \(flow.mode.rawValue) flow; only HTTP requests can be replayed"))
         }
         var body: [UInt8] = []
         if let logged = request.body, logged.size > 0 {
             guard let stored = try wholeRequestBody(of: id) else {
-                return .error(409, "the request body of flow \(id) was not stored whole; it cannot be replayed")
+                return .refused(.error(409, "the request body of flow \(id) was not stored whole; it cannot be replayed"))
             }
             body = stored
         }
@@ -27,8 +44,8 @@ extension WebUI {
         }
         // To the server the original went to, with its Host as recorded (`ReplayTarget`).
         let target = ReplayTarget(replaying: flow, request: request)
-        return try send(link, method: request.method, url: target.url, headers: headers, body: body, replayOf: id,
-                        host: target.host, http2: request.httpVersion == "HTTP/2")
+        return .plan(ReplayPlan(method: request.method, url: target.url, headers: headers, body: body,
+                                host: target.host, http2: request.httpVersion == "HTTP/2"))
     }
 
     func replayEdited(_ request: WebRequest) throws -> WebResponse {
@@ -135,33 +152,55 @@ extension WebUI {
         return stored.bytes
     }
 
-    private static let noProxy = WebResponse.error(409, "replay needs a running proxy: this is devproxy web FILE, "
+    static let noProxy = WebResponse.error(409, "replay needs a running proxy: this is devproxy web FILE, "
                                                    + "which proxies nothing; open the session with devproxy run")
 
     /// Replays through the proxy, waits until the new flow is in the store, answers its id.
     private func send(_ link: ProxyLink, method: String, url: String, headers: [(String, String)], body: [UInt8],
                       replayOf: String?, host: String? = nil, http2: Bool = false) throws -> WebResponse {
-        let id = Replayer.newFlowID()
-        var headers = headers
-        if let host = URLComponents(string: url)?.host, let signer = link.signatures?.signer(for: host),
-           let signed = signer.resign(method: method, url: url, headers: headers.map { [$0.0, $0.1] }, body: body) {
+        let plan = ReplayPlan(method: method, url: url, headers: headers, body: body, host: host, http2: http2)
+        switch try deliver(plan, through: link, id: Replayer.newFlowID(), replayOf: replayOf) {
+        case .flow(let id, _): return .json("{\"id\":\(JSONText.quoted(id))}")
+        case .unreachable(let reason): return .error(502, reason)
+        case .refused(let reason): return .error(422, reason)
+        }
+    }
+
+    /// How one send of a replay ended.
+    enum ReplayOutcome {
+        /// The request became flow `id`; `answer` is the start of the response the proxy sent back.
+        case flow(id: String, answer: [UInt8])
+        /// The proxy could not be reached (the reason, said for the page).
+        case unreachable(String)
+        /// The proxy refused the request before it became a flow (the reason, said for the page).
+        case refused(String)
+    }
+
+    /// Sends `plan` once through the proxy as flow `id` (re-signed when a signature key is known),
+    /// and waits until the new flow is in the store.
+    func deliver(_ plan: ReplayPlan, through link: ProxyLink, id: String, replayOf: String?) throws -> ReplayOutcome {
+        var headers = plan.headers
+        if let host = URLComponents(string: plan.url)?.host, let signer = link.signatures?.signer(for: host),
+           let signed = signer.resign(method: plan.method, url: plan.url, headers: headers.map { [$0.0, $0.1] },
+                                      body: plan.body) {
             headers = signed.compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }
         }
         let answer: [UInt8]
         do {
-            answer = try Replayer(link: link).send(method: method, url: url, headers: headers, body: body, id: id,
-                                                   replayOf: replayOf, host: host, http2: http2)
+            answer = try Replayer(link: link).send(method: plan.method, url: plan.url, headers: headers,
+                                                   body: plan.body, id: id, replayOf: replayOf, host: plan.host,
+                                                   http2: plan.http2)
         } catch let error as NetworkError {
-            return .error(502, "cannot reach the proxy at \(link.replayHost):\(link.replayPort) to replay: "
-                          + error.message)
+            return .unreachable("cannot reach the proxy at \(link.replayHost):\(link.replayPort) to replay: "
+                                + error.message)
         }
         store.flush()
         // The proxy refused the request before it became the replay's flow (a header over its
         // limit: 431): said with the proxy's reason, where the id answered named no flow (404).
         guard try store.summary(id: id) != nil else {
-            return .error(422, "the proxy refused the request before sending it: \(Self.refusal(answer))")
+            return .refused("the proxy refused the request before sending it: \(Self.refusal(answer))")
         }
-        return .json("{\"id\":\(JSONText.quoted(id))}")
+        return .flow(id: id, answer: answer)
     }
 
     /// A refusal's status line and the first line of its body (DevProxy's reason), or what came:
