@@ -114,6 +114,18 @@ export const api = {
     resend(request) {
         return post("/api/replay", request);
     },
+    /** Starts sending flow `id` `{count, concurrency, delay_ms}` times; resolves to the repeat's state. */
+    repeat(id, options) {
+        return post(`${flowPath(id)}/repeat`, options);
+    },
+    /** A repeat's progress and summary (`GET /api/repeats/ID`). */
+    repeatState(id) {
+        return getJSON(`/api/repeats/${encodeURIComponent(id)}`);
+    },
+    /** Sends no more of repeat `id`; resolves to its state. */
+    cancelRepeat(id) {
+        return post(`/api/repeats/${encodeURIComponent(id)}`, undefined, "DELETE");
+    },
     clear() {
         return post("/api/clear");
     },

@@ -13,6 +13,7 @@ import { interceptEditor, interceptFacts } from "./intercept.js";
 import { notePanel, rememberNote } from "./marks.js";
 import { responseEditor } from "./intercept-response.js";
 import { openResend } from "./resend-dialog.js";
+import { openRepeat } from "./repeat-dialog.js";
 import { graphQLView, looksLikeGraphQL } from "./graphql-view.js";
 import { compareButton } from "./compare.js";
 import { store } from "./store.js";
@@ -304,6 +305,13 @@ class FlowDetail extends HTMLElement {
                 title: httpFlow ? "Replay (r)" : `a ${flow.mode} flow cannot be replayed`,
                 on: { click: () => replayFlow(flow.id) },
             }, "Replay"),
+            // Sent N times, C at once (Charles's and Proxyman's "Repeat Advanced"): repeat-dialog.js.
+            h("button", {
+                type: "button", id: "repeat", disabled: !replayable,
+                title: httpFlow ? "Send it many times, some at once, and see what came back"
+                    : `a ${flow.mode} flow cannot be repeated`,
+                on: { click: () => openRepeat(flow) },
+            }, "Repeat…"),
             h("button", {
                 type: "button", id: "resend", disabled: !replayable, on: { click: () => openResend(flow) },
             }, "Edit and resend"),

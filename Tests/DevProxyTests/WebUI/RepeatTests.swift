@@ -88,3 +88,23 @@ import Testing
         }
     }
 }
+
+/// "Repeat…" in the page (`Resources/webui_repeat.py`, Chromium): the dialog starts a repeat, shows
+/// its progress and summary (statuses, times), opens a repetition, refuses out-of-limit counts with
+/// the server's reason, and its Cancel stops a long one early.
+@Suite struct RepeatPageTests {
+    @Test(.enabled(if: WebUIBrowser.missing == nil, "needs chromium and playwright"))
+    func theDialogRepeatsAndSumsUp() throws {
+        let dir = TemporaryDirectory()
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--web", "127.0.0.1:0", "--quiet"],
+                                        environment: ["DEVPROXY_EMAIL": "dev@example.test"], webUI: true)
+        defer { _ = proxy.stop() }
+        let result = try WebUIBrowser.run(ui: try #require(proxy.webUI), proxy: "http://127.0.0.1:\(proxy.port)",
+                                          script: "webui_repeat.py", timeout: 120)
+        #expect(result.status == 0, "\(result.output)")
+        let expected: Set = ["out-of-limits-refused-with-reason", "origin-saw-12-at-most-3-at-once",
+                             "summary-shows-statuses", "summary-shows-times", "first-repetition-opens-as-a-replay",
+                             "cancel-stops-early", "no-page-errors"]
+        #expect(expected.subtracting(WebUIBrowser.passed(result)).isEmpty, "\(result.output)")
+    }
+}
