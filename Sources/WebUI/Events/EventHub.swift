@@ -91,8 +91,10 @@ final class EventHub: @unchecked Sendable {
         thread.start()
     }
 
+    /// Stops the flusher; a second call does nothing (it waited for a flusher already gone, forever).
     func stop() {
         guard started else { return }
+        started = false
         if let observer { store.removeObserver(observer) }
         if let interceptObserver { intercepts?.unobserve(interceptObserver) }
         condition.withLock {

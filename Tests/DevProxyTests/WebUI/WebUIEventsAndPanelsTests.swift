@@ -12,6 +12,16 @@ import Testing
                                         mode: "https", method: "GET", url: "https://burst.test/\(index)"))
     }
 
+    /// Stopping the UI twice (a repeat's test stopping it, then the harness) returns: the second
+    /// stop waited forever for the live events' flusher, which the first had already ended.
+    @Test(.timeLimit(.minutes(1))) func stoppingTwiceReturns() throws {
+        let ui = try WebUIHarness()
+        ui.web.stop()
+        let done = DispatchSemaphore(value: 0)
+        Thread { ui.web.stop(); done.signal() }.start()
+        #expect(done.wait(timeout: .now() + 10) == .success, "the second stop() did not return within 10 s")
+    }
+
     @Test func aBurstOfFlowsArrivesInAFewBatchedMessages() throws {
         let ui = try WebUIHarness()
         let events = try WebUIHarness.EventStream(ui)
