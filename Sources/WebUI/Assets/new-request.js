@@ -2,11 +2,9 @@
 // proxy (`POST /api/replay` without `replay_of`), as Proxyman's Compose, HTTP Toolkit's Send and
 // Postman's "import cURL" do. Its flow arrives in the list like any other.
 
-import { api } from "./api.js";
 import { h, replaceChildren } from "./dom.js";
 import { parseCurl } from "./curl-import.js";
-import { headerLines, parseHeaderLines } from "./resend-dialog.js";
-import { store } from "./store.js";
+import { headerLines, parseHeaderLines, sendFromDialog } from "./resend-dialog.js";
 
 /** Opens the dialog, empty (GET, https://), or filled from `curl` (a command line) when given. */
 export function openNewRequest(curl = "") {
@@ -58,20 +56,10 @@ export function openNewRequest(curl = "") {
     form.addEventListener("submit", async (event) => {
         event.preventDefault();
         error.textContent = "";
-        try {
-            send.disabled = true;
-            const answer = await api.resend({
-                method: method.value.trim(), url: url.value.trim(), headers: parseHeaderLines(headers.value),
-                ...(body.value ? { body: body.value } : {}),
-            });
-            dialog.close();
-            store.notify(`sent as flow ${answer.id}`);
-            store.announceFlow(answer.id);
-        } catch (failure) {
-            error.textContent = failure.message;
-        } finally {
-            send.disabled = false;
-        }
+        await sendFromDialog(dialog, send, error, () => ({
+            method: method.value.trim(), url: url.value.trim(), headers: parseHeaderLines(headers.value),
+            ...(body.value ? { body: body.value } : {}),
+        }));
     });
     replaceChildren(dialog, form);
     dialog.showModal();

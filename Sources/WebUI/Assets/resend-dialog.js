@@ -124,6 +124,25 @@ export function grpcMessagesOf(text) {
     return Array.isArray(parsed) ? parsed : [parsed];
 }
 
+/**
+ * Sends the request `build()` makes (`POST /api/replay`) from an open dialog: its Send button
+ * disabled meanwhile, the dialog closed and the new flow announced once it went, the server's
+ * reason in `error` when it did not (a request that cannot be built says why there too).
+ */
+export async function sendFromDialog(dialog, send, error, build) {
+    try {
+        send.disabled = true;
+        const answer = await api.resend(build());
+        dialog.close();
+        store.notify(`sent as flow ${answer.id}`);
+        store.announceFlow(answer.id);
+    } catch (failure) {
+        error.textContent = failure.message;
+    } finally {
+        send.disabled = false;
+    }
+}
+
 /** Opens the dialog for `flow` (its record). */
 export async function openResend(flow) {
     const request = flow.request;
@@ -164,23 +183,13 @@ export async function openResend(flow) {
     form.addEventListener("submit", async (event) => {
         event.preventDefault();
         error.textContent = "";
-        try {
-            send.disabled = true;
-            const answer = await api.resend({
-                method: method.value.trim(), url: url.value.trim(),
-                headers: headersToSend(parseHeaderLines(headers.value), filledHost, filledURL),
-                ...(grpc ? { grpc_messages: grpcMessagesOf(body.value) }
-                    : unchanged ? { body_from: flow.id } : binary ? { body_base64: base64Of(binary) } : { body: body.value }),
-                replay_of: flow.id,
-            });
-            dialog.close();
-            store.notify(`sent as flow ${answer.id}`);
-            store.announceFlow(answer.id);
-        } catch (failure) {
-            error.textContent = failure.message;
-        } finally {
-            send.disabled = false;
-        }
+        await sendFromDialog(dialog, send, error, () => ({
+            method: method.value.trim(), url: url.value.trim(),
+            headers: headersToSend(parseHeaderLines(headers.value), filledHost, filledURL),
+            ...(grpc ? { grpc_messages: grpcMessagesOf(body.value) }
+                : unchanged ? { body_from: flow.id } : binary ? { body_base64: base64Of(binary) } : { body: body.value }),
+            replay_of: flow.id,
+        }));
     });
     replaceChildren(dialog, form);
     dialog.showModal();
