@@ -25,8 +25,7 @@ import TestSupport
         var stopped = false
         defer { if !stopped { _ = proxy.stop() } }
         let ui = try #require(proxy.webUI)
-        let base = String(ui.prefix { $0 != "?" }.dropLast())
-        let token = String(ui.split(separator: "=").last ?? "")
+        let (base, token) = DevProxyProcess.webAPI(ui)
         let script = """
             import httpx, json, sys, urllib.request, urllib.error
             def api(method, path, body=None, auth=True):
@@ -134,8 +133,7 @@ import TestSupport
                                         environment: ["DEVPROXY_EMAIL": "dev@example.test"], webUI: true)
         defer { _ = proxy.stop() }
         let ui = try #require(proxy.webUI)
-        let base = String(ui.prefix { $0 != "?" }.dropLast())
-        let token = String(ui.split(separator: "=").last ?? "")
+        let (base, token) = DevProxyProcess.webAPI(ui)
         func fetch() throws -> String {
             try Subprocess.run("curl", ["-sS", version, "--cacert", dir.file("ca/root.pem"), "-x",
                                         "http://127.0.0.1:\(proxy.port)", origin.url("/echo")], timeout: 30).stdout

@@ -768,8 +768,7 @@ import TestSupport
             #expect(result.stdout == "200", "\(result.output)")
         }
         let ui = try #require(proxy.webUI)
-        let base = String(ui.prefix { $0 != "?" }.dropLast())
-        let token = String(ui.split(separator: "=").last ?? "")
+        let (base, token) = DevProxyProcess.webAPI(ui)
         var info = ""
         for _ in 0..<50 where !info.contains("database or disk is full") {
             info = try Subprocess.run("curl", ["-sS", "-H", "Authorization: Bearer \(token)", base + "/api/info"]).stdout

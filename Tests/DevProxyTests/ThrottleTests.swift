@@ -151,8 +151,7 @@ import TestSupport
                                             environment: ["DEVPROXY_EMAIL": "dev@example.test"], webUI: true)
             defer { _ = proxy.stop() }
             let ui = try require(proxy.webUI)
-            let base = String(ui.prefix { $0 != "?" }.dropLast())
-            let token = String(ui.split(separator: "=").last ?? "")
+            let (base, token) = DevProxyProcess.webAPI(ui)
             let result = try Subprocess.run("curl", ["-sS", "--max-time", "10", "-H", "Authorization: Bearer \(token)",
                                                      base + "/api/info"])
             return try require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
@@ -187,6 +186,26 @@ import TestSupport
         #expect(WebUIBrowser.passed(plain).isSuperset(of: ["throttle-absent", "no-page-errors"]), "\(plain.output)")
     }
 
+    /// `devproxy run` with its web UI, trusting `origin`, logging to `dir`/flows.jsonl, and the Python
+    /// lines (httpx, json, sys imported) that define `throttle(profile)`: a `PUT /api/throttle`
+    /// with the UI's token, answering the `throttle` it set.
+    private func webProxy(_ dir: TemporaryDirectory, _ origin: HTTP2Origin) throws -> (DevProxyProcess, String) {
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--web", "127.0.0.1:0", "--upstream-ca",
+                                         origin.caPath, "--log", dir.file("flows.jsonl"), "--quiet"],
+                                        environment: ["DEVPROXY_EMAIL": "dev@example.test"], webUI: true)
+        let (base, token) = DevProxyProcess.webAPI(try #require(proxy.webUI))
+        let python = """
+            import httpx, json, sys, urllib.request
+            def throttle(profile):
+                request = urllib.request.Request("\(base)/api/throttle", method="PUT",
+                    data=json.dumps({"profile": profile}).encode(),
+                    headers={"Authorization": "Bearer \(token)", "Content-Type": "application/json"})
+                return json.load(urllib.request.urlopen(request, timeout=10))["throttle"]
+
+            """
+        return (proxy, python)
+    }
+
     /// The web UI's throttle menu (`PUT /api/throttle`) reaches a connection already open: an
     /// httpx client's keep-alive connection (HTTP/1.1, and HTTP/2) through `devproxy run`, fast,
     /// then slowed from its next request once a profile is set, then fast again once it is cleared,
@@ -196,21 +215,11 @@ import TestSupport
     func aThrottleSetWhileRunningReachesAnOpenConnection(http2: Bool) throws {
         let dir = TemporaryDirectory()
         let origin = try HTTP2Origin(.hypercornBoth)
-        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--web", "127.0.0.1:0", "--upstream-ca",
-                                         origin.caPath, "--log", dir.file("flows.jsonl"), "--quiet"],
-                                        environment: ["DEVPROXY_EMAIL": "dev@example.test"], webUI: true)
+        let (proxy, throttlePython) = try webProxy(dir, origin)
         var stopped = false
         defer { if !stopped { _ = proxy.stop() } }
-        let ui = try #require(proxy.webUI)
-        let base = String(ui.prefix { $0 != "?" }.dropLast())
-        let token = String(ui.split(separator: "=").last ?? "")
-        let script = """
-            import httpx, json, sys, time, urllib.request
-            def throttle(profile):
-                request = urllib.request.Request("\(base)/api/throttle", method="PUT",
-                    data=json.dumps({"profile": profile}).encode(),
-                    headers={"Authorization": "Bearer \(token)", "Content-Type": "application/json"})
-                return json.load(urllib.request.urlopen(request, timeout=10))["throttle"]
+        let script = throttlePython + """
+            import time
             out = {"times": [], "versions": [], "set": []}
             with httpx.Client(http2=\(http2 ? "True" : "False"), proxy="http://127.0.0.1:\(proxy.port)",
                               verify="\(dir.file("ca/root.pem"))", timeout=30) as c:
@@ -261,21 +270,10 @@ import TestSupport
     func offlineFailsNewRequestsAndConnections(http2: Bool) throws {
         let dir = TemporaryDirectory()
         let origin = try HTTP2Origin(.hypercornBoth)
-        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--web", "127.0.0.1:0", "--upstream-ca",
-                                         origin.caPath, "--log", dir.file("flows.jsonl"), "--quiet"],
-                                        environment: ["DEVPROXY_EMAIL": "dev@example.test"], webUI: true)
+        let (proxy, throttlePython) = try webProxy(dir, origin)
         var stopped = false
         defer { if !stopped { _ = proxy.stop() } }
-        let ui = try #require(proxy.webUI)
-        let base = String(ui.prefix { $0 != "?" }.dropLast())
-        let token = String(ui.split(separator: "=").last ?? "")
-        let script = """
-            import httpx, json, sys, urllib.request
-            def throttle(profile):
-                request = urllib.request.Request("\(base)/api/throttle", method="PUT",
-                    data=json.dumps({"profile": profile}).encode(),
-                    headers={"Authorization": "Bearer \(token)", "Content-Type": "application/json"})
-                return json.load(urllib.request.urlopen(request, timeout=10))["throttle"]
+        let script = throttlePython + """
             def client():
                 return httpx.Client(http2=\(http2 ? "True" : "False"), proxy="http://127.0.0.1:\(proxy.port)",
                                     verify="\(dir.file("ca/root.pem"))", timeout=10)
@@ -349,8 +347,7 @@ import TestSupport
                                         environment: ["DEVPROXY_EMAIL": "dev@example.test"], webUI: true)
         defer { _ = proxy.stop() }
         let ui = try #require(proxy.webUI)
-        let base = String(ui.prefix { $0 != "?" }.dropLast())
-        let token = String(ui.split(separator: "=").last ?? "")
+        let (base, token) = DevProxyProcess.webAPI(ui)
         func call(_ method: String, _ body: String?, csrf: Bool = true) throws -> (Int, String) {
             var arguments = ["-sS", "--max-time", "10", "-X", method, "-w", "\n%{http_code}", base + "/api/throttle"]
             if csrf { arguments += ["-H", "Authorization: Bearer \(token)"] }

@@ -9,6 +9,11 @@ final class DevProxyProcess {
     let banner: String
     /// The `web ui: URL` line's URL, when `webUI` was asked for.
     let webUI: String?
+    /// The `web ui:` URL's address without its path and token (`http://127.0.0.1:PORT`), and the
+    /// token, for a test that calls the web UI's API with `Authorization: Bearer TOKEN`.
+    static func webAPI(_ ui: String) -> (base: String, token: String) {
+        (String(ui.prefix { $0 != "?" }.dropLast()), String(ui.split(separator: "=").last ?? ""))
+    }
     /// What it prints after the banner, for a test that reads it while the proxy runs.
     let stdout = Pipe()
     private let stderr = Pipe()

@@ -28,8 +28,7 @@ import TestSupport
                                          "--log", log, "--upstream-ca", origin.caPath, "--web", "127.0.0.1:0",
                                          "--quiet"], webUI: true)
         let ui = try #require(proxy.webUI)
-        let base = String(ui.prefix { $0 != "?" }.dropLast())
-        let token = String(ui.split(separator: "=").last ?? "")
+        let (base, token) = DevProxyProcess.webAPI(ui)
         let root = dir.file("ca/root.pem")
         let sizes = [5, 20, 70]
         for megabytes in sizes {

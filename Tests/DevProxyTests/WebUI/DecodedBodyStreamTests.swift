@@ -20,8 +20,7 @@ import TestSupport
                                          "--store-body-limit", String(Self.storeLimit), "--web", "127.0.0.1:0",
                                          "--quiet"], webUI: true)
         let ui = try #require(proxy.webUI)
-        let base = String(ui.prefix { $0 != "?" }.dropLast())
-        let token = String(ui.split(separator: "=").last ?? "")
+        let (base, token) = DevProxyProcess.webAPI(ui)
         let root = dir.file("ca/root.pem")
         // 24 MiB in each coding (whole), and 40 MiB of gzip that decodes past the 32 MiB cap.
         let cases = [("gzip", 24), ("br", 24), ("zstd", 24), ("gzip", 40)]

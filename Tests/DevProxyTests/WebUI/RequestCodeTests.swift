@@ -148,8 +148,7 @@ import TestSupport
                                          "--store-body-limit", "1024", "--web", "127.0.0.1:0", "--quiet"], webUI: true)
         defer { _ = proxy.stop() }
         let ui = try #require(proxy.webUI)
-        let base = String(ui.prefix { $0 != "?" }.dropLast())
-        let token = String(ui.split(separator: "=").last ?? "")
+        let (base, token) = DevProxyProcess.webAPI(ui)
         let url = origin.url("/echo/cut")
         let sent = try Subprocess.run("curl", ["-sS", "--proxy", "http://127.0.0.1:\(proxy.port)", "--max-time", "20",
                                                "--data-binary", String(repeating: "x", count: 4096), url])

@@ -72,8 +72,7 @@ import Testing
         let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--web", "127.0.0.1:0", "--quiet"],
                                         environment: ["DEVPROXY_EMAIL": "dev@example.test"], webUI: true)
         let ui = try #require(proxy.webUI)
-        let base = String(ui.prefix { $0 != "?" }.dropLast())
-        let token = String(ui.split(separator: "=").last ?? "")
+        let (base, token) = DevProxyProcess.webAPI(ui)
         let info = try Subprocess.run("curl", ["-sS", "--max-time", "10", "-H", "Authorization: Bearer \(token)", base + "/api/info"])
         let json = try #require(try JSONSerialization.jsonObject(with: Data(info.stdout.utf8)) as? [String: Any])
         #expect(json["onboarding_loopback"] as? Bool == true && json["qr_svg_path"] == nil, "\(json)")
