@@ -63,6 +63,8 @@ let package = Package(
         .target(name: "HTTPTypes", swiftSettings: hotPath),
         // Sans-IO SOCKS5 server handshake (RFC 1928, RFC 1929): bytes in, actions out. No dependencies.
         .target(name: "SOCKS5"),
+        // Sans-IO WireGuard responder (Noise_IKpsk2 handshake, transport data, key rotation) over OpenSSL 3.
+        .target(name: "WireGuard", dependencies: ["CTLS"]),
         // Pinning policies (TrustKit, Android NSC, OkHttp) and their evaluation.
         // libxml2 for the Android network security config, loaded with dlopen on first use instead
         // of linked (FoundationXML linked it, and ICU with it, into every process). Its headers
@@ -72,7 +74,7 @@ let package = Package(
                 linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
         .target(name: "PinningPolicy", dependencies: ["CertAuthority", .target(name: "CLibXML2", condition: .when(platforms: [.linux]))]),
         .target(name: "DevProxy", dependencies: ["CertAuthority", "HTTP1", "HTTP2", "PinningPolicy", "SOCKS5", "CTLS", "CCompression",
-                                               "CSystem", "GRPCWire", "SessionStore", "QRCode", "HTTPTypes"],
+                                               "CSystem", "GRPCWire", "SessionStore", "QRCode", "HTTPTypes", "WireGuard"],
                 swiftSettings: hotPath),
         // The web UI's server: its HTTP API over the session store, and the page's files (Assets/,
         // embedded at build time by the EmbedWebAssets plugin).
@@ -95,9 +97,10 @@ let package = Package(
         .testTarget(name: "HTTPTypesTests", dependencies: ["HTTPTypes", "HTTP1", "HTTP2"]),
         .testTarget(name: "GRPCWireTests", dependencies: ["GRPCWire", "TestSupport"]),
         .testTarget(name: "SOCKS5Tests", dependencies: ["SOCKS5"]),
+        .testTarget(name: "WireGuardTests", dependencies: ["WireGuard", "TestSupport"]),
         .testTarget(name: "PinningPolicyTests", dependencies: ["PinningPolicy", "CertAuthority", "TestSupport"]),
         .testTarget(name: "DevProxyTests", dependencies: ["DevProxy", "CertAuthority", "HTTP1", "HTTPTypes", "TestSupport",
-                                                         "SessionStore", "WebUI"]),
+                                                         "SessionStore", "WebUI", "WireGuard"]),
         // DevProxy only to write real flow logs and HAR files for the importers to read.
         .testTarget(name: "SessionStoreTests", dependencies: ["SessionStore", "CSQLite", "DevProxy", "GRPCWire", "TestSupport"]),
         .testTarget(name: "DevProxyLoadTests", dependencies: ["DevProxyLoad", "TestSupport", "CertAuthority"]),
