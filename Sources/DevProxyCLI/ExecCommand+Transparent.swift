@@ -155,7 +155,7 @@ extension ExecCommand {
 
     /// This program's own path, for the namespace's side (`/proc/self/exe` names it even when
     /// devproxy was run by a relative path from another directory).
-    private static func ownExecutable() throws -> String {
+    static func ownExecutable() throws -> String {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         guard length > 0 else { throw CommandFailure("cannot find devproxy's own executable (/proc/self/exe)") }

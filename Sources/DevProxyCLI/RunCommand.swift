@@ -214,9 +214,17 @@ enum RunCommand {
         let onboarding = teamRoot.map(OnboardingSite.init(root:))
         configuration.onboarding = onboarding
         let server: ProxyServer
+        var wireGuardKeys: WireGuardKeyFile?
         DescriptorLimit.raise()
         do {
             server = try ProxyServer(configuration: configuration, leaves: leaves, sinks: sinks)
+            if let mode = configuration.modes.first(where: { $0.kind == .wireguard }) {
+                #if os(Linux)
+                (server.wireGuard, wireGuardKeys) = try WireGuardSetup.capture(mode, directory: store.directory)
+                #else
+                throw CommandFailure("--mode wireguard needs Linux (a TUN device in a network namespace)")
+                #endif
+            }
             try server.start()
         } catch let error as ConfigurationError {
             throw CommandFailure(error.description)
@@ -264,6 +272,10 @@ enum RunCommand {
         let termination = TerminationSignals()
         // Scripts and tests read these lines for the ports: `listening on HOST:PORT (MODE)`.
         for (_, name, bound) in server.boundListeners { Output.line("listening on \(bound) (\(name))") }
+        if let capture = server.wireGuard, let wireGuardKeys {
+            capture.start { Output.line($0) }
+            try printWireGuard(capture, keys: wireGuardKeys, options: options, quiet: quiet)
+        }
         let reportsPath = sinks.lazy.compactMap { ($0 as? ReportCollector)?.path }.first
         let web = try session.flatMap { session in
             try webListener.map {

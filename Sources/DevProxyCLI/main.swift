@@ -32,6 +32,8 @@ DevProxy: an intercepting HTTPS debugging proxy with a team CA.
   devproxy exec --transparent -- node app.js  every TCP connection of one command, proxy settings or not (Linux)
   devproxy browser https://app.acme.dev/      a fresh Chrome/Chromium/Edge through the proxy, trusting the root
   devproxy transparent-rules --port 8090      the iptables/nft commands that send traffic to --mode transparent
+  devproxy run --mode wireguard@0.0.0.0:51820 --allow-remote     a phone's every connection, via its WireGuard app (Linux)
+  devproxy wireguard                          that device's WireGuard config and QR code
   devproxy pins ca/root.pem                   the SPKI pin apps put in TrustKit / Android / OkHttp
   devproxy pins snippet --domain api.example.com --format trustkit-plist --backup next.key
   devproxy policy check Info.plist            validate and lint a pinning policy, predict decisions
@@ -78,8 +80,12 @@ func main() -> Int32 {
         case "exec": return try ExecCommand.run(arguments.dropFirst())
         case "browser": return try BrowserCommand.run(arguments.dropFirst())
         case ExecCommand.insideCommand: return try ExecCommand.runInside(arguments.dropFirst())
+        #if os(Linux)
+        case WireGuardSetup.insideCommand: return WireGuardSetup.runInside()
+        #endif
         case "trust": return try TrustCommand.run(helpAsked(arguments.dropFirst(), subcommands: Set(TrustCommand.subcommandUsage.keys)))
         case "transparent-rules": return try TransparentRulesCommand.run(helpAsked(arguments.dropFirst()))
+        case "wireguard": return try WireGuardCommand.run(arguments.dropFirst())
         case "--help", "-h", "help":
             Output.line(usage)
             return 0

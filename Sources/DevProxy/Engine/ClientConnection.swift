@@ -144,7 +144,7 @@ final class ClientConnection: @unchecked Sendable {
         case .socks5:
             SOCKS5Front(connection: self).run()
             return
-        case .transparent:
+        case .transparent, .wireguard:
             TransparentFront(connection: self).run()
             return
         case .reverse:

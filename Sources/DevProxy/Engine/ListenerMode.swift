@@ -16,6 +16,10 @@ public struct ListenerMode: Sendable, Equatable, CustomStringConvertible {
         case reverse
         /// A regular proxy whose own upstream connections go through another HTTP proxy.
         case upstream
+        /// A WireGuard server (UDP; Linux): a device or VM whose WireGuard app uses the config DevProxy
+        /// prints sends it all its traffic, whether or not its apps read proxy settings; each TCP
+        /// connection is then served as a transparent one (`WireGuardCapture`).
+        case wireguard
     }
 
     public var kind: Kind
@@ -63,6 +67,9 @@ public struct ListenerMode: Sendable, Equatable, CustomStringConvertible {
         default:
             guard colon == nil else { throw ConfigurationError("--mode \(text): \(kind.rawValue) takes no URL") }
         }
+        // A WireGuard listener never takes `--listen` (a TCP proxy's address): UDP 51820, as wg(8)
+        // and mitmproxy's WireGuard mode use, on loopback unless given.
+        if kind == .wireguard && address == nil { address = "127.0.0.1:\(Self.wireGuardPort)" }
         if var address {
             let given = address
             // mitmproxy's `@PORT` (`socks5@1080`): loopback, as `--listen`'s default.
@@ -80,13 +87,13 @@ public struct ListenerMode: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    public static var choices: String { "regular, socks5, transparent, reverse:URL, upstream:URL" }
+    public static var choices: String { "regular, socks5, transparent, reverse:URL, upstream:URL, wireguard" }
+
+    /// WireGuard's own port (wg(8)'s examples, the apps' default).
+    public static let wireGuardPort = 51820
 
     /// mitmproxy's modes that capture apps with no proxy setting, and what does that here.
     static let mitmproxyCaptureModes = [
-        "wireguard": "mitmproxy's WireGuard mode has no counterpart here: route the phone or VM through this machine "
-            + "and use --mode transparent (devproxy transparent-rules --interface IF prints the rules), or set its "
-            + "proxy to a regular or socks5 listener",
         "local": "mitmproxy's local capture mode has no counterpart here: run the app as another user than DevProxy "
             + "and use --mode transparent (devproxy transparent-rules --uid-exclude UID prints the rules), or point "
             + "it at a regular or socks5 listener",

@@ -37,6 +37,10 @@ public final class ProxyServer: @unchecked Sendable {
     private let lifecycleSinks: [FlowSink]
     /// The bound listeners, one per mode, the first one taking `--listen`.
     private var listeners: [(mode: ListenerMode, listener: Listener)] = []
+    /// The `wireguard` mode's capture (set before `start`, which serves its namespace's listener).
+    public var wireGuard: WireGuardCapture?
+    /// The listeners of captures (`wireGuard`'s), with the address flows name for them (its UDP one).
+    private var captured: [(mode: ListenerMode, listener: Listener, address: SocketAddress)] = []
     private let state = Mutex(State())
     private let finished = DispatchSemaphore(value: 0)
     /// The threads client connections run on (512 KiB stacks; one kept waiting after its
@@ -116,6 +120,7 @@ public final class ProxyServer: @unchecked Sendable {
     /// Every listener's mode and the address it is bound to, in `--mode` order.
     public var boundListeners: [(kind: ListenerMode.Kind, name: String, address: SocketAddress)] {
         listeners.map { ($0.mode.kind, $0.mode.name, $0.listener.address) }
+            + captured.map { ($0.mode.kind, $0.mode.name, $0.address) }
     }
 
     /// Whether `address` is one DevProxy listens on (a wildcard listener matches any address
@@ -139,6 +144,17 @@ public final class ProxyServer: @unchecked Sendable {
         signal(SIGPIPE, SIG_IGN)
         var bound: [(mode: ListenerMode, listener: Listener)] = []
         for (index, mode) in configuration.modes.enumerated() {
+            if mode.kind == .wireguard {
+                guard let capture = wireGuard else {
+                    throw ConfigurationError("--mode wireguard needs its capture, which devproxy run makes")
+                }
+                if !capture.address.isLoopback && !configuration.allowRemote {
+                    throw ConfigurationError("refusing to listen on \(capture.address) (wireguard): a device there would "
+                                             + "send the proxy all its traffic; pass --allow-remote to do it anyway")
+                }
+                captured.append((mode, capture.listener, capture.address))
+                continue
+            }
             let host: String, port: Int
             if let modeHost = mode.host, let modePort = mode.port {
                 (host, port) = (modeHost, modePort)
@@ -161,8 +177,8 @@ public final class ProxyServer: @unchecked Sendable {
         listeners = bound
         ownListeners.set(bound.map(\.listener.address))
         if configuration.grpcReflection { grpcReflection = makeReflection() }
-        for (mode, listener) in bound {
-            let thread = Thread { [self] in acceptLoop(listener, mode: mode) }
+        for (mode, listener, address) in bound.map({ ($0.mode, $0.listener, $0.listener.address) }) + captured {
+            let thread = Thread { [self] in acceptLoop(listener, mode: mode, address: address.description) }
             thread.name = "devproxy-accept-\(mode.kind.rawValue)"
             thread.start()
         }
@@ -239,7 +255,8 @@ public final class ProxyServer: @unchecked Sendable {
         // Held requests are answered now (502, `intercept.outcome` `stopped`): their threads
         // would otherwise wait out the grace period for a web UI that is going too.
         configuration.intercepts?.stop()
-        for _ in listeners { finished.wait() }
+        for _ in 0..<(listeners.count + captured.count) { finished.wait() }
+        wireGuard?.stop()
         // Connections between requests go now; exchanges in flight get the grace period.
         for connection in state.withLock({ Array($0.connections.values) }) { connection.abortIfIdle() }
         let deadline = Date().addingTimeInterval(configuration.shutdownGrace)
@@ -337,9 +354,8 @@ public final class ProxyServer: @unchecked Sendable {
         return configuration.proxyCredentials.contains(ProxyCredential(user: user, password: password)) ? nil : "wrong proxy credentials"
     }
 
-    private func acceptLoop(_ listener: Listener, mode: ListenerMode) {
+    private func acceptLoop(_ listener: Listener, mode: ListenerMode, address: String) {
         defer { finished.signal() }
-        let address = listener.address.description
         while !isStopping {
             guard let socket = (try? listener.accept(timeout: UpstreamPool.sweepInterval)) ?? nil else {
                 // A quiet tick: idle upstream connections expire even when no request comes to

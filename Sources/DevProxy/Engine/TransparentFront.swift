@@ -2,7 +2,8 @@ import Foundation
 import HTTP1
 
 /// A client of a `transparent` listener: the kernel redirected its connection here (REDIRECT,
-/// TPROXY), so its destination is the connection's original one. From there it gets what a
+/// TPROXY), so its destination is the connection's original one (a `wireguard` listener's: the
+/// name DevProxy's DNS gave that address for, `WireGuardCapture`). From there it gets what a
 /// CONNECT gets: TLS intercepted with a leaf for the SNI name (the origin dialled at the original
 /// address and verified as that name), plain HTTP served request by request (the name from
 /// `Host`), anything else tunnelled.
@@ -29,10 +30,21 @@ struct TransparentFront {
                    + "(devproxy transparent-rules --uid-exclude UID)")
             return
         }
+        var host = original.host
+        if connection.listenerMode.kind == .wireguard, let capture = server.wireGuard {
+            // The device asked DevProxy's DNS for the name: the connection goes to the name, resolved here.
+            guard let name = capture.host(for: original) else {
+                record(host: original.host, port: original.port, .badRequest,
+                       "wireguard: \(original.host) is an address DevProxy's DNS gave out before it last started, so its "
+                       + "name is unknown; the device asks again within a minute (or turn its WireGuard tunnel off and on)")
+                return
+            }
+            host = name
+        }
         let reader = MessageReader(stream: connection.clientStream(PlainStream(socket)),
                                    parser: HTTP1RequestParser(limits: server.configuration.httpLimits))
         let handler = ConnectHandler(connection: connection, reader: reader)
-        handler.serve(host: original.host, port: original.port, early: [])
+        handler.serve(host: host, port: original.port, early: [])
     }
 
     private func record(host: String, port: Int, _ kind: FlowErrorKind, _ message: String) {

@@ -49,6 +49,19 @@ public final class Listener: @unchecked Sendable {
         address = SocketAddress(storage: storage)
     }
 
+    /// A socket already listening, made elsewhere (a WireGuard capture's, in its network
+    /// namespace, passed over a Unix socket); this listener owns and closes it.
+    public init(listeningDescriptor fd: Int32) {
+        self.fd = fd
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        address = SocketAddress(storage: storage)
+    }
+
     deinit { Glibc.close(fd) }
 
     /// Waits up to `timeout` for a connection; nil when none arrived (so the caller can check

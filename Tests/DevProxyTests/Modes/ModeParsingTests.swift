@@ -29,9 +29,8 @@ import TestSupport
         #expect(throws: ConfigurationError.self) { try ListenerMode(parsing: "socks5@70000") }
     }
 
-    /// mitmproxy's modes that capture without a proxy setting (`wireguard`, `local`) are answered
-    /// with the mode that does it here, not only the list of modes.
-    @Test(arguments: ["wireguard", "wireguard@51820", "local", "local:curl"])
+    /// mitmproxy's `local` mode is answered with the mode that does it here, not only the list of modes.
+    @Test(arguments: ["local", "local:curl"])
     func mitmproxysCaptureModesNameTheOneToUse(_ spec: String) {
         #expect {
             try ListenerMode(parsing: spec)
@@ -39,6 +38,16 @@ import TestSupport
             let text = (error as? ConfigurationError)?.description ?? ""
             return text.contains("mitmproxy's") && text.contains("--mode transparent") && text.contains("transparent-rules")
         }
+    }
+
+    /// `wireguard` has its own address, never `--listen`'s: UDP 51820 on loopback unless given.
+    @Test func wireguardListensOnItsOwnPort() throws {
+        let plain = try ListenerMode(parsing: "wireguard")
+        #expect(plain.kind == .wireguard && plain.host == "127.0.0.1" && plain.port == 51820)
+        let given = try ListenerMode(parsing: "wireguard@0.0.0.0:0")
+        #expect(given.host == "0.0.0.0" && given.port == 0 && given.description == "wireguard@0.0.0.0:0")
+        #expect(try ListenerMode(parsing: "wireguard@51821").port == 51821)
+        #expect(throws: ConfigurationError.self) { try ListenerMode(parsing: "wireguard:http://x") }
     }
 
     @Test(arguments: ["reverse", "reverse:ftp://x", "upstream:http://user:pw@proxy:3128", "reverse:http://x/path",

@@ -1,0 +1,281 @@
+import CSystem
+import Foundation
+import HTTPTypes
+import Synchronization
+import WireGuard
+
+/// `--mode wireguard` (Linux): a WireGuard server for a phone, a tablet or a VM whose WireGuard
+/// app takes the config DevProxy prints, so that all the device's traffic reaches DevProxy whether
+/// or not its apps read a proxy setting (a Flutter app, an app that checks for a proxy), as
+/// mitmproxy's WireGuard mode does.
+///
+/// The parts, in the order a device's packet meets them:
+/// - a UDP socket where the device's WireGuard app sends; `WireGuardResponder` (the `WireGuard`
+///   module) checks and decrypts each datagram into an IP packet from the device's tunnel address;
+/// - a TUN device in a network namespace of DevProxy's own (made by `devproxy run`'s helper
+///   process, which passes its descriptors here): the packet is written to it, and the
+///   namespace's kernel terminates the TCP connections (every one redirected to one listener, as
+///   `NamespaceCapture` does for `devproxy exec --transparent`), so no TCP/IP stack is written here;
+/// - each accepted connection is served as a transparent listener's (`TransparentFront`): its
+///   original destination, TLS intercepted with a leaf for the SNI name;
+/// - DNS (UDP port 53, whichever server the device asks) is answered with an address of
+///   198.18.0.0/15 kept for the name (`NamespaceCapture.FakeDNS`), so a connection names its host
+///   and DevProxy resolves it where it runs (names only this machine knows, in /etc/hosts or on a
+///   VPN, work from the device); other UDP (QUIC) is refused, so apps fall back to TCP;
+/// - what the namespace sends back to the device's address is read from the TUN device,
+///   encrypted, and sent to where the device's last authenticated datagram came from (roaming).
+public final class WireGuardCapture: @unchecked Sendable {  // descriptors set once; state in Mutexes
+    /// A device allowed to connect: its public key and its address in the tunnel.
+    public struct Peer: Sendable {
+        public let publicKey: WireGuardKey
+        public let address: UInt32
+
+        public init(publicKey: WireGuardKey, address: UInt32) {
+            self.publicKey = publicKey
+            self.address = address
+        }
+    }
+
+    /// The namespace's side, made by `devproxy run`'s helper: a TUN device whose address is
+    /// `serverAddress`, a TCP socket listening on every address there (the connections the
+    /// namespace redirects), and a UDP socket for DNS (the queries it redirects).
+    public struct Namespace: Sendable {
+        public let tun: Int32
+        public let listener: Int32
+        public let dns: Int32
+
+        public init(tun: Int32, listener: Int32, dns: Int32) {
+            self.tun = tun
+            self.listener = listener
+            self.dns = dns
+        }
+    }
+
+    /// DevProxy's address in the tunnel (the devices' DNS server); devices get the next ones.
+    public static let serverAddress: UInt32 = 0x0A00_0001
+    /// The tunnel's prefix length.
+    public static let prefixLength = 24
+    /// The MTU the printed config gives (WireGuard's default over IPv4 and IPv6 paths).
+    public static let mtu = 1420
+    /// The TUN device's name in the namespace.
+    public static let interface = "dpwg0"
+
+    /// The address of peer `index` (0: 10.0.0.2).
+    public static func peerAddress(_ index: Int) -> UInt32 { serverAddress + 1 + UInt32(index) }
+
+    /// The UDP socket's address: the listener's, as flows name it.
+    public let address: SocketAddress
+    /// The namespace's listener, which `ProxyServer` accepts from.
+    public let listener: Listener
+    let names = NamespaceCapture.FakeDNS()
+    private let responder: WireGuardResponder
+    private let peers: [Peer]
+    private let udp: Int32
+    private let tun: Int32
+    private let dns: Int32
+    private let endpoints: Mutex<[sockaddr_storage?]>
+    private let stopped = Atomic<Bool>(false)
+    private let threads = DispatchGroup()
+    /// What is said once per source and reason (a device with a stale config retries every 5 s).
+    private let said = Mutex(Set<String>())
+    private var report: @Sendable (String) -> Void = { _ in }
+
+    /// Binds the UDP socket on `host:port` (port 0 picks one) and takes the namespace's descriptors.
+    /// - Throws: `NetworkError` when the address cannot be bound.
+    public init(host: String, port: Int, privateKey: WireGuardKey, peers: [Peer], namespace: Namespace) throws {
+        guard let target = try Resolver.resolve(host: host, port: port, passive: true).first else {
+            throw NetworkError(.unresolvable, "cannot resolve \(host)")
+        }
+        let fd = socket(target.family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw NetworkError(.failed, "socket(): \(String(cString: strerror(errno)))") }
+        guard target.withSockaddr({ bind(fd, $0, $1) }) == 0 else {
+            let reason = String(cString: strerror(errno))
+            Glibc.close(fd)
+            throw NetworkError(.failed, "cannot listen on \(target) (UDP): \(reason)"
+                               + (errno == EADDRINUSE ? " (another program uses that port: choose another, or port 0)" : ""))
+        }
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        address = SocketAddress(storage: storage)
+        udp = fd
+        tun = namespace.tun
+        dns = namespace.dns
+        listener = Listener(listeningDescriptor: namespace.listener)
+        self.peers = peers
+        responder = WireGuardResponder(privateKey: privateKey, peers: peers.map(\.publicKey))
+        endpoints = Mutex([sockaddr_storage?](repeating: nil, count: peers.count))
+    }
+
+    deinit {
+        Glibc.close(udp)
+        Glibc.close(tun)
+        Glibc.close(dns)
+    }
+
+    /// Starts its threads; `report` gets one line for each device that connects (its first
+    /// handshake, and again after it was away) and each kind of datagram refused, once per source.
+    public func start(report: @escaping @Sendable (String) -> Void) {
+        self.report = report
+        for name in ["udp", "tun", "dns"] {
+            threads.enter()
+            let thread = Thread { [self] in
+                switch name {
+                case "udp": receivingDatagrams()
+                case "tun": sendingPackets()
+                default: answeringDNS()
+                }
+                threads.leave()
+            }
+            thread.name = "devproxy-wireguard-\(name)"
+            thread.start()
+        }
+    }
+
+    /// Stops its threads (within a second).
+    public func stop() {
+        stopped.store(true, ordering: .relaxed)
+        _ = threads.wait(timeout: .now() + 3)
+    }
+
+    /// The host a connection's original destination stands for: the name DevProxy's DNS gave
+    /// `address` for, else the address itself; nil for an address of that range it never gave
+    /// (the device looked the name up before DevProxy last started).
+    func host(for address: SocketAddress) -> String? {
+        guard address.family == AF_INET, let number = NamespaceCapture.number(address.host) else { return address.host }
+        if let name = names.name(for: number) { return name }
+        let fake = number >= NamespaceCapture.fakeBase - 1 && number < NamespaceCapture.fakeBase + NamespaceCapture.fakeCount + 2
+        return fake ? nil : address.host
+    }
+
+    /// The peer whose tunnel address is `address`.
+    private func peer(at address: UInt32) -> Int? { peers.firstIndex { $0.address == address } }
+
+    private static func now() -> TimeInterval { TimeInterval(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+
+    /// Whether `fd` became readable within 200 ms (so the loops see `stopped`).
+    private func readable(_ fd: Int32) -> Bool {
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&poller, 1, 200) > 0
+    }
+
+    /// Datagrams from devices: handshakes answered, packets written to the TUN device, and the
+    /// passive keepalives sent once a second when due.
+    private func receivingDatagrams() {
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        var lastTick = Self.now()
+        var connected = [Bool](repeating: false, count: peers.count)
+        while !stopped.load(ordering: .relaxed) {
+            let now = Self.now()
+            if now - lastTick >= 1 {
+                lastTick = now
+                for (peer, datagram) in responder.keepalives(now: now) { send(datagram, to: peer) }
+                for index in peers.indices where connected[index] {
+                    // Away: no handshake for REJECT_AFTER_TIME × 3 (a device rekeys every 2 minutes while it talks).
+                    if let last = responder.lastHandshake(peer: index), now - last > 540 { connected[index] = false }
+                }
+            }
+            guard readable(udp) else { continue }
+            var source = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let count = buffer.withUnsafeMutableBytes { raw in
+                withUnsafeMutablePointer(to: &source) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(udp, raw.baseAddress, raw.count, 0, $0, &length) }
+                }
+            }
+            guard count > 0 else { continue }
+            let received = responder.receive(Array(buffer[0..<count]), now: Self.now())
+            for reply in received.replies { sendto(reply, source) }
+            guard let index = received.peer else {
+                if let why = received.dropped { sayOnce("\(SocketAddress(storage: source).host)|\(why)",
+                                                        "wireguard: a datagram from \(SocketAddress(storage: source)) "
+                                                        + "was refused: \(why)") }
+                continue
+            }
+            endpoints.withLock { $0[index] = source }
+            if !connected[index] && !received.replies.isEmpty {
+                connected[index] = true
+                report("wireguard: peer \(index + 1) (\(NamespaceCapture.dotted(peers[index].address))) connected from "
+                       + "\(SocketAddress(storage: source))")
+            }
+            for packet in received.packets { deliver(packet, from: index) }
+        }
+    }
+
+    /// A decrypted packet into the namespace, when it is IPv4 from the peer's own address (the
+    /// tunnel's cryptokey routing: a peer speaks only for its address).
+    private func deliver(_ packet: [UInt8], from index: Int) {
+        guard packet.count >= 20, packet[0] >> 4 == 4 else { return }
+        let source = UInt32(packet[12]) << 24 | UInt32(packet[13]) << 16 | UInt32(packet[14]) << 8 | UInt32(packet[15])
+        guard source == peers[index].address else {
+            sayOnce("source|\(index)", "wireguard: peer \(index + 1) sent from \(NamespaceCapture.dotted(source)), not its "
+                    + "address \(NamespaceCapture.dotted(peers[index].address)): dropped (its config's Address is wrong)")
+            return
+        }
+        _ = packet.withUnsafeBytes { Glibc.write(tun, $0.baseAddress, $0.count) }
+    }
+
+    /// Packets the namespace sends to a device's address, encrypted to it.
+    private func sendingPackets() {
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while !stopped.load(ordering: .relaxed) {
+            guard readable(tun) else { continue }
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(tun, $0.baseAddress, $0.count) }
+            guard count >= 20, buffer[0] >> 4 == 4 else { continue }
+            let destination = UInt32(buffer[16]) << 24 | UInt32(buffer[17]) << 16 | UInt32(buffer[18]) << 8
+                | UInt32(buffer[19])
+            guard let index = peer(at: destination),
+                  let datagram = responder.seal(Array(buffer[0..<count]), peer: index, now: Self.now()) else { continue }
+            send(datagram, to: index)
+        }
+    }
+
+    private func send(_ datagram: [UInt8], to peer: Int) {
+        guard let endpoint = endpoints.withLock({ $0[peer] }) else { return }
+        sendto(datagram, endpoint)
+    }
+
+    private func sendto(_ datagram: [UInt8], _ endpoint: sockaddr_storage) {
+        var target = endpoint
+        let length = socklen_t(Int32(target.ss_family) == AF_INET6 ? MemoryLayout<sockaddr_in6>.size
+                                                                  : MemoryLayout<sockaddr_in>.size)
+        _ = datagram.withUnsafeBytes { raw in
+            withUnsafePointer(to: &target) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.sendto(udp, raw.baseAddress, raw.count, 0, $0, length)
+                }
+            }
+        }
+    }
+
+    /// The namespace's redirected DNS queries, answered by `names`.
+    private func answeringDNS() {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while !stopped.load(ordering: .relaxed) {
+            guard readable(dns) else { continue }
+            var from = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let count = buffer.withUnsafeMutableBytes { raw in
+                withUnsafeMutablePointer(to: &from) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(dns, raw.baseAddress, raw.count, 0, $0, &length) }
+                }
+            }
+            guard count > 0, let reply = names.answer(Array(buffer[0..<count])) else { continue }
+            _ = reply.withUnsafeBytes { raw in
+                withUnsafePointer(to: &from) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.sendto(dns, raw.baseAddress, raw.count, 0, $0, length) }
+                }
+            }
+        }
+    }
+
+    private func sayOnce(_ key: String, _ line: String) {
+        let first = said.withLock { said -> Bool in
+            guard said.count < 1000 else { return false }
+            return said.insert(key).inserted
+        }
+        if first { report(line) }
+    }
+}

@@ -1,0 +1,125 @@
+import CertAuthority
+import Foundation
+import HTTPTypes
+import WireGuard
+
+/// The keys of `--mode wireguard`, kept in `wireguard.json` in the data directory (0600), so that a
+/// device set up once keeps working across runs: DevProxy's own key pair and one private key per
+/// device ("peer"), as the device's config carries it. Peer N's tunnel address is 10.0.0.(N+1).
+///
+///     {"server_private_key": "…", "peers": [{"private_key": "…"}]}
+public struct WireGuardKeyFile: Sendable {
+    public static let fileName = "wireguard.json"
+
+    public let path: String
+    public private(set) var server: WireGuardKey
+    /// The devices' private keys, peer 1 first.
+    public private(set) var peers: [WireGuardKey]
+
+    /// The devices DevProxy accepts, with their tunnel addresses.
+    public var capturePeers: [WireGuardCapture.Peer] {
+        peers.enumerated().map { WireGuardCapture.Peer(publicKey: $1.publicKey, address: WireGuardCapture.peerAddress($0)) }
+    }
+
+    /// Reads the file in `directory`, making it (and the directory) with new keys when there is
+    /// none, and adding peers until there are at least `peers`.
+    /// - Throws: `CommandFailure`-worthy `ConfigurationError` naming the file when it cannot be read
+    ///   or written, or is not such a file.
+    public static func load(directory: String, peers wanted: Int = 1) throws -> WireGuardKeyFile {
+        let path = directory + "/" + fileName
+        var file: WireGuardKeyFile
+        if FileManager.default.fileExists(atPath: path) {
+            let bytes: [UInt8]
+            do {
+                bytes = try SecureFile.read(path, what: "the WireGuard keys", limit: 1 << 20)
+            } catch {
+                throw ConfigurationError("cannot read \(path): \(error)")
+            }
+            guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
+                  let server = (object["server_private_key"] as? String).flatMap(WireGuardKey.init(base64:)),
+                  let list = object["peers"] as? [[String: Any]] else {
+                throw ConfigurationError("\(path) is not DevProxy's WireGuard keys (server_private_key, peers); move it "
+                                         + "away and devproxy makes new ones (devices then need the new config)")
+            }
+            var peers: [WireGuardKey] = []
+            for (index, entry) in list.enumerated() {
+                guard let key = (entry["private_key"] as? String).flatMap(WireGuardKey.init(base64:)) else {
+                    throw ConfigurationError("\(path): peer \(index + 1) has no private_key of 32 bytes in base64")
+                }
+                peers.append(key)
+            }
+            file = WireGuardKeyFile(path: path, server: server, peers: peers)
+            if let warning = SecureFile.looseKeyWarning(path, what: "the WireGuard keys") { StandardError.warn(warning) }
+        } else {
+            file = WireGuardKeyFile(path: path, server: .generatePrivate(), peers: [])
+        }
+        let before = file.peers.count
+        while file.peers.count < max(wanted, 1) { file.peers.append(.generatePrivate()) }
+        if file.peers.count != before || !FileManager.default.fileExists(atPath: path) {
+            do {
+                try SecureFile.makePrivateDirectory(directory)
+                try SecureFile.write(file.json, to: path, mode: 0o600)
+            } catch {
+                throw ConfigurationError("cannot write \(path): \(error)")
+            }
+        }
+        return file
+    }
+
+    private var json: [UInt8] {
+        let peers = self.peers.map { "{\"private_key\": \"\($0.base64)\"}" }.joined(separator: ", ")
+        return Array("{\"server_private_key\": \"\(server.base64)\", \"peers\": [\(peers)]}\n".utf8)
+    }
+
+    /// Peer `index`'s (0 first) wg-quick config, as the WireGuard apps import it (a file or a QR
+    /// code): its key and address, DevProxy as its DNS server, everything through the tunnel.
+    /// IPv6 is routed into the tunnel too, where it goes nowhere (DevProxy's DNS gives no AAAA
+    /// records), rather than around DevProxy.
+    public func clientConfig(peer index: Int, endpoint: String) -> String {
+        """
+        [Interface]
+        PrivateKey = \(peers[index].base64)
+        Address = \(NamespaceCapture.dotted(WireGuardCapture.peerAddress(index)))/32
+        DNS = \(NamespaceCapture.dotted(WireGuardCapture.serverAddress))
+        MTU = \(WireGuardCapture.mtu)
+
+        [Peer]
+        PublicKey = \(server.publicKey.base64)
+        AllowedIPs = 0.0.0.0/0, ::/0
+        Endpoint = \(endpoint)
+
+        """
+    }
+
+    /// The address a device reaches a listener on `address` at: the address itself, or for a
+    /// wildcard one this machine's first non-loopback IPv4 address (a private one first).
+    public static func endpoint(for address: SocketAddress) -> String {
+        var host = address.host
+        if host == "0.0.0.0" || host == "::" { host = localAddress() ?? host }
+        return URIHost.authority(host: host, port: address.port)
+    }
+
+    /// This machine's first non-loopback IPv4 address on an interface that is up, a private
+    /// (RFC 1918) one first; nil when there is none.
+    static func localAddress() -> String? {
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0, let first = list else { return nil }
+        defer { freeifaddrs(list) }
+        var found: [String] = []
+        for entry in sequence(first: first, next: { $0.pointee.ifa_next }) {
+            let flags = Int32(entry.pointee.ifa_flags)
+            guard let address = entry.pointee.ifa_addr, Int32(address.pointee.sa_family) == AF_INET,
+                  flags & Int32(IFF_UP) != 0, flags & Int32(IFF_LOOPBACK) == 0 else { continue }
+            var storage = sockaddr_storage()
+            withUnsafeMutableBytes(of: &storage) { raw in
+                raw.copyMemory(from: UnsafeRawBufferPointer(start: address, count: MemoryLayout<sockaddr_in>.size))
+            }
+            found.append(SocketAddress(storage: storage).host)
+        }
+        let isPrivate = { (text: String) in
+            text.hasPrefix("10.") || text.hasPrefix("192.168.")
+                || (text.hasPrefix("172.") && (16...31).contains(Int(text.split(separator: ".")[1]) ?? 0))
+        }
+        return found.first(where: isPrivate) ?? found.first
+    }
+}

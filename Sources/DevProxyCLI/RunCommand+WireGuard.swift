@@ -1,0 +1,177 @@
+import CSystem
+import DevProxy
+import Foundation
+import QRCode
+
+/// `devproxy run --mode wireguard`: the capture's network namespace, made by a helper process
+/// (this program again, as `__wireguard-namespace`, under `unshare`), which hands its TUN device
+/// and sockets over a Unix socket and then waits, keeping the namespace, until devproxy exits.
+extension RunCommand {
+    /// `wireguard: …` lines saying how a device connects, and peer 1's QR code when stdout is a
+    /// terminal or with `--qr` (the WireGuard apps scan it: "Create from QR code").
+    static func printWireGuard(_ capture: WireGuardCapture, keys: WireGuardKeyFile, options: RunOptions,
+                               quiet: Bool) throws {
+        let endpoint = WireGuardKeyFile.endpoint(for: capture.address)
+        let peers = keys.peers.count == 1 ? "1 device" : "\(keys.peers.count) devices"
+        Output.line("wireguard: \(peers) may connect (keys in \(keys.path)); `devproxy wireguard` prints a device's config "
+                    + "and QR code for the WireGuard app, endpoint \(endpoint)")
+        guard !capture.address.isLoopback else {
+            Output.line("wireguard: on loopback, this machine only (an Android emulator reaches it as 10.0.2.2:"
+                        + "\(capture.address.port): `devproxy wireguard --endpoint 10.0.2.2:\(capture.address.port)`); "
+                        + "for a phone run with --mode wireguard@0.0.0.0:\(capture.address.port) --allow-remote")
+            return
+        }
+        guard try options.flag("qr") || (!quiet && isatty(STDOUT_FILENO) == 1),
+              let code = try? QRCode(encoding: keys.clientConfig(peer: 0, endpoint: endpoint)) else { return }
+        Output.raw(String(code.terminalText().dropLast()))
+    }
+}
+
+enum WireGuardSetup {
+    /// The hidden subcommand that runs inside the namespace.
+    static let insideCommand = "__wireguard-namespace"
+
+    #if os(Linux)
+    /// The capture for `mode`, its keys read (or made) in `directory`; the namespace's helper stays
+    /// until this process exits.
+    static func capture(_ mode: ListenerMode, directory: String) throws -> (WireGuardCapture, WireGuardKeyFile) {
+        let keys: WireGuardKeyFile
+        do {
+            keys = try WireGuardKeyFile.load(directory: directory)
+        } catch let error as ConfigurationError {
+            throw CommandFailure("--mode wireguard: \(error.description)")
+        }
+        let namespace = try makeNamespace()
+        do {
+            let capture = try WireGuardCapture(host: mode.host ?? "127.0.0.1", port: mode.port ?? ListenerMode.wireGuardPort,
+                                               privateKey: keys.server, peers: keys.capturePeers, namespace: namespace)
+            return (capture, keys)
+        } catch let error as NetworkError {
+            throw CommandFailure("--mode wireguard: \(error.message)")
+        }
+    }
+
+    /// Spawns the helper and takes its descriptors (TUN, listener, DNS).
+    private static func makeNamespace() throws -> WireGuardCapture.Namespace {
+        var ends: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else {
+            throw CommandFailure("--mode wireguard: socketpair: \(String(cString: strerror(errno)))")
+        }
+        // As root the network namespace alone; otherwise a user namespace too, in which this user
+        // is root and may make the namespace's TUN device and rules (as `devproxy exec --transparent`).
+        let unshare = geteuid() == 0 ? ["unshare", "--net", "--"] : ["unshare", "--user", "--map-root-user", "--net", "--"]
+        let argv = unshare + [try ExecCommand.ownExecutable(), insideCommand]
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, ends[1], 3)
+        let arguments = argv.map { strdup($0) } + [nil]
+        defer { arguments.forEach { free($0) } }
+        var pid = pid_t()
+        let spawned = posix_spawnp(&pid, argv[0], &actions, nil, arguments, environ)
+        close(ends[1])
+        guard spawned == 0 else {
+            close(ends[0])
+            throw CommandFailure(spawned == ENOENT ? "--mode wireguard needs unshare (util-linux) on PATH"
+                                 : "--mode wireguard: cannot run unshare: \(String(cString: strerror(spawned)))")
+        }
+        // The helper's end stays open in it; ours stays open in this process until it exits.
+        var poller = pollfd(fd: ends[0], events: Int16(POLLIN), revents: 0)
+        var fds = [Int32](repeating: -1, count: 3)
+        var received: Int32 = 0
+        var said = [UInt8](repeating: 0, count: 1024)
+        let count = poll(&poller, 1, 20_000) > 0
+            ? CSystem_receiveDescriptors(ends[0], &fds, 3, &received, &said, UInt(said.count)) : -1
+        let text = count > 0 ? String(decoding: said[0..<count], as: UTF8.self) : ""
+        guard text == "ok", received == 3 else {
+            for fd in fds.prefix(Int(received)) { close(fd) }
+            close(ends[0])
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+            let reason = text.hasPrefix("error: ") ? String(text.dropFirst(7)) : "its helper gave no answer"
+            throw CommandFailure("--mode wireguard could not make its network namespace: \(reason); it needs Linux, "
+                                 + "/dev/net/tun, ip and iptables (iproute2, iptables), and root or unprivileged user "
+                                 + "namespaces (sysctl kernel.unprivileged_userns_clone=1)")
+        }
+        return WireGuardCapture.Namespace(tun: fds[0], listener: fds[1], dns: fds[2])
+    }
+
+    /// Inside the namespace, as its root: the TUN device with DevProxy's tunnel address, a TCP
+    /// listener and a DNS socket on every address, every TCP connection and DNS query from the
+    /// tunnel redirected to them and other UDP (QUIC) refused; the three descriptors sent on
+    /// descriptor 3 with `ok`, or `error: …`. Then waits for devproxy to go (the socket's end).
+    static func runInside() -> Int32 {
+        let channel: Int32 = 3
+        func answer(_ text: String, _ fds: [Int32] = []) {
+            var bytes = Array(text.utf8)
+            _ = CSystem_sendDescriptors(channel, fds, Int32(fds.count), &bytes, UInt(bytes.count))
+        }
+        let interface = WireGuardCapture.interface
+        let environment = ProcessInfo.processInfo.environment
+        do {
+            try NamespaceCapture.configureNetwork([["ip", "link", "set", "lo", "up"]], environment: environment)
+            let tun = CSystem_openTUN(interface)
+            guard tun >= 0 else {
+                answer("error: cannot make a TUN device (/dev/net/tun): \(String(cString: strerror(errno)))")
+                return 1
+            }
+            let address = NamespaceCapture.dotted(WireGuardCapture.serverAddress) + "/\(WireGuardCapture.prefixLength)"
+            try NamespaceCapture.configureNetwork([
+                ["ip", "addr", "add", address, "dev", interface],
+                ["ip", "link", "set", interface, "mtu", String(WireGuardCapture.mtu), "up"],
+            ], environment: environment)
+            let listener = try socketOnEveryAddress(stream: true)
+            let dns = try socketOnEveryAddress(stream: false)
+            // REDIRECT sends each to the tunnel address (the interface's), where both sockets listen.
+            try NamespaceCapture.configureNetwork([
+                ["iptables", "-t", "nat", "-A", "PREROUTING", "-i", interface, "-p", "udp", "--dport", "53",
+                 "-j", "REDIRECT", "--to-ports", String(dns.port)],
+                ["iptables", "-t", "nat", "-A", "PREROUTING", "-i", interface, "-p", "tcp",
+                 "-j", "REDIRECT", "--to-ports", String(listener.port)],
+                // QUIC and any other UDP: to a port nothing listens on, which answers ICMP port
+                // unreachable, on which apps fall back to TCP at once.
+                ["iptables", "-t", "nat", "-A", "PREROUTING", "-i", interface, "-p", "udp",
+                 "-j", "REDIRECT", "--to-ports", "9"],
+            ], environment: environment)
+            answer("ok", [tun, listener.fd, dns.fd])
+            close(tun)
+            close(listener.fd)
+            close(dns.fd)
+        } catch let error as NetworkError {
+            answer("error: \(error.message)")
+            return 1
+        } catch {
+            answer("error: \(error)")
+            return 1
+        }
+        var byte: UInt8 = 0
+        while true {
+            let count = read(channel, &byte, 1)
+            if count > 0 || (count < 0 && errno == EINTR) { continue }
+            return 0
+        }
+    }
+
+    /// A TCP socket listening, or a UDP one bound, on 0.0.0.0 and a free port.
+    private static func socketOnEveryAddress(stream: Bool) throws -> (fd: Int32, port: Int) {
+        let type = stream ? Int32(SOCK_STREAM.rawValue) : Int32(SOCK_DGRAM.rawValue)
+        let fd = socket(AF_INET, type | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw NetworkError(.failed, "socket(): \(String(cString: strerror(errno)))") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && (!stream || listen(fd, 1024) == 0) && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard bound else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw NetworkError(.failed, "cannot bind in the namespace: \(reason)")
+        }
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
+    }
+    #endif
+}
