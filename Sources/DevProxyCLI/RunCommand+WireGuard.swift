@@ -1,6 +1,7 @@
 import CSystem
 import DevProxy
 import Foundation
+import HTTPTypes
 import QRCode
 
 /// `devproxy run --mode wireguard`: the capture's network namespace, made by a helper process
@@ -34,7 +35,14 @@ enum WireGuardSetup {
     #if os(Linux)
     /// The capture for `mode`, its keys read (or made) in `directory`; the namespace's helper stays
     /// until this process exits.
-    static func capture(_ mode: ListenerMode, directory: String) throws -> (WireGuardCapture, WireGuardKeyFile) {
+    static func capture(_ mode: ListenerMode, directory: String, allowRemote: Bool) throws
+        -> (WireGuardCapture, WireGuardKeyFile) {
+        // Said before the namespace is made (as every listener's bind is refused before it is made).
+        let host = mode.host ?? "127.0.0.1"
+        if !allowRemote, let address = try? Resolver.resolve(host: host, port: 0, passive: true).first, !address.isLoopback {
+            throw CommandFailure("refusing to listen on \(URIHost.authority(host: host, port: mode.port ?? 0)) (wireguard): "
+                                 + "a device there would send the proxy all its traffic; pass --allow-remote to do it anyway")
+        }
         let keys: WireGuardKeyFile
         do {
             keys = try WireGuardKeyFile.load(directory: directory)

@@ -220,7 +220,8 @@ enum RunCommand {
             server = try ProxyServer(configuration: configuration, leaves: leaves, sinks: sinks)
             if let mode = configuration.modes.first(where: { $0.kind == .wireguard }) {
                 #if os(Linux)
-                (server.wireGuard, wireGuardKeys) = try WireGuardSetup.capture(mode, directory: store.directory)
+                (server.wireGuard, wireGuardKeys) = try WireGuardSetup.capture(mode, directory: store.directory,
+                                                                               allowRemote: configuration.allowRemote)
                 #else
                 throw CommandFailure("--mode wireguard needs Linux (a TUN device in a network namespace)")
                 #endif

@@ -1,0 +1,236 @@
+@testable import DevProxy
+import Foundation
+import Testing
+import TestSupport
+
+/// `devproxy run --mode wireguard`: a device whose WireGuard tunnel ends at DevProxy has every
+/// connection captured. The device is a network namespace of the test's own, joined to this one by
+/// a veth pair, running the real userspace WireGuard (wireguard-go, configured by wg(8)) with the
+/// config `devproxy wireguard` prints; its curl knows nothing of a proxy, and its resolver asks the
+/// tunnel's DNS server (`/etc/netns/NAME/resolv.conf`, which `ip netns exec` puts in place).
+@Suite(.serialized) struct WireGuardModeTests {
+    static let unavailable: String? = {
+        if let reason = NetworkNamespace.unavailableReason { return reason }
+        for tool in ["wireguard-go", "wg", "wg-quick"] {
+            guard (try? Subprocess.run("sh", ["-c", "command -v \(tool)"], timeout: 10))?.status == 0 else {
+                return "needs \(tool) (Debian: wireguard-go, wireguard-tools)"
+            }
+        }
+        return nil
+    }()
+
+    /// A device namespace reaching this one at `hostAddress` over a veth pair, its WireGuard
+    /// interface up with `config` once `connect` is called; everything removed when released.
+    final class Device {
+        let namespace: NetworkNamespace
+        let veth: String
+        let hostAddress: String
+        private var wireguard: Process?
+        private let resolvConf: String
+
+        init() throws {
+            namespace = try NetworkNamespace()
+            let suffix = UInt32.random(in: 0...0xFFF)
+            veth = "dpwg\(suffix)"
+            // A /30 of 10.204.0.0/16 of the run's own, beside other tests' namespaces.
+            let block = UInt32.random(in: 0..<16_384) * 4
+            hostAddress = "10.204.\(block >> 8).\((block & 0xFF) + 1)"
+            let deviceAddress = "10.204.\(block >> 8).\((block & 0xFF) + 2)"
+            try Self.run("ip", ["link", "add", veth, "type", "veth", "peer", "name", veth + "d"])
+            try Self.run("ip", ["link", "set", veth + "d", "netns", namespace.name])
+            try Self.run("ip", ["addr", "add", hostAddress + "/30", "dev", veth])
+            try Self.run("ip", ["link", "set", veth, "up"])
+            try namespace.sh("ip addr add \(deviceAddress)/30 dev \(veth)d && ip link set \(veth)d up")
+            resolvConf = "/etc/netns/\(namespace.name)"
+            try FileManager.default.createDirectory(atPath: resolvConf, withIntermediateDirectories: true)
+            try "nameserver 10.0.0.1\n".write(toFile: resolvConf + "/resolv.conf", atomically: true, encoding: .utf8)
+        }
+
+        deinit {
+            if let wireguard, wireguard.isRunning {
+                wireguard.terminate()
+                wireguard.waitUntilExit()
+            }
+            _ = try? Subprocess.run("ip", ["link", "del", veth], timeout: 10)
+            try? FileManager.default.removeItem(atPath: resolvConf)
+        }
+
+        static func run(_ tool: String, _ arguments: [String]) throws {
+            let result = try Subprocess.run(tool, arguments, timeout: 20)
+            guard result.status == 0 else { throw TestFailure("\(tool) \(arguments.joined(separator: " ")): \(result.output)") }
+        }
+
+        /// wireguard-go in the namespace with `config` (a wg-quick file: its Address, DNS and MTU
+        /// applied here as wg-quick would), every route through the tunnel.
+        func connect(_ config: String, directory: TemporaryDirectory) throws {
+            let file = directory.write("device.conf", config)
+            chmod(file, 0o600)
+            let stripped = try Subprocess.run("wg-quick", ["strip", file], timeout: 20)
+            guard stripped.status == 0 else { throw TestFailure("wg-quick strip: \(stripped.output)") }
+            let setconf = directory.write("device.wg", stripped.stdout)
+            chmod(setconf, 0o600)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = namespace.launcher + ["wireguard-go", "-f", "wgdev0"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            wireguard = process
+            let deadline = Date().addingTimeInterval(10)
+            while (try? namespace.sh("ip link show wgdev0")) == nil {
+                guard Date() < deadline else { throw TestFailure("wireguard-go made no interface") }
+                usleep(50_000)
+            }
+            let address = config.split(separator: "\n").first { $0.hasPrefix("Address = ") }?.dropFirst(10) ?? ""
+            try namespace.sh("wg setconf wgdev0 \(setconf) && ip addr add \(address) dev wgdev0 && "
+                             + "ip link set wgdev0 mtu 1420 up && ip route add default dev wgdev0")
+        }
+    }
+
+    /// `devproxy run` with a regular listener and a WireGuard one on `device`'s veth address, in
+    /// front of an HTTPS origin only DevProxy can resolve (`origin.test`).
+    final class Setup {
+        let dir = TemporaryDirectory()
+        let origin: OriginServer
+        let proxy: DevProxyProcess
+        /// `listening on HOST:PORT (wireguard)`'s address, and the lines after it.
+        let endpoint: String
+        let lines: [String]
+
+        init(device: Device) throws {
+            origin = try OriginServer(names: ["origin.test"])
+            proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--log", dir.file("flows.jsonl"),
+                                         "--upstream-ca", origin.caPath, "--session", "off", "--no-web",
+                                         "--resolve", "origin.test:\(origin.port):127.0.0.1", "--mode", "regular",
+                                         "--mode", "wireguard@\(device.hostAddress):0", "--allow-remote"],
+                                        environment: ["DEVPROXY_EMAIL": "dev@example.test"])
+            var lines: [String] = []
+            var endpoint: String?
+            while endpoint == nil && lines.count < 10 {
+                let line = proxy.stdout.fileHandleForReading.readLine()
+                lines.append(line)
+                if line.hasPrefix("listening on "), line.hasSuffix(" (wireguard)") {
+                    endpoint = String(line.dropFirst("listening on ".count).dropLast(" (wireguard)".count))
+                }
+            }
+            guard let endpoint else { throw TestFailure("no wireguard listener: \(proxy.banner) \(lines)") }
+            self.endpoint = endpoint
+            lines.append(proxy.stdout.fileHandleForReading.readLine())
+            self.lines = lines
+        }
+
+        /// `devproxy wireguard` with this run's keys and endpoint.
+        func config(peer: Int = 1) throws -> String {
+            let result = try Subprocess.run(Subprocess.devproxy, ["wireguard", "--ca-dir", dir.file("ca"), "--endpoint", endpoint,
+                                                                  "--peer", String(peer)], timeout: 20)
+            guard result.status == 0 else { throw TestFailure("devproxy wireguard: \(result.output)") }
+            return result.stdout
+        }
+    }
+
+    /// The device's curl, told of no proxy and trusting DevProxy's root, gets the origin's answer
+    /// through the tunnel: its resolver got an address of 198.18.0.0/15 for `origin.test` from
+    /// DevProxy's DNS, its TLS was intercepted, and the flow names the wireguard listener and the
+    /// device's tunnel address. QUIC (any UDP but DNS) is refused at once, so apps fall back to TCP.
+    @Test(.enabled(if: unavailable == nil, "needs root, network namespaces, wireguard-go and wg"))
+    func aDevicesConnectionsThroughItsTunnelAreIntercepted() throws {
+        let device = try Device()
+        let setup = try Setup(device: device)
+        #expect(setup.lines.contains { $0.contains("wireguard: 1 device may connect") }, "\(setup.lines)")
+        let config = try setup.config()
+        #expect(config.contains("Address = 10.0.0.2/32") && config.contains("DNS = 10.0.0.1")
+                && config.contains("Endpoint = \(setup.endpoint)") && config.contains("AllowedIPs = 0.0.0.0/0, ::/0"),
+                "\(config)")
+        try device.connect(config, directory: setup.dir)
+        let lookup = try device.namespace.sh("getent ahostsv4 origin.test")
+        #expect(lookup.stdout.hasPrefix("198.18.") || lookup.stdout.hasPrefix("198.19."), "\(lookup.output)")
+        let url = "https://origin.test:\(setup.origin.port)/cl?n=5&by=wireguard"
+        let fetched = try device.namespace.sh("curl -sS --max-time 20 --cacert \(setup.dir.file("ca/root.pem")) '\(url)'",
+                                              timeout: 40)
+        #expect(fetched.stdout == "hello", "\(fetched.output)")
+        let started = Date()
+        let quic = try device.namespace.sh("""
+            python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(5)
+            s.connect(("198.18.0.1", 443)); s.send(b"q")
+            try: s.recv(10); print("answered")
+            except ConnectionRefusedError: print("refused")
+            except socket.timeout: print("timeout")'
+            """)
+        #expect(quic.stdout == "refused\n" && Date().timeIntervalSince(started) < 4, "\(quic.output)")
+        let stopped = setup.proxy.stop()
+        #expect(stopped.stdout.contains("wireguard: peer 1 (10.0.0.2) connected from "), "\(stopped.stdout)")
+        let flows = try FlowLogReader.read(path: setup.dir.file("flows.jsonl")).flows
+        let flow = flows.first { $0.request?.url == url }
+        #expect(flow?.response?.status == 200 && flow?.tls?.client?.sni == "origin.test", "\(flows.map { $0.request?.url })")
+        #expect(flow?.listener?.mode == "wireguard" && flow?.listener?.address == setup.endpoint, "\(String(describing: flow?.listener))")
+        #expect(flow?.client.hasPrefix("10.0.0.2:") == true, "\(String(describing: flow?.client))")
+    }
+
+    /// A device whose key DevProxy does not know (a config from another machine's keys) gets
+    /// nothing through, and the console says once why its handshakes are refused.
+    @Test(.enabled(if: unavailable == nil, "needs root, network namespaces, wireguard-go and wg"))
+    func aDeviceWithAnotherKeyIsRefusedWithAReason() throws {
+        let device = try Device()
+        let setup = try Setup(device: device)
+        let other = try Subprocess.run("wg", ["genkey"], timeout: 10).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        var config = try setup.config()
+        let own = config.split(separator: "\n").first { $0.hasPrefix("PrivateKey = ") } ?? ""
+        config = config.replacingOccurrences(of: own, with: "PrivateKey = \(other)")
+        try device.connect(config, directory: setup.dir)
+        let fetched = try Subprocess.run("ip", Array(device.namespace.launcher.dropFirst()) + [
+            "curl", "-sS", "--max-time", "3", "http://10.0.0.1:9/"], timeout: 20)
+        #expect(fetched.status != 0, "\(fetched.output)")
+        let stopped = setup.proxy.stop()
+        let refusals = stopped.stdout.split(separator: "\n").filter { $0.hasPrefix("wireguard: a datagram from ") }
+        #expect(refusals.count == 1 && refusals.first?.contains("refused") == true, "\(stopped.stdout)")
+        #expect(!stopped.stdout.contains("connected from"), "\(stopped.stdout)")
+    }
+
+    /// The keys outlive the run, private to the user: a second `devproxy wireguard` prints the same
+    /// device config, `--peer 2` adds a device with its own key and address, the server's public key
+    /// in the configs is what `wg pubkey` makes of the file's private key, and a file that is not
+    /// DevProxy's keys stops `devproxy wireguard` with one line.
+    @Test func keysAreKeptPrivateAndReused() throws {
+        let dir = TemporaryDirectory()
+        func wireguard(_ extra: [String]) throws -> Subprocess.Result {
+            try Subprocess.run(Subprocess.devproxy, ["wireguard", "--ca-dir", dir.file("ca"), "--endpoint", "192.0.2.7"] + extra,
+                               timeout: 20)
+        }
+        let first = try wireguard([])
+        #expect(first.status == 0, "\(first.output)")
+        #expect(first.stdout == (try wireguard([])).stdout)
+        let path = dir.file("ca/wireguard.json")
+        var info = stat()
+        #expect(stat(path, &info) == 0 && info.st_mode & 0o777 == 0o600)
+        let second = try wireguard(["--peer", "2"])
+        #expect(second.stdout.contains("Address = 10.0.0.3/32") && second.stdout.contains("Endpoint = 192.0.2.7:51820"),
+                "\(second.output)")
+        let key = { (text: String, prefix: String) in
+            text.split(separator: "\n").first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) } ?? ""
+        }
+        #expect(key(first.stdout, "PrivateKey = ") != key(second.stdout, "PrivateKey = "))
+        let file = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any]
+        let serverPrivate = file?["server_private_key"] as? String ?? ""
+        let derived = try Subprocess.run("wg", ["pubkey"], stdin: Array((serverPrivate + "\n").utf8), timeout: 10)
+        if derived.status == 0 {
+            #expect(key(first.stdout, "PublicKey = ") == derived.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        #expect((file?["peers"] as? [Any])?.count == 2)
+        _ = dir.write("ca/wireguard.json", "{\"peers\": 3}")
+        let broken = try wireguard([])
+        #expect(broken.status == 1 && broken.stderr.hasPrefix("error: ") && broken.stderr.contains("wireguard.json")
+                && broken.stderr.split(separator: "\n").count == 1, "\(broken.output)")
+        let badEndpoint = try Subprocess.run(Subprocess.devproxy, ["wireguard", "--ca-dir", dir.file("ca"), "--endpoint",
+                                                                   "a b:1"], timeout: 20)
+        #expect(badEndpoint.status == 2 && badEndpoint.stderr.contains("--endpoint"), "\(badEndpoint.output)")
+    }
+
+    /// Beyond loopback the WireGuard listener needs --allow-remote, as every listener does.
+    @Test func aWireGuardListenerBeyondLoopbackNeedsAllowRemote() throws {
+        let dir = TemporaryDirectory()
+        let run = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", dir.file("ca"), "--session", "off", "--no-web",
+                                                           "--mode", "wireguard@0.0.0.0:0"],
+                                     environment: ["DEVPROXY_EMAIL": "dev@example.test"], timeout: 30)
+        #expect(run.status != 0 && run.stderr.contains("--allow-remote"), "\(run.output)")
+    }
+}
