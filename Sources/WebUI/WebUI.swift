@@ -127,7 +127,7 @@ public final class WebUI: @unchecked Sendable {
         self.version = version
         access = WebAccess(token: WebAccess.newToken(), password: configuration.password, host: configuration.host,
                            port: listener.address.port, boundHost: listener.address.host)
-        events = EventHub(store: store, intercepts: proxy?.intercepts)
+        events = EventHub(store: store, intercepts: proxy?.intercepts, rules: proxy?.ruleBoard)
         server = WebServer(listener: listener, configuration: configuration) { [unowned self] request in
             self.respond(to: request)
         }

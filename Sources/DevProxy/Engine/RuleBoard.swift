@@ -28,16 +28,30 @@ public final class RuleBoard: Sendable {
         case flag, config, web
     }
 
-    /// A mock's answer, as typed.
+    /// A mock's answer: as typed, or a recorded response's bytes (an image, a protobuf) sent as they are.
     public struct Answer: Sendable, Equatable {
         public var status: Int
         public var contentType: String
-        public var body: String
+        /// The body sent, byte for byte.
+        public var bytes: [UInt8]
+
+        /// The body as text (UTF-8; a byte that is not, as U+FFFD); setting it sends its UTF-8.
+        public var body: String {
+            get { String(decoding: bytes, as: UTF8.self) }
+            set { bytes = Array(newValue.utf8) }
+        }
+
+        /// The body as text when it is UTF-8, or nil for bytes that are not (sent and shown as base64).
+        public var text: String? { String(validating: bytes, as: UTF8.self) }
 
         public init(status: Int = 200, contentType: String = "application/json", body: String = "") {
+            self.init(status: status, contentType: contentType, bytes: Array(body.utf8))
+        }
+
+        public init(status: Int = 200, contentType: String = "application/json", bytes: [UInt8]) {
             self.status = status
             self.contentType = contentType
-            self.body = body
+            self.bytes = bytes
         }
 
         /// The largest body a mock holds (it is kept in memory and sent whole).
@@ -89,7 +103,7 @@ public final class RuleBoard: Sendable {
     private let current = Mutex(MapRules())
     /// How many rules are switched on: zero lets `rules` skip the lock.
     private let switchedOn = Atomic<Int>(0)
-    private let observers = Mutex<[@Sendable (Change) -> Void]>([])
+    private let observers = Mutex<(next: Int, list: [(id: Int, call: @Sendable (Change) -> Void)])>((1, []))
     private let redact: [String]
     private let directory: String
 
@@ -198,9 +212,20 @@ public final class RuleBoard: Sendable {
         return rule
     }
 
-    /// Calls `observer` after each change, on the thread that made it.
-    public func observe(_ observer: @escaping @Sendable (Change) -> Void) {
-        observers.withLock { $0.append(observer) }
+    /// Calls `observer` after each change, on the thread that made it (no lock of the board held).
+    /// - Returns: what `unobserve` takes to stop the calls.
+    @discardableResult
+    public func observe(_ observer: @escaping @Sendable (Change) -> Void) -> Int {
+        observers.withLock { observers in
+            defer { observers.next += 1 }
+            observers.list.append((observers.next, observer))
+            return observers.next
+        }
+    }
+
+    /// Stops the calls of the observer `observe` returned `id` for.
+    public func unobserve(_ id: Int) {
+        observers.withLock { $0.list.removeAll { $0.id == id } }
     }
 
     /// Runs `body` on the rules and publishes what it leaves, in one lock so changes keep their order.
@@ -229,7 +254,7 @@ public final class RuleBoard: Sendable {
     }
 
     private func notify(_ change: Change) {
-        for observer in observers.withLock({ $0 }) { observer(change) }
+        for observer in observers.withLock({ $0.list }) { observer.call(change) }
     }
 
     private static func fixed(_ rule: Rule) -> ConfigurationError {
@@ -251,7 +276,7 @@ public final class RuleBoard: Sendable {
             guard (200...599).contains(answer.status) else {
                 throw ConfigurationError("mock \(text): \(answer.status) is not a status to answer with (200 to 599)")
             }
-            guard answer.body.utf8.count <= Answer.bodyLimit else {
+            guard answer.bytes.count <= Answer.bodyLimit else {
                 throw ConfigurationError("mock \(text): the body is over \(Answer.bodyLimit >> 20) MiB")
             }
             let type = answer.contentType.trimmingCharacters(in: .whitespaces)
@@ -260,7 +285,7 @@ public final class RuleBoard: Sendable {
             }
             var headers: [(name: String, value: String)] = type.isEmpty ? [] : [("Content-Type", type)]
             headers.append(("X-DevProxy", "answered by DevProxy (mock rule)"))
-            let response = LocalResponse(status: answer.status, headers: headers, body: Array(answer.body.utf8))
+            let response = LocalResponse(status: answer.status, headers: headers, body: answer.bytes)
             let shown = "mock \(answer.status)" + (type.isEmpty ? "" : " \(type)")
             return .local(try MapLocalRule(mock: text, response: response, path: shown))
         }

@@ -111,7 +111,8 @@ extension WebUI {
 
     private struct Refusal: Error { let message: String }
 
-    /// A mock's `answer` object: `{"status": 200, "content_type": "application/json", "body": "…"}`.
+    /// A mock's `answer` object: `{"status": 200, "content_type": "application/json", "body": "…"}`, or
+    /// `"body_base64"` in place of `"body"` for bytes that are not text (at most 1 MiB decoded).
     private static func answer(_ value: Any?, kind: RuleBoard.Kind) -> Result<RuleBoard.Answer?, Refusal> {
         guard let value else { return .success(nil) }
         guard kind == .mock else {
@@ -121,8 +122,13 @@ extension WebUI {
             return .failure(Refusal(message: "answer must be an object: {\"status\": 200, \"content_type\": …, "
                                              + "\"body\": …}"))
         }
-        if let unknown = object.keys.sorted().first(where: { !["status", "content_type", "body"].contains($0) }) {
-            return .failure(Refusal(message: "unknown key answer.\(unknown): give status, content_type and body"))
+        let keys = ["status", "content_type", "body", "body_base64"]
+        if let unknown = object.keys.sorted().first(where: { !keys.contains($0) }) {
+            return .failure(Refusal(message: "unknown key answer.\(unknown): give status, content_type and body "
+                                             + "(or body_base64)"))
+        }
+        guard object["body"] == nil || object["body_base64"] == nil else {
+            return .failure(Refusal(message: "answer has body and body_base64: give one of them"))
         }
         var answer = RuleBoard.Answer()
         if let status = object["status"] {
@@ -141,6 +147,25 @@ extension WebUI {
             guard let text = body as? String else { return .failure(Refusal(message: "answer.body must be text")) }
             answer.body = text
         }
+        if let encoded = object["body_base64"] {
+            guard let text = encoded as? String else {
+                return .failure(Refusal(message: "answer.body_base64 must be text (the body in base64)"))
+            }
+            // Checked before decoding: a body over the limit is refused without being held twice.
+            guard text.utf8.count / 4 * 3 <= RuleBoard.Answer.bodyLimit + 3 else {
+                return .failure(Refusal(message: "answer.body_base64 decodes to over "
+                                                 + "\(RuleBoard.Answer.bodyLimit >> 20) MiB, a mock's limit"))
+            }
+            guard let bytes = Data(base64Encoded: text) else {
+                return .failure(Refusal(message: "answer.body_base64 is not base64 (RFC 4648: A-Z a-z 0-9 + /, "
+                                                 + "padded with = to a multiple of 4)"))
+            }
+            guard bytes.count <= RuleBoard.Answer.bodyLimit else {
+                return .failure(Refusal(message: "answer.body_base64 decodes to \(bytes.count) bytes, over "
+                                                 + "\(RuleBoard.Answer.bodyLimit >> 20) MiB, a mock's limit"))
+            }
+            answer.bytes = Array(bytes)
+        }
         return .success(answer)
     }
 
@@ -149,12 +174,19 @@ extension WebUI {
         ["rules": board.list.map(ruleObject), "kinds": RuleBoard.Kind.allCases.map(\.rawValue)]
     }
 
-    /// `{id, kind, text, enabled, origin, answer}` (`answer` for a mock alone).
+    /// `{id, kind, text, enabled, origin, answer}` (`answer` for a mock alone: its body as `body` when
+    /// it is UTF-8, as `body_base64` when it is not).
     static func ruleObject(_ rule: RuleBoard.Rule) -> [String: Any] {
         var object: [String: Any] = ["id": rule.id, "kind": rule.kind.rawValue, "text": rule.text,
                                      "enabled": rule.enabled, "origin": rule.origin.rawValue]
         if let answer = rule.answer {
-            object["answer"] = ["status": answer.status, "content_type": answer.contentType, "body": answer.body]
+            var shown: [String: Any] = ["status": answer.status, "content_type": answer.contentType]
+            if let text = answer.text {
+                shown["body"] = text
+            } else {
+                shown["body_base64"] = Data(answer.bytes).base64EncodedString()
+            }
+            object["answer"] = shown
         }
         return object
     }

@@ -186,6 +186,13 @@ function setupKeyboard() {
             event.preventDefault();
             compareFrom(store.selectedID);
             break;
+        // As Proxyman's Map Local from a flow: `M` opens the Rules view's mock form filled from the
+        // selected flow (the pane's Mock… button).
+        case "M":
+            if (!flowsShown || !store.selectedID || !$("mock-from-flow") || $("mock-from-flow").disabled) return;
+            event.preventDefault();
+            $("mock-from-flow").click();
+            break;
         // Breakpoints, as in mitmweb: `a` resumes the selected held request or response (with the
         // editor's changes, as its Resume button sends them), `A` every held one, `x` aborts it.
         case "a":

@@ -114,6 +114,11 @@ class LiveEvents extends EventTarget {
                 // Not JSON: the next change, or the next fetch, says it.
             }
         });
+        // The map rules changed (in this tab, another, or a script): the Rules view fetches them again.
+        source.addEventListener("rules", (event) => {
+            this.#seen(event);
+            this.dispatchEvent(new CustomEvent("rules"));
+        });
         // Missed too much while away: the list must be fetched again.
         source.addEventListener("reset", (event) => {
             this.#seen(event);

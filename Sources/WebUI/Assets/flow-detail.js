@@ -14,6 +14,7 @@ import { notePanel, rememberNote } from "./marks.js";
 import { responseEditor } from "./intercept-response.js";
 import { openResend } from "./resend-dialog.js";
 import { openRepeat } from "./repeat-dialog.js";
+import { openMock } from "./mock-from-flow.js";
 import { graphQLView, looksLikeGraphQL } from "./graphql-view.js";
 import { compareButton } from "./compare.js";
 import { store } from "./store.js";
@@ -299,6 +300,7 @@ class FlowDetail extends HTMLElement {
         // The server replays HTTP requests only: a WebSocket's or a tunnel's flow is not one.
         const httpFlow = flow.mode === "http" || flow.mode === "https";
         const replayable = Boolean(flow.request) && store.canReplay && httpFlow;
+        const mockable = Boolean(flow.request?.url) && httpFlow && store.info?.mode === "proxy";
         return h("div", { class: "detail-actions", role: "toolbar", "aria-label": "Flow actions" },
             h("button", {
                 type: "button", id: "replay", disabled: !replayable,
@@ -315,6 +317,14 @@ class FlowDetail extends HTMLElement {
             h("button", {
                 type: "button", id: "resend", disabled: !replayable, on: { click: () => openResend(flow) },
             }, "Edit and resend"),
+            // Map Local from this flow (Proxyman's right click → Map Local): mock-from-flow.js.
+            h("button", {
+                type: "button", id: "mock-from-flow", disabled: !mockable,
+                title: !httpFlow ? `a ${flow.mode} flow cannot be mocked`
+                    : store.info?.mode === "proxy" ? "Answer this URL with this response, edited, from now on (M)"
+                        : "no proxy runs behind this web UI: no rule can be added",
+                on: { click: () => openMock(flow) },
+            }, "Mock…"),
             // "Compare…" makes it the base; on another flow, "Compare with GET /path" (compare.js).
             compareButton(flow),
             // A flow without a request (a tunnel, a handshake the client refused) has no curl command.

@@ -25,7 +25,9 @@ import SessionStore
 ///
 /// Beside a proxy, the breakpoints' board (`Intercepts`) is observed too: a change (a request
 /// held, resumed, aborted, its client gone; the filter set) is folded by the same flusher into
-/// one `intercept` message with the board as it is then, `{"filter", "held": [ids]}`.
+/// one `intercept` message with the board as it is then, `{"filter", "held": [ids]}`. The map
+/// rules' board (`RuleBoard`) likewise: changes made in any page or by a script are folded into one
+/// `rules` message (`{}`), on which every open page's Rules view fetches `/api/rules` again.
 final class EventHub: @unchecked Sendable {
     /// One numbered message.
     struct Message: Sendable {
@@ -59,6 +61,9 @@ final class EventHub: @unchecked Sendable {
     /// The proxy's breakpoints, observed while started; nil beside no proxy.
     private let intercepts: Intercepts?
     private var interceptObserver: Int?
+    /// The proxy's map rules, observed while started; nil beside no proxy.
+    private let rules: RuleBoard?
+    private var rulesObserver: Int?
     private let condition = NSCondition()
     // Guarded by `condition`.
     private var pendingOrder: [String] = []
@@ -66,6 +71,8 @@ final class EventHub: @unchecked Sendable {
     private var pendingCleared = false
     /// The board changed since the last message.
     private var pendingIntercept = false
+    /// The map rules changed since the last message.
+    private var pendingRules = false
     private var recent: [Message] = []
     private var lastID = 0
     private var stopped = false
@@ -77,15 +84,17 @@ final class EventHub: @unchecked Sendable {
     private var lastListenerLeft: UInt64?
     private let flusherDone = DispatchSemaphore(value: 0)
 
-    init(store: SessionStore, intercepts: Intercepts? = nil) {
+    init(store: SessionStore, intercepts: Intercepts? = nil, rules: RuleBoard? = nil) {
         self.store = store
         self.intercepts = intercepts
+        self.rules = rules
     }
 
     func start() {
         started = true
         observer = store.addObserver { [weak self] changes in self?.receive(changes) }
         interceptObserver = intercepts?.observe { [weak self] in self?.interceptChanged() }
+        rulesObserver = rules?.observe { [weak self] _ in self?.rulesChanged() }
         let thread = Thread { [self] in flushLoop() }
         thread.name = "devproxy-web-events"
         thread.start()
@@ -97,6 +106,7 @@ final class EventHub: @unchecked Sendable {
         started = false
         if let observer { store.removeObserver(observer) }
         if let interceptObserver { intercepts?.unobserve(interceptObserver) }
+        if let rulesObserver { rules?.unobserve(rulesObserver) }
         condition.withLock {
             stopped = true
             condition.broadcast()
@@ -120,7 +130,7 @@ final class EventHub: @unchecked Sendable {
                 recent.removeAll()
                 return
             }
-            let wasIdle = pendingOrder.isEmpty && !pendingCleared && !pendingIntercept
+            let wasIdle = isIdle
             defer { if wasIdle { condition.broadcast() } }
             if changes.cleared {
                 pendingCleared = true
@@ -141,11 +151,28 @@ final class EventHub: @unchecked Sendable {
                 recent.removeAll()
                 return
             }
-            let wasIdle = pendingOrder.isEmpty && !pendingCleared && !pendingIntercept
+            let wasIdle = isIdle
             pendingIntercept = true
             if wasIdle { condition.broadcast() }
         }
     }
+
+    /// Called on whatever thread changed the map rules (no lock of the board held): only marks it.
+    private func rulesChanged() {
+        condition.withLock {
+            guard isFollowed else {
+                lastID += 1
+                recent.removeAll()
+                return
+            }
+            let wasIdle = isIdle
+            pendingRules = true
+            if wasIdle { condition.broadcast() }
+        }
+    }
+
+    /// Nothing waits to be sent. Under `condition`.
+    private var isIdle: Bool { pendingOrder.isEmpty && !pendingCleared && !pendingIntercept && !pendingRules }
 
     private func flushLoop() {
         defer { flusherDone.signal() }
@@ -153,21 +180,24 @@ final class EventHub: @unchecked Sendable {
             // Asleep until something arrives (no wake-ups while the proxy is idle), then one
             // interval more to gather the batch.
             let running = condition.withLock { () -> Bool in
-                while pendingOrder.isEmpty && !pendingCleared && !pendingIntercept && !stopped { condition.wait() }
+                while isIdle && !stopped { condition.wait() }
                 return !stopped
             }
             guard running else { return }
             Thread.sleep(forTimeInterval: Self.interval)
-            let (cleared, flows, board, done) = condition.withLock { () -> (Bool, [FlowSummary], Bool, Bool) in
-                let batch = (pendingCleared, pendingOrder.compactMap { pending[$0] }, pendingIntercept, stopped)
+            let (cleared, flows, board, ruled, done) = condition.withLock {
+                () -> (Bool, [FlowSummary], Bool, Bool, Bool) in
+                let batch = (pendingCleared, pendingOrder.compactMap { pending[$0] }, pendingIntercept, pendingRules,
+                             stopped)
                 pendingCleared = false
                 pendingIntercept = false
+                pendingRules = false
                 pendingOrder.removeAll(keepingCapacity: true)
                 pending.removeAll(keepingCapacity: true)
                 return batch
             }
             if done { return }
-            guard cleared || !flows.isEmpty || board else { continue }
+            guard cleared || !flows.isEmpty || board || ruled else { continue }
             var messages: [(String, [FlowJSON])] = []
             if cleared { messages.append(("cleared", [])) }
             // The board as it is now, after the flows: a flow that ended is in the list before its
@@ -199,6 +229,10 @@ final class EventHub: @unchecked Sendable {
                 if let interceptData {
                     lastID += 1
                     recent.append(Message(id: lastID, event: "intercept", data: interceptData))
+                }
+                if ruled {
+                    lastID += 1
+                    recent.append(Message(id: lastID, event: "rules", data: "{}"))
                 }
                 if recent.count > Self.kept { recent.removeFirst(recent.count - Self.kept) }
                 var bytes = recent.reduce(0) { $0 + $1.size }

@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""Mock… from a flow and Edit in the Rules view (headless Chromium, Playwright with the system
+browser) beside `devproxy run --block-list '|~u never-asked-for|404'`: a JSON response sent gzip-encoded
+by the origin served here is recorded through the proxy; its pane's Mock… opens the Rules view's
+mock form filled from it (`~m GET`, the URL regex without its query, the status, the content type,
+the body decoded); the body edited and saved answers curl through the proxy with the mock's
+`X-DevProxy` header; Edit, Cancel leaves the rule; Edit, 503, Save answers 503; a second page (another
+browser context) sees the rule appear and change without a reload; a PNG flow's mock (opened with
+the `M` key) says its body is binary and answers the PNG's exact bytes. The flag's rule has no Edit,
+and says why in its tooltip.
+
+Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on any failure.
+
+Usage: webui_mock_rules.py --ui URL --proxy http://127.0.0.1:PORT
+"""
+import argparse, gzip, hashlib, http.server, json, os, struct, subprocess, sys, urllib.request, zlib
+
+from browser_page import Checks, live_page, origin_and_chromium
+from webui_browser import open_flow
+
+PROFILE = json.dumps({"name": "ana", "plan": "free", "tags": ["a", "b"]}).encode()
+
+
+def png(width=40, height=30):
+    """A real PNG (8-bit RGB, one filter byte a row), its pixels varied so zlib keeps them apart."""
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    rows = b"".join(b"\x00" + bytes((x * 7 + y * 13) % 256 for x in range(width * 3)) for y in range(height))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+IMAGE = png()
+
+
+class Origin(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        if self.path.startswith("/api/profile"):
+            body, headers = gzip.compress(PROFILE), [("Content-Type", "application/json"), ("Content-Encoding", "gzip")]
+        elif self.path.startswith("/logo.png"):
+            body, headers = IMAGE, [("Content-Type", "image/png")]
+        else:
+            body, headers = b"from the origin", [("Content-Type", "text/plain")]
+        self.send_response(200)
+        for name, value in headers:
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *arguments):
+        pass
+
+
+def curl(proxy, url):
+    """`curl -x PROXY URL`: (status, headers as text, body bytes)."""
+    result = subprocess.run(["curl", "-sS", "--max-time", "10", "-x", proxy, "-D", "-", "-o", "-", url],
+                            capture_output=True, timeout=20)
+    head, _, body = result.stdout.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    return int(lines[0].split()[1]) if lines and lines[0] else 0, "\n".join(lines[1:]), body
+
+
+def record(proxy, url):
+    """One request through the proxy, without curl's decoding (the origin's gzip stays as sent)."""
+    for name in ("no_proxy", "NO_PROXY"):
+        os.environ.pop(name, None)
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({"http": proxy}))
+    with opener.open(url, timeout=10) as response:
+        return response.read()
+
+
+ROWS = """() => [...document.querySelectorAll('rules-panel tbody tr')].map((row) => ({
+    text: row.querySelector('.rule-text').textContent, edit: Boolean(row.querySelector('.rule-edit')),
+    from: row.querySelector('td:nth-child(4)').getAttribute('title') || '',
+    answer: row.querySelector('.rule-answer') ? row.querySelector('.rule-answer').textContent : ''}))"""
+
+FORM = """() => ({text: document.getElementById('rule-text').value, kind: document.getElementById('rule-kind').value,
+    status: document.getElementById('mock-status').value, type: document.getElementById('mock-type').value,
+    body: document.getElementById('mock-body').value, note: document.getElementById('mock-note').textContent,
+    binary: document.getElementById('mock-binary').hidden ? null : document.getElementById('mock-binary').textContent,
+    bodyShown: !document.getElementById('mock-body').closest('label').hidden})"""
+
+
+def wait_answer(page, words):
+    page.wait_for_function("(w) => [...document.querySelectorAll('rules-panel .rule-answer')]"
+                           ".some((a) => a.textContent.includes(w))", arg=words, timeout=10000)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--ui", required=True)
+    parser.add_argument("--proxy", required=True)
+    options = parser.parse_args()
+    checks = Checks()
+    with origin_and_chromium(http.server.ThreadingHTTPServer, Origin) as (browser, base, _):
+        page, problems = live_page(browser, options.ui)
+        # The second page shows the Rules view from the start, and is never reloaded.
+        other, other_problems = live_page(browser, options.ui)
+        other.click("#tab-rules")
+        other.wait_for_function("() => document.querySelectorAll('rules-panel tbody tr').length === 1", timeout=10000)
+
+        record(options.proxy, base + "/api/profile?session=1&x=y")
+        open_flow(page, "/api/profile", prefix=True)
+        page.click("#mock-from-flow")
+        page.wait_for_function("() => !document.getElementById('view-rules').hidden"
+                               " && document.getElementById('rule-text').value !== ''", timeout=10000)
+        form = page.evaluate(FORM)
+        regex = "^%s/api/profile(\\?.*)?$" % base.replace(".", "\\.")
+        checks.result("mock-form-filled", form["kind"] == "mock" and form["text"] == "|~m GET|" + regex
+                      and form["status"] == "200" and form["type"] == "application/json"
+                      and form["body"] == PROFILE.decode() and form["binary"] is None
+                      and "without a query" in form["note"], repr(form))
+
+        page.fill("#mock-body", json.dumps({"name": "ana", "plan": "premium"}))
+        page.click("#rule-submit")
+        page.wait_for_function("() => document.querySelectorAll('rules-panel tbody tr').length === 2", timeout=10000)
+        status, headers, body = curl(options.proxy, base + "/api/profile?session=2")
+        checks.result("mock-answers-curl", status == 200 and body == b'{"name": "ana", "plan": "premium"}'
+                      and "X-DevProxy: answered by DevProxy (mock rule)" in headers, repr((status, headers, body)))
+
+        rows = page.evaluate(ROWS)
+        checks.result("flag-rule-switch-only", not rows[0]["edit"] and "--block-list on the command line" in rows[0]["from"]
+                      and rows[1]["edit"], repr(rows))
+        other.wait_for_function("() => document.querySelectorAll('rules-panel tbody tr').length === 2", timeout=10000)
+        checks.result("second-page-sees-it", other.evaluate(ROWS)[1]["text"] == "|~m GET|" + regex, "")
+
+        page.click("rules-panel tbody tr:nth-child(2) .rule-edit")
+        form = page.evaluate(FORM)
+        page.fill("#mock-status", "404")
+        page.click("#rule-cancel")
+        status, _, _ = curl(options.proxy, base + "/api/profile")
+        checks.result("edit-cancel-leaves-it", form["text"] == "|~m GET|" + regex and form["status"] == "200"
+                      and form["body"] == '{"name": "ana", "plan": "premium"}' and status == 200
+                      and page.text_content("#rule-submit") == "Add", repr((form, status)))
+
+        page.click("rules-panel tbody tr:nth-child(2) .rule-edit")
+        page.fill("#mock-status", "503")
+        page.click("#rule-submit")
+        wait_answer(page, "→ 503")
+        status, headers, body = curl(options.proxy, base + "/api/profile?session=3")
+        rows = page.evaluate(ROWS)
+        checks.result("edit-to-503", status == 503 and "mock rule" in headers and len(rows) == 2
+                      and page.text_content("#rule-submit") == "Add", repr((status, body, rows)))
+        wait_answer(other, "→ 503")
+        checks.result("second-page-sees-the-edit", "503" in other.evaluate(ROWS)[1]["answer"], "")
+
+        page.click("#tab-flows")
+        record(options.proxy, base + "/logo.png")
+        open_flow(page, "/logo.png")
+        page.keyboard.press("Shift+M")
+        page.wait_for_function("() => !document.getElementById('view-rules').hidden"
+                               " && document.getElementById('rule-text').value.includes('logo')", timeout=10000)
+        form = page.evaluate(FORM)
+        checks.result("binary-form", form["binary"] is not None
+                      and ("binary body, %d bytes: sent as recorded" % len(IMAGE)) in form["binary"]
+                      and not form["bodyShown"] and form["type"] == "image/png", repr(form))
+        page.click("#rule-submit")
+        page.wait_for_function("() => document.querySelectorAll('rules-panel tbody tr').length === 3", timeout=10000)
+        status, headers, body = curl(options.proxy, base + "/logo.png")
+        checks.result("binary-exact-bytes", status == 200 and hashlib.sha256(body).hexdigest()
+                      == hashlib.sha256(IMAGE).hexdigest() and "Content-Length: %d" % len(IMAGE) in headers
+                      and "mock rule" in headers, repr((status, headers, len(body))))
+
+        checks.result("no-page-errors", not problems and not other_problems and not page.evaluate("window.__violations"),
+                      repr((problems, other_problems, page.evaluate("window.__violations"))))
+    sys.exit(1 if checks.failed else 0)
+
+
+if __name__ == "__main__":
+    main()
