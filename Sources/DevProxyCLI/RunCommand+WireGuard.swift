@@ -121,7 +121,10 @@ enum WireGuardSetup {
             try NamespaceCapture.configureNetwork([["ip", "link", "set", "lo", "up"]], environment: environment)
             let tun = CSystem_openTUN(interface)
             guard tun >= 0 else {
-                answer("error: cannot make a TUN device (/dev/net/tun): \(String(cString: strerror(errno)))")
+                let denied = errno == EACCES || errno == EPERM
+                answer("error: cannot make a TUN device (/dev/net/tun): \(String(cString: strerror(errno)))"
+                       + (denied ? " (this user may not open /dev/net/tun: run as root, or give it mode 0666 as most "
+                          + "distributions do)" : ""))
                 return 1
             }
             let address = NamespaceCapture.dotted(WireGuardCapture.serverAddress) + "/\(WireGuardCapture.prefixLength)"
