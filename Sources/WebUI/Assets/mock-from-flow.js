@@ -73,11 +73,15 @@ export async function openMock(flow) {
     const panel = document.querySelector("rules-panel");
     if (!panel || !flow.request?.url) return;
     const body = await recordedBody(flow);
-    const notes = ["URL regex: this URL with any query or none, as Proxyman's Map Local matches it; "
-        + "remove (\\?.*)? to match it without a query only, or edit the path to match more"];
+    const notes = ["URL regex: this URL with any query or none (the query is left out of the match); "
+        + "edit it to match one query only, or more paths"];
     if (!flow.response) notes.push("no response was recorded: status 200 and an empty body to start from");
     if (body.over !== undefined) {
         notes.push(`the response body is ${body.over.toLocaleString("en-US")} bytes, over a mock's 1 MiB: type one`);
+    }
+    if (body.base64 !== undefined && flow.response?.body?.decode_error) {
+        notes.push(`the body could not be decoded (${flow.response.body.decode_error}): these are the bytes as sent, `
+            + "and the mock sends them without their Content-Encoding");
     }
     if (body.error) notes.push(`the response body could not be read (${body.error}): type one`);
     document.getElementById("tab-rules")?.click();
@@ -88,6 +92,5 @@ export async function openMock(flow) {
         body: body.text ?? "",
         binary: body.base64 !== undefined ? { base64: body.base64, size: body.size } : null,
         note: notes.join(". "),
-        from: flow.id,
     });
 }

@@ -110,7 +110,7 @@ def main():
         checks.result("mock-form-filled", form["kind"] == "mock" and form["text"] == "|~m GET|" + regex
                       and form["status"] == "200" and form["type"] == "application/json"
                       and form["body"] == PROFILE.decode() and form["binary"] is None
-                      and "without a query" in form["note"], repr(form))
+                      and "the query is left out of the match" in form["note"], repr(form))
 
         page.fill("#mock-body", json.dumps({"name": "ana", "plan": "premium"}))
         page.click("#rule-submit")
