@@ -123,11 +123,22 @@ public final class WireGuardResponder: Sendable {
     }
 
     /// Passive keepalives due (§6.5: data received and nothing sent back for KEEPALIVE_TIMEOUT):
-    /// an empty transport message for each such peer.
+    /// an empty transport message for each such peer. Call it about once a second.
+    ///
+    /// It also forgets the keypairs of peers without a new handshake for REJECT_AFTER_TIME × 3 (§6: their keys
+    /// are erased), so a transport message under them is then an unknown receiver index.
     public func keepalives(now: TimeInterval) -> [(peer: Int, datagram: [UInt8])] {
         let due = state.withLock { state -> [(Int, Keypair)] in
             var due: [(Int, Keypair)] = []
             for index in state.peers.indices {
+                let sessions = [state.peers[index].previous, state.peers[index].current, state.peers[index].next]
+                let newest = sessions.compactMap { $0?.created }.max()
+                if let newest, now - newest >= 3 * WireGuardProtocol.rejectAfterTime {
+                    for keypair in sessions.compactMap({ $0 }) { state.sessions[keypair.localIndex] = nil }
+                    state.peers[index].previous = nil
+                    state.peers[index].current = nil
+                    state.peers[index].next = nil
+                }
                 guard let when = state.peers[index].keepaliveDue, when <= now else { continue }
                 state.peers[index].keepaliveDue = nil
                 if let current = state.peers[index].current, !current.isExpired(now: now) { due.append((index, current)) }

@@ -174,6 +174,24 @@ import Testing
         #expect(responder.seal(ipv4Packet(size: 20), peer: 1, now: 279.9) != nil)
         #expect(responder.seal(ipv4Packet(size: 20), peer: 1, now: 280) == nil)
         #expect(responder.receive(initiator.keypair!.seal([])!, now: 280).dropped == "transport message under an expired session")
+        #expect(responder.keepalives(now: 639).isEmpty)
+        #expect(responder.receive(initiator.keypair!.seal([])!, now: 639).dropped == "transport message under an expired session")
+        #expect(responder.keepalives(now: 640).isEmpty)
+        #expect(responder.receive(initiator.keypair!.seal([])!, now: 640).dropped?.contains("unknown receiver index") == true)
+    }
+
+    @Test func sealingAndReceivingOnTwoThreadsAtOnce() async throws {
+        let (responder, initiator) = try connected()
+        let inbound = (0..<3000).map { _ in initiator.keypair!.seal(ipv4Packet(size: 100))! }
+        async let received = Task.detached {
+            inbound.reduce(0) { $0 + (responder.receive($1, now: 101).packets.count) }
+        }.value
+        async let sealed = Task.detached {
+            (0..<3000).compactMap { _ in responder.seal(ipv4Packet(size: 100), peer: 1, now: 101) }
+        }.value
+        let (count, outbound) = await (received, sealed)
+        #expect(count == 3000 && outbound.count == 3000)
+        #expect(outbound.allSatisfy { (try? initiator.keypair!.open($0).get())?.count == 112 })
     }
 
     @Test func aPresharedKeyMustMatch() throws {
