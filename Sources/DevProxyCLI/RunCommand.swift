@@ -281,7 +281,7 @@ enum RunCommand {
         let web = try session.flatMap { session in
             try webListener.map {
                 try startWeb($0, options: options, store: session.store, server: server, configuration: configuration,
-                             selection: selection, ca: store, reportsPath: reportsPath)
+                             selection: selection, ca: store, reportsPath: reportsPath, wireGuardKeys: wireGuardKeys)
             }
         }
         termination.wait()
@@ -451,6 +451,9 @@ enum RunCommand {
                         + "; for HTTPS (--reverse-tls) they trust the root: curl --cacert \(rootFile)")
         case .socks5?:
             Output.line(rootLine + "\n  trust it:   curl --socks5-hostname \(address) --cacert \(rootFile) \(example)")
+        case .wireguard?:
+            Output.line(rootLine + "\n  use it:     a device's WireGuard app with the config `devproxy wireguard` prints (or its QR "
+                        + "code), then the root installed on the device from http://devproxy.test/")
         default:
             // A terminal's tools through the proxy (`devproxy exec`): the root alone in
             // SSL_CERT_FILE, as this line used to say, failed every host passed through.

@@ -5,8 +5,9 @@ import HTTP1
 extension ConnectHandler {
     /// A CONNECT (or SOCKS5 request) to `devproxy.test`: TLS with a leaf for that name from the
     /// usual leaf source, then every request inside answered by the onboarding site. Nothing is
-    /// resolved or dialled; a tunnel that is not TLS, or a name the signer may not certify, ends
-    /// with a flow that says so.
+    /// resolved or dialled; a CONNECT tunnel that is not TLS, or a name the signer may not certify,
+    /// ends with a flow that says so (plain HTTP from a SOCKS5, transparent or WireGuard client is
+    /// the site's too).
     func serveOnboarding(_ site: OnboardingSite, port: Int, early: [UInt8]) {
         let host = OnboardingSite.host
         let failure = { (kind: FlowErrorKind, message: String) in
@@ -14,6 +15,14 @@ extension ConnectHandler {
         }
         var early = early
         guard case .hello(let hello) = peekClientHello(early: &early) else {
+            // A client that never spoke to a proxy (a transparent or WireGuard one's, SOCKS5's
+            // `http://devproxy.test/`) has no other way to ask for it: its plain HTTP is the site's.
+            if [.socks5, .transparent, .wireguard].contains(connection.listenerMode.kind) {
+                servePlainHTTP(early: early, site: site.route) { head in
+                    Destination(tls: false, host: host, port: port, pathAndQuery: self.originForm(head.target))
+                }
+                return
+            }
             failure(.clientNotTLS,
                     "\(host) inside CONNECT is served over TLS only; ask for http://\(host)/ as a plain proxy request")
             return

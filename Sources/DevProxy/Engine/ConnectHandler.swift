@@ -402,7 +402,7 @@ struct ConnectHandler {
 
     /// Serves HTTP/1 requests sent in plain text on the client socket (after `early`), each to
     /// the destination `route` gives it; absolute-form and origin-form targets alike.
-    func servePlainHTTP(early: [UInt8], route: (HTTPRequestHead) -> Destination) {
+    func servePlainHTTP(early: [UInt8], site: LocalRoute? = nil, route: (HTTPRequestHead) -> Destination) {
         let inner = MessageReader(stream: connection.clientStream(PlainStream(connection.socket)),
                                   parser: HTTP1RequestParser(limits: server.configuration.httpLimits))
         if !early.isEmpty { inner.parser.feed(early) }
@@ -421,7 +421,7 @@ struct ConnectHandler {
                                             + "by this one (\(connection.listenerMode.name))", reader: inner)
                 return
             }
-            let exchange = HTTPExchange(context: context, head: head, destination: route(head))
+            let exchange = HTTPExchange(context: context, head: head, destination: route(head), route: site)
             guard exchange.run(), !server.isStopping else { return }
         }
     }
@@ -587,7 +587,7 @@ struct ConnectHandler {
     }
 
     /// A request inside the tunnel may use origin-form (`/path`) or, rarely, absolute-form.
-    private func originForm(_ target: String) -> String {
+    func originForm(_ target: String) -> String {
         if case .absolute(_, _, _, let path)? = try? RequestTarget(parsing: target, method: "GET") { return path }
         return target
     }

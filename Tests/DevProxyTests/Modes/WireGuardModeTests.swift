@@ -148,6 +148,9 @@ import TestSupport
         let fetched = try device.namespace.sh("curl -sS --max-time 20 --cacert \(setup.dir.file("ca/root.pem")) '\(url)'",
                                               timeout: 40)
         #expect(fetched.stdout == "hello", "\(fetched.output)")
+        // The onboarding site answers there too, over plain HTTP (the device has no proxy to ask).
+        let site = try device.namespace.sh("curl -sS --max-time 20 http://devproxy.test/root.pem", timeout: 40)
+        #expect(site.stdout == (try String(contentsOfFile: setup.dir.file("ca/root.pem"), encoding: .utf8)), "\(site.output)")
         let started = Date()
         let quic = try device.namespace.sh("""
             python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(5)
