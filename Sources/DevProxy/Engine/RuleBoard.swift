@@ -6,8 +6,10 @@ import Synchronization
 /// view adds, switches off or on, edits, moves or deletes, as Charles's and Proxyman's Map Local,
 /// Map Remote and Block List windows change a running session. A rule is written in its option's
 /// syntax and parsed by the option's parser, so a bad one is refused with the same reason. A mock
-/// is a map-local rule whose answer (status, content type, body) is typed in rather than read
-/// from a file. A change applies to the next request on every connection, open or not.
+/// is a map-local rule whose answer (status, content type, body) is typed in, or taken from a
+/// recorded flow (its body's exact bytes), rather than read from a file. A change applies to the
+/// next request on every connection, open or not; observers (the console, the web UI's live
+/// stream) are told of each.
 ///
 /// One per proxy, shared by every connection thread and the web UI. `rules` is what the engine
 /// reads (`ProxyConfiguration.mapRules`): with no rule switched on it is one atomic load and an
