@@ -73,6 +73,8 @@ final class WireGuardGoTunnel {
     let echo = EchoRecord()
     private let serverKey = WireGuardKey.generatePrivate()
     private let clientKey = WireGuardKey.generatePrivate()
+    /// A preshared key too, so the psk step of the handshake (§5.4.3) meets a real peer's.
+    private let presharedKey = WireGuardKey.generatePrivate()
     private let interface: String
     private let veth: String
     private let rootAddress: String
@@ -85,7 +87,7 @@ final class WireGuardGoTunnel {
 
     init() throws {
         namespace = try NetworkNamespace()
-        responder = WireGuardResponder(privateKey: serverKey, peers: [clientKey.publicKey])
+        responder = WireGuardResponder(privateKey: serverKey, peers: [clientKey.publicKey], presharedKey: presharedKey)
         let tag = UInt32.random(in: 0..<100_000)
         // Interface names are namespaced but wg's control sockets (/var/run/wireguard/NAME.sock) are not.
         interface = "wgdp\(tag)"
@@ -174,12 +176,7 @@ final class WireGuardGoTunnel {
             guard process.isRunning, Date() < deadline else { throw TestFailure("wireguard-go -f \(interface) did not start") }
             usleep(50_000)
         }
-        let keyFile = directory.path + "/client.key"
-        guard FileManager.default.createFile(atPath: keyFile, contents: Data((clientKey.base64 + "\n").utf8),
-                                             attributes: [.posixPermissions: 0o600]) else {
-            throw TestFailure("cannot write \(keyFile)")
-        }
-        try namespace.sh("wg set \(interface) private-key \(keyFile)")
+        try namespace.sh("wg set \(interface) private-key \(try secretFile("client.key", clientKey))")
         try configurePeer()
         try namespace.sh("ip addr add 10.199.0.2/32 dev \(interface) && ip link set \(interface) up"
                          + " && ip route add 10.199.0.0/24 dev \(interface)")
@@ -187,7 +184,17 @@ final class WireGuardGoTunnel {
 
     private func configurePeer() throws {
         try namespace.sh("wg set \(interface) peer \(serverKey.publicKey.base64) endpoint \(rootAddress):\(port)"
-                         + " allowed-ips 10.199.0.0/24")
+                         + " allowed-ips 10.199.0.0/24 preshared-key \(try secretFile("psk.key", presharedKey))")
+    }
+
+    /// A key in base64 in a file only its owner may read, as wg(8) wants its secrets.
+    private func secretFile(_ name: String, _ key: WireGuardKey) throws -> String {
+        let path = directory.path + "/" + name
+        guard FileManager.default.createFile(atPath: path, contents: Data((key.base64 + "\n").utf8),
+                                             attributes: [.posixPermissions: 0o600]) else {
+            throw TestFailure("cannot write \(path)")
+        }
+        return path
     }
 
     private func startLoop() {
