@@ -68,7 +68,7 @@ extension RunCommand {
     /// Starts the UI beside the running proxy and prints `web ui: URL` (scripts read that line).
     static func startWeb(_ listener: Listener, options: RunOptions, store: SessionStore, server: ProxyServer,
                          configuration: ProxyConfiguration, selection: SignerSelection.Result, ca: CAStore,
-                         reportsPath: String?) throws -> WebUI {
+                         reportsPath: String?, wireGuardKeys: WireGuardKeyFile? = nil) throws -> WebUI {
         let entry = server.ownEntry
         var link = WebUI.ProxyLink(listeners: server.boundListeners.map { ($0.kind.rawValue, $0.address.description) },
                                    replayHost: entry?.host ?? "127.0.0.1", replayPort: entry?.port ?? 0,
@@ -93,6 +93,10 @@ extension RunCommand {
             guard var stored = kept.schema(host: host, port: port) else { return known }
             if let known { stored.merge(known) }
             return stored
+        }
+        // The CA view's Devices (WireGuard) part: each device's state, config and QR code.
+        if let capture = server.wireGuard, let wireGuardKeys {
+            settings.wireGuard = WebUIConfiguration.WireGuardDevices(capture: capture, keys: wireGuardKeys)
         }
         let web = WebUI(listener: listener, configuration: settings, store: store,
                         proxy: entry == nil ? nil : link,

@@ -57,21 +57,13 @@ enum WireGuardCommand {
         return 0
     }
 
-    /// `HOST[:PORT]`, port 51820 when none; an IPv6 host in brackets.
+    /// `HOST[:PORT]`, port 51820 when none; an IPv6 host in brackets (`WireGuardKeyFile.endpoint(parsing:)`).
     static func endpoint(_ text: String) throws -> String {
-        var host = text, port = ListenerMode.wireGuardPort
-        if let colon = text.lastIndex(of: ":"), !text.hasSuffix("]"), text.hasPrefix("[") || text.filter({ $0 == ":" }).count == 1 {
-            guard let given = Int(text[text.index(after: colon)...]), (1...65535).contains(given) else {
-                throw UsageError("--endpoint \(text): the port is not a number from 1 to 65535")
-            }
-            host = String(text[..<colon])
-            port = given
+        do {
+            return try WireGuardKeyFile.endpoint(parsing: text)
+        } catch let error as ConfigurationError {
+            throw UsageError("--endpoint \(error.description)")
         }
-        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        guard !host.isEmpty, (try? LeafName(host)) != nil else {
-            throw UsageError("--endpoint \(text) does not name a host (a name or an IP address, with a :PORT or not)")
-        }
-        return URIHost.authority(host: host, port: port)
     }
 
     private static func endpointOfThisMachine() throws -> String {

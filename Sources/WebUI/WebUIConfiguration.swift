@@ -1,3 +1,4 @@
+import DevProxy
 import Foundation
 import GRPCWire
 
@@ -28,6 +29,21 @@ public struct WebUIConfiguration: Sendable {
     /// without them (`devproxy web FILE --proto`, `run --grpc-reflection`): `Flow.typed(by:…)`
     /// when `GET /api/flows/ID` reads the record. Nil: records as stored.
     public var grpcSchema: (@Sendable (_ host: String, _ port: Int) -> ProtoSchema?)?
+    /// `devproxy run --mode wireguard`'s devices, for `/api/wireguard` and the CA view's Devices
+    /// (WireGuard) part; nil without a wireguard listener.
+    public var wireGuard: WireGuardDevices?
+
+    /// A WireGuard listener and the keys of the devices it accepts.
+    public struct WireGuardDevices: Sendable {
+        public var capture: WireGuardCapture
+        /// The keys file as the capture was started with it: its peers are the devices it accepts.
+        public var keys: WireGuardKeyFile
+
+        public init(capture: WireGuardCapture, keys: WireGuardKeyFile) {
+            self.capture = capture
+            self.keys = keys
+        }
+    }
 
     /// An imported file's flows and the records it skipped, the first of them with its reason.
     public struct ImportNote: Sendable, Equatable {

@@ -140,6 +140,24 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
         _ = threads.wait(timeout: .now() + 3)
     }
 
+    /// What is known of a device now (for the web UI's devices list).
+    public struct PeerStatus: Sendable {
+        /// Seconds since its last completed handshake; nil when it never made one in this run.
+        public let secondsSinceHandshake: TimeInterval?
+        /// Where its last authenticated datagram came from; nil when none came.
+        public let endpoint: SocketAddress?
+    }
+
+    /// Each peer's status, peer 1 first: read only, taken at the time of the call.
+    public var peerStatus: [PeerStatus] {
+        let now = Self.now()
+        let known = endpoints.withLock { $0 }
+        return peers.indices.map { index in
+            PeerStatus(secondsSinceHandshake: responder.lastHandshake(peer: index).map { max(0, now - $0) },
+                       endpoint: known[index].map { SocketAddress(storage: $0) })
+        }
+    }
+
     /// The host a connection's original destination stands for: the name DevProxy's DNS gave
     /// `address` for, else the address itself; nil for an address of that range it never gave
     /// (the device looked the name up before DevProxy last started).

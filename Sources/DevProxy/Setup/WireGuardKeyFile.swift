@@ -91,6 +91,26 @@ public struct WireGuardKeyFile: Sendable {
         """
     }
 
+    /// An endpoint as given (`devproxy wireguard --endpoint`, the web UI's endpoint field):
+    /// `HOST[:PORT]`, port 51820 when none; an IPv6 host in brackets. Returns it as a config
+    /// writes it (`URIHost.authority`).
+    /// - Throws: `ConfigurationError` saying what is wrong, starting with the text given.
+    public static func endpoint(parsing text: String) throws -> String {
+        var host = text, port = ListenerMode.wireGuardPort
+        if let colon = text.lastIndex(of: ":"), !text.hasSuffix("]"), text.hasPrefix("[") || text.filter({ $0 == ":" }).count == 1 {
+            guard let given = Int(text[text.index(after: colon)...]), (1...65535).contains(given) else {
+                throw ConfigurationError("\(text): the port is not a number from 1 to 65535")
+            }
+            host = String(text[..<colon])
+            port = given
+        }
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty, (try? LeafName(host)) != nil else {
+            throw ConfigurationError("\(text) does not name a host (a name or an IP address, with a :PORT or not)")
+        }
+        return URIHost.authority(host: host, port: port)
+    }
+
     /// The address a device reaches a listener on `address` at: the address itself, or for a
     /// wildcard one this machine's first non-loopback IPv4 address (a private one first).
     public static func endpoint(for address: SocketAddress) -> String {

@@ -40,6 +40,7 @@ extension WebUI {
             case (_, _, "intercept"): return intercept(request, rest)
             case (_, 1, "throttle"): return throttle(request)
             case (_, 1...2, "rules"): return rules(request, rest)
+            case (_, _, "wireguard"): return wireGuard(request, rest)
             default:
                 if Self.knownRoutes.contains(rest.first ?? "") && Self.exists(rest) {
                     return .error(405, "\(method) is not allowed on \(request.path)")
