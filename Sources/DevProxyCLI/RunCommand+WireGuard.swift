@@ -52,7 +52,8 @@ enum WireGuardSetup {
         let namespace = try makeNamespace()
         do {
             let capture = try WireGuardCapture(host: mode.host ?? "127.0.0.1", port: mode.port ?? ListenerMode.wireGuardPort,
-                                               privateKey: keys.server, peers: keys.capturePeers, namespace: namespace)
+                                               privateKey: keys.server, peers: keys.capturePeers, namespace: namespace,
+                                               namesFile: directory + "/wireguard-names.txt")
             return (capture, keys)
         } catch let error as NetworkError {
             throw CommandFailure("--mode wireguard: \(error.message)")

@@ -67,7 +67,8 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
     public let address: SocketAddress
     /// The namespace's listener, which `ProxyServer` accepts from.
     public let listener: Listener
-    let names = NamespaceCapture.FakeDNS()
+    let names: NamespaceCapture.FakeDNS
+    private let nameLog: NameLog?
     private let responder: WireGuardResponder
     private let peers: [Peer]
     private let udp: Int32
@@ -82,7 +83,11 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
 
     /// Binds the UDP socket on `host:port` (port 0 picks one) and takes the namespace's descriptors.
     /// - Throws: `NetworkError` when the address cannot be bound.
-    public init(host: String, port: Int, privateKey: WireGuardKey, peers: [Peer], namespace: Namespace) throws {
+    /// - Parameter namesFile: where the names DevProxy's DNS gave addresses for are kept across runs
+    ///   (a device caches an answer past a restart, and its connections must still name their host);
+    ///   nil keeps them in memory only.
+    public init(host: String, port: Int, privateKey: WireGuardKey, peers: [Peer], namespace: Namespace,
+                namesFile: String? = nil) throws {
         guard let target = try Resolver.resolve(host: host, port: port, passive: true).first else {
             throw NetworkError(.unresolvable, "cannot resolve \(host)")
         }
@@ -106,6 +111,14 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
         listener = Listener(listeningDescriptor: namespace.listener)
         self.peers = peers
         responder = WireGuardResponder(privateKey: privateKey, peers: peers.map(\.publicKey))
+        if let namesFile {
+            let log = NameLog(path: namesFile)
+            nameLog = log
+            names = NamespaceCapture.FakeDNS(known: log.known) { log.append($0, $1) }
+        } else {
+            nameLog = nil
+            names = NamespaceCapture.FakeDNS()
+        }
         endpoints = Mutex([sockaddr_storage?](repeating: nil, count: peers.count))
     }
 
@@ -295,5 +308,37 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
             return said.insert(key).inserted
         }
         if first { report(line) }
+    }
+}
+
+/// The names `WireGuardCapture`'s DNS gave addresses for, one `ADDRESS NAME` line each, appended as
+/// they are given (0600): read back at start, the newest `limit` kept.
+private final class NameLog: @unchecked Sendable {  // `append` runs on the DNS thread alone
+    static let limit = 100_000
+    let known: [(name: String, address: UInt32)]
+    private let fd: Int32
+
+    init(path: String) {
+        var known: [(name: String, address: UInt32)] = []
+        if let bytes = FileManager.default.contents(atPath: path), bytes.count <= 16 << 20 {
+            for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+                let parts = line.split(separator: " ", maxSplits: 1)
+                guard parts.count == 2, let address = NamespaceCapture.number(String(parts[0])) else { continue }
+                known.append((String(parts[1]), address))
+            }
+        }
+        let rewrite = known.count > Self.limit
+        if rewrite { known.removeFirst(known.count - Self.limit) }
+        self.known = known
+        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (rewrite ? O_TRUNC : 0), 0o600)
+        if rewrite { for (name, address) in known { append(name, address) } }
+    }
+
+    deinit { if fd >= 0 { close(fd) } }
+
+    func append(_ name: String, _ address: UInt32) {
+        guard fd >= 0, !name.contains("\n") else { return }
+        let line = Array("\(NamespaceCapture.dotted(address)) \(name)\n".utf8)
+        _ = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
     }
 }

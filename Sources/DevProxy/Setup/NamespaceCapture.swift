@@ -43,22 +43,45 @@ public enum NamespaceCapture {
         }
 
         private let table = Mutex(Table())
+        /// Told of each name given an address for the first time (`WireGuardCapture` keeps them, so
+        /// that a device's connections to addresses it looked up before a restart still name their host).
+        private let given: (@Sendable (String, UInt32) -> Void)?
 
-        public init() {}
+        public init() { given = nil }
+
+        /// Knowing `known` already (names and the addresses they were given, oldest first); `given`
+        /// is told of every name given an address from now on.
+        public init(known: [(name: String, address: UInt32)], given: @escaping @Sendable (String, UInt32) -> Void) {
+            self.given = given
+            table.withLock { table in
+                for (name, address) in known {
+                    guard address >= NamespaceCapture.fakeBase,
+                          address < NamespaceCapture.fakeBase + NamespaceCapture.fakeCount else { continue }
+                    let key = Self.key(name)
+                    if let old = table.names[address] { table.addresses[old] = nil }
+                    if let old = table.addresses[key] { table.names[old] = nil }
+                    table.addresses[key] = address
+                    table.names[address] = key
+                    table.next = address - NamespaceCapture.fakeBase + 1
+                }
+            }
+        }
 
         /// The address kept for `name` (lower case, no final dot), given now if it has none; the
         /// oldest is given again once all 131,070 are used.
         public func address(for name: String) -> UInt32 {
             let key = Self.key(name)
-            return table.withLock { table in
-                if let known = table.addresses[key] { return known }
+            let (address, new) = table.withLock { table -> (UInt32, Bool) in
+                if let known = table.addresses[key] { return (known, false) }
                 let address = NamespaceCapture.fakeBase + table.next % NamespaceCapture.fakeCount
                 table.next += 1
                 if let old = table.names[address] { table.addresses[old] = nil }
                 table.addresses[key] = address
                 table.names[address] = key
-                return address
+                return (address, true)
             }
+            if new { given?(key, address) }
+            return address
         }
 
         /// The name `address` was given for, or nil when it is no address of ours.

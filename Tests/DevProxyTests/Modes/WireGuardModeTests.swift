@@ -62,6 +62,15 @@ import TestSupport
 
         /// wireguard-go in the namespace with `config` (a wg-quick file: its Address, DNS and MTU
         /// applied here as wg-quick would), every route through the tunnel.
+        /// The tunnel's peer (DevProxy) removed and set again with `config`'s endpoint: the next
+        /// packet starts a new handshake, as a phone's app does when the server restarted.
+        func reconnect(_ config: String) throws {
+            let key = config.split(separator: "\n").first { $0.hasPrefix("PublicKey = ") }?.dropFirst(12) ?? ""
+            let endpoint = config.split(separator: "\n").first { $0.hasPrefix("Endpoint = ") }?.dropFirst(11) ?? ""
+            try namespace.sh("wg set wgdev0 peer \(key) remove && wg set wgdev0 peer \(key) endpoint \(endpoint) "
+                             + "allowed-ips 0.0.0.0/0,::/0 && ip route replace default dev wgdev0")
+        }
+
         func connect(_ config: String, directory: TemporaryDirectory) throws {
             let file = directory.write("device.conf", config)
             chmod(file, 0o600)
@@ -90,14 +99,16 @@ import TestSupport
     /// `devproxy run` with a regular listener and a WireGuard one on `device`'s veth address, in
     /// front of an HTTPS origin only DevProxy can resolve (`origin.test`).
     final class Setup {
-        let dir = TemporaryDirectory()
+        let dir: TemporaryDirectory
         let origin: OriginServer
         let proxy: DevProxyProcess
         /// `listening on HOST:PORT (wireguard)`'s address, and the lines after it.
         let endpoint: String
         let lines: [String]
 
-        init(device: Device) throws {
+        /// A new run in `after`'s directory (its keys, the names its DNS gave) before an origin of its own.
+        init(device: Device, after: Setup? = nil) throws {
+            dir = after?.dir ?? TemporaryDirectory()
             origin = try OriginServer(names: ["origin.test"])
             proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--log", dir.file("flows.jsonl"),
                                          "--upstream-ca", origin.caPath, "--session", "off", "--no-web",
@@ -167,6 +178,32 @@ import TestSupport
         #expect(flow?.response?.status == 200 && flow?.tls?.client?.sni == "origin.test", "\(flows.map { $0.request?.url })")
         #expect(flow?.listener?.mode == "wireguard" && flow?.listener?.address == setup.endpoint, "\(String(describing: flow?.listener))")
         #expect(flow?.client.hasPrefix("10.0.0.2:") == true, "\(String(describing: flow?.client))")
+    }
+
+    /// A device keeps the answers its resolver cached across a restart of DevProxy: the addresses
+    /// DevProxy's DNS gave are kept beside its keys (`wireguard-names.txt`, 0600), so a connection
+    /// to one after the restart still goes to its name.
+    @Test(.enabled(if: unavailable == nil, "needs root, network namespaces, wireguard-go and wg"))
+    func aDevicesCachedAnswersOutliveARestart() throws {
+        let device = try Device()
+        let first = try Setup(device: device)
+        try device.connect(try first.config(), directory: first.dir)
+        let address = try device.namespace.sh("getent ahostsv4 origin.test").stdout.split(separator: " ").first.map(String.init)
+            ?? ""
+        #expect(address.hasPrefix("198.1"), "\(address)")
+        _ = first.proxy.stop()
+        let kept = try String(contentsOfFile: first.dir.file("ca/wireguard-names.txt"), encoding: .utf8)
+        #expect(kept.contains("\(address) origin.test\n"), "\(kept)")
+        var info = stat()
+        #expect(stat(first.dir.file("ca/wireguard-names.txt"), &info) == 0 && info.st_mode & 0o777 == 0o600)
+        let second = try Setup(device: device, after: first)
+        try device.reconnect(try second.config())
+        // The device's cached answer: no lookup now, the address from before the restart.
+        let url = "https://origin.test:\(second.origin.port)/cl?n=5&by=restart"
+        let fetched = try device.namespace.sh("curl -sS --max-time 20 --cacert \(second.dir.file("ca/root.pem")) "
+                                              + "--resolve origin.test:\(second.origin.port):\(address) '\(url)'", timeout: 40)
+        #expect(fetched.stdout == "hello", "\(fetched.output)")
+        _ = second.proxy.stop()
     }
 
     /// A device whose key DevProxy does not know (a config from another machine's keys) gets
