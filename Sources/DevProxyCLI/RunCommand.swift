@@ -218,6 +218,10 @@ enum RunCommand {
         DescriptorLimit.raise()
         do {
             server = try ProxyServer(configuration: configuration, leaves: leaves, sinks: sinks)
+            if configuration.modes.filter({ $0.kind == .wireguard }).count > 1 {
+                throw UsageError("--mode wireguard is given twice: one WireGuard listener serves every device "
+                                 + "(devproxy wireguard --peer N adds one)")
+            }
             if let mode = configuration.modes.first(where: { $0.kind == .wireguard }) {
                 #if os(Linux)
                 (server.wireGuard, wireGuardKeys) = try WireGuardSetup.capture(mode, directory: store.directory,

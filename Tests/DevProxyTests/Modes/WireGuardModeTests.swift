@@ -265,12 +265,16 @@ import TestSupport
         #expect(badEndpoint.status == 2 && badEndpoint.stderr.contains("--endpoint"), "\(badEndpoint.output)")
     }
 
-    /// Beyond loopback the WireGuard listener needs --allow-remote, as every listener does.
+    /// Beyond loopback the WireGuard listener needs --allow-remote, as every listener does; one serves every device.
     @Test func aWireGuardListenerBeyondLoopbackNeedsAllowRemote() throws {
         let dir = TemporaryDirectory()
         let run = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", dir.file("ca"), "--session", "off", "--no-web",
                                                            "--mode", "wireguard@0.0.0.0:0"],
                                      environment: ["DEVPROXY_EMAIL": "dev@example.test"], timeout: 30)
         #expect(run.status != 0 && run.stderr.contains("--allow-remote"), "\(run.output)")
+        let twice = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", dir.file("ca"), "--session", "off", "--no-web",
+                                                             "--mode", "wireguard", "--mode", "wireguard@127.0.0.1:0"],
+                                       environment: ["DEVPROXY_EMAIL": "dev@example.test"], timeout: 30)
+        #expect(twice.status == 2 && twice.stderr.contains("given twice"), "\(twice.output)")
     }
 }
