@@ -25,12 +25,15 @@ import TestSupport
         let namespace: NetworkNamespace
         let veth: String
         let hostAddress: String
+        /// wireguard-go's interface: a name of its own, since wg(8) finds it by a control socket
+        /// (/var/run/wireguard/NAME.sock) that every namespace shares.
+        let interface = "wgd\(UInt32.random(in: 0...0xFF_FFFF))"
         private var wireguard: Process?
         private let resolvConf: String
 
         init() throws {
             namespace = try NetworkNamespace()
-            let suffix = UInt32.random(in: 0...0xFFF)
+            let suffix = UInt32.random(in: 0...0xF_FFFF)
             veth = "dpwg\(suffix)"
             // A /30 of 10.204.0.0/16 of the run's own, beside other tests' namespaces.
             let block = UInt32.random(in: 0..<16_384) * 4
@@ -67,8 +70,8 @@ import TestSupport
         func reconnect(_ config: String) throws {
             let key = config.split(separator: "\n").first { $0.hasPrefix("PublicKey = ") }?.dropFirst(12) ?? ""
             let endpoint = config.split(separator: "\n").first { $0.hasPrefix("Endpoint = ") }?.dropFirst(11) ?? ""
-            try namespace.sh("wg set wgdev0 peer \(key) remove && wg set wgdev0 peer \(key) endpoint \(endpoint) "
-                             + "allowed-ips 0.0.0.0/0,::/0 && ip route replace default dev wgdev0")
+            try namespace.sh("wg set \(interface) peer \(key) remove && wg set \(interface) peer \(key) endpoint \(endpoint) "
+                             + "allowed-ips 0.0.0.0/0,::/0 && ip route replace default dev \(interface)")
         }
 
         func connect(_ config: String, directory: TemporaryDirectory) throws {
@@ -80,19 +83,19 @@ import TestSupport
             chmod(setconf, 0o600)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = namespace.launcher + ["wireguard-go", "-f", "wgdev0"]
+            process.arguments = namespace.launcher + ["wireguard-go", "-f", "\(interface)"]
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
             wireguard = process
             let deadline = Date().addingTimeInterval(10)
-            while (try? namespace.sh("ip link show wgdev0")) == nil {
+            while (try? namespace.sh("ip link show \(interface)")) == nil {
                 guard Date() < deadline else { throw TestFailure("wireguard-go made no interface") }
                 usleep(50_000)
             }
             let address = config.split(separator: "\n").first { $0.hasPrefix("Address = ") }?.dropFirst(10) ?? ""
-            try namespace.sh("wg setconf wgdev0 \(setconf) && ip addr add \(address) dev wgdev0 && "
-                             + "ip link set wgdev0 mtu 1420 up && ip route add default dev wgdev0")
+            try namespace.sh("wg setconf \(interface) \(setconf) && ip addr add \(address) dev \(interface) && "
+                             + "ip link set \(interface) mtu 1420 up && ip route add default dev \(interface)")
         }
     }
 
