@@ -27,7 +27,8 @@ export function urlRegex(url) {
 /** A mock's text, `|~m METHOD|REGEX`, with a separator neither part holds (the first character is it). */
 export function mockText(method, regex) {
     const filter = method ? `~m ${method}` : "";
-    const separator = ["|", "!", ";", ",", "@", "%"].find((mark) => !filter.includes(mark) && !regex.includes(mark)) ?? "|";
+    const separator = ["|", "!", ";", ",", "@", "%"]
+        .find((mark) => !filter.includes(mark) && !regex.includes(mark)) ?? "|";
     return filter ? `${separator}${filter}${separator}${regex}` : `${separator}${regex}`;
 }
 
@@ -91,6 +92,6 @@ export async function openMock(flow) {
         contentType: flow.response ? headerValue(flow.response.headers, "content-type") ?? "" : "application/json",
         body: body.text ?? "",
         binary: body.base64 !== undefined ? { base64: body.base64, size: body.size } : null,
-        note: notes.join(". "),
+        note: notes.join("; "),
     });
 }

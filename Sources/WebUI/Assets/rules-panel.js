@@ -31,7 +31,8 @@ const ORIGINS = { flag: "command line", config: "--config file", web: "added her
 /** Why a rule from the flags or the file is switched here and not edited (the row's tooltip). */
 function fixedReason(rule) {
     const source = rule.origin === "flag" ? `--${rule.kind} on the command line` : "the --config file";
-    return `from ${source}: switch it off here; to change it, change ${rule.origin === "flag" ? "the flag" : "the file"}`
+    const where = rule.origin === "flag" ? "the flag" : "the file";
+    return `from ${source}: switch it off here; to change it, change ${where}`
         + " and restart, or add a rule here";
 }
 
@@ -122,7 +123,8 @@ class RulesPanel extends HTMLElement {
                 "aria-label": "move up", on: { click: () => this.#change(rule.id, { position: index - 1 }) } }, "↑")
             : null;
         const editing = this.#editing?.id === rule.id;
-        return h("tr", { "data-id": rule.id, class: `${rule.enabled ? "rule" : "rule rule-off"}${editing ? " rule-editing" : ""}` },
+        const classes = `${rule.enabled ? "rule" : "rule rule-off"}${editing ? " rule-editing" : ""}`;
+        return h("tr", { "data-id": rule.id, class: classes },
             h("td", {}, toggle), h("td", { class: "rule-kind" }, rule.kind),
             h("td", {}, h("code", { class: "rule-text" }, rule.text), answer),
             h("td", web ? {} : { class: "rule-fixed", title: fixedReason(rule) }, ORIGINS[rule.origin] ?? rule.origin),

@@ -6,14 +6,15 @@ mock form filled from it (`~m GET`, the URL regex without its query, the status,
 the body decoded); the body edited and saved answers curl through the proxy with the mock's
 `X-DevProxy` header; Edit, Cancel leaves the rule; Edit, 503, Save answers 503; a second page (another
 browser context) sees the rule appear and change without a reload; a PNG flow's mock (opened with
-the `M` key) says its body is binary and answers the PNG's exact bytes. The flag's rule has no Edit,
-and says why in its tooltip.
+the `M` key) says its body is binary and answers the PNG's exact bytes; a body over 1 MiB is left to
+type; a flow still waiting for its response fills status 200 and says so. The flag's rule has no
+Edit, and says why in its tooltip.
 
 Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on any failure.
 
 Usage: webui_mock_rules.py --ui URL --proxy http://127.0.0.1:PORT
 """
-import argparse, gzip, hashlib, http.server, json, os, struct, subprocess, sys, urllib.request, zlib
+import argparse, gzip, hashlib, http.server, json, os, struct, subprocess, sys, time, urllib.request, zlib
 
 from browser_page import Checks, live_page, origin_and_chromium
 from webui_browser import open_flow
@@ -37,6 +38,11 @@ class Origin(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         if self.path.startswith("/api/profile"):
             body, headers = gzip.compress(PROFILE), [("Content-Type", "application/json"), ("Content-Encoding", "gzip")]
+        elif self.path.startswith("/slow"):
+            time.sleep(3)
+            body, headers = b"late", [("Content-Type", "text/plain")]
+        elif self.path.startswith("/big.txt"):
+            body, headers = b"0123456789abcdef" * (1 << 16) + b"!", [("Content-Type", "text/plain")]
         elif self.path.startswith("/logo.png"):
             body, headers = IMAGE, [("Content-Type", "image/png")]
         else:
@@ -46,7 +52,10 @@ class Origin(http.server.BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.wfile.write(body)
+        try:
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # /slow's client (through the proxy) gave up first, as it was meant to
 
     def log_message(self, *arguments):
         pass
@@ -120,7 +129,8 @@ def main():
                       and "X-DevProxy: answered by DevProxy (mock rule)" in headers, repr((status, headers, body)))
 
         rows = page.evaluate(ROWS)
-        checks.result("flag-rule-switch-only", not rows[0]["edit"] and "--block-list on the command line" in rows[0]["from"]
+        checks.result("flag-rule-switch-only", not rows[0]["edit"]
+                      and "--block-list on the command line" in rows[0]["from"]
                       and rows[1]["edit"], repr(rows))
         other.wait_for_function("() => document.querySelectorAll('rules-panel tbody tr').length === 2", timeout=10000)
         checks.result("second-page-sees-it", other.evaluate(ROWS)[1]["text"] == "|~m GET|" + regex, "")
@@ -162,7 +172,30 @@ def main():
                       == hashlib.sha256(IMAGE).hexdigest() and "Content-Length: %d" % len(IMAGE) in headers
                       and "mock rule" in headers, repr((status, headers, len(body))))
 
-        checks.result("no-page-errors", not problems and not other_problems and not page.evaluate("window.__violations"),
+        # A body past a mock's 1 MiB is left to type; a flow without a response fills what it has.
+        page.click("#tab-flows")
+        record(options.proxy, base + "/big.txt")
+        open_flow(page, "/big.txt")
+        page.click("#mock-from-flow")
+        page.wait_for_function("() => document.getElementById('rule-text').value.includes('big')", timeout=10000)
+        form = page.evaluate(FORM)
+        checks.result("big-body-left-to-type", form["body"] == "" and form["binary"] is None
+                      and "1,048,577 bytes, over a mock's 1 MiB" in form["note"], repr(form))
+        page.click("#tab-flows")
+        # The client gives up before the origin answers: the flow ends without a response.
+        subprocess.run(["curl", "-sS", "--max-time", "1", "-x", options.proxy, base + "/slow"], capture_output=True,
+                       timeout=20)
+        open_flow(page, "/slow")
+        page.click("#mock-from-flow")
+        page.wait_for_function("() => document.getElementById('rule-text').value.includes('slow')", timeout=10000)
+        form = page.evaluate(FORM)
+        wanted = "|~m GET|^%s/slow(\\?.*)?$" % base.replace(".", "\\.")
+        checks.result("no-response-fills-what-it-has", form["text"] == wanted and form["status"] == "200"
+                      and form["body"] == "" and "no response was recorded" in form["note"],
+                      repr(form))
+
+        checks.result("no-page-errors", not problems and not other_problems
+                      and not page.evaluate("window.__violations"),
                       repr((problems, other_problems, page.evaluate("window.__violations"))))
     sys.exit(1 if checks.failed else 0)
 
