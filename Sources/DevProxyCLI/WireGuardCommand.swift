@@ -53,7 +53,8 @@ enum WireGuardCommand {
             Output.line("# peer \(peer), endpoint \(endpoint): scan it in the WireGuard app (+, Create from QR code), or "
                         + "import the config below")
         }
-        Output.raw(config)
+        // The file as the web UI's Download gives it: one newline at its end, not two.
+        Output.raw(String(config.dropLast()))
         return 0
     }
 

@@ -57,7 +57,7 @@ extension WebUI {
         let count = devices.keys.peers.count
         guard let peer = Int(number), (1...count).contains(peer) else {
             // The reason repeats a short plain number only: one line, nothing from the path as markup.
-            let shown = number.count <= 12 && number.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == "-") }) ? number : "…"
+            let shown = number.count <= 12 && number.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) ? number : "…"
             return .error(404, "no peer \(shown): this run accepts "
                           + (count == 1 ? "peer 1" : "peers 1 to \(count)")
                           + " (devproxy wireguard --peer N adds one; restart devproxy run to accept it)")

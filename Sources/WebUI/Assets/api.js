@@ -106,6 +106,20 @@ export const api = {
     pinning() {
         return getJSON("/api/pinning");
     },
+    /**
+     * `devproxy run --mode wireguard`'s devices: `{listening, endpoint, peers: [{peer, address, connected,
+     * last_handshake_seconds, from}]}` (`listening` null without a wireguard listener).
+     */
+    wireGuard() {
+        return getJSON("/api/wireguard");
+    },
+    /** Device `peer`'s WireGuard config (it holds the device's private key), written with `endpoint` ("": the listener's). */
+    async wireGuardConfig(peer, endpoint) {
+        const response = await fetch(api.paths.wireGuard(peer, endpoint).config,
+            { headers: headers(), credentials: "same-origin", cache: "no-store" });
+        if (!response.ok) throw await failure(response);
+        return response.text();
+    },
     /** Replays flow `id`; resolves to `{id}` of the new flow. */
     replay(id) {
         return post(`${flowPath(id)}/replay`);
@@ -236,5 +250,10 @@ export const api = {
         harForFilter: (filter) => `/api/export/har${query({ filter })}`,
         harForIDs: (ids) => `/api/export/har${query({ ids: ids.join(",") })}`,
         events: (filter, lastEventID) => `/api/events${query({ filter, last_event_id: lastEventID })}`,
+        /** Device `peer`'s config (an attachment) and QR code (SVG), written with `endpoint`. */
+        wireGuard: (peer, endpoint) => ({
+            config: `/api/wireguard/peers/${encodeURIComponent(peer)}/config${query({ endpoint })}`,
+            qr: `/api/wireguard/peers/${encodeURIComponent(peer)}/qr.svg${query({ endpoint })}`,
+        }),
     },
 };

@@ -15,6 +15,7 @@ import { compareFrom } from "./compare.js";
 import "./flow-list.js";
 import "./throttle-menu.js";
 import "./pinning-panel.js";
+import "./wireguard-panel.js";
 import "./rules-panel.js";
 
 const $ = (id) => document.getElementById(id);
