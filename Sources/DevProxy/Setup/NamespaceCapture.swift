@@ -461,7 +461,10 @@ public enum NamespaceCapture {
 
     /// Runs `networkCommands`; the first that fails is thrown as one line with its output.
     public static func configureNetwork(_ commands: [[String]], environment: [String: String]) throws {
-        for command in commands {
+        for var command in commands {
+            // iptables takes a lock shared by every namespace (/run/xtables.lock): another program's
+            // rule change (Docker's, another DevProxy's) made it fail at once instead of waiting.
+            if ["iptables", "ip6tables"].contains(command[0]) { command.insert(contentsOf: ["-w", "10"], at: 1) }
             let finished: ChildProcess.Finished
             do {
                 finished = try ChildProcess.run(command[0], Array(command.dropFirst()), environment: environment,
