@@ -100,7 +100,7 @@ let package = Package(
         .testTarget(name: "WireGuardTests", dependencies: ["WireGuard", "TestSupport"]),
         .testTarget(name: "PinningPolicyTests", dependencies: ["PinningPolicy", "CertAuthority", "TestSupport"]),
         .testTarget(name: "DevProxyTests", dependencies: ["DevProxy", "CertAuthority", "HTTP1", "HTTPTypes", "TestSupport",
-                                                         "SessionStore", "WebUI", "WireGuard"]),
+                                                         "SessionStore", "WebUI", "WireGuard", "QRCode"]),
         // DevProxy only to write real flow logs and HAR files for the importers to read.
         .testTarget(name: "SessionStoreTests", dependencies: ["SessionStore", "CSQLite", "DevProxy", "GRPCWire", "TestSupport"]),
         .testTarget(name: "DevProxyLoadTests", dependencies: ["DevProxyLoad", "TestSupport", "CertAuthority"]),
