@@ -10,13 +10,14 @@ import TestSupport
 /// protobuf could not be mocked), a page learnt of a rule changed elsewhere only on reload, and a
 /// mock could not be made from a flow nor edited in the page.
 @Suite(.serialized) struct WebUIMockRulesTests {
-    /// Through httpx on one keep-alive connection (HTTPS, CONNECT): a mock whose body is given as
+    /// Through httpx on one keep-alive connection (HTTPS, CONNECT; HTTP/1.1 and HTTP/2): a mock whose body is given as
     /// `body_base64` (bytes that are not UTF-8) answers those exact bytes with their length, and
     /// `GET` gives them back as base64; `body` and `body_base64` together, bad base64 and a body
     /// over 1 MiB are refused 400 with one line (exactly 1 MiB is taken); a `PUT` of the answer
     /// reaches the next request on the same connection; a stream on `/api/events` is told
     /// `rules` after each change.
-    @Test func aBinaryMockSendsItsBytesAndAnEditReachesAnOpenConnection() throws {
+    @Test(arguments: [false, true])
+    func aBinaryMockSendsItsBytesAndAnEditReachesAnOpenConnection(http2: Bool) throws {
         let dir = TemporaryDirectory()
         let origin = try HTTP2Origin(.hypercornBoth)
         let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--web", "127.0.0.1:0", "--upstream-ca",
@@ -49,13 +50,14 @@ import TestSupport
                 return rules_events()
             raw = bytes([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0xFF, 0x00, 0xC3]) + os.urandom(70000)
             out = {"answers": [], "api": {}, "events": []}
-            with httpx.Client(http2=False, proxy="http://127.0.0.1:\(proxy.port)",
+            with httpx.Client(http2=\(http2 ? "True" : "False"), proxy="http://127.0.0.1:\(proxy.port)",
                               verify="\(dir.file("ca/root.pem"))", timeout=30) as c:
                 def get(q):
                     r = c.get("\(origin.url("/echo"))?" + q)
                     out["answers"].append([r.status_code, hashlib.sha256(r.content).hexdigest(),
                                            r.headers.get("content-length"), r.headers.get("content-type", ""),
-                                           r.headers.get("x-devproxy", ""), r.text if len(r.content) < 100 else ""])
+                                           r.headers.get("x-devproxy", ""), r.text if len(r.content) < 100 else "",
+                                           r.http_version])
                 get("n=1")
                 added = api("POST", "", {"kind": "mock", "text": "|~m GET|/echo\\\\?n=[0-9]+&bin",
                     "answer": {"status": 200, "content_type": "image/png",
@@ -98,6 +100,7 @@ import TestSupport
                 && answers[1][4] as? String == "answered by DevProxy (mock rule)", "\(answers[1])")
         #expect(answers[2][0] as? Int == 503 && answers[2][5] as? String == "edited"
                 && answers[2][2] as? String == "6", "\(answers[2])")
+        #expect(answers.allSatisfy { $0[6] as? String == (http2 ? "HTTP/2" : "HTTP/1.1") }, "\(answers)")
         #expect(api["back"] as? Bool == true, "\(api)")
         #expect((api["added"] as? [Any])?.first as? Int == 201, "\(api)")
         #expect((api["edited"] as? [Any])?.first as? Int == 200, "\(api)")
