@@ -13,6 +13,7 @@ extension ConsoleFlowPrinter {
     ///     12:01:02 TUNNEL api.apple.com:443 ↑1.2 kB ↓30 kB 5.1 s (passthrough rule *.apple.com)
     ///     12:01:02 UNUSED www.example.com:443 (a connection the client opened and closed without a request)
     ///     12:01:02 ✗ CONNECT pinned.example.com:443 client_rejected_certificate (unknown_ca): the app pins …
+    ///     12:01:02 ✗ GET https://api.example.com/feed upstream_timeout: … (throttled: 3g (…))
     ///     12:01:02 ✗ from 127.0.0.1:50412 bad_request: … — the client began a TLS handshake on the proxy's …
     ///
     /// The time is the flow's start in `timeZone`; sizes are the response body (or the
@@ -45,6 +46,10 @@ extension ConsoleFlowPrinter {
             }
             if let intercept = flow.intercept { text += breakpointNote(intercept) }
             if let intercept = flow.interceptResponse { text += responseBreakpointNote(intercept) }
+            // A timeout or reset on a slowed link says it was slowed (Offline's own error says so already).
+            if let throttle = flow.throttle, error.kind != FlowErrorKind.offline.rawValue {
+                text += " (throttled: \(throttle))"
+            }
             return "\(time) " + paint.red(text)
         }
 

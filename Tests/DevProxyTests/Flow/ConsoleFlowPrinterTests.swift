@@ -60,6 +60,19 @@ import Testing
         #expect(ConsoleFlowPrinter.line(for: flow, timeZone: utc).hasSuffix("something_new: what happened"))
     }
 
+    /// A flow that failed on a slowed link says so, as a finished one does (it said nothing, so a
+    /// timeout under `--throttle 3g` read as the origin's fault); Offline's failure names itself.
+    @Test func aFailureOnAThrottledLinkSaysItWasThrottled() {
+        var flow = FlowSamples.rejected
+        flow.error = Flow.FlowError(kind: "upstream_reset", message: "the origin reset the connection", alert: nil)
+        flow.throttle = "3g (1.6 Mbit/s down, 750 kbit/s up, +563 ms)"
+        #expect(ConsoleFlowPrinter.line(for: flow, timeZone: utc)
+                    .hasSuffix(" (throttled: 3g (1.6 Mbit/s down, 750 kbit/s up, +563 ms))"))
+        flow.error = Flow.FlowError(kind: "offline", message: "the throttle menu is set to Offline", alert: nil)
+        flow.throttle = "offline"
+        #expect(!ConsoleFlowPrinter.line(for: flow, timeZone: utc).contains("throttled"))
+    }
+
     @Test func timeIsLocalToTheGivenZone() {
         let line = ConsoleFlowPrinter.line(for: FlowSamples.tunnel, timeZone: TimeZone(secondsFromGMT: 2 * 3600)!)
         #expect(line.hasPrefix("14:01:02 "))
