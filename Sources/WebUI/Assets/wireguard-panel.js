@@ -45,6 +45,10 @@ class WireGuardPanel extends HTMLElement {
     #config = null;
     #download = null;
     #error = null;
+    #actions = null;
+    #announce = null;
+    /** Each peer's `connected` as last shown, to announce a change. */
+    #was = new Map();
     #loaded = 0;
 
     connectedCallback() {
@@ -79,6 +83,8 @@ class WireGuardPanel extends HTMLElement {
             this.#listening = listening;
             this.#build();
         }
+        // A run never gains a listener: nothing more to ask.
+        if (!listening) clearInterval(this.#timer);
         this.#renderRows();
     }
 
@@ -102,6 +108,7 @@ class WireGuardPanel extends HTMLElement {
         this.#qr = h("img", { class: "qr wg-qr", alt: "QR code of the device's WireGuard config" });
         this.#config = h("pre", { id: "wg-config", class: "command wg-config", "aria-label": "the device's WireGuard config" });
         this.#download = h("span", { class: "wg-download" });
+        this.#announce = h("p", { class: "muted wg-announce", role: "status", "aria-live": "polite" });
         const copy = h("button", { type: "button", id: "wg-copy", on: { click: () => this.#copy() } }, "Copy");
         replaceChildren(this, h("section", { class: "card wireguard" }, h("h2", {}, "Devices (WireGuard)"),
             h("p", {}, "Listening on ", h("code", {}, data.listening), " (UDP). ",
@@ -114,6 +121,7 @@ class WireGuardPanel extends HTMLElement {
                 h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Device"), h("th", { scope: "col" }, "Tunnel address"),
                     h("th", { scope: "col" }, "State"), h("th", { scope: "col" }, "From"))),
                 this.#rows),
+            this.#announce,
             h("ol", { class: "wg-steps" },
                 h("li", {}, "Install the WireGuard app on the device; tap + → Create from QR code and scan this code "
                     + "(or import the file); turn the tunnel on."),
@@ -126,11 +134,16 @@ class WireGuardPanel extends HTMLElement {
                     h("p", { id: "wg-endpoint-note", class: "muted" }, "Where the device sends: this machine's address and "
                         + "the listener's port, another address for a phone on another network, 10.0.2.2:PORT for an "
                         + "Android emulator."),
-                    this.#error, this.#config, h("div", { class: "wg-actions" }, copy, " ", this.#download)))));
+                    this.#error, this.#config, this.#actions = h("div", { class: "wg-actions" }, copy, " ",
+                        this.#download)))));
         this.#showConfig();
     }
 
-    /** The table's rows, the selected device marked; a row's button selects it. */
+    /**
+     * The table's rows, the selected device marked; a row's button selects it. Rows of the same
+     * peers are updated in place (a focused button keeps its focus); a device that connects or goes
+     * away is announced.
+     */
     #renderRows() {
         if (!this.#rows) return;
         const peers = this.#data.peers ?? [];
@@ -138,16 +151,29 @@ class WireGuardPanel extends HTMLElement {
             this.#peer = peers[0].peer;
             this.#showConfig();
         }
-        replaceChildren(this.#rows, peers.map((peer) => {
-            const selected = peer.peer === this.#peer;
-            return h("tr", { class: selected ? "selected" : "", "data-id": peer.peer },
-                h("td", {}, h("button", { type: "button", class: "link", "aria-pressed": String(selected),
-                    title: `show peer ${peer.peer}'s config and QR code`,
+        const same = this.#rows.children.length === peers.length
+            && peers.every((peer, index) => this.#rows.children[index].dataset.id === String(peer.peer));
+        if (!same) {
+            replaceChildren(this.#rows, peers.map((peer) => h("tr", { "data-id": peer.peer },
+                h("td", {}, h("button", { type: "button", class: "link", title: `show peer ${peer.peer}'s config and QR code`,
                     on: { click: () => this.#select(peer.peer) } }, `peer ${peer.peer}`)),
-                h("td", {}, peer.address),
-                h("td", { class: peer.connected ? "wg-connected" : "wg-not-connected" }, stateText(peer)),
-                h("td", {}, peer.from ?? "—"));
-        }));
+                h("td", {}, peer.address), h("td"), h("td"))));
+        }
+        peers.forEach((peer, index) => {
+            const row = this.#rows.children[index];
+            const selected = peer.peer === this.#peer;
+            row.className = selected ? "selected" : "";
+            setSafeAttribute(row.querySelector("button"), "aria-pressed", String(selected));
+            row.children[2].textContent = stateText(peer);
+            row.children[2].className = peer.connected ? "wg-connected" : "wg-not-connected";
+            row.children[3].textContent = peer.from ?? "—";
+            const was = this.#was.get(peer.peer);
+            if (was !== undefined && was !== peer.connected) {
+                this.#announce.textContent = peer.connected ? `peer ${peer.peer} connected from ${peer.from ?? "?"}`
+                    : `peer ${peer.peer} is no longer connected`;
+            }
+            this.#was.set(peer.peer, peer.connected);
+        });
     }
 
     #select(peer) {
@@ -174,11 +200,14 @@ class WireGuardPanel extends HTMLElement {
             if (turn !== this.#loaded) return;
             this.#error.textContent = error.message;
             this.#error.hidden = false;
+            // No config of another endpoint is left to scan or copy while this one is wrong.
+            this.#qr.hidden = this.#config.hidden = this.#actions.hidden = true;
             setSafeAttribute(this.#endpoint, "aria-invalid", "true");
             return;
         }
         if (turn !== this.#loaded) return;
         this.#error.hidden = true;
+        this.#qr.hidden = this.#config.hidden = this.#actions.hidden = false;
         setSafeAttribute(this.#endpoint, "aria-invalid", null);
         this.#config.textContent = text;
         const paths = api.paths.wireGuard(peer, endpoint);

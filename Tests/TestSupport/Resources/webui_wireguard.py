@@ -4,14 +4,14 @@ beside `devproxy run`. With a wireguard listener: the devices table lists peer 1
 connected; the QR code loads (an image of the UI's own origin, under its CSP) and zbar reads a
 screenshot of it back as the config the API gives; Copy puts that config on the clipboard and
 Download saves it as devproxy-peer1.conf; the endpoint field rewrites the config's Endpoint line and
-its QR code; a bad endpoint says why. Without one: the part says how to start one, and shows no
+its QR code; a bad endpoint says why, and hides the config it replaces. Without one: the part says how to start one, and shows no
 config nor QR code. Neither page has a dialog, a script error or a CSP violation.
 
 Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on any failure.
 
 With `--only live --shots DIR`: the page open while the device is away says `never connected`
 (and saves DIR/wireguard-never-connected.png, the test's sign to connect the device), then follows
-it to `connected · handshake N s ago` from the device's address, without a reload.
+it to `connected · handshake N s ago` from the device's address, without a reload, and announces it.
 
 Usage: webui_wireguard.py --ui URL --proxy http://127.0.0.1:PORT [--only live --shots DIR]
 """
@@ -82,8 +82,10 @@ def with_listener(page, options, checks, directory):
     page.fill("#wg-endpoint", "not a host:1")
     page.wait_for_function("() => !document.getElementById('wg-endpoint-error').hidden", timeout=10000)
     said = page.text_content("#wg-endpoint-error")
-    checks.result("bad-endpoint-says-why", "does not name a host" in said
-                  and page.get_attribute("#wg-endpoint", "aria-invalid") == "true", repr(said))
+    hidden = page.evaluate("() => [document.querySelector('wireguard-panel img.qr').hidden,"
+                           " document.getElementById('wg-config').hidden]")
+    checks.result("bad-endpoint-says-why", "does not name a host" in said and hidden == [True, True]
+                  and page.get_attribute("#wg-endpoint", "aria-invalid") == "true", repr((said, hidden)))
 
 
 def without_listener(page, checks):
@@ -105,9 +107,11 @@ def live(page, options, checks):
     page.wait_for_function("() => (%s)().startsWith('connected · handshake ')" % state, timeout=40000)
     row = page.evaluate("() => [...document.querySelectorAll('wireguard-panel tbody tr td')].map((c) => c.textContent)")
     peer = json.loads(api(options.ui, "/api/wireguard"))["peers"][0]
+    said = page.text_content("wireguard-panel .wg-announce")
     checks.result("live-connected", row[2].endswith(" s ago") and peer["from"] and row[3] == peer["from"]
+                  and said == "peer 1 connected from " + peer["from"]
                   and page.evaluate("() => document.querySelector('wireguard-panel tbody td.wg-connected') !== null"),
-                  repr((row, peer)))
+                  repr((row, peer, said)))
     page.screenshot(path=options.shots + "/wireguard-connected.png")
 
 
