@@ -143,30 +143,23 @@ final class EventHub: @unchecked Sendable {
         }
     }
 
-    /// Called on whatever thread changed the board (no lock of the board held): only marks it.
-    private func interceptChanged() {
-        condition.withLock {
-            guard isFollowed else {
-                lastID += 1
-                recent.removeAll()
-                return
-            }
-            let wasIdle = isIdle
-            pendingIntercept = true
-            if wasIdle { condition.broadcast() }
-        }
-    }
+    /// Called on whatever thread changed the intercept board (no lock of the board held): only marks it.
+    private func interceptChanged() { boardChanged { $0.pendingIntercept = true } }
 
     /// Called on whatever thread changed the map rules (no lock of the board held): only marks it.
-    private func rulesChanged() {
+    private func rulesChanged() { boardChanged { $0.pendingRules = true } }
+
+    /// Marks what `mark` sets as waiting to be sent, waking the flusher if it slept.
+    private func boardChanged(_ mark: (EventHub) -> Void) {
         condition.withLock {
             guard isFollowed else {
+                // Nobody to tell: a number for the change, so a stream resuming from before it gets `reset`.
                 lastID += 1
                 recent.removeAll()
                 return
             }
             let wasIdle = isIdle
-            pendingRules = true
+            mark(self)
             if wasIdle { condition.broadcast() }
         }
     }
