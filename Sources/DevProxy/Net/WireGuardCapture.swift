@@ -208,17 +208,9 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
                     if let last = responder.lastHandshake(peer: index), now - last > 540 { connected[index] = false }
                 }
             }
-            guard readable(udp) else { continue }
-            var source = sockaddr_storage()
-            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            let count = buffer.withUnsafeMutableBytes { raw in
-                withUnsafeMutablePointer(to: &source) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(udp, raw.baseAddress, raw.count, 0, $0, &length) }
-                }
-            }
-            guard count > 0 else { continue }
+            guard readable(udp), let (count, source) = Self.receive(from: udp, into: &buffer) else { continue }
             let received = responder.receive(Array(buffer[0..<count]), now: Self.now())
-            for reply in received.replies { sendto(reply, source) }
+            for reply in received.replies { Self.send(reply, from: udp, to: source) }
             guard let index = received.peer else {
                 if let why = received.dropped { sayOnce("\(SocketAddress(storage: source).host)|\(why)",
                                                         "wireguard: a datagram from \(SocketAddress(storage: source)) "
@@ -265,17 +257,29 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
 
     private func send(_ datagram: [UInt8], to peer: Int) {
         guard let endpoint = endpoints.withLock({ $0[peer] }) else { return }
-        sendto(datagram, endpoint)
+        Self.send(datagram, from: udp, to: endpoint)
     }
 
-    private func sendto(_ datagram: [UInt8], _ endpoint: sockaddr_storage) {
+    /// A datagram received on `fd` (which was readable) and where it came from; nil for none.
+    private static func receive(from fd: Int32, into buffer: inout [UInt8]) -> (Int, sockaddr_storage)? {
+        var source = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let count = buffer.withUnsafeMutableBytes { raw in
+            withUnsafeMutablePointer(to: &source) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(fd, raw.baseAddress, raw.count, 0, $0, &length) }
+            }
+        }
+        return count > 0 ? (count, source) : nil
+    }
+
+    private static func send(_ datagram: [UInt8], from fd: Int32, to endpoint: sockaddr_storage) {
         var target = endpoint
         let length = socklen_t(Int32(target.ss_family) == AF_INET6 ? MemoryLayout<sockaddr_in6>.size
                                                                   : MemoryLayout<sockaddr_in>.size)
         _ = datagram.withUnsafeBytes { raw in
             withUnsafePointer(to: &target) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    Glibc.sendto(udp, raw.baseAddress, raw.count, 0, $0, length)
+                    Glibc.sendto(fd, raw.baseAddress, raw.count, 0, $0, length)
                 }
             }
         }
@@ -285,20 +289,9 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
     private func answeringDNS() {
         var buffer = [UInt8](repeating: 0, count: 4096)
         while !stopped.load(ordering: .relaxed) {
-            guard readable(dns) else { continue }
-            var from = sockaddr_storage()
-            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            let count = buffer.withUnsafeMutableBytes { raw in
-                withUnsafeMutablePointer(to: &from) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(dns, raw.baseAddress, raw.count, 0, $0, &length) }
-                }
-            }
-            guard count > 0, let reply = names.answer(Array(buffer[0..<count])) else { continue }
-            _ = reply.withUnsafeBytes { raw in
-                withUnsafePointer(to: &from) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.sendto(dns, raw.baseAddress, raw.count, 0, $0, length) }
-                }
-            }
+            guard readable(dns), let (count, from) = Self.receive(from: dns, into: &buffer),
+                  let reply = names.answer(Array(buffer[0..<count])) else { continue }
+            Self.send(reply, from: dns, to: from)
         }
     }
 
