@@ -469,7 +469,8 @@ enum RunCommand {
               trust it:   curl --proxy \(proxy) --cacert \(rootFile) \(example)
                           devproxy exec\(options) -- your-tool   (this shell: eval "$(devproxy env\(options))")
               on a phone: set the Wi-Fi proxy to this machine's address and port, then open http://devproxy.test/
-                          (or the onboarding address below before the proxy is set) and install the root from there
+                          (or the onboarding address below before the proxy is set) and install the root from there;
+                          apps that ignore the Wi-Fi proxy (Flutter): --mode wireguard (devproxy wireguard --help)
             """)
         }
     }

@@ -9,7 +9,10 @@ import QRCode
 /// are `run`'s own (`WireGuardKeyFile`, in the data directory), made here when there are none.
 enum WireGuardCommand {
     static let usage = """
-    Print a device's WireGuard config for `devproxy run --mode wireguard`, and its QR code.
+    Print a device's WireGuard config for `devproxy run --mode wireguard`, and its QR code: the device's
+    every connection then goes through DevProxy, whether or not its apps read the Wi-Fi proxy (Linux).
+
+      devproxy run --mode regular --mode wireguard@0.0.0.0:51820 --allow-remote   the listener, for a phone
 
       devproxy wireguard                              peer 1's config (and its QR code on a terminal)
       devproxy wireguard > phone.conf                 the file the WireGuard apps import
