@@ -76,7 +76,7 @@ extension GraphQLCall {
     /// The operation a request runs: the one `operationName` names (else the document's first),
     /// by the document's own type; for a persisted query sent without its document, unknown type
     /// and the `operationName`. Nil when there is neither a document nor a persisted query.
-    private static func operation(document: [UInt8]?, operationName: String?, persisted: Bool) -> GraphQLOperation? {
+    static func operation(document: [UInt8]?, operationName: String?, persisted: Bool) -> GraphQLOperation? {
         let name = operationName.flatMap { $0.isEmpty ? nil : $0 }
         if let document, let defined = GraphQLDocument.operations(document) {
             let chosen = name.flatMap { name in defined.first { $0.name == name } } ?? defined[0]

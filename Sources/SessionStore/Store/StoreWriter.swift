@@ -368,8 +368,10 @@ final class StoreWriter: @unchecked Sendable {
                 summary.phase = .finished
                 if shed > 0 { summary.bodiesDropped = true }
                 // Read from the finished flow's bodies here, on the writer's thread, never on the
-                // proxy's; a flow that is no GraphQL call is ruled out by its method and content type.
-                let graphQL = Self.graphQL(of: summary, bodies: bodies)
+                // proxy's; a flow that is no GraphQL call is ruled out by its method and content type
+                // (a WebSocket by its subprotocol).
+                let graphQL = Self.graphQL(of: summary, bodies: bodies, responseHeaders: blocks.response,
+                                           record: step.json)
                 Self.appendRowValues(summary, phase: .finished, bodiesDropped: shed > 0, record: reference.bytes,
                                      graphQL: graphQL, to: &pendingValues)
                 pendingRows.append(PendingRow(change: changes.flows.count, framedRequest: requestSection != nil,
@@ -382,7 +384,11 @@ final class StoreWriter: @unchecked Sendable {
                 return
             }
             try insertPendingRows(into: &changes)
-            let graphQL = step.phase == .finished ? Self.graphQL(of: record.summary, bodies: bodies) : nil
+            // A running GraphQL WebSocket is named from its messages so far (a subscription lasts).
+            let graphQL = step.phase == .finished || record.summary.isWebSocket
+                ? Self.graphQL(of: record.summary, bodies: bodies, responseHeaders: blocks.response,
+                               record: step.json ?? step.partial)
+                : nil
             let recordValue = step.json == nil ? nil : reference.map { $0.bytes } ?? []
             guard let (summaryWritten, isNew) = try upsert(record.summary, phase: step.phase, bodiesDropped: shed > 0,
                                                            record: recordValue, graphQL: graphQL)
@@ -418,8 +424,18 @@ final class StoreWriter: @unchecked Sendable {
 
     /// The GraphQL call a finished flow is (`GraphQLCall.detect`), from its bodies as the flow
     /// log has them (a spooled body's first bytes, or its decoded text); nil for any other flow.
-    private static func graphQL(of summary: FlowSummary, bodies: FlowBodies?) -> GraphQLCall? {
-        GraphQLCall.detect(method: summary.method, url: summary.url, requestContentType: summary.requestContentType,
+    /// A WebSocket is one when its handshake settled on a GraphQL subprotocol (`responseHeaders`,
+    /// checked first): its operations and errors are read from the messages of `record`, the flow
+    /// log's record of it (so far, while it runs).
+    private static func graphQL(of summary: FlowSummary, bodies: FlowBodies?, responseHeaders: String?,
+                                record: FlowJSON?) -> GraphQLCall? {
+        if summary.isWebSocket {
+            guard let record, let kind = GraphQLCall.webSocketProtocol(responseHeaders: responseHeaders) else {
+                return nil
+            }
+            return GraphQLCall.detect(webSocket: kind, record: record.bytes[..<record.count])
+        }
+        return GraphQLCall.detect(method: summary.method, url: summary.url, requestContentType: summary.requestContentType,
                            requestBody: bodies?.request, responseContentType: summary.contentType,
                            responseBody: bodies?.response)
     }
