@@ -128,7 +128,8 @@ enum WireGuardSetup {
                           + "distributions do)" : ""))
                 return 1
             }
-            let address = NamespaceCapture.dotted(WireGuardCapture.serverAddress) + "/\(WireGuardCapture.prefixLength)"
+            let serverAddress = NamespaceCapture.dotted(WireGuardCapture.serverAddress)
+            let address = serverAddress + "/\(WireGuardCapture.prefixLength)"
             try NamespaceCapture.configureNetwork([
                 ["ip", "addr", "add", address, "dev", interface],
                 ["ip", "link", "set", interface, "mtu", String(WireGuardCapture.mtu), "up"],
@@ -139,6 +140,12 @@ enum WireGuardSetup {
             try NamespaceCapture.configureNetwork([
                 ["iptables", "-t", "nat", "-A", "PREROUTING", "-i", interface, "-p", "udp", "--dport", "53",
                  "-j", "REDIRECT", "--to-ports", String(dns.port)],
+                // TCP to DevProxy's own tunnel address (the device's DNS server) goes nowhere: the
+                // namespace answers it with a reset, so Android's DNS-over-TLS probe of its DNS
+                // server (port 853, "Private DNS: Automatic") fails at once and falls back to UDP,
+                // instead of a failed flow to 10.0.0.1:853 each time the tunnel comes up.
+                ["iptables", "-t", "nat", "-A", "PREROUTING", "-i", interface, "-d", serverAddress, "-p", "tcp",
+                 "-j", "RETURN"],
                 ["iptables", "-t", "nat", "-A", "PREROUTING", "-i", interface, "-p", "tcp",
                  "-j", "REDIRECT", "--to-ports", String(listener.port)],
                 // QUIC and any other UDP: to a port nothing listens on, which answers ICMP port

@@ -174,6 +174,10 @@ import TestSupport
             except socket.timeout: print("timeout")'
             """)
         #expect(quic.stdout == "refused\n" && Date().timeIntervalSince(started) < 4, "\(quic.output)")
+        // TCP to the tunnel's DNS server (Android's DNS-over-TLS probe) is reset at once, and is no flow.
+        let probe = try Subprocess.run("ip", Array(device.namespace.launcher.dropFirst()) + [
+            "curl", "-sS", "--max-time", "5", "telnet://10.0.0.1:853"], timeout: 20)
+        #expect(probe.status == 7, "\(probe.output)")
         let stopped = setup.proxy.stop()
         #expect(stopped.stdout.contains("wireguard: peer 1 (10.0.0.2) connected from "), "\(stopped.stdout)")
         let flows = try FlowLogReader.read(path: setup.dir.file("flows.jsonl")).flows
@@ -181,6 +185,7 @@ import TestSupport
         #expect(flow?.response?.status == 200 && flow?.tls?.client?.sni == "origin.test", "\(flows.map { $0.request?.url })")
         #expect(flow?.listener?.mode == "wireguard" && flow?.listener?.address == setup.endpoint, "\(String(describing: flow?.listener))")
         #expect(flow?.client.hasPrefix("10.0.0.2:") == true, "\(String(describing: flow?.client))")
+        #expect(!flows.contains { $0.server.host == "10.0.0.1" }, "\(flows.map { $0.server.host })")
     }
 
     /// A device keeps the answers its resolver cached across a restart of DevProxy: the addresses
