@@ -256,7 +256,6 @@ public final class ProxyServer: @unchecked Sendable {
         // would otherwise wait out the grace period for a web UI that is going too.
         configuration.intercepts?.stop()
         for _ in 0..<(listeners.count + captured.count) { finished.wait() }
-        wireGuard?.stop()
         // Connections between requests go now; exchanges in flight get the grace period.
         for connection in state.withLock({ Array($0.connections.values) }) { connection.abortIfIdle() }
         let deadline = Date().addingTimeInterval(configuration.shutdownGrace)
@@ -275,6 +274,8 @@ public final class ProxyServer: @unchecked Sendable {
             while Date() < last && state.withLock({ !$0.connections.isEmpty }) { usleep(20_000) }
         }
         let left = state.withLock { $0.connections.count }
+        // Only now: the devices' exchanges in flight needed their tunnel through the grace period.
+        wireGuard?.stop()
         allPools.forEach { $0.closeAll() }
         connectionThreads.close()
         sinks.forEach { $0.close() }

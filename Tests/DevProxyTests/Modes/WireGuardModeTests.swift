@@ -214,6 +214,29 @@ import TestSupport
         _ = second.proxy.stop()
     }
 
+    /// Stopping DevProxy gives a device's exchange in flight its grace period, as any client's: the
+    /// tunnel keeps carrying its packets until the exchange has ended (it went with the listeners).
+    @Test(.enabled(if: unavailable == nil, "needs root, network namespaces, wireguard-go and wg"))
+    func anExchangeInFlightFinishesWhenDevProxyStops() throws {
+        let device = try Device()
+        let setup = try Setup(device: device)
+        try device.connect(try setup.config(), directory: setup.dir)
+        let curl = Process()
+        let output = Pipe()
+        curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        curl.arguments = device.namespace.launcher + ["curl", "-sS", "--max-time", "20", "--cacert",
+                                                      setup.dir.file("ca/root.pem"),
+                                                      "https://origin.test:\(setup.origin.port)/slow?s=2"]
+        curl.standardOutput = output
+        curl.standardError = output
+        try curl.run()
+        Thread.sleep(forTimeInterval: 1)
+        let stopped = setup.proxy.stop()
+        curl.waitUntilExit()
+        let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(curl.terminationStatus == 0 && said == "slow", "\(said) \(stopped.stdout)")
+    }
+
     /// A device whose key DevProxy does not know (a config from another machine's keys) gets
     /// nothing through, and the console says once why its handshakes are refused.
     @Test(.enabled(if: unavailable == nil, "needs root, network namespaces, wireguard-go and wg"))
