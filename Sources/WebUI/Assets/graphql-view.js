@@ -31,6 +31,7 @@ export function operationsText(graphql) {
  * `GraphQLCall.detect`, decides which flows the list names; the tab then reads the bodies).
  */
 export function looksLikeGraphQL(flow) {
+    if (flow?.websocket) return webSocketProtocol(flow) !== null;
     const request = flow?.request;
     if (!request) return false;
     const type = mediaType(headerValue(request.headers, "content-type"));
@@ -50,7 +51,21 @@ export function graphQLView(flow, summary, signal) {
     return section;
 }
 
+/**
+ * The GraphQL subprotocol a WebSocket's handshake settled on (the 101 response's
+ * `Sec-WebSocket-Protocol`): `graphql-transport-ws` (graphql-ws) or `graphql-ws`
+ * (subscriptions-transport-ws); null for any other socket.
+ */
+export function webSocketProtocol(flow) {
+    const chosen = headerValue(flow?.response?.headers, "sec-websocket-protocol")?.trim();
+    return chosen === "graphql-transport-ws" || chosen === "graphql-ws" ? chosen : null;
+}
+
 async function load(section, flow, summary, signal) {
+    if (flow.websocket) {
+        replaceChildren(section, webSocketOperations(flow));
+        return;
+    }
     try {
         const requests = await requestsOf(flow, signal);
         const answer = await responseOf(flow, signal);
@@ -100,13 +115,7 @@ function answerView(answered) {
         return [h("h4", {}, "Response"), h("pre", { class: "graphql-json" }, JSON.stringify(answered, null, 2))];
     }
     const errors = Array.isArray(answered.errors) ? answered.errors : [];
-    const list = errors.length ? h("ol", { class: "graphql-errors", "aria-label": "GraphQL errors" },
-        errors.map((error) => h("li", {},
-            h("span", { class: "graphql-error-message" }, String(error?.message ?? JSON.stringify(error))),
-            Array.isArray(error?.path)
-                ? h("span", { class: "graphql-error-path" }, ` at ${error.path.join(".")}`) : null,
-            error?.extensions?.code != null
-                ? h("code", { class: "graphql-error-code" }, String(error.extensions.code)) : null))) : null;
+    const list = errorList(errors);
     const others = { ...answered };
     delete others.errors;
     delete others.data;
@@ -117,6 +126,95 @@ function answerView(answered) {
         // `extensions` and anything else the server added, below.
         Object.keys(others).length ? [h("h4", {}, "Other members"),
             h("pre", { class: "graphql-json" }, JSON.stringify(others, null, 2))] : null];
+}
+
+/** Errors, each by message, path and `extensions.code`; null for none. */
+function errorList(errors) {
+    return errors.length ? h("ol", { class: "graphql-errors", "aria-label": "GraphQL errors" },
+        errors.map((error) => h("li", {},
+            h("span", { class: "graphql-error-message" }, String(error?.message ?? JSON.stringify(error))),
+            Array.isArray(error?.path)
+                ? h("span", { class: "graphql-error-path" }, ` at ${error.path.join(".")}`) : null,
+            error?.extensions?.code != null
+                ? h("code", { class: "graphql-error-code" }, String(error.extensions.code)) : null))) : null;
+}
+
+/**
+ * A GraphQL WebSocket's operations, read from its messages: each client `subscribe` (`start` in
+ * `graphql-ws`) in order, by its id, with its document and variables; and per operation what the
+ * server sent for that id: how many results (`next`, `data`), their errors and those of `error`
+ * messages, and how it ended (`complete` from either side, `stop`). The Messages tab shows the
+ * messages themselves.
+ */
+function webSocketOperations(flow) {
+    const legacy = webSocketProtocol(flow) === "graphql-ws";
+    const operations = [];
+    const byID = new Map();
+    let unreadable = 0;
+    for (const message of flow.websocket) {
+        if (typeof message?.text !== "string" || !message.text.trimStart().startsWith("{")) continue;
+        let value;
+        try {
+            value = JSON.parse(message.text);
+        } catch {
+            unreadable += 1;
+            continue;
+        }
+        const id = value?.id === undefined || value?.id === null ? null : String(value.id);
+        const fromClient = message.direction === "client_to_server";
+        if (fromClient && value?.type === (legacy ? "start" : "subscribe")) {
+            const operation = { id, payload: value.payload ?? {}, results: 0, errors: [], ended: null, data: undefined };
+            operations.push(operation);
+            if (id !== null) byID.set(id, operation);
+            continue;
+        }
+        const operation = id === null ? undefined : byID.get(id);
+        if (!operation) continue;
+        if (fromClient && (value.type === "complete" || value.type === "stop")) {
+            operation.ended ??= "stopped by the client";
+        } else if (!fromClient && value.type === (legacy ? "data" : "next")) {
+            operation.results += 1;
+            if (Array.isArray(value.payload?.errors)) operation.errors.push(...value.payload.errors);
+            if (value.payload && "data" in value.payload) operation.data = value.payload.data;
+        } else if (!fromClient && value.type === "error") {
+            operation.errors.push(...(Array.isArray(value.payload) ? value.payload : [value.payload]));
+            operation.ended ??= "ended by an error";
+        } else if (!fromClient && value.type === "complete") {
+            operation.ended ??= "completed by the server";
+        }
+    }
+    const parts = [h("p", { class: "graphql-socket" },
+        `GraphQL over WebSocket (${webSocketProtocol(flow)}): ${countOf(operations.length, "operation", "operations")}`)];
+    operations.forEach((operation, index) => parts.push(webSocketOperationSection(operation, index + 1)));
+    if (unreadable) parts.push(h("p", { class: "muted" }, `${countOf(unreadable, "message", "messages")} not read (cut short or no JSON)`));
+    return parts;
+}
+
+/** One operation of a GraphQL WebSocket: its id, type and name, document, variables and results. */
+function webSocketOperationSection(operation, number) {
+    const payload = operation.payload;
+    const query = typeof payload.query === "string" ? payload.query : undefined;
+    const named = { type: query ? documentOperationType(query) : null,
+        name: typeof payload.operationName === "string" && payload.operationName ? payload.operationName
+            : query ? documentOperationName(query) : null };
+    const facts = definitionList([
+        ["Id", operation.id ?? ""],
+        ["Operation", operationText(named)],
+        ["Results", countOf(operation.results, "result", "results")],
+        ["Errors", operation.errors.length ? countOf(operation.errors.length, "error", "errors") : "none"],
+        ["Ended", operation.ended ?? "still open when the socket closed (or still running)"],
+    ]);
+    const document = query
+        ? h("pre", { class: "graphql-document", "aria-label": "GraphQL document" }, formatGraphQL(query))
+        : h("p", { class: "muted" }, "no document was sent (a persisted query, by its hash)");
+    const variables = payload.variables === undefined || payload.variables === null ? null
+        : [h("h4", {}, "Variables"),
+            h("pre", { class: "graphql-json graphql-variables" }, JSON.stringify(payload.variables, null, 2))];
+    return h("section", { class: "graphql-operation", "aria-label": `operation ${number}` },
+        h("h3", {}, `${number}. ${operationText(named)}`), facts, h("h4", {}, "Query"), document, variables,
+        operation.errors.length ? [h("h4", {}, `Errors (${operation.errors.length})`), errorList(operation.errors)] : null,
+        operation.data !== undefined ? [h("h4", {}, "Last data"),
+            h("pre", { class: "graphql-json graphql-data" }, JSON.stringify(operation.data, null, 2))] : null);
 }
 
 /** The GraphQL requests of a flow: one, or a batch's several (`{query, operationName, variables, extensions}`). */
@@ -178,6 +276,14 @@ function parseJSON(text) {
     } catch {
         return text;
     }
+}
+
+/** The name of a document's first operation, or null (anonymous, or no operation). */
+function documentOperationName(text) {
+    const list = tokens(text).filter((token) => token.kind !== "comment");
+    const at = list.findIndex((token) => token.kind === "name"
+        && ["query", "mutation", "subscription"].includes(token.text));
+    return at >= 0 && list[at + 1]?.kind === "name" ? list[at + 1].text : null;
 }
 
 /** The type of a document's first operation (`query` for the `{ … }` shorthand), or null. */
