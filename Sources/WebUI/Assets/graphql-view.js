@@ -2,7 +2,8 @@
 // operation with its type and name, its document indented (as text: captured content is never
 // markup), its variables as JSON; the response's errors (message, path, extensions.code) above
 // its data. The store names the operations (`summary.graphql`, the list's Path cell); the tab
-// reads the bodies itself.
+// reads the bodies itself. A WebSocket of a GraphQL subprotocol shows the operations its messages
+// carried, by id, with what the server sent for each (`webSocketOperations`).
 
 import { api } from "./api.js";
 import { definitionList, h, replaceChildren } from "./dom.js";
