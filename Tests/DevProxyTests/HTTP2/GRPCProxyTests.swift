@@ -12,10 +12,9 @@ import TestSupport
 @Suite(.serialized) struct GRPCProxyTests {
     /// A grpcio server over TLS with a certificate from its own CA; stopped when released.
     final class EchoServer {
-        let port: Int
+        private let server: ScriptServer
+        var port: Int { server.port }
         let caPath: String
-        private let process = Process()
-        private let stdin = Pipe()
         private let directory = TemporaryDirectory()
 
         /// - Parameter reflect: server reflection describing lab.Echo (`server-reflect`, `server-insecure-reflect`).
@@ -26,27 +25,10 @@ import TestSupport
             caPath = store.rootCertificatePath
             let cert = directory.write("grpc.pem", leaf.certificate.pem)
             let key = directory.write("grpc.key", bytes: try leaf.key.pem())
-            let stdout = Pipe()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", GRPCProxyTests.script]
-                + (insecure ? [reflect ? "server-insecure-reflect" : "server-insecure"]
-                   : [aging ? "server-aging" : reflect ? "server-reflect" : "server", cert, key])
-            process.standardOutput = stdout
-            process.standardInput = stdin
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let line = stdout.fileHandleForReading.readLine()
-            guard let port = Int(line) else {
-                process.terminate()
-                throw TestFailure("grpc_echo.py server did not print its port (got \"\(line)\"); is grpcio installed?")
-            }
-            self.port = port
-        }
-
-        deinit {
-            try? stdin.fileHandleForWriting.close()
-            kill(process.processIdentifier, SIGKILL)   // see HTTP2Origin's deinit
-            process.waitUntilExit()
+            server = try ScriptServer([GRPCProxyTests.script]
+                                      + (insecure ? [reflect ? "server-insecure-reflect" : "server-insecure"]
+                                         : [aging ? "server-aging" : reflect ? "server-reflect" : "server", cert, key]),
+                                      hint: "is grpcio installed?", quiet: true)
         }
     }
 

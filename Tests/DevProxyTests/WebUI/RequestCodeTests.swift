@@ -249,9 +249,8 @@ final class EchoOrigin {
         let body: [UInt8]
     }
 
-    let port: Int
-    private let process = Process()
-    private let stdin = Pipe()
+    private let server: ScriptServer
+    var port: Int { server.port }
     private let directory = TemporaryDirectory()
     private let log: String
 
@@ -294,24 +293,7 @@ final class EchoOrigin {
             threading.Thread(target=server.serve_forever, daemon=True).start()
             sys.stdin.read()
             """)
-        let stdout = Pipe()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script, log]
-        process.standardOutput = stdout
-        process.standardInput = stdin
-        try process.run()
-        let line = stdout.fileHandleForReading.readLine()
-        guard let port = Int(line) else {
-            process.terminate()
-            throw TestFailure("echo.py did not print its port (got \"\(line)\")")
-        }
-        self.port = port
-    }
-
-    deinit {
-        try? stdin.fileHandleForWriting.close()
-        process.terminate()
-        process.waitUntilExit()
+        server = try ScriptServer([script, log])
     }
 
     func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }

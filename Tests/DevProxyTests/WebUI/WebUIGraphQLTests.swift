@@ -11,32 +11,13 @@ import Testing
 @Suite struct WebUIGraphQLTests {
     /// The origin, on 127.0.0.1 with a free port; stopped when released.
     final class GraphQLOrigin {
-        let port: Int
-        private let process = Process()
-        private let stdin = Pipe()
+        private let server: ScriptServer
+        var port: Int { server.port }
 
         init() throws {
             let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
                 .appendingPathComponent("../../TestSupport/Resources/graphql_origin.py").standardized.path
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", script]
-            let stdout = Pipe()
-            process.standardOutput = stdout
-            process.standardInput = stdin
-            try process.run()
-            let line = stdout.fileHandleForReading.readLine()
-            guard let port = Int(line) else {
-                process.terminate()
-                throw TestFailure("graphql_origin.py did not print its port (got \"\(line)\"; "
-                                  + "is graphql-core installed?)")
-            }
-            self.port = port
-        }
-
-        deinit {
-            try? stdin.fileHandleForWriting.close()
-            process.terminate()
-            process.waitUntilExit()
+            server = try ScriptServer([script], hint: "is graphql-core installed?")
         }
 
         func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }

@@ -13,33 +13,8 @@ import Testing
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("../../TestSupport/Resources/graphql_ws.py").standardized.path
 
-    /// The origin, on 127.0.0.1 with a free port; stopped when released.
-    final class Origin {
-        let port: Int
-        private let process = Process()
-        private let stdin = Pipe()
-
-        init() throws {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", WebUIGraphQLWebSocketTests.script, "serve"]
-            let stdout = Pipe()
-            process.standardOutput = stdout
-            process.standardInput = stdin
-            try process.run()
-            let line = stdout.fileHandleForReading.readLine()
-            guard let port = Int(line) else {
-                process.terminate()
-                throw TestFailure("graphql_ws.py serve did not print its port (got \"\(line)\")")
-            }
-            self.port = port
-        }
-
-        deinit {
-            try? stdin.fileHandleForWriting.close()
-            process.terminate()
-            process.waitUntilExit()
-        }
-    }
+    /// The origin (`graphql_ws.py serve`), on 127.0.0.1 with a free port; stopped when released.
+    static func origin() throws -> ScriptServer { try ScriptServer([script, "serve"]) }
 
     /// Whether graphql-core, hypercorn and wsproto are there (`scripts/test` installs them).
     static let missing: String? = {
@@ -63,7 +38,7 @@ import Testing
 
     @Test(.enabled(if: missing == nil, "needs graphql-core, hypercorn and wsproto"))
     func subscriptionsOverWebSocketAreNamedCountedAndFiltered() throws {
-        let origin = try Origin()
+        let origin = try Self.origin()
         let dir = TemporaryDirectory()
         let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--session", dir.file("session.sqlite"),
                                          "--log", dir.file("flows.jsonl"), "--web", "127.0.0.1:0", "--quiet"],
@@ -131,7 +106,7 @@ import Testing
     @Test(.enabled(if: missing == nil && WebUIBrowser.missing == nil,
                    "needs graphql-core, hypercorn, wsproto, chromium and playwright"))
     func thePageListsASocketsOperations() throws {
-        let origin = try Origin()
+        let origin = try Self.origin()
         let dir = TemporaryDirectory()
         let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--web", "127.0.0.1:0", "--quiet"], webUI: true)
         defer { _ = proxy.stop() }
