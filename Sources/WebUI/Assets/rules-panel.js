@@ -65,15 +65,23 @@ class RulesPanel extends HTMLElement {
         this.load();
     }
 
+    /** How many loads were asked for: only the latest one's answer is shown. */
+    #loads = 0;
+
     async load() {
+        // A load the live stream asked for may be answered after a later one (this tab's own save's):
+        // its older list must not replace the newer (an added rule vanished until the next change).
+        const load = ++this.#loads;
+        let rules = [], error = null;
         try {
-            this.#rules = (await api.rules()).rules ?? [];
-            this.#error = null;
-        } catch (error) {
-            this.#rules = [];
-            this.#error = error.status === 409 ? "no proxy runs behind this web UI: its rules cannot change"
-                : `could not load the rules: ${error.message}`;
+            rules = (await api.rules()).rules ?? [];
+        } catch (failure) {
+            error = failure.status === 409 ? "no proxy runs behind this web UI: its rules cannot change"
+                : `could not load the rules: ${failure.message}`;
         }
+        if (load !== this.#loads) return;
+        this.#rules = rules;
+        this.#error = error;
         if (this.#editing && !this.#error && !this.#rules.some((rule) => rule.id === this.#editing.id)) {
             const gone = this.#editing.id;
             this.#reset();
