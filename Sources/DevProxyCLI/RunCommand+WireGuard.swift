@@ -134,8 +134,8 @@ enum WireGuardSetup {
                 ["ip", "addr", "add", address, "dev", interface],
                 ["ip", "link", "set", interface, "mtu", String(WireGuardCapture.mtu), "up"],
             ], environment: environment)
-            let listener = try socketOnEveryAddress(stream: true)
-            let dns = try socketOnEveryAddress(stream: false)
+            let listener = try NamespaceCapture.bound(0, stream: true, what: "the namespace's listener")
+            let dns = try NamespaceCapture.bound(0, stream: false, what: "the namespace's DNS socket")
             // REDIRECT sends each to the tunnel address (the interface's), where both sockets listen.
             try NamespaceCapture.configureNetwork([
                 ["iptables", "-t", "nat", "-A", "PREROUTING", "-i", interface, "-p", "udp", "--dport", "53",
@@ -172,25 +172,5 @@ enum WireGuardSetup {
         }
     }
 
-    /// A TCP socket listening, or a UDP one bound, on 0.0.0.0 and a free port.
-    private static func socketOnEveryAddress(stream: Bool) throws -> (fd: Int32, port: Int) {
-        let type = stream ? Int32(SOCK_STREAM.rawValue) : Int32(SOCK_DGRAM.rawValue)
-        let fd = socket(AF_INET, type | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw NetworkError(.failed, "socket(): \(String(cString: strerror(errno)))") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && (!stream || listen(fd, 1024) == 0) && getsockname(fd, $0, &length) == 0
-            }
-        }
-        guard bound else {
-            let reason = String(cString: strerror(errno))
-            close(fd)
-            throw NetworkError(.failed, "cannot bind in the namespace: \(reason)")
-        }
-        return (fd, Int(UInt16(bigEndian: address.sin_port)))
-    }
     #endif
 }

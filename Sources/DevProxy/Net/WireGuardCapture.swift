@@ -68,7 +68,6 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
     /// The namespace's listener, which `ProxyServer` accepts from.
     public let listener: Listener
     let names: NamespaceCapture.FakeDNS
-    private let nameLog: NameLog?
     private let responder: WireGuardResponder
     private let peers: [Peer]
     private let udp: Int32
@@ -112,11 +111,10 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
         self.peers = peers
         responder = WireGuardResponder(privateKey: privateKey, peers: peers.map(\.publicKey))
         if let namesFile {
+            // The table keeps the log (its `given` closure holds it) for as long as it lives.
             let log = NameLog(path: namesFile)
-            nameLog = log
             names = NamespaceCapture.FakeDNS(known: log.known) { log.append($0, $1) }
         } else {
-            nameLog = nil
             names = NamespaceCapture.FakeDNS()
         }
         endpoints = Mutex([sockaddr_storage?](repeating: nil, count: peers.count))
@@ -174,12 +172,7 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
     /// The host a connection's original destination stands for: the name DevProxy's DNS gave
     /// `address` for, else the address itself; nil for an address of that range it never gave
     /// (the device looked the name up before DevProxy last started).
-    func host(for address: SocketAddress) -> String? {
-        guard address.family == AF_INET, let number = NamespaceCapture.number(address.host) else { return address.host }
-        if let name = names.name(for: number) { return name }
-        let fake = number >= NamespaceCapture.fakeBase - 1 && number < NamespaceCapture.fakeBase + NamespaceCapture.fakeCount + 2
-        return fake ? nil : address.host
-    }
+    func host(for address: SocketAddress) -> String? { names.host(for: address.host) }
 
     /// The peer whose tunnel address is `address`.
     private func peer(at address: UInt32) -> Int? { peers.firstIndex { $0.address == address } }

@@ -89,6 +89,16 @@ public enum NamespaceCapture {
             table.withLock { $0.names[address] }
         }
 
+        /// The host a connection's original destination `host` (numeric) stands for: the name an
+        /// address of 198.18.0.0/15 was given for; nil for one of those it never gave (asked before
+        /// this table was made); any other address as it is.
+        public func host(for host: String) -> String? {
+            guard let number = NamespaceCapture.number(host), number >> 17 == NamespaceCapture.fakeBase >> 17 else {
+                return host
+            }
+            return name(for: number)
+        }
+
         private static func key(_ name: String) -> String {
             var key = name.lowercased()
             if key.hasSuffix(".") { key.removeLast() }
@@ -141,6 +151,29 @@ public enum NamespaceCapture {
     }
 
     /// The dotted form of an IPv4 address held in a UInt32.
+    /// A TCP socket listening, or a UDP one bound, on the IPv4 `address` and a free port.
+    /// - Throws: `NetworkError` naming `what` when it cannot be bound.
+    public static func bound(_ address: UInt32, stream: Bool, what: String) throws -> (fd: Int32, port: Int) {
+        let type = stream ? Int32(SOCK_STREAM.rawValue) : Int32(SOCK_DGRAM.rawValue)
+        let fd = socket(AF_INET, type | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw NetworkError(.failed, "socket(): \(String(cString: strerror(errno)))") }
+        var socketAddress = sockaddr_in()
+        socketAddress.sin_family = sa_family_t(AF_INET)
+        socketAddress.sin_addr.s_addr = address.bigEndian
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &socketAddress) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && (!stream || listen(fd, 1024) == 0) && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard bound else {
+            let reason = String(cString: strerror(errno))
+            Glibc.close(fd)
+            throw NetworkError(.failed, "cannot bind \(what): \(reason)")
+        }
+        return (fd, Int(UInt16(bigEndian: socketAddress.sin_port)))
+    }
+
     public static func dotted(_ address: UInt32) -> String {
         "\(address >> 24).\(address >> 16 & 0xFF).\(address >> 8 & 0xFF).\(address & 0xFF)"
     }
@@ -308,23 +341,7 @@ public enum NamespaceCapture {
             redirected = try Listener(host: "127.0.0.1", port: 0)
             redirectedV6 = try? Listener(host: "::1", port: 0)
             explicit = try Listener(host: proxyHost, port: proxyPort)
-            let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            guard fd >= 0 else { throw NetworkError(.failed, "socket(): \(String(cString: strerror(errno)))") }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafeMutablePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-                }
-            }
-            guard bound else {
-                Glibc.close(fd)
-                throw NetworkError(.failed, "cannot bind the DNS responder: \(String(cString: strerror(errno)))")
-            }
-            dnsFD = fd
-            dnsPort = Int(UInt16(bigEndian: address.sin_port))
+            (dnsFD, dnsPort) = try NamespaceCapture.bound(0x7F00_0001, stream: false, what: "the DNS responder")
         }
 
         /// Serves on threads of its own for the life of the process.
@@ -349,11 +366,7 @@ public enum NamespaceCapture {
         /// address, else the address itself.
         func target(of client: Socket) -> String? {
             guard let destination = client.originalDestination else { return nil }
-            if destination.family == AF_INET, let number = NamespaceCapture.number(destination.host),
-               let name = dns.name(for: number) {
-                return URIHost.authority(host: name, port: destination.port)
-            }
-            return destination.description
+            return URIHost.authority(host: dns.host(for: destination.host) ?? destination.host, port: destination.port)
         }
 
         private func serve(_ client: Socket, redirected: Bool) {
