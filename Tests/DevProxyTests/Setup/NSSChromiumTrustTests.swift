@@ -26,7 +26,11 @@ struct NSSChromiumTrustTests {
         #expect(untrusted.contains("ERR_CERT_AUTHORITY_INVALID"), "before install: \(untrusted)")
         let installed = try harness.trust(["install", "--store", "nss", "--nss-db", db])
         try #require(installed.status == 0, "\(installed.output)")
-        #expect(try load() == "200 12", "after install Chromium accepts DevProxy's leaf through its NSS database")
+        // A browser that timed out or crashed under a loaded machine (CI saw one such failure
+        // without its reason) is asked once more; a certificate error is never retried.
+        var trusted = try load()
+        if !trusted.hasPrefix("200 ") && !trusted.contains("ERR_CERT") { trusted = try load() }
+        #expect(trusted == "200 12", "after install Chromium accepts DevProxy's leaf through its NSS database: \(trusted)")
         let removed = try harness.trust(["uninstall", "--store", "nss", "--nss-db", db])
         #expect(removed.status == 0, "\(removed.output)")
         #expect(try load().contains("ERR_CERT_AUTHORITY_INVALID"), "after uninstall the root is gone")
