@@ -60,7 +60,7 @@ enum WireGuardSetup {
         }
     }
 
-    /// Spawns the helper and takes its descriptors (TUN, listener, DNS).
+    /// Spawns the helper and takes its descriptors (TUN, listener, DNS, DNS over TCP).
     private static func makeNamespace() throws -> WireGuardCapture.Namespace {
         var ends: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else {
@@ -86,13 +86,13 @@ enum WireGuardSetup {
         }
         // The helper's end stays open in it; ours stays open in this process until it exits.
         var poller = pollfd(fd: ends[0], events: Int16(POLLIN), revents: 0)
-        var fds = [Int32](repeating: -1, count: 3)
+        var fds = [Int32](repeating: -1, count: 4)
         var received: Int32 = 0
         var said = [UInt8](repeating: 0, count: 1024)
         let count = poll(&poller, 1, 20_000) > 0
-            ? CSystem_receiveDescriptors(ends[0], &fds, 3, &received, &said, UInt(said.count)) : -1
+            ? CSystem_receiveDescriptors(ends[0], &fds, 4, &received, &said, UInt(said.count)) : -1
         let text = count > 0 ? String(decoding: said[0..<count], as: UTF8.self) : ""
-        guard text == "ok", received == 3 else {
+        guard text == "ok", received == 4 else {
             for fd in fds.prefix(Int(received)) { close(fd) }
             close(ends[0])
             kill(pid, SIGKILL)
@@ -103,13 +103,13 @@ enum WireGuardSetup {
                                  + "/dev/net/tun, ip and iptables (iproute2, iptables), and root or unprivileged user "
                                  + "namespaces (sysctl kernel.unprivileged_userns_clone=1)")
         }
-        return WireGuardCapture.Namespace(tun: fds[0], listener: fds[1], dns: fds[2])
+        return WireGuardCapture.Namespace(tun: fds[0], listener: fds[1], dns: fds[2], dnsStream: fds[3])
     }
 
     /// Inside the namespace, as its root: the TUN device with DevProxy's tunnel address, a TCP
-    /// listener and a DNS socket on every address, every TCP connection and DNS query from the
-    /// tunnel redirected to them and other UDP (QUIC) refused; the three descriptors sent on
-    /// descriptor 3 with `ok`, or `error: …`. Then waits for devproxy to go (the socket's end).
+    /// listener and DNS sockets (UDP and TCP) on every address, every TCP connection and DNS query
+    /// from the tunnel redirected to them and other UDP (QUIC) refused; the four descriptors sent
+    /// on descriptor 3 with `ok`, or `error: …`. Then waits for devproxy to go (the socket's end).
     static func runInside() -> Int32 {
         let channel: Int32 = 3
         func answer(_ text: String, _ fds: [Int32] = []) {
@@ -136,10 +136,15 @@ enum WireGuardSetup {
             ], environment: environment)
             let listener = try NamespaceCapture.bound(0, stream: true, what: "the namespace's listener")
             let dns = try NamespaceCapture.bound(0, stream: false, what: "the namespace's DNS socket")
+            let dnsStream = try NamespaceCapture.bound(0, stream: true, what: "the namespace's DNS-over-TCP listener")
             // REDIRECT sends each to the tunnel address (the interface's), where both sockets listen.
             try NamespaceCapture.configureNetwork([
                 ["iptables", "-t", "nat", "-A", "PREROUTING", "-i", interface, "-p", "udp", "--dport", "53",
                  "-j", "REDIRECT", "--to-ports", String(dns.port)],
+                // DNS over TCP (a resolver's retry after a truncated answer; `dig +tcp`; glibc's
+                // `options use-vc`), to any server, the tunnel's own address too: the same answers.
+                ["iptables", "-t", "nat", "-A", "PREROUTING", "-i", interface, "-p", "tcp", "--dport", "53",
+                 "-j", "REDIRECT", "--to-ports", String(dnsStream.port)],
                 // TCP to DevProxy's own tunnel address (the device's DNS server) goes nowhere: the
                 // namespace answers it with a reset, so Android's DNS-over-TLS probe of its DNS
                 // server (port 853, "Private DNS: Automatic") fails at once and falls back to UDP,
@@ -153,10 +158,11 @@ enum WireGuardSetup {
                 ["iptables", "-t", "nat", "-A", "PREROUTING", "-i", interface, "-p", "udp",
                  "-j", "REDIRECT", "--to-ports", "9"],
             ], environment: environment)
-            answer("ok", [tun, listener.fd, dns.fd])
+            answer("ok", [tun, listener.fd, dns.fd, dnsStream.fd])
             close(tun)
             close(listener.fd)
             close(dns.fd)
+            close(dnsStream.fd)
         } catch let error as NetworkError {
             answer("error: \(error.message)")
             return 1

@@ -18,7 +18,7 @@ import WireGuard
 ///   `NamespaceCapture` does for `devproxy exec --transparent`), so no TCP/IP stack is written here;
 /// - each accepted connection is served as a transparent listener's (`TransparentFront`): its
 ///   original destination, TLS intercepted with a leaf for the SNI name;
-/// - DNS (UDP port 53, whichever server the device asks) is answered with an address of
+/// - DNS (port 53, UDP or TCP, whichever server the device asks) is answered with an address of
 ///   198.18.0.0/15 kept for the name (`NamespaceCapture.FakeDNS`), so a connection names its host
 ///   and DevProxy resolves it where it runs (names only this machine knows, in /etc/hosts or on a
 ///   VPN, work from the device); other UDP (QUIC) is refused, so apps fall back to TCP;
@@ -38,16 +38,19 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
 
     /// The namespace's side, made by `devproxy run`'s helper: a TUN device whose address is
     /// `serverAddress`, a TCP socket listening on every address there (the connections the
-    /// namespace redirects), and a UDP socket for DNS (the queries it redirects).
+    /// namespace redirects), a UDP socket for DNS and a TCP one for DNS over TCP (the queries it
+    /// redirects).
     public struct Namespace: Sendable {
         public let tun: Int32
         public let listener: Int32
         public let dns: Int32
+        public let dnsStream: Int32
 
-        public init(tun: Int32, listener: Int32, dns: Int32) {
+        public init(tun: Int32, listener: Int32, dns: Int32, dnsStream: Int32) {
             self.tun = tun
             self.listener = listener
             self.dns = dns
+            self.dnsStream = dnsStream
         }
     }
 
@@ -73,6 +76,12 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
     private let udp: Int32
     private let tun: Int32
     private let dns: Int32
+    private let dnsStream: Int32
+    /// DNS-over-TCP connections being answered (at most `dnsStreamLimit`).
+    private let dnsStreams = Atomic<Int>(0)
+    static let dnsStreamLimit = 64
+    /// How long a DNS-over-TCP connection may wait for its next query (RFC 7766 §6.2.3 leaves it to the server).
+    static let dnsStreamIdle: TimeInterval = 10
     private let endpoints: Mutex<[sockaddr_storage?]>
     private let stopped = Atomic<Bool>(false)
     private let threads = DispatchGroup()
@@ -107,6 +116,7 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
         udp = fd
         tun = namespace.tun
         dns = namespace.dns
+        dnsStream = namespace.dnsStream
         listener = Listener(listeningDescriptor: namespace.listener)
         self.peers = peers
         responder = WireGuardResponder(privateKey: privateKey, peers: peers.map(\.publicKey))
@@ -124,18 +134,20 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
         Glibc.close(udp)
         Glibc.close(tun)
         Glibc.close(dns)
+        Glibc.close(dnsStream)
     }
 
     /// Starts its threads; `report` gets one line for each device that connects (its first
     /// handshake, and again after it was away) and each kind of datagram refused, once per source.
     public func start(report: @escaping @Sendable (String) -> Void) {
         self.report = report
-        for name in ["udp", "tun", "dns"] {
+        for name in ["udp", "tun", "dns", "dns-tcp"] {
             threads.enter()
             let thread = Thread { [self] in
                 switch name {
                 case "udp": receivingDatagrams()
                 case "tun": sendingPackets()
+                case "dns-tcp": acceptingDNSStreams()
                 default: answeringDNS()
                 }
                 threads.leave()
@@ -285,6 +297,61 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
             guard readable(dns), let (count, from) = Self.receive(from: dns, into: &buffer),
                   let reply = names.answer(Array(buffer[0..<count])) else { continue }
             Self.send(reply, from: dns, to: from)
+        }
+    }
+
+    /// The namespace's redirected DNS-over-TCP connections, each answered on a thread of its own.
+    private func acceptingDNSStreams() {
+        while !stopped.load(ordering: .relaxed) {
+            guard readable(dnsStream) else { continue }
+            let client = Glibc.accept(dnsStream, nil, nil)
+            guard client >= 0 else { continue }
+            _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+            guard dnsStreams.add(1, ordering: .relaxed).newValue <= Self.dnsStreamLimit else {
+                dnsStreams.subtract(1, ordering: .relaxed)
+                Glibc.close(client)
+                continue
+            }
+            let thread = Thread { [self] in
+                answerDNS(stream: client)
+                Glibc.close(client)
+                dnsStreams.subtract(1, ordering: .relaxed)
+            }
+            thread.name = "devproxy-wireguard-dns-tcp"
+            thread.start()
+        }
+    }
+
+    /// DNS over TCP on `fd` (RFC 7766 §8: each message after its length, two bytes, big-endian):
+    /// the queries answered in the order they came (several may come at once, RFC 7766 §6.2.1.1)
+    /// until the client closes, sends nothing for `dnsStreamIdle` seconds, or sends what is no query.
+    private func answerDNS(stream fd: Int32) {
+        var pending: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var idleSince = Self.now()
+        while !stopped.load(ordering: .relaxed) {
+            while pending.count >= 2, pending.count >= 2 + (Int(pending[0]) << 8 | Int(pending[1])) {
+                let length = Int(pending[0]) << 8 | Int(pending[1])
+                guard let reply = names.answer(Array(pending[2..<(2 + length)])), reply.count <= 65_535 else { return }
+                pending.removeFirst(2 + length)
+                let framed = [UInt8(reply.count >> 8), UInt8(reply.count & 0xFF)] + reply
+                var written = 0
+                while written < framed.count {
+                    let sent = framed.withUnsafeBytes {
+                        Glibc.send(fd, $0.baseAddress! + written, framed.count - written, Int32(MSG_NOSIGNAL))
+                    }
+                    if sent < 0 && errno == EINTR { continue }
+                    guard sent > 0 else { return }
+                    written += sent
+                }
+                idleSince = Self.now()
+            }
+            guard Self.now() - idleSince < Self.dnsStreamIdle else { return }
+            guard readable(fd) else { continue }
+            let count = buffer.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, 0) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return }
+            pending += buffer[0..<count]
         }
     }
 

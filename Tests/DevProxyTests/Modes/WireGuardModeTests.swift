@@ -74,6 +74,12 @@ import TestSupport
                              + "allowed-ips 0.0.0.0/0,::/0 && ip route replace default dev \(interface)")
         }
 
+        /// The device's resolver asks over TCP only (glibc's `options use-vc`).
+        func useVC() throws {
+            try "nameserver 10.0.0.1\noptions use-vc\n".write(toFile: resolvConf + "/resolv.conf", atomically: true,
+                                                               encoding: .utf8)
+        }
+
         func connect(_ config: String, directory: TemporaryDirectory) throws {
             let file = directory.write("device.conf", config)
             chmod(file, 0o600)
@@ -186,6 +192,53 @@ import TestSupport
         #expect(flow?.listener?.mode == "wireguard" && flow?.listener?.address == setup.endpoint, "\(String(describing: flow?.listener))")
         #expect(flow?.client.hasPrefix("10.0.0.2:") == true, "\(String(describing: flow?.client))")
         #expect(!flows.contains { $0.server.host == "10.0.0.1" }, "\(flows.map { $0.server.host })")
+    }
+
+    /// DNS over TCP (RFC 7766: each message after a two-byte length) gets the same answers as over
+    /// UDP, whichever server the device asks: glibc told `options use-vc` asks over TCP only, and
+    /// two queries written at once on one connection (pipelined) are both answered, in order.
+    @Test(.enabled(if: unavailable == nil, "needs root, network namespaces, wireguard-go and wg"))
+    func dnsOverTCPIsAnswered() throws {
+        let device = try Device()
+        let setup = try Setup(device: device)
+        try device.connect(try setup.config(), directory: setup.dir)
+        let udp = try device.namespace.sh("getent ahostsv4 origin.test").stdout.split(separator: " ").first ?? ""
+        try device.useVC()
+        let tcp = try Subprocess.run("ip", Array(device.namespace.launcher.dropFirst()) + ["getent", "ahostsv4", "origin.test"],
+                                     timeout: 20)
+        #expect(tcp.status == 0 && tcp.stdout.split(separator: " ").first == udp, "\(tcp.output) (over UDP: \(udp))")
+        let url = "https://origin.test:\(setup.origin.port)/cl?n=5&by=dns-over-tcp"
+        let fetched = try device.namespace.sh("curl -sS --max-time 20 --cacert \(setup.dir.file("ca/root.pem")) '\(url)'",
+                                              timeout: 40)
+        #expect(fetched.stdout == "hello", "\(fetched.output)")
+        // Two queries in one write, to a server elsewhere (port 53 of any address is answered).
+        let pipelined = try device.namespace.sh("""
+            python3 -c 'import socket, struct
+            def query(ident, name):
+                body = struct.pack(">HHHHHH", ident, 0x0100, 1, 0, 0, 0)
+                body += b"".join(bytes([len(p)]) + p.encode() for p in name.split(".")) + b"\\0" + struct.pack(">HH", 1, 1)
+                return struct.pack(">H", len(body)) + body
+            s = socket.create_connection(("192.0.2.53", 53), timeout=5)
+            s.sendall(query(7, "origin.test") + query(8, "second.test"))
+            data = b""
+            def message():
+                global data
+                while len(data) < 2 or len(data) < 2 + struct.unpack(">H", data[:2])[0]:
+                    chunk = s.recv(4096)
+                    if not chunk: raise SystemExit("closed after %d bytes" % len(data))
+                    data += chunk
+                size = struct.unpack(">H", data[:2])[0]
+                out, data = data[2:2 + size], data[2 + size:]
+                return out
+            a, b = message(), message()
+            print(struct.unpack(">H", a[:2])[0], ".".join(map(str, a[-4:])), struct.unpack(">H", b[:2])[0], ".".join(map(str, b[-4:])))'
+            """)
+        let words = pipelined.stdout.split(separator: " ").map(String.init)
+        #expect(words.count == 4 && words[0] == "7" && words[1] == String(udp) && words[2] == "8"
+                && words[3].hasPrefix("198.1") && words[3] != words[1], "\(pipelined.output)")
+        _ = setup.proxy.stop()
+        let flows = try FlowLogReader.read(path: setup.dir.file("flows.jsonl")).flows
+        #expect(!flows.contains { $0.server.port == 53 }, "\(flows.map { $0.server })")
     }
 
     /// A device keeps the answers its resolver cached across a restart of DevProxy: the addresses
