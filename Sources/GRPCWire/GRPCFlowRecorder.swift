@@ -151,6 +151,10 @@ public struct GRPCFlowRecorder: Sendable {
             splitters = [.request: GRPCMessageSplitter(limits: limits.splitter, closingFlag: format.closingFlag),
                          .response: GRPCMessageSplitter(limits: limits.splitter, closingFlag: format.closingFlag)]
         }
+        if format == .grpc, let value = Self.value("grpc-timeout", in: requestHeaders),
+           let seconds = GRPCStatus.timeout(fromHeader: value) {
+            requestTimeout = (value, seconds)
+        }
         if format == .grpcWebText {
             textDecoders = [.request: GRPCWebTextDecoder(), .response: GRPCWebTextDecoder()]
         }
@@ -236,6 +240,37 @@ public struct GRPCFlowRecorder: Sendable {
         _ = status(from: headers)
     }
 
+    /// The client reset the call's stream `elapsed` seconds after its request began, with the
+    /// RST_STREAM `code` (`CANCEL`). Before the call had a status, that is the status the client
+    /// reports itself: a reset with CANCEL is a cancellation (PROTOCOL-HTTP2.md maps it to
+    /// CANCELLED) unless the request's `grpc-timeout` had run out by then, when it is the client's
+    /// deadline passing (grpcio and grpc-go report DEADLINE_EXCEEDED and send CANCEL). Without
+    /// this the call read as a response that ended without grpc-status (UNKNOWN), which no client
+    /// reports for a call it ended itself.
+    public mutating func clientReset(code: String, elapsed: TimeInterval) {
+        guard format == .grpc, info.status == nil, !answeredOutsideGRPC else { return }
+        clientEnded = true
+        guard code == "CANCEL" else {
+            info.notes.append("request: the client reset the stream (\(code)) before the call's status came")
+            return
+        }
+        // The client's clock started before its head reached DevProxy and its reset took a
+        // moment to come back: a reset within 50 ms of the deadline is the deadline's.
+        if let timeout = requestTimeout, elapsed + 0.05 >= timeout.seconds {
+            info.status = 4
+            info.notes.append("request: the client reset the stream (CANCEL) as its deadline (grpc-timeout "
+                              + "\(timeout.header)) passed: the client reports DEADLINE_EXCEEDED")
+        } else {
+            info.status = 1
+            info.notes.append("request: the client cancelled the call (RST_STREAM CANCEL): it reports CANCELLED")
+        }
+    }
+
+    /// The request's `grpc-timeout`, as sent and in seconds.
+    private var requestTimeout: (header: String, seconds: TimeInterval)?
+    /// The client reset the stream before the call's status (`clientReset`).
+    private var clientEnded = false
+
     /// Ends both bodies (recording a message either cut short) and returns the record.
     public mutating func finish() -> GRPCFlowInfo {
         if format == .connectUnary { finishUnary() }
@@ -251,7 +286,7 @@ public struct GRPCFlowRecorder: Sendable {
         }
         // gRPC-Web's trailers travel in the body, so a body alone does not rule Trailers-Only out.
         info.trailersOnly = statusInHead && !sawTrailers && (format == .grpc ? !sawResponseBody : info.responseMessages == 0)
-        if format == .grpc, sawResponseHead, info.status == nil, !answeredOutsideGRPC {
+        if format == .grpc, sawResponseHead, info.status == nil, !answeredOutsideGRPC, !clientEnded {
             // A response that ended without grpc-status fails at the client (grpcio: UNKNOWN,
             // "Stream removed"): said, where the call read as a success.
             info.status = 2

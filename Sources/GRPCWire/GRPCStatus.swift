@@ -38,6 +38,28 @@ public enum GRPCStatus {
         return result
     }
 
+    /// The seconds a `grpc-timeout` value gives (PROTOCOL-HTTP2.md: `TimeoutValue TimeoutUnit`, at
+    /// most 8 ASCII digits, then `H`, `M`, `S`, `m` for milliseconds, `u` or `n`); `nil` for
+    /// anything else.
+    public static func timeout(fromHeader value: String) -> TimeInterval? {
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        guard let unit = trimmed.last, trimmed.count >= 2, trimmed.count <= 9 else { return nil }
+        let digits = trimmed.dropLast()
+        guard digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+              let amount = Double(digits) else { return nil }
+        let scale: Double
+        switch unit {
+        case "H": scale = 3600
+        case "M": scale = 60
+        case "S": scale = 1
+        case "m": scale = 1e-3
+        case "u": scale = 1e-6
+        case "n": scale = 1e-9
+        default: return nil
+        }
+        return amount * scale
+    }
+
     /// A `grpc-message` value, percent-decoded to text.
     ///
     /// PROTOCOL-HTTP2.md: the value is "Percent-Encoded" UTF-8, and "when decoding invalid values,

@@ -60,6 +60,36 @@ import Testing
         #expect(unknown.notes.first?.hasPrefix("response: no grpc-status") == true, "\(unknown.notes)")
     }
 
+    /// A call the client reset before its status came has the status the client reports: its
+    /// deadline's when `grpc-timeout` had run out (give or take 50 ms), CANCELLED otherwise, none
+    /// for another code; never the UNKNOWN of a response that ended without grpc-status. A status
+    /// that came first stays.
+    @Test(arguments: [
+        // (grpc-timeout, response begun, status already, code, elapsed, status, note prefix)
+        ("477m", false, nil, "CANCEL", 0.482, 4, "request: the client reset the stream (CANCEL) as its deadline"),
+        ("500m", true, nil, "CANCEL", 0.46, 4, "request: the client reset the stream (CANCEL) as its deadline"),
+        ("20S", true, nil, "CANCEL", 0.5, 1, "request: the client cancelled the call"),
+        (nil, true, nil, "CANCEL", 30, 1, "request: the client cancelled the call"),
+        ("1S", true, nil, "INTERNAL_ERROR", 2, nil, "request: the client reset the stream (INTERNAL_ERROR)"),
+        ("1S", true, "0", "CANCEL", 2, 0, nil),
+    ] as [(String?, Bool, String?, String, Double, Int?, String?)])
+    func aCallTheClientResetHasTheClientsStatus(_ row: (String?, Bool, String?, String, Double, Int?, String?)) {
+        let (timeout, begun, status, code, elapsed, expected, note) = row
+        var recorder = GRPCFlowRecorder(path: "/lab.Echo/Ticks", requestHeaders: [("content-type", "application/grpc")]
+                                            + (timeout.map { [("grpc-timeout", $0)] } ?? []))
+        recorder.requestBody(Self.frame([0x10, 0x05]))
+        if begun {
+            recorder.responseHead(headers: [("content-type", "application/grpc")], status: 200)
+            recorder.responseBody(Self.frame([0x10, 0x01]))
+        }
+        if let status { recorder.responseTrailers([("grpc-status", status)]) }
+        recorder.clientReset(code: code, elapsed: elapsed)
+        let info = recorder.finish()
+        #expect(info.status == expected)
+        #expect(info.notes.first?.hasPrefix(note ?? "") ?? (note == nil), "\(info.notes)")
+        #expect(info.notes.count == (note == nil ? 0 : 1), "\(info.notes)")
+    }
+
     /// Status in the response head and no body: Trailers-Only, message percent-decoded.
     @Test func trailersOnlyErrorsAreRecognised() {
         var recorder = GRPCFlowRecorder(path: "/lab.Echo/Fail", requestHeaders: [])

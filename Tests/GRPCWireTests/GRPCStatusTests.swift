@@ -47,4 +47,14 @@ import Testing
         #expect(GRPCStatus.encodeMessage("100% gone") == "100%25 gone")
         #expect(GRPCStatus.encodeMessage("é") == "%C3%A9")
     }
+
+    /// `grpc-timeout` is 1 to 8 digits and a unit (PROTOCOL-HTTP2.md); anything else is no timeout.
+    @Test(arguments: [
+        ("477m", 0.477), ("20S", 20), ("2M", 120), ("1H", 3600), ("1500u", 0.0015), ("99999999n", 0.099999999),
+        (" 5S ", 5), ("123456789S", nil), ("S", nil), ("5s", nil), ("-5S", nil), ("5 S", nil), ("", nil),
+    ] as [(String, Double?)])
+    func timeoutsAreReadAsPROTOCOLHTTP2MdWritesThem(_ pair: (String, Double?)) {
+        let seconds = GRPCStatus.timeout(fromHeader: pair.0)
+        #expect(seconds.map { abs($0 - (pair.1 ?? -1)) < 1e-12 } ?? (pair.1 == nil), "\(pair.0): \(String(describing: seconds))")
+    }
 }

@@ -30,6 +30,8 @@ final class ExchangeRecorder {
     private(set) var webSocket: WebSocketRecording?
     /// When the request began to go upstream: the exchange's start unless the leg says later.
     var sendStarted: Date
+    /// When the exchange began (its request head arrived).
+    let started: Date
     /// When the whole request had gone upstream.
     var requestSent: Date?
     /// When the final response head arrived.
@@ -47,6 +49,7 @@ final class ExchangeRecorder {
         requestCapture = BodyCapture(limit: bodyLimit, spool: spool)
         responseCapture = BodyCapture(limit: bodyLimit, spool: spool)
         sendStarted = started
+        self.started = started
         guard grpcView else { return }
         var format = Self.wireFormat(of: request, lowercaseNames: lowercaseNames)
         var connectGet: ConnectGetQuery?
@@ -129,6 +132,12 @@ final class ExchangeRecorder {
     func recordResponseTrailers(_ fields: HTTPFields) {
         responseTrailers = fields
         grpc?.responseTrailers(fields.map { ($0.name, $0.value) })
+    }
+
+    /// The client reset its HTTP/2 stream with `code` (`CANCEL`): a gRPC call without a status yet
+    /// takes the one the client reports (`GRPCFlowRecorder.clientReset`).
+    func recordClientReset(code: String, now: Date = Date()) {
+        grpc?.clientReset(code: code, elapsed: now.timeIntervalSince(started))
     }
 
     /// Puts the request body into the flow, decoded by the request's Content-Encoding for its

@@ -275,6 +275,31 @@ import TestSupport
         #expect(proxy.flows(count: 1).first?.error == nil)
     }
 
+    /// A call the client ends itself is recorded with the status the client reports, as grpcio
+    /// reports it: a server stream it cancels after two messages is CANCELLED, a call whose 0.5 s
+    /// deadline passes is DEADLINE_EXCEEDED (both reset the stream with CANCEL). The cancelled one
+    /// read as UNKNOWN, "the response ended without grpc-status", which no client said.
+    @Test func aCallTheClientEndsHasTheStatusTheClientReports() throws {
+        let server = try EchoServer()
+        let cas = try Certificate.all(from: SecureFile.read(server.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let result = try Subprocess.run("python3", [Self.script, "client-ended", proxy.pki.rootPath, "\(server.port)"],
+                                        environment: ["https_proxy": proxy.proxyURL, "no_proxy": "", "no_grpc_proxy": ""],
+                                        timeout: 30)
+        #expect(result.stdout.contains("\"cancelled\": \"CANCELLED\""), "\(result.output)")
+        #expect(result.stdout.contains("\"deadline\": \"DEADLINE_EXCEEDED\""), "\(result.output)")
+        let flows = proxy.flows(count: 2)
+        let ticks = try #require(flows.first { $0.grpc?.method == "Ticks" })
+        let quiet = try #require(flows.first { $0.grpc?.method == "Quiet" })
+        for (flow, status) in [(ticks, 1), (quiet, 4)] {
+            #expect(flow.error?.kind == "client_reset" && flow.error?.code == "CANCEL", "\(String(describing: flow.error))")
+            #expect(flow.grpc?.status == status, "\(flow.grpc?.notes ?? [])")
+            #expect(flow.grpc?.notes.contains { $0.contains(GRPCStatus.name(of: status) ?? "?") } == true,
+                    "\(flow.grpc?.notes ?? [])")
+        }
+        #expect(ticks.grpc?.responseMessages ?? 0 >= 2)
+    }
+
     /// A long server stream (a live feed: eight messages half a second apart) is shown while it
     /// runs: the session store gets the call's record so far, its messages as they came, about
     /// once a second (the web UI's detail shows it), and the finished record replaces it.

@@ -17,6 +17,8 @@ methods are registered with raw-bytes handlers, and messages are protobuf bytes 
   grpc_echo.py client-insecure PORT     an insecure channel through https_proxy: unary and bidi
   grpc_echo.py client-quiet ROOT PORT   Quiet (a server stream silent for 2 s before its message); prints JSON
   grpc_echo.py client-ticks ROOT PORT N Ticks with N (a server stream of N messages 0.5 s apart); prints JSON
+  grpc_echo.py client-ended ROOT PORT   calls the client ends itself: Ticks with 20, cancelled after its second
+                                        message, and Quiet with a 0.5 s deadline; prints JSON of the codes it reports
 
 Methods of lab.Echo: Unary (echoes, trailing metadata x-trailer: t1), Fail (NOT_FOUND,
 trailers-only), Invalid (INVALID_ARGUMENT with a rich status in grpc-status-details-bin), ServerStream (the request's count of 64 KiB + 1 KiB messages), ClientStream
@@ -248,6 +250,24 @@ def client_ticks(root, port, count):
         print(json.dumps({"ticks": {"error": e.code().name, "details": e.details()}}))
 
 
+def client_ended(root, port):
+    credentials = grpc.ssl_channel_credentials(root_certificates=open(root, "rb").read())
+    channel = grpc.secure_channel("localhost:%s" % port, credentials)
+    results = {}
+    ticks = channel.unary_stream("/lab.Echo/Ticks")(message("feed", 20), timeout=30)
+    try:
+        for i, _ in enumerate(ticks):
+            if i == 1:
+                ticks.cancel()
+    except grpc.RpcError as e:
+        results["cancelled"] = e.code().name
+    try:
+        list(channel.unary_stream("/lab.Echo/Quiet")(message("w", 1), timeout=0.5))
+    except grpc.RpcError as e:
+        results["deadline"] = e.code().name
+    print(json.dumps(results))
+
+
 def paced(count, gap):
     for i in range(count):
         if i:
@@ -319,6 +339,8 @@ elif sys.argv[1] == "client-insecure":
     client_insecure(sys.argv[2])
 elif sys.argv[1] == "client-quiet":
     client_quiet(sys.argv[2], sys.argv[3])
+elif sys.argv[1] == "client-ended":
+    client_ended(sys.argv[2], sys.argv[3])
 elif sys.argv[1] == "client-ticks":
     client_ticks(sys.argv[2], sys.argv[3], sys.argv[4])
 else:

@@ -61,6 +61,7 @@ extension HTTP2ProxyConnection {
                 exchange.draft.flow.error?.code = code.description
                 exchange.draft.flow.error?.by = "client"
                 exchange.draft.flow.error?.afterBytes = exchange.responseBytes
+                exchange.recorder.recordClientReset(code: code.description)
                 if exchange.atBreakpoint { leaveBreakpoint(exchange) }
                 stopUpstream(of: exchange, code: code)
             case .streamClosed(let stream, _):
