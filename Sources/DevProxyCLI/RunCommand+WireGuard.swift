@@ -53,7 +53,7 @@ enum WireGuardSetup {
         do {
             let capture = try WireGuardCapture(host: mode.host ?? "127.0.0.1", port: mode.port ?? ListenerMode.wireGuardPort,
                                                privateKey: keys.server, peers: keys.capturePeers, namespace: namespace,
-                                               namesFile: directory + "/wireguard-names.txt")
+                                               namesFile: directory + "/wireguard-names.txt", keysPath: keys.path)
             return (capture, keys)
         } catch let error as NetworkError {
             throw CommandFailure("--mode wireguard: \(error.message)")

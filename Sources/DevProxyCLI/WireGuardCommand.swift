@@ -17,8 +17,8 @@ enum WireGuardCommand {
       devproxy wireguard                              peer 1's config (and its QR code on a terminal)
       devproxy wireguard > phone.conf                 the file the WireGuard apps import
       devproxy wireguard --endpoint 10.0.2.2:51820    for an Android emulator (devproxy run --mode wireguard)
-      devproxy wireguard --peer 2                     a second device at once (made when missing; restart
-                                                      devproxy run to accept it)
+      devproxy wireguard --peer 2                     a second device (made when missing; a running devproxy
+                                                      run accepts it at once)
 
     The config holds the device's private key: hand it to that device only.
 

@@ -20,6 +20,10 @@ public final class WireGuardResponder: Sendable {
         public var peer: Int?
         /// Why it was dropped, one line; nil when accepted.
         public var dropped: String?
+        /// The static public key of a handshake initiation that authenticated (its mac1 and
+        /// encrypted key were good) from a key not among the peers: the caller may learn of new
+        /// peers (`add(peers:)`) and hand the same datagram in again.
+        public var unknownKey: WireGuardKey?
 
         static func drop(_ reason: String, peer: Int? = nil) -> Received { Received(peer: peer, dropped: reason) }
     }
@@ -47,6 +51,9 @@ public final class WireGuardResponder: Sendable {
     }
 
     private struct State {
+        /// Append-only: a peer's index never changes.
+        var identities: [PeerIdentity]
+        var peerByKey: [[UInt8]: Int]
         var peers: [PeerSessions]
         /// Live receiver indices and the peer each belongs to.
         var sessions: [UInt32: Int] = [:]
@@ -55,30 +62,51 @@ public final class WireGuardResponder: Sendable {
     private let privateKey: [UInt8]
     private let publicKey: [UInt8]
     private let presharedKey: [UInt8]
-    private let identities: [PeerIdentity]
-    private let peerByKey: [[UInt8]: Int]
     /// HASH(LABEL_MAC1 ‖ S_pub_r): the key of the mac1 every initiation to this side carries.
     private let mac1Key: [UInt8]
     private let state: Mutex<State>
 
     /// - Parameters:
     ///   - privateKey: this side's static private key.
-    ///   - peers: the public keys allowed to connect; `Received.peer` and `seal`'s `peer` index this list.
+    ///   - peers: the public keys allowed to connect; `Received.peer` and `seal`'s `peer` index this
+    ///     list, and `add(peers:)` appends to it.
     ///   - presharedKey: the optional symmetric key Q of §5.2 (all zeros when nil), the same for every peer.
     public init(privateKey: WireGuardKey, peers: [WireGuardKey], presharedKey: WireGuardKey? = nil) {
         self.privateKey = privateKey.bytes
         publicKey = privateKey.publicKey.bytes
         self.presharedKey = presharedKey?.bytes ?? [UInt8](repeating: 0, count: 32)
-        identities = peers.map {
-            PeerIdentity(publicKey: $0.bytes,
-                         staticShared: X25519.sharedSecret(privateKey: privateKey.bytes, publicKey: $0.bytes),
-                         mac1Key: HandshakeLayout.mac1Key(for: $0.bytes))
-        }
-        var byKey: [[UInt8]: Int] = [:]
-        for (index, peer) in peers.enumerated() where byKey[peer.bytes] == nil { byKey[peer.bytes] = index }
-        peerByKey = byKey
         mac1Key = HandshakeLayout.mac1Key(for: publicKey)
-        state = Mutex(State(peers: Array(repeating: PeerSessions(), count: peers.count)))
+        var state = State(identities: [], peerByKey: [:], peers: [])
+        Self.append(peers, to: &state, privateKey: privateKey.bytes, always: true)
+        self.state = Mutex(state)
+    }
+
+    /// The number of peers: those given at the start and those added since.
+    public var peerCount: Int { state.withLock { $0.peers.count } }
+
+    /// Allows `keys` to connect too, each not yet a peer as the next peer (in order); the indices of
+    /// the peers before them do not change. Returns how many were added.
+    @discardableResult
+    public func add(peers keys: [WireGuardKey]) -> Int {
+        let privateKey = self.privateKey
+        return state.withLock { state in
+            let before = state.peers.count
+            Self.append(keys, to: &state, privateKey: privateKey, always: false)
+            return state.peers.count - before
+        }
+    }
+
+    /// Appends each key as a peer (`always`: even one already known, which then keeps its first
+    /// index for handshakes, as a list given twice did before).
+    private static func append(_ keys: [WireGuardKey], to state: inout State, privateKey: [UInt8], always: Bool) {
+        for key in keys {
+            guard always || state.peerByKey[key.bytes] == nil else { continue }
+            if state.peerByKey[key.bytes] == nil { state.peerByKey[key.bytes] = state.peers.count }
+            state.identities.append(PeerIdentity(publicKey: key.bytes,
+                                                 staticShared: X25519.sharedSecret(privateKey: privateKey, publicKey: key.bytes),
+                                                 mac1Key: HandshakeLayout.mac1Key(for: key.bytes)))
+            state.peers.append(PeerSessions())
+        }
     }
 
     /// Handles one datagram received from anywhere.
@@ -112,9 +140,10 @@ public final class WireGuardResponder: Sendable {
     /// session: no handshake yet, not yet confirmed by the initiator's first transport message,
     /// or older than REJECT_AFTER_TIME / REJECT_AFTER_MESSAGES.
     public func seal(_ packet: [UInt8], peer: Int, now: TimeInterval) -> [UInt8]? {
-        guard identities.indices.contains(peer), packet.count <= 65_535 else { return nil }
+        guard packet.count <= 65_535 else { return nil }
         let keypair = state.withLock { state -> Keypair? in
-            guard let current = state.peers[peer].current, !current.isExpired(now: now) else { return nil }
+            guard state.peers.indices.contains(peer), let current = state.peers[peer].current,
+                  !current.isExpired(now: now) else { return nil }
             // §6.5: anything sent makes a pending passive keepalive unnecessary.
             state.peers[peer].keepaliveDue = nil
             return current
@@ -151,8 +180,7 @@ public final class WireGuardResponder: Sendable {
     /// When the peer's last handshake completed (its first transport message under the new keys
     /// arrived), nil if never.
     public func lastHandshake(peer: Int) -> TimeInterval? {
-        guard identities.indices.contains(peer) else { return nil }
-        return state.withLock { $0.peers[peer].lastHandshake }
+        state.withLock { $0.peers.indices.contains(peer) ? $0.peers[peer].lastHandshake : nil }
     }
 
     // MARK: handshake (§5.4.2, §5.4.3)
@@ -176,8 +204,13 @@ public final class WireGuardResponder: Sendable {
                                                          message[layout.initiationStatic..<layout.initiationTimestamp]) else {
             return .drop("handshake initiation whose static key does not decrypt")
         }
-        guard let peer = peerByKey[initiatorStatic] else { return .drop("handshake initiation from an unknown peer key") }
-        guard let staticShared = identities[peer].staticShared else {
+        let known = state.withLock { state in state.peerByKey[initiatorStatic].map { ($0, state.identities[$0]) } }
+        guard let (peer, identity) = known else {
+            var dropped = Received.drop("handshake initiation from an unknown peer key")
+            dropped.unknownKey = WireGuardKey(bytes: initiatorStatic)
+            return dropped
+        }
+        guard let staticShared = identity.staticShared else {
             return .drop("handshake initiation from a peer key of small order")
         }
         guard let timestamp = noise.decryptAndHash(key: noise.mixKeyForCipher(staticShared),
@@ -233,7 +266,7 @@ public final class WireGuardResponder: Sendable {
         WireGuardProtocol.writeLE32(remoteIndex, into: &response, at: layout.responseReceiver)
         response.replaceSubrange(layout.responseEphemeral..<(layout.responseEphemeral + 32), with: responderEphemeralPublic)
         response.replaceSubrange(layout.responseEmpty..<layout.responseMAC1, with: empty)
-        let responseMAC1 = Blake2s.mac(key: identities[peer].mac1Key, response[0..<layout.responseMAC1])
+        let responseMAC1 = Blake2s.mac(key: identity.mac1Key, response[0..<layout.responseMAC1])
         response.replaceSubrange(layout.responseMAC1..<(layout.responseMAC1 + 16), with: responseMAC1)
         // mac2 stays zero: this side never sends cookies, so the initiator has none to prove (§5.4.4).
         return Received(replies: [response], peer: peer)

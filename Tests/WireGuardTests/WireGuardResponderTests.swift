@@ -96,6 +96,26 @@ import Testing
         #expect(answer.dropped?.contains("unknown peer") == true && answer.peer == nil && answer.replies.isEmpty)
     }
 
+    /// A key added while running connects: the dropped initiation names its key, and the same
+    /// datagram handed in again after `add(peers:)` is answered; the earlier peers keep their
+    /// indices, and a key already known is not added twice.
+    @Test func aPeerAddedWhileRunningConnects() throws {
+        let initiator = WireGuardInitiator(responder: serverKey.publicKey)
+        let first = WireGuardKey.generatePrivate().publicKey
+        let responder = WireGuardResponder(privateKey: serverKey, peers: [first])
+        let initiation = initiator.initiation()
+        let refused = responder.receive(initiation, now: 1)
+        #expect(refused.unknownKey?.bytes == initiator.key.bytes && refused.peer == nil && refused.replies.isEmpty)
+        #expect(responder.add(peers: [first, initiator.key, initiator.key]) == 1 && responder.peerCount == 2)
+        let answer = responder.receive(initiation, now: 1)
+        #expect(answer.dropped == nil && answer.peer == 1 && answer.unknownKey == nil && answer.replies.count == 1)
+        #expect(initiator.consume(response: try #require(answer.replies.first)))
+        #expect(responder.receive(try #require(initiator.keypair?.seal([])), now: 2).peer == 1)
+        #expect(responder.lastHandshake(peer: 1) == 2 && responder.lastHandshake(peer: 0) == nil
+                && responder.lastHandshake(peer: 2) == nil)
+        #expect(responder.seal(ipv4Packet(size: 40), peer: 1, now: 2) != nil && responder.seal(ipv4Packet(size: 40), peer: 2, now: 2) == nil)
+    }
+
     @Test func aBadMAC1IsDropped() throws {
         let initiator = WireGuardInitiator(responder: serverKey.publicKey)
         let responder = WireGuardResponder(privateKey: serverKey, peers: [initiator.key])

@@ -72,7 +72,14 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
     public let listener: Listener
     let names: NamespaceCapture.FakeDNS
     private let responder: WireGuardResponder
-    private let peers: [Peer]
+    /// The peers and where each last sent from, peer 1 first; append-only (peers added to the
+    /// key file while running, `refreshPeers`).
+    private let table: Mutex<PeerTable>
+    /// The key file peers are read from while running; nil when there is none to read.
+    private let keysPath: String?
+    private let serverKey: WireGuardKey
+    /// The key file as last read (device, inode, size, modification time), so it is read only when it changed.
+    private let keysRead = Mutex<[Int]?>(nil)
     private let udp: Int32
     private let tun: Int32
     private let dns: Int32
@@ -82,7 +89,6 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
     static let dnsStreamLimit = 64
     /// How long a DNS-over-TCP connection may wait for its next query (RFC 7766 §6.2.3 leaves it to the server).
     static let dnsStreamIdle: TimeInterval = 10
-    private let endpoints: Mutex<[sockaddr_storage?]>
     private let stopped = Atomic<Bool>(false)
     private let threads = DispatchGroup()
     /// What is said once per source and reason (a device with a stale config retries every 5 s).
@@ -91,11 +97,14 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
 
     /// Binds the UDP socket on `host:port` (port 0 picks one) and takes the namespace's descriptors.
     /// - Throws: `NetworkError` when the address cannot be bound.
-    /// - Parameter namesFile: where the names DevProxy's DNS gave addresses for are kept across runs
-    ///   (a device caches an answer past a restart, and its connections must still name their host);
-    ///   nil keeps them in memory only.
+    /// - Parameters:
+    ///   - namesFile: where the names DevProxy's DNS gave addresses for are kept across runs
+    ///     (a device caches an answer past a restart, and its connections must still name their host);
+    ///     nil keeps them in memory only.
+    ///   - keysPath: the key file (`WireGuardKeyFile`) `peers` came from, read again for peers added
+    ///     to it while running (`refreshPeers`); nil for none.
     public init(host: String, port: Int, privateKey: WireGuardKey, peers: [Peer], namespace: Namespace,
-                namesFile: String? = nil) throws {
+                namesFile: String? = nil, keysPath: String? = nil) throws {
         guard let target = try Resolver.resolve(host: host, port: port, passive: true).first else {
             throw NetworkError(.unresolvable, "cannot resolve \(host)")
         }
@@ -118,7 +127,9 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
         dns = namespace.dns
         dnsStream = namespace.dnsStream
         listener = Listener(listeningDescriptor: namespace.listener)
-        self.peers = peers
+        table = Mutex(PeerTable(peers: peers, endpoints: Array(repeating: nil, count: peers.count)))
+        serverKey = privateKey
+        self.keysPath = keysPath
         responder = WireGuardResponder(privateKey: privateKey, peers: peers.map(\.publicKey))
         if let namesFile {
             // The table keeps the log (its `given` closure holds it) for as long as it lives.
@@ -127,7 +138,7 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
         } else {
             names = NamespaceCapture.FakeDNS()
         }
-        endpoints = Mutex([sockaddr_storage?](repeating: nil, count: peers.count))
+        if let keysPath { keysRead.withLock { $0 = Self.signature(of: keysPath) } }
     }
 
     deinit {
@@ -174,8 +185,8 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
     /// Each peer's status, peer 1 first: read only, taken at the time of the call.
     public var peerStatus: [PeerStatus] {
         let now = Self.now()
-        let known = endpoints.withLock { $0 }
-        return peers.indices.map { index in
+        let known = table.withLock { $0.endpoints }
+        return known.indices.map { index in
             PeerStatus(secondsSinceHandshake: responder.lastHandshake(peer: index).map { max(0, now - $0) },
                        endpoint: known[index].map { SocketAddress(storage: $0) })
         }
@@ -186,8 +197,69 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
     /// (the device looked the name up before DevProxy last started).
     func host(for address: SocketAddress) -> String? { names.host(for: address.host) }
 
-    /// The peer whose tunnel address is `address`.
-    private func peer(at address: UInt32) -> Int? { peers.firstIndex { $0.address == address } }
+    /// The devices allowed to connect now, peer 1 first: those of the start and those added since.
+    public var peers: [Peer] { table.withLock { $0.peers } }
+
+    private struct PeerTable {
+        var peers: [Peer]
+        var endpoints: [sockaddr_storage?]
+    }
+
+    /// Reads the key file again when it changed since it was last read, and accepts the peers added
+    /// to it (`devproxy wireguard --peer N` while this runs), saying so for each; returns how many.
+    /// A file that cannot be read, or holds another server key, is said once and changes nothing.
+    @discardableResult
+    public func refreshPeers() -> Int {
+        guard let keysPath else { return 0 }
+        return keysRead.withLock { last -> Int in
+            let now = Self.signature(of: keysPath)
+            guard now != last else { return 0 }
+            last = now
+            let file: WireGuardKeyFile
+            do {
+                file = try WireGuardKeyFile.read(path: keysPath)
+            } catch {
+                sayOnce("keys|\(error)", "wireguard: cannot read new peers: \(error)")
+                return 0
+            }
+            guard file.server.bytes == serverKey.bytes else {
+                sayOnce("keys|server", "wireguard: \(keysPath) holds another server key now; this run keeps its own "
+                        + "(restart devproxy run to use the new keys; devices then need their new configs)")
+                return 0
+            }
+            let known = table.withLock { $0.peers.count }
+            let wanted = file.capturePeers.prefix(Self.maximumPeers)
+            guard wanted.count > known else { return 0 }
+            let added = Array(wanted[known...])
+            // The responder first: a peer is in the table only once its handshakes are accepted.
+            responder.add(peers: added.map(\.publicKey))
+            table.withLock { table in
+                table.peers += added
+                table.endpoints += Array(repeating: nil, count: added.count)
+            }
+            for (offset, peer) in added.enumerated() {
+                report("wireguard: peer \(known + offset + 1) (\(NamespaceCapture.dotted(peer.address))) added from "
+                       + "\(keysPath)")
+            }
+            return added.count
+        }
+    }
+
+    /// Peers past 10.0.0.251 would leave the tunnel's /24 (`devproxy wireguard --peer` stops at 250).
+    static let maximumPeers = 250
+
+    private static func signature(of path: String) -> [Int]? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return [Int(info.st_dev), Int(info.st_ino), Int(info.st_size), Int(info.st_mtim.tv_sec), Int(info.st_mtim.tv_nsec)]
+    }
+
+    /// The peer whose tunnel address is `address`, and where it last sent from.
+    private func peer(at address: UInt32) -> (index: Int, endpoint: sockaddr_storage?)? {
+        table.withLock { table in
+            table.peers.firstIndex { $0.address == address }.map { ($0, table.endpoints[$0]) }
+        }
+    }
 
     private static func now() -> TimeInterval { TimeInterval(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
@@ -202,19 +274,27 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
     private func receivingDatagrams() {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         var lastTick = Self.now()
-        var connected = [Bool](repeating: false, count: peers.count)
+        var connected = Set<Int>()
+        var lastRefresh = 0.0
         while !stopped.load(ordering: .relaxed) {
             let now = Self.now()
             if now - lastTick >= 1 {
                 lastTick = now
                 for (peer, datagram) in responder.keepalives(now: now) { send(datagram, to: peer) }
-                for index in peers.indices where connected[index] {
+                for index in connected {
                     // Away: no handshake for REJECT_AFTER_TIME × 3 (a device rekeys every 2 minutes while it talks).
-                    if let last = responder.lastHandshake(peer: index), now - last > 540 { connected[index] = false }
+                    if let last = responder.lastHandshake(peer: index), now - last > 540 { connected.remove(index) }
                 }
             }
             guard readable(udp), let (count, source) = Self.receive(from: udp, into: &buffer) else { continue }
-            let received = responder.receive(Array(buffer[0..<count]), now: Self.now())
+            let datagram = Array(buffer[0..<count])
+            var received = responder.receive(datagram, now: Self.now())
+            if received.unknownKey != nil, Self.now() - lastRefresh >= 1 {
+                // A device set up while this runs (`devproxy wireguard --peer N`): its first
+                // handshake is answered once the key file says so (read at most once a second).
+                lastRefresh = Self.now()
+                if refreshPeers() > 0 { received = responder.receive(datagram, now: Self.now()) }
+            }
             for reply in received.replies { Self.send(reply, from: udp, to: source) }
             guard let index = received.peer else {
                 if let why = received.dropped { sayOnce("\(SocketAddress(storage: source).host)|\(why)",
@@ -222,24 +302,27 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
                                                         + "was refused: \(why)") }
                 continue
             }
-            endpoints.withLock { $0[index] = source }
-            if !connected[index] && !received.replies.isEmpty {
-                connected[index] = true
-                report("wireguard: peer \(index + 1) (\(NamespaceCapture.dotted(peers[index].address))) connected from "
+            let peer = table.withLock { table in
+                table.endpoints[index] = source
+                return table.peers[index]
+            }
+            if !connected.contains(index) && !received.replies.isEmpty {
+                connected.insert(index)
+                report("wireguard: peer \(index + 1) (\(NamespaceCapture.dotted(peer.address))) connected from "
                        + "\(SocketAddress(storage: source))")
             }
-            for packet in received.packets { deliver(packet, from: index) }
+            for packet in received.packets { deliver(packet, from: index, address: peer.address) }
         }
     }
 
     /// A decrypted packet into the namespace, when it is IPv4 from the peer's own address (the
     /// tunnel's cryptokey routing: a peer speaks only for its address).
-    private func deliver(_ packet: [UInt8], from index: Int) {
+    private func deliver(_ packet: [UInt8], from index: Int, address: UInt32) {
         guard packet.count >= 20, packet[0] >> 4 == 4 else { return }
         let source = UInt32(packet[12]) << 24 | UInt32(packet[13]) << 16 | UInt32(packet[14]) << 8 | UInt32(packet[15])
-        guard source == peers[index].address else {
+        guard source == address else {
             sayOnce("source|\(index)", "wireguard: peer \(index + 1) sent from \(NamespaceCapture.dotted(source)), not its "
-                    + "address \(NamespaceCapture.dotted(peers[index].address)): dropped (its config's Address is wrong)")
+                    + "address \(NamespaceCapture.dotted(address)): dropped (its config's Address is wrong)")
             return
         }
         _ = packet.withUnsafeBytes { Glibc.write(tun, $0.baseAddress, $0.count) }
@@ -254,14 +337,14 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
             guard count >= 20, buffer[0] >> 4 == 4 else { continue }
             let destination = UInt32(buffer[16]) << 24 | UInt32(buffer[17]) << 16 | UInt32(buffer[18]) << 8
                 | UInt32(buffer[19])
-            guard let index = peer(at: destination),
+            guard let (index, endpoint) = peer(at: destination), let endpoint,
                   let datagram = responder.seal(Array(buffer[0..<count]), peer: index, now: Self.now()) else { continue }
-            send(datagram, to: index)
+            Self.send(datagram, from: udp, to: endpoint)
         }
     }
 
     private func send(_ datagram: [UInt8], to peer: Int) {
-        guard let endpoint = endpoints.withLock({ $0[peer] }) else { return }
+        guard let endpoint = table.withLock({ $0.endpoints.indices.contains(peer) ? $0.endpoints[peer] : nil }) else { return }
         Self.send(datagram, from: udp, to: endpoint)
     }
 

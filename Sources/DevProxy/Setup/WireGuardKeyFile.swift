@@ -29,26 +29,7 @@ public struct WireGuardKeyFile: Sendable {
         let path = directory + "/" + fileName
         var file: WireGuardKeyFile
         if FileManager.default.fileExists(atPath: path) {
-            let bytes: [UInt8]
-            do {
-                bytes = try SecureFile.read(path, what: "the WireGuard keys", limit: 1 << 20)
-            } catch {
-                throw ConfigurationError("cannot read \(path): \(error)")
-            }
-            guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
-                  let server = (object["server_private_key"] as? String).flatMap(WireGuardKey.init(base64:)),
-                  let list = object["peers"] as? [[String: Any]] else {
-                throw ConfigurationError("\(path) is not DevProxy's WireGuard keys (server_private_key, peers); move it "
-                                         + "away and devproxy makes new ones (devices then need the new config)")
-            }
-            var peers: [WireGuardKey] = []
-            for (index, entry) in list.enumerated() {
-                guard let key = (entry["private_key"] as? String).flatMap(WireGuardKey.init(base64:)) else {
-                    throw ConfigurationError("\(path): peer \(index + 1) has no private_key of 32 bytes in base64")
-                }
-                peers.append(key)
-            }
-            file = WireGuardKeyFile(path: path, server: server, peers: peers)
+            file = try read(path: path)
             if let warning = SecureFile.looseKeyWarning(path, what: "the WireGuard keys") { StandardError.warn(warning) }
         } else {
             file = WireGuardKeyFile(path: path, server: .generatePrivate(), peers: [])
@@ -65,6 +46,35 @@ public struct WireGuardKeyFile: Sendable {
         }
         return file
     }
+
+    /// The keys in the file at `path`, as they are: nothing made, nothing written (a running
+    /// `devproxy run` reads the peers `devproxy wireguard --peer N` added).
+    /// - Throws: `ConfigurationError` naming the file when it cannot be read or is not such a file.
+    public static func read(path: String) throws -> WireGuardKeyFile {
+        let bytes: [UInt8]
+        do {
+            bytes = try SecureFile.read(path, what: "the WireGuard keys", limit: 1 << 20)
+        } catch {
+            throw ConfigurationError("cannot read \(path): \(error)")
+        }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
+              let server = (object["server_private_key"] as? String).flatMap(WireGuardKey.init(base64:)),
+              let list = object["peers"] as? [[String: Any]] else {
+            throw ConfigurationError("\(path) is not DevProxy's WireGuard keys (server_private_key, peers); move it "
+                                     + "away and devproxy makes new ones (devices then need the new config)")
+        }
+        var peers: [WireGuardKey] = []
+        for (index, entry) in list.enumerated() {
+            guard let key = (entry["private_key"] as? String).flatMap(WireGuardKey.init(base64:)) else {
+                throw ConfigurationError("\(path): peer \(index + 1) has no private_key of 32 bytes in base64")
+            }
+            peers.append(key)
+        }
+        return WireGuardKeyFile(path: path, server: server, peers: peers)
+    }
+
+    /// Whether this file holds the same server key as `other` (configs from either reach the same run).
+    public func hasServerKey(of other: WireGuardKeyFile) -> Bool { server.bytes == other.server.bytes }
 
     private var json: [UInt8] {
         let peers = self.peers.map { "{\"private_key\": \"\($0.base64)\"}" }.joined(separator: ", ")

@@ -32,8 +32,10 @@ extension WebUI {
         guard let devices = configuration.wireGuard else {
             return .json(object: ["listening": NSNull(), "endpoint": NSNull(), "peers": [Any]()])
         }
+        // Peers added with `devproxy wireguard --peer N` since the run started are accepted and listed.
+        devices.capture.refreshPeers()
         let statuses = devices.capture.peerStatus
-        let peers = devices.keys.capturePeers.enumerated().map { index, peer -> [String: Any] in
+        let peers = devices.capture.peers.enumerated().map { index, peer -> [String: Any] in
             let status = index < statuses.count ? statuses[index] : nil
             let seconds = status?.secondsSinceHandshake
             return [
@@ -54,13 +56,17 @@ extension WebUI {
         guard let devices = configuration.wireGuard else {
             return .error(404, "this run has no wireguard listener: start one with \(Self.wireGuardStartCommand)")
         }
-        let count = devices.keys.peers.count
+        devices.capture.refreshPeers()
+        // The key file as it is now (peers added since the start), while it keeps the run's server key.
+        let keys = (try? WireGuardKeyFile.read(path: devices.keys.path))
+            .flatMap { $0.hasServerKey(of: devices.keys) ? $0 : nil } ?? devices.keys
+        let count = min(keys.peers.count, devices.capture.peers.count)
         guard let peer = Int(number), (1...count).contains(peer) else {
             // The reason repeats a short plain number only: one line, nothing from the path as markup.
             let shown = number.count <= 12 && number.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) ? number : "…"
             return .error(404, "no peer \(shown): this run accepts "
                           + (count == 1 ? "peer 1" : "peers 1 to \(count)")
-                          + " (devproxy wireguard --peer N adds one; restart devproxy run to accept it)")
+                          + " (devproxy wireguard --peer N adds one, accepted at once)")
         }
         var endpoint = WireGuardKeyFile.endpoint(for: devices.capture.address)
         if let given = request.query["endpoint"]?.trimmingCharacters(in: .whitespaces), !given.isEmpty {
@@ -74,7 +80,7 @@ extension WebUI {
                 return .error(400, "endpoint \(error)")
             }
         }
-        let config = devices.keys.clientConfig(peer: peer - 1, endpoint: endpoint)
+        let config = keys.clientConfig(peer: peer - 1, endpoint: endpoint)
         guard qrCode else {
             return .attachment(Array(config.utf8), filename: "devproxy-peer\(peer).conf",
                                contentType: "text/plain; charset=utf-8")

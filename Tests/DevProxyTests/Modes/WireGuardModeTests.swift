@@ -241,6 +241,37 @@ import TestSupport
         #expect(!flows.contains { $0.server.port == 53 }, "\(flows.map { $0.server })")
     }
 
+    /// A device set up while DevProxy runs (`devproxy wireguard --peer 2`) connects without a
+    /// restart: its first handshake has DevProxy read the key file again; the console says the
+    /// peer was added and connected, and `/api/wireguard` lists it, connected, with its config.
+    @Test(.enabled(if: unavailable == nil, "needs root, network namespaces, wireguard-go and wg"))
+    func aPeerAddedWhileRunningConnectsWithoutARestart() throws {
+        let device = try Device()
+        let run = try WebUIWireGuardTests.Run(wireGuard: device.hostAddress, extra: ["--allow-remote"])
+        let listening = try #require(run.listening)
+        let added = try Subprocess.run(Subprocess.devproxy, ["wireguard", "--ca-dir", run.dir.file("ca"), "--endpoint", listening,
+                                                             "--peer", "2"], timeout: 20)
+        #expect(added.status == 0 && added.stdout.contains("Address = 10.0.0.3/32"), "\(added.output)")
+        try device.connect(added.stdout, directory: run.dir)
+        let pinged = try Subprocess.run("ip", Array(device.namespace.launcher.dropFirst()) + ["ping", "-c", "1", "-W", "4",
+                                                                                             "10.0.0.1"], timeout: 20)
+        #expect(pinged.status == 0, "\(pinged.output)")
+        let peers = try #require((try run.json("/api/wireguard"))["peers"] as? [[String: Any]])
+        #expect(peers.count == 2 && peers.last?["peer"] as? Int == 2 && peers.last?["address"] as? String == "10.0.0.3"
+                && peers.last?["connected"] as? Bool == true && peers.first?["connected"] as? Bool == false, "\(peers)")
+        let config = try run.get("/api/wireguard/peers/2/config")
+        #expect(config.status == 200 && config.body == added.stdout, "\(config)")
+        // A third, listed as soon as the file has it (the API reads it again), before any handshake.
+        _ = try Subprocess.run(Subprocess.devproxy, ["wireguard", "--ca-dir", run.dir.file("ca"), "--endpoint", listening,
+                                                     "--peer", "3"], timeout: 20)
+        let three = try #require((try run.json("/api/wireguard"))["peers"] as? [[String: Any]])
+        #expect(three.count == 3 && three.last?["address"] as? String == "10.0.0.4" && three.last?["connected"] as? Bool == false,
+                "\(three)")
+        let stopped = run.proxy.stop()
+        #expect(stopped.stdout.contains("wireguard: peer 2 (10.0.0.3) added from ")
+                && stopped.stdout.contains("wireguard: peer 2 (10.0.0.3) connected from "), "\(stopped.stdout)")
+    }
+
     /// A device keeps the answers its resolver cached across a restart of DevProxy: the addresses
     /// DevProxy's DNS gave are kept beside its keys (`wireguard-names.txt`, 0600), so a connection
     /// to one after the restart still goes to its name.
