@@ -104,7 +104,16 @@ import TestSupport
 
 extension TransparentExecTests.Setup {
     /// `devproxy browser` with headless Chromium printing the page's DOM.
+    /// Loads `url` with `devproxy browser`, once more when Chromium gave up with
+    /// `ERR_NETWORK_CHANGED`: a parallel test that adds a veth pair to this network namespace (the
+    /// WireGuard device harness) makes Chromium drop what it is loading (CI saw it).
     func browse(_ url: String, options: [String] = []) throws -> Subprocess.Result {
+        let first = try browseOnce(url, options: options)
+        guard first.stderr.contains("ERR_NETWORK_CHANGED") else { return first }
+        return try browseOnce(url, options: options)
+    }
+
+    private func browseOnce(_ url: String, options: [String]) throws -> Subprocess.Result {
         try Subprocess.run(Subprocess.devproxy, ["browser", "--browser", "chromium", "--ca-dir", dir.file("ca"),
                                                  "--proxy", "127.0.0.1:\(proxy.port)"] + options
                            + [url, "--", "--headless=new", "--dump-dom", "--disable-gpu"],
