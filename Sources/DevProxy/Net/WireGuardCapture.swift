@@ -78,6 +78,9 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
     /// The key file peers are read from while running; nil when there is none to read.
     private let keysPath: String?
     private let serverKey: WireGuardKey
+    /// The IPv6 addresses devices sent from and the peer that last did, for the namespace's answers.
+    private let v6Sources = Mutex<[[UInt8]: Int]>([:])
+    static let v6SourceLimit = 4096
     /// The key file as last read (device, inode, size, modification time), so it is read only when it changed.
     private let keysRead = Mutex<[Int]?>(nil)
     private let udp: Int32
@@ -316,8 +319,21 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
     }
 
     /// A decrypted packet into the namespace, when it is IPv4 from the peer's own address (the
-    /// tunnel's cryptokey routing: a peer speaks only for its address).
+    /// tunnel's cryptokey routing: a peer speaks only for its address), or IPv6 from any address
+    /// (a device's own, of its Wi-Fi: the tunnel has none), which the namespace refuses at once
+    /// and whose answer goes back to the peer that last sent from that address.
     private func deliver(_ packet: [UInt8], from index: Int, address: UInt32) {
+        if packet.count >= 40, packet[0] >> 4 == 6 {
+            let source = Array(packet[8..<24])
+            v6Sources.withLock { sources in
+                if sources[source] != index {
+                    if sources.count >= Self.v6SourceLimit { sources.removeAll() }
+                    sources[source] = index
+                }
+            }
+            _ = packet.withUnsafeBytes { Glibc.write(tun, $0.baseAddress, $0.count) }
+            return
+        }
         guard packet.count >= 20, packet[0] >> 4 == 4 else { return }
         let source = UInt32(packet[12]) << 24 | UInt32(packet[13]) << 16 | UInt32(packet[14]) << 8 | UInt32(packet[15])
         guard source == address else {
@@ -334,6 +350,14 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
         while !stopped.load(ordering: .relaxed) {
             guard readable(tun) else { continue }
             let count = buffer.withUnsafeMutableBytes { Glibc.read(tun, $0.baseAddress, $0.count) }
+            if count >= 40, buffer[0] >> 4 == 6 {
+                // The namespace's refusal of a device's IPv6 packet, back to the peer that sent from there.
+                let destination = Array(buffer[24..<40])
+                guard let index = v6Sources.withLock({ $0[destination] }),
+                      let datagram = responder.seal(Array(buffer[0..<count]), peer: index, now: Self.now()) else { continue }
+                send(datagram, to: index)
+                continue
+            }
             guard count >= 20, buffer[0] >> 4 == 4 else { continue }
             let destination = UInt32(buffer[16]) << 24 | UInt32(buffer[17]) << 16 | UInt32(buffer[18]) << 8
                 | UInt32(buffer[19])

@@ -272,6 +272,63 @@ import TestSupport
                 && stopped.stdout.contains("wireguard: peer 2 (10.0.0.3) connected from "), "\(stopped.stdout)")
     }
 
+    /// IPv6 goes into the tunnel and no further, refused at once: a device with an IPv6 address of
+    /// its own (a dual-stack Wi-Fi's) and `::/0` through the tunnel gets a reset for TCP to an IPv6
+    /// address, so a client that tries IPv6 first (curl waiting 10 s before IPv4) falls back to
+    /// IPv4 without a stall; an AAAA query has no record (NOERROR), so a lookup gives IPv4 alone.
+    @Test(.enabled(if: unavailable == nil, "needs root, network namespaces, wireguard-go and wg"))
+    func ipv6IsRefusedAtOnceSoClientsUseIPv4WithoutAStall() throws {
+        let device = try Device()
+        let setup = try Setup(device: device)
+        try device.connect(try setup.config(), directory: setup.dir)
+        try device.namespace.sh("ip -6 addr add 2001:db8:5::2/64 dev \(device.veth)d nodad && "
+                                + "ip -6 route add default dev \(device.interface)")
+        let lookup = try device.namespace.sh("""
+            python3 -c 'import socket
+            print(sorted({a[0].name for a in socket.getaddrinfo("origin.test", 443, type=socket.SOCK_STREAM)}))
+            try: socket.getaddrinfo("origin.test", 443, socket.AF_INET6); print("AAAA")
+            except socket.gaierror: print("no AAAA")'
+            """)
+        #expect(lookup.stdout == "['AF_INET']\nno AAAA\n", "\(lookup.output)")
+        let v4 = try device.namespace.sh("getent ahostsv4 origin.test").stdout.split(separator: " ").first ?? ""
+        let url = "https://origin.test:\(setup.origin.port)/cl?n=5&by=ipv6-first"
+        var started = Date()
+        let fetched = try Subprocess.run("ip", Array(device.namespace.launcher.dropFirst()) + [
+            "curl", "-sS", "--max-time", "8", "--happy-eyeballs-timeout-ms", "10000", "--cacert", setup.dir.file("ca/root.pem"),
+            "--resolve", "origin.test:\(setup.origin.port):[2001:db8:ffff::1],\(v4)", url], timeout: 20)
+        #expect(fetched.stdout == "hello" && Date().timeIntervalSince(started) < 4, "\(fetched.output)")
+        started = Date()
+        let literal = try Subprocess.run("ip", Array(device.namespace.launcher.dropFirst()) + [
+            "curl", "-sS", "--max-time", "8", "-g", "http://[2001:db8:ffff::1]:80/"], timeout: 20)
+        #expect(literal.status == 7 && Date().timeIntervalSince(started) < 4, "\(literal.output)")
+        _ = setup.proxy.stop()
+    }
+
+    /// ICMP echo: the tunnel's own address (10.0.0.1, the namespace's) answers; any other address
+    /// (a name's 198.18.0.0/15 address, another device, IPv6) is refused at once by 10.0.0.1
+    /// ("Packet filtered", ICMP administratively prohibited), not left to time out.
+    @Test(.enabled(if: unavailable == nil, "needs root, network namespaces, wireguard-go and wg"))
+    func pingsAreAnsweredByTheTunnelsAddressAndRefusedElsewhere() throws {
+        let device = try Device()
+        let setup = try Setup(device: device)
+        try device.connect(try setup.config(), directory: setup.dir)
+        try device.namespace.sh("ip -6 addr add 2001:db8:5::2/64 dev \(device.veth)d nodad && "
+                                + "ip -6 route add default dev \(device.interface)")
+        let own = try Subprocess.run("ip", Array(device.namespace.launcher.dropFirst()) + [
+            "ping", "-c", "3", "-i", "0.2", "-W", "3", "10.0.0.1"], timeout: 20)
+        #expect(own.status == 0 && own.stdout.contains("3 received"), "\(own.output)")
+        let name = try device.namespace.sh("getent ahostsv4 origin.test").stdout.split(separator: " ").first.map(String.init) ?? ""
+        for (target, words) in [(name, "From 10.0.0.1 icmp_seq=1 Packet filtered"), ("10.0.0.3", "Packet filtered"),
+                                ("2001:db8:ffff::1", "Administratively prohibited")] {
+            let started = Date()
+            let pinged = try Subprocess.run("ip", Array(device.namespace.launcher.dropFirst()) + [
+                "ping", "-c", "1", "-W", "5", target], timeout: 20)
+            #expect(pinged.status == 1 && pinged.stdout.contains(words) && Date().timeIntervalSince(started) < 3,
+                    "\(target): \(pinged.output)")
+        }
+        _ = setup.proxy.stop()
+    }
+
     /// A device keeps the answers its resolver cached across a restart of DevProxy: the addresses
     /// DevProxy's DNS gave are kept beside its keys (`wireguard-names.txt`, 0600), so a connection
     /// to one after the restart still goes to its name.
