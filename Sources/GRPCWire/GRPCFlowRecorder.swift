@@ -254,16 +254,35 @@ public struct GRPCFlowRecorder: Sendable {
             info.notes.append("request: the client reset the stream (\(code)) before the call's status came")
             return
         }
-        // The client's clock started before its head reached DevProxy and its reset took a
-        // moment to come back: a reset within 50 ms of the deadline is the deadline's.
-        if let timeout = requestTimeout, elapsed + 0.05 >= timeout.seconds {
+        if deadlinePassed(elapsed) {
             info.status = 4
             info.notes.append("request: the client reset the stream (CANCEL) as its deadline (grpc-timeout "
-                              + "\(timeout.header)) passed: the client reports DEADLINE_EXCEEDED")
+                              + "\(requestTimeout?.header ?? "")) passed: the client reports DEADLINE_EXCEEDED")
         } else {
             info.status = 1
             info.notes.append("request: the client cancelled the call (RST_STREAM CANCEL): it reports CANCELLED")
         }
+    }
+
+    /// The client closed its connection `elapsed` seconds after the request began, before the
+    /// call had a status: it ended the call itself, as a client that closes its channel does
+    /// (grpcio's `channel.close()` and grpc-go's `ClientConn.Close` report CANCELLED), or one that
+    /// went away; either way no response reached it, and the call reads CANCELLED, not UNKNOWN.
+    public mutating func clientClosed(elapsed: TimeInterval) {
+        guard format == .grpc, info.status == nil, !answeredOutsideGRPC else { return }
+        clientEnded = true
+        info.status = deadlinePassed(elapsed) ? 4 : 1
+        info.notes.append("request: the client closed its connection before the call's status came"
+                          + (info.status == 4 ? ", as its deadline (grpc-timeout \(requestTimeout?.header ?? "")) passed"
+                                              : ": it ended the call (a client that closes its channel reports CANCELLED)"))
+    }
+
+    /// Whether the request's `grpc-timeout` had run out `elapsed` seconds after it began. The
+    /// client's clock started before its head reached DevProxy and its reset took a moment to
+    /// come back: within 50 ms of the deadline counts.
+    private func deadlinePassed(_ elapsed: TimeInterval) -> Bool {
+        guard let timeout = requestTimeout else { return false }
+        return elapsed + 0.05 >= timeout.seconds
     }
 
     /// The request's `grpc-timeout`, as sent and in seconds.

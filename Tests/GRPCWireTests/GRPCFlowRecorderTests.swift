@@ -90,6 +90,25 @@ import Testing
         #expect(info.notes.count == (note == nil ? 0 : 1), "\(info.notes)")
     }
 
+    /// A call whose client closed its connection before the status ends CANCELLED (its deadline's
+    /// when grpc-timeout had run out); a status that came first stays.
+    @Test(arguments: [
+        // (grpc-timeout, status already, elapsed, status)
+        ("20S", nil, 1.0, 1), (nil, nil, 1.0, 1), ("1S", nil, 1.2, 4), ("1S", "5", 1.2, 5),
+    ] as [(String?, String?, Double, Int)])
+    func aCallWhoseClientClosedIsCancelled(_ row: (String?, String?, Double, Int)) {
+        let (timeout, status, elapsed, expected) = row
+        var recorder = GRPCFlowRecorder(path: "/lab.Echo/Ticks", requestHeaders: [("content-type", "application/grpc")]
+                                            + (timeout.map { [("grpc-timeout", $0)] } ?? []))
+        recorder.responseHead(headers: [("content-type", "application/grpc")], status: 200)
+        if let status { recorder.responseTrailers([("grpc-status", status)]) }
+        recorder.clientClosed(elapsed: elapsed)
+        let info = recorder.finish()
+        #expect(info.status == expected)
+        #expect(info.notes.count == (status == nil ? 1 : 0), "\(info.notes)")
+        #expect(status != nil || info.notes.first?.hasPrefix("request: the client closed its connection") == true)
+    }
+
     /// Status in the response head and no body: Trailers-Only, message percent-decoded.
     @Test func trailersOnlyErrorsAreRecognised() {
         var recorder = GRPCFlowRecorder(path: "/lab.Echo/Fail", requestHeaders: [])

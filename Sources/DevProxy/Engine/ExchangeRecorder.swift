@@ -140,6 +140,12 @@ final class ExchangeRecorder {
         grpc?.clientReset(code: code, elapsed: now.timeIntervalSince(started))
     }
 
+    /// The client's connection closed with the exchange still open: a gRPC call without a status
+    /// yet takes the one a client that ends its calls so reports (`GRPCFlowRecorder.clientClosed`).
+    func recordClientClosed(now: Date = Date()) {
+        grpc?.clientClosed(elapsed: now.timeIntervalSince(started))
+    }
+
     /// Puts the request body into the flow, decoded by the request's Content-Encoding for its
     /// text unless `decoding` is false (a body cut short by a failure).
     func finishRequestBody(into draft: inout FlowDraft, decoding: Bool = true) {

@@ -277,8 +277,10 @@ import TestSupport
 
     /// A call the client ends itself is recorded with the status the client reports, as grpcio
     /// reports it: a server stream it cancels after two messages is CANCELLED, a call whose 0.5 s
-    /// deadline passes is DEADLINE_EXCEEDED (both reset the stream with CANCEL). The cancelled one
-    /// read as UNKNOWN, "the response ended without grpc-status", which no client said.
+    /// deadline passes is DEADLINE_EXCEEDED (both reset the stream with CANCEL), and one whose
+    /// process exits mid-stream (its connection closed, no reset) is CANCELLED, as a client that
+    /// closes its channel reports. The cancelled and the orphaned ones read as UNKNOWN, "the
+    /// response ended without grpc-status", which no client said.
     @Test func aCallTheClientEndsHasTheStatusTheClientReports() throws {
         let server = try EchoServer()
         let cas = try Certificate.all(from: SecureFile.read(server.caPath, what: "ca"))
@@ -298,6 +300,15 @@ import TestSupport
                     "\(flow.grpc?.notes ?? [])")
         }
         #expect(ticks.grpc?.responseMessages ?? 0 >= 2)
+        let exits = try Subprocess.run("python3", [Self.script, "client-exits", proxy.pki.rootPath, "\(server.port)"],
+                                       environment: ["https_proxy": proxy.proxyURL, "no_proxy": "", "no_grpc_proxy": ""],
+                                       timeout: 30)
+        #expect(exits.stdout.contains("\"exited_after\": 2"), "\(exits.output)")
+        let orphan = try #require(proxy.flows(count: 3).dropFirst(2).first)
+        #expect(orphan.error?.kind == "client_closed", "\(String(describing: orphan.error))")
+        #expect(orphan.grpc?.status == 1, "\(orphan.grpc?.notes ?? [])")
+        #expect(orphan.grpc?.notes.contains { $0.hasPrefix("request: the client closed its connection") } == true,
+                "\(orphan.grpc?.notes ?? [])")
     }
 
     /// A long server stream (a live feed: eight messages half a second apart) is shown while it

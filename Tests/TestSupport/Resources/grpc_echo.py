@@ -19,6 +19,7 @@ methods are registered with raw-bytes handlers, and messages are protobuf bytes 
   grpc_echo.py client-ticks ROOT PORT N Ticks with N (a server stream of N messages 0.5 s apart); prints JSON
   grpc_echo.py client-ended ROOT PORT   calls the client ends itself: Ticks with 20, cancelled after its second
                                         message, and Quiet with a 0.5 s deadline; prints JSON of the codes it reports
+  grpc_echo.py client-exits ROOT PORT   Ticks with 20, the process gone (os._exit) after its second message
 
 Methods of lab.Echo: Unary (echoes, trailing metadata x-trailer: t1), Fail (NOT_FOUND,
 trailers-only), Invalid (INVALID_ARGUMENT with a rich status in grpc-status-details-bin), ServerStream (the request's count of 64 KiB + 1 KiB messages), ClientStream
@@ -26,6 +27,7 @@ trailers-only), Invalid (INVALID_ARGUMENT with a rich status in grpc-status-deta
 Ticks (the request's count of messages "tick I", one every 0.5 s: a live feed).
 """
 import json
+import os
 import sys
 import threading
 import time
@@ -268,6 +270,15 @@ def client_ended(root, port):
     print(json.dumps(results))
 
 
+def client_exits(root, port):
+    credentials = grpc.ssl_channel_credentials(root_certificates=open(root, "rb").read())
+    channel = grpc.secure_channel("localhost:%s" % port, credentials)
+    for i, _ in enumerate(channel.unary_stream("/lab.Echo/Ticks")(message("feed", 20), timeout=30)):
+        if i == 1:
+            print(json.dumps({"exited_after": 2}), flush=True)
+            os._exit(0)
+
+
 def paced(count, gap):
     for i in range(count):
         if i:
@@ -341,6 +352,8 @@ elif sys.argv[1] == "client-quiet":
     client_quiet(sys.argv[2], sys.argv[3])
 elif sys.argv[1] == "client-ended":
     client_ended(sys.argv[2], sys.argv[3])
+elif sys.argv[1] == "client-exits":
+    client_exits(sys.argv[2], sys.argv[3])
 elif sys.argv[1] == "client-ticks":
     client_ticks(sys.argv[2], sys.argv[3], sys.argv[4])
 else:

@@ -124,6 +124,7 @@ final class HTTP2ProxyConnection {
                 if !complete {
                     exchange.draft.fail(.clientClosed, "the client connection closed while the stream was open"
                                         + (clientGoAway.map { " (the client's GOAWAY: \($0))" } ?? ""))
+                    exchange.recorder.recordClientClosed()
                 }
                 emit(exchange)
             }
