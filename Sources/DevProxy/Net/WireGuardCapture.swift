@@ -21,7 +21,8 @@ import WireGuard
 /// - DNS (port 53, UDP or TCP, whichever server the device asks) is answered with an address of
 ///   198.18.0.0/15 kept for the name (`NamespaceCapture.FakeDNS`), so a connection names its host
 ///   and DevProxy resolves it where it runs (names only this machine knows, in /etc/hosts or on a
-///   VPN, work from the device); other UDP (QUIC) is refused, so apps fall back to TCP;
+///   VPN, work from the device); other UDP (QUIC) is refused, so apps fall back to TCP; ICMP
+///   echo to 10.0.0.1 is answered by the namespace, anything else (IPv6 too) refused at once;
 /// - what the namespace sends back to the device's address is read from the TUN device,
 ///   encrypted, and sent to where the device's last authenticated datagram came from (roaming).
 public final class WireGuardCapture: @unchecked Sendable {  // descriptors set once; state in Mutexes
