@@ -87,6 +87,8 @@ class FlowList extends HTMLElement {
     #renderFrame = 0;
     #anchor = null;
     #viewport;
+    /** A flow this page sent whose row has not arrived yet: scrolled to when it does. */
+    #revealing = null;
     #spacer;
     #rows = [];
     #count;
@@ -120,6 +122,7 @@ class FlowList extends HTMLElement {
         store.addEventListener("picked", () => this.#scheduleRender());
         store.addEventListener("compare-base", () => this.#scheduleRender());
         store.addEventListener("intercept", () => this.#scheduleRender());
+        store.addEventListener("flow-added", (event) => this.#reveal(event.detail));
         liveEvents.addEventListener("flows", (event) => this.#apply(event.detail));
         liveEvents.addEventListener("reset", () => this.#load(this.#filter, true));
         this.#load(store.filter);
@@ -342,7 +345,24 @@ class FlowList extends HTMLElement {
         if (flows.some((flow) => flow.id === store.selectedID)) {
             this.dispatchEvent(new CustomEvent("selected-changed", { detail: store.selectedID }));
         }
+        if (this.#revealing && this.#byID.has(this.#revealing)) {
+            // Unless the reader opened another flow meanwhile.
+            if (store.selectedID === this.#revealing) this.scrollToIndex(this.#ids.indexOf(this.#revealing));
+            this.#revealing = null;
+        }
         this.#scheduleRender();
+    }
+
+    /**
+     * Opens flow `id`, which this page just sent (Replay, Edit and resend, New request), and
+     * scrolls its row into view once the list has it, as Proxyman's Edit and Repeat opens the new
+     * request: what came back is what the sender wants to read (the pane stayed on the original).
+     */
+    #reveal(id) {
+        if (store.selectedID !== id) store.select(id);
+        const index = this.#ids.indexOf(id);
+        this.#revealing = index < 0 ? id : null;
+        if (index >= 0) this.scrollToIndex(index);
     }
 
     /** The first row index in view. */
@@ -452,7 +472,10 @@ class FlowList extends HTMLElement {
         setSafeAttribute(cells[0], "title", labels || false);
         setSafeAttribute(cells[0], "aria-label", labels || "no markers");
         setSafeAttribute(cells[3], "title", cells[3].textContent || false);
-        setSafeAttribute(cells[4], "title", pathTitle(summary) ?? false);
+        // A row without a request says its error's kind; the tooltip, what that kind means.
+        const explained = !summary.url && summary.error_kind && Object.hasOwn(store.errorKinds ?? {}, summary.error_kind)
+            ? store.errorKinds[summary.error_kind] : null;
+        setSafeAttribute(cells[4], "title", pathTitle(summary) ?? explained ?? false);
         setSafeAttribute(cells[5], "title", held ? HELD_MARKERS[phase].label : statusTitle(summary) || false);
         setSafeAttribute(cells[SIGNER_CELL], "title", signerTitle(summary) || false);
         setSafeAttribute(row, "title", held ? (phase === "response" ? "response held at a breakpoint"

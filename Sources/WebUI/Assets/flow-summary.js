@@ -97,7 +97,10 @@ export function hostText(summary) {
     try {
         url = new URL(summary.url ?? "");
     } catch {
-        return shown;
+        // No request was read (a handshake the client refused or closed): the connection's port,
+        // as the same host's requests show it, unless it is the scheme's default.
+        const standard = summary.mode === "http" ? 80 : 443;
+        return summary.port && summary.port !== standard ? `${shown}:${summary.port}` : shown;
     }
     // The URL's port is the server's only when the URL names that server (a URL parser drops a
     // scheme's default port, and writes an IPv6 host bracketed).
@@ -129,6 +132,9 @@ export function signerTitle(summary) {
  */
 export function pathText(summary) {
     if (isTunnel(summary)) return "";
+    // A connection that ended before a request (the client refused the certificate, closed after
+    // the handshake): what happened, where a request's path would be (the row read only `✕`).
+    if (!summary.url && summary.error_kind && !isUnused(summary)) return `(${summary.error_kind.replaceAll("_", " ")})`;
     const operations = operationsText(summary.graphql);
     if (!operations) return pathOf(summary.url);
     let path = pathOf(summary.url);

@@ -191,7 +191,10 @@ import TestSupport
     /// nothing, only curl could be copied, the host read `127.0.0.1:…`, the narrow pane took the whole
     /// height, a tunnel's port and the Early Hints were not in the list. A handshake curl refused: the
     /// pane's facts begin with the persona (they began with " · ") and Copy as curl is disabled (it
-    /// answered "no HTTP request to repeat").
+    /// answered "no HTTP request to repeat"); its row names the port and says what happened in the Path
+    /// cell (it read `127.0.0.1` and nothing). Edit and resend opens the flow it sent (the pane stayed
+    /// on the original), and the notice floats over the page without moving the list (it pushed the
+    /// rows down a line for 6 s); a WebSocket's time and length stay on one line beside a long message.
     @Test(.enabled(if: WebUIBrowser.missing == nil, "needs chromium and playwright"))
     func theListAnswersTheKeysAndCopiesWhatIsShown() throws {
         let dir = TemporaryDirectory()
@@ -203,7 +206,8 @@ import TestSupport
         let expected: Set = ["keyboard-page-down-up", "keyboard-home-end", "copy-url", "copy-header-value", "copy-body",
                              "copy-curl", "copy-as-menu", "host-port-whole-beside-pane", "narrow-window-keeps-list", "tunnel-host-port",
                              "early-hints-marked", "refused-handshake-pane", "tabs-follow-arrows",
-                             "no-page-errors"]
+                             "refused-handshake-row", "resend-opens-what-it-sent", "notice-keeps-list-still",
+                             "websocket-columns-one-line", "no-page-errors"]
         #expect(result.status == 0, "\(result.output)")
         #expect(expected.subtracting(WebUIBrowser.passed(result)).isEmpty,
                 "missing: \(expected.subtracting(WebUIBrowser.passed(result)))\n\(result.output)")

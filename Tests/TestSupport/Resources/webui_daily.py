@@ -16,7 +16,7 @@ Usage: webui_daily.py --ui URL --proxy http://127.0.0.1:PORT
 import argparse, json, subprocess, sys, time
 
 from browser_page import Checks, origin_and_chromium, ui_context, watched_page
-from webui_browser import Handler, Origin, ITEMS, curl, hints_origin, open_flow, requests_through
+from webui_browser import Handler, Origin, ITEMS, curl, hints_origin, open_flow, requests_through, websocket_through
 
 # More than the list's first page (200 rows), so End has pages to load before it can select.
 KEYBOARD_FLOWS = 260
@@ -44,6 +44,8 @@ def main():
         narrow(page, checks)
         list_markers(page, options, base, origin, checks)
         refused_handshake_pane(page, options, origin, checks)
+        resend_opens_what_it_sent(page, options, base, stamp, checks)
+        websocket_columns_one_line(page, options, base, stamp, checks)
         checks.result("no-page-errors", not problems and not page.evaluate("window.__violations"),
                       repr((problems, page.evaluate("window.__violations"))))
     sys.exit(1 if checks.failed else 0)
@@ -283,9 +285,69 @@ def refused_handshake_pane(page, options, origin, checks):
         checks.result("refused-handshake-pane", shown["banner"] == "client_rejected_certificate"
                       and shown["facts"].startswith("persona ") and shown["curl"] is True and shown["replay"] is True,
                       repr(shown))
+        # Its row names the port, as the same host's requests do, and says what happened where a
+        # request's path would be (it read `127.0.0.1` and an empty Path beside `✕`).
+        cells = page.evaluate("""() => { const r = document.querySelector('flow-list .flow-row.selected');
+            return [r.querySelector('.c-host').textContent, r.querySelector('.c-path').textContent,
+                    r.querySelector('.c-path').getAttribute('title') ?? '']; }""")
+        checks.result("refused-handshake-row", cells[0] == "127.0.0.1:%d" % port
+                      and cells[1] == "(client rejected certificate)" and "does not trust the root" in cells[2],
+                      repr(cells))
     except Exception as error:
         checks.result("refused-handshake-pane", False, str(error).splitlines()[0])
+        checks.result("refused-handshake-row", False, str(error).splitlines()[0])
 
+
+def resend_opens_what_it_sent(page, options, base, stamp, checks):
+    """Edit and resend with the path changed opens the flow it sent, its row selected, as Proxyman's
+    Edit and Repeat does (the pane stayed on the original: the answer had to be found in the list);
+    and the notice saying so floats over the page, the list not moved by it (it pushed the rows down
+    a line for 6 s, under the pointer)."""
+    path = "/resend/%d/original" % stamp
+    edited = "/resend/%d/edited" % stamp
+    requests_through(options.proxy, base, [path])
+    noticed = False
+    try:
+        open_flow(page, path)
+        # An earlier action's notice goes after 6 s: the list's place is measured without one.
+        page.wait_for_function("() => document.getElementById('notice').hidden", timeout=10000)
+        top = page.evaluate("() => document.querySelector('flow-list').getBoundingClientRect().top")
+        page.click("#resend")
+        page.fill("#resend-dialog input[name=url]", base + edited)
+        page.click("#resend-send")
+        page.wait_for_function("() => document.getElementById('notice').textContent.startsWith('sent as flow ')",
+                               timeout=10000)
+        sent = page.text_content("#notice").split("sent as flow ", 1)[1].strip()
+        moved = page.evaluate("() => document.querySelector('flow-list').getBoundingClientRect().top") - top
+        checks.result("notice-keeps-list-still", moved == 0, "the list moved %r px" % moved)
+        noticed = True
+        page.wait_for_function("""p => document.querySelector('flow-detail .detail-title')?.textContent.endsWith(p)
+            && document.querySelector('flow-list .flow-row.selected .c-path')?.textContent === p""",
+                               arg=edited, timeout=10000)
+        selected_id = page.evaluate("() => document.querySelector('flow-list .flow-row.selected').getAttribute('data-id')")
+        checks.result("resend-opens-what-it-sent", selected_id == sent, "%r selected, %r sent" % (selected_id, sent))
+    except Exception as error:
+        checks.result("resend-opens-what-it-sent", False, "%s; title %r" % (str(error).splitlines()[0],
+                      page.text_content("flow-detail .detail-title")))
+        if not noticed:
+            checks.result("notice-keeps-list-still", False, str(error).splitlines()[0])
+
+
+def websocket_columns_one_line(page, options, base, stamp, checks):
+    """Beside a long message (70,000 bytes), a WebSocket message's time, opcode and length each keep
+    to one line (`+0.004 s` broke after its number, the length after `(70 kB`), as DevTools keeps them."""
+    path = "/ws/%d/columns" % stamp
+    websocket_through(options.proxy, base + path)
+    try:
+        open_flow(page, path)
+        page.wait_for_selector("flow-detail table.messages tbody tr", timeout=10000)
+        lines = page.evaluate("""() => [...document.querySelectorAll('flow-detail table.messages tbody tr')].map((row) =>
+            [...row.cells].slice(1, 4).map((cell) => { const range = document.createRange();
+                range.selectNodeContents(cell);
+                return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size; }))""")
+        checks.result("websocket-columns-one-line", bool(lines) and all(n == 1 for row in lines for n in row), repr(lines))
+    except Exception as error:
+        checks.result("websocket-columns-one-line", False, str(error).splitlines()[0])
 
 if __name__ == "__main__":
     main()
