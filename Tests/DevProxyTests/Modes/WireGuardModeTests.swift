@@ -4,8 +4,8 @@ import Testing
 import TestSupport
 
 /// `devproxy run --mode wireguard`: a device whose WireGuard tunnel ends at DevProxy has every
-/// connection captured. The device is a network namespace of the test's own, joined to this one by
-/// a veth pair, running the real userspace WireGuard (wireguard-go, configured by wg(8)) with the
+/// connection captured. The device is a network namespace of the test's own, whose datagrams to
+/// 127.0.0.1:PORT reach DevProxy's listener on this namespace's loopback (`NamespaceUDPRelay`), running the real userspace WireGuard (wireguard-go, configured by wg(8)) with the
 /// config `devproxy wireguard` prints; its curl knows nothing of a proxy, and its resolver asks the
 /// tunnel's DNS server (`/etc/netns/NAME/resolv.conf`, which `ip netns exec` puts in place).
 @Suite(.serialized) struct WireGuardModeTests {
@@ -19,31 +19,28 @@ import TestSupport
         return nil
     }()
 
-    /// A device namespace reaching this one at `hostAddress` over a veth pair, its WireGuard
-    /// interface up with `config` once `connect` is called; everything removed when released.
+    /// A device namespace whose WireGuard interface is up with `config` once `connect` is called;
+    /// everything removed when released. Its tunnel's endpoint, 127.0.0.1:PORT in the namespace,
+    /// is carried to DevProxy's listener on this namespace's 127.0.0.1:PORT by a `NamespaceUDPRelay`:
+    /// a veth pair put an address on a new interface here, and headless Chromium in the tests
+    /// running beside this one dropped its loads with `ERR_NETWORK_CHANGED`.
     final class Device {
         let namespace: NetworkNamespace
-        let veth: String
-        let hostAddress: String
+        /// The address DevProxy's wireguard listener takes (`--mode wireguard@HOST:0`).
+        let hostAddress = "127.0.0.1"
+        /// An interface standing for the device's Wi-Fi (one end of a veth pair whose ends are both
+        /// inside the namespace): where the device's own IPv6 address goes.
+        let lan = "lan0"
         /// wireguard-go's interface: a name of its own, since wg(8) finds it by a control socket
         /// (/var/run/wireguard/NAME.sock) that every namespace shares.
         let interface = "wgd\(UInt32.random(in: 0...0xFF_FFFF))"
         private var wireguard: Process?
+        private var relays: [Int: NamespaceUDPRelay] = [:]
         private let resolvConf: String
 
         init() throws {
             namespace = try NetworkNamespace()
-            let suffix = UInt32.random(in: 0...0xF_FFFF)
-            veth = "dpwg\(suffix)"
-            // A /30 of 10.204.0.0/16 of the run's own, beside other tests' namespaces.
-            let block = UInt32.random(in: 0..<16_384) * 4
-            hostAddress = "10.204.\(block >> 8).\((block & 0xFF) + 1)"
-            let deviceAddress = "10.204.\(block >> 8).\((block & 0xFF) + 2)"
-            try Self.run("ip", ["link", "add", veth, "type", "veth", "peer", "name", veth + "d"])
-            try Self.run("ip", ["link", "set", veth + "d", "netns", namespace.name])
-            try Self.run("ip", ["addr", "add", hostAddress + "/30", "dev", veth])
-            try Self.run("ip", ["link", "set", veth, "up"])
-            try namespace.sh("ip addr add \(deviceAddress)/30 dev \(veth)d && ip link set \(veth)d up")
+            try namespace.sh("ip link add \(lan) type veth peer name \(lan)p && ip link set \(lan)p up && ip link set \(lan) up")
             resolvConf = "/etc/netns/\(namespace.name)"
             try FileManager.default.createDirectory(atPath: resolvConf, withIntermediateDirectories: true)
             try "nameserver 10.0.0.1\n".write(toFile: resolvConf + "/resolv.conf", atomically: true, encoding: .utf8)
@@ -54,8 +51,17 @@ import TestSupport
                 wireguard.terminate()
                 wireguard.waitUntilExit()
             }
-            _ = try? Subprocess.run("ip", ["link", "del", veth], timeout: 10)
+            relays.values.forEach { $0.stop() }
             try? FileManager.default.removeItem(atPath: resolvConf)
+        }
+
+        /// A relay for `config`'s endpoint (127.0.0.1:PORT, the listener's) unless one runs for it.
+        private func relay(_ config: String) throws {
+            let endpoint = config.split(separator: "\n").first { $0.hasPrefix("Endpoint = ") }?.dropFirst(11) ?? ""
+            guard endpoint.hasPrefix("127.0.0.1:"), let port = Int(endpoint.dropFirst("127.0.0.1:".count)) else {
+                throw TestFailure("the device's endpoint is not on 127.0.0.1: \(endpoint)")
+            }
+            if relays[port] == nil { relays[port] = try NamespaceUDPRelay(namespace: namespace, port: port) }
         }
 
         static func run(_ tool: String, _ arguments: [String]) throws {
@@ -70,6 +76,7 @@ import TestSupport
         func reconnect(_ config: String) throws {
             let key = config.split(separator: "\n").first { $0.hasPrefix("PublicKey = ") }?.dropFirst(12) ?? ""
             let endpoint = config.split(separator: "\n").first { $0.hasPrefix("Endpoint = ") }?.dropFirst(11) ?? ""
+            try relay(config)
             try namespace.sh("wg set \(interface) peer \(key) remove && wg set \(interface) peer \(key) endpoint \(endpoint) "
                              + "allowed-ips 0.0.0.0/0,::/0 && ip route replace default dev \(interface)")
         }
@@ -81,6 +88,7 @@ import TestSupport
         }
 
         func connect(_ config: String, directory: TemporaryDirectory) throws {
+            try relay(config)
             let file = directory.write("device.conf", config)
             chmod(file, 0o600)
             let stripped = try Subprocess.run("wg-quick", ["strip", file], timeout: 20)
@@ -105,7 +113,7 @@ import TestSupport
         }
     }
 
-    /// `devproxy run` with a regular listener and a WireGuard one on `device`'s veth address, in
+    /// `devproxy run` with a regular listener and a WireGuard one on `device`'s host address, in
     /// front of an HTTPS origin only DevProxy can resolve (`origin.test`).
     final class Setup {
         let dir: TemporaryDirectory
@@ -281,7 +289,7 @@ import TestSupport
         let device = try Device()
         let setup = try Setup(device: device)
         try device.connect(try setup.config(), directory: setup.dir)
-        try device.namespace.sh("ip -6 addr add 2001:db8:5::2/64 dev \(device.veth)d nodad && "
+        try device.namespace.sh("ip -6 addr add 2001:db8:5::2/64 dev \(device.lan) nodad && "
                                 + "ip -6 route add default dev \(device.interface)")
         let lookup = try device.namespace.sh("""
             python3 -c 'import socket
@@ -312,7 +320,7 @@ import TestSupport
         let device = try Device()
         let setup = try Setup(device: device)
         try device.connect(try setup.config(), directory: setup.dir)
-        try device.namespace.sh("ip -6 addr add 2001:db8:5::2/64 dev \(device.veth)d nodad && "
+        try device.namespace.sh("ip -6 addr add 2001:db8:5::2/64 dev \(device.lan) nodad && "
                                 + "ip -6 route add default dev \(device.interface)")
         let own = try Subprocess.run("ip", Array(device.namespace.launcher.dropFirst()) + [
             "ping", "-c", "3", "-i", "0.2", "-W", "3", "10.0.0.1"], timeout: 20)

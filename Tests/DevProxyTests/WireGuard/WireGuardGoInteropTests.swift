@@ -5,7 +5,7 @@ import TestSupport
 import WireGuard
 
 /// The responder against a real initiator: wireguard-go in a network namespace of the test's own,
-/// reaching the test's UDP socket over a veth pair, pinged through the tunnel; the test answers
+/// reaching the test's UDP socket on loopback (`NamespaceUDPRelay`), pinged through the tunnel; the test answers
 /// the ICMP echo requests itself.
 @Suite(.serialized) struct WireGuardGoInteropTests {
     static let unavailableReason: String? = {
@@ -65,8 +65,10 @@ final class EchoRecord: Sendable {
     func drops() -> [String] { counts.withLock { $0.drops } }
 }
 
-/// wireguard-go in a namespace, peered with a `WireGuardResponder` behind a UDP socket on the
-/// root side of a veth pair; `stop()` ends the process, the loop, the veth and the namespace.
+/// wireguard-go in a namespace, peered with a `WireGuardResponder` behind a UDP socket on this
+/// namespace's loopback, which the namespace's 127.0.0.1:PORT reaches through a
+/// `NamespaceUDPRelay` (a veth pair here made headless Chromium in parallel tests drop its loads
+/// with `ERR_NETWORK_CHANGED`); `stop()` ends the process, the loop, the relay and the namespace.
 final class WireGuardGoTunnel {
     let namespace: NetworkNamespace
     let responder: WireGuardResponder
@@ -76,8 +78,8 @@ final class WireGuardGoTunnel {
     /// A preshared key too, so the psk step of the handshake (§5.4.3) meets a real peer's.
     private let presharedKey = WireGuardKey.generatePrivate()
     private let interface: String
-    private let veth: String
-    private let rootAddress: String
+    private let rootAddress = "127.0.0.1"
+    private var relay: NamespaceUDPRelay?
     private let directory: TemporaryDirectory
     private var port: UInt16 = 0
     private var socket: Int32 = -1
@@ -91,18 +93,10 @@ final class WireGuardGoTunnel {
         let tag = UInt32.random(in: 0..<100_000)
         // Interface names are namespaced but wg's control sockets (/var/run/wireguard/NAME.sock) are not.
         interface = "wgdp\(tag)"
-        veth = "wgv\(tag)"
-        let subnet = UInt32.random(in: 0..<(1 << 14))
-        let third = subnet >> 6, fourth = (subnet & 63) * 4
-        rootAddress = "10.201.\(third).\(fourth + 1)"
-        let namespaceAddress = "10.201.\(third).\(fourth + 2)"
         directory = TemporaryDirectory()
         do {
-            try run("ip", ["link", "add", veth, "type", "veth", "peer", "name", "wgp\(tag)", "netns", namespace.name])
-            try run("ip", ["addr", "add", "\(rootAddress)/30", "dev", veth])
-            try run("ip", ["link", "set", veth, "up"])
-            try namespace.sh("ip addr add \(namespaceAddress)/30 dev wgp\(tag) && ip link set wgp\(tag) up")
             try bindSocket()
+            relay = try NamespaceUDPRelay(namespace: namespace, port: Int(port))
             startLoop()
             try startDaemon()
         } catch {
@@ -137,12 +131,8 @@ final class WireGuardGoTunnel {
             loop = nil
         }
         if socket >= 0 { close(socket); socket = -1 }
-        _ = try? Subprocess.run("ip", ["link", "delete", veth], timeout: 10)
-    }
-
-    private func run(_ tool: String, _ arguments: [String]) throws {
-        let result = try Subprocess.run(tool, arguments, timeout: 10)
-        guard result.status == 0 else { throw TestFailure("\(tool) \(arguments.joined(separator: " ")): \(result.output)") }
+        relay?.stop()
+        relay = nil
     }
 
     private func bindSocket() throws {
