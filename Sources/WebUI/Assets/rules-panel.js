@@ -213,8 +213,10 @@ class RulesPanel extends HTMLElement {
                 this.#reset();
             } else {
                 await api.addRule({ kind: kind.value, ...rule });
-                // The kind and the answer stay, for the next rule like it.
+                // The kind and the answer stay, for the next rule like it; the heading no longer
+                // names the flow the mock came from.
                 text.value = "";
+                this.#fields.heading.textContent = "Add a rule";
                 this.#fields.note.hidden = true;
                 if (this.#binary) this.#setBinary(null);
             }

@@ -149,7 +149,8 @@ import TestSupport
     /// a gzip JSON flow's Mock… fills the form (method, URL regex, status, type, the decoded body),
     /// the edited body answers curl with the mock header; Edit to 503 answers 503; a second page
     /// sees the rule appear and change without reload; a PNG flow's mock answers its exact bytes; a
-    /// body over 1 MiB is left to type; a flow that ended without a response fills status 200.
+    /// body over 1 MiB is left to type; a flow that ended without a response fills status 200; once
+    /// added, the form's heading is "Add a rule" again (it still said "Add a mock from the flow").
     @Test(.enabled(if: WebUIBrowser.missing == nil, "needs chromium and playwright"))
     func mockFromAFlowAndEditInThePage() throws {
         let dir = TemporaryDirectory()
@@ -163,6 +164,7 @@ import TestSupport
         #expect(WebUIBrowser.passed(result).isSuperset(of: [
             "mock-form-filled", "mock-answers-curl", "flag-rule-switch-only", "second-page-sees-it",
             "edit-cancel-leaves-it", "edit-to-503", "second-page-sees-the-edit", "binary-form", "binary-exact-bytes",
-            "big-body-left-to-type", "no-response-fills-what-it-has", "no-page-errors"]), "\(result.output)")
+            "big-body-left-to-type", "no-response-fills-what-it-has", "mock-form-heading-after-add",
+            "no-page-errors"]), "\(result.output)")
     }
 }

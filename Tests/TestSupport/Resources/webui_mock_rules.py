@@ -127,6 +127,10 @@ def main():
         status, headers, body = curl(options.proxy, base + "/api/profile?session=2")
         checks.result("mock-answers-curl", status == 200 and body == b'{"name": "ana", "plan": "premium"}'
                       and "X-DevProxy: answered by DevProxy (mock rule)" in headers, repr((status, headers, body)))
+        # Added, the form is for the next rule: it no longer says it is the flow's (it kept "Add a
+        # mock from the flow" over an empty URL field and the last answer).
+        heading = page.text_content("rules-panel form h3")
+        checks.result("mock-form-heading-after-add", heading == "Add a rule", repr(heading))
 
         rows = page.evaluate(ROWS)
         checks.result("flag-rule-switch-only", not rows[0]["edit"]
