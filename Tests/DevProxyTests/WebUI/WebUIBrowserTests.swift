@@ -20,8 +20,7 @@ import TestSupport
     /// Last (`live_list_checks`): a running flow's pane updates in place (a selection, the focus and
     /// the scroll position survive); sorted by a column, new flows below the loaded rows are counted;
     /// the Host column says host:port for a port not the scheme's; Clear keeps out a flow pending then.
-    ///
-    /// `DEVPROXY_SCREENSHOTS=DIR` also writes the README's screenshots (`docs/screenshots/`).
+    /// (The README's screenshots are WebUIScreenshotTests'.)
     /// `--quiet`: nothing reads the proxy's stdout after its banner, and a console line per flow
     /// fills the pipe within a thousand flows, which then stalls the proxy.
     @Test(.enabled(if: WebUIBrowser.missing == nil, "needs /usr/bin/chromium and playwright (scripts/test installs them)"))
@@ -31,9 +30,7 @@ import TestSupport
                                          "--web", "127.0.0.1:0", "--body-limit", "67108864", "--quiet"], webUI: true)
         let ui = try #require(proxy.webUI)
         #expect(ui.hasPrefix("http://127.0.0.1:") && ui.contains("/?token="), "web ui line: \(ui)")
-        let shots = ProcessInfo.processInfo.environment["DEVPROXY_SCREENSHOTS"]
-        let result = try WebUIBrowser.run(ui: ui, proxy: "http://127.0.0.1:\(proxy.port)", shots: shots,
-                                          timeout: 360)
+        let result = try WebUIBrowser.run(ui: ui, proxy: "http://127.0.0.1:\(proxy.port)", timeout: 360)
         let passed = WebUIBrowser.passed(result)
         let expected: Set = ["token-stripped", "live-update", "grpc-status-in-list", "unused-connection-row", "grpc-status-details", "alt-svc-removed-shown", "ipv6-server-bracketed", "websocket-end-and-not-kept", "ndjson-records-apart",
                              "pending-detail-shows-request", "pending-body-so-far", "slash-focuses-filter", "filter-narrows",

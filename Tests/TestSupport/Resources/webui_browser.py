@@ -3,12 +3,12 @@
 browser tests: a flow made with curl through the proxy appears live; a filter narrows the list
 to exactly the matching flows and an invalid one keeps the list; a gzip JSON response shows
 pretty-printed; a posted form shows its fields; replay reaches the origin again and adds a flow; hostile flows show their
-characters and run nothing. With --shots DIR it also saves the README's screenshots.
+characters and run nothing. (The README's screenshots are webui_screenshots.py's.)
 
 Starts its own origin (stdlib HTTP server on 127.0.0.1, port 0) and stops it at the end.
 Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on any failure.
 
-Usage: webui_browser.py --ui URL --proxy http://127.0.0.1:PORT [--shots DIR]
+Usage: webui_browser.py --ui URL --proxy http://127.0.0.1:PORT [--only CHECK]
 """
 import argparse, base64, gzip, hashlib, http.client, http.server, json, os, re, socket, struct, subprocess, sys, threading, time, urllib.parse
 
@@ -246,7 +246,6 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--ui", required=True)
     parser.add_argument("--proxy", required=True)
-    parser.add_argument("--shots")
     parser.add_argument("--only", help="run one check: filtered-count, store-error (a proxy whose session "
                                        "store is on a disk that fills up), store-cut (a proxy run with "
                                        "--store-body-limit 100000), live-list (the live list and detail "
@@ -616,8 +615,6 @@ def run(browser, options, base, origin, checks):
         page.click("flow-detail line-view .fold[data-id='0']")
     except Exception as error:
         checks.result("gzip-json-pretty", False, str(error).splitlines()[0])
-    if options.shots:
-        page.screenshot(path=os.path.join(options.shots, "detail.png"))
 
     # A body whose Content-Encoding could not be undone says so beside it.
     curl(options.proxy, base + "/mislabelled.json")
@@ -770,21 +767,6 @@ def run(browser, options, base, origin, checks):
                   "pwned=%r images=%r scripts=%r violations=%r problems=%r"
                   % (pwned, images, scripts, violations, problems))
 
-    if options.shots:
-        page.keyboard.press("Escape")
-        page.wait_for_timeout(200)
-        page.screenshot(path=os.path.join(options.shots, "list.png"))
-        page.click("#tab-pinning")
-        page.wait_for_selector("pinning-panel h2", timeout=5000)
-        page.wait_for_timeout(200)
-        page.screenshot(path=os.path.join(options.shots, "pinning.png"))
-        page.click("#tab-flows")
-        page.emulate_media(color_scheme="dark")
-        open_flow(page, "/items.json")
-        page.wait_for_function(VIEW_DONE, timeout=10000)
-        page.wait_for_timeout(200)
-        page.screenshot(path=os.path.join(options.shots, "detail-dark.png"))
-        page.emulate_media(color_scheme="light")
     # Last: it clears the list.
     live_list_checks(page, options, base, checks)
     context.close()

@@ -1,0 +1,289 @@
+#!/usr/bin/env python3
+"""The README's web UI screenshots (docs/screenshots/), taken from a session as an app's day makes
+one: an API on api.acme.dev and images on cdn.acme.dev (names `devproxy run --resolve` sends to
+this origin), a gzip JSON profile, a list of orders, a posted form, a 500, a server-sent event
+feed, a chat over WebSocket, one request still waiting; a flow marked and commented; a mock made
+from a flow in the Rules view.
+
+  webui_screenshots.py serve
+      the origin: prints its port (127.0.0.1, port 0), serves until stdin closes.
+  webui_screenshots.py shoot --ui URL --proxy http://127.0.0.1:PORT --origin-port PORT --shots DIR
+      makes the flows through the proxy and writes list.png, detail.png, detail-dark.png,
+      websocket.png and rules.png to DIR (1400 x 800; with Pillow installed, as 256-colour PNGs,
+      a third of the size). Prints `PASS name` or `FAIL name detail` a view; exits 1 on a failure.
+"""
+import argparse, base64, gzip, hashlib, http.client, http.server, json, os, socket, sys, threading, time, urllib.parse
+import zlib, struct
+
+from browser_page import Checks, chromium, ui_context, watched_page
+
+PROFILE = {"id": 4182, "name": "Ana Ferreira", "email": "ana@acme.dev", "plan": "team",
+           "roles": ["admin", "billing"], "address": {"city": "Lisbon", "country": "PT"},
+           "flags": {"new_checkout": True, "dark_mode": False}, "created": "2024-03-11T09:24:00Z"}
+ORDERS = {"orders": [{"id": "ord_%d" % n, "total": round(19.9 * n, 2), "status": "open"} for n in range(1, 4)],
+          "next": None}
+CHAT_PUSHES = [{"type": "presence", "user": "rui", "online": True},
+               {"type": "message", "room": "ops", "from": "rui", "text": "deploy is green"},
+               {"type": "typing", "room": "ops", "user": "rui"},
+               {"type": "message", "room": "ops", "from": "rui", "text": "rolling out to 100%"}]
+CLOSE_1000 = b"\x88\x02\x03\xe8"
+
+
+def png(width=48, height=48):
+    """A small square PNG (the avatar)."""
+    raw = b"".join(b"\x00" + bytes([40, 110, 210]) * width for _ in range(height))
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def send(self, status, body, content_type, extra=()):
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in extra:
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        path = urllib.parse.urlsplit(self.path).path
+        if path == "/api/v2/me":
+            self.send(200, gzip.compress(json.dumps(PROFILE).encode()), "application/json",
+                      [("Content-Encoding", "gzip"), ("Cache-Control", "private, max-age=60")])
+        elif path == "/api/v2/orders":
+            self.send(200, json.dumps(ORDERS).encode(), "application/json")
+        elif path == "/api/v2/recommendations":
+            self.send(500, b'{"error": "upstream timeout", "service": "recs"}', "application/json")
+        elif path == "/api/v2/search":
+            time.sleep(30)
+            self.send(200, b"[]", "application/json")
+        elif path.startswith("/img/"):
+            self.send(200, png(), "image/png", [("Cache-Control", "max-age=86400")])
+        elif path == "/api/v2/feed":
+            events = "".join("event: price\nid: %d\ndata: {\"sku\": \"A-1\", \"price\": %.2f}\n\n" % (n, 9.5 + n / 10)
+                             for n in range(4))
+            self.send(200, events.encode(), "text/event-stream")
+        elif path == "/ws/chat":
+            self.chat()
+        else:
+            self.send(404, b"not found", "text/plain")
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if urllib.parse.urlsplit(self.path).path == "/api/v2/checkout":
+            fields = urllib.parse.parse_qs(body.decode())
+            self.send(201, json.dumps({"order": "ord_4", "items": fields.get("sku", [])}).encode(), "application/json")
+        else:
+            self.send(404, b"not found", "text/plain")
+
+    def text(self, value):
+        data = json.dumps(value, separators=(",", ":")).encode()
+        self.wfile.write(bytes([0x81, len(data)]) + data)
+        self.wfile.flush()
+
+    def chat(self):
+        """A chat socket: each of the client's two messages acknowledged, four pushed, Close 1000."""
+        key = self.headers["Sec-WebSocket-Key"]
+        accept = base64.b64encode(hashlib.sha1((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest())
+        self.send_response(101)
+        self.send_header("Upgrade", "websocket")
+        self.send_header("Connection", "Upgrade")
+        self.send_header("Sec-WebSocket-Accept", accept.decode())
+        self.end_headers()
+        self.wfile.flush()
+        for _ in range(2):
+            head = self.rfile.read(2)
+            mask = self.rfile.read(4)
+            data = bytes(b ^ mask[i % 4] for i, b in enumerate(self.rfile.read(head[1] & 0x7F)))
+            self.text({"type": "ack", "id": json.loads(data)["id"]})
+            time.sleep(0.05)
+        for message in CHAT_PUSHES:
+            time.sleep(0.2)
+            self.text(message)
+        self.wfile.write(CLOSE_1000)
+        self.wfile.flush()
+        self.rfile.read(6)
+        self.close_connection = True
+
+
+def serve():
+    origin = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    origin.daemon_threads = True
+    threading.Thread(target=origin.serve_forever, daemon=True).start()
+    print(origin.server_address[1], flush=True)
+    sys.stdin.read()
+    origin.shutdown()
+
+
+def through(proxy, method, url, body=None, headers=None):
+    """One request through the proxy (absolute-form); the response's status."""
+    address = urllib.parse.urlsplit(proxy)
+    connection = http.client.HTTPConnection(address.hostname, address.port, timeout=10)
+    try:
+        connection.request(method, url, body=body, headers={"User-Agent": "AcmeShop/5.2 (iPhone; iOS 18.1)",
+                                                            "Accept": "application/json", **(headers or {})})
+        response = connection.getresponse()
+        response.read()
+        return response.status
+    finally:
+        connection.close()
+
+
+def chat_through(proxy, url):
+    """The chat socket through the proxy: a subscribe and a message (masked, as a client sends
+    them), then read until the server's Close, which is answered."""
+    address = urllib.parse.urlsplit(proxy)
+    with socket.create_connection((address.hostname, address.port), timeout=10) as sock:
+        key = base64.b64encode(os.urandom(16)).decode()
+        sock.sendall(("GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                      "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n"
+                      % (url, urllib.parse.urlsplit(url).netloc, key)).encode())
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += sock.recv(65536)
+        for message in [{"type": "subscribe", "id": 1, "room": "ops"},
+                        {"type": "send", "id": 2, "room": "ops", "text": "is the deploy done?"}]:
+            payload = json.dumps(message, separators=(",", ":")).encode()
+            mask = os.urandom(4)
+            sock.sendall(bytes([0x81, 0x80 | len(payload)]) + mask
+                         + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
+            time.sleep(0.05)
+        while not data.endswith(CLOSE_1000):
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        sock.sendall(b"\x88\x80abcd")
+
+
+def save(page, directory, name):
+    """A screenshot of the page as DIR/NAME.png; with Pillow, quantized to 256 colours."""
+    path = os.path.join(directory, name + ".png")
+    page.screenshot(path=path)
+    try:
+        from PIL import Image
+    except ImportError:
+        return
+    with Image.open(path) as image:
+        image.convert("RGB").quantize(256, method=Image.Quantize.MEDIANCUT).save(path, optimize=True)
+
+
+def open_row(page, path):
+    """Clicks the newest row whose Path cell is `path` and waits for its pane."""
+    row = page.locator("flow-list .flow-row[data-id]", has=page.locator(".c-path", has_text=path)).first
+    row.click()
+    page.wait_for_function("p => document.querySelector('flow-detail .detail-title')?.textContent.includes(p)",
+                           arg=path, timeout=10000)
+
+
+def shoot(options):
+    checks = Checks()
+    api = "http://api.acme.dev:%d" % options.origin_port
+    cdn = "http://cdn.acme.dev:%d" % options.origin_port
+    with chromium() as browser:
+        context = ui_context(browser, options.ui, 1400, 800)
+        page, problems = watched_page(context)
+        page.goto(options.ui)
+        page.wait_for_function("() => document.getElementById('connection-state').textContent === 'live'",
+                               timeout=10000)
+        proxy = options.proxy
+        through(proxy, "GET", api + "/api/v2/me")
+        through(proxy, "GET", cdn + "/img/avatar-4182.png", headers={"Accept": "image/*"})
+        through(proxy, "GET", api + "/api/v2/orders?status=open&limit=20")
+        through(proxy, "GET", api + "/api/v2/feed", headers={"Accept": "text/event-stream"})
+        through(proxy, "GET", api + "/api/v2/recommendations?for=4182")
+        through(proxy, "POST", api + "/api/v2/checkout", body="sku=A-1&sku=B-7&coupon=SPRING",
+                headers={"Content-Type": "application/x-www-form-urlencoded"})
+        chat_through(proxy, api + "/ws/chat")
+        through(proxy, "GET", cdn + "/img/banner-spring.png", headers={"Accept": "image/*"})
+        through(proxy, "GET", api + "/api/v2/me")
+        # Still waiting when the list is taken (the origin answers it after 30 s).
+        threading.Thread(target=lambda: through(proxy, "GET", api + "/api/v2/search?q=red+shoes"), daemon=True).start()
+        try:
+            page.wait_for_function("() => document.querySelectorAll('flow-list .flow-row[data-id]').length >= 10",
+                                   timeout=10000)
+            # The 500, marked red with a comment, as one marks what to come back to.
+            open_row(page, "/api/v2/recommendations?for=4182")
+            page.click("flow-detail .swatch-red")
+            # The pane draws the mark again (a new comment box): typed into before, the text went nowhere.
+            page.wait_for_function("() => document.querySelector('flow-detail .swatch-red')?.getAttribute('aria-pressed')"
+                                   " === 'true' && document.querySelector('flow-list .flow-row.m-mark-red')", timeout=5000)
+            page.wait_for_timeout(300)
+            page.fill("flow-detail input.note-comment", "recs times out again")
+            page.keyboard.press("Enter")
+            page.wait_for_function("() => document.querySelector('flow-list .flow-row.m-comment')", timeout=5000)
+            page.click("flow-detail button.close")
+            page.wait_for_function("() => document.querySelector('flow-detail').hidden", timeout=5000)
+            page.wait_for_function("() => document.getElementById('notice').hidden", timeout=10000)
+            save(page, options.shots, "list")
+            checks.result("list", True)
+        except Exception as error:
+            checks.result("list", False, "%s; rows %r" % (str(error).splitlines()[0], page.evaluate(
+                "() => [document.querySelector('flow-detail .note-error')?.textContent,"
+                " ...[...document.querySelectorAll('flow-list .flow-row[data-id]')].map((r) => r.className)]")))
+        try:
+            open_row(page, "/api/v2/me")
+            page.click("#detail-tab-response")
+            page.wait_for_function("() => [...document.querySelectorAll('flow-detail line-view .line .code')]"
+                                   ".some((c) => c.textContent.includes('\"Ana Ferreira\"'))", timeout=10000)
+            page.mouse.move(0, 0)
+            save(page, options.shots, "detail")
+            page.emulate_media(color_scheme="dark")
+            page.wait_for_timeout(200)
+            save(page, options.shots, "detail-dark")
+            page.emulate_media(color_scheme="light")
+            checks.result("detail", True)
+        except Exception as error:
+            checks.result("detail", False, str(error).splitlines()[0])
+        try:
+            open_row(page, "/ws/chat")
+            page.wait_for_function("() => document.querySelectorAll('flow-detail table.messages tbody tr').length >= 8",
+                                   timeout=10000)
+            save(page, options.shots, "websocket")
+            checks.result("websocket", True)
+        except Exception as error:
+            checks.result("websocket", False, str(error).splitlines()[0])
+        try:
+            open_row(page, "/api/v2/recommendations?for=4182")
+            page.click("#mock-from-flow")
+            page.wait_for_selector("#mock-body", timeout=5000)
+            page.fill("#mock-status", "200")
+            page.fill("#mock-body", '{"items": [{"sku": "A-1", "score": 0.93}], "source": "mock"}')
+            page.click("#rule-submit")
+            page.wait_for_selector("rules-panel table tbody tr", timeout=5000)
+            page.evaluate("() => document.activeElement?.blur()")
+            save(page, options.shots, "rules")
+            checks.result("rules", True)
+        except Exception as error:
+            checks.result("rules", False, str(error).splitlines()[0])
+        checks.result("no-page-errors", not problems and not page.evaluate("window.__violations"),
+                      repr((problems, page.evaluate("window.__violations"))))
+        context.close()
+    sys.exit(1 if checks.failed else 0)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("mode", choices=["serve", "shoot"])
+    parser.add_argument("--ui")
+    parser.add_argument("--proxy")
+    parser.add_argument("--origin-port", type=int)
+    parser.add_argument("--shots")
+    options = parser.parse_args()
+    if options.mode == "serve":
+        serve()
+    else:
+        shoot(options)
+
+
+if __name__ == "__main__":
+    main()
