@@ -311,6 +311,30 @@ import TestSupport
                 "\(orphan.grpc?.notes ?? [])")
     }
 
+    /// A call DevProxy's shutdown cuts is the cut (`aborted`), not a call its client ended: the
+    /// client connection closing under it is no channel the client closed, so no CANCELLED.
+    @Test func aCallCutByShutdownIsNotOneTheClientEnded() throws {
+        let server = try EchoServer()
+        let cas = try Certificate.all(from: SecureFile.read(server.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas; $0.shutdownGrace = 0.3 })
+        let done = DispatchSemaphore(value: 0)
+        let arguments = [Self.script, "client-ticks", proxy.pki.rootPath, "\(server.port)", "20"]
+        let proxyURL = proxy.proxyURL
+        Thread {
+            _ = try? Subprocess.run("python3", arguments, environment: ["https_proxy": proxyURL, "no_proxy": "",
+                                                                        "no_grpc_proxy": ""], timeout: 30)
+            done.signal()
+        }.start()
+        Thread.sleep(forTimeInterval: 1.5)
+        proxy.server.stop()
+        _ = done.wait(timeout: .now() + 30)
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.error?.kind == "aborted", "\(String(describing: flow.error))")
+        #expect(flow.grpc?.status != 1, "\(flow.grpc?.notes ?? [])")
+        #expect(flow.grpc?.notes.contains { $0.contains("the client closed its connection") } == false,
+                "\(flow.grpc?.notes ?? [])")
+    }
+
     /// A long server stream (a live feed: eight messages half a second apart) is shown while it
     /// runs: the session store gets the call's record so far, its messages as they came, about
     /// once a second (the web UI's detail shows it), and the finished record replaces it.

@@ -124,7 +124,9 @@ final class HTTP2ProxyConnection {
                 if !complete {
                     exchange.draft.fail(.clientClosed, "the client connection closed while the stream was open"
                                         + (clientGoAway.map { " (the client's GOAWAY: \($0))" } ?? ""))
-                    exchange.recorder.recordClientClosed()
+                    // Shutdown's cut reads as the client closing too; ProxyServer names it, and the
+                    // call's status is not the client's own.
+                    if !server.isStopping { exchange.recorder.recordClientClosed() }
                 }
                 emit(exchange)
             }
