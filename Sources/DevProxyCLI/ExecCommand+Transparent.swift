@@ -29,7 +29,9 @@ extension ExecCommand {
         for variable in setup.environment.variables(current: ProcessInfo.processInfo.environment) {
             if let value = variable.value { setenv(variable.name, value, 1) } else { unsetenv(variable.name) }
         }
-        var inside = [try ownExecutable(), insideCommand, "--relay", relayPath, "--proxy", setup.proxy.description]
+        // What this machine's IPv6 reaches, which the namespace copies (it cannot see this namespace's routes).
+        var inside = [try ownExecutable(), insideCommand, "--relay", relayPath, "--proxy", setup.proxy.description,
+                      "--ipv6", NamespaceCapture.IPv6Reach.probe().rawValue]
         if loopback { inside.append("--intercept-loopback") }
         inside += ["--"] + command
         // As root the network namespace alone; otherwise a user namespace too, in which this user
@@ -62,9 +64,10 @@ extension ExecCommand {
         // The parent always ends the options with `--`.
         let separator = raw.firstIndex(of: "--") ?? raw.endIndex
         let (options, command) = (raw[raw.startIndex..<separator], Array(raw[min(separator + 1, raw.endIndex)...]))
-        let arguments = try Arguments(options, valued: ["relay", "proxy"], booleans: ["intercept-loopback"])
+        let arguments = try Arguments(options, valued: ["relay", "proxy", "ipv6"], booleans: ["intercept-loopback"])
         guard let relayPath = arguments.value("relay"), let proxyText = arguments.value("proxy"),
-              let proxy = try? ProxyAddress(parsing: proxyText), !command.isEmpty else {
+              let proxy = try? ProxyAddress(parsing: proxyText), !command.isEmpty,
+              let reach = NamespaceCapture.IPv6Reach(rawValue: arguments.value("ipv6") ?? "global") else {
             throw UsageError("\(insideCommand) is devproxy exec --transparent's own: run devproxy exec --transparent")
         }
         let environment = ProcessInfo.processInfo.environment
@@ -77,13 +80,15 @@ extension ExecCommand {
             let excluded = [bridge.explicit.address.port]
             try NamespaceCapture.configureNetwork(
                 NamespaceCapture.networkCommands(bridgePort: bridge.redirected.address.port, dnsPort: bridge.dnsPort,
-                                                 excluded: excluded, loopback: loopback),
+                                                 dnsStreamPort: bridge.dnsStreamPort, excluded: excluded,
+                                                 loopback: loopback),
                 environment: environment)
             if let v6 = bridge.redirectedV6 {
                 do {
                     try NamespaceCapture.configureNetwork(
                         NamespaceCapture.networkCommandsV6(bridgePort: v6.address.port, dnsPort: bridge.dnsPort,
-                                                           excluded: excluded, loopback: loopback),
+                                                           dnsStreamPort: bridge.dnsStreamPort, excluded: excluded,
+                                                           loopback: loopback, reach: reach),
                         environment: environment)
                 } catch let error as NetworkError {
                     Output.warning("--transparent: IPv6 left out, so an IPv6 address is not reachable from the "

@@ -88,11 +88,8 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
     private let tun: Int32
     private let dns: Int32
     private let dnsStream: Int32
-    /// DNS-over-TCP connections being answered (at most `dnsStreamLimit`).
-    private let dnsStreams = Atomic<Int>(0)
-    static let dnsStreamLimit = 64
-    /// How long a DNS-over-TCP connection may wait for its next query (RFC 7766 §6.2.3 leaves it to the server).
-    static let dnsStreamIdle: TimeInterval = 10
+    /// Answers the DNS-over-TCP connections `dnsStream` accepts, as `dns`'s queries are answered.
+    private let dnsStreams: NamespaceCapture.DNSStreamServer
     private let stopped = Atomic<Bool>(false)
     private let threads = DispatchGroup()
     /// What is said once per source and reason (a device with a stale config retries every 5 s).
@@ -142,6 +139,7 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
         } else {
             names = NamespaceCapture.FakeDNS()
         }
+        dnsStreams = NamespaceCapture.DNSStreamServer(listening: namespace.dnsStream) { [names] in names.answer($0) }
         if let keysPath { keysRead.withLock { $0 = Self.signature(of: keysPath) } }
     }
 
@@ -162,7 +160,7 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
                 switch name {
                 case "udp": receivingDatagrams()
                 case "tun": sendingPackets()
-                case "dns-tcp": acceptingDNSStreams()
+                case "dns-tcp": dnsStreams.serve { [self] in stopped.load(ordering: .relaxed) }
                 default: answeringDNS()
                 }
                 threads.leave()
@@ -405,61 +403,6 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
             guard readable(dns), let (count, from) = Self.receive(from: dns, into: &buffer),
                   let reply = names.answer(Array(buffer[0..<count])) else { continue }
             Self.send(reply, from: dns, to: from)
-        }
-    }
-
-    /// The namespace's redirected DNS-over-TCP connections, each answered on a thread of its own.
-    private func acceptingDNSStreams() {
-        while !stopped.load(ordering: .relaxed) {
-            guard readable(dnsStream) else { continue }
-            let client = Glibc.accept(dnsStream, nil, nil)
-            guard client >= 0 else { continue }
-            _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-            guard dnsStreams.add(1, ordering: .relaxed).newValue <= Self.dnsStreamLimit else {
-                dnsStreams.subtract(1, ordering: .relaxed)
-                Glibc.close(client)
-                continue
-            }
-            let thread = Thread { [self] in
-                answerDNS(stream: client)
-                Glibc.close(client)
-                dnsStreams.subtract(1, ordering: .relaxed)
-            }
-            thread.name = "devproxy-wireguard-dns-tcp"
-            thread.start()
-        }
-    }
-
-    /// DNS over TCP on `fd` (RFC 7766 §8: each message after its length, two bytes, big-endian):
-    /// the queries answered in the order they came (several may come at once, RFC 7766 §6.2.1.1)
-    /// until the client closes, sends nothing for `dnsStreamIdle` seconds, or sends what is no query.
-    private func answerDNS(stream fd: Int32) {
-        var pending: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        var idleSince = Self.now()
-        while !stopped.load(ordering: .relaxed) {
-            while pending.count >= 2, pending.count >= 2 + (Int(pending[0]) << 8 | Int(pending[1])) {
-                let length = Int(pending[0]) << 8 | Int(pending[1])
-                guard let reply = names.answer(Array(pending[2..<(2 + length)])), reply.count <= 65_535 else { return }
-                pending.removeFirst(2 + length)
-                let framed = [UInt8(reply.count >> 8), UInt8(reply.count & 0xFF)] + reply
-                var written = 0
-                while written < framed.count {
-                    let sent = framed.withUnsafeBytes {
-                        Glibc.send(fd, $0.baseAddress! + written, framed.count - written, Int32(MSG_NOSIGNAL))
-                    }
-                    if sent < 0 && errno == EINTR { continue }
-                    guard sent > 0 else { return }
-                    written += sent
-                }
-                idleSince = Self.now()
-            }
-            guard Self.now() - idleSince < Self.dnsStreamIdle else { return }
-            guard readable(fd) else { continue }
-            let count = buffer.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, 0) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return }
-            pending += buffer[0..<count]
         }
     }
 

@@ -15,7 +15,7 @@ import Synchronization
 ///   unless asked) to the `Bridge`'s port; the bridge reads where it was going (`SO_ORIGINAL_DST`)
 ///   and opens a `CONNECT host:port` on a Unix socket, which is a file and so reachable from both
 ///   namespaces;
-/// - DNS (UDP port 53, whatever server a program asks) is answered by the bridge with an address
+/// - DNS (port 53, UDP or TCP, whatever server a program asks) is answered by the bridge with an address
 ///   of 198.18.0.0/15 (RFC 2544's benchmarking range) kept for that name (`FakeDNS`), so the
 ///   `CONNECT` names the host, which DevProxy resolves where it runs; AAAA gets no answer, so
 ///   programs use IPv4;
@@ -328,6 +328,9 @@ public enum NamespaceCapture {
         /// The DNS responder's UDP port on 127.0.0.1.
         public let dnsPort: Int
         private let dnsFD: Int32
+        /// The DNS-over-TCP listener's port on 127.0.0.1, and what answers there.
+        public let dnsStreamPort: Int
+        private let dnsStreams: DNSStreamServer
         private let relayPath: String
         public let dns = FakeDNS()
 
@@ -342,6 +345,9 @@ public enum NamespaceCapture {
             redirectedV6 = try? Listener(host: "::1", port: 0)
             explicit = try Listener(host: proxyHost, port: proxyPort)
             (dnsFD, dnsPort) = try NamespaceCapture.bound(0x7F00_0001, stream: false, what: "the DNS responder")
+            let stream = try NamespaceCapture.bound(0x7F00_0001, stream: true, what: "the DNS-over-TCP listener")
+            dnsStreamPort = stream.port
+            dnsStreams = DNSStreamServer(listening: stream.fd) { [dns] in dns.answer($0) }
         }
 
         /// Serves on threads of its own for the life of the process.
@@ -351,6 +357,7 @@ public enum NamespaceCapture {
             }
             Thread { [self] in accepting(explicit, redirected: false) }.start()
             Thread { [self] in answeringDNS() }.start()
+            Thread { [self] in dnsStreams.serve() }.start()
         }
 
         private func accepting(_ listener: Listener, redirected: Bool) {
@@ -439,16 +446,22 @@ public enum NamespaceCapture {
     /// The commands that make the rest of the namespace's network: an address of its own (`source`)
     /// and a default route through loopback
     /// (so a connection to any address gets as far as the rules), the redirects, and QUIC and
-    /// other UDP refused. `loopback`: loopback connections too go to DevProxy (the machine's own
-    /// servers, outside the namespace), except the bridge's own ports.
-    public static func networkCommands(bridgePort: Int, dnsPort: Int, excluded: [Int], loopback: Bool) -> [[String]] {
+    /// other UDP refused. DNS, UDP to `dnsPort` and TCP to `dnsStreamPort`, whatever server it was
+    /// sent to (loopback's too: a resolver at 127.0.0.53). `loopback`: loopback connections too go to
+    /// DevProxy (the machine's own servers, outside the namespace), except the bridge's own ports.
+    public static func networkCommands(bridgePort: Int, dnsPort: Int, dnsStreamPort: Int, excluded: [Int],
+                                       loopback: Bool) -> [[String]] {
         var commands: [[String]] = [
             ["ip", "addr", "add", source + "/32", "dev", "lo"],
             ["ip", "route", "add", "default", "dev", "lo", "src", source],
             ["iptables", "-t", "nat", "-A", "OUTPUT", "-p", "udp", "--dport", "53", "-j", "REDIRECT", "--to-ports",
              String(dnsPort)],
+            // DNS over TCP (glibc's `options use-vc`, a retry after a truncated answer, `dig +tcp`)
+            // gets the same answers; before the rule below, which would make it a CONNECT to the server.
+            ["iptables", "-t", "nat", "-A", "OUTPUT", "-p", "tcp", "--dport", "53", "-j", "REDIRECT", "--to-ports",
+             String(dnsStreamPort)],
         ]
-        let ports = ([bridgePort, dnsPort] + excluded).map(String.init)
+        let ports = ([bridgePort, dnsPort, dnsStreamPort] + excluded).map(String.init)
         let keep = ["-m", "multiport", "!", "--dports", ports.joined(separator: ",")]
         commands.append(["iptables", "-t", "nat", "-A", "OUTPUT", "-p", "tcp"] + (loopback ? keep : ["!", "-d", "127.0.0.0/8"])
                         + ["-j", "REDIRECT", "--to-ports", String(bridgePort)])
@@ -459,13 +472,14 @@ public enum NamespaceCapture {
     }
 
     /// The same for IPv6, when the namespace has it (`bridgePortV6`: the bridge could listen on
-    /// ::1); a kernel without IPv6 leaves these out, and programs then have IPv4 alone.
-    public static func networkCommandsV6(bridgePort: Int, dnsPort: Int, excluded: [Int], loopback: Bool) -> [[String]] {
-        let ports = ([bridgePort, dnsPort] + excluded).map(String.init)
+    /// ::1); a kernel without IPv6 leaves these out, and programs then have IPv4 alone. Only what
+    /// this machine reaches (`reach`) is routed to the bridge; any other IPv6 address is unreachable.
+    public static func networkCommandsV6(bridgePort: Int, dnsPort: Int, dnsStreamPort: Int, excluded: [Int],
+                                         loopback: Bool, reach: IPv6Reach) -> [[String]] {
+        let ports = ([bridgePort, dnsPort, dnsStreamPort] + excluded).map(String.init)
         let keep = ["-m", "multiport", "!", "--dports", ports.joined(separator: ",")]
-        return [
-            ["ip", "-6", "addr", "add", sourceV6 + "/128", "dev", "lo", "nodad"],
-            ["ip", "-6", "route", "add", "default", "dev", "lo", "src", sourceV6],
+        return [["ip", "-6", "addr", "add", sourceV6 + "/128", "dev", "lo", "nodad"]]
+            + reach.routes.map { ["ip", "-6", "route", "add", $0, "dev", "lo", "src", sourceV6] } + [
             ["ip6tables", "-t", "nat", "-A", "OUTPUT", "-p", "tcp"] + (loopback ? keep : ["!", "-d", "::1"])
                 + ["-j", "REDIRECT", "--to-ports", String(bridgePort)],
             ["ip6tables", "-A", "OUTPUT", "-p", "udp", "!", "-s", "::1", "!", "-d", "::1", "-j", "REJECT"],

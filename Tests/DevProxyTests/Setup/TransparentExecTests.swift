@@ -187,11 +187,13 @@ import TestSupport
     /// Loopback stays the namespace's own unless `--intercept-loopback`, which sends it to
     /// DevProxy too, all but the bridge's own ports.
     @Test func loopbackIsRedirectedOnlyWhenAsked() {
-        let plain = NamespaceCapture.networkCommands(bridgePort: 4000, dnsPort: 4001, excluded: [8080], loopback: false)
+        let plain = NamespaceCapture.networkCommands(bridgePort: 4000, dnsPort: 4001, dnsStreamPort: 4002, excluded: [8080],
+                                                     loopback: false)
         #expect(plain.contains(["iptables", "-t", "nat", "-A", "OUTPUT", "-p", "tcp", "!", "-d", "127.0.0.0/8", "-j",
                                 "REDIRECT", "--to-ports", "4000"]), "\(plain)")
-        let loopback = NamespaceCapture.networkCommands(bridgePort: 4000, dnsPort: 4001, excluded: [8080], loopback: true)
+        let loopback = NamespaceCapture.networkCommands(bridgePort: 4000, dnsPort: 4001, dnsStreamPort: 4002,
+                                                        excluded: [8080], loopback: true)
         #expect(loopback.contains(["iptables", "-t", "nat", "-A", "OUTPUT", "-p", "tcp", "-m", "multiport", "!", "--dports",
-                                   "4000,4001,8080", "-j", "REDIRECT", "--to-ports", "4000"]), "\(loopback)")
+                                   "4000,4001,4002,8080", "-j", "REDIRECT", "--to-ports", "4000"]), "\(loopback)")
     }
 }
