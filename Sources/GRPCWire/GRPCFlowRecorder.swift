@@ -277,6 +277,17 @@ public struct GRPCFlowRecorder: Sendable {
                                               : ": it ended the call (a client that closes its channel reports CANCELLED)"))
     }
 
+    /// The client's connection was closed under the call, before its status, by the proxy (its
+    /// shutdown) for the reason `why`: gRPC clients report a connection lost mid-call as
+    /// UNAVAILABLE (grpcio: "Socket closed (GOAWAY received …)"), not the UNKNOWN of a response
+    /// that ended without grpc-status.
+    public mutating func connectionCut(_ why: String) {
+        guard format == .grpc, info.status == nil, !answeredOutsideGRPC else { return }
+        clientEnded = true
+        info.status = 14
+        info.notes.append("response: \(why) before the call's status: the client reports UNAVAILABLE")
+    }
+
     /// Whether the request's `grpc-timeout` had run out `elapsed` seconds after it began. The
     /// client's clock started before its head reached DevProxy and its reset took a moment to
     /// come back: within 50 ms of the deadline counts.

@@ -109,6 +109,20 @@ import Testing
         #expect(status != nil || info.notes.first?.hasPrefix("request: the client closed its connection") == true)
     }
 
+    /// A call whose connection the proxy cut before its status is UNAVAILABLE; one with a status keeps it.
+    @Test func aCallCutBeforeItsStatusIsUnavailable() {
+        var cut = GRPCFlowRecorder(path: "/lab.Echo/Ticks", requestHeaders: [("content-type", "application/grpc")])
+        cut.responseHead(headers: [("content-type", "application/grpc")], status: 200)
+        cut.connectionCut("DevProxy shut down")
+        let info = cut.finish()
+        #expect(info.status == 14)
+        #expect(info.notes == ["response: DevProxy shut down before the call's status: the client reports UNAVAILABLE"])
+        var done = GRPCFlowRecorder(path: "/lab.Echo/Ticks", requestHeaders: [("content-type", "application/grpc")])
+        done.responseTrailers([("grpc-status", "0")])
+        done.connectionCut("DevProxy shut down")
+        #expect(done.finish().status == 0)
+    }
+
     /// Status in the response head and no body: Trailers-Only, message percent-decoded.
     @Test func trailersOnlyErrorsAreRecognised() {
         var recorder = GRPCFlowRecorder(path: "/lab.Echo/Fail", requestHeaders: [])

@@ -146,6 +146,12 @@ final class ExchangeRecorder {
         grpc?.clientClosed(elapsed: now.timeIntervalSince(started))
     }
 
+    /// DevProxy's shutdown closed the client's connection with the exchange still open: a gRPC
+    /// call without a status yet is UNAVAILABLE, as its client reports it.
+    func recordShutdownCut() {
+        grpc?.connectionCut("DevProxy shut down and closed the client's connection")
+    }
+
     /// Puts the request body into the flow, decoded by the request's Content-Encoding for its
     /// text unless `decoding` is false (a body cut short by a failure).
     func finishRequestBody(into draft: inout FlowDraft, decoding: Bool = true) {

@@ -312,7 +312,9 @@ import TestSupport
     }
 
     /// A call DevProxy's shutdown cuts is the cut (`aborted`), not a call its client ended: the
-    /// client connection closing under it is no channel the client closed, so no CANCELLED.
+    /// client connection closing under it is no channel the client closed, so no CANCELLED, and
+    /// its status is UNAVAILABLE, as grpcio reports it ("Socket closed (GOAWAY received …)"), where
+    /// it read UNKNOWN.
     @Test func aCallCutByShutdownIsNotOneTheClientEnded() throws {
         let server = try EchoServer()
         let cas = try Certificate.all(from: SecureFile.read(server.caPath, what: "ca"))
@@ -320,17 +322,22 @@ import TestSupport
         let done = DispatchSemaphore(value: 0)
         let arguments = [Self.script, "client-ticks", proxy.pki.rootPath, "\(server.port)", "20"]
         let proxyURL = proxy.proxyURL
+        let output = Mutex("")
         Thread {
-            _ = try? Subprocess.run("python3", arguments, environment: ["https_proxy": proxyURL, "no_proxy": "",
-                                                                        "no_grpc_proxy": ""], timeout: 30)
+            let result = try? Subprocess.run("python3", arguments, environment: ["https_proxy": proxyURL, "no_proxy": "",
+                                                                                 "no_grpc_proxy": ""], timeout: 30)
+            output.withLock { $0 = result?.output ?? "the client did not run" }
             done.signal()
         }.start()
         Thread.sleep(forTimeInterval: 1.5)
         proxy.server.stop()
         _ = done.wait(timeout: .now() + 30)
+        #expect(output.withLock { $0 }.contains("\"error\": \"UNAVAILABLE\""), "\(output.withLock { $0 })")
         let flow = try #require(proxy.flows(count: 1).first)
         #expect(flow.error?.kind == "aborted", "\(String(describing: flow.error))")
-        #expect(flow.grpc?.status != 1, "\(flow.grpc?.notes ?? [])")
+        #expect(flow.grpc?.status == 14, "\(flow.grpc?.notes ?? [])")
+        #expect(flow.grpc?.notes.contains { $0.hasPrefix("response: DevProxy shut down") } == true,
+                "\(flow.grpc?.notes ?? [])")
         #expect(flow.grpc?.notes.contains { $0.contains("the client closed its connection") } == false,
                 "\(flow.grpc?.notes ?? [])")
     }

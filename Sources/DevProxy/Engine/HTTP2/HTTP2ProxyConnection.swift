@@ -125,8 +125,12 @@ final class HTTP2ProxyConnection {
                     exchange.draft.fail(.clientClosed, "the client connection closed while the stream was open"
                                         + (clientGoAway.map { " (the client's GOAWAY: \($0))" } ?? ""))
                     // Shutdown's cut reads as the client closing too; ProxyServer names it, and the
-                    // call's status is not the client's own.
-                    if !server.isStopping { exchange.recorder.recordClientClosed() }
+                    // call's status is the lost connection's, not one the client chose.
+                    if server.isStopping {
+                        exchange.recorder.recordShutdownCut()
+                    } else {
+                        exchange.recorder.recordClientClosed()
+                    }
                 }
                 emit(exchange)
             }
