@@ -236,6 +236,12 @@ def shoot(options):
             page.wait_for_function("() => [...document.querySelectorAll('flow-detail line-view .line .code')]"
                                    ".some((c) => c.textContent.includes('\"Ana Ferreira\"'))", timeout=10000)
             page.mouse.move(0, 0)
+            # Beside the pane, the Host column shows a name and its port whole, and the Method
+            # column its title (they read `api.acme.dev:39…` and `Meth…`).
+            cut = page.evaluate("""() => [...document.querySelectorAll(
+                    'flow-list .flow-row[data-id] .c-host, flow-list .flow-header .c-method')]
+                .filter((cell) => cell.scrollWidth > cell.clientWidth).map((cell) => cell.textContent)""")
+            checks.result("host-and-method-whole-beside-pane", not cut, repr(cut))
             save(page, options.shots, "detail")
             page.emulate_media(color_scheme="dark")
             page.wait_for_timeout(200)
