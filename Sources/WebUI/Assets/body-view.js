@@ -285,8 +285,17 @@ async function load(id, side, type, logged, parts, signal, whole) {
             const url = URL.createObjectURL(blob);
             signal.addEventListener("abort", () => URL.revokeObjectURL(url));
             const image = h("img", { class: "body-image", alt: `${side} image, ${type}, ${formatSize(blob.size)}` });
+            // Its size in pixels, as DevTools and Proxyman show it, or why nothing shows (a body
+            // that does not decode drew an empty box and said nothing).
+            const facts = h("p", { class: "muted image-facts" });
+            image.addEventListener("load", () => {
+                facts.textContent = `${image.naturalWidth} × ${image.naturalHeight} px`;
+            }, { once: true });
+            image.addEventListener("error", () => {
+                facts.textContent = `the body does not decode as ${type}: download it to look at its bytes`;
+            }, { once: true });
             image.src = url;
-            replaceChildren(content, image);
+            replaceChildren(content, facts, image);
             return;
         }
         // The worker fetches, formats and keeps the body; the view asks it for the lines in view.

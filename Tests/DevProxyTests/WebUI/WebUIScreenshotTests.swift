@@ -7,7 +7,9 @@ import TestSupport
 /// list with a marked and commented 500 and a request still waiting, a gzip JSON response in the
 /// pane (light and dark), a chat's WebSocket messages both ways, and the Rules view with a mock
 /// made from a flow. Each view must render, with no page error or CSP violation; beside the pane
-/// the Host column shows `api.acme.dev:PORT` whole and the Method column its title (they were cut).
+/// the Host column shows `api.acme.dev:PORT` whole and the Method column its title (they were cut);
+/// an image says its size in pixels, and a body that does not decode as its image type says so
+/// (it drew an empty box).
 ///
 /// The pictures go to a temporary directory, or with `DEVPROXY_SCREENSHOTS=DIR` to DIR
 /// (`scripts/webui-screenshots` writes `docs/screenshots/` so).
@@ -31,7 +33,7 @@ import TestSupport
         let result = try Subprocess.run("python3", [Self.script, "shoot", "--ui", ui, "--proxy",
                                                     "http://127.0.0.1:\(proxy.port)", "--origin-port", "\(origin.port)",
                                                     "--shots", shots], timeout: 120)
-        let expected: Set = ["list", "detail", "host-and-method-whole-beside-pane", "websocket", "rules", "no-page-errors"]
+        let expected: Set = ["list", "detail", "host-and-method-whole-beside-pane", "image-facts", "websocket", "rules", "no-page-errors"]
         #expect(result.status == 0, "\(result.output)")
         #expect(expected.subtracting(WebUIBrowser.passed(result)).isEmpty,
                 "missing: \(expected.subtracting(WebUIBrowser.passed(result)))\n\(result.output)")

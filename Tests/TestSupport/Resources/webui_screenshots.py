@@ -66,6 +66,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif path == "/api/v2/search":
             time.sleep(30)
             self.send(200, b"[]", "application/json")
+        elif path == "/img/broken.png":
+            self.send(200, b"<html>not an image</html>", "image/png")
         elif path.startswith("/img/"):
             self.send(200, png(), "image/png", [("Cache-Control", "max-age=86400")])
         elif path == "/api/v2/feed":
@@ -250,6 +252,20 @@ def shoot(options):
             checks.result("detail", True)
         except Exception as error:
             checks.result("detail", False, str(error).splitlines()[0])
+        try:
+            # An image says its size in pixels, and one that does not decode says so.
+            facts = []
+            through(proxy, "GET", cdn + "/img/broken.png", headers={"Accept": "image/*"})
+            for path in ["/img/avatar-4182.png", "/img/broken.png"]:
+                open_row(page, path)
+                page.click("#detail-tab-response")
+                page.wait_for_function("() => document.querySelector('flow-detail .image-facts')?.textContent",
+                                       timeout=10000)
+                facts.append(page.text_content("flow-detail .image-facts"))
+            checks.result("image-facts", facts == ["48 × 48 px", "the body does not decode as image/png: download it"
+                                                   " to look at its bytes"], repr(facts))
+        except Exception as error:
+            checks.result("image-facts", False, str(error).splitlines()[0])
         try:
             open_row(page, "/ws/chat")
             page.wait_for_function("() => document.querySelectorAll('flow-detail table.messages tbody tr').length >= 8",
