@@ -288,6 +288,20 @@ public struct GRPCFlowRecorder: Sendable {
         info.notes.append("response: \(why) before the call's status: the client reports UNAVAILABLE")
     }
 
+    /// The client's stream was reset with the RST_STREAM `code` (`INTERNAL_ERROR`) before the
+    /// call's status (the origin's reset passed on, or DevProxy's for a broken response): the
+    /// client reports the status PROTOCOL-HTTP2.md maps the code to (`GRPCStatus.code(forReset:)`),
+    /// not the UNKNOWN of a response that ended without grpc-status.
+    public mutating func streamReset(code: String) {
+        guard format == .grpc, info.status == nil, !answeredOutsideGRPC else { return }
+        clientEnded = true
+        let status = GRPCStatus.code(forReset: code)
+        info.status = status
+        info.notes.append("response: the client's stream was reset (\(code)) before the call's status: the client "
+                          + "reports \(GRPCStatus.name(of: status) ?? "\(status)")"
+                          + (code == "REFUSED_STREAM" ? " or sends the call again (the server did not process it)" : ""))
+    }
+
     /// Whether the request's `grpc-timeout` had run out `elapsed` seconds after it began. The
     /// client's clock started before its head reached DevProxy and its reset took a moment to
     /// come back: within 50 ms of the deadline counts.

@@ -38,6 +38,20 @@ public enum GRPCStatus {
         return result
     }
 
+    /// The status a gRPC client reports for a stream reset with the RST_STREAM code `name`
+    /// (`INTERNAL_ERROR`), as PROTOCOL-HTTP2.md's "Errors" table maps them: REFUSED_STREAM is
+    /// UNAVAILABLE, CANCEL CANCELLED, ENHANCE_YOUR_CALM RESOURCE_EXHAUSTED, INADEQUATE_SECURITY
+    /// PERMISSION_DENIED, and every other code INTERNAL.
+    public static func code(forReset name: String) -> Int {
+        switch name {
+        case "REFUSED_STREAM": 14
+        case "CANCEL": 1
+        case "ENHANCE_YOUR_CALM": 8
+        case "INADEQUATE_SECURITY": 7
+        default: 13
+        }
+    }
+
     /// The seconds a `grpc-timeout` value gives (PROTOCOL-HTTP2.md: `TimeoutValue TimeoutUnit`, at
     /// most 8 ASCII digits, then `H`, `M`, `S`, `m` for milliseconds, `u` or `n`); `nil` for
     /// anything else.

@@ -57,4 +57,11 @@ import Testing
         let seconds = GRPCStatus.timeout(fromHeader: pair.0)
         #expect(seconds.map { abs($0 - (pair.1 ?? -1)) < 1e-12 } ?? (pair.1 == nil), "\(pair.0): \(String(describing: seconds))")
     }
+
+    /// RST_STREAM codes map to the statuses PROTOCOL-HTTP2.md's "Errors" table gives.
+    @Test(arguments: [("NO_ERROR", 13), ("PROTOCOL_ERROR", 13), ("INTERNAL_ERROR", 13), ("REFUSED_STREAM", 14),
+                      ("CANCEL", 1), ("ENHANCE_YOUR_CALM", 8), ("INADEQUATE_SECURITY", 7), ("0x1f", 13)])
+    func resetCodesMapAsPROTOCOLHTTP2MdSays(_ pair: (String, Int)) {
+        #expect(GRPCStatus.code(forReset: pair.0) == pair.1)
+    }
 }

@@ -146,6 +146,12 @@ final class ExchangeRecorder {
         grpc?.clientClosed(elapsed: now.timeIntervalSince(started))
     }
 
+    /// DevProxy reset the client's HTTP/2 stream with `code` (the origin's reset passed on): a gRPC
+    /// call without a status yet takes the one the client reports (`GRPCFlowRecorder.streamReset`).
+    func recordStreamReset(code: String) {
+        grpc?.streamReset(code: code)
+    }
+
     /// DevProxy's shutdown closed the client's connection with the exchange still open: a gRPC
     /// call without a status yet is UNAVAILABLE, as its client reports it.
     func recordShutdownCut() {

@@ -410,6 +410,26 @@ import TestSupport
                 "\(String(describing: flow.grpc?.status)) \(String(describing: flow.response?.trailers))")
     }
 
+    /// An origin that resets a gRPC call mid-response: the client's stream is reset with the same
+    /// code, and the flow's status is the one a gRPC client reports for it (PROTOCOL-HTTP2.md's
+    /// mapping: INTERNAL_ERROR → INTERNAL, CANCEL → CANCELLED, ENHANCE_YOUR_CALM → RESOURCE_EXHAUSTED),
+    /// where it read UNKNOWN with a note that the client reported UNKNOWN.
+    @Test(arguments: [(2, "INTERNAL_ERROR", 13), (8, "CANCEL", 1), (11, "ENHANCE_YOUR_CALM", 8)])
+    func aGRPCCallTheOriginResetsHasTheStatusTheClientReports(_ row: (Int, String, Int)) throws {
+        let (code, name, status) = row
+        let origin = try HTTP2Origin(.misbehaving)
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let out = try H2Client.run(proxy: proxy, port: origin.port, alpn: "h2", path: "/grpc-rst-mid?code=\(code)",
+                                   extra: ["content-type=application/grpc", "te=trailers"])
+        #expect(out.responses.first?.reset == code, "\(out)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.error?.kind == "upstream_reset_stream" && flow.error?.code == name, "\(String(describing: flow.error))")
+        #expect(flow.grpc?.status == status, "\(flow.grpc?.notes ?? [])")
+        #expect(flow.grpc?.notes.contains { $0.hasPrefix("response: the client's stream was reset (\(name))") } == true,
+                "\(flow.grpc?.notes ?? [])")
+    }
+
     @Test func anOriginsMalformedResponseResetsTheClientsStream() throws {
         let origin = try HTTP2Origin(.misbehaving)
         let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))

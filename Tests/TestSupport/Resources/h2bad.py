@@ -7,7 +7,7 @@ SETTINGS_ENABLE_CONNECT_PROTOCOL), later connections' do not (an origin that cha
 connections). --then-http1: connections after the first offer only http/1.1 in ALPN and answer
 every request 200 "ok" over HTTP/1.1.
 Paths: /ok (200 "ok"), /refused (RST_STREAM REFUSED_STREAM at once), /rst (200, "partial", then
-RST_STREAM INTERNAL_ERROR), /goaway (200 "bye", then GOAWAY NO_ERROR), /slow (200 "slow" after
+RST_STREAM INTERNAL_ERROR), /grpc-rst-mid?code=N (a gRPC head and one message, then RST_STREAM with code N), /goaway (200 "bye", then GOAWAY NO_ERROR), /slow (200 "slow" after
 two seconds), /whole (200 "whole": head and body in one write, so in one TLS record), /late-body
 (the head at once, the body "late" a second later), /long-body (content-length 3, then "too long"), /huge-header (a
 70 KiB field in the response head), /burst-error (the head, "partial" and a DATA frame on stream 0, a
@@ -131,6 +131,13 @@ def serve_connection(tls, enable_connect_protocol=False):
                     send(lambda: conn.close_connection(h2.errors.ErrorCodes.NO_ERROR, last_stream_id=0))
             elif path == "/rst":
                 respond(sid, b"partial", then=lambda: conn.reset_stream(sid, h2.errors.ErrorCodes.INTERNAL_ERROR))
+            elif path.startswith("/grpc-rst-mid"):
+                # A gRPC response's head and one message, then RST_STREAM with ?code=N (an HTTP/2
+                # error code): a call the server resets mid-stream.
+                code = int(dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(path).query)).get("code", "2"))
+                send(lambda: conn.send_headers(sid, [(":status", "200"), ("content-type", "application/grpc")]))
+                send(lambda: conn.send_data(sid, b"\x00\x00\x00\x00\x02\x08\x01", end_stream=False))
+                send(lambda: conn.reset_stream(sid, code))
             elif path == "/goaway":
                 respond(sid, b"bye")
                 send(lambda: conn.close_connection(h2.errors.ErrorCodes.NO_ERROR, last_stream_id=sid))

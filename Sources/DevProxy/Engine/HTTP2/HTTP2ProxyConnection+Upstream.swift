@@ -310,8 +310,10 @@ extension HTTP2ProxyConnection {
     /// Resets the client's stream once what was already relayed on it has left: nghttp2 sends a
     /// RST_STREAM ahead of queued HEADERS and DATA, which would swallow the part of the response
     /// the origin did send. What the window lets out goes now; the rest, then the reset, when the
-    /// client's window reopens (`dataSent`).
+    /// client's window reopens (`dataSent`). A gRPC call without a status yet records the one its
+    /// client reports for `code`.
     func resetClientAfterQueuedFrames(_ exchange: HTTP2StreamExchange, code: HTTP2ErrorCode) {
+        exchange.recorder.recordStreamReset(code: code.description)
         let output = session.pendingOutput()
         if !output.isEmpty { try? output.withUnsafeBytes { try client.write($0, flush: true) } }
         if session.outboundQueuedBytes(stream: exchange.clientStream) > 0 {
@@ -327,6 +329,7 @@ extension HTTP2ProxyConnection {
         exchange.draft.fail(.upstreamReset2, message)
         exchange.draft.flow.error?.code = HTTP2ErrorCode.refusedStream.description
         exchange.draft.flow.error?.by = "server"
+        exchange.recorder.recordStreamReset(code: HTTP2ErrorCode.refusedStream.description)
         try? session.resetStream(exchange.clientStream, code: .refusedStream)
     }
 
