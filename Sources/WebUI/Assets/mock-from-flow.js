@@ -85,6 +85,14 @@ export async function openMock(flow) {
             + "and the mock sends them without their Content-Encoding");
     }
     if (body.error) notes.push(`the response body could not be read (${body.error}): type one`);
+    // A mock answers with its status, type and body alone: a page on another origin that read the
+    // recorded response by its CORS header gets a mock its browser will not let it read (fetch
+    // fails with a CORS error, and the flow looks fine).
+    const allowed = flow.response ? headerValue(flow.response.headers, "access-control-allow-origin") : null;
+    if (allowed) {
+        notes.push(`the recorded Access-Control-Allow-Origin: ${allowed} is not sent by a mock (a status, a type and `
+            + "a body): a browser page on another origin cannot read this answer");
+    }
     document.getElementById("tab-rules")?.click();
     panel.fillMock({
         text: mockText(flow.request.method, urlRegex(flow.request.url)),

@@ -150,7 +150,8 @@ import TestSupport
     /// the edited body answers curl with the mock header; Edit to 503 answers 503; a second page
     /// sees the rule appear and change without reload; a PNG flow's mock answers its exact bytes; a
     /// body over 1 MiB is left to type; a flow that ended without a response fills status 200; once
-    /// added, the form's heading is "Add a rule" again (it still said "Add a mock from the flow").
+    /// added, the form's heading is "Add a rule" again (it still said "Add a mock from the flow"); a
+    /// response with Access-Control-Allow-Origin has a note that the mock will not send it.
     @Test(.enabled(if: WebUIBrowser.missing == nil, "needs chromium and playwright"))
     func mockFromAFlowAndEditInThePage() throws {
         let dir = TemporaryDirectory()
@@ -165,6 +166,6 @@ import TestSupport
             "mock-form-filled", "mock-answers-curl", "flag-rule-switch-only", "second-page-sees-it",
             "edit-cancel-leaves-it", "edit-to-503", "second-page-sees-the-edit", "binary-form", "binary-exact-bytes",
             "big-body-left-to-type", "no-response-fills-what-it-has", "mock-form-heading-after-add",
-            "no-page-errors"]), "\(result.output)")
+            "mock-note-says-cors-is-not-sent", "no-page-errors"]), "\(result.output)")
     }
 }

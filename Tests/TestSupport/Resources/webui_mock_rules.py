@@ -43,6 +43,10 @@ class Origin(http.server.BaseHTTPRequestHandler):
             body, headers = b"late", [("Content-Type", "text/plain")]
         elif self.path.startswith("/big.txt"):
             body, headers = b"0123456789abcdef" * (1 << 16) + b"!", [("Content-Type", "text/plain")]
+        elif self.path.startswith("/api/cors"):
+            # What a browser page on another origin reads only with its Access-Control-Allow-Origin.
+            body, headers = b'{"ok": true}', [("Content-Type", "application/json"),
+                                              ("Access-Control-Allow-Origin", "https://shop.example.test")]
         elif self.path.startswith("/logo.png"):
             body, headers = IMAGE, [("Content-Type", "image/png")]
         else:
@@ -197,6 +201,16 @@ def main():
         checks.result("no-response-fills-what-it-has", form["text"] == wanted and form["status"] == "200"
                       and form["body"] == "" and "no response was recorded" in form["note"],
                       repr(form))
+        # A response a page on another origin read by its CORS headers: the note says the mock will
+        # not send them (a mock has a status, a type and a body), so that page cannot read the mock.
+        page.click("#tab-flows")
+        record(options.proxy, base + "/api/cors")
+        open_flow(page, "/api/cors")
+        page.click("#mock-from-flow")
+        page.wait_for_function("() => document.getElementById('rule-text').value.includes('cors')", timeout=10000)
+        form = page.evaluate(FORM)
+        checks.result("mock-note-says-cors-is-not-sent", "Access-Control-Allow-Origin: https://shop.example.test"
+                      in form["note"] and "not sent" in form["note"], repr(form["note"]))
 
         checks.result("no-page-errors", not problems and not other_problems
                       and not page.evaluate("window.__violations"),
