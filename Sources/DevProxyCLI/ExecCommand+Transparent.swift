@@ -83,6 +83,16 @@ extension ExecCommand {
                                                  dnsStreamPort: bridge.dnsStreamPort, excluded: excluded,
                                                  loopback: loopback),
                 environment: environment)
+            do {
+                try NamespaceCapture.configureNetwork(NamespaceCapture.refusalCommands(), environment: environment)
+                for (path, value) in NamespaceCapture.refusalSwitches {
+                    try NamespaceCapture.setSwitch(path, to: value)
+                }
+            } catch let error as NetworkError {
+                try NamespaceCapture.configureNetwork(NamespaceCapture.loopbackRoute, environment: environment)
+                Output.warning("--transparent: ping and other ICMP get no answer rather than a refusal: "
+                               + error.message)
+            }
             if let v6 = bridge.redirectedV6 {
                 do {
                     try NamespaceCapture.configureNetwork(

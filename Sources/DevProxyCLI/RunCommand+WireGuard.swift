@@ -170,9 +170,12 @@ enum WireGuardSetup {
                 ["iptables", "-A", "FORWARD", "-i", interface, "-j", "REJECT", "--reject-with", "icmp-admin-prohibited"],
             ], environment: environment)
             // No ICMP redirect first (a packet routed back out where it came from would get one, and
-            // the per-host ICMP rate limit would then swallow the refusal).
-            for name in ["all", interface] { Self.setSwitch("/proc/sys/net/ipv4/conf/\(name)/send_redirects", to: "0") }
-            Self.setSwitch("/proc/sys/net/ipv4/ip_forward", to: "1")
+            // the per-host ICMP rate limit would then swallow the refusal). A switch not written
+            // leaves those packets dropped, as without the rules.
+            for name in ["all", interface] {
+                try? NamespaceCapture.setSwitch("/proc/sys/net/ipv4/conf/\(name)/send_redirects", to: "0")
+            }
+            try? NamespaceCapture.setSwitch("/proc/sys/net/ipv4/ip_forward", to: "1")
             // IPv6 when the kernel has it (best effort: without it, IPv6 from a device is dropped as before).
             if (try? NamespaceCapture.configureNetwork([
                 ["ip", "-6", "route", "add", "default", "dev", interface],
@@ -180,7 +183,7 @@ enum WireGuardSetup {
                 ["ip6tables", "-A", "FORWARD", "-i", interface, "-p", "tcp", "-j", "REJECT", "--reject-with", "tcp-reset"],
                 ["ip6tables", "-A", "FORWARD", "-i", interface, "-j", "REJECT", "--reject-with", "icmp6-adm-prohibited"],
             ], environment: environment)) != nil {
-                Self.setSwitch("/proc/sys/net/ipv6/conf/all/forwarding", to: "1")
+                try? NamespaceCapture.setSwitch("/proc/sys/net/ipv6/conf/all/forwarding", to: "1")
             }
             answer("ok", [tun, listener.fd, dns.fd, dnsStream.fd])
             close(tun)
@@ -200,15 +203,6 @@ enum WireGuardSetup {
             if count > 0 || (count < 0 && errno == EINTR) { continue }
             return 0
         }
-    }
-
-    /// Writes `value` to a switch of this process's network namespace (/proc/sys/net is the
-    /// namespace's own, not the host's); a failure leaves those packets dropped, as without the rules.
-    private static func setSwitch(_ path: String, to value: String) {
-        let fd = open(path, O_WRONLY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        _ = write(fd, value, value.utf8.count)
-        close(fd)
     }
 
     #endif

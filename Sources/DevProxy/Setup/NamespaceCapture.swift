@@ -21,7 +21,9 @@ import Synchronization
 ///   programs use IPv4;
 /// - the `HostRelay`, in `devproxy exec`'s own process outside the namespace, joins each Unix
 ///   connection to DevProxy's listener;
-/// - other UDP (QUIC) is refused, so HTTP/3 falls back to TCP, as with `--mode transparent`.
+/// - other UDP (QUIC) is refused, so HTTP/3 falls back to TCP, as with `--mode transparent`;
+/// - anything else (ICMP: ping) leaves by a veth pair inside the namespace and is refused as it
+///   comes back in (`refusalCommands`), so ping says "Packet filtered" at once.
 public enum NamespaceCapture {
     /// The first address `FakeDNS` gives: 198.18.0.1.
     static let fakeBase: UInt32 = 0xC612_0001
@@ -443,17 +445,16 @@ public enum NamespaceCapture {
         return commands
     }
 
-    /// The commands that make the rest of the namespace's network: an address of its own (`source`)
-    /// and a default route through loopback
-    /// (so a connection to any address gets as far as the rules), the redirects, and QUIC and
-    /// other UDP refused. DNS, UDP to `dnsPort` and TCP to `dnsStreamPort`, whatever server it was
-    /// sent to (loopback's too: a resolver at 127.0.0.53). `loopback`: loopback connections too go to
-    /// DevProxy (the machine's own servers, outside the namespace), except the bridge's own ports.
+    /// The commands that make the rest of the namespace's network: an address of its own (`source`),
+    /// the redirects, and QUIC and other UDP refused; `refusalCommands` (else `loopbackRoute`) then
+    /// give it a default route, so a connection to any address gets as far as the rules. DNS, UDP
+    /// to `dnsPort` and TCP to `dnsStreamPort`, whatever server it was sent to (loopback's too: a
+    /// resolver at 127.0.0.53). `loopback`: loopback connections too go to DevProxy (the machine's
+    /// own servers, outside the namespace), except the bridge's own ports.
     public static func networkCommands(bridgePort: Int, dnsPort: Int, dnsStreamPort: Int, excluded: [Int],
                                        loopback: Bool) -> [[String]] {
         var commands: [[String]] = [
             ["ip", "addr", "add", source + "/32", "dev", "lo"],
-            ["ip", "route", "add", "default", "dev", "lo", "src", source],
             ["iptables", "-t", "nat", "-A", "OUTPUT", "-p", "udp", "--dport", "53", "-j", "REDIRECT", "--to-ports",
              String(dnsPort)],
             // DNS over TCP (glibc's `options use-vc`, a retry after a truncated answer, `dig +tcp`)
@@ -469,6 +470,53 @@ public enum NamespaceCapture {
         commands.append(["iptables", "-A", "OUTPUT", "-p", "udp", "!", "-s", "127.0.0.0/8", "!", "-d", "127.0.0.0/8",
                          "-j", "REJECT"])
         return commands
+    }
+
+    /// The namespace's two ends of a veth pair: its default route leaves by `refusalLink.out`
+    /// (through a gateway that is `refusalLink.into`'s address), and what comes back in there is
+    /// refused by the FORWARD chain with ICMP "administratively prohibited", so what no rule
+    /// redirected or refused before (ICMP echo: ping says "Packet filtered") fails at once,
+    /// saying so, instead of being dropped (ping waited its 10 s, or forever). Nothing leaves the
+    /// namespace: both ends are in it.
+    static let refusalLink = (out: "devproxy0", into: "devproxy1", gateway: "198.19.255.1", mac: "02:00:c6:13:ff:01")
+
+    /// The commands for `refusalLink`, with `refusalSwitches` written after them.
+    public static func refusalCommands() -> [[String]] {
+        let link = refusalLink
+        return [
+            ["ip", "link", "add", link.out, "type", "veth", "peer", "name", link.into],
+            ["ip", "link", "set", link.into, "address", link.mac],
+            ["ip", "link", "set", link.out, "up"],
+            ["ip", "link", "set", link.into, "up"],
+            ["ip", "neigh", "add", link.gateway, "lladdr", link.mac, "dev", link.out, "nud", "permanent"],
+            ["ip", "route", "add", "default", "via", link.gateway, "dev", link.out, "onlink", "src", source],
+            ["iptables", "-P", "FORWARD", "DROP"],
+            ["iptables", "-A", "FORWARD", "-i", link.into, "-j", "REJECT", "--reject-with", "icmp-admin-prohibited"],
+        ]
+    }
+
+    /// The namespace's switches `refusalCommands` needs (/proc/sys/net is the namespace's own):
+    /// forwarding on; the namespace's own address accepted as the source of what comes in (it is
+    /// what it sent); no ICMP redirect (the per-host ICMP rate limit would then swallow refusals).
+    public static let refusalSwitches: [(path: String, value: String)] = [
+        ("/proc/sys/net/ipv4/conf/\(refusalLink.into)/accept_local", "1"),
+        ("/proc/sys/net/ipv4/conf/all/send_redirects", "0"),
+        ("/proc/sys/net/ipv4/conf/\(refusalLink.into)/send_redirects", "0"),
+        ("/proc/sys/net/ipv4/ip_forward", "1"),
+    ]
+
+    /// The default route when there can be no `refusalLink` (a kernel without veth): through
+    /// loopback, where ICMP is dropped.
+    public static let loopbackRoute = [["ip", "route", "replace", "default", "dev", "lo", "src", source]]
+
+    /// Writes `value` to a switch of this process's network namespace.
+    /// - Throws: `NetworkError` naming the switch when it cannot.
+    public static func setSwitch(_ path: String, to value: String) throws {
+        let fd = open(path, O_WRONLY | O_CLOEXEC)
+        let written = fd >= 0 && write(fd, value, value.utf8.count) == value.utf8.count
+        let reason = String(cString: strerror(errno))
+        if fd >= 0 { Glibc.close(fd) }
+        guard written else { throw NetworkError(.failed, "cannot write \(path): \(reason)") }
     }
 
     /// The same for IPv6, when the namespace has it (`bridgePortV6`: the bridge could listen on

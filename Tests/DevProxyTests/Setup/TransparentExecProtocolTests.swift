@@ -94,6 +94,25 @@ import TestSupport
         #expect(!flows.contains { $0.server.host.contains("2001:db8") }, "\(flows.map { $0.server })")
     }
 
+    /// Whether iputils' ping is here.
+    static let hasPing = (try? Subprocess.run("sh", ["-c", "command -v ping"], timeout: 10).status) == 0
+
+    /// ping, which DevProxy cannot carry, fails at once and says why: each echo gets "Packet
+    /// filtered" (ICMP administratively prohibited), to an address or to a name DevProxy's DNS
+    /// answered; ping exits 1 in well under its 10 s wait. Before, the echo was dropped: ping said
+    /// nothing and waited 10 s (without `-c`, for ever).
+    @Test(.enabled(if: TransparentExecTests.canMakeNamespaces && hasPing, "needs namespaces, iptables and ping"))
+    func pingIsRefusedAtOnce() throws {
+        let setup = try Setup()
+        for target in ["192.0.2.1", "origin.test"] {
+            let started = Date()
+            let run = try setup.exec(["ping", "-c", "1", target])
+            let took = Date().timeIntervalSince(started)
+            #expect(run.status == 1 && run.stdout.contains("Packet filtered"), "\(target): \(run.output)")
+            #expect(took < 5, "\(target): \(took) s")
+        }
+    }
+
     /// The namespace routes to the bridge the IPv6 this machine reaches: all of it with a global
     /// source address, unique local addresses with only such a source, none without IPv6.
     @Test func ipv6RoutesFollowThisMachinesReach() {
