@@ -89,6 +89,21 @@ import TestSupport
         #expect(flow.response?.status == 200)
     }
 
+    /// An upload sent after `100 Continue` (curl's, over 1 MiB) has its send time end with the body,
+    /// whether the origin's 100 or DevProxy's own after a second let it go: two MiB at 2 MiB/s read
+    /// as 0 ms of send and a second of waiting for the response.
+    @Test(.backstop) func anUploadAfter100ContinueIsTimedAsSent() throws {
+        let (origin, proxy) = try setUp()
+        let body = TemporaryDirectory()
+        let file = body.write("upload.bin", bytes: [UInt8](repeating: 0x61, count: 2 << 20))
+        let result = try proxy.curl(["-H", "Expect: 100-continue", "--limit-rate", "2M", "--data-binary", "@" + file,
+                                     "-o", "/dev/null", "-w", "%{http_code}", origin.url("/echo")])
+        #expect(result.stdout == "200", "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.request?.body?.size == 2 << 20)
+        #expect(flow.timings.send > 500 && flow.timings.wait < flow.timings.send, "\(flow.timings)")
+    }
+
     /// An origin that never sends `100 Continue` (Python's http.server, many frameworks) waits for
     /// the body: DevProxy waited only for the origin's 100, holding the body, until the upstream
     /// timeout (a 504). After a second it tells the client to go on itself; this client would wait

@@ -121,6 +121,8 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
                 context.sendToClient(ExchangeContext.continueHead)
                 cutShort = try sendRequestBodyUntilCut(draft: &draft)
                 bodySent = cutShort == nil && !relaysEarly
+                // The send ends with the body, not the head (a 50 MiB upload read as 0 ms of send).
+                recorder.requestSent = Date()
             }
             var final: UpstreamResponseHead?
             while final == nil {
@@ -142,6 +144,7 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
                     context.sendToClient(ExchangeContext.continueHead)
                     cutShort = try sendRequestBodyUntilCut(draft: &draft)
                     bodySent = cutShort == nil && !relaysEarly
+                    recorder.requestSent = Date()
                 case .interim(let interim):
                     relayInterim(interim, draft: &draft)
                 case .final(let head):
