@@ -155,9 +155,9 @@ class FlowDetail extends HTMLElement {
             h("h2", { class: "detail-title" }, h("span", { class: "method" }, held.method), " ",
                 h("span", { class: "url" }, held.url)),
             h("p", { class: "detail-status held-note", role: "status" }, response
-                ? `⏸ response held at a breakpoint: the origin answered ${held.status}, the client has not got it `
+                ? `‖ response held at a breakpoint: the origin answered ${held.status}, the client has not got it `
                     + "yet. Resume (a) sends it on, Abort (x) answers 502"
-                : "⏸ held at a breakpoint: nothing was sent yet. Resume (a) sends it on, Abort (x) answers 502")),
+                : "‖ held at a breakpoint: nothing was sent yet. Resume (a) sends it on, Abort (x) answers 502")),
             h("div", { class: "detail-panel held-panel" }, response ? responseEditor(held) : interceptEditor(held)));
         return true;
     }

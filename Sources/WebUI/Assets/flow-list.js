@@ -48,10 +48,10 @@ function compareBy(sort, a, b) {
     return b.seq - a.seq;
 }
 /** The first column's mark of a request, or a response, held at a breakpoint (`intercept.js`); the
- * Status cell says which (`⏸ request`, `⏸ response`). */
+ * Status cell says which (`‖ request`, `‖ response`). */
 const HELD_MARKERS = {
-    request: { key: "held", symbol: "⏸", label: "held at a breakpoint: a resumes it, x aborts it" },
-    response: { key: "held", symbol: "⏸", label: "response held at a breakpoint: a resumes it, x aborts it" },
+    request: { key: "held", symbol: "‖", label: "held at a breakpoint: a resumes it, x aborts it" },
+    response: { key: "held", symbol: "‖", label: "response held at a breakpoint: a resumes it, x aborts it" },
 };
 /** The Status column's index (a held row says there what is held). */
 const STATUS_CELL = COLUMNS.findIndex((column) => column.key === "status");
@@ -449,7 +449,7 @@ class FlowList extends HTMLElement {
         }
         setSafeAttribute(row, "data-id", id);
         const classes = ["flow-row", statusClass(summary)];
-        // Held at a breakpoint (the board says so, not the summary): ⏸ in place of the pending mark,
+        // Held at a breakpoint (the board says so, not the summary): ‖ in place of the pending mark,
         // and what is held, the request or the response, in the Status cell.
         const phase = store.heldPhase(id);
         const held = Boolean(phase);
@@ -465,7 +465,7 @@ class FlowList extends HTMLElement {
         setSafeAttribute(row, "aria-selected", id === store.selectedID || store.picked.has(id) ? "true" : "false");
         for (let c = 0; c < COLUMNS.length; c += 1) {
             const text = c === 0 ? marks.map((marker) => marker.symbol).join(" ")
-                : c === STATUS_CELL && held ? `⏸ ${phase}` : COLUMNS[c].text(summary);
+                : c === STATUS_CELL && held ? `‖ ${phase}` : COLUMNS[c].text(summary);
             if (cells[c].textContent !== text) cells[c].textContent = text;
         }
         const labels = marks.map((marker) => marker.label).join(", ");

@@ -63,7 +63,7 @@ export function responseEditor(held) {
     abort.addEventListener("click", () => abortHeld(held.id, "response"));
     const since = Date.parse(held.since);
     return h("section", { class: "intercept-editor intercept-response", "aria-label": "Response held at a breakpoint" },
-        h("h3", {}, "⏸ Response held at a breakpoint"),
+        h("h3", {}, "‖ Response held at a breakpoint"),
         h("p", { class: "muted intercept-facts" },
             `${held.http_version} · filter ${held.filter ?? store.intercept.filter ?? ""}`
             + (Number.isFinite(since) ? ` · held since ${new Date(since).toLocaleTimeString()}` : "")

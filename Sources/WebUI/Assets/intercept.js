@@ -272,7 +272,7 @@ export function interceptEditor(held) {
     respond.cancel.addEventListener("click", () => show(false));
     const since = Date.parse(held.since);
     return h("section", { class: "intercept-editor", "aria-label": "Held at a breakpoint" },
-        h("h3", {}, "⏸ Held at a breakpoint"),
+        h("h3", {}, "‖ Held at a breakpoint"),
         h("p", { class: "muted intercept-facts" },
             `${held.http_version} · filter ${held.filter ?? store.intercept.filter ?? ""}`
             + (Number.isFinite(since) ? ` · held since ${new Date(since).toLocaleTimeString()}` : "")
@@ -314,7 +314,7 @@ export function interceptFacts(intercept, response = false) {
 }
 
 /** <intercept-box>: the Intercept filter (Enter sets it; the server's reason beside it when refused)
- * and, while any are held, "⏸ N held · Resume all". Hidden beside no proxy. */
+ * and, while any are held, "‖ N held · Resume all". Hidden beside no proxy. */
 class InterceptBox extends HTMLElement {
     #input;
     #error;
@@ -362,7 +362,7 @@ class InterceptBox extends HTMLElement {
             filter ? `Intercept filter, holding ${filter}` : "Intercept filter, off");
         this.#input.classList.toggle("active", Boolean(filter));
         this.#resumeAll.hidden = held.length === 0;
-        this.#resumeAll.textContent = `⏸ ${held.length} held · Resume all`;
+        this.#resumeAll.textContent = `‖ ${held.length} held · Resume all`;
     }
 
     async #set() {

@@ -5,8 +5,8 @@ got and makes requests with curl through the proxy.
 
 Checks: the Intercept box shows the run's filter; a filter asking about a body (`~b x`, known when
 no breakpoint decides) is refused with the server's reason beside the box; `~u /held/ & ~q` set with
-Enter holds a curl POST (its request alone): its row is marked (⏸, class `held`, `⏸ request` in the
-Status cell) and the top bar says `⏸ 1 held · Resume all`; its pane shows the editor (method, URL,
+Enter holds a curl POST (its request alone): its row is marked (‖, class `held`, `‖ request` in the
+Status cell) and the top bar says `‖ 1 held · Resume all`; its pane shows the editor (method, URL,
 header fields, body as text; a hostile header value as text); the body edited and Resume: curl gets
 the origin's answer to the edited body, the row is no longer held and the Connection tab says
 `held … resumed edited: body`; `x` aborts a held request (curl gets a 502 that says so); `A` resumes
@@ -15,7 +15,7 @@ the page: a 204 with a body is refused with the server's reason, then curl gets 
 body typed, the origin never sees the request, and the Connection tab says `answered here: 418`.
 
 Responses (`~u /held/response & ~s`, the response alone): a curl GET's response is held, its row
-says `⏸ response`; its pane shows the response's editor (status, header fields, body; no method or
+says `‖ response`; its pane shows the response's editor (status, header fields, body; no method or
 URL); status and body edited, Resume says `Resume edited` and `a` sends them: curl gets the edited
 status and body, and the Connection tab says `Response intercepted … resumed edited: status, body
 (was 200)`; a binary body is said to go on unchanged while the status is edited; a gzip body is
@@ -110,7 +110,7 @@ def held_row(page, path, held=True, timeout=15000):
     """Waits until the row of `path` is (or is no longer) marked held; returns its id."""
     page.wait_for_function("""([p, held]) => [...document.querySelectorAll('flow-list .flow-row[data-id]')]
         .some((r) => r.querySelector('.c-path').textContent === p && r.classList.contains('held') === held
-            && (r.querySelector('.c-marks').textContent.includes('⏸') === held))""",
+            && (r.querySelector('.c-marks').textContent.includes('‖') === held))""",
                            arg=[path, held], timeout=timeout)
     return page.evaluate("""(p) => [...document.querySelectorAll('flow-list .flow-row[data-id]')]
         .find((r) => r.querySelector('.c-path').textContent === p).getAttribute('data-id')""", path)
@@ -219,11 +219,22 @@ def run(page, options, base, checks):
     post = Curl(options.proxy, base + "/held/echo", data="name=ana", headers=("X-Note: " + HOSTILE,))
     held_row(page, "/held/echo")
     page.wait_for_function("() => document.getElementById('intercept-resume-all')?.textContent === "
-                           "'⏸ 1 held · Resume all' && !document.getElementById('intercept-resume-all').hidden",
+                           "'‖ 1 held · Resume all' && !document.getElementById('intercept-resume-all').hidden",
                            timeout=10000)
     status = status_cell(page, "/held/echo")
-    checks.result("row-marked-held", status == "⏸ request",
-                  "⏸ in the first column, ⏸ 1 held · Resume all in the top bar; status %r" % status)
+    checks.result("row-marked-held", status == "‖ request",
+                  "‖ in the first column, ‖ 1 held · Resume all in the top bar; status %r" % status)
+    # The mark is drawn, not a missing glyph's box: ⏸ (U+23F8) was in no font a plain Linux has
+    # (DejaVu), so the row, the top bar and the pane showed a box. Drawn in the row's font on a
+    # canvas, it must differ from a character no font has.
+    drawn = page.evaluate("""() => {
+        const cell = document.querySelector('flow-list .flow-row.held .c-marks');
+        const font = getComputedStyle(cell).font;
+        const draw = (text) => { const canvas = document.createElement('canvas'); canvas.width = 40; canvas.height = 30;
+            const context = canvas.getContext('2d'); context.font = font; context.fillText(text, 4, 22);
+            return canvas.toDataURL(); };
+        return [cell.textContent.trim(), draw(cell.textContent.trim()) !== draw(String.fromCodePoint(0x10FFFD))]; }""")
+    checks.result("held-mark-drawn", drawn[1], repr(drawn))
     open_flow(page, "/held/echo")
     page.wait_for_selector("flow-detail #intercept-body", timeout=10000)
     headers = page.input_value("#intercept-headers")
@@ -268,7 +279,7 @@ def run(page, options, base, checks):
     both = [Curl(options.proxy, base + "/held/all-%d" % n) for n in (1, 2)]
     for n in (1, 2):
         held_row(page, "/held/all-%d" % n)
-    page.wait_for_function("() => document.getElementById('intercept-resume-all').textContent.startsWith('⏸ 2 held')",
+    page.wait_for_function("() => document.getElementById('intercept-resume-all').textContent.startsWith('‖ 2 held')",
                            timeout=10000)
     page.focus("flow-list .flow-viewport")
     page.keyboard.press("Shift+A")
@@ -330,7 +341,7 @@ def responses(page, options, base, checks):
     status = status_cell(page, "/held/response")
     row_class = page.evaluate("""() => [...document.querySelectorAll('flow-list .flow-row[data-id]')]
         .find((r) => r.querySelector('.c-path').textContent === '/held/response').className""")
-    checks.result("response-row-marked-held", status == "⏸ response" and "held-response" in row_class,
+    checks.result("response-row-marked-held", status == "‖ response" and "held-response" in row_class,
                   repr((status, row_class)))
     open_flow(page, "/held/response")
     page.wait_for_selector("flow-detail #intercept-status", timeout=10000)
@@ -352,7 +363,7 @@ def responses(page, options, base, checks):
                            " === 'Intercept filter, holding ~u /held/response & ~s & ~m GET'", timeout=10000)
     page.wait_for_timeout(300)
     status = status_cell(page, "/held/response")
-    checks.result("response-survives-filter-change", status == "⏸ response"
+    checks.result("response-survives-filter-change", status == "‖ response"
                   and page.input_value("#intercept-status") == "418"
                   and page.input_value("#intercept-body") == "edited in the page <b>not markup</b>", repr(status))
     page.focus("flow-list .flow-viewport")
@@ -421,7 +432,7 @@ def responses(page, options, base, checks):
     body = page.input_value("#intercept-body")
     page.click("#intercept-resume")
     answer = both.wait()
-    checks.result("both-phases-one-row", first == "⏸ request" and second == "⏸ response"
+    checks.result("both-phases-one-row", first == "‖ request" and second == "‖ response"
                   and '"body": "x=2"' in body and '"body": "x=2"' in answer and answer.rstrip().endswith("200"),
                   repr((first, second, body, answer)))
 
