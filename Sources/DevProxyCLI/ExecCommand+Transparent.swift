@@ -96,9 +96,11 @@ extension ExecCommand {
             if let v6 = bridge.redirectedV6 {
                 do {
                     try NamespaceCapture.configureNetwork(
-                        NamespaceCapture.networkCommandsV6(bridgePort: v6.address.port, dnsPort: bridge.dnsPort,
-                                                           dnsStreamPort: bridge.dnsStreamPort, excluded: excluded,
-                                                           loopback: loopback, reach: reach),
+                        NamespaceCapture.networkCommandsV6(
+                            bridgePort: v6.address.port, dnsPorts: bridge.dnsPortsV6, excluded: excluded,
+                            loopback: loopback, reach: reach,
+                            nameservers: NamespaceCapture.nameserversV6(
+                                resolvConf: (try? String(contentsOfFile: "/etc/resolv.conf", encoding: .utf8)) ?? "")),
                         environment: environment)
                 } catch let error as NetworkError {
                     Output.warning("--transparent: IPv6 left out, so an IPv6 address is not reachable from the "

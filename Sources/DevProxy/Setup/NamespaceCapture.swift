@@ -333,6 +333,9 @@ public enum NamespaceCapture {
         /// The DNS-over-TCP listener's port on 127.0.0.1, and what answers there.
         public let dnsStreamPort: Int
         private let dnsStreams: DNSStreamServer
+        /// The same two on ::1, when the namespace has IPv6 (for a resolver whose server is an IPv6 address).
+        public let dnsPortsV6: (udp: Int, tcp: Int)?
+        private let dnsV6: (fd: Int32, streams: DNSStreamServer)?
         private let relayPath: String
         public let dns = FakeDNS()
 
@@ -350,6 +353,18 @@ public enum NamespaceCapture {
             let stream = try NamespaceCapture.bound(0x7F00_0001, stream: true, what: "the DNS-over-TCP listener")
             dnsStreamPort = stream.port
             dnsStreams = DNSStreamServer(listening: stream.fd) { [dns] in dns.answer($0) }
+            if redirectedV6 != nil,
+               let udp = try? NamespaceCapture.boundLoopbackV6(stream: false, what: "the DNS responder") {
+                if let tcp = try? NamespaceCapture.boundLoopbackV6(stream: true, what: "the DNS-over-TCP listener") {
+                    dnsPortsV6 = (udp.port, tcp.port)
+                    dnsV6 = (udp.fd, DNSStreamServer(listening: tcp.fd) { [dns] in dns.answer($0) })
+                } else {
+                    Glibc.close(udp.fd)
+                    (dnsPortsV6, dnsV6) = (nil, nil)
+                }
+            } else {
+                (dnsPortsV6, dnsV6) = (nil, nil)
+            }
         }
 
         /// Serves on threads of its own for the life of the process.
@@ -358,8 +373,12 @@ public enum NamespaceCapture {
                 Thread { [self] in accepting(listener, redirected: true) }.start()
             }
             Thread { [self] in accepting(explicit, redirected: false) }.start()
-            Thread { [self] in answeringDNS() }.start()
+            Thread { [self] in answeringDNS(on: dnsFD) }.start()
             Thread { [self] in dnsStreams.serve() }.start()
+            if let dnsV6 {
+                Thread { [self] in answeringDNS(on: dnsV6.fd) }.start()
+                Thread { dnsV6.streams.serve() }.start()
+            }
         }
 
         private func accepting(_ listener: Listener, redirected: Bool) {
@@ -411,7 +430,7 @@ public enum NamespaceCapture {
             return parts.count >= 2 && parts[1].hasPrefix("2")
         }
 
-        private func answeringDNS() {
+        private func answeringDNS(on dnsFD: Int32) {
             var buffer = [UInt8](repeating: 0, count: 4096)
             while true {
                 var from = sockaddr_storage()
@@ -521,17 +540,42 @@ public enum NamespaceCapture {
 
     /// The same for IPv6, when the namespace has it (`bridgePortV6`: the bridge could listen on
     /// ::1); a kernel without IPv6 leaves these out, and programs then have IPv4 alone. Only what
-    /// this machine reaches (`reach`) is routed to the bridge; any other IPv6 address is unreachable.
-    public static func networkCommandsV6(bridgePort: Int, dnsPort: Int, dnsStreamPort: Int, excluded: [Int],
-                                         loopback: Bool, reach: IPv6Reach) -> [[String]] {
-        let ports = ([bridgePort, dnsPort, dnsStreamPort] + excluded).map(String.init)
+    /// this machine reaches (`reach`) is routed to the bridge; any other IPv6 address is unreachable,
+    /// but for `nameservers` (the resolver's IPv6 servers), whose DNS, UDP and TCP, goes to `dnsPorts`.
+    public static func networkCommandsV6(bridgePort: Int, dnsPorts: (udp: Int, tcp: Int)?, excluded: [Int],
+                                         loopback: Bool, reach: IPv6Reach, nameservers: [String]) -> [[String]] {
+        let ports = ([bridgePort] + (dnsPorts.map { [$0.udp, $0.tcp] } ?? []) + excluded).map(String.init)
         let keep = ["-m", "multiport", "!", "--dports", ports.joined(separator: ",")]
-        return [["ip", "-6", "addr", "add", sourceV6 + "/128", "dev", "lo", "nodad"]]
-            + reach.routes.map { ["ip", "-6", "route", "add", $0, "dev", "lo", "src", sourceV6] } + [
+        var routes = reach.routes
+        if let dnsPorts, reach != .global { routes += nameservers.filter { $0 != "::1" }.map { $0 + "/128" } }
+        var commands = [["ip", "-6", "addr", "add", sourceV6 + "/128", "dev", "lo", "nodad"]]
+            + routes.map { ["ip", "-6", "route", "replace", $0, "dev", "lo", "src", sourceV6] }
+        if let dnsPorts {
+            for (proto, port) in [("udp", dnsPorts.udp), ("tcp", dnsPorts.tcp)] {
+                commands.append(["ip6tables", "-t", "nat", "-A", "OUTPUT", "-p", proto, "--dport", "53", "-j",
+                                 "REDIRECT", "--to-ports", String(port)])
+            }
+        }
+        return commands + [
             ["ip6tables", "-t", "nat", "-A", "OUTPUT", "-p", "tcp"] + (loopback ? keep : ["!", "-d", "::1"])
                 + ["-j", "REDIRECT", "--to-ports", String(bridgePort)],
             ["ip6tables", "-A", "OUTPUT", "-p", "udp", "!", "-s", "::1", "!", "-d", "::1", "-j", "REJECT"],
         ]
+    }
+
+    /// The IPv6 servers `resolv.conf` (its text) names, each once: those a resolver in the
+    /// namespace may ask. One with a zone (`fe80::1%eth0`) is left out: its interface is not there.
+    public static func nameserversV6(resolvConf text: String) -> [String] {
+        var found: [String] = []
+        for line in text.split(separator: "\n") {
+            let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            guard words.count >= 2, words[0] == "nameserver" else { continue }
+            var address = in6_addr()
+            let candidate = String(words[1])
+            guard inet_pton(AF_INET6, candidate, &address) == 1, !found.contains(candidate) else { continue }
+            found.append(candidate)
+        }
+        return found
     }
 
     /// Runs `networkCommands`; the first that fails is thrown as one line with its output.

@@ -30,7 +30,9 @@ import TestSupport
             out, data = data[2:2 + size], data[2 + size:]
             return out
         a, b = message(), message()
-        print(struct.unpack(">H", a[:2])[0], ".".join(map(str, a[-4:])), struct.unpack(">H", b[:2])[0], ".".join(map(str, b[-4:])))
+        for answer in (a, b):
+            print(struct.unpack(">H", answer[:2])[0], ".".join(map(str, answer[-4:])), end=" ")
+        print()
         """
 
     /// DNS over TCP gets the answers DNS over UDP gets, whichever server it is sent to: glibc told
@@ -38,7 +40,7 @@ import TestSupport
     /// gave, and curl reaches it by that name; two pipelined queries to another server are both
     /// answered, in order. No flow goes to port 53 (before, TCP 53 was a CONNECT to the server,
     /// which knew no `origin.test`).
-    @Test(.enabled(if: TransparentExecTests.canMakeNamespaces, "needs root or unprivileged user namespaces, and iptables"))
+    @Test(.enabled(if: TransparentExecTests.canMakeNamespaces, "needs namespaces and iptables"))
     func dnsOverTCPIsAnswered() throws {
         let setup = try Setup()
         let script = setup.dir.write("pipelined.py", Self.pipelinedQueries)
@@ -53,7 +55,7 @@ import TestSupport
         guard lines.count == 4 else { return }
         #expect(lines[0].hasPrefix("198.1") && lines[1] == lines[0], "over UDP \(lines[0]), over TCP \(lines[1])")
         #expect(lines[2] == "hello", "\(run.output)")
-        let words = lines[3].split(separator: " ").map(String.init)
+        let words = lines[3].split(separator: " ").map(String.init)  // ID, address; ID, address
         #expect(words.count == 4 && words[0] == "7" && words[1] == lines[0] && words[2] == "8"
                 && words[3].hasPrefix("198.1") && words[3] != words[1], "\(run.output)")
         let flows = try setup.flows()
@@ -94,6 +96,44 @@ import TestSupport
         #expect(!flows.contains { $0.server.host.contains("2001:db8") }, "\(flows.map { $0.server })")
     }
 
+    /// A resolver whose servers are IPv6 addresses (`::1`, a local resolver's; one this machine
+    /// may not reach) gets DevProxy's answers from them, over UDP and TCP: `resolv.conf` replaced
+    /// in a mount namespace of the test's own (root only). Before, IPv6 DNS was refused and no
+    /// name resolved ("Could not resolve host").
+    @Test(.enabled(if: TransparentExecTests.canMakeNamespaces && geteuid() == 0, "needs root and namespaces"))
+    func aResolverWithIPv6ServersIsAnswered() throws {
+        let setup = try Setup()
+        for server in ["::1", "2001:db8::53"] {
+            let conf = setup.dir.write("resolv-\(server.count).conf", "nameserver \(server)\n")
+            let run = try setup.exec(["sh", "-c", """
+                getent ahostsv4 origin.test | head -1 | cut -d' ' -f1
+                RES_OPTIONS=use-vc curl --noproxy '*' -sS --max-time 20 "$1"; echo
+                """, "sh", setup.url("/cl?n=5&by=v6-dns")],
+                launcher: ["unshare", "--mount", "--", "sh", "-c", "mount --bind \"$0\" /etc/resolv.conf && exec \"$@\"",
+                           conf])
+            let lines = run.stdout.split(separator: "\n").map(String.init)
+            #expect(lines.count == 2 && lines[0].hasPrefix("198.1") && lines[1] == "hello", "\(server): \(run.output)")
+        }
+    }
+
+    /// The IPv6 servers of a resolv.conf, each once, those with a zone left out, are routed to the
+    /// bridge when this machine's IPv6 does not route them there already.
+    @Test func ipv6NameserversAreRoutedToTheBridge() {
+        let text = "# comment\nnameserver 10.0.0.1\nnameserver fd00::53\nnameserver\t::1\nnameserver fe80::1%eth0\n"
+            + "nameserver fd00::53\noptions use-vc\nnameserver 2001:db8::53 \n"
+        let servers = NamespaceCapture.nameserversV6(resolvConf: text)
+        #expect(servers == ["fd00::53", "::1", "2001:db8::53"])
+        let none = NamespaceCapture.networkCommandsV6(bridgePort: 1, dnsPorts: (2, 3), excluded: [], loopback: false,
+                                                      reach: .none, nameservers: servers)
+        #expect(none.filter { $0.starts(with: ["ip", "-6", "route"]) }.map { $0[4] }
+                == ["fd00::53/128", "2001:db8::53/128"], "\(none)")
+        #expect(none.contains(["ip6tables", "-t", "nat", "-A", "OUTPUT", "-p", "tcp", "--dport", "53", "-j", "REDIRECT",
+                               "--to-ports", "3"]), "\(none)")
+        let global = NamespaceCapture.networkCommandsV6(bridgePort: 1, dnsPorts: (2, 3), excluded: [], loopback: false,
+                                                        reach: .global, nameservers: servers)
+        #expect(global.filter { $0.starts(with: ["ip", "-6", "route"]) }.map { $0[4] } == ["default"])
+    }
+
     /// Whether iputils' ping is here.
     static let hasPing = (try? Subprocess.run("sh", ["-c", "command -v ping"], timeout: 10).status) == 0
 
@@ -122,8 +162,8 @@ import TestSupport
         ]
         for (first, reach, routes) in cases {
             #expect(NamespaceCapture.IPv6Reach.reach(ofSourceStartingWith: first) == reach, "\(first)")
-            let commands = NamespaceCapture.networkCommandsV6(bridgePort: 1, dnsPort: 2, dnsStreamPort: 3, excluded: [],
-                                                              loopback: false, reach: reach)
+            let commands = NamespaceCapture.networkCommandsV6(bridgePort: 1, dnsPorts: nil, excluded: [],
+                                                              loopback: false, reach: reach, nameservers: ["fd00::53"])
             #expect(commands.filter { $0.starts(with: ["ip", "-6", "route"]) }.map { $0[4] } == routes, "\(commands)")
         }
     }

@@ -34,14 +34,15 @@ import TestSupport
 
         func url(_ path: String) -> String { "https://origin.test:\(origin.port)\(path)" }
 
-        /// `devproxy exec --transparent [options] -- command`.
-        func exec(_ command: [String], options: [String] = [], path: String? = nil) throws -> Subprocess.Result {
+        /// `devproxy exec --transparent [options] -- command`, run by `launcher` when there is one.
+        func exec(_ command: [String], options: [String] = [], path: String? = nil,
+                  launcher: [String] = []) throws -> Subprocess.Result {
             var environment = ["SSL_CERT_FILE": origin.caPath, "NO_PROXY": "", "no_proxy": "", "HTTP_PROXY": "",
                                "HTTPS_PROXY": "", "JAVA_TOOL_OPTIONS": "", "NODE_EXTRA_CA_CERTS": ""]
             if let path { environment["PATH"] = path }
-            return try Subprocess.run(Subprocess.devproxy, ["exec", "--transparent", "--ca-dir", dir.file("ca"), "--proxy",
-                                                            "127.0.0.1:\(proxy.port)"] + options + ["--"] + command,
-                                      environment: environment, timeout: 60)
+            let argv = launcher + [Subprocess.devproxy, "exec", "--transparent", "--ca-dir", dir.file("ca"), "--proxy",
+                                   "127.0.0.1:\(proxy.port)"] + options + ["--"] + command
+            return try Subprocess.run(argv[0], Array(argv.dropFirst()), environment: environment, timeout: 60)
         }
 
         /// The flows logged once the proxy has stopped.
