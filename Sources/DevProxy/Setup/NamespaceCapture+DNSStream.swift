@@ -13,19 +13,23 @@ extension NamespaceCapture {
     public final class DNSStreamServer: Sendable {
         /// Connections answered at once; one more is closed as soon as it is accepted.
         public static let connectionLimit = 64
-        /// How long a connection may wait for its next query before it is closed.
+        /// How long a connection may wait for its next query before it is closed, unless told otherwise.
         public static let idleLimit: TimeInterval = 10
 
         private let fd: Int32
+        private let idle: TimeInterval
         private let answer: @Sendable ([UInt8]) -> [UInt8]?
         private let connections = Atomic<Int>(0)
 
         /// - Parameters:
         ///   - fd: a TCP socket listening (`NamespaceCapture.bound(_:stream:what:)`); its owner
         ///     closes it, after `serve` returned.
+        ///   - idle: how long a connection may wait for its next query (`idleLimit`).
         ///   - answer: the reply to one DNS message, or nil to close the connection.
-        public init(listening fd: Int32, answer: @escaping @Sendable ([UInt8]) -> [UInt8]?) {
+        public init(listening fd: Int32, idle: TimeInterval = idleLimit,
+                    answer: @escaping @Sendable ([UInt8]) -> [UInt8]?) {
             self.fd = fd
+            self.idle = idle
             self.answer = answer
         }
 
@@ -53,7 +57,7 @@ extension NamespaceCapture {
         }
 
         /// The queries on `client` answered in order until it closes, sends nothing for
-        /// `idleLimit`, sends what gets no answer, or `stopped`.
+        /// `idle` seconds, sends what gets no answer, or `stopped`.
         private func answer(stream client: Int32, until stopped: () -> Bool) {
             var pending: [UInt8] = []
             var buffer = [UInt8](repeating: 0, count: 4096)
@@ -68,7 +72,7 @@ extension NamespaceCapture {
                     }
                     idleSince = Self.now()
                 }
-                guard Self.now() - idleSince < Self.idleLimit else { return }
+                guard Self.now() - idleSince < idle else { return }
                 guard Self.readable(client) else { continue }
                 let count = buffer.withUnsafeMutableBytes { Glibc.recv(client, $0.baseAddress, $0.count, 0) }
                 if count < 0 && errno == EINTR { continue }
