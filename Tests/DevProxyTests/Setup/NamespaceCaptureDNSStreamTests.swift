@@ -37,7 +37,9 @@ import Testing
         }
     }
 
-    static func framed(_ message: [UInt8]) -> [UInt8] { [UInt8(message.count >> 8), UInt8(message.count & 0xFF)] + message }
+    static func framed(_ message: [UInt8]) -> [UInt8] {
+        [UInt8(message.count >> 8), UInt8(message.count & 0xFF)] + message
+    }
 
     /// The next framed message, or nil when the server closed (or reset) the connection first.
     static func message(from socket: Socket) -> [UInt8]? {
