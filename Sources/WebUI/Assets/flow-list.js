@@ -464,7 +464,7 @@ class FlowList extends HTMLElement {
         row.className = classes.filter(Boolean).join(" ");
         setSafeAttribute(row, "aria-selected", id === store.selectedID || store.picked.has(id) ? "true" : "false");
         for (let c = 0; c < COLUMNS.length; c += 1) {
-            const text = c === 0 ? marks.map((marker) => marker.symbol).join(" ")
+            const text = c === 0 ? marks.map((marker) => marker.symbol).join("\u2009")
                 : c === STATUS_CELL && held ? `‖ ${phase}` : COLUMNS[c].text(summary);
             if (cells[c].textContent !== text) cells[c].textContent = text;
         }

@@ -68,7 +68,7 @@ export const INFORMATIONAL_NAMES = { 102: "Processing", 103: "Early Hints", 104:
 
 /** The columns: key, header and the cell text of a summary (widths are in app.css, `.flow-row`). */
 export const COLUMNS = [
-    { key: "marks", title: "", label: "Markers", text: (s) => markers(s).map((m) => m.symbol).join(" ") },
+    { key: "marks", title: "", label: "Markers", text: (s) => markers(s).map((m) => m.symbol).join("\u2009") },
     { key: "time", title: "Time", text: (s) => formatClock(s.started) },
     { key: "method", title: "Method", text: (s) => s.method ?? (isTunnel(s) ? "CONNECT" : "") },
     { key: "host", title: "Host", text: hostText },

@@ -191,7 +191,8 @@ import TestSupport
     /// answered "no HTTP request to repeat"); its row names the port and says what happened in the Path
     /// cell (it read `127.0.0.1` and nothing). Edit and resend opens the flow it sent (the pane stayed
     /// on the original), and the notice floats over the page without moving the list (it pushed the
-    /// rows down a line for 6 s); a WebSocket's time and length stay on one line beside a long message.
+    /// rows down a line for 6 s); a WebSocket's time and length stay on one line beside a long message;
+    /// a row with three markers (marked, failed, the comparison's base) shows all three (`● …`).
     @Test(.enabled(if: WebUIBrowser.missing == nil, "needs chromium and playwright"))
     func theListAnswersTheKeysAndCopiesWhatIsShown() throws {
         let dir = TemporaryDirectory()
@@ -204,7 +205,7 @@ import TestSupport
                              "copy-curl", "copy-as-menu", "host-port-whole-beside-pane", "narrow-window-keeps-list", "tunnel-host-port",
                              "early-hints-marked", "refused-handshake-pane", "tabs-follow-arrows",
                              "refused-handshake-row", "resend-opens-what-it-sent", "notice-keeps-list-still",
-                             "websocket-columns-one-line", "no-page-errors"]
+                             "websocket-columns-one-line", "three-markers-whole", "no-page-errors"]
         #expect(result.status == 0, "\(result.output)")
         #expect(expected.subtracting(WebUIBrowser.passed(result)).isEmpty,
                 "missing: \(expected.subtracting(WebUIBrowser.passed(result)))\n\(result.output)")

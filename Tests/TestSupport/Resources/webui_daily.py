@@ -293,9 +293,22 @@ def refused_handshake_pane(page, options, origin, checks):
         checks.result("refused-handshake-row", cells[0] == "127.0.0.1:%d" % port
                       and cells[1] == "(client rejected certificate)" and "does not trust the root" in cells[2],
                       repr(cells))
+        # Marked (m) and made the comparison's base (c), the failed row has three markers, all
+        # shown (the third was cut to `● …`).
+        page.evaluate("() => document.querySelector('flow-list .flow-viewport').focus()")
+        page.keyboard.press("m")
+        page.keyboard.press("c")
+        page.wait_for_function("() => document.querySelector('flow-list .flow-row.selected .c-marks')"
+                               ".textContent.split(/\\s/).length === 3", timeout=5000)
+        marks = page.evaluate("""() => { const cell = document.querySelector('flow-list .flow-row.selected .c-marks');
+            return [cell.textContent, cell.scrollWidth <= cell.clientWidth]; }""")
+        checks.result("three-markers-whole", marks[1], repr(marks))
+        page.keyboard.press("c")
+        page.keyboard.press("m")
     except Exception as error:
         checks.result("refused-handshake-pane", False, str(error).splitlines()[0])
         checks.result("refused-handshake-row", False, str(error).splitlines()[0])
+        checks.result("three-markers-whole", False, str(error).splitlines()[0])
 
 
 def resend_opens_what_it_sent(page, options, base, stamp, checks):
