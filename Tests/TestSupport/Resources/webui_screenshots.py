@@ -253,20 +253,6 @@ def shoot(options):
         except Exception as error:
             checks.result("detail", False, str(error).splitlines()[0])
         try:
-            # An image says its size in pixels, and one that does not decode says so.
-            facts = []
-            through(proxy, "GET", cdn + "/img/broken.png", headers={"Accept": "image/*"})
-            for path in ["/img/avatar-4182.png", "/img/broken.png"]:
-                open_row(page, path)
-                page.click("#detail-tab-response")
-                page.wait_for_function("() => document.querySelector('flow-detail .image-facts')?.textContent",
-                                       timeout=10000)
-                facts.append(page.text_content("flow-detail .image-facts"))
-            checks.result("image-facts", facts == ["48 × 48 px", "the body does not decode as image/png: download it"
-                                                   " to look at its bytes"], repr(facts))
-        except Exception as error:
-            checks.result("image-facts", False, str(error).splitlines()[0])
-        try:
             open_row(page, "/ws/chat")
             page.wait_for_function("() => document.querySelectorAll('flow-detail table.messages tbody tr').length >= 8",
                                    timeout=10000)
@@ -287,6 +273,21 @@ def shoot(options):
             checks.result("rules", True)
         except Exception as error:
             checks.result("rules", False, str(error).splitlines()[0])
+        page.click("#tab-flows")
+        try:
+            # An image says its size in pixels, and one that does not decode says so.
+            facts = []
+            through(proxy, "GET", cdn + "/img/broken.png", headers={"Accept": "image/*"})
+            for path in ["/img/avatar-4182.png", "/img/broken.png"]:
+                open_row(page, path)
+                page.click("#detail-tab-response")
+                page.wait_for_function("() => document.querySelector('flow-detail .image-facts')?.textContent",
+                                       timeout=10000)
+                facts.append(page.text_content("flow-detail .image-facts"))
+            checks.result("image-facts", facts == ["48 × 48 px", "the body does not decode as image/png: download it"
+                                                   " to look at its bytes"], repr(facts))
+        except Exception as error:
+            checks.result("image-facts", False, str(error).splitlines()[0])
         checks.result("no-page-errors", not problems and not page.evaluate("window.__violations"),
                       repr((problems, page.evaluate("window.__violations"))))
         context.close()
