@@ -11,9 +11,16 @@ from a flow in the Rules view.
       makes the flows through the proxy and writes list.png, detail.png, detail-dark.png,
       websocket.png and rules.png to DIR (1400 x 800; with Pillow installed, as 256-colour PNGs,
       a third of the size). Prints `PASS name` or `FAIL name detail` a view; exits 1 on a failure.
+      With --tls-port PORT --ca DIR (the proxy's CA directory, with its QA alternate root), also
+      pinning.png: curl through the proxy to the acme hosts under their personas (trusting the
+      team root, the QA root, pinning the team root's key) and pin-failure reports posted as
+      TrustKit, TrustKit-Android and RFC 7469 reporters send them.
+  webui_screenshots.py serve-tls DIR
+      the same origin over TLS, with a self-signed certificate for the acme names written to
+      DIR/origin.pem (the proxy's --upstream-ca); prints its port.
 """
-import argparse, base64, gzip, hashlib, http.client, http.server, json, os, socket, sys, threading, time, urllib.parse
-import zlib, struct
+import argparse, base64, gzip, hashlib, http.client, http.server, json, os, socket, ssl, subprocess, sys, tempfile
+import threading, time, urllib.parse, zlib, struct
 
 from browser_page import Checks, chromium, ui_context, watched_page
 
@@ -76,6 +83,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send(200, events.encode(), "text/event-stream")
         elif path == "/ws/chat":
             self.chat()
+        elif path.startswith("/v1/"):
+            self.send(200, json.dumps({"ok": True, "path": path}).encode(), "application/json")
         else:
             self.send(404, b"not found", "text/plain")
 
@@ -126,6 +135,23 @@ def serve():
     origin.shutdown()
 
 
+def serve_tls(directory):
+    cert, key = os.path.join(directory, "origin.pem"), os.path.join(directory, "origin.key")
+    names = ",".join("DNS:%s.acme.dev" % name for name in ["api", "pay", "cdn", "auth", "login", "reports"])
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-days", "2", "-subj", "/CN=acme origin", "-addext", "subjectAltName=" + names,
+                    "-keyout", key, "-out", cert], check=True, capture_output=True, timeout=30)
+    origin = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    origin.daemon_threads = True
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    origin.socket = context.wrap_socket(origin.socket, server_side=True)
+    threading.Thread(target=origin.serve_forever, daemon=True).start()
+    print(origin.server_address[1], flush=True)
+    sys.stdin.read()
+    origin.shutdown()
+
+
 def through(proxy, method, url, body=None, headers=None):
     """One request through the proxy (absolute-form); the response's status."""
     address = urllib.parse.urlsplit(proxy)
@@ -138,6 +164,14 @@ def through(proxy, method, url, body=None, headers=None):
         return response.status
     finally:
         connection.close()
+
+
+def waiting(proxy, url):
+    """A request whose answer comes after the pictures (its timeout is no failure)."""
+    try:
+        through(proxy, "GET", url)
+    except OSError:
+        pass
 
 
 def chat_through(proxy, url):
@@ -187,6 +221,126 @@ def open_row(page, path):
                            arg=path, timeout=10000)
 
 
+def curl(proxy, url, *arguments):
+    """curl through the proxy (a real TLS client); its exit status and standard output."""
+    done = subprocess.run(["curl", "-sS", "--max-time", "10", "--proxy", proxy, "-A", "AcmeShop/5.2 (Android 15)",
+                           *arguments, url], capture_output=True, text=True, timeout=30)
+    return done.returncode, done.stdout
+
+
+def spki_pin(certificate):
+    """The base64 SHA-256 of a certificate's SubjectPublicKeyInfo, as pinners and curl hold it."""
+    key = subprocess.run(["openssl", "x509", "-in", certificate, "-pubkey", "-noout"], capture_output=True,
+                         check=True, timeout=10).stdout
+    der = subprocess.run(["openssl", "pkey", "-pubin", "-outform", "DER"], input=key, capture_output=True,
+                         check=True, timeout=10).stdout
+    return base64.b64encode(hashlib.sha256(der).digest()).decode()
+
+
+def validated_chain(proxy, url, trust, anchor, *arguments):
+    """The chain a client validated on `url` through the proxy: the leaf curl was served (`%{certs}`;
+    the proxy sends no root) and the anchor it chained to, each PEM with CRLF lines as TrustKit
+    sends them."""
+    _, out = curl(proxy, url, "--cacert", trust, "-o", "/dev/null", "-w", "%{certs}", *arguments)
+    begin, end = "-----BEGIN CERTIFICATE-----", "-----END CERTIFICATE-----"
+    pems = [begin + part.split(end)[0] + end for part in out.split(begin)[1:2]]
+    with open(anchor) as file:
+        pems.append(file.read())
+    return [pem.strip().replace("\r\n", "\n").replace("\n", "\r\n") for pem in pems]
+
+
+def pinning(options):
+    """Pinning QA as a tester runs it: each acme host under its persona (`--persona`) with curl,
+    and the pin-failure reports the apps' reporters post (`--sink-reports` answers them), then the
+    panel with the verdicts, the evidence of the enforced host and the reports."""
+    proxy, port = options.proxy, options.tls_port
+    team, qa = os.path.join(options.ca, "root.pem"), os.path.join(options.ca, "qa-alternate-root.pem")
+    # A test device's trust: the team root and the QA alternate root.
+    both = os.path.join(tempfile.mkdtemp(), "device-trust.pem")
+    with open(both, "w") as out, open(team) as first, open(qa) as second:
+        out.write(first.read() + second.read())
+    team_pin = spki_pin(team)
+    url = lambda host, path: "https://%s.acme.dev:%d%s" % (host, port, path)
+    statuses = {
+        # team: the engineer's leaf, which an app pinning the team root accepts.
+        "api": [curl(proxy, url("api", path), "--cacert", both)[0] for path in ["/v1/session", "/v1/cart"]],
+        # unpinned: the QA root, trusted by the device; the app pins the team root and hangs up.
+        "pay": [curl(proxy, url("pay", "/v1/payment-methods"), "--cacert", both, "--pinnedpubkey",
+                     "sha256//" + team_pin)[0] for _ in range(2)],
+        # unpinned too, but this client pins nothing (report-only: its reporter posts below).
+        "cdn": [curl(proxy, url("cdn", "/v1/manifest.json"), "--cacert", both)[0]],
+        # untrusted: a throwaway CA; ordinary validation refuses it.
+        "auth": [curl(proxy, url("auth", "/v1/token"), "--cacert", both)[0]],
+        # tls12: at most TLS 1.2; a client requiring 1.3 refuses the handshake.
+        "login": [curl(proxy, url("login", "/v1/sso"), "--cacert", both, "--tlsv1.3")[0]],
+    }
+    backup_pin = base64.b64encode(hashlib.sha256(b"acme backup root key").digest()).decode()
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    # The chains the apps' reporters send: pay's as its pinner refused it (no request), cdn's as served.
+    pay_chain = validated_chain(proxy, url("pay", "/v1/payment-methods"), both, qa,
+                                "--pinnedpubkey", "sha256//" + team_pin)
+    cdn_chain = validated_chain(proxy, url("cdn", "/v1/manifest.json"), both, qa)
+    trustkit = {"app-bundle-id": "dev.acme.shop", "app-version": "5.2.0",
+                "app-vendor-id": "7B1C0E52-5A0D-4C8E-9D0B-3F1E6A2C9D41", "app-platform": "IOS",
+                "app-platform-version": "18.1.0", "trustkit-version": "3.0.3",
+                "hostname": "pay.acme.dev", "port": 0, "noted-hostname": "pay.acme.dev", "include-subdomains": False,
+                "enforce-pinning": True, "validated-certificate-chain": pay_chain, "date-time": now,
+                "known-pins": ['pin-sha256="%s"' % team_pin, 'pin-sha256="%s"' % backup_pin],
+                "validation-result": 1, "known-pins-expiration-date": "2027-06-30"}
+    # TrustKit-Android on the same host, report-only (enforcePinning false), as the Android build ships it.
+    android = dict(trustkit, **{"app-platform": "ANDROID", "app-platform-version": "15", "trustkit-version": "1.1.3",
+                                "app-vendor-id": "", "hostname": "cdn.acme.dev", "noted-hostname": "acme.dev",
+                                "include-subdomains": True, "enforce-pinning": False,
+                                "validated-certificate-chain": cdn_chain})
+    hpkp = {"date-time": now, "hostname": "cdn.acme.dev", "port": 443,
+            "effective-expiration-date": "2027-06-30T00:00:00Z", "include-subdomains": False,
+            "noted-hostname": "cdn.acme.dev",
+            "served-certificate-chain": cdn_chain[:1], "validated-certificate-chain": cdn_chain,
+            "known-pins": ['pin-sha256="%s"' % team_pin]}
+    posted = [curl(proxy, "https://reports.acme.dev:%d/log_report" % port, "--cacert", team, "-o", "/dev/null",
+                   "-w", "%{http_code}", "-H", "Content-Type: application/json", "--data-binary", json.dumps(body))[1]
+              for body in [trustkit, hpkp, android]]
+    return statuses, posted
+
+
+def pinning_view(options, page, checks):
+    try:
+        statuses, posted = pinning(options)
+        expected = {"api.acme.dev, persona team: debuggable", "pay.acme.dev, persona unpinned: enforced",
+                    "cdn.acme.dev, persona unpinned: report-only", "auth.acme.dev, persona untrusted: validates",
+                    "login.acme.dev, persona tls12: refused",
+                    # The flows of the other pictures went in clear text.
+                    "api.acme.dev, persona cleartext: cleartext", "cdn.acme.dev, persona cleartext: cleartext"}
+        # The tab loads the panel again at each click: the last report's flow may end after the first load.
+        for _ in range(15):
+            page.click("#tab-pinning")
+            try:
+                page.wait_for_function("""() =>
+                    document.querySelectorAll('pinning-panel table.reports tbody tr').length >= 3
+                    && document.querySelectorAll('pinning-panel .pin-matrix button.chip').length >= 7""",
+                                       timeout=1000)
+                break
+            except Exception:
+                pass
+        chips = set(page.eval_on_selector_all("pinning-panel .pin-matrix button.chip",
+                                              "(chips) => chips.map((c) => c.getAttribute('aria-label'))"))
+        # The enforced host's evidence: its flows and the TrustKit report its app sent.
+        page.click("pinning-panel button.chip[aria-label='pay.acme.dev, persona unpinned: enforced']")
+        page.wait_for_selector("pinning-panel section.evidence", timeout=5000)
+        reports = page.eval_on_selector_all("pinning-panel table.reports tbody tr",
+                                            "(rows) => rows.map((r) => r.cells[1].textContent)")
+        page.mouse.move(0, 0)
+        save(page, options.shots, "pinning")
+        # curl: 0 went through, 90 the pinned key did not match, 60 and 35 the certificate or handshake refused.
+        clients = (statuses["api"] == [0, 0] and statuses["pay"] == [90, 90] and statuses["cdn"] == [0]
+                   and statuses["auth"] == [60] and statuses["login"] == [35])
+        checks.result("pinning", clients and expected == chips and posted == ["204"] * 3
+                      and sorted(reports) == ["cdn.acme.dev", "cdn.acme.dev:443", "pay.acme.dev"],
+                      repr((sorted(expected - chips), sorted(chips), reports, posted, statuses)))
+    except Exception as error:
+        checks.result("pinning", False, str(error).splitlines()[0])
+
+
 def shoot(options):
     checks = Checks()
     api = "http://api.acme.dev:%d" % options.origin_port
@@ -209,7 +363,7 @@ def shoot(options):
         through(proxy, "GET", cdn + "/img/banner-spring.png", headers={"Accept": "image/*"})
         through(proxy, "GET", api + "/api/v2/me")
         # Still waiting when the list is taken (the origin answers it after 30 s).
-        threading.Thread(target=lambda: through(proxy, "GET", api + "/api/v2/search?q=red+shoes"), daemon=True).start()
+        threading.Thread(target=waiting, args=(proxy, api + "/api/v2/search?q=red+shoes"), daemon=True).start()
         try:
             page.wait_for_function("() => document.querySelectorAll('flow-list .flow-row[data-id]').length >= 10",
                                    timeout=10000)
@@ -288,6 +442,8 @@ def shoot(options):
                                                    " to look at its bytes"], repr(facts))
         except Exception as error:
             checks.result("image-facts", False, str(error).splitlines()[0])
+        if options.tls_port:
+            pinning_view(options, page, checks)
         checks.result("no-page-errors", not problems and not page.evaluate("window.__violations"),
                       repr((problems, page.evaluate("window.__violations"))))
         context.close()
@@ -296,7 +452,10 @@ def shoot(options):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("mode", choices=["serve", "shoot"])
+    parser.add_argument("mode", choices=["serve", "serve-tls", "shoot"])
+    parser.add_argument("directory", nargs="?")
+    parser.add_argument("--tls-port", type=int)
+    parser.add_argument("--ca")
     parser.add_argument("--ui")
     parser.add_argument("--proxy")
     parser.add_argument("--origin-port", type=int)
@@ -304,6 +463,8 @@ def main():
     options = parser.parse_args()
     if options.mode == "serve":
         serve()
+    elif options.mode == "serve-tls":
+        serve_tls(options.directory)
     else:
         shoot(options)
 
