@@ -231,9 +231,51 @@ import TestSupport
         #expect(flow.h2 != nil && flow.mapped?.rule == "map-local" && flow.mapped?.to == file)
     }
 
+    /// `GET /api/flows` of a real `devproxy run`: a flow `--map-local` answered and one
+    /// `--map-remote` sent on carry `mapped` (the rule), one no rule touched has none, and
+    /// `~mapped` selects the two.
+    @Test func theAPIsSummariesNameTheRuleAndMappedSelectsThem() throws {
+        let dir = TemporaryDirectory()
+        let file = dir.write("user.json", #"{"name":"ana"}"#)
+        let origin = try BackgroundServer(script: Self.namedOrigin, arguments: ["a"])
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--web", "127.0.0.1:0", "--quiet",
+                                         "--map-local", "|/mock/user|\(file)", "--map-remote", "|/old/|/new/"],
+                                        webUI: true)
+        defer { _ = proxy.stop() }
+        let (base, token) = DevProxyProcess.webAPI(try #require(proxy.webUI))
+        for path in ["/mock/user", "/old/x", "/plain"] {
+            let result = try Subprocess.run("curl", ["-sS", "--max-time", "20", "--proxy", "http://127.0.0.1:\(proxy.port)",
+                                                     "http://127.0.0.1:\(origin.port)\(path)"])
+            #expect(result.status == 0, "\(result.output)")
+        }
+        func summaries(_ query: String, count: Int) throws -> [String: [String: Any]] {
+            var byPath: [String: [String: Any]] = [:]
+            let deadline = Date().addingTimeInterval(15)
+            repeat {
+                let result = try Subprocess.run("curl", ["-sS", "--max-time", "10", "-H", "Authorization: Bearer \(token)",
+                                                         base + "/api/flows?limit=50" + query])
+                let list = try json(result.stdout)["flows"] as? [[String: Any]] ?? []
+                let paths = list.map { (URL(string: $0["url"] as? String ?? "")?.path ?? "", $0) }
+                byPath = Dictionary(paths) { first, _ in first }
+                if list.count >= count, list.allSatisfy({ $0["phase"] as? String == "finished" }) { break }
+                usleep(100_000)
+            } while Date() < deadline
+            return byPath
+        }
+        let all = try summaries("", count: 3)
+        #expect(all["/mock/user"]?["mapped"] as? String == "map-local", "\(all)")
+        #expect(all["/new/x"]?["mapped"] as? String == "map-remote", "\(all)")
+        let plain = try #require(all["/plain"], "\(all)")
+        #expect(plain["mapped"] == nil || plain["mapped"] is NSNull, "\(plain)")
+        let mapped = try summaries("&filter=%7Emapped", count: 2)
+        #expect(Set(mapped.keys) == ["/mock/user", "/new/x"], "\(mapped.keys)")
+        let unmapped = try summaries("&filter=%21%7Emapped", count: 1)
+        #expect(Set(unmapped.keys) == ["/plain"], "\(unmapped.keys)")
+    }
+
     /// The web UI (`Resources/webui_mapped.py`): the session store's record of a flow a rule
     /// touched holds `mapped`, and the Connection tab names the rule, the file or the URL the client
-    /// asked for, and the option.
+    /// asked for, and the option; the list marks its row ✱, the tooltip naming the rule.
     @Test(.enabled(if: WebUIBrowser.missing == nil, "needs chromium and playwright"))
     func theWebUISaysWhatARuleDid() throws {
         let dir = TemporaryDirectory()
@@ -244,7 +286,7 @@ import TestSupport
                                          "--modify-headers", "|~s ~u /seen|X-Seen|yes",
                                          "--modify-body", #"|~u /edited|"origin"|"proxied""#], webUI: true)
         let ui = try #require(proxy.webUI)
-        for path in ["/mock/user", "/old/x", "/seen", "/edited"] {
+        for path in ["/mock/user", "/old/x", "/seen", "/edited", "/plain"] {
             let result = try Subprocess.run("curl", ["-sS", "--max-time", "20", "--proxy", "http://127.0.0.1:\(proxy.port)",
                                                      "http://127.0.0.1:\(origin.port)\(path)"])
             #expect(result.status == 0, "\(result.output)")
@@ -253,7 +295,8 @@ import TestSupport
                                           timeout: 120)
         let expected: Set = ["map-local-stored", "map-local-shown", "map-remote-stored", "map-remote-shown",
                              "modify-headers-stored", "modify-headers-shown", "modify-body-stored", "modify-body-shown",
-                             "no-page-errors"]
+                             "map-local-marker", "map-remote-marker", "modify-headers-marker", "modify-body-marker",
+                             "marker-drawn", "plain-no-marker", "three-markers-whole", "no-page-errors"]
         #expect(result.status == 0, "\(result.output)")
         #expect(expected.subtracting(WebUIBrowser.passed(result)).isEmpty,
                 "missing: \(expected.subtracting(WebUIBrowser.passed(result)))\n\(result.output)")

@@ -137,6 +137,8 @@ import TestSupport
         // A GraphQL call is named from its finished flow's bodies, in the store.
         ("|~graphql GetUser|a|b", "the filter's ~graphql is not known before the request is sent"),
         ("|~gqlerr|a|b", "the filter's ~gqlerr is not known before the request is sent"),
+        // What a rule did is known once rules have run.
+        ("|~mapped|a|b", "the filter's ~mapped is not known before the request is sent"),
         ("|~d (|a|b", "does not parse"),
         ("|(a)|\\2", "the replacement names group 2, and the regex has one"),
         ("|a|\\q", "\\q in the replacement is not a group reference"),

@@ -11,6 +11,8 @@ final class FilterParserTests: XCTestCase {
             ("~c 404", .status(404)),
             ("~grpc & !~gs 0", .and(.grpc, .not(.grpcStatus(0)))),
             ("~GS 14", .grpcStatus(14)),
+            ("~mapped", .mapped),
+            ("~MAPPED & !~c 200", .and(.mapped, .not(.status(200)))),
             ("!~c 200", .not(.status(200))),
             ("~q", .requestWithoutResponse),
             ("~s & ~e", .and(.hasResponse, .error)),

@@ -91,9 +91,10 @@ import Testing
         let directory = TemporaryDirectory()
         try StoreFixtures.store(in: directory).close()
         let path = directory.file("session.sqlite")
-        // As devproxy 9 left it: no flow_notes, nor what later versions added (graphql, 11).
+        // As devproxy 9 left it: no flow_notes, nor what later versions added (graphql, 11; mapped, 12).
         try SQLitePeek.execute(path, """
             DROP TABLE flow_notes; ALTER TABLE flows DROP COLUMN graphql; ALTER TABLE flows DROP COLUMN graphql_errors;
+            ALTER TABLE flows DROP COLUMN mapped;
             PRAGMA user_version = 9
             """)
         let viewed = try SessionStore(path: path, readOnly: true)

@@ -109,13 +109,14 @@ import Testing
         let path = directory.file("session.sqlite")
         try SQLitePeek.execute(path, """
             ALTER TABLE flows DROP COLUMN graphql; ALTER TABLE flows DROP COLUMN graphql_errors;
+            ALTER TABLE flows DROP COLUMN mapped;
             PRAGMA user_version = 10
             """)
         #expect(try SQLitePeek.integer(path, "SELECT count(*) FROM pragma_table_info('flows') "
                                        + "WHERE name LIKE 'graphql%'") == 0)
         let viewed = try SessionStore(path: path, readOnly: true)
         #expect(try SQLitePeek.userVersion(path) == Schema.version)
-        #expect(Schema.version == 11)
+        #expect(Schema.graphQLVersion == 11)
         #expect(try viewed.count() == Self.flows.count)
         #expect(try viewed.count(filter: try FilterExpression(parsing: "~graphql")) == 3)
         #expect(try viewed.summary(id: "like")?.graphQL?.errors == 1)

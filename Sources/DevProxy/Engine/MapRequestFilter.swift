@@ -139,6 +139,7 @@ struct MapRequestFilter: @unchecked Sendable {  // NSRegularExpression is immuta
         case .grpcStatus: throw refused("~gs")
         case .graphQL: throw refused("~graphql")
         case .graphQLErrors: throw refused("~gqlerr")
+        case .mapped: throw refused("~mapped")
         case .persona: throw refused("~persona")
         case .signer: throw refused("~signer")
         case .verdict, .ids: throw refused("~verdict")

@@ -103,6 +103,7 @@ public final class SessionStoreSink: FlowSink {
             persona: flow.persona, signerEmail: flow.signer?.email, signerSerial: flow.signer?.serial,
             isWebSocket: flow.mode == .websocket, isTunnel: flow.mode == .tunnel, grpcStatus: flow.grpc?.status)
         summary.port = flow.server.port
+        summary.mapped = flow.mapped?.rule
         if let informational = flow.informational {
             summary.informational = FlowSummary.informationalCodes(informational.map(\.status))
         }

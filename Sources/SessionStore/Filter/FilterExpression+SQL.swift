@@ -53,6 +53,8 @@ extension FilterExpression {
                              bindings: [.text(pattern)])
         case .graphQLErrors:
             return FilterSQL(sql: "(f.graphql IS NOT NULL AND f.graphql_errors > 0)", bindings: [])
+        case .mapped:
+            return FilterSQL(sql: "f.mapped IS NOT NULL", bindings: [])
         case .websocket:
             return FilterSQL(sql: "f.websocket = 1", bindings: [])
         case .asset:

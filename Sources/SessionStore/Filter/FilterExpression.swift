@@ -41,6 +41,9 @@ public indirect enum FilterExpression: Sendable, Equatable {
     /// `~gqlerr`: a GraphQL call whose response reported errors (a top-level `errors` list that
     /// is not empty), whatever its HTTP status.
     case graphQLErrors
+    /// `~mapped`: a flow a rule changed or answered (`--map-remote`, `--map-local`, a mock rule,
+    /// `--modify-headers`, `--modify-body`: its record has `mapped`).
+    case mapped
     /// `~persona NAME`: the TLS persona, compared whole, ignoring case.
     case persona(String)
     /// `~signer EMAIL` or `~signer SERIAL`: the signing intermediate's engineer or its serial (hex),

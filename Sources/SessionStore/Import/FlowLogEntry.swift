@@ -41,6 +41,8 @@ struct FlowLogEntry {
             grpcStatus: (object["grpc"] as? [String: Any])?["status"] as? Int)
         summary.phase = .finished
         summary.port = server["port"] as? Int
+        // A HAR entry's `_mapped` is here as `mapped` too (`HAREntry`).
+        summary.mapped = (object["mapped"] as? [String: Any])?["rule"] as? String
         summary.informational = FlowSummary.informationalCodes(
             ((object["informational"] as? [Any]) ?? []).compactMap { ($0 as? [String: Any])?["status"] as? Int })
         record = FlowRecord(summary: summary, requestHeaders: requestHeaders, responseHeaders: responseHeaders)

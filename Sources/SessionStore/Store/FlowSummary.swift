@@ -57,6 +57,10 @@ public struct FlowSummary: Sendable, Equatable {
     /// for a flow that is no GraphQL call. The store's writer fills it from the finished flow's
     /// bodies (`GraphQLCall.detect`), so a summary from the engine has none.
     public var graphQL: GraphQLCall?
+    /// The rule that changed or answered the flow: its record's `mapped.rule` (`map-remote`,
+    /// `map-local`, `mock`, `modify-headers` or `modify-body`); nil when none did, and for a flow
+    /// stored before the store kept it (schema 12).
+    public var mapped: String?
 
     public init(id: String, started: String, host: String, mode: String, method: String? = nil, url: String? = nil,
                 status: Int? = nil, httpVersion: String? = nil, errorKind: String? = nil, contentType: String? = nil,

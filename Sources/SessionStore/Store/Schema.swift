@@ -122,6 +122,11 @@ enum Schema {
         // for any other flow. A session written before this version is read again for them once
         // (`GraphQLBackfill`).
         "ALTER TABLE flows ADD COLUMN graphql TEXT; ALTER TABLE flows ADD COLUMN graphql_errors INTEGER;",
+        // The rule that changed or answered the flow (its record's `mapped.rule`: `map-remote`,
+        // `map-local`, `mock`, `modify-headers`, `modify-body`): the list marks it, `~mapped`
+        // selects by it. NULL for any other flow, and for the flows of a session written before
+        // this version (not read again: the rule is only in their records).
+        "ALTER TABLE flows ADD COLUMN mapped TEXT;",
     ]
 
     /// The version that added `flows.graphql` (`GraphQLBackfill`).

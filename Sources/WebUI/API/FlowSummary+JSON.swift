@@ -2,7 +2,7 @@ import SessionStore
 
 extension FlowSummary {
     /// The API's summary object (docs/web-ui.md): every key present, `null` when unknown; `mark`,
-    /// `comment` and `graphql` only when the flow has them.
+    /// `comment`, `graphql` and `mapped` only when the flow has them.
     func write(to json: inout JSONText, replayOf: String?) {
         json.raw("{\"id\":")
         json.string(id)
@@ -71,6 +71,10 @@ extension FlowSummary {
         if let graphQL {
             json.raw(",\"graphql\":")
             graphQL.write(to: &json)
+        }
+        if let mapped {
+            json.raw(",\"mapped\":")
+            json.string(mapped)
         }
         json.raw("}")
     }

@@ -48,6 +48,12 @@ export function markers(summary) {
     if (isTunnel(summary)) list.push({ key: "tunnel", symbol: "⇄", label: "tunnel (not decrypted)" });
     if (isWebSocket(summary)) list.push({ key: "websocket", symbol: "WS", label: "WebSocket" });
     if (summary.replay_of) list.push({ key: "replay", symbol: "↻", label: `replay of ${summary.replay_of}` });
+    // A rule changed or answered it (the summary's `mapped`, the record's `mapped.rule`): as
+    // Proxyman and Charles badge a Map Local or Map Remote row. ✱ is in DejaVu Sans.
+    if (typeof summary.mapped === "string" && summary.mapped) {
+        list.push({ key: "mapped", symbol: "✱",
+            label: MAPPED_LABELS[summary.mapped] ?? `changed by a rule (${summary.mapped})` });
+    }
     const informational = Array.isArray(summary.informational) ? summary.informational : [];
     if (informational.length) {
         // Early Hints is the one a reader looks for (the console line says `(after 103)`).
@@ -59,6 +65,15 @@ export function markers(summary) {
     }
     return list;
 }
+
+/** What the mapped marker's label says of each rule (`Flow.Mapping.rule`). */
+const MAPPED_LABELS = {
+    "mock": "answered by a mock rule",
+    "map-local": "answered from a local file (map-local)",
+    "map-remote": "sent to another URL (map-remote)",
+    "modify-headers": "headers changed (modify-headers)",
+    "modify-body": "body changed (modify-body)",
+};
 
 /** The colours a flow can be marked with (`PUT /api/flows/ID/mark`). */
 const MARK_COLOURS = ["red", "orange", "yellow", "green", "blue", "purple"];

@@ -166,6 +166,6 @@ import TestSupport
             "mock-form-filled", "mock-answers-curl", "flag-rule-switch-only", "second-page-sees-it",
             "edit-cancel-leaves-it", "edit-to-503", "second-page-sees-the-edit", "binary-form", "binary-exact-bytes",
             "big-body-left-to-type", "no-response-fills-what-it-has", "mock-form-heading-after-add",
-            "mock-note-says-cors-is-not-sent", "no-page-errors"]), "\(result.output)")
+            "mock-note-says-cors-is-not-sent", "mock-flow-marked-mapped", "no-page-errors"]), "\(result.output)")
     }
 }

@@ -6,7 +6,10 @@ and `--modify-body '|~u /edited|"origin"|"proxied"'`: `/mock/user` answered from
 `/new/x` to a plain origin, `/seen`'s response given X-Seen, and `/edited`'s body edited.
 
 Checks: the session store's record of each flow (the API's `/api/flows/ID`) holds `mapped`; its
-Connection tab names the rule, the file or the URL the client asked for, and the option, as text.
+Connection tab names the rule, the file or the URL the client asked for, and the option, as text;
+its row in the list carries the mapped marker (✱) whose tooltip names the rule, drawn (not a
+missing glyph's box: DejaVu Sans has it), and the caller's `/plain` flow (no rule) has none; marked
+(m) and made the comparison's base (c), a mapped row's three markers show whole.
 
 Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on any failure.
 
@@ -54,9 +57,65 @@ def main():
                 page.click("#detail-tab-request")
             except Exception as error:
                 checks.result(name + "-shown", False, str(error).splitlines()[0])
+        check_markers(page, checks)
         checks.result("no-page-errors", not problems and not page.evaluate("window.__violations"),
                       repr((problems, page.evaluate("window.__violations"))))
     sys.exit(1 if checks.failed else 0)
+
+
+# The mapped marker's tooltip for each rule (flow-summary.js, MAPPED_LABELS).
+LABELS = {"map-local": ("/mock/user", "answered from a local file (map-local)"),
+          "map-remote": ("/new/x", "sent to another URL (map-remote)"),
+          "modify-headers": ("/seen", "headers changed (modify-headers)"),
+          "modify-body": ("/edited", "body changed (modify-body)")}
+
+
+def marks_cell(page, path):
+    """The `[text, title]` of the Markers cell of the newest row whose path is `path`."""
+    return page.evaluate("""(p) => { const row = [...document.querySelectorAll('flow-list .flow-row[data-id]')]
+        .find((r) => r.querySelector('.c-path').textContent === p);
+        if (!row) return null;
+        const cell = row.querySelector('.c-marks');
+        return [cell.textContent, cell.getAttribute('title') ?? '']; }""", path)
+
+
+def check_markers(page, checks):
+    """Each mapped row carries ✱ with its rule in the tooltip; the plain row none; ✱ is drawn."""
+    for name, (path, label) in LABELS.items():
+        try:
+            cell = marks_cell(page, path)
+            checks.result(name + "-marker", cell is not None and "✱" in cell[0] and label in cell[1], repr(cell))
+        except Exception as error:
+            checks.result(name + "-marker", False, str(error).splitlines()[0])
+    try:
+        page.wait_for_function("() => [...document.querySelectorAll('flow-list .flow-row[data-id] .c-path')]"
+                               ".some((c) => c.textContent === '/plain')", timeout=10000)
+        cell = marks_cell(page, "/plain")
+        checks.result("plain-no-marker", cell is not None and "✱" not in cell[0] and "map-" not in cell[1]
+                      and "mock" not in cell[1], repr(cell))
+        # Drawn in the cell's font on a canvas, ✱ must differ from a character no font has (a box).
+        drawn = page.evaluate("""() => {
+            const cell = [...document.querySelectorAll('flow-list .flow-row[data-id] .c-marks')]
+                .find((c) => c.textContent.includes('✱'));
+            const font = getComputedStyle(cell).font;
+            const draw = (text) => { const canvas = document.createElement('canvas'); canvas.width = 40;
+                canvas.height = 30; const context = canvas.getContext('2d'); context.font = font;
+                context.fillText(text, 4, 22); return canvas.toDataURL(); };
+            return [font, draw('✱') !== draw(String.fromCodePoint(0x10FFFD))]; }""")
+        checks.result("marker-drawn", drawn[1], repr(drawn))
+        # Marked and made the comparison's base, the map-local row's three markers all show.
+        open_flow(page, "/mock/user")
+        page.evaluate("() => document.querySelector('flow-list .flow-viewport').focus()")
+        page.keyboard.press("m")
+        page.keyboard.press("c")
+        page.wait_for_function("() => document.querySelector('flow-list .flow-row.selected .c-marks')"
+                               ".textContent.split(/\\s/).length === 3", timeout=5000)
+        marks = page.evaluate("""() => { const cell = document.querySelector('flow-list .flow-row.selected .c-marks');
+            return [cell.textContent, cell.scrollWidth <= cell.clientWidth]; }""")
+        checks.result("three-markers-whole", marks[1] and "✱" in marks[0], repr(marks))
+    except Exception as error:
+        for name in ("plain-no-marker", "marker-drawn", "three-markers-whole"):
+            checks.result(name, False, str(error).splitlines()[0])
 
 
 if __name__ == "__main__":

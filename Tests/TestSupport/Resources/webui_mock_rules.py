@@ -131,6 +131,20 @@ def main():
         status, headers, body = curl(options.proxy, base + "/api/profile?session=2")
         checks.result("mock-answers-curl", status == 200 and body == b'{"name": "ana", "plan": "premium"}'
                       and "X-DevProxy: answered by DevProxy (mock rule)" in headers, repr((status, headers, body)))
+        # The flow the mock answered says so in its summary (`mapped`), `~mapped` finds it, and
+        # the list's marker for it reads "answered by a mock rule".
+        mocked = page.evaluate("""async () => {
+            for (let i = 0; i < 100; i += 1) {
+                const list = await (await fetch('/api/flows?limit=50&filter=' + encodeURIComponent('~mapped'))).json();
+                const flow = list.flows.find((f) => (f.url ?? '').endsWith('/api/profile?session=2'));
+                if (flow && flow.phase === 'finished') {
+                    const marker = (await import('/flow-summary.js')).markers(flow).find((m) => m.key === 'mapped');
+                    return [flow.mapped, marker?.symbol, marker?.label];
+                }
+                await new Promise((resolve) => setTimeout(resolve, 100));
+            }
+            return null; }""")
+        checks.result("mock-flow-marked-mapped", mocked == ["mock", "✱", "answered by a mock rule"], repr(mocked))
         # Added, the form is for the next rule: it no longer says it is the flow's (it kept "Add a
         # mock from the flow" over an empty URL field and the last answer).
         heading = page.text_content("rules-panel form h3")
