@@ -73,6 +73,7 @@ const MAPPED_LABELS = {
     "map-remote": "sent to another URL (map-remote)",
     "modify-headers": "headers changed (modify-headers)",
     "modify-body": "body changed (modify-body)",
+    "block-list": "blocked (block-list)",
 };
 
 /** The colours a flow can be marked with (`PUT /api/flows/ID/mark`). */
