@@ -30,7 +30,9 @@ import TestSupport
         let qa = try Subprocess.run(Subprocess.devproxy, ["qa", "init", "--ca-dir", dir.file("ca")])
         try #require(qa.status == 0, "\(qa.output)")
         var arguments = ["--ca-dir", dir.file("ca"), "--session", dir.file("session.sqlite"), "--web", "127.0.0.1:0",
-                         "--quiet", "--upstream-ca", dir.file("origin.pem"), "--sink-reports"]
+                         "--quiet", "--upstream-ca", dir.file("origin.pem"), "--sink-reports",
+                         // Not ./reports.jsonl (the run has no --log): that is the checkout's root.
+                         "--reports", dir.file("reports.jsonl")]
         for rule in ["pay.acme.dev=unpinned", "cdn.acme.dev=unpinned", "auth.acme.dev=untrusted",
                      "login.acme.dev=tls12"] {
             arguments += ["--persona", rule]
