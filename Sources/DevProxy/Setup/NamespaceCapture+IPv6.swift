@@ -60,23 +60,9 @@ extension NamespaceCapture {
     /// A TCP socket listening, or a UDP one bound, on ::1 and a free port.
     /// - Throws: `NetworkError` naming `what` when it cannot be bound (a kernel without IPv6).
     static func boundLoopbackV6(stream: Bool, what: String) throws -> (fd: Int32, port: Int) {
-        let type = stream ? Int32(SOCK_STREAM.rawValue) : Int32(SOCK_DGRAM.rawValue)
-        let fd = socket(AF_INET6, type | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw NetworkError(.failed, "socket(AF_INET6): \(String(cString: strerror(errno)))") }
         var socketAddress = sockaddr_in6()
         socketAddress.sin6_family = sa_family_t(AF_INET6)
         socketAddress.sin6_addr = in6addr_loopback
-        var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-        let bound = withUnsafeMutablePointer(to: &socketAddress) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && (!stream || listen(fd, 1024) == 0) && getsockname(fd, $0, &length) == 0
-            }
-        }
-        guard bound else {
-            let reason = String(cString: strerror(errno))
-            Glibc.close(fd)
-            throw NetworkError(.failed, "cannot bind \(what) on ::1: \(reason)")
-        }
-        return (fd, Int(UInt16(bigEndian: socketAddress.sin6_port)))
+        return try bound(socketAddress, family: AF_INET6, stream: stream, what: what + " on ::1")
     }
 }

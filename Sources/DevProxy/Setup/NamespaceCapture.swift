@@ -152,17 +152,24 @@ public enum NamespaceCapture {
         }
     }
 
-    /// The dotted form of an IPv4 address held in a UInt32.
     /// A TCP socket listening, or a UDP one bound, on the IPv4 `address` and a free port.
     /// - Throws: `NetworkError` naming `what` when it cannot be bound.
     public static func bound(_ address: UInt32, stream: Bool, what: String) throws -> (fd: Int32, port: Int) {
-        let type = stream ? Int32(SOCK_STREAM.rawValue) : Int32(SOCK_DGRAM.rawValue)
-        let fd = socket(AF_INET, type | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw NetworkError(.failed, "socket(): \(String(cString: strerror(errno)))") }
         var socketAddress = sockaddr_in()
         socketAddress.sin_family = sa_family_t(AF_INET)
         socketAddress.sin_addr.s_addr = address.bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        return try bound(socketAddress, family: AF_INET, stream: stream, what: what)
+    }
+
+    /// A socket of `family` listening (TCP) or bound (UDP) at `address` (a `sockaddr_in` or
+    /// `sockaddr_in6`, port 0 for a free one), and the port it got.
+    static func bound<Address>(_ address: Address, family: Int32, stream: Bool,
+                               what: String) throws -> (fd: Int32, port: Int) {
+        let type = stream ? Int32(SOCK_STREAM.rawValue) : Int32(SOCK_DGRAM.rawValue)
+        let fd = socket(family, type | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw NetworkError(.failed, "socket(): \(String(cString: strerror(errno)))") }
+        var socketAddress = address
+        var length = socklen_t(MemoryLayout<Address>.size)
         let bound = withUnsafeMutablePointer(to: &socketAddress) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 bind(fd, $0, length) == 0 && (!stream || listen(fd, 1024) == 0) && getsockname(fd, $0, &length) == 0
@@ -173,9 +180,12 @@ public enum NamespaceCapture {
             Glibc.close(fd)
             throw NetworkError(.failed, "cannot bind \(what): \(reason)")
         }
-        return (fd, Int(UInt16(bigEndian: socketAddress.sin_port)))
+        // Both address forms keep the port, big-endian, in bytes 2 and 3.
+        let port = withUnsafeBytes(of: &socketAddress) { Int($0[2]) << 8 | Int($0[3]) }
+        return (fd, port)
     }
 
+    /// The dotted form of an IPv4 address held in a UInt32.
     public static func dotted(_ address: UInt32) -> String {
         "\(address >> 24).\(address >> 16 & 0xFF).\(address >> 8 & 0xFF).\(address & 0xFF)"
     }
