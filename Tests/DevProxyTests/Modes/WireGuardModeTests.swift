@@ -220,28 +220,9 @@ import TestSupport
                                               timeout: 40)
         #expect(fetched.stdout == "hello", "\(fetched.output)")
         // Two queries in one write, to a server elsewhere (port 53 of any address is answered).
-        let pipelined = try device.namespace.sh("""
-            python3 -c 'import socket, struct
-            def query(ident, name):
-                body = struct.pack(">HHHHHH", ident, 0x0100, 1, 0, 0, 0)
-                body += b"".join(bytes([len(p)]) + p.encode() for p in name.split(".")) + b"\\0" + struct.pack(">HH", 1, 1)
-                return struct.pack(">H", len(body)) + body
-            s = socket.create_connection(("192.0.2.53", 53), timeout=5)
-            s.sendall(query(7, "origin.test") + query(8, "second.test"))
-            data = b""
-            def message():
-                global data
-                while len(data) < 2 or len(data) < 2 + struct.unpack(">H", data[:2])[0]:
-                    chunk = s.recv(4096)
-                    if not chunk: raise SystemExit("closed after %d bytes" % len(data))
-                    data += chunk
-                size = struct.unpack(">H", data[:2])[0]
-                out, data = data[2:2 + size], data[2 + size:]
-                return out
-            a, b = message(), message()
-            print(struct.unpack(">H", a[:2])[0], ".".join(map(str, a[-4:])), struct.unpack(">H", b[:2])[0], ".".join(map(str, b[-4:])))'
-            """)
-        let words = pipelined.stdout.split(separator: " ").map(String.init)
+        let pipelined = try Subprocess.run("ip", Array(device.namespace.launcher.dropFirst())
+                                           + ["python3", "-c", TransparentExecProtocolTests.pipelinedQueries], timeout: 20)
+        let words = pipelined.stdout.split(whereSeparator: \.isWhitespace).map(String.init)
         #expect(words.count == 4 && words[0] == "7" && words[1] == String(udp) && words[2] == "8"
                 && words[3].hasPrefix("198.1") && words[3] != words[1], "\(pipelined.output)")
         _ = setup.proxy.stop()
