@@ -46,11 +46,20 @@ class PinningPanel extends HTMLElement {
         }, 500);
     }
 
+    /** How many loads were asked for: only the latest one's answer is shown. */
+    #loads = 0;
+
     async load() {
+        // The live stream's loads, the tab's click and the first load overlap: an older answer that
+        // came last replaced the newer one, and the panel missed the last report until clicked again.
+        const load = ++this.#loads;
         try {
-            this.#data = await api.pinning();
+            const data = await api.pinning();
+            if (load !== this.#loads) return;
+            this.#data = data;
             this.#render();
         } catch (error) {
+            if (load !== this.#loads) return;
             replaceChildren(this, h("p", { class: "error-text" }, `could not load pinning verdicts: ${error.message}`));
         }
     }

@@ -34,7 +34,7 @@ import TestSupport
         let passed = WebUIBrowser.passed(result)
         let expected: Set = ["token-stripped", "live-update", "grpc-status-in-list", "unused-connection-row", "grpc-status-details", "alt-svc-removed-shown", "ipv6-server-bracketed", "websocket-end-and-not-kept", "ndjson-records-apart",
                              "pending-detail-shows-request", "pending-body-so-far", "slash-focuses-filter", "filter-narrows",
-                             "filter-invalid-keeps-list", "gzip-json-pretty", "json-folds", "coding-not-undone-said", "replay", "resend-binary-unchanged", "long-url-keeps-tabs", "keyboard", "deep-links", "charset-read", "sort-by-column", "filter-typing-and-pane-arrows", "text-json-pretty", "bom-json-pretty", "hidden-tabs-let-go",
+                             "filter-invalid-keeps-list", "gzip-json-pretty", "json-folds", "coding-not-undone-said", "replay", "resend-binary-unchanged", "long-url-keeps-tabs", "keyboard", "deep-links", "pinning-latest-answer-wins", "charset-read", "sort-by-column", "filter-typing-and-pane-arrows", "text-json-pretty", "bom-json-pretty", "hidden-tabs-let-go",
                              "hostile-shown-as-text", "hostile-runs-nothing", "filtered-list-picks-up-late-match",
                              "filtered-list-drops-unmatched", "filtered-count-under-load", "big-json-scrolls-to-end",
                              "big-json-no-long-task", "form-fields", "query-parameters", "protobuf-decoded", "cookies-tables",

@@ -720,6 +720,7 @@ def run(browser, options, base, origin, checks):
     checks.result("keyboard", moved != selected and back == selected and page.is_hidden("flow-detail"),
                   "%s → %s → %s" % (selected, moved, back))
     deep_links(page, context, checks)
+    pinning_latest_answer_wins(context, options, checks)
     typing_and_arrows(page, checks)
     sort_by_column(page, options, base, checks)
     hidden_tabs_let_go(browser, options, base, checks)
@@ -1079,6 +1080,39 @@ def deep_links(page, context, checks):
     page.keyboard.press("Enter")
     page.wait_for_function("() => !document.querySelector('flow-list .list-count').textContent.includes('match')")
     page.keyboard.press("Escape")
+
+
+def pinning_latest_answer_wins(context, options, checks):
+    """The Pinning panel shows its latest load's answer: an earlier load answered after it (a slow
+    /api/pinning, as the live stream's loads and a click on the tab overlap) does not replace it.
+    The route holds the first load's request and answers it only after a later one was shown."""
+    other = context.new_page()
+    held = []
+    def body(host):
+        return json.dumps({"verdicts": [{"host": host, "persona": "team", "verdict": "debuggable", "flows": []}],
+                           "reports": []})
+    def answer(route):
+        if not held:
+            held.append(route)
+        else:
+            route.fulfill(status=200, content_type="application/json", body=body("newer.test"))
+    try:
+        other.goto(options.ui)
+        other.wait_for_selector("flow-list .list-count", timeout=10000)
+        other.route("**/api/pinning*", answer)
+        other.click("#tab-pinning")
+        other.wait_for_timeout(200)
+        other.click("#tab-pinning")
+        other.wait_for_function("() => document.querySelector('#view-pinning')?.textContent.includes('newer.test')",
+                                timeout=10000)
+        held[0].fulfill(status=200, content_type="application/json", body=body("older.test"))
+        other.wait_for_timeout(1000)
+        text = other.evaluate("() => document.querySelector('#view-pinning').textContent")
+        checks.result("pinning-latest-answer-wins", "newer.test" in text and "older.test" not in text, repr(text[:200]))
+    except Exception as error:
+        checks.result("pinning-latest-answer-wins", False, str(error).splitlines()[0])
+    finally:
+        other.close()
 
 
 def typing_and_arrows(page, checks):
