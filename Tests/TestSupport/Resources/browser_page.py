@@ -84,3 +84,30 @@ def live_page(browser, ui, width=1400, height=800):
     page.wait_for_function("() => document.getElementById('connection-state').textContent === 'live'",
                            timeout=10000)
     return page, problems
+
+
+def glyph_drawn(page, cell_js, text=None):
+    """Whether `text` (the cell's own text when None) is drawn in the font of the cell `cell_js`
+    (a JavaScript expression for the element) rather than as a missing glyph's box: drawn on a
+    canvas, it must differ from a character no font has (U+10FFFD). Only DejaVu is on a plain
+    Linux, and a mark it lacks (⏸) showed as a box. Returns [text, font, drawn]."""
+    return page.evaluate("""([text]) => {
+        const cell = %s;
+        const shown = text ?? cell.textContent.trim();
+        const font = getComputedStyle(cell).font;
+        const draw = (what) => { const canvas = document.createElement('canvas'); canvas.width = 40;
+            canvas.height = 30; const context = canvas.getContext('2d'); context.font = font;
+            context.fillText(what, 4, 22); return canvas.toDataURL(); };
+        return [shown, font, draw(shown) !== draw(String.fromCodePoint(0x10FFFD))]; }""" % cell_js, [text])
+
+
+def mark_as_compare_base(page):
+    """Marks the selected row (m) and makes it the comparison's base (c); once its Markers cell
+    holds three markers, returns [their text, whether the cell shows them whole]."""
+    page.evaluate("() => document.querySelector('flow-list .flow-viewport').focus()")
+    page.keyboard.press("m")
+    page.keyboard.press("c")
+    page.wait_for_function("() => document.querySelector('flow-list .flow-row.selected .c-marks')"
+                           ".textContent.split(/\\s/).length === 3", timeout=5000)
+    return page.evaluate("""() => { const cell = document.querySelector('flow-list .flow-row.selected .c-marks');
+        return [cell.textContent, cell.scrollWidth <= cell.clientWidth]; }""")

@@ -15,7 +15,7 @@ Usage: webui_daily.py --ui URL --proxy http://127.0.0.1:PORT
 """
 import argparse, json, subprocess, sys, time
 
-from browser_page import Checks, origin_and_chromium, ui_context, watched_page
+from browser_page import Checks, mark_as_compare_base, origin_and_chromium, ui_context, watched_page
 from webui_browser import Handler, Origin, ITEMS, curl, hints_origin, open_flow, requests_through, websocket_through
 
 # More than the list's first page (200 rows), so End has pages to load before it can select.
@@ -295,13 +295,7 @@ def refused_handshake_pane(page, options, origin, checks):
                       repr(cells))
         # Marked (m) and made the comparison's base (c), the failed row has three markers, all
         # shown (the third was cut to `● …`).
-        page.evaluate("() => document.querySelector('flow-list .flow-viewport').focus()")
-        page.keyboard.press("m")
-        page.keyboard.press("c")
-        page.wait_for_function("() => document.querySelector('flow-list .flow-row.selected .c-marks')"
-                               ".textContent.split(/\\s/).length === 3", timeout=5000)
-        marks = page.evaluate("""() => { const cell = document.querySelector('flow-list .flow-row.selected .c-marks');
-            return [cell.textContent, cell.scrollWidth <= cell.clientWidth]; }""")
+        marks = mark_as_compare_base(page)
         checks.result("three-markers-whole", marks[1], repr(marks))
         page.keyboard.press("c")
         page.keyboard.press("m")

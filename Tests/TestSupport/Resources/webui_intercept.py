@@ -38,7 +38,7 @@ Usage: webui_intercept.py --ui URL --proxy http://127.0.0.1:PORT [--only h2]
 """
 import argparse, http.server, json, subprocess, sys, threading
 
-from browser_page import Checks, live_page, origin_and_chromium
+from browser_page import Checks, glyph_drawn, live_page, origin_and_chromium
 from webui_browser import open_flow
 
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -227,14 +227,8 @@ def run(page, options, base, checks):
     # The mark is drawn, not a missing glyph's box: ⏸ (U+23F8) was in no font a plain Linux has
     # (DejaVu), so the row, the top bar and the pane showed a box. Drawn in the row's font on a
     # canvas, it must differ from a character no font has.
-    drawn = page.evaluate("""() => {
-        const cell = document.querySelector('flow-list .flow-row.held .c-marks');
-        const font = getComputedStyle(cell).font;
-        const draw = (text) => { const canvas = document.createElement('canvas'); canvas.width = 40; canvas.height = 30;
-            const context = canvas.getContext('2d'); context.font = font; context.fillText(text, 4, 22);
-            return canvas.toDataURL(); };
-        return [cell.textContent.trim(), draw(cell.textContent.trim()) !== draw(String.fromCodePoint(0x10FFFD))]; }""")
-    checks.result("held-mark-drawn", drawn[1], repr(drawn))
+    drawn = glyph_drawn(page, "document.querySelector('flow-list .flow-row.held .c-marks')")
+    checks.result("held-mark-drawn", drawn[2], repr(drawn))
     open_flow(page, "/held/echo")
     page.wait_for_selector("flow-detail #intercept-body", timeout=10000)
     headers = page.input_value("#intercept-headers")

@@ -17,7 +17,7 @@ Usage: webui_mapped.py --ui URL --proxy http://127.0.0.1:PORT
 """
 import argparse, sys
 
-from browser_page import Checks, chromium, live_page
+from browser_page import Checks, chromium, glyph_drawn, live_page, mark_as_compare_base
 from webui_browser import open_flow
 
 
@@ -94,24 +94,12 @@ def check_markers(page, checks):
         checks.result("plain-no-marker", cell is not None and "✱" not in cell[0] and "map-" not in cell[1]
                       and "mock" not in cell[1], repr(cell))
         # Drawn in the cell's font on a canvas, ✱ must differ from a character no font has (a box).
-        drawn = page.evaluate("""() => {
-            const cell = [...document.querySelectorAll('flow-list .flow-row[data-id] .c-marks')]
-                .find((c) => c.textContent.includes('✱'));
-            const font = getComputedStyle(cell).font;
-            const draw = (text) => { const canvas = document.createElement('canvas'); canvas.width = 40;
-                canvas.height = 30; const context = canvas.getContext('2d'); context.font = font;
-                context.fillText(text, 4, 22); return canvas.toDataURL(); };
-            return [font, draw('✱') !== draw(String.fromCodePoint(0x10FFFD))]; }""")
-        checks.result("marker-drawn", drawn[1], repr(drawn))
+        drawn = glyph_drawn(page, "[...document.querySelectorAll('flow-list .flow-row[data-id] .c-marks')]"
+                                  ".find((c) => c.textContent.includes('✱'))", "✱")
+        checks.result("marker-drawn", drawn[2], repr(drawn))
         # Marked and made the comparison's base, the map-local row's three markers all show.
         open_flow(page, "/mock/user")
-        page.evaluate("() => document.querySelector('flow-list .flow-viewport').focus()")
-        page.keyboard.press("m")
-        page.keyboard.press("c")
-        page.wait_for_function("() => document.querySelector('flow-list .flow-row.selected .c-marks')"
-                               ".textContent.split(/\\s/).length === 3", timeout=5000)
-        marks = page.evaluate("""() => { const cell = document.querySelector('flow-list .flow-row.selected .c-marks');
-            return [cell.textContent, cell.scrollWidth <= cell.clientWidth]; }""")
+        marks = mark_as_compare_base(page)
         checks.result("three-markers-whole", marks[1] and "✱" in marks[0], repr(marks))
     except Exception as error:
         for name in ("plain-no-marker", "marker-drawn", "three-markers-whole"):
