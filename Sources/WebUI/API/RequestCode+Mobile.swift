@@ -1,8 +1,9 @@
 import Foundation
 
 /// The formats for the apps DevProxy debugs: Swift's `URLSession` (iOS, macOS, and Linux through
-/// FoundationNetworking) and OkHttp from Java (Android; OkHttp 3.12 and later, 4 and 5 too), so a
-/// request seen from a phone can go into a unit test or a bug report in the app's own language.
+/// FoundationNetworking) and OkHttp from Java (Android; OkHttp 3.12 and later, 4 and 5 too) or from
+/// Kotlin (`RequestCode+Kotlin.swift`), so a request seen from a phone can go into a unit test or a
+/// bug report in the app's own language.
 extension RequestCode {
     /// Methods that may not carry a body in the client library: `URLSession` fails a GET with a
     /// body (Apple's platforms answer `NSURLErrorDataLengthExceedsMaximum`), OkHttp throws for
@@ -87,7 +88,7 @@ extension RequestCode {
     // MARK: OkHttp (Java)
 
     /// Methods OkHttp requires a body for (`HttpMethod.requiresRequestBody`): an empty one is sent.
-    private static let bodyRequired: Set<String> = ["POST", "PUT", "PATCH", "PROPPATCH", "REPORT"]
+    static let bodyRequired: Set<String> = ["POST", "PUT", "PATCH", "PROPPATCH", "REPORT"]
 
     /// A Java program (`java -cp okhttp.jar:okio.jar CopiedRequest.java`) that sends the request
     /// with OkHttp, redirects not followed (as curl does not), printing the status and the body.
@@ -142,16 +143,22 @@ extension RequestCode {
     /// `text` as Java source: one literal, or for a long text `String.join("", …)` of literals
     /// within `javaLiteralLimit`, joined when the program runs.
     static func javaText(_ text: String) -> String {
+        let pieces = literalPieces(text).map(javaString)
+        guard pieces.count > 1 else { return pieces.first ?? "\"\"" }
+        return "String.join(\"\",\n                " + pieces.joined(separator: ",\n                ") + ")"
+    }
+
+    /// `text` cut into pieces of at most `javaLiteralLimit` characters (one piece when it is shorter).
+    static func literalPieces(_ text: String) -> [String] {
         let scalars = Array(text.unicodeScalars)
-        guard scalars.count > javaLiteralLimit else { return javaString(text) }
         var pieces: [String] = []
         var start = 0
-        while start < scalars.count {
+        repeat {
             let end = min(start + javaLiteralLimit, scalars.count)
-            pieces.append(javaString(String(String.UnicodeScalarView(scalars[start..<end]))))
+            pieces.append(String(String.UnicodeScalarView(scalars[start..<end])))
             start = end
-        }
-        return "String.join(\"\",\n                " + pieces.joined(separator: ",\n                ") + ")"
+        } while start < scalars.count
+        return pieces
     }
 
     /// A Java string literal in ASCII: `\\`, `\"`, `\n`, `\r`, `\t`, three-digit octal escapes for other

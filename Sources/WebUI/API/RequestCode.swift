@@ -3,14 +3,14 @@ import Foundation
 /// A recorded request written as code to paste into a test or a bug report, as Chrome's
 /// "Copy as fetch", "Copy as fetch (Node.js)" and "Copy as PowerShell" and HTTP Toolkit's
 /// snippets write it: `fetch`, `node`, `python` (requests), `httpie`, `powershell`, `wget`, and for
-/// the apps DevProxy debugs `swift` (URLSession) and `okhttp` (OkHttp from Java).
+/// the apps DevProxy debugs `swift` (URLSession), `okhttp` (OkHttp from Java) and `kotlin` (OkHttp 4 from Kotlin).
 ///
 /// Each goes where the request went, with its headers and body as `RepeatedRequest` gives them;
 /// curl is `WebUI.curlCommand(for:)`. Strings are quoted for their language: JSON escapes for
 /// JavaScript, Python literals with `\x` escapes (bytes for a binary body), PowerShell's backtick
 /// escapes in double quotes, POSIX single quotes for the shell commands.
 enum RequestCode: String, CaseIterable {
-    case fetch, node, python, httpie, powershell, wget, swift, okhttp
+    case fetch, node, python, httpie, powershell, wget, swift, okhttp, kotlin
 
     /// Why the request cannot be written in this format, in one line; nil when it can.
     func refusal(of request: RepeatedRequest) -> String? {
@@ -22,7 +22,7 @@ enum RequestCode: String, CaseIterable {
             return "HTTPie reads a backslash before : = @ ; as an escape, and \(field.name)'s value has one: "
                 + "copy it as curl"
         }
-        if self == .swift || self == .okhttp {
+        if self == .swift || self == .okhttp || self == .kotlin {
             return Self.mobileRefusal(of: request, library: self == .swift ? "URLSession" : "OkHttp")
         }
         if self == .wget, !request.body.isEmpty, WebUI.shellFeed(of: request.body) != nil {
@@ -43,6 +43,7 @@ enum RequestCode: String, CaseIterable {
         case .wget: return Self.wget(request)
         case .swift: return Self.swift(request)
         case .okhttp: return Self.okHttp(request)
+        case .kotlin: return Self.kotlin(request)
         }
     }
 

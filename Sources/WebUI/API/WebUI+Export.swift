@@ -3,8 +3,8 @@ import Foundation
 import HTTPTypes
 import SessionStore
 
-/// `GET /api/flows/ID/export?format=curl|har|raw|fetch|node|python|httpie|powershell|wget|swift|okhttp` and
-/// `GET /api/export/har?filter=|ids=`.
+/// `GET /api/flows/ID/export?format=curl|har|raw|fetch|node|python|httpie|powershell|wget|swift|okhttp|kotlin`
+/// and `GET /api/export/har?filter=|ids=`.
 extension WebUI {
     /// The most flows one HAR export holds.
     static let maximumExport = 10_000

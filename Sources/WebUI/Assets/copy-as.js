@@ -19,6 +19,7 @@ export const COPY_FORMATS = [
     { format: "wget", label: "wget", what: "the wget command" },
     { format: "swift", label: "Swift (URLSession)", what: "the Swift code" },
     { format: "okhttp", label: "Java (OkHttp)", what: "the Java code" },
+    { format: "kotlin", label: "Kotlin (OkHttp)", what: "the Kotlin code" },
 ];
 
 /** The "▾" button and its menu for `flow`; disabled when the flow has no request. */
@@ -37,7 +38,8 @@ export function copyAsMenu(flow) {
     const button = h("button", {
         type: "button", id: "copy-as", disabled: !flow.request, "aria-label": "Copy as…",
         "aria-expanded": "false", "aria-controls": "copy-as-menu",
-        title: flow.request ? "Copy the request as code: curl, fetch, Python, HTTPie, PowerShell, wget, Swift, OkHttp"
+        title: flow.request ? "Copy the request as code: curl, fetch, Python, HTTPie, PowerShell, wget, Swift, "
+            + "OkHttp (Java, Kotlin)"
             : "no request was read",
         on: {
             click: () => (menu.hidden ? open(0) : close(true)),

@@ -3,8 +3,8 @@ import Testing
 import TestSupport
 @testable import WebUI
 
-/// `GET /api/flows/ID/export?format=fetch|node|python|httpie|powershell|wget|swift|okhttp`: a request recorded
-/// through the proxy, with quotes, `$(…)`, backticks, a backslash, non-ASCII and control bytes in
+/// `GET /api/flows/ID/export?format=fetch|node|python|httpie|powershell|wget|swift|okhttp|kotlin`: a request
+/// recorded through the proxy, with quotes, `$(…)`, backticks, a backslash, non-ASCII and control bytes in
 /// its path, headers and body, is copied as code, the code is run where its runtime is on this
 /// machine, and the origin gets the same method, path, headers and body as from the proxy.
 @Suite(.serialized) struct RequestCodeTests {
@@ -43,6 +43,8 @@ import TestSupport
     /// Debian's OkHttp 3.13 and Okio (libokhttp-java, which scripts/test installs) for `java -cp`.
     static let okHttpClassPath = ["/usr/share/java/okhttp.jar", "/usr/share/java/okio.jar"]
     static let haveOkHttp = has("java") && okHttpClassPath.allSatisfy { FileManager.default.fileExists(atPath: $0) }
+    /// Debian's kotlinc (1.3) and its standard library (the kotlin package), for the `kotlin` copy.
+    static let haveKotlin = haveOkHttp && has("kotlinc")
 
     @Test(arguments: Body.allCases) func pythonRequestsRepeatsTheRequest(_ body: Body) throws {
         try repeatRequest(body, format: "python", extension: "py") { ["python3", $0] }
@@ -84,6 +86,74 @@ import TestSupport
         try repeatRequest(body, format: "okhttp", extension: "java") {
             ["java", "-cp", Self.okHttpClassPath.joined(separator: ":"), $0]
         }
+    }
+
+    /// OkHttp 4's Kotlin API, compiled by kotlinc and run by java. Debian has OkHttp 3.13 only, so
+    /// `OkHttp4Names.kt` gives it the OkHttp 4 names the copy calls (`toMediaType`,
+    /// `toRequestBody`, `response.code`, `response.body`) in place of the copy's two `Companion`
+    /// imports; every other line, its literals' `\$` and `\u` escapes first, compiles as copied.
+    @Test(.enabled(if: haveKotlin, "needs kotlinc, java and libokhttp-java (scripts/test installs them)"),
+          arguments: Body.allCases)
+    func kotlinOkHttpRepeatsTheRequest(_ body: Body) throws {
+        let classPath = Self.okHttpClassPath.joined(separator: ":")
+        let names = HTTP2Origin.resource("OkHttp4Names.kt")
+        try repeatRequest(body, format: "kotlin", extension: "kt", timeout: 90) { copy in
+            ["sh", "-c", #"""
+                set -e
+                out="$(dirname "$1")/kotlin"; mkdir -p "$out"
+                { echo 'import okhttp4names.*'; grep -v '^import okhttp3\..*\.Companion\.' "$1"; } >"$out/CopiedRequest.kt"
+                kotlinc -nowarn -cp "$2" "$out/CopiedRequest.kt" "$3" -d "$out/copied.jar"
+                java -cp "$out/copied.jar:$2:/usr/share/java/kotlin-stdlib.jar" CopiedRequestKt
+                """#, "sh", copy, classPath, names]
+        }
+    }
+
+    /// The Kotlin copy as written: OkHttp 4's calls, `$` escaped (a template otherwise), the recorded
+    /// `Content-Type` as the body's media type (OkHttp sends it so) and left out of the headers; a
+    /// `Content-Type` that `toMediaType()` might refuse stays a header, with a null media type.
+    @Test func kotlinCopyIsOkHttp4Code() {
+        let post = RepeatedRequest(method: "POST", url: "http://127.0.0.1:8080/a?b=$x",
+                                   headers: [("Content-Type", "application/json; charset=utf-8"),
+                                             ("X-Price", "$5 \"é\"\u{1}")],
+                                   body: Array("{\"a\": \"$HOME\"}".utf8))
+        #expect(RequestCode.kotlin.write(post) == #"""
+            import okhttp3.Headers
+            import okhttp3.MediaType.Companion.toMediaType
+            import okhttp3.OkHttpClient
+            import okhttp3.Request
+            import okhttp3.RequestBody.Companion.toRequestBody
+
+            fun main() {
+                val client = OkHttpClient.Builder().followRedirects(false).followSslRedirects(false).build()
+                val headers = Headers.Builder()
+                    .addUnsafeNonAscii("X-Price", "\$5 \"\u00e9\"\u0001")
+                    .build()
+                val mediaType = "application/json; charset=utf-8".toMediaType()
+                val body = "{\"a\": \"\$HOME\"}".toByteArray().toRequestBody(mediaType)
+                val request = Request.Builder()
+                    .url("http://127.0.0.1:8080/a?b=\$x")
+                    .headers(headers)
+                    .method("POST", body)
+                    .build()
+                client.newCall(request).execute().use { response ->
+                    println(response.code)
+                    println(response.body?.string())
+                }
+            }
+
+            """#)
+        let odd = RepeatedRequest(method: "PUT", url: "http://h/", headers: [("Content-Type", "text/plain;;x")],
+                                  body: [0, 1])
+        let code = RequestCode.kotlin.write(odd)
+        #expect(code.contains("        .add(\"Content-Type\", \"text/plain;;x\")\n")
+                && code.contains("    val body = Base64.getDecoder().decode(\"AAE=\").toRequestBody(null)\n")
+                && code.hasPrefix("import java.util.Base64\n") && !code.contains("toMediaType"), "\(code)")
+        let empty = RepeatedRequest(method: "DELETE", url: "http://h/", headers: [], body: [])
+        #expect(RequestCode.kotlin.write(empty).contains("    val body = null\n"))
+        let get = RepeatedRequest(method: "GET", url: "http://h/", headers: [], body: Array("b".utf8))
+        #expect(RequestCode.kotlin.refusal(of: get)?.hasPrefix("OkHttp refuses a body on GET") == true)
+        #expect(RequestCode.kotlinText(String(repeating: "$", count: RequestCode.javaLiteralLimit + 1))
+                .hasPrefix("listOf(\n        \"\\$\\$"))
     }
 
     /// URLSession and OkHttp refuse a body on GET, so their copies do too, saying so; a GET
@@ -158,7 +228,7 @@ import TestSupport
             try Subprocess.run("curl", ["-sS", "-w", " %{http_code}", "-H", "Authorization: Bearer \(token)",
                                         "\(base)/api/flows/\(id)/export?format=\(format)"])
         }
-        for format in ["python", "node", "fetch", "httpie", "powershell", "wget", "swift", "okhttp"] {
+        for format in ["python", "node", "fetch", "httpie", "powershell", "wget", "swift", "okhttp", "kotlin"] {
             let answer = try export(format).stdout
             #expect(answer.contains("cannot copy as \(format): the store kept 1024 of the request body's 4096 bytes")
                     && answer.hasSuffix(" 422"), "\(answer)")
@@ -174,7 +244,8 @@ import TestSupport
         let id = try #require(try Self.flowID(ui, urlPrefix: origin.url("/x")))
         let answer = try ui.request("/api/flows/\(id)/export?format=ruby")
         #expect(answer.status == 400)
-        #expect(answer.text.contains("curl, har, raw or fetch, node, python, httpie, powershell, wget, swift, okhttp"),
+        #expect(answer.text.contains("curl, har, raw or fetch, node, python, httpie, powershell, wget, swift, okhttp, "
+                                     + "kotlin"), 
                 "\(answer.text)")
         let curl = try ui.request("/api/flows/\(id)/export?format=curl").text
         let agent = try curlUserAgent()
@@ -206,7 +277,8 @@ import TestSupport
     /// Sends `body` through the proxy, copies the flow as `format`, runs the code with `command`
     /// and compares what the origin got the second time with the first.
     private func repeatRequest(_ body: Body, format: String, extension: String, skipped: Set<String> = [],
-                               refused: Bool = false, command: (String) -> [String]) throws {
+                               refused: Bool = false, timeout: TimeInterval = 30,
+                               command: (String) -> [String]) throws {
         let ui = try WebUIHarness(withProxy: true)
         let proxy = try #require(ui.proxy)
         let origin = try EchoOrigin()
@@ -225,7 +297,7 @@ import TestSupport
         let script = ui.directory.write("copied-\(format)-\(body).\(`extension`)", answer.text)
         let arguments = command(script)
         let run = try Subprocess.run(arguments[0], Array(arguments.dropFirst()),
-                                     environment: ["http_proxy": "", "HTTP_PROXY": "", "no_proxy": "*"], timeout: 30)
+                                     environment: ["http_proxy": "", "HTTP_PROXY": "", "no_proxy": "*"], timeout: timeout)
         #expect(run.status == 0, "\(run.output)\n\(answer.text)")
         let received = origin.requests()
         try #require(received.count == 2, "the origin got \(received.count) requests:\n\(answer.text)\n\(run.output)")
