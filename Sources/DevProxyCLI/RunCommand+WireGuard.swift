@@ -8,12 +8,17 @@ import QRCode
 /// (this program again, as `__wireguard-namespace`, under `unshare`), which hands its TUN device
 /// and sockets over a Unix socket and then waits, keeping the namespace, until devproxy exits.
 extension RunCommand {
-    /// `wireguard: …` lines saying how a device connects, and peer 1's QR code when stdout is a
-    /// terminal or with `--qr` (the WireGuard apps scan it: "Create from QR code").
+    /// `wireguard: …` lines saying how a device connects, and the first device's QR code (peer 1's
+    /// unless it was removed) when stdout is a terminal or with `--qr` (the WireGuard apps scan it: "Create from QR code").
     static func printWireGuard(_ capture: WireGuardCapture, keys: WireGuardKeyFile, options: RunOptions,
                                quiet: Bool) throws {
         let endpoint = WireGuardKeyFile.endpoint(for: capture.address)
-        let peers = keys.peers.count == 1 ? "1 device" : "\(keys.peers.count) devices"
+        guard let first = keys.firstDevice else {
+            Output.line("wireguard: no device may connect: every one in \(keys.path) was removed; `devproxy wireguard "
+                        + "--peer \(keys.peers.count + 1)` adds one (accepted at once), endpoint \(endpoint)")
+            return
+        }
+        let peers = keys.deviceCount == 1 ? "1 device" : "\(keys.deviceCount) devices"
         Output.line("wireguard: \(peers) may connect (keys in \(keys.path)); `devproxy wireguard` prints a device's config "
                     + "and QR code for the WireGuard app, endpoint \(endpoint)")
         guard !capture.address.isLoopback else {
@@ -23,7 +28,8 @@ extension RunCommand {
             return
         }
         guard try options.flag("qr") || (!quiet && isatty(STDOUT_FILENO) == 1),
-              let code = try? QRCode(encoding: keys.clientConfig(peer: 0, endpoint: endpoint)) else { return }
+              let config = keys.clientConfig(peer: first, endpoint: endpoint),
+              let code = try? QRCode(encoding: config) else { return }
         Output.raw(String(code.terminalText().dropLast()))
     }
 }

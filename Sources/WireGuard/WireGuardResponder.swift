@@ -48,6 +48,8 @@ public final class WireGuardResponder: Sendable {
         var lastHandshake: Double?
         /// When a passive keepalive is due (§6.5): set by data received, cleared by anything sent.
         var keepaliveDue: Double?
+        /// Set by `remove(peer:)`: no handshake, transport message or seal for it any more.
+        var removed = false
     }
 
     private struct State {
@@ -94,6 +96,31 @@ public final class WireGuardResponder: Sendable {
             Self.append(keys, to: &state, privateKey: privateKey, always: false)
             return state.peers.count - before
         }
+    }
+
+    /// Stops serving peer `peer` at once (a device revoked while running): its keypairs are
+    /// forgotten, so its transport messages are unknown receiver indices and nothing is sealed for
+    /// it, and its key is no longer a peer's, so its next initiation is refused as an unknown key's
+    /// (`Received.unknownKey`). Its index stays taken: the other peers keep theirs. Returns false
+    /// when there is no such peer or it was already removed.
+    @discardableResult
+    public func remove(peer: Int) -> Bool {
+        state.withLock { state in
+            guard state.peers.indices.contains(peer), !state.peers[peer].removed else { return false }
+            let sessions = state.peers[peer]
+            for keypair in [sessions.previous, sessions.current, sessions.next].compactMap({ $0 }) {
+                state.sessions[keypair.localIndex] = nil
+            }
+            state.peers[peer] = PeerSessions(removed: true)
+            let key = state.identities[peer].publicKey
+            if state.peerByKey[key] == peer { state.peerByKey[key] = nil }
+            return true
+        }
+    }
+
+    /// Whether `remove(peer:)` removed peer `peer`.
+    public func isRemoved(peer: Int) -> Bool {
+        state.withLock { $0.peers.indices.contains(peer) && $0.peers[peer].removed }
     }
 
     /// Appends each key as a peer (`always`: even one already known, which then keeps its first
@@ -234,6 +261,10 @@ public final class WireGuardResponder: Sendable {
         let remoteIndex = WireGuardProtocol.readLE32(message, at: layout.initiationSender)
 
         let outcome = state.withLock { state -> Result<UInt32, Dropped> in
+            // Removed while this initiation was being checked: as an unknown key's from now on.
+            guard !state.peers[peer].removed else {
+                return .failure(Dropped("handshake initiation from an unknown peer key"))
+            }
             // §5.1: only a timestamp greater than the last accepted one; TAI64N compares byte by byte.
             if let last = state.peers[peer].lastTimestamp, !last.lexicographicallyPrecedes(timestamp) {
                 return .failure(Dropped("replayed handshake initiation (timestamp not newer than the last accepted)"))
@@ -300,7 +331,9 @@ public final class WireGuardResponder: Sendable {
         case .failure(let dropped): return .drop(dropped.reason)
         case .success(let opened): plaintext = opened
         }
-        state.withLock { state in
+        let removed = state.withLock { state -> Bool in
+            // Removed while this message was being opened: it is not delivered.
+            guard !state.peers[peer].removed else { return true }
             if state.peers[peer].next === keypair {
                 // §6.3: the initiator's first message under the new keys confirms them.
                 if let previous = state.peers[peer].previous { state.sessions[previous.localIndex] = nil }
@@ -312,7 +345,9 @@ public final class WireGuardResponder: Sendable {
             if !plaintext.isEmpty && state.peers[peer].keepaliveDue == nil {
                 state.peers[peer].keepaliveDue = now + WireGuardProtocol.keepaliveTimeout
             }
+            return false
         }
+        guard !removed else { return .drop("transport message for an unknown receiver index") }
         guard !plaintext.isEmpty else { return Received(peer: peer) }
         guard let packet = Self.unpadded(plaintext) else {
             return .drop("decrypted packet is neither IPv4 nor IPv6 of a consistent length", peer: peer)

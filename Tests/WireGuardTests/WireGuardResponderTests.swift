@@ -116,6 +116,33 @@ import Testing
         #expect(responder.seal(ipv4Packet(size: 40), peer: 1, now: 2) != nil && responder.seal(ipv4Packet(size: 40), peer: 2, now: 2) == nil)
     }
 
+    /// A peer removed while connected is served no more: its transport messages, under the current
+    /// and the previous keypair, are unknown receiver indices, nothing is sealed for it and no
+    /// keepalive is due, and its next initiation is refused as an unknown key's; the other peers
+    /// keep their indices and sessions, and a second removal says so.
+    @Test func aRemovedPeerIsServedNoMore() throws {
+        let (responder, initiator) = try connected(now: 100)
+        let other = WireGuardInitiator(responder: serverKey.publicKey)
+        #expect(responder.add(peers: [other.key]) == 1)
+        let answer = responder.receive(other.initiation(), now: 100)
+        #expect(other.consume(response: try #require(answer.replies.first)))
+        #expect(responder.receive(try #require(other.keypair?.seal([])), now: 100).peer == 2)
+        #expect(responder.receive(try #require(initiator.keypair?.seal(ipv4Packet(size: 20))), now: 101).packets.count == 1)
+        let pending = try #require(initiator.keypair?.seal(ipv4Packet(size: 20)))
+        #expect(responder.remove(peer: 1) && responder.isRemoved(peer: 1) && !responder.isRemoved(peer: 2))
+        #expect(!responder.remove(peer: 1) && !responder.remove(peer: 9))
+        let late = responder.receive(pending, now: 102)
+        #expect(late.dropped?.contains("unknown receiver index") == true && late.peer == nil && late.packets.isEmpty, "\(late)")
+        #expect(responder.seal(ipv4Packet(size: 20), peer: 1, now: 102) == nil)
+        #expect(responder.keepalives(now: 200).allSatisfy { $0.peer != 1 })
+        let again = responder.receive(initiator.initiation(unixTime: Date().timeIntervalSince1970 + 5), now: 103)
+        #expect(again.dropped?.contains("unknown peer key") == true && again.replies.isEmpty
+                && again.unknownKey?.bytes == initiator.key.bytes, "\(again)")
+        #expect(responder.peerCount == 3 && responder.lastHandshake(peer: 1) == nil)
+        #expect(responder.receive(try #require(other.keypair?.seal(ipv4Packet(size: 20))), now: 103).packets.count == 1)
+        #expect(responder.seal(ipv4Packet(size: 20), peer: 2, now: 103) != nil)
+    }
+
     @Test func aBadMAC1IsDropped() throws {
         let initiator = WireGuardInitiator(responder: serverKey.publicKey)
         let responder = WireGuardResponder(privateKey: serverKey, peers: [initiator.key])

@@ -153,6 +153,8 @@ public final class ProxyServer: @unchecked Sendable {
                                              + "send the proxy all its traffic; pass --allow-remote to do it anyway")
                 }
                 captured.append((mode, capture.listener, capture.address))
+                // A device removed while running (`devproxy wireguard --remove-peer N`) keeps no connection.
+                capture.onPeerRemoved { [weak self] host in self?.abortConnections(fromWireGuardHost: host) }
                 continue
             }
             let host: String, port: Int
@@ -282,6 +284,15 @@ public final class ProxyServer: @unchecked Sendable {
         if left > 0 {
             StandardError.warn("\(left) connection(s) were still recording when the logs closed: their flows are missing")
         }
+    }
+
+    /// Cuts every connection that came through the wireguard listener from tunnel address `host`
+    /// (a device removed while running), with its upstream connections.
+    func abortConnections(fromWireGuardHost host: String) {
+        let cut = state.withLock { state in
+            state.connections.values.filter { $0.listenerMode.kind == .wireguard && $0.socket.peerAddress?.host == host }
+        }
+        cut.forEach { $0.abort() }
     }
 
     /// The most shutdown waits, after the grace period and the cut, for connections that are

@@ -26,14 +26,18 @@ import WireGuard
 /// - what the namespace sends back to the device's address is read from the TUN device,
 ///   encrypted, and sent to where the device's last authenticated datagram came from (roaming).
 public final class WireGuardCapture: @unchecked Sendable {  // descriptors set once; state in Mutexes
-    /// A device allowed to connect: its public key and its address in the tunnel.
+    /// A device allowed to connect: its public key and its address in the tunnel; or one removed
+    /// (`devproxy wireguard --remove-peer N`), which keeps its place so the later ones keep theirs.
     public struct Peer: Sendable {
         public let publicKey: WireGuardKey
         public let address: UInt32
+        /// Removed: never served, and its address never given to another device.
+        public let removed: Bool
 
-        public init(publicKey: WireGuardKey, address: UInt32) {
+        public init(publicKey: WireGuardKey, address: UInt32, removed: Bool = false) {
             self.publicKey = publicKey
             self.address = address
+            self.removed = removed
         }
     }
 
@@ -74,7 +78,7 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
     let names: NamespaceCapture.FakeDNS
     private let responder: WireGuardResponder
     /// The peers and where each last sent from, peer 1 first; append-only (peers added to the
-    /// key file while running, `refreshPeers`).
+    /// key file while running, `refreshPeers`), a removed one marked in its place.
     private let table: Mutex<PeerTable>
     /// The key file peers are read from while running; nil when there is none to read.
     private let keysPath: String?
@@ -95,6 +99,8 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
     /// What is said once per source and reason (a device with a stale config retries every 5 s).
     private let said = Mutex(Set<String>())
     private var report: @Sendable (String) -> Void = { _ in }
+    /// Told the tunnel address of each peer removed while running, to close its connections.
+    private let removalObservers = Mutex<[@Sendable (String) -> Void]>([])
 
     /// Binds the UDP socket on `host:port` (port 0 picks one) and takes the namespace's descriptors.
     /// - Throws: `NetworkError` when the address cannot be bound.
@@ -102,8 +108,9 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
     ///   - namesFile: where the names DevProxy's DNS gave addresses for are kept across runs
     ///     (a device caches an answer past a restart, and its connections must still name their host);
     ///     nil keeps them in memory only.
+    ///   - peers: every peer by its index, removed ones marked (`WireGuardKeyFile.capturePeers`).
     ///   - keysPath: the key file (`WireGuardKeyFile`) `peers` came from, read again for peers added
-    ///     to it while running (`refreshPeers`); nil for none.
+    ///     to it or removed from it while running (`refreshPeers`); nil for none.
     public init(host: String, port: Int, privateKey: WireGuardKey, peers: [Peer], namespace: Namespace,
                 namesFile: String? = nil, keysPath: String? = nil) throws {
         guard let target = try Resolver.resolve(host: host, port: port, passive: true).first else {
@@ -132,6 +139,7 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
         serverKey = privateKey
         self.keysPath = keysPath
         responder = WireGuardResponder(privateKey: privateKey, peers: peers.map(\.publicKey))
+        for (index, peer) in peers.enumerated() where peer.removed { responder.remove(peer: index) }
         if let namesFile {
             // The table keeps the log (its `given` closure holds it) for as long as it lives.
             let log = NameLog(path: namesFile)
@@ -150,8 +158,15 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
         Glibc.close(dnsStream)
     }
 
+    /// Calls `observer` with the tunnel address (dotted) of each peer removed while running, after
+    /// the peer's sessions were dropped: the proxy closes the connections that came from there.
+    public func onPeerRemoved(_ observer: @escaping @Sendable (String) -> Void) {
+        removalObservers.withLock { $0.append(observer) }
+    }
+
     /// Starts its threads; `report` gets one line for each device that connects (its first
-    /// handshake, and again after it was away) and each kind of datagram refused, once per source.
+    /// handshake, and again after it was away), each added or removed while running, and each
+    /// kind of datagram refused, once per source.
     public func start(report: @escaping @Sendable (String) -> Void) {
         self.report = report
         for name in ["udp", "tun", "dns", "dns-tcp"] {
@@ -199,7 +214,8 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
     /// (the device looked the name up before DevProxy last started).
     func host(for address: SocketAddress) -> String? { names.host(for: address.host) }
 
-    /// The devices allowed to connect now, peer 1 first: those of the start and those added since.
+    /// The devices, peer 1 first: those of the start and those added since, a removed one marked
+    /// (`Peer.removed`) in its place.
     public var peers: [Peer] { table.withLock { $0.peers } }
 
     private struct PeerTable {
@@ -207,9 +223,10 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
         var endpoints: [sockaddr_storage?]
     }
 
-    /// Reads the key file again when it changed since it was last read, and accepts the peers added
-    /// to it (`devproxy wireguard --peer N` while this runs), saying so for each; returns how many.
-    /// A file that cannot be read, or holds another server key, is said once and changes nothing.
+    /// Reads the key file again when it changed since it was last read: accepts the peers added to
+    /// it (`devproxy wireguard --peer N` while this runs) and stops serving those removed from it
+    /// (`--remove-peer N`), saying so for each; returns how many were added. A file that cannot be
+    /// read, or holds another server key, is said once and changes nothing.
     @discardableResult
     public func refreshPeers() -> Int {
         guard let keysPath else { return 0 }
@@ -217,34 +234,85 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
             let now = Self.signature(of: keysPath)
             guard now != last else { return 0 }
             last = now
-            let file: WireGuardKeyFile
-            do {
-                file = try WireGuardKeyFile.read(path: keysPath)
-            } catch {
-                sayOnce("keys|\(error)", "wireguard: cannot read new peers: \(error)")
-                return 0
-            }
-            guard file.server.bytes == serverKey.bytes else {
-                sayOnce("keys|server", "wireguard: \(keysPath) holds another server key now; this run keeps its own "
-                        + "(restart devproxy run to use the new keys; devices then need their new configs)")
-                return 0
-            }
-            let known = table.withLock { $0.peers.count }
-            let wanted = file.capturePeers.prefix(Self.maximumPeers)
-            guard wanted.count > known else { return 0 }
-            let added = Array(wanted[known...])
-            // The responder first: a peer is in the table only once its handshakes are accepted.
-            responder.add(peers: added.map(\.publicKey))
-            table.withLock { table in
-                table.peers += added
-                table.endpoints += Array(repeating: nil, count: added.count)
-            }
-            for (offset, peer) in added.enumerated() {
-                report("wireguard: peer \(known + offset + 1) (\(NamespaceCapture.dotted(peer.address))) added from "
-                       + "\(keysPath)")
-            }
-            return added.count
+            return readKeys(keysPath).map { apply($0) } ?? 0
         }
+    }
+
+    /// The key file as it is now, read once (the web UI's config route: the private key of a device
+    /// added since the start), its additions and removals applied as `refreshPeers` does; nil when
+    /// it cannot be read or holds another server key.
+    public func currentKeys() -> WireGuardKeyFile? {
+        guard let keysPath else { return nil }
+        return keysRead.withLock { last -> WireGuardKeyFile? in
+            last = Self.signature(of: keysPath)
+            guard let file = readKeys(keysPath) else { return nil }
+            apply(file)
+            return file
+        }
+    }
+
+    /// The file at `path`, when it reads and holds this run's server key; else said once.
+    private func readKeys(_ path: String) -> WireGuardKeyFile? {
+        let file: WireGuardKeyFile
+        do {
+            file = try WireGuardKeyFile.read(path: path)
+        } catch {
+            sayOnce("keys|\(error)", "wireguard: cannot read new peers: \(error)")
+            return nil
+        }
+        guard file.server.bytes == serverKey.bytes else {
+            sayOnce("keys|server", "wireguard: \(path) holds another server key now; this run keeps its own "
+                    + "(restart devproxy run to use the new keys; devices then need their new configs)")
+            return nil
+        }
+        return file
+    }
+
+    /// Brings the peers in line with `file`: a peer of this run is removed when the file no longer
+    /// holds its key as a device in its place (removed there, the file cut short, or another key
+    /// put there by hand); the file's peers past this run's are added. Returns how many were added.
+    @discardableResult
+    private func apply(_ file: WireGuardKeyFile) -> Int {
+        let current = file.capturePeers.prefix(Self.maximumPeers)
+        let known = table.withLock { $0.peers }
+        var removed: [Int] = []
+        for (index, peer) in known.enumerated() where !peer.removed {
+            let kept = index < current.count && !current[index].removed
+                && current[index].publicKey.bytes == peer.publicKey.bytes
+            if !kept { removed.append(index) }
+        }
+        for index in removed { remove(index) }
+        guard current.count > known.count else { return 0 }
+        let added = Array(current[known.count...])
+        // The responder first: a peer is in the table only once its handshakes are accepted.
+        responder.add(peers: added.map(\.publicKey))
+        for (offset, peer) in added.enumerated() where peer.removed { responder.remove(peer: known.count + offset) }
+        table.withLock { table in
+            table.peers += added
+            table.endpoints += Array(repeating: nil, count: added.count)
+        }
+        for (offset, peer) in added.enumerated() where !peer.removed {
+            report("wireguard: peer \(known.count + offset + 1) (\(NamespaceCapture.dotted(peer.address))) added from "
+                   + "\(file.path)")
+        }
+        return added.count { !$0.removed }
+    }
+
+    /// Stops serving peer `index`: its sessions dropped (nothing more decrypted or sealed, its next
+    /// handshake refused as an unknown key's), where it sent from forgotten, and its connections
+    /// through the tunnel closed by the observers; said once.
+    private func remove(_ index: Int) {
+        guard responder.remove(peer: index) else { return }
+        let address = table.withLock { table -> UInt32 in
+            let peer = table.peers[index]
+            table.peers[index] = Peer(publicKey: peer.publicKey, address: peer.address, removed: true)
+            table.endpoints[index] = nil
+            return peer.address
+        }
+        v6Sources.withLock { sources in sources = sources.filter { $0.value != index } }
+        let dotted = NamespaceCapture.dotted(address)
+        report("wireguard: peer \(index + 1) (\(dotted)) removed")
+        for observer in removalObservers.withLock({ $0 }) { observer(dotted) }
     }
 
     /// Peers past 10.0.0.251 would leave the tunnel's /24 (`devproxy wireguard --peer` stops at 250).
@@ -259,7 +327,7 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
     /// The peer whose tunnel address is `address`, and where it last sent from.
     private func peer(at address: UInt32) -> (index: Int, endpoint: sockaddr_storage?)? {
         table.withLock { table in
-            table.peers.firstIndex { $0.address == address }.map { ($0, table.endpoints[$0]) }
+            table.peers.firstIndex { $0.address == address && !$0.removed }.map { ($0, table.endpoints[$0]) }
         }
     }
 
@@ -282,6 +350,9 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
             let now = Self.now()
             if now - lastTick >= 1 {
                 lastTick = now
+                // A device removed from the key file (`devproxy wireguard --remove-peer N`) is
+                // dropped within a second; the file is read only when it changed.
+                refreshPeers()
                 for (peer, datagram) in responder.keepalives(now: now) { send(datagram, to: peer) }
                 for index in connected {
                     // Away: no handshake for REJECT_AFTER_TIME × 3 (a device rekeys every 2 minutes while it talks).
@@ -304,10 +375,12 @@ public final class WireGuardCapture: @unchecked Sendable {  // descriptors set o
                                                         + "was refused: \(why)") }
                 continue
             }
-            let peer = table.withLock { table in
-                table.endpoints[index] = source
+            let peer = table.withLock { table -> Peer in
+                // Not for a peer removed while its datagram was being opened (its packets are not delivered).
+                if !table.peers[index].removed { table.endpoints[index] = source }
                 return table.peers[index]
             }
+            guard !peer.removed else { continue }
             if !connected.contains(index) && !received.replies.isEmpty {
                 connected.insert(index)
                 report("wireguard: peer \(index + 1) (\(NamespaceCapture.dotted(peer.address))) connected from "

@@ -7,22 +7,48 @@ import WireGuard
 /// device set up once keeps working across runs: DevProxy's own key pair and one private key per
 /// device ("peer"), as the device's config carries it. Peer N's tunnel address is 10.0.0.(N+1).
 ///
-///     {"server_private_key": "…", "peers": [{"private_key": "…"}]}
+///     {"server_private_key": "…", "peers": [{"private_key": "…"}, {"removed": "2026-12-07T11:50:00Z", "public_key": "…"}]}
+///
+/// A device removed (`devproxy wireguard --remove-peer N`) keeps its place in the list with its
+/// public key and when it went, and no private key: the later peers keep their numbers and
+/// addresses, and its number and address are never given to another device, so the flows and
+/// logs that name 10.0.0.(N+1) stay that device's.
 public struct WireGuardKeyFile: Sendable {
     public static let fileName = "wireguard.json"
 
     public let path: String
     public private(set) var server: WireGuardKey
-    /// The devices' private keys, peer 1 first.
-    public private(set) var peers: [WireGuardKey]
+    /// The devices' private keys, peer 1 first; nil for a device removed.
+    public private(set) var peers: [WireGuardKey?]
+    /// The public key of each peer, removed ones too.
+    public private(set) var publicKeys: [WireGuardKey]
+    /// When each removed peer was removed (ISO 8601, UTC), by index.
+    public private(set) var removals: [Int: String] = [:]
 
-    /// The devices DevProxy accepts, with their tunnel addresses.
-    public var capturePeers: [WireGuardCapture.Peer] {
-        peers.enumerated().map { WireGuardCapture.Peer(publicKey: $1.publicKey, address: WireGuardCapture.peerAddress($0)) }
+    init(path: String, server: WireGuardKey, peers: [WireGuardKey]) {
+        self.path = path
+        self.server = server
+        self.peers = peers
+        publicKeys = peers.map(\.publicKey)
     }
 
+    /// The devices DevProxy accepts, with their tunnel addresses; a removed one is there marked so
+    /// (`Peer.removed`), keeping the later ones' indices.
+    public var capturePeers: [WireGuardCapture.Peer] {
+        publicKeys.enumerated().map {
+            WireGuardCapture.Peer(publicKey: $1, address: WireGuardCapture.peerAddress($0), removed: peers[$0] == nil)
+        }
+    }
+
+    /// The number of devices not removed.
+    public var deviceCount: Int { peers.count { $0 != nil } }
+
+    /// The first device not removed (0: peer 1), nil when every one was.
+    public var firstDevice: Int? { peers.firstIndex { $0 != nil } }
+
     /// Reads the file in `directory`, making it (and the directory) with new keys when there is
-    /// none, and adding peers until there are at least `peers`.
+    /// none, and adding peers until there are at least `peers` (removed ones count: their numbers
+    /// are not given again).
     /// - Throws: `CommandFailure`-worthy `ConfigurationError` naming the file when it cannot be read
     ///   or written, or is not such a file.
     public static func load(directory: String, peers wanted: Int = 1) throws -> WireGuardKeyFile {
@@ -35,20 +61,55 @@ public struct WireGuardKeyFile: Sendable {
             file = WireGuardKeyFile(path: path, server: .generatePrivate(), peers: [])
         }
         let before = file.peers.count
-        while file.peers.count < max(wanted, 1) { file.peers.append(.generatePrivate()) }
+        while file.peers.count < max(wanted, 1) {
+            let key = WireGuardKey.generatePrivate()
+            file.peers.append(key)
+            file.publicKeys.append(key.publicKey)
+        }
         if file.peers.count != before || !FileManager.default.fileExists(atPath: path) {
-            do {
-                try SecureFile.makePrivateDirectory(directory)
-                try SecureFile.write(file.json, to: path, mode: 0o600)
-            } catch {
-                throw ConfigurationError("cannot write \(path): \(error)")
-            }
+            try file.save(directory: directory)
         }
         return file
     }
 
+    /// Removes peer `index` (0: peer 1) and writes the file (atomically, 0600): its private key is
+    /// deleted, its public key and the time kept in its place.
+    /// - Throws: `ConfigurationError` when there is no such peer, it was already removed, or the
+    ///   file cannot be written.
+    public mutating func remove(peer index: Int, at date: Date = Date()) throws {
+        guard peers.indices.contains(index) else {
+            throw ConfigurationError("there is no peer \(index + 1): \(path) has "
+                                     + (peers.count == 1 ? "peer 1" : "peers 1 to \(peers.count)"))
+        }
+        guard peers[index] != nil else {
+            throw ConfigurationError("peer \(index + 1) (\(Self.address(index))) was already removed"
+                                     + (removals[index].map { " (\($0))" } ?? ""))
+        }
+        peers[index] = nil
+        removals[index] = Self.timestamp(date)
+        try save(directory: PathName.directory(of: path))
+    }
+
+    /// Peer `index`'s tunnel address, dotted.
+    public static func address(_ index: Int) -> String { NamespaceCapture.dotted(WireGuardCapture.peerAddress(index)) }
+
+    private func save(directory: String) throws {
+        do {
+            try SecureFile.makePrivateDirectory(directory)
+            try SecureFile.write(json, to: path, mode: 0o600)
+        } catch {
+            throw ConfigurationError("cannot write \(path): \(error)")
+        }
+    }
+
+    private static func timestamp(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        return formatter.string(from: date)
+    }
+
     /// The keys in the file at `path`, as they are: nothing made, nothing written (a running
-    /// `devproxy run` reads the peers `devproxy wireguard --peer N` added).
+    /// `devproxy run` reads the peers `devproxy wireguard --peer N` added and `--remove-peer N` removed).
     /// - Throws: `ConfigurationError` naming the file when it cannot be read or is not such a file.
     public static func read(path: String) throws -> WireGuardKeyFile {
         let bytes: [UInt8]
@@ -63,32 +124,45 @@ public struct WireGuardKeyFile: Sendable {
             throw ConfigurationError("\(path) is not DevProxy's WireGuard keys (server_private_key, peers); move it "
                                      + "away and devproxy makes new ones (devices then need the new config)")
         }
-        var peers: [WireGuardKey] = []
+        var file = WireGuardKeyFile(path: path, server: server, peers: [])
         for (index, entry) in list.enumerated() {
+            if let removed = entry["removed"] as? String {
+                guard let key = (entry["public_key"] as? String).flatMap(WireGuardKey.init(base64:)) else {
+                    throw ConfigurationError("\(path): peer \(index + 1) was removed but has no public_key of 32 bytes in base64")
+                }
+                file.peers.append(nil)
+                file.publicKeys.append(key)
+                file.removals[index] = removed
+                continue
+            }
             guard let key = (entry["private_key"] as? String).flatMap(WireGuardKey.init(base64:)) else {
                 throw ConfigurationError("\(path): peer \(index + 1) has no private_key of 32 bytes in base64")
             }
-            peers.append(key)
+            file.peers.append(key)
+            file.publicKeys.append(key.publicKey)
         }
-        return WireGuardKeyFile(path: path, server: server, peers: peers)
+        return file
     }
 
-    /// Whether this file holds the same server key as `other` (configs from either reach the same run).
-    public func hasServerKey(of other: WireGuardKeyFile) -> Bool { server.bytes == other.server.bytes }
-
     private var json: [UInt8] {
-        let peers = self.peers.map { "{\"private_key\": \"\($0.base64)\"}" }.joined(separator: ", ")
+        let peers = self.peers.indices.map { index in
+            guard let key = self.peers[index] else {
+                return "{\"removed\": \"\(removals[index] ?? "")\", \"public_key\": \"\(publicKeys[index].base64)\"}"
+            }
+            return "{\"private_key\": \"\(key.base64)\"}"
+        }.joined(separator: ", ")
         return Array("{\"server_private_key\": \"\(server.base64)\", \"peers\": [\(peers)]}\n".utf8)
     }
 
     /// Peer `index`'s (0 first) wg-quick config, as the WireGuard apps import it (a file or a QR
     /// code): its key and address, DevProxy as its DNS server, everything through the tunnel.
     /// IPv6 is routed into the tunnel too, where it goes nowhere (DevProxy's DNS gives no AAAA
-    /// records), rather than around DevProxy.
-    public func clientConfig(peer index: Int, endpoint: String) -> String {
-        """
+    /// records), rather than around DevProxy. Nil for a peer removed or not in the file.
+    public func clientConfig(peer index: Int, endpoint: String) -> String? {
+        guard peers.indices.contains(index), let key = peers[index] else { return nil }
+        return """
         [Interface]
-        PrivateKey = \(peers[index].base64)
+        PrivateKey = \(key.base64)
         Address = \(NamespaceCapture.dotted(WireGuardCapture.peerAddress(index)))/32
         DNS = \(NamespaceCapture.dotted(WireGuardCapture.serverAddress))
         MTU = \(WireGuardCapture.mtu)

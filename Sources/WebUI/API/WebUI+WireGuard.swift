@@ -32,10 +32,11 @@ extension WebUI {
         guard let devices = configuration.wireGuard else {
             return .json(object: ["listening": NSNull(), "endpoint": NSNull(), "peers": [Any]()])
         }
-        // Peers added with `devproxy wireguard --peer N` since the run started are accepted and listed.
+        // Peers added with `devproxy wireguard --peer N` since the run started are accepted and listed;
+        // those removed with `--remove-peer N` are dropped and not listed.
         devices.capture.refreshPeers()
         let statuses = devices.capture.peerStatus
-        let peers = devices.capture.peers.enumerated().map { index, peer -> [String: Any] in
+        let peers = devices.capture.peers.enumerated().filter { !$0.element.removed }.map { index, peer -> [String: Any] in
             let status = index < statuses.count ? statuses[index] : nil
             let seconds = status?.secondsSinceHandshake
             return [
@@ -56,17 +57,21 @@ extension WebUI {
         guard let devices = configuration.wireGuard else {
             return .error(404, "this run has no wireguard listener: start one with \(Self.wireGuardStartCommand)")
         }
-        devices.capture.refreshPeers()
-        // The key file as it is now (peers added since the start), while it keeps the run's server key.
-        let keys = (try? WireGuardKeyFile.read(path: devices.keys.path))
-            .flatMap { $0.hasServerKey(of: devices.keys) ? $0 : nil } ?? devices.keys
-        let count = min(keys.peers.count, devices.capture.peers.count)
+        // The key file as it is now, read once (peers added or removed since the start, applied to the
+        // run too), while it keeps the run's server key; else the keys the run started with.
+        let keys = devices.capture.currentKeys() ?? devices.keys
+        let known = devices.capture.peers
+        let count = min(keys.peers.count, known.count)
         guard let peer = Int(number), (1...count).contains(peer) else {
             // The reason repeats a short plain number only: one line, nothing from the path as markup.
             let shown = number.count <= 12 && number.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) ? number : "…"
             return .error(404, "no peer \(shown): this run accepts "
                           + (count == 1 ? "peer 1" : "peers 1 to \(count)")
                           + " (devproxy wireguard --peer N adds one, accepted at once)")
+        }
+        guard !known[peer - 1].removed, keys.peers[peer - 1] != nil else {
+            return .error(404, "peer \(peer) (\(WireGuardKeyFile.address(peer - 1))) was removed (devproxy wireguard "
+                          + "--remove-peer \(peer)): its key is gone and the run refuses it")
         }
         var endpoint = WireGuardKeyFile.endpoint(for: devices.capture.address)
         if let given = request.query["endpoint"]?.trimmingCharacters(in: .whitespaces), !given.isEmpty {
@@ -80,7 +85,9 @@ extension WebUI {
                 return .error(400, "endpoint \(error)")
             }
         }
-        let config = keys.clientConfig(peer: peer - 1, endpoint: endpoint)
+        guard let config = keys.clientConfig(peer: peer - 1, endpoint: endpoint) else {
+            return .error(404, "peer \(peer) has no key in \(WireGuardKeyFile.fileName)")
+        }
         guard qrCode else {
             return .attachment(Array(config.utf8), filename: "devproxy-peer\(peer).conf",
                                contentType: "text/plain; charset=utf-8")
