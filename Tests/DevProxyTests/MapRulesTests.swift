@@ -23,6 +23,27 @@ import TestSupport
         #expect(escaped.rewrite("http://x/") == #"http://a\b$1/"#)
     }
 
+    /// `~src` reads the client's address and `~dst` the URL's `host:port` (the scheme's port when
+    /// it names none, an IPv6 literal in brackets), as the web UI's filters read a flow's.
+    @Test func srcAndDstAskTheClientAndTheServerAddress() throws {
+        var phone = request("https://api.example.com/v1/user")
+        phone.client = "10.0.0.3:41234"
+        var laptop = request("http://[::1]:8080/x")
+        laptop.client = "127.0.0.1:50000"
+        let src = try MapRequestFilter(parsing: #"~src ^10\.0\.0\.3:"#, option: "--intercept")
+        #expect(src.matches(phone) && !src.matches(laptop))
+        let dst = try MapRequestFilter(parsing: #"~dst ^api\.example\.com:443$"#, option: "--map-local")
+        #expect(dst.matches(phone) && !dst.matches(laptop))
+        let six = try MapRequestFilter(parsing: #"~dst ^\[::1\]:8080$ & !~src 10\.0\.0\."#, option: "--map-remote")
+        #expect(six.matches(laptop) && !six.matches(phone))
+        #expect(phone.destination == "api.example.com:443" && laptop.destination == "[::1]:8080")
+        #expect(request("http://a.test/").destination == "a.test:80" && request("/relative").destination == "")
+        let onResponse = try MapRequestFilter(parsing: "~src 10.0.0.3 & ~c 200", option: "--modify-headers",
+                                              allowingResponse: true)
+        #expect(onResponse.matches(phone, response: .init(status: 200, headers: [])))
+        #expect(!onResponse.matches(laptop, response: .init(status: 200, headers: [])))
+    }
+
     @Test func theFilterPartIsOptionalAndTheLastPartKeepsTheSeparator() throws {
         let parts = try MapRules.parts(of: "|~m GET|a|b|c", name: "--map-remote", target: "REPLACEMENT")
         #expect(parts.filter == "~m GET" && parts.regex == "a" && parts.target == "b|c")

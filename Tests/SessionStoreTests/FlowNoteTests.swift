@@ -91,10 +91,10 @@ import Testing
         let directory = TemporaryDirectory()
         try StoreFixtures.store(in: directory).close()
         let path = directory.file("session.sqlite")
-        // As devproxy 9 left it: no flow_notes, nor what later versions added (graphql, 11; mapped, 12).
+        // As devproxy 9 left it: no flow_notes, nor what later versions added (graphql, 11; mapped, 12; client, 13).
         try SQLitePeek.execute(path, """
             DROP TABLE flow_notes; ALTER TABLE flows DROP COLUMN graphql; ALTER TABLE flows DROP COLUMN graphql_errors;
-            ALTER TABLE flows DROP COLUMN mapped;
+            ALTER TABLE flows DROP COLUMN mapped; ALTER TABLE flows DROP COLUMN client;
             PRAGMA user_version = 9
             """)
         let viewed = try SessionStore(path: path, readOnly: true)

@@ -109,7 +109,7 @@ import Testing
         let path = directory.file("session.sqlite")
         try SQLitePeek.execute(path, """
             ALTER TABLE flows DROP COLUMN graphql; ALTER TABLE flows DROP COLUMN graphql_errors;
-            ALTER TABLE flows DROP COLUMN mapped;
+            ALTER TABLE flows DROP COLUMN mapped; ALTER TABLE flows DROP COLUMN client;
             PRAGMA user_version = 10
             """)
         #expect(try SQLitePeek.integer(path, "SELECT count(*) FROM pragma_table_info('flows') "

@@ -48,9 +48,11 @@ extension FlowDraft {
 
 extension LocalRequest {
     /// The request a local route sees for `request` as it arrived: header fields as sent (HTTP/2:
-    /// lower case, without pseudo-header fields), the body still to be read.
-    init(_ request: HTTPRequest, url: String, httpVersion: String) {
+    /// lower case, without pseudo-header fields), the body still to be read; `client` the address
+    /// it came from (`~src` in a rule's filter).
+    init(_ request: HTTPRequest, url: String, httpVersion: String, client: String) {
         self.init(method: request.method, url: url, httpVersion: httpVersion,
                   headers: request.fields.map { ($0.name, $0.value) })
+        self.client = client
     }
 }

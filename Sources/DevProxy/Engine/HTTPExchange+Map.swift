@@ -11,7 +11,8 @@ extension HTTPExchange {
         guard route == nil else { return nil }
         let request = HTTPRequest(head, scheme: destination.tls ? "https" : "http", authority: destination.hostHeader,
                                   path: destination.pathAndQuery)
-        let asked = LocalRequest(request, url: destination.url, httpVersion: head.version.description)
+        let asked = LocalRequest(request, url: destination.url, httpVersion: head.version.description,
+                                 client: context.clientAddress)
         guard let outcome = context.configuration.mapRules.apply(to: asked) else { return nil }
         var exchange = self
         exchange.mapping = outcome.record

@@ -13,6 +13,18 @@ public struct LocalRequest: Sendable {
     public var headers: [(name: String, value: String)]
     /// The whole request body (local routes read at most their `bodyLimit`).
     public var body: [UInt8] = []
+    /// The client's address, `ip:port` as the flow's `client` (`~src` in a rule's filter); empty
+    /// when not known.
+    public var client = ""
+
+    /// The server's address as `~dst` reads it: the URL's host and port (the scheme's default when
+    /// it names none), an IPv6 literal in brackets; empty for a URL without a host.
+    public var destination: String {
+        guard let components = URLComponents(string: url), let host = components.host, !host.isEmpty else { return "" }
+        let port = components.port ?? (components.scheme?.lowercased() == "https" ? 443 : 80)
+        let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+        return bare.contains(":") ? "[\(bare)]:\(port)" : "\(bare):\(port)"
+    }
 
     public init(method: String, url: String, httpVersion: String, headers: [(name: String, value: String)]) {
         self.method = method

@@ -4,8 +4,8 @@ import SessionStore
 /// The FLOW-FILTER of a map rule (`--map-remote |~d api\.example\.com|…`): the web UI's filter
 /// language (`FilterExpression`), evaluated on a request before it is sent, as mitmproxy
 /// evaluates its map rules' filters. Only what a request has by then can be asked: `~d`, `~u`,
-/// `~m`, `~h`/`~hq`, `~t`/`~tq`, `~q`, `~http`, `~grpc`, `~all`, bare words, `!`, `&`, `|` and
-/// parentheses. Patterns ignore case, as in the web UI.
+/// `~m`, `~h`/`~hq`, `~t`/`~tq`, `~src` (the client's `ip:port`), `~dst` (the URL's `host:port`),
+/// `~q`, `~http`, `~grpc`, `~all`, bare words, `!`, `&`, `|` and parentheses. Patterns ignore case, as in the web UI.
 ///
 /// `--modify-headers`, `--modify-body` and `--intercept` run on responses too (`allowingResponse`):
 /// their filters may also ask the response's head (`~s`, `~c`, `~hs`, `~ts`; `~h` and `~t` then
@@ -28,6 +28,8 @@ struct MapRequestFilter: @unchecked Sendable {  // NSRegularExpression is immuta
         case status(Int)
         case responseHeaderLine(NSRegularExpression)
         case responseContentType(NSRegularExpression)
+        case source(NSRegularExpression)
+        case destination(NSRegularExpression)
     }
 
     /// A response's head as a filter asks it: the status and the header fields as they came.
@@ -80,6 +82,8 @@ struct MapRequestFilter: @unchecked Sendable {  // NSRegularExpression is immuta
         case .headerLine(let regex):
             return request.headers.contains { search(regex, "\($0.name): \($0.value)") }
         case .contentType(let regex): return search(regex, request.header("Content-Type") ?? "")
+        case .source(let regex): return search(regex, request.client)
+        case .destination(let regex): return search(regex, request.destination)
         case .grpc:
             let type = (request.header("Content-Type") ?? "").lowercased()
             return type.hasPrefix("application/grpc") || type.hasPrefix("application/connect")
@@ -125,6 +129,8 @@ struct MapRequestFilter: @unchecked Sendable {  // NSRegularExpression is immuta
             case .contentType, .requestContentType: return .contentType(regex)
             case .responseHeader where response: return .responseHeaderLine(regex)
             case .responseContentType where response: return .responseContentType(regex)
+            case .source: return .source(regex)
+            case .destination: return .destination(regex)
             case .body, .requestBody, .responseBody, .responseHeader, .responseContentType:
                 throw refused("~\(field.rawValue)")
             }
@@ -152,7 +158,7 @@ struct MapRequestFilter: @unchecked Sendable {  // NSRegularExpression is immuta
     private static func unavailable(_ name: String, option: String) -> ConfigurationError {
         let when = option == "--intercept" ? "a breakpoint holds the request then" : "a map rule decides then"
         return ConfigurationError("\(option): the filter's \(name) is not known before the request is sent (\(when)); "
-                                  + "use ~d, ~u, ~m, ~h, ~hq, ~t, ~tq, ~q, ~http, ~grpc, ~all, !, & and |")
+                                  + "use ~d, ~u, ~m, ~h, ~hq, ~t, ~tq, ~src, ~dst, ~q, ~http, ~grpc, ~all, !, & and |")
     }
 
     /// The refusal of a term a rule run on each head (`--modify-headers`) cannot ask: bodies,
@@ -161,6 +167,6 @@ struct MapRequestFilter: @unchecked Sendable {  // NSRegularExpression is immuta
         let when = option == "--intercept" ? "a breakpoint decides" : "the rule runs"
         return ConfigurationError("\(option): the filter's \(name) is not known when \(when) (on the request's head, "
                                   + "then on the response's, before the bodies); use ~d, ~u, ~m, ~h, ~hq, ~hs, ~t, "
-                                  + "~tq, ~ts, ~q, ~s, ~c, ~http, ~grpc, ~all, !, & and |")
+                                  + "~tq, ~ts, ~src, ~dst, ~q, ~s, ~c, ~http, ~grpc, ~all, !, & and |")
     }
 }

@@ -55,7 +55,8 @@ extension ExchangeContext {
     /// `url` the flow's), the changes recorded in `draft`; `final` itself when no rule applied.
     func modifyingHeaders(of final: UpstreamResponseHead, request: HTTPRequest, url: String,
                           draft: inout FlowDraft) -> UpstreamResponseHead {
-        let asked = LocalRequest(request, url: url, httpVersion: draft.flow.request?.httpVersion ?? "HTTP/1.1")
+        let asked = LocalRequest(request, url: url, httpVersion: draft.flow.request?.httpVersion ?? "HTTP/1.1",
+                                 client: draft.flow.client)
         let fields = final.response.fields.map { ($0.name, $0.value) }
         guard let (edits, changes) = configuration.mapRules.responseEdits(for: asked, status: final.response.status,
                                                                           fields: fields) else { return final }
@@ -75,7 +76,8 @@ extension ExchangeContext {
     /// was sent, `url` the flow's), the changes recorded in `draft`; nil when no rule applied.
     func modifyingHeaders(of response: HTTPResponse, request: HTTPRequest, url: String,
                           draft: inout FlowDraft) -> HTTPResponse? {
-        let asked = LocalRequest(request, url: url, httpVersion: draft.flow.request?.httpVersion ?? "HTTP/2")
+        let asked = LocalRequest(request, url: url, httpVersion: draft.flow.request?.httpVersion ?? "HTTP/2",
+                                 client: draft.flow.client)
         let fields = response.fields.map { ($0.name, $0.value) }
         guard let (edits, changes) = configuration.mapRules.responseEdits(for: asked, status: response.status,
                                                                           fields: fields) else { return nil }
@@ -89,7 +91,8 @@ extension ExchangeContext {
     /// stream, the changes recorded in `draft`; `head` itself when no rule applied.
     func modifyingHeaders(of head: HTTP2HeaderBlock, request: HTTPRequest, url: String,
                           draft: inout FlowDraft) -> HTTP2HeaderBlock {
-        let asked = LocalRequest(request, url: url, httpVersion: draft.flow.request?.httpVersion ?? "HTTP/2")
+        let asked = LocalRequest(request, url: url, httpVersion: draft.flow.request?.httpVersion ?? "HTTP/2",
+                                 client: draft.flow.client)
         let response = HTTPResponse(head)
         let fields = response.fields.map { ($0.name, $0.value) }
         guard let (edits, changes) = configuration.mapRules.responseEdits(for: asked, status: response.status,

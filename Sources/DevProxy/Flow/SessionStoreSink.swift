@@ -104,6 +104,7 @@ public final class SessionStoreSink: FlowSink {
             isWebSocket: flow.mode == .websocket, isTunnel: flow.mode == .tunnel, grpcStatus: flow.grpc?.status)
         summary.port = flow.server.port
         summary.mapped = flow.mapped?.rule
+        summary.client = flow.client.isEmpty ? nil : flow.client
         if let informational = flow.informational {
             summary.informational = FlowSummary.informationalCodes(informational.map(\.status))
         }

@@ -150,6 +150,14 @@ extension FilterExpression {
                              bindings: [value, value])
         case .requestContentType: return FilterSQL(sql: "regexp(?, f.request_content_type)", bindings: [value])
         case .responseContentType: return FilterSQL(sql: "regexp(?, f.content_type)", bindings: [value])
+        case .source:
+            // A flow stored before `flows.client` (schema 13) has its client only in its record.
+            return FilterSQL(sql: "regexp(?, coalesce(f.client, json_extract(stored_text(coalesce(f.record, "
+                             + "(SELECT json FROM flow_records r WHERE r.seq = f.seq))), '$.client')))", bindings: [value])
+        case .destination:
+            // The host as the flow log's `server` has it (an IPv6 literal bare), its port after it.
+            return FilterSQL(sql: "regexp(?, iif(instr(f.host, ':') > 0, '[' || f.host || ']', f.host) "
+                             + "|| coalesce(':' || f.port, ''))", bindings: [value])
         case .header:
             return heads([0, 1], value)
         case .requestHeader:

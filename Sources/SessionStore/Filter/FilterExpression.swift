@@ -87,6 +87,11 @@ public enum FilterField: String, Sendable, CaseIterable {
     case requestContentType = "tq"
     /// `~ts`
     case responseContentType = "ts"
+    /// `~src`: the client's address, `ip:port` as the flow log's `client` writes it (mitmproxy's
+    /// `~src`): one device of several (`~src 10.0.0.3:`), one process's connection.
+    case source = "src"
+    /// `~dst`: the server's address, `host:port` (an IPv6 literal in brackets), as mitmproxy's `~dst`.
+    case destination = "dst"
 }
 
 extension FilterExpression {

@@ -61,6 +61,9 @@ public struct FlowSummary: Sendable, Equatable {
     /// `map-local`, `mock`, `modify-headers` or `modify-body`); nil when none did, and for a flow
     /// stored before the store kept it (schema 12).
     public var mapped: String?
+    /// The client's address, as the flow log's `client` (`127.0.0.1:53122`); nil when unknown (a
+    /// flow of a session stored before the store kept it, schema 13, or a HAR without it).
+    public var client: String?
 
     public init(id: String, started: String, host: String, mode: String, method: String? = nil, url: String? = nil,
                 status: Int? = nil, httpVersion: String? = nil, errorKind: String? = nil, contentType: String? = nil,

@@ -127,6 +127,10 @@ enum Schema {
         // selects by it. NULL for any other flow, and for the flows of a session written before
         // this version (not read again: the rule is only in their records).
         "ALTER TABLE flows ADD COLUMN mapped TEXT;",
+        // The client's address as the flow log's `client` writes it (`127.0.0.1:53122`, `[::1]:53122`,
+        // a WireGuard device's `10.0.0.3:41234`): `~src` selects by it, as mitmproxy's does. NULL for
+        // the flows of a session written before this version: `~src` reads theirs from the record.
+        "ALTER TABLE flows ADD COLUMN client TEXT;",
     ]
 
     /// The version that added `flows.graphql` (`GraphQLBackfill`).

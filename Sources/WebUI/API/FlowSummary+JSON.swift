@@ -56,6 +56,8 @@ extension FlowSummary {
         json.string(replayOf)
         json.raw(",\"port\":")
         json.number(port)
+        json.raw(",\"client\":")
+        json.string(client)
         json.raw(",\"informational\":[")
         json.raw(informational.map(String.init).joined(separator: ","))
         json.raw("]")
