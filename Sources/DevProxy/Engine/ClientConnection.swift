@@ -24,6 +24,15 @@ final class ClientConnection: @unchecked Sendable {
     let waitingSince = Atomic<Int64>(0)
 
     static func uptimeMilliseconds() -> Int64 { Int64(DispatchTime.now().uptimeNanoseconds / 1_000_000) }
+    /// An HTTP/2 client's open streams (-1: not HTTP/2), for `isFlowing`.
+    let http2Streams = Atomic<Int>(-1)
+    /// Whether something flows on the connection now: a request, a response, a WebSocket, a
+    /// tunnel, an HTTP/2 stream; not while it waits for a request head between requests, nor an
+    /// HTTP/2 connection with no stream open.
+    var isFlowing: Bool {
+        waitingSince.load(ordering: .relaxed) == 0 && http2Streams.load(ordering: .relaxed) != 0
+    }
+
     /// Set when the server closed this connection to make room (`waitingSince`).
     let evicted = Atomic<Bool>(false)
     /// An origin connection this client's requests keep to themselves (`pin`), never pooled.
@@ -129,6 +138,22 @@ final class ClientConnection: @unchecked Sendable {
     /// as shutdown begins sees one or the other.)
     func abortIfIdle() {
         if idle.load(ordering: .sequentiallyConsistent) { socket.abort() }
+    }
+
+    /// Whether Offline, switched on while the connection is open, cuts it: `setting` covers its
+    /// destination and something flows on it. An idle one is left: its next request fails
+    /// (`offlineReason`). Another thread asks (`ProxyServer.cutOffline`).
+    func isCut(byOffline setting: ThrottleSwitch.Setting) -> Bool {
+        guard let link, isFlowing else { return false }
+        return link.covered(by: setting)
+    }
+
+    /// Cuts the connection as a lost network does (`Socket.cutAsLost`: the client gets a reset and
+    /// nothing more) and shuts its upstream sockets in use, so a thread waiting on either wakes and
+    /// ends its flows (which `ProxyServer.emit` records as `offline`). From another thread.
+    func cutAsLost() {
+        socket.cutAsLost()
+        upstreams.withLock { $0.values.forEach { $0.abort() } }
     }
 
     /// Cuts the client socket and every upstream socket in use (shutdown past its grace).

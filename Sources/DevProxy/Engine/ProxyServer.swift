@@ -19,6 +19,8 @@ public final class ProxyServer: @unchecked Sendable {
     /// The network conditions connections follow (`ProxyConfiguration.throttleSwitch`, else one
     /// fixed by `--throttle`); nil when no connection can ever be slowed.
     let throttle: ThrottleSwitch?
+    /// The connections Offline cut while they were open, whose flows `emit` records as `offline`.
+    let offlineCuts = OfflineCuts()
     let leaves: LeafSource
     let serverTLS: TLSContext
     /// The listener contexts of personas that change TLS settings, by persona name.
@@ -99,7 +101,15 @@ public final class ProxyServer: @unchecked Sendable {
                                         ownEndpoints: recorded, ownListeners: ownListeners)
         }
         proxiedPools = proxied
+        // Offline switched on while connections are open cuts what flows on those it covers.
+        throttle?.observe { [weak self] setting in
+            guard let self, let setting, setting.profile.offline else { return }
+            self.cutOffline(setting)
+        }
     }
+
+    /// Every open connection, for a change that reaches them all (`cutOffline`).
+    var openConnections: [ClientConnection] { state.withLock { Array($0.connections.values) } }
 
     /// The pool a listener's connections use: its own upstream proxy's, else the shared one.
     func pool(for mode: ListenerMode) -> UpstreamPool {
@@ -308,6 +318,7 @@ public final class ProxyServer: @unchecked Sendable {
             let detail = flow.error.flatMap { $0.kind == FlowErrorKind.clientClosed.rawValue ? nil : " (\($0.kind): \($0.message))" } ?? ""
             flow.error = Flow.FlowError(kind: FlowErrorKind.aborted.rawValue, message: "DevProxy was shutting down" + detail, alert: nil)
         }
+        if offlineCuts.any { offlineCuts.mark(&flow) }
         configuration.signatures?.check(&flow)
         // The log line is encoded once for every sink that records it (the flow log, the store).
         var line: [UInt8]?

@@ -397,6 +397,29 @@ public final class Socket: @unchecked Sendable {
         return closed
     }
 
+    /// Cuts the connection from another thread as a lost network ends it (the throttle switched to
+    /// Offline): the peer gets a reset and nothing more, no FIN, no TLS close_notify, no last frame.
+    /// A zero linger makes the final release send RST; shutting the read side wakes a thread
+    /// polling or reading (it sends the peer nothing); the descriptor then names an unconnected
+    /// socket (`dup2`, under `lock`, so never after the owner closed it), so whatever the owner
+    /// writes or reads afterwards fails here instead of reaching the peer. The owner still closes.
+    public func cutAsLost() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !closed else { return }
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        Glibc.shutdown(fd, Int32(SHUT_RD))
+        let placeholder = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard placeholder >= 0 else {
+            // No descriptor to spare: a FIN instead of a reset, but the owner still wakes and stops.
+            Glibc.shutdown(fd, Int32(SHUT_RDWR))
+            return
+        }
+        dup2(placeholder, fd)
+        Glibc.close(placeholder)
+    }
+
     /// Unblocks any thread reading or writing (used on shutdown); the owner still closes.
     public func abort() {
         Glibc.shutdown(fd, Int32(SHUT_RDWR))

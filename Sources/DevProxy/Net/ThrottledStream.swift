@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// One client connection's simulated link (`--throttle`, the web UI's throttle menu): a token
 /// bucket each way and the added latency, shared by the streams the connection reads and writes
@@ -6,7 +7,8 @@ import Foundation
 /// the one link. It follows the proxy's `ThrottleSwitch`: a profile set or cleared while the
 /// connection is open applies from its next read or write.
 ///
-/// Used by the connection's own thread only.
+/// Used by the connection's own thread only, but for `covered(by:)`, which the thread that sets
+/// Offline calls (`ProxyServer.cutOffline`).
 final class ThrottledLink: @unchecked Sendable {
     private let conditions: ThrottleSwitch
     /// The switch's generation this link last read `setting` at.
@@ -16,6 +18,9 @@ final class ThrottledLink: @unchecked Sendable {
     /// The connection's destination names (a CONNECT's target, the server name, each plain-HTTP
     /// request's host), which `--throttle-hosts` is matched against; nil until one is known.
     private var names: [String]?
+    /// `names`, for another thread: the one that switches to Offline asks whether this connection
+    /// is covered (one uncontended lock per destination change).
+    private let published = Mutex<[String]?>(nil)
     /// Whether the connection is slowed now: a profile is set, the destination is known and covered.
     private(set) var active = false
     /// Whether the profile set is Offline and covers the destination: new requests fail.
@@ -59,8 +64,15 @@ final class ThrottledLink: @unchecked Sendable {
     /// The connection's destination is `names` from now on (nil: none, as while a CONNECT's `200` goes).
     func destination(_ names: [String]?) {
         self.names = names
+        published.withLock { $0 = names }
         follow()
         decide()
+    }
+
+    /// Whether `setting` covers the connection's destination now (none known: not covered, as
+    /// while a CONNECT's `200` goes). Called from the thread that sets the throttle.
+    func covered(by setting: ThrottleSwitch.Setting) -> Bool {
+        published.withLock { names in names.map { setting.covers($0) } ?? false }
     }
 
     /// `active` and `offline`, from the setting and the destination.

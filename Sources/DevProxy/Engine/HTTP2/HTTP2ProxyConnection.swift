@@ -46,7 +46,10 @@ final class HTTP2ProxyConnection {
     /// Seconds a failed dial answers new streams before the origin is tried again.
     static let failureReuse: TimeInterval = 3
     var upstreamSpeaksHTTP1 = false
-    var streams: [Int32: HTTP2StreamExchange] = [:]
+    var streams: [Int32: HTTP2StreamExchange] = [:] {
+        // Whether anything flows on the connection, for Offline switched on meanwhile (`ClientConnection.isFlowing`).
+        didSet { context.connection.http2Streams.store(streams.count, ordering: .relaxed) }
+    }
     /// GOAWAY sent to the client (shutdown, or the client's own GOAWAY): serve what is open, then close.
     var goingAway = false
     /// The highest client stream refused before it had an exchange (a malformed request head):
