@@ -736,6 +736,7 @@ public enum FlowErrorKind: String, Sendable, CaseIterable {
     /// by DevProxy stopping: the client got a 502 and nothing was sent upstream.
     case interceptAborted = "intercept_aborted"
     /// The throttle was Offline (`--throttle offline`, the web UI's throttle menu): the request or
-    /// connection was closed (an HTTP/2 stream reset) without an answer, as with no network.
+    /// connection was closed (an HTTP/2 stream reset) without an answer, as with no network, or,
+    /// switched on while it ran, its connection was cut (reset) with what it relayed so far.
     case offline
 }

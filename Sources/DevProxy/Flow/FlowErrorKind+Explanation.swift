@@ -57,7 +57,8 @@ extension FlowErrorKind {
         case .interceptAborted:
             return "the request was held at a breakpoint and aborted there (web UI, or DevProxy stopping): it was not sent"
         case .offline:
-            return "the throttle was Offline: DevProxy failed the request as a device with no network would, nothing was sent"
+            return "the throttle was Offline: DevProxy failed the request as a device with no network would (nothing "
+                + "was sent), or cut it mid-way when Offline was switched on while it ran"
         case .upstreamProxyFailed:
             return "the upstream proxy DevProxy goes through refused the connection or wanted other credentials"
         case .wouldLoop:
