@@ -301,7 +301,7 @@ import TestSupport
         let version = http2 ? "HTTP/2" : "HTTP/1.1"
         #expect((out["before"] as? [Any])?.first as? Int == 200, "\(out)")
         #expect((out["set"] as? [String: Any])?["description"] as? String
-                == "offline (no network: new requests and connections fail)", "\(out)")
+                == "offline (no network: requests fail, those in flight are cut)", "\(out)")
         #expect((out["open"] as? [Any])?.first as? String == "failed", "\(out)")
         #expect((out["new"] as? [Any])?.first as? String == "failed", "\(out)")
         #expect((out["after"] as? [Any]).map { $0.first as? Int == 200 && $0.last as? String == version } == true,

@@ -13,7 +13,8 @@ public struct ThrottleProfile: Sendable, Equatable, CustomStringConvertible {
     /// Seconds a response waits at least after the request's last byte (a minimum round trip).
     public let latency: TimeInterval
     /// Chrome's Offline: no network at all. Each new request or connection fails (DevProxy closes
-    /// it without an answer, or resets the HTTP/2 stream); the rates and latency mean nothing.
+    /// it without an answer, or resets the HTTP/2 stream), and switched on while connections are
+    /// open it cuts what flows on them (`ProxyServer.cutOffline`); the rates and latency mean nothing.
     public let offline: Bool
 
     public init(name: String, downloadBytesPerSecond: Double, uploadBytesPerSecond: Double, latency: TimeInterval,
@@ -84,7 +85,7 @@ public struct ThrottleProfile: Sendable, Equatable, CustomStringConvertible {
 
     /// `slow-4g (1.44 Mbit/s down, 675 kbit/s up, +563 ms)`, as the run's banner says it.
     public var description: String {
-        if offline { return "\(name) (no network: new requests and connections fail)" }
+        if offline { return "\(name) (no network: requests fail, those in flight are cut)" }
         return "\(name) (\(Self.rateText(downloadBytesPerSecond)) down, \(Self.rateText(uploadBytesPerSecond)) up, "
             + "+\(Int((latency * 1000).rounded())) ms)"
     }
