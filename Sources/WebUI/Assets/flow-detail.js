@@ -14,7 +14,7 @@ import { notePanel, rememberNote } from "./marks.js";
 import { responseEditor } from "./intercept-response.js";
 import { openResend } from "./resend-dialog.js";
 import { openRepeat } from "./repeat-dialog.js";
-import { openMock } from "./mock-from-flow.js";
+import { openMock, openMockOfRunning } from "./mock-from-flow.js";
 import { graphQLView, looksLikeGraphQL } from "./graphql-view.js";
 import { compareButton } from "./compare.js";
 import { store } from "./store.js";
@@ -200,7 +200,7 @@ class FlowDetail extends HTMLElement {
             h("h2", { class: "detail-title" }, h("span", { class: "method" }, summary.method ?? ""), " ",
                 h("span", { class: "url" }, summary.url ?? summary.host ?? "")),
             h("p", { class: "detail-status" }, summary.status ? `${summary.status} · ` : "", "in progress: ", note),
-            notePanel(summary.id)),
+            notePanel(summary.id), runningActions(summary.id, summary.mode, summary.url)),
             h("div", { class: "detail-panel pending-panel" }, sections));
     }
 
@@ -240,8 +240,8 @@ class FlowDetail extends HTMLElement {
         const head = h("div", { class: "detail-head" }, this.#closeButton(), title,
             h("p", { class: "detail-status" }, facts.join(" · ")), notePanel(id),
             pending ? h("p", { class: "detail-status pending-note", role: "status" },
-                "in progress: what came so far; the rest appears when it ends")
-                : this.#actions(flow));
+                "in progress: what came so far; the rest appears when it ends") : this.#actions(flow),
+            pending ? runningActions(id, flow.mode, flow.request?.url) : null);
         const tabs = TABS.filter((tab) => (tab.key !== "messages" || flow.websocket || flow.grpc)
             && (tab.key !== "graphql" || isGraphQL(flow)));
         if (!tabs.some((tab) => tab.key === this.#tab)) this.#tab = tabs[0].key;
@@ -472,6 +472,26 @@ function setCookieTable(headers) {
             h("td", {}, [cookie["max-age"] !== undefined ? `Max-Age ${cookie["max-age"]}` : "", cookie.expires ?? ""]
                 .filter(Boolean).join("; ") || "session"),
             h("td", {}, cookie.flags.join("; "))))));
+}
+
+/**
+ * The actions a flow still running has: Mock… (Proxyman's and Charles's Map Local on a pending
+ * request), which reads the flow again when clicked (`openMockOfRunning`), so the button a
+ * refresh keeps (`#put` merges the views) never acts on an older view. Its own class: the
+ * finished view's toolbar replaces it rather than being merged into it.
+ */
+function runningActions(id, mode, url) {
+    const httpFlow = mode === "http" || mode === "https";
+    const mockable = Boolean(url) && httpFlow && store.info?.mode === "proxy";
+    return h("div", { class: "detail-actions running-actions", role: "toolbar", "aria-label": "Running flow actions" },
+        h("button", {
+            type: "button", id: "mock-from-flow", disabled: !mockable,
+            title: !httpFlow ? `a ${mode ?? "non-HTTP"} flow cannot be mocked`
+                : store.info?.mode === "proxy"
+                    ? "Answer this URL from now on with what came so far of its response, edited (M)"
+                    : "no proxy runs behind this web UI: no rule can be added",
+            on: { click: () => openMockOfRunning(id) },
+        }, "Mock…"));
 }
 
 /** `pending`: the message of a flow still running, whose body is stored when it ends. */

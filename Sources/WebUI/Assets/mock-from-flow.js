@@ -67,16 +67,71 @@ async function recordedBody(flow) {
 }
 
 /**
+ * What a flow still running has of a mock, as `openMock` takes a flow: its request's method and
+ * URL (the summary's), and once the response's head came its status and header fields, with the
+ * body so far when the API keeps a record so far (a long stream: an event stream, gRPC) and none
+ * otherwise. `pending` is `GET /api/flows/ID`'s answer for a running flow.
+ */
+export function runningFlow(pending) {
+    const record = pending.record;
+    const summary = pending.summary ?? {};
+    const method = record?.request?.method ?? summary.method;
+    const url = record?.request?.url ?? summary.url;
+    const head = record?.response ?? (summary.status ? { status: summary.status, headers: pending.response?.headers ?? [] }
+        : null);
+    return {
+        id: pending.id, running: true, request: url ? { method, url } : null,
+        response: head ? { status: head.status, headers: head.headers ?? [], body: head.body } : null,
+    };
+}
+
+/** The body so far of a running flow's response (`runningFlow`), as `recordedBody` gives a body. */
+function bodySoFar(response) {
+    const body = response?.body;
+    if (body?.text != null) {
+        const size = new TextEncoder().encode(body.text).length;
+        return size > MOCK_LIMIT ? { over: size } : { text: body.text, soFar: size };
+    }
+    if (body?.base64 != null) {
+        const size = atob(body.base64).length;
+        return size > MOCK_LIMIT ? { over: size } : { base64: body.base64, size, soFar: size };
+    }
+    return { text: "", soFar: 0 };
+}
+
+/**
+ * Mock… on a flow still running (a long poll, a slow download, a stream), as Proxyman and Charles
+ * map a request while it is pending: the flow is read again when asked (its view on show may be
+ * half a second old, and it may have ended since: then it is `openMock`'s), and the form gets its
+ * request, and of its response whatever has come: the status and type once the head came, the
+ * body so far where the record so far holds one; status 200 before the head.
+ */
+export async function openMockOfRunning(id) {
+    const flow = await api.flow(id);
+    return openMock(flow.pending ? runningFlow(flow) : flow);
+}
+
+/**
  * Opens the Rules view's mock form filled from `flow`: a flow without a response (it failed, it
- * still runs) fills what it has, status 200.
+ * still runs) fills what it has, status 200; a running one (`runningFlow`) its response so far.
  */
 export async function openMock(flow) {
     const panel = document.querySelector("rules-panel");
     if (!panel || !flow.request?.url) return;
-    const body = await recordedBody(flow);
+    const body = flow.running ? bodySoFar(flow.response) : await recordedBody(flow);
     const notes = ["URL regex: this URL with any query or none (the query is left out of the match); "
         + "edit it to match one query only, or more paths"];
-    if (!flow.response) notes.push("no response was recorded: status 200 and an empty body to start from");
+    if (flow.running && !flow.response) {
+        notes.push("the flow still waits for its response: status 200 and an empty body to start from");
+    } else if (flow.running) {
+        notes.push(body.soFar
+            ? `the response is still arriving: its status and type as they came, and the ${body.soFar.toLocaleString("en-US")} `
+                + "bytes of body so far"
+            : "the response is still arriving: its status and type as they came; its body is kept when the flow ends "
+                + "(type one, or Mock… again then)");
+    } else if (!flow.response) {
+        notes.push("no response was recorded: status 200 and an empty body to start from");
+    }
     if (body.over !== undefined) {
         notes.push(`the response body is ${body.over.toLocaleString("en-US")} bytes, over a mock's 1 MiB: type one`);
     }

@@ -151,7 +151,10 @@ import TestSupport
     /// sees the rule appear and change without reload; a PNG flow's mock answers its exact bytes; a
     /// body over 1 MiB is left to type; a flow that ended without a response fills status 200; once
     /// added, the form's heading is "Add a rule" again (it still said "Add a mock from the flow"); a
-    /// response with Access-Control-Allow-Origin has a note that the mock will not send it.
+    /// response with Access-Control-Allow-Origin has a note that the mock will not send it; a long
+    /// poll still running (its head came, its body has not) has Mock…, which fills its status and
+    /// type and whose saved mock answers the next request at once; one still waiting for its head
+    /// fills status 200 and says so.
     @Test(.enabled(if: WebUIBrowser.missing == nil, "needs chromium and playwright"))
     func mockFromAFlowAndEditInThePage() throws {
         let dir = TemporaryDirectory()
@@ -166,6 +169,7 @@ import TestSupport
             "mock-form-filled", "mock-answers-curl", "flag-rule-switch-only", "second-page-sees-it",
             "edit-cancel-leaves-it", "edit-to-503", "second-page-sees-the-edit", "binary-form", "binary-exact-bytes",
             "big-body-left-to-type", "no-response-fills-what-it-has", "mock-form-heading-after-add",
-            "mock-note-says-cors-is-not-sent", "mock-flow-marked-mapped", "no-page-errors"]), "\(result.output)")
+            "mock-note-says-cors-is-not-sent", "mock-flow-marked-mapped", "running-flow-mock-form",
+            "running-flow-mock-answers", "waiting-flow-mock-form", "no-page-errors"]), "\(result.output)")
     }
 }

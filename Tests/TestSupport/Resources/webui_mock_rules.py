@@ -14,7 +14,7 @@ Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on 
 
 Usage: webui_mock_rules.py --ui URL --proxy http://127.0.0.1:PORT
 """
-import argparse, gzip, hashlib, http.server, json, os, struct, subprocess, sys, time, urllib.request, zlib
+import argparse, gzip, hashlib, http.server, json, os, struct, subprocess, sys, threading, time, urllib.request, zlib
 
 from browser_page import Checks, live_page, origin_and_chromium
 from webui_browser import open_flow
@@ -32,10 +32,15 @@ def png(width=40, height=30):
 
 
 IMAGE = png()
+# What /hang and /wait-head wait for before they end (at most 20 s): set when the checks are done.
+RELEASE = threading.Event()
 
 
 class Origin(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
+        if self.path.startswith("/hang") or self.path.startswith("/wait-head"):
+            self.running()
+            return
         if self.path.startswith("/api/profile"):
             body, headers = gzip.compress(PROFILE), [("Content-Type", "application/json"), ("Content-Encoding", "gzip")]
         elif self.path.startswith("/slow"):
@@ -60,6 +65,25 @@ class Origin(http.server.BaseHTTPRequestHandler):
             self.wfile.write(body)
         except (BrokenPipeError, ConnectionResetError):
             pass  # /slow's client (through the proxy) gave up first, as it was meant to
+
+    def running(self):
+        """A long poll: /hang sends its head (202, JSON) at once and its body when released;
+        /wait-head sends nothing until then."""
+        try:
+            if self.path.startswith("/hang"):
+                self.send_response(202)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", "12")
+                self.end_headers()
+                self.wfile.flush()
+            RELEASE.wait(20)
+            if self.path.startswith("/wait-head"):
+                self.send_response(200)
+                self.send_header("Content-Length", "12")
+                self.end_headers()
+            self.wfile.write(b'{"late": 1}\n')
+        except (BrokenPipeError, ConnectionResetError):
+            pass
 
     def log_message(self, *arguments):
         pass
@@ -226,10 +250,67 @@ def main():
         checks.result("mock-note-says-cors-is-not-sent", "Access-Control-Allow-Origin: https://shop.example.test"
                       in form["note"] and "not sent" in form["note"], repr(form["note"]))
 
+        running_flows(page, options.proxy, base, checks)
+
         checks.result("no-page-errors", not problems and not other_problems
                       and not page.evaluate("window.__violations"),
                       repr((problems, other_problems, page.evaluate("window.__violations"))))
     sys.exit(1 if checks.failed else 0)
+
+
+def running_flows(page, proxy, base, checks):
+    """Mock… on flows still running, as Proxyman and Charles map a pending request: a long poll
+    whose head came (202, JSON) fills its method, URL regex, status and type, with an empty body
+    and a note that the response is still arriving, and the saved mock answers the next request at
+    once; one still waiting for its head fills status 200 and says it waits."""
+    page.click("#tab-flows")
+    clients = [subprocess.Popen(["curl", "-sS", "--max-time", "25", "-x", proxy, base + path],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+               for path in ("/hang", "/wait-head")]
+    try:
+        open_flow(page, "/hang")
+        page.wait_for_function("() => document.querySelector('flow-detail .detail-status')?.textContent"
+                               ".startsWith('202')", timeout=10000)
+        button = page.evaluate("() => { const b = document.querySelector('flow-detail .running-actions"
+                               " #mock-from-flow'); return b && !b.disabled; }")
+        page.click("#mock-from-flow")
+        page.wait_for_function("() => document.getElementById('rule-text').value.includes('hang')", timeout=10000)
+        form = page.evaluate(FORM)
+        checks.result("running-flow-mock-form", button and form["kind"] == "mock"
+                      and form["text"] == "|~m GET|^%s/hang(\\?.*)?$" % base.replace(".", "\\.")
+                      and form["status"] == "202" and form["type"] == "application/json" and form["body"] == ""
+                      and "the response is still arriving" in form["note"], repr((button, form)))
+        page.fill("#mock-body", '{"mocked": true}')
+        page.click("#rule-submit")
+        page.wait_for_function("() => [...document.querySelectorAll('rules-panel .rule-text')]"
+                               ".some((t) => t.textContent.includes('hang'))", timeout=10000)
+        started = time.monotonic()
+        status, headers, body = curl(proxy, base + "/hang?next=1")
+        checks.result("running-flow-mock-answers", status == 202 and body == b'{"mocked": true}'
+                      and "mock rule" in headers and time.monotonic() - started < 5,
+                      repr((status, headers, body)))
+
+        page.click("#tab-flows")
+        # The mocked request's row first: it comes in above the others, and a click on a row while
+        # the rows move can land on the one that moved under the pointer.
+        page.wait_for_function("() => [...document.querySelectorAll('flow-list .flow-row[data-id] .c-path')]"
+                               ".some((p) => p.textContent.startsWith('/hang?next'))", timeout=10000)
+        open_flow(page, "/wait-head")
+        button = page.evaluate("() => Boolean(document.querySelector('flow-detail .running-actions #mock-from-flow'))")
+        page.click("#mock-from-flow")
+        page.wait_for_function("() => document.getElementById('rule-text').value.includes('wait-head')",
+                               timeout=10000)
+        form = page.evaluate(FORM)
+        checks.result("waiting-flow-mock-form", button and form["status"] == "200" and form["body"] == ""
+                      and "still waits for its response" in form["note"], repr((button, form)))
+    except Exception as error:
+        pane = page.evaluate("() => document.querySelector('flow-detail')?.innerText.slice(0, 400)")
+        checks.result("running-flow-mock", False, "%s; the pane: %r" % (str(error).splitlines()[0], pane))
+    finally:
+        RELEASE.set()
+        for client in clients:
+            client.kill()
+            client.wait(timeout=10)
 
 
 if __name__ == "__main__":
