@@ -151,7 +151,8 @@ def copying(page, options, base, stamp, checks):
 def copy_as_menu(page, url, checks):
     """"Copy as ▾" by keyboard alone: ArrowDown opens the menu on curl, three more reach Python,
     Enter copies it and closes the menu; Escape closes it again with the focus on the button (the
-    pane stays open)."""
+    pane stays open). ArrowUp opens it on the last item, Kotlin (OkHttp), which copies OkHttp 4's
+    Kotlin code for the same URL."""
     try:
         page.focus("#copy-as")
         for key in ("ArrowDown", "ArrowDown", "ArrowDown", "ArrowDown"):
@@ -167,9 +168,16 @@ def copy_as_menu(page, url, checks):
         page.keyboard.press("Escape")
         back = page.evaluate("() => [document.activeElement?.id, document.getElementById('copy-as-menu').hidden,"
                              " document.getElementById('copy-as').getAttribute('aria-expanded')]")
+        page.keyboard.press("ArrowUp")
+        last = page.evaluate("() => document.activeElement?.textContent")
+        page.keyboard.press("Enter")
+        page.wait_for_function("() => document.getElementById('notice').textContent === 'copied the Kotlin code'")
+        kotlin = clipboard(page)
         checks.result("copy-as-menu", item == "Python requests" and closed and opened == "menuitem"
                       and back == ["copy-as", True, "false"] and python.startswith("import requests\n")
-                      and url in python, repr((item, closed, opened, back, python[:300])))
+                      and url in python and last == "Kotlin (OkHttp)" and "fun main() {" in kotlin
+                      and ".url(\"%s\")" % url.replace("$", "\\$") in kotlin,
+                      repr((item, closed, opened, back, last, python[:300], kotlin[:600])))
     except Exception as error:
         checks.result("copy-as-menu", False, "%s; notice %r" % (str(error).splitlines()[0],
                                                                   page.text_content("#notice")))
