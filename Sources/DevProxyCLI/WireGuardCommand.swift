@@ -94,8 +94,7 @@ enum WireGuardCommand {
             throw CommandFailure("there is no peer \(peer) to remove: \(path) does not exist (no device was set up)")
         }
         do {
-            var keys = try WireGuardKeyFile.read(path: path)
-            try keys.remove(peer: peer - 1)
+            let keys = try WireGuardKeyFile.remove(peer: peer - 1, directory: directory)
             let left = keys.deviceCount == 0 ? "no device is left (devproxy wireguard --peer \(keys.peers.count + 1) "
                 + "adds one)" : keys.deviceCount == 1 ? "1 device is left" : "\(keys.deviceCount) devices are left"
             Output.line("removed peer \(peer) (\(WireGuardKeyFile.address(peer - 1))): its key is deleted from \(path) and "

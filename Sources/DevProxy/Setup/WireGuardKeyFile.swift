@@ -52,6 +52,10 @@ public struct WireGuardKeyFile: Sendable {
     /// - Throws: `CommandFailure`-worthy `ConfigurationError` naming the file when it cannot be read
     ///   or written, or is not such a file.
     public static func load(directory: String, peers wanted: Int = 1) throws -> WireGuardKeyFile {
+        try whileLocked(directory) { try loadUnlocked(directory: directory, peers: wanted) }
+    }
+
+    private static func loadUnlocked(directory: String, peers wanted: Int) throws -> WireGuardKeyFile {
         let path = directory + "/" + fileName
         var file: WireGuardKeyFile
         if FileManager.default.fileExists(atPath: path) {
@@ -70,6 +74,30 @@ public struct WireGuardKeyFile: Sendable {
             try file.save(directory: directory)
         }
         return file
+    }
+
+    /// Removes peer `index` (0: peer 1) from the file in `directory` (`devproxy wireguard
+    /// --remove-peer N`), read and written while no other command changes it; returns the file as
+    /// written.
+    /// - Throws: `ConfigurationError` when the file cannot be read or written, or `remove(peer:at:)`'s.
+    public static func remove(peer index: Int, directory: String) throws -> WireGuardKeyFile {
+        try whileLocked(directory) {
+            var file = try read(path: directory + "/" + fileName)
+            try file.remove(peer: index)
+            return file
+        }
+    }
+
+    /// Runs `body` holding an exclusive `flock` on `directory` itself, so that two commands changing
+    /// the file at once (one adding a device, one removing another) do not write over each other's
+    /// change. A directory that is not there yet is not locked (the first `load` makes it).
+    private static func whileLocked<T>(_ directory: String, _ body: () throws -> T) throws -> T {
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return try body() }
+        // Closing the descriptor releases the lock.
+        defer { close(fd) }
+        while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
+        return try body()
     }
 
     /// Removes peer `index` (0: peer 1) and writes the file (atomically, 0600): its private key is

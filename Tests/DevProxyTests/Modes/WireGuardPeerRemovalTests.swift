@@ -1,5 +1,6 @@
 @testable import DevProxy
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 
@@ -45,7 +46,8 @@ import TestSupport
         held.standardError = FileHandle.nullDevice
         try held.run()
         defer {
-            if held.isRunning { held.terminate() }
+            // SIGKILL: Process.terminate() (SIGTERM) left this curl running until its --max-time here.
+            if held.isRunning { kill(held.processIdentifier, SIGKILL) }
             held.waitUntilExit()
         }
         let requests = { try Subprocess.run("curl", ["-sS", "--cacert", origin.caPath, origin.url("/requests")], timeout: 10).stdout }
@@ -143,5 +145,30 @@ import TestSupport
         #expect(none.status == 1 && none.stderr.hasPrefix("error: every device of ") && none.stderr.contains("--peer 4 adds one"),
                 "\(none.output)")
         #expect(try wireguard(["--endpoint", "192.0.2.7", "--peer", "4"]).stdout.contains("Address = 10.0.0.5/32"))
+    }
+
+    /// Commands that change the key file at the same time (devices added while one is removed) each
+    /// see the others' change: every key a config was printed with is still in the file, at the
+    /// address that config gave, and the removal stays (the file is changed under a `flock`).
+    @Test func commandsChangingTheKeysAtOnceKeepEachOthersChanges() throws {
+        let dir = TemporaryDirectory()
+        let ca = dir.file("ca")
+        #expect(try Subprocess.run(Subprocess.devproxy, ["wireguard", "--ca-dir", ca, "--endpoint", "192.0.2.7"],
+                                   timeout: 20).status == 0)
+        let results = Mutex<[Int: Subprocess.Result]>([:])
+        DispatchQueue.concurrentPerform(iterations: 13) { index in
+            let arguments = index == 0 ? ["--remove-peer", "1"] : ["--endpoint", "192.0.2.7", "--peer", String(index + 1)]
+            let result = try? Subprocess.run(Subprocess.devproxy, ["wireguard", "--ca-dir", ca] + arguments, timeout: 30)
+            results.withLock { $0[index] = result }
+        }
+        let file = try WireGuardKeyFile.read(path: dir.file("ca/wireguard.json"))
+        #expect(file.peers.count == 13 && file.peers[0] == nil, "\(file.peers.map { $0 != nil })")
+        for index in 1..<13 {
+            let printed = results.withLock { $0[index] }
+            let key = printed?.stdout.split(separator: "\n").first { $0.hasPrefix("PrivateKey = ") }.map { String($0.dropFirst(13)) }
+            #expect(printed?.status == 0 && key != nil && file.peers[index]?.base64 == key
+                    && printed?.stdout.contains("Address = 10.0.0.\(index + 2)/32") == true,
+                    "peer \(index + 1): \(printed?.output ?? "no result")")
+        }
     }
 }
