@@ -57,12 +57,14 @@ extension RequestCode {
 
     /// True when OkHttp's `toMediaType()` reads `value` and gives it back as it is: `type/subtype`
     /// then `; name=value` parameters (a token, or a quoted string without `"` or `\`), at most one
-    /// space after each `;`; a stricter grammar than OkHttp's (RFC 9110's tokens), so nothing it
-    /// lets through throws.
+    /// space after each `;`, and one `charset` at most (OkHttp 3.13's parser, the one this machine
+    /// has, throws "Multiple charsets defined" for two); a stricter grammar than OkHttp's (RFC
+    /// 9110's tokens), so nothing it lets through throws.
     static func kotlinMediaType(_ value: String) -> Bool {
         let token = "[A-Za-z0-9!#$%&'*+.^_`|~-]+"
         let pattern = "^\(token)/\(token)(; ?\(token)=(\(token)|\"[^\"\\\\]*\"))*$"
-        return value.range(of: pattern, options: .regularExpression) != nil
+        let charsets = value.lowercased().components(separatedBy: "charset=").count - 1
+        return charsets <= 1 && value.range(of: pattern, options: .regularExpression) != nil
     }
 
     /// `text` as Kotlin source: one literal, or for a long text `listOf(…).joinToString("")` of
