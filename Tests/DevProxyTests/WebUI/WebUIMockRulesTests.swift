@@ -154,7 +154,7 @@ import TestSupport
     /// response with Access-Control-Allow-Origin has a note that the mock will not send it; a long
     /// poll still running (its head came, its body has not) has Mock…, which fills its status and
     /// type and whose saved mock answers the next request at once; one still waiting for its head
-    /// fills status 200 and says so.
+    /// fills status 200 and says so; a running event stream's mock takes its events so far.
     @Test(.enabled(if: WebUIBrowser.missing == nil, "needs chromium and playwright"))
     func mockFromAFlowAndEditInThePage() throws {
         let dir = TemporaryDirectory()
@@ -170,6 +170,7 @@ import TestSupport
             "edit-cancel-leaves-it", "edit-to-503", "second-page-sees-the-edit", "binary-form", "binary-exact-bytes",
             "big-body-left-to-type", "no-response-fills-what-it-has", "mock-form-heading-after-add",
             "mock-note-says-cors-is-not-sent", "mock-flow-marked-mapped", "running-flow-mock-form",
-            "running-flow-mock-answers", "waiting-flow-mock-form", "no-page-errors"]), "\(result.output)")
+            "running-flow-mock-answers", "waiting-flow-mock-form", "stream-mock-takes-body-so-far",
+            "no-page-errors"]), "\(result.output)")
     }
 }

@@ -38,7 +38,7 @@ RELEASE = threading.Event()
 
 class Origin(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
-        if self.path.startswith("/hang") or self.path.startswith("/wait-head"):
+        if self.path.startswith("/hang") or self.path.startswith("/wait-head") or self.path.startswith("/events"):
             self.running()
             return
         if self.path.startswith("/api/profile"):
@@ -68,8 +68,19 @@ class Origin(http.server.BaseHTTPRequestHandler):
 
     def running(self):
         """A long poll: /hang sends its head (202, JSON) at once and its body when released;
-        /wait-head sends nothing until then."""
+        /wait-head sends nothing until then; /events streams events until then."""
         try:
+            if self.path.startswith("/events"):
+                # An event stream: one event every 0.3 s until released (the pane shows its record so far).
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                for number in range(60):
+                    self.wfile.write(b"data: %d\n\n" % number)
+                    self.wfile.flush()
+                    if RELEASE.wait(0.3):
+                        return
+                return
             if self.path.startswith("/hang"):
                 self.send_response(202)
                 self.send_header("Content-Type", "application/json")
@@ -262,11 +273,12 @@ def running_flows(page, proxy, base, checks):
     """Mock… on flows still running, as Proxyman and Charles map a pending request: a long poll
     whose head came (202, JSON) fills its method, URL regex, status and type, with an empty body
     and a note that the response is still arriving, and the saved mock answers the next request at
-    once; one still waiting for its head fills status 200 and says it waits."""
+    once; one still waiting for its head fills status 200 and says it waits; an event stream's
+    record so far gives its events until now as the body."""
     page.click("#tab-flows")
     clients = [subprocess.Popen(["curl", "-sS", "--max-time", "25", "-x", proxy, base + path],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-               for path in ("/hang", "/wait-head")]
+               for path in ("/hang", "/wait-head", "/events")]
     try:
         open_flow(page, "/hang")
         page.wait_for_function("() => document.querySelector('flow-detail .detail-status')?.textContent"
@@ -303,6 +315,17 @@ def running_flows(page, proxy, base, checks):
         form = page.evaluate(FORM)
         checks.result("waiting-flow-mock-form", button and form["status"] == "200" and form["body"] == ""
                       and "still waits for its response" in form["note"], repr((button, form)))
+
+        # A stream's record so far (its events until now): the mock takes the body so far.
+        page.click("#tab-flows")
+        open_flow(page, "/events")
+        page.wait_for_function("() => document.querySelector('flow-detail .pending-note')", timeout=10000)
+        page.click("#mock-from-flow")
+        page.wait_for_function("() => document.getElementById('rule-text').value.includes('events')", timeout=10000)
+        form = page.evaluate(FORM)
+        checks.result("stream-mock-takes-body-so-far", form["status"] == "200" and form["type"] == "text/event-stream"
+                      and form["body"].startswith("data: 0\n\n") and "bytes of body so far" in form["note"],
+                      repr(form))
     except Exception as error:
         pane = page.evaluate("() => document.querySelector('flow-detail')?.innerText.slice(0, 400)")
         checks.result("running-flow-mock", False, "%s; the pane: %r" % (str(error).splitlines()[0], pane))
