@@ -98,6 +98,49 @@ import TestSupport
         #expect(proxy.flows(count: 3).compactMap(\.h2?.connectionID).count == (version == "--http2" ? 3 : 0))
     }
 
+    /// Over HTTP/2 the latency is per request, as Chrome applies it: httpx streams hypercorn's
+    /// `/events` (one event at once, another three seconds later) on one stream, whose first event
+    /// comes after the 2 s latency, and 0.5 s after it asks for `/echo` on another stream of the
+    /// same connection. `/echo`'s response waits its 2 s; the event stream's second event is not
+    /// held by it: it comes about 1 s after the first (3 s after the request), not 2.5 s. Before,
+    /// the connection's next write after any request waited the latency, so the second event
+    /// came with the `/echo` answer.
+    @Test func anHTTP2ResponseWaitsItsOwnLatencyOnly() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let proxy = try proxy("100mbit/100mbit/2000ms", origin: origin)
+        let script = """
+            import httpx, json, sys, threading, time
+            out = {}
+            with httpx.Client(http2=True, proxy="\(proxy.proxyURL)", verify="\(proxy.pki.rootPath)", timeout=20) as c:
+                c.get("\(origin.url("/echo"))?warm")   # the connection, before the clock starts
+                def other():
+                    time.sleep(0.5)
+                    start = time.monotonic()
+                    r = c.get("\(origin.url("/echo"))?other")
+                    out["other"] = [r.http_version, time.monotonic() - start]
+                with c.stream("GET", "\(origin.url("/events"))") as r:
+                    chunks = r.iter_raw()
+                    next(chunks)
+                    first = time.monotonic()
+                    thread = threading.Thread(target=other); thread.start()
+                    rest = b"".join(chunks)   # the second event, then the end
+                    out["gap"] = time.monotonic() - first
+                    out["rest"] = rest.decode()
+                thread.join()
+            sys.stdout.write(json.dumps(out))
+            """
+        let result = try Subprocess.run("python3", ["-c", script], timeout: 60)
+        let out = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
+                               "\(result.output)")
+        let other = out["other"] as? [Any]
+        #expect(other?.first as? String == "HTTP/2" && (other?.last as? Double ?? 0) >= 2, "\(out)")
+        #expect((out["rest"] as? String)?.contains("second") == true, "\(out)")
+        // Generous: about 1 s, well short of the 2.5 s the other response's wait made it.
+        #expect((out["gap"] as? Double ?? 99) < 1.8, "\(out)")
+        // One connection carried all three.
+        #expect(Set(proxy.flows(count: 3).compactMap(\.h2?.connectionID)).count == 1)
+    }
+
     /// Plain-HTTP proxying decides per request: one connection's requests to a host
     /// `--throttle-hosts` names are throttled, to another not.
     @Test func throttleHostsPicksTheHosts() throws {

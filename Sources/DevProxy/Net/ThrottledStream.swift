@@ -28,6 +28,19 @@ final class ThrottledLink: @unchecked Sendable {
     /// For an HTTP/2 client: only its HEADERS and DATA frames make a turn, not the WINDOW_UPDATE,
     /// PING and SETTINGS frames that come while a response streams (`speaksHTTP2(after:)`).
     private var http2: HTTP2RequestFrames?
+    /// HTTP/2: the session's output not yet parsed into whole frames, and the frames held until
+    /// their stream's latency has passed (`holdResponses`), in the order they were written.
+    private var outgoing: [UInt8] = []
+    private var held: [HeldFrame] = []
+
+    private struct HeldFrame {
+        let bytes: [UInt8]
+        let stream: UInt32
+        /// HEADERS, PUSH_PROMISE or CONTINUATION: a header block, which must keep its order.
+        let headerBlock: Bool
+        /// Uptime; never earlier than the frame's before it.
+        let due: TimeInterval
+    }
 
     /// Bytes either way may go at once after a pause: a small burst, so the long-run rate is the profile's.
     static let burst = 16 * 1024
@@ -126,7 +139,7 @@ final class ThrottledLink: @unchecked Sendable {
     /// later knows where its frames begin.
     func didRead(_ bytes: UnsafeRawBufferPointer) {
         guard !bytes.isEmpty else { return }
-        let request = http2?.scan(bytes) ?? true
+        let request = http2?.scan(bytes, at: active ? Self.now() : nil) ?? true
         guard active else { return }
         up.take(Double(bytes.count))
         guard request else { return }
@@ -142,6 +155,63 @@ final class ThrottledLink: @unchecked Sendable {
         Self.sleep(until: lastRead + latency, socket: socket)
         readSinceWrite = false
     }
+
+    /// Whether the client speaks HTTP/2: its responses wait the latency each (`holdResponses`),
+    /// not the connection's next write.
+    var isHTTP2: Bool { http2 != nil }
+
+    /// HTTP/2: what of `bytes` (whole or partial frames the session wrote) may go now, with any held
+    /// frames that came due first. Chrome's latency is per request: a stream's response (its first
+    /// HEADERS frame, then everything of that stream) waits until `latency` after the request's
+    /// last frame, while the other streams' frames go on. Header blocks stay in the order they
+    /// were compressed (HPACK): a HEADERS frame after a held one is held too.
+    func holdResponses(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
+        outgoing.append(contentsOf: bytes)
+        var ready = releaseDue(all: false)
+        let latency = active ? setting?.profile.latency ?? 0 : 0
+        let now = Self.now()
+        var offset = 0
+        while outgoing.count - offset >= 9 {
+            let length = Int(outgoing[offset]) << 16 | Int(outgoing[offset + 1]) << 8 | Int(outgoing[offset + 2])
+            guard outgoing.count - offset >= 9 + length else { break }
+            let type = outgoing[offset + 3]
+            let stream = (UInt32(outgoing[offset + 5]) << 24 | UInt32(outgoing[offset + 6]) << 16
+                          | UInt32(outgoing[offset + 7]) << 8 | UInt32(outgoing[offset + 8])) & 0x7fff_ffff
+            let frame = outgoing[offset..<offset + 9 + length]
+            offset += 9 + length
+            let isHeaderBlock = type == 0x1 || type == 0x5 || type == 0x9
+            var due: TimeInterval = 0
+            if type == 0x1, stream != 0, let asked = http2?.requested.removeValue(forKey: stream) {
+                due = asked + latency
+            }
+            // A held stream's frames wait behind its HEADERS, but for WINDOW_UPDATE: the client's
+            // upload on it goes on meanwhile.
+            let heldStream = stream != 0 && type != 0x8 && held.contains { $0.stream == stream }
+            guard heldStream || due > now || (isHeaderBlock && held.contains { $0.headerBlock }) else {
+                ready.append(contentsOf: frame)
+                continue
+            }
+            held.append(HeldFrame(bytes: Array(frame), stream: stream, headerBlock: isHeaderBlock,
+                                  due: max(due, held.last?.due ?? 0)))
+        }
+        outgoing.removeFirst(offset)
+        return ready
+    }
+
+    /// The held frames that came due (`all`: every one), in the order they were written.
+    func releaseDue(all: Bool) -> [UInt8] {
+        guard !held.isEmpty else { return [] }
+        let now = Self.now()
+        let latencyOff = !active || (setting?.profile.latency ?? 0) == 0
+        let count = all || latencyOff ? held.count : held.prefix { $0.due <= now }.count
+        guard count > 0 else { return [] }
+        let released = held.prefix(count).flatMap(\.bytes)
+        held.removeFirst(count)
+        return released
+    }
+
+    /// When the first held frame comes due (uptime); nil when none is held.
+    var nextDue: TimeInterval? { held.first?.due }
 
     /// Waits until `count` bytes (at most `burst`) may go to the client, and takes them.
     func send(_ count: Int, socket: Socket) {
@@ -231,12 +301,24 @@ final class ThrottledStream: ByteStream, @unchecked Sendable {
     }
 
     func write(_ bytes: UnsafeRawBufferPointer, flush: Bool) throws {
+        // HTTP/2: each response waits its own latency; other streams' frames go at once.
+        if link.isHTTP2 && (link.isActive || link.nextDue != nil) {
+            let ready = link.holdResponses(bytes)
+            guard !ready.isEmpty else { return }
+            try ready.withUnsafeBytes { try send($0, flush: flush) }
+            return
+        }
+        try send(bytes, flush: flush)
+    }
+
+    /// Writes `bytes` at the link's rate, after its latency (HTTP/1.1: the turn's first write).
+    private func send(_ bytes: UnsafeRawBufferPointer, flush: Bool) throws {
         guard link.isActive, !bytes.isEmpty else {
             try inner.write(bytes, flush: flush)
             if !bytes.isEmpty { link.didWrite() }
             return
         }
-        link.beforeWrite(socket: socket)
+        if !link.isHTTP2 { link.beforeWrite(socket: socket) }
         var offset = 0
         while offset < bytes.count {
             let piece = min(bytes.count - offset, ThrottledLink.burst)
@@ -247,10 +329,31 @@ final class ThrottledStream: ByteStream, @unchecked Sendable {
         link.didWrite()
     }
 
-    func flush() throws { try inner.flush() }
-    func close() { inner.close() }
+    /// Also sends the held HTTP/2 frames that came due (the connection's loop calls it when the
+    /// first one does, `nextDue`).
+    func flush() throws {
+        let due = link.releaseDue(all: false)
+        if !due.isEmpty { try due.withUnsafeBytes { try send($0, flush: true) } }
+        try inner.flush()
+    }
+
+    /// Held frames go first, early rather than never.
+    func close() {
+        sendHeld()
+        inner.close()
+    }
+
     func releaseBuffers() { inner.releaseBuffers() }
-    func closeWrite() { inner.closeWrite() }
+
+    func closeWrite() {
+        sendHeld()
+        inner.closeWrite()
+    }
+
+    private func sendHeld() {
+        let held = link.releaseDue(all: true)
+        if !held.isEmpty { try? held.withUnsafeBytes { try send($0, flush: true) } }
+    }
 }
 
 /// Follows the frames an HTTP/2 client sends (after its 24-byte connection preface) across reads,
@@ -265,9 +368,17 @@ struct HTTP2RequestFrames {
     private var lengthAndType: UInt32 = 0
     private var payloadLeft = 0
     private var inRequestFrame = false
+    /// The header's stream identifier, as far as it was read.
+    private var streamID: UInt32 = 0
+    /// When each stream's request last sent a HEADERS or DATA frame (uptime), while the link is
+    /// active: its response waits the latency from there. Taken when the response starts; cleared
+    /// whole past `requestedLimit` (streams reset before an answer leave theirs).
+    var requested: [UInt32: TimeInterval] = [:]
+    static let requestedLimit = 4096
 
-    /// Takes the next bytes; true when any of them belong to a HEADERS or DATA frame.
-    mutating func scan(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    /// Takes the next bytes; true when any of them belong to a HEADERS or DATA frame. With `time`,
+    /// records it as the latest request frame of each stream whose HEADERS or DATA frame began here.
+    mutating func scan(_ bytes: UnsafeRawBufferPointer, at time: TimeInterval? = nil) -> Bool {
         var found = false
         var index = min(prefaceLeft, bytes.count)
         prefaceLeft -= index
@@ -283,19 +394,29 @@ struct HTTP2RequestFrames {
                 lengthAndType = lengthAndType << 8 | UInt32(bytes[index])
                 headerRead += 1
                 index += 1
+            } else if headerRead == 4 {
+                // Flags: not needed.
+                headerRead += 1
+                index += 1
             } else {
-                // Flags and stream identifier: not needed.
-                let skip = min(9 - headerRead, bytes.count - index)
-                headerRead += skip
-                index += skip
+                streamID = streamID << 8 | UInt32(bytes[index])
+                headerRead += 1
+                index += 1
             }
             guard headerRead == 9 else { continue }
             payloadLeft = Int(lengthAndType >> 8)
             let type = lengthAndType & 0xff
             inRequestFrame = type == 0x0 || type == 0x1
             found = found || inRequestFrame
+            // A request begins with HEADERS; its DATA moves its end while it is not answered yet
+            // (a bidirectional stream's later frames, once answered, wait for nothing).
+            if inRequestFrame, let time, type == 0x1 || requested[streamID & 0x7fff_ffff] != nil {
+                if requested.count >= Self.requestedLimit { requested.removeAll() }
+                requested[streamID & 0x7fff_ffff] = time
+            }
             headerRead = 0
             lengthAndType = 0
+            streamID = 0
         }
         return found
     }

@@ -164,6 +164,8 @@ final class HTTP2ProxyConnection {
                 if !session.wantsRead && !session.wantsWrite { break }
                 let legs = ([leg].compactMap { $0 } + retiring).filter { !$0.closed }
                 let ready = waitForInput(legs: legs)
+                // Responses held for their latency (`--throttle` over HTTP/2) that came due go now.
+                if let due = context.connection.link?.nextDue, due <= ThrottledLink.now() { try client.flush() }
                 let now = Date()
                 if now.timeIntervalSince(lastSilenceCheck) >= 0.25 && !streams.isEmpty {
                     lastSilenceCheck = now
@@ -215,7 +217,8 @@ final class HTTP2ProxyConnection {
         var fds = [pollfd(fd: client.socket.fd, events: Int16(POLLIN), revents: 0),
                    pollfd(fd: wake.readFD, events: Int16(POLLIN), revents: 0)]
         fds += legs.map { pollfd(fd: $0.upstream.stream.socket.fd, events: Int16(POLLIN), revents: 0) }
-        guard poll(&fds, nfds_t(fds.count), 250) > 0 else { return [] }
+        let held = context.connection.link?.nextDue.map { Int32(max(0, min(250, ($0 - ThrottledLink.now()) * 1000)).rounded(.up)) }
+        guard poll(&fds, nfds_t(fds.count), held ?? 250) > 0 else { return [] }
         if fds[0].revents != 0 { ready.insert(-1) }
         if fds[1].revents != 0 { ready.insert(-2) }
         for index in legs.indices where fds[index + 2].revents != 0 { ready.insert(index) }
