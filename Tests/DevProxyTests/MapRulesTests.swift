@@ -160,6 +160,8 @@ import TestSupport
         ("|~gqlerr|a|b", "the filter's ~gqlerr is not known before the request is sent"),
         // What a rule did is known once rules have run.
         ("|~mapped|a|b", "the filter's ~mapped is not known before the request is sent"),
+        // Replays are recorded flows; a rule sees the request, whoever sent it.
+        ("|~replay|a|b", "~replay selects recorded flows (the web UI's list, /api/flows)"),
         ("|~d (|a|b", "does not parse"),
         ("|(a)|\\2", "the replacement names group 2, and the regex has one"),
         ("|a|\\q", "\\q in the replacement is not a group reference"),

@@ -117,7 +117,8 @@ import Testing
         let directory = TemporaryDirectory()
         try Self.store(in: directory).close()
         let path = directory.file("session.sqlite")
-        try SQLitePeek.execute(path, "ALTER TABLE flows DROP COLUMN client; PRAGMA user_version = 12")
+        try SQLitePeek.execute(path, "ALTER TABLE flows DROP COLUMN client; ALTER TABLE flows DROP COLUMN replay_of; "
+                               + "PRAGMA user_version = 12")
         let viewed = try SessionStore(path: path, readOnly: true)
         #expect(try SQLitePeek.userVersion(path) == Schema.version)
         #expect(try viewed.flows(limit: 100).flows.allSatisfy { $0.client == nil })

@@ -13,6 +13,7 @@ final class FilterParserTests: XCTestCase {
             ("~GS 14", .grpcStatus(14)),
             ("~mapped", .mapped),
             ("~MAPPED & !~c 200", .and(.mapped, .not(.status(200)))),
+            ("~replay", .replay), ("~replayq", .replay), ("~replays", .serverReplay),
             ("!~c 200", .not(.status(200))),
             ("~q", .requestWithoutResponse),
             ("~s & ~e", .and(.hasResponse, .error)),

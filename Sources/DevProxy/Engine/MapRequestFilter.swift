@@ -146,6 +146,10 @@ struct MapRequestFilter: @unchecked Sendable {  // NSRegularExpression is immuta
         case .graphQL: throw refused("~graphql")
         case .graphQLErrors: throw refused("~gqlerr")
         case .mapped: throw refused("~mapped")
+        case .serverReplay: return .constant(false)
+        case .replay:
+            throw ConfigurationError("\(option): ~replay selects recorded flows (the web UI's list, /api/flows); "
+                                     + "a rule or a breakpoint does not take it")
         case .persona: throw refused("~persona")
         case .signer: throw refused("~signer")
         case .verdict, .ids: throw refused("~verdict")

@@ -105,6 +105,7 @@ public final class SessionStoreSink: FlowSink {
         summary.port = flow.server.port
         summary.mapped = flow.mapped?.rule
         summary.client = flow.client.isEmpty ? nil : flow.client
+        summary.replayOf = flow.replayOf
         if let informational = flow.informational {
             summary.informational = FlowSummary.informationalCodes(informational.map(\.status))
         }

@@ -55,6 +55,10 @@ extension FilterExpression {
             return FilterSQL(sql: "(f.graphql IS NOT NULL AND f.graphql_errors > 0)", bindings: [])
         case .mapped:
             return FilterSQL(sql: "f.mapped IS NOT NULL", bindings: [])
+        case .replay:
+            return FilterSQL(sql: "f.replay_of IS NOT NULL", bindings: [])
+        case .serverReplay:
+            return FilterSQL(sql: "0", bindings: [])
         case .websocket:
             return FilterSQL(sql: "f.websocket = 1", bindings: [])
         case .asset:

@@ -44,6 +44,12 @@ public indirect enum FilterExpression: Sendable, Equatable {
     /// `~mapped`: a flow a rule changed or answered (`--map-remote`, `--map-local`, a mock rule,
     /// `--modify-headers`, `--modify-body`: its record has `mapped`).
     case mapped
+    /// `~replay` and `~replayq`: a flow the web UI sent again (Replay, Edit and resend, Repeat…:
+    /// its record's `replay_of`), as mitmproxy's `~replay` and `~replayq` select client replays.
+    case replay
+    /// `~replays`: mitmproxy's server replay (a recorded response served again); DevProxy has
+    /// none, so it selects no flow.
+    case serverReplay
     /// `~persona NAME`: the TLS persona, compared whole, ignoring case.
     case persona(String)
     /// `~signer EMAIL` or `~signer SERIAL`: the signing intermediate's engineer or its serial (hex),

@@ -8,7 +8,7 @@ struct FilterParser {
     private static let bare: [String: FilterExpression] = [
         "all": .all, "q": .requestWithoutResponse, "s": .hasResponse, "e": .error, "websocket": .websocket,
         "grpc": .grpc, "a": .asset, "http": .http, "tcp": .tcp, "marked": .marked(nil), "gqlerr": .graphQLErrors,
-        "mapped": .mapped,
+        "mapped": .mapped, "replay": .replay, "replayq": .replay, "replays": .serverReplay,
     ]
 
     /// Limits that keep a pasted or generated filter from exhausting the stack (200 nested `(`

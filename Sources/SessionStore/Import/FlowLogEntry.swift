@@ -44,6 +44,7 @@ struct FlowLogEntry {
         // A HAR entry's `_mapped` is here as `mapped` too (`HAREntry`).
         summary.mapped = (object["mapped"] as? [String: Any])?["rule"] as? String
         summary.client = (object["client"] as? String).flatMap { $0.isEmpty ? nil : $0 }
+        summary.replayOf = object["replay_of"] as? String
         summary.informational = FlowSummary.informationalCodes(
             ((object["informational"] as? [Any]) ?? []).compactMap { ($0 as? [String: Any])?["status"] as? Int })
         record = FlowRecord(summary: summary, requestHeaders: requestHeaders, responseHeaders: responseHeaders)

@@ -64,6 +64,10 @@ public struct FlowSummary: Sendable, Equatable {
     /// The client's address, as the flow log's `client` (`127.0.0.1:53122`); nil when unknown (a
     /// flow of a session stored before the store kept it, schema 13, or a HAR without it).
     public var client: String?
+    /// The flow this one replays (its record's `replay_of`: the web UI's Replay, Edit and resend,
+    /// Repeat…); nil for any other flow, and for a flow of a session stored before the store kept
+    /// it (schema 14).
+    public var replayOf: String?
 
     public init(id: String, started: String, host: String, mode: String, method: String? = nil, url: String? = nil,
                 status: Int? = nil, httpVersion: String? = nil, errorKind: String? = nil, contentType: String? = nil,

@@ -131,6 +131,10 @@ enum Schema {
         // a WireGuard device's `10.0.0.3:41234`): `~src` selects by it, as mitmproxy's does. NULL for
         // the flows of a session written before this version: `~src` reads theirs from the record.
         "ALTER TABLE flows ADD COLUMN client TEXT;",
+        // The flow a replay repeats (the record's `replay_of`, known from the request's start): `~replay`
+        // selects by it, as mitmproxy's does. NULL for any other flow, and for the flows of a session
+        // written before this version (not read again: it is only in their records).
+        "ALTER TABLE flows ADD COLUMN replay_of TEXT;",
     ]
 
     /// The version that added `flows.graphql` (`GraphQLBackfill`).

@@ -207,7 +207,7 @@ extension SessionStore {
         request_content_type, request_size, response_size, duration_ms, persona, signer_email, signer_serial, verdict,
         websocket, tunnel, bodies_dropped, grpc_status, port, informational,
         (SELECT mark FROM flow_notes n WHERE n.seq = f.seq), (SELECT comment FROM flow_notes n WHERE n.seq = f.seq),
-        graphql, graphql_errors, mapped, client
+        graphql, graphql_errors, mapped, client, replay_of
         """
     private static let summaryBySequence = "SELECT \(summaryColumns) FROM flows f WHERE seq = ?"
     private static let summaryByID = "SELECT \(summaryColumns) FROM flows f WHERE id = ?"
@@ -232,6 +232,7 @@ extension SessionStore {
         summary.graphQL = GraphQLCall(stored: row.string(28), errors: row.int(29))
         summary.mapped = row.string(30)
         summary.client = row.string(31)
+        summary.replayOf = row.string(32)
         return summary
     }
 }

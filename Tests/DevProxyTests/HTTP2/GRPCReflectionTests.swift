@@ -245,11 +245,12 @@ import TestSupport
             return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         }
         // As devproxy 8 left it: no grpc_schemas, nor what later versions added (flow_notes, 10; graphql, 11;
-        // mapped, 12; client, 13).
+        // mapped, 12; client, 13; replay_of, 14).
         let current = try sql("SELECT * FROM pragma_user_version")
         _ = try sql("DROP TABLE IF EXISTS grpc_schemas; DROP TABLE IF EXISTS flow_notes; "
                     + "ALTER TABLE flows DROP COLUMN graphql; ALTER TABLE flows DROP COLUMN graphql_errors; "
-                    + "ALTER TABLE flows DROP COLUMN mapped; ALTER TABLE flows DROP COLUMN client; PRAGMA user_version = 8;")
+                    + "ALTER TABLE flows DROP COLUMN mapped; ALTER TABLE flows DROP COLUMN client; "
+                    + "ALTER TABLE flows DROP COLUMN replay_of; PRAGMA user_version = 8;")
         #expect(try sql("SELECT count(*) FROM sqlite_master WHERE name = 'grpc_schemas'") == "0")
         do {
             let viewer = try DevProxyViewer(session)
