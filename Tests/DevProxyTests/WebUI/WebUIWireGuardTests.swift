@@ -127,6 +127,52 @@ import TestSupport
         #expect(!stopped.stdout.contains("PrivateKey") && !stopped.stderr.contains("PrivateKey"), "the config was logged")
     }
 
+    /// A config route reads the key file once per request, even just after the file changed (a
+    /// device added with `devproxy wireguard --peer 2`), where it used to read it twice (once to
+    /// accept new peers, once for the key): counted with strace on the run, attached once the run's
+    /// own check (once a second) has read the changed file.
+    @Test(.enabled(if: WireGuardModeTests.unavailable == nil && WebUIWireGuardTests.strace != nil,
+                   "needs root, network namespaces, wireguard-go, wg and strace"))
+    func theConfigRouteReadsTheKeyFileOnce() throws {
+        let run = try Run()
+        let listening = try #require(run.listening)
+        _ = try Subprocess.run(Subprocess.devproxy, ["wireguard", "--ca-dir", run.dir.file("ca"), "--endpoint", listening,
+                                                     "--peer", "2"], timeout: 20)
+        usleep(1_500_000)
+        let pid = run.proxy.process.processIdentifier
+        let trace = run.dir.file("strace.txt")
+        // Every thread of the run (`-p` takes them all), and those they start (`-f`: a request's own).
+        let threads = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task").joined(separator: ",")
+        let strace = Process()
+        strace.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        // With no signal blocked: what the test process starts inherits its blocked signals, and
+        // strace would not stop on SIGINT (its trace is written out when it does).
+        strace.arguments = ["python3", "-c", "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); "
+                            + "os.execv(sys.argv[1], sys.argv[1:])", try #require(Self.strace),
+                            "-f", "-e", "trace=openat", "-o", trace, "-p", threads]
+        strace.standardOutput = FileHandle.nullDevice
+        strace.standardError = FileHandle.nullDevice
+        try strace.run()
+        defer {
+            if strace.isRunning { kill(strace.processIdentifier, SIGKILL) }
+            strace.waitUntilExit()
+        }
+        // strace attaches within this (it says so on stderr, but not in a way to wait for in bounded time).
+        usleep(1_000_000)
+        let config = try run.get("/api/wireguard/peers/2/config")
+        #expect(config.status == 200 && config.body.contains("Address = 10.0.0.3/32"), "\(config)")
+        kill(strace.processIdentifier, SIGINT)
+        let deadline = Date().addingTimeInterval(10)
+        while strace.isRunning && Date() < deadline { usleep(20_000) }
+        #expect(!strace.isRunning, "strace did not stop on SIGINT")
+        let opens = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n")
+            .filter { $0.contains("/\(WireGuardKeyFile.fileName)\"") }
+        #expect(opens.count == 1, "\(opens)")
+    }
+
+    /// strace, when installed.
+    static let strace: String? = ["/usr/bin/strace", "/bin/strace"].first { FileManager.default.isExecutableFile(atPath: $0) }
+
     /// A run without a wireguard listener says so (`listening` null, no peers), and a config route
     /// answers 404 with the command that starts one: nothing secret, nor any key file made.
     @Test func aRunWithoutWireGuardShowsNoSecrets() throws {
