@@ -16,11 +16,17 @@ extension WebUI {
     /// The command the page shows when the run has no wireguard listener.
     static let wireGuardStartCommand = "devproxy run --mode wireguard@0.0.0.0:51820 --allow-remote"
 
-    /// `GET /api/wireguard`, `GET /api/wireguard/peers/N/config`, `GET /api/wireguard/peers/N/qr.svg`.
+    /// `GET /api/wireguard`, `GET /api/wireguard/peers/N/config`, `GET /api/wireguard/peers/N/qr.svg`,
+    /// `DELETE /api/wireguard/peers/N`.
     func wireGuard(_ request: WebRequest, _ rest: [String]) -> WebResponse {
         let isPeerRoute = rest.count == 4 && rest[1] == "peers" && ["config", "qr.svg"].contains(rest[3])
-        guard rest.count == 1 || isPeerRoute else {
+        let isPeer = rest.count == 3 && rest[1] == "peers"
+        guard rest.count == 1 || isPeerRoute || isPeer else {
             return .error(404, "no API route \(request.method) \(request.path); see docs/web-ui.md")
+        }
+        if isPeer {
+            guard request.method == "DELETE" else { return .error(405, "\(request.method) is not allowed on \(request.path): DELETE") }
+            return removeWireGuardPeer(number: rest[2])
         }
         guard request.method == "GET" else { return .error(405, "\(request.method) is not allowed on \(request.path)") }
         guard isPeerRoute else { return wireGuardStatus() }
@@ -49,6 +55,33 @@ extension WebUI {
         }
         return .json(object: ["listening": devices.capture.address.description,
                               "endpoint": WireGuardKeyFile.endpoint(for: devices.capture.address), "peers": peers])
+    }
+
+    /// Removes peer `number` as `devproxy wireguard --remove-peer N` does (its key deleted from the
+    /// key file), and has the run drop it at once; answers `{"removed": N, "address": "10.0.0.(N+1)"}`.
+    private func removeWireGuardPeer(number: String) -> WebResponse {
+        guard let devices = configuration.wireGuard else {
+            return .error(404, "this run has no wireguard listener: start one with \(Self.wireGuardStartCommand)")
+        }
+        guard devices.capture.currentKeys() != nil else {
+            return .error(409, "\(devices.keys.path) cannot be read or holds another server key now: remove the device "
+                          + "with devproxy wireguard --remove-peer N")
+        }
+        let known = devices.capture.peers
+        guard let peer = Int(number), peer >= 1, peer <= known.count else {
+            let shown = number.count <= 12 && number.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }) ? number : "…"
+            return .error(404, "no peer \(shown)")
+        }
+        do {
+            _ = try WireGuardKeyFile.remove(peer: peer - 1, directory: (devices.keys.path as NSString).deletingLastPathComponent)
+        } catch let error as ConfigurationError {
+            let status = known[peer - 1].removed || error.description.contains("already removed") ? 404 : 500
+            return .error(status, error.description)
+        } catch {
+            return .error(500, "\(error)")
+        }
+        devices.capture.refreshPeers()
+        return .json(object: ["removed": peer, "address": WireGuardKeyFile.address(peer - 1)])
     }
 
     /// Peer `number`'s config (an attachment) or its QR code (SVG), written with `?endpoint=`

@@ -120,6 +120,10 @@ export const api = {
         if (!response.ok) throw await failure(response);
         return response.text();
     },
+    /** Removes device `peer` (its key deleted; the run drops it at once); resolves to `{removed, address}`. */
+    removeWireGuardPeer(peer) {
+        return post(`/api/wireguard/peers/${encodeURIComponent(peer)}`, undefined, "DELETE");
+    },
     /** Replays flow `id`; resolves to `{id}` of the new flow. */
     replay(id) {
         return post(`${flowPath(id)}/replay`);

@@ -119,7 +119,8 @@ class WireGuardPanel extends HTMLElement {
                     : null),
             h("table", { class: "rules-table wg-peers" },
                 h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Device"), h("th", { scope: "col" }, "Tunnel address"),
-                    h("th", { scope: "col" }, "State"), h("th", { scope: "col" }, "From"))),
+                    h("th", { scope: "col" }, "State"), h("th", { scope: "col" }, "From"),
+                    h("th", { scope: "col" }, h("span", { class: "visually-hidden" }, "Remove")))),
                 this.#rows),
             this.#announce,
             h("ol", { class: "wg-steps" },
@@ -150,6 +151,13 @@ class WireGuardPanel extends HTMLElement {
         if (!peers.some((peer) => peer.peer === this.#peer) && peers.length) {
             this.#peer = peers[0].peer;
             this.#showConfig();
+        } else if (!peers.length && this.#peer !== 0) {
+            ++this.#loaded;
+            // Every device removed: nothing of the last one's config stays on the page.
+            this.#peer = 0;
+            this.#qr.removeAttribute("src");
+            this.#config.textContent = "No device may connect: devproxy wireguard --peer N adds one (a new number).";
+            replaceChildren(this.#download);
         }
         const same = this.#rows.children.length === peers.length
             && peers.every((peer, index) => this.#rows.children[index].dataset.id === String(peer.peer));
@@ -157,7 +165,9 @@ class WireGuardPanel extends HTMLElement {
             replaceChildren(this.#rows, peers.map((peer) => h("tr", { "data-id": peer.peer },
                 h("td", {}, h("button", { type: "button", class: "link", title: `show peer ${peer.peer}'s config and QR code`,
                     on: { click: () => this.#select(peer.peer) } }, `peer ${peer.peer}`)),
-                h("td", {}, peer.address), h("td"), h("td"))));
+                h("td", {}, peer.address), h("td"), h("td"),
+                h("td", {}, h("button", { type: "button", class: "wg-remove", title: `revoke peer ${peer.peer}: its key is `
+                    + "deleted and the run drops it at once", on: { click: () => this.#remove(peer) } }, "Remove")))));
         }
         peers.forEach((peer, index) => {
             const row = this.#rows.children[index];
@@ -174,6 +184,22 @@ class WireGuardPanel extends HTMLElement {
             }
             this.#was.set(peer.peer, peer.connected);
         });
+    }
+
+    /**
+     * Revokes `peer` once confirmed (`DELETE /api/wireguard/peers/N`, as `devproxy wireguard
+     * --remove-peer N`): the device loses its tunnel, its number is not given again.
+     */
+    async #remove(peer) {
+        if (!window.confirm(`Remove peer ${peer.peer} (${peer.address})? Its key is deleted: the device loses its tunnel `
+            + "at once and needs a new device's config to come back.")) return;
+        try {
+            await api.removeWireGuardPeer(peer.peer);
+            this.#announce.textContent = `peer ${peer.peer} (${peer.address}) removed`;
+        } catch (error) {
+            this.#announce.textContent = `could not remove peer ${peer.peer}: ${error.message}`;
+        }
+        this.load();
     }
 
     #select(peer) {

@@ -92,6 +92,55 @@ import TestSupport
         #expect(lines.contains { $0.contains("refused: handshake initiation from an unknown peer key") }, "\(stopped.stdout)")
     }
 
+    /// The web UI's route, as `--remove-peer` does it: `DELETE /api/wireguard/peers/2` answers what it
+    /// removed, the run drops the device at once (the console line, the list), and the file keeps no
+    /// key of it; a second removal and a peer that is not there are 404 with one line, another
+    /// method 405, and without the token 401, nothing removed.
+    @Test(.enabled(if: WireGuardModeTests.unavailable == nil, "needs root, network namespaces, wireguard-go and wg"))
+    func theWebUIRemovesADeviceWithDELETE() throws {
+        let run = try WebUIWireGuardTests.Run()
+        let listening = try #require(run.listening)
+        for peer in ["2", "3"] {
+            _ = try Subprocess.run(Subprocess.devproxy, ["wireguard", "--ca-dir", run.dir.file("ca"), "--endpoint", listening,
+                                                         "--peer", peer], timeout: 20)
+        }
+        let anonymous = try run.get("/api/wireguard/peers/2", method: "DELETE", token: false)
+        #expect(anonymous.status == 401, "\(anonymous)")
+        #expect(try run.get("/api/wireguard/peers/2").status == 405)
+        let removed = try run.get("/api/wireguard/peers/2", method: "DELETE")
+        let answer = try? JSONSerialization.jsonObject(with: Data(removed.body.utf8)) as? [String: Any]
+        #expect(removed.status == 200 && answer?["removed"] as? Int == 2 && answer?["address"] as? String == "10.0.0.3",
+                "\(removed)")
+        let peers = try #require((try run.json("/api/wireguard"))["peers"] as? [[String: Any]])
+        #expect(peers.map { $0["peer"] as? Int } == [1, 3], "\(peers)")
+        let file = try WireGuardKeyFile.read(path: run.dir.file("ca/wireguard.json"))
+        #expect(file.peers.count == 3 && file.peers[1] == nil && file.peers[2] != nil)
+        for (path, words) in [("/api/wireguard/peers/2", "peer 2 (10.0.0.3) was already removed"),
+                              ("/api/wireguard/peers/7", "no peer 7")] {
+            let refused = try run.get(path, method: "DELETE")
+            let reason = (try? JSONSerialization.jsonObject(with: Data(refused.body.utf8)) as? [String: Any])?["error"] as? String
+            #expect(refused.status == 404 && reason?.hasPrefix(words) == true && reason?.contains("\n") == false, "\(refused)")
+        }
+        let stopped = run.proxy.stop()
+        #expect(stopped.stdout.split(separator: "\n").filter { $0 == "wireguard: peer 2 (10.0.0.3) removed" }.count == 1,
+                "\(stopped.stdout)")
+    }
+
+    /// The CA view's Remove button (headless Chromium, `Resources/webui_wireguard.py --only remove`):
+    /// confirmed, it removes peer 2, whose row goes, and the part says so; peer 1 stays.
+    @Test(.enabled(if: WireGuardModeTests.unavailable == nil && WebUIBrowser.missing == nil,
+                   "needs root, network namespaces, wireguard-go, wg, chromium and playwright"))
+    func theRemoveButtonRemovesADevice() throws {
+        let run = try WebUIWireGuardTests.Run()
+        _ = try Subprocess.run(Subprocess.devproxy, ["wireguard", "--ca-dir", run.dir.file("ca"), "--endpoint",
+                                                     try #require(run.listening), "--peer", "2"], timeout: 20)
+        let result = try WebUIBrowser.run(ui: try #require(run.proxy.webUI), proxy: "http://127.0.0.1:\(run.proxy.port)",
+                                          only: "remove", script: "webui_wireguard.py", timeout: 120)
+        #expect(WebUIBrowser.passed(result).isSuperset(of: ["remove-confirmed-and-gone", "remove-keeps-peer-1", "no-page-errors"]),
+                "\(result.output)")
+        #expect(result.status == 0, "\(result.output)")
+    }
+
     /// The CLI's side, with no run: `--remove-peer N` deletes that device's private key (0600 kept),
     /// says what it removed in one line, and refuses with one line a peer that is not there or already
     /// removed; the other devices keep their numbers, keys and addresses; a removed number is not

@@ -13,7 +13,11 @@ With `--only live --shots DIR`: the page open while the device is away says `nev
 (and saves DIR/wireguard-never-connected.png, the test's sign to connect the device), then follows
 it to `connected · handshake N s ago` from the device's address, without a reload, and announces it.
 
-Usage: webui_wireguard.py --ui URL --proxy http://127.0.0.1:PORT [--only live --shots DIR]
+With `--only remove` (the run has peers 1 and 2): the Remove button of peer 2's row, confirmed (the
+page's confirm() answered yes, its question kept), deletes the device: its row goes, the part says
+so, `/api/wireguard` lists peer 1 alone, and peer 1's config stays shown.
+
+Usage: webui_wireguard.py --ui URL --proxy http://127.0.0.1:PORT [--only live --shots DIR | --only remove]
 """
 import argparse, json, os, subprocess, sys, tempfile, urllib.parse, urllib.request
 
@@ -49,7 +53,7 @@ def with_listener(page, options, checks, directory):
     status = json.loads(api(options.ui, "/api/wireguard"))
     page.wait_for_function("() => document.querySelectorAll('wireguard-panel tbody tr').length === 1", timeout=10000)
     row = page.evaluate("() => [...document.querySelectorAll('wireguard-panel tbody tr td')].map((c) => c.textContent)")
-    checks.result("devices-table", row == ["peer 1", "10.0.0.2", "never connected", "—"], repr(row))
+    checks.result("devices-table", row == ["peer 1", "10.0.0.2", "never connected", "—", "Remove"], repr(row))
 
     config = api(options.ui, "/api/wireguard/peers/1/config").decode()
     page.wait_for_function("(c) => document.getElementById('wg-config').textContent === c", arg=config, timeout=10000)
@@ -115,11 +119,29 @@ def live(page, options, checks):
     page.screenshot(path=options.shots + "/wireguard-connected.png")
 
 
+def remove(page, options, checks):
+    """`--only remove`: peer 2 removed with its row's Remove button."""
+    rows = "() => [...document.querySelectorAll('wireguard-panel tbody tr')].map((r) => r.children[0].textContent)"
+    page.wait_for_function("() => (%s)().length === 2" % rows, timeout=10000)
+    page.evaluate("() => { window.__asked = []; window.confirm = (m) => { window.__asked.push(m); return true; }; }")
+    page.click("wireguard-panel tbody tr[data-id='2'] button.wg-remove")
+    page.wait_for_function("() => (%s)().join() === 'peer 1'" % rows, timeout=10000)
+    asked = page.evaluate("() => window.__asked")
+    said = page.text_content("wireguard-panel .wg-announce")
+    peers = [peer["peer"] for peer in json.loads(api(options.ui, "/api/wireguard"))["peers"]]
+    checks.result("remove-confirmed-and-gone", len(asked) == 1 and asked[0].startswith("Remove peer 2 (10.0.0.3)?")
+                  and said == "peer 2 (10.0.0.3) removed" and peers == [1], repr((asked, said, peers)))
+    config = api(options.ui, "/api/wireguard/peers/1/config").decode()
+    page.wait_for_function("(c) => document.getElementById('wg-config').textContent === c", arg=config, timeout=10000)
+    checks.result("remove-keeps-peer-1", True, "")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--ui", required=True)
     parser.add_argument("--proxy", required=True)
-    parser.add_argument("--only", help="live: the device's state as its tunnel comes up (needs --shots)")
+    parser.add_argument("--only", help="live: the device's state as its tunnel comes up (needs --shots); "
+                        "remove: peer 2 removed with its row's button")
     parser.add_argument("--shots")
     options = parser.parse_args()
     checks = Checks()
@@ -134,6 +156,8 @@ def main():
         page.click("#tab-ca")
         if options.only == "live":
             live(page, options, checks)
+        elif options.only == "remove":
+            remove(page, options, checks)
         elif listening:
             with_listener(page, options, checks, directory)
         else:
