@@ -28,6 +28,16 @@ function stateText(peer) {
     return last === null || last === undefined ? "never connected" : `not connected · last handshake ${ago(last)} ago`;
 }
 
+/** The filter of a device's flows: its tunnel address as the client (`~src`), any port. */
+function deviceFilter(address) {
+    return `~src ^${address.replace(/\./g, "\\.")}:`;
+}
+
+/** The Flows tab, filtered to the device at `address` (through the page's address, as a link would). */
+function showFlowsOf(address) {
+    window.location.hash = new URLSearchParams({ view: "flows", filter: deviceFilter(address) }).toString();
+}
+
 /** Whether `listening` (HOST:PORT) is a loopback address: a phone cannot reach it. */
 function isLoopback(listening) {
     return listening.startsWith("127.") || listening.startsWith("[::1]");
@@ -165,7 +175,9 @@ class WireGuardPanel extends HTMLElement {
             replaceChildren(this.#rows, peers.map((peer) => h("tr", { "data-id": peer.peer },
                 h("td", {}, h("button", { type: "button", class: "link", title: `show peer ${peer.peer}'s config and QR code`,
                     on: { click: () => this.#select(peer.peer) } }, `peer ${peer.peer}`)),
-                h("td", {}, peer.address), h("td"), h("td"),
+                h("td", {}, h("button", { type: "button", class: "link wg-flows", title: `show this device's flows `
+                    + `(${deviceFilter(peer.address)})`, on: { click: () => showFlowsOf(peer.address) } }, peer.address)),
+                h("td"), h("td"),
                 h("td", {}, h("button", { type: "button", class: "wg-remove", title: `revoke peer ${peer.peer}: its key is `
                     + "deleted and the run drops it at once", on: { click: () => this.#remove(peer) } }, "Remove")))));
         }

@@ -4,7 +4,8 @@ beside `devproxy run`. With a wireguard listener: the devices table lists peer 1
 connected; the QR code loads (an image of the UI's own origin, under its CSP) and zbar reads a
 screenshot of it back as the config the API gives; Copy puts that config on the clipboard and
 Download saves it as devproxy-peer1.conf; the endpoint field rewrites the config's Endpoint line and
-its QR code; a bad endpoint says why, and hides the config it replaces. Without one: the part says how to start one, and shows no
+its QR code; a bad endpoint says why, and hides the config it replaces; the tunnel address opens the
+Flows tab filtered to the device (`~src ^10\\.0\\.0\\.2:`). Without one: the part says how to start one, and shows no
 config nor QR code. Neither page has a dialog, a script error or a CSP violation.
 
 Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on any failure.
@@ -90,6 +91,15 @@ def with_listener(page, options, checks, directory):
                            " document.getElementById('wg-config').hidden]")
     checks.result("bad-endpoint-says-why", "does not name a host" in said and hidden == [True, True]
                   and page.get_attribute("#wg-endpoint", "aria-invalid") == "true", repr((said, hidden)))
+
+    # The tunnel address opens the Flows tab filtered to that device (`~src`, any port).
+    page.click("wireguard-panel tbody tr[data-id='1'] button.wg-flows")
+    page.wait_for_function("() => document.getElementById('tab-flows').getAttribute('aria-selected') === 'true'",
+                           timeout=10000)
+    shown = page.evaluate("() => [document.querySelector('filter-box input').value, location.hash,"
+                          " document.getElementById('view-ca').hidden]")
+    checks.result("address-shows-its-flows", shown[0] == "~src ^10\\.0\\.0\\.2:" and shown[2]
+                  and "filter=%7Esrc" in shown[1], repr(shown))
 
 
 def without_listener(page, checks):
