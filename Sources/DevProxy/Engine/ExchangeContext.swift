@@ -90,6 +90,16 @@ final class ExchangeContext {
         server.progressed(flow)
     }
 
+    /// Hands the sinks that show running flows `draft` once its request body has ended, whatever
+    /// the schedule: the record so far then holds the request whole (`timings.send` set), which the
+    /// web UI replays and copies while the response is awaited (a long poll's POST).
+    func showRequestSent(of draft: FlowDraft, recorder: ExchangeRecorder) {
+        guard server.showsRunningFlows else { return }
+        var copy = draft
+        recorder.snapshot(into: &copy, redact: configuration.redactHeaders)
+        server.progressed(copy.flow)
+    }
+
     /// Removes from a response head on its way to the client the `Alt-Svc` alternatives it could
     /// not follow through this listener (`AltSvc`), unless `--keep-alt-svc`: what was removed,
     /// for `response.alt_svc_removed`; nil when nothing was.

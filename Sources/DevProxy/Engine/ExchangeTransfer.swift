@@ -65,6 +65,10 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
     /// before its body goes anyway: curl's wait.
     static var continueWait: TimeInterval { 1 }
 
+    /// How long a request with a body waits for its answer before its record so far is shown
+    /// (`ExchangeContext.showRequestSent`).
+    static var requestShownAfter: TimeInterval { 0.2 }
+
     /// What comes first within `limit`: input from the origin (what it already sent counts), the
     /// client's close, or neither.
     private mutating func originInput(within limit: TimeInterval) throws -> Socket.InputOrClose {
@@ -113,6 +117,13 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
         var bodySent = !waitsForContinue && cutShort == nil && !relaysEarly
         let response = ResponseRelay<Leg>(context: context, requestHead: head, recorder: recorder, replayed: replayed)
         do {
+            // The request is in whole and its answer is slow to come (a long poll): its record so
+            // far, with its body, goes to the web UI, which can replay or copy it while it waits.
+            // Not for every request: most are answered within the wait, and then nothing is made.
+            if bodySent && hasBody && context.server.showsRunningFlows,
+               try originInput(within: Self.requestShownAfter) == .timedOut {
+                context.showRequestSent(of: draft, recorder: recorder)
+            }
             if waitsForContinue && hasBody && !resending, try originInput(within: Self.continueWait) == .timedOut {
                 // RFC 9110 §10.1.1: an origin need not send 100 (Python's http.server, many
                 // frameworks), and a client need not wait for one (curl sends its body after 1 s):

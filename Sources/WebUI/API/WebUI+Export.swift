@@ -11,8 +11,11 @@ extension WebUI {
 
     func export(_ request: WebRequest, id: String) throws -> WebResponse {
         guard let (flow, record) = try storedRecord(id) else {
-            if try store.summary(id: id) != nil { return .error(409, "flow \(id) has not finished yet") }
-            return .error(404, "no flow \(id) in this session")
+            switch try runningRequest(id) {
+            case nil: return .error(404, "no flow \(id) in this session")
+            case .incomplete(let reason): return .error(409, reason)
+            case .complete(let flow, let body): return try exportRunning(flow, body: body, format: request.query["format"] ?? "")
+            }
         }
         switch request.query["format"] ?? "" {
         case "curl":
@@ -31,6 +34,28 @@ extension WebUI {
             guard let code = RequestCode(rawValue: name), let repeated = try repeatedRequest(for: flow) else {
                 return .error(409, "flow \(id) has no HTTP request to repeat")
             }
+            if let refusal = code.refusal(of: repeated) { return .error(422, "cannot copy as \(name): \(refusal)") }
+            return .text(code.write(repeated))
+        case let other:
+            return .error(400, "format must be curl, har, raw or \(RequestCode.names), "
+                               + "not \(other.isEmpty ? "nothing" : other)")
+        }
+    }
+
+    /// A running flow's request, received whole (`runningRequest`), as curl or code; HAR and raw
+    /// hold the response too and wait for the flow to end.
+    private func exportRunning(_ flow: Flow, body: StoredBody, format: String) throws -> WebResponse {
+        guard let repeated = RepeatedRequest(flow: flow, body: body) else {
+            return .error(409, "flow \(flow.id) has no HTTP request to repeat")
+        }
+        switch format {
+        case "curl":
+            return .text(try curlCommand(for: flow, repeated: repeated) + "\n")
+        case "har", "raw":
+            return .error(409, "flow \(flow.id) has not finished yet: a \(format == "har" ? "HAR" : "raw") export holds its "
+                               + "response; copy its request (curl or code) meanwhile")
+        case let name where RequestCode(rawValue: name) != nil:
+            guard let code = RequestCode(rawValue: name) else { return .error(400, "unknown format \(name)") }
             if let refusal = code.refusal(of: repeated) { return .error(422, "cannot copy as \(name): \(refusal)") }
             return .text(code.write(repeated))
         case let other:
@@ -91,7 +116,8 @@ extension WebUI {
 
     /// A shell command that repeats the request: curl with single-quoted arguments; a binary body
     /// goes through `base64 -d`.
-    func curlCommand(for flow: Flow) throws -> String {
+    /// `repeated`: the request to write when it is not read from the store (a running flow's).
+    func curlCommand(for flow: Flow, repeated given: RepeatedRequest? = nil) throws -> String {
         guard let request = flow.request else { return "" }
         var parts = ["curl"]
         if request.method == "HEAD" {
@@ -105,7 +131,7 @@ extension WebUI {
         // To the server the request went to, with its Host as recorded, as a replay goes: a
         // request that named another host than its connection's (`server.request_host`) was
         // copied with the Host's name as its URL, which curl could not resolve.
-        guard let repeated = try repeatedRequest(for: flow) else { return "" }
+        guard let repeated = try given ?? repeatedRequest(for: flow) else { return "" }
         // curl reads [ ] { } in a URL as its globbing (`?a[]=1` failed with "bad range in URL");
         // `-g` sends them as they are, as Chrome's "Copy as cURL" does.
         if repeated.url.contains(where: { "[]{}".contains($0) }) { parts.append("-g") }

@@ -227,6 +227,15 @@ extension WebUI {
         json.string(id)
         json.raw(",\"pending\":true,\"summary\":")
         summary.write(to: &json, replayOf: nil)
+        // Whether its request was received whole (Replay, Copy as and Edit and resend take it then),
+        // or why not yet (`runningRequest`).
+        switch try runningRequest(id) {
+        case .complete?: json.raw(",\"request_complete\":true")
+        case .incomplete(let reason)?:
+            json.raw(",\"request_complete\":false,\"request_waits\":")
+            json.string(reason)
+        case nil: break
+        }
         if let fields = try store.headerFields(id: id, part: .request) {
             json.raw(",\"request\":{\"headers\":")
             Self.write(fields, to: &json)

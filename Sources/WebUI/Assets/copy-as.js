@@ -22,8 +22,11 @@ export const COPY_FORMATS = [
     { format: "kotlin", label: "Kotlin (OkHttp)", what: "the Kotlin code" },
 ];
 
-/** The "▾" button and its menu for `flow`; disabled when the flow has no request. */
-export function copyAsMenu(flow) {
+/**
+ * The "▾" button and its menu for `flow`; disabled when the flow has no request, or when `waits`
+ * says why it cannot be copied yet (a running flow's request still being received).
+ */
+export function copyAsMenu(flow, waits = null) {
     const menu = h("div", { class: "copy-as-menu", role: "menu", id: "copy-as-menu", hidden: true,
         "aria-label": "Copy the request as" },
     ...COPY_FORMATS.map(({ format, label, what }) => h("button", {
@@ -36,11 +39,11 @@ export function copyAsMenu(flow) {
         },
     }, label)));
     const button = h("button", {
-        type: "button", id: "copy-as", disabled: !flow.request, "aria-label": "Copy as…",
+        type: "button", id: "copy-as", disabled: !flow.request || Boolean(waits), "aria-label": "Copy as…",
         "aria-expanded": "false", "aria-controls": "copy-as-menu",
-        title: flow.request ? "Copy the request as code: curl, fetch, Python, HTTPie, PowerShell, wget, Swift, "
+        title: waits ?? (flow.request ? "Copy the request as code: curl, fetch, Python, HTTPie, PowerShell, wget, Swift, "
             + "OkHttp (Java, Kotlin)"
-            : "no request was read",
+            : "no request was read"),
         on: {
             click: () => (menu.hidden ? open(0) : close(true)),
             keydown: (event) => {

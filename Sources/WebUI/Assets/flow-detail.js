@@ -46,6 +46,9 @@ class FlowDetail extends HTMLElement {
     #eventStreamFor = null;
     /** The running flow whose view is on show: its next view is merged into it (`#put`). */
     #runningShown = null;
+    /** Why a running flow's request cannot be sent or copied yet (still uploading); null once it can. */
+    #requestWaits = null;
+
     /** What the tabs show: `{flow, signal, pending}` (a tab's click reads it, as it is now). */
     #shown = null;
     /** The held flow whose editor is on show: it is not refetched while it stays held (the edits in
@@ -96,6 +99,9 @@ class FlowDetail extends HTMLElement {
             if (controller.signal.aborted) return;
             rememberNote(id, flow);
             if (flow.pending) {
+                // Whether its request was received whole (the server says: `request_complete`).
+                this.#requestWaits = flow.request_complete === false ? flow.request_waits ?? "the request is still coming"
+                    : flow.request_complete ? null : "the request is not known yet";
                 if (flow.record) {
                     // A long stream (gRPC, a WebSocket, an event stream, a download): its record so far.
                     // The tab is picked when the record so far first shows (the pane may have shown
@@ -200,7 +206,9 @@ class FlowDetail extends HTMLElement {
             h("h2", { class: "detail-title" }, h("span", { class: "method" }, summary.method ?? ""), " ",
                 h("span", { class: "url" }, summary.url ?? summary.host ?? "")),
             h("p", { class: "detail-status" }, summary.status ? `${summary.status} · ` : "", "in progress: ", note),
-            notePanel(summary.id), runningActions(summary.id, summary.mode, summary.url)),
+            notePanel(summary.id), runningActions(summary.id, summary.mode,
+                summary.url ? { method: summary.method, url: summary.url, headers: partial?.request?.headers ?? [] } : null,
+                this.#requestWaits)),
             h("div", { class: "detail-panel pending-panel" }, sections));
     }
 
@@ -241,7 +249,7 @@ class FlowDetail extends HTMLElement {
             h("p", { class: "detail-status" }, facts.join(" · ")), notePanel(id),
             pending ? h("p", { class: "detail-status pending-note", role: "status" },
                 "in progress: what came so far; the rest appears when it ends") : this.#actions(flow),
-            pending ? runningActions(id, flow.mode, flow.request?.url) : null);
+            pending ? runningActions(id, flow.mode, flow.request, this.#requestWaits) : null);
         const tabs = TABS.filter((tab) => (tab.key !== "messages" || flow.websocket || flow.grpc)
             && (tab.key !== "graphql" || isGraphQL(flow)));
         if (!tabs.some((tab) => tab.key === this.#tab)) this.#tab = tabs[0].key;
@@ -475,23 +483,81 @@ function setCookieTable(headers) {
 }
 
 /**
- * The actions a flow still running has: Mock… (Proxyman's and Charles's Map Local on a pending
- * request), which reads the flow again when clicked (`openMockOfRunning`), so the button a
- * refresh keeps (`#put` merges the views) never acts on an older view. Its own class: the
- * finished view's toolbar replaces it rather than being merged into it.
+ * The actions a flow still running has. Those that need only its request (Replay, Repeat…, Edit
+ * and resend, Copy as curl, Copy as ▾, Copy URL), as mitmproxy, Proxyman and Charles replay or
+ * copy a pending request, once the request was received whole: while its body still uploads they
+ * are disabled, `waits` (the server's `request_waits`) saying why. The server sends and copies
+ * the running request as it does a finished one's (`RunningRequest.swift`). Mock… (Proxyman's
+ * and Charles's Map Local on a pending request) takes what came of the response. Each button reads
+ * the flow again when clicked, or acts by its id, so the button a refresh keeps (`#put` merges the
+ * views) never acts on an older view. Its own class: the finished view's toolbar replaces it
+ * rather than being merged into it. Compare and the HAR and Raw exports need the response: they
+ * come when the flow ends.
  */
-function runningActions(id, mode, url) {
+function runningActions(id, mode, request, waits) {
     const httpFlow = mode === "http" || mode === "https";
+    const url = request?.url;
     const mockable = Boolean(url) && httpFlow && store.info?.mode === "proxy";
+    const copyable = Boolean(request) && httpFlow && !waits;
+    const replayable = copyable && store.canReplay;
+    const notHTTP = `a ${mode ?? "non-HTTP"} flow`;
+    const why = (action, title) => (!httpFlow ? `${notHTTP} cannot be ${action}` : waits ?? title);
     return h("div", { class: "detail-actions running-actions", role: "toolbar", "aria-label": "Running flow actions" },
         h("button", {
+            type: "button", id: "replay", disabled: !replayable,
+            title: why("replayed", "Send this request again now, as it was received (r)"),
+            on: { click: () => replayFlow(id) },
+        }, "Replay"),
+        h("button", {
+            type: "button", id: "repeat", disabled: !replayable,
+            title: why("repeated", "Send it many times, some at once, and see what came back"),
+            on: { click: () => runningDialog(id, openRepeat) },
+        }, "Repeat…"),
+        h("button", {
+            type: "button", id: "resend", disabled: !replayable, title: why("resent", "Edit the request and send it"),
+            on: { click: () => runningDialog(id, openResend) },
+        }, "Edit and resend"),
+        h("button", {
             type: "button", id: "mock-from-flow", disabled: !mockable,
-            title: !httpFlow ? `a ${mode ?? "non-HTTP"} flow cannot be mocked`
+            title: !httpFlow ? `${notHTTP} cannot be mocked`
                 : store.info?.mode === "proxy"
                     ? "Answer this URL from now on with what came so far of its response, edited (M)"
                     : "no proxy runs behind this web UI: no rule can be added",
             on: { click: () => openMockOfRunning(id) },
-        }, "Mock…"));
+        }, "Mock…"),
+        h("button", {
+            type: "button", id: "copy-curl", disabled: !copyable,
+            title: why("copied", "Copy the request as a curl command"),
+            on: { click: () => copyCurl(id) },
+        }, "Copy as curl"),
+        copyAsMenu({ id, request }, httpFlow ? waits : `${notHTTP} cannot be copied as code`),
+        url ? h("button", {
+            type: "button", id: "copy-url", title: "Copy the request's URL",
+            on: { click: () => copyText(url, "the URL", "Copy URL") },
+        }, "Copy URL") : null);
+}
+
+/**
+ * Opens `open` (Edit and resend, Repeat…) on running flow `id` as it is now: its record so far
+ * (its request with its body once received whole), else its request head; a flow that ended
+ * meanwhile opens as finished.
+ */
+async function runningDialog(id, open) {
+    try {
+        const answer = await api.flow(id);
+        if (!answer.pending) return open(answer);
+        if (answer.request_complete === false) {
+            store.notify(answer.request_waits ?? "the request is still coming", "error");
+            return;
+        }
+        const summary = answer.summary ?? {};
+        const flow = answer.record ? { ...answer.record, id }
+            : { id, mode: summary.mode, request: { method: summary.method, url: summary.url,
+                headers: answer.request?.headers ?? [] } };
+        return open({ ...flow, running: true });
+    } catch (error) {
+        store.notify(`could not read flow ${id}: ${error.message}`, "error");
+    }
 }
 
 /** `pending`: the message of a flow still running, whose body is stored when it ends. */

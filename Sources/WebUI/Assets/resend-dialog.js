@@ -197,6 +197,16 @@ export async function openResend(flow) {
     // The record holds only a prefix of the body; the store has it whole.
     if (grpc) {
         // Edited as JSON above.
+    } else if (flow.running && request.body && request.body.size > 0) {
+        // A flow still running (`flow-detail.js` `runningResend`): its body is not stored yet. Its
+        // record so far holds it whole once the request was received (the server refuses before):
+        // plain text is edited; anything else goes as received, from the server's copy.
+        if (request.body.text == null || request.body.decoded || request.body.charset || request.body.truncated
+            || request.body.size > EDITABLE) {
+            unchanged = true;
+            body.value = `(${request.body.size} bytes, as received: sent unchanged)`;
+            body.readOnly = true;
+        }
     } else if (request.body && request.body.size > 0 && request.body.size <= EDITABLE) {
         try {
             const response = await api.body(flow.id, "request");

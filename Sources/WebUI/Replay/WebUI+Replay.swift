@@ -24,15 +24,27 @@ extension WebUI {
 
     /// The request a replay of flow `id` sends (`replay` and `repeat` send the same).
     func replayPlan(of id: String) throws -> PlannedReplay {
-        guard let flow = try storedFlow(id) else {
-            if try store.summary(id: id) != nil { return .refused(.error(409, "flow \(id) has not finished yet")) }
-            return .refused(.error(404, "no flow \(id) in this session"))
+        var running: [UInt8]?
+        let flow: Flow
+        if let stored = try storedFlow(id) {
+            flow = stored
+        } else {
+            // A flow still running is replayed once its request was received whole (`runningRequest`).
+            switch try runningRequest(id) {
+            case nil: return .refused(.error(404, "no flow \(id) in this session"))
+            case .incomplete(let reason): return .refused(.error(409, reason))
+            case .complete(let partial, let body):
+                flow = partial
+                running = body.bytes
+            }
         }
         guard flow.mode == .http || flow.mode == .https, let request = flow.request else {
             return .refused(.error(409, "flow \(id) is a \(flow.mode.rawValue) flow; only HTTP requests can be replayed"))
         }
         var body: [UInt8] = []
-        if let logged = request.body, logged.size > 0 {
+        if let running {
+            body = running
+        } else if let logged = request.body, logged.size > 0 {
             guard let stored = try wholeRequestBody(of: id) else {
                 return .refused(.error(409, "the request body of flow \(id) was not stored whole; it cannot be replayed"))
             }
@@ -148,7 +160,12 @@ extension WebUI {
 
     /// Flow `id`'s request body as the store kept it, when it kept it whole; nil otherwise.
     private func wholeRequestBody(of id: String) throws -> [UInt8]? {
-        guard let stored = try store.body(id: id, part: .request), !stored.truncated else { return nil }
+        guard let stored = try store.body(id: id, part: .request) else {
+            // A flow still running: its request's body once received whole (`runningRequest`).
+            if try store.flowJSON(id: id) == nil, case .complete(_, let body)? = try runningRequest(id) { return body.bytes }
+            return nil
+        }
+        guard !stored.truncated else { return nil }
         return stored.bytes
     }
 

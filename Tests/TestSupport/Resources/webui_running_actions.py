@@ -1,0 +1,235 @@
+#!/usr/bin/env python3
+"""The flow pane's request actions on flows still running (headless Chromium, Playwright with the
+system browser), beside `devproxy run`: an origin served here holds the first request to each path
+open until the checks are done (a long poll), and answers later ones at once with what it got.
+
+- A POST long poll (its JSON body received whole, its answer awaited): Copy as curl copies its
+  request, and the copied command, run with curl against the origin, sends the same method and body;
+  Copy as ▾ → Python copies code with its body; Replay sends it again (a new flow, marked as a
+  replay of it, appears and opens); the `r` key replays it too.
+- An upload still in progress (a client sending its body slowly): Replay, Repeat…, Edit and resend,
+  Copy as curl and Copy as ▾ are disabled, their tooltip saying the request is still being received;
+  Copy URL is not.
+- The API, with curl and the page's token: `GET /api/flows/ID/export?format=curl` and
+  `POST /api/flows/ID/replay` answer 200 for the long poll, 409 with one line for the upload;
+  `format=har` says the flow has not finished yet.
+
+Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on any failure.
+
+Usage: webui_running_actions.py --ui URL --proxy http://127.0.0.1:PORT
+"""
+import argparse, http.server, json, os, shlex, socket, subprocess, sys, threading, time, urllib.parse
+
+from browser_page import Checks, origin_and_chromium, ui_context, watched_page
+from webui_browser import open_flow
+
+# What the held requests wait for (at most 30 s): set when the checks are done.
+RELEASE = threading.Event()
+BODY = b'{"query": "status", "n": 1}'
+
+
+class Origin(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    seen = {}
+    lock = threading.Lock()
+
+    def answer(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        path = self.path.split("?")[0]
+        with Origin.lock:
+            count = Origin.seen.get(path, 0)
+            Origin.seen[path] = count + 1
+        if count == 0:
+            RELEASE.wait(30)
+        reply = json.dumps({"method": self.command, "body": body.decode("latin-1"), "count": count}).encode()
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(reply)))
+            self.end_headers()
+            self.wfile.write(reply)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    do_GET = answer
+    do_POST = answer
+
+    def log_message(self, *arguments):
+        pass
+
+
+def slow_upload(proxy, url, stop):
+    """A POST through the proxy whose 4000-byte body comes 10 bytes every 0.3 s until `stop`."""
+    host, port = urllib.parse.urlsplit(proxy).hostname, urllib.parse.urlsplit(proxy).port
+    connection = socket.create_connection((host, port), timeout=30)
+    connection.sendall(("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: text/plain\r\nContent-Length: 4000\r\n\r\n"
+                        % (url, urllib.parse.urlsplit(url).netloc)).encode())
+    while not stop.wait(0.3):
+        try:
+            connection.sendall(b"0123456789")
+        except OSError:
+            break
+    connection.close()
+
+
+def api(ui, method, path):
+    """curl against the web UI's API with its token: (status, body text)."""
+    parts = urllib.parse.urlsplit(ui)
+    token = urllib.parse.parse_qs(parts.query).get("token", [""])[0]
+    result = subprocess.run(["curl", "-sS", "--max-time", "10", "-X", method, "-w", "\n%{http_code}",
+                             "-H", "Authorization: Bearer " + token,
+                             "%s://%s%s" % (parts.scheme, parts.netloc, path)],
+                            capture_output=True, timeout=20, env=without_proxy())
+    text, _, status = result.stdout.decode().rpartition("\n")
+    return int(status or 0), text
+
+
+def without_proxy():
+    return {name: value for name, value in os.environ.items() if "proxy" not in name.lower()}
+
+
+def flow_id(page, path):
+    return page.evaluate("p => [...document.querySelectorAll('flow-list .flow-row[data-id]')]"
+                         ".filter(r => r.querySelector('.c-path').textContent === p)"
+                         ".sort((a, b) => a.getAttribute('aria-rowindex') - b.getAttribute('aria-rowindex'))[0]"
+                         "?.getAttribute('data-id')", path)
+
+
+def clipboard(page):
+    return page.evaluate("() => navigator.clipboard.readText()")
+
+
+def copied(page, selector, notice):
+    page.evaluate("() => { document.getElementById('notice').textContent = ''; }")
+    page.click(selector)
+    page.wait_for_function("n => document.getElementById('notice').textContent === n", arg=notice, timeout=10000)
+    return clipboard(page)
+
+
+ENABLED = """() => Object.fromEntries(['replay', 'repeat', 'resend', 'copy-curl', 'copy-as', 'copy-url'].map((id) => {
+    const b = document.querySelector('flow-detail .running-actions #' + id);
+    return [id, b ? [b.disabled, b.title] : null]; }))"""
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--ui", required=True)
+    parser.add_argument("--proxy", required=True)
+    options = parser.parse_args()
+    checks = Checks()
+    stop = threading.Event()
+    clients = []
+    with origin_and_chromium(http.server.ThreadingHTTPServer, Origin) as (browser, base, _):
+        context = ui_context(browser, options.ui)
+        context.grant_permissions(["clipboard-read", "clipboard-write"])
+        page, problems = watched_page(context)
+        page.goto(options.ui)
+        page.wait_for_function("() => document.getElementById('connection-state').textContent === 'live'",
+                               timeout=10000)
+        try:
+            clients.append(subprocess.Popen(["curl", "-sS", "--max-time", "40", "-x", options.proxy,
+                                             "-H", "Content-Type: application/json", "--data-binary", BODY.decode(),
+                                             base + "/poll"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            uploader = threading.Thread(target=slow_upload, args=(options.proxy, base + "/upload", stop), daemon=True)
+            uploader.start()
+            long_poll(page, options, base, checks)
+            upload(page, options, checks)
+        except Exception as error:
+            pane = page.evaluate("() => document.querySelector('flow-detail')?.innerText.slice(0, 300)")
+            rows = page.evaluate("() => [...document.querySelectorAll('flow-list .flow-row[data-id]')]"
+                                 ".map((r) => r.querySelector('.c-path').textContent)")
+            checks.result("running-actions", False, "%s; the pane: %r; rows %r"
+                          % (str(error).splitlines()[0], pane, rows))
+        finally:
+            RELEASE.set()
+            stop.set()
+            for client in clients:
+                client.kill()
+                client.wait(timeout=10)
+        checks.result("no-page-errors", not problems and not page.evaluate("window.__violations"),
+                      repr((problems, page.evaluate("window.__violations"))))
+    sys.exit(1 if checks.failed else 0)
+
+
+def long_poll(page, options, base, checks):
+    open_flow(page, "/poll")
+    page.wait_for_function("() => { const b = document.querySelector('flow-detail .running-actions #copy-curl');"
+                           " return b && !b.disabled; }", timeout=10000)
+    poll = flow_id(page, "/poll")
+    command = copied(page, "#copy-curl", "copied the curl command")
+    # Run as copied (the shell reads it), against the origin itself: it sends the same request.
+    result = subprocess.run(["sh", "-c", command.strip() + " -sS --max-time 10"], capture_output=True, timeout=20,
+                            env=without_proxy())
+    answer = json.loads(result.stdout or b"{}")
+    checks.result("running-copy-curl", command.startswith("curl ") and base + "/poll" in command
+                  and answer.get("method") == "POST" and answer.get("body") == BODY.decode()
+                  and answer.get("count", 0) >= 1, repr((command, result.stdout, result.stderr)))
+
+    page.click("#copy-as")
+    page.wait_for_selector("#copy-as-menu [data-id='python']", state="visible", timeout=5000)
+    python = copied(page, "#copy-as-menu [data-id='python']", "copied the Python code")
+    checks.result("running-copy-as-python", "requests" in python and base + "/poll" in python
+                  and '"query"' in python.replace("\\", ""), repr(python))
+
+    before = Origin.seen.get("/poll", 0)
+    page.click("flow-detail .running-actions #replay")
+    page.wait_for_function("() => document.getElementById('notice').textContent.startsWith('replayed as flow')",
+                           timeout=10000)
+    new_id = page.evaluate("() => document.getElementById('notice').textContent.split(' ').pop()")
+    # The new flow opens, as a finished flow's replay does: the pane shows it as a replay of the poll.
+    page.wait_for_function("([n, o]) => { const d = document.querySelector('flow-detail');"
+                           " return d.querySelector('.detail-status')?.textContent.includes('replay of ' + o)"
+                           " && document.querySelector('flow-list .flow-row.selected')?.getAttribute('data-id') === n; }",
+                           arg=[new_id, poll], timeout=10000)
+    checks.result("running-replay", Origin.seen.get("/poll", 0) == before + 1 and new_id != poll,
+                  "origin hits %d→%d, new flow %s" % (before, Origin.seen.get("/poll", 0), new_id))
+
+    # The keyboard's `r` on the running flow replays it too.
+    # The poll's row (the replay's, newer, has the same path), clicked once the rows have settled.
+    page.wait_for_function("p => document.querySelectorAll(`flow-list .flow-row[data-id]`).length >= 3", arg=poll,
+                           timeout=10000)
+    page.click("flow-list .flow-row[data-id='%s']" % poll)
+    page.wait_for_function("p => document.querySelector('flow-list .flow-row.selected')?.getAttribute('data-id') === p"
+                           " && document.querySelector('flow-detail .running-actions')", arg=poll, timeout=10000)
+    page.evaluate("() => document.querySelector('flow-list .flow-viewport').focus()")
+    before = Origin.seen.get("/poll", 0)
+    page.evaluate("() => { document.getElementById('notice').textContent = ''; }")
+    page.keyboard.press("r")
+    page.wait_for_function("() => document.getElementById('notice').textContent.startsWith('replayed as flow')",
+                           timeout=10000)
+    key_id = page.evaluate("() => document.getElementById('notice').textContent.split(' ').pop()")
+    # It opens too (its row selected once it is listed: a later click elsewhere would be undone then).
+    page.wait_for_function("n => document.querySelector('flow-list .flow-row.selected')?.getAttribute('data-id') === n",
+                           arg=key_id, timeout=10000)
+    checks.result("running-replay-key", Origin.seen.get("/poll", 0) == before + 1 and key_id != poll,
+                  "origin hits %d→%d, new flow %s" % (before, Origin.seen.get("/poll", 0), key_id))
+
+    status, text = api(options.ui, "GET", "/api/flows/%s/export?format=curl" % poll)
+    replayed, answer = api(options.ui, "POST", "/api/flows/%s/replay" % poll)
+    har, har_text = api(options.ui, "GET", "/api/flows/%s/export?format=har" % poll)
+    checks.result("api-running-complete", status == 200 and text.startswith("curl ") and BODY.decode() in text
+                  and replayed == 200 and json.loads(answer).get("id") and har == 409
+                  and "has not finished yet" in har_text, repr((status, text, replayed, answer, har, har_text)))
+
+
+def upload(page, options, checks):
+    open_flow(page, "/upload")
+    page.wait_for_function("() => document.querySelector('flow-detail .running-actions #replay')", timeout=10000)
+    # Its record so far shows the body arriving (after the flow's first second): still disabled.
+    time.sleep(1.5)
+    states = page.evaluate(ENABLED)
+    refused = [name for name in ("replay", "repeat", "resend", "copy-curl", "copy-as")
+               if states.get(name) and states[name][0] and "still being received" in states[name][1]]
+    checks.result("running-upload-disabled", len(refused) == 5 and states["copy-url"] and not states["copy-url"][0],
+                  repr(states))
+    upload_id = flow_id(page, "/upload")
+    status, text = api(options.ui, "GET", "/api/flows/%s/export?format=curl" % upload_id)
+    replayed, answer = api(options.ui, "POST", "/api/flows/%s/replay" % upload_id)
+    checks.result("api-running-upload-refused", status == 409 and "still being received" in text
+                  and "\n" not in text.strip() and replayed == 409 and "still being received" in answer,
+                  repr((status, text, replayed, answer)))
+
+
+if __name__ == "__main__":
+    main()
