@@ -21,7 +21,6 @@ Usage: webui_running_actions.py --ui URL --proxy http://127.0.0.1:PORT
 import argparse, http.server, json, os, shlex, socket, subprocess, sys, threading, time, urllib.parse
 
 from browser_page import Checks, origin_and_chromium, ui_context, watched_page
-from webui_browser import open_flow
 
 # What the held requests wait for (at most 30 s): set when the checks are done.
 RELEASE = threading.Event()
@@ -89,13 +88,6 @@ def without_proxy():
     return {name: value for name, value in os.environ.items() if "proxy" not in name.lower()}
 
 
-def flow_id(page, path):
-    return page.evaluate("p => [...document.querySelectorAll('flow-list .flow-row[data-id]')]"
-                         ".filter(r => r.querySelector('.c-path').textContent === p)"
-                         ".sort((a, b) => a.getAttribute('aria-rowindex') - b.getAttribute('aria-rowindex'))[0]"
-                         "?.getAttribute('data-id')", path)
-
-
 def clipboard(page):
     return page.evaluate("() => navigator.clipboard.readText()")
 
@@ -133,6 +125,7 @@ def main():
                                              base + "/poll"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
             uploader = threading.Thread(target=slow_upload, args=(options.proxy, base + "/upload", stop), daemon=True)
             uploader.start()
+            api_checks(options, checks)
             long_poll(page, options, base, checks)
             upload(page, options, checks)
         except Exception as error:
@@ -152,11 +145,52 @@ def main():
     sys.exit(1 if checks.failed else 0)
 
 
+def running_id(ui, path):
+    """The id of the first flow to `path` (not a replay) once it is listed, still running."""
+    for _ in range(100):
+        status, text = api(ui, "GET", "/api/flows?limit=50")
+        flows = json.loads(text).get("flows", []) if status == 200 else []
+        found = [f for f in flows if (f.get("url") or "").endswith(path) and not f.get("replay_of")
+                 and f.get("phase") != "finished"]
+        if found:
+            return found[0]["id"]
+        time.sleep(0.1)
+    raise RuntimeError("no running flow to %s" % path)
+
+
+def api_checks(options, checks):
+    """curl on the API: the long poll's request (received whole) is exported and replayed (200), the
+    upload's (its body still coming) refused with 409 and one line; HAR waits for the end."""
+    poll = running_id(options.ui, "/poll")
+    upload = running_id(options.ui, "/upload")
+    time.sleep(1.2)  # the upload's record so far (its body arriving) is shown after its first second
+    status, text = api(options.ui, "GET", "/api/flows/%s/export?format=curl" % poll)
+    replayed, answer = api(options.ui, "POST", "/api/flows/%s/replay" % poll)
+    har, har_text = api(options.ui, "GET", "/api/flows/%s/export?format=har" % poll)
+    checks.result("api-running-complete", status == 200 and text.startswith("curl ") and BODY.decode() in text
+                  and replayed == 200 and json.loads(answer).get("id") and har == 409
+                  and "has not finished yet" in har_text, repr((status, text, replayed, answer, har, har_text)))
+    status, text = api(options.ui, "GET", "/api/flows/%s/export?format=curl" % upload)
+    replayed, answer = api(options.ui, "POST", "/api/flows/%s/replay" % upload)
+    checks.result("api-running-upload-refused", status == 409 and "still being received" in text
+                  and "\n" not in text.strip() and replayed == 409 and "still being received" in answer,
+                  repr((status, text, replayed, answer)))
+
+
+def open_id(page, flow):
+    """Clicks flow `flow`'s row (its replays have its path) and waits for its running toolbar."""
+    page.wait_for_selector("flow-list .flow-row[data-id='%s']" % flow, timeout=10000)
+    page.click("flow-list .flow-row[data-id='%s']" % flow)
+    page.wait_for_function("p => document.querySelector('flow-list .flow-row.selected')?.getAttribute('data-id') === p"
+                           " && document.querySelector('flow-detail .running-actions')"
+                           " && !document.querySelector('flow-detail').hasAttribute('aria-busy')", arg=flow, timeout=10000)
+
+
 def long_poll(page, options, base, checks):
-    open_flow(page, "/poll")
+    poll = running_id(options.ui, "/poll")
+    open_id(page, poll)
     page.wait_for_function("() => { const b = document.querySelector('flow-detail .running-actions #copy-curl');"
                            " return b && !b.disabled; }", timeout=10000)
-    poll = flow_id(page, "/poll")
     command = copied(page, "#copy-curl", "copied the curl command")
     # Run as copied (the shell reads it), against the origin itself: it sends the same request.
     result = subprocess.run(["sh", "-c", command.strip() + " -sS --max-time 10"], capture_output=True, timeout=20,
@@ -186,12 +220,7 @@ def long_poll(page, options, base, checks):
                   "origin hits %d→%d, new flow %s" % (before, Origin.seen.get("/poll", 0), new_id))
 
     # The keyboard's `r` on the running flow replays it too.
-    # The poll's row (the replay's, newer, has the same path), clicked once the rows have settled.
-    page.wait_for_function("p => document.querySelectorAll(`flow-list .flow-row[data-id]`).length >= 3", arg=poll,
-                           timeout=10000)
-    page.click("flow-list .flow-row[data-id='%s']" % poll)
-    page.wait_for_function("p => document.querySelector('flow-list .flow-row.selected')?.getAttribute('data-id') === p"
-                           " && document.querySelector('flow-detail .running-actions')", arg=poll, timeout=10000)
+    open_id(page, poll)
     page.evaluate("() => document.querySelector('flow-list .flow-viewport').focus()")
     before = Origin.seen.get("/poll", 0)
     page.evaluate("() => { document.getElementById('notice').textContent = ''; }")
@@ -205,30 +234,15 @@ def long_poll(page, options, base, checks):
     checks.result("running-replay-key", Origin.seen.get("/poll", 0) == before + 1 and key_id != poll,
                   "origin hits %d→%d, new flow %s" % (before, Origin.seen.get("/poll", 0), key_id))
 
-    status, text = api(options.ui, "GET", "/api/flows/%s/export?format=curl" % poll)
-    replayed, answer = api(options.ui, "POST", "/api/flows/%s/replay" % poll)
-    har, har_text = api(options.ui, "GET", "/api/flows/%s/export?format=har" % poll)
-    checks.result("api-running-complete", status == 200 and text.startswith("curl ") and BODY.decode() in text
-                  and replayed == 200 and json.loads(answer).get("id") and har == 409
-                  and "has not finished yet" in har_text, repr((status, text, replayed, answer, har, har_text)))
 
 
 def upload(page, options, checks):
-    open_flow(page, "/upload")
-    page.wait_for_function("() => document.querySelector('flow-detail .running-actions #replay')", timeout=10000)
-    # Its record so far shows the body arriving (after the flow's first second): still disabled.
-    time.sleep(1.5)
+    open_id(page, running_id(options.ui, "/upload"))
     states = page.evaluate(ENABLED)
     refused = [name for name in ("replay", "repeat", "resend", "copy-curl", "copy-as")
                if states.get(name) and states[name][0] and "still being received" in states[name][1]]
     checks.result("running-upload-disabled", len(refused) == 5 and states["copy-url"] and not states["copy-url"][0],
                   repr(states))
-    upload_id = flow_id(page, "/upload")
-    status, text = api(options.ui, "GET", "/api/flows/%s/export?format=curl" % upload_id)
-    replayed, answer = api(options.ui, "POST", "/api/flows/%s/replay" % upload_id)
-    checks.result("api-running-upload-refused", status == 409 and "still being received" in text
-                  and "\n" not in text.strip() and replayed == 409 and "still being received" in answer,
-                  repr((status, text, replayed, answer)))
 
 
 if __name__ == "__main__":
