@@ -6,7 +6,7 @@ import TestSupport
 /// headless Chromium against `devproxy run` and an origin that holds its first request to each path
 /// open): a POST long poll's Copy as curl copies its request (the copied command, run with curl,
 /// sends the same method and body), Copy as ▾ copies Python code, Replay and the `r` key send it
-/// again (the new flow opens as a replay of it); an upload still in progress has those actions
+/// again (the new flow opens as a replay of it), Edit and resend sends its body edited; an upload still in progress has those actions
 /// disabled with the reason in their tooltip. The API, with curl: `export?format=curl` and
 /// `POST …/replay` answer 200 for the long poll and 409 with one line for the upload; HAR waits for
 /// the end. Before, every one of them waited for the flow to end (409 "has not finished yet").
@@ -21,6 +21,7 @@ import TestSupport
                                           script: "webui_running_actions.py", timeout: 120)
         #expect(result.status == 0, "\(result.output)")
         let expected: Set = ["running-copy-curl", "running-copy-as-python", "running-replay", "running-replay-key",
+                             "running-edit-and-resend",
                              "api-running-complete", "running-upload-disabled", "api-running-upload-refused",
                              "no-page-errors"]
         #expect(expected.subtracting(WebUIBrowser.passed(result)).isEmpty,

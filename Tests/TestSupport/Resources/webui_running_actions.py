@@ -6,7 +6,8 @@ open until the checks are done (a long poll), and answers later ones at once wit
 - A POST long poll (its JSON body received whole, its answer awaited): Copy as curl copies its
   request, and the copied command, run with curl against the origin, sends the same method and body;
   Copy as ▾ → Python copies code with its body; Replay sends it again (a new flow, marked as a
-  replay of it, appears and opens); the `r` key replays it too.
+  replay of it, appears and opens); the `r` key replays it too; Edit and resend opens with its
+  method and body, and sends the edited body.
 - An upload still in progress (a client sending its body slowly): Replay, Repeat…, Edit and resend,
   Copy as curl and Copy as ▾ are disabled, their tooltip saying the request is still being received;
   Copy URL is not.
@@ -30,6 +31,7 @@ BODY = b'{"query": "status", "n": 1}'
 class Origin(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     seen = {}
+    last = {}
     lock = threading.Lock()
 
     def answer(self):
@@ -39,6 +41,7 @@ class Origin(http.server.BaseHTTPRequestHandler):
         with Origin.lock:
             count = Origin.seen.get(path, 0)
             Origin.seen[path] = count + 1
+            Origin.last[path] = body
         if count == 0:
             RELEASE.wait(30)
         reply = json.dumps({"method": self.command, "body": body.decode("latin-1"), "count": count}).encode()
@@ -53,6 +56,12 @@ class Origin(http.server.BaseHTTPRequestHandler):
 
     do_GET = answer
     do_POST = answer
+
+    def handle(self):
+        try:
+            super().handle()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the slow upload's client is closed mid-body at the end, as it is meant to be
 
     def log_message(self, *arguments):
         pass
@@ -179,8 +188,18 @@ def api_checks(options, checks):
 
 def open_id(page, flow):
     """Clicks flow `flow`'s row (its replays have its path) and waits for its running toolbar."""
-    page.wait_for_selector("flow-list .flow-row[data-id='%s']" % flow, timeout=10000)
-    page.click("flow-list .flow-row[data-id='%s']" % flow)
+    # A row that comes in above (a replay's) moves the rows: a click may land on another, and is
+    # given again then.
+    for attempt in range(5):
+        page.wait_for_selector("flow-list .flow-row[data-id='%s']" % flow, timeout=10000)
+        page.click("flow-list .flow-row[data-id='%s']" % flow)
+        try:
+            page.wait_for_function("p => document.querySelector('flow-list .flow-row.selected')"
+                                   "?.getAttribute('data-id') === p", arg=flow, timeout=2000)
+            break
+        except Exception:
+            if attempt == 4:
+                raise
     page.wait_for_function("p => document.querySelector('flow-list .flow-row.selected')?.getAttribute('data-id') === p"
                            " && document.querySelector('flow-detail .running-actions')"
                            " && !document.querySelector('flow-detail').hasAttribute('aria-busy')", arg=flow, timeout=10000)
@@ -233,6 +252,23 @@ def long_poll(page, options, base, checks):
                            arg=key_id, timeout=10000)
     checks.result("running-replay-key", Origin.seen.get("/poll", 0) == before + 1 and key_id != poll,
                   "origin hits %d→%d, new flow %s" % (before, Origin.seen.get("/poll", 0), key_id))
+
+    # Edit and resend: the dialog holds its body (received whole, plain text), edited and sent.
+    open_id(page, poll)
+    page.click("flow-detail .running-actions #resend")
+    page.wait_for_selector("#resend-dialog textarea[name='body']", state="visible", timeout=10000)
+    filled = page.evaluate("() => [document.querySelector('#resend-dialog input[name=method]').value,"
+                           " document.querySelector('#resend-dialog textarea[name=body]').value]")
+    page.fill("#resend-dialog textarea[name='body']", '{"query": "edited"}')
+    page.evaluate("() => { document.getElementById('notice').textContent = ''; }")
+    page.click("#resend-send")
+    page.wait_for_function("() => document.getElementById('notice').textContent.startsWith('sent as flow')",
+                           timeout=10000)
+    sent = page.evaluate("() => document.getElementById('notice').textContent.split(' ').pop()")
+    page.wait_for_function("n => document.querySelector('flow-list .flow-row.selected')?.getAttribute('data-id') === n",
+                           arg=sent, timeout=10000)
+    checks.result("running-edit-and-resend", filled == ["POST", BODY.decode()]
+                  and Origin.last.get("/poll") == b'{"query": "edited"}', repr((filled, Origin.last.get("/poll"))))
 
 
 
