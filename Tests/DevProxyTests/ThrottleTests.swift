@@ -1,6 +1,7 @@
 import CertAuthority
 @testable import DevProxy
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 
@@ -153,6 +154,57 @@ import TestSupport
         let flows = proxy.flows(count: 2)
         #expect(flows.first { $0.server.host == "localhost" }?.throttle == "1mbit/1mbit/0ms")
         #expect(flows.first { $0.server.host == "127.0.0.1" }.map { $0.throttle == nil } == true)
+    }
+
+    /// The rate is one client device's, shared by its connections (one bucket each way per client
+    /// address), as Chrome DevTools shares it among a page's requests. Four curls at once through
+    /// a 400 kbit/s (50,000 bytes a second) profile on `localhost`: two from 127.0.0.1 to it split
+    /// the rate (150,000 bytes each, about 5.7 s for both, where one alone takes about 2.7 s), and
+    /// finish together (neither starves); one from 127.0.0.2 (another device) has the full rate
+    /// beside them (about 2.7 s); one from 127.0.0.1 to 127.0.0.1, which `--throttle-hosts` does
+    /// not cover, draws nothing from its device's bucket. With a bucket per connection, the two
+    /// took 2.7 s each.
+    @Test func aDevicesConnectionsShareTheRate() throws {
+        let origin = try BackgroundServer(script: Self.bytesOrigin, arguments: [])
+        let proxy = try proxy("400kbit/400kbit/0ms", hosts: ["localhost"])
+        // Each curl on a thread of its own, all at once (not `sh -c '… & wait'`: the test
+        // process's children inherit a blocked SIGCHLD, and sh's `wait` would never return).
+        let runs: [(tag: String, source: String, host: String)] = [("a", "127.0.0.1", "localhost"),
+            ("b", "127.0.0.1", "localhost"), ("other", "127.0.0.2", "localhost"), ("uncovered", "127.0.0.1", "127.0.0.1")]
+        let results = Mutex<[String: String]>([:])
+        let group = DispatchGroup()
+        let port = origin.port, proxyURL = proxy.proxyURL
+        for run in runs {
+            group.enter()
+            Thread {
+                let out = (try? Subprocess.run("curl", ["-sS", "--proxy", proxyURL, "--max-time", "20",
+                                                        "--interface", run.source, "-o", "/dev/null",
+                                                        "-w", "%{http_code} %{time_total}",
+                                                        "http://\(run.host):\(port)/?n=150000"], timeout: 30))
+                    .map { $0.stdout + $0.stderr } ?? "did not run"
+                results.withLock { $0[run.tag] = out }
+                group.leave()
+            }.start()
+        }
+        #expect(group.wait(timeout: .now() + 40) == .success)
+        let outputs = results.withLock { $0 }
+        let result = "\(outputs)"
+        var times: [String: Double] = [:]
+        for (tag, output) in outputs {
+            let fields = output.split(separator: " ")
+            if fields.count == 2, fields[0] == "200", let time = Double(fields[1]) { times[tag] = time }
+        }
+        let a = try require(times["a"], result), b = try require(times["b"], result)
+        let other = try require(times["other"], result), uncovered = try require(times["uncovered"], result)
+        let all = "a \(a) s, b \(b) s, other \(other) s, uncovered \(uncovered) s"
+        // Shared: each well past one download's 2.7 s; together near the rate (300,000 bytes in
+        // under 9 s), and within 1.5 s of each other.
+        #expect(a >= 4.3 && b >= 4.3, "\(all)")
+        #expect(a < 9 && b < 9 && abs(a - b) < 1.5, "\(all)")
+        // Another device: its own full rate, throttled still.
+        #expect(other >= 2.2 && other < 4.3, "\(all)")
+        #expect(uncovered < 1.5, "\(all)")
+        #expect(proxy.flows(count: 4).filter { $0.throttle == "400kbit/400kbit/0ms" }.count == 3)
     }
 
     @Test func profilesParseAsChromeNamesThem() throws {

@@ -54,4 +54,37 @@ struct ThrottledStreamTests {
         #expect(!scan(&frames, Array(Self.settings[5...])))
         #expect(scan(&frames, Self.headers))
     }
+
+    /// One device's connections take turns in its bucket: each piece is due after the pieces
+    /// taken before it, whoever took them; a new setting starts the bucket again, full.
+    @Test func aSharedBucketQueuesItsTakers() {
+        let bucket = SharedBucket()
+        let burst = Double(ThrottledLink.burst)
+        #expect(bucket.reserve(burst, rate: burst, generation: 1, now: 100) == 100)
+        #expect(bucket.reserve(burst, rate: burst, generation: 1, now: 100) == 101)
+        #expect(bucket.reserve(burst, rate: burst, generation: 1, now: 100.5) == 102)
+        // Bytes taken ahead but not read are given back.
+        bucket.take(-burst, rate: burst, generation: 1, now: 100.5)
+        #expect(bucket.reserve(burst / 4, rate: burst, generation: 1, now: 100.5) == 101.25)
+        // Upload: what the bucket holds, the least when it is in debt.
+        #expect(bucket.reserve(upTo: 2 * burst, least: 100, rate: burst, generation: 1, now: 103).amount == burst)
+        let least = bucket.reserve(upTo: burst, least: 100, rate: burst, generation: 1, now: 103)
+        #expect(least.amount == 100 && least.due == 103 + 100 / burst)
+        #expect(bucket.reserve(burst, rate: 2 * burst, generation: 2, now: 103) == 103)
+        #expect(bucket.reserve(burst, rate: 2 * burst, generation: 2, now: 103) == 103.5)
+    }
+
+    /// A device's buckets are one per client address while its connections hold them, and the
+    /// map of them stays bounded by the devices connected now.
+    @Test func devicesGoWithTheirLastConnection() {
+        let devices = ThrottleDevices()
+        var phone: ThrottleDevice? = devices.device(for: "10.0.0.2")
+        #expect(devices.device(for: "10.0.0.2") === phone)
+        #expect(devices.device(for: "10.0.0.3") !== phone)
+        #expect(devices.live == 1)
+        phone = nil
+        #expect(devices.live == 0)
+        for index in 0..<1000 { _ = devices.device(for: "10.1.\(index / 256).\(index % 256)") }
+        #expect(devices.entries <= 65)
+    }
 }

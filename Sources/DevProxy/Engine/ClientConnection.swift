@@ -60,7 +60,8 @@ final class ClientConnection: @unchecked Sendable {
         self.listenerMode = listener
         self.listenerInfo = Flow.ListenerInfo(mode: listener.name, address: listenerAddress)
         self.pool = server.pool(for: listener)
-        self.link = server.throttle.map(ThrottledLink.init(conditions:))
+        // One device per client address, its port left out (`ThrottleDevices`).
+        self.link = server.throttle.map { ThrottledLink(conditions: $0, client: socket.peerAddress?.host ?? "?") }
     }
 
     /// The client's stream as the engine reads and writes it: through the simulated link when

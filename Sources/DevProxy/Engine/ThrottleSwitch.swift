@@ -37,6 +37,9 @@ public final class ThrottleSwitch: Sendable {
     private let state: Mutex<Setting?>
     private let changes = Atomic<UInt64>(0)
     private let observers = Mutex<[@Sendable (Setting?) -> Void]>([])
+    /// The client devices' shared buckets: all of one client address's throttled connections
+    /// draw from one rate each way (`ThrottleDevices`).
+    let devices = ThrottleDevices()
 
     public init(_ setting: Setting?) {
         state = Mutex(setting)

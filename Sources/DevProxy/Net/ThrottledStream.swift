@@ -1,8 +1,9 @@
 import Foundation
 import Synchronization
 
-/// One client connection's simulated link (`--throttle`, the web UI's throttle menu): a token
-/// bucket each way and the added latency, shared by the streams the connection reads and writes
+/// One client connection's simulated link (`--throttle`, the web UI's throttle menu): the added
+/// latency, and the client device's token buckets (`ThrottleDevice`, one each way per client
+/// address, shared by all its connections), used by the streams the connection reads and writes
 /// through (the plain socket, then TLS over it), so a CONNECT's tunnel or intercepted session has
 /// the one link. It follows the proxy's `ThrottleSwitch`: a profile set or cleared while the
 /// connection is open applies from its next read or write.
@@ -11,6 +12,13 @@ import Synchronization
 /// Offline calls (`ProxyServer.cutOffline`).
 final class ThrottledLink: @unchecked Sendable {
     private let conditions: ThrottleSwitch
+    /// The client's address without its port: its connections share one `ThrottleDevice`.
+    private let client: String
+    /// That device's buckets, taken from `conditions.devices` when the link is first slowed (a
+    /// link never slowed looks nothing up), held while the connection lives.
+    private var device: ThrottleDevice?
+    /// Upload tokens `allowedRead` took ahead of a read, settled by `didRead`.
+    private var reservedUp = 0.0
     /// The switch's generation this link last read `setting` at.
     private var seen: UInt64
     /// What the switch says now; nil at full speed.
@@ -44,14 +52,14 @@ final class ThrottledLink: @unchecked Sendable {
 
     /// Bytes either way may go at once after a pause: a small burst, so the long-run rate is the profile's.
     static let burst = 16 * 1024
-    private var down = TokenBucket(rate: 1, now: 0)
-    private var up = TokenBucket(rate: 1, now: 0)
     /// When a read last returned part of a request, and whether one has since the last write.
     private var lastRead: TimeInterval = 0
     private var readSinceWrite = false
 
-    init(conditions: ThrottleSwitch) {
+    /// `client`: the client's address without its port (`ThrottleDevices`' key).
+    init(conditions: ThrottleSwitch, client: String) {
         self.conditions = conditions
+        self.client = client
         seen = conditions.generation
         adopt(conditions.setting)
     }
@@ -104,27 +112,52 @@ final class ThrottledLink: @unchecked Sendable {
     }
 
     private func adopt(_ setting: ThrottleSwitch.Setting?) {
-        if setting?.profile != self.setting?.profile, let profile = setting?.profile {
-            let now = Self.now()
-            down = TokenBucket(rate: profile.downloadBytesPerSecond, now: now)
-            up = TokenBucket(rate: profile.uploadBytesPerSecond, now: now)
-        }
         self.setting = setting
         decide()
+    }
+
+    /// The device's buckets, looked up the first time the link needs them.
+    private var buckets: ThrottleDevice {
+        if let device { return device }
+        let found = conditions.devices.device(for: client)
+        device = found
+        return found
+    }
+
+    /// The rates now and the switch generation they came with: a bucket that saw an older one
+    /// starts again, full, at the new rate.
+    private var rates: (down: Double, up: Double, generation: UInt64) {
+        (setting?.profile.downloadBytesPerSecond ?? 1, setting?.profile.uploadBytesPerSecond ?? 1, seen)
     }
 
     static func now() -> TimeInterval { TimeInterval(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
     /// How many of `wanted` bytes the next read may take, after waiting for the upload bucket
     /// when bytes are `ready` to be read (a read that would find nothing does not wait).
+    /// The bytes are taken from the device's upload bucket ahead (`didRead` settles them), so the
+    /// device's connections take turns, each waiting until its share is due.
     func allowedRead(_ wanted: Int, ready: Bool, socket: Socket) -> Int {
         follow()
+        settleUp(read: 0)
         guard active, wanted > 0 else { return wanted }
-        let least = Double(min(wanted, Self.burst / 4))
-        if ready, up.tokens(at: Self.now()) < least {
-            Self.sleep(until: up.time(toHave: least), socket: socket)
-        }
-        return max(1, min(wanted, Int(up.tokens(at: Self.now()))))
+        // Nothing to wait for: a read that may find bytes takes a little, counted after it.
+        guard ready else { return min(wanted, Self.burst / 4) }
+        let rates = rates
+        let (amount, due) = buckets.up.reserve(upTo: Double(wanted), least: Double(min(wanted, Self.burst / 4)),
+                                               rate: rates.up, generation: rates.generation, now: Self.now())
+        reservedUp = amount
+        Self.sleep(until: due, socket: socket)
+        return Int(amount)
+    }
+
+    /// Takes the `read` bytes from the upload bucket, less what `allowedRead` took ahead, and
+    /// gives back what was taken ahead but not read (a short read, an error, the end).
+    private func settleUp(read: Int) {
+        let difference = Double(read) - reservedUp
+        reservedUp = 0
+        guard difference != 0 else { return }
+        let rates = rates
+        buckets.up.take(difference, rate: rates.up, generation: rates.generation, now: Self.now())
     }
 
     /// The client speaks HTTP/2 from here on; `early` is what it sent before the stream read any.
@@ -138,10 +171,10 @@ final class ThrottledLink: @unchecked Sendable {
     /// An HTTP/2 client's frames are followed even while the link is idle, so that a profile set
     /// later knows where its frames begin.
     func didRead(_ bytes: UnsafeRawBufferPointer) {
-        guard !bytes.isEmpty else { return }
+        guard !bytes.isEmpty else { settleUp(read: 0); return }
         let request = http2?.scan(bytes, at: active ? Self.now() : nil) ?? true
-        guard active else { return }
-        up.take(Double(bytes.count))
+        guard active else { settleUp(read: 0); return }
+        settleUp(read: bytes.count)
         guard request else { return }
         lastRead = Self.now()
         readSinceWrite = true
@@ -213,11 +246,12 @@ final class ThrottledLink: @unchecked Sendable {
     /// When the first held frame comes due (uptime); nil when none is held.
     var nextDue: TimeInterval? { held.first?.due }
 
-    /// Waits until `count` bytes (at most `burst`) may go to the client, and takes them.
+    /// Takes `count` bytes (at most `burst`) from the device's download bucket and waits until
+    /// they may go to the client: its turn after the bytes its other connections took before.
     func send(_ count: Int, socket: Socket) {
-        let amount = Double(count)
-        if down.tokens(at: Self.now()) < amount { Self.sleep(until: down.time(toHave: amount), socket: socket) }
-        down.take(amount)
+        let rates = rates
+        let due = buckets.down.reserve(Double(count), rate: rates.down, generation: rates.generation, now: Self.now())
+        Self.sleep(until: due, socket: socket)
     }
 
     /// Counts a write to the client as ended.
@@ -238,34 +272,116 @@ final class ThrottledLink: @unchecked Sendable {
             if ready < 0 && errno != EINTR { return }
         }
     }
+}
 
-    /// Bytes one way may send: refilled at `rate` a second up to `burst`; a transfer takes its
-    /// bytes once there are enough.
-    private struct TokenBucket {
-        let rate: Double
-        private var level: Double
-        private var updated: TimeInterval
+/// One client device's bandwidth (`ThrottleDevices`): what DevProxy sends it and what it reads
+/// from it, each a `SharedBucket` all the device's throttled connections draw from, so its
+/// concurrent transfers split the profile's rate, as Chrome DevTools' throttling shares one rate
+/// among a page's requests.
+final class ThrottleDevice: Sendable {
+    let down = SharedBucket()
+    let up = SharedBucket()
+}
 
-        init(rate: Double, now: TimeInterval) {
-            self.rate = rate
-            level = Double(ThrottledLink.burst)
-            updated = now
+/// A token bucket several connection threads draw from: refilled at `rate` a second up to
+/// `ThrottledLink.burst`. A taker takes its bytes at once, under a lock held for a few
+/// arithmetic operations (once per piece of up to 16 KiB, never per byte), even when that leaves
+/// the bucket in debt, and learns when they are due: when the debt they made is paid. Then it
+/// sleeps on its own. So the takers queue in the order they came, each waiting for the bytes
+/// taken before it, and one that comes back for its next piece queues behind the others: a
+/// device's transfers take turns and none starves.
+final class SharedBucket: Sendable {
+    private struct State {
+        var rate = 1.0
+        var level = Double(ThrottledLink.burst)
+        var updated: TimeInterval = 0
+        /// The `ThrottleSwitch` generation `rate` came with.
+        var generation: UInt64 = 0
+        var started = false
+
+        /// Refills to `now`, after starting again full at `rate` if the setting changed since.
+        mutating func refill(rate: Double, generation: UInt64, now: TimeInterval) {
+            if !started || generation > self.generation {
+                self = State(rate: max(rate, 1), updated: now, generation: generation, started: true)
+                return
+            }
+            level = min(Double(ThrottledLink.burst), level + max(0, now - updated) * self.rate)
+            updated = max(updated, now)
         }
 
-        mutating func tokens(at now: TimeInterval) -> Double {
-            level = min(Double(ThrottledLink.burst), level + (now - updated) * rate)
-            updated = now
-            return level
-        }
+        /// When the bucket is out of debt.
+        func due(now: TimeInterval) -> TimeInterval { level >= 0 ? now : now + -level / rate }
+    }
 
-        /// When the bucket will hold `amount`.
-        func time(toHave amount: Double) -> TimeInterval { updated + max(0, amount - level) / rate }
+    private let state = Mutex(State())
 
-        mutating func take(_ amount: Double) {
-            _ = tokens(at: ThrottledLink.now())
-            level -= amount
+    /// Takes `amount` bytes; returns when they may go (uptime): `now` when the bucket held them.
+    func reserve(_ amount: Double, rate: Double, generation: UInt64, now: TimeInterval) -> TimeInterval {
+        state.withLock { state in
+            state.refill(rate: rate, generation: generation, now: now)
+            state.level -= amount
+            return state.due(now: now)
         }
     }
+
+    /// Takes what the bucket holds of `wanted` bytes, `least` at least, and says how many and
+    /// when they may go.
+    func reserve(upTo wanted: Double, least: Double, rate: Double, generation: UInt64,
+                 now: TimeInterval) -> (amount: Double, due: TimeInterval) {
+        state.withLock { state in
+            state.refill(rate: rate, generation: generation, now: now)
+            let amount = min(wanted, max(least, state.level.rounded(.down)))
+            state.level -= amount
+            return (amount, state.due(now: now))
+        }
+    }
+
+    /// Takes `amount` bytes already gone (negative: gives back bytes taken but not used).
+    func take(_ amount: Double, rate: Double, generation: UInt64, now: TimeInterval) {
+        state.withLock { state in
+            state.refill(rate: rate, generation: generation, now: now)
+            state.level = min(Double(ThrottledLink.burst), state.level - amount)
+        }
+    }
+}
+
+/// The client devices' buckets, by client address without its port (a phone over WireGuard: its
+/// tunnel address; curl on the proxy's machine: 127.0.0.1): one `ThrottleDevice` per address
+/// while any of its connections is throttled. Links hold their device; the map holds it weakly,
+/// so a device whose connections all closed goes with the last of them, and its entry is swept
+/// once the map has grown to twice what was live at the last sweep (64 at least): the map stays
+/// bounded by the devices connected now.
+final class ThrottleDevices: Sendable {
+    private struct Entry {
+        weak var device: ThrottleDevice?
+    }
+
+    private struct State {
+        var entries: [String: Entry] = [:]
+        var sweepAt = 64
+    }
+
+    private let state = Mutex(State())
+
+    /// The device at `address`, made when none of its connections holds it.
+    func device(for address: String) -> ThrottleDevice {
+        state.withLock { state in
+            if let device = state.entries[address]?.device { return device }
+            if state.entries[address] == nil, state.entries.count >= state.sweepAt {
+                state.entries = state.entries.filter { $0.value.device != nil }
+                state.sweepAt = max(64, 2 * state.entries.count)
+            }
+            let device = ThrottleDevice()
+            state.entries[address] = Entry(device: device)
+            return device
+        }
+    }
+
+    /// Entries in the map, live or not yet swept.
+    var entries: Int { state.withLock { $0.entries.count } }
+
+    /// Devices some connection holds now.
+    var live: Int { state.withLock { $0.entries.values.filter { $0.device != nil }.count } }
 }
 
 /// A client stream through a `ThrottledLink`: reads at the link's upload rate, writes at its
