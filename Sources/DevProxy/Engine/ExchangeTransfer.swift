@@ -76,6 +76,16 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
         return try leg.awaitResponse(watching: context.client.stream.socket, limit: limit)
     }
 
+    /// Once a request's body has gone on whole and its answer is slow to come (a long poll): its
+    /// record so far, with its body, goes to the web UI, which can replay or copy it while it
+    /// waits (`ExchangeContext.showRequestSent`). Not for every request: most are answered within
+    /// `requestShownAfter`, and then nothing is made.
+    private mutating func showRequestIfSlow(draft: FlowDraft) throws {
+        guard hasBody && context.server.showsRunningFlows,
+              try originInput(within: Self.requestShownAfter) == .timedOut else { return }
+        context.showRequestSent(of: draft, recorder: recorder)
+    }
+
     /// The failure is the server having closed a reused connection, and the request may go again.
     /// Not while DevProxy shuts down: then the cut is shutdown's own, and the exchange ends.
     private func isStale(_ error: Error) -> Bool {
@@ -117,13 +127,7 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
         var bodySent = !waitsForContinue && cutShort == nil && !relaysEarly
         let response = ResponseRelay<Leg>(context: context, requestHead: head, recorder: recorder, replayed: replayed)
         do {
-            // The request is in whole and its answer is slow to come (a long poll): its record so
-            // far, with its body, goes to the web UI, which can replay or copy it while it waits.
-            // Not for every request: most are answered within the wait, and then nothing is made.
-            if bodySent && hasBody && context.server.showsRunningFlows,
-               try originInput(within: Self.requestShownAfter) == .timedOut {
-                context.showRequestSent(of: draft, recorder: recorder)
-            }
+            if bodySent { try showRequestIfSlow(draft: draft) }
             if waitsForContinue && hasBody && !resending, try originInput(within: Self.continueWait) == .timedOut {
                 // RFC 9110 §10.1.1: an origin need not send 100 (Python's http.server, many
                 // frameworks), and a client need not wait for one (curl sends its body after 1 s):
@@ -134,6 +138,7 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
                 bodySent = cutShort == nil && !relaysEarly
                 // The send ends with the body, not the head (a 50 MiB upload read as 0 ms of send).
                 recorder.requestSent = Date()
+                if bodySent { try showRequestIfSlow(draft: draft) }
             }
             var final: UpstreamResponseHead?
             while final == nil {
@@ -156,6 +161,7 @@ struct ExchangeTransfer<Leg: UpstreamLeg> {
                     cutShort = try sendRequestBodyUntilCut(draft: &draft)
                     bodySent = cutShort == nil && !relaysEarly
                     recorder.requestSent = Date()
+                    if bodySent { try showRequestIfSlow(draft: draft) }
                 case .interim(let interim):
                     relayInterim(interim, draft: &draft)
                 case .final(let head):

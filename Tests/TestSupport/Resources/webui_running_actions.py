@@ -13,7 +13,8 @@ open until the checks are done (a long poll), and answers later ones at once wit
   Copy URL is not.
 - The API, with curl and the page's token: `GET /api/flows/ID/export?format=curl` and
   `POST /api/flows/ID/replay` answer 200 for the long poll, 409 with one line for the upload;
-  `format=har` says the flow has not finished yet.
+  `format=har` says the flow has not finished yet; a held POST sent with `Expect: 100-continue`
+  (its body after the origin's 100) is exported with its body.
 
 Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on any failure.
 
@@ -132,6 +133,11 @@ def main():
             clients.append(subprocess.Popen(["curl", "-sS", "--max-time", "40", "-x", options.proxy,
                                              "-H", "Content-Type: application/json", "--data-binary", BODY.decode(),
                                              base + "/poll"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            # The same held POST sent with `Expect: 100-continue` (its body goes after the origin's 100).
+            clients.append(subprocess.Popen(["curl", "-sS", "--max-time", "40", "-x", options.proxy,
+                                             "-H", "Content-Type: application/json", "-H", "Expect: 100-continue",
+                                             "--data-binary", BODY.decode(), base + "/poll-expect"],
+                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
             uploader = threading.Thread(target=slow_upload, args=(options.proxy, base + "/upload", stop), daemon=True)
             uploader.start()
             api_checks(options, checks)
@@ -179,6 +185,9 @@ def api_checks(options, checks):
     checks.result("api-running-complete", status == 200 and text.startswith("curl ") and BODY.decode() in text
                   and replayed == 200 and json.loads(answer).get("id") and har == 409
                   and "has not finished yet" in har_text, repr((status, text, replayed, answer, har, har_text)))
+    expect = running_id(options.ui, "/poll-expect")
+    status, text = api(options.ui, "GET", "/api/flows/%s/export?format=curl" % expect)
+    checks.result("api-running-expect-continue", status == 200 and BODY.decode() in text, repr((status, text)))
     status, text = api(options.ui, "GET", "/api/flows/%s/export?format=curl" % upload)
     replayed, answer = api(options.ui, "POST", "/api/flows/%s/replay" % upload)
     checks.result("api-running-upload-refused", status == 409 and "still being received" in text
