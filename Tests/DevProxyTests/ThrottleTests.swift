@@ -156,6 +156,35 @@ import TestSupport
         #expect(flows.first { $0.server.host == "127.0.0.1" }.map { $0.throttle == nil } == true)
     }
 
+    /// curl through `proxy` from each source address with its arguments, all at once, each on a
+    /// thread of its own (not `sh -c '… & wait'`: the test process's children inherit a blocked
+    /// SIGCHLD, and sh's `wait` would never return): each tag's `time_total`, and all the output.
+    private static func concurrently(_ proxy: ProxyHarness, _ runs: [(tag: String, source: String, arguments: [String])])
+        throws -> (times: [String: Double], output: String) {
+        let results = Mutex<[String: String]>([:])
+        let group = DispatchGroup()
+        let proxyURL = proxy.proxyURL, root = proxy.pki.rootPath
+        for run in runs {
+            group.enter()
+            Thread {
+                let out = (try? Subprocess.run("curl", ["-sS", "--proxy", proxyURL, "--cacert", root, "--max-time", "20",
+                                                        "--interface", run.source, "-o", "/dev/null",
+                                                        "-w", "%{http_code} %{time_total}"] + run.arguments, timeout: 30))
+                    .map { $0.stdout + $0.stderr } ?? "did not run"
+                results.withLock { $0[run.tag] = out }
+                group.leave()
+            }.start()
+        }
+        #expect(group.wait(timeout: .now() + 40) == .success)
+        let outputs = results.withLock { $0 }
+        var times: [String: Double] = [:]
+        for (tag, output) in outputs {
+            let fields = output.split(separator: " ")
+            if fields.count == 2, fields[0] == "200", let time = Double(fields[1]) { times[tag] = time }
+        }
+        return (times, "\(outputs)")
+    }
+
     /// The rate is one client device's, shared by its connections (one bucket each way per client
     /// address), as Chrome DevTools shares it among a page's requests. Four curls at once through
     /// a 400 kbit/s (50,000 bytes a second) profile on `localhost`: two from 127.0.0.1 to it split
@@ -167,33 +196,10 @@ import TestSupport
     @Test func aDevicesConnectionsShareTheRate() throws {
         let origin = try BackgroundServer(script: Self.bytesOrigin, arguments: [])
         let proxy = try proxy("400kbit/400kbit/0ms", hosts: ["localhost"])
-        // Each curl on a thread of its own, all at once (not `sh -c '… & wait'`: the test
-        // process's children inherit a blocked SIGCHLD, and sh's `wait` would never return).
-        let runs: [(tag: String, source: String, host: String)] = [("a", "127.0.0.1", "localhost"),
-            ("b", "127.0.0.1", "localhost"), ("other", "127.0.0.2", "localhost"), ("uncovered", "127.0.0.1", "127.0.0.1")]
-        let results = Mutex<[String: String]>([:])
-        let group = DispatchGroup()
-        let port = origin.port, proxyURL = proxy.proxyURL
-        for run in runs {
-            group.enter()
-            Thread {
-                let out = (try? Subprocess.run("curl", ["-sS", "--proxy", proxyURL, "--max-time", "20",
-                                                        "--interface", run.source, "-o", "/dev/null",
-                                                        "-w", "%{http_code} %{time_total}",
-                                                        "http://\(run.host):\(port)/?n=150000"], timeout: 30))
-                    .map { $0.stdout + $0.stderr } ?? "did not run"
-                results.withLock { $0[run.tag] = out }
-                group.leave()
-            }.start()
-        }
-        #expect(group.wait(timeout: .now() + 40) == .success)
-        let outputs = results.withLock { $0 }
-        let result = "\(outputs)"
-        var times: [String: Double] = [:]
-        for (tag, output) in outputs {
-            let fields = output.split(separator: " ")
-            if fields.count == 2, fields[0] == "200", let time = Double(fields[1]) { times[tag] = time }
-        }
+        let url = { (host: String) in "http://\(host):\(origin.port)/?n=150000" }
+        let (times, result) = try Self.concurrently(proxy, [("a", "127.0.0.1", [url("localhost")]),
+            ("b", "127.0.0.1", [url("localhost")]), ("other", "127.0.0.2", [url("localhost")]),
+            ("uncovered", "127.0.0.1", [url("127.0.0.1")])])
         let a = try require(times["a"], result), b = try require(times["b"], result)
         let other = try require(times["other"], result), uncovered = try require(times["uncovered"], result)
         let all = "a \(a) s, b \(b) s, other \(other) s, uncovered \(uncovered) s"
@@ -205,6 +211,24 @@ import TestSupport
         #expect(other >= 2.2 && other < 4.3, "\(all)")
         #expect(uncovered < 1.5, "\(all)")
         #expect(proxy.flows(count: 4).filter { $0.throttle == "400kbit/400kbit/0ms" }.count == 3)
+    }
+
+    /// The upload bucket is the device's too: two uploads of 150,000 bytes at once from 127.0.0.1
+    /// through a 400 kbit/s upload split it (about 5.7 s each), one from 127.0.0.2 beside them has
+    /// the full rate (about 2.7 s).
+    @Test func aDevicesUploadsShareTheUpRate() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let dir = TemporaryDirectory()
+        let file = dir.write("upload.bin", String(repeating: "u", count: 150_000))
+        let proxy = try proxy("50mbit/400kbit/0ms", origin: origin)
+        let upload = ["--http1.1", "--data-binary", "@\(file)", origin.url("/echo")]
+        let (times, result) = try Self.concurrently(proxy, [("a", "127.0.0.1", upload), ("b", "127.0.0.1", upload),
+                                                            ("other", "127.0.0.2", upload)])
+        let a = try require(times["a"], result), b = try require(times["b"], result)
+        let other = try require(times["other"], result)
+        let all = "a \(a) s, b \(b) s, other \(other) s"
+        #expect(a >= 4.3 && b >= 4.3 && a < 9 && b < 9 && abs(a - b) < 1.5, "\(all)")
+        #expect(other >= 2.2 && other < 4.3, "\(all)")
     }
 
     @Test func profilesParseAsChromeNamesThem() throws {
