@@ -73,9 +73,10 @@ enum RunCommand {
                    status, never sending them on; 444 closes the connection without an answer)
              --intercept FLOW-FILTER (mitmproxy's option: hold matching requests, with their bodies, until the web UI
                    resumes them, as sent or edited, or aborts them; the UI's Intercept box changes it while running)
-             --throttle PROFILE (a slow link on each client connection: Chrome DevTools' presets fast-4g, slow-4g, 3g,
-                   offline (requests fail, as with no network), or DOWN/UP/LATENCY, rates in kbit or mbit a second,
-                   the latency in ms: 1.6mbit/750kbit/150ms; the web UI's throttle menu changes it while running)
+             --throttle PROFILE (a slow link for each client device, shared by its connections: Chrome DevTools'
+                   presets fast-4g, slow-4g, 3g, offline (requests fail, as with no network), or DOWN/UP/LATENCY,
+                   rates in kbit or mbit a second, the latency in ms: 1.6mbit/750kbit/150ms; the web UI's throttle
+                   menu changes it while running)
              --throttle-hosts GLOB (repeatable: throttle only connections to these hosts; default all)
     Then: curl --proxy http://127.0.0.1:8080 --cacert ROOT.pem https://example.com/
     """

@@ -5,10 +5,11 @@ import Synchronization
 import Testing
 import TestSupport
 
-/// `--throttle`: each client connection crosses a simulated slow link. curl through the proxy to
+/// `--throttle`: each client device crosses a simulated slow link. curl through the proxy to
 /// real origins (hypercorn over HTTPS, HTTP/1.1 and HTTP/2; Python's http.server in plain HTTP):
-/// downloads go no faster than DOWN, uploads than UP, a small request takes the latency at
-/// least, `--throttle-hosts` picks the hosts, and flows say they were throttled. Bounds are
+/// downloads go no faster than DOWN, uploads than UP, a device's connections share them (another
+/// device has its own), a small request takes the latency at least, `--throttle-hosts` picks the
+/// hosts, and flows say they were throttled. Bounds are
 /// generous lower bounds, never speed targets.
 @Suite(.serialized) struct ThrottleTests {
     /// A plain HTTP origin: GET /?n=N answers N bytes.

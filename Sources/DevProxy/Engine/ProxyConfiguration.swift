@@ -118,7 +118,8 @@ public struct ProxyConfiguration: Sendable {
     /// Breakpoints on requests (`--intercept FILTER`, the web UI's Intercept box): requests the
     /// filter passes are held until the web UI resumes or aborts them. Nil: none are ever held.
     public var intercepts: Intercepts? = nil
-    /// A slow link simulated on each client connection (`--throttle`, `ThrottledLink`). Nil: none.
+    /// A slow link simulated for each client device, shared by its connections (`--throttle`,
+    /// `ThrottledLink`, `ThrottleDevices`). Nil: none.
     public var throttle: ThrottleProfile? = nil
     /// The hosts whose connections are throttled (`--throttle-hosts`, matched as `passthrough`
     /// is); empty: every connection is.
