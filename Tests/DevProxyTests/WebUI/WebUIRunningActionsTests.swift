@@ -22,7 +22,7 @@ import TestSupport
         #expect(result.status == 0, "\(result.output)")
         let expected: Set = ["running-copy-curl", "running-copy-as-python", "running-replay", "running-replay-key",
                              "running-edit-and-resend",
-                             "api-running-complete", "api-running-expect-continue",
+                             "api-running-complete", "api-running-expect-continue", "api-running-repeat",
                              "running-upload-disabled", "api-running-upload-refused",
                              "no-page-errors"]
         #expect(expected.subtracting(WebUIBrowser.passed(result)).isEmpty,

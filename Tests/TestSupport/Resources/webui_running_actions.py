@@ -13,7 +13,8 @@ open until the checks are done (a long poll), and answers later ones at once wit
   Copy URL is not.
 - The API, with curl and the page's token: `GET /api/flows/ID/export?format=curl` and
   `POST /api/flows/ID/replay` answer 200 for the long poll, 409 with one line for the upload;
-  `format=har` says the flow has not finished yet; a held POST sent with `Expect: 100-continue`
+  `format=har` says the flow has not finished yet; `POST …/repeat` sends the long poll twice and
+  refuses the upload; a held POST sent with `Expect: 100-continue`
   (its body after the origin's 100) is exported with its body.
 
 Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on any failure.
@@ -82,11 +83,12 @@ def slow_upload(proxy, url, stop):
     connection.close()
 
 
-def api(ui, method, path):
-    """curl against the web UI's API with its token: (status, body text)."""
+def api(ui, method, path, data=None):
+    """curl against the web UI's API with its token (`data`: a JSON body): (status, body text)."""
     parts = urllib.parse.urlsplit(ui)
     token = urllib.parse.parse_qs(parts.query).get("token", [""])[0]
-    result = subprocess.run(["curl", "-sS", "--max-time", "10", "-X", method, "-w", "\n%{http_code}",
+    body = ["-H", "Content-Type: application/json", "--data-binary", json.dumps(data)] if data is not None else []
+    result = subprocess.run(["curl", "-sS", "--max-time", "10", "-X", method, "-w", "\n%{http_code}"] + body + [
                              "-H", "Authorization: Bearer " + token,
                              "%s://%s%s" % (parts.scheme, parts.netloc, path)],
                             capture_output=True, timeout=20, env=without_proxy())
@@ -190,9 +192,19 @@ def api_checks(options, checks):
     checks.result("api-running-expect-continue", status == 200 and BODY.decode() in text, repr((status, text)))
     status, text = api(options.ui, "GET", "/api/flows/%s/export?format=curl" % upload)
     replayed, answer = api(options.ui, "POST", "/api/flows/%s/replay" % upload)
+    repeated, repeat_answer = api(options.ui, "POST", "/api/flows/%s/repeat" % upload, {"count": 2})
     checks.result("api-running-upload-refused", status == 409 and "still being received" in text
-                  and "\n" not in text.strip() and replayed == 409 and "still being received" in answer,
-                  repr((status, text, replayed, answer)))
+                  and "\n" not in text.strip() and replayed == 409 and "still being received" in answer
+                  and repeated == 409 and "still being received" in repeat_answer,
+                  repr((status, text, replayed, answer, repeated, repeat_answer)))
+    # Repeat… takes the long poll's request as Replay does: both sends reach the origin.
+    before = Origin.seen.get("/poll", 0)
+    repeated, repeat_answer = api(options.ui, "POST", "/api/flows/%s/repeat" % poll, {"count": 2})
+    deadline = time.monotonic() + 10
+    while Origin.seen.get("/poll", 0) < before + 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    checks.result("api-running-repeat", repeated == 202 and Origin.seen.get("/poll", 0) == before + 2
+                  and Origin.last.get("/poll") == BODY, repr((repeated, repeat_answer, Origin.seen.get("/poll"))))
 
 
 def open_id(page, flow):
