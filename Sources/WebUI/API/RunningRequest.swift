@@ -73,15 +73,9 @@ extension WebUI {
         json.string(url)
         json.raw(",\"http_version\":")
         json.string(version)
-        json.raw(",\"headers\":[")
-        for (index, field) in fields.enumerated() {
-            json.raw(index == 0 ? "[" : ",[")
-            json.string(field.name)
-            json.raw(",")
-            json.string(field.value)
-            json.raw("]")
-        }
-        json.raw("]},\"timings\":{\"connect\":-1,\"tls\":-1,\"send\":-1,\"wait\":-1,\"receive\":-1}}")
+        json.raw(",\"headers\":")
+        Self.write(fields, to: &json)
+        json.raw("},\"timings\":{\"connect\":-1,\"tls\":-1,\"send\":-1,\"wait\":-1,\"receive\":-1}}")
         guard let flow = FlowLogReader.parse(Array(json.text.utf8)).flows.first else {
             return .incomplete("the request of flow \(id) cannot be read while it runs")
         }

@@ -261,7 +261,7 @@ extension WebUI {
     static let partialPreview = 64 * 1024
 
     /// Header fields as the flow log writes them: `[[name, value], …]`.
-    private static func write(_ fields: [(name: String, value: String)], to json: inout JSONText) {
+    static func write(_ fields: [(name: String, value: String)], to json: inout JSONText) {
         json.raw("[")
         for (index, field) in fields.enumerated() {
             json.raw(index == 0 ? "[" : ",[")

@@ -3,9 +3,18 @@ checks printed one a line, the system Chromium driven by Playwright (alone, or b
 script serves), and a page on the UI that records what must never happen on it (a dialog, a script
 error, a CSP violation) and the long tasks that block its thread.
 """
-import contextlib, threading, urllib.parse
+import argparse, contextlib, threading, urllib.parse
 
 from playwright.sync_api import sync_playwright
+
+
+def ui_parser():
+    """The page scripts' arguments: `--ui URL` (the web UI's address with its token) and `--proxy
+    URL` (the proxy beside it); a script adds its own to the parser."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--ui", required=True)
+    parser.add_argument("--proxy", required=True)
+    return parser
 
 
 class Checks:

@@ -11,9 +11,9 @@ detail`; exits 1 on any failure.
 
 Usage: webui_bodies.py --ui URL --proxy http://127.0.0.1:PORT
 """
-import argparse, http.server, subprocess, sys, time, urllib.parse
+import http.server, subprocess, sys, time, urllib.parse
 
-from browser_page import Checks, origin_and_chromium, ui_context, watched_page
+from browser_page import Checks, origin_and_chromium, ui_context, ui_parser, watched_page
 
 SOAP = (b'<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://www.w3.org/2003/05/soap-envelope">'
         b'<soap:Body><m:GetPrice xmlns:m="urn:x" note="a &gt; b"><m:Item>Apples &amp; pears</m:Item><m:Empty/>'
@@ -295,9 +295,7 @@ def chunked(browser, context, ui, checks):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--ui", required=True)
-    parser.add_argument("--proxy", required=True)
+    parser = ui_parser()
     options = parser.parse_args()
     checks = Checks()
     with origin_and_chromium(Origin, Handler) as (browser, base, _):

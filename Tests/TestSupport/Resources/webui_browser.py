@@ -10,9 +10,9 @@ Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on 
 
 Usage: webui_browser.py --ui URL --proxy http://127.0.0.1:PORT [--only CHECK]
 """
-import argparse, base64, gzip, hashlib, http.client, http.server, json, os, re, socket, struct, subprocess, sys, threading, time, urllib.parse
+import base64, gzip, hashlib, http.client, http.server, json, os, re, socket, struct, subprocess, sys, threading, time, urllib.parse
 
-from browser_page import Checks, origin_and_chromium, ui_context, watched_page
+from browser_page import Checks, origin_and_chromium, ui_context, ui_parser, watched_page
 
 HOSTILE_PATH = "/evil/<script>window.__pwned='url'</script>/<img/src=x/onerror=window.__pwned='img'>"
 HOSTILE_QUERY = "next=javascript:window.__pwned='js'"
@@ -243,9 +243,7 @@ def wait_rows(page, predicate_js, arg, timeout=10000):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--ui", required=True)
-    parser.add_argument("--proxy", required=True)
+    parser = ui_parser()
     parser.add_argument("--only", help="run one check: filtered-count, store-error (a proxy whose session "
                                        "store is on a disk that fills up), store-cut (a proxy run with "
                                        "--store-body-limit 100000), live-list (the live list and detail "

@@ -24,9 +24,9 @@ Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on 
 
 Usage: webui_compare.py --ui URL --proxy http://127.0.0.1:PORT
 """
-import argparse, http.server, json, subprocess, sys, threading, time, urllib.parse
+import http.server, json, subprocess, sys, threading, time, urllib.parse
 
-from browser_page import Checks, live_page, origin_and_chromium
+from browser_page import Checks, live_page, origin_and_chromium, ui_parser
 
 HOSTILE = "<img src=x onerror=window.__xss=1>"
 # 1.5 MB of numbered lines, the same length each; `n=2` changes three of them (two in the first MiB),
@@ -154,9 +154,7 @@ def shown(page, timeout=20000, ended=True):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--ui", required=True)
-    parser.add_argument("--proxy", required=True)
+    parser = ui_parser()
     options = parser.parse_args()
     checks = Checks()
     with origin_and_chromium(http.server.ThreadingHTTPServer, Origin) as (browser, base, _):

@@ -14,9 +14,9 @@ Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on 
 
 Usage: webui_compose.py --ui URL --proxy http://127.0.0.1:PORT
 """
-import argparse, http.server, json, subprocess, sys, time
+import http.server, json, subprocess, sys, time
 
-from browser_page import Checks, live_page, origin_and_chromium
+from browser_page import Checks, live_page, origin_and_chromium, ui_parser
 
 HOSTILE = "<img src=x onerror=window.__xss=1>"
 
@@ -70,9 +70,7 @@ def paste_and_send(page, command, key=False):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--ui", required=True)
-    parser.add_argument("--proxy", required=True)
+    parser = ui_parser()
     options = parser.parse_args()
     checks = Checks()
     with origin_and_chromium(http.server.ThreadingHTTPServer, Origin) as (browser, base, origin):

@@ -13,9 +13,9 @@ Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on 
 
 Usage: webui_daily.py --ui URL --proxy http://127.0.0.1:PORT
 """
-import argparse, json, subprocess, sys, time
+import json, subprocess, sys, time
 
-from browser_page import Checks, mark_as_compare_base, origin_and_chromium, ui_context, watched_page
+from browser_page import Checks, mark_as_compare_base, origin_and_chromium, ui_context, ui_parser, watched_page
 from webui_browser import Handler, Origin, ITEMS, curl, hints_origin, open_flow, requests_through, websocket_through
 
 # More than the list's first page (200 rows), so End has pages to load before it can select.
@@ -23,9 +23,7 @@ KEYBOARD_FLOWS = 260
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--ui", required=True)
-    parser.add_argument("--proxy", required=True)
+    parser = ui_parser()
     parser.add_argument("--only")
     options = parser.parse_args()
     checks = Checks()

@@ -10,9 +10,9 @@ Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on 
 
 Usage: webui_full_server.py --ui URL --proxy http://127.0.0.1:PORT
 """
-import argparse, socket, subprocess, sys, threading, time, urllib.parse
+import socket, subprocess, sys, threading, time, urllib.parse
 
-from browser_page import Checks, chromium, ui_context, watched_page
+from browser_page import Checks, chromium, ui_context, ui_parser, watched_page
 from webui_browser import HIDE, SHOW, STATE_IS
 
 STATE = "() => document.getElementById('connection-state').textContent"
@@ -74,9 +74,7 @@ class Readers:
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--ui", required=True)
-    parser.add_argument("--proxy", required=True)
+    parser = ui_parser()
     options = parser.parse_args()
     checks = Checks()
     readers = Readers(options.ui)

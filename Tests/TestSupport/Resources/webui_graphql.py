@@ -11,9 +11,9 @@ Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on 
 
 Usage: webui_graphql.py --ui URL --proxy UNUSED
 """
-import argparse, sys
+import sys
 
-from browser_page import Checks, chromium, live_page
+from browser_page import Checks, chromium, live_page, ui_parser
 
 ROWS = """() => [...document.querySelectorAll('flow-list .flow-row[data-id]')].map(r => ({
     id: r.dataset.id, path: r.querySelector('.c-path').textContent, pathTitle: r.querySelector('.c-path').title || '',
@@ -46,9 +46,7 @@ def text_of(page, selector):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--ui", required=True)
-    parser.add_argument("--proxy", required=True)
+    parser = ui_parser()
     options = parser.parse_args()
     checks = Checks()
     with chromium() as browser:

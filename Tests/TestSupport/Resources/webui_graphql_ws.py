@@ -10,16 +10,14 @@ Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on 
 
 Usage: webui_graphql_ws.py --ui URL --proxy UNUSED
 """
-import argparse, sys
+import sys
 
-from browser_page import Checks, chromium, live_page
+from browser_page import Checks, chromium, live_page, ui_parser
 from webui_graphql import open_graphql_tab, row_with, rows, text_of
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--ui", required=True)
-    parser.add_argument("--proxy", required=True)
+    parser = ui_parser()
     options = parser.parse_args()
     checks = Checks()
     with chromium() as browser:

@@ -36,9 +36,9 @@ Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on 
 
 Usage: webui_intercept.py --ui URL --proxy http://127.0.0.1:PORT [--only h2]
 """
-import argparse, http.server, json, subprocess, sys, threading
+import http.server, json, subprocess, sys, threading
 
-from browser_page import Checks, glyph_drawn, live_page, origin_and_chromium
+from browser_page import Checks, glyph_drawn, live_page, origin_and_chromium, ui_parser
 from webui_browser import open_flow
 
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -147,9 +147,7 @@ def connection_fact(page, name):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--ui", required=True)
-    parser.add_argument("--proxy", required=True)
+    parser = ui_parser()
     parser.add_argument("--only")
     options = parser.parse_args()
     checks = Checks()

@@ -13,9 +13,9 @@ Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on 
 
 Usage: webui_marks.py --ui URL --proxy UNUSED [--only refused]
 """
-import argparse, sys
+import sys
 
-from browser_page import Checks, chromium, live_page
+from browser_page import Checks, chromium, live_page, ui_parser
 
 ROW = """id => {
     const row = document.querySelector(`flow-list .flow-row[data-id="${id}"]`);
@@ -56,9 +56,7 @@ def set_filter(page, text):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--ui", required=True)
-    parser.add_argument("--proxy", required=True)
+    parser = ui_parser()
     parser.add_argument("--only")
     options = parser.parse_args()
     checks = Checks()

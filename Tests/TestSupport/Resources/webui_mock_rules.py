@@ -14,9 +14,9 @@ Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on 
 
 Usage: webui_mock_rules.py --ui URL --proxy http://127.0.0.1:PORT
 """
-import argparse, gzip, hashlib, http.server, json, os, struct, subprocess, sys, threading, time, urllib.request, zlib
+import gzip, hashlib, http.server, json, os, struct, subprocess, sys, threading, time, urllib.request, zlib
 
-from browser_page import Checks, live_page, origin_and_chromium
+from browser_page import Checks, live_page, origin_and_chromium, ui_parser
 from webui_browser import open_flow
 
 PROFILE = json.dumps({"name": "ana", "plan": "free", "tags": ["a", "b"]}).encode()
@@ -136,9 +136,7 @@ def wait_answer(page, words):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--ui", required=True)
-    parser.add_argument("--proxy", required=True)
+    parser = ui_parser()
     options = parser.parse_args()
     checks = Checks()
     with origin_and_chromium(http.server.ThreadingHTTPServer, Origin) as (browser, base, _):

@@ -13,9 +13,9 @@ Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on 
 
 Usage: webui_repeat.py --ui URL --proxy http://127.0.0.1:PORT
 """
-import argparse, sys, time
+import sys, time
 
-from browser_page import Checks, chromium, live_page
+from browser_page import Checks, chromium, live_page, ui_parser
 from webui_repeat_api import LIMIT, Origin, send_through, serve_origin
 
 
@@ -29,9 +29,7 @@ def open_dialog(page, count, concurrency, delay):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--ui", required=True)
-    parser.add_argument("--proxy", required=True)
+    parser = ui_parser()
     options = parser.parse_args()
     checks = Checks()
     origin = serve_origin()

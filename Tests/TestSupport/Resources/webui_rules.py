@@ -10,9 +10,9 @@ Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on 
 
 Usage: webui_rules.py --ui URL --proxy http://127.0.0.1:PORT
 """
-import argparse, http.server, os, sys, urllib.error, urllib.request
+import http.server, os, sys, urllib.error, urllib.request
 
-from browser_page import Checks, live_page, origin_and_chromium
+from browser_page import Checks, live_page, origin_and_chromium, ui_parser
 
 
 class Origin(http.server.BaseHTTPRequestHandler):
@@ -46,9 +46,7 @@ def through_proxy(proxy, url):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--ui", required=True)
-    parser.add_argument("--proxy", required=True)
+    parser = ui_parser()
     options = parser.parse_args()
     checks = Checks()
     with origin_and_chromium(http.server.ThreadingHTTPServer, Origin) as (browser, base, _):

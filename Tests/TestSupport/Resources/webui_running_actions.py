@@ -21,9 +21,9 @@ Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on 
 
 Usage: webui_running_actions.py --ui URL --proxy http://127.0.0.1:PORT
 """
-import argparse, http.server, json, os, shlex, socket, subprocess, sys, threading, time, urllib.parse
+import http.server, json, os, shlex, socket, subprocess, sys, threading, time, urllib.parse
 
-from browser_page import Checks, origin_and_chromium, ui_context, watched_page
+from browser_page import Checks, origin_and_chromium, ui_context, ui_parser, watched_page
 
 # What the held requests wait for (at most 30 s): set when the checks are done.
 RELEASE = threading.Event()
@@ -117,9 +117,7 @@ ENABLED = """() => Object.fromEntries(['replay', 'repeat', 'resend', 'copy-curl'
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--ui", required=True)
-    parser.add_argument("--proxy", required=True)
+    parser = ui_parser()
     options = parser.parse_args()
     checks = Checks()
     stop = threading.Event()

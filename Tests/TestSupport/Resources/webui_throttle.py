@@ -11,9 +11,9 @@ Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on 
 
 Usage: webui_throttle.py --ui URL --proxy http://127.0.0.1:PORT --only throttled|plain
 """
-import argparse, sys
+import sys
 
-from browser_page import Checks, chromium, live_page
+from browser_page import Checks, chromium, live_page, ui_parser
 
 MARKER = """() => {
     const marker = document.getElementById('throttle-state');
@@ -84,9 +84,7 @@ def drive_menu(page, checks):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--ui", required=True)
-    parser.add_argument("--proxy", required=True)
+    parser = ui_parser()
     parser.add_argument("--only", required=True, choices=["throttled", "plain"])
     options = parser.parse_args()
     checks = Checks()

@@ -15,16 +15,14 @@ Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on 
 
 Usage: webui_where_and_who.py --ui URL --proxy http://127.0.0.1:PORT
 """
-import argparse, sys
+import sys
 
-from browser_page import Checks, chromium, live_page
+from browser_page import Checks, chromium, live_page, ui_parser
 from webui_browser import open_flow, set_filter
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--ui", required=True)
-    parser.add_argument("--proxy", required=True)
+    parser = ui_parser()
     options = parser.parse_args()
     checks = Checks()
     with chromium() as browser:

@@ -20,9 +20,9 @@ so, `/api/wireguard` lists peer 1 alone, and peer 1's config stays shown.
 
 Usage: webui_wireguard.py --ui URL --proxy http://127.0.0.1:PORT [--only live --shots DIR | --only remove]
 """
-import argparse, json, os, subprocess, sys, tempfile, urllib.parse, urllib.request
+import json, os, subprocess, sys, tempfile, urllib.parse, urllib.request
 
-from browser_page import Checks, chromium, ui_context, watched_page
+from browser_page import Checks, chromium, ui_context, ui_parser, watched_page
 
 CONFIG = "() => document.getElementById('wg-config') ? document.getElementById('wg-config').textContent : null"
 
@@ -147,9 +147,7 @@ def remove(page, options, checks):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--ui", required=True)
-    parser.add_argument("--proxy", required=True)
+    parser = ui_parser()
     parser.add_argument("--only", help="live: the device's state as its tunnel comes up (needs --shots); "
                         "remove: peer 2 removed with its row's button")
     parser.add_argument("--shots")
