@@ -14,7 +14,7 @@ import Testing
 
     /// Stopping the UI twice (a repeat's test stopping it, then the harness) returns: the second
     /// stop waited forever for the live events' flusher, which the first had already ended.
-    @Test(.timeLimit(.minutes(1))) func stoppingTwiceReturns() throws {
+    @Test(.backstop) func stoppingTwiceReturns() throws {
         let ui = try WebUIHarness()
         ui.web.stop()
         let done = DispatchSemaphore(value: 0)

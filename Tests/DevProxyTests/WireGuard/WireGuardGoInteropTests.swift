@@ -22,7 +22,7 @@ import WireGuard
     }
 
     @Test(.enabled(if: unavailableReason == nil, "needs root namespaces, wireguard-go, wg and ping"),
-          .timeLimit(.minutes(2)))
+          .backstop)
     func pingsThroughWireguardGoGetAnsweredAcrossARehandshake() throws {
         let tunnel = try WireGuardGoTunnel()
         defer { tunnel.stop() }
