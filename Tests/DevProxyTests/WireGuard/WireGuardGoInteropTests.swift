@@ -158,12 +158,22 @@ final class WireGuardGoTunnel {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["ip", "netns", "exec", namespace.name, "wireguard-go", "-f", interface]
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        // Kept for the failure's message: why it ended, if it did.
+        let log = directory.file("wireguard-go.log")
+        FileManager.default.createFile(atPath: log, contents: nil)
+        process.standardError = FileHandle(forWritingAtPath: log)
         try process.run()
         daemon = process
-        let deadline = Date().addingTimeInterval(10)
+        // 30 s: in `.ci/run`'s parallel run on two cores, with other namespaces' tests beside it, its
+        // device once took longer than 10 s to show (CI on 0aed376d).
+        let deadline = Date().addingTimeInterval(30)
         while (try? Subprocess.run("ip", Array(namespace.launcher.dropFirst()) + ["wg", "show", interface], timeout: 5))?.status != 0 {
-            guard process.isRunning, Date() < deadline else { throw TestFailure("wireguard-go -f \(interface) did not start") }
+            guard process.isRunning, Date() < deadline else {
+                let said = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+                throw TestFailure("wireguard-go -f \(interface) did not start within 30 s "
+                                  + (process.isRunning ? "(still running)" : "(it exited: \(process.terminationStatus))")
+                                  + ": \(said.suffix(500))")
+            }
             usleep(50_000)
         }
         try namespace.sh("wg set \(interface) private-key \(try secretFile("client.key", clientKey))")
