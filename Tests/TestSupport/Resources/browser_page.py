@@ -85,10 +85,14 @@ def watched_page(context):
     return page, problems
 
 
-def live_page(browser, ui, width=1400, height=800):
+def live_page(browser, ui, width=1400, height=800, clipboard=False):
     """A watched page (`watched_page`) opened on the UI at `ui` (its `web ui:` URL) and following
-    its live stream: the status bar says `live`. Returns the page and its list of problems."""
-    page, problems = watched_page(ui_context(browser, ui, width, height))
+    its live stream: the status bar says `live`; `clipboard`: the page may read and write the
+    clipboard (the copy actions). Returns the page and its list of problems."""
+    context = ui_context(browser, ui, width, height)
+    if clipboard:
+        context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page, problems = watched_page(context)
     page.goto(ui)
     page.wait_for_function("() => document.getElementById('connection-state').textContent === 'live'",
                            timeout=10000)

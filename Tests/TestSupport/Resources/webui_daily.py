@@ -15,7 +15,7 @@ Usage: webui_daily.py --ui URL --proxy http://127.0.0.1:PORT
 """
 import json, subprocess, sys, time
 
-from browser_page import Checks, mark_as_compare_base, origin_and_chromium, ui_context, ui_parser, watched_page
+from browser_page import Checks, live_page, mark_as_compare_base, origin_and_chromium, ui_parser
 from webui_browser import Handler, Origin, ITEMS, curl, hints_origin, open_flow, requests_through, websocket_through
 
 # More than the list's first page (200 rows), so End has pages to load before it can select.
@@ -28,12 +28,7 @@ def main():
     options = parser.parse_args()
     checks = Checks()
     with origin_and_chromium(Origin, Handler) as (browser, base, origin):
-        context = ui_context(browser, options.ui, 1400, 800)
-        context.grant_permissions(["clipboard-read", "clipboard-write"])
-        page, problems = watched_page(context)
-        page.goto(options.ui)
-        page.wait_for_function("() => document.getElementById('connection-state').textContent === 'live'",
-                               timeout=10000)
+        page, problems = live_page(browser, options.ui, clipboard=True)
         stamp = int(time.time() * 1000)
         keyboard(page, options, base, stamp, checks)
         copying(page, options, base, stamp, checks)

@@ -23,7 +23,7 @@ Usage: webui_running_actions.py --ui URL --proxy http://127.0.0.1:PORT
 """
 import http.server, json, os, shlex, socket, subprocess, sys, threading, time, urllib.parse
 
-from browser_page import Checks, origin_and_chromium, ui_context, ui_parser, watched_page
+from browser_page import Checks, live_page, origin_and_chromium, ui_parser
 
 # What the held requests wait for (at most 30 s): set when the checks are done.
 RELEASE = threading.Event()
@@ -123,12 +123,7 @@ def main():
     stop = threading.Event()
     clients = []
     with origin_and_chromium(http.server.ThreadingHTTPServer, Origin) as (browser, base, _):
-        context = ui_context(browser, options.ui)
-        context.grant_permissions(["clipboard-read", "clipboard-write"])
-        page, problems = watched_page(context)
-        page.goto(options.ui)
-        page.wait_for_function("() => document.getElementById('connection-state').textContent === 'live'",
-                               timeout=10000)
+        page, problems = live_page(browser, options.ui, clipboard=True)
         try:
             clients.append(subprocess.Popen(["curl", "-sS", "--max-time", "40", "-x", options.proxy,
                                              "-H", "Content-Type: application/json", "--data-binary", BODY.decode(),

@@ -22,7 +22,7 @@ Usage: webui_wireguard.py --ui URL --proxy http://127.0.0.1:PORT [--only live --
 """
 import json, os, subprocess, sys, tempfile, urllib.parse, urllib.request
 
-from browser_page import Checks, chromium, ui_context, ui_parser, watched_page
+from browser_page import Checks, chromium, live_page, ui_parser
 
 CONFIG = "() => document.getElementById('wg-config') ? document.getElementById('wg-config').textContent : null"
 
@@ -155,12 +155,7 @@ def main():
     checks = Checks()
     listening = json.loads(api(options.ui, "/api/wireguard"))["listening"]
     with chromium() as browser, tempfile.TemporaryDirectory() as directory:
-        context = ui_context(browser, options.ui)
-        context.grant_permissions(["clipboard-read", "clipboard-write"])
-        page, problems = watched_page(context)
-        page.goto(options.ui)
-        page.wait_for_function("() => document.getElementById('connection-state').textContent === 'live'",
-                               timeout=10000)
+        page, problems = live_page(browser, options.ui, clipboard=True)
         page.click("#tab-ca")
         if options.only == "live":
             live(page, options, checks)
