@@ -3,9 +3,9 @@ checks printed one a line, the system Chromium driven by Playwright (alone, or b
 script serves), and a page on the UI that records what must never happen on it (a dialog, a script
 error, a CSP violation) and the long tasks that block its thread.
 """
-import argparse, contextlib, threading, urllib.parse
+import argparse, collections, contextlib, threading, time, urllib.parse
 
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeout, sync_playwright
 
 
 def ui_parser():
@@ -72,6 +72,21 @@ def watched_page(context):
     page.on("console", lambda message: message.type == "error" and not message.text.startswith(
         "Failed to load resource") and problems.append("console: " + message.text))
     page.on("pageerror", lambda error: problems.append("page error: %s" % error))
+    # The page's last API calls, for `wait_or_explain`: method, path, status (or the failure) and
+    # the milliseconds from request to its end.
+    page.api_calls = collections.deque(maxlen=40)
+    started = page.api_open = {}
+    page.on("request", lambda request: started.__setitem__(request, time.monotonic()))
+
+    def ended(request, outcome):
+        path = urllib.parse.urlsplit(request.url).path
+        began = started.pop(request, None)
+        if path.startswith("/api/"):
+            took = "%.0f ms" % ((time.monotonic() - began) * 1000) if began else "?"
+            page.api_calls.append("%s %s %s %s" % (request.method, path, outcome, took))
+    page.on("requestfinished", lambda request: ended(request, request.response().status
+                                                     if request.response() else "no response"))
+    page.on("requestfailed", lambda request: ended(request, "failed: %s" % request.failure))
     # Init scripts run through the DevTools protocol, outside the page's CSP.
     page.add_init_script("""
         window.__violations = [];
@@ -83,6 +98,23 @@ def watched_page(context):
         }).observe({type: 'longtask', buffered: true});
     """)
     return page, problems
+
+
+def wait_or_explain(page, expression, state, arg=None, timeout=10000):
+    """`page.wait_for_function(expression, arg)`; when it times out, an AssertionError that says
+    what the page showed (`state`, a JavaScript function whose value is printed) and its last API
+    calls (started, ended, status, time), so a wait that runs out under load says why."""
+    try:
+        page.wait_for_function(expression, arg=arg, timeout=timeout)
+    except PlaywrightTimeout:
+        shown = page.evaluate(state)
+        calls = "\n    ".join(getattr(page, "api_calls", []))
+        now = time.monotonic()
+        still = ["%s %s open %.0f ms" % (request.method, urllib.parse.urlsplit(request.url).path, (now - began) * 1000)
+                 for request, began in list(getattr(page, "api_open", {}).items())
+                 if urllib.parse.urlsplit(request.url).path.startswith("/api/")]
+        raise AssertionError("waited %d ms for %s; the page showed %r; its last API calls:\n    %s\n  still open: %s"
+                             % (timeout, expression, shown, calls, still or "none")) from None
 
 
 def live_page(browser, ui, width=1400, height=800, clipboard=False):

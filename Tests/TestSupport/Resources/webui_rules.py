@@ -12,7 +12,7 @@ Usage: webui_rules.py --ui URL --proxy http://127.0.0.1:PORT
 """
 import http.server, os, sys, urllib.error, urllib.request
 
-from browser_page import Checks, live_page, origin_and_chromium, ui_parser
+from browser_page import Checks, live_page, origin_and_chromium, ui_parser, wait_or_explain
 
 
 class Origin(http.server.BaseHTTPRequestHandler):
@@ -32,6 +32,13 @@ ROWS = """() => [...document.querySelectorAll('rules-panel tbody tr')].map((row)
     id: row.dataset.id, kind: row.querySelector('.rule-kind').textContent,
     text: row.querySelector('.rule-text').textContent, on: row.querySelector('input[type=checkbox]').checked,
     answer: row.querySelector('.rule-answer') ? row.querySelector('.rule-answer').textContent : ''}))"""
+
+# What the Rules view shows, printed when a wait runs out.
+SHOWN = """() => ({rows: [...document.querySelectorAll('rules-panel tbody tr')].map((row) => row.className + ' '
+    + row.textContent), error: document.getElementById('rule-error')?.hidden === false
+    ? document.getElementById('rule-error').textContent : null, text: document.getElementById('rule-text')?.value,
+    body: document.getElementById('mock-body')?.value, panel: document.querySelector('rules-panel > p')?.textContent,
+    live: document.getElementById('connection-state')?.textContent})"""
 
 
 def through_proxy(proxy, url):
@@ -59,7 +66,7 @@ def main():
         placeholder = page.get_attribute("#rule-text", "placeholder")
         page.fill("#rule-text", "|~d api|https://(a/|https://b/")
         page.click("rules-panel button[type=submit]")
-        page.wait_for_function("() => !document.getElementById('rule-error').hidden", timeout=10000)
+        wait_or_explain(page, "() => !document.getElementById('rule-error').hidden", SHOWN)
         error = page.text_content("#rule-error")
         checks.result("bad-rule-shows-the-reason", "is not a valid regular expression" in error
                       and not page.evaluate(ROWS) and placeholder.startswith("|~d "), repr((error, placeholder)))
@@ -71,7 +78,7 @@ def main():
         page.fill("#mock-type", "text/plain; charset=utf-8")
         page.fill("#mock-body", "<b>typed in the page</b>")
         page.click("rules-panel button[type=submit]")
-        page.wait_for_function("() => document.querySelectorAll('rules-panel tbody tr').length === 1", timeout=10000)
+        wait_or_explain(page, "() => document.querySelectorAll('rules-panel tbody tr').length === 1", SHOWN)
         rows = page.evaluate(ROWS)
         checks.result("mock-listed", rows and rows[0]["kind"] == "mock" and rows[0]["text"] == "|/rules-mock"
                       and rows[0]["on"] and "202 text/plain" in rows[0]["answer"]
@@ -86,24 +93,24 @@ def main():
         checks.result("mock-switched-off", answer[0] == 200 and answer[2] == "from the origin", repr(answer))
 
         page.check("rules-panel tbody tr input[type=checkbox]")
-        page.wait_for_function("() => !document.querySelector('rules-panel tbody tr.rule-off')", timeout=10000)
+        wait_or_explain(page, "() => !document.querySelector('rules-panel tbody tr.rule-off')", SHOWN)
         page.fill("#rule-text", "|/rules-mock")
         page.fill("#mock-body", "the second mock")
         page.click("rules-panel button[type=submit]")
-        page.wait_for_function("() => document.querySelectorAll('rules-panel tbody tr').length === 2", timeout=10000)
+        wait_or_explain(page, "() => document.querySelectorAll('rules-panel tbody tr').length === 2", SHOWN)
         first = through_proxy(options.proxy, base + "/rules-mock")
         page.click("rules-panel tbody tr:nth-child(2) .rule-up")
-        page.wait_for_function(
-            "() => document.querySelector('rules-panel tbody tr .rule-answer pre').textContent === 'the second mock'",
-            timeout=10000)
+        wait_or_explain(
+            page, "() => document.querySelector('rules-panel tbody tr .rule-answer pre').textContent === 'the second mock'",
+            SHOWN)
         moved = through_proxy(options.proxy, base + "/rules-mock")
         checks.result("first-mock-wins-until-moved", first[2] == "<b>typed in the page</b>"
                       and moved[2] == "the second mock", repr((first, moved)))
 
         for remaining in (1, 0):
             page.click("rules-panel .rule-delete")
-            page.wait_for_function("(n) => document.querySelectorAll('rules-panel tbody tr').length === n",
-                                   arg=remaining, timeout=10000)
+            wait_or_explain(page, "(n) => document.querySelectorAll('rules-panel tbody tr').length === n",
+                            SHOWN, arg=remaining)
         checks.result("mock-deleted", page.evaluate(ROWS) == [], "")
         checks.result("no-page-errors", not problems and not page.evaluate("window.__violations"),
                       repr((problems, page.evaluate("window.__violations"))))
