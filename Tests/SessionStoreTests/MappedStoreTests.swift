@@ -39,6 +39,13 @@ import Testing
         #expect(mapped.count == 17 && mapped.allSatisfy { $0.mapped != nil })
         #expect(try store.count(filter: try FilterExpression(parsing: "!~mapped")) == 3)
         #expect(try store.count(filter: try FilterExpression(parsing: "~MAPPED & ~u /f1$")) == 1)
+        // One kind of rule: four or three flows each of the twenty; none was blocked.
+        for kind in FilterParser.mappedKinds {
+            let expected = (0..<20).filter { Self.rule(of: $0) == kind }.map { "f\($0)" }
+            let found = try store.flows(filter: try FilterExpression(parsing: "~mapped \(kind)"), limit: 100).flows
+            #expect(Set(found.map(\.id)) == Set(expected) && expected.isEmpty == (kind == "block-list"), "\(kind)")
+        }
+        #expect(try store.count(filter: try FilterExpression(parsing: "!~mapped mock")) == 16)
         // A sorted page reads the same columns.
         let sorted = try store.flows(filter: try FilterExpression(parsing: "~mapped"), limit: 100,
                                      sort: FlowSort(column: .duration, descending: true))

@@ -53,8 +53,10 @@ extension FilterExpression {
                              bindings: [.text(pattern)])
         case .graphQLErrors:
             return FilterSQL(sql: "(f.graphql IS NOT NULL AND f.graphql_errors > 0)", bindings: [])
-        case .mapped:
-            return FilterSQL(sql: "f.mapped IS NOT NULL", bindings: [])
+        case .mapped(let kind):
+            guard let kind else { return FilterSQL(sql: "f.mapped IS NOT NULL", bindings: []) }
+            // `IS`, not `=`: a flow no rule touched is not the kind, so `!~mapped mock` lists it.
+            return FilterSQL(sql: "f.mapped IS ?", bindings: [.text(kind)])
         case .replay:
             return FilterSQL(sql: "f.replay_of IS NOT NULL", bindings: [])
         case .serverReplay:

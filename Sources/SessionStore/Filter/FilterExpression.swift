@@ -42,8 +42,9 @@ public indirect enum FilterExpression: Sendable, Equatable {
     /// is not empty), whatever its HTTP status.
     case graphQLErrors
     /// `~mapped`: a flow a rule changed or answered (`--map-remote`, `--map-local`, a mock rule,
-    /// `--modify-headers`, `--modify-body`: its record has `mapped`).
-    case mapped
+    /// `--modify-headers`, `--modify-body`: its record has `mapped`); `~mapped mock`: one kind of
+    /// rule's flows (`kind` one of `FilterParser.mappedKinds`, lower case).
+    case mapped(kind: String?)
     /// `~replay` and `~replayq`: a flow the web UI sent again (Replay, Edit and resend, Repeat…:
     /// its record's `replay_of`), as mitmproxy's `~replay` and `~replayq` select client replays.
     case replay

@@ -8,7 +8,7 @@ struct FilterParser {
     private static let bare: [String: FilterExpression] = [
         "all": .all, "q": .requestWithoutResponse, "s": .hasResponse, "e": .error, "websocket": .websocket,
         "grpc": .grpc, "a": .asset, "http": .http, "tcp": .tcp, "marked": .marked(nil), "gqlerr": .graphQLErrors,
-        "mapped": .mapped, "replay": .replay, "replayq": .replay, "replays": .serverReplay,
+        "replay": .replay, "replayq": .replay, "replays": .serverReplay,
     ]
 
     /// Limits that keep a pasted or generated filter from exhausting the stack (200 nested `(`
@@ -122,8 +122,20 @@ struct FilterParser {
         }
     }
 
+    /// The kinds of rule `~mapped KIND` takes: what a flow's record names as `mapped.rule`.
+    static let mappedKinds = ["map-remote", "map-local", "mock", "modify-headers", "modify-body", "block-list"]
+
     private mutating func parseFilter(_ name: String, _ token: FilterToken) throws(FilterSyntaxError) -> FilterExpression {
         if let expression = Self.bare[name] { return expression }
+        if name == "mapped" {
+            // The kind is optional: a word after `~mapped` that names no kind of rule is a term of
+            // its own, as it was before `~mapped` took one (`~mapped api` is `~mapped & api`).
+            guard case .text(let value, _) = current.kind, Self.mappedKinds.contains(value.lowercased()) else {
+                return .mapped(kind: nil)
+            }
+            _ = advance()
+            return .mapped(kind: value.lowercased())
+        }
         if name == "graphql" {
             // The pattern is optional: `~graphql` alone is any GraphQL call; a word after it is
             // its pattern (`~graphql & WORD` searches the URL for WORD as well).

@@ -19,7 +19,7 @@ class FilterBox extends HTMLElement {
             placeholder: "filter: ~d example.com & ~c 500   ( / )", "aria-describedby": "filter-error",
             title: "~d host, ~u URL, ~m method, ~c status, ~h header, ~b body, ~t type, ~q, ~s, ~e, "
                 + "~marked (any mark), ~mark red, ~comment text, ~graphql (name), ~gqlerr (GraphQL errors), "
-                + "~mapped (a rule changed or answered it), ~replay (sent again from here), ~src client ip:port, "
+                + "~mapped (a rule changed or answered it; ~mapped mock one kind), ~replay (sent again from here), ~src client ip:port, "
                 + "~dst server host:port; "
                 + "& | ! and ( ); patterns are regular expressions",
         });
