@@ -24,6 +24,17 @@ function evidence(verdict, kind) {
     return verdict[kind] ?? verdict.evidence?.[kind] ?? [];
 }
 
+/**
+ * Who signed the chain a report sent, as `devproxy reports` names it: the engineer's email (their
+ * intermediate), "QA alternate root" (the `unpinned` persona's chain), or the team root; each with
+ * its serial.
+ */
+function signerText(signer) {
+    if (!signer) return "";
+    if (signer.qa_alternate_root) return `QA alternate root ${signer.serial}`;
+    return signer.email ? `${signer.email} ${signer.serial}` : `root ${signer.serial}`;
+}
+
 class PinningPanel extends HTMLElement {
     #data = null;
     #chosen = null;
@@ -121,7 +132,7 @@ class PinningPanel extends HTMLElement {
                 h("td", {}, report["enforce-pinning"] === undefined ? "" : (report["enforce-pinning"] ? "yes" : "no")),
                 h("td", {}, definitionList([["pins", (report["known-pins"] ?? []).join(" ")],
                     ["expire", report["known-pins-expiration-date"]]], "facts compact")),
-                h("td", {}, report.signer ? `${report.signer.email ?? ""} ${report.signer.serial}` : ""),
+                h("td", {}, signerText(report.signer)),
                 h("td", {}, flowButton(report.flow_id, "open flow"))))));
     }
 }

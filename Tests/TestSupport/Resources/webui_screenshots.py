@@ -20,7 +20,7 @@ from a flow in the Rules view.
       DIR/origin.pem (the proxy's --upstream-ca); prints its port.
 """
 import argparse, base64, gzip, hashlib, http.client, http.server, json, os, socket, ssl, subprocess, sys, tempfile
-import threading, time, urllib.parse, zlib, struct
+import re, threading, time, urllib.parse, zlib, struct
 
 from browser_page import Checks, chromium, ui_context, watched_page
 
@@ -329,14 +329,18 @@ def pinning_view(options, page, checks):
         page.wait_for_selector("pinning-panel section.evidence", timeout=5000)
         reports = page.eval_on_selector_all("pinning-panel table.reports tbody tr",
                                             "(rows) => rows.map((r) => r.cells[1].textContent)")
+        # Each report's chain was the QA alternate root's (`unpinned`), as `devproxy reports` names it.
+        signers = page.eval_on_selector_all("pinning-panel table.reports tbody tr",
+                                            "(rows) => rows.map((r) => r.cells[5].textContent)")
         page.mouse.move(0, 0)
         save(page, options.shots, "pinning")
         # curl: 0 went through, 90 the pinned key did not match, 60 and 35 the certificate or handshake refused.
         clients = (statuses["api"] == [0, 0] and statuses["pay"] == [90, 90] and statuses["cdn"] == [0]
                    and statuses["auth"] == [60] and statuses["login"] == [35])
         checks.result("pinning", clients and expected == chips and posted == ["204"] * 3
-                      and sorted(reports) == ["cdn.acme.dev", "cdn.acme.dev:443", "pay.acme.dev"],
-                      repr((sorted(expected - chips), sorted(chips), reports, posted, statuses)))
+                      and sorted(reports) == ["cdn.acme.dev", "cdn.acme.dev:443", "pay.acme.dev"]
+                      and len(signers) == 3 and all(re.fullmatch("QA alternate root [0-9A-Fa-f]+", s) for s in signers),
+                      repr((sorted(expected - chips), sorted(chips), reports, signers, posted, statuses)))
     except Exception as error:
         checks.result("pinning", False, str(error).splitlines()[0])
 
