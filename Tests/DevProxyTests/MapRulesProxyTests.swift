@@ -309,7 +309,8 @@ import TestSupport
             (["--map-remote", "|only"], "error: --map-remote |only is not a rule: give --map-remote "
                 + "|FLOW-FILTER|URL-REGEX|REPLACEMENT or |URL-REGEX|REPLACEMENT (the first character is the separator)\n"),
             (["--map-remote", "|~c 200|a|b"], "error: --map-remote |~c 200|a|b: the filter's ~c is not known before the "
-                + "request is sent (a map rule decides then); use ~d, ~u, ~m, ~h, ~hq, ~t, ~tq, ~src, ~dst, ~q, ~http, ~grpc, "
+                + "request is sent (a map rule decides then); use ~d, ~u, ~m, ~h, ~hq, ~t, ~tq, ~src, ~dst, ~proc, ~q, ~http, "
+                + "~grpc, "
                 + "~all, !, "
                 + "& and |\n"),
             (["--map-local", "|/x|\(dir.file("none"))"], "error: --map-local |/x|\(dir.file("none")): \(dir.file("none")) "

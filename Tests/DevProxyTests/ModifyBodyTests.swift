@@ -193,7 +193,7 @@ import TestSupport
                 + "replacement from\n"),
             (["--modify-body", "|~bs x|a|b"], "error: --modify-body |~bs x|a|b: the filter's ~bs is not known when the "
                 + "rule runs (on the request's head, then on the response's, before the bodies); use ~d, ~u, ~m, ~h, "
-                + "~hq, ~hs, ~t, ~tq, ~ts, ~src, ~dst, ~q, ~s, ~c, ~http, ~grpc, ~all, !, & and |\n"),
+                + "~hq, ~hs, ~t, ~tq, ~ts, ~src, ~dst, ~proc, ~q, ~s, ~c, ~http, ~grpc, ~all, !, & and |\n"),
         ]
         for (arguments, expected) in cases {
             let start = ["run", "--ca-dir", dir.file("ca"), "--listen", "127.0.0.1:0", "--no-web", "--session", "off"]

@@ -146,7 +146,8 @@ import TestSupport
             (["--modify-headers", "|only"], "error: --modify-headers |only is not a rule: \(usage)\n"),
             (["--modify-headers", "|~bs secret|Server|"], "error: --modify-headers |~bs secret|Server|: the filter's "
                 + "~bs is not known when the rule runs (on the request's head, then on the response's, before the "
-                + "bodies); use ~d, ~u, ~m, ~h, ~hq, ~hs, ~t, ~tq, ~ts, ~src, ~dst, ~q, ~s, ~c, ~http, ~grpc, ~all, !, "
+                + "bodies); use ~d, ~u, ~m, ~h, ~hq, ~hs, ~t, ~tq, ~ts, ~src, ~dst, ~proc, ~q, ~s, ~c, ~http, ~grpc, "
+                + "~all, !, "
                 + "& and |\n"),
             (["--modify-headers", "|Bad Name|x"], "error: --modify-headers |Bad Name|x: \"Bad Name\" is not a header "
                 + "name (letters, digits and !#$%&'*+-.^_`|~)\n"),

@@ -110,7 +110,8 @@ import Testing
         try SQLitePeek.execute(path, """
             ALTER TABLE flows DROP COLUMN graphql; ALTER TABLE flows DROP COLUMN graphql_errors;
             ALTER TABLE flows DROP COLUMN mapped; ALTER TABLE flows DROP COLUMN client;
-            ALTER TABLE flows DROP COLUMN replay_of;
+            ALTER TABLE flows DROP COLUMN replay_of; ALTER TABLE flows DROP COLUMN client_process;
+            ALTER TABLE flows DROP COLUMN client_exe;
             PRAGMA user_version = 10
             """)
         #expect(try SQLitePeek.integer(path, "SELECT count(*) FROM pragma_table_info('flows') "

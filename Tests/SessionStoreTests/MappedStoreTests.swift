@@ -101,12 +101,14 @@ import Testing
         try StoreFixtures.store(in: directory, flows: Self.flows).close()
         let path = directory.file("session.sqlite")
         try SQLitePeek.execute(path, "ALTER TABLE flows DROP COLUMN mapped; ALTER TABLE flows DROP COLUMN client; "
-                               + "ALTER TABLE flows DROP COLUMN replay_of; PRAGMA user_version = 11")
+                               + "ALTER TABLE flows DROP COLUMN replay_of; ALTER TABLE flows DROP COLUMN client_process; "
+                               + "ALTER TABLE flows DROP COLUMN client_exe; "
+                               + "PRAGMA user_version = 11")
         #expect(try SQLitePeek.integer(path, "SELECT count(*) FROM pragma_table_info('flows') "
                                        + "WHERE name = 'mapped'") == 0)
         let viewed = try SessionStore(path: path, readOnly: true)
         #expect(try SQLitePeek.userVersion(path) == Schema.version)
-        #expect(Schema.version == 14)
+        #expect(Schema.version == 15)
         #expect(try viewed.count() == 20)
         #expect(try viewed.flows(limit: 100).flows.allSatisfy { $0.mapped == nil })
         #expect(try viewed.count(filter: try FilterExpression(parsing: "~mapped")) == 0)

@@ -40,6 +40,9 @@ final class ClientConnection: @unchecked Sendable {
 
     /// The listener this client came in on; flows record it.
     let listenerInfo: Flow.ListenerInfo
+    /// The process on this machine that opened the connection (its flows' `client_process`),
+    /// looked up once when `run` starts; nil when unknown. Set and read on its own thread.
+    private(set) var clientProcess: Flow.ClientProcess?
     /// `pin-check` when `devproxy pin-check` opened this connection (its CONNECT's User-Agent):
     /// the flows record it, and `qa verdict` leaves them out. Set and read on its own thread.
     var probe: String?
@@ -91,7 +94,8 @@ final class ClientConnection: @unchecked Sendable {
 
     /// A new flow of this connection, before any exchange: its client, listener and `probe`.
     func draft(mode: Flow.Mode, host: String, port: Int) -> FlowDraft {
-        var draft = FlowDraft(client: clientAddress, listener: listenerInfo, mode: mode, host: host, port: port,
+        var draft = FlowDraft(client: clientAddress, process: clientProcess,
+                              listener: listenerInfo, mode: mode, host: host, port: port,
                               startedAt: accepted)
         if let probe { draft.flow.probe = probe }
         draft.flow.throttle = throttleName
@@ -166,6 +170,9 @@ final class ClientConnection: @unchecked Sendable {
     /// Serves the connection until it closes.
     func run() {
         defer { socket.close() }
+        // Once per connection, before its first flow: a short-lived client (curl) is still there.
+        // A WireGuard device's connection comes from the tunnel, never from a process here.
+        if listenerMode.kind != .wireguard { clientProcess = SocketOwners.shared.owner(ofPeerOf: socket) }
         switch listenerMode.kind {
         case .socks5:
             SOCKS5Front(connection: self).run()
@@ -246,7 +253,8 @@ final class ClientConnection: @unchecked Sendable {
         // `qa verdict` counted it under the team persona.
         func blankDraft() -> FlowDraft {
             if let makeDraft { return makeDraft() }
-            var draft = FlowDraft(client: clientAddress, listener: listenerInfo, mode: mode, host: "", port: 0)
+            var draft = FlowDraft(client: clientAddress, process: clientProcess,
+                                  listener: listenerInfo, mode: mode, host: "", port: 0)
             if let tlsInfo { draft.flow.tls = Flow.TLSInfo(client: tlsInfo, upstream: nil) }
             return draft
         }
@@ -274,7 +282,8 @@ final class ClientConnection: @unchecked Sendable {
         } catch let error as HTTP1ParseError where error.code == .socksGreeting && mode == .http {
             // The client waits for a SOCKS reply: it gets SOCKS's refusal at once (SOCKS5: no
             // acceptable method; SOCKS4: request rejected), not an HTTP answer after the timeout.
-            var draft = FlowDraft(client: clientAddress, listener: listenerInfo, mode: mode, host: "", port: 0)
+            var draft = FlowDraft(client: clientAddress, process: clientProcess,
+                                  listener: listenerInfo, mode: mode, host: "", port: 0)
             let version = reader.parser.takeRemainingBytes().first ?? 5
             draft.fail(.badRequest, socksOnHTTPListener(version: version))
             try? reader.stream.write(version == 4 ? [0x00, 0x5B, 0, 0, 0, 0, 0, 0] : [0x05, 0xFF])
@@ -313,7 +322,8 @@ final class ClientConnection: @unchecked Sendable {
             // tickets are unread makes its kernel send RST, not FIN: the same story as a close.
             if reader.bytesRead == before { onCleanClose?() }
             if reader.bytesRead > before {
-                var draft = FlowDraft(client: clientAddress, listener: listenerInfo, mode: mode, host: "", port: 0)
+                var draft = FlowDraft(client: clientAddress, process: clientProcess,
+                                      listener: listenerInfo, mode: mode, host: "", port: 0)
                 draft.fail(.clientClosed, "the connection failed in the middle of a request head: \(error)")
                 server.emit(draft.finished())
             }
@@ -376,7 +386,8 @@ final class ClientConnection: @unchecked Sendable {
         case .absolute(let scheme, let host, let port, _)?: (host, port ?? (scheme == "https" ? 443 : 80))
         default: ("", 0)
         }
-        var draft = FlowDraft(client: clientAddress, listener: listenerInfo, mode: .http, host: host, port: port)
+        var draft = FlowDraft(client: clientAddress, process: clientProcess,
+                              listener: listenerInfo, mode: .http, host: host, port: port)
         draft.flow.request = Flow.Request(method: head.method, url: head.target, httpVersion: head.version.description,
                                           headers: FlowDraft.headerPairs(head.headers, redact: server.configuration.redactHeaders), body: nil)
         draft.fail(kind, message)

@@ -49,10 +49,12 @@ extension FlowDraft {
 extension LocalRequest {
     /// The request a local route sees for `request` as it arrived: header fields as sent (HTTP/2:
     /// lower case, without pseudo-header fields), the body still to be read; `client` the address
-    /// it came from (`~src` in a rule's filter).
-    init(_ request: HTTPRequest, url: String, httpVersion: String, client: String) {
+    /// it came from (`~src` in a rule's filter), `process` the client's process (`~proc`).
+    init(_ request: HTTPRequest, url: String, httpVersion: String, client: String,
+         process: Flow.ClientProcess? = nil) {
         self.init(method: request.method, url: url, httpVersion: httpVersion,
                   headers: request.fields.map { ($0.name, $0.value) })
         self.client = client
+        self.clientProcess = process
     }
 }

@@ -15,9 +15,12 @@ struct FlowDraft {
     /// A new draft, everything known at its start given at once: the flow is built in one piece
     /// (setting fields one by one afterwards made the optimizer copy the whole draft, ~35
     /// reference counts each way, twice per flow).
-    /// - Parameter startedAt: when it began: now for an exchange, the connection's accept for a
-    ///   flow of the connection itself (one that closed without a request began when it opened).
-    init(client: String, listener: Flow.ListenerInfo? = nil, mode: Flow.Mode, host: String, port: Int,
+    /// - Parameters:
+    ///   - process: the client's process on this machine, when known (`SocketOwners`).
+    ///   - startedAt: when it began: now for an exchange, the connection's accept for a
+    ///     flow of the connection itself (one that closed without a request began when it opened).
+    init(client: String, process: Flow.ClientProcess? = nil, listener: Flow.ListenerInfo? = nil, mode: Flow.Mode,
+         host: String, port: Int,
          tls: Flow.TLSInfo? = nil, request: Flow.Request? = nil, signer: Flow.SignerInfo? = nil,
          persona: String? = nil, insecureUpstream: Bool? = nil, h2: Flow.HTTP2Info? = nil, startedAt: Date = Date()) {
         self.startedAt = startedAt
@@ -25,7 +28,7 @@ struct FlowDraft {
                     ended: "", client: client, mode: mode, server: Flow.Server(host: host, port: port, address: nil),
                     tls: tls, request: request, response: nil, timings: .none, signer: signer, persona: persona,
                     insecureUpstream: insecureUpstream, websocket: nil, tunnel: nil, h2: h2, listener: listener,
-                    error: nil)
+                    error: nil, clientProcess: process)
     }
 
     /// Records a failure; the first one recorded wins (it is the cause, later ones are effects).

@@ -14,7 +14,8 @@ extension HTTPExchange {
         guard head.method != "CONNECT", head.headers["Upgrade"] == nil,
               let filter = board.shouldHold(LocalRequest(request, url: destination.url,
                                                          httpVersion: head.version.description,
-                                                         client: draft.flow.client)) else { return nil }
+                                                         client: draft.flow.client,
+                                                         process: draft.flow.clientProcess)) else { return nil }
         let declared = head.headers["Content-Length"].flatMap { Int($0) } ?? 0
         if let note = Intercepts.refusal(bodyBytes: declared, board: board) {
             draft.flow.intercept = Intercepts.notHeld(filter: filter, because: note)

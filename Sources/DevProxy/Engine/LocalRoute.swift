@@ -16,6 +16,9 @@ public struct LocalRequest: Sendable {
     /// The client's address, `ip:port` as the flow's `client` (`~src` in a rule's filter); empty
     /// when not known.
     public var client = ""
+    /// The process on this machine that opened the client's connection (`~proc` in a rule's
+    /// filter); nil when not known.
+    public var clientProcess: Flow.ClientProcess?
 
     /// The server's address as `~dst` reads it: the URL's host and port (the scheme's default when
     /// it names none), an IPv6 literal in brackets; empty for a URL without a host.

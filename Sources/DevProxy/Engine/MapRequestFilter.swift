@@ -30,6 +30,7 @@ struct MapRequestFilter: @unchecked Sendable {  // NSRegularExpression is immuta
         case responseContentType(NSRegularExpression)
         case source(NSRegularExpression)
         case destination(NSRegularExpression)
+        case process(NSRegularExpression)
     }
 
     /// A response's head as a filter asks it: the status and the header fields as they came.
@@ -84,6 +85,9 @@ struct MapRequestFilter: @unchecked Sendable {  // NSRegularExpression is immuta
         case .contentType(let regex): return search(regex, request.header("Content-Type") ?? "")
         case .source(let regex): return search(regex, request.client)
         case .destination(let regex): return search(regex, request.destination)
+        case .process(let regex):
+            guard let process = request.clientProcess else { return false }
+            return search(regex, process.name) || search(regex, process.exe ?? "")
         case .grpc:
             let type = (request.header("Content-Type") ?? "").lowercased()
             return type.hasPrefix("application/grpc") || type.hasPrefix("application/connect")
@@ -131,6 +135,7 @@ struct MapRequestFilter: @unchecked Sendable {  // NSRegularExpression is immuta
             case .responseContentType where response: return .responseContentType(regex)
             case .source: return .source(regex)
             case .destination: return .destination(regex)
+            case .process: return .process(regex)
             case .body, .requestBody, .responseBody, .responseHeader, .responseContentType:
                 throw refused("~\(field.rawValue)")
             }
@@ -162,7 +167,8 @@ struct MapRequestFilter: @unchecked Sendable {  // NSRegularExpression is immuta
     private static func unavailable(_ name: String, option: String) -> ConfigurationError {
         let when = option == "--intercept" ? "a breakpoint holds the request then" : "a map rule decides then"
         return ConfigurationError("\(option): the filter's \(name) is not known before the request is sent (\(when)); "
-                                  + "use ~d, ~u, ~m, ~h, ~hq, ~t, ~tq, ~src, ~dst, ~q, ~http, ~grpc, ~all, !, & and |")
+                                  + "use ~d, ~u, ~m, ~h, ~hq, ~t, ~tq, ~src, ~dst, ~proc, ~q, ~http, ~grpc, ~all, "
+                                  + "!, & and |")
     }
 
     /// The refusal of a term a rule run on each head (`--modify-headers`) cannot ask: bodies,
@@ -171,6 +177,6 @@ struct MapRequestFilter: @unchecked Sendable {  // NSRegularExpression is immuta
         let when = option == "--intercept" ? "a breakpoint decides" : "the rule runs"
         return ConfigurationError("\(option): the filter's \(name) is not known when \(when) (on the request's head, "
                                   + "then on the response's, before the bodies); use ~d, ~u, ~m, ~h, ~hq, ~hs, ~t, "
-                                  + "~tq, ~ts, ~src, ~dst, ~q, ~s, ~c, ~http, ~grpc, ~all, !, & and |")
+                                  + "~tq, ~ts, ~src, ~dst, ~proc, ~q, ~s, ~c, ~http, ~grpc, ~all, !, & and |")
     }
 }

@@ -441,7 +441,8 @@ public final class ProxyServer: @unchecked Sendable {
     private func refuseOverload(_ connection: ClientConnection) {
         connection.socket.setTimeout(1)
         let message = "DevProxy is serving its maximum of \(configuration.maxConnections) connections; retry shortly"
-        var draft = FlowDraft(client: connection.clientAddress, listener: connection.listenerInfo, mode: .http, host: "", port: 0)
+        var draft = FlowDraft(client: connection.clientAddress, process: connection.clientProcess,
+                              listener: connection.listenerInfo, mode: .http, host: "", port: 0)
         draft.fail(.overloaded, message)
         try? PlainStream(connection.socket).write(ErrorResponse.answer(status: 503, detail: message, kind: .overloaded,
                                                                        bodyLimit: configuration.bodyLimit,

@@ -107,7 +107,8 @@ struct SOCKS5Front {
     }
 
     private func record(_ kind: FlowErrorKind, _ message: String) {
-        var draft = FlowDraft(client: connection.clientAddress, listener: connection.listenerInfo, mode: .tunnel, host: "", port: 0)
+        var draft = FlowDraft(client: connection.clientAddress, process: connection.clientProcess,
+                              listener: connection.listenerInfo, mode: .tunnel, host: "", port: 0)
         draft.fail(kind, message)
         server.emit(draft.finished())
     }

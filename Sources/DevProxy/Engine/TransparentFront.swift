@@ -48,7 +48,8 @@ struct TransparentFront {
     }
 
     private func record(host: String, port: Int, _ kind: FlowErrorKind, _ message: String) {
-        var draft = FlowDraft(client: connection.clientAddress, listener: connection.listenerInfo, mode: .tunnel,
+        var draft = FlowDraft(client: connection.clientAddress, process: connection.clientProcess,
+                              listener: connection.listenerInfo, mode: .tunnel,
                               host: host, port: port)
         draft.fail(kind, message)
         server.emit(draft.finished())

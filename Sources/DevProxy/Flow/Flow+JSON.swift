@@ -294,6 +294,7 @@ extension Flow: FlowJSONWritable {
         let fragments = FlowJSONFragments.current
         writer.object { f in
             f.string("client", client)
+            f.object("client_process", clientProcess)
             f.string("ended", ended)
             f.object("error", error)
             f.object("grpc", grpc)

@@ -23,6 +23,9 @@ public struct Flow: Codable, Sendable, Equatable {
         public var ended: String
         /// The client's address, `127.0.0.1:53122`.
         public var client: String
+        /// The process on this machine that opened the client's connection (Linux, this user's
+        /// processes; `SocketOwners`); nil when not known.
+        public var clientProcess: ClientProcess? = nil
         public var mode: Mode
         public var server: Server
         public var tls: TLSInfo?
@@ -81,6 +84,7 @@ public struct Flow: Codable, Sendable, Equatable {
             case interceptResponse = "intercept_response"
             case insecureUpstream = "insecure_upstream"
             case replayOf = "replay_of"
+            case clientProcess = "client_process"
             case websocketEnd = "websocket_end"
         }
     }
@@ -97,8 +101,10 @@ public struct Flow: Codable, Sendable, Equatable {
                 signer: SignerInfo? = nil, persona: String? = nil, insecureUpstream: Bool? = nil,
                 websocket: [WebSocketMessageRecord]? = nil, tunnel: TunnelInfo? = nil, h2: HTTP2Info? = nil,
                 listener: ListenerInfo? = nil, grpc: GRPCFlowInfo? = nil, signature: SignatureCheck? = nil,
-                pinset: PinSetInfo? = nil, error: FlowError? = nil, replayOf: String? = nil) {
-        storage = Storage(Contents(id: id, started: started, ended: ended, client: client, mode: mode, server: server,
+                pinset: PinSetInfo? = nil, error: FlowError? = nil, replayOf: String? = nil,
+                clientProcess: ClientProcess? = nil) {
+        storage = Storage(Contents(id: id, started: started, ended: ended, client: client,
+                                   clientProcess: clientProcess, mode: mode, server: server,
                                    tls: tls, request: request, response: response, timings: timings, signer: signer,
                                    persona: persona, insecureUpstream: insecureUpstream, websocket: websocket,
                                    tunnel: tunnel, h2: h2, listener: listener, grpc: grpc, signature: signature,
@@ -227,6 +233,11 @@ public struct Flow: Codable, Sendable, Equatable {
     public var listener: ListenerInfo? {
         _read { yield storage.contents.listener }
         _modify { makeUnique(); yield &storage.contents.listener }
+    }
+
+    public var clientProcess: ClientProcess? {
+        _read { yield storage.contents.clientProcess }
+        _modify { makeUnique(); yield &storage.contents.clientProcess }
     }
 
     public var grpc: GRPCFlowInfo? {

@@ -59,13 +59,15 @@ public struct HARDocument: Codable, Sendable, Equatable {
         public var comment: String? = nil
         /// The colour the flow was marked with in the web UI (`red`, `orange`, …).
         public var mark: String? = nil
+        /// The process on this machine that made the flow (the flow log's `client_process`).
+        public var clientProcess: Flow.ClientProcess? = nil
 
         enum CodingKeys: String, CodingKey {
             case startedDateTime, time, request, response, cache, timings, serverIPAddress, connection
             case flowID = "_flowId", mode = "_mode", error = "_error", tunnel = "_tunnel", grpc = "_grpc"
             case webSocketMessages = "_webSocketMessages", resourceType = "_resourceType", mapped = "_mapped"
             case intercept = "_intercept", throttle = "_throttle", interceptResponse = "_interceptResponse"
-            case comment, mark = "_mark"
+            case comment, mark = "_mark", clientProcess = "_client_process"
         }
     }
 

@@ -73,7 +73,7 @@ public enum HARWriter {
             connection: flow.client, flowID: flow.id, mode: flow.mode.rawValue, error: flow.error, tunnel: flow.tunnel,
             grpc: flow.grpc, webSocketMessages: webSocketMessages(for: flow),
             resourceType: flow.mode == .websocket ? "websocket" : nil, mapped: flow.mapped, intercept: flow.intercept,
-            interceptResponse: flow.interceptResponse, throttle: flow.throttle)
+            interceptResponse: flow.interceptResponse, throttle: flow.throttle, clientProcess: flow.clientProcess)
     }
 
     /// The flow's text and binary WebSocket messages in Chrome's `_webSocketMessages` form; nil

@@ -106,6 +106,8 @@ public final class SessionStoreSink: FlowSink {
         summary.mapped = flow.mapped?.rule
         summary.client = flow.client.isEmpty ? nil : flow.client
         summary.replayOf = flow.replayOf
+        summary.clientProcess = flow.clientProcess?.name
+        summary.clientExecutable = flow.clientProcess?.exe
         if let informational = flow.informational {
             summary.informational = FlowSummary.informationalCodes(informational.map(\.status))
         }

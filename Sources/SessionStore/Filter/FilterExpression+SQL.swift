@@ -164,6 +164,8 @@ extension FilterExpression {
             // The host as the flow log's `server` has it (an IPv6 literal bare), its port after it.
             return FilterSQL(sql: "regexp(?, iif(instr(f.host, ':') > 0, '[' || f.host || ']', f.host) "
                              + "|| coalesce(':' || f.port, ''))", bindings: [value])
+        case .process:
+            return FilterSQL(sql: "(regexp(?, f.client_process) OR regexp(?, f.client_exe))", bindings: [value, value])
         case .header:
             return heads([0, 1], value)
         case .requestHeader:

@@ -99,6 +99,9 @@ public enum FilterField: String, Sendable, CaseIterable {
     case source = "src"
     /// `~dst`: the server's address, `host:port` (an IPv6 literal in brackets), as mitmproxy's `~dst`.
     case destination = "dst"
+    /// `~proc`: the process on this machine that made the flow, its name (`curl`) or executable
+    /// (`/usr/bin/curl`), as Proxyman and Charles name the client app.
+    case process = "proc"
 }
 
 extension FilterExpression {

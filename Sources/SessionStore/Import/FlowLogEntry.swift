@@ -45,6 +45,10 @@ struct FlowLogEntry {
         summary.mapped = (object["mapped"] as? [String: Any])?["rule"] as? String
         summary.client = (object["client"] as? String).flatMap { $0.isEmpty ? nil : $0 }
         summary.replayOf = object["replay_of"] as? String
+        // A HAR entry's `_client_process` is here as `client_process` too (`HARImport`).
+        let process = object["client_process"] as? [String: Any]
+        summary.clientProcess = process?["name"] as? String
+        summary.clientExecutable = process?["exe"] as? String
         summary.informational = FlowSummary.informationalCodes(
             ((object["informational"] as? [Any]) ?? []).compactMap { ($0 as? [String: Any])?["status"] as? Int })
         record = FlowRecord(summary: summary, requestHeaders: requestHeaders, responseHeaders: responseHeaders)

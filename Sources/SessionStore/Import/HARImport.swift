@@ -144,6 +144,7 @@ enum HAREntry {
         if !sizes.isEmpty { object["har_sizes"] = sizes }
         for key in ["error", "tunnel", "grpc", "mapped", "intercept"] { if let value = entry["_\(key)"] { object[key] = value } }
         if let value = entry["_interceptResponse"] { object["intercept_response"] = value }
+        if let value = entry["_client_process"] { object["client_process"] = value }
         // Chrome writes a failed request's `_error` as its net error (`net::ERR_CONNECTION_REFUSED`),
         // Playwright as `_failureText`, both on the response object (DevTools' `_buildResponse`;
         // a Playwright HAR of Chromium) and some tools on the entry; DevProxy's own is an object

@@ -68,6 +68,13 @@ public struct FlowSummary: Sendable, Equatable {
     /// Repeat…); nil for any other flow, and for a flow of a session stored before the store kept
     /// it (schema 14).
     public var replayOf: String?
+    /// The name of the process on this machine that made the flow (the flow log's
+    /// `client_process.name`, `curl`); nil when unknown, and for a flow of a session stored
+    /// before the store kept it (schema 15).
+    public var clientProcess: String?
+    /// That process's executable (`client_process.exe`, `/usr/bin/curl`), which `~proc` searches
+    /// too; nil when unknown or unreadable.
+    public var clientExecutable: String?
 
     public init(id: String, started: String, host: String, mode: String, method: String? = nil, url: String? = nil,
                 status: Int? = nil, httpVersion: String? = nil, errorKind: String? = nil, contentType: String? = nil,

@@ -135,6 +135,11 @@ enum Schema {
         // selects by it, as mitmproxy's does. NULL for any other flow, and for the flows of a session
         // written before this version (not read again: it is only in their records).
         "ALTER TABLE flows ADD COLUMN replay_of TEXT;",
+        // The process on this machine that made the flow: its name and executable (the record's
+        // `client_process.name` and `.exe`, `curl` and `/usr/bin/curl`). The list's Client column
+        // shows the name, `~proc` searches both. NULL when unknown, and for the flows of a session
+        // written before this version (whose records never had a `client_process`).
+        "ALTER TABLE flows ADD COLUMN client_process TEXT; ALTER TABLE flows ADD COLUMN client_exe TEXT;",
     ]
 
     /// The version that added `flows.graphql` (`GraphQLBackfill`).

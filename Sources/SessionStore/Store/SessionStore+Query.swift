@@ -207,7 +207,7 @@ extension SessionStore {
         request_content_type, request_size, response_size, duration_ms, persona, signer_email, signer_serial, verdict,
         websocket, tunnel, bodies_dropped, grpc_status, port, informational,
         (SELECT mark FROM flow_notes n WHERE n.seq = f.seq), (SELECT comment FROM flow_notes n WHERE n.seq = f.seq),
-        graphql, graphql_errors, mapped, client, replay_of
+        graphql, graphql_errors, mapped, client, replay_of, client_process, client_exe
         """
     private static let summaryBySequence = "SELECT \(summaryColumns) FROM flows f WHERE seq = ?"
     private static let summaryByID = "SELECT \(summaryColumns) FROM flows f WHERE id = ?"
@@ -233,6 +233,8 @@ extension SessionStore {
         summary.mapped = row.string(30)
         summary.client = row.string(31)
         summary.replayOf = row.string(32)
+        summary.clientProcess = row.string(33)
+        summary.clientExecutable = row.string(34)
         return summary
     }
 }

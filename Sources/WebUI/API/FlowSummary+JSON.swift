@@ -58,6 +58,8 @@ extension FlowSummary {
         json.number(port)
         json.raw(",\"client\":")
         json.string(client)
+        json.raw(",\"client_process\":")
+        json.string(clientProcess)
         json.raw(",\"informational\":[")
         json.raw(informational.map(String.init).joined(separator: ","))
         json.raw("]")

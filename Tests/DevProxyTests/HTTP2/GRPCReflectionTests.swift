@@ -250,7 +250,9 @@ import TestSupport
         _ = try sql("DROP TABLE IF EXISTS grpc_schemas; DROP TABLE IF EXISTS flow_notes; "
                     + "ALTER TABLE flows DROP COLUMN graphql; ALTER TABLE flows DROP COLUMN graphql_errors; "
                     + "ALTER TABLE flows DROP COLUMN mapped; ALTER TABLE flows DROP COLUMN client; "
-                    + "ALTER TABLE flows DROP COLUMN replay_of; PRAGMA user_version = 8;")
+                    + "ALTER TABLE flows DROP COLUMN replay_of; ALTER TABLE flows DROP COLUMN client_process; "
+                    + "ALTER TABLE flows DROP COLUMN client_exe; "
+                    + "PRAGMA user_version = 8;")
         #expect(try sql("SELECT count(*) FROM sqlite_master WHERE name = 'grpc_schemas'") == "0")
         do {
             let viewer = try DevProxyViewer(session)

@@ -196,7 +196,8 @@ extension HTTP2ProxyConnection {
         }
         // RFC 9113 §8.3.1: `:authority` MUST NOT include the userinfo subcomponent; it was
         // forwarded, `user@host` and all.
-        if let authority = request.authority, authority.contains("@") {
+        // Bytes, not Foundation's `contains`, which searched through `range(of:)` and CFString.
+        if let authority = request.authority, authority.utf8.contains(UInt8(ascii: "@")) {
             answer(exchange, status: 400, kind: .badRequest, message: ":authority \"\(authority)\" holds user information, "
                    + "which HTTP/2 forbids (RFC 9113 §8.3.1): send credentials in Authorization")
             return
@@ -211,7 +212,8 @@ extension HTTP2ProxyConnection {
         let lastHop = MaxForwards.answersHere(method: request.method, value: request.fields["max-forwards"])
             ? MaxForwards.route : nil
         if lastHop != nil || mapping?.route != nil || !server.localRoutes.isEmpty {
-            let request = LocalRequest(request, url: url, httpVersion: "HTTP/2", client: context.clientAddress)
+            let request = LocalRequest(request, url: url, httpVersion: "HTTP/2", client: context.clientAddress,
+                                       process: context.connection.clientProcess)
             if let route = mapping?.route ?? lastHop ?? server.localRoute(for: request) {
                 exchange.local = (route, request)
                 exchange.answeredLocally = true
