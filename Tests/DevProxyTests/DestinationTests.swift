@@ -17,4 +17,23 @@ import Testing
         #expect(destination.url == url)
         #expect(destination.hostHeader == hostHeader)
     }
+
+    /// `ExchangeContext.otherHost`, run for every HTTPS request: the host a URL names when it is
+    /// not the connection's, lower-cased, without a final dot or brackets; nil when they match.
+    @Test(arguments: [
+        ("https://bench.local/100b", "bench.local", nil),
+        ("https://BENCH.Local:9443/x", "bench.local", nil),
+        ("https://bench.local./", "Bench.Local", nil),
+        ("https://tenant-b.test/a", "tenant-a.test", "tenant-b.test"),
+        ("https://Tenant-B.Test:8443?q", "tenant-a.test", "tenant-b.test"),
+        ("https://[::1]:8443/", "::1", nil),
+        ("https://[::2]/", "::1", "::2"),
+        ("https://CAF\u{C9}.example/", "caf\u{E9}.example", nil),
+        ("https:///path", "a.test", nil),
+        ("no scheme here", "a.test", nil),
+        ("x:y://b.test/", "a.test", "b.test"),
+    ] as [(String, String, String?)])
+    func theHostAURLNames(_ url: String, _ host: String, _ other: String?) {
+        #expect(ExchangeContext.otherHost(in: url, than: host) == other)
+    }
 }
