@@ -19,6 +19,12 @@ struct FlowJSONWriter {
         output = Output(capacity: capacity)
     }
 
+    /// A writer that writes into `output` (emptied), a buffer kept for reuse (`bytes(_:)`).
+    init(reusing output: Output) {
+        output.removeAll()
+        self.output = output
+    }
+
     /// Appends one byte.
     mutating func append(_ byte: UInt8) { output.append(byte) }
 
@@ -144,7 +150,7 @@ struct FlowJSONWriter {
 
 extension FlowJSONWriter {
     /// The bytes written so far, in one allocation that doubles when full.
-    private final class Output {
+    final class Output {
         private struct Storage {
             var base: UnsafeMutablePointer<UInt8>
             var count: Int
@@ -169,6 +175,12 @@ extension FlowJSONWriter {
         var bytes: [UInt8] { bytes(from: 0) }
 
         var count: Int { storage.pointee.count }
+
+        /// Room allocated, in bytes.
+        var capacity: Int { storage.pointee.capacity }
+
+        /// Forgets what was written; keeps the room.
+        func removeAll() { storage.pointee.count = 0 }
 
         func bytes(from start: Int) -> [UInt8] {
             Array(UnsafeBufferPointer(start: storage.pointee.base + start, count: storage.pointee.count - start))
@@ -276,17 +288,15 @@ protocol FlowJSONWritable {
 extension Flow: FlowJSONWritable {
     /// The record as one line of JSON (no trailing newline).
     var jsonBytes: [UInt8] {
-        var writer = FlowJSONWriter()
-        write(to: &writer)
-        return writer.bytes
+        FlowJSONWriter.bytes { write(to: &$0) }
     }
 
     /// The record and a `\n`: the flow log's line, copied out once at its final size.
     var lineBytes: [UInt8] {
-        var writer = FlowJSONWriter()
-        write(to: &writer)
-        writer.append(UInt8(ascii: "\n"))
-        return writer.bytes
+        FlowJSONWriter.bytes { writer in
+            write(to: &writer)
+            writer.append(UInt8(ascii: "\n"))
+        }
     }
 
     func write(to writer: inout FlowJSONWriter) {

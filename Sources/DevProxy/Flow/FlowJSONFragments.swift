@@ -26,6 +26,10 @@ final class FlowJSONFragments {
         }
     }
 
+    /// The buffer this thread's records are written into (`FlowJSONWriter.bytes`); nil while one
+    /// is being written.
+    var scratch: FlowJSONWriter.Output? = FlowJSONWriter.Output(capacity: FlowJSONWriter.scratchCapacity)
+
     private var tls: Memo<Flow.TLSInfo>?
     private var server: Memo<Flow.Server>?
     private var signer: Memo<Flow.SignerInfo>?

@@ -12,6 +12,26 @@ import Testing
         #expect(try FlowJSON.decoder().decode(Flow.self, from: Data(flow.jsonBytes)) == flow)
     }
 
+    /// Records are written into one scratch buffer per thread (`FlowJSONWriter.bytes`): a record
+    /// past the buffer's kept size (100 KiB here), the small ones after it, and a record written
+    /// while another is being written are each what JSONEncoder writes, and the buffer is not kept
+    /// at the large record's size.
+    @Test func theScratchBufferServesRecordsOfAnySizeAndNesting() throws {
+        var large = FlowSamples.get
+        large.server.host = String(repeating: "a", count: 100 * 1024) + ".test"
+        for flow in [FlowSamples.get, large, FlowSamples.post, large, FlowSamples.tunnel] {
+            #expect(flow.jsonBytes == [UInt8](try FlowJSON.encoder().encode(flow)))
+        }
+        #expect((FlowJSONFragments.current.scratch?.capacity ?? 0) <= FlowJSONWriter.scratchKept)
+        var inner: [UInt8] = []
+        let outer = FlowJSONWriter.bytes { writer in
+            FlowSamples.post.write(to: &writer)
+            inner = FlowSamples.get.jsonBytes
+        }
+        #expect(outer == [UInt8](try FlowJSON.encoder().encode(FlowSamples.post)))
+        #expect(inner == [UInt8](try FlowJSON.encoder().encode(FlowSamples.get)))
+    }
+
     /// A connection's records reuse the JSON of the parts they share (`FlowJSONFragments`, one
     /// memo per thread): records whose TLS, server, signer and listener change, change back, or
     /// are equal in other storage must each still be what JSONEncoder writes.
