@@ -99,6 +99,8 @@ enum WireGuardCommand {
                 + "adds one)" : keys.deviceCount == 1 ? "1 device is left" : "\(keys.deviceCount) devices are left"
             Output.line("removed peer \(peer) (\(WireGuardKeyFile.address(peer - 1))): its key is deleted from \(path) and "
                         + "a running devproxy run drops it within a second; \(left)")
+        } catch let error as WireGuardKeyFile.NoSuchPeer {
+            throw CommandFailure(error.description)
         } catch let error as ConfigurationError {
             throw CommandFailure(error.description)
         }

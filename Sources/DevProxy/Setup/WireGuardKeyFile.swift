@@ -102,20 +102,26 @@ public struct WireGuardKeyFile: Sendable {
 
     /// Removes peer `index` (0: peer 1) and writes the file (atomically, 0600): its private key is
     /// deleted, its public key and the time kept in its place.
-    /// - Throws: `ConfigurationError` when there is no such peer, it was already removed, or the
-    ///   file cannot be written.
+    /// - Throws: `NoSuchPeer` when there is no such peer or it was already removed;
+    ///   `ConfigurationError` when the file cannot be written.
     public mutating func remove(peer index: Int, at date: Date = Date()) throws {
         guard peers.indices.contains(index) else {
-            throw ConfigurationError("there is no peer \(index + 1): \(path) has "
-                                     + (peers.count == 1 ? "peer 1" : "peers 1 to \(peers.count)"))
+            throw NoSuchPeer(description: "there is no peer \(index + 1): \(path) has "
+                             + (peers.count == 1 ? "peer 1" : "peers 1 to \(peers.count)"))
         }
         guard peers[index] != nil else {
-            throw ConfigurationError("peer \(index + 1) (\(Self.address(index))) was already removed"
-                                     + (removals[index].map { " (\($0))" } ?? ""))
+            throw NoSuchPeer(description: "peer \(index + 1) (\(Self.address(index))) was already removed"
+                             + (removals[index].map { " (\($0))" } ?? ""))
         }
         peers[index] = nil
         removals[index] = Self.timestamp(date)
         try save(directory: PathName.directory(of: path))
+    }
+
+    /// A peer to remove that is not there (never added, or removed before): the web UI's 404, where
+    /// a file that cannot be written is a `ConfigurationError` (500).
+    public struct NoSuchPeer: Error, CustomStringConvertible, Sendable {
+        public let description: String
     }
 
     /// Peer `index`'s tunnel address, dotted.

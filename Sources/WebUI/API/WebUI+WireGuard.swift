@@ -74,9 +74,10 @@ extension WebUI {
         }
         do {
             _ = try WireGuardKeyFile.remove(peer: peer - 1, directory: (devices.keys.path as NSString).deletingLastPathComponent)
+        } catch let error as WireGuardKeyFile.NoSuchPeer {
+            return .error(404, error.description)
         } catch let error as ConfigurationError {
-            let status = known[peer - 1].removed || error.description.contains("already removed") ? 404 : 500
-            return .error(status, error.description)
+            return .error(500, error.description)
         } catch {
             return .error(500, "\(error)")
         }
