@@ -69,4 +69,21 @@ import Testing
         #expect(owners.recentOwners == [getpid(), 1])
         #expect(owners.pid(holding: UInt32.max) == nil)
     }
+
+    /// A scan notes the owner's other sockets: a second connection the client opened before the
+    /// first was looked up is found without scanning again, once.
+    @Test func aScanNotesTheOwnersOtherSockets() throws {
+        let first = try Self.connectedPair(host: "127.0.0.1")
+        let second = try Self.connectedPair(host: "127.0.0.1")
+        defer { [first, second].forEach { $0.accepted.close(); $0.client.close(); _ = $0.listener } }
+        func inode(_ pair: (listener: Listener, accepted: Socket, client: Socket)) throws -> UInt32 {
+            try #require(SocketDiagnostics.find(local: pair.accepted.peerAddress!, remote: pair.accepted.localAddress!)).inode
+        }
+        let owners = SocketOwners()
+        #expect(owners.pid(holding: try inode(first)) == getpid())
+        #expect(owners.noted(try inode(second)) == getpid())
+        #expect(owners.noted(try inode(first)) == nil)
+        #expect(owners.pid(holding: try inode(second)) == getpid())
+        #expect(owners.noted(try inode(second)) == nil)
+    }
 }

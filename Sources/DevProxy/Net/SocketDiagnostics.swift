@@ -1,5 +1,6 @@
 #if os(Linux)
 import Glibc
+import Synchronization
 
 /// One TCP socket of this host's network namespace, found by its exact 4-tuple through netlink
 /// `NETLINK_SOCK_DIAG`, as `ss` asks the kernel (`man 7 sock_diag`).
@@ -38,18 +39,54 @@ enum SocketDiagnostics {
         guard let local = Endpoint(local), let remote = Endpoint(remote), local.family == remote.family else {
             return nil
         }
-        let fd = socket(AF_NETLINK, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), netlinkSockDiag)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        // The kernel answers at once; the bound only guards against a namespace without sock_diag.
-        var wait = timeval(tv_sec: 0, tv_usec: 200_000)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
+        // One netlink socket for every lookup, one lookup at a time: opening and closing one per
+        // connection was a third of the lookup's cost (perf, `devproxy-load --mode newconn`).
+        return channel.withLock { channel in
+            if channel.fd < 0 {
+                channel.fd = socket(AF_NETLINK, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue),
+                                    netlinkSockDiag)
+                guard channel.fd >= 0 else { return nil }
+                // The kernel answers at once; the bound only guards against a namespace without sock_diag.
+                var wait = timeval(tv_sec: 0, tv_usec: 200_000)
+                setsockopt(channel.fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
+            }
+            channel.sequence &+= 1
+            switch ask(channel.fd, sequence: channel.sequence, local: local, remote: remote) {
+            case .found(let entry): return entry
+            case .none: return nil
+            case .failed:
+                // Opened again for the next lookup.
+                close(channel.fd)
+                channel.fd = -1
+                return nil
+            }
+        }
+    }
 
+    /// The netlink socket lookups share, and the sequence number of the last request.
+    private struct Channel {
+        var fd: Int32 = -1
+        var sequence: UInt32 = 0
+    }
+
+    private static let channel = Mutex(Channel())
+
+    /// What the kernel answered one request.
+    private enum Answer {
+        case found(Entry)
+        /// No such socket (`ENOENT`), or one without an inode (`TIME_WAIT`).
+        case none
+        /// The netlink socket failed or did not answer in time.
+        case failed
+    }
+
+    /// One request on `fd` and its answer.
+    private static func ask(_ fd: Int32, sequence: UInt32, local: Endpoint, remote: Endpoint) -> Answer {
         var request = [UInt8](repeating: 0, count: requestLength)
         put(UInt32(requestLength), at: 0, in: &request)              // nlmsg_len
         put(sockDiagByFamily, at: 4, in: &request)                   // nlmsg_type
         put(requestFlag, at: 6, in: &request)                        // nlmsg_flags
-        put(UInt32(1), at: 8, in: &request)                          // nlmsg_seq
+        put(sequence, at: 8, in: &request)                           // nlmsg_seq
         request[16] = UInt8(local.family)                            // sdiag_family
         request[17] = UInt8(IPPROTO_TCP)                             // sdiag_protocol
         put(UInt32.max, at: 20, in: &request)                        // idiag_states: any
@@ -61,16 +98,20 @@ enum SocketDiagnostics {
         // idiag_cookie: INET_DIAG_NOCOOKIE in both words, or the kernel compares it (ESTALE).
         put(UInt32.max, at: 64, in: &request)
         put(UInt32.max, at: 68, in: &request)
-        guard send(fd, request, request.count, 0) == request.count else { return nil }
+        guard send(fd, request, request.count, 0) == request.count else { return .failed }
 
         var answer = [UInt8](repeating: 0, count: 1024)
-        let count = answer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-        guard count >= 16 else { return nil }
-        let type = answer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 4, as: UInt16.self) }
-        guard type == sockDiagByFamily, count >= uidOffset + 8 else { return nil }  // NLMSG_ERROR: ENOENT
-        let uid = read(at: uidOffset, in: answer)
-        let inode = read(at: uidOffset + 4, in: answer)
-        return inode == 0 ? nil : Entry(inode: inode, uid: uid)
+        while true {
+            let count = answer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            guard count >= 16 else { return .failed }
+            // An answer to an earlier request that timed out is read past, not taken for this one's.
+            guard read(at: 8, in: answer) == sequence else { continue }
+            let type = answer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 4, as: UInt16.self) }
+            guard type == sockDiagByFamily, count >= uidOffset + 8 else { return .none }  // NLMSG_ERROR: ENOENT
+            let uid = read(at: uidOffset, in: answer)
+            let inode = read(at: uidOffset + 4, in: answer)
+            return inode == 0 ? .none : .found(Entry(inode: inode, uid: uid))
+        }
     }
 
     /// A socket address as `inet_diag_sockid` holds it.

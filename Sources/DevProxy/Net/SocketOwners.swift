@@ -15,27 +15,48 @@ import Synchronization
 ///
 /// The descriptor scan is the expensive part, so it is bounded: the processes that owned a
 /// client's socket lately are looked at first (a client opening one connection after another),
-/// then the others newest (highest pid) first, and the search gives up past `budget`.
+/// then the others newest (highest pid) first, and the search gives up past `budget`. In a recent
+/// owner the descriptor numbers its sockets had are read first (the kernel hands out the lowest
+/// free number, so a client's next socket mostly takes one its earlier connections had), before a
+/// whole listing; the owner's other sockets read on the way are noted, so that a client's
+/// connections opened by then and not yet looked up (a browser's six at once) need no reading.
 final class SocketOwners: Sendable {
     /// The one the proxy's connections ask.
     static let shared = SocketOwners()
 
     /// How long one lookup may scan `/proc` before leaving the process unknown.
     let budget: Duration
-    /// The pids that owned a client's socket lately, the latest first (at most `recentLimit`).
-    private let recent = Mutex<[Int32]>([])
+    /// A process that owned a client's socket lately, and the descriptor numbers those sockets had.
+    private struct Owner {
+        let pid: Int32
+        /// The latest first, at most `descriptorLimit`.
+        var descriptors: [Int32] = []
+    }
+
+    /// The latest owner first (at most `recentLimit`).
+    private let recent = Mutex<[Owner]>([])
     private static let recentLimit = 8
+    private static let descriptorLimit = 16
+    /// Socket inodes the scans read and not yet asked for, with their process; each is taken
+    /// once (one lookup per connection), and the lot dropped past `seenLimit`.
+    private let seen = Mutex<[UInt32: Int32]>([:])
+    private static let seenLimit = 4096
+    /// The name each recent owner had, by pid, with the executable it was read for (`process`).
+    private let names = Mutex<[Int32: (exe: String, name: String)]>([:])
 
     /// - Parameters:
     ///   - budget: how long one lookup may scan `/proc`.
     ///   - recent: owners to look at first, the latest first (a test's seed).
     init(budget: Duration = .milliseconds(20), recent: [Int32] = []) {
         self.budget = budget
-        self.recent.withLock { $0 = recent }
+        self.recent.withLock { $0 = recent.map { Owner(pid: $0) } }
     }
 
     /// The pids that owned a client's socket lately, the latest first.
-    var recentOwners: [Int32] { recent.withLock { $0 } }
+    var recentOwners: [Int32] { recent.withLock { $0.map(\.pid) } }
+
+    /// The process a scan saw holding socket `inode`, not yet asked for.
+    func noted(_ inode: UInt32) -> Int32? { seen.withLock { $0[inode] } }
 
     /// The process that owns the other end of `socket` (a connection the proxy accepted), or nil
     /// when it is not on this machine, not this user's, or not found within `budget`.
@@ -46,7 +67,7 @@ final class SocketOwners: Sendable {
         // Another user's descriptors cannot be read: no need to look (root may read them all).
         let user = geteuid()
         guard user == 0 || entry.uid == user, let pid = pid(holding: entry.inode) else { return nil }
-        return Self.process(pid)
+        return process(pid)
         #else
         return nil
         #endif
@@ -58,27 +79,38 @@ final class SocketOwners: Sendable {
     func pid(holding inode: UInt32) -> Int32? {
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(budget.components.seconds) * 1_000_000_000
             + UInt64(budget.components.attoseconds / 1_000_000_000)
-        let target = Array("socket:[\(inode)]".utf8)
-        let first = recent.withLock { $0 }
-        for pid in first where Self.holds(pid, target) {
-            remember(pid)
+        if let pid = seen.withLock({ $0.removeValue(forKey: inode) }) {
+            remember(pid, descriptor: nil)
             return pid
         }
-        for pid in Self.processes() where !first.contains(pid) {
+        let first = recent.withLock { $0 }
+        for owner in first {
+            if let descriptor = holds(owner.pid, inode, trying: owner.descriptors) {
+                remember(owner.pid, descriptor: descriptor)
+                return owner.pid
+            }
+        }
+        for pid in Self.processes() where !first.contains(where: { $0.pid == pid }) {
             if DispatchTime.now().uptimeNanoseconds >= deadline { return nil }
-            if Self.holds(pid, target) {
-                remember(pid)
+            if let descriptor = holds(pid, inode, trying: []) {
+                remember(pid, descriptor: descriptor)
                 return pid
             }
         }
         return nil
     }
 
-    private func remember(_ pid: Int32) {
-        recent.withLock { pids in
-            pids.removeAll { $0 == pid }
-            pids.insert(pid, at: 0)
-            if pids.count > Self.recentLimit { pids.removeLast() }
+    private func remember(_ pid: Int32, descriptor: Int32?) {
+        recent.withLock { owners in
+            var owner = owners.first { $0.pid == pid } ?? Owner(pid: pid)
+            owners.removeAll { $0.pid == pid }
+            if let descriptor {
+                owner.descriptors.removeAll { $0 == descriptor }
+                owner.descriptors.insert(descriptor, at: 0)
+                if owner.descriptors.count > Self.descriptorLimit { owner.descriptors.removeLast() }
+            }
+            owners.insert(owner, at: 0)
+            if owners.count > Self.recentLimit { owners.removeLast() }
         }
     }
 
@@ -102,32 +134,98 @@ final class SocketOwners: Sendable {
         return pids.sorted(by: >)
     }
 
-    /// Whether one of `pid`'s descriptors is the socket `target` (`socket:[INODE]`); false when
-    /// they cannot be read (another user's process, one that exited).
-    private static func holds(_ pid: Int32, _ target: [UInt8]) -> Bool {
-        guard let directory = opendir("/proc/\(pid)/fd") else { return false }
+    /// The number of `pid`'s descriptor that is the socket `inode`, the numbers in `trying` read
+    /// first; nil when none is, or they cannot be read (another user's process, one that exited).
+    /// A whole listing notes the process's other sockets in `seen`.
+    private func holds(_ pid: Int32, _ inode: UInt32, trying: [Int32]) -> Int32? {
+        let descriptors = open("/proc/\(pid)/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptors >= 0 else { return nil }
+        var link = [UInt8](repeating: 0, count: 64)
+        /// The socket inode of the descriptor named `name` (a C string), nil for anything else.
+        func socket(_ name: UnsafePointer<CChar>) -> UInt32? {
+            let length = link.withUnsafeMutableBytes { buffer in
+                readlinkat(descriptors, name, buffer.baseAddress!.assumingMemoryBound(to: CChar.self), buffer.count)
+            }
+            return length > 0 ? Self.socketInode(link[..<length]) : nil
+        }
+        // The sockets read on the way are the client's other connections, most not yet asked for.
+        var others: [UInt32: Int32] = [:]
+        defer { note(others) }
+        // The least recently matched number first: a client that keeps N connections open and
+        // replaces each as it ends gives its new socket the number the oldest of them just freed.
+        for descriptor in trying.reversed() {
+            guard let held = String(descriptor).withCString(socket) else { continue }
+            if held == inode {
+                close(descriptors)
+                return descriptor
+            }
+            others[held] = pid
+        }
+        guard let directory = fdopendir(descriptors) else {
+            close(descriptors)
+            return nil
+        }
         defer { closedir(directory) }
-        let descriptors = dirfd(directory)
-        var link = [CChar](repeating: 0, count: 64)
+        var found: Int32?
         while let entry = readdir(directory) {
             // Only symbolic links: skips `.` and `..` without a syscall.
             guard entry.pointee.d_type == UInt8(DT_LNK) else { continue }
-            let length = withUnsafeBytes(of: entry.pointee.d_name) { name in
-                readlinkat(descriptors, name.baseAddress!.assumingMemoryBound(to: CChar.self), &link, link.count)
+            let (number, held) = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
+                let name = bytes.baseAddress!.assumingMemoryBound(to: CChar.self)
+                return (Int32(String(cString: name)) ?? -1, socket(name))
             }
-            guard length == target.count else { continue }
-            if link.withUnsafeBytes({ $0.prefix(length).elementsEqual(target) }) { return true }
+            guard let held else { continue }
+            if held == inode { found = number } else { others[held] = pid }
         }
-        return false
+        if found == nil { others.removeAll() }
+        return found
+    }
+
+    /// Notes sockets a scan read in `seen`.
+    private func note(_ sockets: [UInt32: Int32]) {
+        guard !sockets.isEmpty else { return }
+        seen.withLock { seen in
+            if seen.count + sockets.count > Self.seenLimit { seen.removeAll() }
+            seen.merge(sockets) { $1 }
+        }
+    }
+
+    /// `INODE` of a descriptor's link `socket:[INODE]`; nil for any other.
+    private static func socketInode(_ link: ArraySlice<UInt8>) -> UInt32? {
+        let prefix = Array("socket:[".utf8)
+        guard link.count > prefix.count + 1, link.starts(with: prefix), link.last == UInt8(ascii: "]") else {
+            return nil
+        }
+        var value: UInt32 = 0
+        for byte in link.dropFirst(prefix.count).dropLast() {
+            guard (48...57).contains(byte) else { return nil }
+            let (times, overflow) = value.multipliedReportingOverflow(by: 10)
+            guard !overflow else { return nil }
+            value = times &+ UInt32(byte - 48)
+        }
+        return value
     }
 
     /// `pid`'s name (`/proc/PID/comm`) and executable (`/proc/PID/exe`, nil when unreadable).
-    static func process(_ pid: Int32) -> Flow.ClientProcess? {
-        guard let comm = contents("/proc/\(pid)/comm") else { return nil }
-        let name = String(decoding: comm.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
+    ///
+    /// The name is read again only when the executable changed since the pid's last lookup: an
+    /// `exec` (`sh -c 'exec curl …'`) changes both, and a client's next connections cost one
+    /// `readlink`. (A name a process gives itself, `prctl(PR_SET_NAME)`, shows from its next `exec`.)
+    func process(_ pid: Int32) -> Flow.ClientProcess? {
         var target = [CChar](repeating: 0, count: Int(PATH_MAX))
         let length = readlink("/proc/\(pid)/exe", &target, target.count)
         let exe = length > 0 ? String(decoding: target.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
+        if let exe, let known = names.withLock({ $0[pid] }), known.exe == exe {
+            return Flow.ClientProcess(pid: Int(pid), name: known.name, exe: exe)
+        }
+        guard let comm = Self.contents("/proc/\(pid)/comm") else { return nil }
+        let name = String(decoding: comm.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
+        if let exe {
+            names.withLock { names in
+                if names.count >= Self.recentLimit * 8 { names.removeAll() }
+                names[pid] = (exe, name)
+            }
+        }
         return Flow.ClientProcess(pid: Int(pid), name: name, exe: exe)
     }
 

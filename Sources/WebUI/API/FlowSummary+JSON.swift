@@ -60,6 +60,8 @@ extension FlowSummary {
         json.string(client)
         json.raw(",\"client_process\":")
         json.string(clientProcess)
+        json.raw(",\"client_exe\":")
+        json.string(clientExecutable)
         json.raw(",\"informational\":[")
         json.raw(informational.map(String.init).joined(separator: ","))
         json.raw("]")

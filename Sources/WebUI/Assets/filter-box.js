@@ -20,7 +20,7 @@ class FilterBox extends HTMLElement {
             title: "~d host, ~u URL, ~m method, ~c status, ~h header, ~b body, ~t type, ~q, ~s, ~e, "
                 + "~marked (any mark), ~mark red, ~comment text, ~graphql (name), ~gqlerr (GraphQL errors), "
                 + "~mapped (a rule changed or answered it; ~mapped mock one kind), ~replay (sent again from here), ~src client ip:port, "
-                + "~dst server host:port; "
+                + "~dst server host:port, ~proc client process (curl, /usr/bin/curl); "
                 + "& | ! and ( ); patterns are regular expressions",
         });
         this.#error = h("p", { id: "filter-error", class: "filter-error", role: "alert", hidden: true });

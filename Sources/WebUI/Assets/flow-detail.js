@@ -848,6 +848,7 @@ function connectionView(flow) {
                 h("td", {}, value >= 0 ? formatDuration(value) : "—"), h("td", { class: "bar-cell" }, bar));
         })));
     const general = definitionList([["Started", flow.started], ["Ended", flow.ended], ["Client", flow.client],
+        ["Process", processFacts(flow.client_process)],
         ["Listener", flow.listener ? `${flow.listener.mode} ${flow.listener.address}` : ""],
         ["Server", serverName(flow.server)],
         ["Mapped", mappedBy(flow.mapped)],
@@ -953,3 +954,13 @@ function upstreamView(upstream) {
 }
 
 customElements.define("flow-detail", FlowDetail);
+
+/**
+ * The process on this machine that made the flow (the record's `client_process`): `curl · pid 4242
+ * · /usr/bin/curl`; "" when not known (another user's, another host's, macOS).
+ */
+function processFacts(process) {
+    if (!process || typeof process.name !== "string") return "";
+    return [process.name, Number.isInteger(process.pid) ? `pid ${process.pid}` : "", process.exe ?? ""]
+        .filter(Boolean).join(" · ");
+}

@@ -7,13 +7,15 @@
 import { api } from "./api.js";
 import { h, setSafeAttribute } from "./dom.js";
 import { liveEvents } from "./events.js";
-import { COLUMNS, isPending, markers, pathTitle, signerTitle, statusClass, statusTitle } from "./flow-summary.js";
+import { COLUMNS, clientTitle, isPending, markers, pathTitle, signerTitle, statusClass, statusTitle }
+    from "./flow-summary.js";
 import { countOf } from "./format.js";
 import { store } from "./store.js";
 
 const ROW_HEIGHT = 24;
 /** The Signer cell's index (its tooltip names the serial whole). */
 const SIGNER_CELL = COLUMNS.findIndex((column) => column.key === "signer");
+const CLIENT_CELL = COLUMNS.findIndex((column) => column.key === "client");
 /**
  * The columns the list sorts by (the server's `sort=`), and each one's value in a summary, as the
  * store orders it: a missing value last either way, ties newest first.
@@ -478,6 +480,7 @@ class FlowList extends HTMLElement {
         setSafeAttribute(cells[4], "title", pathTitle(summary) ?? explained ?? false);
         setSafeAttribute(cells[5], "title", held ? HELD_MARKERS[phase].label : statusTitle(summary) || false);
         setSafeAttribute(cells[SIGNER_CELL], "title", signerTitle(summary) || false);
+        setSafeAttribute(cells[CLIENT_CELL], "title", clientTitle(summary) || false);
         setSafeAttribute(row, "title", held ? (phase === "response" ? "response held at a breakpoint"
             : "held at a breakpoint") : isPending(summary) ? "pending" : false);
     }

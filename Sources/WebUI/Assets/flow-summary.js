@@ -96,6 +96,7 @@ export const COLUMNS = [
     { key: "duration", title: "Duration", text: (s) => formatDuration(s.duration_ms) },
     { key: "persona", title: "Persona", text: (s) => s.persona ?? "" },
     { key: "signer", title: "Signer", text: signerText },
+    { key: "client", title: "Client", text: clientText },
 ];
 
 /**
@@ -135,6 +136,20 @@ export function signerText(summary) {
 }
 
 /** The Signer cell's tooltip: the engineer and the serial whole. */
+/**
+ * The Client column: the process on this machine that made the flow (`curl`), as Proxyman and
+ * Charles name the client app; else the client's address (`10.0.0.3:51234`, a LAN or WireGuard
+ * device's, or a process DevProxy could not find).
+ */
+export function clientText(summary) {
+    return summary.client_process || summary.client || "";
+}
+
+/** The Client cell's tooltip: `curl · /usr/bin/curl · 127.0.0.1:53122`, whatever is known. */
+export function clientTitle(summary) {
+    return [summary.client_process, summary.client_exe, summary.client].filter(Boolean).join(" · ");
+}
+
 export function signerTitle(summary) {
     if (!summary.signer_email && !summary.signer_serial) return "";
     return `signed by ${summary.signer_email ?? "(no email)"}` +

@@ -84,10 +84,30 @@ import TestSupport
         let all = try flows("")
         #expect(all["/curl"]?["client_process"] as? String == "curl")
         #expect(all["/python"]?["client_process"] as? String == "python3")
+        #expect((all["/curl"]?["client_exe"] as? String ?? "").hasSuffix("curl"), "\(all["/curl"] ?? [:])")
         #expect(Set(try flows("~proc curl").keys) == ["/curl", "/mapped-c"])
         #expect(Set(try flows("~proc python").keys) == ["/python", "/mapped-p"])
         #expect(Set(try flows("!~proc curl & ~u /mapped").keys) == ["/mapped-p"])
         // The executable's path is searched too.
         #expect(Set(try flows("~proc /curl$").keys) == ["/curl", "/mapped-c"])
+    }
+
+    /// The web UI (`Resources/webui_client_process.py`): the list's Client column names each
+    /// row's process, its tooltip the executable and address; the Connection tab says the pid.
+    @Test(.enabled(if: WebUIBrowser.missing == nil, "needs chromium and playwright"))
+    func theWebUIShowsTheClientProcess() throws {
+        let dir = TemporaryDirectory()
+        let origin = try BackgroundServer(script: MapRulesProxyTests.namedOrigin, arguments: ["origin"])
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--web", "127.0.0.1:0", "--quiet"], webUI: true)
+        defer { _ = proxy.stop() }
+        let base = "http://127.0.0.1:\(origin.port)"
+        _ = try Self.curl(proxy: proxy.port, urls: [base + "/curl"])
+        _ = try Self.python(proxy: proxy.port, urls: [base + "/python"])
+        let result = try WebUIBrowser.run(ui: try #require(proxy.webUI), proxy: "http://127.0.0.1:\(proxy.port)",
+                                          script: "webui_client_process.py", timeout: 120)
+        let expected: Set = ["client-column", "curl-row", "python-row", "curl-process-shown", "no-page-errors"]
+        #expect(result.status == 0, "\(result.output)")
+        #expect(expected.subtracting(WebUIBrowser.passed(result)).isEmpty,
+                "missing: \(expected.subtracting(WebUIBrowser.passed(result)))\n\(result.output)")
     }
 }

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""The Client column and the detail's Process, in the web UI (headless Chromium, Playwright with the
+system browser), over flows the caller made through the proxy: `/curl` with curl and `/python` with
+python3, two processes on this machine.
+
+Checks: the list has a Client column; `/curl`'s row shows `curl` there, its tooltip the process's
+executable and the client's address; `/python`'s row shows `python3`; the Connection tab of `/curl`
+says `curl · pid N · /…/curl`, as text.
+
+Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on any failure.
+
+Usage: webui_client_process.py --ui URL --proxy http://127.0.0.1:PORT
+"""
+import re
+import sys
+
+from browser_page import Checks, chromium, live_page, ui_parser
+from webui_browser import open_flow
+
+
+def client_cell(page, path):
+    """The `[text, title, child elements]` of the Client cell of the newest row whose path is `path`."""
+    page.wait_for_function("p => [...document.querySelectorAll('flow-list .flow-row[data-id] .c-path')]"
+                           ".some((c) => c.textContent === p)", arg=path, timeout=10000)
+    return page.evaluate("""(p) => { const row = [...document.querySelectorAll('flow-list .flow-row[data-id]')]
+        .find((r) => r.querySelector('.c-path').textContent === p);
+        const cell = row.querySelector('.c-client');
+        return cell ? [cell.textContent, cell.getAttribute('title') ?? '', cell.children.length] : null; }""", path)
+
+
+def main():
+    options = ui_parser().parse_args()
+    checks = Checks()
+    with chromium() as browser:
+        page, problems = live_page(browser, options.ui)
+        try:
+            headers = page.evaluate("() => [...document.querySelectorAll('flow-list .flow-header [role=columnheader]')]"
+                                    ".map((c) => c.textContent)")
+            checks.result("client-column", "Client" in headers, repr(headers))
+            curl = client_cell(page, "/curl")
+            checks.result("curl-row", curl is not None and curl[0] == "curl" and curl[2] == 0
+                          and re.fullmatch(r"curl · /\S*curl · 127\.0\.0\.1:\d+", curl[1]) is not None, repr(curl))
+            python = client_cell(page, "/python")
+            checks.result("python-row", python is not None and python[0] == "python3"
+                          and "python" in python[1] and "127.0.0.1:" in python[1], repr(python))
+        except Exception as error:
+            checks.result("client-column", False, str(error).splitlines()[0])
+        try:
+            open_flow(page, "/curl")
+            page.click("#detail-tab-connection")
+            shown = page.evaluate("""() => {
+                const dt = [...document.querySelectorAll('flow-detail .connection dt')]
+                    .find((t) => t.textContent === 'Process');
+                return dt ? [dt.nextElementSibling.textContent, dt.nextElementSibling.children.length] : null;
+            }""")
+            checks.result("curl-process-shown", shown is not None and shown[1] == 0
+                          and re.fullmatch(r"curl · pid \d+ · /\S*curl", shown[0]) is not None, repr(shown))
+        except Exception as error:
+            checks.result("curl-process-shown", False, str(error).splitlines()[0])
+        checks.result("no-page-errors", not problems and not page.evaluate("window.__violations"),
+                      repr((problems, page.evaluate("window.__violations"))))
+    sys.exit(1 if checks.failed else 0)
+
+
+if __name__ == "__main__":
+    main()
