@@ -119,7 +119,7 @@ import Testing
         let path = directory.file("session.sqlite")
         try SQLitePeek.execute(path, "ALTER TABLE flows DROP COLUMN client; ALTER TABLE flows DROP COLUMN replay_of; "
                                + "ALTER TABLE flows DROP COLUMN client_process; ALTER TABLE flows DROP COLUMN client_exe; "
-                               + "PRAGMA user_version = 12")
+                               + "ALTER TABLE flows DROP COLUMN client_pid; PRAGMA user_version = 12")
         let viewed = try SessionStore(path: path, readOnly: true)
         #expect(try SQLitePeek.userVersion(path) == Schema.version)
         #expect(try viewed.flows(limit: 100).flows.allSatisfy { $0.client == nil })

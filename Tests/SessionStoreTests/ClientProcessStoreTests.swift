@@ -4,7 +4,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// The process that made a flow (`flows.client_process` and `flows.client_exe`, the flow log's
+/// The process that made a flow (`flows.client_process`, `client_exe`, `client_pid`: the flow log's
 /// `client_process`) and the filter `~proc`: the writer stores them on every path (many rows at
 /// once, one, a running flow updated, a flow stored again, a flow-log line, a HAR entry's
 /// `_client_process`), summaries carry the name, `~proc` searches name and executable; a session
@@ -19,6 +19,7 @@ import Testing
         var record = StoreFixtures.record(id, path: "/\(id)")
         record.summary.clientProcess = process?.name
         record.summary.clientExecutable = process?.exe
+        record.summary.clientPID = process == nil ? nil : 42
         let object = process.map { p in
             #","client_process":{"pid":42,"name":"\#(p.name)""# + (p.exe.map { #","exe":"\#($0)""# } ?? "") + "}"
         } ?? ""
@@ -48,6 +49,7 @@ import Testing
             let summary = try store.summary(id: "p\(index)")
             #expect(summary?.clientProcess == Self.process(of: index)?.name, "p\(index)")
             #expect(summary?.clientExecutable == Self.process(of: index)?.exe, "p\(index)")
+            #expect(summary?.clientPID == (Self.process(of: index) == nil ? nil : 42), "p\(index)")
         }
         #expect(try SQLitePeek.integer(store.path, "SELECT count(*) FROM flows WHERE client_process IS NOT NULL") == 15)
         #expect(try count(store, "~proc curl") == 10)
@@ -94,6 +96,7 @@ import Testing
         store.flush()
         #expect(try store.summary(id: "line")?.clientProcess == "node")
         #expect(try store.summary(id: "line")?.clientExecutable == "/usr/bin/node")
+        #expect(try store.summary(id: "line")?.clientPID == 7)
         #expect(try store.summary(id: "line-none")?.clientProcess == nil)
         #expect(try count(store, "~proc ^node$") == 1)
     }
@@ -117,13 +120,14 @@ import Testing
         let (store, _) = try SessionImport.open(path: path)
         defer { store.close() }
         #expect(try store.summary(id: "h1")?.clientProcess == "curl")
+        #expect(try store.summary(id: "h1")?.clientPID == 4242)
         let record = try #require(try store.flowJSON(id: "h1"))
         let object = try JSONSerialization.jsonObject(with: Data(record.utf8)) as? [String: Any]
         let process = object?["client_process"] as? [String: Any]
         #expect(process?["pid"] as? Int == 4242 && process?["exe"] as? String == "/usr/bin/curl")
     }
 
-    /// A session of the previous schema (14, before the columns) opens with NULL for its flows'
+    /// A session of the schema before the columns (14) opens with NULL for its flows'
     /// process (their records never had one), `~proc` selects none of them, and a flow written
     /// after has its columns.
     @Test func aSessionOfThePreviousVersionOpens() throws {
@@ -131,7 +135,8 @@ import Testing
         try Self.store(in: directory).close()
         let path = directory.file("session.sqlite")
         try SQLitePeek.execute(path, "ALTER TABLE flows DROP COLUMN client_process; "
-                               + "ALTER TABLE flows DROP COLUMN client_exe; PRAGMA user_version = 14")
+                               + "ALTER TABLE flows DROP COLUMN client_exe; ALTER TABLE flows DROP COLUMN client_pid; "
+                               + "PRAGMA user_version = 14")
         let viewed = try SessionStore(path: path, readOnly: true)
         #expect(try SQLitePeek.userVersion(path) == Schema.version)
         #expect(try viewed.flows(limit: 100).flows.count == 20)

@@ -96,7 +96,7 @@ import Testing
             DROP TABLE flow_notes; ALTER TABLE flows DROP COLUMN graphql; ALTER TABLE flows DROP COLUMN graphql_errors;
             ALTER TABLE flows DROP COLUMN mapped; ALTER TABLE flows DROP COLUMN client;
             ALTER TABLE flows DROP COLUMN replay_of; ALTER TABLE flows DROP COLUMN client_process;
-            ALTER TABLE flows DROP COLUMN client_exe;
+            ALTER TABLE flows DROP COLUMN client_exe; ALTER TABLE flows DROP COLUMN client_pid;
             PRAGMA user_version = 9
             """)
         let viewed = try SessionStore(path: path, readOnly: true)

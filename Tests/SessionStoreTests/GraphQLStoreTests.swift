@@ -111,7 +111,7 @@ import Testing
             ALTER TABLE flows DROP COLUMN graphql; ALTER TABLE flows DROP COLUMN graphql_errors;
             ALTER TABLE flows DROP COLUMN mapped; ALTER TABLE flows DROP COLUMN client;
             ALTER TABLE flows DROP COLUMN replay_of; ALTER TABLE flows DROP COLUMN client_process;
-            ALTER TABLE flows DROP COLUMN client_exe;
+            ALTER TABLE flows DROP COLUMN client_exe; ALTER TABLE flows DROP COLUMN client_pid;
             PRAGMA user_version = 10
             """)
         #expect(try SQLitePeek.integer(path, "SELECT count(*) FROM pragma_table_info('flows') "

@@ -103,12 +103,12 @@ import Testing
         try SQLitePeek.execute(path, "ALTER TABLE flows DROP COLUMN mapped; ALTER TABLE flows DROP COLUMN client; "
                                + "ALTER TABLE flows DROP COLUMN replay_of; ALTER TABLE flows DROP COLUMN client_process; "
                                + "ALTER TABLE flows DROP COLUMN client_exe; "
-                               + "PRAGMA user_version = 11")
+                               + "ALTER TABLE flows DROP COLUMN client_pid; PRAGMA user_version = 11")
         #expect(try SQLitePeek.integer(path, "SELECT count(*) FROM pragma_table_info('flows') "
                                        + "WHERE name = 'mapped'") == 0)
         let viewed = try SessionStore(path: path, readOnly: true)
         #expect(try SQLitePeek.userVersion(path) == Schema.version)
-        #expect(Schema.version == 15)
+        #expect(Schema.version == 16)
         #expect(try viewed.count() == 20)
         #expect(try viewed.flows(limit: 100).flows.allSatisfy { $0.mapped == nil })
         #expect(try viewed.count(filter: try FilterExpression(parsing: "~mapped")) == 0)

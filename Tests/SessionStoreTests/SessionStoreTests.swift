@@ -254,7 +254,7 @@ final class SessionStoreTests: XCTestCase {
         reopened.close()
 
         try SessionStore(path: path).close()
-        XCTAssertEqual(try SQLitePeek.userVersion(path), 15)
+        XCTAssertEqual(try SQLitePeek.userVersion(path), 16)
         XCTAssertEqual(try SQLitePeek.indexes(path, table: "flows"), ["sqlite_autoindex_flows_1"])
         // A version-1 file (with the host index no query used, no record dictionaries, its records
         // as plain text in `flow_records`, no body files, no frames) is migrated on open, flows and
@@ -269,7 +269,7 @@ final class SessionStoreTests: XCTestCase {
             DROP TABLE flow_notes; ALTER TABLE flows DROP COLUMN graphql; ALTER TABLE flows DROP COLUMN graphql_errors;
             ALTER TABLE flows DROP COLUMN mapped; ALTER TABLE flows DROP COLUMN client;
             ALTER TABLE flows DROP COLUMN replay_of; ALTER TABLE flows DROP COLUMN client_process;
-            ALTER TABLE flows DROP COLUMN client_exe;
+            ALTER TABLE flows DROP COLUMN client_exe; ALTER TABLE flows DROP COLUMN client_pid;
             PRAGMA user_version = 1
             """)
         // Opened for reading only (`devproxy web FILE`, `devproxy sessions`), it is brought
@@ -284,7 +284,7 @@ final class SessionStoreTests: XCTestCase {
         let someID = StoreFixtures.flows[0].0.summary.id
         XCTAssertEqual(try migrated.flowJSON(id: someID), #"{"old":true}"#)
         migrated.close()
-        XCTAssertEqual(try SQLitePeek.userVersion(old), 15)
+        XCTAssertEqual(try SQLitePeek.userVersion(old), 16)
         XCTAssertEqual(try SQLitePeek.integer(old, "SELECT count(*) FROM grpc_schemas"), 0)
         XCTAssertEqual(try SQLitePeek.integer(old, "SELECT count(*) FROM pragma_table_info('flows') WHERE name = 'record'"), 1)
         XCTAssertEqual(try SQLitePeek.integer(old, "SELECT count(*) FROM pragma_table_info('flows') WHERE name = 'grpc_status'"), 1)

@@ -108,6 +108,7 @@ public final class SessionStoreSink: FlowSink {
         summary.replayOf = flow.replayOf
         summary.clientProcess = flow.clientProcess?.name
         summary.clientExecutable = flow.clientProcess?.exe
+        summary.clientPID = flow.clientProcess?.pid
         if let informational = flow.informational {
             summary.informational = FlowSummary.informationalCodes(informational.map(\.status))
         }

@@ -49,6 +49,7 @@ struct FlowLogEntry {
         let process = object["client_process"] as? [String: Any]
         summary.clientProcess = process?["name"] as? String
         summary.clientExecutable = process?["exe"] as? String
+        summary.clientPID = process?["pid"] as? Int
         summary.informational = FlowSummary.informationalCodes(
             ((object["informational"] as? [Any]) ?? []).compactMap { ($0 as? [String: Any])?["status"] as? Int })
         record = FlowRecord(summary: summary, requestHeaders: requestHeaders, responseHeaders: responseHeaders)

@@ -75,6 +75,9 @@ public struct FlowSummary: Sendable, Equatable {
     /// That process's executable (`client_process.exe`, `/usr/bin/curl`), which `~proc` searches
     /// too; nil when unknown or unreadable.
     public var clientExecutable: String?
+    /// That process's id (`client_process.pid`); nil when unknown, and for a flow of a session
+    /// stored before the store kept it (schema 16).
+    public var clientPID: Int?
 
     public init(id: String, started: String, host: String, mode: String, method: String? = nil, url: String? = nil,
                 status: Int? = nil, httpVersion: String? = nil, errorKind: String? = nil, contentType: String? = nil,

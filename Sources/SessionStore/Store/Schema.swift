@@ -140,6 +140,10 @@ enum Schema {
         // shows the name, `~proc` searches both. NULL when unknown, and for the flows of a session
         // written before this version (whose records never had a `client_process`).
         "ALTER TABLE flows ADD COLUMN client_process TEXT; ALTER TABLE flows ADD COLUMN client_exe TEXT;",
+        // That process's id (the record's `client_process.pid`), for the list's Client tooltip. NULL
+        // when unknown, and for the flows of a session written before this version (a version-15
+        // session's tooltip names the process without it).
+        "ALTER TABLE flows ADD COLUMN client_pid INTEGER;",
     ]
 
     /// The version that added `flows.graphql` (`GraphQLBackfill`).

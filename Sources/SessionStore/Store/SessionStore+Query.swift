@@ -207,7 +207,7 @@ extension SessionStore {
         request_content_type, request_size, response_size, duration_ms, persona, signer_email, signer_serial, verdict,
         websocket, tunnel, bodies_dropped, grpc_status, port, informational,
         (SELECT mark FROM flow_notes n WHERE n.seq = f.seq), (SELECT comment FROM flow_notes n WHERE n.seq = f.seq),
-        graphql, graphql_errors, mapped, client, replay_of, client_process, client_exe
+        graphql, graphql_errors, mapped, client, replay_of, client_process, client_exe, client_pid
         """
     private static let summaryBySequence = "SELECT \(summaryColumns) FROM flows f WHERE seq = ?"
     private static let summaryByID = "SELECT \(summaryColumns) FROM flows f WHERE id = ?"
@@ -235,6 +235,7 @@ extension SessionStore {
         summary.replayOf = row.string(32)
         summary.clientProcess = row.string(33)
         summary.clientExecutable = row.string(34)
+        summary.clientPID = row.int(35)
         return summary
     }
 }

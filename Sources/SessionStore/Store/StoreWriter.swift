@@ -555,10 +555,11 @@ final class StoreWriter: @unchecked Sendable {
         values.append(.string(s.replayOf))
         values.append(.string(s.clientProcess))
         values.append(.string(s.clientExecutable))
+        values.append(.int(s.clientPID))
     }
 
     /// Parameters of a row of `flows` (`insertFlow`).
-    static let valuesPerRow = 34
+    static let valuesPerRow = 35
 
     /// A finished flow's row waiting in `pendingRows` to be inserted with others; its parameters
     /// are the `valuesPerRow` at its place in `pendingValues`.
@@ -590,13 +591,13 @@ final class StoreWriter: @unchecked Sendable {
             let p = { (n: Int) in "?\(row * valuesPerRow + n)" }
             return "(" + (1...22).map(p).joined(separator: ", ")
                 + ", iif(\(p(24)), \(p(23)), NULL), \(p(25)), \(p(26)), \(p(27)), \(p(28)), \(p(29)), \(p(30)), \(p(31)), \(p(32)),"
-                + " \(p(33)), \(p(34)))"
+                + " \(p(33)), \(p(34)), \(p(35)))"
         }
         return """
             INSERT INTO flows (id, phase, started, method, url, host, status, http_version, mode, error_kind, content_type,
                 request_content_type, request_size, response_size, duration_ms, persona, signer_email, signer_serial,
                 verdict, websocket, tunnel, bodies_dropped, record, grpc_status, port, informational, graphql,
-            graphql_errors, mapped, client, replay_of, client_process, client_exe)
+            graphql_errors, mapped, client, replay_of, client_process, client_exe, client_pid)
             VALUES \(rows.joined(separator: ", "))
             ON CONFLICT (id) DO NOTHING
             """
@@ -792,16 +793,17 @@ final class StoreWriter: @unchecked Sendable {
         }
     }
 
-    /// The flow's columns are ?1–?22 and ?25–?34 (`grpc_status`, `port`, `informational`, `graphql`,
-    /// `graphql_errors`, `mapped`, `client`, `replay_of`, `client_process`, `client_exe`); ?23 its
+    /// The flow's columns are ?1–?22 and ?25–?35 (`grpc_status`, `port`, `informational`, `graphql`,
+    /// `graphql_errors`, `mapped`, `client`, `replay_of`, `client_process`, `client_exe`, `client_pid`);
+    /// ?23 its
     /// `record`, which ?24 (0 or 1) says whether to set.
     private static let upsertFlow: StaticString = """
         INSERT INTO flows (id, phase, started, method, url, host, status, http_version, mode, error_kind, content_type,
             request_content_type, request_size, response_size, duration_ms, persona, signer_email, signer_serial,
             verdict, websocket, tunnel, bodies_dropped, record, grpc_status, port, informational, graphql,
-            graphql_errors, mapped, client, replay_of, client_process, client_exe)
+            graphql_errors, mapped, client, replay_of, client_process, client_exe, client_pid)
         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
-            iif(?24, ?23, NULL), ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34)
+            iif(?24, ?23, NULL), ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35)
         ON CONFLICT (id) DO UPDATE SET phase = excluded.phase, started = excluded.started, method = excluded.method,
             url = excluded.url, host = excluded.host, status = excluded.status, http_version = excluded.http_version,
             mode = excluded.mode, error_kind = excluded.error_kind, content_type = excluded.content_type,
@@ -812,6 +814,7 @@ final class StoreWriter: @unchecked Sendable {
             port = excluded.port, informational = excluded.informational, graphql = excluded.graphql,
             graphql_errors = excluded.graphql_errors, mapped = excluded.mapped, client = excluded.client,
             replay_of = excluded.replay_of, client_process = excluded.client_process, client_exe = excluded.client_exe,
+            client_pid = excluded.client_pid,
             bodies_dropped = max(flows.bodies_dropped, excluded.bodies_dropped),
             record = iif(?24, excluded.record, flows.record)
         WHERE excluded.phase >= flows.phase
@@ -822,12 +825,12 @@ final class StoreWriter: @unchecked Sendable {
         INSERT INTO flows (id, phase, started, method, url, host, status, http_version, mode, error_kind, content_type,
             request_content_type, request_size, response_size, duration_ms, persona, signer_email, signer_serial,
             verdict, websocket, tunnel, bodies_dropped, record, grpc_status, port, informational, graphql,
-            graphql_errors, mapped, client, replay_of, client_process, client_exe)
+            graphql_errors, mapped, client, replay_of, client_process, client_exe, client_pid)
         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
-            iif(?24, ?23, NULL), ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34)
+            iif(?24, ?23, NULL), ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35)
         ON CONFLICT (id) DO NOTHING
         """
-    /// `upsertFlow`'s update for a row whose `seq` (?35) is known: the same parameters, the same rule.
+    /// `upsertFlow`'s update for a row whose `seq` (?36) is known: the same parameters, the same rule.
     private static let updateFlow: StaticString = """
         UPDATE flows SET phase = ?2, started = ?3, method = ?4, url = ?5, host = ?6, status = ?7, http_version = ?8,
             mode = ?9, error_kind = ?10, content_type = ?11, request_content_type = ?12, request_size = ?13,
@@ -835,8 +838,8 @@ final class StoreWriter: @unchecked Sendable {
             verdict = ?19, websocket = ?20, tunnel = ?21, bodies_dropped = max(bodies_dropped, ?22),
             record = iif(?24, ?23, record), grpc_status = ?25, port = ?26, informational = ?27, graphql = ?28,
             graphql_errors = ?29, mapped = ?30, client = ?31, replay_of = ?32, client_process = ?33,
-            client_exe = ?34
-        WHERE seq = ?35 AND id = ?1 AND phase <= ?2
+            client_exe = ?34, client_pid = ?35
+        WHERE seq = ?36 AND id = ?1 AND phase <= ?2
         """
     private static let insertFrame: StaticString = "INSERT INTO record_frames (id, data) VALUES (?, ?)"
     private static let deleteHeads: StaticString = "DELETE FROM flow_heads WHERE seq = ?"

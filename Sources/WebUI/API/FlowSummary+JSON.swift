@@ -62,6 +62,8 @@ extension FlowSummary {
         json.string(clientProcess)
         json.raw(",\"client_exe\":")
         json.string(clientExecutable)
+        json.raw(",\"client_pid\":")
+        json.number(clientPID)
         json.raw(",\"informational\":[")
         json.raw(informational.map(String.init).joined(separator: ","))
         json.raw("]")

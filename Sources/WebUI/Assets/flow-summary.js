@@ -145,9 +145,10 @@ export function clientText(summary) {
     return summary.client_process || summary.client || "";
 }
 
-/** The Client cell's tooltip: `curl · /usr/bin/curl · 127.0.0.1:53122`, whatever is known. */
+/** The Client cell's tooltip: `curl · pid 4242 · /usr/bin/curl · 127.0.0.1:53122`, whatever is known. */
 export function clientTitle(summary) {
-    return [summary.client_process, summary.client_exe, summary.client].filter(Boolean).join(" · ");
+    const pid = summary.client_process && Number.isInteger(summary.client_pid) ? `pid ${summary.client_pid}` : "";
+    return [summary.client_process, pid, summary.client_exe, summary.client].filter(Boolean).join(" · ");
 }
 
 export function signerTitle(summary) {

@@ -251,7 +251,7 @@ import TestSupport
                     + "ALTER TABLE flows DROP COLUMN graphql; ALTER TABLE flows DROP COLUMN graphql_errors; "
                     + "ALTER TABLE flows DROP COLUMN mapped; ALTER TABLE flows DROP COLUMN client; "
                     + "ALTER TABLE flows DROP COLUMN replay_of; ALTER TABLE flows DROP COLUMN client_process; "
-                    + "ALTER TABLE flows DROP COLUMN client_exe; "
+                    + "ALTER TABLE flows DROP COLUMN client_exe; ALTER TABLE flows DROP COLUMN client_pid; "
                     + "PRAGMA user_version = 8;")
         #expect(try sql("SELECT count(*) FROM sqlite_master WHERE name = 'grpc_schemas'") == "0")
         do {

@@ -85,6 +85,7 @@ import TestSupport
         #expect(all["/curl"]?["client_process"] as? String == "curl")
         #expect(all["/python"]?["client_process"] as? String == "python3")
         #expect((all["/curl"]?["client_exe"] as? String ?? "").hasSuffix("curl"), "\(all["/curl"] ?? [:])")
+        #expect(all["/curl"]?["client_pid"] as? Int == curl.pid && all["/python"]?["client_pid"] as? Int == python.pid)
         #expect(Set(try flows("~proc curl").keys) == ["/curl", "/mapped-c"])
         #expect(Set(try flows("~proc python").keys) == ["/python", "/mapped-p"])
         #expect(Set(try flows("!~proc curl & ~u /mapped").keys) == ["/mapped-p"])

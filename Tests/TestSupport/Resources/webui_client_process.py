@@ -4,7 +4,7 @@ system browser), over flows the caller made through the proxy: `/curl` with curl
 python3, two processes on this machine.
 
 Checks: the list has a Client column; `/curl`'s row shows `curl` there, its tooltip the process's
-executable and the client's address; `/python`'s row shows `python3`; the Connection tab of `/curl`
+pid, executable and the client's address; `/python`'s row shows `python3`; the Connection tab of `/curl`
 says `curl · pid N · /…/curl`, as text.
 
 Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on any failure.
@@ -38,8 +38,9 @@ def main():
                                     ".map((c) => c.textContent)")
             checks.result("client-column", "Client" in headers, repr(headers))
             curl = client_cell(page, "/curl")
+            tooltip = r"curl · pid \d+ · /\S*curl · 127\.0\.0\.1:\d+"
             checks.result("curl-row", curl is not None and curl[0] == "curl" and curl[2] == 0
-                          and re.fullmatch(r"curl · /\S*curl · 127\.0\.0\.1:\d+", curl[1]) is not None, repr(curl))
+                          and re.fullmatch(tooltip, curl[1]) is not None, repr(curl))
             python = client_cell(page, "/python")
             checks.result("python-row", python is not None and python[0] == "python3"
                           and "python" in python[1] and "127.0.0.1:" in python[1], repr(python))
