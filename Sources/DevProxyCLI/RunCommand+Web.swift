@@ -98,8 +98,10 @@ extension RunCommand {
         if let capture = server.wireGuard, let wireGuardKeys {
             settings.wireGuard = WebUIConfiguration.WireGuardDevices(capture: capture, keys: wireGuardKeys)
         }
-        let web = WebUI(listener: listener, configuration: settings, store: store,
-                        proxy: entry == nil ? nil : link,
+        // A run without a regular listener (socks5, reverse) still has its throttle, rules and
+        // breakpoints; only replay needs the regular listener (replayPort 0 without one). With no
+        // link at all, Offline and the throttle menu could never be set on such a run.
+        let web = WebUI(listener: listener, configuration: settings, store: store, proxy: link,
                         authority: WebUI.Authority(signer: signer.certificate, root: root, renewCommand: renew))
         web.start()
         Output.line("web ui: \(web.url)")

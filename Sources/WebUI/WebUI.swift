@@ -13,7 +13,8 @@ public final class WebUI: @unchecked Sendable {
     public struct ProxyLink: Sendable {
         /// `(mode, address)` of each proxy listener, as `listening on` prints them.
         public var listeners: [(mode: String, address: String)]
-        /// Where the replayer connects: the regular listener (`127.0.0.1` when it is a wildcard).
+        /// Where the replayer connects: the regular listener (`127.0.0.1` when it is a wildcard);
+        /// port 0 when the run has none (a `socks5` or `reverse:URL` listener alone): replay is refused.
         public var replayHost: String
         public var replayPort: Int
         /// The per-run secret the engine accepts in `X-DevProxy-Replay` (`ProxyConfiguration.replaySecret`).

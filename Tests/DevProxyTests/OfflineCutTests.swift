@@ -13,7 +13,7 @@ import TestSupport
 @Suite(.serialized) struct OfflineCutTests {
     /// `devproxy run` with its web UI, logging to `dir`/flows.jsonl, with `extra` arguments, and
     /// the Python lines that define `throttle(profile, hosts=None)`: a `PUT /api/throttle`.
-    private func webProxy(_ dir: TemporaryDirectory, _ extra: [String]) throws -> (DevProxyProcess, String) {
+    func webProxy(_ dir: TemporaryDirectory, _ extra: [String]) throws -> (DevProxyProcess, String) {
         let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--web", "127.0.0.1:0", "--log",
                                          dir.file("flows.jsonl"), "--quiet"] + extra,
                                         environment: ["DEVPROXY_EMAIL": "dev@example.test"], webUI: true)
@@ -46,9 +46,10 @@ import TestSupport
         return (proxy, python)
     }
 
-    private func run(_ script: String) throws -> [String: Any] {
+    /// Runs a Python script (`webProxy`'s lines and more) that prints one JSON object; its output when it does not.
+    func run(_ script: String) throws -> [String: Any] {
         let result = try Subprocess.run("python3", ["-c", script], timeout: 90)
-        return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
+        return try #require((try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [String: Any],
                             "\(result.output)")
     }
 

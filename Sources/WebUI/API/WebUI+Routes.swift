@@ -105,7 +105,8 @@ extension WebUI {
             // Whether flows can be marked and commented, and if not why (a session file not writable).
             "can_mark": store.noteRefusal == nil,
             "mark_refusal": store.noteRefusal.map { $0 as Any } ?? NSNull(),
-            "replay": proxy != nil,
+            // Through the regular listener: none in a socks5- or reverse-only run.
+            "replay": proxy.map { $0.replayPort != 0 } ?? false,
             "flows": (try? store.count()) ?? 0,
             "store_drops": ["records": drops.records, "bodies": drops.bodies],
             "store_error": store.writeFailure.map { $0.reason as Any } ?? NSNull(),

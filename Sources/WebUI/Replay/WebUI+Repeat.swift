@@ -31,6 +31,7 @@ extension WebUI {
             values[name] = value
         }
         guard let link = proxy else { return Self.noProxy }
+        guard link.replayPort != 0 else { return Self.noRegularListener }
         let plan: ReplayPlan
         switch try replayPlan(of: id) {
         case .refused(let answer): return answer

@@ -7,6 +7,7 @@ import SessionStore
 extension WebUI {
     func replay(id: String) throws -> WebResponse {
         guard let link = proxy else { return Self.noProxy }
+        guard link.replayPort != 0 else { return Self.noRegularListener }
         switch try replayPlan(of: id) {
         case .refused(let answer): return answer
         case .plan(let plan):
@@ -62,6 +63,7 @@ extension WebUI {
 
     func replayEdited(_ request: WebRequest) throws -> WebResponse {
         guard let link = proxy else { return Self.noProxy }
+        guard link.replayPort != 0 else { return Self.noRegularListener }
         guard let object = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any] else {
             return .error(400, "the body must be a JSON object: {\"method\", \"url\", \"headers\", \"body\"}")
         }
@@ -171,6 +173,8 @@ extension WebUI {
 
     static let noProxy = WebResponse.error(409, "replay needs a running proxy: this is devproxy web FILE, "
                                                    + "which proxies nothing; open the session with devproxy run")
+    static let noRegularListener = WebResponse.error(409, "replay enters the proxy through a regular listener, and this "
+                                                      + "run has none: add --mode regular@127.0.0.1:PORT")
 
     /// Replays through the proxy, waits until the new flow is in the store, answers its id.
     private func send(_ link: ProxyLink, method: String, url: String, headers: [(String, String)], body: [UInt8],
