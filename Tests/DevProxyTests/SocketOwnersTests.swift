@@ -2,6 +2,9 @@
 import Foundation
 import Testing
 
+// Linux only: DevProxy finds a client's process through netlink and /proc (macOS leaves it unknown).
+#if os(Linux)
+
 /// The process behind a client's socket (`SocketOwners`, `SocketDiagnostics`), asked of sockets
 /// this test opens itself: the client end is in this process, so the owner is this pid, its
 /// `/proc` name and executable; a socket that is not on this host, or a search with no time left,
@@ -87,3 +90,4 @@ import Testing
         #expect(owners.noted(try inode(second)) == nil)
     }
 }
+#endif

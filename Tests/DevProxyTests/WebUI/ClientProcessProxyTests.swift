@@ -2,6 +2,9 @@ import Foundation
 import Testing
 import TestSupport
 
+// Linux only: DevProxy finds a client's process through netlink and /proc (macOS leaves it unknown).
+#if os(Linux)
+
 /// The process that made each flow, on a real `devproxy run`: curl and python3, two programs on
 /// this machine, each send requests through the proxy; the flow log names each one's process
 /// (its pid the one the client had), `/api/flows` its name, `~proc` picks one program's flows,
@@ -112,3 +115,4 @@ import TestSupport
                 "missing: \(expected.subtracting(WebUIBrowser.passed(result)))\n\(result.output)")
     }
 }
+#endif
