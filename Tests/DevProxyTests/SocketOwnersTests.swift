@@ -80,7 +80,8 @@ import Testing
         let second = try Self.connectedPair(host: "127.0.0.1")
         defer { [first, second].forEach { $0.accepted.close(); $0.client.close(); _ = $0.listener } }
         func inode(_ pair: (listener: Listener, accepted: Socket, client: Socket)) throws -> UInt32 {
-            try #require(SocketDiagnostics.find(local: pair.accepted.peerAddress!, remote: pair.accepted.localAddress!)).inode
+            let peer = try #require(pair.accepted.peerAddress), local = try #require(pair.accepted.localAddress)
+            return try #require(SocketDiagnostics.find(local: peer, remote: local)).inode
         }
         let owners = SocketOwners()
         #expect(owners.pid(holding: try inode(first)) == getpid())

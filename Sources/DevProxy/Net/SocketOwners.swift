@@ -214,7 +214,8 @@ final class SocketOwners: Sendable {
     func process(_ pid: Int32) -> Flow.ClientProcess? {
         var target = [CChar](repeating: 0, count: Int(PATH_MAX))
         let length = readlink("/proc/\(pid)/exe", &target, target.count)
-        let exe = length > 0 ? String(decoding: target.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
+        let exe = length > 0
+            ? String(decoding: target.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
         if let exe, let known = names.withLock({ $0[pid] }), known.exe == exe {
             return Flow.ClientProcess(pid: Int(pid), name: known.name, exe: exe)
         }
