@@ -20,7 +20,7 @@ public enum ObsText {
     /// `string(_:)` of an array (an HTTP/2 field's value): ASCII, as nearly every value is, is
     /// its own UTF-8 and becomes a string at once. Called across modules, the generic path ran
     /// unspecialized: `String(validating:as:)` looked up type metadata at run time for every value,
-    /// 2.4 % of an h2 stream's cycles (perf, docs/performance.md, run 52).
+    /// 4.7 % of the h2 keep-alive cell's samples (perf, docs/performance.md, run 52).
     public static func string(_ bytes: [UInt8]) -> String {
         let ascii = bytes.withUnsafeBufferPointer { buffer in buffer.allSatisfy { $0 < 0x80 } }
         return ascii ? String(decoding: bytes, as: UTF8.self) : decoded(bytes)

@@ -63,8 +63,9 @@ final class ExchangeContext {
     /// that went on a connection for another name (`Flow.Server.requestHost`). Nil when they match.
     static func otherHost(in url: String, than host: String) -> String? {
         // Run for every request: "://" is found in the bytes, and the names compared without a
-        // lower-cased copy of each (Foundation's `range(of:)` went through CFString, and the
-        // two `lowercased()` allocated: ~2 % of an h2 stream's cycles, docs/performance.md, run 52).
+        // lower-cased copy of each (Foundation's `range(of:)` went through CFString, and the two
+        // `lowercased()` allocated: ~4 % of the h2 keep-alive cell's samples, docs/performance.md,
+        // run 52).
         guard let start = authorityStart(url) else { return nil }
         let authority = url[start...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
         var named = Substring(authority)
