@@ -76,9 +76,8 @@ final class ExchangeContext {
         }
         func plain(_ text: Substring) -> Substring { text.hasSuffix(".") && text.count > 1 ? text.dropLast() : text }
         let (requested, connection) = (plain(named), plain(Substring(host)))
-        if requested.isEmpty || requested.utf8.elementsEqual(connection.utf8, by: { lowerASCII($0) == lowerASCII($1) }) {
-            return nil
-        }
+        guard !requested.isEmpty,
+              !requested.utf8.elementsEqual(connection.utf8, by: { lowerASCII($0) == lowerASCII($1) }) else { return nil }
         let lowered = requested.lowercased()
         return lowered == connection.lowercased() ? nil : lowered
     }
