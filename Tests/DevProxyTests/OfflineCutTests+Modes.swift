@@ -11,7 +11,7 @@ extension OfflineCutTests {
     /// for `DIR/NAME.gate`): curl with `-sS -o DIR/NAME -w %{http_code} --max-time 40` and
     /// `covered` or `other` (its proxy and URL). Offline for `localhost` is switched on once both
     /// are flowing; then the other's gate opens; back online, curl runs once more with `fresh`.
-    private func cutOneOfTwo(_ dir: TemporaryDirectory, _ prelude: String, covered: [String], other: [String],
+    func cutOneOfTwo(_ dir: TemporaryDirectory, _ prelude: String, covered: [String], other: [String],
                              fresh: [String]) throws -> [String: Any] {
         func list(_ arguments: [String]) -> String {
             "[" + arguments.map { "'" + $0 + "'" }.joined(separator: ", ") + "]"
@@ -40,8 +40,8 @@ extension OfflineCutTests {
     /// What `cutOneOfTwo` saw, and the flow log of the stopped `proxy`: curl read a reset at once
     /// (56, `Recv failure: Connection reset by peer`) on the download to localhost, the other went on
     /// to its end; the cut flow says `offline`, with its 200 and the 40 KiB so far, on `listener`.
-    private func expectCutOneOfTwo(_ out: [String: Any], _ dir: TemporaryDirectory, _ proxy: DevProxyProcess,
-                                   listener: String, other: String) throws {
+    func expectCutOneOfTwo(_ out: [String: Any], _ dir: TemporaryDirectory, _ proxy: DevProxyProcess,
+                           listener: String, other: String) throws {
         #expect(out["flowing"] as? Bool == true && out["set"] as? String == "offline", "\(out)")
         let covered = out["covered"] as? [Any]
         #expect(covered?.first as? Int == 56 && (covered?[1] as? String)?.contains("reset") == true
