@@ -50,11 +50,21 @@ extension LocalRequest {
     /// The request a local route sees for `request` as it arrived: header fields as sent (HTTP/2:
     /// lower case, without pseudo-header fields), the body still to be read; `client` the address
     /// it came from (`~src` in a rule's filter), `process` the client's process (`~proc`).
-    init(_ request: HTTPRequest, url: String, httpVersion: String, client: String,
-         process: Flow.ClientProcess? = nil) {
+    init(_ request: HTTPRequest, url: String, httpVersion: String, client: String, process: Flow.ClientProcess?) {
         self.init(method: request.method, url: url, httpVersion: httpVersion,
                   headers: request.fields.map { ($0.name, $0.value) })
         self.client = client
         self.clientProcess = process
+    }
+
+    /// `request` from the client of `flow` (its address and process), as the rules see it.
+    init(_ request: HTTPRequest, url: String, httpVersion: String, clientOf flow: Flow) {
+        self.init(request, url: url, httpVersion: httpVersion, client: flow.client, process: flow.clientProcess)
+    }
+
+    /// `request` from `context`'s client connection, before the exchange has a flow (map rules).
+    init(_ request: HTTPRequest, url: String, httpVersion: String, clientOf context: ExchangeContext) {
+        self.init(request, url: url, httpVersion: httpVersion, client: context.clientAddress,
+                  process: context.connection.clientProcess)
     }
 }

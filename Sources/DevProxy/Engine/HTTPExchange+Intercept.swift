@@ -13,9 +13,8 @@ extension HTTPExchange {
     func breakpoint(_ board: Intercepts, request: HTTPRequest, sent: HTTPRequestHead, draft: inout FlowDraft) -> Bool? {
         guard head.method != "CONNECT", head.headers["Upgrade"] == nil,
               let filter = board.shouldHold(LocalRequest(request, url: destination.url,
-                                                         httpVersion: head.version.description,
-                                                         client: draft.flow.client,
-                                                         process: draft.flow.clientProcess)) else { return nil }
+                                                         httpVersion: head.version.description, clientOf: draft.flow))
+        else { return nil }
         let declared = head.headers["Content-Length"].flatMap { Int($0) } ?? 0
         if let note = Intercepts.refusal(bodyBytes: declared, board: board) {
             draft.flow.intercept = Intercepts.notHeld(filter: filter, because: note)

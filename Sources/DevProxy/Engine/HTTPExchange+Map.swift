@@ -12,8 +12,7 @@ extension HTTPExchange {
         let request = HTTPRequest(head, scheme: destination.tls ? "https" : "http", authority: destination.hostHeader,
                                   path: destination.pathAndQuery)
         let asked = LocalRequest(request, url: destination.url, httpVersion: head.version.description,
-                                 client: context.clientAddress,
-                                 process: context.connection.clientProcess)
+                                 clientOf: context)
         guard let outcome = context.configuration.mapRules.apply(to: asked) else { return nil }
         var exchange = self
         exchange.mapping = outcome.record

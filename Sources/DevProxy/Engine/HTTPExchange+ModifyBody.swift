@@ -26,8 +26,7 @@ extension HTTPExchange {
         guard head.method != "CONNECT", head.headers["Upgrade"] == nil else { return .unchanged }
         let rules = context.configuration.mapRules.requestBodyRules(
             for: LocalRequest(request, url: destination.url, httpVersion: head.version.description,
-                             client: draft.flow.client,
-                              process: draft.flow.clientProcess))
+                              clientOf: draft.flow))
         guard !rules.isEmpty else { return .unchanged }
         let fields = head.headers.map { (name: $0.name, value: $0.value) }
         if let reason = BodyEdit.requestSkipReason(fields: fields) {

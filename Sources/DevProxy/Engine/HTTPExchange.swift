@@ -61,8 +61,7 @@ struct HTTPExchange {
         // RFC 9110 §7.6.2: a TRACE or OPTIONS whose hops ran out here is DevProxy's to answer.
         let lastHop = MaxForwards.answersHere(method: head.method, value: head.headers["Max-Forwards"]) ? MaxForwards.route : nil
         if route != nil || lastHop != nil || !context.server.localRoutes.isEmpty {
-            let request = LocalRequest(request, url: url, httpVersion: version, client: context.clientAddress,
-                                       process: context.connection.clientProcess)
+            let request = LocalRequest(request, url: url, httpVersion: version, clientOf: context)
             if let route = route ?? lastHop ?? context.server.localRoute(for: request) {
                 return answerLocally(request, route: route, recorder: recorder, draft: &draft)
             }

@@ -56,8 +56,7 @@ extension ExchangeContext {
     func modifyingHeaders(of final: UpstreamResponseHead, request: HTTPRequest, url: String,
                           draft: inout FlowDraft) -> UpstreamResponseHead {
         let asked = LocalRequest(request, url: url, httpVersion: draft.flow.request?.httpVersion ?? "HTTP/1.1",
-                                 client: draft.flow.client,
-                                 process: draft.flow.clientProcess)
+                                 clientOf: draft.flow)
         let fields = final.response.fields.map { ($0.name, $0.value) }
         guard let (edits, changes) = configuration.mapRules.responseEdits(for: asked, status: final.response.status,
                                                                           fields: fields) else { return final }
@@ -78,8 +77,7 @@ extension ExchangeContext {
     func modifyingHeaders(of response: HTTPResponse, request: HTTPRequest, url: String,
                           draft: inout FlowDraft) -> HTTPResponse? {
         let asked = LocalRequest(request, url: url, httpVersion: draft.flow.request?.httpVersion ?? "HTTP/2",
-                                 client: draft.flow.client,
-                                 process: draft.flow.clientProcess)
+                                 clientOf: draft.flow)
         let fields = response.fields.map { ($0.name, $0.value) }
         guard let (edits, changes) = configuration.mapRules.responseEdits(for: asked, status: response.status,
                                                                           fields: fields) else { return nil }
@@ -94,8 +92,7 @@ extension ExchangeContext {
     func modifyingHeaders(of head: HTTP2HeaderBlock, request: HTTPRequest, url: String,
                           draft: inout FlowDraft) -> HTTP2HeaderBlock {
         let asked = LocalRequest(request, url: url, httpVersion: draft.flow.request?.httpVersion ?? "HTTP/2",
-                                 client: draft.flow.client,
-                                 process: draft.flow.clientProcess)
+                                 clientOf: draft.flow)
         let response = HTTPResponse(head)
         let fields = response.fields.map { ($0.name, $0.value) }
         guard let (edits, changes) = configuration.mapRules.responseEdits(for: asked, status: response.status,

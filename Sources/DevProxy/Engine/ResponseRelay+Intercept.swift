@@ -18,8 +18,7 @@ extension ResponseRelay {
     func breakpointFilter(for head: HTTPResponseHead, board: Intercepts, draft: FlowDraft) -> String? {
         guard !replayed else { return nil }
         let asked = LocalRequest(recorder.request, url: draft.flow.request?.url ?? "",
-                                 httpVersion: draft.flow.request?.httpVersion ?? "HTTP/1.1", client: draft.flow.client,
-                                 process: draft.flow.clientProcess)
+                                 httpVersion: draft.flow.request?.httpVersion ?? "HTTP/1.1", clientOf: draft.flow)
         return board.shouldHold(asked, status: head.status, fields: head.headers.map { ($0.name, $0.value) })
     }
 

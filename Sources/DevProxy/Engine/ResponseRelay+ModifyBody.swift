@@ -12,8 +12,7 @@ extension ResponseRelay {
         let rules = context.configuration.mapRules
         guard !rules.body.isEmpty else { return [] }
         let asked = LocalRequest(recorder.request, url: draft.flow.request?.url ?? "",
-                                 httpVersion: draft.flow.request?.httpVersion ?? "HTTP/1.1", client: draft.flow.client,
-                                 process: draft.flow.clientProcess)
+                                 httpVersion: draft.flow.request?.httpVersion ?? "HTTP/1.1", clientOf: draft.flow)
         return rules.bodyRules(for: asked, status: head.status, fields: head.headers.map { ($0.name, $0.value) })
     }
 

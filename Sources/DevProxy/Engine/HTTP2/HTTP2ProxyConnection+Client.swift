@@ -212,8 +212,7 @@ extension HTTP2ProxyConnection {
         let lastHop = MaxForwards.answersHere(method: request.method, value: request.fields["max-forwards"])
             ? MaxForwards.route : nil
         if lastHop != nil || mapping?.route != nil || !server.localRoutes.isEmpty {
-            let request = LocalRequest(request, url: url, httpVersion: "HTTP/2", client: context.clientAddress,
-                                       process: context.connection.clientProcess)
+            let request = LocalRequest(request, url: url, httpVersion: "HTTP/2", clientOf: context)
             if let route = mapping?.route ?? lastHop ?? server.localRoute(for: request) {
                 exchange.local = (route, request)
                 exchange.answeredLocally = true

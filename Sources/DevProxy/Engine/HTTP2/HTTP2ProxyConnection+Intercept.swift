@@ -20,8 +20,7 @@ extension HTTP2ProxyConnection {
     /// when either passed it).
     func gathers(_ exchange: HTTP2StreamExchange, request: HTTPRequest, url: String, endStream: Bool) -> Bool {
         guard !exchange.isExtendedConnect else { return false }
-        let asked = LocalRequest(request, url: url, httpVersion: "HTTP/2", client: context.clientAddress,
-                                 process: context.connection.clientProcess)
+        let asked = LocalRequest(request, url: url, httpVersion: "HTTP/2", clientOf: context)
         let declared = request.fields["content-length"].flatMap { Int($0) } ?? 0
         let board = context.configuration.intercepts
         var filter = board?.isActive == true ? board?.shouldHold(asked) : nil

@@ -11,8 +11,7 @@ extension HTTP2ProxyConnection {
     /// `:authority` says it); for modify-headers, its fields (a `Host` it sets becomes
     /// `:authority`, `url` kept); nil when no rule applied.
     func map(_ head: inout HTTP2HeaderBlock, request: inout HTTPRequest, url: inout String) -> MapOutcome? {
-        let asked = LocalRequest(request, url: url, httpVersion: "HTTP/2", client: context.clientAddress,
-                                 process: context.connection.clientProcess)
+        let asked = LocalRequest(request, url: url, httpVersion: "HTTP/2", clientOf: context)
         guard let outcome = context.configuration.mapRules.apply(to: asked) else { return nil }
         if let edits = outcome.edits {
             head.fields.removeAll { edits.removed.contains(String(decoding: $0.name, as: UTF8.self)) }

@@ -84,8 +84,7 @@ extension HTTP2ProxyConnection {
     /// The `--modify-body` rules that match `response` of `exchange`'s request as it was sent.
     private func bodyRules(for exchange: HTTP2StreamExchange, response: HTTPResponse) -> [ModifyBodyRule] {
         let asked = LocalRequest(exchange.recorder.request, url: exchange.draft.flow.request?.url ?? "",
-                                 httpVersion: "HTTP/2", client: exchange.draft.flow.client,
-                                 process: exchange.draft.flow.clientProcess)
+                                 httpVersion: "HTTP/2", clientOf: exchange.draft.flow)
         return context.configuration.mapRules.bodyRules(for: asked, status: response.status,
                                                         fields: response.fields.map { ($0.name, $0.value) })
     }

@@ -46,8 +46,7 @@ extension HTTP2ProxyConnection {
               exchange.draft.flow.pinset == nil || context.configuration.pinSetRewrite == nil else { return false }
         let response = HTTPResponse(head)
         let asked = LocalRequest(exchange.recorder.request, url: exchange.draft.flow.request?.url ?? "",
-                                 httpVersion: "HTTP/2", client: exchange.draft.flow.client,
-                                 process: exchange.draft.flow.clientProcess)
+                                 httpVersion: "HTTP/2", clientOf: exchange.draft.flow)
         guard let filter = board.shouldHold(asked, status: response.status,
                                             fields: response.fields.map { ($0.name, $0.value) }) else { return false }
         // A HEAD's, a 204's or a 304's length binds no body (RFC 9110 §8.6).
