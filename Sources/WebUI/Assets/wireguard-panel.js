@@ -13,6 +13,8 @@ import { copyText } from "./clipboard.js";
 const POLL = 3000;
 /** How long the endpoint field waits after a keystroke before the config follows it (ms). */
 const TYPING = 400;
+/** How long a Remove button, clicked once, waits for the second click that removes (ms). */
+const ARMED = 4000;
 
 /** `12 s`, `4 min`, `2 h`: how long ago a handshake was. */
 function ago(seconds) {
@@ -60,6 +62,8 @@ class WireGuardPanel extends HTMLElement {
     /** Each peer's `connected` as last shown, to announce a change. */
     #was = new Map();
     #loaded = 0;
+    /** The Remove button clicked once, waiting for its second click: `{button, timer}`, or null. */
+    #armed = null;
 
     connectedCallback() {
         if (this.hasAttribute("role")) return;
@@ -179,7 +183,16 @@ class WireGuardPanel extends HTMLElement {
                     + `(${deviceFilter(peer.address)})`, on: { click: () => showFlowsOf(peer.address) } }, peer.address)),
                 h("td"), h("td"),
                 h("td", {}, h("button", { type: "button", class: "wg-remove", title: `revoke peer ${peer.peer}: its key is `
-                    + "deleted and the run drops it at once", on: { click: () => this.#remove(peer) } }, "Remove")))));
+                    + "deleted and the run drops it at once (two clicks)", on: {
+                    click: (event) => this.#remove(peer, event.currentTarget),
+                    blur: () => this.#disarm(),
+                    keydown: (event) => {
+                        if (event.key === "Escape" && this.#armed) {
+                            event.preventDefault();
+                            this.#disarm();
+                        }
+                    },
+                } }, "Remove")))));
         }
         peers.forEach((peer, index) => {
             const row = this.#rows.children[index];
@@ -199,12 +212,23 @@ class WireGuardPanel extends HTMLElement {
     }
 
     /**
-     * Revokes `peer` once confirmed (`DELETE /api/wireguard/peers/N`, as `devproxy wireguard
-     * --remove-peer N`): the device loses its tunnel, its number is not given again.
+     * Revokes `peer` on the second click of its Remove `button` (`DELETE /api/wireguard/peers/N`, as
+     * `devproxy wireguard --remove-peer N`): the device loses its tunnel, its number is not given again.
+     * The first click only arms the button, which then says what a second one does; it disarms after
+     * `ARMED` ms, on blur or on Esc. Two clicks, no confirm(): a modal prompt would block the page
+     * (and its polling) until answered.
      */
-    async #remove(peer) {
-        if (!window.confirm(`Remove peer ${peer.peer} (${peer.address})? Its key is deleted: the device loses its tunnel `
-            + "at once and needs a new device's config to come back.")) return;
+    async #remove(peer, button) {
+        if (this.#armed?.button !== button) {
+            this.#disarm();
+            this.#armed = { button, timer: setTimeout(() => this.#disarm(), ARMED) };
+            button.textContent = `Remove peer ${peer.peer}? Click again`;
+            button.classList.add("armed");
+            this.#announce.textContent = `Click again to remove peer ${peer.peer} (${peer.address}): its key is deleted, `
+                + "the device loses its tunnel at once and needs a new device's config to come back.";
+            return;
+        }
+        this.#disarm();
         try {
             await api.removeWireGuardPeer(peer.peer);
             this.#announce.textContent = `peer ${peer.peer} (${peer.address}) removed`;
@@ -212,6 +236,17 @@ class WireGuardPanel extends HTMLElement {
             this.#announce.textContent = `could not remove peer ${peer.peer}: ${error.message}`;
         }
         this.load();
+    }
+
+    /** Puts an armed Remove button back as it was, and takes its question off the page. */
+    #disarm() {
+        const armed = this.#armed;
+        if (!armed) return;
+        this.#armed = null;
+        clearTimeout(armed.timer);
+        armed.button.textContent = "Remove";
+        armed.button.classList.remove("armed");
+        if (this.#announce.textContent.startsWith("Click again to remove")) this.#announce.textContent = "";
     }
 
     #select(peer) {

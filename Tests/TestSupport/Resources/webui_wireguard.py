@@ -14,9 +14,11 @@ With `--only live --shots DIR`: the page open while the device is away says `nev
 (and saves DIR/wireguard-never-connected.png, the test's sign to connect the device), then follows
 it to `connected · handshake N s ago` from the device's address, without a reload, and announces it.
 
-With `--only remove` (the run has peers 1 and 2): the Remove button of peer 2's row, confirmed (the
-page's confirm() answered yes, its question kept), deletes the device: its row goes, the part says
-so, `/api/wireguard` lists peer 1 alone, and peer 1's config stays shown.
+With `--only remove` (the run has peers 1 and 2): the Remove button of peer 2's row asks in place,
+with no dialog: one click makes it say `Remove peer 2? Click again` and the part what removing does,
+and removes nothing; leaving the button (Tab) or 4 s put it back; from the keyboard Enter arms it,
+Esc disarms it, and Enter twice deletes the device: its row goes, the part says so, `/api/wireguard`
+lists peer 1 alone, and peer 1's config stays shown.
 
 Usage: webui_wireguard.py --ui URL --proxy http://127.0.0.1:PORT [--only live --shots DIR | --only remove]
 """
@@ -130,17 +132,39 @@ def live(page, options, checks):
 
 
 def remove(page, options, checks):
-    """`--only remove`: peer 2 removed with its row's Remove button."""
+    """`--only remove`: peer 2 removed with its row's Remove button, in two clicks (no dialog)."""
     rows = "() => [...document.querySelectorAll('wireguard-panel tbody tr')].map((r) => r.children[0].textContent)"
+    button = "wireguard-panel tbody tr[data-id='%s'] button.wg-remove"
+    said = lambda: page.text_content("wireguard-panel .wg-announce")
+    peers = lambda: [peer["peer"] for peer in json.loads(api(options.ui, "/api/wireguard"))["peers"]]
     page.wait_for_function("() => (%s)().length === 2" % rows, timeout=10000)
-    page.evaluate("() => { window.__asked = []; window.confirm = (m) => { window.__asked.push(m); return true; }; }")
-    page.click("wireguard-panel tbody tr[data-id='2'] button.wg-remove")
+
+    # One click arms the button: it says what a second click does, and nothing is removed.
+    page.click(button % 2)
+    page.wait_for_timeout(1000)
+    armed = [page.text_content(button % 2), said(), page.evaluate(rows), peers()]
+    checks.result("remove-first-click-asks", armed[0] == "Remove peer 2? Click again"
+                  and armed[1].startswith("Click again to remove peer 2 (10.0.0.3): its key is deleted")
+                  and armed[2] == ["peer 1", "peer 2"] and armed[3] == [1, 2], repr(armed))
+    # Leaving the button (Tab), or waiting 4 s, puts it back.
+    page.keyboard.press("Tab")
+    blurred = [page.text_content(button % 2), said()]
+    page.click(button % 1)
+    page.wait_for_function("(s) => document.querySelector(s).textContent === 'Remove'", arg=button % 1, timeout=6000)
+    checks.result("remove-disarms", blurred == ["Remove", ""] and peers() == [1, 2]
+                  and page.evaluate(rows) == ["peer 1", "peer 2"], repr(blurred))
+
+    # From the keyboard: Enter arms, Esc disarms, Enter twice removes.
+    page.focus(button % 2)
+    page.keyboard.press("Enter")
+    asked = page.text_content(button % 2)
+    page.keyboard.press("Escape")
+    escaped = page.text_content(button % 2)
+    page.keyboard.press("Enter")
+    page.keyboard.press("Enter")
     page.wait_for_function("() => (%s)().join() === 'peer 1'" % rows, timeout=10000)
-    asked = page.evaluate("() => window.__asked")
-    said = page.text_content("wireguard-panel .wg-announce")
-    peers = [peer["peer"] for peer in json.loads(api(options.ui, "/api/wireguard"))["peers"]]
-    checks.result("remove-confirmed-and-gone", len(asked) == 1 and asked[0].startswith("Remove peer 2 (10.0.0.3)?")
-                  and said == "peer 2 (10.0.0.3) removed" and peers == [1], repr((asked, said, peers)))
+    checks.result("remove-second-click-removes", asked == "Remove peer 2? Click again" and escaped == "Remove"
+                  and said() == "peer 2 (10.0.0.3) removed" and peers() == [1], repr((asked, escaped, said(), peers())))
     config = api(options.ui, "/api/wireguard/peers/1/config").decode()
     page.wait_for_function("(c) => document.getElementById('wg-config').textContent === c", arg=config, timeout=10000)
     checks.result("remove-keeps-peer-1", True, "")
