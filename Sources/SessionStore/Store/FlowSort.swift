@@ -3,10 +3,10 @@
 /// last either way; ties go newest first.
 public struct FlowSort: Sendable, Equatable {
     public enum Column: String, Sendable, CaseIterable {
-        case time, method, host, path, status, type, size, duration
+        case time, method, host, path, status, type, size, duration, client
 
-        /// The stored column (of `flows`, unqualified) sorted on, and whose value a cursor's flow
-        /// is read by.
+        /// The stored value (of `flows`, its columns unqualified) sorted on, and whose value a
+        /// cursor's flow is read by.
         var rawColumn: String {
             switch self {
             case .time: "seq"
@@ -17,14 +17,21 @@ public struct FlowSort: Sendable, Equatable {
             case .type: "content_type"
             case .size: "response_size"
             case .duration: "duration_ms"
+            // What the list's Client cell shows: the process's name, else the client's address.
+            case .client: "coalesce(nullif(client_process, ''), nullif(client, ''))"
             }
         }
 
-        /// The SQL expression sorted on (a column of `flows f`; hosts without regard to case).
-        var expression: String { "f.\(rawColumn)" + (self == .host ? " COLLATE NOCASE" : "") }
+        /// `rawColumn` over `flows f`.
+        private var qualified: String {
+            self == .client ? "coalesce(nullif(f.client_process, ''), nullif(f.client, ''))" : "f.\(rawColumn)"
+        }
 
-        /// The column, when its NULL means "no value yet" (`seq` and `host` are never NULL).
-        var nullable: String? { self == .time || self == .host ? nil : "f.\(rawColumn)" }
+        /// The SQL expression sorted on (of `flows f`; hosts and clients without regard to case).
+        var expression: String { qualified + (self == .host || self == .client ? " COLLATE NOCASE" : "") }
+
+        /// The value, when its NULL means "no value yet" or none (`seq` and `host` are never NULL).
+        var nullable: String? { self == .time || self == .host ? nil : qualified }
     }
 
     public var column: Column

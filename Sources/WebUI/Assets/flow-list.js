@@ -29,6 +29,8 @@ const SORT_KEYS = {
     type: (s) => s.content_type,
     size: (s) => s.response_size,
     duration: (s) => s.duration_ms,
+    // What the cell shows (the process, else the client's address), without regard to case.
+    client: (s) => (s.client_process || s.client || null)?.toLowerCase() ?? null,
 };
 /** Columns whose first click sorts largest first (the rest sort A to Z first). */
 const LARGEST_FIRST = new Set(["status", "size", "duration"]);

@@ -98,7 +98,8 @@ import TestSupport
     }
 
     /// The web UI (`Resources/webui_client_process.py`): the list's Client column names each
-    /// row's process, its tooltip the executable and address; the Connection tab says the pid.
+    /// row's process, its tooltip the executable and address, and its title sorts by it (A to Z,
+    /// then Z to A); the Connection tab says the pid.
     @Test(.enabled(if: WebUIBrowser.missing == nil, "needs chromium and playwright"))
     func theWebUIShowsTheClientProcess() throws {
         let dir = TemporaryDirectory()
@@ -110,7 +111,8 @@ import TestSupport
         _ = try Self.python(proxy: proxy.port, urls: [base + "/python"])
         let result = try WebUIBrowser.run(ui: try #require(proxy.webUI), proxy: "http://127.0.0.1:\(proxy.port)",
                                           script: "webui_client_process.py", timeout: 120)
-        let expected: Set = ["client-column", "curl-row", "python-row", "curl-process-shown", "no-page-errors"]
+        let expected: Set = ["client-column", "curl-row", "python-row", "client-sorts", "curl-process-shown",
+                             "no-page-errors"]
         #expect(result.status == 0, "\(result.output)")
         #expect(expected.subtracting(WebUIBrowser.passed(result)).isEmpty,
                 "missing: \(expected.subtracting(WebUIBrowser.passed(result)))\n\(result.output)")

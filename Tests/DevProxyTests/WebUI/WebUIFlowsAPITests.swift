@@ -116,9 +116,34 @@ import Testing
         #expect(try ids("sort=status&limit=2&cursor=\(cursor)") == ["s4", "s2"])
         #expect(try ids("sort=-status&filter=%21%7Ec%20503") == ["s2", "s4", "s3", "s0"])
         let unknown = try ui.request("/api/flows?sort=colour")
-        #expect(unknown.status == 400 && unknown.text.contains("time, method, host, path, status, type, size, duration"),
+        #expect(unknown.status == 400
+                && unknown.text.contains("time, method, host, path, status, type, size, duration, client"),
                 "\(unknown.text)")
         #expect(try ui.request("/api/flows?sort=size&order=oldest").status == 400)
+    }
+
+    /// `sort=client` orders by what the list's Client cell shows: the process's name, else the
+    /// client's address; without regard to case (ties newest first, across a page's end too), a
+    /// flow with neither last either way.
+    @Test func sortByClientOrdersByProcessElseAddress() throws {
+        let ui = try WebUIHarness()
+        for (index, (process, client)) in [("python3", "127.0.0.1:1"), (nil, "10.0.0.3:5"), ("Curl", "127.0.0.1:2"),
+                                           ("curl", "127.0.0.1:3"), (nil, nil)].enumerated() {
+            let named = process.map { #","client_process":{"pid":\#(100 + index),"name":"\#($0)"}"# } ?? ""
+            let line = Self.line(id: "c\(index)", host: "h.test")
+                .replacingOccurrences(of: #""client":"127.0.0.1:1","#, with: client.map { #""client":"\#($0)","# } ?? "")
+            ui.add(String(line.dropLast()) + named + "}")
+        }
+        let ids = { (query: String) -> [String] in
+            (try ui.request("/api/flows?" + query).json["flows"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+        }
+        #expect(try ids("sort=client") == ["c1", "c3", "c2", "c0", "c4"])
+        #expect(try ids("sort=-client") == ["c0", "c3", "c2", "c1", "c4"])
+        let first = try ui.request("/api/flows?sort=client&limit=2")
+        #expect(try ids("sort=client&limit=2") == ["c1", "c3"])
+        let cursor = try #require(first.json["next_cursor"] as? String)
+        #expect(try ids("sort=client&limit=2&cursor=\(cursor)") == ["c2", "c0"])
+        #expect(try ids("sort=-client&filter=%7Eproc%20curl") == ["c3", "c2"])
     }
 
     /// Every page says the largest `seq` its `total` counted up to (`max_seq`, the store's newest

@@ -4,8 +4,9 @@ system browser), over flows the caller made through the proxy: `/curl` with curl
 python3, two processes on this machine.
 
 Checks: the list has a Client column; `/curl`'s row shows `curl` there, its tooltip the process's
-pid, executable and the client's address; `/python`'s row shows `python3`; the Connection tab of `/curl`
-says `curl · pid N · /…/curl`, as text.
+pid, executable and the client's address; `/python`'s row shows `python3`; clicking the Client title
+sorts by it, A to Z (`/curl` above `/python`, `aria-sort` ascending, `sort=client` in the address),
+again Z to A; the Connection tab of `/curl` says `curl · pid N · /…/curl`, as text.
 
 Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on any failure.
 
@@ -46,6 +47,23 @@ def main():
                           and "python" in python[1] and "127.0.0.1:" in python[1], repr(python))
         except Exception as error:
             checks.result("client-column", False, str(error).splitlines()[0])
+        try:
+            # The Client title sorts by it: A to Z first (curl above python3, where arrival order has
+            # the later python3 on top), then Z to A; the address says so.
+            order = ("() => [...document.querySelectorAll('flow-list .flow-row[data-id] .c-path')]"
+                     ".map((c) => c.textContent).filter((p) => p === '/curl' || p === '/python').join()")
+            page.click("flow-list .flow-header button.sort[data-col=client]", timeout=5000)
+            page.wait_for_function("() => (%s)() === '/curl,/python'" % order, timeout=10000)
+            ascending = [page.get_attribute("flow-list .flow-header .c-client", "aria-sort"),
+                         page.evaluate("() => location.hash")]
+            page.click("flow-list .flow-header button.sort[data-col=client]")
+            page.wait_for_function("() => (%s)() === '/python,/curl'" % order, timeout=10000)
+            descending = page.get_attribute("flow-list .flow-header .c-client", "aria-sort")
+            checks.result("client-sorts", ascending[0] == "ascending" and "sort=client" in ascending[1]
+                          and descending == "descending", repr((ascending, descending)))
+            page.click("flow-list .flow-header button.sort[data-col=client]")
+        except Exception as error:
+            checks.result("client-sorts", False, str(error).splitlines()[0])
         try:
             open_flow(page, "/curl")
             page.click("#detail-tab-connection")
