@@ -69,8 +69,14 @@ struct Arguments {
                                  + "--client-cert-passphrase-file FILE or \(ClientIdentity.passphraseVariable)")
             } else if name == "passphrase" || name == "password" || name == "pass" {
                 throw UsageError("passphrases are never taken as arguments (other users can read them in `ps`); use --passphrase-file FILE or DEVPROXY_CA_PASSPHRASE")
+            } else if booleans.contains(name) {
+                throw UsageError("\(argument): --\(name) takes no value")
             } else {
-                throw UsageError("unknown option \(argument)")
+                // mitmproxy's `-p 8090` or a typo: say what this command takes instead, so the
+                // next try works.
+                let next = index < arguments.endIndex && !arguments[index].hasPrefix("-") ? arguments[index] : nil
+                let hint = Self.suggestion(for: name, next: inline ?? next, known: valued.union(booleans))
+                throw UsageError("unknown option \(argument); " + (hint ?? "--help lists the options"))
             }
         }
     }

@@ -40,7 +40,7 @@ extension RunCommand {
     static func webConfiguration(_ options: RunOptions) throws -> WebUIConfiguration {
         var configuration = WebUIConfiguration()
         if let web = try options.value("web") {
-            (configuration.host, configuration.port) = try RunOptions.hostPort(web)
+            (configuration.host, configuration.port) = try RunOptions.hostPort(web, option: "web", example: 8081)
             configuration.tryNextPorts = false
         }
         configuration.allowRemote = try options.flag("allow-remote")

@@ -129,7 +129,7 @@ struct RunOptions {
     func configuration() throws -> ProxyConfiguration {
         var configuration = ProxyConfiguration()
         if let listen = try value("listen") {
-            let (host, port) = try Self.hostPort(listen)
+            let (host, port) = try Self.hostPort(listen, option: "listen", example: 8080)
             configuration.listenHost = host
             configuration.listenPort = port
         }
@@ -234,10 +234,20 @@ struct RunOptions {
         }
     }
 
-    /// Splits `HOST:PORT` (`[::1]:8080` for IPv6).
-    static func hostPort(_ text: String) throws -> (String, Int) {
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
-            throw UsageError("\(text) is not HOST:PORT")
+    /// Splits `HOST:PORT` (`[::1]:8080` for IPv6), the value of `--option` (`listen`, `web`), whose
+    /// usual port `example` shows in the error for a value that is not one.
+    static func hostPort(_ text: String, option: String, example: Int) throws -> (String, Int) {
+        guard let colon = text.lastIndex(of: ":") else {
+            // A port alone, as mitmproxy's `-p 8080` and many dev servers' `--port` take it.
+            if let port = Int(text), (0...65535).contains(port) {
+                throw UsageError("--\(option) \(text) has no address: write 127.0.0.1:\(port) "
+                                 + "(0.0.0.0:\(port) with --allow-remote to be reached from other machines)")
+            }
+            throw UsageError("--\(option) \(text) is not HOST:PORT "
+                             + "(such as 127.0.0.1:\(example); port 0 picks a free one)")
+        }
+        guard let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
+            throw UsageError("--\(option) \(text): the port must be a number from 0 to 65535 (0 picks a free one)")
         }
         var host = String(text[..<colon])
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }

@@ -32,7 +32,7 @@ enum WebCommand {
         let path = arguments.positionals[0]
         // The address is checked before the file is read: a mistyped --web made a large log
         // import whole before it was refused.
-        let webAddress = try arguments.value("web").map(RunOptions.hostPort)
+        let webAddress = try arguments.value("web").map { try RunOptions.hostPort($0, option: "web", example: 8081) }
         // Read before the file too: a typo in it stops the start before a long import.
         let schema = try ProtoFiles.schema(arguments.values("proto"))
         let opened: (store: SessionStore, report: SessionImport.Report?)
