@@ -109,10 +109,25 @@ struct TerminalSetup {
         let system = prepared.systemBundle.map { "\(prepared.systemCount) CAs of \($0)" } ?? "no system CAs"
         summary = [
             "DevProxy: HTTP(S) through \(proxy.url), trusting \(name) (\(rootPath)) and the system's CAs.",
-            "Use: eval \"$(devproxy env)\" (fish: devproxy env --shell fish | source); stop: eval \"$(devproxy env --unset)\".",
+            "Use: eval \"$(devproxy env\(Self.repeated(arguments, in: .sh)))\" (fish: devproxy env --shell fish"
+                + "\(Self.repeated(arguments, in: .fish)) | source); stop: eval \"$(devproxy env --unset)\".",
             "CA bundle \(prepared.bundle): \(system) and the root"
                 + (prepared.javaTrustStore.map { "; Java trust store \($0)" } ?? "; no JDK found, Java left out") + ".",
         ]
+    }
+
+    /// The options given that choose what the lines say (`--proxy`, `--ca-dir`, `--root`,
+    /// `--intercept-loopback`), each with a leading space and quoted for `shell`: the `Use:` line
+    /// repeats them, where its bare `devproxy env` pointed the shell at 127.0.0.1:8080 and the CA
+    /// directory's root instead.
+    private static func repeated(_ arguments: Arguments, in shell: ShellSyntax) -> String {
+        let plain = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-[]".unicodeScalars)
+        let valued = ["proxy", "ca-dir", "root"].compactMap { name in
+            arguments.value(name).map { value in
+                " --\(name) " + (value.unicodeScalars.allSatisfy(plain.contains) ? value : shell.quoted(value))
+            }
+        }
+        return (valued + (arguments.flag("intercept-loopback") ? [" --intercept-loopback"] : [])).joined()
     }
 
     /// The root to trust: `--root FILE` (a bundle names it as its self-signed CA), else the CA

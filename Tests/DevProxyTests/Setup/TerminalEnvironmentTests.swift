@@ -237,6 +237,39 @@ import TestSupport
         #expect(try ProxyAddress(parsing: "proxy.local:3128") == ProxyAddress(host: "proxy.local", port: 3128))
     }
 
+    /// The `# Use:` line repeats the options given, quoted, so the command it shows sets what these
+    /// lines set: it said `eval "$(devproxy env)"` after `env --proxy 127.0.0.1:9 --ca-dir DIR`, which
+    /// pointed the shell at 127.0.0.1:8080 and another CA directory's root.
+    @Test func theUseLineRepeatsTheOptionsGiven() throws {
+        let (dir, ca) = try Self.awkwardCA()
+        defer { withExtendedLifetime(dir) {} }
+        let output = try Subprocess.run(Subprocess.devproxy,
+                                        ["env", "--ca-dir", ca, "--proxy", "127.0.0.1:9", "--intercept-loopback"],
+                                        environment: Self.cleared)
+        #expect(output.status == 0, "\(output.output)")
+        let use = try #require(output.stdout.split(separator: "\n").first { $0.hasPrefix("# Use: ") }.map(String.init))
+        // `eval "$(devproxy env OPTIONS)" (fish: devproxy env --shell fish OPTIONS | source); …`
+        func between(_ before: String, _ after: String) -> String? {
+            guard let start = use.range(of: before), let end = use.range(of: after, range: start.upperBound..<use.endIndex) else {
+                return nil
+            }
+            return String(use[start.upperBound..<end.lowerBound])
+        }
+        let sh = try #require(between("eval \"$(devproxy env", ")\" (fish: "))
+        let values = try Self.environment(afterRunning: "sh", ["-c", "eval \"$(\"$DEVPROXY\" env\(sh))\" && env -0"],
+                                          extra: Self.cleared.merging(["DEVPROXY": Subprocess.devproxy]) { $1 })
+        #expect(values["HTTPS_PROXY"] == "http://127.0.0.1:9", "\(use)")
+        #expect(values["SSL_CERT_FILE"] == ca + "/terminal/ca-bundle.pem", "\(use)")
+        #expect(values["NO_PROXY"] == nil, "--intercept-loopback: \(use)")
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/fish") else { return }
+        let fish = try #require(between("(fish: devproxy env --shell fish", " | source)"))
+        let fishValues = try Self.environment(afterRunning: "fish",
+                                              ["-c", "\"$DEVPROXY\" env --shell fish\(fish) | source; env -0"],
+                                              extra: Self.cleared.merging(["DEVPROXY": Subprocess.devproxy]) { $1 })
+        #expect(fishValues["HTTPS_PROXY"] == "http://127.0.0.1:9", "\(use)")
+        #expect(fishValues["SSL_CERT_FILE"] == ca + "/terminal/ca-bundle.pem", "\(use)")
+    }
+
     /// With no CA yet the error names the command that makes one; nothing is printed to evaluate.
     @Test func noCAYetSaysHowToMakeOne() throws {
         let dir = TemporaryDirectory()
