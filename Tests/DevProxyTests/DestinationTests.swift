@@ -36,4 +36,14 @@ import Testing
     func theHostAURLNames(_ url: String, _ host: String, _ other: String?) {
         #expect(ExchangeContext.otherHost(in: url, than: host) == other)
     }
+
+    /// `Destination.hasPort`, run for every HTTP/2 request's `:authority`: ASCII digits after the
+    /// last colon, outside an IPv6 literal's brackets.
+    @Test(arguments: [
+        ("a.test:443", true), ("a.test", false), ("[::1]", false), ("[::1]:8443", true), (":443", false),
+        ("a.test:", true), ("a.test:44x", false), ("a.test:\u{663}", false), ("caf\u{E9}.test:8443", true),
+    ] as [(String, Bool)])
+    func whetherAnAuthorityNamesAPort(_ authority: String, _ hasPort: Bool) {
+        #expect(Destination.hasPort(authority) == hasPort)
+    }
 }

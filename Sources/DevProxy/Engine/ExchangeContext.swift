@@ -62,24 +62,30 @@ final class ExchangeContext {
     /// The host `url` names, lower-cased and without a final dot, when it is not `host`: a request
     /// that went on a connection for another name (`Flow.Server.requestHost`). Nil when they match.
     static func otherHost(in url: String, than host: String) -> String? {
-        // Run for every request: "://" is found in the bytes, and the names compared without a
-        // lower-cased copy of each (Foundation's `range(of:)` went through CFString, and the two
-        // `lowercased()` allocated: ~4 % of the h2 keep-alive cell's samples, docs/performance.md,
-        // run 52).
+        // Run for every request, so it reads bytes: Foundation's `range(of:)` went through
+        // CFString and two `lowercased()` allocated (~4 % of the h2 keep-alive cell's samples,
+        // docs/performance.md, run 52), and the `Character` searches that replaced them (`prefix`,
+        // `lastIndex(of:)`, `count`) broke graphemes at every step: 20k instructions a stream (run 53).
         guard let start = authorityStart(url) else { return nil }
-        let authority = url[start...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        var named = Substring(authority)
-        if named.hasPrefix("["), let close = named.firstIndex(of: "]") {
+        let utf8 = url.utf8
+        let end = utf8[start...].firstIndex {
+            $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#")
+        } ?? utf8.endIndex
+        var named = Substring(url).utf8[start..<end]
+        if named.first == UInt8(ascii: "["), let close = named.firstIndex(of: UInt8(ascii: "]")) {
             named = named[named.index(after: named.startIndex)..<close]
-        } else if let colon = named.lastIndex(of: ":") {
+        } else if let colon = named.lastIndex(of: UInt8(ascii: ":")) {
             named = named[..<colon]
         }
-        func plain(_ text: Substring) -> Substring { text.hasSuffix(".") && text.count > 1 ? text.dropLast() : text }
-        let (requested, connection) = (plain(named), plain(Substring(host)))
+        func plain(_ name: Substring.UTF8View) -> Substring.UTF8View {
+            name.count > 1 && name.last == UInt8(ascii: ".") ? name.dropLast() : name
+        }
+        let (requested, connection) = (plain(named), plain(Substring(host).utf8))
         guard !requested.isEmpty,
-              !requested.utf8.elementsEqual(connection.utf8, by: { lowerASCII($0) == lowerASCII($1) }) else { return nil }
-        let lowered = requested.lowercased()
-        return lowered == connection.lowercased() ? nil : lowered
+              !requested.elementsEqual(connection, by: { lowerASCII($0) == lowerASCII($1) }) else { return nil }
+        // Names that differ in more than ASCII case (rare): compared as Unicode lower-cases them.
+        let lowered = Substring(requested).lowercased()
+        return lowered == Substring(connection).lowercased() ? nil : lowered
     }
 
     /// Where the authority of `url` starts: after its first "://".
@@ -182,9 +188,13 @@ struct Destination {
 
     /// Whether an authority (`host`, `host:port`, `[v6]`, `[v6]:port`) names a port.
     static func hasPort(_ authority: String) -> Bool {
-        guard let colon = authority.lastIndex(of: ":") else { return false }
-        if let bracket = authority.lastIndex(of: "]"), bracket > colon { return false }
-        return authority[authority.index(after: colon)...].allSatisfy(\.isNumber) && colon != authority.startIndex
+        // Bytes, for every h2 request: `Character` searches and `isNumber` (a Unicode property,
+        // true for other scripts' digits, which no port is) cost ~12k instructions (run 53).
+        let utf8 = authority.utf8
+        guard let colon = utf8.lastIndex(of: UInt8(ascii: ":")) else { return false }
+        if let bracket = utf8.lastIndex(of: UInt8(ascii: "]")), bracket > colon { return false }
+        return colon != utf8.startIndex
+            && utf8[utf8.index(after: colon)...].allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
     }
 
     /// The Host header value for this destination. One built from the URL leaves out an IPv6
