@@ -62,42 +62,53 @@ final class ExchangeContext {
     /// The host `url` names, lower-cased and without a final dot, when it is not `host`: a request
     /// that went on a connection for another name (`Flow.Server.requestHost`). Nil when they match.
     static func otherHost(in url: String, than host: String) -> String? {
-        // Run for every request, so it reads bytes: Foundation's `range(of:)` went through
-        // CFString and two `lowercased()` allocated (~4 % of the h2 keep-alive cell's samples,
-        // docs/performance.md, run 52), and the `Character` searches that replaced them (`prefix`,
-        // `lastIndex(of:)`, `count`) broke graphemes at every step: 20k instructions a stream (run 53).
-        guard let start = authorityStart(url) else { return nil }
-        let utf8 = url.utf8
-        let end = utf8[start...].firstIndex {
-            $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#")
-        } ?? utf8.endIndex
-        var named = Substring(url).utf8[start..<end]
-        if named.first == UInt8(ascii: "["), let close = named.firstIndex(of: UInt8(ascii: "]")) {
-            named = named[named.index(after: named.startIndex)..<close]
-        } else if let colon = named.lastIndex(of: UInt8(ascii: ":")) {
-            named = named[..<colon]
+        // Run for every request, so it reads the bytes in place: Foundation's `range(of:)` went
+        // through CFString and two `lowercased()` allocated (~4 % of the h2 keep-alive cell's
+        // samples, docs/performance.md, run 52), and the `Character` searches that replaced them
+        // (`prefix`, `lastIndex(of:)`, `count`) broke graphemes at every step: 20k instructions a
+        // stream (run 53). A name is made only when the two differ.
+        url.withUTF8Bytes { url in
+            host.withUTF8Bytes { host in
+                guard let requested = hostBytes(in: url) else { return nil }
+                let connection = withoutFinalDot(host[...])
+                guard !requested.isEmpty,
+                      !requested.elementsEqual(connection, by: { lowerASCII($0) == lowerASCII($1) }) else { return nil }
+                // Names that differ in more than ASCII case (rare): compared as Unicode lower-cases them.
+                let lowered = String(decoding: requested, as: UTF8.self).lowercased()
+                return lowered == String(decoding: connection, as: UTF8.self).lowercased() ? nil : lowered
+            }
         }
-        func plain(_ name: Substring.UTF8View) -> Substring.UTF8View {
-            name.count > 1 && name.last == UInt8(ascii: ".") ? name.dropLast() : name
-        }
-        let (requested, connection) = (plain(named), plain(Substring(host).utf8))
-        guard !requested.isEmpty,
-              !requested.elementsEqual(connection, by: { lowerASCII($0) == lowerASCII($1) }) else { return nil }
-        // Names that differ in more than ASCII case (rare): compared as Unicode lower-cases them.
-        let lowered = Substring(requested).lowercased()
-        return lowered == Substring(connection).lowercased() ? nil : lowered
     }
 
-    /// Where the authority of `url` starts: after its first "://".
-    private static func authorityStart(_ url: String) -> String.Index? {
-        let utf8 = url.utf8
-        var from = utf8.startIndex
-        while let colon = utf8[from...].firstIndex(of: UInt8(ascii: ":")) {
-            let after = utf8.index(after: colon)
-            if utf8[after...].starts(with: "//".utf8) { return utf8.index(after, offsetBy: 2) }
-            from = after
+    /// The host of a URL's bytes: after its first "://", up to the path, query or fragment,
+    /// without brackets or a port, and without a final dot; nil when there is no "://".
+    private static func hostBytes(in url: UnsafeBufferPointer<UInt8>) -> Slice<UnsafeBufferPointer<UInt8>>? {
+        var index = url.startIndex
+        var start: Int?
+        while index + 2 < url.endIndex {
+            if url[index] == UInt8(ascii: ":"), url[index + 1] == UInt8(ascii: "/"), url[index + 2] == UInt8(ascii: "/") {
+                start = index + 3
+                break
+            }
+            index += 1
         }
-        return nil
+        guard let start else { return nil }
+        var end = start
+        while end < url.endIndex, url[end] != UInt8(ascii: "/"), url[end] != UInt8(ascii: "?"),
+              url[end] != UInt8(ascii: "#") {
+            end += 1
+        }
+        var named = url[start..<end]
+        if named.first == UInt8(ascii: "["), let close = named.firstIndex(of: UInt8(ascii: "]")) {
+            named = url[(start + 1)..<close]
+        } else if let colon = named.lastIndex(of: UInt8(ascii: ":")) {
+            named = url[start..<colon]
+        }
+        return withoutFinalDot(named)
+    }
+
+    private static func withoutFinalDot(_ name: Slice<UnsafeBufferPointer<UInt8>>) -> Slice<UnsafeBufferPointer<UInt8>> {
+        name.count > 1 && name.last == UInt8(ascii: ".") ? name.dropLast() : name
     }
 
     private static func lowerASCII(_ byte: UInt8) -> UInt8 {
