@@ -287,21 +287,21 @@ final class UpstreamPool: @unchecked Sendable {
             return second
         }
         guard first.applicationProtocol == nil, offer == ["http/1.1"], let other else { return first }
-        // No ALPN: HTTP/1.1 from before ALPN, or an h2-only server. Ask once for h2.
+        // No ALPN: HTTP/1.1 from before ALPN, or an h2-only server. Ask once for h2, the first
+        // connection closed before: an origin that serves one connection at a time (`openssl
+        // s_server -www`, Python's HTTPServer wrapped in TLS) waits on the first for its request
+        // and never answered the second's handshake, so the request waited the upstream timeout.
+        first.stream.close()
         let second: UpstreamConnection
         do {
             second = try connect(host: host, port: port, tls: tls, key: key, alpn: other, dial: dial)
         } catch {
             alpnMemory.remember(nil, for: key)
-            return first
+            return try connect(host: host, port: port, tls: tls, key: key, alpn: offer, dial: dial)
         }
         alpnMemory.remember(second.applicationProtocol == "h2" ? "h2" : nil, for: key)
-        if second.isHTTP2 {
-            first.stream.close()
-            return second
-        }
-        second.stream.close()
-        return first
+        // One that answered without ALPN again is an HTTP/1.1 connection like the first.
+        return second
     }
 
     /// Resolves `host` (honouring `--resolve`), connects and, for TLS, shakes hands. An origin
