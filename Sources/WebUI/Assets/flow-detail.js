@@ -6,7 +6,7 @@ import { copyButton, copyLoaded, copyText } from "./clipboard.js";
 import { copyAsMenu } from "./copy-as.js";
 import { apiLink, append, definitionList, h, replaceChildren, setSafeAttribute } from "./dom.js";
 import { bodyView, eventStreamEvents, eventsTable, protobufLines } from "./body-view.js";
-import { INFORMATIONAL_NAMES, grpcStatusName } from "./flow-summary.js";
+import { INFORMATIONAL_NAMES, grpcStatusName, isPending } from "./flow-summary.js";
 import { countOf, formatDuration, formatSize, headerValue, headerValues, mediaType } from "./format.js";
 import { morphChildren } from "./morph.js";
 import { interceptEditor, interceptFacts } from "./intercept.js";
@@ -63,7 +63,7 @@ class FlowDetail extends HTMLElement {
         setSafeAttribute(this, "aria-label", "Flow detail");
         setSafeAttribute(this, "tabindex", -1);
         store.addEventListener("select", (event) => this.#open(event.detail));
-        document.querySelector("flow-list")?.addEventListener("selected-changed", () => this.#scheduleRefetch());
+        document.querySelector("flow-list")?.addEventListener("selected-changed", (event) => this.#selectedChanged(event.detail));
         store.addEventListener("intercept", () => {
             const id = store.selectedID;
             if (!id) return;
@@ -166,6 +166,22 @@ class FlowDetail extends HTMLElement {
                 : "‖ held at a breakpoint: nothing was sent yet. Resume (a) sends it on, Abort (x) answers 502")),
             h("div", { class: "detail-panel held-panel" }, response ? responseEditor(held) : interceptEditor(held)));
         return true;
+    }
+
+    /**
+     * The live stream brought the selected flow's `summary`. Finished, its record is in the store
+     * already (the stream tells of committed batches): the pane takes it now, a fetch still on its
+     * way (which may bring the flow as it ran) given up, where it waited for its next half-second
+     * refresh, 0.1 to 0.5 s more, its finished actions (HAR, Raw, Compare) disabled meanwhile.
+     */
+    #selectedChanged(summary) {
+        if (summary?.id !== store.selectedID || isPending(summary) || !this.#needsRefetch) {
+            this.#scheduleRefetch();
+            return;
+        }
+        clearTimeout(this.#refetch);
+        this.#refetch = 0;
+        this.#open(summary.id, true);
     }
 
     /** A pending flow on show changed: fetch it again (at most every half second). A finished

@@ -346,9 +346,9 @@ class FlowList extends HTMLElement {
             // A reader scrolled down keeps the same rows in view.
             this.#viewport.scrollTop = Math.max(0, this.#viewport.scrollTop + shift * ROW_HEIGHT);
         }
-        if (flows.some((flow) => flow.id === store.selectedID)) {
-            this.dispatchEvent(new CustomEvent("selected-changed", { detail: store.selectedID }));
-        }
+        // The selected flow changed: its summary as the batch has it (the pane refreshes on it).
+        const selected = flows.findLast((flow) => flow.id === store.selectedID);
+        if (selected) this.dispatchEvent(new CustomEvent("selected-changed", { detail: selected }));
         if (this.#revealing && this.#byID.has(this.#revealing)) {
             // Unless the reader opened another flow meanwhile.
             if (store.selectedID === this.#revealing) this.scrollToIndex(this.#ids.indexOf(this.#revealing));

@@ -28,4 +28,24 @@ import TestSupport
         #expect(expected.subtracting(WebUIBrowser.passed(result)).isEmpty,
                 "missing: \(expected.subtracting(WebUIBrowser.passed(result)))\n\(result.output)")
     }
+
+    /// A running HTTP/2 flow open in the pane, as it ends (`Resources/webui_running_finish.py`, curl
+    /// `--http2` through the proxy, the origin let go just after one of the pane's half-second
+    /// refreshes): the live stream's message that it finished makes the pane fetch it at once and
+    /// show the finished view (HAR, Raw, Compare), three flows in a row. It waited for the next
+    /// refresh: 330–350 ms after the message here.
+    @Test(.enabled(if: WebUIBrowser.missing == nil, "needs chromium and playwright"))
+    func aRunningFlowsPaneShowsItFinishedWhenTheStreamSaysSo() throws {
+        let dir = TemporaryDirectory()
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--web", "127.0.0.1:0", "--quiet", "--lazy-upstream",
+                                         "--insecure-upstream"], webUI: true)
+        defer { _ = proxy.stop() }
+        let result = try WebUIBrowser.run(ui: try #require(proxy.webUI), proxy: "http://127.0.0.1:\(proxy.port)",
+                                          script: "webui_running_finish.py", timeout: 120)
+        #expect(result.status == 0, "\(result.output)")
+        let expected: Set = ["pane-fetches-on-finish-0", "pane-fetches-on-finish-1", "pane-fetches-on-finish-2",
+                             "no-page-errors"]
+        #expect(expected.subtracting(WebUIBrowser.passed(result)).isEmpty,
+                "missing: \(expected.subtracting(WebUIBrowser.passed(result)))\n\(result.output)")
+    }
 }
