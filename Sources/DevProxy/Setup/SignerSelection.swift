@@ -42,6 +42,17 @@ public struct SignerSelection: Sendable {
             do {
                 signer = try Signer(bundle: bytes, passphrase: passphrase)
             } catch let error as CAError {
+                // A certificate alone (the team root, an origin's certificate) read as "no PEM
+                // private key found", a key alone as "no certificate found in the PEM data": neither
+                // said what to give instead.
+                let labels = PEMBlock.all(in: String(decoding: bytes, as: UTF8.self)).map(\.label)
+                let missing = [labels.contains { $0.hasSuffix("PRIVATE KEY") } ? nil : "private key",
+                               labels.contains("CERTIFICATE") ? nil : "certificate"].compactMap { $0 }
+                guard missing.isEmpty else {
+                    throw CAError(error.code, "--intermediate \(bundlePath) holds no \(missing.joined(separator: " and no ")): "
+                                  + "give the bundle `devproxy ca issue --out FILE` wrote (its key, the intermediate "
+                                  + "and the root), as your security lead handed it over")
+                }
                 throw CAError(error.code, "--intermediate \(bundlePath): \(error.reason)")
             }
             try refuseIfRevoked(signer.certificate)

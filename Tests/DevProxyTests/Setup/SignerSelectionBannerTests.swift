@@ -47,4 +47,18 @@ import TestSupport
                                          environment: ["HOME": dir.file("home")], timeout: 30)
         #expect(viaExec.stdout == "502 0", "through the proxy, the team root trusted: \(viaExec.output)")
     }
+
+    /// A file that is no bundle (the team root alone, a key alone) is refused with what to give:
+    /// it said `no PEM private key found` or `no certificate found in the PEM data`.
+    @Test func aFileThatIsNoBundleSaysWhatToGive() throws {
+        #expect(try Subprocess.run(Subprocess.devproxy, ["ca", "init", "--ca-dir", ca]).status == 0)
+        let bundle = "give the bundle `devproxy ca issue --out FILE` wrote (its key, the intermediate and the root), "
+            + "as your security lead handed it over"
+        for (file, missing) in [(ca + "/root.pem", "private key"), (ca + "/root.key", "certificate")] {
+            let result = try Subprocess.run(Subprocess.devproxy, ["run", "--intermediate", file, "--ca-dir", dir.file("engineer"),
+                                                                  "--listen", "127.0.0.1:0", "--session", "off"], timeout: 20)
+            #expect(result.status == 1, "\(file): \(result.output)")
+            #expect(result.stderr == "error: --intermediate \(file) holds no \(missing): \(bundle)\n", "\(result.output)")
+        }
+    }
 }
