@@ -75,12 +75,30 @@ enum HARCommand {
         return first.st_dev == second.st_dev && first.st_ino == second.st_ino
     }
 
+    /// What DevProxy file other than a flow log `path` holds, when it is one: a HAR (a JSON
+    /// object with `log.entries`) or a saved session (an SQLite database).
+    private static func otherCapture(at path: String) -> String? {
+        // A regular file only: a FIFO's bytes are gone, and opening it again would wait for a writer.
+        guard path != "-", (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType == .typeRegular,
+              let data = FileManager.default.contents(atPath: path) else { return nil }
+        if data.starts(with: Array("SQLite format 3\u{0}".utf8)) { return "a saved session (SQLite)" }
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              (object["log"] as? [String: Any])?["entries"] is [Any] else { return nil }
+        return "a HAR file"
+    }
+
     /// Warns of a flow log's unreadable lines (the first ten; `rest` names the count of the others)
     /// and refuses a log none of whose lines is a flow: the wrong file (a HAR, a session, anything
     /// else), not a torn log. `har` and `qa verdict` read logs alike.
     /// - Throws: `CommandFailure` for a file with no flow in it.
     static func checkFlowLog(_ log: (flows: [Flow], problems: [(line: Int, reason: String)]), path: String,
                              rest: String) throws {
+        // A HAR or a saved session given where the flow log goes: its lines are no flows, and ten
+        // warnings of `line N: not valid JSON` said nothing of what the file is.
+        if log.flows.isEmpty, !log.problems.isEmpty, let kind = otherCapture(at: path) {
+            throw CommandFailure("\(path) is \(kind), not a flow log: `devproxy web \(path)` opens it; "
+                                 + "give the flow log devproxy wrote with --log")
+        }
         Output.warnings(log.problems.map { "\(path) line \($0.line): \($0.reason)" }, rest: rest)
         if log.flows.isEmpty, !log.problems.isEmpty {
             throw CommandFailure("\(path) holds no flow: none of its lines is a flow record; give the flow log "

@@ -155,6 +155,21 @@ import TestSupport
         #expect(String(lines[10]) == "warning: 20 more unreadable line(s)")
     }
 
+    /// A HAR given where the flow log goes (its own output, a browser's export) is named as one, in
+    /// one line, with the command that opens it: it got ten `line N: not valid JSON` warnings (a
+    /// HAR is JSON, only not a line at a time) and `holds no flow`. `qa verdict --log` alike.
+    @Test func aHARGivenAsTheLogIsNamedAsOne() throws {
+        let har = dir.file("session.har")
+        #expect(try devproxy(["har", try writeLog(), "-o", har]).status == 0)
+        for arguments in [["har", har], ["har", har, "-o", dir.file("again.har")], ["qa", "verdict", "--log", har]] {
+            let result = try devproxy(arguments)
+            #expect(result.status == 1, "\(arguments): \(result.output)")
+            #expect(result.stderr == "error: \(har) is a HAR file, not a flow log: `devproxy web \(har)` opens it; "
+                    + "give the flow log devproxy wrote with --log\n", "\(arguments)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir.file("again.har")))
+    }
+
     @Test func wrongUsageExitsTwo() throws {
         #expect(try devproxy(["har"]).status == 2)
         #expect(try devproxy(["har", "a.jsonl", "b.jsonl"]).status == 2)
