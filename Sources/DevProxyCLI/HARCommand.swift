@@ -79,8 +79,8 @@ enum HARCommand {
     /// object with `log.entries`) or a saved session (an SQLite database).
     private static func otherCapture(at path: String) -> String? {
         // A regular file only: a FIFO's bytes are gone, and opening it again would wait for a writer.
-        guard path != "-", (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType == .typeRegular,
-              let data = FileManager.default.contents(atPath: path) else { return nil }
+        let type = (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType
+        guard path != "-", type == .typeRegular, let data = FileManager.default.contents(atPath: path) else { return nil }
         if data.starts(with: Array("SQLite format 3\u{0}".utf8)) { return "a saved session (SQLite)" }
         guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
               (object["log"] as? [String: Any])?["entries"] is [Any] else { return nil }
