@@ -13,7 +13,7 @@ extension HTTPExchange {
                                   path: destination.pathAndQuery)
         let asked = LocalRequest(request, url: destination.url, httpVersion: head.version.description,
                                  clientOf: context)
-        guard let outcome = context.configuration.mapRules.apply(to: asked) else { return nil }
+        guard let outcome = context.mapRules.apply(to: asked) else { return nil }
         var exchange = self
         exchange.mapping = outcome.record
         if let edits = outcome.edits {

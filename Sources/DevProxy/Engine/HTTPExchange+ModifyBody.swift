@@ -24,7 +24,7 @@ extension HTTPExchange {
     /// `mapped.note` says why. Not for a CONNECT or an `Upgrade`.
     func modifyingRequestBody(_ request: HTTPRequest, draft: inout FlowDraft) -> RequestBodyEdit {
         guard head.method != "CONNECT", head.headers["Upgrade"] == nil else { return .unchanged }
-        let rules = context.configuration.mapRules.requestBodyRules(
+        let rules = context.mapRules.requestBodyRules(
             for: LocalRequest(request, url: destination.url, httpVersion: head.version.description,
                               clientOf: draft.flow))
         guard !rules.isEmpty else { return .unchanged }

@@ -19,7 +19,7 @@ struct HTTPExchange {
 
     /// Runs the exchange.
     func run() -> Bool {
-        if mapping == nil, !context.configuration.mapRules.isEmpty, let mapped = mapped() { return mapped.run() }
+        if mapping == nil, !context.mapRules.isEmpty, let mapped = mapped() { return mapped.run() }
         let request = HTTPRequest(head, scheme: destination.tls ? "https" : "http", authority: destination.hostHeader,
                                   path: destination.pathAndQuery)
         let version = head.version.description
@@ -71,7 +71,7 @@ struct HTTPExchange {
         var outgoing = request
         var upstreamHead = sent
         var recording = recorder
-        if !context.configuration.mapRules.body.isEmpty {
+        if !context.mapRules.body.isEmpty {
             switch modifyingRequestBody(request, draft: &draft) {
             case .unchanged:
                 break

@@ -9,7 +9,7 @@ import HTTPTypes
 extension ResponseRelay {
     /// The `--modify-body` rules that match `head` of this exchange; empty without any.
     func bodyRules(for head: HTTPResponseHead, draft: FlowDraft) -> [ModifyBodyRule] {
-        let rules = context.configuration.mapRules
+        let rules = context.mapRules
         guard !rules.body.isEmpty else { return [] }
         let asked = LocalRequest(recorder.request, url: draft.flow.request?.url ?? "",
                                  httpVersion: draft.flow.request?.httpVersion ?? "HTTP/1.1", clientOf: draft.flow)

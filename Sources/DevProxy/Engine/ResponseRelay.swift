@@ -20,7 +20,7 @@ struct ResponseRelay<Leg: UpstreamLeg> {
     /// response in the flow, its head as the client gets it.
     func relay(_ origin: UpstreamResponseHead, leg: inout Leg, draft: inout FlowDraft) -> RelayOutcome {
         var final = origin
-        if !context.configuration.mapRules.headers.isEmpty {
+        if !context.mapRules.headers.isEmpty {
             final = context.modifyingHeaders(of: origin, request: recorder.request, url: draft.flow.request?.url ?? "",
                                              draft: &draft)
             if final.response != origin.response { recorder.replaceResponseHead(final.response) }

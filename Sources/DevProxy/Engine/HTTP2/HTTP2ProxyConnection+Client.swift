@@ -162,7 +162,7 @@ extension HTTP2ProxyConnection {
         let path = request.path == "*" ? "" : request.path ?? ""
         var url = "\(scheme)://\(authority)\(path)"
         // `--map-remote` and `--map-local` (`MapRules`), before anything answers the stream.
-        let mapping = context.configuration.mapRules.isEmpty ? nil : map(&head, request: &request, url: &url)
+        let mapping = context.mapRules.isEmpty ? nil : map(&head, request: &request, url: &url)
         let draft = context.draft(host: mapping?.destination?.host ?? host, port: mapping?.destination?.port ?? port,
                                   request: Flow.Request(request, url: url, httpVersion: "HTTP/2",
                                                         redact: context.configuration.redactHeaders),
@@ -222,7 +222,7 @@ extension HTTP2ProxyConnection {
         }
         // Breakpoints (`--intercept`) and `--modify-body` on the request: one atomic load and one
         // check when neither is set.
-        if context.configuration.intercepts?.isActive == true || !context.configuration.mapRules.body.isEmpty,
+        if context.configuration.intercepts?.isActive == true || !context.mapRules.body.isEmpty,
            gathers(exchange, request: request, url: url, endStream: endStream) {
             return
         }

@@ -28,7 +28,7 @@ extension HTTP2ProxyConnection {
             exchange.draft.flow.intercept = Intercepts.notHeld(filter: held, because: note)
             filter = nil
         }
-        var rules = context.configuration.mapRules.requestBodyRules(for: asked)
+        var rules = context.mapRules.requestBodyRules(for: asked)
         if !rules.isEmpty {
             let fields = request.fields.map { (name: $0.name, value: $0.value) }
             if let reason = BodyEdit.requestSkipReason(fields: fields) ?? (declared > Intercepts.maxBody

@@ -12,7 +12,7 @@ extension HTTP2ProxyConnection {
     /// `:authority`, `url` kept); nil when no rule applied.
     func map(_ head: inout HTTP2HeaderBlock, request: inout HTTPRequest, url: inout String) -> MapOutcome? {
         let asked = LocalRequest(request, url: url, httpVersion: "HTTP/2", clientOf: context)
-        guard let outcome = context.configuration.mapRules.apply(to: asked) else { return nil }
+        guard let outcome = context.mapRules.apply(to: asked) else { return nil }
         if let edits = outcome.edits {
             head.fields.removeAll { edits.removed.contains(String(decoding: $0.name, as: UTF8.self)) }
             for field in edits.added {

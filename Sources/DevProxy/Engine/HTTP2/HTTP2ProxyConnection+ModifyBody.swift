@@ -13,7 +13,7 @@ extension HTTP2ProxyConnection {
     /// rule matches it and its body can be edited; records why not when one matches and it cannot.
     /// - Returns: whether the head is held (the caller sends nothing yet).
     func holdsForBodyRules(_ exchange: HTTP2StreamExchange, head: HTTP2HeaderBlock, endStream: Bool) -> Bool {
-        guard !context.configuration.mapRules.body.isEmpty, !endStream, exchange.heldPinSet == nil,
+        guard !context.mapRules.body.isEmpty, !endStream, exchange.heldPinSet == nil,
               exchange.draft.flow.pinset == nil || context.configuration.pinSetRewrite == nil else { return false }
         let response = HTTPResponse(head)
         guard !bodyRules(for: exchange, response: response).isEmpty else { return false }
@@ -85,7 +85,7 @@ extension HTTP2ProxyConnection {
     private func bodyRules(for exchange: HTTP2StreamExchange, response: HTTPResponse) -> [ModifyBodyRule] {
         let asked = LocalRequest(exchange.recorder.request, url: exchange.draft.flow.request?.url ?? "",
                                  httpVersion: "HTTP/2", clientOf: exchange.draft.flow)
-        return context.configuration.mapRules.bodyRules(for: asked, status: response.status,
+        return context.mapRules.bodyRules(for: asked, status: response.status,
                                                         fields: response.fields.map { ($0.name, $0.value) })
     }
 }

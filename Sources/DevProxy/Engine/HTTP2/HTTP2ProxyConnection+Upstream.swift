@@ -429,14 +429,14 @@ extension HTTP2ProxyConnection {
     /// An HTTP/2 origin's final response `head` as `--modify-headers` makes it for the client
     /// (`ExchangeContext.modifyingHeaders`); `head` itself without rules.
     func modifyingHeaders(of head: HTTP2HeaderBlock, exchange: HTTP2StreamExchange) -> HTTP2HeaderBlock {
-        guard !context.configuration.mapRules.headers.isEmpty else { return head }
+        guard !context.mapRules.headers.isEmpty else { return head }
         return context.modifyingHeaders(of: head, request: exchange.recorder.request,
                                         url: exchange.draft.flow.request?.url ?? "", draft: &exchange.draft)
     }
 
     /// An HTTP/1.1 origin's final `response` as `--modify-headers` makes it for the client.
     func modifyingHeaders(of response: HTTPResponse, exchange: HTTP2StreamExchange) -> HTTPResponse {
-        guard !context.configuration.mapRules.headers.isEmpty else { return response }
+        guard !context.mapRules.headers.isEmpty else { return response }
         return context.modifyingHeaders(of: response, request: exchange.recorder.request,
                                         url: exchange.draft.flow.request?.url ?? "", draft: &exchange.draft) ?? response
     }
