@@ -117,8 +117,11 @@ public struct JavaTrustStore: TrustStore {
         guard creating else { return TrustChange(changed: true, "added alias \(root.nickname)") }
         let source = passwordFromEnvironment ? "store password from $DEVPROXY_JAVA_STOREPASS"
             : "store password changeit, the default; set $DEVPROXY_JAVA_STOREPASS for another"
+        // The property is read against the Java program's working directory, not this one's: a
+        // relative path (`./truststore.p12`) found nothing anywhere else.
+        let absolute = URL(fileURLWithPath: keystore).standardizedFileURL.path
         return TrustChange(changed: true, "created \(keystore) (PKCS12, 0600, \(source)) and added alias \(root.nickname); "
-                           + "Java programs read it with -Djavax.net.ssl.trustStore=\(keystore)")
+                           + "Java programs read it with -Djavax.net.ssl.trustStore=\(absolute)")
     }
 
     /// Creates the keystore holding the certificate in `pemFile`: keytool writes it in a private

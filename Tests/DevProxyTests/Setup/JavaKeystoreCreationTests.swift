@@ -91,6 +91,25 @@ struct JavaKeystoreCreationTests {
         #expect(!listed.stdout.contains("Alias name: \(try harness.nickname)"))
     }
 
+    /// A keystore given as a relative path is named absolute in the `-Djavax.net.ssl.trustStore=`
+    /// the line hands to Java programs, which read it from their own working directory: it said
+    /// `=./truststore.p12`, which keytool (or a JVM) started anywhere else does not find.
+    @Test func aRelativeKeystoreIsHandedToJavaAbsolute() throws {
+        let harness = try TrustHarness()
+        let result = try Subprocess.run(Subprocess.devproxy, ["trust", "install", "--store", "java", "--java-keystore",
+                                                              "./truststore.p12", "--ca-dir", harness.ca],
+                                        environment: ["XDG_STATE_HOME": harness.state], directory: harness.dir.path)
+        #expect(result.status == 0, "\(result.output)")
+        let words = result.stdout.split(whereSeparator: \.isWhitespace).map(String.init)
+        let property = try #require(words.first { $0.hasPrefix("-Djavax.net.ssl.trustStore=") }, "\(result.output)")
+        let path = String(property.dropFirst("-Djavax.net.ssl.trustStore=".count))
+        #expect(path == harness.dir.file("truststore.p12"), "\(result.output)")
+        // As a Java program elsewhere would: keytool from another directory opens the path given.
+        let listed = try Subprocess.run("keytool", ["-list", "-keystore", path, "-storepass", "changeit"], directory: "/")
+        let nickname = try harness.nickname
+        #expect(listed.status == 0 && listed.stdout.contains(nickname), "\(listed.output)")
+    }
+
     /// A keystore in a directory that does not exist is one error line naming the directory
     /// (keytool's own words were a Java exception).
     @Test func aMissingDirectoryIsOneClearError() throws {
