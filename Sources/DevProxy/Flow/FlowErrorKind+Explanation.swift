@@ -29,7 +29,7 @@ extension FlowErrorKind {
         case .badRequest:
             return "the client's request was malformed"
         case .proxyAuthRequired:
-            return "the client did not send the proxy credentials"
+            return "the proxy requires credentials (--proxy-auth) and the client's were missing or wrong"
         case .destinationRefused:
             return "the destination is DevProxy's own web UI, which the proxy never forwards to"
         case .upstreamRefused:
@@ -74,7 +74,7 @@ extension FlowErrorKind {
     var messageAddsDetail: Bool {
         switch self {
         case .upstreamTLSFailed, .upstreamCertificateInvalid, .upstreamBadResponse, .badRequest,
-             .clientHandshakeFailed, .leafRefused, .upstreamProxyFailed, .wouldLoop:
+             .clientHandshakeFailed, .leafRefused, .upstreamProxyFailed, .wouldLoop, .proxyAuthRequired:
             return true
         default:
             return false

@@ -15,6 +15,19 @@ import Testing
                 == "12:01:02 GET https://api.example.com/v1/x?q=a%20b&lang=en → 200 1.2 kB 35 ms")
     }
 
+    /// A client refused for its proxy credentials: the line says whether they were missing or
+    /// wrong (curl with the wrong password read `the client did not send the proxy credentials`).
+    @Test func aRefusedProxyCredentialSaysWhetherItWasMissingOrWrong() throws {
+        let proxy = try ProxyHarness(configure: { $0.proxyCredentials = [ProxyCredential(user: "qa", password: "s3cret")] })
+        let url = "http://127.0.0.1:9/"
+        _ = try proxy.curl(["-o", "/dev/null", url])
+        _ = try proxy.curl(["-o", "/dev/null", "--proxy-user", "qa:guess", url])
+        let lines = proxy.flows(count: 2).map { String(ConsoleFlowPrinter.line(for: $0, timeZone: utc).dropFirst(9)) }
+        let refused = "✗ GET http://127.0.0.1:9/ proxy_auth_required: the proxy requires credentials (--proxy-auth) and "
+            + "the client's were missing or wrong — "
+        #expect(lines == [refused + "proxy credentials required", refused + "wrong proxy credentials"])
+    }
+
     /// A failed gRPC call is an HTTP 200: the line names its gRPC status; a successful one does not.
     @Test func aFailedGRPCCallSaysItsStatus() {
         var flow = FlowSamples.get
