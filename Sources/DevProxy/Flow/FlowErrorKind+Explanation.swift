@@ -31,7 +31,8 @@ extension FlowErrorKind {
         case .proxyAuthRequired:
             return "the proxy requires credentials (--proxy-auth) and the client's were missing or wrong"
         case .destinationRefused:
-            return "the destination is DevProxy's own web UI, which the proxy never forwards to"
+            return "DevProxy did not send it on: a --block-list rule, or a destination that is DevProxy itself "
+                + "(its web UI or one of its listeners)"
         case .upstreamRefused:
             return "nothing accepts connections at that address and port"
         case .upstreamUnresolvable:
@@ -74,7 +75,8 @@ extension FlowErrorKind {
     var messageAddsDetail: Bool {
         switch self {
         case .upstreamTLSFailed, .upstreamCertificateInvalid, .upstreamBadResponse, .badRequest,
-             .clientHandshakeFailed, .leafRefused, .upstreamProxyFailed, .wouldLoop, .proxyAuthRequired:
+             .clientHandshakeFailed, .leafRefused, .upstreamProxyFailed, .wouldLoop, .proxyAuthRequired,
+             .destinationRefused:
             return true
         default:
             return false

@@ -28,6 +28,21 @@ import Testing
         #expect(lines == [refused + "proxy credentials required", refused + "wrong proxy credentials"])
     }
 
+    /// A request `--block-list` answered with 444 (the connection closed) is said to be blocked by
+    /// the rule: the line read `the destination is DevProxy's own web UI, which the proxy never
+    /// forwards to`, the one other source of `destination_refused`.
+    @Test func aBlockedRequestSaysWhichRuleBlockedIt() throws {
+        let rule = "|~d telemetry\\.test|444"
+        let proxy = try ProxyHarness(configure: { $0.mapRules = try! MapRules(remote: [], local: [], block: [rule]) })
+        let result = try proxy.curl(["-o", "/dev/null", "http://telemetry.test/x"])
+        #expect(result.status == 52, "curl: empty reply from server: \(result.output)")
+        let line = try #require(proxy.flows(count: 1).first.map { ConsoleFlowPrinter.line(for: $0, timeZone: utc) })
+        #expect(line.hasSuffix("✗ GET http://telemetry.test/x destination_refused: DevProxy did not send it on: a --block-list "
+                               + "rule, or a destination that is DevProxy itself (its web UI or one of its listeners) — "
+                               + "blocked by DevProxy's --block-list \(rule): the connection was closed without an answer (444)"),
+                "\(line)")
+    }
+
     /// A failed gRPC call is an HTTP 200: the line names its gRPC status; a successful one does not.
     @Test func aFailedGRPCCallSaysItsStatus() {
         var flow = FlowSamples.get

@@ -429,7 +429,8 @@ import Testing
         let ui = try WebUIHarness()
         let kinds = try ui.request("/api/error-kinds").json
         #expect(kinds["destination_refused"] as? String
-                == "the destination is DevProxy's own web UI, which the proxy never forwards to")
+                == "DevProxy did not send it on: a --block-list rule, or a destination that is DevProxy itself "
+                + "(its web UI or one of its listeners)")
         #expect(kinds.count > 20)
     }
 
