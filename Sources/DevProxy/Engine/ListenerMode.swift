@@ -94,9 +94,10 @@ public struct ListenerMode: Sendable, Equatable, CustomStringConvertible {
 
     /// mitmproxy's modes that capture apps with no proxy setting, and what does that here.
     static let mitmproxyCaptureModes = [
-        "local": "mitmproxy's local capture mode has no counterpart here: run the app as another user than DevProxy "
-            + "and use --mode transparent (devproxy transparent-rules --uid-exclude UID prints the rules), or point "
-            + "it at a regular or socks5 listener",
+        "local": "mitmproxy's local capture is `devproxy exec --transparent -- COMMAND` here (every TCP connection "
+            + "of that command and what it starts, Linux), beside a regular `devproxy run`; for apps not started from a "
+            + "shell, run them as another user than DevProxy and use --mode transparent (devproxy transparent-rules "
+            + "--uid-exclude UID prints the rules)",
     ]
 
     /// `regular`, `reverse:https://api.example.com`: what `listening on … (MODE)` shows.

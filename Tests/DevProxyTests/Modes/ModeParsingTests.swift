@@ -29,14 +29,17 @@ import TestSupport
         #expect(throws: ConfigurationError.self) { try ListenerMode(parsing: "socks5@70000") }
     }
 
-    /// mitmproxy's `local` mode is answered with the mode that does it here, not only the list of modes.
+    /// mitmproxy's `local` mode is answered with what does it here, not only the list of modes:
+    /// `devproxy exec --transparent` for a command (it said there was no counterpart, where the
+    /// README calls that command mitmproxy's `local` mode), and --mode transparent for the rest.
     @Test(arguments: ["local", "local:curl"])
     func mitmproxysCaptureModesNameTheOneToUse(_ spec: String) {
         #expect {
             try ListenerMode(parsing: spec)
         } throws: { error in
             let text = (error as? ConfigurationError)?.description ?? ""
-            return text.contains("mitmproxy's") && text.contains("--mode transparent") && text.contains("transparent-rules")
+            return text.contains("mitmproxy's") && text.contains("`devproxy exec --transparent -- COMMAND`")
+                && !text.contains("no counterpart") && text.contains("--mode transparent") && text.contains("transparent-rules")
         }
     }
 
