@@ -1,11 +1,11 @@
 /// What to write instead of an option the command does not know, for the `unknown option` error.
 extension Arguments {
-    /// Another proxy's spelling (mitmproxy's and mitmdump's, curl's `-k`) of something DevProxy
-    /// takes under another name, with the option it maps to: the hint is given only where the
-    /// command takes that option.
+    /// Another tool's spelling (mitmproxy's and mitmdump's, curl's `-k`, mkcert's `-install`) of
+    /// something DevProxy takes under another name, with the option it maps to: the hint is given
+    /// only where the command takes that option (always when it maps to a command, nil).
     private struct ForeignOption: Sendable {
         let names: Set<String>
-        let option: String
+        let option: String?
         /// The hint, given the word after the unknown option when it is not an option itself.
         let hint: @Sendable (String?) -> String
     }
@@ -46,6 +46,9 @@ extension Arguments {
         ForeignOption(names: ["upstream-auth"], option: "upstream-proxy-auth-file") { _ in
             "--upstream-proxy-auth-file FILE, a file holding user:password (never the password itself: `ps` shows it)"
         },
+        ForeignOption(names: ["install", "uninstall"], option: nil) { _ in
+            "mkcert's -install and -uninstall are `devproxy trust install` and `devproxy trust uninstall` here"
+        },
         ForeignOption(names: ["set"], option: "config") { _ in
             "mitmproxy's --set has no counterpart: give the option as a flag (see --help), or its key in --config FILE"
         },
@@ -60,7 +63,9 @@ extension Arguments {
     ///   - next: the word after it, when there is one and it is no option.
     ///   - known: every option this command takes.
     static func suggestion(for name: String, next: String?, known: Set<String>) -> String? {
-        if let foreign = foreignOptions.first(where: { $0.names.contains(name) && known.contains($0.option) }) {
+        if let foreign = foreignOptions.first(where: { foreign in
+            foreign.names.contains(name) && (foreign.option.map(known.contains) ?? true)
+        }) {
             return foreign.hint(next)
         }
         // A typo: at most two edits, and fewer than half the name (`-o` is not a typo of `-q`).

@@ -22,6 +22,9 @@ import TestSupport
         (["run", "--upstream-cas", "a.pem"], "unknown option --upstream-cas; did you mean --upstream-ca?"),
         (["run", "--quiet=yes"], "--quiet=yes: --quiet takes no value"),
         (["run", "--bogus"], "unknown option --bogus; --help lists the options"),
+        // mkcert's spelling reaches `run`, the command of `devproxy -OPTION`.
+        (["-install"], "unknown option -install; mkcert's -install and -uninstall are `devproxy trust install` and "
+            + "`devproxy trust uninstall` here"),
         // The same word means another option where the command has no --listen.
         (["web", "flows.jsonl", "--listen", "127.0.0.1:0"],
          "unknown option --listen; the web UI's address is --web 127.0.0.1:0"),
