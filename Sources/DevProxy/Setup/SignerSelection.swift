@@ -49,7 +49,7 @@ public struct SignerSelection: Sendable {
                 let missing = [labels.contains { $0.hasSuffix("PRIVATE KEY") } ? nil : "private key",
                                labels.contains("CERTIFICATE") ? nil : "certificate"].compactMap { $0 }
                 guard missing.isEmpty else {
-                    throw CAError(error.code, "--intermediate \(bundlePath) holds no \(missing.joined(separator: " and no ")): "
+                    throw CAError(error.code, "--intermediate \(bundlePath): it holds no \(missing.joined(separator: " and no ")); "
                                   + "give the bundle `devproxy ca issue --out FILE` wrote (its key, the intermediate "
                                   + "and the root), as your security lead handed it over")
                 }

@@ -58,7 +58,7 @@ import TestSupport
             let result = try Subprocess.run(Subprocess.devproxy, ["run", "--intermediate", file, "--ca-dir", dir.file("engineer"),
                                                                   "--listen", "127.0.0.1:0", "--session", "off"], timeout: 20)
             #expect(result.status == 1, "\(file): \(result.output)")
-            #expect(result.stderr == "error: --intermediate \(file) holds no \(missing): \(bundle)\n", "\(result.output)")
+            #expect(result.stderr == "error: --intermediate \(file): it holds no \(missing); \(bundle)\n", "\(result.output)")
         }
     }
 }
