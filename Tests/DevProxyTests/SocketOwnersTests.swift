@@ -58,14 +58,16 @@ import Testing
         #expect(SocketDiagnostics.find(local: elsewhere, remote: local) == nil)
     }
 
-    /// The search stops when its budget is spent, leaving the process unknown; the owners found
-    /// lately are looked at first, whatever the budget.
+    /// The search stops when its budget of CPU time is spent, or its time limit has passed, leaving
+    /// the process unknown; the owners found lately are looked at first, whatever the bounds.
     @Test func theSearchIsBoundedAndRemembersOwners() throws {
         let (listener, accepted, client) = try Self.connectedPair(host: "127.0.0.1")
         defer { accepted.close(); client.close(); _ = listener }
         let peer = try #require(accepted.peerAddress), local = try #require(accepted.localAddress)
         let inode = try #require(SocketDiagnostics.find(local: peer, remote: local)).inode
         #expect(SocketOwners(budget: .zero).pid(holding: inode) == nil)
+        #expect(SocketOwners(budget: .seconds(5), wallLimit: .zero).pid(holding: inode) == nil)
+        #expect(SocketOwners(budget: .seconds(5), wallLimit: .zero, recent: [getpid()]).pid(holding: inode) == getpid())
         #expect(SocketOwners(budget: .zero, recent: [getpid()]).pid(holding: inode) == getpid())
         let owners = SocketOwners(recent: [1])
         #expect(owners.pid(holding: inode) == getpid())

@@ -15,7 +15,8 @@ import Synchronization
 ///
 /// The descriptor scan is the expensive part, so it is bounded: the processes that owned a
 /// client's socket lately are looked at first (a client opening one connection after another),
-/// then the others newest (highest pid) first, and the search gives up past `budget`. In a recent
+/// then the others newest (highest pid) first, and the search gives up past `budget` of the
+/// looking thread's CPU time, or past `wallLimit` however busy the machine is. In a recent
 /// owner the descriptor numbers its sockets had are read first (the kernel hands out the lowest
 /// free number, so a client's next socket mostly takes one its earlier connections had), before a
 /// whole listing; the owner's other sockets read on the way are noted, so that a client's
@@ -24,8 +25,13 @@ final class SocketOwners: Sendable {
     /// The one the proxy's connections ask.
     static let shared = SocketOwners()
 
-    /// How long one lookup may scan `/proc` before leaving the process unknown.
+    /// How much CPU time one lookup may spend scanning `/proc` before leaving the process unknown.
+    /// CPU time, not time passed: on a busy machine (a CI run, a build beside the proxy) the scan's
+    /// thread waits for a core between reads, and a budget of time passed found nothing there
+    /// (python3's connection at load 5, `ClientProcessProxyTests`).
     let budget: Duration
+    /// How long a lookup may take however little CPU it has had: the connection waits for it.
+    let wallLimit: Duration
     /// A process that owned a client's socket lately, and the descriptor numbers those sockets had.
     private struct Owner {
         let pid: Int32
@@ -45,10 +51,12 @@ final class SocketOwners: Sendable {
     private let names = Mutex<[Int32: (exe: String, name: String)]>([:])
 
     /// - Parameters:
-    ///   - budget: how long one lookup may scan `/proc`.
+    ///   - budget: how much CPU time one lookup may spend scanning `/proc`.
+    ///   - wallLimit: how long one lookup may take.
     ///   - recent: owners to look at first, the latest first (a test's seed).
-    init(budget: Duration = .milliseconds(20), recent: [Int32] = []) {
+    init(budget: Duration = .milliseconds(20), wallLimit: Duration = .milliseconds(100), recent: [Int32] = []) {
         self.budget = budget
+        self.wallLimit = wallLimit
         self.recent.withLock { $0 = recent.map { Owner(pid: $0) } }
     }
 
@@ -75,10 +83,10 @@ final class SocketOwners: Sendable {
 
     #if os(Linux)
     /// The process with `socket:[inode]` among its descriptors: the recent owners first, then
-    /// every process newest first, until `budget` has passed.
+    /// every process newest first, until `budget` of this thread's CPU time or `wallLimit` has passed.
     func pid(holding inode: UInt32) -> Int32? {
-        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(budget.components.seconds) * 1_000_000_000
-            + UInt64(budget.components.attoseconds / 1_000_000_000)
+        let cpuDeadline = Self.threadCPUNanoseconds() + Self.nanoseconds(budget)
+        let wallDeadline = DispatchTime.now().uptimeNanoseconds + Self.nanoseconds(wallLimit)
         if let pid = seen.withLock({ $0.removeValue(forKey: inode) }) {
             remember(pid, descriptor: nil)
             return pid
@@ -91,13 +99,26 @@ final class SocketOwners: Sendable {
             }
         }
         for pid in Self.processes() where !first.contains(where: { $0.pid == pid }) {
-            if DispatchTime.now().uptimeNanoseconds >= deadline { return nil }
+            if Self.threadCPUNanoseconds() >= cpuDeadline || DispatchTime.now().uptimeNanoseconds >= wallDeadline {
+                return nil
+            }
             if let descriptor = holds(pid, inode, trying: []) {
                 remember(pid, descriptor: descriptor)
                 return pid
             }
         }
         return nil
+    }
+
+    /// The CPU time this thread has had (`CLOCK_THREAD_CPUTIME_ID`).
+    private static func threadCPUNanoseconds() -> UInt64 {
+        var now = timespec()
+        guard clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now) == 0 else { return 0 }
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> UInt64 {
+        UInt64(duration.components.seconds) * 1_000_000_000 + UInt64(duration.components.attoseconds / 1_000_000_000)
     }
 
     private func remember(_ pid: Int32, descriptor: Int32?) {
