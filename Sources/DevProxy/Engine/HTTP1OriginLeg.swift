@@ -171,8 +171,9 @@ struct HTTP1OriginLeg: UpstreamLeg {
             return LegFailure(kind: .protocolMismatch,
                               message: "upstream \(target) answered with HTTP/2 frames: it speaks only HTTP/2"
                                 + (destination.tls ? "" : " without TLS (h2c, as a plaintext gRPC server does)")
-                                + ", and this request is HTTP/1.1; a client that speaks h2 by prior knowledge "
-                                + "(curl --http2-prior-knowledge, a gRPC client) is relayed to it over h2")
+                                + ", and this request is HTTP/1.1; h2 by prior knowledge is relayed to it over h2: "
+                                + "through a CONNECT tunnel (curl --proxytunnel --http2-prior-knowledge; a gRPC client's "
+                                + "plaintext channel), to a reverse:URL listener or on a transparent connection")
         case let error as HTTP1ParseError:
             return LegFailure(kind: .upstreamBadResponse,
                               message: "upstream \(target) sent a malformed response: \(error.reason)")
