@@ -76,7 +76,7 @@ extension FlowErrorKind {
         switch self {
         case .upstreamTLSFailed, .upstreamCertificateInvalid, .upstreamBadResponse, .badRequest,
              .clientHandshakeFailed, .leafRefused, .upstreamProxyFailed, .wouldLoop, .proxyAuthRequired,
-             .destinationRefused:
+             .destinationRefused, .clientClosed, .upstreamClosed:
             return true
         default:
             return false

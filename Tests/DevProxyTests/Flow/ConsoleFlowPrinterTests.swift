@@ -1,6 +1,7 @@
 import CertAuthority
 @testable import DevProxy
 import Foundation
+import Synchronization
 import GRPCWire
 import Testing
 
@@ -41,6 +42,23 @@ import Testing
                                + "rule, or a destination that is DevProxy itself (its web UI or one of its listeners) — "
                                + "blocked by DevProxy's --block-list \(rule): the connection was closed without an answer (444)"),
                 "\(line)")
+    }
+
+    /// A client that gave up on a silent origin: the line says where DevProxy was when the client
+    /// left (`… while DevProxy was still connecting to HOST:PORT …`), which pointed at the origin;
+    /// it read only `the client hung up before the exchange finished`, as if the client were at fault.
+    @Test func aClientThatGaveUpSaysWhatItWaitedFor() throws {
+        let silent = try Listener(host: "127.0.0.1", port: 0)   // completes TCP, never speaks TLS
+        let held = Mutex<[Socket]>([])
+        let accepting = Thread { while let socket = (try? silent.accept(timeout: 10)) ?? nil { held.withLock { $0.append(socket) } } }
+        accepting.start()
+        let proxy = try ProxyHarness()
+        let result = try proxy.curl(["--http1.1", "-m", "1", "https://localhost:\(silent.address.port)/"])
+        #expect(result.status != 0, "\(result.output)")
+        let line = try #require(proxy.flows(count: 1).first.map { ConsoleFlowPrinter.line(for: $0, timeZone: utc) })
+        #expect(line.contains("client_closed: the client hung up before the exchange finished — the client closed the "
+                              + "connection after "), "\(line)")
+        #expect(line.contains("while DevProxy was still connecting to localhost:\(silent.address.port)"), "\(line)")
     }
 
     /// A failed gRPC call is an HTTP 200: the line names its gRPC status; a successful one does not.
