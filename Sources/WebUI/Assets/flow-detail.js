@@ -63,7 +63,8 @@ class FlowDetail extends HTMLElement {
         setSafeAttribute(this, "aria-label", "Flow detail");
         setSafeAttribute(this, "tabindex", -1);
         store.addEventListener("select", (event) => this.#open(event.detail));
-        document.querySelector("flow-list")?.addEventListener("selected-changed", (event) => this.#selectedChanged(event.detail));
+        document.querySelector("flow-list")
+            ?.addEventListener("selected-changed", (event) => this.#selectedChanged(event.detail));
         store.addEventListener("intercept", () => {
             const id = store.selectedID;
             if (!id) return;
@@ -173,15 +174,21 @@ class FlowDetail extends HTMLElement {
      * already (the stream tells of committed batches): the pane takes it now, a fetch still on its
      * way (which may bring the flow as it ran) given up, where it waited for its next half-second
      * refresh, 0.1 to 0.5 s more, its finished actions (HAR, Raw, Compare) disabled meanwhile.
+     * Likewise while a running HTTP request on show is not known whole (an upload, an HTTP/2
+     * request before its record so far): what changed may be that it now is, and Replay and the
+     * copies wait on it. Other changes of a running flow keep to the half-second refreshes.
      */
     #selectedChanged(summary) {
-        if (summary?.id !== store.selectedID || isPending(summary) || !this.#needsRefetch) {
+        const id = summary?.id;
+        const requestWaits = this.#requestWaits !== null && this.#runningShown === id
+            && (summary.mode === "http" || summary.mode === "https");
+        if (id !== store.selectedID || !this.#needsRefetch || (isPending(summary) && !requestWaits)) {
             this.#scheduleRefetch();
             return;
         }
         clearTimeout(this.#refetch);
         this.#refetch = 0;
-        this.#open(summary.id, true);
+        this.#open(id, true);
     }
 
     /** A pending flow on show changed: fetch it again (at most every half second). A finished

@@ -33,7 +33,9 @@ import TestSupport
     /// `--http2` through the proxy, the origin let go just after one of the pane's half-second
     /// refreshes): the live stream's message that it finished makes the pane fetch it at once and
     /// show the finished view (HAR, Raw, Compare), three flows in a row. It waited for the next
-    /// refresh: 330–350 ms after the message here.
+    /// refresh: 330–350 ms after the message here. An HTTP/2 upload open while its body comes:
+    /// the message that follows its request's being whole makes the pane fetch it at once and
+    /// enable Replay (five uploads; a refresh 350 ms after the message did it).
     @Test(.enabled(if: WebUIBrowser.missing == nil, "needs chromium and playwright"))
     func aRunningFlowsPaneShowsItFinishedWhenTheStreamSaysSo() throws {
         let dir = TemporaryDirectory()
@@ -44,7 +46,8 @@ import TestSupport
                                           script: "webui_running_finish.py", timeout: 120)
         #expect(result.status == 0, "\(result.output)")
         let expected: Set = ["pane-fetches-on-finish-0", "pane-fetches-on-finish-1", "pane-fetches-on-finish-2",
-                             "no-page-errors"]
+                             "upload-replay-on-message-0", "upload-replay-on-message-1", "upload-replay-on-message-2",
+                             "upload-replay-on-message-3", "upload-replay-on-message-4", "no-page-errors"]
         #expect(expected.subtracting(WebUIBrowser.passed(result)).isEmpty,
                 "missing: \(expected.subtracting(WebUIBrowser.passed(result)))\n\(result.output)")
     }
