@@ -91,7 +91,11 @@ import TestSupport
         #expect(json["verified"] as? Bool == true, "\(json["verify_error"] ?? "")")
         let leaf = try #require((json["chain"] as? [[String: Any]])?.first)
         #expect((leaf["subject"] as? String)?.hasSuffix("CN = ::1") == true, "\(leaf)")
+        // Every handshake the proxy made with the origin named no server: its first, and the one
+        // asking for h2 that follows an answer without ALPN (this origin negotiates none), which
+        // comes once the first is closed (an origin serving one connection at a time is answered).
         let seen = Self.namesOnceSeen(names)
-        #expect(seen == "None\n", "the origin's ClientHello named \(seen)")
+        let lines = seen.split(separator: "\n")
+        #expect(!lines.isEmpty && lines.allSatisfy { $0 == "None" }, "the origin's ClientHellos named \(seen)")
     }
 }
