@@ -68,12 +68,31 @@ extension Arguments {
         }) {
             return foreign.hint(next)
         }
-        // A typo: at most two edits, and fewer than half the name (`-o` is not a typo of `-q`).
-        let close = known.map { (option: $0, distance: editDistance(name, $0)) }
-            .filter { $0.distance <= 2 && $0.distance * 2 < name.count }
-            .min { ($0.distance, $0.option) < ($1.distance, $1.option) }
-        return close.map { "did you mean --\($0.option)?" }
+        return closeOption(to: name, known: known).map { "did you mean --\($0)?" }
     }
+
+    /// The option `name` is a typo of: at most two edits, and fewer than half the name (`-o` is not
+    /// a typo of `-q`); the closest, then the first in order.
+    private static func closeOption(to name: String, known: Set<String>) -> String? {
+        known.map { (option: $0, distance: editDistance(name, $0)) }
+            .filter { $0.distance <= 2 && $0.distance * 2 < name.count }
+            .min { ($0.distance, $0.option) < ($1.distance, $1.option) }?.option
+    }
+
+    /// What to write instead of a config file's unknown `key` (`listen_port`, `ssl_insecure`, a
+    /// typo): the key DevProxy takes, with the hint an option of that spelling gets; nil when
+    /// nothing is close. `known`: the command's options (dashed, as on the command line).
+    static func configSuggestion(for key: String, known: Set<String>) -> String? {
+        let name = key.replacingOccurrences(of: "_", with: "-")
+        if let foreign = foreignOptions.first(where: { $0.names.contains(name) && $0.option.map(known.contains) == true }),
+           let option = foreign.option {
+            return "did you mean \"\(Self.key(option))\"? (\(foreign.hint(nil)))"
+        }
+        return closeOption(to: name, known: known).map { "did you mean \"\(Self.key($0))\"?" }
+    }
+
+    /// An option's name as a config file's key (`upstream-ca`: `upstream_ca`).
+    private static func key(_ option: String) -> String { option.replacingOccurrences(of: "-", with: "_") }
 
     /// A port number, when `word` is one.
     private static func port(_ word: String?) -> String? {

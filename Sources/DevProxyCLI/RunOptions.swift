@@ -44,7 +44,9 @@ struct RunOptions {
         }
         let known = Self.valued.union(Self.booleans).map { $0.replacingOccurrences(of: "-", with: "_") }
         if let unknown = object.keys.filter({ !$0.hasPrefix("_") && !known.contains($0) }).sorted().first {
-            throw CommandFailure("\(path): unknown key \"\(unknown)\"; see config/devproxy.example.json")
+            let hint = Arguments.configSuggestion(for: unknown, known: Self.valued.union(Self.booleans))
+            throw CommandFailure("\(path): unknown key \"\(unknown)\"; " + (hint.map { $0 + "; " } ?? "")
+                                 + "see config/devproxy.example.json")
         }
         file = object
     }

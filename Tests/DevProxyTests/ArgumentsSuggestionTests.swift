@@ -60,4 +60,23 @@ import TestSupport
         #expect(result.status == 2, "\(arguments): \(result.output)")
         #expect(result.stderr.hasSuffix("error: \(expected)\n"), "\(arguments): \(result.output)")
     }
+
+    /// A config file's unknown key gets the same help: the key DevProxy takes for another tool's
+    /// spelling, or the key a typo meant. It said `unknown key "listen_port"` and nothing more.
+    @Test(arguments: [
+        (#"{"listen_port": 8090}"#, #"unknown key "listen_port"; did you mean "listen"? (\#(together): "#
+            + #"--listen 127.0.0.1:PORT)"#),
+        (#"{"ssl_insecure": true}"#, #"unknown key "ssl_insecure"; did you mean "insecure_upstream"? (\#(insecure))"#),
+        (#"{"upstrem_ca": "a.pem"}"#, #"unknown key "upstrem_ca"; did you mean "upstream_ca"?"#),
+        (#"{"bogus": 1}"#, #"unknown key "bogus""#),
+    ])
+    func anUnknownConfigKeySaysWhatToWriteInstead(_ config: String, _ expected: String) throws {
+        let dir = TemporaryDirectory()
+        let file = dir.write("devproxy.json", config)
+        let result = try Subprocess.run(Subprocess.devproxy, ["run", "--config", file, "--ca-dir", dir.file("ca")],
+                                        timeout: 20)
+        #expect(result.status == 1, "\(config): \(result.output)")
+        #expect(result.stderr == "error: \(file): \(expected); see config/devproxy.example.json\n", "\(result.output)")
+        #expect(!FileManager.default.fileExists(atPath: dir.file("ca")), "nothing was started or created")
+    }
 }

@@ -283,7 +283,7 @@ import TestSupport
         let bad = dir.write("bad.json", "{\"lisen\": \"127.0.0.1:1\"}")
         let refused = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", dir.file("ca"), "--config", bad])
         #expect(refused.status == 1)
-        #expect(refused.stderr.contains("unknown key \"lisen\""))
+        #expect(refused.stderr.contains("unknown key \"lisen\"; did you mean \"listen\"?"))
     }
 
     /// `--listen` given twice listens on the last (an alias `dp='devproxy run --listen
