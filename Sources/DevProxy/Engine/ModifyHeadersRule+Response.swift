@@ -58,8 +58,8 @@ extension ExchangeContext {
         let asked = LocalRequest(request, url: url, httpVersion: draft.flow.request?.httpVersion ?? "HTTP/1.1",
                                  clientOf: draft.flow)
         let fields = final.response.fields.map { ($0.name, $0.value) }
-        guard let (edits, changes) = configuration.mapRules.responseEdits(for: asked, status: final.response.status,
-                                                                          fields: fields) else { return final }
+        guard let (edits, changes) = mapRules.responseEdits(for: asked, status: final.response.status,
+                                                            fields: fields) else { return final }
         draft.recordResponseHeaderChanges(changes)
         guard var http1 = final.http1 else {
             var response = final.response
@@ -79,8 +79,8 @@ extension ExchangeContext {
         let asked = LocalRequest(request, url: url, httpVersion: draft.flow.request?.httpVersion ?? "HTTP/2",
                                  clientOf: draft.flow)
         let fields = response.fields.map { ($0.name, $0.value) }
-        guard let (edits, changes) = configuration.mapRules.responseEdits(for: asked, status: response.status,
-                                                                          fields: fields) else { return nil }
+        guard let (edits, changes) = mapRules.responseEdits(for: asked, status: response.status,
+                                                            fields: fields) else { return nil }
         draft.recordResponseHeaderChanges(changes)
         var edited = response
         edited.fields = edits.applied(to: response.fields)
@@ -95,8 +95,8 @@ extension ExchangeContext {
                                  clientOf: draft.flow)
         let response = HTTPResponse(head)
         let fields = response.fields.map { ($0.name, $0.value) }
-        guard let (edits, changes) = configuration.mapRules.responseEdits(for: asked, status: response.status,
-                                                                          fields: fields) else { return head }
+        guard let (edits, changes) = mapRules.responseEdits(for: asked, status: response.status,
+                                                            fields: fields) else { return head }
         draft.recordResponseHeaderChanges(changes)
         var edited = head
         edited.fields = edits.applied(to: head.fields)

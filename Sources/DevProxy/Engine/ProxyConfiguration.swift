@@ -111,7 +111,8 @@ public struct ProxyConfiguration: Sendable {
         get { ruleBoard?.rules ?? startRules }
         set { startRules = newValue }
     }
-    private var startRules = MapRules()
+    /// The rules set (`mapRules`), read without the board by `ProxyServer.mapRules`.
+    private(set) var startRules = MapRules()
     /// Rules that change while the proxy runs (the web UI's Rules view): every request, on any
     /// connection, is put to what it has switched on then. Nil: `mapRules` stays as set.
     public var ruleBoard: RuleBoard? = nil

@@ -16,8 +16,6 @@ import Synchronization
 public final class ProxyServer: @unchecked Sendable {
     // Immutable after init except `listener` (set in start) and `state` (a Mutex).
     public let configuration: ProxyConfiguration
-    /// `configuration.mapRules` as set at start, for a configuration without a rule board.
-    private let startMapRules: MapRules
     /// The network conditions connections follow (`ProxyConfiguration.throttleSwitch`, else one
     /// fixed by `--throttle`); nil when no connection can ever be slowed.
     let throttle: ThrottleSwitch?
@@ -62,15 +60,16 @@ public final class ProxyServer: @unchecked Sendable {
         var idleTrims = 0
     }
 
-    /// Seconds after the proxy went idle at which the heap is trimmed again (the `index`th time):
-    /// 1, 4 and 15 s, while the sinks (the session store's writer) work off a backlog and free its
-    /// memory, then every 30 s while it stays idle (the web UI's queries and pages free memory too).
     /// The map rules switched on now (`ProxyConfiguration.mapRules`), read for every request.
     /// Through the configuration, its computed getter copied the whole `ProxyConfiguration` (a
     /// retain and a release for each of its references) on every read: ~5k instructions an h2
-    /// stream, from four reads (callgrind, docs/performance.md, run 53).
-    var mapRules: MapRules { configuration.ruleBoard?.rules ?? startMapRules }
+    /// stream, from four reads (callgrind, docs/performance.md, run 53). Its two stored parts are
+    /// read here instead.
+    var mapRules: MapRules { configuration.ruleBoard?.rules ?? configuration.startRules }
 
+    /// Seconds after the proxy went idle at which the heap is trimmed again (the `index`th time):
+    /// 1, 4 and 15 s, while the sinks (the session store's writer) work off a backlog and free its
+    /// memory, then every 30 s while it stays idle (the web UI's queries and pages free memory too).
     private static func idleTrimDelay(_ index: Int) -> TimeInterval {
         let first: [TimeInterval] = [1, 4, 15]
         return index < first.count ? first[index] : 15 + 30 * TimeInterval(index - first.count + 1)
@@ -85,7 +84,6 @@ public final class ProxyServer: @unchecked Sendable {
                 + String(UInt64.random(in: .min ... .max), radix: 16)
         }
         self.configuration = configuration
-        startMapRules = configuration.mapRules
         throttle = configuration.throttleSwitch ?? configuration.throttle.map {
             ThrottleSwitch(ThrottleSwitch.Setting(profile: $0, hosts: configuration.throttleHosts))
         }
