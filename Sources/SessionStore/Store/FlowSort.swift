@@ -5,27 +5,25 @@ public struct FlowSort: Sendable, Equatable {
     public enum Column: String, Sendable, CaseIterable {
         case time, method, host, path, status, type, size, duration, client
 
-        /// The stored value (of `flows`, its columns unqualified) sorted on, and whose value a
-        /// cursor's flow is read by.
-        var rawColumn: String {
+        /// The stored value sorted on, and whose value a cursor's flow is read by, its columns
+        /// prefixed by `table` (`"f."` over `flows f`, `""` over `flows` unqualified).
+        func value(in table: String) -> String {
             switch self {
-            case .time: "seq"
-            case .method: "method"
-            case .host: "host"
-            case .path: "url"
-            case .status: "status"
-            case .type: "content_type"
-            case .size: "response_size"
-            case .duration: "duration_ms"
+            case .time: table + "seq"
+            case .method: table + "method"
+            case .host: table + "host"
+            case .path: table + "url"
+            case .status: table + "status"
+            case .type: table + "content_type"
+            case .size: table + "response_size"
+            case .duration: table + "duration_ms"
             // What the list's Client cell shows: the process's name, else the client's address.
-            case .client: "coalesce(nullif(client_process, ''), nullif(client, ''))"
+            case .client: "coalesce(nullif(\(table)client_process, ''), nullif(\(table)client, ''))"
             }
         }
 
-        /// `rawColumn` over `flows f`.
-        private var qualified: String {
-            self == .client ? "coalesce(nullif(f.client_process, ''), nullif(f.client, ''))" : "f.\(rawColumn)"
-        }
+        /// `value` over `flows f`.
+        private var qualified: String { value(in: "f.") }
 
         /// The SQL expression sorted on (of `flows f`; hosts and clients without regard to case).
         var expression: String { qualified + (self == .host || self == .client ? " COLLATE NOCASE" : "") }

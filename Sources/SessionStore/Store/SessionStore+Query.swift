@@ -70,7 +70,7 @@ extension SessionStore {
             var after = ""
             if let cursor {
                 // The cursor's flow's value; a flow that is gone (cleared) starts the list over.
-                let values = try database.rows("SELECT \(sort.column.rawColumn) FROM flows WHERE seq = ?",
+                let values = try database.rows("SELECT \(sort.column.value(in: "")) FROM flows WHERE seq = ?",
                                                [.integer(cursor.sequence)]) { $0.value(0) }
                 if let value = values.first {
                     let (sql, values) = sort.after(value: value, sequence: cursor.sequence)
