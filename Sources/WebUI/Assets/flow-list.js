@@ -7,7 +7,7 @@
 import { api } from "./api.js";
 import { h, setSafeAttribute } from "./dom.js";
 import { liveEvents } from "./events.js";
-import { COLUMNS, clientTitle, isPending, markers, pathTitle, signerTitle, statusClass, statusTitle }
+import { COLUMNS, clientText, clientTitle, isPending, markers, pathTitle, signerTitle, statusClass, statusTitle }
     from "./flow-summary.js";
 import { countOf } from "./format.js";
 import { store } from "./store.js";
@@ -30,7 +30,7 @@ const SORT_KEYS = {
     size: (s) => s.response_size,
     duration: (s) => s.duration_ms,
     // What the cell shows (the process, else the client's address), without regard to case.
-    client: (s) => (s.client_process || s.client || null)?.toLowerCase() ?? null,
+    client: (s) => clientText(s).toLowerCase() || null,
 };
 /** Columns whose first click sorts largest first (the rest sort A to Z first). */
 const LARGEST_FIRST = new Set(["status", "size", "duration"]);
