@@ -3,7 +3,7 @@ checks printed one a line, the system Chromium driven by Playwright (alone, or b
 script serves), and a page on the UI that records what must never happen on it (a dialog, a script
 error, a CSP violation) and the long tasks that block its thread.
 """
-import argparse, collections, contextlib, threading, time, urllib.parse
+import argparse, collections, contextlib, threading, time, urllib.parse, urllib.request
 
 from playwright.sync_api import TimeoutError as PlaywrightTimeout, sync_playwright
 
@@ -156,3 +156,13 @@ def mark_as_compare_base(page):
                            ".textContent.split(/\\s/).length === 3", timeout=5000)
     return page.evaluate("""() => { const cell = document.querySelector('flow-list .flow-row.selected .c-marks');
         return [cell.textContent, cell.scrollWidth <= cell.clientWidth]; }""")
+
+
+def api_get(ui, path):
+    """`GET path` of the web UI's API at `ui` (its `web ui:` URL, whose token it sends), as bytes."""
+    parts = urllib.parse.urlsplit(ui)
+    token = urllib.parse.parse_qs(parts.query)["token"][0]
+    request = urllib.request.Request("%s://%s%s" % (parts.scheme, parts.netloc, path),
+                                     headers={"Authorization": "Bearer " + token})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return response.read()

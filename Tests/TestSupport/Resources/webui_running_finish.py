@@ -23,9 +23,9 @@ Prints one line per check: `PASS name detail` or `FAIL name detail`; exits 1 on 
 
 Usage: webui_running_finish.py --ui URL --proxy http://127.0.0.1:PORT
 """
-import http.server, json, os, ssl, subprocess, sys, tempfile, threading, time, urllib.parse, urllib.request
+import http.server, json, os, ssl, subprocess, sys, tempfile, threading, time, urllib.parse
 
-from browser_page import Checks, chromium, live_page, ui_parser
+from browser_page import Checks, api_get, chromium, live_page, ui_parser
 from webui_browser import open_flow
 
 FLOWS = 3
@@ -153,20 +153,10 @@ WATCH_REQUEST = """(id) => {
 }"""
 
 
-def api_get(ui, path):
-    """`path` of the UI's API with its token, as JSON."""
-    parts = urllib.parse.urlsplit(ui)
-    token = urllib.parse.parse_qs(parts.query)["token"][0]
-    request = urllib.request.Request("%s://%s%s" % (parts.scheme, parts.netloc, path),
-                                     headers={"Authorization": "Bearer " + token})
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return json.loads(response.read())
-
-
 def complete_at(ui, flow, found, stop):
     """Asks `GET /api/flows/ID` every 5 ms until it says the request is whole; puts the time in `found`."""
     while not stop.is_set():
-        answer = api_get(ui, "/api/flows/" + urllib.parse.quote(flow))
+        answer = json.loads(api_get(ui, "/api/flows/" + urllib.parse.quote(flow)))
         if answer.get("request_complete") or not answer.get("pending"):
             found.append(time.time() * 1000)
             return

@@ -22,21 +22,11 @@ lists peer 1 alone, and peer 1's config stays shown.
 
 Usage: webui_wireguard.py --ui URL --proxy http://127.0.0.1:PORT [--only live --shots DIR | --only remove]
 """
-import json, os, subprocess, sys, tempfile, urllib.parse, urllib.request
+import json, os, subprocess, sys, tempfile
 
-from browser_page import Checks, chromium, live_page, ui_parser
+from browser_page import Checks, api_get, chromium, live_page, ui_parser
 
 CONFIG = "() => document.getElementById('wg-config') ? document.getElementById('wg-config').textContent : null"
-
-
-def api(ui, path):
-    """`path` of the UI's API with its token, as bytes."""
-    parts = urllib.parse.urlsplit(ui)
-    token = urllib.parse.parse_qs(parts.query)["token"][0]
-    request = urllib.request.Request("%s://%s%s" % (parts.scheme, parts.netloc, path),
-                                     headers={"Authorization": "Bearer " + token})
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return response.read()
 
 
 def read_qr(page, directory):
@@ -53,12 +43,12 @@ def qr_loaded(page):
 
 
 def with_listener(page, options, checks, directory):
-    status = json.loads(api(options.ui, "/api/wireguard"))
+    status = json.loads(api_get(options.ui, "/api/wireguard"))
     page.wait_for_function("() => document.querySelectorAll('wireguard-panel tbody tr').length === 1", timeout=10000)
     row = page.evaluate("() => [...document.querySelectorAll('wireguard-panel tbody tr td')].map((c) => c.textContent)")
     checks.result("devices-table", row == ["peer 1", "10.0.0.2", "never connected", "—", "Remove"], repr(row))
 
-    config = api(options.ui, "/api/wireguard/peers/1/config").decode()
+    config = api_get(options.ui, "/api/wireguard/peers/1/config").decode()
     page.wait_for_function("(c) => document.getElementById('wg-config').textContent === c", arg=config, timeout=10000)
     qr_loaded(page)
     source = page.evaluate("() => document.querySelector('wireguard-panel img.qr').getAttribute('src')")
@@ -79,7 +69,7 @@ def with_listener(page, options, checks, directory):
     page.fill("#wg-endpoint", "10.0.2.2:51820")
     page.wait_for_function("() => document.getElementById('wg-config').textContent.includes('Endpoint = 10.0.2.2:51820')",
                            timeout=10000)
-    emulator = api(options.ui, "/api/wireguard/peers/1/config?endpoint=10.0.2.2%3A51820").decode()
+    emulator = api_get(options.ui, "/api/wireguard/peers/1/config?endpoint=10.0.2.2%3A51820").decode()
     checks.result("endpoint-rewrites-config", page.evaluate(CONFIG) == emulator and emulator != config, "")
     page.wait_for_function("() => document.querySelector('wireguard-panel img.qr').getAttribute('src')"
                            ".includes('endpoint=10.0.2.2')", timeout=10000)
@@ -122,7 +112,7 @@ def live(page, options, checks):
     os.replace(options.shots + "/wireguard-never-connected.tmp.png", options.shots + "/wireguard-never-connected.png")
     page.wait_for_function("() => (%s)().startsWith('connected · handshake ')" % state, timeout=40000)
     row = page.evaluate("() => [...document.querySelectorAll('wireguard-panel tbody tr td')].map((c) => c.textContent)")
-    peer = json.loads(api(options.ui, "/api/wireguard"))["peers"][0]
+    peer = json.loads(api_get(options.ui, "/api/wireguard"))["peers"][0]
     said = page.text_content("wireguard-panel .wg-announce")
     checks.result("live-connected", row[2].endswith(" s ago") and peer["from"] and row[3] == peer["from"]
                   and said == "peer 1 connected from " + peer["from"]
@@ -136,7 +126,7 @@ def remove(page, options, checks):
     rows = "() => [...document.querySelectorAll('wireguard-panel tbody tr')].map((r) => r.children[0].textContent)"
     button = "wireguard-panel tbody tr[data-id='%s'] button.wg-remove"
     said = lambda: page.text_content("wireguard-panel .wg-announce")
-    peers = lambda: [peer["peer"] for peer in json.loads(api(options.ui, "/api/wireguard"))["peers"]]
+    peers = lambda: [peer["peer"] for peer in json.loads(api_get(options.ui, "/api/wireguard"))["peers"]]
     page.wait_for_function("() => (%s)().length === 2" % rows, timeout=10000)
 
     # One click arms the button: it says what a second click does, and nothing is removed.
@@ -165,7 +155,7 @@ def remove(page, options, checks):
     page.wait_for_function("() => (%s)().join() === 'peer 1'" % rows, timeout=10000)
     checks.result("remove-second-click-removes", asked == "Remove peer 2? Click again" and escaped == "Remove"
                   and said() == "peer 2 (10.0.0.3) removed" and peers() == [1], repr((asked, escaped, said(), peers())))
-    config = api(options.ui, "/api/wireguard/peers/1/config").decode()
+    config = api_get(options.ui, "/api/wireguard/peers/1/config").decode()
     page.wait_for_function("(c) => document.getElementById('wg-config').textContent === c", arg=config, timeout=10000)
     checks.result("remove-keeps-peer-1", True, "")
 
@@ -177,7 +167,7 @@ def main():
     parser.add_argument("--shots")
     options = parser.parse_args()
     checks = Checks()
-    listening = json.loads(api(options.ui, "/api/wireguard"))["listening"]
+    listening = json.loads(api_get(options.ui, "/api/wireguard"))["listening"]
     with chromium() as browser, tempfile.TemporaryDirectory() as directory:
         page, problems = live_page(browser, options.ui, clipboard=True)
         page.click("#tab-ca")
