@@ -141,18 +141,23 @@ final class SocketOwners: Sendable {
         defer { closedir(directory) }
         var pids: [Int32] = []
         while let entry = readdir(directory) {
-            let pid = withUnsafeBytes(of: entry.pointee.d_name) { name -> Int32 in
-                var value: Int32 = 0
-                for byte in name {
-                    if byte == 0 { break }
-                    guard (48...57).contains(byte), value < Int32.max / 10 - 9 else { return 0 }
-                    value = value * 10 + Int32(byte - 48)
-                }
-                return value
-            }
-            if pid > 0 { pids.append(pid) }
+            if let pid = number(of: entry), pid > 0 { pids.append(pid) }
         }
         return pids.sorted(by: >)
+    }
+
+    /// The number a directory entry is named (a pid in `/proc`, a descriptor in `/proc/PID/fd`);
+    /// nil for any other name.
+    private static func number(of entry: UnsafeMutablePointer<dirent>) -> Int32? {
+        withUnsafeBytes(of: entry.pointee.d_name) { name -> Int32? in
+            var value: Int32 = 0
+            for byte in name {
+                if byte == 0 { break }
+                guard (48...57).contains(byte), value < Int32.max / 10 - 9 else { return nil }
+                value = value * 10 + Int32(byte - 48)
+            }
+            return value
+        }
     }
 
     /// The number of `pid`'s descriptor that is the socket `inode`, the numbers in `trying` read
@@ -191,12 +196,11 @@ final class SocketOwners: Sendable {
         while let entry = readdir(directory) {
             // Only symbolic links: skips `.` and `..` without a syscall.
             guard entry.pointee.d_type == UInt8(DT_LNK) else { continue }
-            let (number, held) = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
-                let name = bytes.baseAddress!.assumingMemoryBound(to: CChar.self)
-                return (Int32(String(cString: name)) ?? -1, socket(name))
+            let held = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
+                socket(bytes.baseAddress!.assumingMemoryBound(to: CChar.self))
             }
             guard let held else { continue }
-            if held == inode { found = number } else { others[held] = pid }
+            if held == inode { found = Self.number(of: entry) ?? -1 } else { others[held] = pid }
         }
         if found == nil { others.removeAll() }
         return found
