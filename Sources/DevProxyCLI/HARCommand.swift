@@ -80,8 +80,12 @@ enum HARCommand {
     private static func otherCapture(at path: String) -> String? {
         // A regular file only: a FIFO's bytes are gone, and opening it again would wait for a writer.
         let type = (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType
-        guard path != "-", type == .typeRegular, let data = FileManager.default.contents(atPath: path) else { return nil }
-        if data.starts(with: Array("SQLite format 3\u{0}".utf8)) { return "a saved session (SQLite)" }
+        guard path != "-", type == .typeRegular, let file = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? file.close() }
+        // The header first: a session's database may be large, and is known by its first 16 bytes.
+        let head = (try? file.read(upToCount: 16)) ?? Data()
+        if head.starts(with: Array("SQLite format 3\u{0}".utf8)) { return "a saved session (SQLite)" }
+        let data = head + ((try? file.readToEnd()) ?? Data())
         guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
               (object["log"] as? [String: Any])?["entries"] is [Any] else { return nil }
         return "a HAR file"
