@@ -298,6 +298,18 @@ enum RunCommand {
             if let console { console.note(stopping) } else { Output.line(stopping) }
         }
         server.stop()
+        if !quiet, let store = session?.store {
+            let saved = savedSessionLine(path: store.path)
+            let console = sinks.lazy.compactMap { $0 as? ConsoleFlowPrinter }.first
+            if let console {
+                // The console is closed but still writes; at most its close timeout again for a
+                // stalled output.
+                console.note(saved)
+                console.flush(timeout: ConsoleFlowPrinter.closeTimeout)
+            } else {
+                Output.line(saved)
+            }
+        }
         // A flow log or HAR file that could not be written lost flows: the run failed.
         var failures = sinks.compactMap { ($0 as? JSONLinesFlowLog)?.writeError ?? ($0 as? HARFlowSink)?.writeError }
             .map(\.reason) + sinks.compactMap { ($0 as? ReportCollector)?.writeError }
@@ -306,6 +318,22 @@ enum RunCommand {
         }
         failures.forEach { Output.error($0) }
         return failures.isEmpty ? 0 : 1
+    }
+
+    /// What the run leaves, said at exit: `session saved: PATH (N flows; devproxy web PATH opens it)`,
+    /// counted from the closed file (read-only); a file that cannot be read back is named without a count.
+    static func savedSessionLine(path: String) -> String {
+        let count = (try? SessionStore(path: path, readOnly: true)).flatMap { store -> Int? in
+            defer { store.close() }
+            return try? store.count()
+        }
+        let flows = count.map { "\($0) " + ($0 == 1 ? "flow" : "flows") + "; " } ?? ""
+        // Quoted only when the shell would read it otherwise.
+        let plain = path.unicodeScalars.allSatisfy {
+            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "/._-+:@%,".unicodeScalars.contains($0)
+        }
+        let word = plain ? path : ShellSyntax.sh.quoted(path)
+        return "session saved: \(path) (\(flows)`devproxy web \(word)` opens it)"
     }
 
     /// `--leaf-key GLOB=KEY.pem` rules, each refused when its key is a CA's (the root, the

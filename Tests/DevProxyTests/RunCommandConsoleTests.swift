@@ -52,7 +52,10 @@ import TestSupport
         #expect(lines.contains { $0.hasSuffix("(the console could not keep up; the session store has them)") })
         #expect(flows.count + (notices.first ?? 0) == 120, "\(flows.count) printed, \(notices) dropped")
         #expect(Set(flows).count == flows.count)
-        #expect(lines.last?.hasPrefix("stopping: finishing in-flight exchanges") == true, "\(lines.suffix(2))")
+        // Then what the run leaves: the session, with its flows counted.
+        #expect(lines.dropLast().last?.hasPrefix("stopping: finishing in-flight exchanges") == true, "\(lines.suffix(2))")
+        #expect(lines.last?.hasPrefix("session saved: ") == true && lines.last?.contains(" (120 flows; `devproxy web ") == true,
+                "\(lines.suffix(2))")
     }
 
     @Test func theProxyExitsWhileNobodyReadsItsConsole() throws {
