@@ -14,6 +14,7 @@ extension ConsoleFlowPrinter {
     ///     12:01:02 UNUSED www.example.com:443 (a connection the client opened and closed without a request)
     ///     12:01:02 ✗ CONNECT pinned.example.com:443 client_rejected_certificate (unknown_ca): the app pins …
     ///     12:01:02 ✗ GET https://api.example.com/feed upstream_timeout: … (throttled: 3g (…))
+    ///     12:01:02 ✗ POST https://api.example.com/lab.Echo/Quiet client_reset: … (gRPC DEADLINE_EXCEEDED)
     ///     12:01:02 ✗ from 127.0.0.1:50412 bad_request: … — the client began a TLS handshake on the proxy's …
     ///
     /// The time is the flow's start in `timeZone`; sizes are the response body (or the
@@ -43,6 +44,11 @@ extension ConsoleFlowPrinter {
                 if kind.messageAddsDetail && !error.message.isEmpty { text += " — " + error.message }
             } else if !error.message.isEmpty {
                 text += ": " + error.message
+            }
+            // A gRPC call that failed this way still has the status its client reads (a reset as its
+            // deadline passed is DEADLINE_EXCEEDED, a lost origin UNAVAILABLE): the line says it.
+            if let code = flow.grpc?.status, code != 0 {
+                text += " (gRPC \(GRPCStatus.name(of: code) ?? String(code)))"
             }
             if let intercept = flow.intercept { text += breakpointNote(intercept) }
             if let intercept = flow.interceptResponse { text += responseBreakpointNote(intercept) }

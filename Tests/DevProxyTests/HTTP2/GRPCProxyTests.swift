@@ -280,7 +280,8 @@ import TestSupport
     /// deadline passes is DEADLINE_EXCEEDED (both reset the stream with CANCEL), and one whose
     /// process exits mid-stream (its connection closed, no reset) is CANCELLED, as a client that
     /// closes its channel reports. The cancelled and the orphaned ones read as UNKNOWN, "the
-    /// response ended without grpc-status", which no client said.
+    /// response ended without grpc-status", which no client said. The console line of each ends
+    /// with that status (`(gRPC DEADLINE_EXCEEDED)`), where it named only the reset.
     @Test func aCallTheClientEndsHasTheStatusTheClientReports() throws {
         let server = try EchoServer()
         let cas = try Certificate.all(from: SecureFile.read(server.caPath, what: "ca"))
@@ -298,6 +299,9 @@ import TestSupport
             #expect(flow.grpc?.status == status, "\(flow.grpc?.notes ?? [])")
             #expect(flow.grpc?.notes.contains { $0.contains(GRPCStatus.name(of: status) ?? "?") } == true,
                     "\(flow.grpc?.notes ?? [])")
+            // The console line says the status too, where it said only `client_reset`.
+            let line = ConsoleFlowPrinter.line(for: flow)
+            #expect(line.hasSuffix("(gRPC \(GRPCStatus.name(of: status) ?? "?"))"), "\(line)")
         }
         #expect(ticks.grpc?.responseMessages ?? 0 >= 2)
         let exits = try Subprocess.run("python3", [Self.script, "client-exits", proxy.pki.rootPath, "\(server.port)"],
