@@ -98,6 +98,13 @@ class FlowList extends HTMLElement {
     #count;
     /** End was pressed while pages were still to load: the last row is selected once they have. */
     #selectLast = false;
+    /**
+     * The row the pointer went down on and the flow it showed then. Rows are pooled and refilled
+     * in place, so a flow arriving on top between the press and the release (a click holds the
+     * button ~100 ms, the live stream's batches come every 100 ms) makes the pressed row show the
+     * flow that was above it by the click: the click opens the flow that was pressed.
+     */
+    #pressed = null;
 
     connectedCallback() {
         if (this.#viewport) return;
@@ -118,6 +125,10 @@ class FlowList extends HTMLElement {
         }, header, this.#spacer);
         this.append(this.#count, this.#viewport);
         this.#viewport.addEventListener("scroll", () => this.#scheduleRender(), { passive: true });
+        this.#viewport.addEventListener("pointerdown", (event) => {
+            const row = event.target.closest(".flow-row[data-id]");
+            this.#pressed = row ? { row, id: row.getAttribute("data-id") } : null;
+        });
         this.#viewport.addEventListener("click", (event) => this.#onClick(event));
         new ResizeObserver(() => this.#scheduleRender()).observe(this.#viewport);
         store.addEventListener("filter", (event) => this.#load(event.detail));
@@ -489,8 +500,10 @@ class FlowList extends HTMLElement {
 
     #onClick(event) {
         const row = event.target.closest(".flow-row[data-id]");
+        const pressed = this.#pressed;
+        this.#pressed = null;
         if (!row) return;
-        const id = row.getAttribute("data-id");
+        const id = pressed?.row === row && this.#byID.has(pressed.id) ? pressed.id : row.getAttribute("data-id");
         if (event.ctrlKey || event.metaKey) {
             const picked = new Set(store.picked);
             if (picked.has(id)) picked.delete(id);

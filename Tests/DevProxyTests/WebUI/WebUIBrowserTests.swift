@@ -192,7 +192,9 @@ import TestSupport
     /// cell (it read `127.0.0.1` and nothing). Edit and resend opens the flow it sent (the pane stayed
     /// on the original), and the notice floats over the page without moving the list (it pushed the
     /// rows down a line for 6 s); a WebSocket's time and length stay on one line beside a long message;
-    /// a row with three markers (marked, failed, the comparison's base) shows all three (`● …`).
+    /// a row with three markers (marked, failed, the comparison's base) shows all three (`● …`); a
+    /// row pressed while a new flow arrives on top, released after the rows moved, opens the flow it
+    /// showed when pressed (it opened the one pushed under the pointer, above it).
     @Test(.enabled(if: WebUIBrowser.missing == nil, "needs chromium and playwright"))
     func theListAnswersTheKeysAndCopiesWhatIsShown() throws {
         let dir = TemporaryDirectory()
@@ -205,7 +207,8 @@ import TestSupport
                              "copy-curl", "copy-as-menu", "host-port-whole-beside-pane", "narrow-window-keeps-list", "tunnel-host-port",
                              "early-hints-marked", "refused-handshake-pane", "tabs-follow-arrows",
                              "refused-handshake-row", "resend-opens-what-it-sent", "notice-keeps-list-still",
-                             "websocket-columns-one-line", "three-markers-whole", "no-page-errors"]
+                             "websocket-columns-one-line", "three-markers-whole", "pressed-row-selected",
+                             "no-page-errors"]
         #expect(result.status == 0, "\(result.output)")
         #expect(expected.subtracting(WebUIBrowser.passed(result)).isEmpty,
                 "missing: \(expected.subtracting(WebUIBrowser.passed(result)))\n\(result.output)")

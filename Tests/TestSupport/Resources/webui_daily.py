@@ -16,7 +16,8 @@ Usage: webui_daily.py --ui URL --proxy http://127.0.0.1:PORT
 import json, subprocess, sys, time
 
 from browser_page import Checks, live_page, mark_as_compare_base, origin_and_chromium, ui_parser
-from webui_browser import Handler, Origin, ITEMS, curl, hints_origin, open_flow, requests_through, websocket_through
+from webui_browser import (Handler, Origin, ITEMS, curl, hints_origin, open_flow, requests_through, set_filter,
+                           websocket_through)
 
 # More than the list's first page (200 rows), so End has pages to load before it can select.
 KEYBOARD_FLOWS = 260
@@ -30,6 +31,9 @@ def main():
     with origin_and_chromium(Origin, Handler) as (browser, base, origin):
         page, problems = live_page(browser, options.ui, clipboard=True)
         stamp = int(time.time() * 1000)
+        if options.only == "pressed-row":
+            pressed_row_while_flows_arrive(page, options, base, stamp, checks)
+            sys.exit(1 if checks.failed else 0)
         keyboard(page, options, base, stamp, checks)
         copying(page, options, base, stamp, checks)
         tab_arrows(page, checks)
@@ -39,6 +43,7 @@ def main():
         refused_handshake_pane(page, options, origin, checks)
         resend_opens_what_it_sent(page, options, base, stamp, checks)
         websocket_columns_one_line(page, options, base, stamp, checks)
+        pressed_row_while_flows_arrive(page, options, base, stamp, checks)
         checks.result("no-page-errors", not problems and not page.evaluate("window.__violations"),
                       repr((problems, page.evaluate("window.__violations"))))
     sys.exit(1 if checks.failed else 0)
@@ -99,6 +104,42 @@ def keyboard(page, options, base, stamp, checks):
                       "End: %r (%r of %r rows loaded), Home: %r" % (end, count, total, home))
     except Exception as error:
         checks.result("keyboard-home-end", False, "%s; selected %r" % (str(error).splitlines()[0], selected(page)))
+
+
+def pressed_row_while_flows_arrive(page, options, base, stamp, checks):
+    """A row pressed while the live list puts a new flow on top selects the flow it showed when
+    pressed. A person's click holds the button ~100 ms, the live stream's batches come every 100 ms,
+    and the list refills its pooled rows in place: the row under the pointer showed the flow below
+    by the button's release, and that one was opened."""
+    prefix = "/pressed/%d/" % stamp
+    try:
+        set_filter(page, "~u /pressed/%d/" % stamp)
+        requests_through(options.proxy, base, [prefix + "seed-%d" % index for index in range(4)])
+        page.wait_for_function("p => document.querySelector('flow-list .flow-row[data-id] .c-path')?.textContent === p",
+                               arg=prefix + "seed-3", timeout=10000)
+        page.keyboard.press("Escape")
+        page.evaluate("() => { document.querySelector('flow-list .flow-viewport').scrollTop = 0; }")
+        row = page.locator("flow-list .flow-row[data-id] >> nth=1")
+        box = row.bounding_box()
+        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        pressed = [row.get_attribute("data-id"), row.locator(".c-path").text_content()]
+        page.mouse.move(x, y)
+        page.mouse.down()
+        requests_through(options.proxy, base, [prefix + "later"])
+        # The button stays down until the row under the pointer shows another flow (the new one
+        # pushed the rows down), as a person's press spans a live batch.
+        page.wait_for_function("([x, y, id]) => document.elementFromPoint(x, y)?.closest('.flow-row')"
+                               "?.getAttribute('data-id') !== id", arg=[x, y, pressed[0]], timeout=10000)
+        page.mouse.up()
+        page.wait_for_function("() => document.querySelector('flow-list .flow-row.selected')", timeout=5000)
+        chosen = page.evaluate("() => { const r = document.querySelector('flow-list .flow-row.selected');"
+                               " return [r.getAttribute('data-id'), r.querySelector('.c-path').textContent]; }")
+        checks.result("pressed-row-selected", chosen == pressed, "pressed %r, selected %r" % (pressed, chosen))
+    except Exception as error:
+        checks.result("pressed-row-selected", False, str(error).splitlines()[0])
+    finally:
+        page.keyboard.press("Escape")
+        set_filter(page, "")
 
 
 def clipboard(page):
