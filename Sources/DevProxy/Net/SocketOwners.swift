@@ -10,7 +10,8 @@ import Synchronization
 /// Linux only: the kernel names the client socket's inode (`SocketDiagnostics`), and the process
 /// is the one with `socket:[INODE]` among its `/proc/PID/fd/*`. Only processes whose descriptors
 /// this user may read (its own) can be found; another user's, a peer on another host or in another
-/// network namespace (`devproxy exec`, WireGuard devices, LAN devices) stay unknown, silently.
+/// network namespace (a container, WireGuard devices, LAN devices) stay unknown, silently (`devproxy exec
+/// --transparent`'s bridge names its programs itself: `NamespaceCapture.reportedClient`).
 /// Elsewhere (macOS) every client stays unknown.
 ///
 /// The descriptor scan is the expensive part, so it is bounded: the processes that owned a

@@ -413,16 +413,40 @@ public enum NamespaceCapture {
             if redirected {
                 // A connection to the listener itself (nothing redirected it) would loop.
                 guard let authority = target(of: client), authority != client.localAddress?.description else { return }
-                preface = Array("CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n\r\n".utf8)
+                let pid = NamespaceCapture.clientPID(of: client, destination: client.originalDestination)
+                preface = Array(("CONNECT \(authority) HTTP/1.1\r\nHost: \(authority)\r\n"
+                                 + (pid.map { "\(NamespaceCapture.clientHeader): \($0)\r\n" } ?? "") + "\r\n").utf8)
+            } else {
+                let pid = NamespaceCapture.clientPID(of: client, destination: client.localAddress)
+                guard let head = Self.firstHead(of: client, naming: pid) else { return }
+                preface = head
             }
             guard let upstream = try? HostRelay.unixSocket(path: relayPath, listen: false) else { return }
             defer { Glibc.close(upstream) }
+            guard preface.withUnsafeBytes({ send(upstream, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) })
+                    == preface.count else { return }
             if redirected {
-                guard preface.withUnsafeBytes({ send(upstream, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) })
-                        == preface.count,
-                      Self.connectAnswered(upstream) else { return }
+                guard Self.connectAnswered(upstream) else { return }
             }
             NamespaceCapture.join(client.fd, upstream)
+        }
+
+        /// What a program sent the explicit listener first, up to its head's blank line (at most
+        /// 16 KiB, within 30 s), with `NamespaceCapture.clientHeader` naming `pid` after its request
+        /// line; what was read as it is when that is no complete head. Nil when nothing came.
+        static func firstHead(of client: Socket, naming pid: Int32?) -> [UInt8]? {
+            client.setTimeout(30)
+            var head: [UInt8] = []
+            var byte: UInt8 = 0
+            while head.count < 16_384, !(head.count >= 4 && head.suffix(4).elementsEqual([13, 10, 13, 10])) {
+                guard Glibc.read(client.fd, &byte, 1) == 1 else { break }
+                head.append(byte)
+            }
+            guard !head.isEmpty else { return nil }
+            guard let pid, head.suffix(4).elementsEqual([13, 10, 13, 10]),
+                  let lineEnd = head.firstIndex(of: 10) else { return head }
+            head.insert(contentsOf: Array("\(NamespaceCapture.clientHeader): \(pid)\r\n".utf8), at: lineEnd + 1)
+            return head
         }
 
         /// Reads the proxy's answer to the `CONNECT`, byte by byte up to its blank line (so no byte

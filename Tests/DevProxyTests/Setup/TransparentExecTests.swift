@@ -85,6 +85,35 @@ import TestSupport
         }
     }
 
+    /// Each flow names the program in the namespace that made it, as mitmproxy's local mode does:
+    /// curl redirected by the kernel, Python through `HTTPS_PROXY` (the bridge's explicit
+    /// listener), where every flow named `devproxy` (exec's relay, the only peer `devproxy run`
+    /// could see). The header that carries it is no part of the flow, and from a client that is
+    /// not devproxy's relay (curl's `--proxy-header` on its CONNECT) it is ignored.
+    @Test(.enabled(if: canMakeNamespaces, "needs root or unprivileged user namespaces, and iptables"))
+    func eachFlowNamesTheProgramInTheNamespace() throws {
+        let setup = try Setup()
+        let script = """
+            curl --noproxy '*' -sS --max-time 20 "$1/cl?n=5&by=curl"; echo
+            python3 -c 'import sys, urllib.request as u; print(u.urlopen(sys.argv[1], timeout=20).read().decode())' "$1/cl?n=5&by=python"
+            """
+        let run = try setup.exec(["sh", "-c", script, "sh", setup.url("")])
+        #expect(run.status == 0 && run.stdout == "hello\nhello\n", "\(run.output)")
+        let spoof = try Subprocess.run("curl", ["-sS", "--max-time", "20", "--proxy", "127.0.0.1:\(setup.proxy.port)",
+                                                "--proxy-header", "\(NamespaceCapture.clientHeader): 1",
+                                                "--cacert", setup.dir.file("ca/root.pem"),
+                                                setup.url("/cl?n=5&by=spoof")], timeout: 30)
+        #expect(spoof.status == 0, "\(spoof.output)")
+        let flows = try setup.flows()
+        for (client, program) in [("curl", "curl"), ("python", "python3"), ("spoof", "curl")] {
+            let flow = flows.first { $0.request?.url.hasSuffix("/cl?n=5&by=\(client)") == true }
+            #expect(flow?.clientProcess?.name == program,
+                    "\(client): \(String(describing: flow?.clientProcess)) in \(flows.map { $0.request?.url ?? "?" })")
+            #expect(flow.map { !"\($0.request?.headers as Any)".contains(NamespaceCapture.clientHeader) } == true,
+                    "\(client): \(String(describing: flow?.request?.headers))")
+        }
+    }
+
     /// Whether an unprivileged user (nobody) may make a user namespace here, for the rootless case.
     static let nobodyCanMakeNamespaces: Bool = {
         guard geteuid() == 0 else { return false }
