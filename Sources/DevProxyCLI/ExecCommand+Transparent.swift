@@ -26,7 +26,7 @@ extension ExecCommand {
         }
         relay.start()
         defer { relay.stop() }
-        for variable in setup.environment.variables(current: ProcessInfo.processInfo.environment) {
+        for variable in setup.environment.variables(current: ProcessInfo.processInfo.environment, trustOnly: true) {
             if let value = variable.value { setenv(variable.name, value, 1) } else { unsetenv(variable.name) }
         }
         // What this machine's IPv6 reaches, which the namespace copies (it cannot see this namespace's routes).

@@ -18,7 +18,8 @@ enum ExecCommand {
     --root FILE  --intercept-loopback  --transparent. `devproxy env --help` says what is set.
     --transparent runs the command in a network namespace of its own, where every TCP connection and DNS lookup
     goes to DevProxy (as mitmproxy's local mode); other UDP (QUIC), ping and IPv6 this machine cannot reach are
-    refused at once. It needs root or unprivileged user namespaces, ip and iptables.
+    refused at once. It sets the CA variables alone (no proxy variable: an app that looks for a proxy finds
+    none). It needs root or unprivileged user namespaces, ip and iptables.
     Exit codes: the command's own; 127 the command was not found, 126 it could not be run (as a shell
     says); 1 no CA yet or its files cannot be written; 2 usage.
     """

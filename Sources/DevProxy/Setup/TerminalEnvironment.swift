@@ -69,20 +69,29 @@ public struct TerminalEnvironment: Sendable {
     /// The variables to set (or remove) in an environment that is now `current`: `NO_PROXY` keeps
     /// the hosts `current` already listed, and `JAVA_TOOL_OPTIONS` the options it already had
     /// but the ones this sets, so evaluating the lines twice changes nothing the second time.
-    public func variables(current: [String: String]) -> [Variable] {
-        let url = proxy.url
+    ///
+    /// With `trustOnly` (`devproxy exec --transparent`, whose namespace captures every connection
+    /// anyway), only what makes programs trust the root: the proxy variables, `NO_PROXY` and
+    /// `NODE_USE_ENV_PROXY` are removed and Java gets no proxy property, so a program that looks
+    /// for a proxy (and refuses to run, or goes another way, when it sees one) finds none, as under
+    /// mitmproxy's local mode; one left from the calling shell would have sent its connections to
+    /// another proxy, around DevProxy's interception.
+    public func variables(current: [String: String], trustOnly: Bool = false) -> [Variable] {
+        let url = trustOnly ? nil : proxy.url
         var result = Self.proxyVariables.map { Variable($0, url) }
-        let noProxy = Self.mergedNoProxy(current: current, loopback: !interceptLoopback)
+        let noProxy = trustOnly ? nil : Self.mergedNoProxy(current: current, loopback: !interceptLoopback)
         result += Self.noProxyVariables.map { Variable($0, noProxy) }
         result += Self.caVariables.map { Variable($0, caBundle) }
-        result.append(Variable(Self.nodeProxyVariable, "1"))
+        result.append(Variable(Self.nodeProxyVariable, trustOnly ? nil : "1"))
         if let javaTrustStore {
-            let options = [
+            let proxyOptions = trustOnly ? [] : [
                 "-Dhttp.proxyHost=\(proxy.host)", "-Dhttp.proxyPort=\(proxy.port)",
                 "-Dhttps.proxyHost=\(proxy.host)", "-Dhttps.proxyPort=\(proxy.port)",
+            ]
+            let options = (proxyOptions + [
                 "-Djavax.net.ssl.trustStore=\(javaTrustStore)", "-Djavax.net.ssl.trustStoreType=PKCS12",
                 "-Djavax.net.ssl.trustStorePassword=\(Self.javaTrustStorePassword)",
-            ].map(JavaOptions.quoted)
+            ]).map(JavaOptions.quoted)
             let kept = JavaOptions.words(current[Self.javaVariable] ?? "").filter { !JavaOptions.isOurs($0) }
             result.append(Variable(Self.javaVariable, (kept + options).joined(separator: " ")))
         }

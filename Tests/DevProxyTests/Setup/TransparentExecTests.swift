@@ -36,9 +36,10 @@ import TestSupport
 
         /// `devproxy exec --transparent [options] -- command`, run by `launcher` when there is one.
         func exec(_ command: [String], options: [String] = [], path: String? = nil,
-                  launcher: [String] = []) throws -> Subprocess.Result {
+                  launcher: [String] = [], shell: [String: String] = [:]) throws -> Subprocess.Result {
             var environment = ["SSL_CERT_FILE": origin.caPath, "NO_PROXY": "", "no_proxy": "", "HTTP_PROXY": "",
                                "HTTPS_PROXY": "", "JAVA_TOOL_OPTIONS": "", "NODE_EXTRA_CA_CERTS": ""]
+            environment.merge(shell) { $1 }
             if let path { environment["PATH"] = path }
             let argv = launcher + [Subprocess.devproxy, "exec", "--transparent", "--ca-dir", dir.file("ca"), "--proxy",
                                    "127.0.0.1:\(proxy.port)"] + options + ["--"] + command
@@ -55,7 +56,7 @@ import TestSupport
 
     /// curl told to use no proxy, Node.js 20's `https.get` (which reads no proxy variable) and
     /// Python's urllib with its proxies turned off all reach the origin through DevProxy, trusting
-    /// its root from the environment `exec` sets; curl through `HTTPS_PROXY` still does too (the
+    /// its root from the environment `exec` sets; curl told to use `HTTPS_PROXY` still does too (the
     /// namespace has a listener at the proxy's address). Each is a flow with the origin's name in
     /// its SNI and URL; the command's exit status is `exec`'s.
     @Test(.enabled(if: canMakeNamespaces, "needs root or unprivileged user namespaces, and iptables"))
@@ -71,10 +72,10 @@ import TestSupport
             curl --noproxy '*' -sS --max-time 20 "$1/cl?n=5&by=curl"; echo
             node "$2" "$1/cl?n=5&by=node"
             python3 -c 'import sys, urllib.request as u; print("urllib " + u.build_opener(u.ProxyHandler({})).open(sys.argv[1], timeout=20).read().decode())' "$1/cl?n=5&by=urllib"
-            curl -sS --max-time 20 "$1/cl?n=5&by=env"; echo
+            HTTPS_PROXY="http://127.0.0.1:$3" curl -sS --max-time 20 "$1/cl?n=5&by=env"; echo
             exit 7
             """
-        let run = try setup.exec(["sh", "-c", script, "sh", setup.url(""), node])
+        let run = try setup.exec(["sh", "-c", script, "sh", setup.url(""), node, "\(setup.proxy.port)"])
         #expect(run.status == 7, "\(run.output)")
         #expect(run.stdout == "hello\nnode hello\nurllib hello\nhello\n", "\(run.output)")
         let flows = try setup.flows()
@@ -95,9 +96,9 @@ import TestSupport
         let setup = try Setup()
         let script = """
             curl --noproxy '*' -sS --max-time 20 "$1/cl?n=5&by=curl"; echo
-            python3 -c 'import sys, urllib.request as u; print(u.urlopen(sys.argv[1], timeout=20).read().decode())' "$1/cl?n=5&by=python"
+            HTTPS_PROXY="http://127.0.0.1:$2" python3 -c 'import sys, urllib.request as u; print(u.urlopen(sys.argv[1], timeout=20).read().decode())' "$1/cl?n=5&by=python"
             """
-        let run = try setup.exec(["sh", "-c", script, "sh", setup.url("")])
+        let run = try setup.exec(["sh", "-c", script, "sh", setup.url(""), "\(setup.proxy.port)"])
         #expect(run.status == 0 && run.stdout == "hello\nhello\n", "\(run.output)")
         let spoof = try Subprocess.run("curl", ["-sS", "--max-time", "20", "--proxy", "127.0.0.1:\(setup.proxy.port)",
                                                 "--proxy-header", "\(NamespaceCapture.clientHeader): 1",
@@ -112,6 +113,28 @@ import TestSupport
             #expect(flow.map { !"\($0.request?.headers as Any)".contains(NamespaceCapture.clientHeader) } == true,
                     "\(client): \(String(describing: flow?.request?.headers))")
         }
+    }
+
+    /// A program that looks for a proxy before it connects (Python's `getproxies()`, which reads
+    /// the variables, as apps that refuse to run behind a proxy do) finds none, one set in the
+    /// calling shell included, and its request is captured all the same; Java gets the trust
+    /// store and no proxy property. Every proxy variable was set to DevProxy's address.
+    @Test(.enabled(if: canMakeNamespaces, "needs root or unprivileged user namespaces, and iptables"))
+    func aProgramThatLooksForAProxyFindsNone() throws {
+        let setup = try Setup()
+        let script = """
+            python3 -c 'import sys, urllib.request as u; p = u.getproxies(); print("proxies %r" % p); print(u.urlopen(sys.argv[1], timeout=20).read().decode() if not p else "refused")' "$1/cl?n=5&by=probe"
+            env | grep -iE '^(https?_proxy|all_proxy|grpc_proxy|no_proxy|node_use_env_proxy)=' || echo "no proxy variable"
+            echo "java: $JAVA_TOOL_OPTIONS"
+            """
+        let run = try setup.exec(["sh", "-c", script, "sh", setup.url("")],
+                                 shell: ["HTTPS_PROXY": "http://proxy.corp.test:3128", "grpc_proxy": "http://proxy.corp.test:3128"])
+        #expect(run.status == 0 && run.stdout.hasPrefix("proxies {}\nhello\nno proxy variable\n"), "\(run.output)")
+        let java = run.stdout.split(separator: "\n").first { $0.hasPrefix("java: ") } ?? ""
+        #expect(!java.contains("proxyHost") && (java.contains("trustStore=") || java == "java: "), "\(java)")
+        let flows = try setup.flows()
+        #expect(flows.contains { $0.request?.url == setup.url("/cl?n=5&by=probe") && $0.response?.status == 200 },
+                "\(flows.map { $0.request?.url ?? "?" })")
     }
 
     /// Whether an unprivileged user (nobody) may make a user namespace here, for the rootless case.
