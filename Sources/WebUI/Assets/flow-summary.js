@@ -206,6 +206,9 @@ function statusText(summary) {
     if (summary.status != null && summary.grpc_status) {
         return `${summary.status} · ${grpcStatusName(summary.grpc_status)}`;
     }
+    // A gRPC call that ended in an error before any response (a reset at its deadline) still has
+    // the status its client reads: `✕ · DEADLINE_EXCEEDED`.
+    if (summary.error_kind && summary.grpc_status) return `✕ · ${grpcStatusName(summary.grpc_status)}`;
     // A GraphQL call whose response reported errors, whatever its HTTP status said.
     if (summary.status != null && graphQLErrors(summary)) return `${summary.status} · errors`;
     if (summary.status != null) return String(summary.status);
@@ -215,10 +218,16 @@ function statusText(summary) {
     return isPending(summary) ? "…" : "";
 }
 
-/** The status cell's tooltip, whole where the cell may cut it short: `HTTP 200 · gRPC 5 NOT_FOUND`. */
+/**
+ * The status cell's tooltip, whole where the cell may cut it short: `HTTP 200 · gRPC 5 NOT_FOUND`,
+ * `client_reset · gRPC 4 DEADLINE_EXCEEDED`.
+ */
 export function statusTitle(summary) {
     if (summary.status != null && summary.grpc_status) {
         return `HTTP ${summary.status} · gRPC ${summary.grpc_status} ${grpcStatusName(summary.grpc_status)}`;
+    }
+    if (summary.error_kind && summary.grpc_status) {
+        return `${summary.error_kind} · gRPC ${summary.grpc_status} ${grpcStatusName(summary.grpc_status)}`;
     }
     if (summary.status != null && graphQLErrors(summary)) {
         return `HTTP ${summary.status} · GraphQL: ${errorsText(graphQLErrors(summary))}`;

@@ -315,6 +315,29 @@ import TestSupport
                 "\(orphan.grpc?.notes ?? [])")
     }
 
+    /// The web UI's list says the status of a call that ended before any response (grpcio's
+    /// 0.5 s deadline on a stream silent for 2 s): `✕ · DEADLINE_EXCEEDED`, its tooltip the error
+    /// and the status, where it showed `✕` and `client_reset` though the flow has the status.
+    @Test(.enabled(if: WebUIBrowser.missing == nil, "needs chromium and playwright"))
+    func theListSaysTheStatusOfACallThatEndedBeforeItsResponse() throws {
+        let server = try EchoServer()
+        let dir = TemporaryDirectory()
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--upstream-ca", server.caPath, "--quiet",
+                                         "--session", dir.file("session.sqlite"), "--web", "127.0.0.1:0"], webUI: true)
+        let ui = try #require(proxy.webUI)
+        let client = try Subprocess.run("python3", [Self.script, "client-ended", dir.file("ca") + "/root.pem", "\(server.port)"],
+                                        environment: ["https_proxy": "http://127.0.0.1:\(proxy.port)", "no_proxy": "",
+                                                      "no_grpc_proxy": ""], timeout: 30)
+        #expect(client.stdout.contains("\"deadline\": \"DEADLINE_EXCEEDED\""), "\(client.output)")
+        let script = URL(fileURLWithPath: Self.script).deletingLastPathComponent()
+            .appendingPathComponent("webui_grpc_status.py").path
+        let page = try Subprocess.run("python3", [script, "--ui", ui, "--row",
+                                                  "/lab.Echo/Quiet=✕ · DEADLINE_EXCEEDED=client_reset · gRPC 4 DEADLINE_EXCEEDED"],
+                                      timeout: 120)
+        #expect(page.status == 0, "\(page.output)")
+        _ = proxy.stop()
+    }
+
     /// A call DevProxy's shutdown cuts is the cut (`aborted`), not a call its client ended: the
     /// client connection closing under it is no channel the client closed, so no CANCELLED, and
     /// its status is UNAVAILABLE, as grpcio reports it ("Socket closed (GOAWAY received …)"), where
