@@ -140,7 +140,18 @@ extension WebUI {
             // As it was sent (a gRPC call needs it): over TLS by ALPN, without TLS by prior knowledge.
             parts.append(request.url.lowercased().hasPrefix("https:") ? "--http2" : "--http2-prior-knowledge")
         }
-        for (name, value) in repeated.headers { parts += ["-H", Self.shellQuoted("\(name): \(value)")] }
+        // A browser's Accept-Encoding (`gzip, deflate, br, zstd`) had curl print the coded bytes
+        // ("Binary output can mess up your terminal"): as Chrome's "Copy as cURL", `--compressed`
+        // asks in its place for the codings this curl decodes, and curl decodes what comes.
+        // (`identity` alone asks for no coding: that header stays.)
+        let accepts = repeated.headers.contains {
+            $0.name.lowercased() == "accept-encoding"
+                && $0.value.trimmingCharacters(in: .whitespaces).lowercased() != "identity"
+        }
+        for (name, value) in repeated.headers where !(accepts && name.lowercased() == "accept-encoding") {
+            parts += ["-H", Self.shellQuoted("\(name): \(value)")]
+        }
+        if accepts { parts.append("--compressed") }
         guard repeated.bodySize > 0 else { return parts.joined(separator: " ") }
         guard let feed = Self.shellFeed(of: repeated.body) else {
             parts += ["--data-binary", Self.shellQuoted(repeated.textBody ?? "")]

@@ -504,6 +504,21 @@ import Testing
         #expect(Self.hits(origin) == ["it's curl", "it's curl"])
     }
 
+    /// A request that accepted coded answers (a browser's `Accept-Encoding: gzip, deflate, br, zstd`)
+    /// is copied with `--compressed` in that header's place, as Chrome's "Copy as cURL" writes it:
+    /// the command printed the gzip bytes of the answer to the terminal, where it now prints the JSON.
+    @Test func theCurlExportOfARequestThatAcceptedCodingsDecodesTheAnswer() throws {
+        let (ui, proxy, origin) = try Self.setUp()
+        let url = origin.url("/gzip")
+        _ = try proxy.curl(["-H", "Accept-Encoding: gzip, deflate, br, zstd", url])
+        let id = try #require(try Self.flow(ui, url: url)?["id"] as? String)
+        let command = try ui.request("/api/flows/\(id)/export?format=curl").text.trimmingCharacters(in: .newlines)
+        #expect(command.hasSuffix(" --compressed") && !command.lowercased().contains("accept-encoding"), "\(command)")
+        let run = try Subprocess.run("sh", ["-c", command
+                                            + " --cacert '\(origin.caPath)' --max-time 10 -sS"])
+        #expect(run.stdout == #"{"compressed": true}"#, "\(run.output)")
+    }
+
     /// A gzip-encoded request body is kept as it was sent beside its decoded text: the store kept
     /// only the text, so a replay sent that text under `Content-Encoding: gzip` (a corrupt request)
     /// or was refused as "not stored whole" (a small body, whose gzip is longer than its text), the
