@@ -1,5 +1,6 @@
 import DevProxy
 import Foundation
+import Synchronization
 
 /// `devproxy exec --transparent -- COMMAND`: the command in a network namespace of its own, every
 /// TCP connection it opens sent to DevProxy whether or not it reads proxy settings
@@ -75,7 +76,16 @@ extension ExecCommand {
         do {
             try NamespaceCapture.configureNetwork(NamespaceCapture.preparationCommands(proxyHost: proxy.host),
                                                   environment: environment)
-            bridge = try NamespaceCapture.Bridge(relayPath: relayPath, proxyHost: proxy.host, proxyPort: proxy.port)
+            let said = Mutex<Set<String>>([])
+            bridge = try NamespaceCapture.Bridge(relayPath: relayPath, proxyHost: proxy.host, proxyPort: proxy.port) {
+                target, reason in
+                // Once per reason: a program retrying, or opening many connections, is told once.
+                guard said.withLock({ $0.insert(reason).inserted }) else { return }
+                let hint = reason.hasPrefix("407 ") ? " (devproxy exec sends no proxy credentials: point --proxy at a "
+                    + "listener without --proxy-auth)" : ""
+                Output.warning("--transparent: DevProxy at \(proxy) refused the connection to \(target), so the command "
+                               + "saw it reset: \(reason)\(hint)")
+            }
             let loopback = arguments.flag("intercept-loopback")
             let excluded = [bridge.explicit.address.port]
             try NamespaceCapture.configureNetwork(

@@ -348,14 +348,20 @@ public enum NamespaceCapture {
         private let dnsV6: (fd: Int32, streams: DNSStreamServer)?
         private let relayPath: String
         public let dns = FakeDNS()
+        /// Told when DevProxy refuses a redirected connection's `CONNECT` (its target, and why):
+        /// the program sees only a connection reset, and `devproxy exec` says what went wrong.
+        private let refused: (@Sendable (_ target: String, _ reason: String) -> Void)?
 
         /// - Parameters:
         ///   - relayPath: the `HostRelay`'s socket.
         ///   - proxyHost: DevProxy's listening address, where `explicit` listens in the namespace
         ///     (an address that is not loopback is added to the namespace's loopback first).
+        ///   - refused: told of each `CONNECT` DevProxy refuses.
         /// - Throws: `NetworkError` when a socket cannot be made.
-        public init(relayPath: String, proxyHost: String, proxyPort: Int) throws {
+        public init(relayPath: String, proxyHost: String, proxyPort: Int,
+                    refused: (@Sendable (_ target: String, _ reason: String) -> Void)? = nil) throws {
             self.relayPath = relayPath
+            self.refused = refused
             redirected = try Listener(host: "127.0.0.1", port: 0)
             redirectedV6 = try? Listener(host: "::1", port: 0)
             explicit = try Listener(host: proxyHost, port: proxyPort)
@@ -426,7 +432,11 @@ public enum NamespaceCapture {
             guard preface.withUnsafeBytes({ send(upstream, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) })
                     == preface.count else { return }
             if redirected {
-                guard Self.connectAnswered(upstream) else { return }
+                let answer = Self.connectAnswer(upstream)
+                guard answer.accepted else {
+                    if let refused, let authority = target(of: client) { refused(authority, answer.reason) }
+                    return
+                }
             }
             NamespaceCapture.join(client.fd, upstream)
         }
@@ -450,18 +460,42 @@ public enum NamespaceCapture {
         }
 
         /// Reads the proxy's answer to the `CONNECT`, byte by byte up to its blank line (so no byte
-        /// of the tunnel is taken), and says whether it was 2xx.
-        static func connectAnswered(_ fd: Int32) -> Bool {
+        /// of the tunnel is taken), and says whether it was 2xx; when not, why: the first line of its
+        /// body, read within 2 s (DevProxy's says the status and the reason: "407 Proxy
+        /// Authentication Required: proxy credentials required"), else its status, or that the
+        /// connection closed.
+        static func connectAnswer(_ fd: Int32) -> (accepted: Bool, reason: String) {
             var head: [UInt8] = []
             var byte: UInt8 = 0
             while head.count < 16_384 {
-                guard Glibc.read(fd, &byte, 1) == 1 else { return false }
+                guard Glibc.read(fd, &byte, 1) == 1 else {
+                    return (false, head.isEmpty ? "it closed the connection without an answer" : "its answer broke off")
+                }
                 head.append(byte)
                 if head.count >= 4, head.suffix(4).elementsEqual([13, 10, 13, 10]) { break }
             }
-            let line = String(decoding: head.prefix { $0 != 13 }, as: UTF8.self)
+            let text = String(decoding: head, as: UTF8.self)
+            let line = String(decoding: head.prefix { $0 != 13 && $0 != 10 }, as: UTF8.self)
             let parts = line.split(separator: " ")
-            return parts.count >= 2 && parts[1].hasPrefix("2")
+            guard !(parts.count >= 2 && parts[1].hasPrefix("2")) else { return (true, "") }
+            let length = text.split(separator: "\r\n").lazy
+                .compactMap { field -> Int? in
+                    let pair = field.split(separator: ":", maxSplits: 1)
+                    guard pair.count == 2, pair[0].lowercased() == "content-length" else { return nil }
+                    return Int(pair[1].trimmingCharacters(in: .whitespaces))
+                }.first ?? 0
+            var wait = timeval(tv_sec: 2, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
+            var body = [UInt8](repeating: 0, count: min(length, 1024))
+            var filled = 0
+            while filled < body.count {
+                let count = body.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + filled, $0.count - filled) }
+                guard count > 0 else { break }
+                filled += count
+            }
+            let first = String(decoding: body.prefix(filled), as: UTF8.self).split(whereSeparator: \.isNewline).first
+            // DevProxy's body starts with the status itself ("407 Proxy Authentication Required: …").
+            return (false, first.map { String($0.prefix(300)) } ?? String(line.drop { $0 != " " }.dropFirst()))
         }
 
         private func answeringDNS(on dnsFD: Int32) {

@@ -137,6 +137,34 @@ import TestSupport
                 "\(flows.map { $0.request?.url ?? "?" })")
     }
 
+    /// When DevProxy refuses a connection's `CONNECT` (a listener with `--proxy-auth`, whose
+    /// credentials exec cannot send), the program sees only a reset; exec says why on stderr,
+    /// once for two connections, where it said nothing.
+    @Test(.enabled(if: canMakeNamespaces, "needs root or unprivileged user namespaces, and iptables"))
+    func aRefusedConnectionIsExplained() throws {
+        let setup = try Setup()
+        let credentials = setup.dir.write("proxy.cred", "dev:secret\n")
+        let guarded = try DevProxyProcess(["--ca-dir", setup.dir.file("ca"), "--proxy-auth", credentials,
+                                           "--session", "off", "--no-web", "--quiet"],
+                                          environment: ["DEVPROXY_EMAIL": "dev@example.test"])
+        defer { _ = guarded.stop() }
+        let script = """
+            curl --noproxy '*' -sS --max-time 20 "$1/cl?n=5&by=first"
+            curl --noproxy '*' -sS --max-time 20 "$1/cl?n=5&by=second"
+            exit 0
+            """
+        let argv = [Subprocess.devproxy, "exec", "--transparent", "--ca-dir", setup.dir.file("ca"), "--proxy",
+                    "127.0.0.1:\(guarded.port)", "--", "sh", "-c", script, "sh", setup.url("")]
+        let run = try Subprocess.run(argv[0], Array(argv.dropFirst()),
+                                     environment: ["SSL_CERT_FILE": setup.origin.caPath, "HTTPS_PROXY": ""], timeout: 60)
+        let said: [String] = run.stderr.split(separator: "\n").map(String.init).filter { $0.contains("refused the connection") }
+        let target = "origin.test:\(setup.origin.port)"
+        var expected = "warning: --transparent: DevProxy at 127.0.0.1:\(guarded.port) refused the connection to "
+        expected += target + ", so the command saw it reset: 407 Proxy Authentication Required: proxy credentials "
+        expected += "required (devproxy exec sends no proxy credentials: point --proxy at a listener without --proxy-auth)"
+        #expect(said == [expected], "\(run.output)")
+    }
+
     /// Whether an unprivileged user (nobody) may make a user namespace here, for the rootless case.
     static let nobodyCanMakeNamespaces: Bool = {
         guard geteuid() == 0 else { return false }
