@@ -60,8 +60,10 @@ export function bodyView(id, side, message, signal) {
     const noteLine = h("p", { class: "body-note", role: "status" });
     const actions = h("div", { class: "body-actions" },
         apiLink(api.paths.body(id, side, true), "download", { download: `${side}-body-${id}`, class: "button" }),
-        apiLink(api.paths.body(id, side, false), "download decoded",
-            { download: `${side}-body-${id}-decoded`, class: "button" }),
+        // Decoded differs from the bytes only for a content-coding undone or a charset read as
+        // text: beside a plain body it was a second button giving the same file.
+        logged.decoded || logged.charset ? apiLink(api.paths.body(id, side, false), "download decoded",
+            { download: `${side}-body-${id}-decoded`, class: "button" }) : null,
         // Text goes to the clipboard as the pane reads it; an image or bytes only as a download.
         ["image", "binary"].includes(viewKind(type)) ? null : h("button", {
             type: "button", class: "body-copy", title: `Copy the ${side} body as text`,

@@ -31,8 +31,10 @@ def main():
     with origin_and_chromium(Origin, Handler) as (browser, base, origin):
         page, problems = live_page(browser, options.ui, clipboard=True)
         stamp = int(time.time() * 1000)
-        if options.only == "pressed-row":
-            pressed_row_while_flows_arrive(page, options, base, stamp, checks)
+        # --only NAME runs that one part (a quicker loop while working on it).
+        parts = {"pressed-row": pressed_row_while_flows_arrive, "copying": copying}
+        if options.only in parts:
+            parts[options.only](page, options, base, stamp, checks)
             sys.exit(1 if checks.failed else 0)
         keyboard(page, options, base, stamp, checks)
         copying(page, options, base, stamp, checks)
@@ -142,6 +144,11 @@ def pressed_row_while_flows_arrive(page, options, base, stamp, checks):
         set_filter(page, "")
 
 
+def body_downloads(page):
+    """The download links beside the open pane's body, by their text."""
+    return page.evaluate("() => [...document.querySelectorAll('flow-detail .body-actions a')].map(a => a.textContent)")
+
+
 def clipboard(page):
     return page.evaluate("() => navigator.clipboard.readText()")
 
@@ -171,12 +178,22 @@ def copying(page, options, base, stamp, checks):
         page.click("#copy-curl")
         page.wait_for_function("() => document.getElementById('notice').textContent === 'copied the curl command'")
         copied["curl"] = clipboard(page)
+        coded_links = body_downloads(page)
         checks.result("copy-url", copied["url"] == url, repr(copied["url"]))
         checks.result("copy-header-value", copied["header"] == "application/json"
                       and copied["header_cell"] == "application/json", repr(copied))
         checks.result("copy-body", json.loads(copied["body"]) == ITEMS, repr(copied["body"][:200]))
         checks.result("copy-curl", copied["curl"].startswith("curl ") and url in copied["curl"], repr(copied["curl"]))
         copy_as_menu(page, url, checks)
+        # A plain body's bytes are its decoding: one download, where a second "download decoded"
+        # gave the same file; the gzip body above offers both.
+        requests_through(options.proxy, base, ["/plain-%d" % stamp])
+        open_flow(page, "/plain-%d" % stamp)
+        page.click("#detail-tab-response")
+        page.wait_for_selector("flow-detail .body-actions", timeout=5000)
+        plain_links = body_downloads(page)
+        checks.result("download-decoded-when-coded", coded_links == ["download", "download decoded"]
+                      and plain_links == ["download"], repr((coded_links, plain_links)))
     except Exception as error:
         checks.result("copy-url", False, "%s; notice %r" % (str(error).splitlines()[0],
                                                               page.text_content("#notice")))
