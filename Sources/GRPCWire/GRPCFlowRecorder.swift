@@ -400,6 +400,10 @@ public struct GRPCFlowRecorder: Sendable {
         }
         // A compressed prefix cannot be decompressed usefully; an uncompressed one decodes as far as it goes.
         var payload: [UInt8]? = wire.isHeld || !wire.compressed ? wire.bytes : nil
+        // The first bytes of a larger message (over the hold limit, or what decompressing gave before
+        // its output limit or the data's end) decode as a prefix: a field they end inside is cut, not
+        // damaged. Nil: not a prefix; .some(nil): of a size not known.
+        var prefixOf: Int?? = wire.isComplete && !wire.isHeld ? .some(wire.length) : nil
         if wire.compressed, let compressed = payload {
             payload = nil
             let encoding = encodings[direction] ?? .identity
@@ -409,6 +413,7 @@ public struct GRPCFlowRecorder: Sendable {
                                                            outputLimit: limits.decompressedBytes) {
                 if let note = output.note { notes.append("\(encoding): \(note)") }
                 if output.complete || !output.bytes.isEmpty { payload = output.bytes }
+                if !output.complete { prefixOf = .some(nil) }
             } else {
                 notes.append("grpc-encoding \(encoding) not decoded")
             }
@@ -448,7 +453,10 @@ public struct GRPCFlowRecorder: Sendable {
         info.messages.append(GRPCMessageRecord(
             direction: direction, compressed: wire.compressed, length: wire.length,
             firstBytesBase64: Data(firstBytes).base64EncodedString(),
-            decoded: payload.map { ProtobufRawDecoder(limits: limits.decoder).decode($0) },
+            decoded: payload.map { bytes in
+                let decoder = ProtobufRawDecoder(limits: limits.decoder)
+                return prefixOf.map { decoder.decode(prefix: bytes, of: $0) } ?? decoder.decode(bytes)
+            },
             messageType: messageType, typed: typed,
             note: notes.isEmpty ? nil : notes.joined(separator: "; "),
             time: (Date().timeIntervalSince1970 * 1000).rounded() / 1000))

@@ -30,13 +30,30 @@ public struct ProtobufRawDecoder: Sendable {
 
     /// Decodes one message.
     public func decode(_ bytes: [UInt8]) -> ProtobufRawMessage {
+        decode(prefix: bytes, of: bytes.count)
+    }
+
+    /// Decodes `bytes`, the first of a message of `total` bytes (nil: of a size not known), all
+    /// that was kept of it. Where they (or the `maxInputBytes` looked at) end inside a field, the
+    /// error says so (`the 4096 bytes kept of 3145733 end inside field 1`, `stopped after 65536 of
+    /// 100000 bytes (input limit), inside field 3`), where it called the message malformed
+    /// (`length-delimited field 1 overruns the data`). The fields before it are decoded as usual.
+    public func decode(prefix bytes: [UInt8], of total: Int?) -> ProtobufRawMessage {
         bytes.withUnsafeBufferPointer { buffer in
             let input = UnsafeBufferPointer(rebasing: buffer.prefix(limits.maxInputBytes))
             var parser = Parser(input: input, limits: limits)
             var position = 0
             var message = parser.fields(from: &position, to: input.count, depth: 0, group: nil)
+            let whole = total ?? Int.max
             if message.error == nil, bytes.count > input.count {
                 message.error = "stopped after \(input.count) of \(bytes.count) bytes (input limit)"
+            } else if message.error != nil, input.count < whole, let cut = parser.cutByTheEnd, cut.reach <= whole {
+                // Only a field that would end within the whole message was cut by where the bytes
+                // stop; one longer than the message is damage, said as the parser says it.
+                let field = cut.field == 0 ? "a field's tag" : "field \(cut.field)"
+                message.error = input.count < bytes.count
+                    ? "stopped after \(input.count) of \(bytes.count) bytes (input limit), inside \(field)"
+                    : "the \(bytes.count) bytes kept\(total.map { " of \($0)" } ?? "") end inside \(field)"
             }
             return message
         }
@@ -48,6 +65,9 @@ private struct Parser {
     let input: UnsafeBufferPointer<UInt8>
     let limits: ProtobufRawDecoder.Limits
     var fieldCount = 0
+    /// The top-level field the input ended inside (0: inside a tag) and the byte its value would
+    /// end at (as far as known), when that stopped decoding.
+    var cutByTheEnd: (field: Int, reach: Int)?
 
     init(input: UnsafeBufferPointer<UInt8>, limits: ProtobufRawDecoder.Limits) {
         self.input = input
@@ -60,7 +80,10 @@ private struct Parser {
         func stop(_ reason: String) -> ProtobufRawMessage { ProtobufRawMessage(fields: found, error: reason) }
         while position < end {
             let start = position
-            guard let tag = varint(&position, end), tag <= UInt32.max else { return stop("bad tag at byte \(start)") }
+            guard let tag = varint(&position, end), tag <= UInt32.max else {
+                if depth == 0, position >= end { cutByTheEnd = (0, end) }
+                return stop("bad tag at byte \(start)")
+            }
             let number = Int(tag >> 3)
             guard number >= 1, number <= (1 << 29) - 1 else { return stop("field number \(number) at byte \(start)") }
             guard let wireType = ProtobufWireType(rawValue: Int(tag & 7)) else {
@@ -75,18 +98,35 @@ private struct Parser {
             let value: ProtobufRawValue
             switch wireType {
             case .varint:
-                guard let raw = varint(&position, end) else { return stop("bad varint at byte \(position)") }
+                guard let raw = varint(&position, end) else {
+                    if depth == 0, position >= end { cutByTheEnd = (number, end) }
+                    return stop("bad varint at byte \(position)")
+                }
                 value = .varint(raw)
             case .i64:
-                guard end - position >= 8 else { return stop("fixed64 cut short at byte \(position)") }
+                guard end - position >= 8 else {
+                    if depth == 0 { cutByTheEnd = (number, position + 8) }
+                    return stop("fixed64 cut short at byte \(position)")
+                }
                 value = .fixed64(littleEndian(at: position, count: 8))
                 position += 8
             case .i32:
-                guard end - position >= 4 else { return stop("fixed32 cut short at byte \(position)") }
+                guard end - position >= 4 else {
+                    if depth == 0 { cutByTheEnd = (number, position + 4) }
+                    return stop("fixed32 cut short at byte \(position)")
+                }
                 value = .fixed32(UInt32(littleEndian(at: position, count: 4)))
                 position += 4
             case .len:
-                guard let length = varint(&position, end), length <= UInt64(end - position) else {
+                guard let length = varint(&position, end) else {
+                    if depth == 0, position >= end { cutByTheEnd = (number, end) }
+                    return stop("length-delimited field \(number) overruns the data at byte \(start)")
+                }
+                guard length <= UInt64(end - position) else {
+                    // The value runs past the bytes there are: where it would end, for a prefix's check.
+                    if depth == 0 {
+                        cutByTheEnd = (number, length > UInt64(Int.max - position) ? Int.max : position + Int(length))
+                    }
                     return stop("length-delimited field \(number) overruns the data at byte \(start)")
                 }
                 value = delimited(position..<(position + Int(length)), depth: depth)

@@ -186,6 +186,15 @@ import Testing
         #expect(record.firstBytesBase64 == Data([0x08, 0x01, 0x10, 0x02]).base64EncodedString())
         #expect(record.note == "10 bytes is over the 8-byte hold limit; first bytes only")
         #expect(record.decoded?.fields.count == 2)
+        // First bytes that end inside a field say so; a length longer than the whole message is damage.
+        var cut = GRPCFlowRecorder(path: "/a.B/C", requestHeaders: [], limits: limits)
+        cut.responseBody(Self.frame([0x08, 0x01, 0x12, 0x06] + Array("abcdef".utf8)))
+        cut.responseBody(Self.frame([0x08, 0x01, 0x12, 0x7F] + Array("abcdef".utf8)))
+        let cutRecords = cut.finish().messages
+        let fieldCounts: [Int] = cutRecords.map { $0.decoded?.fields.count ?? -1 }
+        #expect(fieldCounts == [1, 1])
+        #expect(cutRecords.first?.decoded?.error == "the 4 bytes kept of 10 end inside field 2")
+        #expect(cutRecords.last?.decoded?.error == "length-delimited field 2 overruns the data at byte 2")
     }
 
     /// The call's decodings share one budget (`decodedBytesPerCall`): past it, messages keep their

@@ -123,6 +123,14 @@ import Testing
         let cut = ProtobufRawDecoder(limits: .init(maxInputBytes: 100)).decode(many)
         #expect(cut.fields.count == 50)
         #expect(cut.error == "stopped after 100 of 40000 bytes (input limit)")
+        // A limit that falls inside a field says so; it read as a field that overruns the data.
+        let large = [0x08, 0x01, 0x1A, 0x80, 0x01] + [UInt8](repeating: 0x61, count: 128)
+        let inside = ProtobufRawDecoder(limits: .init(maxInputBytes: 100)).decode(large)
+        #expect(inside.fields.count == 1)
+        #expect(inside.error == "stopped after 100 of 133 bytes (input limit), inside field 3")
+        // A length longer than the whole message is damage whatever the limit.
+        let damaged = ProtobufRawDecoder(limits: .init(maxInputBytes: 100)).decode([0x1A, 0xFF, 0x01] + large)
+        #expect(damaged.error == "length-delimited field 3 overruns the data at byte 0")
     }
 
     /// A length-delimited value that is not printable UTF-8 and not a message is bytes; printable

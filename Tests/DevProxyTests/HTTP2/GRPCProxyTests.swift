@@ -338,6 +338,30 @@ import TestSupport
         _ = proxy.stop()
     }
 
+    /// A 3 MiB message (over the 1 MiB hold limit: its first 4 KiB kept), and the same gzip-coded
+    /// (held, decompressed up to 1 MiB, decoded up to 64 KiB): each decodes as a prefix whose error
+    /// says where the bytes looked at end, not that the message overruns its data, which read as a
+    /// malformed message.
+    @Test func theFirstBytesOfALargeMessageDecodeAsAPrefix() throws {
+        let server = try EchoServer()
+        let cas = try Certificate.all(from: SecureFile.read(server.caPath, what: "ca"))
+        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let result = try Subprocess.run("python3", [Self.script, "client-big", proxy.pki.rootPath, "\(server.port)"],
+                                        environment: ["https_proxy": proxy.proxyURL, "no_proxy": "", "no_grpc_proxy": ""],
+                                        timeout: 60)
+        #expect(result.stdout.contains("{\"plain\": true, \"gzip\": true}"), "\(result.output)")
+        let flows = proxy.flows(count: 2)
+        let plain = try #require(flows.first { $0.grpc?.encoding == nil }?.grpc?.messages.first)
+        let length = (3 << 20) + 7  // tag, a 4-byte length, the text; field 2
+        #expect(plain.length == length)
+        #expect(plain.decoded?.error == "the 4096 bytes kept of \(length) end inside field 1", "\(String(describing: plain.decoded))")
+        let zipped = try #require(flows.first { $0.grpc?.encoding == "gzip" }?.grpc?.messages.first)
+        #expect(zipped.compressed && zipped.note?.contains("output limit") == true, "\(String(describing: zipped.note))")
+        // Decoded as far as the decoder looks (64 KiB), which ends inside the text too.
+        let error = zipped.decoded?.error ?? ""
+        #expect(error.hasPrefix("stopped after 65536 of ") && error.hasSuffix(" bytes (input limit), inside field 1"), "\(error)")
+    }
+
     /// A call DevProxy's shutdown cuts is the cut (`aborted`), not a call its client ended: the
     /// client connection closing under it is no channel the client closed, so no CANCELLED, and
     /// its status is UNAVAILABLE, as grpcio reports it ("Socket closed (GOAWAY received …)"), where

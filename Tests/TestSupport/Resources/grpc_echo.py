@@ -20,6 +20,7 @@ methods are registered with raw-bytes handlers, and messages are protobuf bytes 
   grpc_echo.py client-ended ROOT PORT   calls the client ends itself: Ticks with 20, cancelled after its second
                                         message, and Quiet with a 0.5 s deadline; prints JSON of the codes it reports
   grpc_echo.py client-exits ROOT PORT   Ticks with 20, the process gone (os._exit) after its second message
+  grpc_echo.py client-big ROOT PORT     Unary with a 3 MiB text, then the same gzip-compressed; prints JSON
 
 Methods of lab.Echo: Unary (echoes, trailing metadata x-trailer: t1), Fail (NOT_FOUND,
 trailers-only), Invalid (INVALID_ARGUMENT with a rich status in grpc-status-details-bin), ServerStream (the request's count of 64 KiB + 1 KiB messages), ClientStream
@@ -279,6 +280,19 @@ def client_exits(root, port):
             os._exit(0)
 
 
+def client_big(root, port):
+    credentials = grpc.ssl_channel_credentials(root_certificates=open(root, "rb").read())
+    channel = grpc.secure_channel("localhost:%s" % port, credentials)
+    big = message("a" * (3 << 20), 1)
+    results = {}
+    for name, compression in [("plain", None), ("gzip", grpc.Compression.Gzip)]:
+        try:
+            results[name] = channel.unary_unary("/lab.Echo/Unary")(big, timeout=20, compression=compression) == big
+        except grpc.RpcError as e:
+            results[name] = e.code().name
+    print(json.dumps(results))
+
+
 def paced(count, gap):
     for i in range(count):
         if i:
@@ -354,6 +368,8 @@ elif sys.argv[1] == "client-ended":
     client_ended(sys.argv[2], sys.argv[3])
 elif sys.argv[1] == "client-exits":
     client_exits(sys.argv[2], sys.argv[3])
+elif sys.argv[1] == "client-big":
+    client_big(sys.argv[2], sys.argv[3])
 elif sys.argv[1] == "client-ticks":
     client_ticks(sys.argv[2], sys.argv[3], sys.argv[4])
 else:
