@@ -91,7 +91,7 @@ extension ExecCommand {
             try NamespaceCapture.configureNetwork(
                 NamespaceCapture.networkCommands(bridgePort: bridge.redirected.address.port, dnsPort: bridge.dnsPort,
                                                  dnsStreamPort: bridge.dnsStreamPort, excluded: excluded,
-                                                 loopback: loopback),
+                                                 loopback: loopback, proxy: (proxy.host, proxy.port)),
                 environment: environment)
             do {
                 try NamespaceCapture.configureNetwork(NamespaceCapture.refusalCommands(), environment: environment)
@@ -110,7 +110,8 @@ extension ExecCommand {
                             bridgePort: v6.address.port, dnsPorts: bridge.dnsPortsV6, excluded: excluded,
                             loopback: loopback, reach: reach,
                             nameservers: NamespaceCapture.nameserversV6(
-                                resolvConf: (try? String(contentsOfFile: "/etc/resolv.conf", encoding: .utf8)) ?? "")),
+                                resolvConf: (try? String(contentsOfFile: "/etc/resolv.conf", encoding: .utf8)) ?? ""),
+                            proxy: (proxy.host, proxy.port)),
                         environment: environment)
                 } catch let error as NetworkError {
                     Output.warning("--transparent: IPv6 left out, so an IPv6 address is not reachable from the "

@@ -538,8 +538,13 @@ public enum NamespaceCapture {
     /// to `dnsPort` and TCP to `dnsStreamPort`, whatever server it was sent to (loopback's too: a
     /// resolver at 127.0.0.53). `loopback`: loopback connections too go to DevProxy (the machine's
     /// own servers, outside the namespace), except the bridge's own ports.
+    ///
+    /// `proxy`: DevProxy's address when it is not a loopback one (`--proxy 192.168.1.5:8080`): the
+    /// bridge's explicit listener takes it on the namespace's loopback, and a connection to it (a
+    /// program told to use the proxy) goes there, not through the redirect, which made it a
+    /// `CONNECT` to DevProxy's own listener, refused as a loop.
     public static func networkCommands(bridgePort: Int, dnsPort: Int, dnsStreamPort: Int, excluded: [Int],
-                                       loopback: Bool) -> [[String]] {
+                                       loopback: Bool, proxy: (host: String, port: Int)? = nil) -> [[String]] {
         var commands: [[String]] = [
             ["ip", "addr", "add", source + "/32", "dev", "lo"],
             ["iptables", "-t", "nat", "-A", "OUTPUT", "-p", "udp", "--dport", "53", "-j", "REDIRECT", "--to-ports",
@@ -549,6 +554,10 @@ public enum NamespaceCapture {
             ["iptables", "-t", "nat", "-A", "OUTPUT", "-p", "tcp", "--dport", "53", "-j", "REDIRECT", "--to-ports",
              String(dnsStreamPort)],
         ]
+        if let proxy, !proxy.host.contains(":"), !proxy.host.hasPrefix("127.") {
+            commands.append(["iptables", "-t", "nat", "-A", "OUTPUT", "-p", "tcp", "-d", proxy.host + "/32", "--dport",
+                             String(proxy.port), "-j", "RETURN"])
+        }
         let ports = ([bridgePort, dnsPort, dnsStreamPort] + excluded).map(String.init)
         let keep = ["-m", "multiport", "!", "--dports", ports.joined(separator: ",")]
         commands.append(["iptables", "-t", "nat", "-A", "OUTPUT", "-p", "tcp"] + (loopback ? keep : ["!", "-d", "127.0.0.0/8"])
@@ -611,7 +620,8 @@ public enum NamespaceCapture {
     /// this machine reaches (`reach`) is routed to the bridge; any other IPv6 address is unreachable,
     /// but for `nameservers` (the resolver's IPv6 servers), whose DNS, UDP and TCP, goes to `dnsPorts`.
     public static func networkCommandsV6(bridgePort: Int, dnsPorts: (udp: Int, tcp: Int)?, excluded: [Int],
-                                         loopback: Bool, reach: IPv6Reach, nameservers: [String]) -> [[String]] {
+                                         loopback: Bool, reach: IPv6Reach, nameservers: [String],
+                                         proxy: (host: String, port: Int)? = nil) -> [[String]] {
         let ports = ([bridgePort] + (dnsPorts.map { [$0.udp, $0.tcp] } ?? []) + excluded).map(String.init)
         let keep = ["-m", "multiport", "!", "--dports", ports.joined(separator: ",")]
         var routes = reach.routes
@@ -623,6 +633,11 @@ public enum NamespaceCapture {
                 commands.append(["ip6tables", "-t", "nat", "-A", "OUTPUT", "-p", proto, "--dport", "53", "-j",
                                  "REDIRECT", "--to-ports", String(port)])
             }
+        }
+        // As in `networkCommands`: DevProxy's own IPv6 address is the bridge's explicit listener.
+        if let proxy, proxy.host.contains(":"), proxy.host != "::1" {
+            commands.append(["ip6tables", "-t", "nat", "-A", "OUTPUT", "-p", "tcp", "-d", proxy.host + "/128", "--dport",
+                             String(proxy.port), "-j", "RETURN"])
         }
         return commands + [
             ["ip6tables", "-t", "nat", "-A", "OUTPUT", "-p", "tcp"] + (loopback ? keep : ["!", "-d", "::1"])

@@ -165,6 +165,36 @@ import TestSupport
         #expect(said == [expected], "\(run.output)")
     }
 
+    /// DevProxy on an address that is not loopback (`--proxy 10.200.0.1:PORT`, a proxy on the LAN):
+    /// a program told to use it reaches the bridge's explicit listener at that address, where the
+    /// redirect took it first and DevProxy refused the `CONNECT` to its own listener as a loop.
+    /// Everything runs in a namespace the test makes, DevProxy on one end of a veth pair there.
+    @Test(.enabled(if: NetworkNamespace.unavailableReason == nil && canMakeNamespaces,
+                   "needs root (ip netns) and iptables in a namespace"))
+    func aProxyOffLoopbackIsReachedByItsAddress() throws {
+        let namespace = try NetworkNamespace()
+        try namespace.sh("ip link add lan0 type veth peer name lan0p && ip addr add 10.200.0.1/24 dev lan0 "
+                         + "&& ip link set lan0 up && ip link set lan0p up")
+        let dir = TemporaryDirectory()
+        let origin = try OriginServer(names: ["origin.test"], launcher: namespace.launcher)
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--log", dir.file("flows.jsonl"), "--listen",
+                                         "10.200.0.1:0", "--allow-remote", "--upstream-ca", origin.caPath, "--session",
+                                         "off", "--no-web", "--quiet", "--resolve", "origin.test:\(origin.port):127.0.0.1"],
+                                        environment: ["DEVPROXY_EMAIL": "dev@example.test"], listen: false,
+                                        launcher: namespace.launcher)
+        let url = "https://origin.test:\(origin.port)/cl?n=5&by=explicit"
+        let run = try Subprocess.run("ip", namespace.launcher.dropFirst() + [
+            Subprocess.devproxy, "exec", "--transparent", "--ca-dir", dir.file("ca"), "--proxy",
+            "10.200.0.1:\(proxy.port)", "--", "sh", "-c",
+            "HTTPS_PROXY=http://10.200.0.1:\(proxy.port) curl -sS --max-time 20 \"$1\"", "sh", url,
+        ], environment: ["SSL_CERT_FILE": origin.caPath], timeout: 60)
+        let stopped = proxy.stop()
+        #expect(run.status == 0 && run.stdout == "hello", "\(run.output)")
+        let flows = try FlowLogReader.read(path: dir.file("flows.jsonl")).flows
+        #expect(stopped.status == 0 && flows.contains { $0.request?.url == url && $0.response?.status == 200 },
+                "\(flows.map { "\($0.request?.url ?? $0.server.host ?? "?") \($0.error?.message ?? "")" })")
+    }
+
     /// Whether an unprivileged user (nobody) may make a user namespace here, for the rootless case.
     static let nobodyCanMakeNamespaces: Bool = {
         guard geteuid() == 0 else { return false }
