@@ -346,7 +346,9 @@ class FlowDetail extends HTMLElement {
                 on: { click: () => openRepeat(flow) },
             }, "Repeat…"),
             h("button", {
-                type: "button", id: "resend", disabled: !replayable, on: { click: () => openResend(flow) },
+                type: "button", id: "resend", disabled: !replayable,
+                title: httpFlow ? "Edit the request and send it" : `a ${flow.mode} flow cannot be resent`,
+                on: { click: () => openResend(flow) },
             }, "Edit and resend"),
             // Map Local from this flow (Proxyman's right click → Map Local): mock-from-flow.js.
             h("button", {

@@ -32,7 +32,8 @@ def main():
         page, problems = live_page(browser, options.ui, clipboard=True)
         stamp = int(time.time() * 1000)
         # --only NAME runs that one part (a quicker loop while working on it).
-        parts = {"pressed-row": pressed_row_while_flows_arrive, "copying": copying}
+        parts = {"pressed-row": pressed_row_while_flows_arrive, "copying": copying,
+                 "websocket": websocket_columns_one_line}
         if options.only in parts:
             parts[options.only](page, options, base, stamp, checks)
             sys.exit(1 if checks.failed else 0)
@@ -412,8 +413,15 @@ def websocket_columns_one_line(page, options, base, stamp, checks):
                 range.selectNodeContents(cell);
                 return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size; }))""")
         checks.result("websocket-columns-one-line", bool(lines) and all(n == 1 for row in lines for n in row), repr(lines))
+        # Its disabled actions say why, Edit and resend too (it was disabled without a word).
+        page.wait_for_selector("flow-detail .detail-actions:not(.running-actions) #resend", timeout=10000)
+        titles = page.evaluate("() => ['replay', 'resend'].map((id) => { const b = document.querySelector("
+                               "'flow-detail .detail-actions #' + id); return [b.disabled, b.title]; })")
+        checks.result("websocket-resend-says-why", titles == [[True, "a websocket flow cannot be replayed"],
+                                                              [True, "a websocket flow cannot be resent"]], repr(titles))
     except Exception as error:
         checks.result("websocket-columns-one-line", False, str(error).splitlines()[0])
+        checks.result("websocket-resend-says-why", False, str(error).splitlines()[0])
 
 if __name__ == "__main__":
     main()
