@@ -172,7 +172,11 @@ final class ClientConnection: @unchecked Sendable {
         defer { socket.close() }
         // Once per connection, before its first flow: a short-lived client (curl) is still there.
         // A WireGuard device's connection comes from the tunnel, never from a process here.
-        if listenerMode.kind != .wireguard { clientProcess = SocketOwners.shared.owner(ofPeerOf: socket) }
+        // A redirected app's socket is connected to where it was going, not to the listener.
+        if listenerMode.kind != .wireguard {
+            clientProcess = SocketOwners.shared.owner(
+                ofPeerOf: socket, connectedTo: listenerMode.kind == .transparent ? socket.originalDestination : nil)
+        }
         switch listenerMode.kind {
         case .socks5:
             SOCKS5Front(connection: self).run()

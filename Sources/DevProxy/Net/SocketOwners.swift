@@ -69,9 +69,11 @@ final class SocketOwners: Sendable {
 
     /// The process that owns the other end of `socket` (a connection the proxy accepted), or nil
     /// when it is not on this machine, not this user's, or not found within `budget`.
-    func owner(ofPeerOf socket: Socket) -> Flow.ClientProcess? {
+    /// `destination`: where that process's socket is connected, when not to `socket`'s own address
+    /// (a connection a `REDIRECT` rule sent to a transparent listener: its original destination).
+    func owner(ofPeerOf socket: Socket, connectedTo destination: SocketAddress? = nil) -> Flow.ClientProcess? {
         #if os(Linux)
-        guard let peer = socket.peerAddress, let local = socket.localAddress,
+        guard let peer = socket.peerAddress, let local = destination ?? socket.localAddress,
               let entry = SocketDiagnostics.find(local: peer, remote: local) else { return nil }
         // Another user's descriptors cannot be read: no need to look (root may read them all).
         let user = geteuid()
