@@ -443,7 +443,8 @@ public enum NamespaceCapture {
 
         /// What a program sent the explicit listener first, up to its head's blank line (at most
         /// 16 KiB, within 30 s), with `NamespaceCapture.clientHeader` naming `pid` after its request
-        /// line; what was read as it is when that is no complete head. Nil when nothing came.
+        /// line; what was read as it is when that is no complete head, or at once when its first
+        /// byte cannot start a method (TLS, SOCKS: no head to wait for). Nil when nothing came.
         static func firstHead(of client: Socket, naming pid: Int32?) -> [UInt8]? {
             client.setTimeout(30)
             var head: [UInt8] = []
@@ -451,6 +452,7 @@ public enum NamespaceCapture {
             while head.count < 16_384, !(head.count >= 4 && head.suffix(4).elementsEqual([13, 10, 13, 10])) {
                 guard Glibc.read(client.fd, &byte, 1) == 1 else { break }
                 head.append(byte)
+                if head.count == 1, !(UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) { return head }
             }
             guard !head.isEmpty else { return nil }
             guard let pid, head.suffix(4).elementsEqual([13, 10, 13, 10]),

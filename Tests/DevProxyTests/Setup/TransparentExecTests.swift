@@ -115,6 +115,20 @@ import TestSupport
         }
     }
 
+    /// A client of the bridge's explicit listener that sends no HTTP head (curl to an `https://`
+    /// proxy: a ClientHello) is joined to DevProxy at once and fails as it would there, where the
+    /// bridge waited 30 s for a head's blank line (to name the program in it) first.
+    @Test(.enabled(if: canMakeNamespaces, "needs root or unprivileged user namespaces, and iptables"))
+    func aClientThatSendsNoHeadIsNotHeld() throws {
+        let setup = try Setup()
+        let started = Date()
+        let run = try setup.exec(["curl", "-sS", "--max-time", "40", "--proxy", "https://127.0.0.1:\(setup.proxy.port)",
+                                  "--proxy-insecure", setup.url("/cl?n=5")])
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(run.status == 35 && elapsed < 10, "\(elapsed) s: \(run.output)")
+        _ = try setup.flows()
+    }
+
     /// A program that looks for a proxy before it connects (Python's `getproxies()`, which reads
     /// the variables, as apps that refuse to run behind a proxy do) finds none, one set in the
     /// calling shell included, and its request is captured all the same; Java gets the trust
