@@ -100,6 +100,26 @@ import TestSupport
         #expect(proxy.flows(count: 3).compactMap(\.h2?.connectionID).count == (version == "--http2" ? 3 : 0))
     }
 
+    /// Plain-HTTP proxying learns a request's host from its head, read while the link is idle:
+    /// the response still waits the latency, for a connection's first request and for one to a
+    /// `--throttle-hosts` host after a request to another host on the same connection. Before,
+    /// neither waited at all (curl's first plain-HTTP request took 5 ms under `3g`).
+    @Test func aPlainHTTPRequestTakesTheLatencyToo() throws {
+        let origin = try BackgroundServer(script: Self.bytesOrigin, arguments: [])
+        let proxy = try proxy("100mbit/100mbit/700ms", hosts: ["local*"])
+        let first = try seconds(proxy, ["http://localhost:\(origin.port)/?n=10"])
+        #expect(first >= 0.7, "\(first) s")
+        // One connection (the second transfer connects nothing): its first request is not throttled,
+        // its second is.
+        let both = try proxy.curl(["-o", "/dev/null", "-o", "/dev/null", "-w", "%{time_total} %{num_connects}\n",
+                                   "http://127.0.0.1:\(origin.port)/?n=10", "http://localhost:\(origin.port)/?n=10"],
+                                  timeout: 60)
+        let runs = both.stdout.split(separator: "\n").map { $0.split(separator: " ").compactMap { Double($0) } }
+        #expect(runs.count == 2 && runs.allSatisfy { $0.count == 2 }, "\(both.output)")
+        #expect(runs.first.map { $0[0] < 0.7 } == true, "\(both.output): 127.0.0.1 is not throttled")
+        #expect(runs.last.map { $0[0] >= 0.7 && $0[1] == 0 } == true, "\(both.output): localhost is, on the same connection")
+    }
+
     /// Over HTTP/2 the latency is per request, as Chrome applies it: one connection (Python h2,
     /// one thread reading every frame as it comes) streams hypercorn's `/events` (one event at
     /// once, another three seconds later), whose first event comes after the 2 s latency, and 0.5 s

@@ -234,6 +234,7 @@ final class ClientConnection: @unchecked Sendable {
             }
             // Plain-HTTP proxying: each request's host decides, as a client may send any host on one connection.
             throttle(hosts: host)
+            link?.requestHeadRead()
             let context = ExchangeContext(server: server, connection: self, client: reader, clientAddress: clientAddress,
                                           mode: .http, clientTLS: nil, signer: nil, persona: nil)
             // RFC 9112 §3.2.4: an OPTIONS whose absolute-form URI has an empty path and no query asks

@@ -90,6 +90,16 @@ final class ThrottledLink: @unchecked Sendable {
         decide()
     }
 
+    /// A request's head was just read, before its host was known (plain-HTTP proxying, where each
+    /// request's host decides: the head came through while the link was idle): its response waits
+    /// the latency from now, as one read while the link was slowed does. Else a connection's first
+    /// request, or one to a `--throttle-hosts` host after another host's, got no latency at all.
+    func requestHeadRead() {
+        guard active else { return }
+        lastRead = Self.now()
+        readSinceWrite = true
+    }
+
     /// Whether `setting` covers the connection's destination now (none known: not covered, as
     /// while a CONNECT's `200` goes). Called from the thread that sets the throttle.
     func covered(by setting: ThrottleSwitch.Setting) -> Bool {
