@@ -1,3 +1,4 @@
+import CertAuthority
 import CSystem
 import DevProxy
 import Foundation
@@ -13,14 +14,29 @@ extension RunCommand {
     static func printWireGuard(_ capture: WireGuardCapture, keys: WireGuardKeyFile, options: RunOptions,
                                quiet: Bool) throws {
         let endpoint = WireGuardKeyFile.endpoint(for: capture.address)
+        // `devproxy wireguard` writes this machine's first private address and port 51820 unless
+        // told: the command shown names this listener's endpoint when that is another.
+        let usual = (try? Resolver.resolve(host: "0.0.0.0", port: ListenerMode.wireGuardPort, passive: true).first)
+            .flatMap { $0 }.map(WireGuardKeyFile.endpoint(for:))
+        // And the data directory, when it is not the one `devproxy wireguard` finds alone (`--ca-dir`):
+        // there it would make other keys, which this listener refuses.
+        let directory = String(keys.path.dropLast(WireGuardKeyFile.fileName.count + 1))
+        let plain = { (word: String) in
+            word.unicodeScalars.allSatisfy {
+                ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)
+                    || "/._-+:@%,".unicodeScalars.contains($0)
+            } ? word : ShellSyntax.sh.quoted(word)
+        }
+        let told = (directory == CAStore.resolveDirectory(flag: nil) ? "" : " --ca-dir " + plain(directory))
+            + (usual == endpoint ? "" : " --endpoint " + plain(endpoint))
         guard let first = keys.firstDevice else {
             Output.line("wireguard: no device may connect: every one in \(keys.path) was removed; `devproxy wireguard "
-                        + "--peer \(keys.peers.count + 1)` adds one (accepted at once), endpoint \(endpoint)")
+                        + "--peer \(keys.peers.count + 1)\(told)` adds one (accepted at once), endpoint \(endpoint)")
             return
         }
         let peers = keys.deviceCount == 1 ? "1 device" : "\(keys.deviceCount) devices"
-        Output.line("wireguard: \(peers) may connect (keys in \(keys.path)); `devproxy wireguard` prints a device's config "
-                    + "and QR code for the WireGuard app, endpoint \(endpoint)")
+        Output.line("wireguard: \(peers) may connect (keys in \(keys.path)); `devproxy wireguard\(told)` prints a device's "
+                    + "config and QR code for the WireGuard app, endpoint \(endpoint)")
         guard !capture.address.isLoopback else {
             Output.line("wireguard: on loopback, this machine only (an Android emulator reaches it as 10.0.2.2:"
                         + "\(capture.address.port): `devproxy wireguard --endpoint 10.0.2.2:\(capture.address.port)`); "

@@ -426,6 +426,32 @@ import TestSupport
         #expect(badEndpoint.status == 2 && badEndpoint.stderr.contains("--endpoint"), "\(badEndpoint.output)")
     }
 
+    /// The command `devproxy run` shows for a device's config, run as shown, gives a config for this
+    /// listener: its endpoint (not this machine's first address and port 51820) and its keys (the
+    /// run's `--ca-dir`, not the data directory `devproxy wireguard` finds alone, where it made
+    /// other keys, which the listener refuses). It showed `devproxy wireguard` whatever they were.
+    @Test(.enabled(if: NetworkNamespace.unavailableReason == nil, "needs root and network namespaces"))
+    func theCommandShownGivesThisListenersConfig() throws {
+        let dir = TemporaryDirectory()
+        let elsewhere = ["DEVPROXY_EMAIL": "dev@example.test", "DEVPROXY_HOME": dir.file("home")]
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--session", "off", "--no-web", "--mode", "regular",
+                                         "--mode", "wireguard@127.0.0.1:0"], environment: elsewhere)
+        defer { _ = proxy.stop() }
+        var lines: [String] = []
+        while lines.count < 10, !(lines.last ?? "").contains(" may connect ") {
+            lines.append(proxy.stdout.fileHandleForReading.readLine())
+        }
+        let listening = try #require(lines.first { $0.hasSuffix(" (wireguard)") }, "\(lines)")
+        let endpoint = listening.dropFirst("listening on ".count).dropLast(" (wireguard)".count)
+        let shown = try #require(lines.last?.split(separator: "`").dropFirst().first, "\(lines)")
+        let words = shown.split(separator: " ").map(String.init)
+        #expect(words.prefix(2) == ["devproxy", "wireguard"], "\(shown)")
+        let config = try Subprocess.run(Subprocess.devproxy, Array(words.dropFirst()), environment: elsewhere, timeout: 20)
+        let keys = try WireGuardKeyFile.load(directory: dir.file("ca"))
+        #expect(config.status == 0 && config.stdout.contains("Endpoint = \(endpoint)\n")
+                && config.stdout.contains("PublicKey = \(keys.server.publicKey.base64)\n"), "\(shown): \(config.output)")
+    }
+
     /// Beyond loopback the WireGuard listener needs --allow-remote, as every listener does; one serves every device.
     @Test func aWireGuardListenerBeyondLoopbackNeedsAllowRemote() throws {
         let dir = TemporaryDirectory()
