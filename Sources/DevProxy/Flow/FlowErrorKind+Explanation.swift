@@ -46,7 +46,8 @@ extension FlowErrorKind {
         case .upstreamCertificateInvalid:
             return "the server's certificate does not verify; add its CA with --upstream-ca or use --insecure-upstream"
         case .upstreamClientCertificateRequired:
-            return "the server asks for a client certificate (mTLS); give one with --client-cert HOST=FILE"
+            // Also the kind of a certificate presented and refused: the flow's message says which.
+            return "the server asks for a client certificate (mTLS) and did not take what DevProxy sent"
         case .upstreamBadResponse:
             return "the server's response was malformed"
         case .upstreamClosed:
@@ -76,7 +77,7 @@ extension FlowErrorKind {
         switch self {
         case .upstreamTLSFailed, .upstreamCertificateInvalid, .upstreamBadResponse, .badRequest,
              .clientHandshakeFailed, .leafRefused, .upstreamProxyFailed, .wouldLoop, .proxyAuthRequired,
-             .destinationRefused, .clientClosed, .upstreamClosed:
+             .destinationRefused, .clientClosed, .upstreamClosed, .upstreamClientCertificateRequired:
             return true
         default:
             return false

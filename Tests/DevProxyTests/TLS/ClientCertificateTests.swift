@@ -66,6 +66,9 @@ import TestSupport
         #expect(result.stdout.contains("--client-cert localhost=FILE"))
         let flow = try #require(proxy.flows(count: 1).first)
         #expect(flow.error?.kind == "upstream_client_certificate_required", "\(String(describing: flow.error))")
+        // The console line names the host and the flag to give, as the 502 does.
+        #expect(ConsoleFlowPrinter.line(for: flow).contains("give one with --client-cert localhost=FILE"),
+                "\(ConsoleFlowPrinter.line(for: flow))")
     }
 
     /// A certificate the origin does not accept (another CA's): the origin alerts and closes after
@@ -89,6 +92,9 @@ import TestSupport
             #expect(flow.error?.kind == "upstream_client_certificate_required", "\(String(describing: flow.error))")
             #expect(flow.error?.message.contains("after DevProxy presented the client certificate from \(material.p12Path("B"))")
                     == true, "\(String(describing: flow.error))")
+            // The console line too: it said "give one with --client-cert", one having been given.
+            let line = ConsoleFlowPrinter.line(for: flow)
+            #expect(line.contains("after DevProxy presented the client certificate from") && !line.contains("give one"), "\(line)")
         }
     }
 
