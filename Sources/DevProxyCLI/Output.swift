@@ -1,4 +1,5 @@
 import CertAuthority
+import DevProxy
 import Foundation
 
 /// Writing to the terminal: results to stdout, warnings and errors to stderr.
@@ -33,29 +34,10 @@ enum Output {
     }
 
     /// `text` with every character a terminal would act on instead of showing written as an
-    /// escape (`\x1B`, `\u202E`): C0 controls but newline and tab, DEL, C1 controls and the
-    /// bidirectional overrides. Much of what is printed came from the network or from a file (a
-    /// report's hostname, a pin list's pattern): an ESC in it set the window title or cleared the
-    /// screen, as it does in `cat`.
+    /// escape (`TerminalText.visible`): much of what is printed came from the network or from a
+    /// file (a report's hostname, a pin list's pattern).
     static func printable(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: isActive) else { return text }
-        var result = ""
-        for scalar in text.unicodeScalars {
-            guard isActive(scalar) else {
-                result.unicodeScalars.append(scalar)
-                continue
-            }
-            result += scalar.value < 0x100 ? String(format: "\\x%02X", scalar.value) : String(format: "\\u%04X", scalar.value)
-        }
-        return result
-    }
-
-    private static func isActive(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.value {
-        case 0x0A, 0x09: false
-        case 0x00...0x1F, 0x7F...0x9F, 0x202A...0x202E, 0x2066...0x2069: true
-        default: false
-        }
+        TerminalText.visible(text)
     }
 
     static func warning(_ text: String) {

@@ -25,9 +25,11 @@ extension ConsoleFlowPrinter {
         let duration = FlowTimestamp.milliseconds(from: flow.started, to: flow.ended)
             .map(HumanUnits.duration(milliseconds:)) ?? "?"
         // A CONNECT's target as an authority: an IPv6 literal in brackets (`[::1]:8443`, not `::1:8443`).
-        let server = URIHost.authority(host: flow.server.host, port: flow.server.port)
+        // What came from the network is shown with its terminal controls escaped (`TerminalText`):
+        // a URL can carry a C1 CSI or a bidirectional override the HTTP parsers let through.
+        let server = TerminalText.visible(URIHost.authority(host: flow.server.host, port: flow.server.port))
         // A connection refused before any request or target was read says who it came from.
-        let target = flow.request.map { "\($0.method) \($0.url)" }
+        let target = flow.request.map { TerminalText.visible("\($0.method) \($0.url)") }
             ?? (flow.server.host.isEmpty ? "from \(flow.client)" : "CONNECT \(server)")
 
         if flow.error?.kind == FlowErrorKind.clientClosedUnused.rawValue {
@@ -41,9 +43,9 @@ extension ConsoleFlowPrinter {
             if let alert = error.alert { text += " (\(alert))" }
             if let kind = FlowErrorKind(rawValue: error.kind) {
                 text += ": " + kind.explanation
-                if kind.messageAddsDetail && !error.message.isEmpty { text += " — " + error.message }
+                if kind.messageAddsDetail && !error.message.isEmpty { text += " — " + TerminalText.visible(error.message) }
             } else if !error.message.isEmpty {
-                text += ": " + error.message
+                text += ": " + TerminalText.visible(error.message)
             }
             // A gRPC call that failed this way still has the status its client reads (a reset as its
             // deadline passed is DEADLINE_EXCEEDED, a lost origin UNAVAILABLE): the line says it.
@@ -104,7 +106,7 @@ extension ConsoleFlowPrinter {
                 // `(mock |~m GET|/v1/user$)`: answered by a mock made in the web UI's Rules view.
                 text += " (mock \(mapped.by.last ?? ""))"
             } else if mapped.rule != "map-local" {
-                text += " (mapped from \(mapped.from))"
+                text += " (mapped from \(TerminalText.visible(mapped.from)))"
             } else if let missing = mapped.missing {
                 text += " (map-local: none of \(missing.joined(separator: ", ")))"
             } else {

@@ -5,7 +5,8 @@ import Foundation
 /// Foundation's `FileHandle.write(_:)` traps when stderr's reader has gone.
 enum StandardError {
     static func warn(_ text: String) {
-        let line = Array(("warning: " + text + "\n").utf8)
+        // Its text may carry what a peer sent (a host name, an origin's message): controls escaped.
+        let line = Array(("warning: " + TerminalText.visible(text) + "\n").utf8)
         _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress!, $0.count) }
     }
 }

@@ -4,6 +4,7 @@ import Foundation
 import Synchronization
 import GRPCWire
 import Testing
+import TestSupport
 
 /// The console line per flow: exchanges, tunnels and failures, in plain and terminal style.
 @Suite struct ConsoleFlowPrinterTests {
@@ -132,6 +133,29 @@ import Testing
         var notFound = FlowSamples.get
         notFound.response?.status = 404
         #expect(ConsoleFlowPrinter.line(for: notFound, style: .terminal, timeZone: utc).contains("\u{1B}[33m404"))
+    }
+
+    /// A URL's bytes reach the console as the client sent them, and the HTTP/1 parser lets a C1
+    /// CSI (U+009B, `ESC [` to a terminal that takes 8-bit controls) and a right-to-left override
+    /// through as obs-text: the line shows them escaped, as `cat -v` would, in both styles; the
+    /// flow keeps the URL as it came.
+    @Test func whatTheClientSentIsShownWithItsTerminalControlsEscaped() throws {
+        let proxy = try ProxyHarness()
+        let script = """
+            import socket, sys
+            s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+            s.sendall(b"GET http://127.0.0.1:9/a\\xc2\\x9b2J\\xe2\\x80\\xaeevil HTTP/1.1\\r\\nHost: 127.0.0.1:9\\r\\n\\r\\n")
+            print(s.recv(100)[:12])
+            """
+        let result = try Subprocess.run("python3", ["-c", script, String(proxy.port)], timeout: 20)
+        #expect(result.status == 0, "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        for style in [ConsoleFlowPrinter.Style.plain, .terminal] {
+            let line = ConsoleFlowPrinter.line(for: flow, style: style, timeZone: utc)
+            #expect(line.contains("http://127.0.0.1:9/a\\x9B2J\\u202Eevil"), "\(line)")
+            #expect(!line.unicodeScalars.contains { $0.value == 0x9B || $0.value == 0x202E }, "\(line)")
+        }
+        #expect(flow.request?.url.unicodeScalars.contains { $0.value == 0x202E } == true, "\(flow.request?.url ?? "")")
     }
 
     @Test func thePrinterEmitsOneLinePerFlow() {
