@@ -503,7 +503,10 @@ class FlowList extends HTMLElement {
         const pressed = this.#pressed;
         this.#pressed = null;
         if (!row) return;
-        const id = pressed?.row === row && this.#byID.has(pressed.id) ? pressed.id : row.getAttribute("data-id");
+        // A click the pointer made (`detail` counts its presses; a script's `click()` has none and no
+        // pointerdown of its own, so a press left by a drag must not stand for it).
+        const id = event.detail > 0 && pressed?.row === row && this.#byID.has(pressed.id)
+            ? pressed.id : row.getAttribute("data-id");
         if (event.ctrlKey || event.metaKey) {
             const picked = new Set(store.picked);
             if (picked.has(id)) picked.delete(id);

@@ -194,7 +194,8 @@ import TestSupport
     /// rows down a line for 6 s); a WebSocket's time and length stay on one line beside a long message;
     /// a row with three markers (marked, failed, the comparison's base) shows all three (`● …`); a
     /// row pressed while a new flow arrives on top, released after the rows moved, opens the flow it
-    /// showed when pressed (it opened the one pushed under the pointer, above it); a plain body offers
+    /// showed when pressed (it opened the one pushed under the pointer, above it), and a script's
+    /// click() after a press dragged off the list selects what the row shows; a plain body offers
     /// one download, a gzip one "download" and "download decoded" (a plain one had both, the same file);
     /// a WebSocket's disabled Edit and resend says why (it said nothing).
     @Test(.enabled(if: WebUIBrowser.missing == nil, "needs chromium and playwright"))
@@ -210,6 +211,7 @@ import TestSupport
                              "early-hints-marked", "refused-handshake-pane", "tabs-follow-arrows",
                              "refused-handshake-row", "resend-opens-what-it-sent", "notice-keeps-list-still",
                              "websocket-columns-one-line", "three-markers-whole", "pressed-row-selected",
+                             "scripted-click-selects-shown-row",
                              "download-decoded-when-coded", "websocket-resend-says-why",
                              "no-page-errors"]
         #expect(result.status == 0, "\(result.output)")

@@ -115,6 +115,7 @@ def pressed_row_while_flows_arrive(page, options, base, stamp, checks):
     and the list refills its pooled rows in place: the row under the pointer showed the flow below
     by the button's release, and that one was opened."""
     prefix = "/pressed/%d/" % stamp
+    check = "pressed-row-selected"
     try:
         set_filter(page, "~u /pressed/%d/" % stamp)
         requests_through(options.proxy, base, [prefix + "seed-%d" % index for index in range(4)])
@@ -138,8 +139,25 @@ def pressed_row_while_flows_arrive(page, options, base, stamp, checks):
         chosen = page.evaluate("() => { const r = document.querySelector('flow-list .flow-row.selected');"
                                " return [r.getAttribute('data-id'), r.querySelector('.c-path').textContent]; }")
         checks.result("pressed-row-selected", chosen == pressed, "pressed %r, selected %r" % (pressed, chosen))
+        # A press dragged off the list (no click), then a script's click() on that row once it shows
+        # another flow: the click selects what the row shows, not the flow the old press remembered.
+        check = "scripted-click-selects-shown-row"
+        page.keyboard.press("Escape")
+        page.mouse.move(x, y)
+        page.mouse.down()
+        page.mouse.move(5, 5)
+        page.mouse.up()
+        before = row.get_attribute("data-id")
+        requests_through(options.proxy, base, [prefix + "after-drag"])
+        page.wait_for_function("([x, y, id]) => document.elementFromPoint(x, y)?.closest('.flow-row')"
+                               "?.getAttribute('data-id') !== id", arg=[x, y, before], timeout=10000)
+        shown = page.evaluate("([x, y]) => { const r = document.elementFromPoint(x, y).closest('.flow-row');"
+                              " r.click(); return r.getAttribute('data-id'); }", [x, y])
+        page.wait_for_function("id => document.querySelector('flow-list .flow-row.selected')?.getAttribute('data-id') === id",
+                               arg=shown, timeout=5000)
+        checks.result("scripted-click-selects-shown-row", True, "row showed %r, selected" % shown)
     except Exception as error:
-        checks.result("pressed-row-selected", False, str(error).splitlines()[0])
+        checks.result(check, False, str(error).splitlines()[0])
     finally:
         page.keyboard.press("Escape")
         set_filter(page, "")
