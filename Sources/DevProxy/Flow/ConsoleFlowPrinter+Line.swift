@@ -80,6 +80,13 @@ extension ConsoleFlowPrinter {
             text += "no response"
         }
         text += " \(duration)"
+        // What the failed call's server said (`grpc-message`), which often names the cause: at most
+        // 100 characters of it, its controls escaped (it is the peer's text).
+        if flow.response != nil, let grpc = flow.grpc, grpc.status.map({ $0 != 0 }) == true,
+           let message = grpc.message, !message.isEmpty {
+            let shown = message.count > 100 ? message.prefix(99) + "…" : Substring(message)
+            text += " (grpc-message: \(TerminalText.visible(String(shown))))"
+        }
         if let informational = flow.informational, let first = informational.first {
             // `(after 103)`; several: `(after 3 informational responses: 102, 103)`.
             let count = informational.count + (flow.informationalNotKept ?? 0)

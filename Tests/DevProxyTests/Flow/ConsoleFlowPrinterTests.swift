@@ -62,13 +62,18 @@ import TestSupport
         #expect(line.contains("while DevProxy was still connecting to localhost:\(silent.address.port)"), "\(line)")
     }
 
-    /// A failed gRPC call is an HTTP 200: the line names its gRPC status; a successful one does not.
+    /// A failed gRPC call is an HTTP 200: the line names its gRPC status and what its server said
+    /// of it (`grpc-message`, cut at 100 characters, its controls escaped); a successful one neither.
     @Test func aFailedGRPCCallSaysItsStatus() {
         var flow = FlowSamples.get
         flow.response?.body?.size = 0
         flow.grpc = GRPCFlowInfo(service: "lab.Echo", method: "Fail", status: 5, message: "gone")
         #expect(ConsoleFlowPrinter.line(for: flow, timeZone: utc)
-                == "12:01:02 GET https://api.example.com/v1/x?q=a%20b&lang=en → 200 gRPC NOT_FOUND 0 B 35 ms")
+                == "12:01:02 GET https://api.example.com/v1/x?q=a%20b&lang=en → 200 gRPC NOT_FOUND 0 B 35 ms (grpc-message: gone)")
+        flow.grpc?.message = "no user \u{1B}[2J" + String(repeating: "x", count: 200)
+        let long = ConsoleFlowPrinter.line(for: flow, timeZone: utc)
+        #expect(long.hasSuffix("(grpc-message: no user \\x1B[2J" + String(repeating: "x", count: 87) + "…)"), "\(long)")
+        flow.grpc?.message = "gone"
         #expect(ConsoleFlowPrinter.line(for: flow, style: .terminal, timeZone: utc).contains("\u{1B}[31mgRPC NOT_FOUND\u{1B}[0m"))
         flow.grpc?.status = 0
         #expect(ConsoleFlowPrinter.line(for: flow, timeZone: utc).hasSuffix("→ 200 0 B 35 ms"))
