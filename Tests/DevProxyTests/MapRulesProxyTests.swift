@@ -55,6 +55,24 @@ import TestSupport
         #expect(flow.response?.status == 200)
     }
 
+    /// A request mapped to an origin that is not there (the local build not started): the console's
+    /// red line says where it came from, as a successful mapped flow's line does. It showed only the
+    /// URL it was sent to, the app's own URL nowhere.
+    @Test func aFailedMappedRequestsLineSaysWhereItCameFrom() throws {
+        let a = try BackgroundServer(script: Self.namedOrigin, arguments: ["a"])
+        let nothing = try HTTP2Origin.freePort()
+        let rule = #"|http://localhost:\#(a.port)/|http://127.0.0.1:\#(nothing)/"#
+        let proxy = try ProxyHarness(configure: { $0.mapRules = try! MapRules(remote: [rule], local: []) })
+        let asked = "http://localhost:\(a.port)/v1/user"
+        let result = try proxy.curl(["-i", asked])
+        #expect(result.stdout.contains(" 502"), "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.error?.kind == "upstream_refused", "\(String(describing: flow.error))")
+        let line = ConsoleFlowPrinter.line(for: flow)
+        #expect(line.contains("✗ GET http://127.0.0.1:\(nothing)/v1/user ") && line.hasSuffix(" (mapped from \(asked))"),
+                "\(line)")
+    }
+
     @Test func aFilterThatDoesNotMatchLeavesTheRequestAlone() throws {
         let a = try BackgroundServer(script: Self.namedOrigin, arguments: ["a"])
         let b = try BackgroundServer(script: Self.namedOrigin, arguments: ["b"])

@@ -52,6 +52,11 @@ extension ConsoleFlowPrinter {
             if let code = flow.grpc?.status, code != 0 {
                 text += " (gRPC \(GRPCStatus.name(of: code) ?? String(code)))"
             }
+            // A request --map-remote sent elsewhere names the URL the app asked for, as a line that
+            // succeeded does: the target shown is where it went (the local build not started, say).
+            if let mapped = flow.mapped, mapped.rule == "map-remote" {
+                text += " (mapped from \(TerminalText.visible(mapped.from)))"
+            }
             if let intercept = flow.intercept { text += breakpointNote(intercept) }
             if let intercept = flow.interceptResponse { text += responseBreakpointNote(intercept) }
             // A timeout or reset on a slowed link says it was slowed (Offline's own error says so already).
