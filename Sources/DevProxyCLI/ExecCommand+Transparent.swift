@@ -83,8 +83,8 @@ extension ExecCommand {
                 guard said.withLock({ $0.insert(reason).inserted }) else { return }
                 let hint = reason.hasPrefix("407 ") ? " (devproxy exec sends no proxy credentials: point --proxy at a "
                     + "listener without --proxy-auth)" : ""
-                Output.warning("--transparent: DevProxy at \(proxy) refused the connection to \(target), so the command "
-                               + "saw it reset: \(reason)\(hint)")
+                Output.warning("--transparent: DevProxy at \(proxy) refused the connection to \(target), so the "
+                               + "command saw it reset: \(reason)\(hint)")
             }
             let loopback = arguments.flag("intercept-loopback")
             let excluded = [bridge.explicit.address.port]

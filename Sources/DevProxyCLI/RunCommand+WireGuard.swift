@@ -35,8 +35,8 @@ extension RunCommand {
             return
         }
         let peers = keys.deviceCount == 1 ? "1 device" : "\(keys.deviceCount) devices"
-        Output.line("wireguard: \(peers) may connect (keys in \(keys.path)); `devproxy wireguard\(told)` prints a device's "
-                    + "config and QR code for the WireGuard app, endpoint \(endpoint)")
+        Output.line("wireguard: \(peers) may connect (keys in \(keys.path)); `devproxy wireguard\(told)` prints a "
+                    + "device's config and QR code for the WireGuard app, endpoint \(endpoint)")
         guard !capture.address.isLoopback else {
             Output.line("wireguard: on loopback, this machine only (an Android emulator reaches it as 10.0.2.2:"
                         + "\(capture.address.port): `devproxy wireguard --endpoint 10.0.2.2:\(capture.address.port)`); "

@@ -200,7 +200,9 @@ final class ClientConnection: @unchecked Sendable {
             // the web UI recorded the header, its secret included, under a flow id the UI never found.
             let replay = ReplayMark.take(from: &head, secret: server.configuration.replaySecret)
             // A program in `devproxy exec --transparent`'s namespace, named by the exec's relay.
-            if let program = NamespaceCapture.reportedClient(taking: &head, relay: clientProcess) { clientProcess = program }
+            if let program = NamespaceCapture.reportedClient(taking: &head, relay: clientProcess) {
+                clientProcess = program
+            }
             if let site = server.configuration.onboarding,
                let destination = OnboardingRequest.destination(of: head, listenerAddress: listenerInfo.address,
                                                                isOwnListener: { [server] host, port in

@@ -638,8 +638,8 @@ public enum NamespaceCapture {
         }
         // As in `networkCommands`: DevProxy's own IPv6 address is the bridge's explicit listener.
         if let proxy, proxy.host.contains(":"), proxy.host != "::1" {
-            commands.append(["ip6tables", "-t", "nat", "-A", "OUTPUT", "-p", "tcp", "-d", proxy.host + "/128", "--dport",
-                             String(proxy.port), "-j", "RETURN"])
+            commands.append(["ip6tables", "-t", "nat", "-A", "OUTPUT", "-p", "tcp", "-d", proxy.host + "/128",
+                             "--dport", String(proxy.port), "-j", "RETURN"])
         }
         return commands + [
             ["ip6tables", "-t", "nat", "-A", "OUTPUT", "-p", "tcp"] + (loopback ? keep : ["!", "-d", "::1"])
