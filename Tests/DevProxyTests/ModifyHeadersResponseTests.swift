@@ -140,6 +140,33 @@ import TestSupport
         #expect(recorded?.first(named: "content-security-policy") == nil)
     }
 
+    /// Removing a header that is not there changes nothing, and the flow does not say it did: a
+    /// response without `Strict-Transport-Security` and a request without `Cookie` have no
+    /// `mapped` record (no ✱ in the list, no "removed" on the console line), HTTP/1.1 and HTTP/2.
+    /// Before, every response read "(response headers: removed Strict-Transport-Security)".
+    @Test(arguments: ["--http1.1", "--http2"])
+    func removingAHeaderThatIsNotThereIsNoChange(version: String) throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let cas = try Certificate.all(from: SecureFile.read(origin.caPath, what: "ca"))
+        let rules = try MapRules(remote: [], local: [],
+                                 headers: ["|~s|Strict-Transport-Security|", "|~q|Cookie|"])
+        let proxy = try ProxyHarness(configure: {
+            $0.upstreamCAs = cas
+            $0.mapRules = rules
+        })
+        let result = try proxy.curl([version, "-i", origin.url("/echo")])
+        #expect(result.status == 0 && result.stdout.contains(" 200"), "\(result.output)")
+        let flow = try #require(proxy.flows(count: 1).first)
+        #expect(flow.mapped == nil, "\(String(describing: flow.mapped))")
+        #expect(!ConsoleFlowPrinter.line(for: flow).contains("removed"), "\(ConsoleFlowPrinter.line(for: flow))")
+        // Where the headers are there, both removals are recorded as before.
+        let again = try proxy.curl([version, "-i", "-H", "Cookie: a=1", origin.url("/secured")])
+        #expect(try Printed(again.stdout).values("Strict-Transport-Security").isEmpty, "\(again.output)")
+        let second = try #require(proxy.flows(count: 2).first { $0.request?.url == origin.url("/secured") })
+        let changes = (second.mapped?.headers ?? []).map { "\($0.on ?? "request") \($0.action) \($0.name)" }
+        #expect(changes == ["request removed Cookie", "response removed Strict-Transport-Security"], "\(changes)")
+    }
+
     /// A response-only change gets a `modify-headers` record of its own, the console line names
     /// it, and the flow log writes `on`.
     @Test func aFlowWhoseOnlyChangeWasToTheResponseIsMapped() throws {

@@ -101,8 +101,14 @@ public struct MapRules: Sendable {
             edits.removed.insert(rule.lowercased)
             let value = rule.currentValue()
             if let value { edits.added.append((rule.name, value)) }
+            // Removing a header the request does not carry changes nothing: not recorded, so the
+            // flow is not marked as changed and its line does not claim the header was there.
+            guard value != nil || request.headers.contains(where: { $0.name.lowercased() == rule.lowercased }) else {
+                continue
+            }
             changes.append(Flow.HeaderChange(name: rule.name, action: value == nil ? "removed" : "set", by: rule.shown))
         }
+        guard !changes.isEmpty else { return (nil, nil) }
         return (edits, changes)
     }
 
