@@ -59,13 +59,20 @@ import TestSupport
     }
 
     private func runClient(_ proxy: ProxyHarness, _ server: EchoServer) throws -> Results {
-        let result = try Subprocess.run("python3", [Self.script, "client", proxy.pki.rootPath, "\(server.port)"],
-                                        environment: ["https_proxy": proxy.proxyURL, "no_proxy": "", "no_grpc_proxy": ""],
-                                        timeout: 90)
+        let result = try run("client", through: proxy, to: server, timeout: 90)
         guard let data = result.stdout.data(using: .utf8), let results = try? JSONDecoder().decode(Results.self, from: data) else {
             throw TestFailure("grpc_echo.py client failed: \(result.output)")
         }
         return results
+    }
+
+    /// `grpc_echo.py MODE` as a client of `server` through `proxy` (its root trusted, the proxy
+    /// named by the lowercase `https_proxy` grpcio reads).
+    private func run(_ mode: String, through proxy: ProxyHarness, to server: EchoServer,
+                     timeout: TimeInterval) throws -> Subprocess.Result {
+        try Subprocess.run("python3", [Self.script, mode, proxy.pki.rootPath, "\(server.port)"],
+                           environment: ["https_proxy": proxy.proxyURL, "no_proxy": "", "no_grpc_proxy": ""],
+                           timeout: timeout)
     }
 
     /// A gRPC server that closes each connection after 300 ms (`max_connection_age`, as services
@@ -268,9 +275,7 @@ import TestSupport
         let server = try EchoServer()
         let cas = try Certificate.all(from: SecureFile.read(server.caPath, what: "ca"))
         let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas; $0.upstreamTimeout = 1 })
-        let result = try Subprocess.run("python3", [Self.script, "client-quiet", proxy.pki.rootPath, "\(server.port)"],
-                                        environment: ["https_proxy": proxy.proxyURL, "no_proxy": "", "no_grpc_proxy": ""],
-                                        timeout: 30)
+        let result = try run("client-quiet", through: proxy, to: server, timeout: 30)
         #expect(result.stdout.contains("\"count\": 1"), "\(result.output)")
         #expect(proxy.flows(count: 1).first?.error == nil)
     }
@@ -286,9 +291,7 @@ import TestSupport
         let server = try EchoServer()
         let cas = try Certificate.all(from: SecureFile.read(server.caPath, what: "ca"))
         let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
-        let result = try Subprocess.run("python3", [Self.script, "client-ended", proxy.pki.rootPath, "\(server.port)"],
-                                        environment: ["https_proxy": proxy.proxyURL, "no_proxy": "", "no_grpc_proxy": ""],
-                                        timeout: 30)
+        let result = try run("client-ended", through: proxy, to: server, timeout: 30)
         #expect(result.stdout.contains("\"cancelled\": \"CANCELLED\""), "\(result.output)")
         #expect(result.stdout.contains("\"deadline\": \"DEADLINE_EXCEEDED\""), "\(result.output)")
         let flows = proxy.flows(count: 2)
@@ -304,9 +307,7 @@ import TestSupport
             #expect(line.hasSuffix("(gRPC \(GRPCStatus.name(of: status) ?? "?"))"), "\(line)")
         }
         #expect(ticks.grpc?.responseMessages ?? 0 >= 2)
-        let exits = try Subprocess.run("python3", [Self.script, "client-exits", proxy.pki.rootPath, "\(server.port)"],
-                                       environment: ["https_proxy": proxy.proxyURL, "no_proxy": "", "no_grpc_proxy": ""],
-                                       timeout: 30)
+        let exits = try run("client-exits", through: proxy, to: server, timeout: 30)
         #expect(exits.stdout.contains("\"exited_after\": 2"), "\(exits.output)")
         let orphan = try #require(proxy.flows(count: 3).dropFirst(2).first)
         #expect(orphan.error?.kind == "client_closed", "\(String(describing: orphan.error))")
@@ -346,9 +347,7 @@ import TestSupport
         let server = try EchoServer()
         let cas = try Certificate.all(from: SecureFile.read(server.caPath, what: "ca"))
         let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
-        let result = try Subprocess.run("python3", [Self.script, "client-big", proxy.pki.rootPath, "\(server.port)"],
-                                        environment: ["https_proxy": proxy.proxyURL, "no_proxy": "", "no_grpc_proxy": ""],
-                                        timeout: 60)
+        let result = try run("client-big", through: proxy, to: server, timeout: 60)
         #expect(result.stdout.contains("{\"plain\": true, \"gzip\": true}"), "\(result.output)")
         let flows = proxy.flows(count: 2)
         let plain = try #require(flows.first { $0.grpc?.encoding == nil }?.grpc?.messages.first)
