@@ -60,6 +60,23 @@ import TestSupport
         #expect(ConsoleFlowPrinter.line(for: flow).hasSuffix(" (throttled: 1mbit/50mbit/0ms)"))
     }
 
+    /// HTTP/2: a response waits its latency, and what the origin sends meanwhile waits in DevProxy
+    /// only up to `ThrottledLink.heldLimit`; past it the connection waits, so the origin is read at
+    /// the client's rate and the flow ends when the client has (about) the whole body. Before, the
+    /// whole body was read during the latency (up to curl's 32 MiB window) and the flow of a 2.6 s
+    /// download ended after a few milliseconds.
+    @Test func anHTTP2DownloadIsNotReadAheadDuringTheLatency() throws {
+        let origin = try HTTP2Origin(.hypercornBoth)
+        let proxy = try proxy("20mbit/20mbit/1000ms", origin: origin)
+        // 1 s, then 4,000,000 bytes at 2,500,000 bytes a second: 2.6 s for the client.
+        let elapsed = try seconds(proxy, ["--http2", origin.url("/big?n=4000000")])
+        #expect(elapsed >= 2.3, "\(elapsed) s")
+        let flow = try require(proxy.flows(count: 1).first)
+        #expect(flow.h2 != nil && flow.response?.body?.size == 4_000_000, "\(flow)")
+        let took = try require(FlowTimestamp.milliseconds(from: flow.started, to: flow.ended))
+        #expect(took >= 2000, "the flow took \(took) ms; the client \(elapsed) s")
+    }
+
     /// A host passed through (`--passthrough`): the tunnel's bytes cross the same link.
     @Test func aTunnelIsThrottledToo() throws {
         let origin = try HTTP2Origin(.hypercornBoth)

@@ -40,6 +40,14 @@ final class ThrottledLink: @unchecked Sendable {
     /// their stream's latency has passed (`holdResponses`), in the order they were written.
     private var outgoing: [UInt8] = []
     private var held: [HeldFrame] = []
+    /// The bytes of `held`.
+    private(set) var heldBytes = 0
+    /// At most this many bytes wait for their latency: past it, a write waits until the first held
+    /// frame is due and sends what is due (`ThrottledStream.write`), so the origin is read no faster
+    /// than the client's link takes its bytes. Without it a download's whole body (up to the client's
+    /// HTTP/2 window: curl's is 32 MiB) was read into memory during the latency, and its flow ended
+    /// long before the client had it (272 ms for what took 5.5 s).
+    static let heldLimit = 256 * 1024
 
     private struct HeldFrame {
         let bytes: [UInt8]
@@ -236,6 +244,7 @@ final class ThrottledLink: @unchecked Sendable {
             }
             held.append(HeldFrame(bytes: Array(frame), stream: stream, headerBlock: isHeaderBlock,
                                   due: max(due, held.last?.due ?? 0)))
+            heldBytes += frame.count
         }
         outgoing.removeFirst(offset)
         return ready
@@ -250,6 +259,7 @@ final class ThrottledLink: @unchecked Sendable {
         guard count > 0 else { return [] }
         let released = held.prefix(count).flatMap(\.bytes)
         held.removeFirst(count)
+        heldBytes -= released.count
         return released
     }
 
@@ -272,7 +282,7 @@ final class ThrottledLink: @unchecked Sendable {
     /// Sleeps until `deadline` (uptime seconds), in a poll on `socket` for nothing: a socket cut
     /// by shutdown (`Socket.abort`) or reset by its peer ends the sleep early, and the next read
     /// or write reports it.
-    private static func sleep(until deadline: TimeInterval, socket: Socket) {
+    static func sleep(until deadline: TimeInterval, socket: Socket) {
         while true {
             let remaining = deadline - now()
             guard remaining > 0 else { return }
@@ -430,8 +440,15 @@ final class ThrottledStream: ByteStream, @unchecked Sendable {
         // HTTP/2: each response waits its own latency; other streams' frames go at once.
         if link.isHTTP2 && (link.isActive || link.nextDue != nil) {
             let ready = link.holdResponses(bytes)
-            guard !ready.isEmpty else { return }
-            try ready.withUnsafeBytes { try send($0, flush: flush) }
+            if !ready.isEmpty { try ready.withUnsafeBytes { try send($0, flush: flush) } }
+            // Bounded: past `heldLimit`, the write waits for the first held frame's latency to pass
+            // and sends what came due (other streams wait that long at most).
+            while link.heldBytes > ThrottledLink.heldLimit, let due = link.nextDue {
+                ThrottledLink.sleep(until: due, socket: socket)
+                guard ThrottledLink.now() >= due else { break }  // the socket was cut: the next write says so
+                let released = link.releaseDue(all: false)
+                if !released.isEmpty { try released.withUnsafeBytes { try send($0, flush: true) } }
+            }
             return
         }
         try send(bytes, flush: flush)
