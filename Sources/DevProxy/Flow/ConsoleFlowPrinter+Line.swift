@@ -137,6 +137,11 @@ extension ConsoleFlowPrinter {
         }
         if let intercept = flow.intercept { text += breakpointNote(intercept) }
         if let intercept = flow.interceptResponse { text += responseBreakpointNote(intercept) }
+        // `--verify-signature`'s verdict, which the origin's 200 does not tell: `(signature ok)`,
+        // `(signature invalid: stale_timestamp)`.
+        if let signature = flow.signature {
+            text += signature.valid ? " (signature ok)" : " (signature invalid: \(signature.reason ?? "?"))"
+        }
         // A slow flow says why (`--throttle`).
         if let throttle = flow.throttle { text += " (throttled: \(throttle))" }
         if let messages = flow.websocket, !messages.isEmpty {

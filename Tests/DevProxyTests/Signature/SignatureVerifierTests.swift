@@ -105,6 +105,12 @@ import TestSupport
 
         let flows = proxy.flows(count: expected.count)
         #expect(flows.map(\.signature) == expected)
+        // The console line says the verdict (the origin answered 200 every time).
+        let lines = flows.map { ConsoleFlowPrinter.line(for: $0) }
+        #expect(lines[1].hasSuffix(" (signature ok)"), "\(lines[1])")
+        #expect(lines[2].hasSuffix(" (signature invalid: nonce_reused)"), "\(lines[2])")
+        #expect(lines[4].hasSuffix(" (signature invalid: stale_timestamp)"), "\(lines[4])")
+        #expect(!lines[7].contains("signature"), "\(lines[7])")
     }
 
     /// A scheme from JSON (HMAC-SHA512, hex, other header names, other parts) verifies what
