@@ -23,6 +23,10 @@ struct RepeatedRequest {
     let bodySize: Int
     /// Whether the request went over HTTP/2.
     let http2: Bool
+    /// Whether the request opened a WebSocket: an HTTP/1.1 `Upgrade: websocket` GET, or an
+    /// HTTP/2 extended CONNECT with `:protocol` websocket (RFC 8441), which no command-line client
+    /// sends (`WebUI.curlCommand` writes the HTTP/1.1 handshake for both).
+    let webSocket: Bool
 
     /// True when the store kept less of the body than was sent.
     var bodyCut: Bool { body.count < bodySize }
@@ -35,13 +39,14 @@ struct RepeatedRequest {
 
     /// A request given part by part; `bodySize` is `body`'s size unless the store cut it.
     init(method: String, url: String, headers: [(name: String, value: String)], body: [UInt8], bodySize: Int? = nil,
-         http2: Bool = false) {
+         http2: Bool = false, webSocket: Bool = false) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.bodySize = bodySize ?? body.count
         self.http2 = http2
+        self.webSocket = webSocket
     }
 
     /// The request of `flow`, its stored request body in `body`; nil when the flow has no request.
@@ -51,6 +56,12 @@ struct RepeatedRequest {
         let target = ReplayTarget(replaying: flow, request: request)
         url = target.url
         http2 = request.httpVersion == "HTTP/2"
+        let upgrade = request.headers.first(named: "upgrade") ?? ""
+        webSocket = request.method == "CONNECT"
+            ? request.pseudoHeaders?.first(named: ":protocol")?.lowercased() == "websocket"
+            : request.method == "GET" && upgrade.lowercased().split(separator: ",").contains {
+                $0.trimmingCharacters(in: .whitespaces) == "websocket"
+            }
         var headers: [(name: String, value: String)] = []
         if let host = target.host { headers.append(("Host", host)) }
         // An HTTP/2 client may split its cookies over several `cookie` fields (RFC 9113 §8.2.3);

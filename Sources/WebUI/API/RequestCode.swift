@@ -14,6 +14,11 @@ enum RequestCode: String, CaseIterable {
 
     /// Why the request cannot be written in this format, in one line; nil when it can.
     func refusal(of request: RepeatedRequest) -> String? {
+        if request.webSocket {
+            // fetch, requests, HTTPie, wget and the rest send no Upgrade or extended CONNECT.
+            return "the request opened a WebSocket, whose handshake \(rawValue) cannot send: copy it as curl "
+                + "(an HTTP/1.1 Upgrade)"
+        }
         if request.bodyCut {
             return "the store kept \(request.body.count) of the request body's \(request.bodySize) bytes: "
                 + "a copy would send another body"

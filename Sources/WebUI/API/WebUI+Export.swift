@@ -119,6 +119,11 @@ extension WebUI {
     /// `repeated`: the request to write when it is not read from the store (a running flow's).
     func curlCommand(for flow: Flow, repeated given: RepeatedRequest? = nil) throws -> String {
         guard let request = flow.request else { return "" }
+        // To the server the request went to, with its Host as recorded, as a replay goes: a
+        // request that named another host than its connection's (`server.request_host`) was
+        // copied with the Host's name as its URL, which curl could not resolve.
+        guard let repeated = try given ?? repeatedRequest(for: flow) else { return "" }
+        if repeated.webSocket { return Self.webSocketHandshake(repeated) }
         var parts = ["curl"]
         if request.method == "HEAD" {
             // `-X HEAD` has curl wait for the body the answer's Content-Length announces, which
@@ -128,10 +133,6 @@ extension WebUI {
             // (A GET's empty body is recorded as size 0: that is no reason for `-X 'GET'`.)
             parts += ["-X", Self.shellQuoted(request.method)]
         }
-        // To the server the request went to, with its Host as recorded, as a replay goes: a
-        // request that named another host than its connection's (`server.request_host`) was
-        // copied with the Host's name as its URL, which curl could not resolve.
-        guard let repeated = try given ?? repeatedRequest(for: flow) else { return "" }
         // curl reads [ ] { } in a URL as its globbing (`?a[]=1` failed with "bad range in URL");
         // `-g` sends them as they are, as Chrome's "Copy as cURL" does.
         if repeated.url.contains(where: { "[]{}".contains($0) }) { parts.append("-g") }
@@ -159,6 +160,27 @@ extension WebUI {
         }
         parts += ["--data-binary", "@-"]
         return feed + parts.joined(separator: " ")
+    }
+
+    /// The curl command that opens a WebSocket as the recorded one was opened. curl sends no
+    /// WebSocket over HTTP/2 (RFC 8441's extended CONNECT: the `-X CONNECT --http2` written before
+    /// had no `:protocol`, and hypercorn dropped the stream), and an HTTP/1.1 handshake's copy lost
+    /// `Upgrade` and `Connection` (hop-by-hop fields, left out of every copy). Both are written as
+    /// the HTTP/1.1 GET with `Upgrade: websocket` (RFC 6455 §4.1), its version and a key (the RFC's
+    /// sample one when the request had none, as over HTTP/2), then the recorded fields; `-i` shows
+    /// the `101 Switching Protocols` and `-N` the frames as they come, until Ctrl-C. An origin that
+    /// speaks only HTTP/2 cannot take it.
+    static func webSocketHandshake(_ repeated: RepeatedRequest) -> String {
+        var parts = ["curl", "--http1.1", "-i", "-N"]
+        if repeated.url.contains(where: { "[]{}".contains($0) }) { parts.append("-g") }
+        parts.append(shellQuoted(repeated.url))
+        var fields: [(name: String, value: String)] = [("Connection", "Upgrade"), ("Upgrade", "websocket")]
+        let has = { (name: String) in repeated.headers.contains { $0.name.lowercased() == name } }
+        if !has("sec-websocket-version") { fields.append(("Sec-WebSocket-Version", "13")) }
+        if !has("sec-websocket-key") { fields.append(("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")) }
+        // Accept-Encoding is kept: a handshake's answer has no body to decode.
+        for field in fields + repeated.headers { parts += ["-H", shellQuoted("\(field.name): \(field.value)")] }
+        return parts.joined(separator: " ")
     }
 
     /// A shell pipeline's start (`printf … | `) that writes `body` to the next command's standard
