@@ -116,6 +116,19 @@ struct RunOptions {
         arguments.value(name) != nil || arguments.flag(name)
     }
 
+    /// `make()`, whose rule that does not parse is named by the config file when it is the file's:
+    /// the error said `--map-remote |a( is not a rule`, and a user whose command line has no
+    /// `--map-remote` looked for it there. The file's when `flagsAlone` (the same without the file's
+    /// entries) parses.
+    private func namingTheFile<T>(_ make: () throws -> T, flagsAlone: () throws -> T) throws -> T {
+        do {
+            return try make()
+        } catch let error as ConfigurationError {
+            guard let path = arguments.value("config"), (try? flagsAlone()) != nil else { throw error }
+            throw ConfigurationError("\(path) (the config file): \(error.description)")
+        }
+    }
+
     /// A boolean: the flag, else the config key.
     func flag(_ name: String) throws -> Bool {
         if arguments.flag(name) { return true }
@@ -183,10 +196,15 @@ struct RunOptions {
             configuration.bodyLimit = bytes
         }
         configuration.redactHeaders = try values("redact")
-        configuration.mapRules = try MapRules(remote: try values("map-remote"), local: try values("map-local"),
-                                               headers: try values("modify-headers"),
-                                               block: try values("block-list"), body: try values("modify-body"),
-                                               redact: configuration.redactHeaders)
+        configuration.mapRules = try namingTheFile {
+            try MapRules(remote: try values("map-remote"), local: try values("map-local"),
+                         headers: try values("modify-headers"), block: try values("block-list"),
+                         body: try values("modify-body"), redact: configuration.redactHeaders)
+        } flagsAlone: {
+            try MapRules(remote: arguments.values("map-remote"), local: arguments.values("map-local"),
+                         headers: arguments.values("modify-headers"), block: arguments.values("block-list"),
+                         body: arguments.values("modify-body"), redact: configuration.redactHeaders)
+        }
         let signatureRules = try values("verify-signature").map(SignatureRule.parse)
         if !signatureRules.isEmpty {
             configuration.signatures = try SignatureVerifier(rules: signatureRules,

@@ -370,6 +370,9 @@ import TestSupport
             ("{\"listen\": \"127.0.0.1:0\", \"listen\": \"127.0.0.1:1\"}", 1,
              "is not valid JSON (line 1, column 27: the key listen is given twice in one object)"),
             ("{\"passthrough\": [\"a.dev\", ]}", 1, "a comma before the ] that closes it"),
+            // A rule of the file's that does not parse names the file (it named only `--map-remote`).
+            ("{\"map_remote\": [\"|example.com|http://localhost:3000\", \"|a(\"]}", 2,
+             ".json (the config file): --map-remote |a( is not a rule"),
         ]
         for (index, (text, status, expected)) in cases.enumerated() {
             let config = dir.write("config-\(index).json", text)
@@ -381,6 +384,12 @@ import TestSupport
             #expect(result.stderr.split(separator: "\n").count == 1, "\(text): \(result.stderr)")
         }
         #expect(!FileManager.default.fileExists(atPath: dir.file("1")))
+        // The command line's own bad rule beside the file's good one is the command line's.
+        let config = dir.write("rules.json", "{\"map_remote\": \"|example.com|http://localhost:3000\"}")
+        let flagged = try Subprocess.run(Subprocess.devproxy, ["run", "--ca-dir", dir.file("ca"), "--config", config,
+                                                               "--map-remote", "|b(", "--listen", "127.0.0.1:0",
+                                                               "--session", "off"], directory: dir.path, timeout: 30)
+        #expect(flagged.status == 2 && flagged.stderr.hasPrefix("error: --map-remote |b( is not a rule"), "\(flagged.output)")
     }
 
     /// Output files named by one character, relative to the working directory: Foundation's
