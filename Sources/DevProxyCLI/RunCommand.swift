@@ -252,6 +252,9 @@ enum RunCommand {
         if let throttle = configuration.throttle {
             Output.line("throttle: \(ThrottleSwitch.Setting(profile: throttle, hosts: configuration.throttleHosts))")
         }
+        // Said even with --quiet, as the throttle is: rules change what the app gets, and one kept in
+        // a config file is easily forgotten (`rules: 2 map-remote, 1 block-list (1 from devproxy.json)`).
+        if let line = try rulesLine(options) { Output.line(line) }
         // The web UI's throttle menu changes it while the proxy runs; the console says each change.
         configuration.throttleSwitch?.observe { setting in
             Output.line("throttle: " + (setting.map { "\($0) (set in the web UI)" } ?? "off (set in the web UI)"))
@@ -318,6 +321,21 @@ enum RunCommand {
         }
         failures.forEach { Output.error($0) }
         return failures.isEmpty ? 0 : 1
+    }
+
+    /// `rules: 2 map-remote, 1 map-local`, the rules given at start by kind, with how many came from
+    /// the config file; nil for none.
+    static func rulesLine(_ options: RunOptions) throws -> String? {
+        let rules = try options.startRules()
+        guard !rules.isEmpty else { return nil }
+        var counts: [(RuleBoard.Kind, Int)] = []
+        for rule in rules {
+            if let index = counts.firstIndex(where: { $0.0 == rule.kind }) { counts[index].1 += 1 } else { counts.append((rule.kind, 1)) }
+        }
+        let fromFile = rules.filter { $0.origin == .config }.count
+        let file = try options.value("config") ?? "the config file"
+        return "rules: " + counts.map { "\($0.1) \($0.0.rawValue)" }.joined(separator: ", ")
+            + (fromFile > 0 ? " (\(fromFile) from \(file))" : "")
     }
 
     /// What the run leaves, said at exit: `session saved: PATH (N flows; devproxy web PATH opens it)`,

@@ -2,9 +2,10 @@ import Foundation
 import Testing
 import TestSupport
 
-/// At exit, `devproxy run` says what it leaves: the session file, its flows counted from the closed
-/// file, and the command that opens it (mitmdump's `-w` leaves a file without a word; a user who
-/// ran with the default `--session new` had to find it with `devproxy sessions`).
+/// What `devproxy run` says of itself around the flows. At exit: what it leaves, the session file,
+/// its flows counted from the closed file, and the command that opens it (mitmdump's `-w` leaves a
+/// file without a word; a user who ran with the default `--session new` had to find it with
+/// `devproxy sessions`). At start: the rules in force, by kind.
 @Suite struct RunExitSummaryTests {
     @Test func theExitNamesTheSessionItsFlowsAndHowToOpenIt() throws {
         let dir = TemporaryDirectory()
@@ -33,6 +34,24 @@ import TestSupport
         let rows = try Subprocess.run("python3", ["-c", "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("
                                                   + "'select count(*) from flows').fetchone()[0])", session])
         #expect(rows.stdout == "2\n", "\(rows.output)")
+    }
+
+    /// The rules in force are said at start, even with `--quiet` (as the throttle is): a rule kept
+    /// in a config file changes what the app gets and is easily forgotten; none, no line.
+    @Test func theRulesInForceAreSaidAtStart() throws {
+        let dir = TemporaryDirectory()
+        let config = dir.write("devproxy.json", """
+            {"map_remote": "|example.com|http://localhost:3000", "block_list": ["|~d ads|404", "|~d track|444"]}
+            """)
+        _ = dir.write("user.json", "{}")
+        let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--config", config, "--map-local",
+                                         "|/user|" + dir.file("user.json"), "--session", "off", "--quiet"])
+        #expect(proxy.banner.split(separator: "\n").contains("rules: 2 block-list, 1 map-remote, 1 map-local (3 from \(config))"),
+                "\(proxy.banner)")
+        _ = proxy.stop()
+        let plain = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--session", "off", "--quiet"])
+        #expect(!plain.banner.contains("rules:"), "\(plain.banner)")
+        _ = plain.stop()
     }
 
     @Test func quietSaysNothingAtExit() throws {
