@@ -81,6 +81,9 @@ import TestSupport
         #expect(outcome.destination == nil && outcome.record.to == "localhost:3000/x")
         let answer = try #require(outcome.route).answer(request("https://a.test/x"), bodyTooLong: false)
         #expect(answer.status == 502)
+        // The rule's failure, not the client's: it read `bad_request`, "the client's request was malformed".
+        #expect(answer.error?.kind == .ruleFailed)
+        #expect(FlowErrorKind.ruleFailed.explanation == "a --map-remote or --map-local rule could not answer as written")
         #expect(String(decoding: answer.body, as: UTF8.self) == "502 Bad Gateway: --map-remote |https://a.test/|localhost:3000/ "
                 + "made localhost:3000/x, which is not an http:// or https:// URL with a host\n")
     }

@@ -133,12 +133,12 @@ public struct MapLocalRule: @unchecked Sendable {  // NSRegularExpression is imm
     private func serve(_ file: String) -> LocalResponse {
         guard let handle = FileHandle(forReadingAtPath: file) else {
             let reason = String(cString: strerror(errno))
-            return .refusal(status: 500, kind: .badRequest, "--map-local could not read \(file): \(reason)")
+            return .refusal(status: 500, kind: .ruleFailed, "--map-local could not read \(file): \(reason)")
         }
         defer { try? handle.close() }
         let data = (try? handle.read(upToCount: Self.fileLimit + 1)) ?? Data()
         guard data.count <= Self.fileLimit else {
-            return .refusal(status: 500, kind: .badRequest,
+            return .refusal(status: 500, kind: .ruleFailed,
                             "--map-local serves files of at most \(Self.fileLimit >> 20) MiB, and \(file) is larger")
         }
         var headers: [(name: String, value: String)] = []

@@ -84,7 +84,7 @@ public struct MapRules: Sendable {
             let reason = "--map-remote \(by.last ?? "") made \(current.url), which is not an http:// or https:// URL "
                 + "with a host"
             return MapOutcome(record: record, destination: nil,
-                              route: MapOutcome.route(.refusal(status: 502, kind: .badRequest, reason)))
+                              route: MapOutcome.route(.refusal(status: 502, kind: .ruleFailed, reason)))
         }
         return MapOutcome(record: record, destination: destination, route: nil, edits: edits)
     }

@@ -735,6 +735,10 @@ public enum FlowErrorKind: String, Sendable, CaseIterable {
     /// The upstream proxy (`--upstream-proxy`, `upstream:URL`) refused the connection, asked for
     /// credentials (407) or answered CONNECT with another failure.
     case upstreamProxyFailed = "upstream_proxy_failed"
+    /// A `--map-remote` or `--map-local` rule could not answer as written: a file it cannot read
+    /// or that is too large, a URL it made that cannot be sent to. The rule's failure, not the
+    /// client's nor the origin's (it read `bad_request`, "the client's request was malformed").
+    case ruleFailed = "rule_failed"
     /// A transparent connection whose destination is DevProxy itself (its own listener, or its
     /// own upstream connection redirected back): serving it would loop.
     case wouldLoop = "would_loop"

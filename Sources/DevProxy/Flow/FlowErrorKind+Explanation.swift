@@ -66,6 +66,8 @@ extension FlowErrorKind {
         case .wouldLoop:
             return "the connection was redirected to DevProxy itself; "
                 + "exclude DevProxy's own traffic from the redirect rule"
+        case .ruleFailed:
+            return "a --map-remote or --map-local rule could not answer as written"
         case .overloaded:
             return "the proxy refused it at a limit: its connections, or the HTTP/2 streams one connection may have open"
         }
@@ -77,7 +79,7 @@ extension FlowErrorKind {
         switch self {
         case .upstreamTLSFailed, .upstreamCertificateInvalid, .upstreamBadResponse, .badRequest,
              .clientHandshakeFailed, .leafRefused, .upstreamProxyFailed, .wouldLoop, .proxyAuthRequired,
-             .destinationRefused, .clientClosed, .upstreamClosed, .upstreamClientCertificateRequired:
+             .destinationRefused, .clientClosed, .upstreamClosed, .upstreamClientCertificateRequired, .ruleFailed:
             return true
         default:
             return false
