@@ -66,6 +66,16 @@ import TestSupport
         return results
     }
 
+    /// A proxy that trusts `server`'s CA upstream, configured further by `configure`.
+    private static func proxyTrusting(_ server: EchoServer,
+                                      _ configure: (inout ProxyConfiguration) -> Void = { _ in }) throws -> ProxyHarness {
+        let cas = try Certificate.all(from: SecureFile.read(server.caPath, what: "ca"))
+        return try ProxyHarness(configure: {
+            $0.upstreamCAs = cas
+            configure(&$0)
+        })
+    }
+
     /// `grpc_echo.py MODE` as a client of `server` through `proxy` (its root trusted, the proxy
     /// named by the lowercase `https_proxy` grpcio reads).
     private func run(_ mode: String, through proxy: ProxyHarness, to server: EchoServer,
@@ -92,8 +102,7 @@ import TestSupport
     /// an aging server (`max_connection_age` 300 ms); the counts and the proxy, for its flows.
     private static func burstAgainstAnAgingServer(_ arguments: [String]) throws -> (Burst, ProxyHarness) {
         let server = try EchoServer(aging: true)
-        let cas = try Certificate.all(from: SecureFile.read(server.caPath, what: "ca"))
-        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let proxy = try Self.proxyTrusting(server)
         let result = try Subprocess.run("python3", [script, "client-burst", proxy.pki.rootPath, "\(server.port)"] + arguments,
                                         environment: ["https_proxy": proxy.proxyURL, "no_proxy": "", "no_grpc_proxy": ""],
                                         timeout: 60)
@@ -128,8 +137,7 @@ import TestSupport
     /// bidirectional ping-pong (which deadlocks a proxy that buffers the request), gzip.
     @Test func everyCallShapeWorksThroughTheProxy() throws {
         let server = try EchoServer()
-        let cas = try Certificate.all(from: SecureFile.read(server.caPath, what: "ca"))
-        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let proxy = try Self.proxyTrusting(server)
         let results = try runClient(proxy, server)
         #expect(results.unary.ok == true, "\(results.unary)")
         #expect(results.unary.trailer == "t1")
@@ -273,8 +281,7 @@ import TestSupport
     /// is its deadline): it is not cut.
     @Test func aQuietStreamOutlivesTheUpstreamTimeout() throws {
         let server = try EchoServer()
-        let cas = try Certificate.all(from: SecureFile.read(server.caPath, what: "ca"))
-        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas; $0.upstreamTimeout = 1 })
+        let proxy = try Self.proxyTrusting(server) { $0.upstreamTimeout = 1 }
         let result = try run("client-quiet", through: proxy, to: server, timeout: 30)
         #expect(result.stdout.contains("\"count\": 1"), "\(result.output)")
         #expect(proxy.flows(count: 1).first?.error == nil)
@@ -289,8 +296,7 @@ import TestSupport
     /// with that status (`(gRPC DEADLINE_EXCEEDED)`), where it named only the reset.
     @Test func aCallTheClientEndsHasTheStatusTheClientReports() throws {
         let server = try EchoServer()
-        let cas = try Certificate.all(from: SecureFile.read(server.caPath, what: "ca"))
-        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let proxy = try Self.proxyTrusting(server)
         let result = try run("client-ended", through: proxy, to: server, timeout: 30)
         #expect(result.stdout.contains("\"cancelled\": \"CANCELLED\""), "\(result.output)")
         #expect(result.stdout.contains("\"deadline\": \"DEADLINE_EXCEEDED\""), "\(result.output)")
@@ -345,8 +351,7 @@ import TestSupport
     /// malformed message.
     @Test func theFirstBytesOfALargeMessageDecodeAsAPrefix() throws {
         let server = try EchoServer()
-        let cas = try Certificate.all(from: SecureFile.read(server.caPath, what: "ca"))
-        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas })
+        let proxy = try Self.proxyTrusting(server)
         let result = try run("client-big", through: proxy, to: server, timeout: 60)
         #expect(result.stdout.contains("{\"plain\": true, \"gzip\": true}"), "\(result.output)")
         let flows = proxy.flows(count: 2)
@@ -367,8 +372,7 @@ import TestSupport
     /// it read UNKNOWN.
     @Test func aCallCutByShutdownIsNotOneTheClientEnded() throws {
         let server = try EchoServer()
-        let cas = try Certificate.all(from: SecureFile.read(server.caPath, what: "ca"))
-        let proxy = try ProxyHarness(configure: { $0.upstreamCAs = cas; $0.shutdownGrace = 0.3 })
+        let proxy = try Self.proxyTrusting(server) { $0.shutdownGrace = 0.3 }
         let done = DispatchSemaphore(value: 0)
         let arguments = [Self.script, "client-ticks", proxy.pki.rootPath, "\(server.port)", "20"]
         let proxyURL = proxy.proxyURL
