@@ -94,21 +94,9 @@ public struct MapRules: Sendable {
     private func headerEdits(for request: LocalRequest) -> (HeaderEdits?, [Flow.HeaderChange]?) {
         guard !headers.isEmpty else { return (nil, nil) }
         let matching = headers.filter { $0.filter?.matches(request) ?? true }
-        guard !matching.isEmpty else { return (nil, nil) }
-        var edits = HeaderEdits()
-        var changes: [Flow.HeaderChange] = []
-        for rule in matching {
-            edits.removed.insert(rule.lowercased)
-            let value = rule.currentValue()
-            if let value { edits.added.append((rule.name, value)) }
-            // Removing a header the request does not carry changes nothing: not recorded, so the
-            // flow is not marked as changed and its line does not claim the header was there.
-            guard value != nil || request.headers.contains(where: { $0.name.lowercased() == rule.lowercased }) else {
-                continue
-            }
-            changes.append(Flow.HeaderChange(name: rule.name, action: value == nil ? "removed" : "set", by: rule.shown))
+        guard !matching.isEmpty, let (edits, changes) = HeaderEdits.of(matching, on: request.headers) else {
+            return (nil, nil)
         }
-        guard !changes.isEmpty else { return (nil, nil) }
         return (edits, changes)
     }
 

@@ -17,20 +17,7 @@ extension MapRules {
         let response = MapRequestFilter.ResponseHead(status: status, headers: fields)
         let matching = headers.filter { $0.filter?.matches(request, response: response) ?? true }
         guard !matching.isEmpty else { return nil }
-        var edits = HeaderEdits()
-        var changes: [Flow.HeaderChange] = []
-        for rule in matching {
-            edits.removed.insert(rule.lowercased)
-            let value = rule.currentValue()
-            if let value { edits.added.append((rule.name, value)) }
-            // Removing a header the origin did not send changes nothing (`|~s|Strict-Transport-Security|`
-            // on every response): not recorded, nor is the flow marked as changed for it.
-            guard value != nil || fields.contains(where: { $0.name.lowercased() == rule.lowercased }) else { continue }
-            changes.append(Flow.HeaderChange(name: rule.name, action: value == nil ? "removed" : "set", by: rule.shown,
-                                             on: "response"))
-        }
-        guard !changes.isEmpty else { return nil }
-        return (edits, changes)
+        return HeaderEdits.of(matching, on: fields, side: "response")
     }
 }
 

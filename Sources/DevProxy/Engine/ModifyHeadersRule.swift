@@ -133,6 +133,27 @@ struct HeaderEdits: Sendable {
     var removed: Set<String> = []
     var added: [(name: String, value: String)] = []
 
+    /// What the `matching` rules do to a head whose fields are `fields`, as mitmproxy's
+    /// modify_headers does it (every rule's header removed, then the values added), and the changes
+    /// the flow records (`side`: `"response"` for a response's, nil for a request's). Nil when
+    /// nothing changes: removing a header the head does not carry is not recorded, so the flow is
+    /// not marked as changed and its line does not claim the header was there
+    /// (`|~s|Strict-Transport-Security|` on every response).
+    static func of(_ matching: [ModifyHeadersRule], on fields: [(name: String, value: String)],
+                   side: String? = nil) -> (HeaderEdits, [Flow.HeaderChange])? {
+        var edits = HeaderEdits()
+        var changes: [Flow.HeaderChange] = []
+        for rule in matching {
+            edits.removed.insert(rule.lowercased)
+            let value = rule.currentValue()
+            if let value { edits.added.append((rule.name, value)) }
+            guard value != nil || fields.contains(where: { $0.name.lowercased() == rule.lowercased }) else { continue }
+            changes.append(Flow.HeaderChange(name: rule.name, action: value == nil ? "removed" : "set", by: rule.shown,
+                                             on: side))
+        }
+        return changes.isEmpty ? nil : (edits, changes)
+    }
+
     /// The `Host` a rule set on a request (the last, when several did): sent in place of the
     /// URL's, the connection still going to the URL's host.
     var host: String? {
