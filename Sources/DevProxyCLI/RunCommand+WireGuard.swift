@@ -21,14 +21,8 @@ extension RunCommand {
         // And the data directory, when it is not the one `devproxy wireguard` finds alone (`--ca-dir`):
         // there it would make other keys, which this listener refuses.
         let directory = String(keys.path.dropLast(WireGuardKeyFile.fileName.count + 1))
-        let plain = { (word: String) in
-            word.unicodeScalars.allSatisfy {
-                ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)
-                    || "/._-+:@%,".unicodeScalars.contains($0)
-            } ? word : ShellSyntax.sh.quoted(word)
-        }
-        let told = (directory == CAStore.resolveDirectory(flag: nil) ? "" : " --ca-dir " + plain(directory))
-            + (usual == endpoint ? "" : " --endpoint " + plain(endpoint))
+        let told = (directory == CAStore.resolveDirectory(flag: nil) ? "" : " --ca-dir " + ShellSyntax.sh.word(directory))
+            + (usual == endpoint ? "" : " --endpoint " + ShellSyntax.sh.word(endpoint))
         guard let first = keys.firstDevice else {
             Output.line("wireguard: no device may connect: every one in \(keys.path) was removed; `devproxy wireguard "
                         + "--peer \(keys.peers.count + 1)\(told)` adds one (accepted at once), endpoint \(endpoint)")

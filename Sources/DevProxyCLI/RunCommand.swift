@@ -346,12 +346,7 @@ enum RunCommand {
             return try? store.count()
         }
         let flows = count.map { "\($0) " + ($0 == 1 ? "flow" : "flows") + "; " } ?? ""
-        // Quoted only when the shell would read it otherwise.
-        let plain = path.unicodeScalars.allSatisfy {
-            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "/._-+:@%,".unicodeScalars.contains($0)
-        }
-        let word = plain ? path : ShellSyntax.sh.quoted(path)
-        return "session saved: \(path) (\(flows)`devproxy web \(word)` opens it)"
+        return "session saved: \(path) (\(flows)`devproxy web \(ShellSyntax.sh.word(path))` opens it)"
     }
 
     /// `--leaf-key GLOB=KEY.pem` rules, each refused when its key is a CA's (the root, the

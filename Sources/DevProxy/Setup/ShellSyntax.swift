@@ -56,4 +56,15 @@ public enum ShellSyntax: String, Sendable, CaseIterable {
             return result + "'"
         }
     }
+
+    /// `value` as it is when this shell reads it as one word unchanged (letters, digits and
+    /// `/._-+:@%,` only: a path, an address), else `quoted(value)`: for a command shown to be
+    /// copied, which reads better without quotes it does not need.
+    public func word(_ value: String) -> String {
+        let plain = !value.isEmpty && value.unicodeScalars.allSatisfy {
+            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)
+                || "/._-+:@%,".unicodeScalars.contains($0)
+        }
+        return plain ? value : quoted(value)
+    }
 }
