@@ -133,10 +133,7 @@ extension WebUI {
             // (A GET's empty body is recorded as size 0: that is no reason for `-X 'GET'`.)
             parts += ["-X", Self.shellQuoted(request.method)]
         }
-        // curl reads [ ] { } in a URL as its globbing (`?a[]=1` failed with "bad range in URL");
-        // `-g` sends them as they are, as Chrome's "Copy as cURL" does.
-        if repeated.url.contains(where: { "[]{}".contains($0) }) { parts.append("-g") }
-        parts.append(Self.shellQuoted(repeated.url))
+        parts += Self.curlURLOptions(repeated.url)
         if repeated.http2 {
             // As it was sent (a gRPC call needs it): over TLS by ALPN, without TLS by prior knowledge.
             parts.append(request.url.lowercased().hasPrefix("https:") ? "--http2" : "--http2-prior-knowledge")
@@ -162,6 +159,13 @@ extension WebUI {
         return feed + parts.joined(separator: " ")
     }
 
+    /// `url` as curl's argument, after `-g` when it has `[ ] { }`: curl reads them as its globbing
+    /// (`?a[]=1` failed with "bad range in URL"), `-g` sends them as they are, as Chrome's "Copy as
+    /// cURL" does.
+    static func curlURLOptions(_ url: String) -> [String] {
+        (url.contains(where: { "[]{}".contains($0) }) ? ["-g"] : []) + [shellQuoted(url)]
+    }
+
     /// The curl command that opens a WebSocket as the recorded one was opened. curl sends no
     /// WebSocket over HTTP/2 (RFC 8441's extended CONNECT: the `-X CONNECT --http2` written before
     /// had no `:protocol`, and hypercorn dropped the stream), and an HTTP/1.1 handshake's copy lost
@@ -172,8 +176,7 @@ extension WebUI {
     /// speaks only HTTP/2 cannot take it.
     static func webSocketHandshake(_ repeated: RepeatedRequest) -> String {
         var parts = ["curl", "--http1.1", "-i", "-N"]
-        if repeated.url.contains(where: { "[]{}".contains($0) }) { parts.append("-g") }
-        parts.append(shellQuoted(repeated.url))
+        parts += curlURLOptions(repeated.url)
         var fields: [(name: String, value: String)] = [("Connection", "Upgrade"), ("Upgrade", "websocket")]
         let has = { (name: String) in repeated.headers.contains { $0.name.lowercased() == name } }
         if !has("sec-websocket-version") { fields.append(("Sec-WebSocket-Version", "13")) }
