@@ -102,6 +102,20 @@ FETCHES = """(id) => performance.getEntriesByType('resource')
     .map((entry) => entry.startTime)"""
 
 
+def open_watched(page, path, probe, watch):
+    """Opens the running flow `path` in the pane, reads `probe` (page JS) of it, has `watch` (page JS
+    taking the flow's id) watch it, and returns once one of the pane's refreshes of it has finished:
+    the flow's id and what `probe` said."""
+    open_flow(page, path)
+    flow = page.evaluate("() => document.querySelector('flow-list .flow-row.selected').dataset.id")
+    probed = page.evaluate(probe)
+    page.evaluate(watch, flow)
+    with page.expect_request_finished(lambda request: request.url.split("?")[0].endswith("/api/flows/" + flow),
+                                      timeout=5000):
+        pass
+    return flow, probed
+
+
 def one_flow(page, options, checks, port, index):
     path = "/finish-%d-%s" % (index, RUN)
     client = subprocess.Popen(["curl", "-sS", "-k", "--http2", "--max-time", "40", "-o", "/dev/null",
@@ -109,14 +123,9 @@ def one_flow(page, options, checks, port, index):
                                "https://localhost:%d%s" % (port, path)],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        open_flow(page, path)
-        flow = page.evaluate("() => document.querySelector('flow-list .flow-row.selected').dataset.id")
-        running = page.evaluate("() => !document.querySelector(\"flow-detail a[href*='format=har']\")")
-        page.evaluate(WATCH, flow)
+        flow, running = open_watched(page, path, "() => !document.querySelector(\"flow-detail a[href*='format=har']\")",
+                                     WATCH)
         # Let the origin finish just after one of the pane's refreshes of the running flow.
-        with page.expect_request_finished(lambda request: request.url.split("?")[0].endswith("/api/flows/" + flow),
-                                          timeout=5000):
-            pass
         RELEASE[index].set()
         page.wait_for_function("() => window.__finish.pane > 0 && window.__finish.event > 0", timeout=10000)
         seen = page.evaluate("() => window.__finish")
@@ -175,13 +184,8 @@ def upload(page, options, checks, port, index, delay):
     try:
         client.stdin.write(UPLOAD[:1000])
         client.stdin.flush()
-        open_flow(page, "/upload-%d-%s" % (index, RUN))
-        flow = page.evaluate("() => document.querySelector('flow-list .flow-row.selected').dataset.id")
-        disabled = page.evaluate("() => document.querySelector('flow-detail #replay')?.disabled")
-        page.evaluate(WATCH_REQUEST, flow)
-        with page.expect_request_finished(lambda request: request.url.split("?")[0].endswith("/api/flows/" + flow),
-                                          timeout=5000):
-            pass
+        flow, disabled = open_watched(page, "/upload-%d-%s" % (index, RUN),
+                                      "() => document.querySelector('flow-detail #replay')?.disabled", WATCH_REQUEST)
         time.sleep(delay)
         found, stop = [], threading.Event()
         poll = threading.Thread(target=complete_at, args=(options.ui, flow, found, stop), daemon=True)
