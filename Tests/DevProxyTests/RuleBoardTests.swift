@@ -175,8 +175,7 @@ import TestSupport
         let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--web", "127.0.0.1:0", "--quiet"],
                                         environment: ["DEVPROXY_EMAIL": "dev@example.test"], webUI: true)
         defer { _ = proxy.stop() }
-        let result = try WebUIBrowser.run(ui: try #require(proxy.webUI), proxy: "http://127.0.0.1:\(proxy.port)",
-                                          script: "webui_rules.py", timeout: 90)
+        let result = try proxy.runPage(script: "webui_rules.py", timeout: 90)
         #expect(result.status == 0, "\(result.output)")
         #expect(WebUIBrowser.passed(result).isSuperset(of: [
             "rules-view-opens", "bad-rule-shows-the-reason", "mock-fields-shown", "mock-listed", "mock-answers",

@@ -361,8 +361,7 @@ import TestSupport
             let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--web", "127.0.0.1:0", "--quiet"] + arguments,
                                             environment: ["DEVPROXY_EMAIL": "dev@example.test"], webUI: true)
             defer { _ = proxy.stop() }
-            return try WebUIBrowser.run(ui: try require(proxy.webUI), proxy: "http://127.0.0.1:\(proxy.port)",
-                                        only: mode, script: "webui_throttle.py", timeout: 90)
+            return try proxy.runPage(only: mode, script: "webui_throttle.py", timeout: 90)
         }
         let throttled = try page(["--throttle", "slow-4g", "--throttle-hosts", "*.example.com"], "throttled")
         #expect(throttled.status == 0, "\(throttled.output)")

@@ -136,8 +136,7 @@ import TestSupport
         let run = try WebUIWireGuardTests.Run()
         _ = try Subprocess.run(Subprocess.devproxy, ["wireguard", "--ca-dir", run.dir.file("ca"), "--endpoint",
                                                      try #require(run.listening), "--peer", "2"], timeout: 20)
-        let result = try WebUIBrowser.run(ui: try #require(run.proxy.webUI), proxy: "http://127.0.0.1:\(run.proxy.port)",
-                                          only: "remove", script: "webui_wireguard.py", timeout: 120)
+        let result = try run.proxy.runPage(only: "remove", script: "webui_wireguard.py", timeout: 120)
         #expect(WebUIBrowser.passed(result).isSuperset(of: ["remove-first-click-asks", "remove-disarms",
                                                            "remove-second-click-removes", "remove-keeps-peer-1",
                                                            "no-page-errors"]),

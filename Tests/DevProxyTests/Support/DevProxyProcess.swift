@@ -99,3 +99,14 @@ final class DevProxyProcess {
         return (Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) * 1024
     }
 }
+
+extension DevProxyProcess {
+    /// A page script (`WebUIBrowser.run`: `script` in TestSupport's Resources, `only` one check of
+    /// it) run in headless Chromium against this proxy's web UI (started with `webUI: true`), its
+    /// requests through this proxy.
+    func runPage(shots: String? = nil, only: String? = nil, script: String = "webui_browser.py",
+                 timeout: TimeInterval = 180) throws -> Subprocess.Result {
+        try WebUIBrowser.run(ui: try require(webUI, "no web ui: line"), proxy: "http://127.0.0.1:\(port)", shots: shots,
+                             only: only, script: script, timeout: timeout)
+    }
+}

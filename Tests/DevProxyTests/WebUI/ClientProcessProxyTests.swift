@@ -109,8 +109,7 @@ import TestSupport
         let base = "http://127.0.0.1:\(origin.port)"
         _ = try Self.curl(proxy: proxy.port, urls: [base + "/curl"])
         _ = try Self.python(proxy: proxy.port, urls: [base + "/python"])
-        let result = try WebUIBrowser.run(ui: try #require(proxy.webUI), proxy: "http://127.0.0.1:\(proxy.port)",
-                                          script: "webui_client_process.py", timeout: 120)
+        let result = try proxy.runPage(script: "webui_client_process.py", timeout: 120)
         let expected: Set = ["client-column", "curl-row", "python-row", "client-sorts", "curl-process-shown",
                              "no-page-errors"]
         #expect(result.status == 0, "\(result.output)")

@@ -132,8 +132,7 @@ import Testing
         let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--web", "127.0.0.1:0", "--quiet"],
                                         environment: ["DEVPROXY_EMAIL": "dev@example.test"], webUI: true)
         defer { _ = proxy.stop() }
-        let result = try WebUIBrowser.run(ui: try #require(proxy.webUI), proxy: "http://127.0.0.1:\(proxy.port)",
-                                          script: "webui_compose.py", timeout: 120)
+        let result = try proxy.runPage(script: "webui_compose.py", timeout: 120)
         #expect(result.status == 0, "\(result.output)")
         let expected: Set = ["curl-fills-the-fields", "pasted-request-sent", "new-flow-listed",
                              "own-curl-export-round-trips", "multipart-refused-with-reason", "no-page-errors"]

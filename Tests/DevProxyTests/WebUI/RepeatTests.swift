@@ -15,8 +15,7 @@ import Testing
         let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--web", "127.0.0.1:0", "--quiet"],
                                         environment: ["DEVPROXY_EMAIL": "dev@example.test"], webUI: true)
         defer { _ = proxy.stop() }
-        let result = try WebUIBrowser.run(ui: try #require(proxy.webUI), proxy: "http://127.0.0.1:\(proxy.port)",
-                                          script: "webui_repeat_api.py", timeout: 120)
+        let result = try proxy.runPage(script: "webui_repeat_api.py", timeout: 120)
         #expect(result.status == 0, "\(result.output)")
         let expected: Set = ["original-captured", "repeat-starts-at-once", "origin-saw-exactly-20",
                              "never-more-than-5-at-once", "summary-counts-statuses", "summary-has-timings",
@@ -99,8 +98,7 @@ import Testing
         let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--web", "127.0.0.1:0", "--quiet"],
                                         environment: ["DEVPROXY_EMAIL": "dev@example.test"], webUI: true)
         defer { _ = proxy.stop() }
-        let result = try WebUIBrowser.run(ui: try #require(proxy.webUI), proxy: "http://127.0.0.1:\(proxy.port)",
-                                          script: "webui_repeat.py", timeout: 120)
+        let result = try proxy.runPage(script: "webui_repeat.py", timeout: 120)
         #expect(result.status == 0, "\(result.output)")
         let expected: Set = ["out-of-limits-refused-with-reason", "origin-saw-12-at-most-3-at-once",
                              "summary-shows-statuses", "summary-shows-times", "first-repetition-opens-as-a-replay",

@@ -118,8 +118,7 @@ import Testing
                          #"[{"query":"subscription Legacy { tick(count: 2) }"},{"query":"subscription Bad { nope }"}]"#)
         try Self.session(proxy: proxy.port, origin: origin.port, path: "/plain", subprotocol: "-",
                          #"[{"type":"subscribe","id":"1","payload":{"query":"subscription Plain { tick(count: 1) }"}}]"#)
-        let result = try WebUIBrowser.run(ui: try #require(proxy.webUI), proxy: "http://127.0.0.1:\(proxy.port)",
-                                          script: "webui_graphql_ws.py", timeout: 120)
+        let result = try proxy.runPage(script: "webui_graphql_ws.py", timeout: 120)
         let expected: Set = ["list-names-subscription", "list-names-legacy-operations", "plain-socket-unnamed",
                              "status-says-errors", "opens-on-messages-with-graphql-tab", "tab-lists-operation",
                              "tab-shows-id-and-results", "tab-shows-document", "tab-shows-variables", "tab-shows-errors",

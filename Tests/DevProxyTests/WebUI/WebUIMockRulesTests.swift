@@ -162,8 +162,7 @@ import TestSupport
                                          "--block-list", "|~u never-asked-for|404"],
                                         environment: ["DEVPROXY_EMAIL": "dev@example.test"], webUI: true)
         defer { _ = proxy.stop() }
-        let result = try WebUIBrowser.run(ui: try #require(proxy.webUI), proxy: "http://127.0.0.1:\(proxy.port)",
-                                          script: "webui_mock_rules.py", timeout: 120)
+        let result = try proxy.runPage(script: "webui_mock_rules.py", timeout: 120)
         #expect(result.status == 0, "\(result.output)")
         #expect(WebUIBrowser.passed(result).isSuperset(of: [
             "mock-form-filled", "mock-answers-curl", "flag-rule-switch-only", "second-page-sees-it",

@@ -17,8 +17,7 @@ import TestSupport
         let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--web", "127.0.0.1:0", "--quiet"],
                                         environment: ["DEVPROXY_EMAIL": "dev@example.test"], webUI: true)
         defer { _ = proxy.stop() }
-        let result = try WebUIBrowser.run(ui: try #require(proxy.webUI), proxy: "http://127.0.0.1:\(proxy.port)",
-                                          script: "webui_running_actions.py", timeout: 120)
+        let result = try proxy.runPage(script: "webui_running_actions.py", timeout: 120)
         #expect(result.status == 0, "\(result.output)")
         let expected: Set = ["running-copy-curl", "running-copy-as-python", "running-replay", "running-replay-key",
                              "running-edit-and-resend",
@@ -42,8 +41,7 @@ import TestSupport
         let proxy = try DevProxyProcess(["--ca-dir", dir.file("ca"), "--web", "127.0.0.1:0", "--quiet", "--lazy-upstream",
                                          "--insecure-upstream"], webUI: true)
         defer { _ = proxy.stop() }
-        let result = try WebUIBrowser.run(ui: try #require(proxy.webUI), proxy: "http://127.0.0.1:\(proxy.port)",
-                                          script: "webui_running_finish.py", timeout: 120)
+        let result = try proxy.runPage(script: "webui_running_finish.py", timeout: 120)
         #expect(result.status == 0, "\(result.output)")
         let expected: Set = ["pane-fetches-on-finish-0", "pane-fetches-on-finish-1", "pane-fetches-on-finish-2",
                              "upload-replay-on-message-0", "upload-replay-on-message-1", "upload-replay-on-message-2",

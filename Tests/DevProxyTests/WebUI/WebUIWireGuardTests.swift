@@ -249,8 +249,7 @@ import TestSupport
                    "needs root, network namespaces, wireguard-go, wg, chromium and playwright"))
     func thePanelShowsTheConfigAndItsQRCode() throws {
         let run = try Run()
-        let result = try WebUIBrowser.run(ui: try #require(run.proxy.webUI), proxy: "http://127.0.0.1:\(run.proxy.port)",
-                                          script: "webui_wireguard.py", timeout: 120)
+        let result = try run.proxy.runPage(script: "webui_wireguard.py", timeout: 120)
         #expect(WebUIBrowser.passed(result).isSuperset(of: [
             "devices-table", "qr-loaded", "qr-reads-as-config", "copy-gives-config", "download-gives-config",
             "endpoint-rewrites-config", "endpoint-rewrites-qr", "bad-endpoint-says-why", "no-page-errors"]), "\(result.output)")
@@ -261,8 +260,7 @@ import TestSupport
     @Test(.enabled(if: WebUIBrowser.missing == nil, "needs chromium and playwright"))
     func thePanelWithoutAListenerSaysHowToStartOne() throws {
         let run = try Run(wireGuard: nil)
-        let result = try WebUIBrowser.run(ui: try #require(run.proxy.webUI), proxy: "http://127.0.0.1:\(run.proxy.port)",
-                                          script: "webui_wireguard.py", timeout: 120)
+        let result = try run.proxy.runPage(script: "webui_wireguard.py", timeout: 120)
         #expect(WebUIBrowser.passed(result).isSuperset(of: ["no-listener-hint", "no-page-errors"]), "\(result.output)")
         #expect(result.status == 0, "\(result.output)")
     }
